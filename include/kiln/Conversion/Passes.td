@@ -1,0 +1,27 @@
+//===- Passes.td - Kiln conversion passes -----------------*- tablegen -*-===//
+#ifndef KILN_CONVERSION_PASSES
+#define KILN_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertOnnxToKilnPass : Pass<"kiln-convert-onnx-to-kiln", "ModuleOp"> {
+  let summary = "Lower imported onnx.* ops to the kiln graph dialect";
+  let description = [{
+    Looks every node up in a table keyed by op type and since-version (the
+    largest since-version not above the model's opset for the node's domain)
+    and builds kiln ops with inferred static types. Every node that cannot be
+    converted gets an error naming the node, its op type, the opset and why;
+    all of them are reported, not only the first.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect", "::mlir::func::FuncDialect"];
+}
+
+def ConvertKilnToLinalgPass : Pass<"kiln-convert-kiln-to-linalg", "ModuleOp"> {
+  let summary = "Lower kiln graph ops to linalg, tensor, arith and math on tensors";
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::func::FuncDialect"];
+}
+
+#endif

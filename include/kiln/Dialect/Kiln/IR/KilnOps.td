@@ -1,0 +1,308 @@
+//===- KilnOps.td - Kiln graph ops ------------------------*- tablegen -*-===//
+#ifndef KILN_DIALECT_KILN_OPS
+#define KILN_DIALECT_KILN_OPS
+
+include "kiln/Dialect/Kiln/IR/KilnBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Results are inferred from operands and attributes; a result type may be less
+// static than the inferred one until --kiln-shape-inference refines it.
+def Kiln_Inferred : TraitList<[
+  Pure, InferTypeOpAdaptorWithIsCompatible]>;
+
+def Kiln_FloatTensor : RankedTensorOf<[AnyFloat]>;
+
+//===----------------------------------------------------------------------===//
+// Constants and data movement
+//===----------------------------------------------------------------------===//
+
+def Kiln_ConstantOp : Kiln_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    ```mlir
+    %c = kiln.constant dense<1.0> : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+def Kiln_IdentityOp : Kiln_Op<"identity", [Pure, SameOperandsAndResultType]> {
+  let summary = "returns its operand";
+  let description = [{
+    ```mlir
+    %y = kiln.identity %x : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
+  let summary = "reinterprets a tensor with another shape of the same size";
+  let description = [{
+    The target shape is the result type. ONNX Reshape, Flatten, Squeeze and
+    Unsqueeze all become this op.
+
+    ```mlir
+    %y = kiln.reshape %x : tensor<1x64x1x1xf32> to tensor<1x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Kiln_TransposeOp : Kiln_Op<"transpose", [Kiln_Inferred]> {
+  let summary = "permutes dimensions";
+  let description = [{
+    Result dimension `i` is input dimension `perm[i]`.
+
+    ```mlir
+    %y = kiln.transpose %x {perm = array<i64: 0, 2, 3, 1>} : tensor<1x3x4x5xf32> -> tensor<1x4x5x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Kiln_ConcatOp : Kiln_Op<"concat", [Kiln_Inferred]> {
+  let summary = "joins tensors along one axis";
+  let description = [{
+    ```mlir
+    %y = kiln.concat %a, %b {axis = 1 : i64} : (tensor<1x2xf32>, tensor<1x3xf32>) -> tensor<1x5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Kiln_UnaryOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = doc;
+  let description = [{
+    Elementwise on a floating-point tensor.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Kiln_ReluOp : Kiln_UnaryOp<"relu", "max(x, 0)">;
+def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent">;
+def Kiln_ExpOp : Kiln_UnaryOp<"exp", "exponential">;
+def Kiln_LogOp : Kiln_UnaryOp<"log", "natural logarithm">;
+def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", "square root">;
+def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation">;
+def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value">;
+def Kiln_ErfOp : Kiln_UnaryOp<"erf", "error function">;
+
+def Kiln_ClipOp : Kiln_Op<"clip", [Pure, SameOperandsAndResultType]> {
+  let summary = "clamps to [min, max]";
+  let description = [{
+    ```mlir
+    %y = kiln.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$min, F32Attr:$max);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasCanonicalizer = 1;
+  let hasVerifier = 1;
+}
+
+class Kiln_BinaryOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Kiln_Inferred]> {
+  let summary = doc;
+  let description = [{
+    Elementwise with ONNX (numpy) multidirectional broadcasting.
+
+    ```mlir
+    %y = kiln.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_AddOp : Kiln_BinaryOp<"add", "lhs + rhs">;
+def Kiln_SubOp : Kiln_BinaryOp<"sub", "lhs - rhs">;
+def Kiln_MulOp : Kiln_BinaryOp<"mul", "lhs * rhs">;
+def Kiln_DivOp : Kiln_BinaryOp<"div", "lhs / rhs">;
+def Kiln_PowOp : Kiln_BinaryOp<"pow", "lhs ^ rhs">;
+def Kiln_MaxOp : Kiln_BinaryOp<"max", "max(lhs, rhs)">;
+def Kiln_MinOp : Kiln_BinaryOp<"min", "min(lhs, rhs)">;
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and convolution
+//===----------------------------------------------------------------------===//
+
+def Kiln_MatMulOp : Kiln_Op<"matmul", [Kiln_Inferred]> {
+  let summary = "numpy matmul: batched, broadcasting, 1-D operands promoted";
+  let description = [{
+    ```mlir
+    %y = kiln.matmul %a, %b : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<2x8x4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_GemmOp : Kiln_Op<"gemm", [Kiln_Inferred]> {
+  let summary = "alpha * op(A) op(B) + beta * C, C broadcast to the result";
+  let description = [{
+    ```mlir
+    %y = kiln.gemm %a, %b, %c {trans_b = true} : (tensor<1x64xf32>, tensor<10x64xf32>, tensor<10xf32>) -> tensor<1x10xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$a, Kiln_FloatTensor:$b,
+                   Optional<Kiln_FloatTensor>:$c,
+                   DefaultValuedAttr<F32Attr, "1.0">:$alpha,
+                   DefaultValuedAttr<F32Attr, "1.0">:$beta,
+                   DefaultValuedAttr<BoolAttr, "false">:$trans_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$trans_b);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_Conv2DOp : Kiln_Op<"conv2d", [Kiln_Inferred]> {
+  let summary = "2-D convolution, NCHW input, FCHW filter, optional bias";
+  let description = [{
+    Pads are explicit (`[top, left, bottom, right]`); ONNX's auto_pad is
+    resolved on import. Grouped and depthwise convolutions set `group`.
+
+    ```mlir
+    %y = kiln.conv2d %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
+                                 pads = array<i64: 1, 1, 1, 1>, group = 1 : i64}
+       : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$filter,
+                   Optional<Kiln_FloatTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pads, I64Attr:$group);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $filter (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and reductions
+//===----------------------------------------------------------------------===//
+
+class Kiln_Pool2DOp<string mnemonic, string doc, dag extra>
+    : Kiln_Op<mnemonic, [Kiln_Inferred]> {
+  let summary = doc;
+  let description = [{
+    NCHW pooling with explicit pads `[top, left, bottom, right]`. With
+    `ceil_mode` the output size rounds up; windows then may extend past the
+    bottom/right padding, and those positions never count.
+  }];
+  let arguments = !con((ins Kiln_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode), extra);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Kiln_MaxPool2DOp : Kiln_Pool2DOp<"max_pool2d", "2-D max pooling", (ins)>;
+def Kiln_AvgPool2DOp : Kiln_Pool2DOp<"avg_pool2d", "2-D average pooling",
+    (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad)>;
+
+def Kiln_GlobalAvgPoolOp : Kiln_Op<"global_avg_pool", [Kiln_Inferred]> {
+  let summary = "mean over every spatial dimension, kept as size 1";
+  let description = [{
+    Canonicalizes to `kiln.reduce_mean` over dimensions 2.. with keepdims.
+
+    ```mlir
+    %y = kiln.global_avg_pool %x : tensor<1x64x7x7xf32> -> tensor<1x64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasCanonicalizer = 1;
+}
+
+class Kiln_ReduceOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Kiln_Inferred]> {
+  let summary = doc;
+  let description = [{
+    Reduces over `axes` (sorted, non-negative; empty = no-op as in ONNX's
+    noop_with_empty_axes, which OnnxToKiln resolves); `keepdims` keeps reduced
+    dimensions with size 1.
+
+    ```mlir
+    %y = kiln.reduce_mean %x {axes = array<i64: 2, 3>, keepdims = false} : tensor<1x8x4x4xf32> -> tensor<1x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "mean over axes">;
+def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "sum over axes">;
+def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "maximum over axes">;
+def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "minimum over axes">;
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+def Kiln_BatchNormOp : Kiln_Op<"batch_norm", [Kiln_Inferred]> {
+  let summary = "inference batch normalization over dimension 1";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias`, per channel.
+
+    ```mlir
+    %y = kiln.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f32}
+       : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                   Kiln_FloatTensor:$bias, Kiln_FloatTensor:$mean,
+                   Kiln_FloatTensor:$variance, F32Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale `,` $bias `,` $mean `,` $variance attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_SoftmaxOp : Kiln_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along one axis (ONNX opset 13 semantics)";
+  let description = [{
+    ```mlir
+    %y = kiln.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // KILN_DIALECT_KILN_OPS

@@ -1,0 +1,53 @@
+//===- Pipeline.h - the one place that strings the phases together -*- C++ -*-===//
+//
+// kiln-compile, the Python binding and the tests all compile through
+// kiln::compile(). Every failure comes back as an llvm::Error whose message
+// holds every diagnostic, each naming its ONNX node, op type and opset.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PIPELINE_PIPELINE_H
+#define KILN_PIPELINE_PIPELINE_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+/// How far to take a model; everything before `So` writes a text or object file.
+enum class EmitKind { Import, Kiln, Linalg, LLVM, Asm, Obj, So };
+
+/// Parses "import", "kiln", ... ; false for an unknown name.
+bool parseEmitKind(const std::string &name, EmitKind &out);
+
+struct CompileOptions {
+  std::string inputPath;   ///< model.onnx (binary) or *.onnxtxt (text proto)
+  std::string outputPath;  ///< where to write; for So also OUT.h and OUT.json
+  EmitKind emit = EmitKind::So;
+  std::string mcpu;        ///< LLVM CPU name; empty = this machine
+  std::string mattr;       ///< extra LLVM features, e.g. "-avx512f"
+  unsigned optLevel = 3;   ///< -O0..-O3
+  std::string name;        ///< model name; empty = the graph name
+  /// Fixes symbolic input dimensions: input name -> full static shape.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> inputShapes;
+  bool timing = false;     ///< print per-phase wall times to stderr
+  bool verifyEach = false; ///< run the verifier after every pass
+};
+
+/// What a successful compile wrote.
+struct CompileResult {
+  std::vector<std::string> files;
+};
+
+/// Compiles options.inputPath as far as options.emit.
+llvm::Expected<CompileResult> compile(const CompileOptions &options);
+
+/// The version string compiled into kiln and into every model it writes.
+const char *versionString();
+
+} // namespace kiln
+
+#endif

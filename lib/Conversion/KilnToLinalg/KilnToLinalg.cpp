@@ -1,0 +1,253 @@
+//===- KilnToLinalg.cpp - kiln.* -> linalg/tensor/arith/math ----*- C++ -*-===//
+#include "Lowering.h"
+#include "kiln/Conversion/Passes.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_CONVERTKILNTOLINALGPASS
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+RankedTensorType mlir::kiln::typeOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+Value mlir::kiln::emptyTensor(OpBuilder &b, Location loc,
+                              ArrayRef<int64_t> shape, Type elt) {
+  return tensor::EmptyOp::create(b, loc, shape, elt);
+}
+
+Value mlir::kiln::floatConst(OpBuilder &b, Location loc, Type elt,
+                             double value) {
+  return arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, value));
+}
+
+Value mlir::kiln::filledTensor(OpBuilder &b, Location loc,
+                               ArrayRef<int64_t> shape, Type elt,
+                               double value) {
+  Value init = emptyTensor(b, loc, shape, elt);
+  return linalg::FillOp::create(b, loc, floatConst(b, loc, elt, value), init)
+      .getResult(0);
+}
+
+Value mlir::kiln::mappedGeneric(OpBuilder &b, Location loc,
+                                ArrayRef<int64_t> shape, Type elt,
+                                ValueRange inputs,
+                                ArrayRef<AffineMap> inputMaps,
+                                const BodyFn &body) {
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(shape.size()));
+  SmallVector<utils::IteratorType> iters(shape.size(),
+                                         utils::IteratorType::parallel);
+  Value init = emptyTensor(b, loc, shape, elt);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), inputs, init, maps, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value r = body(nb, nl, args.drop_back());
+        linalg::YieldOp::create(nb, nl, r);
+      });
+  return generic.getResult(0);
+}
+
+Value mlir::kiln::broadcastGeneric(OpBuilder &b, Location loc,
+                                   ArrayRef<int64_t> shape, Type elt,
+                                   ValueRange inputs, const BodyFn &body) {
+  int64_t rank = shape.size();
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs) {
+    RankedTensorType t = typeOf(in);
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < t.getRank(); ++i) {
+      int64_t d = rank - t.getRank() + i;
+      exprs.push_back(t.getDimSize(i) == 1 && shape[d] != 1
+                          ? b.getAffineConstantExpr(0)
+                          : b.getAffineDimExpr(d));
+    }
+    maps.push_back(AffineMap::get(rank, 0, exprs, b.getContext()));
+  }
+  return mappedGeneric(b, loc, shape, elt, inputs, maps, body);
+}
+
+Value mlir::kiln::reshaped(OpBuilder &b, Location loc, Value v,
+                           ArrayRef<int64_t> shape) {
+  RankedTensorType type = typeOf(v);
+  if (type.getShape() == shape)
+    return v;
+  auto target = RankedTensorType::get(shape, type.getElementType());
+  // Through a 1-D (or 0-D) view: collapse everything, expand to the target.
+  auto flatType = RankedTensorType::get(
+      type.getNumElements() == 1 && (type.getRank() == 0 || shape.empty())
+          ? ArrayRef<int64_t>{}
+          : ArrayRef<int64_t>{type.getNumElements()},
+      type.getElementType());
+  auto allDims = [](int64_t rank, int64_t flatRank) {
+    SmallVector<ReassociationIndices> r;
+    if (flatRank == 0)
+      return r;
+    ReassociationIndices all;
+    for (int64_t i = 0; i < rank; ++i)
+      all.push_back(i);
+    r.push_back(all);
+    return r;
+  };
+  Value flat = v;
+  if (type.getRank() != 1 || flatType.getRank() != 1)
+    flat = tensor::CollapseShapeOp::create(
+        b, loc, flatType, v, allDims(type.getRank(), flatType.getRank()));
+  if (target.getRank() == 1 && flatType.getRank() == 1)
+    return flat;
+  return tensor::ExpandShapeOp::create(
+      b, loc, target, flat, allDims(target.getRank(), flatType.getRank()));
+}
+
+Value mlir::kiln::reduced(
+    OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+    double init,
+    const std::function<Value(OpBuilder &, Location, Value, Value)> &combine) {
+  RankedTensorType type = typeOf(input);
+  SmallVector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iters;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    bool red = llvm::is_contained(axes, d);
+    iters.push_back(red ? utils::IteratorType::reduction
+                        : utils::IteratorType::parallel);
+    if (!red) {
+      outShape.push_back(type.getDimSize(d));
+      outExprs.push_back(b.getAffineDimExpr(d));
+    }
+  }
+  Type elt = type.getElementType();
+  Value acc = filledTensor(b, loc, outShape, elt, init);
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(type.getRank()),
+      AffineMap::get(type.getRank(), 0, outExprs, b.getContext())};
+  auto generic = linalg::GenericOp::create(
+      b, loc, acc.getType(), input, acc, maps, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(nb, nl, combine(nb, nl, args[1], args[0]));
+      });
+  return generic.getResult(0);
+}
+
+/// Transposes the bytes of a constant. Weights are usually dense resources;
+/// the transposed copy becomes a new resource owned by MLIR.
+static std::optional<ElementsAttr>
+transposeConstant(ElementsAttr value, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  ArrayRef<char> data;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat()) {
+      SmallVector<int64_t> shape;
+      for (int64_t p : perm)
+        shape.push_back(type.getDimSize(p));
+      return ElementsAttr(
+          dense.resizeSplat(RankedTensorType::get(shape, type.getElementType())));
+    }
+    data = dense.getRawData();
+  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    data = blob->getData();
+  } else {
+    return std::nullopt;
+  }
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8)
+    return std::nullopt;
+  size_t eltBytes = bits / 8;
+  if (data.size() != type.getNumElements() * eltBytes)
+    return std::nullopt;
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape, inStrides(rank, 1);
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * type.getDimSize(d + 1);
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+      data.size(), alignof(int64_t), /*dataIsMutable=*/true);
+  MutableArrayRef<char> out = blob.getMutableData();
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t linear = 0, n = type.getNumElements(); linear < n; ++linear) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      src += idx[d] * inStrides[perm[d]];
+    memcpy(out.data() + linear * eltBytes, data.data() + src * eltBytes,
+           eltBytes);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  auto newType = RankedTensorType::get(shape, type.getElementType());
+  return ElementsAttr(
+      DenseResourceElementsAttr::get(newType, "transposed", std::move(blob)));
+}
+
+Value mlir::kiln::transposed(OpBuilder &b, Location loc, Value v,
+                             ArrayRef<int64_t> perm) {
+  if (auto cst = v.getDefiningOp<arith::ConstantOp>())
+    if (auto elements = dyn_cast<ElementsAttr>(cst.getValue()))
+      if (std::optional<ElementsAttr> t = transposeConstant(elements, perm))
+        return arith::ConstantOp::create(b, loc, t->getType(),
+                                         cast<TypedAttr>(*t));
+  RankedTensorType type = typeOf(v);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  Value init = emptyTensor(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, v, init, perm).getResult()[0];
+}
+
+namespace {
+struct ConvertKilnToLinalgPass
+    : mlir::kiln::impl::ConvertKilnToLinalgPassBase<ConvertKilnToLinalgPass> {
+  void runOnOperation() override {
+    bool anyFailed = false;
+    OpBuilder b(&getContext());
+    getOperation().walk([&](func::FuncOp func) {
+      for (Operation &opRef :
+           llvm::make_early_inc_range(func.getBody().getOps())) {
+        Operation *op = &opRef;
+        if (!isa<KilnDialect>(op->getDialect()))
+          continue;
+        for (Type t : op->getResultTypes())
+          if (!cast<RankedTensorType>(t).hasStaticShape()) {
+            op->emitError() << "result type " << t
+                            << " is not static; run --kiln-shape-inference "
+                               "first or give static input shapes";
+            anyFailed = true;
+            return;
+          }
+        b.setInsertionPoint(op);
+        FailureOr<Value> repl = Value();
+        for (auto lower : {lowerElementwise, lowerTensor, lowerNN}) {
+          repl = lower(b, op);
+          if (failed(repl) || *repl)
+            break;
+        }
+        if (succeeded(repl) && !*repl) {
+          op->emitError() << "no lowering to linalg for " << op->getName();
+          repl = failure();
+        }
+        if (failed(repl)) {
+          anyFailed = true;
+          continue;
+        }
+        op->getResult(0).replaceAllUsesWith(*repl);
+        op->erase();
+      }
+    });
+    if (anyFailed)
+      signalPassFailure();
+  }
+};
+} // namespace

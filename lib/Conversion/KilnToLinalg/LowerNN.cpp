@@ -1,0 +1,411 @@
+//===- LowerNN.cpp - matmul, convolution, pooling, normalization -*- C++ -*-===//
+//
+// Convolutions run in NHWC with HWCF filters: the input is transposed on the
+// way in, the filter at compile time (weights are constants), and the bias add
+// writes the result back in NCHW. This is the layout for which MLIR's
+// convolution vectorization produces register-blocked code.
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// Map from a rank-`rank` iteration space that drops dimension `skip`.
+AffineMap dropDim(OpBuilder &b, int64_t rank, int64_t skip) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != skip)
+      exprs.push_back(b.getAffineDimExpr(d));
+  return AffineMap::get(rank, 0, exprs, b.getContext());
+}
+
+/// Pads `x` with `value`: `low[d]` before and `high[d]` after each dimension.
+Value padded(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+             ArrayRef<int64_t> high, double value) {
+  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p == 0; }))
+    return x;
+  RankedTensorType t = typeOf(x);
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    shape.push_back(t.getDimSize(d) + low[d] + high[d]);
+    offsets.push_back(b.getIndexAttr(low[d]));
+    sizes.push_back(b.getIndexAttr(t.getDimSize(d)));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  Value dest = filledTensor(b, loc, shape, t.getElementType(), value);
+  Value slice =
+      tensor::ExtractSliceOp::create(b, loc, t, dest, offsets, sizes, strides);
+  Value copied = linalg::CopyOp::create(b, loc, x, slice).getResult(0);
+  return tensor::InsertSliceOp::create(b, loc, copied, dest, offsets, sizes,
+                                       strides);
+}
+
+DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> v) {
+  return DenseIntElementsAttr::get(
+      RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()), v);
+}
+
+Value matmul2D(OpBuilder &b, Location loc, Value a, Value bm) {
+  RankedTensorType at = typeOf(a), bt = typeOf(bm);
+  Value acc = filledTensor(b, loc, {at.getDimSize(0), bt.getDimSize(1)},
+                           at.getElementType(), 0.0);
+  return linalg::MatmulOp::create(b, loc, ValueRange{a, bm}, ValueRange{acc})
+      .getResult(0);
+}
+
+FailureOr<Value> lowerMatMul(OpBuilder &b, MatMulOp op) {
+  Location loc = op.getLoc();
+  Value a = op.getLhs(), bm = op.getRhs();
+  Type elt = typeOf(a).getElementType();
+  if (typeOf(a).getRank() == 1)
+    a = reshaped(b, loc, a, {1, typeOf(a).getDimSize(0)});
+  if (typeOf(bm).getRank() == 1)
+    bm = reshaped(b, loc, bm, {typeOf(bm).getDimSize(0), 1});
+  RankedTensorType at = typeOf(a), bt = typeOf(bm);
+  int64_t k = at.getShape().back();
+  Value result;
+  if (bt.getRank() == 2) {
+    // [..., M, K] x [K, N]: fold the batch into M and use one 2-D matmul.
+    int64_t rows = at.getNumElements() / k;
+    Value flat = reshaped(b, loc, a, {rows, k});
+    result = matmul2D(b, loc, flat, bm);
+  } else {
+    // General batched, broadcasting matmul as a contraction generic.
+    SmallVector<int64_t> outShape(op.getType().getShape());
+    if (typeOf(op.getLhs()).getRank() == 1)
+      outShape.insert(outShape.end() - (typeOf(op.getRhs()).getRank() == 1 ? 0 : 1), 1);
+    if (typeOf(op.getRhs()).getRank() == 1)
+      outShape.push_back(1);
+    int64_t outRank = outShape.size(), loops = outRank + 1;
+    auto operandMap = [&](RankedTensorType t, bool isLhs) {
+      SmallVector<AffineExpr> e;
+      int64_t batch = t.getRank() - 2, outBatch = outRank - 2;
+      for (int64_t i = 0; i < batch; ++i) {
+        int64_t d = outBatch - batch + i;
+        e.push_back(t.getDimSize(i) == 1 && outShape[d] != 1
+                        ? b.getAffineConstantExpr(0)
+                        : b.getAffineDimExpr(d));
+      }
+      AffineExpr m = b.getAffineDimExpr(outRank - 2),
+                 n = b.getAffineDimExpr(outRank - 1),
+                 kk = b.getAffineDimExpr(outRank);
+      if (isLhs) {
+        e.push_back(m);
+        e.push_back(kk);
+      } else {
+        e.push_back(kk);
+        e.push_back(n);
+      }
+      return AffineMap::get(loops, 0, e, b.getContext());
+    };
+    SmallVector<AffineMap> maps = {
+        operandMap(at, true), operandMap(bt, false),
+        AffineMap::getMultiDimIdentityMap(loops, b.getContext())
+            .getMajorSubMap(outRank)};
+    SmallVector<utils::IteratorType> iters(outRank,
+                                           utils::IteratorType::parallel);
+    iters.push_back(utils::IteratorType::reduction);
+    Value acc = filledTensor(b, loc, outShape, elt, 0.0);
+    result = linalg::GenericOp::create(
+                 b, loc, acc.getType(), ValueRange{a, bm}, acc, maps, iters,
+                 [](OpBuilder &nb, Location nl, ValueRange args) {
+                   Value p = arith::MulFOp::create(nb, nl, args[0], args[1]);
+                   linalg::YieldOp::create(
+                       nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[2], p)});
+                 })
+                 .getResult(0);
+  }
+  return reshaped(b, loc, result, op.getType().getShape());
+}
+
+FailureOr<Value> lowerGemm(OpBuilder &b, GemmOp op) {
+  Location loc = op.getLoc();
+  Value a = op.getA(), bm = op.getB();
+  if (op.getTransA())
+    a = transposed(b, loc, a, {1, 0});
+  if (op.getTransB())
+    bm = transposed(b, loc, bm, {1, 0});
+  Value acc = matmul2D(b, loc, a, bm);
+  double alpha = op.getAlpha().convertToDouble();
+  double beta = op.getBeta().convertToDouble();
+  Value c = op.getC();
+  if (alpha == 1.0 && (!c || beta == 0.0))
+    return acc;
+  SmallVector<Value> inputs = {acc};
+  if (c && beta != 0.0)
+    inputs.push_back(c);
+  RankedTensorType rt = op.getType();
+  return broadcastGeneric(
+      b, loc, rt.getShape(), rt.getElementType(), inputs,
+      [alpha, beta](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+        Type t = v[0].getType();
+        Value r = v[0];
+        if (alpha != 1.0)
+          r = arith::MulFOp::create(nb, nl, r, floatConst(nb, nl, t, alpha));
+        if (v.size() > 1) {
+          Value cv = v[1];
+          if (beta != 1.0)
+            cv = arith::MulFOp::create(nb, nl, cv, floatConst(nb, nl, t, beta));
+          r = arith::AddFOp::create(nb, nl, r, cv);
+        }
+        return r;
+      });
+}
+
+/// One NHWC convolution (all groups of a group == 1 conv, or one group).
+Value convNHWC(OpBuilder &b, Location loc, Value xp, Value w, int64_t oh,
+               int64_t ow, ArrayRef<int64_t> strides,
+               ArrayRef<int64_t> dilations, bool depthwise) {
+  RankedTensorType xt = typeOf(xp), wt = typeOf(w);
+  Type elt = xt.getElementType();
+  int64_t n = xt.getDimSize(0), f = wt.getDimSize(0);
+  if (depthwise) {
+    // [C, 1, KH, KW] -> [KH, KW, C]
+    Value hwc = transposed(b, loc, w, {2, 3, 1, 0});
+    hwc = reshaped(b, loc, hwc, {wt.getDimSize(2), wt.getDimSize(3), f});
+    Value acc = filledTensor(b, loc, {n, oh, ow, f}, elt, 0.0);
+    return linalg::DepthwiseConv2DNhwcHwcOp::create(
+               b, loc, TypeRange{acc.getType()}, ValueRange{xp, hwc},
+               ValueRange{acc}, i64Vector(b, strides), i64Vector(b, dilations))
+        .getResult(0);
+  }
+  Value hwcf = transposed(b, loc, w, {2, 3, 1, 0});
+  Value acc = filledTensor(b, loc, {n, oh, ow, f}, elt, 0.0);
+  return linalg::Conv2DNhwcHwcfOp::create(
+             b, loc, TypeRange{acc.getType()}, ValueRange{xp, hwcf},
+             ValueRange{acc}, i64Vector(b, strides), i64Vector(b, dilations))
+      .getResult(0);
+}
+
+Value sliceDim(OpBuilder &b, Location loc, Value v, int64_t dim,
+               int64_t offset, int64_t size) {
+  RankedTensorType t = typeOf(v);
+  SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0)), sizes,
+      strides(t.getRank(), b.getIndexAttr(1));
+  SmallVector<int64_t> shape(t.getShape());
+  shape[dim] = size;
+  for (int64_t d : shape)
+    sizes.push_back(b.getIndexAttr(d));
+  offsets[dim] = b.getIndexAttr(offset);
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), v, offsets,
+      sizes, strides);
+}
+
+FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType rt = op.getType(), xt = op.getInput().getType(),
+                   wt = op.getFilter().getType();
+  ArrayRef<int64_t> pads = op.getPads();
+  int64_t group = op.getGroup(), c = xt.getDimSize(1), f = wt.getDimSize(0);
+  int64_t oh = rt.getDimSize(2), ow = rt.getDimSize(3);
+  Value x = transposed(b, loc, op.getInput(), {0, 2, 3, 1});
+  x = padded(b, loc, x, {0, pads[0], pads[1], 0}, {0, pads[2], pads[3], 0},
+             0.0);
+  Value y;
+  if (group == 1) {
+    y = convNHWC(b, loc, x, op.getFilter(), oh, ow, op.getStrides(),
+                 op.getDilations(), false);
+  } else if (group == c && f == c) {
+    y = convNHWC(b, loc, x, op.getFilter(), oh, ow, op.getStrides(),
+                 op.getDilations(), true);
+  } else {
+    int64_t cg = c / group, fg = f / group;
+    y = emptyTensor(b, loc, {rt.getDimSize(0), oh, ow, f},
+                    rt.getElementType());
+    for (int64_t g = 0; g < group; ++g) {
+      Value xs = sliceDim(b, loc, x, 3, g * cg, cg);
+      Value ws = sliceDim(b, loc, op.getFilter(), 0, g * fg, fg);
+      if (auto cst = op.getFilter().getDefiningOp<arith::ConstantOp>())
+        (void)cst; // slices of constants fold in canonicalization
+      Value part = convNHWC(b, loc, xs, ws, oh, ow, op.getStrides(),
+                            op.getDilations(), false);
+      SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
+          strides(4, b.getIndexAttr(1));
+      for (int64_t d : typeOf(part).getShape())
+        sizes.push_back(b.getIndexAttr(d));
+      offsets[3] = b.getIndexAttr(g * fg);
+      y = tensor::InsertSliceOp::create(b, loc, part, y, offsets, sizes,
+                                        strides);
+    }
+  }
+  // Back to NCHW, adding the bias on the way.
+  SmallVector<Value> inputs = {y};
+  SmallVector<AffineMap> maps = {AffineMap::get(
+      4, 0,
+      {b.getAffineDimExpr(0), b.getAffineDimExpr(2), b.getAffineDimExpr(3),
+       b.getAffineDimExpr(1)},
+      b.getContext())};
+  if (Value bias = op.getBias()) {
+    inputs.push_back(bias);
+    maps.push_back(AffineMap::get(4, 0, {b.getAffineDimExpr(1)}, b.getContext()));
+  }
+  return mappedGeneric(b, loc, rt.getShape(), rt.getElementType(), inputs, maps,
+                       [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                         if (v.size() == 1)
+                           return v[0];
+                         return arith::AddFOp::create(nb, nl, v[0], v[1]);
+                       });
+}
+
+/// Extra bottom/right padding so that ceil_mode's last windows fit.
+SmallVector<int64_t> ceilExtra(RankedTensorType in, RankedTensorType out,
+                               ArrayRef<int64_t> k, ArrayRef<int64_t> s,
+                               ArrayRef<int64_t> d, ArrayRef<int64_t> pads) {
+  SmallVector<int64_t> extra(2, 0);
+  for (int i = 0; i < 2; ++i) {
+    int64_t need = (out.getDimSize(2 + i) - 1) * s[i] + (k[i] - 1) * d[i] + 1;
+    int64_t have = in.getDimSize(2 + i) + pads[i] + pads[i + 2];
+    extra[i] = std::max<int64_t>(0, need - have);
+  }
+  return extra;
+}
+
+template <typename PoolOp>
+FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
+  Location loc = op.getLoc();
+  RankedTensorType in = op.getInput().getType(), out = op.getType();
+  Type elt = in.getElementType();
+  ArrayRef<int64_t> k = op.getKernelShape(), s = op.getStrides(),
+                    d = op.getDilations(), pads = op.getPads();
+  SmallVector<int64_t> extra = ceilExtra(in, out, k, s, d, pads);
+  double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  Value x = padded(b, loc, op.getInput(), {0, 0, pads[0], pads[1]},
+                   {0, 0, pads[2] + extra[0], pads[3] + extra[1]}, padValue);
+  Value window = emptyTensor(b, loc, k, elt);
+  Value acc = filledTensor(b, loc, out.getShape(), elt, padValue);
+  if (isMax)
+    return linalg::PoolingNchwMaxOp::create(
+               b, loc, TypeRange{acc.getType()}, ValueRange{x, window},
+               ValueRange{acc}, i64Vector(b, s), i64Vector(b, d))
+        .getResult(0);
+  Value sum = linalg::PoolingNchwSumOp::create(
+                  b, loc, TypeRange{acc.getType()}, ValueRange{x, window},
+                  ValueRange{acc}, i64Vector(b, s), i64Vector(b, d))
+                  .getResult(0);
+  // Divisor per output position: window cells inside the input, or inside
+  // the explicitly padded input with count_include_pad; ceil_mode's extra
+  // cells never count.
+  bool includePad = false;
+  if constexpr (std::is_same_v<PoolOp, AvgPool2DOp>)
+    includePad = op.getCountIncludePad();
+  int64_t oh = out.getDimSize(2), ow = out.getDimSize(3);
+  SmallVector<float> counts;
+  std::array<SmallVector<int64_t>, 2> perAxis;
+  for (int i = 0; i < 2; ++i) {
+    int64_t size = in.getDimSize(2 + i);
+    int64_t lo = includePad ? -pads[i] : 0;
+    int64_t hi = includePad ? size + pads[i + 2] : size;
+    for (int64_t o = 0; o < out.getDimSize(2 + i); ++o) {
+      int64_t cnt = 0;
+      for (int64_t kk = 0; kk < k[i]; ++kk) {
+        int64_t pos = o * s[i] - pads[i] + kk * d[i];
+        cnt += pos >= lo && pos < hi;
+      }
+      perAxis[i].push_back(std::max<int64_t>(cnt, 1));
+    }
+  }
+  for (int64_t h = 0; h < oh; ++h)
+    for (int64_t w = 0; w < ow; ++w)
+      counts.push_back((float)(perAxis[0][h] * perAxis[1][w]));
+  auto countType = RankedTensorType::get({oh, ow}, b.getF32Type());
+  Value countTensor = arith::ConstantOp::create(
+      b, loc, countType, DenseElementsAttr::get(countType, ArrayRef<float>(counts)));
+  AffineMap hw = AffineMap::get(4, 0, {b.getAffineDimExpr(2), b.getAffineDimExpr(3)},
+                                b.getContext());
+  return mappedGeneric(
+      b, loc, out.getShape(), elt, ValueRange{sum, countTensor},
+      {b.getMultiDimIdentityMap(4), hw},
+      [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+        Value c = v[1];
+        if (c.getType() != v[0].getType())
+          c = arith::TruncFOp::create(nb, nl, v[0].getType(), c);
+        return arith::DivFOp::create(nb, nl, v[0], c);
+      });
+}
+
+FailureOr<Value> lowerBatchNorm(OpBuilder &b, BatchNormOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType rt = op.getType();
+  Type elt = rt.getElementType();
+  int64_t c = rt.getDimSize(1);
+  double eps = op.getEpsilon().convertToDouble();
+  // Per channel: s = scale / sqrt(var + eps), t = bias - mean * s.
+  Value s = broadcastGeneric(
+      b, loc, {c}, elt, ValueRange{op.getScale(), op.getVariance()},
+      [eps](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+        Value ve = arith::AddFOp::create(nb, nl, v[1],
+                                         floatConst(nb, nl, v[1].getType(), eps));
+        return arith::DivFOp::create(nb, nl, v[0],
+                                     math::SqrtOp::create(nb, nl, ve));
+      });
+  Value t = broadcastGeneric(
+      b, loc, {c}, elt, ValueRange{op.getBias(), op.getMean(), s},
+      [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+        return arith::SubFOp::create(nb, nl, v[0],
+                                     arith::MulFOp::create(nb, nl, v[1], v[2]));
+      });
+  int64_t rank = rt.getRank();
+  AffineMap channel =
+      AffineMap::get(rank, 0, {b.getAffineDimExpr(1)}, b.getContext());
+  return mappedGeneric(b, loc, rt.getShape(), elt,
+                       ValueRange{op.getInput(), s, t},
+                       {b.getMultiDimIdentityMap(rank), channel, channel},
+                       [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                         Value m = arith::MulFOp::create(nb, nl, v[0], v[1]);
+                         return arith::AddFOp::create(nb, nl, m, v[2]);
+                       });
+}
+
+FailureOr<Value> lowerSoftmax(OpBuilder &b, SoftmaxOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType rt = op.getType();
+  Type elt = rt.getElementType();
+  int64_t rank = rt.getRank(), axis = op.getAxis();
+  Value x = op.getInput();
+  Value m = reduced(b, loc, x, {axis},
+                    -std::numeric_limits<double>::infinity(),
+                    [](OpBuilder &nb, Location nl, Value acc, Value v) -> Value {
+                      return arith::MaximumFOp::create(nb, nl, acc, v);
+                    });
+  AffineMap id = b.getMultiDimIdentityMap(rank), red = dropDim(b, rank, axis);
+  Value e = mappedGeneric(b, loc, rt.getShape(), elt, ValueRange{x, m},
+                          {id, red},
+                          [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                            return math::ExpOp::create(
+                                nb, nl, arith::SubFOp::create(nb, nl, v[0], v[1]));
+                          });
+  Value s = reduced(b, loc, e, {axis}, 0.0,
+                    [](OpBuilder &nb, Location nl, Value acc, Value v) -> Value {
+                      return arith::AddFOp::create(nb, nl, acc, v);
+                    });
+  return mappedGeneric(b, loc, rt.getShape(), elt, ValueRange{e, s}, {id, red},
+                       [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                         return arith::DivFOp::create(nb, nl, v[0], v[1]);
+                       });
+}
+} // namespace
+
+FailureOr<Value> mlir::kiln::lowerNN(OpBuilder &b, Operation *op) {
+  if (auto m = dyn_cast<MatMulOp>(op))
+    return lowerMatMul(b, m);
+  if (auto g = dyn_cast<GemmOp>(op))
+    return lowerGemm(b, g);
+  if (auto c = dyn_cast<Conv2DOp>(op))
+    return lowerConv(b, c);
+  if (auto p = dyn_cast<MaxPool2DOp>(op))
+    return lowerPool(b, p, true);
+  if (auto p = dyn_cast<AvgPool2DOp>(op))
+    return lowerPool(b, p, false);
+  if (auto n = dyn_cast<BatchNormOp>(op))
+    return lowerBatchNorm(b, n);
+  if (auto s = dyn_cast<SoftmaxOp>(op))
+    return lowerSoftmax(b, s);
+  return Value();
+}

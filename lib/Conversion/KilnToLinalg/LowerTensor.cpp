@@ -1,0 +1,110 @@
+//===- LowerTensor.cpp - data movement and reductions to linalg -*- C++ -*-===//
+#include "Lowering.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+Value lowerConcat(OpBuilder &b, ConcatOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType();
+  int64_t axis = op.getAxis();
+  Value dest = emptyTensor(b, loc, type.getShape(), type.getElementType());
+  int64_t offset = 0;
+  for (Value in : op.getInputs()) {
+    RankedTensorType t = typeOf(in);
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
+        sizes, strides(type.getRank(), b.getIndexAttr(1));
+    for (int64_t d : t.getShape())
+      sizes.push_back(b.getIndexAttr(d));
+    offsets[axis] = b.getIndexAttr(offset);
+    offset += t.getDimSize(axis);
+    // An explicit copy into the slice: after bufferization it writes straight
+    // into the destination, as a loop nest the code generator vectorizes.
+    Value slice = tensor::ExtractSliceOp::create(b, loc, t, dest, offsets,
+                                                 sizes, strides);
+    Value copied = linalg::CopyOp::create(b, loc, in, slice).getResult(0);
+    dest = tensor::InsertSliceOp::create(b, loc, copied, dest, offsets, sizes,
+                                         strides);
+  }
+  return dest;
+}
+
+template <typename OpTy>
+Value lowerReduce(OpBuilder &b, OpTy op, double init,
+                  const std::function<Value(OpBuilder &, Location, Value,
+                                            Value)> &combine,
+                  bool mean) {
+  Location loc = op.getLoc();
+  Value input = op.getInput();
+  RankedTensorType inType = typeOf(input);
+  ArrayRef<int64_t> axes = op.getAxes();
+  Value r = reduced(b, loc, input, axes, init, combine);
+  if (mean) {
+    int64_t count = 1;
+    for (int64_t a : axes)
+      count *= inType.getDimSize(a);
+    Type elt = inType.getElementType();
+    RankedTensorType rt = typeOf(r);
+    r = broadcastGeneric(b, loc, rt.getShape(), elt, r,
+                         [count](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                           return arith::DivFOp::create(
+                               nb, nl, a[0],
+                               floatConst(nb, nl, a[0].getType(), (double)count));
+                         });
+  }
+  return reshaped(b, loc, r, op.getType().getShape());
+}
+
+Value add(OpBuilder &b, Location l, Value acc, Value x) {
+  return arith::AddFOp::create(b, l, acc, x);
+}
+Value max(OpBuilder &b, Location l, Value acc, Value x) {
+  return arith::MaximumFOp::create(b, l, acc, x);
+}
+Value min(OpBuilder &b, Location l, Value acc, Value x) {
+  return arith::MinimumFOp::create(b, l, acc, x);
+}
+} // namespace
+
+FailureOr<Value> mlir::kiln::lowerTensor(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (auto c = dyn_cast<ConstantOp>(op))
+    return Value(arith::ConstantOp::create(b, loc, c.getType(),
+                                           cast<TypedAttr>(c.getValue())));
+  if (auto r = dyn_cast<ReshapeOp>(op))
+    return reshaped(b, loc, r.getInput(), r.getType().getShape());
+  if (auto t = dyn_cast<TransposeOp>(op))
+    return transposed(b, loc, t.getInput(), t.getPerm());
+  if (auto c = dyn_cast<ConcatOp>(op))
+    return lowerConcat(b, c);
+  if (auto r = dyn_cast<ReduceMeanOp>(op))
+    return lowerReduce(b, r, 0.0, add, /*mean=*/true);
+  if (auto r = dyn_cast<ReduceSumOp>(op))
+    return lowerReduce(b, r, 0.0, add, false);
+  if (auto r = dyn_cast<ReduceMaxOp>(op))
+    return lowerReduce(b, r, -inf, max, false);
+  if (auto r = dyn_cast<ReduceMinOp>(op))
+    return lowerReduce(b, r, inf, min, false);
+  if (auto g = dyn_cast<GlobalAvgPoolOp>(op)) {
+    SmallVector<int64_t> axes;
+    for (int64_t d = 2; d < g.getInput().getType().getRank(); ++d)
+      axes.push_back(d);
+    Value r = reduced(b, loc, g.getInput(), axes, 0.0, add);
+    int64_t count = 1;
+    for (int64_t a : axes)
+      count *= g.getInput().getType().getDimSize(a);
+    RankedTensorType rt = typeOf(r);
+    r = broadcastGeneric(b, loc, rt.getShape(), rt.getElementType(), r,
+                         [count](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                           return arith::DivFOp::create(
+                               nb, nl, a[0],
+                               floatConst(nb, nl, a[0].getType(), (double)count));
+                         });
+    return reshaped(b, loc, r, g.getType().getShape());
+  }
+  return Value();
+}

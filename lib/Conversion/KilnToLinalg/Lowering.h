@@ -1,0 +1,62 @@
+//===- Lowering.h - shared helpers of KilnToLinalg --------------*- C++ -*-===//
+#ifndef KILN_LIB_CONVERSION_KILNTOLINALG_LOWERING_H
+#define KILN_LIB_CONVERSION_KILNTOLINALG_LOWERING_H
+
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <functional>
+
+namespace mlir::kiln {
+
+using BodyFn = std::function<Value(OpBuilder &, Location, ValueRange)>;
+
+RankedTensorType typeOf(Value v);
+
+/// tensor.empty of a static shape.
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type elt);
+/// A tensor of `shape` filled with `value`.
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                   Type elt, double value);
+/// A scalar float constant of type `elt`.
+Value floatConst(OpBuilder &b, Location loc, Type elt, double value);
+
+/// Elementwise linalg.generic over `shape` with ONNX broadcasting of every
+/// input (rank-aligned on the right, size-1 dimensions broadcast).
+Value broadcastGeneric(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                       Type elt, ValueRange inputs, const BodyFn &body);
+
+/// Generic whose inputs use explicit indexing maps, e.g. a permuted write.
+Value mappedGeneric(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                    Type elt, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                    const BodyFn &body);
+
+/// Transposes `v` by `perm`. A constant is transposed at compile time (weights
+/// stay constants); anything else gets a linalg.transpose.
+Value transposed(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm);
+
+/// Reshape between static shapes with the same element count.
+Value reshaped(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
+
+/// Reduction of `input` over `axes` (sorted) with `init`, combining with
+/// `combine(acc, x)`; the result drops the reduced dimensions.
+Value reduced(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+              double init,
+              const std::function<Value(OpBuilder &, Location, Value, Value)>
+                  &combine);
+
+/// Lowers one kiln op; returns the replacement value or failure (after
+/// emitting a diagnostic on the op).
+FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op);
+FailureOr<Value> lowerNN(OpBuilder &b, Operation *op);
+FailureOr<Value> lowerTensor(OpBuilder &b, Operation *op);
+
+} // namespace mlir::kiln
+
+#endif

@@ -1,0 +1,41 @@
+//===- Build.h - building kiln ops from ONNX nodes --------------*- C++ -*-===//
+#ifndef KILN_LIB_CONVERSION_ONNXTOKILN_BUILD_H
+#define KILN_LIB_CONVERSION_ONNXTOKILN_BUILD_H
+
+#include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+
+#include "mlir/IR/Verifier.h"
+
+namespace mlir::kiln {
+
+/// Verifies a freshly built op and, for ops that infer their result type,
+/// sets it. On failure the op is erased and the reason is reported against the
+/// node, so a malformed model never reaches a crash or a later pass.
+LogicalResult finishBuild(OnnxNode &node, Operation *op);
+
+/// Builds OpTy at the node with a placeholder result type, then infers the
+/// real one. Returns the single result.
+template <typename OpTy, typename... Args>
+FailureOr<Value> build(OnnxNode &node, Args &&...args) {
+  Type placeholder = UnrankedTensorType::get(node.builder.getF32Type());
+  auto op = OpTy::create(node.builder, node.loc(), placeholder,
+                         std::forward<Args>(args)...);
+  if (failed(finishBuild(node, op)))
+    return failure();
+  return op->getResult(0);
+}
+
+/// A result list with one value.
+inline FailureOr<SmallVector<Value>> one(FailureOr<Value> v) {
+  if (failed(v))
+    return failure();
+  return SmallVector<Value>{*v};
+}
+
+/// Reshape to a static shape (no-op when it already has it).
+FailureOr<Value> reshapeTo(OnnxNode &node, Value v, ArrayRef<int64_t> shape);
+
+} // namespace mlir::kiln
+
+#endif

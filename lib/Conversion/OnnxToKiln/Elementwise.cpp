@@ -1,0 +1,116 @@
+//===- Elementwise.cpp - ONNX elementwise ops -------------------*- C++ -*-===//
+#include "Build.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+template <typename OpTy>
+FailureOr<SmallVector<Value>> unary(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  return one(build<OpTy>(node, *x));
+}
+
+template <typename OpTy>
+FailureOr<SmallVector<Value>> binary(OnnxNode &node) {
+  FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
+  if (failed(a) || failed(b))
+    return failure();
+  return one(build<OpTy>(node, *a, *b));
+}
+
+/// Max, Min, Sum (opset 8+): variadic with broadcasting, folded left.
+template <typename OpTy>
+FailureOr<SmallVector<Value>> variadic(OnnxNode &node) {
+  FailureOr<Value> acc = node.rankedInput(0);
+  for (unsigned i = 1; succeeded(acc) && i < node.numInputs(); ++i) {
+    FailureOr<Value> next = node.rankedInput(i);
+    if (failed(next))
+      return failure();
+    acc = build<OpTy>(node, *acc, *next);
+  }
+  return one(acc);
+}
+
+FailureOr<SmallVector<Value>> clip(OnnxNode &node, double lo, double hi) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  return one(build<ClipOp>(node, *x, node.builder.getF32FloatAttr(lo),
+                           node.builder.getF32FloatAttr(hi)));
+}
+
+FailureOr<SmallVector<Value>> identity(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  return SmallVector<Value>{*x};
+}
+} // namespace
+
+void mlir::kiln::populateElementwiseConversions(
+    std::vector<OnnxConversion> &t) {
+  // Opsets 1-6 broadcast only with an explicit attribute; 7 introduced numpy
+  // broadcasting, which is what kiln's binary ops implement.
+  for (int64_t v : {7, 13, 14}) {
+    t.push_back({"Add", v, binary<AddOp>});
+    t.push_back({"Sub", v, binary<SubOp>});
+    t.push_back({"Mul", v, binary<MulOp>});
+    t.push_back({"Div", v, binary<DivOp>});
+  }
+  for (int64_t v : {7, 12, 13, 15})
+    t.push_back({"Pow", v, binary<PowOp>});
+  for (int64_t v : {8, 12, 13}) {
+    t.push_back({"Max", v, variadic<MaxOp>});
+    t.push_back({"Min", v, variadic<MinOp>});
+  }
+  for (int64_t v : {8, 13})
+    t.push_back({"Sum", v, variadic<AddOp>});
+  for (int64_t v : {6, 13, 14})
+    t.push_back({"Relu", v, unary<ReluOp>});
+  for (int64_t v : {6, 13}) {
+    t.push_back({"Sigmoid", v, unary<SigmoidOp>});
+    t.push_back({"Tanh", v, unary<TanhOp>});
+    t.push_back({"Exp", v, unary<ExpOp>});
+    t.push_back({"Log", v, unary<LogOp>});
+    t.push_back({"Sqrt", v, unary<SqrtOp>});
+    t.push_back({"Neg", v, unary<NegOp>});
+    t.push_back({"Abs", v, unary<AbsOp>});
+  }
+  for (int64_t v : {9, 13})
+    t.push_back({"Erf", v, unary<ErfOp>});
+  for (int64_t v : {1, 13, 14, 16})
+    t.push_back({"Identity", v, identity});
+  // Inference mode: Dropout passes its input through; its mask output is not
+  // computed (a model that uses it is reported).
+  for (int64_t v : {7, 10, 12, 13})
+    t.push_back({"Dropout", v, identity});
+
+  // Clip 6: bounds are attributes. Clip 11+: optional constant inputs.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  t.push_back({"Clip", 6, [](OnnxNode &node) {
+                 return clip(node, node.floatAttr("min", -inf),
+                             node.floatAttr("max", inf));
+               }});
+  for (int64_t v : {11, 12, 13})
+    t.push_back({"Clip", v, [](OnnxNode &node) -> FailureOr<SmallVector<Value>> {
+                   double lo = -inf, hi = inf;
+                   for (unsigned i : {1u, 2u}) {
+                     if (!node.input(i))
+                       continue;
+                     std::optional<double> c = node.constantScalar(i);
+                     if (!c) {
+                       node.fail() << (i == 1 ? "min" : "max")
+                                   << " must be a constant scalar; Kiln does "
+                                      "not support run-time clip bounds";
+                       return failure();
+                     }
+                     (i == 1 ? lo : hi) = *c;
+                   }
+                   return clip(node, lo, hi);
+                 }});
+}

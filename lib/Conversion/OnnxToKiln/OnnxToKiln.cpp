@@ -1,0 +1,352 @@
+//===- OnnxToKiln.cpp - the onnx.* -> kiln.* pass ---------------*- C++ -*-===//
+#include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+#include "Build.h"
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Onnx/OnnxDialect.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_CONVERTONNXTOKILNPASS
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+//===----------------------------------------------------------------------===//
+// OnnxNode
+//===----------------------------------------------------------------------===//
+
+StringRef OnnxNode::opType() const {
+  StringRef name = op->getName().getStringRef();
+  name.consume_front("onnx.");
+  return name.substr(name.rfind('.') + 1);
+}
+
+std::string OnnxNode::describe() const {
+  std::string name;
+  if (auto nameLoc = dyn_cast<NameLoc>(op->getLoc()))
+    name = nameLoc.getName().str();
+  return "node '" + name + "' (" + opType().str() + ", opset " +
+         std::to_string(opset) + ")";
+}
+
+InFlightDiagnostic OnnxNode::fail() {
+  InFlightDiagnostic diag = emitError(loc());
+  diag << describe() << ": ";
+  return diag;
+}
+
+Value OnnxNode::input(unsigned i) const {
+  if (i >= op->getNumOperands())
+    return nullptr;
+  Value v = op->getOperand(i);
+  return isa<NoneType>(v.getType()) ? nullptr : v;
+}
+
+FailureOr<Value> OnnxNode::rankedInput(unsigned i) {
+  Value v = input(i);
+  if (!v) {
+    fail() << "input " << i << " is required";
+    return failure();
+  }
+  if (!isa<RankedTensorType>(v.getType())) {
+    fail() << "input " << i << " has unknown rank (" << v.getType() << ")";
+    return failure();
+  }
+  return v;
+}
+
+bool OnnxNode::resultUsed(unsigned i) const {
+  return i < op->getNumResults() && !op->getResult(i).use_empty();
+}
+
+int64_t OnnxNode::intAttr(StringRef name, int64_t dflt) const {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getInt();
+  return dflt;
+}
+
+float OnnxNode::floatAttr(StringRef name, float dflt) const {
+  if (auto a = op->getAttrOfType<FloatAttr>(name))
+    return a.getValueAsDouble();
+  return dflt;
+}
+
+std::string OnnxNode::strAttr(StringRef name, StringRef dflt) const {
+  if (auto a = op->getAttrOfType<StringAttr>(name))
+    return a.str();
+  return dflt.str();
+}
+
+std::optional<SmallVector<int64_t>> OnnxNode::intsAttr(StringRef name) const {
+  auto a = op->getAttrOfType<ArrayAttr>(name);
+  if (!a)
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  for (Attribute e : a)
+    out.push_back(cast<IntegerAttr>(e).getInt());
+  return out;
+}
+
+std::optional<DenseElementsAttr> OnnxNode::constantInput(unsigned i) const {
+  Value v = input(i);
+  if (!v)
+    return std::nullopt;
+  auto cst = v.getDefiningOp<ConstantOp>();
+  if (!cst)
+    return std::nullopt;
+  ElementsAttr value = cst.getValue();
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    ArrayRef<char> data = blob->getData();
+    bool splat = false;
+    if (!DenseElementsAttr::isValidRawBuffer(resource.getType(), data, splat))
+      return std::nullopt;
+    return DenseElementsAttr::getFromRawBuffer(resource.getType(), data);
+  }
+  return std::nullopt;
+}
+
+std::optional<SmallVector<int64_t>> OnnxNode::constantInts(unsigned i) const {
+  std::optional<DenseElementsAttr> c = constantInput(i);
+  if (!c || !c->getElementType().isInteger())
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  for (const APInt &v : c->getValues<APInt>())
+    out.push_back(v.getSExtValue());
+  return out;
+}
+
+std::optional<double> OnnxNode::constantScalar(unsigned i) const {
+  std::optional<DenseElementsAttr> c = constantInput(i);
+  if (!c || c->getNumElements() != 1)
+    return std::nullopt;
+  if (isa<FloatType>(c->getElementType()))
+    return (*c->getValues<APFloat>().begin()).convertToDouble();
+  return (double)(*c->getValues<APInt>().begin()).getSExtValue();
+}
+
+//===----------------------------------------------------------------------===//
+// Shared ONNX semantics
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::kiln::finishBuild(OnnxNode &node, Operation *op) {
+  std::string message;
+  LogicalResult result = success();
+  {
+    ScopedDiagnosticHandler capture(op->getContext(), [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
+      SmallVector<Type> types;
+      result = infer.inferReturnTypes(
+          op->getContext(), op->getLoc(), op->getOperands(),
+          op->getAttrDictionary(), op->getPropertiesStorage(),
+          op->getRegions(), types);
+      if (succeeded(result))
+        for (auto [r, t] : llvm::zip(op->getResults(), types))
+          r.setType(t);
+    } else if (op->hasTrait<OpTrait::SameOperandsAndResultType>()) {
+      op->getResult(0).setType(op->getOperand(0).getType());
+    }
+    if (succeeded(result))
+      result = verify(op, /*verifyRecursively=*/false);
+  }
+  if (failed(result)) {
+    // Strip the "'kiln.x' op " prefix: users know ONNX ops, not ours.
+    StringRef text(message);
+    if (size_t pos = text.find(" op "); text.starts_with("'") && pos != StringRef::npos)
+      text = text.drop_front(pos + 4);
+    node.fail() << text;
+    op->erase();
+  }
+  return result;
+}
+
+FailureOr<Value> mlir::kiln::reshapeTo(OnnxNode &node, Value v,
+                                       ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape() == shape)
+    return v;
+  auto op = ReshapeOp::create(node.builder, node.loc(),
+                              RankedTensorType::get(shape, type.getElementType()),
+                              v);
+  if (failed(finishBuild(node, op)))
+    return failure();
+  return op.getResult();
+}
+
+FailureOr<int64_t> mlir::kiln::normalizeAxis(OnnxNode &node, int64_t axis,
+                                             int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+    node.fail() << "axis " << axis << " is out of range for rank " << rank;
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+FailureOr<SmallVector<int64_t>>
+mlir::kiln::resolvePads2D(OnnxNode &node, ArrayRef<int64_t> inputHW,
+                          ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                          ArrayRef<int64_t> dilations) {
+  std::string autoPad = node.strAttr("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    SmallVector<int64_t> pads = node.intsAttr("pads").value_or(
+        SmallVector<int64_t>{0, 0, 0, 0});
+    if (pads.size() != 4) {
+      node.fail() << "expects 4 pads for a 2-D window, got " << pads.size();
+      return failure();
+    }
+    return pads;
+  }
+  if (autoPad == "VALID")
+    return SmallVector<int64_t>{0, 0, 0, 0};
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") {
+    node.fail() << "unknown auto_pad '" << autoPad
+                << "'; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER";
+    return failure();
+  }
+  SmallVector<int64_t> pads(4, 0);
+  for (int i = 0; i < 2; ++i) {
+    int64_t out = (inputHW[i] + strides[i] - 1) / strides[i];
+    int64_t total = std::max<int64_t>(
+        (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 -
+            inputHW[i],
+        0);
+    int64_t small = total / 2, large = total - small;
+    pads[i] = autoPad == "SAME_UPPER" ? small : large;
+    pads[i + 2] = autoPad == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ConvertOnnxToKilnPass
+    : mlir::kiln::impl::ConvertOnnxToKilnPassBase<ConvertOnnxToKilnPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::vector<OnnxConversion> table;
+    populateElementwiseConversions(table);
+    populateNNConversions(table);
+    populateTensorConversions(table);
+    llvm::StringMap<SmallVector<const OnnxConversion *>> byType;
+    for (const OnnxConversion &c : table)
+      byType[c.opType].push_back(&c);
+
+    llvm::StringMap<int64_t> opsets;
+    if (auto dict = module->getAttrOfType<DictionaryAttr>(
+            onnx::OnnxDialect::kOpsetImportAttr))
+      for (NamedAttribute entry : dict)
+        opsets[entry.getName()] = cast<IntegerAttr>(entry.getValue()).getInt();
+
+    bool anyFailed = false;
+    OpBuilder builder(&getContext());
+    // Nodes that failed, and nodes fed by them: the latter are skipped so
+    // that one bad node is reported once, not once per consumer.
+    llvm::DenseSet<Operation *> failedOps;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      for (Operation &opRef :
+           llvm::make_early_inc_range(func.getBody().getOps())) {
+        Operation *op = &opRef;
+        if (!isa<onnx::OnnxDialect>(op->getDialect()) &&
+            op->getName().getDialectNamespace() != "onnx")
+          continue;
+        builder.setInsertionPoint(op);
+        if (auto init = dyn_cast<onnx::InitializerOp>(op)) {
+          Value c = ConstantOp::create(builder, op->getLoc(),
+                                       init.getValue().getType(),
+                                       init.getValue());
+          op->getResult(0).replaceAllUsesWith(c);
+          op->erase();
+          continue;
+        }
+        if (isa<onnx::NoValueOp>(op))
+          continue;
+        if (llvm::any_of(op->getOperands(), [&](Value v) {
+              return failedOps.contains(v.getDefiningOp());
+            })) {
+          failedOps.insert(op);
+          continue;
+        }
+
+        StringRef fullName = op->getName().getStringRef();
+        StringRef rest = fullName.drop_front(strlen("onnx."));
+        size_t dot = rest.rfind('.');
+        std::string domain =
+            dot == StringRef::npos ? "" : rest.substr(0, dot).str();
+        int64_t opset = opsets.lookup(domain);
+        OnnxNode node(op, builder, opset);
+
+        const OnnxConversion *chosen = nullptr;
+        if (domain.empty())
+          for (const OnnxConversion *c : byType.lookup(node.opType()))
+            if (c->sinceVersion <= opset &&
+                (!chosen || c->sinceVersion > chosen->sinceVersion))
+              chosen = c;
+        if (!chosen) {
+          anyFailed = true;
+          failedOps.insert(op);
+          InFlightDiagnostic diag = node.fail();
+          if (!domain.empty()) {
+            diag << "the operator domain '" << domain
+                 << "' is not supported; Kiln compiles the default ONNX "
+                    "domain (ai.onnx)";
+          } else if (byType.count(node.opType())) {
+            diag << "Kiln supports " << node.opType()
+                 << " from opset " << byType.lookup(node.opType()).front()->sinceVersion
+                 << "; re-export the model with a newer opset";
+          } else {
+            diag << "op type " << node.opType()
+                 << " is not supported by Kiln yet; remove or replace it "
+                    "before compiling";
+          }
+          continue;
+        }
+        FailureOr<SmallVector<Value>> results = chosen->convert(node);
+        if (failed(results)) {
+          anyFailed = true;
+          failedOps.insert(op);
+          continue;
+        }
+        for (unsigned i = 0; i < op->getNumResults(); ++i) {
+          Value repl = i < results->size() ? (*results)[i] : Value();
+          if (repl) {
+            op->getResult(i).replaceAllUsesWith(repl);
+          } else if (!op->getResult(i).use_empty()) {
+            node.fail() << "output " << i
+                        << " is used but Kiln does not compute it";
+            anyFailed = true;
+          }
+        }
+        if (op->use_empty())
+          op->erase();
+        else
+          failedOps.insert(op);
+      }
+      // Omitted optional inputs are gone with their users.
+      for (Operation &op : llvm::make_early_inc_range(func.getBody().getOps()))
+        if (isa<onnx::NoValueOp>(op) && op.use_empty())
+          op.erase();
+      auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+      func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
+                                     ret.getOperandTypes()));
+    }
+    if (anyFailed)
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,300 @@
+//===- Tensor.cpp - ONNX shape, layout and reduction ops --------*- C++ -*-===//
+#include "Build.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+FailureOr<SmallVector<Value>> constant(OnnxNode &node) {
+  Builder &b = node.builder;
+  ElementsAttr value;
+  if (auto t = node.op->getAttrOfType<ElementsAttr>("value")) {
+    value = t;
+  } else if (auto f = node.op->getAttrOfType<FloatAttr>("value_float")) {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                   (float)f.getValueAsDouble());
+  } else if (auto i = node.op->getAttrOfType<IntegerAttr>("value_int")) {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                   i.getInt());
+  } else if (auto fs = node.op->getAttrOfType<ArrayAttr>("value_floats")) {
+    SmallVector<float> v;
+    for (Attribute a : fs)
+      v.push_back(cast<FloatAttr>(a).getValueAsDouble());
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({(int64_t)v.size()}, b.getF32Type()),
+        ArrayRef<float>(v));
+  } else if (std::optional<SmallVector<int64_t>> is = node.intsAttr("value_ints")) {
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({(int64_t)is->size()}, b.getI64Type()),
+        ArrayRef<int64_t>(*is));
+  } else {
+    node.fail() << "only tensor, float, int, floats and ints values are "
+                   "supported (sparse and string constants are not)";
+    return failure();
+  }
+  Value c = ConstantOp::create(node.builder, node.loc(), value.getType(), value);
+  return SmallVector<Value>{c};
+}
+
+/// ONNX Reshape: 0 copies the input dimension (unless allowzero), -1 is
+/// inferred from the element count.
+FailureOr<SmallVector<Value>> reshapeWith(OnnxNode &node, Value x,
+                                          SmallVector<int64_t> shape,
+                                          bool allowZero) {
+  RankedTensorType type = typeOf(x);
+  if (!type.hasStaticShape()) {
+    node.fail() << "input shape " << type << " is not static";
+    return failure();
+  }
+  int64_t known = 1, inferAt = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowZero) {
+      if ((int64_t)i >= type.getRank()) {
+        node.fail() << "shape entry " << i << " is 0 but the input has rank "
+                    << type.getRank();
+        return failure();
+      }
+      shape[i] = type.getDimSize(i);
+    }
+    if (shape[i] == -1) {
+      if (inferAt >= 0) {
+        node.fail() << "shape has more than one -1";
+        return failure();
+      }
+      inferAt = i;
+      continue;
+    }
+    if (shape[i] < 0) {
+      node.fail() << "shape entry " << i << " is " << shape[i];
+      return failure();
+    }
+    known *= shape[i];
+  }
+  if (inferAt >= 0) {
+    if (known == 0 || type.getNumElements() % known) {
+      node.fail() << "cannot infer the -1 dimension: " << type.getNumElements()
+                  << " elements do not divide by " << known;
+      return failure();
+    }
+    shape[inferAt] = type.getNumElements() / known;
+  }
+  return one(reshapeTo(node, x, shape));
+}
+
+FailureOr<SmallVector<Value>> reshape(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  std::optional<SmallVector<int64_t>> shape =
+      node.opset < 5 ? node.intsAttr("shape") : node.constantInts(1);
+  if (!shape) {
+    node.fail() << "the target shape must be a compile-time constant";
+    return failure();
+  }
+  return reshapeWith(node, *x, *shape, node.intAttr("allowzero", 0) != 0);
+}
+
+FailureOr<SmallVector<Value>> flatten(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  int64_t rank = type.getRank();
+  int64_t axis = node.intAttr("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank) {
+    node.fail() << "axis " << node.intAttr("axis", 1)
+                << " is out of range for rank " << rank;
+    return failure();
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= type.getDimSize(d);
+  return reshapeWith(node, *x, {outer, inner}, false);
+}
+
+FailureOr<SmallVector<Value>> transpose(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  SmallVector<int64_t> perm;
+  if (std::optional<SmallVector<int64_t>> p = node.intsAttr("perm"))
+    perm = *p;
+  else
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  return one(build<TransposeOp>(node, *x, node.builder.getDenseI64ArrayAttr(perm)));
+}
+
+FailureOr<SmallVector<Value>> concat(OnnxNode &node) {
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < node.numInputs(); ++i) {
+    FailureOr<Value> v = node.rankedInput(i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  if (inputs.empty()) {
+    node.fail() << "needs at least one input";
+    return failure();
+  }
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.intAttr("axis", 0), typeOf(inputs[0]).getRank());
+  if (failed(axis))
+    return failure();
+  return one(build<ConcatOp>(node, inputs, node.builder.getI64IntegerAttr(*axis)));
+}
+
+FailureOr<SmallVector<Value>> shape(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  if (!type.hasStaticShape()) {
+    node.fail() << "input shape " << type << " is not static";
+    return failure();
+  }
+  int64_t rank = type.getRank();
+  int64_t start = node.intAttr("start", 0), end = node.intAttr("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  SmallVector<int64_t> dims(type.getShape().begin() + start,
+                            type.getShape().begin() + std::max(start, end));
+  auto resultType =
+      RankedTensorType::get({(int64_t)dims.size()}, node.builder.getI64Type());
+  Value c = ConstantOp::create(node.builder, node.loc(), resultType,
+                               DenseElementsAttr::get(resultType,
+                                                      ArrayRef<int64_t>(dims)));
+  return SmallVector<Value>{c};
+}
+
+/// Axes from the attribute (before `inputSince`) or from constant input 1.
+std::optional<SmallVector<int64_t>> readAxes(OnnxNode &node, int64_t inputSince,
+                                             bool &ok) {
+  ok = true;
+  if (node.opset < inputSince)
+    return node.intsAttr("axes");
+  if (!node.input(1))
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> axes = node.constantInts(1);
+  if (!axes) {
+    node.fail() << "axes must be a compile-time constant";
+    ok = false;
+  }
+  return axes;
+}
+
+FailureOr<SmallVector<Value>> squeeze(OnnxNode &node, bool unsqueeze) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  bool ok;
+  std::optional<SmallVector<int64_t>> axes = readAxes(node, 13, ok);
+  if (!ok)
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  SmallVector<int64_t> shape(type.getShape());
+  if (unsqueeze) {
+    if (!axes) {
+      node.fail() << "axes are required";
+      return failure();
+    }
+    int64_t outRank = type.getRank() + axes->size();
+    SmallVector<int64_t> norm;
+    for (int64_t a : *axes) {
+      FailureOr<int64_t> n = normalizeAxis(node, a, outRank);
+      if (failed(n))
+        return failure();
+      norm.push_back(*n);
+    }
+    llvm::sort(norm);
+    for (int64_t a : norm)
+      shape.insert(shape.begin() + std::min<int64_t>(a, shape.size()), 1);
+  } else {
+    SmallVector<int64_t> norm;
+    if (axes) {
+      for (int64_t a : *axes) {
+        FailureOr<int64_t> n = normalizeAxis(node, a, type.getRank());
+        if (failed(n))
+          return failure();
+        if (type.getDimSize(*n) != 1) {
+          node.fail() << "cannot squeeze axis " << a << " of size "
+                      << type.getDimSize(*n);
+          return failure();
+        }
+        norm.push_back(*n);
+      }
+    } else {
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.getDimSize(d) == 1)
+          norm.push_back(d);
+    }
+    llvm::sort(norm);
+    for (int64_t a : llvm::reverse(norm))
+      shape.erase(shape.begin() + a);
+  }
+  return one(reshapeTo(node, *x, shape));
+}
+
+/// ReduceMean/Sum/Max/Min. Axes are an attribute, except ReduceSum from
+/// opset 13 where they are an optional input; no axes means all axes unless
+/// noop_with_empty_axes is set.
+template <typename OpTy>
+FailureOr<SmallVector<Value>> reduce(OnnxNode &node, int64_t axesInputSince) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  bool ok;
+  std::optional<SmallVector<int64_t>> axes = readAxes(node, axesInputSince, ok);
+  if (!ok)
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  SmallVector<int64_t> norm;
+  if (!axes || axes->empty()) {
+    if (node.intAttr("noop_with_empty_axes", 0))
+      return SmallVector<Value>{*x};
+    for (int64_t d = 0; d < rank; ++d)
+      norm.push_back(d);
+  } else {
+    for (int64_t a : *axes) {
+      FailureOr<int64_t> n = normalizeAxis(node, a, rank);
+      if (failed(n))
+        return failure();
+      norm.push_back(*n);
+    }
+  }
+  llvm::sort(norm);
+  norm.erase(std::unique(norm.begin(), norm.end()), norm.end());
+  return one(build<OpTy>(node, *x, node.builder.getDenseI64ArrayAttr(norm),
+                         node.builder.getBoolAttr(node.intAttr("keepdims", 1) != 0)));
+}
+} // namespace
+
+void mlir::kiln::populateTensorConversions(std::vector<OnnxConversion> &t) {
+  for (int64_t v : {1, 9, 11, 12, 13})
+    t.push_back({"Constant", v, constant});
+  for (int64_t v : {1, 5, 13, 14})
+    t.push_back({"Reshape", v, reshape});
+  for (int64_t v : {1, 9, 11, 13})
+    t.push_back({"Flatten", v, flatten});
+  for (int64_t v : {1, 13})
+    t.push_back({"Transpose", v, transpose});
+  for (int64_t v : {4, 11, 13})
+    t.push_back({"Concat", v, concat});
+  for (int64_t v : {1, 13, 15})
+    t.push_back({"Shape", v, shape});
+  for (int64_t v : {1, 11, 13}) {
+    t.push_back({"Squeeze", v, [](OnnxNode &n) { return squeeze(n, false); }});
+    t.push_back({"Unsqueeze", v, [](OnnxNode &n) { return squeeze(n, true); }});
+  }
+  for (int64_t v : {1, 11, 13}) {
+    t.push_back({"ReduceMean", v, [](OnnxNode &n) { return reduce<ReduceMeanOp>(n, 18); }});
+    t.push_back({"ReduceMax", v, [](OnnxNode &n) { return reduce<ReduceMaxOp>(n, 18); }});
+    t.push_back({"ReduceMin", v, [](OnnxNode &n) { return reduce<ReduceMinOp>(n, 18); }});
+    t.push_back({"ReduceSum", v, [](OnnxNode &n) { return reduce<ReduceSumOp>(n, 13); }});
+  }
+}

@@ -1,0 +1,529 @@
+//===- OnnxImporter.cpp - ONNX protobuf to the onnx dialect -----*- C++ -*-===//
+//
+// One ONNX node becomes one generic `onnx.<OpType>` op with its attributes
+// verbatim and its node name as location. Initializer bytes are moved out of
+// the protobuf message into dense resources, so after parsing they are never
+// copied again. protobuf and onnx throw; every throw is caught here and turned
+// into a diagnostic.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Import/Onnx/OnnxImporter.h"
+#include "kiln/Dialect/Onnx/OnnxDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/text_format.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <exception>
+#include <memory>
+
+using namespace mlir;
+using kiln::ImportOptions;
+
+namespace {
+
+// Initializers with fewer elements than this stay inline (DenseElementsAttr):
+// they are shapes, axes and scalars that the compiler reads and folds.
+constexpr int64_t kInlineElements = 64;
+
+/// Element type of an ONNX TensorProto data type, or null if unsupported.
+Type elementType(MLIRContext *ctx, int32_t dataType) {
+  Builder b(ctx);
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  case onnx::TensorProto::INT8:
+    return b.getI8Type();
+  case onnx::TensorProto::INT16:
+    return b.getI16Type();
+  case onnx::TensorProto::INT32:
+    return b.getI32Type();
+  case onnx::TensorProto::INT64:
+    return b.getI64Type();
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, false);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, false);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, false);
+  default:
+    return nullptr;
+  }
+}
+
+std::string dataTypeName(int32_t dataType) {
+  if (onnx::TensorProto::DataType_IsValid(dataType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(dataType));
+  return "data type " + std::to_string(dataType);
+}
+
+class Importer {
+public:
+  Importer(MLIRContext &ctx, const ImportOptions &options)
+      : ctx(ctx), options(options), builder(&ctx) {}
+
+  OwningOpRef<ModuleOp> run(const std::string &path);
+
+private:
+  LogicalResult parse(const std::string &path);
+  LogicalResult importGraph(ModuleOp module);
+  LogicalResult importNode(const onnx::NodeProto &node, int index);
+  FailureOr<ElementsAttr> importTensor(onnx::TensorProto &tensor,
+                                       const std::string &where);
+  FailureOr<Attribute> importAttribute(onnx::AttributeProto &attr,
+                                       const std::string &where);
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
+  Type valueType(const std::string &name);
+  InFlightDiagnostic error(Location loc) { return emitError(loc); }
+
+  MLIRContext &ctx;
+  const ImportOptions &options;
+  OpBuilder builder;
+  onnx::ModelProto model;
+  std::string fileName;
+  std::string hash;
+  llvm::StringMap<Value> values;          // ONNX value name -> SSA value
+  llvm::StringMap<Type> inferredTypes;    // from ONNX shape inference
+  llvm::StringMap<int64_t> opsets;        // domain -> version
+  Value noValue;
+};
+
+LogicalResult Importer::parse(const std::string &path) {
+  Location loc = FileLineColLoc::get(&ctx, path, 0, 0);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return error(loc) << "cannot read '" << path
+                      << "': " << buffer.getError().message();
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  hash = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)),
+                     /*LowerCase=*/true);
+  llvm::StringRef name(path);
+  bool text = name.ends_with(".onnxtxt") || name.ends_with(".textproto") ||
+              name.ends_with(".pbtxt");
+  bool ok;
+  if (text) {
+    ok = google::protobuf::TextFormat::ParseFromString(bytes.str(), &model);
+  } else {
+    google::protobuf::io::ArrayInputStream stream(bytes.data(),
+                                                  (int)bytes.size());
+    google::protobuf::io::CodedInputStream coded(&stream);
+    coded.SetTotalBytesLimit(INT32_MAX);
+    ok = bytes.size() < INT32_MAX && model.ParseFromCodedStream(&coded) &&
+         coded.ConsumedEntireMessage();
+  }
+  if (!ok)
+    return error(loc) << "'" << path
+                      << "' is not a valid ONNX model (protobuf parsing failed; "
+                         "the file may be truncated or not an ONNX file)";
+  if (!model.has_graph())
+    return error(loc) << "'" << path << "' has no graph";
+  return success();
+}
+
+FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
+                                               const std::string &where) {
+  Location loc = NameLoc::get(builder.getStringAttr(where));
+  Type elt = elementType(&ctx, tensor.data_type());
+  if (!elt)
+    return error(loc) << where << ": tensor '" << tensor.name() << "' has "
+                      << dataTypeName(tensor.data_type())
+                      << ", which Kiln does not support";
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return error(loc) << where << ": tensor '" << tensor.name()
+                      << "' keeps its data in an external file, which this "
+                         "version of Kiln cannot load yet";
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return error(loc) << where << ": tensor '" << tensor.name()
+                      << "' has a negative dimension";
+  auto type = RankedTensorType::get(shape, elt);
+  int64_t count = type.getNumElements();
+  unsigned bitWidth = elt.isInteger(1) ? 8 : elt.getIntOrFloatBitWidth();
+  size_t bytes = (size_t)count * (bitWidth / 8);
+
+  // Gather the bytes: raw_data is moved out of the message, typed fields are
+  // converted into a fresh buffer.
+  std::unique_ptr<std::string> raw;
+  if (tensor.has_raw_data()) {
+    raw.reset(tensor.release_raw_data());
+  } else {
+    raw = std::make_unique<std::string>();
+    raw->resize(bytes);
+    char *out = raw->data();
+    auto fill = [&](auto &field, auto convert) -> bool {
+      if ((int64_t)field.size() != count)
+        return false;
+      for (int64_t i = 0; i < count; ++i)
+        convert(out, i, field.Get(i));
+      return true;
+    };
+    bool ok = count == 0;
+    switch (tensor.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      ok = fill(tensor.float_data(), [](char *o, int64_t i, float v) {
+        memcpy(o + 4 * i, &v, 4);
+      });
+      break;
+    case onnx::TensorProto::DOUBLE:
+      ok = fill(tensor.double_data(), [](char *o, int64_t i, double v) {
+        memcpy(o + 8 * i, &v, 8);
+      });
+      break;
+    case onnx::TensorProto::INT64:
+      ok = fill(tensor.int64_data(), [](char *o, int64_t i, int64_t v) {
+        memcpy(o + 8 * i, &v, 8);
+      });
+      break;
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
+      ok = fill(tensor.uint64_data(), [&](char *o, int64_t i, uint64_t v) {
+        memcpy(o + (bitWidth / 8) * i, &v, bitWidth / 8);
+      });
+      break;
+    default: // int32 field carries int32, int16, int8, uint16, uint8, bool, fp16
+      ok = fill(tensor.int32_data(), [&](char *o, int64_t i, int32_t v) {
+        memcpy(o + (bitWidth / 8) * i, &v, bitWidth / 8);
+      });
+      break;
+    }
+    if (!ok && count != 0)
+      return error(loc) << where << ": tensor '" << tensor.name()
+                        << "' holds the wrong number of values for shape "
+                        << type;
+  }
+  if (raw->size() != bytes)
+    return error(loc) << where << ": tensor '" << tensor.name() << "' has "
+                      << raw->size() << " bytes of data; its type " << type
+                      << " needs " << bytes;
+
+  if (count < kInlineElements) {
+    if (elt.isInteger(1)) {
+      SmallVector<bool> bits;
+      for (char c : *raw)
+        bits.push_back(c != 0);
+      return ElementsAttr(DenseElementsAttr::get(type, bits));
+    }
+    bool splat = false;
+    if (!DenseElementsAttr::isValidRawBuffer(type, ArrayRef<char>(*raw), splat))
+      return error(loc) << where << ": tensor '" << tensor.name()
+                        << "' has malformed data";
+    return ElementsAttr(
+        DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(*raw)));
+  }
+  // Hand the buffer to a resource blob that frees it when MLIR is done.
+  std::string *owned = raw.release();
+  ArrayRef<char> data(owned->data(), owned->size());
+  AsmResourceBlob blob(
+      data, alignof(int64_t),
+      [owned](void *, size_t, size_t) { delete owned; },
+      /*dataIsMutable=*/false);
+  std::string blobName = tensor.name().empty() ? "tensor" : tensor.name();
+  return ElementsAttr(
+      DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
+}
+
+FailureOr<Attribute> Importer::importAttribute(onnx::AttributeProto &attr,
+                                               const std::string &where) {
+  switch (attr.type()) {
+  case onnx::AttributeProto::INT:
+    return Attribute(builder.getI64IntegerAttr(attr.i()));
+  case onnx::AttributeProto::FLOAT:
+    return Attribute(builder.getF32FloatAttr(attr.f()));
+  case onnx::AttributeProto::STRING:
+    return Attribute(builder.getStringAttr(attr.s()));
+  case onnx::AttributeProto::INTS: {
+    SmallVector<Attribute> v;
+    for (int64_t i : attr.ints())
+      v.push_back(builder.getI64IntegerAttr(i));
+    return Attribute(builder.getArrayAttr(v));
+  }
+  case onnx::AttributeProto::FLOATS: {
+    SmallVector<Attribute> v;
+    for (float f : attr.floats())
+      v.push_back(builder.getF32FloatAttr(f));
+    return Attribute(builder.getArrayAttr(v));
+  }
+  case onnx::AttributeProto::STRINGS: {
+    SmallVector<Attribute> v;
+    for (const std::string &s : attr.strings())
+      v.push_back(builder.getStringAttr(s));
+    return Attribute(builder.getArrayAttr(v));
+  }
+  case onnx::AttributeProto::TENSOR: {
+    FailureOr<ElementsAttr> t = importTensor(*attr.mutable_t(), where);
+    if (failed(t))
+      return failure();
+    return Attribute(*t);
+  }
+  default:
+    // Subgraphs (If/Loop/Scan), sparse tensors and type protos: kept as a
+    // marker so that OnnxToKiln can report the node as unsupported.
+    return Attribute(builder.getStringAttr(
+        "<unsupported " +
+        onnx::AttributeProto::AttributeType_Name(attr.type()) + " attribute>"));
+  }
+}
+
+FailureOr<RankedTensorType>
+Importer::inputType(const onnx::ValueInfoProto &info) {
+  Location loc = NameLoc::get(builder.getStringAttr(info.name()));
+  if (!info.type().has_tensor_type())
+    return error(loc) << "graph input '" << info.name()
+                      << "' is not a tensor; only tensor inputs are supported";
+  const auto &tt = info.type().tensor_type();
+  Type elt = elementType(&ctx, tt.elem_type());
+  if (!elt)
+    return error(loc) << "graph input '" << info.name() << "' has "
+                      << dataTypeName(tt.elem_type())
+                      << ", which Kiln does not support";
+  for (const auto &[name, dims] : options.inputShapes)
+    if (name == info.name())
+      return RankedTensorType::get(dims, elt);
+  if (!tt.has_shape())
+    return error(loc) << "graph input '" << info.name()
+                      << "' has no shape; give one with --input-shape "
+                      << info.name() << "=D0xD1x...";
+  SmallVector<int64_t> shape;
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto &dim = tt.shape().dim(i);
+    if (dim.has_dim_value() && dim.dim_value() >= 0) {
+      shape.push_back(dim.dim_value());
+      continue;
+    }
+    if (!options.allowDynamicInputs) {
+      std::string symbol =
+          dim.has_dim_param() ? "'" + dim.dim_param() + "'" : "unknown";
+      return error(loc) << "graph input '" << info.name() << "' has a "
+                        << (dim.has_dim_param() ? "symbolic" : "unknown")
+                        << " dimension " << symbol << " at index " << i
+                        << "; fix the shape with --input-shape " << info.name()
+                        << "=D0xD1x...";
+    }
+    shape.push_back(ShapedType::kDynamic);
+  }
+  return RankedTensorType::get(shape, elt);
+}
+
+Type Importer::valueType(const std::string &name) {
+  auto it = inferredTypes.find(name);
+  if (it != inferredTypes.end())
+    return it->second;
+  return UnrankedTensorType::get(builder.getF32Type());
+}
+
+LogicalResult Importer::importNode(const onnx::NodeProto &constNode,
+                                   int index) {
+  onnx::NodeProto &node = const_cast<onnx::NodeProto &>(constNode);
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  int64_t opset = opsets.lookup(domain);
+  std::string name = node.name().empty()
+                         ? node.op_type() + "_" + std::to_string(index)
+                         : node.name();
+  std::string where = "node '" + name + "' (" + node.op_type() + ", opset " +
+                      std::to_string(opset) + ")";
+  Location loc = NameLoc::get(builder.getStringAttr(name));
+
+  SmallVector<Value> operands;
+  for (const std::string &input : node.input()) {
+    if (input.empty()) {
+      if (!noValue)
+        noValue = kiln::onnx::NoValueOp::create(builder, loc).getResult();
+      operands.push_back(noValue);
+      continue;
+    }
+    Value v = values.lookup(input);
+    if (!v)
+      return error(loc) << where << ": input '" << input
+                        << "' is not a graph input, an initializer or the "
+                           "output of an earlier node";
+    operands.push_back(v);
+  }
+  SmallVector<NamedAttribute> attrs;
+  for (onnx::AttributeProto &attr : *node.mutable_attribute()) {
+    FailureOr<Attribute> a = importAttribute(attr, where);
+    if (failed(a))
+      return failure();
+    attrs.push_back(builder.getNamedAttr(attr.name(), *a));
+  }
+  SmallVector<Type> resultTypes;
+  for (const std::string &output : node.output())
+    resultTypes.push_back(output.empty() ? builder.getNoneType()
+                                         : valueType(output));
+  std::string opName = "onnx." + (domain.empty() ? "" : domain + ".") +
+                       node.op_type();
+  OperationState state(loc, opName);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  state.addTypes(resultTypes);
+  Operation *op = builder.create(state);
+  for (auto [output, result] : llvm::zip(node.output(), op->getResults()))
+    if (!output.empty())
+      values[output] = result;
+  return success();
+}
+
+LogicalResult Importer::importGraph(ModuleOp module) {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  for (const auto &imp : model.opset_import())
+    opsets[imp.domain() == "ai.onnx" ? "" : imp.domain()] = imp.version();
+  SmallVector<NamedAttribute> opsetAttrs;
+  for (const auto &entry : opsets)
+    opsetAttrs.push_back(builder.getNamedAttr(
+        entry.getKey(), builder.getI64IntegerAttr(entry.getValue())));
+  module->setAttr(kiln::onnx::OnnxDialect::kOpsetImportAttr,
+                  builder.getDictionaryAttr(opsetAttrs));
+  module->setAttr(kiln::kModelNameAttr, builder.getStringAttr(graph.name()));
+  module->setAttr(kiln::kProducerAttr,
+                  builder.getStringAttr(model.producer_name()));
+  module->setAttr(kiln::kModelHashAttr, builder.getStringAttr(hash));
+
+  // Fix input shapes first so that ONNX's shape inference sees them.
+  llvm::StringMap<bool> isInitializer;
+  for (const auto &init : graph.initializer())
+    isInitializer[init.name()] = true;
+  SmallVector<const onnx::ValueInfoProto *> inputs;
+  SmallVector<Type> inputTypes;
+  for (onnx::ValueInfoProto &info : *graph.mutable_input()) {
+    if (isInitializer.count(info.name()))
+      continue; // IR < 4 lists initializers as inputs too
+    FailureOr<RankedTensorType> type = inputType(info);
+    if (failed(type))
+      return failure();
+    if (type->hasStaticShape()) {
+      auto *shape = info.mutable_type()->mutable_tensor_type()->mutable_shape();
+      shape->clear_dim();
+      for (int64_t d : type->getShape())
+        shape->add_dim()->set_dim_value(d);
+    }
+    inputs.push_back(&info);
+    inputTypes.push_back(*type);
+  }
+  for (const auto &[name, dims] : options.inputShapes)
+    if (!llvm::any_of(inputs, [&](auto *i) { return i->name() == name; }))
+      return error(UnknownLoc::get(&ctx))
+             << "--input-shape names '" << name
+             << "', which is not an input of the graph";
+
+  // ONNX's own shape inference gives the import dialect its result types; a
+  // failure there is not fatal (kiln infers shapes again after lowering).
+  try {
+    onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0,
+                                     /*enable_data_propagation=*/true};
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       opts);
+  } catch (const std::exception &) {
+  }
+  auto record = [&](const onnx::ValueInfoProto &info) {
+    if (!info.type().has_tensor_type())
+      return;
+    const auto &tt = info.type().tensor_type();
+    Type elt = elementType(&ctx, tt.elem_type());
+    if (!elt)
+      return;
+    if (!tt.has_shape()) {
+      inferredTypes[info.name()] = UnrankedTensorType::get(elt);
+      return;
+    }
+    SmallVector<int64_t> shape;
+    for (const auto &dim : tt.shape().dim())
+      shape.push_back(dim.has_dim_value() ? dim.dim_value()
+                                          : ShapedType::kDynamic);
+    inferredTypes[info.name()] = RankedTensorType::get(shape, elt);
+  };
+  for (const auto &info : graph.value_info())
+    record(info);
+  for (const auto &info : graph.output())
+    record(info);
+
+  builder.setInsertionPointToEnd(module.getBody());
+  auto funcType = builder.getFunctionType(inputTypes, {});
+  auto func = func::FuncOp::create(builder, UnknownLoc::get(&ctx), "main_graph",
+                                   funcType);
+  Block *entry = func.addEntryBlock();
+  for (auto [i, info] : llvm::enumerate(inputs)) {
+    values[info->name()] = entry->getArgument(i);
+    func.setArgAttr(i, kiln::kValueNameAttr,
+                    builder.getStringAttr(info->name()));
+  }
+  builder.setInsertionPointToStart(entry);
+
+  for (onnx::TensorProto &init : *graph.mutable_initializer()) {
+    FailureOr<ElementsAttr> value =
+        importTensor(init, "initializer '" + init.name() + "'");
+    if (failed(value))
+      return failure();
+    Location loc = NameLoc::get(builder.getStringAttr(init.name()));
+    values[init.name()] = kiln::onnx::InitializerOp::create(
+        builder, loc, value->getType(), init.name(), *value);
+  }
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (failed(importNode(graph.node(i), i)))
+      return failure();
+
+  SmallVector<Value> results;
+  for (const auto &out : graph.output()) {
+    Value v = values.lookup(out.name());
+    if (!v)
+      return error(NameLoc::get(builder.getStringAttr(out.name())))
+             << "graph output '" << out.name()
+             << "' is not produced by any node, input or initializer";
+    results.push_back(v);
+  }
+  func::ReturnOp::create(builder, UnknownLoc::get(&ctx), results);
+  func.setType(builder.getFunctionType(inputTypes, TypeRange(results)));
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, kiln::kValueNameAttr,
+                       builder.getStringAttr(out.name()));
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::run(const std::string &path) {
+  ctx.loadDialect<kiln::onnx::OnnxDialect, func::FuncDialect>();
+  fileName = path;
+  try {
+    if (failed(parse(path)))
+      return nullptr;
+    OwningOpRef<ModuleOp> module =
+        ModuleOp::create(FileLineColLoc::get(&ctx, path, 0, 0));
+    if (failed(importGraph(*module)))
+      return nullptr;
+    return module;
+  } catch (const std::exception &e) {
+    emitError(FileLineColLoc::get(&ctx, path, 0, 0))
+        << "cannot import '" << path << "': " << e.what();
+    return nullptr;
+  }
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &context,
+                                           const std::string &path,
+                                           const ImportOptions &options) {
+  Importer importer(context, options);
+  return importer.run(path);
+}

@@ -1,0 +1,47 @@
+//===- Binding.h - shared pieces of the kiln Python module ------*- C++ -*-===//
+//
+// The module is a thin layer: compile() forwards to kiln::compile(), load()
+// goes through the public C ABI in runtime.h with dlopen, exactly as a user's
+// program would. Every failure becomes a kiln.Error through one type below.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PYTHON_BINDING_H
+#define KILN_PYTHON_BINDING_H
+
+#include "kiln/runtime.h"
+
+#include <pybind11/pybind11.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace kiln {
+namespace python {
+
+/// Thrown anywhere in the binding; pybind11 turns it into a kiln.Error whose
+/// `code` attribute names the kiln_status_code (None for compile errors).
+class Error : public std::runtime_error {
+public:
+  explicit Error(const std::string &message, std::string code = "")
+      : std::runtime_error(message), code_(std::move(code)) {}
+  const std::string &code() const { return code_; }
+
+private:
+  std::string code_;
+};
+
+/// Throws Error("<what>: <status message>") when `status` is a failure. Copy
+/// the message out before anything else can overwrite it: this is the one
+/// place a kiln_status becomes an exception.
+void checkStatus(const kiln_status &status, const std::string &what);
+
+/// Registers compile() on the module.
+void defineCompile(pybind11::module_ &m);
+
+/// Registers load(), Model and TensorInfo on the module.
+void defineModel(pybind11::module_ &m);
+
+} // namespace python
+} // namespace kiln
+
+#endif

@@ -1,0 +1,200 @@
+//===- Compile.cpp - kiln.compile() ---------------------------------------===//
+//
+// Maps Python keyword options onto kiln::CompileOptions and calls
+// kiln::compile() with the GIL released.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Binding.h"
+
+#include "kiln/Pipeline/Pipeline.h"
+
+#include <mutex>
+
+namespace py = pybind11;
+
+namespace kiln {
+namespace python {
+namespace {
+
+std::string toPath(py::handle obj, const char *what) {
+  if (!py::isinstance<py::str>(obj) && !py::isinstance<py::bytes>(obj) &&
+      !py::hasattr(obj, "__fspath__"))
+    throw py::type_error(std::string("compile(): ") + what +
+                         " must be a str or os.PathLike, not " +
+                         std::string(py::str(obj.get_type().attr("__name__"))));
+  return py::module_::import("os").attr("fsdecode")(obj).cast<std::string>();
+}
+
+std::string toStr(py::handle value, const std::string &key) {
+  if (!py::isinstance<py::str>(value))
+    throw py::type_error(
+        "compile(): option '" + key + "' must be a str, not " +
+        std::string(py::str(value.get_type().attr("__name__"))));
+  return value.cast<std::string>();
+}
+
+int64_t toInt(py::handle value, const std::string &what) {
+  PyObject *index = PyNumber_Index(value.ptr());
+  if (!index) {
+    PyErr_Clear();
+    throw py::type_error(
+        "compile(): " + what + " must be an int, not " +
+        std::string(py::str(value.get_type().attr("__name__"))));
+  }
+  return py::reinterpret_steal<py::int_>(index).cast<int64_t>();
+}
+
+bool toBool(py::handle value) {
+  int truth = PyObject_IsTrue(value.ptr());
+  if (truth < 0)
+    throw py::error_already_set();
+  return truth == 1;
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+/// {"input": (1, 3, 224, 224), ...} -> CompileOptions::inputShapes.
+void parseInputShapes(py::handle value, CompileOptions &options) {
+  if (!py::isinstance<py::dict>(value) && !py::hasattr(value, "items"))
+    throw py::type_error("compile(): option 'input_shapes' must be a dict "
+                         "{input name: shape tuple}");
+  for (py::handle item : value.attr("items")()) {
+    auto pair = py::reinterpret_borrow<py::tuple>(item);
+    std::string name = toStr(pair[0], "input_shapes key");
+    py::object dims = pair[1];
+    if (py::isinstance<py::str>(dims) || !py::hasattr(dims, "__iter__"))
+      throw py::type_error("compile(): input_shapes['" + name +
+                           "'] must be a sequence of ints");
+    std::vector<int64_t> shape;
+    for (py::handle d : dims)
+      shape.push_back(toInt(d, "input_shapes['" + name + "'] dimension"));
+    for (int64_t d : shape)
+      if (d < 0)
+        throw Error("compile(): input_shapes['" + name + "'] is " +
+                    shapeString(shape) + "; dimensions must be >= 0");
+    options.inputShapes.emplace_back(name, std::move(shape));
+  }
+}
+
+/// Without an explicit output, write next to the model: model.onnx ->
+/// model.so (or model.o, model.s, model.ll, model.<stage>.mlir).
+std::string defaultOutput(const std::string &input, EmitKind emit) {
+  std::string base = input;
+  size_t slash = base.find_last_of('/');
+  size_t dot = base.find_last_of('.');
+  if (dot != std::string::npos &&
+      (slash == std::string::npos || dot > slash + 1))
+    base.resize(dot);
+  switch (emit) {
+  case EmitKind::Import:
+    return base + ".import.mlir";
+  case EmitKind::Kiln:
+    return base + ".kiln.mlir";
+  case EmitKind::Linalg:
+    return base + ".linalg.mlir";
+  case EmitKind::LLVM:
+    return base + ".ll";
+  case EmitKind::Asm:
+    return base + ".s";
+  case EmitKind::Obj:
+    return base + ".o";
+  case EmitKind::So:
+    break;
+  }
+  return base + ".so";
+}
+
+std::string compileModel(py::object onnxPath, py::object output,
+                         py::kwargs kwargs) {
+  CompileOptions options;
+  options.inputPath = toPath(onnxPath, "onnx_path");
+  for (auto item : kwargs) {
+    std::string key = py::cast<std::string>(item.first);
+    py::handle value = item.second;
+    if (key == "emit") {
+      std::string emit = toStr(value, key);
+      if (!parseEmitKind(emit, options.emit))
+        throw Error("compile(): emit='" + emit +
+                    "' is not one of so, obj, asm, llvm, linalg, kiln, import");
+    } else if (key == "mcpu") {
+      options.mcpu = toStr(value, key);
+    } else if (key == "mattr") {
+      options.mattr = toStr(value, key);
+    } else if (key == "opt_level") {
+      int64_t level = toInt(value, "option 'opt_level'");
+      if (level < 0 || level > 3)
+        throw Error("compile(): opt_level=" + std::to_string(level) +
+                    " is out of range; use 0, 1, 2 or 3");
+      options.optLevel = static_cast<unsigned>(level);
+    } else if (key == "name") {
+      options.name = toStr(value, key);
+    } else if (key == "input_shapes") {
+      parseInputShapes(value, options);
+    } else if (key == "timing") {
+      options.timing = toBool(value);
+    } else if (key == "verify_each") {
+      options.verifyEach = toBool(value);
+    } else {
+      throw py::type_error("compile() got an unexpected keyword argument '" +
+                           key +
+                           "' (options: emit, mcpu, mattr, opt_level, name, "
+                           "input_shapes, timing, verify_each)");
+    }
+  }
+  options.outputPath = output.is_none()
+                           ? defaultOutput(options.inputPath, options.emit)
+                           : toPath(output, "output");
+
+  std::string failure;
+  {
+    py::gil_scoped_release noGil;
+    // One compile at a time per process: the pipeline may touch LLVM's
+    // process-wide state (target registry, options). Other Python threads,
+    // including ones running models, keep going meanwhile.
+    static std::mutex compileMutex;
+    std::lock_guard<std::mutex> lock(compileMutex);
+    llvm::Expected<CompileResult> result = kiln::compile(options);
+    if (!result)
+      failure = llvm::toString(result.takeError());
+  }
+  if (!failure.empty())
+    throw Error(failure);
+  return options.outputPath;
+}
+
+} // namespace
+
+void defineCompile(py::module_ &m) {
+  m.def("compile", &compileModel, py::arg("onnx_path"),
+        py::arg("output") = py::none(),
+        R"(compile(onnx_path, output=None, **options) -> str
+
+Compiles an ONNX model ahead of time and returns the path written.
+
+`output` defaults to the model's path with `.so` in place of its extension
+(for other `emit` kinds: .o, .s, .ll, .<stage>.mlir). Writing a .so also
+writes OUT.h and OUT.json beside it.
+
+Options:
+  emit         "so" (default), "obj", "asm", "llvm", "linalg", "kiln", "import"
+  mcpu         LLVM CPU name, e.g. "skylake-avx512"; default: this machine
+  mattr        extra LLVM features, e.g. "-avx512f"
+  opt_level    0..3 (default 3)
+  name         model name (default: the ONNX graph name)
+  input_shapes {input name: shape tuple} fixing symbolic dimensions
+  timing       print per-phase wall times to stderr
+  verify_each  run the MLIR verifier after every pass
+
+Raises kiln.Error with every diagnostic when the model does not compile,
+TypeError for an unknown option name or a value of the wrong type.
+The GIL is released while compiling.)");
+}
+
+} // namespace python
+} // namespace kiln

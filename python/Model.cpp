@@ -1,0 +1,403 @@
+//===- Model.cpp - kiln.load() and kiln.Model -----------------------------===//
+//
+// A Model is one dlopen'ed model.so plus one session. Only the public ABI in
+// runtime.h is used, the way any user program would load a model; the runtime
+// sources are never linked in here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Binding.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <dlfcn.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace kiln {
+namespace python {
+namespace {
+
+/// Name, element type and shape of one input or output, copied out of the
+/// .so so it stays valid whatever happens to the library.
+struct TensorInfo {
+  std::string name;
+  int32_t kilnDtype = 0;
+  py::dtype dtype;
+  std::vector<int64_t> shape;
+  size_t bytes = 0;
+
+  py::tuple shapeTuple() const { return py::cast(shape); }
+  std::string describe() const;
+};
+
+/// numpy's name for a kiln_dtype, or nullptr where numpy has none.
+const char *numpyName(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_FLOAT32:
+    return "float32";
+  case KILN_DTYPE_UINT8:
+    return "uint8";
+  case KILN_DTYPE_INT8:
+    return "int8";
+  case KILN_DTYPE_UINT16:
+    return "uint16";
+  case KILN_DTYPE_INT16:
+    return "int16";
+  case KILN_DTYPE_INT32:
+    return "int32";
+  case KILN_DTYPE_INT64:
+    return "int64";
+  case KILN_DTYPE_BOOL:
+    return "bool";
+  case KILN_DTYPE_FLOAT16:
+    return "float16";
+  case KILN_DTYPE_FLOAT64:
+    return "float64";
+  case KILN_DTYPE_UINT32:
+    return "uint32";
+  case KILN_DTYPE_UINT64:
+    return "uint64";
+  default:
+    return nullptr; // bfloat16 and anything newer
+  }
+}
+
+std::string dtypeName(const py::dtype &dtype) {
+  return py::str(py::handle(dtype)).cast<std::string>();
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::string describeArray(const py::array &a) {
+  std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+  return dtypeName(a.dtype()) + " of shape " + shapeString(shape);
+}
+
+std::string TensorInfo::describe() const {
+  return dtypeName(dtype) + " of shape " + shapeString(shape);
+}
+
+/// The entry points every model.so exports (runtime.h).
+struct Abi {
+  const kiln_model_info *(*getModelInfo)(void);
+  kiln_status (*sessionCreate)(const kiln_session_options *, kiln_session **);
+  kiln_status (*run)(kiln_session *, const kiln_tensor *, size_t, kiln_tensor *,
+                     size_t);
+  void (*sessionDestroy)(kiln_session *);
+};
+
+class Model {
+public:
+  explicit Model(std::string path) : path_(std::move(path)) {}
+  ~Model() {
+    if (session_)
+      abi_.sessionDestroy(session_);
+    if (handle_)
+      dlclose(handle_);
+  }
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  void load();
+  py::list call(const py::args &arrays);
+  py::dict runDict(const py::object &feeds);
+  std::string repr() const;
+
+  const std::string &path() const { return path_; }
+  const std::string &name() const { return name_; }
+  const std::vector<TensorInfo> &inputs() const { return inputs_; }
+  const std::vector<TensorInfo> &outputs() const { return outputs_; }
+  // A copy each time: callers may edit what they get.
+  py::dict info() const { return info_.attr("copy")(); }
+
+private:
+  template <typename T> void resolve(T &fn, const char *symbol);
+  py::array checkInput(size_t i, const py::handle &obj) const;
+  std::vector<py::array> execute(const std::vector<py::array> &inputs);
+
+  std::string path_, name_;
+  void *handle_ = nullptr;
+  Abi abi_{};
+  kiln_session *session_ = nullptr;
+  std::vector<TensorInfo> inputs_, outputs_;
+  py::dict info_;
+  std::mutex runMutex_; // a session serves one thread at a time
+};
+
+template <typename T> void Model::resolve(T &fn, const char *symbol) {
+  fn = reinterpret_cast<T>(dlsym(handle_, symbol));
+  if (!fn)
+    throw Error("'" + path_ + "' is not a Kiln model: it does not export " +
+                symbol);
+}
+
+std::vector<TensorInfo> copyTensorInfos(const kiln_tensor_info *infos,
+                                        uint32_t count, const char *kind,
+                                        const std::string &path) {
+  std::vector<TensorInfo> result;
+  for (uint32_t i = 0; i < count; ++i) {
+    const kiln_tensor_info &in = infos[i];
+    TensorInfo t;
+    t.name = in.name ? in.name : "";
+    t.kilnDtype = in.dtype;
+    const char *np = numpyName(in.dtype);
+    if (!np)
+      throw Error("'" + path + "': " + kind + " '" + t.name + "' has dtype " +
+                  std::to_string(in.dtype) + ", which numpy cannot represent");
+    t.dtype = py::dtype(np);
+    t.shape.assign(in.shape, in.shape + in.rank);
+    t.bytes = static_cast<size_t>(t.dtype.itemsize());
+    for (int64_t d : t.shape)
+      t.bytes *= static_cast<size_t>(d);
+    result.push_back(std::move(t));
+  }
+  return result;
+}
+
+void Model::load() {
+  handle_ = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_) {
+    const char *why = dlerror();
+    throw Error("cannot load '" + path_ +
+                "': " + (why ? why : "dlopen failed"));
+  }
+  resolve(abi_.getModelInfo, "kiln_get_model_info");
+  resolve(abi_.sessionCreate, "kiln_session_create");
+  resolve(abi_.run, "kiln_run");
+  resolve(abi_.sessionDestroy, "kiln_session_destroy");
+
+  const kiln_model_info *info = abi_.getModelInfo();
+  if (!info || info->abi_version != KILN_ABI_VERSION)
+    throw Error("'" + path_ + "' was built for Kiln ABI version " +
+                (info ? std::to_string(info->abi_version) : "?") +
+                "; this module speaks version " +
+                std::to_string(KILN_ABI_VERSION) + "; recompile the model");
+
+  auto str = [](const char *s) { return std::string(s ? s : ""); };
+  name_ = str(info->name);
+  inputs_ = copyTensorInfos(info->inputs, info->num_inputs, "input", path_);
+  outputs_ = copyTensorInfos(info->outputs, info->num_outputs, "output", path_);
+  info_["name"] = name_;
+  info_["hash"] = str(info->hash);
+  info_["compiler_version"] = str(info->compiler_version);
+  info_["compile_options"] = str(info->compile_options);
+  info_["target_triple"] = str(info->target_triple);
+  info_["cpu"] = str(info->cpu);
+  info_["required_isa"] = str(info->required_isa);
+  info_["arena_bytes"] = info->arena_bytes;
+  info_["arena_alignment"] = info->arena_alignment;
+  info_["abi_version"] = info->abi_version;
+  std::vector<int64_t> batchSizes;
+  if (info->batch_sizes)
+    batchSizes.assign(info->batch_sizes,
+                      info->batch_sizes + info->num_batch_sizes);
+  info_["batch_sizes"] = batchSizes;
+
+  // The session checks the CPU's features, so an unsupported ISA fails here.
+  checkStatus(abi_.sessionCreate(nullptr, &session_),
+              "cannot create a session for '" + path_ + "'");
+}
+
+/// Converts one argument to a C-contiguous, aligned array of exactly the
+/// model's dtype and shape. Never casts: a silent cast hides caller bugs.
+py::array Model::checkInput(size_t i, const py::handle &obj) const {
+  const TensorInfo &want = inputs_[i];
+  const std::string expected =
+      "input '" + want.name + "' expects " + want.describe();
+  py::array array = py::array::ensure(
+      obj, py::array::c_style | py::detail::npy_api::NPY_ARRAY_ALIGNED_);
+  if (!array)
+    throw Error(expected + "; got a " +
+                std::string(py::str(obj.get_type().attr("__name__"))) +
+                " that numpy cannot convert to an array");
+  bool sameShape = array.ndim() == static_cast<py::ssize_t>(want.shape.size());
+  for (size_t d = 0; sameShape && d < want.shape.size(); ++d)
+    sameShape = array.shape(d) == want.shape[d];
+  if (!array.dtype().equal(want.dtype) || !sameShape)
+    throw Error(
+        expected + "; got " + describeArray(array) +
+            (sameShape ? " (kiln does not cast: convert with .astype())" : ""),
+        "INVALID_ARGUMENT");
+  return array;
+}
+
+std::vector<py::array> Model::execute(const std::vector<py::array> &inputs) {
+  std::vector<kiln_tensor> in(inputs.size()), out(outputs_.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const py::array &a = inputs[i];
+    in[i] = {const_cast<void *>(a.data()), static_cast<size_t>(a.nbytes()),
+             inputs_[i].kilnDtype,
+             static_cast<int32_t>(inputs_[i].shape.size()),
+             inputs_[i].shape.data()};
+  }
+  std::vector<py::array> results;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const TensorInfo &t = outputs_[i];
+    results.emplace_back(t.dtype, t.shape);
+    out[i] = {results.back().mutable_data(), t.bytes, t.kilnDtype,
+              static_cast<int32_t>(t.shape.size()), t.shape.data()};
+  }
+
+  std::string failure, code;
+  {
+    // Release the GIL before taking the lock, never the other way round, so
+    // a thread waiting for the session never holds up the interpreter.
+    py::gil_scoped_release noGil;
+    std::lock_guard<std::mutex> lock(runMutex_);
+    kiln_status status =
+        abi_.run(session_, in.data(), in.size(), out.data(), out.size());
+    try {
+      checkStatus(status, "model '" + name_ + "'"); // copies the message
+    } catch (const Error &e) {
+      failure = e.what();
+      code = e.code();
+    }
+  }
+  if (!failure.empty())
+    throw Error(failure, code);
+  return results;
+}
+
+py::list Model::call(const py::args &arrays) {
+  if (arrays.size() != inputs_.size()) {
+    std::string names;
+    for (const TensorInfo &t : inputs_)
+      names += (names.empty() ? "" : ", ") + t.name;
+    throw Error("model '" + name_ + "' takes " +
+                    std::to_string(inputs_.size()) + " input(s) (" + names +
+                    "); got " + std::to_string(arrays.size()),
+                "INVALID_ARGUMENT");
+  }
+  std::vector<py::array> in;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    in.push_back(checkInput(i, arrays[i]));
+  py::list result;
+  for (py::array &a : execute(in))
+    result.append(std::move(a));
+  return result;
+}
+
+py::dict Model::runDict(const py::object &feeds) {
+  if (!py::isinstance<py::dict>(feeds) &&
+      !(py::hasattr(feeds, "keys") && py::hasattr(feeds, "__getitem__")))
+    throw py::type_error(
+        "Model.run() takes a dict {input name: array}, not " +
+        std::string(py::str(feeds.get_type().attr("__name__"))));
+  std::string names;
+  for (const TensorInfo &t : inputs_)
+    names += (names.empty() ? "'" : ", '") + t.name + "'";
+  for (py::handle key : feeds.attr("keys")()) {
+    bool known = false;
+    for (const TensorInfo &t : inputs_)
+      known = known || (py::isinstance<py::str>(key) &&
+                        key.cast<std::string>() == t.name);
+    if (!known)
+      throw Error("model '" + name_ + "' has no input " +
+                      std::string(py::repr(key)) + "; its inputs are " + names,
+                  "INVALID_ARGUMENT");
+  }
+  std::vector<py::array> in;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    py::str key(inputs_[i].name);
+    if (!feeds.attr("__contains__")(key).cast<bool>())
+      throw Error("model '" + name_ + "': missing input '" + inputs_[i].name +
+                      "' (" + inputs_[i].describe() + "); its inputs are " +
+                      names,
+                  "INVALID_ARGUMENT");
+    in.push_back(checkInput(i, feeds[key]));
+  }
+  py::dict result;
+  std::vector<py::array> out = execute(in);
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    result[py::str(outputs_[i].name)] = std::move(out[i]);
+  return result;
+}
+
+std::string Model::repr() const {
+  auto list = [](const std::vector<TensorInfo> &ts) {
+    std::string s = "[";
+    for (size_t i = 0; i < ts.size(); ++i) {
+      std::string dims = shapeString(ts[i].shape); // "(2, 3)" -> "[2, 3]"
+      if (dims.size() > 2 && dims[dims.size() - 2] == ',')
+        dims.erase(dims.size() - 2, 1);
+      s += (i ? ", " : "") + ts[i].name + ": " + dtypeName(ts[i].dtype) + "[" +
+           dims.substr(1, dims.size() - 2) + "]";
+    }
+    return s + "]";
+  };
+  return "<kiln.Model '" + name_ + "' inputs=" + list(inputs_) +
+         " outputs=" + list(outputs_) + " path='" + path_ + "'>";
+}
+
+std::unique_ptr<Model> loadModel(const py::object &soPath) {
+  py::module_ os = py::module_::import("os");
+  if (!py::isinstance<py::str>(soPath) && !py::isinstance<py::bytes>(soPath) &&
+      !py::hasattr(soPath, "__fspath__"))
+    throw py::type_error(
+        "load() takes a str or os.PathLike, not " +
+        std::string(py::str(soPath.get_type().attr("__name__"))));
+  // An absolute path: dlopen would search the library path for a bare name.
+  std::string path = os.attr("path")
+                         .attr("abspath")(os.attr("fsdecode")(soPath))
+                         .cast<std::string>();
+  auto model = std::make_unique<Model>(path);
+  model->load();
+  return model;
+}
+
+} // namespace
+
+void defineModel(py::module_ &m) {
+  py::class_<TensorInfo>(m, "TensorInfo",
+                         "Name, numpy dtype and static shape of one model "
+                         "input or output.")
+      .def_readonly("name", &TensorInfo::name)
+      .def_readonly("dtype", &TensorInfo::dtype)
+      .def_property_readonly("shape", &TensorInfo::shapeTuple)
+      .def("__repr__", [](const TensorInfo &t) {
+        return "TensorInfo(name='" + t.name + "', dtype=" + dtypeName(t.dtype) +
+               ", shape=" + shapeString(t.shape) + ")";
+      });
+
+  py::class_<Model>(m, "Model",
+                    "A compiled model loaded from its .so, with one session. "
+                    "Calls are thread-safe: concurrent callers take turns on "
+                    "the session with the GIL released.")
+      .def("__call__", &Model::call,
+           "model(*arrays) -> list of numpy arrays, one per output in model "
+           "order. Each input must match the model's dtype and shape exactly.")
+      .def("run", &Model::runDict, py::arg("feeds"),
+           "model.run({input name: array}) -> {output name: array}")
+      .def_property_readonly("inputs", &Model::inputs)
+      .def_property_readonly("outputs", &Model::outputs)
+      .def_property_readonly("info", &Model::info)
+      .def_property_readonly("name", &Model::name)
+      .def_property_readonly("path", &Model::path)
+      .def("__repr__", &Model::repr);
+
+  m.def("load", &loadModel, py::arg("so_path"),
+        R"(load(so_path) -> Model
+
+Loads a model.so written by kiln.compile() or kiln-compile and creates one
+session. Raises kiln.Error when the file is not a loadable Kiln model or this
+CPU lacks an instruction set the model was compiled for (code
+'UNSUPPORTED_ISA').)");
+
+  // Show the public package in reprs and tracebacks, not the extension.
+  for (const char *name : {"TensorInfo", "Model"})
+    m.attr(name).attr("__module__") = "kiln";
+}
+
+} // namespace python
+} // namespace kiln

@@ -1,0 +1,83 @@
+//===- Module.cpp - the kiln._kiln extension module -----------------------===//
+
+#include "Binding.h"
+
+#include "kiln/Pipeline/Pipeline.h"
+
+namespace py = pybind11;
+
+namespace kiln {
+namespace python {
+
+namespace {
+// The kiln.Error class. Deliberately leaked: it must outlive the interpreter's
+// teardown of this module, and static py::object destructors run too late.
+PyObject *errorType = nullptr;
+
+const char *statusCodeName(kiln_status_code code) {
+  switch (code) {
+  case KILN_OK:
+    return "OK";
+  case KILN_INVALID_ARGUMENT:
+    return "INVALID_ARGUMENT";
+  case KILN_UNSUPPORTED_ISA:
+    return "UNSUPPORTED_ISA";
+  case KILN_OUT_OF_MEMORY:
+    return "OUT_OF_MEMORY";
+  case KILN_ARENA_TOO_SMALL:
+    return "ARENA_TOO_SMALL";
+  case KILN_NO_DEVICE:
+    return "NO_DEVICE";
+  case KILN_INTERNAL:
+    return "INTERNAL";
+  }
+  return "UNKNOWN";
+}
+} // namespace
+
+void checkStatus(const kiln_status &status, const std::string &what) {
+  if (status.code == KILN_OK)
+    return;
+  std::string message = status.message ? status.message : "(no message)";
+  throw Error(what + ": " + message, statusCodeName(status.code));
+}
+
+} // namespace python
+} // namespace kiln
+
+using kiln::python::Error;
+
+PYBIND11_MODULE(_kiln, m) {
+  m.doc() = "Kiln: compile ONNX models ahead of time and run them with numpy.";
+
+  kiln::python::errorType = PyErr_NewExceptionWithDoc(
+      "kiln.Error",
+      "Raised for every Kiln failure: a model that does not compile, a .so "
+      "that does not load, inputs that do not match the model. `code` names "
+      "the runtime status (e.g. 'INVALID_ARGUMENT', 'UNSUPPORTED_ISA') or is "
+      "None for compile errors.",
+      PyExc_RuntimeError, nullptr);
+  if (!kiln::python::errorType)
+    throw py::error_already_set();
+  py::handle errorType(kiln::python::errorType);
+  errorType.attr("code") = py::none();
+  m.attr("Error") = errorType;
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const Error &e) {
+      py::handle type(kiln::python::errorType);
+      py::object exc = type(e.what());
+      if (!e.code().empty())
+        exc.attr("code") = e.code();
+      PyErr_SetObject(type.ptr(), exc.ptr());
+    }
+  });
+
+  kiln::python::defineCompile(m);
+  kiln::python::defineModel(m);
+  m.attr("__version__") = kiln::versionString();
+  m.attr("ABI_VERSION") = KILN_ABI_VERSION;
+}

@@ -1,0 +1,146 @@
+/*
+ * Kiln runtime ABI, version 1.
+ *
+ * Every model.so written by kiln-compile exports exactly these functions. They
+ * depend on libc only. The header is plain C (C99) and safe to include from C++.
+ *
+ * Ownership: the model owns its metadata (valid while the .so is loaded); the
+ * caller owns every tensor buffer it passes in and every session it creates.
+ * Thread safety: metadata and session creation are thread-safe; a session is
+ * used by one thread at a time (create one session per concurrent caller; the
+ * weights are shared read-only by all sessions).
+ */
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_ABI_VERSION 1
+
+#if defined(__GNUC__)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
+
+/* Status codes. KILN_OK is 0 so `if (s.code)` tests for failure. */
+typedef enum kiln_status_code {
+  KILN_OK = 0,
+  KILN_INVALID_ARGUMENT = 1,  /* wrong count, name, dtype, shape or NULL pointer */
+  KILN_UNSUPPORTED_ISA = 2,   /* this CPU lacks an instruction set the model needs */
+  KILN_OUT_OF_MEMORY = 3,     /* the arena could not be allocated */
+  KILN_ARENA_TOO_SMALL = 4,   /* a caller-supplied arena is too small or misaligned */
+  KILN_NO_DEVICE = 5,         /* the model targets a device this machine lacks */
+  KILN_INTERNAL = 6
+} kiln_status_code;
+
+/* A status is returned by value. `message` is never NULL; it stays valid until
+ * the next failing call on the same session (kiln_run) or the same thread
+ * (every other call). Reporting a failure never allocates. */
+typedef struct kiln_status {
+  kiln_status_code code;
+  const char *message;
+} kiln_status;
+
+/* Element types use ONNX's TensorProto.DataType numbering. */
+typedef enum kiln_dtype {
+  KILN_DTYPE_FLOAT32 = 1,
+  KILN_DTYPE_UINT8 = 2,
+  KILN_DTYPE_INT8 = 3,
+  KILN_DTYPE_UINT16 = 4,
+  KILN_DTYPE_INT16 = 5,
+  KILN_DTYPE_INT32 = 6,
+  KILN_DTYPE_INT64 = 7,
+  KILN_DTYPE_BOOL = 9,
+  KILN_DTYPE_FLOAT16 = 10,
+  KILN_DTYPE_FLOAT64 = 11,
+  KILN_DTYPE_UINT32 = 12,
+  KILN_DTYPE_UINT64 = 13,
+  KILN_DTYPE_BFLOAT16 = 16
+} kiln_dtype;
+
+/* Name, element type and static shape of one model input or output. */
+typedef struct kiln_tensor_info {
+  const char *name;
+  const int64_t *shape; /* `rank` dimensions, row-major (C order) */
+  int32_t dtype;        /* a kiln_dtype */
+  int32_t rank;
+} kiln_tensor_info;
+
+/* Everything known about the compiled model. Owned by the .so. */
+typedef struct kiln_model_info {
+  uint32_t abi_version;       /* KILN_ABI_VERSION the model was built for */
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+  uint32_t num_batch_sizes;   /* batch-size variants compiled (1 for now) */
+  const char *name;           /* model name (graph name or --name) */
+  const char *hash;           /* SHA-256 of the ONNX file, hex */
+  const char *compiler_version;
+  const char *compile_options;/* the options that produced this .so */
+  const char *target_triple;  /* e.g. x86_64-unknown-linux-gnu */
+  const char *cpu;            /* e.g. sapphirerapids */
+  const char *required_isa;   /* comma-separated CPU features, e.g. "avx2,fma,avx512f" */
+  const kiln_tensor_info *inputs;
+  const kiln_tensor_info *outputs;
+  const int64_t *batch_sizes;
+  uint64_t arena_bytes;       /* bytes of scratch memory one session needs */
+  uint64_t arena_alignment;   /* required alignment of the arena, in bytes */
+} kiln_model_info;
+
+/* A tensor passed to kiln_run. The caller owns `data`; it must hold `bytes`
+ * bytes laid out densely in row-major order. `shape` may be NULL, in which
+ * case only the byte count is checked. */
+typedef struct kiln_tensor {
+  void *data;
+  size_t bytes;
+  int32_t dtype; /* a kiln_dtype */
+  int32_t rank;
+  const int64_t *shape;
+} kiln_tensor;
+
+/* Session options; a NULL options pointer means all defaults. Zero-initialize
+ * and set `struct_size = sizeof(kiln_session_options)` so later ABI versions
+ * can add fields. */
+typedef struct kiln_session_options {
+  uint32_t struct_size;
+  int32_t num_threads; /* 0 or 1: run on the calling thread */
+  void *arena;         /* optional caller-owned arena, at least arena_bytes */
+  size_t arena_bytes;  /* size of `arena` in bytes */
+} kiln_session_options;
+
+typedef struct kiln_session kiln_session;
+
+/* Metadata of the model in this .so; never NULL. */
+KILN_API const kiln_model_info *kiln_get_model_info(void);
+
+/* Checks that this CPU can run the model (KILN_UNSUPPORTED_ISA if not). Every
+ * other entry point checks it too, so calling it first is optional. */
+KILN_API kiln_status kiln_check_cpu(void);
+
+/* Creates a session. Allocates the arena once unless options->arena is given
+ * (then it must be aligned to arena_alignment and at least arena_bytes). */
+KILN_API kiln_status kiln_session_create(const kiln_session_options *options,
+                                         kiln_session **out_session);
+
+/* Runs the model once. Inputs and outputs are given in the order of the model
+ * metadata. Performs no heap allocation and touches no global state. */
+KILN_API kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
+                              size_t num_inputs, kiln_tensor *outputs,
+                              size_t num_outputs);
+
+/* Destroys a session and frees what it allocated; NULL is a no-op. */
+KILN_API void kiln_session_destroy(kiln_session *session);
+
+/* Size in bytes of one element of `dtype`, 0 for an unknown type. */
+KILN_API size_t kiln_dtype_size(int32_t dtype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_RUNTIME_H */

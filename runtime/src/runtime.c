@@ -1,0 +1,323 @@
+/* The runtime linked into every model.so: session and arena management, argument
+ * checks and the CPU-feature guard. Depends on libc only. */
+#include "model_abi.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#define KILN_HIDDEN __attribute__((visibility("hidden")))
+#define KILN_MESSAGE_BYTES 512
+
+struct kiln_session {
+  void *arena;
+  int owns_arena;
+  void **args; /* num_inputs + num_outputs + 1 slots, filled by kiln_run */
+  char message[KILN_MESSAGE_BYTES];
+};
+
+/* Failures outside a session are reported through this per-thread buffer. */
+static __thread char thread_message[KILN_MESSAGE_BYTES];
+
+static kiln_status ok_status(void) {
+  kiln_status s = {KILN_OK, ""};
+  return s;
+}
+
+static kiln_status fail(char *buffer, kiln_status_code code, const char *fmt,
+                        ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buffer, KILN_MESSAGE_BYTES, fmt, ap);
+  va_end(ap);
+  kiln_status s = {code, buffer};
+  return s;
+}
+
+size_t kiln_dtype_size(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_BOOL:
+  case KILN_DTYPE_UINT8:
+  case KILN_DTYPE_INT8:
+    return 1;
+  case KILN_DTYPE_UINT16:
+  case KILN_DTYPE_INT16:
+  case KILN_DTYPE_FLOAT16:
+  case KILN_DTYPE_BFLOAT16:
+    return 2;
+  case KILN_DTYPE_FLOAT32:
+  case KILN_DTYPE_INT32:
+  case KILN_DTYPE_UINT32:
+    return 4;
+  case KILN_DTYPE_INT64:
+  case KILN_DTYPE_UINT64:
+  case KILN_DTYPE_FLOAT64:
+    return 8;
+  default:
+    return 0;
+  }
+}
+
+const kiln_model_info *kiln_get_model_info(void) { return &__kiln_model_info; }
+
+/* ---------------------------------------------------------------------------
+ * CPU-feature guard. The model's required_isa lists LLVM feature names; each
+ * one we know is checked with cpuid (and xgetbv for OS-enabled register state).
+ * An unknown name is treated as missing: refusing is better than SIGILL.
+ * ------------------------------------------------------------------------- */
+#if defined(__x86_64__)
+typedef struct {
+  const char *name;
+  unsigned leaf, subleaf;
+  int reg; /* 1 = ebx, 2 = ecx, 3 = edx */
+  unsigned bit;
+  unsigned xcr0_mask; /* register state the OS must enable */
+} feature_bit;
+
+#define XCR0_AVX 0x6u
+#define XCR0_AVX512 0xe6u
+#define XCR0_AMX 0x60000u
+
+static const feature_bit x86_features[] = {
+    {"sse3", 1, 0, 2, 0, 0},           {"ssse3", 1, 0, 2, 9, 0},
+    {"fma", 1, 0, 2, 12, XCR0_AVX},    {"sse4.1", 1, 0, 2, 19, 0},
+    {"sse4.2", 1, 0, 2, 20, 0},        {"popcnt", 1, 0, 2, 23, 0},
+    {"avx", 1, 0, 2, 28, XCR0_AVX},    {"f16c", 1, 0, 2, 29, XCR0_AVX},
+    {"bmi", 7, 0, 1, 3, 0},            {"avx2", 7, 0, 1, 5, XCR0_AVX},
+    {"bmi2", 7, 0, 1, 8, 0},           {"avx512f", 7, 0, 1, 16, XCR0_AVX512},
+    {"avx512dq", 7, 0, 1, 17, XCR0_AVX512},
+    {"avx512ifma", 7, 0, 1, 21, XCR0_AVX512},
+    {"avx512cd", 7, 0, 1, 28, XCR0_AVX512},
+    {"avx512bw", 7, 0, 1, 30, XCR0_AVX512},
+    {"avx512vl", 7, 0, 1, 31, XCR0_AVX512},
+    {"avx512vbmi", 7, 0, 2, 1, XCR0_AVX512},
+    {"avx512vbmi2", 7, 0, 2, 6, XCR0_AVX512},
+    {"avx512vnni", 7, 0, 2, 11, XCR0_AVX512},
+    {"avx512bitalg", 7, 0, 2, 12, XCR0_AVX512},
+    {"avx512vpopcntdq", 7, 0, 2, 14, XCR0_AVX512},
+    {"avx512fp16", 7, 0, 3, 23, XCR0_AVX512},
+    {"amx-bf16", 7, 0, 3, 22, XCR0_AMX},
+    {"amx-tile", 7, 0, 3, 24, XCR0_AMX},
+    {"amx-int8", 7, 0, 3, 25, XCR0_AMX},
+    {"avxvnni", 7, 1, 0, 4, XCR0_AVX}, /* eax of leaf 7.1 */
+    {"avx512bf16", 7, 1, 0, 5, XCR0_AVX512},
+};
+
+static int has_feature(const char *name, size_t len) {
+  for (size_t i = 0; i < sizeof(x86_features) / sizeof(x86_features[0]); ++i) {
+    const feature_bit *f = &x86_features[i];
+    if (strlen(f->name) != len || strncmp(f->name, name, len) != 0)
+      continue;
+    unsigned r[4] = {0, 0, 0, 0};
+    if (__get_cpuid_max(0, 0) < f->leaf)
+      return 0;
+    __cpuid_count(f->leaf, f->subleaf, r[0], r[1], r[2], r[3]);
+    if (!((r[f->reg] >> f->bit) & 1u))
+      return 0;
+    if (f->xcr0_mask) {
+      unsigned a, b, c, d;
+      __cpuid(1, a, b, c, d);
+      if (!((c >> 27) & 1u)) /* OSXSAVE */
+        return 0;
+      unsigned lo, hi;
+      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      if ((lo & f->xcr0_mask) != f->xcr0_mask)
+        return 0;
+    }
+    return 1;
+  }
+  return 0;
+}
+#else
+static int has_feature(const char *name, size_t len) {
+  (void)name;
+  (void)len;
+  return 0;
+}
+#endif
+
+/* Exposed (hidden visibility) so the runtime unit test can check lists. */
+KILN_HIDDEN int kiln_internal_missing_feature(const char *list, char *missing,
+                                              size_t missing_bytes) {
+  const char *p = list;
+  while (p && *p) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len && !has_feature(p, len)) {
+      snprintf(missing, missing_bytes, "%.*s", (int)len, p);
+      return 1;
+    }
+    p = end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
+kiln_status kiln_check_cpu(void) {
+  const kiln_model_info *info = &__kiln_model_info;
+  char missing[64];
+  if (kiln_internal_missing_feature(info->required_isa, missing,
+                                    sizeof(missing)))
+    return fail(thread_message, KILN_UNSUPPORTED_ISA,
+                "this CPU lacks '%s', which model '%s' was compiled for "
+                "(cpu %s, features %s); recompile with --mcpu matching this "
+                "machine",
+                missing, info->name, info->cpu, info->required_isa);
+  return ok_status();
+}
+
+kiln_status kiln_session_create(const kiln_session_options *options,
+                                kiln_session **out_session) {
+  const kiln_model_info *info = &__kiln_model_info;
+  if (!out_session)
+    return fail(thread_message, KILN_INVALID_ARGUMENT,
+                "kiln_session_create: out_session is NULL");
+  *out_session = NULL;
+  kiln_status cpu = kiln_check_cpu();
+  if (cpu.code)
+    return cpu;
+  kiln_session_options opts;
+  memset(&opts, 0, sizeof(opts));
+  if (options) {
+    if (options->struct_size < sizeof(uint32_t) ||
+        options->struct_size > sizeof(opts))
+      return fail(thread_message, KILN_INVALID_ARGUMENT,
+                  "kiln_session_create: options->struct_size is %u; set it "
+                  "to sizeof(kiln_session_options)",
+                  options->struct_size);
+    memcpy(&opts, options, options->struct_size);
+  }
+  if (opts.num_threads < 0)
+    return fail(thread_message, KILN_INVALID_ARGUMENT,
+                "kiln_session_create: num_threads is %d; use 0 or more",
+                opts.num_threads);
+
+  uint64_t align = info->arena_alignment ? info->arena_alignment : 64;
+  if (opts.arena) {
+    if (opts.arena_bytes < info->arena_bytes)
+      return fail(thread_message, KILN_ARENA_TOO_SMALL,
+                  "kiln_session_create: the arena has %zu bytes; model '%s' "
+                  "needs %llu",
+                  opts.arena_bytes, info->name,
+                  (unsigned long long)info->arena_bytes);
+    if ((uintptr_t)opts.arena % align)
+      return fail(thread_message, KILN_ARENA_TOO_SMALL,
+                  "kiln_session_create: the arena at %p is not aligned to "
+                  "%llu bytes",
+                  opts.arena, (unsigned long long)align);
+  }
+
+  size_t slots = (size_t)info->num_inputs + info->num_outputs + 1;
+  kiln_session *s = (kiln_session *)calloc(1, sizeof(*s));
+  void **args = (void **)calloc(slots, sizeof(void *));
+  if (!s || !args) {
+    free(s);
+    free(args);
+    return fail(thread_message, KILN_OUT_OF_MEMORY,
+                "kiln_session_create: out of memory");
+  }
+  s->args = args;
+  if (opts.arena) {
+    s->arena = opts.arena;
+  } else if (info->arena_bytes) {
+    size_t bytes = (size_t)((info->arena_bytes + align - 1) / align * align);
+    s->arena = aligned_alloc((size_t)align, bytes);
+    s->owns_arena = 1;
+    if (!s->arena) {
+      free(args);
+      free(s);
+      return fail(thread_message, KILN_OUT_OF_MEMORY,
+                  "kiln_session_create: cannot allocate the %llu-byte arena",
+                  (unsigned long long)info->arena_bytes);
+    }
+  }
+  *out_session = s;
+  return ok_status();
+}
+
+void kiln_session_destroy(kiln_session *session) {
+  if (!session)
+    return;
+  if (session->owns_arena)
+    free(session->arena);
+  free(session->args);
+  free(session);
+}
+
+static kiln_status check_tensor(kiln_session *s, const char *kind, uint32_t i,
+                                const kiln_tensor_info *want,
+                                const kiln_tensor *got) {
+  size_t elems = 1;
+  for (int32_t d = 0; d < want->rank; ++d)
+    elems *= (size_t)want->shape[d];
+  size_t bytes = elems * kiln_dtype_size(want->dtype);
+  if (!got->data && bytes)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "%s %u ('%s'): data is NULL", kind, i, want->name);
+  if (got->dtype != want->dtype)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "%s %u ('%s'): dtype is %d; the model expects %d", kind, i,
+                want->name, got->dtype, want->dtype);
+  if (got->shape) {
+    int same = got->rank == want->rank;
+    for (int32_t d = 0; same && d < want->rank; ++d)
+      same = got->shape[d] == want->shape[d];
+    if (!same) {
+      char shape[128];
+      size_t n = 0;
+      shape[0] = 0;
+      for (int32_t d = 0; d < want->rank && n < sizeof(shape); ++d)
+        n += (size_t)snprintf(shape + n, sizeof(shape) - n, d ? "x%lld" : "%lld",
+                              (long long)want->shape[d]);
+      return fail(s->message, KILN_INVALID_ARGUMENT,
+                  "%s %u ('%s'): the shape does not match; the model expects "
+                  "%s (rank %d), got rank %d",
+                  kind, i, want->name, want->rank ? shape : "a scalar",
+                  want->rank, got->rank);
+    }
+  }
+  if (got->bytes != bytes)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "%s %u ('%s'): buffer has %zu bytes; the model expects %zu",
+                kind, i, want->name, got->bytes, bytes);
+  return ok_status();
+}
+
+kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
+                     size_t num_inputs, kiln_tensor *outputs,
+                     size_t num_outputs) {
+  const kiln_model_info *info = &__kiln_model_info;
+  if (!session)
+    return fail(thread_message, KILN_INVALID_ARGUMENT,
+                "kiln_run: session is NULL");
+  if (num_inputs != info->num_inputs || num_outputs != info->num_outputs)
+    return fail(session->message, KILN_INVALID_ARGUMENT,
+                "kiln_run: model '%s' takes %u inputs and %u outputs; got %zu "
+                "and %zu",
+                info->name, info->num_inputs, info->num_outputs, num_inputs,
+                num_outputs);
+  if ((num_inputs && !inputs) || (num_outputs && !outputs))
+    return fail(session->message, KILN_INVALID_ARGUMENT,
+                "kiln_run: inputs or outputs is NULL");
+  for (uint32_t i = 0; i < info->num_inputs; ++i) {
+    kiln_status st =
+        check_tensor(session, "input", i, &info->inputs[i], &inputs[i]);
+    if (st.code)
+      return st;
+    session->args[i] = inputs[i].data;
+  }
+  for (uint32_t i = 0; i < info->num_outputs; ++i) {
+    kiln_status st =
+        check_tensor(session, "output", i, &info->outputs[i], &outputs[i]);
+    if (st.code)
+      return st;
+    session->args[info->num_inputs + i] = outputs[i].data;
+  }
+  session->args[info->num_inputs + info->num_outputs] = session->arena;
+  __kiln_entry(session->args);
+  return ok_status();
+}

@@ -1,0 +1,484 @@
+// Unit tests of the runtime linked into every model.so (runtime/src/runtime.c),
+// driven through the public ABI against the hand-written model in fake_model.c.
+#include "alloc_counter.h"
+#include "fake_model.h"
+
+#include "kiln/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern "C" int kiln_internal_missing_feature(const char *list, char *missing,
+                                             size_t missing_bytes);
+
+#ifdef KILN_TEST_NO_ALLOC_COUNTER
+// Built with a sanitizer, which replaces malloc itself: no counting.
+void alloc_counter_start(void) {}
+unsigned long alloc_counter_stop(void) { return 0; }
+#define SKIP_WITHOUT_ALLOC_COUNTER() GTEST_SKIP() << "built with a sanitizer"
+#else
+#define SKIP_WITHOUT_ALLOC_COUNTER() (void)0
+#endif
+
+namespace {
+
+// Status messages must name the problem; this checks the words are there.
+::testing::AssertionResult hasSubstr(const char *messageExpr, const char *,
+                                     const char *message,
+                                     const std::string &part) {
+  if (message && std::strstr(message, part.c_str()))
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << messageExpr << " is \"" << (message ? message : "(null)")
+         << "\", which does not contain \"" << part << "\"";
+}
+#define EXPECT_HAS(message, part) EXPECT_PRED_FORMAT2(hasSubstr, message, part)
+
+const int64_t kAShape[] = {2, 3};
+const int64_t kBShape[] = {3};
+const int64_t kYShape[] = {2, 3};
+
+// Inputs, outputs and the kiln_tensor views of one call of the fake model.
+struct Call {
+  float a[6] = {1, 2, 3, 4, 5, 6};
+  float b[3] = {10, 20, 30};
+  float y[6] = {};
+  kiln_tensor inputs[2];
+  kiln_tensor outputs[1];
+
+  Call() {
+    inputs[0] = {a, sizeof(a), KILN_DTYPE_FLOAT32, 2, kAShape};
+    inputs[1] = {b, sizeof(b), KILN_DTYPE_FLOAT32, 1, kBShape};
+    outputs[0] = {y, sizeof(y), KILN_DTYPE_FLOAT32, 2, kYShape};
+  }
+  kiln_status run(kiln_session *s) {
+    return kiln_run(s, inputs, 2, outputs, 1);
+  }
+};
+
+// A session created with default options, destroyed at scope exit.
+struct SessionHolder {
+  kiln_session *session = nullptr;
+  explicit SessionHolder(const kiln_session_options *options = nullptr) {
+    kiln_status s = kiln_session_create(options, &session);
+    EXPECT_EQ(s.code, KILN_OK) << s.message;
+  }
+  ~SessionHolder() { kiln_session_destroy(session); }
+};
+
+kiln_session_options optionsWith(void *arena, size_t bytes) {
+  kiln_session_options o;
+  std::memset(&o, 0, sizeof(o));
+  o.struct_size = sizeof(o);
+  o.arena = arena;
+  o.arena_bytes = bytes;
+  return o;
+}
+
+// 64-byte-aligned heap buffer for caller-supplied arenas.
+struct AlignedBuffer {
+  char *p;
+  explicit AlignedBuffer(size_t bytes)
+      : p(static_cast<char *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64))) {}
+  ~AlignedBuffer() { std::free(p); }
+};
+
+TEST(RuntimeMetadata, DescribesTheFakeModel) {
+  const kiln_model_info *info = kiln_get_model_info();
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->abi_version, static_cast<uint32_t>(KILN_ABI_VERSION));
+  EXPECT_STREQ(info->name, "fake_add");
+  EXPECT_STREQ(info->required_isa, FAKE_MODEL_DEFAULT_ISA);
+  EXPECT_EQ(info->arena_bytes, 256u);
+  EXPECT_EQ(info->arena_alignment, 64u);
+  ASSERT_EQ(info->num_inputs, 2u);
+  ASSERT_EQ(info->num_outputs, 1u);
+  EXPECT_STREQ(info->inputs[0].name, "a");
+  EXPECT_EQ(info->inputs[0].dtype, KILN_DTYPE_FLOAT32);
+  ASSERT_EQ(info->inputs[0].rank, 2);
+  EXPECT_EQ(info->inputs[0].shape[0], 2);
+  EXPECT_EQ(info->inputs[0].shape[1], 3);
+  EXPECT_STREQ(info->inputs[1].name, "b");
+  ASSERT_EQ(info->inputs[1].rank, 1);
+  EXPECT_EQ(info->inputs[1].shape[0], 3);
+  EXPECT_STREQ(info->outputs[0].name, "y");
+  EXPECT_EQ(info->outputs[0].rank, 2);
+  ASSERT_EQ(info->num_batch_sizes, 1u);
+  EXPECT_EQ(info->batch_sizes[0], 1);
+  // Same object on every call: the metadata is owned by the model.
+  EXPECT_EQ(kiln_get_model_info(), info);
+}
+
+TEST(RuntimeSession, CreateRunDestroy) {
+  SessionHolder holder;
+  ASSERT_NE(holder.session, nullptr);
+  Call call;
+  kiln_status s = call.run(holder.session);
+  ASSERT_EQ(s.code, KILN_OK) << s.message;
+  ASSERT_NE(s.message, nullptr);
+  EXPECT_STREQ(s.message, "");
+  const float want[6] = {11, 22, 33, 14, 25, 36};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(call.y[i], want[i]) << "element " << i;
+  // The runtime allocated the arena itself, aligned as the model asked.
+  void *arena = fake_model_last_arena();
+  ASSERT_NE(arena, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(arena) % 64, 0u);
+
+  // A second run reuses the same arena.
+  call.a[0] = -1;
+  ASSERT_EQ(call.run(holder.session).code, KILN_OK);
+  EXPECT_EQ(call.y[0], 9);
+  EXPECT_EQ(fake_model_last_arena(), arena);
+}
+
+TEST(RuntimeSession, ExplicitDefaultOptions) {
+  kiln_session_options o = optionsWith(nullptr, 0);
+  o.num_threads = 4;
+  SessionHolder holder(&o);
+  Call call;
+  EXPECT_EQ(call.run(holder.session).code, KILN_OK);
+  EXPECT_EQ(call.y[5], 36);
+}
+
+TEST(RuntimeSession, DestroyNullIsANoOp) { kiln_session_destroy(nullptr); }
+
+TEST(RuntimeSession, NullOutSession) {
+  kiln_status s = kiln_session_create(nullptr, nullptr);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "out_session is NULL");
+}
+
+TEST(RuntimeSession, InvalidStructSize) {
+  for (uint32_t size : {0u, 2u, static_cast<uint32_t>(sizeof(kiln_session_options) + 1)}) {
+    kiln_session_options o = optionsWith(nullptr, 0);
+    o.struct_size = size;
+    kiln_session *session = reinterpret_cast<kiln_session *>(0x1);
+    kiln_status s = kiln_session_create(&o, &session);
+    EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT) << "struct_size " << size;
+    EXPECT_HAS(s.message, "struct_size is " + std::to_string(size));
+    EXPECT_EQ(session, nullptr) << "a failed create must clear out_session";
+  }
+}
+
+TEST(RuntimeSession, NegativeThreads) {
+  kiln_session_options o = optionsWith(nullptr, 0);
+  o.num_threads = -1;
+  kiln_session *session = nullptr;
+  kiln_status s = kiln_session_create(&o, &session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "num_threads is -1");
+  EXPECT_EQ(session, nullptr);
+}
+
+TEST(RuntimeArena, CallerArenaIsUsed) {
+  AlignedBuffer arena(FAKE_MODEL_ARENA_BYTES);
+  kiln_session_options o = optionsWith(arena.p, FAKE_MODEL_ARENA_BYTES);
+  SessionHolder holder(&o);
+  Call call;
+  ASSERT_EQ(call.run(holder.session).code, KILN_OK);
+  EXPECT_EQ(fake_model_last_arena(), arena.p);
+  EXPECT_EQ(call.y[4], 25);
+  // The fake model computes in the arena: the caller's buffer holds y.
+  EXPECT_EQ(std::memcmp(arena.p, call.y, sizeof(call.y)), 0);
+}
+
+TEST(RuntimeArena, LargerCallerArenaIsFine) {
+  AlignedBuffer arena(4096);
+  kiln_session_options o = optionsWith(arena.p, 4096);
+  SessionHolder holder(&o);
+  Call call;
+  ASSERT_EQ(call.run(holder.session).code, KILN_OK);
+  EXPECT_EQ(fake_model_last_arena(), arena.p);
+}
+
+TEST(RuntimeArena, TooSmall) {
+  AlignedBuffer arena(FAKE_MODEL_ARENA_BYTES);
+  kiln_session_options o = optionsWith(arena.p, FAKE_MODEL_ARENA_BYTES - 1);
+  kiln_session *session = nullptr;
+  kiln_status s = kiln_session_create(&o, &session);
+  EXPECT_EQ(s.code, KILN_ARENA_TOO_SMALL);
+  EXPECT_HAS(s.message, "has 255 bytes");
+  EXPECT_HAS(s.message, "needs 256");
+  EXPECT_EQ(session, nullptr);
+}
+
+TEST(RuntimeArena, Misaligned) {
+  AlignedBuffer arena(FAKE_MODEL_ARENA_BYTES + 64);
+  kiln_session_options o = optionsWith(arena.p + 8, FAKE_MODEL_ARENA_BYTES);
+  kiln_session *session = nullptr;
+  kiln_status s = kiln_session_create(&o, &session);
+  EXPECT_EQ(s.code, KILN_ARENA_TOO_SMALL);
+  EXPECT_HAS(s.message, "not aligned to 64 bytes");
+  EXPECT_EQ(session, nullptr);
+}
+
+TEST(RuntimeRun, NullSession) {
+  Call call;
+  kiln_status s = call.run(nullptr);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "session is NULL");
+}
+
+TEST(RuntimeRun, WrongCounts) {
+  SessionHolder holder;
+  Call call;
+  kiln_status s = kiln_run(holder.session, call.inputs, 1, call.outputs, 1);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "takes 2 inputs and 1 outputs; got 1 and 1");
+  s = kiln_run(holder.session, call.inputs, 2, call.outputs, 0);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "got 2 and 0");
+  s = kiln_run(holder.session, call.inputs, 3, call.outputs, 1);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "got 3 and 1");
+}
+
+TEST(RuntimeRun, NullArrays) {
+  SessionHolder holder;
+  Call call;
+  kiln_status s = kiln_run(holder.session, nullptr, 2, call.outputs, 1);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "inputs or outputs is NULL");
+  s = kiln_run(holder.session, call.inputs, 2, nullptr, 1);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "inputs or outputs is NULL");
+}
+
+TEST(RuntimeRun, NullData) {
+  SessionHolder holder;
+  Call call;
+  call.inputs[1].data = nullptr;
+  kiln_status s = call.run(holder.session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "input 1 ('b'): data is NULL");
+
+  Call call2;
+  call2.outputs[0].data = nullptr;
+  s = call2.run(holder.session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "output 0 ('y'): data is NULL");
+}
+
+TEST(RuntimeRun, WrongDtype) {
+  SessionHolder holder;
+  Call call;
+  call.inputs[0].dtype = KILN_DTYPE_INT32;
+  kiln_status s = call.run(holder.session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "input 0 ('a')");
+  EXPECT_HAS(s.message, "dtype is 6; the model expects 1");
+}
+
+TEST(RuntimeRun, WrongRank) {
+  SessionHolder holder;
+  Call call;
+  const int64_t flat[] = {6};
+  call.inputs[0].rank = 1;
+  call.inputs[0].shape = flat;
+  kiln_status s = call.run(holder.session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "input 0 ('a'): the shape does not match");
+  EXPECT_HAS(s.message, "expects 2x3 (rank 2), got rank 1");
+}
+
+TEST(RuntimeRun, WrongDims) {
+  SessionHolder holder;
+  Call call;
+  const int64_t transposed[] = {3, 2};
+  call.outputs[0].shape = transposed;
+  kiln_status s = call.run(holder.session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "output 0 ('y'): the shape does not match");
+  EXPECT_HAS(s.message, "2x3");
+}
+
+TEST(RuntimeRun, NullShapeChecksOnlyBytes) {
+  SessionHolder holder;
+  Call call;
+  call.inputs[0].shape = nullptr;
+  call.inputs[0].rank = 0;
+  kiln_status s = call.run(holder.session);
+  EXPECT_EQ(s.code, KILN_OK) << s.message;
+  EXPECT_EQ(call.y[0], 11);
+}
+
+TEST(RuntimeRun, WrongByteCount) {
+  SessionHolder holder;
+  Call call;
+  call.inputs[1].bytes = 8;
+  kiln_status s = call.run(holder.session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "input 1 ('b'): buffer has 8 bytes; the model expects 12");
+}
+
+TEST(RuntimeRun, FailureDoesNotCallTheModel) {
+  SessionHolder holder;
+  Call call;
+  call.outputs[0].bytes = 0;
+  unsigned long before = fake_model_calls();
+  EXPECT_EQ(call.run(holder.session).code, KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(fake_model_calls(), before);
+}
+
+TEST(RuntimeRun, MessagesBelongToTheirSession) {
+  SessionHolder first, second;
+  Call bad1, bad2;
+  kiln_status s1 = kiln_run(first.session, bad1.inputs, 1, bad1.outputs, 1);
+  bad2.inputs[0].data = nullptr;
+  kiln_status s2 = bad2.run(second.session);
+  ASSERT_EQ(s1.code, KILN_INVALID_ARGUMENT);
+  ASSERT_EQ(s2.code, KILN_INVALID_ARGUMENT);
+  // A failure on another session leaves this session's message intact.
+  EXPECT_HAS(s1.message, "takes 2 inputs");
+  EXPECT_HAS(s2.message, "data is NULL");
+}
+
+TEST(RuntimeDtype, Sizes) {
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_FLOAT32), 4u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_UINT8), 1u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_INT8), 1u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_UINT16), 2u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_INT16), 2u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_INT32), 4u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_INT64), 8u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_BOOL), 1u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_FLOAT16), 2u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_FLOAT64), 8u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_UINT32), 4u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_UINT64), 8u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_BFLOAT16), 2u);
+  for (int32_t unknown : {0, 8 /* string */, 14, 15, 17, -1, 1000})
+    EXPECT_EQ(kiln_dtype_size(unknown), 0u) << "dtype " << unknown;
+}
+
+TEST(RuntimeCpu, FeatureLists) {
+  char missing[64] = "";
+  EXPECT_EQ(kiln_internal_missing_feature("avx2,fma", missing, sizeof(missing)),
+            0);
+  EXPECT_EQ(kiln_internal_missing_feature(FAKE_MODEL_DEFAULT_ISA, missing,
+                                          sizeof(missing)),
+            0);
+  EXPECT_EQ(kiln_internal_missing_feature("", missing, sizeof(missing)), 0);
+  EXPECT_EQ(kiln_internal_missing_feature(",,", missing, sizeof(missing)), 0);
+  EXPECT_EQ(kiln_internal_missing_feature("avx2,notafeature", missing,
+                                          sizeof(missing)),
+            1);
+  EXPECT_STREQ(missing, "notafeature");
+  // Names match whole entries only: a prefix of a real feature is unknown.
+  EXPECT_EQ(kiln_internal_missing_feature("avx", missing, sizeof(missing)), 0);
+  EXPECT_EQ(kiln_internal_missing_feature("av", missing, sizeof(missing)), 1);
+  EXPECT_STREQ(missing, "av");
+  // The name is truncated, never overflowed, in a short buffer.
+  char tiny[4];
+  EXPECT_EQ(kiln_internal_missing_feature("notafeature", tiny, sizeof(tiny)), 1);
+  EXPECT_STREQ(tiny, "not");
+}
+
+TEST(RuntimeCpu, CheckPassesOnThisMachine) {
+  kiln_status s = kiln_check_cpu();
+  EXPECT_EQ(s.code, KILN_OK) << s.message;
+}
+
+// Points the model's required_isa at an unknown feature for one test.
+struct BrokenIsa {
+  BrokenIsa() {
+    std::strcpy(fake_model_required_isa, "avx2,notafeature");
+  }
+  ~BrokenIsa() {
+    std::strcpy(fake_model_required_isa, FAKE_MODEL_DEFAULT_ISA);
+  }
+};
+
+TEST(RuntimeCpu, MissingFeatureIsReported) {
+  BrokenIsa broken;
+  kiln_status s = kiln_check_cpu();
+  EXPECT_EQ(s.code, KILN_UNSUPPORTED_ISA);
+  EXPECT_HAS(s.message, "lacks 'notafeature'");
+  EXPECT_HAS(s.message, "model 'fake_add'");
+  EXPECT_HAS(s.message, "--mcpu");
+
+  kiln_session *session = reinterpret_cast<kiln_session *>(0x1);
+  s = kiln_session_create(nullptr, &session);
+  EXPECT_EQ(s.code, KILN_UNSUPPORTED_ISA);
+  EXPECT_HAS(s.message, "notafeature");
+  EXPECT_EQ(session, nullptr);
+}
+
+TEST(RuntimeThreads, ManySessionsAgree) {
+  constexpr int kThreads = 6, kSessionsPerThread = 3, kRuns = 200;
+  // Each thread records y of every run; all must equal the serial answer.
+  std::vector<std::vector<float>> results(kThreads);
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < kSessionsPerThread; ++k) {
+        kiln_session *session = nullptr;
+        if (kiln_session_create(nullptr, &session).code) {
+          ++failures[t];
+          continue;
+        }
+        for (int r = 0; r < kRuns; ++r) {
+          Call call;
+          call.b[2] = static_cast<float>(r);
+          if (call.run(session).code)
+            ++failures[t];
+          results[t].insert(results[t].end(), call.y, call.y + 6);
+        }
+        kiln_session_destroy(session);
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+
+  std::vector<float> want;
+  for (int k = 0; k < kSessionsPerThread; ++k)
+    for (int r = 0; r < kRuns; ++r) {
+      const float y[6] = {11, 22, 3.0f + r, 14, 25, 6.0f + r};
+      want.insert(want.end(), y, y + 6);
+    }
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(failures[t], 0) << "thread " << t;
+    EXPECT_EQ(results[t], want) << "thread " << t;
+  }
+}
+
+TEST(RuntimeAllocation, RunNeverAllocates) {
+  SKIP_WITHOUT_ALLOC_COUNTER();
+  SessionHolder holder;
+  Call good, bad;
+  bad.inputs[0].dtype = KILN_DTYPE_INT64;
+  // Warm up first so that lazy library setup is not counted.
+  ASSERT_EQ(good.run(holder.session).code, KILN_OK);
+
+  alloc_counter_start();
+  kiln_status ok = good.run(holder.session);
+  kiln_status failed = bad.run(holder.session);
+  kiln_status noSession = good.run(nullptr);
+  unsigned long allocations = alloc_counter_stop();
+
+  EXPECT_EQ(ok.code, KILN_OK);
+  EXPECT_EQ(failed.code, KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(noSession.code, KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(allocations, 0u);
+}
+
+TEST(RuntimeAllocation, CounterSeesAllocations) {
+  SKIP_WITHOUT_ALLOC_COUNTER();
+  // Guards the test above against a counter that silently counts nothing.
+  alloc_counter_start();
+  kiln_session *session = nullptr;
+  kiln_status s = kiln_session_create(nullptr, &session);
+  unsigned long allocations = alloc_counter_stop();
+  kiln_session_destroy(session);
+  EXPECT_EQ(s.code, KILN_OK);
+  EXPECT_GE(allocations, 2u); // the session, its argument slots, the arena
+}
+
+} // namespace

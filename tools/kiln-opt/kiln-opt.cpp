@@ -1,0 +1,22 @@
+//===- kiln-opt.cpp - mlir-opt with Kiln's dialects and passes --*- C++ -*-===//
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Dialect/Onnx/OnnxDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllPasses();
+  registry.insert<mlir::kiln::KilnDialect, mlir::kiln::onnx::OnnxDialect>();
+  mlir::kiln::registerKilnPasses();
+  mlir::kiln::registerKilnConversionPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
+}

@@ -1,0 +1,334 @@
+#include "Tensor.h"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace kiln::run {
+
+size_t elementSize(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_BOOL:
+  case KILN_DTYPE_UINT8:
+  case KILN_DTYPE_INT8:
+    return 1;
+  case KILN_DTYPE_UINT16:
+  case KILN_DTYPE_INT16:
+  case KILN_DTYPE_FLOAT16:
+  case KILN_DTYPE_BFLOAT16:
+    return 2;
+  case KILN_DTYPE_FLOAT32:
+  case KILN_DTYPE_INT32:
+  case KILN_DTYPE_UINT32:
+    return 4;
+  case KILN_DTYPE_INT64:
+  case KILN_DTYPE_UINT64:
+  case KILN_DTYPE_FLOAT64:
+    return 8;
+  default:
+    return 0;
+  }
+}
+
+std::string dtypeName(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_FLOAT32:
+    return "float32";
+  case KILN_DTYPE_UINT8:
+    return "uint8";
+  case KILN_DTYPE_INT8:
+    return "int8";
+  case KILN_DTYPE_UINT16:
+    return "uint16";
+  case KILN_DTYPE_INT16:
+    return "int16";
+  case KILN_DTYPE_INT32:
+    return "int32";
+  case KILN_DTYPE_INT64:
+    return "int64";
+  case KILN_DTYPE_BOOL:
+    return "bool";
+  case KILN_DTYPE_FLOAT16:
+    return "float16";
+  case KILN_DTYPE_FLOAT64:
+    return "float64";
+  case KILN_DTYPE_UINT32:
+    return "uint32";
+  case KILN_DTYPE_UINT64:
+    return "uint64";
+  case KILN_DTYPE_BFLOAT16:
+    return "bfloat16";
+  case 8:
+    return "string";
+  default:
+    return "dtype " + std::to_string(dtype);
+  }
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    s += (d ? "," : "") + std::to_string(shape[d]);
+  return s + "]";
+}
+
+size_t elementCount(const std::vector<int64_t> &shape, const std::string &what) {
+  size_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw Error(what + ": dimension " + std::to_string(d) + " in shape " +
+                  shapeString(shape) + " is negative");
+    if (__builtin_mul_overflow(n, static_cast<size_t>(d), &n))
+      throw Error(what + ": shape " + shapeString(shape) + " is too large");
+  }
+  return n;
+}
+
+std::string indexString(const std::vector<int64_t> &shape, size_t flat) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = static_cast<int64_t>(flat % static_cast<size_t>(shape[d]));
+    flat /= static_cast<size_t>(shape[d]);
+  }
+  return shapeString(index);
+}
+
+static uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+
+static float bitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1fu;
+  uint32_t mantissa = h & 0x3ffu;
+  if (exponent == 0) {
+    // Zero or subnormal: mantissa * 2^-24 is exact in float.
+    float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31)
+    return bitsFloat(sign | 0x7f800000u | (mantissa << 13));
+  return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t x = floatBits(f);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t magnitude = x & 0x7fffffffu;
+  if (magnitude >= 0x7f800000u) // inf or NaN (keep NaN quiet)
+    return sign | 0x7c00u | (magnitude > 0x7f800000u ? 0x200u : 0u);
+  if (magnitude >= 0x477ff000u) // rounds to a value above 65504
+    return sign | 0x7c00u;
+  if (magnitude < 0x38800000u) { // below 2^-14: a half subnormal
+    // Scaling by 2^24 is exact; nearbyint rounds to nearest even.
+    float scaled = bitsFloat(magnitude) * 16777216.0f;
+    return sign | static_cast<uint16_t>(std::nearbyint(scaled));
+  }
+  uint32_t base = (((magnitude >> 23) - 112) << 10) | ((magnitude >> 13) & 0x3ffu);
+  uint32_t rest = magnitude & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (base & 1u)))
+    ++base; // a carry into the exponent is the correct rounding
+  return sign | static_cast<uint16_t>(base);
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  return bitsFloat(static_cast<uint32_t>(b) << 16);
+}
+
+uint16_t floatToBfloat16(float f) {
+  uint32_t x = floatBits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+HostTensor::HostTensor(int32_t dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  size_t size = elementSize(dtype);
+  if (!size)
+    throw Error("unsupported element type " + dtypeName(dtype));
+  numElements_ = elementCount(shape_, "tensor");
+  if (__builtin_mul_overflow(numElements_, size, &bytes_))
+    throw Error("tensor of shape " + shapeString(shape_) + " is too large");
+  // aligned_alloc wants a multiple of the alignment; never ask for 0 bytes so
+  // that even an empty tensor has a non-NULL data pointer.
+  size_t rounded = (bytes_ + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, rounded ? rounded : 64);
+  if (!p)
+    throw Error("cannot allocate " + std::to_string(bytes_) + " bytes");
+  std::memset(p, 0, rounded ? rounded : 64);
+  storage_.reset(p);
+}
+
+kiln_tensor HostTensor::view() {
+  kiln_tensor t;
+  t.data = data();
+  t.bytes = bytes_;
+  t.dtype = dtype_;
+  t.rank = static_cast<int32_t>(shape_.size());
+  t.shape = shape_.data();
+  return t;
+}
+
+template <typename T> static T load(const void *base, size_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const char *>(base) + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+template <typename T> static void store(void *base, size_t i, T v) {
+  std::memcpy(static_cast<char *>(base) + i * sizeof(T), &v, sizeof(T));
+}
+
+double HostTensor::valueAt(size_t i) const {
+  const void *p = data();
+  switch (dtype_) {
+  case KILN_DTYPE_FLOAT32:
+    return load<float>(p, i);
+  case KILN_DTYPE_FLOAT64:
+    return load<double>(p, i);
+  case KILN_DTYPE_FLOAT16:
+    return halfToFloat(load<uint16_t>(p, i));
+  case KILN_DTYPE_BFLOAT16:
+    return bfloat16ToFloat(load<uint16_t>(p, i));
+  case KILN_DTYPE_BOOL:
+    return load<uint8_t>(p, i) ? 1.0 : 0.0;
+  case KILN_DTYPE_UINT8:
+    return load<uint8_t>(p, i);
+  case KILN_DTYPE_INT8:
+    return load<int8_t>(p, i);
+  case KILN_DTYPE_UINT16:
+    return load<uint16_t>(p, i);
+  case KILN_DTYPE_INT16:
+    return load<int16_t>(p, i);
+  case KILN_DTYPE_INT32:
+    return load<int32_t>(p, i);
+  case KILN_DTYPE_UINT32:
+    return load<uint32_t>(p, i);
+  case KILN_DTYPE_INT64:
+    return static_cast<double>(load<int64_t>(p, i));
+  case KILN_DTYPE_UINT64:
+    return static_cast<double>(load<uint64_t>(p, i));
+  default:
+    return 0;
+  }
+}
+
+std::string HostTensor::formatAt(size_t i) const {
+  char buffer[64];
+  const void *p = data();
+  switch (dtype_) {
+  case KILN_DTYPE_FLOAT64:
+    std::snprintf(buffer, sizeof(buffer), "%.17g", load<double>(p, i));
+    break;
+  case KILN_DTYPE_FLOAT32:
+  case KILN_DTYPE_FLOAT16:
+  case KILN_DTYPE_BFLOAT16:
+    std::snprintf(buffer, sizeof(buffer), "%.9g", valueAt(i));
+    break;
+  case KILN_DTYPE_BOOL:
+    return load<uint8_t>(p, i) ? "true" : "false";
+  case KILN_DTYPE_INT64:
+    std::snprintf(buffer, sizeof(buffer), "%" PRId64, load<int64_t>(p, i));
+    break;
+  case KILN_DTYPE_UINT64:
+    std::snprintf(buffer, sizeof(buffer), "%" PRIu64, load<uint64_t>(p, i));
+    break;
+  default: // every other integer type is exact in a double
+    std::snprintf(buffer, sizeof(buffer), "%.0f", valueAt(i));
+    break;
+  }
+  return buffer;
+}
+
+void HostTensor::fillRandom(std::mt19937_64 &rng) {
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> bit(0, 1);
+  void *p = data();
+  for (size_t i = 0; i < numElements_; ++i) {
+    switch (dtype_) {
+    case KILN_DTYPE_FLOAT32:
+      store<float>(p, i, real(rng));
+      break;
+    case KILN_DTYPE_FLOAT64:
+      store<double>(p, i, real(rng));
+      break;
+    case KILN_DTYPE_FLOAT16:
+      store<uint16_t>(p, i, floatToHalf(real(rng)));
+      break;
+    case KILN_DTYPE_BFLOAT16:
+      store<uint16_t>(p, i, floatToBfloat16(real(rng)));
+      break;
+    default: {
+      // Little-endian: setting the lowest byte sets the integer to 0 or 1.
+      size_t size = elementSize(dtype_);
+      unsigned char *element = static_cast<unsigned char *>(p) + i * size;
+      std::memset(element, 0, size);
+      element[0] = static_cast<unsigned char>(bit(rng));
+      break;
+    }
+    }
+  }
+}
+
+static bool isFloatingPoint(int32_t dtype) {
+  return dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_FLOAT64 ||
+         dtype == KILN_DTYPE_FLOAT16 || dtype == KILN_DTYPE_BFLOAT16;
+}
+
+Comparison compare(const HostTensor &got, const HostTensor &want, double rtol,
+                   double atol) {
+  Comparison c;
+  c.compared = want.numElements();
+  bool floating = isFloatingPoint(want.dtype());
+  size_t size = elementSize(want.dtype());
+  const unsigned char *gotBytes = static_cast<const unsigned char *>(got.data());
+  const unsigned char *wantBytes =
+      static_cast<const unsigned char *>(want.data());
+  for (size_t i = 0; i < c.compared; ++i) {
+    double g = got.valueAt(i), w = want.valueAt(i);
+    bool match;
+    if (floating) {
+      if (std::isnan(g) || std::isnan(w))
+        match = std::isnan(g) && std::isnan(w);
+      else if (g == w) // also equal infinities
+        match = true;
+      else if (!std::isfinite(g) || !std::isfinite(w))
+        match = false;
+      else
+        match = std::fabs(g - w) <= atol + rtol * std::fabs(w);
+    } else if (want.dtype() == KILN_DTYPE_BOOL) {
+      match = (gotBytes[i] != 0) == (wantBytes[i] != 0);
+    } else {
+      // Compare the bits: int64 and uint64 are not exact in a double.
+      match = std::memcmp(gotBytes + i * size, wantBytes + i * size, size) == 0;
+    }
+    // A NaN against a number, or a wrong infinity, is an infinite error.
+    double absError;
+    if (std::isfinite(g) && std::isfinite(w))
+      absError = std::fabs(g - w);
+    else
+      absError = match ? 0 : INFINITY;
+    if (absError > c.maxAbsError)
+      c.maxAbsError = absError;
+    if (w != 0 && std::isfinite(w)) {
+      double relError = absError / std::fabs(w);
+      if (relError > c.maxRelError)
+        c.maxRelError = relError;
+    }
+    if (!match && c.mismatches++ == 0)
+      c.firstMismatch = i;
+  }
+  return c;
+}
+
+} // namespace kiln::run

@@ -1,0 +1,98 @@
+// Host tensors for kiln-run: dense aligned buffers, element formatting, random
+// filling and numpy-allclose-style comparison. No MLIR, no LLVM.
+#ifndef KILN_TOOLS_KILN_RUN_TENSOR_H
+#define KILN_TOOLS_KILN_RUN_TENSOR_H
+
+#include "kiln/runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kiln::run {
+
+/// A problem the user has to fix (bad file, bad model, ABI failure). kiln-run
+/// reports it as `kiln-run: error: <what>` and exits with status 2.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Size in bytes of one element of an ONNX/Kiln dtype kiln-run can handle, or 0.
+size_t elementSize(int32_t dtype);
+/// "float32", "int64", ... or "dtype <n>" for a number kiln-run does not know.
+std::string dtypeName(int32_t dtype);
+/// "[2,3]"; a scalar is "[]".
+std::string shapeString(const std::vector<int64_t> &shape);
+/// Element count of `shape`; throws Error on a negative dimension or overflow.
+size_t elementCount(const std::vector<int64_t> &shape, const std::string &what);
+/// "[1,2]" for a flat row-major index into `shape`.
+std::string indexString(const std::vector<int64_t> &shape, size_t flat);
+
+/// IEEE half and bfloat16 conversions (round to nearest even).
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);
+float bfloat16ToFloat(uint16_t b);
+uint16_t floatToBfloat16(float f);
+
+/// A dense row-major tensor in a 64-byte-aligned buffer owned by this object;
+/// compiled kernels may use aligned vector loads, so we never hand them less.
+class HostTensor {
+public:
+  HostTensor() = default;
+  /// Allocates a zero-filled buffer; throws Error for an unsupported dtype.
+  HostTensor(int32_t dtype, std::vector<int64_t> shape);
+
+  int32_t dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  size_t numElements() const { return numElements_; }
+  size_t bytes() const { return bytes_; }
+  void *data() { return storage_.get(); }
+  const void *data() const { return storage_.get(); }
+
+  /// A kiln_tensor that borrows this buffer and shape.
+  kiln_tensor view();
+
+  /// Element `i` as a double (bool is 0/1, halfs are widened).
+  double valueAt(size_t i) const;
+  /// Element `i` as text, precise enough to tell two mismatching values apart.
+  std::string formatAt(size_t i) const;
+
+  /// Floats uniform in [-1, 1]; integers and bools uniform in {0, 1} so that
+  /// index inputs (Gather, Slice starts) stay in range for any non-empty axis.
+  void fillRandom(std::mt19937_64 &rng);
+
+private:
+  struct FreeDeleter {
+    void operator()(void *p) const { std::free(p); }
+  };
+  int32_t dtype_ = 0;
+  std::vector<int64_t> shape_;
+  size_t numElements_ = 0;
+  size_t bytes_ = 0;
+  std::unique_ptr<void, FreeDeleter> storage_;
+};
+
+/// The outcome of comparing a computed tensor with a reference.
+struct Comparison {
+  size_t compared = 0;
+  size_t mismatches = 0;
+  double maxAbsError = 0; // infinite when a NaN or an infinity mismatches
+  double maxRelError = 0; // |got - want| / |want| over finite, non-zero `want`
+  size_t firstMismatch = 0;
+};
+
+/// numpy.allclose semantics per element: |got - want| <= atol + rtol * |want|;
+/// NaN matches NaN, infinities match only themselves; integer and bool types
+/// must match exactly. Both tensors must have the same dtype and shape.
+Comparison compare(const HostTensor &got, const HostTensor &want, double rtol,
+                   double atol);
+
+} // namespace kiln::run
+
+#endif // KILN_TOOLS_KILN_RUN_TENSOR_H

@@ -1,0 +1,364 @@
+// kiln-run: runs a model.so written by kiln-compile through the public runtime
+// C ABI. Three modes: check against an ONNX backend-test folder (--test-data),
+// time it on random inputs (--bench), or print its metadata (--info).
+//
+// Exit status: 0 success, 1 an output does not match, 2 anything else (usage,
+// unreadable files, a model that cannot be loaded, a failing runtime call).
+#include "ModelLibrary.h"
+#include "TensorProto.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+namespace fs = std::filesystem;
+using namespace kiln::run;
+
+namespace {
+
+constexpr int kExitMismatch = 1;
+constexpr int kExitError = 2;
+
+struct Options {
+  std::string model;
+  std::string testData;
+  std::string saveOutputs;
+  bool bench = false;
+  bool info = false;
+  double rtol = 1e-3;
+  double atol = 1e-7;
+  int32_t threads = 0;
+  int iterations = 100;
+  int warmup = 10;
+  uint64_t seed = 0;
+};
+
+std::string describe(const TensorSpec &spec) {
+  return "'" + spec.name + "' " + dtypeName(spec.dtype) + " " +
+         shapeString(spec.shape);
+}
+
+std::vector<HostTensor> allocate(const std::vector<TensorSpec> &specs) {
+  std::vector<HostTensor> tensors;
+  for (const TensorSpec &spec : specs)
+    tensors.emplace_back(spec.dtype, spec.shape);
+  return tensors;
+}
+
+std::vector<kiln_tensor> views(std::vector<HostTensor> &tensors) {
+  std::vector<kiln_tensor> result;
+  for (HostTensor &t : tensors)
+    result.push_back(t.view());
+  return result;
+}
+
+std::string fileIn(const std::string &dir, const char *stem, size_t i) {
+  return (fs::path(dir) / (stem + std::to_string(i) + ".pb")).string();
+}
+
+void saveOutputs(const std::string &dir, const ModelLibrary &model,
+                 const std::vector<HostTensor> &outputs) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw Error("cannot create " + dir + ": " + ec.message());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    writeTensorProto(fileIn(dir, "output_", i), model.outputs()[i].name,
+                     outputs[i]);
+  std::printf("kiln-run: wrote %zu outputs to %s\n", outputs.size(),
+              dir.c_str());
+}
+
+// Reads input_<i>.pb for every model input and checks it against the model.
+std::vector<HostTensor> readInputs(const std::string &dir,
+                                   const ModelLibrary &model) {
+  std::vector<HostTensor> inputs;
+  for (size_t i = 0; i < model.inputs().size(); ++i) {
+    const TensorSpec &spec = model.inputs()[i];
+    std::string path = fileIn(dir, "input_", i);
+    if (!fs::exists(path))
+      throw Error(path + " is missing; model input " + std::to_string(i) +
+                  " is " + describe(spec));
+    HostTensor t = readTensorProto(path).tensor;
+    if (t.dtype() != spec.dtype)
+      throw Error(path + " holds " + dtypeName(t.dtype()) + "; model input " +
+                  std::to_string(i) + " " + describe(spec) + " needs " +
+                  dtypeName(spec.dtype));
+    if (t.shape() != spec.shape)
+      throw Error(path + " has shape " + shapeString(t.shape()) +
+                  "; model input " + std::to_string(i) + " " + describe(spec) +
+                  " needs " + shapeString(spec.shape));
+    inputs.push_back(std::move(t));
+  }
+  std::string extra = fileIn(dir, "input_", model.inputs().size());
+  if (fs::exists(extra))
+    throw Error(extra + " exists but the model has only " +
+                std::to_string(model.inputs().size()) + " inputs");
+  return inputs;
+}
+
+// Compares output <i> with output_<i>.pb; prints one report line. Returns
+// false on any mismatch, including a reference of the wrong dtype or shape.
+bool checkOutput(size_t i, const TensorSpec &spec, const HostTensor &got,
+                 const std::string &path, const Options &opts) {
+  HostTensor want = readTensorProto(path).tensor;
+  std::printf("output %zu %s: ", i, describe(spec).c_str());
+  if (want.dtype() != got.dtype() || want.shape() != got.shape()) {
+    std::printf("FAILED: %s holds %s %s\n", path.c_str(),
+                dtypeName(want.dtype()).c_str(),
+                shapeString(want.shape()).c_str());
+    return false;
+  }
+  Comparison c = compare(got, want, opts.rtol, opts.atol);
+  std::printf("max_abs_err=%.3g max_rel_err=%.3g mismatches=%zu/%zu",
+              c.maxAbsError, c.maxRelError, c.mismatches, c.compared);
+  if (c.mismatches) {
+    std::printf(" first at %s (flat %zu): got %s want %s FAILED\n",
+                indexString(want.shape(), c.firstMismatch).c_str(),
+                c.firstMismatch, got.formatAt(c.firstMismatch).c_str(),
+                want.formatAt(c.firstMismatch).c_str());
+    return false;
+  }
+  std::printf(" ok\n");
+  return true;
+}
+
+int runTestData(const Options &opts) {
+  if (!fs::is_directory(opts.testData))
+    throw Error(opts.testData + " is not a directory");
+  ModelLibrary model(opts.model);
+  std::vector<HostTensor> inputs = readInputs(opts.testData, model);
+  std::vector<HostTensor> outputs = allocate(model.outputs());
+  // 0xff bytes read as NaN or -1: an output the model never writes shows up.
+  for (HostTensor &t : outputs)
+    std::memset(t.data(), 0xff, t.bytes());
+
+  Session session = model.createSession(opts.threads);
+  std::vector<kiln_tensor> in = views(inputs), out = views(outputs);
+  session.run(in, out);
+  if (!opts.saveOutputs.empty())
+    saveOutputs(opts.saveOutputs, model, outputs);
+
+  size_t compared = 0, matched = 0, failed = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string path = fileIn(opts.testData, "output_", i);
+    if (!fs::exists(path))
+      continue;
+    ++compared;
+    if (checkOutput(i, model.outputs()[i], outputs[i], path, opts))
+      ++matched;
+    else
+      ++failed;
+  }
+  std::string extra = fileIn(opts.testData, "output_", outputs.size());
+  if (fs::exists(extra)) {
+    std::printf("kiln-run: %s exists but the model has only %zu outputs\n",
+                extra.c_str(), outputs.size());
+    ++failed;
+  }
+  if (!compared && !failed) {
+    std::printf("kiln-run: ran model '%s'; no output_*.pb in %s to compare\n",
+                model.info().name ? model.info().name : "",
+                opts.testData.c_str());
+    return 0;
+  }
+  if (compared && compared < outputs.size())
+    std::printf("kiln-run: warning: only %zu of %zu outputs have a reference\n",
+                compared, outputs.size());
+  std::printf("kiln-run: %s: %zu of %zu compared outputs match (rtol=%g "
+              "atol=%g)\n",
+              failed ? "FAIL" : "PASS", matched, compared, opts.rtol,
+              opts.atol);
+  return failed ? kExitMismatch : 0;
+}
+
+// numpy.percentile's default (linear interpolation between closest ranks).
+double percentile(const std::vector<double> &sorted, double p) {
+  double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(rank);
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+int runBench(const Options &opts) {
+  ModelLibrary model(opts.model);
+  std::mt19937_64 rng(opts.seed);
+  std::vector<HostTensor> inputs = allocate(model.inputs());
+  for (HostTensor &t : inputs)
+    t.fillRandom(rng);
+  std::vector<HostTensor> outputs = allocate(model.outputs());
+  Session session = model.createSession(opts.threads);
+  std::vector<kiln_tensor> in = views(inputs), out = views(outputs);
+
+  for (int i = 0; i < opts.warmup; ++i)
+    session.run(in, out);
+  std::vector<double> ms;
+  ms.reserve(static_cast<size_t>(opts.iterations));
+  for (int i = 0; i < opts.iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    kiln_status s = session.runRaw(in.data(), in.size(), out.data(), out.size());
+    auto stop = std::chrono::steady_clock::now();
+    if (s.code)
+      throw Error(std::string("kiln_run failed: ") + s.message);
+    ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  double mean = 0;
+  for (double t : ms)
+    mean += t;
+  mean /= static_cast<double>(ms.size());
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double median = percentile(sorted, 50), p90 = percentile(sorted, 90);
+
+  const char *name = model.info().name ? model.info().name : "";
+  std::printf("model '%s': %d iterations after %d warm-up runs, threads=%d\n",
+              name, opts.iterations, opts.warmup, opts.threads);
+  std::printf("  min    %12.6f ms\n  mean   %12.6f ms\n  median %12.6f ms\n"
+              "  p90    %12.6f ms\n  max    %12.6f ms\n",
+              sorted.front(), mean, median, p90, sorted.back());
+  std::printf("kiln-run: model=%s iterations=%d threads=%d median_ms=%.6f "
+              "min_ms=%.6f mean_ms=%.6f p90_ms=%.6f max_ms=%.6f\n",
+              name, opts.iterations, opts.threads, median, sorted.front(), mean,
+              p90, sorted.back());
+  return 0;
+}
+
+const char *orNull(const char *s) { return s ? s : "(null)"; }
+
+// CLI11's stock NonNegativeNumber prints DBL_MAX in its error message.
+CLI::Validator atLeast(double min) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", min);
+  std::string bound = text;
+  return CLI::Validator(
+      [min, bound](std::string &value) -> std::string {
+        char *end = nullptr;
+        double v = std::strtod(value.c_str(), &end);
+        if (end == value.c_str() || *end || !(v >= min))
+          return "'" + value + "' is not a number >= " + bound;
+        return "";
+      },
+      ">=" + bound);
+}
+
+int runInfo(const Options &opts) {
+  ModelLibrary model(opts.model);
+  const kiln_model_info &info = model.info();
+  std::string cpuMessage;
+  bool cpuOk = model.checkCpu(cpuMessage) == KILN_OK;
+  std::printf("model:            %s\n", orNull(info.name));
+  std::printf("hash:             %s\n", orNull(info.hash));
+  std::printf("compiler version: %s\n", orNull(info.compiler_version));
+  std::printf("compile options:  %s\n", orNull(info.compile_options));
+  std::printf("target triple:    %s\n", orNull(info.target_triple));
+  std::printf("cpu:              %s\n", orNull(info.cpu));
+  std::printf("required isa:     %s\n", orNull(info.required_isa));
+  std::printf("this machine:     %s\n",
+              cpuOk ? "supported" : ("unsupported: " + cpuMessage).c_str());
+  std::printf("abi version:      %u\n", info.abi_version);
+  std::printf("arena:            %llu bytes, aligned to %llu bytes\n",
+              static_cast<unsigned long long>(info.arena_bytes),
+              static_cast<unsigned long long>(info.arena_alignment));
+  std::printf("batch sizes:     ");
+  for (uint32_t i = 0; info.batch_sizes && i < info.num_batch_sizes; ++i)
+    std::printf(" %lld", static_cast<long long>(info.batch_sizes[i]));
+  std::printf("\n");
+  std::printf("inputs (%zu):\n", model.inputs().size());
+  for (size_t i = 0; i < model.inputs().size(); ++i)
+    std::printf("  %zu %s\n", i, describe(model.inputs()[i]).c_str());
+  std::printf("outputs (%zu):\n", model.outputs().size());
+  for (size_t i = 0; i < model.outputs().size(); ++i)
+    std::printf("  %zu %s\n", i, describe(model.outputs()[i]).c_str());
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  CLI::App app{"Runs a model.so compiled by kiln-compile through the Kiln "
+               "runtime C ABI.",
+               "kiln-run"};
+  app.footer("Exit status: 0 when every output matches (or the run, --bench or "
+             "--info succeeds),\n1 when an output does not match, 2 for usage, "
+             "file, load and runtime errors.");
+  app.add_option("model", opts.model, "The compiled model")
+      ->required()
+      ->type_name("MODEL.so");
+  auto *testData = app.add_option(
+      "--test-data", opts.testData,
+      "ONNX backend-test folder: run on input_<i>.pb, compare with "
+      "output_<i>.pb")
+                      ->type_name("DIR");
+  auto *save = app.add_option("--save-outputs", opts.saveOutputs,
+                              "Write output_<i>.pb files to this folder")
+                  ->type_name("DIR");
+  auto *rtol = app.add_option("--rtol", opts.rtol, "Relative tolerance")
+                   ->check(atLeast(0))
+                   ->capture_default_str();
+  auto *atol = app.add_option("--atol", opts.atol, "Absolute tolerance")
+                   ->check(atLeast(0))
+                   ->capture_default_str();
+  auto *bench =
+      app.add_flag("--bench", opts.bench, "Time the model on random inputs");
+  auto *iterations =
+      app.add_option("--iterations", opts.iterations, "Timed runs (--bench)")
+          ->check(atLeast(1))
+          ->capture_default_str();
+  auto *warmup =
+      app.add_option("--warmup", opts.warmup, "Untimed runs first (--bench)")
+          ->check(atLeast(0))
+          ->capture_default_str();
+  auto *seed = app.add_option("--seed", opts.seed,
+                              "Random-input seed (--bench)")
+                   ->capture_default_str();
+  auto *threads = app.add_option("--threads", opts.threads,
+                                 "kiln_session_options.num_threads (0 or 1: "
+                                 "the calling thread)")
+                      ->check(atLeast(0))
+                      ->capture_default_str();
+  auto *info = app.add_flag("--info", opts.info, "Print the model metadata");
+  testData->excludes(bench)->excludes(info);
+  bench->excludes(info);
+  save->needs(testData);
+  rtol->needs(testData);
+  atol->needs(testData);
+  iterations->needs(bench);
+  warmup->needs(bench);
+  seed->needs(bench);
+  threads->excludes(info);
+
+  try {
+    app.parse(argc, argv);
+    if (!opts.info && !opts.bench && opts.testData.empty())
+      throw CLI::ValidationError(
+          "choose a mode: --test-data DIR, --bench or --info");
+  } catch (const CLI::ParseError &e) {
+    if (e.get_exit_code() == 0) // --help
+      return app.exit(e);
+    std::cerr << "kiln-run: error: " << e.what()
+              << "\nRun with --help for usage.\n";
+    return kExitError;
+  }
+
+  try {
+    if (opts.info)
+      return runInfo(opts);
+    if (opts.bench)
+      return runBench(opts);
+    return runTestData(opts);
+  } catch (const Error &e) {
+    std::fflush(stdout);
+    std::cerr << "kiln-run: error: " << e.what() << "\n";
+    return kExitError;
+  } catch (const std::exception &e) {
+    std::fflush(stdout);
+    std::cerr << "kiln-run: error: " << e.what() << "\n";
+    return kExitError;
+  }
+}
