@@ -15,8 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace kiln {
-namespace python {
+namespace mlir::kiln::python {
 
 /// Thrown anywhere in the binding; pybind11 turns it into a kiln.Error whose
 /// `code` attribute names the kiln_status_code (None for compile errors).
@@ -41,7 +40,6 @@ void defineCompile(pybind11::module_ &m);
 /// Registers load(), Model and TensorInfo on the module.
 void defineModel(pybind11::module_ &m);
 
-} // namespace python
-} // namespace kiln
+} // namespace mlir::kiln::python
 
 #endif

@@ -13,8 +13,7 @@
 
 namespace py = pybind11;
 
-namespace kiln {
-namespace python {
+namespace mlir::kiln::python {
 namespace {
 
 std::string toPath(py::handle obj, const char *what) {
@@ -196,5 +195,4 @@ TypeError for an unknown option name or a value of the wrong type.
 The GIL is released while compiling.)");
 }
 
-} // namespace python
-} // namespace kiln
+} // namespace mlir::kiln::python

@@ -19,8 +19,7 @@
 
 namespace py = pybind11;
 
-namespace kiln {
-namespace python {
+namespace mlir::kiln::python {
 namespace {
 
 /// Name, element type and shape of one input or output, copied out of the
@@ -399,5 +398,4 @@ CPU lacks an instruction set the model was compiled for (code
     m.attr(name).attr("__module__") = "kiln";
 }
 
-} // namespace python
-} // namespace kiln
+} // namespace mlir::kiln::python

@@ -6,8 +6,7 @@
 
 namespace py = pybind11;
 
-namespace kiln {
-namespace python {
+namespace mlir::kiln::python {
 
 namespace {
 // The kiln.Error class. Deliberately leaked: it must outlive the interpreter's
@@ -42,24 +41,23 @@ void checkStatus(const kiln_status &status, const std::string &what) {
   throw Error(what + ": " + message, statusCodeName(status.code));
 }
 
-} // namespace python
-} // namespace kiln
+} // namespace mlir::kiln::python
 
-using kiln::python::Error;
+using mlir::kiln::python::Error;
 
 PYBIND11_MODULE(_kiln, m) {
   m.doc() = "Kiln: compile ONNX models ahead of time and run them with numpy.";
 
-  kiln::python::errorType = PyErr_NewExceptionWithDoc(
+  mlir::kiln::python::errorType = PyErr_NewExceptionWithDoc(
       "kiln.Error",
       "Raised for every Kiln failure: a model that does not compile, a .so "
       "that does not load, inputs that do not match the model. `code` names "
       "the runtime status (e.g. 'INVALID_ARGUMENT', 'UNSUPPORTED_ISA') or is "
       "None for compile errors.",
       PyExc_RuntimeError, nullptr);
-  if (!kiln::python::errorType)
+  if (!mlir::kiln::python::errorType)
     throw py::error_already_set();
-  py::handle errorType(kiln::python::errorType);
+  py::handle errorType(mlir::kiln::python::errorType);
   errorType.attr("code") = py::none();
   m.attr("Error") = errorType;
 
@@ -68,7 +66,7 @@ PYBIND11_MODULE(_kiln, m) {
       if (p)
         std::rethrow_exception(p);
     } catch (const Error &e) {
-      py::handle type(kiln::python::errorType);
+      py::handle type(mlir::kiln::python::errorType);
       py::object exc = type(e.what());
       if (!e.code().empty())
         exc.attr("code") = e.code();
@@ -76,8 +74,8 @@ PYBIND11_MODULE(_kiln, m) {
     }
   });
 
-  kiln::python::defineCompile(m);
-  kiln::python::defineModel(m);
-  m.attr("__version__") = kiln::versionString();
+  mlir::kiln::python::defineCompile(m);
+  mlir::kiln::python::defineModel(m);
+  m.attr("__version__") = mlir::kiln::versionString();
   m.attr("ABI_VERSION") = KILN_ABI_VERSION;
 }

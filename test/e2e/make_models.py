@@ -116,9 +116,14 @@ def make_model(name, outdir, seed):
         training=torch.onnx.TrainingMode.EVAL,
     )
 
-    # Name the tensors after the graph, whatever the exporter decided.
+    # The exporter calls every graph "torch_jit"; the graph name becomes the
+    # model name in the compiled .so.
     proto = onnx.load(onnx_path)
+    proto.graph.name = name
     onnx.checker.check_model(proto)
+    onnx.save(proto, onnx_path)
+
+    # Name the tensors after the graph, whatever the exporter decided.
     inits = {i.name for i in proto.graph.initializer}
     in_names = [i.name for i in proto.graph.input if i.name not in inits]
     out_names = [o.name for o in proto.graph.output]

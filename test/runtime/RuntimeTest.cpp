@@ -84,7 +84,8 @@ kiln_session_options optionsWith(void *arena, size_t bytes) {
 struct AlignedBuffer {
   char *p;
   explicit AlignedBuffer(size_t bytes)
-      : p(static_cast<char *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64))) {}
+      : p(static_cast<char *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64))) {
+  }
   ~AlignedBuffer() { std::free(p); }
 };
 
@@ -155,7 +156,8 @@ TEST(RuntimeSession, NullOutSession) {
 }
 
 TEST(RuntimeSession, InvalidStructSize) {
-  for (uint32_t size : {0u, 2u, static_cast<uint32_t>(sizeof(kiln_session_options) + 1)}) {
+  for (uint32_t size :
+       {0u, 2u, static_cast<uint32_t>(sizeof(kiln_session_options) + 1)}) {
     kiln_session_options o = optionsWith(nullptr, 0);
     o.struct_size = size;
     kiln_session *session = reinterpret_cast<kiln_session *>(0x1);
@@ -314,7 +316,8 @@ TEST(RuntimeRun, WrongByteCount) {
   call.inputs[1].bytes = 8;
   kiln_status s = call.run(holder.session);
   EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
-  EXPECT_HAS(s.message, "input 1 ('b'): buffer has 8 bytes; the model expects 12");
+  EXPECT_HAS(s.message,
+             "input 1 ('b'): buffer has 8 bytes; the model expects 12");
 }
 
 TEST(RuntimeRun, FailureDoesNotCallTheModel) {
@@ -376,7 +379,8 @@ TEST(RuntimeCpu, FeatureLists) {
   EXPECT_STREQ(missing, "av");
   // The name is truncated, never overflowed, in a short buffer.
   char tiny[4];
-  EXPECT_EQ(kiln_internal_missing_feature("notafeature", tiny, sizeof(tiny)), 1);
+  EXPECT_EQ(kiln_internal_missing_feature("notafeature", tiny, sizeof(tiny)),
+            1);
   EXPECT_STREQ(tiny, "not");
 }
 
@@ -387,12 +391,8 @@ TEST(RuntimeCpu, CheckPassesOnThisMachine) {
 
 // Points the model's required_isa at an unknown feature for one test.
 struct BrokenIsa {
-  BrokenIsa() {
-    std::strcpy(fake_model_required_isa, "avx2,notafeature");
-  }
-  ~BrokenIsa() {
-    std::strcpy(fake_model_required_isa, FAKE_MODEL_DEFAULT_ISA);
-  }
+  BrokenIsa() { std::strcpy(fake_model_required_isa, "avx2,notafeature"); }
+  ~BrokenIsa() { std::strcpy(fake_model_required_isa, FAKE_MODEL_DEFAULT_ISA); }
 };
 
 TEST(RuntimeCpu, MissingFeatureIsReported) {

@@ -262,8 +262,16 @@ def main():
     write(empty, "input", inputs)
     open(os.path.join(empty, "input_0.pb"), "wb").close()
     r = run(model, "--test-data", empty)
-    check(r.returncode == 2 and "input_0.pb" in r.stderr,
+    check(r.returncode == 2 and "input_0.pb: data_type is not set" in r.stderr,
           "empty .pb is reported", r)
+
+    not_file = os.path.join(work, "not_file")
+    write(not_file, "input", inputs)
+    os.remove(os.path.join(not_file, "input_1.pb"))
+    os.mkdir(os.path.join(not_file, "input_1.pb"))
+    r = run(model, "--test-data", not_file)
+    check(r.returncode == 2 and "input_1.pb: not a regular file" in r.stderr,
+          "a folder named like a .pb is reported", r)
 
     r = run(model, "--test-data", os.path.join(work, "does_not_exist"))
     check(r.returncode == 2 and "is not a directory" in r.stderr,

@@ -1,4 +1,5 @@
 //===- kiln-opt.cpp - mlir-opt with Kiln's dialects and passes --*- C++ -*-===//
+#include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
@@ -17,6 +18,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::kiln::KilnDialect, mlir::kiln::onnx::OnnxDialect>();
   mlir::kiln::registerKilnPasses();
   mlir::kiln::registerKilnConversionPasses();
+  mlir::kiln::registerKilnCPUPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
 }

@@ -73,7 +73,8 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-size_t elementCount(const std::vector<int64_t> &shape, const std::string &what) {
+size_t elementCount(const std::vector<int64_t> &shape,
+                    const std::string &what) {
   size_t n = 1;
   for (int64_t d : shape) {
     if (d < 0)
@@ -133,7 +134,8 @@ uint16_t floatToHalf(float f) {
     float scaled = bitsFloat(magnitude) * 16777216.0f;
     return sign | static_cast<uint16_t>(std::nearbyint(scaled));
   }
-  uint32_t base = (((magnitude >> 23) - 112) << 10) | ((magnitude >> 13) & 0x3ffu);
+  uint32_t base =
+      (((magnitude >> 23) - 112) << 10) | ((magnitude >> 13) & 0x3ffu);
   uint32_t rest = magnitude & 0x1fffu;
   if (rest > 0x1000u || (rest == 0x1000u && (base & 1u)))
     ++base; // a carry into the exponent is the correct rounding
@@ -291,7 +293,8 @@ Comparison compare(const HostTensor &got, const HostTensor &want, double rtol,
   c.compared = want.numElements();
   bool floating = isFloatingPoint(want.dtype());
   size_t size = elementSize(want.dtype());
-  const unsigned char *gotBytes = static_cast<const unsigned char *>(got.data());
+  const unsigned char *gotBytes =
+      static_cast<const unsigned char *>(got.data());
   const unsigned char *wantBytes =
       static_cast<const unsigned char *>(want.data());
   for (size_t i = 0; i < c.compared; ++i) {

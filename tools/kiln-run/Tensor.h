@@ -23,7 +23,8 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// Size in bytes of one element of an ONNX/Kiln dtype kiln-run can handle, or 0.
+/// Size in bytes of one element of an ONNX/Kiln dtype kiln-run can handle, or
+/// 0.
 size_t elementSize(int32_t dtype);
 /// "float32", "int64", ... or "dtype <n>" for a number kiln-run does not know.
 std::string dtypeName(int32_t dtype);

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -11,6 +12,9 @@
 namespace kiln::run {
 
 static std::string readFile(const std::string &path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw Error(path + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(path + ": cannot open: " + std::strerror(errno));
@@ -77,6 +81,8 @@ NamedTensor readTensorProto(const std::string &path) {
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error(path + ": tensors with external data are not supported");
   int32_t dtype = proto.data_type();
+  if (dtype == onnx::TensorProto::UNDEFINED)
+    throw Error(path + ": data_type is not set; is this an onnx.TensorProto?");
   if (!elementSize(dtype))
     throw Error(path + ": element type " + dtypeName(dtype) +
                 " is not supported by kiln-run");

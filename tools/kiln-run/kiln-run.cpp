@@ -182,7 +182,8 @@ double percentile(const std::vector<double> &sorted, double p) {
   double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
   size_t lo = static_cast<size_t>(rank);
   size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+  return sorted[lo] +
+         (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
 int runBench(const Options &opts) {
@@ -201,11 +202,13 @@ int runBench(const Options &opts) {
   ms.reserve(static_cast<size_t>(opts.iterations));
   for (int i = 0; i < opts.iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
-    kiln_status s = session.runRaw(in.data(), in.size(), out.data(), out.size());
+    kiln_status s =
+        session.runRaw(in.data(), in.size(), out.data(), out.size());
     auto stop = std::chrono::steady_clock::now();
     if (s.code)
       throw Error(std::string("kiln_run failed: ") + s.message);
-    ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(stop - start).count());
   }
   double mean = 0;
   for (double t : ms)
@@ -290,14 +293,15 @@ int main(int argc, char **argv) {
   app.add_option("model", opts.model, "The compiled model")
       ->required()
       ->type_name("MODEL.so");
-  auto *testData = app.add_option(
-      "--test-data", opts.testData,
-      "ONNX backend-test folder: run on input_<i>.pb, compare with "
-      "output_<i>.pb")
-                      ->type_name("DIR");
+  auto *testData =
+      app.add_option(
+             "--test-data", opts.testData,
+             "ONNX backend-test folder: run on input_<i>.pb, compare with "
+             "output_<i>.pb")
+          ->type_name("DIR");
   auto *save = app.add_option("--save-outputs", opts.saveOutputs,
                               "Write output_<i>.pb files to this folder")
-                  ->type_name("DIR");
+                   ->type_name("DIR");
   auto *rtol = app.add_option("--rtol", opts.rtol, "Relative tolerance")
                    ->check(atLeast(0))
                    ->capture_default_str();
@@ -314,9 +318,9 @@ int main(int argc, char **argv) {
       app.add_option("--warmup", opts.warmup, "Untimed runs first (--bench)")
           ->check(atLeast(0))
           ->capture_default_str();
-  auto *seed = app.add_option("--seed", opts.seed,
-                              "Random-input seed (--bench)")
-                   ->capture_default_str();
+  auto *seed =
+      app.add_option("--seed", opts.seed, "Random-input seed (--bench)")
+          ->capture_default_str();
   auto *threads = app.add_option("--threads", opts.threads,
                                  "kiln_session_options.num_threads (0 or 1: "
                                  "the calling thread)")

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace kiln {
+namespace mlir::kiln {
 
 /// How far to take a model; everything before `So` writes a text or object file.
 enum class EmitKind { Import, Kiln, Linalg, LLVM, Asm, Obj, So };
@@ -48,6 +48,6 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options);
 /// The version string compiled into kiln and into every model it writes.
 const char *versionString();
 
-} // namespace kiln
+} // namespace mlir::kiln
 
 #endif

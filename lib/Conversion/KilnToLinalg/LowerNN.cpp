@@ -23,29 +23,6 @@ AffineMap dropDim(OpBuilder &b, int64_t rank, int64_t skip) {
   return AffineMap::get(rank, 0, exprs, b.getContext());
 }
 
-/// Pads `x` with `value`: `low[d]` before and `high[d]` after each dimension.
-Value padded(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
-             ArrayRef<int64_t> high, double value) {
-  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
-      llvm::all_of(high, [](int64_t p) { return p == 0; }))
-    return x;
-  RankedTensorType t = typeOf(x);
-  SmallVector<int64_t> shape;
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  for (int64_t d = 0; d < t.getRank(); ++d) {
-    shape.push_back(t.getDimSize(d) + low[d] + high[d]);
-    offsets.push_back(b.getIndexAttr(low[d]));
-    sizes.push_back(b.getIndexAttr(t.getDimSize(d)));
-    strides.push_back(b.getIndexAttr(1));
-  }
-  Value dest = filledTensor(b, loc, shape, t.getElementType(), value);
-  Value slice =
-      tensor::ExtractSliceOp::create(b, loc, t, dest, offsets, sizes, strides);
-  Value copied = linalg::CopyOp::create(b, loc, x, slice).getResult(0);
-  return tensor::InsertSliceOp::create(b, loc, copied, dest, offsets, sizes,
-                                       strides);
-}
-
 DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> v) {
   return DenseIntElementsAttr::get(
       RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()), v);

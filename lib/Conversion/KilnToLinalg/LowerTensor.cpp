@@ -81,6 +81,12 @@ FailureOr<Value> mlir::kiln::lowerTensor(OpBuilder &b, Operation *op) {
     return transposed(b, loc, t.getInput(), t.getPerm());
   if (auto c = dyn_cast<ConcatOp>(op))
     return lowerConcat(b, c);
+  if (auto p = dyn_cast<PadOp>(op)) {
+    ArrayRef<int64_t> pads = p.getPads();
+    size_t rank = pads.size() / 2;
+    return padded(b, loc, p.getInput(), pads.take_front(rank),
+                  pads.drop_front(rank), p.getValue().convertToDouble());
+  }
   if (auto r = dyn_cast<ReduceMeanOp>(op))
     return lowerReduce(b, r, 0.0, add, /*mean=*/true);
   if (auto r = dyn_cast<ReduceSumOp>(op))

@@ -41,6 +41,10 @@ Value mappedGeneric(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// stay constants); anything else gets a linalg.transpose.
 Value transposed(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm);
 
+/// Pads `x` with `value`: `low[d]` before and `high[d]` after dimension d.
+Value padded(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+             ArrayRef<int64_t> high, double value);
+
 /// Reshape between static shapes with the same element count.
 Value reshaped(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
 

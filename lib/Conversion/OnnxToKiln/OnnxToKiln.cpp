@@ -251,7 +251,8 @@ struct ConvertOnnxToKilnPass
     if (auto dict = module->getAttrOfType<DictionaryAttr>(
             onnx::OnnxDialect::kOpsetImportAttr))
       for (NamedAttribute entry : dict)
-        opsets[entry.getName()] = cast<IntegerAttr>(entry.getValue()).getInt();
+        opsets[entry.getName() == "ai.onnx" ? "" : entry.getName().str()] =
+            cast<IntegerAttr>(entry.getValue()).getInt();
 
     bool anyFailed = false;
     OpBuilder builder(&getContext());

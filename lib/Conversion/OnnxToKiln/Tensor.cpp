@@ -172,6 +172,45 @@ FailureOr<SmallVector<Value>> shape(OnnxNode &node) {
   return SmallVector<Value>{c};
 }
 
+/// Pad 2 (attributes) and 11+ (constant inputs); only "constant" mode.
+FailureOr<SmallVector<Value>> pad(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  std::string mode = node.strAttr("mode", "constant");
+  if (mode != "constant") {
+    node.fail() << "mode '" << mode
+                << "' is not supported yet; only 'constant' padding is";
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> pads;
+  double value = 0.0;
+  if (node.opset < 11) {
+    pads = node.intsAttr("pads");
+    value = node.floatAttr("value", 0.0f);
+  } else {
+    pads = node.constantInts(1);
+    if (node.input(2)) {
+      std::optional<double> v = node.constantScalar(2);
+      if (!v) {
+        node.fail() << "constant_value must be a compile-time constant";
+        return failure();
+      }
+      value = *v;
+    }
+  }
+  if (!pads) {
+    node.fail() << "pads must be a compile-time constant";
+    return failure();
+  }
+  if (llvm::any_of(*pads, [](int64_t p) { return p < 0; })) {
+    node.fail() << "negative pads (cropping) are not supported yet";
+    return failure();
+  }
+  return one(build<PadOp>(node, *x, node.builder.getDenseI64ArrayAttr(*pads),
+                          node.builder.getF32FloatAttr(value)));
+}
+
 /// Axes from the attribute (before `inputSince`) or from constant input 1.
 std::optional<SmallVector<int64_t>> readAxes(OnnxNode &node, int64_t inputSince,
                                              bool &ok) {
@@ -287,6 +326,8 @@ void mlir::kiln::populateTensorConversions(std::vector<OnnxConversion> &t) {
     t.push_back({"Concat", v, concat});
   for (int64_t v : {1, 13, 15})
     t.push_back({"Shape", v, shape});
+  for (int64_t v : {2, 11, 13})
+    t.push_back({"Pad", v, pad});
   for (int64_t v : {1, 11, 13}) {
     t.push_back({"Squeeze", v, [](OnnxNode &n) { return squeeze(n, false); }});
     t.push_back({"Unsqueeze", v, [](OnnxNode &n) { return squeeze(n, true); }});

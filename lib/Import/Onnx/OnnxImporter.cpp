@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinDialect.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -30,7 +31,7 @@
 #include <memory>
 
 using namespace mlir;
-using kiln::ImportOptions;
+using mlir::kiln::ImportOptions;
 
 namespace {
 
@@ -351,7 +352,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &constNode,
   for (const std::string &input : node.input()) {
     if (input.empty()) {
       if (!noValue)
-        noValue = kiln::onnx::NoValueOp::create(builder, loc).getResult();
+        noValue = mlir::kiln::onnx::NoValueOp::create(builder, loc, builder.getNoneType()).getResult();
       operands.push_back(noValue);
       continue;
     }
@@ -393,13 +394,14 @@ LogicalResult Importer::importGraph(ModuleOp module) {
   SmallVector<NamedAttribute> opsetAttrs;
   for (const auto &entry : opsets)
     opsetAttrs.push_back(builder.getNamedAttr(
-        entry.getKey(), builder.getI64IntegerAttr(entry.getValue())));
-  module->setAttr(kiln::onnx::OnnxDialect::kOpsetImportAttr,
+        entry.getKey().empty() ? "ai.onnx" : entry.getKey(),
+        builder.getI64IntegerAttr(entry.getValue())));
+  module->setAttr(mlir::kiln::onnx::OnnxDialect::kOpsetImportAttr,
                   builder.getDictionaryAttr(opsetAttrs));
-  module->setAttr(kiln::kModelNameAttr, builder.getStringAttr(graph.name()));
-  module->setAttr(kiln::kProducerAttr,
+  module->setAttr(mlir::kiln::kModelNameAttr, builder.getStringAttr(graph.name()));
+  module->setAttr(mlir::kiln::kProducerAttr,
                   builder.getStringAttr(model.producer_name()));
-  module->setAttr(kiln::kModelHashAttr, builder.getStringAttr(hash));
+  module->setAttr(mlir::kiln::kModelHashAttr, builder.getStringAttr(hash));
 
   // Fix input shapes first so that ONNX's shape inference sees them.
   llvm::StringMap<bool> isInitializer;
@@ -466,7 +468,7 @@ LogicalResult Importer::importGraph(ModuleOp module) {
   Block *entry = func.addEntryBlock();
   for (auto [i, info] : llvm::enumerate(inputs)) {
     values[info->name()] = entry->getArgument(i);
-    func.setArgAttr(i, kiln::kValueNameAttr,
+    func.setArgAttr(i, mlir::kiln::kValueNameAttr,
                     builder.getStringAttr(info->name()));
   }
   builder.setInsertionPointToStart(entry);
@@ -477,7 +479,7 @@ LogicalResult Importer::importGraph(ModuleOp module) {
     if (failed(value))
       return failure();
     Location loc = NameLoc::get(builder.getStringAttr(init.name()));
-    values[init.name()] = kiln::onnx::InitializerOp::create(
+    values[init.name()] = mlir::kiln::onnx::InitializerOp::create(
         builder, loc, value->getType(), init.name(), *value);
   }
   for (int i = 0; i < graph.node_size(); ++i)
@@ -496,13 +498,13 @@ LogicalResult Importer::importGraph(ModuleOp module) {
   func::ReturnOp::create(builder, UnknownLoc::get(&ctx), results);
   func.setType(builder.getFunctionType(inputTypes, TypeRange(results)));
   for (auto [i, out] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, kiln::kValueNameAttr,
+    func.setResultAttr(i, mlir::kiln::kValueNameAttr,
                        builder.getStringAttr(out.name()));
   return success();
 }
 
 OwningOpRef<ModuleOp> Importer::run(const std::string &path) {
-  ctx.loadDialect<kiln::onnx::OnnxDialect, func::FuncDialect>();
+  ctx.loadDialect<mlir::kiln::onnx::OnnxDialect, func::FuncDialect>();
   fileName = path;
   try {
     if (failed(parse(path)))
@@ -521,9 +523,11 @@ OwningOpRef<ModuleOp> Importer::run(const std::string &path) {
 
 } // namespace
 
-OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &context,
-                                           const std::string &path,
-                                           const ImportOptions &options) {
+namespace mlir::kiln {
+OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context,
+                                     const std::string &path,
+                                     const ImportOptions &options) {
   Importer importer(context, options);
   return importer.run(path);
 }
+} // namespace mlir::kiln

@@ -25,7 +25,8 @@ def Onnx_Dialect : Dialect {
     carries the model's opset imports in `onnx.opset_import`.
   }];
   let extraClassDeclaration = [{
-    /// Attribute on the module: dictionary from domain ("" = ai.onnx) to version.
+    /// Attribute on the module: dictionary from domain ("ai.onnx" for the
+    /// default domain) to opset version.
     static constexpr llvm::StringLiteral kOpsetImportAttr = "onnx.opset_import";
   }];
 }

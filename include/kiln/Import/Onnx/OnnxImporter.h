@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace kiln {
+namespace mlir::kiln {
 
 struct ImportOptions {
   /// Static shapes for inputs with symbolic or unknown dimensions.
@@ -34,6 +34,6 @@ inline constexpr const char *kModelHashAttr = "kiln.model_hash";
 /// Function argument / result attribute holding the ONNX value name.
 inline constexpr const char *kValueNameAttr = "onnx.name";
 
-} // namespace kiln
+} // namespace mlir::kiln
 
 #endif

@@ -104,6 +104,13 @@ void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
   results.add<ComposeTransposes>(context);
 }
 
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  if (llvm::all_of(getPads(), [](int64_t p) { return p == 0; }) &&
+      getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 OpFoldResult ConcatOp::fold(FoldAdaptor) {
   if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
     return getInputs()[0];

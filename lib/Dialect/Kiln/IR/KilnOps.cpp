@@ -186,6 +186,29 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
 }
 KILN_COMPATIBLE(ConcatOp)
 
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  RankedTensorType in = rankedType(adaptor.getInput());
+  ArrayRef<int64_t> pads = adaptor.getPads();
+  int64_t rank = in.getRank();
+  if ((int64_t)pads.size() != 2 * rank)
+    return emitOptionalError(loc, "expects ", 2 * rank, " pads for rank ", rank,
+                             ", got ", pads.size());
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+    return emitOptionalError(loc, "expects non-negative pads, got ",
+                             shapeStr(pads));
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t s = in.getDimSize(d);
+    shape.push_back(s == kDyn ? kDyn : s + pads[d] + pads[d + rank]);
+  }
+  types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+KILN_COMPATIBLE(PadOp)
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

@@ -93,6 +93,24 @@ def Kiln_ConcatOp : Kiln_Op<"concat", [Kiln_Inferred]> {
   let hasFolder = 1;
 }
 
+def Kiln_PadOp : Kiln_Op<"pad", [Kiln_Inferred]> {
+  let summary = "pads with a constant value";
+  let description = [{
+    `pads` holds the amount added before each dimension, then after each
+    dimension (ONNX order); all are non-negative.
+
+    ```mlir
+    %y = kiln.pad %x {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 0.0 : f32}
+       : tensor<1x3x4x4xf32> -> tensor<1x3x6x6xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<F32Attr, "0.0">:$value);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,71 @@
+//===- Target.h - objects, the model descriptor and the .so -----*- C++ -*-===//
+#ifndef KILN_TARGET_TARGET_H
+#define KILN_TARGET_TARGET_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace mlir::kiln {
+
+struct TensorDesc {
+  std::string name;
+  int32_t dtype = 0; ///< ONNX TensorProto data type (= kiln_dtype)
+  std::vector<int64_t> shape;
+};
+
+/// Everything the model descriptor, model.h and model.json say.
+struct ModelDesc {
+  std::string name, hash, compilerVersion, compileOptions, triple, cpu,
+      requiredIsa;
+  std::vector<TensorDesc> inputs, outputs;
+  uint64_t arenaBytes = 0;
+  uint64_t arenaAlignment = 64;
+};
+
+/// A TargetMachine for x86-64 (or the triple's arch) with `mcpu` ("" = this
+/// machine's CPU and features) plus `mattr` ("+f,-g").
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const std::string &mcpu, const std::string &mattr,
+                    unsigned optLevel);
+
+/// Comma-separated CPU features the runtime must find before running code
+/// built for `tm` (the subset of the features it checks that `tm` enables).
+std::string requiredIsa(const llvm::TargetMachine &tm);
+
+/// Adds `__kiln_model_info` and the `__kiln_entry(void **args)` trampoline
+/// that calls `entryName` with one pointer per input, output and the arena,
+/// and hides every other symbol.
+llvm::Error addModelDescriptor(llvm::Module &module, const ModelDesc &desc,
+                               llvm::StringRef entryName);
+
+/// Runs LLVM's optimization pipeline for `tm` at `optLevel`.
+llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
+                           unsigned optLevel);
+
+/// Machine code for `module` as an object file or assembly text.
+llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
+                                            llvm::TargetMachine &tm,
+                                            bool assembly);
+
+/// Links the model object with the embedded runtime into a shared object
+/// that needs only libc and libm. Uses $KILN_CC or `cc` as the linker driver.
+llvm::Error linkSharedObject(llvm::StringRef object, const std::string &outPath);
+
+/// The generated model.h (self-contained: it carries the runtime ABI) and
+/// model.json.
+std::string modelHeader(const ModelDesc &desc);
+std::string modelJson(const ModelDesc &desc);
+
+} // namespace mlir::kiln
+
+#endif

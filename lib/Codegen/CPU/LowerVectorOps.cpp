@@ -1,0 +1,39 @@
+//===- LowerVectorOps.cpp - vector and math lowering for the CPU -*- C++ -*-===//
+#include "kiln/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_LOWERVECTOROPSPASS
+#include "kiln/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+
+namespace {
+struct LowerVectorOpsPass
+    : mlir::kiln::impl::LowerVectorOpsPassBase<LowerVectorOpsPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    // Contractions of a register tile become broadcast-FMA outer products.
+    vector::populateVectorContractLoweringPatterns(
+        patterns, vector::VectorContractLowering::OuterProduct);
+    vector::populateVectorOuterProductLoweringPatterns(patterns);
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerParallel);
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::EltWise);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorBroadcastLoweringPatterns(patterns);
+    // exp, tanh, erf, log... as polynomials that stay in vector registers.
+    populateMathPolynomialApproximationPatterns(patterns);
+    vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,173 @@
+//===- TileAndVectorize.cpp - static register tiles, then vectors -*- C++ -*-===//
+#include "kiln/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_TILEANDVECTORIZEPASS
+#include "kiln/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+
+namespace {
+/// Largest divisor of `size` not above `target` (the whole size if it fits).
+/// Tiles that divide their loop keep every tile static: no masks, no peeling.
+int64_t divisorAtMost(int64_t size, int64_t target) {
+  if (size <= target)
+    return size;
+  for (int64_t d = target; d > 1; --d)
+    if (size % d == 0)
+      return d;
+  return 1;
+}
+
+/// Vectorizing a tile bigger than this would build huge vectors; such an op
+/// (whose tiling failed) is left to become scalar loops instead.
+constexpr int64_t kMaxVectorizedTile = 1 << 16;
+
+/// Tile sizes for one op (0 = leave the loop whole).
+SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
+  SmallVector<int64_t> r = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  int64_t n = r.size();
+  SmallVector<int64_t> t(n, 1);
+  if (isa<linalg::Conv2DNhwcHwcfOp>(op)) {
+    // (n, oh, ow, f, kh, kw, c): 8 output pixels x 2 registers of channels,
+    // a unit kernel row (so it decomposes to 1-D), 8 input channels a step.
+    t = {1, 1, divisorAtMost(r[2], 8), divisorAtMost(r[3], 2 * vw), 1, 0,
+         divisorAtMost(r[6], 8)};
+  } else if (isa<linalg::DepthwiseConv2DNhwcHwcOp>(op)) {
+    // (n, oh, ow, c, kh, kw)
+    t = {1, 1, divisorAtMost(r[2], 8), divisorAtMost(r[3], 2 * vw), 1, 0};
+  } else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op)) {
+    // (n, c, oh, ow, kh, kw): channels are the vector dimension.
+    t = {1, divisorAtMost(r[1], vw), 1, divisorAtMost(r[3], 8), 1, 0};
+  } else if (linalg::isaContractionOpInterface(op)) {
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || dims->m.empty() || dims->n.empty())
+      return {};
+    // An mr x nr register tile, one reduction step at a time.
+    t[dims->m.back()] = divisorAtMost(r[dims->m.back()], 8);
+    t[dims->n.back()] = divisorAtMost(r[dims->n.back()], 2 * vw);
+  } else {
+    // Elementwise, transposes, fills, copies and reductions: up to four
+    // registers along the innermost parallel loop; when that loop is short,
+    // the next-outer parallel loop fills the rest.
+    int64_t lastPar = -1, prevPar = -1, lastRed = -1;
+    for (int64_t i = 0; i < n; ++i) {
+      if (iters[i] == utils::IteratorType::parallel) {
+        prevPar = lastPar;
+        lastPar = i;
+      } else {
+        lastRed = i;
+      }
+    }
+    int64_t budget = 4 * vw;
+    if (lastRed >= 0 && lastRed > lastPar) {
+      t[lastRed] = divisorAtMost(r[lastRed], budget);
+      budget = std::max<int64_t>(1, budget / t[lastRed]);
+    }
+    if (lastPar >= 0) {
+      t[lastPar] = divisorAtMost(r[lastPar], budget);
+      if (prevPar >= 0 && t[lastPar] == r[lastPar] && r[lastPar] < vw)
+        t[prevPar] = divisorAtMost(r[prevPar], std::max<int64_t>(1, budget / r[lastPar]));
+    }
+    if (lastRed >= 0 && lastRed < lastPar)
+      t[lastRed] = 1;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    if (t[i] == r[i] || ShapedType::isDynamic(r[i]))
+      t[i] = 0;
+  return t;
+}
+
+int64_t tileVolume(linalg::LinalgOp op) {
+  int64_t v = 1;
+  for (int64_t s : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(s))
+      return INT64_MAX;
+    v *= s;
+  }
+  return v;
+}
+
+void applyCleanups(Operation *root, RewritePatternSet &&patterns) {
+  MLIRContext *ctx = root->getContext();
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : ctx->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, ctx);
+  (void)applyPatternsGreedily(root, std::move(patterns));
+}
+
+struct TileAndVectorizePass
+    : mlir::kiln::impl::TileAndVectorizePassBase<TileAndVectorizePass> {
+  using TileAndVectorizePassBase::TileAndVectorizePassBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    MLIRContext *ctx = &getContext();
+    IRRewriter rewriter(ctx);
+
+    // 1. Tile every linalg op into static register-sized tiles.
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    for (linalg::LinalgOp op : ops) {
+      SmallVector<int64_t> tiles = chooseTileSizes(op, vectorWidth);
+      if (tiles.empty() || llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
+        continue;
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
+      options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled))
+        continue;
+      rewriter.replaceOp(op, tiled->replacements);
+    }
+
+    // 2. Fold the tile arithmetic and turn unit-height 2-D windows into 1-D
+    //    convolutions, the form MLIR vectorizes.
+    {
+      RewritePatternSet patterns(ctx);
+      linalg::populateDecomposeConvolutionPatterns(patterns);
+      applyCleanups(func, std::move(patterns));
+    }
+
+    // 3. Vectorize every static, tile-sized linalg op.
+    ops.clear();
+    func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    for (linalg::LinalgOp op : ops) {
+      if (tileVolume(op) > kMaxVectorizedTile ||
+          failed(linalg::vectorizeOpPrecondition(op)))
+        continue;
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::VectorizationResult> result =
+          linalg::vectorize(rewriter, op);
+      if (succeeded(result))
+        rewriter.replaceOp(op, result->replacements);
+    }
+
+    // 4. Read and write through the slices directly and drop unit dims.
+    {
+      RewritePatternSet patterns(ctx);
+      tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+      vector::populateVectorReductionToContractPatterns(patterns);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+      applyCleanups(func, std::move(patterns));
+    }
+  }
+};
+} // namespace

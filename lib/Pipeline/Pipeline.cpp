@@ -1,0 +1,363 @@
+//===- Pipeline.cpp - ONNX file to model.so ---------------------*- C++ -*-===//
+#include "kiln/Pipeline/Pipeline.h"
+
+#include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Dialect/Onnx/OnnxDialect.h"
+#include "kiln/Import/Onnx/OnnxImporter.h"
+#include "kiln/Target/Target.h"
+#include "kiln/Version.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <mutex>
+
+using namespace mlir;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+/// The phases of the compile, as textual pass pipelines on the module over upstream and
+/// Kiln passes; `--emit` stops after any of them.
+constexpr const char *kGraphPipeline =
+    "kiln-convert-onnx-to-kiln,"
+    "func.func(canonicalize,kiln-shape-inference,canonicalize,cse)";
+constexpr const char *kLinalgPipeline =
+    "kiln-convert-kiln-to-linalg,"
+    "func.func(canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,cse)";
+std::string codegenPipeline(int64_t vectorWidth) {
+  return "func.func(kiln-cpu-tile-and-vectorize{vector-width=" +
+         std::to_string(vectorWidth) +
+         "},canonicalize,cse,loop-invariant-subset-hoisting,"
+         "kiln-cpu-lower-vector-ops,canonicalize,cse),"
+         "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+         "one-shot-bufferize{bufferize-function-boundaries "
+         "function-boundary-type-conversion=identity-layout-map},"
+         "buffer-results-to-out-params{hoist-static-allocs "
+         "modify-public-functions},"
+         "canonicalize,cse,kiln-arena-allocation,"
+         "func.func(convert-linalg-to-loops),canonicalize,"
+         "convert-vector-to-scf{full-unroll=true},lower-affine,"
+         "convert-scf-to-cf,canonicalize,convert-vector-to-llvm,"
+         "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+         "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
+         "convert-index-to-llvm,convert-ub-to-llvm,"
+         "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+         "convert-cf-to-llvm,reconcile-unrealized-casts";
+}
+
+void registerEverythingOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerAllPasses();
+    mlir::kiln::registerKilnPasses();
+    mlir::kiln::registerKilnConversionPasses();
+    mlir::kiln::registerKilnCPUPasses();
+  });
+}
+
+Error errorFrom(const std::vector<std::string> &messages,
+                const std::string &fallback) {
+  std::string text;
+  for (const std::string &m : messages)
+    text += (text.empty() ? "" : "\n") + m;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 text.empty() ? fallback : text);
+}
+
+int32_t onnxDataType(Type t) {
+  if (t.isF32()) return 1;
+  if (t.isF64()) return 11;
+  if (t.isF16()) return 10;
+  if (t.isBF16()) return 16;
+  if (t.isInteger(1)) return 9;
+  if (auto i = dyn_cast<IntegerType>(t)) {
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 8: return u ? 2 : 3;
+    case 16: return u ? 4 : 5;
+    case 32: return u ? 12 : 6;
+    case 64: return u ? 13 : 7;
+    }
+  }
+  return 0;
+}
+
+Error writeText(const std::string &path, llvm::StringRef text) {
+  if (path == "-") {
+    llvm::outs() << text;
+    return Error::success();
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write '" + path +
+                                           "': " + ec.message());
+  os << text;
+  return Error::success();
+}
+
+std::string printed(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  // Weights would drown the IR a person wants to read.
+  op->print(os, OpPrintingFlags().elideLargeElementsAttrs(16).elideLargeResourceString(64));
+  return s;
+}
+
+std::string replaceExtension(const std::string &path, llvm::StringRef ext) {
+  llvm::SmallString<256> p(path);
+  llvm::sys::path::replace_extension(p, ext);
+  return std::string(p);
+}
+
+std::string describeOptions(const kiln::CompileOptions &o,
+                            const std::string &cpu) {
+  std::string s = "-O" + std::to_string(o.optLevel) + " --mcpu=" + cpu;
+  if (!o.mattr.empty())
+    s += " --mattr=" + o.mattr;
+  for (const auto &[name, dims] : o.inputShapes) {
+    s += " --input-shape " + name + "=";
+    for (size_t i = 0; i < dims.size(); ++i)
+      s += (i ? "x" : "") + std::to_string(dims[i]);
+  }
+  return s;
+}
+} // namespace
+
+bool kiln::parseEmitKind(const std::string &name, EmitKind &out) {
+  static const std::pair<const char *, EmitKind> kinds[] = {
+      {"import", EmitKind::Import}, {"kiln", EmitKind::Kiln},
+      {"linalg", EmitKind::Linalg}, {"llvm", EmitKind::LLVM},
+      {"asm", EmitKind::Asm},       {"obj", EmitKind::Obj},
+      {"so", EmitKind::So}};
+  for (const auto &[n, k] : kinds)
+    if (name == n) {
+      out = k;
+      return true;
+    }
+  return false;
+}
+
+const char *kiln::versionString() {
+  static const std::string v =
+      std::string("kiln ") + KILN_VERSION_STRING +
+      (std::string(KILN_GIT_REVISION).empty()
+           ? ""
+           : std::string(" (") + KILN_GIT_REVISION + ")");
+  return v.c_str();
+}
+
+Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
+  if (o.optLevel > 3)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "optimization level must be 0..3, got " +
+                                       std::to_string(o.optLevel));
+  if (o.outputPath.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no output path given");
+  registerEverythingOnce();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registry.insert<mlir::kiln::KilnDialect, mlir::kiln::onnx::OnnxDialect>();
+  MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
+
+  std::vector<std::string> errors;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return success();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    Location loc = diag.getLocation();
+    std::string msg = diag.str();
+    // Messages from the importer and OnnxToKiln already name their node.
+    if (!llvm::StringRef(msg).starts_with("node '") && !isa<UnknownLoc>(loc))
+      os << loc << ": ";
+    os << "error: " << msg;
+    errors.push_back(text);
+    return success();
+  });
+
+  DefaultTimingManager timing;
+  timing.setEnabled(o.timing);
+  TimingScope root = timing.getRootScope();
+  CompileResult result;
+
+  // Import.
+  OwningOpRef<ModuleOp> module;
+  {
+    TimingScope t = root.nest("import");
+    ImportOptions io;
+    io.inputShapes = o.inputShapes;
+    io.allowDynamicInputs = o.emit == EmitKind::Import;
+    module = importOnnxFile(ctx, o.inputPath, io);
+  }
+  if (!module)
+    return errorFrom(errors, "import failed");
+  auto finishText = [&]() -> Expected<CompileResult> {
+    if (Error e = writeText(o.outputPath, printed(*module)))
+      return std::move(e);
+    result.files.push_back(o.outputPath);
+    return result;
+  };
+  if (o.emit == EmitKind::Import)
+    return finishText();
+
+  auto runPipeline = [&](const std::string &text, llvm::StringRef phase) {
+    PassManager pm(&ctx, ModuleOp::getOperationName());
+    pm.enableVerifier(true);
+    if (o.verifyEach)
+      pm.enableIRPrinting();
+    TimingScope t = root.nest(phase);
+    pm.enableTiming(t);
+    if (failed(parsePassPipeline(text, pm))) {
+      errors.push_back("internal error: bad pass pipeline for " + phase.str());
+      return failure();
+    }
+    return pm.run(*module);
+  };
+
+  // Graph.
+  if (failed(runPipeline(kGraphPipeline, "graph")))
+    return errorFrom(errors, "lowering to the kiln dialect failed");
+  if (o.emit == EmitKind::Kiln)
+    return finishText();
+
+  // The model's signature, for the descriptor.
+  ModelDesc desc;
+  auto func = module->lookupSymbol<func::FuncOp>("main_graph");
+  if (!func)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: no main_graph function");
+  auto describe = [&](Type t, DictionaryAttr attrs, const std::string &dflt)
+      -> Expected<TensorDesc> {
+    TensorDesc d;
+    auto named = attrs ? attrs.getAs<StringAttr>(kValueNameAttr) : nullptr;
+    d.name = named ? named.str() : dflt;
+    auto rt = dyn_cast<RankedTensorType>(t);
+    if (!rt || !rt.hasStaticShape())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "'" + d.name + "' has no static shape");
+    d.dtype = onnxDataType(rt.getElementType());
+    d.shape.assign(rt.getShape().begin(), rt.getShape().end());
+    return d;
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto d = describe(func.getArgumentTypes()[i], func.getArgAttrDict(i),
+                      "input_" + std::to_string(i));
+    if (!d)
+      return d.takeError();
+    desc.inputs.push_back(*d);
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto d = describe(func.getResultTypes()[i], func.getResultAttrDict(i),
+                      "output_" + std::to_string(i));
+    if (!d)
+      return d.takeError();
+    desc.outputs.push_back(*d);
+  }
+
+  // Linalg.
+  if (failed(runPipeline(kLinalgPipeline, "linalg")))
+    return errorFrom(errors, "lowering to linalg failed");
+  if (o.emit == EmitKind::Linalg)
+    return finishText();
+
+  // Code generation.
+  auto tm = createTargetMachine(o.mcpu, o.mattr, o.optLevel);
+  if (!tm)
+    return tm.takeError();
+  desc.requiredIsa = requiredIsa(**tm);
+  llvm::StringRef isa(desc.requiredIsa);
+  int64_t vectorWidth = isa.contains("avx512f") ? 16
+                        : isa.contains("avx")   ? 8
+                                                : 4;
+  if (failed(runPipeline(codegenPipeline(vectorWidth), "codegen")))
+    return errorFrom(errors, "code generation failed");
+
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    TimingScope t = root.nest("translate");
+    llvmModule = translateModuleToLLVMIR(*module, llvmCtx, "kiln_model");
+  }
+  if (!llvmModule)
+    return errorFrom(errors, "translation to LLVM IR failed");
+
+  desc.name = !o.name.empty() ? o.name : "";
+  if (desc.name.empty())
+    if (auto n = (*module)->getAttrOfType<StringAttr>(kModelNameAttr))
+      desc.name = n.str();
+  if (desc.name.empty())
+    desc.name = llvm::sys::path::stem(o.inputPath).str();
+  if (auto h = (*module)->getAttrOfType<StringAttr>(kModelHashAttr))
+    desc.hash = h.str();
+  if (auto a = (*module)->getAttrOfType<IntegerAttr>(mlir::kiln::kArenaBytesAttr))
+    desc.arenaBytes = a.getInt();
+  desc.compilerVersion = versionString();
+  desc.triple = (*tm)->getTargetTriple().str();
+  desc.cpu = (*tm)->getTargetCPU().str();
+  desc.compileOptions = describeOptions(o, desc.cpu);
+  if (Error e = addModelDescriptor(*llvmModule, desc, "main_graph"))
+    return std::move(e);
+  {
+    TimingScope t = root.nest("llvm-optimize");
+    if (Error e = optimizeModule(*llvmModule, **tm, o.optLevel))
+      return std::move(e);
+  }
+  if (o.emit == EmitKind::LLVM) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    if (Error e = writeText(o.outputPath, text))
+      return std::move(e);
+    result.files.push_back(o.outputPath);
+    return result;
+  }
+  Expected<std::string> code = [&] {
+    TimingScope t = root.nest("llvm-codegen");
+    return emitMachineCode(*llvmModule, **tm, o.emit == EmitKind::Asm);
+  }();
+  if (!code)
+    return code.takeError();
+  if (o.emit == EmitKind::Asm || o.emit == EmitKind::Obj) {
+    if (Error e = writeText(o.outputPath, *code))
+      return std::move(e);
+    result.files.push_back(o.outputPath);
+    return result;
+  }
+  {
+    TimingScope t = root.nest("link");
+    if (Error e = linkSharedObject(*code, o.outputPath))
+      return std::move(e);
+  }
+  std::string header = replaceExtension(o.outputPath, "h");
+  std::string json = replaceExtension(o.outputPath, "json");
+  if (Error e = writeText(header, modelHeader(desc)))
+    return std::move(e);
+  if (Error e = writeText(json, modelJson(desc)))
+    return std::move(e);
+  result.files = {o.outputPath, header, json};
+  return result;
+}

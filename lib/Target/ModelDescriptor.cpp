@@ -1,0 +1,217 @@
+//===- ModelDescriptor.cpp - metadata the runtime and users read -*- C++ -*-===//
+//
+// The descriptor is built as LLVM constants whose layout matches the C
+// structs kiln_model_info and kiln_tensor_info in runtime/include/kiln/runtime.h.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Target/Target.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cctype>
+
+using namespace llvm;
+
+namespace {
+const char *kRuntimeHeader =
+#include "RuntimeHeader.inc"
+    ;
+
+Constant *stringConstant(Module &m, StringRef s, const Twine &name) {
+  Constant *data = ConstantDataArray::getString(m.getContext(), s, true);
+  auto *gv = new GlobalVariable(m, data->getType(), /*isConstant=*/true,
+                                GlobalValue::PrivateLinkage, data, name);
+  gv->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+  gv->setAlignment(Align(1));
+  return gv;
+}
+
+Constant *i64Array(Module &m, ArrayRef<int64_t> values, const Twine &name) {
+  SmallVector<uint64_t> v(values.begin(), values.end());
+  if (v.empty())
+    v.push_back(0); // a valid pointer even for rank 0
+  Constant *data = ConstantDataArray::get(m.getContext(), v);
+  auto *gv = new GlobalVariable(m, data->getType(), true,
+                                GlobalValue::PrivateLinkage, data, name);
+  gv->setAlignment(Align(8));
+  return gv;
+}
+
+std::string dtypeName(int32_t dtype) {
+  switch (dtype) {
+  case 1: return "float32";
+  case 2: return "uint8";
+  case 3: return "int8";
+  case 4: return "uint16";
+  case 5: return "int16";
+  case 6: return "int32";
+  case 7: return "int64";
+  case 9: return "bool";
+  case 10: return "float16";
+  case 11: return "float64";
+  case 12: return "uint32";
+  case 13: return "uint64";
+  case 16: return "bfloat16";
+  default: return "unknown";
+  }
+}
+
+/// A C identifier made from the model name, upper-cased, for macros.
+std::string macroPrefix(StringRef name) {
+  std::string out = "KILN_MODEL";
+  if (name.empty())
+    return out;
+  out += "_";
+  for (char c : name)
+    out += std::isalnum((unsigned char)c) ? (char)std::toupper(c) : '_';
+  return out;
+}
+} // namespace
+
+Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d,
+                               StringRef entryName) {
+  LLVMContext &ctx = m.getContext();
+  Function *graph = m.getFunction(entryName);
+  if (!graph)
+    return createStringError(inconvertibleErrorCode(),
+                             "internal: no entry function '" + entryName.str() +
+                                 "' in the LLVM module");
+  size_t numArgs = d.inputs.size() + d.outputs.size() + 1;
+  if (graph->arg_size() != numArgs)
+    return createStringError(
+        inconvertibleErrorCode(),
+        "internal: entry function takes " + std::to_string(graph->arg_size()) +
+            " arguments, expected " + std::to_string(numArgs) +
+            " (inputs, outputs, arena)");
+
+  // Nothing of the model's own code or data is visible outside the .so.
+  for (GlobalValue &gv : m.global_values())
+    if (!gv.isDeclaration())
+      gv.setLinkage(GlobalValue::InternalLinkage);
+
+  Type *i32 = Type::getInt32Ty(ctx), *i64 = Type::getInt64Ty(ctx);
+  PointerType *ptr = PointerType::getUnqual(ctx);
+  StructType *tensorTy = StructType::get(ctx, {ptr, ptr, i32, i32});
+  auto tensorArray = [&](const std::vector<TensorDesc> &ts, StringRef kind) {
+    SmallVector<Constant *> elems;
+    for (auto [i, t] : llvm::enumerate(ts))
+      elems.push_back(ConstantStruct::get(
+          tensorTy,
+          {stringConstant(m, t.name, "kiln." + kind + ".name"),
+           i64Array(m, t.shape, "kiln." + kind + ".shape"),
+           ConstantInt::get(i32, t.dtype),
+           ConstantInt::get(i32, (int32_t)t.shape.size())}));
+    auto *arrTy = ArrayType::get(tensorTy, elems.size());
+    auto *gv = new GlobalVariable(m, arrTy, true, GlobalValue::PrivateLinkage,
+                                  ConstantArray::get(arrTy, elems),
+                                  "kiln." + kind);
+    gv->setAlignment(Align(8));
+    return gv;
+  };
+  int64_t batch = !d.inputs.empty() && !d.inputs[0].shape.empty()
+                      ? d.inputs[0].shape[0]
+                      : 1;
+  StructType *infoTy = StructType::get(
+      ctx, {i32, i32, i32, i32, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr,
+            ptr, i64, i64});
+  Constant *info = ConstantStruct::get(
+      infoTy,
+      {ConstantInt::get(i32, 1), ConstantInt::get(i32, d.inputs.size()),
+       ConstantInt::get(i32, d.outputs.size()), ConstantInt::get(i32, 1),
+       stringConstant(m, d.name, "kiln.name"),
+       stringConstant(m, d.hash, "kiln.hash"),
+       stringConstant(m, d.compilerVersion, "kiln.version"),
+       stringConstant(m, d.compileOptions, "kiln.options"),
+       stringConstant(m, d.triple, "kiln.triple"),
+       stringConstant(m, d.cpu, "kiln.cpu"),
+       stringConstant(m, d.requiredIsa, "kiln.isa"),
+       tensorArray(d.inputs, "inputs"), tensorArray(d.outputs, "outputs"),
+       i64Array(m, {batch}, "kiln.batch_sizes"),
+       ConstantInt::get(i64, d.arenaBytes),
+       ConstantInt::get(i64, d.arenaAlignment)});
+  auto *infoVar = new GlobalVariable(m, infoTy, true,
+                                     GlobalValue::ExternalLinkage, info,
+                                     "__kiln_model_info");
+  infoVar->setVisibility(GlobalValue::HiddenVisibility);
+  infoVar->setAlignment(Align(8));
+
+  // void __kiln_entry(void **args): unpack and call the compiled graph.
+  auto *entryTy = FunctionType::get(Type::getVoidTy(ctx), {ptr}, false);
+  Function *entry = Function::Create(entryTy, GlobalValue::ExternalLinkage,
+                                     "__kiln_entry", m);
+  entry->setVisibility(GlobalValue::HiddenVisibility);
+  IRBuilder<> b(BasicBlock::Create(ctx, "entry", entry));
+  SmallVector<Value *> args;
+  for (size_t i = 0; i < numArgs; ++i)
+    args.push_back(b.CreateLoad(
+        ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i)));
+  b.CreateCall(graph, args);
+  b.CreateRetVoid();
+  return Error::success();
+}
+
+std::string mlir::kiln::modelJson(const ModelDesc &d) {
+  auto tensors = [](const std::vector<TensorDesc> &ts) {
+    json::Array arr;
+    for (const TensorDesc &t : ts)
+      arr.push_back(json::Object{{"name", t.name},
+                                 {"dtype", dtypeName(t.dtype)},
+                                 {"shape", json::Array(t.shape)}});
+    return arr;
+  };
+  json::Object o{{"abi_version", 1},
+                 {"name", d.name},
+                 {"hash", d.hash},
+                 {"compiler_version", d.compilerVersion},
+                 {"compile_options", d.compileOptions},
+                 {"target_triple", d.triple},
+                 {"cpu", d.cpu},
+                 {"required_isa", d.requiredIsa},
+                 {"arena_bytes", (int64_t)d.arenaBytes},
+                 {"arena_alignment", (int64_t)d.arenaAlignment},
+                 {"inputs", tensors(d.inputs)},
+                 {"outputs", tensors(d.outputs)}};
+  std::string out;
+  raw_string_ostream os(out);
+  os << formatv("{0:2}", json::Value(std::move(o))) << "\n";
+  return out;
+}
+
+std::string mlir::kiln::modelHeader(const ModelDesc &d) {
+  std::string out;
+  raw_string_ostream os(out);
+  std::string p = macroPrefix(d.name);
+  os << "/* Generated by kiln-compile " << d.compilerVersion
+     << ". Do not edit. */\n"
+     << "/* Model '" << d.name << "', sha256 " << d.hash << " */\n"
+     << "#ifndef " << p << "_H\n#define " << p << "_H\n\n"
+     << kRuntimeHeader << "\n"
+     << "#define " << p << "_ARENA_BYTES " << d.arenaBytes << "ull\n"
+     << "#define " << p << "_ARENA_ALIGNMENT " << d.arenaAlignment << "ull\n"
+     << "#define " << p << "_NUM_INPUTS " << d.inputs.size() << "\n"
+     << "#define " << p << "_NUM_OUTPUTS " << d.outputs.size() << "\n";
+  auto tensors = [&](const std::vector<TensorDesc> &ts, StringRef kind) {
+    for (auto [i, t] : llvm::enumerate(ts)) {
+      std::string q = p + "_" + kind.str() + std::to_string(i);
+      os << "#define " << q << "_NAME \"" << t.name << "\"\n"
+         << "#define " << q << "_DTYPE " << t.dtype << " /* "
+         << dtypeName(t.dtype) << " */\n"
+         << "#define " << q << "_RANK " << t.shape.size() << "\n";
+      int64_t elems = 1;
+      os << "#define " << q << "_SHAPE {";
+      for (auto [j, s] : llvm::enumerate(t.shape)) {
+        os << (j ? ", " : "") << s;
+        elems *= s;
+      }
+      os << "}\n#define " << q << "_ELEMENTS " << elems << "\n";
+    }
+  };
+  tensors(d.inputs, "INPUT");
+  tensors(d.outputs, "OUTPUT");
+  os << "\n#endif\n";
+  return out;
+}

@@ -1,0 +1,120 @@
+//===- Target.cpp - TargetMachine, optimization, machine code ---*- C++ -*-===//
+#include "kiln/Target/Target.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CodeGen.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace llvm;
+
+namespace {
+/// CPU features the runtime's guard knows how to check (runtime/src/runtime.c);
+/// the model requires those of them that its target machine enables.
+const char *const kCheckedFeatures[] = {
+    "sse3",        "ssse3",      "fma",          "sse4.1",     "sse4.2",
+    "popcnt",      "avx",        "f16c",         "bmi",        "avx2",
+    "bmi2",        "avx512f",    "avx512dq",     "avx512ifma", "avx512cd",
+    "avx512bw",    "avx512vl",   "avx512vbmi",   "avx512vbmi2", "avx512vnni",
+    "avx512bitalg", "avx512vpopcntdq", "avx512fp16", "amx-bf16", "amx-tile",
+    "amx-int8",    "avxvnni",    "avx512bf16"};
+
+void initializeTargets() {
+  static bool done = [] {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeX86AsmParser();
+    return true;
+  }();
+  (void)done;
+}
+} // namespace
+
+Expected<std::unique_ptr<TargetMachine>>
+mlir::kiln::createTargetMachine(const std::string &mcpu, const std::string &mattr,
+                          unsigned optLevel) {
+  initializeTargets();
+  Triple triple(sys::getDefaultTargetTriple());
+  std::string error;
+  const Target *target = TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return createStringError(inconvertibleErrorCode(),
+                             "no LLVM target for " + triple.str() + ": " +
+                                 error);
+  std::string cpu = mcpu;
+  std::string features;
+  if (cpu.empty() || cpu == "native") {
+    cpu = sys::getHostCPUName().str();
+    for (const auto &f : sys::getHostCPUFeatures())
+      features += (features.empty() ? "" : ",") +
+                  std::string(f.second ? "+" : "-") + f.first().str();
+  }
+  if (!mattr.empty())
+    features += (features.empty() ? "" : ",") + mattr;
+  // Reject CPU names LLVM does not know instead of silently using a default.
+  std::unique_ptr<MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(triple, cpu, ""));
+  if (!sti || !sti->isCPUStringValid(cpu))
+    return createStringError(inconvertibleErrorCode(),
+                             "unknown --mcpu '" + cpu +
+                                 "'; use an LLVM CPU name such as x86-64-v3, "
+                                 "skylake-avx512 or sapphirerapids");
+  TargetOptions options;
+  CodeGenOptLevel level = optLevel == 0   ? CodeGenOptLevel::None
+                          : optLevel == 1 ? CodeGenOptLevel::Less
+                          : optLevel == 2 ? CodeGenOptLevel::Default
+                                          : CodeGenOptLevel::Aggressive;
+  std::unique_ptr<TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, features, options, Reloc::PIC_, std::nullopt, level));
+  if (!tm)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot create a target machine for " + cpu);
+  return tm;
+}
+
+std::string mlir::kiln::requiredIsa(const TargetMachine &tm) {
+  const MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  std::string out;
+  for (const char *f : kCheckedFeatures)
+    if (sti->checkFeatures(std::string("+") + f))
+      out += (out.empty() ? "" : ",") + std::string(f);
+  return out;
+}
+
+Error mlir::kiln::optimizeModule(Module &module, TargetMachine &tm,
+                           unsigned optLevel) {
+  for (Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    f.addFnAttr("target-cpu", tm.getTargetCPU());
+    f.addFnAttr("target-features", tm.getTargetFeatureString());
+  }
+  auto transformer =
+      mlir::makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &tm);
+  return transformer(&module);
+}
+
+Expected<std::string> mlir::kiln::emitMachineCode(Module &module, TargetMachine &tm,
+                                            bool assembly) {
+  module.setDataLayout(tm.createDataLayout());
+  module.setTargetTriple(tm.getTargetTriple());
+  SmallVector<char, 0> buffer;
+  raw_svector_ostream stream(buffer);
+  legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, stream, nullptr,
+                             assembly ? CodeGenFileType::AssemblyFile
+                                      : CodeGenFileType::ObjectFile))
+    return createStringError(inconvertibleErrorCode(),
+                             "the target cannot emit this file type");
+  pm.run(module);
+  return std::string(buffer.begin(), buffer.end());
+}

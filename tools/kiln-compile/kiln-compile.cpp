@@ -1,0 +1,105 @@
+//===- kiln-compile.cpp - ONNX model to a standalone model.so ---*- C++ -*-===//
+#include "kiln/Pipeline/Pipeline.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::OptionCategory category("kiln-compile options");
+
+static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx>"),
+                                      cl::cat(category));
+static cl::opt<std::string>
+    outputPath("o", cl::desc("Output file (default: MODEL.so, or '-' for "
+                             "text to stdout)"),
+               cl::value_desc("path"), cl::cat(category));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("How far to compile: import | kiln | linalg | llvm | asm | "
+                  "obj | so (default so)"),
+         cl::init("so"), cl::cat(category));
+static cl::opt<std::string>
+    mcpu("mcpu", cl::desc("Target CPU (LLVM name; default: this machine)"),
+         cl::cat(category));
+static cl::opt<std::string>
+    mattr("mattr", cl::desc("Extra target features, e.g. -avx512f"),
+          cl::cat(category));
+static cl::opt<char> optLevel("O", cl::desc("Optimization level 0-3"),
+                              cl::Prefix, cl::init('3'), cl::cat(category));
+static cl::opt<std::string> name("name", cl::desc("Model name in the metadata"),
+                                 cl::cat(category));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Fix an input's shape: NAME=1x3x224x224 (repeatable)"),
+                cl::cat(category));
+static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
+                            cl::cat(category));
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(
+      [](raw_ostream &os) { os << mlir::kiln::versionString() << "\n"; });
+  cl::ParseCommandLineOptions(argc, argv,
+                              "kiln-compile: ONNX model -> standalone model.so\n");
+
+  auto fail = [](const Twine &msg) {
+    WithColor::error(errs(), "kiln-compile") << msg << "\n";
+    return 1;
+  };
+  mlir::kiln::CompileOptions options;
+  options.inputPath = inputPath;
+  if (!mlir::kiln::parseEmitKind(emit, options.emit))
+    return fail("unknown --emit=" + emit +
+                "; use import, kiln, linalg, llvm, asm, obj or so");
+  if (optLevel < '0' || optLevel > '3')
+    return fail(Twine("unknown optimization level -O") + Twine((char)optLevel) +
+                "; use -O0 to -O3");
+  options.optLevel = optLevel - '0';
+  options.mcpu = mcpu;
+  options.mattr = mattr;
+  options.name = name;
+  options.timing = timing;
+  for (const std::string &spec : inputShapes) {
+    StringRef s(spec), inputName, dims;
+    std::tie(inputName, dims) = s.rsplit('=');
+    std::vector<int64_t> shape;
+    SmallVector<StringRef> parts;
+    dims.split(parts, 'x');
+    bool ok = !inputName.empty() && !dims.empty();
+    for (StringRef p : parts) {
+      int64_t d;
+      if (p.getAsInteger(10, d) || d < 0)
+        ok = false;
+      else
+        shape.push_back(d);
+    }
+    if (!ok)
+      return fail("bad --input-shape '" + spec +
+                  "'; expected NAME=D0xD1x... such as input=1x3x224x224");
+    options.inputShapes.emplace_back(inputName.str(), shape);
+  }
+  if (outputPath.empty()) {
+    static const char *ext[] = {".import.mlir", ".kiln.mlir", ".linalg.mlir",
+                                ".ll", ".s", ".o", ".so"};
+    SmallString<256> out(sys::path::stem(inputPath));
+    out += ext[static_cast<int>(options.emit)];
+    options.outputPath = std::string(out);
+  } else {
+    options.outputPath = outputPath;
+  }
+
+  Expected<mlir::kiln::CompileResult> result = mlir::kiln::compile(options);
+  if (!result) {
+    std::string msg = toString(result.takeError());
+    errs() << msg << "\n";
+    return fail("cannot compile '" + inputPath + "'");
+  }
+  return 0;
+}
