@@ -191,9 +191,16 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     llvm::raw_string_ostream os(text);
     Location loc = diag.getLocation();
     std::string msg = diag.str();
-    // Messages from the importer and OnnxToKiln already name their node.
-    if (!llvm::StringRef(msg).starts_with("node '") && !isa<UnknownLoc>(loc))
+    // Importer and OnnxToKiln messages name their node, input or tensor
+    // themselves; other locations are printed the way compilers do.
+    if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+      os << file.getFilename().getValue() << ": ";
+    } else if (auto name = dyn_cast<NameLoc>(loc)) {
+      if (!llvm::StringRef(msg).contains("'" + name.getName().str() + "'"))
+        os << "node '" << name.getName().getValue() << "': ";
+    } else if (!isa<UnknownLoc>(loc)) {
       os << loc << ": ";
+    }
     os << "error: " << msg;
     errors.push_back(text);
     return success();

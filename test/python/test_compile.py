@@ -3,6 +3,9 @@ import os
 import pathlib
 import shutil
 
+import numpy as np
+import onnx
+import onnx.helper
 import pytest
 
 import kiln
@@ -41,12 +44,72 @@ def test_options(mlp_copy, tmp_path, ref_models):
     assert got.shape == (2, 10)
 
 
-@pytest.mark.parametrize("emit", ["import", "obj"])
-def test_emit_other_stages(mlp_copy, emit):
+@pytest.mark.parametrize("emit, suffix", [
+    ("import", ".import.mlir"), ("kiln", ".kiln.mlir"), ("linalg", ".linalg.mlir"),
+    ("llvm", ".ll"), ("asm", ".s"), ("obj", ".o"),
+])
+def test_emit_other_stages(mlp_copy, emit, suffix):
     out = kiln.compile(mlp_copy, emit=emit)
+    assert out == str(mlp_copy.with_suffix(suffix))
     assert os.path.isfile(out) and os.path.getsize(out) > 0
-    assert out != str(mlp_copy.with_suffix(".so"))
     assert not mlp_copy.with_suffix(".so").exists()
+
+
+def _save_model(path, nodes, inputs, outputs, opsets=(("", 13),)):
+    graph = onnx.helper.make_graph(
+        nodes, path.stem,
+        [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, s) for n, s in inputs],
+        [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, s) for n, s in outputs])
+    model = onnx.helper.make_model(
+        graph, opset_imports=[onnx.helper.make_opsetid(d, v) for d, v in opsets])
+    onnx.save(model, str(path))
+    return path
+
+
+@pytest.fixture
+def symbolic_relu(tmp_path):
+    """y = Relu(x) with x of shape ("N", 3)."""
+    return _save_model(tmp_path / "dyn.onnx", [onnx.helper.make_node("Relu", ["x"], ["y"])],
+                       [("x", ["N", 3])], [("y", ["N", 3])])
+
+
+def test_input_shapes_fix_symbolic_dimensions(symbolic_relu):
+    model = kiln.load(kiln.compile(symbolic_relu, input_shapes={"x": (4, 3)}))
+    assert model.inputs[0].shape == (4, 3) and model.outputs[0].shape == (4, 3)
+    x = np.random.default_rng(0).standard_normal((4, 3), dtype=np.float32)
+    np.testing.assert_array_equal(model(x)[0], np.maximum(x, 0))
+
+
+def test_symbolic_dimension_without_input_shapes(symbolic_relu):
+    with pytest.raises(kiln.Error, match="'x'"):
+        kiln.compile(symbolic_relu)
+
+
+def test_input_shapes_for_an_unknown_input(symbolic_relu):
+    with pytest.raises(kiln.Error, match="'nope'"):
+        kiln.compile(symbolic_relu, input_shapes={"x": (4, 3), "nope": (1,)})
+
+
+@pytest.mark.xfail(reason="the pipeline accepts input_shapes that contradict the graph's "
+                          "rank or static dimensions (requested from the pipeline)",
+                   strict=False)
+@pytest.mark.parametrize("shape", [(4, 3, 2), (4, 5)])
+def test_input_shapes_must_agree_with_the_graph(symbolic_relu, shape):
+    with pytest.raises(kiln.Error, match="'x'"):
+        kiln.compile(symbolic_relu, input_shapes={"x": shape})
+
+
+def test_unsupported_op_names_the_node(tmp_path):
+    path = _save_model(
+        tmp_path / "frob.onnx",
+        [onnx.helper.make_node("Relu", ["x"], ["r"], name="first"),
+         onnx.helper.make_node("Frobnicate", ["r"], ["y"], name="my_frob", domain="com.example")],
+        [("x", [2, 3])], [("y", [2, 3])], opsets=(("", 13), ("com.example", 1)))
+    with pytest.raises(kiln.Error) as info:
+        kiln.compile(path)
+    message = str(info.value)
+    assert "my_frob" in message and "Frobnicate" in message, message
+    assert not (tmp_path / "frob.so").exists()
 
 
 def test_nonexistent_model(tmp_path):

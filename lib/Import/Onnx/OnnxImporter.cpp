@@ -147,7 +147,8 @@ LogicalResult Importer::parse(const std::string &path) {
 
 FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
                                                const std::string &where) {
-  Location loc = NameLoc::get(builder.getStringAttr(where));
+  Location loc = NameLoc::get(builder.getStringAttr(
+      tensor.name().empty() ? where : tensor.name()));
   Type elt = elementType(&ctx, tensor.data_type());
   if (!elt)
     return error(loc) << where << ": tensor '" << tensor.name() << "' has "
