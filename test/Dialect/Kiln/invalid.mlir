@@ -1,0 +1,419 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier and shape-inference error of the kiln dialect. Shape
+// errors come from inferReturnTypes, which reports the reason and then the
+// generic "failed to infer returned types".
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+func.func @reshape_element_count(%x: tensor<2x3xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'kiln.reshape' op cannot reshape 6 elements [2,3] into 8 [4,2]}}
+  %y = kiln.reshape %x : tensor<2x3xf32> to tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @reshape_element_type(%x: tensor<2x3xf32>) -> tensor<6xf16> {
+  // expected-error @+1 {{'kiln.reshape' op cannot change the element type from 'f32' to 'f16'}}
+  %y = kiln.reshape %x : tensor<2x3xf32> to tensor<6xf16>
+  return %y : tensor<6xf16>
+}
+
+// -----
+
+func.func @transpose_perm_size(%x: tensor<2x3x4xf32>) -> tensor<3x2xf32> {
+  // expected-error @+2 {{expects perm of size 3, got 2}}
+  // expected-error @+1 {{'kiln.transpose' op failed to infer returned types}}
+  %y = kiln.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3x4xf32> -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_not_a_permutation(%x: tensor<2x3x4xf32>) -> tensor<3x3x4xf32> {
+  // expected-error @+2 {{perm [1,1,2] is not a permutation of 0..2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.transpose %x {perm = array<i64: 1, 1, 2>} : tensor<2x3x4xf32> -> tensor<3x3x4xf32>
+  return %y : tensor<3x3x4xf32>
+}
+
+// -----
+
+func.func @transpose_perm_out_of_range(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+2 {{perm [1,2] is not a permutation of 0..1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.transpose %x {perm = array<i64: 1, 2>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_wrong_result(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{'kiln.transpose' op inferred type(s) 'tensor<3x2xf32>' are incompatible with return type(s) of operation 'tensor<2x3xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<1x2xf32>) -> tensor<1x4xf32> {
+  // expected-error @+2 {{axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.concat %a, %a {axis = 2 : i64} : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x4xf32>
+  return %y : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @concat_shapes(%a: tensor<1x2xf32>, %b: tensor<2x3xf32>) -> tensor<1x5xf32> {
+  // expected-error @+2 {{input shapes [1,2] and [2,3] differ outside axis 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.concat %a, %b {axis = 1 : i64} : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}
+
+// -----
+
+func.func @concat_ranks(%a: tensor<1x2xf32>, %b: tensor<2xf32>) -> tensor<1x4xf32> {
+  // expected-error @+2 {{expects inputs of one rank and element type}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.concat %a, %b {axis = 1 : i64} : (tensor<1x2xf32>, tensor<2xf32>) -> tensor<1x4xf32>
+  return %y : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @concat_no_inputs() -> tensor<1xf32> {
+  // expected-error @+2 {{expects at least one input}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.concat {axis = 0 : i64} : () -> tensor<1xf32>
+  return %y : tensor<1xf32>
+}
+
+// -----
+
+func.func @pad_count(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x6x6xf32> {
+  // expected-error @+2 {{expects 8 pads for rank 4, got 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.pad %x {pads = array<i64: 1, 1, 1, 1>} : tensor<1x3x4x4xf32> -> tensor<1x3x6x6xf32>
+  return %y : tensor<1x3x6x6xf32>
+}
+
+// -----
+
+func.func @pad_negative(%x: tensor<4xf32>) -> tensor<3xf32> {
+  // expected-error @+2 {{expects non-negative pads, got [-1,0]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.pad %x {pads = array<i64: -1, 0>} : tensor<4xf32> -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @clip_min_above_max(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.clip' op min 6.000000e+00 exceeds max 0.000000e+00}}
+  %y = kiln.clip %x {min = 6.0 : f32, max = 0.0 : f32} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @unary_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'kiln.relu' op operand #0 must be ranked tensor of floating-point values}}
+  %y = kiln.relu %x : tensor<4xi32>
+  return %y : tensor<4xi32>
+}
+
+// -----
+
+func.func @bad_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{shapes [2,3] and [4] do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @element_types_differ(%a: tensor<3xf32>, %b: tensor<3xf16>) -> tensor<3xf32> {
+  // expected-error @+2 {{operand element types 'f32' and 'f16' differ}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.mul %a, %b : (tensor<3xf32>, tensor<3xf16>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+func.func @broadcast_wrong_result(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+2 {{'kiln.sub' op inferred type(s) 'tensor<2x3xf32>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.sub %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and convolution
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @matmul_contracting(%a: tensor<2x8xf32>, %b: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{contracting dimensions differ: [2,8] x [4,3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.matmul %a, %b : (tensor<2x8xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x4x8xf32>, %b: tensor<3x8x4xf32>) -> tensor<2x4x4xf32> {
+  // expected-error @+2 {{batch dimensions of [2,4,8] and [3,8,4] do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.matmul %a, %b : (tensor<2x4x8xf32>, tensor<3x8x4xf32>) -> tensor<2x4x4xf32>
+  return %y : tensor<2x4x4xf32>
+}
+
+// -----
+
+func.func @matmul_scalar(%a: tensor<f32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{expects operands of rank 1 or more}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.matmul %a, %b : (tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @gemm_rank(%a: tensor<4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+2 {{expects 2-D A and B, got [4] and [4,4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.gemm %a, %b : (tensor<4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// With trans_b, B is [N, K]: 10x32 does not contract with K = 64.
+func.func @gemm_contracting(%a: tensor<1x64xf32>, %b: tensor<10x32xf32>) -> tensor<1x10xf32> {
+  // expected-error @+2 {{contracting dimensions differ: 64 vs 32}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.gemm %a, %b {trans_b = true} : (tensor<1x64xf32>, tensor<10x32xf32>) -> tensor<1x10xf32>
+  return %y : tensor<1x10xf32>
+}
+
+// -----
+
+func.func @gemm_c(%a: tensor<1x64xf32>, %b: tensor<64x10xf32>, %c: tensor<5xf32>) -> tensor<1x10xf32> {
+  // expected-error @+2 {{C of shape [5] does not broadcast to [1,10]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.gemm %a, %b, %c : (tensor<1x64xf32>, tensor<64x10xf32>, tensor<5xf32>) -> tensor<1x10xf32>
+  return %y : tensor<1x10xf32>
+}
+
+// -----
+
+// C may broadcast to the result but must not grow it.
+func.func @gemm_c_grows_result(%a: tensor<1x64xf32>, %b: tensor<64x10xf32>, %c: tensor<4x10xf32>) -> tensor<1x10xf32> {
+  // expected-error @+2 {{C of shape [4,10] does not broadcast to [1,10]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.gemm %a, %b, %c : (tensor<1x64xf32>, tensor<64x10xf32>, tensor<4x10xf32>) -> tensor<1x10xf32>
+  return %y : tensor<1x10xf32>
+}
+
+// -----
+
+func.func @conv_rank(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x6xf32> {
+  // expected-error @+2 {{expects 4-D input and filter, got [1,3,8] and [4,3,3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x6xf32>
+  return %y : tensor<1x4x6xf32>
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{input channels 3, filter [4,2,3,3] and group 1 disagree (expects C = filter C * group)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// 4 output channels do not split into 8 groups.
+func.func @conv_group(%x: tensor<1x8x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{input channels 8, filter [4,1,3,3] and group 8 disagree}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 8 : i64} : (tensor<1x8x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_group_zero(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{and group 0 disagree}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 0 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_pads_count(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+2 {{conv2d expects 2 strides, 2 dilations and 4 pads, got 2, 2 and 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @conv_zero_stride(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{conv2d expects positive strides and dilations and non-negative pads}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.conv2d %x, %w {strides = array<i64: 0, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{bias of shape [3] does not match 4 output channels}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.conv2d %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// Without padding a 3x3 window over 8x8 gives 6x6, not 8x8.
+func.func @conv_wrong_result(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+2 {{inferred type(s) 'tensor<1x4x6x6xf32>' are incompatible with return type(s) of operation 'tensor<1x4x8x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and reductions
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @pool_rank(%x: tensor<1x4x8xf32>) -> tensor<1x4x4xf32> {
+  // expected-error @+2 {{expects a 4-D NCHW input, got [1,4,8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.max_pool2d %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : tensor<1x4x8xf32> -> tensor<1x4x4xf32>
+  return %y : tensor<1x4x4xf32>
+}
+
+// -----
+
+func.func @pool_kernel(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  // expected-error @+2 {{expects a 2-D positive kernel_shape}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.avg_pool2d %x {kernel_shape = array<i64: 2, 0>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  return %y : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @pool_pads_count(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  // expected-error @+2 {{pooling expects 2 strides, 2 dilations and 4 pads, got 2, 2 and 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.max_pool2d %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0>} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  return %y : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @global_pool_rank(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{expects rank 3 or more, got [4,8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.global_avg_pool %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @reduce_axes_unsorted(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x1x1xf32> {
+  // expected-error @+2 {{axes [3,2] must be sorted, unique and in [0, 4)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.reduce_mean %x {axes = array<i64: 3, 2>} : tensor<1x8x4x4xf32> -> tensor<1x8x1x1xf32>
+  return %y : tensor<1x8x1x1xf32>
+}
+
+// -----
+
+func.func @reduce_axes_repeated(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x1xf32> {
+  // expected-error @+2 {{axes [3,3] must be sorted, unique and in [0, 4)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.reduce_sum %x {axes = array<i64: 3, 3>} : tensor<1x8x4x4xf32> -> tensor<1x8x4x1xf32>
+  return %y : tensor<1x8x4x1xf32>
+}
+
+// -----
+
+// Axes are normalized on import: a negative axis is an error here.
+func.func @reduce_axes_negative(%x: tensor<1x8xf32>) -> tensor<1x1xf32> {
+  // expected-error @+2 {{axes [-1] must be sorted, unique and in [0, 2)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.reduce_max %x {axes = array<i64: -1>} : tensor<1x8xf32> -> tensor<1x1xf32>
+  return %y : tensor<1x1xf32>
+}
+
+// -----
+
+func.func @reduce_keepdims_result(%x: tensor<1x8x4x4xf32>) -> tensor<1x8xf32> {
+  // expected-error @+2 {{'kiln.reduce_min' op inferred type(s) 'tensor<1x8x1x1xf32>' are incompatible with return type(s) of operation 'tensor<1x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.reduce_min %x {axes = array<i64: 2, 3>} : tensor<1x8x4x4xf32> -> tensor<1x8xf32>
+  return %y : tensor<1x8xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @batch_norm_params(%x: tensor<1x4x8x8xf32>, %s: tensor<4xf32>, %m: tensor<3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+2 {{expects per-channel parameters of shape [4], got [3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.batch_norm %x, %s, %s, %m, %s {epsilon = 1.0e-05 : f32} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @batch_norm_rank(%x: tensor<4xf32>, %s: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{expects rank 2 or more, got [4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.batch_norm %x, %s, %s, %s, %s {epsilon = 1.0e-05 : f32} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @softmax_axis(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  // expected-error @+1 {{'kiln.softmax' op axis 2 is out of range for rank 2}}
+  %y = kiln.softmax %x {axis = 2 : i64} : tensor<2x10xf32>
+  return %y : tensor<2x10xf32>
+}
+
+// -----
+
+// Axes are normalized on import: softmax takes no negative axis either.
+func.func @softmax_negative_axis(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  // expected-error @+1 {{'kiln.softmax' op axis -1 is out of range for rank 2}}
+  %y = kiln.softmax %x {axis = -1 : i64} : tensor<2x10xf32>
+  return %y : tensor<2x10xf32>
+}
