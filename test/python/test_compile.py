@@ -90,9 +90,6 @@ def test_input_shapes_for_an_unknown_input(symbolic_relu):
         kiln.compile(symbolic_relu, input_shapes={"x": (4, 3), "nope": (1,)})
 
 
-@pytest.mark.xfail(reason="the pipeline accepts input_shapes that contradict the graph's "
-                          "rank or static dimensions (requested from the pipeline)",
-                   strict=False)
 @pytest.mark.parametrize("shape", [(4, 3, 2), (4, 5)])
 def test_input_shapes_must_agree_with_the_graph(symbolic_relu, shape):
     with pytest.raises(kiln.Error, match="'x'"):

@@ -302,13 +302,32 @@ Importer::inputType(const onnx::ValueInfoProto &info) {
     return error(loc) << "graph input '" << info.name() << "' has "
                       << dataTypeName(tt.elem_type())
                       << ", which Kiln does not support";
-  for (const auto &[name, dims] : options.inputShapes)
-    if (name == info.name())
-      return RankedTensorType::get(dims, elt);
+  for (const auto &[name, dims] : options.inputShapes) {
+    if (name != info.name())
+      continue;
+    // A given shape may only fill in what the graph leaves open.
+    if (tt.has_shape()) {
+      const auto &declared = tt.shape();
+      if ((size_t)declared.dim_size() != dims.size())
+        return error(loc) << "the shape given for graph input '" << name
+                          << "' has rank " << dims.size()
+                          << ", but the graph declares rank "
+                          << declared.dim_size();
+      for (int i = 0; i < declared.dim_size(); ++i)
+        if (declared.dim(i).has_dim_value() &&
+            declared.dim(i).dim_value() != dims[i])
+          return error(loc) << "the shape given for graph input '" << name
+                            << "' has " << dims[i] << " at index " << i
+                            << ", but the graph declares "
+                            << declared.dim(i).dim_value();
+    }
+    return RankedTensorType::get(dims, elt);
+  }
   if (!tt.has_shape())
     return error(loc) << "graph input '" << info.name()
                       << "' has no shape; give one with --input-shape "
-                      << info.name() << "=D0xD1x...";
+                      << info.name() << "=D0xD1x... (Python: input_shapes={'"
+                      << info.name() << "': (D0, D1, ...)})";
   SmallVector<int64_t> shape;
   for (int i = 0; i < tt.shape().dim_size(); ++i) {
     const auto &dim = tt.shape().dim(i);
@@ -323,7 +342,8 @@ Importer::inputType(const onnx::ValueInfoProto &info) {
                         << (dim.has_dim_param() ? "symbolic" : "unknown")
                         << " dimension " << symbol << " at index " << i
                         << "; fix the shape with --input-shape " << info.name()
-                        << "=D0xD1x...";
+                        << "=D0xD1x... (Python: input_shapes={'" << info.name()
+                        << "': (D0, D1, ...)})";
     }
     shape.push_back(ShapedType::kDynamic);
   }
