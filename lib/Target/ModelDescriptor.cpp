@@ -117,7 +117,7 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d,
                       : 1;
   StructType *infoTy = StructType::get(
       ctx, {i32, i32, i32, i32, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr,
-            ptr, i64, i64});
+            ptr, i64, i64, ptr});
   Constant *info = ConstantStruct::get(
       infoTy,
       {ConstantInt::get(i32, 1), ConstantInt::get(i32, d.inputs.size()),
@@ -132,15 +132,17 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d,
        tensorArray(d.inputs, "inputs"), tensorArray(d.outputs, "outputs"),
        i64Array(m, {batch}, "kiln.batch_sizes"),
        ConstantInt::get(i64, d.arenaBytes),
-       ConstantInt::get(i64, d.arenaAlignment)});
+       ConstantInt::get(i64, d.arenaAlignment),
+       i64Array(m, {(int64_t)d.arenaBytes}, "kiln.batch_arena_bytes")});
   auto *infoVar = new GlobalVariable(m, infoTy, true,
                                      GlobalValue::ExternalLinkage, info,
                                      "__kiln_model_info");
   infoVar->setVisibility(GlobalValue::HiddenVisibility);
   infoVar->setAlignment(Align(8));
 
-  // void __kiln_entry(void **args): unpack and call the compiled graph.
-  auto *entryTy = FunctionType::get(Type::getVoidTy(ctx), {ptr}, false);
+  // void __kiln_entry(uint32_t variant, void **args): unpack and call the
+  // compiled graph.
+  auto *entryTy = FunctionType::get(Type::getVoidTy(ctx), {i32, ptr}, false);
   Function *entry = Function::Create(entryTy, GlobalValue::ExternalLinkage,
                                      "__kiln_entry", m);
   entry->setVisibility(GlobalValue::HiddenVisibility);
@@ -148,7 +150,7 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d,
   SmallVector<Value *> args;
   for (size_t i = 0; i < numArgs; ++i)
     args.push_back(b.CreateLoad(
-        ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i)));
+        ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(1), i)));
   b.CreateCall(graph, args);
   b.CreateRetVoid();
   return Error::success();

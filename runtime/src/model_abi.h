@@ -8,8 +8,9 @@
 /* Emitted by kiln-compile (lib/Target/ModelDescriptor.cpp) into every model. */
 extern const kiln_model_info __kiln_model_info;
 
-/* The compiled graph. `args` holds the data pointers of every input, then of
- * every output, then the arena base: num_inputs + num_outputs + 1 pointers. */
-extern void __kiln_entry(void **args);
+/* The compiled graph for batch variant `variant` (an index into
+ * batch_sizes). `args` holds the data pointers of every input, then of every
+ * output, then the arena base: num_inputs + num_outputs + 1 pointers. */
+extern void __kiln_entry(uint32_t variant, void **args);
 
 #endif

@@ -17,6 +17,8 @@
 struct kiln_session {
   void *arena;
   int owns_arena;
+  uint32_t variant; /* index into batch_sizes */
+  int64_t batch;    /* batch_sizes[variant] */
   void **args; /* num_inputs + num_outputs + 1 slots, filled by kiln_run */
   char message[KILN_MESSAGE_BYTES];
 };
@@ -196,14 +198,33 @@ kiln_status kiln_session_create(const kiln_session_options *options,
                 "kiln_session_create: num_threads is %d; use 0 or more",
                 opts.num_threads);
 
+  uint32_t variant = 0;
+  if (opts.batch_size) {
+    while (variant < info->num_batch_sizes &&
+           info->batch_sizes[variant] != opts.batch_size)
+      ++variant;
+    if (variant == info->num_batch_sizes) {
+      char sizes[128];
+      size_t n = 0;
+      sizes[0] = 0;
+      for (uint32_t i = 0; i < info->num_batch_sizes && n < sizeof(sizes); ++i)
+        n += (size_t)snprintf(sizes + n, sizeof(sizes) - n, i ? ",%lld" : "%lld",
+                              (long long)info->batch_sizes[i]);
+      return fail(thread_message, KILN_INVALID_ARGUMENT,
+                  "kiln_session_create: model '%s' has no batch size %lld; "
+                  "it was compiled for %s",
+                  info->name, (long long)opts.batch_size, sizes);
+    }
+  }
+  uint64_t needed = info->batch_arena_bytes ? info->batch_arena_bytes[variant]
+                                            : info->arena_bytes;
   uint64_t align = info->arena_alignment ? info->arena_alignment : 64;
   if (opts.arena) {
-    if (opts.arena_bytes < info->arena_bytes)
+    if (opts.arena_bytes < needed)
       return fail(thread_message, KILN_ARENA_TOO_SMALL,
                   "kiln_session_create: the arena has %zu bytes; model '%s' "
                   "needs %llu",
-                  opts.arena_bytes, info->name,
-                  (unsigned long long)info->arena_bytes);
+                  opts.arena_bytes, info->name, (unsigned long long)needed);
     if ((uintptr_t)opts.arena % align)
       return fail(thread_message, KILN_ARENA_TOO_SMALL,
                   "kiln_session_create: the arena at %p is not aligned to "
@@ -221,10 +242,12 @@ kiln_status kiln_session_create(const kiln_session_options *options,
                 "kiln_session_create: out of memory");
   }
   s->args = args;
+  s->variant = variant;
+  s->batch = info->num_batch_sizes ? info->batch_sizes[variant] : 0;
   if (opts.arena) {
     s->arena = opts.arena;
-  } else if (info->arena_bytes) {
-    size_t bytes = (size_t)((info->arena_bytes + align - 1) / align * align);
+  } else if (needed) {
+    size_t bytes = (size_t)((needed + align - 1) / align * align);
     s->arena = aligned_alloc((size_t)align, bytes);
     s->owns_arena = 1;
     if (!s->arena) {
@@ -232,7 +255,7 @@ kiln_status kiln_session_create(const kiln_session_options *options,
       free(s);
       return fail(thread_message, KILN_OUT_OF_MEMORY,
                   "kiln_session_create: cannot allocate the %llu-byte arena",
-                  (unsigned long long)info->arena_bytes);
+                  (unsigned long long)needed);
     }
   }
   *out_session = s;
@@ -248,12 +271,18 @@ void kiln_session_destroy(kiln_session *session) {
   free(session);
 }
 
+/* Dimension d of `want` in the session's batch variant. */
+static int64_t dim_of(const kiln_session *s, const kiln_tensor_info *want,
+                      int32_t d) {
+  return d == 0 && s->variant ? s->batch : want->shape[d];
+}
+
 static kiln_status check_tensor(kiln_session *s, const char *kind, uint32_t i,
                                 const kiln_tensor_info *want,
                                 const kiln_tensor *got) {
   size_t elems = 1;
   for (int32_t d = 0; d < want->rank; ++d)
-    elems *= (size_t)want->shape[d];
+    elems *= (size_t)dim_of(s, want, d);
   size_t bytes = elems * kiln_dtype_size(want->dtype);
   if (!got->data && bytes)
     return fail(s->message, KILN_INVALID_ARGUMENT,
@@ -265,14 +294,14 @@ static kiln_status check_tensor(kiln_session *s, const char *kind, uint32_t i,
   if (got->shape) {
     int same = got->rank == want->rank;
     for (int32_t d = 0; same && d < want->rank; ++d)
-      same = got->shape[d] == want->shape[d];
+      same = got->shape[d] == dim_of(s, want, d);
     if (!same) {
       char shape[128];
       size_t n = 0;
       shape[0] = 0;
       for (int32_t d = 0; d < want->rank && n < sizeof(shape); ++d)
         n += (size_t)snprintf(shape + n, sizeof(shape) - n, d ? "x%lld" : "%lld",
-                              (long long)want->shape[d]);
+                              (long long)dim_of(s, want, d));
       return fail(s->message, KILN_INVALID_ARGUMENT,
                   "%s %u ('%s'): the shape does not match; the model expects "
                   "%s (rank %d), got rank %d",
@@ -318,6 +347,6 @@ kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
     session->args[info->num_inputs + i] = outputs[i].data;
   }
   session->args[info->num_inputs + info->num_outputs] = session->arena;
-  __kiln_entry(session->args);
+  __kiln_entry(session->variant, session->args);
   return ok_status();
 }

@@ -61,7 +61,8 @@ const kiln_model_info __kiln_model_info = {
     64,
 };
 
-void __kiln_entry(void **args) {
+void __kiln_entry(uint32_t variant, void **args) {
+  (void)variant;
   const float *x = (const float *)args[0];
   const int64_t *idx = (const int64_t *)args[1];
   const unsigned char *mask = (const unsigned char *)args[2];

@@ -46,7 +46,8 @@ static __thread unsigned long calls;
 void *fake_model_last_arena(void) { return last_arena; }
 unsigned long fake_model_calls(void) { return calls; }
 
-void __kiln_entry(void **args) {
+void __kiln_entry(uint32_t variant, void **args) {
+  (void)variant;
   const float *a = (const float *)args[0];
   const float *b = (const float *)args[1];
   float *y = (float *)args[2];

@@ -77,7 +77,7 @@ typedef struct kiln_model_info {
   uint32_t abi_version;       /* KILN_ABI_VERSION the model was built for */
   uint32_t num_inputs;
   uint32_t num_outputs;
-  uint32_t num_batch_sizes;   /* batch-size variants compiled (1 for now) */
+  uint32_t num_batch_sizes;   /* batch-size variants compiled into this .so */
   const char *name;           /* model name (graph name or --name) */
   const char *hash;           /* SHA-256 of the ONNX file, hex */
   const char *compiler_version;
@@ -87,14 +87,22 @@ typedef struct kiln_model_info {
   const char *required_isa;   /* comma-separated CPU features, e.g. "avx2,fma,avx512f" */
   const kiln_tensor_info *inputs;
   const kiln_tensor_info *outputs;
-  const int64_t *batch_sizes;
-  uint64_t arena_bytes;       /* bytes of scratch memory one session needs */
+  const int64_t *batch_sizes; /* num_batch_sizes entries, ascending */
+  uint64_t arena_bytes;       /* bytes of scratch memory one session needs
+                                 (the largest over all batch variants) */
   uint64_t arena_alignment;   /* required alignment of the arena, in bytes */
+  const uint64_t *batch_arena_bytes; /* arena bytes of each batch variant */
 } kiln_model_info;
 
+/* Batch variants: a model compiled with several batch sizes holds one variant
+ * per size, sharing one copy of the weights. `inputs` and `outputs` describe
+ * the first variant (batch_sizes[0]); in the variant for batch size b, every
+ * input and output has leading dimension b. A session runs one variant. */
+
 /* A tensor passed to kiln_run. The caller owns `data`; it must hold `bytes`
- * bytes laid out densely in row-major order. `shape` may be NULL, in which
- * case only the byte count is checked. */
+ * bytes laid out densely in row-major order, aligned at least to the element
+ * size (64-byte alignment can be faster, but is not required). `shape` may be
+ * NULL, in which case only the byte count is checked. */
 typedef struct kiln_tensor {
   void *data;
   size_t bytes;
@@ -108,9 +116,11 @@ typedef struct kiln_tensor {
  * can add fields. */
 typedef struct kiln_session_options {
   uint32_t struct_size;
-  int32_t num_threads; /* 0 or 1: run on the calling thread */
-  void *arena;         /* optional caller-owned arena, at least arena_bytes */
+  int32_t num_threads; /* threads to use; ABI v1 runs on the calling thread */
+  void *arena;         /* optional caller-owned arena, at least the variant's
+                          batch_arena_bytes */
   size_t arena_bytes;  /* size of `arena` in bytes */
+  int64_t batch_size;  /* which batch variant to run; 0 = batch_sizes[0] */
 } kiln_session_options;
 
 typedef struct kiln_session kiln_session;
@@ -118,12 +128,13 @@ typedef struct kiln_session kiln_session;
 /* Metadata of the model in this .so; never NULL. */
 KILN_API const kiln_model_info *kiln_get_model_info(void);
 
-/* Checks that this CPU can run the model (KILN_UNSUPPORTED_ISA if not). Every
- * other entry point checks it too, so calling it first is optional. */
+/* Checks that this CPU can run the model (KILN_UNSUPPORTED_ISA if not).
+ * kiln_session_create checks it too, so calling it first is optional. */
 KILN_API kiln_status kiln_check_cpu(void);
 
-/* Creates a session. Allocates the arena once unless options->arena is given
- * (then it must be aligned to arena_alignment and at least arena_bytes). */
+/* Creates a session for one batch variant. Allocates the arena once unless
+ * options->arena is given (then it must be aligned to arena_alignment and at
+ * least the variant's batch_arena_bytes). */
 KILN_API kiln_status kiln_session_create(const kiln_session_options *options,
                                          kiln_session **out_session);
 
