@@ -135,6 +135,14 @@ std::string compileModel(py::object onnxPath, py::object output,
       options.name = toStr(value, key);
     } else if (key == "input_shapes") {
       parseInputShapes(value, options);
+    } else if (key == "batch_sizes") {
+      for (py::handle b : py::iter(value)) {
+        int64_t size = toInt(b, "batch_sizes entry");
+        if (size < 1)
+          throw Error("compile(): batch_sizes entries must be positive, got " +
+                      std::to_string(size));
+        options.batchSizes.push_back(size);
+      }
     } else if (key == "timing") {
       options.timing = toBool(value);
     } else if (key == "verify_each") {
@@ -143,7 +151,7 @@ std::string compileModel(py::object onnxPath, py::object output,
       throw py::type_error("compile() got an unexpected keyword argument '" +
                            key +
                            "' (options: emit, mcpu, mattr, opt_level, name, "
-                           "input_shapes, timing, verify_each)");
+                           "input_shapes, batch_sizes, timing, verify_each)");
     }
   }
   options.outputPath = output.is_none()
@@ -187,6 +195,7 @@ Options:
   opt_level    0..3 (default 3)
   name         model name (default: the ONNX graph name)
   input_shapes {input name: shape tuple} fixing symbolic dimensions
+  batch_sizes  e.g. (1, 4, 8): batch-size variants in one .so
   timing       print per-phase wall times to stderr
   verify_each  run the MLIR verifier after every pass
 

@@ -9,6 +9,7 @@
 #include "kiln/Target/Target.h"
 #include "kiln/Version.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -134,6 +135,11 @@ std::string describeOptions(const kiln::CompileOptions &o,
   std::string s = "-O" + std::to_string(o.optLevel) + " --mcpu=" + cpu;
   if (!o.mattr.empty())
     s += " --mattr=" + o.mattr;
+  if (!o.batchSizes.empty()) {
+    s += " --batch-sizes ";
+    for (size_t i = 0; i < o.batchSizes.size(); ++i)
+      s += (i ? "," : "") + std::to_string(o.batchSizes[i]);
+  }
   for (const auto &[name, dims] : o.inputShapes) {
     s += " --input-shape " + name + "=";
     for (size_t i = 0; i < dims.size(); ++i)
@@ -231,6 +237,49 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   if (o.emit == EmitKind::Import)
     return finishText();
 
+  // Batch variants: one copy of the graph per batch size, differing only in
+  // the leading dimension of the inputs; every type after that is inferred
+  // again, and the weights stay one set of constants.
+  std::vector<int64_t> batchSizes = o.batchSizes;
+  llvm::sort(batchSizes);
+  batchSizes.erase(std::unique(batchSizes.begin(), batchSizes.end()),
+                   batchSizes.end());
+  std::vector<std::string> entryNames = {"main_graph"};
+  auto graph = module->lookupSymbol<func::FuncOp>("main_graph");
+  if (!graph)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: no main_graph function");
+  if (!batchSizes.empty()) {
+    if (batchSizes.front() < 1)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "batch sizes must be positive");
+    for (auto [i, t] : llvm::enumerate(graph.getArgumentTypes()))
+      if (cast<RankedTensorType>(t).getRank() == 0)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "--batch-sizes needs a leading batch dimension, but input " +
+                std::to_string(i) + " is a scalar");
+    entryNames.clear();
+    OpBuilder b(&ctx);
+    b.setInsertionPoint(graph);
+    for (int64_t batch : batchSizes) {
+      auto variant = cast<func::FuncOp>(b.clone(*graph));
+      std::string name = "main_graph_b" + std::to_string(batch);
+      variant.setSymName(name);
+      SmallVector<Type> types;
+      for (BlockArgument arg : variant.getArguments()) {
+        auto t = cast<RankedTensorType>(arg.getType());
+        SmallVector<int64_t> shape(t.getShape());
+        shape[0] = batch;
+        arg.setType(RankedTensorType::get(shape, t.getElementType()));
+        types.push_back(arg.getType());
+      }
+      variant.setType(b.getFunctionType(types, variant.getResultTypes()));
+      entryNames.push_back(name);
+    }
+    graph.erase();
+  }
+
   auto runPipeline = [&](const std::string &text, llvm::StringRef phase) {
     PassManager pm(&ctx, ModuleOp::getOperationName());
     pm.enableVerifier(true);
@@ -253,10 +302,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
 
   // The model's signature, for the descriptor.
   ModelDesc desc;
-  auto func = module->lookupSymbol<func::FuncOp>("main_graph");
-  if (!func)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: no main_graph function");
+  auto func = module->lookupSymbol<func::FuncOp>(entryNames.front());
   auto describe = [&](Type t, DictionaryAttr attrs, const std::string &dflt)
       -> Expected<TensorDesc> {
     TensorDesc d;
@@ -284,6 +330,31 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
       return d.takeError();
     desc.outputs.push_back(*d);
   }
+
+  // Every variant must scale its outputs with the batch.
+  for (auto [i, name] : llvm::enumerate(entryNames)) {
+    if (batchSizes.empty())
+      break;
+    auto variant = module->lookupSymbol<func::FuncOp>(name);
+    for (auto [j, t] : llvm::enumerate(variant.getResultTypes())) {
+      auto rt = cast<RankedTensorType>(t);
+      if (rt.getRank() == 0 || rt.getDimSize(0) != batchSizes[i])
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "output '" + desc.outputs[j].name + "' does not have the batch "
+            "size " + std::to_string(batchSizes[i]) +
+            " as its leading dimension in that variant; --batch-sizes needs "
+            "a model whose leading input and output dimension is the batch");
+    }
+  }
+  desc.variants.clear();
+  for (auto [i, name] : llvm::enumerate(entryNames))
+    desc.variants.push_back(
+        {batchSizes.empty() ? (desc.inputs.empty() || desc.inputs[0].shape.empty()
+                                   ? 1
+                                   : desc.inputs[0].shape[0])
+                            : batchSizes[i],
+         name, 0});
 
   // Linalg.
   if (failed(runPipeline(kLinalgPipeline, "linalg")))
@@ -320,13 +391,15 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     desc.name = llvm::sys::path::stem(o.inputPath).str();
   if (auto h = (*module)->getAttrOfType<StringAttr>(kModelHashAttr))
     desc.hash = h.str();
-  if (auto a = (*module)->getAttrOfType<IntegerAttr>(mlir::kiln::kArenaBytesAttr))
-    desc.arenaBytes = a.getInt();
+  for (ModelDesc::Variant &v : desc.variants)
+    if (auto f = module->lookupSymbol<LLVM::LLVMFuncOp>(v.entryName))
+      if (auto a = f->getAttrOfType<IntegerAttr>(mlir::kiln::kArenaBytesAttr))
+        v.arenaBytes = a.getInt();
   desc.compilerVersion = versionString();
   desc.triple = (*tm)->getTargetTriple().str();
   desc.cpu = (*tm)->getTargetCPU().str();
   desc.compileOptions = describeOptions(o, desc.cpu);
-  if (Error e = addModelDescriptor(*llvmModule, desc, "main_graph"))
+  if (Error e = addModelDescriptor(*llvmModule, desc))
     return std::move(e);
   {
     TimingScope t = root.nest("llvm-optimize");

@@ -60,6 +60,21 @@ std::string dtypeName(int32_t dtype) {
   }
 }
 
+uint64_t maxArenaBytes(const mlir::kiln::ModelDesc &d) {
+  uint64_t m = 0;
+  for (const auto &v : d.variants)
+    m = std::max(m, v.arenaBytes);
+  return m;
+}
+
+json::Array variants(const mlir::kiln::ModelDesc &d) {
+  json::Array out;
+  for (const auto &v : d.variants)
+    out.push_back(json::Object{{"batch_size", v.batchSize},
+                               {"arena_bytes", (int64_t)v.arenaBytes}});
+  return out;
+}
+
 /// A C identifier made from the model name, upper-cased, for macros.
 std::string macroPrefix(StringRef name) {
   std::string out = "KILN_MODEL";
@@ -72,21 +87,27 @@ std::string macroPrefix(StringRef name) {
 }
 } // namespace
 
-Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d,
-                               StringRef entryName) {
+Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
   LLVMContext &ctx = m.getContext();
-  Function *graph = m.getFunction(entryName);
-  if (!graph)
-    return createStringError(inconvertibleErrorCode(),
-                             "internal: no entry function '" + entryName.str() +
-                                 "' in the LLVM module");
   size_t numArgs = d.inputs.size() + d.outputs.size() + 1;
-  if (graph->arg_size() != numArgs)
-    return createStringError(
-        inconvertibleErrorCode(),
-        "internal: entry function takes " + std::to_string(graph->arg_size()) +
-            " arguments, expected " + std::to_string(numArgs) +
-            " (inputs, outputs, arena)");
+  SmallVector<Function *> graphs;
+  for (const ModelDesc::Variant &v : d.variants) {
+    Function *graph = m.getFunction(v.entryName);
+    if (!graph)
+      return createStringError(inconvertibleErrorCode(),
+                               "internal: no entry function '" + v.entryName +
+                                   "' in the LLVM module");
+    if (graph->arg_size() != numArgs)
+      return createStringError(
+          inconvertibleErrorCode(),
+          "internal: entry function takes " +
+              std::to_string(graph->arg_size()) + " arguments, expected " +
+              std::to_string(numArgs) + " (inputs, outputs, arena)");
+    graphs.push_back(graph);
+  }
+  if (graphs.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "internal: no batch variant to describe");
 
   // Nothing of the model's own code or data is visible outside the .so.
   for (GlobalValue &gv : m.global_values())
@@ -112,16 +133,21 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d,
     gv->setAlignment(Align(8));
     return gv;
   };
-  int64_t batch = !d.inputs.empty() && !d.inputs[0].shape.empty()
-                      ? d.inputs[0].shape[0]
-                      : 1;
+  SmallVector<int64_t> batchSizes, arenaBytes;
+  uint64_t maxArena = 0;
+  for (const ModelDesc::Variant &v : d.variants) {
+    batchSizes.push_back(v.batchSize);
+    arenaBytes.push_back((int64_t)v.arenaBytes);
+    maxArena = std::max(maxArena, v.arenaBytes);
+  }
   StructType *infoTy = StructType::get(
       ctx, {i32, i32, i32, i32, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr,
             ptr, i64, i64, ptr});
   Constant *info = ConstantStruct::get(
       infoTy,
       {ConstantInt::get(i32, 1), ConstantInt::get(i32, d.inputs.size()),
-       ConstantInt::get(i32, d.outputs.size()), ConstantInt::get(i32, 1),
+       ConstantInt::get(i32, d.outputs.size()),
+       ConstantInt::get(i32, d.variants.size()),
        stringConstant(m, d.name, "kiln.name"),
        stringConstant(m, d.hash, "kiln.hash"),
        stringConstant(m, d.compilerVersion, "kiln.version"),
@@ -130,10 +156,10 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d,
        stringConstant(m, d.cpu, "kiln.cpu"),
        stringConstant(m, d.requiredIsa, "kiln.isa"),
        tensorArray(d.inputs, "inputs"), tensorArray(d.outputs, "outputs"),
-       i64Array(m, {batch}, "kiln.batch_sizes"),
-       ConstantInt::get(i64, d.arenaBytes),
+       i64Array(m, batchSizes, "kiln.batch_sizes"),
+       ConstantInt::get(i64, maxArena),
        ConstantInt::get(i64, d.arenaAlignment),
-       i64Array(m, {(int64_t)d.arenaBytes}, "kiln.batch_arena_bytes")});
+       i64Array(m, arenaBytes, "kiln.batch_arena_bytes")});
   auto *infoVar = new GlobalVariable(m, infoTy, true,
                                      GlobalValue::ExternalLinkage, info,
                                      "__kiln_model_info");
@@ -151,8 +177,19 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d,
   for (size_t i = 0; i < numArgs; ++i)
     args.push_back(b.CreateLoad(
         ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(1), i)));
-  b.CreateCall(graph, args);
-  b.CreateRetVoid();
+  BasicBlock *done = BasicBlock::Create(ctx, "done", entry);
+  // The runtime only passes valid variant indices; anything else runs the
+  // first variant rather than nothing.
+  SwitchInst *sw = b.CreateSwitch(entry->getArg(0), done, graphs.size());
+  for (auto [i, graph] : llvm::enumerate(graphs)) {
+    BasicBlock *call = BasicBlock::Create(ctx, "variant" + Twine(i), entry);
+    sw->addCase(ConstantInt::get(cast<IntegerType>(i32), i), call);
+    IRBuilder<> cb(call);
+    cb.CreateCall(graph, args);
+    cb.CreateBr(done);
+  }
+  sw->setDefaultDest(sw->getSuccessor(1));
+  IRBuilder<>(done).CreateRetVoid();
   return Error::success();
 }
 
@@ -173,7 +210,8 @@ std::string mlir::kiln::modelJson(const ModelDesc &d) {
                  {"target_triple", d.triple},
                  {"cpu", d.cpu},
                  {"required_isa", d.requiredIsa},
-                 {"arena_bytes", (int64_t)d.arenaBytes},
+                 {"arena_bytes", (int64_t)maxArenaBytes(d)},
+                 {"batch_variants", variants(d)},
                  {"arena_alignment", (int64_t)d.arenaAlignment},
                  {"inputs", tensors(d.inputs)},
                  {"outputs", tensors(d.outputs)}};
@@ -192,7 +230,7 @@ std::string mlir::kiln::modelHeader(const ModelDesc &d) {
      << "/* Model '" << d.name << "', sha256 " << d.hash << " */\n"
      << "#ifndef " << p << "_H\n#define " << p << "_H\n\n"
      << kRuntimeHeader << "\n"
-     << "#define " << p << "_ARENA_BYTES " << d.arenaBytes << "ull\n"
+     << "#define " << p << "_ARENA_BYTES " << maxArenaBytes(d) << "ull\n"
      << "#define " << p << "_ARENA_ALIGNMENT " << d.arenaAlignment << "ull\n"
      << "#define " << p << "_NUM_INPUTS " << d.inputs.size() << "\n"
      << "#define " << p << "_NUM_OUTPUTS " << d.outputs.size() << "\n";

@@ -38,6 +38,11 @@ static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Fix an input's shape: NAME=1x3x224x224 (repeatable)"),
                 cl::cat(category));
+static cl::opt<std::string> batchSizes(
+    "batch-sizes",
+    cl::desc("Compile several batch-size variants into one .so, e.g. 1,4,8 "
+             "(the leading input dimension is the batch)"),
+    cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
                             cl::cat(category));
 
@@ -84,6 +89,17 @@ int main(int argc, char **argv) {
       return fail("bad --input-shape '" + spec +
                   "'; expected NAME=D0xD1x... such as input=1x3x224x224");
     options.inputShapes.emplace_back(inputName.str(), shape);
+  }
+  if (!batchSizes.empty()) {
+    SmallVector<StringRef> parts;
+    StringRef(batchSizes).split(parts, ',');
+    for (StringRef p : parts) {
+      int64_t b;
+      if (p.trim().getAsInteger(10, b) || b < 1)
+        return fail("bad --batch-sizes '" + batchSizes +
+                    "'; expected positive integers such as 1,4,8");
+      options.batchSizes.push_back(b);
+    }
   }
   if (outputPath.empty()) {
     static const char *ext[] = {".import.mlir", ".kiln.mlir", ".linalg.mlir",

@@ -33,6 +33,10 @@ struct CompileOptions {
   std::string name;        ///< model name; empty = the graph name
   /// Fixes symbolic input dimensions: input name -> full static shape.
   std::vector<std::pair<std::string, std::vector<int64_t>>> inputShapes;
+  /// Batch-size variants to compile into one .so (empty = the model's own
+  /// leading input dimension). The leading dimension of every input and
+  /// output must be the batch dimension.
+  std::vector<int64_t> batchSizes;
   bool timing = false;     ///< print per-phase wall times to stderr
   bool verifyEach = false; ///< run the verifier after every pass
 };

@@ -27,8 +27,14 @@ struct TensorDesc {
 struct ModelDesc {
   std::string name, hash, compilerVersion, compileOptions, triple, cpu,
       requiredIsa;
-  std::vector<TensorDesc> inputs, outputs;
-  uint64_t arenaBytes = 0;
+  std::vector<TensorDesc> inputs, outputs; ///< shapes of the first variant
+  /// One entry per batch variant, ascending batch size.
+  struct Variant {
+    int64_t batchSize = 0;
+    std::string entryName; ///< the compiled function of this variant
+    uint64_t arenaBytes = 0;
+  };
+  std::vector<Variant> variants;
   uint64_t arenaAlignment = 64;
 };
 
@@ -42,11 +48,10 @@ createTargetMachine(const std::string &mcpu, const std::string &mattr,
 /// built for `tm` (the subset of the features it checks that `tm` enables).
 std::string requiredIsa(const llvm::TargetMachine &tm);
 
-/// Adds `__kiln_model_info` and the `__kiln_entry(void **args)` trampoline
-/// that calls `entryName` with one pointer per input, output and the arena,
-/// and hides every other symbol.
-llvm::Error addModelDescriptor(llvm::Module &module, const ModelDesc &desc,
-                               llvm::StringRef entryName);
+/// Adds `__kiln_model_info` and the `__kiln_entry(variant, void **args)`
+/// trampoline that calls the variant's entry function with one pointer per
+/// input, output and the arena, and hides every other symbol.
+llvm::Error addModelDescriptor(llvm::Module &module, const ModelDesc &desc);
 
 /// Runs LLVM's optimization pipeline for `tm` at `optLevel`.
 llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,

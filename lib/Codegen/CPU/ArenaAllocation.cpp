@@ -88,6 +88,8 @@ struct ArenaAllocationPass
     }
     size = llvm::alignTo(size, alignment);
     arenaBytes = std::max(arenaBytes, size);
+    func->setAttr(mlir::kiln::kArenaBytesAttr,
+                  IntegerAttr::get(IntegerType::get(ctx, 64), size));
 
     auto arenaType = MemRefType::get({size}, IntegerType::get(ctx, 8));
     if (failed(func.insertArgument(func.getNumArguments(), arenaType,

@@ -5,10 +5,11 @@
 // it, its op type and opset, and saying why. Imported locations are bare node
 // names without a file position, so -verify-diagnostics sees them as unknown
 // locations: each expectation is written next to its node as @unknown, and
-// the second RUN checks the messages in order as a user sees them.
+// the second RUN checks the messages in order as a user sees them, located at
+// the node.
 
 // The full message as a user sees it.
-// CHECK: error: {{.*}}node 'x' (Frobnicate, opset 13): op type Frobnicate is not supported by Kiln yet; remove or replace it before compiling
+// CHECK: error: loc("x"): node 'x' (Frobnicate, opset 13): op type Frobnicate is not supported by Kiln yet; remove or replace it before compiling
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @unsupported_op(%x: tensor<4xf32>) -> tensor<*xf32> {
     // expected-error@unknown {{node 'x' (Frobnicate, opset 13): op type Frobnicate is not supported}}
@@ -19,7 +20,7 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
-// CHECK: error: {{.*}}node 'add' (Add, opset 6): Kiln supports Add from opset 7; re-export the model with a newer opset
+// CHECK: error: loc("add"): node 'add' (Add, opset 6): Kiln supports Add from opset 7; re-export the model with a newer opset
 module attributes {onnx.opset_import = {ai.onnx = 6 : i64}} {
   func.func @below_first_version(%x: tensor<4xf32>) -> tensor<*xf32> {
     // expected-error@unknown {{node 'add' (Add, opset 6): Kiln supports Add from opset 7; re-export the model with a newer opset}}
@@ -30,7 +31,7 @@ module attributes {onnx.opset_import = {ai.onnx = 6 : i64}} {
 
 // -----
 
-// CHECK: error: {{.*}}node 'fused' (FusedConv, opset 1): the operator domain 'com.microsoft' is not supported
+// CHECK: error: loc("fused"): node 'fused' (FusedConv, opset 1): the operator domain 'com.microsoft' is not supported
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
   func.func @other_domain(%x: tensor<4xf32>) -> tensor<*xf32> {
     // expected-error@unknown {{node 'fused' (FusedConv, opset 1): the operator domain 'com.microsoft' is not supported; Kiln compiles the default ONNX domain (ai.onnx)}}
@@ -41,7 +42,7 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : 
 
 // -----
 
-// CHECK: error: {{.*}}node 'reshape' (Reshape, opset 13): the target shape must be a compile-time constant
+// CHECK: error: loc("reshape"): node 'reshape' (Reshape, opset 13): the target shape must be a compile-time constant
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @reshape_dynamic_shape(%x: tensor<2x3xf32>, %shape: tensor<2xi64>) -> tensor<*xf32> {
     // expected-error@unknown {{node 'reshape' (Reshape, opset 13): the target shape must be a compile-time constant}}
@@ -70,7 +71,7 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
-// CHECK: error: {{.*}}node 'bn' (BatchNormalization, opset 15): training_mode=1 is not supported; export the model in inference (eval) mode
+// CHECK: error: loc("bn"): node 'bn' (BatchNormalization, opset 15): training_mode=1 is not supported; export the model in inference (eval) mode
 module attributes {onnx.opset_import = {ai.onnx = 15 : i64}} {
   func.func @batch_norm_training(%x: tensor<1x4x8x8xf32>, %p: tensor<4xf32>) -> tensor<*xf32> {
     // expected-error@unknown {{node 'bn' (BatchNormalization, opset 15): training_mode=1 is not supported}}
@@ -81,7 +82,7 @@ module attributes {onnx.opset_import = {ai.onnx = 15 : i64}} {
 
 // -----
 
-// CHECK: error: {{.*}}node 'pool' (MaxPool, opset 12): the Indices output is not supported
+// CHECK: error: loc("pool"): node 'pool' (MaxPool, opset 12): the Indices output is not supported
 module attributes {onnx.opset_import = {ai.onnx = 12 : i64}} {
   func.func @max_pool_indices_used(%x: tensor<1x4x8x8xf32>) -> (tensor<*xf32>, tensor<*xi64>) {
     // expected-error@unknown {{node 'pool' (MaxPool, opset 12): the Indices output is not supported}}
@@ -92,7 +93,7 @@ module attributes {onnx.opset_import = {ai.onnx = 12 : i64}} {
 
 // -----
 
-// CHECK: error: {{.*}}node 'drop' (Dropout, opset 13): output 1 is used but Kiln does not compute it
+// CHECK: error: loc("drop"): node 'drop' (Dropout, opset 13): output 1 is used but Kiln does not compute it
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @dropout_mask_used(%x: tensor<4xf32>) -> (tensor<*xf32>, tensor<*xi1>) {
     // expected-error@unknown {{node 'drop' (Dropout, opset 13): output 1 is used but Kiln does not compute it}}
@@ -104,9 +105,9 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 // -----
 
 // Several bad nodes in one function are all reported, not only the first.
-// CHECK: error: {{.*}}node 'bad1' (Frobnicate, opset 13)
-// CHECK: error: {{.*}}node 'bad2' (Reshape, opset 13)
-// CHECK: error: {{.*}}node 'bad3' (Softmax, opset 13)
+// CHECK: error: loc("bad1"): node 'bad1' (Frobnicate, opset 13)
+// CHECK: error: loc("bad2"): node 'bad2' (Reshape, opset 13)
+// CHECK: error: loc("bad3"): node 'bad3' (Softmax, opset 13)
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @all_errors_reported(%x: tensor<2x3xf32>, %s: tensor<2xi64>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
     // expected-error@unknown {{node 'bad1' (Frobnicate, opset 13): op type Frobnicate is not supported}}
@@ -123,8 +124,9 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // Nodes fed by a failed node are skipped: one error for the root cause, none
 // for its consumers, while independent nodes still convert.
-// CHECK: error: {{.*}}node 'root' (Frobnicate, opset 13)
-// CHECK-NOT: error:
+// CHECK: error: loc("root"): node 'root' (Frobnicate, opset 13)
+// CHECK-NOT: node 'consumer
+// CHECK-NOT: node 'independent'
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @reported_once(%x: tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
     // expected-error@unknown {{node 'root' (Frobnicate, opset 13)}}
@@ -133,5 +135,99 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     %c = "onnx.Add"(%b, %a) : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32> loc("consumer_of_consumer")
     %d = "onnx.Relu"(%x) : (tensor<2x3xf32>) -> tensor<*xf32> loc("independent")
     return %c, %d : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// Kiln's own shape rules, reported against the ONNX node without the kiln
+// op's name.
+// CHECK: error: loc("add"): node 'add' (Add, opset 14): shapes [2,3] and [4] do not broadcast
+// CHECK: error: loc("conv"): node 'conv' (Conv, opset 14): input channels 3, filter [4,2,3,3] and group 1 disagree
+module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
+  func.func @kiln_shape_rules(%a: tensor<2x3xf32>, %b: tensor<4xf32>, %x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'add' (Add, opset 14): shapes [2,3] and [4] do not broadcast}}
+    %y = "onnx.Add"(%a, %b) : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<*xf32> loc("add")
+    // expected-error@unknown {{node 'conv' (Conv, opset 14): input channels 3, filter [4,2,3,3] and group 1 disagree (expects C = filter C * group)}}
+    %z = "onnx.Conv"(%x, %w) : (tensor<1x3x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<*xf32> loc("conv")
+    return %y, %z : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @conv_attributes(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %x3: tensor<1x3x4x4x4xf32>, %w3: tensor<4x3x3x3x3xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'c1' (Conv, opset 13): expects 4 pads for a 2-D window, got 2}}
+    %a = "onnx.Conv"(%x, %w) {pads = [1, 1]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c1")
+    // expected-error@unknown {{node 'c2' (Conv, opset 13): unknown auto_pad 'SAME'; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER}}
+    %b = "onnx.Conv"(%x, %w) {auto_pad = "SAME"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c2")
+    // expected-error@unknown {{node 'c3' (Conv, opset 13): strides has 1 values; expected 2}}
+    %c = "onnx.Conv"(%x, %w) {strides = [2]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c3")
+    // expected-error@unknown {{node 'c4' (Conv, opset 13): only 1-D and 2-D windows are supported; the input has 3 spatial dimensions}}
+    %d = "onnx.Conv"(%x3, %w3) : (tensor<1x3x4x4x4xf32>, tensor<4x3x3x3x3xf32>) -> tensor<*xf32> loc("c4")
+    return %a, %b, %c, %d : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @inputs(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %u: tensor<*xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %none = onnx.NoValue loc("c2")
+    // expected-error@unknown {{node 'c1' (Conv, opset 13): input shape 'tensor<?x3x8x8xf32>' is not static}}
+    %a = "onnx.Conv"(%x, %w) : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c1")
+    // expected-error@unknown {{node 'c2' (Conv, opset 13): input 0 is required}}
+    %b = "onnx.Conv"(%none, %w) : (none, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c2")
+    // expected-error@unknown {{node 'relu' (Relu, opset 13): input 0 has unknown rank ('tensor<*xf32>')}}
+    %c = "onnx.Relu"(%u) : (tensor<*xf32>) -> tensor<*xf32> loc("relu")
+    return %a, %b, %c : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @run_time_operands(%x: tensor<2x3xf32>, %lo: tensor<f32>, %axes: tensor<1xi64>, %pads: tensor<4xi64>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'clip' (Clip, opset 13): min must be a constant scalar; Kiln does not support run-time clip bounds}}
+    %a = "onnx.Clip"(%x, %lo) : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32> loc("clip")
+    // expected-error@unknown {{node 'sum' (ReduceSum, opset 13): axes must be a compile-time constant}}
+    %b = "onnx.ReduceSum"(%x, %axes) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<*xf32> loc("sum")
+    // expected-error@unknown {{node 'pad' (Pad, opset 13): pads must be a compile-time constant}}
+    %c = "onnx.Pad"(%x, %pads) : (tensor<2x3xf32>, tensor<4xi64>) -> tensor<*xf32> loc("pad")
+    return %a, %b, %c : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @unsupported_attributes(%x: tensor<1x3x4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %pads = onnx.Initializer "pads" dense<[0, 0, 1, 0, 0, 1]> : tensor<6xi64> loc("pads")
+    // expected-error@unknown {{node 'reflect' (Pad, opset 13): mode 'reflect' is not supported yet; only 'constant' padding is}}
+    %a = "onnx.Pad"(%x, %pads) {mode = "reflect"} : (tensor<1x3x4xf32>, tensor<6xi64>) -> tensor<*xf32> loc("reflect")
+    %crop = onnx.Initializer "crop" dense<[0, 0, -1, 0, 0, 0]> : tensor<6xi64> loc("crop")
+    // expected-error@unknown {{node 'crop_pad' (Pad, opset 13): negative pads (cropping) are not supported yet}}
+    %b = "onnx.Pad"(%x, %crop) : (tensor<1x3x4xf32>, tensor<6xi64>) -> tensor<*xf32> loc("crop_pad")
+    // expected-error@unknown {{node 'pool' (MaxPool, opset 13): kernel_shape is required}}
+    %c = "onnx.MaxPool"(%x) : (tensor<1x3x4xf32>) -> tensor<*xf32> loc("pool")
+    %axes = onnx.Initializer "axes" dense<[1]> : tensor<1xi64> loc("axes")
+    // expected-error@unknown {{node 'squeeze' (Squeeze, opset 13): cannot squeeze axis 1 of size 3}}
+    %d = "onnx.Squeeze"(%x, %axes) : (tensor<1x3x4xf32>, tensor<1xi64>) -> tensor<*xf32> loc("squeeze")
+    // expected-error@unknown {{node 'concat' (Concat, opset 13): axis 3 is out of range for rank 3}}
+    %e = "onnx.Concat"(%x, %x) {axis = 3 : i64} : (tensor<1x3x4xf32>, tensor<1x3x4xf32>) -> tensor<*xf32> loc("concat")
+    return %a, %b, %c, %d, %e : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @constant_and_outputs(%x: tensor<1x4x2x2xf32>, %p: tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'str' (Constant, opset 13): only tensor, float, int, floats and ints values are supported (sparse and string constants are not)}}
+    %a = "onnx.Constant"() {value_string = "hello"} : () -> tensor<*xf32> loc("str")
+    // expected-error@unknown {{node 'bn' (BatchNormalization, opset 13): output 1 (running statistics) is not supported in inference}}
+    %y, %mean, %var = "onnx.BatchNormalization"(%x, %p, %p, %p, %p) : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) loc("bn")
+    return %a, %y, %mean : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }

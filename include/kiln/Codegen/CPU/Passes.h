@@ -20,7 +20,8 @@ namespace mlir::kiln {
 #define GEN_PASS_REGISTRATION
 #include "kiln/Codegen/CPU/Passes.h.inc"
 
-/// Module attribute holding the arena size in bytes (set by the arena pass).
+/// Arena size in bytes, set by the arena pass on each function and (the
+/// largest) on the module.
 inline constexpr const char *kArenaBytesAttr = "kiln.arena_bytes";
 } // namespace mlir::kiln
 

@@ -1,0 +1,494 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-kiln-to-linalg | FileCheck %s
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// Broadcasting is in the indexing maps: a missing leading dimension is
+// dropped from the map, a size-1 dimension reads index 0.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @binary_broadcast
+// CHECK-SAME: (%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<3xf32>, %[[C:.+]]: tensor<2x1xf32>)
+// CHECK: %[[ADD:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[A]], %[[B]] : tensor<2x3xf32>, tensor<3xf32>)
+// CHECK: arith.addf
+// CHECK: %[[MUL:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[COL]], #[[ID]]]
+// CHECK-SAME: ins(%[[ADD]], %[[C]] : tensor<2x3xf32>, tensor<2x1xf32>)
+// CHECK: arith.mulf
+// CHECK: return %[[MUL]]
+func.func @binary_broadcast(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<2x1xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = kiln.mul %0, %c : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+
+// -----
+
+// Both operands may broadcast: [2, 1] with [3] gives [2, 3].
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @both_broadcast
+// CHECK: linalg.generic {indexing_maps = [#[[COL]], #[[ROW]], #[[ID]]]
+// CHECK-SAME: outs(%{{.+}} : tensor<2x3xf32>)
+// CHECK: arith.subf
+func.func @both_broadcast(%a: tensor<2x1xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.sub %a, %b : (tensor<2x1xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unary
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[R:.+]] = arith.maximumf %[[IN]], %[[ZERO]] : f32
+// CHECK: linalg.yield %[[R]]
+// Sigmoid is 1 / (1 + exp(-x)).
+// CHECK: linalg.generic
+// CHECK: arith.negf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.divf
+// CHECK: linalg.generic
+// CHECK: math.tanh
+func.func @unary(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.relu %x : tensor<4xf32>
+  %1 = kiln.sigmoid %0 : tensor<4xf32>
+  %2 = kiln.tanh %1 : tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// -----
+
+// Clip clamps with maximumf/minimumf; an infinite bound is no bound.
+// CHECK-LABEL: func.func @clip
+// CHECK: linalg.generic
+// CHECK: %[[LO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[M:.+]] = arith.maximumf %{{.+}}, %[[LO]] : f32
+// CHECK: %[[HI:.+]] = arith.constant 6.000000e+00 : f32
+// CHECK: arith.minimumf %[[M]], %[[HI]] : f32
+// CHECK: linalg.generic
+// CHECK-NOT: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK-NOT: arith.maximumf
+// CHECK: linalg.yield
+func.func @clip(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<4xf32>
+  %1 = kiln.clip %0 {min = 0xFF800000 : f32, max = 1.0 : f32} : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// Constants become arith constants; identity disappears.
+// CHECK-LABEL: func.func @constant_identity
+// CHECK: %[[C:.+]] = arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK-NOT: kiln.
+// CHECK: return %[[C]]
+func.func @constant_identity() -> tensor<2xf32> {
+  %c = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %y = kiln.identity %c : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// NCHW conv2d runs as NHWC x HWCF: the input is transposed and padded at run
+// time, the constant filter is transposed at compile time, and the bias add
+// writes NCHW back.
+// CHECK-DAG: #[[NHWC_TO_NCHW:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
+// CHECK-DAG: #[[CHANNEL:.+]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-DAG: #[[ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @conv2d
+// CHECK-SAME: (%[[X:.+]]: tensor<1x1x4x4xf32>, %[[B:.+]]: tensor<2xf32>)
+// CHECK: %[[XT:.+]] = linalg.transpose ins(%[[X]] : tensor<1x1x4x4xf32>) outs(%{{.+}} : tensor<1x4x4x1xf32>) permutation = [0, 2, 3, 1]
+// Padding: a zero-filled 1x4x6x1 with the input inserted at column 1.
+// CHECK: %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x6x1xf32>)
+// CHECK: %[[COPY:.+]] = linalg.copy ins(%[[XT]] : tensor<1x4x4x1xf32>)
+// CHECK: %[[XP:.+]] = tensor.insert_slice %[[COPY]] into %[[ZERO]][0, 0, 1, 0] [1, 4, 4, 1] [1, 1, 1, 1]
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[W:.+]] = arith.constant dense_resource<[[BLOB:.+]]> : tensor<1x2x1x2xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x5x2xf32>)
+// CHECK: %[[Y:.+]] = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+// CHECK-SAME: ins(%[[XP]], %[[W]] : tensor<1x4x6x1xf32>, tensor<1x2x1x2xf32>) outs(%[[ACC]] : tensor<1x4x5x2xf32>)
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[NHWC_TO_NCHW]], #[[CHANNEL]], #[[ID4]]]
+// CHECK-SAME: ins(%[[Y]], %[[B]] : tensor<1x4x5x2xf32>, tensor<2xf32>) outs(%{{.+}} : tensor<1x2x4x5xf32>)
+// CHECK: arith.addf
+// CHECK: return %[[R]]
+// The filter [F=2][C=1][KH=1][KW=2] = [[1, 2]], [[3, 4]] laid out as
+// [KH][KW][C][F]: 1, 3, 2, 4 (after the 4-byte alignment prefix).
+// CHECK: [[BLOB]]: "0x080000000000803F000040400000004000008040"
+func.func @conv2d(%x: tensor<1x1x4x4xf32>, %b: tensor<2xf32>) -> tensor<1x2x4x5xf32> {
+  %w = kiln.constant dense<[[[[1.0, 2.0]]], [[[3.0, 4.0]]]]> : tensor<2x1x1x2xf32>
+  %y = kiln.conv2d %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 1, 0, 1>, group = 1 : i64} : (tensor<1x1x4x4xf32>, tensor<2x1x1x2xf32>, tensor<2xf32>) -> tensor<1x2x4x5xf32>
+  return %y : tensor<1x2x4x5xf32>
+}
+
+// -----
+
+// Without pads there is no padding copy; strides and dilations carry over.
+// A filter that is not a constant is transposed at run time.
+// CHECK-LABEL: func.func @conv2d_unpadded_strided
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x9x9xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>)
+// CHECK: %[[XT:.+]] = linalg.transpose ins(%[[X]] : tensor<1x3x9x9xf32>) {{.+}} permutation = [0, 2, 3, 1]
+// CHECK-NOT: tensor.insert_slice
+// CHECK: %[[WT:.+]] = linalg.transpose ins(%[[W]] : tensor<4x3x3x3xf32>) outs(%{{.+}} : tensor<3x3x3x4xf32>) permutation = [2, 3, 1, 0]
+// CHECK: linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+// CHECK-SAME: ins(%[[XT]], %[[WT]] : tensor<1x9x9x3xf32>, tensor<3x3x3x4xf32>) outs(%{{.+}} : tensor<1x3x3x4xf32>)
+// Without bias the last generic only permutes.
+// CHECK: linalg.generic
+// CHECK-NOT: arith.addf
+// CHECK: linalg.yield
+func.func @conv2d_unpadded_strided(%x: tensor<1x3x9x9xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x3x3xf32> {
+  %y = kiln.conv2d %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : (tensor<1x3x9x9xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x3x3xf32>
+  return %y : tensor<1x4x3x3xf32>
+}
+
+// -----
+
+// group == C == F is a depthwise convolution with an HWC filter, also
+// rearranged at compile time.
+// CHECK-LABEL: func.func @depthwise
+// CHECK: %[[XT:.+]] = linalg.transpose {{.+}} permutation = [0, 2, 3, 1]
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[W:.+]] = arith.constant dense_resource<[[BLOB:.+]]> : tensor<1x2x1x3xf32>
+// CHECK: %[[WF:.+]] = tensor.collapse_shape %[[W]]
+// CHECK: %[[WHWC:.+]] = tensor.expand_shape %[[WF]] {{.+}} into tensor<1x2x3xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+// CHECK-SAME: ins(%{{.+}}, %[[WHWC]] : tensor<1x5x5x3xf32>, tensor<1x2x3xf32>) outs(%{{.+}} : tensor<1x5x4x3xf32>)
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+// Filter [C][1][1][KW] = [1, 2], [3, 4], [5, 6] as [KH][KW][C]: 1, 3, 5, 2, 4, 6.
+// CHECK: [[BLOB]]: "0x080000000000803F000040400000A04000000040000080400000C040"
+func.func @depthwise(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x5x4xf32> {
+  %w = kiln.constant dense<[[[[1.0, 2.0]]], [[[3.0, 4.0]]], [[[5.0, 6.0]]]]> : tensor<3x1x1x2xf32>
+  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 3 : i64} : (tensor<1x3x5x5xf32>, tensor<3x1x1x2xf32>) -> tensor<1x3x5x4xf32>
+  return %y : tensor<1x3x5x4xf32>
+}
+
+// -----
+
+// Other groupings run one NHWC convolution per group on channel slices of
+// the input and filter, each written into its slice of the output.
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME: (%[[X:.+]]: tensor<1x4x5x5xf32>, %[[W:.+]]: tensor<6x2x1x1xf32>)
+// CHECK: %[[XT:.+]] = linalg.transpose ins(%[[X]]
+// CHECK: %[[OUT:.+]] = tensor.empty() : tensor<1x5x5x6xf32>
+// CHECK: %[[X0:.+]] = tensor.extract_slice %[[XT]][0, 0, 0, 0] [1, 5, 5, 2] [1, 1, 1, 1]
+// CHECK: %[[W0:.+]] = tensor.extract_slice %[[W]][0, 0, 0, 0] [3, 2, 1, 1] [1, 1, 1, 1]
+// CHECK: %[[W0T:.+]] = linalg.transpose ins(%[[W0]] {{.+}} permutation = [2, 3, 1, 0]
+// CHECK: %[[Y0:.+]] = linalg.conv_2d_nhwc_hwcf {{.+}} ins(%[[X0]], %[[W0T]] : tensor<1x5x5x2xf32>, tensor<1x1x2x3xf32>) outs(%{{.+}} : tensor<1x5x5x3xf32>)
+// CHECK: %[[OUT0:.+]] = tensor.insert_slice %[[Y0]] into %[[OUT]][0, 0, 0, 0] [1, 5, 5, 3] [1, 1, 1, 1]
+// CHECK: %[[X1:.+]] = tensor.extract_slice %[[XT]][0, 0, 0, 2] [1, 5, 5, 2] [1, 1, 1, 1]
+// CHECK: %[[W1:.+]] = tensor.extract_slice %[[W]][3, 0, 0, 0] [3, 2, 1, 1] [1, 1, 1, 1]
+// CHECK: %[[W1T:.+]] = linalg.transpose ins(%[[W1]]
+// CHECK: %[[Y1:.+]] = linalg.conv_2d_nhwc_hwcf {{.+}} ins(%[[X1]], %[[W1T]]
+// CHECK: %[[OUT1:.+]] = tensor.insert_slice %[[Y1]] into %[[OUT0]][0, 0, 0, 3] [1, 5, 5, 3] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.+}} ins(%[[OUT1]] : tensor<1x5x5x6xf32>) outs(%{{.+}} : tensor<1x6x5x5xf32>)
+func.func @grouped(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x1x1xf32>) -> tensor<1x6x5x5xf32> {
+  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<6x2x1x1xf32>) -> tensor<1x6x5x5xf32>
+  return %y : tensor<1x6x5x5xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Max pooling pads with -inf; ceil_mode adds a bottom/right row and column so
+// that the last window fits (7 + 1 = 8 = 4 windows of 2).
+// CHECK-LABEL: func.func @max_pool_ceil_mode
+// CHECK-SAME: (%[[X:.+]]: tensor<1x4x7x7xf32>)
+// CHECK: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[PAD:.+]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.+}} : tensor<1x4x8x8xf32>)
+// CHECK: %[[XP:.+]] = tensor.insert_slice %{{.+}} into %[[PAD]][0, 0, 0, 0] [1, 4, 7, 7] [1, 1, 1, 1]
+// CHECK: %[[WIN:.+]] = tensor.empty() : tensor<2x2xf32>
+// CHECK: %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x4x4xf32>)
+// CHECK: %[[Y:.+]] = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+// CHECK-SAME: ins(%[[XP]], %[[WIN]] : tensor<1x4x8x8xf32>, tensor<2x2xf32>) outs(%[[ACC]] : tensor<1x4x4x4xf32>)
+// CHECK: return %[[Y]]
+func.func @max_pool_ceil_mode(%x: tensor<1x4x7x7xf32>) -> tensor<1x4x4x4xf32> {
+  %y = kiln.max_pool2d %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = true} : tensor<1x4x7x7xf32> -> tensor<1x4x4x4xf32>
+  return %y : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Average pooling sums over the zero-padded input and divides by the number
+// of window cells inside the input: 4 in corners, 6 on edges, 9 inside.
+// CHECK-DAG: #[[ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[HW:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-LABEL: func.func @avg_pool_excludes_pad
+// CHECK: %[[PAD:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x2x5x5xf32>)
+// CHECK: %[[XP:.+]] = tensor.insert_slice %{{.+}} into %[[PAD]][0, 0, 1, 1] [1, 2, 3, 3] [1, 1, 1, 1]
+// CHECK: %[[SUM:.+]] = linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+// CHECK-SAME: ins(%[[XP]], %{{.+}} : tensor<1x2x5x5xf32>, tensor<3x3xf32>)
+// CHECK: %[[COUNT:.+]] = arith.constant dense<{{\[}}[4.000000e+00, 6.000000e+00, 4.000000e+00], [6.000000e+00, 9.000000e+00, 6.000000e+00], [4.000000e+00, 6.000000e+00, 4.000000e+00]]> : tensor<3x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID4]], #[[HW]], #[[ID4]]]
+// CHECK-SAME: ins(%[[SUM]], %[[COUNT]] : tensor<1x2x3x3xf32>, tensor<3x3xf32>)
+// CHECK: arith.divf
+func.func @avg_pool_excludes_pad(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %y = kiln.avg_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x2x3x3xf32> -> tensor<1x2x3x3xf32>
+  return %y : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// With count_include_pad every window counts all of its 9 cells.
+// CHECK-LABEL: func.func @avg_pool_includes_pad
+// CHECK: linalg.pooling_nchw_sum
+// CHECK: arith.constant dense<9.000000e+00> : tensor<3x3xf32>
+// CHECK: arith.divf
+func.func @avg_pool_includes_pad(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %y = kiln.avg_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = true} : tensor<1x2x3x3xf32> -> tensor<1x2x3x3xf32>
+  return %y : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[NC:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-LABEL: func.func @global_avg_pool
+// CHECK: %[[S:.+]] = linalg.generic {indexing_maps = [#[[ID4]], #[[NC]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+// CHECK: %[[NINE:.+]] = arith.constant 9.000000e+00 : f32
+// CHECK: arith.divf %{{.+}}, %[[NINE]]
+// CHECK: tensor.expand_shape {{.+}} into tensor<1x2x1x1xf32>
+func.func @global_avg_pool(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x1x1xf32> {
+  %y = kiln.global_avg_pool %x : tensor<1x2x3x3xf32> -> tensor<1x2x1x1xf32>
+  return %y : tensor<1x2x1x1xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// alpha * A B^T + C: a matmul on a zero-filled accumulator, then one
+// epilogue generic that scales and adds the broadcast C.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @gemm_epilogue
+// CHECK-SAME: (%[[A:.+]]: tensor<2x8xf32>, %[[B:.+]]: tensor<4x8xf32>, %[[C:.+]]: tensor<4xf32>)
+// CHECK: %[[BT:.+]] = linalg.transpose ins(%[[B]] : tensor<4x8xf32>) {{.+}} permutation = [1, 0]
+// CHECK: %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x4xf32>)
+// CHECK: %[[MM:.+]] = linalg.matmul ins(%[[A]], %[[BT]] : tensor<2x8xf32>, tensor<8x4xf32>) outs(%[[ACC]] : tensor<2x4xf32>)
+// CHECK: %[[Y:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]]
+// CHECK-SAME: ins(%[[MM]], %[[C]] : tensor<2x4xf32>, tensor<4xf32>)
+// CHECK: ^bb0(%[[ACCV:.+]]: f32, %[[CV:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[ALPHA:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[ACCV]], %[[ALPHA]]
+// CHECK: arith.addf %[[SCALED]], %[[CV]]
+// CHECK: return %[[Y]]
+func.func @gemm_epilogue(%a: tensor<2x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4xf32>) -> tensor<2x4xf32> {
+  %y = kiln.gemm %a, %b, %c {alpha = 0.5 : f32, trans_b = true} : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// Without alpha, beta or C the matmul is the result. A constant B^T is
+// transposed at compile time.
+// CHECK-LABEL: func.func @gemm_plain
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[BT:.+]] = arith.constant dense_resource<{{.+}}> : tensor<3x2xf32>
+// CHECK: %[[MM:.+]] = linalg.matmul ins(%{{.+}}, %[[BT]] : tensor<1x3xf32>, tensor<3x2xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[MM]]
+func.func @gemm_plain(%a: tensor<1x3xf32>) -> tensor<1x2xf32> {
+  %b = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %y = kiln.gemm %a, %b {trans_b = true} : (tensor<1x3xf32>, tensor<2x3xf32>) -> tensor<1x2xf32>
+  return %y : tensor<1x2xf32>
+}
+
+// -----
+
+// A batched lhs against a 2-D rhs folds the batch into M: one 6x8 x 8x4
+// matmul between reshapes.
+// CHECK-LABEL: func.func @matmul_batch_folded
+// CHECK-SAME: (%[[A:.+]]: tensor<2x3x8xf32>, %[[B:.+]]: tensor<8x4xf32>)
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[A]]
+// CHECK: %[[A2:.+]] = tensor.expand_shape %[[FLAT]] {{.+}} into tensor<6x8xf32>
+// CHECK: %[[MM:.+]] = linalg.matmul ins(%[[A2]], %[[B]] : tensor<6x8xf32>, tensor<8x4xf32>) outs(%{{.+}} : tensor<6x4xf32>)
+// CHECK: %[[MF:.+]] = tensor.collapse_shape %[[MM]]
+// CHECK: %[[Y:.+]] = tensor.expand_shape %[[MF]] {{.+}} into tensor<2x3x4xf32>
+// CHECK: return %[[Y]]
+func.func @matmul_batch_folded(%a: tensor<2x3x8xf32>, %b: tensor<8x4xf32>) -> tensor<2x3x4xf32> {
+  %y = kiln.matmul %a, %b : (tensor<2x3x8xf32>, tensor<8x4xf32>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+// A batched rhs needs a contraction generic; its size-1 batch broadcasts.
+// CHECK-DAG: #[[LHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[RHS:.+]] = affine_map<(d0, d1, d2, d3) -> (0, d3, d2)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @matmul_batched
+// CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<2x3x8xf32>, tensor<1x8x4xf32>) outs(%{{.+}} : tensor<2x3x4xf32>)
+// CHECK: ^bb0(%[[L:.+]]: f32, %[[R:.+]]: f32, %[[O:.+]]: f32):
+// CHECK: %[[P:.+]] = arith.mulf %[[L]], %[[R]]
+// CHECK: arith.addf %[[O]], %[[P]]
+func.func @matmul_batched(%a: tensor<2x3x8xf32>, %b: tensor<1x8x4xf32>) -> tensor<2x3x4xf32> {
+  %y = kiln.matmul %a, %b : (tensor<2x3x8xf32>, tensor<1x8x4xf32>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalization
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[RED:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @reduce_mean_keepdims
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x4xf32>)
+// CHECK: %[[S:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[RED]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK-SAME: outs(%[[INIT]] : tensor<2x4xf32>)
+// CHECK: arith.addf
+// CHECK: %[[THREE:.+]] = arith.constant 3.000000e+00 : f32
+// CHECK: arith.divf %{{.+}}, %[[THREE]]
+// keepdims: the reduced dimension comes back as size 1.
+// CHECK: tensor.expand_shape {{.+}} into tensor<2x1x4xf32>
+func.func @reduce_mean_keepdims(%x: tensor<2x3x4xf32>) -> tensor<2x1x4xf32> {
+  %y = kiln.reduce_mean %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+  return %y : tensor<2x1x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduce_max
+// CHECK: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.+}} : tensor<2xf32>)
+// CHECK: %[[Y:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK-SAME: outs(%[[INIT]] : tensor<2xf32>)
+// CHECK: arith.maximumf
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return %[[Y]]
+func.func @reduce_max(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
+  %y = kiln.reduce_max %x {axes = array<i64: 1, 2>, keepdims = false} : tensor<2x3x4xf32> -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+// Softmax: max, exp(x - max), sum, divide; the reductions drop the axis.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME: (%[[X:.+]]: tensor<2x10xf32>)
+// CHECK: %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]]
+// CHECK: arith.maximumf
+// CHECK: %[[E:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[MAX]]
+// CHECK: arith.subf
+// CHECK: math.exp
+// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]]], iterator_types = ["parallel", "reduction"]} ins(%[[E]]
+// CHECK: arith.addf
+// CHECK: %[[Y:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[E]], %[[SUM]]
+// CHECK: arith.divf
+// CHECK: return %[[Y]]
+func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  %y = kiln.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
+  return %y : tensor<2x10xf32>
+}
+
+// -----
+
+// Batch norm folds its parameters per channel first (s = scale / sqrt(var +
+// eps), t = bias - mean * s), then computes x * s + t.
+// CHECK-DAG: #[[ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[CH:.+]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func.func @batch_norm
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x3x3xf32>, %[[SCALE:.+]]: tensor<2xf32>, %[[BIAS:.+]]: tensor<2xf32>, %[[MEAN:.+]]: tensor<2xf32>, %[[VAR:.+]]: tensor<2xf32>)
+// CHECK: %[[S:.+]] = linalg.generic {{.+}} ins(%[[SCALE]], %[[VAR]] : tensor<2xf32>, tensor<2xf32>)
+// CHECK: math.sqrt
+// CHECK: %[[T:.+]] = linalg.generic {{.+}} ins(%[[BIAS]], %[[MEAN]], %[[S]] : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
+// CHECK: %[[Y:.+]] = linalg.generic {indexing_maps = [#[[ID4]], #[[CH]], #[[CH]], #[[ID4]]]
+// CHECK-SAME: ins(%[[X]], %[[S]], %[[T]] :
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: return %[[Y]]
+func.func @batch_norm(%x: tensor<1x2x3x3xf32>, %s: tensor<2xf32>, %b: tensor<2xf32>, %m: tensor<2xf32>, %v: tensor<2xf32>) -> tensor<1x2x3x3xf32> {
+  %y = kiln.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f32} : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
+  return %y : tensor<1x2x3x3xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// CHECK-LABEL: func.func @reshape
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>)
+// CHECK: %[[F:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2]] : tensor<2x3x4xf32> into tensor<24xf32>
+// CHECK: %[[Y:.+]] = tensor.expand_shape %[[F]] {{\[}}[0, 1]] output_shape [6, 4] : tensor<24xf32> into tensor<6x4xf32>
+// CHECK: return %[[Y]]
+func.func @reshape(%x: tensor<2x3x4xf32>) -> tensor<6x4xf32> {
+  %y = kiln.reshape %x : tensor<2x3x4xf32> to tensor<6x4xf32>
+  return %y : tensor<6x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>)
+// CHECK: %[[Y:.+]] = linalg.transpose ins(%[[X]] : tensor<2x3x4xf32>) outs(%{{.+}} : tensor<4x2x3xf32>) permutation = [2, 0, 1]
+// A constant is transposed at compile time.
+// CHECK: %[[C:.+]] = arith.constant dense_resource<[[BLOB:.+]]> : tensor<3x2xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[Y]], %[[C]]
+// [[1, 2, 3], [4, 5, 6]]^T = [[1, 4], [2, 5], [3, 6]]
+// CHECK: [[BLOB]]: "0x080000000000803F00008040000000400000A040000040400000C040"
+func.func @transpose(%x: tensor<2x3x4xf32>) -> (tensor<4x2x3xf32>, tensor<3x2xf32>) {
+  %y = kiln.transpose %x {perm = array<i64: 2, 0, 1>} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  %c = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %t = kiln.transpose %c {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %y, %t : tensor<4x2x3xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// Each input is copied into its slice of the result along the axis.
+// CHECK-LABEL: func.func @concat
+// CHECK-SAME: (%[[A:.+]]: tensor<1x2xf32>, %[[B:.+]]: tensor<1x3xf32>)
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<1x5xf32>
+// CHECK: %[[SA:.+]] = tensor.extract_slice %[[E]][0, 0] [1, 2] [1, 1]
+// CHECK: %[[CA:.+]] = linalg.copy ins(%[[A]] : tensor<1x2xf32>) outs(%[[SA]] : tensor<1x2xf32>)
+// CHECK: %[[R1:.+]] = tensor.insert_slice %[[CA]] into %[[E]][0, 0] [1, 2] [1, 1]
+// CHECK: %[[SB:.+]] = tensor.extract_slice %[[R1]][0, 2] [1, 3] [1, 1]
+// CHECK: %[[CB:.+]] = linalg.copy ins(%[[B]] : tensor<1x3xf32>) outs(%[[SB]] : tensor<1x3xf32>)
+// CHECK: %[[R2:.+]] = tensor.insert_slice %[[CB]] into %[[R1]][0, 2] [1, 3] [1, 1]
+// CHECK: return %[[R2]]
+func.func @concat(%a: tensor<1x2xf32>, %b: tensor<1x3xf32>) -> tensor<1x5xf32> {
+  %y = kiln.concat %a, %b {axis = 1 : i64} : (tensor<1x2xf32>, tensor<1x3xf32>) -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}
+
+// -----
+
+// pads = [0, 1, 2, 3]: before = [0, 1], after = [2, 3].
+// CHECK-LABEL: func.func @pad
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+// CHECK: %[[V:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK: %[[F:.+]] = linalg.fill ins(%[[V]] : f32) outs(%{{.+}} : tensor<4x7xf32>)
+// CHECK: %[[S:.+]] = tensor.extract_slice %[[F]][0, 1] [2, 3] [1, 1]
+// CHECK: %[[C:.+]] = linalg.copy ins(%[[X]] : tensor<2x3xf32>) outs(%[[S]] : tensor<2x3xf32>)
+// CHECK: %[[Y:.+]] = tensor.insert_slice %[[C]] into %[[F]][0, 1] [2, 3] [1, 1]
+// CHECK: return %[[Y]]
+func.func @pad(%x: tensor<2x3xf32>) -> tensor<4x7xf32> {
+  %y = kiln.pad %x {pads = array<i64: 0, 1, 2, 3>, value = 0.5 : f32} : tensor<2x3xf32> -> tensor<4x7xf32>
+  return %y : tensor<4x7xf32>
+}
