@@ -295,8 +295,15 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   };
 
   // Graph.
-  if (failed(runPipeline(kGraphPipeline, "graph")))
+  if (failed(runPipeline(kGraphPipeline, "graph"))) {
+    if (!batchSizes.empty())
+      errors.push_back(
+          "note: --batch-sizes compiles the graph once per batch size with "
+          "the leading dimension of every input replaced; the errors above "
+          "mean the model's leading input dimension is not a batch dimension "
+          "(for example, a Reshape to a constant shape)");
     return errorFrom(errors, "lowering to the kiln dialect failed");
+  }
   if (o.emit == EmitKind::Kiln)
     return finishText();
 

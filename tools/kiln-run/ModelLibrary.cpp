@@ -94,10 +94,28 @@ kiln_status_code ModelLibrary::checkCpu(std::string &message) const {
   return s.code;
 }
 
+void ModelLibrary::selectBatchSize(int64_t batch) {
+  std::string sizes;
+  for (uint32_t i = 0; i < info_->num_batch_sizes; ++i) {
+    if (info_->batch_sizes[i] == batch) {
+      for (auto *specs : {&inputs_, &outputs_})
+        for (TensorSpec &spec : *specs)
+          if (!spec.shape.empty())
+            spec.shape[0] = batch;
+      batchSize_ = batch;
+      return;
+    }
+    sizes += (i ? "," : "") + std::to_string(info_->batch_sizes[i]);
+  }
+  throw Error("the model has no batch size " + std::to_string(batch) +
+              "; it was compiled for " + sizes);
+}
+
 Session ModelLibrary::createSession(int32_t numThreads) const {
   kiln_session_options options = {};
   options.struct_size = sizeof(options);
   options.num_threads = numThreads;
+  options.batch_size = batchSize_;
   kiln_session *session = nullptr;
   kiln_status s = sessionCreate_(&options, &session);
   if (s.code)

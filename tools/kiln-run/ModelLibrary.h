@@ -35,6 +35,11 @@ public:
   const std::vector<TensorSpec> &inputs() const { return inputs_; }
   const std::vector<TensorSpec> &outputs() const { return outputs_; }
 
+  /// Selects the batch variant that later sessions run: every input and
+  /// output spec gets leading dimension `batch`. Throws Error if the model
+  /// was not compiled for that batch size.
+  void selectBatchSize(int64_t batch);
+
   /// kiln_check_cpu; the message is copied (the model's buffer is reused).
   kiln_status_code checkCpu(std::string &message) const;
   /// kiln_session_create with `num_threads`; throws Error with the status
@@ -55,6 +60,8 @@ private:
   size_t (*dtypeSize_)(int32_t) = nullptr;
   const kiln_model_info *info_ = nullptr;
   std::vector<TensorSpec> inputs_, outputs_;
+  int64_t batchSize_ = 0; ///< 0: the first variant
+
 };
 
 /// A kiln_session, destroyed with the model's kiln_session_destroy.

@@ -33,6 +33,7 @@ struct Options {
   double rtol = 1e-3;
   double atol = 1e-7;
   int32_t threads = 0;
+  int64_t batchSize = 0;
   int iterations = 100;
   int warmup = 10;
   uint64_t seed = 0;
@@ -132,6 +133,8 @@ int runTestData(const Options &opts) {
   if (!fs::is_directory(opts.testData))
     throw Error(opts.testData + " is not a directory");
   ModelLibrary model(opts.model);
+  if (opts.batchSize)
+    model.selectBatchSize(opts.batchSize);
   std::vector<HostTensor> inputs = readInputs(opts.testData, model);
   std::vector<HostTensor> outputs = allocate(model.outputs());
   // 0xff bytes read as NaN or -1: an output the model never writes shows up.
@@ -188,6 +191,8 @@ double percentile(const std::vector<double> &sorted, double p) {
 
 int runBench(const Options &opts) {
   ModelLibrary model(opts.model);
+  if (opts.batchSize)
+    model.selectBatchSize(opts.batchSize);
   std::mt19937_64 rng(opts.seed);
   std::vector<HostTensor> inputs = allocate(model.inputs());
   for (HostTensor &t : inputs)
@@ -326,6 +331,10 @@ int main(int argc, char **argv) {
                                  "the calling thread)")
                       ->check(atLeast(0))
                       ->capture_default_str();
+  auto *batch = app.add_option("--batch-size", opts.batchSize,
+                               "Batch variant to run (a model compiled with "
+                               "--batch-sizes); default: the first")
+                    ->check(atLeast(1));
   auto *info = app.add_flag("--info", opts.info, "Print the model metadata");
   testData->excludes(bench)->excludes(info);
   bench->excludes(info);
@@ -336,6 +345,7 @@ int main(int argc, char **argv) {
   warmup->needs(bench);
   seed->needs(bench);
   threads->excludes(info);
+  batch->excludes(info);
 
   try {
     app.parse(argc, argv);

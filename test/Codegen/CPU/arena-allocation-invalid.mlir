@@ -1,0 +1,30 @@
+// RUN: kiln-opt %s --split-input-file --kiln-arena-allocation -verify-diagnostics
+
+// A buffer allocated in a loop would need a fresh slot per iteration.
+func.func @alloc_in_loop(%out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    // expected-error @+1 {{buffer 'memref<4xf32>' is allocated inside a loop; it cannot live in the arena}}
+    %t = memref.alloc() : memref<4xf32>
+    memref.copy %t, %out : memref<4xf32> to memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @dynamic_alloc(%n: index) {
+  // expected-error @+1 {{buffer 'memref<?xf32>' has no static shape and identity layout; it cannot live in the arena}}
+  %t = memref.alloc(%n) : memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @strided_alloc() {
+  // expected-error @+1 {{buffer 'memref<4x4xf32, strided<[8, 1]>>' has no static shape and identity layout}}
+  %t = memref.alloc() : memref<4x4xf32, strided<[8, 1]>>
+  return
+}

@@ -1,0 +1,113 @@
+// RUN: kiln-opt %s --split-input-file --kiln-arena-allocation | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-arena-allocation=alignment=128 | FileCheck %s --check-prefix=ALIGN128
+
+// Every buffer becomes a view of one trailing i8 arena argument at a 64-byte
+// aligned offset. The three buffers (40, 12 and 1 bytes) are live at the same
+// time, so each takes its own 64-byte slot. (They are written largest first,
+// so that the offsets are the same whether the planner keeps program order or
+// places larger buffers first.)
+// CHECK: module attributes {kiln.arena_bytes = 192 : i64}
+// CHECK-LABEL: func.func @three_buffers
+// CHECK-SAME: (%{{.+}}: memref<4xf32>, %{{.+}}: memref<4xf32>, %[[ARENA:.+]]: memref<192xi8> {kiln.arena})
+// CHECK-NOT: memref.alloc
+// CHECK-DAG: %[[O0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[O64:.+]] = arith.constant 64 : index
+// CHECK-DAG: %[[O128:.+]] = arith.constant 128 : index
+// CHECK-DAG: %[[A:.+]] = memref.view %[[ARENA]][%[[O0]]][] : memref<192xi8> to memref<10xf32>
+// CHECK-DAG: %[[B:.+]] = memref.view %[[ARENA]][%[[O64]]][] : memref<192xi8> to memref<2x3xf16>
+// CHECK-DAG: %[[C:.+]] = memref.view %[[ARENA]][%[[O128]]][] : memref<192xi8> to memref<1xi8>
+// CHECK-NOT: memref.alloc
+// CHECK: linalg.fill {{.+}} outs(%[[A]] :
+// CHECK: linalg.fill {{.+}} outs(%[[B]] :
+// CHECK: linalg.fill {{.+}} outs(%[[C]] :
+// CHECK: return
+// ALIGN128: module attributes {kiln.arena_bytes = 384 : i64}
+// ALIGN128-LABEL: func.func @three_buffers
+// ALIGN128-SAME: memref<384xi8> {kiln.arena}
+// ALIGN128-DAG: arith.constant 0 : index
+// ALIGN128-DAG: arith.constant 128 : index
+// ALIGN128-DAG: arith.constant 256 : index
+func.func @three_buffers(%x: memref<4xf32>, %out: memref<4xf32>) {
+  %f = arith.constant 1.0 : f32
+  %h = arith.constant 1.0 : f16
+  %i = arith.constant 1 : i8
+  %a = memref.alloc() {alignment = 64 : i64} : memref<10xf32>
+  %b = memref.alloc() : memref<2x3xf16>
+  %c = memref.alloc() : memref<1xi8>
+  linalg.fill ins(%f : f32) outs(%a : memref<10xf32>)
+  linalg.fill ins(%h : f16) outs(%b : memref<2x3xf16>)
+  linalg.fill ins(%i : i8) outs(%c : memref<1xi8>)
+  %sa = memref.subview %a[0] [4] [1] : memref<10xf32> to memref<4xf32, strided<[1]>>
+  linalg.copy ins(%sa : memref<4xf32, strided<[1]>>) outs(%out : memref<4xf32>)
+  linalg.copy ins(%b : memref<2x3xf16>) outs(%b : memref<2x3xf16>)
+  linalg.copy ins(%c : memref<1xi8>) outs(%c : memref<1xi8>)
+  return
+}
+
+// -----
+
+// A 400-byte buffer then a 40-byte one: the second starts at the next aligned
+// offset after the first (448), and the arena holds both (512).
+// CHECK: module attributes {kiln.arena_bytes = 512 : i64}
+// CHECK-LABEL: func.func @sizes_round_up
+// CHECK-SAME: %[[ARENA:[^ ]+]]: memref<512xi8> {kiln.arena}
+// CHECK-DAG: %[[O0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[O448:.+]] = arith.constant 448 : index
+// CHECK-DAG: %[[BIG:.+]] = memref.view %[[ARENA]][%[[O0]]][] : memref<512xi8> to memref<100xf32>
+// CHECK-DAG: %[[SMALL:.+]] = memref.view %[[ARENA]][%[[O448]]][] : memref<512xi8> to memref<10xf32>
+// CHECK: linalg.fill {{.+}} outs(%[[BIG]] : memref<100xf32>)
+// CHECK: linalg.fill {{.+}} outs(%[[SMALL]] : memref<10xf32>)
+func.func @sizes_round_up(%out: memref<10xf32>) {
+  %f = arith.constant 1.0 : f32
+  %big = memref.alloc() : memref<100xf32>
+  %small = memref.alloc() : memref<10xf32>
+  linalg.fill ins(%f : f32) outs(%big : memref<100xf32>)
+  linalg.fill ins(%f : f32) outs(%small : memref<10xf32>)
+  %s = memref.subview %big[0] [10] [1] : memref<100xf32> to memref<10xf32, strided<[1]>>
+  linalg.add ins(%s, %small : memref<10xf32, strided<[1]>>, memref<10xf32>) outs(%out : memref<10xf32>)
+  return
+}
+
+// -----
+
+// memref.copy would call into a runtime library: it becomes linalg.copy.
+// Deallocations go away with their buffers.
+// CHECK-LABEL: func.func @copies
+// CHECK-SAME: (%[[X:.+]]: memref<4xf32>, %[[OUT:.+]]: memref<4xf32>, %[[ARENA:.+]]: memref<64xi8> {kiln.arena})
+// CHECK: %[[T:.+]] = memref.view %[[ARENA]]
+// CHECK: linalg.copy ins(%[[X]] : memref<4xf32>) outs(%[[T]] : memref<4xf32>)
+// CHECK: linalg.copy ins(%[[T]] : memref<4xf32>) outs(%[[OUT]] : memref<4xf32>)
+// CHECK-NOT: memref.copy
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+func.func @copies(%x: memref<4xf32>, %out: memref<4xf32>) {
+  %t = memref.alloc() : memref<4xf32>
+  memref.copy %x, %t : memref<4xf32> to memref<4xf32>
+  memref.copy %t, %out : memref<4xf32> to memref<4xf32>
+  memref.dealloc %t : memref<4xf32>
+  return
+}
+
+// -----
+
+// The module records the largest arena of its functions; each function gets
+// its own arena argument. Declarations are left alone.
+// CHECK: module attributes {kiln.arena_bytes = 128 : i64}
+// CHECK-LABEL: func.func private @external(memref<4xf32>)
+// CHECK-LABEL: func.func @small
+// CHECK-SAME: memref<64xi8> {kiln.arena}
+// CHECK-LABEL: func.func @large
+// CHECK-SAME: memref<128xi8> {kiln.arena}
+func.func private @external(memref<4xf32>)
+func.func @small() {
+  %a = memref.alloc() : memref<4xf32>
+  func.call @external(%a) : (memref<4xf32>) -> ()
+  return
+}
+func.func @large() {
+  %a = memref.alloc() : memref<32xf32>
+  %s = memref.subview %a[0] [4] [1] : memref<32xf32> to memref<4xf32, strided<[1]>>
+  %c = memref.cast %s : memref<4xf32, strided<[1]>> to memref<4xf32>
+  func.call @external(%c) : (memref<4xf32>) -> ()
+  return
+}
