@@ -185,13 +185,22 @@ kiln_status kiln_session_create(const kiln_session_options *options,
   kiln_session_options opts;
   memset(&opts, 0, sizeof(opts));
   if (options) {
-    if (options->struct_size < sizeof(uint32_t) ||
-        options->struct_size > sizeof(opts))
+    if (options->struct_size < sizeof(uint32_t))
       return fail(thread_message, KILN_INVALID_ARGUMENT,
                   "kiln_session_create: options->struct_size is %u; set it "
                   "to sizeof(kiln_session_options)",
                   options->struct_size);
-    memcpy(&opts, options, options->struct_size);
+    /* A caller built against a newer header may pass a larger struct; that
+     * is fine as long as the fields this runtime does not know are zero. */
+    for (uint32_t i = sizeof(opts); i < options->struct_size; ++i)
+      if (((const unsigned char *)options)[i])
+        return fail(thread_message, KILN_INVALID_ARGUMENT,
+                    "kiln_session_create: options set fields (byte %u) that "
+                    "this model's runtime (ABI %d) does not know",
+                    i, KILN_ABI_VERSION);
+    memcpy(&opts, options,
+           options->struct_size < sizeof(opts) ? options->struct_size
+                                               : sizeof(opts));
   }
   if (opts.num_threads < 0)
     return fail(thread_message, KILN_INVALID_ARGUMENT,

@@ -128,7 +128,9 @@ ModelLibrary::~ModelLibrary() {
 std::unique_ptr<Session> ModelLibrary::createSession(int64_t batch) const {
   kiln_session_options options = {};
   options.struct_size = sizeof(options);
-  options.batch_size = batch;
+  // 0 picks the first variant, which is also right for a model that declares
+  // no batch sizes at all.
+  options.batch_size = batch == batchSizes_.front() ? 0 : batch;
   kiln_session *session = nullptr;
   kiln_status s = sessionCreate_(&options, &session);
   if (s.code || !session)

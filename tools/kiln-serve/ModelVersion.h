@@ -1,0 +1,163 @@
+// One loaded version of a model: its worker threads, each with one session per
+// batch variant, and the dynamic batcher that feeds them.
+//
+// Requests ("jobs") are cut into slices of at most the largest batch variant
+// and queued. A worker takes slices from the front while they fit under the
+// current batch cap, waiting up to max_queue_delay_us after the oldest one
+// arrived for the batch to fill, runs the smallest variant that holds them
+// (zero-padding the unused rows) and copies each slice's rows back. With
+// --slo-p99-ms the cap adapts (AIMD) to keep the observed p99 latency under
+// the target.
+#ifndef KILN_TOOLS_KILN_SERVE_MODELVERSION_H
+#define KILN_TOOLS_KILN_SERVE_MODELVERSION_H
+
+#include "ModelLibrary.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kiln::serve {
+
+using Clock = std::chrono::steady_clock;
+
+struct BatchingOptions {
+  int workers = 1;            // sessions (threads) per variant
+  int64_t maxQueueDelayUs = 0;// how long a batch may wait to fill
+  size_t maxQueue = 1024;     // queued slices beyond which submit fails (503)
+  double sloP99Ms = 0;        // > 0: adapt the batch cap to this p99
+};
+
+/// A buffer with the alignment the runtime prefers.
+class AlignedBuffer {
+public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t bytes);
+  AlignedBuffer(AlignedBuffer &&o) noexcept : p_(o.p_), n_(o.n_) {
+    o.p_ = nullptr;
+    o.n_ = 0;
+  }
+  AlignedBuffer &operator=(AlignedBuffer &&o) noexcept;
+  ~AlignedBuffer();
+  char *data() const { return p_; }
+  size_t size() const { return n_; }
+
+private:
+  char *p_ = nullptr;
+  size_t n_ = 0;
+};
+
+/// One inference request: `rows` rows of every input (row-major, rows *
+/// rowBytes each; caller-owned, valid until the job is done) and a buffer for
+/// every output, filled by the workers.
+struct InferJob {
+  int64_t rows = 1;
+  std::vector<const char *> inputs;
+  std::vector<AlignedBuffer> outputs;
+  Clock::time_point enqueued;
+
+  /// Blocks until every slice ran; returns false with `error` set if one
+  /// failed.
+  bool wait();
+
+  // Worker side, under ModelVersion's queue lock unless noted.
+  int queuedSlices = 0;
+  std::mutex mu;
+  std::condition_variable cv;
+  int remaining = 0; // slices not yet run (under mu)
+  std::string error; // first failure (under mu)
+};
+
+/// Counters exported at /metrics.
+struct Metrics {
+  std::atomic<uint64_t> success{0}, failure{0};
+  std::atomic<uint64_t> inferenceRows{0}, executions{0}, paddedRows{0};
+  std::atomic<uint64_t> queueUs{0}, computeUs{0}, requestUs{0};
+  std::atomic<int64_t> pending{0};
+  std::vector<int64_t> batchBuckets; // histogram upper bounds, ascending
+  std::unique_ptr<std::atomic<uint64_t>[]> batchCounts; // per bucket, + Inf
+  std::atomic<uint64_t> batchSum{0};
+};
+
+class ModelVersion {
+public:
+  /// Creates the sessions and warms every variant of every worker with one
+  /// run on zeros, so the version is ready for traffic when this returns.
+  /// Throws Error when a session cannot be created or a warm-up run fails.
+  ModelVersion(std::string name, int64_t version,
+               std::shared_ptr<ModelLibrary> library,
+               const BatchingOptions &options);
+  /// Runs what is still queued, then joins the workers.
+  ~ModelVersion();
+  ModelVersion(const ModelVersion &) = delete;
+  ModelVersion &operator=(const ModelVersion &) = delete;
+
+  const std::string &name() const { return name_; }
+  int64_t version() const { return version_; }
+  const ModelLibrary &library() const { return *library_; }
+  /// Bytes of one row (of the leading dimension) of each input and output;
+  /// for an unbatched model, the whole tensor.
+  const std::vector<size_t> &inputRowBytes() const { return inRowBytes_; }
+  const std::vector<size_t> &outputRowBytes() const { return outRowBytes_; }
+  int64_t maxBatch() const { return library_->batchSizes().back(); }
+  /// The current cap on rows per batch (the largest variant unless the SLO
+  /// controller lowered it).
+  int64_t batchCap() const { return cap_.load(std::memory_order_relaxed); }
+  Metrics &metrics() { return metrics_; }
+
+  /// Queues `job` (its output buffers allocated by the caller). Throws
+  /// Error(503) when the queue is full.
+  void submit(const std::shared_ptr<InferJob> &job);
+
+private:
+  struct Slice {
+    std::shared_ptr<InferJob> job;
+    int64_t begin, rows;
+  };
+  struct Variant {
+    std::unique_ptr<Session> session;
+    int64_t batch;
+    std::vector<AlignedBuffer> in, out; // staging for packed batches
+    std::vector<kiln_tensor> inT, outT;
+    std::vector<std::vector<int64_t>> inShapes, outShapes;
+  };
+  struct Worker {
+    std::vector<Variant> variants;
+    std::thread thread;
+  };
+
+  void makeWorker(Worker &w);
+  void workerLoop(Worker &w);
+  void execute(Worker &w, std::vector<Slice> &batch, int64_t rows);
+  void recordLatency(double us);
+  int64_t effectiveCap() const;
+
+  std::string name_;
+  int64_t version_;
+  std::shared_ptr<ModelLibrary> library_;
+  BatchingOptions options_;
+  std::vector<size_t> inRowBytes_, outRowBytes_;
+  Metrics metrics_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Slice> queue_;
+  int64_t queuedRows_ = 0;
+  bool stop_ = false;
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+  std::atomic<int64_t> cap_;
+  std::mutex sloMu_;
+  std::deque<double> window_;
+  int sinceAdjust_ = 0;
+};
+
+} // namespace kiln::serve
+
+#endif // KILN_TOOLS_KILN_SERVE_MODELVERSION_H

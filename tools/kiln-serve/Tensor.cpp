@@ -1,0 +1,304 @@
+#include "Tensor.h"
+
+#include "Error.h"
+
+#include "kiln/runtime.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace kiln::serve {
+
+const char *kserveDatatype(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_FLOAT32: return "FP32";
+  case KILN_DTYPE_UINT8: return "UINT8";
+  case KILN_DTYPE_INT8: return "INT8";
+  case KILN_DTYPE_UINT16: return "UINT16";
+  case KILN_DTYPE_INT16: return "INT16";
+  case KILN_DTYPE_INT32: return "INT32";
+  case KILN_DTYPE_INT64: return "INT64";
+  case KILN_DTYPE_BOOL: return "BOOL";
+  case KILN_DTYPE_FLOAT16: return "FP16";
+  case KILN_DTYPE_FLOAT64: return "FP64";
+  case KILN_DTYPE_UINT32: return "UINT32";
+  case KILN_DTYPE_UINT64: return "UINT64";
+  case KILN_DTYPE_BFLOAT16: return "BF16";
+  default: return nullptr;
+  }
+}
+
+size_t dtypeSize(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_UINT8:
+  case KILN_DTYPE_INT8:
+  case KILN_DTYPE_BOOL: return 1;
+  case KILN_DTYPE_UINT16:
+  case KILN_DTYPE_INT16:
+  case KILN_DTYPE_FLOAT16:
+  case KILN_DTYPE_BFLOAT16: return 2;
+  case KILN_DTYPE_FLOAT32:
+  case KILN_DTYPE_INT32:
+  case KILN_DTYPE_UINT32: return 4;
+  case KILN_DTYPE_INT64:
+  case KILN_DTYPE_FLOAT64:
+  case KILN_DTYPE_UINT64: return 8;
+  default: return 0;
+  }
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t exp = (x >> 23) & 0xffu;
+  uint32_t mant = x & 0x7fffffu;
+  if (exp == 0xff) // infinity or NaN (keep NaN quiet and non-zero)
+    return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+  int32_t e = (int32_t)exp - 127 + 15;
+  if (e >= 31)
+    return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) { // subnormal half or zero
+    if (e < -10)
+      return (uint16_t)sign;
+    mant |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - e);
+    uint32_t half = mant >> shift;
+    uint32_t rest = mant & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1)))
+      ++half;
+    return (uint16_t)(sign | half);
+  }
+  uint32_t half = ((uint32_t)e << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1)))
+    ++half; // may carry into the exponent, which is still right
+  return (uint16_t)(sign | half);
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t x;
+  if (exp == 0) {
+    if (!mant) {
+      x = sign;
+    } else { // subnormal: normalize
+      int32_t e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while (!(mant & 0x400u));
+      x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else if (exp == 31) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else {
+    x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+uint16_t floatToBfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) // NaN stays NaN
+    return (uint16_t)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1);
+  return (uint16_t)(x >> 16);
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t x = (uint32_t)b << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+namespace {
+
+// Writes the leaves of a nested JSON array in row-major order.
+class Flattener {
+public:
+  Flattener(int32_t dtype, size_t count, char *out, const std::string &what)
+      : dtype_(dtype), count_(count), out_(out), what_(what),
+        size_(dtypeSize(dtype)) {}
+
+  void walk(const nlohmann::json &v) {
+    if (v.is_array()) {
+      for (const auto &e : v)
+        walk(e);
+      return;
+    }
+    if (written_ == count_)
+      throw Error(400, what_ + ": 'data' holds more than the " +
+                           std::to_string(count_) +
+                           " elements its shape calls for");
+    store(v, out_ + written_ * size_);
+    ++written_;
+  }
+  size_t written() const { return written_; }
+
+private:
+  [[noreturn]] void bad(const nlohmann::json &v, const char *want) const {
+    throw Error(400, what_ + ": element " + std::to_string(written_) + " (" +
+                         v.dump() + ") is not " + want);
+  }
+
+  double number(const nlohmann::json &v) const {
+    if (!v.is_number())
+      bad(v, "a number");
+    return v.get<double>();
+  }
+
+  template <typename T> void storeInt(const nlohmann::json &v, char *p) const {
+    T t;
+    if (v.is_number_unsigned()) {
+      uint64_t u = v.get<uint64_t>();
+      t = (T)u;
+      if (u > (uint64_t)std::numeric_limits<T>::max())
+        bad(v, "in range");
+    } else if (v.is_number_integer()) {
+      int64_t i = v.get<int64_t>();
+      t = (T)i;
+      if ((i < 0 && !std::numeric_limits<T>::is_signed) || (int64_t)t != i)
+        bad(v, "in range");
+    } else if (v.is_boolean()) {
+      t = v.get<bool>() ? 1 : 0;
+    } else {
+      bad(v, "an integer");
+    }
+    std::memcpy(p, &t, sizeof(T));
+  }
+
+  void store(const nlohmann::json &v, char *p) const {
+    switch (dtype_) {
+    case KILN_DTYPE_FLOAT32: {
+      float f = (float)number(v);
+      std::memcpy(p, &f, 4);
+      return;
+    }
+    case KILN_DTYPE_FLOAT64: {
+      double d = number(v);
+      std::memcpy(p, &d, 8);
+      return;
+    }
+    case KILN_DTYPE_FLOAT16: {
+      uint16_t h = floatToHalf((float)number(v));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    case KILN_DTYPE_BFLOAT16: {
+      uint16_t b = floatToBfloat16((float)number(v));
+      std::memcpy(p, &b, 2);
+      return;
+    }
+    case KILN_DTYPE_BOOL:
+      if (v.is_boolean())
+        *p = v.get<bool>() ? 1 : 0;
+      else if (v.is_number_integer() && (v == 0 || v == 1))
+        *p = v.get<int>() ? 1 : 0;
+      else
+        bad(v, "a boolean");
+      return;
+    case KILN_DTYPE_INT8: return storeInt<int8_t>(v, p);
+    case KILN_DTYPE_UINT8: return storeInt<uint8_t>(v, p);
+    case KILN_DTYPE_INT16: return storeInt<int16_t>(v, p);
+    case KILN_DTYPE_UINT16: return storeInt<uint16_t>(v, p);
+    case KILN_DTYPE_INT32: return storeInt<int32_t>(v, p);
+    case KILN_DTYPE_UINT32: return storeInt<uint32_t>(v, p);
+    case KILN_DTYPE_INT64: return storeInt<int64_t>(v, p);
+    case KILN_DTYPE_UINT64: return storeInt<uint64_t>(v, p);
+    default:
+      throw Error(400, what_ + ": unsupported element type");
+    }
+  }
+
+  int32_t dtype_;
+  size_t count_;
+  char *out_;
+  const std::string &what_;
+  size_t size_;
+  size_t written_ = 0;
+};
+
+template <typename T> T load(const char *p) {
+  T t;
+  std::memcpy(&t, p, sizeof(T));
+  return t;
+}
+
+template <typename T> void appendNumber(std::string &out, T v) {
+  char buf[40];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, r.ptr);
+}
+
+template <typename F> void appendFloat(std::string &out, F v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  appendNumber(out, v);
+}
+
+} // namespace
+
+void jsonToBytes(const nlohmann::json &data, int32_t dtype, size_t count,
+                 char *out, const std::string &what) {
+  if (!data.is_array())
+    throw Error(400, what + ": 'data' must be an array");
+  Flattener f(dtype, count, out, what);
+  f.walk(data);
+  if (f.written() != count)
+    throw Error(400, what + ": 'data' holds " + std::to_string(f.written()) +
+                         " elements; its shape calls for " +
+                         std::to_string(count));
+}
+
+void appendJsonData(std::string &out, const char *data, int32_t dtype,
+                    size_t count) {
+  out += '[';
+  size_t size = dtypeSize(dtype);
+  for (size_t i = 0; i < count; ++i) {
+    if (i)
+      out += ',';
+    const char *p = data + i * size;
+    switch (dtype) {
+    case KILN_DTYPE_FLOAT32: appendFloat(out, load<float>(p)); break;
+    case KILN_DTYPE_FLOAT64: appendFloat(out, load<double>(p)); break;
+    case KILN_DTYPE_FLOAT16:
+      appendFloat(out, halfToFloat(load<uint16_t>(p)));
+      break;
+    case KILN_DTYPE_BFLOAT16:
+      appendFloat(out, bfloat16ToFloat(load<uint16_t>(p)));
+      break;
+    case KILN_DTYPE_BOOL: out += *p ? "true" : "false"; break;
+    case KILN_DTYPE_INT8: appendNumber(out, (int)load<int8_t>(p)); break;
+    case KILN_DTYPE_UINT8: appendNumber(out, (unsigned)load<uint8_t>(p)); break;
+    case KILN_DTYPE_INT16: appendNumber(out, load<int16_t>(p)); break;
+    case KILN_DTYPE_UINT16: appendNumber(out, load<uint16_t>(p)); break;
+    case KILN_DTYPE_INT32: appendNumber(out, load<int32_t>(p)); break;
+    case KILN_DTYPE_UINT32: appendNumber(out, load<uint32_t>(p)); break;
+    case KILN_DTYPE_INT64: appendNumber(out, load<int64_t>(p)); break;
+    case KILN_DTYPE_UINT64: appendNumber(out, load<uint64_t>(p)); break;
+    default: out += "null"; break;
+    }
+  }
+  out += ']';
+}
+
+} // namespace kiln::serve
