@@ -2,7 +2,9 @@
 """Times kiln-plan on synthetic traces of 1k, 10k and 100k buffers.
 
 Two kinds of trace, both from test/plan/make_traces.py:
-  dag          random layer-like DAGs in a random topological order
+  dag          random layer-like DAGs in a random topological order, long
+               reads reaching back at most --dag-window tensors (a fixed
+               window keeps the live set realistic as the graph grows)
   transformer  deep unfused transformer encoders (decomposed LayerNorm/GELU)
 
 For each it prints the buffer count, the most buffers live at once, how far
@@ -34,10 +36,10 @@ def load_make_traces():
     return mod
 
 
-def make_trace(mt, kind, n, path):
+def make_trace(mt, kind, n, path, window):
     rng = random.Random(n)
     if kind == "dag":
-        g = mt.random_dag(rng, n + 1, 4)
+        g = mt.random_dag(rng, n + 1, 4, window=window)
         order = g.schedule(rng)
     else:
         # An unfused pre-norm layer has 41 buffers.
@@ -56,6 +58,7 @@ def main():
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--kinds", default="dag,transformer")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--dag-window", type=int, default=256)
     ap.add_argument("--search-iterations", type=int, default=None)
     args = ap.parse_args()
     mt = load_make_traces()
@@ -69,7 +72,7 @@ def main():
         for kind in args.kinds.split(","):
             for n in (int(s) for s in args.sizes.split(",")):
                 path = os.path.join(tmp, f"{kind}{n}.json")
-                count = make_trace(mt, kind, n, path)
+                count = make_trace(mt, kind, n, path, args.dag_window)
                 walls = []
                 for _ in range(args.repeat):
                     t0 = time.perf_counter()

@@ -1,5 +1,6 @@
 //===- Pipeline.cpp - ONNX file to model.so ---------------------*- C++ -*-===//
 #include "kiln/Pipeline/Pipeline.h"
+#include "Report.h"
 
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
@@ -154,7 +155,7 @@ bool kiln::parseEmitKind(const std::string &name, EmitKind &out) {
       {"import", EmitKind::Import}, {"kiln", EmitKind::Kiln},
       {"linalg", EmitKind::Linalg}, {"llvm", EmitKind::LLVM},
       {"asm", EmitKind::Asm},       {"obj", EmitKind::Obj},
-      {"so", EmitKind::So}};
+      {"so", EmitKind::So},         {"memory-plan", EmitKind::MemoryPlan}};
   for (const auto &[n, k] : kinds)
     if (name == n) {
       out = k;
@@ -216,11 +217,12 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   timing.setEnabled(o.timing);
   TimingScope root = timing.getRootScope();
   CompileResult result;
+  PhaseTimes phases;
 
   // Import.
   OwningOpRef<ModuleOp> module;
   {
-    TimingScope t = root.nest("import");
+    Phase t(root, phases, "import");
     ImportOptions io;
     io.inputShapes = o.inputShapes;
     io.allowDynamicInputs = o.emit == EmitKind::Import;
@@ -285,8 +287,8 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     pm.enableVerifier(true);
     if (o.verifyEach)
       pm.enableIRPrinting();
-    TimingScope t = root.nest(phase);
-    pm.enableTiming(t);
+    Phase t(root, phases, phase);
+    pm.enableTiming(t.scope);
     if (failed(parsePassPipeline(text, pm))) {
       errors.push_back("internal error: bad pass pipeline for " + phase.str());
       return failure();
@@ -380,11 +382,21 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
                                                 : 4;
   if (failed(runPipeline(codegenPipeline(vectorWidth), "codegen")))
     return errorFrom(errors, "code generation failed");
+  for (ModelDesc::Variant &v : desc.variants)
+    if (auto f = module->lookupSymbol<LLVM::LLVMFuncOp>(v.entryName))
+      if (auto a = f->getAttrOfType<IntegerAttr>(mlir::kiln::kArenaBytesAttr))
+        v.arenaBytes = a.getInt();
+  if (o.emit == EmitKind::MemoryPlan) {
+    if (Error e = writeText(o.outputPath, memoryPlanJson(*module, desc)))
+      return std::move(e);
+    result.files.push_back(o.outputPath);
+    return result;
+  }
 
   llvm::LLVMContext llvmCtx;
   std::unique_ptr<llvm::Module> llvmModule;
   {
-    TimingScope t = root.nest("translate");
+    Phase t(root, phases, "translate");
     llvmModule = translateModuleToLLVMIR(*module, llvmCtx, "kiln_model");
   }
   if (!llvmModule)
@@ -398,10 +410,6 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     desc.name = llvm::sys::path::stem(o.inputPath).str();
   if (auto h = (*module)->getAttrOfType<StringAttr>(kModelHashAttr))
     desc.hash = h.str();
-  for (ModelDesc::Variant &v : desc.variants)
-    if (auto f = module->lookupSymbol<LLVM::LLVMFuncOp>(v.entryName))
-      if (auto a = f->getAttrOfType<IntegerAttr>(mlir::kiln::kArenaBytesAttr))
-        v.arenaBytes = a.getInt();
   desc.compilerVersion = versionString();
   desc.triple = (*tm)->getTargetTriple().str();
   desc.cpu = (*tm)->getTargetCPU().str();
@@ -409,7 +417,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   if (Error e = addModelDescriptor(*llvmModule, desc))
     return std::move(e);
   {
-    TimingScope t = root.nest("llvm-optimize");
+    Phase t(root, phases, "llvm-optimize");
     if (Error e = optimizeModule(*llvmModule, **tm, o.optLevel))
       return std::move(e);
   }
@@ -423,7 +431,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     return result;
   }
   Expected<std::string> code = [&] {
-    TimingScope t = root.nest("llvm-codegen");
+    Phase t(root, phases, "llvm-codegen");
     return emitMachineCode(*llvmModule, **tm, o.emit == EmitKind::Asm);
   }();
   if (!code)
@@ -435,9 +443,20 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     return result;
   }
   {
-    TimingScope t = root.nest("link");
+    Phase t(root, phases, "link");
     if (Error e = linkSharedObject(*code, o.outputPath))
       return std::move(e);
+  }
+  if (!o.reportDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(o.reportDir))
+      return llvm::createStringError(ec, "cannot create '" + o.reportDir +
+                                             "': " + ec.message());
+    llvm::SmallString<256> path(o.reportDir);
+    llvm::sys::path::append(path, "report.html");
+    if (Error e = writeText(std::string(path),
+                            reportHtml(*module, desc, phases)))
+      return std::move(e);
+    result.files.push_back(std::string(path));
   }
   std::string header = replaceExtension(o.outputPath, "h");
   std::string json = replaceExtension(o.outputPath, "json");
@@ -445,6 +464,6 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     return std::move(e);
   if (Error e = writeText(json, modelJson(desc)))
     return std::move(e);
-  result.files = {o.outputPath, header, json};
+  result.files.insert(result.files.begin(), {o.outputPath, header, json});
   return result;
 }

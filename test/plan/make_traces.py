@@ -425,8 +425,9 @@ def transformer(rng, layers, seq, d, batch, fused, elt, causal=False,
 
 # --- Random DAGs --------------------------------------------------------------
 
-def random_dag(rng, ops, elt):
-    """Layer-like ops reading 1-3 recent tensors, now and then a far one."""
+def random_dag(rng, ops, elt, window=None):
+    """Layer-like ops reading 1-3 recent tensors, now and then a far one (any
+    earlier tensor, or one of the last `window`)."""
     g = Graph(elt)
     recent = [g.input()]
     for i in range(ops):
@@ -434,7 +435,7 @@ def random_dag(rng, ops, elt):
         ins = set()
         for _ in range(k):
             if rng.random() < 0.1:
-                ins.add(rng.choice(recent))
+                ins.add(rng.choice(recent[-window:] if window else recent))
             else:
                 back = min(len(recent), 1 + int(rng.expovariate(0.7)))
                 ins.add(recent[-back])

@@ -22,7 +22,7 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     emit("emit",
          cl::desc("How far to compile: import | kiln | linalg | llvm | asm | "
-                  "obj | so (default so)"),
+                  "obj | so (default) | memory-plan"),
          cl::init("so"), cl::cat(category));
 static cl::opt<std::string>
     mcpu("mcpu", cl::desc("Target CPU (LLVM name; default: this machine)"),
@@ -43,6 +43,11 @@ static cl::opt<std::string> batchSizes(
     cl::desc("Compile several batch-size variants into one .so, e.g. 1,4,8 "
              "(the leading input dimension is the batch)"),
     cl::cat(category));
+static cl::opt<std::string>
+    reportDir("report",
+              cl::desc("Write DIR/report.html: the arena over time, the "
+                       "lower bound and per-phase compile times"),
+              cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
                             cl::cat(category));
 
@@ -62,7 +67,8 @@ int main(int argc, char **argv) {
   options.inputPath = inputPath;
   if (!mlir::kiln::parseEmitKind(emit, options.emit))
     return fail("unknown --emit=" + emit +
-                "; use import, kiln, linalg, llvm, asm, obj or so");
+                "; use import, kiln, linalg, llvm, asm, obj, so or "
+                "memory-plan");
   if (optLevel < '0' || optLevel > '3')
     return fail(Twine("unknown optimization level -O") + Twine((char)optLevel) +
                 "; use -O0 to -O3");
@@ -71,6 +77,7 @@ int main(int argc, char **argv) {
   options.mattr = mattr;
   options.name = name;
   options.timing = timing;
+  options.reportDir = reportDir;
   for (const std::string &spec : inputShapes) {
     StringRef s(spec), inputName, dims;
     std::tie(inputName, dims) = s.rsplit('=');
@@ -103,7 +110,8 @@ int main(int argc, char **argv) {
   }
   if (outputPath.empty()) {
     static const char *ext[] = {".import.mlir", ".kiln.mlir", ".linalg.mlir",
-                                ".ll", ".s", ".o", ".so"};
+                                ".ll", ".s", ".o", ".so",
+                                ".memory-plan.json"};
     SmallString<256> out(sys::path::stem(inputPath));
     out += ext[static_cast<int>(options.emit)];
     options.outputPath = std::string(out);

@@ -17,8 +17,9 @@
 
 namespace mlir::kiln {
 
-/// How far to take a model; everything before `So` writes a text or object file.
-enum class EmitKind { Import, Kiln, Linalg, LLVM, Asm, Obj, So };
+/// How far to take a model; everything but `So` writes one text or object
+/// file. `MemoryPlan` writes the arena plan as JSON.
+enum class EmitKind { Import, Kiln, Linalg, LLVM, Asm, Obj, So, MemoryPlan };
 
 /// Parses "import", "kiln", ... ; false for an unknown name.
 bool parseEmitKind(const std::string &name, EmitKind &out);
@@ -38,6 +39,8 @@ struct CompileOptions {
   /// output must be the batch dimension.
   std::vector<int64_t> batchSizes;
   bool timing = false;     ///< print per-phase wall times to stderr
+  /// Write DIR/report.html (arena over time, lower bound, phase times).
+  std::string reportDir;
   bool verifyEach = false; ///< run the verifier after every pass
 };
 

@@ -1,13 +1,18 @@
 //===- ArenaAllocation.cpp - every buffer at an offset of one arena -*- C++ -*-===//
 //
 // The generated code never allocates: after bufferization each memref.alloc of
-// the entry function is rewritten to a memref.view of a trailing arena
-// argument at a static offset. This version lays buffers out one after
-// another (no reuse); the planner with liveness-based reuse replaces
-// `assignOffsets` without changing the rewrite.
+// an entry function is rewritten to a memref.view of a trailing arena
+// argument at a static offset. Offsets come from the memory planner
+// (kiln/Codegen/MemoryPlan.h) on liveness intervals: the steps are the
+// top-level ops of the function, and a buffer lives from its allocation to
+// the last step that uses it or any view of it. The plan is recorded on the
+// function for --emit=memory-plan and the compile report.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Codegen/MemoryPlan.h"
+
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -17,6 +22,7 @@ namespace mlir::kiln {
 } // namespace mlir::kiln
 
 using namespace mlir;
+namespace plan = mlir::kiln::plan;
 
 namespace {
 int64_t bufferBytes(MemRefType type) {
@@ -78,18 +84,90 @@ struct ArenaAllocationPass
     if (walk.wasInterrupted())
       return failure();
 
-    // Lay the buffers out back to back, each aligned.
-    SmallVector<int64_t> offsets;
-    int64_t size = 0;
-    for (memref::AllocOp op : allocs) {
-      size = llvm::alignTo(size, alignment);
-      offsets.push_back(size);
-      size += bufferBytes(op.getType());
+    // Liveness: one step per top-level op of the function.
+    DenseMap<Operation *, int64_t> stepOf;
+    int64_t step = 0;
+    for (Operation &op : func.getBody().front())
+      stepOf[&op] = step++;
+    auto topLevel = [&](Operation *op) {
+      while (op->getParentOp() != func.getOperation())
+        op = op->getParentOp();
+      return op;
+    };
+    std::vector<plan::Buffer> buffers;
+    SmallVector<std::string> producers;
+    for (auto [i, op] : llvm::enumerate(allocs)) {
+      plan::Buffer b;
+      b.id = "b" + std::to_string(i);
+      b.size = bufferBytes(op.getType());
+      b.first = b.last = stepOf[op];
+      Operation *producer = nullptr;
+      SmallVector<Value> worklist = {op.getResult()};
+      while (!worklist.empty()) {
+        Value v = worklist.pop_back_val();
+        for (OpOperand &use : v.getUses()) {
+          Operation *user = use.getOwner();
+          Operation *top = topLevel(user);
+          b.last = std::max(b.last, stepOf[top]);
+          if (!producer || stepOf[top] < stepOf[producer])
+            producer = top;
+          // Views and loop-carried values alias the buffer.
+          if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+            if (view.getViewSource() == v)
+              for (Value r : user->getResults())
+                worklist.push_back(r);
+          } else if (auto loop = dyn_cast<scf::ForOp>(user)) {
+            for (auto [init, iterArg, result] :
+                 llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
+                           loop.getResults()))
+              if (init == v) {
+                worklist.push_back(iterArg);
+                worklist.push_back(result);
+              }
+          } else if (isa<scf::YieldOp>(user)) {
+            if (auto loop = dyn_cast<scf::ForOp>(user->getParentOp()))
+              worklist.push_back(loop.getResult(use.getOperandNumber()));
+          }
+        }
+      }
+      std::string name;
+      if (producer) {
+        if (auto loc = dyn_cast<NameLoc>(producer->getLoc()))
+          name = loc.getName().str();
+        else
+          name = producer->getName().getStringRef().str();
+      }
+      producers.push_back(name);
+      buffers.push_back(std::move(b));
     }
-    size = llvm::alignTo(size, alignment);
+    plan::PlanOptions options;
+    options.alignment = alignment;
+    plan::Plan arenaPlan = plan::planArena(buffers, options);
+    SmallVector<int64_t> offsets(arenaPlan.offsets.begin(),
+                                 arenaPlan.offsets.end());
+    int64_t size = arenaPlan.arenaBytes;
     arenaBytes = std::max(arenaBytes, size);
     func->setAttr(mlir::kiln::kArenaBytesAttr,
                   IntegerAttr::get(IntegerType::get(ctx, 64), size));
+    func->setAttr(mlir::kiln::kArenaLowerBoundAttr,
+                  IntegerAttr::get(IntegerType::get(ctx, 64),
+                                   arenaPlan.lowerBoundBytes));
+    SmallVector<Attribute> records;
+    Builder b(ctx);
+    for (auto [buf, offset, producer, op] :
+         llvm::zip(buffers, offsets, producers, allocs)) {
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      os << op.getType();
+      records.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("size", b.getI64IntegerAttr(buf.size)),
+           b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
+           b.getNamedAttr("first", b.getI64IntegerAttr(buf.first)),
+           b.getNamedAttr("last", b.getI64IntegerAttr(buf.last)),
+           b.getNamedAttr("producer", b.getStringAttr(producer)),
+           b.getNamedAttr("type", b.getStringAttr(type))}));
+    }
+    func->setAttr(mlir::kiln::kMemoryPlanAttr, b.getArrayAttr(records));
 
     auto arenaType = MemRefType::get({size}, IntegerType::get(ctx, 8));
     if (failed(func.insertArgument(func.getNumArguments(), arenaType,

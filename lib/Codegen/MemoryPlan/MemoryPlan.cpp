@@ -28,7 +28,7 @@ namespace {
 /// looked at) the search may spend after the first pass. It bounds the time
 /// on large inputs, where one pass is already expensive, and keeps the result
 /// independent of the machine (a time budget would not).
-constexpr uint64_t kSearchWorkBudget = uint64_t(1) << 25;
+constexpr uint64_t kSearchWorkBudget = uint64_t(1) << 24;
 /// Failed squeaky-wheel moves before the search restarts from the best order.
 constexpr unsigned kRestartAfter = 64;
 constexpr uint64_t kSeed = 0x6b696c6e706c616eull; // "kilnplan"
@@ -137,19 +137,22 @@ public:
   };
 
   /// Places `order` (a permutation of the problem's buffers) with `fit`,
-  /// giving up at the first buffer that would end past `limit`.
-  Result run(const std::vector<uint32_t> &order, Fit fit, uint64_t limit) {
-    std::fill(tree.begin(), tree.end(), -1);
+  /// giving up at the first buffer that would end past `limit` or once the
+  /// total work passes `workLimit`.
+  Result run(const std::vector<uint32_t> &order, Fit fit, uint64_t limit,
+             uint64_t workLimit = std::numeric_limits<uint64_t>::max()) {
+    clear();
     Result r;
     for (uint32_t item : order) {
       uint64_t off = chooseOffset(item, fit, r.arena);
       uint64_t end = off + p.size[item];
-      if (end > limit) {
+      if (end > limit || workDone > workLimit) {
         r.culprit = item;
         return r;
       }
       offset[item] = off;
       insert(item);
+      placed.push_back(item);
       if (end > r.arena) {
         r.arena = end;
         r.culprit = item;
@@ -210,6 +213,16 @@ private:
     collect(2 * node + 1, mid, hi, prefix, first);
   }
 
+  /// Forgets the last pass's placements in O(placed * log n), so that a pass
+  /// the search cuts short early costs little even on large inputs.
+  void clear() {
+    for (uint32_t item : placed)
+      for (uint32_t node = leaves + rank[item]; node > 0 && tree[node] != -1;
+           node /= 2)
+        tree[node] = -1;
+    placed.clear();
+  }
+
   void insert(uint32_t item) {
     uint32_t node = leaves + rank[item];
     int32_t last = int32_t(p.last[item]);
@@ -223,6 +236,7 @@ private:
   uint32_t leaves = 1;
   std::vector<int32_t> tree;
   std::vector<uint64_t> offset;
+  std::vector<uint32_t> placed;
   std::vector<std::pair<uint64_t, uint64_t>> gathered;
   uint64_t workDone = 0;
 };
@@ -336,7 +350,7 @@ public:
     uint64_t limit = best.arena == std::numeric_limits<uint64_t>::max()
                          ? best.arena
                          : best.arena - 1;
-    Placer::Result r = placer.run(order, fit, limit);
+    Placer::Result r = placer.run(order, fit, limit, workLimit);
     if (r.complete) {
       best.arena = r.arena;
       best.offsets = placer.offsets();
@@ -349,12 +363,12 @@ public:
 
   bool done() const {
     return best.arena <= lowerBound || passesLeft == 0 ||
-           placer.work() - startWork > kSearchWorkBudget;
+           placer.work() > workLimit;
   }
 
   const Best &run() {
     tryOrder(orderBySize(p), Fit::Best);
-    startWork = placer.work();
+    workLimit = placer.work() + kSearchWorkBudget;
     for (Fit fit : {Fit::BestTop, Fit::First})
       if (!done()) {
         --passesLeft;
@@ -382,12 +396,12 @@ private:
     Fit fit = best.fit;
     uint32_t culprit = best.culprit;
     unsigned failures = 0, restarts = 0;
-    std::vector<uint32_t> position(p.count());
     while (!done()) {
       --passesLeft;
-      for (uint32_t i = 0; i < order.size(); ++i)
-        position[order[i]] = i;
-      uint32_t from = position[culprit];
+      // The culprit was placed or tried last, so finding it costs no more
+      // than the pass that named it.
+      uint32_t from = uint32_t(std::find(order.begin(), order.end(), culprit) -
+                               order.begin());
       if (from > 0) {
         uint32_t to = uint32_t(draw(from));
         std::rotate(order.begin() + to, order.begin() + from,
@@ -418,7 +432,8 @@ private:
   Placer placer;
   uint64_t lowerBound;
   unsigned passesLeft;
-  uint64_t startWork = 0;
+  /// Unlimited for the first pass, which must complete.
+  uint64_t workLimit = std::numeric_limits<uint64_t>::max();
   std::mt19937_64 rng{kSeed};
   Best best;
 };

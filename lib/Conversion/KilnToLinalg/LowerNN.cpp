@@ -135,25 +135,14 @@ FailureOr<Value> lowerGemm(OpBuilder &b, GemmOp op) {
       });
 }
 
-/// One NHWC convolution (all groups of a group == 1 conv, or one group).
-Value convNHWC(OpBuilder &b, Location loc, Value xp, Value w, int64_t oh,
+/// One NHWC convolution of `xp` with an HWCF filter (a whole group == 1
+/// convolution, or one group of a grouped one).
+Value convNHWC(OpBuilder &b, Location loc, Value xp, Value hwcf, int64_t oh,
                int64_t ow, ArrayRef<int64_t> strides,
-               ArrayRef<int64_t> dilations, bool depthwise) {
-  RankedTensorType xt = typeOf(xp), wt = typeOf(w);
-  Type elt = xt.getElementType();
-  int64_t n = xt.getDimSize(0), f = wt.getDimSize(0);
-  if (depthwise) {
-    // [C, 1, KH, KW] -> [KH, KW, C]
-    Value hwc = transposed(b, loc, w, {2, 3, 1, 0});
-    hwc = reshaped(b, loc, hwc, {wt.getDimSize(2), wt.getDimSize(3), f});
-    Value acc = filledTensor(b, loc, {n, oh, ow, f}, elt, 0.0);
-    return linalg::DepthwiseConv2DNhwcHwcOp::create(
-               b, loc, TypeRange{acc.getType()}, ValueRange{xp, hwc},
-               ValueRange{acc}, i64Vector(b, strides), i64Vector(b, dilations))
-        .getResult(0);
-  }
-  Value hwcf = transposed(b, loc, w, {2, 3, 1, 0});
-  Value acc = filledTensor(b, loc, {n, oh, ow, f}, elt, 0.0);
+               ArrayRef<int64_t> dilations) {
+  RankedTensorType xt = typeOf(xp), wt = typeOf(hwcf);
+  int64_t n = xt.getDimSize(0), f = wt.getDimSize(3);
+  Value acc = filledTensor(b, loc, {n, oh, ow, f}, xt.getElementType(), 0.0);
   return linalg::Conv2DNhwcHwcfOp::create(
              b, loc, TypeRange{acc.getType()}, ValueRange{xp, hwcf},
              ValueRange{acc}, i64Vector(b, strides), i64Vector(b, dilations))
@@ -185,24 +174,31 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
   Value x = transposed(b, loc, op.getInput(), {0, 2, 3, 1});
   x = padded(b, loc, x, {0, pads[0], pads[1], 0}, {0, pads[2], pads[3], 0},
              0.0);
+  // The filter goes to HWCF once, at compile time for constant weights;
+  // groups then take slices of the transposed filter.
+  Value hwcf = transposed(b, loc, op.getFilter(), {2, 3, 1, 0});
   Value y;
   if (group == 1) {
-    y = convNHWC(b, loc, x, op.getFilter(), oh, ow, op.getStrides(),
-                 op.getDilations(), false);
+    y = convNHWC(b, loc, x, hwcf, oh, ow, op.getStrides(), op.getDilations());
   } else if (group == c && f == c) {
-    y = convNHWC(b, loc, x, op.getFilter(), oh, ow, op.getStrides(),
-                 op.getDilations(), true);
+    // Depthwise: [KH, KW, 1, C] -> [KH, KW, C].
+    Value hwc = reshaped(b, loc, hwcf, {wt.getDimSize(2), wt.getDimSize(3), f});
+    Value acc = filledTensor(b, loc, {rt.getDimSize(0), oh, ow, f},
+                             rt.getElementType(), 0.0);
+    y = linalg::DepthwiseConv2DNhwcHwcOp::create(
+            b, loc, TypeRange{acc.getType()}, ValueRange{x, hwc},
+            ValueRange{acc}, i64Vector(b, op.getStrides()),
+            i64Vector(b, op.getDilations()))
+            .getResult(0);
   } else {
     int64_t cg = c / group, fg = f / group;
     y = emptyTensor(b, loc, {rt.getDimSize(0), oh, ow, f},
                     rt.getElementType());
     for (int64_t g = 0; g < group; ++g) {
       Value xs = sliceDim(b, loc, x, 3, g * cg, cg);
-      Value ws = sliceDim(b, loc, op.getFilter(), 0, g * fg, fg);
-      if (auto cst = op.getFilter().getDefiningOp<arith::ConstantOp>())
-        (void)cst; // slices of constants fold in canonicalization
-      Value part = convNHWC(b, loc, xs, ws, oh, ow, op.getStrides(),
-                            op.getDilations(), false);
+      Value ws = sliceDim(b, loc, hwcf, 3, g * fg, fg);
+      Value part =
+          convNHWC(b, loc, xs, ws, oh, ow, op.getStrides(), op.getDilations());
       SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
           strides(4, b.getIndexAttr(1));
       for (int64_t d : typeOf(part).getShape())

@@ -260,6 +260,8 @@ struct ConvertOnnxToKilnPass
     // that one bad node is reported once, not once per consumer.
     llvm::DenseSet<Operation *> failedOps;
     for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
       for (Operation &opRef :
            llvm::make_early_inc_range(func.getBody().getOps())) {
         Operation *op = &opRef;
@@ -319,6 +321,27 @@ struct ConvertOnnxToKilnPass
         }
         FailureOr<SmallVector<Value>> results = chosen->convert(node);
         if (failed(results)) {
+          anyFailed = true;
+          failedOps.insert(op);
+          continue;
+        }
+        // ONNX's own shape inference typed the import; a static shape it
+        // knows must agree with ours, or the conversion is wrong.
+        bool mismatch = false;
+        for (unsigned i = 0; i < op->getNumResults() && i < results->size(); ++i) {
+          Value repl = (*results)[i];
+          auto want = dyn_cast<RankedTensorType>(op->getResult(i).getType());
+          auto got = repl ? dyn_cast<RankedTensorType>(repl.getType()) : nullptr;
+          if (want && got && want.hasStaticShape() &&
+              want.getShape() != got.getShape()) {
+            node.fail() << "Kiln computes output " << i << " as " << got
+                        << " but ONNX shape inference says " << want
+                        << "; this is a bug in Kiln's conversion of "
+                        << node.opType() << " (please report it)";
+            mismatch = true;
+          }
+        }
+        if (mismatch) {
           anyFailed = true;
           failedOps.insert(op);
           continue;

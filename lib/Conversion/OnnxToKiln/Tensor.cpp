@@ -203,6 +203,29 @@ FailureOr<SmallVector<Value>> pad(OnnxNode &node) {
     node.fail() << "pads must be a compile-time constant";
     return failure();
   }
+  // Opset 18: optional axes say which dimensions `pads` covers.
+  if (node.opset >= 18 && node.input(3)) {
+    std::optional<SmallVector<int64_t>> axes = node.constantInts(3);
+    if (!axes) {
+      node.fail() << "axes must be a compile-time constant";
+      return failure();
+    }
+    int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
+    if (pads->size() != 2 * axes->size()) {
+      node.fail() << "expects " << 2 * axes->size() << " pads for "
+                  << axes->size() << " axes, got " << pads->size();
+      return failure();
+    }
+    SmallVector<int64_t> full(2 * rank, 0);
+    for (auto [i, a] : llvm::enumerate(*axes)) {
+      FailureOr<int64_t> axis = normalizeAxis(node, a, rank);
+      if (failed(axis))
+        return failure();
+      full[*axis] = (*pads)[i];
+      full[*axis + rank] = (*pads)[i + axes->size()];
+    }
+    pads = full;
+  }
   if (llvm::any_of(*pads, [](int64_t p) { return p < 0; })) {
     node.fail() << "negative pads (cropping) are not supported yet";
     return failure();
@@ -326,7 +349,7 @@ void mlir::kiln::populateTensorConversions(std::vector<OnnxConversion> &t) {
     t.push_back({"Concat", v, concat});
   for (int64_t v : {1, 13, 15})
     t.push_back({"Shape", v, shape});
-  for (int64_t v : {2, 11, 13})
+  for (int64_t v : {2, 11, 13, 18})
     t.push_back({"Pad", v, pad});
   for (int64_t v : {1, 11, 13}) {
     t.push_back({"Squeeze", v, [](OnnxNode &n) { return squeeze(n, false); }});

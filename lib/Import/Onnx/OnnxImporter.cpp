@@ -428,6 +428,14 @@ LogicalResult Importer::importGraph(ModuleOp module) {
   llvm::StringMap<bool> isInitializer;
   for (const auto &init : graph.initializer())
     isInitializer[init.name()] = true;
+  // Misspelled --input-shape names first: they explain other errors.
+  for (const auto &[name, dims] : options.inputShapes)
+    if (!llvm::any_of(graph.input(), [&](const onnx::ValueInfoProto &i) {
+          return i.name() == name && !isInitializer.count(name);
+        }))
+      return error(UnknownLoc::get(&ctx))
+             << "--input-shape names '" << name
+             << "', which is not an input of the graph";
   SmallVector<const onnx::ValueInfoProto *> inputs;
   SmallVector<Type> inputTypes;
   for (onnx::ValueInfoProto &info : *graph.mutable_input()) {
@@ -445,11 +453,6 @@ LogicalResult Importer::importGraph(ModuleOp module) {
     inputs.push_back(&info);
     inputTypes.push_back(*type);
   }
-  for (const auto &[name, dims] : options.inputShapes)
-    if (!llvm::any_of(inputs, [&](auto *i) { return i->name() == name; }))
-      return error(UnknownLoc::get(&ctx))
-             << "--input-shape names '" << name
-             << "', which is not an input of the graph";
 
   // ONNX's own shape inference gives the import dialect its result types; a
   // failure there is not fatal (kiln infers shapes again after lowering).

@@ -2,45 +2,45 @@
 // RUN: kiln-opt %s --split-input-file --kiln-arena-allocation=alignment=128 | FileCheck %s --check-prefix=ALIGN128
 
 // Every buffer becomes a view of one trailing i8 arena argument at a 64-byte
-// aligned offset. The three buffers (40, 12 and 1 bytes) are live at the same
-// time, so each takes its own 64-byte slot. (They are written largest first,
-// so that the offsets are the same whether the planner keeps program order or
-// places larger buffers first.)
-// CHECK: module attributes {kiln.arena_bytes = 192 : i64}
+// aligned offset. The three buffers (200, 100 and 12 bytes) are live at the
+// same time, so each takes its own aligned range: 256 + 128 + 64 bytes.
+// (They are written largest first, so that the offsets are the same whether
+// buffers are placed in program order or largest first.)
+// CHECK: module attributes {kiln.arena_bytes = 448 : i64}
 // CHECK-LABEL: func.func @three_buffers
-// CHECK-SAME: (%{{.+}}: memref<4xf32>, %{{.+}}: memref<4xf32>, %[[ARENA:.+]]: memref<192xi8> {kiln.arena})
+// CHECK-SAME: (%{{.+}}: memref<4xf32>, %{{.+}}: memref<4xf32>, %[[ARENA:.+]]: memref<448xi8> {kiln.arena})
 // CHECK-NOT: memref.alloc
 // CHECK-DAG: %[[O0:.+]] = arith.constant 0 : index
-// CHECK-DAG: %[[O64:.+]] = arith.constant 64 : index
-// CHECK-DAG: %[[O128:.+]] = arith.constant 128 : index
-// CHECK-DAG: %[[A:.+]] = memref.view %[[ARENA]][%[[O0]]][] : memref<192xi8> to memref<10xf32>
-// CHECK-DAG: %[[B:.+]] = memref.view %[[ARENA]][%[[O64]]][] : memref<192xi8> to memref<2x3xf16>
-// CHECK-DAG: %[[C:.+]] = memref.view %[[ARENA]][%[[O128]]][] : memref<192xi8> to memref<1xi8>
+// CHECK-DAG: %[[O256:.+]] = arith.constant 256 : index
+// CHECK-DAG: %[[O384:.+]] = arith.constant 384 : index
+// CHECK-DAG: %[[A:.+]] = memref.view %[[ARENA]][%[[O0]]][] : memref<448xi8> to memref<50xf32>
+// CHECK-DAG: %[[B:.+]] = memref.view %[[ARENA]][%[[O256]]][] : memref<448xi8> to memref<5x10xf16>
+// CHECK-DAG: %[[C:.+]] = memref.view %[[ARENA]][%[[O384]]][] : memref<448xi8> to memref<12xi8>
 // CHECK-NOT: memref.alloc
 // CHECK: linalg.fill {{.+}} outs(%[[A]] :
 // CHECK: linalg.fill {{.+}} outs(%[[B]] :
 // CHECK: linalg.fill {{.+}} outs(%[[C]] :
 // CHECK: return
-// ALIGN128: module attributes {kiln.arena_bytes = 384 : i64}
+// ALIGN128: module attributes {kiln.arena_bytes = 512 : i64}
 // ALIGN128-LABEL: func.func @three_buffers
-// ALIGN128-SAME: memref<384xi8> {kiln.arena}
+// ALIGN128-SAME: memref<512xi8> {kiln.arena}
 // ALIGN128-DAG: arith.constant 0 : index
-// ALIGN128-DAG: arith.constant 128 : index
 // ALIGN128-DAG: arith.constant 256 : index
+// ALIGN128-DAG: arith.constant 384 : index
 func.func @three_buffers(%x: memref<4xf32>, %out: memref<4xf32>) {
   %f = arith.constant 1.0 : f32
   %h = arith.constant 1.0 : f16
   %i = arith.constant 1 : i8
-  %a = memref.alloc() {alignment = 64 : i64} : memref<10xf32>
-  %b = memref.alloc() : memref<2x3xf16>
-  %c = memref.alloc() : memref<1xi8>
-  linalg.fill ins(%f : f32) outs(%a : memref<10xf32>)
-  linalg.fill ins(%h : f16) outs(%b : memref<2x3xf16>)
-  linalg.fill ins(%i : i8) outs(%c : memref<1xi8>)
-  %sa = memref.subview %a[0] [4] [1] : memref<10xf32> to memref<4xf32, strided<[1]>>
+  %a = memref.alloc() {alignment = 64 : i64} : memref<50xf32>
+  %b = memref.alloc() : memref<5x10xf16>
+  %c = memref.alloc() : memref<12xi8>
+  linalg.fill ins(%f : f32) outs(%a : memref<50xf32>)
+  linalg.fill ins(%h : f16) outs(%b : memref<5x10xf16>)
+  linalg.fill ins(%i : i8) outs(%c : memref<12xi8>)
+  %sa = memref.subview %a[0] [4] [1] : memref<50xf32> to memref<4xf32, strided<[1]>>
   linalg.copy ins(%sa : memref<4xf32, strided<[1]>>) outs(%out : memref<4xf32>)
-  linalg.copy ins(%b : memref<2x3xf16>) outs(%b : memref<2x3xf16>)
-  linalg.copy ins(%c : memref<1xi8>) outs(%c : memref<1xi8>)
+  linalg.copy ins(%b : memref<5x10xf16>) outs(%b : memref<5x10xf16>)
+  linalg.copy ins(%c : memref<12xi8>) outs(%c : memref<12xi8>)
   return
 }
 
@@ -109,5 +109,76 @@ func.func @large() {
   %s = memref.subview %a[0] [4] [1] : memref<32xf32> to memref<4xf32, strided<[1]>>
   %c = memref.cast %s : memref<4xf32, strided<[1]>> to memref<4xf32>
   func.call @external(%c) : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// Buffers whose lifetimes do not overlap share bytes: %b is allocated after
+// the last use of %a, so both live at offset 0 of a 64-byte arena.
+// CHECK-LABEL: func.func @disjoint_lifetimes_share
+// CHECK-SAME: %[[ARENA:[^ ]+]]: memref<64xi8> {kiln.arena}
+// CHECK-SAME: kiln.arena_bytes = 64 : i64, kiln.arena_lower_bound = 64 : i64
+// CHECK: %[[OA:.+]] = arith.constant 0 : index
+// CHECK: %[[A:.+]] = memref.view %[[ARENA]][%[[OA]]][] : memref<64xi8> to memref<16xf32>
+// CHECK: linalg.copy ins(%[[A]] :
+// CHECK: %[[OB:.+]] = arith.constant 0 : index
+// CHECK: %[[B:.+]] = memref.view %[[ARENA]][%[[OB]]][] : memref<64xi8> to memref<16xf32>
+// CHECK: linalg.copy ins(%[[B]] :
+func.func @disjoint_lifetimes_share(%x: memref<16xf32>, %out1: memref<16xf32>, %out2: memref<16xf32>) {
+  %a = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%x : memref<16xf32>) outs(%a : memref<16xf32>)
+  linalg.copy ins(%a : memref<16xf32>) outs(%out1 : memref<16xf32>)
+  %b = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%x : memref<16xf32>) outs(%b : memref<16xf32>)
+  linalg.copy ins(%b : memref<16xf32>) outs(%out2 : memref<16xf32>)
+  return
+}
+
+// -----
+
+// A buffer carried through a loop is live as long as the loop's result is:
+// %b is allocated after the loop but before %r (which is %a) is read, so the
+// two must not overlap.
+// CHECK-LABEL: func.func @loop_carried_buffer
+// CHECK-SAME: %[[ARENA:[^ ]+]]: memref<192xi8> {kiln.arena}
+// CHECK: %[[OA:.+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[A:.+]] = memref.view %[[ARENA]][%[[OA]]][] : memref<192xi8> to memref<32xf32>
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %[[A]])
+// CHECK: %[[OB:.+]] = arith.constant 128 : index
+// CHECK-NEXT: %[[B:.+]] = memref.view %[[ARENA]][%[[OB]]][] : memref<192xi8> to memref<16xf32>
+func.func @loop_carried_buffer(%x: memref<32xf32>, %y: memref<16xf32>, %out: memref<32xf32>, %out2: memref<16xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = memref.alloc() : memref<32xf32>
+  linalg.copy ins(%x : memref<32xf32>) outs(%a : memref<32xf32>)
+  %r = scf.for %i = %c1 to %c4 step %c1 iter_args(%cur = %a) -> (memref<32xf32>) {
+    scf.yield %cur : memref<32xf32>
+  }
+  %b = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%y : memref<16xf32>) outs(%b : memref<16xf32>)
+  linalg.copy ins(%r : memref<32xf32>) outs(%out : memref<32xf32>)
+  linalg.copy ins(%b : memref<16xf32>) outs(%out2 : memref<16xf32>)
+  return
+}
+
+// -----
+
+// Likewise a view keeps its buffer alive: %b is allocated after the last
+// direct use of %a, but before %a is read through the subview.
+// CHECK-LABEL: func.func @view_keeps_buffer_alive
+// CHECK-SAME: %[[ARENA:[^ ]+]]: memref<192xi8> {kiln.arena}
+// CHECK: %[[OA:.+]] = arith.constant 0 : index
+// CHECK-NEXT: memref.view %[[ARENA]][%[[OA]]][] : memref<192xi8> to memref<32xf32>
+// CHECK: %[[OB:.+]] = arith.constant 128 : index
+// CHECK-NEXT: memref.view %[[ARENA]][%[[OB]]][] : memref<192xi8> to memref<16xf32>
+func.func @view_keeps_buffer_alive(%x: memref<32xf32>, %y: memref<16xf32>, %out: memref<16xf32>, %out2: memref<16xf32>) {
+  %a = memref.alloc() : memref<32xf32>
+  linalg.copy ins(%x : memref<32xf32>) outs(%a : memref<32xf32>)
+  %half = memref.subview %a[0] [16] [1] : memref<32xf32> to memref<16xf32, strided<[1]>>
+  %b = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%y : memref<16xf32>) outs(%b : memref<16xf32>)
+  linalg.copy ins(%half : memref<16xf32, strided<[1]>>) outs(%out : memref<16xf32>)
+  linalg.copy ins(%b : memref<16xf32>) outs(%out2 : memref<16xf32>)
   return
 }

@@ -178,20 +178,20 @@ func.func @depthwise(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x5x4xf32> {
 // -----
 
 // Other groupings run one NHWC convolution per group on channel slices of
-// the input and filter, each written into its slice of the output.
+// the input and of the filter (transposed to HWCF once), each written into
+// its slice of the output.
 // CHECK-LABEL: func.func @grouped
 // CHECK-SAME: (%[[X:.+]]: tensor<1x4x5x5xf32>, %[[W:.+]]: tensor<6x2x1x1xf32>)
 // CHECK: %[[XT:.+]] = linalg.transpose ins(%[[X]]
+// CHECK: %[[WT:.+]] = linalg.transpose ins(%[[W]] {{.+}} permutation = [2, 3, 1, 0]
 // CHECK: %[[OUT:.+]] = tensor.empty() : tensor<1x5x5x6xf32>
 // CHECK: %[[X0:.+]] = tensor.extract_slice %[[XT]][0, 0, 0, 0] [1, 5, 5, 2] [1, 1, 1, 1]
-// CHECK: %[[W0:.+]] = tensor.extract_slice %[[W]][0, 0, 0, 0] [3, 2, 1, 1] [1, 1, 1, 1]
-// CHECK: %[[W0T:.+]] = linalg.transpose ins(%[[W0]] {{.+}} permutation = [2, 3, 1, 0]
-// CHECK: %[[Y0:.+]] = linalg.conv_2d_nhwc_hwcf {{.+}} ins(%[[X0]], %[[W0T]] : tensor<1x5x5x2xf32>, tensor<1x1x2x3xf32>) outs(%{{.+}} : tensor<1x5x5x3xf32>)
+// CHECK: %[[W0:.+]] = tensor.extract_slice %[[WT]][0, 0, 0, 0] [1, 1, 2, 3] [1, 1, 1, 1]
+// CHECK: %[[Y0:.+]] = linalg.conv_2d_nhwc_hwcf {{.+}} ins(%[[X0]], %[[W0]] : tensor<1x5x5x2xf32>, tensor<1x1x2x3xf32>) outs(%{{.+}} : tensor<1x5x5x3xf32>)
 // CHECK: %[[OUT0:.+]] = tensor.insert_slice %[[Y0]] into %[[OUT]][0, 0, 0, 0] [1, 5, 5, 3] [1, 1, 1, 1]
 // CHECK: %[[X1:.+]] = tensor.extract_slice %[[XT]][0, 0, 0, 2] [1, 5, 5, 2] [1, 1, 1, 1]
-// CHECK: %[[W1:.+]] = tensor.extract_slice %[[W]][3, 0, 0, 0] [3, 2, 1, 1] [1, 1, 1, 1]
-// CHECK: %[[W1T:.+]] = linalg.transpose ins(%[[W1]]
-// CHECK: %[[Y1:.+]] = linalg.conv_2d_nhwc_hwcf {{.+}} ins(%[[X1]], %[[W1T]]
+// CHECK: %[[W1:.+]] = tensor.extract_slice %[[WT]][0, 0, 0, 3] [1, 1, 2, 3] [1, 1, 1, 1]
+// CHECK: %[[Y1:.+]] = linalg.conv_2d_nhwc_hwcf {{.+}} ins(%[[X1]], %[[W1]]
 // CHECK: %[[OUT1:.+]] = tensor.insert_slice %[[Y1]] into %[[OUT0]][0, 0, 0, 3] [1, 5, 5, 3] [1, 1, 1, 1]
 // CHECK: linalg.generic {{.+}} ins(%[[OUT1]] : tensor<1x5x5x6xf32>) outs(%{{.+}} : tensor<1x6x5x5xf32>)
 func.func @grouped(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x1x1xf32>) -> tensor<1x6x5x5xf32> {

@@ -6,9 +6,10 @@
 // names without a file position, so -verify-diagnostics sees them as unknown
 // locations: each expectation is written next to its node as @unknown, and
 // the second RUN checks the messages in order as a user sees them, located at
-// the node.
+// the node. (Without -verify-diagnostics, MLIR 22 still prints "expected error
+// ... was not produced" for @unknown expectations; the CHECK lines anchor on
+// `loc("<node>")` so that those lines cannot satisfy them.)
 
-// The full message as a user sees it.
 // CHECK: error: loc("x"): node 'x' (Frobnicate, opset 13): op type Frobnicate is not supported by Kiln yet; remove or replace it before compiling
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @unsupported_op(%x: tensor<4xf32>) -> tensor<*xf32> {

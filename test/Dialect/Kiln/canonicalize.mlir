@@ -247,11 +247,23 @@ func.func @no_fold_dense_broadcast() -> tensor<2x2xf32> {
 
 // -----
 
-// CHECK-LABEL: func.func @add_zero
+// x + (-0.0) is x for every x, including -0.0.
+// CHECK-LABEL: func.func @add_negative_zero
 // CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
 // CHECK-NOT: kiln.add
 // CHECK: return %[[X]]
-func.func @add_zero(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+func.func @add_negative_zero(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %z = kiln.constant dense<-0.0> : tensor<3xf32>
+  %y = kiln.add %x, %z : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// x + 0.0 is not x when x is -0.0 (IEEE gives +0.0), so it stays.
+// CHECK-LABEL: func.func @add_positive_zero
+// CHECK: kiln.add
+func.func @add_positive_zero(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %z = kiln.constant dense<0.0> : tensor<3xf32>
   %y = kiln.add %x, %z : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>

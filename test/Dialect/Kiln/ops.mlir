@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s | kiln-opt | FileCheck %s
+// RUN: kiln-opt %s --mlir-print-op-generic | kiln-opt | FileCheck %s
 
 // Every kiln op survives a print/parse round trip with its attributes.
 

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s | kiln-opt | FileCheck %s
+// RUN: kiln-opt %s --mlir-print-op-generic | kiln-opt | FileCheck %s
 // RUN: kiln-opt %s --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 
 // The import dialect: registered initializer and no-value ops, and any other

@@ -23,6 +23,11 @@ namespace mlir::kiln {
 /// Arena size in bytes, set by the arena pass on each function and (the
 /// largest) on the module.
 inline constexpr const char *kArenaBytesAttr = "kiln.arena_bytes";
+/// The lower bound of the arena size (largest live sum), per function.
+inline constexpr const char *kArenaLowerBoundAttr = "kiln.arena_lower_bound";
+/// Per function: one dictionary per buffer {size, offset, first, last,
+/// producer, type}, in allocation order.
+inline constexpr const char *kMemoryPlanAttr = "kiln.memory_plan";
 } // namespace mlir::kiln
 
 #endif

@@ -40,11 +40,15 @@ def LowerVectorOpsPass : Pass<"kiln-cpu-lower-vector-ops", "func::FuncOp"> {
 def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
   let summary = "Place every intermediate buffer at a static offset of one arena";
   let description = [{
-    After bufferization, every `memref.alloc` of the entry function becomes a
+    After bufferization, every `memref.alloc` of each function becomes a
     `memref.view` into a new trailing `memref<Nxi8>` argument, the arena.
-    Offsets are aligned to `alignment` bytes. The arena size is recorded on the
-    module as `kiln.arena_bytes`. memref.copy ops become linalg.copy so that no
-    runtime library call is left. Allocations inside loops are an error.
+    Offsets come from the memory planner on liveness intervals (steps are the
+    function's top-level ops; views and loop-carried values extend a
+    buffer's life), aligned to `alignment` bytes. Each function records
+    `kiln.arena_bytes`, `kiln.arena_lower_bound` and `kiln.memory_plan`; the
+    module records the largest arena. memref.copy ops become linalg.copy so
+    that no runtime library call is left. Allocations inside loops are an
+    error.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",

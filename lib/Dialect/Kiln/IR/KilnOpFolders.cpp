@@ -156,14 +156,18 @@ static OpFoldResult foldBinary(Operation *op, Attribute lhs, Attribute rhs,
   return DenseElementsAttr::get(type, values);
 }
 
+/// Whether `attr` is a splat of exactly `value` (with its sign: x + 0.0 is
+/// not x when x is -0.0, but x + (-0.0) and x - 0.0 are).
 static bool isSplatOf(Attribute attr, double value) {
   auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
-  return dense && dense.isSplat() &&
-         dense.getSplatValue<APFloat>().convertToDouble() == value;
+  if (!dense || !dense.isSplat())
+    return false;
+  APFloat v = dense.getSplatValue<APFloat>();
+  return v.convertToDouble() == value && v.isNegative() == std::signbit(value);
 }
 
 OpFoldResult AddOp::fold(FoldAdaptor a) {
-  if (isSplatOf(a.getRhs(), 0.0) && getLhs().getType() == getType())
+  if (isSplatOf(a.getRhs(), -0.0) && getLhs().getType() == getType())
     return getLhs();
   return foldBinary(*this, a.getLhs(), a.getRhs(),
                     [](APFloat x, const APFloat &y) { return x + y; });

@@ -25,6 +25,8 @@ struct ShapeInferencePass
     : mlir::kiln::impl::ShapeInferencePassBase<ShapeInferencePass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
     // Ops are visited in order, so operands are refined before their users.
     WalkResult result = func.walk([&](Operation *op) {
       SmallVector<Type> inferred;

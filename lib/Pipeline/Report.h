@@ -1,0 +1,52 @@
+//===- Report.h - memory plan JSON and the HTML compile report --*- C++ -*-===//
+#ifndef KILN_LIB_PIPELINE_REPORT_H
+#define KILN_LIB_PIPELINE_REPORT_H
+
+#include "kiln/Target/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir::kiln {
+
+/// Wall time of each compile phase, in order.
+using PhaseTimes = std::vector<std::pair<std::string, double>>;
+
+/// Times one phase: nests an MLIR timing scope (for --timing) and records the
+/// seconds into `times` when it ends.
+class Phase {
+public:
+  Phase(TimingScope &root, PhaseTimes &times, llvm::StringRef name)
+      : scope(root.nest(name)), times(times), name(name.str()),
+        start(std::chrono::steady_clock::now()) {}
+  ~Phase() {
+    times.emplace_back(name, std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count());
+  }
+  TimingScope scope;
+
+private:
+  PhaseTimes &times;
+  std::string name;
+  std::chrono::steady_clock::time_point start;
+};
+
+/// The arena plan of every batch variant (after the arena pass) as JSON:
+/// buffers with size, offset, lifetime and producing node, plus arena bytes,
+/// lower bound and their ratio.
+std::string memoryPlanJson(ModuleOp module, const ModelDesc &desc);
+
+/// A self-contained HTML page: the arena over time (one rectangle per buffer,
+/// hover for the node), the lower bound, live bytes per step, phase times.
+std::string reportHtml(ModuleOp module, const ModelDesc &desc,
+                       const PhaseTimes &phases);
+
+} // namespace mlir::kiln
+
+#endif

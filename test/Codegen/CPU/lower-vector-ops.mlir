@@ -1,0 +1,54 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-lower-vector-ops | FileCheck %s
+
+// A register-tile contraction (8x1 column times 1x32 row) becomes one FMA per
+// output row: the A element broadcast, times the B row, plus the C row.
+// CHECK-LABEL: func.func @contract_to_fma
+// CHECK-SAME: (%[[A:.+]]: vector<8x1xf32>, %[[B:.+]]: vector<1x32xf32>, %[[C:.+]]: vector<8x32xf32>)
+// CHECK: %[[BROW:.+]] = vector.extract %[[B]][0] : vector<32xf32> from vector<1x32xf32>
+// CHECK: %[[A0:.+]] = vector.extract %[[A]][0, 0] : f32 from vector<8x1xf32>
+// CHECK: %[[A0V:.+]] = vector.broadcast %[[A0]] : f32 to vector<32xf32>
+// CHECK: %[[C0:.+]] = vector.extract %[[C]][0] : vector<32xf32> from vector<8x32xf32>
+// CHECK: vector.fma %[[A0V]], %[[BROW]], %[[C0]] : vector<32xf32>
+// CHECK-COUNT-7: vector.fma %{{.+}}, %[[BROW]], %{{.+}} : vector<32xf32>
+// CHECK-NOT: vector.contract
+// CHECK-NOT: vector.outerproduct
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+func.func @contract_to_fma(%a: vector<8x1xf32>, %b: vector<1x32xf32>, %c: vector<8x32xf32>) -> vector<8x32xf32> {
+  %0 = vector.contract {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b, %c : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+  return %0 : vector<8x32xf32>
+}
+
+// -----
+
+// Transcendentals become polynomial approximations on whole vectors.
+// CHECK-LABEL: func.func @math_to_polynomials
+// CHECK-NOT: math.exp
+// CHECK-NOT: math.tanh
+// CHECK-NOT: math.erf
+// CHECK: math.fma {{.+}} : vector<16xf32>
+// CHECK-NOT: math.exp
+// CHECK-NOT: math.tanh
+// CHECK-NOT: math.erf
+// CHECK: return
+func.func @math_to_polynomials(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.exp %x : vector<16xf32>
+  %1 = math.tanh %0 : vector<16xf32>
+  %2 = math.erf %1 : vector<16xf32>
+  return %2 : vector<16xf32>
+}
+
+// -----
+
+// A reduction along the inner dimension becomes adds of whole vectors across
+// the outer (parallel) dimension.
+// CHECK-LABEL: func.func @multi_reduction
+// CHECK-SAME: (%{{.+}}: vector<4x16xf32>, %[[ACC:.+]]: vector<4xf32>)
+// CHECK: arith.addf %{{.+}}, %[[ACC]] : vector<4xf32>
+// CHECK-COUNT-15: arith.addf {{.+}} : vector<4xf32>
+// CHECK-NOT: vector.multi_reduction
+func.func @multi_reduction(%x: vector<4x16xf32>, %acc: vector<4xf32>) -> vector<4xf32> {
+  %0 = vector.multi_reduction <add>, %x, %acc [1] : vector<4x16xf32> to vector<4xf32>
+  return %0 : vector<4xf32>
+}

@@ -1,0 +1,108 @@
+"""Fixtures for the kiln-serve integration tests: the tools, the models
+compiled once per session, and a factory for servers that are always stopped.
+
+Environment (set by test/serve/CMakeLists.txt; defaults suit a build in
+<repo>/build): KILN_SERVE, KILN_COMPILE, KILN_SERVE_WORKDIR.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import types
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import models  # noqa: E402
+from serve_client import Server  # noqa: E402
+
+BUILD = os.path.join(HERE, "..", "..", "build")
+KILN_SERVE = os.environ.get("KILN_SERVE", os.path.join(BUILD, "bin", "kiln-serve"))
+KILN_COMPILE = os.environ.get("KILN_COMPILE", os.path.join(BUILD, "bin", "kiln-compile"))
+
+# LLVM feature name : /proc/cpuinfo flag, as in test/e2e/check_isa_guard.sh.
+ISA_CANDIDATES = [("avx512fp16", "avx512_fp16"), ("amx-tile", "amx_tile"),
+                  ("avx512vp2intersect", "avx512_vp2intersect"),
+                  ("avx512ifma", "avx512ifma"), ("avx512f", "avx512f")]
+
+
+def compiler_has_batch_sizes():
+    out = subprocess.run([KILN_COMPILE, "--help"], capture_output=True, text=True)
+    return "--batch-sizes" in out.stdout + out.stderr
+
+
+NO_BATCH_SIZES = ("kiln-compile --help does not list --batch-sizes, so no "
+                  "multi-variant model.so can be built yet")
+
+
+def compile_model(onnx_path, so_path, *flags):
+    subprocess.run([KILN_COMPILE, onnx_path, "-o", so_path, *flags], check=True,
+                   capture_output=True, timeout=120)
+    return so_path
+
+
+def missing_cpu_feature():
+    with open("/proc/cpuinfo") as f:
+        flags = next((l for l in f if l.startswith("flags")), "").split()
+    for feature, flag in ISA_CANDIDATES:
+        if flag not in flags:
+            return feature
+    return None
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory):
+    path = os.environ.get("KILN_SERVE_WORKDIR")
+    if not path:
+        return str(tmp_path_factory.mktemp("serve"))
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def m(workdir):
+    """The compiled models: paths and numpy references."""
+    d = workdir
+    ns = types.SimpleNamespace()
+    ns.mlp_ref = {v: models.Mlp(v - 1) for v in (1, 2, 3)}
+    for v, ref in ns.mlp_ref.items():
+        ref.save(f"{d}/mlp{v}.onnx")
+        setattr(ns, f"mlp{v}", compile_model(f"{d}/mlp{v}.onnx", f"{d}/mlp{v}.so"))
+    models.save_pair(f"{d}/pair.onnx")
+    ns.pair = compile_model(f"{d}/pair.onnx", f"{d}/pair.so")
+    models.save_slow(f"{d}/slow.onnx")
+    ns.slow = compile_model(f"{d}/slow.onnx", f"{d}/slow.so")
+    ns.batch_sizes = compiler_has_batch_sizes()
+    ns.mlp_b = (compile_model(f"{d}/mlp1.onnx", f"{d}/mlp_b.so", "--batch-sizes", "1,4,8")
+                if ns.batch_sizes else None)
+    ns.repo = f"{d}/repo"
+    for v in (1, 2):
+        os.makedirs(f"{ns.repo}/mlp/{v}", exist_ok=True)
+        shutil.copy(getattr(ns, f"mlp{v}"), f"{ns.repo}/mlp/{v}/model.so")
+    ns.missing_feature = missing_cpu_feature()
+    ns.needs_missing = (compile_model(f"{d}/mlp1.onnx", f"{d}/needs-missing.so",
+                                      f"--mattr=+{ns.missing_feature}")
+                        if ns.missing_feature else None)
+    with open(f"{d}/not-a-model.so", "wb") as f:
+        f.write(b"\x7fELF this is not a shared object")
+    ns.dir = d
+    return ns
+
+
+@pytest.fixture
+def serve(workdir, request):
+    """serve(*args) starts kiln-serve; every server is killed at teardown."""
+    started = []
+
+    def start(*args):
+        log = os.path.join(workdir, f"{request.node.name}-{len(started)}.log")
+        s = Server(KILN_SERVE, list(args), log)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.kill()

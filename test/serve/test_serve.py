@@ -1,0 +1,456 @@
+"""Integration tests of kiln-serve: the real server on 127.0.0.1 (port 0),
+serving model.so files that kiln-compile builds from small ONNX models during
+the session (see conftest.py). Traffic stays on loopback and every loop is
+bounded in count and time."""
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from conftest import NO_BATCH_SIZES
+from serve_client import binary_infer_request, decode_response, json_infer_body
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def rows(n, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, 16)).astype(np.float32)
+
+
+def infer(server, model, x, version=None, conn=None):
+    path = f"/v2/models/{model}" + (f"/versions/{version}" if version else "") + "/infer"
+    status, headers, body = server.request("POST", path, json.dumps(
+        json_infer_body({"x": x})).encode(), {"Content-Type": "application/json"}, conn)
+    return status, headers, body
+
+
+def infer_y(server, model, x, version=None, conn=None):
+    status, headers, body = infer(server, model, x, version, conn)
+    assert status == 200, body
+    out, head = decode_response(headers, body)
+    return out["y"], head
+
+
+def counter(metrics, name, model, version):
+    return metrics.get((name, model, str(version)), 0.0)
+
+
+# ---------------------------------------------------------------- endpoints
+
+
+def test_health_and_metadata(serve, m):
+    s = serve("--model", f"mlp={m.mlp1}", "--model", f"mlp={m.mlp2}@2",
+              "--model", f"pair={m.pair}")
+    assert s.get_json("/v2/health/live") == (200, {"live": True})
+    assert s.get_json("/v2/health/ready") == (200, {"ready": True})
+    status, meta = s.get_json("/v2")
+    assert status == 200 and meta["name"] == "kiln"
+    assert "binary_tensor_data" in meta["extensions"]
+
+    status, meta = s.get_json("/v2/models/mlp")
+    assert status == 200
+    assert meta["name"] == "mlp" and meta["platform"] == "kiln"
+    assert meta["versions"] == ["1", "2"]
+    assert meta["parameters"]["version"] == "2"  # the newest serves by default
+    assert meta["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [1, 16]}]
+    assert meta["outputs"] == [{"name": "y", "datatype": "FP32", "shape": [1, 4]}]
+    status, meta = s.get_json("/v2/models/mlp/versions/1")
+    assert status == 200 and meta["parameters"]["version"] == "1"
+
+    status, meta = s.get_json("/v2/models/pair")
+    assert [i["name"] for i in meta["inputs"]] == ["x", "z"]
+    assert [o["name"] for o in meta["outputs"]] == ["s", "p"]
+
+    assert s.get_json("/v2/models/mlp/ready")[0] == 200
+    assert s.get_json("/v2/models/mlp/versions/1/ready")[0] == 200
+    status, body = s.get_json("/v2/models/nope/ready")
+    assert status == 404 and "nope" in body["error"]
+    status, body = s.get_json("/v2/models/mlp/versions/9")
+    assert status == 404 and "version 9" in body["error"]
+    status, body = s.get_json("/v2/nothing/here")
+    assert status == 404 and "error" in body
+
+    status, _, text = s.request("GET", "/metrics")
+    assert status == 200
+    for name in ("kiln_request_success_total", "kiln_request_failure_total",
+                 "kiln_inference_count", "kiln_execution_count",
+                 "kiln_queue_duration_us_total", "kiln_compute_duration_us_total",
+                 "kiln_pending_requests", "kiln_batch_size_bucket"):
+        assert f'{name}{{model="mlp",version="2"' in text.decode(), name
+    assert s.terminate() == 0
+
+
+def test_json_and_binary_infer(serve, m):
+    s = serve("--model", f"mlp={m.mlp1}", "--model", f"pair={m.pair}")
+    x = rows(1)
+    y, head = infer_y(s, "mlp", x)
+    assert head["model_name"] == "mlp" and head["model_version"] == "1"
+    assert head["outputs"][0]["shape"] == [1, 4]
+    np.testing.assert_allclose(y, m.mlp_ref[1](x), RTOL, ATOL)
+
+    # Nested "data" and an "id" that comes back.
+    body = {"id": "r1", "inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32",
+                                    "data": x.tolist()}]}
+    status, out = s.post_json("/v2/models/mlp/infer", body)
+    assert status == 200 and out["id"] == "r1"
+    np.testing.assert_allclose(np.array(out["outputs"][0]["data"]).reshape(1, 4),
+                               m.mlp_ref[1](x), RTOL, ATOL)
+
+    # Binary in, binary out.
+    body, headers = binary_infer_request({"x": x}, binary_outputs=True)
+    status, rh, data = s.request("POST", "/v2/models/mlp/infer", body, headers)
+    assert status == 200
+    assert "inference-header-content-length" in rh
+    out, head = decode_response(rh, data)
+    assert head["outputs"][0]["parameters"]["binary_data_size"] == 16
+    np.testing.assert_allclose(out["y"], m.mlp_ref[1](x), RTOL, ATOL)
+
+    # Binary in, JSON out.
+    body, headers = binary_infer_request({"x": x}, binary_outputs=False)
+    status, rh, data = s.request("POST", "/v2/models/mlp/infer", body, headers)
+    assert status == 200 and "inference-header-content-length" not in rh
+    np.testing.assert_allclose(decode_response(rh, data)[0]["y"], m.mlp_ref[1](x),
+                               RTOL, ATOL)
+
+    # Two inputs; outputs chosen and ordered by the request, one binary.
+    a = np.arange(4, dtype=np.float32).reshape(1, 4)
+    b = np.full((1, 4), 3, np.float32)
+    body = json_infer_body({"x": a, "z": b})
+    body["outputs"] = [{"name": "p"},
+                       {"name": "s", "parameters": {"binary_data_output": True}}]
+    status, rh, data = s.request("POST", "/v2/models/pair/infer", json.dumps(body).encode())
+    assert status == 200
+    out, head = decode_response(rh, data)
+    assert [o["name"] for o in head["outputs"]] == ["p", "s"]
+    np.testing.assert_array_equal(out["p"], a * b)
+    np.testing.assert_array_equal(out["s"], a + b)
+    body = json_infer_body({"x": a, "z": b}, outputs=["s"])
+    status, out = s.post_json("/v2/models/pair/infer", body)
+    assert status == 200 and [o["name"] for o in out["outputs"]] == ["s"]
+
+    # Several rows on a one-variant model: run as several batches of one.
+    before = s.metrics()
+    x5 = rows(5, seed=3)
+    y5, head = infer_y(s, "mlp", x5)
+    assert head["outputs"][0]["shape"] == [5, 4]
+    np.testing.assert_allclose(y5, m.mlp_ref[1](x5), RTOL, ATOL)
+    after = s.metrics()
+    assert counter(after, "kiln_inference_count", "mlp", 1) - \
+        counter(before, "kiln_inference_count", "mlp", 1) == 5
+    assert counter(after, "kiln_execution_count", "mlp", 1) - \
+        counter(before, "kiln_execution_count", "mlp", 1) == 5
+    assert s.terminate() == 0
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_bad_requests(serve, m):
+    s = serve("--model", f"mlp={m.mlp1}", "--max-body-bytes", "4096")
+    x = rows(1)
+
+    def expect(status, path, body, needle, headers=None):
+        if isinstance(body, dict):
+            body = json.dumps(body).encode()
+        got, _, data = s.request("POST", path, body, headers)
+        assert got == status, data
+        err = json.loads(data)["error"]
+        assert needle in err, err
+
+    good = json_infer_body({"x": x})
+    expect(404, "/v2/models/nope/infer", good, "unknown model 'nope'")
+    expect(404, "/v2/models/mlp/versions/7/infer", good, "no version 7")
+    bad = json_infer_body({"x": x})
+    bad["inputs"][0]["name"] = "q"
+    expect(400, "/v2/models/mlp/infer", bad, "has no input 'q'")
+    bad = json_infer_body({"x": x})
+    bad["inputs"][0]["datatype"] = "INT64"
+    expect(400, "/v2/models/mlp/infer", bad, "datatype INT64")
+    bad = json_infer_body({"x": x})
+    bad["inputs"][0]["shape"] = [1, 15]
+    expect(400, "/v2/models/mlp/infer", bad, "has shape [1,15]")
+    bad = json_infer_body({"x": x})
+    bad["inputs"][0]["shape"] = [2, 16]
+    expect(400, "/v2/models/mlp/infer", bad, "holds 16 elements")
+    bad = json_infer_body({"x": x})
+    del bad["inputs"][0]["data"]
+    expect(400, "/v2/models/mlp/infer", bad, "has no 'data'")
+    bad = json_infer_body({"x": x})
+    bad["inputs"][0]["data"][3] = "three"
+    expect(400, "/v2/models/mlp/infer", bad, "is not a number")
+    expect(400, "/v2/models/mlp/infer", {"inputs": []}, "input 'x' of model 'mlp'")
+    expect(400, "/v2/models/mlp/infer", {"outputs": []}, "no 'inputs'")
+    expect(400, "/v2/models/mlp/infer", b'{"inputs": [', "malformed JSON")
+    expect(400, "/v2/models/mlp/infer", b"[1, 2]", "JSON object")
+    bad = json_infer_body({"x": x}, outputs=["zz"])
+    expect(400, "/v2/models/mlp/infer", bad, "has no output 'zz'")
+    # Binary extension: wrong sizes and a bad header length.
+    body, headers = binary_infer_request({"x": x})
+    expect(400, "/v2/models/mlp/infer", body[:-4], "binary bytes", headers)
+    expect(400, "/v2/models/mlp/infer", body + b"junk", "bytes after", headers)
+    expect(400, "/v2/models/mlp/infer", body, "Inference-Header-Content-Length",
+           dict(headers, **{"Inference-Header-Content-Length": "99999"}))
+    # Over --max-body-bytes.
+    expect(413, "/v2/models/mlp/infer", b"{" + b" " * 5000 + b"}", "--max-body-bytes")
+
+    metrics = s.metrics()
+    assert counter(metrics, "kiln_request_failure_total", "mlp", 1) >= 14
+    assert counter(metrics, "kiln_request_success_total", "mlp", 1) == 0
+    # Still serving after all that.
+    np.testing.assert_allclose(infer_y(s, "mlp", x)[0], m.mlp_ref[1](x), RTOL, ATOL)
+    assert s.terminate() == 0
+
+
+def test_overload_gets_503(serve, m):
+    # One worker and room for one waiting request: of a burst of concurrent
+    # 10 ms requests, one runs, one waits and the rest are refused.
+    s = serve("--model", f"slow={m.slow}", "--threads", "1", "--max-queue", "1")
+    x = np.zeros((1, 32, 96, 96), np.float32)
+    body, headers = binary_infer_request({"x": x})
+    statuses, errors = [], []
+
+    def client():
+        status, _, data = s.request("POST", "/v2/models/slow/infer", body, headers)
+        statuses.append(status)
+        if status != 200:
+            errors.append(json.loads(data)["error"])
+
+    threads = [threading.Thread(target=client) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(statuses) == 12
+    assert set(statuses) <= {200, 503}, statuses
+    assert statuses.count(200) >= 1 and statuses.count(503) >= 1, statuses
+    assert all("overloaded" in e for e in errors), errors
+    assert s.terminate() == 0
+
+
+# ---------------------------------------------------------------- versions
+
+
+def test_versions_and_repository(serve, m):
+    s = serve("--repository", m.repo, "--model", f"mlp={m.repo}/mlp/1/model.so@1")
+    x = rows(1, seed=5)
+    ref1, ref2 = m.mlp_ref[1](x), m.mlp_ref[2](x)
+
+    status, index = s.post_json("/v2/repository/index")
+    assert status == 200
+    states = {(r["name"], r["version"]): r["state"] for r in index}
+    assert states == {("mlp", "1"): "READY", ("mlp", "2"): "UNAVAILABLE"}
+
+    # Load the newest version from the repository: it serves by default.
+    status, out = s.post_json("/v2/repository/models/mlp/load")
+    assert status == 200 and out["version"] == "2", out
+    np.testing.assert_allclose(infer_y(s, "mlp", x)[0], ref2, RTOL, ATOL)
+    np.testing.assert_allclose(infer_y(s, "mlp", x, version=1)[0], ref1, RTOL, ATOL)
+    assert s.get_json("/v2/models/mlp")[1]["versions"] == ["1", "2"]
+
+    # Failed loads leave version 2 serving.
+    failures = [({"parameters": {"path": f"{m.dir}/nope.so", "version": "3"}},
+                 "cannot load"),
+                ({"parameters": {"path": f"{m.dir}/not-a-model.so", "version": "3"}},
+                 "cannot load"),
+                ({"parameters": {"path": "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                                 "version": "3"}}, "not a Kiln model"),
+                ({"parameters": {"version": "9"}}, "")]
+    if m.needs_missing:
+        failures.append(({"parameters": {"path": m.needs_missing, "version": "3"}},
+                         "cannot run on this CPU"))
+    for body, needle in failures:
+        status, out = s.post_json("/v2/repository/models/mlp/load", body)
+        assert 400 <= status < 500 and needle in out["error"], out
+        np.testing.assert_allclose(infer_y(s, "mlp", x)[0], ref2, RTOL, ATOL)
+    status, index = s.post_json("/v2/repository/index")
+    bad = [r for r in index if r["version"] == "3"]
+    assert bad and bad[0]["state"] == "UNAVAILABLE" and bad[0]["reason"]
+
+    # Rollback: unload version 2 and version 1 serves again.
+    status, _ = s.post_json("/v2/repository/models/mlp/unload",
+                            {"parameters": {"version": "2"}})
+    assert status == 200
+    y, head = infer_y(s, "mlp", x)
+    assert head["model_version"] == "1"
+    np.testing.assert_allclose(y, ref1, RTOL, ATOL)
+    assert infer(s, "mlp", x, version=2)[0] == 404
+
+    # A path load without a version takes the next number.
+    status, out = s.post_json("/v2/repository/models/mlp/load",
+                              {"parameters": {"path": m.mlp3}})
+    assert status == 200 and out["version"] == "2"
+    np.testing.assert_allclose(infer_y(s, "mlp", x)[0], m.mlp_ref[3](x), RTOL, ATOL)
+
+    # Unloading every version removes the model.
+    assert s.post_json("/v2/repository/models/mlp/unload")[0] == 200
+    assert infer(s, "mlp", x)[0] == 404
+    assert s.post_json("/v2/repository/models/mlp/unload")[0] == 404
+    assert s.terminate() == 0
+
+
+def test_hot_swap_under_load(serve, m):
+    s = serve("--model", f"mlp={m.mlp1}@1")
+    x = rows(1, seed=9)
+    refs = {str(v): m.mlp_ref[v](x) for v in (1, 2, 3)}
+    stop = threading.Event()
+    seen, failures, count = set(), [], [0]
+    lock = threading.Lock()
+
+    def client():
+        conn = s.connection()
+        deadline = time.time() + 60
+        while not stop.is_set() and time.time() < deadline:
+            try:
+                status, headers, body = infer(s, "mlp", x, conn=conn)
+                if status != 200:
+                    raise RuntimeError(f"{status} {body[:200]!r}")
+                out, head = decode_response(headers, body)
+                np.testing.assert_allclose(out["y"], refs[head["model_version"]], RTOL, ATOL)
+                with lock:
+                    seen.add(head["model_version"])
+                    count[0] += 1
+            except Exception as e:  # noqa: BLE001 - every failure counts
+                with lock:
+                    failures.append(repr(e))
+                conn.close()
+                conn = s.connection()
+        conn.close()
+
+    threads = [threading.Thread(target=client) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(0.3)
+        for new, old, path in ((2, 1, m.mlp2), (3, 2, m.mlp3)):
+            status, out = s.post_json("/v2/repository/models/mlp/load",
+                                      {"parameters": {"path": path, "version": str(new)}})
+            assert status == 200, out
+            time.sleep(0.3)
+            status, out = s.post_json("/v2/repository/models/mlp/unload",
+                                      {"parameters": {"version": str(old)}})
+            assert status == 200, out
+            time.sleep(0.3)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(60)
+    assert failures == []
+    assert count[0] > 20
+    assert {"1", "2", "3"} <= seen or {"1", "3"} <= seen, seen
+    assert s.get_json("/v2/models/mlp")[1]["versions"] == ["3"]
+    assert s.terminate() == 0
+
+
+# ---------------------------------------------------------------- shutdown
+
+
+def test_sigterm_drains(serve, m):
+    s = serve("--model", f"slow={m.slow}", "--threads", "1")
+    x = np.zeros((1, 32, 96, 96), np.float32)
+    body, headers = binary_infer_request({"x": x})
+    statuses = []
+
+    def client():
+        statuses.append(s.request("POST", "/v2/models/slow/infer", body, headers)[0])
+
+    threads = [threading.Thread(target=client) for _ in range(4)]
+    for t in threads:
+        t.start()
+    # Wait until requests are queued behind the one running, then stop.
+    deadline = time.time() + 30
+    while counter(s.metrics(), "kiln_pending_requests", "slow", 1) < 2:
+        assert time.time() < deadline, "requests never queued"
+        time.sleep(0.002)
+    s.proc.send_signal(15)
+    for t in threads:
+        t.join(60)
+    assert s.proc.wait(60) == 0
+    assert statuses == [200] * 4
+    with pytest.raises(OSError):
+        s.request("GET", "/v2/health/live")
+
+
+# ---------------------------------------------------------------- batching
+
+
+@pytest.fixture
+def batched(m):
+    if not m.batch_sizes:
+        pytest.skip(NO_BATCH_SIZES)
+    return m
+
+
+def test_dynamic_batching(serve, batched):
+    m = batched
+    s = serve("--model", f"mlp={m.mlp_b}", "--max-queue-delay-us", "20000",
+              "--threads", "1")
+    status, meta = s.get_json("/v2/models/mlp")
+    assert meta["inputs"][0]["shape"] == [-1, 16]
+    assert meta["parameters"]["batch_sizes"] == [1, 4, 8]
+
+    n = 16
+    xs = [rows(1, seed=100 + i) for i in range(n)]
+    results, failures = [None] * n, []
+    barrier = threading.Barrier(n)
+
+    def client(i):
+        try:
+            barrier.wait(10)
+            results[i] = infer_y(s, "mlp", xs[i])[0]
+        except Exception as e:  # noqa: BLE001
+            failures.append(repr(e))
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert failures == []
+    for i in range(n):
+        np.testing.assert_allclose(results[i], m.mlp_ref[1](xs[i]), RTOL, ATOL)
+    metrics = s.metrics()
+    rows_done = counter(metrics, "kiln_inference_count", "mlp", 1)
+    batches = counter(metrics, "kiln_execution_count", "mlp", 1)
+    assert rows_done == n
+    assert batches < rows_done, (batches, rows_done)
+    assert counter(metrics, "kiln_batch_size_sum", "mlp", 1) == n
+
+    # 3 rows pad to the 4-row variant; 20 rows split into 8 + 8 + 4.
+    before = s.metrics()
+    x3, x20 = rows(3, seed=1), rows(20, seed=2)
+    np.testing.assert_allclose(infer_y(s, "mlp", x3)[0], m.mlp_ref[1](x3), RTOL, ATOL)
+    np.testing.assert_allclose(infer_y(s, "mlp", x20)[0], m.mlp_ref[1](x20), RTOL, ATOL)
+    after = s.metrics()
+
+    def delta(name):
+        return counter(after, name, "mlp", 1) - counter(before, name, "mlp", 1)
+
+    assert delta("kiln_inference_count") == 23
+    assert delta("kiln_execution_count") == 4
+    assert delta("kiln_padded_rows_total") == 1
+    assert s.terminate() == 0
+
+
+def test_slo_mode_lowers_the_batch_cap(serve, batched):
+    m = batched
+    # A target no batch can meet: AIMD backs the cap off to the smallest variant.
+    s = serve("--model", f"mlp={m.mlp_b}", "--slo-p99-ms", "0.000001")
+    assert counter(s.metrics(), "kiln_batch_cap", "mlp", 1) == 8
+    conn = s.connection()
+    x = rows(1)
+    for _ in range(200):
+        infer_y(s, "mlp", x, conn=conn)
+    conn.close()
+    assert counter(s.metrics(), "kiln_batch_cap", "mlp", 1) == 1
+    assert s.terminate() == 0
+
+    # A generous target keeps the largest variant.
+    s = serve("--model", f"mlp={m.mlp_b}", "--slo-p99-ms", "10000")
+    conn = s.connection()
+    for _ in range(64):
+        infer_y(s, "mlp", x, conn=conn)
+    conn.close()
+    assert counter(s.metrics(), "kiln_batch_cap", "mlp", 1) == 8
+    assert s.terminate() == 0

@@ -1,0 +1,325 @@
+#include "HttpServer.h"
+
+#include "Error.h"
+#include "Infer.h"
+#include "Metrics.h"
+#include "Tensor.h"
+
+#include "kiln/Version.h"
+
+#include <nlohmann/json.hpp>
+
+#include <thread>
+
+using nlohmann::json;
+
+namespace kiln::serve {
+
+namespace {
+
+const char *kJson = "application/json";
+
+void reply(httplib::Response &res, int status, const json &body) {
+  res.status = status;
+  res.set_content(body.dump(), kJson);
+}
+
+void replyError(httplib::Response &res, int status, const std::string &what) {
+  reply(res, status, json{{"error", what}});
+}
+
+// "/v2/models/m/versions/3/infer" -> {"v2", "models", "m", ...}.
+std::vector<std::string> split(const std::string &path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/')
+      ++i;
+    size_t j = path.find('/', i);
+    if (j == std::string::npos)
+      j = path.size();
+    if (j > i)
+      parts.push_back(path.substr(i, j - i));
+    i = j;
+  }
+  return parts;
+}
+
+// Splits {m}[/versions/{v}]/<rest> after "/v2/models/"; false if the path has
+// another form.
+bool modelPath(const std::vector<std::string> &p, std::string &name,
+               std::string &version, std::string &rest) {
+  if (p.size() < 3 || p[0] != "v2" || p[1] != "models")
+    return false;
+  name = p[2];
+  size_t next = 3;
+  if (p.size() > 4 && p[3] == "versions") {
+    version = p[4];
+    next = 5;
+  }
+  if (p.size() > next + 1)
+    return false;
+  rest = p.size() == next + 1 ? p[next] : "";
+  return true;
+}
+
+json tensorMetadata(const ModelVersion &v, const TensorSpec &t) {
+  std::vector<int64_t> shape = t.shape;
+  // -1 says "any number of rows"; a one-variant model keeps its number,
+  // though it too accepts more rows (they are run in several batches).
+  if (v.library().batched() && v.library().batchSizes().size() > 1)
+    shape[0] = -1;
+  return {{"name", t.name}, {"datatype", kserveDatatype(t.dtype)},
+          {"shape", shape}};
+}
+
+json modelMetadata(const std::vector<std::shared_ptr<ModelVersion>> &all,
+                   const ModelVersion &v) {
+  json versions = json::array();
+  for (const auto &mv : all)
+    versions.push_back(std::to_string(mv->version()));
+  json inputs = json::array(), outputs = json::array();
+  for (const TensorSpec &t : v.library().inputs())
+    inputs.push_back(tensorMetadata(v, t));
+  for (const TensorSpec &t : v.library().outputs())
+    outputs.push_back(tensorMetadata(v, t));
+  const ModelLibrary &lib = v.library();
+  return {{"name", v.name()},
+          {"versions", versions},
+          {"platform", "kiln"},
+          {"inputs", inputs},
+          {"outputs", outputs},
+          {"parameters",
+           {{"version", std::to_string(v.version())},
+            {"batch_sizes", lib.batchSizes()},
+            {"batched", lib.batched()},
+            {"model_hash", lib.hash()},
+            {"compiler_version", lib.compilerVersion()},
+            {"required_isa", lib.requiredIsa()},
+            {"path", lib.path()}}}};
+}
+
+// Body of a repository call: optional JSON {"parameters": {...}}.
+json repositoryParameters(const std::string &body) {
+  if (body.empty())
+    return json::object();
+  json j;
+  try {
+    j = json::parse(body);
+  } catch (const json::exception &e) {
+    throw Error(400, std::string("malformed JSON in the request: ") + e.what());
+  }
+  if (!j.is_object())
+    throw Error(400, "the request must be a JSON object");
+  auto p = j.find("parameters");
+  if (p == j.end())
+    return json::object();
+  if (!p->is_object())
+    throw Error(400, "'parameters' must be an object");
+  return *p;
+}
+
+std::optional<int64_t> versionParameter(const json &params) {
+  auto it = params.find("version");
+  if (it == params.end())
+    return std::nullopt;
+  if (it->is_number_unsigned())
+    return it->get<int64_t>();
+  if (it->is_string())
+    return parseVersion(it->get<std::string>());
+  throw Error(400, "parameters.version must be a version number");
+}
+
+} // namespace
+
+HttpServer::HttpServer(Registry &registry, const ServerOptions &options)
+    : registry_(registry), options_(options) {
+  int threads = std::max(1, options_.httpThreads);
+  server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Without TCP_NODELAY a response written in two pieces waits for the
+  // client's delayed ACK: tens of milliseconds per request.
+  server_.set_tcp_nodelay(true);
+  server_.set_keep_alive_max_count(100000);
+  server_.set_payload_max_length(options_.maxBodyBytes);
+  server_.set_read_timeout(30);
+  server_.set_write_timeout(30);
+
+  server_.Get(R"(/.*)", [this](const httplib::Request &req,
+                               httplib::Response &res) { routeGet(req, res); });
+  server_.Post(R"(/.*)", [this](const httplib::Request &req,
+                                httplib::Response &res) {
+    routePost(req, res);
+  });
+  // Errors httplib raises itself (413 for a body over --max-body-bytes, 404
+  // for another method) get a JSON body too.
+  size_t maxBody = options_.maxBodyBytes;
+  server_.set_error_handler(httplib::Server::HandlerWithResponse(
+      [maxBody](const httplib::Request &req, httplib::Response &res) {
+        if (!res.body.empty())
+          return httplib::Server::HandlerResponse::Unhandled;
+        std::string what = res.status == 413
+                               ? "the request body is over --max-body-bytes (" +
+                                     std::to_string(maxBody) + " bytes)"
+                               : "HTTP " + std::to_string(res.status) +
+                                     " for " + req.method + " " + req.path;
+        res.set_content(json{{"error", what}}.dump(), kJson);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  server_.set_exception_handler(
+      [](const httplib::Request &, httplib::Response &res,
+         std::exception_ptr ep) {
+        try {
+          std::rethrow_exception(ep);
+        } catch (const Error &e) {
+          replyError(res, e.status(), e.what());
+        } catch (const std::exception &e) {
+          replyError(res, 500, std::string("internal error: ") + e.what());
+        } catch (...) {
+          replyError(res, 500, "internal error");
+        }
+      });
+}
+
+int HttpServer::bind() {
+  int port = options_.port;
+  if (port == 0) {
+    port = server_.bind_to_any_port(options_.host);
+    if (port < 0)
+      throw Error(500, "cannot bind " + options_.host + " to a free port");
+  } else if (!server_.bind_to_port(options_.host, port)) {
+    throw Error(500, "cannot bind " + options_.host + ":" +
+                         std::to_string(port) + " (in use?)");
+  }
+  return port;
+}
+
+void HttpServer::serve() {
+  serving_ = true;
+  if (!stopping_)
+    server_.listen_after_bind();
+  serving_ = false;
+}
+
+void HttpServer::stop() {
+  stopping_ = true;
+  // listen_after_bind() may not have marked the server running yet; stop()
+  // on a server that is not running does nothing, so wait for it.
+  while (serving_ && !server_.is_running())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  server_.stop();
+}
+
+void HttpServer::routeGet(const httplib::Request &req, httplib::Response &res) {
+  std::vector<std::string> p = split(req.path);
+  if (p.size() == 1 && p[0] == "metrics") {
+    res.set_content(renderMetrics(registry_.all()),
+                    "text/plain; version=0.0.4");
+    return;
+  }
+  if (p.size() == 1 && p[0] == "v2") {
+    reply(res, 200,
+          {{"name", "kiln"},
+           {"version", KILN_VERSION_STRING},
+           {"extensions", {"binary_tensor_data", "model_repository"}}});
+    return;
+  }
+  if (p.size() == 3 && p[0] == "v2" && p[1] == "health") {
+    if (p[2] == "live") {
+      reply(res, 200, {{"live", true}});
+      return;
+    }
+    if (p[2] == "ready") {
+      bool ready = !stopping_;
+      reply(res, ready ? 200 : 503, {{"ready", ready}});
+      return;
+    }
+  }
+  std::string name, version, rest;
+  if (modelPath(p, name, version, rest) && (rest.empty() || rest == "ready")) {
+    std::shared_ptr<ModelVersion> v = registry_.find(name, version);
+    if (rest == "ready")
+      reply(res, 200,
+            {{"name", name},
+             {"version", std::to_string(v->version())},
+             {"ready", true}});
+    else
+      reply(res, 200, modelMetadata(registry_.versions(name), *v));
+    return;
+  }
+  replyError(res, 404, "no such endpoint: GET " + req.path);
+}
+
+void HttpServer::routePost(const httplib::Request &req,
+                           httplib::Response &res) {
+  std::vector<std::string> p = split(req.path);
+  std::string name, version, rest;
+  if (modelPath(p, name, version, rest) && rest == "infer") {
+    std::shared_ptr<ModelVersion> v = registry_.find(name, version);
+    Clock::time_point start = Clock::now();
+    Metrics &m = v->metrics();
+    std::optional<std::string> headerLength;
+    if (req.has_header("Inference-Header-Content-Length"))
+      headerLength = req.get_header_value("Inference-Header-Content-Length");
+    InferResponse r;
+    try {
+      r = infer(*v, req.body, headerLength);
+    } catch (...) {
+      m.failure.fetch_add(1, std::memory_order_relaxed);
+      throw;
+    }
+    res.status = 200;
+    res.body = std::move(r.body);
+    if (r.jsonBytes) {
+      res.set_header("Content-Type", "application/octet-stream");
+      res.set_header("Inference-Header-Content-Length",
+                     std::to_string(*r.jsonBytes));
+    } else {
+      res.set_header("Content-Type", kJson);
+    }
+    m.success.fetch_add(1, std::memory_order_relaxed);
+    m.requestUs.fetch_add(
+        (uint64_t)std::chrono::duration_cast<std::chrono::microseconds>(
+            Clock::now() - start)
+            .count(),
+        std::memory_order_relaxed);
+    return;
+  }
+  if (p.size() == 3 && p[0] == "v2" && p[1] == "repository" &&
+      p[2] == "index") {
+    reply(res, 200, registry_.index());
+    return;
+  }
+  if (p.size() == 5 && p[0] == "v2" && p[1] == "repository" &&
+      p[2] == "models" && (p[4] == "load" || p[4] == "unload")) {
+    json params = repositoryParameters(req.body);
+    std::optional<int64_t> v = versionParameter(params);
+    if (p[4] == "load") {
+      std::string path;
+      auto it = params.find("path");
+      if (it != params.end()) {
+        if (!it->is_string())
+          throw Error(400, "parameters.path must be a string");
+        path = it->get<std::string>();
+      }
+      std::shared_ptr<ModelVersion> loaded = registry_.load(p[3], path, v);
+      std::fprintf(stderr, "kiln-serve: loaded model '%s' version %lld from %s\n",
+                   p[3].c_str(), (long long)loaded->version(),
+                   loaded->library().path().c_str());
+      reply(res, 200,
+            {{"name", p[3]},
+             {"version", std::to_string(loaded->version())},
+             {"state", "READY"}});
+    } else {
+      registry_.unload(p[3], v);
+      std::fprintf(stderr, "kiln-serve: unloaded model '%s' %s\n",
+                   p[3].c_str(),
+                   v ? ("version " + std::to_string(*v)).c_str()
+                     : "(every version)");
+      reply(res, 200, {{"name", p[3]}, {"state", "UNLOADED"}});
+    }
+    return;
+  }
+  replyError(res, 404, "no such endpoint: POST " + req.path);
+}
+
+} // namespace kiln::serve

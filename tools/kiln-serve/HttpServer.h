@@ -1,0 +1,47 @@
+// The KServe v2 HTTP front end: routes, JSON bodies and status codes. The work
+// is done by the Registry (models and versions) and the batchers behind it.
+#ifndef KILN_TOOLS_KILN_SERVE_HTTPSERVER_H
+#define KILN_TOOLS_KILN_SERVE_HTTPSERVER_H
+
+#include "Registry.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <string>
+
+namespace kiln::serve {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;           // 0: any free port
+  size_t maxBodyBytes = 64 << 20;
+  int httpThreads = 32;      // connections served at once
+};
+
+class HttpServer {
+public:
+  HttpServer(Registry &registry, const ServerOptions &options);
+
+  /// Binds the listening socket; returns the port. Throws Error.
+  int bind();
+  /// Serves until stop(); returns after every in-flight request finished.
+  void serve();
+  /// Stops accepting connections and lets serve() drain. Thread-safe; may
+  /// come before serve() starts.
+  void stop();
+
+private:
+  void routeGet(const httplib::Request &req, httplib::Response &res);
+  void routePost(const httplib::Request &req, httplib::Response &res);
+
+  Registry &registry_;
+  ServerOptions options_;
+  httplib::Server server_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> serving_{false};
+};
+
+} // namespace kiln::serve
+
+#endif // KILN_TOOLS_KILN_SERVE_HTTPSERVER_H

@@ -1,0 +1,347 @@
+#include "ModelVersion.h"
+
+#include "Error.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace kiln::serve {
+
+namespace {
+constexpr size_t kAlignment = 64;
+// The SLO controller looks at the last kWindow request latencies and adjusts
+// the cap after every kAdjustEvery completions.
+constexpr size_t kWindow = 128;
+constexpr int kAdjustEvery = 16;
+constexpr double kDecrease = 0.9; // Clipper backs off by 10%
+
+int64_t micros(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+} // namespace
+
+AlignedBuffer::AlignedBuffer(size_t bytes) : n_(bytes) {
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  p_ = static_cast<char *>(std::aligned_alloc(kAlignment, rounded ? rounded : kAlignment));
+  if (!p_)
+    throw Error(503, "out of memory allocating " + std::to_string(bytes) +
+                         " bytes");
+}
+
+AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&o) noexcept {
+  std::swap(p_, o.p_);
+  std::swap(n_, o.n_);
+  return *this;
+}
+
+AlignedBuffer::~AlignedBuffer() { std::free(p_); }
+
+bool InferJob::wait() {
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return remaining == 0; });
+  return error.empty();
+}
+
+static size_t rowBytes(const TensorSpec &t, bool batched) {
+  size_t n = t.elementSize;
+  for (size_t d = batched ? 1 : 0; d < t.shape.size(); ++d)
+    n *= (size_t)t.shape[d];
+  return n;
+}
+
+ModelVersion::ModelVersion(std::string name, int64_t version,
+                           std::shared_ptr<ModelLibrary> library,
+                           const BatchingOptions &options)
+    : name_(std::move(name)), version_(version), library_(std::move(library)),
+      options_(options) {
+  bool batched = library_->batched();
+  for (const TensorSpec &t : library_->inputs())
+    inRowBytes_.push_back(rowBytes(t, batched));
+  for (const TensorSpec &t : library_->outputs())
+    outRowBytes_.push_back(rowBytes(t, batched));
+  cap_ = batched ? maxBatch() : 1;
+
+  // Powers of two up to the largest variant, then +Inf.
+  for (int64_t b = 1;; b *= 2) {
+    metrics_.batchBuckets.push_back(b);
+    if (b >= maxBatch())
+      break;
+  }
+  metrics_.batchCounts.reset(
+      new std::atomic<uint64_t>[metrics_.batchBuckets.size() + 1]);
+  for (size_t i = 0; i <= metrics_.batchBuckets.size(); ++i)
+    metrics_.batchCounts[i] = 0;
+
+  for (int i = 0; i < std::max(1, options_.workers); ++i) {
+    workers_.push_back(std::make_unique<Worker>());
+    makeWorker(*workers_.back());
+  }
+  for (auto &w : workers_) {
+    Worker *worker = w.get();
+    w->thread = std::thread([this, worker] { workerLoop(*worker); });
+  }
+}
+
+ModelVersion::~ModelVersion() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto &w : workers_)
+    if (w->thread.joinable())
+      w->thread.join();
+}
+
+// One session and staging buffers per variant, each warmed with a run on
+// zeros: page faults, lazy binding and cold caches are paid here, not by the
+// first request.
+void ModelVersion::makeWorker(Worker &w) {
+  const ModelLibrary &lib = *library_;
+  bool batched = lib.batched();
+  for (int64_t b : lib.batchSizes()) {
+    Variant v;
+    v.batch = batched ? b : 1;
+    v.session = lib.createSession(b);
+    auto shaped = [&](const TensorSpec &t) {
+      std::vector<int64_t> s = t.shape;
+      if (batched)
+        s[0] = b;
+      return s;
+    };
+    for (size_t i = 0; i < lib.inputs().size(); ++i) {
+      v.inShapes.push_back(shaped(lib.inputs()[i]));
+      v.in.emplace_back(inRowBytes_[i] * v.batch);
+      std::memset(v.in.back().data(), 0, v.in.back().size());
+    }
+    for (size_t i = 0; i < lib.outputs().size(); ++i) {
+      v.outShapes.push_back(shaped(lib.outputs()[i]));
+      v.out.emplace_back(outRowBytes_[i] * v.batch);
+    }
+    for (size_t i = 0; i < v.in.size(); ++i)
+      v.inT.push_back({v.in[i].data(), v.in[i].size(), lib.inputs()[i].dtype,
+                       (int32_t)v.inShapes[i].size(), v.inShapes[i].data()});
+    for (size_t i = 0; i < v.out.size(); ++i)
+      v.outT.push_back({v.out[i].data(), v.out[i].size(),
+                        lib.outputs()[i].dtype, (int32_t)v.outShapes[i].size(),
+                        v.outShapes[i].data()});
+    std::string message;
+    if (!v.session->run(v.inT.data(), v.inT.size(), v.outT.data(),
+                        v.outT.size(), message))
+      throw Error(500, lib.path() + ": the warm-up run of batch size " +
+                           std::to_string(b) + " failed: " + message);
+    w.variants.push_back(std::move(v));
+  }
+}
+
+int64_t ModelVersion::effectiveCap() const {
+  // Padding up to a variant costs as much as filling it, so the cap snaps
+  // down to the largest variant it allows.
+  int64_t cap = cap_.load(std::memory_order_relaxed);
+  if (!library_->batched())
+    return 1;
+  int64_t best = library_->batchSizes().front();
+  for (int64_t b : library_->batchSizes())
+    if (b <= cap)
+      best = b;
+  return best;
+}
+
+void ModelVersion::submit(const std::shared_ptr<InferJob> &job) {
+  int64_t sliceRows = library_->batched() ? maxBatch() : 1;
+  int64_t slices = (job->rows + sliceRows - 1) / sliceRows;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_)
+      throw Error(503, "model '" + name_ + "' version " +
+                           std::to_string(version_) + " is being unloaded");
+    // An empty queue always admits, so one large request cannot be refused
+    // forever.
+    if (options_.maxQueue && !queue_.empty() &&
+        queue_.size() + (size_t)slices > options_.maxQueue)
+      throw Error(503, "model '" + name_ + "' version " +
+                           std::to_string(version_) + " is overloaded: " +
+                           std::to_string(queue_.size()) +
+                           " requests are queued (--max-queue " +
+                           std::to_string(options_.maxQueue) +
+                           "); retry later");
+    job->enqueued = Clock::now();
+    job->remaining = (int)slices;
+    job->queuedSlices = (int)slices;
+    for (int64_t begin = 0; begin < job->rows; begin += sliceRows)
+      queue_.push_back({job, begin, std::min(sliceRows, job->rows - begin)});
+    queuedRows_ += job->rows;
+    metrics_.pending.fetch_add(1, std::memory_order_relaxed);
+  }
+  cv_.notify_one();
+}
+
+void ModelVersion::workerLoop(Worker &w) {
+  std::vector<Slice> batch;
+  for (;;) {
+    int64_t rows = 0;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      for (;;) {
+        if (queue_.empty()) {
+          if (stop_)
+            return;
+          cv_.wait(lock);
+          continue;
+        }
+        // Wait for the batch to fill, but never past the oldest request's
+        // deadline; unloading stops the waiting.
+        if (options_.maxQueueDelayUs > 0 && !stop_ &&
+            queuedRows_ < effectiveCap()) {
+          auto deadline =
+              queue_.front().job->enqueued +
+              std::chrono::microseconds(options_.maxQueueDelayUs);
+          if (Clock::now() < deadline) {
+            cv_.wait_until(lock, deadline);
+            continue;
+          }
+        }
+        break;
+      }
+      int64_t cap = effectiveCap();
+      while (!queue_.empty()) {
+        Slice &s = queue_.front();
+        if (!batch.empty() && rows + s.rows > cap)
+          break;
+        rows += s.rows;
+        queuedRows_ -= s.rows;
+        if (--s.job->queuedSlices == 0)
+          metrics_.pending.fetch_sub(1, std::memory_order_relaxed);
+        batch.push_back(std::move(s));
+        queue_.pop_front();
+      }
+    }
+    // Someone else may take what is left while we run.
+    cv_.notify_one();
+    execute(w, batch, rows);
+    batch.clear();
+  }
+}
+
+void ModelVersion::execute(Worker &w, std::vector<Slice> &batch,
+                           int64_t rows) {
+  Clock::time_point start = Clock::now();
+  Variant *v = &w.variants.back();
+  for (Variant &candidate : w.variants)
+    if (candidate.batch >= rows) {
+      v = &candidate;
+      break;
+    }
+  size_t nIn = v->inT.size(), nOut = v->outT.size();
+
+  // One slice that fills the variant runs in place on the request's own
+  // buffers; anything else is packed into the staging buffers.
+  bool direct = batch.size() == 1 && batch[0].rows == v->batch;
+  const ModelLibrary &lib = *library_;
+  for (size_t i = 0; direct && i < nIn; ++i)
+    direct = reinterpret_cast<uintptr_t>(batch[0].job->inputs[i] +
+                                         batch[0].begin * inRowBytes_[i]) %
+                 lib.inputs()[i].elementSize ==
+             0;
+  if (direct) {
+    const Slice &s = batch[0];
+    for (size_t i = 0; i < nIn; ++i)
+      v->inT[i].data =
+          const_cast<char *>(s.job->inputs[i] + s.begin * inRowBytes_[i]);
+    for (size_t i = 0; i < nOut; ++i)
+      v->outT[i].data = s.job->outputs[i].data() + s.begin * outRowBytes_[i];
+  } else {
+    for (size_t i = 0; i < nIn; ++i) {
+      v->inT[i].data = v->in[i].data();
+      char *dst = v->in[i].data();
+      for (const Slice &s : batch) {
+        size_t n = (size_t)s.rows * inRowBytes_[i];
+        std::memcpy(dst, s.job->inputs[i] + s.begin * inRowBytes_[i], n);
+        dst += n;
+      }
+      // Padding rows are zeros, so they cannot produce NaNs or traps.
+      std::memset(dst, 0, (size_t)(v->batch - rows) * inRowBytes_[i]);
+    }
+    for (size_t i = 0; i < nOut; ++i)
+      v->outT[i].data = v->out[i].data();
+  }
+
+  std::string message;
+  bool ok = v->session->run(v->inT.data(), nIn, v->outT.data(), nOut, message);
+  Clock::time_point ran = Clock::now();
+
+  if (ok && !direct) {
+    for (size_t i = 0; i < nOut; ++i) {
+      const char *src = v->out[i].data();
+      for (const Slice &s : batch) {
+        size_t n = (size_t)s.rows * outRowBytes_[i];
+        std::memcpy(s.job->outputs[i].data() + s.begin * outRowBytes_[i], src,
+                    n);
+        src += n;
+      }
+    }
+  }
+
+  Metrics &m = metrics_;
+  m.executions.fetch_add(1, std::memory_order_relaxed);
+  m.inferenceRows.fetch_add((uint64_t)rows, std::memory_order_relaxed);
+  m.paddedRows.fetch_add((uint64_t)(v->batch - rows),
+                         std::memory_order_relaxed);
+  m.computeUs.fetch_add((uint64_t)micros(ran - start),
+                        std::memory_order_relaxed);
+  m.batchSum.fetch_add((uint64_t)rows, std::memory_order_relaxed);
+  size_t bucket = 0;
+  while (bucket < m.batchBuckets.size() && rows > m.batchBuckets[bucket])
+    ++bucket;
+  m.batchCounts[bucket].fetch_add(1, std::memory_order_relaxed);
+
+  std::string error;
+  if (!ok)
+    error = "model '" + name_ + "' version " + std::to_string(version_) +
+            ": kiln_run failed: " + message;
+  for (Slice &s : batch) {
+    m.queueUs.fetch_add((uint64_t)micros(start - s.job->enqueued),
+                        std::memory_order_relaxed);
+    bool finished;
+    {
+      std::lock_guard<std::mutex> lock(s.job->mu);
+      if (!ok && s.job->error.empty())
+        s.job->error = error;
+      finished = --s.job->remaining == 0;
+      if (finished)
+        s.job->cv.notify_one();
+    }
+    if (finished && options_.sloP99Ms > 0)
+      recordLatency((double)micros(Clock::now() - s.job->enqueued));
+  }
+}
+
+// AIMD on the batch cap: one more row while the window's p99 meets the SLO,
+// 10% fewer (at least one) when it does not. The window restarts after a
+// decrease so one burst is not punished twice.
+void ModelVersion::recordLatency(double us) {
+  if (!library_->batched() || maxBatch() == 1)
+    return;
+  std::lock_guard<std::mutex> lock(sloMu_);
+  window_.push_back(us);
+  if (window_.size() > kWindow)
+    window_.pop_front();
+  if (++sinceAdjust_ < kAdjustEvery)
+    return;
+  sinceAdjust_ = 0;
+  std::vector<double> sorted(window_.begin(), window_.end());
+  size_t k = std::min(sorted.size() - 1, (size_t)(0.99 * sorted.size()));
+  std::nth_element(sorted.begin(), sorted.begin() + k, sorted.end());
+  double p99Ms = sorted[k] / 1000.0;
+  int64_t cap = cap_.load();
+  if (p99Ms > options_.sloP99Ms) {
+    int64_t lower = std::min(cap - 1, (int64_t)(cap * kDecrease));
+    cap_ = std::max<int64_t>(1, lower);
+    window_.clear();
+  } else if (cap < maxBatch()) {
+    cap_ = cap + 1;
+  }
+}
+
+} // namespace kiln::serve
