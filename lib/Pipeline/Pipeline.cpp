@@ -277,6 +277,16 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
         types.push_back(arg.getType());
       }
       variant.setType(b.getFunctionType(types, variant.getResultTypes()));
+      // ONNX's shape inference typed the nodes for the original batch; those
+      // types no longer hold, so forget them (OnnxToKiln infers its own).
+      variant.walk([&](Operation *op) {
+        if (op->getName().getDialectNamespace() != "onnx" ||
+            isa<mlir::kiln::onnx::InitializerOp>(op))
+          return;
+        for (OpResult r : op->getResults())
+          if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+            r.setType(UnrankedTensorType::get(t.getElementType()));
+      });
       entryNames.push_back(name);
     }
     graph.erase();

@@ -2,7 +2,8 @@
 compiled once per session, and a factory for servers that are always stopped.
 
 Environment (set by test/serve/CMakeLists.txt; defaults suit a build in
-<repo>/build): KILN_SERVE, KILN_COMPILE, KILN_SERVE_WORKDIR.
+<repo>/build): KILN_SERVE, KILN_COMPILE, KILN_SERVE_FAKE_BATCHED (the
+hand-written model with batch variants 1, 4, 8), KILN_SERVE_WORKDIR.
 """
 import os
 import shutil
@@ -21,6 +22,8 @@ from serve_client import Server  # noqa: E402
 BUILD = os.path.join(HERE, "..", "..", "build")
 KILN_SERVE = os.environ.get("KILN_SERVE", os.path.join(BUILD, "bin", "kiln-serve"))
 KILN_COMPILE = os.environ.get("KILN_COMPILE", os.path.join(BUILD, "bin", "kiln-compile"))
+FAKE_BATCHED = os.environ.get("KILN_SERVE_FAKE_BATCHED", os.path.join(
+    BUILD, "test", "serve", "kiln_serve_fake_batched.so"))
 
 # LLVM feature name : /proc/cpuinfo flag, as in test/e2e/check_isa_guard.sh.
 ISA_CANDIDATES = [("avx512fp16", "avx512_fp16"), ("amx-tile", "amx_tile"),
@@ -38,8 +41,11 @@ NO_BATCH_SIZES = ("kiln-compile --help does not list --batch-sizes, so no "
 
 
 def compile_model(onnx_path, so_path, *flags):
-    subprocess.run([KILN_COMPILE, onnx_path, "-o", so_path, *flags], check=True,
-                   capture_output=True, timeout=120)
+    r = subprocess.run([KILN_COMPILE, onnx_path, "-o", so_path, *flags],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode:
+        raise RuntimeError(f"kiln-compile {os.path.basename(onnx_path)} {' '.join(flags)} "
+                           f"failed:\n{r.stderr}")
     return so_path
 
 
@@ -75,9 +81,7 @@ def m(workdir):
     ns.pair = compile_model(f"{d}/pair.onnx", f"{d}/pair.so")
     models.save_slow(f"{d}/slow.onnx")
     ns.slow = compile_model(f"{d}/slow.onnx", f"{d}/slow.so")
-    ns.batch_sizes = compiler_has_batch_sizes()
-    ns.mlp_b = (compile_model(f"{d}/mlp1.onnx", f"{d}/mlp_b.so", "--batch-sizes", "1,4,8")
-                if ns.batch_sizes else None)
+    ns.fake_batched = FAKE_BATCHED if os.path.exists(FAKE_BATCHED) else None
     ns.repo = f"{d}/repo"
     for v in (1, 2):
         os.makedirs(f"{ns.repo}/mlp/{v}", exist_ok=True)
@@ -106,3 +110,24 @@ def serve(workdir, request):
     yield start
     for s in started:
         s.kill()
+
+
+@pytest.fixture(scope="session")
+def fake_batched(m):
+    """The hand-written model with batch variants 1, 4, 8 (y = 2x + 1)."""
+    if not m.fake_batched:
+        pytest.skip(f"{FAKE_BATCHED} is not built (ninja kiln_serve_fake_batched)")
+    return m.fake_batched
+
+
+@pytest.fixture(scope="session")
+def mlp_batched(m):
+    """mlp1 compiled by kiln-compile --batch-sizes 1,4,8."""
+    if not compiler_has_batch_sizes():
+        pytest.skip(NO_BATCH_SIZES)
+    try:
+        return compile_model(f"{m.dir}/mlp1.onnx", f"{m.dir}/mlp_b.so",
+                             "--batch-sizes", "1,4,8")
+    except RuntimeError as e:
+        pytest.fail(f"kiln-compile lists --batch-sizes but cannot build the "
+                    f"multi-variant MLP (a kiln-compile problem, not kiln-serve's): {e}")

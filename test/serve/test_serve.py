@@ -9,7 +9,6 @@ import time
 import numpy as np
 import pytest
 
-from conftest import NO_BATCH_SIZES
 from serve_client import binary_infer_request, decode_response, json_infer_body
 
 RTOL, ATOL = 1e-4, 1e-5
@@ -375,57 +374,65 @@ def test_sigterm_drains(serve, m):
 # ---------------------------------------------------------------- batching
 
 
-@pytest.fixture
-def batched(m):
-    if not m.batch_sizes:
-        pytest.skip(NO_BATCH_SIZES)
-    return m
-
-
-def test_dynamic_batching(serve, batched):
-    m = batched
-    s = serve("--model", f"mlp={m.mlp_b}", "--max-queue-delay-us", "20000",
-              "--threads", "1")
-    status, meta = s.get_json("/v2/models/mlp")
-    assert meta["inputs"][0]["shape"] == [-1, 16]
-    assert meta["parameters"]["batch_sizes"] == [1, 4, 8]
-
-    n = 16
-    xs = [rows(1, seed=100 + i) for i in range(n)]
+def concurrent(n, fn):
+    """Runs fn(i) for i < n on n threads released together; returns results."""
     results, failures = [None] * n, []
     barrier = threading.Barrier(n)
 
-    def client(i):
+    def run(i):
         try:
             barrier.wait(10)
-            results[i] = infer_y(s, "mlp", xs[i])[0]
+            results[i] = fn(i)
         except Exception as e:  # noqa: BLE001
             failures.append(repr(e))
 
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(60)
     assert failures == []
-    for i in range(n):
-        np.testing.assert_allclose(results[i], m.mlp_ref[1](xs[i]), RTOL, ATOL)
+    return results
+
+
+def test_dynamic_batching(serve, fake_batched):
+    s = serve("--model", f"fb={fake_batched}", "--max-queue-delay-us", "20000",
+              "--threads", "1")
+    status, meta = s.get_json("/v2/models/fb")
+    assert meta["inputs"][0]["shape"] == [-1, 4]
+    assert meta["parameters"]["batch_sizes"] == [1, 4, 8]
+
+    def fb(x):
+        status, headers, body = s.request("POST", "/v2/models/fb/infer", json.dumps(
+            json_infer_body({"x": x})).encode())
+        assert status == 200, body
+        return decode_response(headers, body)[0]["y"]
+
+    n = 16
+    xs = [np.random.default_rng(i).standard_normal((1, 4)).astype(np.float32)
+          for i in range(n)]
+    ys = concurrent(n, lambda i: fb(xs[i]))
+    for x, y in zip(xs, ys):
+        np.testing.assert_array_equal(y, 2 * x + 1)
     metrics = s.metrics()
-    rows_done = counter(metrics, "kiln_inference_count", "mlp", 1)
-    batches = counter(metrics, "kiln_execution_count", "mlp", 1)
+    rows_done = counter(metrics, "kiln_inference_count", "fb", 1)
+    batches = counter(metrics, "kiln_execution_count", "fb", 1)
     assert rows_done == n
     assert batches < rows_done, (batches, rows_done)
-    assert counter(metrics, "kiln_batch_size_sum", "mlp", 1) == n
+    assert counter(metrics, "kiln_batch_size_sum", "fb", 1) == n
+    assert counter(metrics, "kiln_batch_size_count", "fb", 1) == batches
+    assert counter(metrics, "kiln_queue_duration_us_total", "fb", 1) > 0
 
     # 3 rows pad to the 4-row variant; 20 rows split into 8 + 8 + 4.
     before = s.metrics()
-    x3, x20 = rows(3, seed=1), rows(20, seed=2)
-    np.testing.assert_allclose(infer_y(s, "mlp", x3)[0], m.mlp_ref[1](x3), RTOL, ATOL)
-    np.testing.assert_allclose(infer_y(s, "mlp", x20)[0], m.mlp_ref[1](x20), RTOL, ATOL)
+    x3 = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x20 = np.arange(80, dtype=np.float32).reshape(20, 4)
+    np.testing.assert_array_equal(fb(x3), 2 * x3 + 1)
+    np.testing.assert_array_equal(fb(x20), 2 * x20 + 1)
     after = s.metrics()
 
     def delta(name):
-        return counter(after, name, "mlp", 1) - counter(before, name, "mlp", 1)
+        return counter(after, name, "fb", 1) - counter(before, name, "fb", 1)
 
     assert delta("kiln_inference_count") == 23
     assert delta("kiln_execution_count") == 4
@@ -433,24 +440,62 @@ def test_dynamic_batching(serve, batched):
     assert s.terminate() == 0
 
 
-def test_slo_mode_lowers_the_batch_cap(serve, batched):
-    m = batched
-    # A target no batch can meet: AIMD backs the cap off to the smallest variant.
-    s = serve("--model", f"mlp={m.mlp_b}", "--slo-p99-ms", "0.000001")
-    assert counter(s.metrics(), "kiln_batch_cap", "mlp", 1) == 8
+def test_no_delay_runs_what_is_queued(serve, fake_batched):
+    # Without a queue delay a lone request runs at once, in the 1-row variant.
+    s = serve("--model", f"fb={fake_batched}")
     conn = s.connection()
-    x = rows(1)
-    for _ in range(200):
-        infer_y(s, "mlp", x, conn=conn)
+    x = np.ones((1, 4), np.float32)
+    for _ in range(10):
+        status, headers, body = s.request("POST", "/v2/models/fb/infer", json.dumps(
+            json_infer_body({"x": x})).encode(), conn=conn)
+        assert status == 200
     conn.close()
-    assert counter(s.metrics(), "kiln_batch_cap", "mlp", 1) == 1
+    metrics = s.metrics()
+    assert counter(metrics, "kiln_execution_count", "fb", 1) == 10
+    assert counter(metrics, "kiln_padded_rows_total", "fb", 1) == 0
+    assert s.terminate() == 0
+
+
+def test_slo_mode_lowers_the_batch_cap(serve, fake_batched):
+    x = np.ones((1, 4), np.float32)
+    body = json.dumps(json_infer_body({"x": x})).encode()
+
+    def drive(s, n):
+        conn = s.connection()
+        for _ in range(n):
+            assert s.request("POST", "/v2/models/fb/infer", body, conn=conn)[0] == 200
+        conn.close()
+
+    # A target no request can meet: AIMD backs the cap off to one row.
+    s = serve("--model", f"fb={fake_batched}", "--slo-p99-ms", "0.000001")
+    assert counter(s.metrics(), "kiln_batch_cap", "fb", 1) == 8
+    drive(s, 200)
+    assert counter(s.metrics(), "kiln_batch_cap", "fb", 1) == 1
     assert s.terminate() == 0
 
     # A generous target keeps the largest variant.
-    s = serve("--model", f"mlp={m.mlp_b}", "--slo-p99-ms", "10000")
-    conn = s.connection()
-    for _ in range(64):
-        infer_y(s, "mlp", x, conn=conn)
-    conn.close()
-    assert counter(s.metrics(), "kiln_batch_cap", "mlp", 1) == 8
+    s = serve("--model", f"fb={fake_batched}", "--slo-p99-ms", "10000")
+    drive(s, 64)
+    assert counter(s.metrics(), "kiln_batch_cap", "fb", 1) == 8
+    assert s.terminate() == 0
+
+
+def test_compiled_batch_variants(serve, m, mlp_batched):
+    # The same checks on a model kiln-compile built with --batch-sizes 1,4,8.
+    s = serve("--model", f"mlp={mlp_batched}", "--max-queue-delay-us", "20000",
+              "--threads", "1")
+    status, meta = s.get_json("/v2/models/mlp")
+    assert meta["inputs"][0]["shape"] == [-1, 16]
+    assert meta["parameters"]["batch_sizes"] == [1, 4, 8]
+    n = 16
+    xs = [rows(1, seed=100 + i) for i in range(n)]
+    ys = concurrent(n, lambda i: infer_y(s, "mlp", xs[i])[0])
+    for x, y in zip(xs, ys):
+        np.testing.assert_allclose(y, m.mlp_ref[1](x), RTOL, ATOL)
+    metrics = s.metrics()
+    assert counter(metrics, "kiln_execution_count", "mlp", 1) < \
+        counter(metrics, "kiln_inference_count", "mlp", 1) == n
+    for k in (3, 20):
+        x = rows(k, seed=k)
+        np.testing.assert_allclose(infer_y(s, "mlp", x)[0], m.mlp_ref[1](x), RTOL, ATOL)
     assert s.terminate() == 0

@@ -5,8 +5,8 @@
 // bufferization), so nothing is transposed at run time but the input.
 
 // CHECK-LABEL: func.func @grouped_constant_filter
-// CHECK-DAG: %[[W:.+]] = arith.constant {{.+}} : tensor<1x1x2x4xf32>
 // CHECK: linalg.transpose {{.+}} permutation = [0, 2, 3, 1]
+// CHECK: %[[W:.+]] = arith.constant {{.+}} : tensor<1x1x2x4xf32>
 // CHECK-NOT: linalg.transpose
 // CHECK: %[[W0:.+]] = tensor.extract_slice %[[W]][0, 0, 0, 0] [1, 1, 2, 2] [1, 1, 1, 1]
 // CHECK: linalg.conv_2d_nhwc_hwcf {{.+}} ins(%{{.+}}, %[[W0]] :
