@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -118,6 +119,9 @@ json readJson(const std::string &path) {
   try {
     if (path == "-")
       return json::parse(std::cin);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+      throw UserError{"'" + path + "' is a directory, not a JSON file"};
     std::ifstream in(path);
     if (!in)
       throw UserError{"cannot open '" + path + "'"};

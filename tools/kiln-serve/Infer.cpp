@@ -230,8 +230,7 @@ InferResponse infer(ModelVersion &model, const std::string &body,
 
   for (size_t i = 0; i < lib.outputs().size(); ++i)
     job->outputs.emplace_back((size_t)job->rows * model.outputRowBytes()[i]);
-  model.submit(job);
-  if (!job->wait())
+  if (!model.run(job))
     throw Error(500, job->error);
 
   InferResponse response;

@@ -37,11 +37,17 @@ AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&o) noexcept {
 
 AlignedBuffer::~AlignedBuffer() { std::free(p_); }
 
-bool InferJob::wait() {
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return remaining == 0; });
-  return error.empty();
-}
+struct Variant {
+  std::unique_ptr<Session> session;
+  int64_t batch; // rows it holds
+  std::vector<AlignedBuffer> in, out; // staging for packed batches
+  std::vector<kiln_tensor> inT, outT;
+  std::vector<std::vector<int64_t>> inShapes, outShapes;
+};
+
+struct Slot {
+  std::vector<Variant> variants; // ascending batch size
+};
 
 static size_t rowBytes(const TensorSpec &t, bool batched) {
   size_t n = t.elementSize;
@@ -73,31 +79,20 @@ ModelVersion::ModelVersion(std::string name, int64_t version,
   for (size_t i = 0; i <= metrics_.batchBuckets.size(); ++i)
     metrics_.batchCounts[i] = 0;
 
-  for (int i = 0; i < std::max(1, options_.workers); ++i) {
-    workers_.push_back(std::make_unique<Worker>());
-    makeWorker(*workers_.back());
-  }
-  for (auto &w : workers_) {
-    Worker *worker = w.get();
-    w->thread = std::thread([this, worker] { workerLoop(*worker); });
+  for (int i = 0; i < std::max(1, options_.slots); ++i) {
+    slots_.push_back(std::make_unique<Slot>());
+    makeSlot(*slots_.back());
+    idle_.push_back(slots_.back().get());
   }
 }
 
-ModelVersion::~ModelVersion() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  for (auto &w : workers_)
-    if (w->thread.joinable())
-      w->thread.join();
-}
+// Nothing can be running: every request holds a reference to its version.
+ModelVersion::~ModelVersion() = default;
 
 // One session and staging buffers per variant, each warmed with a run on
 // zeros: page faults, lazy binding and cold caches are paid here, not by the
 // first request.
-void ModelVersion::makeWorker(Worker &w) {
+void ModelVersion::makeSlot(Slot &slot) {
   const ModelLibrary &lib = *library_;
   bool batched = lib.batched();
   for (int64_t b : lib.batchSizes()) {
@@ -131,7 +126,7 @@ void ModelVersion::makeWorker(Worker &w) {
                         v.outT.size(), message))
       throw Error(500, lib.path() + ": the warm-up run of batch size " +
                            std::to_string(b) + " failed: " + message);
-    w.variants.push_back(std::move(v));
+    slot.variants.push_back(std::move(v));
   }
 }
 
@@ -148,87 +143,124 @@ int64_t ModelVersion::effectiveCap() const {
   return best;
 }
 
-void ModelVersion::submit(const std::shared_ptr<InferJob> &job) {
+bool ModelVersion::run(const std::shared_ptr<InferJob> &job) {
   int64_t sliceRows = library_->batched() ? maxBatch() : 1;
   int64_t slices = (job->rows + sliceRows - 1) / sliceRows;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stop_)
-      throw Error(503, "model '" + name_ + "' version " +
-                           std::to_string(version_) + " is being unloaded");
-    // An empty queue always admits, so one large request cannot be refused
-    // forever.
-    if (options_.maxQueue && !queue_.empty() &&
-        queue_.size() + (size_t)slices > options_.maxQueue)
-      throw Error(503, "model '" + name_ + "' version " +
-                           std::to_string(version_) + " is overloaded: " +
-                           std::to_string(queue_.size()) +
-                           " requests are queued (--max-queue " +
-                           std::to_string(options_.maxQueue) +
-                           "); retry later");
-    job->enqueued = Clock::now();
-    job->remaining = (int)slices;
-    job->queuedSlices = (int)slices;
-    for (int64_t begin = 0; begin < job->rows; begin += sliceRows)
-      queue_.push_back({job, begin, std::min(sliceRows, job->rows - begin)});
-    queuedRows_ += job->rows;
-    metrics_.pending.fetch_add(1, std::memory_order_relaxed);
-  }
-  cv_.notify_one();
-}
+  std::unique_lock<std::mutex> lock(mu_);
+  // An empty queue always admits, so one large request cannot be refused
+  // forever.
+  if (options_.maxQueue && !queue_.empty() &&
+      queue_.size() + (size_t)slices > options_.maxQueue)
+    throw Error(503, "model '" + name_ + "' version " +
+                         std::to_string(version_) + " is overloaded: " +
+                         std::to_string(queue_.size()) +
+                         " requests are queued (--max-queue " +
+                         std::to_string(options_.maxQueue) + "); retry later");
+  job->enqueued = Clock::now();
+  job->remaining = (int)slices;
+  job->queuedSlices = (int)slices;
+  for (int64_t begin = 0; begin < job->rows; begin += sliceRows)
+    queue_.push_back({job, begin, std::min(sliceRows, job->rows - begin)});
+  queuedRows_ += job->rows;
+  metrics_.pending.fetch_add(1, std::memory_order_relaxed);
 
-void ModelVersion::workerLoop(Worker &w) {
+  Slot *slot = nullptr;
+  if (!idle_.empty()) {
+    slot = idle_.back();
+    idle_.pop_back();
+    job->leading = true;
+  }
+  if (options_.maxQueueDelayUs > 0)
+    fill_.notify_all(); // a waiting batch may be full now
+
   std::vector<Slice> batch;
-  for (;;) {
-    int64_t rows = 0;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      for (;;) {
-        if (queue_.empty()) {
-          if (stop_)
-            return;
-          cv_.wait(lock);
-          continue;
-        }
-        // Wait for the batch to fill, but never past the oldest request's
-        // deadline; unloading stops the waiting.
-        if (options_.maxQueueDelayUs > 0 && !stop_ &&
-            queuedRows_ < effectiveCap()) {
-          auto deadline =
-              queue_.front().job->enqueued +
-              std::chrono::microseconds(options_.maxQueueDelayUs);
-          if (Clock::now() < deadline) {
-            cv_.wait_until(lock, deadline);
-            continue;
-          }
-        }
-        break;
-      }
-      int64_t cap = effectiveCap();
-      while (!queue_.empty()) {
-        Slice &s = queue_.front();
-        if (!batch.empty() && rows + s.rows > cap)
-          break;
-        rows += s.rows;
-        queuedRows_ -= s.rows;
-        if (--s.job->queuedSlices == 0)
-          metrics_.pending.fetch_sub(1, std::memory_order_relaxed);
-        batch.push_back(std::move(s));
-        queue_.pop_front();
+  std::vector<double> latencies;
+  std::string error;
+  while (job->remaining > 0) {
+    if (!slot) {
+      // Follow: until our rows ran, or a finishing leader hands us its slot.
+      job->cv.wait(lock, [&] { return job->remaining == 0 || job->slot; });
+      std::swap(slot, job->slot);
+      continue;
+    }
+    if (queue_.empty()) {
+      // Our last rows are running under another leader; nobody is waiting
+      // for a slot (they would be in the queue), so park it.
+      idle_.push_back(slot);
+      slot = nullptr;
+      job->leading = false;
+      continue;
+    }
+    // Lead. Wait for the batch to fill, but never past the oldest request's
+    // deadline.
+    if (options_.maxQueueDelayUs > 0 && queuedRows_ < effectiveCap()) {
+      auto deadline = queue_.front().job->enqueued +
+                      std::chrono::microseconds(options_.maxQueueDelayUs);
+      if (Clock::now() < deadline) {
+        fill_.wait_until(lock, deadline);
+        continue;
       }
     }
-    // Someone else may take what is left while we run.
-    cv_.notify_one();
-    execute(w, batch, rows);
-    batch.clear();
+    int64_t cap = effectiveCap(), rows = 0;
+    while (!queue_.empty()) {
+      Slice &s = queue_.front();
+      if (!batch.empty() && rows + s.rows > cap)
+        break;
+      rows += s.rows;
+      queuedRows_ -= s.rows;
+      if (--s.job->queuedSlices == 0)
+        metrics_.pending.fetch_sub(1, std::memory_order_relaxed);
+      batch.push_back(std::move(s));
+      queue_.pop_front();
+    }
+    lock.unlock();
+    error.clear();
+    execute(*slot, batch, rows, error);
+    lock.lock();
+    Clock::time_point done = Clock::now();
+    for (Slice &s : batch) {
+      InferJob &j = *s.job;
+      if (!error.empty() && j.error.empty())
+        j.error = error;
+      if (--j.remaining == 0) {
+        if (&j != job.get())
+          j.cv.notify_one();
+        if (options_.sloP99Ms > 0)
+          latencies.push_back((double)micros(done - j.enqueued));
+      }
+    }
+    batch.clear(); // may free other jobs; their owners wait for our lock
   }
+  if (slot)
+    handOff(slot);
+  job->leading = false;
+  bool ok = job->error.empty();
+  lock.unlock();
+  for (double us : latencies)
+    recordLatency(us);
+  return ok;
 }
 
-void ModelVersion::execute(Worker &w, std::vector<Slice> &batch,
-                           int64_t rows) {
+// Gives a free slot to the owner of the oldest queued job that is only
+// following, or parks it. Under mu_.
+void ModelVersion::handOff(Slot *slot) {
+  for (Slice &s : queue_) {
+    InferJob &j = *s.job;
+    if (!j.leading && !j.slot) {
+      j.slot = slot;
+      j.leading = true;
+      j.cv.notify_one();
+      return;
+    }
+  }
+  idle_.push_back(slot);
+}
+
+void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch,
+                           int64_t rows, std::string &error) {
   Clock::time_point start = Clock::now();
-  Variant *v = &w.variants.back();
-  for (Variant &candidate : w.variants)
+  Variant *v = &slot.variants.back();
+  for (Variant &candidate : slot.variants)
     if (candidate.batch >= rows) {
       v = &candidate;
       break;
@@ -296,25 +328,12 @@ void ModelVersion::execute(Worker &w, std::vector<Slice> &batch,
     ++bucket;
   m.batchCounts[bucket].fetch_add(1, std::memory_order_relaxed);
 
-  std::string error;
+  for (const Slice &s : batch)
+    m.queueUs.fetch_add((uint64_t)micros(start - s.job->enqueued),
+                        std::memory_order_relaxed);
   if (!ok)
     error = "model '" + name_ + "' version " + std::to_string(version_) +
             ": kiln_run failed: " + message;
-  for (Slice &s : batch) {
-    m.queueUs.fetch_add((uint64_t)micros(start - s.job->enqueued),
-                        std::memory_order_relaxed);
-    bool finished;
-    {
-      std::lock_guard<std::mutex> lock(s.job->mu);
-      if (!ok && s.job->error.empty())
-        s.job->error = error;
-      finished = --s.job->remaining == 0;
-      if (finished)
-        s.job->cv.notify_one();
-    }
-    if (finished && options_.sloP99Ms > 0)
-      recordLatency((double)micros(Clock::now() - s.job->enqueued));
-  }
 }
 
 // AIMD on the batch cap: one more row while the window's p99 meets the SLO,

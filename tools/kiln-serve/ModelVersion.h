@@ -1,11 +1,16 @@
-// One loaded version of a model: its worker threads, each with one session per
-// batch variant, and the dynamic batcher that feeds them.
+// One loaded version of a model: its execution slots, each with one session
+// per batch variant, and the dynamic batcher that feeds them.
 //
 // Requests ("jobs") are cut into slices of at most the largest batch variant
-// and queued. A worker takes slices from the front while they fit under the
+// and queued. There are no worker threads: the HTTP thread that submits a job
+// takes a free slot if there is one and becomes a leader (leader/follower).
+// A leader takes slices from the front of the queue while they fit under the
 // current batch cap, waiting up to max_queue_delay_us after the oldest one
 // arrived for the batch to fill, runs the smallest variant that holds them
-// (zero-padding the unused rows) and copies each slice's rows back. With
+// (zero-padding the unused rows), copies each slice's rows back and wakes
+// their owners. It leads until its own job is done, then hands the slot to
+// the owner of the oldest waiting job. So an idle server runs a request with
+// no thread hand-off, and a busy one wakes one thread per batch. With
 // --slo-p99-ms the cap adapts (AIMD) to keep the observed p99 latency under
 // the target.
 #ifndef KILN_TOOLS_KILN_SERVE_MODELVERSION_H
@@ -20,7 +25,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace kiln::serve {
@@ -28,7 +32,7 @@ namespace kiln::serve {
 using Clock = std::chrono::steady_clock;
 
 struct BatchingOptions {
-  int workers = 1;            // sessions (threads) per variant
+  int slots = 1;              // batches that may run at once (--threads)
   int64_t maxQueueDelayUs = 0;// how long a batch may wait to fill
   size_t maxQueue = 1024;     // queued slices beyond which submit fails (503)
   double sloP99Ms = 0;        // > 0: adapt the batch cap to this p99
@@ -53,25 +57,26 @@ private:
   size_t n_ = 0;
 };
 
+/// Sessions for every batch variant, used by one leader at a time (defined in
+/// ModelVersion.cpp).
+struct Slot;
+
 /// One inference request: `rows` rows of every input (row-major, rows *
-/// rowBytes each; caller-owned, valid until the job is done) and a buffer for
-/// every output, filled by the workers.
+/// rowBytes each; caller-owned, valid until run() returns) and a buffer for
+/// every output, filled by whichever thread runs its slices.
 struct InferJob {
   int64_t rows = 1;
   std::vector<const char *> inputs;
   std::vector<AlignedBuffer> outputs;
   Clock::time_point enqueued;
 
-  /// Blocks until every slice ran; returns false with `error` set if one
-  /// failed.
-  bool wait();
-
-  // Worker side, under ModelVersion's queue lock unless noted.
+  // Batcher state, under ModelVersion's lock.
+  std::condition_variable cv; // done, or handed a slot
   int queuedSlices = 0;
-  std::mutex mu;
-  std::condition_variable cv;
-  int remaining = 0; // slices not yet run (under mu)
-  std::string error; // first failure (under mu)
+  int remaining = 0;          // slices not yet run
+  bool leading = false;       // its owner holds a slot
+  Slot *slot = nullptr;       // a slot handed over by a finishing leader
+  std::string error;          // first failure
 };
 
 /// Counters exported at /metrics.
@@ -87,13 +92,12 @@ struct Metrics {
 
 class ModelVersion {
 public:
-  /// Creates the sessions and warms every variant of every worker with one
+  /// Creates the sessions and warms every variant of every slot with one
   /// run on zeros, so the version is ready for traffic when this returns.
   /// Throws Error when a session cannot be created or a warm-up run fails.
   ModelVersion(std::string name, int64_t version,
                std::shared_ptr<ModelLibrary> library,
                const BatchingOptions &options);
-  /// Runs what is still queued, then joins the workers.
   ~ModelVersion();
   ModelVersion(const ModelVersion &) = delete;
   ModelVersion &operator=(const ModelVersion &) = delete;
@@ -111,30 +115,21 @@ public:
   int64_t batchCap() const { return cap_.load(std::memory_order_relaxed); }
   Metrics &metrics() { return metrics_; }
 
-  /// Queues `job` (its output buffers allocated by the caller). Throws
+  /// Queues `job` (its output buffers allocated by the caller) and returns
+  /// when every row ran, perhaps leading batches of other jobs meanwhile.
+  /// Returns false with job->error set when the model failed. Throws
   /// Error(503) when the queue is full.
-  void submit(const std::shared_ptr<InferJob> &job);
+  bool run(const std::shared_ptr<InferJob> &job);
 
 private:
   struct Slice {
     std::shared_ptr<InferJob> job;
     int64_t begin, rows;
   };
-  struct Variant {
-    std::unique_ptr<Session> session;
-    int64_t batch;
-    std::vector<AlignedBuffer> in, out; // staging for packed batches
-    std::vector<kiln_tensor> inT, outT;
-    std::vector<std::vector<int64_t>> inShapes, outShapes;
-  };
-  struct Worker {
-    std::vector<Variant> variants;
-    std::thread thread;
-  };
-
-  void makeWorker(Worker &w);
-  void workerLoop(Worker &w);
-  void execute(Worker &w, std::vector<Slice> &batch, int64_t rows);
+  void makeSlot(Slot &slot);
+  void execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
+               std::string &error);
+  void handOff(Slot *slot);
   void recordLatency(double us);
   int64_t effectiveCap() const;
 
@@ -146,11 +141,11 @@ private:
   Metrics metrics_;
 
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable fill_; // leaders waiting for a batch to fill
   std::deque<Slice> queue_;
   int64_t queuedRows_ = 0;
-  bool stop_ = false;
-  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<Slot *> idle_;
 
   std::atomic<int64_t> cap_;
   std::mutex sloMu_;

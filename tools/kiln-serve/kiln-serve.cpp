@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
                "HTTP/REST protocol"};
   ServerOptions server;
   BatchingOptions batching;
-  batching.workers =
+  batching.slots =
       (int)std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   std::vector<std::string> models;
   std::string repository;
@@ -86,9 +86,9 @@ int main(int argc, char **argv) {
                  "(0: off)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--threads", batching.workers,
-                 "Worker threads (one session per batch variant each) per "
-                 "model version")
+  app.add_option("--threads", batching.slots,
+                 "Batches one model version may run at once (each slot has "
+                 "one session per batch variant)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   app.add_option("--http-threads", server.httpThreads,

@@ -57,6 +57,11 @@ struct ArenaAllocationPass
     SmallVector<memref::CopyOp> copies;
     func.walk([&](memref::CopyOp op) { copies.push_back(op); });
     for (memref::CopyOp op : copies) {
+      // A tile written in place leaves a copy of a buffer onto itself.
+      if (op.getSource() == op.getTarget()) {
+        rewriter.eraseOp(op);
+        continue;
+      }
       rewriter.setInsertionPoint(op);
       rewriter.replaceOpWithNewOp<linalg::CopyOp>(op, op.getSource(),
                                                   op.getTarget());

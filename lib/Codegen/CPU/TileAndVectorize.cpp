@@ -91,6 +91,45 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
   return t;
 }
 
+/// In-place reuse: an elementwise op may write its result into an input
+/// that dies at the op (same type, identity access, no other use, not a
+/// caller-owned argument or a constant). Returns that input's index.
+std::optional<unsigned> dyingInputToReuse(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0)
+    return std::nullopt;
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!init->get().getDefiningOp<tensor::EmptyOp>() ||
+      op.payloadUsesValueFromOperand(init))
+    return std::nullopt;
+  Type resultType = op->getResult(0).getType();
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    Value v = in->get();
+    if (v.getType() != resultType || !v.hasOneUse() ||
+        isa<BlockArgument>(v) || v.getDefiningOp<arith::ConstantOp>() ||
+        !op.getMatchingIndexingMap(in).isIdentity())
+      continue;
+    return in->getOperandNumber();
+  }
+  return std::nullopt;
+}
+
+/// After tiling an op whose init was one of its inputs, each tile reads that
+/// input at exactly the positions it writes; reading them from the tile of
+/// the loop-carried destination instead lets bufferization update the buffer
+/// in place rather than copy it.
+void readReusedInputInPlace(linalg::LinalgOp tiled, unsigned inputIndex) {
+  Value out = tiled.getDpsInitOperand(0)->get();
+  auto outSlice = out.getDefiningOp<tensor::ExtractSliceOp>();
+  auto inSlice =
+      tiled->getOperand(inputIndex).getDefiningOp<tensor::ExtractSliceOp>();
+  if (!outSlice || !inSlice || inSlice.getType() != outSlice.getType() ||
+      inSlice.getMixedOffsets() != outSlice.getMixedOffsets() ||
+      inSlice.getMixedSizes() != outSlice.getMixedSizes() ||
+      inSlice.getMixedStrides() != outSlice.getMixedStrides())
+    return;
+  tiled->setOperand(inputIndex, out);
+}
+
 int64_t tileVolume(linalg::LinalgOp op) {
   int64_t v = 1;
   for (int64_t s : op.getStaticLoopRanges()) {
@@ -123,6 +162,10 @@ struct TileAndVectorizePass
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (linalg::LinalgOp op : ops) {
+      std::optional<unsigned> reused;
+      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+        if ((reused = dyingInputToReuse(generic)))
+          op.getDpsInitOperand(0)->set(op->getOperand(*reused));
       SmallVector<int64_t> tiles = chooseTileSizes(op, vectorWidth);
       if (tiles.empty() || llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
         continue;
@@ -134,6 +177,9 @@ struct TileAndVectorizePass
           rewriter, cast<TilingInterface>(op.getOperation()), options);
       if (failed(tiled))
         continue;
+      if (reused && !tiled->tiledOps.empty())
+        if (auto t = dyn_cast<linalg::LinalgOp>(tiled->tiledOps.back()))
+          readReusedInputInPlace(t, *reused);
       rewriter.replaceOp(op, tiled->replacements);
     }
 

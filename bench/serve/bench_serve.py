@@ -1,0 +1,246 @@
+#!/usr/bin/python3
+"""kiln-serve benchmark (not a test). Measures, on this machine:
+
+  (a) overhead: the tiny MLP (x[1,16] -> y[1,4]) in-process with kiln_run
+      (direct_run.c) against the same model through kiln-serve over loopback
+      (one keep-alive client, JSON and binary requests): p50 and p99.
+  (b) throughput of a small ResNet (x[1,3,64,64], ~0.1 GFLOP) with 16
+      concurrent clients: one-variant .so (no batching) against a .so with
+      batch variants 1,4,8 (dynamic batching, with and without a queue delay).
+      Needs kiln-compile --batch-sizes (or --resnet-batched PATH).
+  (c) a version swap under sustained load (load v2, unload v1, load v3,
+      unload v2 while 8 clients send requests): failed requests.
+
+The load generator (http_bench.cpp) and the baseline (direct_run.c) are built
+into the work directory with the system compilers. Everything stays on
+127.0.0.1.
+
+usage: bench_serve.py [--build DIR] [--workdir DIR] [--seconds S]
+                      [--resnet-batched PATH] [--json OUT]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "test", "serve"))
+
+import numpy as np  # noqa: E402
+
+import models  # noqa: E402
+from serve_client import Server, binary_infer_request, json_infer_body  # noqa: E402
+
+
+def sh(*cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def build_tools(work):
+    hb, dr = f"{work}/http_bench", f"{work}/direct_run"
+    sh("c++", "-O2", "-std=c++17", "-pthread", f"{HERE}/http_bench.cpp", "-o", hb)
+    sh("cc", "-O2", f"-I{REPO}/runtime/include", f"{HERE}/direct_run.c", "-o", dr, "-ldl")
+    return hb, dr
+
+
+def direct(dr, so, n, warmup, batch=0):
+    return json.loads(sh(dr, so, str(n), str(warmup), str(batch)))
+
+
+def load(hb, port, path, body, headers, clients, seconds=None, requests=None, warmup=50):
+    body_file = f"{ARGS.workdir}/body-{os.getpid()}-{threading.get_ident()}.bin"
+    with open(body_file, "wb") as f:
+        f.write(body)
+    cmd = [hb, "--port", str(port), "--path", path, "--body", body_file,
+           "--clients", str(clients), "--warmup", str(warmup)]
+    for k, v in headers.items():
+        cmd += ["--header", f"{k}: {v}"]
+    cmd += ["--seconds", str(seconds)] if seconds else ["--requests", str(requests)]
+    return json.loads(sh(*cmd))
+
+
+def batch_stats(server, model):
+    m = server.metrics()
+    rows = m.get(("kiln_inference_count", model, "1"), 0)
+    runs = m.get(("kiln_execution_count", model, "1"), 0)
+    pad = m.get(("kiln_padded_rows_total", model, "1"), 0)
+    return {"rows_per_batch": rows / runs if runs else 0, "padded_rows": pad}
+
+
+def bench_overhead(serve_bin, compile_bin, hb, dr, work, results):
+    models.Mlp(0).save(f"{work}/mlp.onnx")
+    sh(compile_bin, f"{work}/mlp.onnx", "-o", f"{work}/mlp.so")
+    base = direct(dr, f"{work}/mlp.so", 200000, 10000)
+    results["overhead"] = {"direct": base}
+    x = np.random.default_rng(0).standard_normal((1, 16)).astype(np.float32)
+    s = Server(serve_bin, ["--model", f"mlp={work}/mlp.so"], f"{work}/overhead.log")
+    try:
+        path = "/v2/models/mlp/infer"
+        jbody = json.dumps(json_infer_body({"x": x})).encode()
+        bbody, bheaders = binary_infer_request({"x": x})
+        n = ARGS.requests
+        results["overhead"]["json"] = load(hb, s.port, path, jbody,
+                                           {"Content-Type": "application/json"}, 1,
+                                           requests=n, warmup=500)
+        results["overhead"]["binary"] = load(hb, s.port, path, bbody, bheaders, 1,
+                                             requests=n, warmup=500)
+        results["overhead"]["json_4_clients"] = load(
+            hb, s.port, path, jbody, {"Content-Type": "application/json"}, 4,
+            requests=n, warmup=200)
+        assert s.terminate() == 0
+    finally:
+        s.kill()
+
+
+def bench_resnet(serve_bin, compile_bin, hb, dr, work, results):
+    models.save_resnet_like(f"{work}/resnet.onnx")
+    single = f"{work}/resnet.so"
+    sh(compile_bin, f"{work}/resnet.onnx", "-o", single)
+    batched = ARGS.resnet_batched
+    note = None
+    if not batched:
+        help_text = subprocess.run([compile_bin, "--help"], capture_output=True,
+                                   text=True).stdout
+        if "--batch-sizes" not in help_text:
+            note = "kiln-compile has no --batch-sizes: batching runs skipped"
+        else:
+            batched = f"{work}/resnet_b.so"
+            r = subprocess.run([compile_bin, f"{work}/resnet.onnx", "-o", batched,
+                                "--batch-sizes", "1,4,8"], capture_output=True, text=True)
+            if r.returncode:
+                note = "kiln-compile --batch-sizes failed: " + r.stderr.strip()[:400]
+                batched = None
+    out = results["resnet"] = {"note": note, "direct": {}}
+    out["direct"]["batch1"] = direct(dr, single, 500, 50)
+    if batched:
+        for b in (4, 8):
+            out["direct"][f"batch{b}"] = direct(dr, batched, 200, 20, b)
+
+    x = np.random.default_rng(0).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    body, headers = binary_infer_request({"x": x})
+    configs = [("no batching (1 variant)", single, [])]
+    if batched:
+        configs += [("batching 1,4,8, delay 0", batched, ["--max-queue-delay-us", "0"]),
+                    ("batching 1,4,8, delay 2 ms", batched, ["--max-queue-delay-us", "2000"]),
+                    ("batching 1,4,8, SLO p99 40 ms", batched, ["--slo-p99-ms", "40"])]
+    out["runs"] = []
+    for label, so, extra in configs:
+        s = Server(serve_bin, ["--model", f"r={so}", "--threads", str(ARGS.threads), *extra],
+                   f"{work}/resnet-{len(out['runs'])}.log")
+        try:
+            r = load(hb, s.port, "/v2/models/r/infer", body, headers, 16,
+                     seconds=ARGS.seconds, warmup=5)
+            r.update(batch_stats(s, "r"))
+            r["label"] = label
+            out["runs"].append(r)
+            assert s.terminate() == 0
+        finally:
+            s.kill()
+
+
+def bench_swap(serve_bin, compile_bin, hb, work, results):
+    for v in (1, 2, 3):
+        models.Mlp(v).save(f"{work}/mlp_v{v}.onnx")
+        os.makedirs(f"{work}/repo/mlp/{v}", exist_ok=True)
+        sh(compile_bin, f"{work}/mlp_v{v}.onnx", "-o", f"{work}/repo/mlp/{v}/model.so")
+    s = Server(serve_bin, ["--repository", f"{work}/repo", "--model",
+                           f"mlp={work}/repo/mlp/1/model.so@1"], f"{work}/swap.log")
+    try:
+        x = np.zeros((1, 16), np.float32)
+        body = json.dumps(json_infer_body({"x": x})).encode()
+        box = {}
+        seconds = max(4.0, ARGS.seconds)
+        t = threading.Thread(target=lambda: box.update(load(
+            hb, s.port, "/v2/models/mlp/infer", body,
+            {"Content-Type": "application/json"}, 8, seconds=seconds, warmup=10)))
+        t.start()
+        steps = []
+        time.sleep(seconds / 5)
+        for action, version in (("load", 2), ("unload", 1), ("load", 3), ("unload", 2)):
+            t0 = time.time()
+            status, reply = s.post_json(f"/v2/repository/models/mlp/{action}",
+                                        {"parameters": {"version": str(version)}})
+            steps.append({"action": action, "version": version, "status": status,
+                          "ms": round((time.time() - t0) * 1e3, 1)})
+            time.sleep(seconds / 6)
+        t.join()
+        box["steps"] = steps
+        box["serving_after"] = s.get_json("/v2/models/mlp")[1]["versions"]
+        results["swap"] = box
+        assert s.terminate() == 0
+    finally:
+        s.kill()
+
+
+def report(results):
+    lines = []
+    o = results.get("overhead")
+    if o:
+        d = o["direct"]
+        lines.append("(a) tiny MLP, one client, keep-alive, loopback (microseconds)")
+        lines.append(f"  direct kiln_run           p50 {d['p50_us']:8.1f}  p99 {d['p99_us']:8.1f}")
+        for k in ("json", "binary", "json_4_clients"):
+            r = o[k]
+            lines.append(f"  kiln-serve {k:14s} p50 {r['p50_us']:8.1f}  p99 {r['p99_us']:8.1f}"
+                         f"  ({r['throughput']:.0f} req/s, {r['failures']} failed)")
+    r = results.get("resnet")
+    if r:
+        lines.append("(b) small ResNet 1x3x64x64, 16 clients, binary requests")
+        for k, d in r["direct"].items():
+            lines.append(f"  direct kiln_run {k}: p50 {d['p50_us'] / 1e3:.2f} ms")
+        if r["note"]:
+            lines.append(f"  note: {r['note']}")
+        for run in r["runs"]:
+            lines.append(f"  {run['label']:30s} {run['throughput']:8.1f} req/s  "
+                         f"p50 {run['p50_us'] / 1e3:7.2f} ms  p99 {run['p99_us'] / 1e3:7.2f} ms  "
+                         f"rows/batch {run['rows_per_batch']:.2f}  failed {run['failures']}")
+    sw = results.get("swap")
+    if sw:
+        lines.append("(c) version swap under load (8 clients)")
+        lines.append(f"  {sw['requests']} requests in {sw['seconds']:.1f} s, "
+                     f"{sw['failures']} failed, statuses {sw['statuses']}")
+        lines.append("  steps: " + ", ".join(f"{s['action']} v{s['version']} -> {s['status']} "
+                                            f"({s['ms']} ms)" for s in sw["steps"]))
+        lines.append(f"  serving afterwards: versions {sw['serving_after']}")
+    return "\n".join(lines)
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default=os.path.join(REPO, "build"))
+    p.add_argument("--workdir", default="/tmp/kiln-serve-bench")
+    p.add_argument("--seconds", type=float, default=5.0, help="per throughput run")
+    p.add_argument("--requests", type=int, default=20000, help="per latency run")
+    p.add_argument("--threads", type=int, default=2, help="kiln-serve --threads")
+    p.add_argument("--resnet-batched", help="a prebuilt resnet .so with batch variants 1,4,8")
+    p.add_argument("--only", choices=["overhead", "resnet", "swap"], action="append")
+    p.add_argument("--json", help="also write the results here")
+    ARGS = p.parse_args()
+    serve_bin = f"{ARGS.build}/bin/kiln-serve"
+    compile_bin = f"{ARGS.build}/bin/kiln-compile"
+    shutil.rmtree(ARGS.workdir, ignore_errors=True)
+    os.makedirs(ARGS.workdir)
+    hb, dr = build_tools(ARGS.workdir)
+    results = {"machine": {"cpus": os.cpu_count()}}
+    only = ARGS.only or ["overhead", "resnet", "swap"]
+    if "overhead" in only:
+        bench_overhead(serve_bin, compile_bin, hb, dr, ARGS.workdir, results)
+    if "resnet" in only:
+        bench_resnet(serve_bin, compile_bin, hb, dr, ARGS.workdir, results)
+    if "swap" in only:
+        bench_swap(serve_bin, compile_bin, hb, ARGS.workdir, results)
+    print(report(results))
+    if ARGS.json:
+        with open(ARGS.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
