@@ -165,7 +165,7 @@ std::string mlir::kiln::reportHtml(ModuleOp module, const ModelDesc &desc,
   llvm::raw_string_ostream os(out);
   os << "<!doctype html>\n<html><head><meta charset='utf-8'><title>Kiln: "
      << escape(desc.name) << "</title>\n<style>body{font-family:sans-serif;"
-        "margin:24px;color:#222}table{border-collapse:collapse}td,th{padding:"
+        "margin:24px;color:#222;max-width:1000px}p{overflow-wrap:anywhere}table{border-collapse:collapse}td,th{padding:"
         "3px 10px;border-bottom:1px solid #ddd;text-align:right}th{text-align:"
         "left}td:first-child{text-align:left}</style></head><body>\n";
   os << "<h1>" << escape(desc.name) << "</h1>\n<p>" << escape(desc.compilerVersion)
