@@ -20,6 +20,7 @@
 #include <optional>
 #include <queue>
 #include <random>
+#include <cstdlib>
 
 namespace mlir::kiln::plan {
 namespace {
@@ -188,7 +189,8 @@ private:
     if (prefix > 0)
       collect(1, 0, leaves, prefix, int32_t(p.first[item]));
     workDone += 1 + gathered.size();
-    std::sort(gathered.begin(), gathered.end());
+    std::sort(gathered.begin(), gathered.end(),
+              [](const auto &a, const auto &b) { return a.first < b.first; });
 
     const uint64_t size = p.size[item];
     uint64_t top = 0; // end of the highest intersecting buffer seen so far
@@ -394,7 +396,8 @@ public:
 
   const Best &run() {
     tryOrder(orderBySize(p), Fit::Best);
-    workLimit = placer.work() + kSearchWorkBudget;
+    static uint64_t bud = getenv("EXP_BUDGET") ? atoll(getenv("EXP_BUDGET")) : kSearchWorkBudget;
+    workLimit = placer.work() + bud;
     for (Fit fit : {Fit::BestTop, Fit::First})
       if (!done()) {
         --passesLeft;
