@@ -12,6 +12,11 @@ greedy-by-size and the full search land from the lower bound, the planner's
 own time (kiln-plan --stats) and the wall time of the whole command (reading
 and writing JSON included), best of --repeat runs.
 
+--stress also plans 40 harder random DAGs (300-3000 ops, unbounded or
+windowed long reads, random or construction order) and prints how often
+greedy and the search reach the lower bound: a check of the search beyond
+the test corpus.
+
     /usr/bin/python3 bench/plan/bench_plan.py [--kiln-plan build/bin/kiln-plan]
 """
 import argparse
@@ -51,6 +56,33 @@ def make_trace(mt, kind, n, path, window):
     return len(bufs)
 
 
+def stress(mt, kiln_plan, tmp):
+    rows = []
+    for i in range(40):
+        n = [300, 1000, 2000, 3000][i % 4]
+        rng = random.Random(5000 + i)
+        g = mt.random_dag(rng, n, 4, window=[None, 64, 256][i % 3])
+        bufs = g.buffers(g.schedule(rng if i % 2 else None))
+        path = os.path.join(tmp, f"stress{i}.json")
+        with open(path, "w") as f:
+            json.dump({"alignment": 64, "buffers": bufs}, f)
+        p = subprocess.run([kiln_plan, "--stats", path], check=True,
+                           capture_output=True, text=True)
+        out = json.loads(p.stdout)
+        greedy = int(re.search(r"greedy by size (\d+)", p.stderr).group(1)) \
+            / out["lower_bound_bytes"]
+        ms = float(re.search(r"planned in ([\d.e+-]+) ms", p.stderr).group(1))
+        rows.append((greedy, out["arena_bytes"] == out["lower_bound_bytes"],
+                     out["arena_bytes"] / out["lower_bound_bytes"], ms))
+    k = len(rows)
+    print(f"stress: {k} random DAGs; greedy at the lower bound "
+          f"{100 * sum(r[0] == 1.0 for r in rows) / k:.1f}%, mean "
+          f"{sum(r[0] for r in rows) / k:.4f}; search at the lower bound "
+          f"{100 * sum(r[1] for r in rows) / k:.1f}%, mean "
+          f"{sum(r[2] for r in rows) / k:.4f}, max {max(r[2] for r in rows):.4f}"
+          f"; planning {max(r[3] for r in rows):.0f} ms at most")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln-plan",
@@ -60,6 +92,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dag-window", type=int, default=256)
     ap.add_argument("--search-iterations", type=int, default=None)
+    ap.add_argument("--stress", action="store_true")
     args = ap.parse_args()
     mt = load_make_traces()
     extra = []
@@ -87,6 +120,8 @@ def main():
                                      p.stderr).group(1))
                 print(f"{kind:<12} {count:>8} {live:>5} {greedy:>8} "
                       f"{search:>8} {ms:>9.1f} {min(walls):>9.1f}")
+        if args.stress:
+            stress(mt, args.kiln_plan, tmp)
 
 
 if __name__ == "__main__":

@@ -39,8 +39,8 @@ int main(int argc, char **argv) {
   const kiln_model_info *(*info_fn)(void) = dlsym(h, "kiln_get_model_info");
   kiln_status (*create)(const kiln_session_options *, kiln_session **) =
       dlsym(h, "kiln_session_create");
-  kiln_status (*run)(kiln_session *, const kiln_tensor *, size_t,
-                     kiln_tensor *, size_t) = dlsym(h, "kiln_run");
+  kiln_status (*run)(kiln_session *, const kiln_tensor *, size_t, kiln_tensor *,
+                     size_t) = dlsym(h, "kiln_run");
   size_t (*dsize)(int32_t) = dlsym(h, "kiln_dtype_size");
   if (!info_fn || !create || !run || !dsize) {
     fprintf(stderr, "direct_run: not a Kiln model\n");
@@ -95,8 +95,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; ++i)
     mean += lat[i];
   mean /= n;
-  printf("{\"runs\": %d, \"p50_us\": %.2f, \"p99_us\": %.2f, \"mean_us\": %.2f, "
-         "\"throughput\": %.1f}\n",
-         n, lat[n / 2], lat[(int)(n * 0.99)], mean, 1e6 / mean);
+  printf(
+      "{\"runs\": %d, \"p50_us\": %.2f, \"p99_us\": %.2f, \"mean_us\": %.2f, "
+      "\"throughput\": %.1f}\n",
+      n, lat[n / 2], lat[(int)(n * 0.99)], mean, 1e6 / mean);
   return 0;
 }

@@ -105,15 +105,24 @@ int main(int argc, char **argv) {
       }
       return argv[++i];
     };
-    if (a == "--host") o.host = next();
-    else if (a == "--port") o.port = std::stoi(next());
-    else if (a == "--path") o.path = next();
-    else if (a == "--body") o.bodyFile = next();
-    else if (a == "--header") o.headers.push_back(next());
-    else if (a == "--clients") o.clients = std::stoi(next());
-    else if (a == "--requests") o.requests = std::stol(next());
-    else if (a == "--seconds") o.seconds = std::stod(next());
-    else if (a == "--warmup") o.warmup = std::stoi(next());
+    if (a == "--host")
+      o.host = next();
+    else if (a == "--port")
+      o.port = std::stoi(next());
+    else if (a == "--path")
+      o.path = next();
+    else if (a == "--body")
+      o.bodyFile = next();
+    else if (a == "--header")
+      o.headers.push_back(next());
+    else if (a == "--clients")
+      o.clients = std::stoi(next());
+    else if (a == "--requests")
+      o.requests = std::stol(next());
+    else if (a == "--seconds")
+      o.seconds = std::stod(next());
+    else if (a == "--warmup")
+      o.warmup = std::stoi(next());
     else {
       std::fprintf(stderr, "http_bench: unknown argument %s\n", a.c_str());
       return 2;
@@ -157,8 +166,8 @@ int main(int argc, char **argv) {
       int status = -1;
       if (fd >= 0 && writeAll(fd, request))
         status = readResponse(fd, buf, keepAlive);
-      double us = std::chrono::duration<double, std::micro>(Clock::now() - t0)
-                      .count();
+      double us =
+          std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
       if (status < 0 || !keepAlive) {
         if (fd >= 0)
           close(fd);
@@ -179,8 +188,8 @@ int main(int argc, char **argv) {
     for (;;) {
       if (o.requests && issued.fetch_add(1) >= o.requests)
         break;
-      if (o.seconds && Clock::now() - start >=
-                           std::chrono::duration<double>(o.seconds))
+      if (o.seconds &&
+          Clock::now() - start >= std::chrono::duration<double>(o.seconds))
         break;
       once(true);
     }

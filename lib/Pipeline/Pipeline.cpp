@@ -49,7 +49,8 @@ std::string codegenPipeline(int64_t vectorWidth) {
   return "func.func(kiln-cpu-tile-and-vectorize{vector-width=" +
          std::to_string(vectorWidth) +
          "},canonicalize,cse,loop-invariant-subset-hoisting,"
-         "kiln-cpu-lower-vector-ops,canonicalize,cse),"
+         "kiln-cpu-lower-vector-ops,canonicalize,cse,"
+         "kiln-cpu-split-empty-tensors),"
          "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map},"
@@ -321,6 +322,12 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
 
   // The model's signature, for the descriptor.
   ModelDesc desc;
+  desc.name = o.name;
+  if (desc.name.empty())
+    if (auto n = (*module)->getAttrOfType<StringAttr>(kModelNameAttr))
+      desc.name = n.str();
+  if (desc.name.empty())
+    desc.name = llvm::sys::path::stem(o.inputPath).str();
   auto func = module->lookupSymbol<func::FuncOp>(entryNames.front());
   auto describe = [&](Type t, DictionaryAttr attrs, const std::string &dflt)
       -> Expected<TensorDesc> {
@@ -412,12 +419,6 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   if (!llvmModule)
     return errorFrom(errors, "translation to LLVM IR failed");
 
-  desc.name = !o.name.empty() ? o.name : "";
-  if (desc.name.empty())
-    if (auto n = (*module)->getAttrOfType<StringAttr>(kModelNameAttr))
-      desc.name = n.str();
-  if (desc.name.empty())
-    desc.name = llvm::sys::path::stem(o.inputPath).str();
   if (auto h = (*module)->getAttrOfType<StringAttr>(kModelHashAttr))
     desc.hash = h.str();
   desc.compilerVersion = versionString();

@@ -1,4 +1,4 @@
-//===- CorpusTest.cpp - the arena planner on the trace corpus --------------===//
+//===- CorpusTest.cpp - the arena planner on the trace corpus ------------===//
 //
 // Plans every trace in test/plan/traces (make_traces.py writes them; traces
 // exported from real compilations join by being dropped there) and checks
@@ -37,10 +37,9 @@ Trace loadTrace(const fs::path &path) {
   t.name = path.stem().string();
   t.alignment = doc.value("alignment", uint64_t(64));
   for (const nlohmann::json &b : doc.at("buffers"))
-    t.buffers.push_back({b.at("id").get<std::string>(),
-                         b.at("size").get<uint64_t>(),
-                         b.at("first").get<int64_t>(),
-                         b.at("last").get<int64_t>()});
+    t.buffers.push_back(
+        {b.at("id").get<std::string>(), b.at("size").get<uint64_t>(),
+         b.at("first").get<int64_t>(), b.at("last").get<int64_t>()});
   return t;
 }
 

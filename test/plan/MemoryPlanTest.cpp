@@ -61,8 +61,8 @@ TEST(MemoryPlan, AllOverlappingTakeTheSum) {
   std::vector<Buffer> buffers;
   uint64_t sum = 0;
   for (int i = 0; i < 20; ++i) {
-    buffers.push_back({"b" + std::to_string(i), uint64_t(64 * (i % 7 + 1)),
-                       i, 100 + i});
+    buffers.push_back(
+        {"b" + std::to_string(i), uint64_t(64 * (i % 7 + 1)), i, 100 + i});
     sum += 64 * (i % 7 + 1);
   }
   Plan p = checkedPlan(buffers);
@@ -195,9 +195,9 @@ TEST(ValidatePlan, RejectsBadOffsetsAndArena) {
   EXPECT_NE(validatePlan(buffers, Plan{128, 128, {0}}, 64)
                 .find("1 offsets for 2 buffers"),
             std::string::npos);
-  EXPECT_NE(validatePlan(buffers, Plan{128, 64, {0, 64}}, 64)
-                .find("lower bound"),
-            std::string::npos);
+  EXPECT_NE(
+      validatePlan(buffers, Plan{128, 64, {0, 64}}, 64).find("lower bound"),
+      std::string::npos);
   EXPECT_NE(validatePlan(buffers, Plan{128, 128, {0, 64}}, 48)
                 .find("not a power of two"),
             std::string::npos);
@@ -214,8 +214,8 @@ std::vector<Buffer> randomBuffers(std::mt19937_64 &rng, size_t count,
   std::vector<Buffer> buffers;
   for (size_t i = 0; i < count; ++i) {
     int64_t first = int64_t(rng() % uint64_t(steps));
-    int64_t span = int64_t(rng() % 8 == 0 ? rng() % uint64_t(steps)
-                                          : rng() % 4);
+    int64_t span =
+        int64_t(rng() % 8 == 0 ? rng() % uint64_t(steps) : rng() % 4);
     uint64_t size = rng() % 10 == 0 ? 0 : 1 + rng() % maxSize;
     buffers.push_back({"r" + std::to_string(i), size, first, first + span});
   }

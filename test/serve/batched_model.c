@@ -10,8 +10,10 @@
 #include <string.h>
 
 static const int64_t x_shape[] = {1, 4};
-static const kiln_tensor_info inputs[] = {{"x", x_shape, KILN_DTYPE_FLOAT32, 2}};
-static const kiln_tensor_info outputs[] = {{"y", x_shape, KILN_DTYPE_FLOAT32, 2}};
+static const kiln_tensor_info inputs[] = {
+    {"x", x_shape, KILN_DTYPE_FLOAT32, 2}};
+static const kiln_tensor_info outputs[] = {
+    {"y", x_shape, KILN_DTYPE_FLOAT32, 2}};
 static const int64_t batch_sizes[] = {1, 4, 8};
 static const uint64_t batch_arena_bytes[] = {64, 256, 512};
 

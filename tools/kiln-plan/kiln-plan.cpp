@@ -98,7 +98,8 @@ Options parseArgs(int argc, char **argv) {
       if (used == 0 || used != value.size() || value[0] == '-' ||
           n > std::numeric_limits<unsigned>::max())
         throw UserError{"--search-iterations expects a non-negative integer, "
-                        "got '" + value + "'"};
+                        "got '" +
+                        value + "'"};
       opts.searchIterations = unsigned(n);
     } else if (arg.size() > 1 && arg[0] == '-') {
       throw UserError{"unknown option '" + arg + "' (see --help)"};
@@ -137,7 +138,8 @@ json readJson(const std::string &path) {
 }
 
 uint64_t readUnsigned(const json &v, const std::string &what) {
-  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
+  if (!v.is_number_integer() ||
+      (!v.is_number_unsigned() && v.get<int64_t>() < 0))
     throw UserError{what + " must be a non-negative integer, got " + v.dump()};
   return v.get<uint64_t>();
 }
@@ -166,7 +168,8 @@ Input parseInput(const json &doc) {
                       std::to_string(in.alignment)};
   }
   if (!doc.contains("buffers"))
-    throw UserError{"missing \"buffers\" (an array of {id, size, first, last})"};
+    throw UserError{
+        "missing \"buffers\" (an array of {id, size, first, last})"};
   const json &list = doc["buffers"];
   if (!list.is_array())
     throw UserError{"\"buffers\" must be an array, got " +
@@ -204,9 +207,8 @@ Input parseInput(const json &doc) {
                       std::to_string(it->second) + "] and buffers[" +
                       std::to_string(i) + "])"};
     uint64_t room = kMaxTotal - total;
-    if (buf.size > room || (buf.size + in.alignment - 1) / in.alignment *
-                                   in.alignment >
-                               room)
+    if (buf.size > room ||
+        (buf.size + in.alignment - 1) / in.alignment * in.alignment > room)
       throw UserError{where + ": the buffers add up to more than 2^63 bytes"};
     total += (buf.size + in.alignment - 1) / in.alignment * in.alignment;
     in.buffers.push_back(std::move(buf));
@@ -230,9 +232,10 @@ size_t maxLive(const std::vector<plan::Buffer> &buffers) {
 }
 
 void printPlan(const Input &in, const plan::Plan &p) {
-  std::string out = "{\"arena_bytes\": " + std::to_string(p.arenaBytes) +
-                    ", \"lower_bound_bytes\": " +
-                    std::to_string(p.lowerBoundBytes) + ", \"offsets\": {";
+  std::string out =
+      "{\"arena_bytes\": " + std::to_string(p.arenaBytes) +
+      ", \"lower_bound_bytes\": " + std::to_string(p.lowerBoundBytes) +
+      ", \"offsets\": {";
   for (size_t i = 0; i < in.buffers.size(); ++i) {
     if (i)
       out += ", ";
@@ -240,6 +243,12 @@ void printPlan(const Input &in, const plan::Plan &p) {
   }
   out += "}}\n";
   std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+std::string fixed3(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", value);
+  return text;
 }
 
 std::string ratio(uint64_t arena, uint64_t bound) {
@@ -280,7 +289,7 @@ int run(const Options &opts) {
               << ratio(greedy.arenaBytes, p.lowerBoundBytes)
               << "x); after search " << p.arenaBytes << " ("
               << ratio(p.arenaBytes, p.lowerBoundBytes) << "x)\n"
-              << "kiln-plan: planned in " << ms << " ms\n";
+              << "kiln-plan: planned in " << fixed3(ms) << " ms\n";
   }
   if (opts.validate) {
     std::string problem = plan::validatePlan(in.buffers, p, in.alignment);

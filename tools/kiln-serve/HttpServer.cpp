@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/socket.h>
 #include <thread>
 
 using nlohmann::json;
@@ -69,7 +70,8 @@ json tensorMetadata(const ModelVersion &v, const TensorSpec &t) {
   // though it too accepts more rows (they are run in several batches).
   if (v.library().batched() && v.library().batchSizes().size() > 1)
     shape[0] = -1;
-  return {{"name", t.name}, {"datatype", kserveDatatype(t.dtype)},
+  return {{"name", t.name},
+          {"datatype", kserveDatatype(t.dtype)},
           {"shape", shape}};
 }
 
@@ -135,7 +137,9 @@ std::optional<int64_t> versionParameter(const json &params) {
 HttpServer::HttpServer(Registry &registry, const ServerOptions &options)
     : registry_(registry), options_(options) {
   int threads = std::max(1, options_.httpThreads);
-  server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_.new_task_queue = [threads] {
+    return new httplib::ThreadPool(threads);
+  };
   // Without TCP_NODELAY a response written in two pieces waits for the
   // client's delayed ACK: tens of milliseconds per request.
   server_.set_tcp_nodelay(true);
@@ -146,10 +150,10 @@ HttpServer::HttpServer(Registry &registry, const ServerOptions &options)
 
   server_.Get(R"(/.*)", [this](const httplib::Request &req,
                                httplib::Response &res) { routeGet(req, res); });
-  server_.Post(R"(/.*)", [this](const httplib::Request &req,
-                                httplib::Response &res) {
-    routePost(req, res);
-  });
+  server_.Post(R"(/.*)",
+               [this](const httplib::Request &req, httplib::Response &res) {
+                 routePost(req, res);
+               });
   // Errors httplib raises itself (413 for a body over --max-body-bytes, 404
   // for another method) get a JSON body too.
   size_t maxBody = options_.maxBodyBytes;
@@ -165,19 +169,19 @@ HttpServer::HttpServer(Registry &registry, const ServerOptions &options)
         res.set_content(json{{"error", what}}.dump(), kJson);
         return httplib::Server::HandlerResponse::Handled;
       }));
-  server_.set_exception_handler(
-      [](const httplib::Request &, httplib::Response &res,
-         std::exception_ptr ep) {
-        try {
-          std::rethrow_exception(ep);
-        } catch (const Error &e) {
-          replyError(res, e.status(), e.what());
-        } catch (const std::exception &e) {
-          replyError(res, 500, std::string("internal error: ") + e.what());
-        } catch (...) {
-          replyError(res, 500, "internal error");
-        }
-      });
+  server_.set_exception_handler([](const httplib::Request &,
+                                   httplib::Response &res,
+                                   std::exception_ptr ep) {
+    try {
+      std::rethrow_exception(ep);
+    } catch (const Error &e) {
+      replyError(res, e.status(), e.what());
+    } catch (const std::exception &e) {
+      replyError(res, 500, std::string("internal error: ") + e.what());
+    } catch (...) {
+      replyError(res, 500, "internal error");
+    }
+  });
 }
 
 int HttpServer::bind() {
@@ -190,6 +194,9 @@ int HttpServer::bind() {
     throw Error(500, "cannot bind " + options_.host + ":" +
                          std::to_string(port) + " (in use?)");
   }
+  // A burst of clients connecting at once overflows a backlog of 5 and gets
+  // connections reset; listen() again only raises the limit.
+  ::listen(server_.listeningSocket(), 1024);
   return port;
 }
 
@@ -277,8 +284,8 @@ void HttpServer::routePost(const httplib::Request &req,
       res.set_header("Content-Type", kJson);
     }
     m.success.fetch_add(1, std::memory_order_relaxed);
-    m.requestUs.fetch_add(
-        (uint64_t)std::chrono::duration_cast<std::chrono::microseconds>(
+    m.requestNs.fetch_add(
+        (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
             Clock::now() - start)
             .count(),
         std::memory_order_relaxed);
@@ -302,7 +309,8 @@ void HttpServer::routePost(const httplib::Request &req,
         path = it->get<std::string>();
       }
       std::shared_ptr<ModelVersion> loaded = registry_.load(p[3], path, v);
-      std::fprintf(stderr, "kiln-serve: loaded model '%s' version %lld from %s\n",
+      std::fprintf(stderr,
+                   "kiln-serve: loaded model '%s' version %lld from %s\n",
                    p[3].c_str(), (long long)loaded->version(),
                    loaded->library().path().c_str());
       reply(res, 200,
@@ -311,8 +319,7 @@ void HttpServer::routePost(const httplib::Request &req,
              {"state", "READY"}});
     } else {
       registry_.unload(p[3], v);
-      std::fprintf(stderr, "kiln-serve: unloaded model '%s' %s\n",
-                   p[3].c_str(),
+      std::fprintf(stderr, "kiln-serve: unloaded model '%s' %s\n", p[3].c_str(),
                    v ? ("version " + std::to_string(*v)).c_str()
                      : "(every version)");
       reply(res, 200, {{"name", p[3]}, {"state", "UNLOADED"}});

@@ -14,9 +14,16 @@ namespace kiln::serve {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;           // 0: any free port
+  int port = 8000; // 0: any free port
   size_t maxBodyBytes = 64 << 20;
-  int httpThreads = 32;      // connections served at once
+  int httpThreads = 32; // connections served at once
+};
+
+/// httplib's server, opened up for the one thing it does not expose: the
+/// listening socket, whose backlog httplib fixes at 5.
+class ListeningServer : public httplib::Server {
+public:
+  socket_t listeningSocket() const { return svr_sock_; }
 };
 
 class HttpServer {
@@ -37,7 +44,7 @@ private:
 
   Registry &registry_;
   ServerOptions options_;
-  httplib::Server server_;
+  ListeningServer server_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> serving_{false};
 };

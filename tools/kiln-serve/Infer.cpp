@@ -65,8 +65,8 @@ struct RequestedOutput {
 InferResponse infer(ModelVersion &model, const std::string &body,
                     const std::optional<std::string> &headerLength) {
   const ModelLibrary &lib = model.library();
-  std::string where = "model '" + model.name() + "' version " +
-                      std::to_string(model.version());
+  std::string where =
+      "model '" + model.name() + "' version " + std::to_string(model.version());
 
   size_t jsonBytes = body.size();
   if (headerLength) {
@@ -137,11 +137,10 @@ InferResponse infer(ModelVersion &model, const std::string &body,
     if (fits && lib.batched())
       fits = shape[0] >= 1;
     if (!fits)
-      throw Error(400, what + " has shape " + shapeText(shape) + "; " + where +
-                           " expects " +
-                           shapeText(wantedShape(model, spec)) +
-                           (lib.batched() ? " (-1: any number of rows >= 1)"
-                                          : ""));
+      throw Error(400,
+                  what + " has shape " + shapeText(shape) + "; " + where +
+                      " expects " + shapeText(wantedShape(model, spec)) +
+                      (lib.batched() ? " (-1: any number of rows >= 1)" : ""));
     if (lib.batched()) {
       if (rows >= 0 && shape[0] != rows)
         throw Error(400, what + " has " + std::to_string(shape[0]) +
@@ -186,6 +185,14 @@ InferResponse infer(ModelVersion &model, const std::string &body,
       if (data == in.end())
         throw Error(400, what + " has no 'data' (and no "
                                 "parameters.binary_data_size)");
+      // Every JSON element takes at least two bytes ("0,"), so a shape
+      // that calls for more cannot be what the data holds; checking first
+      // keeps a tiny request from reserving a huge buffer.
+      if (count > jsonBytes / 2 + 1)
+        throw Error(400,
+                    what + ": shape " + shapeText(shape) + " calls for " +
+                        std::to_string(count) +
+                        " elements, more than the request's JSON can hold");
       decoded[i] = AlignedBuffer(bytes);
       jsonToBytes(*data, spec.dtype, count, decoded[i].data(), what);
       job->inputs[i] = decoded[i].data();

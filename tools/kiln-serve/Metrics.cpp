@@ -32,6 +32,12 @@ void line(std::string &out, const std::string &name, const std::string &labels,
   out += name + "{" + labels + "} " + std::to_string(value) + "\n";
 }
 
+#define KILN_MICROS(field)                                                     \
+  [](std::string &out, const char *name, const std::string &labels,            \
+     ModelVersion &v) {                                                        \
+    line(out, name, labels, v.metrics().field.load() / 1000);                  \
+  }
+
 #define KILN_COUNTER(field)                                                    \
   [](std::string &out, const char *name, const std::string &labels,            \
      ModelVersion &v) { line(out, name, labels, v.metrics().field.load()); }
@@ -54,16 +60,16 @@ const Family kFamilies[] = {
      "Zero rows added to fill a batch variant.", KILN_COUNTER(paddedRows)},
     {"kiln_queue_duration_us_total", "counter",
      "Microseconds requests (or their slices) waited in the batch queue.",
-     KILN_COUNTER(queueUs)},
+     KILN_MICROS(queueNs)},
     {"kiln_compute_duration_us_total", "counter",
      "Microseconds spent packing, running and unpacking batches.",
-     KILN_COUNTER(computeUs)},
+     KILN_MICROS(computeNs)},
     {"kiln_request_duration_us_total", "counter",
      "Microseconds from parsing to the finished response, summed over "
      "requests.",
-     KILN_COUNTER(requestUs)},
-    {"kiln_pending_requests", "gauge",
-     "Requests waiting in the batch queue.", KILN_COUNTER(pending)},
+     KILN_MICROS(requestNs)},
+    {"kiln_pending_requests", "gauge", "Requests waiting in the batch queue.",
+     KILN_COUNTER(pending)},
     {"kiln_batch_cap", "gauge",
      "Current cap on rows per batch (lowered by the SLO controller).",
      [](std::string &out, const char *name, const std::string &labels,
@@ -88,8 +94,8 @@ const Family kFamilies[] = {
 
 } // namespace
 
-std::string renderMetrics(
-    const std::vector<std::shared_ptr<ModelVersion>> &versions) {
+std::string
+renderMetrics(const std::vector<std::shared_ptr<ModelVersion>> &versions) {
   std::string out;
   for (const Family &f : kFamilies) {
     out += std::string("# HELP ") + f.name + " " + f.help + "\n";

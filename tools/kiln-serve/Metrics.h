@@ -10,8 +10,8 @@
 namespace kiln::serve {
 
 /// The /metrics page: kiln_* series labelled {model, version}.
-std::string renderMetrics(
-    const std::vector<std::shared_ptr<ModelVersion>> &versions);
+std::string
+renderMetrics(const std::vector<std::shared_ptr<ModelVersion>> &versions);
 
 } // namespace kiln::serve
 

@@ -20,8 +20,8 @@ static void lookUp(void *handle, const char *symbol, Fn &fn,
   dlerror();
   void *p = dlsym(handle, symbol);
   if (!p)
-    throw Error(400, path + " is not a Kiln model: it does not export " +
-                         symbol);
+    throw Error(400,
+                path + " is not a Kiln model: it does not export " + symbol);
   fn = reinterpret_cast<Fn>(p);
 }
 
@@ -111,8 +111,8 @@ std::shared_ptr<ModelLibrary> ModelLibrary::open(const std::string &path) {
   bool batched = !lib->inputs_.empty();
   for (const auto *list : {&lib->inputs_, &lib->outputs_})
     for (const TensorSpec &t : *list)
-      batched = batched && !t.shape.empty() &&
-                t.shape[0] == lib->batchSizes_.front();
+      batched =
+          batched && !t.shape.empty() && t.shape[0] == lib->batchSizes_.front();
   if (!batched && lib->batchSizes_.size() > 1)
     throw Error(400, path + " has several batch variants but a tensor whose "
                             "leading dimension is not the batch size");

@@ -16,17 +16,19 @@ constexpr size_t kWindow = 128;
 constexpr int kAdjustEvery = 16;
 constexpr double kDecrease = 0.9; // Clipper backs off by 10%
 
-int64_t micros(Clock::duration d) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+uint64_t nanos(Clock::duration d) {
+  return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(d)
+      .count();
 }
 } // namespace
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : n_(bytes) {
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  p_ = static_cast<char *>(std::aligned_alloc(kAlignment, rounded ? rounded : kAlignment));
+  p_ = static_cast<char *>(
+      std::aligned_alloc(kAlignment, rounded ? rounded : kAlignment));
   if (!p_)
-    throw Error(503, "out of memory allocating " + std::to_string(bytes) +
-                         " bytes");
+    throw Error(503,
+                "out of memory allocating " + std::to_string(bytes) + " bytes");
 }
 
 AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&o) noexcept {
@@ -39,7 +41,7 @@ AlignedBuffer::~AlignedBuffer() { std::free(p_); }
 
 struct Variant {
   std::unique_ptr<Session> session;
-  int64_t batch; // rows it holds
+  int64_t batch;                      // rows it holds
   std::vector<AlignedBuffer> in, out; // staging for packed batches
   std::vector<kiln_tensor> inT, outT;
   std::vector<std::vector<int64_t>> inShapes, outShapes;
@@ -152,8 +154,8 @@ bool ModelVersion::run(const std::shared_ptr<InferJob> &job) {
   if (options_.maxQueue && !queue_.empty() &&
       queue_.size() + (size_t)slices > options_.maxQueue)
     throw Error(503, "model '" + name_ + "' version " +
-                         std::to_string(version_) + " is overloaded: " +
-                         std::to_string(queue_.size()) +
+                         std::to_string(version_) +
+                         " is overloaded: " + std::to_string(queue_.size()) +
                          " requests are queued (--max-queue " +
                          std::to_string(options_.maxQueue) + "); retry later");
   job->enqueued = Clock::now();
@@ -226,7 +228,9 @@ bool ModelVersion::run(const std::shared_ptr<InferJob> &job) {
         if (&j != job.get())
           j.cv.notify_one();
         if (options_.sloP99Ms > 0)
-          latencies.push_back((double)micros(done - j.enqueued));
+          latencies.push_back(
+              std::chrono::duration<double, std::micro>(done - j.enqueued)
+                  .count());
       }
     }
     batch.clear(); // may free other jobs; their owners wait for our lock
@@ -256,8 +260,8 @@ void ModelVersion::handOff(Slot *slot) {
   idle_.push_back(slot);
 }
 
-void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch,
-                           int64_t rows, std::string &error) {
+void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
+                           std::string &error) {
   Clock::time_point start = Clock::now();
   Variant *v = &slot.variants.back();
   for (Variant &candidate : slot.variants)
@@ -301,7 +305,6 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch,
 
   std::string message;
   bool ok = v->session->run(v->inT.data(), nIn, v->outT.data(), nOut, message);
-  Clock::time_point ran = Clock::now();
 
   if (ok && !direct) {
     for (size_t i = 0; i < nOut; ++i) {
@@ -315,13 +318,13 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch,
     }
   }
 
+  Clock::time_point ran = Clock::now();
   Metrics &m = metrics_;
   m.executions.fetch_add(1, std::memory_order_relaxed);
   m.inferenceRows.fetch_add((uint64_t)rows, std::memory_order_relaxed);
   m.paddedRows.fetch_add((uint64_t)(v->batch - rows),
                          std::memory_order_relaxed);
-  m.computeUs.fetch_add((uint64_t)micros(ran - start),
-                        std::memory_order_relaxed);
+  m.computeNs.fetch_add(nanos(ran - start), std::memory_order_relaxed);
   m.batchSum.fetch_add((uint64_t)rows, std::memory_order_relaxed);
   size_t bucket = 0;
   while (bucket < m.batchBuckets.size() && rows > m.batchBuckets[bucket])
@@ -329,7 +332,7 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch,
   m.batchCounts[bucket].fetch_add(1, std::memory_order_relaxed);
 
   for (const Slice &s : batch)
-    m.queueUs.fetch_add((uint64_t)micros(start - s.job->enqueued),
+    m.queueNs.fetch_add(nanos(start - s.job->enqueued),
                         std::memory_order_relaxed);
   if (!ok)
     error = "model '" + name_ + "' version " + std::to_string(version_) +

@@ -32,10 +32,10 @@ namespace kiln::serve {
 using Clock = std::chrono::steady_clock;
 
 struct BatchingOptions {
-  int slots = 1;              // batches that may run at once (--threads)
-  int64_t maxQueueDelayUs = 0;// how long a batch may wait to fill
-  size_t maxQueue = 1024;     // queued slices beyond which submit fails (503)
-  double sloP99Ms = 0;        // > 0: adapt the batch cap to this p99
+  int slots = 1;               // batches that may run at once (--threads)
+  int64_t maxQueueDelayUs = 0; // how long a batch may wait to fill
+  size_t maxQueue = 1024;      // queued slices beyond which submit fails (503)
+  double sloP99Ms = 0;         // > 0: adapt the batch cap to this p99
 };
 
 /// A buffer with the alignment the runtime prefers.
@@ -73,17 +73,19 @@ struct InferJob {
   // Batcher state, under ModelVersion's lock.
   std::condition_variable cv; // done, or handed a slot
   int queuedSlices = 0;
-  int remaining = 0;          // slices not yet run
-  bool leading = false;       // its owner holds a slot
-  Slot *slot = nullptr;       // a slot handed over by a finishing leader
-  std::string error;          // first failure
+  int remaining = 0;    // slices not yet run
+  bool leading = false; // its owner holds a slot
+  Slot *slot = nullptr; // a slot handed over by a finishing leader
+  std::string error;    // first failure
 };
 
 /// Counters exported at /metrics.
 struct Metrics {
   std::atomic<uint64_t> success{0}, failure{0};
   std::atomic<uint64_t> inferenceRows{0}, executions{0}, paddedRows{0};
-  std::atomic<uint64_t> queueUs{0}, computeUs{0}, requestUs{0};
+  // Durations in nanoseconds (exported in microseconds), so runs shorter
+  // than a microsecond still add up.
+  std::atomic<uint64_t> queueNs{0}, computeNs{0}, requestNs{0};
   std::atomic<int64_t> pending{0};
   std::vector<int64_t> batchBuckets; // histogram upper bounds, ascending
   std::unique_ptr<std::atomic<uint64_t>[]> batchCounts; // per bucket, + Inf

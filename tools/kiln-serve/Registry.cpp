@@ -34,8 +34,8 @@ std::shared_ptr<ModelVersion> Registry::find(const std::string &name,
   }
   auto vit = it->second.find(v);
   if (vit == it->second.end())
-    throw Error(404, "model '" + name + "' has no version " + version +
-                         " loaded");
+    throw Error(404,
+                "model '" + name + "' has no version " + version + " loaded");
   return vit->second;
 }
 
@@ -71,7 +71,8 @@ Registry::repositoryVersions(const std::string &name) const {
   std::error_code ec;
   if (repository_.empty() || name.empty() || name == "." || name == "..")
     return out;
-  for (const auto &e : fs::directory_iterator(fs::path(repository_) / name, ec)) {
+  for (const auto &e :
+       fs::directory_iterator(fs::path(repository_) / name, ec)) {
     std::string v = e.path().filename().string();
     try {
       int64_t n = parseVersion(v);
@@ -140,8 +141,7 @@ std::shared_ptr<ModelVersion> Registry::load(const std::string &name,
   return fresh;
 }
 
-void Registry::unload(const std::string &name,
-                      std::optional<int64_t> version) {
+void Registry::unload(const std::string &name, std::optional<int64_t> version) {
   std::vector<std::shared_ptr<ModelVersion>> dropped;
   std::lock_guard<std::mutex> loading(loadMu_);
   {

@@ -13,20 +13,34 @@ namespace kiln::serve {
 
 const char *kserveDatatype(int32_t dtype) {
   switch (dtype) {
-  case KILN_DTYPE_FLOAT32: return "FP32";
-  case KILN_DTYPE_UINT8: return "UINT8";
-  case KILN_DTYPE_INT8: return "INT8";
-  case KILN_DTYPE_UINT16: return "UINT16";
-  case KILN_DTYPE_INT16: return "INT16";
-  case KILN_DTYPE_INT32: return "INT32";
-  case KILN_DTYPE_INT64: return "INT64";
-  case KILN_DTYPE_BOOL: return "BOOL";
-  case KILN_DTYPE_FLOAT16: return "FP16";
-  case KILN_DTYPE_FLOAT64: return "FP64";
-  case KILN_DTYPE_UINT32: return "UINT32";
-  case KILN_DTYPE_UINT64: return "UINT64";
-  case KILN_DTYPE_BFLOAT16: return "BF16";
-  default: return nullptr;
+  case KILN_DTYPE_FLOAT32:
+    return "FP32";
+  case KILN_DTYPE_UINT8:
+    return "UINT8";
+  case KILN_DTYPE_INT8:
+    return "INT8";
+  case KILN_DTYPE_UINT16:
+    return "UINT16";
+  case KILN_DTYPE_INT16:
+    return "INT16";
+  case KILN_DTYPE_INT32:
+    return "INT32";
+  case KILN_DTYPE_INT64:
+    return "INT64";
+  case KILN_DTYPE_BOOL:
+    return "BOOL";
+  case KILN_DTYPE_FLOAT16:
+    return "FP16";
+  case KILN_DTYPE_FLOAT64:
+    return "FP64";
+  case KILN_DTYPE_UINT32:
+    return "UINT32";
+  case KILN_DTYPE_UINT64:
+    return "UINT64";
+  case KILN_DTYPE_BFLOAT16:
+    return "BF16";
+  default:
+    return nullptr;
   }
 }
 
@@ -34,18 +48,23 @@ size_t dtypeSize(int32_t dtype) {
   switch (dtype) {
   case KILN_DTYPE_UINT8:
   case KILN_DTYPE_INT8:
-  case KILN_DTYPE_BOOL: return 1;
+  case KILN_DTYPE_BOOL:
+    return 1;
   case KILN_DTYPE_UINT16:
   case KILN_DTYPE_INT16:
   case KILN_DTYPE_FLOAT16:
-  case KILN_DTYPE_BFLOAT16: return 2;
+  case KILN_DTYPE_BFLOAT16:
+    return 2;
   case KILN_DTYPE_FLOAT32:
   case KILN_DTYPE_INT32:
-  case KILN_DTYPE_UINT32: return 4;
+  case KILN_DTYPE_UINT32:
+    return 4;
   case KILN_DTYPE_INT64:
   case KILN_DTYPE_FLOAT64:
-  case KILN_DTYPE_UINT64: return 8;
-  default: return 0;
+  case KILN_DTYPE_UINT64:
+    return 8;
+  default:
+    return 0;
   }
 }
 
@@ -214,14 +233,22 @@ private:
       else
         bad(v, "a boolean");
       return;
-    case KILN_DTYPE_INT8: return storeInt<int8_t>(v, p);
-    case KILN_DTYPE_UINT8: return storeInt<uint8_t>(v, p);
-    case KILN_DTYPE_INT16: return storeInt<int16_t>(v, p);
-    case KILN_DTYPE_UINT16: return storeInt<uint16_t>(v, p);
-    case KILN_DTYPE_INT32: return storeInt<int32_t>(v, p);
-    case KILN_DTYPE_UINT32: return storeInt<uint32_t>(v, p);
-    case KILN_DTYPE_INT64: return storeInt<int64_t>(v, p);
-    case KILN_DTYPE_UINT64: return storeInt<uint64_t>(v, p);
+    case KILN_DTYPE_INT8:
+      return storeInt<int8_t>(v, p);
+    case KILN_DTYPE_UINT8:
+      return storeInt<uint8_t>(v, p);
+    case KILN_DTYPE_INT16:
+      return storeInt<int16_t>(v, p);
+    case KILN_DTYPE_UINT16:
+      return storeInt<uint16_t>(v, p);
+    case KILN_DTYPE_INT32:
+      return storeInt<int32_t>(v, p);
+    case KILN_DTYPE_UINT32:
+      return storeInt<uint32_t>(v, p);
+    case KILN_DTYPE_INT64:
+      return storeInt<int64_t>(v, p);
+    case KILN_DTYPE_UINT64:
+      return storeInt<uint64_t>(v, p);
     default:
       throw Error(400, what_ + ": unsupported element type");
     }
@@ -278,24 +305,48 @@ void appendJsonData(std::string &out, const char *data, int32_t dtype,
       out += ',';
     const char *p = data + i * size;
     switch (dtype) {
-    case KILN_DTYPE_FLOAT32: appendFloat(out, load<float>(p)); break;
-    case KILN_DTYPE_FLOAT64: appendFloat(out, load<double>(p)); break;
+    case KILN_DTYPE_FLOAT32:
+      appendFloat(out, load<float>(p));
+      break;
+    case KILN_DTYPE_FLOAT64:
+      appendFloat(out, load<double>(p));
+      break;
     case KILN_DTYPE_FLOAT16:
       appendFloat(out, halfToFloat(load<uint16_t>(p)));
       break;
     case KILN_DTYPE_BFLOAT16:
       appendFloat(out, bfloat16ToFloat(load<uint16_t>(p)));
       break;
-    case KILN_DTYPE_BOOL: out += *p ? "true" : "false"; break;
-    case KILN_DTYPE_INT8: appendNumber(out, (int)load<int8_t>(p)); break;
-    case KILN_DTYPE_UINT8: appendNumber(out, (unsigned)load<uint8_t>(p)); break;
-    case KILN_DTYPE_INT16: appendNumber(out, load<int16_t>(p)); break;
-    case KILN_DTYPE_UINT16: appendNumber(out, load<uint16_t>(p)); break;
-    case KILN_DTYPE_INT32: appendNumber(out, load<int32_t>(p)); break;
-    case KILN_DTYPE_UINT32: appendNumber(out, load<uint32_t>(p)); break;
-    case KILN_DTYPE_INT64: appendNumber(out, load<int64_t>(p)); break;
-    case KILN_DTYPE_UINT64: appendNumber(out, load<uint64_t>(p)); break;
-    default: out += "null"; break;
+    case KILN_DTYPE_BOOL:
+      out += *p ? "true" : "false";
+      break;
+    case KILN_DTYPE_INT8:
+      appendNumber(out, (int)load<int8_t>(p));
+      break;
+    case KILN_DTYPE_UINT8:
+      appendNumber(out, (unsigned)load<uint8_t>(p));
+      break;
+    case KILN_DTYPE_INT16:
+      appendNumber(out, load<int16_t>(p));
+      break;
+    case KILN_DTYPE_UINT16:
+      appendNumber(out, load<uint16_t>(p));
+      break;
+    case KILN_DTYPE_INT32:
+      appendNumber(out, load<int32_t>(p));
+      break;
+    case KILN_DTYPE_UINT32:
+      appendNumber(out, load<uint32_t>(p));
+      break;
+    case KILN_DTYPE_INT64:
+      appendNumber(out, load<int64_t>(p));
+      break;
+    case KILN_DTYPE_UINT64:
+      appendNumber(out, load<uint64_t>(p));
+      break;
+    default:
+      out += "null";
+      break;
     }
   }
   out += ']';

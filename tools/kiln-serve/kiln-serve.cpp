@@ -110,14 +110,16 @@ int main(int argc, char **argv) {
   try {
     for (const std::string &arg : models) {
       ModelArg m = parseModelArg(arg);
-      std::shared_ptr<ModelVersion> v = registry.load(m.name, m.path, m.version);
+      std::shared_ptr<ModelVersion> v =
+          registry.load(m.name, m.path, m.version);
       std::fprintf(stderr,
                    "kiln-serve: loaded model '%s' version %lld from %s "
                    "(batch sizes",
                    m.name.c_str(), (long long)v->version(), m.path.c_str());
       for (int64_t b : v->library().batchSizes())
         std::fprintf(stderr, " %lld", (long long)b);
-      std::fprintf(stderr, "%s)\n", v->library().batched() ? "" : ", unbatched");
+      std::fprintf(stderr, "%s)\n",
+                   v->library().batched() ? "" : ", unbatched");
     }
   } catch (const Error &e) {
     std::fprintf(stderr, "kiln-serve: error: %s\n", e.what());

@@ -105,7 +105,10 @@ struct ArenaAllocationPass
       plan::Buffer b;
       b.id = "b" + std::to_string(i);
       b.size = bufferBytes(op.getType());
-      b.first = b.last = stepOf[op];
+      // Live from the first op that touches it (not from the alloc, which
+      // costs nothing) to the last.
+      b.first = INT64_MAX;
+      b.last = stepOf[op];
       Operation *producer = nullptr;
       SmallVector<Value> worklist = {op.getResult()};
       while (!worklist.empty()) {
@@ -114,6 +117,7 @@ struct ArenaAllocationPass
           Operation *user = use.getOwner();
           Operation *top = topLevel(user);
           b.last = std::max(b.last, stepOf[top]);
+          b.first = std::min(b.first, stepOf[top]);
           if (!producer || stepOf[top] < stepOf[producer])
             producer = top;
           // Views and loop-carried values alias the buffer.
@@ -135,6 +139,8 @@ struct ArenaAllocationPass
           }
         }
       }
+      if (b.first == INT64_MAX)
+        b.first = stepOf[op];
       std::string name;
       if (producer) {
         if (auto loc = dyn_cast<NameLoc>(producer->getLoc()))

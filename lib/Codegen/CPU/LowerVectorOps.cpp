@@ -7,6 +7,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::kiln {
+#define GEN_PASS_DEF_SPLITEMPTYTENSORSPASS
 #define GEN_PASS_DEF_LOWERVECTOROPSPASS
 #include "kiln/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::kiln
@@ -34,6 +35,31 @@ struct LowerVectorOpsPass
     vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+  }
+};
+
+struct SplitEmptyTensorsPass
+    : mlir::kiln::impl::SplitEmptyTensorsPassBase<SplitEmptyTensorsPass> {
+  void runOnOperation() override {
+    SmallVector<tensor::EmptyOp> empties;
+    getOperation().walk([&](tensor::EmptyOp op) { empties.push_back(op); });
+    OpBuilder b(&getContext());
+    for (tensor::EmptyOp op : empties) {
+      // Every use gets a fresh empty right before the op that fills it.
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : op->getUses())
+        uses.push_back(&use);
+      if (uses.size() == 1 &&
+          uses.front()->getOwner()->getBlock() == op->getBlock()) {
+        op->moveBefore(uses.front()->getOwner());
+        continue;
+      }
+      for (OpOperand *use : uses) {
+        b.setInsertionPoint(use->getOwner());
+        use->set(b.clone(*op)->getResult(0));
+      }
+      op->erase();
+    }
   }
 };
 } // namespace

@@ -2,6 +2,7 @@
 #include "kiln/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -130,6 +131,69 @@ void readReusedInputInPlace(linalg::LinalgOp tiled, unsigned inputIndex) {
   tiled->setOperand(inputIndex, out);
 }
 
+/// Reductions that start from a linalg.fill (matmuls, convolutions,
+/// pooling): tile the parallel loops with the fill fused into each tile, then
+/// tile the reduction loops inside. The accumulator tile is initialized in
+/// place (in registers, after hoisting) instead of by a separate pass over
+/// memory. Fails, changing nothing, when the op does not qualify.
+LogicalResult tileWithFilledInit(RewriterBase &rewriter, linalg::LinalgOp op,
+                                 ArrayRef<int64_t> tiles,
+                                 llvm::DenseSet<Operation *> &erased) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    return failure();
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill->hasOneUse())
+    return failure();
+  MLIRContext *ctx = op->getContext();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<int64_t> parallel(tiles), reduction(tiles.size(), 0);
+  for (size_t i = 0; i < tiles.size(); ++i)
+    if (iters[i] == utils::IteratorType::reduction) {
+      reduction[i] = tiles[i];
+      parallel[i] = 0;
+    }
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(getAsIndexOpFoldResult(ctx, parallel));
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp, OpResult producer,
+         bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (isa<linalg::FillOp>(producer.getOwner()))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  rewriter.setInsertionPoint(op);
+  Operation *tiledOp = op;
+  if (llvm::any_of(parallel, [](int64_t t) { return t != 0; })) {
+    FailureOr<scf::SCFTileAndFuseResult> fused =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(fused))
+      return failure();
+    for (OpResult r : op->getResults())
+      rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
+    rewriter.eraseOp(op);
+    if (fill->use_empty()) {
+      erased.insert(fill);
+      rewriter.eraseOp(fill);
+    }
+    tiledOp = fused->tiledAndFusedOps.front();
+  }
+  if (llvm::all_of(reduction, [](int64_t t) { return t == 0; }))
+    return success();
+  scf::SCFTilingOptions inner;
+  inner.setTileSizes(getAsIndexOpFoldResult(ctx, reduction));
+  inner.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  rewriter.setInsertionPoint(tiledOp);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(tiledOp), inner);
+  if (succeeded(tiled))
+    rewriter.replaceOp(tiledOp, tiled->replacements);
+  return success();
+}
+
 int64_t tileVolume(linalg::LinalgOp op) {
   int64_t v = 1;
   for (int64_t s : op.getStaticLoopRanges()) {
@@ -158,16 +222,45 @@ struct TileAndVectorizePass
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
 
+    // 0. CSE shares one zero-filled tensor between every matmul that starts
+    //    from zero; give each consumer its own fill so that it can be fused
+    //    into the consumer's tiles (and its buffer need not live long).
+    SmallVector<linalg::FillOp> fills;
+    func.walk([&](linalg::FillOp op) { fills.push_back(op); });
+    for (linalg::FillOp fill : fills) {
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : fill->getResult(0).getUses())
+        uses.push_back(&use);
+      for (OpOperand *use : llvm::drop_begin(uses)) {
+        rewriter.setInsertionPoint(use->getOwner());
+        Operation *init = fill.getDpsInitOperand(0)->get().getDefiningOp();
+        Operation *freshInit = isa_and_nonnull<tensor::EmptyOp>(init)
+                                   ? rewriter.clone(*init)
+                                   : nullptr;
+        Operation *clone = rewriter.clone(*fill);
+        if (freshInit)
+          clone->setOperand(1, freshInit->getResult(0));
+        use->set(clone->getResult(0));
+      }
+    }
+
     // 1. Tile every linalg op into static register-sized tiles.
+    //    Consumers first, so that a reduction fuses its fill before the fill
+    //    would be tiled on its own.
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
-    for (linalg::LinalgOp op : ops) {
+    llvm::DenseSet<Operation *> erased;
+    for (linalg::LinalgOp op : llvm::reverse(ops)) {
+      if (erased.contains(op))
+        continue; // fused into its consumer's tiles
       std::optional<unsigned> reused;
       if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
         if ((reused = dyingInputToReuse(generic)))
           op.getDpsInitOperand(0)->set(op->getOperand(*reused));
       SmallVector<int64_t> tiles = chooseTileSizes(op, vectorWidth);
       if (tiles.empty() || llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
+        continue;
+      if (succeeded(tileWithFilledInit(rewriter, op, tiles, erased)))
         continue;
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));

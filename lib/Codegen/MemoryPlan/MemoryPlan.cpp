@@ -20,7 +20,6 @@
 #include <optional>
 #include <queue>
 #include <random>
-#include <cstdlib>
 
 namespace mlir::kiln::plan {
 namespace {
@@ -29,7 +28,7 @@ namespace {
 /// looked at) the search may spend after the first pass. It bounds the time
 /// on large inputs, where one pass is already expensive, and keeps the result
 /// independent of the machine (a time budget would not).
-constexpr uint64_t kSearchWorkBudget = uint64_t(1) << 24;
+constexpr uint64_t kSearchWorkBudget = uint64_t(1) << 23;
 /// Failed squeaky-wheel moves before the search restarts from the best order.
 constexpr unsigned kRestartAfter = 256;
 constexpr uint64_t kSeed = 0x6b696c6e706c616eull; // "kilnplan"
@@ -113,10 +112,9 @@ public:
   explicit Placer(const Problem &p) : p(p), offset(p.count(), 0) {
     byFirst.resize(p.count());
     std::iota(byFirst.begin(), byFirst.end(), 0u);
-    std::stable_sort(byFirst.begin(), byFirst.end(),
-                     [&](uint32_t a, uint32_t b) {
-                       return p.first[a] < p.first[b];
-                     });
+    std::stable_sort(
+        byFirst.begin(), byFirst.end(),
+        [&](uint32_t a, uint32_t b) { return p.first[a] < p.first[b]; });
     rank.resize(p.count());
     firstSorted.resize(p.count());
     for (uint32_t r = 0; r < byFirst.size(); ++r) {
@@ -182,10 +180,9 @@ public:
 private:
   uint64_t chooseOffset(uint32_t item, Fit fit, uint64_t arena) {
     gathered.clear();
-    uint32_t prefix = uint32_t(std::upper_bound(firstSorted.begin(),
-                                                firstSorted.end(),
-                                                p.last[item]) -
-                               firstSorted.begin());
+    uint32_t prefix = uint32_t(
+        std::upper_bound(firstSorted.begin(), firstSorted.end(), p.last[item]) -
+        firstSorted.begin());
     if (prefix > 0)
       collect(1, 0, leaves, prefix, int32_t(p.first[item]));
     workDone += 1 + gathered.size();
@@ -312,27 +309,35 @@ std::vector<std::vector<uint32_t>> alternativeOrders(const Problem &p) {
   // bytes first, and at each step its buffers by size. A buffer belongs to
   // the heaviest step of its lifetime (the earliest among equals).
   std::vector<uint64_t> load = stepLoads(p);
-  size_t levels = 1;
-  while ((size_t(1) << levels) <= load.size())
-    ++levels;
-  std::vector<std::vector<uint32_t>> argmax(levels,
-                                            std::vector<uint32_t>(load.size()));
-  for (uint32_t s = 0; s < load.size(); ++s)
-    argmax[0][s] = s;
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  // The earlier of two steps unless the later is strictly heavier, so that
+  // folding left to right finds the earliest heaviest step.
   auto heavier = [&](uint32_t a, uint32_t b) {
+    if (a == kNone)
+      return b;
+    if (b == kNone)
+      return a;
     return load[b] > load[a] ? b : a;
   };
-  for (size_t k = 1; k < levels; ++k)
-    for (size_t s = 0; s + (size_t(1) << k) <= load.size(); ++s)
-      argmax[k][s] = heavier(argmax[k - 1][s],
-                             argmax[k - 1][s + (size_t(1) << (k - 1))]);
+  size_t leaves = 1;
+  while (leaves < load.size())
+    leaves *= 2;
+  std::vector<uint32_t> tree(2 * leaves, kNone);
+  for (uint32_t s = 0; s < load.size(); ++s)
+    tree[leaves + s] = s;
+  for (size_t node = leaves - 1; node > 0; --node)
+    tree[node] = heavier(tree[2 * node], tree[2 * node + 1]);
   std::vector<uint32_t> home(p.count());
   for (size_t i = 0; i < p.count(); ++i) {
-    uint32_t lo = p.first[i], span = p.last[i] - lo + 1;
-    size_t k = 0;
-    while ((size_t(2) << k) <= span)
-      ++k;
-    home[i] = heavier(argmax[k][lo], argmax[k][p.last[i] + 1 - (1u << k)]);
+    uint32_t left = kNone, right = kNone;
+    for (size_t lo = leaves + p.first[i], hi = leaves + p.last[i] + 1; lo < hi;
+         lo /= 2, hi /= 2) {
+      if (lo & 1)
+        left = heavier(left, tree[lo++]);
+      if (hi & 1)
+        right = heavier(tree[--hi], right);
+    }
+    home[i] = heavier(left, right);
   }
   add([&](uint32_t a, uint32_t b) {
     if (home[a] != home[b]) {
@@ -396,8 +401,7 @@ public:
 
   const Best &run() {
     tryOrder(orderBySize(p), Fit::Best);
-    static uint64_t bud = getenv("EXP_BUDGET") ? atoll(getenv("EXP_BUDGET")) : kSearchWorkBudget;
-    workLimit = placer.work() + bud;
+    workLimit = placer.work() + kSearchWorkBudget;
     for (Fit fit : {Fit::BestTop, Fit::First})
       if (!done()) {
         --passesLeft;
@@ -476,8 +480,8 @@ private:
 
 std::string describe(const Buffer &b, uint64_t offset, uint64_t size) {
   return "buffer '" + b.id + "' (bytes [" + std::to_string(offset) + ", " +
-         std::to_string(offset + size) + "), steps " +
-         std::to_string(b.first) + ".." + std::to_string(b.last) + ")";
+         std::to_string(offset + size) + "), steps " + std::to_string(b.first) +
+         ".." + std::to_string(b.last) + ")";
 }
 
 } // namespace
@@ -504,8 +508,7 @@ Plan planArena(const std::vector<Buffer> &buffers, const PlanOptions &options) {
 std::string validatePlan(const std::vector<Buffer> &buffers, const Plan &plan,
                          uint64_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
-    return "alignment " + std::to_string(alignment) +
-           " is not a power of two";
+    return "alignment " + std::to_string(alignment) + " is not a power of two";
   if (plan.offsets.size() != buffers.size())
     return "the plan has " + std::to_string(plan.offsets.size()) +
            " offsets for " + std::to_string(buffers.size()) + " buffers";

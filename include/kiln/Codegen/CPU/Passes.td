@@ -37,6 +37,17 @@ def LowerVectorOpsPass : Pass<"kiln-cpu-lower-vector-ops", "func::FuncOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def SplitEmptyTensorsPass : Pass<"kiln-cpu-split-empty-tensors", "func::FuncOp"> {
+  let summary = "Give every use of a tensor.empty its own tensor.empty";
+  let description = [{
+    CSE merges identical `tensor.empty` ops; bufferization then gives the
+    ops that fill them one buffer whose life spans all of them. Run right
+    before bufferization, this pass undoes the merge so that every buffer
+    lives only as long as its own value and the arena planner can reuse it.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
   let summary = "Place every intermediate buffer at a static offset of one arena";
   let description = [{
