@@ -1,7 +1,7 @@
 //===- CorpusTest.cpp - the arena planner on the trace corpus ------------===//
 //
-// Plans every trace in test/plan/traces (make_traces.py writes them; traces
-// exported from real compilations join by being dropped there) and checks
+// Plans every trace in test/plan/traces (simulated ones from make_traces.py,
+// the compiler's own from export_model_traces.py) and checks
 // the planner's quality targets, which are properties of the deterministic
 // algorithm, not of the machine: the arena equals the lower bound on at least
 // 95% of the traces and is on average within 1% of it.
@@ -85,8 +85,8 @@ std::string family(const std::string &name) {
 }
 
 TEST(Corpus, HasTraces) {
-  // make_traces.py writes 116; fewer means the folder was not found or
-  // lost files.
+  // make_traces.py writes 116 and export_model_traces.py 8; fewer means the
+  // folder was not found or lost files.
   EXPECT_GE(corpus().size(), 100u);
 }
 

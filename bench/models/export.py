@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""Exports Kiln's development model set with torch (Debian's python3-torch and
+python3-torchvision): random weights from a fixed seed, opset 17, static
+shapes. Each model gets OUTDIR/<name>/model.onnx and a test_data_set_0 with
+torch-eager reference outputs (backend-test layout).
+
+usage: /usr/bin/python3 bench/models/export.py OUTDIR [NAME ...]
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnx.numpy_helper as nh
+import torch
+import torch.nn as nn
+import torchvision
+
+OPSET = 17
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024),
+                                 nn.ReLU(), nn.Linear(1024, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class TransformerEnc(nn.Module):
+    """4-layer nn.TransformerEncoder, d_model 256, 4 heads, seq 128, GELU.
+    Sequence-first layout: torch 1.13 exports batch_first encoders through a
+    fused kernel ONNX cannot express."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0,
+                                           activation="gelu", batch_first=False)
+        self.enc = nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.enc(x)
+
+
+class BertSmall(nn.Module):
+    """A small BERT-style encoder: token + position embeddings (Gather),
+    LayerNorm, masked softmax attention, Erf-GELU feed-forward."""
+
+    def __init__(self, vocab=8000, d=256, heads=4, layers=4, seq=128):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(seq, d)
+        self.ln0 = nn.LayerNorm(d)
+        self.heads, self.d = heads, d
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleDict({
+                "qkv": nn.Linear(d, 3 * d), "out": nn.Linear(d, d), "ln1": nn.LayerNorm(d),
+                "ff1": nn.Linear(d, 4 * d), "ff2": nn.Linear(4 * d, d), "ln2": nn.LayerNorm(d)}))
+        self.register_buffer("positions", torch.arange(seq).unsqueeze(0))
+
+    def forward(self, input_ids, attention_mask):
+        b, s = input_ids.shape
+        x = self.ln0(self.tok(input_ids) + self.pos(self.positions))
+        # (1 - mask) * -10000 added to the scores, as BERT does.
+        bias = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+        hd = self.d // self.heads
+        for blk in self.blocks:
+            q, k, v = blk["qkv"](x).split(self.d, dim=-1)
+            q = q.reshape(b, s, self.heads, hd).transpose(1, 2)
+            k = k.reshape(b, s, self.heads, hd).transpose(1, 2)
+            v = v.reshape(b, s, self.heads, hd).transpose(1, 2)
+            scores = q @ k.transpose(-1, -2) / math.sqrt(hd) + bias
+            ctx = torch.softmax(scores, dim=-1) @ v
+            ctx = ctx.transpose(1, 2).reshape(b, s, self.d)
+            x = blk["ln1"](x + blk["out"](ctx))
+            h = blk["ff1"](x)
+            h = 0.5 * h * (1.0 + torch.erf(h / math.sqrt(2.0)))
+            x = blk["ln2"](x + blk["ff2"](h))
+        return x
+
+
+def vision(name):
+    return lambda: getattr(torchvision.models, name)(weights=None)
+
+
+# name: (constructor, example inputs, input names)
+MODELS = {
+    "mlp": (Mlp, lambda: (torch.randn(1, 784),), ["input"]),
+    "resnet18": (vision("resnet18"), lambda: (torch.randn(1, 3, 224, 224),), ["input"]),
+    "resnet50": (vision("resnet50"), lambda: (torch.randn(1, 3, 224, 224),), ["input"]),
+    "resnet50_b8": (vision("resnet50"), lambda: (torch.randn(8, 3, 224, 224),), ["input"]),
+    "mobilenet_v2": (vision("mobilenet_v2"), lambda: (torch.randn(1, 3, 224, 224),), ["input"]),
+    "squeezenet1_1": (vision("squeezenet1_1"), lambda: (torch.randn(1, 3, 224, 224),), ["input"]),
+    "transformer_enc": (TransformerEnc, lambda: (torch.randn(128, 1, 256),), ["input"]),
+    "bert_small": (BertSmall,
+                   lambda: (torch.randint(0, 8000, (1, 128), dtype=torch.int64),
+                            torch.cat([torch.ones(1, 100, dtype=torch.int64),
+                                       torch.zeros(1, 28, dtype=torch.int64)], dim=1)),
+                   ["input_ids", "attention_mask"]),
+}
+
+
+def export(name, outdir):
+    ctor, make_inputs, input_names = MODELS[name]
+    torch.manual_seed(0)
+    model = ctor().eval()
+    inputs = make_inputs()
+    d = os.path.join(outdir, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    with torch.no_grad():
+        torch.onnx.export(model, inputs, path, opset_version=OPSET, input_names=input_names,
+                          output_names=["output"], do_constant_folding=True)
+        outputs = model(*inputs)
+    m = onnx.load(path)
+    m.graph.name = name
+    onnx.save(m, path)
+    for i, (n, t) in enumerate(zip(input_names, inputs)):
+        with open(os.path.join(d, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
+            f.write(nh.from_array(t.numpy(), n).SerializeToString())
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(nh.from_array(outputs.numpy(), "output").SerializeToString())
+    ops = sorted({n.op_type for n in m.graph.node})
+    print(f"{name}: {len(m.graph.node)} nodes, ops {ops}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("names", nargs="*", default=list(MODELS))
+    args = ap.parse_args()
+    for name in args.names:
+        if name not in MODELS:
+            sys.exit(f"unknown model {name}; choose from {', '.join(MODELS)}")
+        export(name, args.outdir)
+
+
+if __name__ == "__main__":
+    main()
