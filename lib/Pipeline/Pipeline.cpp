@@ -31,6 +31,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <mutex>
+#include <regex>
 
 using namespace mlir;
 using llvm::Error;
@@ -476,5 +477,56 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   if (Error e = writeText(json, modelJson(desc)))
     return std::move(e);
   result.files.insert(result.files.begin(), {o.outputPath, header, json});
+  return result;
+}
+
+Expected<kiln::CheckResult> kiln::check(const CompileOptions &o) {
+  registerEverythingOnce();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registry.insert<mlir::kiln::KilnDialect, mlir::kiln::onnx::OnnxDialect>();
+  MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
+  std::vector<std::string> messages;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      messages.push_back(diag.str());
+    return success();
+  });
+  ImportOptions io;
+  io.inputShapes = o.inputShapes;
+  OwningOpRef<ModuleOp> module = importOnnxFile(ctx, o.inputPath, io);
+  CheckResult result;
+  if (!module) {
+    // An unreadable file is a failure; an input without a static shape is a
+    // finding like any other.
+    bool shapeOnly = !messages.empty() &&
+                     llvm::all_of(messages, [](const std::string &m) {
+                       return llvm::StringRef(m).starts_with("graph input");
+                     });
+    if (!shapeOnly)
+      return errorFrom(messages, "import failed");
+    result.otherErrors = messages;
+    return result;
+  }
+  module->walk([&](Operation *op) {
+    if (op->getName().getDialectNamespace() == "onnx" &&
+        !isa<mlir::kiln::onnx::InitializerOp, mlir::kiln::onnx::NoValueOp>(op))
+      ++result.numNodes;
+  });
+  PassManager pm(&ctx, ModuleOp::getOperationName());
+  if (failed(parsePassPipeline("kiln-convert-onnx-to-kiln", pm)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: bad check pipeline");
+  (void)pm.run(*module);
+  static const std::regex nodeMessage(
+      R"(^node '(.*)' \((.*), opset (-?[0-9]+)\): ([\s\S]*)$)");
+  for (const std::string &m : messages) {
+    std::smatch match;
+    if (std::regex_match(m, match, nodeMessage))
+      result.issues.push_back({match[1], match[2], std::stoll(match[3]),
+                               match[4]});
+    else
+      result.otherErrors.push_back(m);
+  }
   return result;
 }

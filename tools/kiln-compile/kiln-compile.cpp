@@ -4,6 +4,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -48,6 +49,14 @@ static cl::opt<std::string>
               cl::desc("Write DIR/report.html: the arena over time, the "
                        "lower bound and per-phase compile times"),
               cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<bool>
+    checkOnly("check",
+              cl::desc("Preflight: list every node that cannot be compiled "
+                       "(no code generation); exit 1 if there is any"),
+              cl::cat(category));
+static cl::opt<std::string>
+    checkFormat("format", cl::desc("--check output: text (default) or json"),
+           cl::init("text"), cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
                             cl::cat(category));
 
@@ -117,6 +126,48 @@ int main(int argc, char **argv) {
     options.outputPath = std::string(out);
   } else {
     options.outputPath = outputPath;
+  }
+
+  if (checkOnly) {
+    if (checkFormat != "text" && checkFormat != "json")
+      return fail("unknown --format=" + checkFormat + "; use text or json");
+    Expected<mlir::kiln::CheckResult> r = mlir::kiln::check(options);
+    if (!r) {
+      errs() << toString(r.takeError()) << "\n";
+      return fail("cannot check '" + inputPath + "'");
+    }
+    bool clean = r->issues.empty() && r->otherErrors.empty();
+    if (checkFormat == "json") {
+      json::Array issues, others;
+      for (const auto &i : r->issues)
+        issues.push_back(json::Object{{"node", i.node},
+                                      {"op_type", i.opType},
+                                      {"opset", i.opset},
+                                      {"reason", i.reason}});
+      for (const auto &e : r->otherErrors)
+        others.push_back(e);
+      outs() << formatv("{0:2}", json::Value(json::Object{
+                                     {"model", inputPath},
+                                     {"nodes", (int64_t)r->numNodes},
+                                     {"supported", clean},
+                                     {"unsupported_nodes", std::move(issues)},
+                                     {"other_errors", std::move(others)}}))
+             << "\n";
+    } else {
+      for (const auto &i : r->issues)
+        outs() << "node '" << i.node << "' (" << i.opType << ", opset "
+               << i.opset << "): " << i.reason << "\n";
+      for (const auto &e : r->otherErrors)
+        outs() << e << "\n";
+      outs() << inputPath << ": " << r->numNodes << " nodes, "
+             << r->issues.size() << " cannot be compiled"
+             << (r->otherErrors.empty()
+                     ? ""
+                     : ", " + std::to_string(r->otherErrors.size()) +
+                           " other problems")
+             << "\n";
+    }
+    return clean ? 0 : 1;
   }
 
   Expected<mlir::kiln::CompileResult> result = mlir::kiln::compile(options);

@@ -52,6 +52,26 @@ struct CompileResult {
 /// Compiles options.inputPath as far as options.emit.
 llvm::Expected<CompileResult> compile(const CompileOptions &options);
 
+/// One node that cannot be compiled, and why.
+struct NodeIssue {
+  std::string node, opType;
+  int64_t opset = 0;
+  std::string reason;
+};
+
+/// Preflight: what `compile` would say about each node, without code
+/// generation.
+struct CheckResult {
+  size_t numNodes = 0;
+  std::vector<NodeIssue> issues;      ///< per-node problems, in graph order
+  std::vector<std::string> otherErrors; ///< problems not tied to one node
+};
+
+/// Imports the model and lowers it to the kiln dialect, collecting every
+/// problem instead of stopping at the first. Fails only if the file cannot be
+/// read as an ONNX model.
+llvm::Expected<CheckResult> check(const CompileOptions &options);
+
 /// The version string compiled into kiln and into every model it writes.
 const char *versionString();
 
