@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -94,6 +95,11 @@ private:
   LogicalResult importNode(const onnx::NodeProto &node, int index);
   FailureOr<ElementsAttr> importTensor(onnx::TensorProto &tensor,
                                        const std::string &where);
+  FailureOr<ElementsAttr> importExternalTensor(const onnx::TensorProto &tensor,
+                                               RankedTensorType type,
+                                               size_t bytes,
+                                               const std::string &where,
+                                               Location loc);
   FailureOr<Attribute> importAttribute(onnx::AttributeProto &attr,
                                        const std::string &where);
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
@@ -154,10 +160,6 @@ FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
     return error(loc) << where << ": tensor '" << tensor.name() << "' has "
                       << dataTypeName(tensor.data_type())
                       << ", which Kiln does not support";
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
-    return error(loc) << where << ": tensor '" << tensor.name()
-                      << "' keeps its data in an external file, which this "
-                         "version of Kiln cannot load yet";
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
   if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
     return error(loc) << where << ": tensor '" << tensor.name()
@@ -166,6 +168,9 @@ FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
   int64_t count = type.getNumElements();
   unsigned bitWidth = elt.isInteger(1) ? 8 : elt.getIntOrFloatBitWidth();
   size_t bytes = (size_t)count * (bitWidth / 8);
+
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return importExternalTensor(tensor, type, bytes, where, loc);
 
   // Gather the bytes: raw_data is moved out of the message, typed fields are
   // converted into a fresh buffer.
@@ -246,6 +251,72 @@ FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
   std::string blobName = tensor.name().empty() ? "tensor" : tensor.name();
   return ElementsAttr(
       DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
+}
+
+/// Weights in a side file: the file is mapped (never read into a buffer) and
+/// the mapping is handed to MLIR as the resource's bytes, so they are not
+/// copied at all before code generation.
+FailureOr<ElementsAttr>
+Importer::importExternalTensor(const onnx::TensorProto &tensor,
+                               RankedTensorType type, size_t bytes,
+                               const std::string &where, Location loc) {
+  std::string location;
+  uint64_t offset = 0, length = bytes;
+  for (const auto &entry : tensor.external_data()) {
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset" || entry.key() == "length") {
+      uint64_t v;
+      if (llvm::StringRef(entry.value()).getAsInteger(10, v))
+        return error(loc) << where << ": external data " << entry.key()
+                          << " '" << entry.value() << "' is not a number";
+      (entry.key() == "offset" ? offset : length) = v;
+    }
+  }
+  if (location.empty())
+    return error(loc) << where << ": external data has no location";
+  // Only files beside the model, as ONNX requires: no absolute paths and no
+  // way out of the model's directory.
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(fileName));
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::any_of(llvm::make_range(llvm::sys::path::begin(location),
+                                    llvm::sys::path::end(location)),
+                   [](llvm::StringRef c) { return c == ".."; }))
+    return error(loc) << where << ": external data location '" << location
+                      << "' must be a relative path inside the model's "
+                         "directory";
+  llvm::sys::path::append(path, location);
+  if (length != bytes)
+    return error(loc) << where << ": external data holds " << length
+                      << " bytes; the type " << type << " needs " << bytes;
+  uint64_t fileSize = 0;
+  if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize))
+    return error(loc) << where << ": cannot open external data '" << path
+                      << "': " << ec.message();
+  if (offset + length > fileSize)
+    return error(loc) << where << ": external data '" << location
+                      << "' is truncated: bytes " << offset << ".."
+                      << offset + length << " requested, the file has "
+                      << fileSize;
+  if (bytes == 0)
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, {}));
+  auto buffer = llvm::MemoryBuffer::getFileSlice(path, length, offset,
+                                                 /*IsVolatile=*/false);
+  if (!buffer)
+    return error(loc) << where << ": cannot map external data '" << path
+                      << "': " << buffer.getError().message();
+  std::shared_ptr<llvm::MemoryBuffer> mapped(std::move(*buffer));
+  ArrayRef<char> data(mapped->getBufferStart(), mapped->getBufferSize());
+  // The blob's alignment must hold for wherever the slice starts.
+  size_t alignment = 8;
+  while (alignment > 1 &&
+         reinterpret_cast<uintptr_t>(data.data()) % alignment)
+    alignment /= 2;
+  AsmResourceBlob blob(
+      data, alignment, [mapped](void *, size_t, size_t) mutable { mapped.reset(); },
+      /*dataIsMutable=*/false);
+  return ElementsAttr(DenseResourceElementsAttr::get(
+      type, tensor.name().empty() ? "tensor" : tensor.name(), std::move(blob)));
 }
 
 FailureOr<Attribute> Importer::importAttribute(onnx::AttributeProto &attr,
