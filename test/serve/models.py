@@ -7,6 +7,8 @@ onnx.helper (no torch), each with a numpy reference.
                  (tens of milliseconds a run: queues fill while it runs)
   resnet_like()  x[1,3,64,64] FP32 -> y[1,10]: a small ResNet (stem, four
                  basic blocks, two of them strided, GAP, Gemm)
+  wide_mlp()     x[1,1024] FP32 -> y[1,1024]: three 1024x1024 MatMul+Relu
+                 (12 MB of weights: one row is memory-bound, so batching pays)
 """
 import numpy as np
 import onnx
@@ -120,6 +122,18 @@ def save_resnet_like(path, seed=0):
     _save(nodes, "resnet_like", [("x", [1, 3, 64, 64])], [("y", [1, 10])], inits, path)
 
 
+def save_wide_mlp(path, width=1024, layers=3):
+    rng = np.random.default_rng(0)
+    nodes, inits, prev = [], {}, "x"
+    for i in range(layers):
+        inits[f"w{i}"] = (rng.standard_normal((width, width)) * 0.03).astype(np.float32)
+        nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"]))
+        nodes.append(helper.make_node("Relu", [f"m{i}"], [f"r{i}"]))
+        prev = f"r{i}"
+    nodes.append(helper.make_node("Identity", [prev], ["y"]))
+    _save(nodes, "wide_mlp", [("x", [1, width])], [("y", [1, width])], inits, path)
+
+
 if __name__ == "__main__":
     import sys
     out = sys.argv[1] if len(sys.argv) > 1 else "."
@@ -127,3 +141,4 @@ if __name__ == "__main__":
     save_pair(f"{out}/pair.onnx")
     save_slow(f"{out}/slow.onnx")
     save_resnet_like(f"{out}/resnet_like.onnx")
+    save_wide_mlp(f"{out}/wide_mlp.onnx")

@@ -217,21 +217,20 @@ bool ModelVersion::run(const std::shared_ptr<InferJob> &job) {
     }
     lock.unlock();
     error.clear();
+    Clock::time_point started = Clock::now();
     execute(*slot, batch, rows, error);
+    if (options_.sloP99Ms > 0)
+      latencies.push_back(
+          std::chrono::duration<double, std::micro>(Clock::now() - started)
+              .count() +
+          (double)options_.maxQueueDelayUs);
     lock.lock();
-    Clock::time_point done = Clock::now();
     for (Slice &s : batch) {
       InferJob &j = *s.job;
       if (!error.empty() && j.error.empty())
         j.error = error;
-      if (--j.remaining == 0) {
-        if (&j != job.get())
-          j.cv.notify_one();
-        if (options_.sloP99Ms > 0)
-          latencies.push_back(
-              std::chrono::duration<double, std::micro>(done - j.enqueued)
-                  .count());
-      }
+      if (--j.remaining == 0 && &j != job.get())
+        j.cv.notify_one();
     }
     batch.clear(); // may free other jobs; their owners wait for our lock
   }
@@ -339,9 +338,14 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
             ": kiln_run failed: " + message;
 }
 
-// AIMD on the batch cap: one more row while the window's p99 meets the SLO,
-// 10% fewer (at least one) when it does not. The window restarts after a
-// decrease so one burst is not punished twice.
+// AIMD on the batch cap, as in Clipper: the latency it controls is what a
+// request spends once its batch is formed (the batch's run) plus what it may
+// wait for the batch to fill (--max-queue-delay-us). While the window's p99
+// meets the SLO the cap grows by one row; when it does not, the cap shrinks
+// by 10% (at least one row) and the window restarts, so one slow burst is not
+// punished twice. Queueing behind other batches is left out on purpose: under
+// overload, smaller batches would only lower throughput and lengthen the
+// queue.
 void ModelVersion::recordLatency(double us) {
   if (!library_->batched() || maxBatch() == 1)
     return;

@@ -11,8 +11,8 @@
 // their owners. It leads until its own job is done, then hands the slot to
 // the owner of the oldest waiting job. So an idle server runs a request with
 // no thread hand-off, and a busy one wakes one thread per batch. With
-// --slo-p99-ms the cap adapts (AIMD) to keep the observed p99 latency under
-// the target.
+// --slo-p99-ms the cap adapts (AIMD) to keep the p99 of batch run time plus
+// the queue delay under the target.
 #ifndef KILN_TOOLS_KILN_SERVE_MODELVERSION_H
 #define KILN_TOOLS_KILN_SERVE_MODELVERSION_H
 

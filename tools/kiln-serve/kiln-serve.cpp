@@ -82,8 +82,8 @@ int main(int argc, char **argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--slo-p99-ms", batching.sloP99Ms,
-                 "Adapt the batch size to keep the p99 latency under this "
-                 "(0: off)")
+                 "Adapt the rows-per-batch cap (AIMD) to keep the p99 of "
+                 "batch run time plus --max-queue-delay-us under this (0: off)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", batching.slots,
