@@ -45,7 +45,7 @@ constexpr const char *kGraphPipeline =
     "func.func(canonicalize,kiln-shape-inference,canonicalize,cse)";
 constexpr const char *kLinalgPipeline =
     "kiln-convert-kiln-to-linalg,"
-    "func.func(canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,cse)";
+    "func.func(canonicalize,cse,kiln-fuse-elementwise,canonicalize,cse)";
 std::string codegenPipeline(int64_t vectorWidth) {
   return "func.func(kiln-cpu-tile-and-vectorize{vector-width=" +
          std::to_string(vectorWidth) +

@@ -53,22 +53,25 @@ Value mlir::kiln::mappedGeneric(OpBuilder &b, Location loc,
   return generic.getResult(0);
 }
 
+AffineMap mlir::kiln::broadcastMap(OpBuilder &b, RankedTensorType t,
+                                   ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    int64_t d = rank - t.getRank() + i;
+    exprs.push_back(t.getDimSize(i) == 1 && shape[d] != 1
+                        ? b.getAffineConstantExpr(0)
+                        : b.getAffineDimExpr(d));
+  }
+  return AffineMap::get(rank, 0, exprs, b.getContext());
+}
+
 Value mlir::kiln::broadcastGeneric(OpBuilder &b, Location loc,
                                    ArrayRef<int64_t> shape, Type elt,
                                    ValueRange inputs, const BodyFn &body) {
-  int64_t rank = shape.size();
   SmallVector<AffineMap> maps;
-  for (Value in : inputs) {
-    RankedTensorType t = typeOf(in);
-    SmallVector<AffineExpr> exprs;
-    for (int64_t i = 0; i < t.getRank(); ++i) {
-      int64_t d = rank - t.getRank() + i;
-      exprs.push_back(t.getDimSize(i) == 1 && shape[d] != 1
-                          ? b.getAffineConstantExpr(0)
-                          : b.getAffineDimExpr(d));
-    }
-    maps.push_back(AffineMap::get(rank, 0, exprs, b.getContext()));
-  }
+  for (Value in : inputs)
+    maps.push_back(broadcastMap(b, typeOf(in), shape));
   return mappedGeneric(b, loc, shape, elt, inputs, maps, body);
 }
 

@@ -336,6 +336,82 @@ FailureOr<Value> lowerBatchNorm(OpBuilder &b, BatchNormOp op) {
                        });
 }
 
+/// Two passes over the normalized block of each leading index: the mean,
+/// then the variance as the mean of squared centered values (more accurate
+/// than E[x^2] - E[x]^2), then one elementwise pass that normalizes, scales
+/// and shifts.
+FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType rt = op.getType();
+  Type elt = rt.getElementType();
+  ArrayRef<int64_t> shape = rt.getShape();
+  int64_t rank = rt.getRank(), axis = op.getAxis();
+  double eps = op.getEpsilon().convertToDouble();
+  SmallVector<int64_t> axes, outer(shape.take_front(axis));
+  int64_t count = 1;
+  for (int64_t d = axis; d < rank; ++d) {
+    axes.push_back(d);
+    count *= shape[d];
+  }
+  Value x = op.getInput();
+  AffineMap id = b.getMultiDimIdentityMap(rank),
+            lead = AffineMap::getMultiDimIdentityMap(rank, b.getContext())
+                       .getMajorSubMap(axis);
+  auto divideByCount = [count](OpBuilder &nb, Location nl, Value v) -> Value {
+    return arith::DivFOp::create(
+        nb, nl, v, floatConst(nb, nl, v.getType(), (double)count));
+  };
+  Value sum =
+      reduced(b, loc, x, axes, 0.0,
+              [](OpBuilder &nb, Location nl, Value acc, Value v) -> Value {
+                return arith::AddFOp::create(nb, nl, acc, v);
+              });
+  Value mean =
+      broadcastGeneric(b, loc, outer, elt, sum,
+                       [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                         return divideByCount(nb, nl, v[0]);
+                       });
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  for (int64_t d : axes)
+    iters[d] = utils::IteratorType::reduction;
+  Value acc = filledTensor(b, loc, outer, elt, 0.0);
+  Value squares =
+      linalg::GenericOp::create(
+          b, loc, acc.getType(), ValueRange{x, mean}, acc,
+          SmallVector<AffineMap>{id, lead, lead}, iters,
+          [](OpBuilder &nb, Location nl, ValueRange v) {
+            Value d = arith::SubFOp::create(nb, nl, v[0], v[1]);
+            Value sq = arith::MulFOp::create(nb, nl, d, d);
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, v[2], sq)});
+          })
+          .getResult(0);
+  Value invStd = broadcastGeneric(
+      b, loc, outer, elt, squares,
+      [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+        Value var = divideByCount(nb, nl, v[0]);
+        Value ve = arith::AddFOp::create(
+            nb, nl, var, floatConst(nb, nl, var.getType(), eps));
+        return math::RsqrtOp::create(nb, nl, ve);
+      });
+  SmallVector<Value> inputs = {x, mean, invStd, op.getScale()};
+  SmallVector<AffineMap> maps = {
+      id, lead, lead, broadcastMap(b, op.getScale().getType(), shape)};
+  if (Value bias = op.getBias()) {
+    inputs.push_back(bias);
+    maps.push_back(broadcastMap(b, typeOf(bias), shape));
+  }
+  return mappedGeneric(b, loc, shape, elt, inputs, maps,
+                       [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                         Value c = arith::SubFOp::create(nb, nl, v[0], v[1]);
+                         Value n = arith::MulFOp::create(nb, nl, c, v[2]);
+                         Value y = arith::MulFOp::create(nb, nl, n, v[3]);
+                         if (v.size() > 4)
+                           y = arith::AddFOp::create(nb, nl, y, v[4]);
+                         return y;
+                       });
+}
+
 FailureOr<Value> lowerSoftmax(OpBuilder &b, SoftmaxOp op) {
   Location loc = op.getLoc();
   RankedTensorType rt = op.getType();
@@ -380,5 +456,7 @@ FailureOr<Value> mlir::kiln::lowerNN(OpBuilder &b, Operation *op) {
     return lowerBatchNorm(b, n);
   if (auto s = dyn_cast<SoftmaxOp>(op))
     return lowerSoftmax(b, s);
+  if (auto n = dyn_cast<LayerNormOp>(op))
+    return lowerLayerNorm(b, n);
   return Value();
 }

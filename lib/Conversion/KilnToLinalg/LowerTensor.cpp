@@ -32,6 +32,53 @@ Value lowerConcat(OpBuilder &b, ConcatOp op) {
   return dest;
 }
 
+/// Result element (i..., j..., k...) is input[i..., clamp(wrap(indices[j...])),
+/// k...]: a generic over the result that reads the indices and extracts from
+/// the input. Wrapping and clamping keep every read inside the input.
+Value lowerGather(OpBuilder &b, GatherOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType();
+  Value input = op.getInput();
+  int64_t axis = op.getAxis(), rank = type.getRank(),
+          idxRank = op.getIndices().getType().getRank(),
+          n = op.getInput().getType().getDimSize(axis);
+  SmallVector<AffineExpr> idxExprs;
+  for (int64_t i = 0; i < idxRank; ++i)
+    idxExprs.push_back(b.getAffineDimExpr(axis + i));
+  AffineMap idxMap = AffineMap::get(rank, 0, idxExprs, b.getContext());
+  return mappedGeneric(
+      b, loc, type.getShape(), type.getElementType(), op.getIndices(), idxMap,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
+        Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+        Value size = arith::ConstantIndexOp::create(nb, nl, n);
+        Value last = arith::ConstantIndexOp::create(nb, nl, n - 1);
+        Value negative =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, zero);
+        i = arith::SelectOp::create(nb, nl, negative,
+                                    arith::AddIOp::create(nb, nl, i, size), i);
+        i = arith::MinSIOp::create(
+            nb, nl, arith::MaxSIOp::create(nb, nl, i, zero), last);
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < axis; ++d)
+          at.push_back(linalg::IndexOp::create(nb, nl, d));
+        at.push_back(i);
+        for (int64_t d = axis + idxRank; d < rank; ++d)
+          at.push_back(linalg::IndexOp::create(nb, nl, d));
+        return tensor::ExtractOp::create(nb, nl, input, at);
+      });
+}
+
+Value lowerSlice(OpBuilder &b, SliceOp op) {
+  auto attrs = [&](ArrayRef<int64_t> v) {
+    return llvm::map_to_vector(
+        v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
+  };
+  return tensor::ExtractSliceOp::create(
+      b, op.getLoc(), op.getType(), op.getInput(), attrs(op.getOffsets()),
+      attrs(op.getSizes()), attrs(op.getStrides()));
+}
+
 template <typename OpTy>
 Value lowerReduce(OpBuilder &b, OpTy op, double init,
                   const std::function<Value(OpBuilder &, Location, Value,
@@ -81,6 +128,10 @@ FailureOr<Value> mlir::kiln::lowerTensor(OpBuilder &b, Operation *op) {
     return transposed(b, loc, t.getInput(), t.getPerm());
   if (auto c = dyn_cast<ConcatOp>(op))
     return lowerConcat(b, c);
+  if (auto g = dyn_cast<GatherOp>(op))
+    return lowerGather(b, g);
+  if (auto s = dyn_cast<SliceOp>(op))
+    return lowerSlice(b, s);
   if (auto p = dyn_cast<PadOp>(op)) {
     ArrayRef<int64_t> pads = p.getPads();
     size_t rank = pads.size() / 2;

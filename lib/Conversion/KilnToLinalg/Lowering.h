@@ -27,6 +27,11 @@ Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// A scalar float constant of type `elt`.
 Value floatConst(OpBuilder &b, Location loc, Type elt, double value);
 
+/// The indexing map that reads a value of type `t` broadcast (ONNX-style,
+/// right-aligned) to an iteration space of `shape`.
+AffineMap broadcastMap(OpBuilder &b, RankedTensorType t,
+                       ArrayRef<int64_t> shape);
+
 /// Elementwise linalg.generic over `shape` with ONNX broadcasting of every
 /// input (rank-aligned on the right, size-1 dimensions broadcast).
 Value broadcastGeneric(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,

@@ -14,8 +14,16 @@ namespace mlir::kiln {
 /// node, so a malformed model never reaches a crash or a later pass.
 LogicalResult finishBuild(OnnxNode &node, Operation *op);
 
+/// Folds a freshly built, verified op once: a result that folds to a constant
+/// becomes a kiln.constant, one that folds to an existing value (x + 0) is
+/// that value, and the op is erased. Shape computations (Shape -> Gather ->
+/// Concat -> Reshape) thus become constants before the nodes that need them
+/// as constants (Reshape's shape, Slice's bounds) are converted. Returns the
+/// op's single result otherwise.
+Value foldBuilt(OnnxNode &node, Operation *op);
+
 /// Builds OpTy at the node with a placeholder result type, then infers the
-/// real one. Returns the single result.
+/// real one and folds it (see foldBuilt). Returns the single result.
 template <typename OpTy, typename... Args>
 FailureOr<Value> build(OnnxNode &node, Args &&...args) {
   Type placeholder = UnrankedTensorType::get(node.builder.getF32Type());
@@ -23,7 +31,7 @@ FailureOr<Value> build(OnnxNode &node, Args &&...args) {
                          std::forward<Args>(args)...);
   if (failed(finishBuild(node, op)))
     return failure();
-  return op->getResult(0);
+  return foldBuilt(node, op);
 }
 
 /// A result list with one value.
@@ -33,7 +41,8 @@ inline FailureOr<SmallVector<Value>> one(FailureOr<Value> v) {
   return SmallVector<Value>{*v};
 }
 
-/// Reshape to a static shape (no-op when it already has it).
+/// Reshape to a static shape (no-op when it already has it); folded like
+/// build().
 FailureOr<Value> reshapeTo(OnnxNode &node, Value v, ArrayRef<int64_t> shape);
 
 } // namespace mlir::kiln

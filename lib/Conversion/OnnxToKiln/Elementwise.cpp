@@ -44,6 +44,64 @@ FailureOr<SmallVector<Value>> clip(OnnxNode &node, double lo, double hi) {
                            node.builder.getF32FloatAttr(hi)));
 }
 
+/// Element type of an ONNX TensorProto data type that kiln.cast handles, or
+/// null; `name` is set either way for the diagnostic.
+Type castTarget(Builder &b, int64_t dataType, std::string &name) {
+  // Indexed by TensorProto.DataType (Kiln does not link onnx here).
+  const std::pair<const char *, Type> types[] = {{"UNDEFINED", {}},
+                                                 {"FLOAT", b.getF32Type()},
+                                                 {"UINT8", {}},
+                                                 {"INT8", b.getI8Type()},
+                                                 {"UINT16", {}},
+                                                 {"INT16", b.getI16Type()},
+                                                 {"INT32", b.getI32Type()},
+                                                 {"INT64", b.getI64Type()},
+                                                 {"STRING", {}},
+                                                 {"BOOL", b.getI1Type()},
+                                                 {"FLOAT16", b.getF16Type()},
+                                                 {"DOUBLE", b.getF64Type()},
+                                                 {"UINT32", {}},
+                                                 {"UINT64", {}},
+                                                 {"COMPLEX64", {}},
+                                                 {"COMPLEX128", {}},
+                                                 {"BFLOAT16", b.getBF16Type()}};
+  if (dataType < 0 || dataType >= (int64_t)std::size(types)) {
+    name = "data type " + std::to_string(dataType);
+    return {};
+  }
+  name = types[dataType].first;
+  return types[dataType].second;
+}
+
+/// Cast 6, 9, 13 (19's saturate only concerns float8, which Kiln lacks).
+FailureOr<SmallVector<Value>> castNode(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  if (!node.hasAttr("to")) {
+    node.fail() << "the 'to' attribute is required";
+    return failure();
+  }
+  std::string name;
+  Type to = castTarget(node.builder, node.intAttr("to", 0), name);
+  Type from = cast<RankedTensorType>(x->getType()).getElementType();
+  auto supported = [](Type t) {
+    return t && (isa<FloatType>(t) || t.isSignlessInteger());
+  };
+  if (!supported(to) || !supported(from)) {
+    InFlightDiagnostic diag = node.fail();
+    diag << "casting from " << from << " to ";
+    if (to)
+      diag << to;
+    else
+      diag << name;
+    diag << " is not supported yet; Kiln casts between float, signed integer "
+            "and bool types";
+    return failure();
+  }
+  return one(build<CastOp>(node, *x, TypeAttr::get(to)));
+}
+
 FailureOr<SmallVector<Value>> identity(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
@@ -85,6 +143,8 @@ void mlir::kiln::populateElementwiseConversions(
     t.push_back({"Erf", v, unary<ErfOp>});
   for (int64_t v : {1, 13, 14, 16})
     t.push_back({"Identity", v, identity});
+  for (int64_t v : {6, 9, 13})
+    t.push_back({"Cast", v, castNode});
   // Inference mode: Dropout passes its input through; its mask output is not
   // computed (a model that uses it is reported).
   for (int64_t v : {7, 10, 12, 13})

@@ -198,6 +198,31 @@ FailureOr<SmallVector<Value>> batchNorm(OnnxNode &node) {
                                     node.floatAttr("epsilon", 1e-5f))));
 }
 
+/// LayerNormalization 17: the Y output. Mean and InvStdDev are for training
+/// and are not computed.
+FailureOr<SmallVector<Value>> layerNorm(OnnxNode &node) {
+  if (node.resultUsed(1) || node.resultUsed(2)) {
+    node.fail() << "the Mean and InvStdDev outputs are not supported; only "
+                   "Y is computed";
+    return failure();
+  }
+  FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
+  if (failed(x) || failed(scale))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  if (rank == 0) {
+    node.fail() << "cannot normalize a scalar";
+    return failure();
+  }
+  FailureOr<int64_t> axis = normalizeAxis(node, node.intAttr("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  auto &b = node.builder;
+  return one(build<LayerNormOp>(
+      node, *x, *scale, node.input(2), b.getI64IntegerAttr(*axis),
+      b.getF32FloatAttr(node.floatAttr("epsilon", 1e-5f))));
+}
+
 FailureOr<SmallVector<Value>> gemm(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
   if (failed(a) || failed(b))
@@ -261,6 +286,7 @@ void mlir::kiln::populateNNConversions(std::vector<OnnxConversion> &t) {
   t.push_back({"GlobalMaxPool", 1, [](OnnxNode &n) { return globalPool(n, true); }});
   for (int64_t v : {7, 9, 14, 15})
     t.push_back({"BatchNormalization", v, batchNorm});
+  t.push_back({"LayerNormalization", 17, layerNorm});
   for (int64_t v : {7, 9, 11, 13})
     t.push_back({"Gemm", v, gemm});
   for (int64_t v : {1, 9, 13})

@@ -173,6 +173,27 @@ LogicalResult mlir::kiln::finishBuild(OnnxNode &node, Operation *op) {
   return result;
 }
 
+Value mlir::kiln::foldBuilt(OnnxNode &node, Operation *op) {
+  Value result = op->getResult(0);
+  SmallVector<OpFoldResult> folded;
+  if (op->getNumResults() != 1 || failed(op->fold(folded)) || folded.empty())
+    return result;
+  Value repl;
+  if (auto v = dyn_cast<Value>(folded.front())) {
+    repl = v;
+  } else if (auto attr = dyn_cast_or_null<ElementsAttr>(
+                 cast<Attribute>(folded.front()))) {
+    if (attr.getType() == result.getType())
+      repl = ConstantOp::create(node.builder, node.loc(), attr.getType(), attr);
+  }
+  // The replacement must keep the type that ONNX shape inference and the
+  // node's consumers were checked against.
+  if (!repl || repl == result || repl.getType() != result.getType())
+    return result;
+  op->erase();
+  return repl;
+}
+
 FailureOr<Value> mlir::kiln::reshapeTo(OnnxNode &node, Value v,
                                        ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(v.getType());
@@ -183,7 +204,7 @@ FailureOr<Value> mlir::kiln::reshapeTo(OnnxNode &node, Value v,
                               v);
   if (failed(finishBuild(node, op)))
     return failure();
-  return op.getResult();
+  return foldBuilt(node, op);
 }
 
 FailureOr<int64_t> mlir::kiln::normalizeAxis(OnnxNode &node, int64_t axis,
@@ -193,6 +214,72 @@ FailureOr<int64_t> mlir::kiln::normalizeAxis(OnnxNode &node, int64_t axis,
     return failure();
   }
   return axis < 0 ? axis + rank : axis;
+}
+
+FailureOr<SliceBounds>
+mlir::kiln::resolveSlice(OnnxNode &node, ArrayRef<int64_t> shape,
+                         ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
+                         std::optional<SmallVector<int64_t>> axes,
+                         std::optional<SmallVector<int64_t>> steps) {
+  int64_t rank = shape.size();
+  if (ShapedType::isDynamicShape(shape)) {
+    node.fail() << "the input shape must be static";
+    return failure();
+  }
+  if (starts.size() != ends.size()) {
+    node.fail() << "starts and ends have " << starts.size() << " and "
+                << ends.size() << " values; they must have one per sliced axis";
+    return failure();
+  }
+  if (!axes) {
+    axes.emplace();
+    for (int64_t i = 0; i < (int64_t)starts.size(); ++i)
+      axes->push_back(i);
+  }
+  if (!steps)
+    steps = SmallVector<int64_t>(starts.size(), 1);
+  if (axes->size() != starts.size() || steps->size() != starts.size()) {
+    node.fail() << "starts, ends, axes and steps must have as many values as "
+                   "starts ("
+                << starts.size() << "), got " << axes->size() << " axes and "
+                << steps->size() << " steps";
+    return failure();
+  }
+  SliceBounds bounds;
+  bounds.offsets.assign(rank, 0);
+  bounds.sizes.assign(shape.begin(), shape.end());
+  bounds.strides.assign(rank, 1);
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    FailureOr<int64_t> axis = normalizeAxis(node, (*axes)[i], rank);
+    if (failed(axis))
+      return failure();
+    if (seen[*axis]) {
+      node.fail() << "axis " << (*axes)[i] << " is sliced twice";
+      return failure();
+    }
+    seen[*axis] = true;
+    int64_t step = (*steps)[i], dim = shape[*axis];
+    if (step == 0) {
+      node.fail() << "steps must not be 0";
+      return failure();
+    }
+    if (step < 0) {
+      node.fail() << "negative steps (reversed slices) are not supported yet; "
+                     "axis "
+                  << (*axes)[i] << " has step " << step;
+      return failure();
+    }
+    // Negative positions count from the end, then both clamp to [0, dim]
+    // (so INT64_MAX means "to the end").
+    int64_t start = starts[i], end = ends[i];
+    start = std::clamp<int64_t>(start < 0 ? start + dim : start, 0, dim);
+    end = std::clamp<int64_t>(end < 0 ? end + dim : end, 0, dim);
+    bounds.offsets[*axis] = start;
+    bounds.sizes[*axis] = end > start ? (end - start - 1) / step + 1 : 0;
+    bounds.strides[*axis] = step;
+  }
+  return bounds;
 }
 
 FailureOr<SmallVector<int64_t>>

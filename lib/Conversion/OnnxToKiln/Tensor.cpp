@@ -302,6 +302,182 @@ FailureOr<SmallVector<Value>> squeeze(OnnxNode &node, bool unsqueeze) {
   return one(reshapeTo(node, *x, shape));
 }
 
+/// Optional constant integer input `i`: nullopt when omitted, failure (with
+/// a diagnostic) when given but not a compile-time constant.
+FailureOr<std::optional<SmallVector<int64_t>>>
+optionalInts(OnnxNode &node, unsigned i, StringRef what) {
+  if (!node.input(i))
+    return std::optional<SmallVector<int64_t>>();
+  std::optional<SmallVector<int64_t>> v = node.constantInts(i);
+  if (!v) {
+    node.fail() << what << " must be a compile-time constant";
+    return failure();
+  }
+  return v;
+}
+
+/// Gather 1, 11, 13. Constant indices are checked against the axis here;
+/// kiln.gather clamps whatever arrives at run time.
+FailureOr<SmallVector<Value>> gather(OnnxNode &node) {
+  FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1);
+  if (failed(data) || failed(indices))
+    return failure();
+  RankedTensorType type = typeOf(*data);
+  if (type.getRank() == 0) {
+    node.fail() << "cannot gather from a scalar";
+    return failure();
+  }
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t n = type.getDimSize(*axis);
+  if (std::optional<SmallVector<int64_t>> c = node.constantInts(1))
+    for (int64_t i : *c)
+      if (n != ShapedType::kDynamic && (i < -n || i >= n)) {
+        node.fail() << "index " << i << " is out of range for axis " << *axis
+                    << " of size " << n;
+        return failure();
+      }
+  return one(build<GatherOp>(node, *data, *indices,
+                             node.builder.getI64IntegerAttr(*axis)));
+}
+
+FailureOr<Value> buildSlice(OnnxNode &node, Value x, const SliceBounds &b) {
+  auto &bl = node.builder;
+  return build<SliceOp>(node, x, bl.getDenseI64ArrayAttr(b.offsets),
+                        bl.getDenseI64ArrayAttr(b.sizes),
+                        bl.getDenseI64ArrayAttr(b.strides));
+}
+
+/// Slice 1 (attributes) and 10, 11, 13 (constant inputs).
+FailureOr<SmallVector<Value>> slice(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  std::optional<SmallVector<int64_t>> starts, ends, axes, steps;
+  if (node.opset < 10) {
+    starts = node.intsAttr("starts");
+    ends = node.intsAttr("ends");
+    axes = node.intsAttr("axes");
+    if (!starts || !ends) {
+      node.fail() << "the starts and ends attributes are required";
+      return failure();
+    }
+  } else {
+    starts = node.constantInts(1);
+    ends = node.constantInts(2);
+    if (!starts || !ends) {
+      node.fail() << "starts and ends must be compile-time constants; Kiln "
+                     "slices with static bounds";
+      return failure();
+    }
+    FailureOr<std::optional<SmallVector<int64_t>>> a =
+        optionalInts(node, 3, "axes");
+    FailureOr<std::optional<SmallVector<int64_t>>> st =
+        optionalInts(node, 4, "steps");
+    if (failed(a) || failed(st))
+      return failure();
+    axes = *a;
+    steps = *st;
+  }
+  FailureOr<SliceBounds> bounds =
+      resolveSlice(node, typeOf(*x).getShape(), *starts, *ends, axes, steps);
+  if (failed(bounds))
+    return failure();
+  return one(buildSlice(node, *x, *bounds));
+}
+
+/// Split 2, 11 (split attribute), 13 (split input), 18 (num_outputs). Without
+/// split the outputs are equal; from 18 the last may be smaller.
+FailureOr<SmallVector<Value>> split(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  if (!type.hasStaticShape()) {
+    node.fail() << "input shape " << type << " is not static";
+    return failure();
+  }
+  int64_t dim = type.getDimSize(*axis), outputs = node.op->getNumResults();
+  std::optional<SmallVector<int64_t>> sizes;
+  if (node.opset < 13) {
+    sizes = node.intsAttr("split");
+  } else {
+    FailureOr<std::optional<SmallVector<int64_t>>> s =
+        optionalInts(node, 1, "split");
+    if (failed(s))
+      return failure();
+    sizes = *s;
+  }
+  if (sizes) {
+    if ((int64_t)sizes->size() != outputs) {
+      node.fail() << "split has " << sizes->size() << " sizes but the node has "
+                  << outputs << " outputs";
+      return failure();
+    }
+    int64_t total = 0;
+    for (int64_t s : *sizes) {
+      if (s < 0) {
+        node.fail() << "split sizes must be non-negative, got " << s;
+        return failure();
+      }
+      total += s;
+    }
+    if (total != dim) {
+      node.fail() << "split sizes add up to " << total << " but axis " << *axis
+                  << " has " << dim << " elements";
+      return failure();
+    }
+  } else if (node.opset >= 18) {
+    int64_t parts = node.intAttr("num_outputs", outputs);
+    if (parts != outputs) {
+      node.fail() << "num_outputs is " << parts << " but the node has "
+                  << outputs << " outputs";
+      return failure();
+    }
+    int64_t chunk = (dim + parts - 1) / parts;
+    if (dim - chunk * (parts - 1) < 0) {
+      node.fail() << "cannot split " << dim << " elements into " << parts
+                  << " chunks of " << chunk;
+      return failure();
+    }
+    sizes = SmallVector<int64_t>(parts, chunk);
+    sizes->back() = dim - chunk * (parts - 1);
+  } else {
+    if (outputs == 0 || dim % outputs) {
+      node.fail() << "cannot split " << dim << " elements evenly into "
+                  << outputs << " outputs; give the split sizes";
+      return failure();
+    }
+    sizes = SmallVector<int64_t>(outputs, dim / outputs);
+  }
+  SmallVector<Value> results;
+  SliceBounds bounds;
+  bounds.offsets.assign(type.getRank(), 0);
+  bounds.sizes.assign(type.getShape().begin(), type.getShape().end());
+  bounds.strides.assign(type.getRank(), 1);
+  int64_t offset = 0;
+  for (auto [i, size] : llvm::enumerate(*sizes)) {
+    bounds.offsets[*axis] = offset;
+    bounds.sizes[*axis] = size;
+    offset += size;
+    if (!node.resultUsed(i)) {
+      results.push_back(nullptr);
+      continue;
+    }
+    FailureOr<Value> part = buildSlice(node, *x, bounds);
+    if (failed(part))
+      return failure();
+    results.push_back(*part);
+  }
+  return results;
+}
+
 /// ReduceMean/Sum/Max/Min. Axes are an attribute, except ReduceSum from
 /// opset 13 where they are an optional input; no axes means all axes unless
 /// noop_with_empty_axes is set.
@@ -351,6 +527,12 @@ void mlir::kiln::populateTensorConversions(std::vector<OnnxConversion> &t) {
     t.push_back({"Shape", v, shape});
   for (int64_t v : {2, 11, 13, 18})
     t.push_back({"Pad", v, pad});
+  for (int64_t v : {1, 11, 13})
+    t.push_back({"Gather", v, gather});
+  for (int64_t v : {1, 10, 11, 13})
+    t.push_back({"Slice", v, slice});
+  for (int64_t v : {2, 11, 13, 18})
+    t.push_back({"Split", v, split});
   for (int64_t v : {1, 11, 13}) {
     t.push_back({"Squeeze", v, [](OnnxNode &n) { return squeeze(n, false); }});
     t.push_back({"Unsqueeze", v, [](OnnxNode &n) { return squeeze(n, true); }});

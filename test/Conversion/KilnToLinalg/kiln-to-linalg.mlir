@@ -95,6 +95,115 @@ func.func @constant_identity() -> tensor<2xf32> {
   return %y : tensor<2xf32>
 }
 
+// -----
+
+// Integer elementwise ops use the signed integer arith ops.
+// CHECK-LABEL: func.func @integer_binary
+// CHECK: linalg.generic
+// CHECK: arith.addi %{{.+}}, %{{.+}} : i64
+// CHECK: linalg.generic
+// CHECK: arith.divsi %{{.+}}, %{{.+}} : i64
+// CHECK: linalg.generic
+// CHECK: arith.maxsi %{{.+}}, %{{.+}} : i64
+// CHECK: linalg.generic
+// CHECK: arith.minsi %{{.+}}, %{{.+}} : i64
+func.func @integer_binary(%a: tensor<4xi64>, %b: tensor<i64>) -> tensor<4xi64> {
+  %0 = kiln.add %a, %b : (tensor<4xi64>, tensor<i64>) -> tensor<4xi64>
+  %1 = kiln.div %0, %b : (tensor<4xi64>, tensor<i64>) -> tensor<4xi64>
+  %2 = kiln.max %1, %a : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %3 = kiln.min %2, %a : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return %3 : tensor<4xi64>
+}
+
+// -----
+
+// Cast picks its arith op by source and target: signed integers, bool as 0
+// or 1 (unsigned), "not zero" for bool targets (une: NaN is true).
+// CHECK-LABEL: func.func @cast
+// CHECK: arith.sitofp %{{.+}} : i64 to f32
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: arith.cmpf une, %{{.+}}, %[[ZERO]] : f32
+// CHECK: arith.extui %{{.+}} : i1 to i32
+// CHECK: arith.uitofp %{{.+}} : i1 to f32
+// CHECK: arith.fptosi %{{.+}} : f32 to i32
+// CHECK: %[[IZERO:.+]] = arith.constant 0 : i64
+// CHECK: arith.cmpi ne, %{{.+}}, %[[IZERO]] : i64
+// CHECK: arith.trunci %{{.+}} : i64 to i8
+// CHECK: arith.extsi %{{.+}} : i8 to i64
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @cast(%x: tensor<4xi64>, %f: tensor<4xf32>, %b: tensor<4xi1>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi1>, tensor<4xi64>, tensor<4xf16>) {
+  %0 = kiln.cast %x to f32 : tensor<4xi64> -> tensor<4xf32>
+  %1 = kiln.cast %f to i1 : tensor<4xf32> -> tensor<4xi1>
+  %2 = kiln.cast %b to i32 : tensor<4xi1> -> tensor<4xi32>
+  %3 = kiln.cast %b to f32 : tensor<4xi1> -> tensor<4xf32>
+  %4 = kiln.cast %f to i32 : tensor<4xf32> -> tensor<4xi32>
+  %5 = kiln.cast %x to i1 : tensor<4xi64> -> tensor<4xi1>
+  %6 = kiln.cast %x to i8 : tensor<4xi64> -> tensor<4xi8>
+  %7 = kiln.cast %6 to i64 : tensor<4xi8> -> tensor<4xi64>
+  %8 = kiln.cast %f to f16 : tensor<4xf32> -> tensor<4xf16>
+  return %0, %1, %2, %3, %4, %5, %7, %8 : tensor<4xf32>, tensor<4xi1>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi1>, tensor<4xi64>, tensor<4xf16>
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Gather is a generic over the result that reads the index, wraps a negative
+// one (i + 5), clamps it to [0, 4] and extracts from the input.
+// CHECK-DAG: #[[IDX:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME: (%[[X:.+]]: tensor<5x3xf32>, %[[I:.+]]: tensor<2xi64>)
+// CHECK: %[[Y:.+]] = linalg.generic {indexing_maps = [#[[IDX]], #[[OUT]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[I]] : tensor<2xi64>) outs(%{{.+}} : tensor<2x3xf32>)
+// CHECK: ^bb0(%[[IN:.+]]: i64, %{{.+}}: f32):
+// CHECK-DAG: %[[RAW:.+]] = arith.index_cast %[[IN]] : i64 to index
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C5:.+]] = arith.constant 5 : index
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[RAW]], %[[C0]] : index
+// CHECK: %[[WRAPPED:.+]] = arith.addi %[[RAW]], %[[C5]] : index
+// CHECK: %[[SEL:.+]] = arith.select %[[NEG]], %[[WRAPPED]], %[[RAW]] : index
+// CHECK: %[[LO:.+]] = arith.maxsi %[[SEL]], %[[C0]] : index
+// CHECK: %[[ROW:.+]] = arith.minsi %[[LO]], %[[C4]] : index
+// CHECK: %[[COL:.+]] = linalg.index 1 : index
+// CHECK: %[[E:.+]] = tensor.extract %[[X]][%[[ROW]], %[[COL]]] : tensor<5x3xf32>
+// CHECK: linalg.yield %[[E]] : f32
+// CHECK: return %[[Y]]
+func.func @gather(%x: tensor<5x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> {
+  %y = kiln.gather %x, %i {axis = 0 : i64} : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// Along an inner axis with a 2-D index: result (i, j, k) reads x[i, idx[j, k]].
+// CHECK-DAG: #[[IDX:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @gather_inner_axis
+// CHECK-SAME: (%[[X:.+]]: tensor<3x5xf32>, %[[I:.+]]: tensor<2x2xi32>)
+// CHECK: linalg.generic {indexing_maps = [#[[IDX]], #{{.+}}]
+// CHECK: arith.index_cast %{{.+}} : i32 to index
+// CHECK: %[[COL:.+]] = arith.minsi
+// CHECK: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK: tensor.extract %[[X]][%[[ROW]], %[[COL]]] : tensor<3x5xf32>
+func.func @gather_inner_axis(%x: tensor<3x5xf32>, %i: tensor<2x2xi32>) -> tensor<3x2x2xf32> {
+  %y = kiln.gather %x, %i {axis = 1 : i64} : (tensor<3x5xf32>, tensor<2x2xi32>) -> tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @slice
+// CHECK-SAME: (%[[X:.+]]: tensor<4x6xf32>)
+// CHECK: %[[S:.+]] = tensor.extract_slice %[[X]][1, 1] [2, 3] [1, 2] : tensor<4x6xf32> to tensor<2x3xf32>
+// CHECK: return %[[S]]
+func.func @slice(%x: tensor<4x6xf32>) -> tensor<2x3xf32> {
+  %y = kiln.slice %x {offsets = array<i64: 1, 1>, sizes = array<i64: 2, 3>, strides = array<i64: 1, 2>} : tensor<4x6xf32> -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
@@ -491,4 +600,61 @@ func.func @concat(%a: tensor<1x2xf32>, %b: tensor<1x3xf32>) -> tensor<1x5xf32> {
 func.func @pad(%x: tensor<2x3xf32>) -> tensor<4x7xf32> {
   %y = kiln.pad %x {pads = array<i64: 0, 1, 2, 3>, value = 0.5 : f32} : tensor<2x3xf32> -> tensor<4x7xf32>
   return %y : tensor<4x7xf32>
+}
+
+// -----
+
+// Layer norm: sum and mean over the trailing dimension, the variance as the
+// mean of squared centered values, rsqrt(var + eps), then one generic that
+// normalizes, scales and shifts.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[FEAT:.+]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>, %[[S:.+]]: tensor<4xf32>, %[[B:.+]]: tensor<4xf32>)
+// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]]
+// CHECK: arith.addf
+// CHECK: %[[MEAN:.+]] = linalg.generic {{.+}} ins(%[[SUM]] : tensor<2x3xf32>)
+// CHECK: %[[FOUR:.+]] = arith.constant 4.000000e+00 : f32
+// CHECK: arith.divf %{{.+}}, %[[FOUR]]
+// CHECK: %[[SQ:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]], #[[ROWS]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[MEAN]] : tensor<2x3x4xf32>, tensor<2x3xf32>)
+// CHECK: ^bb0(%[[XV:.+]]: f32, %[[MV:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK: %[[D:.+]] = arith.subf %[[XV]], %[[MV]]
+// CHECK: %[[D2:.+]] = arith.mulf %[[D]], %[[D]]
+// CHECK: arith.addf %[[ACC]], %[[D2]]
+// CHECK: %[[INV:.+]] = linalg.generic {{.+}} ins(%[[SQ]] : tensor<2x3xf32>)
+// CHECK: arith.divf
+// CHECK: %[[EPS:.+]] = arith.constant 9.99999974E-6 : f32
+// CHECK: %[[VE:.+]] = arith.addf %{{.+}}, %[[EPS]]
+// CHECK: math.rsqrt %[[VE]]
+// CHECK: %[[Y:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]], #[[ROWS]], #[[FEAT]], #[[FEAT]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[X]], %[[MEAN]], %[[INV]], %[[S]], %[[B]] :
+// CHECK: ^bb0(%[[XV2:.+]]: f32, %[[MV2:.+]]: f32, %[[IV:.+]]: f32, %[[SV:.+]]: f32, %[[BV:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[C:.+]] = arith.subf %[[XV2]], %[[MV2]]
+// CHECK: %[[N:.+]] = arith.mulf %[[C]], %[[IV]]
+// CHECK: %[[SC:.+]] = arith.mulf %[[N]], %[[SV]]
+// CHECK: arith.addf %[[SC]], %[[BV]]
+// CHECK: return %[[Y]]
+func.func @layer_norm(%x: tensor<2x3x4xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<2x3x4xf32> {
+  %y = kiln.layer_norm %x, %s, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Normalizing from axis 1 reduces two dimensions (12 values); without bias
+// the last generic only scales. The scale broadcasts its size-1 dimension.
+// CHECK-DAG: #[[LEAD:.+]] = affine_map<(d0, d1, d2) -> (d0)>
+// CHECK-DAG: #[[SCALE:.+]] = affine_map<(d0, d1, d2) -> (d1, 0)>
+// CHECK-LABEL: func.func @layer_norm_axis1
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[LEAD]]], iterator_types = ["parallel", "reduction", "reduction"]}
+// CHECK: arith.constant 1.200000e+01 : f32
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[LEAD]], #[[LEAD]], #[[SCALE]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK-NOT: arith.addf
+// CHECK: linalg.yield
+func.func @layer_norm_axis1(%x: tensor<2x3x4xf32>, %s: tensor<3x1xf32>) -> tensor<2x3x4xf32> {
+  %y = kiln.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x3x4xf32>, tensor<3x1xf32>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
 }

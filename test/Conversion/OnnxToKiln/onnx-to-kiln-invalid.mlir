@@ -232,3 +232,97 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %a, %y, %mean : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// CHECK: error: loc("reverse"): node 'reverse' (Slice, opset 13): negative steps (reversed slices) are not supported yet; axis 0 has step -1
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @slice_errors(%x: tensor<4x6xf32>, %s: tensor<1xi64>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %starts = onnx.Initializer "starts" dense<[-1]> : tensor<1xi64> loc("starts")
+    %ends = onnx.Initializer "ends" dense<[-9223372036854775807]> : tensor<1xi64> loc("ends")
+    %axes = onnx.Initializer "axes" dense<[0]> : tensor<1xi64> loc("axes")
+    %back = onnx.Initializer "back" dense<[-1]> : tensor<1xi64> loc("back")
+    // expected-error@unknown {{node 'reverse' (Slice, opset 13): negative steps (reversed slices) are not supported yet; axis 0 has step -1}}
+    %a = "onnx.Slice"(%x, %starts, %ends, %axes, %back) : (tensor<4x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<*xf32> loc("reverse")
+    // expected-error@unknown {{node 'runtime' (Slice, opset 13): starts and ends must be compile-time constants; Kiln slices with static bounds}}
+    %b = "onnx.Slice"(%x, %s, %ends) : (tensor<4x6xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<*xf32> loc("runtime")
+    %twice = onnx.Initializer "twice" dense<[1, -1]> : tensor<2xi64> loc("twice")
+    %s2 = onnx.Initializer "s2" dense<[0, 0]> : tensor<2xi64> loc("s2")
+    // expected-error@unknown {{node 'twice' (Slice, opset 13): axis -1 is sliced twice}}
+    %c = "onnx.Slice"(%x, %s2, %s2, %twice) : (tensor<4x6xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<*xf32> loc("twice")
+    %zero = onnx.Initializer "zero" dense<[0]> : tensor<1xi64> loc("zero")
+    // expected-error@unknown {{node 'zero_step' (Slice, opset 13): steps must not be 0}}
+    %d = "onnx.Slice"(%x, %zero, %ends, %axes, %zero) : (tensor<4x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<*xf32> loc("zero_step")
+    return %a, %b, %c, %d : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("gather"): node 'gather' (Gather, opset 13): index 4 is out of range for axis 0 of size 4
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @gather_errors(%x: tensor<4x3xf32>, %f: tensor<2xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %i = onnx.Initializer "i" dense<[0, 4]> : tensor<2xi64> loc("i")
+    // expected-error@unknown {{node 'gather' (Gather, opset 13): index 4 is out of range for axis 0 of size 4}}
+    %a = "onnx.Gather"(%x, %i) : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<*xf32> loc("gather")
+    // expected-error@unknown {{node 'float_index' (Gather, opset 13): operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+    %b = "onnx.Gather"(%x, %f) : (tensor<4x3xf32>, tensor<2xf32>) -> tensor<*xf32> loc("float_index")
+    return %a, %b : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("split"): node 'split' (Split, opset 13): split sizes add up to 5 but axis 1 has 6 elements
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @split_errors(%x: tensor<2x6xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %sizes = onnx.Initializer "sizes" dense<[2, 3]> : tensor<2xi64> loc("sizes")
+    // expected-error@unknown {{node 'split' (Split, opset 13): split sizes add up to 5 but axis 1 has 6 elements}}
+    %a, %b = "onnx.Split"(%x, %sizes) {axis = 1 : i64} : (tensor<2x6xf32>, tensor<2xi64>) -> (tensor<*xf32>, tensor<*xf32>) loc("split")
+    // expected-error@unknown {{node 'uneven' (Split, opset 13): cannot split 6 elements evenly into 4 outputs; give the split sizes}}
+    %c:4 = "onnx.Split"(%x) {axis = 1 : i64} : (tensor<2x6xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) loc("uneven")
+    // expected-error@unknown {{node 'count' (Split, opset 13): split has 2 sizes but the node has 1 outputs}}
+    %d = "onnx.Split"(%x, %sizes) {axis = 1 : i64} : (tensor<2x6xf32>, tensor<2xi64>) -> tensor<*xf32> loc("count")
+    return %a, %b, %c#0, %c#1, %c#2, %c#3, %d : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("to_uint8"): node 'to_uint8' (Cast, opset 13): casting from 'f32' to UINT8 is not supported yet; Kiln casts between float, signed integer and bool types
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @cast_errors(%x: tensor<4xf32>, %u: tensor<4xui8>) -> (tensor<*xui8>, tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'to_uint8' (Cast, opset 13): casting from 'f32' to UINT8 is not supported yet; Kiln casts between float, signed integer and bool types}}
+    %a = "onnx.Cast"(%x) {to = 2 : i64} : (tensor<4xf32>) -> tensor<*xui8> loc("to_uint8")
+    // expected-error@unknown {{node 'from_uint8' (Cast, opset 13): casting from 'ui8' to 'f32' is not supported yet}}
+    %b = "onnx.Cast"(%u) {to = 1 : i64} : (tensor<4xui8>) -> tensor<*xf32> loc("from_uint8")
+    // expected-error@unknown {{node 'no_to' (Cast, opset 13): the 'to' attribute is required}}
+    %c = "onnx.Cast"(%x) : (tensor<4xf32>) -> tensor<*xf32> loc("no_to")
+    return %a, %b, %c : tensor<*xui8>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("ln"): node 'ln' (LayerNormalization, opset 17): the Mean and InvStdDev outputs are not supported; only Y is computed
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @layer_norm_errors(%x: tensor<2x8xf32>, %s: tensor<8xf32>, %s4: tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'ln' (LayerNormalization, opset 17): the Mean and InvStdDev outputs are not supported; only Y is computed}}
+    %y, %mean = "onnx.LayerNormalization"(%x, %s) : (tensor<2x8xf32>, tensor<8xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("ln")
+    // expected-error@unknown {{node 'ln_scale' (LayerNormalization, opset 17): scale and bias must broadcast to the normalized shape [8], got [4]}}
+    %z = "onnx.LayerNormalization"(%x, %s4) : (tensor<2x8xf32>, tensor<4xf32>) -> tensor<*xf32> loc("ln_scale")
+    return %y, %mean, %z : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// LayerNormalization is new in opset 17.
+// CHECK: error: loc("ln16"): node 'ln16' (LayerNormalization, opset 16): Kiln supports LayerNormalization from opset 17; re-export the model with a newer opset
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @layer_norm_opset16(%x: tensor<2x8xf32>, %s: tensor<8xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'ln16' (LayerNormalization, opset 16): Kiln supports LayerNormalization from opset 17}}
+    %y = "onnx.LayerNormalization"(%x, %s) : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<*xf32> loc("ln16")
+    return %y : tensor<*xf32>
+  }
+}

@@ -392,6 +392,24 @@ module attributes {onnx.opset_import = {ai.onnx = 15 : i64}} {
   }
 }
 
+// -----
+
+// LayerNormalization 17: the default axis -1 is the last dimension; the
+// unused Mean and InvStdDev outputs are fine. B is optional.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME: (%[[X:.+]]: tensor<1x8x16xf32>, %[[S:.+]]: tensor<16xf32>, %[[B:.+]]: tensor<16xf32>, %[[S2:.+]]: tensor<8x16xf32>)
+// CHECK: kiln.layer_norm %[[X]], %[[S]], %[[B]] {axis = 2 : i64, epsilon = 9.99999974E-6 : f32}
+// CHECK-SAME: -> tensor<1x8x16xf32>
+// CHECK: kiln.layer_norm %[[X]], %[[S2]] {axis = 1 : i64, epsilon = 1.000000e-03 : f32}
+// CHECK-SAME: : (tensor<1x8x16xf32>, tensor<8x16xf32>) -> tensor<1x8x16xf32>
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @layer_norm(%x: tensor<1x8x16xf32>, %s: tensor<16xf32>, %b: tensor<16xf32>, %s2: tensor<8x16xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %y, %mean, %inv = "onnx.LayerNormalization"(%x, %s, %b) {axis = -1 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<1x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) loc("ln")
+    %z = "onnx.LayerNormalization"(%x, %s2) {axis = 1 : i64, epsilon = 1.0e-03 : f32} : (tensor<1x8x16xf32>, tensor<8x16xf32>) -> tensor<*xf32> loc("ln_axis1")
+    return %y, %z : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Shapes and layout
 //===----------------------------------------------------------------------===//
@@ -551,6 +569,219 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     %c = "onnx.Constant"() {value_ints = [3, 4]} : () -> tensor<*xi64> loc("c_ints")
     %d = "onnx.Constant"() {value_int = 7 : i64} : () -> tensor<*xi64> loc("c_int")
     return %a, %b, %c, %d : tensor<*xf32>, tensor<*xf32>, tensor<*xi64>, tensor<*xi64>
+  }
+}
+
+// -----
+
+// Gather keeps negative indices (kiln.gather wraps them) and normalizes the
+// axis; a scalar index drops the axis.
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME: (%[[X:.+]]: tensor<4x3xf32>, %[[I:.+]]: tensor<2x2xi64>)
+// CHECK: kiln.gather %[[X]], %[[I]] {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2x2xi64>) -> tensor<2x2x3xf32>
+// CHECK: %[[J:.+]] = kiln.constant dense<-1> : tensor<i32>
+// CHECK: kiln.gather %[[X]], %[[J]] {axis = 1 : i64} : (tensor<4x3xf32>, tensor<i32>) -> tensor<4xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @gather(%x: tensor<4x3xf32>, %i: tensor<2x2xi64>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %a = "onnx.Gather"(%x, %i) : (tensor<4x3xf32>, tensor<2x2xi64>) -> tensor<*xf32> loc("gather")
+    %j = onnx.Initializer "j" dense<-1> : tensor<i32> loc("j")
+    %b = "onnx.Gather"(%x, %j) {axis = -1 : i64} : (tensor<4x3xf32>, tensor<i32>) -> tensor<*xf32> loc("gather_col")
+    return %a, %b : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// Shape arithmetic folds while the graph is converted: Shape -> Gather ->
+// Unsqueeze -> Concat becomes one constant, and Reshape gets it as its
+// target shape. (The head size 64 is computed as dim / 4.)
+// CHECK-LABEL: func.func @shape_chain_folds
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8x256xf32>)
+// CHECK-NOT: kiln.gather
+// CHECK-NOT: kiln.concat
+// CHECK-NOT: kiln.div
+// CHECK: %[[R:.+]] = kiln.reshape %[[X]] : tensor<2x8x256xf32> to tensor<2x8x4x64xf32>
+// CHECK: return %[[R]]
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @shape_chain_folds(%x: tensor<2x8x256xf32>) -> tensor<*xf32> {
+    %shape = "onnx.Shape"(%x) : (tensor<2x8x256xf32>) -> tensor<*xi64> loc("shape")
+    %i0 = onnx.Initializer "i0" dense<0> : tensor<i64> loc("i0")
+    %i1 = onnx.Initializer "i1" dense<1> : tensor<i64> loc("i1")
+    %i2 = onnx.Initializer "i2" dense<2> : tensor<i64> loc("i2")
+    %b = "onnx.Gather"(%shape, %i0) {axis = 0 : i64} : (tensor<*xi64>, tensor<i64>) -> tensor<*xi64> loc("g0")
+    %s = "onnx.Gather"(%shape, %i1) {axis = 0 : i64} : (tensor<*xi64>, tensor<i64>) -> tensor<*xi64> loc("g1")
+    %d = "onnx.Gather"(%shape, %i2) {axis = 0 : i64} : (tensor<*xi64>, tensor<i64>) -> tensor<*xi64> loc("g2")
+    %four = onnx.Initializer "four" dense<4> : tensor<i64> loc("four")
+    %hd = "onnx.Div"(%d, %four) : (tensor<*xi64>, tensor<i64>) -> tensor<*xi64> loc("head_dim")
+    %ax = onnx.Initializer "ax" dense<[0]> : tensor<1xi64> loc("ax")
+    %ub = "onnx.Unsqueeze"(%b, %ax) : (tensor<*xi64>, tensor<1xi64>) -> tensor<*xi64> loc("u0")
+    %us = "onnx.Unsqueeze"(%s, %ax) : (tensor<*xi64>, tensor<1xi64>) -> tensor<*xi64> loc("u1")
+    %uh = "onnx.Unsqueeze"(%hd, %ax) : (tensor<*xi64>, tensor<1xi64>) -> tensor<*xi64> loc("u2")
+    %heads = onnx.Initializer "heads" dense<[4]> : tensor<1xi64> loc("heads")
+    %target = "onnx.Concat"(%ub, %us, %heads, %uh) {axis = 0 : i64} : (tensor<*xi64>, tensor<*xi64>, tensor<1xi64>, tensor<*xi64>) -> tensor<*xi64> loc("concat")
+    %y = "onnx.Reshape"(%x, %target) : (tensor<2x8x256xf32>, tensor<*xi64>) -> tensor<*xf32> loc("reshape")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Integer arithmetic on run-time tensors stays (masks, positions).
+// CHECK-LABEL: func.func @integer_add
+// CHECK: kiln.add %{{.+}}, %{{.+}} : (tensor<1x8xi64>, tensor<i64>) -> tensor<1x8xi64>
+module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
+  func.func @integer_add(%x: tensor<1x8xi64>) -> tensor<*xi64> {
+    %one = onnx.Initializer "one" dense<1> : tensor<i64> loc("one")
+    %y = "onnx.Add"(%x, %one) : (tensor<1x8xi64>, tensor<i64>) -> tensor<*xi64> loc("add")
+    return %y : tensor<*xi64>
+  }
+}
+
+// -----
+
+// Slice 13: negative starts count from the end, INT64_MAX ends clamp to the
+// dimension, axes may be negative, steps stride.
+// CHECK-LABEL: func.func @slice_opset13
+// CHECK: kiln.slice %{{.+}} {offsets = array<i64: 0, 2, 1>, sizes = array<i64: 2, 2, 3>, strides = array<i64: 1, 1, 2>} : tensor<2x4x6xf32> -> tensor<2x2x3xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @slice_opset13(%x: tensor<2x4x6xf32>) -> tensor<*xf32> {
+    %starts = onnx.Initializer "starts" dense<[-2, 1]> : tensor<2xi64> loc("starts")
+    %ends = onnx.Initializer "ends" dense<[9223372036854775807, 9223372036854775807]> : tensor<2xi64> loc("ends")
+    %axes = onnx.Initializer "axes" dense<[1, -1]> : tensor<2xi64> loc("axes")
+    %steps = onnx.Initializer "steps" dense<[1, 2]> : tensor<2xi64> loc("steps")
+    %y = "onnx.Slice"(%x, %starts, %ends, %axes, %steps) : (tensor<2x4x6xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<*xf32> loc("slice")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Without axes and steps, starts and ends cover the leading dimensions; an
+// end before the start gives an empty slice, a start past the end clamps.
+// CHECK-LABEL: func.func @slice_defaults
+// CHECK: kiln.slice %{{.+}} {offsets = array<i64: 1, 4>, sizes = array<i64: 0, 0>, strides = array<i64: 1, 1>} : tensor<4x4xf32> -> tensor<0x0xf32>
+module attributes {onnx.opset_import = {ai.onnx = 10 : i64}} {
+  func.func @slice_defaults(%x: tensor<4x4xf32>) -> tensor<*xf32> {
+    %starts = onnx.Initializer "starts" dense<[1, 10]> : tensor<2xi32> loc("starts")
+    %ends = onnx.Initializer "ends" dense<[-4, 20]> : tensor<2xi32> loc("ends")
+    %y = "onnx.Slice"(%x, %starts, %ends) : (tensor<4x4xf32>, tensor<2xi32>, tensor<2xi32>) -> tensor<*xf32> loc("slice")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Slice 1 takes its bounds as attributes.
+// CHECK-LABEL: func.func @slice_opset1
+// CHECK: kiln.slice %{{.+}} {offsets = array<i64: 0, 1>, sizes = array<i64: 4, 2>, strides = array<i64: 1, 1>} : tensor<4x4xf32> -> tensor<4x2xf32>
+module attributes {onnx.opset_import = {ai.onnx = 9 : i64}} {
+  func.func @slice_opset1(%x: tensor<4x4xf32>) -> tensor<*xf32> {
+    %y = "onnx.Slice"(%x) {starts = [1], ends = [-1], axes = [1]} : (tensor<4x4xf32>) -> tensor<*xf32> loc("slice")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// The transformer pattern: bounds computed from the input's shape fold to
+// constants before the Slice is converted.
+// CHECK-LABEL: func.func @slice_computed_bounds
+// CHECK-SAME: (%[[X:.+]]: tensor<8x768xf32>)
+// CHECK: kiln.slice %[[X]] {offsets = array<i64: 0, 256>, sizes = array<i64: 8, 256>, strides = array<i64: 1, 1>}
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @slice_computed_bounds(%x: tensor<8x768xf32>) -> tensor<*xf32> {
+    %shape = "onnx.Shape"(%x) : (tensor<8x768xf32>) -> tensor<*xi64> loc("shape")
+    %last = "onnx.Constant"() {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<*xi64> loc("last")
+    %dim = "onnx.Gather"(%shape, %last) {axis = 0 : i64} : (tensor<*xi64>, tensor<*xi64>) -> tensor<*xi64> loc("dim")
+    %two = "onnx.Constant"() {value = dense<[2]> : tensor<1xi64>} : () -> tensor<*xi64> loc("two")
+    %three = "onnx.Constant"() {value = dense<[3]> : tensor<1xi64>} : () -> tensor<*xi64> loc("three")
+    %one = "onnx.Constant"() {value = dense<[1]> : tensor<1xi64>} : () -> tensor<*xi64> loc("one")
+    %sum = "onnx.Add"(%dim, %two) : (tensor<*xi64>, tensor<*xi64>) -> tensor<*xi64> loc("add")
+    %part = "onnx.Div"(%sum, %three) : (tensor<*xi64>, tensor<*xi64>) -> tensor<*xi64> loc("div")
+    %start = "onnx.Mul"(%part, %one) : (tensor<*xi64>, tensor<*xi64>) -> tensor<*xi64> loc("mul1")
+    %end = "onnx.Mul"(%part, %two) : (tensor<*xi64>, tensor<*xi64>) -> tensor<*xi64> loc("mul2")
+    %y = "onnx.Slice"(%x, %start, %end, %last) : (tensor<8x768xf32>, tensor<*xi64>, tensor<*xi64>, tensor<*xi64>) -> tensor<*xf32> loc("slice")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Split 13 with a split input: one slice per output along the axis.
+// CHECK-LABEL: func.func @split_opset13
+// CHECK-SAME: (%[[X:.+]]: tensor<2x6xf32>)
+// CHECK: %[[A:.+]] = kiln.slice %[[X]] {offsets = array<i64: 0, 0>, sizes = array<i64: 2, 2>, strides = array<i64: 1, 1>} : tensor<2x6xf32> -> tensor<2x2xf32>
+// CHECK: %[[B:.+]] = kiln.slice %[[X]] {offsets = array<i64: 0, 2>, sizes = array<i64: 2, 4>, strides = array<i64: 1, 1>} : tensor<2x6xf32> -> tensor<2x4xf32>
+// CHECK: return %[[A]], %[[B]]
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @split_opset13(%x: tensor<2x6xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %split = onnx.Initializer "split" dense<[2, 4]> : tensor<2xi64> loc("split")
+    %a, %b = "onnx.Split"(%x, %split) {axis = -1 : i64} : (tensor<2x6xf32>, tensor<2xi64>) -> (tensor<*xf32>, tensor<*xf32>) loc("split")
+    return %a, %b : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// Split 11 reads split from an attribute; without it the outputs are equal.
+// An unused output gets no slice.
+// CHECK-LABEL: func.func @split_opset11
+// CHECK: kiln.slice %{{.+}} {offsets = array<i64: 0, 0>, sizes = array<i64: 1, 6>, strides = array<i64: 1, 1>}
+// CHECK: kiln.slice %{{.+}} {offsets = array<i64: 0, 0>, sizes = array<i64: 2, 3>, strides = array<i64: 1, 1>}
+// CHECK-NOT: kiln.slice
+// CHECK: return
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @split_opset11(%x: tensor<2x6xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %a, %b = "onnx.Split"(%x) {split = [1, 1]} : (tensor<2x6xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("split_rows")
+    %c, %d = "onnx.Split"(%x) {axis = 1 : i64} : (tensor<2x6xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("split_cols")
+    return %a, %c : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// Split 18 with num_outputs: chunks of ceil(7 / 3) = 3, the last smaller.
+// CHECK-LABEL: func.func @split_opset18
+// CHECK: kiln.slice %{{.+}} {offsets = array<i64: 0>, sizes = array<i64: 3>, strides = array<i64: 1>}
+// CHECK: kiln.slice %{{.+}} {offsets = array<i64: 3>, sizes = array<i64: 3>, strides = array<i64: 1>}
+// CHECK: kiln.slice %{{.+}} {offsets = array<i64: 6>, sizes = array<i64: 1>, strides = array<i64: 1>} : tensor<7xf32> -> tensor<1xf32>
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @split_opset18(%x: tensor<7xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %a, %b, %c = "onnx.Split"(%x) {num_outputs = 3 : i64} : (tensor<7xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) loc("split")
+    return %a, %b, %c : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// Cast's `to` is an ONNX data type: 1 is FLOAT, 9 BOOL, 6 INT32.
+// CHECK-LABEL: func.func @cast
+// CHECK: %[[F:.+]] = kiln.cast %{{.+}} to f32 : tensor<1x8xi64> -> tensor<1x8xf32>
+// CHECK: %[[B:.+]] = kiln.cast %[[F]] to i1 : tensor<1x8xf32> -> tensor<1x8xi1>
+// CHECK: kiln.cast %[[B]] to i32 : tensor<1x8xi1> -> tensor<1x8xi32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @cast(%x: tensor<1x8xi64>) -> tensor<*xi32> {
+    %f = "onnx.Cast"(%x) {to = 1 : i64} : (tensor<1x8xi64>) -> tensor<*xf32> loc("to_float")
+    %b = "onnx.Cast"(%f) {to = 9 : i64} : (tensor<*xf32>) -> tensor<*xi1> loc("to_bool")
+    %i = "onnx.Cast"(%b) {to = 6 : i64} : (tensor<*xi1>) -> tensor<*xi32> loc("to_int")
+    return %i : tensor<*xi32>
+  }
+}
+
+// -----
+
+// A cast of a constant is a constant; a cast to the same type is no op.
+// CHECK-LABEL: func.func @cast_folds
+// CHECK-SAME: (%[[X:.+]]: tensor<2xf32>)
+// CHECK: %[[C:.+]] = kiln.constant dense<[1.000000e+00, -2.000000e+00]> : tensor<2xf32>
+// CHECK-NOT: kiln.cast
+// CHECK: return %[[C]], %[[X]]
+module attributes {onnx.opset_import = {ai.onnx = 9 : i64}} {
+  func.func @cast_folds(%x: tensor<2xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %c = onnx.Initializer "c" dense<[1, -2]> : tensor<2xi64> loc("c")
+    %a = "onnx.Cast"(%c) {to = 1 : i64} : (tensor<2xi64>) -> tensor<*xf32> loc("cast_const")
+    %b = "onnx.Cast"(%x) {to = 1 : i64} : (tensor<2xf32>) -> tensor<*xf32> loc("cast_same")
+    return %a, %b : tensor<*xf32>, tensor<*xf32>
   }
 }
 

@@ -112,6 +112,88 @@ func.func @pad_negative(%x: tensor<4xf32>) -> tensor<3xf32> {
   return %y : tensor<3xf32>
 }
 
+// -----
+
+func.func @gather_axis(%x: tensor<4x3xf32>, %i: tensor<2xi64>) -> tensor<4x2xf32> {
+  // expected-error @+2 {{axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.gather %x, %i {axis = 2 : i64} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @gather_index_type(%x: tensor<4x3xf32>, %i: tensor<2xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.gather' op operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %y = kiln.gather %x, %i {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// Clamping needs at least one element to clamp into.
+func.func @gather_empty_axis(%x: tensor<0x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{cannot gather from axis 0 of size 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.gather %x, %i {axis = 0 : i64} : (tensor<0x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @gather_wrong_result(%x: tensor<4x3xf32>, %i: tensor<2xi64>) -> tensor<4x2xf32> {
+  // expected-error @+2 {{'kiln.gather' op inferred type(s) 'tensor<2x3xf32>' are incompatible with return type(s) of operation 'tensor<4x2xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.gather %x, %i {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @slice_counts(%x: tensor<4x6xf32>) -> tensor<4x3xf32> {
+  // expected-error @+2 {{expects 2 offsets, sizes and strides for rank 2, got 1, 2 and 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.slice %x {offsets = array<i64: 0>, sizes = array<i64: 4, 3>, strides = array<i64: 1, 1>} : tensor<4x6xf32> -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// Negative steps are resolved (or rejected) on import; the op has none.
+func.func @slice_negative_stride(%x: tensor<6xf32>) -> tensor<3xf32> {
+  // expected-error @+2 {{expects non-negative offsets and sizes and positive strides, got offsets [5], sizes [3], strides [-2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.slice %x {offsets = array<i64: 5>, sizes = array<i64: 3>, strides = array<i64: -2>} : tensor<6xf32> -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+// Positions 2, 4, 6: the last one is past the end of a dimension of 6.
+func.func @slice_out_of_bounds(%x: tensor<4x6xf32>) -> tensor<4x3xf32> {
+  // expected-error @+2 {{dimension 1 of size 6 has no room for 3 elements from offset 2 with stride 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.slice %x {offsets = array<i64: 0, 2>, sizes = array<i64: 4, 3>, strides = array<i64: 1, 2>} : tensor<4x6xf32> -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @cast_unsigned(%x: tensor<4xf32>) -> tensor<4xui8> {
+  // expected-error @+1 {{'kiln.cast' op attribute 'to' failed to satisfy constraint: type attribute of floating-point or signless integer}}
+  %y = kiln.cast %x to ui8 : tensor<4xf32> -> tensor<4xui8>
+  return %y : tensor<4xui8>
+}
+
+// -----
+
+func.func @cast_wrong_result(%x: tensor<4xi64>) -> tensor<4xf16> {
+  // expected-error @+2 {{'kiln.cast' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4xf16>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.cast %x to f32 : tensor<4xi64> -> tensor<4xf16>
+  return %y : tensor<4xf16>
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -130,6 +212,23 @@ func.func @unary_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
   // expected-error @+1 {{'kiln.relu' op operand #0 must be ranked tensor of floating-point values}}
   %y = kiln.relu %x : tensor<4xi32>
   return %y : tensor<4xi32>
+}
+
+// -----
+
+func.func @pow_integer(%x: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{'kiln.pow' op operand #0 must be ranked tensor of floating-point values}}
+  %y = kiln.pow %x, %x : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return %y : tensor<4xi64>
+}
+
+// -----
+
+func.func @add_integer_and_float(%a: tensor<3xi64>, %b: tensor<3xf32>) -> tensor<3xi64> {
+  // expected-error @+2 {{operand element types 'i64' and 'f32' differ}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.add %a, %b : (tensor<3xi64>, tensor<3xf32>) -> tensor<3xi64>
+  return %y : tensor<3xi64>
 }
 
 // -----
@@ -399,6 +498,43 @@ func.func @batch_norm_rank(%x: tensor<4xf32>, %s: tensor<4xf32>) -> tensor<4xf32
   // expected-error @+1 {{failed to infer returned types}}
   %y = kiln.batch_norm %x, %s, %s, %s, %s {epsilon = 1.0e-05 : f32} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @layer_norm_axis(%x: tensor<2x8xf32>, %s: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+2 {{axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.layer_norm %x, %s {axis = 2 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_scale_shape(%x: tensor<2x8xf32>, %s: tensor<4xf32>) -> tensor<2x8xf32> {
+  // expected-error @+2 {{scale and bias must broadcast to the normalized shape [8], got [4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x8xf32>, tensor<4xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// A bias over the leading dimensions too is not a per-feature parameter.
+func.func @layer_norm_bias_rank(%x: tensor<2x8xf32>, %s: tensor<8xf32>, %b: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+2 {{scale and bias must broadcast to the normalized shape [8], got [2,8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.layer_norm %x, %s, %b {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x8xf32>, tensor<8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_element_type(%x: tensor<2x8xf32>, %s: tensor<8xf16>) -> tensor<2x8xf32> {
+  // expected-error @+2 {{scale and bias must have the input's element type 'f32', got 'f16'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x8xf32>, tensor<8xf16>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
 }
 
 // -----

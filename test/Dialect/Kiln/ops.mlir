@@ -50,6 +50,34 @@ func.func @pad(%x: tensor<1x3x4x4xf32>) -> (tensor<1x3x6x6xf32>, tensor<1x3x5x5x
   return %y, %z : tensor<1x3x6x6xf32>, tensor<1x3x5x5xf32>
 }
 
+// CHECK-LABEL: func.func @gather
+func.func @gather(%table: tensor<8000x256xf32>, %ids: tensor<1x128xi64>, %shape: tensor<3xi64>, %i: tensor<i32>) -> (tensor<1x128x256xf32>, tensor<i64>) {
+  // CHECK: kiln.gather %{{.+}}, %{{.+}} {axis = 0 : i64} : (tensor<8000x256xf32>, tensor<1x128xi64>) -> tensor<1x128x256xf32>
+  %y = kiln.gather %table, %ids {axis = 0 : i64} : (tensor<8000x256xf32>, tensor<1x128xi64>) -> tensor<1x128x256xf32>
+  // A scalar index removes the axis; indices may be i32.
+  // CHECK: kiln.gather %{{.+}}, %{{.+}} {axis = 0 : i64} : (tensor<3xi64>, tensor<i32>) -> tensor<i64>
+  %d = kiln.gather %shape, %i {axis = 0 : i64} : (tensor<3xi64>, tensor<i32>) -> tensor<i64>
+  return %y, %d : tensor<1x128x256xf32>, tensor<i64>
+}
+
+// CHECK-LABEL: func.func @slice
+func.func @slice(%x: tensor<128x768xf32>) -> tensor<128x128xf32> {
+  // CHECK: kiln.slice %{{.+}} {offsets = array<i64: 0, 256>, sizes = array<i64: 128, 128>, strides = array<i64: 1, 2>} : tensor<128x768xf32> -> tensor<128x128xf32>
+  %y = kiln.slice %x {offsets = array<i64: 0, 256>, sizes = array<i64: 128, 128>, strides = array<i64: 1, 2>} : tensor<128x768xf32> -> tensor<128x128xf32>
+  return %y : tensor<128x128xf32>
+}
+
+// CHECK-LABEL: func.func @cast
+func.func @cast(%x: tensor<1x128xi64>, %f: tensor<4xf32>) -> (tensor<1x128xf32>, tensor<4xi1>, tensor<4xf16>) {
+  // CHECK: kiln.cast %{{.+}} to f32 : tensor<1x128xi64> -> tensor<1x128xf32>
+  %a = kiln.cast %x to f32 : tensor<1x128xi64> -> tensor<1x128xf32>
+  // CHECK: kiln.cast %{{.+}} to i1 : tensor<4xf32> -> tensor<4xi1>
+  %b = kiln.cast %f to i1 : tensor<4xf32> -> tensor<4xi1>
+  // CHECK: kiln.cast %{{.+}} to f16 : tensor<4xf32> -> tensor<4xf16>
+  %c = kiln.cast %f to f16 : tensor<4xf32> -> tensor<4xf16>
+  return %a, %b, %c : tensor<1x128xf32>, tensor<4xi1>, tensor<4xf16>
+}
+
 // CHECK-LABEL: func.func @unary
 func.func @unary(%x: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK: %[[A:.+]] = kiln.relu %{{.+}} : tensor<4xf32>
@@ -97,6 +125,19 @@ func.func @binary(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
   %5 = kiln.max %4, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   %6 = kiln.min %5, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %6 : tensor<2x3xf32>
+}
+
+// Binary arithmetic (but pow) also takes signless integers: shape arithmetic
+// and masks.
+// CHECK-LABEL: func.func @integer_binary
+func.func @integer_binary(%a: tensor<3xi64>, %b: tensor<i64>) -> tensor<3xi64> {
+  // CHECK: %[[ADD:.+]] = kiln.add %{{.+}}, %{{.+}} : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  // CHECK: %[[DIV:.+]] = kiln.div %[[ADD]], %{{.+}} : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  // CHECK: kiln.max %[[DIV]], %{{.+}} : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %0 = kiln.add %a, %b : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  %1 = kiln.div %0, %b : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  %2 = kiln.max %1, %a : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  return %2 : tensor<3xi64>
 }
 
 // A result may be less static than the inferred type until shape inference
@@ -171,6 +212,18 @@ func.func @batch_norm(%x: tensor<1x4x8x8xf32>, %p: tensor<4xf32>) -> tensor<1x4x
   // CHECK-SAME: : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
   %y = kiln.batch_norm %x, %p, %p, %p, %p {epsilon = 1.0e-05 : f32} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
   return %y : tensor<1x4x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @layer_norm
+func.func @layer_norm(%x: tensor<1x128x256xf32>, %s: tensor<256xf32>, %b: tensor<256xf32>, %s2: tensor<128x1xf32>) -> (tensor<1x128x256xf32>, tensor<1x128x256xf32>) {
+  // CHECK: kiln.layer_norm %{{.+}}, %{{.+}}, %{{.+}} {axis = 2 : i64, epsilon = 9.99999974E-6 : f32}
+  // CHECK-SAME: : (tensor<1x128x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<1x128x256xf32>
+  %y = kiln.layer_norm %x, %s, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32} : (tensor<1x128x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<1x128x256xf32>
+  // The bias is optional; the scale broadcasts to the normalized [128, 256].
+  // CHECK: kiln.layer_norm %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 1.000000e-03 : f32}
+  // CHECK-SAME: : (tensor<1x128x256xf32>, tensor<128x1xf32>) -> tensor<1x128x256xf32>
+  %z = kiln.layer_norm %x, %s2 {axis = 1 : i64, epsilon = 1.0e-03 : f32} : (tensor<1x128x256xf32>, tensor<128x1xf32>) -> tensor<1x128x256xf32>
+  return %y, %z : tensor<1x128x256xf32>, tensor<1x128x256xf32>
 }
 
 // CHECK-LABEL: func.func @softmax

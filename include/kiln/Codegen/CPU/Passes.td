@@ -4,6 +4,17 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuse chains of elementwise linalg ops into one loop nest";
+  let description = [{
+    linalg's elementwise fusion, restricted: a producer is fused only into a
+    consumer without reduction loops (fusing into a matmul or a reduction
+    would recompute the producer once per reduction step), and only when the
+    consumer is its one user.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
   let summary = "Tile linalg ops into register-sized static tiles and vectorize them";
   let description = [{

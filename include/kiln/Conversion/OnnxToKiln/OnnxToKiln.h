@@ -76,6 +76,21 @@ void populateTensorConversions(std::vector<OnnxConversion> &table);
 /// failure when out of range.
 FailureOr<int64_t> normalizeAxis(OnnxNode &node, int64_t axis, int64_t rank);
 
+/// A static box of a tensor: kiln.slice's attributes, one entry per
+/// dimension.
+struct SliceBounds {
+  SmallVector<int64_t> offsets, sizes, strides;
+};
+
+/// ONNX Slice's semantics on a static shape: `axes` default to 0..n-1 and
+/// `steps` to 1; negative starts and ends count from the end; both then clamp
+/// to [0, dim]. Negative steps are reported as unsupported.
+FailureOr<SliceBounds> resolveSlice(OnnxNode &node, ArrayRef<int64_t> shape,
+                                    ArrayRef<int64_t> starts,
+                                    ArrayRef<int64_t> ends,
+                                    std::optional<SmallVector<int64_t>> axes,
+                                    std::optional<SmallVector<int64_t>> steps);
+
 /// Explicit [top, left, bottom, right] pads for a 2-D window from ONNX's
 /// auto_pad / pads attributes.
 FailureOr<SmallVector<int64_t>>

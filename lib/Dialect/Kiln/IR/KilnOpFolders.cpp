@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/APSInt.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -111,12 +112,6 @@ OpFoldResult PadOp::fold(FoldAdaptor) {
   return {};
 }
 
-OpFoldResult ConcatOp::fold(FoldAdaptor) {
-  if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
-    return getInputs()[0];
-  return {};
-}
-
 void ClipOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
   results.add<ClipToRelu>(context);
@@ -128,67 +123,331 @@ void GlobalAvgPoolOp::getCanonicalizationPatterns(RewritePatternSet &results,
 }
 
 //===----------------------------------------------------------------------===//
-// Binary elementwise: constant folding of same-shape or splat operands, and
-// the identities x + 0, x - 0, x * 1, x / 1 when no broadcast is involved.
+// Data movement on small constants: gather, slice, concat and cast fold so
+// that shape computations (Shape -> Gather -> Concat -> Reshape) become
+// constants while OnnxToKiln still needs them.
 //===----------------------------------------------------------------------===//
 
-template <typename Fn>
-static OpFoldResult foldBinary(Operation *op, Attribute lhs, Attribute rhs,
-                               Fn &&fn) {
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  auto l = dyn_cast_or_null<DenseElementsAttr>(lhs);
-  auto r = dyn_cast_or_null<DenseElementsAttr>(rhs);
-  if (!l || !r || !type.hasStaticShape())
+/// A small int or float constant the folders may read element by element.
+static DenseElementsAttr smallDense(Attribute attr) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!dense || !dense.getType().hasStaticShape() ||
+      !isa<IntegerType, FloatType>(dense.getElementType()) ||
+      (!dense.isSplat() && dense.getNumElements() > kMaxFoldElements))
     return {};
-  bool small = (l.isSplat() || l.getNumElements() <= kMaxFoldElements) &&
-               (r.isSplat() || r.getNumElements() <= kMaxFoldElements);
-  if (!small)
-    return {};
-  if (l.isSplat() && r.isSplat())
-    return DenseElementsAttr::get(
-        type, fn(l.getSplatValue<APFloat>(), r.getSplatValue<APFloat>()));
-  if (l.getType() != type || r.getType() != type)
-    return {};
-  SmallVector<APFloat> values;
-  auto li = l.getValues<APFloat>(), ri = r.getValues<APFloat>();
-  for (int64_t i = 0, e = type.getNumElements(); i < e; ++i)
-    values.push_back(fn(li[l.isSplat() ? 0 : i], ri[r.isSplat() ? 0 : i]));
+  return dense;
+}
+
+static bool foldableResult(RankedTensorType type) {
+  return type.hasStaticShape() && type.getNumElements() <= kMaxFoldElements;
+}
+
+/// Row-major strides of a static shape.
+static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// The constant of `type` whose element i is element `src[i].second` of
+/// `inputs[src[i].first]`: the data movement of gather, slice and concat.
+template <typename T>
+static DenseElementsAttr pickAs(ArrayRef<DenseElementsAttr> inputs,
+                                RankedTensorType type,
+                                ArrayRef<std::pair<unsigned, int64_t>> src) {
+  SmallVector<T> values;
+  values.reserve(src.size());
+  for (auto [k, i] : src) {
+    auto range = inputs[k].template getValues<T>();
+    values.push_back(range[inputs[k].isSplat() ? 0 : i]);
+  }
   return DenseElementsAttr::get(type, values);
 }
 
-/// Whether `attr` is a splat of exactly `value` (with its sign: x + 0.0 is
-/// not x when x is -0.0, but x + (-0.0) and x - 0.0 are).
+static DenseElementsAttr pick(ArrayRef<DenseElementsAttr> inputs,
+                              RankedTensorType type,
+                              ArrayRef<std::pair<unsigned, int64_t>> src) {
+  if (isa<FloatType>(type.getElementType()))
+    return pickAs<APFloat>(inputs, type, src);
+  return pickAs<APInt>(inputs, type, src);
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr data = smallDense(adaptor.getInput()),
+                    indices = smallDense(adaptor.getIndices());
+  RankedTensorType type = getType();
+  if (!data || !indices || !foldableResult(type))
+    return {};
+  ArrayRef<int64_t> shape = data.getType().getShape();
+  int64_t axis = getAxis(), n = shape[axis];
+  if (n == 0)
+    return {};
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < (int64_t)shape.size(); ++d)
+    (d < axis ? outer : inner) *= d == axis ? 1 : shape[d];
+  SmallVector<int64_t> picked;
+  for (const APInt &v : indices.getValues<APInt>()) {
+    // The lowering's semantics: wrap negative indices, then clamp.
+    int64_t i = v.getSExtValue();
+    i = std::clamp<int64_t>(i < 0 ? i + n : i, 0, n - 1);
+    picked.push_back(i);
+  }
+  SmallVector<std::pair<unsigned, int64_t>> src;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i : picked)
+      for (int64_t j = 0; j < inner; ++j)
+        src.push_back({0, (o * n + i) * inner + j});
+  return pick(data, type, src);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  RankedTensorType in = getInput().getType(), type = getType();
+  bool whole = in == type &&
+               llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+               llvm::all_of(getStrides(), [](int64_t s) { return s == 1; });
+  if (whole)
+    return getInput();
+  DenseElementsAttr data = smallDense(adaptor.getInput());
+  if (!data || !foldableResult(type))
+    return {};
+  SmallVector<int64_t> inStrides = stridesOf(in.getShape());
+  ArrayRef<int64_t> offsets = getOffsets(), sizes = getSizes(),
+                    strides = getStrides();
+  int64_t rank = type.getRank();
+  SmallVector<std::pair<unsigned, int64_t>> src;
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t linear = 0, e = type.getNumElements(); linear < e; ++linear) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      at += (offsets[d] + idx[d] * strides[d]) * inStrides[d];
+    src.push_back({0, at});
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < sizes[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return pick(data, type, src);
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
+    return getInputs()[0];
+  RankedTensorType type = getType();
+  if (!foldableResult(type))
+    return {};
+  SmallVector<DenseElementsAttr> inputs;
+  for (Attribute a : adaptor.getInputs()) {
+    inputs.push_back(smallDense(a));
+    if (!inputs.back())
+      return {};
+  }
+  // Row-major: for each index before the axis, each input contributes its
+  // whole block of dimensions axis.. in turn.
+  int64_t axis = getAxis(), outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= type.getDimSize(d);
+  SmallVector<std::pair<unsigned, int64_t>> src;
+  for (int64_t o = 0; o < outer; ++o)
+    for (auto [k, in] : llvm::enumerate(inputs)) {
+      int64_t block = outer ? in.getNumElements() / outer : 0;
+      for (int64_t j = 0; j < block; ++j)
+        src.push_back({(unsigned)k, o * block + j});
+    }
+  return pick(inputs, type, src);
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  RankedTensorType type = getType();
+  if (getInput().getType() == type)
+    return getInput();
+  DenseElementsAttr in = smallDense(adaptor.getInput());
+  if (!in || !foldableResult(type))
+    return {};
+  Type from = in.getElementType(), to = type.getElementType();
+  int64_t n = in.isSplat() ? 1 : in.getNumElements();
+  RankedTensorType valuesType =
+      in.isSplat() ? RankedTensorType::get({}, to) : type;
+  DenseElementsAttr out;
+  if (auto toFloat = dyn_cast<FloatType>(to)) {
+    SmallVector<APFloat> values;
+    for (int64_t i = 0; i < n; ++i) {
+      APFloat v(toFloat.getFloatSemantics());
+      if (isa<FloatType>(from)) {
+        v = in.getValues<APFloat>()[i];
+        bool lost;
+        v.convert(toFloat.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &lost);
+      } else {
+        APInt x = in.getValues<APInt>()[i];
+        v.convertFromAPInt(x, /*IsSigned=*/x.getBitWidth() != 1,
+                           APFloat::rmNearestTiesToEven);
+      }
+      values.push_back(v);
+    }
+    out = DenseElementsAttr::get(valuesType, values);
+  } else {
+    unsigned width = cast<IntegerType>(to).getWidth();
+    SmallVector<APInt> values;
+    for (int64_t i = 0; i < n; ++i) {
+      if (isa<FloatType>(from)) {
+        APFloat x = in.getValues<APFloat>()[i];
+        if (width == 1) {
+          values.emplace_back(1, !x.isZero());
+          continue;
+        }
+        APSInt r(width, /*isUnsigned=*/false);
+        bool exact;
+        // Out of range or NaN is undefined at run time: leave it there.
+        if (x.convertToInteger(r, APFloat::rmTowardZero, &exact) &
+            APFloat::opInvalidOp)
+          return {};
+        values.push_back(r);
+      } else {
+        APInt x = in.getValues<APInt>()[i];
+        if (width == 1)
+          values.emplace_back(1, !x.isZero());
+        else
+          values.push_back(x.getBitWidth() == 1 ? x.zextOrTrunc(width)
+                                                : x.sextOrTrunc(width));
+      }
+    }
+    out = DenseElementsAttr::get(valuesType, values);
+  }
+  return in.isSplat() ? out.resizeSplat(type) : out;
+}
+
+//===----------------------------------------------------------------------===//
+// Binary elementwise: constant folding with broadcasting of small operands,
+// and the identities x + 0, x - 0, x * 1, x / 1 when no broadcast is
+// involved.
+//===----------------------------------------------------------------------===//
+
+/// Folds `fn` over two small constants, broadcasting them to `type`. `fn`
+/// returns nullopt where the result is not a constant (integer division by
+/// zero).
+template <typename T, typename Fn>
+static OpFoldResult foldElements(RankedTensorType type, DenseElementsAttr l,
+                                 DenseElementsAttr r, Fn &&fn) {
+  if (l.isSplat() && r.isSplat()) {
+    std::optional<T> v = fn(l.getSplatValue<T>(), r.getSplatValue<T>());
+    if (!v)
+      return {};
+    return DenseElementsAttr::get(type, *v);
+  }
+  // Per operand, the stride of each result dimension (0 where it broadcasts).
+  int64_t rank = type.getRank();
+  auto broadcastStrides = [&](ShapedType t) {
+    SmallVector<int64_t> own = stridesOf(t.getShape()), out(rank, 0);
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (t.getDimSize(i) != 1)
+        out[rank - t.getRank() + i] = own[i];
+    return out;
+  };
+  SmallVector<int64_t> ls = broadcastStrides(l.getType()),
+                       rs = broadcastStrides(r.getType());
+  auto li = l.getValues<T>(), ri = r.getValues<T>();
+  SmallVector<T> values;
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t linear = 0, e = type.getNumElements(); linear < e; ++linear) {
+    int64_t a = 0, b = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      a += idx[d] * ls[d];
+      b += idx[d] * rs[d];
+    }
+    std::optional<T> v = fn(li[l.isSplat() ? 0 : a], ri[r.isSplat() ? 0 : b]);
+    if (!v)
+      return {};
+    values.push_back(*v);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < type.getDimSize(d))
+        break;
+      idx[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
+template <typename FloatFn, typename IntFn>
+static OpFoldResult foldBinary(Operation *op, Attribute lhs, Attribute rhs,
+                               FloatFn &&floatFn, IntFn &&intFn) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  DenseElementsAttr l = smallDense(lhs), r = smallDense(rhs);
+  if (!l || !r || !foldableResult(type))
+    return {};
+  if (isa<FloatType>(type.getElementType()))
+    return foldElements<APFloat>(type, l, r,
+                                 [&](const APFloat &x, const APFloat &y) {
+                                   return std::optional<APFloat>(floatFn(x, y));
+                                 });
+  return foldElements<APInt>(type, l, r, intFn);
+}
+
+/// Whether `attr` is a splat of exactly `value`. Floats compare with their
+/// sign (x + 0.0 is not x when x is -0.0, but x + (-0.0) and x - 0.0 are);
+/// integers (other than bool) compare by value.
 static bool isSplatOf(Attribute attr, double value) {
   auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
   if (!dense || !dense.isSplat())
     return false;
-  APFloat v = dense.getSplatValue<APFloat>();
-  return v.convertToDouble() == value && v.isNegative() == std::signbit(value);
+  if (isa<FloatType>(dense.getElementType())) {
+    APFloat v = dense.getSplatValue<APFloat>();
+    return v.convertToDouble() == value &&
+           v.isNegative() == std::signbit(value);
+  }
+  auto intType = dyn_cast<IntegerType>(dense.getElementType());
+  if (!intType || intType.getWidth() == 1)
+    return false;
+  return dense.getSplatValue<APInt>().getSExtValue() == (int64_t)value;
 }
+
+namespace {
+using IntResult = std::optional<APInt>;
+IntResult intAdd(const APInt &x, const APInt &y) { return x + y; }
+IntResult intSub(const APInt &x, const APInt &y) { return x - y; }
+IntResult intMul(const APInt &x, const APInt &y) { return x * y; }
+IntResult intDiv(const APInt &x, const APInt &y) {
+  // Division by zero and INT_MIN / -1 trap at run time; do not fold them.
+  if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
+    return std::nullopt;
+  return x.sdiv(y);
+}
+IntResult intMax(const APInt &x, const APInt &y) {
+  return llvm::APIntOps::smax(x, y);
+}
+IntResult intMin(const APInt &x, const APInt &y) {
+  return llvm::APIntOps::smin(x, y);
+}
+} // namespace
 
 OpFoldResult AddOp::fold(FoldAdaptor a) {
   if (isSplatOf(a.getRhs(), -0.0) && getLhs().getType() == getType())
     return getLhs();
-  return foldBinary(*this, a.getLhs(), a.getRhs(),
-                    [](APFloat x, const APFloat &y) { return x + y; });
+  return foldBinary(
+      *this, a.getLhs(), a.getRhs(),
+      [](APFloat x, const APFloat &y) { return x + y; }, intAdd);
 }
 OpFoldResult SubOp::fold(FoldAdaptor a) {
   if (isSplatOf(a.getRhs(), 0.0) && getLhs().getType() == getType())
     return getLhs();
-  return foldBinary(*this, a.getLhs(), a.getRhs(),
-                    [](APFloat x, const APFloat &y) { return x - y; });
+  return foldBinary(
+      *this, a.getLhs(), a.getRhs(),
+      [](APFloat x, const APFloat &y) { return x - y; }, intSub);
 }
 OpFoldResult MulOp::fold(FoldAdaptor a) {
   if (isSplatOf(a.getRhs(), 1.0) && getLhs().getType() == getType())
     return getLhs();
-  return foldBinary(*this, a.getLhs(), a.getRhs(),
-                    [](APFloat x, const APFloat &y) { return x * y; });
+  return foldBinary(
+      *this, a.getLhs(), a.getRhs(),
+      [](APFloat x, const APFloat &y) { return x * y; }, intMul);
 }
 OpFoldResult DivOp::fold(FoldAdaptor a) {
   if (isSplatOf(a.getRhs(), 1.0) && getLhs().getType() == getType())
     return getLhs();
-  return foldBinary(*this, a.getLhs(), a.getRhs(),
-                    [](APFloat x, const APFloat &y) { return x / y; });
+  return foldBinary(
+      *this, a.getLhs(), a.getRhs(),
+      [](APFloat x, const APFloat &y) { return x / y; }, intDiv);
 }
 OpFoldResult PowOp::fold(FoldAdaptor a) {
   if (isSplatOf(a.getRhs(), 1.0) && getLhs().getType() == getType())
@@ -196,10 +455,12 @@ OpFoldResult PowOp::fold(FoldAdaptor a) {
   return {};
 }
 OpFoldResult MaxOp::fold(FoldAdaptor a) {
-  return foldBinary(*this, a.getLhs(), a.getRhs(),
-                    [](APFloat x, const APFloat &y) { return llvm::maxnum(x, y); });
+  return foldBinary(
+      *this, a.getLhs(), a.getRhs(),
+      [](APFloat x, const APFloat &y) { return llvm::maxnum(x, y); }, intMax);
 }
 OpFoldResult MinOp::fold(FoldAdaptor a) {
-  return foldBinary(*this, a.getLhs(), a.getRhs(),
-                    [](APFloat x, const APFloat &y) { return llvm::minnum(x, y); });
+  return foldBinary(
+      *this, a.getLhs(), a.getRhs(),
+      [](APFloat x, const APFloat &y) { return llvm::minnum(x, y); }, intMin);
 }

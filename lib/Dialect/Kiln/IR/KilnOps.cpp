@@ -209,6 +209,73 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
 }
 KILN_COMPATIBLE(PadOp)
 
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  RankedTensorType in = rankedType(adaptor.getInput()),
+                   idx = rankedType(adaptor.getIndices());
+  int64_t rank = in.getRank(), axis = adaptor.getAxis();
+  if (axis < 0 || axis >= rank)
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             rank);
+  // With no element to clamp into, any index would read outside the input.
+  if (in.getDimSize(axis) == 0 && idx.hasStaticShape() &&
+      idx.getNumElements() > 0)
+    return emitOptionalError(loc, "cannot gather from axis ", axis,
+                             " of size 0");
+  SmallVector<int64_t> shape(in.getShape().take_front(axis));
+  llvm::append_range(shape, idx.getShape());
+  llvm::append_range(shape, in.getShape().drop_front(axis + 1));
+  types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+KILN_COMPATIBLE(GatherOp)
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  RankedTensorType in = rankedType(adaptor.getInput());
+  ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes(),
+                    strides = adaptor.getStrides();
+  int64_t rank = in.getRank();
+  if ((int64_t)offsets.size() != rank || (int64_t)sizes.size() != rank ||
+      (int64_t)strides.size() != rank)
+    return emitOptionalError(
+        loc, "expects ", rank, " offsets, sizes and strides for rank ", rank,
+        ", got ", offsets.size(), ", ", sizes.size(), " and ", strides.size());
+  for (int64_t d = 0; d < rank; ++d) {
+    if (offsets[d] < 0 || sizes[d] < 0 || strides[d] < 1)
+      return emitOptionalError(
+          loc,
+          "expects non-negative offsets and sizes and positive strides, "
+          "got offsets ",
+          shapeStr(offsets), ", sizes ", shapeStr(sizes), ", strides ",
+          shapeStr(strides));
+    int64_t dim = in.getDimSize(d);
+    // The last position read, offset + (size - 1) * stride, must exist.
+    if (dim != kDyn && sizes[d] > 0 &&
+        (offsets[d] >= dim ||
+         (sizes[d] - 1) > (dim - 1 - offsets[d]) / strides[d]))
+      return emitOptionalError(
+          loc, "dimension ", d, " of size ", dim, " has no room for ", sizes[d],
+          " elements from offset ", offsets[d], " with stride ", strides[d]);
+  }
+  types.push_back(RankedTensorType::get(sizes, in.getElementType()));
+  return success();
+}
+KILN_COMPATIBLE(SliceOp)
+
+LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  RankedTensorType in = rankedType(adaptor.getInput());
+  types.push_back(in.clone(adaptor.getTo()));
+  return success();
+}
+KILN_COMPATIBLE(CastOp)
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -478,6 +545,45 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 KILN_COMPATIBLE(BatchNormOp)
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  RankedTensorType x = rankedType(adaptor.getInput());
+  int64_t rank = x.getRank(), axis = adaptor.getAxis();
+  if (axis < 0 || axis >= rank)
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             rank);
+  ArrayRef<int64_t> normalized = x.getShape().drop_front(axis);
+  for (Value p : {adaptor.getScale(), adaptor.getBias()}) {
+    if (!p)
+      continue;
+    RankedTensorType t = rankedType(p);
+    if (t.getElementType() != x.getElementType())
+      return emitOptionalError(loc,
+                               "scale and bias must have the input's "
+                               "element type ",
+                               x.getElementType(), ", got ",
+                               t.getElementType());
+    // Unidirectional: the parameters broadcast to the normalized shape,
+    // never the other way round.
+    FailureOr<SmallVector<int64_t>> b =
+        broadcastShapes(t.getShape(), normalized);
+    if (t.getRank() > (int64_t)normalized.size() || failed(b) ||
+        llvm::any_of(llvm::zip(*b, normalized), [](auto p) {
+          return std::get<1>(p) != kDyn && std::get<0>(p) != std::get<1>(p);
+        }))
+      return emitOptionalError(loc,
+                               "scale and bias must broadcast to the "
+                               "normalized shape ",
+                               shapeStr(normalized), ", got ",
+                               shapeStr(t.getShape()));
+  }
+  types.push_back(x);
+  return success();
+}
+KILN_COMPATIBLE(LayerNormOp)
 
 LogicalResult SoftmaxOp::verify() {
   int64_t axis = getAxis(), rank = getType().getRank();

@@ -14,6 +14,10 @@ def Kiln_Inferred : TraitList<[
   Pure, InferTypeOpAdaptorWithIsCompatible]>;
 
 def Kiln_FloatTensor : RankedTensorOf<[AnyFloat]>;
+// Floats and signless integers (i1 is bool): the element types of arithmetic
+// on shapes and masks, and of kiln.cast.
+def Kiln_NumericTensor : RankedTensorOf<[AnyFloat, AnySignlessInteger]>;
+def Kiln_IndexTensor : RankedTensorOf<[I32, I64]>;
 
 //===----------------------------------------------------------------------===//
 // Constants and data movement
@@ -111,6 +115,68 @@ def Kiln_PadOp : Kiln_Op<"pad", [Kiln_Inferred]> {
   let hasFolder = 1;
 }
 
+def Kiln_GatherOp : Kiln_Op<"gather", [Kiln_Inferred]> {
+  let summary = "picks slices along one axis by index (ONNX Gather)";
+  let description = [{
+    The result is `input.shape[:axis] + indices.shape + input.shape[axis+1:]`;
+    each index selects one slice of `input` along `axis`. Negative indices
+    count from the end, as in ONNX. Indices outside `[-n, n)` are an error in
+    ONNX with undefined behavior at run time; here they are clamped to
+    `[0, n - 1]` after wrapping, so that no index ever reads outside `input`.
+    (OnnxToKiln reports out-of-range constant indices at compile time.)
+
+    ```mlir
+    %y = kiln.gather %table, %ids {axis = 0 : i64} : (tensor<8000x256xf32>, tensor<1x128xi64>) -> tensor<1x128x256xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Kiln_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_SliceOp : Kiln_Op<"slice", [Kiln_Inferred]> {
+  let summary = "a strided box of a tensor, static in every dimension";
+  let description = [{
+    Result dimension `d` has `sizes[d]` elements, taken from input positions
+    `offsets[d] + i * strides[d]`. There is one entry per dimension; offsets
+    and sizes are non-negative, strides positive, and every position read lies
+    inside the input. ONNX Slice (after its clamping rules) and Split become
+    this op.
+
+    ```mlir
+    %y = kiln.slice %x {offsets = array<i64: 0, 256>, sizes = array<i64: 128, 256>, strides = array<i64: 1, 1>}
+       : tensor<128x768xf32> -> tensor<128x256xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$offsets,
+                   DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$strides);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Kiln_CastOp : Kiln_Op<"cast", [Kiln_Inferred]> {
+  let summary = "converts every element to another element type (ONNX Cast)";
+  let description = [{
+    Between floating-point and signless integer types; `i1` is ONNX's bool.
+    Integers are signed except `i1`, which converts as 0 or 1. Floats
+    convert to integers rounding toward zero (out-of-range values are
+    undefined, as in ONNX before opset 19); anything converts to `i1` as
+    "not zero".
+
+    ```mlir
+    %y = kiln.cast %x to f32 : tensor<1x128xi64> -> tensor<1x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input,
+                   TypeAttrOf<AnyTypeOf<[AnyFloat, AnySignlessInteger]>>:$to);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$input `to` $to attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -150,18 +216,21 @@ def Kiln_ClipOp : Kiln_Op<"clip", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-class Kiln_BinaryOp<string mnemonic, string doc>
+class Kiln_BinaryOp<string mnemonic, string doc,
+                    Type tensor = Kiln_NumericTensor>
     : Kiln_Op<mnemonic, [Kiln_Inferred]> {
   let summary = doc;
   let description = [{
-    Elementwise with ONNX (numpy) multidirectional broadcasting.
+    Elementwise with ONNX (numpy) multidirectional broadcasting, on floats
+    and (except pow) on signless integers: shape arithmetic and masks.
+    Integer division truncates toward zero and max/min compare as signed.
 
     ```mlir
     %y = kiln.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
-  let results = (outs Kiln_FloatTensor:$result);
+  let arguments = (ins tensor:$lhs, tensor:$rhs);
+  let results = (outs tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
 }
@@ -170,7 +239,7 @@ def Kiln_AddOp : Kiln_BinaryOp<"add", "lhs + rhs">;
 def Kiln_SubOp : Kiln_BinaryOp<"sub", "lhs - rhs">;
 def Kiln_MulOp : Kiln_BinaryOp<"mul", "lhs * rhs">;
 def Kiln_DivOp : Kiln_BinaryOp<"div", "lhs / rhs">;
-def Kiln_PowOp : Kiln_BinaryOp<"pow", "lhs ^ rhs">;
+def Kiln_PowOp : Kiln_BinaryOp<"pow", "lhs ^ rhs", Kiln_FloatTensor>;
 def Kiln_MaxOp : Kiln_BinaryOp<"max", "max(lhs, rhs)">;
 def Kiln_MinOp : Kiln_BinaryOp<"min", "min(lhs, rhs)">;
 
@@ -308,6 +377,26 @@ def Kiln_BatchNormOp : Kiln_Op<"batch_norm", [Kiln_Inferred]> {
                    Kiln_FloatTensor:$variance, F32Attr:$epsilon);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$input `,` $scale `,` $bias `,` $mean `,` $variance attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Kiln_Inferred]> {
+  let summary = "layer normalization over the trailing dimensions from `axis`";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias`, with the mean and the
+    (biased) variance taken over dimensions `axis..rank-1` of each leading
+    index. `scale` and the optional `bias` broadcast to those trailing
+    dimensions (ONNX LayerNormalization's Y output).
+
+    ```mlir
+    %y = kiln.layer_norm %x, %s, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32}
+       : (tensor<1x128x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<1x128x256xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                   Optional<Kiln_FloatTensor>:$bias, I64Attr:$axis,
+                   F32Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
 
 def Kiln_SoftmaxOp : Kiln_Op<"softmax", [Pure, SameOperandsAndResultType]> {
