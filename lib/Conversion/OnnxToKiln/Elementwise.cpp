@@ -102,6 +102,22 @@ FailureOr<SmallVector<Value>> castNode(OnnxNode &node) {
   return one(build<CastOp>(node, *x, TypeAttr::get(to)));
 }
 
+/// Pow: ONNX allows an exponent of another type than the base (Pow 12+);
+/// the exponent is converted to the base's element type.
+FailureOr<SmallVector<Value>> power(OnnxNode &node) {
+  FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
+  if (failed(a) || failed(b))
+    return failure();
+  Type base = cast<RankedTensorType>(a->getType()).getElementType();
+  if (cast<RankedTensorType>(b->getType()).getElementType() != base) {
+    FailureOr<Value> converted = build<CastOp>(node, *b, TypeAttr::get(base));
+    if (failed(converted))
+      return failure();
+    b = converted;
+  }
+  return one(build<PowOp>(node, *a, *b));
+}
+
 FailureOr<SmallVector<Value>> identity(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
@@ -121,7 +137,7 @@ void mlir::kiln::populateElementwiseConversions(
     t.push_back({"Div", v, binary<DivOp>});
   }
   for (int64_t v : {7, 12, 13, 15})
-    t.push_back({"Pow", v, binary<PowOp>});
+    t.push_back({"Pow", v, power});
   for (int64_t v : {8, 12, 13}) {
     t.push_back({"Max", v, variadic<MaxOp>});
     t.push_back({"Min", v, variadic<MinOp>});
@@ -147,8 +163,25 @@ void mlir::kiln::populateElementwiseConversions(
     t.push_back({"Cast", v, castNode});
   // Inference mode: Dropout passes its input through; its mask output is not
   // computed (a model that uses it is reported).
-  for (int64_t v : {7, 10, 12, 13})
-    t.push_back({"Dropout", v, identity});
+  t.push_back({"Dropout", 7, identity});
+  t.push_back({"Dropout", 10, identity});
+  // From 12 on, training_mode is an input: only a constant false is
+  // inference (anything else would need the random mask).
+  for (int64_t v : {12, 13})
+    t.push_back({"Dropout", v, [](OnnxNode &node) -> FailureOr<SmallVector<Value>> {
+                   if (node.input(2)) {
+                     std::optional<DenseElementsAttr> c = node.constantInput(2);
+                     if (!c || c->getNumElements() != 1 ||
+                         !(*c->getValues<APInt>().begin()).isZero()) {
+                       node.fail() << "training mode is not supported: "
+                                      "training_mode must be a constant false "
+                                      "(Kiln compiles inference only; export the "
+                                      "model in eval mode)";
+                       return failure();
+                     }
+                   }
+                   return identity(node);
+                 }});
 
   // Clip 6: bounds are attributes. Clip 11+: optional constant inputs.
   constexpr double inf = std::numeric_limits<double>::infinity();

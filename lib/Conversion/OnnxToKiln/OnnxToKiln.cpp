@@ -73,6 +73,9 @@ int64_t OnnxNode::intAttr(StringRef name, int64_t dflt) const {
 float OnnxNode::floatAttr(StringRef name, float dflt) const {
   if (auto a = op->getAttrOfType<FloatAttr>(name))
     return a.getValueAsDouble();
+  // Some exporters write integral floats (alpha = 1) as INT attributes.
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return (float)a.getInt();
   return dflt;
 }
 
@@ -87,8 +90,13 @@ std::optional<SmallVector<int64_t>> OnnxNode::intsAttr(StringRef name) const {
   if (!a)
     return std::nullopt;
   SmallVector<int64_t> out;
-  for (Attribute e : a)
-    out.push_back(cast<IntegerAttr>(e).getInt());
+  for (Attribute e : a) {
+    // A malformed model may give floats where ints belong: not an int list.
+    auto i = dyn_cast<IntegerAttr>(e);
+    if (!i)
+      return std::nullopt;
+    out.push_back(i.getInt());
+  }
   return out;
 }
 
@@ -167,7 +175,24 @@ LogicalResult mlir::kiln::finishBuild(OnnxNode &node, Operation *op) {
     StringRef text(message);
     if (size_t pos = text.find(" op "); text.starts_with("'") && pos != StringRef::npos)
       text = text.drop_front(pos + 4);
-    node.fail() << text;
+    // A type constraint of the graph op means an element type Kiln has no
+    // kernel for yet: say so in those words.
+    if (text.contains(" must be ") && text.contains("but got")) {
+      SmallVector<std::string> types;
+      for (Value v : op->getOperands())
+        if (auto t = dyn_cast<ShapedType>(v.getType())) {
+          std::string s;
+          llvm::raw_string_ostream os(s);
+          os << t.getElementType();
+          if (!llvm::is_contained(types, s))
+            types.push_back(s);
+        }
+      node.fail() << "element type " << llvm::join(types, ", ")
+                  << " is not supported for " << node.opType() << " yet ("
+                  << text << ")";
+    } else {
+      node.fail() << text;
+    }
     op->erase();
   }
   return result;
