@@ -59,6 +59,10 @@ public:
   /// A kiln_tensor that borrows this buffer and shape.
   kiln_tensor view();
 
+  /// Reads the same bytes as another element type of the same size (ONNX's
+  /// backend tests store bfloat16 data as uint16 bit patterns).
+  void reinterpretAs(int32_t dtype) { dtype_ = dtype; }
+
   /// Element `i` as a double (bool is 0/1, halfs are widened).
   double valueAt(size_t i) const;
   /// Element `i` as text, precise enough to tell two mismatching values apart.

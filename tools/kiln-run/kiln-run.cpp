@@ -86,6 +86,8 @@ std::vector<HostTensor> readInputs(const std::string &dir,
       throw Error(path + " is missing; model input " + std::to_string(i) +
                   " is " + describe(spec));
     HostTensor t = readTensorProto(path).tensor;
+    if (t.dtype() == KILN_DTYPE_UINT16 && spec.dtype == KILN_DTYPE_BFLOAT16)
+      t.reinterpretAs(KILN_DTYPE_BFLOAT16); // bfloat16 stored as its bits
     if (t.dtype() != spec.dtype)
       throw Error(path + " holds " + dtypeName(t.dtype()) + "; model input " +
                   std::to_string(i) + " " + describe(spec) + " needs " +
@@ -108,6 +110,8 @@ std::vector<HostTensor> readInputs(const std::string &dir,
 bool checkOutput(size_t i, const TensorSpec &spec, const HostTensor &got,
                  const std::string &path, const Options &opts) {
   HostTensor want = readTensorProto(path).tensor;
+  if (want.dtype() == KILN_DTYPE_UINT16 && got.dtype() == KILN_DTYPE_BFLOAT16)
+    want.reinterpretAs(KILN_DTYPE_BFLOAT16); // bfloat16 stored as its bits
   std::printf("output %zu %s: ", i, describe(spec).c_str());
   if (want.dtype() != got.dtype() || want.shape() != got.shape()) {
     std::printf("FAILED: %s holds %s %s\n", path.c_str(),
