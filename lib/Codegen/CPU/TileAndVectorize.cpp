@@ -194,6 +194,16 @@ LogicalResult tileWithFilledInit(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
+/// Bools are one byte each in memory, but vector<Nxi1> loads and stores are
+/// bit-packed; ops that read or write i1 tensors stay scalar loops.
+bool touchesBools(linalg::LinalgOp op) {
+  auto isBool = [](Type t) {
+    return getElementTypeOrSelf(t).isInteger(1);
+  };
+  return llvm::any_of(op->getOperandTypes(), isBool) ||
+         llvm::any_of(op->getResultTypes(), isBool);
+}
+
 int64_t tileVolume(linalg::LinalgOp op) {
   int64_t v = 1;
   for (int64_t s : op.getStaticLoopRanges()) {
@@ -288,7 +298,7 @@ struct TileAndVectorizePass
     ops.clear();
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (linalg::LinalgOp op : ops) {
-      if (tileVolume(op) > kMaxVectorizedTile ||
+      if (tileVolume(op) > kMaxVectorizedTile || touchesBools(op) ||
           failed(linalg::vectorizeOpPrecondition(op)))
         continue;
       rewriter.setInsertionPoint(op);

@@ -5,6 +5,25 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
+/// log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).
+Value softplus(OpBuilder &b, Location l, Value x) {
+  Type t = x.getType();
+  Value pos = arith::MaximumFOp::create(b, l, x, floatConst(b, l, t, 0.0));
+  Value negAbs = arith::NegFOp::create(b, l, math::AbsFOp::create(b, l, x));
+  Value tail = math::Log1pOp::create(b, l, math::ExpOp::create(b, l, negAbs));
+  return arith::AddFOp::create(b, l, pos, tail);
+}
+
+/// max(0, min(1, alpha * x + beta)).
+Value hardSigmoid(OpBuilder &b, Location l, Value x, double alpha,
+                  double beta) {
+  Type t = x.getType();
+  Value v = arith::MulFOp::create(b, l, x, floatConst(b, l, t, alpha));
+  v = arith::AddFOp::create(b, l, v, floatConst(b, l, t, beta));
+  v = arith::MinimumFOp::create(b, l, v, floatConst(b, l, t, 1.0));
+  return arith::MaximumFOp::create(b, l, v, floatConst(b, l, t, 0.0));
+}
+
 /// The scalar computation of each elementwise op.
 std::optional<BodyFn> unaryBody(Operation *op) {
   if (isa<ReluOp>(op))
@@ -46,6 +65,191 @@ std::optional<BodyFn> unaryBody(Operation *op) {
   if (isa<ErfOp>(op))
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
       return math::ErfOp::create(b, l, a[0]);
+    });
+  if (isa<ReciprocalOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::DivFOp::create(b, l, floatConst(b, l, a[0].getType(), 1.0),
+                                   a[0]);
+    });
+  if (isa<FloorOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::FloorOp::create(b, l, a[0]);
+    });
+  if (isa<CeilOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::CeilOp::create(b, l, a[0]);
+    });
+  if (isa<RoundOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::RoundEvenOp::create(b, l, a[0]);
+    });
+  if (isa<SinOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::SinOp::create(b, l, a[0]);
+    });
+  if (isa<CosOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::CosOp::create(b, l, a[0]);
+    });
+  if (isa<TanOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::TanOp::create(b, l, a[0]);
+    });
+  if (isa<AsinOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::AsinOp::create(b, l, a[0]);
+    });
+  if (isa<AcosOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::AcosOp::create(b, l, a[0]);
+    });
+  if (isa<AtanOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::AtanOp::create(b, l, a[0]);
+    });
+  if (isa<SinhOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::SinhOp::create(b, l, a[0]);
+    });
+  if (isa<CoshOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::CoshOp::create(b, l, a[0]);
+    });
+  // The inverse hyperbolic functions from log and sqrt (the math dialect's
+  // own do not lower on vectors in the CPU pipeline).
+  if (isa<AsinhOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      // copysign(log(|x| + sqrt(x^2 + 1)), x): exact symmetry, no cancellation.
+      Type t = a[0].getType();
+      Value ax = math::AbsFOp::create(b, l, a[0]);
+      Value sq = arith::AddFOp::create(
+          b, l, arith::MulFOp::create(b, l, ax, ax), floatConst(b, l, t, 1.0));
+      Value r = math::LogOp::create(
+          b, l,
+          arith::AddFOp::create(b, l, ax, math::SqrtOp::create(b, l, sq)));
+      return math::CopySignOp::create(b, l, r, a[0]);
+    });
+  if (isa<AcoshOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      // log(x + sqrt(x^2 - 1)); NaN below 1 as in ONNX.
+      Type t = a[0].getType();
+      Value sq =
+          arith::SubFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[0]),
+                                floatConst(b, l, t, 1.0));
+      return math::LogOp::create(
+          b, l,
+          arith::AddFOp::create(b, l, a[0], math::SqrtOp::create(b, l, sq)));
+    });
+  if (isa<AtanhOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      // (log1p(x) - log1p(-x)) / 2.
+      Type t = a[0].getType();
+      Value up = math::Log1pOp::create(b, l, a[0]);
+      Value down =
+          math::Log1pOp::create(b, l, arith::NegFOp::create(b, l, a[0]));
+      Value d = arith::SubFOp::create(b, l, up, down);
+      return arith::MulFOp::create(b, l, d, floatConst(b, l, t, 0.5));
+    });
+  if (auto p = dyn_cast<CeluOp>(op)) {
+    double alpha = p.getAlpha().convertToDouble();
+    return BodyFn([=](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Type t = a[0].getType();
+      Value zero = floatConst(b, l, t, 0.0);
+      Value scaled =
+          arith::DivFOp::create(b, l, a[0], floatConst(b, l, t, alpha));
+      Value em1 = arith::MulFOp::create(b, l, floatConst(b, l, t, alpha),
+                                        math::ExpM1Op::create(b, l, scaled));
+      Value pos = arith::MaximumFOp::create(b, l, a[0], zero);
+      Value neg = arith::MinimumFOp::create(b, l, em1, zero);
+      return arith::AddFOp::create(b, l, pos, neg);
+    });
+  }
+  if (isa<SignOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      // x > 0 ? 1 : x < 0 ? -1 : x, so zeros and NaN pass through.
+      Type t = a[0].getType();
+      Value zero = floatConst(b, l, t, 0.0);
+      Value neg =
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, a[0], zero);
+      Value pos =
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[0], zero);
+      Value v =
+          arith::SelectOp::create(b, l, neg, floatConst(b, l, t, -1.0), a[0]);
+      return arith::SelectOp::create(b, l, pos, floatConst(b, l, t, 1.0), v);
+    });
+  if (isa<SoftplusOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return softplus(b, l, a[0]);
+    });
+  if (isa<MishOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::MulFOp::create(
+          b, l, a[0], math::TanhOp::create(b, l, softplus(b, l, a[0])));
+    });
+  if (isa<SoftsignOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Type t = a[0].getType();
+      Value d = arith::AddFOp::create(b, l, floatConst(b, l, t, 1.0),
+                                      math::AbsFOp::create(b, l, a[0]));
+      return arith::DivFOp::create(b, l, a[0], d);
+    });
+  if (isa<HardSwishOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::MulFOp::create(b, l, a[0],
+                                   hardSigmoid(b, l, a[0], 1.0 / 6.0, 0.5));
+    });
+  if (auto p = dyn_cast<HardSigmoidOp>(op)) {
+    double alpha = p.getAlpha().convertToDouble();
+    double beta = p.getBeta().convertToDouble();
+    return BodyFn([=](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return hardSigmoid(b, l, a[0], alpha, beta);
+    });
+  }
+  if (auto p = dyn_cast<LeakyReluOp>(op)) {
+    double alpha = p.getAlpha().convertToDouble();
+    return BodyFn([=](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Type t = a[0].getType();
+      Value neg = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, a[0],
+                                        floatConst(b, l, t, 0.0));
+      Value scaled =
+          arith::MulFOp::create(b, l, a[0], floatConst(b, l, t, alpha));
+      return arith::SelectOp::create(b, l, neg, scaled, a[0]);
+    });
+  }
+  // Elu is Selu with gamma 1; Elu is negative below 0, Selu at or below 0
+  // (the same value at 0).
+  if (isa<EluOp, SeluOp>(op)) {
+    double alpha = op->getAttrOfType<FloatAttr>("alpha").getValueAsDouble();
+    double gamma = 1.0;
+    if (auto selu = dyn_cast<SeluOp>(op))
+      gamma = selu.getBeta().convertToDouble();
+    return BodyFn([=](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Type t = a[0].getType();
+      Value neg = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, a[0],
+                                        floatConst(b, l, t, 0.0));
+      Value em1 = math::ExpM1Op::create(b, l, a[0]);
+      Value scaled =
+          arith::MulFOp::create(b, l, em1, floatConst(b, l, t, alpha));
+      Value v = arith::SelectOp::create(b, l, neg, scaled, a[0]);
+      if (gamma == 1.0)
+        return v;
+      return arith::MulFOp::create(b, l, v, floatConst(b, l, t, gamma));
+    });
+  }
+  if (auto p = dyn_cast<ThresholdedReluOp>(op)) {
+    double alpha = p.getAlpha().convertToDouble();
+    return BodyFn([=](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Type t = a[0].getType();
+      Value keep = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[0],
+                                         floatConst(b, l, t, alpha));
+      return arith::SelectOp::create(b, l, keep, a[0],
+                                     floatConst(b, l, t, 0.0));
+    });
+  }
+  if (isa<NotOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value one = arith::ConstantOp::create(b, l, b.getBoolAttr(true));
+      return arith::XOrIOp::create(b, l, a[0], one);
     });
   if (auto clip = dyn_cast<ClipOp>(op)) {
     double lo = clip.getMin().convertToDouble();
@@ -128,6 +332,69 @@ std::optional<BodyFn> binaryBody(Operation *op) {
   if (isa<MaxOp>(op))
     return isInt ? binaryBody<arith::MaxSIOp>()
                  : binaryBody<arith::MaximumFOp>();
+  if (isa<AndOp>(op))
+    return binaryBody<arith::AndIOp>();
+  if (isa<OrOp>(op))
+    return binaryBody<arith::OrIOp>();
+  if (isa<XorOp>(op))
+    return binaryBody<arith::XOrIOp>();
+  if (isa<PReluOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value neg = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, a[0],
+                                        floatConst(b, l, a[0].getType(), 0.0));
+      Value scaled = arith::MulFOp::create(b, l, a[0], a[1]);
+      return arith::SelectOp::create(b, l, neg, scaled, a[0]);
+    });
+  if (auto mod = dyn_cast<ModOp>(op)) {
+    if (!isInt)
+      return binaryBody<arith::RemFOp>();
+    if (mod.getFmod())
+      return binaryBody<arith::RemSIOp>();
+    // Python's %: a non-zero remainder whose sign differs from the divisor's
+    // gets the divisor added.
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value r = arith::RemSIOp::create(b, l, a[0], a[1]);
+      Value zero =
+          arith::ConstantOp::create(b, l, b.getIntegerAttr(r.getType(), 0));
+      Value rNeg =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, r, zero);
+      Value dNeg =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, a[1], zero);
+      Value nonZero =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, r, zero);
+      Value differ = arith::XOrIOp::create(b, l, rNeg, dNeg);
+      Value fix = arith::AndIOp::create(b, l, nonZero, differ);
+      Value adjusted = arith::AddIOp::create(b, l, r, a[1]);
+      return arith::SelectOp::create(b, l, fix, adjusted, r);
+    });
+  }
+  if (isa<WhereOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::SelectOp::create(b, l, a[0], a[1], a[2]);
+    });
+  if (isa<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp>(op)) {
+    // Signed integer and ordered float predicates (NaN compares false);
+    // bools compare as unsigned 0/1.
+    Type elt = typeOf(op->getOperand(0)).getElementType();
+    bool isBool = elt.isInteger(1);
+    using IP = arith::CmpIPredicate;
+    using FP = arith::CmpFPredicate;
+    std::pair<IP, FP> preds =
+        isa<EqualOp>(op)       ? std::pair{IP::eq, FP::OEQ}
+        : isa<LessOp>(op)      ? std::pair{isBool ? IP::ult : IP::slt, FP::OLT}
+        : isa<LessEqualOp>(op) ? std::pair{isBool ? IP::ule : IP::sle, FP::OLE}
+        : isa<GreaterOp>(op)   ? std::pair{isBool ? IP::ugt : IP::sgt, FP::OGT}
+                               : std::pair{isBool ? IP::uge : IP::sge, FP::OGE};
+    if (isa<IntegerType>(elt))
+      return BodyFn(
+          [p = preds.first](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::CmpIOp::create(b, l, p, a[0], a[1]);
+          });
+    return BodyFn(
+        [p = preds.second](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::CmpFOp::create(b, l, p, a[0], a[1]);
+        });
+  }
   if (isa<MinOp>(op))
     return isInt ? binaryBody<arith::MinSIOp>()
                  : binaryBody<arith::MinimumFOp>();

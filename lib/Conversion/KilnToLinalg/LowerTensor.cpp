@@ -105,6 +105,55 @@ Value lowerReduce(OpBuilder &b, OpTy op, double init,
   return reshaped(b, loc, r, op.getType().getShape());
 }
 
+/// ArgMax/ArgMin: one reduction over the axis carrying the extreme value and
+/// its index; a strictly better element replaces them (the first extreme
+/// wins), or an equal one too with select_last_index.
+template <typename OpTy>
+Value lowerArgReduce(OpBuilder &b, OpTy op, bool isMax) {
+  Location loc = op.getLoc();
+  Value input = op.getInput();
+  RankedTensorType type = typeOf(input);
+  int64_t axis = op.getAxis(), rank = type.getRank();
+  SmallVector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iters;
+  for (int64_t d = 0; d < rank; ++d) {
+    iters.push_back(d == axis ? utils::IteratorType::reduction
+                              : utils::IteratorType::parallel);
+    if (d != axis) {
+      outShape.push_back(type.getDimSize(d));
+      outExprs.push_back(b.getAffineDimExpr(d));
+    }
+  }
+  Type elt = type.getElementType(), i64 = b.getI64Type();
+  double inf = std::numeric_limits<double>::infinity();
+  Value values = filledTensor(b, loc, outShape, elt, isMax ? -inf : inf);
+  Value zero = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  Value indices =
+      linalg::FillOp::create(b, loc, zero, emptyTensor(b, loc, outShape, i64))
+          .getResult(0);
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank), outMap,
+                                 outMap};
+  arith::CmpFPredicate pred =
+      isMax ? (op.getSelectLastIndex() ? arith::CmpFPredicate::OGE
+                                       : arith::CmpFPredicate::OGT)
+            : (op.getSelectLastIndex() ? arith::CmpFPredicate::OLE
+                                       : arith::CmpFPredicate::OLT);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{values.getType(), indices.getType()}, input,
+      ValueRange{values, indices}, maps, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value idx = linalg::IndexOp::create(nb, nl, axis);
+        idx = arith::IndexCastOp::create(nb, nl, i64, idx);
+        Value take = arith::CmpFOp::create(nb, nl, pred, args[0], args[1]);
+        Value v = arith::SelectOp::create(nb, nl, take, args[0], args[1]);
+        Value i = arith::SelectOp::create(nb, nl, take, idx, args[2]);
+        linalg::YieldOp::create(nb, nl, ValueRange{v, i});
+      });
+  return reshaped(b, loc, generic.getResult(1), op.getType().getShape());
+}
+
 Value add(OpBuilder &b, Location l, Value acc, Value x) {
   return arith::AddFOp::create(b, l, acc, x);
 }
@@ -146,6 +195,17 @@ FailureOr<Value> mlir::kiln::lowerTensor(OpBuilder &b, Operation *op) {
     return lowerReduce(b, r, -inf, max, false);
   if (auto r = dyn_cast<ReduceMinOp>(op))
     return lowerReduce(b, r, inf, min, false);
+  if (auto r = dyn_cast<ArgMaxOp>(op))
+    return lowerArgReduce(b, r, /*isMax=*/true);
+  if (auto r = dyn_cast<ArgMinOp>(op))
+    return lowerArgReduce(b, r, /*isMax=*/false);
+  if (auto r = dyn_cast<ReduceProdOp>(op))
+    return lowerReduce(
+        b, r, 1.0,
+        [](OpBuilder &nb, Location l, Value acc, Value x) -> Value {
+          return arith::MulFOp::create(nb, l, acc, x);
+        },
+        false);
   if (auto g = dyn_cast<GlobalAvgPoolOp>(op)) {
     SmallVector<int64_t> axes;
     for (int64_t d = 2; d < g.getInput().getType().getRank(); ++d)

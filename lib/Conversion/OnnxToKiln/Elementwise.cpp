@@ -118,6 +118,87 @@ FailureOr<SmallVector<Value>> power(OnnxNode &node) {
   return one(build<PowOp>(node, *a, *b));
 }
 
+/// An activation with ONNX's scalar attributes (absent ones take `alpha0`,
+/// `beta0`: the ONNX defaults).
+template <typename OpTy>
+FailureOr<SmallVector<Value>> paramUnary(OnnxNode &node, const char *alphaName,
+                                         float alpha0, const char *betaName,
+                                         float beta0) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  float alpha = node.floatAttr(alphaName, alpha0);
+  float beta = betaName ? node.floatAttr(betaName, beta0) : beta0;
+  return one(build<OpTy>(node, *x, node.builder.getF32FloatAttr(alpha),
+                         node.builder.getF32FloatAttr(beta)));
+}
+
+/// Comparisons, logic and Where read or produce bools (one byte each in
+/// memory; the CPU code generator keeps those accesses scalar).
+template <typename Fn>
+FailureOr<SmallVector<Value>> boolOp(OnnxNode &node, Fn fn) {
+  return fn(node);
+}
+
+/// Comparisons, whose operands must share an element type.
+template <typename OpTy> FailureOr<SmallVector<Value>> compare(OnnxNode &node) {
+  FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
+  if (failed(a) || failed(b))
+    return failure();
+  Type ta = cast<RankedTensorType>(a->getType()).getElementType();
+  if (!isa<FloatType>(ta) && !ta.isSignlessInteger()) {
+    node.fail() << "comparing " << ta
+                << " is not supported yet; Kiln compares float, signed "
+                   "integer and bool tensors";
+    return failure();
+  }
+  return one(build<OpTy>(node, *a, *b));
+}
+
+FailureOr<SmallVector<Value>> where(OnnxNode &node) {
+  FailureOr<Value> c = node.rankedInput(0), a = node.rankedInput(1),
+                   b = node.rankedInput(2);
+  if (failed(c) || failed(a) || failed(b))
+    return failure();
+  return one(build<WhereOp>(node, *c, *a, *b));
+}
+
+/// PRelu: the slope broadcasts to the input (unidirectionally).
+FailureOr<SmallVector<Value>> prelu(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), slope = node.rankedInput(1);
+  if (failed(x) || failed(slope))
+    return failure();
+  ArrayRef<int64_t> xs = cast<RankedTensorType>(x->getType()).getShape();
+  ArrayRef<int64_t> ss = cast<RankedTensorType>(slope->getType()).getShape();
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(xs, ss);
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != xs) {
+    node.fail() << "the slope's shape must broadcast to the input's";
+    return failure();
+  }
+  return one(build<PReluOp>(node, *x, *slope));
+}
+
+/// Mod: fmod = 0 is Python's % and ONNX allows it on integers only.
+FailureOr<SmallVector<Value>> mod(OnnxNode &node) {
+  FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
+  if (failed(a) || failed(b))
+    return failure();
+  bool fmod = node.intAttr("fmod", 0) != 0;
+  Type elt = cast<RankedTensorType>(a->getType()).getElementType();
+  if (isa<FloatType>(elt) && !fmod) {
+    node.fail() << "floating-point Mod requires fmod = 1 (ONNX)";
+    return failure();
+  }
+  if (!isa<FloatType>(elt) && !elt.isSignlessInteger()) {
+    node.fail()
+        << "Mod of " << elt
+        << " is not supported yet; Kiln computes Mod on float and signed "
+           "integer tensors";
+    return failure();
+  }
+  return one(build<ModOp>(node, *a, *b, node.builder.getBoolAttr(fmod)));
+}
+
 FailureOr<SmallVector<Value>> identity(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
@@ -157,6 +238,81 @@ void mlir::kiln::populateElementwiseConversions(
   }
   for (int64_t v : {9, 13})
     t.push_back({"Erf", v, unary<ErfOp>});
+  for (int64_t v : {6, 13}) {
+    t.push_back({"Reciprocal", v, unary<ReciprocalOp>});
+    t.push_back({"Floor", v, unary<FloorOp>});
+    t.push_back({"Ceil", v, unary<CeilOp>});
+  }
+  t.push_back({"Round", 11, unary<RoundOp>});
+  for (int64_t v : {9, 13})
+    t.push_back({"Sign", v, unary<SignOp>});
+  t.push_back({"Softplus", 1, unary<SoftplusOp>});
+  t.push_back({"Softsign", 1, unary<SoftsignOp>});
+  t.push_back({"HardSwish", 14, unary<HardSwishOp>});
+  t.push_back({"Mish", 18, unary<MishOp>});
+  t.push_back({"Sin", 7, unary<SinOp>});
+  t.push_back({"Cos", 7, unary<CosOp>});
+  t.push_back({"Tan", 7, unary<TanOp>});
+  t.push_back({"Asin", 7, unary<AsinOp>});
+  t.push_back({"Acos", 7, unary<AcosOp>});
+  t.push_back({"Atan", 7, unary<AtanOp>});
+  t.push_back({"Sinh", 9, unary<SinhOp>});
+  t.push_back({"Cosh", 9, unary<CoshOp>});
+  t.push_back({"Asinh", 9, unary<AsinhOp>});
+  t.push_back({"Acosh", 9, unary<AcoshOp>});
+  t.push_back({"Atanh", 9, unary<AtanhOp>});
+  t.push_back({"Celu", 12, [](OnnxNode &node) {
+                 return paramUnary<CeluOp>(node, "alpha", 1.0f, nullptr, 0.0f);
+               }});
+  t.push_back({"Not", 1, [](OnnxNode &n) { return boolOp(n, unary<NotOp>); }});
+  for (int64_t v : {6, 16})
+    t.push_back({"LeakyRelu", v, [](OnnxNode &node) {
+                   return paramUnary<LeakyReluOp>(node, "alpha", 0.01f, nullptr,
+                                                  0.0f);
+                 }});
+  t.push_back({"Elu", 6, [](OnnxNode &node) {
+                 return paramUnary<EluOp>(node, "alpha", 1.0f, nullptr, 0.0f);
+               }});
+  t.push_back({"Selu", 6, [](OnnxNode &node) {
+                 return paramUnary<SeluOp>(node, "alpha",
+                                           1.67326319217681884765625f, "gamma",
+                                           1.05070102214813232421875f);
+               }});
+  t.push_back({"HardSigmoid", 6, [](OnnxNode &node) {
+                 return paramUnary<HardSigmoidOp>(node, "alpha", 0.2f, "beta",
+                                                  0.5f);
+               }});
+  t.push_back({"ThresholdedRelu", 10, [](OnnxNode &node) {
+                 return paramUnary<ThresholdedReluOp>(node, "alpha", 1.0f,
+                                                      nullptr, 0.0f);
+               }});
+
+  // Comparisons and logic: numpy broadcasting from opset 7.
+  for (int64_t v : {7, 11, 13, 19})
+    t.push_back(
+        {"Equal", v, [](OnnxNode &n) { return boolOp(n, compare<EqualOp>); }});
+  for (int64_t v : {7, 9, 13}) {
+    t.push_back(
+        {"Less", v, [](OnnxNode &n) { return boolOp(n, compare<LessOp>); }});
+    t.push_back({"Greater", v,
+                 [](OnnxNode &n) { return boolOp(n, compare<GreaterOp>); }});
+  }
+  for (int64_t v : {12, 16}) {
+    t.push_back({"LessOrEqual", v,
+                 [](OnnxNode &n) { return boolOp(n, compare<LessEqualOp>); }});
+    t.push_back({"GreaterOrEqual", v, [](OnnxNode &n) {
+                   return boolOp(n, compare<GreaterEqualOp>);
+                 }});
+  }
+  t.push_back({"And", 7, [](OnnxNode &n) { return boolOp(n, binary<AndOp>); }});
+  t.push_back({"Or", 7, [](OnnxNode &n) { return boolOp(n, binary<OrOp>); }});
+  t.push_back({"Xor", 7, [](OnnxNode &n) { return boolOp(n, binary<XorOp>); }});
+  for (int64_t v : {7, 9, 16})
+    t.push_back({"PRelu", v, prelu});
+  for (int64_t v : {10, 13})
+    t.push_back({"Mod", v, mod});
+  for (int64_t v : {9, 16})
+    t.push_back({"Where", v, [](OnnxNode &n) { return boolOp(n, where); }});
   for (int64_t v : {1, 13, 14, 16})
     t.push_back({"Identity", v, identity});
   for (int64_t v : {6, 9, 13})

@@ -478,23 +478,20 @@ FailureOr<SmallVector<Value>> split(OnnxNode &node) {
   return results;
 }
 
-/// ReduceMean/Sum/Max/Min. Axes are an attribute, except ReduceSum from
-/// opset 13 where they are an optional input; no axes means all axes unless
-/// noop_with_empty_axes is set.
-template <typename OpTy>
-FailureOr<SmallVector<Value>> reduce(OnnxNode &node, int64_t axesInputSince) {
-  FailureOr<Value> x = node.rankedInput(0);
-  if (failed(x))
-    return failure();
+/// The sorted, unique, non-negative axes of an ONNX reduction. Axes are an
+/// attribute, except from `axesInputSince` where they are an optional input;
+/// no axes means all axes unless noop_with_empty_axes is set, which yields
+/// nullopt (the reduction is the identity).
+FailureOr<std::optional<SmallVector<int64_t>>>
+reductionAxes(OnnxNode &node, int64_t rank, int64_t axesInputSince) {
   bool ok;
   std::optional<SmallVector<int64_t>> axes = readAxes(node, axesInputSince, ok);
   if (!ok)
     return failure();
-  int64_t rank = typeOf(*x).getRank();
   SmallVector<int64_t> norm;
   if (!axes || axes->empty()) {
     if (node.intAttr("noop_with_empty_axes", 0))
-      return SmallVector<Value>{*x};
+      return std::optional<SmallVector<int64_t>>();
     for (int64_t d = 0; d < rank; ++d)
       norm.push_back(d);
   } else {
@@ -507,8 +504,132 @@ FailureOr<SmallVector<Value>> reduce(OnnxNode &node, int64_t axesInputSince) {
   }
   llvm::sort(norm);
   norm.erase(std::unique(norm.begin(), norm.end()), norm.end());
-  return one(build<OpTy>(node, *x, node.builder.getDenseI64ArrayAttr(norm),
-                         node.builder.getBoolAttr(node.intAttr("keepdims", 1) != 0)));
+  return std::optional<SmallVector<int64_t>>(norm);
+}
+
+/// The reductions ONNX defines from a sum or a product: a scalar function
+/// before, the reduction, a scalar function after.
+enum class Composite { L1, L2, SumSquare, LogSum, LogSumExp, Prod };
+
+FailureOr<SmallVector<Value>> reduceComposite(OnnxNode &node, Composite kind) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  FailureOr<std::optional<SmallVector<int64_t>>> axes =
+      reductionAxes(node, typeOf(*x).getRank(), 18);
+  if (failed(axes))
+    return failure();
+  if (!*axes) {
+    // noop_with_empty_axes: ONNX's reference still applies the elementwise
+    // parts for some of these ops and not for others; report it rather than
+    // guess.
+    node.fail() << "noop_with_empty_axes with empty axes is not supported "
+                   "for this reduction";
+    return failure();
+  }
+  DenseI64ArrayAttr axesAttr = node.builder.getDenseI64ArrayAttr(**axes);
+  bool keep = node.intAttr("keepdims", 1) != 0;
+  BoolAttr keepAttr = node.builder.getBoolAttr(keep);
+  Value v = *x;
+  FailureOr<Value> r;
+  switch (kind) {
+  case Composite::Prod:
+    return one(build<ReduceProdOp>(node, v, axesAttr, keepAttr));
+  case Composite::L1:
+    r = build<AbsOp>(node, v);
+    break;
+  case Composite::L2:
+  case Composite::SumSquare:
+    r = build<MulOp>(node, v, v);
+    break;
+  case Composite::LogSum:
+    r = v;
+    break;
+  case Composite::LogSumExp: {
+    // log(sum(exp(x - m))) + m with m the maximum, which cannot overflow.
+    FailureOr<Value> m =
+        build<ReduceMaxOp>(node, v, axesAttr, node.builder.getBoolAttr(true));
+    if (failed(m))
+      return failure();
+    FailureOr<Value> d = build<SubOp>(node, v, *m);
+    if (failed(d))
+      return failure();
+    FailureOr<Value> e = build<ExpOp>(node, *d);
+    if (failed(e))
+      return failure();
+    FailureOr<Value> s = build<ReduceSumOp>(node, *e, axesAttr, keepAttr);
+    if (failed(s))
+      return failure();
+    FailureOr<Value> l = build<LogOp>(node, *s);
+    if (failed(l))
+      return failure();
+    FailureOr<Value> mr = reshapeTo(node, *m, typeOf(*l).getShape());
+    if (failed(mr))
+      return failure();
+    return one(build<AddOp>(node, *l, *mr));
+  }
+  }
+  if (failed(r))
+    return failure();
+  r = build<ReduceSumOp>(node, *r, axesAttr, keepAttr);
+  if (failed(r))
+    return failure();
+  if (kind == Composite::L2)
+    return one(build<SqrtOp>(node, *r));
+  if (kind == Composite::LogSum)
+    return one(build<LogOp>(node, *r));
+  return one(r);
+}
+
+/// Size: the element count of a static input, as an int64 scalar constant.
+FailureOr<SmallVector<Value>> size(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  if (!type.hasStaticShape()) {
+    node.fail() << "input shape " << type << " is not static";
+    return failure();
+  }
+  auto resultType = RankedTensorType::get({}, node.builder.getI64Type());
+  Value c = ConstantOp::create(
+      node.builder, node.loc(), resultType,
+      DenseElementsAttr::get(resultType, type.getNumElements()));
+  return SmallVector<Value>{c};
+}
+
+/// ArgMax/ArgMin 1, 11 (negative axes), 12, 13 (select_last_index).
+template <typename OpTy>
+FailureOr<SmallVector<Value>> argReduce(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.intAttr("axis", 0), typeOf(*x).getRank());
+  if (failed(axis))
+    return failure();
+  Builder &b = node.builder;
+  return one(
+      build<OpTy>(node, *x, b.getI64IntegerAttr(*axis),
+                  b.getBoolAttr(node.intAttr("keepdims", 1) != 0),
+                  b.getBoolAttr(node.intAttr("select_last_index", 0) != 0)));
+}
+
+/// ReduceMean/Sum/Max/Min (see reductionAxes).
+template <typename OpTy>
+FailureOr<SmallVector<Value>> reduce(OnnxNode &node, int64_t axesInputSince) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  FailureOr<std::optional<SmallVector<int64_t>>> axes =
+      reductionAxes(node, typeOf(*x).getRank(), axesInputSince);
+  if (failed(axes))
+    return failure();
+  if (!*axes)
+    return SmallVector<Value>{*x};
+  return one(
+      build<OpTy>(node, *x, node.builder.getDenseI64ArrayAttr(**axes),
+                  node.builder.getBoolAttr(node.intAttr("keepdims", 1) != 0)));
 }
 } // namespace
 
@@ -542,5 +663,31 @@ void mlir::kiln::populateTensorConversions(std::vector<OnnxConversion> &t) {
     t.push_back({"ReduceMax", v, [](OnnxNode &n) { return reduce<ReduceMaxOp>(n, 18); }});
     t.push_back({"ReduceMin", v, [](OnnxNode &n) { return reduce<ReduceMinOp>(n, 18); }});
     t.push_back({"ReduceSum", v, [](OnnxNode &n) { return reduce<ReduceSumOp>(n, 13); }});
+  }
+  for (int64_t v : {1, 13})
+    t.push_back({"Size", v, size});
+  for (int64_t v : {1, 11, 12, 13}) {
+    t.push_back({"ArgMax", v, argReduce<ArgMaxOp>});
+    t.push_back({"ArgMin", v, argReduce<ArgMinOp>});
+  }
+  for (int64_t v : {1, 11, 13, 18}) {
+    t.push_back({"ReduceL1", v, [](OnnxNode &n) {
+                   return reduceComposite(n, Composite::L1);
+                 }});
+    t.push_back({"ReduceL2", v, [](OnnxNode &n) {
+                   return reduceComposite(n, Composite::L2);
+                 }});
+    t.push_back({"ReduceSumSquare", v, [](OnnxNode &n) {
+                   return reduceComposite(n, Composite::SumSquare);
+                 }});
+    t.push_back({"ReduceLogSum", v, [](OnnxNode &n) {
+                   return reduceComposite(n, Composite::LogSum);
+                 }});
+    t.push_back({"ReduceLogSumExp", v, [](OnnxNode &n) {
+                   return reduceComposite(n, Composite::LogSumExp);
+                 }});
+    t.push_back({"ReduceProd", v, [](OnnxNode &n) {
+                   return reduceComposite(n, Composite::Prod);
+                 }});
   }
 }

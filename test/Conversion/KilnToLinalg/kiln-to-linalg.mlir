@@ -658,3 +658,166 @@ func.func @layer_norm_axis1(%x: tensor<2x3x4xf32>, %s: tensor<3x1xf32>) -> tenso
   %y = kiln.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x3x4xf32>, tensor<3x1xf32>) -> tensor<2x3x4xf32>
   return %y : tensor<2x3x4xf32>
 }
+
+// -----
+
+// Round is half to even; sign passes zeros and NaN through; Selu scales
+// expm1 by alpha below zero, then everything by gamma (beta); softplus is
+// max(x, 0) + log1p(exp(-|x|)), which does not overflow.
+// CHECK-LABEL: func.func @activations
+// CHECK: math.roundeven
+// CHECK: linalg.generic
+// CHECK: %[[NEG:.+]] = arith.cmpf olt, %[[IN:.+]], %{{.+}} : f32
+// CHECK: %[[POS:.+]] = arith.cmpf ogt, %[[IN]], %{{.+}} : f32
+// CHECK: %[[M:.+]] = arith.select %[[NEG]], %{{.+}}, %[[IN]] : f32
+// CHECK: arith.select %[[POS]], %{{.+}}, %[[M]] : f32
+// CHECK: linalg.generic
+// CHECK: %[[SX:.+]] = math.expm1 %{{.+}} : f32
+// CHECK: %[[ALPHA:.+]] = arith.constant 2.000000e+00 : f32
+// CHECK: arith.mulf %[[SX]], %[[ALPHA]] : f32
+// CHECK: %[[GAMMA:.+]] = arith.constant 3.000000e+00 : f32
+// CHECK: arith.mulf %{{.+}}, %[[GAMMA]] : f32
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK: math.absf
+// CHECK: arith.negf
+// CHECK: math.exp
+// CHECK: math.log1p
+// CHECK: arith.addf
+func.func @activations(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.round %x : tensor<4xf32>
+  %1 = kiln.sign %0 : tensor<4xf32>
+  %2 = kiln.selu %1 {alpha = 2.0 : f32, beta = 3.0 : f32} : tensor<4xf32>
+  %3 = kiln.softplus %2 : tensor<4xf32>
+  return %3 : tensor<4xf32>
+}
+
+// -----
+
+// Integers compare signed; the condition of where broadcasts like its values.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @compare_where
+// CHECK: %[[L:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<2x3xi64>, tensor<3xi64>) outs(%{{.+}} : tensor<2x3xi1>)
+// CHECK: arith.cmpi slt
+// CHECK: %[[X:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[COL]], #[[ID]]]
+// CHECK: arith.xori
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ROW]], #[[ID]]]
+// CHECK-SAME: ins(%[[X]], %{{.+}}, %{{.+}} : tensor<2x3xi1>, tensor<2x3xi64>, tensor<3xi64>)
+// CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : i64
+func.func @compare_where(%a: tensor<2x3xi64>, %b: tensor<3xi64>, %c: tensor<2x1xi1>) -> tensor<2x3xi64> {
+  %l = kiln.less %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi1>
+  %x = kiln.xor %l, %c : (tensor<2x3xi1>, tensor<2x1xi1>) -> tensor<2x3xi1>
+  %y = kiln.where %x, %a, %b : (tensor<2x3xi1>, tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  return %y : tensor<2x3xi64>
+}
+
+// -----
+
+// Float comparisons are ordered (false with NaN); not is xor with true.
+// CHECK-LABEL: func.func @compare_float_not
+// CHECK: arith.cmpf oge
+// CHECK: %[[T:.+]] = arith.constant true
+// CHECK: arith.xori %{{.+}}, %[[T]] : i1
+func.func @compare_float_not(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xi1> {
+  %g = kiln.greater_equal %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+  %n = kiln.not %g : tensor<3xi1>
+  return %n : tensor<3xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduce_prod
+// CHECK: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%[[ONE]] : f32) outs(%{{.+}} : tensor<2xf32>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: outs(%[[INIT]] : tensor<2xf32>)
+// CHECK: arith.mulf
+func.func @reduce_prod(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  %y = kiln.reduce_prod %x {axes = array<i64: 1>, keepdims = false} : tensor<2x3xf32> -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+// Integer Mod without fmod takes the divisor's sign: a non-zero remainder
+// of the other sign gets the divisor added. With fmod it is remsi/remf.
+// CHECK-LABEL: func.func @mod
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[A:.+]]: i32, %[[B:.+]]: i32, %{{.+}}: i32):
+// CHECK: %[[R:.+]] = arith.remsi %[[A]], %[[B]] : i32
+// CHECK: %[[FIX:.+]] = arith.andi
+// CHECK: %[[ADJ:.+]] = arith.addi %[[R]], %[[B]] : i32
+// CHECK: arith.select %[[FIX]], %[[ADJ]], %[[R]] : i32
+// CHECK: linalg.generic
+// CHECK: arith.remf
+// CHECK: linalg.generic
+// CHECK: %[[NEG:.+]] = arith.cmpf olt
+// CHECK: %[[SC:.+]] = arith.mulf
+// CHECK: arith.select %[[NEG]], %[[SC]], %{{.+}} : f32
+func.func @mod(%a: tensor<4xi32>, %b: tensor<4xi32>, %x: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = kiln.mod %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = kiln.mod %x, %x {fmod = true} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %2 = kiln.prelu %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1, %2 : tensor<4xi32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// ArgMax carries the best value and its index through one reduction; with
+// select_last_index an equal value also replaces them (oge, not ogt).
+// CHECK-LABEL: func.func @arg_max
+// CHECK: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[V0:.+]] = linalg.fill ins(%[[NEG_INF]] : f32)
+// CHECK: %[[I0:.+]] = linalg.fill ins(%{{.+}} : i64)
+// CHECK: %[[R:.+]]:2 = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: outs(%[[V0]], %[[I0]] : tensor<2xf32>, tensor<2xi64>)
+// CHECK: ^bb0(%[[IN:.+]]: f32, %[[V:.+]]: f32, %[[I:.+]]: i64):
+// CHECK: %[[K:.+]] = linalg.index 1 : index
+// CHECK: %[[K64:.+]] = arith.index_cast %[[K]] : index to i64
+// CHECK: %[[TAKE:.+]] = arith.cmpf oge, %[[IN]], %[[V]] : f32
+// CHECK: arith.select %[[TAKE]], %[[K64]], %[[I]] : i64
+// CHECK: tensor.expand_shape %[[R]]#1 {{.+}} : tensor<2xi64> into tensor<2x1xi64>
+func.func @arg_max(%x: tensor<2x5xf32>) -> tensor<2x1xi64> {
+  %i = kiln.arg_max %x {axis = 1 : i64, select_last_index = true} : tensor<2x5xf32> -> tensor<2x1xi64>
+  return %i : tensor<2x1xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @arg_min
+// CHECK: arith.constant 0x7F800000 : f32
+// CHECK: iterator_types = ["reduction", "parallel"]
+// CHECK: arith.cmpf olt
+func.func @arg_min(%x: tensor<2x5xf32>) -> tensor<5xi64> {
+  %i = kiln.arg_min %x {axis = 0 : i64, keepdims = false} : tensor<2x5xf32> -> tensor<5xi64>
+  return %i : tensor<5xi64>
+}
+
+// -----
+
+// Asinh is built from log and sqrt with the sign copied back; atanh from
+// log1p; celu is max(0, x) + min(0, alpha * expm1(x / alpha)).
+// CHECK-LABEL: func.func @inverse_hyperbolic_celu
+// CHECK: linalg.generic
+// CHECK: %[[AX:.+]] = math.absf %[[IN:.+]] : f32
+// CHECK: math.sqrt
+// CHECK: %[[LOG:.+]] = math.log
+// CHECK: math.copysign %[[LOG]], %[[IN]] : f32
+// CHECK: linalg.generic
+// CHECK: math.log1p
+// CHECK: arith.negf
+// CHECK: math.log1p
+// CHECK: linalg.generic
+// CHECK: %[[ALPHA:.+]] = arith.constant 2.000000e+00 : f32
+// CHECK: arith.divf %{{.+}}, %[[ALPHA]] : f32
+// CHECK: math.expm1
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+func.func @inverse_hyperbolic_celu(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.asinh %x : tensor<4xf32>
+  %1 = kiln.atanh %0 : tensor<4xf32>
+  %2 = kiln.celu %1 {alpha = 2.0 : f32} : tensor<4xf32>
+  return %2 : tensor<4xf32>
+}

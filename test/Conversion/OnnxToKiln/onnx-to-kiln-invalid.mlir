@@ -326,3 +326,36 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// CHECK: error: loc("l1"): node 'l1' (ReduceL1, opset 18): noop_with_empty_axes with empty axes is not supported for this reduction
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @composite_reduction_noop(%x: tensor<4xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'l1' (ReduceL1, opset 18): noop_with_empty_axes with empty axes is not supported}}
+    %y = "onnx.ReduceL1"(%x) {noop_with_empty_axes = 1 : i64} : (tensor<4xf32>) -> tensor<*xf32> loc("l1")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("prelu"): node 'prelu' (PRelu, opset 16): the slope's shape must broadcast to the input's
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @prelu_slope_too_big(%x: tensor<3xf32>, %s: tensor<2x3xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'prelu' (PRelu, opset 16): the slope's shape must broadcast to the input's}}
+    %y = "onnx.PRelu"(%x, %s) : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<*xf32> loc("prelu")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("mod"): node 'mod' (Mod, opset 13): floating-point Mod requires fmod = 1 (ONNX)
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @float_mod_without_fmod(%x: tensor<3xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'mod' (Mod, opset 13): floating-point Mod requires fmod = 1 (ONNX)}}
+    %y = "onnx.Mod"(%x, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<*xf32> loc("mod")
+    return %y : tensor<*xf32>
+  }
+}

@@ -862,3 +862,115 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %4 : tensor<1x10xf32>
   }
 }
+
+// -----
+
+// Activations with parameters take ONNX's defaults when the attribute is
+// absent (LeakyRelu alpha 0.01, Selu alpha/gamma, HardSigmoid 0.2/0.5);
+// Selu's gamma becomes beta.
+// CHECK-LABEL: func.func @param_activations
+// CHECK: %[[A:.+]] = kiln.leaky_relu %{{.+}} {alpha = 0.00999999977 : f32} : tensor<4xf32>
+// CHECK: %[[B:.+]] = kiln.elu %[[A]] {alpha = 5.000000e-01 : f32} : tensor<4xf32>
+// CHECK: %[[C:.+]] = kiln.selu %[[B]] {alpha = 1.67326319 : f32, beta = 1.05070102 : f32} : tensor<4xf32>
+// CHECK: %[[D:.+]] = kiln.hard_sigmoid %[[C]] {alpha = 2.000000e-01 : f32, beta = 5.000000e-01 : f32} : tensor<4xf32>
+// CHECK: %[[E:.+]] = kiln.thresholded_relu %[[D]] {alpha = 2.000000e+00 : f32} : tensor<4xf32>
+// CHECK: %[[F:.+]] = kiln.round %[[E]] : tensor<4xf32>
+// CHECK: %[[G:.+]] = kiln.hard_swish %[[F]] : tensor<4xf32>
+// CHECK: return %[[G]]
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @param_activations(%x: tensor<4xf32>) -> tensor<*xf32> {
+    %a = "onnx.LeakyRelu"(%x) : (tensor<4xf32>) -> tensor<*xf32> loc("a")
+    %b = "onnx.Elu"(%a) {alpha = 0.5 : f32} : (tensor<*xf32>) -> tensor<*xf32> loc("b")
+    %c = "onnx.Selu"(%b) : (tensor<*xf32>) -> tensor<*xf32> loc("c")
+    %d = "onnx.HardSigmoid"(%c) : (tensor<*xf32>) -> tensor<*xf32> loc("d")
+    %e = "onnx.ThresholdedRelu"(%d) {alpha = 2.0 : f32} : (tensor<*xf32>) -> tensor<*xf32> loc("e")
+    %f = "onnx.Round"(%e) : (tensor<*xf32>) -> tensor<*xf32> loc("f")
+    %g = "onnx.HardSwish"(%f) : (tensor<*xf32>) -> tensor<*xf32> loc("g")
+    return %g : tensor<*xf32>
+  }
+}
+
+// -----
+
+// ReduceL2 is sqrt(sum(x * x)); ReduceLogSumExp subtracts the maximum before
+// exp and adds it back after log; ReduceProd is its own op. Negative axes
+// normalize, and no axes reduce everything.
+// CHECK-LABEL: func.func @composite_reductions
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<1x1xf32>)
+// CHECK: %[[SQ:.+]] = kiln.mul %[[X]], %[[X]]
+// CHECK: %[[S:.+]] = kiln.reduce_sum %[[SQ]] {axes = array<i64: 1>, keepdims = false}
+// CHECK: %[[L2:.+]] = kiln.sqrt %[[S]] : tensor<2xf32>
+// CHECK: %[[M:.+]] = kiln.reduce_max %[[X]] {axes = array<i64: 1>} : tensor<2x3xf32> -> tensor<2x1xf32>
+// CHECK: %[[D:.+]] = kiln.sub %[[X]], %[[M]]
+// CHECK: %[[E:.+]] = kiln.exp %[[D]]
+// CHECK: %[[ES:.+]] = kiln.reduce_sum %[[E]] {axes = array<i64: 1>, keepdims = false}
+// CHECK: %[[LOG:.+]] = kiln.log %[[ES]]
+// CHECK: %[[MR:.+]] = kiln.reshape %[[M]] : tensor<2x1xf32> to tensor<2xf32>
+// CHECK: %[[LSE:.+]] = kiln.add %[[LOG]], %[[MR]]
+// CHECK: %[[P:.+]] = kiln.reduce_prod %[[X]] {axes = array<i64: 0, 1>} : tensor<2x3xf32> -> tensor<1x1xf32>
+// CHECK: return %[[L2]], %[[LSE]], %[[P]]
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @composite_reductions(%x: tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %a = "onnx.ReduceL2"(%x) {axes = [1], keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<*xf32> loc("l2")
+    %b = "onnx.ReduceLogSumExp"(%x) {axes = [-1], keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<*xf32> loc("lse")
+    %c = "onnx.ReduceProd"(%x) : (tensor<2x3xf32>) -> tensor<*xf32> loc("prod")
+    return %a, %b, %c : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @prelu_mod
+// CHECK: kiln.prelu %{{.+}}, %{{.+}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: kiln.mod %{{.+}}, %{{.+}} {fmod = true} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: kiln.mod %{{.+}}, %{{.+}} : (tensor<4xi64>, tensor<1xi64>) -> tensor<4xi64>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @prelu_mod(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %i: tensor<4xi64>, %j: tensor<1xi64>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xi64>) {
+    %p = "onnx.PRelu"(%x, %s) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<*xf32> loc("p")
+    %m = "onnx.Mod"(%p, %p) {fmod = 1 : i64} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32> loc("m")
+    %k = "onnx.Mod"(%i, %j) : (tensor<4xi64>, tensor<1xi64>) -> tensor<*xi64> loc("k")
+    return %p, %m, %k : tensor<*xf32>, tensor<*xf32>, tensor<*xi64>
+  }
+}
+
+// -----
+
+// ArgMax's negative axis normalizes; keepdims defaults to 1.
+// CHECK-LABEL: func.func @arg_max
+// CHECK: kiln.arg_max %{{.+}} {axis = 1 : i64, select_last_index = true} : tensor<2x5xf32> -> tensor<2x1xi64>
+// CHECK: kiln.arg_min %{{.+}} {axis = 0 : i64, keepdims = false} : tensor<2x5xf32> -> tensor<5xi64>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @arg_max(%x: tensor<2x5xf32>) -> (tensor<*xi64>, tensor<*xi64>) {
+    %a = "onnx.ArgMax"(%x) {axis = -1 : i64, select_last_index = 1 : i64} : (tensor<2x5xf32>) -> tensor<*xi64> loc("a")
+    %b = "onnx.ArgMin"(%x) {keepdims = 0 : i64} : (tensor<2x5xf32>) -> tensor<*xi64> loc("b")
+    return %a, %b : tensor<*xi64>, tensor<*xi64>
+  }
+}
+
+// -----
+
+// Size of a static input is a constant int64 scalar.
+// CHECK-LABEL: func.func @size
+// CHECK: %[[C:.+]] = kiln.constant dense<60> : tensor<i64>
+// CHECK: return %[[C]] : tensor<i64>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @size(%x: tensor<3x4x5xf32>) -> tensor<*xi64> {
+    %n = "onnx.Size"(%x) : (tensor<3x4x5xf32>) -> tensor<*xi64> loc("n")
+    return %n : tensor<*xi64>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @trig_celu
+// CHECK: %[[S:.+]] = kiln.sinh %{{.+}} : tensor<4xf32>
+// CHECK: %[[A:.+]] = kiln.atan %[[S]] : tensor<4xf32>
+// CHECK: kiln.celu %[[A]] {alpha = 1.000000e+00 : f32} : tensor<4xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @trig_celu(%x: tensor<4xf32>) -> tensor<*xf32> {
+    %s = "onnx.Sinh"(%x) : (tensor<4xf32>) -> tensor<*xf32> loc("s")
+    %a = "onnx.Atan"(%s) : (tensor<*xf32>) -> tensor<*xf32> loc("a")
+    %c = "onnx.Celu"(%a) : (tensor<*xf32>) -> tensor<*xf32> loc("c")
+    return %c : tensor<*xf32>
+  }
+}

@@ -505,3 +505,33 @@ func.func @integer_identities(%x: tensor<3xi64>) -> tensor<3xi64> {
   %b = kiln.mul %a, %one : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
   return %b : tensor<3xi64>
 }
+
+// -----
+
+// Logic on constant bools folds, broadcasting the smaller operand.
+// CHECK-LABEL: func.func @fold_logic
+// CHECK-DAG: %[[AND:.+]] = kiln.constant dense<[true, false]> : tensor<2xi1>
+// CHECK-DAG: %[[OR:.+]] = kiln.constant dense<true> : tensor<2xi1>
+// CHECK-DAG: %[[XOR:.+]] = kiln.constant dense<[false, true]> : tensor<2xi1>
+// CHECK: return %[[AND]], %[[OR]], %[[XOR]]
+func.func @fold_logic() -> (tensor<2xi1>, tensor<2xi1>, tensor<2xi1>) {
+  %a = kiln.constant dense<[true, false]> : tensor<2xi1>
+  %t = kiln.constant dense<true> : tensor<1xi1>
+  %0 = kiln.and %a, %t : (tensor<2xi1>, tensor<1xi1>) -> tensor<2xi1>
+  %1 = kiln.or %a, %t : (tensor<2xi1>, tensor<1xi1>) -> tensor<2xi1>
+  %2 = kiln.xor %a, %t : (tensor<2xi1>, tensor<1xi1>) -> tensor<2xi1>
+  return %0, %1, %2 : tensor<2xi1>, tensor<2xi1>, tensor<2xi1>
+}
+
+// -----
+
+// PRelu of constants folds: only negative inputs are scaled.
+// CHECK-LABEL: func.func @fold_prelu
+// CHECK: %[[C:.+]] = kiln.constant dense<[-1.000000e+00, 3.000000e+00]> : tensor<2xf32>
+// CHECK: return %[[C]]
+func.func @fold_prelu() -> tensor<2xf32> {
+  %x = kiln.constant dense<[-2.0, 3.0]> : tensor<2xf32>
+  %s = kiln.constant dense<0.5> : tensor<1xf32>
+  %y = kiln.prelu %x, %s : (tensor<2xf32>, tensor<1xf32>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}

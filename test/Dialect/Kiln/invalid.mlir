@@ -553,3 +553,54 @@ func.func @softmax_negative_axis(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
   %y = kiln.softmax %x {axis = -1 : i64} : tensor<2x10xf32>
   return %y : tensor<2x10xf32>
 }
+
+// -----
+
+func.func @compare_element_types(%a: tensor<3xf32>, %b: tensor<3xi64>) -> tensor<3xi1> {
+  // expected-error @+2 {{operand element types 'f32' and 'i64' differ}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.less %a, %b : (tensor<3xf32>, tensor<3xi64>) -> tensor<3xi1>
+  return %y : tensor<3xi1>
+}
+
+// -----
+
+func.func @compare_result_bool(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kiln.equal' op result #0 must be ranked tensor of 1-bit signless integer values}}
+  %y = kiln.equal %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+func.func @where_condition_broadcast(%c: tensor<4xi1>, %a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{condition shape [4] does not broadcast with [2,3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.where %c, %a, %a : (tensor<4xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @not_float(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kiln.not' op operand #0 must be ranked tensor of 1-bit signless integer values}}
+  %y = kiln.not %a : tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+func.func @mod_float_needs_fmod(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kiln.mod' op on floats requires fmod = true}}
+  %y = kiln.mod %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+func.func @arg_max_axis(%x: tensor<2x5xf32>) -> tensor<2xi64> {
+  // expected-error @+2 {{axis 2 is out of range [0, 2)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.arg_max %x {axis = 2 : i64} : tensor<2x5xf32> -> tensor<2xi64>
+  return %y : tensor<2xi64>
+}

@@ -206,6 +206,13 @@ func.func @reductions(%x: tensor<1x8x4x4xf32>) -> (tensor<1x8xf32>, tensor<1x8x1
   return %0, %1, %2, %3 : tensor<1x8xf32>, tensor<1x8x1x1xf32>, tensor<1x4x4xf32>, tensor<f32>
 }
 
+// CHECK-LABEL: func.func @reduce_prod
+func.func @reduce_prod(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  // CHECK: kiln.reduce_prod %{{.+}} {axes = array<i64: 1>} : tensor<2x3xf32> -> tensor<2x1xf32>
+  %0 = kiln.reduce_prod %x {axes = array<i64: 1>} : tensor<2x3xf32> -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
 // CHECK-LABEL: func.func @batch_norm
 func.func @batch_norm(%x: tensor<1x4x8x8xf32>, %p: tensor<4xf32>) -> tensor<1x4x8x8xf32> {
   // CHECK: kiln.batch_norm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {epsilon = 9.99999974E-6 : f32}
@@ -231,4 +238,61 @@ func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
   // CHECK: kiln.softmax %{{.+}} {axis = 1 : i64} : tensor<2x10xf32>
   %y = kiln.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
   return %y : tensor<2x10xf32>
+}
+
+// CHECK-LABEL: func.func @more_unary
+func.func @more_unary(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: %[[A:.+]] = kiln.reciprocal %{{.+}} : tensor<4xf32>
+  // CHECK: %[[B:.+]] = kiln.round %[[A]] : tensor<4xf32>
+  // CHECK: %[[C:.+]] = kiln.leaky_relu %[[B]] {alpha = 1.000000e-01 : f32} : tensor<4xf32>
+  // CHECK: kiln.selu %[[C]] {alpha = 2.000000e+00 : f32, beta = 3.000000e+00 : f32} : tensor<4xf32>
+  %0 = kiln.reciprocal %x : tensor<4xf32>
+  %1 = kiln.round %0 : tensor<4xf32>
+  %2 = kiln.leaky_relu %1 {alpha = 0.1 : f32} : tensor<4xf32>
+  %3 = kiln.selu %2 {alpha = 2.0 : f32, beta = 3.0 : f32} : tensor<4xf32>
+  return %3 : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @compare_logic_where
+func.func @compare_logic_where(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  // CHECK: %[[L:.+]] = kiln.less %{{.+}}, %{{.+}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK: %[[E:.+]] = kiln.equal
+  // CHECK: %[[O:.+]] = kiln.or %[[L]], %[[E]] : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  // CHECK: %[[N:.+]] = kiln.not %[[O]] : tensor<2x3xi1>
+  // CHECK: kiln.where %[[N]], %{{.+}}, %{{.+}} : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %l = kiln.less %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %e = kiln.equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %o = kiln.or %l, %e : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  %n = kiln.not %o : tensor<2x3xi1>
+  %y = kiln.where %n, %a, %b : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @prelu_mod
+func.func @prelu_mod(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %i: tensor<4xi32>) -> (tensor<2x3xf32>, tensor<4xi32>) {
+  // CHECK: kiln.prelu %{{.+}}, %{{.+}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %0 = kiln.prelu %x, %s : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: kiln.mod %{{.+}}, %{{.+}} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = kiln.mod %i, %i : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0, %1 : tensor<2x3xf32>, tensor<4xi32>
+}
+
+// CHECK-LABEL: func.func @arg_reduce
+func.func @arg_reduce(%x: tensor<2x5xf32>) -> (tensor<2x1xi64>, tensor<5xi64>) {
+  // CHECK: kiln.arg_max %{{.+}} {axis = 1 : i64, select_last_index = true} : tensor<2x5xf32> -> tensor<2x1xi64>
+  %0 = kiln.arg_max %x {axis = 1 : i64, select_last_index = true} : tensor<2x5xf32> -> tensor<2x1xi64>
+  // CHECK: kiln.arg_min %{{.+}} {axis = 0 : i64, keepdims = false} : tensor<2x5xf32> -> tensor<5xi64>
+  %1 = kiln.arg_min %x {axis = 0 : i64, keepdims = false} : tensor<2x5xf32> -> tensor<5xi64>
+  return %0, %1 : tensor<2x1xi64>, tensor<5xi64>
+}
+
+// CHECK-LABEL: func.func @trig
+func.func @trig(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: kiln.tan
+  // CHECK: kiln.acosh
+  // CHECK: kiln.celu %{{.+}} {alpha = 2.000000e+00 : f32} : tensor<4xf32>
+  %0 = kiln.tan %x : tensor<4xf32>
+  %1 = kiln.acosh %0 : tensor<4xf32>
+  %2 = kiln.celu %1 {alpha = 2.0 : f32} : tensor<4xf32>
+  return %2 : tensor<4xf32>
 }

@@ -464,3 +464,31 @@ OpFoldResult MinOp::fold(FoldAdaptor a) {
       *this, a.getLhs(), a.getRhs(),
       [](APFloat x, const APFloat &y) { return llvm::minnum(x, y); }, intMin);
 }
+
+// Logic on bools (i1 as APInt).
+OpFoldResult AndOp::fold(FoldAdaptor a) {
+  return foldBinary(
+      *this, a.getLhs(), a.getRhs(),
+      [](APFloat x, const APFloat &) { return x; },
+      [](const APInt &x, const APInt &y) -> IntResult { return x & y; });
+}
+OpFoldResult OrOp::fold(FoldAdaptor a) {
+  return foldBinary(
+      *this, a.getLhs(), a.getRhs(),
+      [](APFloat x, const APFloat &) { return x; },
+      [](const APInt &x, const APInt &y) -> IntResult { return x | y; });
+}
+OpFoldResult XorOp::fold(FoldAdaptor a) {
+  return foldBinary(
+      *this, a.getLhs(), a.getRhs(),
+      [](APFloat x, const APFloat &) { return x; },
+      [](const APInt &x, const APInt &y) -> IntResult { return x ^ y; });
+}
+OpFoldResult PReluOp::fold(FoldAdaptor a) {
+  return foldBinary(
+      *this, a.getLhs(), a.getRhs(),
+      [](APFloat x, const APFloat &y) {
+        return x.isNegative() && !x.isZero() ? x * y : x;
+      },
+      [](const APInt &x, const APInt &) -> IntResult { return x; });
+}

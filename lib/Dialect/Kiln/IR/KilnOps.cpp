@@ -317,7 +317,57 @@ KILN_BINARY(DivOp)
 KILN_BINARY(PowOp)
 KILN_BINARY(MaxOp)
 KILN_BINARY(MinOp)
+KILN_BINARY(AndOp)
+KILN_BINARY(OrOp)
+KILN_BINARY(XorOp)
+KILN_BINARY(PReluOp)
+KILN_BINARY(ModOp)
 #undef KILN_BINARY
+
+LogicalResult ModOp::verify() {
+  if (!getFmod() && isa<FloatType>(getType().getElementType()))
+    return emitOpError() << "on floats requires fmod = true";
+  return success();
+}
+
+// Comparisons: the broadcast shape of the operands, as bool.
+#define KILN_COMPARE(OP)                                                       \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *ctx, std::optional<Location> loc, Adaptor adaptor,          \
+      SmallVectorImpl<Type> &types) {                                          \
+    if (failed(                                                                \
+            inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types)))   \
+      return failure();                                                        \
+    types[0] =                                                                 \
+        cast<RankedTensorType>(types[0]).clone(IntegerType::get(ctx, 1));      \
+    return success();                                                          \
+  }                                                                            \
+  KILN_COMPATIBLE(OP)
+KILN_COMPARE(EqualOp)
+KILN_COMPARE(LessOp)
+KILN_COMPARE(LessEqualOp)
+KILN_COMPARE(GreaterOp)
+KILN_COMPARE(GreaterEqualOp)
+#undef KILN_COMPARE
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  if (failed(inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types)))
+    return failure();
+  auto values = cast<RankedTensorType>(types[0]);
+  RankedTensorType c = rankedType(adaptor.getCondition());
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(c.getShape(), values.getShape());
+  if (failed(shape))
+    return emitOptionalError(loc, "condition shape ", shapeStr(c.getShape()),
+                             " does not broadcast with ",
+                             shapeStr(values.getShape()));
+  types[0] = RankedTensorType::get(*shape, values.getElementType());
+  return success();
+}
+KILN_COMPATIBLE(WhereOp)
 
 //===----------------------------------------------------------------------===//
 // Linear algebra and convolution
@@ -518,7 +568,39 @@ KILN_REDUCE(ReduceMeanOp)
 KILN_REDUCE(ReduceSumOp)
 KILN_REDUCE(ReduceMaxOp)
 KILN_REDUCE(ReduceMinOp)
+KILN_REDUCE(ReduceProdOp)
 #undef KILN_REDUCE
+
+template <typename Adaptor>
+static LogicalResult
+inferArgReduce(MLIRContext *ctx, std::optional<Location> loc, Adaptor adaptor,
+               SmallVectorImpl<Type> &types) {
+  RankedTensorType x = rankedType(adaptor.getInput());
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= x.getRank())
+    return emitOptionalError(loc, "axis ", axis, " is out of range [0, ",
+                             x.getRank(), ")");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < x.getRank(); ++d) {
+    if (d != axis)
+      shape.push_back(x.getDimSize(d));
+    else if (adaptor.getKeepdims())
+      shape.push_back(1);
+  }
+  types.push_back(RankedTensorType::get(shape, IntegerType::get(ctx, 64)));
+  return success();
+}
+
+#define KILN_ARG_REDUCE(OP)                                                    \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *ctx, std::optional<Location> loc, Adaptor adaptor,          \
+      SmallVectorImpl<Type> &types) {                                          \
+    return inferArgReduce(ctx, loc, adaptor, types);                           \
+  }                                                                            \
+  KILN_COMPATIBLE(OP)
+KILN_ARG_REDUCE(ArgMaxOp)
+KILN_ARG_REDUCE(ArgMinOp)
+#undef KILN_ARG_REDUCE
 
 //===----------------------------------------------------------------------===//
 // Normalization

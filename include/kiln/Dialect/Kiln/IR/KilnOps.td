@@ -202,6 +202,70 @@ def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation">;
 def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value">;
 def Kiln_ErfOp : Kiln_UnaryOp<"erf", "error function">;
 
+def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "1 / x">;
+def Kiln_FloorOp : Kiln_UnaryOp<"floor", "largest integer not above x">;
+def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "smallest integer not below x">;
+def Kiln_RoundOp : Kiln_UnaryOp<"round", "nearest integer, halves to even">;
+def Kiln_SignOp : Kiln_UnaryOp<"sign", "-1, 0 or 1 by the sign of x (NaN stays NaN)">;
+def Kiln_SoftplusOp : Kiln_UnaryOp<"softplus", "log(1 + exp(x))">;
+def Kiln_SoftsignOp : Kiln_UnaryOp<"softsign", "x / (1 + |x|)">;
+def Kiln_HardSwishOp : Kiln_UnaryOp<"hard_swish", "x * max(0, min(1, x / 6 + 1 / 2))">;
+def Kiln_MishOp : Kiln_UnaryOp<"mish", "x * tanh(softplus(x))">;
+def Kiln_SinOp : Kiln_UnaryOp<"sin", "sine">;
+def Kiln_CosOp : Kiln_UnaryOp<"cos", "cosine">;
+def Kiln_TanOp : Kiln_UnaryOp<"tan", "tangent">;
+def Kiln_AsinOp : Kiln_UnaryOp<"asin", "arcsine">;
+def Kiln_AcosOp : Kiln_UnaryOp<"acos", "arccosine">;
+def Kiln_AtanOp : Kiln_UnaryOp<"atan", "arctangent">;
+def Kiln_SinhOp : Kiln_UnaryOp<"sinh", "hyperbolic sine">;
+def Kiln_CoshOp : Kiln_UnaryOp<"cosh", "hyperbolic cosine">;
+def Kiln_AsinhOp : Kiln_UnaryOp<"asinh", "inverse hyperbolic sine">;
+def Kiln_AcoshOp : Kiln_UnaryOp<"acosh", "inverse hyperbolic cosine">;
+def Kiln_AtanhOp : Kiln_UnaryOp<"atanh", "inverse hyperbolic tangent">;
+
+// Activations with scalar parameters; `alpha` and `beta` mean what the ONNX
+// op of the same name calls alpha and beta (Selu's gamma is `beta`).
+class Kiln_ParamUnaryOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = doc;
+  let description = [{
+    Elementwise on a floating-point tensor, with ONNX's scalar parameters.
+
+    ```mlir
+    %y = kiln.leaky_relu %x {alpha = 0.01 : f32, beta = 0.0 : f32} : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha,
+                   DefaultValuedAttr<F32Attr, "0.0">:$beta);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Kiln_LeakyReluOp : Kiln_ParamUnaryOp<"leaky_relu", "x < 0 ? alpha * x : x">;
+def Kiln_EluOp : Kiln_ParamUnaryOp<"elu", "x < 0 ? alpha * (exp(x) - 1) : x">;
+def Kiln_SeluOp : Kiln_ParamUnaryOp<"selu",
+    "beta * (x <= 0 ? alpha * (exp(x) - 1) : x) (beta is ONNX's gamma)">;
+def Kiln_HardSigmoidOp : Kiln_ParamUnaryOp<"hard_sigmoid",
+    "max(0, min(1, alpha * x + beta))">;
+def Kiln_CeluOp : Kiln_ParamUnaryOp<"celu",
+    "max(0, x) + min(0, alpha * (exp(x / alpha) - 1))">;
+def Kiln_ThresholdedReluOp : Kiln_ParamUnaryOp<"thresholded_relu",
+    "x > alpha ? x : 0">;
+
+def Kiln_BoolTensor : RankedTensorOf<[I1]>;
+
+def Kiln_NotOp : Kiln_Op<"not", [Pure, SameOperandsAndResultType]> {
+  let summary = "logical negation of a bool (i1) tensor";
+  let description = [{
+    ```mlir
+    %y = kiln.not %x : tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolTensor:$input);
+  let results = (outs Kiln_BoolTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def Kiln_ClipOp : Kiln_Op<"clip", [Pure, SameOperandsAndResultType]> {
   let summary = "clamps to [min, max]";
   let description = [{
@@ -242,6 +306,67 @@ def Kiln_DivOp : Kiln_BinaryOp<"div", "lhs / rhs">;
 def Kiln_PowOp : Kiln_BinaryOp<"pow", "lhs ^ rhs", Kiln_FloatTensor>;
 def Kiln_MaxOp : Kiln_BinaryOp<"max", "max(lhs, rhs)">;
 def Kiln_MinOp : Kiln_BinaryOp<"min", "min(lhs, rhs)">;
+def Kiln_PReluOp : Kiln_BinaryOp<"prelu", "lhs < 0 ? rhs * lhs : lhs",
+                                Kiln_FloatTensor>;
+
+def Kiln_ModOp : Kiln_Op<"mod", [Kiln_Inferred]> {
+  let summary = "remainder of lhs / rhs (ONNX Mod)";
+  let description = [{
+    With ONNX broadcasting. With `fmod` the remainder has the sign of `lhs`
+    (C fmod; floats need it); without it, integers only, the sign of `rhs`
+    (Python %).
+
+    ```mlir
+    %y = kiln.mod %a, %b {fmod = true} : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs,
+                   DefaultValuedAttr<BoolAttr, "false">:$fmod);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+class Kiln_CompareOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Kiln_Inferred]> {
+  let summary = doc;
+  let description = [{
+    Elementwise comparison with ONNX multidirectional broadcasting; both
+    operands have the same element type (float or signless integer, integers
+    compare as signed, bool as 0/1) and the result is bool (`i1`). Float
+    comparisons with NaN are false (equal) as in ONNX.
+
+    ```mlir
+    %y = kiln.less %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs);
+  let results = (outs Kiln_BoolTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_EqualOp : Kiln_CompareOp<"equal", "lhs == rhs">;
+def Kiln_LessOp : Kiln_CompareOp<"less", "lhs < rhs">;
+def Kiln_LessEqualOp : Kiln_CompareOp<"less_equal", "lhs <= rhs">;
+def Kiln_GreaterOp : Kiln_CompareOp<"greater", "lhs > rhs">;
+def Kiln_GreaterEqualOp : Kiln_CompareOp<"greater_equal", "lhs >= rhs">;
+
+def Kiln_AndOp : Kiln_BinaryOp<"and", "logical and of bools", Kiln_BoolTensor>;
+def Kiln_OrOp : Kiln_BinaryOp<"or", "logical or of bools", Kiln_BoolTensor>;
+def Kiln_XorOp : Kiln_BinaryOp<"xor", "logical xor of bools", Kiln_BoolTensor>;
+
+def Kiln_WhereOp : Kiln_Op<"where", [Kiln_Inferred]> {
+  let summary = "cond ? lhs : rhs, elementwise with 3-way broadcasting";
+  let description = [{
+    ```mlir
+    %y = kiln.where %c, %a, %b : (tensor<2x1xi1>, tensor<3xf32>, tensor<f32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolTensor:$condition, AnyRankedTensor:$lhs,
+                   AnyRankedTensor:$rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$condition `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
 
 //===----------------------------------------------------------------------===//
 // Linear algebra and convolution
@@ -357,6 +482,29 @@ def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "mean over axes">;
 def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "sum over axes">;
 def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "maximum over axes">;
 def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "minimum over axes">;
+def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", "product over axes">;
+
+class Kiln_ArgReduceOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Kiln_Inferred]> {
+  let summary = doc;
+  let description = [{
+    The index (i64) along `axis` (non-negative) of the extreme element: the
+    first one, or the last one with `select_last_index`. `keepdims` keeps
+    the axis with size 1.
+
+    ```mlir
+    %i = kiln.arg_max %x {axis = 1 : i64, keepdims = false} : tensor<2x5xf32> -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims,
+                   DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Kiln_ArgMaxOp : Kiln_ArgReduceOp<"arg_max", "index of the maximum along an axis">;
+def Kiln_ArgMinOp : Kiln_ArgReduceOp<"arg_min", "index of the minimum along an axis">;
 
 //===----------------------------------------------------------------------===//
 // Normalization
