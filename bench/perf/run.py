@@ -347,6 +347,7 @@ ORT on two threads.{res['note']}
 | `--quick` | `mlp` only (or `--models`), 1 process, 10 runs; for CI smoke tests |
 | `--compile-only` | only (re)compile the `.so` files that are missing or older than `kiln-compile` |
 | `--write-docs [PATH]`, `--json FILE` | write this page (default `docs/benchmarks.md`) or the raw results |
+| `--from-json FILE` | measure nothing; re-render the page from a `--json` file (with `--write-docs`, `--note`) |
 
 Files: `bench/perf/run.py` (driver), `kiln_driver.c` (Kiln side, built with `cc` at run time),
 `ort_driver.js` (ORT side), `fma_peak.c` (peak probe), `flops.py` (FLOP counts).
@@ -382,6 +383,8 @@ def main():
                     metavar="PATH", help="write the results page (default docs/benchmarks.md)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--note", default="", help="extra sentence for the docs")
+    ap.add_argument("--from-json", metavar="FILE",
+                    help="measure nothing: re-render --write-docs from a --json file")
     ap.add_argument("--compile-only", action="store_true",
                     help="only (re)compile the models that need it")
     args = ap.parse_args()
@@ -389,6 +392,15 @@ def main():
         args.models = args.models or QUICK_MODEL
         args.processes, args.iterations = 1, 10
         args.rounds, args.warmup, args.max_seconds = 2, 2, 1.0
+    if args.from_json:
+        res = json.load(open(args.from_json))
+        if args.note:
+            res["note"] = " " + args.note
+        print(tables(res))
+        if args.write_docs:
+            write_docs(res, args.write_docs)
+            log(f"wrote {args.write_docs}")
+        return 0
     threads = [int(x) for x in args.threads.split(",")]
     names = [x for x in (args.models or ",".join(DEFAULT_MODELS)).split(",") if x]
 
