@@ -98,21 +98,23 @@ func.func @row_sum(%x: tensor<8x256xf32>, %acc: tensor<8xf32>) -> tensor<8xf32> 
 
 // -----
 
-// An NHWC convolution is tiled to one output row and one kernel row, which
-// decomposes into a 1-D convolution and vectorizes: one input row (8 + 2
-// pixels x 8 channels), the kernel row (3 x 8 x 32), and per kernel column a
-// contraction of 8 pixels x 8 channels with 8 x 32 filter taps.
+// An NHWC convolution is tiled to one output row, one kernel row and two
+// input channels at a time, which decomposes into a 1-D convolution and
+// vectorizes: one input row (8 + 2 pixels x 2 channels), the kernel row
+// (3 x 2 x 32), and per kernel column a contraction of 8 pixels x 2 channels
+// with 2 x 32 filter taps into the 8 x 32 accumulator.
 // CHECK-LABEL: func.func @conv_nhwc
 // CHECK-SAME: (%[[X:.+]]: tensor<1x10x10x8xf32>, %[[W:.+]]: tensor<3x3x8x32xf32>,
 // CHECK: scf.for %[[OH:.+]] = %{{.+}} to %c8 step %c1
 // CHECK: scf.for %[[KH:.+]] = %{{.+}} to %c3 step %c1
-// CHECK: %[[ROW:.+]] = vector.transfer_read %[[X]]{{.+}} : tensor<1x10x10x8xf32>, vector<10x8xf32>
-// CHECK: %[[TAPS:.+]] = vector.transfer_read %[[W]][%[[KH]], {{.+}} : tensor<3x3x8x32xf32>, vector<3x8x32xf32>
+// CHECK: scf.for %[[C:.+]] = %{{.+}} to %c8 step %c2
+// CHECK: %[[ROW:.+]] = vector.transfer_read %[[X]]{{.+}} : tensor<1x10x10x8xf32>, vector<10x2xf32>
+// CHECK: %[[TAPS:.+]] = vector.transfer_read %[[W]][%[[KH]], %{{.+}}, %[[C]], {{.+}} : tensor<3x3x8x32xf32>, vector<3x2x32xf32>
 // CHECK: %[[OUT:.+]] = vector.transfer_read {{.+}} : tensor<1x8x8x32xf32>, vector<8x32xf32>
-// CHECK-COUNT-3: vector.extract_strided_slice %[[ROW]] {{.+}} : vector<10x8xf32> to vector<8x8xf32>
-// CHECK: %[[P0:.+]] = vector.contract {{.+}} %{{.+}}, %{{.+}}, %[[OUT]] : vector<8x8xf32>, vector<8x32xf32> into vector<8x32xf32>
-// CHECK: %[[P1:.+]] = vector.contract {{.+}} %{{.+}}, %{{.+}}, %[[P0]] : vector<8x8xf32>, vector<8x32xf32> into vector<8x32xf32>
-// CHECK: %[[P2:.+]] = vector.contract {{.+}} %{{.+}}, %{{.+}}, %[[P1]] : vector<8x8xf32>, vector<8x32xf32> into vector<8x32xf32>
+// CHECK-COUNT-3: vector.extract_strided_slice %[[ROW]] {{.+}} : vector<10x2xf32> to vector<8x2xf32>
+// CHECK: %[[P0:.+]] = vector.contract {{.+}} %{{.+}}, %{{.+}}, %[[OUT]] : vector<8x2xf32>, vector<2x32xf32> into vector<8x32xf32>
+// CHECK: %[[P1:.+]] = vector.contract {{.+}} %{{.+}}, %{{.+}}, %[[P0]] : vector<8x2xf32>, vector<2x32xf32> into vector<8x32xf32>
+// CHECK: %[[P2:.+]] = vector.contract {{.+}} %{{.+}}, %{{.+}}, %[[P1]] : vector<8x2xf32>, vector<2x32xf32> into vector<8x32xf32>
 // CHECK: vector.transfer_write %[[P2]]
 // CHECK-NOT: linalg.conv
 func.func @conv_nhwc(%x: tensor<1x10x10x8xf32>, %w: tensor<3x3x8x32xf32>, %acc: tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32> {
