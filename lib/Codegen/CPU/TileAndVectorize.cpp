@@ -43,12 +43,13 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
   SmallVector<int64_t> t(n, 1);
   if (isa<linalg::Conv2DNhwcHwcfOp>(op)) {
     // (n, oh, ow, f, kh, kw, c): 8 output pixels x 2 registers of channels
-    // (16 accumulators), a unit kernel row (so it decomposes to 1-D), and 2
-    // input channels a step: with 8, the filter rows no longer fit beside the
-    // accumulators and ResNet-18 ran 35-50% slower (measured 26-29 ms
-    // against 38-60 ms, alternating runs).
+    // (16 accumulators) and a unit kernel row (so it decomposes to 1-D).
+    // Input channels per step: 2 for spatial kernels, whose kw filter taps
+    // must fit beside the accumulators (8 made ResNet-18 35-50% slower), 8
+    // for 1x1 kernels, which hold one tap per channel.
+    int64_t channelStep = r[4] * r[5] == 1 ? 8 : 2;
     t = {1, 1, divisorAtMost(r[2], 8), divisorAtMost(r[3], 2 * vw), 1, 0,
-         divisorAtMost(r[6], 2)};
+         divisorAtMost(r[6], channelStep)};
   } else if (isa<linalg::DepthwiseConv2DNhwcHwcOp>(op)) {
     // (n, oh, ow, c, kh, kw)
     t = {1, 1, divisorAtMost(r[2], 8), divisorAtMost(r[3], 2 * vw), 1, 0};
