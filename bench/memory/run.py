@@ -23,15 +23,8 @@ import onnx.numpy_helper as nh
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-NODE_DIR = os.path.join(ROOT, "bench", ".node")
-
-
-def ensure_ort():
-    if not os.path.isdir(os.path.join(NODE_DIR, "node_modules", "onnxruntime-node")):
-        os.makedirs(NODE_DIR, exist_ok=True)
-        env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL_CUDA="skip")
-        subprocess.run(["npm", "install", "--prefix", NODE_DIR, "--no-audit", "--no-fund",
-                        "onnxruntime-node@1"], check=True, env=env, stdout=subprocess.DEVNULL)
+sys.path.insert(0, os.path.dirname(HERE))
+from ort import NODE_DIR, ensure_ort  # noqa: E402
 
 
 def peak_rss_kb(cmd, env=None):

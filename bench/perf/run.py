@@ -40,7 +40,8 @@ import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-NODE_DIR = os.path.join(ROOT, "bench", ".node")
+sys.path.insert(0, os.path.dirname(HERE))
+from ort import NODE_DIR, ensure_ort  # noqa: E402
 sys.path.insert(0, HERE)
 from flops import count_flops  # noqa: E402
 
@@ -52,14 +53,6 @@ NP_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 11
 
 def log(*a):
     print(*a, file=sys.stderr, flush=True)
-
-
-def ensure_ort():
-    if not os.path.isdir(os.path.join(NODE_DIR, "node_modules", "onnxruntime-node")):
-        os.makedirs(NODE_DIR, exist_ok=True)
-        env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL_CUDA="skip")
-        subprocess.run(["npm", "install", "--prefix", NODE_DIR, "--no-audit", "--no-fund",
-                        "onnxruntime-node@1"], check=True, env=env, stdout=subprocess.DEVNULL)
 
 
 def ort_version():

@@ -24,10 +24,8 @@ FailureOr<Window> readWindow(OnnxNode &node, RankedTensorType input,
                 << spatial << " spatial dimensions";
     return failure();
   }
-  if (!input.hasStaticShape()) {
-    node.fail() << "input shape " << input << " is not static";
+  if (failed(node.requireStaticShape(input)))
     return failure();
-  }
   auto list = [&](StringRef name, int64_t dflt) -> FailureOr<SmallVector<int64_t>> {
     SmallVector<int64_t> v =
         node.intsAttr(name).value_or(SmallVector<int64_t>(spatial, dflt));

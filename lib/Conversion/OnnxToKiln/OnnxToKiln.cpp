@@ -60,6 +60,13 @@ FailureOr<Value> OnnxNode::rankedInput(unsigned i) {
   return v;
 }
 
+LogicalResult OnnxNode::requireStaticShape(RankedTensorType type) {
+  if (type.hasStaticShape())
+    return success();
+  fail() << "input shape " << type << " is not static";
+  return failure();
+}
+
 bool OnnxNode::resultUsed(unsigned i) const {
   return i < op->getNumResults() && !op->getResult(i).use_empty();
 }

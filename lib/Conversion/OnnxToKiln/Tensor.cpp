@@ -44,10 +44,8 @@ FailureOr<SmallVector<Value>> reshapeWith(OnnxNode &node, Value x,
                                           SmallVector<int64_t> shape,
                                           bool allowZero) {
   RankedTensorType type = typeOf(x);
-  if (!type.hasStaticShape()) {
-    node.fail() << "input shape " << type << " is not static";
+  if (failed(node.requireStaticShape(type)))
     return failure();
-  }
   int64_t known = 1, inferAt = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowZero) {
@@ -154,10 +152,8 @@ FailureOr<SmallVector<Value>> shape(OnnxNode &node) {
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (!type.hasStaticShape()) {
-    node.fail() << "input shape " << type << " is not static";
+  if (failed(node.requireStaticShape(type)))
     return failure();
-  }
   int64_t rank = type.getRank();
   int64_t start = node.intAttr("start", 0), end = node.intAttr("end", rank);
   start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
@@ -399,10 +395,8 @@ FailureOr<SmallVector<Value>> split(OnnxNode &node) {
       normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
   if (failed(axis))
     return failure();
-  if (!type.hasStaticShape()) {
-    node.fail() << "input shape " << type << " is not static";
+  if (failed(node.requireStaticShape(type)))
     return failure();
-  }
   int64_t dim = type.getDimSize(*axis), outputs = node.op->getNumResults();
   std::optional<SmallVector<int64_t>> sizes;
   if (node.opset < 13) {
@@ -587,10 +581,8 @@ FailureOr<SmallVector<Value>> size(OnnxNode &node) {
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (!type.hasStaticShape()) {
-    node.fail() << "input shape " << type << " is not static";
+  if (failed(node.requireStaticShape(type)))
     return failure();
-  }
   auto resultType = RankedTensorType::get({}, node.builder.getI64Type());
   Value c = ConstantOp::create(
       node.builder, node.loc(), resultType,

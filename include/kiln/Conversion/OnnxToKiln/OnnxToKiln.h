@@ -34,6 +34,8 @@ public:
   unsigned numInputs() const { return op->getNumOperands(); }
   /// Operand `i` as a ranked tensor; fails (with a diagnostic) otherwise.
   FailureOr<Value> rankedInput(unsigned i);
+  /// Fails with "input shape T is not static" unless `type` is static.
+  LogicalResult requireStaticShape(RankedTensorType type);
   /// Whether result `i` has any use.
   bool resultUsed(unsigned i) const;
 
