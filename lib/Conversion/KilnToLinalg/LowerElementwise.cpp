@@ -67,9 +67,13 @@ std::optional<BodyFn> unaryBody(Operation *op) {
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
       return arith::NegFOp::create(b, l, a[0]);
     });
+  // max(x, -x): math.absi has no lowering in the CPU pipeline.
   if (isa<AbsOp>(op) && isInt)
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::AbsIOp::create(b, l, a[0]);
+      Value zero =
+          arith::ConstantOp::create(b, l, b.getIntegerAttr(a[0].getType(), 0));
+      Value neg = arith::SubIOp::create(b, l, zero, a[0]);
+      return arith::MaxSIOp::create(b, l, a[0], neg);
     });
   if (isa<AbsOp>(op))
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {

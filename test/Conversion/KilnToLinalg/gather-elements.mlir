@@ -48,7 +48,9 @@ func.func @gather_elements_axis0(%x: tensor<4x2x3xi64>, %i: tensor<1x2x2xi64>) -
 // CHECK-LABEL: func.func @int_unary
 // CHECK: %[[Z:.+]] = arith.constant 0 : i64
 // CHECK: arith.subi %[[Z]], %{{.+}} : i64
-// CHECK: math.absi %{{.+}} : i64
+// CHECK: %[[Z2:.+]] = arith.constant 0 : i64
+// CHECK: %[[N:.+]] = arith.subi %[[Z2]], %[[IN:.+]] : i64
+// CHECK: arith.maxsi %[[IN]], %[[N]] : i64
 // CHECK: %[[LT:.+]] = arith.cmpi slt
 // CHECK: %[[GT:.+]] = arith.cmpi sgt
 // CHECK-DAG: %[[ZERO:.+]] = arith.constant 0 : i64
