@@ -57,12 +57,17 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
-// SoftmaxCrossEntropyLoss is LogSoftmax over axis 1 (also the second output)
-// and then the NLL; without weights, ignore_index counts the other targets.
+// SoftmaxCrossEntropyLoss is LogSoftmax over axis 1 (also the second output),
+// computed as (x - max) - log(sum(exp(x - max))), and then the NLL; without
+// weights, ignore_index counts the other targets.
 // CHECK-LABEL: func.func @sce_log_prob
 // CHECK-SAME: (%[[X:.+]]: tensor<3x5xf32>, %[[T:.+]]: tensor<3xi32>) -> (tensor<f32>, tensor<3x5xf32>)
-// CHECK: %[[S:.+]] = kiln.softmax %[[X]] {axis = 1 : i64} : tensor<3x5xf32>
-// CHECK: %[[LP:.+]] = kiln.log %[[S]] : tensor<3x5xf32>
+// CHECK: %[[M:.+]] = kiln.reduce_max %[[X]] {axes = array<i64: 1>} : tensor<3x5xf32> -> tensor<3x1xf32>
+// CHECK: %[[SH:.+]] = kiln.sub %[[X]], %[[M]]
+// CHECK: %[[E:.+]] = kiln.exp %[[SH]] : tensor<3x5xf32>
+// CHECK: %[[S:.+]] = kiln.reduce_sum %[[E]] {axes = array<i64: 1>} : tensor<3x5xf32> -> tensor<3x1xf32>
+// CHECK: %[[LS:.+]] = kiln.log %[[S]] : tensor<3x1xf32>
+// CHECK: %[[LP:.+]] = kiln.sub %[[SH]], %[[LS]] : (tensor<3x5xf32>, tensor<3x1xf32>) -> tensor<3x5xf32>
 // CHECK: %[[I:.+]] = kiln.reshape %[[T]] : tensor<3xi32> to tensor<3x1xi32>
 // CHECK: kiln.gather_elements %[[LP]], %[[I]] {axis = 1 : i64}
 // CHECK: %[[II:.+]] = kiln.constant dense<2> : tensor<i32>
