@@ -255,7 +255,8 @@ struct ConvertKilnToLinalgPass
           }
         b.setInsertionPoint(op);
         FailureOr<Value> repl = Value();
-        for (auto lower : {lowerElementwise, lowerTensor, lowerNN}) {
+        for (auto lower : {lowerElementwise, lowerTensor, lowerNN,
+                           lowerGatherElements}) {
           repl = lower(b, op);
           if (failed(repl) || *repl)
             break;

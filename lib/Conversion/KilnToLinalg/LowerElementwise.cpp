@@ -54,13 +54,43 @@ std::optional<BodyFn> unaryBody(Operation *op) {
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
       return math::SqrtOp::create(b, l, a[0]);
     });
+  // Neg, Abs and Sign also take signed integers (two's complement: the
+  // minimum value stays itself under neg and abs, as in numpy).
+  bool isInt = isa<IntegerType>(typeOf(op->getResult(0)).getElementType());
+  if (isa<NegOp>(op) && isInt)
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value zero =
+          arith::ConstantOp::create(b, l, b.getIntegerAttr(a[0].getType(), 0));
+      return arith::SubIOp::create(b, l, zero, a[0]);
+    });
   if (isa<NegOp>(op))
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
       return arith::NegFOp::create(b, l, a[0]);
     });
+  // max(x, -x): math.absi has no lowering in the CPU pipeline.
+  if (isa<AbsOp>(op) && isInt)
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value zero =
+          arith::ConstantOp::create(b, l, b.getIntegerAttr(a[0].getType(), 0));
+      Value neg = arith::SubIOp::create(b, l, zero, a[0]);
+      return arith::MaxSIOp::create(b, l, a[0], neg);
+    });
   if (isa<AbsOp>(op))
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
       return math::AbsFOp::create(b, l, a[0]);
+    });
+  if (isa<SignOp>(op) && isInt)
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Type t = a[0].getType();
+      auto cst = [&](int64_t v) -> Value {
+        return arith::ConstantOp::create(b, l, b.getIntegerAttr(t, v));
+      };
+      Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, a[0],
+                                        cst(0));
+      Value pos = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, a[0],
+                                        cst(0));
+      Value v = arith::SelectOp::create(b, l, neg, cst(-1), cst(0));
+      return arith::SelectOp::create(b, l, pos, cst(1), v);
     });
   if (isa<ErfOp>(op))
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {

@@ -65,6 +65,7 @@ Value reduced(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
 FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op);
 FailureOr<Value> lowerNN(OpBuilder &b, Operation *op);
 FailureOr<Value> lowerTensor(OpBuilder &b, Operation *op);
+FailureOr<Value> lowerGatherElements(OpBuilder &b, Operation *op);
 
 } // namespace mlir::kiln
 

@@ -196,14 +196,91 @@ FailureOr<SmallVector<Value>> batchNorm(OnnxNode &node) {
                                     node.floatAttr("epsilon", 1e-5f))));
 }
 
-/// LayerNormalization 17: the Y output. Mean and InvStdDev are for training
-/// and are not computed.
-FailureOr<SmallVector<Value>> layerNorm(OnnxNode &node) {
-  if (node.resultUsed(1) || node.resultUsed(2)) {
-    node.fail() << "the Mean and InvStdDev outputs are not supported; only "
-                   "Y is computed";
+/// LayerNormalization 17 with its Mean and InvStdDev outputs: decomposed
+/// into reductions and elementwise ops in stash_type (float32); the two
+/// statistics keep the normalized dimensions with size 1.
+FailureOr<SmallVector<Value>> layerNormWithStats(OnnxNode &node, Value x,
+                                                 Value scale, int64_t axis,
+                                                 float epsilon) {
+  if (node.intAttr("stash_type", 1) != 1) {
+    node.fail() << "stash_type " << node.intAttr("stash_type", 1)
+                << " is not supported with the Mean or InvStdDev outputs; "
+                   "Kiln computes them in float32 (stash_type 1)";
     return failure();
   }
+  // Scale and B broadcast to the normalized dimensions, never beyond them.
+  ArrayRef<int64_t> normalized = typeOf(x).getShape().drop_front(axis);
+  for (Value p : {scale, node.input(2)}) {
+    if (!p)
+      continue;
+    ArrayRef<int64_t> ps = typeOf(p).getShape();
+    FailureOr<SmallVector<int64_t>> bs = broadcastShapes(ps, normalized);
+    if (ps.size() > normalized.size() || failed(bs) ||
+        ArrayRef<int64_t>(*bs) != normalized) {
+      auto dims = [](ArrayRef<int64_t> shape) {
+        std::string s = "[";
+        llvm::interleave(
+            shape, [&](int64_t d) { s += std::to_string(d); },
+            [&] { s += ","; });
+        return s + "]";
+      };
+      node.fail() << "scale and bias must broadcast to the normalized shape "
+                  << dims(normalized) << ", got " << dims(ps);
+      return failure();
+    }
+  }
+  auto &b = node.builder;
+  Type elt = typeOf(x).getElementType(), f32 = b.getF32Type();
+  SmallVector<int64_t> axes;
+  for (int64_t d = axis; d < typeOf(x).getRank(); ++d)
+    axes.push_back(d);
+  auto reduceMean = [&](Value v) {
+    return build<ReduceMeanOp>(node, v, b.getDenseI64ArrayAttr(axes),
+                               b.getBoolAttr(true));
+  };
+  FailureOr<Value> xs = x;
+  if (elt != f32)
+    xs = build<CastOp>(node, x, TypeAttr::get(f32));
+  if (failed(xs))
+    return failure();
+  FailureOr<Value> mean = reduceMean(*xs);
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> centered = build<SubOp>(node, *xs, *mean);
+  if (failed(centered))
+    return failure();
+  FailureOr<Value> var = build<MulOp>(node, *centered, *centered);
+  if (succeeded(var))
+    var = reduceMean(*var);
+  if (failed(var))
+    return failure();
+  auto epsType = RankedTensorType::get({}, f32);
+  Value eps = ConstantOp::create(
+      b, node.loc(), epsType,
+      DenseElementsAttr::get(epsType, b.getF32FloatAttr(epsilon)));
+  FailureOr<Value> invStd = build<AddOp>(node, *var, eps);
+  if (succeeded(invStd))
+    invStd = build<SqrtOp>(node, *invStd);
+  if (succeeded(invStd))
+    invStd = build<ReciprocalOp>(node, *invStd);
+  if (failed(invStd))
+    return failure();
+  FailureOr<Value> y = build<MulOp>(node, *centered, *invStd);
+  if (succeeded(y) && elt != f32)
+    y = build<CastOp>(node, *y, TypeAttr::get(elt));
+  if (succeeded(y))
+    y = build<MulOp>(node, *y, scale);
+  if (succeeded(y) && node.input(2))
+    y = build<AddOp>(node, *y, node.input(2));
+  if (failed(y))
+    return failure();
+  return SmallVector<Value>{*y, *mean, *invStd};
+}
+
+/// LayerNormalization 17. Y alone is one kiln.layer_norm (computed in the
+/// input type); the Mean and InvStdDev outputs, when used, take the
+/// decomposed path.
+FailureOr<SmallVector<Value>> layerNorm(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
   if (failed(x) || failed(scale))
     return failure();
@@ -215,10 +292,13 @@ FailureOr<SmallVector<Value>> layerNorm(OnnxNode &node) {
   FailureOr<int64_t> axis = normalizeAxis(node, node.intAttr("axis", -1), rank);
   if (failed(axis))
     return failure();
+  float epsilon = node.floatAttr("epsilon", 1e-5f);
+  if (node.resultUsed(1) || node.resultUsed(2))
+    return layerNormWithStats(node, *x, *scale, *axis, epsilon);
   auto &b = node.builder;
-  return one(build<LayerNormOp>(
-      node, *x, *scale, node.input(2), b.getI64IntegerAttr(*axis),
-      b.getF32FloatAttr(node.floatAttr("epsilon", 1e-5f))));
+  return one(build<LayerNormOp>(node, *x, *scale, node.input(2),
+                                b.getI64IntegerAttr(*axis),
+                                b.getF32FloatAttr(epsilon)));
 }
 
 FailureOr<SmallVector<Value>> gemm(OnnxNode &node) {

@@ -675,5 +675,39 @@ LogicalResult SoftmaxOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// --- loss helper ---
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  RankedTensorType in = rankedType(adaptor.getInput()),
+                   idx = rankedType(adaptor.getIndices());
+  int64_t rank = in.getRank(), axis = adaptor.getAxis();
+  if (axis < 0 || axis >= rank)
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             rank);
+  if (idx.getRank() != rank)
+    return emitOptionalError(loc, "indices of rank ", idx.getRank(),
+                             " must have the input's rank ", rank);
+  // Off the axis, an index position is also a position of the input.
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && in.getDimSize(d) != kDyn && idx.getDimSize(d) != kDyn &&
+        idx.getDimSize(d) > in.getDimSize(d))
+      return emitOptionalError(loc, "indices shape ", shapeStr(idx.getShape()),
+                               " exceeds the input shape ",
+                               shapeStr(in.getShape()), " in dimension ", d);
+  // With no element to clamp into, any index would read outside the input.
+  if (in.getDimSize(axis) == 0 && idx.hasStaticShape() &&
+      idx.getNumElements() > 0)
+    return emitOptionalError(loc, "cannot gather from axis ", axis,
+                             " of size 0");
+  types.push_back(RankedTensorType::get(idx.getShape(), in.getElementType()));
+  return success();
+}
+KILN_COMPATIBLE(GatherElementsOp)
+
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Kiln/IR/KilnOps.cpp.inc"

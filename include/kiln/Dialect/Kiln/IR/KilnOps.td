@@ -181,14 +181,16 @@ def Kiln_CastOp : Kiln_Op<"cast", [Kiln_Inferred]> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class Kiln_UnaryOp<string mnemonic, string doc>
+class Kiln_UnaryOp<string mnemonic, string doc,
+                   Type tensor = Kiln_FloatTensor>
     : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
   let summary = doc;
   let description = [{
-    Elementwise on a floating-point tensor.
+    Elementwise on a floating-point tensor (neg, abs and sign also on signed
+    integers, wrapping at the minimum value).
   }];
-  let arguments = (ins Kiln_FloatTensor:$input);
-  let results = (outs Kiln_FloatTensor:$result);
+  let arguments = (ins tensor:$input);
+  let results = (outs tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
@@ -198,15 +200,16 @@ def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent">;
 def Kiln_ExpOp : Kiln_UnaryOp<"exp", "exponential">;
 def Kiln_LogOp : Kiln_UnaryOp<"log", "natural logarithm">;
 def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", "square root">;
-def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation">;
-def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value">;
+def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation", Kiln_NumericTensor>;
+def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value", Kiln_NumericTensor>;
 def Kiln_ErfOp : Kiln_UnaryOp<"erf", "error function">;
 
 def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "1 / x">;
 def Kiln_FloorOp : Kiln_UnaryOp<"floor", "largest integer not above x">;
 def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "smallest integer not below x">;
 def Kiln_RoundOp : Kiln_UnaryOp<"round", "nearest integer, halves to even">;
-def Kiln_SignOp : Kiln_UnaryOp<"sign", "-1, 0 or 1 by the sign of x (NaN stays NaN)">;
+def Kiln_SignOp : Kiln_UnaryOp<"sign", "-1, 0 or 1 by the sign of x (NaN stays NaN)",
+                                Kiln_NumericTensor>;
 def Kiln_SoftplusOp : Kiln_UnaryOp<"softplus", "log(1 + exp(x))">;
 def Kiln_SoftsignOp : Kiln_UnaryOp<"softsign", "x / (1 + |x|)">;
 def Kiln_HardSwishOp : Kiln_UnaryOp<"hard_swish", "x * max(0, min(1, x / 6 + 1 / 2))">;
@@ -558,6 +561,28 @@ def Kiln_SoftmaxOp : Kiln_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
+}
+
+// --- loss helper ---
+
+def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Kiln_Inferred]> {
+  let summary = "picks one element per index along one axis (ONNX GatherElements)";
+  let description = [{
+    The result has the shape of `indices` (same rank as `input`, no larger in
+    any dimension but `axis`): element `p` is `input[p with p[axis] replaced
+    by indices[p]]`. Negative indices count from the end, as in ONNX. Indices
+    outside `[-n, n)` are an error in ONNX with undefined behavior at run
+    time; here they are clamped to `[0, n - 1]` after wrapping, so that no
+    index ever reads outside `input`.
+
+    ```mlir
+    %y = kiln.gather_elements %x, %i {axis = 1 : i64} : (tensor<3x5xf32>, tensor<3x1xi64>) -> tensor<3x1xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Kiln_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
 #endif // KILN_DIALECT_KILN_OPS
