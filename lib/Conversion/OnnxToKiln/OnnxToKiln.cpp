@@ -362,6 +362,9 @@ struct ConvertOnnxToKilnPass
     populateElementwiseConversions(table);
     populateNNConversions(table);
     populateTensorConversions(table);
+    populateSignalConversions(table);
+    populateTfIdfConversions(table);
+    populateLegacyConversions(table);
     llvm::StringMap<SmallVector<const OnnxConversion *>> byType;
     for (const OnnxConversion &c : table)
       byType[c.opType].push_back(&c);

@@ -73,6 +73,9 @@ struct OnnxConversion {
 void populateElementwiseConversions(std::vector<OnnxConversion> &table);
 void populateNNConversions(std::vector<OnnxConversion> &table);
 void populateTensorConversions(std::vector<OnnxConversion> &table);
+void populateSignalConversions(std::vector<OnnxConversion> &table);
+void populateTfIdfConversions(std::vector<OnnxConversion> &table);
+void populateLegacyConversions(std::vector<OnnxConversion> &table);
 
 /// Normalizes an ONNX axis (negative counts from the end) into [0, rank);
 /// failure when out of range.
