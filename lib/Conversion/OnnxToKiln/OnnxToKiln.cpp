@@ -384,6 +384,8 @@ struct ConvertOnnxToKilnPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      if (!inlineOnnxControlFlow(func, opsets, failedOps))
+        anyFailed = true;
       for (Operation &opRef :
            llvm::make_early_inc_range(func.getBody().getOps())) {
         Operation *op = &opRef;
@@ -399,7 +401,7 @@ struct ConvertOnnxToKilnPass
           op->erase();
           continue;
         }
-        if (isa<onnx::NoValueOp>(op))
+        if (isa<onnx::NoValueOp>(op) || failedOps.contains(op))
           continue;
         if (llvm::any_of(op->getOperands(), [&](Value v) {
               return failedOps.contains(v.getDefiningOp());
