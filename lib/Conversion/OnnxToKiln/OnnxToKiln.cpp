@@ -363,6 +363,9 @@ struct ConvertOnnxToKilnPass
     populateNNConversions(table);
     populateTensorConversions(table);
     populateLossConversions(table);
+    populateSignalConversions(table);
+    populateTfIdfConversions(table);
+    populateLegacyConversions(table);
     llvm::StringMap<SmallVector<const OnnxConversion *>> byType;
     for (const OnnxConversion &c : table)
       byType[c.opType].push_back(&c);
@@ -382,6 +385,8 @@ struct ConvertOnnxToKilnPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      if (!inlineOnnxControlFlow(func, opsets, failedOps))
+        anyFailed = true;
       for (Operation &opRef :
            llvm::make_early_inc_range(func.getBody().getOps())) {
         Operation *op = &opRef;
@@ -397,7 +402,7 @@ struct ConvertOnnxToKilnPass
           op->erase();
           continue;
         }
-        if (isa<onnx::NoValueOp>(op))
+        if (isa<onnx::NoValueOp>(op) || failedOps.contains(op))
           continue;
         if (llvm::any_of(op->getOperands(), [&](Value v) {
               return failedOps.contains(v.getDefiningOp());

@@ -16,6 +16,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -29,6 +30,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <exception>
+#include <functional>
 #include <memory>
 
 using namespace mlir;
@@ -93,6 +95,8 @@ private:
   LogicalResult parse(const std::string &path);
   LogicalResult importGraph(ModuleOp module);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
+  LogicalResult importSubgraph(onnx::GraphProto &graph, Region &region,
+                               const std::string &where, Location loc);
   FailureOr<ElementsAttr> importTensor(onnx::TensorProto &tensor,
                                        const std::string &where);
   FailureOr<ElementsAttr> importExternalTensor(const onnx::TensorProto &tensor,
@@ -353,8 +357,9 @@ FailureOr<Attribute> Importer::importAttribute(onnx::AttributeProto &attr,
     return Attribute(*t);
   }
   default:
-    // Subgraphs (If/Loop/Scan), sparse tensors and type protos: kept as a
-    // marker so that OnnxToKiln can report the node as unsupported.
+    // Sparse tensors, type protos and lists of graphs: kept as a marker so
+    // that OnnxToKiln can report the node as unsupported. (Single subgraphs
+    // become regions of the op, see importNode.)
     return Attribute(builder.getStringAttr(
         "<unsupported " +
         onnx::AttributeProto::AttributeType_Name(attr.type()) + " attribute>"));
@@ -456,7 +461,16 @@ LogicalResult Importer::importNode(const onnx::NodeProto &constNode,
     operands.push_back(v);
   }
   SmallVector<NamedAttribute> attrs;
+  // Subgraphs (If's branches, Loop's and Scan's bodies) become regions, in
+  // attribute order; `onnx.regions` names them.
+  SmallVector<onnx::GraphProto *> subgraphs;
+  SmallVector<Attribute> regionNames;
   for (onnx::AttributeProto &attr : *node.mutable_attribute()) {
+    if (attr.type() == onnx::AttributeProto::GRAPH) {
+      subgraphs.push_back(attr.mutable_g());
+      regionNames.push_back(builder.getStringAttr(attr.name()));
+      continue;
+    }
     FailureOr<Attribute> a = importAttribute(attr, where);
     if (failed(a))
       return failure();
@@ -472,10 +486,90 @@ LogicalResult Importer::importNode(const onnx::NodeProto &constNode,
   state.addOperands(operands);
   state.addAttributes(attrs);
   state.addTypes(resultTypes);
+  if (!subgraphs.empty())
+    state.addAttribute("onnx.regions", builder.getArrayAttr(regionNames));
+  for (size_t i = 0; i < subgraphs.size(); ++i)
+    state.addRegion();
   Operation *op = builder.create(state);
+  for (auto [graph, region] : llvm::zip(subgraphs, op->getRegions()))
+    if (failed(importSubgraph(*graph, region, where, loc)))
+      return failure();
   for (auto [output, result] : llvm::zip(node.output(), op->getResults()))
     if (!output.empty())
       values[output] = result;
+  return success();
+}
+
+LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
+                                       const std::string &where,
+                                       Location loc) {
+  Block *block = new Block();
+  region.push_back(block);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(block);
+  // Outer values stay visible (ONNX subgraphs capture by name); the
+  // subgraph's own names shadow them until it ends.
+  llvm::StringMap<Value> outer = values;
+  Value outerNoValue = noValue;
+  noValue = nullptr;
+  auto restore = llvm::make_scope_exit([&] {
+    values = std::move(outer);
+    noValue = outerNoValue;
+  });
+  for (const onnx::ValueInfoProto &in : graph.input()) {
+    Type type;
+    if (in.type().has_tensor_type()) {
+      const auto &tt = in.type().tensor_type();
+      Type elt = elementType(&ctx, tt.elem_type());
+      if (!elt)
+        return error(loc) << where << ": subgraph '" << graph.name()
+                          << "' input '" << in.name() << "' has "
+                          << dataTypeName(tt.elem_type())
+                          << ", which Kiln does not support";
+      if (tt.has_shape()) {
+        SmallVector<int64_t> shape;
+        for (const auto &dim : tt.shape().dim())
+          shape.push_back(dim.has_dim_value() ? dim.dim_value()
+                                              : ShapedType::kDynamic);
+        type = RankedTensorType::get(shape, elt);
+      } else {
+        type = UnrankedTensorType::get(elt);
+      }
+    } else if (!in.type().has_tensor_type() &&
+               in.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+      return error(loc) << where << ": subgraph '" << graph.name()
+                        << "' input '" << in.name()
+                        << "' is not a tensor; only tensor values are supported";
+    } else {
+      // Untyped (allowed in subgraphs): the caller decides.
+      type = UnrankedTensorType::get(builder.getF32Type());
+    }
+    values[in.name()] = block->addArgument(type, loc);
+  }
+  for (onnx::TensorProto &init : *graph.mutable_initializer()) {
+    FailureOr<ElementsAttr> value =
+        importTensor(init, "initializer '" + init.name() + "'");
+    if (failed(value))
+      return failure();
+    values[init.name()] = mlir::kiln::onnx::InitializerOp::create(
+        builder, NameLoc::get(builder.getStringAttr(init.name())),
+        value->getType(), init.name(), *value);
+  }
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (failed(importNode(graph.node(i), i)))
+      return failure();
+  SmallVector<Value> results;
+  for (const auto &out : graph.output()) {
+    Value v = values.lookup(out.name());
+    if (!v)
+      return error(loc) << where << ": subgraph '" << graph.name()
+                        << "' output '" << out.name()
+                        << "' is not produced by any node, input or initializer";
+    results.push_back(v);
+  }
+  OperationState yield(loc, "onnx.Yield");
+  yield.addOperands(results);
+  builder.create(yield);
   return success();
 }
 
@@ -551,10 +645,18 @@ LogicalResult Importer::importGraph(ModuleOp module) {
                                           : ShapedType::kDynamic);
     inferredTypes[info.name()] = RankedTensorType::get(shape, elt);
   };
-  for (const auto &info : graph.value_info())
-    record(info);
-  for (const auto &info : graph.output())
-    record(info);
+  std::function<void(const onnx::GraphProto &)> recordGraph =
+      [&](const onnx::GraphProto &g) {
+        for (const auto &info : g.value_info())
+          record(info);
+        for (const auto &info : g.output())
+          record(info);
+        for (const auto &n : g.node())
+          for (const auto &attr : n.attribute())
+            if (attr.type() == onnx::AttributeProto::GRAPH)
+              recordGraph(attr.g());
+      };
+  recordGraph(graph);
 
   builder.setInsertionPointToEnd(module.getBody());
   auto funcType = builder.getFunctionType(inputTypes, {});

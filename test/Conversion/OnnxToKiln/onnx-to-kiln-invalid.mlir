@@ -21,11 +21,11 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
-// CHECK: error: loc("add"): node 'add' (Add, opset 6): Kiln supports Add from opset 7; re-export the model with a newer opset
+// CHECK: error: loc("celu"): node 'celu' (Celu, opset 6): Kiln supports Celu from opset 12; re-export the model with a newer opset
 module attributes {onnx.opset_import = {ai.onnx = 6 : i64}} {
   func.func @below_first_version(%x: tensor<4xf32>) -> tensor<*xf32> {
-    // expected-error@unknown {{node 'add' (Add, opset 6): Kiln supports Add from opset 7; re-export the model with a newer opset}}
-    %y = "onnx.Add"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32> loc("add")
+    // expected-error@unknown {{node 'celu' (Celu, opset 6): Kiln supports Celu from opset 12; re-export the model with a newer opset}}
+    %y = "onnx.Celu"(%x) : (tensor<4xf32>) -> tensor<*xf32> loc("celu")
     return %y : tensor<*xf32>
   }
 }

@@ -5,11 +5,17 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <functional>
 #include <optional>
 #include <string>
+
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
 
 namespace mlir::kiln {
 
@@ -74,6 +80,18 @@ void populateElementwiseConversions(std::vector<OnnxConversion> &table);
 void populateNNConversions(std::vector<OnnxConversion> &table);
 void populateTensorConversions(std::vector<OnnxConversion> &table);
 void populateLossConversions(std::vector<OnnxConversion> &table);
+void populateSignalConversions(std::vector<OnnxConversion> &table);
+void populateTfIdfConversions(std::vector<OnnxConversion> &table);
+void populateLegacyConversions(std::vector<OnnxConversion> &table);
+
+/// Rewrites ONNX If, Loop and Scan nodes of `func` (imported with their
+/// subgraphs as regions) into straight-line onnx ops: If selects between both
+/// inlined branches, Scan and Loop are unrolled to their static trip counts.
+/// Nodes that cannot be rewritten are reported and added to `failedOps`;
+/// returns false if there were any. `opsets` maps domains to versions.
+bool inlineOnnxControlFlow(func::FuncOp func,
+                           const llvm::StringMap<int64_t> &opsets,
+                           llvm::DenseSet<Operation *> &failedOps);
 
 /// Normalizes an ONNX axis (negative counts from the end) into [0, rank);
 /// failure when out of range.

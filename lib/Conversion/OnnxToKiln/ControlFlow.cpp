@@ -1,0 +1,495 @@
+//===- ControlFlow.cpp - If, Loop and Scan on static shapes -----*- C++ -*-===//
+//
+// Kiln's graphs are straight-line code. Before the node-by-node conversion,
+// ONNX control flow whose trip counts are known at compile time is rewritten
+// into the ops it stands for, still in the onnx dialect, so that the table
+// converts them like any others:
+//
+//   If    both branches are inlined; the results are selected with Where on
+//         the condition (or directly when the condition is a constant).
+//   Scan  unrolled over the (static) scan axis: Gather slices step t,
+//         Unsqueeze + Concat stack the per-step outputs (opset 8's batch
+//         axis is unrolled the same way).
+//   Loop  unrolled when the trip count is a constant and the loop cannot end
+//         early (no condition, or a constant true one that the body passes
+//         through unchanged).
+//
+// Anything else is reported against the node, which then stays unconverted.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+#include "kiln/Dialect/Onnx/OnnxDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+bool isControlFlow(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return op->getNumRegions() > 0 &&
+         (name == "onnx.If" || name == "onnx.Loop" || name == "onnx.Scan");
+}
+
+/// The value of `v` when it is an ONNX constant (Constant node or
+/// initializer) holding dense data.
+std::optional<DenseElementsAttr> constantOf(Value v) {
+  if (!v)
+    return std::nullopt;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  ElementsAttr value;
+  if (auto init = dyn_cast<onnx::InitializerOp>(def))
+    value = init.getValue();
+  else if (def->getName().getStringRef() == "onnx.Constant")
+    value = def->getAttrOfType<ElementsAttr>("value");
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value))
+    return dense;
+  return std::nullopt;
+}
+
+std::optional<int64_t> constantInt(Value v) {
+  std::optional<DenseElementsAttr> c = constantOf(v);
+  if (!c || c->getNumElements() != 1)
+    return std::nullopt;
+  if (c->getElementType().isInteger(1))
+    return (*c->getValues<bool>().begin()) ? 1 : 0;
+  if (!c->getElementType().isInteger())
+    return std::nullopt;
+  return (*c->getValues<APInt>().begin()).getSExtValue();
+}
+
+Type elementTypeOf(Value v) {
+  if (auto t = dyn_cast<ShapedType>(v.getType()))
+    return t.getElementType();
+  return Float32Type::get(v.getContext());
+}
+
+class Inliner {
+public:
+  Inliner(OpBuilder &b, const llvm::StringMap<int64_t> &opsets)
+      : b(b), opset(opsets.lookup("")) {}
+
+  /// Rewrites `op`; false (after a diagnostic) when it cannot.
+  bool rewrite(Operation *op) {
+    OnnxNode node(op, b, opset);
+    b.setInsertionPoint(op);
+    StringRef name = op->getName().getStringRef();
+    FailureOr<SmallVector<Value>> results =
+        name == "onnx.If"     ? rewriteIf(node)
+        : name == "onnx.Scan" ? rewriteScan(node)
+                              : rewriteLoop(node);
+    if (failed(results))
+      return false;
+    for (auto [from, to] : llvm::zip(op->getResults(), *results))
+      from.replaceAllUsesWith(to);
+    op->erase();
+    return true;
+  }
+
+private:
+  Operation *onnxOp(Location loc, StringRef type, ValueRange operands,
+                    ArrayRef<NamedAttribute> attrs, Type elt) {
+    OperationState state(loc, ("onnx." + type).str());
+    state.addOperands(operands);
+    state.addAttributes(attrs);
+    state.addTypes(UnrankedTensorType::get(elt));
+    return b.create(state);
+  }
+
+  Value i64Constant(Location loc, int64_t v, bool vector) {
+    auto type = vector ? RankedTensorType::get({1}, b.getI64Type())
+                       : RankedTensorType::get({}, b.getI64Type());
+    OperationState state(loc, "onnx.Constant");
+    state.addAttribute("value", DenseElementsAttr::get(type, v));
+    state.addTypes(type);
+    return b.create(state)->getResult(0);
+  }
+
+  Value boolConstant(Location loc, bool v) {
+    auto type = RankedTensorType::get({}, b.getI1Type());
+    OperationState state(loc, "onnx.Constant");
+    state.addAttribute("value", DenseElementsAttr::get(type, v));
+    state.addTypes(type);
+    return b.create(state)->getResult(0);
+  }
+
+  /// x[index] along `axis`, dropping the axis.
+  Value take(Location loc, Value x, int64_t index, int64_t axis) {
+    Operation *g =
+        onnxOp(loc, "Gather", {x, i64Constant(loc, index, false)},
+               {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))},
+               elementTypeOf(x));
+    // The slice's type, when known, lets later steps check static lengths.
+    if (auto t = dyn_cast<RankedTensorType>(x.getType())) {
+      int64_t a = axis < 0 ? axis + t.getRank() : axis;
+      if (a >= 0 && a < t.getRank()) {
+        SmallVector<int64_t> shape(t.getShape());
+        shape.erase(shape.begin() + a);
+        g->getResult(0).setType(
+            RankedTensorType::get(shape, t.getElementType()));
+      }
+    }
+    return g->getResult(0);
+  }
+
+  /// Stacks `parts` along a new axis `axis` (negative: from the end of the
+  /// stacked rank, as ONNX's Unsqueeze and Concat both count it).
+  Value stack(Location loc, ArrayRef<Value> parts, int64_t axis) {
+    SmallVector<Value> expanded;
+    for (Value p : parts) {
+      Operation *u;
+      if (opset >= 13)
+        u = onnxOp(loc, "Unsqueeze", {p, i64Constant(loc, axis, true)}, {},
+                   elementTypeOf(p));
+      else
+        u = onnxOp(loc, "Unsqueeze", {p},
+                   {b.getNamedAttr("axes", b.getArrayAttr(
+                                               {b.getI64IntegerAttr(axis)}))},
+                   elementTypeOf(p));
+      expanded.push_back(u->getResult(0));
+    }
+    if (expanded.size() == 1)
+      return expanded.front();
+    return onnxOp(loc, "Concat", expanded,
+                  {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))},
+                  elementTypeOf(parts.front()))
+        ->getResult(0);
+  }
+
+  /// Clones the single block of `region` before the insertion point with its
+  /// arguments bound to `args`; returns the yielded values.
+  SmallVector<Value> inlineBody(Region &region, ValueRange args) {
+    Block &block = region.front();
+    IRMapping map;
+    for (auto [arg, v] : llvm::zip(block.getArguments(), args))
+      map.map(arg, v);
+    SmallVector<Value> yielded;
+    for (Operation &inner : block) {
+      if (inner.getName().getStringRef() == "onnx.Yield") {
+        for (Value v : inner.getOperands())
+          yielded.push_back(map.lookupOrDefault(v));
+        break;
+      }
+      b.clone(inner, map);
+    }
+    return yielded;
+  }
+
+  Region *regionNamed(Operation *op, StringRef name) {
+    auto names = op->getAttrOfType<ArrayAttr>("onnx.regions");
+    if (!names)
+      return nullptr;
+    for (auto [i, n] : llvm::enumerate(names))
+      if (cast<StringAttr>(n).getValue() == name && i < op->getNumRegions() &&
+          !op->getRegion(i).empty())
+        return &op->getRegion(i);
+    return nullptr;
+  }
+
+  FailureOr<SmallVector<Value>> rewriteIf(OnnxNode &node) {
+    Operation *op = node.op;
+    Region *thenR = regionNamed(op, "then_branch");
+    Region *elseR = regionNamed(op, "else_branch");
+    if (!thenR || !elseR) {
+      node.fail() << "needs then_branch and else_branch subgraphs";
+      return failure();
+    }
+    Value cond = node.input(0);
+    if (!cond) {
+      node.fail() << "input 0 (cond) is required";
+      return failure();
+    }
+    if (std::optional<int64_t> c = constantInt(cond)) {
+      SmallVector<Value> taken = inlineBody(*c ? *thenR : *elseR, {});
+      if (taken.size() != op->getNumResults()) {
+        node.fail() << "the branch yields " << taken.size()
+                    << " values for " << op->getNumResults() << " outputs";
+        return failure();
+      }
+      return taken;
+    }
+    if (opset < 9) {
+      node.fail() << "a run-time condition needs Where (opset 9); opset "
+                  << opset << " If with a non-constant condition is not supported";
+      return failure();
+    }
+    SmallVector<Value> thenV = inlineBody(*thenR, {});
+    SmallVector<Value> elseV = inlineBody(*elseR, {});
+    if (thenV.size() != op->getNumResults() ||
+        elseV.size() != op->getNumResults()) {
+      node.fail() << "the branches yield " << thenV.size() << " and "
+                  << elseV.size() << " values for " << op->getNumResults()
+                  << " outputs";
+      return failure();
+    }
+    // Both branches run; Where keeps the taken one. Their shapes must agree
+    // (Kiln's shapes are static), which Where's broadcasting check reports.
+    SmallVector<Value> out;
+    for (auto [t, e] : llvm::zip(thenV, elseV)) {
+      if (auto tt = dyn_cast<RankedTensorType>(t.getType()))
+        if (auto et = dyn_cast<RankedTensorType>(e.getType()))
+          if (tt.hasStaticShape() && et.hasStaticShape() &&
+              tt.getShape() != et.getShape()) {
+            node.fail() << "the branches produce different shapes (" << tt
+                        << " and " << et
+                        << "); an If whose result shape depends on a run-time "
+                           "condition is not supported";
+            return failure();
+          }
+      out.push_back(
+          onnxOp(op->getLoc(), "Where", {cond, t, e}, {}, elementTypeOf(t))
+              ->getResult(0));
+    }
+    return out;
+  }
+
+  /// Scan 9+: N states, M scan inputs, unrolled over the scan axis.
+  FailureOr<SmallVector<Value>> unrollScan(OnnxNode &node, Region &body,
+                                           ValueRange states,
+                                           ValueRange scans, int64_t numOut,
+                                           ArrayRef<int64_t> inAxes,
+                                           ArrayRef<int64_t> inDirs,
+                                           ArrayRef<int64_t> outAxes,
+                                           ArrayRef<int64_t> outDirs) {
+    Location loc = node.loc();
+    int64_t steps = -1;
+    for (auto [j, s] : llvm::enumerate(scans)) {
+      auto t = dyn_cast<RankedTensorType>(s.getType());
+      int64_t axis = inAxes[j];
+      if (t && axis < 0)
+        axis += t.getRank();
+      if (!t || axis < 0 || axis >= t.getRank() || t.isDynamicDim(axis)) {
+        node.fail() << "scan input " << j
+                    << " has no static length along its scan axis ("
+                    << s.getType()
+                    << "); scans of run-time length are not supported";
+        return failure();
+      }
+      if (steps >= 0 && steps != t.getDimSize(axis)) {
+        node.fail() << "scan inputs have different lengths (" << steps
+                    << " and " << t.getDimSize(axis) << ")";
+        return failure();
+      }
+      steps = t.getDimSize(axis);
+    }
+    if (steps <= 0) {
+      node.fail() << "an empty scan (length " << steps << ") is not supported";
+      return failure();
+    }
+    SmallVector<Value> carried(states.begin(), states.end());
+    SmallVector<SmallVector<Value>> perStep(numOut);
+    for (int64_t t = 0; t < steps; ++t) {
+      SmallVector<Value> args(carried);
+      for (auto [j, s] : llvm::enumerate(scans))
+        args.push_back(take(loc, s, inDirs[j] ? steps - 1 - t : t, inAxes[j]));
+      SmallVector<Value> outs = inlineBody(body, args);
+      if (outs.size() != carried.size() + numOut) {
+        node.fail() << "the body yields " << outs.size() << " values; expected "
+                    << carried.size() + numOut;
+        return failure();
+      }
+      for (size_t i = 0; i < carried.size(); ++i)
+        carried[i] = outs[i];
+      for (int64_t k = 0; k < numOut; ++k)
+        perStep[k].push_back(outs[carried.size() + k]);
+    }
+    SmallVector<Value> results(carried);
+    for (int64_t k = 0; k < numOut; ++k) {
+      if (outDirs[k])
+        std::reverse(perStep[k].begin(), perStep[k].end());
+      results.push_back(stack(loc, perStep[k], outAxes[k]));
+    }
+    return results;
+  }
+
+  FailureOr<SmallVector<Value>> rewriteScan(OnnxNode &node) {
+    Operation *op = node.op;
+    Region *body = regionNamed(op, "body");
+    int64_t m = node.intAttr("num_scan_inputs", -1);
+    if (!body || m < 1) {
+      node.fail() << "needs a body subgraph and num_scan_inputs >= 1";
+      return failure();
+    }
+    auto listOr = [&](StringRef attr, int64_t n, int64_t dflt) {
+      SmallVector<int64_t> v =
+          node.intsAttr(attr).value_or(SmallVector<int64_t>(n, dflt));
+      v.resize(n, dflt);
+      return v;
+    };
+    if (opset >= 9) {
+      int64_t n = (int64_t)op->getNumOperands() - m;
+      int64_t k = (int64_t)op->getNumResults() - n;
+      if (n < 0 || k < 0) {
+        node.fail() << "has " << op->getNumOperands() << " inputs and "
+                    << op->getNumResults() << " outputs for "
+                    << m << " scan inputs";
+        return failure();
+      }
+      ValueRange all = op->getOperands();
+      return unrollScan(node, *body, all.take_front(n), all.drop_front(n), k,
+                        listOr("scan_input_axes", m, 0),
+                        listOr("scan_input_directions", m, 0),
+                        listOr("scan_output_axes", k, 0),
+                        listOr("scan_output_directions", k, 0));
+    }
+    // Opset 8: input 0 is sequence_lens, every input has a leading batch
+    // axis and the scan runs along axis 1.
+    if (node.input(0)) {
+      node.fail() << "sequence_lens is not supported; Kiln scans every "
+                     "sequence to its full length";
+      return failure();
+    }
+    ValueRange all = op->getOperands().drop_front();
+    int64_t n = (int64_t)all.size() - m;
+    int64_t k = (int64_t)op->getNumResults() - n;
+    if (n < 0 || k < 0) {
+      node.fail() << "has " << all.size() << " inputs and "
+                  << op->getNumResults() << " outputs for " << m
+                  << " scan inputs";
+      return failure();
+    }
+    auto batchOf = [](Value v) -> int64_t {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      return t && t.getRank() > 0 && !t.isDynamicDim(0) ? t.getDimSize(0) : -1;
+    };
+    int64_t batch = all.empty() ? -1 : batchOf(all.front());
+    for (Value v : all)
+      if (batchOf(v) != batch || batch <= 0) {
+        node.fail() << "every input needs the same static batch dimension";
+        return failure();
+      }
+    SmallVector<int64_t> dirs = listOr("directions", m, 0);
+    SmallVector<SmallVector<Value>> perBatch(op->getNumResults());
+    for (int64_t bi = 0; bi < batch; ++bi) {
+      SmallVector<Value> states, scans;
+      for (int64_t i = 0; i < n; ++i)
+        states.push_back(take(node.loc(), all[i], bi, 0));
+      for (int64_t j = 0; j < m; ++j)
+        scans.push_back(take(node.loc(), all[n + j], bi, 0));
+      FailureOr<SmallVector<Value>> r = unrollScan(
+          node, *body, states, scans, k, SmallVector<int64_t>(m, 0), dirs,
+          SmallVector<int64_t>(k, 0), SmallVector<int64_t>(k, 0));
+      if (failed(r))
+        return failure();
+      for (auto [i, v] : llvm::enumerate(*r))
+        perBatch[i].push_back(v);
+    }
+    SmallVector<Value> results;
+    for (auto &vs : perBatch)
+      results.push_back(stack(node.loc(), vs, 0));
+    return results;
+  }
+
+  FailureOr<SmallVector<Value>> rewriteLoop(OnnxNode &node) {
+    Operation *op = node.op;
+    Region *body = regionNamed(op, "body");
+    if (!body) {
+      node.fail() << "needs a body subgraph";
+      return failure();
+    }
+    std::optional<int64_t> trips =
+        node.input(0) ? constantInt(node.input(0)) : std::nullopt;
+    if (!trips) {
+      node.fail() << "the trip count M must be a compile-time constant; "
+                     "loops with a run-time or missing trip count are not "
+                     "supported (Kiln unrolls loops)";
+      return failure();
+    }
+    Value cond = node.input(1);
+    if (cond) {
+      std::optional<int64_t> c = constantInt(cond);
+      if (!c || *c == 0) {
+        node.fail() << "a loop condition that is not a constant true is not "
+                       "supported (Kiln unrolls loops to their trip count)";
+        return failure();
+      }
+    }
+    // The body must not be able to stop early: its condition output is its
+    // condition input (directly or through Identity) or a constant true.
+    Block &block = body->front();
+    Operation *yield = block.getTerminator();
+    if (!yield || yield->getName().getStringRef() != "onnx.Yield" ||
+        block.getNumArguments() < 2 || yield->getNumOperands() < 1) {
+      node.fail() << "the body must take (iteration, condition, ...) and "
+                     "yield (condition, ...)";
+      return failure();
+    }
+    Value condOut = yield->getOperand(0);
+    if (Operation *def = condOut.getDefiningOp())
+      if (def->getName().getStringRef() == "onnx.Identity" &&
+          def->getNumOperands() == 1)
+        condOut = def->getOperand(0);
+    std::optional<int64_t> constCond = constantInt(condOut);
+    if (condOut != block.getArgument(1) && !(constCond && *constCond)) {
+      node.fail() << "the body computes its own loop condition; loops that "
+                     "can end early are not supported (Kiln unrolls loops "
+                     "to their trip count)";
+      return failure();
+    }
+    if (*trips < 1) {
+      node.fail() << "a loop that runs " << *trips
+                  << " times (empty scan outputs) is not supported";
+      return failure();
+    }
+    int64_t n = (int64_t)op->getNumOperands() - 2;
+    int64_t k = (int64_t)op->getNumResults() - n;
+    if (n < 0 || k < 0 || (int64_t)yield->getNumOperands() != 1 + n + k) {
+      node.fail() << "the body yields " << yield->getNumOperands()
+                  << " values; expected 1 + " << n << " loop-carried + " << k
+                  << " scan outputs";
+      return failure();
+    }
+    Location loc = node.loc();
+    Value trueV = boolConstant(loc, true);
+    SmallVector<Value> carried(op->getOperands().drop_front(2));
+    SmallVector<SmallVector<Value>> perStep(k);
+    for (int64_t t = 0; t < *trips; ++t) {
+      SmallVector<Value> args{i64Constant(loc, t, false), trueV};
+      args.append(carried);
+      SmallVector<Value> outs = inlineBody(*body, args);
+      for (int64_t i = 0; i < n; ++i)
+        carried[i] = outs[1 + i];
+      for (int64_t j = 0; j < k; ++j)
+        perStep[j].push_back(outs[1 + n + j]);
+    }
+    SmallVector<Value> results(carried);
+    for (int64_t j = 0; j < k; ++j)
+      results.push_back(stack(loc, perStep[j], 0));
+    return results;
+  }
+
+  OpBuilder &b;
+  int64_t opset;
+};
+} // namespace
+
+bool mlir::kiln::inlineOnnxControlFlow(func::FuncOp func,
+                                       const llvm::StringMap<int64_t> &opsets,
+                                       llvm::DenseSet<Operation *> &failedOps) {
+  OpBuilder builder(func.getContext());
+  Inliner inliner(builder, opsets);
+  bool ok = true;
+  // Inlined bodies may hold control flow of their own: repeat until none is
+  // left (or only nodes that failed).
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation &op : llvm::make_early_inc_range(func.getBody().getOps())) {
+      if (!isControlFlow(&op) || failedOps.contains(&op))
+        continue;
+      if (inliner.rewrite(&op)) {
+        changed = true;
+      } else {
+        failedOps.insert(&op);
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}

@@ -1,0 +1,216 @@
+//===- Signal.cpp - ONNX signal-processing ops ------------------*- C++ -*-===//
+//
+// DFT on static shapes: the transform along one axis is a product with a
+// constant n x K matrix of cosines and one of sines, so it becomes two or four
+// kiln.matmul ops on a [rows, n] view of the signal (no FFT: the sizes these
+// models use are small, and a matmul is what the code generator does best).
+//
+//===----------------------------------------------------------------------===//
+#include "Build.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+Value f32Constant(OnnxNode &node, ArrayRef<int64_t> shape,
+                  ArrayRef<float> values) {
+  auto type = RankedTensorType::get(shape, node.builder.getF32Type());
+  auto attr = DenseElementsAttr::get(type, values);
+  return ConstantOp::create(node.builder, node.loc(), type, attr);
+}
+
+/// Slices `x` to [offset, offset + size) along `axis` (step 1).
+FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
+                           int64_t offset, int64_t size) {
+  RankedTensorType t = typeOf(x);
+  SmallVector<int64_t> offsets(t.getRank(), 0), sizes(t.getShape()),
+      strides(t.getRank(), 1);
+  offsets[axis] = offset;
+  sizes[axis] = size;
+  auto &b = node.builder;
+  return build<SliceOp>(node, x, b.getDenseI64ArrayAttr(offsets),
+                        b.getDenseI64ArrayAttr(sizes),
+                        b.getDenseI64ArrayAttr(strides));
+}
+
+FailureOr<Value> transposeBy(OnnxNode &node, Value x, ArrayRef<int64_t> perm) {
+  bool identity = true;
+  for (auto [i, p] : llvm::enumerate(perm))
+    identity &= (int64_t)i == p;
+  if (identity)
+    return x;
+  return build<TransposeOp>(node, x, node.builder.getDenseI64ArrayAttr(perm));
+}
+
+/// DFT, opset 17: input [batch, ..., n, 1 | 2] (real or complex), transform
+/// along `axis`; optional dft_length (a constant) truncates or zero-pads the
+/// signal; `inverse` scales by 1/n; `onesided` keeps n / 2 + 1 frequencies.
+FailureOr<SmallVector<Value>> dft(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  if (!type.getElementType().isF32()) {
+    node.fail() << "element type " << type.getElementType()
+                << " is not supported for DFT yet; Kiln computes DFT on "
+                   "float32 signals";
+    return failure();
+  }
+  int64_t rank = type.getRank();
+  int64_t complexDim = rank ? type.getDimSize(rank - 1) : 0;
+  if (rank < 3 || (complexDim != 1 && complexDim != 2)) {
+    node.fail() << "expects a signal of shape [batch, ..., n, 1 or 2], got "
+                << type;
+    return failure();
+  }
+  int64_t axis = node.intAttr("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 1 || axis > rank - 2) {
+    node.fail() << "axis " << node.intAttr("axis", 1)
+                << " must name a signal dimension (not the batch or the "
+                   "trailing real/imaginary dimension) of rank "
+                << rank;
+    return failure();
+  }
+  bool inverse = node.intAttr("inverse", 0) != 0;
+  bool onesided = node.intAttr("onesided", 0) != 0;
+  if (onesided && (inverse || complexDim == 2)) {
+    node.fail() << "onesided is supported for forward transforms of real "
+                   "signals only (inverse or complex onesided DFT is not "
+                   "supported)";
+    return failure();
+  }
+  int64_t length = type.getDimSize(axis);
+  int64_t n = length;
+  if (node.input(1)) {
+    std::optional<SmallVector<int64_t>> len = node.constantInts(1);
+    if (!len || len->size() != 1) {
+      node.fail() << "dft_length must be a compile-time constant scalar; "
+                     "run-time DFT lengths are not supported";
+      return failure();
+    }
+    n = (*len)[0];
+    if (n < 1) {
+      node.fail() << "dft_length must be positive, got " << n;
+      return failure();
+    }
+  }
+  int64_t k = onesided ? n / 2 + 1 : n;
+
+  // Real and imaginary parts without the trailing dimension.
+  SmallVector<int64_t> partShape(type.getShape().drop_back());
+  auto part = [&](int64_t index) -> FailureOr<Value> {
+    FailureOr<Value> s = sliceAxis(node, *x, rank - 1, index, 1);
+    if (failed(s))
+      return failure();
+    return reshapeTo(node, *s, partShape);
+  };
+  int64_t prank = rank - 1;
+  // Move the transformed axis last and view the rest as rows.
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < prank; ++d)
+    if (d != axis)
+      perm.push_back(d);
+  perm.push_back(axis);
+  SmallVector<int64_t> inversePerm(prank);
+  for (int64_t i = 0; i < prank; ++i)
+    inversePerm[perm[i]] = i;
+  int64_t rows = 1;
+  SmallVector<int64_t> outPermuted;
+  for (int64_t d = 0; d < prank; ++d)
+    if (d != axis) {
+      rows *= partShape[d];
+      outPermuted.push_back(partShape[d]);
+    }
+  outPermuted.push_back(k);
+
+  auto asRows = [&](Value p) -> FailureOr<Value> {
+    FailureOr<Value> t = transposeBy(node, p, perm);
+    if (failed(t))
+      return failure();
+    // Truncate or zero-pad to n samples.
+    if (n < length) {
+      t = sliceAxis(node, *t, prank - 1, 0, n);
+    } else if (n > length) {
+      SmallVector<int64_t> pads(2 * prank, 0);
+      pads[2 * prank - 1] = n - length;
+      t = build<PadOp>(node, *t, node.builder.getDenseI64ArrayAttr(pads),
+                       node.builder.getF32FloatAttr(0.0f));
+    }
+    if (failed(t))
+      return failure();
+    return reshapeTo(node, *t, {rows, n});
+  };
+
+  FailureOr<Value> re = part(0);
+  if (failed(re) || failed(re = asRows(*re)))
+    return failure();
+  FailureOr<Value> im = Value();
+  if (complexDim == 2) {
+    im = part(1);
+    if (failed(im) || failed(im = asRows(*im)))
+      return failure();
+  }
+
+  // y_re = x_re A + x_im B, y_im = x_im A - x_re B with A = cos * scale and
+  // B = sign * sin * scale: forward sign = +1 (e^{-i...}), inverse -1 and
+  // scale 1 / n. Angles are reduced modulo n in integers before the double
+  // precision sin/cos so that large products keep their accuracy.
+  double scale = inverse ? 1.0 / n : 1.0;
+  double sign = inverse ? -1.0 : 1.0;
+  SmallVector<float> a(n * k), bPos(n * k), bNeg(n * k);
+  for (int64_t l = 0; l < n; ++l)
+    for (int64_t f = 0; f < k; ++f) {
+      double angle = 2.0 * M_PI * (double)((l * f) % n) / (double)n;
+      a[l * k + f] = (float)(std::cos(angle) * scale);
+      bPos[l * k + f] = (float)(sign * std::sin(angle) * scale);
+      bNeg[l * k + f] = -bPos[l * k + f];
+    }
+  Value aMat = f32Constant(node, {n, k}, a);
+  Value bMat = f32Constant(node, {n, k}, bPos);
+  Value bNegMat = f32Constant(node, {n, k}, bNeg);
+
+  auto mm = [&](Value lhs, Value rhs) { return build<MatMulOp>(node, lhs, rhs); };
+  FailureOr<Value> yRe = mm(*re, aMat);
+  FailureOr<Value> yIm = mm(*re, bNegMat);
+  if (failed(yRe) || failed(yIm))
+    return failure();
+  if (*im) {
+    FailureOr<Value> t1 = mm(*im, bMat), t2 = mm(*im, aMat);
+    if (failed(t1) || failed(t2))
+      return failure();
+    yRe = build<AddOp>(node, *yRe, *t1);
+    yIm = build<AddOp>(node, *yIm, *t2);
+    if (failed(yRe) || failed(yIm))
+      return failure();
+  }
+
+  // Back to [..., k, ...] and stack real and imaginary parts last.
+  SmallVector<int64_t> outShape(partShape);
+  outShape[axis] = k;
+  SmallVector<int64_t> stacked(outShape);
+  stacked.push_back(1);
+  SmallVector<Value> parts;
+  for (Value y : {*yRe, *yIm}) {
+    FailureOr<Value> r = reshapeTo(node, y, outPermuted);
+    if (failed(r) || failed(r = transposeBy(node, *r, inversePerm)) ||
+        failed(r = reshapeTo(node, *r, stacked)))
+      return failure();
+    parts.push_back(*r);
+  }
+  return one(build<ConcatOp>(node, ValueRange(parts),
+                             node.builder.getI64IntegerAttr(prank)));
+}
+} // namespace
+
+void mlir::kiln::populateSignalConversions(std::vector<OnnxConversion> &t) {
+  t.push_back({"DFT", 17, dft});
+}

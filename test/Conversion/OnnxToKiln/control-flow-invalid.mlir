@@ -1,0 +1,67 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln -verify-diagnostics
+
+// Loops are unrolled: the trip count must be a constant.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @runtime_trips(%m: tensor<i64>, %x: tensor<3xf32>) -> tensor<*xf32> {
+    %none = onnx.NoValue
+    // expected-error@unknown {{node 'loop' (Loop, opset 13): the trip count M must be a compile-time constant; loops with a run-time or missing trip count are not supported}}
+    %r = "onnx.Loop"(%m, %none, %x) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+      "onnx.Yield"(%c, %v) : (tensor<i1>, tensor<3xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> tensor<*xf32> loc("loop")
+    return %r : tensor<*xf32>
+  }
+}
+
+// -----
+
+// A body that computes its own condition could stop early.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @early_exit(%x: tensor<3xf32>) -> tensor<*xf32> {
+    %m = "onnx.Constant"() {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+    %none = onnx.NoValue
+    // expected-error@unknown {{node 'loop' (Loop, opset 13): the body computes its own loop condition; loops that can end early are not supported}}
+    %r = "onnx.Loop"(%m, %none, %x) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+      %k = "onnx.Constant"() {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+      %go = "onnx.Less"(%i, %k) : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      "onnx.Yield"(%go, %v) : (tensor<i1>, tensor<3xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> tensor<*xf32> loc("loop")
+    return %r : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Both branches of a run-time If must have one static shape.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @shape_depends_on_cond(%c: tensor<i1>, %x: tensor<3xf32>, %y: tensor<4xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'if' (If, opset 13): the branches produce different shapes ('tensor<3xf32>' and 'tensor<4xf32>'); an If whose result shape depends on a run-time condition is not supported}}
+    %r = "onnx.If"(%c) ({
+      "onnx.Yield"(%x) : (tensor<3xf32>) -> ()
+    }, {
+      "onnx.Yield"(%y) : (tensor<4xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %r : tensor<*xf32>
+  }
+}
+
+// -----
+
+// A constant condition takes one branch; Scan unrolls over its static axis.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @fine(%x: tensor<3xf32>, %y: tensor<4xf32>, %s: tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %c = "onnx.Constant"() {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+    %r = "onnx.If"(%c) ({
+      "onnx.Yield"(%x) : (tensor<3xf32>) -> ()
+    }, {
+      "onnx.Yield"(%y) : (tensor<4xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    %sum, %steps = "onnx.Scan"(%x, %s) ({
+    ^bb0(%acc: tensor<3xf32>, %row: tensor<3xf32>):
+      %n = "onnx.Add"(%acc, %row) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      "onnx.Yield"(%n, %n) : (tensor<3xf32>, tensor<3xf32>) -> ()
+    }) {num_scan_inputs = 1 : si64, onnx.regions = ["body"]} : (tensor<3xf32>, tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("scan")
+    return %r, %sum, %steps : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}

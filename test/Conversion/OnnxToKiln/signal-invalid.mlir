@@ -1,0 +1,39 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln -verify-diagnostics
+
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @dft_runtime_length(%x: tensor<1x8x1xf32>, %n: tensor<i64>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'dft' (DFT, opset 17): dft_length must be a compile-time constant scalar; run-time DFT lengths are not supported}}
+    %y = "onnx.DFT"(%x, %n) : (tensor<1x8x1xf32>, tensor<i64>) -> tensor<*xf32> loc("dft")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @dft_onesided_inverse(%x: tensor<1x8x1xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'dft' (DFT, opset 17): onesided is supported for forward transforms of real signals only}}
+    %y = "onnx.DFT"(%x) {inverse = 1 : si64, onesided = 1 : si64} : (tensor<1x8x1xf32>) -> tensor<*xf32> loc("dft")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 9 : i64}} {
+  func.func @tfidf_float(%x: tensor<2x6xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 't' (TfIdfVectorizer, opset 9): element type 'f32' is not supported for TfIdfVectorizer}}
+    %y = "onnx.TfIdfVectorizer"(%x) {mode = "TF", min_gram_length = 1 : si64, max_gram_length = 1 : si64, max_skip_count = 0 : si64, ngram_counts = [0 : si64], ngram_indexes = [0 : si64], pool_int64s = [1 : si64]} : (tensor<2x6xf32>) -> tensor<*xf32> loc("t")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 9 : i64}} {
+  func.func @tfidf_bad_counts(%x: tensor<2x6xi64>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 't' (TfIdfVectorizer, opset 9): ngram_counts entry 1 does not delimit whole 2-grams of pool_int64s}}
+    %y = "onnx.TfIdfVectorizer"(%x) {mode = "TF", min_gram_length = 1 : si64, max_gram_length = 2 : si64, max_skip_count = 0 : si64, ngram_counts = [0 : si64, 1 : si64], ngram_indexes = [0 : si64, 1 : si64], pool_int64s = [1 : si64, 2 : si64, 3 : si64, 4 : si64]} : (tensor<2x6xi64>) -> tensor<*xf32> loc("t")
+    return %y : tensor<*xf32>
+  }
+}
