@@ -366,6 +366,7 @@ struct ConvertOnnxToKilnPass
     populateSignalConversions(table);
     populateTfIdfConversions(table);
     populateLegacyConversions(table);
+    populateTrainingConversions(table);
     llvm::StringMap<SmallVector<const OnnxConversion *>> byType;
     for (const OnnxConversion &c : table)
       byType[c.opType].push_back(&c);
@@ -419,23 +420,26 @@ struct ConvertOnnxToKilnPass
         int64_t opset = opsets.lookup(domain);
         OnnxNode node(op, builder, opset);
 
+        // Ops of other domains are keyed "<domain>.<OpType>".
+        std::string key = domain.empty()
+                              ? node.opType().str()
+                              : domain + "." + node.opType().str();
         const OnnxConversion *chosen = nullptr;
-        if (domain.empty())
-          for (const OnnxConversion *c : byType.lookup(node.opType()))
-            if (c->sinceVersion <= opset &&
-                (!chosen || c->sinceVersion > chosen->sinceVersion))
-              chosen = c;
+        for (const OnnxConversion *c : byType.lookup(key))
+          if (c->sinceVersion <= opset &&
+              (!chosen || c->sinceVersion > chosen->sinceVersion))
+            chosen = c;
         if (!chosen) {
           anyFailed = true;
           failedOps.insert(op);
           InFlightDiagnostic diag = node.fail();
-          if (!domain.empty()) {
+          if (!domain.empty() && !byType.count(key)) {
             diag << "the operator domain '" << domain
                  << "' is not supported; Kiln compiles the default ONNX "
                     "domain (ai.onnx)";
-          } else if (byType.count(node.opType())) {
+          } else if (byType.count(key)) {
             diag << "Kiln supports " << node.opType()
-                 << " from opset " << byType.lookup(node.opType()).front()->sinceVersion
+                 << " from opset " << byType.lookup(key).front()->sinceVersion
                  << "; re-export the model with a newer opset";
           } else {
             diag << "op type " << node.opType()

@@ -83,6 +83,8 @@ void populateLossConversions(std::vector<OnnxConversion> &table);
 void populateSignalConversions(std::vector<OnnxConversion> &table);
 void populateTfIdfConversions(std::vector<OnnxConversion> &table);
 void populateLegacyConversions(std::vector<OnnxConversion> &table);
+/// Ops of the ai.onnx.preview.training domain, keyed "<domain>.<OpType>".
+void populateTrainingConversions(std::vector<OnnxConversion> &table);
 
 /// Rewrites ONNX If, Loop and Scan nodes of `func` (imported with their
 /// subgraphs as regions) into straight-line onnx ops: If selects between both
