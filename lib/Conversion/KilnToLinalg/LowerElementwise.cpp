@@ -274,15 +274,18 @@ BodyFn binaryBody() {
   };
 }
 
-/// One element of kiln.cast: integers are signed except i1 (0 or 1), floats
-/// go to integers toward zero, anything goes to i1 as "not zero" (NaN too).
-Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
+/// One element of kiln.cast: integers are signed except i1 (0 or 1) and
+/// those the kiln types marked unsigned (`x` and `to` are signless here),
+/// floats go to integers toward zero, anything goes to i1 as "not zero" (NaN
+/// too).
+Value castScalar(OpBuilder &b, Location l, Value x, Type to,
+                 bool fromUnsigned, bool toUnsigned) {
   Type from = x.getType();
   if (from == to)
     return x;
   auto fromInt = dyn_cast<IntegerType>(from);
   auto toInt = dyn_cast<IntegerType>(to);
-  bool fromBool = fromInt && fromInt.getWidth() == 1;
+  bool fromBool = fromInt && (fromInt.getWidth() == 1 || fromUnsigned);
   if (toInt && toInt.getWidth() == 1) {
     if (fromInt)
       return arith::CmpIOp::create(
@@ -304,7 +307,8 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
     return arith::SIToFPOp::create(b, l, to, x);
   }
   if (toInt)
-    return arith::FPToSIOp::create(b, l, to, x);
+    return toUnsigned ? Value(arith::FPToUIOp::create(b, l, to, x))
+                      : Value(arith::FPToSIOp::create(b, l, to, x));
   unsigned fromBits = from.getIntOrFloatBitWidth(),
            toBits = to.getIntOrFloatBitWidth();
   if (toBits > fromBits)
@@ -319,6 +323,7 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
 /// The float or the signless-integer form of a binary op, by element type.
 std::optional<BodyFn> binaryBody(Operation *op) {
   bool isInt = isa<IntegerType>(typeOf(op->getResult(0)).getElementType());
+  bool isUnsigned = isUnsignedInt(op->getResult(0).getType());
   if (isa<AddOp>(op))
     return isInt ? binaryBody<arith::AddIOp>() : binaryBody<arith::AddFOp>();
   if (isa<SubOp>(op))
@@ -326,12 +331,15 @@ std::optional<BodyFn> binaryBody(Operation *op) {
   if (isa<MulOp>(op))
     return isInt ? binaryBody<arith::MulIOp>() : binaryBody<arith::MulFOp>();
   if (isa<DivOp>(op))
-    return isInt ? binaryBody<arith::DivSIOp>() : binaryBody<arith::DivFOp>();
+    return !isInt       ? binaryBody<arith::DivFOp>()
+           : isUnsigned ? binaryBody<arith::DivUIOp>()
+                        : binaryBody<arith::DivSIOp>();
   if (isa<PowOp>(op))
     return binaryBody<math::PowFOp>();
   if (isa<MaxOp>(op))
-    return isInt ? binaryBody<arith::MaxSIOp>()
-                 : binaryBody<arith::MaximumFOp>();
+    return !isInt       ? binaryBody<arith::MaximumFOp>()
+           : isUnsigned ? binaryBody<arith::MaxUIOp>()
+                        : binaryBody<arith::MaxSIOp>();
   if (isa<AndOp>(op))
     return binaryBody<arith::AndIOp>();
   if (isa<OrOp>(op))
@@ -348,6 +356,9 @@ std::optional<BodyFn> binaryBody(Operation *op) {
   if (auto mod = dyn_cast<ModOp>(op)) {
     if (!isInt)
       return binaryBody<arith::RemFOp>();
+    // Unsigned remainders are non-negative: both signs agree.
+    if (isUnsigned)
+      return binaryBody<arith::RemUIOp>();
     if (mod.getFmod())
       return binaryBody<arith::RemSIOp>();
     // Python's %: a non-zero remainder whose sign differs from the divisor's
@@ -374,9 +385,9 @@ std::optional<BodyFn> binaryBody(Operation *op) {
     });
   if (isa<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp>(op)) {
     // Signed integer and ordered float predicates (NaN compares false);
-    // bools compare as unsigned 0/1.
+    // bools and `ui` types compare as unsigned.
     Type elt = typeOf(op->getOperand(0)).getElementType();
-    bool isBool = elt.isInteger(1);
+    bool isBool = elt.isInteger(1) || elt.isUnsignedInteger();
     using IP = arith::CmpIPredicate;
     using FP = arith::CmpFPredicate;
     std::pair<IP, FP> preds =
@@ -395,9 +406,33 @@ std::optional<BodyFn> binaryBody(Operation *op) {
           return arith::CmpFOp::create(b, l, p, a[0], a[1]);
         });
   }
+  if (auto shift = dyn_cast<BitShiftOp>(op)) {
+    // A shift by the width or more is poison in arith; ONNX means all bits
+    // shifted out (the sign fills an arithmetic right shift).
+    bool left = shift.getLeft();
+    return BodyFn([left, isUnsigned](OpBuilder &b, Location l,
+                                     ValueRange a) -> Value {
+      Type t = a[0].getType();
+      unsigned w = t.getIntOrFloatBitWidth();
+      Value width = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, w));
+      Value tooFar =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, a[1], width);
+      if (!left && !isUnsigned) {
+        Value maxShift =
+            arith::ConstantOp::create(b, l, b.getIntegerAttr(t, w - 1));
+        Value n = arith::SelectOp::create(b, l, tooFar, maxShift, a[1]);
+        return arith::ShRSIOp::create(b, l, a[0], n);
+      }
+      Value v = left ? Value(arith::ShLIOp::create(b, l, a[0], a[1]))
+                     : Value(arith::ShRUIOp::create(b, l, a[0], a[1]));
+      Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 0));
+      return arith::SelectOp::create(b, l, tooFar, zero, v);
+    });
+  }
   if (isa<MinOp>(op))
-    return isInt ? binaryBody<arith::MinSIOp>()
-                 : binaryBody<arith::MinimumFOp>();
+    return !isInt       ? binaryBody<arith::MinimumFOp>()
+           : isUnsigned ? binaryBody<arith::MinUIOp>()
+                        : binaryBody<arith::MinSIOp>();
   return std::nullopt;
 }
 } // namespace
@@ -407,11 +442,14 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
     return op->getOperand(0);
   if (auto cast = dyn_cast<CastOp>(op)) {
     RankedTensorType type = cast.getType();
-    Type to = type.getElementType();
+    bool fromUnsigned = isUnsignedInt(cast.getInput().getType());
+    bool toUnsigned = isUnsignedInt(type);
+    Type to = signlessType(type.getElementType());
     return broadcastGeneric(
-        b, op->getLoc(), type.getShape(), to, cast.getInput(),
-        [to](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          return castScalar(nb, nl, a[0], to);
+        b, op->getLoc(), type.getShape(), to,
+        asSignless(b, op->getLoc(), cast.getInput()),
+        [=](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return castScalar(nb, nl, a[0], to, fromUnsigned, toUnsigned);
         });
   }
   std::optional<BodyFn> body = unaryBody(op);
@@ -419,7 +457,12 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
     body = binaryBody(op);
   if (!body)
     return Value();
+  // Unsigned operands compute as signless with the unsigned arith ops the
+  // bodies picked above.
   RankedTensorType type = typeOf(op->getResult(0));
+  SmallVector<Value> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(asSignless(b, op->getLoc(), v));
   return broadcastGeneric(b, op->getLoc(), type.getShape(),
-                          type.getElementType(), op->getOperands(), *body);
+                          signlessType(type.getElementType()), operands, *body);
 }
