@@ -320,6 +320,43 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to,
   return arith::TruncFOp::create(b, l, to, wide);
 }
 
+/// Integer division and remainder never trap (x86 faults on a zero divisor
+/// and on INT_MIN / -1): a zero divisor gives 0 (ONNX leaves it undefined),
+/// and a signed divisor of -1 divides as negation (remainder 0).
+Value safeDivRem(OpBuilder &b, Location l, Value x, Value d, bool isUnsigned,
+                 bool isRem) {
+  Type t = x.getType();
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, l, b.getIntegerAttr(t, v));
+  };
+  Value zero = c(0), one = c(1);
+  Value isZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, d, zero);
+  Value special = isZero;
+  Value isMinusOne;
+  if (!isUnsigned) {
+    isMinusOne = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, d, c(-1));
+    special = arith::OrIOp::create(b, l, isZero, isMinusOne);
+  }
+  Value safe = arith::SelectOp::create(b, l, special, one, d);
+  Value r;
+  if (isRem)
+    r = isUnsigned ? Value(arith::RemUIOp::create(b, l, x, safe))
+                   : Value(arith::RemSIOp::create(b, l, x, safe));
+  else
+    r = isUnsigned ? Value(arith::DivUIOp::create(b, l, x, safe))
+                   : Value(arith::DivSIOp::create(b, l, x, safe));
+  if (!isUnsigned && !isRem)
+    r = arith::SelectOp::create(b, l, isMinusOne,
+                                arith::SubIOp::create(b, l, zero, x), r);
+  return arith::SelectOp::create(b, l, isZero, zero, r);
+}
+
+BodyFn divRemBody(bool isUnsigned, bool isRem) {
+  return [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return safeDivRem(b, l, a[0], a[1], isUnsigned, isRem);
+  };
+}
+
 /// The float or the signless-integer form of a binary op, by element type.
 std::optional<BodyFn> binaryBody(Operation *op) {
   bool isInt = isa<IntegerType>(typeOf(op->getResult(0)).getElementType());
@@ -331,9 +368,8 @@ std::optional<BodyFn> binaryBody(Operation *op) {
   if (isa<MulOp>(op))
     return isInt ? binaryBody<arith::MulIOp>() : binaryBody<arith::MulFOp>();
   if (isa<DivOp>(op))
-    return !isInt       ? binaryBody<arith::DivFOp>()
-           : isUnsigned ? binaryBody<arith::DivUIOp>()
-                        : binaryBody<arith::DivSIOp>();
+    return isInt ? divRemBody(isUnsigned, /*isRem=*/false)
+                 : binaryBody<arith::DivFOp>();
   if (isa<PowOp>(op))
     return binaryBody<math::PowFOp>();
   if (isa<MaxOp>(op))
@@ -358,13 +394,14 @@ std::optional<BodyFn> binaryBody(Operation *op) {
       return binaryBody<arith::RemFOp>();
     // Unsigned remainders are non-negative: both signs agree.
     if (isUnsigned)
-      return binaryBody<arith::RemUIOp>();
+      return divRemBody(/*isUnsigned=*/true, /*isRem=*/true);
     if (mod.getFmod())
-      return binaryBody<arith::RemSIOp>();
+      return divRemBody(/*isUnsigned=*/false, /*isRem=*/true);
     // Python's %: a non-zero remainder whose sign differs from the divisor's
     // gets the divisor added.
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      Value r = arith::RemSIOp::create(b, l, a[0], a[1]);
+      Value r = safeDivRem(b, l, a[0], a[1], /*isUnsigned=*/false,
+                           /*isRem=*/true);
       Value zero =
           arith::ConstantOp::create(b, l, b.getIntegerAttr(r.getType(), 0));
       Value rNeg =

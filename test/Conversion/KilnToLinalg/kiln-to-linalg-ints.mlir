@@ -72,3 +72,22 @@ func.func @matmul_i32(%a: tensor<4x3xi32>, %b: tensor<3x2xi32>) -> tensor<4x2xi3
   %0 = kiln.matmul %a, %b : (tensor<4x3xi32>, tensor<3x2xi32>) -> tensor<4x2xi32>
   return %0 : tensor<4x2xi32>
 }
+
+// -----
+
+// Integer division never traps: a zero divisor gives 0, a divisor of -1
+// negates (INT_MIN / -1 faults on x86).
+// CHECK-LABEL: func.func @safe_div
+// CHECK: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK: %[[IS0:.+]] = arith.cmpi eq, %[[D:.+]], %[[ZERO]] : i32
+// CHECK: %[[ISM1:.+]] = arith.cmpi eq, %[[D]], %{{.+}} : i32
+// CHECK: %[[SP:.+]] = arith.ori %[[IS0]], %[[ISM1]] : i1
+// CHECK: %[[SAFE:.+]] = arith.select %[[SP]], %{{.+}}, %[[D]] : i32
+// CHECK: %[[Q:.+]] = arith.divsi %[[X:.+]], %[[SAFE]] : i32
+// CHECK: %[[NEG:.+]] = arith.subi %[[ZERO]], %[[X]] : i32
+// CHECK: %[[Q2:.+]] = arith.select %[[ISM1]], %[[NEG]], %[[Q]] : i32
+// CHECK: arith.select %[[IS0]], %[[ZERO]], %[[Q2]] : i32
+func.func @safe_div(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = kiln.div %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
