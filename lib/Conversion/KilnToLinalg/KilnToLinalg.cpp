@@ -87,8 +87,8 @@ static void retypeUnsigned(func::FuncOp func) {
         c.setValueAttr(dense.bitcast(getElementTypeOrSelf(t)));
       else if (auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue());
                res && res.getType() != t)
-        c.setValueAttr(DenseResourceElementsAttr::get(
-            cast<ShapedType>(t), res.getRawHandle()));
+        c.setValueAttr(DenseResourceElementsAttr::get(cast<ShapedType>(t),
+                                                      res.getRawHandle()));
     }
   });
   func.walk([](UnrealizedConversionCastOp c) {

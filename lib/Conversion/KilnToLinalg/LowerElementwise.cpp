@@ -278,8 +278,8 @@ BodyFn binaryBody() {
 /// those the kiln types marked unsigned (`x` and `to` are signless here),
 /// floats go to integers toward zero, anything goes to i1 as "not zero" (NaN
 /// too).
-Value castScalar(OpBuilder &b, Location l, Value x, Type to,
-                 bool fromUnsigned, bool toUnsigned) {
+Value castScalar(OpBuilder &b, Location l, Value x, Type to, bool fromUnsigned,
+                 bool toUnsigned) {
   Type from = x.getType();
   if (from == to)
     return x;
@@ -334,7 +334,8 @@ Value safeDivRem(OpBuilder &b, Location l, Value x, Value d, bool isUnsigned,
   Value special = isZero;
   Value isMinusOne;
   if (!isUnsigned) {
-    isMinusOne = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, d, c(-1));
+    isMinusOne =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, d, c(-1));
     special = arith::OrIOp::create(b, l, isZero, isMinusOne);
   }
   Value safe = arith::SelectOp::create(b, l, special, one, d);

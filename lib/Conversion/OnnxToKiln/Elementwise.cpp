@@ -48,23 +48,24 @@ FailureOr<SmallVector<Value>> clip(OnnxNode &node, double lo, double hi) {
 /// null; `name` is set either way for the diagnostic.
 Type castTarget(Builder &b, int64_t dataType, std::string &name) {
   // Indexed by TensorProto.DataType (Kiln does not link onnx here).
-  const std::pair<const char *, Type> types[] = {{"UNDEFINED", {}},
-                                                 {"FLOAT", b.getF32Type()},
-                                                 {"UINT8", b.getIntegerType(8, false)},
-                                                 {"INT8", b.getI8Type()},
-                                                 {"UINT16", b.getIntegerType(16, false)},
-                                                 {"INT16", b.getI16Type()},
-                                                 {"INT32", b.getI32Type()},
-                                                 {"INT64", b.getI64Type()},
-                                                 {"STRING", {}},
-                                                 {"BOOL", b.getI1Type()},
-                                                 {"FLOAT16", b.getF16Type()},
-                                                 {"DOUBLE", b.getF64Type()},
-                                                 {"UINT32", b.getIntegerType(32, false)},
-                                                 {"UINT64", b.getIntegerType(64, false)},
-                                                 {"COMPLEX64", {}},
-                                                 {"COMPLEX128", {}},
-                                                 {"BFLOAT16", b.getBF16Type()}};
+  const std::pair<const char *, Type> types[] = {
+      {"UNDEFINED", {}},
+      {"FLOAT", b.getF32Type()},
+      {"UINT8", b.getIntegerType(8, false)},
+      {"INT8", b.getI8Type()},
+      {"UINT16", b.getIntegerType(16, false)},
+      {"INT16", b.getI16Type()},
+      {"INT32", b.getI32Type()},
+      {"INT64", b.getI64Type()},
+      {"STRING", {}},
+      {"BOOL", b.getI1Type()},
+      {"FLOAT16", b.getF16Type()},
+      {"DOUBLE", b.getF64Type()},
+      {"UINT32", b.getIntegerType(32, false)},
+      {"UINT64", b.getIntegerType(64, false)},
+      {"COMPLEX64", {}},
+      {"COMPLEX128", {}},
+      {"BFLOAT16", b.getBF16Type()}};
   if (dataType < 0 || dataType >= (int64_t)std::size(types)) {
     name = "data type " + std::to_string(dataType);
     return {};
@@ -74,8 +75,8 @@ Type castTarget(Builder &b, int64_t dataType, std::string &name) {
 }
 
 bool isNumeric(Type t) {
-  return t && (isa<FloatType>(t) || t.isSignlessInteger() ||
-               t.isUnsignedInteger());
+  return t &&
+         (isa<FloatType>(t) || t.isSignlessInteger() || t.isUnsignedInteger());
 }
 
 /// kiln.cast of `x` to `to` (null when ONNX's type has no Kiln counterpart;
@@ -275,8 +276,8 @@ FailureOr<SmallVector<Value>> bitShift(OnnxNode &node) {
                 << " is not supported; it takes integer tensors";
     return failure();
   }
-  return one(build<BitShiftOp>(node, *a, *b,
-                               node.builder.getBoolAttr(dir == "LEFT")));
+  return one(
+      build<BitShiftOp>(node, *a, *b, node.builder.getBoolAttr(dir == "LEFT")));
 }
 
 /// IsNaN 9, 13: x != x (ordered equality is false only for NaN).
@@ -418,9 +419,9 @@ FailureOr<SmallVector<Value>> trilu(OnnxNode &node) {
     for (int64_t j = 0; j < cols; ++j)
       diag.push_back(j - i);
   auto diagType = RankedTensorType::get({rows, cols}, b.getI64Type());
-  Value d = ConstantOp::create(b, node.loc(), diagType,
-                               DenseElementsAttr::get(diagType,
-                                                      ArrayRef<int64_t>(diag)));
+  Value d = ConstantOp::create(
+      b, node.loc(), diagType,
+      DenseElementsAttr::get(diagType, ArrayRef<int64_t>(diag)));
   bool upper = node.intAttr("upper", 1) != 0;
   FailureOr<Value> keep = upper ? build<GreaterEqualOp>(node, d, k)
                                 : build<LessEqualOp>(node, d, k);

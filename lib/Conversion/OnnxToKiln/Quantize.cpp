@@ -202,10 +202,10 @@ FailureOr<SmallVector<Value>> dynamicQuantizeLinear(OnnxNode &node) {
   for (int64_t d = 0; d < typeOf(*x).getRank(); ++d)
     all.push_back(d);
   Value zero = scalarConstant(node, f, 0.0);
-  FailureOr<Value> lo = build<ReduceMinOp>(node, *x, b.getDenseI64ArrayAttr(all),
-                                           b.getBoolAttr(false));
-  FailureOr<Value> hi = build<ReduceMaxOp>(node, *x, b.getDenseI64ArrayAttr(all),
-                                           b.getBoolAttr(false));
+  FailureOr<Value> lo = build<ReduceMinOp>(
+      node, *x, b.getDenseI64ArrayAttr(all), b.getBoolAttr(false));
+  FailureOr<Value> hi = build<ReduceMaxOp>(
+      node, *x, b.getDenseI64ArrayAttr(all), b.getBoolAttr(false));
   if (failed(lo) || failed(hi))
     return failure();
   lo = build<MinOp>(node, *lo, zero);
@@ -311,20 +311,19 @@ FailureOr<Value> convInteger(OnnxNode &node, Value x, Value w, Value xZp,
   if (failed(node.requireStaticShape(typeOf(x))) ||
       failed(node.requireStaticShape(typeOf(w))))
     return failure();
-  if (xZp && (!typeOf(xZp).hasStaticShape() ||
-              typeOf(xZp).getNumElements() != 1)) {
+  if (xZp &&
+      (!typeOf(xZp).hasStaticShape() || typeOf(xZp).getNumElements() != 1)) {
     node.fail() << "a per-channel x_zero_point is not supported; ONNX "
                    "requires a scalar";
     return failure();
   }
-  FailureOr<Value> x32 =
-      widened(node, x, xZp ? reshapeTo(node, xZp, {}) : FailureOr<Value>(Value()),
-              "x");
+  FailureOr<Value> x32 = widened(
+      node, x, xZp ? reshapeTo(node, xZp, {}) : FailureOr<Value>(Value()), "x");
   if (failed(x32))
     return failure();
   // The filter [M, C, kH, kW]: a per-channel zero point is [M, 1, 1, 1].
-  FailureOr<Value> wz = perChannel(node, wZp, w, 0, typeOf(w).getRank(),
-                                   "w_zero_point");
+  FailureOr<Value> wz =
+      perChannel(node, wZp, w, 0, typeOf(w).getRank(), "w_zero_point");
   FailureOr<Value> w32 = widened(node, w, wz, "w");
   if (failed(w32))
     return failure();

@@ -381,8 +381,7 @@ static OpFoldResult foldBinary(Operation *op, Attribute lhs, Attribute rhs,
     return {};
   // The integer folds below are signed; unsigned division and max/min are
   // left to run time.
-  if (type.getElementType().isUnsignedInteger() &&
-      isa<DivOp, MaxOp, MinOp>(op))
+  if (type.getElementType().isUnsignedInteger() && isa<DivOp, MaxOp, MinOp>(op))
     return {};
   if (isa<FloatType>(type.getElementType()))
     return foldElements<APFloat>(type, l, r,
