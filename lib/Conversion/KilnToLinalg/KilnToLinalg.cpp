@@ -98,16 +98,12 @@ static void retypeUnsigned(func::FuncOp func) {
       c->erase();
     }
   });
-  SmallVector<Type> results;
-  func.walk([&](func::ReturnOp r) {
-    results.assign(r.getOperandTypes().begin(), r.getOperandTypes().end());
-  });
-  SmallVector<Type> args;
-  for (BlockArgument a : func.getArguments())
-    args.push_back(a.getType());
-  func.setType(FunctionType::get(func.getContext(), args,
-                                 func.isExternal() ? func.getResultTypes()
-                                                   : TypeRange(results)));
+  auto signless = [](TypeRange types) {
+    return llvm::map_to_vector(types, [](Type t) { return signlessType(t); });
+  };
+  func.setType(FunctionType::get(func.getContext(),
+                                 signless(func.getArgumentTypes()),
+                                 signless(func.getResultTypes())));
 }
 
 Value mlir::kiln::filledTensor(OpBuilder &b, Location loc,
