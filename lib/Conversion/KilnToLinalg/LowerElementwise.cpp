@@ -285,7 +285,9 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to, bool fromUnsigned,
     return x;
   auto fromInt = dyn_cast<IntegerType>(from);
   auto toInt = dyn_cast<IntegerType>(to);
-  bool fromBool = fromInt && (fromInt.getWidth() == 1 || fromUnsigned);
+  // Bools (0 or 1) and unsigned integers zero-extend and convert unsigned.
+  bool fromUnsignedInt =
+      fromInt && (fromInt.getWidth() == 1 || fromUnsigned);
   if (toInt && toInt.getWidth() == 1) {
     if (fromInt)
       return arith::CmpIOp::create(
@@ -297,12 +299,12 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to, bool fromUnsigned,
   if (fromInt && toInt) {
     if (toInt.getWidth() < fromInt.getWidth())
       return arith::TruncIOp::create(b, l, to, x);
-    if (fromBool)
+    if (fromUnsignedInt)
       return arith::ExtUIOp::create(b, l, to, x);
     return arith::ExtSIOp::create(b, l, to, x);
   }
   if (fromInt) {
-    if (fromBool)
+    if (fromUnsignedInt)
       return arith::UIToFPOp::create(b, l, to, x);
     return arith::SIToFPOp::create(b, l, to, x);
   }
@@ -425,15 +427,15 @@ std::optional<BodyFn> binaryBody(Operation *op) {
     // Signed integer and ordered float predicates (NaN compares false);
     // bools and `ui` types compare as unsigned.
     Type elt = typeOf(op->getOperand(0)).getElementType();
-    bool isBool = elt.isInteger(1) || elt.isUnsignedInteger();
+    bool uns = elt.isInteger(1) || elt.isUnsignedInteger();
     using IP = arith::CmpIPredicate;
     using FP = arith::CmpFPredicate;
     std::pair<IP, FP> preds =
         isa<EqualOp>(op)       ? std::pair{IP::eq, FP::OEQ}
-        : isa<LessOp>(op)      ? std::pair{isBool ? IP::ult : IP::slt, FP::OLT}
-        : isa<LessEqualOp>(op) ? std::pair{isBool ? IP::ule : IP::sle, FP::OLE}
-        : isa<GreaterOp>(op)   ? std::pair{isBool ? IP::ugt : IP::sgt, FP::OGT}
-                               : std::pair{isBool ? IP::uge : IP::sge, FP::OGE};
+        : isa<LessOp>(op)      ? std::pair{uns ? IP::ult : IP::slt, FP::OLT}
+        : isa<LessEqualOp>(op) ? std::pair{uns ? IP::ule : IP::sle, FP::OLE}
+        : isa<GreaterOp>(op)   ? std::pair{uns ? IP::ugt : IP::sgt, FP::OGT}
+                               : std::pair{uns ? IP::uge : IP::sge, FP::OGE};
     if (isa<IntegerType>(elt))
       return BodyFn(
           [p = preds.first](OpBuilder &b, Location l, ValueRange a) -> Value {
