@@ -4,6 +4,8 @@
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include <cmath>
+
 namespace mlir::kiln {
 #define GEN_PASS_DEF_CONVERTKILNTOLINALGPASS
 #include "kiln/Conversion/Passes.h.inc"
@@ -23,7 +25,85 @@ Value mlir::kiln::emptyTensor(OpBuilder &b, Location loc,
 
 Value mlir::kiln::floatConst(OpBuilder &b, Location loc, Type elt,
                              double value) {
+  if (auto it = dyn_cast<IntegerType>(elt)) {
+    unsigned w = it.getWidth();
+    bool isUnsigned = it.isUnsigned() || w == 1;
+    APInt lo = isUnsigned ? APInt::getMinValue(w) : APInt::getSignedMinValue(w);
+    APInt hi = isUnsigned ? APInt::getMaxValue(w) : APInt::getSignedMaxValue(w);
+    APInt v;
+    if (std::isnan(value))
+      v = APInt(w, 0);
+    else if (isUnsigned ? value <= lo.roundToDouble(false)
+                        : value <= lo.roundToDouble(true))
+      v = lo;
+    else if (isUnsigned ? value >= hi.roundToDouble(false)
+                        : value >= hi.roundToDouble(true))
+      v = hi;
+    else
+      v = APInt(w, (uint64_t)(int64_t)std::trunc(value), /*isSigned=*/true,
+                /*implicitTrunc=*/true);
+    Type s = b.getIntegerType(w);
+    return arith::ConstantOp::create(b, loc, s, b.getIntegerAttr(s, v));
+  }
   return arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, value));
+}
+
+bool mlir::kiln::isUnsignedInt(Type t) {
+  return getElementTypeOrSelf(t).isUnsignedInteger();
+}
+
+Type mlir::kiln::signlessType(Type t) {
+  Type elt = getElementTypeOrSelf(t);
+  if (!elt.isUnsignedInteger())
+    return t;
+  Type s = IntegerType::get(t.getContext(), elt.getIntOrFloatBitWidth());
+  if (auto st = dyn_cast<ShapedType>(t))
+    return st.clone(s);
+  return s;
+}
+
+Value mlir::kiln::asSignless(OpBuilder &b, Location loc, Value v) {
+  Type s = signlessType(v.getType());
+  if (s == v.getType())
+    return v;
+  return UnrealizedConversionCastOp::create(b, loc, s, v).getResult(0);
+}
+
+/// Gives every `ui` value of `func` its signless type (arith, linalg and the
+/// LLVM lowering know signless integers only; signedness lived in the kiln
+/// ops, which are gone) and drops the casts that became identities.
+static void retypeUnsigned(func::FuncOp func) {
+  func.walk([](Operation *op) {
+    for (Region &r : op->getRegions())
+      for (Block &blk : r)
+        for (BlockArgument a : blk.getArguments())
+          a.setType(signlessType(a.getType()));
+    for (OpResult r : op->getResults())
+      r.setType(signlessType(r.getType()));
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      Type t = c.getType();
+      if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+          dense && dense.getType() != t)
+        c.setValueAttr(dense.bitcast(getElementTypeOrSelf(t)));
+      else if (auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue());
+               res && res.getType() != t)
+        c.setValueAttr(DenseResourceElementsAttr::get(cast<ShapedType>(t),
+                                                      res.getRawHandle()));
+    }
+  });
+  func.walk([](UnrealizedConversionCastOp c) {
+    if (c->getNumOperands() == 1 && c->getNumResults() == 1 &&
+        c->getOperand(0).getType() == c->getResult(0).getType()) {
+      c->getResult(0).replaceAllUsesWith(c->getOperand(0));
+      c->erase();
+    }
+  });
+  auto signless = [](TypeRange types) {
+    return llvm::map_to_vector(types, [](Type t) { return signlessType(t); });
+  };
+  func.setType(FunctionType::get(func.getContext(),
+                                 signless(func.getArgumentTypes()),
+                                 signless(func.getResultTypes())));
 }
 
 Value mlir::kiln::filledTensor(OpBuilder &b, Location loc,
@@ -269,9 +349,18 @@ struct ConvertKilnToLinalgPass
           anyFailed = true;
           continue;
         }
+        // Unsigned results are computed as signless; later ops still see the
+        // kiln op's `ui` type until the function is retyped.
+        Type origType = op->getResult(0).getType();
+        if (repl->getType() != origType)
+          repl = UnrealizedConversionCastOp::create(b, op->getLoc(), origType,
+                                                    *repl)
+                     .getResult(0);
         op->getResult(0).replaceAllUsesWith(*repl);
         op->erase();
       }
+      if (!anyFailed)
+        retypeUnsigned(func);
     });
     if (anyFailed)
       signalPassFailure();

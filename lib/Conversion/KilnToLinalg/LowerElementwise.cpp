@@ -304,15 +304,20 @@ BodyFn binaryBody() {
   };
 }
 
-/// One element of kiln.cast: integers are signed except i1 (0 or 1), floats
-/// go to integers toward zero, anything goes to i1 as "not zero" (NaN too).
-Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
+/// One element of kiln.cast: integers are signed except i1 (0 or 1) and
+/// those the kiln types marked unsigned (`x` and `to` are signless here),
+/// floats go to integers toward zero, anything goes to i1 as "not zero" (NaN
+/// too).
+Value castScalar(OpBuilder &b, Location l, Value x, Type to, bool fromUnsigned,
+                 bool toUnsigned) {
   Type from = x.getType();
   if (from == to)
     return x;
   auto fromInt = dyn_cast<IntegerType>(from);
   auto toInt = dyn_cast<IntegerType>(to);
-  bool fromBool = fromInt && fromInt.getWidth() == 1;
+  // Bools (0 or 1) and unsigned integers zero-extend and convert unsigned.
+  bool fromUnsignedInt =
+      fromInt && (fromInt.getWidth() == 1 || fromUnsigned);
   if (toInt && toInt.getWidth() == 1) {
     if (fromInt)
       return arith::CmpIOp::create(
@@ -324,17 +329,18 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
   if (fromInt && toInt) {
     if (toInt.getWidth() < fromInt.getWidth())
       return arith::TruncIOp::create(b, l, to, x);
-    if (fromBool)
+    if (fromUnsignedInt)
       return arith::ExtUIOp::create(b, l, to, x);
     return arith::ExtSIOp::create(b, l, to, x);
   }
   if (fromInt) {
-    if (fromBool)
+    if (fromUnsignedInt)
       return arith::UIToFPOp::create(b, l, to, x);
     return arith::SIToFPOp::create(b, l, to, x);
   }
   if (toInt)
-    return arith::FPToSIOp::create(b, l, to, x);
+    return toUnsigned ? Value(arith::FPToUIOp::create(b, l, to, x))
+                      : Value(arith::FPToSIOp::create(b, l, to, x));
   unsigned fromBits = from.getIntOrFloatBitWidth(),
            toBits = to.getIntOrFloatBitWidth();
   if (toBits > fromBits)
@@ -346,9 +352,48 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to) {
   return arith::TruncFOp::create(b, l, to, wide);
 }
 
+/// Integer division and remainder never trap (x86 faults on a zero divisor
+/// and on INT_MIN / -1): a zero divisor gives 0 (ONNX leaves it undefined),
+/// and a signed divisor of -1 divides as negation (remainder 0).
+Value safeDivRem(OpBuilder &b, Location l, Value x, Value d, bool isUnsigned,
+                 bool isRem) {
+  Type t = x.getType();
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, l, b.getIntegerAttr(t, v));
+  };
+  Value zero = c(0), one = c(1);
+  Value isZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, d, zero);
+  Value special = isZero;
+  Value isMinusOne;
+  if (!isUnsigned) {
+    isMinusOne =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, d, c(-1));
+    special = arith::OrIOp::create(b, l, isZero, isMinusOne);
+  }
+  Value safe = arith::SelectOp::create(b, l, special, one, d);
+  Value r;
+  if (isRem)
+    r = isUnsigned ? Value(arith::RemUIOp::create(b, l, x, safe))
+                   : Value(arith::RemSIOp::create(b, l, x, safe));
+  else
+    r = isUnsigned ? Value(arith::DivUIOp::create(b, l, x, safe))
+                   : Value(arith::DivSIOp::create(b, l, x, safe));
+  if (!isUnsigned && !isRem)
+    r = arith::SelectOp::create(b, l, isMinusOne,
+                                arith::SubIOp::create(b, l, zero, x), r);
+  return arith::SelectOp::create(b, l, isZero, zero, r);
+}
+
+BodyFn divRemBody(bool isUnsigned, bool isRem) {
+  return [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return safeDivRem(b, l, a[0], a[1], isUnsigned, isRem);
+  };
+}
+
 /// The float or the signless-integer form of a binary op, by element type.
 std::optional<BodyFn> binaryBody(Operation *op) {
   bool isInt = isa<IntegerType>(typeOf(op->getResult(0)).getElementType());
+  bool isUnsigned = isUnsignedInt(op->getResult(0).getType());
   if (isa<AddOp>(op))
     return isInt ? binaryBody<arith::AddIOp>() : binaryBody<arith::AddFOp>();
   if (isa<SubOp>(op))
@@ -356,12 +401,14 @@ std::optional<BodyFn> binaryBody(Operation *op) {
   if (isa<MulOp>(op))
     return isInt ? binaryBody<arith::MulIOp>() : binaryBody<arith::MulFOp>();
   if (isa<DivOp>(op))
-    return isInt ? binaryBody<arith::DivSIOp>() : binaryBody<arith::DivFOp>();
+    return isInt ? divRemBody(isUnsigned, /*isRem=*/false)
+                 : binaryBody<arith::DivFOp>();
   if (isa<PowOp>(op))
     return binaryBody<math::PowFOp>();
   if (isa<MaxOp>(op))
-    return isInt ? binaryBody<arith::MaxSIOp>()
-                 : binaryBody<arith::MaximumFOp>();
+    return !isInt       ? binaryBody<arith::MaximumFOp>()
+           : isUnsigned ? binaryBody<arith::MaxUIOp>()
+                        : binaryBody<arith::MaxSIOp>();
   if (isa<AndOp>(op))
     return binaryBody<arith::AndIOp>();
   if (isa<OrOp>(op))
@@ -378,12 +425,16 @@ std::optional<BodyFn> binaryBody(Operation *op) {
   if (auto mod = dyn_cast<ModOp>(op)) {
     if (!isInt)
       return binaryBody<arith::RemFOp>();
+    // Unsigned remainders are non-negative: both signs agree.
+    if (isUnsigned)
+      return divRemBody(/*isUnsigned=*/true, /*isRem=*/true);
     if (mod.getFmod())
-      return binaryBody<arith::RemSIOp>();
+      return divRemBody(/*isUnsigned=*/false, /*isRem=*/true);
     // Python's %: a non-zero remainder whose sign differs from the divisor's
     // gets the divisor added.
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      Value r = arith::RemSIOp::create(b, l, a[0], a[1]);
+      Value r = safeDivRem(b, l, a[0], a[1], /*isUnsigned=*/false,
+                           /*isRem=*/true);
       Value zero =
           arith::ConstantOp::create(b, l, b.getIntegerAttr(r.getType(), 0));
       Value rNeg =
@@ -404,17 +455,17 @@ std::optional<BodyFn> binaryBody(Operation *op) {
     });
   if (isa<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp>(op)) {
     // Signed integer and ordered float predicates (NaN compares false);
-    // bools compare as unsigned 0/1.
+    // bools and `ui` types compare as unsigned.
     Type elt = typeOf(op->getOperand(0)).getElementType();
-    bool isBool = elt.isInteger(1);
+    bool uns = elt.isInteger(1) || elt.isUnsignedInteger();
     using IP = arith::CmpIPredicate;
     using FP = arith::CmpFPredicate;
     std::pair<IP, FP> preds =
         isa<EqualOp>(op)       ? std::pair{IP::eq, FP::OEQ}
-        : isa<LessOp>(op)      ? std::pair{isBool ? IP::ult : IP::slt, FP::OLT}
-        : isa<LessEqualOp>(op) ? std::pair{isBool ? IP::ule : IP::sle, FP::OLE}
-        : isa<GreaterOp>(op)   ? std::pair{isBool ? IP::ugt : IP::sgt, FP::OGT}
-                               : std::pair{isBool ? IP::uge : IP::sge, FP::OGE};
+        : isa<LessOp>(op)      ? std::pair{uns ? IP::ult : IP::slt, FP::OLT}
+        : isa<LessEqualOp>(op) ? std::pair{uns ? IP::ule : IP::sle, FP::OLE}
+        : isa<GreaterOp>(op)   ? std::pair{uns ? IP::ugt : IP::sgt, FP::OGT}
+                               : std::pair{uns ? IP::uge : IP::sge, FP::OGE};
     if (isa<IntegerType>(elt))
       return BodyFn(
           [p = preds.first](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -425,9 +476,33 @@ std::optional<BodyFn> binaryBody(Operation *op) {
           return arith::CmpFOp::create(b, l, p, a[0], a[1]);
         });
   }
+  if (auto shift = dyn_cast<BitShiftOp>(op)) {
+    // A shift by the width or more is poison in arith; ONNX means all bits
+    // shifted out (the sign fills an arithmetic right shift).
+    bool left = shift.getLeft();
+    return BodyFn([left, isUnsigned](OpBuilder &b, Location l,
+                                     ValueRange a) -> Value {
+      Type t = a[0].getType();
+      unsigned w = t.getIntOrFloatBitWidth();
+      Value width = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, w));
+      Value tooFar =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, a[1], width);
+      if (!left && !isUnsigned) {
+        Value maxShift =
+            arith::ConstantOp::create(b, l, b.getIntegerAttr(t, w - 1));
+        Value n = arith::SelectOp::create(b, l, tooFar, maxShift, a[1]);
+        return arith::ShRSIOp::create(b, l, a[0], n);
+      }
+      Value v = left ? Value(arith::ShLIOp::create(b, l, a[0], a[1]))
+                     : Value(arith::ShRUIOp::create(b, l, a[0], a[1]));
+      Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 0));
+      return arith::SelectOp::create(b, l, tooFar, zero, v);
+    });
+  }
   if (isa<MinOp>(op))
-    return isInt ? binaryBody<arith::MinSIOp>()
-                 : binaryBody<arith::MinimumFOp>();
+    return !isInt       ? binaryBody<arith::MinimumFOp>()
+           : isUnsigned ? binaryBody<arith::MinUIOp>()
+                        : binaryBody<arith::MinSIOp>();
   return std::nullopt;
 }
 } // namespace
@@ -437,11 +512,14 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
     return op->getOperand(0);
   if (auto cast = dyn_cast<CastOp>(op)) {
     RankedTensorType type = cast.getType();
-    Type to = type.getElementType();
+    bool fromUnsigned = isUnsignedInt(cast.getInput().getType());
+    bool toUnsigned = isUnsignedInt(type);
+    Type to = signlessType(type.getElementType());
     return broadcastGeneric(
-        b, op->getLoc(), type.getShape(), to, cast.getInput(),
-        [to](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          return castScalar(nb, nl, a[0], to);
+        b, op->getLoc(), type.getShape(), to,
+        asSignless(b, op->getLoc(), cast.getInput()),
+        [=](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return castScalar(nb, nl, a[0], to, fromUnsigned, toUnsigned);
         });
   }
   std::optional<BodyFn> body = unaryBody(op);
@@ -449,7 +527,12 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
     body = binaryBody(op);
   if (!body)
     return Value();
+  // Unsigned operands compute as signless with the unsigned arith ops the
+  // bodies picked above.
   RankedTensorType type = typeOf(op->getResult(0));
+  SmallVector<Value> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(asSignless(b, op->getLoc(), v));
   return broadcastGeneric(b, op->getLoc(), type.getShape(),
-                          type.getElementType(), op->getOperands(), *body);
+                          signlessType(type.getElementType()), operands, *body);
 }

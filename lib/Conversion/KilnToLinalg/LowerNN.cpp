@@ -92,9 +92,16 @@ FailureOr<Value> lowerMatMul(OpBuilder &b, MatMulOp op) {
     result = linalg::GenericOp::create(
                  b, loc, acc.getType(), ValueRange{a, bm}, acc, maps, iters,
                  [](OpBuilder &nb, Location nl, ValueRange args) {
-                   Value p = arith::MulFOp::create(nb, nl, args[0], args[1]);
-                   linalg::YieldOp::create(
-                       nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[2], p)});
+                   Value sum;
+                   if (isa<IntegerType>(args[0].getType()))
+                     sum = arith::AddIOp::create(
+                         nb, nl, args[2],
+                         arith::MulIOp::create(nb, nl, args[0], args[1]));
+                   else
+                     sum = arith::AddFOp::create(
+                         nb, nl, args[2],
+                         arith::MulFOp::create(nb, nl, args[0], args[1]));
+                   linalg::YieldOp::create(nb, nl, ValueRange{sum});
                  })
                  .getResult(0);
   }
@@ -223,6 +230,8 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
                        [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
                          if (v.size() == 1)
                            return v[0];
+                         if (isa<IntegerType>(v[0].getType()))
+                           return arith::AddIOp::create(nb, nl, v[0], v[1]);
                          return arith::AddFOp::create(nb, nl, v[0], v[1]);
                        });
 }

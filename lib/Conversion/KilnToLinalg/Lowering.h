@@ -24,8 +24,22 @@ Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// A tensor of `shape` filled with `value`.
 Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                    Type elt, double value);
-/// A scalar float constant of type `elt`.
+/// A scalar constant of type `elt` holding `value`. Integer types take the
+/// value truncated toward zero and clamped to their range (infinities give
+/// the extremes, for max/min identities); `ui` types give a signless
+/// constant (arith has no unsigned types).
 Value floatConst(OpBuilder &b, Location loc, Type elt, double value);
+
+/// Whether `t` (or its element type) is an unsigned (`ui`) integer type.
+/// ONNX's unsigned tensors keep `ui` element types through the kiln dialect;
+/// KilnToLinalg computes on signless integers with unsigned arith ops and
+/// finally retypes every `ui` value in the function as signless.
+bool isUnsignedInt(Type t);
+/// `t` with any `ui` element type replaced by the signless one of its width.
+Type signlessType(Type t);
+/// `v` viewed as signless (an unrealized cast, gone once the function is
+/// retyped), or `v` itself.
+Value asSignless(OpBuilder &b, Location loc, Value v);
 
 /// The indexing map that reads a value of type `t` broadcast (ONNX-style,
 /// right-aligned) to an iteration space of `shape`.

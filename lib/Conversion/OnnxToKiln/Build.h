@@ -45,6 +45,11 @@ inline FailureOr<SmallVector<Value>> one(FailureOr<Value> v) {
 /// build().
 FailureOr<Value> reshapeTo(OnnxNode &node, Value v, ArrayRef<int64_t> shape);
 
+/// kiln.conv2d from a Conv-like node's attributes (kernel_shape, strides,
+/// dilations, pads, auto_pad, group; 1-D lifted to 2-D) on the given
+/// operands: Conv itself, ConvInteger and QLinearConv.
+FailureOr<Value> buildConv(OnnxNode &node, Value x, Value w, Value bias);
+
 } // namespace mlir::kiln
 
 #endif

@@ -48,29 +48,54 @@ FailureOr<SmallVector<Value>> clip(OnnxNode &node, double lo, double hi) {
 /// null; `name` is set either way for the diagnostic.
 Type castTarget(Builder &b, int64_t dataType, std::string &name) {
   // Indexed by TensorProto.DataType (Kiln does not link onnx here).
-  const std::pair<const char *, Type> types[] = {{"UNDEFINED", {}},
-                                                 {"FLOAT", b.getF32Type()},
-                                                 {"UINT8", {}},
-                                                 {"INT8", b.getI8Type()},
-                                                 {"UINT16", {}},
-                                                 {"INT16", b.getI16Type()},
-                                                 {"INT32", b.getI32Type()},
-                                                 {"INT64", b.getI64Type()},
-                                                 {"STRING", {}},
-                                                 {"BOOL", b.getI1Type()},
-                                                 {"FLOAT16", b.getF16Type()},
-                                                 {"DOUBLE", b.getF64Type()},
-                                                 {"UINT32", {}},
-                                                 {"UINT64", {}},
-                                                 {"COMPLEX64", {}},
-                                                 {"COMPLEX128", {}},
-                                                 {"BFLOAT16", b.getBF16Type()}};
+  const std::pair<const char *, Type> types[] = {
+      {"UNDEFINED", {}},
+      {"FLOAT", b.getF32Type()},
+      {"UINT8", b.getIntegerType(8, false)},
+      {"INT8", b.getI8Type()},
+      {"UINT16", b.getIntegerType(16, false)},
+      {"INT16", b.getI16Type()},
+      {"INT32", b.getI32Type()},
+      {"INT64", b.getI64Type()},
+      {"STRING", {}},
+      {"BOOL", b.getI1Type()},
+      {"FLOAT16", b.getF16Type()},
+      {"DOUBLE", b.getF64Type()},
+      {"UINT32", b.getIntegerType(32, false)},
+      {"UINT64", b.getIntegerType(64, false)},
+      {"COMPLEX64", {}},
+      {"COMPLEX128", {}},
+      {"BFLOAT16", b.getBF16Type()}};
   if (dataType < 0 || dataType >= (int64_t)std::size(types)) {
     name = "data type " + std::to_string(dataType);
     return {};
   }
   name = types[dataType].first;
   return types[dataType].second;
+}
+
+bool isNumeric(Type t) {
+  return t &&
+         (isa<FloatType>(t) || t.isSignlessInteger() || t.isUnsignedInteger());
+}
+
+/// kiln.cast of `x` to `to` (null when ONNX's type has no Kiln counterpart;
+/// `name` names it).
+FailureOr<Value> castTo(OnnxNode &node, Value x, Type to,
+                        const std::string &name) {
+  Type from = cast<RankedTensorType>(x.getType()).getElementType();
+  if (!isNumeric(to) || !isNumeric(from)) {
+    InFlightDiagnostic diag = node.fail();
+    diag << "casting from " << from << " to ";
+    if (to)
+      diag << to;
+    else
+      diag << name;
+    diag << " is not supported; Kiln casts between float, integer and bool "
+            "types (strings and complex numbers are unsupported)";
+    return failure();
+  }
+  return build<CastOp>(node, x, TypeAttr::get(to));
 }
 
 /// Cast 6, 9, 13 (19's saturate only concerns float8, which Kiln lacks).
@@ -84,22 +109,18 @@ FailureOr<SmallVector<Value>> castNode(OnnxNode &node) {
   }
   std::string name;
   Type to = castTarget(node.builder, node.intAttr("to", 0), name);
-  Type from = cast<RankedTensorType>(x->getType()).getElementType();
-  auto supported = [](Type t) {
-    return t && (isa<FloatType>(t) || t.isSignlessInteger());
-  };
-  if (!supported(to) || !supported(from)) {
-    InFlightDiagnostic diag = node.fail();
-    diag << "casting from " << from << " to ";
-    if (to)
-      diag << to;
-    else
-      diag << name;
-    diag << " is not supported yet; Kiln casts between float, signed integer "
-            "and bool types";
+  return one(castTo(node, *x, to, name));
+}
+
+/// CastLike 15: Cast to the element type of the second input.
+FailureOr<SmallVector<Value>> castLike(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), like = node.rankedInput(1);
+  if (failed(x) || failed(like))
     return failure();
-  }
-  return one(build<CastOp>(node, *x, TypeAttr::get(to)));
+  Type to = cast<RankedTensorType>(like->getType()).getElementType();
+  std::string name;
+  llvm::raw_string_ostream(name) << to;
+  return one(castTo(node, *x, to, name));
 }
 
 /// Pow: ONNX allows an exponent of another type than the base (Pow 12+);
@@ -109,6 +130,23 @@ FailureOr<SmallVector<Value>> power(OnnxNode &node) {
   if (failed(a) || failed(b))
     return failure();
   Type base = cast<RankedTensorType>(a->getType()).getElementType();
+  if (!isa<FloatType>(base)) {
+    // Integer bases: in f64, rounded to the nearest integer on the way back,
+    // which is exact wherever the result fits in 53 bits (beyond that the
+    // integer result overflows in ONNX too).
+    Type f64 = node.builder.getF64Type();
+    FailureOr<Value> af = build<CastOp>(node, *a, TypeAttr::get(f64));
+    FailureOr<Value> bf = build<CastOp>(node, *b, TypeAttr::get(f64));
+    if (failed(af) || failed(bf))
+      return failure();
+    FailureOr<Value> p = build<PowOp>(node, *af, *bf);
+    if (failed(p))
+      return failure();
+    FailureOr<Value> r = build<RoundOp>(node, *p);
+    if (failed(r))
+      return failure();
+    return one(build<CastOp>(node, *r, TypeAttr::get(base)));
+  }
   if (cast<RankedTensorType>(b->getType()).getElementType() != base) {
     FailureOr<Value> converted = build<CastOp>(node, *b, TypeAttr::get(base));
     if (failed(converted))
@@ -146,10 +184,10 @@ template <typename OpTy> FailureOr<SmallVector<Value>> compare(OnnxNode &node) {
   if (failed(a) || failed(b))
     return failure();
   Type ta = cast<RankedTensorType>(a->getType()).getElementType();
-  if (!isa<FloatType>(ta) && !ta.isSignlessInteger()) {
+  if (!isNumeric(ta)) {
     node.fail() << "comparing " << ta
-                << " is not supported yet; Kiln compares float, signed "
-                   "integer and bool tensors";
+                << " is not supported; Kiln compares float, integer and bool "
+                   "tensors";
     return failure();
   }
   return one(build<OpTy>(node, *a, *b));
@@ -189,14 +227,208 @@ FailureOr<SmallVector<Value>> mod(OnnxNode &node) {
     node.fail() << "floating-point Mod requires fmod = 1 (ONNX)";
     return failure();
   }
-  if (!isa<FloatType>(elt) && !elt.isSignlessInteger()) {
-    node.fail()
-        << "Mod of " << elt
-        << " is not supported yet; Kiln computes Mod on float and signed "
-           "integer tensors";
+  if (!isNumeric(elt)) {
+    node.fail() << "Mod of " << elt
+                << " is not supported; Kiln computes Mod on float and integer "
+                   "tensors";
     return failure();
   }
   return one(build<ModOp>(node, *a, *b, node.builder.getBoolAttr(fmod)));
+}
+
+/// A constant of `type` with every element `value` (integers truncated).
+Value splatConstant(OnnxNode &node, RankedTensorType type, double value) {
+  Type elt = type.getElementType();
+  Attribute a;
+  if (isa<FloatType>(elt))
+    a = FloatAttr::get(elt, value);
+  else
+    a = IntegerAttr::get(elt, APInt(elt.getIntOrFloatBitWidth(),
+                                    (uint64_t)(int64_t)value,
+                                    /*isSigned=*/true, /*implicitTrunc=*/true));
+  return ConstantOp::create(node.builder, node.loc(), type,
+                            DenseElementsAttr::get(type, a));
+}
+
+Value scalarConstant(OnnxNode &node, Type elt, double value) {
+  return splatConstant(node, RankedTensorType::get({}, elt), value);
+}
+
+Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// BitShift 11: direction LEFT or RIGHT, on unsigned integers in ONNX (Kiln
+/// also shifts signed ones, arithmetically to the right).
+FailureOr<SmallVector<Value>> bitShift(OnnxNode &node) {
+  FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
+  if (failed(a) || failed(b))
+    return failure();
+  std::string dir = node.strAttr("direction", "");
+  if (dir != "LEFT" && dir != "RIGHT") {
+    node.fail() << "direction must be \"LEFT\" or \"RIGHT\", got \"" << dir
+                << "\"";
+    return failure();
+  }
+  Type elt = elementOf(*a);
+  if (!isa<IntegerType>(elt) || elt.isInteger(1)) {
+    node.fail() << "BitShift of " << elt
+                << " is not supported; it takes integer tensors";
+    return failure();
+  }
+  return one(
+      build<BitShiftOp>(node, *a, *b, node.builder.getBoolAttr(dir == "LEFT")));
+}
+
+/// IsNaN 9, 13: x != x (ordered equality is false only for NaN).
+FailureOr<SmallVector<Value>> isNaN(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  if (!isa<FloatType>(elementOf(*x))) {
+    node.fail() << "IsNaN of " << elementOf(*x)
+                << " is not supported; it takes float tensors";
+    return failure();
+  }
+  FailureOr<Value> same = build<EqualOp>(node, *x, *x);
+  if (failed(same))
+    return failure();
+  return one(build<NotOp>(node, *same));
+}
+
+/// IsInf 10: comparisons with the infinities the attributes ask for.
+FailureOr<SmallVector<Value>> isInf(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  Type elt = elementOf(*x);
+  if (!isa<FloatType>(elt)) {
+    node.fail() << "IsInf of " << elt
+                << " is not supported; it takes float tensors";
+    return failure();
+  }
+  bool neg = node.intAttr("detect_negative", 1) != 0;
+  bool pos = node.intAttr("detect_positive", 1) != 0;
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  Value result;
+  for (auto [want, value] : {std::pair{pos, inf}, std::pair{neg, -inf}}) {
+    if (!want)
+      continue;
+    FailureOr<Value> hit =
+        build<EqualOp>(node, *x, scalarConstant(node, elt, value));
+    if (succeeded(hit) && result)
+      hit = build<OrOp>(node, result, *hit);
+    if (failed(hit))
+      return failure();
+    result = *hit;
+  }
+  if (result)
+    return SmallVector<Value>{result};
+  // Neither sign: all false.
+  auto type = cast<RankedTensorType>(x->getType());
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  return one(splatConstant(node, type.clone(node.builder.getI1Type()), 0));
+}
+
+/// Mean 8, 13: the broadcast sum divided by the number of inputs.
+FailureOr<SmallVector<Value>> mean(OnnxNode &node) {
+  FailureOr<SmallVector<Value>> sum = variadic<AddOp>(node);
+  if (failed(sum))
+    return failure();
+  Type elt = elementOf((*sum)[0]);
+  if (!isa<FloatType>(elt)) {
+    node.fail() << "Mean of " << elt
+                << " is not supported; it takes float tensors";
+    return failure();
+  }
+  if (node.numInputs() == 1)
+    return sum;
+  return one(build<DivOp>(node, (*sum)[0],
+                          scalarConstant(node, elt, node.numInputs())));
+}
+
+/// Shrink 9: x < -lambd ? x + bias : x > lambd ? x - bias : 0.
+FailureOr<SmallVector<Value>> shrink(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  Type elt = elementOf(*x);
+  if (!isNumeric(elt) || elt.isInteger(1)) {
+    node.fail() << "Shrink of " << elt << " is not supported";
+    return failure();
+  }
+  double lambd = node.floatAttr("lambd", 0.5f);
+  double bias = node.floatAttr("bias", 0.0f);
+  Value biasC = scalarConstant(node, elt, bias);
+  FailureOr<Value> below =
+      build<LessOp>(node, *x, scalarConstant(node, elt, -lambd));
+  FailureOr<Value> above =
+      build<GreaterOp>(node, *x, scalarConstant(node, elt, lambd));
+  FailureOr<Value> up = build<AddOp>(node, *x, biasC);
+  FailureOr<Value> down = build<SubOp>(node, *x, biasC);
+  if (failed(below) || failed(above) || failed(up) || failed(down))
+    return failure();
+  FailureOr<Value> inner =
+      build<WhereOp>(node, *above, *down, scalarConstant(node, elt, 0));
+  if (failed(inner))
+    return failure();
+  return one(build<WhereOp>(node, *below, *up, *inner));
+}
+
+/// Trilu 14: keeps the elements with col - row >= k (upper) or <= k (lower)
+/// of the last two dimensions. k may be a run-time input: the col - row
+/// table is a constant and the comparison with k runs in the graph.
+FailureOr<SmallVector<Value>> trilu(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  if (type.getRank() < 2) {
+    node.fail() << "expects an input of rank 2 or more, got rank "
+                << type.getRank();
+    return failure();
+  }
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  // An empty matrix stays what it is (and needs no mask).
+  if (type.getNumElements() == 0)
+    return SmallVector<Value>{*x};
+  int64_t rows = type.getDimSize(type.getRank() - 2),
+          cols = type.getDimSize(type.getRank() - 1);
+  auto &b = node.builder;
+  Value k = scalarConstant(node, b.getI64Type(), 0);
+  if (node.input(1)) {
+    FailureOr<Value> kIn = node.rankedInput(1);
+    if (failed(kIn))
+      return failure();
+    auto kt = cast<RankedTensorType>(kIn->getType());
+    if (kt.getElementType() != b.getI64Type() || !kt.hasStaticShape() ||
+        kt.getNumElements() != 1) {
+      node.fail() << "k must be a single int64, got " << kt;
+      return failure();
+    }
+    FailureOr<Value> scalar = reshapeTo(node, *kIn, {});
+    if (failed(scalar))
+      return failure();
+    k = *scalar;
+  }
+  SmallVector<int64_t> diag;
+  diag.reserve(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      diag.push_back(j - i);
+  auto diagType = RankedTensorType::get({rows, cols}, b.getI64Type());
+  Value d = ConstantOp::create(
+      b, node.loc(), diagType,
+      DenseElementsAttr::get(diagType, ArrayRef<int64_t>(diag)));
+  bool upper = node.intAttr("upper", 1) != 0;
+  FailureOr<Value> keep = upper ? build<GreaterEqualOp>(node, d, k)
+                                : build<LessEqualOp>(node, d, k);
+  if (failed(keep))
+    return failure();
+  return one(build<WhereOp>(node, *keep, *x,
+                            scalarConstant(node, type.getElementType(), 0)));
 }
 
 FailureOr<SmallVector<Value>> identity(OnnxNode &node) {
@@ -317,6 +549,15 @@ void mlir::kiln::populateElementwiseConversions(
     t.push_back({"Identity", v, identity});
   for (int64_t v : {6, 9, 13})
     t.push_back({"Cast", v, castNode});
+  t.push_back({"CastLike", 15, castLike});
+  t.push_back({"BitShift", 11, bitShift});
+  t.push_back({"IsInf", 10, isInf});
+  for (int64_t v : {9, 13})
+    t.push_back({"IsNaN", v, isNaN});
+  for (int64_t v : {8, 13})
+    t.push_back({"Mean", v, mean});
+  t.push_back({"Shrink", 9, shrink});
+  t.push_back({"Trilu", 14, trilu});
   // Inference mode: Dropout passes its input through; its mask output is not
   // computed (a model that uses it is reported).
   t.push_back({"Dropout", 7, identity});

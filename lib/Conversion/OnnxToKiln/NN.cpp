@@ -91,17 +91,17 @@ FailureOr<Value> lowerTo1D(OnnxNode &node, FailureOr<Value> v) {
   return reshapeTo(node, *v, shape);
 }
 
-FailureOr<SmallVector<Value>> conv(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0), w = node.rankedInput(1);
-  if (failed(x) || failed(w))
-    return failure();
+} // namespace
+
+FailureOr<Value> mlir::kiln::buildConv(OnnxNode &node, Value x, Value w,
+                                       Value bias) {
   SmallVector<int64_t> kernel =
       node.intsAttr("kernel_shape")
-          .value_or(llvm::to_vector(typeOf(*w).getShape().drop_front(2)));
-  FailureOr<Window> win = readWindow(node, typeOf(*x), kernel);
+          .value_or(llvm::to_vector(typeOf(w).getShape().drop_front(2)));
+  FailureOr<Window> win = readWindow(node, typeOf(x), kernel);
   if (failed(win))
     return failure();
-  Value input = *x, filter = *w;
+  Value input = x, filter = w;
   if (win->oneD) {
     FailureOr<Value> xi = liftTo2D(node, input), wi = liftTo2D(node, filter);
     if (failed(xi) || failed(wi))
@@ -111,10 +111,18 @@ FailureOr<SmallVector<Value>> conv(OnnxNode &node) {
   }
   auto &b = node.builder;
   FailureOr<Value> y = build<Conv2DOp>(
-      node, input, filter, node.input(2), b.getDenseI64ArrayAttr(win->strides),
+      node, input, filter, bias, b.getDenseI64ArrayAttr(win->strides),
       b.getDenseI64ArrayAttr(win->dilations), b.getDenseI64ArrayAttr(win->pads),
       b.getI64IntegerAttr(node.intAttr("group", 1)));
-  return one(win->oneD ? lowerTo1D(node, y) : y);
+  return win->oneD ? lowerTo1D(node, y) : y;
+}
+
+namespace {
+FailureOr<SmallVector<Value>> conv(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), w = node.rankedInput(1);
+  if (failed(x) || failed(w))
+    return failure();
+  return one(buildConv(node, *x, *w, node.input(2)));
 }
 
 template <typename PoolOp>

@@ -367,6 +367,7 @@ struct ConvertOnnxToKilnPass
     populateTfIdfConversions(table);
     populateLegacyConversions(table);
     populateTrainingConversions(table);
+    populateQuantizeConversions(table);
     llvm::StringMap<SmallVector<const OnnxConversion *>> byType;
     for (const OnnxConversion &c : table)
       byType[c.opType].push_back(&c);

@@ -743,10 +743,13 @@ func.func @reduce_prod(%x: tensor<2x3xf32>) -> tensor<2xf32> {
 
 // Integer Mod without fmod takes the divisor's sign: a non-zero remainder
 // of the other sign gets the divisor added. With fmod it is remsi/remf.
+// Divisors 0 and -1 (which trap) are replaced by 1; x % 0 gives 0.
 // CHECK-LABEL: func.func @mod
 // CHECK: linalg.generic
 // CHECK: ^bb0(%[[A:.+]]: i32, %[[B:.+]]: i32, %{{.+}}: i32):
-// CHECK: %[[R:.+]] = arith.remsi %[[A]], %[[B]] : i32
+// CHECK: %[[SAFE:.+]] = arith.select %{{.+}}, %{{.+}}, %[[B]] : i32
+// CHECK: %[[REM:.+]] = arith.remsi %[[A]], %[[SAFE]] : i32
+// CHECK: %[[R:.+]] = arith.select %{{.+}}, %{{.+}}, %[[REM]] : i32
 // CHECK: %[[FIX:.+]] = arith.andi
 // CHECK: %[[ADJ:.+]] = arith.addi %[[R]], %[[B]] : i32
 // CHECK: arith.select %[[FIX]], %[[ADJ]], %[[R]] : i32

@@ -289,16 +289,16 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
-// CHECK: error: loc("to_uint8"): node 'to_uint8' (Cast, opset 13): casting from 'f32' to UINT8 is not supported yet; Kiln casts between float, signed integer and bool types
-module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
-  func.func @cast_errors(%x: tensor<4xf32>, %u: tensor<4xui8>) -> (tensor<*xui8>, tensor<*xf32>, tensor<*xf32>) {
-    // expected-error@unknown {{node 'to_uint8' (Cast, opset 13): casting from 'f32' to UINT8 is not supported yet; Kiln casts between float, signed integer and bool types}}
-    %a = "onnx.Cast"(%x) {to = 2 : i64} : (tensor<4xf32>) -> tensor<*xui8> loc("to_uint8")
-    // expected-error@unknown {{node 'from_uint8' (Cast, opset 13): casting from 'ui8' to 'f32' is not supported yet}}
-    %b = "onnx.Cast"(%u) {to = 1 : i64} : (tensor<4xui8>) -> tensor<*xf32> loc("from_uint8")
-    // expected-error@unknown {{node 'no_to' (Cast, opset 13): the 'to' attribute is required}}
+// CHECK: error: loc("to_string"): node 'to_string' (Cast, opset 15): casting from 'f32' to STRING is not supported; Kiln casts between float, integer and bool types (strings and complex numbers are unsupported)
+module attributes {onnx.opset_import = {ai.onnx = 15 : i64}} {
+  func.func @cast_errors(%x: tensor<4xf32>, %c64: tensor<4xcomplex<f32>>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'to_string' (Cast, opset 15): casting from 'f32' to STRING is not supported; Kiln casts between float, integer and bool types (strings and complex numbers are unsupported)}}
+    %a = "onnx.Cast"(%x) {to = 8 : i64} : (tensor<4xf32>) -> tensor<*xf32> loc("to_string")
+    // expected-error@unknown {{node 'like_complex' (CastLike, opset 15): casting from 'f32' to 'complex<f32>' is not supported}}
+    %b = "onnx.CastLike"(%x, %c64) : (tensor<4xf32>, tensor<4xcomplex<f32>>) -> tensor<*xf32> loc("like_complex")
+    // expected-error@unknown {{node 'no_to' (Cast, opset 15): the 'to' attribute is required}}
     %c = "onnx.Cast"(%x) : (tensor<4xf32>) -> tensor<*xf32> loc("no_to")
-    return %a, %b, %c : tensor<*xui8>, tensor<*xf32>, tensor<*xf32>
+    return %a, %b, %c : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }
 

@@ -179,10 +179,10 @@ func.func @slice_out_of_bounds(%x: tensor<4x6xf32>) -> tensor<4x3xf32> {
 
 // -----
 
-func.func @cast_unsigned(%x: tensor<4xf32>) -> tensor<4xui8> {
-  // expected-error @+1 {{'kiln.cast' op attribute 'to' failed to satisfy constraint: type attribute of floating-point or signless integer}}
-  %y = kiln.cast %x to ui8 : tensor<4xf32> -> tensor<4xui8>
-  return %y : tensor<4xui8>
+func.func @cast_signed(%x: tensor<4xf32>) -> tensor<4xsi8> {
+  // expected-error @+1 {{'kiln.cast' op attribute 'to' failed to satisfy constraint: type attribute of floating-point or signless integer or unsigned integer}}
+  %y = kiln.cast %x to si8 : tensor<4xf32> -> tensor<4xsi8>
+  return %y : tensor<4xsi8>
 }
 
 // -----

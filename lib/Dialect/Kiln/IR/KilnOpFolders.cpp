@@ -281,7 +281,9 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
                   &lost);
       } else {
         APInt x = in.getValues<APInt>()[i];
-        v.convertFromAPInt(x, /*IsSigned=*/x.getBitWidth() != 1,
+        v.convertFromAPInt(x,
+                           /*IsSigned=*/x.getBitWidth() != 1 &&
+                               !from.isUnsignedInteger(),
                            APFloat::rmNearestTiesToEven);
       }
       values.push_back(v);
@@ -297,7 +299,7 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
           values.emplace_back(1, !x.isZero());
           continue;
         }
-        APSInt r(width, /*isUnsigned=*/false);
+        APSInt r(width, /*isUnsigned=*/to.isUnsignedInteger());
         bool exact;
         // Out of range or NaN is undefined at run time: leave it there.
         if (x.convertToInteger(r, APFloat::rmTowardZero, &exact) &
@@ -309,8 +311,9 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
         if (width == 1)
           values.emplace_back(1, !x.isZero());
         else
-          values.push_back(x.getBitWidth() == 1 ? x.zextOrTrunc(width)
-                                                : x.sextOrTrunc(width));
+          values.push_back(x.getBitWidth() == 1 || from.isUnsignedInteger()
+                               ? x.zextOrTrunc(width)
+                               : x.sextOrTrunc(width));
       }
     }
     out = DenseElementsAttr::get(valuesType, values);
@@ -375,6 +378,10 @@ static OpFoldResult foldBinary(Operation *op, Attribute lhs, Attribute rhs,
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   DenseElementsAttr l = smallDense(lhs), r = smallDense(rhs);
   if (!l || !r || !foldableResult(type))
+    return {};
+  // The integer folds below are signed; unsigned division and max/min are
+  // left to run time.
+  if (type.getElementType().isUnsignedInteger() && isa<DivOp, MaxOp, MinOp>(op))
     return {};
   if (isa<FloatType>(type.getElementType()))
     return foldElements<APFloat>(type, l, r,

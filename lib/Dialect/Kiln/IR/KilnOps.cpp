@@ -322,6 +322,7 @@ KILN_BINARY(OrOp)
 KILN_BINARY(XorOp)
 KILN_BINARY(PReluOp)
 KILN_BINARY(ModOp)
+KILN_BINARY(BitShiftOp)
 #undef KILN_BINARY
 
 LogicalResult ModOp::verify() {

@@ -14,9 +14,14 @@ def Kiln_Inferred : TraitList<[
   Pure, InferTypeOpAdaptorWithIsCompatible]>;
 
 def Kiln_FloatTensor : RankedTensorOf<[AnyFloat]>;
-// Floats and signless integers (i1 is bool): the element types of arithmetic
-// on shapes and masks, and of kiln.cast.
-def Kiln_NumericTensor : RankedTensorOf<[AnyFloat, AnySignlessInteger]>;
+// Floats, signless integers (signed; i1 is bool) and unsigned integers (ONNX's
+// uint8..uint64, which keep their `ui` types up to KilnToLinalg): the element
+// types of arithmetic, comparisons and kiln.cast.
+def Kiln_NumericTensor
+    : RankedTensorOf<[AnyFloat, AnySignlessInteger, AnyUnsignedInteger]>;
+// Matrix products and convolutions: floats, or i32 accumulating in i32 (the
+// integer ops of ONNX's quantization, after widening and zero points).
+def Kiln_MatMulTensor : RankedTensorOf<[AnyFloat, I32]>;
 def Kiln_IndexTensor : RankedTensorOf<[I32, I64]>;
 
 //===----------------------------------------------------------------------===//
@@ -160,18 +165,19 @@ def Kiln_SliceOp : Kiln_Op<"slice", [Kiln_Inferred]> {
 def Kiln_CastOp : Kiln_Op<"cast", [Kiln_Inferred]> {
   let summary = "converts every element to another element type (ONNX Cast)";
   let description = [{
-    Between floating-point and signless integer types; `i1` is ONNX's bool.
-    Integers are signed except `i1`, which converts as 0 or 1. Floats
-    convert to integers rounding toward zero (out-of-range values are
-    undefined, as in ONNX before opset 19); anything converts to `i1` as
-    "not zero".
+    Between floating-point, signless and unsigned integer types; `i1` is
+    ONNX's bool. Signless integers are signed except `i1`, which converts as
+    0 or 1; `ui` types are unsigned. Floats convert to integers rounding
+    toward zero (out-of-range values are undefined, as in ONNX before
+    opset 19); anything converts to `i1` as "not zero".
 
     ```mlir
     %y = kiln.cast %x to f32 : tensor<1x128xi64> -> tensor<1x128xf32>
     ```
   }];
   let arguments = (ins Kiln_NumericTensor:$input,
-                   TypeAttrOf<AnyTypeOf<[AnyFloat, AnySignlessInteger]>>:$to);
+                   TypeAttrOf<AnyTypeOf<[AnyFloat, AnySignlessInteger,
+                                         AnyUnsignedInteger]>>:$to);
   let results = (outs Kiln_NumericTensor:$result);
   let assemblyFormat = "$input `to` $to attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
@@ -289,8 +295,9 @@ class Kiln_BinaryOp<string mnemonic, string doc,
   let summary = doc;
   let description = [{
     Elementwise with ONNX (numpy) multidirectional broadcasting, on floats
-    and (except pow) on signless integers: shape arithmetic and masks.
-    Integer division truncates toward zero and max/min compare as signed.
+    and (except pow) on integers. Signless integers are signed, `ui` types
+    unsigned: division truncates toward zero and max/min compare by that
+    signedness.
 
     ```mlir
     %y = kiln.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
@@ -335,8 +342,8 @@ class Kiln_CompareOp<string mnemonic, string doc>
   let summary = doc;
   let description = [{
     Elementwise comparison with ONNX multidirectional broadcasting; both
-    operands have the same element type (float or signless integer, integers
-    compare as signed, bool as 0/1) and the result is bool (`i1`). Float
+    operands have the same element type (float or integer: signless integers
+    compare as signed, `ui` types as unsigned, bool as 0/1) and the result is bool (`i1`). Float
     comparisons with NaN are false (equal) as in ONNX.
 
     ```mlir
@@ -381,9 +388,11 @@ def Kiln_MatMulOp : Kiln_Op<"matmul", [Kiln_Inferred]> {
     ```mlir
     %y = kiln.matmul %a, %b : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<2x8x4xf32>
     ```
+
+    On i32 the products accumulate in i32, wrapping (ONNX MatMulInteger).
   }];
-  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
-  let results = (outs Kiln_FloatTensor:$result);
+  let arguments = (ins Kiln_MatMulTensor:$lhs, Kiln_MatMulTensor:$rhs);
+  let results = (outs Kiln_MatMulTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
@@ -409,6 +418,8 @@ def Kiln_Conv2DOp : Kiln_Op<"conv2d", [Kiln_Inferred]> {
   let description = [{
     Pads are explicit (`[top, left, bottom, right]`); ONNX's auto_pad is
     resolved on import. Grouped and depthwise convolutions set `group`.
+    On i32 the products accumulate in i32 (ONNX ConvInteger, after the zero
+    points are subtracted; padding is 0).
 
     ```mlir
     %y = kiln.conv2d %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
@@ -416,11 +427,11 @@ def Kiln_Conv2DOp : Kiln_Op<"conv2d", [Kiln_Inferred]> {
        : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$filter,
-                   Optional<Kiln_FloatTensor>:$bias,
+  let arguments = (ins Kiln_MatMulTensor:$input, Kiln_MatMulTensor:$filter,
+                   Optional<Kiln_MatMulTensor>:$bias,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                    DenseI64ArrayAttr:$pads, I64Attr:$group);
-  let results = (outs Kiln_FloatTensor:$result);
+  let results = (outs Kiln_MatMulTensor:$result);
   let assemblyFormat = "$input `,` $filter (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
 
@@ -583,6 +594,27 @@ def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Kiln_Inferred]> {
                    I64Attr:$axis);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+}
+
+// --- ints helper ---
+
+def Kiln_IntTensor : RankedTensorOf<[AnySignlessInteger, AnyUnsignedInteger]>;
+
+def Kiln_BitShiftOp : Kiln_Op<"bitshift", [Kiln_Inferred]> {
+  let summary = "lhs << rhs or lhs >> rhs (ONNX BitShift)";
+  let description = [{
+    Elementwise with ONNX broadcasting on integers of one type. The right
+    shift is logical on `ui` types and arithmetic on signless ones; a shift
+    by the bit width or more gives 0 (or the sign for an arithmetic right
+    shift), never undefined behavior.
+
+    ```mlir
+    %y = kiln.bitshift %a, %b {left = true} : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
+    ```
+  }];
+  let arguments = (ins Kiln_IntTensor:$lhs, Kiln_IntTensor:$rhs, BoolAttr:$left);
+  let results = (outs Kiln_IntTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
 #endif // KILN_DIALECT_KILN_OPS

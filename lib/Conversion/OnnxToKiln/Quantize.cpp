@@ -1,0 +1,443 @@
+//===- Quantize.cpp - ONNX quantization ops ---------------------*- C++ -*-===//
+//
+// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear and the integer
+// matrix products (MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv),
+// decomposed into kiln ops: integers widen to i32 and lose their zero points
+// before an i32 kiln.matmul / kiln.conv2d; requantization multiplies in f32,
+// rounds half to even and saturates, the way ONNX's reference and ONNX
+// Runtime compute it, so that results match bit for bit.
+//
+//===----------------------------------------------------------------------===//
+#include "Build.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+Type elementOf(Value v) { return typeOf(v).getElementType(); }
+
+Value scalarConstant(OnnxNode &node, Type elt, double value) {
+  auto type = RankedTensorType::get({}, elt);
+  Attribute a;
+  if (isa<FloatType>(elt))
+    a = FloatAttr::get(elt, value);
+  else
+    a = IntegerAttr::get(elt, APInt(elt.getIntOrFloatBitWidth(),
+                                    (uint64_t)(int64_t)value,
+                                    /*isSigned=*/true, /*implicitTrunc=*/true));
+  return ConstantOp::create(node.builder, node.loc(), type,
+                            DenseElementsAttr::get(type, a));
+}
+
+FailureOr<Value> castTo(OnnxNode &node, FailureOr<Value> v, Type to) {
+  if (failed(v))
+    return failure();
+  if (elementOf(*v) == to)
+    return v;
+  return build<CastOp>(node, *v, TypeAttr::get(to));
+}
+
+/// 8-bit quantized types: int8 and uint8.
+bool isQuantType(Type t) {
+  return isa<IntegerType>(t) && t.getIntOrFloatBitWidth() == 8;
+}
+
+/// A scale or zero point `v` for a tensor of rank `rank` quantized along
+/// `axis`: one element becomes a scalar; a 1-D tensor of the axis' size gets
+/// trailing unit dimensions so that it broadcasts along `axis`.
+FailureOr<Value> alongAxis(OnnxNode &node, Value v, int64_t axis, int64_t rank,
+                           int64_t axisSize, StringRef what) {
+  RankedTensorType t = typeOf(v);
+  if (t.hasStaticShape() && t.getNumElements() == 1)
+    return reshapeTo(node, v, {});
+  if (t.getRank() != 1 || t.getDimSize(0) != axisSize) {
+    node.fail() << what << " of shape " << t
+                << " must be a scalar or a 1-D tensor of " << axisSize
+                << " elements (the size of axis " << axis << ")";
+    return failure();
+  }
+  SmallVector<int64_t> shape = {axisSize};
+  shape.append(rank - axis - 1, 1);
+  return reshapeTo(node, v, shape);
+}
+
+/// The axis of a per-axis scale (opset 13's attribute); a per-tensor
+/// `scale` (one element) needs none, whatever the attribute says.
+FailureOr<int64_t> quantAxis(OnnxNode &node, RankedTensorType x, Value scale) {
+  RankedTensorType s = typeOf(scale);
+  if (x.getRank() == 0 || (s.hasStaticShape() && s.getNumElements() == 1))
+    return 0;
+  int64_t axis = node.opset >= 13 ? node.intAttr("axis", 1) : 1;
+  FailureOr<int64_t> a = normalizeAxis(node, axis, x.getRank());
+  if (failed(a))
+    return failure();
+  if (failed(node.requireStaticShape(x)))
+    return failure();
+  return a;
+}
+
+/// saturate(round(v) + zeroPoint) as `q`: v and the zero point (of type q,
+/// or null for 0) in float; round half to even.
+FailureOr<Value> saturateRound(OnnxNode &node, Value v, Value zeroPoint,
+                               Type q) {
+  Type f = elementOf(v);
+  FailureOr<Value> r = build<RoundOp>(node, v);
+  if (succeeded(r) && zeroPoint) {
+    FailureOr<Value> zf = castTo(node, zeroPoint, f);
+    if (failed(zf))
+      return failure();
+    r = build<AddOp>(node, *r, *zf);
+  }
+  if (failed(r))
+    return failure();
+  bool isUnsigned = q.isUnsignedInteger();
+  double lo = isUnsigned ? 0 : -128, hi = isUnsigned ? 255 : 127;
+  r = build<ClipOp>(node, *r, node.builder.getF32FloatAttr(lo),
+                    node.builder.getF32FloatAttr(hi));
+  return castTo(node, r, q);
+}
+
+/// The quantized type named by an optional zero point (uint8 by default).
+FailureOr<Type> quantType(OnnxNode &node, Value zeroPoint) {
+  Type q = zeroPoint ? elementOf(zeroPoint)
+                     : node.builder.getIntegerType(8, /*isSigned=*/false);
+  if (!isQuantType(q)) {
+    node.fail() << "quantizing to " << q
+                << " is not supported; Kiln quantizes to int8 and uint8";
+    return failure();
+  }
+  return q;
+}
+
+/// QuantizeLinear 10 (per tensor), 13 (per axis):
+/// saturate(round(x / scale) + zero_point).
+FailureOr<SmallVector<Value>> quantizeLinear(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
+  if (failed(x) || failed(scale))
+    return failure();
+  Value zp = node.input(2);
+  FailureOr<Type> q = quantType(node, zp);
+  FailureOr<int64_t> axis = quantAxis(node, typeOf(*x), *scale);
+  if (failed(q) || failed(axis))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  int64_t n = rank ? typeOf(*x).getDimSize(*axis) : 1;
+  FailureOr<Value> s = alongAxis(node, *scale, *axis, rank, n, "y_scale");
+  if (failed(s))
+    return failure();
+  if (!isa<FloatType>(elementOf(*s))) {
+    node.fail() << "y_scale must be a float tensor";
+    return failure();
+  }
+  FailureOr<Value> xf = castTo(node, *x, elementOf(*s));
+  if (failed(xf))
+    return failure();
+  FailureOr<Value> v = build<DivOp>(node, *xf, *s);
+  Value zpAligned;
+  if (succeeded(v) && zp) {
+    FailureOr<Value> z = alongAxis(node, zp, *axis, rank, n, "y_zero_point");
+    if (failed(z))
+      return failure();
+    zpAligned = *z;
+  }
+  if (failed(v))
+    return failure();
+  return one(saturateRound(node, *v, zpAligned, *q));
+}
+
+/// DequantizeLinear 10 (per tensor), 13 (per axis):
+/// (x - zero_point) * scale.
+FailureOr<SmallVector<Value>> dequantizeLinear(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
+  if (failed(x) || failed(scale))
+    return failure();
+  Type xt = elementOf(*x);
+  if (!isQuantType(xt) && !xt.isSignlessInteger(32)) {
+    node.fail() << "dequantizing " << xt
+                << " is not supported; Kiln dequantizes int8, uint8 and int32";
+    return failure();
+  }
+  FailureOr<int64_t> axis = quantAxis(node, typeOf(*x), *scale);
+  if (failed(axis))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  int64_t n = rank ? typeOf(*x).getDimSize(*axis) : 1;
+  FailureOr<Value> s = alongAxis(node, *scale, *axis, rank, n, "x_scale");
+  if (failed(s))
+    return failure();
+  Type f = elementOf(*s);
+  if (!isa<FloatType>(f)) {
+    node.fail() << "x_scale must be a float tensor";
+    return failure();
+  }
+  FailureOr<Value> v = castTo(node, *x, f);
+  if (succeeded(v) && node.input(2)) {
+    FailureOr<Value> z =
+        alongAxis(node, node.input(2), *axis, rank, n, "x_zero_point");
+    FailureOr<Value> zf = castTo(node, z, f);
+    if (failed(zf))
+      return failure();
+    v = build<SubOp>(node, *v, *zf);
+  }
+  if (failed(v))
+    return failure();
+  return one(build<MulOp>(node, *v, *s));
+}
+
+/// DynamicQuantizeLinear 11: uint8 with the scale and zero point that map
+/// [min(x, 0), max(x, 0)] onto [0, 255] (the op's function body, fused).
+FailureOr<SmallVector<Value>> dynamicQuantizeLinear(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  Type f = elementOf(*x);
+  if (!f.isF32()) {
+    node.fail() << "DynamicQuantizeLinear of " << f
+                << " is not supported; it takes float32";
+    return failure();
+  }
+  auto &b = node.builder;
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < typeOf(*x).getRank(); ++d)
+    all.push_back(d);
+  Value zero = scalarConstant(node, f, 0.0);
+  FailureOr<Value> lo = build<ReduceMinOp>(
+      node, *x, b.getDenseI64ArrayAttr(all), b.getBoolAttr(false));
+  FailureOr<Value> hi = build<ReduceMaxOp>(
+      node, *x, b.getDenseI64ArrayAttr(all), b.getBoolAttr(false));
+  if (failed(lo) || failed(hi))
+    return failure();
+  lo = build<MinOp>(node, *lo, zero);
+  hi = build<MaxOp>(node, *hi, zero);
+  if (failed(lo) || failed(hi))
+    return failure();
+  FailureOr<Value> range = build<SubOp>(node, *hi, *lo);
+  if (failed(range))
+    return failure();
+  FailureOr<Value> scale =
+      build<DivOp>(node, *range, scalarConstant(node, f, 255.0));
+  if (failed(scale))
+    return failure();
+  // zero point = saturate(round(0 - min / scale)).
+  FailureOr<Value> minScaled = build<DivOp>(node, *lo, *scale);
+  if (failed(minScaled))
+    return failure();
+  FailureOr<Value> zpf = build<SubOp>(node, zero, *minScaled);
+  if (failed(zpf))
+    return failure();
+  Type u8 = b.getIntegerType(8, /*isSigned=*/false);
+  FailureOr<Value> zp = saturateRound(node, *zpf, Value(), u8);
+  if (failed(zp))
+    return failure();
+  FailureOr<Value> v = build<DivOp>(node, *x, *scale);
+  if (failed(v))
+    return failure();
+  FailureOr<Value> y = saturateRound(node, *v, *zp, u8);
+  if (failed(y))
+    return failure();
+  return SmallVector<Value>{*y, *scale, *zp};
+}
+
+/// `v` widened to i32 minus its optional zero point `zp` (already aligned).
+FailureOr<Value> widened(OnnxNode &node, Value v, FailureOr<Value> zp,
+                         StringRef what) {
+  if (!isQuantType(elementOf(v))) {
+    node.fail() << what << " of type " << elementOf(v)
+                << " is not supported; Kiln takes int8 and uint8";
+    return failure();
+  }
+  Type i32 = node.builder.getI32Type();
+  FailureOr<Value> w = castTo(node, v, i32);
+  if (failed(zp))
+    return failure();
+  if (failed(w) || !*zp)
+    return w;
+  FailureOr<Value> z = castTo(node, *zp, i32);
+  if (failed(z))
+    return failure();
+  return build<SubOp>(node, *w, *z);
+}
+
+/// A zero point or scale of A in A x B: scalar or per row of A.
+FailureOr<Value> perRow(OnnxNode &node, Value v, Value a, StringRef what) {
+  if (!v)
+    return Value();
+  RankedTensorType at = typeOf(a);
+  int64_t rank = std::max<int64_t>(at.getRank(), 2);
+  int64_t rows = at.getRank() >= 2 ? at.getDimSize(at.getRank() - 2) : 1;
+  return alongAxis(node, v, rank - 2, rank, rows, what);
+}
+
+/// A zero point or scale of B in A x B: scalar or per column of B.
+FailureOr<Value> perColumn(OnnxNode &node, Value v, Value bm, StringRef what) {
+  if (!v)
+    return Value();
+  RankedTensorType bt = typeOf(bm);
+  return alongAxis(node, v, 0, 1, bt.getDimSize(bt.getRank() - 1), what);
+}
+
+/// (A - a_zp) x (B - b_zp) in i32.
+FailureOr<Value> matmulInteger(OnnxNode &node, Value a, Value bm, Value aZp,
+                               Value bZp) {
+  if (failed(node.requireStaticShape(typeOf(a))) ||
+      failed(node.requireStaticShape(typeOf(bm))))
+    return failure();
+  FailureOr<Value> a32 =
+      widened(node, a, perRow(node, aZp, a, "a_zero_point"), "A");
+  if (failed(a32))
+    return failure();
+  FailureOr<Value> b32 =
+      widened(node, bm, perColumn(node, bZp, bm, "b_zero_point"), "B");
+  if (failed(b32))
+    return failure();
+  return build<MatMulOp>(node, *a32, *b32);
+}
+
+/// A per-output-channel zero point or scale of the filter `w` (or a
+/// scalar), aligned to dimension `axis` of a tensor of rank `rank`: 0 of the
+/// filter [M, C, kH, kW], 1 of the result [N, M, H, W].
+FailureOr<Value> perChannel(OnnxNode &node, Value v, Value w, int64_t axis,
+                            int64_t rank, StringRef what) {
+  if (!v)
+    return Value();
+  return alongAxis(node, v, axis, rank, typeOf(w).getDimSize(0), what);
+}
+
+/// (x - x_zp) * (w - w_zp) convolved in i32 (x_zp a scalar, w_zp per output
+/// channel); padding contributes 0, i.e. x's zero point.
+FailureOr<Value> convInteger(OnnxNode &node, Value x, Value w, Value xZp,
+                             Value wZp) {
+  if (failed(node.requireStaticShape(typeOf(x))) ||
+      failed(node.requireStaticShape(typeOf(w))))
+    return failure();
+  if (xZp &&
+      (!typeOf(xZp).hasStaticShape() || typeOf(xZp).getNumElements() != 1)) {
+    node.fail() << "a per-channel x_zero_point is not supported; ONNX "
+                   "requires a scalar";
+    return failure();
+  }
+  FailureOr<Value> x32 = widened(
+      node, x, xZp ? reshapeTo(node, xZp, {}) : FailureOr<Value>(Value()), "x");
+  if (failed(x32))
+    return failure();
+  // The filter [M, C, kH, kW]: a per-channel zero point is [M, 1, 1, 1].
+  FailureOr<Value> wz =
+      perChannel(node, wZp, w, 0, typeOf(w).getRank(), "w_zero_point");
+  FailureOr<Value> w32 = widened(node, w, wz, "w");
+  if (failed(w32))
+    return failure();
+  return buildConv(node, *x32, *w32, Value());
+}
+
+/// round(acc * multiplier) + zero point, saturated to the zero point's type.
+FailureOr<SmallVector<Value>> requantize(OnnxNode &node, FailureOr<Value> acc,
+                                         FailureOr<Value> multiplier,
+                                         Value zp) {
+  if (failed(acc) || failed(multiplier))
+    return failure();
+  FailureOr<Type> q = quantType(node, zp);
+  if (failed(q))
+    return failure();
+  FailureOr<Value> f = castTo(node, *acc, elementOf(*multiplier));
+  if (failed(f))
+    return failure();
+  FailureOr<Value> scaled = build<MulOp>(node, *f, *multiplier);
+  FailureOr<Value> z = zp ? reshapeTo(node, zp, {}) : FailureOr<Value>(Value());
+  if (failed(scaled) || failed(z))
+    return failure();
+  if (zp && typeOf(zp).getNumElements() != 1) {
+    node.fail() << "a per-channel y_zero_point is not supported; ONNX "
+                   "requires a scalar";
+    return failure();
+  }
+  return one(saturateRound(node, *scaled, *z, *q));
+}
+
+/// a_scale * b_scale / y_scale: the f32 multiplier of the i32 accumulators.
+FailureOr<Value> multiplier(OnnxNode &node, FailureOr<Value> aScale,
+                            FailureOr<Value> bScale, Value yScale) {
+  if (failed(aScale) || failed(bScale))
+    return failure();
+  FailureOr<Value> ys = reshapeTo(node, yScale, {});
+  if (failed(ys))
+    return failure();
+  FailureOr<Value> m = build<MulOp>(node, *aScale, *bScale);
+  if (failed(m))
+    return failure();
+  return build<DivOp>(node, *m, *ys);
+}
+
+FailureOr<SmallVector<Value>> matMulIntegerNode(OnnxNode &node) {
+  FailureOr<Value> a = node.rankedInput(0), bm = node.rankedInput(1);
+  if (failed(a) || failed(bm))
+    return failure();
+  return one(matmulInteger(node, *a, *bm, node.input(2), node.input(3)));
+}
+
+/// QLinearMatMul 10: inputs a, a_scale, a_zero_point, b, b_scale,
+/// b_zero_point, y_scale, y_zero_point.
+FailureOr<SmallVector<Value>> qlinearMatMul(OnnxNode &node) {
+  for (unsigned i = 0; i < 8; ++i)
+    if (failed(node.rankedInput(i)))
+      return failure();
+  Value a = node.input(0), bm = node.input(3);
+  FailureOr<Value> acc =
+      matmulInteger(node, a, bm, node.input(2), node.input(5));
+  if (failed(acc))
+    return failure();
+  FailureOr<Value> m =
+      multiplier(node, perRow(node, node.input(1), a, "a_scale"),
+                 perColumn(node, node.input(4), bm, "b_scale"), node.input(6));
+  return requantize(node, acc, m, node.input(7));
+}
+
+FailureOr<SmallVector<Value>> convIntegerNode(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), w = node.rankedInput(1);
+  if (failed(x) || failed(w))
+    return failure();
+  return one(convInteger(node, *x, *w, node.input(2), node.input(3)));
+}
+
+/// QLinearConv 10: inputs x, x_scale, x_zero_point, w, w_scale,
+/// w_zero_point, y_scale, y_zero_point and an optional i32 bias.
+FailureOr<SmallVector<Value>> qlinearConv(OnnxNode &node) {
+  for (unsigned i = 0; i < 8; ++i)
+    if (failed(node.rankedInput(i)))
+      return failure();
+  Value x = node.input(0), w = node.input(3);
+  FailureOr<Value> acc = convInteger(node, x, w, node.input(2), node.input(5));
+  if (failed(acc))
+    return failure();
+  int64_t rank = typeOf(*acc).getRank();
+  if (Value bias = node.input(8)) {
+    if (!elementOf(bias).isSignlessInteger(32)) {
+      node.fail() << "the bias must be int32, got " << elementOf(bias);
+      return failure();
+    }
+    FailureOr<Value> bb = perChannel(node, bias, w, 1, rank, "B");
+    if (failed(bb))
+      return failure();
+    acc = build<AddOp>(node, *acc, *bb);
+    if (failed(acc))
+      return failure();
+  }
+  FailureOr<Value> xs = reshapeTo(node, node.input(1), {});
+  FailureOr<Value> m = multiplier(
+      node, xs, perChannel(node, node.input(4), w, 1, rank, "w_scale"),
+      node.input(6));
+  return requantize(node, acc, m, node.input(7));
+}
+} // namespace
+
+void mlir::kiln::populateQuantizeConversions(std::vector<OnnxConversion> &t) {
+  for (int64_t v : {10, 13}) {
+    t.push_back({"QuantizeLinear", v, quantizeLinear});
+    t.push_back({"DequantizeLinear", v, dequantizeLinear});
+  }
+  t.push_back({"DynamicQuantizeLinear", 11, dynamicQuantizeLinear});
+  t.push_back({"MatMulInteger", 10, matMulIntegerNode});
+  t.push_back({"ConvInteger", 10, convIntegerNode});
+  t.push_back({"QLinearMatMul", 10, qlinearMatMul});
+  t.push_back({"QLinearConv", 10, qlinearConv});
+}
