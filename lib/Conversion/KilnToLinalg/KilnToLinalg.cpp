@@ -254,8 +254,15 @@ struct ConvertKilnToLinalgPass
             return;
           }
         b.setInsertionPoint(op);
+        if (auto guard = dyn_cast<GuardOp>(op)) {
+          if (failed(lowerGuard(b, guard)))
+            anyFailed = true;
+          else
+            op->erase();
+          continue;
+        }
         FailureOr<Value> repl = Value();
-        for (auto lower : {lowerElementwise, lowerTensor, lowerNN}) {
+        for (auto lower : {lowerElementwise, lowerTensor, lowerNN, lowerShapeOps}) {
           repl = lower(b, op);
           if (failed(repl) || *repl)
             break;
