@@ -581,9 +581,12 @@ struct IndexMath {
 /// ONNX start/count are computed at run time from the values, the count is
 /// guarded against the declared size, and the elements are gathered at
 /// start + i * step (kiln.gather clamps, so any values stay in bounds).
-FailureOr<SmallVector<Value>> sliceRuntime(OnnxNode &node, Value x) {
+FailureOr<SmallVector<Value>>
+sliceRuntime(OnnxNode &node, Value x,
+             std::optional<RankedTensorType> known = std::nullopt) {
   FailureOr<RankedTensorType> declared =
-      declaredResult(node, 0, "starts, ends, axes and steps");
+      known ? FailureOr<RankedTensorType>(*known)
+            : declaredResult(node, 0, "starts, ends, axes and steps");
   if (failed(declared) || failed(node.requireStaticShape(typeOf(x))))
     return failure();
   ArrayRef<int64_t> in = typeOf(x).getShape(), out = declared->getShape();
@@ -665,6 +668,8 @@ FailureOr<SmallVector<Value>> sliceRuntime(OnnxNode &node, Value x) {
         m.c(0), m.div(m.sub(m.add(m.sub(end, start), safeStep), sign), safeStep));
     Value dimOk = m.land(stepOk, m.eq(count, m.c(out[d])));
     ok = ok ? m.land(ok, dimOk) : dimOk;
+    if (declared->getNumElements() == 0)
+      continue; // nothing to read; the result is an empty constant below
     Value idx = m.add(start, m.mul(m.iota(out[d]), safeStep));
     if (!m.ok)
       return failure();
@@ -676,6 +681,11 @@ FailureOr<SmallVector<Value>> sliceRuntime(OnnxNode &node, Value x) {
   }
   if (!m.ok)
     return failure();
+  if (declared->getNumElements() == 0)
+    y = ConstantOp::create(
+        node.builder, node.loc(), *declared,
+        DenseElementsAttr::get(*declared, node.builder.getZeroAttr(
+                                              declared->getElementType())));
   if (ok)
     guardInput(node, ok, 1,
                "with ends, axes and steps must select the declared output "
@@ -841,6 +851,36 @@ FailureOr<SmallVector<Value>> slice(OnnxNode &node) {
       return failure();
     axes = *a;
     steps = *st;
+  }
+  // Constant negative steps: the shape is known here; gather in reverse.
+  if (node.opset >= 10 && steps &&
+      llvm::any_of(*steps, [](int64_t s) { return s < 0; }) &&
+      typeOf(*x).hasStaticShape()) {
+    SmallVector<int64_t> shape(typeOf(*x).getShape());
+    int64_t rank = shape.size();
+    for (size_t j = 0; j < starts->size() && j < steps->size(); ++j) {
+      int64_t a = axes && j < axes->size() ? (*axes)[j] : (int64_t)j;
+      if (a < 0)
+        a += rank;
+      if (a < 0 || a >= rank || (*steps)[j] == 0 || j >= ends->size())
+        break; // resolveSlice reports it below
+      int64_t n = typeOf(*x).getDimSize(a), t = (*steps)[j];
+      int64_t s = (*starts)[j], e = (*ends)[j];
+      s = s < 0 ? s + n : s;
+      e = e < 0 ? e + n : e;
+      if (t > 0) {
+        s = std::clamp<int64_t>(s, 0, n);
+        e = std::clamp<int64_t>(e, 0, n);
+        shape[a] = e > s ? (e - s + t - 1) / t : 0;
+      } else {
+        s = std::clamp<int64_t>(s, 0, n - 1);
+        e = std::clamp<int64_t>(e, -1, n - 1);
+        shape[a] = s > e ? (s - e - t - 1) / -t : 0;
+      }
+    }
+    return sliceRuntime(
+        node, *x,
+        RankedTensorType::get(shape, typeOf(*x).getElementType()));
   }
   FailureOr<SliceBounds> bounds =
       resolveSlice(node, typeOf(*x).getShape(), *starts, *ends, axes, steps);

@@ -6,7 +6,7 @@
 // CHECK: module attributes {kiln.arena_bytes = 128 : i64, kiln.guard_messages = ["first", "second"]}
 // CHECK-NOT: __kiln_guard_failed
 // CHECK-LABEL: func.func @guarded
-// CHECK-SAME: %[[ARENA:.+]]: memref<128xi8> {kiln.arena}
+// CHECK-SAME: %[[ARENA:[^ ]+]]: memref<128xi8> {kiln.arena}
 // CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
 // CHECK-DAG: %[[STATUS:.+]] = memref.view %[[ARENA]][%[[C0]]][] : memref<128xi8> to memref<1xi32>
