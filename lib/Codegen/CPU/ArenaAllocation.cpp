@@ -205,6 +205,20 @@ struct ArenaAllocationPass
     }
     func->setAttr(mlir::kiln::kMemoryPlanAttr, b.getArrayAttr(records));
 
+    // An empty tensor argument nobody reads (3x4x0) becomes memref<0xT>:
+    // the same bare pointer to the caller, and a type the LLVM lowering of
+    // the signature accepts (it rejects a zero inner dimension).
+    SmallVector<Type> argTypes(func.getArgumentTypes());
+    for (BlockArgument arg : func.getArguments()) {
+      auto t = dyn_cast<MemRefType>(arg.getType());
+      if (!t || !t.hasStaticShape() || t.getNumElements() != 0 ||
+          !arg.use_empty() || t.getRank() == 1)
+        continue;
+      arg.setType(MemRefType::get({0}, t.getElementType()));
+      argTypes[arg.getArgNumber()] = arg.getType();
+    }
+    func.setType(FunctionType::get(ctx, argTypes, func.getResultTypes()));
+
     auto arenaType = MemRefType::get({size}, IntegerType::get(ctx, 8));
     if (failed(func.insertArgument(func.getNumArguments(), arenaType,
                                    DictionaryAttr::get(ctx, {rewriter.getNamedAttr(
