@@ -23,6 +23,7 @@ typedef struct kiln_guard_table {
   uint32_t count;
   const char *const *messages;
 } kiln_guard_table;
-extern const kiln_guard_table __kiln_guard_table __attribute__((weak));
+extern const kiln_guard_table __kiln_guard_table
+    __attribute__((weak, visibility("hidden")));
 
 #endif

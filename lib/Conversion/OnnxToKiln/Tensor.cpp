@@ -852,35 +852,63 @@ FailureOr<SmallVector<Value>> slice(OnnxNode &node) {
     axes = *a;
     steps = *st;
   }
-  // Constant negative steps: the shape is known here; gather in reverse.
+  // Constant negative steps: gather each reversed axis at constant indices
+  // start + i * step (after ONNX's clamping).
   if (node.opset >= 10 && steps &&
       llvm::any_of(*steps, [](int64_t s) { return s < 0; }) &&
-      typeOf(*x).hasStaticShape()) {
-    SmallVector<int64_t> shape(typeOf(*x).getShape());
-    int64_t rank = shape.size();
-    for (size_t j = 0; j < starts->size() && j < steps->size(); ++j) {
-      int64_t a = axes && j < axes->size() ? (*axes)[j] : (int64_t)j;
-      if (a < 0)
-        a += rank;
-      if (a < 0 || a >= rank || (*steps)[j] == 0 || j >= ends->size())
-        break; // resolveSlice reports it below
-      int64_t n = typeOf(*x).getDimSize(a), t = (*steps)[j];
-      int64_t s = (*starts)[j], e = (*ends)[j];
-      s = s < 0 ? s + n : s;
+      typeOf(*x).hasStaticShape() && starts->size() == ends->size() &&
+      steps->size() == starts->size() &&
+      (!axes || axes->size() == starts->size())) {
+    int64_t rank = typeOf(*x).getRank();
+    SmallVector<bool> seen(rank, false);
+    Value y = *x;
+    for (size_t j = 0; j < starts->size(); ++j) {
+      FailureOr<int64_t> a =
+          normalizeAxis(node, axes ? (*axes)[j] : (int64_t)j, rank);
+      if (failed(a))
+        return failure();
+      if (seen[*a] || (*steps)[j] == 0) {
+        node.fail() << (seen[*a] ? "an axis is sliced twice"
+                                 : "steps must not be 0");
+        return failure();
+      }
+      seen[*a] = true;
+      int64_t n = typeOf(*x).getDimSize(*a), t = (*steps)[j];
+      int64_t st = (*starts)[j], e = (*ends)[j], count;
+      st = st < 0 ? st + n : st;
       e = e < 0 ? e + n : e;
       if (t > 0) {
-        s = std::clamp<int64_t>(s, 0, n);
+        st = std::clamp<int64_t>(st, 0, n);
         e = std::clamp<int64_t>(e, 0, n);
-        shape[a] = e > s ? (e - s + t - 1) / t : 0;
+        count = e > st ? (e - st + t - 1) / t : 0;
       } else {
-        s = std::clamp<int64_t>(s, 0, n - 1);
+        st = std::clamp<int64_t>(st, 0, n - 1);
         e = std::clamp<int64_t>(e, -1, n - 1);
-        shape[a] = s > e ? (s - e - t - 1) / -t : 0;
+        count = st > e ? (st - e - t - 1) / -t : 0;
       }
+      if (count == n && t == 1)
+        continue;
+      if (count == 0) {
+        SmallVector<int64_t> shape(typeOf(y).getShape());
+        shape[*a] = 0;
+        auto type = RankedTensorType::get(shape, typeOf(y).getElementType());
+        y = ConstantOp::create(node.builder, node.loc(), type,
+                               DenseElementsAttr::get(
+                                   type, node.builder.getZeroAttr(
+                                             type.getElementType())));
+        continue;
+      }
+      SmallVector<int64_t> idx;
+      for (int64_t i = 0; i < count; ++i)
+        idx.push_back(st + i * t);
+      FailureOr<Value> g =
+          build<GatherOp>(node, y, constI64(node, idx, {count}),
+                          node.builder.getI64IntegerAttr(*a));
+      if (failed(g))
+        return failure();
+      y = *g;
     }
-    return sliceRuntime(
-        node, *x,
-        RankedTensorType::get(shape, typeOf(*x).getElementType()));
+    return SmallVector<Value>{y};
   }
   FailureOr<SliceBounds> bounds =
       resolveSlice(node, typeOf(*x).getShape(), *starts, *ends, axes, steps);

@@ -94,3 +94,54 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %y : tensor<4xi8>
   }
 }
+
+// -----
+
+// Unsqueeze with run-time axes: one reshape, guarded by the axes that give
+// the declared shape ({0, 2} or {1, 2}... here only {0, 2}).
+// CHECK-LABEL: func.func @unsqueeze_runtime_axes
+// CHECK: kiln.guard {{.+}}must name axes that turn 3x4 into the declared output shape
+// CHECK: kiln.reshape %{{.+}} : tensor<3x4xf32> to tensor<1x3x1x4xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @unsqueeze_runtime_axes(%x: tensor<3x4xf32>, %axes: tensor<2xi64>) -> tensor<1x3x1x4xf32> {
+    %y = "onnx.Unsqueeze"(%x, %axes) : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<1x3x1x4xf32> loc("unsqueeze")
+    return %y : tensor<1x3x1x4xf32>
+  }
+}
+
+// -----
+
+// Edge padding with constant pads gathers at clamped constant indices; a
+// constant negative step gathers in reverse. No guards: all is constant.
+// CHECK-LABEL: func.func @edge_pad_and_reverse
+// CHECK-NOT: kiln.guard
+// CHECK-DAG: %[[R:.+]] = kiln.constant dense<[2, 1, 0]> : tensor<3xi64>
+// CHECK-DAG: %[[I:.+]] = kiln.constant dense<[0, 0, 1, 2, 2, 2]> : tensor<6xi64>
+// CHECK: kiln.gather %{{.+}}, %[[I]] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<6xi64>) -> tensor<2x6xf32>
+// CHECK: kiln.gather %{{.+}}, %[[R]] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @edge_pad_and_reverse(%x: tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %pads = onnx.Initializer "pads" dense<[0, 1, 0, 2]> : tensor<4xi64> loc("pads")
+    %p = "onnx.Pad"(%x, %pads) {mode = "edge"} : (tensor<2x3xf32>, tensor<4xi64>) -> tensor<*xf32> loc("pad")
+    %s = onnx.Initializer "s" dense<[-1]> : tensor<1xi64> loc("s")
+    %e = onnx.Initializer "e" dense<[-9223372036854775807]> : tensor<1xi64> loc("e")
+    %a = onnx.Initializer "a" dense<[1]> : tensor<1xi64> loc("a")
+    %st = onnx.Initializer "st" dense<[-1]> : tensor<1xi64> loc("st")
+    %r = "onnx.Slice"(%x, %s, %e, %a, %st) : (tensor<2x3xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<*xf32> loc("reverse")
+    return %p, %r : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// OneHot with a run-time depth: guarded; indices compared with an iota.
+// CHECK-LABEL: func.func @one_hot
+// CHECK: kiln.guard {{.+}}must be [5]: the depth this model was compiled for
+// CHECK: kiln.equal %{{.+}}, %{{.+}} : (tensor<3x1xi64>, tensor<1x5xi64>) -> tensor<3x5xi1>
+// CHECK: kiln.where
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @one_hot(%i: tensor<3xi64>, %d: tensor<i64>, %v: tensor<2xf32>) -> tensor<3x5xf32> {
+    %y = "onnx.OneHot"(%i, %d, %v) : (tensor<3xi64>, tensor<i64>, tensor<2xf32>) -> tensor<3x5xf32> loc("onehot")
+    return %y : tensor<3x5xf32>
+  }
+}
