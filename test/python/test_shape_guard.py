@@ -41,3 +41,32 @@ def test_wrong_shape_raises(reshape_model):
     # The session stays usable after a failed guard.
     (y,) = reshape_model(x, np.array([4, 6], np.int64))
     assert y.shape == (4, 6)
+
+
+def test_guards_do_not_leak_between_threads(reshape_model):
+    """Each session has its own status word: a failing call on one thread
+    never fails (or passes) a call on another."""
+    import threading
+
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    right, wrong = np.array([4, 6], np.int64), np.array([6, 4], np.int64)
+    failures = []
+
+    def worker(i):
+        try:
+            for k in range(40):
+                if (i + k) % 2:
+                    (y,) = reshape_model(x, right)
+                    np.testing.assert_array_equal(y, x.reshape(4, 6))
+                else:
+                    with pytest.raises(kiln.Error, match="'reshape1'"):
+                        reshape_model(x, wrong)
+        except Exception as e:  # surfaced in the main thread below
+            failures.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[0]

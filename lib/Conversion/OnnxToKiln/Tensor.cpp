@@ -614,8 +614,11 @@ sliceRuntime(OnnxNode &node, Value x,
   Value r = m.c(rank);
   // Normalized axis of each entry.
   SmallVector<Value> axes, starts, ends, steps;
+  // Without axes, entry j slices dimension j: later dimensions stay whole.
   std::optional<SmallVector<int64_t>> constAxes =
-      node.input(3) ? node.constantInts(3) : std::nullopt;
+      node.input(3) ? node.constantInts(3)
+                    : std::optional<SmallVector<int64_t>>(
+                          llvm::to_vector(llvm::seq<int64_t>(0, k)));
   for (int64_t j = 0; j < k; ++j) {
     Value a = node.input(3) ? m.at(3, j) : m.c(j);
     axes.push_back(m.where(m.less(a, m.c(0)), m.add(a, r), a));
@@ -645,7 +648,7 @@ sliceRuntime(OnnxNode &node, Value x,
         !llvm::is_contained(*constAxes, d - rank))
       continue; // not sliced: the whole dimension
     int64_t n = in[d];
-    Value start = m.c(0), end = m.c(n), step = m.c(1), named = m.c(0);
+    Value start = m.c(0), end = m.c(n), step = m.c(1);
     // The first entry naming d wins (ONNX forbids repeats; guarded above).
     for (int64_t j = k - 1; j >= 0; --j) {
       Value sel = m.eq(axes[j], m.c(d));
@@ -653,7 +656,6 @@ sliceRuntime(OnnxNode &node, Value x,
       end = m.where(sel, ends[j], end);
       step = m.where(sel, steps[j], step);
     }
-    (void)named;
     Value stepOk = m.less(m.c(0), m.max(step, m.sub(m.c(0), step)));
     Value safeStep = m.where(stepOk, step, m.c(1));
     Value pos = m.less(m.c(0), safeStep);
