@@ -657,7 +657,10 @@ sliceRuntime(OnnxNode &node, Value x,
       step = m.where(sel, steps[j], step);
     }
     Value stepOk = m.less(m.c(0), m.max(step, m.sub(m.c(0), step)));
-    Value safeStep = m.where(stepOk, step, m.c(1));
+    // A step beyond the dimension reads one element either way; clamping
+    // it keeps the count arithmetic below from overflowing.
+    Value safeStep =
+        m.where(stepOk, m.clamp(step, m.c(-n - 1), m.c(n + 1)), m.c(1));
     Value pos = m.less(m.c(0), safeStep);
     start = m.where(m.less(start, m.c(0)), m.add(start, m.c(n)), start);
     end = m.where(m.less(end, m.c(0)), m.add(end, m.c(n)), end);
