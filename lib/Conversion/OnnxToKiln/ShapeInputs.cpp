@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 
@@ -43,12 +44,69 @@ std::string inputDesc(OnnxNode &node, unsigned i) {
 }
 } // namespace
 
+namespace {
+/// The static shape `v` must have because it flows, through elementwise ONNX
+/// ops whose other operands are scalars or equally unknown (shape-preserving),
+/// into a value whose type is declared static (a graph output, or an op ONNX
+/// typed). The guard on `v`'s arguments still checks it at run time: a wrong
+/// guess here can only refuse inputs, never compute wrong numbers.
+std::optional<SmallVector<int64_t>> shapeFromUses(Value v, int depth) {
+  static const llvm::StringSet<> elementwise = {
+      "Add",  "Sub",  "Mul",     "Div",  "Pow",   "Max",     "Min",
+      "Cos",  "Sin",  "Tan",     "Neg",  "Abs",   "Exp",     "Log",
+      "Sqrt", "Relu", "Sigmoid", "Tanh", "Cast",  "Ceil",    "Floor",
+      "Round", "Erf", "Sign",    "Identity", "Reciprocal", "Clip"};
+  if (depth > 64)
+    return std::nullopt;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<func::ReturnOp>(user)) {
+      auto f = user->getParentOfType<func::FuncOp>();
+      auto t = dyn_cast<RankedTensorType>(
+          f.getResultTypes()[use.getOperandNumber()]);
+      if (t && t.hasStaticShape())
+        return SmallVector<int64_t>(t.getShape());
+      continue;
+    }
+    StringRef name = user->getName().getStringRef();
+    if (!name.consume_front("onnx.") || user->getNumResults() != 1 ||
+        !elementwise.contains(name.substr(name.rfind('.') + 1)))
+      continue;
+    // Scalars, or values as unknown as this one (a sibling of the same
+    // computation, e.g. Add(cos(r), sin(r))), cannot change the shape.
+    auto vt = dyn_cast<RankedTensorType>(v.getType());
+    bool othersScalar = llvm::all_of(user->getOpOperands(), [&](OpOperand &o) {
+      if (&o == &use || isa<NoneType>(o.get().getType()))
+        return true;
+      auto t = dyn_cast<RankedTensorType>(o.get().getType());
+      return t && (t.getRank() == 0 ||
+                   (vt && t.getRank() == vt.getRank() &&
+                    llvm::all_of(t.getShape(), ShapedType::isDynamic)));
+    });
+    if (!othersScalar)
+      continue;
+    Value r = user->getResult(0);
+    if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+      if (t.hasStaticShape())
+        return SmallVector<int64_t>(t.getShape());
+    if (std::optional<SmallVector<int64_t>> s = shapeFromUses(r, depth + 1))
+      return s;
+  }
+  return std::nullopt;
+}
+} // namespace
+
 FailureOr<RankedTensorType> mlir::kiln::declaredResult(OnnxNode &node,
                                                        unsigned i,
                                                        StringRef what) {
-  auto t = dyn_cast<RankedTensorType>(node.op->getResult(i).getType());
+  Value result = node.op->getResult(i);
+  auto t = dyn_cast<RankedTensorType>(result.getType());
   if (t && t.hasStaticShape())
     return t;
+  if (auto elt = dyn_cast<ShapedType>(result.getType()))
+    if (std::optional<SmallVector<int64_t>> s = shapeFromUses(result, 0))
+      if (!t || t.getRank() == (int64_t)s->size())
+        return RankedTensorType::get(*s, elt.getElementType());
   node.fail() << what
               << " must be a compile-time constant, or the output shape must "
                  "be declared static: a run-time "

@@ -145,3 +145,22 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
     return %y : tensor<3x5xf32>
   }
 }
+
+// -----
+
+// A Range whose own type is unknown takes its length from the declared graph
+// output it flows into through shape-preserving elementwise ops (a scalar
+// Mul, a Cos): still guarded at run time.
+// CHECK-LABEL: func.func @range_length_from_uses
+// CHECK: kiln.guard {{.+}}must give 8 elements
+// CHECK: kiln.cos %{{.+}} : tensor<8xf32>
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @range_length_from_uses(%n: tensor<f32>, %k: tensor<f32>) -> tensor<8xf32> {
+    %zero = onnx.Initializer "zero" dense<0.0> : tensor<f32> loc("zero")
+    %one = onnx.Initializer "one" dense<1.0> : tensor<f32> loc("one")
+    %r = "onnx.Range"(%zero, %n, %one) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32> loc("range")
+    %m = "onnx.Mul"(%r, %k) : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32> loc("mul")
+    %c = "onnx.Cos"(%m) : (tensor<?xf32>) -> tensor<8xf32> loc("cos")
+    return %c : tensor<8xf32>
+  }
+}
