@@ -404,6 +404,10 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     if (auto f = module->lookupSymbol<LLVM::LLVMFuncOp>(v.entryName))
       if (auto a = f->getAttrOfType<IntegerAttr>(mlir::kiln::kArenaBytesAttr))
         v.arenaBytes = a.getInt();
+  if (auto guards =
+          (*module)->getAttrOfType<ArrayAttr>(mlir::kiln::kGuardMessagesAttr))
+    for (Attribute g : guards)
+      desc.guardMessages.push_back(cast<StringAttr>(g).str());
   if (o.emit == EmitKind::MemoryPlan) {
     if (Error e = writeText(o.outputPath, memoryPlanJson(*module, desc)))
       return std::move(e);

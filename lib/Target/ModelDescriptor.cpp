@@ -166,6 +166,27 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
   infoVar->setVisibility(GlobalValue::HiddenVisibility);
   infoVar->setAlignment(Align(8));
 
+  // The guard table (runtime/src/model_abi.h), only when there are guards.
+  if (!d.guardMessages.empty()) {
+    SmallVector<Constant *> messages;
+    for (const std::string &msg : d.guardMessages)
+      messages.push_back(stringConstant(m, msg, "kiln.guard"));
+    auto *msgTy = ArrayType::get(ptr, messages.size());
+    auto *msgVar = new GlobalVariable(m, msgTy, true,
+                                      GlobalValue::PrivateLinkage,
+                                      ConstantArray::get(msgTy, messages),
+                                      "kiln.guard_messages");
+    msgVar->setAlignment(Align(8));
+    StructType *tableTy = StructType::get(ctx, {i32, ptr});
+    auto *table = new GlobalVariable(
+        m, tableTy, true, GlobalValue::ExternalLinkage,
+        ConstantStruct::get(tableTy, {ConstantInt::get(i32, messages.size()),
+                                      msgVar}),
+        "__kiln_guard_table");
+    table->setVisibility(GlobalValue::HiddenVisibility);
+    table->setAlignment(Align(8));
+  }
+
   // void __kiln_entry(uint32_t variant, void **args): unpack and call the
   // compiled graph.
   auto *entryTy = FunctionType::get(Type::getVoidTy(ctx), {i32, ptr}, false);
@@ -213,6 +234,7 @@ std::string mlir::kiln::modelJson(const ModelDesc &d) {
                  {"arena_bytes", (int64_t)maxArenaBytes(d)},
                  {"batch_variants", variants(d)},
                  {"arena_alignment", (int64_t)d.arenaAlignment},
+                 {"run_time_checks", json::Array(d.guardMessages)},
                  {"inputs", tensors(d.inputs)},
                  {"outputs", tensors(d.outputs)}};
   std::string out;

@@ -13,4 +13,17 @@ extern const kiln_model_info __kiln_model_info;
  * output, then the arena base: num_inputs + num_outputs + 1 pointers. */
 extern void __kiln_entry(uint32_t variant, void **args);
 
+/* Run-time guards (a graph input that decides a shape the model was compiled
+ * for, e.g. Reshape's `shape`): the generated code writes the number of a
+ * failing guard (1-based) into the uint32 status word at the start of the
+ * arena; kiln_run zeroes it before __kiln_entry and reports
+ * messages[number - 1] after. Emitted only by models with guards (weak: a
+ * model without any, or a test's fake model, leaves it undefined). */
+typedef struct kiln_guard_table {
+  uint32_t count;
+  const char *const *messages;
+} kiln_guard_table;
+extern const kiln_guard_table __kiln_guard_table
+    __attribute__((weak, visibility("hidden")));
+
 #endif

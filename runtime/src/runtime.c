@@ -356,6 +356,18 @@ kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
     session->args[info->num_inputs + i] = outputs[i].data;
   }
   session->args[info->num_inputs + info->num_outputs] = session->arena;
+  const kiln_guard_table *guards = &__kiln_guard_table;
+  uint32_t *status =
+      guards && guards->count ? (uint32_t *)session->arena : NULL;
+  if (status)
+    *status = 0;
   __kiln_entry(session->variant, session->args);
+  if (status && *status) {
+    uint32_t g = *status;
+    return fail(session->message, KILN_INVALID_ARGUMENT,
+                "kiln_run: %s",
+                g <= guards->count ? guards->messages[g - 1]
+                                   : "a run-time shape check failed");
+  }
   return ok_status();
 }

@@ -36,6 +36,9 @@ struct ModelDesc {
   };
   std::vector<Variant> variants;
   uint64_t arenaAlignment = 64;
+  /// Messages of the run-time guards (see runtime/src/model_abi.h), by
+  /// number - 1; empty when the model has none.
+  std::vector<std::string> guardMessages;
 };
 
 /// A TargetMachine for x86-64 (or the triple's arch) with `mcpu` ("" = this

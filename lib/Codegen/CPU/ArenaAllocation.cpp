@@ -8,6 +8,10 @@
 // the last step that uses it or any view of it. The plan is recorded on the
 // function for --emit=memory-plan and the compile report.
 //
+// Run-time guards (kiln.guard, lowered to calls of __kiln_guard_failed) write
+// their number into a status word that the first kGuardStatusBytes of the
+// arena hold; the runtime zeroes it before and reads it after each run.
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Codegen/MemoryPlan.h"
@@ -25,6 +29,10 @@ using namespace mlir;
 namespace plan = mlir::kiln::plan;
 
 namespace {
+// Must match lib/Conversion/KilnToLinalg/LowerGuard.cpp.
+constexpr const char *kGuardFailedFn = "__kiln_guard_failed";
+constexpr const char *kGuardMessageAttr = "kiln.guard_message";
+
 int64_t bufferBytes(MemRefType type) {
   int64_t eltBytes =
       std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
@@ -39,17 +47,24 @@ struct ArenaAllocationPass
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     int64_t arenaBytes = 0;
+    SmallVector<Attribute> guardMessages;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isDeclaration())
         continue;
-      if (failed(runOnFunction(func, arenaBytes)))
+      if (failed(runOnFunction(func, arenaBytes, guardMessages)))
         return signalPassFailure();
     }
+    if (auto placeholder = module.lookupSymbol<func::FuncOp>(kGuardFailedFn))
+      placeholder.erase();
+    if (!guardMessages.empty())
+      module->setAttr(mlir::kiln::kGuardMessagesAttr,
+                      ArrayAttr::get(ctx, guardMessages));
     module->setAttr(mlir::kiln::kArenaBytesAttr,
                     IntegerAttr::get(IntegerType::get(ctx, 64), arenaBytes));
   }
 
-  LogicalResult runOnFunction(func::FuncOp func, int64_t &arenaBytes) {
+  LogicalResult runOnFunction(func::FuncOp func, int64_t &arenaBytes,
+                              SmallVectorImpl<Attribute> &guardMessages) {
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
 
@@ -157,6 +172,16 @@ struct ArenaAllocationPass
     SmallVector<int64_t> offsets(arenaPlan.offsets.begin(),
                                  arenaPlan.offsets.end());
     int64_t size = arenaPlan.arenaBytes;
+    SmallVector<func::CallOp> guards;
+    func.walk([&](func::CallOp call) {
+      if (call.getCallee() == kGuardFailedFn)
+        guards.push_back(call);
+    });
+    // The status word goes first; every buffer moves up by one block.
+    int64_t reserved = guards.empty() ? 0 : mlir::kiln::kGuardStatusBytes;
+    for (int64_t &offset : offsets)
+      offset += reserved;
+    size += reserved;
     arenaBytes = std::max(arenaBytes, size);
     func->setAttr(mlir::kiln::kArenaBytesAttr,
                   IntegerAttr::get(IntegerType::get(ctx, 64), size));
@@ -180,6 +205,20 @@ struct ArenaAllocationPass
     }
     func->setAttr(mlir::kiln::kMemoryPlanAttr, b.getArrayAttr(records));
 
+    // An empty tensor argument nobody reads (3x4x0) becomes memref<0xT>:
+    // the same bare pointer to the caller, and a type the LLVM lowering of
+    // the signature accepts (it rejects a zero inner dimension).
+    SmallVector<Type> argTypes(func.getArgumentTypes());
+    for (BlockArgument arg : func.getArguments()) {
+      auto t = dyn_cast<MemRefType>(arg.getType());
+      if (!t || !t.hasStaticShape() || t.getNumElements() != 0 ||
+          !arg.use_empty() || t.getRank() == 1)
+        continue;
+      arg.setType(MemRefType::get({0}, t.getElementType()));
+      argTypes[arg.getArgNumber()] = arg.getType();
+    }
+    func.setType(FunctionType::get(ctx, argTypes, func.getResultTypes()));
+
     auto arenaType = MemRefType::get({size}, IntegerType::get(ctx, 8));
     if (failed(func.insertArgument(func.getNumArguments(), arenaType,
                                    DictionaryAttr::get(ctx, {rewriter.getNamedAttr(
@@ -187,6 +226,24 @@ struct ArenaAllocationPass
                                    func.getLoc())))
       return failure();
     Value arena = func.getArgument(func.getNumArguments() - 1);
+    if (!guards.empty()) {
+      rewriter.setInsertionPointToStart(&func.getBody().front());
+      Location loc = func.getLoc();
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value status = memref::ViewOp::create(
+          rewriter, loc, MemRefType::get({1}, rewriter.getI32Type()), arena,
+          zero, ValueRange{});
+      for (func::CallOp call : guards) {
+        guardMessages.push_back(call->getAttr(kGuardMessageAttr));
+        rewriter.setInsertionPoint(call);
+        Value number = arith::ConstantOp::create(
+            rewriter, call.getLoc(),
+            rewriter.getI32IntegerAttr((int32_t)guardMessages.size()));
+        memref::StoreOp::create(rewriter, call.getLoc(), number, status,
+                                ValueRange{zero});
+        rewriter.eraseOp(call);
+      }
+    }
     for (auto [op, offset] : llvm::zip(allocs, offsets)) {
       rewriter.setInsertionPoint(op);
       Value off = arith::ConstantIndexOp::create(rewriter, op.getLoc(), offset);

@@ -334,9 +334,16 @@ struct ConvertKilnToLinalgPass
             return;
           }
         b.setInsertionPoint(op);
+        if (auto guard = dyn_cast<GuardOp>(op)) {
+          if (failed(lowerGuard(b, guard)))
+            anyFailed = true;
+          else
+            op->erase();
+          continue;
+        }
         FailureOr<Value> repl = Value();
         for (auto lower : {lowerElementwise, lowerTensor, lowerNN,
-                           lowerGatherElements}) {
+                           lowerGatherElements, lowerShapeOps}) {
           repl = lower(b, op);
           if (failed(repl) || *repl)
             break;

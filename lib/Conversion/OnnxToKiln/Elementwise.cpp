@@ -1,5 +1,5 @@
 //===- Elementwise.cpp - ONNX elementwise ops -------------------*- C++ -*-===//
-#include "Build.h"
+#include "ShapeInputs.h"
 
 #include <limits>
 
@@ -42,6 +42,139 @@ FailureOr<SmallVector<Value>> clip(OnnxNode &node, double lo, double hi) {
     return failure();
   return one(build<ClipOp>(node, *x, node.builder.getF32FloatAttr(lo),
                            node.builder.getF32FloatAttr(hi)));
+}
+
+/// Clip 11+: constant float bounds become kiln.clip; run-time bounds (or
+/// integer tensors) are a kiln.max and a kiln.min with the bound tensors,
+/// which only scale numbers and need no specialization.
+FailureOr<SmallVector<Value>> clipInputs(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  bool isFloat = isa<FloatType>(cast<RankedTensorType>(x->getType()).getElementType());
+  double lo = -inf, hi = inf;
+  Value loV, hiV;
+  for (unsigned i : {1u, 2u}) {
+    if (!node.input(i))
+      continue;
+    std::optional<double> c = isFloat ? node.constantScalar(i) : std::nullopt;
+    if (c) {
+      (i == 1 ? lo : hi) = *c;
+      continue;
+    }
+    FailureOr<Value> v = node.rankedInput(i);
+    if (failed(v))
+      return failure();
+    (i == 1 ? loV : hiV) = *v;
+  }
+  Value y = *x;
+  if (isFloat && (!std::isinf(lo) || !std::isinf(hi))) {
+    FailureOr<SmallVector<Value>> c = clip(node, lo, hi);
+    if (failed(c))
+      return failure();
+    y = c->front();
+  }
+  if (loV) {
+    FailureOr<Value> m = build<MaxOp>(node, y, loV);
+    if (failed(m))
+      return failure();
+    y = *m;
+  }
+  if (hiV) {
+    FailureOr<Value> m = build<MinOp>(node, y, hiV);
+    if (failed(m))
+      return failure();
+    y = *m;
+  }
+  return SmallVector<Value>{y};
+}
+
+/// Dropout 7, 10, 12, 13 in inference: the output is the input and the
+/// mask (if used) all true. From 12 training_mode is an input: training with
+/// ratio 0 is the same; a run-time training_mode or ratio gets a guard that
+/// they are (false, any) or (any, 0), since the random mask is not
+/// reproducible and not supported.
+FailureOr<SmallVector<Value>> dropout(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  if (node.opset >= 12 && node.input(2)) {
+    std::optional<DenseElementsAttr> training = node.constantInput(2);
+    bool trainingOff = training && training->getNumElements() == 1 &&
+                       (*training->getValues<APInt>().begin()).isZero();
+    if (!trainingOff) {
+      std::optional<double> ratio =
+          node.input(1) ? node.constantScalar(1) : std::optional<double>(0.5);
+      if (ratio && *ratio != 0.0) {
+        if (training) {
+          node.fail() << "training mode with a non-zero ratio is not "
+                         "supported: its random mask is not reproducible "
+                         "(Kiln compiles inference only; export the model in "
+                         "eval mode)";
+          return failure();
+        }
+      }
+      if (!ratio || !training) {
+        // Guard: !training || ratio == 0, at run time.
+        OpBuilder &b = node.builder;
+        Value ok;
+        if (!training) {
+          FailureOr<Value> t = node.rankedInput(2);
+          if (failed(t))
+            return failure();
+          FailureOr<Value> off = build<NotOp>(node, *t);
+          if (failed(off))
+            return failure();
+          ok = *off;
+        }
+        if (!ratio) {
+          FailureOr<Value> r = node.rankedInput(1);
+          if (failed(r))
+            return failure();
+          Value zero;
+          Type elt = cast<RankedTensorType>(r->getType()).getElementType();
+          auto zt = RankedTensorType::get({}, elt);
+          zero = ConstantOp::create(b, node.loc(), zt,
+                                    DenseElementsAttr::get(zt, b.getZeroAttr(elt)));
+          Value rv = *r;
+          FailureOr<Value> isZero = build<EqualOp>(node, rv, zero);
+          if (failed(isZero))
+            return failure();
+          if (ok) {
+            FailureOr<Value> o = build<OrOp>(node, ok, *isZero);
+            if (failed(o))
+              return failure();
+            ok = *o;
+          } else {
+            ok = *isZero;
+          }
+        }
+        if (ok)
+          guardInput(node, ok, 2,
+                     "is true with a non-zero ratio: training-mode Dropout "
+                     "is not supported (its random mask is not "
+                     "reproducible); only ratio 0 or inference is");
+      }
+    }
+  }
+  SmallVector<Value> results = {*x};
+  if (node.op->getNumResults() > 1) {
+    if (!node.resultUsed(1)) {
+      results.push_back(nullptr);
+    } else {
+      auto xt = cast<RankedTensorType>(x->getType());
+      Type elt = node.builder.getI1Type();
+      if (auto declared = dyn_cast<RankedTensorType>(node.op->getResult(1).getType()))
+        elt = declared.getElementType();
+      auto mt = RankedTensorType::get(xt.getShape(), elt);
+      Attribute one = isa<FloatType>(elt) ? Attribute(FloatAttr::get(elt, 1.0))
+                                          : Attribute(IntegerAttr::get(elt, 1));
+      results.push_back(ConstantOp::create(node.builder, node.loc(), mt,
+                                           DenseElementsAttr::get(mt, one)));
+    }
+  }
+  return results;
 }
 
 /// Element type of an ONNX TensorProto data type that kiln.cast handles, or
@@ -558,27 +691,8 @@ void mlir::kiln::populateElementwiseConversions(
     t.push_back({"Mean", v, mean});
   t.push_back({"Shrink", 9, shrink});
   t.push_back({"Trilu", 14, trilu});
-  // Inference mode: Dropout passes its input through; its mask output is not
-  // computed (a model that uses it is reported).
-  t.push_back({"Dropout", 7, identity});
-  t.push_back({"Dropout", 10, identity});
-  // From 12 on, training_mode is an input: only a constant false is
-  // inference (anything else would need the random mask).
-  for (int64_t v : {12, 13})
-    t.push_back({"Dropout", v, [](OnnxNode &node) -> FailureOr<SmallVector<Value>> {
-                   if (node.input(2)) {
-                     std::optional<DenseElementsAttr> c = node.constantInput(2);
-                     if (!c || c->getNumElements() != 1 ||
-                         !(*c->getValues<APInt>().begin()).isZero()) {
-                       node.fail() << "training mode is not supported: "
-                                      "training_mode must be a constant false "
-                                      "(Kiln compiles inference only; export the "
-                                      "model in eval mode)";
-                       return failure();
-                     }
-                   }
-                   return identity(node);
-                 }});
+  for (int64_t v : {7, 10, 12, 13})
+    t.push_back({"Dropout", v, dropout});
 
   // Clip 6: bounds are attributes. Clip 11+: optional constant inputs.
   constexpr double inf = std::numeric_limits<double>::infinity();
@@ -587,20 +701,5 @@ void mlir::kiln::populateElementwiseConversions(
                              node.floatAttr("max", inf));
                }});
   for (int64_t v : {11, 12, 13})
-    t.push_back({"Clip", v, [](OnnxNode &node) -> FailureOr<SmallVector<Value>> {
-                   double lo = -inf, hi = inf;
-                   for (unsigned i : {1u, 2u}) {
-                     if (!node.input(i))
-                       continue;
-                     std::optional<double> c = node.constantScalar(i);
-                     if (!c) {
-                       node.fail() << (i == 1 ? "min" : "max")
-                                   << " must be a constant scalar; Kiln does "
-                                      "not support run-time clip bounds";
-                       return failure();
-                     }
-                     (i == 1 ? lo : hi) = *c;
-                   }
-                   return clip(node, lo, hi);
-                 }});
+    t.push_back({"Clip", v, clipInputs});
 }

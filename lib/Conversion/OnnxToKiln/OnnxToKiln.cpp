@@ -368,6 +368,7 @@ struct ConvertOnnxToKilnPass
     populateLegacyConversions(table);
     populateTrainingConversions(table);
     populateQuantizeConversions(table);
+    populateShapeInputConversions(table);
     llvm::StringMap<SmallVector<const OnnxConversion *>> byType;
     for (const OnnxConversion &c : table)
       byType[c.opType].push_back(&c);

@@ -1,5 +1,7 @@
 //===- Tensor.cpp - ONNX shape, layout and reduction ops --------*- C++ -*-===//
-#include "Build.h"
+#include "ShapeInputs.h"
+
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -87,11 +89,83 @@ FailureOr<SmallVector<Value>> reshape(OnnxNode &node) {
     return failure();
   std::optional<SmallVector<int64_t>> shape =
       node.opset < 5 ? node.intsAttr("shape") : node.constantInts(1);
-  if (!shape) {
-    node.fail() << "the target shape must be a compile-time constant";
+  bool allowZero = node.intAttr("allowzero", 0) != 0;
+  if (shape)
+    return reshapeWith(node, *x, *shape, allowZero);
+  if (node.opset < 5) {
+    node.fail() << "the shape attribute is required";
     return failure();
   }
-  return reshapeWith(node, *x, *shape, node.intAttr("allowzero", 0) != 0);
+  // A run-time shape: reshape to the declared shape, and guard that the
+  // values resolve to it (0 copies the input dimension unless allowzero, one
+  // -1 takes what is left).
+  FailureOr<RankedTensorType> declared =
+      declaredResult(node, 0, "the target shape");
+  FailureOr<Value> s = node.rankedInput(1);
+  if (failed(declared) || failed(s) ||
+      failed(node.requireStaticShape(typeOf(*x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(*x).getShape(), out = declared->getShape();
+  int64_t r = out.size();
+  RankedTensorType st = typeOf(*s);
+  if (st.getRank() != 1 || st.getDimSize(0) != r) {
+    node.fail() << "shape of type " << st << " cannot give the declared rank-"
+                << r << " output";
+    return failure();
+  }
+  SmallVector<bool> zeroOk, minusOk;
+  for (int64_t i = 0; i < r; ++i) {
+    zeroOk.push_back(!allowZero && i < (int64_t)in.size() && in[i] == out[i]);
+    int64_t others = 1;
+    for (int64_t j = 0; j < r; ++j)
+      if (j != i)
+        others *= out[j];
+    minusOk.push_back(others != 0);
+  }
+  FailureOr<Value> si = castTo(node, *s, node.builder.getI64Type());
+  if (failed(si))
+    return failure();
+  auto entriesAre = [&](int64_t v) {
+    return build<EqualOp>(node, *si,
+                          constI64(node, SmallVector<int64_t>(r, v), {r}));
+  };
+  FailureOr<Value> exact = build<EqualOp>(node, *si, constI64(node, out, {r}));
+  FailureOr<Value> zero = entriesAre(0), minus = entriesAre(-1);
+  if (failed(exact) || failed(zero) || failed(minus))
+    return failure();
+  FailureOr<Value> zeroFine = build<AndOp>(node, *zero, constBool(node, zeroOk, {r}));
+  FailureOr<Value> minusFine =
+      build<AndOp>(node, *minus, constBool(node, minusOk, {r}));
+  FailureOr<Value> ok = failed(zeroFine) ? FailureOr<Value>(failure()) : build<OrOp>(node, *exact, *zeroFine);
+  if (succeeded(ok) && succeeded(minusFine))
+    ok = build<OrOp>(node, *ok, *minusFine);
+  // At most one -1.
+  FailureOr<Value> minusCount = castTo(node, *minus, node.builder.getF32Type());
+  if (succeeded(minusCount))
+    minusCount = build<ReduceSumOp>(node, *minusCount,
+                                    node.builder.getDenseI64ArrayAttr({0}),
+                                    node.builder.getBoolAttr(false));
+  if (failed(ok) || failed(minusCount))
+    return failure();
+  FailureOr<Value> oneMinus = allOf(node, *ok);
+  if (failed(oneMinus))
+    return failure();
+  auto f32 = RankedTensorType::get({}, node.builder.getF32Type());
+  Value oneF = ConstantOp::create(node.builder, node.loc(), f32,
+                                  DenseElementsAttr::get(f32, 1.0f));
+  FailureOr<Value> fewMinus = build<LessEqualOp>(node, *minusCount, oneF);
+  if (failed(fewMinus))
+    return failure();
+  oneMinus = build<AndOp>(node, *oneMinus, *fewMinus);
+  if (failed(oneMinus))
+    return failure();
+  std::string outStr;
+  for (auto [i, d] : llvm::enumerate(out))
+    outStr += (i ? "x" : "") + std::to_string(d);
+  guardInput(node, *oneMinus, 1,
+             "must resolve to the shape " + (out.empty() ? "[]" : outStr) +
+                 " this model was compiled for");
+  return one(reshapeTo(node, *x, out));
 }
 
 FailureOr<SmallVector<Value>> flatten(OnnxNode &node) {
@@ -168,15 +242,39 @@ FailureOr<SmallVector<Value>> shape(OnnxNode &node) {
   return SmallVector<Value>{c};
 }
 
-/// Pad 2 (attributes) and 11+ (constant inputs); only "constant" mode.
+FailureOr<SmallVector<Value>> padByGather(OnnxNode &node, Value x,
+                                          StringRef mode,
+                                          std::optional<SmallVector<int64_t>> pads);
+
+/// Pad 2 (attributes) and 11+ (inputs). Constant pads and value in
+/// "constant" mode become kiln.pad; everything else is gathered
+/// (padByGather).
 FailureOr<SmallVector<Value>> pad(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
   std::string mode = node.strAttr("mode", "constant");
-  if (mode != "constant") {
+  if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+      !(mode == "wrap" && node.opset >= 19)) {
+    node.fail() << "mode '" << mode << "' is not supported";
+    return failure();
+  }
+  if (node.opset >= 11) {
+    std::optional<SmallVector<int64_t>> constPads = node.constantInts(1);
+    bool runtimePads = !constPads;
+    bool runtimeValue = node.input(2) && !node.constantScalar(2);
+    bool negative = constPads && llvm::any_of(*constPads, [](int64_t p) {
+                      return p < 0;
+                    });
+    bool intConstant = mode == "constant" &&
+                       !isa<FloatType>(typeOf(*x).getElementType());
+    if (mode != "constant" || runtimePads || runtimeValue || negative ||
+        intConstant)
+      return padByGather(node, *x, mode, constPads);
+  } else if (mode != "constant") {
     node.fail() << "mode '" << mode
-                << "' is not supported yet; only 'constant' padding is";
+                << "' is not supported before opset 11; only 'constant' "
+                   "padding is";
     return failure();
   }
   std::optional<SmallVector<int64_t>> pads;
@@ -238,6 +336,9 @@ std::optional<SmallVector<int64_t>> readAxes(OnnxNode &node, int64_t inputSince,
     return node.intsAttr("axes");
   if (!node.input(1))
     return std::nullopt;
+  if (auto t = dyn_cast<RankedTensorType>(node.input(1).getType()))
+    if (t.hasStaticShape() && t.getNumElements() == 0)
+      return SmallVector<int64_t>();
   std::optional<SmallVector<int64_t>> axes = node.constantInts(1);
   if (!axes) {
     node.fail() << "axes must be a compile-time constant";
@@ -246,10 +347,101 @@ std::optional<SmallVector<int64_t>> readAxes(OnnxNode &node, int64_t inputSince,
   return axes;
 }
 
+
+/// Whether input `i` is present but only known at run time.
+bool runtimeInput(OnnxNode &node, unsigned i) {
+  Value v = node.input(i);
+  if (!v || node.constantInput(i))
+    return false;
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return !(t && t.hasStaticShape() && t.getNumElements() == 0);
+}
+
+/// `shape` without the positions in `removed` (sorted).
+SmallVector<int64_t> without(ArrayRef<int64_t> shape, ArrayRef<int64_t> removed) {
+  SmallVector<int64_t> out;
+  for (auto [p, d] : llvm::enumerate(shape))
+    if (!llvm::is_contained(removed, (int64_t)p))
+      out.push_back(d);
+  return out;
+}
+
+/// One way run-time axes can be: the (sorted) axes and the rank-0 i1 that
+/// says the values name exactly them.
+struct AxesChoice {
+  SmallVector<int64_t> axes;
+  Value when;
+};
+
+/// Builds the choice conditions for `sets` of axes of a rank-`rank` tensor
+/// named by run-time input 1, and guards that one of them holds.
+FailureOr<SmallVector<AxesChoice>>
+axesChoices(OnnxNode &node, ArrayRef<SmallVector<int64_t>> sets, int64_t rank,
+            const Twine &expectation) {
+  if (sets.empty()) {
+    node.fail() << "no axes give the declared output shape";
+    return failure();
+  }
+  FailureOr<Value> counts = axesCounts(node, node.input(1), rank);
+  if (failed(counts))
+    return failure();
+  SmallVector<AxesChoice> choices;
+  Value any;
+  for (const SmallVector<int64_t> &set : sets) {
+    FailureOr<Value> when = countsAre(node, *counts, set, rank);
+    if (failed(when))
+      return failure();
+    choices.push_back({set, *when});
+    if (!any) {
+      any = *when;
+    } else {
+      FailureOr<Value> o = build<OrOp>(node, any, *when);
+      if (failed(o))
+        return failure();
+      any = *o;
+    }
+  }
+  guardInput(node, any, 1, expectation);
+  return choices;
+}
+
+/// Squeeze/Unsqueeze 13 with run-time axes: every set of axes that gives the
+/// declared shape moves the same data, so one reshape serves them all.
+FailureOr<SmallVector<Value>> squeezeRuntime(OnnxNode &node, Value x,
+                                             bool unsqueeze) {
+  FailureOr<RankedTensorType> declared = declaredResult(node, 0, "axes");
+  if (failed(declared) || failed(node.requireStaticShape(typeOf(x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(x).getShape(), out = declared->getShape();
+  auto axesType = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (!axesType || !axesType.hasStaticShape()) {
+    node.fail() << "axes must have a static length";
+    return failure();
+  }
+  int64_t k = axesType.getNumElements();
+  ArrayRef<int64_t> big = unsqueeze ? out : in, small = unsqueeze ? in : out;
+  SmallVector<int64_t> ones;
+  for (auto [p, d] : llvm::enumerate(big))
+    if (d == 1)
+      ones.push_back(p);
+  SmallVector<SmallVector<int64_t>> sets;
+  for (SmallVector<int64_t> &set : subsets(ones, k))
+    if (ArrayRef<int64_t>(without(big, set)) == small)
+      sets.push_back(set);
+  if (failed(axesChoices(node, sets, big.size(),
+                         "must name axes that turn " + llvm::join(llvm::map_range(in, [](int64_t d) { return std::to_string(d); }), "x") +
+                             " into the declared output shape this model was "
+                             "compiled for")))
+    return failure();
+  return one(reshapeTo(node, x, out));
+}
+
 FailureOr<SmallVector<Value>> squeeze(OnnxNode &node, bool unsqueeze) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
+  if (node.opset >= 13 && runtimeInput(node, 1))
+    return squeezeRuntime(node, *x, unsqueeze);
   bool ok;
   std::optional<SmallVector<int64_t>> axes = readAxes(node, 13, ok);
   if (!ok)
@@ -339,6 +531,291 @@ FailureOr<SmallVector<Value>> gather(OnnxNode &node) {
                              node.builder.getI64IntegerAttr(*axis)));
 }
 
+
+/// Rank-0 i64 constant.
+Value scalarI64(OnnxNode &node, int64_t v) { return constI64(node, {v}, {}); }
+
+/// Small builders on rank-0/1 i64 tensors for run-time index arithmetic.
+struct IndexMath {
+  OnnxNode &node;
+  bool ok = true;
+  Value check(FailureOr<Value> v) {
+    if (failed(v)) {
+      ok = false;
+      return scalarI64(node, 0);
+    }
+    return *v;
+  }
+  Value add(Value a, Value b) { return check(build<AddOp>(node, a, b)); }
+  Value sub(Value a, Value b) { return check(build<SubOp>(node, a, b)); }
+  Value mul(Value a, Value b) { return check(build<MulOp>(node, a, b)); }
+  Value div(Value a, Value b) { return check(build<DivOp>(node, a, b)); }
+  Value max(Value a, Value b) { return check(build<MaxOp>(node, a, b)); }
+  Value min(Value a, Value b) { return check(build<MinOp>(node, a, b)); }
+  Value less(Value a, Value b) { return check(build<LessOp>(node, a, b)); }
+  Value eq(Value a, Value b) { return check(build<EqualOp>(node, a, b)); }
+  Value land(Value a, Value b) { return check(build<AndOp>(node, a, b)); }
+  Value where(Value c, Value a, Value b) {
+    return check(build<WhereOp>(node, c, a, b));
+  }
+  Value clamp(Value v, Value lo, Value hi) { return min(max(v, lo), hi); }
+  Value c(int64_t v) { return scalarI64(node, v); }
+  Value iota(int64_t n) {
+    SmallVector<int64_t> v;
+    for (int64_t i = 0; i < n; ++i)
+      v.push_back(i);
+    return constI64(node, v, {n});
+  }
+  /// Element j of input i (an integer vector), as rank-0 i64.
+  Value at(unsigned i, int64_t j) {
+    FailureOr<Value> v = castTo(node, node.input(i), node.builder.getI64Type());
+    if (failed(v)) {
+      ok = false;
+      return c(0);
+    }
+    return check(elementAt(node, *v, j));
+  }
+};
+
+/// Slice 10+ with run-time starts, ends, axes or steps: per dimension, the
+/// ONNX start/count are computed at run time from the values, the count is
+/// guarded against the declared size, and the elements are gathered at
+/// start + i * step (kiln.gather clamps, so any values stay in bounds).
+FailureOr<SmallVector<Value>>
+sliceRuntime(OnnxNode &node, Value x,
+             std::optional<RankedTensorType> known = std::nullopt) {
+  FailureOr<RankedTensorType> declared =
+      known ? FailureOr<RankedTensorType>(*known)
+            : declaredResult(node, 0, "starts, ends, axes and steps");
+  if (failed(declared) || failed(node.requireStaticShape(typeOf(x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(x).getShape(), out = declared->getShape();
+  int64_t rank = in.size();
+  if ((int64_t)out.size() != rank) {
+    node.fail() << "the declared output rank differs from the input rank";
+    return failure();
+  }
+  auto startsType = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (!startsType || !startsType.hasStaticShape() || startsType.getRank() != 1) {
+    node.fail() << "starts must be a 1-D tensor of static length";
+    return failure();
+  }
+  int64_t k = startsType.getNumElements();
+  for (unsigned i : {2u, 3u, 4u}) {
+    auto t = node.input(i) ? dyn_cast<RankedTensorType>(node.input(i).getType())
+                           : RankedTensorType();
+    if (node.input(i) && (!t || !t.hasStaticShape() || t.getNumElements() != k)) {
+      node.fail() << "starts, ends, axes and steps must have " << k
+                  << " values each";
+      return failure();
+    }
+  }
+  IndexMath m{node};
+  Value r = m.c(rank);
+  // Normalized axis of each entry.
+  SmallVector<Value> axes, starts, ends, steps;
+  // Without axes, entry j slices dimension j: later dimensions stay whole.
+  std::optional<SmallVector<int64_t>> constAxes =
+      node.input(3) ? node.constantInts(3)
+                    : std::optional<SmallVector<int64_t>>(
+                          llvm::to_vector(llvm::seq<int64_t>(0, k)));
+  for (int64_t j = 0; j < k; ++j) {
+    Value a = node.input(3) ? m.at(3, j) : m.c(j);
+    axes.push_back(m.where(m.less(a, m.c(0)), m.add(a, r), a));
+    starts.push_back(m.at(1, j));
+    ends.push_back(m.at(2, j));
+    steps.push_back(node.input(4) ? m.at(4, j) : m.c(1));
+  }
+  if (!m.ok)
+    return failure();
+  Value ok;
+  if (node.input(3) && !constAxes) {
+    FailureOr<Value> counts = axesCounts(node, node.input(3), rank);
+    if (failed(counts))
+      return failure();
+    auto f32 = RankedTensorType::get({rank}, node.builder.getF32Type());
+    Value ones = ConstantOp::create(node.builder, node.loc(), f32,
+                                    DenseElementsAttr::get(f32, 1.0f));
+    FailureOr<Value> le = build<LessEqualOp>(node, *counts, ones);
+    FailureOr<Value> all = failed(le) ? FailureOr<Value>(failure()) : allOf(node, *le);
+    if (failed(all))
+      return failure();
+    ok = *all;
+  }
+  Value y = x;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (constAxes && !llvm::is_contained(*constAxes, d) &&
+        !llvm::is_contained(*constAxes, d - rank))
+      continue; // not sliced: the whole dimension
+    int64_t n = in[d];
+    Value start = m.c(0), end = m.c(n), step = m.c(1);
+    // The first entry naming d wins (ONNX forbids repeats; guarded above).
+    for (int64_t j = k - 1; j >= 0; --j) {
+      Value sel = m.eq(axes[j], m.c(d));
+      start = m.where(sel, starts[j], start);
+      end = m.where(sel, ends[j], end);
+      step = m.where(sel, steps[j], step);
+    }
+    Value stepOk = m.less(m.c(0), m.max(step, m.sub(m.c(0), step)));
+    // A step beyond the dimension reads one element either way; clamping
+    // it keeps the count arithmetic below from overflowing.
+    Value safeStep =
+        m.where(stepOk, m.clamp(step, m.c(-n - 1), m.c(n + 1)), m.c(1));
+    Value pos = m.less(m.c(0), safeStep);
+    start = m.where(m.less(start, m.c(0)), m.add(start, m.c(n)), start);
+    end = m.where(m.less(end, m.c(0)), m.add(end, m.c(n)), end);
+    start = m.where(pos, m.clamp(start, m.c(0), m.c(n)),
+                    m.clamp(start, m.c(0), m.c(n - 1)));
+    end = m.where(pos, m.clamp(end, m.c(0), m.c(n)),
+                  m.clamp(end, m.c(-1), m.c(n - 1)));
+    Value sign = m.where(pos, m.c(1), m.c(-1));
+    Value count = m.max(
+        m.c(0), m.div(m.sub(m.add(m.sub(end, start), safeStep), sign), safeStep));
+    Value dimOk = m.land(stepOk, m.eq(count, m.c(out[d])));
+    ok = ok ? m.land(ok, dimOk) : dimOk;
+    if (declared->getNumElements() == 0)
+      continue; // nothing to read; the result is an empty constant below
+    Value idx = m.add(start, m.mul(m.iota(out[d]), safeStep));
+    if (!m.ok)
+      return failure();
+    FailureOr<Value> g =
+        build<GatherOp>(node, y, idx, node.builder.getI64IntegerAttr(d));
+    if (failed(g))
+      return failure();
+    y = *g;
+  }
+  if (!m.ok)
+    return failure();
+  if (declared->getNumElements() == 0)
+    y = ConstantOp::create(
+        node.builder, node.loc(), *declared,
+        DenseElementsAttr::get(*declared, node.builder.getZeroAttr(
+                                              declared->getElementType())));
+  if (ok)
+    guardInput(node, ok, 1,
+               "with ends, axes and steps must select the declared output "
+               "shape this model was compiled for (and steps must not be 0)");
+  return SmallVector<Value>{y};
+}
+
+/// Pad 11+ in any mode by gathers: output position j of dimension d reads
+/// input position j - pad_before[d], mapped into range by the mode
+/// (constant: masked to `value` outside; edge: clamped; reflect: mirrored;
+/// wrap: modulo). Used for edge/reflect/wrap and for run-time pads or values.
+FailureOr<SmallVector<Value>> padByGather(OnnxNode &node, Value x,
+                                          StringRef mode,
+                                          std::optional<SmallVector<int64_t>> pads) {
+  if (failed(node.requireStaticShape(typeOf(x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(x).getShape();
+  int64_t rank = in.size();
+  if (node.opset >= 18 && node.input(3)) {
+    node.fail() << "run-time pads or non-constant modes with the axes input "
+                   "are not supported";
+    return failure();
+  }
+  IndexMath m{node};
+  SmallVector<int64_t> out;
+  SmallVector<Value> before;
+  if (pads) {
+    if ((int64_t)pads->size() != 2 * rank) {
+      node.fail() << "expects " << 2 * rank << " pads, got " << pads->size();
+      return failure();
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      out.push_back(in[d] + (*pads)[d] + (*pads)[d + rank]);
+      before.push_back(m.c((*pads)[d]));
+    }
+  } else {
+    FailureOr<RankedTensorType> declared = declaredResult(node, 0, "pads");
+    if (failed(declared))
+      return failure();
+    if (declared->getRank() != rank) {
+      node.fail() << "the declared output rank differs from the input rank";
+      return failure();
+    }
+    auto pt = dyn_cast<RankedTensorType>(node.input(1).getType());
+    if (!pt || !pt.hasStaticShape() || pt.getNumElements() != 2 * rank) {
+      node.fail() << "expects " << 2 * rank << " pads";
+      return failure();
+    }
+    out.assign(declared->getShape().begin(), declared->getShape().end());
+    Value ok;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value lo = m.at(1, d), hi = m.at(1, d + rank);
+      before.push_back(lo);
+      Value dimOk = m.eq(m.add(lo, hi), m.c(out[d] - in[d]));
+      ok = ok ? m.land(ok, dimOk) : dimOk;
+    }
+    if (!m.ok)
+      return failure();
+    guardInput(node, ok, 1,
+               "must pad the input to the declared output shape this model "
+               "was compiled for");
+  }
+  Value y = x, mask;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (pads && (*pads)[d] == 0 && (*pads)[d + rank] == 0)
+      continue;
+    int64_t n = in[d];
+    if (n == 0 && mode != "constant") {
+      node.fail() << "cannot pad an empty dimension in mode '" << mode << "'";
+      return failure();
+    }
+    Value src = m.sub(m.iota(out[d]), before[d]), idx;
+    if (mode == "reflect" && n > 1) {
+      int64_t period = 2 * (n - 1);
+      FailureOr<Value> t = build<ModOp>(node, src, m.c(period),
+                                        node.builder.getBoolAttr(false));
+      Value tv = m.check(t);
+      idx = m.where(m.less(tv, m.c(n)), tv, m.sub(m.c(period), tv));
+    } else if (mode == "wrap") {
+      idx = m.check(build<ModOp>(node, src, m.c(n),
+                                 node.builder.getBoolAttr(false)));
+    } else {
+      idx = m.clamp(src, m.c(0), m.c(std::max<int64_t>(n - 1, 0)));
+    }
+    if (mode == "constant") {
+      Value inside = m.land(m.less(m.c(-1), src), m.less(src, m.c(n)));
+      SmallVector<int64_t> shape(rank, 1);
+      shape[d] = out[d];
+      Value shaped = m.check(reshapeTo(node, inside, shape));
+      mask = mask ? m.land(mask, shaped) : shaped;
+    }
+    if (!m.ok)
+      return failure();
+    if (n == 0) {
+      node.fail() << "cannot pad an empty dimension by gathering";
+      return failure();
+    }
+    FailureOr<Value> g =
+        build<GatherOp>(node, y, idx, node.builder.getI64IntegerAttr(d));
+    if (failed(g))
+      return failure();
+    y = *g;
+  }
+  if (mode == "constant" && mask) {
+    Type elt = typeOf(x).getElementType();
+    Value value;
+    if (node.input(2)) {
+      FailureOr<Value> v = node.rankedInput(2);
+      if (failed(v))
+        return failure();
+      value = *v;
+      if (typeOf(value).getRank() != 0)
+        value = m.check(reshapeTo(node, value, {}));
+    } else {
+      auto t = RankedTensorType::get({}, elt);
+      value = ConstantOp::create(node.builder, node.loc(), t,
+                                 DenseElementsAttr::get(t, node.builder.getZeroAttr(elt)));
+    }
+    if (!m.ok)
+      return failure();
+    return one(build<WhereOp>(node, mask, y, value));
+  }
+  return SmallVector<Value>{y};
+}
+
 FailureOr<Value> buildSlice(OnnxNode &node, Value x, const SliceBounds &b) {
   auto &bl = node.builder;
   return build<SliceOp>(node, x, bl.getDenseI64ArrayAttr(b.offsets),
@@ -361,6 +838,9 @@ FailureOr<SmallVector<Value>> slice(OnnxNode &node) {
       return failure();
     }
   } else {
+    if (llvm::any_of(std::initializer_list<unsigned>{1, 2, 3, 4},
+                     [&](unsigned i) { return runtimeInput(node, i); }))
+      return sliceRuntime(node, *x);
     starts = node.constantInts(1);
     ends = node.constantInts(2);
     if (!starts || !ends) {
@@ -376,6 +856,64 @@ FailureOr<SmallVector<Value>> slice(OnnxNode &node) {
       return failure();
     axes = *a;
     steps = *st;
+  }
+  // Constant negative steps: gather each reversed axis at constant indices
+  // start + i * step (after ONNX's clamping).
+  if (node.opset >= 10 && steps &&
+      llvm::any_of(*steps, [](int64_t s) { return s < 0; }) &&
+      typeOf(*x).hasStaticShape() && starts->size() == ends->size() &&
+      steps->size() == starts->size() &&
+      (!axes || axes->size() == starts->size())) {
+    int64_t rank = typeOf(*x).getRank();
+    SmallVector<bool> seen(rank, false);
+    Value y = *x;
+    for (size_t j = 0; j < starts->size(); ++j) {
+      FailureOr<int64_t> a =
+          normalizeAxis(node, axes ? (*axes)[j] : (int64_t)j, rank);
+      if (failed(a))
+        return failure();
+      if (seen[*a] || (*steps)[j] == 0) {
+        node.fail() << (seen[*a] ? "an axis is sliced twice"
+                                 : "steps must not be 0");
+        return failure();
+      }
+      seen[*a] = true;
+      int64_t n = typeOf(*x).getDimSize(*a), t = (*steps)[j];
+      int64_t st = (*starts)[j], e = (*ends)[j], count;
+      st = st < 0 ? st + n : st;
+      e = e < 0 ? e + n : e;
+      if (t > 0) {
+        st = std::clamp<int64_t>(st, 0, n);
+        e = std::clamp<int64_t>(e, 0, n);
+        count = e > st ? (e - st + t - 1) / t : 0;
+      } else {
+        st = std::clamp<int64_t>(st, 0, n - 1);
+        e = std::clamp<int64_t>(e, -1, n - 1);
+        count = st > e ? (st - e - t - 1) / -t : 0;
+      }
+      if (count == n && t == 1)
+        continue;
+      if (count == 0) {
+        SmallVector<int64_t> shape(typeOf(y).getShape());
+        shape[*a] = 0;
+        auto type = RankedTensorType::get(shape, typeOf(y).getElementType());
+        y = ConstantOp::create(node.builder, node.loc(), type,
+                               DenseElementsAttr::get(
+                                   type, node.builder.getZeroAttr(
+                                             type.getElementType())));
+        continue;
+      }
+      SmallVector<int64_t> idx;
+      for (int64_t i = 0; i < count; ++i)
+        idx.push_back(st + i * t);
+      FailureOr<Value> g =
+          build<GatherOp>(node, y, constI64(node, idx, {count}),
+                          node.builder.getI64IntegerAttr(*a));
+      if (failed(g))
+        return failure();
+      y = *g;
+    }
+    return SmallVector<Value>{y};
   }
   FailureOr<SliceBounds> bounds =
       resolveSlice(node, typeOf(*x).getShape(), *starts, *ends, axes, steps);
@@ -401,6 +939,23 @@ FailureOr<SmallVector<Value>> split(OnnxNode &node) {
   std::optional<SmallVector<int64_t>> sizes;
   if (node.opset < 13) {
     sizes = node.intsAttr("split");
+  } else if (runtimeInput(node, 1)) {
+    // Run-time sizes: the declared outputs' lengths along the axis.
+    sizes.emplace();
+    for (unsigned i = 0; i < node.op->getNumResults(); ++i) {
+      FailureOr<RankedTensorType> declared =
+          declaredResult(node, i, "the split sizes");
+      if (failed(declared))
+        return failure();
+      if (declared->getRank() != type.getRank()) {
+        node.fail() << "output " << i << " has rank " << declared->getRank()
+                    << ", not the input's " << type.getRank();
+        return failure();
+      }
+      sizes->push_back(declared->getDimSize(*axis));
+    }
+    if (failed(guardEquals(node, 1, *sizes, "the split sizes")))
+      return failure();
   } else {
     FailureOr<std::optional<SmallVector<int64_t>>> s =
         optionalInts(node, 1, "split");
@@ -505,10 +1060,90 @@ reductionAxes(OnnxNode &node, int64_t rank, int64_t axesInputSince) {
 /// before, the reduction, a scalar function after.
 enum class Composite { L1, L2, SumSquare, LogSum, LogSumExp, Prod };
 
+/// Reductions whose axes are only known at run time (axes input): the sets
+/// of axes that give the declared output shape, each reduced by `compute` and
+/// selected by a kiln.where on the run-time values. With keepdims the sets
+/// differ only in size-1 axes and give the same numbers: one is computed.
+FailureOr<SmallVector<Value>>
+reduceRuntime(OnnxNode &node, Value x,
+              const std::function<FailureOr<Value>(ArrayRef<int64_t>)> &compute) {
+  FailureOr<RankedTensorType> declared = declaredResult(node, 0, "axes");
+  if (failed(declared) || failed(node.requireStaticShape(typeOf(x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(x).getShape(), out = declared->getShape();
+  auto axesType = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (!axesType || !axesType.hasStaticShape()) {
+    node.fail() << "axes must have a static length";
+    return failure();
+  }
+  int64_t k = axesType.getNumElements(), rank = in.size();
+  bool keep = node.intAttr("keepdims", 1) != 0;
+  SmallVector<SmallVector<int64_t>> sets;
+  if (keep) {
+    if ((int64_t)out.size() != rank) {
+      node.fail() << "with keepdims the declared output must have rank "
+                  << rank;
+      return failure();
+    }
+    SmallVector<int64_t> must, optional;
+    for (int64_t p = 0; p < rank; ++p) {
+      if (in[p] != out[p]) {
+        if (out[p] != 1) {
+          node.fail() << "the declared output shape is not a reduction of "
+                         "the input shape";
+          return failure();
+        }
+        must.push_back(p);
+      } else if (in[p] == 1) {
+        optional.push_back(p);
+      }
+    }
+    for (SmallVector<int64_t> t :
+         subsets(optional, k - (int64_t)must.size())) {
+      t.append(must);
+      llvm::sort(t);
+      sets.push_back(t);
+    }
+  } else {
+    SmallVector<int64_t> all;
+    for (int64_t p = 0; p < rank; ++p)
+      all.push_back(p);
+    for (SmallVector<int64_t> &t : subsets(all, k))
+      if (ArrayRef<int64_t>(without(in, t)) == out)
+        sets.push_back(t);
+  }
+  FailureOr<SmallVector<AxesChoice>> choices = axesChoices(
+      node, sets, rank,
+      "must name axes that reduce the input to the declared output shape "
+      "this model was compiled for");
+  if (failed(choices))
+    return failure();
+  FailureOr<Value> result = compute(choices->back().axes);
+  if (keep || failed(result))
+    return one(result);
+  for (const AxesChoice &c : llvm::reverse(ArrayRef(*choices).drop_back())) {
+    FailureOr<Value> r = compute(c.axes);
+    if (failed(r))
+      return failure();
+    result = build<WhereOp>(node, c.when, *r, *result);
+    if (failed(result))
+      return failure();
+  }
+  return one(result);
+}
+
+FailureOr<Value> compositeOn(OnnxNode &node, Composite kind, Value x,
+                             ArrayRef<int64_t> axes);
+
 FailureOr<SmallVector<Value>> reduceComposite(OnnxNode &node, Composite kind) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
+  auto compute = [&](ArrayRef<int64_t> axes) {
+    return compositeOn(node, kind, *x, axes);
+  };
+  if (node.opset >= 18 && runtimeInput(node, 1))
+    return reduceRuntime(node, *x, compute);
   FailureOr<std::optional<SmallVector<int64_t>>> axes =
       reductionAxes(node, typeOf(*x).getRank(), 18);
   if (failed(axes))
@@ -521,14 +1156,19 @@ FailureOr<SmallVector<Value>> reduceComposite(OnnxNode &node, Composite kind) {
                    "for this reduction";
     return failure();
   }
-  DenseI64ArrayAttr axesAttr = node.builder.getDenseI64ArrayAttr(**axes);
+  return one(compute(**axes));
+}
+
+FailureOr<Value> compositeOn(OnnxNode &node, Composite kind, Value x,
+                             ArrayRef<int64_t> axes) {
+  DenseI64ArrayAttr axesAttr = node.builder.getDenseI64ArrayAttr(axes);
   bool keep = node.intAttr("keepdims", 1) != 0;
   BoolAttr keepAttr = node.builder.getBoolAttr(keep);
-  Value v = *x;
+  Value v = x;
   FailureOr<Value> r;
   switch (kind) {
   case Composite::Prod:
-    return one(build<ReduceProdOp>(node, v, axesAttr, keepAttr));
+    return build<ReduceProdOp>(node, v, axesAttr, keepAttr);
   case Composite::L1:
     r = build<AbsOp>(node, v);
     break;
@@ -560,7 +1200,7 @@ FailureOr<SmallVector<Value>> reduceComposite(OnnxNode &node, Composite kind) {
     FailureOr<Value> mr = reshapeTo(node, *m, typeOf(*l).getShape());
     if (failed(mr))
       return failure();
-    return one(build<AddOp>(node, *l, *mr));
+    return build<AddOp>(node, *l, *mr);
   }
   }
   if (failed(r))
@@ -569,10 +1209,10 @@ FailureOr<SmallVector<Value>> reduceComposite(OnnxNode &node, Composite kind) {
   if (failed(r))
     return failure();
   if (kind == Composite::L2)
-    return one(build<SqrtOp>(node, *r));
+    return build<SqrtOp>(node, *r);
   if (kind == Composite::LogSum)
-    return one(build<LogOp>(node, *r));
-  return one(r);
+    return build<LogOp>(node, *r);
+  return r;
 }
 
 /// Size: the element count of a static input, as an int64 scalar constant.
@@ -613,6 +1253,12 @@ FailureOr<SmallVector<Value>> reduce(OnnxNode &node, int64_t axesInputSince) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
+  if (node.opset >= axesInputSince && runtimeInput(node, 1))
+    return reduceRuntime(node, *x, [&](ArrayRef<int64_t> axes) {
+      return build<OpTy>(
+          node, *x, node.builder.getDenseI64ArrayAttr(axes),
+          node.builder.getBoolAttr(node.intAttr("keepdims", 1) != 0));
+    });
   FailureOr<std::optional<SmallVector<int64_t>>> axes =
       reductionAxes(node, typeOf(*x).getRank(), axesInputSince);
   if (failed(axes))

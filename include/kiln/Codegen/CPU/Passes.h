@@ -28,6 +28,11 @@ inline constexpr const char *kArenaLowerBoundAttr = "kiln.arena_lower_bound";
 /// Per function: one dictionary per buffer {size, offset, first, last,
 /// producer, type}, in allocation order.
 inline constexpr const char *kMemoryPlanAttr = "kiln.memory_plan";
+/// On the module when a kiln.guard survived to code generation: the message
+/// of each guard, indexed by (status word - 1). The status word is an i32 at
+/// offset 0 of the arena, in a reserved block of kGuardStatusBytes.
+inline constexpr const char *kGuardMessagesAttr = "kiln.guard_messages";
+inline constexpr int64_t kGuardStatusBytes = 64;
 } // namespace mlir::kiln
 
 #endif

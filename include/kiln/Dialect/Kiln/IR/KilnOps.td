@@ -617,4 +617,45 @@ def Kiln_BitShiftOp : Kiln_Op<"bitshift", [Kiln_Inferred]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
+
+// --- shape helper ---
+
+def Kiln_GuardOp : Kiln_Op<"guard", [MemoryEffects<[MemWrite]>]> {
+  let summary = "a run-time check that every element of a bool tensor is true";
+  let description = [{
+    Kiln compiles one static shape. When a shape-like argument (Reshape's
+    shape, Split's sizes, Range's bounds, ...) arrives as a graph input, the
+    conversion specializes for the shape the model declares and adds a guard
+    that the input's values produce exactly that shape. A guard that sees a
+    false element makes `kiln_run` fail with KILN_INVALID_ARGUMENT and
+    `message` (which names the node and the graph input); the computation is
+    still memory-safe whatever the values, but its outputs are not returned
+    as a result.
+
+    ```mlir
+    kiln.guard %ok {message = "node 'r' (Reshape): input 'shape' ..."} : tensor<3xi1>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolTensor:$condition, StrAttr:$message);
+  let assemblyFormat = "$condition attr-dict `:` type($condition)";
+  let hasCanonicalizer = 1;
+}
+
+def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
+  let summary = "broadcasts a tensor to the result shape (ONNX Expand)";
+  let description = [{
+    Numpy broadcasting, right-aligned: every input dimension is 1 or equals
+    the result dimension; the result may have more (leading) dimensions.
+
+    ```mlir
+    %y = kiln.expand %x : tensor<3x1xf32> to tensor<2x3x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
 #endif // KILN_DIALECT_KILN_OPS

@@ -1,0 +1,75 @@
+//===- LowerShapeOps.cpp - kiln.guard and kiln.expand -----------*- C++ -*-===//
+//
+// kiln.expand is a broadcasting copy. A guard becomes: reduce the condition to one i1 (all elements true), and if
+// it is false, call `__kiln_guard_failed(i32)` with the message attached to
+// the call. The call is a placeholder that survives bufferization;
+// --kiln-arena-allocation numbers the guards of the module, replaces each
+// call with a store of (index + 1) into the status word at the start of the
+// arena and records the messages for the model descriptor (docs/ops.md,
+// "Shape arguments given as graph inputs").
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+LogicalResult mlir::kiln::lowerGuard(OpBuilder &b, GuardOp op) {
+  Location loc = op.getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  auto callee = module.lookupSymbol<func::FuncOp>(kGuardFailedFn);
+  if (!callee) {
+    OpBuilder mb(module.getBodyRegion());
+    callee = func::FuncOp::create(
+        mb, module.getLoc(), kGuardFailedFn,
+        mb.getFunctionType({mb.getI32Type()}, {}));
+    callee.setPrivate();
+  }
+  Value cond = op.getCondition();
+  RankedTensorType type = typeOf(cond);
+  if (type.getRank() > 0) {
+    // all(cond): an and-reduction over every dimension into a scalar.
+    Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+    Value init =
+        linalg::FillOp::create(b, loc, ValueRange{yes},
+                               ValueRange{emptyTensor(b, loc, {}, b.getI1Type())})
+            .getResult(0);
+    SmallVector<AffineMap> maps = {
+        b.getMultiDimIdentityMap(type.getRank()),
+        AffineMap::get(type.getRank(), 0, {}, b.getContext())};
+    SmallVector<utils::IteratorType> iters(type.getRank(),
+                                           utils::IteratorType::reduction);
+    cond = linalg::GenericOp::create(
+               b, loc, init.getType(), cond, init, maps, iters,
+               [](OpBuilder &nb, Location nl, ValueRange a) {
+                 linalg::YieldOp::create(
+                     nb, nl, Value(arith::AndIOp::create(nb, nl, a[0], a[1])));
+               })
+               .getResult(0);
+  }
+  Value ok = tensor::ExtractOp::create(b, loc, cond, ValueRange{});
+  Value failedCond = arith::XOrIOp::create(
+      b, loc, ok, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+  auto ifOp = scf::IfOp::create(b, loc, failedCond, /*withElse=*/false);
+  OpBuilder tb = ifOp.getThenBodyBuilder();
+  // The index is assigned by the arena pass; 0 until then.
+  Value idx = arith::ConstantOp::create(tb, loc, tb.getI32IntegerAttr(0));
+  auto call = func::CallOp::create(tb, loc, callee, ValueRange{idx});
+  call->setAttr(kGuardMessageAttr, op.getMessageAttr());
+  return success();
+}
+
+FailureOr<Value> mlir::kiln::lowerShapeOps(OpBuilder &b, Operation *op) {
+  if (auto e = dyn_cast<ExpandOp>(op)) {
+    RankedTensorType type = e.getType();
+    return broadcastGeneric(b, e.getLoc(), type.getShape(),
+                            type.getElementType(), e.getInput(),
+                            [](OpBuilder &, Location, ValueRange a) {
+                              return a[0];
+                            });
+  }
+  return Value();
+}
