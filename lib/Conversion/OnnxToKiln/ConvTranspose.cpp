@@ -1,0 +1,264 @@
+//===- ConvTranspose.cpp - ONNX ConvTranspose -------------------*- C++ -*-===//
+//
+// A transposed convolution is a regular one over the input with `stride - 1`
+// zeros inserted between elements and `dilation * (kernel - 1) - pad` padding
+// around it, with the filter flipped spatially and its two channel
+// dimensions swapped (per group). Zeros are inserted by a reshape/pad/reshape
+// of the input; a constant filter is rearranged here, at compile time.
+// Padding that comes out negative (pads larger than the kernel reach) is
+// cropped from the result instead.
+//
+//===----------------------------------------------------------------------===//
+#include "Build.h"
+#include "NNParts.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+
+/// [C, M/g, kh, kw] -> [M, C/g, kh, kw] with both spatial axes reversed, on
+/// the bytes of a constant.
+DenseElementsAttr flipFilter(DenseElementsAttr w, int64_t group) {
+  auto type = cast<RankedTensorType>(w.getType());
+  int64_t c = type.getDimSize(0), mg = type.getDimSize(1),
+          kh = type.getDimSize(2), kw = type.getDimSize(3), cg = c / group;
+  auto outType = RankedTensorType::get({mg * group, cg, kh, kw},
+                                       type.getElementType());
+  if (w.isSplat())
+    return w.resizeSplat(outType);
+  unsigned bytes = type.getElementTypeBitWidth() / 8;
+  ArrayRef<char> src = w.getRawData();
+  std::vector<char> dst(src.size());
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t m = 0; m < mg; ++m)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t x = 0; x < kw; ++x) {
+            int64_t from = (((g * cg + ci) * mg + m) * kh + y) * kw + x;
+            int64_t to = (((g * mg + m) * cg + ci) * kh + (kh - 1 - y)) * kw +
+                         (kw - 1 - x);
+            std::memcpy(&dst[to * bytes], &src[from * bytes], bytes);
+          }
+  return DenseElementsAttr::getFromRawBuffer(outType, dst);
+}
+
+/// The same rearrangement as kiln ops, for a filter computed at run time.
+FailureOr<Value> flipFilterOps(OnnxNode &node, Value w, int64_t group) {
+  ArrayRef<int64_t> s = typeOf(w).getShape();
+  int64_t c = s[0], mg = s[1], kh = s[2], kw = s[3], cg = c / group;
+  auto &b = node.builder;
+  FailureOr<Value> v = reshapeTo(node, w, {group, cg, mg, kh, kw});
+  if (failed(v) ||
+      failed(v = build<TransposeOp>(node, *v,
+                                    b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}))) ||
+      failed(v = reshapeTo(node, *v, {group * mg, cg, kh, kw})))
+    return failure();
+  for (int64_t axis : {2, 3}) {
+    int64_t n = s[axis];
+    if (n == 1)
+      continue;
+    SmallVector<int64_t> rev;
+    for (int64_t i = n - 1; i >= 0; --i)
+      rev.push_back(i);
+    auto idxType = RankedTensorType::get({n}, b.getI64Type());
+    Value idx = ConstantOp::create(b, node.loc(), idxType,
+                                   DenseElementsAttr::get(idxType, ArrayRef(rev)));
+    if (failed(v = build<GatherOp>(node, *v, idx, b.getI64IntegerAttr(axis))))
+      return failure();
+  }
+  return v;
+}
+
+FailureOr<SmallVector<Value>> convTranspose(OnnxNode &node) {
+  FailureOr<Value> xv = node.rankedInput(0), wv = node.rankedInput(1);
+  if (failed(xv) || failed(wv))
+    return failure();
+  RankedTensorType xt = typeOf(*xv), wt = typeOf(*wv);
+  if (failed(node.requireStaticShape(xt)) || failed(node.requireStaticShape(wt)))
+    return failure();
+  int64_t spatial = xt.getRank() - 2;
+  if (spatial != 1 && spatial != 2) {
+    node.fail() << "only 1-D and 2-D transposed convolutions are supported; "
+                   "the input has "
+                << spatial << " spatial dimensions";
+    return failure();
+  }
+  if (wt.getRank() != xt.getRank()) {
+    node.fail() << "the filter has rank " << wt.getRank()
+                << "; expected the input's rank " << xt.getRank();
+    return failure();
+  }
+  int64_t group = node.intAttr("group", 1), c = xt.getDimSize(1);
+  if (group <= 0 || c % group != 0 || wt.getDimSize(0) != c) {
+    node.fail() << "input channels " << c << ", filter dimension 0 "
+                << wt.getDimSize(0) << " and group " << group
+                << " disagree (expects C = filter dimension 0, divisible by group)";
+    return failure();
+  }
+  auto list = [&](StringRef name, int64_t dflt) {
+    return node.intsAttr(name).value_or(SmallVector<int64_t>(spatial, dflt));
+  };
+  SmallVector<int64_t> kernel = node.intsAttr("kernel_shape").value_or(
+      llvm::to_vector(wt.getShape().drop_front(2)));
+  SmallVector<int64_t> strides = list("strides", 1),
+                       dilations = list("dilations", 1),
+                       outPad = list("output_padding", 0);
+  SmallVector<int64_t> pads =
+      node.intsAttr("pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
+  if ((int64_t)kernel.size() != spatial || (int64_t)strides.size() != spatial ||
+      (int64_t)dilations.size() != spatial || (int64_t)outPad.size() != spatial ||
+      (int64_t)pads.size() != 2 * spatial) {
+    node.fail() << "kernel_shape, strides, dilations and output_padding need "
+                << spatial << " values and pads " << 2 * spatial;
+    return failure();
+  }
+  for (int64_t i = 0; i < spatial; ++i) {
+    if (kernel[i] != wt.getDimSize(2 + i)) {
+      node.fail() << "kernel_shape " << kernel[i] << " disagrees with the filter";
+      return failure();
+    }
+    if (strides[i] <= 0 || dilations[i] <= 0 || outPad[i] < 0) {
+      node.fail() << "strides and dilations must be positive and "
+                     "output_padding non-negative";
+      return failure();
+    }
+  }
+
+  // Explicit pads from output_shape or auto_pad: the total padding is what
+  // makes the output the requested size; SAME_UPPER puts the odd element at
+  // the end.
+  std::string autoPad = node.strAttr("auto_pad", "NOTSET");
+  std::optional<SmallVector<int64_t>> outShape = node.intsAttr("output_shape");
+  if (outShape && (int64_t)outShape->size() > spatial)
+    outShape->erase(outShape->begin(), outShape->end() - spatial);
+  if (outShape && (int64_t)outShape->size() != spatial) {
+    node.fail() << "output_shape has " << outShape->size()
+                << " values; expected " << spatial;
+    return failure();
+  }
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER") {
+    node.fail() << "unknown auto_pad '" << autoPad
+                << "'; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER";
+    return failure();
+  }
+  if (autoPad == "VALID")
+    pads.assign(2 * spatial, 0);
+  if (outShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t in = xt.getDimSize(2 + i);
+      int64_t out = outShape ? (*outShape)[i] : in * strides[i];
+      int64_t total = strides[i] * (in - 1) + outPad[i] +
+                      (kernel[i] - 1) * dilations[i] + 1 - out;
+      int64_t half = floorDiv(total, 2);
+      bool upper = autoPad == "SAME_UPPER";
+      pads[i] = upper ? half : total - half;
+      pads[spatial + i] = upper ? total - half : half;
+    }
+  }
+
+  // Lift 1-D to 2-D with a unit height.
+  Value x = *xv, w = *wv;
+  if (spatial == 1) {
+    kernel.insert(kernel.begin(), 1);
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
+    outPad.insert(outPad.begin(), 0);
+    pads = {0, pads[0], 0, pads[1]};
+    auto lift = [&](Value v) {
+      auto shape = llvm::to_vector(typeOf(v).getShape());
+      shape.insert(shape.begin() + 2, 1);
+      return reshapeTo(node, v, shape);
+    };
+    FailureOr<Value> xl = lift(x), wl = lift(w);
+    if (failed(xl) || failed(wl))
+      return failure();
+    x = *xl;
+    w = *wl;
+  }
+  auto &b = node.builder;
+  ArrayRef<int64_t> xs = typeOf(x).getShape();
+  int64_t n = xs[0], h = xs[2], wd = xs[3];
+
+  // Zeros between input elements: [N,C,H,W] -> [N,C,H,1,W,1], pad the unit
+  // dimensions to the strides, and merge. The s-1 trailing zeros of the last
+  // element are taken off the end padding below.
+  if (strides[0] > 1 || strides[1] > 1) {
+    FailureOr<Value> v = reshapeTo(node, x, {n, c, h, 1, wd, 1});
+    SmallVector<int64_t> zp(12, 0);
+    zp[6 + 3] = strides[0] - 1;
+    zp[6 + 5] = strides[1] - 1;
+    if (failed(v) ||
+        failed(v = build<PadOp>(node, *v, b.getDenseI64ArrayAttr(zp),
+                                b.getF32FloatAttr(0.0f))) ||
+        failed(v = reshapeTo(node, *v, {n, c, h * strides[0], wd * strides[1]})))
+      return failure();
+    x = *v;
+  }
+
+  // Filter: flipped, channels swapped per group.
+  Value filter;
+  if (std::optional<DenseElementsAttr> cst = node.constantInput(1);
+      cst && cst->getElementType().getIntOrFloatBitWidth() % 8 == 0) {
+    DenseElementsAttr flipped =
+        flipFilter(cst->reshape(cast<ShapedType>(w.getType())), group);
+    filter = ConstantOp::create(b, node.loc(), flipped.getType(), flipped);
+  } else {
+    FailureOr<Value> f = flipFilterOps(node, w, group);
+    if (failed(f))
+      return failure();
+    filter = *f;
+  }
+
+  // Padding of the zero-inserted input; a negative amount crops the result.
+  SmallVector<int64_t> convPads(4), crop(4);
+  for (int64_t i = 0; i < 2; ++i) {
+    int64_t reach = dilations[i] * (kernel[i] - 1);
+    int64_t begin = reach - pads[i],
+            end = reach - pads[2 + i] + outPad[i] - (strides[i] - 1);
+    convPads[i] = std::max<int64_t>(begin, 0);
+    convPads[2 + i] = std::max<int64_t>(end, 0);
+    crop[i] = std::max<int64_t>(-begin, 0);
+    crop[2 + i] = std::max<int64_t>(-end, 0);
+  }
+  FailureOr<Value> y = build<Conv2DOp>(
+      node, x, filter, node.input(2), b.getDenseI64ArrayAttr({1, 1}),
+      b.getDenseI64ArrayAttr(dilations), b.getDenseI64ArrayAttr(convPads),
+      b.getI64IntegerAttr(group));
+  if (failed(y))
+    return failure();
+  if (llvm::any_of(crop, [](int64_t v) { return v != 0; })) {
+    ArrayRef<int64_t> ys = typeOf(*y).getShape();
+    int64_t oh = ys[2] - crop[0] - crop[2], ow = ys[3] - crop[1] - crop[3];
+    if (oh <= 0 || ow <= 0) {
+      node.fail() << "pads leave no output";
+      return failure();
+    }
+    y = build<SliceOp>(node, *y, b.getDenseI64ArrayAttr({0, 0, crop[0], crop[1]}),
+                       b.getDenseI64ArrayAttr({ys[0], ys[1], oh, ow}),
+                       b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+    if (failed(y))
+      return failure();
+  }
+  if (spatial == 1) {
+    auto shape = llvm::to_vector(typeOf(*y).getShape());
+    shape.erase(shape.begin() + 2);
+    y = reshapeTo(node, *y, shape);
+  }
+  return one(y);
+}
+} // namespace
+
+void mlir::kiln::populateConvTransposeConversions(
+    std::vector<OnnxConversion> &t) {
+  for (int64_t v : {1, 11})
+    t.push_back({"ConvTranspose", v, convTranspose});
+}

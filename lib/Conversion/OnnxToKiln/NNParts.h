@@ -1,0 +1,25 @@
+//===- NNParts.h - the neural-network conversion files ----------*- C++ -*-===//
+//
+// populateNNConversions (NN.cpp) pulls in the families that live in their
+// own files.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_CONVERSION_ONNXTOKILN_NNPARTS_H
+#define KILN_LIB_CONVERSION_ONNXTOKILN_NNPARTS_H
+
+#include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+
+#include <vector>
+
+namespace mlir::kiln {
+/// Resize and Upsample (Resize.cpp).
+void populateResizeConversions(std::vector<OnnxConversion> &table);
+/// ConvTranspose (ConvTranspose.cpp).
+void populateConvTransposeConversions(std::vector<OnnxConversion> &table);
+/// RNN, GRU and LSTM unrolled over time (Recurrent.cpp).
+void populateRecurrentConversions(std::vector<OnnxConversion> &table);
+/// Normalizations, rearrangements and Einsum (NNMisc.cpp).
+void populateNNMiscConversions(std::vector<OnnxConversion> &table);
+} // namespace mlir::kiln
+
+#endif
