@@ -457,4 +457,5 @@ void mlir::kiln::populateNNConversions(std::vector<OnnxConversion> &t) {
   populateConvTransposeConversions(t);
   populateRecurrentConversions(t);
   populateNNMiscConversions(t);
+  populateGridSampleConversions(t);
 }

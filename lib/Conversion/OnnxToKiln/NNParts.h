@@ -18,6 +18,8 @@ void populateResizeConversions(std::vector<OnnxConversion> &table);
 void populateConvTransposeConversions(std::vector<OnnxConversion> &table);
 /// RNN, GRU and LSTM unrolled over time (Recurrent.cpp).
 void populateRecurrentConversions(std::vector<OnnxConversion> &table);
+/// GridSample (GridSample.cpp).
+void populateGridSampleConversions(std::vector<OnnxConversion> &table);
 /// Normalizations, rearrangements and Einsum (NNMisc.cpp).
 void populateNNMiscConversions(std::vector<OnnxConversion> &table);
 } // namespace mlir::kiln

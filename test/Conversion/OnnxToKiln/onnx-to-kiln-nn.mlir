@@ -181,3 +181,19 @@ module attributes {onnx.opset_import = {ai.onnx = 12 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// Bilinear grid sampling: four taps, each one gather of C-wide rows of the
+// input viewed as [N * H * W, C] with run-time row indices.
+// CHECK-LABEL: func.func @grid_sample_bilinear
+// CHECK: kiln.transpose {{.+}}perm = array<i64: 0, 2, 3, 1>
+// CHECK: kiln.reshape {{.+}} to tensor<6x1xf32>
+// CHECK-COUNT-4: kiln.gather {{.+}} {axis = 0 : i64} : (tensor<6x1xf32>, tensor<1x2x4xi64>) -> tensor<1x2x4x1xf32>
+// CHECK: kiln.transpose {{.+}}perm = array<i64: 0, 3, 1, 2>{{.+}} -> tensor<1x1x2x4xf32>
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @grid_sample_bilinear(%x: tensor<1x1x3x2xf32>, %g: tensor<1x2x4x2xf32>) -> tensor<*xf32> {
+    %y = "onnx.GridSample"(%x, %g) {mode = "bilinear"} : (tensor<1x1x3x2xf32>, tensor<1x2x4x2xf32>) -> tensor<*xf32> loc("gs")
+    return %y : tensor<*xf32>
+  }
+}
