@@ -1,4 +1,4 @@
-//===- GridSample.cpp - ONNX GridSample -------------------------*- C++ -*-===//
+//===- GridSample.cpp - ONNX GridSample and RoiAlign ------------*- C++ -*-===//
 //
 // GridSample (opset 16, 2-D) from existing kiln ops. The grid is data, so
 // source positions are computed at run time: unnormalized coordinates, the
@@ -7,6 +7,8 @@
 // [N * H * W, C] (one gather picks C values per output position) and a
 // weight that is zero for taps outside the input with zeros padding. The
 // result is gathered in [N, Ho, Wo, C] and transposed back to NCHW.
+// RoiAlign samples the same way at positions computed from its run-time
+// boxes, with a static number of samples per bin.
 //
 //===----------------------------------------------------------------------===//
 #include "Build.h"
@@ -222,8 +224,124 @@ FailureOr<SmallVector<Value>> gridSample(OnnxNode &node) {
     return failure();
   return one(build<TransposeOp>(node, acc, b.getDenseI64ArrayAttr({0, 3, 1, 2})));
 }
+/// RoiAlign (opset 10, 16): per box, `sampling_ratio`^2 bilinear samples per
+/// output bin (ONNX's rules: samples beyond one pixel outside the input give
+/// 0, others clamp to the edge), averaged or maxed.
+FailureOr<SmallVector<Value>> roiAlign(OnnxNode &node) {
+  FailureOr<Value> xv = node.rankedInput(0), rv = node.rankedInput(1),
+                   bv = node.rankedInput(2);
+  if (failed(xv) || failed(rv) || failed(bv))
+    return failure();
+  RankedTensorType xt = typeOf(*xv), rt = typeOf(*rv);
+  if (failed(node.requireStaticShape(xt)) || failed(node.requireStaticShape(rt)) ||
+      failed(node.requireStaticShape(typeOf(*bv))))
+    return failure();
+  if (xt.getRank() != 4 || rt.getRank() != 2 || rt.getDimSize(1) != 4 ||
+      !isa<FloatType>(xt.getElementType()) || rt.getElementType() != xt.getElementType()) {
+    node.fail() << "expects float X [N, C, H, W] and rois [R, 4] of the same "
+                   "element type, got "
+                << xt << " and " << rt;
+    return failure();
+  }
+  int64_t ratio = node.intAttr("sampling_ratio", 0);
+  if (ratio <= 0) {
+    node.fail() << "sampling_ratio " << ratio
+                << " (adaptive, depends on the run-time boxes) is not "
+                   "supported; set a positive sampling_ratio";
+    return failure();
+  }
+  std::string mode = node.strAttr("mode", "avg");
+  // Opset 10 has no coordinate_transformation_mode and behaves as
+  // output_half_pixel (no half-pixel shift).
+  std::string ctm = node.strAttr("coordinate_transformation_mode",
+                                 node.opset >= 16 ? "half_pixel" : "output_half_pixel");
+  if ((mode != "avg" && mode != "max") ||
+      (ctm != "half_pixel" && ctm != "output_half_pixel")) {
+    node.fail() << "mode '" << mode << "' with coordinate_transformation_mode '"
+                << ctm << "' is not supported";
+    return failure();
+  }
+  int64_t oh = node.intAttr("output_height", 1), ow = node.intAttr("output_width", 1);
+  double scale = node.floatAttr("spatial_scale", 1.0f);
+  bool half = ctm == "half_pixel";
+  int64_t n = xt.getDimSize(0), ch = xt.getDimSize(1), h = xt.getDimSize(2),
+          w = xt.getDimSize(3), r = rt.getDimSize(0);
+  Ops o(node, xt.getElementType());
+  auto &b = node.builder;
+  auto i64 = b.getI64Type();
+
+  Value rows = o.reshape(o.op<TransposeOp>(*xv, b.getDenseI64ArrayAttr({0, 2, 3, 1})),
+                         {n * h * w, ch});
+  // Box coordinate k as [R, 1], scaled and shifted.
+  auto box = [&](int64_t k) {
+    Value s = o.op<SliceOp>(*rv, b.getDenseI64ArrayAttr({0, k}),
+                            b.getDenseI64ArrayAttr({r, 1}),
+                            b.getDenseI64ArrayAttr({1, 1}));
+    return o.sub(o.mul(s, o.c(scale)), o.c(half ? 0.5 : 0.0));
+  };
+  Value x0 = box(0), y0 = box(1), x1 = box(2), y1 = box(3);
+  Value bw = o.sub(x1, x0), bh = o.sub(y1, y0);
+  if (!half) {
+    bw = o.op<MaxOp>(bw, o.c(1));
+    bh = o.op<MaxOp>(bh, o.c(1));
+  }
+  bw = o.div(bw, o.c(ow));
+  bh = o.div(bh, o.c(oh));
+  // Sample positions in bins: bin + (i + 0.5) / ratio, for every bin and i.
+  auto offsets = [&](int64_t bins) {
+    SmallVector<double> v;
+    for (int64_t p = 0; p < bins; ++p)
+      for (int64_t i = 0; i < ratio; ++i)
+        v.push_back(p + (i + 0.5) / ratio);
+    auto type = RankedTensorType::get({(int64_t)v.size()}, b.getF64Type());
+    Value c = ConstantOp::create(b, node.loc(), type, DenseElementsAttr::get(type, ArrayRef(v)));
+    return o.op<CastOp>(c, TypeAttr::get(o.elt));
+  };
+  int64_t sy = oh * ratio, sx = ow * ratio;
+  Value ys = o.reshape(o.add(y0, o.mul(bh, offsets(oh))), {r, sy, 1});
+  Value xs = o.reshape(o.add(x0, o.mul(bw, offsets(ow))), {r, 1, sx});
+  Value valid = o.mul(o.inRange(ys, -1, h), o.inRange(xs, -1, w)); // [R,Sy,Sx]
+  ys = o.clamp(ys, 0, h - 1);
+  xs = o.clamp(xs, 0, w - 1);
+  Value yl = o.op<FloorOp>(ys), xl = o.op<FloorOp>(xs);
+  Value yh = o.op<MinOp>(o.add(yl, o.c(1)), o.c(h - 1)),
+        xh = o.op<MinOp>(o.add(xl, o.c(1)), o.c(w - 1));
+  Value ly = o.sub(ys, yl), lx = o.sub(xs, xl);
+  Value hy = o.sub(o.c(1), ly), hx = o.sub(o.c(1), lx);
+
+  Value batch = o.op<CastOp>(*bv, TypeAttr::get(i64));
+  auto hwType = RankedTensorType::get({}, i64);
+  Value hw = ConstantOp::create(b, node.loc(), hwType,
+                                DenseElementsAttr::get(hwType, ArrayRef<int64_t>{h * w}));
+  Value wC = ConstantOp::create(b, node.loc(), hwType,
+                                DenseElementsAttr::get(hwType, ArrayRef<int64_t>{w}));
+  Value base = o.reshape(o.mul(batch, hw), {r, 1, 1});
+  Value acc;
+  auto tap = [&](Value yy, Value xx, Value weight) {
+    Value cy = o.op<CastOp>(yy, TypeAttr::get(i64)), cx = o.op<CastOp>(xx, TypeAttr::get(i64));
+    Value idx = o.add(o.add(o.mul(cy, wC), cx), base); // [R,Sy,Sx]
+    Value g = o.op<GatherOp>(rows, idx, b.getI64IntegerAttr(0)); // [R,Sy,Sx,C]
+    Value t = o.mul(g, o.reshape(o.mul(weight, valid), {r, sy, sx, 1}));
+    acc = !acc ? t : mode == "avg" ? o.add(acc, t) : o.op<MaxOp>(acc, t);
+  };
+  tap(yl, xl, o.mul(hy, hx));
+  tap(yl, xh, o.mul(hy, lx));
+  tap(yh, xl, o.mul(ly, hx));
+  tap(yh, xh, o.mul(ly, lx));
+  Value bins = o.reshape(acc, {r, oh, ratio, ow, ratio, ch});
+  auto axes = b.getDenseI64ArrayAttr({2, 4});
+  Value pooled = mode == "avg"
+                     ? o.div(o.op<ReduceSumOp>(bins, axes, b.getBoolAttr(false)),
+                             o.c(ratio * ratio))
+                     : o.op<ReduceMaxOp>(bins, axes, b.getBoolAttr(false));
+  if (o.bad)
+    return failure();
+  return one(build<TransposeOp>(node, pooled, b.getDenseI64ArrayAttr({0, 3, 1, 2})));
+}
 } // namespace
 
 void mlir::kiln::populateGridSampleConversions(std::vector<OnnxConversion> &t) {
   t.push_back({"GridSample", 16, gridSample});
+  for (int64_t v : {10, 16})
+    t.push_back({"RoiAlign", v, roiAlign});
 }

@@ -47,3 +47,14 @@ module attributes {onnx.opset_import = {ai.onnx = 12 : i64}} {
     return %z : tensor<*xf32>
   }
 }
+
+// -----
+
+// CHECK: error: loc("ra"): node 'ra' (RoiAlign, opset 16): sampling_ratio 0 (adaptive, depends on the run-time boxes) is not supported; set a positive sampling_ratio
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @roi_align_adaptive(%x: tensor<1x1x10x10xf32>, %rois: tensor<3x4xf32>, %b: tensor<3xi64>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'ra' (RoiAlign, opset 16): sampling_ratio 0 (adaptive, depends on the run-time boxes) is not supported; set a positive sampling_ratio}}
+    %y = "onnx.RoiAlign"(%x, %rois, %b) {output_height = 5 : i64, output_width = 5 : i64} : (tensor<1x1x10x10xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<*xf32> loc("ra")
+    return %y : tensor<*xf32>
+  }
+}

@@ -197,3 +197,19 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// RoiAlign with 2x2 samples per bin: 4 bilinear taps over [R, 5*2, 5*2]
+// sample positions, then a sum over each bin's samples.
+// CHECK-LABEL: func.func @roi_align
+// CHECK-COUNT-4: kiln.gather {{.+}} : (tensor<100x1xf32>, tensor<3x10x10xi64>) -> tensor<3x10x10x1xf32>
+// CHECK: kiln.reshape {{.+}} to tensor<3x5x2x5x2x1xf32>
+// CHECK: kiln.reduce_sum {{.+}}axes = array<i64: 2, 4>
+// CHECK: kiln.transpose {{.+}} -> tensor<3x1x5x5xf32>
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @roi_align(%x: tensor<1x1x10x10xf32>, %rois: tensor<3x4xf32>, %b: tensor<3xi64>) -> tensor<*xf32> {
+    %y = "onnx.RoiAlign"(%x, %rois, %b) {output_height = 5 : i64, output_width = 5 : i64, sampling_ratio = 2 : i64} : (tensor<1x1x10x10xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<*xf32> loc("ra")
+    return %y : tensor<*xf32>
+  }
+}
