@@ -60,21 +60,42 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
-// Stride 2: zeros inserted by reshape/pad/reshape, then a stride-1
-// convolution with the flipped, channel-swapped constant filter, padded by
-// kernel - 1 - pad (the stride's trailing zeros come off the end padding).
+// Stride 2 without dilation, by output phase: each of the 2x2 phases is a
+// stride-1 convolution of the input with its subset of the (flipped,
+// channel-swapped) taps, and the phases interleave by concat + reshape.
 // CHECK-LABEL: func.func @conv_transpose_stride
-// CHECK: kiln.reshape %{{.+}} : tensor<1x1x3x3xf32> to tensor<1x1x3x1x3x1xf32>
-// CHECK: kiln.pad {{.+}} -> tensor<1x1x3x2x3x2xf32>
-// CHECK: kiln.reshape {{.+}} to tensor<1x1x6x6xf32>
-// CHECK: %[[W:.+]] = kiln.constant dense<{{.+}}> : tensor<2x1x3x3xf32>
-// CHECK: kiln.conv2d %{{.+}}, %[[W]]
-// CHECK-SAME: pads = array<i64: 2, 2, 1, 1>, strides = array<i64: 1, 1>
-// CHECK-SAME: -> tensor<1x2x7x7xf32>
+// CHECK: %[[W00:.+]] = kiln.constant dense<{{\[\[\[\[}}9.000000e+00, 7.000000e+00], [3.000000e+00, 1.000000e+00]]], {{.+}} : tensor<2x1x2x2xf32>
+// CHECK: kiln.conv2d %{{.+}}, %[[W00]] {{.+}}pads = array<i64: 1, 1, 1, 1>{{.+}} -> tensor<1x2x4x4xf32>
+// CHECK: kiln.conv2d {{.+}} : (tensor<1x1x3x3xf32>, tensor<2x1x2x1xf32>) -> tensor<1x2x4x4xf32>
+// CHECK: kiln.concat {{.+}} {axis = 5 : i64}
+// CHECK: kiln.conv2d {{.+}} : (tensor<1x1x3x3xf32>, tensor<2x1x1x2xf32>) -> tensor<1x2x4x4xf32>
+// CHECK: kiln.conv2d {{.+}} : (tensor<1x1x3x3xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x4x4xf32>
+// CHECK: kiln.concat {{.+}} {axis = 3 : i64}
+// CHECK: kiln.reshape {{.+}} : tensor<1x2x4x2x4x2xf32> to tensor<1x2x8x8xf32>
+// CHECK: kiln.slice {{.+}} -> tensor<1x2x7x7xf32>
 module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
   func.func @conv_transpose_stride(%x: tensor<1x1x3x3xf32>) -> tensor<*xf32> {
     %w = onnx.Initializer "w" dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]]]> : tensor<1x2x3x3xf32> loc("w")
     %y = "onnx.ConvTranspose"(%x, %w) {strides = [2, 2]} : (tensor<1x1x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<*xf32> loc("ct")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// With dilation, strides insert zeros (reshape/pad/reshape) before one
+// stride-1 convolution padded by dilation * (kernel - 1) - pad (the
+// stride's trailing zeros come off the end padding).
+// CHECK-LABEL: func.func @conv_transpose_dilated_stride
+// CHECK: kiln.reshape %{{.+}} : tensor<1x1x3x3xf32> to tensor<1x1x3x1x3x1xf32>
+// CHECK: kiln.pad {{.+}} -> tensor<1x1x3x2x3x2xf32>
+// CHECK: kiln.reshape {{.+}} to tensor<1x1x6x6xf32>
+// CHECK: kiln.conv2d
+// CHECK-SAME: dilations = array<i64: 2, 2>{{.+}}pads = array<i64: 4, 4, 3, 3>, strides = array<i64: 1, 1>
+// CHECK-SAME: -> tensor<1x1x9x9xf32>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @conv_transpose_dilated_stride(%x: tensor<1x1x3x3xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<*xf32> {
+    %y = "onnx.ConvTranspose"(%x, %w) {strides = [2, 2], dilations = [2, 2]} : (tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>) -> tensor<*xf32> loc("ct")
     return %y : tensor<*xf32>
   }
 }
