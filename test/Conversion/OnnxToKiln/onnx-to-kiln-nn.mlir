@@ -234,3 +234,38 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// Upsample-7 takes its scales as an attribute; nearest resizing gathers, so
+// integers resize too.
+// CHECK-LABEL: func.func @upsample7
+// CHECK: kiln.constant dense<[0, 0, 1, 1]> : tensor<4xi64>
+// CHECK: kiln.gather {{.+}} {axis = 2 : i64} : (tensor<1x1x2x3xi64>, tensor<4xi64>) -> tensor<1x1x4x3xi64>
+// CHECK: kiln.constant dense<[0, 0, 0, 1, 1, 1, 2, 2, 2]> : tensor<9xi64>
+// CHECK: kiln.gather {{.+}} {axis = 3 : i64}
+// CHECK-SAME: -> tensor<1x1x4x9xi64>
+module attributes {onnx.opset_import = {ai.onnx = 7 : i64}} {
+  func.func @upsample7(%x: tensor<1x1x2x3xi64>) -> tensor<*xi64> {
+    %y = "onnx.Upsample"(%x) {mode = "nearest", scales = [1.0 : f32, 1.0 : f32, 2.0 : f32, 3.0 : f32]} : (tensor<1x1x2x3xi64>) -> tensor<*xi64> loc("up")
+    return %y : tensor<*xi64>
+  }
+}
+
+// -----
+
+// A bidirectional GRU with linear_before_reset keeps R's h-gate bias inside
+// the reset product: per direction, the input projection, then per step one
+// gemm for the z and r gates and one for h (with that bias as C).
+// CHECK-LABEL: func.func @gru_bidirectional
+// CHECK: kiln.gemm {{.+}} : (tensor<2x3xf32>, tensor<9x3xf32>, tensor<9xf32>) -> tensor<2x9xf32>
+// CHECK: kiln.gemm {{.+}} : (tensor<2x3xf32>, tensor<6x3xf32>) -> tensor<2x6xf32>
+// CHECK: kiln.gemm {{.+}} : (tensor<2x3xf32>, tensor<3x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: kiln.gemm {{.+}} : (tensor<2x3xf32>, tensor<9x3xf32>, tensor<9xf32>) -> tensor<2x9xf32>
+// CHECK: kiln.concat {{.+}} {axis = 0 : i64} : (tensor<1x2x3xf32>, tensor<1x2x3xf32>) -> tensor<2x2x3xf32>
+module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
+  func.func @gru_bidirectional(%x: tensor<1x2x3xf32>, %w: tensor<2x9x3xf32>, %r: tensor<2x9x3xf32>, %b: tensor<2x18xf32>) -> tensor<*xf32> {
+    %y, %h = "onnx.GRU"(%x, %w, %r, %b) {hidden_size = 3 : i64, direction = "bidirectional", linear_before_reset = 1 : i64} : (tensor<1x2x3xf32>, tensor<2x9x3xf32>, tensor<2x9x3xf32>, tensor<2x18xf32>) -> (none, tensor<*xf32>) loc("gru")
+    return %h : tensor<*xf32>
+  }
+}
