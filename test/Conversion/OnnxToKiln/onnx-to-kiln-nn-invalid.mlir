@@ -16,11 +16,11 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
-// CHECK: error: loc("ct"): node 'ct' (ConvTranspose, opset 11): only 1-D and 2-D transposed convolutions are supported; the input has 3 spatial dimensions
+// CHECK: error: loc("ct"): node 'ct' (ConvTranspose, opset 11): only 1-D, 2-D and 3-D transposed convolutions are supported; the input has 4 spatial dimensions
 module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
-  func.func @conv_transpose_3d(%x: tensor<1x1x3x4x5xf32>, %w: tensor<1x2x3x3x3xf32>) -> tensor<*xf32> {
-    // expected-error@unknown {{node 'ct' (ConvTranspose, opset 11): only 1-D and 2-D transposed convolutions are supported}}
-    %y = "onnx.ConvTranspose"(%x, %w) : (tensor<1x1x3x4x5xf32>, tensor<1x2x3x3x3xf32>) -> tensor<*xf32> loc("ct")
+  func.func @conv_transpose_4d(%x: tensor<1x1x3x3x3x3xf32>, %w: tensor<1x2x2x2x2x2xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'ct' (ConvTranspose, opset 11): only 1-D, 2-D and 3-D transposed convolutions are supported}}
+    %y = "onnx.ConvTranspose"(%x, %w) : (tensor<1x1x3x3x3x3xf32>, tensor<1x2x2x2x2x2xf32>) -> tensor<*xf32> loc("ct")
     return %y : tensor<*xf32>
   }
 }

@@ -269,3 +269,21 @@ module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
     return %h : tensor<*xf32>
   }
 }
+
+// -----
+
+// 3-D by depth: the depth slices go through one 2-D transposed convolution
+// per depth tap (batched as N * D = 3), and the taps' results are shifted
+// into place along depth and added.
+// CHECK-LABEL: func.func @conv_transpose_3d
+// CHECK: kiln.reshape {{.+}} to tensor<3x1x4x5xf32>
+// CHECK: kiln.conv2d {{.+}} -> tensor<3x2x6x7xf32>
+// CHECK: kiln.conv2d {{.+}} -> tensor<3x2x6x7xf32>
+// CHECK: kiln.conv2d {{.+}} -> tensor<3x2x6x7xf32>
+// CHECK: kiln.transpose {{.+}} -> tensor<1x2x5x6x7xf32>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @conv_transpose_3d(%x: tensor<1x1x3x4x5xf32>, %w: tensor<1x2x3x3x3xf32>) -> tensor<*xf32> {
+    %y = "onnx.ConvTranspose"(%x, %w) : (tensor<1x1x3x4x5xf32>, tensor<1x2x3x3x3xf32>) -> tensor<*xf32> loc("ct")
+    return %y : tensor<*xf32>
+  }
+}
