@@ -279,8 +279,9 @@ FailureOr<Value> convTranspose2D(OnnxNode &node, Value x, Value w,
   return y;
 }
 
-/// Depth tap `k` of a constant [C, Mg, KD, KH, KW] filter: [C, Mg, KH, KW].
-DenseElementsAttr depthTap(DenseElementsAttr w, int64_t k) {
+} // namespace
+
+DenseElementsAttr mlir::kiln::depthTap(DenseElementsAttr w, int64_t k) {
   auto type = cast<RankedTensorType>(w.getType());
   ArrayRef<int64_t> s = type.getShape();
   auto outType = RankedTensorType::get({s[0], s[1], s[3], s[4]},
@@ -296,6 +297,7 @@ DenseElementsAttr depthTap(DenseElementsAttr w, int64_t k) {
   return DenseElementsAttr::getFromRawBuffer(outType, dst);
 }
 
+namespace {
 /// 3-D by depth: every depth slice of the input (batched as N * D) goes
 /// through the 2-D transposed convolution with each depth tap of the filter;
 /// tap k's results land at depths id * sd + k * dd - pad (zeros inserted by

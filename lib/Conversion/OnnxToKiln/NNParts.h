@@ -9,6 +9,8 @@
 
 #include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
+
 #include <vector>
 
 namespace mlir::kiln {
@@ -22,6 +24,10 @@ void populateRecurrentConversions(std::vector<OnnxConversion> &table);
 void populateGridSampleConversions(std::vector<OnnxConversion> &table);
 /// Normalizations, rearrangements and Einsum (NNMisc.cpp).
 void populateNNMiscConversions(std::vector<OnnxConversion> &table);
+
+/// Depth tap `k` of a constant 3-D filter [A, B, KD, KH, KW]: the
+/// [A, B, KH, KW] plane (ConvTranspose.cpp; 3-D Conv uses it too).
+DenseElementsAttr depthTap(DenseElementsAttr w, int64_t k);
 } // namespace mlir::kiln
 
 #endif

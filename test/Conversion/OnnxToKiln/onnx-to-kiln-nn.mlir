@@ -287,3 +287,22 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// A 3-D convolution: per depth tap, the strided depth slices (batched as
+// N * OD) through one 2-D convolution with that tap's filter plane; the bias
+// goes with the first tap.
+// CHECK-LABEL: func.func @conv_3d
+// CHECK: kiln.slice {{.+}}strides = array<i64: 1, 1, 2, 1, 1>{{.+}} -> tensor<1x2x2x6x6xf32>
+// CHECK: kiln.conv2d {{.+}} : (tensor<2x2x6x6xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<2x4x6x6xf32>
+// CHECK: kiln.conv2d {{.+}} : (tensor<2x2x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<2x4x6x6xf32>
+// CHECK: kiln.conv2d {{.+}} : (tensor<2x2x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<2x4x6x6xf32>
+// CHECK: kiln.transpose {{.+}} -> tensor<1x4x2x6x6xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @conv_3d(%x: tensor<1x2x5x6x6xf32>, %b: tensor<4xf32>) -> tensor<*xf32> {
+    %w = onnx.Initializer "w" dense<0.5> : tensor<4x2x3x3x3xf32> loc("w")
+    %y = "onnx.Conv"(%x, %w, %b) {strides = [2, 1, 1], pads = [0, 1, 1, 0, 1, 1]} : (tensor<1x2x5x6x6xf32>, tensor<4x2x3x3x3xf32>, tensor<4xf32>) -> tensor<*xf32> loc("c3")
+    return %y : tensor<*xf32>
+  }
+}
