@@ -23,7 +23,7 @@ FailureOr<Window> readWindow(OnnxNode &node, RankedTensorType input,
   Window w;
   int64_t spatial = input.getRank() - 2;
   if (spatial != 1 && spatial != 2) {
-    node.fail() << "only 1-D and 2-D windows are supported; the input has "
+    node.fail() << "only 1-D, 2-D and 3-D windows are supported; the input has "
                 << spatial << " spatial dimensions";
     return failure();
   }
