@@ -393,6 +393,13 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
   int roiIdx = legacy ? -1 : 1, scalesIdx = legacy ? 1 : 2,
       sizesIdx = legacy ? -1 : 3;
 
+  // Opset 18's additions would change the numbers if silently ignored.
+  if (node.intAttr("antialias", 0) != 0 || node.hasAttr("axes") ||
+      node.strAttr("keep_aspect_ratio_policy", "stretch") != "stretch") {
+    node.fail() << "antialias, axes and keep_aspect_ratio_policy (opset 18) "
+                   "are not supported";
+    return failure();
+  }
   ResizeAttrs a;
   a.mode = node.strAttr("mode", "nearest");
   if (a.mode == "bilinear")

@@ -58,3 +58,16 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// CHECK: error: loc("r"): node 'r' (Resize, opset 18): antialias, axes and keep_aspect_ratio_policy (opset 18) are not supported
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @resize_antialias(%x: tensor<1x1x4x4xf32>) -> tensor<*xf32> {
+    %s = onnx.Initializer "s" dense<[1.0, 1.0, 0.5, 0.5]> : tensor<4xf32> loc("s")
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'r' (Resize, opset 18): antialias, axes and keep_aspect_ratio_policy (opset 18) are not supported}}
+    %y = "onnx.Resize"(%x, %none, %s) {mode = "linear", antialias = 1 : i64} : (tensor<1x1x4x4xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("r")
+    return %y : tensor<*xf32>
+  }
+}
