@@ -1,5 +1,8 @@
 //===- NN.cpp - ONNX convolution, pooling, normalization, GEMM --*- C++ -*-===//
 #include "Build.h"
+#include "NNParts.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -20,7 +23,7 @@ FailureOr<Window> readWindow(OnnxNode &node, RankedTensorType input,
   Window w;
   int64_t spatial = input.getRank() - 2;
   if (spatial != 1 && spatial != 2) {
-    node.fail() << "only 1-D and 2-D windows are supported; the input has "
+    node.fail() << "only 1-D, 2-D and 3-D windows are supported; the input has "
                 << spatial << " spatial dimensions";
     return failure();
   }
@@ -91,6 +94,120 @@ FailureOr<Value> lowerTo1D(OnnxNode &node, FailureOr<Value> v) {
   return reshapeTo(node, *v, shape);
 }
 
+/// Explicit [begin..., end...] pads for an N-D window from pads/auto_pad.
+FailureOr<SmallVector<int64_t>> padsND(OnnxNode &node, ArrayRef<int64_t> in,
+                                       ArrayRef<int64_t> kernel,
+                                       ArrayRef<int64_t> strides,
+                                       ArrayRef<int64_t> dilations) {
+  size_t n = in.size();
+  std::string autoPad = node.strAttr("auto_pad", "NOTSET");
+  SmallVector<int64_t> pads =
+      node.intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (autoPad == "VALID") {
+    pads.assign(2 * n, 0);
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    pads.assign(2 * n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t out = (in[i] + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(
+          (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in[i], 0);
+      int64_t small = total / 2, large = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : large;
+      pads[n + i] = autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (autoPad != "NOTSET") {
+    node.fail() << "unknown auto_pad '" << autoPad
+                << "'; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER";
+    return failure();
+  }
+  if (pads.size() != 2 * n) {
+    node.fail() << "expects " << 2 * n << " pads, got " << pads.size();
+    return failure();
+  }
+  return pads;
+}
+
+/// 3-D convolution as a sum over depth taps of 2-D convolutions: tap k reads
+/// the depth slices k * dd, k * dd + sd, ... of the depth-padded input,
+/// batched as N * OD.
+FailureOr<Value> conv3D(OnnxNode &node, Value x, Value w) {
+  RankedTensorType xt = typeOf(x), wt = typeOf(w);
+  if (failed(node.requireStaticShape(xt)) || failed(node.requireStaticShape(wt)))
+    return failure();
+  auto list = [&](StringRef name, int64_t dflt) {
+    return node.intsAttr(name).value_or(SmallVector<int64_t>(3, dflt));
+  };
+  SmallVector<int64_t> kernel = node.intsAttr("kernel_shape").value_or(
+      llvm::to_vector(wt.getShape().drop_front(2)));
+  SmallVector<int64_t> strides = list("strides", 1), dilations = list("dilations", 1);
+  if (kernel.size() != 3 || strides.size() != 3 || dilations.size() != 3 ||
+      wt.getRank() != 5) {
+    node.fail() << "a 3-D convolution needs a 5-D filter and 3 kernel_shape, "
+                   "strides and dilations values";
+    return failure();
+  }
+  ArrayRef<int64_t> s = xt.getShape(), ws = wt.getShape();
+  FailureOr<SmallVector<int64_t>> pads =
+      padsND(node, s.drop_front(2), kernel, strides, dilations);
+  if (failed(pads))
+    return failure();
+  auto &b = node.builder;
+  int64_t n = s[0], c = s[1], m = ws[0];
+  int64_t dp = s[2] + (*pads)[0] + (*pads)[3];
+  int64_t od = (dp - dilations[0] * (kernel[0] - 1) - 1) / strides[0] + 1;
+  if (od <= 0) {
+    node.fail() << "the kernel does not fit the padded depth " << dp;
+    return failure();
+  }
+  Value in = x;
+  if ((*pads)[0] || (*pads)[3]) {
+    FailureOr<Value> p = build<PadOp>(
+        node, x, b.getDenseI64ArrayAttr({0, 0, (*pads)[0], 0, 0, 0, 0, (*pads)[3], 0, 0}),
+        b.getF32FloatAttr(0.0f));
+    if (failed(p))
+      return failure();
+    in = *p;
+  }
+  std::optional<DenseElementsAttr> wc = node.constantInput(1);
+  Value acc;
+  int64_t oh = 0, ow = 0;
+  for (int64_t k = 0; k < kernel[0]; ++k) {
+    FailureOr<Value> xk = build<SliceOp>(
+        node, in, b.getDenseI64ArrayAttr({0, 0, k * dilations[0], 0, 0}),
+        b.getDenseI64ArrayAttr({n, c, od, s[3], s[4]}),
+        b.getDenseI64ArrayAttr({1, 1, strides[0], 1, 1}));
+    if (failed(xk) ||
+        failed(xk = build<TransposeOp>(node, *xk, b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}))) ||
+        failed(xk = reshapeTo(node, *xk, {n * od, c, s[3], s[4]})))
+      return failure();
+    FailureOr<Value> wk;
+    if (wc && wc->getElementType().getIntOrFloatBitWidth() % 8 == 0) {
+      DenseElementsAttr tap = depthTap(wc->reshape(wt), k);
+      wk = ConstantOp::create(b, node.loc(), tap.getType(), tap).getResult();
+    } else if (failed(wk = build<SliceOp>(node, w, b.getDenseI64ArrayAttr({0, 0, k, 0, 0}),
+                                          b.getDenseI64ArrayAttr({ws[0], ws[1], 1, ws[3], ws[4]}),
+                                          b.getDenseI64ArrayAttr({1, 1, 1, 1, 1}))) ||
+               failed(wk = reshapeTo(node, *wk, {ws[0], ws[1], ws[3], ws[4]}))) {
+      return failure();
+    }
+    FailureOr<Value> y = build<Conv2DOp>(
+        node, *xk, *wk, k == 0 ? node.input(2) : Value(),
+        b.getDenseI64ArrayAttr({strides[1], strides[2]}),
+        b.getDenseI64ArrayAttr({dilations[1], dilations[2]}),
+        b.getDenseI64ArrayAttr({(*pads)[1], (*pads)[2], (*pads)[4], (*pads)[5]}),
+        b.getI64IntegerAttr(node.intAttr("group", 1)));
+    if (failed(y) || (acc && failed(y = build<AddOp>(node, acc, *y))))
+      return failure();
+    acc = *y;
+    oh = typeOf(acc).getDimSize(2);
+    ow = typeOf(acc).getDimSize(3);
+  }
+  FailureOr<Value> y = reshapeTo(node, acc, {n, od, m, oh, ow});
+  if (failed(y))
+    return failure();
+  return build<TransposeOp>(node, *y, b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+}
+
 } // namespace
 
 FailureOr<Value> mlir::kiln::buildConv(OnnxNode &node, Value x, Value w,
@@ -122,7 +239,154 @@ FailureOr<SmallVector<Value>> conv(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), w = node.rankedInput(1);
   if (failed(x) || failed(w))
     return failure();
+  if (typeOf(*x).getRank() == 5)
+    return one(conv3D(node, *x, *w));
   return one(buildConv(node, *x, *w, node.input(2)));
+}
+
+/// 3-D pooling as two 2-D poolings: over (H, W) with depth folded into the
+/// channels, then over D with the spatial plane flattened. A pooling window is
+/// a box and so is its valid (unpadded) part, so max and average (with or
+/// without counting the padding) both separate this way.
+template <typename PoolOp>
+FailureOr<Value> pool3D(OnnxNode &node, Value x, ArrayRef<int64_t> kernel) {
+  RankedTensorType xt = typeOf(x);
+  if (failed(node.requireStaticShape(xt)))
+    return failure();
+  auto list = [&](StringRef name, int64_t dflt, size_t n) {
+    return node.intsAttr(name).value_or(SmallVector<int64_t>(n, dflt));
+  };
+  SmallVector<int64_t> strides = list("strides", 1, 3),
+                       dilations = list("dilations", 1, 3),
+                       pads = list("pads", 0, 6);
+  if (kernel.size() != 3 || strides.size() != 3 || dilations.size() != 3 ||
+      pads.size() != 6) {
+    node.fail() << "a 3-D window needs 3 kernel_shape, strides and dilations "
+                   "values and 6 pads";
+    return failure();
+  }
+  ArrayRef<int64_t> s = xt.getShape();
+  std::string autoPad = node.strAttr("auto_pad", "NOTSET");
+  if (autoPad == "VALID") {
+    pads.assign(6, 0);
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int i = 0; i < 3; ++i) {
+      int64_t in = s[2 + i], out = (in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(
+          (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in, 0);
+      int64_t small = total / 2, large = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : large;
+      pads[3 + i] = autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (autoPad != "NOTSET") {
+    node.fail() << "unknown auto_pad '" << autoPad
+                << "'; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER";
+    return failure();
+  }
+  auto &b = node.builder;
+  bool ceil = node.intAttr("ceil_mode", 0) != 0;
+  auto pool2 = [&](Value v, ArrayRef<int64_t> k, ArrayRef<int64_t> st,
+                   ArrayRef<int64_t> dl, ArrayRef<int64_t> p) {
+    if constexpr (std::is_same_v<PoolOp, AvgPool2DOp>)
+      return build<PoolOp>(node, v, b.getDenseI64ArrayAttr(k),
+                           b.getDenseI64ArrayAttr(st), b.getDenseI64ArrayAttr(dl),
+                           b.getDenseI64ArrayAttr(p), b.getBoolAttr(ceil),
+                           b.getBoolAttr(node.intAttr("count_include_pad", 0) != 0));
+    else
+      return build<PoolOp>(node, v, b.getDenseI64ArrayAttr(k),
+                           b.getDenseI64ArrayAttr(st), b.getDenseI64ArrayAttr(dl),
+                           b.getDenseI64ArrayAttr(p), b.getBoolAttr(ceil));
+  };
+  FailureOr<Value> v = reshapeTo(node, x, {s[0], s[1] * s[2], s[3], s[4]});
+  if (failed(v) ||
+      failed(v = pool2(*v, {kernel[1], kernel[2]}, {strides[1], strides[2]},
+                       {dilations[1], dilations[2]},
+                       {pads[1], pads[2], pads[4], pads[5]})))
+    return failure();
+  int64_t oh = typeOf(*v).getDimSize(2), ow = typeOf(*v).getDimSize(3);
+  if (failed(v = reshapeTo(node, *v, {s[0] * s[1], 1, s[2], oh * ow})) ||
+      failed(v = pool2(*v, {kernel[0], 1}, {strides[0], 1}, {dilations[0], 1},
+                       {pads[0], 0, pads[3], 0})))
+    return failure();
+  return reshapeTo(node, *v, {s[0], s[1], typeOf(*v).getDimSize(2), oh, ow});
+}
+
+/// MaxPool's Indices output for a 2-D window: the flat input position of the
+/// maximum of each window (the first one on ties, row-major or, with
+/// storage_order 1, column-major within each image). Every window position
+/// is a strided slice of the input padded with the lowest float (not -inf:
+/// -inf - -inf is NaN); a running maximum picks
+/// the position where a value is strictly greater. The bookkeeping is in f64,
+/// whose integers are exact far beyond any tensor size.
+FailureOr<Value> maxPoolIndices(OnnxNode &node, Value x, const Window &w,
+                                RankedTensorType pooled) {
+  auto &b = node.builder;
+  Type f64 = b.getF64Type();
+  ArrayRef<int64_t> s = typeOf(x).getShape();
+  int64_t n = s[0], c = s[1], h = s[2], wd = s[3];
+  int64_t oh = pooled.getDimSize(2), ow = pooled.getDimSize(3);
+  bool colMajor = node.intAttr("storage_order", 0) != 0;
+  // Enough padding at the end for ceil_mode's last window.
+  int64_t endH = std::max<int64_t>(
+      (oh - 1) * w.strides[0] + (w.kernel[0] - 1) * w.dilations[0] + 1 - h - w.pads[0], 0);
+  int64_t endW = std::max<int64_t>(
+      (ow - 1) * w.strides[1] + (w.kernel[1] - 1) * w.dilations[1] + 1 - wd - w.pads[1], 0);
+  FailureOr<Value> xd = build<CastOp>(node, x, TypeAttr::get(f64));
+  if (failed(xd) ||
+      failed(xd = build<PadOp>(node, *xd,
+                               b.getDenseI64ArrayAttr({0, 0, w.pads[0], w.pads[1], 0, 0, endH, endW}),
+                               b.getF32FloatAttr(std::numeric_limits<float>::lowest()))))
+    return failure();
+  auto constant = [&](ArrayRef<int64_t> shape, ArrayRef<double> v) {
+    auto type = RankedTensorType::get(shape, f64);
+    return ConstantOp::create(b, node.loc(), type, DenseElementsAttr::get(type, v))
+        .getResult();
+  };
+  SmallVector<double> image(n * c);
+  for (int64_t i = 0; i < n * c; ++i)
+    image[i] = (double)i * h * wd;
+  Value imageBase = constant({n, c, 1, 1}, image);
+  Value best, bestIdx;
+  for (int64_t ky = 0; ky < w.kernel[0]; ++ky)
+    for (int64_t kx = 0; kx < w.kernel[1]; ++kx) {
+      FailureOr<Value> v = build<SliceOp>(
+          node, *xd,
+          b.getDenseI64ArrayAttr({0, 0, ky * w.dilations[0], kx * w.dilations[1]}),
+          b.getDenseI64ArrayAttr({n, c, oh, ow}),
+          b.getDenseI64ArrayAttr({1, 1, w.strides[0], w.strides[1]}));
+      if (failed(v))
+        return failure();
+      SmallVector<double> rows(oh), cols(ow);
+      for (int64_t i = 0; i < oh; ++i) {
+        double y = i * w.strides[0] + ky * w.dilations[0] - w.pads[0];
+        rows[i] = colMajor ? y : y * wd;
+      }
+      for (int64_t j = 0; j < ow; ++j) {
+        double xx = j * w.strides[1] + kx * w.dilations[1] - w.pads[1];
+        cols[j] = colMajor ? xx * h : xx;
+      }
+      FailureOr<Value> idx = build<AddOp>(node, constant({oh, 1}, rows),
+                                          constant({ow}, cols));
+      if (failed(idx) || failed(idx = build<AddOp>(node, imageBase, *idx)))
+        return failure();
+      if (!best) {
+        best = *v;
+        bestIdx = *idx;
+        continue;
+      }
+      // m = 1 where v > best: relu(sign(v - best)).
+      FailureOr<Value> m = build<SubOp>(node, *v, best), nb, ni;
+      if (failed(m) || failed(m = build<SignOp>(node, *m)) ||
+          failed(m = build<ReluOp>(node, *m)) ||
+          failed(ni = build<SubOp>(node, *idx, bestIdx)) ||
+          failed(ni = build<MulOp>(node, *m, *ni)) ||
+          failed(ni = build<AddOp>(node, bestIdx, *ni)) ||
+          failed(nb = build<MaxOp>(node, best, *v)))
+        return failure();
+      best = *nb;
+      bestIdx = *ni;
+    }
+  return build<CastOp>(node, bestIdx, TypeAttr::get(b.getI64Type()));
 }
 
 template <typename PoolOp>
@@ -130,8 +394,12 @@ FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool isAvg) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
-  if (node.resultUsed(1)) {
-    node.fail() << "the Indices output is not supported";
+  bool indices = node.resultUsed(1);
+  if (indices && (typeOf(*x).getRank() != 4 ||
+                  !isa<FloatType>(typeOf(*x).getElementType()))) {
+    node.fail() << "the Indices output is only supported for 2-D float "
+                   "pooling; this input is "
+                << typeOf(*x);
     return failure();
   }
   std::optional<SmallVector<int64_t>> kernel = node.intsAttr("kernel_shape");
@@ -139,6 +407,8 @@ FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool isAvg) {
     node.fail() << "kernel_shape is required";
     return failure();
   }
+  if (typeOf(*x).getRank() == 5)
+    return one(pool3D<PoolOp>(node, *x, *kernel));
   FailureOr<Window> win = readWindow(node, typeOf(*x), *kernel);
   if (failed(win))
     return failure();
@@ -164,6 +434,12 @@ FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool isAvg) {
                       b.getDenseI64ArrayAttr(win->dilations),
                       b.getDenseI64ArrayAttr(win->pads), b.getBoolAttr(ceil));
   (void)isAvg;
+  if (indices && succeeded(y)) {
+    FailureOr<Value> i = maxPoolIndices(node, *x, *win, typeOf(*y));
+    if (failed(i))
+      return failure();
+    return SmallVector<Value>{*y, *i};
+  }
   return one(win->oneD ? lowerTo1D(node, y) : y);
 }
 
@@ -381,4 +657,9 @@ void mlir::kiln::populateNNConversions(std::vector<OnnxConversion> &t) {
     t.push_back({"Softmax", v, [](OnnxNode &n) { return softmax(n, false); }});
     t.push_back({"LogSoftmax", v, [](OnnxNode &n) { return softmax(n, true); }});
   }
+  populateResizeConversions(t);
+  populateConvTransposeConversions(t);
+  populateRecurrentConversions(t);
+  populateNNMiscConversions(t);
+  populateGridSampleConversions(t);
 }

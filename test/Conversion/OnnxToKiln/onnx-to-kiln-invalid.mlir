@@ -83,11 +83,11 @@ module attributes {onnx.opset_import = {ai.onnx = 15 : i64}} {
 
 // -----
 
-// CHECK: error: loc("pool"): node 'pool' (MaxPool, opset 12): the Indices output is not supported
+// CHECK: error: loc("pool"): node 'pool' (MaxPool, opset 12): the Indices output is only supported for 2-D float pooling
 module attributes {onnx.opset_import = {ai.onnx = 12 : i64}} {
-  func.func @max_pool_indices_used(%x: tensor<1x4x8x8xf32>) -> (tensor<*xf32>, tensor<*xi64>) {
-    // expected-error@unknown {{node 'pool' (MaxPool, opset 12): the Indices output is not supported}}
-    %y, %i = "onnx.MaxPool"(%x) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x4x8x8xf32>) -> (tensor<*xf32>, tensor<*xi64>) loc("pool")
+  func.func @max_pool_indices_used(%x: tensor<1x4x8xf32>) -> (tensor<*xf32>, tensor<*xi64>) {
+    // expected-error@unknown {{node 'pool' (MaxPool, opset 12): the Indices output is only supported for 2-D float pooling}}
+    %y, %i = "onnx.MaxPool"(%x) {kernel_shape = [2], strides = [2]} : (tensor<1x4x8xf32>) -> (tensor<*xf32>, tensor<*xi64>) loc("pool")
     return %y, %i : tensor<*xf32>, tensor<*xi64>
   }
 }
@@ -147,15 +147,15 @@ module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
 // -----
 
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
-  func.func @conv_attributes(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %x3: tensor<1x3x4x4x4xf32>, %w3: tensor<4x3x3x3x3xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+  func.func @conv_attributes(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %x3: tensor<1x3x4x4x4x4xf32>, %w3: tensor<4x3x3x3x3x3xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
     // expected-error@unknown {{node 'c1' (Conv, opset 13): expects 4 pads for a 2-D window, got 2}}
     %a = "onnx.Conv"(%x, %w) {pads = [1, 1]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c1")
     // expected-error@unknown {{node 'c2' (Conv, opset 13): unknown auto_pad 'SAME'; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER}}
     %b = "onnx.Conv"(%x, %w) {auto_pad = "SAME"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c2")
     // expected-error@unknown {{node 'c3' (Conv, opset 13): strides has 1 values; expected 2}}
     %c = "onnx.Conv"(%x, %w) {strides = [2]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c3")
-    // expected-error@unknown {{node 'c4' (Conv, opset 13): only 1-D and 2-D windows are supported; the input has 3 spatial dimensions}}
-    %d = "onnx.Conv"(%x3, %w3) : (tensor<1x3x4x4x4xf32>, tensor<4x3x3x3x3xf32>) -> tensor<*xf32> loc("c4")
+    // expected-error@unknown {{node 'c4' (Conv, opset 13): only 1-D, 2-D and 3-D windows are supported; the input has 4 spatial dimensions}}
+    %d = "onnx.Conv"(%x3, %w3) : (tensor<1x3x4x4x4x4xf32>, tensor<4x3x3x3x3x3xf32>) -> tensor<*xf32> loc("c4")
     return %a, %b, %c, %d : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }

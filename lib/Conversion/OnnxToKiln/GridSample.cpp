@@ -1,0 +1,347 @@
+//===- GridSample.cpp - ONNX GridSample and RoiAlign ------------*- C++ -*-===//
+//
+// GridSample (opset 16, 2-D) from existing kiln ops. The grid is data, so
+// source positions are computed at run time: unnormalized coordinates, the
+// padding mode (border clamps, reflection folds), then for each tap (1
+// nearest, 4 bilinear, 16 bicubic) a flat row index into the input viewed as
+// [N * H * W, C] (one gather picks C values per output position) and a
+// weight that is zero for taps outside the input with zeros padding. The
+// result is gathered in [N, Ho, Wo, C] and transposed back to NCHW.
+// RoiAlign samples the same way at positions computed from its run-time
+// boxes, with a static number of samples per bin.
+//
+//===----------------------------------------------------------------------===//
+#include "Build.h"
+#include "NNParts.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// kiln ops with failures threaded through a flag, so the formulas read as
+/// formulas.
+class Ops {
+public:
+  Ops(OnnxNode &node, Type elt) : node(node), elt(elt) {}
+  OnnxNode &node;
+  Type elt;
+  bool bad = false;
+
+  template <typename OpTy, typename... Args> Value op(Args &&...args) {
+    if (bad)
+      return {};
+    FailureOr<Value> v = build<OpTy>(node, std::forward<Args>(args)...);
+    if (failed(v)) {
+      bad = true;
+      return {};
+    }
+    return *v;
+  }
+  Value c(double v) {
+    auto type = RankedTensorType::get({}, elt);
+    APFloat f(v);
+    bool lost;
+    f.convert(cast<FloatType>(elt).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    return ConstantOp::create(node.builder, node.loc(), type,
+                              DenseElementsAttr::get(type, f));
+  }
+  Value add(Value a, Value b) { return op<AddOp>(a, b); }
+  Value sub(Value a, Value b) { return op<SubOp>(a, b); }
+  Value mul(Value a, Value b) { return op<MulOp>(a, b); }
+  Value div(Value a, Value b) { return op<DivOp>(a, b); }
+  Value fmod(Value a, Value b) {
+    return op<ModOp>(a, b, node.builder.getBoolAttr(true));
+  }
+  Value clamp(Value a, double lo, double hi) {
+    return op<MinOp>(op<MaxOp>(a, c(lo)), c(hi));
+  }
+  /// 1 where lo <= a <= hi, else 0 (float ops only).
+  Value inRange(Value a, double lo, double hi) {
+    Value outside = op<MinOp>(op<CeilOp>(op<AbsOp>(sub(a, clamp(a, lo, hi)))), c(1));
+    return sub(c(1), outside);
+  }
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    if (bad)
+      return {};
+    FailureOr<Value> r = reshapeTo(node, v, shape);
+    if (failed(r)) {
+      bad = true;
+      return {};
+    }
+    return *r;
+  }
+};
+
+struct Axis {
+  int64_t size;
+  bool alignCorners;
+  std::string padding;
+};
+
+/// Grid value in [-1, 1] -> input coordinate.
+Value unnormalize(Ops &o, Value g, const Axis &a) {
+  if (a.alignCorners)
+    return o.mul(o.add(g, o.c(1)), o.c((a.size - 1) / 2.0));
+  return o.div(o.sub(o.mul(o.add(g, o.c(1)), o.c(a.size)), o.c(1)), o.c(2));
+}
+
+/// Border and reflection padding move a coordinate into the input.
+Value applyPadding(Ops &o, Value x, const Axis &a) {
+  if (a.padding == "border")
+    return o.clamp(x, 0, a.size - 1);
+  if (a.padding != "reflection")
+    return x;
+  // Reflect over [lo, hi]: the edges with align_corners, the outer pixel
+  // borders without.
+  double lo = a.alignCorners ? 0 : -0.5, hi = a.alignCorners ? a.size - 1 : a.size - 0.5;
+  double span = hi - lo;
+  if (span <= 0)
+    return o.mul(x, o.c(0));
+  Value in = o.op<AbsOp>(o.sub(x, o.c(lo)));
+  Value extra = o.fmod(in, o.c(span));
+  Value odd = o.fmod(o.op<FloorOp>(o.div(in, o.c(span))), o.c(2));
+  // even flips: lo + extra; odd flips: lo + span - extra.
+  Value r = o.add(o.add(o.c(lo), extra),
+                  o.mul(odd, o.sub(o.c(span), o.mul(extra, o.c(2)))));
+  return o.clamp(r, 0, a.size - 1);
+}
+
+/// Keys' cubic coefficients (A = -0.75) for taps at distances 1 + t, t,
+/// 1 - t, 2 - t.
+SmallVector<Value> cubicCoeffs(Ops &o, Value t) {
+  double A = -0.75;
+  auto far = [&](Value d) {
+    return o.sub(o.mul(o.add(o.mul(o.sub(o.mul(o.c(A), d), o.c(5 * A)), d), o.c(8 * A)), d),
+                 o.c(4 * A));
+  };
+  auto near = [&](Value d) {
+    return o.add(o.mul(o.mul(o.sub(o.mul(o.c(A + 2), d), o.c(A + 3)), d), d), o.c(1));
+  };
+  Value rest = o.sub(o.c(1), t);
+  return {far(o.add(t, o.c(1))), near(t), near(rest), far(o.add(rest, o.c(1)))};
+}
+
+FailureOr<SmallVector<Value>> gridSample(OnnxNode &node) {
+  FailureOr<Value> xv = node.rankedInput(0), gv = node.rankedInput(1);
+  if (failed(xv) || failed(gv))
+    return failure();
+  RankedTensorType xt = typeOf(*xv), gt = typeOf(*gv);
+  if (failed(node.requireStaticShape(xt)) || failed(node.requireStaticShape(gt)))
+    return failure();
+  if (xt.getRank() != 4 || gt.getRank() != 4 || gt.getDimSize(3) != 2 ||
+      gt.getDimSize(0) != xt.getDimSize(0)) {
+    node.fail() << "only 2-D sampling is supported: expects X [N, C, H, W] and "
+                   "grid [N, Ho, Wo, 2], got "
+                << xt << " and " << gt;
+    return failure();
+  }
+  if (!isa<FloatType>(xt.getElementType()) || gt.getElementType() != xt.getElementType()) {
+    node.fail() << "expects float X and grid of one element type, got " << xt
+                << " and " << gt;
+    return failure();
+  }
+  std::string mode = node.strAttr("mode", "bilinear"),
+              padding = node.strAttr("padding_mode", "zeros");
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") {
+    node.fail() << "mode '" << mode << "' is not supported";
+    return failure();
+  }
+  if (padding != "zeros" && padding != "border" && padding != "reflection") {
+    node.fail() << "padding_mode '" << padding << "' is not supported";
+    return failure();
+  }
+  bool align = node.intAttr("align_corners", 0) != 0;
+  int64_t n = xt.getDimSize(0), ch = xt.getDimSize(1), h = xt.getDimSize(2),
+          w = xt.getDimSize(3), ho = gt.getDimSize(1), wo = gt.getDimSize(2);
+  Axis ax{w, align, padding}, ay{h, align, padding};
+  Ops o(node, xt.getElementType());
+  auto &b = node.builder;
+
+  // Rows of the input as [N * H * W, C].
+  Value rows = o.reshape(o.op<TransposeOp>(*xv, b.getDenseI64ArrayAttr({0, 2, 3, 1})),
+                         {n * h * w, ch});
+  auto coord = [&](int64_t k) {
+    Value s = o.op<SliceOp>(*gv, b.getDenseI64ArrayAttr({0, 0, 0, k}),
+                            b.getDenseI64ArrayAttr({n, ho, wo, 1}),
+                            b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+    return o.reshape(s, {n, ho, wo});
+  };
+  Value gx = unnormalize(o, coord(0), ax), gy = unnormalize(o, coord(1), ay);
+  // n * H * W for each output position.
+  auto i64 = b.getI64Type();
+  auto baseType = RankedTensorType::get({n, 1, 1}, i64);
+  SmallVector<int64_t> base;
+  for (int64_t i = 0; i < n; ++i)
+    base.push_back(i * h * w);
+  Value imageBase = ConstantOp::create(b, node.loc(), baseType,
+                                       DenseElementsAttr::get(baseType, ArrayRef(base)));
+  auto widthType = RankedTensorType::get({}, i64);
+  Value widthC = ConstantOp::create(b, node.loc(), widthType,
+                                    DenseElementsAttr::get(widthType, ArrayRef<int64_t>{w}));
+
+  // Taps: integral positions (already padded) and weights.
+  Value acc;
+  auto addTap = [&](Value ix, Value iy, Value weight) {
+    if (padding == "zeros")
+      weight = o.mul(weight, o.mul(o.inRange(ix, 0, w - 1), o.inRange(iy, 0, h - 1)));
+    Value cx = o.op<CastOp>(o.clamp(ix, 0, w - 1), TypeAttr::get(i64));
+    Value cy = o.op<CastOp>(o.clamp(iy, 0, h - 1), TypeAttr::get(i64));
+    Value idx = o.add(o.add(o.mul(cy, widthC), cx), imageBase);
+    Value g = o.op<GatherOp>(rows, idx, b.getI64IntegerAttr(0)); // [N,Ho,Wo,C]
+    Value t = o.mul(g, o.reshape(weight, {n, ho, wo, 1}));
+    acc = acc ? o.add(acc, t) : t;
+  };
+  if (mode == "nearest") {
+    Value x = applyPadding(o, gx, ax), y = applyPadding(o, gy, ay);
+    Value one = o.add(o.mul(x, o.c(0)), o.c(1));
+    addTap(o.op<RoundOp>(x), o.op<RoundOp>(y), one);
+  } else if (mode == "bilinear") {
+    Value x = applyPadding(o, gx, ax), y = applyPadding(o, gy, ay);
+    Value x0 = o.op<FloorOp>(x), y0 = o.op<FloorOp>(y);
+    Value tx = o.sub(x, x0), ty = o.sub(y, y0);
+    Value x1 = o.add(x0, o.c(1)), y1 = o.add(y0, o.c(1));
+    Value sx = o.sub(o.c(1), tx), sy = o.sub(o.c(1), ty);
+    addTap(x0, y0, o.mul(sx, sy));
+    addTap(x1, y0, o.mul(tx, sy));
+    addTap(x0, y1, o.mul(sx, ty));
+    addTap(x1, y1, o.mul(tx, ty));
+  } else {
+    // Bicubic pads each tap, not the coordinate.
+    Value x0 = o.op<FloorOp>(gx), y0 = o.op<FloorOp>(gy);
+    SmallVector<Value> cx = cubicCoeffs(o, o.sub(gx, x0)),
+                       cy = cubicCoeffs(o, o.sub(gy, y0));
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i) {
+        Value tx = applyPadding(o, o.add(x0, o.c(i - 1)), ax);
+        Value ty = applyPadding(o, o.add(y0, o.c(j - 1)), ay);
+        addTap(tx, ty, o.mul(cx[i], cy[j]));
+      }
+  }
+  if (o.bad)
+    return failure();
+  return one(build<TransposeOp>(node, acc, b.getDenseI64ArrayAttr({0, 3, 1, 2})));
+}
+/// RoiAlign (opset 10, 16): per box, `sampling_ratio`^2 bilinear samples per
+/// output bin (ONNX's rules: samples beyond one pixel outside the input give
+/// 0, others clamp to the edge), averaged or maxed.
+FailureOr<SmallVector<Value>> roiAlign(OnnxNode &node) {
+  FailureOr<Value> xv = node.rankedInput(0), rv = node.rankedInput(1),
+                   bv = node.rankedInput(2);
+  if (failed(xv) || failed(rv) || failed(bv))
+    return failure();
+  RankedTensorType xt = typeOf(*xv), rt = typeOf(*rv);
+  if (failed(node.requireStaticShape(xt)) || failed(node.requireStaticShape(rt)) ||
+      failed(node.requireStaticShape(typeOf(*bv))))
+    return failure();
+  if (xt.getRank() != 4 || rt.getRank() != 2 || rt.getDimSize(1) != 4 ||
+      !isa<FloatType>(xt.getElementType()) || rt.getElementType() != xt.getElementType()) {
+    node.fail() << "expects float X [N, C, H, W] and rois [R, 4] of the same "
+                   "element type, got "
+                << xt << " and " << rt;
+    return failure();
+  }
+  int64_t ratio = node.intAttr("sampling_ratio", 0);
+  if (ratio <= 0) {
+    node.fail() << "sampling_ratio " << ratio
+                << " (adaptive, depends on the run-time boxes) is not "
+                   "supported; set a positive sampling_ratio";
+    return failure();
+  }
+  std::string mode = node.strAttr("mode", "avg");
+  // Opset 10 has no coordinate_transformation_mode and behaves as
+  // output_half_pixel (no half-pixel shift).
+  std::string ctm = node.strAttr("coordinate_transformation_mode",
+                                 node.opset >= 16 ? "half_pixel" : "output_half_pixel");
+  if ((mode != "avg" && mode != "max") ||
+      (ctm != "half_pixel" && ctm != "output_half_pixel")) {
+    node.fail() << "mode '" << mode << "' with coordinate_transformation_mode '"
+                << ctm << "' is not supported";
+    return failure();
+  }
+  int64_t oh = node.intAttr("output_height", 1), ow = node.intAttr("output_width", 1);
+  double scale = node.floatAttr("spatial_scale", 1.0f);
+  bool half = ctm == "half_pixel";
+  int64_t n = xt.getDimSize(0), ch = xt.getDimSize(1), h = xt.getDimSize(2),
+          w = xt.getDimSize(3), r = rt.getDimSize(0);
+  Ops o(node, xt.getElementType());
+  auto &b = node.builder;
+  auto i64 = b.getI64Type();
+
+  Value rows = o.reshape(o.op<TransposeOp>(*xv, b.getDenseI64ArrayAttr({0, 2, 3, 1})),
+                         {n * h * w, ch});
+  // Box coordinate k as [R, 1], scaled and shifted.
+  auto box = [&](int64_t k) {
+    Value s = o.op<SliceOp>(*rv, b.getDenseI64ArrayAttr({0, k}),
+                            b.getDenseI64ArrayAttr({r, 1}),
+                            b.getDenseI64ArrayAttr({1, 1}));
+    return o.sub(o.mul(s, o.c(scale)), o.c(half ? 0.5 : 0.0));
+  };
+  Value x0 = box(0), y0 = box(1), x1 = box(2), y1 = box(3);
+  Value bw = o.sub(x1, x0), bh = o.sub(y1, y0);
+  if (!half) {
+    bw = o.op<MaxOp>(bw, o.c(1));
+    bh = o.op<MaxOp>(bh, o.c(1));
+  }
+  bw = o.div(bw, o.c(ow));
+  bh = o.div(bh, o.c(oh));
+  // Sample positions in bins: bin + (i + 0.5) / ratio, for every bin and i.
+  auto offsets = [&](int64_t bins) {
+    SmallVector<double> v;
+    for (int64_t p = 0; p < bins; ++p)
+      for (int64_t i = 0; i < ratio; ++i)
+        v.push_back(p + (i + 0.5) / ratio);
+    auto type = RankedTensorType::get({(int64_t)v.size()}, b.getF64Type());
+    Value c = ConstantOp::create(b, node.loc(), type, DenseElementsAttr::get(type, ArrayRef(v)));
+    return o.op<CastOp>(c, TypeAttr::get(o.elt));
+  };
+  int64_t sy = oh * ratio, sx = ow * ratio;
+  Value ys = o.reshape(o.add(y0, o.mul(bh, offsets(oh))), {r, sy, 1});
+  Value xs = o.reshape(o.add(x0, o.mul(bw, offsets(ow))), {r, 1, sx});
+  Value valid = o.mul(o.inRange(ys, -1, h), o.inRange(xs, -1, w)); // [R,Sy,Sx]
+  ys = o.clamp(ys, 0, h - 1);
+  xs = o.clamp(xs, 0, w - 1);
+  Value yl = o.op<FloorOp>(ys), xl = o.op<FloorOp>(xs);
+  Value yh = o.op<MinOp>(o.add(yl, o.c(1)), o.c(h - 1)),
+        xh = o.op<MinOp>(o.add(xl, o.c(1)), o.c(w - 1));
+  Value ly = o.sub(ys, yl), lx = o.sub(xs, xl);
+  Value hy = o.sub(o.c(1), ly), hx = o.sub(o.c(1), lx);
+
+  Value batch = o.op<CastOp>(*bv, TypeAttr::get(i64));
+  auto hwType = RankedTensorType::get({}, i64);
+  Value hw = ConstantOp::create(b, node.loc(), hwType,
+                                DenseElementsAttr::get(hwType, ArrayRef<int64_t>{h * w}));
+  Value wC = ConstantOp::create(b, node.loc(), hwType,
+                                DenseElementsAttr::get(hwType, ArrayRef<int64_t>{w}));
+  Value base = o.reshape(o.mul(batch, hw), {r, 1, 1});
+  Value acc;
+  auto tap = [&](Value yy, Value xx, Value weight) {
+    Value cy = o.op<CastOp>(yy, TypeAttr::get(i64)), cx = o.op<CastOp>(xx, TypeAttr::get(i64));
+    Value idx = o.add(o.add(o.mul(cy, wC), cx), base); // [R,Sy,Sx]
+    Value g = o.op<GatherOp>(rows, idx, b.getI64IntegerAttr(0)); // [R,Sy,Sx,C]
+    Value t = o.mul(g, o.reshape(o.mul(weight, valid), {r, sy, sx, 1}));
+    acc = !acc ? t : mode == "avg" ? o.add(acc, t) : o.op<MaxOp>(acc, t);
+  };
+  tap(yl, xl, o.mul(hy, hx));
+  tap(yl, xh, o.mul(hy, lx));
+  tap(yh, xl, o.mul(ly, hx));
+  tap(yh, xh, o.mul(ly, lx));
+  Value bins = o.reshape(acc, {r, oh, ratio, ow, ratio, ch});
+  auto axes = b.getDenseI64ArrayAttr({2, 4});
+  Value pooled = mode == "avg"
+                     ? o.div(o.op<ReduceSumOp>(bins, axes, b.getBoolAttr(false)),
+                             o.c(ratio * ratio))
+                     : o.op<ReduceMaxOp>(bins, axes, b.getBoolAttr(false));
+  if (o.bad)
+    return failure();
+  return one(build<TransposeOp>(node, pooled, b.getDenseI64ArrayAttr({0, 3, 1, 2})));
+}
+} // namespace
+
+void mlir::kiln::populateGridSampleConversions(std::vector<OnnxConversion> &t) {
+  t.push_back({"GridSample", 16, gridSample});
+  for (int64_t v : {10, 16})
+    t.push_back({"RoiAlign", v, roiAlign});
+}

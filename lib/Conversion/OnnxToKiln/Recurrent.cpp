@@ -1,0 +1,437 @@
+//===- Recurrent.cpp - ONNX RNN, GRU and LSTM -------------------*- C++ -*-===//
+//
+// Sequence lengths are static, so the recurrences are unrolled over time into
+// kiln gemm/add/activation ops. The input projection of every time step is
+// one gemm over the whole sequence ([seq * batch, input] x W^T, with the
+// biases that do not sit inside a gate product); each step then adds
+// H_{t-1} R^T and applies the gates. Weights stay in ONNX's [gates*hidden, k]
+// layout: gemm's trans_b transposes constant weights at compile time.
+//
+//===----------------------------------------------------------------------===//
+#include "Build.h"
+#include "NNParts.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+enum class Cell { RNN, GRU, LSTM };
+
+/// One activation of the `activations` attribute with its alpha and beta.
+struct Activation {
+  std::string name;
+  float alpha = 0, beta = 0;
+};
+
+/// Builds kiln ops on values of one element type, threading failures through
+/// a flag so that the cell equations read as equations.
+class Builder {
+public:
+  Builder(OnnxNode &node, Type elt) : node(node), elt(elt) {}
+  OnnxNode &node;
+  Type elt;
+  bool bad = false;
+
+  Value check(FailureOr<Value> v) {
+    if (failed(v)) {
+      bad = true;
+      return {};
+    }
+    return *v;
+  }
+  template <typename OpTy, typename... Args> Value op(Args &&...args) {
+    if (bad)
+      return {};
+    return check(build<OpTy>(node, std::forward<Args>(args)...));
+  }
+  Value scalar(double v) {
+    auto type = RankedTensorType::get({}, elt);
+    APFloat f(v);
+    bool lost;
+    f.convert(cast<FloatType>(elt).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    return ConstantOp::create(node.builder, node.loc(), type,
+                              DenseElementsAttr::get(type, f));
+  }
+  Value add(Value a, Value b) { return op<AddOp>(a, b); }
+  Value sub(Value a, Value b) { return op<SubOp>(a, b); }
+  Value mul(Value a, Value b) { return op<MulOp>(a, b); }
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    return bad ? Value() : check(reshapeTo(node, v, shape));
+  }
+  /// Columns [offset, offset + size) of a 2-D value, or elements of a 1-D one.
+  Value cols(Value v, int64_t offset, int64_t size) {
+    if (bad)
+      return {};
+    ArrayRef<int64_t> s = typeOf(v).getShape();
+    SmallVector<int64_t> offsets(s.size(), 0), sizes(s), strides(s.size(), 1);
+    offsets.back() = offset;
+    sizes.back() = size;
+    auto &b = node.builder;
+    return op<SliceOp>(v, b.getDenseI64ArrayAttr(offsets),
+                       b.getDenseI64ArrayAttr(sizes),
+                       b.getDenseI64ArrayAttr(strides));
+  }
+  /// Rows [offset, offset + size) of dimension 0.
+  Value rows(Value v, int64_t offset, int64_t size) {
+    if (bad)
+      return {};
+    ArrayRef<int64_t> s = typeOf(v).getShape();
+    SmallVector<int64_t> offsets(s.size(), 0), sizes(s), strides(s.size(), 1);
+    offsets[0] = offset;
+    sizes[0] = size;
+    auto &b = node.builder;
+    return op<SliceOp>(v, b.getDenseI64ArrayAttr(offsets),
+                       b.getDenseI64ArrayAttr(sizes),
+                       b.getDenseI64ArrayAttr(strides));
+  }
+  /// Index `i` of dimension 0, dropped: [n, ...] -> [...].
+  Value row(Value v, int64_t i) {
+    if (bad)
+      return {};
+    ArrayRef<int64_t> s = typeOf(v).getShape();
+    SmallVector<int64_t> offsets(s.size(), 0), sizes(s), strides(s.size(), 1);
+    offsets[0] = i;
+    sizes[0] = 1;
+    auto &b = node.builder;
+    Value r = op<SliceOp>(v, b.getDenseI64ArrayAttr(offsets),
+                          b.getDenseI64ArrayAttr(sizes),
+                          b.getDenseI64ArrayAttr(strides));
+    return reshape(r, s.drop_front());
+  }
+  /// a x b^T (+ c).
+  Value gemmT(Value a, Value b, Value c) {
+    auto &bl = node.builder;
+    return op<GemmOp>(a, b, c, bl.getF32FloatAttr(1.0f), bl.getF32FloatAttr(1.0f),
+                      bl.getBoolAttr(false), bl.getBoolAttr(true));
+  }
+  Value transpose(Value v, ArrayRef<int64_t> perm) {
+    return op<TransposeOp>(v, node.builder.getDenseI64ArrayAttr(perm));
+  }
+  Value concat(ArrayRef<Value> vs, int64_t axis) {
+    if (vs.size() == 1)
+      return vs[0];
+    return op<ConcatOp>(ValueRange(vs), node.builder.getI64IntegerAttr(axis));
+  }
+
+  Value apply(const Activation &a, Value x, float clip) {
+    auto &b = node.builder;
+    if (clip > 0)
+      x = op<ClipOp>(x, b.getF32FloatAttr(-clip), b.getF32FloatAttr(clip));
+    const std::string &n = a.name;
+    auto alpha = b.getF32FloatAttr(a.alpha), beta = b.getF32FloatAttr(a.beta);
+    if (n == "Sigmoid")
+      return op<SigmoidOp>(x);
+    if (n == "Tanh")
+      return op<TanhOp>(x);
+    if (n == "Relu")
+      return op<ReluOp>(x);
+    if (n == "LeakyRelu")
+      return op<LeakyReluOp>(x, alpha, beta);
+    if (n == "ThresholdedRelu")
+      return op<ThresholdedReluOp>(x, alpha, beta);
+    if (n == "HardSigmoid")
+      return op<HardSigmoidOp>(x, alpha, beta);
+    if (n == "Elu")
+      return op<EluOp>(x, alpha, beta);
+    if (n == "Softsign")
+      return op<SoftsignOp>(x);
+    if (n == "Softplus")
+      return op<SoftplusOp>(x);
+    if (n == "Affine")
+      return add(mul(x, scalar(a.alpha)), scalar(a.beta));
+    // ScaledTanh
+    return mul(op<TanhOp>(mul(x, scalar(a.beta))), scalar(a.alpha));
+  }
+};
+
+/// Reads `activations`, `activation_alpha` and `activation_beta`: `perDir`
+/// functions per direction, ONNX's defaults where the attribute is absent.
+/// Alphas and betas are consumed in order by the functions that take them.
+FailureOr<SmallVector<Activation>> readActivations(OnnxNode &node, Cell cell,
+                                                   int64_t dirs) {
+  SmallVector<std::string> names;
+  if (auto list = node.op->getAttrOfType<ArrayAttr>("activations")) {
+    for (Attribute a : list)
+      if (auto s = dyn_cast<StringAttr>(a))
+        names.push_back(s.str());
+  } else {
+    SmallVector<std::string> dflt =
+        cell == Cell::RNN   ? SmallVector<std::string>{"Tanh"}
+        : cell == Cell::GRU ? SmallVector<std::string>{"Sigmoid", "Tanh"}
+                            : SmallVector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+    for (int64_t d = 0; d < dirs; ++d)
+      names.append(dflt);
+  }
+  size_t perDir = cell == Cell::RNN ? 1 : cell == Cell::GRU ? 2 : 3;
+  if (names.size() != perDir * dirs) {
+    node.fail() << "activations has " << names.size() << " functions; expected "
+                << perDir * dirs << " (" << perDir << " per direction)";
+    return failure();
+  }
+  auto floats = [&](StringRef name) {
+    SmallVector<float> v;
+    if (auto list = node.op->getAttrOfType<ArrayAttr>(name))
+      for (Attribute a : list)
+        if (auto f = dyn_cast<FloatAttr>(a))
+          v.push_back(f.getValueAsDouble());
+    return v;
+  };
+  SmallVector<float> alphas = floats("activation_alpha"),
+                     betas = floats("activation_beta");
+  size_t ai = 0, bi = 0;
+  SmallVector<Activation> out;
+  for (std::string &name : names) {
+    // Names are case-insensitive in practice (exporters write "tanh").
+    static const char *known[] = {"Relu",     "Tanh",        "Sigmoid",
+                                  "Affine",   "LeakyRelu",   "ThresholdedRelu",
+                                  "ScaledTanh", "HardSigmoid", "Elu",
+                                  "Softsign", "Softplus"};
+    const char *match = nullptr;
+    for (const char *k : known)
+      if (StringRef(name).equals_insensitive(k))
+        match = k;
+    if (!match) {
+      node.fail() << "activation '" << name << "' is not supported";
+      return failure();
+    }
+    Activation a{match};
+    StringRef n(match);
+    // Default alpha/beta of each function, then the attribute's values.
+    bool hasAlpha = true, hasBeta = false;
+    if (n == "LeakyRelu")
+      a.alpha = 0.01f;
+    else if (n == "ThresholdedRelu" || n == "Elu")
+      a.alpha = 1.0f;
+    else if (n == "HardSigmoid")
+      a.alpha = 0.2f, a.beta = 0.5f, hasBeta = true;
+    else if (n == "Affine" || n == "ScaledTanh")
+      a.alpha = 1.0f, a.beta = n == "Affine" ? 0.0f : 1.0f, hasBeta = true;
+    else
+      hasAlpha = false;
+    if (hasAlpha && ai < alphas.size())
+      a.alpha = alphas[ai++];
+    if (hasBeta && bi < betas.size())
+      a.beta = betas[bi++];
+    out.push_back(a);
+  }
+  return out;
+}
+
+FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
+  FailureOr<Value> xv = node.rankedInput(0), wv = node.rankedInput(1),
+                   rv = node.rankedInput(2);
+  if (failed(xv) || failed(wv) || failed(rv))
+    return failure();
+  RankedTensorType xt = typeOf(*xv);
+  if (failed(node.requireStaticShape(xt)) ||
+      failed(node.requireStaticShape(typeOf(*wv))) ||
+      failed(node.requireStaticShape(typeOf(*rv))))
+    return failure();
+  if (xt.getRank() != 3 || !isa<FloatType>(xt.getElementType())) {
+    node.fail() << "expects a 3-D float input, got " << xt;
+    return failure();
+  }
+  std::string direction = node.strAttr("direction", "forward");
+  if (direction != "forward" && direction != "reverse" &&
+      direction != "bidirectional") {
+    node.fail() << "unknown direction '" << direction
+                << "'; expected forward, reverse or bidirectional";
+    return failure();
+  }
+  int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  int64_t gates = cell == Cell::RNN ? 1 : cell == Cell::GRU ? 3 : 4;
+  int64_t layout = node.opset >= 14 ? node.intAttr("layout", 0) : 0;
+  int64_t hidden = node.intAttr("hidden_size", typeOf(*rv).getDimSize(2));
+  float clip = node.floatAttr("clip", 0.0f);
+  bool lbr = cell == Cell::GRU && node.intAttr("linear_before_reset", 0) != 0;
+  bool coupled = cell == Cell::LSTM && node.intAttr("input_forget", 0) != 0;
+  Builder B(node, xt.getElementType());
+
+  Value x = *xv;
+  if (layout == 1)
+    x = B.transpose(x, {1, 0, 2});
+  if (B.bad)
+    return failure();
+  int64_t seq = typeOf(x).getDimSize(0), batch = typeOf(x).getDimSize(1),
+          input = typeOf(x).getDimSize(2), gh = gates * hidden;
+  auto expect = [&](Value v, ArrayRef<int64_t> shape, StringRef what) {
+    if (typeOf(v).getShape() == shape)
+      return success();
+    node.fail() << what << " has shape " << typeOf(v) << "; expected ["
+                << llvm::make_range(shape.begin(), shape.end()) << "]";
+    return failure();
+  };
+  if (failed(expect(*wv, {dirs, gh, input}, "W")) ||
+      failed(expect(*rv, {dirs, gh, hidden}, "R")))
+    return failure();
+  Value bias = node.input(3);
+  if (bias && failed(expect(bias, {dirs, 2 * gh}, "B")))
+    return failure();
+  Value peep = cell == Cell::LSTM ? node.input(7) : Value();
+  if (peep && failed(expect(peep, {dirs, 3 * hidden}, "P")))
+    return failure();
+
+  // sequence_lens: a no-op when every length is the full sequence; otherwise
+  // finished batch entries keep their state, which is only supported going
+  // forward.
+  Value lens;
+  if (node.input(4)) {
+    std::optional<SmallVector<int64_t>> c = node.constantInts(4);
+    bool full = c && llvm::all_of(*c, [&](int64_t l) { return l == seq; });
+    if (!full) {
+      if (direction != "forward") {
+        node.fail() << "sequence_lens shorter than the sequence (or given at "
+                       "run time) is not supported for the "
+                    << direction << " direction";
+        return failure();
+      }
+      lens = B.op<CastOp>(node.input(4), TypeAttr::get(B.elt));
+    }
+  }
+
+  // Initial states: [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]).
+  auto initial = [&](unsigned idx) -> Value {
+    Value v = node.input(idx);
+    if (!v)
+      return {};
+    return layout == 1 ? B.transpose(v, {1, 0, 2}) : v;
+  };
+  Value h0 = initial(5), c0 = cell == Cell::LSTM ? initial(6) : Value();
+  for (Value v : {h0, c0})
+    if (v && failed(expect(v, {dirs, batch, hidden}, "the initial state")))
+      return failure();
+
+  FailureOr<SmallVector<Activation>> acts = readActivations(node, cell, dirs);
+  if (failed(acts))
+    return failure();
+  size_t perDir = acts->size() / dirs;
+
+  Value xFlat = B.reshape(x, {seq * batch, input});
+  SmallVector<Value> ys(dirs), hLast(dirs), cLast(dirs);
+  for (int64_t d = 0; d < dirs; ++d) {
+    bool reverse = direction == "reverse" || d == 1;
+    ArrayRef<Activation> f(acts->begin() + d * perDir, perDir);
+    Value w = B.row(*wv, d), r = B.row(*rv, d);
+    // Biases: Wb + Rb go into the input projection, except GRU's Rbh with
+    // linear_before_reset, which is added inside r * (...).
+    Value inBias, recBias;
+    if (bias) {
+      Value bd = B.row(bias, d);
+      Value wb = B.cols(bd, 0, gh), rb = B.cols(bd, gh, gh);
+      if (lbr) {
+        inBias = B.add(wb, B.op<PadOp>(B.cols(rb, 0, 2 * hidden),
+                                       node.builder.getDenseI64ArrayAttr({0, hidden}),
+                                       node.builder.getF32FloatAttr(0.0f)));
+        recBias = B.cols(rb, 2 * hidden, hidden);
+      } else {
+        inBias = B.add(wb, rb);
+      }
+    }
+    Value proj = B.reshape(B.gemmT(xFlat, w, inBias), {seq, batch, gh});
+    Value h = h0 ? B.row(h0, d) : Value(), c = c0 ? B.row(c0, d) : Value();
+    Value pd = peep ? B.row(peep, d) : Value();
+    auto zeros = [&]() {
+      auto type = RankedTensorType::get({batch, hidden}, B.elt);
+      return ConstantOp::create(node.builder, node.loc(), type,
+                                DenseElementsAttr::get(type, cast<TypedAttr>(
+                                    node.builder.getZeroAttr(B.elt))))
+          .getResult();
+    };
+    if (!h)
+      h = zeros();
+    if (!c && cell == Cell::LSTM)
+      c = zeros();
+    Value rzr, rh;
+    if (cell == Cell::GRU) {
+      rzr = B.rows(r, 0, 2 * hidden);
+      rh = B.rows(r, 2 * hidden, hidden);
+    }
+    SmallVector<Value> steps(seq);
+    for (int64_t s = 0; s < seq; ++s) {
+      int64_t t = reverse ? seq - 1 - s : s;
+      Value xp = B.row(proj, t), hNew, cNew;
+      if (cell == Cell::RNN) {
+        hNew = B.apply(f[0], B.add(xp, B.gemmT(h, r, Value())), clip);
+      } else if (cell == Cell::GRU) {
+        Value zr = B.add(B.cols(xp, 0, 2 * hidden), B.gemmT(h, rzr, Value()));
+        Value z = B.apply(f[0], B.cols(zr, 0, hidden), clip);
+        Value rg = B.apply(f[0], B.cols(zr, hidden, hidden), clip);
+        Value xh = B.cols(xp, 2 * hidden, hidden);
+        Value pre = lbr ? B.add(xh, B.mul(rg, B.gemmT(h, rh, recBias)))
+                        : B.add(xh, B.gemmT(B.mul(rg, h), rh, Value()));
+        Value hc = B.apply(f[1], pre, clip);
+        // (1 - z) * hc + z * h = hc + z * (h - hc)
+        hNew = B.add(hc, B.mul(z, B.sub(h, hc)));
+      } else {
+        Value g = B.add(xp, B.gemmT(h, r, Value()));
+        Value gi = B.cols(g, 0, hidden), go = B.cols(g, hidden, hidden),
+              gf = B.cols(g, 2 * hidden, hidden), gc = B.cols(g, 3 * hidden, hidden);
+        if (pd) {
+          gi = B.add(gi, B.mul(B.cols(pd, 0, hidden), c));
+          gf = B.add(gf, B.mul(B.cols(pd, 2 * hidden, hidden), c));
+        }
+        Value i = B.apply(f[0], gi, clip);
+        Value fg = coupled ? B.sub(B.scalar(1), i) : B.apply(f[0], gf, clip);
+        cNew = B.add(B.mul(fg, c), B.mul(i, B.apply(f[1], gc, clip)));
+        if (pd)
+          go = B.add(go, B.mul(B.cols(pd, hidden, hidden), cNew));
+        Value o = B.apply(f[0], go, clip);
+        hNew = B.mul(o, B.apply(f[2], cNew, /*clip=*/0));
+      }
+      Value out = hNew;
+      if (lens) {
+        // m = clamp(len - t, 0, 1): 1 while the entry is still running.
+        Value m = B.op<ClipOp>(B.sub(lens, B.scalar(t)),
+                               node.builder.getF32FloatAttr(0.0f),
+                               node.builder.getF32FloatAttr(1.0f));
+        m = B.reshape(m, {batch, 1});
+        out = B.mul(hNew, m);
+        hNew = B.add(h, B.mul(m, B.sub(hNew, h)));
+        if (cNew)
+          cNew = B.add(c, B.mul(m, B.sub(cNew, c)));
+      }
+      h = hNew;
+      if (cNew)
+        c = cNew;
+      if (B.bad)
+        return failure();
+      steps[t] = B.reshape(out, {1, 1, batch, hidden});
+    }
+    if (node.resultUsed(0))
+      ys[d] = B.concat(steps, 0);
+    hLast[d] = B.reshape(h, {1, batch, hidden});
+    if (c)
+      cLast[d] = B.reshape(c, {1, batch, hidden});
+    if (B.bad)
+      return failure();
+  }
+
+  SmallVector<Value> results(node.op->getNumResults());
+  if (node.resultUsed(0)) {
+    Value y = B.concat(ys, 1); // [seq, dirs, batch, hidden]
+    results[0] = layout == 1 ? B.transpose(y, {2, 0, 1, 3}) : y;
+  }
+  auto state = [&](ArrayRef<Value> parts) {
+    Value v = B.concat(parts, 0); // [dirs, batch, hidden]
+    return layout == 1 ? B.transpose(v, {1, 0, 2}) : v;
+  };
+  if (results.size() > 1 && node.resultUsed(1))
+    results[1] = state(hLast);
+  if (results.size() > 2 && node.resultUsed(2))
+    results[2] = state(cLast);
+  if (B.bad)
+    return failure();
+  return results;
+}
+} // namespace
+
+void mlir::kiln::populateRecurrentConversions(std::vector<OnnxConversion> &t) {
+  for (int64_t v : {7, 14}) {
+    t.push_back({"RNN", v, [](OnnxNode &n) { return recurrent(n, Cell::RNN); }});
+    t.push_back({"GRU", v, [](OnnxNode &n) { return recurrent(n, Cell::GRU); }});
+    t.push_back({"LSTM", v, [](OnnxNode &n) { return recurrent(n, Cell::LSTM); }});
+  }
+}

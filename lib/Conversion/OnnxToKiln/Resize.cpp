@@ -1,0 +1,549 @@
+//===- Resize.cpp - ONNX Resize and Upsample --------------------*- C++ -*-===//
+//
+// Resize is separable: each resized axis is one pass that gathers 1, 2 or 4
+// source slices along the axis (nearest, linear, cubic) and blends them with
+// per-position weights. Source positions and weights are tables over the
+// output positions of the axis. With constant scales/sizes/roi the tables are
+// computed here and become constants; when scales or roi are fed at run time
+// (and the output shape is declared static) the same formulas are emitted as
+// kiln ops on small f64 vectors, so the numbers follow the run-time values.
+//
+// The formulas follow ONNX's reference implementation (onnx 1.12), including
+// its use of `scale * input_size` (not the rounded output size) as the output
+// length in align_corners, pytorch_half_pixel and tf_crop_and_resize.
+//
+//===----------------------------------------------------------------------===//
+#include "Build.h"
+#include "NNParts.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// A vector over the output positions of one axis, or a scalar (size 1) that
+/// broadcasts: compile-time doubles, or a run-time f64 tensor.
+struct Table {
+  SmallVector<double> cst;
+  Value run;
+  bool isConst() const { return !run; }
+};
+
+/// Arithmetic on tables: folded here when every operand is constant, kiln ops
+/// otherwise. A failed build is remembered in `bad` (checked once at the end)
+/// so that the formulas read as formulas.
+class Tables {
+public:
+  explicit Tables(OnnxNode &node) : node(node) {}
+  OnnxNode &node;
+  bool bad = false;
+
+  static Table cst(ArrayRef<double> v) { return {SmallVector<double>(v), {}}; }
+  static Table scalar(double v) { return cst({v}); }
+  static Table iota(int64_t n) {
+    Table t;
+    for (int64_t i = 0; i < n; ++i)
+      t.cst.push_back(i);
+    return t;
+  }
+  Table wrap(FailureOr<Value> v) {
+    if (failed(v)) {
+      bad = true;
+      return scalar(0);
+    }
+    return {{}, *v};
+  }
+
+  Value materialize(const Table &t) {
+    if (t.run)
+      return t.run;
+    auto type = RankedTensorType::get({(int64_t)t.cst.size()},
+                                      node.builder.getF64Type());
+    return ConstantOp::create(node.builder, node.loc(), type,
+                              DenseElementsAttr::get(type, ArrayRef(t.cst)));
+  }
+
+  template <typename OpTy>
+  Table binary(const Table &a, const Table &b, double (*fn)(double, double)) {
+    if (a.isConst() && b.isConst()) {
+      size_t n = std::max(a.cst.size(), b.cst.size());
+      Table r;
+      for (size_t i = 0; i < n; ++i)
+        r.cst.push_back(fn(a.cst[a.cst.size() == 1 ? 0 : i],
+                           b.cst[b.cst.size() == 1 ? 0 : i]));
+      return r;
+    }
+    return wrap(build<OpTy>(node, materialize(a), materialize(b)));
+  }
+  template <typename OpTy>
+  Table unary(const Table &a, double (*fn)(double)) {
+    if (a.isConst()) {
+      Table r;
+      for (double v : a.cst)
+        r.cst.push_back(fn(v));
+      return r;
+    }
+    return wrap(build<OpTy>(node, a.run));
+  }
+
+  Table add(const Table &a, const Table &b) {
+    return binary<AddOp>(a, b, [](double x, double y) { return x + y; });
+  }
+  Table sub(const Table &a, const Table &b) {
+    return binary<SubOp>(a, b, [](double x, double y) { return x - y; });
+  }
+  Table mul(const Table &a, const Table &b) {
+    return binary<MulOp>(a, b, [](double x, double y) { return x * y; });
+  }
+  Table div(const Table &a, const Table &b) {
+    return binary<DivOp>(a, b, [](double x, double y) { return x / y; });
+  }
+  Table min(const Table &a, const Table &b) {
+    return binary<MinOp>(a, b, [](double x, double y) { return std::min(x, y); });
+  }
+  Table max(const Table &a, const Table &b) {
+    return binary<MaxOp>(a, b, [](double x, double y) { return std::max(x, y); });
+  }
+  Table floor(const Table &a) {
+    return unary<FloorOp>(a, [](double x) { return std::floor(x); });
+  }
+  Table ceil(const Table &a) {
+    return unary<CeilOp>(a, [](double x) { return std::ceil(x); });
+  }
+  Table abs(const Table &a) {
+    return unary<AbsOp>(a, [](double x) { return std::fabs(x); });
+  }
+  Table clamp(const Table &a, double lo, double hi) {
+    return min(max(a, scalar(lo)), scalar(hi));
+  }
+  /// 1 where lo <= a <= hi, else 0 (from float ops only: bool tensors are not
+  /// stored by the code generator yet).
+  Table inRange(const Table &a, double lo, double hi) {
+    Table outside = min(ceil(abs(sub(a, clamp(a, lo, hi)))), scalar(1));
+    return sub(scalar(1), outside);
+  }
+
+  /// The table as an i64 index vector (its values are integral).
+  FailureOr<Value> indices(const Table &t) {
+    if (t.isConst()) {
+      SmallVector<int64_t> v;
+      for (double x : t.cst)
+        v.push_back((int64_t)std::llround(x));
+      auto type = RankedTensorType::get({(int64_t)v.size()},
+                                        node.builder.getI64Type());
+      return ConstantOp::create(node.builder, node.loc(), type,
+                                DenseElementsAttr::get(type, ArrayRef(v)))
+          .getResult();
+    }
+    return build<CastOp>(node, t.run, TypeAttr::get(node.builder.getI64Type()));
+  }
+
+  /// The table as `elt` weights of shape [n, 1 x trailing], which broadcast
+  /// along the resized axis of a tensor with `trailing` dimensions after it.
+  FailureOr<Value> weights(const Table &t, Type elt, int64_t trailing) {
+    SmallVector<int64_t> shape(trailing + 1, 1);
+    if (t.isConst()) {
+      shape[0] = t.cst.size();
+      auto type = RankedTensorType::get(shape, elt);
+      SmallVector<APFloat> v;
+      for (double x : t.cst) {
+        APFloat f(x);
+        bool lost;
+        f.convert(cast<FloatType>(elt).getFloatSemantics(),
+                  APFloat::rmNearestTiesToEven, &lost);
+        v.push_back(f);
+      }
+      return ConstantOp::create(node.builder, node.loc(), type,
+                                DenseElementsAttr::get(type, v))
+          .getResult();
+    }
+    shape[0] = typeOf(t.run).getDimSize(0);
+    FailureOr<Value> c = build<CastOp>(node, t.run, TypeAttr::get(elt));
+    if (failed(c))
+      return failure();
+    return reshapeTo(node, *c, shape);
+  }
+
+  /// Element `i` of a run-time 1-D tensor as a scalar table.
+  Table element(Value v, int64_t i) {
+    auto idxType = RankedTensorType::get({1}, node.builder.getI64Type());
+    Value idx = ConstantOp::create(node.builder, node.loc(), idxType,
+                                   DenseElementsAttr::get(idxType, ArrayRef(i)));
+    FailureOr<Value> g =
+        build<GatherOp>(node, v, idx, node.builder.getI64IntegerAttr(0));
+    if (failed(g))
+      return wrap(failure());
+    return wrap(build<CastOp>(node, *g, TypeAttr::get(node.builder.getF64Type())));
+  }
+};
+
+/// An input that is either a compile-time list of numbers or a run-time 1-D
+/// tensor; `present` is false for an omitted or empty input.
+struct ParamInput {
+  bool present = false;
+  std::optional<SmallVector<double>> values;
+  Value run;
+};
+
+ParamInput readParam(OnnxNode &node, int idx) {
+  ParamInput p;
+  Value v = idx < 0 ? Value() : node.input(idx);
+  if (!v)
+    return p;
+  if (std::optional<DenseElementsAttr> c = node.constantInput(idx)) {
+    if (c->getNumElements() == 0)
+      return p;
+    p.present = true;
+    p.values.emplace();
+    if (isa<FloatType>(c->getElementType()))
+      for (const APFloat &f : c->getValues<APFloat>())
+        p.values->push_back(f.convertToDouble());
+    else
+      for (const APInt &i : c->getValues<APInt>())
+        p.values->push_back((double)i.getSExtValue());
+    return p;
+  }
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (t && t.hasStaticShape() && t.getNumElements() == 0)
+    return p;
+  p.present = true;
+  p.run = v;
+  return p;
+}
+
+struct ResizeAttrs {
+  std::string mode, ctm, nearestMode;
+  double cubicA = -0.75, extrapolation = 0.0;
+  bool excludeOutside = false;
+};
+
+/// One resized axis: in/out lengths, the scale and the output length the
+/// reference uses (scale * in), and the roi bounds for tf_crop_and_resize.
+struct AxisParams {
+  int64_t in, out;
+  Table scale, width, roiStart, roiEnd;
+  bool runtimeScale;
+};
+
+/// Resizes `x` along `axis`.
+FailureOr<Value> resizeAxis(OnnxNode &node, Tables &T, Value x, int64_t axis,
+                            const AxisParams &p, const ResizeAttrs &a) {
+  const std::string &ctm = a.ctm;
+  int64_t in = p.in, out = p.out;
+  bool crop = ctm == "tf_crop_and_resize";
+  // One element in and out: every tap clamps to it and the weights sum to 1.
+  if (in == 1 && out == 1 && !crop)
+    return x;
+  auto isOne = [](const Table &t) {
+    return t.isConst() && t.cst.size() == 1 && t.cst[0] == 1.0;
+  };
+  if (!p.width.isConst() && out == 1 &&
+      (ctm == "pytorch_half_pixel" || crop)) {
+    node.fail() << "axis " << axis << " resizes to one element with scales "
+                << "given at run time; " << ctm << " treats that case apart, "
+                << "which is not supported unless scales is a constant";
+    return failure();
+  }
+
+  Table pos = Tables::iota(out), xo;
+  auto halfPixel = [&] {
+    return T.sub(T.div(T.add(pos, Tables::scalar(0.5)), p.scale),
+                 Tables::scalar(0.5));
+  };
+  if (ctm == "align_corners") {
+    xo = out == 1 ? Tables::scalar(0)
+                  : T.div(T.mul(pos, Tables::scalar(in - 1)),
+                          T.sub(p.width, Tables::scalar(1)));
+  } else if (ctm == "asymmetric") {
+    xo = T.div(pos, p.scale);
+  } else if (ctm == "pytorch_half_pixel") {
+    xo = isOne(p.width) ? Tables::scalar(-0.5) : halfPixel();
+  } else if (ctm == "tf_half_pixel_for_nn") {
+    xo = T.div(T.add(pos, Tables::scalar(0.5)), p.scale);
+  } else if (crop) {
+    Table span = T.mul(T.sub(p.roiEnd, p.roiStart), Tables::scalar(in - 1));
+    Table offset = T.mul(p.roiStart, Tables::scalar(in - 1));
+    xo = isOne(p.width)
+             ? T.div(span, Tables::scalar(2))
+             : T.div(T.mul(pos, span), T.sub(p.width, Tables::scalar(1)));
+    xo = T.add(xo, offset);
+  } else {
+    xo = halfPixel();
+  }
+  if (xo.isConst() && xo.cst.size() == 1 && out > 1)
+    xo.cst.assign(out, xo.cst[0]);
+
+  // The identity: nothing to do on this axis.
+  if (!crop && in == out && xo.isConst()) {
+    bool identity = true;
+    for (int64_t i = 0; i < out; ++i)
+      identity &= xo.cst[i] == (double)i;
+    if (identity)
+      return x;
+  }
+
+  // Taps: source positions (clamped to the axis, like ONNX's edge padding)
+  // and their weights (none for a single nearest tap).
+  std::vector<std::pair<Table, std::optional<Table>>> taps;
+  double last = in - 1;
+  if (a.mode == "nearest") {
+    Table r;
+    if (a.nearestMode == "round_prefer_floor")
+      r = T.ceil(T.sub(xo, Tables::scalar(0.5)));
+    else if (a.nearestMode == "round_prefer_ceil")
+      r = T.floor(T.add(xo, Tables::scalar(0.5)));
+    else if (a.nearestMode == "floor")
+      r = T.floor(xo);
+    else
+      r = T.ceil(xo);
+    taps.push_back({T.clamp(r, 0, last), std::nullopt});
+  } else {
+    Table x0 = T.floor(xo), frac = T.sub(xo, x0);
+    if (a.mode == "linear") {
+      taps.push_back({T.clamp(x0, 0, last), T.sub(Tables::scalar(1), frac)});
+      taps.push_back({T.clamp(T.add(x0, Tables::scalar(1)), 0, last), frac});
+    } else {
+      // Keys' cubic convolution with coefficient A, taps x0-1 .. x0+2.
+      Table A = Tables::scalar(a.cubicA);
+      Table A5 = Tables::scalar(5 * a.cubicA), A8 = Tables::scalar(8 * a.cubicA),
+            A4 = Tables::scalar(4 * a.cubicA),
+            A2 = Tables::scalar(a.cubicA + 2), A3 = Tables::scalar(a.cubicA + 3);
+      Table one = Tables::scalar(1);
+      auto far = [&](const Table &t) { // distance in [1, 2]
+        return T.sub(T.mul(T.add(T.mul(T.sub(T.mul(A, t), A5), t), A8), t), A4);
+      };
+      auto near = [&](const Table &t) { // distance in [0, 1]
+        return T.add(T.mul(T.mul(T.sub(T.mul(A2, t), A3), t), t), one);
+      };
+      Table rest = T.sub(one, frac);
+      std::vector<Table> coeffs = {far(T.add(frac, one)), near(frac),
+                                   near(rest), far(T.add(rest, one))};
+      std::vector<Table> at;
+      for (int k = 0; k < 4; ++k)
+        at.push_back(T.add(x0, Tables::scalar(k - 1)));
+      if (a.excludeOutside) {
+        Table sum = Tables::scalar(0);
+        for (int k = 0; k < 4; ++k) {
+          coeffs[k] = T.mul(coeffs[k], T.inRange(at[k], 0, last));
+          sum = T.add(sum, coeffs[k]);
+        }
+        for (int k = 0; k < 4; ++k)
+          coeffs[k] = T.div(coeffs[k], sum);
+      }
+      for (int k = 0; k < 4; ++k)
+        taps.push_back({T.clamp(at[k], 0, last), coeffs[k]});
+    }
+  }
+  // tf_crop_and_resize: positions outside the input take extrapolation_value.
+  std::optional<Table> fill;
+  if (crop) {
+    Table inside = T.inRange(xo, 0, last);
+    for (auto &[idx, w] : taps)
+      w = w ? T.mul(*w, inside) : inside;
+    fill = T.mul(T.sub(Tables::scalar(1), inside),
+                 Tables::scalar(a.extrapolation));
+  }
+  if (T.bad)
+    return failure();
+
+  Type elt = typeOf(x).getElementType();
+  int64_t trailing = typeOf(x).getRank() - axis - 1;
+  Value acc;
+  for (auto &[idx, w] : taps) {
+    FailureOr<Value> i = T.indices(idx);
+    if (failed(i))
+      return failure();
+    FailureOr<Value> g =
+        build<GatherOp>(node, x, *i, node.builder.getI64IntegerAttr(axis));
+    if (failed(g))
+      return failure();
+    if (w) {
+      FailureOr<Value> wt = T.weights(*w, elt, trailing);
+      if (failed(wt) || failed(g = build<MulOp>(node, *g, *wt)))
+        return failure();
+    }
+    if (acc && failed(g = build<AddOp>(node, acc, *g)))
+      return failure();
+    acc = *g;
+  }
+  if (fill) {
+    FailureOr<Value> f = T.weights(*fill, elt, trailing), y;
+    if (failed(f) || failed(y = build<AddOp>(node, acc, *f)))
+      return failure();
+    acc = *y;
+  }
+  return acc;
+}
+
+/// Resize (opset 10/11/13) and Upsample (7/9). `scalesIdx`/`sizesIdx`/`roiIdx`
+/// are input positions (-1: not an input of this version).
+FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
+  FailureOr<Value> xv = node.rankedInput(0);
+  if (failed(xv))
+    return failure();
+  Value x = *xv;
+  RankedTensorType xt = typeOf(x);
+  if (failed(node.requireStaticShape(xt)))
+    return failure();
+  int64_t rank = xt.getRank();
+  bool legacy = upsample || node.opset < 11; // Upsample and Resize-10
+  int roiIdx = legacy ? -1 : 1, scalesIdx = legacy ? 1 : 2,
+      sizesIdx = legacy ? -1 : 3;
+
+  // Opset 18's additions would change the numbers if silently ignored.
+  if (node.intAttr("antialias", 0) != 0 || node.hasAttr("axes") ||
+      node.strAttr("keep_aspect_ratio_policy", "stretch") != "stretch") {
+    node.fail() << "antialias, axes and keep_aspect_ratio_policy (opset 18) "
+                   "are not supported";
+    return failure();
+  }
+  ResizeAttrs a;
+  a.mode = node.strAttr("mode", "nearest");
+  if (a.mode == "bilinear")
+    a.mode = "linear";
+  a.ctm = legacy ? "asymmetric"
+                 : node.strAttr("coordinate_transformation_mode", "half_pixel");
+  a.nearestMode = legacy ? "floor"
+                         : node.strAttr("nearest_mode", "round_prefer_floor");
+  a.cubicA = node.floatAttr("cubic_coeff_a", -0.75f);
+  a.excludeOutside = node.intAttr("exclude_outside", 0) != 0;
+  a.extrapolation = node.floatAttr("extrapolation_value", 0.0f);
+  if (a.mode != "nearest" && a.mode != "linear" &&
+      (a.mode != "cubic" || legacy)) {
+    node.fail() << "mode '" << a.mode << "' is not supported; expected "
+                << (legacy ? "nearest or linear" : "nearest, linear or cubic");
+    return failure();
+  }
+  static const char *ctms[] = {"half_pixel",   "pytorch_half_pixel",
+                               "align_corners", "asymmetric",
+                               "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  if (!llvm::is_contained(ctms, a.ctm)) {
+    node.fail() << "coordinate_transformation_mode '" << a.ctm
+                << "' is not supported";
+    return failure();
+  }
+  static const char *nearests[] = {"round_prefer_floor", "round_prefer_ceil",
+                                   "floor", "ceil"};
+  if (!llvm::is_contained(nearests, a.nearestMode)) {
+    node.fail() << "nearest_mode '" << a.nearestMode << "' is not supported";
+    return failure();
+  }
+  if (a.mode != "nearest" && !isa<FloatType>(xt.getElementType())) {
+    node.fail() << a.mode << " resizing of " << xt.getElementType()
+                << " is not supported; only nearest resizes integers";
+    return failure();
+  }
+
+  ParamInput scales, sizes = readParam(node, sizesIdx),
+                     roi = readParam(node, roiIdx);
+  if (node.opType() == "Upsample" && node.opset < 9) {
+    if (auto attr = node.op->getAttrOfType<ArrayAttr>("scales")) {
+      scales.present = true;
+      scales.values.emplace();
+      for (Attribute e : attr)
+        if (auto f = dyn_cast<FloatAttr>(e))
+          scales.values->push_back(f.getValueAsDouble());
+    }
+  } else {
+    scales = readParam(node, scalesIdx);
+  }
+  if (scales.present == sizes.present) {
+    node.fail() << "expects exactly one of scales and sizes, got "
+                << (scales.present ? "both" : "neither");
+    return failure();
+  }
+  ParamInput &given = scales.present ? scales : sizes;
+  if (given.values && (int64_t)given.values->size() != rank) {
+    node.fail() << (scales.present ? "scales" : "sizes") << " has "
+                << given.values->size() << " values for an input of rank "
+                << rank;
+    return failure();
+  }
+  bool crop = a.ctm == "tf_crop_and_resize";
+  if (crop && (!roi.present || (roi.values && (int64_t)roi.values->size() != 2 * rank))) {
+    node.fail() << "tf_crop_and_resize needs roi with 2 * rank = " << 2 * rank
+                << " values";
+    return failure();
+  }
+
+  auto declared = dyn_cast<RankedTensorType>(node.op->getResult(0).getType());
+  bool declaredStatic = declared && declared.hasStaticShape() &&
+                        declared.getRank() == rank;
+  if (given.run && !declaredStatic) {
+    node.fail() << (scales.present ? "scales" : "sizes")
+                << " must be a compile-time constant when the output shape is "
+                   "not declared static (declare it or fold the input)";
+    return failure();
+  }
+
+  Tables T(node);
+  std::vector<AxisParams> axes;
+  for (int64_t d = 0; d < rank; ++d) {
+    AxisParams p;
+    p.in = xt.getDimSize(d);
+    p.runtimeScale = false;
+    if (sizes.present) {
+      p.out = sizes.values ? (int64_t)(*sizes.values)[d] : declared.getDimSize(d);
+      double s = (double)p.out / p.in;
+      p.scale = Tables::scalar(s);
+      p.width = Tables::scalar(s * p.in);
+    } else if (scales.values) {
+      // Scales are float32 in the model; the reference computes in double.
+      double s = (*scales.values)[d];
+      p.out = (int64_t)std::floor(s * p.in);
+      p.scale = Tables::scalar(s);
+      p.width = Tables::scalar(s * p.in);
+    } else {
+      p.out = declared.getDimSize(d);
+      p.scale = T.element(scales.run, d);
+      p.width = T.mul(p.scale, Tables::scalar(p.in));
+      p.runtimeScale = true;
+    }
+    if (p.out <= 0) {
+      node.fail() << "axis " << d << " resizes to " << p.out
+                  << " elements; sizes and scales must give at least one";
+      return failure();
+    }
+    if (declaredStatic && declared.getDimSize(d) != p.out) {
+      node.fail() << "axis " << d << " resizes to " << p.out
+                  << " elements but the declared output has "
+                  << declared.getDimSize(d);
+      return failure();
+    }
+    if (crop) {
+      p.roiStart = roi.values ? Tables::scalar((*roi.values)[d])
+                              : T.element(roi.run, d);
+      p.roiEnd = roi.values ? Tables::scalar((*roi.values)[rank + d])
+                            : T.element(roi.run, rank + d);
+    }
+    axes.push_back(p);
+  }
+  if (T.bad)
+    return failure();
+
+  // Shrinking axes first: later passes then touch fewer elements.
+  SmallVector<int64_t> order;
+  for (int64_t d = 0; d < rank; ++d)
+    order.push_back(d);
+  llvm::stable_sort(order, [&](int64_t l, int64_t r) {
+    return axes[l].out * axes[r].in < axes[r].out * axes[l].in;
+  });
+  for (int64_t d : order) {
+    FailureOr<Value> y = resizeAxis(node, T, x, d, axes[d], a);
+    if (failed(y))
+      return failure();
+    x = *y;
+  }
+  return SmallVector<Value>{x};
+}
+} // namespace
+
+void mlir::kiln::populateResizeConversions(std::vector<OnnxConversion> &t) {
+  for (int64_t v : {10, 11, 13})
+    t.push_back({"Resize", v, [](OnnxNode &n) { return resize(n, false); }});
+  for (int64_t v : {7, 9})
+    t.push_back({"Upsample", v, [](OnnxNode &n) { return resize(n, true); }});
+}

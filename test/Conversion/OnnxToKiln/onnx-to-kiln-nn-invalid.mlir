@@ -1,0 +1,73 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln -verify-diagnostics
+// RUN: not kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln 2>&1 | FileCheck %s
+
+// Limits of Resize, ConvTranspose, the recurrent cells and Einsum are
+// reported against the node (see onnx-to-kiln-invalid.mlir for the layout).
+
+// CHECK: error: loc("r"): node 'r' (Resize, opset 13): scales must be a compile-time constant when the output shape is not declared static
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @resize_runtime_scales_unknown_shape(%x: tensor<1x1x2x2xf32>, %s: tensor<4xf32>) -> tensor<*xf32> {
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'r' (Resize, opset 13): scales must be a compile-time constant when the output shape is not declared static}}
+    %y = "onnx.Resize"(%x, %none, %s) {mode = "linear"} : (tensor<1x1x2x2xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("r")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("ct"): node 'ct' (ConvTranspose, opset 11): only 1-D, 2-D and 3-D transposed convolutions are supported; the input has 4 spatial dimensions
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @conv_transpose_4d(%x: tensor<1x1x3x3x3x3xf32>, %w: tensor<1x2x2x2x2x2xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'ct' (ConvTranspose, opset 11): only 1-D, 2-D and 3-D transposed convolutions are supported}}
+    %y = "onnx.ConvTranspose"(%x, %w) : (tensor<1x1x3x3x3x3xf32>, tensor<1x2x2x2x2x2xf32>) -> tensor<*xf32> loc("ct")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("lstm"): node 'lstm' (LSTM, opset 14): sequence_lens shorter than the sequence (or given at run time) is not supported for the reverse direction
+module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
+  func.func @lstm_reverse_lens(%x: tensor<2x1x2xf32>, %w: tensor<1x12x2xf32>, %r: tensor<1x12x3xf32>, %l: tensor<1xi32>) -> tensor<*xf32> {
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'lstm' (LSTM, opset 14): sequence_lens shorter than the sequence (or given at run time) is not supported for the reverse direction}}
+    %y, %h, %c = "onnx.LSTM"(%x, %w, %r, %none, %l) {hidden_size = 3 : i64, direction = "reverse"} : (tensor<2x1x2xf32>, tensor<1x12x2xf32>, tensor<1x12x3xf32>, none, tensor<1xi32>) -> (none, tensor<*xf32>, none) loc("lstm")
+    return %h : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("e"): node 'e' (Einsum, opset 12): label 'j' has sizes 3 and 4; broadcasting in Einsum is not supported
+module attributes {onnx.opset_import = {ai.onnx = 12 : i64}} {
+  func.func @einsum_mismatch(%x: tensor<2x3xf32>, %y: tensor<4x5xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'e' (Einsum, opset 12): label 'j' has sizes 3 and 4; broadcasting in Einsum is not supported}}
+    %z = "onnx.Einsum"(%x, %y) {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<*xf32> loc("e")
+    return %z : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("ra"): node 'ra' (RoiAlign, opset 16): sampling_ratio 0 (adaptive, depends on the run-time boxes) is not supported; set a positive sampling_ratio
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @roi_align_adaptive(%x: tensor<1x1x10x10xf32>, %rois: tensor<3x4xf32>, %b: tensor<3xi64>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'ra' (RoiAlign, opset 16): sampling_ratio 0 (adaptive, depends on the run-time boxes) is not supported; set a positive sampling_ratio}}
+    %y = "onnx.RoiAlign"(%x, %rois, %b) {output_height = 5 : i64, output_width = 5 : i64} : (tensor<1x1x10x10xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<*xf32> loc("ra")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("r"): node 'r' (Resize, opset 18): antialias, axes and keep_aspect_ratio_policy (opset 18) are not supported
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @resize_antialias(%x: tensor<1x1x4x4xf32>) -> tensor<*xf32> {
+    %s = onnx.Initializer "s" dense<[1.0, 1.0, 0.5, 0.5]> : tensor<4xf32> loc("s")
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'r' (Resize, opset 18): antialias, axes and keep_aspect_ratio_policy (opset 18) are not supported}}
+    %y = "onnx.Resize"(%x, %none, %s) {mode = "linear", antialias = 1 : i64} : (tensor<1x1x4x4xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("r")
+    return %y : tensor<*xf32>
+  }
+}
