@@ -21,7 +21,7 @@ def ConvertKilnToLinalgPass : Pass<"kiln-convert-kiln-to-linalg", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-    "::mlir::func::FuncDialect"];
+    "::mlir::func::FuncDialect", "::mlir::scf::SCFDialect"];
 }
 
 #endif

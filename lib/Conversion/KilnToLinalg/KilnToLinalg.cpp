@@ -255,7 +255,7 @@ struct ConvertKilnToLinalgPass
           }
         b.setInsertionPoint(op);
         FailureOr<Value> repl = Value();
-        for (auto lower : {lowerElementwise, lowerTensor, lowerNN}) {
+        for (auto lower : {lowerElementwise, lowerTensor, lowerNN, lowerIndexing}) {
           repl = lower(b, op);
           if (failed(repl) || *repl)
             break;

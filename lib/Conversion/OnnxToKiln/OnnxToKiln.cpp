@@ -362,6 +362,7 @@ struct ConvertOnnxToKilnPass
     populateElementwiseConversions(table);
     populateNNConversions(table);
     populateTensorConversions(table);
+    populateIndexingConversions(table);
     llvm::StringMap<SmallVector<const OnnxConversion *>> byType;
     for (const OnnxConversion &c : table)
       byType[c.opType].push_back(&c);

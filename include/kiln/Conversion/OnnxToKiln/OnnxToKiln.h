@@ -73,6 +73,7 @@ struct OnnxConversion {
 void populateElementwiseConversions(std::vector<OnnxConversion> &table);
 void populateNNConversions(std::vector<OnnxConversion> &table);
 void populateTensorConversions(std::vector<OnnxConversion> &table);
+void populateIndexingConversions(std::vector<OnnxConversion> &table);
 
 /// Normalizes an ONNX axis (negative counts from the end) into [0, rank);
 /// failure when out of range.
