@@ -604,6 +604,125 @@ Value lowerNonZero(OpBuilder &b, NonZeroOp op) {
         return SmallVector<Value>{r, next};
       })[0];
 }
+/// Three-way comparison (-1, 0, 1 as index) of slices `a` and `b` of a
+/// [outer, n, inner] tensor, lexicographic in row-major order.
+Value compareSlices(OpBuilder &b, Location loc, Value x, Value sa, Value sb) {
+  RankedTensorType t = typeOf(x);
+  bool isFloat = isa<FloatType>(t.getElementType());
+  return loopNest(
+      b, loc, {t.getDimSize(0), t.getDimSize(2)}, cIdx(b, loc, 0),
+      [&](OpBuilder &nb, Location nl, ValueRange oi, ValueRange st) {
+        Value xa = tensor::ExtractOp::create(nb, nl, x, ValueRange{oi[0], sa, oi[1]});
+        Value xb = tensor::ExtractOp::create(nb, nl, x, ValueRange{oi[0], sb, oi[1]});
+        auto less = [&](Value l, Value r) -> Value {
+          if (isFloat)
+            return arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLT, l, r);
+          return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, l, r);
+        };
+        Value here = arith::SelectOp::create(
+            nb, nl, less(xa, xb), cIdx(nb, nl, -1),
+            arith::SelectOp::create(nb, nl, less(xb, xa), cIdx(nb, nl, 1),
+                                    cIdx(nb, nl, 0)));
+        Value undecided = arith::CmpIOp::create(
+            nb, nl, arith::CmpIPredicate::eq, st[0], cIdx(nb, nl, 0));
+        return SmallVector<Value>{
+            arith::SelectOp::create(nb, nl, undecided, here, st[0])};
+      })[0];
+}
+
+/// First, for every slice, the first slice equal to it; then, per slice, its
+/// group's position among the distinct slices (how many distinct slices sort
+/// before it, or occur first before it), which is its inverse index, and the
+/// slice's contribution to values, indices and counts. O(n^2) slice
+/// comparisons.
+Value lowerUnique(OpBuilder &b, UniqueOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType in = op.getInput().getType();
+  int64_t axis = op.getAxis(), n = in.getDimSize(axis),
+          m = op.getValues().getType().getDimSize(axis);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (d != axis)
+      (d < axis ? outer : inner) *= in.getDimSize(d);
+  Type i64 = b.getI64Type();
+  Value values = zeroFilled(b, loc, {outer, m, inner}, in.getElementType());
+  Value indices = zeroFilled(b, loc, {m}, i64);
+  Value inverse = zeroFilled(b, loc, {n}, i64);
+  Value counts = zeroFilled(b, loc, {m}, i64);
+  if (n > 0 && outer * inner > 0) {
+    Value x = reshaped(b, loc, op.getInput(), {outer, n, inner});
+    auto toI64 = [&](OpBuilder &nb, Location nl, Value v) -> Value {
+      return arith::IndexCastOp::create(nb, nl, i64, v);
+    };
+    auto eqIdx = [&](OpBuilder &nb, Location nl, Value l, Value r) -> Value {
+      return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, l, r);
+    };
+    // firsts[i]: the first j <= i whose slice equals slice i.
+    Value firsts = forLoop(
+        b, loc, cIdx(b, loc, 0), cIdx(b, loc, n), zeroFilled(b, loc, {n}, i64),
+        [&](OpBuilder &nb, Location nl, Value i, ValueRange st) {
+          Value f = forLoop(
+              nb, nl, cIdx(nb, nl, 0), i, i,
+              [&](OpBuilder &jb, Location jl, Value j, ValueRange cur) {
+                Value same = arith::AndIOp::create(
+                    jb, jl,
+                    eqIdx(jb, jl, compareSlices(jb, jl, x, j, i), cIdx(jb, jl, 0)),
+                    eqIdx(jb, jl, cur[0], i));
+                return SmallVector<Value>{
+                    arith::SelectOp::create(jb, jl, same, j, cur[0])};
+              })[0];
+          return SmallVector<Value>{
+              tensor::InsertOp::create(nb, nl, toI64(nb, nl, f), st[0], i)};
+        })[0];
+    bool sorted = op.getSorted();
+    SmallVector<Value> r = forLoop(
+        b, loc, cIdx(b, loc, 0), cIdx(b, loc, n),
+        {values, indices, inverse, counts},
+        [&](OpBuilder &nb, Location nl, Value i, ValueRange st) {
+          Value fi = readIndex(nb, nl, firsts, i);
+          Value rank = forLoop(
+              nb, nl, cIdx(nb, nl, 0), cIdx(nb, nl, n), cIdx(nb, nl, 0),
+              [&](OpBuilder &gb, Location gl, Value g, ValueRange cnt) {
+                Value distinct = eqIdx(gb, gl, readIndex(gb, gl, firsts, g), g);
+                Value before =
+                    sorted ? (Value)eqIdx(gb, gl, compareSlices(gb, gl, x, g, i),
+                                          cIdx(gb, gl, -1))
+                           : (Value)arith::CmpIOp::create(
+                                 gb, gl, arith::CmpIPredicate::slt, g, fi);
+                Value counted = arith::AndIOp::create(gb, gl, distinct, before);
+                return SmallVector<Value>{arith::SelectOp::create(
+                    gb, gl, counted,
+                    arith::AddIOp::create(gb, gl, cnt[0], cIdx(gb, gl, 1)),
+                    cnt[0])};
+              })[0];
+          Value fits = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                             rank, cIdx(nb, nl, m));
+          Value pos = minIdx(nb, nl, rank, cIdx(nb, nl, m - 1));
+          Value first = arith::AndIOp::create(nb, nl, fits, eqIdx(nb, nl, fi, i));
+          Value inv = tensor::InsertOp::create(nb, nl, toI64(nb, nl, rank), st[2], i);
+          Value one = arith::ConstantOp::create(nb, nl, i64, nb.getI64IntegerAttr(1));
+          Value cnt = scatterOne(nb, nl, "add", st[3], pos, one, fits);
+          Value idx = scatterOne(nb, nl, "none", st[1], pos, toI64(nb, nl, i), first);
+          Value vals = loopNest(
+              nb, nl, {outer, inner}, st[0],
+              [&](OpBuilder &ib, Location il, ValueRange oi, ValueRange s) {
+                Value v = tensor::ExtractOp::create(ib, il, x,
+                                                    ValueRange{oi[0], i, oi[1]});
+                return SmallVector<Value>{scatterOne(
+                    ib, il, "none", s[0], Ivs{oi[0], pos, oi[1]}, v, first)};
+              })[0];
+          return SmallVector<Value>{vals, idx, inv, cnt};
+        });
+    values = r[0];
+    indices = r[1];
+    inverse = r[2];
+    counts = r[3];
+  }
+  op.getIndices().replaceAllUsesWith(indices);
+  op.getInverse().replaceAllUsesWith(inverse);
+  op.getCounts().replaceAllUsesWith(counts);
+  return reshaped(b, loc, values, op.getValues().getType().getShape());
+}
 } // namespace
 
 FailureOr<Value> mlir::kiln::lowerIndexing(OpBuilder &b, Operation *op) {
@@ -625,5 +744,7 @@ FailureOr<Value> mlir::kiln::lowerIndexing(OpBuilder &b, Operation *op) {
     return lowerCompress(b, c);
   if (auto n = dyn_cast<NonZeroOp>(op))
     return lowerNonZero(b, n);
+  if (auto u = dyn_cast<UniqueOp>(op))
+    return lowerUnique(b, u);
   return Value();
 }

@@ -380,22 +380,51 @@ FailureOr<SmallVector<Value>> nonZero(OnnxNode &node) {
     return failure();
   return SmallVector<Value>{op.getResult()};
 }
-/// Unique 11, on a compile-time constant input only (every output's shape
-/// depends on the values): computed here, the unique slices gathered from
-/// the constant.
+/// Unique of a run-time input: the number of distinct slices comes from the
+/// outputs' declared static shapes (values, or indices, or counts).
+FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
+                                              int64_t axis) {
+  RankedTensorType type = typeOf(in);
+  std::optional<int64_t> m;
+  if (RankedTensorType y = declaredStaticResult(node, 0);
+      y && y.getRank() == type.getRank())
+    m = y.getDimSize(axis);
+  for (unsigned r : {1u, 3u})
+    if (RankedTensorType t = declaredStaticResult(node, r);
+        !m && t && t.getRank() == 1)
+      m = t.getDimSize(0);
+  if (!m) {
+    node.fail() << "Unique of an input that is not a compile-time constant "
+                   "needs the outputs' static shapes declared in the model "
+                   "(they depend on the data); otherwise it is not supported";
+    return failure();
+  }
+  Builder &b = node.builder;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = *m;
+  auto values = RankedTensorType::get(shape, type.getElementType());
+  auto ints = [&](int64_t size) {
+    return RankedTensorType::get({size}, b.getI64Type());
+  };
+  auto op = UniqueOp::create(node.builder, node.loc(), values, ints(*m),
+                             ints(type.getDimSize(axis)), ints(*m), in,
+                             b.getI64IntegerAttr(axis),
+                             b.getBoolAttr(node.intAttr("sorted", 1) != 0));
+  if (failed(finishBuild(node, op)))
+    return failure();
+  return SmallVector<Value>{op.getValues(), op.getIndices(), op.getInverse(),
+                            op.getCounts()};
+}
+
+/// Unique 11. A compile-time constant input is computed here (the unique
+/// slices gathered from the constant); a run-time one becomes kiln.unique.
 FailureOr<SmallVector<Value>> unique(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  std::optional<DenseElementsAttr> c = node.constantInput(0);
-  if (!c || !type.hasStaticShape()) {
-    node.fail() << "Unique of an input that is not a compile-time constant is "
-                   "not supported (its output shapes depend on the data)";
+  if (failed(node.requireStaticShape(type)))
     return failure();
-  }
-  // Every slice along the axis (every element without one) as a key of
-  // doubles: exact for floats up to f64 and integers up to 2^53.
   Value in = *x;
   int64_t axis = 0;
   if (node.hasAttr("axis")) {
@@ -410,6 +439,11 @@ FailureOr<SmallVector<Value>> unique(OnnxNode &node) {
       return failure();
     in = *flat;
   }
+  std::optional<DenseElementsAttr> c = node.constantInput(0);
+  if (!c)
+    return uniqueAtRunTime(node, in, axis);
+  // Every slice along the axis (every element without one) as a key of
+  // doubles: exact for floats up to f64 and integers up to 2^53.
   SmallVector<double> values;
   if (isa<FloatType>(c->getElementType())) {
     for (APFloat v : c->getValues<APFloat>())

@@ -132,3 +132,16 @@ func.func @non_zero(%x: tensor<2x2xi1>) -> tensor<2x3xi64> {
   %y = kiln.non_zero %x : tensor<2x2xi1> -> tensor<2x3xi64>
   return %y : tensor<2x3xi64>
 }
+
+// -----
+
+// Slices compare in a loop nest; all four results come from one loop.
+// CHECK-LABEL: func.func @unique
+// CHECK: scf.for
+// CHECK: arith.cmpf olt
+// CHECK: %{{.+}}:4 = scf.for
+// CHECK: return %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>
+func.func @unique(%x: tensor<6xf32>) -> (tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>) {
+  %y, %i, %v, %c = kiln.unique %x {axis = 0 : i64, sorted = false} : tensor<6xf32> -> tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>
+  return %y, %i, %v, %c : tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>
+}

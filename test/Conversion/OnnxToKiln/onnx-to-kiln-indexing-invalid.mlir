@@ -72,10 +72,10 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
 
 // -----
 
-// CHECK: error: loc("u"): node 'u' (Unique, opset 11): Unique of an input that is not a compile-time constant is not supported (its output shapes depend on the data)
+// CHECK: error: loc("u"): node 'u' (Unique, opset 11): Unique of an input that is not a compile-time constant needs the outputs' static shapes declared in the model (they depend on the data); otherwise it is not supported
 module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
   func.func @unique_runtime(%x: tensor<6xf32>) -> tensor<*xf32> {
-    // expected-error@unknown {{node 'u' (Unique, opset 11): Unique of an input that is not a compile-time constant is not supported}}
+    // expected-error@unknown {{node 'u' (Unique, opset 11): Unique of an input that is not a compile-time constant needs the outputs' static shapes declared}}
     %y:4 = "onnx.Unique"(%x) : (tensor<6xf32>) -> (tensor<*xf32>, tensor<*xi64>, tensor<*xi64>, tensor<*xi64>) loc("u")
     return %y#0 : tensor<*xf32>
   }

@@ -206,3 +206,15 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
     return %y#0, %y#1, %y#2, %y#3 : tensor<*xf32>, tensor<*xi64>, tensor<*xi64>, tensor<*xi64>
   }
 }
+
+// -----
+
+// A run-time input: the declared shapes give the number of distinct slices.
+// CHECK-LABEL: func.func @unique_runtime_axis
+// CHECK: kiln.unique %{{.+}} {axis = 1 : i64} : tensor<2x4x2xf32> -> tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @unique_runtime_axis(%x: tensor<2x4x2xf32>) -> (tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>) {
+    %y:4 = "onnx.Unique"(%x) {axis = -2 : i64, sorted = 1 : i64} : (tensor<2x4x2xf32>) -> (tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>) loc("u")
+    return %y#0, %y#1, %y#2, %y#3 : tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>
+  }
+}

@@ -88,3 +88,11 @@ func.func @non_zero_rank(%x: tensor<2x2xf32>) -> tensor<3x3xi64> {
   %y = kiln.non_zero %x : tensor<2x2xf32> -> tensor<3x3xi64>
   return %y : tensor<3x3xi64>
 }
+
+// -----
+
+func.func @unique_inverse_shape(%x: tensor<6xf32>) -> (tensor<4xf32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>) {
+  // expected-error @+1 {{'kiln.unique' op expects indices and counts of shape [4] and inverse of shape [6]}}
+  %y, %i, %v, %c = kiln.unique %x {axis = 0 : i64} : tensor<6xf32> -> tensor<4xf32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>
+  return %y, %i, %v, %c : tensor<4xf32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>
+}

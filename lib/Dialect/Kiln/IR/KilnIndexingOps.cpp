@@ -249,3 +249,29 @@ LogicalResult NonZeroOp::verify() {
                          << std::max<int64_t>(x.getRank(), 1);
   return success();
 }
+
+LogicalResult UniqueOp::verify() {
+  RankedTensorType x = getInput().getType(), v = getValues().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= x.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for rank "
+                         << x.getRank();
+  if (v.getElementType() != x.getElementType() || v.getRank() != x.getRank())
+    return emitOpError() << "values " << v
+                         << " must have the input's rank and element type";
+  for (int64_t d = 0; d < x.getRank(); ++d)
+    if (d != axis && !sameDim(v.getDimSize(d), x.getDimSize(d)))
+      return emitOpError() << "values " << shapeStr(v.getShape())
+                           << " differ from the input "
+                           << shapeStr(x.getShape()) << " outside axis "
+                           << axis;
+  int64_t m = v.getDimSize(axis), n = x.getDimSize(axis);
+  auto is1D = [&](RankedTensorType t, int64_t size) {
+    return t.getRank() == 1 && sameDim(t.getDimSize(0), size);
+  };
+  if (!is1D(getIndices().getType(), m) || !is1D(getCounts().getType(), m) ||
+      !is1D(getInverse().getType(), n))
+    return emitOpError() << "expects indices and counts of shape [" << m
+                         << "] and inverse of shape [" << n << "]";
+  return success();
+}

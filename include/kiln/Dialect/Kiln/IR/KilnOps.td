@@ -741,4 +741,28 @@ def Kiln_NonZeroOp : Kiln_Op<"non_zero", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_UniqueOp : Kiln_Op<"unique", [Pure]> {
+  let summary = "the distinct slices along an axis, with where they occur (ONNX Unique)";
+  let description = [{
+    Slices of `input` along `axis` are compared whole (lexicographically in
+    row-major order). The result types are given (from the model's declared
+    shapes): `values` (the input with `m` slices along the axis), `indices`
+    `[m]` (the first occurrence of each), `inverse` `[n]` (for each input
+    slice, its position in `values`) and `counts` `[m]`. Distinct slices
+    are in order of first occurrence, or ascending with `sorted`; those past
+    `m` are left out and missing ones are zeros.
+
+    ```mlir
+    %y, %i, %v, %c = kiln.unique %x {axis = 0 : i64, sorted = true}
+       : tensor<6xf32> -> tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs Kiln_NumericTensor:$values, RankedTensorOf<[I64]>:$indices,
+                 RankedTensorOf<[I64]>:$inverse, RankedTensorOf<[I64]>:$counts);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($values) `,` type($indices) `,` type($inverse) `,` type($counts)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_DIALECT_KILN_OPS
