@@ -65,8 +65,9 @@ Value reduced(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
 FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op);
 FailureOr<Value> lowerNN(OpBuilder &b, Operation *op);
 FailureOr<Value> lowerTensor(OpBuilder &b, Operation *op);
-/// Scatter, gather_nd, cumsum, top_k, reverse_sequence, det, compress and
-/// non_zero; top_k replaces its second (indices) result itself.
+/// Scatter, gather_nd, cumsum, top_k, reverse_sequence, det, compress,
+/// non_zero and unique; top_k and unique replace their results after the
+/// first themselves.
 FailureOr<Value> lowerIndexing(OpBuilder &b, Operation *op);
 
 } // namespace mlir::kiln
