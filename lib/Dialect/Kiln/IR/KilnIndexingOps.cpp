@@ -1,7 +1,7 @@
 //===- KilnIndexingOps.cpp - shape rules of indexing and scan ops -*- C++ -*-===//
 //
 // Shape rules (inferReturnTypes) and verifiers of the scatter, gather_nd,
-// cumsum, top_k, reverse_sequence, det, compress and non_zero ops.
+// cumsum, top_k, reverse_sequence, det, compress, non_zero and unique ops.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
