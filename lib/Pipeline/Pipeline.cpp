@@ -55,6 +55,9 @@ std::string codegenPipeline(int64_t vectorWidth) {
          "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map},"
+         // Loops that carried a tensor now forward one buffer: folding their
+         // results lets a returned buffer become the caller's output.
+         "canonicalize,"
          "buffer-results-to-out-params{hoist-static-allocs "
          "modify-public-functions},"
          "canonicalize,cse,kiln-arena-allocation,"

@@ -343,7 +343,7 @@ struct ConvertKilnToLinalgPass
         }
         FailureOr<Value> repl = Value();
         for (auto lower : {lowerElementwise, lowerTensor, lowerNN,
-                           lowerGatherElements, lowerShapeOps}) {
+                           lowerGatherElements, lowerShapeOps, lowerIndexing}) {
           repl = lower(b, op);
           if (failed(repl) || *repl)
             break;

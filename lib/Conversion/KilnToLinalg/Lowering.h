@@ -89,6 +89,10 @@ inline constexpr const char *kGuardMessageAttr = "kiln.guard_message";
 LogicalResult lowerGuard(OpBuilder &b, GuardOp op);
 /// kiln.expand (LowerShapeOps.cpp).
 FailureOr<Value> lowerShapeOps(OpBuilder &b, Operation *op);
+/// Scatter, gather_nd, cumsum, top_k, reverse_sequence, det, compress,
+/// non_zero and unique; top_k and unique replace their results after the
+/// first themselves.
+FailureOr<Value> lowerIndexing(OpBuilder &b, Operation *op);
 
 } // namespace mlir::kiln
 

@@ -369,6 +369,7 @@ struct ConvertOnnxToKilnPass
     populateTrainingConversions(table);
     populateQuantizeConversions(table);
     populateShapeInputConversions(table);
+    populateIndexingConversions(table);
     llvm::StringMap<SmallVector<const OnnxConversion *>> byType;
     for (const OnnxConversion &c : table)
       byType[c.opType].push_back(&c);

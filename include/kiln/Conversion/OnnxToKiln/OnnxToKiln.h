@@ -85,6 +85,7 @@ void populateTfIdfConversions(std::vector<OnnxConversion> &table);
 void populateLegacyConversions(std::vector<OnnxConversion> &table);
 void populateQuantizeConversions(std::vector<OnnxConversion> &table);
 void populateShapeInputConversions(std::vector<OnnxConversion> &table);
+void populateIndexingConversions(std::vector<OnnxConversion> &table);
 /// Ops of the ai.onnx.preview.training domain, keyed "<domain>.<OpType>".
 void populateTrainingConversions(std::vector<OnnxConversion> &table);
 

@@ -655,6 +655,210 @@ def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasFolder = 1;
+}
+
+// --- gather helper ---
+//===----------------------------------------------------------------------===//
+// Indexing, scanning and selection (lowered in LowerIndexing.cpp)
+//===----------------------------------------------------------------------===//
+
+// How a scatter combines an update with the element already there.
+def Kiln_ScatterReductionAttr : DefaultValuedAttr<StrAttr, "\"none\"">;
+
+def Kiln_ScatterElementsOp : Kiln_Op<"scatter_elements", [Kiln_Inferred]> {
+  let summary = "writes updates into a copy of data along one axis (ONNX ScatterElements)";
+  let description = [{
+    The result is a copy of `data` where, for every position `u` of
+    `updates`, the element at `u` with dimension `axis` replaced by
+    `indices[u]` becomes `updates[u]` (`reduction` = "none"), or that element
+    combined with it ("add", "mul", "max", "min"). Updates apply in row-major
+    order, so with duplicate indices the last one wins for "none". Negative
+    indices count from the end; an index outside `[-n, n)` writes nothing
+    (it never writes outside the result).
+
+    ```mlir
+    %y = kiln.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "add"}
+       : (tensor<1x5xf32>, tensor<1x2xi64>, tensor<1x2xf32>) -> tensor<1x5xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$data, Kiln_IndexTensor:$indices,
+                   Kiln_NumericTensor:$updates, I64Attr:$axis,
+                   Kiln_ScatterReductionAttr:$reduction);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_ScatterNDOp : Kiln_Op<"scatter_nd", [Kiln_Inferred]> {
+  let summary = "writes slices into a copy of data at index tuples (ONNX ScatterND)";
+  let description = [{
+    `indices` has shape `[..., q]` with `q <= rank(data)`; each tuple of `q`
+    indices names a slice `data[i_0, ..., i_{q-1}, :, ...]`, and `updates`
+    has shape `indices.shape[:-1] + data.shape[q:]`. Tuples apply in
+    row-major order (the last duplicate wins for "none"); `reduction` is as
+    for kiln.scatter_elements. Negative indices count from the end; a tuple
+    with any index outside `[-n, n)` writes nothing.
+
+    ```mlir
+    %y = kiln.scatter_nd %d, %i, %u {reduction = "none"}
+       : (tensor<4x4x4xf32>, tensor<2x1xi64>, tensor<2x4x4xf32>) -> tensor<4x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$data, Kiln_IndexTensor:$indices,
+                   Kiln_NumericTensor:$updates,
+                   Kiln_ScatterReductionAttr:$reduction);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_GatherNDOp : Kiln_Op<"gather_nd", [Kiln_Inferred]> {
+  let summary = "picks slices of data by index tuples (ONNX GatherND)";
+  let description = [{
+    With `b = batch_dims` and `indices` of shape `[..., q]`, the result has
+    shape `indices.shape[:-1] + data.shape[b + q:]`; each tuple indexes
+    dimensions `b .. b+q-1` of `data` within the batch given by the first `b`
+    indices of its position. Negative indices count from the end; indices
+    out of range are clamped to the dimension (never read outside `data`).
+
+    ```mlir
+    %y = kiln.gather_nd %d, %i {batch_dims = 1 : i64}
+       : (tensor<2x2x2xi32>, tensor<2x1xi64>) -> tensor<2x2xi32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$data, Kiln_IndexTensor:$indices,
+                   DefaultValuedAttr<I64Attr, "0">:$batch_dims);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_CumSumOp : Kiln_Op<"cumsum", [Kiln_Inferred]> {
+  let summary = "running sum along an axis given as a tensor (ONNX CumSum)";
+  let description = [{
+    `axis` is a one-element integer tensor, read at run time (a constant folds
+    away); negative values count from the end and values outside
+    `[-rank, rank)` are clamped. `exclusive` leaves out the element itself,
+    `reverse` sums from the end.
+
+    ```mlir
+    %y = kiln.cumsum %x, %axis {exclusive = false, reverse = true}
+       : (tensor<2x3xf64>, tensor<i32>) -> tensor<2x3xf64>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input, Kiln_IndexTensor:$axis,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                   DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$input `,` $axis attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_TopKOp : Kiln_Op<"top_k", [Kiln_Inferred]> {
+  let summary = "the k largest (or smallest) elements along an axis, sorted (ONNX TopK)";
+  let description = [{
+    `values` and `indices` (i64) have the input's shape with dimension
+    `axis` replaced by `k`, best first; equal values keep the lower index
+    first, as ONNX's reference does.
+
+    ```mlir
+    %v, %i = kiln.top_k %x {k = 3 : i64, axis = 1 : i64, largest = true}
+       : tensor<3x4xf32> -> tensor<3x3xf32>, tensor<3x3xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input, I64Attr:$k, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$largest);
+  let results = (outs Kiln_NumericTensor:$values,
+                 RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($values) `,` type($indices)";
+}
+
+def Kiln_ReverseSequenceOp : Kiln_Op<"reverse_sequence", [Kiln_Inferred]> {
+  let summary = "reverses the first lengths[b] steps of every batch entry (ONNX ReverseSequence)";
+  let description = [{
+    Result `[.., b at batch_axis, .., t at time_axis, ..]` is the input at
+    time `lengths[b] - 1 - t` when `t < lengths[b]`, else at `t`. Lengths are
+    clamped to `[0, time steps]`.
+
+    ```mlir
+    %y = kiln.reverse_sequence %x, %lens {batch_axis = 0 : i64, time_axis = 1 : i64}
+       : (tensor<4x4xf32>, tensor<4xi64>) -> tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Kiln_IndexTensor:$lengths,
+                   I64Attr:$batch_axis, I64Attr:$time_axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `,` $lengths attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_DetOp : Kiln_Op<"det", [Kiln_Inferred]> {
+  let summary = "determinant of each trailing square matrix (ONNX Det)";
+  let description = [{
+    Input `[..., M, M]`, result `[...]`: LU decomposition with partial
+    pivoting per matrix.
+
+    ```mlir
+    %y = kiln.det %x : tensor<3x2x2xf32> -> tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Kiln_CompressOp : Kiln_Op<"compress", [Pure]> {
+  let summary = "the slices along an axis where a bool condition holds (ONNX Compress)";
+  let description = [{
+    The number of selected slices depends on the data, so the result type
+    is given (from the model's declared shape): it holds the first
+    `result.shape[axis]` slices whose condition entry is true, in order, and
+    zeros where fewer are true. Condition entries past the axis are ignored.
+
+    ```mlir
+    %y = kiln.compress %x, %c {axis = 0 : i64} : (tensor<3x2xf32>, tensor<3xi1>) -> tensor<2x2xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input, RankedTensorOf<[I1]>:$condition,
+                   I64Attr:$axis);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$input `,` $condition attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_NonZeroOp : Kiln_Op<"non_zero", [Pure]> {
+  let summary = "coordinates of the non-zero elements, row-major (ONNX NonZero)";
+  let description = [{
+    The result `[rank, n]` (i64) is given (from the model's declared shape):
+    it holds the coordinates of the first `n` non-zero elements in row-major
+    order, and zeros where there are fewer.
+
+    ```mlir
+    %y = kiln.non_zero %x : tensor<2x2xi1> -> tensor<2x3xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_UniqueOp : Kiln_Op<"unique", [Pure]> {
+  let summary = "the distinct slices along an axis, with where they occur (ONNX Unique)";
+  let description = [{
+    Slices of `input` along `axis` are compared whole (lexicographically in
+    row-major order). The result types are given (from the model's declared
+    shapes): `values` (the input with `m` slices along the axis), `indices`
+    `[m]` (the first occurrence of each), `inverse` `[n]` (for each input
+    slice, its position in `values`) and `counts` `[m]`. Distinct slices
+    are in order of first occurrence, or ascending with `sorted`; those past
+    `m` are left out and missing ones are zeros.
+
+    ```mlir
+    %y, %i, %v, %c = kiln.unique %x {axis = 0 : i64, sorted = true}
+       : tensor<6xf32> -> tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs Kiln_NumericTensor:$values, RankedTensorOf<[I64]>:$indices,
+                 RankedTensorOf<[I64]>:$inverse, RankedTensorOf<[I64]>:$counts);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($values) `,` type($indices) `,` type($inverse) `,` type($counts)";
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,526 @@
+//===- Indexing.cpp - ONNX scatter, gather, scan and selection ops -*- C++ -*-===//
+//
+// ScatterElements/Scatter, ScatterND, GatherND, CumSum, TopK, Hardmax,
+// ReverseSequence, Det, Compress, NonZero and Unique (constant input).
+//
+//===----------------------------------------------------------------------===//
+#include "Build.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// The declared (ONNX shape inference) type of result `i`, if static.
+RankedTensorType declaredStaticResult(OnnxNode &node, unsigned i) {
+  auto t = dyn_cast<RankedTensorType>(node.op->getResult(i).getType());
+  return t && t.hasStaticShape() ? t : RankedTensorType();
+}
+
+/// Reports constant indices outside [-n, n); `dimOf(k)` is the size that the
+/// k-th index (in row-major order) indexes.
+LogicalResult checkConstantIndices(OnnxNode &node, unsigned input,
+                                   const std::function<int64_t(size_t)> &dimOf) {
+  std::optional<SmallVector<int64_t>> c = node.constantInts(input);
+  if (!c)
+    return success();
+  for (auto [k, i] : llvm::enumerate(*c)) {
+    int64_t n = dimOf(k);
+    if (n != ShapedType::kDynamic && (i < -n || i >= n)) {
+      node.fail() << "index " << i << " is out of range for a dimension of size "
+                  << n;
+      return failure();
+    }
+  }
+  return success();
+}
+
+FailureOr<StringAttr> reductionAttr(OnnxNode &node) {
+  std::string r = node.strAttr("reduction", "none");
+  if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min") {
+    node.fail() << "reduction '" << r
+                << "' is not supported; expected none, add, mul, max or min";
+    return failure();
+  }
+  return node.builder.getStringAttr(r);
+}
+
+/// ScatterElements 11, 13, 16 (reduction), 18 (max/min); Scatter 9, 11.
+FailureOr<SmallVector<Value>> scatterElements(OnnxNode &node) {
+  FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1),
+                   updates = node.rankedInput(2);
+  if (failed(data) || failed(indices) || failed(updates))
+    return failure();
+  RankedTensorType type = typeOf(*data);
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
+  FailureOr<StringAttr> reduction = reductionAttr(node);
+  if (failed(axis) || failed(reduction))
+    return failure();
+  if (failed(checkConstantIndices(
+          node, 1, [&](size_t) { return type.getDimSize(*axis); })))
+    return failure();
+  return one(build<ScatterElementsOp>(node, *data, *indices, *updates,
+                                      node.builder.getI64IntegerAttr(*axis),
+                                      *reduction));
+}
+
+/// ScatterND 11, 13, 16 (reduction), 18 (max/min).
+FailureOr<SmallVector<Value>> scatterND(OnnxNode &node) {
+  FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1),
+                   updates = node.rankedInput(2);
+  if (failed(data) || failed(indices) || failed(updates))
+    return failure();
+  FailureOr<StringAttr> reduction = reductionAttr(node);
+  if (failed(reduction))
+    return failure();
+  RankedTensorType type = typeOf(*data), idx = typeOf(*indices);
+  if (idx.getRank() >= 1 && !ShapedType::isDynamic(idx.getShape().back())) {
+    int64_t q = idx.getShape().back();
+    if (failed(checkConstantIndices(node, 1, [&](size_t k) {
+          return q > 0 && q <= type.getRank() ? type.getDimSize(k % q)
+                                              : ShapedType::kDynamic;
+        })))
+      return failure();
+  }
+  return one(
+      build<ScatterNDOp>(node, *data, *indices, *updates, *reduction));
+}
+
+/// GatherND 11, 12 (batch_dims), 13.
+FailureOr<SmallVector<Value>> gatherND(OnnxNode &node) {
+  FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1);
+  if (failed(data) || failed(indices))
+    return failure();
+  int64_t b = node.intAttr("batch_dims", 0);
+  RankedTensorType type = typeOf(*data), idx = typeOf(*indices);
+  if (idx.getRank() >= 1 && !ShapedType::isDynamic(idx.getShape().back())) {
+    int64_t q = idx.getShape().back();
+    if (failed(checkConstantIndices(node, 1, [&](size_t k) {
+          return b >= 0 && q > 0 && b + q <= type.getRank()
+                     ? type.getDimSize(b + k % q)
+                     : ShapedType::kDynamic;
+        })))
+      return failure();
+  }
+  return one(build<GatherNDOp>(node, *data, *indices,
+                               node.builder.getI64IntegerAttr(b)));
+}
+
+/// CumSum 11, 14. The axis is an input: a constant is checked here and folds
+/// away after lowering; a run-time axis is read by the kernel.
+FailureOr<SmallVector<Value>> cumSum(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), axis = node.rankedInput(1);
+  if (failed(x) || failed(axis))
+    return failure();
+  if (std::optional<SmallVector<int64_t>> a = node.constantInts(1)) {
+    if (a->size() != 1) {
+      node.fail() << "axis must have one element, got " << a->size();
+      return failure();
+    }
+    if (failed(normalizeAxis(node, a->front(), typeOf(*x).getRank())))
+      return failure();
+  }
+  Builder &b = node.builder;
+  return one(build<CumSumOp>(node, *x, *axis,
+                             b.getBoolAttr(node.intAttr("exclusive", 0) != 0),
+                             b.getBoolAttr(node.intAttr("reverse", 0) != 0)));
+}
+
+/// TopK 1 (k attribute), 10 (k input), 11 (largest, sorted). A k that is
+/// not a constant is taken from the declared shape of the outputs.
+FailureOr<SmallVector<Value>> topK(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.intAttr("axis", -1), type.getRank());
+  if (failed(axis))
+    return failure();
+  std::optional<int64_t> k;
+  if (node.opset < 10) {
+    if (node.hasAttr("k"))
+      k = node.intAttr("k", 0);
+  } else if (std::optional<SmallVector<int64_t>> c = node.constantInts(1)) {
+    if (c->size() != 1) {
+      node.fail() << "k must have one element, got " << c->size();
+      return failure();
+    }
+    k = c->front();
+  } else if (RankedTensorType declared = declaredStaticResult(node, 0)) {
+    // The outputs' static shape fixes k; the run-time value is not read.
+    if (declared.getRank() == type.getRank())
+      k = declared.getDimSize(*axis);
+  }
+  if (!k) {
+    node.fail() << "k must be a compile-time constant (or the outputs must "
+                   "have a declared static shape); a run-time k is not "
+                   "supported";
+    return failure();
+  }
+  Builder &b = node.builder;
+  Type placeholder = UnrankedTensorType::get(b.getF32Type());
+  auto op = TopKOp::create(node.builder, node.loc(), placeholder, placeholder,
+                           *x, b.getI64IntegerAttr(*k),
+                           b.getI64IntegerAttr(*axis),
+                           b.getBoolAttr(node.intAttr("largest", 1) != 0));
+  if (failed(finishBuild(node, op)))
+    return failure();
+  return SmallVector<Value>{op.getValues(), op.getIndices()};
+}
+
+/// Hardmax 1, 11 (the input coerced to 2-D at axis), 13 (one axis): 1 where
+/// the first maximum along the axis is, as equal(argmax, iota), cast.
+FailureOr<SmallVector<Value>> hardmax(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  int64_t rank = type.getRank();
+  Value in = *x;
+  int64_t axis;
+  if (node.opset < 13) {
+    FailureOr<int64_t> a = normalizeAxis(node, node.intAttr("axis", 1), rank);
+    if (failed(a))
+      return failure();
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < *a ? outer : inner) *= type.getDimSize(d);
+    FailureOr<Value> flat = reshapeTo(node, in, {outer, inner});
+    if (failed(flat))
+      return failure();
+    in = *flat;
+    axis = 1;
+  } else {
+    FailureOr<int64_t> a = normalizeAxis(node, node.intAttr("axis", -1), rank);
+    if (failed(a))
+      return failure();
+    axis = *a;
+  }
+  RankedTensorType inType = typeOf(in);
+  Builder &b = node.builder;
+  FailureOr<Value> am = build<ArgMaxOp>(node, in, b.getI64IntegerAttr(axis),
+                                        b.getBoolAttr(true), b.getBoolAttr(false));
+  if (failed(am))
+    return failure();
+  int64_t n = inType.getDimSize(axis);
+  SmallVector<int64_t> iotaShape(inType.getRank(), 1);
+  iotaShape[axis] = n;
+  SmallVector<int64_t> iota(n);
+  std::iota(iota.begin(), iota.end(), 0);
+  auto iotaType = RankedTensorType::get(iotaShape, b.getI64Type());
+  Value positions =
+      ConstantOp::create(node.builder, node.loc(), iotaType,
+                         DenseElementsAttr::get(iotaType, ArrayRef(iota)));
+  FailureOr<Value> hit = build<EqualOp>(node, *am, positions);
+  if (failed(hit))
+    return failure();
+  FailureOr<Value> y = build<CastOp>(node, *hit,
+                                     TypeAttr::get(type.getElementType()));
+  if (failed(y))
+    return failure();
+  return one(reshapeTo(node, *y, type.getShape()));
+}
+
+/// ReverseSequence 10.
+FailureOr<SmallVector<Value>> reverseSequence(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), lens = node.rankedInput(1);
+  if (failed(x) || failed(lens))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  FailureOr<int64_t> batch = normalizeAxis(node, node.intAttr("batch_axis", 1), rank);
+  FailureOr<int64_t> time = normalizeAxis(node, node.intAttr("time_axis", 0), rank);
+  if (failed(batch) || failed(time))
+    return failure();
+  Builder &b = node.builder;
+  return one(build<ReverseSequenceOp>(node, *x, *lens,
+                                      b.getI64IntegerAttr(*batch),
+                                      b.getI64IntegerAttr(*time)));
+}
+
+/// Det 11.
+FailureOr<SmallVector<Value>> det(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  return one(build<DetOp>(node, *x));
+}
+
+/// Compress 9, 11 (negative axis). A constant condition becomes a gather of
+/// the selected positions; a run-time one needs the output's declared
+/// static shape (its size along the axis depends on the data).
+FailureOr<SmallVector<Value>> compress(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), cond = node.rankedInput(1);
+  if (failed(x) || failed(cond))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  Value in = *x;
+  int64_t axis = 0;
+  if (node.hasAttr("axis")) {
+    FailureOr<int64_t> a =
+        normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
+    if (failed(a))
+      return failure();
+    axis = *a;
+  } else {
+    FailureOr<Value> flat = reshapeTo(node, in, {type.getNumElements()});
+    if (failed(flat))
+      return failure();
+    in = *flat;
+  }
+  RankedTensorType inType = typeOf(in);
+  if (typeOf(*cond).getRank() != 1) {
+    node.fail() << "condition must be 1-D, got " << typeOf(*cond);
+    return failure();
+  }
+  if (std::optional<DenseElementsAttr> c = node.constantInput(1)) {
+    SmallVector<int64_t> picked;
+    int64_t n = inType.getDimSize(axis), i = 0;
+    for (APInt v : c->getValues<APInt>()) {
+      if (i >= n)
+        break;
+      if (!v.isZero())
+        picked.push_back(i);
+      ++i;
+    }
+    if (picked.empty()) {
+      // An empty result: a static tensor with no elements.
+      SmallVector<int64_t> shape(inType.getShape());
+      shape[axis] = 0;
+      auto t = RankedTensorType::get(shape, inType.getElementType());
+      Value e = ConstantOp::create(node.builder, node.loc(), t,
+                                   DenseElementsAttr::get(t, ArrayRef<Attribute>()));
+      return SmallVector<Value>{e};
+    }
+    auto idxType = RankedTensorType::get({(int64_t)picked.size()},
+                                         node.builder.getI64Type());
+    Value idx = ConstantOp::create(
+        node.builder, node.loc(), idxType,
+        DenseElementsAttr::get(idxType, ArrayRef<int64_t>(picked)));
+    return one(build<GatherOp>(node, in, idx,
+                               node.builder.getI64IntegerAttr(axis)));
+  }
+  RankedTensorType declared = declaredStaticResult(node, 0);
+  if (!declared || declared.getRank() != inType.getRank()) {
+    node.fail() << "a condition that is not a compile-time constant needs "
+                   "the output's static shape declared in the model (its "
+                   "size depends on the data); otherwise it is not supported";
+    return failure();
+  }
+  auto op = CompressOp::create(node.builder, node.loc(), declared, in, *cond,
+                               node.builder.getI64IntegerAttr(axis));
+  if (failed(finishBuild(node, op)))
+    return failure();
+  return SmallVector<Value>{op.getResult()};
+}
+
+/// NonZero 9, 13: a constant input folds to its coordinates; a run-time one
+/// needs the declared static output shape.
+FailureOr<SmallVector<Value>> nonZero(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  int64_t rank = std::max<int64_t>(type.getRank(), 1);
+  if (std::optional<DenseElementsAttr> c = node.constantInput(0)) {
+    SmallVector<SmallVector<int64_t>> coords(rank);
+    SmallVector<int64_t> at(type.getRank(), 0);
+    auto visit = [&](bool nonzero) {
+      if (nonzero) {
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          coords[d].push_back(at[d]);
+        if (type.getRank() == 0)
+          coords[0].push_back(0);
+      }
+      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+        if (++at[d] < type.getDimSize(d))
+          break;
+        at[d] = 0;
+      }
+    };
+    if (isa<FloatType>(c->getElementType())) {
+      for (APFloat v : c->getValues<APFloat>())
+        visit(!v.isZero());
+    } else if (c->getElementType().isInteger()) {
+      for (APInt v : c->getValues<APInt>())
+        visit(!v.isZero());
+    } else {
+      node.fail() << "element type " << c->getElementType()
+                  << " is not supported";
+      return failure();
+    }
+    int64_t count = coords[0].size();
+    SmallVector<int64_t> flat;
+    for (auto &row : coords)
+      llvm::append_range(flat, row);
+    auto t = RankedTensorType::get({rank, count}, node.builder.getI64Type());
+    Value r = ConstantOp::create(node.builder, node.loc(), t,
+                                 DenseElementsAttr::get(t, ArrayRef(flat)));
+    return SmallVector<Value>{r};
+  }
+  RankedTensorType declared = declaredStaticResult(node, 0);
+  if (!declared) {
+    node.fail() << "an input that is not a compile-time constant needs the "
+                   "output's static shape declared in the model (it depends "
+                   "on the data); otherwise it is not supported";
+    return failure();
+  }
+  auto op = NonZeroOp::create(node.builder, node.loc(), declared, *x);
+  if (failed(finishBuild(node, op)))
+    return failure();
+  return SmallVector<Value>{op.getResult()};
+}
+/// Unique of a run-time input: the number of distinct slices comes from the
+/// outputs' declared static shapes (values, or indices, or counts).
+FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
+                                              int64_t axis) {
+  RankedTensorType type = typeOf(in);
+  std::optional<int64_t> m;
+  if (RankedTensorType y = declaredStaticResult(node, 0);
+      y && y.getRank() == type.getRank())
+    m = y.getDimSize(axis);
+  for (unsigned r : {1u, 3u})
+    if (RankedTensorType t = declaredStaticResult(node, r);
+        !m && t && t.getRank() == 1)
+      m = t.getDimSize(0);
+  if (!m) {
+    node.fail() << "Unique of an input that is not a compile-time constant "
+                   "needs the outputs' static shapes declared in the model "
+                   "(they depend on the data); otherwise it is not supported";
+    return failure();
+  }
+  Builder &b = node.builder;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = *m;
+  auto values = RankedTensorType::get(shape, type.getElementType());
+  auto ints = [&](int64_t size) {
+    return RankedTensorType::get({size}, b.getI64Type());
+  };
+  auto op = UniqueOp::create(node.builder, node.loc(), values, ints(*m),
+                             ints(type.getDimSize(axis)), ints(*m), in,
+                             b.getI64IntegerAttr(axis),
+                             b.getBoolAttr(node.intAttr("sorted", 1) != 0));
+  if (failed(finishBuild(node, op)))
+    return failure();
+  return SmallVector<Value>{op.getValues(), op.getIndices(), op.getInverse(),
+                            op.getCounts()};
+}
+
+/// Unique 11. A compile-time constant input is computed here (the unique
+/// slices gathered from the constant); a run-time one becomes kiln.unique.
+FailureOr<SmallVector<Value>> unique(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  Value in = *x;
+  int64_t axis = 0;
+  if (node.hasAttr("axis")) {
+    FailureOr<int64_t> a =
+        normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
+    if (failed(a))
+      return failure();
+    axis = *a;
+  } else {
+    FailureOr<Value> flat = reshapeTo(node, in, {type.getNumElements()});
+    if (failed(flat))
+      return failure();
+    in = *flat;
+  }
+  std::optional<DenseElementsAttr> c = node.constantInput(0);
+  if (!c)
+    return uniqueAtRunTime(node, in, axis);
+  // Every slice along the axis (every element without one) as a key of
+  // doubles: exact for floats up to f64 and integers up to 2^53.
+  SmallVector<double> values;
+  if (isa<FloatType>(c->getElementType())) {
+    for (APFloat v : c->getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+  } else if (c->getElementType().isInteger()) {
+    for (APInt v : c->getValues<APInt>())
+      values.push_back(c->getElementType().isInteger(1) ? v.getZExtValue()
+                                                        : v.getSExtValue());
+  } else {
+    node.fail() << "element type " << c->getElementType() << " is not supported";
+    return failure();
+  }
+  ArrayRef<int64_t> shape = typeOf(in).getShape();
+  int64_t n = shape[axis], inner = 1, outer = 1;
+  for (int64_t d = 0; d < (int64_t)shape.size(); ++d)
+    if (d != axis)
+      (d < axis ? outer : inner) *= shape[d];
+  std::vector<std::vector<double>> keys(n);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j)
+        keys[i].push_back(values[(o * n + i) * inner + j]);
+  // First occurrences in order, then (sorted) ordered by value.
+  SmallVector<int64_t> firsts, inverse(n);
+  for (int64_t i = 0; i < n; ++i)
+    if (llvm::none_of(firsts, [&](int64_t f) { return keys[f] == keys[i]; }))
+      firsts.push_back(i);
+  if (node.intAttr("sorted", 1))
+    llvm::stable_sort(firsts,
+                      [&](int64_t a, int64_t b) { return keys[a] < keys[b]; });
+  SmallVector<int64_t> counts(firsts.size(), 0);
+  for (int64_t i = 0; i < n; ++i)
+    for (auto [u, f] : llvm::enumerate(firsts))
+      if (keys[f] == keys[i]) {
+        inverse[i] = u;
+        ++counts[u];
+      }
+  auto ints = [&](ArrayRef<int64_t> v) -> Value {
+    auto t = RankedTensorType::get({(int64_t)v.size()}, node.builder.getI64Type());
+    return ConstantOp::create(node.builder, node.loc(), t,
+                              DenseElementsAttr::get(t, v));
+  };
+  SmallVector<Value> results(4);
+  results[1] = ints(firsts);
+  if (node.resultUsed(0)) {
+    FailureOr<Value> y = build<GatherOp>(node, in, results[1],
+                                         node.builder.getI64IntegerAttr(axis));
+    if (failed(y))
+      return failure();
+    results[0] = *y;
+  }
+  results[2] = ints(inverse);
+  results[3] = ints(counts);
+  return results;
+}
+} // namespace
+
+void mlir::kiln::populateIndexingConversions(std::vector<OnnxConversion> &t) {
+  for (int64_t v : {11, 13, 16, 18})
+    t.push_back({"ScatterElements", v, scatterElements});
+  for (int64_t v : {9, 11})
+    t.push_back({"Scatter", v, scatterElements});
+  for (int64_t v : {11, 13, 16, 18})
+    t.push_back({"ScatterND", v, scatterND});
+  for (int64_t v : {11, 12, 13})
+    t.push_back({"GatherND", v, gatherND});
+  for (int64_t v : {11, 14})
+    t.push_back({"CumSum", v, cumSum});
+  for (int64_t v : {1, 10, 11})
+    t.push_back({"TopK", v, topK});
+  for (int64_t v : {1, 11, 13})
+    t.push_back({"Hardmax", v, hardmax});
+  t.push_back({"ReverseSequence", 10, reverseSequence});
+  t.push_back({"Det", 11, det});
+  for (int64_t v : {9, 11})
+    t.push_back({"Compress", v, compress});
+  for (int64_t v : {9, 13})
+    t.push_back({"NonZero", v, nonZero});
+  t.push_back({"Unique", 11, unique});
+}

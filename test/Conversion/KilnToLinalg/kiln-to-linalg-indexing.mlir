@@ -1,0 +1,147 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-kiln-to-linalg | FileCheck %s
+
+// Scatters, scans and selection become scalar scf.for loops over tensors
+// carried as iter_args (one buffer each after bufferization); gathers become
+// linalg.generic ops that extract from their input
+// (lib/Conversion/KilnToLinalg/LowerIndexing.cpp).
+
+// The data is copied once; each update wraps its index, clamps it, and
+// writes the combined value, or the old one when the index was out of range.
+// CHECK-LABEL: func.func @scatter_elements_add
+// CHECK-SAME: (%[[D:.+]]: tensor<1x5xf32>, %[[I:.+]]: tensor<1x2xi64>, %[[U:.+]]: tensor<1x2xf32>)
+// CHECK: %[[COPY:.+]] = linalg.copy ins(%[[D]] : tensor<1x5xf32>)
+// CHECK: scf.for %[[A:.+]] = {{.+}} iter_args(%[[T0:.+]] = %[[COPY]])
+// CHECK: scf.for %[[B:.+]] = {{.+}} iter_args(%[[T:.+]] = %[[T0]])
+// CHECK: %[[IDX:.+]] = tensor.extract %[[I]][%[[A]], %[[B]]]
+// CHECK: arith.index_cast %[[IDX]]
+// CHECK: %[[UPD:.+]] = tensor.extract %[[U]][%[[A]], %[[B]]]
+// CHECK: %[[OLD:.+]] = tensor.extract %[[T]][%[[A]], %[[POS:.+]]]
+// CHECK: %[[SUM:.+]] = arith.addf %[[OLD]], %[[UPD]]
+// CHECK: %[[NEW:.+]] = arith.select %{{.+}}, %[[SUM]], %[[OLD]]
+// CHECK: tensor.insert %[[NEW]] into %[[T]][%[[A]], %[[POS]]]
+func.func @scatter_elements_add(%d: tensor<1x5xf32>, %i: tensor<1x2xi64>, %u: tensor<1x2xf32>) -> tensor<1x5xf32> {
+  %y = kiln.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "add"} : (tensor<1x5xf32>, tensor<1x2xi64>, tensor<1x2xf32>) -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}
+
+// -----
+
+// One index tuple per outer iteration, then a loop over the slice.
+// CHECK-LABEL: func.func @scatter_nd
+// CHECK: linalg.copy
+// CHECK: scf.for
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<2x1xi64>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: tensor.insert
+func.func @scatter_nd(%d: tensor<4x4x4xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4x4xf32>) -> tensor<4x4x4xf32> {
+  %y = kiln.scatter_nd %d, %i, %u {reduction = "mul"} : (tensor<4x4x4xf32>, tensor<2x1xi64>, tensor<2x4x4xf32>) -> tensor<4x4x4xf32>
+  return %y : tensor<4x4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_nd
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<2x2xi32>)
+// CHECK: %[[P:.+]] = linalg.index 0 : index
+// CHECK: tensor.extract %{{.+}}[%[[P]], %{{.+}}] : tensor<2x1xi64>
+// CHECK: arith.minsi
+// CHECK: tensor.extract %{{.+}} : tensor<2x2x2xi32>
+func.func @gather_nd(%d: tensor<2x2x2xi32>, %i: tensor<2x1xi64>) -> tensor<2x2xi32> {
+  %y = kiln.gather_nd %d, %i {batch_dims = 1 : i64} : (tensor<2x2x2xi32>, tensor<2x1xi64>) -> tensor<2x2xi32>
+  return %y : tensor<2x2xi32>
+}
+
+// -----
+
+// The axis is read from its tensor; the scan walks the flattened input.
+// CHECK-LABEL: func.func @cumsum
+// CHECK: tensor.extract %{{.+}}[] : tensor<i32>
+// CHECK: tensor.collapse_shape
+// CHECK: scf.for {{.+}} iter_args
+// CHECK: arith.divui
+// CHECK: arith.remui
+// CHECK: arith.addf
+// CHECK: tensor.insert
+// CHECK: tensor.expand_shape
+func.func @cumsum(%x: tensor<2x3xf64>, %a: tensor<i32>) -> tensor<2x3xf64> {
+  %y = kiln.cumsum %x, %a : (tensor<2x3xf64>, tensor<i32>) -> tensor<2x3xf64>
+  return %y : tensor<2x3xf64>
+}
+
+// -----
+
+// Both results come from one loop nest.
+// CHECK-LABEL: func.func @top_k
+// CHECK: %[[R:.+]]:2 = scf.for
+// CHECK: arith.cmpf olt
+// CHECK: return %{{.+}}, %{{.+}} : tensor<3x2xf32>, tensor<3x2xi64>
+func.func @top_k(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
+  %v, %i = kiln.top_k %x {k = 2 : i64, axis = 1 : i64, largest = false} : tensor<3x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+  return %v, %i : tensor<3x2xf32>, tensor<3x2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reverse_sequence
+// CHECK: linalg.generic
+// CHECK: tensor.extract %{{.+}} : tensor<4xi64>
+// CHECK: arith.cmpi slt
+// CHECK: arith.select
+// CHECK: tensor.extract %{{.+}} : tensor<4x4xf32>
+func.func @reverse_sequence(%x: tensor<4x4xf32>, %l: tensor<4xi64>) -> tensor<4x4xf32> {
+  %y = kiln.reverse_sequence %x, %l {batch_axis = 0 : i64, time_axis = 1 : i64} : (tensor<4x4xf32>, tensor<4xi64>) -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @det
+// CHECK: linalg.copy
+// CHECK: scf.for
+// CHECK: math.absf
+// CHECK: arith.negf
+// CHECK: arith.divf
+// CHECK: arith.subf
+func.func @det(%x: tensor<3x2x2xf32>) -> tensor<3xf32> {
+  %y = kiln.det %x : tensor<3x2x2xf32> -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @compress
+// CHECK: linalg.fill
+// CHECK: scf.for {{.+}} iter_args
+// CHECK: tensor.extract %{{.+}} : tensor<3xi1>
+// CHECK: tensor.insert
+func.func @compress(%x: tensor<3x2xf32>, %c: tensor<3xi1>) -> tensor<2x2xf32> {
+  %y = kiln.compress %x, %c {axis = 0 : i64} : (tensor<3x2xf32>, tensor<3xi1>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @non_zero
+// CHECK: scf.for {{.+}} iter_args
+// CHECK: arith.cmpi ne
+// CHECK: tensor.insert
+func.func @non_zero(%x: tensor<2x2xi1>) -> tensor<2x3xi64> {
+  %y = kiln.non_zero %x : tensor<2x2xi1> -> tensor<2x3xi64>
+  return %y : tensor<2x3xi64>
+}
+
+// -----
+
+// Slices compare in a loop nest; all four results come from one loop.
+// CHECK-LABEL: func.func @unique
+// CHECK: scf.for
+// CHECK: arith.cmpf olt
+// CHECK: %{{.+}}:4 = scf.for
+// CHECK: return %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>
+func.func @unique(%x: tensor<6xf32>) -> (tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>) {
+  %y, %i, %v, %c = kiln.unique %x {axis = 0 : i64, sorted = false} : tensor<6xf32> -> tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>
+  return %y, %i, %v, %c : tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>
+}

@@ -1,0 +1,82 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln -verify-diagnostics
+// RUN: not kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln 2>&1 | FileCheck %s
+
+// What the scatter, gather_nd, scan and selection conversions refuse (see
+// onnx-to-kiln-invalid.mlir for how the two RUN lines work together).
+
+// CHECK: error: loc("s"): node 's' (ScatterElements, opset 16): index 5 is out of range for a dimension of size 5
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @scatter_constant_index(%d: tensor<1x5xf32>, %u: tensor<1x2xf32>) -> tensor<1x5xf32> {
+    %i = onnx.Initializer "i" dense<[[1, 5]]> : tensor<1x2xi64> loc("i")
+    // expected-error@unknown {{node 's' (ScatterElements, opset 16): index 5 is out of range for a dimension of size 5}}
+    %y = "onnx.ScatterElements"(%d, %i, %u) {axis = 1 : i64} : (tensor<1x5xf32>, tensor<1x2xi64>, tensor<1x2xf32>) -> tensor<1x5xf32> loc("s")
+    return %y : tensor<1x5xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("s"): node 's' (ScatterND, opset 16): reduction 'avg' is not supported; expected none, add, mul, max or min
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @scatter_nd_reduction(%d: tensor<4xf32>, %i: tensor<1x1xi64>, %u: tensor<1xf32>) -> tensor<4xf32> {
+    // expected-error@unknown {{node 's' (ScatterND, opset 16): reduction 'avg' is not supported}}
+    %y = "onnx.ScatterND"(%d, %i, %u) {reduction = "avg"} : (tensor<4xf32>, tensor<1x1xi64>, tensor<1xf32>) -> tensor<4xf32> loc("s")
+    return %y : tensor<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("c"): node 'c' (CumSum, opset 14): axis 2 is out of range for rank 2
+module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
+  func.func @cumsum_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %a = onnx.Initializer "a" dense<2> : tensor<i64> loc("a")
+    // expected-error@unknown {{node 'c' (CumSum, opset 14): axis 2 is out of range for rank 2}}
+    %y = "onnx.CumSum"(%x, %a) : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32> loc("c")
+    return %y : tensor<2x3xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("t"): node 't' (TopK, opset 11): k must be a compile-time constant (or the outputs must have a declared static shape); a run-time k is not supported
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @top_k_runtime(%x: tensor<3x4xf32>, %k: tensor<1xi64>) -> (tensor<*xf32>, tensor<*xi64>) {
+    // expected-error@unknown {{node 't' (TopK, opset 11): k must be a compile-time constant}}
+    %v, %i = "onnx.TopK"(%x, %k) : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<*xf32>, tensor<*xi64>) loc("t")
+    return %v, %i : tensor<*xf32>, tensor<*xi64>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("n"): node 'n' (NonZero, opset 13): an input that is not a compile-time constant needs the output's static shape declared in the model (it depends on the data); otherwise it is not supported
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @nonzero_undeclared(%x: tensor<2x2xf32>) -> tensor<*xi64> {
+    // expected-error@unknown {{node 'n' (NonZero, opset 13): an input that is not a compile-time constant needs the output's static shape}}
+    %y = "onnx.NonZero"(%x) : (tensor<2x2xf32>) -> tensor<*xi64> loc("n")
+    return %y : tensor<*xi64>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("k"): node 'k' (Compress, opset 11): a condition that is not a compile-time constant needs the output's static shape declared in the model (its size depends on the data); otherwise it is not supported
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @compress_undeclared(%x: tensor<3x2xf32>, %c: tensor<3xi1>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'k' (Compress, opset 11): a condition that is not a compile-time constant needs}}
+    %y = "onnx.Compress"(%x, %c) {axis = 0 : i64} : (tensor<3x2xf32>, tensor<3xi1>) -> tensor<*xf32> loc("k")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("u"): node 'u' (Unique, opset 11): Unique of an input that is not a compile-time constant needs the outputs' static shapes declared in the model (they depend on the data); otherwise it is not supported
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @unique_runtime(%x: tensor<6xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'u' (Unique, opset 11): Unique of an input that is not a compile-time constant needs the outputs' static shapes declared}}
+    %y:4 = "onnx.Unique"(%x) : (tensor<6xf32>) -> (tensor<*xf32>, tensor<*xi64>, tensor<*xi64>, tensor<*xi64>) loc("u")
+    return %y#0 : tensor<*xf32>
+  }
+}

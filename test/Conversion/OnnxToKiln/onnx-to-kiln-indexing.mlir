@@ -1,0 +1,220 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln | FileCheck %s
+
+// Scatter, gather_nd, scans and selection (lib/Conversion/OnnxToKiln/Indexing.cpp).
+
+// CHECK-LABEL: func.func @scatter_elements
+// CHECK-SAME: (%[[D:.+]]: tensor<1x5xf32>, %[[I:.+]]: tensor<1x2xi64>, %[[U:.+]]: tensor<1x2xf32>)
+// CHECK: %[[Y:.+]] = kiln.scatter_elements %[[D]], %[[I]], %[[U]] {axis = 1 : i64, reduction = "add"}
+// CHECK: return %[[Y]] : tensor<1x5xf32>
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @scatter_elements(%d: tensor<1x5xf32>, %i: tensor<1x2xi64>, %u: tensor<1x2xf32>) -> tensor<1x5xf32> {
+    %y = "onnx.ScatterElements"(%d, %i, %u) {axis = -1 : i64, reduction = "add"} : (tensor<1x5xf32>, tensor<1x2xi64>, tensor<1x2xf32>) -> tensor<1x5xf32> loc("s")
+    return %y : tensor<1x5xf32>
+  }
+}
+
+// -----
+
+// The deprecated Scatter is ScatterElements without reduction.
+// CHECK-LABEL: func.func @scatter_opset10
+// CHECK: kiln.scatter_elements %{{.+}}, %{{.+}}, %{{.+}} {axis = 0 : i64} :
+module attributes {onnx.opset_import = {ai.onnx = 10 : i64}} {
+  func.func @scatter_opset10(%d: tensor<3x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf32>) -> tensor<3x3xf32> {
+    %y = "onnx.Scatter"(%d, %i, %u) : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<3x3xf32> loc("s")
+    return %y : tensor<3x3xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @scatter_nd
+// CHECK: kiln.scatter_nd %{{.+}}, %{{.+}}, %{{.+}} {reduction = "mul"} : (tensor<4x4x4xf32>, tensor<2x1xi64>, tensor<2x4x4xf32>) -> tensor<4x4x4xf32>
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @scatter_nd(%d: tensor<4x4x4xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4x4xf32>) -> tensor<4x4x4xf32> {
+    %y = "onnx.ScatterND"(%d, %i, %u) {reduction = "mul"} : (tensor<4x4x4xf32>, tensor<2x1xi64>, tensor<2x4x4xf32>) -> tensor<4x4x4xf32> loc("s")
+    return %y : tensor<4x4x4xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_nd_batch
+// CHECK: kiln.gather_nd %{{.+}}, %{{.+}} {batch_dims = 1 : i64} : (tensor<2x2x2xi32>, tensor<2x1xi64>) -> tensor<2x2xi32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @gather_nd_batch(%d: tensor<2x2x2xi32>, %i: tensor<2x1xi64>) -> tensor<2x2xi32> {
+    %y = "onnx.GatherND"(%d, %i) {batch_dims = 1 : i64} : (tensor<2x2x2xi32>, tensor<2x1xi64>) -> tensor<2x2xi32> loc("g")
+    return %y : tensor<2x2xi32>
+  }
+}
+
+// -----
+
+// The axis stays an operand, constant or not.
+// CHECK-LABEL: func.func @cumsum
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf64>, %[[A:.+]]: tensor<i32>)
+// CHECK: kiln.cumsum %[[X]], %[[A]] {exclusive = true, reverse = true} : (tensor<2x3xf64>, tensor<i32>) -> tensor<2x3xf64>
+module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
+  func.func @cumsum(%x: tensor<2x3xf64>, %a: tensor<i32>) -> tensor<2x3xf64> {
+    %y = "onnx.CumSum"(%x, %a) {exclusive = 1 : i64, reverse = 1 : i64} : (tensor<2x3xf64>, tensor<i32>) -> tensor<2x3xf64> loc("c")
+    return %y : tensor<2x3xf64>
+  }
+}
+
+// -----
+
+// A constant k; smallest; the negative axis is normalized.
+// CHECK-LABEL: func.func @top_k_constant
+// CHECK: %[[V:.+]], %[[I:.+]] = kiln.top_k %{{.+}} {axis = 1 : i64, k = 2 : i64, largest = false} : tensor<3x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+// CHECK: return %[[V]], %[[I]]
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @top_k_constant(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
+    %k = onnx.Initializer "k" dense<2> : tensor<1xi64> loc("k")
+    %v, %i = "onnx.TopK"(%x, %k) {axis = -1 : i64, largest = 0 : i64} : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x2xf32>, tensor<3x2xi64>) loc("t")
+    return %v, %i : tensor<3x2xf32>, tensor<3x2xi64>
+  }
+}
+
+// -----
+
+// A run-time k: the declared output shape says k = 3.
+// CHECK-LABEL: func.func @top_k_declared
+// CHECK: kiln.top_k %{{.+}} {axis = 1 : i64, k = 3 : i64} :
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @top_k_declared(%x: tensor<3x4xf32>, %k: tensor<1xi64>) -> (tensor<3x3xf32>, tensor<3x3xi64>) {
+    %v, %i = "onnx.TopK"(%x, %k) {axis = 1 : i64} : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x3xf32>, tensor<3x3xi64>) loc("t")
+    return %v, %i : tensor<3x3xf32>, tensor<3x3xi64>
+  }
+}
+
+// -----
+
+// Hardmax 13: equal(argmax, iota) as the input type.
+// CHECK-LABEL: func.func @hardmax13
+// CHECK-DAG: %[[IOTA:.+]] = kiln.constant dense<[{{\[}}[0], [1], [2], [3]]]> : tensor<1x4x1xi64>
+// CHECK-DAG: %[[AM:.+]] = kiln.arg_max %{{.+}} {axis = 1 : i64} : tensor<3x4x5xf32> -> tensor<3x1x5xi64>
+// CHECK: %[[EQ:.+]] = kiln.equal %[[AM]], %[[IOTA]] : (tensor<3x1x5xi64>, tensor<1x4x1xi64>) -> tensor<3x4x5xi1>
+// CHECK: kiln.cast %[[EQ]] to f32 : tensor<3x4x5xi1> -> tensor<3x4x5xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @hardmax13(%x: tensor<3x4x5xf32>) -> tensor<3x4x5xf32> {
+    %y = "onnx.Hardmax"(%x) {axis = 1 : i64} : (tensor<3x4x5xf32>) -> tensor<3x4x5xf32> loc("h")
+    return %y : tensor<3x4x5xf32>
+  }
+}
+
+// -----
+
+// Hardmax 11 coerces to 2-D at the axis first.
+// CHECK-LABEL: func.func @hardmax11
+// CHECK: kiln.reshape %{{.+}} : tensor<3x4x5xf32> to tensor<3x20xf32>
+// CHECK: kiln.arg_max %{{.+}} {axis = 1 : i64
+// CHECK: kiln.reshape %{{.+}} : tensor<3x20xf32> to tensor<3x4x5xf32>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @hardmax11(%x: tensor<3x4x5xf32>) -> tensor<3x4x5xf32> {
+    %y = "onnx.Hardmax"(%x) : (tensor<3x4x5xf32>) -> tensor<3x4x5xf32> loc("h")
+    return %y : tensor<3x4x5xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reverse_sequence
+// CHECK: kiln.reverse_sequence %{{.+}}, %{{.+}} {batch_axis = 1 : i64, time_axis = 0 : i64}
+module attributes {onnx.opset_import = {ai.onnx = 10 : i64}} {
+  func.func @reverse_sequence(%x: tensor<4x4xf32>, %l: tensor<4xi64>) -> tensor<4x4xf32> {
+    %y = "onnx.ReverseSequence"(%x, %l) {batch_axis = 1 : i64, time_axis = 0 : i64} : (tensor<4x4xf32>, tensor<4xi64>) -> tensor<4x4xf32> loc("r")
+    return %y : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @det
+// CHECK: kiln.det %{{.+}} : tensor<3x2x2xf32> -> tensor<3xf32>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @det(%x: tensor<3x2x2xf32>) -> tensor<3xf32> {
+    %y = "onnx.Det"(%x) : (tensor<3x2x2xf32>) -> tensor<3xf32> loc("d")
+    return %y : tensor<3xf32>
+  }
+}
+
+// -----
+
+// A constant condition is a gather of the selected rows; entries past the
+// axis are ignored.
+// CHECK-LABEL: func.func @compress_constant
+// CHECK: %[[IDX:.+]] = kiln.constant dense<[0, 2]> : tensor<2xi64>
+// CHECK: kiln.gather %{{.+}}, %[[IDX]] {axis = 0 : i64} : (tensor<3x2xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @compress_constant(%x: tensor<3x2xf32>) -> tensor<2x2xf32> {
+    %c = onnx.Initializer "c" dense<[true, false, true, true]> : tensor<4xi1> loc("c")
+    %y = "onnx.Compress"(%x, %c) {axis = 0 : i64} : (tensor<3x2xf32>, tensor<4xi1>) -> tensor<2x2xf32> loc("k")
+    return %y : tensor<2x2xf32>
+  }
+}
+
+// -----
+
+// A run-time condition takes the declared shape; without an axis the input
+// is flattened.
+// CHECK-LABEL: func.func @compress_runtime
+// CHECK: %[[F:.+]] = kiln.reshape %{{.+}} : tensor<3x2xf32> to tensor<6xf32>
+// CHECK: kiln.compress %[[F]], %{{.+}} {axis = 0 : i64} : (tensor<6xf32>, tensor<5xi1>) -> tensor<2xf32>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @compress_runtime(%x: tensor<3x2xf32>, %c: tensor<5xi1>) -> tensor<2xf32> {
+    %y = "onnx.Compress"(%x, %c) : (tensor<3x2xf32>, tensor<5xi1>) -> tensor<2xf32> loc("k")
+    return %y : tensor<2xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @nonzero_constant
+// CHECK: kiln.constant dense<{{\[}}[0, 1, 1], [0, 0, 1]]> : tensor<2x3xi64>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @nonzero_constant() -> tensor<2x3xi64> {
+    %x = onnx.Initializer "x" dense<[[1.0, 0.0], [2.0, 3.0]]> : tensor<2x2xf32> loc("x")
+    %y = "onnx.NonZero"(%x) : (tensor<2x2xf32>) -> tensor<2x3xi64> loc("n")
+    return %y : tensor<2x3xi64>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @nonzero_runtime
+// CHECK: kiln.non_zero %{{.+}} : tensor<2x2xi1> -> tensor<2x3xi64>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @nonzero_runtime(%x: tensor<2x2xi1>) -> tensor<2x3xi64> {
+    %y = "onnx.NonZero"(%x) : (tensor<2x2xi1>) -> tensor<2x3xi64> loc("n")
+    return %y : tensor<2x3xi64>
+  }
+}
+
+// -----
+
+// Unique of a constant: computed at compile time (sorted by default); the
+// gather of the unique values folds.
+// CHECK-LABEL: func.func @unique_constant
+// CHECK-DAG: %[[Y:.+]] = kiln.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
+// CHECK-DAG: %[[FIRST:.+]] = kiln.constant dense<[2, 0, 1]> : tensor<3xi64>
+// CHECK-DAG: %[[INV:.+]] = kiln.constant dense<[1, 2, 0, 1]> : tensor<4xi64>
+// CHECK-DAG: %[[COUNTS:.+]] = kiln.constant dense<[1, 2, 1]> : tensor<3xi64>
+// CHECK: return %[[Y]], %[[FIRST]], %[[INV]], %[[COUNTS]] : tensor<3xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @unique_constant() -> (tensor<*xf32>, tensor<*xi64>, tensor<*xi64>, tensor<*xi64>) {
+    %x = onnx.Initializer "x" dense<[2.0, 3.0, 1.0, 2.0]> : tensor<4xf32> loc("x")
+    %y:4 = "onnx.Unique"(%x) : (tensor<4xf32>) -> (tensor<*xf32>, tensor<*xi64>, tensor<*xi64>, tensor<*xi64>) loc("u")
+    return %y#0, %y#1, %y#2, %y#3 : tensor<*xf32>, tensor<*xi64>, tensor<*xi64>, tensor<*xi64>
+  }
+}
+
+// -----
+
+// A run-time input: the declared shapes give the number of distinct slices.
+// CHECK-LABEL: func.func @unique_runtime_axis
+// CHECK: kiln.unique %{{.+}} {axis = 1 : i64} : tensor<2x4x2xf32> -> tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @unique_runtime_axis(%x: tensor<2x4x2xf32>) -> (tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>) {
+    %y:4 = "onnx.Unique"(%x) {axis = -2 : i64, sorted = 1 : i64} : (tensor<2x4x2xf32>) -> (tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>) loc("u")
+    return %y#0, %y#1, %y#2, %y#3 : tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>
+  }
+}
