@@ -655,6 +655,7 @@ def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
 // --- gather helper ---
