@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Build.h"
+#include "ShapeInputs.h"
 
 #include <numeric>
 
@@ -152,9 +153,12 @@ FailureOr<SmallVector<Value>> topK(OnnxNode &node) {
     }
     k = c->front();
   } else if (RankedTensorType declared = declaredStaticResult(node, 0)) {
-    // The outputs' static shape fixes k; the run-time value is not read.
-    if (declared.getRank() == type.getRank())
+    // The outputs' static shape fixes k; a guard checks the run-time value.
+    if (declared.getRank() == type.getRank()) {
       k = declared.getDimSize(*axis);
+      if (failed(guardEquals(node, 1, {*k}, "the k")))
+        return failure();
+    }
   }
   if (!k) {
     node.fail() << "k must be a compile-time constant (or the outputs must "
@@ -252,6 +256,51 @@ FailureOr<SmallVector<Value>> det(OnnxNode &node) {
   return one(build<DetOp>(node, *x));
 }
 
+/// Guards that `count` (a rank-0 f32 tensor computed from input `input`)
+/// is `expected`: the size the model declares for a data-dependent output.
+LogicalResult guardCount(OnnxNode &node, Value count, int64_t expected,
+                         unsigned input, StringRef what) {
+  auto t = RankedTensorType::get({}, node.builder.getF32Type());
+  Value want = ConstantOp::create(
+      node.builder, node.loc(), t,
+      DenseElementsAttr::get(t, node.builder.getF32FloatAttr((float)expected)));
+  FailureOr<Value> ok = build<EqualOp>(node, count, want);
+  if (failed(ok))
+    return failure();
+  guardInput(node, *ok, input,
+             "must give exactly " + Twine(expected) + " " + what +
+                 ": the output shape this model was compiled for");
+  return success();
+}
+
+/// The number of elements of `v` that are not zero (false), as a rank-0 f32.
+FailureOr<Value> countNonZero(OnnxNode &node, Value v) {
+  RankedTensorType t = typeOf(v);
+  Value nz = v;
+  if (!t.getElementType().isInteger(1)) {
+    auto zt = RankedTensorType::get({}, t.getElementType());
+    Attribute zero = isa<FloatType>(t.getElementType())
+                         ? Attribute(FloatAttr::get(t.getElementType(), 0.0))
+                         : Attribute(IntegerAttr::get(t.getElementType(), 0));
+    Value z = ConstantOp::create(node.builder, node.loc(), zt,
+                                 DenseElementsAttr::get(zt, zero));
+    FailureOr<Value> eq = build<EqualOp>(node, v, z);
+    if (failed(eq) || failed(eq = build<NotOp>(node, *eq)))
+      return failure();
+    nz = *eq;
+  }
+  FailureOr<Value> f = castTo(node, nz, node.builder.getF32Type());
+  if (failed(f))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    axes.push_back(d);
+  if (axes.empty())
+    return *f;
+  return build<ReduceSumOp>(node, *f, node.builder.getDenseI64ArrayAttr(axes),
+                            node.builder.getBoolAttr(false));
+}
+
 /// Compress 9, 11 (negative axis). A constant condition becomes a gather of
 /// the selected positions; a run-time one needs the output's declared
 /// static shape (its size along the axis depends on the data).
@@ -315,6 +364,25 @@ FailureOr<SmallVector<Value>> compress(OnnxNode &node) {
                    "size depends on the data); otherwise it is not supported";
     return failure();
   }
+  // The kernel fills the declared size; a guard checks that the condition
+  // selects exactly that many slices (conditions longer than the axis count
+  // only their first entries, as the kernel reads them).
+  Value selected = *cond;
+  int64_t axisLen = inType.getDimSize(axis);
+  if (typeOf(*cond).getDimSize(0) > axisLen) {
+    FailureOr<Value> head = build<SliceOp>(
+        node, *cond, node.builder.getDenseI64ArrayAttr({0}),
+        node.builder.getDenseI64ArrayAttr({axisLen}),
+        node.builder.getDenseI64ArrayAttr({1}));
+    if (failed(head))
+      return failure();
+    selected = *head;
+  }
+  FailureOr<Value> count = countNonZero(node, selected);
+  if (failed(count) ||
+      failed(guardCount(node, *count, declared.getDimSize(axis), 1,
+                        "selected slices")))
+    return failure();
   auto op = CompressOp::create(node.builder, node.loc(), declared, in, *cond,
                                node.builder.getI64IntegerAttr(axis));
   if (failed(finishBuild(node, op)))
@@ -375,6 +443,11 @@ FailureOr<SmallVector<Value>> nonZero(OnnxNode &node) {
                    "on the data); otherwise it is not supported";
     return failure();
   }
+  FailureOr<Value> count = countNonZero(node, *x);
+  if (failed(count) || declared.getRank() != 2 ||
+      failed(guardCount(node, *count, declared.getDimSize(1), 0,
+                        "non-zero elements")))
+    return failure();
   auto op = NonZeroOp::create(node.builder, node.loc(), declared, *x);
   if (failed(finishBuild(node, op)))
     return failure();
@@ -398,6 +471,48 @@ FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
                    "needs the outputs' static shapes declared in the model "
                    "(they depend on the data); otherwise it is not supported";
     return failure();
+  }
+  // Guard the number of distinct slices: slice i is a repeat when it equals
+  // an earlier one (an n x n comparison of the [n, rest] view).
+  {
+    int64_t n = type.getDimSize(axis);
+    int64_t rest = n ? type.getNumElements() / n : 0;
+    SmallVector<int64_t> perm{axis};
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis)
+        perm.push_back(d);
+    FailureOr<Value> rows = in;
+    if (axis != 0)
+      rows = build<TransposeOp>(node, in, node.builder.getDenseI64ArrayAttr(perm));
+    FailureOr<Value> a, bT;
+    if (failed(rows) || failed(a = reshapeTo(node, *rows, {n, 1, rest})) ||
+        failed(bT = reshapeTo(node, *rows, {1, n, rest})))
+      return failure();
+    FailureOr<Value> eq = build<EqualOp>(node, *a, *bT);
+    if (failed(eq) || failed(eq = castTo(node, *eq, node.builder.getF32Type())) ||
+        failed(eq = build<ReduceMinOp>(node, *eq,
+                                       node.builder.getDenseI64ArrayAttr({2}),
+                                       node.builder.getBoolAttr(false))))
+      return failure();
+    // Only earlier slices count: j < i.
+    SmallVector<float> lower(n * n, 0.0f);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < i; ++j)
+        lower[i * n + j] = 1.0f;
+    auto lt = RankedTensorType::get({n, n}, node.builder.getF32Type());
+    Value mask = ConstantOp::create(node.builder, node.loc(), lt,
+                                    DenseElementsAttr::get(lt, ArrayRef(lower)));
+    FailureOr<Value> rep = build<MulOp>(node, *eq, mask);
+    if (failed(rep) ||
+        failed(rep = build<ReduceMaxOp>(node, *rep,
+                                        node.builder.getDenseI64ArrayAttr({1}),
+                                        node.builder.getBoolAttr(false))) ||
+        failed(rep = build<ReduceSumOp>(node, *rep,
+                                        node.builder.getDenseI64ArrayAttr({0}),
+                                        node.builder.getBoolAttr(false))))
+      return failure();
+    if (failed(guardCount(node, *rep, n - *m, 0, "repeated slices")))
+      return failure();
   }
   Builder &b = node.builder;
   SmallVector<int64_t> shape(type.getShape());

@@ -76,8 +76,9 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
 
 // -----
 
-// A run-time k: the declared output shape says k = 3.
+// A run-time k: the declared output shape says k = 3, and a guard checks it.
 // CHECK-LABEL: func.func @top_k_declared
+// CHECK: kiln.guard %{{.+}} {message = "node 't' (TopK, opset 11): input {{.+}} must be [3]: the k this model was compiled for"}
 // CHECK: kiln.top_k %{{.+}} {axis = 1 : i64, k = 3 : i64} :
 module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
   func.func @top_k_declared(%x: tensor<3x4xf32>, %k: tensor<1xi64>) -> (tensor<3x3xf32>, tensor<3x3xi64>) {
@@ -154,10 +155,12 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
 
 // -----
 
-// A run-time condition takes the declared shape; without an axis the input
-// is flattened.
+// A run-time condition takes the declared shape and guards that it selects
+// that many slices; without an axis the input is flattened.
 // CHECK-LABEL: func.func @compress_runtime
 // CHECK: %[[F:.+]] = kiln.reshape %{{.+}} : tensor<3x2xf32> to tensor<6xf32>
+// CHECK: kiln.reduce_sum
+// CHECK: kiln.guard %{{.+}} {message = "node 'k' (Compress, opset 11): input {{.+}} must give exactly 2 selected slices: the output shape this model was compiled for"}
 // CHECK: kiln.compress %[[F]], %{{.+}} {axis = 0 : i64} : (tensor<6xf32>, tensor<5xi1>) -> tensor<2xf32>
 module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
   func.func @compress_runtime(%x: tensor<3x2xf32>, %c: tensor<5xi1>) -> tensor<2xf32> {
@@ -181,6 +184,7 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 // -----
 
 // CHECK-LABEL: func.func @nonzero_runtime
+// CHECK: kiln.guard %{{.+}} {message = "node 'n' (NonZero, opset 13): input {{.+}} must give exactly 3 non-zero elements: the output shape this model was compiled for"}
 // CHECK: kiln.non_zero %{{.+}} : tensor<2x2xi1> -> tensor<2x3xi64>
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @nonzero_runtime(%x: tensor<2x2xi1>) -> tensor<2x3xi64> {
@@ -209,8 +213,10 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
 
 // -----
 
-// A run-time input: the declared shapes give the number of distinct slices.
+// A run-time input: the declared shapes give the number of distinct slices;
+// a guard counts the repeated slices (4 - 3 = 1) at run time.
 // CHECK-LABEL: func.func @unique_runtime_axis
+// CHECK: kiln.guard %{{.+}} {message = "node 'u' (Unique, opset 11): input {{.+}} must give exactly 1 repeated slices: the output shape this model was compiled for"}
 // CHECK: kiln.unique %{{.+}} {axis = 1 : i64} : tensor<2x4x2xf32> -> tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>
 module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
   func.func @unique_runtime_axis(%x: tensor<2x4x2xf32>) -> (tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>) {
