@@ -41,6 +41,10 @@ inline FailureOr<SmallVector<Value>> one(FailureOr<Value> v) {
   return SmallVector<Value>{*v};
 }
 
+/// LogSoftmax along `axis` as (x - max) - log(sum(exp(x - max))): finite
+/// where log(softmax(x)) would underflow to -inf (Loss.cpp).
+FailureOr<Value> logSoftmax(OnnxNode &node, Value x, int64_t axis);
+
 /// Reshape to a static shape (no-op when it already has it); folded like
 /// build().
 FailureOr<Value> reshapeTo(OnnxNode &node, Value v, ArrayRef<int64_t> shape);

@@ -23,6 +23,21 @@ FailureOr<SmallVector<Value>> binary(OnnxNode &node) {
   return one(build<OpTy>(node, *a, *b));
 }
 
+/// Neg. Integer constants are negated here: they are shape arithmetic (an
+/// axis count turned into a ConstantOfShape input) that later nodes need as
+/// constants.
+FailureOr<SmallVector<Value>> negate(OnnxNode &node) {
+  if (std::optional<DenseElementsAttr> c = node.constantInput(0);
+      c && c->getElementType().isSignlessInteger() &&
+      !c->getElementType().isInteger(1)) {
+    DenseElementsAttr neg = c->mapValues(
+        c->getElementType(), [](const APInt &v) { return -v; });
+    Value r = ConstantOp::create(node.builder, node.loc(), neg.getType(), neg);
+    return SmallVector<Value>{r};
+  }
+  return unary<NegOp>(node);
+}
+
 /// Max, Min, Sum (opset 8+): variadic with broadcasting, folded left.
 template <typename OpTy>
 FailureOr<SmallVector<Value>> variadic(OnnxNode &node) {
@@ -598,7 +613,7 @@ void mlir::kiln::populateElementwiseConversions(
     t.push_back({"Exp", v, unary<ExpOp>});
     t.push_back({"Log", v, unary<LogOp>});
     t.push_back({"Sqrt", v, unary<SqrtOp>});
-    t.push_back({"Neg", v, unary<NegOp>});
+    t.push_back({"Neg", v, negate});
     t.push_back({"Abs", v, unary<AbsOp>});
   }
   for (int64_t v : {9, 13})

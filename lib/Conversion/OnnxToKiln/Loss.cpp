@@ -173,29 +173,6 @@ FailureOr<Value> negativeLogLikelihood(OnnxNode &node, Value logProb,
   return build<DivOp>(node, *sum, *total);
 }
 
-/// log(softmax(x)) along `axis` as (x - max) - log(sum(exp(x - max))): the
-/// same passes as kiln.softmax, but a class whose probability underflows
-/// still gets a finite log-probability (log(softmax) would give -inf and an
-/// infinite loss).
-FailureOr<Value> logSoftmax(OnnxNode &node, Value x, int64_t axis) {
-  auto &b = node.builder;
-  auto axes = b.getDenseI64ArrayAttr({axis});
-  FailureOr<Value> max = build<ReduceMaxOp>(node, x, axes, b.getBoolAttr(true));
-  if (failed(max))
-    return failure();
-  FailureOr<Value> shifted = build<SubOp>(node, x, *max);
-  if (failed(shifted))
-    return failure();
-  FailureOr<Value> logSum = build<ExpOp>(node, *shifted);
-  if (succeeded(logSum))
-    logSum = build<ReduceSumOp>(node, *logSum, axes, b.getBoolAttr(true));
-  if (succeeded(logSum))
-    logSum = build<LogOp>(node, *logSum);
-  if (failed(logSum))
-    return failure();
-  return build<SubOp>(node, *shifted, *logSum);
-}
-
 /// NegativeLogLikelihoodLoss 12, 13.
 FailureOr<SmallVector<Value>> nllLoss(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), target = node.rankedInput(1);
@@ -224,6 +201,30 @@ FailureOr<SmallVector<Value>> softmaxCrossEntropy(OnnxNode &node) {
   return SmallVector<Value>{*loss, node.resultUsed(1) ? *logProb : Value()};
 }
 } // namespace
+
+/// log(softmax(x)) along `axis` as (x - max) - log(sum(exp(x - max))): the
+/// same passes as kiln.softmax, but a class whose probability underflows
+/// still gets a finite log-probability (log(softmax) would give -inf and an
+/// infinite loss).
+FailureOr<Value> mlir::kiln::logSoftmax(OnnxNode &node, Value x,
+                                        int64_t axis) {
+  auto &b = node.builder;
+  auto axes = b.getDenseI64ArrayAttr({axis});
+  FailureOr<Value> max = build<ReduceMaxOp>(node, x, axes, b.getBoolAttr(true));
+  if (failed(max))
+    return failure();
+  FailureOr<Value> shifted = build<SubOp>(node, x, *max);
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> logSum = build<ExpOp>(node, *shifted);
+  if (succeeded(logSum))
+    logSum = build<ReduceSumOp>(node, *logSum, axes, b.getBoolAttr(true));
+  if (succeeded(logSum))
+    logSum = build<LogOp>(node, *logSum);
+  if (failed(logSum))
+    return failure();
+  return build<SubOp>(node, *shifted, *logSum);
+}
 
 void mlir::kiln::populateLossConversions(std::vector<OnnxConversion> &t) {
   for (int64_t v : {11, 13})

@@ -628,9 +628,9 @@ FailureOr<SmallVector<Value>> softmax(OnnxNode &node, bool log) {
     in = *flat;
     axis = 1;
   }
-  FailureOr<Value> y = build<SoftmaxOp>(node, in, node.builder.getI64IntegerAttr(*axis));
-  if (succeeded(y) && log)
-    y = build<LogOp>(node, *y);
+  FailureOr<Value> y =
+      log ? logSoftmax(node, in, *axis)
+          : build<SoftmaxOp>(node, in, node.builder.getI64IntegerAttr(*axis));
   if (failed(y))
     return failure();
   return one(reshapeTo(node, *y, type.getShape()));
@@ -642,14 +642,34 @@ void mlir::kiln::populateNNConversions(std::vector<OnnxConversion> &t) {
     t.push_back({"Conv", v, conv});
   for (int64_t v : {1, 8, 10, 11, 12})
     t.push_back({"MaxPool", v, [](OnnxNode &n) { return pool<MaxPool2DOp>(n, false); }});
-  for (int64_t v : {7, 10, 11})
+  // AveragePool 1 is 7 without count_include_pad (whose default is 0).
+  for (int64_t v : {1, 7, 10, 11})
     t.push_back({"AveragePool", v, [](OnnxNode &n) { return pool<AvgPool2DOp>(n, true); }});
   t.push_back({"GlobalAveragePool", 1, [](OnnxNode &n) { return globalPool(n, false); }});
   t.push_back({"GlobalMaxPool", 1, [](OnnxNode &n) { return globalPool(n, true); }});
+  // Before 7, is_test = 1 meant inference and spatial = 0 normalized every
+  // element separately; Kiln compiles the inference, spatial form.
+  for (int64_t v : {1, 6})
+    t.push_back({"BatchNormalization", v, [](OnnxNode &n) -> FailureOr<SmallVector<Value>> {
+                   if (n.intAttr("is_test", 0) != 1) {
+                     n.fail() << "is_test = 0 (training statistics) is not "
+                                 "supported; export the model in inference "
+                                 "(eval) mode";
+                     return failure();
+                   }
+                   if (n.intAttr("spatial", 1) != 1) {
+                     n.fail() << "spatial = 0 (per-element statistics) is not "
+                                 "supported";
+                     return failure();
+                   }
+                   return batchNorm(n);
+                 }});
   for (int64_t v : {7, 9, 14, 15})
     t.push_back({"BatchNormalization", v, batchNorm});
   t.push_back({"LayerNormalization", 17, layerNorm});
-  for (int64_t v : {7, 9, 11, 13})
+  // Gemm 1 and 6 differ from 7 by a `broadcast` attribute for C; a valid
+  // model without it already has C of the full [M, N] shape.
+  for (int64_t v : {1, 6, 7, 9, 11, 13})
     t.push_back({"Gemm", v, gemm});
   for (int64_t v : {1, 9, 13})
     t.push_back({"MatMul", v, matmul});

@@ -272,10 +272,13 @@ FailureOr<SmallVector<Value>> pad(OnnxNode &node) {
         intConstant)
       return padByGather(node, *x, mode, constPads);
   } else if (mode != "constant") {
-    node.fail() << "mode '" << mode
-                << "' is not supported before opset 11; only 'constant' "
-                   "padding is";
-    return failure();
+    // Opset 2: edge and reflect with the pads attribute.
+    std::optional<SmallVector<int64_t>> attrPads = node.intsAttr("pads");
+    if (!attrPads) {
+      node.fail() << "the pads attribute is required";
+      return failure();
+    }
+    return padByGather(node, *x, mode, attrPads);
   }
   std::optional<SmallVector<int64_t>> pads;
   double value = 0.0;

@@ -368,9 +368,14 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 // The default axis is -1 from opset 13 (1 before), normalized to rank - 1.
 // CHECK-LABEL: func.func @softmax_default_axis
 // CHECK: kiln.softmax %{{.+}} {axis = 2 : i64} : tensor<2x3x4xf32>
-// LogSoftmax is a softmax and a log.
-// CHECK: %[[S:.+]] = kiln.softmax %{{.+}} {axis = 2 : i64} : tensor<2x3x4xf32>
-// CHECK: kiln.log %[[S]] : tensor<2x3x4xf32>
+// LogSoftmax is (x - max) - log(sum(exp(x - max))): finite where
+// log(softmax(x)) would underflow to -inf.
+// CHECK: %[[M:.+]] = kiln.reduce_max %{{.+}} {axes = array<i64: 2>} : tensor<2x3x4xf32> -> tensor<2x3x1xf32>
+// CHECK: %[[D:.+]] = kiln.sub %{{.+}}, %[[M]]
+// CHECK: %[[E:.+]] = kiln.exp %[[D]]
+// CHECK: %[[S:.+]] = kiln.reduce_sum %[[E]] {axes = array<i64: 2>}
+// CHECK: %[[L:.+]] = kiln.log %[[S]]
+// CHECK: kiln.sub %[[D]], %[[L]]
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @softmax_default_axis(%x: tensor<2x3x4xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
     %y = "onnx.Softmax"(%x) : (tensor<2x3x4xf32>) -> tensor<*xf32> loc("softmax")
