@@ -21,7 +21,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--rtol", default="1e-3")
     ap.add_argument("--atol", default="1e-4")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     names = args.names or sorted(
         n for n in os.listdir(args.dir)
         if os.path.exists(os.path.join(args.dir, n, "model.onnx")))
