@@ -326,11 +326,74 @@ FailureOr<SmallVector<Value>> boolOp(OnnxNode &node, Fn fn) {
   return fn(node);
 }
 
+/// Evaluates an elementwise op on small integer (or bool) constants with
+/// numpy broadcasting, as shape arithmetic needs (torch's exports compute
+/// masks and shapes with Equal and Where on Shape results). Returns null
+/// when an input is not such a constant.
+Value foldSmallIntConstants(OnnxNode &node, ArrayRef<Value> inputs,
+                            Type resultElt,
+                            function_ref<APInt(ArrayRef<APInt>)> fn) {
+  SmallVector<DenseElementsAttr> cs;
+  SmallVector<SmallVector<APInt>> values;
+  int64_t rank = 0;
+  for (unsigned i = 0; i < inputs.size(); ++i) {
+    std::optional<DenseElementsAttr> c = node.constantInput(i);
+    if (!c || !c->getElementType().isSignlessInteger() ||
+        !c->getType().hasStaticShape() || c->getNumElements() > 4096)
+      return Value();
+    cs.push_back(*c);
+    values.emplace_back(c->getValues<APInt>());
+    rank = std::max<int64_t>(rank, c->getType().getRank());
+  }
+  SmallVector<int64_t> shape(rank, 1);
+  for (DenseElementsAttr c : cs) {
+    ArrayRef<int64_t> s = c.getType().getShape();
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t &o = shape[rank - s.size() + d];
+      if (s[d] != 1 && o != 1 && s[d] != o)
+        return Value();
+      if (s[d] != 1)
+        o = s[d];
+    }
+  }
+  auto type = RankedTensorType::get(shape, resultElt);
+  if (type.getNumElements() > 4096)
+    return Value();
+  SmallVector<APInt> out;
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t n = 0; n < type.getNumElements(); ++n) {
+    SmallVector<APInt> args;
+    for (auto [c, vals] : llvm::zip(cs, values)) {
+      ArrayRef<int64_t> s = c.getType().getShape();
+      int64_t flat = 0;
+      for (size_t d = 0; d < s.size(); ++d)
+        flat = flat * s[d] + (s[d] == 1 ? 0 : idx[rank - s.size() + d]);
+      args.push_back(c.isSplat() ? vals.front() : vals[flat]);
+    }
+    out.push_back(fn(args));
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return ConstantOp::create(node.builder, node.loc(), type,
+                            DenseElementsAttr::get(type, out));
+}
+
 /// Comparisons, whose operands must share an element type.
 template <typename OpTy> FailureOr<SmallVector<Value>> compare(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
   if (failed(a) || failed(b))
     return failure();
+  if constexpr (std::is_same_v<OpTy, EqualOp>) {
+    Type elt = cast<RankedTensorType>(a->getType()).getElementType();
+    if (elt == cast<RankedTensorType>(b->getType()).getElementType())
+      if (Value folded = foldSmallIntConstants(
+              node, {*a, *b}, node.builder.getI1Type(),
+              [](ArrayRef<APInt> v) { return APInt(1, v[0] == v[1]); }))
+        return SmallVector<Value>{folded};
+  }
   Type ta = cast<RankedTensorType>(a->getType()).getElementType();
   if (!isNumeric(ta)) {
     node.fail() << "comparing " << ta
@@ -346,6 +409,13 @@ FailureOr<SmallVector<Value>> where(OnnxNode &node) {
                    b = node.rankedInput(2);
   if (failed(c) || failed(a) || failed(b))
     return failure();
+  Type elt = cast<RankedTensorType>(a->getType()).getElementType();
+  if (elt == cast<RankedTensorType>(b->getType()).getElementType() &&
+      !elt.isInteger(1))
+    if (Value folded = foldSmallIntConstants(
+            node, {*c, *a, *b}, elt,
+            [](ArrayRef<APInt> v) { return v[0].isZero() ? v[2] : v[1]; }))
+      return SmallVector<Value>{folded};
   return one(build<WhereOp>(node, *c, *a, *b));
 }
 
@@ -380,6 +450,34 @@ FailureOr<SmallVector<Value>> mod(OnnxNode &node) {
                 << " is not supported; Kiln computes Mod on float and integer "
                    "tensors";
     return failure();
+  }
+  // Small signed-integer constants (shape arithmetic, such as the padding
+  // torch computes for windowed attention) are computed here so that the
+  // nodes that need them as constants get constants.
+  std::optional<DenseElementsAttr> ca = node.constantInput(0),
+                                   cb = node.constantInput(1);
+  auto ta = cast<RankedTensorType>(a->getType()),
+       tb = cast<RankedTensorType>(b->getType());
+  if (ca && cb && elt.isSignlessInteger() && !elt.isInteger(1) &&
+      ta.hasStaticShape() && tb.hasStaticShape() &&
+      tb.getNumElements() == 1 && ta.getNumElements() <= 64) {
+    APInt d = *cb->getValues<APInt>().begin();
+    if (!d.isZero()) {
+      SmallVector<APInt> out;
+      for (APInt x : ca->getValues<APInt>()) {
+        // srem has the dividend's sign (fmod = 1); fmod = 0 takes the
+        // divisor's, as Python's %.
+        APInt r = (x.isMinSignedValue() && d.isAllOnes())
+                      ? APInt(x.getBitWidth(), 0)
+                      : x.srem(d);
+        if (!fmod && !r.isZero() && (r.isNegative() != d.isNegative()))
+          r += d;
+        out.push_back(r);
+      }
+      DenseElementsAttr v = DenseElementsAttr::get(ta, out);
+      Value c = ConstantOp::create(node.builder, node.loc(), ta, v);
+      return SmallVector<Value>{c};
+    }
   }
   return one(build<ModOp>(node, *a, *b, node.builder.getBoolAttr(fmod)));
 }

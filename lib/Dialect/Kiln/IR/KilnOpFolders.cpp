@@ -92,12 +92,47 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
   results.add<ComposeReshapes>(context);
 }
 
-OpFoldResult TransposeOp::fold(FoldAdaptor) {
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   ArrayRef<int64_t> perm = getPerm();
+  bool identity = true;
   for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != (int64_t)i)
-      return {};
-  return getInput();
+    identity &= perm[i] == (int64_t)i;
+  if (identity)
+    return getInput();
+  // Small constants (shape arithmetic, e.g. torch's reversed pads) are
+  // transposed here; weights are left to the lowering, which transposes
+  // them once into the layout their consumer wants.
+  auto c = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+  auto resultType = dyn_cast<RankedTensorType>(getType());
+  if (!c || !resultType || !resultType.hasStaticShape())
+    return {};
+  if (c.isSplat())
+    return DenseElementsAttr::get(resultType, c.getSplatValue<Attribute>());
+  if (c.getNumElements() > 1024)
+    return {};
+  ArrayRef<int64_t> inShape = c.getType().getShape();
+  ArrayRef<int64_t> outShape = resultType.getShape();
+  int64_t rank = outShape.size();
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * inShape[d + 1];
+  SmallVector<Attribute> in(c.getValues<Attribute>());
+  SmallVector<Attribute> out;
+  out.reserve(in.size());
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t n = 0; n < c.getNumElements(); ++n) {
+    // Output element idx reads input element idx[perm^-1]: out[i] = in[perm[i]].
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      offset += idx[d] * inStrides[perm[d]];
+    out.push_back(in[offset]);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < outShape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(resultType, out);
 }
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
