@@ -248,6 +248,27 @@ FailureOr<int64_t> mlir::kiln::normalizeAxis(OnnxNode &node, int64_t axis,
   return axis < 0 ? axis + rank : axis;
 }
 
+FailureOr<int64_t> mlir::kiln::checkedGatherAxis(OnnxNode &node, Value data) {
+  auto type = cast<RankedTensorType>(data.getType());
+  if (type.getRank() == 0) {
+    node.fail() << "cannot gather from a scalar";
+    return failure();
+  }
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t n = type.getDimSize(*axis);
+  if (std::optional<SmallVector<int64_t>> c = node.constantInts(1))
+    for (int64_t i : *c)
+      if (n != ShapedType::kDynamic && (i < -n || i >= n)) {
+        node.fail() << "index " << i << " is out of range for axis " << *axis
+                    << " of size " << n;
+        return failure();
+      }
+  return axis;
+}
+
 FailureOr<SliceBounds>
 mlir::kiln::resolveSlice(OnnxNode &node, ArrayRef<int64_t> shape,
                          ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,

@@ -513,23 +513,9 @@ FailureOr<SmallVector<Value>> gather(OnnxNode &node) {
   FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1);
   if (failed(data) || failed(indices))
     return failure();
-  RankedTensorType type = typeOf(*data);
-  if (type.getRank() == 0) {
-    node.fail() << "cannot gather from a scalar";
-    return failure();
-  }
-  FailureOr<int64_t> axis =
-      normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
+  FailureOr<int64_t> axis = checkedGatherAxis(node, *data);
   if (failed(axis))
     return failure();
-  int64_t n = type.getDimSize(*axis);
-  if (std::optional<SmallVector<int64_t>> c = node.constantInts(1))
-    for (int64_t i : *c)
-      if (n != ShapedType::kDynamic && (i < -n || i >= n)) {
-        node.fail() << "index " << i << " is out of range for axis " << *axis
-                    << " of size " << n;
-        return failure();
-      }
   return one(build<GatherOp>(node, *data, *indices,
                              node.builder.getI64IntegerAttr(*axis)));
 }

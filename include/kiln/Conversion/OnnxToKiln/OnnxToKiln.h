@@ -102,6 +102,11 @@ bool inlineOnnxControlFlow(func::FuncOp func,
 /// failure when out of range.
 FailureOr<int64_t> normalizeAxis(OnnxNode &node, int64_t axis, int64_t rank);
 
+/// The `axis` attribute of a gather-like node over `data` (not a scalar),
+/// normalized; constant indices (input 1) outside [-n, n) are reported here,
+/// run-time ones are the op's to clamp.
+FailureOr<int64_t> checkedGatherAxis(OnnxNode &node, Value data);
+
 /// A static box of a tensor: kiln.slice's attributes, one entry per
 /// dimension.
 struct SliceBounds {

@@ -5,30 +5,16 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+#include "OpHelpers.h"
 
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
 
-static constexpr int64_t kDyn = ShapedType::kDynamic;
+using namespace mlir::kiln::detail;
 
 namespace {
-RankedTensorType rankedType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "[";
-  llvm::interleave(
-      shape, os, [&](int64_t d) { os << (d == kDyn ? "?" : std::to_string(d)); },
-      ",");
-  os << "]";
-  return s;
-}
-
 /// Dimensions agree unless one of them is unknown.
 bool sameDim(int64_t a, int64_t b) { return a == kDyn || b == kDyn || a == b; }
 
@@ -39,11 +25,6 @@ LogicalResult checkReduction(std::optional<Location> loc, StringRef r) {
   return success();
 }
 } // namespace
-
-#define KILN_COMPATIBLE(OP)                                                    \
-  bool OP::isCompatibleReturnTypes(TypeRange l, TypeRange r) {                 \
-    return areCompatibleTensorTypes(l, r);                                     \
-  }
 
 LogicalResult ScatterElementsOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,

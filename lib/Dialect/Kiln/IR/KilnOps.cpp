@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+#include "OpHelpers.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
@@ -13,7 +14,7 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-static constexpr int64_t kDyn = ShapedType::kDynamic;
+using namespace mlir::kiln::detail;
 
 bool mlir::kiln::areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs) {
   if (lhs.size() != rhs.size())
@@ -52,22 +53,6 @@ mlir::kiln::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
 }
 
 namespace {
-/// Ranked operand type; the ODS constraints guarantee rankedness.
-RankedTensorType rankedType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "[";
-  llvm::interleave(
-      shape, os, [&](int64_t d) { os << (d == kDyn ? "?" : std::to_string(d)); },
-      ",");
-  os << "]";
-  return s;
-}
-
 /// Output length of a sliding window (convolution or pooling).
 int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride,
                      int64_t dilation, int64_t padBegin, int64_t padEnd,
@@ -102,11 +87,6 @@ LogicalResult checkWindowAttrs(std::optional<Location> loc, StringRef what,
   return success();
 }
 } // namespace
-
-#define KILN_COMPATIBLE(OP)                                                    \
-  bool OP::isCompatibleReturnTypes(TypeRange l, TypeRange r) {                 \
-    return areCompatibleTensorTypes(l, r);                                     \
-  }
 
 //===----------------------------------------------------------------------===//
 // Constants and data movement
