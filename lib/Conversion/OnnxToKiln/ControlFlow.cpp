@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -395,20 +396,34 @@ private:
     }
     std::optional<int64_t> trips =
         node.input(0) ? constantInt(node.input(0)) : std::nullopt;
-    if (!trips) {
-      node.fail() << "the trip count M must be a compile-time constant; "
-                     "loops with a run-time or missing trip count are not "
-                     "supported (Kiln unrolls loops)";
-      return failure();
-    }
     Value cond = node.input(1);
-    if (cond) {
-      std::optional<int64_t> c = constantInt(cond);
-      if (!c || *c == 0) {
-        node.fail() << "a loop condition that is not a constant true is not "
-                       "supported (Kiln unrolls loops to their trip count)";
+    std::optional<int64_t> constCondIn =
+        cond ? constantInt(cond) : std::optional<int64_t>(1);
+    // A run-time trip count or condition: the length the model declares for
+    // a scan output fixes the trip count, and a guard checks at run time
+    // that M equals it and that the condition is true.
+    bool guarded = false;
+    if (!trips || !constCondIn) {
+      int64_t n = (int64_t)op->getNumOperands() - 2;
+      for (unsigned r = std::max<int64_t>(n, 0); r < op->getNumResults(); ++r)
+        if (auto t = dyn_cast<RankedTensorType>(op->getResult(r).getType()))
+          if (t.getRank() >= 1 && !t.isDynamicDim(0)) {
+            if (!trips)
+              trips = t.getDimSize(0);
+            guarded = true;
+            break;
+          }
+      if (!guarded) {
+        node.fail() << "the trip count M must be a compile-time constant, or "
+                       "a scan output must have a declared static length; "
+                       "loops with a run-time trip count are not supported "
+                       "otherwise (Kiln unrolls loops)";
         return failure();
       }
+    } else if (*constCondIn == 0) {
+      node.fail() << "a loop whose condition is a constant false runs no "
+                     "iteration; that is not supported";
+      return failure();
     }
     // The body must not be able to stop early: its condition output is its
     // condition input (directly or through Identity) or a constant true.
@@ -446,6 +461,38 @@ private:
       return failure();
     }
     Location loc = node.loc();
+    if (guarded) {
+      auto i1 = [&](Value like) {
+        auto t = dyn_cast<RankedTensorType>(like.getType());
+        return t ? RankedTensorType::get(t.getShape(), b.getI1Type())
+                 : RankedTensorType::get({}, b.getI1Type());
+      };
+      Value ok;
+      if (node.input(0) && !constantInt(node.input(0))) {
+        Value m = node.input(0);
+        OperationState eq(loc, "onnx.Equal");
+        eq.addOperands({m, i64Constant(loc, *trips, false)});
+        eq.addTypes(i1(m));
+        ok = b.create(eq)->getResult(0);
+      }
+      if (cond && !constantInt(cond)) {
+        if (ok) {
+          OperationState both(loc, "onnx.And");
+          both.addOperands({ok, cond});
+          both.addTypes(i1(ok));
+          ok = b.create(both)->getResult(0);
+        } else {
+          ok = cond;
+        }
+      }
+      if (ok)
+        GuardOp::create(b, loc, ok,
+                        b.getStringAttr(node.describe() +
+                                        ": the trip count M must be " +
+                                        std::to_string(*trips) +
+                                        " and the condition true: the scan "
+                                        "length this model was compiled for"));
+    }
     Value trueV = boolConstant(loc, true);
     SmallVector<Value> carried(op->getOperands().drop_front(2));
     SmallVector<SmallVector<Value>> perStep(k);

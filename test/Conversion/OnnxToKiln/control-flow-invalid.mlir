@@ -1,10 +1,11 @@
 // RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln -verify-diagnostics
 
-// Loops are unrolled: the trip count must be a constant.
+// Loops are unrolled: the trip count must be a constant (or be fixed by a
+// scan output's declared length, see control-flow-guard.mlir).
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @runtime_trips(%m: tensor<i64>, %x: tensor<3xf32>) -> tensor<*xf32> {
     %none = onnx.NoValue
-    // expected-error@unknown {{node 'loop' (Loop, opset 13): the trip count M must be a compile-time constant; loops with a run-time or missing trip count are not supported}}
+    // expected-error@unknown {{node 'loop' (Loop, opset 13): the trip count M must be a compile-time constant, or a scan output must have a declared static length; loops with a run-time trip count are not supported otherwise}}
     %r = "onnx.Loop"(%m, %none, %x) ({
     ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
       "onnx.Yield"(%c, %v) : (tensor<i1>, tensor<3xf32>) -> ()

@@ -1,0 +1,22 @@
+// RUN: kiln-opt %s --kiln-convert-onnx-to-kiln | FileCheck %s
+
+// A run-time trip count: the scan output's declared length (3) fixes the
+// unrolling, and a guard checks at run time that M is 3 and cond is true.
+
+// CHECK-LABEL: func.func @runtime_trips
+// CHECK: %[[EQ:.+]] = kiln.equal %arg0, %{{.+}} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+// CHECK: %[[OK:.+]] = kiln.and %[[EQ]], %arg1
+// CHECK: kiln.guard %[[OK]] {message = "node 'loop' (Loop, opset 13): the trip count M must be 3 and the condition true: the scan length this model was compiled for"}
+// CHECK-COUNT-3: kiln.add
+// CHECK: kiln.concat {{.+}} -> tensor<3x2xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @runtime_trips(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+    %r:2 = "onnx.Loop"(%m, %c, %x) ({
+    ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+      %co = "onnx.Identity"(%ci) : (tensor<i1>) -> tensor<i1>
+      %n = "onnx.Add"(%v, %v) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      "onnx.Yield"(%co, %n, %n) : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) loc("loop")
+    return %r#0, %r#1 : tensor<2xf32>, tensor<3x2xf32>
+  }
+}
