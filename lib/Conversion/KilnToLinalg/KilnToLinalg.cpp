@@ -133,6 +133,25 @@ Value mlir::kiln::mappedGeneric(OpBuilder &b, Location loc,
   return generic.getResult(0);
 }
 
+Value mlir::kiln::clampIndex(OpBuilder &b, Location loc, Value i, int64_t n,
+                             Value *inRange) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value size = arith::ConstantIndexOp::create(b, loc, n);
+  Value last = arith::ConstantIndexOp::create(b, loc, n - 1);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
+  Value w = arith::SelectOp::create(b, loc, negative,
+                                    arith::AddIOp::create(b, loc, i, size), i);
+  Value clamped = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, w, zero), last);
+  if (inRange)
+    *inRange = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, w, zero),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, w, size));
+  return clamped;
+}
+
 AffineMap mlir::kiln::broadcastMap(OpBuilder &b, RankedTensorType t,
                                    ArrayRef<int64_t> shape) {
   int64_t rank = shape.size();

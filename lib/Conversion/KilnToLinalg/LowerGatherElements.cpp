@@ -20,15 +20,7 @@ Value lowerGatherElementsOp(OpBuilder &b, GatherElementsOp op) {
       b.getMultiDimIdentityMap(rank),
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
         Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
-        Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-        Value size = arith::ConstantIndexOp::create(nb, nl, n);
-        Value last = arith::ConstantIndexOp::create(nb, nl, n - 1);
-        Value negative =
-            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, zero);
-        i = arith::SelectOp::create(nb, nl, negative,
-                                    arith::AddIOp::create(nb, nl, i, size), i);
-        i = arith::MinSIOp::create(
-            nb, nl, arith::MaxSIOp::create(nb, nl, i, zero), last);
+        i = clampIndex(nb, nl, i, n);
         SmallVector<Value> at;
         for (int64_t d = 0; d < rank; ++d)
           at.push_back(d == axis ? i : linalg::IndexOp::create(nb, nl, d));

@@ -84,23 +84,6 @@ Value readIndex(OpBuilder &b, Location loc, Value tensor, ValueRange at) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
 }
 
-/// ONNX index semantics on a dimension of size `n` (> 0): negative counts
-/// from the end. Returns the position clamped into [0, n) and whether the
-/// index was in range.
-std::pair<Value, Value> wrapIndex(OpBuilder &b, Location loc, Value i,
-                                  int64_t n) {
-  Value zero = cIdx(b, loc, 0), size = cIdx(b, loc, n);
-  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
-  Value w = arith::SelectOp::create(b, loc, negative,
-                                    arith::AddIOp::create(b, loc, i, size), i);
-  Value ok = arith::AndIOp::create(
-      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, w, zero),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, w, size));
-  Value clamped = arith::MinSIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, w, zero), cIdx(b, loc, n - 1));
-  return {clamped, ok};
-}
-
 Value minIdx(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MinSIOp::create(b, loc, x, y);
 }
@@ -149,8 +132,9 @@ Value lowerScatterElements(OpBuilder &b, ScatterElementsOp op) {
   return loopNest(
       b, loc, op.getUpdates().getType().getShape(), out,
       [&](OpBuilder &nb, Location nl, ValueRange ivs, ValueRange args) {
-        auto [pos, ok] =
-            wrapIndex(nb, nl, readIndex(nb, nl, op.getIndices(), ivs), n);
+        Value ok;
+        Value pos = clampIndex(
+            nb, nl, readIndex(nb, nl, op.getIndices(), ivs), n, &ok);
         Ivs at(ivs);
         at[axis] = pos;
         Value u = tensor::ExtractOp::create(nb, nl, op.getUpdates(), ivs);
@@ -176,8 +160,9 @@ Value lowerScatterND(OpBuilder &b, ScatterNDOp op) {
         for (int64_t j = 0; j < q; ++j) {
           Ivs at(ivs);
           at.push_back(cIdx(nb, nl, j));
-          auto [pos, inRange] = wrapIndex(
-              nb, nl, readIndex(nb, nl, op.getIndices(), at), data.getDimSize(j));
+          Value inRange;
+          Value pos = clampIndex(nb, nl, readIndex(nb, nl, op.getIndices(), at),
+                                 data.getDimSize(j), &inRange);
           prefix.push_back(pos);
           ok = arith::AndIOp::create(nb, nl, ok, inRange);
         }
@@ -212,10 +197,9 @@ Value lowerGatherND(OpBuilder &b, GatherNDOp op) {
         for (int64_t j = 0; j < q; ++j) {
           Ivs from(ArrayRef<Value>(out).take_front(positions));
           from.push_back(cIdx(nb, nl, j));
-          at.push_back(wrapIndex(nb, nl,
-                                 readIndex(nb, nl, op.getIndices(), from),
-                                 data.getDimSize(batch + j))
-                           .first);
+          at.push_back(clampIndex(nb, nl,
+                                  readIndex(nb, nl, op.getIndices(), from),
+                                  data.getDimSize(batch + j)));
         }
         llvm::append_range(at, ArrayRef<Value>(out).drop_front(positions));
         return tensor::ExtractOp::create(nb, nl, op.getData(), at);

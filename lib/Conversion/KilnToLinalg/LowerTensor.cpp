@@ -50,15 +50,7 @@ Value lowerGather(OpBuilder &b, GatherOp op) {
       b, loc, type.getShape(), type.getElementType(), op.getIndices(), idxMap,
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
         Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
-        Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-        Value size = arith::ConstantIndexOp::create(nb, nl, n);
-        Value last = arith::ConstantIndexOp::create(nb, nl, n - 1);
-        Value negative =
-            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, zero);
-        i = arith::SelectOp::create(nb, nl, negative,
-                                    arith::AddIOp::create(nb, nl, i, size), i);
-        i = arith::MinSIOp::create(
-            nb, nl, arith::MaxSIOp::create(nb, nl, i, zero), last);
+        i = clampIndex(nb, nl, i, n);
         SmallVector<Value> at;
         for (int64_t d = 0; d < axis; ++d)
           at.push_back(linalg::IndexOp::create(nb, nl, d));

@@ -74,6 +74,13 @@ Value reduced(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
               const std::function<Value(OpBuilder &, Location, Value, Value)>
                   &combine);
 
+/// ONNX index semantics on a dimension of size `n` (> 0) for an index `i`
+/// (of index type): negative counts from the end. Returns the position
+/// clamped into [0, n), never outside the data; `inRange`, when asked for,
+/// gets whether `i` was a valid index.
+Value clampIndex(OpBuilder &b, Location loc, Value i, int64_t n,
+                 Value *inRange = nullptr);
+
 /// Lowers one kiln op; returns the replacement value or failure (after
 /// emitting a diagnostic on the op).
 FailureOr<Value> lowerElementwise(OpBuilder &b, Operation *op);

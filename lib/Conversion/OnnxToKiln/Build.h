@@ -41,6 +41,12 @@ inline FailureOr<SmallVector<Value>> one(FailureOr<Value> v) {
   return SmallVector<Value>{*v};
 }
 
+/// A constant of `type` with every element `value`: floats rounded to
+/// nearest even in the element type, integers truncated toward zero.
+Value splatConstant(OnnxNode &node, RankedTensorType type, double value);
+/// The rank-0 splatConstant of element type `elt`.
+Value scalarConstant(OnnxNode &node, Type elt, double value);
+
 /// LogSoftmax along `axis` as (x - max) - log(sum(exp(x - max))): finite
 /// where log(softmax(x)) would underflow to -inf (Loss.cpp).
 FailureOr<Value> logSoftmax(OnnxNode &node, Value x, int64_t axis);

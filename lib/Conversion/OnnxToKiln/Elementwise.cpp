@@ -482,24 +482,6 @@ FailureOr<SmallVector<Value>> mod(OnnxNode &node) {
   return one(build<ModOp>(node, *a, *b, node.builder.getBoolAttr(fmod)));
 }
 
-/// A constant of `type` with every element `value` (integers truncated).
-Value splatConstant(OnnxNode &node, RankedTensorType type, double value) {
-  Type elt = type.getElementType();
-  Attribute a;
-  if (isa<FloatType>(elt))
-    a = FloatAttr::get(elt, value);
-  else
-    a = IntegerAttr::get(elt, APInt(elt.getIntOrFloatBitWidth(),
-                                    (uint64_t)(int64_t)value,
-                                    /*isSigned=*/true, /*implicitTrunc=*/true));
-  return ConstantOp::create(node.builder, node.loc(), type,
-                            DenseElementsAttr::get(type, a));
-}
-
-Value scalarConstant(OnnxNode &node, Type elt, double value) {
-  return splatConstant(node, RankedTensorType::get({}, elt), value);
-}
-
 Type elementOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
 }

@@ -40,13 +40,7 @@ public:
     return *v;
   }
   Value c(double v) {
-    auto type = RankedTensorType::get({}, elt);
-    APFloat f(v);
-    bool lost;
-    f.convert(cast<FloatType>(elt).getFloatSemantics(),
-              APFloat::rmNearestTiesToEven, &lost);
-    return ConstantOp::create(node.builder, node.loc(), type,
-                              DenseElementsAttr::get(type, f));
+    return scalarConstant(node, elt, v);
   }
   Value add(Value a, Value b) { return op<AddOp>(a, b); }
   Value sub(Value a, Value b) { return op<SubOp>(a, b); }

@@ -15,16 +15,6 @@ using namespace mlir::kiln;
 namespace {
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-/// A rank-0 constant of element type `elt` (float or integer).
-Value scalarConstant(OnnxNode &node, Type elt, double value) {
-  auto type = RankedTensorType::get({}, elt);
-  Attribute a = isa<FloatType>(elt)
-                    ? Attribute(node.builder.getFloatAttr(elt, value))
-                    : Attribute(node.builder.getIntegerAttr(elt, (int64_t)value));
-  auto dense = DenseElementsAttr::get(type, a);
-  return ConstantOp::create(node.builder, node.loc(), type, dense);
-}
-
 /// 0, 1, ..., rank - 1.
 SmallVector<int64_t> allAxes(int64_t rank) {
   SmallVector<int64_t> axes;

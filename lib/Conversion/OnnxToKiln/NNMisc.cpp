@@ -20,16 +20,6 @@ RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 bool isAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-/// A rank-0 constant of a float element type.
-Value scalarOf(OnnxNode &node, Type elt, double v) {
-  auto type = RankedTensorType::get({}, elt);
-  APFloat f(v);
-  bool lost;
-  f.convert(cast<FloatType>(elt).getFloatSemantics(),
-            APFloat::rmNearestTiesToEven, &lost);
-  return ConstantOp::create(node.builder, node.loc(), type,
-                            DenseElementsAttr::get(type, f));
-}
 
 FailureOr<Value> floatInput(OnnxNode &node, unsigned i) {
   FailureOr<Value> v = node.rankedInput(i);
@@ -59,7 +49,7 @@ FailureOr<Value> normalize(OnnxNode &node, Value x, ArrayRef<int64_t> axes,
   if (failed(centered) || failed(sq = build<MulOp>(node, *centered, *centered)) ||
       failed(var = build<ReduceMeanOp>(node, *sq, axesAttr, b.getBoolAttr(true))))
     return failure();
-  Value e = scalarOf(node, elt, eps);
+  Value e = scalarConstant(node, elt, eps);
   if (epsOutside) {
     if (failed(y = build<SqrtOp>(node, *var)) || failed(y = build<AddOp>(node, *y, e)))
       return failure();
@@ -147,9 +137,9 @@ FailureOr<SmallVector<Value>> lrn(OnnxNode &node) {
   }
   double alpha = node.floatAttr("alpha", 1e-4f), beta = node.floatAttr("beta", 0.75f),
          bias = node.floatAttr("bias", 1.0f);
-  FailureOr<Value> d = build<MulOp>(node, sum, scalarOf(node, elt, alpha / size));
-  if (failed(d) || failed(d = build<AddOp>(node, *d, scalarOf(node, elt, bias))) ||
-      failed(d = build<PowOp>(node, *d, scalarOf(node, elt, beta))))
+  FailureOr<Value> d = build<MulOp>(node, sum, scalarConstant(node, elt, alpha / size));
+  if (failed(d) || failed(d = build<AddOp>(node, *d, scalarConstant(node, elt, bias))) ||
+      failed(d = build<PowOp>(node, *d, scalarConstant(node, elt, beta))))
     return failure();
   return one(build<DivOp>(node, *x, *d));
 }

@@ -248,6 +248,24 @@ FailureOr<int64_t> mlir::kiln::normalizeAxis(OnnxNode &node, int64_t axis,
   return axis < 0 ? axis + rank : axis;
 }
 
+Value mlir::kiln::splatConstant(OnnxNode &node, RankedTensorType type,
+                                double value) {
+  Type elt = type.getElementType();
+  Attribute a;
+  if (isa<FloatType>(elt))
+    a = FloatAttr::get(elt, value);
+  else
+    a = IntegerAttr::get(elt, APInt(elt.getIntOrFloatBitWidth(),
+                                    (uint64_t)(int64_t)value,
+                                    /*isSigned=*/true, /*implicitTrunc=*/true));
+  return ConstantOp::create(node.builder, node.loc(), type,
+                            DenseElementsAttr::get(type, a));
+}
+
+Value mlir::kiln::scalarConstant(OnnxNode &node, Type elt, double value) {
+  return splatConstant(node, RankedTensorType::get({}, elt), value);
+}
+
 FailureOr<int64_t> mlir::kiln::checkedGatherAxis(OnnxNode &node, Value data) {
   auto type = cast<RankedTensorType>(data.getType());
   if (type.getRank() == 0) {

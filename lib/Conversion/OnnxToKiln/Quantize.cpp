@@ -17,19 +17,6 @@ namespace {
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 Type elementOf(Value v) { return typeOf(v).getElementType(); }
 
-Value scalarConstant(OnnxNode &node, Type elt, double value) {
-  auto type = RankedTensorType::get({}, elt);
-  Attribute a;
-  if (isa<FloatType>(elt))
-    a = FloatAttr::get(elt, value);
-  else
-    a = IntegerAttr::get(elt, APInt(elt.getIntOrFloatBitWidth(),
-                                    (uint64_t)(int64_t)value,
-                                    /*isSigned=*/true, /*implicitTrunc=*/true));
-  return ConstantOp::create(node.builder, node.loc(), type,
-                            DenseElementsAttr::get(type, a));
-}
-
 FailureOr<Value> castTo(OnnxNode &node, FailureOr<Value> v, Type to) {
   if (failed(v))
     return failure();

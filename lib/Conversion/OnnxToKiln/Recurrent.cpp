@@ -47,13 +47,7 @@ public:
     return check(build<OpTy>(node, std::forward<Args>(args)...));
   }
   Value scalar(double v) {
-    auto type = RankedTensorType::get({}, elt);
-    APFloat f(v);
-    bool lost;
-    f.convert(cast<FloatType>(elt).getFloatSemantics(),
-              APFloat::rmNearestTiesToEven, &lost);
-    return ConstantOp::create(node.builder, node.loc(), type,
-                              DenseElementsAttr::get(type, f));
+    return scalarConstant(node, elt, v);
   }
   Value add(Value a, Value b) { return op<AddOp>(a, b); }
   Value sub(Value a, Value b) { return op<SubOp>(a, b); }

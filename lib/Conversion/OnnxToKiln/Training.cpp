@@ -22,10 +22,7 @@ public:
   explicit Expr(OnnxNode &node) : node(node) {}
 
   Value scalar(double v) {
-    auto type = RankedTensorType::get({}, node.builder.getF32Type());
-    return ConstantOp::create(
-        node.builder, node.loc(), type,
-        DenseElementsAttr::get(type, node.builder.getF32FloatAttr(v)));
+    return scalarConstant(node, node.builder.getF32Type(), v);
   }
   template <typename OpTy> Value op(Value a, Value b) {
     if (!ok || !a || !b)

@@ -657,7 +657,7 @@ LogicalResult SoftmaxOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// --- loss helper ---
+// GatherElements
 //===----------------------------------------------------------------------===//
 
 LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,

@@ -574,7 +574,9 @@ def Kiln_SoftmaxOp : Kiln_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-// --- loss helper ---
+//===----------------------------------------------------------------------===//
+// Per-element gathers (lowered in LowerGatherElements.cpp)
+//===----------------------------------------------------------------------===//
 
 def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Kiln_Inferred]> {
   let summary = "picks one element per index along one axis (ONNX GatherElements)";
@@ -596,7 +598,9 @@ def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Kiln_Inferred]> {
   let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
-// --- ints helper ---
+//===----------------------------------------------------------------------===//
+// Integer bit operations
+//===----------------------------------------------------------------------===//
 
 def Kiln_IntTensor : RankedTensorOf<[AnySignlessInteger, AnyUnsignedInteger]>;
 
@@ -618,7 +622,9 @@ def Kiln_BitShiftOp : Kiln_Op<"bitshift", [Kiln_Inferred]> {
 }
 
 
-// --- shape helper ---
+//===----------------------------------------------------------------------===//
+// Run-time shape checks and broadcasting (lowered in LowerShapeOps.cpp)
+//===----------------------------------------------------------------------===//
 
 def Kiln_GuardOp : Kiln_Op<"guard", [MemoryEffects<[MemWrite]>]> {
   let summary = "a run-time check that every element of a bool tensor is true";
@@ -658,7 +664,6 @@ def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
   let hasVerifier = 1;
 }
 
-// --- gather helper ---
 //===----------------------------------------------------------------------===//
 // Indexing, scanning and selection (lowered in LowerIndexing.cpp)
 //===----------------------------------------------------------------------===//
