@@ -98,7 +98,8 @@ struct Abi {
 
 class Model {
 public:
-  explicit Model(std::string path) : path_(std::move(path)) {}
+  Model(std::string path, int threads)
+      : path_(std::move(path)), threads_(threads) {}
   ~Model() {
     if (session_)
       abi_.sessionDestroy(session_);
@@ -126,6 +127,7 @@ private:
   std::vector<py::array> execute(const std::vector<py::array> &inputs);
 
   std::string path_, name_;
+  int threads_ = 1; // kiln_session_options.num_threads
   void *handle_ = nullptr;
   Abi abi_{};
   kiln_session *session_ = nullptr;
@@ -204,7 +206,10 @@ void Model::load() {
   info_["batch_sizes"] = batchSizes;
 
   // The session checks the CPU's features, so an unsupported ISA fails here.
-  checkStatus(abi_.sessionCreate(nullptr, &session_),
+  kiln_session_options options = {};
+  options.struct_size = sizeof(options);
+  options.num_threads = threads_;
+  checkStatus(abi_.sessionCreate(&options, &session_),
               "cannot create a session for '" + path_ + "'");
 }
 
@@ -339,7 +344,10 @@ std::string Model::repr() const {
          " outputs=" + list(outputs_) + " path='" + path_ + "'>";
 }
 
-std::unique_ptr<Model> loadModel(const py::object &soPath) {
+std::unique_ptr<Model> loadModel(const py::object &soPath, int threads) {
+  if (threads < 1)
+    throw py::value_error("load(): threads must be at least 1, got " +
+                          std::to_string(threads));
   py::module_ os = py::module_::import("os");
   if (!py::isinstance<py::str>(soPath) && !py::isinstance<py::bytes>(soPath) &&
       !py::hasattr(soPath, "__fspath__"))
@@ -350,7 +358,7 @@ std::unique_ptr<Model> loadModel(const py::object &soPath) {
   std::string path = os.attr("path")
                          .attr("abspath")(os.attr("fsdecode")(soPath))
                          .cast<std::string>();
-  auto model = std::make_unique<Model>(path);
+  auto model = std::make_unique<Model>(path, threads);
   model->load();
   return model;
 }
@@ -385,11 +393,12 @@ void defineModel(py::module_ &m) {
       .def_property_readonly("path", &Model::path)
       .def("__repr__", &Model::repr);
 
-  m.def("load", &loadModel, py::arg("so_path"),
-        R"(load(so_path) -> Model
+  m.def("load", &loadModel, py::arg("so_path"), py::arg("threads") = 1,
+        R"(load(so_path, threads=1) -> Model
 
 Loads a model.so written by kiln.compile() or kiln-compile and creates one
-session. Raises kiln.Error when the file is not a loadable Kiln model or this
+session that runs on `threads` threads (1: the calling thread only; more
+starts threads - 1 workers that share each parallel loop with the caller). Raises kiln.Error when the file is not a loadable Kiln model or this
 CPU lacks an instruction set the model was compiled for (code
 'UNSUPPORTED_ISA').)");
 

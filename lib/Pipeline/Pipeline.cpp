@@ -60,7 +60,7 @@ std::string codegenPipeline(int64_t vectorWidth) {
          "canonicalize,"
          "buffer-results-to-out-params{hoist-static-allocs "
          "modify-public-functions},"
-         "canonicalize,cse,kiln-arena-allocation,"
+         "canonicalize,cse,kiln-arena-allocation,kiln-cpu-outline-parallel-loops,"
          "func.func(convert-linalg-to-loops),canonicalize,"
          "convert-vector-to-scf{full-unroll=true},lower-affine,"
          "convert-scf-to-cf,canonicalize,convert-vector-to-llvm,"
@@ -68,7 +68,8 @@ std::string codegenPipeline(int64_t vectorWidth) {
          "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
          "convert-index-to-llvm,convert-ub-to-llvm,"
          "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
-         "convert-cf-to-llvm,reconcile-unrealized-casts";
+         "convert-cf-to-llvm,reconcile-unrealized-casts,"
+         "kiln-cpu-lower-parallel-launches";
 }
 
 void registerEverythingOnce() {

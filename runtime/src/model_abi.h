@@ -13,6 +13,14 @@ extern const kiln_model_info __kiln_model_info;
  * output, then the arena base: num_inputs + num_outputs + 1 pointers. */
 extern void __kiln_entry(uint32_t variant, void **args);
 
+/* Runs fn(ctx, begin, end) over disjoint ranges that cover [0, count), on the
+ * threads of the pool kiln_run made current (runtime/src/pool.c), or all on
+ * the calling thread when there is none. The generated code calls it once per
+ * parallel loop nest, with ctx pointing at the loop's captured values. */
+void __kiln_parallel_for(void (*fn)(void *ctx, int64_t begin, int64_t end),
+                         void *ctx, int64_t count)
+    __attribute__((visibility("hidden")));
+
 /* Run-time guards (a graph input that decides a shape the model was compiled
  * for, e.g. Reshape's `shape`): the generated code writes the number of a
  * failing guard (1-based) into the uint32 status word at the start of the

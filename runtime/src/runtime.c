@@ -1,6 +1,7 @@
 /* The runtime linked into every model.so: session and arena management, argument
  * checks and the CPU-feature guard. Depends on libc only. */
 #include "model_abi.h"
+#include "pool.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ struct kiln_session {
   uint32_t variant; /* index into batch_sizes */
   int64_t batch;    /* batch_sizes[variant] */
   void **args; /* num_inputs + num_outputs + 1 slots, filled by kiln_run */
+  kiln_pool *pool; /* NULL: the loops run on the calling thread */
   char message[KILN_MESSAGE_BYTES];
 };
 
@@ -267,6 +269,15 @@ kiln_status kiln_session_create(const kiln_session_options *options,
                   (unsigned long long)needed);
     }
   }
+  if (opts.num_threads > 1) {
+    s->pool = kiln_pool_create(opts.num_threads);
+    if (!s->pool) {
+      kiln_session_destroy(s);
+      return fail(thread_message, KILN_OUT_OF_MEMORY,
+                  "kiln_session_create: cannot start %d threads",
+                  opts.num_threads);
+    }
+  }
   *out_session = s;
   return ok_status();
 }
@@ -274,6 +285,7 @@ kiln_status kiln_session_create(const kiln_session_options *options,
 void kiln_session_destroy(kiln_session *session) {
   if (!session)
     return;
+  kiln_pool_destroy(session->pool);
   if (session->owns_arena)
     free(session->arena);
   free(session->args);
@@ -361,7 +373,9 @@ kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
       guards && guards->count ? (uint32_t *)session->arena : NULL;
   if (status)
     *status = 0;
+  kiln_pool *outer = kiln_pool_enter(session->pool);
   __kiln_entry(session->variant, session->args);
+  kiln_pool_leave(outer);
   if (status && *status) {
     uint32_t g = *status;
     return fail(session->message, KILN_INVALID_ARGUMENT,

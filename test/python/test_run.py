@@ -18,6 +18,22 @@ def test_call_matches_reference(model, ref):
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=name)
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threads_match_reference(compiled, model_name, ref, threads):
+    # A session with a thread pool splits each parallel loop among threads;
+    # the numbers must not change (same tolerances as one thread).
+    model = kiln.load(compiled(model_name), threads=threads)
+    for _ in range(3):
+        outputs = model(*[array for _, array in ref.inputs])
+        for got, (name, want) in zip(outputs, ref.outputs):
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=name)
+
+
+def test_threads_must_be_positive(compiled):
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        kiln.load(compiled("mlp"), threads=0)
+
+
 def test_run_dict_matches_reference(model, ref):
     outputs = model.run(dict(ref.inputs))
     assert isinstance(outputs, dict)

@@ -125,9 +125,11 @@ ModelLibrary::~ModelLibrary() {
     dlclose(handle_);
 }
 
-std::unique_ptr<Session> ModelLibrary::createSession(int64_t batch) const {
+std::unique_ptr<Session> ModelLibrary::createSession(int64_t batch,
+                                                     int threads) const {
   kiln_session_options options = {};
   options.struct_size = sizeof(options);
+  options.num_threads = threads;
   // 0 picks the first variant, which is also right for a model that declares
   // no batch sizes at all.
   options.batch_size = batch == batchSizes_.front() ? 0 : batch;

@@ -72,7 +72,7 @@ public:
   bool batched() const { return batched_; }
 
   /// A session for the variant of batch size `batch`. Throws Error(500).
-  std::unique_ptr<Session> createSession(int64_t batch) const;
+  std::unique_ptr<Session> createSession(int64_t batch, int threads = 1) const;
 
 private:
   friend class Session;

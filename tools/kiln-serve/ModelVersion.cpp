@@ -100,7 +100,7 @@ void ModelVersion::makeSlot(Slot &slot) {
   for (int64_t b : lib.batchSizes()) {
     Variant v;
     v.batch = batched ? b : 1;
-    v.session = lib.createSession(b);
+    v.session = lib.createSession(b, options_.sessionThreads);
     auto shaped = [&](const TensorSpec &t) {
       std::vector<int64_t> s = t.shape;
       if (batched)

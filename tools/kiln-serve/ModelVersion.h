@@ -33,6 +33,7 @@ using Clock = std::chrono::steady_clock;
 
 struct BatchingOptions {
   int slots = 1;               // batches that may run at once (--threads)
+  int sessionThreads = 1;      // num_threads of each session (--session-threads)
   int64_t maxQueueDelayUs = 0; // how long a batch may wait to fill
   size_t maxQueue = 1024;      // queued slices beyond which submit fails (503)
   double sloP99Ms = 0;         // > 0: adapt the batch cap to this p99

@@ -91,6 +91,11 @@ int main(int argc, char **argv) {
                  "one session per batch variant)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  app.add_option("--session-threads", batching.sessionThreads,
+                 "Threads each session runs one batch on (its num_threads; "
+                 "1: the thread that runs the batch)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   app.add_option("--http-threads", server.httpThreads,
                  "Connections served at once")
       ->capture_default_str()

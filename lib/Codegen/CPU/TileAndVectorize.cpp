@@ -218,6 +218,80 @@ int64_t tileVolume(linalg::LinalgOp op) {
   return v;
 }
 
+/// The loop of `op` to split across threads: the outermost parallel loop
+/// that its tiles cut into at least two pieces, or -1 when the op is too
+/// small to be worth a fork and join (fewer than `minWork` iterations of its
+/// loop nest) or has no such loop.
+int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
+                     int64_t minWork) {
+  if (minWork <= 0 || tileVolume(op) < minWork)
+    return -1;
+  SmallVector<int64_t> r = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  for (auto [i, t] : llvm::enumerate(tiles))
+    if (iters[i] == utils::IteratorType::parallel && t != 0 &&
+        r[i] / t >= 2)
+      return i;
+  return -1;
+}
+
+/// Tiles loop `dim` of `op` by tiles[dim] with an scf.forall (the loop the
+/// thread pool splits; see OutlineParallelLoops.cpp), fusing a fill of the
+/// init into it as tileWithFilledInit does. Returns the op inside the forall,
+/// to be tiled further with tiles[dim] = 0.
+FailureOr<linalg::LinalgOp> tileParallelLoop(RewriterBase &rewriter,
+                                             linalg::LinalgOp op,
+                                             ArrayRef<int64_t> tiles,
+                                             int64_t dim,
+                                             llvm::DenseSet<Operation *> &erased) {
+  MLIRContext *ctx = op->getContext();
+  SmallVector<int64_t> sizes(tiles.size(), 0);
+  sizes[dim] = tiles[dim];
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  rewriter.setInsertionPoint(op);
+  linalg::FillOp fill;
+  if (op.getNumDpsInits() == 1 && op.getNumReductionLoops() != 0)
+    fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (fill && fill->hasOneUse()) {
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    options.setFusionControlFn(
+        [](tensor::ExtractSliceOp, OpResult producer, bool)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          if (isa<linalg::FillOp>(producer.getOwner()))
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          return std::nullopt;
+        });
+    FailureOr<scf::SCFTileAndFuseResult> fused =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(fused))
+      return failure();
+    auto tiled = dyn_cast<linalg::LinalgOp>(fused->tiledAndFusedOps.front());
+    if (!tiled)
+      return failure();
+    for (OpResult r : op->getResults())
+      rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
+    rewriter.eraseOp(op);
+    if (fill->use_empty()) {
+      erased.insert(fill);
+      rewriter.eraseOp(fill);
+    }
+    return tiled;
+  }
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return failure();
+  auto inner = dyn_cast<linalg::LinalgOp>(tiled->tiledOps.front());
+  if (!inner)
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  return inner;
+}
+
 void applyCleanups(Operation *root, RewritePatternSet &&patterns) {
   MLIRContext *ctx = root->getContext();
   for (Dialect *dialect : ctx->getLoadedDialects())
@@ -274,6 +348,20 @@ struct TileAndVectorizePass
       SmallVector<int64_t> tiles = chooseTileSizes(op, vectorWidth);
       if (tiles.empty() || llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
         continue;
+      // The outer loop over tiles that threads share, then the rest inside.
+      int64_t dim = parallelLoop(op, tiles, parallelWork);
+      if (dim >= 0) {
+        FailureOr<linalg::LinalgOp> inner =
+            tileParallelLoop(rewriter, op, tiles, dim, erased);
+        if (succeeded(inner)) {
+          op = *inner;
+          if (reused)
+            readReusedInputInPlace(op, *reused);
+          tiles[dim] = 0;
+          if (llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
+            continue;
+        }
+      }
       if (succeeded(tileWithFilledInit(rewriter, op, tiles, erased)))
         continue;
       scf::SCFTilingOptions options;

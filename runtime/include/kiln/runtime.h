@@ -116,7 +116,9 @@ typedef struct kiln_tensor {
  * can add fields. */
 typedef struct kiln_session_options {
   uint32_t struct_size;
-  int32_t num_threads; /* threads to use; ABI v1 runs on the calling thread */
+  int32_t num_threads; /* threads to run on: 0 or 1 = the calling thread
+                          only; n > 1 starts n - 1 worker threads at session
+                          creation, which join the caller inside kiln_run */
   void *arena;         /* optional caller-owned arena, at least the variant's
                           batch_arena_bytes */
   size_t arena_bytes;  /* size of `arena` in bytes */

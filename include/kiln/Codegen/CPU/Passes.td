@@ -23,12 +23,18 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     NCHW pooling are tiled so that they decompose into vectorizable 1-D
     windows, and everything else is tiled along its innermost parallel
     dimension. Tile sizes always divide the loop ranges, so every tile is
-    static and vectorizes without masks. Ops that do not vectorize stay as
+    static and vectorizes without masks. In ops big enough to share among
+    threads, the outermost loop over tiles is an `scf.forall`
+    (`kiln-cpu-outline-parallel-loops` turns it into a thread-pool call). Ops that do not vectorize stay as
     linalg ops and become scalar loops later.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2)">,
+    Option<"parallelWork", "parallel-work", "int64_t", /*default=*/"32768",
+           "ops with at least this many loop iterations get their outermost "
+           "tiled parallel loop as an scf.forall for the thread pool "
+           "(0: none)">,
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
@@ -79,6 +85,33 @@ def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect"];
+}
+
+def OutlineParallelLoopsPass : Pass<"kiln-cpu-outline-parallel-loops", "ModuleOp"> {
+  let summary = "Move the body of each top-level scf.forall into a function the thread pool runs";
+  let description = [{
+    After bufferization and arena planning, each one-dimensional scf.forall
+    at the top of a function (the loop over an op's tiles that
+    kiln-cpu-tile-and-vectorize chose for threads) becomes a private function
+    `@F_parN(%begin, %end, captured...)` that runs those iterations, called
+    through a declared launcher `@__kiln_parallel_launch.F_parN(%count,
+    captured...)` that kiln-cpu-lower-parallel-launches lowers. Constants and
+    view-like ops are cloned into the body; scalars and static identity-layout
+    memrefs are passed. Any other scf.forall becomes an scf.for.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
+def LowerParallelLaunchesPass : Pass<"kiln-cpu-lower-parallel-launches", "ModuleOp"> {
+  let summary = "Lower parallel-loop launchers to calls of the runtime's __kiln_parallel_for";
+  let description = [{
+    In the LLVM dialect: every call of `@__kiln_parallel_launch.F` stores its
+    captured values into a stack context of 8-byte slots and calls
+    `__kiln_parallel_for(@F.task, ctx, count)`; `@F.task(ctx, begin, end)` is
+    a new trampoline that loads the values back and calls `@F`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif

@@ -1,0 +1,296 @@
+//===- OutlineParallelLoops.cpp - scf.forall -> thread-pool calls -*- C++ -*-===//
+//
+// Two passes carry a parallel loop from the tiled IR to the runtime's pool
+// (runtime/src/pool.c):
+//
+// kiln-cpu-outline-parallel-loops (memrefs, after the arena is planned) moves
+// the body of each top-level one-dimensional scf.forall into a function
+//   @F_parN(%begin: index, %end: index, captured...)
+// that runs iterations [begin, end), and replaces the loop with a call of a
+// declared launcher @__kiln_parallel_launch.F_parN(%count, captured...).
+// Captured values are constants and view-like ops (cloned into the body) and
+// scalars and static identity-layout memrefs (passed; one pointer each under
+// the bare-pointer calling convention). A loop whose captures cannot be
+// passed that way, or that is not at the top of its function, becomes a
+// plain scf.for.
+//
+// kiln-cpu-lower-parallel-launches (LLVM dialect, after everything else is
+// lowered) turns each launcher call into
+//   ctx = alloca [n x i64]; store the captured values into ctx;
+//   __kiln_parallel_for(@F_parN.task, ctx, count)
+// with a trampoline @F_parN.task(ctx, begin, end) that loads them back and
+// calls @F_parN.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_OUTLINEPARALLELLOOPSPASS
+#define GEN_PASS_DEF_LOWERPARALLELLAUNCHESPASS
+#include "kiln/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+
+namespace {
+constexpr llvm::StringLiteral kLaunchPrefix = "__kiln_parallel_launch.";
+constexpr llvm::StringLiteral kParallelForFn = "__kiln_parallel_for";
+
+/// Whether `t` can cross the call as one 8-byte slot: a scalar, or a memref
+/// that the bare-pointer calling convention passes as its data pointer.
+bool passable(Type t) {
+  if (t.isIndex() || isa<IntegerType, FloatType>(t))
+    return t.isIndex() || t.getIntOrFloatBitWidth() <= 64;
+  auto m = dyn_cast<MemRefType>(t);
+  return m && m.hasStaticShape() && m.getLayout().isIdentity() &&
+         !m.getMemorySpace();
+}
+
+/// Decides how the body gets `v`: cloned (constants, and side-effect-free
+/// ops such as views whose operands it can get too), or passed. Fails when
+/// neither works.
+LogicalResult capture(Value v, SetVector<Operation *> &clones,
+                      SetVector<Value> &args) {
+  if (args.contains(v))
+    return success();
+  Operation *def = v.getDefiningOp();
+  if (def && clones.contains(def))
+    return success();
+  if (def && def->hasTrait<OpTrait::ConstantLike>()) {
+    clones.insert(def);
+    return success();
+  }
+  if (passable(v.getType())) {
+    args.insert(v);
+    return success();
+  }
+  if (!def || def->getNumRegions() || !isMemoryEffectFree(def))
+    return failure();
+  for (Value operand : def->getOperands())
+    if (failed(capture(operand, clones, args)))
+      return failure();
+  clones.insert(def); // after its operands: clones stay in def-use order
+  return success();
+}
+
+/// Static (lb, ub, step) of a one-dimensional forall, or failure.
+FailureOr<std::array<int64_t, 3>> staticBounds(scf::ForallOp loop) {
+  if (loop.getRank() != 1)
+    return failure();
+  std::optional<int64_t> lb = getConstantIntValue(loop.getMixedLowerBound()[0]);
+  std::optional<int64_t> ub = getConstantIntValue(loop.getMixedUpperBound()[0]);
+  std::optional<int64_t> st = getConstantIntValue(loop.getMixedStep()[0]);
+  if (!lb || !ub || !st || *st <= 0)
+    return failure();
+  return std::array<int64_t, 3>{*lb, *ub, *st};
+}
+
+struct OutlineParallelLoopsPass
+    : mlir::kiln::impl::OutlineParallelLoopsPassBase<OutlineParallelLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      if (func.isDeclaration())
+        continue;
+      SmallVector<scf::ForallOp> loops;
+      func.walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+      int counter = 0;
+      for (scf::ForallOp loop : loops)
+        if (failed(outline(func, loop, counter)))
+          if (failed(toSequential(loop)))
+            return signalPassFailure();
+    }
+  }
+
+  /// A forall this pass does not hand to the pool runs as an scf.for.
+  LogicalResult toSequential(scf::ForallOp loop) {
+    IRRewriter rewriter(loop);
+    rewriter.setInsertionPoint(loop);
+    if (failed(scf::forallToForLoop(rewriter, loop))) {
+      loop.emitError("cannot turn this scf.forall into a sequential loop");
+      return failure();
+    }
+    return success();
+  }
+
+  LogicalResult outline(func::FuncOp func, scf::ForallOp loop, int &counter) {
+    if (loop->getParentOp() != func.getOperation() || loop.getNumResults() ||
+        loop.getMapping())
+      return failure();
+    FailureOr<std::array<int64_t, 3>> bounds = staticBounds(loop);
+    if (failed(bounds))
+      return failure();
+    auto [lb, ub, step] = *bounds;
+    int64_t count = ub > lb ? (ub - lb + step - 1) / step : 0;
+
+    SetVector<Value> used;
+    getUsedValuesDefinedAbove(loop.getRegion(), used);
+    SetVector<Operation *> clones;
+    SetVector<Value> args;
+    for (Value v : used)
+      if (failed(capture(v, clones, args)))
+        return failure();
+
+    MLIRContext *ctx = &getContext();
+    ModuleOp module = getOperation();
+    OpBuilder b(ctx);
+    Location loc = loop.getLoc();
+    Type indexType = b.getIndexType();
+
+    // The body: iterations [begin, end) of the loop.
+    std::string name =
+        (func.getSymName() + "_par" + Twine(counter++)).str();
+    SmallVector<Type> argTypes = {indexType, indexType};
+    for (Value v : args)
+      argTypes.push_back(v.getType());
+    b.setInsertionPointAfter(func);
+    auto body = func::FuncOp::create(b, loc, name,
+                                     b.getFunctionType(argTypes, {}));
+    body.setPrivate();
+    body->setAttr("llvm.linkage",
+                  LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+    Block *entry = body.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    IRMapping map;
+    for (auto [i, v] : llvm::enumerate(args))
+      map.map(v, entry->getArgument(i + 2));
+    for (Operation *op : clones)
+      b.clone(*op, map);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto inner = scf::ForOp::create(b, loc, entry->getArgument(0),
+                                    entry->getArgument(1), one);
+    b.setInsertionPointToStart(inner.getBody());
+    Value iv = inner.getInductionVar();
+    if (step != 1)
+      iv = arith::MulIOp::create(
+          b, loc, iv, arith::ConstantIndexOp::create(b, loc, step));
+    if (lb != 0)
+      iv = arith::AddIOp::create(b, loc, iv,
+                                 arith::ConstantIndexOp::create(b, loc, lb));
+    map.map(loop.getInductionVar(0), iv);
+    for (Operation &op : loop.getBody()->without_terminator())
+      b.clone(op, map);
+    b.setInsertionPointToEnd(entry);
+    func::ReturnOp::create(b, loc);
+
+    // The launcher the caller calls; lowered by the second pass.
+    SmallVector<Type> launchTypes = {indexType};
+    for (Value v : args)
+      launchTypes.push_back(v.getType());
+    b.setInsertionPoint(func);
+    auto launch = func::FuncOp::create(b, loc, (kLaunchPrefix + name).str(),
+                                       b.getFunctionType(launchTypes, {}));
+    launch.setPrivate();
+    (void)module;
+
+    b.setInsertionPoint(loop);
+    SmallVector<Value> operands = {arith::ConstantIndexOp::create(b, loc, count)};
+    operands.append(args.begin(), args.end());
+    func::CallOp::create(b, loc, launch, operands);
+    loop.erase();
+    return success();
+  }
+};
+
+struct LowerParallelLaunchesPass
+    : mlir::kiln::impl::LowerParallelLaunchesPassBase<
+          LowerParallelLaunchesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    SmallVector<LLVM::LLVMFuncOp> launchers;
+    for (auto f : module.getOps<LLVM::LLVMFuncOp>())
+      if (f.getName().starts_with(kLaunchPrefix))
+        launchers.push_back(f);
+    if (launchers.empty())
+      return;
+
+    OpBuilder b(ctx);
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    auto voidType = LLVM::LLVMVoidType::get(ctx);
+    auto parallelFor = module.lookupSymbol<LLVM::LLVMFuncOp>(kParallelForFn);
+    if (!parallelFor) {
+      b.setInsertionPointToStart(module.getBody());
+      parallelFor = LLVM::LLVMFuncOp::create(
+          b, module.getLoc(), kParallelForFn,
+          LLVM::LLVMFunctionType::get(voidType, {ptrType, ptrType, i64}));
+    }
+
+    for (LLVM::LLVMFuncOp launcher : launchers) {
+      StringRef bodyName = launcher.getName().drop_front(kLaunchPrefix.size());
+      auto body = module.lookupSymbol<LLVM::LLVMFuncOp>(bodyName);
+      if (!body) {
+        launcher.emitError("no parallel body '") << bodyName << "'";
+        return signalPassFailure();
+      }
+      ArrayRef<Type> captured =
+          launcher.getFunctionType().getParams().drop_front();
+      for (Type t : captured)
+        if (!isa<LLVM::LLVMPointerType, IntegerType, FloatType>(t)) {
+          launcher.emitError("parallel loop captures a value of type ")
+              << t << ", which does not fit a context slot";
+          return signalPassFailure();
+        }
+
+      // The trampoline the pool calls: (ctx, begin, end) -> body.
+      b.setInsertionPointAfter(body);
+      Location loc = body.getLoc();
+      auto task = LLVM::LLVMFuncOp::create(
+          b, loc, (bodyName + ".task").str(),
+          LLVM::LLVMFunctionType::get(voidType, {ptrType, i64, i64}),
+          LLVM::Linkage::Internal);
+      Block *entry = task.addEntryBlock(b);
+      b.setInsertionPointToStart(entry);
+      SmallVector<Value> callArgs = {entry->getArgument(1),
+                                     entry->getArgument(2)};
+      for (auto [i, t] : llvm::enumerate(captured)) {
+        Value slot = LLVM::GEPOp::create(
+            b, loc, ptrType, i64, entry->getArgument(0),
+            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+        callArgs.push_back(LLVM::LoadOp::create(b, loc, t, slot));
+      }
+      LLVM::CallOp::create(b, loc, body, callArgs);
+      LLVM::ReturnOp::create(b, loc, ValueRange{});
+
+      // Each call of the launcher: fill a context, run the loop.
+      SmallVector<LLVM::CallOp> calls;
+      module.walk([&](LLVM::CallOp call) {
+        if (call.getCallee() == launcher.getName())
+          calls.push_back(call);
+      });
+      for (LLVM::CallOp call : calls) {
+        auto caller = call->getParentOfType<LLVM::LLVMFuncOp>();
+        Location cloc = call.getLoc();
+        // One slot at least: alloca of zero elements is not portable.
+        int64_t slots = std::max<int64_t>(1, captured.size());
+        b.setInsertionPointToStart(&caller.getBody().front());
+        Value size = LLVM::ConstantOp::create(b, cloc, i64,
+                                              b.getI64IntegerAttr(slots));
+        Value ctxPtr = LLVM::AllocaOp::create(b, cloc, ptrType, i64, size,
+                                              /*alignment=*/8);
+        b.setInsertionPoint(call);
+        for (auto [i, v] : llvm::enumerate(call.getArgOperands().drop_front())) {
+          Value slot = LLVM::GEPOp::create(
+              b, cloc, ptrType, i64, ctxPtr,
+              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+          LLVM::StoreOp::create(b, cloc, v, slot);
+        }
+        Value fn = LLVM::AddressOfOp::create(b, cloc, ptrType, task.getName());
+        LLVM::CallOp::create(
+            b, cloc, parallelFor,
+            ValueRange{fn, ctxPtr, call.getArgOperands().front()});
+        call.erase();
+      }
+      launcher.erase();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,195 @@
+/* The thread pool of a session: fork-join over the iterations of one parallel
+ * loop at a time. The generated code calls __kiln_parallel_for for each loop
+ * nest the compiler marked parallel; kiln_run makes the session's pool current
+ * on the calling thread for the duration of the run. Depends on libc only
+ * (pthreads are part of glibc since 2.34).
+ *
+ * The caller takes part in every loop, so a pool of n threads starts n - 1
+ * workers. Iterations are handed out in chunks from one atomic counter, which
+ * balances uneven iterations and a busy core at the price of one atomic add
+ * per chunk. Between loops the workers spin briefly (the next loop of a model
+ * usually starts within microseconds), then sleep on a condition variable. */
+#include "pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+/* How long an idle worker polls for the next loop before it sleeps, in
+ * iterations of a pause loop (roughly 50-100 us on current x86 cores). */
+#define KILN_SPIN_ITERATIONS 20000
+
+typedef void (*kiln_task_fn)(void *ctx, int64_t begin, int64_t end);
+
+struct kiln_pool {
+  int threads; /* workers + the caller */
+  pthread_t *workers;
+  int started; /* workers actually created */
+
+  /* The current loop, published by bumping `generation`. */
+  kiln_task_fn fn;
+  void *ctx;
+  int64_t count, chunk;
+  _Atomic int64_t next;    /* first iteration not yet handed out */
+  _Atomic int busy;        /* workers still inside the current loop */
+  _Atomic uint64_t generation;
+  _Atomic int sleepers;    /* workers waiting on `wake` */
+  _Atomic int caller_waiting; /* the caller sleeps on `done` */
+  _Atomic int stop;
+
+  pthread_mutex_t mutex;
+  pthread_cond_t wake;
+  pthread_cond_t done;
+};
+
+/* The pool of the session that kiln_run is running on this thread; NULL on
+ * workers and outside kiln_run, where loops run inline. */
+static __thread kiln_pool *current_pool;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static void run_chunks(kiln_pool *p) {
+  for (;;) {
+    int64_t begin = atomic_fetch_add_explicit(&p->next, p->chunk,
+                                              memory_order_relaxed);
+    if (begin >= p->count)
+      return;
+    int64_t end = begin + p->chunk < p->count ? begin + p->chunk : p->count;
+    p->fn(p->ctx, begin, end);
+  }
+}
+
+static void *worker_main(void *arg) {
+  kiln_pool *p = (kiln_pool *)arg;
+  /* Not a load: a worker that starts late must still take the loops
+   * published before it ran. */
+  uint64_t seen = 0;
+  for (;;) {
+    uint64_t now = seen;
+    for (int i = 0; i < KILN_SPIN_ITERATIONS; ++i) {
+      now = atomic_load_explicit(&p->generation, memory_order_acquire);
+      if (now != seen || atomic_load_explicit(&p->stop, memory_order_relaxed))
+        break;
+      cpu_relax();
+    }
+    if (now == seen && !atomic_load(&p->stop)) {
+      pthread_mutex_lock(&p->mutex);
+      atomic_fetch_add(&p->sleepers, 1);
+      while ((now = atomic_load(&p->generation)) == seen &&
+             !atomic_load(&p->stop))
+        pthread_cond_wait(&p->wake, &p->mutex);
+      atomic_fetch_sub(&p->sleepers, 1);
+      pthread_mutex_unlock(&p->mutex);
+    }
+    if (atomic_load(&p->stop))
+      return NULL;
+    seen = now;
+    run_chunks(p);
+    if (atomic_fetch_sub(&p->busy, 1) == 1 && atomic_load(&p->caller_waiting)) {
+      pthread_mutex_lock(&p->mutex);
+      pthread_cond_signal(&p->done);
+      pthread_mutex_unlock(&p->mutex);
+    }
+  }
+}
+
+kiln_pool *kiln_pool_create(int threads) {
+  if (threads < 2)
+    return NULL;
+  kiln_pool *p = (kiln_pool *)calloc(1, sizeof(*p));
+  if (!p)
+    return NULL;
+  p->threads = threads;
+  p->workers = (pthread_t *)calloc((size_t)threads - 1, sizeof(pthread_t));
+  if (!p->workers || pthread_mutex_init(&p->mutex, NULL) ||
+      pthread_cond_init(&p->wake, NULL) || pthread_cond_init(&p->done, NULL)) {
+    free(p->workers);
+    free(p);
+    return NULL;
+  }
+  for (int i = 0; i < threads - 1; ++i) {
+    if (pthread_create(&p->workers[i], NULL, worker_main, p))
+      break;
+    ++p->started;
+  }
+  if (p->started != threads - 1) {
+    kiln_pool_destroy(p);
+    return NULL;
+  }
+  return p;
+}
+
+void kiln_pool_destroy(kiln_pool *p) {
+  if (!p)
+    return;
+  pthread_mutex_lock(&p->mutex);
+  atomic_store(&p->stop, 1);
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->mutex);
+  for (int i = 0; i < p->started; ++i)
+    pthread_join(p->workers[i], NULL);
+  pthread_cond_destroy(&p->wake);
+  pthread_cond_destroy(&p->done);
+  pthread_mutex_destroy(&p->mutex);
+  free(p->workers);
+  free(p);
+}
+
+int kiln_pool_threads(const kiln_pool *p) { return p ? p->threads : 1; }
+
+kiln_pool *kiln_pool_enter(kiln_pool *p) {
+  kiln_pool *previous = current_pool;
+  current_pool = p;
+  return previous;
+}
+
+void kiln_pool_leave(kiln_pool *previous) { current_pool = previous; }
+
+__attribute__((visibility("hidden"))) void
+__kiln_parallel_for(kiln_task_fn fn, void *ctx, int64_t count) {
+  kiln_pool *p = current_pool;
+  if (!p || count < 2) {
+    if (count > 0)
+      fn(ctx, 0, count);
+    return;
+  }
+  /* A loop run from inside another one (not emitted today) runs inline. */
+  current_pool = NULL;
+  int workers = p->started;
+  /* About four chunks per thread: enough to even out a slow core. */
+  int64_t chunk = count / ((int64_t)p->threads * 4);
+  p->fn = fn;
+  p->ctx = ctx;
+  p->count = count;
+  p->chunk = chunk > 0 ? chunk : 1;
+  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+  atomic_store_explicit(&p->busy, workers, memory_order_relaxed);
+  atomic_fetch_add(&p->generation, 1); /* publishes the fields above */
+  if (atomic_load(&p->sleepers)) {
+    pthread_mutex_lock(&p->mutex);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mutex);
+  }
+  run_chunks(p);
+  /* The workers usually finish within microseconds of the caller; when one
+   * was descheduled (a loaded machine), sleep rather than spin. */
+  for (int i = 0; i < KILN_SPIN_ITERATIONS / 4 &&
+                  atomic_load_explicit(&p->busy, memory_order_acquire);
+       ++i)
+    cpu_relax();
+  if (atomic_load(&p->busy)) {
+    pthread_mutex_lock(&p->mutex);
+    atomic_store(&p->caller_waiting, 1);
+    while (atomic_load(&p->busy))
+      pthread_cond_wait(&p->done, &p->mutex);
+    atomic_store(&p->caller_waiting, 0);
+    pthread_mutex_unlock(&p->mutex);
+  }
+  current_pool = p;
+}

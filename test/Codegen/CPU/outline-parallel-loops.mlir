@@ -1,0 +1,57 @@
+// RUN: kiln-opt %s --kiln-cpu-outline-parallel-loops | FileCheck %s
+
+// The body of a top-level forall moves into @f_par0, which runs iterations
+// [begin, end); constants and views are cloned, memrefs passed.
+// CHECK: func.func private @__kiln_parallel_launch.f_par0(index, memref<64x32xf32>, memref<64x32xf32>)
+// CHECK-LABEL: func.func @f(
+// CHECK: %[[VIEW:.*]] = memref.view
+// CHECK: %[[N:.*]] = arith.constant 8 : index
+// CHECK: call @__kiln_parallel_launch.f_par0(%[[N]], %arg0, %[[VIEW]])
+// CHECK-NOT: scf.forall
+// CHECK: memref.copy
+// CHECK-LABEL: func.func private @f_par0(%arg0: index, %arg1: index, %arg2: memref<64x32xf32>, %arg3: memref<64x32xf32>) attributes {llvm.linkage = #llvm.linkage<internal>}
+// CHECK: %[[TWO:.*]] = arith.constant 2.0
+// CHECK: scf.for %[[K:.*]] = %arg0 to %arg1
+// CHECK: %[[I:.*]] = arith.muli %[[K]], %{{.*}}
+// CHECK: memref.subview %arg2[%[[I]], 0]
+// CHECK: memref.subview %arg3[%[[I]], 0]
+// CHECK: arith.mulf %{{.*}}, %[[TWO]]
+
+func.func @f(%in: memref<64x32xf32>, %out: memref<64x32xf32>, %arena: memref<8192xi8>) {
+  %c0 = arith.constant 0 : index
+  %buf = memref.view %arena[%c0][] : memref<8192xi8> to memref<64x32xf32>
+  %two = arith.constant 2.0 : f32
+  scf.forall (%i) = (0) to (64) step (8) {
+    %src = memref.subview %in[%i, 0] [8, 32] [1, 1] : memref<64x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    %dst = memref.subview %buf[%i, 0] [8, 32] [1, 1] : memref<64x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%src : memref<8x32xf32, strided<[32, 1], offset: ?>>) outs(%dst : memref<8x32xf32, strided<[32, 1], offset: ?>>) {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.mulf %a, %two : f32
+      linalg.yield %m : f32
+    }
+  }
+  memref.copy %buf, %out : memref<64x32xf32> to memref<64x32xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @nested
+// CHECK-NOT: scf.forall
+// CHECK-NOT: call
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.store
+
+// A forall nested in a loop runs sequentially.
+func.func @nested(%out: memref<4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  scf.for %j = %c0 to %c4 step %c1 {
+    scf.forall (%i) in (16) {
+      memref.store %z, %out[%j, %i] : memref<4x16xf32>
+    }
+  }
+  return
+}

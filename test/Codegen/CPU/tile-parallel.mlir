@@ -1,0 +1,50 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-tile-and-vectorize | FileCheck %s
+
+// A matmul big enough for threads: the loop over row tiles is an scf.forall
+// (the thread pool splits it); the fill is fused into each row block, and the
+// column and reduction loops stay sequential inside.
+// CHECK-LABEL: func.func @matmul_64
+// CHECK: scf.forall (%[[I:.+]]) = (0) to (64) step (8) shared_outs(%[[OUT:.+]] = %{{.+}})
+// CHECK: tensor.extract_slice %[[OUT]][%[[I]], 0] [8, 64]
+// CHECK: scf.for {{.+}} step %c32
+// CHECK: scf.for {{.+}} step %c1
+// CHECK: vector.contract
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice {{.+}} into %[[OUT]][%[[I]], 0] [8, 64]
+func.func @matmul_64(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// Below the work threshold (32768 loop iterations) nothing is parallel.
+// CHECK-LABEL: func.func @small_add
+// CHECK-NOT: scf.forall
+func.func @small_add(%a: tensor<16x64xf32>, %b: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %e = tensor.empty() : tensor<16x64xf32>
+  %0 = linalg.add ins(%a, %b : tensor<16x64xf32>, tensor<16x64xf32>) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %0 : tensor<16x64xf32>
+}
+
+// -----
+
+// A reduction's reduced loop is never the shared one: rows are.
+// CHECK-LABEL: func.func @row_sums
+// CHECK: scf.forall (%{{.+}}) in (256)
+// CHECK-NOT: scf.forall (
+func.func @row_sums(%a: tensor<256x512xf32>) -> tensor<256xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256xf32>
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<256xf32>) -> tensor<256xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<256x512xf32>) outs(%c : tensor<256xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }  -> tensor<256xf32>
+  return %0 : tensor<256xf32>
+}
