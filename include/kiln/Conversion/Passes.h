@@ -17,6 +17,11 @@ namespace mlir::kiln {
 
 #define GEN_PASS_REGISTRATION
 #include "kiln/Conversion/Passes.h.inc"
+
+/// Unit attribute on the linalg.generic that --kiln-convert-kiln-to-linalg
+/// makes of kiln.dynamic_quant_matmul's integer product (u8 x packed s8 ->
+/// i32); --kiln-cpu-vnni-matmul replaces it with a vpdpbusd micro-kernel.
+inline constexpr const char *kInt8MatmulAttr = "kiln.int8_matmul";
 } // namespace mlir::kiln
 
 #endif
