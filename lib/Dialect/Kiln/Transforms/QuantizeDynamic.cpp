@@ -254,16 +254,17 @@ struct QuantizeDynamicPass
       Value result = DynamicQuantMatMulOp::create(b, loc, rt, input, packed,
                                                   scales, sums, biasValue);
       replaced->getResult(0).replaceAllUsesWith(result);
-      llvm::SetVector<Value> operands;
-      operands.insert_range(op->getOperands());
-      if (replaced != op)
-        operands.insert_range(replaced->getOperands());
+      // The f32 weights and bias go too, unless something else reads them.
+      llvm::SetVector<Operation *> constants;
+      for (Operation *o : {op, replaced})
+        for (Value v : o->getOperands())
+          if (auto c = v.getDefiningOp<ConstantOp>())
+            constants.insert(c);
       replaced->erase();
       if (replaced != op)
         op->erase();
-      // The f32 weights and bias, unless something else reads them.
-      for (Value v : operands)
-        if (auto c = v.getDefiningOp<ConstantOp>(); c && c->use_empty())
+      for (Operation *c : constants)
+        if (c->use_empty())
           c->erase();
       ++quantized;
     }
