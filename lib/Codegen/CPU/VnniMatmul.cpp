@@ -101,8 +101,49 @@ FailureOr<Int8Matmul> match(linalg::GenericOp op, std::string &why) {
   return k;
 }
 
+/// The epilogue (see kInt8EpilogueAttr) when it is the product's only user.
+struct Epilogue {
+  linalg::GenericOp op;
+  Value scale, zeroPoint, weightScale, weightSum, bias;
+};
+
+std::optional<Epilogue> matchEpilogue(linalg::GenericOp op,
+                                      const Int8Matmul &k) {
+  Value acc = op.getResult(0);
+  if (!acc.hasOneUse())
+    return std::nullopt;
+  auto user = dyn_cast<linalg::GenericOp>(*acc.getUsers().begin());
+  if (!user || !user->hasAttr(mlir::kiln::kInt8EpilogueAttr) ||
+      user.getNumDpsInits() != 1 ||
+      (user.getNumDpsInputs() != 5 && user.getNumDpsInputs() != 6) ||
+      user.getDpsInputOperand(0)->get() != acc)
+    return std::nullopt;
+  auto has = [](Value v, ArrayRef<int64_t> shape, Type elt) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.getShape() == shape && t.getElementType() == elt;
+  };
+  Builder b(op.getContext());
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Epilogue e{user, user.getDpsInputOperand(1)->get(),
+             user.getDpsInputOperand(2)->get(),
+             user.getDpsInputOperand(3)->get(),
+             user.getDpsInputOperand(4)->get(),
+             user.getNumDpsInputs() == 6 ? user.getDpsInputOperand(5)->get()
+                                         : Value()};
+  if (!has(e.scale, {k.m}, f32) || !has(e.zeroPoint, {k.m}, i32) ||
+      !has(e.weightScale, {k.p, k.r}, f32) ||
+      !has(e.weightSum, {k.p, k.r}, i32) ||
+      (e.bias && !has(e.bias, {k.p, k.r}, f32)) ||
+      !has(user.getResult(0), {k.m, k.p, k.r}, f32))
+    return std::nullopt;
+  return e;
+}
+
+/// Replaces `op` (and `epilogue`, when given) with the kernel; returns the
+/// value that replaces the last of them.
 Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op,
-                        const Int8Matmul &k, int64_t maxRows) {
+                        const Int8Matmul &k, int64_t maxRows,
+                        const std::optional<Epilogue> &epilogue) {
   Location loc = op.getLoc();
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
   auto acc = VectorType::get({16}, i32);
@@ -131,8 +172,12 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op,
   // (the expand_shapes they come from fold away).
   Value rows = collapsed(b, loc, k.rows, {{0}, {1, 2}});
   Value weights = collapsed(b, loc, k.weights, {{0}, {1}, {2, 3}});
+  Type f32 = b.getF32Type();
+  auto accF = VectorType::get({16}, f32);
   Value out = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k.m, k.p, k.r},
-                                      i32);
+                                      epilogue ? f32 : i32);
+  Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
   auto rowLoop = scf::ForOp::create(
       b, loc, idx(b, 0), idx(b, k.m), idx(b, mr), ValueRange{out},
       [&](OpBuilder &b1, Location, Value m0, ValueRange rowIter) {
@@ -177,14 +222,54 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op,
                     }
                     scf::YieldOp::create(b3, loc, next);
                   });
+              // The epilogue on the registers: per column vectors of the
+              // panel, per row scalars broadcast.
+              SmallVector<Value> wscale, wsum, bias;
+              auto columns = [&](Value v, Type elt, Value pad, int64_t i) {
+                return vector::TransferReadOp::create(
+                    b2, loc, VectorType::get({16}, elt), v,
+                    ValueRange{p, idx(b2, 16 * i)}, pad, ArrayRef<bool>{true});
+              };
+              if (epilogue)
+                for (int64_t i = 0; i < nv; ++i) {
+                  wscale.push_back(columns(epilogue->weightScale, f32, zeroF, i));
+                  wsum.push_back(columns(epilogue->weightSum, i32, zeroI32, i));
+                  if (epilogue->bias)
+                    bias.push_back(columns(epilogue->bias, f32, zeroF, i));
+                }
               Value t = panelIter[0];
-              for (int64_t row = 0; row < mr; ++row)
-                for (int64_t i = 0; i < nv; ++i)
+              for (int64_t row = 0; row < mr; ++row) {
+                Value scale, zp;
+                if (epilogue) {
+                  scale = vector::BroadcastOp::create(
+                      b2, loc, accF,
+                      tensor::ExtractOp::create(b2, loc, epilogue->scale,
+                                                ValueRange{rowIdx[row]}));
+                  zp = vector::BroadcastOp::create(
+                      b2, loc, acc,
+                      tensor::ExtractOp::create(b2, loc, epilogue->zeroPoint,
+                                                ValueRange{rowIdx[row]}));
+                }
+                for (int64_t i = 0; i < nv; ++i) {
+                  Value v = kLoop.getResult(row * nv + i);
+                  if (epilogue) {
+                    // acc - zp * sum is exact in i32; then one rounding.
+                    v = arith::SubIOp::create(
+                        b2, loc, v, arith::MulIOp::create(b2, loc, zp, wsum[i]));
+                    v = arith::SIToFPOp::create(b2, loc, accF, v);
+                    v = arith::MulFOp::create(
+                        b2, loc, v,
+                        arith::MulFOp::create(b2, loc, scale, wscale[i]));
+                    if (epilogue->bias)
+                      v = arith::AddFOp::create(b2, loc, v, bias[i]);
+                  }
                   t = vector::TransferWriteOp::create(
-                          b2, loc, kLoop.getResult(row * nv + i), t,
+                          b2, loc, v, t,
                           ValueRange{rowIdx[row], p, idx(b2, 16 * i)},
                           ArrayRef<bool>{true})
                           .getResult();
+                }
+              }
               scf::YieldOp::create(b2, loc, t);
             });
         scf::YieldOp::create(b1, loc, panelLoop.getResults());
@@ -210,9 +295,17 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
                          << why;
         continue;
       }
-      OpBuilder b(op);
-      Value result = replaceWithKernel(b, op, *k, maxRows);
-      op.getResult(0).replaceAllUsesWith(result);
+      std::optional<Epilogue> epilogue = matchEpilogue(op, *k);
+      // With an epilogue the kernel goes where the epilogue is: its operands
+      // may be defined after the product.
+      OpBuilder b(epilogue ? epilogue->op.getOperation() : op.getOperation());
+      Value result = replaceWithKernel(b, op, *k, maxRows, epilogue);
+      if (epilogue) {
+        epilogue->op.getResult(0).replaceAllUsesWith(result);
+        epilogue->op.erase();
+      } else {
+        op.getResult(0).replaceAllUsesWith(result);
+      }
       op.erase();
       if (k->fill->use_empty())
         k->fill.erase();

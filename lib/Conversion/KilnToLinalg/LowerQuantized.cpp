@@ -162,6 +162,7 @@ FailureOr<Value> lowerDynamicQuantMatMul(OpBuilder &b,
           v = arith::AddFOp::create(nb, nl, v, a[5]);
         return v;
       });
+  y.getDefiningOp()->setAttr(kInt8EpilogueAttr, UnitAttr::get(ctx));
   return reshaped(b, loc, y, op.getType().getShape());
 }
 } // namespace

@@ -40,12 +40,15 @@ def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
   let summary = "The int8 product of dynamic quantization as an AVX512-VNNI micro-kernel";
   let description = [{
     Replaces each linalg.generic marked `kiln.int8_matmul` (uint8 rows
-    `[M, 4 K4]` times int8 weights packed `[P, K4, 4 R]`, accumulated into
+    `[M, K4, 4]` times int8 weights packed `[P, K4, R, 4]`, accumulated into
     a zero-filled i32 `[M, P, R]`) with loops over `mr x R` output tiles
     whose inner loop over K4 keeps `mr * R / 16` accumulators in registers:
     each step loads the panel's `R / 16` weight vectors (64 bytes each),
     broadcasts 4 bytes of each row and issues one
-    `llvm.x86.avx512.vpdpbusd.512` per accumulator. LLVM does not form
+    `llvm.x86.avx512.vpdpbusd.512` per accumulator. When the product's only
+    user is its epilogue (marked `kiln.int8_epilogue`: zero-point correction,
+    scales, bias), the kernel applies it to the registers and writes f32, so
+    the i32 accumulators never reach memory. LLVM does not form
     vpdpbusd from the vectorized ext/mul/add contraction, hence the
     intrinsic. Only for targets with avx512vnni (the pipeline runs the pass
     only then); other generics are left to the generic tiling.
