@@ -2,9 +2,11 @@
 //
 // The integer product of kiln.dynamic_quant_matmul (a linalg.generic marked
 // kiln.int8_matmul: u8 rows times s8 weights packed 4 k per 32-bit lane)
-// becomes an explicit register-blocked micro-kernel. Vectorizing the generic
-// gives ext/mul/add contractions that LLVM 22 turns into pmovzx/pmaddwd
-// sequences, not vpdpbusd, so the kernel calls the intrinsic itself:
+// becomes an explicit register-blocked micro-kernel. LLVM 22 does not form
+// vpdpbusd on its own: the generic tiling of this op gives scalar multiplies,
+// and even the per-lane 4-way dot written plainly in LLVM IR (zext/sext,
+// mul, strided lanes added) becomes pmovzx/pmovsx/pmaddwd and shuffles. So
+// the kernel calls the intrinsic itself:
 //
 //   for m0 in 0..M step mr:               rows of the tile
 //     for p in 0..P:                      one panel of R columns
@@ -13,7 +15,7 @@
 //         b[i] = w[p, k4, 64 i : 64 i + 64]           R/16 loads
 //         for each row: a = broadcast(qa[m0 + row, 4 k4 : 4 k4 + 4])
 //           acc[row][i] = vpdpbusd(acc[row][i], a, b[i])
-//       store acc into out[m0 : m0 + mr, p, :]
+//       [epilogue on the registers] store into out[m0 : m0 + mr, p, :]
 //
 // The weights were packed panel by panel at compile time, so a panel streams
 // through memory contiguously while the mr rows of qa stay in L1.
@@ -91,6 +93,20 @@ FailureOr<Int8Matmul> match(linalg::GenericOp op, std::string &why) {
       maps[1] != AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx) ||
       maps[2] != AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)) {
     why = "unexpected indexing maps";
+    return failure();
+  }
+  // The body: acc + zext(a) * sext(w).
+  Block &body = op.getRegion().front();
+  auto it = body.begin();
+  auto next = [&]() -> Operation * {
+    return it == body.end() ? nullptr : &*it++;
+  };
+  if (!isa_and_nonnull<arith::ExtUIOp>(next()) ||
+      !isa_and_nonnull<arith::ExtSIOp>(next()) ||
+      !isa_and_nonnull<arith::MulIOp>(next()) ||
+      !isa_and_nonnull<arith::AddIOp>(next()) ||
+      !isa_and_nonnull<linalg::YieldOp>(next())) {
+    why = "the body is not acc + zext(a) * sext(w)";
     return failure();
   }
   k.fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
