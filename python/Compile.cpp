@@ -147,11 +147,14 @@ std::string compileModel(py::object onnxPath, py::object output,
       options.timing = toBool(value);
     } else if (key == "verify_each") {
       options.verifyEach = toBool(value);
+    } else if (key == "quantize") {
+      options.quantize = value.is_none() ? "none" : toStr(value, key);
     } else {
       throw py::type_error("compile() got an unexpected keyword argument '" +
                            key +
                            "' (options: emit, mcpu, mattr, opt_level, name, "
-                           "input_shapes, batch_sizes, timing, verify_each)");
+                           "input_shapes, batch_sizes, timing, verify_each, "
+                           "quantize)");
     }
   }
   options.outputPath = output.is_none()
@@ -159,6 +162,7 @@ std::string compileModel(py::object onnxPath, py::object output,
                            : toPath(output, "output");
 
   std::string failure;
+  std::vector<std::string> notes;
   {
     py::gil_scoped_release noGil;
     // One compile at a time per process: the pipeline may touch LLVM's
@@ -169,9 +173,16 @@ std::string compileModel(py::object onnxPath, py::object output,
     llvm::Expected<CompileResult> result = kiln::compile(options);
     if (!result)
       failure = llvm::toString(result.takeError());
+    else
+      notes = result->notes;
   }
   if (!failure.empty())
     throw Error(failure);
+  // Notes (e.g. which matmuls --quantize=dynamic left in f32) go where
+  // kiln-compile prints them: stderr.
+  py::object stderr_ = py::module_::import("sys").attr("stderr");
+  for (const std::string &note : notes)
+    stderr_.attr("write")("kiln: note: " + note + "\n");
   return options.outputPath;
 }
 
@@ -198,6 +209,9 @@ Options:
   batch_sizes  e.g. (1, 4, 8): batch-size variants in one .so
   timing       print per-phase wall times to stderr
   verify_each  run the MLIR verifier after every pass
+  quantize     "none" (default) or "dynamic": int8 weights and run-time
+               quantized activations for MatMul/Gemm with constant weights
+               (needs avx512vnni; docs/quantization.md)
 
 Raises kiln.Error with every diagnostic when the model does not compile,
 TypeError for an unknown option name or a value of the wrong type.

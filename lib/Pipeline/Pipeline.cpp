@@ -46,8 +46,10 @@ constexpr const char *kGraphPipeline =
 constexpr const char *kLinalgPipeline =
     "kiln-convert-kiln-to-linalg,"
     "func.func(canonicalize,cse,kiln-fuse-elementwise,canonicalize,cse)";
-std::string codegenPipeline(int64_t vectorWidth) {
-  return "func.func(kiln-cpu-tile-and-vectorize{vector-width=" +
+std::string codegenPipeline(int64_t vectorWidth, bool vnni) {
+  return std::string("func.func(") +
+         (vnni ? "kiln-cpu-vnni-matmul," : "") +
+         "kiln-cpu-tile-and-vectorize{vector-width=" +
          std::to_string(vectorWidth) +
          "},canonicalize,cse,loop-invariant-subset-hoisting,"
          "kiln-cpu-lower-vector-ops,canonicalize,cse,"
@@ -142,6 +144,8 @@ std::string describeOptions(const kiln::CompileOptions &o,
   std::string s = "-O" + std::to_string(o.optLevel) + " --mcpu=" + cpu;
   if (!o.mattr.empty())
     s += " --mattr=" + o.mattr;
+  if (!o.quantize.empty() && o.quantize != "none")
+    s += " --quantize=" + o.quantize;
   if (!o.batchSizes.empty()) {
     s += " --batch-sizes ";
     for (size_t i = 0; i < o.batchSizes.size(); ++i)
@@ -197,7 +201,14 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
 
   std::vector<std::string> errors;
+  CompileResult result;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Remark) {
+      // Batch variants repeat the same remark once per function.
+      if (!llvm::is_contained(result.notes, diag.str()))
+        result.notes.push_back(diag.str());
+      return success();
+    }
     if (diag.getSeverity() != DiagnosticSeverity::Error)
       return success();
     std::string text;
@@ -222,7 +233,6 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   DefaultTimingManager timing;
   timing.setEnabled(o.timing);
   TimingScope root = timing.getRootScope();
-  CompileResult result;
   PhaseTimes phases;
 
   // Import.
@@ -312,8 +322,29 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     return pm.run(*module);
   };
 
-  // Graph.
-  if (failed(runPipeline(kGraphPipeline, "graph"))) {
+  // Graph, then dynamic int8 where asked for and the target has VNNI.
+  bool vnni = false;
+  std::string graphPipeline = kGraphPipeline;
+  if (o.quantize == "dynamic") {
+    auto qtm = createTargetMachine(o.mcpu, o.mattr, o.optLevel);
+    if (!qtm)
+      return qtm.takeError();
+    vnni = llvm::StringRef(requiredIsa(**qtm)).contains("avx512vnni");
+    if (vnni)
+      graphPipeline += ",kiln-quantize-dynamic";
+    else
+      result.notes.push_back(
+          "--quantize=dynamic needs avx512vnni, which the target CPU '" +
+          (*qtm)->getTargetCPU().str() +
+          "' lacks (use --mcpu or --mattr=+avx512vnni); compiled in f32");
+  } else if (!o.quantize.empty() && o.quantize != "none") {
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "unknown quantization '" + o.quantize +
+            "'; use none or dynamic (static int8 with calibration and bf16 "
+            "are not implemented yet)");
+  }
+  if (failed(runPipeline(graphPipeline, "graph"))) {
     if (!batchSizes.empty())
       errors.push_back(
           "note: --batch-sizes compiles the graph once per batch size with "
@@ -402,7 +433,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   int64_t vectorWidth = isa.contains("avx512f") ? 16
                         : isa.contains("avx")   ? 8
                                                 : 4;
-  if (failed(runPipeline(codegenPipeline(vectorWidth), "codegen")))
+  if (failed(runPipeline(codegenPipeline(vectorWidth, vnni), "codegen")))
     return errorFrom(errors, "code generation failed");
   for (ModelDesc::Variant &v : desc.variants)
     if (auto f = module->lookupSymbol<LLVM::LLVMFuncOp>(v.entryName))

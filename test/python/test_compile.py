@@ -156,3 +156,26 @@ def test_error_class():
     assert issubclass(kiln.Error, RuntimeError)
     assert kiln.Error.__module__ == "kiln"
     assert kiln.Error("x").code is None
+
+
+def _has_vnni():
+    with open("/proc/cpuinfo") as f:
+        return " avx512_vnni" in f.read()
+
+
+@pytest.mark.skipif(not _has_vnni(), reason="needs avx512_vnni")
+def test_quantize_dynamic(mlp_copy, tmp_path, ref_models, capfd):
+    # fc1 and fc2 (N = 256, 128) get int8 weights; fc3 (N = 10) stays f32.
+    out = kiln.compile(mlp_copy, tmp_path / "int8.so", quantize="dynamic")
+    assert "dynamic int8: 2 of 3 MatMul/Gemm nodes quantized" in capfd.readouterr().err
+    model = kiln.load(out)
+    assert "--quantize=dynamic" in str(model.info)
+    (got,) = model(ref_models["mlp"].inputs[0][1])
+    want = ref_models["mlp"].outputs[0][1].astype(np.float64)
+    rel_l2 = np.linalg.norm(got - want) / np.linalg.norm(want)
+    assert rel_l2 < 0.02, rel_l2
+
+
+def test_quantize_unknown_mode(mlp_copy, tmp_path):
+    with pytest.raises(kiln.Error, match="unknown quantization 'static'"):
+        kiln.compile(mlp_copy, tmp_path / "x.so", quantize="static")

@@ -57,6 +57,12 @@ static cl::opt<bool>
 static cl::opt<std::string>
     checkFormat("format", cl::desc("--check output: text (default) or json"),
            cl::init("text"), cl::cat(category));
+static cl::opt<std::string> quantize(
+    "quantize",
+    cl::desc("none (default) or dynamic: int8 weights and run-time "
+             "quantized activations for MatMul/Gemm with constant weights "
+             "(needs avx512vnni)"),
+    cl::init("none"), cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
                             cl::cat(category));
 
@@ -87,6 +93,7 @@ int main(int argc, char **argv) {
   options.name = name;
   options.timing = timing;
   options.reportDir = reportDir;
+  options.quantize = quantize;
   for (const std::string &spec : inputShapes) {
     StringRef s(spec), inputName, dims;
     std::tie(inputName, dims) = s.rsplit('=');
@@ -176,5 +183,7 @@ int main(int argc, char **argv) {
     errs() << msg << "\n";
     return fail("cannot compile '" + inputPath + "'");
   }
+  for (const std::string &note : result->notes)
+    WithColor::note(errs(), "kiln-compile") << note << "\n";
   return 0;
 }

@@ -17,6 +17,17 @@ namespace mlir::kiln {
 
 #define GEN_PASS_REGISTRATION
 #include "kiln/Conversion/Passes.h.inc"
+
+/// Unit attribute on the linalg.generic that --kiln-convert-kiln-to-linalg
+/// makes of kiln.dynamic_quant_matmul's integer product (u8 x packed s8 ->
+/// i32); --kiln-cpu-vnni-matmul replaces it with a vpdpbusd micro-kernel.
+inline constexpr const char *kInt8MatmulAttr = "kiln.int8_matmul";
+/// Unit attribute on its epilogue, the generic that reads the i32 result
+/// [M, P, R] with inputs (acc, scale [M] f32, zero point [M] i32, weight
+/// scale [P, R] f32, weight sums [P, R] i32[, bias [P, R] f32]) and computes
+/// f32(acc - zp * sums) * (scale * wscale) [+ bias]; the kernel applies it
+/// to its registers when it is the product's only user.
+inline constexpr const char *kInt8EpilogueAttr = "kiln.int8_epilogue";
 } // namespace mlir::kiln
 
 #endif

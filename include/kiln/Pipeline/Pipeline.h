@@ -42,11 +42,18 @@ struct CompileOptions {
   /// Write DIR/report.html (arena over time, lower bound, phase times).
   std::string reportDir;
   bool verifyEach = false; ///< run the verifier after every pass
+  /// "" or "none": f32 as imported; "dynamic": MatMul/Gemm with constant
+  /// weights get int8 weights and run-time quantized activations
+  /// (docs/quantization.md); needs a target with avx512vnni.
+  std::string quantize;
 };
 
 /// What a successful compile wrote.
 struct CompileResult {
   std::vector<std::string> files;
+  /// Things the user may want to know that are not errors, e.g. which
+  /// matmuls --quantize=dynamic left in f32 and why.
+  std::vector<std::string> notes;
 };
 
 /// Compiles options.inputPath as far as options.emit.

@@ -362,7 +362,8 @@ struct ConvertKilnToLinalgPass
         }
         FailureOr<Value> repl = Value();
         for (auto lower : {lowerElementwise, lowerTensor, lowerNN,
-                           lowerGatherElements, lowerShapeOps, lowerIndexing}) {
+                           lowerGatherElements, lowerShapeOps, lowerIndexing,
+                           lowerQuantized}) {
           repl = lower(b, op);
           if (failed(repl) || *repl)
             break;

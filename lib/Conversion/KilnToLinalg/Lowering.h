@@ -100,6 +100,8 @@ FailureOr<Value> lowerShapeOps(OpBuilder &b, Operation *op);
 /// non_zero and unique; top_k and unique replace their results after the
 /// first themselves.
 FailureOr<Value> lowerIndexing(OpBuilder &b, Operation *op);
+/// kiln.dynamic_quant_matmul (LowerQuantized.cpp).
+FailureOr<Value> lowerQuantized(OpBuilder &b, Operation *op);
 
 } // namespace mlir::kiln
 

@@ -604,3 +604,19 @@ func.func @arg_max_axis(%x: tensor<2x5xf32>) -> tensor<2xi64> {
   %y = kiln.arg_max %x {axis = 2 : i64} : tensor<2x5xf32> -> tensor<2xi64>
   return %y : tensor<2xi64>
 }
+
+// -----
+
+func.func @dynamic_quant_matmul_k_groups(%x: tensor<4x8xf32>, %w: tensor<1x3x64xi8>, %s: tensor<16xf32>, %sums: tensor<16xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{expects 2 groups of 4 along K = 8 in the packed weights, got 3}}
+  %0 = kiln.dynamic_quant_matmul %x, %w, %s, %sums : (tensor<4x8xf32>, tensor<1x3x64xi8>, tensor<16xf32>, tensor<16xi32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @dynamic_quant_matmul_scales(%x: tensor<4x8xf32>, %w: tensor<1x2x64xi8>, %s: tensor<32xf32>, %sums: tensor<16xi32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{expects weight_scales of shape [16], got 'tensor<32xf32>'}}
+  %0 = kiln.dynamic_quant_matmul %x, %w, %s, %sums : (tensor<4x8xf32>, tensor<1x2x64xi8>, tensor<32xf32>, tensor<16xi32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}

@@ -42,6 +42,33 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     "::mlir::affine::AffineDialect"];
 }
 
+def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
+  let summary = "The int8 product of dynamic quantization as an AVX512-VNNI micro-kernel";
+  let description = [{
+    Replaces each linalg.generic marked `kiln.int8_matmul` (uint8 rows
+    `[M, K4, 4]` times int8 weights packed `[P, K4, R, 4]`, accumulated into
+    a zero-filled i32 `[M, P, R]`) with loops over `mr x R` output tiles
+    whose inner loop over K4 keeps `mr * R / 16` accumulators in registers:
+    each step loads the panel's `R / 16` weight vectors (64 bytes each),
+    broadcasts 4 bytes of each row and issues one
+    `llvm.x86.avx512.vpdpbusd.512` per accumulator. When the product's only
+    user is its epilogue (marked `kiln.int8_epilogue`: zero-point correction,
+    scales, bias), the kernel applies it to the registers and writes f32, so
+    the i32 accumulators never reach memory. LLVM does not form
+    vpdpbusd from the vectorized ext/mul/add contraction, hence the
+    intrinsic. Only for targets with avx512vnni (the pipeline runs the pass
+    only then); other generics are left to the generic tiling.
+  }];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"8",
+           "rows per register tile (the largest divisor of M up to this)">,
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect"];
+}
+
 def LowerVectorOpsPass : Pass<"kiln-cpu-lower-vector-ops", "func::FuncOp"> {
   let summary = "Lower contractions to outer products and math to polynomials";
   let description = [{

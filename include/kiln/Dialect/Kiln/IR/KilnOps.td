@@ -868,4 +868,39 @@ def Kiln_UniqueOp : Kiln_Op<"unique", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Dynamic int8 quantization (--quantize=dynamic, Transforms/QuantizeDynamic.cpp)
+//===----------------------------------------------------------------------===//
+
+def Kiln_DynamicQuantMatMulOp : Kiln_Op<"dynamic_quant_matmul", [Pure]> {
+  let summary = "f32 x int8 weights, the activations quantized at run time";
+  let description = [{
+    `input [..., M, K]` (f32) times a weight matrix `W [K, N]` that was
+    quantized at compile time, per output column, to symmetric int8:
+    `W[k, n] ~ weight_scales[n] * q[k, n]`, `q` in [-127, 127]. Each row of
+    the input is quantized at run time to asymmetric uint8 (scale and zero
+    point mapping `[min(row, 0), max(row, 0)]` onto [0, 255]); the products
+    accumulate in i32 and the result is
+    `scale_row * weight_scales[n] * (acc - zero_point_row * weight_sums[n]) + bias[n]`
+    with `weight_sums[n] = sum_k q[k, n]`.
+
+    `weights` holds `q` packed for 4-byte dot products, in panels of `R`
+    columns: `[N / R, ceil(K / 4), 4 * R]`, with `q[k, n]` at
+    `[n / R, k / 4, 4 * (n % R) + k % 4]` (zero past K).
+
+    ```mlir
+    %y = kiln.dynamic_quant_matmul %x, %w, %s, %sums, %b
+       : (tensor<128x256xf32>, tensor<24x64x128xi8>, tensor<768xf32>, tensor<768xi32>, tensor<768xf32>) -> tensor<128x768xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input,
+                   RankedTensorOf<[I8]>:$weights,
+                   RankedTensorOf<[F32]>:$weight_scales,
+                   RankedTensorOf<[I32]>:$weight_sums,
+                   Optional<RankedTensorOf<[F32]>>:$bias);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$input `,` $weights `,` $weight_scales `,` $weight_sums (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_DIALECT_KILN_OPS

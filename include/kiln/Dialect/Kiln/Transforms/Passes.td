@@ -14,4 +14,20 @@ def ShapeInferencePass : Pass<"kiln-shape-inference", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def QuantizeDynamicPass : Pass<"kiln-quantize-dynamic", "ModuleOp"> {
+  let summary = "Dynamic int8: MatMul/Gemm with constant weights become kiln.dynamic_quant_matmul";
+  let description = [{
+    Each `kiln.matmul` or `kiln.gemm` whose weights (B) are a constant f32
+    matrix `[K, N]` with N a multiple of 16 gets its weights quantized here,
+    per output column, to symmetric int8 (packed for 4-byte dot products,
+    see kiln.dynamic_quant_matmul) and its activations quantized at run
+    time. A constant per-column bias (Gemm's C, or a `kiln.add` of a constant
+    `[N]` that is the matmul's only user) moves into the op; Gemm's alpha
+    and beta fold into the weight scales and the bias. Matmuls that do not
+    qualify stay in f32, and one remark per function says how many were
+    quantized and why the others were not.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 #endif

@@ -1,0 +1,331 @@
+//===- VnniMatmul.cpp - the int8 product as a vpdpbusd kernel ---*- C++ -*-===//
+//
+// The integer product of kiln.dynamic_quant_matmul (a linalg.generic marked
+// kiln.int8_matmul: u8 rows times s8 weights packed 4 k per 32-bit lane)
+// becomes an explicit register-blocked micro-kernel. LLVM 22 does not form
+// vpdpbusd on its own: the generic tiling of this op gives scalar multiplies,
+// and even the per-lane 4-way dot written plainly in LLVM IR (zext/sext,
+// mul, strided lanes added) becomes pmovzx/pmovsx/pmaddwd and shuffles. So
+// the kernel calls the intrinsic itself:
+//
+//   for m0 in 0..M step mr:               rows of the tile
+//     for p in 0..P:                      one panel of R columns
+//       acc[mr][R/16] = 0                 (in registers)
+//       for k4 in 0..K4:
+//         b[i] = w[p, k4, 64 i : 64 i + 64]           R/16 loads
+//         for each row: a = broadcast(qa[m0 + row, 4 k4 : 4 k4 + 4])
+//           acc[row][i] = vpdpbusd(acc[row][i], a, b[i])
+//       [epilogue on the registers] store into out[m0 : m0 + mr, p, :]
+//
+// The weights were packed panel by panel at compile time, so a panel streams
+// through memory contiguously while the mr rows of qa stay in L1.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Conversion/Passes.h"
+
+#include "mlir/IR/Matchers.h"
+
+#include <map>
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_VNNIMATMULPASS
+#include "kiln/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+
+namespace {
+constexpr const char *kVpdpbusd = "llvm.x86.avx512.vpdpbusd.512";
+
+int64_t divisorAtMost(int64_t size, int64_t target) {
+  for (int64_t d = std::min(size, target); d > 1; --d)
+    if (size % d == 0)
+      return d;
+  return 1;
+}
+
+/// The shapes the kernel needs, or a reason why this generic does not fit.
+struct Int8Matmul {
+  Value rows, weights;   // [M, K4, 4] i8 and [P, K4, R, 4] i8
+  linalg::FillOp fill;   // the zero init [M, P, R] i32
+  int64_t m, p, k4, r;
+};
+
+/// `v` with the dimensions of each group in `groups` merged (a view).
+Value collapsed(OpBuilder &b, Location loc, Value v,
+                ArrayRef<ReassociationIndices> groups) {
+  return tensor::CollapseShapeOp::create(b, loc, v, groups);
+}
+
+FailureOr<Int8Matmul> match(linalg::GenericOp op, std::string &why) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1) {
+    why = "expects two inputs and one init";
+    return failure();
+  }
+  Int8Matmul k;
+  k.rows = op.getDpsInputOperand(0)->get();
+  k.weights = op.getDpsInputOperand(1)->get();
+  auto at = dyn_cast<RankedTensorType>(k.rows.getType());
+  auto wt = dyn_cast<RankedTensorType>(k.weights.getType());
+  auto ot = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+  if (!at || !wt || !ot || !at.hasStaticShape() || !wt.hasStaticShape() ||
+      !ot.hasStaticShape() || at.getRank() != 3 || wt.getRank() != 4 ||
+      ot.getRank() != 3 || !at.getElementType().isInteger(8) ||
+      !wt.getElementType().isInteger(8) || !ot.getElementType().isInteger(32)) {
+    why = "expects static i8 [M, K4, 4] x i8 [P, K4, R, 4] -> i32 [M, P, R]";
+    return failure();
+  }
+  k.m = at.getDimSize(0);
+  k.p = wt.getDimSize(0);
+  k.k4 = wt.getDimSize(1);
+  k.r = wt.getDimSize(2);
+  if (at.getDimSize(1) != k.k4 || at.getDimSize(2) != 4 ||
+      wt.getDimSize(3) != 4 || ot.getDimSize(0) != k.m ||
+      ot.getDimSize(1) != k.p || ot.getDimSize(2) != k.r || k.r % 16 != 0) {
+    why = "shapes do not agree, or R is not a multiple of 16";
+    return failure();
+  }
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  if (maps[0] != AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx) ||
+      maps[1] != AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx) ||
+      maps[2] != AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)) {
+    why = "unexpected indexing maps";
+    return failure();
+  }
+  // The body: acc + zext(a) * sext(w).
+  Block &body = op.getRegion().front();
+  auto it = body.begin();
+  auto next = [&]() -> Operation * {
+    return it == body.end() ? nullptr : &*it++;
+  };
+  if (!isa_and_nonnull<arith::ExtUIOp>(next()) ||
+      !isa_and_nonnull<arith::ExtSIOp>(next()) ||
+      !isa_and_nonnull<arith::MulIOp>(next()) ||
+      !isa_and_nonnull<arith::AddIOp>(next()) ||
+      !isa_and_nonnull<linalg::YieldOp>(next())) {
+    why = "the body is not acc + zext(a) * sext(w)";
+    return failure();
+  }
+  k.fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (!k.fill || !matchPattern(k.fill.value(), m_Zero())) {
+    why = "the accumulator does not start from a zero fill";
+    return failure();
+  }
+  return k;
+}
+
+/// The epilogue (see kInt8EpilogueAttr) when it is the product's only user.
+struct Epilogue {
+  linalg::GenericOp op;
+  Value scale, zeroPoint, weightScale, weightSum, bias;
+};
+
+std::optional<Epilogue> matchEpilogue(linalg::GenericOp op,
+                                      const Int8Matmul &k) {
+  Value acc = op.getResult(0);
+  if (!acc.hasOneUse())
+    return std::nullopt;
+  auto user = dyn_cast<linalg::GenericOp>(*acc.getUsers().begin());
+  if (!user || !user->hasAttr(mlir::kiln::kInt8EpilogueAttr) ||
+      user.getNumDpsInits() != 1 ||
+      (user.getNumDpsInputs() != 5 && user.getNumDpsInputs() != 6) ||
+      user.getDpsInputOperand(0)->get() != acc)
+    return std::nullopt;
+  auto has = [](Value v, ArrayRef<int64_t> shape, Type elt) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.getShape() == shape && t.getElementType() == elt;
+  };
+  Builder b(op.getContext());
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Epilogue e{user, user.getDpsInputOperand(1)->get(),
+             user.getDpsInputOperand(2)->get(),
+             user.getDpsInputOperand(3)->get(),
+             user.getDpsInputOperand(4)->get(),
+             user.getNumDpsInputs() == 6 ? user.getDpsInputOperand(5)->get()
+                                         : Value()};
+  if (!has(e.scale, {k.m}, f32) || !has(e.zeroPoint, {k.m}, i32) ||
+      !has(e.weightScale, {k.p, k.r}, f32) ||
+      !has(e.weightSum, {k.p, k.r}, i32) ||
+      (e.bias && !has(e.bias, {k.p, k.r}, f32)) ||
+      !has(user.getResult(0), {k.m, k.p, k.r}, f32))
+    return std::nullopt;
+  return e;
+}
+
+/// Replaces `op` (and `epilogue`, when given) with the kernel; returns the
+/// value that replaces the last of them.
+Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op,
+                        const Int8Matmul &k, int64_t maxRows,
+                        const std::optional<Epilogue> &epilogue) {
+  Location loc = op.getLoc();
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  auto acc = VectorType::get({16}, i32);
+  auto bytes64 = VectorType::get({64}, i8);
+  int64_t mr = divisorAtMost(k.m, maxRows), nv = k.r / 16;
+  // Index constants, made once ahead of the loops.
+  std::map<int64_t, Value> constants;
+  auto idx = [&](OpBuilder &, int64_t v) -> Value {
+    Value &c = constants[v];
+    if (!c)
+      c = arith::ConstantIndexOp::create(b, loc, v);
+    return c;
+  };
+  for (int64_t v : {int64_t(0), int64_t(1), int64_t(4), k.m, mr, k.p, k.k4})
+    idx(b, v);
+  for (int64_t i = 0; i < nv; ++i) {
+    idx(b, 64 * i);
+    idx(b, 16 * i);
+  }
+  for (int64_t row = 1; row < mr; ++row)
+    idx(b, row);
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(acc, b.getI32IntegerAttr(0)));
+  Value zeroI8 = arith::ConstantIntOp::create(b, loc, 0, 8);
+  // Byte views the kernel indexes directly: [M, 4 K4] and [P, K4, 4 R]
+  // (the expand_shapes they come from fold away).
+  Value rows = collapsed(b, loc, k.rows, {{0}, {1, 2}});
+  Value weights = collapsed(b, loc, k.weights, {{0}, {1}, {2, 3}});
+  Type f32 = b.getF32Type();
+  auto accF = VectorType::get({16}, f32);
+  Value out = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k.m, k.p, k.r},
+                                      epilogue ? f32 : i32);
+  Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
+  auto rowLoop = scf::ForOp::create(
+      b, loc, idx(b, 0), idx(b, k.m), idx(b, mr), ValueRange{out},
+      [&](OpBuilder &b1, Location, Value m0, ValueRange rowIter) {
+        auto panelLoop = scf::ForOp::create(
+            b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, 1), rowIter,
+            [&](OpBuilder &b2, Location, Value p, ValueRange panelIter) {
+              SmallVector<Value> rowIdx;
+              for (int64_t row = 0; row < mr; ++row)
+                rowIdx.push_back(
+                    row ? arith::AddIOp::create(b2, loc, m0, idx(b2, row))
+                              .getResult()
+                        : m0);
+              auto kLoop = scf::ForOp::create(
+                  b2, loc, idx(b2, 0), idx(b2, k.k4), idx(b2, 1),
+                  SmallVector<Value>(mr * nv, zero),
+                  [&](OpBuilder &b3, Location, Value k4, ValueRange accs) {
+                    SmallVector<Value> w;
+                    for (int64_t i = 0; i < nv; ++i)
+                      w.push_back(vector::TransferReadOp::create(
+                          b3, loc, bytes64, weights,
+                          ValueRange{p, k4, idx(b3, 64 * i)}, zeroI8,
+                          ArrayRef<bool>{true}));
+                    Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, 4));
+                    SmallVector<Value> next;
+                    for (int64_t row = 0; row < mr; ++row) {
+                      // 4 bytes of the row, repeated in every 32-bit lane.
+                      Value a = vector::TransferReadOp::create(
+                          b3, loc, VectorType::get({4}, i8), rows,
+                          ValueRange{rowIdx[row], col}, zeroI8,
+                          ArrayRef<bool>{true});
+                      a = vector::BitCastOp::create(
+                          b3, loc, VectorType::get({1}, i32), a);
+                      a = vector::ExtractOp::create(b3, loc, a, 0);
+                      a = vector::BroadcastOp::create(b3, loc, acc, a);
+                      a = vector::BitCastOp::create(b3, loc, bytes64, a);
+                      for (int64_t i = 0; i < nv; ++i)
+                        next.push_back(
+                            LLVM::CallIntrinsicOp::create(
+                                b3, loc, acc, b3.getStringAttr(kVpdpbusd),
+                                ValueRange{accs[row * nv + i], a, w[i]})
+                                .getResult(0));
+                    }
+                    scf::YieldOp::create(b3, loc, next);
+                  });
+              // The epilogue on the registers: per column vectors of the
+              // panel, per row scalars broadcast.
+              SmallVector<Value> wscale, wsum, bias;
+              auto columns = [&](Value v, Type elt, Value pad, int64_t i) {
+                return vector::TransferReadOp::create(
+                    b2, loc, VectorType::get({16}, elt), v,
+                    ValueRange{p, idx(b2, 16 * i)}, pad, ArrayRef<bool>{true});
+              };
+              if (epilogue)
+                for (int64_t i = 0; i < nv; ++i) {
+                  wscale.push_back(columns(epilogue->weightScale, f32, zeroF, i));
+                  wsum.push_back(columns(epilogue->weightSum, i32, zeroI32, i));
+                  if (epilogue->bias)
+                    bias.push_back(columns(epilogue->bias, f32, zeroF, i));
+                }
+              Value t = panelIter[0];
+              for (int64_t row = 0; row < mr; ++row) {
+                Value scale, zp;
+                if (epilogue) {
+                  scale = vector::BroadcastOp::create(
+                      b2, loc, accF,
+                      tensor::ExtractOp::create(b2, loc, epilogue->scale,
+                                                ValueRange{rowIdx[row]}));
+                  zp = vector::BroadcastOp::create(
+                      b2, loc, acc,
+                      tensor::ExtractOp::create(b2, loc, epilogue->zeroPoint,
+                                                ValueRange{rowIdx[row]}));
+                }
+                for (int64_t i = 0; i < nv; ++i) {
+                  Value v = kLoop.getResult(row * nv + i);
+                  if (epilogue) {
+                    // acc - zp * sum is exact in i32; then one rounding.
+                    v = arith::SubIOp::create(
+                        b2, loc, v, arith::MulIOp::create(b2, loc, zp, wsum[i]));
+                    v = arith::SIToFPOp::create(b2, loc, accF, v);
+                    v = arith::MulFOp::create(
+                        b2, loc, v,
+                        arith::MulFOp::create(b2, loc, scale, wscale[i]));
+                    if (epilogue->bias)
+                      v = arith::AddFOp::create(b2, loc, v, bias[i]);
+                  }
+                  t = vector::TransferWriteOp::create(
+                          b2, loc, v, t,
+                          ValueRange{rowIdx[row], p, idx(b2, 16 * i)},
+                          ArrayRef<bool>{true})
+                          .getResult();
+                }
+              }
+              scf::YieldOp::create(b2, loc, t);
+            });
+        scf::YieldOp::create(b1, loc, panelLoop.getResults());
+      });
+  return rowLoop.getResult(0);
+}
+
+struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
+  using VnniMatmulPassBase::VnniMatmulPassBase;
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> ops;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(mlir::kiln::kInt8MatmulAttr))
+        ops.push_back(op);
+    });
+    for (linalg::GenericOp op : ops) {
+      std::string why;
+      FailureOr<Int8Matmul> k = match(op, why);
+      if (failed(k)) {
+        // Still correct through the generic tiling, only slower.
+        op->emitRemark() << "int8 matmul left to the generic lowering: "
+                         << why;
+        continue;
+      }
+      std::optional<Epilogue> epilogue = matchEpilogue(op, *k);
+      // With an epilogue the kernel goes where the epilogue is: its operands
+      // may be defined after the product.
+      OpBuilder b(epilogue ? epilogue->op.getOperation() : op.getOperation());
+      Value result = replaceWithKernel(b, op, *k, maxRows, epilogue);
+      if (epilogue) {
+        epilogue->op.getResult(0).replaceAllUsesWith(result);
+        epilogue->op.erase();
+      } else {
+        op.getResult(0).replaceAllUsesWith(result);
+      }
+      op.erase();
+      if (k->fill->use_empty())
+        k->fill.erase();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,174 @@
+//===- LowerQuantized.cpp - kiln.dynamic_quant_matmul to linalg -*- C++ -*-===//
+//
+// Four steps, each a linalg op on [M, K] rows (the batch folded into M):
+//   1. per-row min(x, 0) and max(x, 0) (reductions starting from 0);
+//   2. per-row scale, 1 / scale and zero point (uint8, asymmetric);
+//   3. the rows quantized to uint8 (padded with zeros to a multiple of 4);
+//   4. the integer product: a linalg.generic marked `kiln.int8_matmul`
+//      (u8 [M, K4, 4] x s8 [P, K4, R, 4] -> i32 [M, P, R]), which
+//      --kiln-cpu-vnni-matmul replaces with a vpdpbusd micro-kernel;
+//   5. the epilogue: i32 minus the zero point's share, scaled per row and
+//      column, plus the bias, in f32.
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+#include "kiln/Conversion/Passes.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+Value f32Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+/// clamp(v, lo, hi) on f32.
+Value clampF(OpBuilder &b, Location loc, Value v, double lo, double hi) {
+  v = arith::MaximumFOp::create(b, loc, v, f32Const(b, loc, lo));
+  return arith::MinimumFOp::create(b, loc, v, f32Const(b, loc, hi));
+}
+
+FailureOr<Value> lowerDynamicQuantMatMul(OpBuilder &b,
+                                         DynamicQuantMatMulOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType it = op.getInput().getType(), wt = op.getWeights().getType();
+  int64_t k = it.getShape().back(), rows = it.getNumElements() / k;
+  int64_t panels = wt.getDimSize(0), k4 = wt.getDimSize(1),
+          r = wt.getDimSize(2) / 4, kp = 4 * k4;
+  Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  auto par = utils::IteratorType::parallel,
+       red = utils::IteratorType::reduction;
+
+  Value x = reshaped(b, loc, op.getInput(), {rows, k});
+  // Columns past K meet zero weights; they are padded with 0, which changes
+  // neither the range (it includes 0) nor the product.
+  Value xp = padded(b, loc, x, {0, 0}, {0, kp - k}, 0.0);
+
+  // 1. The range of each row, widened to include 0 (the fills start at 0).
+  //    A row reduction of a [rows, kp] tile would reduce across vector lanes
+  //    at every step; instead [rows, kp / c, c] is reduced over its middle
+  //    dimension (c lanes side by side), then the c lanes.
+  int64_t c = kp % 16 == 0 ? 16 : kp % 8 == 0 ? 8 : 4;
+  Value x3 = reshaped(b, loc, xp, {rows, kp / c, c});
+  auto range = [&](bool max) {
+    auto combine = [max](OpBuilder &nb, Location nl, Value acc,
+                         Value v) -> Value {
+      // maxnum/minnum: LLVM reduces their vectors with shuffles, while
+      // maximum/minimum (NaN-propagating) become one scalar step per lane.
+      if (max)
+        return arith::MaxNumFOp::create(nb, nl, acc, v);
+      return arith::MinNumFOp::create(nb, nl, acc, v);
+    };
+    Value lanes = reduced(b, loc, x3, {1}, 0.0, combine);
+    return reduced(b, loc, lanes, {1}, 0.0, combine);
+  };
+  Value lo = range(false), hi = range(true);
+
+  // 2. scale = (hi - lo) / 255 (1 for an all-zero row), zero point =
+  //    round(-lo / scale) in [0, 255], as f32 for step 3 and i32 for step 5.
+  AffineMap id1 = b.getMultiDimIdentityMap(1);
+  SmallVector<Value> inits = {emptyTensor(b, loc, {rows}, f32),
+                              emptyTensor(b, loc, {rows}, f32),
+                              emptyTensor(b, loc, {rows}, f32),
+                              emptyTensor(b, loc, {rows}, i32)};
+  auto params = linalg::GenericOp::create(
+      b, loc, TypeRange(ValueRange(inits)), ValueRange{lo, hi}, inits,
+      SmallVector<AffineMap>(6, id1), {par},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value range = arith::SubFOp::create(nb, nl, a[1], a[0]);
+        Value scale =
+            arith::DivFOp::create(nb, nl, range, f32Const(nb, nl, 255.0));
+        Value isZero = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                             scale, f32Const(nb, nl, 0.0));
+        scale = arith::SelectOp::create(nb, nl, isZero, f32Const(nb, nl, 1.0),
+                                        scale);
+        Value inv =
+            arith::DivFOp::create(nb, nl, f32Const(nb, nl, 1.0), scale);
+        Value zp = math::RoundEvenOp::create(
+            nb, nl,
+            arith::MulFOp::create(nb, nl, arith::NegFOp::create(nb, nl, a[0]),
+                                  inv));
+        zp = clampF(nb, nl, zp, 0.0, 255.0);
+        Value zpi = arith::FPToSIOp::create(nb, nl, nb.getI32Type(), zp);
+        linalg::YieldOp::create(nb, nl, ValueRange{scale, inv, zp, zpi});
+      });
+  Value scale = params.getResult(0), inv = params.getResult(1),
+        zpf = params.getResult(2), zpi = params.getResult(3);
+
+  // 3. q = clamp(round(x / scale) + zp, 0, 255) as (unsigned) i8.
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  AffineMap row = AffineMap::get(2, 0, {d(0)}, ctx);
+  Value qa = mappedGeneric(
+      b, loc, {rows, kp}, i8, ValueRange{xp, inv, zpf}, {id2, row, row},
+      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value v = math::RoundEvenOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, a[0], a[1]));
+        v = clampF(nb, nl, arith::AddFOp::create(nb, nl, v, a[2]), 0.0, 255.0);
+        Value vi = arith::FPToSIOp::create(nb, nl, nb.getI32Type(), v);
+        return arith::TruncIOp::create(nb, nl, nb.getI8Type(), vi);
+      });
+
+  // 4. acc[m, p, r] = sum over (k4, j) of qa[m, k4, j] * w[p, k4, r, j]
+  //    with loops (m, p, r, k4, j), on views that split the groups of 4.
+  Value acc = filledTensor(b, loc, {rows, panels, r}, i32, 0.0);
+  Value qa3 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({rows, k4, 4}, i8), qa,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  Value w4 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({panels, k4, r, 4}, i8), op.getWeights(),
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
+      AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
+      AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
+  auto matmul = linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{qa3, w4}, acc, maps,
+      {par, par, par, red, red},
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        Type i32t = nb.getI32Type();
+        Value av = arith::ExtUIOp::create(nb, nl, i32t, a[0]);
+        Value wv = arith::ExtSIOp::create(nb, nl, i32t, a[1]);
+        Value sum = arith::AddIOp::create(
+            nb, nl, a[2], arith::MulIOp::create(nb, nl, av, wv));
+        linalg::YieldOp::create(nb, nl, sum);
+      });
+  matmul->setAttr(kInt8MatmulAttr, UnitAttr::get(ctx));
+
+  // 5. y = scale[m] * wscale[n] * (acc - zp[m] * wsum[n]) + bias[n], n = p R + r.
+  auto perColumn = [&](Value v) { return reshaped(b, loc, v, {panels, r}); };
+  SmallVector<Value> inputs = {matmul.getResult(0), scale, zpi,
+                               perColumn(op.getWeightScales()),
+                               perColumn(op.getWeightSums())};
+  if (op.getBias())
+    inputs.push_back(perColumn(op.getBias()));
+  AffineMap id3 = b.getMultiDimIdentityMap(3);
+  AffineMap m3 = AffineMap::get(3, 0, {d(0)}, ctx);
+  AffineMap col3 = AffineMap::get(3, 0, {d(1), d(2)}, ctx);
+  SmallVector<AffineMap> inMaps = {id3, m3, m3, col3, col3};
+  if (op.getBias())
+    inMaps.push_back(col3);
+  Value y = mappedGeneric(
+      b, loc, {rows, panels, r}, f32, inputs, inMaps,
+      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        // acc - zp * wsum is exact in i32; only the result is rounded.
+        Value corrected = arith::SubIOp::create(
+            nb, nl, a[0], arith::MulIOp::create(nb, nl, a[2], a[4]));
+        Value f = arith::SIToFPOp::create(nb, nl, nb.getF32Type(), corrected);
+        Value s = arith::MulFOp::create(nb, nl, a[1], a[3]);
+        Value v = arith::MulFOp::create(nb, nl, f, s);
+        if (a.size() > 5)
+          v = arith::AddFOp::create(nb, nl, v, a[5]);
+        return v;
+      });
+  y.getDefiningOp()->setAttr(kInt8EpilogueAttr, UnitAttr::get(ctx));
+  return reshaped(b, loc, y, op.getType().getShape());
+}
+} // namespace
+
+FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
+  if (auto q = dyn_cast<DynamicQuantMatMulOp>(op))
+    return lowerDynamicQuantMatMul(b, q);
+  return Value();
+}

@@ -1,0 +1,160 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vnni-matmul --verify-diagnostics | FileCheck %s
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// 16 rows, 2 panels of 32 columns, K = 16: 8 x 32 register tiles, each
+// k-step loads two 64-byte weight vectors, broadcasts 4 bytes of each of
+// the 8 rows and issues 16 vpdpbusd; the accumulators live in the k loop's
+// iter_args and are written once per tile.
+// CHECK-LABEL: func.func @int8_matmul
+// CHECK-SAME: (%[[QA3:.+]]: tensor<16x4x4xi8>, %[[W4:.+]]: tensor<2x4x32x4xi8>)
+// CHECK-DAG: %[[QA:.+]] = tensor.collapse_shape %[[QA3]] {{\[\[}}0], [1, 2]] : tensor<16x4x4xi8> into tensor<16x16xi8>
+// CHECK-DAG: %[[W:.+]] = tensor.collapse_shape %[[W4]] {{\[\[}}0], [1], [2, 3]] : tensor<2x4x32x4xi8> into tensor<2x4x128xi8>
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK: scf.for %[[M:.+]] = %[[C0]] to %[[C16]] step %[[C8]]
+// CHECK: scf.for %[[P:.+]] = %[[C0]] to %{{.+}} step %{{.+}} iter_args
+// CHECK: scf.for %[[K:.+]] = {{.+}} iter_args(%[[A0:[^ ]+]] = %{{.+}},
+// CHECK: %[[B0:.+]] = vector.transfer_read %[[W]][%[[P]], %[[K]], %[[C0]]]{{.+}} : tensor<2x4x128xi8>, vector<64xi8>
+// CHECK: %[[B1:.+]] = vector.transfer_read %[[W]][%[[P]], %[[K]], %[[C64]]]{{.+}} : tensor<2x4x128xi8>, vector<64xi8>
+// CHECK: %[[R0:.+]] = vector.transfer_read %[[QA]][%[[M]], %{{.+}}]{{.+}} : tensor<16x16xi8>, vector<4xi8>
+// CHECK: %[[R32:.+]] = vector.bitcast %[[R0]] : vector<4xi8> to vector<1xi32>
+// CHECK: %[[S:.+]] = vector.extract %[[R32]][0] : i32 from vector<1xi32>
+// CHECK: %[[BC:.+]] = vector.broadcast %[[S]] : i32 to vector<16xi32>
+// CHECK: %[[A:.+]] = vector.bitcast %[[BC]] : vector<16xi32> to vector<64xi8>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[A0]], %[[A]], %[[B0]]) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
+// CHECK-COUNT-15: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: scf.yield
+// CHECK-COUNT-16: vector.transfer_write {{.+}} : vector<16xi32>, tensor<16x2x32xi32>
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.fill
+func.func @int8_matmul(%qa: tensor<16x4x4xi8>, %w: tensor<2x4x32x4xi8>) -> tensor<16x2x32xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<16x2x32xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<16x2x32xi32>) -> tensor<16x2x32xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<16x4x4xi8>, tensor<2x4x32x4xi8>) outs(%z : tensor<16x2x32xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<16x2x32xi32>
+  return %0 : tensor<16x2x32xi32>
+}
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// 3 rows (a tile of all three) and one 16-column panel: 3 vpdpbusd a step.
+// CHECK-LABEL: func.func @three_rows
+// CHECK: scf.for {{.+}} step %c3
+// CHECK-COUNT-3: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: llvm.call_intrinsic
+func.func @three_rows(%qa: tensor<3x2x4xi8>, %w: tensor<1x2x16x4xi8>) -> tensor<3x1x16xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<3x1x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<3x1x16xi32>) -> tensor<3x1x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<3x2x4xi8>, tensor<1x2x16x4xi8>) outs(%z : tensor<3x1x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<3x1x16xi32>
+  return %0 : tensor<3x1x16xi32>
+}
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// An accumulator that does not start from zero is left to the generic
+// lowering, with a remark.
+// CHECK-LABEL: func.func @not_zero_init
+// CHECK: linalg.generic
+// CHECK-NOT: llvm.call_intrinsic
+func.func @not_zero_init(%qa: tensor<3x2x4xi8>, %w: tensor<1x2x16x4xi8>, %init: tensor<3x1x16xi32>) -> tensor<3x1x16xi32> {
+  // expected-remark @+1 {{int8 matmul left to the generic lowering: the accumulator does not start from a zero fill}}
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<3x2x4xi8>, tensor<1x2x16x4xi8>) outs(%init : tensor<3x1x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<3x1x16xi32>
+  return %0 : tensor<3x1x16xi32>
+}
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+#id = affine_map<(m, p, r) -> (m, p, r)>
+#row = affine_map<(m, p, r) -> (m)>
+#col = affine_map<(m, p, r) -> (p, r)>
+
+// The epilogue (the product's only user) runs on the registers: the kernel
+// writes f32, i32 never reaches memory.
+// CHECK-LABEL: func.func @with_epilogue
+// CHECK-SAME: (%{{.+}}: tensor<8x2x4xi8>, %{{.+}}: tensor<1x2x16x4xi8>, %[[S:.+]]: tensor<8xf32>, %[[Z:.+]]: tensor<8xi32>, %[[WS:.+]]: tensor<1x16xf32>, %[[SUM:.+]]: tensor<1x16xi32>, %[[B:.+]]: tensor<1x16xf32>)
+// CHECK: scf.for
+// CHECK: %[[K:.+]]:8 = scf.for
+// CHECK-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: scf.yield
+// CHECK-DAG: %[[WSV:.+]] = vector.transfer_read %[[WS]]{{.+}} : tensor<1x16xf32>, vector<16xf32>
+// CHECK-DAG: %[[SUMV:.+]] = vector.transfer_read %[[SUM]]{{.+}} : tensor<1x16xi32>, vector<16xi32>
+// CHECK-DAG: %[[BV:.+]] = vector.transfer_read %[[B]]{{.+}} : tensor<1x16xf32>, vector<16xf32>
+// CHECK-DAG: %[[SR:.+]] = tensor.extract %[[S]]
+// CHECK-DAG: %[[ZR:.+]] = tensor.extract %[[Z]]
+// CHECK: %[[ZV:.+]] = vector.broadcast %[[ZR]] : i32 to vector<16xi32>
+// CHECK: %[[ZS:.+]] = arith.muli %[[ZV]], %[[SUMV]] : vector<16xi32>
+// CHECK: %[[D:.+]] = arith.subi %[[K]]#0, %[[ZS]] : vector<16xi32>
+// CHECK: %[[F:.+]] = arith.sitofp %[[D]] : vector<16xi32> to vector<16xf32>
+// CHECK: %[[M:.+]] = arith.mulf %[[F]], %{{.+}} : vector<16xf32>
+// CHECK: %[[Y:.+]] = arith.addf %[[M]], %[[BV]] : vector<16xf32>
+// CHECK: vector.transfer_write %[[Y]], {{.+}} : vector<16xf32>, tensor<8x1x16xf32>
+// CHECK-NOT: linalg.generic
+func.func @with_epilogue(%qa: tensor<8x2x4xi8>, %w: tensor<1x2x16x4xi8>, %s: tensor<8xf32>, %z: tensor<8xi32>, %ws: tensor<1x16xf32>, %sum: tensor<1x16xi32>, %b: tensor<1x16xf32>) -> tensor<8x1x16xf32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x1x16xi32>
+  %zf = linalg.fill ins(%c0 : i32) outs(%e : tensor<8x1x16xi32>) -> tensor<8x1x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<8x2x4xi8>, tensor<1x2x16x4xi8>) outs(%zf : tensor<8x1x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %bb: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %bb : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<8x1x16xi32>
+  %o = tensor.empty() : tensor<8x1x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #row, #col, #col, #col, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%0, %s, %z, %ws, %sum, %b : tensor<8x1x16xi32>, tensor<8xf32>, tensor<8xi32>, tensor<1x16xf32>, tensor<1x16xi32>, tensor<1x16xf32>) outs(%o : tensor<8x1x16xf32>) attrs = {kiln.int8_epilogue} {
+  ^bb0(%acc: i32, %sc: f32, %zp: i32, %wsc: f32, %wsm: i32, %bi: f32, %out: f32):
+    %5 = arith.muli %zp, %wsm : i32
+    %6 = arith.subi %acc, %5 : i32
+    %7 = arith.sitofp %6 : i32 to f32
+    %8 = arith.mulf %sc, %wsc : f32
+    %9 = arith.mulf %7, %8 : f32
+    %10 = arith.addf %9, %bi : f32
+    linalg.yield %10 : f32
+  } -> tensor<8x1x16xf32>
+  return %y : tensor<8x1x16xf32>
+}
