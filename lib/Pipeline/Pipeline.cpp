@@ -42,7 +42,8 @@ namespace {
 /// Kiln passes; `--emit` stops after any of them.
 constexpr const char *kGraphPipeline =
     "kiln-convert-onnx-to-kiln,"
-    "func.func(canonicalize,kiln-shape-inference,canonicalize,cse)";
+    "func.func(canonicalize,kiln-shape-inference,canonicalize,cse,"
+    "kiln-layout,canonicalize,cse)";
 constexpr const char *kLinalgPipeline =
     "kiln-convert-kiln-to-linalg,"
     "func.func(canonicalize,cse,kiln-fuse-elementwise,canonicalize,cse)";

@@ -53,6 +53,9 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
   } else if (isa<linalg::DepthwiseConv2DNhwcHwcOp>(op)) {
     // (n, oh, ow, c, kh, kw)
     t = {1, 1, divisorAtMost(r[2], 8), divisorAtMost(r[3], 2 * vw), 1, 0};
+  } else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {
+    // (n, oh, ow, c, kh, kw): tiled like a depthwise convolution.
+    t = {1, 1, divisorAtMost(r[2], 8), divisorAtMost(r[3], 2 * vw), 1, 0};
   } else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op)) {
     // (n, c, oh, ow, kh, kw): channels are the vector dimension.
     t = {1, divisorAtMost(r[1], vw), 1, divisorAtMost(r[3], 8), 1, 0};

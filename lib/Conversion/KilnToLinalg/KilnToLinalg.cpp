@@ -1,6 +1,7 @@
 //===- KilnToLinalg.cpp - kiln.* -> linalg/tensor/arith/math ----*- C++ -*-===//
 #include "Lowering.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 
@@ -259,69 +260,11 @@ Value mlir::kiln::reduced(
   return generic.getResult(0);
 }
 
-/// Transposes the bytes of a constant. Weights are usually dense resources;
-/// the transposed copy becomes a new resource owned by MLIR.
-static std::optional<ElementsAttr>
-transposeConstant(ElementsAttr value, ArrayRef<int64_t> perm) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
-    return std::nullopt;
-  ArrayRef<char> data;
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.isSplat()) {
-      SmallVector<int64_t> shape;
-      for (int64_t p : perm)
-        shape.push_back(type.getDimSize(p));
-      return ElementsAttr(
-          dense.resizeSplat(RankedTensorType::get(shape, type.getElementType())));
-    }
-    data = dense.getRawData();
-  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = res.getRawHandle().getBlob();
-    if (!blob)
-      return std::nullopt;
-    data = blob->getData();
-  } else {
-    return std::nullopt;
-  }
-  unsigned bits = type.getElementTypeBitWidth();
-  if (bits % 8)
-    return std::nullopt;
-  size_t eltBytes = bits / 8;
-  if (data.size() != type.getNumElements() * eltBytes)
-    return std::nullopt;
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> shape, inStrides(rank, 1);
-  for (int64_t p : perm)
-    shape.push_back(type.getDimSize(p));
-  for (int64_t d = rank - 2; d >= 0; --d)
-    inStrides[d] = inStrides[d + 1] * type.getDimSize(d + 1);
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
-      data.size(), alignof(int64_t), /*dataIsMutable=*/true);
-  MutableArrayRef<char> out = blob.getMutableData();
-  SmallVector<int64_t> idx(rank, 0);
-  for (int64_t linear = 0, n = type.getNumElements(); linear < n; ++linear) {
-    int64_t src = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      src += idx[d] * inStrides[perm[d]];
-    memcpy(out.data() + linear * eltBytes, data.data() + src * eltBytes,
-           eltBytes);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < shape[d])
-        break;
-      idx[d] = 0;
-    }
-  }
-  auto newType = RankedTensorType::get(shape, type.getElementType());
-  return ElementsAttr(
-      DenseResourceElementsAttr::get(newType, "transposed", std::move(blob)));
-}
-
 Value mlir::kiln::transposed(OpBuilder &b, Location loc, Value v,
                              ArrayRef<int64_t> perm) {
   if (auto cst = v.getDefiningOp<arith::ConstantOp>())
     if (auto elements = dyn_cast<ElementsAttr>(cst.getValue()))
-      if (std::optional<ElementsAttr> t = transposeConstant(elements, perm))
+      if (std::optional<ElementsAttr> t = transposeElements(elements, perm))
         return arith::ConstantOp::create(b, loc, t->getType(),
                                          cast<TypedAttr>(*t));
   RankedTensorType type = typeOf(v);

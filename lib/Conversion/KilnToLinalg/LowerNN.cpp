@@ -1,9 +1,11 @@
 //===- LowerNN.cpp - matmul, convolution, pooling, normalization -*- C++ -*-===//
 //
-// Convolutions run in NHWC with HWCF filters: the input is transposed on the
-// way in, the filter at compile time (weights are constants), and the bias add
-// writes the result back in NCHW. This is the layout for which MLIR's
-// convolution vectorization produces register-blocked code.
+// Convolutions run in NHWC with HWCF filters. An NCHW convolution transposes
+// its input on the way in, its filter at compile time (weights are constants),
+// and its bias add writes the result back in NCHW; one that --kiln-layout made
+// NHWC needs none of that. This is the layout for which MLIR's convolution
+// vectorization produces register-blocked code. Pooling runs in the layout of
+// its op.
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
@@ -176,20 +178,25 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
   RankedTensorType rt = op.getType(), xt = op.getInput().getType(),
                    wt = op.getFilter().getType();
   ArrayRef<int64_t> pads = op.getPads();
-  int64_t group = op.getGroup(), c = xt.getDimSize(1), f = wt.getDimSize(0);
-  int64_t oh = rt.getDimSize(2), ow = rt.getDimSize(3);
-  Value x = transposed(b, loc, op.getInput(), {0, 2, 3, 1});
+  bool nhwc = op.isNHWC();
+  int64_t group = op.getGroup(), c = xt.getDimSize(nhwc ? 3 : 1),
+          f = wt.getDimSize(nhwc ? 3 : 0);
+  int64_t oh = rt.getDimSize(nhwc ? 1 : 2), ow = rt.getDimSize(nhwc ? 2 : 3);
+  Value x = nhwc ? op.getInput()
+                 : transposed(b, loc, op.getInput(), {0, 2, 3, 1});
   x = padded(b, loc, x, {0, pads[0], pads[1], 0}, {0, pads[2], pads[3], 0},
              0.0);
   // The filter goes to HWCF once, at compile time for constant weights;
   // groups then take slices of the transposed filter.
-  Value hwcf = transposed(b, loc, op.getFilter(), {2, 3, 1, 0});
+  Value hwcf =
+      nhwc ? op.getFilter() : transposed(b, loc, op.getFilter(), {2, 3, 1, 0});
+  wt = typeOf(hwcf);
   Value y;
   if (group == 1) {
     y = convNHWC(b, loc, x, hwcf, oh, ow, op.getStrides(), op.getDilations());
   } else if (group == c && f == c) {
     // Depthwise: [KH, KW, 1, C] -> [KH, KW, C].
-    Value hwc = reshaped(b, loc, hwcf, {wt.getDimSize(2), wt.getDimSize(3), f});
+    Value hwc = reshaped(b, loc, hwcf, {wt.getDimSize(0), wt.getDimSize(1), f});
     Value acc = filledTensor(b, loc, {rt.getDimSize(0), oh, ow, f},
                              rt.getElementType(), 0.0);
     y = linalg::DepthwiseConv2DNhwcHwcOp::create(
@@ -215,16 +222,20 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
                                         strides);
     }
   }
-  // Back to NCHW, adding the bias on the way.
+  // Back to NCHW unless the op is NHWC, adding the bias on the way.
+  if (nhwc && !op.getBias())
+    return y;
   SmallVector<Value> inputs = {y};
-  SmallVector<AffineMap> maps = {AffineMap::get(
-      4, 0,
-      {b.getAffineDimExpr(0), b.getAffineDimExpr(2), b.getAffineDimExpr(3),
-       b.getAffineDimExpr(1)},
-      b.getContext())};
+  SmallVector<AffineMap> maps = {
+      nhwc ? b.getMultiDimIdentityMap(4)
+           : AffineMap::get(4, 0,
+                            {b.getAffineDimExpr(0), b.getAffineDimExpr(2),
+                             b.getAffineDimExpr(3), b.getAffineDimExpr(1)},
+                            b.getContext())};
   if (Value bias = op.getBias()) {
     inputs.push_back(bias);
-    maps.push_back(AffineMap::get(4, 0, {b.getAffineDimExpr(1)}, b.getContext()));
+    maps.push_back(AffineMap::get(4, 0, {b.getAffineDimExpr(nhwc ? 3 : 1)},
+                                  b.getContext()));
   }
   return mappedGeneric(b, loc, rt.getShape(), rt.getElementType(), inputs, maps,
                        [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
@@ -236,14 +247,16 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
                        });
 }
 
-/// Extra bottom/right padding so that ceil_mode's last windows fit.
+/// Extra bottom/right padding so that ceil_mode's last windows fit (`h` is
+/// the first spatial dimension).
 SmallVector<int64_t> ceilExtra(RankedTensorType in, RankedTensorType out,
                                ArrayRef<int64_t> k, ArrayRef<int64_t> s,
-                               ArrayRef<int64_t> d, ArrayRef<int64_t> pads) {
+                               ArrayRef<int64_t> d, ArrayRef<int64_t> pads,
+                               int64_t h) {
   SmallVector<int64_t> extra(2, 0);
   for (int i = 0; i < 2; ++i) {
-    int64_t need = (out.getDimSize(2 + i) - 1) * s[i] + (k[i] - 1) * d[i] + 1;
-    int64_t have = in.getDimSize(2 + i) + pads[i] + pads[i + 2];
+    int64_t need = (out.getDimSize(h + i) - 1) * s[i] + (k[i] - 1) * d[i] + 1;
+    int64_t have = in.getDimSize(h + i) + pads[i] + pads[i + 2];
     extra[i] = std::max<int64_t>(0, need - have);
   }
   return extra;
@@ -256,35 +269,43 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
   Type elt = in.getElementType();
   ArrayRef<int64_t> k = op.getKernelShape(), s = op.getStrides(),
                     d = op.getDilations(), pads = op.getPads();
-  SmallVector<int64_t> extra = ceilExtra(in, out, k, s, d, pads);
+  bool nhwc = op.isNHWC();
+  int64_t h = nhwc ? 1 : 2;
+  SmallVector<int64_t> extra = ceilExtra(in, out, k, s, d, pads, h);
   double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
-  Value x = padded(b, loc, op.getInput(), {0, 0, pads[0], pads[1]},
-                   {0, 0, pads[2] + extra[0], pads[3] + extra[1]}, padValue);
+  SmallVector<int64_t> padLo(4, 0), padHi(4, 0);
+  padLo[h] = pads[0];
+  padLo[h + 1] = pads[1];
+  padHi[h] = pads[2] + extra[0];
+  padHi[h + 1] = pads[3] + extra[1];
+  Value x = padded(b, loc, op.getInput(), padLo, padHi, padValue);
   Value window = emptyTensor(b, loc, k, elt);
   Value acc = filledTensor(b, loc, out.getShape(), elt, padValue);
-  if (isMax)
-    return linalg::PoolingNchwMaxOp::create(
-               b, loc, TypeRange{acc.getType()}, ValueRange{x, window},
-               ValueRange{acc}, i64Vector(b, s), i64Vector(b, d))
+  auto pool = [&](auto tag) -> Value {
+    using Op = decltype(tag);
+    return Op::create(b, loc, TypeRange{acc.getType()}, ValueRange{x, window},
+                      ValueRange{acc}, i64Vector(b, s), i64Vector(b, d))
         .getResult(0);
-  Value sum = linalg::PoolingNchwSumOp::create(
-                  b, loc, TypeRange{acc.getType()}, ValueRange{x, window},
-                  ValueRange{acc}, i64Vector(b, s), i64Vector(b, d))
-                  .getResult(0);
+  };
+  if (isMax)
+    return nhwc ? pool(linalg::PoolingNhwcMaxOp())
+                : pool(linalg::PoolingNchwMaxOp());
+  Value sum = nhwc ? pool(linalg::PoolingNhwcSumOp())
+                   : pool(linalg::PoolingNchwSumOp());
   // Divisor per output position: window cells inside the input, or inside
   // the explicitly padded input with count_include_pad; ceil_mode's extra
   // cells never count.
   bool includePad = false;
   if constexpr (std::is_same_v<PoolOp, AvgPool2DOp>)
     includePad = op.getCountIncludePad();
-  int64_t oh = out.getDimSize(2), ow = out.getDimSize(3);
+  int64_t oh = out.getDimSize(h), ow = out.getDimSize(h + 1);
   SmallVector<float> counts;
   std::array<SmallVector<int64_t>, 2> perAxis;
   for (int i = 0; i < 2; ++i) {
-    int64_t size = in.getDimSize(2 + i);
+    int64_t size = in.getDimSize(h + i);
     int64_t lo = includePad ? -pads[i] : 0;
     int64_t hi = includePad ? size + pads[i + 2] : size;
-    for (int64_t o = 0; o < out.getDimSize(2 + i); ++o) {
+    for (int64_t o = 0; o < out.getDimSize(h + i); ++o) {
       int64_t cnt = 0;
       for (int64_t kk = 0; kk < k[i]; ++kk) {
         int64_t pos = o * s[i] - pads[i] + kk * d[i];
@@ -299,8 +320,8 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
   auto countType = RankedTensorType::get({oh, ow}, b.getF32Type());
   Value countTensor = arith::ConstantOp::create(
       b, loc, countType, DenseElementsAttr::get(countType, ArrayRef<float>(counts)));
-  AffineMap hw = AffineMap::get(4, 0, {b.getAffineDimExpr(2), b.getAffineDimExpr(3)},
-                                b.getContext());
+  AffineMap hw = AffineMap::get(
+      4, 0, {b.getAffineDimExpr(h), b.getAffineDimExpr(h + 1)}, b.getContext());
   return mappedGeneric(
       b, loc, out.getShape(), elt, ValueRange{sum, countTensor},
       {b.getMultiDimIdentityMap(4), hw},

@@ -435,8 +435,16 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
                     pd = adaptor.getPads();
   if (failed(checkWindowAttrs(loc, "conv2d", st, dl, pd)))
     return failure();
+  StringRef layout = adaptor.getLayout();
+  if (layout != "NCHW" && layout != "NHWC")
+    return emitOptionalError(loc, "expects layout \"NCHW\" or \"NHWC\", got \"",
+                             layout, "\"");
+  // Where channels, spatial dimensions and filter dimensions sit.
+  bool nhwc = layout == "NHWC";
+  int64_t xc = nhwc ? 3 : 1, xh = nhwc ? 1 : 2, wf = nhwc ? 3 : 0,
+          wcd = nhwc ? 2 : 1, wh = nhwc ? 0 : 2;
   int64_t group = adaptor.getGroup();
-  int64_t c = x.getDimSize(1), f = w.getDimSize(0), wc = w.getDimSize(1);
+  int64_t c = x.getDimSize(xc), f = w.getDimSize(wf), wc = w.getDimSize(wcd);
   if (group < 1 || (f != kDyn && f % group) ||
       (c != kDyn && wc != kDyn && c != wc * group))
     return emitOptionalError(loc, "input channels ", c, ", filter ",
@@ -448,10 +456,11 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
       return emitOptionalError(loc, "bias of shape ", shapeStr(bt.getShape()),
                                " does not match ", f, " output channels");
   }
-  SmallVector<int64_t> shape = {x.getDimSize(0), f};
+  SmallVector<int64_t> shape = {x.getDimSize(0)};
   for (int i = 0; i < 2; ++i)
-    shape.push_back(windowOutput(x.getDimSize(2 + i), w.getDimSize(2 + i),
+    shape.push_back(windowOutput(x.getDimSize(xh + i), w.getDimSize(wh + i),
                                  st[i], dl[i], pd[i], pd[i + 2], false));
+  shape.insert(shape.begin() + xc, f);
   types.push_back(RankedTensorType::get(shape, x.getElementType()));
   return success();
 }
@@ -465,22 +474,28 @@ template <typename Adaptor>
 static LogicalResult inferPool(std::optional<Location> loc, Adaptor adaptor,
                                SmallVectorImpl<Type> &types) {
   RankedTensorType x = rankedType(adaptor.getInput());
+  StringRef layout = adaptor.getLayout();
+  if (layout != "NCHW" && layout != "NHWC")
+    return emitOptionalError(loc, "expects layout \"NCHW\" or \"NHWC\", got \"",
+                             layout, "\"");
   if (x.getRank() != 4)
-    return emitOptionalError(loc, "expects a 4-D NCHW input, got ",
+    return emitOptionalError(loc, "expects a 4-D ", layout, " input, got ",
                              shapeStr(x.getShape()));
+  int64_t xc = layout == "NHWC" ? 3 : 1, xh = layout == "NHWC" ? 1 : 2;
   ArrayRef<int64_t> k = adaptor.getKernelShape();
   if (k.size() != 2 || k[0] < 1 || k[1] < 1)
     return emitOptionalError(loc, "expects a 2-D positive kernel_shape");
   if (failed(checkWindowAttrs(loc, "pooling", adaptor.getStrides(),
                               adaptor.getDilations(), adaptor.getPads())))
     return failure();
-  SmallVector<int64_t> shape = {x.getDimSize(0), x.getDimSize(1)};
+  SmallVector<int64_t> shape = {x.getDimSize(0)};
   for (int i = 0; i < 2; ++i)
-    shape.push_back(windowOutput(x.getDimSize(2 + i), k[i],
+    shape.push_back(windowOutput(x.getDimSize(xh + i), k[i],
                                  adaptor.getStrides()[i],
                                  adaptor.getDilations()[i], adaptor.getPads()[i],
                                  adaptor.getPads()[i + 2],
                                  adaptor.getCeilMode()));
+  shape.insert(shape.begin() + xc, x.getDimSize(xc));
   types.push_back(RankedTensorType::get(shape, x.getElementType()));
   return success();
 }

@@ -413,13 +413,19 @@ def Kiln_GemmOp : Kiln_Op<"gemm", [Kiln_Inferred]> {
   let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)";
 }
 
+// The data layout of a 2-D window op: "NCHW" (ONNX's; convolution filters
+// FCHW) or "NHWC" (channels last; filters HWCF), which --kiln-layout picks.
+def Kiln_LayoutAttr : DefaultValuedAttr<StrAttr, "\"NCHW\"">;
+
 def Kiln_Conv2DOp : Kiln_Op<"conv2d", [Kiln_Inferred]> {
   let summary = "2-D convolution, NCHW input, FCHW filter, optional bias";
   let description = [{
     Pads are explicit (`[top, left, bottom, right]`); ONNX's auto_pad is
     resolved on import. Grouped and depthwise convolutions set `group`.
     On i32 the products accumulate in i32 (ONNX ConvInteger, after the zero
-    points are subtracted; padding is 0).
+    points are subtracted; padding is 0). With `layout = "NHWC"` the input
+    and result are channels-last and the filter is `[KH, KW, C / group, F]`
+    (HWCF); `--kiln-layout` chooses it.
 
     ```mlir
     %y = kiln.conv2d %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
@@ -430,8 +436,12 @@ def Kiln_Conv2DOp : Kiln_Op<"conv2d", [Kiln_Inferred]> {
   let arguments = (ins Kiln_MatMulTensor:$input, Kiln_MatMulTensor:$filter,
                    Optional<Kiln_MatMulTensor>:$bias,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
-                   DenseI64ArrayAttr:$pads, I64Attr:$group);
+                   DenseI64ArrayAttr:$pads, I64Attr:$group,
+                   Kiln_LayoutAttr:$layout);
   let results = (outs Kiln_MatMulTensor:$result);
+  let extraClassDeclaration = [{
+    bool isNHWC() { return getLayout() == "NHWC"; }
+  }];
   let assemblyFormat = "$input `,` $filter (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
 
@@ -443,15 +453,20 @@ class Kiln_Pool2DOp<string mnemonic, string doc, dag extra>
     : Kiln_Op<mnemonic, [Kiln_Inferred]> {
   let summary = doc;
   let description = [{
-    NCHW pooling with explicit pads `[top, left, bottom, right]`. With
-    `ceil_mode` the output size rounds up; windows then may extend past the
-    bottom/right padding, and those positions never count.
+    NCHW pooling with explicit pads `[top, left, bottom, right]`, or NHWC
+    with `layout = "NHWC"`. With `ceil_mode` the output size rounds up;
+    windows then may extend past the bottom/right padding, and those
+    positions never count.
   }];
   let arguments = !con((ins Kiln_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
                        DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads,
-                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode), extra);
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode), extra,
+                       (ins Kiln_LayoutAttr:$layout));
   let results = (outs Kiln_FloatTensor:$result);
+  let extraClassDeclaration = [{
+    bool isNHWC() { return getLayout() == "NHWC"; }
+  }];
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 

@@ -30,4 +30,20 @@ def QuantizeDynamicPass : Pass<"kiln-quantize-dynamic", "ModuleOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def LayoutPass : Pass<"kiln-layout", "func::FuncOp"> {
+  let summary = "Run 2-D convolutions and pooling channels-last, with the transposes between them cancelled";
+  let description = [{
+    Rewrites every NCHW kiln.conv2d into its NHWC form (`layout = "NHWC"`,
+    filter permuted to HWCF at compile time) between explicit kiln.transpose
+    ops, makes pooling NHWC where its input arrives NHWC, then sinks
+    transposes through layout-agnostic ops (elementwise with broadcasting,
+    where constants and per-channel vectors are permuted instead, concat,
+    pad, slice, reductions, batch normalization) so that inverse pairs
+    cancel. A transpose that only moves dimensions of size 1 becomes a
+    reshape. Ops that care about layout and are not listed keep seeing NCHW
+    values.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 #endif

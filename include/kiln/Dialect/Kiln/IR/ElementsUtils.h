@@ -1,0 +1,28 @@
+//===- ElementsUtils.h - compile-time work on constant tensors --*- C++ -*-===//
+#ifndef KILN_DIALECT_KILN_IR_ELEMENTSUTILS_H
+#define KILN_DIALECT_KILN_IR_ELEMENTSUTILS_H
+
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+
+#include <optional>
+
+namespace mlir::kiln {
+/// The elements of `value`, read row-major as a tensor of `shape` (same
+/// number of elements), then transposed by `perm` (result dimension i is
+/// dimension perm[i] of `shape`). Works on dense and dense-resource
+/// (weights) attributes of byte-sized element types. The result is a new
+/// resource blob owned by MLIR, or with `keepDense` a dense attribute when
+/// `value` is one (small constants stay printable and foldable).
+/// std::nullopt when the value cannot be read.
+std::optional<ElementsAttr> permuteElements(ElementsAttr value,
+                                            ArrayRef<int64_t> shape,
+                                            ArrayRef<int64_t> perm,
+                                            bool keepDense = false);
+
+/// permuteElements with `value`'s own shape.
+std::optional<ElementsAttr> transposeElements(ElementsAttr value,
+                                              ArrayRef<int64_t> perm,
+                                              bool keepDense = false);
+} // namespace mlir::kiln
+
+#endif

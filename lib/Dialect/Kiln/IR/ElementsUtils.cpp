@@ -1,0 +1,83 @@
+//===- ElementsUtils.cpp - compile-time work on constant tensors -*- C++ -*-===//
+//
+// Weights are dense resources (bytes moved out of the protobuf); transposing
+// one at compile time copies its bytes once into a new blob, so that layout
+// changes never cost a run-time copy of a weight.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+std::optional<ElementsAttr>
+mlir::kiln::permuteElements(ElementsAttr value, ArrayRef<int64_t> inShape,
+                            ArrayRef<int64_t> perm, bool keepDense) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Type elt = type.getElementType();
+  if (!type.hasStaticShape() || !elt.isIntOrFloat() ||
+      perm.size() != inShape.size() ||
+      ShapedType::getNumElements(inShape) != type.getNumElements())
+    return std::nullopt;
+  int64_t rank = inShape.size();
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(inShape[p]);
+  auto newType = RankedTensorType::get(shape, elt);
+  ArrayRef<char> data;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return ElementsAttr(dense.resizeSplat(newType));
+    data = dense.getRawData();
+  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    data = blob->getData();
+  } else {
+    return std::nullopt;
+  }
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8)
+    return std::nullopt;
+  size_t eltBytes = bits / 8;
+  if (data.size() != type.getNumElements() * eltBytes)
+    return std::nullopt;
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * inShape[d + 1];
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+      data.size(), alignof(int64_t), /*dataIsMutable=*/true);
+  MutableArrayRef<char> out = blob.getMutableData();
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t linear = 0, n = type.getNumElements(); linear < n; ++linear) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      src += idx[d] * inStrides[perm[d]];
+    memcpy(out.data() + linear * eltBytes, data.data() + src * eltBytes,
+           eltBytes);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  if (keepDense && isa<DenseElementsAttr>(value))
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(newType, out));
+  return ElementsAttr(
+      DenseResourceElementsAttr::get(newType, "transposed", std::move(blob)));
+}
+
+std::optional<ElementsAttr>
+mlir::kiln::transposeElements(ElementsAttr value, ArrayRef<int64_t> perm,
+                              bool keepDense) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return std::nullopt;
+  return permuteElements(value, type.getShape(), perm, keepDense);
+}

@@ -1,0 +1,117 @@
+// RUN: kiln-opt %s --split-input-file --kiln-layout --canonicalize | FileCheck %s
+
+// A residual block: the block input goes NHWC once, both convolutions and
+// the add and relus between them run NHWC, and the global pool's transpose
+// only moves unit dimensions, so it becomes a reshape. No transpose is left
+// after the first.
+// CHECK-LABEL: func.func @residual_block
+// CHECK-SAME: (%[[X:.+]]: tensor<1x8x6x6xf32>
+// CHECK: %[[T:.+]] = kiln.transpose %[[X]] {perm = array<i64: 0, 2, 3, 1>} : tensor<1x8x6x6xf32> -> tensor<1x6x6x8xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: %[[C1:.+]] = kiln.conv2d %[[T]], %{{.+}}, %{{.+}} {{{.*}}layout = "NHWC"{{.*}}} : (tensor<1x6x6x8xf32>, tensor<3x3x8x8xf32>, tensor<8xf32>) -> tensor<1x6x6x8xf32>
+// CHECK: %[[R1:.+]] = kiln.relu %[[C1]] : tensor<1x6x6x8xf32>
+// CHECK: %[[C2:.+]] = kiln.conv2d %[[R1]], %{{.+}} {{{.*}}layout = "NHWC"{{.*}}} : (tensor<1x6x6x8xf32>, tensor<3x3x8x8xf32>) -> tensor<1x6x6x8xf32>
+// CHECK: %[[A:.+]] = kiln.add %[[C2]], %[[T]] : (tensor<1x6x6x8xf32>, tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
+// CHECK: %[[R2:.+]] = kiln.relu %[[A]] : tensor<1x6x6x8xf32>
+// CHECK: %[[M:.+]] = kiln.reduce_mean %[[R2]] {axes = array<i64: 1, 2>} : tensor<1x6x6x8xf32> -> tensor<1x1x1x8xf32>
+// CHECK: %[[F:.+]] = kiln.reshape %[[M]] : tensor<1x1x1x8xf32> to tensor<1x8xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: return %[[F]]
+func.func @residual_block(%x: tensor<1x8x6x6xf32>) -> tensor<1x8xf32> {
+  %w1 = kiln.constant dense<0.01> : tensor<8x8x3x3xf32>
+  %b1 = kiln.constant dense<0.5> : tensor<8xf32>
+  %w2 = kiln.constant dense<0.02> : tensor<8x8x3x3xf32>
+  %0 = kiln.conv2d %x, %w1, %b1 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x6x6xf32>
+  %1 = kiln.relu %0 : tensor<1x8x6x6xf32>
+  %2 = kiln.conv2d %1, %w2 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %3 = kiln.add %2, %x : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+  %4 = kiln.relu %3 : tensor<1x8x6x6xf32>
+  %5 = kiln.global_avg_pool %4 : tensor<1x8x6x6xf32> -> tensor<1x8x1x1xf32>
+  %6 = kiln.reshape %5 : tensor<1x8x1x1xf32> to tensor<1x8xf32>
+  return %6 : tensor<1x8xf32>
+}
+
+// -----
+
+// The filter becomes an HWCF constant at compile time: FCHW [f][c] = f*2+c+1
+// reads back as [0][0][c][f].
+// CHECK-LABEL: func.func @filter_folded
+// CHECK: %[[W:.+]] = kiln.constant dense<{{\[\[\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]]]> : tensor<1x1x2x2xf32>
+// CHECK: kiln.conv2d %{{.+}}, %[[W]] {{{.*}}layout = "NHWC"{{.*}}} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+// CHECK: kiln.transpose %{{.+}} {perm = array<i64: 0, 3, 1, 2>}
+func.func @filter_folded(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = kiln.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]]]> : tensor<2x2x1x1xf32>
+  %0 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A per-channel constant [C, 1, 1] broadcast against a convolution's result
+// is permuted to [1, 1, 1, C]; a per-channel runtime vector is reshaped.
+// A slice moves its box to NHWC. Squeezenet's fire module: two convolutions
+// concatenated on channels concat on dimension 3; max pooling after them runs
+// NHWC.
+// CHECK-LABEL: func.func @broadcast_concat_pool
+// CHECK-DAG: %[[S:.+]] = kiln.constant dense<2.000000e+00> : tensor<1x1x1x4xf32>
+// CHECK: %[[C1:.+]] = kiln.conv2d {{.+}} -> tensor<1x4x4x4xf32>
+// CHECK: %[[M:.+]] = kiln.mul %[[C1]], %[[S]] : (tensor<1x4x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x4x4x4xf32>
+// CHECK: %[[C2:.+]] = kiln.conv2d {{.+}} -> tensor<1x6x6x4xf32>
+// CHECK: %[[SL:.+]] = kiln.slice %[[C2]] {offsets = array<i64: 0, 1, 1, 0>, sizes = array<i64: 1, 4, 4, 4>, strides = array<i64: 1, 1, 1, 1>} : tensor<1x6x6x4xf32> -> tensor<1x4x4x4xf32>
+// CHECK: %[[V:.+]] = kiln.reshape %{{.+}} : tensor<1x4x1x1xf32> to tensor<1x1x1x4xf32>
+// CHECK: %[[A:.+]] = kiln.add %[[SL]], %[[V]] : (tensor<1x4x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x4x4x4xf32>
+// CHECK: %[[C:.+]] = kiln.concat %[[M]], %[[A]] {axis = 3 : i64} : (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x8xf32>
+// CHECK: %[[P:.+]] = kiln.max_pool2d %[[C]] {{{.*}}layout = "NHWC"{{.*}}} : tensor<1x4x4x8xf32> -> tensor<1x2x2x8xf32>
+// CHECK: %[[R:.+]] = kiln.transpose %[[P]] {perm = array<i64: 0, 3, 1, 2>} : tensor<1x2x2x8xf32> -> tensor<1x8x2x2xf32>
+// CHECK: return %[[R]]
+func.func @broadcast_concat_pool(%x: tensor<1x2x4x4xf32>, %v: tensor<1x4x1x1xf32>) -> tensor<1x8x2x2xf32> {
+  %w = kiln.constant dense<1.0> : tensor<4x2x1x1xf32>
+  %s = kiln.constant dense<2.0> : tensor<4x1x1xf32>
+  %0 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %1 = kiln.mul %0, %s : (tensor<1x4x4x4xf32>, tensor<4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %2 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %3 = kiln.slice %2 {offsets = array<i64: 0, 0, 1, 1>, sizes = array<i64: 1, 4, 4, 4>, strides = array<i64: 1, 1, 1, 1>} : tensor<1x4x6x6xf32> -> tensor<1x4x4x4xf32>
+  %4 = kiln.add %3, %v : (tensor<1x4x4x4xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %5 = kiln.concat %1, %4 {axis = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %6 = kiln.max_pool2d %5 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : tensor<1x8x4x4xf32> -> tensor<1x8x2x2xf32>
+  return %6 : tensor<1x8x2x2xf32>
+}
+
+// -----
+
+// Where transposes must stay: an add with a full NCHW runtime tensor (moving
+// the transpose would only move the copy), a softmax over channels, and a
+// pooling whose input is NCHW to begin with.
+// CHECK-LABEL: func.func @must_not_sink
+// CHECK: %[[C:.+]] = kiln.conv2d {{.+}}layout = "NHWC"{{.+}} -> tensor<1x4x4x4xf32>
+// CHECK: %[[T:.+]] = kiln.transpose %[[C]] {perm = array<i64: 0, 3, 1, 2>} : tensor<1x4x4x4xf32> -> tensor<1x4x4x4xf32>
+// CHECK: %[[A:.+]] = kiln.add %[[T]], %{{.+}} : (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+// CHECK: kiln.softmax %[[T]] {axis = 1 : i64}
+// CHECK: kiln.max_pool2d %{{.+}} {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : tensor<1x4x4x4xf32> -> tensor<1x4x2x2xf32>
+func.func @must_not_sink(%x: tensor<1x2x4x4xf32>, %y: tensor<1x4x4x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x2x2xf32>) {
+  %w = kiln.constant dense<1.0> : tensor<4x2x1x1xf32>
+  %0 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %1 = kiln.add %0, %y : (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %2 = kiln.softmax %0 {axis = 1 : i64} : tensor<1x4x4x4xf32>
+  %3 = kiln.max_pool2d %y {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : tensor<1x4x4x4xf32> -> tensor<1x4x2x2xf32>
+  return %1, %2, %3 : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x2x2xf32>
+}
+
+// -----
+
+// Batch normalization after a convolution becomes a per-channel multiply and
+// add on the NHWC value; pads move to the NHWC dimensions.
+// CHECK-LABEL: func.func @batch_norm_pad
+// CHECK: %[[C:.+]] = kiln.conv2d {{.+}} -> tensor<1x4x4x4xf32>
+// CHECK: %[[M:.+]] = kiln.mul %[[C]], %{{.+}} : (tensor<1x4x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x4x4x4xf32>
+// CHECK: %[[A:.+]] = kiln.add %[[M]], %{{.+}} : (tensor<1x4x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x4x4x4xf32>
+// CHECK: %[[P:.+]] = kiln.pad %[[A]] {pads = array<i64: 0, 1, 2, 0, 0, 3, 4, 0>{{.*}}} : tensor<1x4x4x4xf32> -> tensor<1x8x10x4xf32>
+// CHECK: kiln.transpose %[[P]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NOT: kiln.batch_norm
+func.func @batch_norm_pad(%x: tensor<1x2x4x4xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> tensor<1x4x8x10xf32> {
+  %w = kiln.constant dense<1.0> : tensor<4x2x1x1xf32>
+  %0 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %1 = kiln.batch_norm %0, %s, %b, %m, %v {epsilon = 1.0e-05 : f32} : (tensor<1x4x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %2 = kiln.pad %1 {pads = array<i64: 0, 0, 1, 2, 0, 0, 3, 4>} : tensor<1x4x4x4xf32> -> tensor<1x4x8x10xf32>
+  return %2 : tensor<1x4x8x10xf32>
+}
