@@ -143,6 +143,20 @@ func.func @depthwise_nhwc(%x: tensor<1x10x10x16xf32>, %w: tensor<3x3x16xf32>, %a
 
 // -----
 
+// Depthwise channel tiles are whole registers: 48 channels (not a multiple
+// of two registers) take three registers per pixel, not 32 + 16 lanes in
+// two tiles, with 7 pixels to leave room for the filter taps.
+// CHECK-LABEL: func.func @depthwise_three_registers
+// CHECK-NOT: scf.for {{.+}} step %c32
+// CHECK-COUNT-3: vector.fma {{.+}} : vector<7x48xf32>
+// CHECK-NOT: linalg.depthwise
+func.func @depthwise_three_registers(%x: tensor<1x9x16x48xf32>, %w: tensor<3x3x48xf32>, %acc: tensor<1x7x14x48xf32>) -> tensor<1x7x14x48xf32> {
+  %0 = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x9x16x48xf32>, tensor<3x3x48xf32>) outs(%acc : tensor<1x7x14x48xf32>) -> tensor<1x7x14x48xf32>
+  return %0 : tensor<1x7x14x48xf32>
+}
+
+// -----
+
 // NCHW max pooling vectorizes across channels: 16 channels per register.
 // CHECK-LABEL: func.func @max_pool_nchw
 // CHECK: scf.for {{.+}} to %c4 step %c1
