@@ -61,7 +61,12 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     // must fit beside the accumulators (8 made ResNet-18 35-50% slower), 8
     // for 1x1 kernels, which hold one tap per channel.
     int64_t channelStep = r[4] * r[5] == 1 ? 8 : 2;
-    t = {1, 1, divisorAtMost(r[2], 8), divisorAtMost(r[3], 2 * vw), 1, 0,
+    // Fewer output channels than a register (a group of a grouped
+    // convolution: 4 to 8 in ResNeXt and RegNet) leave room for twice the
+    // pixels, which doubles the independent FMA chains.
+    int64_t f = divisorAtMost(r[3], 2 * vw);
+    int64_t pixels = f < vw ? 16 : 8;
+    t = {1, 1, divisorAtMost(r[2], pixels), f, 1, 0,
          divisorAtMost(r[6], channelStep)};
   } else if (isa<linalg::DepthwiseConv2DNhwcHwcOp>(op)) {
     // (n, oh, ow, c, kh, kw): output pixels x whole registers of channels.
