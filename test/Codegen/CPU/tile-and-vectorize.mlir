@@ -130,6 +130,19 @@ func.func @conv_nhwc(%x: tensor<1x10x10x8xf32>, %w: tensor<3x3x8x32xf32>, %acc: 
 
 // -----
 
+// With fewer output channels than a register (one group of a grouped
+// convolution) the tile takes 16 output pixels instead of 8.
+// CHECK-LABEL: func.func @conv_narrow_filters
+// CHECK: scf.for {{.+}} to %c32 step %c16
+// CHECK: vector.contract {{.+}} : vector<16x2xf32>, vector<2x8xf32> into vector<16x8xf32>
+// CHECK-NOT: linalg.conv
+func.func @conv_narrow_filters(%x: tensor<1x34x34x8xf32>, %w: tensor<3x3x8x8xf32>, %acc: tensor<1x32x32x8xf32>) -> tensor<1x32x32x8xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x34x34x8xf32>, tensor<3x3x8x8xf32>) outs(%acc : tensor<1x32x32x8xf32>) -> tensor<1x32x32x8xf32>
+  return %0 : tensor<1x32x32x8xf32>
+}
+
+// -----
+
 // Depthwise: the same 1-D decomposition, with channel-wise FMAs.
 // CHECK-LABEL: func.func @depthwise_nhwc
 // CHECK: scf.for {{.+}} to %c8 step %c1
