@@ -24,6 +24,12 @@ struct LowerVectorOpsPass
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorOuterProductLoweringPatterns(patterns);
+    // The outer products take single elements of a loaded input row; loading
+    // each element on its own lets it become a broadcast straight from memory
+    // (a load-port uop) instead of a vector load plus in-register shuffles
+    // and broadcasts, which compete with the FMAs for the vector pipes.
+    vector::populateScalarVectorTransferLoweringPatterns(
+        patterns, /*benefit=*/1, /*allowMultipleUses=*/true);
     vector::populateVectorMultiReductionLoweringPatterns(
         patterns, vector::VectorMultiReductionLowering::InnerParallel);
     vector::populateVectorTransposeLoweringPatterns(

@@ -144,8 +144,8 @@ FailureOr<Value> lowerGemm(OpBuilder &b, GemmOp op) {
       });
 }
 
-/// One NHWC convolution of `xp` with an HWCF filter (a whole group == 1
-/// convolution, or one group of a grouped one).
+/// One NHWC convolution of `xp` with an HWCF filter (group == 1; grouped
+/// ones loop over this per group in LowerGroupedConv.cpp).
 Value convNHWC(OpBuilder &b, Location loc, Value xp, Value hwcf, int64_t oh,
                int64_t ow, ArrayRef<int64_t> strides,
                ArrayRef<int64_t> dilations) {
@@ -156,21 +156,6 @@ Value convNHWC(OpBuilder &b, Location loc, Value xp, Value hwcf, int64_t oh,
              b, loc, TypeRange{acc.getType()}, ValueRange{xp, hwcf},
              ValueRange{acc}, i64Vector(b, strides), i64Vector(b, dilations))
       .getResult(0);
-}
-
-Value sliceDim(OpBuilder &b, Location loc, Value v, int64_t dim,
-               int64_t offset, int64_t size) {
-  RankedTensorType t = typeOf(v);
-  SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0)), sizes,
-      strides(t.getRank(), b.getIndexAttr(1));
-  SmallVector<int64_t> shape(t.getShape());
-  shape[dim] = size;
-  for (int64_t d : shape)
-    sizes.push_back(b.getIndexAttr(d));
-  offsets[dim] = b.getIndexAttr(offset);
-  return tensor::ExtractSliceOp::create(
-      b, loc, RankedTensorType::get(shape, t.getElementType()), v, offsets,
-      sizes, strides);
 }
 
 FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
@@ -205,22 +190,8 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
             i64Vector(b, op.getDilations()))
             .getResult(0);
   } else {
-    int64_t cg = c / group, fg = f / group;
-    y = emptyTensor(b, loc, {rt.getDimSize(0), oh, ow, f},
-                    rt.getElementType());
-    for (int64_t g = 0; g < group; ++g) {
-      Value xs = sliceDim(b, loc, x, 3, g * cg, cg);
-      Value ws = sliceDim(b, loc, hwcf, 3, g * fg, fg);
-      Value part =
-          convNHWC(b, loc, xs, ws, oh, ow, op.getStrides(), op.getDilations());
-      SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
-          strides(4, b.getIndexAttr(1));
-      for (int64_t d : typeOf(part).getShape())
-        sizes.push_back(b.getIndexAttr(d));
-      offsets[3] = b.getIndexAttr(g * fg);
-      y = tensor::InsertSliceOp::create(b, loc, part, y, offsets, sizes,
-                                        strides);
-    }
+    y = groupedConvNHWC(b, loc, x, hwcf, group, {rt.getDimSize(0), oh, ow, f},
+                        op.getStrides(), op.getDilations());
   }
   // Back to NCHW unless the op is NHWC, adding the bias on the way.
   if (nhwc && !op.getBias())

@@ -64,6 +64,13 @@ Value transposed(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm);
 Value padded(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
              ArrayRef<int64_t> high, double value);
 
+/// Grouped convolution (1 < group < channels) of the padded NHWC input `xp`
+/// with the HWCF filter `hwcf` (groups side by side along F), as one
+/// convolution kernel in a loop over the groups. Returns NHWC `outShape`.
+Value groupedConvNHWC(OpBuilder &b, Location loc, Value xp, Value hwcf,
+                      int64_t group, ArrayRef<int64_t> outShape,
+                      ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations);
+
 /// Reshape between static shapes with the same element count.
 Value reshaped(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
 

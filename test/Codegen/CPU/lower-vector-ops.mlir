@@ -52,3 +52,28 @@ func.func @multi_reduction(%x: vector<4x16xf32>, %acc: vector<4xf32>) -> vector<
   %0 = vector.multi_reduction <add>, %x, %acc [1] : vector<4x16xf32> to vector<4xf32>
   return %0 : vector<4xf32>
 }
+
+// -----
+
+// A row of inputs read only to be broadcast element by element (a
+// convolution's input pixels) becomes one scalar load per element, which
+// LLVM turns into a broadcast from memory, instead of a vector load and
+// in-register shuffles.
+// CHECK-LABEL: func.func @input_row_to_scalar_loads
+// CHECK-SAME: (%[[X:.+]]: memref<4x2xf32>, %[[W:.+]]: vector<2x32xf32>, %[[ACC:.+]]: vector<4x32xf32>)
+// CHECK-NOT: vector.transfer_read
+// CHECK: %[[E:.+]] = memref.load %[[X]][%{{.+}}, %{{.+}}] : memref<4x2xf32>
+// CHECK: %[[B:.+]] = vector.broadcast %[[E]] : f32 to vector<32xf32>
+// CHECK: vector.fma %[[B]], %{{.+}}, %{{.+}} : vector<32xf32>
+// CHECK-COUNT-7: memref.load %[[X]]
+// CHECK-NOT: vector.transfer_read
+#lhs2 = affine_map<(m, n, k) -> (m, k)>
+#rhs2 = affine_map<(m, n, k) -> (k, n)>
+#out2 = affine_map<(m, n, k) -> (m, n)>
+func.func @input_row_to_scalar_loads(%x: memref<4x2xf32>, %w: vector<2x32xf32>, %acc: vector<4x32xf32>) -> vector<4x32xf32> {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : f32
+  %row = vector.transfer_read %x[%c0, %c0], %pad {in_bounds = [true, true]} : memref<4x2xf32>, vector<4x2xf32>
+  %0 = vector.contract {indexing_maps = [#lhs2, #rhs2, #out2], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %row, %w, %acc : vector<4x2xf32>, vector<2x32xf32> into vector<4x32xf32>
+  return %0 : vector<4x32xf32>
+}

@@ -13,13 +13,16 @@
 // CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
 // CHECK: scf.for %[[I:.+]] = %[[C0]] to %[[C64]] step %[[C8]]
 // CHECK: scf.for %[[J:.+]] = %[[C0]] to %[[C64]] step %[[C32]]
-// CHECK: scf.for %[[K:.+]] = %[[C0]] to %[[C64]] step %[[C1]] iter_args(%[[ACC:.+]] = %{{.+}})
+// The reduction loop carries the 8x32 accumulator tile, not the whole
+// result, so that the tile's vector read and write can leave the loop.
+// CHECK: %[[TILE:.+]] = tensor.extract_slice %{{.+}}[%[[I]], %[[J]]] [8, 32] [1, 1]
+// CHECK: scf.for %[[K:.+]] = %[[C0]] to %[[C64]] step %[[C1]] iter_args(%[[ACC:.+]] = %[[TILE]])
 // CHECK: %[[LHS:.+]] = vector.transfer_read %[[A]][%[[I]], %[[K]]]{{.+}} : tensor<64x64xf32>, vector<8x1xf32>
 // CHECK: %[[ROW:.+]] = vector.transfer_read %[[B]][%[[K]], %[[J]]]{{.+}} : tensor<64x64xf32>, vector<32xf32>
 // CHECK: %[[RHS:.+]] = vector.broadcast %[[ROW]] : vector<32xf32> to vector<1x32xf32>
-// CHECK: %[[OUT:.+]] = vector.transfer_read %[[ACC]][%[[I]], %[[J]]]{{.+}} : tensor<64x64xf32>, vector<8x32xf32>
+// CHECK: %[[OUT:.+]] = vector.transfer_read %[[ACC]][%[[C0]], %[[C0]]]{{.+}} : tensor<8x32xf32>, vector<8x32xf32>
 // CHECK: %[[R:.+]] = vector.contract {{.+}} %[[LHS]], %[[RHS]], %[[OUT]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-// CHECK: vector.transfer_write %[[R]], %[[ACC]][%[[I]], %[[J]]]{{.+}} : vector<8x32xf32>, tensor<64x64xf32>
+// CHECK: vector.transfer_write %[[R]], %[[ACC]][%[[C0]], %[[C0]]]{{.+}} : vector<8x32xf32>, tensor<8x32xf32>
 // CHECK-NOT: linalg.matmul
 // With 8 lanes (AVX2) the tile is 8 x 16.
 // VW8-LABEL: func.func @matmul_64
@@ -102,15 +105,18 @@ func.func @row_sum(%x: tensor<8x256xf32>, %acc: tensor<8xf32>) -> tensor<8xf32> 
 // input channels at a time, which decomposes into a 1-D convolution and
 // vectorizes: one input row (8 + 2 pixels x 2 channels), the kernel row
 // (3 x 2 x 32), and per kernel column a contraction of 8 pixels x 2 channels
-// with 2 x 32 filter taps into the 8 x 32 accumulator.
+// with 2 x 32 filter taps into the 8 x 32 accumulator. Both reduction loops
+// carry the accumulator row (sliced once, outside them), so that its vector
+// read and write can leave the loops and the tile stays in registers.
 // CHECK-LABEL: func.func @conv_nhwc
 // CHECK-SAME: (%[[X:.+]]: tensor<1x10x10x8xf32>, %[[W:.+]]: tensor<3x3x8x32xf32>,
 // CHECK: scf.for %[[OH:.+]] = %{{.+}} to %c8 step %c1
-// CHECK: scf.for %[[KH:.+]] = %{{.+}} to %c3 step %c1
-// CHECK: scf.for %[[C:.+]] = %{{.+}} to %c8 step %c2
+// CHECK: %[[TILE:.+]] = tensor.extract_slice {{.+}} : tensor<1x1x8x32xf32> to tensor<1x8x32xf32>
+// CHECK: scf.for %[[KH:.+]] = %{{.+}} to %c3 step %c1 iter_args(%[[ACCH:.+]] = %[[TILE]])
+// CHECK: scf.for %[[C:.+]] = %{{.+}} to %c8 step %c2 iter_args(%[[ACC:.+]] = %[[ACCH]])
 // CHECK: %[[ROW:.+]] = vector.transfer_read %[[X]]{{.+}} : tensor<1x10x10x8xf32>, vector<10x2xf32>
 // CHECK: %[[TAPS:.+]] = vector.transfer_read %[[W]][%[[KH]], %{{.+}}, %[[C]], {{.+}} : tensor<3x3x8x32xf32>, vector<3x2x32xf32>
-// CHECK: %[[OUT:.+]] = vector.transfer_read {{.+}} : tensor<1x8x8x32xf32>, vector<8x32xf32>
+// CHECK: %[[OUT:.+]] = vector.transfer_read %[[ACC]]{{.+}} : tensor<1x8x32xf32>, vector<8x32xf32>
 // CHECK-COUNT-3: vector.extract_strided_slice %[[ROW]] {{.+}} : vector<10x2xf32> to vector<8x2xf32>
 // CHECK: %[[P0:.+]] = vector.contract {{.+}} %{{.+}}, %{{.+}}, %[[OUT]] : vector<8x2xf32>, vector<2x32xf32> into vector<8x32xf32>
 // CHECK: %[[P1:.+]] = vector.contract {{.+}} %{{.+}}, %{{.+}}, %[[P0]] : vector<8x2xf32>, vector<2x32xf32> into vector<8x32xf32>
@@ -124,6 +130,19 @@ func.func @conv_nhwc(%x: tensor<1x10x10x8xf32>, %w: tensor<3x3x8x32xf32>, %acc: 
 
 // -----
 
+// With fewer output channels than a register (one group of a grouped
+// convolution) the tile takes 16 output pixels instead of 8.
+// CHECK-LABEL: func.func @conv_narrow_filters
+// CHECK: scf.for {{.+}} to %c32 step %c16
+// CHECK: vector.contract {{.+}} : vector<16x2xf32>, vector<2x8xf32> into vector<16x8xf32>
+// CHECK-NOT: linalg.conv
+func.func @conv_narrow_filters(%x: tensor<1x34x34x8xf32>, %w: tensor<3x3x8x8xf32>, %acc: tensor<1x32x32x8xf32>) -> tensor<1x32x32x8xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x34x34x8xf32>, tensor<3x3x8x8xf32>) outs(%acc : tensor<1x32x32x8xf32>) -> tensor<1x32x32x8xf32>
+  return %0 : tensor<1x32x32x8xf32>
+}
+
+// -----
+
 // Depthwise: the same 1-D decomposition, with channel-wise FMAs.
 // CHECK-LABEL: func.func @depthwise_nhwc
 // CHECK: scf.for {{.+}} to %c8 step %c1
@@ -133,6 +152,20 @@ func.func @conv_nhwc(%x: tensor<1x10x10x8xf32>, %w: tensor<3x3x8x32xf32>, %acc: 
 func.func @depthwise_nhwc(%x: tensor<1x10x10x16xf32>, %w: tensor<3x3x16xf32>, %acc: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
   %0 = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x10x10x16xf32>, tensor<3x3x16xf32>) outs(%acc : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
   return %0 : tensor<1x8x8x16xf32>
+}
+
+// -----
+
+// Depthwise channel tiles are whole registers: 48 channels (not a multiple
+// of two registers) take three registers per pixel, not 32 + 16 lanes in
+// two tiles, with 7 pixels to leave room for the filter taps.
+// CHECK-LABEL: func.func @depthwise_three_registers
+// CHECK-NOT: scf.for {{.+}} step %c32
+// CHECK-COUNT-3: vector.fma {{.+}} : vector<7x48xf32>
+// CHECK-NOT: linalg.depthwise
+func.func @depthwise_three_registers(%x: tensor<1x9x16x48xf32>, %w: tensor<3x3x48xf32>, %acc: tensor<1x7x14x48xf32>) -> tensor<1x7x14x48xf32> {
+  %0 = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x9x16x48xf32>, tensor<3x3x48xf32>) outs(%acc : tensor<1x7x14x48xf32>) -> tensor<1x7x14x48xf32>
+  return %0 : tensor<1x7x14x48xf32>
 }
 
 // -----

@@ -8,10 +8,11 @@
 // CHECK: linalg.transpose {{.+}} permutation = [0, 2, 3, 1]
 // CHECK: %[[W:.+]] = arith.constant {{.+}} : tensor<1x1x2x4xf32>
 // CHECK-NOT: linalg.transpose
-// CHECK: %[[W0:.+]] = tensor.extract_slice %[[W]][0, 0, 0, 0] [1, 1, 2, 2] [1, 1, 1, 1]
-// CHECK: linalg.conv_2d_nhwc_hwcf {{.+}} ins(%{{.+}}, %[[W0]] :
-// CHECK: %[[W1:.+]] = tensor.extract_slice %[[W]][0, 0, 0, 2] [1, 1, 2, 2] [1, 1, 1, 1]
-// CHECK: linalg.conv_2d_nhwc_hwcf {{.+}} ins(%{{.+}}, %[[W1]] :
+// CHECK: scf.for %[[G:[^ ]+]] =
+// CHECK: %[[XOFF:.+]] = arith.muli %[[G]]
+// CHECK: %[[OFF:.+]] = arith.muli %[[G]]
+// CHECK: %[[WG:.+]] = tensor.extract_slice %[[W]][0, 0, 0, %[[OFF]]] [1, 1, 2, 2] [1, 1, 1, 1]
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.+}} ins(%{{.+}}, %[[WG]] :
 // CHECK-NOT: linalg.transpose
 func.func @grouped_constant_filter(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
   %w = kiln.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]], [[[5.0]], [[6.0]]], [[[7.0]], [[8.0]]]]> : tensor<4x2x1x1xf32>

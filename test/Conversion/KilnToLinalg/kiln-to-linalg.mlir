@@ -286,23 +286,29 @@ func.func @depthwise(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x5x4xf32> {
 
 // -----
 
-// Other groupings run one NHWC convolution per group on channel slices of
-// the input and of the filter (transposed to HWCF once), each written into
-// its slice of the output.
+// Other groupings run one NHWC convolution kernel in a loop over the groups:
+// each iteration convolves a channel slice of the input with a slice of the
+// filter (transposed to HWCF once) into a zeroed slice of the loop-carried
+// output.
 // CHECK-LABEL: func.func @grouped
 // CHECK-SAME: (%[[X:.+]]: tensor<1x4x5x5xf32>, %[[W:.+]]: tensor<6x2x1x1xf32>)
 // CHECK: %[[XT:.+]] = linalg.transpose ins(%[[X]]
 // CHECK: %[[WT:.+]] = linalg.transpose ins(%[[W]] {{.+}} permutation = [2, 3, 1, 0]
 // CHECK: %[[OUT:.+]] = tensor.empty() : tensor<1x5x5x6xf32>
-// CHECK: %[[X0:.+]] = tensor.extract_slice %[[XT]][0, 0, 0, 0] [1, 5, 5, 2] [1, 1, 1, 1]
-// CHECK: %[[W0:.+]] = tensor.extract_slice %[[WT]][0, 0, 0, 0] [1, 1, 2, 3] [1, 1, 1, 1]
-// CHECK: %[[Y0:.+]] = linalg.conv_2d_nhwc_hwcf {{.+}} ins(%[[X0]], %[[W0]] : tensor<1x5x5x2xf32>, tensor<1x1x2x3xf32>) outs(%{{.+}} : tensor<1x5x5x3xf32>)
-// CHECK: %[[OUT0:.+]] = tensor.insert_slice %[[Y0]] into %[[OUT]][0, 0, 0, 0] [1, 5, 5, 3] [1, 1, 1, 1]
-// CHECK: %[[X1:.+]] = tensor.extract_slice %[[XT]][0, 0, 0, 2] [1, 5, 5, 2] [1, 1, 1, 1]
-// CHECK: %[[W1:.+]] = tensor.extract_slice %[[WT]][0, 0, 0, 3] [1, 1, 2, 3] [1, 1, 1, 1]
-// CHECK: %[[Y1:.+]] = linalg.conv_2d_nhwc_hwcf {{.+}} ins(%[[X1]], %[[W1]]
-// CHECK: %[[OUT1:.+]] = tensor.insert_slice %[[Y1]] into %[[OUT0]][0, 0, 0, 3] [1, 5, 5, 3] [1, 1, 1, 1]
-// CHECK: linalg.generic {{.+}} ins(%[[OUT1]] : tensor<1x5x5x6xf32>) outs(%{{.+}} : tensor<1x6x5x5xf32>)
+// CHECK: %[[Y:.+]] = scf.for %[[G:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[OUT]])
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[XOFF:.+]] = arith.muli %[[G]], %[[C2]]
+// CHECK-DAG: %[[FOFF:.+]] = arith.muli %[[G]], %[[C3]]
+// CHECK: %[[XG:.+]] = tensor.extract_slice %[[XT]][0, 0, 0, %[[XOFF]]] [1, 5, 5, 2] [1, 1, 1, 1]
+// CHECK: %[[WG:.+]] = tensor.extract_slice %[[WT]][0, 0, 0, %[[FOFF]]] [1, 1, 2, 3] [1, 1, 1, 1]
+// CHECK: %[[YG:.+]] = tensor.extract_slice %[[ACC]][0, 0, 0, %[[FOFF]]] [1, 5, 5, 3] [1, 1, 1, 1]
+// CHECK: %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[YG]] : tensor<1x5x5x3xf32>)
+// CHECK: %[[CONV:.+]] = linalg.conv_2d_nhwc_hwcf {{.+}} ins(%[[XG]], %[[WG]] : tensor<1x5x5x2xf32>, tensor<1x1x2x3xf32>) outs(%[[Z]] : tensor<1x5x5x3xf32>)
+// CHECK: %[[NEXT:.+]] = tensor.insert_slice %[[CONV]] into %[[ACC]][0, 0, 0, %[[FOFF]]] [1, 5, 5, 3] [1, 1, 1, 1]
+// CHECK: scf.yield %[[NEXT]]
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+// CHECK: linalg.generic {{.+}} ins(%[[Y]] : tensor<1x5x5x6xf32>) outs(%{{.+}} : tensor<1x6x5x5xf32>)
 func.func @grouped(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x1x1xf32>) -> tensor<1x6x5x5xf32> {
   %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<6x2x1x1xf32>) -> tensor<1x6x5x5xf32>
   return %y : tensor<1x6x5x5xf32>

@@ -75,10 +75,15 @@ def LowerVectorOpsPass : Pass<"kiln-cpu-lower-vector-ops", "func::FuncOp"> {
     Contractions become outer products (FMAs on whole registers), transfer
     permutations become transposes, multi-reductions become inner reductions,
     and exp/tanh/erf/log become vectorizable polynomial approximations.
+    Vector reads used only element by element (a convolution's input pixels,
+    broadcast into FMAs) become scalar loads: broadcasts from memory.
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def SplitEmptyTensorsPass : Pass<"kiln-cpu-split-empty-tensors", "func::FuncOp"> {
