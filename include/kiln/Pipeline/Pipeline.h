@@ -42,6 +42,10 @@ struct CompileOptions {
   /// Write DIR/report.html (arena over time, lower bound, phase times).
   std::string reportDir;
   bool verifyEach = false; ///< run the verifier after every pass
+  /// "cpu", or "cuda": the graph runs as NVIDIA GPU kernels (PTX for
+  /// `gpuArch`, loaded by the model's runtime through the CUDA driver).
+  std::string target = "cpu";
+  std::string gpuArch = "sm_80"; ///< sm_80 or sm_90
 };
 
 /// What a successful compile wrote.

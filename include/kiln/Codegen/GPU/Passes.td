@@ -1,0 +1,49 @@
+//===- Passes.td - NVIDIA GPU code generation passes ------*- tablegen -*-===//
+#ifndef KILN_CODEGEN_GPU_PASSES
+#define KILN_CODEGEN_GPU_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def PackWeightsPass : Pass<"kiln-gpu-pack-weights", "ModuleOp"> {
+  let summary = "Move every constant memref.global into one weights blob argument";
+  let description = [{
+    Kernels cannot read host globals, so the weights go to the device as one
+    blob that the runtime copies there when a session is created. Every
+    constant `memref.global` gets a 64-byte aligned offset in the blob; each
+    entry function gains a trailing `memref<Nxi8>` argument (`kiln.weights`,
+    after the arena) and every `memref.get_global` becomes a `memref.view`
+    of it. The globals are replaced by one `@__kiln_weights` global holding
+    the packed bytes as a resource. Runs after `kiln-arena-allocation`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MapToLaunchPass : Pass<"kiln-gpu-map-to-launch", "func::FuncOp"> {
+  let summary = "Turn every top-level op of a bufferized function into a gpu.launch";
+  let description = [{
+    The generic GPU mapping. Each `linalg.generic` on memrefs (run
+    `linalg-generalize-named-ops` first) becomes a 1-D grid with one thread
+    per point of its parallel iteration space (the innermost parallel
+    dimension varies fastest, so neighbouring threads touch neighbouring
+    elements); reduction loops stay sequential inside the thread with the
+    accumulators in registers. A `linalg.generic` whose output depends on a
+    reduction dimension, and every other op with side effects (scalar loops,
+    run-time guards), runs in a one-thread kernel. Side-effect free ops
+    (constants, views) are cloned into the kernels that use them, so every
+    kernel captures only the function's arguments: inputs, outputs, arena
+    and weights. All launches go into one `gpu.module`.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "threads per block of the parallel kernels">,
+    Option<"moduleName", "module-name", "std::string", /*default=*/"\"kiln_kernels\"",
+           "name of the gpu.module that receives the kernels">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+#endif
