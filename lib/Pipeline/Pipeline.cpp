@@ -93,7 +93,7 @@ std::string gpuCodegenPipeline(const std::string &arch) {
          "kiln-cpu-lower-vector-ops),canonicalize,cse,"
          "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
          "nvvm-attach-target{chip=" + arch + features + " O=3},"
-         "gpu.module(convert-scf-to-cf,"
+         "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
          "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
          "canonicalize,cse,reconcile-unrealized-casts),"
          "gpu-module-to-binary{format=isa}";

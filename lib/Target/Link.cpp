@@ -11,6 +11,8 @@ using namespace llvm;
 
 extern "C" const char kiln_runtime_object_start[];
 extern "C" const char kiln_runtime_object_end[];
+extern "C" const char kiln_cuda_runtime_object_start[];
+extern "C" const char kiln_cuda_runtime_object_end[];
 
 namespace {
 Error writeFile(const Twine &path, StringRef bytes) {
@@ -39,9 +41,11 @@ Error mlir::kiln::linkSharedObject(StringRef object, const std::string &outPath)
           sys::fs::createUniqueDirectory("kiln-link", dir.path))
     return createStringError(ec, "cannot create a temporary directory: " +
                                      ec.message());
-  SmallString<128> modelObj(dir.path), runtimeObj(dir.path), log(dir.path);
+  SmallString<128> modelObj(dir.path), runtimeObj(dir.path),
+      cudaObj(dir.path), log(dir.path);
   sys::path::append(modelObj, "model.o");
   sys::path::append(runtimeObj, "runtime.o");
+  sys::path::append(cudaObj, "cuda.o");
   sys::path::append(log, "link.log");
   if (Error e = writeFile(modelObj, object))
     return e;
@@ -49,6 +53,13 @@ Error mlir::kiln::linkSharedObject(StringRef object, const std::string &outPath)
                           StringRef(kiln_runtime_object_start,
                                     kiln_runtime_object_end -
                                         kiln_runtime_object_start)))
+    return e;
+  // The CUDA half (dlopen of the driver); every model links it, only GPU
+  // models reach it.
+  if (Error e = writeFile(cudaObj,
+                          StringRef(kiln_cuda_runtime_object_start,
+                                    kiln_cuda_runtime_object_end -
+                                        kiln_cuda_runtime_object_start)))
     return e;
 
   std::string driverName = "cc";
@@ -69,6 +80,7 @@ Error mlir::kiln::linkSharedObject(StringRef object, const std::string &outPath)
                                  outPath,
                                  modelObj,
                                  runtimeObj,
+                                 cudaObj,
                                  "-static-libgcc",
                                  "-Wl,-z,noexecstack",
                                  "-Wl,-z,now",

@@ -1,0 +1,115 @@
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=block-size=128 | FileCheck %s --check-prefix=B128
+
+// Elementwise: one thread per element; 1000 points in blocks of 256 need 4
+// blocks and a bounds check. The innermost dimension varies fastest. The
+// arena view is cloned into the kernel, which captures only arguments.
+// CHECK-LABEL: func.func @elementwise(
+// CHECK-SAME: %[[X:[^:]+]]: memref<10x100xf32>, %[[Y:[^:]+]]: memref<10x100xf32>, %[[ARENA:[^:]+]]: memref<4000xi8>
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C4]], {{.*}} threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C256]], {{.*}} module(@kiln_kernels) function(@elementwise_k0)
+// CHECK: %[[VIEW:.+]] = memref.view %[[ARENA]]
+// CHECK: %[[MUL:.+]] = arith.muli %[[BX]], %{{.+}} : index
+// CHECK: %[[LIN:.+]] = arith.addi %[[MUL]], %[[TX]] : index
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[LIN]], %{{.+}} : index
+// CHECK: scf.if %[[IN]] {
+// CHECK:   %[[J:.+]] = arith.remui %[[LIN]], %{{.+}} : index
+// CHECK:   %[[I:.+]] = arith.divui %[[LIN]], %{{.+}} : index
+// CHECK:   %[[A:.+]] = memref.load %[[X]][%[[I]], %[[J]]]
+// CHECK:   %[[B:.+]] = memref.load %[[VIEW]][%[[I]], %[[J]]]
+// CHECK:   %[[S:.+]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK:   memref.store %[[S]], %[[Y]][%[[I]], %[[J]]]
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.generic
+// B128-LABEL: func.func @elementwise(
+// B128: %[[C8:.+]] = arith.constant 8 : index
+// B128: gpu.launch blocks({{.*}}) in (%{{.+}} = %[[C8]],
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @elementwise(%x: memref<10x100xf32>, %y: memref<10x100xf32>, %arena: memref<4000xi8>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.view %arena[%c0][] : memref<4000xi8> to memref<10x100xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %v : memref<10x100xf32>, memref<10x100xf32>) outs(%y : memref<10x100xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A matmul: one thread per output element (64 = one block, no bounds
+// check), the reduction a loop carrying the accumulator in a register,
+// loaded once and stored once.
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME: %[[A:[^:]+]]: memref<8x16xf32>, %[[B:[^:]+]]: memref<16x8xf32>, %[[C:[^:]+]]: memref<8x8xf32>
+// CHECK: gpu.launch
+// CHECK-NOT: scf.if
+// CHECK: %[[INIT:.+]] = memref.load %[[C]][%[[I:.+]], %[[J:.+]]] : memref<8x8xf32>
+// CHECK: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32) {
+// CHECK:   memref.load %[[A]][%[[I]], %[[K]]]
+// CHECK:   memref.load %[[B]][%[[K]], %[[J]]]
+// CHECK:   arith.mulf
+// CHECK:   %[[NEXT:.+]] = arith.addf %[[ACC]], %{{.+}} : f32
+// CHECK:   scf.yield %[[NEXT]] : f32
+// CHECK: memref.store %[[SUM]], %[[C]][%[[I]], %[[J]]]
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @matmul(%a: memref<8x16xf32>, %b: memref<16x8xf32>, %c: memref<8x8xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x16xf32>, memref<16x8xf32>) outs(%c : memref<8x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// linalg.index becomes the thread's own coordinate; a scalar input is used
+// as it is.
+// CHECK-LABEL: func.func @iota(
+// CHECK: gpu.launch
+// CHECK: %[[I:.+]] = arith.addi
+// CHECK: %[[CAST:.+]] = arith.index_cast %[[I]] : index to i32
+// CHECK: %[[V:.+]] = arith.addi %[[CAST]], %{{.+}} : i32
+// CHECK: memref.store %[[V]], %{{.+}}[%[[I]]] : memref<16xi32>
+func.func @iota(%out: memref<16xi32>, %s: i32) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%s : i32) outs(%out : memref<16xi32>) {
+  ^bb0(%in: i32, %o: i32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i32
+    %v = arith.addi %c, %in : i32
+    linalg.yield %v : i32
+  }
+  return
+}
+
+// -----
+
+// Anything else with side effects (here a run-time guard's store) runs in a
+// one-thread kernel, with the constants it needs cloned in.
+// CHECK-LABEL: func.func @guard(
+// CHECK-COUNT-3: arith.constant 1 : index
+// CHECK-NEXT: gpu.launch {{.*}} module(@kiln_kernels) function(@guard_k0)
+// CHECK: %[[ZERO:.+]] = arith.constant 0 : index
+// CHECK: %[[STATUS:.+]] = memref.view
+// CHECK: scf.if %{{.+}} {
+// CHECK:   memref.store %{{.+}}, %[[STATUS]][%[[ZERO]]] : memref<1xi32>
+// CHECK: gpu.terminator
+// CHECK: return
+func.func @guard(%arena: memref<64xi8>, %flag: i1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %status = memref.view %arena[%c0][] : memref<64xi8> to memref<1xi32>
+  scf.if %flag {
+    memref.store %one, %status[%c0] : memref<1xi32>
+  }
+  return
+}
