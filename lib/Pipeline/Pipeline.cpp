@@ -48,6 +48,7 @@ constexpr const char *kGraphPipeline =
 constexpr const char *kLinalgPipeline =
     "kiln-convert-kiln-to-linalg,"
     "func.func(canonicalize,cse,kiln-fuse-elementwise,canonicalize,cse)";
+std::string cpuLoweringTail();
 std::string codegenPipeline(int64_t vectorWidth) {
   return "func.func(kiln-cpu-tile-and-vectorize{vector-width=" +
          std::to_string(vectorWidth) +
@@ -62,8 +63,12 @@ std::string codegenPipeline(int64_t vectorWidth) {
          "canonicalize,"
          "buffer-results-to-out-params{hoist-static-allocs "
          "modify-public-functions},"
-         "canonicalize,cse,kiln-arena-allocation,"
-         "func.func(convert-linalg-to-loops),canonicalize,"
+         "canonicalize,cse,kiln-arena-allocation," + cpuLoweringTail();
+}
+
+/// From loops, vectors and memrefs to the LLVM dialect.
+std::string cpuLoweringTail() {
+  return "func.func(convert-linalg-to-loops),canonicalize,"
          "convert-vector-to-scf{full-unroll=true},lower-affine,"
          "convert-scf-to-cf,canonicalize,convert-vector-to-llvm,"
          "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
@@ -76,21 +81,27 @@ std::string codegenPipeline(int64_t vectorWidth) {
 /// The NVIDIA GPU phase: the CPU path's bufferization and arena, then the
 /// weights into one device blob, every op into a kernel
 /// (lib/Codegen/GPU), and the kernels through NVVM to PTX.
-std::string gpuCodegenPipeline(const std::string &arch) {
+std::string gpuCodegenPipeline(const std::string &arch, bool emulate) {
+  std::string kernels =
+      "func.func(kiln-cpu-split-empty-tensors),"
+      "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+      "one-shot-bufferize{bufferize-function-boundaries "
+      "function-boundary-type-conversion=identity-layout-map},"
+      "canonicalize,"
+      "buffer-results-to-out-params{hoist-static-allocs "
+      "modify-public-functions},"
+      "canonicalize,cse,kiln-arena-allocation,kiln-gpu-pack-weights,"
+      "func.func(linalg-generalize-named-ops),canonicalize,cse,"
+      "func.func(kiln-gpu-map-to-launch,convert-linalg-to-loops,"
+      "kiln-cpu-lower-vector-ops),canonicalize,cse,";
+  // --target=cuda-emulated: the same kernels as host loops.
+  if (emulate)
+    return kernels + "kiln-gpu-emulate-on-host,canonicalize,cse," +
+           cpuLoweringTail();
   // sm_90 needs PTX ISA 8.0; sm_80 keeps LLVM's minimum (7.0) so older
   // drivers can load it.
   std::string features = arch == "sm_90" ? " features=+ptx80" : "";
-  return "func.func(kiln-cpu-split-empty-tensors),"
-         "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
-         "one-shot-bufferize{bufferize-function-boundaries "
-         "function-boundary-type-conversion=identity-layout-map},"
-         "canonicalize,"
-         "buffer-results-to-out-params{hoist-static-allocs "
-         "modify-public-functions},"
-         "canonicalize,cse,kiln-arena-allocation,kiln-gpu-pack-weights,"
-         "func.func(linalg-generalize-named-ops),canonicalize,cse,"
-         "func.func(kiln-gpu-map-to-launch,convert-linalg-to-loops,"
-         "kiln-cpu-lower-vector-ops),canonicalize,cse,"
+  return kernels +
          "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
          "nvvm-attach-target{chip=" + arch + features + " O=3},"
          "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
@@ -192,7 +203,7 @@ compileGpu(ModuleOp module, const kiln::CompileOptions &o, kiln::ModelDesc &desc
            std::vector<std::string> &errors, TimingScope &root,
            kiln::PhaseTimes &phases, kiln::CompileResult &result,
            FinishSo &finishSo) {
-  if (failed(runPipeline(gpuCodegenPipeline(o.gpuArch), "codegen-gpu")))
+  if (failed(runPipeline(gpuCodegenPipeline(o.gpuArch, false), "codegen-gpu")))
     return errorFrom(errors, "GPU code generation failed");
   for (kiln::ModelDesc::Variant &v : desc.variants)
     if (auto f = module.lookupSymbol<func::FuncOp>(v.entryName))
@@ -321,7 +332,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   registerAllToLLVMIRTranslations(registry);
   registry.insert<mlir::kiln::KilnDialect, mlir::kiln::onnx::OnnxDialect>();
   MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
-  if (o.target != "cpu" && o.target != "cuda")
+  if (o.target != "cpu" && o.target != "cuda" && o.target != "cuda-emulated")
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "unknown target '" + o.target +
                                        "'; use cpu or cuda");
@@ -562,7 +573,12 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   int64_t vectorWidth = isa.contains("avx512f") ? 16
                         : isa.contains("avx")   ? 8
                                                 : 4;
-  if (failed(runPipeline(codegenPipeline(vectorWidth), "codegen")))
+  // cuda-emulated: the GPU kernels as host loops, to test the GPU mapping
+  // against reference outputs on a machine without a GPU (docs/gpu.md).
+  std::string codegen = o.target == "cuda-emulated"
+                            ? gpuCodegenPipeline(o.gpuArch, true)
+                            : codegenPipeline(vectorWidth);
+  if (failed(runPipeline(codegen, "codegen")))
     return errorFrom(errors, "code generation failed");
   for (ModelDesc::Variant &v : desc.variants)
     if (auto f = module->lookupSymbol<LLVM::LLVMFuncOp>(v.entryName))

@@ -46,4 +46,20 @@ def MapToLaunchPass : Pass<"kiln-gpu-map-to-launch", "func::FuncOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def EmulateOnHostPass : Pass<"kiln-gpu-emulate-on-host", "ModuleOp"> {
+  let summary = "Run the kernels of kiln-gpu-map-to-launch as host loops (testing)";
+  let description = [{
+    Checks the GPU mapping without a GPU. Each `gpu.launch` becomes six
+    nested loops over its blocks and threads with the body inlined (Kiln's
+    kernels use neither shared memory nor barriers, so sequential threads
+    compute the same result), and the weights argument of
+    `kiln-gpu-pack-weights` becomes a `memref.get_global` of the packed
+    blob. The CPU lowering then finishes the job, so the numbers can be
+    compared with reference outputs.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif
