@@ -14,6 +14,9 @@ Usage:
       toolkit's stub driver (KILN_CUDA_DRIVER) it must say "no CUDA device".
       On a machine WITH a driver and GPU it instead runs the model with
       kiln-run against its reference outputs.
+  check_cuda.py emulated KILN_COMPILE KILN_RUN MODELS_DIR WORKDIR
+      Compiles each model with --target=cuda-emulated (the GPU kernels as
+      host loops) and compares kiln-run's outputs with the references.
 """
 import ctypes
 import json
@@ -180,6 +183,23 @@ def check_no_device(kiln_compile, kiln_run, models_dir, work):
     return 0
 
 
+def check_emulated(kiln_compile, kiln_run, models_dir, work):
+    """The GPU mapping's numbers: the kernels as host loops, against the
+    torch references, at the tolerances of the CPU end-to-end tests."""
+    for model in MODELS:
+        d = os.path.join(models_dir, model)
+        so = os.path.join(work, model + "_emulated.so")
+        r = run([kiln_compile, os.path.join(d, "model.onnx"), "--target=cuda-emulated", "-o", so])
+        if r.returncode != 0:
+            fail(f"kiln-compile --target=cuda-emulated {model}:\n{r.stderr}")
+        r = run([kiln_run, so, "--test-data", os.path.join(d, "test_data_set_0"),
+                 "--rtol", "1e-4", "--atol", "1e-5"])
+        if r.returncode != 0:
+            fail(f"{model}: the emulated GPU kernels do not match the reference:\n{r.stdout}{r.stderr}")
+        print(f"ok: {model}: emulated GPU kernels match the reference")
+    return 0
+
+
 def main():
     mode = sys.argv[1]
     if mode == "ptxas":
@@ -190,6 +210,10 @@ def main():
         kiln_compile, kiln_run, models_dir, work = sys.argv[2:6]
         os.makedirs(work, exist_ok=True)
         sys.exit(check_no_device(kiln_compile, kiln_run, models_dir, work))
+    if mode == "emulated":
+        kiln_compile, kiln_run, models_dir, work = sys.argv[2:6]
+        os.makedirs(work, exist_ok=True)
+        sys.exit(check_emulated(kiln_compile, kiln_run, models_dir, work))
     fail("unknown mode " + mode)
 
 

@@ -150,24 +150,54 @@ struct MapToLaunchPass
     return launch;
   }
 
+  /// Thread coarsening for kernels with a reduction (matmuls, convolutions):
+  /// each thread computes `coarsen` outputs along a parallel dimension that
+  /// some input does not depend on, so that input's loads are shared by the
+  /// outputs (B[k, j] of a matmul once per 4 rows; a convolution's filter
+  /// once per 4 output pixels). The innermost parallel dimension stays one
+  /// element per thread to keep neighbouring threads on neighbouring
+  /// addresses. A range that `coarsen` does not divide gets the largest
+  /// power-of-two factor below it that does (14 output columns: 2).
+  /// Returns {dimension, factor}, or {-1, 1}.
+  std::pair<int64_t, int64_t> coarsenDim(linalg::GenericOp op,
+                                         ArrayRef<int64_t> ranges,
+                                         ArrayRef<unsigned> parallelDims,
+                                         ArrayRef<unsigned> reductionDims) {
+    if (coarsen <= 1 || reductionDims.empty() || parallelDims.size() < 2)
+      return {-1, 1};
+    for (int64_t factor = coarsen; factor > 1; factor /= 2)
+      for (unsigned d : llvm::reverse(parallelDims.drop_back())) {
+        if (ranges[d] % factor != 0)
+          continue;
+        for (OpOperand *in : op.getDpsInputOperands()) {
+          if (!isa<MemRefType>(in->get().getType()))
+            continue;
+          if (!op.getMatchingIndexingMap(in).isFunctionOfDim(d))
+            return {d, factor};
+        }
+      }
+    return {-1, 1};
+  }
+
   FailureOr<gpu::LaunchOp> mapParallel(linalg::GenericOp op) {
     Location loc = op.getLoc();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     auto iterators = op.getIteratorTypesArray();
     SmallVector<unsigned> parallelDims, reductionDims;
-    int64_t total = 1;
-    for (auto [d, it] : llvm::enumerate(iterators)) {
-      if (it == utils::IteratorType::parallel) {
-        parallelDims.push_back(d);
-        total *= ranges[d];
-      } else {
-        reductionDims.push_back(d);
-      }
-    }
+    for (auto [d, it] : llvm::enumerate(iterators))
+      (it == utils::IteratorType::parallel ? parallelDims : reductionDims)
+          .push_back(d);
     OpBuilder b(op);
-    if (total == 0 ||
-        llvm::any_of(ranges, [](int64_t r) { return r == 0; }))
+    if (llvm::any_of(ranges, [](int64_t r) { return r == 0; }))
       return mapSingleThread(op); // nothing to compute; keep semantics simple
+    auto [cdim, factor] = coarsenDim(op, ranges, parallelDims, reductionDims);
+    // The threads' iteration space: the coarsened dimension shrinks.
+    SmallVector<int64_t> threadRanges(ranges);
+    if (cdim >= 0)
+      threadRanges[cdim] /= factor;
+    int64_t total = 1;
+    for (unsigned d : parallelDims)
+      total *= threadRanges[d];
     int64_t block = std::min<int64_t>(total, blockSize);
     int64_t grid = llvm::divideCeil(total, block);
     if (grid > INT32_MAX)
@@ -197,14 +227,30 @@ struct MapToLaunchPass
     SmallVector<Value> ivs(ranges.size(), zeroIndex);
     Value rest = linear;
     for (unsigned d : llvm::reverse(parallelDims)) {
-      Value size = arith::ConstantIndexOp::create(b, loc, ranges[d]);
       if (d == parallelDims.front()) {
         ivs[d] = rest;
         break;
       }
+      Value size = arith::ConstantIndexOp::create(b, loc, threadRanges[d]);
       ivs[d] = arith::RemUIOp::create(b, loc, rest, size);
       rest = arith::DivUIOp::create(b, loc, rest, size);
     }
+    // The coarsened dimension's index for each of the thread's outputs.
+    SmallVector<Value> cIndex;
+    if (cdim >= 0) {
+      Value base = arith::MulIOp::create(
+          b, loc, ivs[cdim], arith::ConstantIndexOp::create(b, loc, factor));
+      for (int64_t u = 0; u < factor; ++u)
+        cIndex.push_back(u == 0 ? base
+                                : arith::AddIOp::create(
+                                      b, loc, base,
+                                      arith::ConstantIndexOp::create(b, loc, u))
+                                      .getResult());
+    }
+    auto select = [&](int64_t u) {
+      if (cdim >= 0)
+        ivs[cdim] = cIndex[u];
+    };
 
     auto indices = [&](OpBuilder &bb, OpOperand &operand) {
       SmallVector<Value> out;
@@ -219,6 +265,7 @@ struct MapToLaunchPass
     };
     Block &payload = op.getRegion().front();
     unsigned numInputs = op.getNumDpsInputs();
+    unsigned numOutputs = op.getNumDpsInits();
     // The payload, with inputs loaded at this point and outputs taken from
     // `outs`; returns the yielded values.
     auto emitPayload = [&](OpBuilder &bb, ValueRange outs) {
@@ -246,21 +293,35 @@ struct MapToLaunchPass
         results.push_back(map.lookupOrDefault(y));
       return results;
     };
+    // All `factor` points of the thread: outputs u * numOutputs + o.
+    auto emitAll = [&](OpBuilder &bb, ValueRange outs) {
+      SmallVector<Value> results;
+      for (int64_t u = 0; u < factor; ++u) {
+        select(u);
+        llvm::append_range(results,
+                           emitPayload(bb, outs.slice(u * numOutputs,
+                                                      numOutputs)));
+      }
+      return results;
+    };
 
     // Current output values: needed when the payload reads them or a
     // reduction accumulates into them.
     SmallVector<Value> outs;
-    for (OpOperand &init : op.getDpsInitsMutable()) {
-      Value arg = payload.getArgument(init.getOperandNumber());
-      if (arg.use_empty() && reductionDims.empty())
-        outs.push_back(Value());
-      else
-        outs.push_back(memref::LoadOp::create(b, loc, init.get(),
-                                              indices(b, init)));
+    for (int64_t u = 0; u < factor; ++u) {
+      select(u);
+      for (OpOperand &init : op.getDpsInitsMutable()) {
+        Value arg = payload.getArgument(init.getOperandNumber());
+        if (arg.use_empty() && reductionDims.empty())
+          outs.push_back(Value());
+        else
+          outs.push_back(memref::LoadOp::create(b, loc, init.get(),
+                                                indices(b, init)));
+      }
     }
     SmallVector<Value> results;
     if (reductionDims.empty()) {
-      results = emitPayload(b, outs);
+      results = emitAll(b, outs);
     } else {
       // Nested loops over the reduction dims carrying the outputs.
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -269,7 +330,7 @@ struct MapToLaunchPass
           nest = [&](OpBuilder &bb, unsigned level,
                      ValueRange carried) -> SmallVector<Value> {
         if (level == reductionDims.size())
-          return emitPayload(bb, carried);
+          return emitAll(bb, carried);
         unsigned d = reductionDims[level];
         Value ub = arith::ConstantIndexOp::create(bb, loc, ranges[d]);
         auto loop = scf::ForOp::create(
@@ -283,8 +344,12 @@ struct MapToLaunchPass
       };
       results = nest(b, 0, outs);
     }
-    for (auto [init, v] : llvm::zip(op.getDpsInitsMutable(), results))
-      memref::StoreOp::create(b, loc, v, init.get(), indices(b, init));
+    for (int64_t u = 0; u < factor; ++u) {
+      select(u);
+      for (auto [o, init] : llvm::enumerate(op.getDpsInitsMutable()))
+        memref::StoreOp::create(b, loc, results[u * numOutputs + o], init.get(),
+                                indices(b, init));
+    }
     return launch;
   }
 

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=block-size=128 | FileCheck %s --check-prefix=B128
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=coarsen=1 | FileCheck %s --check-prefix=ONE
 
 // Elementwise: one thread per element; 1000 points in blocks of 256 need 4
 // blocks and a bounds check. The innermost dimension varies fastest. The
@@ -40,21 +41,42 @@ func.func @elementwise(%x: memref<10x100xf32>, %y: memref<10x100xf32>, %arena: m
 
 // -----
 
-// A matmul: one thread per output element (64 = one block, no bounds
-// check), the reduction a loop carrying the accumulator in a register,
-// loaded once and stored once.
+// A matmul: the reduction is a loop carrying the accumulators in registers,
+// loaded once and stored once. Coarsened by 4 along the rows (B does not
+// depend on them): 2 x 8 threads, each with rows 4i..4i+3 of column j, so
+// that B[k, j] is loaded once per 4 rows (CSE merges the four loads).
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: %[[A:[^:]+]]: memref<8x16xf32>, %[[B:[^:]+]]: memref<16x8xf32>, %[[C:[^:]+]]: memref<8x8xf32>
-// CHECK: gpu.launch
+// CHECK: %[[C16:.+]] = arith.constant 16 : index
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %[[C16]],
 // CHECK-NOT: scf.if
-// CHECK: %[[INIT:.+]] = memref.load %[[C]][%[[I:.+]], %[[J:.+]]] : memref<8x8xf32>
-// CHECK: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32) {
-// CHECK:   memref.load %[[A]][%[[I]], %[[K]]]
+// CHECK: %[[J:.+]] = arith.remui %{{.+}}, %{{.+}} : index
+// CHECK: %[[I:.+]] = arith.divui %{{.+}}, %{{.+}} : index
+// CHECK: %[[I0:.+]] = arith.muli %[[I]], %{{.+}} : index
+// CHECK: %[[I1:.+]] = arith.addi %[[I0]], %{{.+}} : index
+// CHECK: %[[INIT0:.+]] = memref.load %[[C]][%[[I0]], %[[J]]] : memref<8x8xf32>
+// CHECK: %[[INIT1:.+]] = memref.load %[[C]][%[[I1]], %[[J]]] : memref<8x8xf32>
+// CHECK: %[[SUM:.+]]:4 = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC0:.+]] = %[[INIT0]], %[[ACC1:.+]] = %[[INIT1]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (f32, f32, f32, f32) {
+// CHECK:   memref.load %[[A]][%[[I0]], %[[K]]]
 // CHECK:   memref.load %[[B]][%[[K]], %[[J]]]
 // CHECK:   arith.mulf
-// CHECK:   %[[NEXT:.+]] = arith.addf %[[ACC]], %{{.+}} : f32
-// CHECK:   scf.yield %[[NEXT]] : f32
-// CHECK: memref.store %[[SUM]], %[[C]][%[[I]], %[[J]]]
+// CHECK:   %[[NEXT0:.+]] = arith.addf %[[ACC0]], %{{.+}} : f32
+// CHECK:   memref.load %[[A]][%[[I1]], %[[K]]]
+// CHECK:   memref.load %[[B]][%[[K]], %[[J]]]
+// CHECK:   scf.yield %[[NEXT0]],
+// CHECK: memref.store %[[SUM]]#0, %[[C]][%[[I0]], %[[J]]]
+// CHECK: memref.store %[[SUM]]#1, %[[C]][%[[I1]], %[[J]]]
+// ONE-LABEL: func.func @matmul(
+// ONE-SAME: %[[A:[^:]+]]: memref<8x16xf32>, %[[B:[^:]+]]: memref<16x8xf32>, %[[C:[^:]+]]: memref<8x8xf32>
+// ONE: %[[C64:.+]] = arith.constant 64 : index
+// ONE: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %[[C64]],
+// ONE: %[[INIT:.+]] = memref.load %[[C]][%[[I:.+]], %[[J:.+]]] : memref<8x8xf32>
+// ONE: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32) {
+// ONE:   memref.load %[[A]][%[[I]], %[[K]]]
+// ONE:   memref.load %[[B]][%[[K]], %[[J]]]
+// ONE:   %[[NEXT:.+]] = arith.addf %[[ACC]], %{{.+}} : f32
+// ONE:   scf.yield %[[NEXT]] : f32
+// ONE: memref.store %[[SUM]], %[[C]][%[[I]], %[[J]]]
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d2, d1)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>

@@ -27,7 +27,9 @@ def MapToLaunchPass : Pass<"kiln-gpu-map-to-launch", "func::FuncOp"> {
     per point of its parallel iteration space (the innermost parallel
     dimension varies fastest, so neighbouring threads touch neighbouring
     elements); reduction loops stay sequential inside the thread with the
-    accumulators in registers. A `linalg.generic` whose output depends on a
+    accumulators in registers; such a kernel gives each thread `coarsen`
+    outputs along a parallel dimension that an input does not depend on, so
+    that input is loaded once for all of them. A `linalg.generic` whose output depends on a
     reduction dimension, and every other op with side effects (scalar loops,
     run-time guards), runs in a one-thread kernel. Side-effect free ops
     (constants, views) are cloned into the kernels that use them, so every
@@ -37,6 +39,9 @@ def MapToLaunchPass : Pass<"kiln-gpu-map-to-launch", "func::FuncOp"> {
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "threads per block of the parallel kernels">,
+    Option<"coarsen", "coarsen", "int64_t", /*default=*/"4",
+           "outputs per thread of a kernel with a reduction, along a "
+           "parallel dimension some input does not depend on (1: off)">,
     Option<"moduleName", "module-name", "std::string", /*default=*/"\"kiln_kernels\"",
            "name of the gpu.module that receives the kernels">,
   ];
