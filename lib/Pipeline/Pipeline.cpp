@@ -178,7 +178,11 @@ std::string replaceExtension(const std::string &path, llvm::StringRef ext) {
 
 std::string describeOptions(const kiln::CompileOptions &o,
                             const std::string &cpu) {
-  std::string s = "-O" + std::to_string(o.optLevel) + " --mcpu=" + cpu;
+  std::string s = "-O" + std::to_string(o.optLevel) +
+                  (o.target == "cuda" ? " --target=cuda --gpu-arch=" + o.gpuArch
+                                      : " --mcpu=" + cpu);
+  if (o.target == "cuda-emulated")
+    s += " --target=cuda-emulated";
   if (!o.mattr.empty())
     s += " --mattr=" + o.mattr;
   if (!o.batchSizes.empty()) {
@@ -238,8 +242,7 @@ compileGpu(ModuleOp module, const kiln::CompileOptions &o, kiln::ModelDesc &desc
   if (auto h = module->getAttrOfType<StringAttr>(kiln::kModelHashAttr))
     desc.hash = h.str();
   desc.compilerVersion = kiln::versionString();
-  desc.compileOptions = "--target=cuda --gpu-arch=" + o.gpuArch + " " +
-                        describeOptions(o, "x86-64");
+  desc.compileOptions = describeOptions(o, "");
   {
     kiln::Phase t(root, phases, "ptxas");
     bool found = false;

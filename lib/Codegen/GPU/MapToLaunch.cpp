@@ -25,6 +25,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+#include <functional>
+
 namespace mlir::kiln {
 #define GEN_PASS_DEF_MAPTOLAUNCHPASS
 #include "kiln/Codegen/GPU/Passes.h.inc"
@@ -77,27 +79,32 @@ struct MapToLaunchPass
     func::FuncOp func = getOperation();
     if (func.isDeclaration())
       return;
+    Block &block = func.getBody().front();
     SmallVector<Operation *> work;
-    for (Operation &op : func.getBody().front().without_terminator())
+    for (Operation &op : block.without_terminator())
       if (!isHostPure(&op) && !isa<gpu::LaunchOp>(op))
         work.push_back(&op);
+    DenseSet<Operation *> done;
     for (Operation *op : work) {
-      for (Value r : op->getResults())
-        if (!r.use_empty()) {
-          op->emitError() << "'" << op->getName()
-                          << "' produces a value used by later ops; the GPU "
-                             "mapping supports only ops that write memory";
-          return signalPassFailure();
-        }
+      if (done.contains(op))
+        continue;
+      bool producesValues = llvm::any_of(
+          op->getResults(), [](Value r) { return !r.use_empty(); });
       FailureOr<gpu::LaunchOp> launch = failure();
       auto generic = dyn_cast<linalg::GenericOp>(op);
-      if (generic && generic.hasPureBufferSemantics() && parallelizable(generic))
-        launch = mapParallel(generic);
-      else
-        launch = mapSingleThread(op);
+      if (producesValues) {
+        launch = mapSequentialGroup(op, done);
+      } else {
+        if (generic && generic.hasPureBufferSemantics() &&
+            parallelizable(generic))
+          launch = mapParallel(generic);
+        else
+          launch = mapSingleThread(op);
+        if (succeeded(launch))
+          op->erase();
+      }
       if (failed(launch) || failed(sinkPureOperands(*launch)))
         return signalPassFailure();
-      op->erase();
     }
     // Host-side views and constants nobody uses any more.
     for (Operation &op :
@@ -139,6 +146,62 @@ struct MapToLaunchPass
         b, loc, g, one, one, t, one, one, nullptr, nullptr, {}, {}, {},
         nullptr, nullptr, nullptr, FlatSymbolRefAttr::get(b.getStringAttr(moduleName)),
         FlatSymbolRefAttr::get(b.getStringAttr(name)));
+  }
+
+  /// An op whose results later ops use (a scalar read of a tensor element,
+  /// a loop yielding a value): it runs in one thread together with every
+  /// later op up to its last user, so that the values never cross kernels.
+  /// The group also takes every side-effecting op in between (their order
+  /// stays as written) and every pure op that depends on the group; the
+  /// launch goes where the group ends. Marks the ops it takes in `done`.
+  FailureOr<gpu::LaunchOp> mapSequentialGroup(Operation *first,
+                                              DenseSet<Operation *> &done) {
+    Block *block = first->getBlock();
+    DenseSet<Value> tainted;
+    SmallVector<Operation *> group;
+    Operation *end = first;
+    auto extendTo = [&](Operation *op) {
+      for (Value r : op->getResults()) {
+        tainted.insert(r);
+        for (Operation *user : r.getUsers()) {
+          Operation *top = block->findAncestorOpInBlock(*user);
+          if (top && end->isBeforeInBlock(top))
+            end = top;
+        }
+      }
+    };
+    for (Operation *op = first; op; op = op->getNextNode()) {
+      if (op->hasTrait<OpTrait::IsTerminator>())
+        break;
+      bool usesGroup = llvm::any_of(op->getOperands(), [&](Value v) {
+        return tainted.contains(v);
+      });
+      if (op == first || !isHostPure(op) || usesGroup) {
+        if (isa<gpu::LaunchOp>(op))
+          return op->emitError() << "internal: a launch inside a sequential "
+                                    "group";
+        group.push_back(op);
+        extendTo(op);
+      }
+      if (op == end)
+        break;
+    }
+    OpBuilder b(block, std::next(end->getIterator()));
+    gpu::LaunchOp launch =
+        createLaunch(b, first->getLoc(), 1, 1, kernelCount++);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    IRMapping map;
+    for (Operation *op : group)
+      b.clone(*op, map);
+    gpu::TerminatorOp::create(b, first->getLoc());
+    for (Operation *op : llvm::reverse(group)) {
+      done.insert(op);
+      if (!op->use_empty())
+        return op->emitError() << "internal: a value of the sequential group "
+                                  "is used after it";
+      op->erase();
+    }
+    return launch;
   }
 
   FailureOr<gpu::LaunchOp> mapSingleThread(Operation *op) {

@@ -84,7 +84,9 @@ struct PackWeightsPass
         return signalPassFailure();
       globals.push_back(global);
     }
-    int64_t total = llvm::alignTo(blob.size(), kAlignment);
+    // Never empty: a zero-byte global has no LLVM constant.
+    int64_t total = std::max<int64_t>(kAlignment,
+                                      llvm::alignTo(blob.size(), kAlignment));
     blob.resize(total, '\0');
 
     IRRewriter rewriter(ctx);

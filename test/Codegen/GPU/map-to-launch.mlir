@@ -135,3 +135,35 @@ func.func @guard(%arena: memref<64xi8>, %flag: i1) {
   }
   return
 }
+
+// -----
+
+// A value that later ops use (a scalar read from a tensor) never crosses
+// kernels: the load, everything with side effects up to its last user and
+// the pure ops depending on it run in one thread, launched where the group
+// ends. The unrelated elementwise op after it gets its own parallel kernel.
+// CHECK-LABEL: func.func @scalar_flow(
+// CHECK-SAME: %[[S:[^:]+]]: memref<2xi64>, %[[OUT:[^:]+]]: memref<4xi64>, %[[Z:[^:]+]]: memref<8xf32>
+// CHECK: gpu.launch {{.*}} function(@scalar_flow_k0)
+// CHECK:   %[[V:.+]] = memref.load %[[S]]
+// CHECK:   %[[W:.+]] = arith.addi %[[V]], %[[V]] : i64
+// CHECK:   memref.store %[[W]], %[[OUT]]
+// CHECK:   gpu.terminator
+// CHECK: gpu.launch {{.*}} function(@scalar_flow_k1)
+// CHECK:   memref.store %{{.+}}, %[[Z]]
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @scalar_flow(%s: memref<2xi64>, %out: memref<4xi64>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %v = memref.load %s[%c0] : memref<2xi64>
+  %w = arith.addi %v, %v : i64
+  memref.store %w, %out[%c1] : memref<4xi64>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%zero : f32) outs(%z : memref<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  return
+}
