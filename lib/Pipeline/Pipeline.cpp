@@ -246,11 +246,16 @@ compileGpu(ModuleOp module, const kiln::CompileOptions &o, kiln::ModelDesc &desc
   {
     kiln::Phase t(root, phases, "ptxas");
     bool found = false;
-    auto stats = kiln::runPtxas(program.ptx, o.gpuArch, found);
+    // A model with nothing to compute (a zero-sized output) has no kernels
+    // and no PTX.
+    auto stats = program.kernels.empty()
+                     ? Expected<std::vector<kiln::ModelDesc::KernelStats>>(
+                           std::vector<kiln::ModelDesc::KernelStats>{})
+                     : kiln::runPtxas(program.ptx, o.gpuArch, found);
     if (!stats)
       return stats.takeError();
     desc.kernelStats = std::move(*stats);
-    if (!found)
+    if (!found && !program.kernels.empty())
       desc.ptxasNote = "ptxas not found (set KILN_PTXAS or put the CUDA "
                        "toolkit's bin on PATH); PTX not assembled at compile "
                        "time";

@@ -262,7 +262,8 @@ kiln_status kiln_internal_cuda_session_create(uint32_t variant, char *message,
   CHECK(cu.DevicePrimaryCtxRetain(&s->context, s->device), NULL);
   CHECK(cu.CtxSetCurrent(s->context), NULL);
   /* The driver compiles the PTX for this GPU here, once per session. */
-  CHECK(cu.ModuleLoadData(&s->module, p->ptx), NULL);
+  if (p->num_kernels) /* a model with nothing to compute has no PTX */
+    CHECK(cu.ModuleLoadData(&s->module, p->ptx), NULL);
   for (uint32_t k = 0; k < p->num_kernels; ++k)
     CHECK(cu.ModuleGetFunction(&s->functions[k], s->module, p->kernel_names[k]),
           p->kernel_names[k]);
