@@ -4,7 +4,8 @@
 
 // Elementwise: one thread per element; 1000 points in blocks of 256 need 4
 // blocks and a bounds check. The innermost dimension varies fastest. The
-// arena view is cloned into the kernel, which captures only arguments.
+// arena view is cloned into the kernel, which captures only arguments. The
+// payload's arithmetic may contract (a multiply and an add become one fma).
 // CHECK-LABEL: func.func @elementwise(
 // CHECK-SAME: %[[X:[^:]+]]: memref<10x100xf32>, %[[Y:[^:]+]]: memref<10x100xf32>, %[[ARENA:[^:]+]]: memref<4000xi8>
 // CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
@@ -19,7 +20,7 @@
 // CHECK:   %[[I:.+]] = arith.divui %[[LIN]], %{{.+}} : index
 // CHECK:   %[[A:.+]] = memref.load %[[X]][%[[I]], %[[J]]]
 // CHECK:   %[[B:.+]] = memref.load %[[VIEW]][%[[I]], %[[J]]]
-// CHECK:   %[[S:.+]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK:   %[[S:.+]] = arith.addf %[[A]], %[[B]] fastmath<contract> : f32
 // CHECK:   memref.store %[[S]], %[[Y]][%[[I]], %[[J]]]
 // CHECK: gpu.terminator
 // CHECK-NOT: linalg.generic
