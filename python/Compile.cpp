@@ -123,6 +123,10 @@ std::string compileModel(py::object onnxPath, py::object output,
                     "' is not one of so, obj, asm, llvm, linalg, kiln, import");
     } else if (key == "mcpu") {
       options.mcpu = toStr(value, key);
+    } else if (key == "target") {
+      options.target = toStr(value, key);
+    } else if (key == "gpu_arch") {
+      options.gpuArch = toStr(value, key);
     } else if (key == "mattr") {
       options.mattr = toStr(value, key);
     } else if (key == "opt_level") {
@@ -152,9 +156,9 @@ std::string compileModel(py::object onnxPath, py::object output,
     } else {
       throw py::type_error("compile() got an unexpected keyword argument '" +
                            key +
-                           "' (options: emit, mcpu, mattr, opt_level, name, "
-                           "input_shapes, batch_sizes, timing, verify_each, "
-                           "quantize)");
+                           "' (options: emit, target, gpu_arch, mcpu, mattr, "
+                           "opt_level, name, input_shapes, batch_sizes, "
+                           "timing, verify_each, quantize)");
     }
   }
   options.outputPath = output.is_none()
@@ -201,6 +205,8 @@ writes OUT.h and OUT.json beside it.
 
 Options:
   emit         "so" (default), "obj", "asm", "llvm", "linalg", "kiln", "import"
+  target       "cpu" (default) or "cuda" (NVIDIA GPU kernels; see docs/gpu.md)
+  gpu_arch     "sm_80" (default) or "sm_90", with target="cuda"
   mcpu         LLVM CPU name, e.g. "skylake-avx512"; default: this machine
   mattr        extra LLVM features, e.g. "-avx512f"
   opt_level    0..3 (default 3)

@@ -3,6 +3,7 @@
 #include "Report.h"
 
 #include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Codegen/GPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
@@ -20,6 +21,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -47,6 +49,7 @@ constexpr const char *kGraphPipeline =
 constexpr const char *kLinalgPipeline =
     "kiln-convert-kiln-to-linalg,"
     "func.func(canonicalize,cse,kiln-fuse-elementwise,canonicalize,cse)";
+std::string cpuLoweringTail();
 std::string codegenPipeline(int64_t vectorWidth, bool vnni) {
   return std::string("func.func(") +
          (vnni ? "kiln-cpu-vnni-matmul," : "") +
@@ -63,8 +66,13 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni) {
          "canonicalize,"
          "buffer-results-to-out-params{hoist-static-allocs "
          "modify-public-functions},"
-         "canonicalize,cse,kiln-arena-allocation,kiln-cpu-outline-parallel-loops,"
-         "func.func(convert-linalg-to-loops),canonicalize,"
+         "canonicalize,cse,kiln-arena-allocation,kiln-cpu-outline-parallel-loops," +
+         cpuLoweringTail();
+}
+
+/// From loops, vectors and memrefs to the LLVM dialect.
+std::string cpuLoweringTail() {
+  return "func.func(convert-linalg-to-loops),canonicalize,"
          "convert-vector-to-scf{full-unroll=true},lower-affine,"
          "convert-scf-to-cf,canonicalize,convert-vector-to-llvm,"
          "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
@@ -75,6 +83,38 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni) {
          "kiln-cpu-lower-parallel-launches";
 }
 
+/// The NVIDIA GPU phase: the CPU path's bufferization and arena, then the
+/// weights into one device blob, every op into a kernel
+/// (lib/Codegen/GPU), and the kernels through NVVM to PTX.
+std::string gpuCodegenPipeline(const std::string &arch, bool emulate) {
+  std::string kernels =
+      "func.func(kiln-cpu-split-empty-tensors),"
+      "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+      "one-shot-bufferize{bufferize-function-boundaries "
+      "function-boundary-type-conversion=identity-layout-map},"
+      "canonicalize,"
+      "buffer-results-to-out-params{hoist-static-allocs "
+      "modify-public-functions},"
+      "canonicalize,cse,kiln-arena-allocation,kiln-gpu-pack-weights,"
+      "func.func(linalg-generalize-named-ops),canonicalize,cse,"
+      "func.func(kiln-gpu-map-to-launch,convert-linalg-to-loops,"
+      "kiln-cpu-lower-vector-ops),canonicalize,cse,";
+  // --target=cuda-emulated: the same kernels as host loops.
+  if (emulate)
+    return kernels + "kiln-gpu-emulate-on-host,canonicalize,cse," +
+           cpuLoweringTail();
+  // sm_90 needs PTX ISA 8.0; sm_80 keeps LLVM's minimum (7.0) so older
+  // drivers can load it.
+  std::string features = arch == "sm_90" ? " features=+ptx80" : "";
+  return kernels +
+         "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+         "nvvm-attach-target{chip=" + arch + features + " O=3},"
+         "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
+         "canonicalize,cse,reconcile-unrealized-casts),"
+         "gpu-module-to-binary{format=isa}";
+}
+
 void registerEverythingOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -82,6 +122,7 @@ void registerEverythingOnce() {
     mlir::kiln::registerKilnPasses();
     mlir::kiln::registerKilnConversionPasses();
     mlir::kiln::registerKilnCPUPasses();
+    mlir::kiln::registerKilnGPUPasses();
   });
 }
 
@@ -142,7 +183,11 @@ std::string replaceExtension(const std::string &path, llvm::StringRef ext) {
 
 std::string describeOptions(const kiln::CompileOptions &o,
                             const std::string &cpu) {
-  std::string s = "-O" + std::to_string(o.optLevel) + " --mcpu=" + cpu;
+  std::string s = "-O" + std::to_string(o.optLevel) +
+                  (o.target == "cuda" ? " --target=cuda --gpu-arch=" + o.gpuArch
+                                      : " --mcpu=" + cpu);
+  if (o.target == "cuda-emulated")
+    s += " --target=cuda-emulated";
   if (!o.mattr.empty())
     s += " --mattr=" + o.mattr;
   if (!o.quantize.empty() && o.quantize != "none")
@@ -158,6 +203,106 @@ std::string describeOptions(const kiln::CompileOptions &o,
       s += (i ? "x" : "") + std::to_string(dims[i]);
   }
   return s;
+}
+/// The rest of a compile for --target=cuda, after the linalg phase: GPU
+/// code generation, the launch table, ptxas figures, and a model.so whose
+/// host side is the descriptor plus the table.
+template <typename RunPipeline, typename FinishSo>
+Expected<kiln::CompileResult>
+compileGpu(ModuleOp module, const kiln::CompileOptions &o, kiln::ModelDesc &desc,
+           const std::vector<std::string> &entryNames, RunPipeline &runPipeline,
+           std::vector<std::string> &errors, TimingScope &root,
+           kiln::PhaseTimes &phases, kiln::CompileResult &result,
+           FinishSo &finishSo) {
+  if (failed(runPipeline(gpuCodegenPipeline(o.gpuArch, false), "codegen-gpu")))
+    return errorFrom(errors, "GPU code generation failed");
+  for (kiln::ModelDesc::Variant &v : desc.variants)
+    if (auto f = module.lookupSymbol<func::FuncOp>(v.entryName))
+      if (auto a = f->getAttrOfType<IntegerAttr>(mlir::kiln::kArenaBytesAttr))
+        v.arenaBytes = a.getInt();
+  if (auto guards =
+          module->getAttrOfType<ArrayAttr>(mlir::kiln::kGuardMessagesAttr))
+    for (Attribute g : guards)
+      desc.guardMessages.push_back(cast<StringAttr>(g).str());
+  if (o.emit == kiln::EmitKind::MemoryPlan) {
+    if (Error e = writeText(o.outputPath, kiln::memoryPlanJson(module, desc)))
+      return std::move(e);
+    result.files.push_back(o.outputPath);
+    return result;
+  }
+  kiln::GpuProgram program;
+  program.arch = o.gpuArch;
+  if (failed(mlir::kiln::extractGpuProgram(module, entryNames, program)))
+    return errorFrom(errors, "extracting the GPU launch table failed");
+  if (o.emit == kiln::EmitKind::Asm) { // the PTX
+    if (Error e = writeText(o.outputPath, program.ptx))
+      return std::move(e);
+    result.files.push_back(o.outputPath);
+    return result;
+  }
+
+  desc.target = "cuda";
+  desc.gpuArch = o.gpuArch;
+  desc.triple = "nvptx64-nvidia-cuda";
+  desc.cpu = o.gpuArch;
+  desc.requiredIsa = ""; // the host side is data and the baseline runtime
+  if (auto h = module->getAttrOfType<StringAttr>(kiln::kModelHashAttr))
+    desc.hash = h.str();
+  desc.compilerVersion = kiln::versionString();
+  desc.compileOptions = describeOptions(o, "");
+  {
+    kiln::Phase t(root, phases, "ptxas");
+    bool found = false;
+    // A model with nothing to compute (a zero-sized output) has no kernels
+    // and no PTX.
+    auto stats = program.kernels.empty()
+                     ? Expected<std::vector<kiln::ModelDesc::KernelStats>>(
+                           std::vector<kiln::ModelDesc::KernelStats>{})
+                     : kiln::runPtxas(program.ptx, o.gpuArch, found);
+    if (!stats)
+      return stats.takeError();
+    desc.kernelStats = std::move(*stats);
+    if (!found && !program.kernels.empty())
+      desc.ptxasNote = "ptxas not found (set KILN_PTXAS or put the CUDA "
+                       "toolkit's bin on PATH); PTX not assembled at compile "
+                       "time";
+  }
+
+  // The host object: descriptor and launch table, for a baseline x86-64.
+  auto tm = kiln::createTargetMachine("x86-64", "", o.optLevel);
+  if (!tm)
+    return tm.takeError();
+  llvm::LLVMContext llvmCtx;
+  llvm::Module host("kiln_model", llvmCtx);
+  desc.triple = "nvptx64-nvidia-cuda";
+  if (Error e = kiln::addModelDescriptor(host, desc))
+    return std::move(e);
+  if (Error e = kiln::addGpuProgram(host, program))
+    return std::move(e);
+  if (o.emit == kiln::EmitKind::LLVM) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    host.print(os, nullptr);
+    if (Error e = writeText(o.outputPath, text))
+      return std::move(e);
+    result.files.push_back(o.outputPath);
+    return result;
+  }
+  Expected<std::string> code = kiln::emitMachineCode(host, **tm, false);
+  if (!code)
+    return code.takeError();
+  if (o.emit == kiln::EmitKind::Obj) {
+    if (Error e = writeText(o.outputPath, *code))
+      return std::move(e);
+    result.files.push_back(o.outputPath);
+    return result;
+  }
+  {
+    kiln::Phase t(root, phases, "link");
+    if (Error e = kiln::linkSharedObject(*code, o.outputPath))
+      return std::move(e);
+  }
+  return finishSo();
 }
 } // namespace
 
@@ -198,8 +343,23 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   registerAllExtensions(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // The GPU target translates its kernels (NVVM, GPU dialects) to LLVM IR.
+  registerAllToLLVMIRTranslations(registry);
   registry.insert<mlir::kiln::KilnDialect, mlir::kiln::onnx::OnnxDialect>();
   MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
+  if (o.target != "cpu" && o.target != "cuda" && o.target != "cuda-emulated")
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown target '" + o.target +
+                                       "'; use cpu or cuda");
+  if (o.target != "cpu" && !o.quantize.empty() && o.quantize != "none")
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--quantize=" + o.quantize + " has CPU kernels only (VNNI); it "
+        "cannot be combined with --target=" + o.target);
+  if (o.target == "cuda" && o.gpuArch != "sm_80" && o.gpuArch != "sm_90")
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown --gpu-arch '" + o.gpuArch +
+                                       "'; use sm_80 or sm_90");
 
   std::vector<std::string> errors;
   CompileResult result;
@@ -425,6 +585,32 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   if (o.emit == EmitKind::Linalg)
     return finishText();
 
+  // Writes the report, model.h and model.json beside a linked model.so.
+  auto finishSo = [&]() -> Expected<CompileResult> {
+    if (!o.reportDir.empty()) {
+      if (std::error_code ec = llvm::sys::fs::create_directories(o.reportDir))
+        return llvm::createStringError(ec, "cannot create '" + o.reportDir +
+                                               "': " + ec.message());
+      llvm::SmallString<256> path(o.reportDir);
+      llvm::sys::path::append(path, "report.html");
+      if (Error e = writeText(std::string(path),
+                              reportHtml(*module, desc, phases)))
+        return std::move(e);
+      result.files.push_back(std::string(path));
+    }
+    std::string header = replaceExtension(o.outputPath, "h");
+    std::string json = replaceExtension(o.outputPath, "json");
+    if (Error e = writeText(header, modelHeader(desc)))
+      return std::move(e);
+    if (Error e = writeText(json, modelJson(desc)))
+      return std::move(e);
+    result.files.insert(result.files.begin(), {o.outputPath, header, json});
+    return result;
+  };
+  if (o.target == "cuda")
+    return compileGpu(*module, o, desc, entryNames, runPipeline, errors, root,
+                      phases, result, finishSo);
+
   // Code generation.
   auto tm = createTargetMachine(o.mcpu, o.mattr, o.optLevel);
   if (!tm)
@@ -434,7 +620,12 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   int64_t vectorWidth = isa.contains("avx512f") ? 16
                         : isa.contains("avx")   ? 8
                                                 : 4;
-  if (failed(runPipeline(codegenPipeline(vectorWidth, vnni), "codegen")))
+  // cuda-emulated: the GPU kernels as host loops, to test the GPU mapping
+  // against reference outputs on a machine without a GPU (docs/gpu.md).
+  std::string codegen = o.target == "cuda-emulated"
+                            ? gpuCodegenPipeline(o.gpuArch, true)
+                            : codegenPipeline(vectorWidth, vnni);
+  if (failed(runPipeline(codegen, "codegen")))
     return errorFrom(errors, "code generation failed");
   for (ModelDesc::Variant &v : desc.variants)
     if (auto f = module->lookupSymbol<LLVM::LLVMFuncOp>(v.entryName))
@@ -499,25 +690,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     if (Error e = linkSharedObject(*code, o.outputPath))
       return std::move(e);
   }
-  if (!o.reportDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(o.reportDir))
-      return llvm::createStringError(ec, "cannot create '" + o.reportDir +
-                                             "': " + ec.message());
-    llvm::SmallString<256> path(o.reportDir);
-    llvm::sys::path::append(path, "report.html");
-    if (Error e = writeText(std::string(path),
-                            reportHtml(*module, desc, phases)))
-      return std::move(e);
-    result.files.push_back(std::string(path));
-  }
-  std::string header = replaceExtension(o.outputPath, "h");
-  std::string json = replaceExtension(o.outputPath, "json");
-  if (Error e = writeText(header, modelHeader(desc)))
-    return std::move(e);
-  if (Error e = writeText(json, modelJson(desc)))
-    return std::move(e);
-  result.files.insert(result.files.begin(), {o.outputPath, header, json});
-  return result;
+  return finishSo();
 }
 
 Expected<kiln::CheckResult> kiln::check(const CompileOptions &o) {

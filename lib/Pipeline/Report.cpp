@@ -185,6 +185,22 @@ std::string mlir::kiln::reportHtml(ModuleOp module, const ModelDesc &desc,
           "dashed line is its maximum, the lower bound.</p>\n";
     chart(os, p);
   }
+  if (desc.target == "cuda") {
+    // ptxas -v per kernel: what limits occupancy, and whether anything spills.
+    os << "<h2>GPU kernels (" << escape(desc.gpuArch) << ")</h2>\n";
+    if (desc.kernelStats.empty()) {
+      os << "<p>" << escape(desc.ptxasNote) << "</p>\n";
+    } else {
+      os << "<table><tr><th>kernel</th><th>registers</th><th>shared bytes</th>"
+            "<th>stack bytes</th><th>spill stores</th><th>spill loads</th></tr>\n";
+      for (const ModelDesc::KernelStats &k : desc.kernelStats)
+        os << llvm::formatv("<tr><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td>"
+                            "<td>{4}</td><td>{5}</td></tr>\n",
+                            escape(k.kernel), k.registers, k.sharedBytes,
+                            k.stackBytes, k.spillStores, k.spillLoads);
+      os << "</table>\n";
+    }
+  }
   os << "<h2>Compile phases</h2>\n<table><tr><th>phase</th><th>seconds</th>"
         "</tr>\n";
   double total = 0;

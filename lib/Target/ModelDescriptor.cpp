@@ -91,7 +91,11 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
   LLVMContext &ctx = m.getContext();
   size_t numArgs = d.inputs.size() + d.outputs.size() + 1;
   SmallVector<Function *> graphs;
+  // A CUDA model's graph is a launch table (GpuTarget.cpp), not host code.
+  bool gpu = d.target == "cuda";
   for (const ModelDesc::Variant &v : d.variants) {
+    if (gpu)
+      break;
     Function *graph = m.getFunction(v.entryName);
     if (!graph)
       return createStringError(inconvertibleErrorCode(),
@@ -105,7 +109,7 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
               std::to_string(numArgs) + " (inputs, outputs, arena)");
     graphs.push_back(graph);
   }
-  if (graphs.empty())
+  if (graphs.empty() && !gpu)
     return createStringError(inconvertibleErrorCode(),
                              "internal: no batch variant to describe");
 
@@ -199,6 +203,11 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
     args.push_back(b.CreateLoad(
         ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(1), i)));
   BasicBlock *done = BasicBlock::Create(ctx, "done", entry);
+  if (gpu) { // runtime/src/cuda.c runs the model; this entry is never called
+    b.CreateBr(done);
+    IRBuilder<>(done).CreateRetVoid();
+    return Error::success();
+  }
   // The runtime only passes valid variant indices; anything else runs the
   // first variant rather than nothing.
   SwitchInst *sw = b.CreateSwitch(entry->getArg(0), done, graphs.size());
@@ -236,7 +245,22 @@ std::string mlir::kiln::modelJson(const ModelDesc &d) {
                  {"arena_alignment", (int64_t)d.arenaAlignment},
                  {"run_time_checks", json::Array(d.guardMessages)},
                  {"inputs", tensors(d.inputs)},
-                 {"outputs", tensors(d.outputs)}};
+                 {"outputs", tensors(d.outputs)},
+                 {"target", d.target}};
+  if (d.target == "cuda") {
+    o["gpu_arch"] = d.gpuArch;
+    json::Array kernels;
+    for (const ModelDesc::KernelStats &k : d.kernelStats)
+      kernels.push_back(json::Object{{"name", k.kernel},
+                                     {"arch", k.arch},
+                                     {"registers", k.registers},
+                                     {"shared_bytes", k.sharedBytes},
+                                     {"stack_bytes", k.stackBytes},
+                                     {"spill_store_bytes", k.spillStores},
+                                     {"spill_load_bytes", k.spillLoads}});
+    o["ptxas"] = d.ptxasNote.empty() ? json::Value(std::move(kernels))
+                                     : json::Value(d.ptxasNote);
+  }
   std::string out;
   raw_string_ostream os(out);
   os << formatv("{0:2}", json::Value(std::move(o))) << "\n";

@@ -34,4 +34,49 @@ typedef struct kiln_guard_table {
 extern const kiln_guard_table __kiln_guard_table
     __attribute__((weak, visibility("hidden")));
 
+/* A model compiled with --target=cuda (lib/Target/GpuTarget.cpp): the graph
+ * is a list of kernel launches that runtime/src/cuda.c replays through the
+ * CUDA driver API (opened with dlopen). Absent (weak) in CPU models. */
+typedef struct kiln_gpu_launch {
+  uint32_t kernel;       /* index into kernel_names */
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t shared_bytes; /* dynamic shared memory */
+  uint32_t num_args;     /* kernel parameters: bare device pointers */
+  uint32_t first_arg;    /* into args; each names a buffer slot: inputs,
+                            outputs, the arena, the weights */
+} kiln_gpu_launch;
+
+typedef struct kiln_gpu_program {
+  const char *arch;                  /* sm_80, sm_90 */
+  const char *ptx;                   /* NUL-terminated */
+  uint64_t ptx_bytes;                /* including the NUL */
+  uint32_t num_kernels;
+  uint32_t num_variants;             /* = kiln_model_info.num_batch_sizes */
+  const char *const *kernel_names;
+  const uint32_t *variant_first_launch; /* num_variants + 1 entries */
+  const kiln_gpu_launch *launches;
+  const uint32_t *args;
+  const unsigned char *weights;      /* copied to the device per session */
+  uint64_t weights_bytes;
+  uint32_t max_args;
+} kiln_gpu_program;
+extern const kiln_gpu_program __kiln_gpu_program
+    __attribute__((weak, visibility("hidden")));
+
+/* runtime/src/cuda.c, called by runtime.c for models with a GPU program.
+ * Failures are formatted into `message` (`message_bytes` long). */
+typedef struct kiln_cuda_session kiln_cuda_session;
+kiln_status kiln_internal_cuda_session_create(uint32_t variant, char *message,
+                                              size_t message_bytes,
+                                              kiln_cuda_session **out)
+    __attribute__((visibility("hidden")));
+kiln_status kiln_internal_cuda_run(kiln_cuda_session *s,
+                                   const kiln_tensor *inputs,
+                                   kiln_tensor *outputs, char *message,
+                                   size_t message_bytes)
+    __attribute__((visibility("hidden")));
+void kiln_internal_cuda_session_destroy(kiln_cuda_session *s)
+    __attribute__((visibility("hidden")));
+
 #endif

@@ -22,6 +22,7 @@ struct kiln_session {
   int64_t batch;    /* batch_sizes[variant] */
   void **args; /* num_inputs + num_outputs + 1 slots, filled by kiln_run */
   kiln_pool *pool; /* NULL: the loops run on the calling thread */
+  kiln_cuda_session *gpu; /* models compiled with --target=cuda (cuda.c) */
   char message[KILN_MESSAGE_BYTES];
 };
 
@@ -243,6 +244,31 @@ kiln_status kiln_session_create(const kiln_session_options *options,
                   opts.arena, (unsigned long long)align);
   }
 
+  /* A GPU model: device buffers instead of a host arena. */
+  if (&__kiln_gpu_program) {
+    if (opts.arena)
+      return fail(thread_message, KILN_INVALID_ARGUMENT,
+                  "kiln_session_create: model '%s' runs on the GPU; its arena "
+                  "is device memory, so options->arena must be NULL",
+                  info->name);
+    kiln_cuda_session *gpu = NULL;
+    kiln_status st = kiln_internal_cuda_session_create(
+        variant, thread_message, KILN_MESSAGE_BYTES, &gpu);
+    if (st.code)
+      return st;
+    kiln_session *s = (kiln_session *)calloc(1, sizeof(*s));
+    if (!s) {
+      kiln_internal_cuda_session_destroy(gpu);
+      return fail(thread_message, KILN_OUT_OF_MEMORY,
+                  "kiln_session_create: out of memory");
+    }
+    s->gpu = gpu;
+    s->variant = variant;
+    s->batch = info->num_batch_sizes ? info->batch_sizes[variant] : 0;
+    *out_session = s;
+    return ok_status();
+  }
+
   size_t slots = (size_t)info->num_inputs + info->num_outputs + 1;
   kiln_session *s = (kiln_session *)calloc(1, sizeof(*s));
   void **args = (void **)calloc(slots, sizeof(void *));
@@ -286,6 +312,8 @@ void kiln_session_destroy(kiln_session *session) {
   if (!session)
     return;
   kiln_pool_destroy(session->pool);
+  if (session->gpu)
+    kiln_internal_cuda_session_destroy(session->gpu);
   if (session->owns_arena)
     free(session->arena);
   free(session->args);
@@ -358,15 +386,20 @@ kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
         check_tensor(session, "input", i, &info->inputs[i], &inputs[i]);
     if (st.code)
       return st;
-    session->args[i] = inputs[i].data;
+    if (session->args)
+      session->args[i] = inputs[i].data;
   }
   for (uint32_t i = 0; i < info->num_outputs; ++i) {
     kiln_status st =
         check_tensor(session, "output", i, &info->outputs[i], &outputs[i]);
     if (st.code)
       return st;
-    session->args[info->num_inputs + i] = outputs[i].data;
+    if (session->args)
+      session->args[info->num_inputs + i] = outputs[i].data;
   }
+  if (session->gpu)
+    return kiln_internal_cuda_run(session->gpu, inputs, outputs,
+                                  session->message, KILN_MESSAGE_BYTES);
   session->args[info->num_inputs + info->num_outputs] = session->arena;
   const kiln_guard_table *guards = &__kiln_guard_table;
   uint32_t *status =

@@ -29,6 +29,16 @@ static cl::opt<std::string>
     mcpu("mcpu", cl::desc("Target CPU (LLVM name; default: this machine)"),
          cl::cat(category));
 static cl::opt<std::string>
+    target("target",
+           cl::desc("cpu (default) or cuda: NVIDIA GPU kernels (PTX) run by "
+                    "the model's runtime through the CUDA driver"),
+           cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    gpuArch("gpu-arch",
+            cl::desc("GPU architecture for --target=cuda: sm_80 (default) "
+                     "or sm_90"),
+            cl::init("sm_80"), cl::cat(category));
+static cl::opt<std::string>
     mattr("mattr", cl::desc("Extra target features, e.g. -avx512f"),
           cl::cat(category));
 static cl::opt<char> optLevel("O", cl::desc("Optimization level 0-3"),
@@ -90,6 +100,8 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel - '0';
   options.mcpu = mcpu;
   options.mattr = mattr;
+  options.target = target;
+  options.gpuArch = gpuArch;
   options.name = name;
   options.timing = timing;
   options.reportDir = reportDir;

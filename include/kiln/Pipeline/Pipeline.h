@@ -46,6 +46,10 @@ struct CompileOptions {
   /// weights get int8 weights and run-time quantized activations
   /// (docs/quantization.md); needs a target with avx512vnni.
   std::string quantize;
+  /// "cpu", or "cuda": the graph runs as NVIDIA GPU kernels (PTX for
+  /// `gpuArch`, loaded by the model's runtime through the CUDA driver).
+  std::string target = "cpu";
+  std::string gpuArch = "sm_80"; ///< sm_80 or sm_90
 };
 
 /// What a successful compile wrote.

@@ -39,6 +39,37 @@ struct ModelDesc {
   /// Messages of the run-time guards (see runtime/src/model_abi.h), by
   /// number - 1; empty when the model has none.
   std::vector<std::string> guardMessages;
+  /// "cpu", or "cuda" for a model whose graph runs as GPU kernels
+  /// (`gpuArch` says which, and the model carries a GpuProgram).
+  std::string target = "cpu";
+  std::string gpuArch;
+  /// `ptxas -v` figures per kernel, for model.json (empty if not run).
+  struct KernelStats {
+    std::string kernel, arch;
+    int64_t registers = 0, sharedBytes = 0, stackBytes = 0, spillStores = 0,
+            spillLoads = 0;
+  };
+  std::vector<KernelStats> kernelStats;
+  std::string ptxasNote; ///< why kernelStats is empty, if it is
+};
+
+/// What the GPU runtime (runtime/src/cuda.c) needs to run a model: the PTX,
+/// the kernels in it, per batch variant the launches in order, and the
+/// weights the kernels read. Mirrors kiln_gpu_program in model_abi.h.
+struct GpuProgram {
+  std::string arch; ///< sm_80, sm_90
+  std::string ptx;
+  std::vector<std::string> kernels;
+  struct Launch {
+    uint32_t kernel = 0;
+    uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+    uint32_t sharedBytes = 0;
+    /// One entry per kernel parameter (a bare device pointer): an index into
+    /// inputs, then outputs, then the arena, then the weights.
+    std::vector<uint32_t> args;
+  };
+  std::vector<std::vector<Launch>> variants;
+  std::string weights; ///< packed bytes, copied to the device per session
 };
 
 /// A TargetMachine for x86-64 (or the triple's arch) with `mcpu` ("" = this
@@ -55,6 +86,17 @@ std::string requiredIsa(const llvm::TargetMachine &tm);
 /// trampoline that calls the variant's entry function with one pointer per
 /// input, output and the arena, and hides every other symbol.
 llvm::Error addModelDescriptor(llvm::Module &module, const ModelDesc &desc);
+
+/// Adds `__kiln_gpu_program` (runtime/src/model_abi.h) to a host module
+/// that holds only the descriptor.
+llvm::Error addGpuProgram(llvm::Module &module, const GpuProgram &program);
+
+/// Runs `ptxas -v` (from $KILN_PTXAS, PATH or /usr/local/cuda/bin) on `ptx`
+/// for `arch` and parses its per-kernel figures. Fails with the assembler's
+/// output when it rejects the PTX; `found` is false (and the result empty)
+/// when there is no ptxas.
+llvm::Expected<std::vector<ModelDesc::KernelStats>>
+runPtxas(const std::string &ptx, const std::string &arch, bool &found);
 
 /// Runs LLVM's optimization pipeline for `tm` at `optLevel`.
 llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,

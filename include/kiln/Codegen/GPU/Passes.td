@@ -1,0 +1,70 @@
+//===- Passes.td - NVIDIA GPU code generation passes ------*- tablegen -*-===//
+#ifndef KILN_CODEGEN_GPU_PASSES
+#define KILN_CODEGEN_GPU_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def PackWeightsPass : Pass<"kiln-gpu-pack-weights", "ModuleOp"> {
+  let summary = "Move every constant memref.global into one weights blob argument";
+  let description = [{
+    Kernels cannot read host globals, so the weights go to the device as one
+    blob that the runtime copies there when a session is created. Every
+    constant `memref.global` gets a 64-byte aligned offset in the blob; each
+    entry function gains a trailing `memref<Nxi8>` argument (`kiln.weights`,
+    after the arena) and every `memref.get_global` becomes a `memref.view`
+    of it. The globals are replaced by one `@__kiln_weights` global holding
+    the packed bytes as a resource. Runs after `kiln-arena-allocation`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MapToLaunchPass : Pass<"kiln-gpu-map-to-launch", "func::FuncOp"> {
+  let summary = "Turn every top-level op of a bufferized function into a gpu.launch";
+  let description = [{
+    The generic GPU mapping. Each `linalg.generic` on memrefs (run
+    `linalg-generalize-named-ops` first) becomes a 1-D grid with one thread
+    per point of its parallel iteration space (the innermost parallel
+    dimension varies fastest, so neighbouring threads touch neighbouring
+    elements); reduction loops stay sequential inside the thread with the
+    accumulators in registers; such a kernel gives each thread `coarsen`
+    outputs along a parallel dimension that an input does not depend on, so
+    that input is loaded once for all of them. A `linalg.generic` whose output depends on a
+    reduction dimension, and every other op with side effects (scalar loops,
+    run-time guards), runs in a one-thread kernel. Side-effect free ops
+    (constants, views) are cloned into the kernels that use them, so every
+    kernel captures only the function's arguments: inputs, outputs, arena
+    and weights. All launches go into one `gpu.module`.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "threads per block of the parallel kernels">,
+    Option<"coarsen", "coarsen", "int64_t", /*default=*/"4",
+           "outputs per thread of a kernel with a reduction, along a "
+           "parallel dimension some input does not depend on (1: off)">,
+    Option<"moduleName", "module-name", "std::string", /*default=*/"\"kiln_kernels\"",
+           "name of the gpu.module that receives the kernels">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def EmulateOnHostPass : Pass<"kiln-gpu-emulate-on-host", "ModuleOp"> {
+  let summary = "Run the kernels of kiln-gpu-map-to-launch as host loops (testing)";
+  let description = [{
+    Checks the GPU mapping without a GPU. Each `gpu.launch` becomes six
+    nested loops over its blocks and threads with the body inlined (Kiln's
+    kernels use neither shared memory nor barriers, so sequential threads
+    compute the same result), and the weights argument of
+    `kiln-gpu-pack-weights` becomes a `memref.get_global` of the packed
+    blob. The CPU lowering then finishes the job, so the numbers can be
+    compared with reference outputs.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+#endif

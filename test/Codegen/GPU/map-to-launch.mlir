@@ -1,0 +1,170 @@
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=block-size=128 | FileCheck %s --check-prefix=B128
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=coarsen=1 | FileCheck %s --check-prefix=ONE
+
+// Elementwise: one thread per element; 1000 points in blocks of 256 need 4
+// blocks and a bounds check. The innermost dimension varies fastest. The
+// arena view is cloned into the kernel, which captures only arguments. The
+// payload's arithmetic may contract (a multiply and an add become one fma).
+// CHECK-LABEL: func.func @elementwise(
+// CHECK-SAME: %[[X:[^:]+]]: memref<10x100xf32>, %[[Y:[^:]+]]: memref<10x100xf32>, %[[ARENA:[^:]+]]: memref<4000xi8>
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C4]], {{.*}} threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C256]], {{.*}} module(@kiln_kernels) function(@elementwise_k0)
+// CHECK: %[[VIEW:.+]] = memref.view %[[ARENA]]
+// CHECK: %[[MUL:.+]] = arith.muli %[[BX]], %{{.+}} : index
+// CHECK: %[[LIN:.+]] = arith.addi %[[MUL]], %[[TX]] : index
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[LIN]], %{{.+}} : index
+// CHECK: scf.if %[[IN]] {
+// CHECK:   %[[J:.+]] = arith.remui %[[LIN]], %{{.+}} : index
+// CHECK:   %[[I:.+]] = arith.divui %[[LIN]], %{{.+}} : index
+// CHECK:   %[[A:.+]] = memref.load %[[X]][%[[I]], %[[J]]]
+// CHECK:   %[[B:.+]] = memref.load %[[VIEW]][%[[I]], %[[J]]]
+// CHECK:   %[[S:.+]] = arith.addf %[[A]], %[[B]] fastmath<contract> : f32
+// CHECK:   memref.store %[[S]], %[[Y]][%[[I]], %[[J]]]
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.generic
+// B128-LABEL: func.func @elementwise(
+// B128: %[[C8:.+]] = arith.constant 8 : index
+// B128: gpu.launch blocks({{.*}}) in (%{{.+}} = %[[C8]],
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @elementwise(%x: memref<10x100xf32>, %y: memref<10x100xf32>, %arena: memref<4000xi8>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.view %arena[%c0][] : memref<4000xi8> to memref<10x100xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %v : memref<10x100xf32>, memref<10x100xf32>) outs(%y : memref<10x100xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A matmul: the reduction is a loop carrying the accumulators in registers,
+// loaded once and stored once. Coarsened by 4 along the rows (B does not
+// depend on them): 2 x 8 threads, each with rows 4i..4i+3 of column j, so
+// that B[k, j] is loaded once per 4 rows (CSE merges the four loads).
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME: %[[A:[^:]+]]: memref<8x16xf32>, %[[B:[^:]+]]: memref<16x8xf32>, %[[C:[^:]+]]: memref<8x8xf32>
+// CHECK: %[[C16:.+]] = arith.constant 16 : index
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %[[C16]],
+// CHECK-NOT: scf.if
+// CHECK: %[[J:.+]] = arith.remui %{{.+}}, %{{.+}} : index
+// CHECK: %[[I:.+]] = arith.divui %{{.+}}, %{{.+}} : index
+// CHECK: %[[I0:.+]] = arith.muli %[[I]], %{{.+}} : index
+// CHECK: %[[I1:.+]] = arith.addi %[[I0]], %{{.+}} : index
+// CHECK: %[[INIT0:.+]] = memref.load %[[C]][%[[I0]], %[[J]]] : memref<8x8xf32>
+// CHECK: %[[INIT1:.+]] = memref.load %[[C]][%[[I1]], %[[J]]] : memref<8x8xf32>
+// CHECK: %[[SUM:.+]]:4 = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC0:.+]] = %[[INIT0]], %[[ACC1:.+]] = %[[INIT1]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (f32, f32, f32, f32) {
+// CHECK:   memref.load %[[A]][%[[I0]], %[[K]]]
+// CHECK:   memref.load %[[B]][%[[K]], %[[J]]]
+// CHECK:   arith.mulf
+// CHECK:   %[[NEXT0:.+]] = arith.addf %[[ACC0]], %{{.+}} : f32
+// CHECK:   memref.load %[[A]][%[[I1]], %[[K]]]
+// CHECK:   memref.load %[[B]][%[[K]], %[[J]]]
+// CHECK:   scf.yield %[[NEXT0]],
+// CHECK: memref.store %[[SUM]]#0, %[[C]][%[[I0]], %[[J]]]
+// CHECK: memref.store %[[SUM]]#1, %[[C]][%[[I1]], %[[J]]]
+// ONE-LABEL: func.func @matmul(
+// ONE-SAME: %[[A:[^:]+]]: memref<8x16xf32>, %[[B:[^:]+]]: memref<16x8xf32>, %[[C:[^:]+]]: memref<8x8xf32>
+// ONE: %[[C64:.+]] = arith.constant 64 : index
+// ONE: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %[[C64]],
+// ONE: %[[INIT:.+]] = memref.load %[[C]][%[[I:.+]], %[[J:.+]]] : memref<8x8xf32>
+// ONE: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32) {
+// ONE:   memref.load %[[A]][%[[I]], %[[K]]]
+// ONE:   memref.load %[[B]][%[[K]], %[[J]]]
+// ONE:   %[[NEXT:.+]] = arith.addf %[[ACC]], %{{.+}} : f32
+// ONE:   scf.yield %[[NEXT]] : f32
+// ONE: memref.store %[[SUM]], %[[C]][%[[I]], %[[J]]]
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @matmul(%a: memref<8x16xf32>, %b: memref<16x8xf32>, %c: memref<8x8xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x16xf32>, memref<16x8xf32>) outs(%c : memref<8x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// linalg.index becomes the thread's own coordinate; a scalar input is used
+// as it is.
+// CHECK-LABEL: func.func @iota(
+// CHECK: gpu.launch
+// CHECK: %[[I:.+]] = arith.addi
+// CHECK: %[[CAST:.+]] = arith.index_cast %[[I]] : index to i32
+// CHECK: %[[V:.+]] = arith.addi %[[CAST]], %{{.+}} : i32
+// CHECK: memref.store %[[V]], %{{.+}}[%[[I]]] : memref<16xi32>
+func.func @iota(%out: memref<16xi32>, %s: i32) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%s : i32) outs(%out : memref<16xi32>) {
+  ^bb0(%in: i32, %o: i32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i32
+    %v = arith.addi %c, %in : i32
+    linalg.yield %v : i32
+  }
+  return
+}
+
+// -----
+
+// Anything else with side effects (here a run-time guard's store) runs in a
+// one-thread kernel, with the constants it needs cloned in.
+// CHECK-LABEL: func.func @guard(
+// CHECK-COUNT-3: arith.constant 1 : index
+// CHECK-NEXT: gpu.launch {{.*}} module(@kiln_kernels) function(@guard_k0)
+// CHECK: %[[ZERO:.+]] = arith.constant 0 : index
+// CHECK: %[[STATUS:.+]] = memref.view
+// CHECK: scf.if %{{.+}} {
+// CHECK:   memref.store %{{.+}}, %[[STATUS]][%[[ZERO]]] : memref<1xi32>
+// CHECK: gpu.terminator
+// CHECK: return
+func.func @guard(%arena: memref<64xi8>, %flag: i1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %status = memref.view %arena[%c0][] : memref<64xi8> to memref<1xi32>
+  scf.if %flag {
+    memref.store %one, %status[%c0] : memref<1xi32>
+  }
+  return
+}
+
+// -----
+
+// A value that later ops use (a scalar read from a tensor) never crosses
+// kernels: the load, everything with side effects up to its last user and
+// the pure ops depending on it run in one thread, launched where the group
+// ends. The unrelated elementwise op after it gets its own parallel kernel.
+// CHECK-LABEL: func.func @scalar_flow(
+// CHECK-SAME: %[[S:[^:]+]]: memref<2xi64>, %[[OUT:[^:]+]]: memref<4xi64>, %[[Z:[^:]+]]: memref<8xf32>
+// CHECK: gpu.launch {{.*}} function(@scalar_flow_k0)
+// CHECK:   %[[V:.+]] = memref.load %[[S]]
+// CHECK:   %[[W:.+]] = arith.addi %[[V]], %[[V]] : i64
+// CHECK:   memref.store %[[W]], %[[OUT]]
+// CHECK:   gpu.terminator
+// CHECK: gpu.launch {{.*}} function(@scalar_flow_k1)
+// CHECK:   memref.store %{{.+}}, %[[Z]]
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @scalar_flow(%s: memref<2xi64>, %out: memref<4xi64>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %v = memref.load %s[%c0] : memref<2xi64>
+  %w = arith.addi %v, %v : i64
+  memref.store %w, %out[%c1] : memref<4xi64>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%zero : f32) outs(%z : memref<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  return
+}
