@@ -52,7 +52,7 @@ bool passable(Type t) {
          !m.getMemorySpace();
 }
 
-/// Decides how the body gets `v`: cloned (constants, and side-effect-free
+/// Decides how the body gets `v`: cloned (constants, weights, and side-effect-free
 /// ops such as views whose operands it can get too), or passed. Fails when
 /// neither works.
 LogicalResult capture(Value v, SetVector<Operation *> &clones,
@@ -62,7 +62,11 @@ LogicalResult capture(Value v, SetVector<Operation *> &clones,
   Operation *def = v.getDefiningOp();
   if (def && clones.contains(def))
     return success();
-  if (def && def->hasTrait<OpTrait::ConstantLike>()) {
+  // Weights are referenced in the body, not passed: an address stored into
+  // the context escapes, and LLVM then no longer merges identical constants
+  // (the transposed weights of each batch variant, say).
+  if (def && (def->hasTrait<OpTrait::ConstantLike>() ||
+              isa<memref::GetGlobalOp>(def))) {
     clones.insert(def);
     return success();
   }
