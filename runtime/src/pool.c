@@ -7,17 +7,28 @@
  * The caller takes part in every loop, so a pool of n threads starts n - 1
  * workers. Iterations are handed out in chunks from one atomic counter, which
  * balances uneven iterations and a busy core at the price of one atomic add
- * per chunk. Between loops the workers spin briefly (the next loop of a model
- * usually starts within microseconds), then sleep on a condition variable. */
+ * per chunk. Between loops the workers spin for up to half a millisecond (the
+ * next loop of a model usually starts within microseconds), then sleep on a
+ * condition variable. */
 #include "pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
-/* How long an idle worker polls for the next loop before it sleeps, in
- * iterations of a pause loop (roughly 50-100 us on current x86 cores). */
-#define KILN_SPIN_ITERATIONS 20000
+/* How long an idle worker polls for the next loop before it sleeps, and how
+ * long the caller polls for late workers before it sleeps, in nanoseconds.
+ * A sleeping thread can take a scheduler tick (~1 ms) to run again on a busy
+ * core, so the gaps between the loops of one run must be spun through. */
+#define KILN_WORKER_SPIN_NS 500000
+#define KILN_CALLER_SPIN_NS 200000
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 typedef void (*kiln_task_fn)(void *ctx, int64_t begin, int64_t end);
 
@@ -72,11 +83,14 @@ static void *worker_main(void *arg) {
   uint64_t seen = 0;
   for (;;) {
     uint64_t now = seen;
-    for (int i = 0; i < KILN_SPIN_ITERATIONS; ++i) {
+    int64_t deadline = now_ns() + KILN_WORKER_SPIN_NS;
+    for (unsigned i = 1;; ++i) {
       now = atomic_load_explicit(&p->generation, memory_order_acquire);
       if (now != seen || atomic_load_explicit(&p->stop, memory_order_relaxed))
         break;
       cpu_relax();
+      if (i % 64 == 0 && now_ns() > deadline)
+        break;
     }
     if (now == seen && !atomic_load(&p->stop)) {
       pthread_mutex_lock(&p->mutex);
@@ -179,10 +193,13 @@ __kiln_parallel_for(kiln_task_fn fn, void *ctx, int64_t count) {
   run_chunks(p);
   /* The workers usually finish within microseconds of the caller; when one
    * was descheduled (a loaded machine), sleep rather than spin. */
-  for (int i = 0; i < KILN_SPIN_ITERATIONS / 4 &&
-                  atomic_load_explicit(&p->busy, memory_order_acquire);
-       ++i)
+  int64_t deadline = now_ns() + KILN_CALLER_SPIN_NS;
+  for (unsigned i = 1; atomic_load_explicit(&p->busy, memory_order_acquire);
+       ++i) {
     cpu_relax();
+    if (i % 64 == 0 && now_ns() > deadline)
+      break;
+  }
   if (atomic_load(&p->busy)) {
     pthread_mutex_lock(&p->mutex);
     atomic_store(&p->caller_waiting, 1);
