@@ -50,15 +50,10 @@ constexpr const char *kLinalgPipeline =
     "kiln-convert-kiln-to-linalg,"
     "func.func(canonicalize,cse,kiln-fuse-elementwise,canonicalize,cse)";
 std::string cpuLoweringTail();
-std::string codegenPipeline(int64_t vectorWidth, bool vnni) {
-  return std::string("func.func(") +
-         (vnni ? "kiln-cpu-vnni-matmul," : "") +
-         "kiln-cpu-tile-and-vectorize{vector-width=" +
-         std::to_string(vectorWidth) +
-         "},canonicalize,cse,loop-invariant-subset-hoisting,"
-         "kiln-cpu-lower-vector-ops,canonicalize,cse,"
-         "kiln-cpu-split-empty-tensors),"
-         "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+/// Tensors to buffers, outputs to caller-owned arguments, and every other
+/// buffer into the one arena (shared by the CPU and GPU paths).
+std::string bufferizeToArena() {
+  return "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map},"
          // Loops that carried a tensor now forward one buffer: folding their
@@ -66,7 +61,17 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni) {
          "canonicalize,"
          "buffer-results-to-out-params{hoist-static-allocs "
          "modify-public-functions},"
-         "canonicalize,cse,kiln-arena-allocation,kiln-cpu-outline-parallel-loops," +
+         "canonicalize,cse,kiln-arena-allocation,";
+}
+std::string codegenPipeline(int64_t vectorWidth, bool vnni) {
+  return std::string("func.func(") +
+         (vnni ? "kiln-cpu-vnni-matmul," : "") +
+         "kiln-cpu-tile-and-vectorize{vector-width=" +
+         std::to_string(vectorWidth) +
+         "},canonicalize,cse,loop-invariant-subset-hoisting,"
+         "kiln-cpu-lower-vector-ops,canonicalize,cse,"
+         "kiln-cpu-split-empty-tensors)," +
+         bufferizeToArena() + "kiln-cpu-outline-parallel-loops," +
          cpuLoweringTail();
 }
 
@@ -88,14 +93,8 @@ std::string cpuLoweringTail() {
 /// (lib/Codegen/GPU), and the kernels through NVVM to PTX.
 std::string gpuCodegenPipeline(const std::string &arch, bool emulate) {
   std::string kernels =
-      "func.func(kiln-cpu-split-empty-tensors),"
-      "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
-      "one-shot-bufferize{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "canonicalize,"
-      "buffer-results-to-out-params{hoist-static-allocs "
-      "modify-public-functions},"
-      "canonicalize,cse,kiln-arena-allocation,kiln-gpu-pack-weights,"
+      "func.func(kiln-cpu-split-empty-tensors)," + bufferizeToArena() +
+      "kiln-gpu-pack-weights,"
       "func.func(linalg-generalize-named-ops),canonicalize,cse,"
       "func.func(kiln-gpu-map-to-launch,convert-linalg-to-loops,"
       "kiln-cpu-lower-vector-ops),canonicalize,cse,";

@@ -158,6 +158,46 @@ void readReusedInputInPlace(linalg::LinalgOp tiled, unsigned inputIndex) {
   tiled->setOperand(inputIndex, out);
 }
 
+/// The fill that initializes `op`'s one init, when it is the fill's only use
+/// and `op` reduces (so the fill can be fused into each of its tiles).
+linalg::FillOp fusableFill(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    return {};
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  return fill && fill->hasOneUse() ? fill : linalg::FillOp();
+}
+
+/// Tiles `op` with `tiling`, fusing `fill` (its init) into each tile; the
+/// fill is erased once nothing uses it. Returns the tiled op.
+FailureOr<Operation *> tileFusingFill(RewriterBase &rewriter,
+                                      linalg::LinalgOp op, linalg::FillOp fill,
+                                      const scf::SCFTilingOptions &tiling,
+                                      llvm::DenseSet<Operation *> &erased) {
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp, OpResult producer,
+         bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (isa<linalg::FillOp>(producer.getOwner()))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(fused))
+    return failure();
+  for (OpResult r : op->getResults())
+    rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
+  rewriter.eraseOp(op);
+  if (fill->use_empty()) {
+    erased.insert(fill);
+    rewriter.eraseOp(fill);
+  }
+  return fused->tiledAndFusedOps.front();
+}
+
 /// Reductions that start from a linalg.fill (matmuls, convolutions,
 /// pooling): tile the parallel loops with the fill fused into each tile, then
 /// tile the reduction loops inside. The accumulator tile is initialized in
@@ -166,10 +206,8 @@ void readReusedInputInPlace(linalg::LinalgOp tiled, unsigned inputIndex) {
 LogicalResult tileWithFilledInit(RewriterBase &rewriter, linalg::LinalgOp op,
                                  ArrayRef<int64_t> tiles,
                                  llvm::DenseSet<Operation *> &erased) {
-  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
-    return failure();
-  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-  if (!fill || !fill->hasOneUse())
+  linalg::FillOp fill = fusableFill(op);
+  if (!fill)
     return failure();
   MLIRContext *ctx = op->getContext();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
@@ -182,31 +220,13 @@ LogicalResult tileWithFilledInit(RewriterBase &rewriter, linalg::LinalgOp op,
   scf::SCFTilingOptions tiling;
   tiling.setTileSizes(getAsIndexOpFoldResult(ctx, parallel));
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
-  scf::SCFTileAndFuseOptions options;
-  options.setTilingOptions(tiling);
-  options.setFusionControlFn(
-      [](tensor::ExtractSliceOp, OpResult producer,
-         bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (isa<linalg::FillOp>(producer.getOwner()))
-          return scf::SCFTileAndFuseOptions::ControlFnResult{};
-        return std::nullopt;
-      });
-  rewriter.setInsertionPoint(op);
   Operation *tiledOp = op;
   if (llvm::any_of(parallel, [](int64_t t) { return t != 0; })) {
-    FailureOr<scf::SCFTileAndFuseResult> fused =
-        scf::tileConsumerAndFuseProducersUsingSCF(
-            rewriter, cast<TilingInterface>(op.getOperation()), options);
-    if (failed(fused))
+    FailureOr<Operation *> tiled =
+        tileFusingFill(rewriter, op, fill, tiling, erased);
+    if (failed(tiled))
       return failure();
-    for (OpResult r : op->getResults())
-      rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
-    rewriter.eraseOp(op);
-    if (fill->use_empty()) {
-      erased.insert(fill);
-      rewriter.eraseOp(fill);
-    }
-    tiledOp = fused->tiledAndFusedOps.front();
+    tiledOp = *tiled;
   }
   if (llvm::all_of(reduction, [](int64_t t) { return t == 0; }))
     return success();
@@ -273,37 +293,14 @@ FailureOr<linalg::LinalgOp> tileParallelLoop(RewriterBase &rewriter,
   scf::SCFTilingOptions tiling;
   tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  rewriter.setInsertionPoint(op);
-  linalg::FillOp fill;
-  if (op.getNumDpsInits() == 1 && op.getNumReductionLoops() != 0)
-    fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-  if (fill && fill->hasOneUse()) {
-    scf::SCFTileAndFuseOptions options;
-    options.setTilingOptions(tiling);
-    options.setFusionControlFn(
-        [](tensor::ExtractSliceOp, OpResult producer, bool)
-            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-          if (isa<linalg::FillOp>(producer.getOwner()))
-            return scf::SCFTileAndFuseOptions::ControlFnResult{};
-          return std::nullopt;
-        });
-    FailureOr<scf::SCFTileAndFuseResult> fused =
-        scf::tileConsumerAndFuseProducersUsingSCF(
-            rewriter, cast<TilingInterface>(op.getOperation()), options);
-    if (failed(fused))
+  if (linalg::FillOp fill = fusableFill(op)) {
+    FailureOr<Operation *> tiled =
+        tileFusingFill(rewriter, op, fill, tiling, erased);
+    if (failed(tiled) || !isa<linalg::LinalgOp>(*tiled))
       return failure();
-    auto tiled = dyn_cast<linalg::LinalgOp>(fused->tiledAndFusedOps.front());
-    if (!tiled)
-      return failure();
-    for (OpResult r : op->getResults())
-      rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
-    rewriter.eraseOp(op);
-    if (fill->use_empty()) {
-      erased.insert(fill);
-      rewriter.eraseOp(fill);
-    }
-    return tiled;
+    return cast<linalg::LinalgOp>(*tiled);
   }
+  rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), tiling);
   if (failed(tiled) || tiled->tiledOps.size() != 1)
