@@ -32,6 +32,20 @@ int64_t divisorAtMost(int64_t size, int64_t target) {
   return 1;
 }
 
+/// The vector-dimension tile of a register tile: the whole loop when it fits
+/// in two registers, else a divisor made of whole or half registers (up to
+/// two and a half), else any divisor up to two registers. 1000 classes get 40
+/// lanes, not 25 (a register and a 9-lane remainder on every FMA).
+int64_t registerTile(int64_t size, int64_t vw) {
+  if (size <= 2 * vw || vw < 2)
+    return divisorAtMost(size, 2 * vw);
+  int64_t half = vw / 2;
+  for (int64_t d : {5 * half, 4 * half, 3 * half, 2 * half, half})
+    if (size % d == 0)
+      return d;
+  return divisorAtMost(size, 2 * vw);
+}
+
 /// Vectorizing a tile bigger than this would build huge vectors; such an op
 /// (whose tiling failed) is left to become scalar loops instead.
 constexpr int64_t kMaxVectorizedTile = 1 << 16;
@@ -64,10 +78,16 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     // Fewer output channels than a register (a group of a grouped
     // convolution: 4 to 8 in ResNeXt and RegNet) leave room for twice the
     // pixels, which doubles the independent FMA chains.
-    int64_t f = divisorAtMost(r[3], 2 * vw);
-    int64_t pixels = f < vw ? 16 : 8;
-    t = {1, 1, divisorAtMost(r[2], pixels), f, 1, 0,
-         divisorAtMost(r[6], channelStep)};
+    int64_t f = registerTile(r[3], vw);
+    int64_t pixels = divisorAtMost(r[2], f < vw ? 16 : 8);
+    // A row width with no divisor near 8 (13 in SqueezeNet's last stage)
+    // would leave one pixel per tile: a single dependent FMA chain. Take the
+    // whole row then, against one register of channels.
+    if (pixels < 4 && r[2] <= 16 && f > vw / 2) {
+      pixels = r[2];
+      f = r[3] % vw == 0 ? vw : r[3] % (vw / 2) == 0 ? vw / 2 : f;
+    }
+    t = {1, 1, pixels, f, 1, 0, divisorAtMost(r[6], channelStep)};
   } else if (isa<linalg::DepthwiseConv2DNhwcHwcOp>(op)) {
     // (n, oh, ow, c, kh, kw): output pixels x whole registers of channels.
     int64_t c = depthwiseChannelTile(r[3], vw);
@@ -86,7 +106,7 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
       return {};
     // An mr x nr register tile, one reduction step at a time.
     t[dims->m.back()] = divisorAtMost(r[dims->m.back()], 8);
-    t[dims->n.back()] = divisorAtMost(r[dims->n.back()], 2 * vw);
+    t[dims->n.back()] = registerTile(r[dims->n.back()], vw);
   } else {
     // Elementwise, transposes, fills, copies and reductions: up to four
     // registers along the innermost parallel loop; when that loop is short,

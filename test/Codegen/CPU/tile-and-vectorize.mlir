@@ -194,3 +194,29 @@ func.func @dynamic_matmul(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tenso
   %0 = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x64xf32>) outs(%c : tensor<?x64xf32>) -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
+
+// -----
+
+// A 13-pixel row has no divisor near 8: the tile takes the whole row against
+// half a register of the 1000 channels (13 independent accumulators), not one
+// pixel against 40 lanes.
+// CHECK-LABEL: func.func @conv_row13
+// CHECK: scf.for {{.+}} to %c13 step %c1
+// CHECK: scf.for {{.+}} to %c1000 step %c8
+// CHECK: scf.for {{.+}} -> (tensor<1x13x8xf32>)
+// CHECK: vector.contract
+func.func @conv_row13(%x: tensor<1x13x13x64xf32>, %w: tensor<1x1x64x1000xf32>, %o: tensor<1x13x13x1000xf32>) -> tensor<1x13x13x1000xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x13x13x64xf32>, tensor<1x1x64x1000xf32>) outs(%o : tensor<1x13x13x1000xf32>) -> tensor<1x13x13x1000xf32>
+  return %0 : tensor<1x13x13x1000xf32>
+}
+
+// -----
+
+// 1000 columns: 40 lanes (two and a half registers) per tile, not 25.
+// CHECK-LABEL: func.func @matmul_1000
+// CHECK: scf.for {{.+}} to %c1000 step %c40
+// CHECK: vector.contract {{.+}} into vector<8x40xf32>
+func.func @matmul_1000(%a: tensor<8x64xf32>, %b: tensor<64x1000xf32>, %c: tensor<8x1000xf32>) -> tensor<8x1000xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x64xf32>, tensor<64x1000xf32>) outs(%c : tensor<8x1000xf32>) -> tensor<8x1000xf32>
+  return %0 : tensor<8x1000xf32>
+}
