@@ -33,14 +33,15 @@ int64_t divisorAtMost(int64_t size, int64_t target) {
 }
 
 /// The vector-dimension tile of a register tile: the whole loop when it fits
-/// in two registers, else a divisor made of whole or half registers (up to
-/// two and a half), else any divisor up to two registers. 1000 classes get 40
+/// in two registers, else a divisor made of whole or half registers (two
+/// registers first, then two and a half, ...), else any divisor up to two
+/// registers. 1000 classes get 40
 /// lanes, not 25 (a register and a 9-lane remainder on every FMA).
 int64_t registerTile(int64_t size, int64_t vw) {
   if (size <= 2 * vw || vw < 2)
     return divisorAtMost(size, 2 * vw);
   int64_t half = vw / 2;
-  for (int64_t d : {5 * half, 4 * half, 3 * half, 2 * half, half})
+  for (int64_t d : {4 * half, 5 * half, 3 * half, 2 * half, half})
     if (size % d == 0)
       return d;
   return divisorAtMost(size, 2 * vw);
