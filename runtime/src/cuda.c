@@ -130,23 +130,13 @@ static void load_driver(void) {
   }
 }
 
-static kiln_status status(char *message, size_t bytes, kiln_status_code code,
-                          const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(message, bytes, fmt, ap);
-  va_end(ap);
-  kiln_status s = {code, message};
-  return s;
-}
-
 /* A failed driver call after the driver loaded: a bug or a broken device. */
 static kiln_status cuda_fail(char *message, size_t bytes, const char *call,
                              const char *detail, CUresult r) {
   const char *name = NULL, *text = NULL;
   cu.GetErrorName(r, &name);
   cu.GetErrorString(r, &text);
-  return status(message, bytes,
+  return kiln_internal_status(message, bytes,
                 r == CUDA_ERROR_NO_DEVICE ? KILN_NO_DEVICE
                 : r == 2 /* CUDA_ERROR_OUT_OF_MEMORY */ ? KILN_OUT_OF_MEMORY
                                                       : KILN_INTERNAL,
@@ -206,7 +196,7 @@ kiln_status kiln_internal_cuda_session_create(uint32_t variant, char *message,
   *out = NULL;
   pthread_once(&driver_once, load_driver);
   if (driver_status != KILN_OK)
-    return status(message, bytes, KILN_NO_DEVICE,
+    return kiln_internal_status(message, bytes, KILN_NO_DEVICE,
                   "%s; model '%s' was compiled for an NVIDIA GPU (%s). "
                   "Run it on a machine with the NVIDIA driver and a GPU, or "
                   "compile it for the CPU (kiln-compile without --target=cuda)",
@@ -214,14 +204,14 @@ kiln_status kiln_internal_cuda_session_create(uint32_t variant, char *message,
   int count = 0;
   CUresult r = cu.DeviceGetCount(&count);
   if (r || count == 0)
-    return status(message, bytes, KILN_NO_DEVICE,
+    return kiln_internal_status(message, bytes, KILN_NO_DEVICE,
                   "no CUDA device: the driver reports %d GPUs; model '%s' was "
                   "compiled for an NVIDIA GPU (%s)",
                   count, info->name, p->arch);
 
   kiln_cuda_session *s = (kiln_cuda_session *)calloc(1, sizeof(*s));
   if (!s)
-    return status(message, bytes, KILN_OUT_OF_MEMORY,
+    return kiln_internal_status(message, bytes, KILN_OUT_OF_MEMORY,
                   "kiln_session_create: out of memory");
   s->variant = variant;
   s->num_slots = info->num_inputs + info->num_outputs + 2;
@@ -231,7 +221,7 @@ kiln_status kiln_internal_cuda_session_create(uint32_t variant, char *message,
   s->params = (void **)calloc(p->max_args + 1, sizeof(void *));
   if (!s->functions || !s->slots || !s->slot_bytes || !s->params) {
     kiln_internal_cuda_session_destroy(s);
-    return status(message, bytes, KILN_OUT_OF_MEMORY,
+    return kiln_internal_status(message, bytes, KILN_OUT_OF_MEMORY,
                   "kiln_session_create: out of memory");
   }
 
@@ -253,7 +243,7 @@ kiln_status kiln_internal_cuda_session_create(uint32_t variant, char *message,
   int needed = atoi(p->arch + 3); /* "sm_80" -> 80 */
   if (major * 10 + minor < needed) {
     kiln_internal_cuda_session_destroy(s);
-    return status(message, bytes, KILN_NO_DEVICE,
+    return kiln_internal_status(message, bytes, KILN_NO_DEVICE,
                   "GPU 0 has compute capability %d.%d; model '%s' was "
                   "compiled for %s (%d.%d or newer); recompile with a lower "
                   "--gpu-arch",
@@ -346,7 +336,7 @@ kiln_status kiln_internal_cuda_run(kiln_cuda_session *s,
 #undef CHECK
   if (guard) {
     const kiln_guard_table *guards = &__kiln_guard_table;
-    return status(message, bytes, KILN_INVALID_ARGUMENT, "kiln_run: %s",
+    return kiln_internal_status(message, bytes, KILN_INVALID_ARGUMENT, "kiln_run: %s",
                   guard <= guards->count ? guards->messages[guard - 1]
                                          : "a run-time shape check failed");
   }

@@ -64,6 +64,12 @@ typedef struct kiln_gpu_program {
 extern const kiln_gpu_program __kiln_gpu_program
     __attribute__((weak, visibility("hidden")));
 
+/* Formats a status message into `buffer` (of `bytes` bytes) and returns the
+ * status pointing at it (runtime.c; cuda.c uses it too). */
+kiln_status kiln_internal_status(char *buffer, size_t bytes,
+                                 kiln_status_code code, const char *fmt, ...)
+    __attribute__((visibility("hidden"), format(printf, 4, 5)));
+
 /* runtime/src/cuda.c, called by runtime.c for models with a GPU program.
  * Failures are formatted into `message` (`message_bytes` long). */
 typedef struct kiln_cuda_session kiln_cuda_session;

@@ -34,15 +34,19 @@ static kiln_status ok_status(void) {
   return s;
 }
 
-static kiln_status fail(char *buffer, kiln_status_code code, const char *fmt,
-                        ...) {
+kiln_status kiln_internal_status(char *buffer, size_t bytes,
+                                 kiln_status_code code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buffer, KILN_MESSAGE_BYTES, fmt, ap);
+  vsnprintf(buffer, bytes, fmt, ap);
   va_end(ap);
   kiln_status s = {code, buffer};
   return s;
 }
+
+/* A status whose message goes into one of this file's message buffers. */
+#define fail(buffer, ...)                                                      \
+  kiln_internal_status(buffer, KILN_MESSAGE_BYTES, __VA_ARGS__)
 
 size_t kiln_dtype_size(int32_t dtype) {
   switch (dtype) {
