@@ -100,7 +100,9 @@ std::string gpuCodegenPipeline(const std::string &arch, bool emulate) {
       "kiln-cpu-lower-vector-ops),canonicalize,cse,";
   // --target=cuda-emulated: the same kernels as host loops.
   if (emulate)
-    return kernels + "kiln-gpu-emulate-on-host,canonicalize,cse," +
+    return kernels +
+           "kiln-gpu-emulate-on-host,canonicalize,cse,"
+           "kiln-cpu-outline-parallel-loops,canonicalize,cse," +
            cpuLoweringTail();
   // sm_90 needs PTX ISA 8.0; sm_80 keeps LLVM's minimum (7.0) so older
   // drivers can load it.

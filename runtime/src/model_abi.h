@@ -21,6 +21,14 @@ void __kiln_parallel_for(void (*fn)(void *ctx, int64_t begin, int64_t end),
                          void *ctx, int64_t count)
     __attribute__((visibility("hidden")));
 
+/* --target=cuda-emulated (runtime/src/emu.c): runs fn(ctx, t, t + 1) for
+ * every t in [0, count) as fibers that switch at __kiln_emu_barrier, the
+ * threads of one emulated GPU block. */
+void __kiln_emu_fibers(void (*fn)(void *ctx, int64_t begin, int64_t end),
+                       void *ctx, int64_t count)
+    __attribute__((visibility("hidden")));
+void __kiln_emu_barrier(void) __attribute__((visibility("hidden")));
+
 /* Run-time guards (a graph input that decides a shape the model was compiled
  * for, e.g. Reshape's `shape`): the generated code writes the number of a
  * failing guard (1-based) into the uint32 status word at the start of the

@@ -15,6 +15,11 @@
 
 extern "C" int kiln_internal_missing_feature(const char *list, char *missing,
                                              size_t missing_bytes);
+// The fibers of --target=cuda-emulated (runtime/src/emu.c); not linked
+// into the ThreadSanitizer build (KILN_TEST_NO_FIBERS).
+extern "C" void __kiln_emu_fibers(void (*fn)(void *, int64_t, int64_t),
+                                  void *ctx, int64_t count);
+extern "C" void __kiln_emu_barrier(void);
 
 #ifdef KILN_TEST_NO_ALLOC_COUNTER
 // Built with a sanitizer, which replaces malloc itself: no counting.
@@ -512,3 +517,60 @@ TEST(RuntimeAllocation, CounterSeesAllocations) {
 }
 
 } // namespace
+
+#ifndef KILN_TEST_NO_FIBERS // ThreadSanitizer does not follow swapcontext
+// The emulated GPU block: what one thread writes before a barrier, every
+// other thread sees after it, over several rounds that reuse the "shared"
+// buffer; without the barrier a thread reads its neighbour's slot before the
+// neighbour has written it, so the emulation catches a missing barrier.
+struct EmuBlock {
+  static constexpr int kThreads = 64, kRounds = 3;
+  int shared[kThreads];
+  int seen[kRounds][kThreads];
+  bool barriers;
+};
+
+void emuThread(void *ctx, int64_t begin, int64_t end) {
+  auto *block = static_cast<EmuBlock *>(ctx);
+  for (int64_t t = begin; t < end; ++t)
+    for (int r = 0; r < EmuBlock::kRounds; ++r) {
+      block->shared[t] = 100 * r + static_cast<int>(t);
+      if (block->barriers)
+        __kiln_emu_barrier();
+      block->seen[r][t] = block->shared[(t + 1) % EmuBlock::kThreads];
+      if (block->barriers)
+        __kiln_emu_barrier();
+    }
+}
+
+TEST(RuntimeEmulation, BarriersOrderTheThreadsOfABlock) {
+  EmuBlock block{};
+  block.barriers = true;
+  __kiln_emu_fibers(emuThread, &block, EmuBlock::kThreads);
+  for (int r = 0; r < EmuBlock::kRounds; ++r)
+    for (int t = 0; t < EmuBlock::kThreads; ++t)
+      ASSERT_EQ(block.seen[r][t], 100 * r + (t + 1) % EmuBlock::kThreads)
+          << "round " << r << ", thread " << t;
+  // Again: the stacks are reused.
+  EmuBlock again{};
+  again.barriers = true;
+  __kiln_emu_fibers(emuThread, &again, EmuBlock::kThreads);
+  EXPECT_EQ(std::memcmp(block.seen, again.seen, sizeof block.seen), 0);
+}
+
+TEST(RuntimeEmulation, AMissingBarrierShows) {
+  EmuBlock block{};
+  block.barriers = false;
+  for (int t = 0; t < EmuBlock::kThreads; ++t)
+    block.shared[t] = -1;
+  __kiln_emu_fibers(emuThread, &block, EmuBlock::kThreads);
+  // Thread 0 ran alone to its end before thread 1 wrote anything.
+  EXPECT_EQ(block.seen[0][0], -1);
+  EXPECT_NE(block.seen[2][0], 200 + 1);
+}
+
+TEST(RuntimeEmulation, ABarrierOutsideFibersIsANoOp) {
+  __kiln_emu_barrier();
+  SUCCEED();
+}
+#endif // KILN_TEST_NO_FIBERS

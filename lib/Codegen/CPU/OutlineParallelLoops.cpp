@@ -41,6 +41,12 @@ using namespace mlir;
 namespace {
 constexpr llvm::StringLiteral kLaunchPrefix = "__kiln_parallel_launch.";
 constexpr llvm::StringLiteral kParallelForFn = "__kiln_parallel_for";
+// The threads of an emulated GPU block (kiln-gpu-emulate-on-host): a forall
+// marked `kiln.fibers`, wherever it is, runs through __kiln_emu_fibers, one
+// fiber per iteration; it must never become a sequential loop.
+constexpr llvm::StringLiteral kFibersAttr = "kiln.fibers";
+constexpr llvm::StringLiteral kFiberLaunchPrefix = "__kiln_fiber_launch.";
+constexpr llvm::StringLiteral kFibersFn = "__kiln_emu_fibers";
 
 /// Whether `t` can cross the call as one 8-byte slot: a scalar, or a memref
 /// that the bare-pointer calling convention passes as its data pointer.
@@ -106,10 +112,17 @@ struct OutlineParallelLoopsPass
       SmallVector<scf::ForallOp> loops;
       func.walk([&](scf::ForallOp loop) { loops.push_back(loop); });
       int counter = 0;
-      for (scf::ForallOp loop : loops)
-        if (failed(outline(func, loop, counter)))
-          if (failed(toSequential(loop)))
-            return signalPassFailure();
+      for (scf::ForallOp loop : loops) {
+        if (succeeded(outline(func, loop, counter)))
+          continue;
+        if (loop->hasAttr(kFibersAttr)) {
+          loop.emitError("cannot outline the threads of an emulated GPU "
+                         "block; they must not run one after another");
+          return signalPassFailure();
+        }
+        if (failed(toSequential(loop)))
+          return signalPassFailure();
+      }
     }
   }
 
@@ -125,8 +138,9 @@ struct OutlineParallelLoopsPass
   }
 
   LogicalResult outline(func::FuncOp func, scf::ForallOp loop, int &counter) {
-    if (loop->getParentOp() != func.getOperation() || loop.getNumResults() ||
-        loop.getMapping())
+    bool fibers = loop->hasAttr(kFibersAttr);
+    if ((!fibers && loop->getParentOp() != func.getOperation()) ||
+        loop.getNumResults() || loop.getMapping())
       return failure();
     FailureOr<std::array<int64_t, 3>> bounds = staticBounds(loop);
     if (failed(bounds))
@@ -189,7 +203,8 @@ struct OutlineParallelLoopsPass
     for (Value v : args)
       launchTypes.push_back(v.getType());
     b.setInsertionPoint(func);
-    auto launch = func::FuncOp::create(b, loc, (kLaunchPrefix + name).str(),
+    auto launch = func::FuncOp::create(
+        b, loc, ((fibers ? kFiberLaunchPrefix : kLaunchPrefix) + name).str(),
                                        b.getFunctionType(launchTypes, {}));
     launch.setPrivate();
     (void)module;
@@ -207,41 +222,46 @@ struct LowerParallelLaunchesPass
     : mlir::kiln::impl::LowerParallelLaunchesPassBase<
           LowerParallelLaunchesPass> {
   void runOnOperation() override {
+    if (failed(lower(kLaunchPrefix, kParallelForFn)) ||
+        failed(lower(kFiberLaunchPrefix, kFibersFn)))
+      signalPassFailure();
+  }
+
+  /// Lowers the launchers named `prefix` + body to calls of `runner`.
+  LogicalResult lower(StringRef prefix, StringRef runner) {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     SmallVector<LLVM::LLVMFuncOp> launchers;
     for (auto f : module.getOps<LLVM::LLVMFuncOp>())
-      if (f.getName().starts_with(kLaunchPrefix))
+      if (f.getName().starts_with(prefix))
         launchers.push_back(f);
     if (launchers.empty())
-      return;
+      return success();
 
     OpBuilder b(ctx);
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
     auto i64 = IntegerType::get(ctx, 64);
     auto voidType = LLVM::LLVMVoidType::get(ctx);
-    auto parallelFor = module.lookupSymbol<LLVM::LLVMFuncOp>(kParallelForFn);
+    auto parallelFor = module.lookupSymbol<LLVM::LLVMFuncOp>(runner);
     if (!parallelFor) {
       b.setInsertionPointToStart(module.getBody());
       parallelFor = LLVM::LLVMFuncOp::create(
-          b, module.getLoc(), kParallelForFn,
+          b, module.getLoc(), runner,
           LLVM::LLVMFunctionType::get(voidType, {ptrType, ptrType, i64}));
     }
 
     for (LLVM::LLVMFuncOp launcher : launchers) {
-      StringRef bodyName = launcher.getName().drop_front(kLaunchPrefix.size());
+      StringRef bodyName = launcher.getName().drop_front(prefix.size());
       auto body = module.lookupSymbol<LLVM::LLVMFuncOp>(bodyName);
       if (!body) {
-        launcher.emitError("no parallel body '") << bodyName << "'";
-        return signalPassFailure();
+        return launcher.emitError("no parallel body '") << bodyName << "'";
       }
       ArrayRef<Type> captured =
           launcher.getFunctionType().getParams().drop_front();
       for (Type t : captured)
         if (!isa<LLVM::LLVMPointerType, IntegerType, FloatType>(t)) {
-          launcher.emitError("parallel loop captures a value of type ")
-              << t << ", which does not fit a context slot";
-          return signalPassFailure();
+          return launcher.emitError("parallel loop captures a value of type ")
+                 << t << ", which does not fit a context slot";
         }
 
       // The trampoline the pool calls: (ctx, begin, end) -> body.
@@ -295,6 +315,7 @@ struct LowerParallelLaunchesPass
       }
       launcher.erase();
     }
+    return success();
   }
 };
 } // namespace

@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -71,6 +72,108 @@ LogicalResult sinkPureOperands(gpu::LaunchOp launch) {
   }
 }
 
+/// Clones the payload of `op` (block arguments and linalg.index results
+/// already in `map`) and returns the values it yields. The arithmetic may
+/// contract: NVPTX then fuses a multiply and an add into one fma (the CPU
+/// path's vector contractions are fmas too), twice the work per cycle.
+SmallVector<Value> clonePayload(OpBuilder &b, linalg::GenericOp op,
+                                IRMapping &map) {
+  Block &payload = op.getRegion().front();
+  for (Operation &inner : payload.without_terminator()) {
+    if (isa<linalg::IndexOp>(inner))
+      continue;
+    Operation *copy = b.clone(inner, map);
+    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(copy))
+      copy->setAttr(fm.getFastMathAttrName(),
+                    arith::FastMathFlagsAttr::get(
+                        copy->getContext(),
+                        fm.getFastMathFlagsAttr().getValue() |
+                            arith::FastMathFlags::contract));
+  }
+  SmallVector<Value> results;
+  for (Value y : payload.getTerminator()->getOperands())
+    results.push_back(map.lookupOrDefault(y));
+  return results;
+}
+
+/// Product of `ranges` over `dims`.
+int64_t extent(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims) {
+  int64_t n = 1;
+  for (unsigned d : dims)
+    n *= ranges[d];
+  return n;
+}
+
+/// Sets `ivs[d]` for `dims` (outermost first) from a linear index over their
+/// ranges; the outermost takes what is left, so an index past the end gives
+/// an out-of-range outermost value rather than wrapping around.
+void delinearize(OpBuilder &b, Location loc, Value linear,
+                 ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges,
+                 SmallVectorImpl<Value> &ivs) {
+  for (unsigned d : llvm::reverse(dims)) {
+    if (d == dims.front()) {
+      ivs[d] = linear;
+      break;
+    }
+    Value size = arith::ConstantIndexOp::create(b, loc, ranges[d]);
+    ivs[d] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+}
+
+/// The indices of `operand` at `ivs`.
+SmallVector<Value> operandIndices(OpBuilder &b, Location loc,
+                                  linalg::GenericOp op, OpOperand &operand,
+                                  ArrayRef<Value> ivs) {
+  SmallVector<Value> out;
+  for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      out.push_back(ivs[d.getPosition()]);
+    else
+      out.push_back(affine::expandAffineExpr(b, loc, e, ivs, {}));
+  }
+  return out;
+}
+
+/// `scf.if cond { load } else { 0 }`, or the plain load when `cond` is null.
+Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,
+                  ValueRange indices) {
+  if (!cond)
+    return memref::LoadOp::create(b, loc, memref, indices);
+  Type t = cast<MemRefType>(memref.getType()).getElementType();
+  auto ifOp = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &tb, Location l) {
+        scf::YieldOp::create(
+            tb, l, Value(memref::LoadOp::create(tb, l, memref, indices)));
+      },
+      [&](OpBuilder &eb, Location l) {
+        scf::YieldOp::create(
+            eb, l,
+            Value(arith::ConstantOp::create(eb, l, cast<TypedAttr>(
+                                                       eb.getZeroAttr(t)))));
+      });
+  return ifOp.getResult(0);
+}
+
+/// `a && b` where either may be null (true).
+Value andCond(OpBuilder &b, Location loc, Value x, Value y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return arith::AndIOp::create(b, loc, x, y);
+}
+
+/// `v < bound` as i1, or null when it always holds (`total % tile == 0`).
+Value below(OpBuilder &b, Location loc, Value v, int64_t bound, int64_t total,
+            int64_t tile) {
+  if (total % tile == 0)
+    return Value();
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                               arith::ConstantIndexOp::create(b, loc, bound));
+}
+
 struct MapToLaunchPass
     : mlir::kiln::impl::MapToLaunchPassBase<MapToLaunchPass> {
   using MapToLaunchPassBase::MapToLaunchPassBase;
@@ -96,8 +199,12 @@ struct MapToLaunchPass
         launch = mapSequentialGroup(op, done);
       } else {
         if (generic && generic.hasPureBufferSemantics() &&
-            parallelizable(generic))
-          launch = mapParallel(generic);
+            parallelizable(generic)) {
+          if (tile)
+            launch = mapTiledContraction(generic);
+          if (failed(launch))
+            launch = mapParallel(generic);
+        }
         else
           launch = mapSingleThread(op);
         if (succeeded(launch))
@@ -136,14 +243,15 @@ struct MapToLaunchPass
   }
 
   gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, int64_t grid,
-                             int64_t block, int64_t index) {
+                             int64_t block, int64_t index,
+                             TypeRange workgroup = {}) {
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value g = arith::ConstantIndexOp::create(b, loc, grid);
     Value t = arith::ConstantIndexOp::create(b, loc, block);
     auto func = cast<func::FuncOp>(b.getInsertionBlock()->getParentOp());
     std::string name = func.getSymName().str() + "_k" + std::to_string(index);
     return gpu::LaunchOp::create(
-        b, loc, g, one, one, t, one, one, nullptr, nullptr, {}, {}, {},
+        b, loc, g, one, one, t, one, one, nullptr, nullptr, {}, workgroup, {},
         nullptr, nullptr, nullptr, FlatSymbolRefAttr::get(b.getStringAttr(moduleName)),
         FlatSymbolRefAttr::get(b.getStringAttr(name)));
   }
@@ -344,25 +452,10 @@ struct MapToLaunchPass
       }
       for (auto [i, v] : llvm::enumerate(outs))
         map.map(payload.getArgument(numInputs + i), v);
-      for (Operation &inner : payload.without_terminator()) {
-        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      for (Operation &inner : payload.without_terminator())
+        if (auto index = dyn_cast<linalg::IndexOp>(inner))
           map.map(index.getResult(), ivs[index.getDim()]);
-          continue;
-        }
-        Operation *copy = bb.clone(inner, map);
-        // Let NVPTX fuse a multiply and an add into one fma (the CPU path's
-        // vector contractions are fmas too): twice the arithmetic per cycle.
-        if (auto fm = dyn_cast<arith::ArithFastMathInterface>(copy))
-          copy->setAttr(fm.getFastMathAttrName(),
-                        arith::FastMathFlagsAttr::get(
-                            copy->getContext(),
-                            fm.getFastMathFlagsAttr().getValue() |
-                                arith::FastMathFlags::contract));
-      }
-      SmallVector<Value> results;
-      for (Value y : payload.getTerminator()->getOperands())
-        results.push_back(map.lookupOrDefault(y));
-      return results;
+      return clonePayload(bb, op, map);
     };
     // All `factor` points of the thread: outputs u * numOutputs + o.
     auto emitAll = [&](OpBuilder &bb, ValueRange outs) {
@@ -421,6 +514,343 @@ struct MapToLaunchPass
         memref::StoreOp::create(b, loc, results[u * numOutputs + o], init.get(),
                                 indices(b, init));
     }
+    return launch;
+  }
+
+  /// Shared-memory tiles for a contraction: a matmul, a batched matmul,
+  /// or a convolution seen as an implicit GEMM. With two memref inputs A and
+  /// B, the parallel dims split into M (only A depends on them), N (only B)
+  /// and G (the rest: batch); the reduction dims that both inputs use form
+  /// K, any other reduction dims S. A block of 16x16 threads computes a
+  /// TM x TN tile of (M, N) for one point of G, each thread RM x RN outputs
+  /// in registers (strided by 16, so neighbouring threads store neighbouring
+  /// elements); for each point of S and each 16-wide slice of K the block
+  /// copies A[TM x 16] and B[16 x TN] into shared memory (neighbouring
+  /// threads reading neighbouring addresses of the operand's contiguous
+  /// dimension), waits at a barrier and accumulates from there. Every value
+  /// a thread reads from global memory is so used by TN (A) or TM (B)
+  /// outputs instead of RN or RM. N must contain the output's contiguous
+  /// dimension (A and B are swapped to make it so). Fails when the op is
+  /// not such a contraction or too small to gain from it.
+  FailureOr<gpu::LaunchOp> mapTiledContraction(linalg::GenericOp op) {
+    constexpr int64_t kSide = 16, kTK = 16, kThreads = kSide * kSide;
+    if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+      return failure();
+    bool hasIndex = false;
+    op.getRegion().walk([&](linalg::IndexOp) { hasIndex = true; });
+    if (hasIndex)
+      return failure();
+    Block &payload = op.getRegion().front();
+    SmallVector<OpOperand *> mem;
+    for (OpOperand *in : op.getDpsInputOperands())
+      if (isa<MemRefType>(in->get().getType())) {
+        if (payload.getArgument(in->getOperandNumber()).use_empty())
+          return failure();
+        mem.push_back(in);
+      }
+    if (mem.size() != 2)
+      return failure();
+    OpOperand *a = mem[0], *bIn = mem[1];
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    auto iterators = op.getIteratorTypesArray();
+    SmallVector<unsigned> mDims, nDims, gDims, kDims, sDims;
+    auto classify = [&]() {
+      mDims.clear(), nDims.clear(), gDims.clear(), kDims.clear(),
+          sDims.clear();
+      AffineMap mapA = op.getMatchingIndexingMap(a);
+      AffineMap mapB = op.getMatchingIndexingMap(bIn);
+      for (unsigned d = 0; d < ranges.size(); ++d) {
+        bool inA = mapA.isFunctionOfDim(d), inB = mapB.isFunctionOfDim(d);
+        if (iterators[d] == utils::IteratorType::parallel)
+          (inA && !inB ? mDims : !inA && inB ? nDims : gDims).push_back(d);
+        else
+          (inA && inB ? kDims : sDims).push_back(d);
+      }
+    };
+    classify();
+    OpOperand &init = op.getDpsInitsMutable()[0];
+    AffineMap outMap = op.getMatchingIndexingMap(&init);
+    if (outMap.getNumResults() == 0)
+      return failure();
+    auto last = dyn_cast<AffineDimExpr>(outMap.getResults().back());
+    if (!last)
+      return failure();
+    unsigned fast = last.getPosition();
+    if (llvm::is_contained(mDims, fast)) {
+      std::swap(a, bIn);
+      classify();
+    }
+    if (mDims.empty() || nDims.empty() || kDims.empty() ||
+        nDims.back() != fast)
+      return failure();
+    int64_t M = extent(ranges, mDims), N = extent(ranges, nDims);
+    int64_t K = extent(ranges, kDims), G = extent(ranges, gDims);
+    // Register tile per thread: up to 4 x 4; a side under 16 does not fill
+    // the block (a matrix-vector product keeps the generic mapping).
+    auto regs = [](int64_t size) -> int64_t {
+      return size >= 64 ? 4 : size >= 32 ? 2 : size >= 16 ? 1 : 0;
+    };
+    int64_t RM = regs(M), RN = regs(N);
+    if (!RM || !RN || K < kTK / 2)
+      return failure();
+    int64_t TM = kSide * RM, TN = kSide * RN;
+    int64_t tilesM = llvm::divideCeil(M, TM), tilesN = llvm::divideCeil(N, TN);
+    int64_t grid = G * tilesM * tilesN;
+    if (grid > INT32_MAX)
+      return failure();
+
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto workgroup =
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto elementType = [](OpOperand *o) {
+      return cast<MemRefType>(o->get().getType()).getElementType();
+    };
+    auto tileA = MemRefType::get({kTK, TM}, elementType(a), AffineMap(),
+                                 workgroup);
+    auto tileB = MemRefType::get({kTK, TN}, elementType(bIn), AffineMap(),
+                                 workgroup);
+    OpBuilder b(op);
+    gpu::LaunchOp launch = createLaunch(b, loc, grid, kThreads, kernelCount++,
+                                        TypeRange{tileA, tileB});
+    Value sharedA = launch.getWorkgroupAttributions()[0];
+    Value sharedB = launch.getWorkgroupAttributions()[1];
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToStart(&body);
+    gpu::TerminatorOp::create(b, loc);
+    b.setInsertionPointToStart(&body);
+    auto cst = [&](OpBuilder &bb, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(bb, loc, v);
+    };
+
+    // Block -> (g, tile of M, tile of N); thread -> (ty, tx).
+    Value zero = cst(b, 0), one = cst(b, 1);
+    Value bid = launch.getBlockIds().x, tid = launch.getThreadIds().x;
+    Value tn = arith::RemUIOp::create(b, loc, bid, cst(b, tilesN));
+    Value rest = arith::DivUIOp::create(b, loc, bid, cst(b, tilesN));
+    Value tm = arith::RemUIOp::create(b, loc, rest, cst(b, tilesM));
+    Value g = arith::DivUIOp::create(b, loc, rest, cst(b, tilesM));
+    SmallVector<Value> ivs(ranges.size(), zero);
+    if (!gDims.empty())
+      delinearize(b, loc, g, gDims, ranges, ivs);
+    Value tx = arith::RemUIOp::create(b, loc, tid, cst(b, kSide));
+    Value ty = arith::DivUIOp::create(b, loc, tid, cst(b, kSide));
+    Value m0 = arith::MulIOp::create(b, loc, tm, cst(b, TM));
+    Value n0 = arith::MulIOp::create(b, loc, tn, cst(b, TN));
+
+    // The thread's outputs: rows ty + 16 r, columns tx + 16 c.
+    SmallVector<Value> rows, cols, rowOk, colOk;
+    for (int64_t r = 0; r < RM; ++r) {
+      Value mr = arith::AddIOp::create(
+          b, loc, m0, arith::AddIOp::create(b, loc, ty, cst(b, kSide * r)));
+      rows.push_back(mr);
+      rowOk.push_back(below(b, loc, mr, M, M, TM));
+    }
+    for (int64_t c = 0; c < RN; ++c) {
+      Value nc = arith::AddIOp::create(
+          b, loc, n0, arith::AddIOp::create(b, loc, tx, cst(b, kSide * c)));
+      cols.push_back(nc);
+      colOk.push_back(below(b, loc, nc, N, N, TN));
+    }
+    auto outputIndices = [&](OpBuilder &bb, int64_t r, int64_t c) {
+      delinearize(bb, loc, rows[r], mDims, ranges, ivs);
+      delinearize(bb, loc, cols[c], nDims, ranges, ivs);
+      return operandIndices(bb, loc, op, init, ivs);
+    };
+    SmallVector<Value> acc;
+    for (int64_t r = 0; r < RM; ++r)
+      for (int64_t c = 0; c < RN; ++c)
+        acc.push_back(guardedLoad(b, loc, andCond(b, loc, rowOk[r], colOk[c]),
+                                  init.get(), outputIndices(b, r, c)));
+
+    // Whether an operand's contiguous dimension is the innermost K dim: then
+    // neighbouring threads copy neighbouring k, else neighbouring m (n).
+    auto fastAlongK = [&](OpOperand *o) {
+      AffineMap map = op.getMatchingIndexingMap(o);
+      return map.getNumResults() > 0 &&
+             map.getResults().back().isFunctionOfDim(kDims.back());
+    };
+    // Vector loads: each thread copies its elements of the slice as one
+    // aligned vector of up to 4 when they are consecutive in memory (the
+    // operand's contiguous dimension is the copy direction's innermost dim,
+    // its range a multiple of the width, the layout the identity: then a
+    // vector never straddles a row, and rows start 16-byte aligned in the
+    // 64-byte aligned buffers of the memory plan). Returns 1 otherwise.
+    auto vectorWidth = [&](OpOperand *o, ArrayRef<unsigned> dims,
+                           int64_t T) -> int64_t {
+      int64_t width = T * kTK / kThreads;
+      auto type = cast<MemRefType>(o->get().getType());
+      AffineMap map = op.getMatchingIndexingMap(o);
+      if (width < 2 || !type.getLayout().isIdentity() ||
+          type.getElementTypeBitWidth() != 32 || map.getNumResults() == 0)
+        return 1;
+      auto lastDim = dyn_cast<AffineDimExpr>(map.getResults().back());
+      unsigned along = fastAlongK(o) ? kDims.back() : dims.back();
+      if (!lastDim || lastDim.getPosition() != along ||
+          ranges[along] % width != 0)
+        return 1;
+      return width;
+    };
+    // Copies operand `o`'s [16 x T] slice at k0 into `shared` ([k][m]).
+    auto copyTile = [&](OpBuilder &bb, OpOperand *o, Value shared,
+                        ArrayRef<unsigned> dims, int64_t size, int64_t T,
+                        Value origin, Value k0) {
+      bool alongK = fastAlongK(o);
+      if (int64_t width = vectorWidth(o, dims, T); width > 1) {
+        // One vector per thread: `width` consecutive k (or m).
+        int64_t perRow = (alongK ? kTK : T) / width;
+        Value q = arith::MulIOp::create(
+            bb, loc, arith::RemUIOp::create(bb, loc, tid, cst(bb, perRow)),
+            cst(bb, width));
+        Value p = arith::DivUIOp::create(bb, loc, tid, cst(bb, perRow));
+        Value kk = alongK ? q : p, mm = alongK ? p : q;
+        Value m = arith::AddIOp::create(bb, loc, origin, mm);
+        Value k = arith::AddIOp::create(bb, loc, k0, kk);
+        Value ok = andCond(bb, loc, below(bb, loc, m, size, size, T),
+                           below(bb, loc, k, K, K, kTK));
+        delinearize(bb, loc, m, dims, ranges, ivs);
+        delinearize(bb, loc, k, kDims, ranges, ivs);
+        SmallVector<Value> at = operandIndices(bb, loc, op, *o, ivs);
+        Type elem = elementType(o);
+        auto vecType = VectorType::get({width}, elem);
+        auto load = [&](OpBuilder &lb) -> Value {
+          return vector::LoadOp::create(lb, loc, vecType, o->get(), at,
+                                        /*nontemporal=*/false,
+                                        llvm::Align(width * 4));
+        };
+        Value v;
+        if (!ok) {
+          v = load(bb);
+        } else {
+          auto ifOp = scf::IfOp::create(
+              bb, loc, ok,
+              [&](OpBuilder &tb, Location l) {
+                scf::YieldOp::create(tb, l, load(tb));
+              },
+              [&](OpBuilder &eb, Location l) {
+                scf::YieldOp::create(
+                    eb, l,
+                    Value(arith::ConstantOp::create(
+                        eb, l, DenseElementsAttr::get(
+                                   vecType, cast<TypedAttr>(
+                                                eb.getZeroAttr(elem))))));
+              });
+          v = ifOp.getResult(0);
+        }
+        for (int64_t e = 0; e < width; ++e) {
+          Value x = vector::ExtractOp::create(bb, loc, v, e);
+          Value off = arith::AddIOp::create(bb, loc, alongK ? kk : mm,
+                                            cst(bb, e));
+          memref::StoreOp::create(
+              bb, loc, x, shared,
+              alongK ? ValueRange{off, mm} : ValueRange{kk, off});
+        }
+        return;
+      }
+      for (int64_t e = 0; e < T * kTK / kThreads; ++e) {
+        Value lin = arith::AddIOp::create(bb, loc, tid, cst(bb, kThreads * e));
+        Value kk, mm;
+        if (alongK) {
+          kk = arith::RemUIOp::create(bb, loc, lin, cst(bb, kTK));
+          mm = arith::DivUIOp::create(bb, loc, lin, cst(bb, kTK));
+        } else {
+          mm = arith::RemUIOp::create(bb, loc, lin, cst(bb, T));
+          kk = arith::DivUIOp::create(bb, loc, lin, cst(bb, T));
+        }
+        Value m = arith::AddIOp::create(bb, loc, origin, mm);
+        Value k = arith::AddIOp::create(bb, loc, k0, kk);
+        Value ok = andCond(bb, loc, below(bb, loc, m, size, size, T),
+                           below(bb, loc, k, K, K, kTK));
+        delinearize(bb, loc, m, dims, ranges, ivs);
+        delinearize(bb, loc, k, kDims, ranges, ivs);
+        Value v = guardedLoad(bb, loc, ok, o->get(),
+                              operandIndices(bb, loc, op, *o, ivs));
+        memref::StoreOp::create(bb, loc, v, shared, ValueRange{kk, mm});
+      }
+    };
+
+    // One 16-wide slice of K: copy, wait, accumulate, wait.
+    auto kSlice = [&](OpBuilder &bb, Value kt, ValueRange carried) {
+      Value k0 = arith::MulIOp::create(bb, loc, kt, cst(bb, kTK));
+      copyTile(bb, a, sharedA, mDims, M, TM, m0, k0);
+      copyTile(bb, bIn, sharedB, nDims, N, TN, n0, k0);
+      gpu::BarrierOp::create(bb, loc);
+      Value kEnd = K % kTK == 0
+                       ? cst(bb, kTK)
+                       : arith::MinSIOp::create(
+                             bb, loc, cst(bb, kTK),
+                             arith::SubIOp::create(bb, loc, cst(bb, K), k0))
+                             .getResult();
+      auto inner = scf::ForOp::create(
+          bb, loc, zero, kEnd, one, carried,
+          [&](OpBuilder &lb, Location, Value kk, ValueRange accs) {
+            SmallVector<Value> av, bv;
+            for (int64_t r = 0; r < RM; ++r)
+              av.push_back(memref::LoadOp::create(
+                  lb, loc, sharedA,
+                  ValueRange{kk, arith::AddIOp::create(lb, loc, ty,
+                                                       cst(lb, kSide * r))}));
+            for (int64_t c = 0; c < RN; ++c)
+              bv.push_back(memref::LoadOp::create(
+                  lb, loc, sharedB,
+                  ValueRange{kk, arith::AddIOp::create(lb, loc, tx,
+                                                       cst(lb, kSide * c))}));
+            SmallVector<Value> next;
+            for (int64_t r = 0; r < RM; ++r)
+              for (int64_t c = 0; c < RN; ++c) {
+                IRMapping map;
+                for (OpOperand *in : op.getDpsInputOperands()) {
+                  Value arg = payload.getArgument(in->getOperandNumber());
+                  if (in == a)
+                    map.map(arg, av[r]);
+                  else if (in == bIn)
+                    map.map(arg, bv[c]);
+                  else
+                    map.map(arg, in->get());
+                }
+                map.map(payload.getArgument(init.getOperandNumber()),
+                        accs[r * RN + c]);
+                next.push_back(clonePayload(lb, op, map).front());
+              }
+            scf::YieldOp::create(lb, loc, next);
+          });
+      gpu::BarrierOp::create(bb, loc);
+      return SmallVector<Value>(inner.getResults());
+    };
+
+    // S dims outermost, then the slices of K, carrying the accumulators.
+    std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
+        [&](OpBuilder &bb, unsigned level,
+            ValueRange carried) -> SmallVector<Value> {
+      bool slices = level == sDims.size();
+      int64_t ub = slices ? llvm::divideCeil(K, kTK) : ranges[sDims[level]];
+      auto loop = scf::ForOp::create(
+          bb, loc, zero, cst(bb, ub), one, carried,
+          [&](OpBuilder &lb, Location, Value iv, ValueRange iterArgs) {
+            SmallVector<Value> next;
+            if (slices) {
+              next = kSlice(lb, iv, iterArgs);
+            } else {
+              ivs[sDims[level]] = iv;
+              next = nest(lb, level + 1, iterArgs);
+            }
+            scf::YieldOp::create(lb, loc, next);
+          });
+      return SmallVector<Value>(loop.getResults());
+    };
+    SmallVector<Value> results = nest(b, 0, acc);
+
+    for (int64_t r = 0; r < RM; ++r)
+      for (int64_t c = 0; c < RN; ++c) {
+        Value ok = andCond(b, loc, rowOk[r], colOk[c]);
+        OpBuilder::InsertionGuard guard(b);
+        if (ok) {
+          auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        }
+        memref::StoreOp::create(b, loc, results[r * RN + c], init.get(),
+                                outputIndices(b, r, c));
+      }
     return launch;
   }
 

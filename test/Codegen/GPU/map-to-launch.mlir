@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=block-size=128 | FileCheck %s --check-prefix=B128
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=coarsen=1 | FileCheck %s --check-prefix=ONE
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=tile=false | FileCheck %s --check-prefix=NOTILE
 
 // Elementwise: one thread per element; 1000 points in blocks of 256 need 4
 // blocks and a bounds check. The innermost dimension varies fastest. The
@@ -165,6 +166,90 @@ func.func @scalar_flow(%s: memref<2xi64>, %out: memref<4xi64>, %z: memref<8xf32>
       ins(%zero : f32) outs(%z : memref<8xf32>) {
   ^bb0(%in: f32, %o: f32):
     linalg.yield %in : f32
+  }
+  return
+}
+
+// -----
+
+// A matmul big enough for shared-memory tiles: M = 64 rows (A only), N = 128
+// columns (B only, the output's contiguous dimension), K = 40 (both). Tiles
+// of 64 x 64 (2 blocks), 16 x 16 threads, K in slices of 16 (3 slices, the
+// last one 8 wide). Each slice is copied into workgroup memory, [k][m] and
+// [k][n], between two barriers, 4 elements of each per thread; A's copy
+// walks along k (its contiguous dimension), B's along n. Each thread keeps
+// 4 x 4 accumulators. Rows and columns need no bounds check; the K
+// remainder is zero-filled and skipped.
+// CHECK-LABEL: func.func @tiled_matmul(
+// CHECK-SAME: %[[A:[^:]+]]: memref<64x40xf32>, %[[B:[^:]+]]: memref<40x128xf32>, %[[C:[^:]+]]: memref<64x128xf32>
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.+}} = %[[C2]], {{.*}} threads({{.*}}) in (%{{.+}} = %[[C256]], {{.*}} workgroup(%[[SA:.+]] : memref<16x64xf32, #gpu.address_space<workgroup>>, %[[SB:.+]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-16: memref.load %[[C]]
+// CHECK: %[[OUT:.+]]:16 = scf.for %[[KT:.+]] = %{{.+}} to %c3 step %{{.+}} iter_args(
+// CHECK: vector.load %[[A]]{{.*}} {alignment = 16 : i64} : memref<64x40xf32>, vector<4xf32>
+// CHECK-COUNT-4: memref.store %{{.+}}, %[[SA]][%{{.+}}, %{{.+}}]
+// CHECK: vector.load %[[B]]{{.*}} {alignment = 16 : i64} : memref<40x128xf32>, vector<4xf32>
+// CHECK-COUNT-4: memref.store %{{.+}}, %[[SB]][%{{.+}}, %{{.+}}]
+// CHECK: gpu.barrier
+// CHECK: %[[END:.+]] = arith.minsi
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[END]]
+// CHECK-COUNT-4: memref.load %[[SA]]
+// CHECK-COUNT-4: memref.load %[[SB]]
+// CHECK-COUNT-16: arith.mulf
+// CHECK: gpu.barrier
+// CHECK-COUNT-16: memref.store %[[OUT]]#{{[0-9]+}}, %[[C]]
+// CHECK-NOT: scf.if
+// CHECK: gpu.terminator
+// NOTILE-LABEL: func.func @tiled_matmul(
+// NOTILE-NOT: workgroup
+// NOTILE-NOT: gpu.barrier
+// NOTILE: gpu.terminator
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @tiled_matmul(%a: memref<64x40xf32>, %b: memref<40x128xf32>, %c: memref<64x128xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x40xf32>, memref<40x128xf32>) outs(%c : memref<64x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A convolution (NHWC, HWCF filter, stride 1) as an implicit GEMM: M is the
+// output pixels (n, oh, ow: 1 x 6 x 6 = 36, only the input depends on them),
+// N the 32 filters, K = (kh, kw, c) = 3 x 3 x 8 = 72 in slices of 16. Rows
+// past 36 are bounds-checked. Tiles of 32 x 32 give each thread two
+// consecutive elements to copy: one 8-byte vector load of the input (two
+// channels) and of the filter (two filters).
+// CHECK-LABEL: func.func @tiled_conv(
+// CHECK-SAME: %[[I:[^:]+]]: memref<1x8x8x8xf32>, %[[F:[^:]+]]: memref<3x3x8x32xf32>, %[[O:[^:]+]]: memref<1x6x6x32xf32>
+// CHECK: gpu.launch {{.*}} workgroup(%[[SA:.+]] : memref<16x32xf32, #gpu.address_space<workgroup>>, %[[SB:.+]] : memref<16x32xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
+// CHECK: scf.if
+// CHECK: vector.load %[[I]]{{.*}} : memref<1x8x8x8xf32>, vector<2xf32>
+// CHECK: memref.store %{{.+}}, %[[SA]]
+// CHECK: vector.load %[[F]]{{.*}} : memref<3x3x8x32xf32>, vector<2xf32>
+// CHECK: memref.store %{{.+}}, %[[SB]]
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.store %{{.+}}, %[[O]]
+#in = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh + kh, ow + kw, c)>
+#filt = affine_map<(n, oh, ow, f, kh, kw, c) -> (kh, kw, c, f)>
+#out = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh, ow, f)>
+func.func @tiled_conv(%i: memref<1x8x8x8xf32>, %f: memref<3x3x8x32xf32>, %o: memref<1x6x6x32xf32>) {
+  linalg.generic {indexing_maps = [#in, #filt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%i, %f : memref<1x8x8x8xf32>, memref<3x3x8x32xf32>) outs(%o : memref<1x6x6x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
   }
   return
 }

@@ -29,7 +29,12 @@ def MapToLaunchPass : Pass<"kiln-gpu-map-to-launch", "func::FuncOp"> {
     elements); reduction loops stay sequential inside the thread with the
     accumulators in registers; such a kernel gives each thread `coarsen`
     outputs along a parallel dimension that an input does not depend on, so
-    that input is loaded once for all of them. A `linalg.generic` whose output depends on a
+    that input is loaded once for all of them. A contraction with two
+    memref inputs (a matmul, a batched matmul, a convolution) whose output
+    tile is at least 16x16 instead gets shared-memory tiles: each block
+    copies 16-wide slices of its A and B tiles into workgroup memory
+    between two `gpu.barrier`s and accumulates a 64x64 (or smaller) output
+    tile from there, 4x4 outputs per thread. A `linalg.generic` whose output depends on a
     reduction dimension, and every other op with side effects (scalar loops,
     run-time guards), runs in a one-thread kernel. Side-effect free ops
     (constants, views) are cloned into the kernels that use them, so every
@@ -42,28 +47,39 @@ def MapToLaunchPass : Pass<"kiln-gpu-map-to-launch", "func::FuncOp"> {
     Option<"coarsen", "coarsen", "int64_t", /*default=*/"4",
            "outputs per thread of a kernel with a reduction, along a "
            "parallel dimension some input does not depend on (1: off)">,
+    Option<"tile", "tile", "bool", /*default=*/"true",
+           "contractions (matmuls, convolutions as implicit GEMMs) get "
+           "shared-memory tiles: 16x16-thread blocks, up to 64x64 outputs "
+           "per block, K in slices of 16 staged in shared memory">,
     Option<"moduleName", "module-name", "std::string", /*default=*/"\"kiln_kernels\"",
            "name of the gpu.module that receives the kernels">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::affine::AffineDialect",
+                           "::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect"];
 }
 
 def EmulateOnHostPass : Pass<"kiln-gpu-emulate-on-host", "ModuleOp"> {
   let summary = "Run the kernels of kiln-gpu-map-to-launch as host loops (testing)";
   let description = [{
-    Checks the GPU mapping without a GPU. Each `gpu.launch` becomes six
-    nested loops over its blocks and threads with the body inlined (Kiln's
-    kernels use neither shared memory nor barriers, so sequential threads
-    compute the same result), and the weights argument of
+    Checks the GPU mapping without a GPU. A `gpu.launch` without barriers
+    or workgroup memory becomes six nested loops over its blocks and threads
+    with the body inlined (sequential threads compute the same result). One
+    with them becomes three loops over the blocks around an `scf.forall`
+    over the block's threads marked `kiln.fibers`, with `gpu.barrier` as a
+    call of `__kiln_emu_barrier` and each workgroup buffer as one host
+    `memref.alloca` before the loops; kiln-cpu-outline-parallel-loops hands
+    that forall to the runtime's `__kiln_emu_fibers`, which runs the threads
+    as fibers that switch at each barrier. The weights argument of
     `kiln-gpu-pack-weights` becomes a `memref.get_global` of the packed
     blob. The CPU lowering then finishes the job, so the numbers can be
     compared with reference outputs.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect"];
 }
 
