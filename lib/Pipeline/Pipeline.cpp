@@ -109,6 +109,7 @@ std::string gpuCodegenPipeline(const std::string &arch, bool emulate) {
   std::string features = arch == "sm_90" ? " features=+ptx80" : "";
   return kernels +
          "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+         "kiln-gpu-align-workgroup,"
          "nvvm-attach-target{chip=" + arch + features + " O=3},"
          "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
          "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"

@@ -16,11 +16,16 @@ Usage:
       kiln-run against its reference outputs.
   check_cuda.py emulated KILN_COMPILE KILN_RUN MODELS_DIR WORKDIR
       Compiles each model with --target=cuda-emulated (the GPU kernels as
-      host loops) and compares kiln-run's outputs with the references.
+      host loops, the threads of kernels with barriers as fibers) and
+      compares kiln-run's outputs with the references.
+
+Both ptxas and emulated also build an fp16 model (a convolution and a
+batched MatMul) whose contractions must run on tensor cores (wmma).
 """
 import ctypes
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,7 +92,76 @@ def check_ptxas(kiln_compile, models_dir, work):
             worst = max(kernels, key=lambda k: k["registers"])
             print(f"ok: {model} ({arch}): {len(kernels)} kernels, no spills, "
                   f"most registers {worst['registers']} ({worst['name']})")
+    check_tensor_cores(kiln_compile, ptxas, work)
     return 0
+
+
+def make_fp16_model(work):
+    """An fp16 model whose contractions run on tensor cores: a 3x3
+    convolution (an implicit GEMM: 144 pixels x 32 filters x 144) and a
+    batched MatMul (2 x 48 x 80 x 64). The reference is computed in float32
+    from the same fp16 values and rounded to fp16, as tensor cores
+    accumulate in fp32. Returns the model directory."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    d = os.path.join(work, "fp16_contractions")
+    data = os.path.join(d, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    rng = np.random.default_rng(7)
+    x = (rng.random((1, 16, 12, 12)) - 0.5).astype(np.float16)
+    wc = ((rng.random((32, 16, 3, 3)) - 0.5) / 4).astype(np.float16)
+    a = (rng.random((2, 48, 64)) - 0.5).astype(np.float16)
+    wm = ((rng.random((64, 80)) - 0.5) / 4).astype(np.float16)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "wc"], ["y"], pads=[1, 1, 1, 1]),
+         helper.make_node("MatMul", ["a", "wm"], ["z"])],
+        "fp16_contractions",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, list(x.shape)),
+         helper.make_tensor_value_info("a", TensorProto.FLOAT16, list(a.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [1, 32, 12, 12]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT16, [2, 48, 80])],
+        [numpy_helper.from_array(wc, "wc"), numpy_helper.from_array(wm, "wm")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              os.path.join(d, "model.onnx"))
+    xp = np.pad(x.astype(np.float32), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    y = np.zeros((1, 32, 12, 12), np.float32)
+    for kh in range(3):
+        for kw in range(3):
+            y += np.einsum("chw,fc->fhw", xp[0, :, kh:kh + 12, kw:kw + 12],
+                           wc[:, :, kh, kw].astype(np.float32))[None]
+    z = a.astype(np.float32) @ wm.astype(np.float32)
+    for i, (name, t) in enumerate([("x", x), ("a", a)]):
+        with open(os.path.join(data, f"input_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(t, name).SerializeToString())
+    for i, (name, t) in enumerate([("y", y), ("z", z)]):
+        with open(os.path.join(data, f"output_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(t.astype(np.float16), name).SerializeToString())
+    return d
+
+
+def check_tensor_cores(kiln_compile, ptxas, work):
+    """The fp16 model's PTX uses tensor cores (wmma) in both contractions,
+    from 32-byte aligned shared memory, and assembles with no spills."""
+    d = make_fp16_model(work)
+    for arch in ARCHS:
+        base = os.path.join(work, f"fp16_contractions_{arch}")
+        compile_model(kiln_compile, os.path.join(d, "model.onnx"), base + ".ptx", arch, emit="asm")
+        ptx = open(base + ".ptx").read()
+        kernels = [k for k in ptx.split(".entry ")[1:] if "wmma.mma.sync" in k]
+        if len(kernels) < 2:
+            fail(f"{base}.ptx: {len(kernels)} kernels use wmma.mma.sync, expected the "
+                 "convolution and the MatMul")
+        if ".shared .align 32" not in ptx:
+            fail(f"{base}.ptx: shared memory is not 32-byte aligned for wmma")
+        r = run([ptxas, "-arch=" + arch, "-v", base + ".ptx", "-o", base + ".cubin"])
+        if r.returncode != 0:
+            fail(f"ptxas -arch={arch} rejects {base}.ptx:\n{r.stdout}{r.stderr}")
+        spills = [int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", r.stderr)]
+        if not spills or any(spills):
+            fail(f"{base}.ptx spills (or ptxas -v printed no figures):\n{r.stderr}")
+        print(f"ok: fp16_contractions ({arch}): {len(kernels)} tensor-core kernels, "
+              "ptxas accepts, no spills")
 
 
 def driver_present():
@@ -197,6 +271,20 @@ def check_emulated(kiln_compile, kiln_run, models_dir, work):
         if r.returncode != 0:
             fail(f"{model}: the emulated GPU kernels do not match the reference:\n{r.stdout}{r.stderr}")
         print(f"ok: {model}: emulated GPU kernels match the reference")
+    # Tensor cores: the warp-level fragments emulated per lane. fp16 outputs
+    # against the float32 reference rounded to fp16: one fp16 ulp (2^-10
+    # relative) plus the rounding of the reference.
+    d = make_fp16_model(work)
+    so = os.path.join(work, "fp16_contractions_emulated.so")
+    r = run([kiln_compile, os.path.join(d, "model.onnx"), "--target=cuda-emulated", "-o", so])
+    if r.returncode != 0:
+        fail(f"kiln-compile --target=cuda-emulated fp16_contractions:\n{r.stderr}")
+    r = run([kiln_run, so, "--test-data", os.path.join(d, "test_data_set_0"),
+             "--rtol", "2e-3", "--atol", "1e-3"])
+    if r.returncode != 0:
+        fail(f"fp16_contractions: the emulated tensor-core kernels do not match the "
+             f"reference:\n{r.stdout}{r.stderr}")
+    print("ok: fp16_contractions: emulated tensor-core kernels match the reference")
     return 0
 
 

@@ -174,6 +174,64 @@ Value below(OpBuilder &b, Location loc, Value v, int64_t bound, int64_t total,
                                arith::ConstantIndexOp::create(b, loc, bound));
 }
 
+/// A generic seen as a GEMM (see mapTiledContraction): its two memref
+/// inputs, A and B, and its loop dims by role.
+struct Contraction {
+  OpOperand *a, *b;
+  SmallVector<unsigned> m, n, g, k, s;
+};
+
+/// The GEMM view of `op`, or nothing: one output, a reduction, no
+/// linalg.index, exactly two memref inputs that the payload reads, non-empty
+/// M, N and K, and N holding the output's contiguous dimension (A and B are
+/// swapped to make it so).
+std::optional<Contraction> classifyContraction(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    return std::nullopt;
+  bool hasIndex = false;
+  op.getRegion().walk([&](linalg::IndexOp) { hasIndex = true; });
+  if (hasIndex)
+    return std::nullopt;
+  Block &payload = op.getRegion().front();
+  SmallVector<OpOperand *> mem;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isa<MemRefType>(in->get().getType())) {
+      if (payload.getArgument(in->getOperandNumber()).use_empty())
+        return std::nullopt;
+      mem.push_back(in);
+    }
+  if (mem.size() != 2)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto iterators = op.getIteratorTypesArray();
+  Contraction c;
+  auto classify = [&](OpOperand *a, OpOperand *b) {
+    c = Contraction{a, b, {}, {}, {}, {}, {}};
+    AffineMap mapA = op.getMatchingIndexingMap(a);
+    AffineMap mapB = op.getMatchingIndexingMap(b);
+    for (unsigned d = 0; d < ranges.size(); ++d) {
+      bool inA = mapA.isFunctionOfDim(d), inB = mapB.isFunctionOfDim(d);
+      if (iterators[d] == utils::IteratorType::parallel)
+        (inA && !inB ? c.m : !inA && inB ? c.n : c.g).push_back(d);
+      else
+        (inA && inB ? c.k : c.s).push_back(d);
+    }
+  };
+  classify(mem[0], mem[1]);
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (outMap.getNumResults() == 0)
+    return std::nullopt;
+  auto last = dyn_cast<AffineDimExpr>(outMap.getResults().back());
+  if (!last)
+    return std::nullopt;
+  unsigned fast = last.getPosition();
+  if (llvm::is_contained(c.m, fast))
+    classify(mem[1], mem[0]);
+  if (c.m.empty() || c.n.empty() || c.k.empty() || c.n.back() != fast)
+    return std::nullopt;
+  return c;
+}
+
 struct MapToLaunchPass
     : mlir::kiln::impl::MapToLaunchPassBase<MapToLaunchPass> {
   using MapToLaunchPassBase::MapToLaunchPassBase;
@@ -200,7 +258,9 @@ struct MapToLaunchPass
       } else {
         if (generic && generic.hasPureBufferSemantics() &&
             parallelizable(generic)) {
-          if (tile)
+          if (tile && tensorCores)
+            launch = mapTensorCoreContraction(generic);
+          if (failed(launch) && tile)
             launch = mapTiledContraction(generic);
           if (failed(launch))
             launch = mapParallel(generic);
@@ -534,55 +594,16 @@ struct MapToLaunchPass
   /// not such a contraction or too small to gain from it.
   FailureOr<gpu::LaunchOp> mapTiledContraction(linalg::GenericOp op) {
     constexpr int64_t kSide = 16, kTK = 16, kThreads = kSide * kSide;
-    if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    std::optional<Contraction> contraction = classifyContraction(op);
+    if (!contraction)
       return failure();
-    bool hasIndex = false;
-    op.getRegion().walk([&](linalg::IndexOp) { hasIndex = true; });
-    if (hasIndex)
-      return failure();
-    Block &payload = op.getRegion().front();
-    SmallVector<OpOperand *> mem;
-    for (OpOperand *in : op.getDpsInputOperands())
-      if (isa<MemRefType>(in->get().getType())) {
-        if (payload.getArgument(in->getOperandNumber()).use_empty())
-          return failure();
-        mem.push_back(in);
-      }
-    if (mem.size() != 2)
-      return failure();
-    OpOperand *a = mem[0], *bIn = mem[1];
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    auto iterators = op.getIteratorTypesArray();
-    SmallVector<unsigned> mDims, nDims, gDims, kDims, sDims;
-    auto classify = [&]() {
-      mDims.clear(), nDims.clear(), gDims.clear(), kDims.clear(),
-          sDims.clear();
-      AffineMap mapA = op.getMatchingIndexingMap(a);
-      AffineMap mapB = op.getMatchingIndexingMap(bIn);
-      for (unsigned d = 0; d < ranges.size(); ++d) {
-        bool inA = mapA.isFunctionOfDim(d), inB = mapB.isFunctionOfDim(d);
-        if (iterators[d] == utils::IteratorType::parallel)
-          (inA && !inB ? mDims : !inA && inB ? nDims : gDims).push_back(d);
-        else
-          (inA && inB ? kDims : sDims).push_back(d);
-      }
-    };
-    classify();
+    OpOperand *a = contraction->a, *bIn = contraction->b;
     OpOperand &init = op.getDpsInitsMutable()[0];
-    AffineMap outMap = op.getMatchingIndexingMap(&init);
-    if (outMap.getNumResults() == 0)
-      return failure();
-    auto last = dyn_cast<AffineDimExpr>(outMap.getResults().back());
-    if (!last)
-      return failure();
-    unsigned fast = last.getPosition();
-    if (llvm::is_contained(mDims, fast)) {
-      std::swap(a, bIn);
-      classify();
-    }
-    if (mDims.empty() || nDims.empty() || kDims.empty() ||
-        nDims.back() != fast)
-      return failure();
+    Block &payload = op.getRegion().front();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    ArrayRef<unsigned> mDims = contraction->m, nDims = contraction->n,
+                       gDims = contraction->g, kDims = contraction->k,
+                       sDims = contraction->s;
     int64_t M = extent(ranges, mDims), N = extent(ranges, nDims);
     int64_t K = extent(ranges, kDims), G = extent(ranges, gDims);
     // Register tile per thread: up to 4 x 4; a side under 16 does not fill
@@ -851,6 +872,234 @@ struct MapToLaunchPass
         memref::StoreOp::create(b, loc, results[r * RN + c], init.get(),
                                 outputIndices(b, r, c));
       }
+    return launch;
+  }
+
+  /// Tensor cores for an fp16 contraction whose payload is a multiply-add
+  /// (out += a * b; out fp16 or fp32): the GEMM view of
+  /// mapTiledContraction, with warp-level 16x16x16 matrix operations
+  /// (gpu.subgroup_mma_*, lowered to NVVM's wmma intrinsics: mma.sync on
+  /// fp16 operands with fp32 accumulation). A block of 4 warps (2 x 2)
+  /// computes a TM x TN tile of 32 or 64 per side, each warp FM x FN
+  /// fragments of 16 x 16; K is staged through shared memory in slices of
+  /// 16 (A as [m][k], B as [k][n], zeros past the edges, which the
+  /// multiply-add ignores), between two barriers. The fp32 accumulators go
+  /// through shared memory once at the end, where every thread adds its
+  /// outputs' initial values and stores them (bounds-checked, rounded to the
+  /// output type). Fails when the op does not qualify.
+  FailureOr<gpu::LaunchOp> mapTensorCoreContraction(linalg::GenericOp op) {
+    constexpr int64_t kFrag = 16, kWarp = 32, kThreads = 4 * kWarp;
+    std::optional<Contraction> contraction = classifyContraction(op);
+    if (!contraction)
+      return failure();
+    OpOperand *a = contraction->a, *bIn = contraction->b;
+    OpOperand &init = op.getDpsInitsMutable()[0];
+    Block &payload = op.getRegion().front();
+    MLIRContext *ctx = op.getContext();
+    Type f16 = Float16Type::get(ctx), f32 = Float32Type::get(ctx);
+    auto elementType = [](Value v) {
+      return cast<MemRefType>(v.getType()).getElementType();
+    };
+    Type outType = elementType(init.get());
+    if (elementType(a->get()) != f16 || elementType(bIn->get()) != f16 ||
+        (outType != f16 && outType != f32))
+      return failure();
+    // The payload: exactly acc + x * y over the two inputs.
+    Value argA = payload.getArgument(a->getOperandNumber());
+    Value argB = payload.getArgument(bIn->getOperandNumber());
+    Value argOut = payload.getArgument(init.getOperandNumber());
+    auto ops = payload.without_terminator();
+    if (std::distance(ops.begin(), ops.end()) != 2)
+      return failure();
+    auto mul = dyn_cast<arith::MulFOp>(&*ops.begin());
+    auto add = dyn_cast<arith::AddFOp>(&*std::next(ops.begin()));
+    if (!mul || !add ||
+        payload.getTerminator()->getOperands() != ValueRange{add.getResult()})
+      return failure();
+    auto isPair = [](Value x, Value y, Value p, Value q) {
+      return (x == p && y == q) || (x == q && y == p);
+    };
+    if (!isPair(mul.getLhs(), mul.getRhs(), argA, argB) ||
+        !isPair(add.getLhs(), add.getRhs(), argOut, mul.getResult()))
+      return failure();
+
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    ArrayRef<unsigned> mDims = contraction->m, nDims = contraction->n,
+                       gDims = contraction->g, kDims = contraction->k,
+                       sDims = contraction->s;
+    int64_t M = extent(ranges, mDims), N = extent(ranges, nDims);
+    int64_t K = extent(ranges, kDims), G = extent(ranges, gDims);
+    if (M < kFrag || N < kFrag || K < kFrag)
+      return failure();
+    int64_t FM = M >= 64 ? 2 : 1, FN = N >= 64 ? 2 : 1;
+    int64_t TM = 2 * kFrag * FM, TN = 2 * kFrag * FN;
+    int64_t tilesM = llvm::divideCeil(M, TM), tilesN = llvm::divideCeil(N, TN);
+    int64_t grid = G * tilesM * tilesN;
+    if (grid > INT32_MAX)
+      return failure();
+
+    Location loc = op.getLoc();
+    auto workgroup =
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto tileA = MemRefType::get({TM, kFrag}, f16, AffineMap(), workgroup);
+    auto tileB = MemRefType::get({kFrag, TN}, f16, AffineMap(), workgroup);
+    auto tileC = MemRefType::get({TM, TN}, f32, AffineMap(), workgroup);
+    OpBuilder b(op);
+    gpu::LaunchOp launch = createLaunch(b, loc, grid, kThreads, kernelCount++,
+                                        TypeRange{tileA, tileB, tileC});
+    Value sharedA = launch.getWorkgroupAttributions()[0];
+    Value sharedB = launch.getWorkgroupAttributions()[1];
+    Value sharedC = launch.getWorkgroupAttributions()[2];
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToStart(&body);
+    gpu::TerminatorOp::create(b, loc);
+    b.setInsertionPointToStart(&body);
+    auto cst = [&](OpBuilder &bb, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(bb, loc, v);
+    };
+    Value zero = cst(b, 0), one = cst(b, 1);
+    Value bid = launch.getBlockIds().x, tid = launch.getThreadIds().x;
+    Value tn = arith::RemUIOp::create(b, loc, bid, cst(b, tilesN));
+    Value rest = arith::DivUIOp::create(b, loc, bid, cst(b, tilesN));
+    Value tm = arith::RemUIOp::create(b, loc, rest, cst(b, tilesM));
+    Value g = arith::DivUIOp::create(b, loc, rest, cst(b, tilesM));
+    SmallVector<Value> ivs(ranges.size(), zero);
+    if (!gDims.empty())
+      delinearize(b, loc, g, gDims, ranges, ivs);
+    Value m0 = arith::MulIOp::create(b, loc, tm, cst(b, TM));
+    Value n0 = arith::MulIOp::create(b, loc, tn, cst(b, TN));
+    // Warp (wr, wc) of the 2 x 2: rows wr * 16 FM, columns wc * 16 FN.
+    Value warp = arith::DivUIOp::create(b, loc, tid, cst(b, kWarp));
+    Value wr = arith::DivUIOp::create(b, loc, warp, cst(b, 2));
+    Value wc = arith::RemUIOp::create(b, loc, warp, cst(b, 2));
+    SmallVector<Value> fragRow, fragCol;
+    for (int64_t f = 0; f < FM; ++f)
+      fragRow.push_back(arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, wr, cst(b, kFrag * FM)),
+          cst(b, kFrag * f)));
+    for (int64_t f = 0; f < FN; ++f)
+      fragCol.push_back(arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, wc, cst(b, kFrag * FN)),
+          cst(b, kFrag * f)));
+    auto accType = gpu::MMAMatrixType::get({kFrag, kFrag}, f32, "COp");
+    auto aType = gpu::MMAMatrixType::get({kFrag, kFrag}, f16, "AOp");
+    auto bType = gpu::MMAMatrixType::get({kFrag, kFrag}, f16, "BOp");
+    Value zeroF32 = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    SmallVector<Value> acc;
+    for (int64_t i = 0; i < FM * FN; ++i)
+      acc.push_back(
+          gpu::SubgroupMmaConstantMatrixOp::create(b, loc, accType, zeroF32));
+
+    // Copies `o`'s slice at k0 into `shared`: [m][k] (A) or [k][n] (B).
+    // Each thread copies a run of consecutive elements along the operand's
+    // contiguous dimension (k, or m/n), so that the index arithmetic of the
+    // other dimension (an implicit GEMM's pixel coordinates) is done once
+    // per thread rather than once per element: fewer registers live across
+    // the K loop.
+    auto copyTile = [&](OpBuilder &bb, OpOperand *o, Value shared,
+                        ArrayRef<unsigned> dims, int64_t size, int64_t T,
+                        Value origin, Value k0, bool rowsAreM) {
+      AffineMap map = op.getMatchingIndexingMap(o);
+      bool alongK = map.getNumResults() > 0 &&
+                    map.getResults().back().isFunctionOfDim(kDims.back());
+      int64_t run = T * kFrag / kThreads;
+      int64_t runsPerLine = (alongK ? kFrag : T) / run;
+      Value first = arith::MulIOp::create(
+          bb, loc, arith::RemUIOp::create(bb, loc, tid, cst(bb, runsPerLine)),
+          cst(bb, run));
+      Value line = arith::DivUIOp::create(bb, loc, tid, cst(bb, runsPerLine));
+      for (int64_t e = 0; e < run; ++e) {
+        Value along = arith::AddIOp::create(bb, loc, first, cst(bb, e));
+        Value kk = alongK ? along : line, mm = alongK ? line : along;
+        Value m = arith::AddIOp::create(bb, loc, origin, mm);
+        Value k = arith::AddIOp::create(bb, loc, k0, kk);
+        Value ok = andCond(bb, loc, below(bb, loc, m, size, size, T),
+                           below(bb, loc, k, K, K, kFrag));
+        delinearize(bb, loc, m, dims, ranges, ivs);
+        delinearize(bb, loc, k, kDims, ranges, ivs);
+        Value v = guardedLoad(bb, loc, ok, o->get(),
+                              operandIndices(bb, loc, op, *o, ivs));
+        memref::StoreOp::create(bb, loc, v, shared,
+                                rowsAreM ? ValueRange{mm, kk}
+                                         : ValueRange{kk, mm});
+      }
+    };
+    auto kSlice = [&](OpBuilder &bb, Value kt, ValueRange carried) {
+      Value k0 = arith::MulIOp::create(bb, loc, kt, cst(bb, kFrag));
+      copyTile(bb, a, sharedA, mDims, M, TM, m0, k0, /*rowsAreM=*/true);
+      copyTile(bb, bIn, sharedB, nDims, N, TN, n0, k0, /*rowsAreM=*/false);
+      gpu::BarrierOp::create(bb, loc);
+      SmallVector<Value> fa, fb, next;
+      for (int64_t f = 0; f < FM; ++f)
+        fa.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+            bb, loc, aType, sharedA, ValueRange{fragRow[f], zero},
+            bb.getIndexAttr(kFrag), UnitAttr()));
+      for (int64_t f = 0; f < FN; ++f)
+        fb.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+            bb, loc, bType, sharedB, ValueRange{zero, fragCol[f]},
+            bb.getIndexAttr(TN), UnitAttr()));
+      for (int64_t i = 0; i < FM; ++i)
+        for (int64_t j = 0; j < FN; ++j)
+          next.push_back(gpu::SubgroupMmaComputeOp::create(
+              bb, loc, accType, fa[i], fb[j], carried[i * FN + j],
+              UnitAttr(), UnitAttr()));
+      gpu::BarrierOp::create(bb, loc);
+      return next;
+    };
+    std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
+        [&](OpBuilder &bb, unsigned level,
+            ValueRange carried) -> SmallVector<Value> {
+      bool slices = level == sDims.size();
+      int64_t ub = slices ? llvm::divideCeil(K, kFrag) : ranges[sDims[level]];
+      auto loop = scf::ForOp::create(
+          bb, loc, zero, cst(bb, ub), one, carried,
+          [&](OpBuilder &lb, Location, Value iv, ValueRange iterArgs) {
+            SmallVector<Value> next;
+            if (slices) {
+              next = kSlice(lb, iv, iterArgs);
+            } else {
+              ivs[sDims[level]] = iv;
+              next = nest(lb, level + 1, iterArgs);
+            }
+            scf::YieldOp::create(lb, loc, next);
+          });
+      return SmallVector<Value>(loop.getResults());
+    };
+    SmallVector<Value> sums = nest(b, 0, acc);
+
+    // The accumulators through shared memory to the outputs.
+    for (int64_t i = 0; i < FM; ++i)
+      for (int64_t j = 0; j < FN; ++j)
+        gpu::SubgroupMmaStoreMatrixOp::create(
+            b, loc, sums[i * FN + j], sharedC,
+            ValueRange{fragRow[i], fragCol[j]}, b.getIndexAttr(TN),
+            UnitAttr());
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t e = 0; e < TM * TN / kThreads; ++e) {
+      Value lin = arith::AddIOp::create(b, loc, tid, cst(b, kThreads * e));
+      Value nn = arith::RemUIOp::create(b, loc, lin, cst(b, TN));
+      Value mm = arith::DivUIOp::create(b, loc, lin, cst(b, TN));
+      Value m = arith::AddIOp::create(b, loc, m0, mm);
+      Value n = arith::AddIOp::create(b, loc, n0, nn);
+      Value ok = andCond(b, loc, below(b, loc, m, M, M, TM),
+                         below(b, loc, n, N, N, TN));
+      OpBuilder::InsertionGuard guard(b);
+      if (ok) {
+        auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      }
+      delinearize(b, loc, m, mDims, ranges, ivs);
+      delinearize(b, loc, n, nDims, ranges, ivs);
+      SmallVector<Value> at = operandIndices(b, loc, op, init, ivs);
+      Value sum = memref::LoadOp::create(b, loc, sharedC, ValueRange{mm, nn});
+      Value old = memref::LoadOp::create(b, loc, init.get(), at);
+      if (outType != f32)
+        old = arith::ExtFOp::create(b, loc, f32, old);
+      Value total = arith::AddFOp::create(b, loc, old, sum);
+      if (outType != f32)
+        total = arith::TruncFOp::create(b, loc, outType, total);
+      memref::StoreOp::create(b, loc, total, init.get(), at);
+    }
     return launch;
   }
 

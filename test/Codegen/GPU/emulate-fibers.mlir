@@ -49,3 +49,47 @@ func.func @shared(%x: memref<128xf32>, %y: memref<128xf32>) {
   }
   return
 }
+
+// Warp-level matrix operations: every lane holds a whole fragment in a
+// buffer of its own. The zero accumulator (shared by two uses after CSE) is
+// filled into one buffer per use; the load copies 16 x 16 elements; the
+// multiply-accumulate updates the accumulator's buffer in place, with the
+// fp16 products widened to fp32; the loop carries buffers.
+// CHECK-LABEL: func.func @fragments(
+// CHECK: scf.forall
+// CHECK-DAG: %[[ACC0:.+]] = memref.alloca() : memref<16x16xf32>
+// CHECK-DAG: %[[ACC1:.+]] = memref.alloca() : memref<16x16xf32>
+// CHECK-DAG: %[[FA:.+]] = memref.alloca() : memref<16x16xf16>
+// CHECK: scf.for %{{.+}} = {{.*}} -> (memref<16x16xf32>, memref<16x16xf32>)
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: gpu.subgroup_mma
+// CHECK: } {kiln.fibers}
+func.func @fragments(%a: memref<16x16xf16>, %out: memref<16x32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%sa : memref<16x16xf16, #gpu.address_space<workgroup>>) {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %c16 = arith.constant 16 : index
+    %v = memref.load %a[%tx, %c0] : memref<16x16xf16>
+    memref.store %v, %sa[%tx, %c0] : memref<16x16xf16, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %z = arith.constant 0.0 : f32
+    %acc = gpu.subgroup_mma_constant_matrix %z : !gpu.mma_matrix<16x16xf32, "COp">
+    %r:2 = scf.for %i = %c0 to %c2 step %c1 iter_args(%x = %acc, %y = %acc) -> (!gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">) {
+      %fa = gpu.subgroup_mma_load_matrix %sa[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf16, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<16x16xf16, "AOp">
+      %fb = gpu.subgroup_mma_load_matrix %sa[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf16, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<16x16xf16, "BOp">
+      %x2 = gpu.subgroup_mma_compute %fa, %fb, %x : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+      %y2 = gpu.subgroup_mma_compute %fa, %fb, %y : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+      scf.yield %x2, %y2 : !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">
+    }
+    gpu.subgroup_mma_store_matrix %r#0, %out[%c0, %c0] {leadDimension = 32 : index} : !gpu.mma_matrix<16x16xf32, "COp">, memref<16x32xf32>
+    gpu.subgroup_mma_store_matrix %r#1, %out[%c0, %c16] {leadDimension = 32 : index} : !gpu.mma_matrix<16x16xf32, "COp">, memref<16x32xf32>
+    gpu.terminator
+  }
+  return
+}

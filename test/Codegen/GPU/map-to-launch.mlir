@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=block-size=128 | FileCheck %s --check-prefix=B128
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=coarsen=1 | FileCheck %s --check-prefix=ONE
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=tile=false | FileCheck %s --check-prefix=NOTILE
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-map-to-launch=tensor-cores=false | FileCheck %s --check-prefix=NOTC
 
 // Elementwise: one thread per element; 1000 points in blocks of 256 need 4
 // blocks and a bounds check. The innermost dimension varies fastest. The
@@ -250,6 +251,52 @@ func.func @tiled_conv(%i: memref<1x8x8x8xf32>, %f: memref<3x3x8x32xf32>, %o: mem
     %m = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// An fp16 multiply-add contraction runs on tensor cores: 4 warps (128
+// threads) per block, each warp 2 x 2 fragments of 16 x 16 of the 64 x 64
+// tile; the fp16 slices are staged as A[m][k] and B[k][n], the fp32
+// accumulators start at zero and go through shared memory at the end, where
+// each output gets its initial value added and is rounded to fp16.
+// CHECK-LABEL: func.func @tensor_core_matmul(
+// CHECK-SAME: %[[A:[^:]+]]: memref<64x40xf16>, %[[B:[^:]+]]: memref<40x128xf16>, %[[C:[^:]+]]: memref<64x128xf16>
+// CHECK: %[[C128:.+]] = arith.constant 128 : index
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %[[C128]], {{.*}} workgroup(%[[SA:.+]] : memref<64x16xf16, #gpu.address_space<workgroup>>, %[[SB:.+]] : memref<16x64xf16, #gpu.address_space<workgroup>>, %[[SC:.+]] : memref<64x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-4: gpu.subgroup_mma_constant_matrix %{{.+}} : !gpu.mma_matrix<16x16xf32, "COp">
+// CHECK: scf.for {{.*}} -> (!gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">)
+// CHECK: memref.store %{{.+}}, %[[SA]]
+// CHECK: memref.store %{{.+}}, %[[SB]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix %[[SA]][%{{.+}}, %{{.+}}] {leadDimension = 16 : index} : memref<64x16xf16, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<16x16xf16, "AOp">
+// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix %[[SB]][%{{.+}}, %{{.+}}] {leadDimension = 64 : index} : memref<16x64xf16, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<16x16xf16, "BOp">
+// CHECK-COUNT-4: gpu.subgroup_mma_compute
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: gpu.subgroup_mma_store_matrix %{{.+}}, %[[SC]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[SC]]
+// CHECK: %[[OLD:.+]] = memref.load %[[C]]
+// CHECK: %[[WIDE:.+]] = arith.extf %[[OLD]] : f16 to f32
+// CHECK: %[[SUM:.+]] = arith.addf %[[WIDE]], %{{.+}} : f32
+// CHECK: %[[NARROW:.+]] = arith.truncf %[[SUM]] : f32 to f16
+// CHECK: memref.store %[[NARROW]], %[[C]]
+// NOTC-LABEL: func.func @tensor_core_matmul(
+// NOTC-NOT: subgroup_mma
+// NOTC: workgroup(%{{.+}} : memref<16x64xf16, #gpu.address_space<workgroup>>, %{{.+}} : memref<16x64xf16, #gpu.address_space<workgroup>>)
+// NOTC-NOT: subgroup_mma
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @tensor_core_matmul(%a: memref<64x40xf16>, %b: memref<40x128xf16>, %c: memref<64x128xf16>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x40xf16>, memref<40x128xf16>) outs(%c : memref<64x128xf16>) {
+  ^bb0(%x: f16, %y: f16, %acc: f16):
+    %m = arith.mulf %x, %y : f16
+    %s = arith.addf %acc, %m : f16
+    linalg.yield %s : f16
   }
   return
 }

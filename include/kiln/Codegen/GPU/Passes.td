@@ -34,7 +34,10 @@ def MapToLaunchPass : Pass<"kiln-gpu-map-to-launch", "func::FuncOp"> {
     tile is at least 16x16 instead gets shared-memory tiles: each block
     copies 16-wide slices of its A and B tiles into workgroup memory
     between two `gpu.barrier`s and accumulates a 64x64 (or smaller) output
-    tile from there, 4x4 outputs per thread. A `linalg.generic` whose output depends on a
+    tile from there, 4x4 outputs per thread. An fp16 contraction whose
+    payload is a multiply-add instead runs on tensor cores: 4 warps per
+    block, each computing 16x16 fragments with `gpu.subgroup_mma_compute`
+    from the shared tiles, accumulating in fp32. A `linalg.generic` whose output depends on a
     reduction dimension, and every other op with side effects (scalar loops,
     run-time guards), runs in a one-thread kernel. Side-effect free ops
     (constants, views) are cloned into the kernels that use them, so every
@@ -51,6 +54,10 @@ def MapToLaunchPass : Pass<"kiln-gpu-map-to-launch", "func::FuncOp"> {
            "contractions (matmuls, convolutions as implicit GEMMs) get "
            "shared-memory tiles: 16x16-thread blocks, up to 64x64 outputs "
            "per block, K in slices of 16 staged in shared memory">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
+           "with tile: fp16 contractions whose payload is a multiply-add run "
+           "on tensor cores (warp-level 16x16x16 gpu.subgroup_mma ops, fp32 "
+           "accumulation)">,
     Option<"moduleName", "module-name", "std::string", /*default=*/"\"kiln_kernels\"",
            "name of the gpu.module that receives the kernels">,
   ];
@@ -59,6 +66,22 @@ def MapToLaunchPass : Pass<"kiln-gpu-map-to-launch", "func::FuncOp"> {
                            "::mlir::affine::AffineDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def AlignWorkgroupPass : Pass<"kiln-gpu-align-workgroup", "ModuleOp"> {
+  let summary = "Align every shared-memory buffer of the outlined kernels";
+  let description = [{
+    Runs after `gpu-kernel-outlining`: sets `llvm.align` on every workgroup
+    attribution of every `gpu.func`, which `convert-gpu-to-nvvm` gives the
+    `.shared` array it creates. Without it an array is aligned to its
+    element only (2 bytes for fp16), while a wmma fragment load needs 32
+    bytes and a 16-byte vector access 16.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"32",
+           "alignment in bytes">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def EmulateOnHostPass : Pass<"kiln-gpu-emulate-on-host", "ModuleOp"> {
