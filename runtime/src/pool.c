@@ -9,7 +9,9 @@
  * balances uneven iterations and a busy core at the price of one atomic add
  * per chunk. Between loops the workers spin for up to half a millisecond (the
  * next loop of a model usually starts within microseconds), then sleep on a
- * condition variable. */
+ * condition variable. The caller waits at the end of a loop only for the
+ * workers that joined it (see `ticket`), never for one that had not woken up
+ * by the time every chunk was handed out. */
 #include "pool.h"
 
 #include <pthread.h>
@@ -37,13 +39,19 @@ struct kiln_pool {
   pthread_t *workers;
   int started; /* workers actually created */
 
-  /* The current loop, published by bumping `generation`. */
+  /* The current loop, published by a new generation in `ticket`. */
   kiln_task_fn fn;
   void *ctx;
   int64_t count, chunk;
   _Atomic int64_t next;    /* first iteration not yet handed out */
-  _Atomic int busy;        /* workers still inside the current loop */
-  _Atomic uint64_t generation;
+  /* Generation (high 32 bits), closed flag (bit 31) and the number of
+   * workers that joined the loop (low bits). A worker joins by incrementing
+   * the count while the loop is open; the caller closes the loop once every
+   * chunk is handed out and then waits only for the workers that joined. A
+   * worker that wakes up later (descheduled on a busy machine) finds the
+   * loop closed and leaves it alone, so the caller never waits for it. */
+  _Atomic uint64_t ticket;
+  _Atomic int finished;    /* joined workers done with the current loop */
   _Atomic int sleepers;    /* workers waiting on `wake` */
   _Atomic int caller_waiting; /* the caller sleeps on `done` */
   _Atomic int stop;
@@ -76,26 +84,44 @@ static void run_chunks(kiln_pool *p) {
   }
 }
 
+#define KILN_TICKET_CLOSED ((uint64_t)1 << 31)
+#define KILN_TICKET_JOINED ((uint64_t)KILN_TICKET_CLOSED - 1)
+
+static uint32_t ticket_generation(uint64_t t) { return (uint32_t)(t >> 32); }
+
+/* Joins the loop that `t` (a fresh load of the ticket) announces, unless it
+ * is closed; returns whether it did. */
+static int join_loop(kiln_pool *p, uint64_t t) {
+  while (!(t & KILN_TICKET_CLOSED)) {
+    if (atomic_compare_exchange_weak_explicit(&p->ticket, &t, t + 1,
+                                              memory_order_acq_rel,
+                                              memory_order_acquire))
+      return 1;
+  }
+  return 0;
+}
+
 static void *worker_main(void *arg) {
   kiln_pool *p = (kiln_pool *)arg;
-  /* Not a load: a worker that starts late must still take the loops
-   * published before it ran. */
-  uint64_t seen = 0;
+  /* Generation 0 is never a loop: a worker that starts late still sees the
+   * first loop if it is open. */
+  uint32_t seen = 0;
   for (;;) {
-    uint64_t now = seen;
+    uint64_t now = 0;
     int64_t deadline = now_ns() + KILN_WORKER_SPIN_NS;
     for (unsigned i = 1;; ++i) {
-      now = atomic_load_explicit(&p->generation, memory_order_acquire);
-      if (now != seen || atomic_load_explicit(&p->stop, memory_order_relaxed))
+      now = atomic_load_explicit(&p->ticket, memory_order_acquire);
+      if (ticket_generation(now) != seen ||
+          atomic_load_explicit(&p->stop, memory_order_relaxed))
         break;
       cpu_relax();
       if (i % 64 == 0 && now_ns() > deadline)
         break;
     }
-    if (now == seen && !atomic_load(&p->stop)) {
+    if (ticket_generation(now) == seen && !atomic_load(&p->stop)) {
       pthread_mutex_lock(&p->mutex);
       atomic_fetch_add(&p->sleepers, 1);
-      while ((now = atomic_load(&p->generation)) == seen &&
+      while (ticket_generation(now = atomic_load(&p->ticket)) == seen &&
              !atomic_load(&p->stop))
         pthread_cond_wait(&p->wake, &p->mutex);
       atomic_fetch_sub(&p->sleepers, 1);
@@ -103,9 +129,12 @@ static void *worker_main(void *arg) {
     }
     if (atomic_load(&p->stop))
       return NULL;
-    seen = now;
+    seen = ticket_generation(now);
+    if (!join_loop(p, now))
+      continue; /* closed: the caller and the other workers did it */
     run_chunks(p);
-    if (atomic_fetch_sub(&p->busy, 1) == 1 && atomic_load(&p->caller_waiting)) {
+    atomic_fetch_add(&p->finished, 1);
+    if (atomic_load(&p->caller_waiting)) {
       pthread_mutex_lock(&p->mutex);
       pthread_cond_signal(&p->done);
       pthread_mutex_unlock(&p->mutex);
@@ -175,7 +204,6 @@ __kiln_parallel_for(kiln_task_fn fn, void *ctx, int64_t count) {
   }
   /* A loop run from inside another one (not emitted today) runs inline. */
   current_pool = NULL;
-  int workers = p->started;
   /* About four chunks per thread: enough to even out a slow core. */
   int64_t chunk = count / ((int64_t)p->threads * 4);
   p->fn = fn;
@@ -183,27 +211,38 @@ __kiln_parallel_for(kiln_task_fn fn, void *ctx, int64_t count) {
   p->count = count;
   p->chunk = chunk > 0 ? chunk : 1;
   atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-  atomic_store_explicit(&p->busy, workers, memory_order_relaxed);
-  atomic_fetch_add(&p->generation, 1); /* publishes the fields above */
+  atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
+  /* A new generation, open, nobody joined: publishes the fields above. The
+   * generation skips 0, which workers take for "no loop yet". */
+  uint32_t generation =
+      ticket_generation(atomic_load_explicit(&p->ticket, memory_order_relaxed)) + 1;
+  if (generation == 0)
+    generation = 1;
+  atomic_store_explicit(&p->ticket, (uint64_t)generation << 32,
+                        memory_order_release);
   if (atomic_load(&p->sleepers)) {
     pthread_mutex_lock(&p->mutex);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mutex);
   }
   run_chunks(p);
-  /* The workers usually finish within microseconds of the caller; when one
-   * was descheduled (a loaded machine), sleep rather than spin. */
+  /* Every chunk is handed out: close the loop and wait only for the workers
+   * that joined it. They usually finish within microseconds of the caller;
+   * when one was descheduled inside its chunk, sleep rather than spin. */
+  int joined = (int)(atomic_fetch_or_explicit(&p->ticket, KILN_TICKET_CLOSED,
+                                              memory_order_acq_rel) &
+                     KILN_TICKET_JOINED);
   int64_t deadline = now_ns() + KILN_CALLER_SPIN_NS;
-  for (unsigned i = 1; atomic_load_explicit(&p->busy, memory_order_acquire);
-       ++i) {
+  for (unsigned i = 1;
+       atomic_load_explicit(&p->finished, memory_order_acquire) != joined; ++i) {
     cpu_relax();
     if (i % 64 == 0 && now_ns() > deadline)
       break;
   }
-  if (atomic_load(&p->busy)) {
+  if (atomic_load(&p->finished) != joined) {
     pthread_mutex_lock(&p->mutex);
     atomic_store(&p->caller_waiting, 1);
-    while (atomic_load(&p->busy))
+    while (atomic_load(&p->finished) != joined)
       pthread_cond_wait(&p->done, &p->mutex);
     atomic_store(&p->caller_waiting, 0);
     pthread_mutex_unlock(&p->mutex);

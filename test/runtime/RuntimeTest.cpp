@@ -7,12 +7,18 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
+extern "C" {
+#include "pool.h"
+void __kiln_parallel_for(void (*fn)(void *, int64_t, int64_t), void *ctx,
+                         int64_t count);
+}
 extern "C" int kiln_internal_missing_feature(const char *list, char *missing,
                                              size_t missing_bytes);
 // The fibers of --target=cuda-emulated (runtime/src/emu.c); not linked
@@ -517,6 +523,82 @@ TEST(RuntimeAllocation, CounterSeesAllocations) {
 }
 
 } // namespace
+
+// The thread pool (runtime/src/pool.c) directly: many loops of every size
+// back to back, each iteration run exactly once and every write of a loop
+// visible when __kiln_parallel_for returns; with workers that are late
+// (the caller's thread yields, other threads keep the cores busy) a loop
+// must still complete without waiting for a worker that never joined it.
+struct PoolLoop {
+  std::atomic<int> *hits;
+  int64_t *values;
+  int64_t base;
+};
+
+void poolBody(void *ctx, int64_t begin, int64_t end) {
+  auto *loop = static_cast<PoolLoop *>(ctx);
+  for (int64_t i = begin; i < end; ++i) {
+    loop->hits[i].fetch_add(1, std::memory_order_relaxed);
+    loop->values[i] = loop->base + i;
+  }
+}
+
+void runPoolLoops(kiln_pool *pool, int loops) {
+  constexpr int64_t kMax = 300;
+  std::vector<std::atomic<int>> hits(kMax);
+  std::vector<int64_t> values(kMax);
+  kiln_pool *previous = kiln_pool_enter(pool);
+  for (int l = 0; l < loops; ++l) {
+    int64_t count = 1 + (l * 37) % kMax;
+    for (int64_t i = 0; i < count; ++i)
+      hits[i].store(0, std::memory_order_relaxed);
+    PoolLoop loop{hits.data(), values.data(), 1000 * l};
+    __kiln_parallel_for(poolBody, &loop, count);
+    for (int64_t i = 0; i < count; ++i) {
+      ASSERT_EQ(hits[i].load(std::memory_order_relaxed), 1)
+          << "loop " << l << " of " << count << ", iteration " << i;
+      ASSERT_EQ(values[i], 1000 * l + i) << "loop " << l << ", iteration " << i;
+    }
+    if (l % 97 == 0)
+      std::this_thread::yield();
+  }
+  kiln_pool_leave(previous);
+}
+
+TEST(RuntimePool, EveryIterationOnceAcrossManyLoops) {
+  for (int threads : {2, 3, 4}) {
+    kiln_pool *pool = kiln_pool_create(threads);
+    ASSERT_NE(pool, nullptr);
+    EXPECT_EQ(kiln_pool_threads(pool), threads);
+    runPoolLoops(pool, 3000);
+    kiln_pool_destroy(pool);
+  }
+}
+
+TEST(RuntimePool, LateWorkersOnABusyMachine) {
+  // More runnable threads than cores: the pool's workers are often not
+  // running when a loop starts.
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> hogs;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency());
+       ++i)
+    hogs.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed))
+        ;
+    });
+  kiln_pool *pool = kiln_pool_create(3);
+  ASSERT_NE(pool, nullptr);
+  runPoolLoops(pool, 2000);
+  kiln_pool_destroy(pool);
+  stop = true;
+  for (std::thread &t : hogs)
+    t.join();
+}
+
+TEST(RuntimePool, NoPoolRunsInline) {
+  EXPECT_EQ(kiln_pool_create(1), nullptr);
+  runPoolLoops(nullptr, 50);
+}
 
 #ifndef KILN_TEST_NO_FIBERS // ThreadSanitizer does not follow swapcontext
 // The emulated GPU block: what one thread writes before a barrier, every
