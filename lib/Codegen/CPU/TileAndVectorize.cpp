@@ -1,5 +1,6 @@
 //===- TileAndVectorize.cpp - static register tiles, then vectors -*- C++ -*-===//
 #include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
@@ -63,6 +64,104 @@ int64_t depthwiseChannelTile(int64_t channels, int64_t vw) {
   return divisorAtMost(channels, 2 * vw);
 }
 
+/// Marks a contraction whose constant right-hand side packConstantRhs laid
+/// out in panels: its panel dimension is one register tile, taken whole.
+constexpr llvm::StringLiteral kPackedRhsAttr = "kiln.packed_rhs";
+
+/// Columns per panel of a packed right-hand side: 4 registers when they
+/// divide N (a matrix-vector product then has 4 independent FMA chains for
+/// its single row of accumulators; a 4 x 64 tile holds 16), else the usual
+/// register tile. It depends on B alone, so that the batch variants of one
+/// model pack each weight the same way and share one copy of it. 0: no
+/// packing (a single panel).
+int64_t panelWidth(int64_t n, int64_t vw) {
+  int64_t width = n % (4 * vw) == 0 ? 4 * vw : registerTile(n, vw);
+  return width > 0 && n % width == 0 && n / width >= 2 ? width : 0;
+}
+
+/// A matmul with a constant right-hand side B[K, N] (the weights of Gemm and
+/// MatMul, transposed at import when needed) reads B by rows of N, one
+/// register tile at a time: for each k, the next few cache lines of the tile
+/// lie N elements further on, a new page every k for wide layers, which
+/// hardware prefetchers do not follow (the MLP's 1024-wide layers ran at a
+/// third of the memory bandwidth ORT gets). Packing B at compile time into
+/// panels P[N / nt][K][nt] of one register tile's columns makes every tile's
+/// reads one contiguous stream. The matmul becomes a generic over
+/// (m, panel, column, k) writing the output as [M][N / nt][nt], a view of
+/// the same buffer (expand_shape / collapse_shape).
+void packConstantRhs(RewriterBase &rewriter, func::FuncOp func, int64_t vw) {
+  SmallVector<linalg::MatmulOp> matmuls;
+  func.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
+  for (linalg::MatmulOp op : matmuls) {
+    if (!op.hasPureTensorSemantics() || op.hasUserDefinedMaps())
+      continue;
+    Value a = op.getDpsInputOperand(0)->get();
+    Value b = op.getDpsInputOperand(1)->get();
+    Value init = op.getDpsInitOperand(0)->get();
+    auto cst = b.getDefiningOp<arith::ConstantOp>();
+    auto elements = cst ? dyn_cast<ElementsAttr>(cst.getValue()) : nullptr;
+    auto aType = dyn_cast<RankedTensorType>(a.getType());
+    auto bType = dyn_cast<RankedTensorType>(b.getType());
+    auto cType = dyn_cast<RankedTensorType>(init.getType());
+    if (!elements || !aType || !bType || !cType || !aType.hasStaticShape() ||
+        !bType.hasStaticShape() || !cType.hasStaticShape())
+      continue;
+    Type elt = cType.getElementType();
+    if (!elt.isF32() || aType.getElementType() != elt ||
+        bType.getElementType() != elt)
+      continue;
+    int64_t m = cType.getDimSize(0), k = bType.getDimSize(0),
+            n = bType.getDimSize(1);
+    int64_t width = panelWidth(n, vw);
+    if (!width || k < 2)
+      continue;
+    std::optional<ElementsAttr> packed =
+        mlir::kiln::permuteElements(elements, {k, n / width, width}, {1, 0, 2},
+                                    /*keepDense=*/true);
+    if (!packed)
+      continue;
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    Value panels = arith::ConstantOp::create(rewriter, loc, packed->getType(),
+                                             cast<TypedAttr>(*packed));
+    auto outType = RankedTensorType::get({m, n / width, width}, elt);
+    SmallVector<ReassociationIndices> reassociation = {{0}, {1, 2}};
+    Value out;
+    auto fill = init.getDefiningOp<linalg::FillOp>();
+    if (fill && fill->hasOneUse()) {
+      Value empty = tensor::EmptyOp::create(rewriter, loc, outType.getShape(), elt);
+      out = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
+                .getResult(0);
+    } else {
+      out = tensor::ExpandShapeOp::create(rewriter, loc, outType, init,
+                                          reassociation);
+    }
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr dm, dp, dc, dk;
+    bindDims(ctx, dm, dp, dc, dk);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(4, 0, {dm, dk}, ctx),
+        AffineMap::get(4, 0, {dp, dk, dc}, ctx),
+        AffineMap::get(4, 0, {dm, dp, dc}, ctx)};
+    SmallVector<utils::IteratorType> iterators = {
+        utils::IteratorType::parallel, utils::IteratorType::parallel,
+        utils::IteratorType::parallel, utils::IteratorType::reduction};
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, outType, ValueRange{a, panels}, ValueRange{out}, maps,
+        iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value p = arith::MulFOp::create(nb, nl, args[0], args[1]);
+          linalg::YieldOp::create(
+              nb, nl, Value(arith::AddFOp::create(nb, nl, args[2], p)));
+        });
+    generic->setAttr(kPackedRhsAttr, rewriter.getUnitAttr());
+    Value result = tensor::CollapseShapeOp::create(
+        rewriter, loc, cType, generic.getResult(0), reassociation);
+    rewriter.replaceOp(op, result);
+    if (fill && fill->use_empty())
+      rewriter.eraseOp(fill);
+  }
+}
+
 /// Tile sizes for one op (0 = leave the loop whole).
 SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
@@ -105,9 +204,15 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
         linalg::inferContractionDims(op);
     if (failed(dims) || dims->m.empty() || dims->n.empty())
       return {};
-    // An mr x nr register tile, one reduction step at a time.
-    t[dims->m.back()] = divisorAtMost(r[dims->m.back()], 8);
-    t[dims->n.back()] = registerTile(r[dims->n.back()], vw);
+    // An mr x nr register tile, one reduction step at a time: 16
+    // accumulators (8 x 2 registers). A packed right-hand side's panel is
+    // the register tile's width, taken whole, with as many rows as fit.
+    int64_t nr = op->hasAttr(kPackedRhsAttr)
+                     ? r[dims->n.back()]
+                     : registerTile(r[dims->n.back()], vw);
+    int64_t mr = std::max<int64_t>(1, 16 / std::max<int64_t>(1, nr / vw));
+    t[dims->m.back()] = divisorAtMost(r[dims->m.back()], std::min<int64_t>(mr, 8));
+    t[dims->n.back()] = nr;
   } else {
     // Elementwise, transposes, fills, copies and reductions: up to four
     // registers along the innermost parallel loop; when that loop is short,
@@ -390,6 +495,8 @@ struct TileAndVectorizePass
         use->set(clone->getResult(0));
       }
     }
+
+    packConstantRhs(rewriter, func, vectorWidth);
 
     // 1. Tile every linalg op into static register-sized tiles.
     //    Consumers first, so that a reduction fuses its fill before the fill
