@@ -111,7 +111,7 @@ func.func @row_sum(%x: tensor<8x256xf32>, %acc: tensor<8xf32>) -> tensor<8xf32> 
 // CHECK-LABEL: func.func @conv_nhwc
 // CHECK-SAME: (%[[X:.+]]: tensor<1x10x10x8xf32>, %[[W:.+]]: tensor<3x3x8x32xf32>,
 // CHECK: scf.for %[[OH:.+]] = %{{.+}} to %c8 step %c1
-// CHECK: %[[TILE:.+]] = tensor.extract_slice {{.+}} : tensor<1x1x8x32xf32> to tensor<1x8x32xf32>
+// CHECK: %[[TILE:.+]] = tensor.extract_slice {{.+}} : tensor<1x{{.+}}x32xf32> to tensor<1x8x32xf32>
 // CHECK: scf.for %[[KH:.+]] = %{{.+}} to %c3 step %c1 iter_args(%[[ACCH:.+]] = %[[TILE]])
 // CHECK: scf.for %[[C:.+]] = %{{.+}} to %c8 step %c2 iter_args(%[[ACC:.+]] = %[[ACCH]])
 // CHECK: %[[ROW:.+]] = vector.transfer_read %[[X]]{{.+}} : tensor<1x10x10x8xf32>, vector<10x2xf32>
@@ -243,4 +243,41 @@ func.func @gemv_constant_rhs(%a: tensor<1x2xf32>) -> tensor<1x256xf32> {
   %c = linalg.fill ins(%zero : f32) outs(%e : tensor<1x256xf32>) -> tensor<1x256xf32>
   %0 = linalg.matmul ins(%a, %b : tensor<1x2xf32>, tensor<2x256xf32>) outs(%c : tensor<1x256xf32>) -> tensor<1x256xf32>
   return %0 : tensor<1x256xf32>
+}
+
+// -----
+
+// A convolution's constant filter is stored as panels [F / 32][KH][KW][C][32]
+// (here w[c][f] = 100 c + f: panel 0 holds rows 0.0... and 100.0..., panel
+// 1 starts with 32.0 and 132.0), and each tile reads its panel, indexed by
+// the output-channel offset / 32, as one contiguous block.
+// CHECK-LABEL: func.func @conv_filter_panels
+// CHECK: %[[P:.+]] = arith.constant dense<{{\[\[\[\[\[}}0.000000e+00, 1.000000e+00, {{.+}}], [1.000000e+02, {{.+}}]]]], {{\[\[\[\[}}3.200000e+01, {{.+}}], [1.320000e+02, {{.+}}]]]]]> : tensor<2x1x1x2x32xf32>
+// CHECK: scf.for %[[F:.+]] = %{{.+}} to %c64 step %c32
+// CHECK: %[[PANEL:.+]] = arith.divui %[[F]], %c32
+// CHECK: vector.transfer_read %[[P]][%[[PANEL]], %c0, %c0, %c0, %c0]{{.+}} : tensor<2x1x1x2x32xf32>, vector<2x32xf32>
+// CHECK-NOT: tensor<1x1x2x64xf32>
+func.func @conv_filter_panels(%x: tensor<1x1x8x2xf32>) -> tensor<1x1x8x64xf32> {
+  %w = arith.constant dense<[[[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0], [100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0, 110.0, 111.0, 112.0, 113.0, 114.0, 115.0, 116.0, 117.0, 118.0, 119.0, 120.0, 121.0, 122.0, 123.0, 124.0, 125.0, 126.0, 127.0, 128.0, 129.0, 130.0, 131.0, 132.0, 133.0, 134.0, 135.0, 136.0, 137.0, 138.0, 139.0, 140.0, 141.0, 142.0, 143.0, 144.0, 145.0, 146.0, 147.0, 148.0, 149.0, 150.0, 151.0, 152.0, 153.0, 154.0, 155.0, 156.0, 157.0, 158.0, 159.0, 160.0, 161.0, 162.0, 163.0]]]]> : tensor<1x1x2x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x8x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x8x64xf32>) -> tensor<1x1x8x64xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x8x2xf32>, tensor<1x1x2x64xf32>) outs(%acc : tensor<1x1x8x64xf32>) -> tensor<1x1x8x64xf32>
+  return %0 : tensor<1x1x8x64xf32>
+}
+
+// -----
+
+// A filter much larger than its input (2.4 MB against 83 KB) is read once:
+// tiles of 32 output channels go outermost, all output rows inside them.
+// CHECK-LABEL: func.func @conv_channels_outermost
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c256 step %c32
+// CHECK-NEXT: scf.for %{{.+}} = %{{.+}} to %c7 step %c1
+func.func @conv_channels_outermost(%x: tensor<1x9x9x256xf32>) -> tensor<1x7x7x256xf32> {
+  %w = arith.constant dense<0.5> : tensor<3x3x256x256xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x7x7x256xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x7x7x256xf32>) -> tensor<1x7x7x256xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x9x9x256xf32>, tensor<3x3x256x256xf32>) outs(%acc : tensor<1x7x7x256xf32>) -> tensor<1x7x7x256xf32>
+  return %0 : tensor<1x7x7x256xf32>
 }
