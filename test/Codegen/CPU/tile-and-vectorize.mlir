@@ -281,3 +281,18 @@ func.func @conv_channels_outermost(%x: tensor<1x9x9x256xf32>) -> tensor<1x7x7x25
   %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x9x9x256xf32>, tensor<3x3x256x256xf32>) outs(%acc : tensor<1x7x7x256xf32>) -> tensor<1x7x7x256xf32>
   return %0 : tensor<1x7x7x256xf32>
 }
+
+// -----
+
+// Channel tiles of whole or half registers: 48 output channels are three
+// tiles of 16 (not two of 24, which LLVM assembles from pieces), 24 are
+// three tiles of 8.
+// CHECK-LABEL: func.func @conv_whole_registers
+// CHECK: vector.contract {{.+}} into vector<8x16xf32>
+// CHECK: vector.contract {{.+}} into vector<16x8xf32>
+// CHECK-NOT: vector<{{[0-9x]*}}24xf32>
+func.func @conv_whole_registers(%x: tensor<1x1x16x4xf32>, %w48: tensor<1x1x4x48xf32>, %o48: tensor<1x1x16x48xf32>, %w24: tensor<1x1x4x24xf32>, %o24: tensor<1x1x16x24xf32>) -> (tensor<1x1x16x48xf32>, tensor<1x1x16x24xf32>) {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w48 : tensor<1x1x16x4xf32>, tensor<1x1x4x48xf32>) outs(%o48 : tensor<1x1x16x48xf32>) -> tensor<1x1x16x48xf32>
+  %1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w24 : tensor<1x1x16x4xf32>, tensor<1x1x4x24xf32>) outs(%o24 : tensor<1x1x16x24xf32>) -> tensor<1x1x16x24xf32>
+  return %0, %1 : tensor<1x1x16x48xf32>, tensor<1x1x16x24xf32>
+}
