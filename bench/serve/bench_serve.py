@@ -4,8 +4,9 @@
   (a) overhead: the tiny MLP (x[1,16] -> y[1,4]) in-process with kiln_run
       (direct_run.c) against the same model through kiln-serve over loopback
       (one keep-alive client, JSON and binary requests): p50 and p99.
-  (b) throughput with 16 concurrent clients of a small ResNet (x[1,3,64,64])
-      and of a wide MLP (x[1,1024], 12 MB of weights, where a batch reads the
+  (b) throughput with 16 concurrent clients of a small ResNet (x[1,3,64,64]),
+      of torchvision's ResNet-18 (x[1,3,224,224]; --only resnet18, from
+      bench/models/export.py) and of a wide MLP (x[1,1024], 12 MB of weights, where a batch reads the
       weights once for all its rows): one-variant .so (no batching) against a
       .so with batch variants 1,4,8 (dynamic batching without and with a queue
       delay, and SLO mode). Needs kiln-compile --batch-sizes (or
@@ -100,7 +101,7 @@ def bench_overhead(serve_bin, compile_bin, hb, dr, work, results):
 
 
 def bench_throughput(key, save, shape, serve_bin, compile_bin, hb, dr, work, results,
-                     prebuilt=None):
+                     prebuilt=None, input_name="x"):
     save(f"{work}/{key}.onnx")
     single = f"{work}/{key}.so"
     sh(compile_bin, f"{work}/{key}.onnx", "-o", single)
@@ -124,7 +125,7 @@ def bench_throughput(key, save, shape, serve_bin, compile_bin, hb, dr, work, res
             out["direct"][f"batch{b}"] = direct(dr, batched, 200, 20, b)
 
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    body, headers = binary_infer_request({"x": x})
+    body, headers = binary_infer_request({input_name: x})
     configs = [("no batching (1 variant)", single, [])]
     if batched:
         p99 = out["direct"]["batch1"]["p50_us"] * 16 / ARGS.threads / 1e3
@@ -144,6 +145,11 @@ def bench_throughput(key, save, shape, serve_bin, compile_bin, hb, dr, work, res
             assert s.terminate() == 0
         finally:
             s.kill()
+
+
+def onnx_input_name(path):
+    import onnx
+    return onnx.load(path, load_external_data=False).graph.input[0].name
 
 
 def bench_swap(serve_bin, compile_bin, hb, work, results):
@@ -191,7 +197,7 @@ def report(results):
             r = o[k]
             lines.append(f"  kiln-serve {k:14s} p50 {r['p50_us']:8.1f}  p99 {r['p99_us']:8.1f}"
                          f"  ({r['throughput']:.0f} req/s, {r['failures']} failed)")
-    for key in ("resnet", "wide_mlp"):
+    for key in ("resnet", "resnet18", "wide_mlp"):
         r = results.get(key)
         if not r:
             continue
@@ -226,8 +232,11 @@ def main():
     p.add_argument("--requests", type=int, default=20000, help="per latency run")
     p.add_argument("--threads", type=int, default=2, help="kiln-serve --threads")
     p.add_argument("--resnet-batched", help="a prebuilt resnet .so with batch variants 1,4,8")
-    p.add_argument("--only", choices=["overhead", "resnet", "wide_mlp", "swap"],
+    p.add_argument("--only", choices=["overhead", "resnet", "resnet18", "wide_mlp", "swap"],
                    action="append")
+    p.add_argument("--resnet18", default="/tmp/dev/resnet18/model.onnx",
+                   help="torchvision ResNet-18 at 1x3x224x224 for the resnet18 run "
+                        "(bench/models/export.py writes it)")
     p.add_argument("--json", help="also write the results here")
     ARGS = p.parse_args()
     serve_bin = f"{ARGS.build}/bin/kiln-serve"
@@ -251,6 +260,13 @@ def main():
     if "resnet" in only:
         bench_throughput("resnet", models.save_resnet_like, (1, 3, 64, 64), serve_bin,
                          compile_bin, hb, dr, ARGS.workdir, results, ARGS.resnet_batched)
+    if "resnet18" in only:
+        if os.path.exists(ARGS.resnet18):
+            bench_throughput("resnet18", lambda path: shutil.copy(ARGS.resnet18, path),
+                             (1, 3, 224, 224), serve_bin, compile_bin, hb, dr,
+                             ARGS.workdir, results, input_name=onnx_input_name(ARGS.resnet18))
+        else:
+            print(f"resnet18: {ARGS.resnet18} not found (run bench/models/export.py); skipped")
     if "wide_mlp" in only:
         bench_throughput("wide_mlp", models.save_wide_mlp, (1, 1024), serve_bin,
                          compile_bin, hb, dr, ARGS.workdir, results)
