@@ -587,6 +587,171 @@ FailureOr<linalg::LinalgOp> tileParallelLoop(RewriterBase &rewriter,
   return inner;
 }
 
+/// The reduction (a convolution or a matmul, started from a fill) whose
+/// result is read only by `consumer`, an elementwise op over the same
+/// iteration space (bias, activation, residual add): its epilogue. Tiling
+/// the consumer with the producer fused into each tile applies the
+/// epilogue to each accumulator tile while it is in cache, instead of in a
+/// second pass over the whole output (and, with threads, a second
+/// fork-join). Returns the producer and sets `input` to the consumer's
+/// operand that reads it.
+linalg::LinalgOp epilogueProducer(linalg::LinalgOp consumer, unsigned &input) {
+  auto generic = dyn_cast<linalg::GenericOp>(consumer.getOperation());
+  if (!generic || generic.getNumDpsInits() != 1 ||
+      generic.getNumReductionLoops() != 0 || !generic.hasPureTensorSemantics() ||
+      !generic.getIndexingMapsArray().back().isIdentity() || touchesBools(consumer))
+    return {};
+  for (OpOperand *in : generic.getDpsInputOperands()) {
+    auto producer = in->get().getDefiningOp<linalg::LinalgOp>();
+    if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1 ||
+        !fusableFill(producer) || touchesBools(producer) ||
+        !generic.getMatchingIndexingMap(in).isIdentity() ||
+        in->get().getType() != generic.getResult(0).getType())
+      continue;
+    if (!isa<linalg::Conv2DNhwcHwcfOp, linalg::DepthwiseConv2DNhwcHwcOp>(
+            producer.getOperation()) &&
+        !linalg::isaContractionOpInterface(producer))
+      continue;
+    AffineMap out = producer.getIndexingMapMatchingResult(
+        cast<OpResult>(producer->getResult(0)));
+    if (out.getNumResults() != generic.getNumLoops() ||
+        !llvm::all_of(llvm::seq<unsigned>(0, out.getNumResults()), [&](unsigned i) {
+          return out.getResult(i) == getAffineDimExpr(i, out.getContext());
+        }))
+      continue;
+    if (generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
+      continue;
+    input = in->getOperandNumber();
+    return producer;
+  }
+  return {};
+}
+
+/// Tiles `consumer` with `tiling`, fusing the producers in `fusable` (and
+/// the fills they start from) into each tile. Fused originals are erased.
+/// Returns the tiled consumer and the tiled copy of `producer`.
+FailureOr<std::pair<Operation *, Operation *>>
+tileFusingProducer(RewriterBase &rewriter, linalg::LinalgOp consumer,
+                   linalg::LinalgOp producer, const scf::SCFTilingOptions &tiling,
+                   llvm::DenseSet<Operation *> &erased) {
+  linalg::FillOp fill = fusableFill(producer);
+  Operation *producerOp = producer.getOperation();
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult result,
+          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (result.getOwner() == producerOp ||
+            isa<linalg::FillOp>(result.getOwner()))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  rewriter.setInsertionPoint(consumer);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(consumer.getOperation()), options);
+  if (failed(fused))
+    return failure();
+  Operation *tiledConsumer = nullptr, *tiledProducer = nullptr;
+  for (Operation *op : fused->tiledAndFusedOps) {
+    if (op->getName() == consumer->getName() && !tiledConsumer &&
+        cast<linalg::LinalgOp>(op).getNumReductionLoops() == 0)
+      tiledConsumer = op;
+    else if (op->getName() == producerOp->getName() &&
+             cast<linalg::LinalgOp>(op).getNumReductionLoops() != 0)
+      tiledProducer = op;
+  }
+  for (OpResult r : consumer->getResults())
+    rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
+  rewriter.eraseOp(consumer);
+  for (Operation *op : {producerOp, static_cast<Operation *>(fill)}) {
+    if (op && op->use_empty()) {
+      erased.insert(op);
+      rewriter.eraseOp(op);
+    }
+  }
+  if (!tiledConsumer || !tiledProducer)
+    return failure();
+  return std::make_pair(tiledConsumer, tiledProducer);
+}
+
+/// Tiles an elementwise `consumer` and its reduction `producer` together:
+/// the producer's own register tiles (and thread split, and loop order) on
+/// the consumer's loops, the producer fused into each tile, then the
+/// producer's reduction loops inside. Returns the tiled consumer; fails,
+/// changing nothing, when the producer cannot be fused.
+FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
+                                             linalg::LinalgOp consumer,
+                                             linalg::LinalgOp producer,
+                                             int64_t vw, int64_t minWork,
+                                             llvm::DenseSet<Operation *> &erased) {
+  SmallVector<int64_t> producerTiles = chooseTileSizes(producer, vw);
+  if (producerTiles.empty())
+    return failure();
+  AffineMap out = producer.getIndexingMapMatchingResult(
+      cast<OpResult>(producer->getResult(0)));
+  unsigned n = out.getNumResults();
+  SmallVector<int64_t> tiles(n, 0);
+  for (unsigned i = 0; i < n; ++i)
+    tiles[i] = producerTiles[out.getDimPosition(i)];
+  if (llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
+    return failure();
+  auto consumerDim = [&](int64_t producerDim) -> int64_t {
+    for (unsigned i = 0; i < n; ++i)
+      if (out.getDimPosition(i) == producerDim)
+        return i;
+    return -1;
+  };
+  int64_t dim = consumerDim(parallelLoop(producer, producerTiles, minWork));
+  SmallVector<int64_t> interchange;
+  for (int64_t d : tileInterchange(producer, producerTiles))
+    if (int64_t i = consumerDim(d); i >= 0)
+      interchange.push_back(i);
+  MLIRContext *ctx = consumer->getContext();
+  linalg::LinalgOp tiledConsumer = consumer, tiledProducer = producer;
+  if (dim >= 0 && tiles[dim] != 0) {
+    SmallVector<int64_t> sizes(n, 0);
+    sizes[dim] = tiles[dim];
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    auto tiled = tileFusingProducer(rewriter, consumer, producer, tiling, erased);
+    if (failed(tiled))
+      return failure();
+    tiledConsumer = cast<linalg::LinalgOp>(tiled->first);
+    tiledProducer = cast<linalg::LinalgOp>(tiled->second);
+    tiles[dim] = 0;
+  }
+  if (llvm::any_of(tiles, [](int64_t t) { return t != 0; })) {
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
+    tiling.setInterchange(interchange);
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+    auto tiled = tileFusingProducer(rewriter, tiledConsumer, tiledProducer,
+                                    tiling, erased);
+    if (failed(tiled))
+      return tiledConsumer == consumer ? FailureOr<linalg::LinalgOp>(failure())
+                                       : tiledConsumer;
+    tiledConsumer = cast<linalg::LinalgOp>(tiled->first);
+    tiledProducer = cast<linalg::LinalgOp>(tiled->second);
+  }
+  // The producer's tile accumulates in the consumer's output tile, which the
+  // consumer then overwrites in place: no buffer for the producer's whole
+  // result (it would be allocated inside the loops).
+  linalg::FillOp fill = fusableFill(tiledProducer);
+  Value dest = tiledConsumer.getDpsInitOperand(0)->get();
+  if (!fill || fill.getDpsInitOperand(0)->get().getType() != dest.getType())
+    return tiledConsumer;
+  if (auto slice = dest.getDefiningOp<tensor::ExtractSliceOp>())
+    if (slice->getBlock() == fill->getBlock() && fill->isBeforeInBlock(slice))
+      slice->moveBefore(fill);
+  fill.getDpsInitOperand(0)->set(dest);
+  SmallVector<int64_t> inner = chooseTileSizes(tiledProducer, vw);
+  if (!inner.empty())
+    (void)tileWithFilledInit(rewriter, tiledProducer, inner, erased);
+  return tiledConsumer;
+}
+
 void applyCleanups(Operation *root, RewritePatternSet &&patterns) {
   MLIRContext *ctx = root->getContext();
   for (Dialect *dialect : ctx->getLoadedDialects())
@@ -656,10 +821,21 @@ struct TileAndVectorizePass
     for (linalg::LinalgOp op : llvm::reverse(ops)) {
       if (erased.contains(op))
         continue; // fused into its consumer's tiles
+      unsigned epilogueInput = 0;
+      linalg::LinalgOp producer = epilogueProducer(op, epilogueInput);
       std::optional<unsigned> reused;
       if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
-        if ((reused = dyingInputToReuse(generic)))
+        if (!producer && (reused = dyingInputToReuse(generic)))
           op.getDpsInitOperand(0)->set(op->getOperand(*reused));
+      if (producer) {
+        FailureOr<linalg::LinalgOp> tiled = tileWithEpilogue(
+            rewriter, op, producer, vectorWidth, parallelWork, erased);
+        if (succeeded(tiled))
+          continue;
+        if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+          if ((reused = dyingInputToReuse(generic)))
+            op.getDpsInitOperand(0)->set(op->getOperand(*reused));
+      }
       SmallVector<int64_t> tiles = chooseTileSizes(op, vectorWidth);
       if (tiles.empty() || llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
         continue;

@@ -296,3 +296,39 @@ func.func @conv_whole_registers(%x: tensor<1x1x16x4xf32>, %w48: tensor<1x1x4x48x
   %1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w24 : tensor<1x1x16x4xf32>, tensor<1x1x4x24xf32>) outs(%o24 : tensor<1x1x16x24xf32>) -> tensor<1x1x16x24xf32>
   return %0, %1 : tensor<1x1x16x48xf32>, tensor<1x1x16x24xf32>
 }
+
+
+// -----
+
+// A convolution whose result only feeds an elementwise epilogue (bias, ReLU)
+// is fused into the epilogue's tiles: each 8 x 32 accumulator tile is
+// computed in the output tile itself (the fill writes the destination slice)
+// and the epilogue is applied to it there: one loop nest instead of two
+// passes over the output.
+// CHECK-LABEL: func.func @conv_epilogue
+// CHECK: %[[OUT:.+]] = scf.for %{{.+}} = %{{.+}} to %c16 step %c8 iter_args
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c64 step %c32 iter_args(%[[ACC:[^ ]+]] =
+// CHECK: %[[DEST:.+]] = tensor.extract_slice %[[ACC]]
+// CHECK: vector.transfer_write %{{.+}}, %[[DEST]]
+// CHECK: vector.contract
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: vector.transfer_write %{{.+}}, %[[DEST]]
+// CHECK-NOT: scf.for
+// CHECK: return %[[OUT]]
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d3)>
+func.func @conv_epilogue(%x: tensor<1x1x16x4xf32>, %w: tensor<1x1x4x64xf32>, %b: tensor<64xf32>) -> tensor<1x1x16x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x16x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x16x64xf32>) -> tensor<1x1x16x64xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x16x4xf32>, tensor<1x1x4x64xf32>) outs(%acc : tensor<1x1x16x64xf32>) -> tensor<1x1x16x64xf32>
+  %e2 = tensor.empty() : tensor<1x1x16x64xf32>
+  %y = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %b : tensor<1x1x16x64xf32>, tensor<64xf32>) outs(%e2 : tensor<1x1x16x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x16x64xf32>
+  return %y : tensor<1x1x16x64xf32>
+}
