@@ -58,13 +58,32 @@ int64_t registerTile(int64_t size, int64_t vw) {
 /// (whose tiling failed) is left to become scalar loops instead.
 constexpr int64_t kMaxVectorizedTile = 1 << 16;
 
+/// The innermost tile of an elementwise op, at most `budget` lanes: a
+/// power-of-two number of whole registers where one divides the loop (96
+/// channels take 32 lanes, not 48: LLVM widens a 48-lane vector and
+/// assembles its loads and stores from pieces), else a loop shorter than a
+/// register whole, else half a register, else the largest divisor.
+int64_t vectorTile(int64_t size, int64_t budget, int64_t vw) {
+  int64_t lanes = 1;
+  while (lanes * 2 <= budget)
+    lanes *= 2;
+  for (; lanes >= vw; lanes /= 2)
+    if (size % lanes == 0)
+      return lanes;
+  if (size <= budget && size < vw)
+    return size;
+  if (vw >= 2 && vw / 2 <= budget && size % (vw / 2) == 0)
+    return vw / 2;
+  return divisorAtMost(size, budget);
+}
+
 /// Channels per depthwise tile: whole vector registers where the channel
 /// count allows (2, else 3, else 1 register), so that no tile ends in a
 /// partial register (MobileNetV2's 144 channels got 24-lane tiles: one full
 /// and one half register per pixel). Other counts take the largest divisor up
 /// to two registers.
 int64_t depthwiseChannelTile(int64_t channels, int64_t vw) {
-  for (int64_t regs : {2, 3, 1})
+  for (int64_t regs : {2, 1})
     if (channels % (regs * vw) == 0)
       return regs * vw;
   return divisorAtMost(channels, 2 * vw);
@@ -82,7 +101,23 @@ constexpr llvm::StringLiteral kPackedRhsAttr = "kiln.packed_rhs";
 /// packing (a single panel).
 int64_t panelWidth(int64_t n, int64_t vw) {
   int64_t width = n % (4 * vw) == 0 ? 4 * vw : registerTile(n, vw);
+  // A tile of whole and half registers (40 lanes for 1000 classes) is made
+  // of panels half a register wide, several per tile (panelsPerTile): the
+  // vectors keep a power-of-two length. LLVM widens a 40-lane vector and
+  // assembles each of its loads from pieces (MobileNetV2's classifier ran at
+  // a third of the speed of its weight stream).
+  if (width > vw / 2 && width % vw != 0 && width % (vw / 2) == 0)
+    width = vw / 2;
   return width > 0 && n % width == 0 && n / width >= 2 ? width : 0;
+}
+
+/// Panels of width panelWidth(n, vw) that one register tile spans.
+int64_t panelsPerTile(int64_t n, int64_t vw) {
+  int64_t width = panelWidth(n, vw);
+  if (!width)
+    return 1;
+  int64_t lanes = n % (4 * vw) == 0 ? 4 * vw : registerTile(n, vw);
+  return divisorAtMost(n / width, std::max<int64_t>(1, lanes / width));
 }
 
 /// A matmul with a constant right-hand side B[K, N] (the weights of Gemm and
@@ -319,12 +354,17 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     // An mr x nr register tile, one reduction step at a time: 16
     // accumulators (8 x 2 registers). A packed right-hand side's panel is
     // the register tile's width, taken whole, with as many rows as fit.
-    int64_t nr = op->hasAttr(kPackedRhsAttr)
-                     ? r[dims->n.back()]
-                     : registerTile(r[dims->n.back()], vw);
-    int64_t mr = std::max<int64_t>(1, 16 / std::max<int64_t>(1, nr / vw));
+    bool packed = op->hasAttr(kPackedRhsAttr) && dims->n.size() == 2;
+    int64_t nr = packed ? r[dims->n.back()]
+                        : registerTile(r[dims->n.back()], vw);
+    int64_t panels = 1;
+    if (packed)
+      panels = panelsPerTile(r[dims->n.front()] * nr, vw);
+    int64_t mr = std::max<int64_t>(1, 16 / std::max<int64_t>(1, nr * panels / vw));
     t[dims->m.back()] = divisorAtMost(r[dims->m.back()], std::min<int64_t>(mr, 8));
     t[dims->n.back()] = nr;
+    if (packed)
+      t[dims->n.front()] = panels;
   } else {
     // Elementwise, transposes, fills, copies and reductions: up to four
     // registers along the innermost parallel loop; when that loop is short,
@@ -340,11 +380,11 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     }
     int64_t budget = 4 * vw;
     if (lastRed >= 0 && lastRed > lastPar) {
-      t[lastRed] = divisorAtMost(r[lastRed], budget);
+      t[lastRed] = vectorTile(r[lastRed], budget, vw);
       budget = std::max<int64_t>(1, budget / t[lastRed]);
     }
     if (lastPar >= 0) {
-      t[lastPar] = divisorAtMost(r[lastPar], budget);
+      t[lastPar] = vectorTile(r[lastPar], budget, vw);
       if (prevPar >= 0 && t[lastPar] == r[lastPar] && r[lastPar] < vw)
         t[prevPar] = divisorAtMost(r[prevPar], std::max<int64_t>(1, budget / r[lastPar]));
     }

@@ -157,11 +157,12 @@ func.func @depthwise_nhwc(%x: tensor<1x10x10x16xf32>, %w: tensor<3x3x16xf32>, %a
 // -----
 
 // Depthwise channel tiles are whole registers: 48 channels (not a multiple
-// of two registers) take three registers per pixel, not 32 + 16 lanes in
-// two tiles, with 7 pixels to leave room for the filter taps.
+// of two registers) take one register per tile, three tiles, not 32 + 16
+// lanes, nor a 48-lane vector (which LLVM assembles from pieces).
 // CHECK-LABEL: func.func @depthwise_three_registers
-// CHECK-NOT: scf.for {{.+}} step %c32
-// CHECK-COUNT-3: vector.fma {{.+}} : vector<7x48xf32>
+// CHECK: scf.for {{.+}} to %c48 step %c16
+// CHECK-COUNT-3: vector.fma {{.+}} : vector<7x16xf32>
+// CHECK-NOT: vector<{{[0-9x]*}}48xf32>
 // CHECK-NOT: linalg.depthwise
 func.func @depthwise_three_registers(%x: tensor<1x9x16x48xf32>, %w: tensor<3x3x48xf32>, %acc: tensor<1x7x14x48xf32>) -> tensor<1x7x14x48xf32> {
   %0 = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x9x16x48xf32>, tensor<3x3x48xf32>) outs(%acc : tensor<1x7x14x48xf32>) -> tensor<1x7x14x48xf32>
@@ -331,4 +332,23 @@ func.func @conv_epilogue(%x: tensor<1x1x16x4xf32>, %w: tensor<1x1x4x64xf32>, %b:
     linalg.yield %r : f32
   } -> tensor<1x1x16x64xf32>
   return %y : tensor<1x1x16x64xf32>
+}
+
+// -----
+
+// 1000 columns of constant weights: panels half a register wide, five per
+// tile (40 lanes as vector<5x8>, every vector a power-of-two length), not
+// one 40-lane panel that LLVM would assemble from pieces.
+// CHECK-LABEL: func.func @gemv_1000_classes
+// CHECK: arith.constant dense<5.000000e-01> : tensor<5x1x8xf32>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c125 step %c5
+// CHECK: vector.contract {{.+}} into vector<5x8xf32>
+// CHECK-NOT: x40xf32>
+func.func @gemv_1000_classes(%a: tensor<1x4xf32>) -> tensor<1x1000xf32> {
+  %b = arith.constant dense<0.5> : tensor<4x1000xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1000xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1000xf32>) -> tensor<1x1000xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<1x4xf32>, tensor<4x1000xf32>) outs(%c : tensor<1x1000xf32>) -> tensor<1x1000xf32>
+  return %0 : tensor<1x1000xf32>
 }
