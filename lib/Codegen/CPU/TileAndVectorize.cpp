@@ -333,6 +333,16 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     if (pixels < 4 && r[2] <= 16 && f > vw / 2) {
       pixels = r[2];
       f = r[3] % vw == 0 ? vw : r[3] % (vw / 2) == 0 ? vw / 2 : f;
+    } else if (pixels < 4 && r[3] % vw == 0) {
+      // A row with a divisor between 5 and 12 but none near 8 (27 = 3 x 9
+      // in SqueezeNet's middle stage gave 3 pixels x 2 registers: 6 FMA
+      // chains, too few to hide the FMA latency): that many pixels against
+      // one register of channels.
+      int64_t wider = divisorAtMost(r[2], 12);
+      if (wider >= 5) {
+        pixels = wider;
+        f = vw;
+      }
     }
     t = {1, 1, pixels, f, 1, 0, divisorAtMost(r[6], channelStep)};
   } else if (isa<linalg::DepthwiseConv2DNhwcHwcOp>(op)) {
@@ -409,17 +419,31 @@ int64_t operandBytes(linalg::LinalgOp op, unsigned index) {
 /// channels inside read the whole filter once per pixel tile: free while
 /// the filter stays in L2, but ResNet's last stages have filters of 1 to 9
 /// MiB and few pixels (a 3x3 512-channel layer at 7x7 streamed its 9.4 MiB
-/// filter from L3 seven times and ran at 29% of peak). Such a convolution
-/// takes one register tile of output channels at a time, outermost, and all
-/// pixels inside: the filter is read once (a panel of it stays in L2 across
-/// the pixels) and the smaller input is read once per panel instead.
+/// filter from L3 seven times and ran at 29% of peak), and a batch of 8
+/// multiplies the pixel tiles by 8. Such a convolution takes one register
+/// tile of output channels at a time, outermost, and all pixels inside: the
+/// filter is read once (a panel of it stays in L2 across the pixels) and the
+/// input once per panel instead, when that reads at most half as much.
 bool channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
   if (!isa<linalg::Conv2DNhwcHwcfOp>(op) || tiles.size() != 7 || tiles[3] == 0)
     return false;
   int64_t input = operandBytes(op, 0), filter = operandBytes(op, 1);
   SmallVector<int64_t> r = op.getStaticLoopRanges();
-  return input > 0 && filter > 2 * input && filter > (256 << 10) &&
-         r[3] / tiles[3] >= 2;
+  if (input == 0 || filter == 0 || r[3] / tiles[3] < 2)
+    return false;
+  // Bytes each order reads from beyond L2 (taken as 1 MiB): an operand
+  // that fits is read from memory once, one that does not once per tile of
+  // the outer loops.
+  constexpr int64_t kCache = 1 << 20;
+  int64_t pixelTiles = 1;
+  for (int d : {0, 1, 2})
+    pixelTiles *= tiles[d] ? r[d] / tiles[d] : 1;
+  if (filter <= kCache)
+    return false;
+  double pixelsOuter = double(pixelTiles) * filter;
+  double channelsOuter =
+      input > kCache ? double(r[3] / tiles[3]) * input : input;
+  return 2 * channelsOuter < pixelsOuter;
 }
 
 /// Tiling loop order for `op`: channels first for channelsOutermost

@@ -352,3 +352,15 @@ func.func @gemv_1000_classes(%a: tensor<1x4xf32>) -> tensor<1x1000xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<1x4xf32>, tensor<4x1000xf32>) outs(%c : tensor<1x1000xf32>) -> tensor<1x1000xf32>
   return %0 : tensor<1x1000xf32>
 }
+
+// -----
+
+// A row of 27 pixels (no divisor near 8): 9 pixels against one register of
+// channels (9 FMA chains), not 3 pixels against two registers (6 chains).
+// CHECK-LABEL: func.func @conv_row27
+// CHECK: scf.for {{.+}} to %c27 step %c9
+// CHECK: vector.contract {{.+}} into vector<9x16xf32>
+func.func @conv_row27(%x: tensor<1x1x27x8xf32>, %w: tensor<1x1x8x32xf32>, %o: tensor<1x1x27x32xf32>) -> tensor<1x1x27x32xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x27x8xf32>, tensor<1x1x8x32xf32>) outs(%o : tensor<1x1x27x32xf32>) -> tensor<1x1x27x32xf32>
+  return %0 : tensor<1x1x27x32xf32>
+}
