@@ -309,6 +309,59 @@ void packConvFilterPanels(RewriterBase &rewriter, func::FuncOp func) {
   }
 }
 
+/// A padded tensor is built as fill(padded) + copy(x into its interior
+/// slice); when x comes from an elementwise op that only the copy reads
+/// (the activation after a convolution, which then fuses as its epilogue),
+/// that op writes straight into the interior slice instead: the copy, a
+/// whole pass over the activation, disappears (MobileNetV2 pads every
+/// depthwise convolution's input). The fill and slice move above the op.
+void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
+  SmallVector<linalg::CopyOp> copies;
+  func.walk([&](linalg::CopyOp op) { copies.push_back(op); });
+  for (linalg::CopyOp copy : copies) {
+    if (!copy.hasPureTensorSemantics() || !copy->getResult(0).hasOneUse())
+      continue;
+    Value src = copy.getInputs()[0];
+    auto producer = src.getDefiningOp<linalg::GenericOp>();
+    auto slice = copy.getOutputs()[0].getDefiningOp<tensor::ExtractSliceOp>();
+    auto insert =
+        dyn_cast<tensor::InsertSliceOp>(*copy->getResult(0).getUsers().begin());
+    if (!producer || !slice || !insert || !src.hasOneUse() ||
+        producer.getNumDpsInits() != 1 || producer->getNumResults() != 1 ||
+        producer->getBlock() != copy->getBlock() ||
+        producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)) ||
+        !producer.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>() ||
+        slice.getType() != src.getType() || !slice.hasUnitStride() ||
+        !insert.hasUnitStride() || !slice.getOffsets().empty() ||
+        !insert.getOffsets().empty() ||
+        slice.getStaticOffsets() != insert.getStaticOffsets() ||
+        slice.getStaticSizes() != insert.getStaticSizes() ||
+        insert.getDest() != slice.getSource())
+      continue;
+    auto fill = slice.getSource().getDefiningOp<linalg::FillOp>();
+    auto empty = fill ? fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()
+                      : tensor::EmptyOp();
+    if (!fill || !empty || !empty.getDynamicSizes().empty() ||
+        !fill.getInputs()[0].getDefiningOp<arith::ConstantOp>())
+      continue;
+    // A fresh padded tensor for this copy alone (CSE may share one between
+    // two pads of the same shape), created above the producer.
+    rewriter.setInsertionPoint(producer);
+    Operation *scalar = rewriter.clone(*fill.getInputs()[0].getDefiningOp());
+    Value newEmpty = rewriter.clone(*empty)->getResult(0);
+    Value newFill =
+        linalg::FillOp::create(rewriter, fill.getLoc(), scalar->getResult(0),
+                               newEmpty)
+            .getResult(0);
+    Value newSlice = tensor::ExtractSliceOp::create(
+        rewriter, slice.getLoc(), slice.getType(), newFill,
+        slice.getMixedOffsets(), slice.getMixedSizes(), slice.getMixedStrides());
+    producer.getDpsInitOperand(0)->set(newSlice);
+    insert.getDestMutable().set(newFill);
+    rewriter.replaceOp(copy, producer->getResult(0));
+  }
+}
+
 /// Tile sizes for one op (0 = leave the loop whole).
 SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
@@ -861,6 +914,14 @@ struct TileAndVectorizePass
       SmallVector<OpOperand *> uses;
       for (OpOperand &use : fill->getResult(0).getUses())
         uses.push_back(&use);
+      // A padded tensor (filled, its interior written through a slice and
+      // inserted back) must stay one tensor: a second fill would be a
+      // second buffer, and the insert a copy between the two.
+      if (llvm::any_of(uses, [](OpOperand *use) {
+            return isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(
+                use->getOwner());
+          }))
+        continue;
       for (OpOperand *use : llvm::drop_begin(uses)) {
         rewriter.setInsertionPoint(use->getOwner());
         Operation *init = fill.getDpsInitOperand(0)->get().getDefiningOp();
@@ -875,6 +936,7 @@ struct TileAndVectorizePass
     }
 
     packConstantRhs(rewriter, func, vectorWidth);
+    writeIntoCopyDestination(rewriter, func);
 
     // 1. Tile every linalg op into static register-sized tiles.
     //    Consumers first, so that a reduction fuses its fill before the fill

@@ -364,3 +364,32 @@ func.func @conv_row27(%x: tensor<1x1x27x8xf32>, %w: tensor<1x1x8x32xf32>, %o: te
   %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x27x8xf32>, tensor<1x1x8x32xf32>) outs(%o : tensor<1x1x27x32xf32>) -> tensor<1x1x27x32xf32>
   return %0 : tensor<1x1x27x32xf32>
 }
+
+// -----
+
+// Padding after an activation: the activation writes straight into the
+// interior of the padded tensor (one fill, no copy), and the fill that CSE
+// shares between the interior slice and the insert is not split in two.
+// CHECK-LABEL: func.func @pad_after_activation
+// CHECK: %[[FILLED:.+]] = scf.for {{.+}} -> (tensor<1x6x6x16xf32>)
+// CHECK: %[[INTERIOR:.+]] = tensor.extract_slice %[[FILLED]][0, 1, 1, 0] [1, 4, 4, 16]
+// CHECK: %[[ACT:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[INTERIOR]])
+// CHECK: arith.maximumf
+// CHECK-NOT: scf.for
+// CHECK: tensor.insert_slice %[[ACT]] into %[[FILLED]][0, 1, 1, 0] [1, 4, 4, 16]
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @pad_after_activation(%x: tensor<1x4x4x16xf32>) -> tensor<1x6x6x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x16xf32>) outs(%e : tensor<1x4x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x16xf32>
+  %pe = tensor.empty() : tensor<1x6x6x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x6x6x16xf32>) -> tensor<1x6x6x16xf32>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x6x6x16xf32> to tensor<1x4x4x16xf32>
+  %c = linalg.copy ins(%r : tensor<1x4x4x16xf32>) outs(%s : tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> into tensor<1x6x6x16xf32>
+  return %p : tensor<1x6x6x16xf32>
+}
