@@ -92,6 +92,11 @@ def bench_overhead(serve_bin, compile_bin, hb, dr, work, results):
                                            requests=n, warmup=500)
         results["overhead"]["binary"] = load(hb, s.port, path, bbody, bheaders, 1,
                                              requests=n, warmup=500)
+        # The same round trip without a model: an unknown model's 404 goes
+        # through the HTTP layer, routing and the JSON error, not the batcher.
+        results["overhead"]["http_404_floor"] = load(
+            hb, s.port, "/v2/models/no-such-model/infer", jbody,
+            {"Content-Type": "application/json"}, 1, requests=n, warmup=500)
         results["overhead"]["json_4_clients"] = load(
             hb, s.port, path, jbody, {"Content-Type": "application/json"}, 4,
             requests=n, warmup=200)
@@ -193,8 +198,10 @@ def report(results):
         d = o["direct"]
         lines.append("(a) tiny MLP, one client, keep-alive, loopback (microseconds)")
         lines.append(f"  direct kiln_run           p50 {d['p50_us']:8.1f}  p99 {d['p99_us']:8.1f}")
-        for k in ("json", "binary", "json_4_clients"):
-            r = o[k]
+        for k in ("json", "binary", "http_404_floor", "json_4_clients"):
+            r = o.get(k)
+            if not r:
+                continue
             lines.append(f"  kiln-serve {k:14s} p50 {r['p50_us']:8.1f}  p99 {r['p99_us']:8.1f}"
                          f"  ({r['throughput']:.0f} req/s, {r['failures']} failed)")
     for key in ("resnet", "resnet18", "wide_mlp"):
