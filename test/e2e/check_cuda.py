@@ -260,30 +260,25 @@ def check_no_device(kiln_compile, kiln_run, models_dir, work):
 def check_emulated(kiln_compile, kiln_run, models_dir, work):
     """The GPU mapping's numbers: the kernels as host loops, against the
     torch references, at the tolerances of the CPU end-to-end tests."""
+    def emulate(name, model_dir, rtol, atol, what):
+        so = os.path.join(work, name + "_emulated.so")
+        r = run([kiln_compile, os.path.join(model_dir, "model.onnx"),
+                 "--target=cuda-emulated", "-o", so])
+        if r.returncode != 0:
+            fail(f"kiln-compile --target=cuda-emulated {name}:\n{r.stderr}")
+        r = run([kiln_run, so, "--test-data", os.path.join(model_dir, "test_data_set_0"),
+                 "--rtol", rtol, "--atol", atol])
+        if r.returncode != 0:
+            fail(f"{name}: the emulated {what} do not match the reference:\n{r.stdout}{r.stderr}")
+
     for model in MODELS:
-        d = os.path.join(models_dir, model)
-        so = os.path.join(work, model + "_emulated.so")
-        r = run([kiln_compile, os.path.join(d, "model.onnx"), "--target=cuda-emulated", "-o", so])
-        if r.returncode != 0:
-            fail(f"kiln-compile --target=cuda-emulated {model}:\n{r.stderr}")
-        r = run([kiln_run, so, "--test-data", os.path.join(d, "test_data_set_0"),
-                 "--rtol", "1e-4", "--atol", "1e-5"])
-        if r.returncode != 0:
-            fail(f"{model}: the emulated GPU kernels do not match the reference:\n{r.stdout}{r.stderr}")
+        emulate(model, os.path.join(models_dir, model), "1e-4", "1e-5", "GPU kernels")
         print(f"ok: {model}: emulated GPU kernels match the reference")
     # Tensor cores: the warp-level fragments emulated per lane. fp16 outputs
     # against the float32 reference rounded to fp16: one fp16 ulp (2^-10
     # relative) plus the rounding of the reference.
-    d = make_fp16_model(work)
-    so = os.path.join(work, "fp16_contractions_emulated.so")
-    r = run([kiln_compile, os.path.join(d, "model.onnx"), "--target=cuda-emulated", "-o", so])
-    if r.returncode != 0:
-        fail(f"kiln-compile --target=cuda-emulated fp16_contractions:\n{r.stderr}")
-    r = run([kiln_run, so, "--test-data", os.path.join(d, "test_data_set_0"),
-             "--rtol", "2e-3", "--atol", "1e-3"])
-    if r.returncode != 0:
-        fail(f"fp16_contractions: the emulated tensor-core kernels do not match the "
-             f"reference:\n{r.stdout}{r.stderr}")
+    emulate("fp16_contractions", make_fp16_model(work), "2e-3", "1e-3",
+            "tensor-core kernels")
     print("ok: fp16_contractions: emulated tensor-core kernels match the reference")
     return 0
 

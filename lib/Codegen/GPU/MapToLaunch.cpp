@@ -316,6 +316,41 @@ struct MapToLaunchPass
         FlatSymbolRefAttr::get(b.getStringAttr(name)));
   }
 
+  /// The launch of a tiled contraction kernel: one block per (batch index
+  /// g, tile of M, tile of N), `threads` threads, `shared` workgroup
+  /// buffers; the builder is left at the start of its body. Sets `ivs` to
+  /// the block's values of the batch loops (0 elsewhere) and m0 / n0 to its
+  /// tile's first row and column.
+  gpu::LaunchOp createContractionLaunch(OpBuilder &b, Location loc,
+                                        int64_t grid, int64_t threads,
+                                        TypeRange shared, int64_t tilesM,
+                                        int64_t tilesN, int64_t TM, int64_t TN,
+                                        ArrayRef<unsigned> gDims,
+                                        ArrayRef<int64_t> ranges,
+                                        SmallVector<Value> &ivs, Value &m0,
+                                        Value &n0) {
+    gpu::LaunchOp launch =
+        createLaunch(b, loc, grid, threads, kernelCount++, shared);
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToStart(&body);
+    gpu::TerminatorOp::create(b, loc);
+    b.setInsertionPointToStart(&body);
+    auto cst = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value bid = launch.getBlockIds().x;
+    Value tn = arith::RemUIOp::create(b, loc, bid, cst(tilesN));
+    Value rest = arith::DivUIOp::create(b, loc, bid, cst(tilesN));
+    Value tm = arith::RemUIOp::create(b, loc, rest, cst(tilesM));
+    Value g = arith::DivUIOp::create(b, loc, rest, cst(tilesM));
+    ivs.assign(ranges.size(), cst(0));
+    if (!gDims.empty())
+      delinearize(b, loc, g, gDims, ranges, ivs);
+    m0 = arith::MulIOp::create(b, loc, tm, cst(TM));
+    n0 = arith::MulIOp::create(b, loc, tn, cst(TN));
+    return launch;
+  }
+
   /// An op whose results later ops use (a scalar read of a tensor element,
   /// a loop yielding a value): it runs in one thread together with every
   /// later op up to its last user, so that the values never cross kernels.
@@ -632,32 +667,21 @@ struct MapToLaunchPass
     auto tileB = MemRefType::get({kTK, TN}, elementType(bIn), AffineMap(),
                                  workgroup);
     OpBuilder b(op);
-    gpu::LaunchOp launch = createLaunch(b, loc, grid, kThreads, kernelCount++,
-                                        TypeRange{tileA, tileB});
+    // Block -> (g, tile of M, tile of N); thread -> (ty, tx).
+    SmallVector<Value> ivs;
+    Value m0, n0;
+    gpu::LaunchOp launch = createContractionLaunch(
+        b, loc, grid, kThreads, TypeRange{tileA, tileB}, tilesM, tilesN, TM,
+        TN, gDims, ranges, ivs, m0, n0);
     Value sharedA = launch.getWorkgroupAttributions()[0];
     Value sharedB = launch.getWorkgroupAttributions()[1];
-    Block &body = launch.getBody().front();
-    b.setInsertionPointToStart(&body);
-    gpu::TerminatorOp::create(b, loc);
-    b.setInsertionPointToStart(&body);
     auto cst = [&](OpBuilder &bb, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(bb, loc, v);
     };
-
-    // Block -> (g, tile of M, tile of N); thread -> (ty, tx).
     Value zero = cst(b, 0), one = cst(b, 1);
-    Value bid = launch.getBlockIds().x, tid = launch.getThreadIds().x;
-    Value tn = arith::RemUIOp::create(b, loc, bid, cst(b, tilesN));
-    Value rest = arith::DivUIOp::create(b, loc, bid, cst(b, tilesN));
-    Value tm = arith::RemUIOp::create(b, loc, rest, cst(b, tilesM));
-    Value g = arith::DivUIOp::create(b, loc, rest, cst(b, tilesM));
-    SmallVector<Value> ivs(ranges.size(), zero);
-    if (!gDims.empty())
-      delinearize(b, loc, g, gDims, ranges, ivs);
+    Value tid = launch.getThreadIds().x;
     Value tx = arith::RemUIOp::create(b, loc, tid, cst(b, kSide));
     Value ty = arith::DivUIOp::create(b, loc, tid, cst(b, kSide));
-    Value m0 = arith::MulIOp::create(b, loc, tm, cst(b, TM));
-    Value n0 = arith::MulIOp::create(b, loc, tn, cst(b, TN));
 
     // The thread's outputs: rows ty + 16 r, columns tx + 16 c.
     SmallVector<Value> rows, cols, rowOk, colOk;
@@ -945,29 +969,19 @@ struct MapToLaunchPass
     auto tileB = MemRefType::get({kFrag, TN}, f16, AffineMap(), workgroup);
     auto tileC = MemRefType::get({TM, TN}, f32, AffineMap(), workgroup);
     OpBuilder b(op);
-    gpu::LaunchOp launch = createLaunch(b, loc, grid, kThreads, kernelCount++,
-                                        TypeRange{tileA, tileB, tileC});
+    SmallVector<Value> ivs;
+    Value m0, n0;
+    gpu::LaunchOp launch = createContractionLaunch(
+        b, loc, grid, kThreads, TypeRange{tileA, tileB, tileC}, tilesM, tilesN,
+        TM, TN, gDims, ranges, ivs, m0, n0);
     Value sharedA = launch.getWorkgroupAttributions()[0];
     Value sharedB = launch.getWorkgroupAttributions()[1];
     Value sharedC = launch.getWorkgroupAttributions()[2];
-    Block &body = launch.getBody().front();
-    b.setInsertionPointToStart(&body);
-    gpu::TerminatorOp::create(b, loc);
-    b.setInsertionPointToStart(&body);
     auto cst = [&](OpBuilder &bb, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(bb, loc, v);
     };
     Value zero = cst(b, 0), one = cst(b, 1);
-    Value bid = launch.getBlockIds().x, tid = launch.getThreadIds().x;
-    Value tn = arith::RemUIOp::create(b, loc, bid, cst(b, tilesN));
-    Value rest = arith::DivUIOp::create(b, loc, bid, cst(b, tilesN));
-    Value tm = arith::RemUIOp::create(b, loc, rest, cst(b, tilesM));
-    Value g = arith::DivUIOp::create(b, loc, rest, cst(b, tilesM));
-    SmallVector<Value> ivs(ranges.size(), zero);
-    if (!gDims.empty())
-      delinearize(b, loc, g, gDims, ranges, ivs);
-    Value m0 = arith::MulIOp::create(b, loc, tm, cst(b, TM));
-    Value n0 = arith::MulIOp::create(b, loc, tn, cst(b, TN));
+    Value tid = launch.getThreadIds().x;
     // Warp (wr, wc) of the 2 x 2: rows wr * 16 FM, columns wc * 16 FN.
     Value warp = arith::DivUIOp::create(b, loc, tid, cst(b, kWarp));
     Value wr = arith::DivUIOp::create(b, loc, warp, cst(b, 2));
