@@ -107,6 +107,37 @@ int64_t extent(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims) {
 /// Sets `ivs[d]` for `dims` (outermost first) from a linear index over their
 /// ranges; the outermost takes what is left, so an index past the end gives
 /// an out-of-range outermost value rather than wrapping around.
+/// The reduction loops of a contraction kernel, from `level` on: the S
+/// dimensions outermost (each sets its entry of `ivs`), then `slices`
+/// slices of K, each emitted by `kSlice`, all carrying the accumulators.
+SmallVector<Value>
+reductionNest(OpBuilder &b, Location loc, ArrayRef<unsigned> sDims,
+              ArrayRef<int64_t> ranges, int64_t slices,
+              SmallVector<Value> &ivs, ValueRange carried,
+              function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)>
+                  kSlice,
+              unsigned level = 0) {
+  bool inner = level == sDims.size();
+  int64_t ub = inner ? slices : ranges[sDims[level]];
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value upper = arith::ConstantIndexOp::create(b, loc, ub);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, upper, one, carried,
+      [&](OpBuilder &lb, Location, Value iv, ValueRange iterArgs) {
+        SmallVector<Value> next;
+        if (inner) {
+          next = kSlice(lb, iv, iterArgs);
+        } else {
+          ivs[sDims[level]] = iv;
+          next = reductionNest(lb, loc, sDims, ranges, slices, ivs, iterArgs,
+                               kSlice, level + 1);
+        }
+        scf::YieldOp::create(lb, loc, next);
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
 void delinearize(OpBuilder &b, Location loc, Value linear,
                  ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges,
                  SmallVectorImpl<Value> &ivs) {
@@ -864,26 +895,8 @@ struct MapToLaunchPass
     };
 
     // S dims outermost, then the slices of K, carrying the accumulators.
-    std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
-        [&](OpBuilder &bb, unsigned level,
-            ValueRange carried) -> SmallVector<Value> {
-      bool slices = level == sDims.size();
-      int64_t ub = slices ? llvm::divideCeil(K, kTK) : ranges[sDims[level]];
-      auto loop = scf::ForOp::create(
-          bb, loc, zero, cst(bb, ub), one, carried,
-          [&](OpBuilder &lb, Location, Value iv, ValueRange iterArgs) {
-            SmallVector<Value> next;
-            if (slices) {
-              next = kSlice(lb, iv, iterArgs);
-            } else {
-              ivs[sDims[level]] = iv;
-              next = nest(lb, level + 1, iterArgs);
-            }
-            scf::YieldOp::create(lb, loc, next);
-          });
-      return SmallVector<Value>(loop.getResults());
-    };
-    SmallVector<Value> results = nest(b, 0, acc);
+    SmallVector<Value> results = reductionNest(
+        b, loc, sDims, ranges, llvm::divideCeil(K, kTK), ivs, acc, kSlice);
 
     for (int64_t r = 0; r < RM; ++r)
       for (int64_t c = 0; c < RN; ++c) {
@@ -980,7 +993,7 @@ struct MapToLaunchPass
     auto cst = [&](OpBuilder &bb, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(bb, loc, v);
     };
-    Value zero = cst(b, 0), one = cst(b, 1);
+    Value zero = cst(b, 0);
     Value tid = launch.getThreadIds().x;
     // Warp (wr, wc) of the 2 x 2: rows wr * 16 FM, columns wc * 16 FN.
     Value warp = arith::DivUIOp::create(b, loc, tid, cst(b, kWarp));
@@ -1060,26 +1073,8 @@ struct MapToLaunchPass
       gpu::BarrierOp::create(bb, loc);
       return next;
     };
-    std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
-        [&](OpBuilder &bb, unsigned level,
-            ValueRange carried) -> SmallVector<Value> {
-      bool slices = level == sDims.size();
-      int64_t ub = slices ? llvm::divideCeil(K, kFrag) : ranges[sDims[level]];
-      auto loop = scf::ForOp::create(
-          bb, loc, zero, cst(bb, ub), one, carried,
-          [&](OpBuilder &lb, Location, Value iv, ValueRange iterArgs) {
-            SmallVector<Value> next;
-            if (slices) {
-              next = kSlice(lb, iv, iterArgs);
-            } else {
-              ivs[sDims[level]] = iv;
-              next = nest(lb, level + 1, iterArgs);
-            }
-            scf::YieldOp::create(lb, loc, next);
-          });
-      return SmallVector<Value>(loop.getResults());
-    };
-    SmallVector<Value> sums = nest(b, 0, acc);
+    SmallVector<Value> sums = reductionNest(
+        b, loc, sDims, ranges, llvm::divideCeil(K, kFrag), ivs, acc, kSlice);
 
     // The accumulators through shared memory to the outputs.
     for (int64_t i = 0; i < FM; ++i)
