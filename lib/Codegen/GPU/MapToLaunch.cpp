@@ -522,16 +522,7 @@ struct MapToLaunchPass
     // Reduction dims start at 0 until their loops define them.
     Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
     SmallVector<Value> ivs(ranges.size(), zeroIndex);
-    Value rest = linear;
-    for (unsigned d : llvm::reverse(parallelDims)) {
-      if (d == parallelDims.front()) {
-        ivs[d] = rest;
-        break;
-      }
-      Value size = arith::ConstantIndexOp::create(b, loc, threadRanges[d]);
-      ivs[d] = arith::RemUIOp::create(b, loc, rest, size);
-      rest = arith::DivUIOp::create(b, loc, rest, size);
-    }
+    delinearize(b, loc, linear, parallelDims, threadRanges, ivs);
     // The coarsened dimension's index for each of the thread's outputs.
     SmallVector<Value> cIndex;
     if (cdim >= 0) {
