@@ -393,3 +393,24 @@ func.func @pad_after_activation(%x: tensor<1x4x4x16xf32>) -> tensor<1x6x6x16xf32
   %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> into tensor<1x6x6x16xf32>
   return %p : tensor<1x6x6x16xf32>
 }
+
+// -----
+
+// 40 output channels (a multiple of half a register only): split into a
+// convolution of 32 channels, on whole registers, and one of 8, each
+// writing its part of the output.
+// CHECK-LABEL: func.func @conv_split_channels
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c32 step %c16
+// CHECK: vector.contract {{.+}} into vector<13x16xf32>
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0, 0] [1, 1, 13, 32]
+// CHECK: vector.contract {{.+}} into vector<13x8xf32>
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0, 32] [1, 1, 13, 8]
+// CHECK-NOT: vector<{{[0-9x]*}}40xf32>
+func.func @conv_split_channels(%x: tensor<1x1x13x4xf32>) -> tensor<1x1x13x40xf32> {
+  %w = arith.constant dense<0.25> : tensor<1x1x4x40xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x13x40xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x13x40xf32>) -> tensor<1x1x13x40xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x13x4xf32>, tensor<1x1x4x40xf32>) outs(%acc : tensor<1x1x13x40xf32>) -> tensor<1x1x13x40xf32>
+  return %0 : tensor<1x1x13x40xf32>
+}

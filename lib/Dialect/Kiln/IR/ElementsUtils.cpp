@@ -81,3 +81,46 @@ mlir::kiln::transposeElements(ElementsAttr value, ArrayRef<int64_t> perm,
     return std::nullopt;
   return permuteElements(value, type.getShape(), perm, keepDense);
 }
+
+std::optional<ElementsAttr>
+mlir::kiln::sliceInnermost(ElementsAttr value, int64_t begin, int64_t size,
+                           bool keepDense) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() == 0 ||
+      !type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() % 8)
+    return std::nullopt;
+  int64_t inner = type.getShape().back();
+  if (begin < 0 || size <= 0 || begin + size > inner)
+    return std::nullopt;
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = size;
+  auto newType = RankedTensorType::get(shape, type.getElementType());
+  ArrayRef<char> data;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return ElementsAttr(dense.resizeSplat(newType));
+    data = dense.getRawData();
+  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    data = blob->getData();
+  } else {
+    return std::nullopt;
+  }
+  size_t eltBytes = type.getElementTypeBitWidth() / 8;
+  if (data.size() != type.getNumElements() * eltBytes)
+    return std::nullopt;
+  int64_t rows = type.getNumElements() / inner;
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+      rows * size * eltBytes, alignof(int64_t), /*dataIsMutable=*/true);
+  MutableArrayRef<char> out = blob.getMutableData();
+  for (int64_t r = 0; r < rows; ++r)
+    memcpy(out.data() + r * size * eltBytes,
+           data.data() + (r * inner + begin) * eltBytes, size * eltBytes);
+  if (keepDense && isa<DenseElementsAttr>(value))
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(newType, out));
+  return ElementsAttr(
+      DenseResourceElementsAttr::get(newType, "sliced", std::move(blob)));
+}

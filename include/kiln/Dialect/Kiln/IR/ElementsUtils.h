@@ -23,6 +23,12 @@ std::optional<ElementsAttr> permuteElements(ElementsAttr value,
 std::optional<ElementsAttr> transposeElements(ElementsAttr value,
                                               ArrayRef<int64_t> perm,
                                               bool keepDense = false);
+/// Elements [begin, begin + size) of the innermost dimension of `value`,
+/// every other dimension whole: a new resource blob, or with `keepDense` a
+/// dense attribute when `value` is one. std::nullopt when the value cannot
+/// be read.
+std::optional<ElementsAttr> sliceInnermost(ElementsAttr value, int64_t begin,
+                                           int64_t size, bool keepDense = false);
 } // namespace mlir::kiln
 
 #endif
