@@ -15,6 +15,38 @@
 
 using namespace mlir;
 
+namespace {
+/// The bytes of a non-splat dense or dense-resource attribute of a
+/// byte-sized element type, checked against its type's size.
+std::optional<ArrayRef<char>> rawBytes(ElementsAttr value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  ArrayRef<char> data;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    data = dense.getRawData();
+  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    data = blob->getData();
+  } else {
+    return std::nullopt;
+  }
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8 || data.size() != size_t(type.getNumElements()) * (bits / 8))
+    return std::nullopt;
+  return data;
+}
+
+/// `blob` as an attribute of `type`: dense when `keepDense` and `value` is
+/// dense, else a resource named `name`.
+ElementsAttr wrapBytes(ElementsAttr value, RankedTensorType type,
+                       AsmResourceBlob blob, bool keepDense, StringRef name) {
+  if (keepDense && isa<DenseElementsAttr>(value))
+    return DenseElementsAttr::getFromRawBuffer(type, blob.getData());
+  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+}
+} // namespace
+
 std::optional<ElementsAttr>
 mlir::kiln::permuteElements(ElementsAttr value, ArrayRef<int64_t> inShape,
                             ArrayRef<int64_t> perm, bool keepDense) {
@@ -29,25 +61,13 @@ mlir::kiln::permuteElements(ElementsAttr value, ArrayRef<int64_t> inShape,
   for (int64_t p : perm)
     shape.push_back(inShape[p]);
   auto newType = RankedTensorType::get(shape, elt);
-  ArrayRef<char> data;
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.isSplat())
-      return ElementsAttr(dense.resizeSplat(newType));
-    data = dense.getRawData();
-  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = res.getRawHandle().getBlob();
-    if (!blob)
-      return std::nullopt;
-    data = blob->getData();
-  } else {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
+    return ElementsAttr(dense.resizeSplat(newType));
+  std::optional<ArrayRef<char>> bytes = rawBytes(value);
+  if (!bytes)
     return std::nullopt;
-  }
-  unsigned bits = type.getElementTypeBitWidth();
-  if (bits % 8)
-    return std::nullopt;
-  size_t eltBytes = bits / 8;
-  if (data.size() != type.getNumElements() * eltBytes)
-    return std::nullopt;
+  ArrayRef<char> data = *bytes;
+  size_t eltBytes = type.getElementTypeBitWidth() / 8;
   SmallVector<int64_t> inStrides(rank, 1);
   for (int64_t d = rank - 2; d >= 0; --d)
     inStrides[d] = inStrides[d + 1] * inShape[d + 1];
@@ -67,10 +87,7 @@ mlir::kiln::permuteElements(ElementsAttr value, ArrayRef<int64_t> inShape,
       idx[d] = 0;
     }
   }
-  if (keepDense && isa<DenseElementsAttr>(value))
-    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(newType, out));
-  return ElementsAttr(
-      DenseResourceElementsAttr::get(newType, "transposed", std::move(blob)));
+  return wrapBytes(value, newType, std::move(blob), keepDense, "transposed");
 }
 
 std::optional<ElementsAttr>
@@ -96,22 +113,13 @@ mlir::kiln::sliceInnermost(ElementsAttr value, int64_t begin, int64_t size,
   SmallVector<int64_t> shape(type.getShape());
   shape.back() = size;
   auto newType = RankedTensorType::get(shape, type.getElementType());
-  ArrayRef<char> data;
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.isSplat())
-      return ElementsAttr(dense.resizeSplat(newType));
-    data = dense.getRawData();
-  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = res.getRawHandle().getBlob();
-    if (!blob)
-      return std::nullopt;
-    data = blob->getData();
-  } else {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
+    return ElementsAttr(dense.resizeSplat(newType));
+  std::optional<ArrayRef<char>> bytes = rawBytes(value);
+  if (!bytes)
     return std::nullopt;
-  }
+  ArrayRef<char> data = *bytes;
   size_t eltBytes = type.getElementTypeBitWidth() / 8;
-  if (data.size() != type.getNumElements() * eltBytes)
-    return std::nullopt;
   int64_t rows = type.getNumElements() / inner;
   AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
       rows * size * eltBytes, alignof(int64_t), /*dataIsMutable=*/true);
@@ -119,8 +127,5 @@ mlir::kiln::sliceInnermost(ElementsAttr value, int64_t begin, int64_t size,
   for (int64_t r = 0; r < rows; ++r)
     memcpy(out.data() + r * size * eltBytes,
            data.data() + (r * inner + begin) * eltBytes, size * eltBytes);
-  if (keepDense && isa<DenseElementsAttr>(value))
-    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(newType, out));
-  return ElementsAttr(
-      DenseResourceElementsAttr::get(newType, "sliced", std::move(blob)));
+  return wrapBytes(value, newType, std::move(blob), keepDense, "sliced");
 }
