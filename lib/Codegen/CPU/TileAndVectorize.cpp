@@ -93,6 +93,11 @@ int64_t depthwiseChannelTile(int64_t channels, int64_t vw) {
 /// out in panels: its panel dimension is one register tile, taken whole.
 constexpr llvm::StringLiteral kPackedRhsAttr = "kiln.packed_rhs";
 
+/// Lanes of a register tile over the N of a packed right-hand side.
+int64_t panelLanes(int64_t n, int64_t vw) {
+  return n % (4 * vw) == 0 ? 4 * vw : registerTile(n, vw);
+}
+
 /// Columns per panel of a packed right-hand side: 4 registers when they
 /// divide N (a matrix-vector product then has 4 independent FMA chains for
 /// its single row of accumulators; a 4 x 64 tile holds 16), else the usual
@@ -100,7 +105,7 @@ constexpr llvm::StringLiteral kPackedRhsAttr = "kiln.packed_rhs";
 /// model pack each weight the same way and share one copy of it. 0: no
 /// packing (a single panel).
 int64_t panelWidth(int64_t n, int64_t vw) {
-  int64_t width = n % (4 * vw) == 0 ? 4 * vw : registerTile(n, vw);
+  int64_t width = panelLanes(n, vw);
   // A tile of whole and half registers (40 lanes for 1000 classes) is made
   // of panels half a register wide, several per tile (panelsPerTile): the
   // vectors keep a power-of-two length. LLVM widens a 40-lane vector and
@@ -116,8 +121,8 @@ int64_t panelsPerTile(int64_t n, int64_t vw) {
   int64_t width = panelWidth(n, vw);
   if (!width)
     return 1;
-  int64_t lanes = n % (4 * vw) == 0 ? 4 * vw : registerTile(n, vw);
-  return divisorAtMost(n / width, std::max<int64_t>(1, lanes / width));
+  return divisorAtMost(n / width,
+                       std::max<int64_t>(1, panelLanes(n, vw) / width));
 }
 
 /// A matmul with a constant right-hand side B[K, N] (the weights of Gemm and
@@ -203,16 +208,16 @@ void packConstantRhs(RewriterBase &rewriter, func::FuncOp func, int64_t vw) {
   }
 }
 
-/// Whether index `v` is a multiple of `m`: a constant, or the induction
+/// Whether index `ofr` is a multiple of `m`: a constant, or the induction
 /// variable of a loop whose lower bound and step are.
-bool isMultipleOf(Value v, int64_t m) {
-  auto multiple = [&](OpFoldResult ofr) {
-    std::optional<int64_t> c = getConstantIntValue(ofr);
+bool isMultipleOf(OpFoldResult ofr, int64_t m) {
+  auto multiple = [&](OpFoldResult x) {
+    std::optional<int64_t> c = getConstantIntValue(x);
     return c && *c % m == 0;
   };
-  if (std::optional<int64_t> c = getConstantIntValue(v))
+  if (std::optional<int64_t> c = getConstantIntValue(ofr))
     return *c % m == 0;
-  auto arg = dyn_cast<BlockArgument>(v);
+  auto arg = dyn_cast<BlockArgument>(dyn_cast<Value>(ofr));
   if (!arg)
     return false;
   Operation *owner = arg.getOwner()->getParentOp();
@@ -259,11 +264,8 @@ void packConvFilterPanels(RewriterBase &rewriter, func::FuncOp func) {
         break;
       }
       int64_t w = slice.getStaticSizes()[3];
-      OpFoldResult offset = slice.getMixedOffsets()[3];
-      Value dynOffset = dyn_cast<Value>(offset);
-      bool aligned = dynOffset ? isMultipleOf(dynOffset, w)
-                               : *getConstantIntValue(offset) % w == 0;
-      if ((width && w != width) || w >= f || f % w || !aligned) {
+      if ((width && w != width) || w >= f || f % w ||
+          !isMultipleOf(slice.getMixedOffsets()[3], w)) {
         packable = false;
         break;
       }
@@ -362,7 +364,14 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
   }
 }
 
-linalg::FillOp fusableFill(linalg::LinalgOp op);
+/// The fill that initializes `op`'s one init, when it is the fill's only use
+/// and `op` reduces (so the fill can be fused into each of its tiles).
+linalg::FillOp fusableFill(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    return {};
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  return fill && fill->hasOneUse() ? fill : linalg::FillOp();
+}
 
 /// A convolution whose output channels are not a multiple of the register
 /// (1000 classes: only of half a register) ran all of its tiles on half
@@ -617,27 +626,26 @@ void readReusedInputInPlace(linalg::LinalgOp tiled, unsigned inputIndex) {
   tiled->setOperand(inputIndex, out);
 }
 
-/// The fill that initializes `op`'s one init, when it is the fill's only use
-/// and `op` reduces (so the fill can be fused into each of its tiles).
-linalg::FillOp fusableFill(linalg::LinalgOp op) {
-  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
-    return {};
-  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-  return fill && fill->hasOneUse() ? fill : linalg::FillOp();
-}
 
-/// Tiles `op` with `tiling`, fusing `fill` (its init) into each tile; the
-/// fill is erased once nothing uses it. Returns the tiled op.
-FailureOr<Operation *> tileFusingFill(RewriterBase &rewriter,
-                                      linalg::LinalgOp op, linalg::FillOp fill,
-                                      const scf::SCFTilingOptions &tiling,
-                                      llvm::DenseSet<Operation *> &erased) {
+/// Tiles `op` with `tiling`, fusing into each tile the fills that start
+/// its reductions and, when given, `producer` (an op whose result only `op`
+/// reads). The fused originals that nothing uses any more are erased.
+/// Returns the tiled and fused ops, the tiled `op` first.
+FailureOr<SmallVector<Operation *>>
+tileFusing(RewriterBase &rewriter, linalg::LinalgOp op,
+           linalg::LinalgOp producer, const scf::SCFTilingOptions &tiling,
+           llvm::DenseSet<Operation *> &erased) {
+  SmallVector<Operation *> originals = {fusableFill(op)};
+  if (producer)
+    originals.append({producer.getOperation(), fusableFill(producer)});
+  Operation *producerOp = producer ? producer.getOperation() : nullptr;
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
   options.setFusionControlFn(
-      [](tensor::ExtractSliceOp, OpResult producer,
-         bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (isa<linalg::FillOp>(producer.getOwner()))
+      [&](tensor::ExtractSliceOp, OpResult result,
+          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (result.getOwner() == producerOp ||
+            isa<linalg::FillOp>(result.getOwner()))
           return scf::SCFTileAndFuseOptions::ControlFnResult{};
         return std::nullopt;
       });
@@ -650,11 +658,14 @@ FailureOr<Operation *> tileFusingFill(RewriterBase &rewriter,
   for (OpResult r : op->getResults())
     rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
   rewriter.eraseOp(op);
-  if (fill->use_empty()) {
-    erased.insert(fill);
-    rewriter.eraseOp(fill);
+  for (Operation *original : originals) {
+    if (original && original->use_empty()) {
+      erased.insert(original);
+      rewriter.eraseOp(original);
+    }
   }
-  return fused->tiledAndFusedOps.front();
+  return SmallVector<Operation *>(fused->tiledAndFusedOps.begin(),
+                                  fused->tiledAndFusedOps.end());
 }
 
 /// Reductions that start from a linalg.fill (matmuls, convolutions,
@@ -682,11 +693,11 @@ LogicalResult tileWithFilledInit(RewriterBase &rewriter, linalg::LinalgOp op,
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
   Operation *tiledOp = op;
   if (llvm::any_of(parallel, [](int64_t t) { return t != 0; })) {
-    FailureOr<Operation *> tiled =
-        tileFusingFill(rewriter, op, fill, tiling, erased);
+    FailureOr<SmallVector<Operation *>> tiled =
+        tileFusing(rewriter, op, {}, tiling, erased);
     if (failed(tiled))
       return failure();
-    tiledOp = *tiled;
+    tiledOp = tiled->front();
   }
   if (llvm::all_of(reduction, [](int64_t t) { return t == 0; }))
     return success();
@@ -755,12 +766,12 @@ FailureOr<linalg::LinalgOp> tileParallelLoop(RewriterBase &rewriter,
   scf::SCFTilingOptions tiling;
   tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  if (linalg::FillOp fill = fusableFill(op)) {
-    FailureOr<Operation *> tiled =
-        tileFusingFill(rewriter, op, fill, tiling, erased);
-    if (failed(tiled) || !isa<linalg::LinalgOp>(*tiled))
+  if (fusableFill(op)) {
+    FailureOr<SmallVector<Operation *>> tiled =
+        tileFusing(rewriter, op, {}, tiling, erased);
+    if (failed(tiled) || !isa<linalg::LinalgOp>(tiled->front()))
       return failure();
-    return cast<linalg::LinalgOp>(*tiled);
+    return cast<linalg::LinalgOp>(tiled->front());
   }
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
@@ -780,9 +791,8 @@ FailureOr<linalg::LinalgOp> tileParallelLoop(RewriterBase &rewriter,
 /// the consumer with the producer fused into each tile applies the
 /// epilogue to each accumulator tile while it is in cache, instead of in a
 /// second pass over the whole output (and, with threads, a second
-/// fork-join). Returns the producer and sets `input` to the consumer's
-/// operand that reads it.
-linalg::LinalgOp epilogueProducer(linalg::LinalgOp consumer, unsigned &input) {
+/// fork-join).
+linalg::LinalgOp epilogueProducer(linalg::LinalgOp consumer) {
   auto generic = dyn_cast<linalg::GenericOp>(consumer.getOperation());
   if (!generic || generic.getNumDpsInits() != 1 ||
       generic.getNumReductionLoops() != 0 || !generic.hasPureTensorSemantics() ||
@@ -808,59 +818,11 @@ linalg::LinalgOp epilogueProducer(linalg::LinalgOp consumer, unsigned &input) {
       continue;
     if (generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
       continue;
-    input = in->getOperandNumber();
     return producer;
   }
   return {};
 }
 
-/// Tiles `consumer` with `tiling`, fusing the producers in `fusable` (and
-/// the fills they start from) into each tile. Fused originals are erased.
-/// Returns the tiled consumer and the tiled copy of `producer`.
-FailureOr<std::pair<Operation *, Operation *>>
-tileFusingProducer(RewriterBase &rewriter, linalg::LinalgOp consumer,
-                   linalg::LinalgOp producer, const scf::SCFTilingOptions &tiling,
-                   llvm::DenseSet<Operation *> &erased) {
-  linalg::FillOp fill = fusableFill(producer);
-  Operation *producerOp = producer.getOperation();
-  scf::SCFTileAndFuseOptions options;
-  options.setTilingOptions(tiling);
-  options.setFusionControlFn(
-      [&](tensor::ExtractSliceOp, OpResult result,
-          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (result.getOwner() == producerOp ||
-            isa<linalg::FillOp>(result.getOwner()))
-          return scf::SCFTileAndFuseOptions::ControlFnResult{};
-        return std::nullopt;
-      });
-  rewriter.setInsertionPoint(consumer);
-  FailureOr<scf::SCFTileAndFuseResult> fused =
-      scf::tileConsumerAndFuseProducersUsingSCF(
-          rewriter, cast<TilingInterface>(consumer.getOperation()), options);
-  if (failed(fused))
-    return failure();
-  Operation *tiledConsumer = nullptr, *tiledProducer = nullptr;
-  for (Operation *op : fused->tiledAndFusedOps) {
-    if (op->getName() == consumer->getName() && !tiledConsumer &&
-        cast<linalg::LinalgOp>(op).getNumReductionLoops() == 0)
-      tiledConsumer = op;
-    else if (op->getName() == producerOp->getName() &&
-             cast<linalg::LinalgOp>(op).getNumReductionLoops() != 0)
-      tiledProducer = op;
-  }
-  for (OpResult r : consumer->getResults())
-    rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
-  rewriter.eraseOp(consumer);
-  for (Operation *op : {producerOp, static_cast<Operation *>(fill)}) {
-    if (op && op->use_empty()) {
-      erased.insert(op);
-      rewriter.eraseOp(op);
-    }
-  }
-  if (!tiledConsumer || !tiledProducer)
-    return failure();
-  return std::make_pair(tiledConsumer, tiledProducer);
-}
 
 /// Tiles an elementwise `consumer` and its reduction `producer` together:
 /// the producer's own register tiles (and thread split, and loop order) on
@@ -896,32 +858,43 @@ FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
       interchange.push_back(i);
   MLIRContext *ctx = consumer->getContext();
   linalg::LinalgOp tiledConsumer = consumer, tiledProducer = producer;
+  // One tiling of the consumer with the producer fused: tiledConsumer and
+  // tiledProducer become the ops inside the new loop (tiledProducer null
+  // when the producer did not fuse).
+  auto tileWithProducer = [&](linalg::LinalgOp c, linalg::LinalgOp p,
+                              const scf::SCFTilingOptions &tiling) {
+    FailureOr<SmallVector<Operation *>> tiled =
+        tileFusing(rewriter, c, p, tiling, erased);
+    if (failed(tiled))
+      return failure();
+    tiledConsumer = cast<linalg::LinalgOp>(tiled->front());
+    tiledProducer = {};
+    for (Operation *t : llvm::drop_begin(*tiled))
+      if (t->getName() == p->getName())
+        tiledProducer = cast<linalg::LinalgOp>(t);
+    return success();
+  };
   if (dim >= 0 && tiles[dim] != 0) {
     SmallVector<int64_t> sizes(n, 0);
     sizes[dim] = tiles[dim];
     scf::SCFTilingOptions tiling;
     tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-    auto tiled = tileFusingProducer(rewriter, consumer, producer, tiling, erased);
-    if (failed(tiled))
+    if (failed(tileWithProducer(consumer, producer, tiling)))
       return failure();
-    tiledConsumer = cast<linalg::LinalgOp>(tiled->first);
-    tiledProducer = cast<linalg::LinalgOp>(tiled->second);
     tiles[dim] = 0;
   }
-  if (llvm::any_of(tiles, [](int64_t t) { return t != 0; })) {
+  if (tiledProducer && llvm::any_of(tiles, [](int64_t t) { return t != 0; })) {
     scf::SCFTilingOptions tiling;
     tiling.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
     tiling.setInterchange(interchange);
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
-    auto tiled = tileFusingProducer(rewriter, tiledConsumer, tiledProducer,
-                                    tiling, erased);
-    if (failed(tiled))
+    if (failed(tileWithProducer(tiledConsumer, tiledProducer, tiling)))
       return tiledConsumer == consumer ? FailureOr<linalg::LinalgOp>(failure())
                                        : tiledConsumer;
-    tiledConsumer = cast<linalg::LinalgOp>(tiled->first);
-    tiledProducer = cast<linalg::LinalgOp>(tiled->second);
   }
+  if (!tiledProducer)
+    return tiledConsumer; // not fused: the producer is tiled on its own
   // The producer's tile accumulates in the consumer's output tile, which the
   // consumer then overwrites in place: no buffer for the producer's whole
   // result (it would be allocated inside the loops).
@@ -1018,21 +991,14 @@ struct TileAndVectorizePass
     for (linalg::LinalgOp op : llvm::reverse(ops)) {
       if (erased.contains(op))
         continue; // fused into its consumer's tiles
-      unsigned epilogueInput = 0;
-      linalg::LinalgOp producer = epilogueProducer(op, epilogueInput);
+      if (linalg::LinalgOp producer = epilogueProducer(op))
+        if (succeeded(tileWithEpilogue(rewriter, op, producer, vectorWidth,
+                                       parallelWork, erased)))
+          continue;
       std::optional<unsigned> reused;
       if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
-        if (!producer && (reused = dyingInputToReuse(generic)))
+        if ((reused = dyingInputToReuse(generic)))
           op.getDpsInitOperand(0)->set(op->getOperand(*reused));
-      if (producer) {
-        FailureOr<linalg::LinalgOp> tiled = tileWithEpilogue(
-            rewriter, op, producer, vectorWidth, parallelWork, erased);
-        if (succeeded(tiled))
-          continue;
-        if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
-          if ((reused = dyingInputToReuse(generic)))
-            op.getDpsInitOperand(0)->set(op->getOperand(*reused));
-      }
       SmallVector<int64_t> tiles = chooseTileSizes(op, vectorWidth);
       if (tiles.empty() || llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
         continue;
