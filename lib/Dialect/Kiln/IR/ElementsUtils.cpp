@@ -37,13 +37,28 @@ std::optional<ArrayRef<char>> rawBytes(ElementsAttr value) {
   return data;
 }
 
-/// `blob` as an attribute of `type`: dense when `keepDense` and `value` is
-/// dense, else a resource named `name`.
-ElementsAttr wrapBytes(ElementsAttr value, RankedTensorType type,
-                       AsmResourceBlob blob, bool keepDense, StringRef name) {
+/// `value`'s elements laid out anew as `newType`: a splat is resized, else
+/// `copy(out, in, eltBytes)` fills the new bytes from the old. The result is
+/// dense when `keepDense` and `value` is dense, else a resource named `name`.
+std::optional<ElementsAttr>
+relayout(ElementsAttr value, RankedTensorType newType, bool keepDense,
+         StringRef name,
+         function_ref<void(MutableArrayRef<char>, ArrayRef<char>, size_t)> copy) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
+    return ElementsAttr(dense.resizeSplat(newType));
+  std::optional<ArrayRef<char>> data = rawBytes(value);
+  if (!data)
+    return std::nullopt;
+  size_t eltBytes = newType.getElementTypeBitWidth() / 8;
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+      newType.getNumElements() * eltBytes, alignof(int64_t),
+      /*dataIsMutable=*/true);
+  copy(blob.getMutableData(), *data, eltBytes);
   if (keepDense && isa<DenseElementsAttr>(value))
-    return DenseElementsAttr::getFromRawBuffer(type, blob.getData());
-  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+    return ElementsAttr(
+        DenseElementsAttr::getFromRawBuffer(newType, blob.getData()));
+  return ElementsAttr(
+      DenseResourceElementsAttr::get(newType, name, std::move(blob)));
 }
 } // namespace
 
@@ -60,34 +75,27 @@ mlir::kiln::permuteElements(ElementsAttr value, ArrayRef<int64_t> inShape,
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
     shape.push_back(inShape[p]);
-  auto newType = RankedTensorType::get(shape, elt);
-  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
-    return ElementsAttr(dense.resizeSplat(newType));
-  std::optional<ArrayRef<char>> bytes = rawBytes(value);
-  if (!bytes)
-    return std::nullopt;
-  ArrayRef<char> data = *bytes;
-  size_t eltBytes = type.getElementTypeBitWidth() / 8;
   SmallVector<int64_t> inStrides(rank, 1);
   for (int64_t d = rank - 2; d >= 0; --d)
     inStrides[d] = inStrides[d + 1] * inShape[d + 1];
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
-      data.size(), alignof(int64_t), /*dataIsMutable=*/true);
-  MutableArrayRef<char> out = blob.getMutableData();
-  SmallVector<int64_t> idx(rank, 0);
-  for (int64_t linear = 0, n = type.getNumElements(); linear < n; ++linear) {
-    int64_t src = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      src += idx[d] * inStrides[perm[d]];
-    memcpy(out.data() + linear * eltBytes, data.data() + src * eltBytes,
-           eltBytes);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < shape[d])
-        break;
-      idx[d] = 0;
-    }
-  }
-  return wrapBytes(value, newType, std::move(blob), keepDense, "transposed");
+  return relayout(
+      value, RankedTensorType::get(shape, elt), keepDense, "transposed",
+      [&](MutableArrayRef<char> out, ArrayRef<char> in, size_t eltBytes) {
+        SmallVector<int64_t> idx(rank, 0);
+        for (int64_t linear = 0, n = type.getNumElements(); linear < n;
+             ++linear) {
+          int64_t src = 0;
+          for (int64_t d = 0; d < rank; ++d)
+            src += idx[d] * inStrides[perm[d]];
+          memcpy(out.data() + linear * eltBytes, in.data() + src * eltBytes,
+                 eltBytes);
+          for (int64_t d = rank - 1; d >= 0; --d) {
+            if (++idx[d] < shape[d])
+              break;
+            idx[d] = 0;
+          }
+        }
+      });
 }
 
 std::optional<ElementsAttr>
@@ -104,28 +112,20 @@ mlir::kiln::sliceInnermost(ElementsAttr value, int64_t begin, int64_t size,
                            bool keepDense) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type || !type.hasStaticShape() || type.getRank() == 0 ||
-      !type.getElementType().isIntOrFloat() ||
-      type.getElementTypeBitWidth() % 8)
+      !type.getElementType().isIntOrFloat())
     return std::nullopt;
   int64_t inner = type.getShape().back();
   if (begin < 0 || size <= 0 || begin + size > inner)
     return std::nullopt;
   SmallVector<int64_t> shape(type.getShape());
   shape.back() = size;
-  auto newType = RankedTensorType::get(shape, type.getElementType());
-  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
-    return ElementsAttr(dense.resizeSplat(newType));
-  std::optional<ArrayRef<char>> bytes = rawBytes(value);
-  if (!bytes)
-    return std::nullopt;
-  ArrayRef<char> data = *bytes;
-  size_t eltBytes = type.getElementTypeBitWidth() / 8;
   int64_t rows = type.getNumElements() / inner;
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
-      rows * size * eltBytes, alignof(int64_t), /*dataIsMutable=*/true);
-  MutableArrayRef<char> out = blob.getMutableData();
-  for (int64_t r = 0; r < rows; ++r)
-    memcpy(out.data() + r * size * eltBytes,
-           data.data() + (r * inner + begin) * eltBytes, size * eltBytes);
-  return wrapBytes(value, newType, std::move(blob), keepDense, "sliced");
+  return relayout(
+      value, RankedTensorType::get(shape, type.getElementType()), keepDense,
+      "sliced",
+      [&](MutableArrayRef<char> out, ArrayRef<char> in, size_t eltBytes) {
+        for (int64_t r = 0; r < rows; ++r)
+          memcpy(out.data() + r * size * eltBytes,
+                 in.data() + (r * inner + begin) * eltBytes, size * eltBytes);
+      });
 }
