@@ -153,12 +153,14 @@ std::string compileModel(py::object onnxPath, py::object output,
       options.verifyEach = toBool(value);
     } else if (key == "quantize") {
       options.quantize = value.is_none() ? "none" : toStr(value, key);
+    } else if (key == "precision") {
+      options.precision = value.is_none() ? "fp32" : toStr(value, key);
     } else {
       throw py::type_error("compile() got an unexpected keyword argument '" +
                            key +
                            "' (options: emit, target, gpu_arch, mcpu, mattr, "
                            "opt_level, name, input_shapes, batch_sizes, "
-                           "timing, verify_each, quantize)");
+                           "timing, verify_each, quantize, precision)");
     }
   }
   options.outputPath = output.is_none()
@@ -218,6 +220,8 @@ Options:
   quantize     "none" (default) or "dynamic": int8 weights and run-time
                quantized activations for MatMul/Gemm with constant weights
                (needs avx512vnni; docs/quantization.md)
+  precision    "fp32" (default) or "bf16": MatMul/Gemm with constant weights
+               in bf16 on AMX tiles, accumulated in f32 (needs amx-bf16)
 
 Raises kiln.Error with every diagnostic when the model does not compile,
 TypeError for an unknown option name or a value of the wrong type.

@@ -49,7 +49,7 @@ constexpr const char *kGraphPipeline =
 constexpr const char *kLinalgPipeline =
     "kiln-convert-kiln-to-linalg,"
     "func.func(canonicalize,cse,kiln-fuse-elementwise,canonicalize,cse)";
-std::string cpuLoweringTail();
+std::string cpuLoweringTail(bool amx = false);
 /// Tensors to buffers, outputs to caller-owned arguments, and every other
 /// buffer into the one arena (shared by the CPU and GPU paths).
 std::string bufferizeToArena() {
@@ -63,7 +63,7 @@ std::string bufferizeToArena() {
          "modify-public-functions},"
          "canonicalize,cse,kiln-arena-allocation,";
 }
-std::string codegenPipeline(int64_t vectorWidth, bool vnni) {
+std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx) {
   return std::string("func.func(") +
          (vnni ? "kiln-cpu-vnni-matmul," : "") +
          "kiln-cpu-tile-and-vectorize{vector-width=" +
@@ -71,12 +71,13 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni) {
          "},canonicalize,cse,loop-invariant-subset-hoisting,"
          "kiln-cpu-lower-vector-ops,canonicalize,cse,"
          "kiln-cpu-split-empty-tensors)," +
-         bufferizeToArena() + "kiln-cpu-outline-parallel-loops," +
-         cpuLoweringTail();
+         bufferizeToArena() +
+         (amx ? "func.func(kiln-cpu-amx-matmul,canonicalize,cse)," : "") +
+         "kiln-cpu-outline-parallel-loops," + cpuLoweringTail(amx);
 }
 
 /// From loops, vectors and memrefs to the LLVM dialect.
-std::string cpuLoweringTail() {
+std::string cpuLoweringTail(bool amx) {
   return "func.func(convert-linalg-to-loops),canonicalize,"
          "convert-vector-to-scf{full-unroll=true},lower-affine,"
          "convert-scf-to-cf,canonicalize,convert-vector-to-llvm,"
@@ -84,7 +85,11 @@ std::string cpuLoweringTail() {
          "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
          "convert-index-to-llvm,convert-ub-to-llvm,"
          "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
-         "convert-cf-to-llvm,reconcile-unrealized-casts,"
+         // convert-to-llvm knows AMX tile types (loop-carried accumulators
+         // in block arguments); convert-cf-to-llvm does not.
+         + std::string(amx ? "convert-to-llvm{filter-dialects=cf,amx},"
+                           : "convert-cf-to-llvm,") +
+         "reconcile-unrealized-casts,"
          "kiln-cpu-lower-parallel-launches";
 }
 
@@ -507,6 +512,37 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
             "'; use none or dynamic (static int8 with calibration and bf16 "
             "are not implemented yet)");
   }
+  // bf16 matmuls where asked for and the target has AMX-BF16.
+  bool amx = false;
+  if (o.precision == "bf16") {
+    if (o.target == "cuda")
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--precision=bf16 is for CPU targets (AMX); --target=cuda runs fp16 "
+          "models on tensor cores as they are (docs/gpu.md)");
+    if (o.quantize == "dynamic")
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--precision=bf16 and --quantize=dynamic both convert the "
+          "MatMul/Gemm nodes; use one of them");
+    auto ptm = createTargetMachine(o.mcpu, o.mattr, o.optLevel);
+    if (!ptm)
+      return ptm.takeError();
+    amx = llvm::StringRef(requiredIsa(**ptm)).contains("amx-bf16");
+    if (amx)
+      graphPipeline += ",kiln-bf16-matmul";
+    else
+      result.notes.push_back(
+          "--precision=bf16 needs amx-bf16, which the target CPU '" +
+          (*ptm)->getTargetCPU().str() +
+          "' lacks (use --mcpu or --mattr=+amx-tile,+amx-bf16); compiled in "
+          "f32");
+  } else if (!o.precision.empty() && o.precision != "fp32") {
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "unknown precision '" + o.precision +
+            "'; use fp32 or bf16 (fp16 compute is not implemented yet)");
+  }
   if (failed(runPipeline(graphPipeline, "graph"))) {
     if (!batchSizes.empty())
       errors.push_back(
@@ -618,6 +654,23 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   if (!tm)
     return tm.takeError();
   desc.requiredIsa = requiredIsa(**tm);
+  // LLVM emits AMX instructions only for the tile kernels; a model without
+  // them must not ask the OS for tile state (kiln_session_create does).
+  if (amx) {
+    bool used = false;
+    module->walk([&](linalg::GenericOp op) {
+      used |= op->hasAttr(mlir::kiln::kBf16MatmulAttr);
+    });
+    amx = used;
+  }
+  if (!amx) {
+    llvm::SmallVector<llvm::StringRef> kept, features;
+    llvm::StringRef(desc.requiredIsa).split(features, ',');
+    for (llvm::StringRef f : features)
+      if (!f.starts_with("amx-"))
+        kept.push_back(f);
+    desc.requiredIsa = llvm::join(kept, ",");
+  }
   llvm::StringRef isa(desc.requiredIsa);
   int64_t vectorWidth = isa.contains("avx512f") ? 16
                         : isa.contains("avx")   ? 8
@@ -626,7 +679,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   // against reference outputs on a machine without a GPU (docs/gpu.md).
   std::string codegen = o.target == "cuda-emulated"
                             ? gpuCodegenPipeline(o.gpuArch, true)
-                            : codegenPipeline(vectorWidth, vnni);
+                            : codegenPipeline(vectorWidth, vnni, amx);
   if (failed(runPipeline(codegen, "codegen")))
     return errorFrom(errors, "code generation failed");
   for (ModelDesc::Variant &v : desc.variants)

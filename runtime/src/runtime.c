@@ -11,6 +11,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #define KILN_HIDDEN __attribute__((visibility("hidden")))
 #define KILN_MESSAGE_BYTES 512
@@ -169,6 +174,23 @@ KILN_HIDDEN int kiln_internal_missing_feature(const char *list, char *missing,
   return 0;
 }
 
+/* AMX tile data is off for every process until it asks: Linux (5.16+) keeps
+ * the 8 KiB of tile state out of a thread's context unless the process was
+ * granted XFEATURE_XTILEDATA, and the first tile instruction without it is
+ * a SIGILL. The grant is process-wide and covers threads started later (the
+ * pool's workers). The compiler lists amx-* in required_isa only for models
+ * with tile kernels. Returns 0, or the errno of the refusal. */
+static int request_amx(void) {
+#if defined(__x86_64__) && defined(__linux__)
+  enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+  if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) != 0)
+    return errno ? errno : -1;
+  return 0;
+#else
+  return -1;
+#endif
+}
+
 kiln_status kiln_check_cpu(void) {
   const kiln_model_info *info = &__kiln_model_info;
   char missing[64];
@@ -179,6 +201,16 @@ kiln_status kiln_check_cpu(void) {
                 "(cpu %s, features %s); recompile with --mcpu matching this "
                 "machine",
                 missing, info->name, info->cpu, info->required_isa);
+  if (strstr(info->required_isa, "amx-tile")) {
+    int err = request_amx();
+    if (err)
+      return fail(thread_message, KILN_UNSUPPORTED_ISA,
+                  "the operating system refused AMX tile state to model '%s' "
+                  "(arch_prctl(ARCH_REQ_XCOMP_PERM) failed: %s; Linux 5.16 or "
+                  "later grants it); recompile without --precision=bf16, or "
+                  "with --mattr=-amx-tile",
+                  info->name, err > 0 ? strerror(err) : "not Linux x86-64");
+  }
   return ok_status();
 }
 

@@ -73,6 +73,11 @@ static cl::opt<std::string> quantize(
              "quantized activations for MatMul/Gemm with constant weights "
              "(needs avx512vnni)"),
     cl::init("none"), cl::cat(category));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("fp32 (default) or bf16: MatMul/Gemm with constant weights in "
+             "bf16 on AMX tiles, accumulated in f32 (needs amx-bf16)"),
+    cl::init("fp32"), cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
                             cl::cat(category));
 
@@ -106,6 +111,7 @@ int main(int argc, char **argv) {
   options.timing = timing;
   options.reportDir = reportDir;
   options.quantize = quantize;
+  options.precision = precision;
   for (const std::string &spec : inputShapes) {
     StringRef s(spec), inputName, dims;
     std::tie(inputName, dims) = s.rsplit('=');

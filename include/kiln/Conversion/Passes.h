@@ -28,6 +28,12 @@ inline constexpr const char *kInt8MatmulAttr = "kiln.int8_matmul";
 /// f32(acc - zp * sums) * (scale * wscale) [+ bias]; the kernel applies it
 /// to its registers when it is the product's only user.
 inline constexpr const char *kInt8EpilogueAttr = "kiln.int8_epilogue";
+/// Unit attribute on the linalg.generic that --kiln-convert-kiln-to-linalg
+/// makes of kiln.bf16_matmul's product (bf16 rows [M, Kp / 2, 2] times packed
+/// bf16 weights [P, Kp / 2, 16, 2] -> f32 [M, P, 16], from a zero fill).
+/// --kiln-cpu-tile-and-vectorize leaves it whole; after bufferization
+/// --kiln-cpu-amx-matmul replaces it with AMX tile loops.
+inline constexpr const char *kBf16MatmulAttr = "kiln.bf16_matmul";
 } // namespace mlir::kiln
 
 #endif

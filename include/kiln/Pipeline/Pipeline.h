@@ -46,6 +46,10 @@ struct CompileOptions {
   /// weights get int8 weights and run-time quantized activations
   /// (docs/quantization.md); needs a target with avx512vnni.
   std::string quantize;
+  /// "" or "fp32": as imported; "bf16": MatMul/Gemm with constant weights
+  /// run on AMX tiles with bf16 weights and activations and f32 accumulation
+  /// (docs/quantization.md); needs a target with amx-bf16.
+  std::string precision;
   /// "cpu", or "cuda": the graph runs as NVIDIA GPU kernels (PTX for
   /// `gpuArch`, loaded by the model's runtime through the CUDA driver).
   std::string target = "cpu";

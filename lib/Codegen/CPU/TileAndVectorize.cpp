@@ -1,5 +1,6 @@
 //===- TileAndVectorize.cpp - static register tiles, then vectors -*- C++ -*-===//
 #include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -800,7 +801,8 @@ linalg::LinalgOp epilogueProducer(linalg::LinalgOp consumer) {
     return {};
   for (OpOperand *in : generic.getDpsInputOperands()) {
     auto producer = in->get().getDefiningOp<linalg::LinalgOp>();
-    if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1 ||
+    if (!producer || producer->hasAttr(kiln::kBf16MatmulAttr) ||
+        !producer->hasOneUse() || producer->getNumResults() != 1 ||
         !fusableFill(producer) || touchesBools(producer) ||
         !generic.getMatchingIndexingMap(in).isIdentity() ||
         in->get().getType() != generic.getResult(0).getType())
@@ -991,6 +993,8 @@ struct TileAndVectorizePass
     for (linalg::LinalgOp op : llvm::reverse(ops)) {
       if (erased.contains(op))
         continue; // fused into its consumer's tiles
+      if (op->hasAttr(kiln::kBf16MatmulAttr))
+        continue; // AMX tiles after bufferization (--kiln-cpu-amx-matmul)
       if (linalg::LinalgOp producer = epilogueProducer(op))
         if (succeeded(tileWithEpilogue(rewriter, op, producer, vectorWidth,
                                        parallelWork, erased)))

@@ -165,10 +165,73 @@ FailureOr<Value> lowerDynamicQuantMatMul(OpBuilder &b,
   y.getDefiningOp()->setAttr(kInt8EpilogueAttr, UnitAttr::get(ctx));
   return reshaped(b, loc, y, op.getType().getShape());
 }
+/// kiln.bf16_matmul: the rows rounded to bf16 (padded with zeros to Kp), the
+/// product in f32 (a generic marked kiln.bf16_matmul) and the bias.
+FailureOr<Value> lowerBf16MatMul(OpBuilder &b, Bf16MatMulOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType it = op.getInput().getType(), wt = op.getWeights().getType();
+  int64_t k = it.getShape().back(), rows = it.getNumElements() / k;
+  int64_t panels = wt.getDimSize(0), k2 = wt.getDimSize(1), kp = 2 * k2;
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  auto par = utils::IteratorType::parallel,
+       red = utils::IteratorType::reduction;
+
+  Value x = reshaped(b, loc, op.getInput(), {rows, k});
+  Value xp = padded(b, loc, x, {0, 0}, {0, kp - k}, 0.0);
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  Value xb = mappedGeneric(
+      b, loc, {rows, kp}, bf16, ValueRange{xp}, {id2},
+      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), a[0]);
+      });
+
+  // acc[m, p, c] = sum over (k2, j) of xb[m, k2, j] * w[p, k2, c, j], loops
+  // (m, p, c, k2, j).
+  Value acc = filledTensor(b, loc, {rows, panels, 16}, f32, 0.0);
+  Value xb3 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({rows, k2, 2}, bf16), xb,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  Value w4 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({panels, k2, 16, 2}, bf16),
+      op.getWeights(), SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
+      AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
+      AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
+  auto matmul = linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{xb3, w4}, acc, maps,
+      {par, par, par, red, red},
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        Type f32t = nb.getF32Type();
+        Value av = arith::ExtFOp::create(nb, nl, f32t, a[0]);
+        Value wv = arith::ExtFOp::create(nb, nl, f32t, a[1]);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::AddFOp::create(
+                nb, nl, a[2], arith::MulFOp::create(nb, nl, av, wv))});
+      });
+  matmul->setAttr(kBf16MatmulAttr, UnitAttr::get(ctx));
+  Value y = matmul.getResult(0);
+  if (op.getBias()) {
+    AffineMap id3 = b.getMultiDimIdentityMap(3);
+    AffineMap col3 = AffineMap::get(3, 0, {d(1), d(2)}, ctx);
+    y = mappedGeneric(b, loc, {rows, panels, 16}, f32,
+                      ValueRange{y, reshaped(b, loc, op.getBias(), {panels, 16})},
+                      {id3, col3},
+                      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        return arith::AddFOp::create(nb, nl, a[0], a[1]);
+                      });
+  }
+  return reshaped(b, loc, y, op.getType().getShape());
+}
 } // namespace
 
 FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
   if (auto q = dyn_cast<DynamicQuantMatMulOp>(op))
     return lowerDynamicQuantMatMul(b, q);
+  if (auto m = dyn_cast<Bf16MatMulOp>(op))
+    return lowerBf16MatMul(b, m);
   return Value();
 }

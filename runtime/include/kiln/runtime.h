@@ -130,7 +130,9 @@ typedef struct kiln_session kiln_session;
 /* Metadata of the model in this .so; never NULL. */
 KILN_API const kiln_model_info *kiln_get_model_info(void);
 
-/* Checks that this CPU can run the model (KILN_UNSUPPORTED_ISA if not).
+/* Checks that this CPU can run the model (KILN_UNSUPPORTED_ISA if not). For
+ * a model with AMX kernels (--precision=bf16) it also asks Linux for AMX tile
+ * state for the process, and fails with KILN_UNSUPPORTED_ISA if refused.
  * kiln_session_create checks it too, so calling it first is optional. */
 KILN_API kiln_status kiln_check_cpu(void);
 

@@ -620,3 +620,27 @@ func.func @dynamic_quant_matmul_scales(%x: tensor<4x8xf32>, %w: tensor<1x2x64xi8
   %0 = kiln.dynamic_quant_matmul %x, %w, %s, %sums : (tensor<4x8xf32>, tensor<1x2x64xi8>, tensor<32xf32>, tensor<16xi32>) -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
 }
+
+// -----
+
+func.func @bf16_matmul_k_pairs(%x: tensor<4x40xf32>, %w: tensor<1x20x32xbf16>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{expects packed weights [N / 16, 32, 32] for K = 40, got 'tensor<1x20x32xbf16>'}}
+  %0 = kiln.bf16_matmul %x, %w : (tensor<4x40xf32>, tensor<1x20x32xbf16>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @bf16_matmul_bias(%x: tensor<4x8xf32>, %w: tensor<2x16x32xbf16>, %b: tensor<16xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{expects bias of shape [32], got 'tensor<16xf32>'}}
+  %0 = kiln.bf16_matmul %x, %w, %b : (tensor<4x8xf32>, tensor<2x16x32xbf16>, tensor<16xf32>) -> tensor<4x32xf32>
+  return %0 : tensor<4x32xf32>
+}
+
+// -----
+
+func.func @bf16_matmul_result(%x: tensor<4x8xf32>, %w: tensor<2x16x32xbf16>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{expects result type 'tensor<4x32xf32>', got 'tensor<4x16xf32>'}}
+  %0 = kiln.bf16_matmul %x, %w : (tensor<4x8xf32>, tensor<2x16x32xbf16>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}

@@ -69,6 +69,24 @@ def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
     "::mlir::LLVM::LLVMDialect"];
 }
 
+def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "func::FuncOp"> {
+  let summary = "The bf16 product of kiln.bf16_matmul as AMX tile loops";
+  let description = [{
+    Replaces each linalg.generic on buffers marked `kiln.bf16_matmul` (bf16
+    rows `[M, K2, 2]` times weights packed `[P, K2, 16, 2]` into f32
+    `[M, P, 16]`, see kiln.bf16_matmul) with loops of `amx.tile_load`,
+    `amx.tile_mulf` (tdpbf16ps) and `amx.tile_store` over blocks of 32 rows x
+    2 panels: four f32 accumulator tiles carried through the k loop, two A
+    and two B tiles loaded per step. Blocks are independent and become one
+    `scf.forall`. Runs after bufferization (tiles address memory) and only
+    for targets with amx-bf16; a generic it cannot match stays as scalar
+    loops with a warning.
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::amx::AMXDialect",
+    "::mlir::arith::ArithDialect"];
+}
+
 def LowerVectorOpsPass : Pass<"kiln-cpu-lower-vector-ops", "func::FuncOp"> {
   let summary = "Lower contractions to outer products and math to polynomials";
   let description = [{

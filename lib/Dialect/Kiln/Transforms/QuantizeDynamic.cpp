@@ -1,4 +1,4 @@
-//===- QuantizeDynamic.cpp - dynamic int8 for MatMul/Gemm -------*- C++ -*-===//
+//===- QuantizeDynamic.cpp - int8 and bf16 MatMul/Gemm ----------*- C++ -*-===//
 //
 // --quantize=dynamic: matrix products with constant weights read int8 weights
 // quantized here (per output column, symmetric) and quantize their
@@ -6,6 +6,10 @@
 // in the layout of AVX512-VNNI's vpdpbusd: 4 consecutive k of one column in
 // one 32-bit lane, panels of R columns stored one after the other so that the
 // kernel streams each panel contiguously.
+//
+// --precision=bf16: the same matmuls read bf16 weights rounded here, packed
+// in pairs of k for AMX tiles (kiln.bf16_matmul). Both passes share which
+// matmuls qualify and the remark that says which do not.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
@@ -23,6 +27,7 @@
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_QUANTIZEDYNAMICPASS
+#define GEN_PASS_DEF_BF16MATMULPASS
 #include "kiln/Dialect/Kiln/Transforms/Passes.h.inc"
 } // namespace mlir::kiln
 
@@ -149,142 +154,229 @@ struct Skipped {
   }
 };
 
+/// A MatMul or Gemm whose weights are a constant f32 [K, N] matrix, with
+/// what a reduced-precision replacement needs to know.
+struct Candidate {
+  Operation *op = nullptr;       // the matmul
+  Operation *replaced = nullptr; // the op whose result the replacement takes
+  ConstantOp weights;
+  bool transB = false;
+  int64_t k = 0, n = 0;
+  float alpha = 1.0f;
+  std::vector<float> w;
+  std::optional<std::vector<float>> bias; // per column, beta applied
+};
+
+/// `op` as a candidate, or why it stays f32.
+FailureOr<Candidate> analyze(Operation *op, std::string &why) {
+  Candidate c;
+  c.op = c.replaced = op;
+  auto gemm = dyn_cast<GemmOp>(op);
+  Value input = op->getOperand(0), weights = op->getOperand(1);
+  auto it = cast<RankedTensorType>(input.getType());
+  auto wt = cast<RankedTensorType>(weights.getType());
+  auto rt = cast<RankedTensorType>(op->getResult(0).getType());
+  c.weights = weights.getDefiningOp<ConstantOp>();
+  if (!c.weights)
+    why = "weights computed at run time";
+  else if (!it.getElementType().isF32() || !wt.getElementType().isF32())
+    why = "not f32";
+  else if (it.getRank() < 2 || wt.getRank() != 2 || !it.hasStaticShape() ||
+           !wt.hasStaticShape())
+    why = "not a static [..., M, K] x [K, N] product";
+  else if (gemm && gemm.getTransA())
+    why = "Gemm with transA";
+  if (!why.empty())
+    return failure();
+  c.transB = gemm && gemm.getTransB();
+  c.k = it.getShape().back();
+  c.n = wt.getDimSize(c.transB ? 0 : 1);
+  if (wt.getDimSize(c.transB ? 1 : 0) != c.k)
+    return failure(); // the verifier's business
+  if (c.n % 16 != 0) {
+    why = "N = " + std::to_string(c.n) + " output columns, not a multiple of 16";
+    return failure();
+  }
+  std::optional<std::vector<float>> w = readFloats(weights);
+  if (!w) {
+    why = "weight bytes not readable at compile time";
+    return failure();
+  }
+  c.w = std::move(*w);
+  c.alpha = gemm ? gemm.getAlpha().convertToFloat() : 1.0f;
+  // The bias: Gemm's C, or a constant added by the matmul's only user.
+  if (gemm && gemm.getC() && gemm.getBeta().convertToFloat() != 0.0f) {
+    c.bias = perColumnBias(gemm.getC(), c.n, gemm.getBeta().convertToFloat());
+    if (!c.bias) {
+      why = "Gemm's C is not a constant per-column bias";
+      return failure();
+    }
+  } else if (!gemm && op->getResult(0).hasOneUse()) {
+    if (auto add = dyn_cast<AddOp>(*op->getResult(0).getUsers().begin());
+        add && add.getType() == rt) {
+      Value other =
+          add.getLhs() == op->getResult(0) ? add.getRhs() : add.getLhs();
+      auto ot = cast<RankedTensorType>(other.getType());
+      if (ot.getRank() <= rt.getRank() &&
+          (c.bias = perColumnBias(other, c.n, 1.0f)))
+        c.replaced = add;
+    }
+  }
+  return c;
+}
+
+/// The bias of `c` as a constant [N], or a null value.
+Value biasConstant(OpBuilder &b, Location loc, const Candidate &c) {
+  if (!c.bias)
+    return Value();
+  auto bt = RankedTensorType::get({c.n}, b.getF32Type());
+  return ConstantOp::create(b, loc, bt,
+                            DenseElementsAttr::get(bt, ArrayRef<float>(*c.bias)));
+}
+
+/// Replaces every candidate MatMul/Gemm of `func` with what `build` makes
+/// (inserted before the replaced op), drops the f32 constants nothing else
+/// reads, and remarks once how many were converted and why the rest were not:
+/// "<label>: 3 of 4 MatMul/Gemm nodes <verb>; 1 kept in f32 (...)".
+void rewriteMatmuls(
+    func::FuncOp func, StringRef label, StringRef verb,
+    llvm::function_ref<Value(OpBuilder &, const Candidate &)> build) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<MatMulOp, GemmOp>(op))
+      ops.push_back(op);
+  });
+  if (ops.empty())
+    return;
+  Skipped skipped;
+  int64_t converted = 0;
+  OpBuilder b(func.getContext());
+  for (Operation *op : ops) {
+    std::string why;
+    FailureOr<Candidate> c = analyze(op, why);
+    if (failed(c)) {
+      if (!why.empty())
+        skipped.add(op, why);
+      continue;
+    }
+    b.setInsertionPoint(c->replaced);
+    Value result = build(b, *c);
+    c->replaced->getResult(0).replaceAllUsesWith(result);
+    // The f32 weights and bias go too, unless something else reads them.
+    llvm::SetVector<Operation *> constants;
+    for (Operation *o : {c->op, c->replaced})
+      for (Value v : o->getOperands())
+        if (auto cst = v.getDefiningOp<ConstantOp>())
+          constants.insert(cst);
+    c->replaced->erase();
+    if (c->replaced != c->op)
+      c->op->erase();
+    for (Operation *cst : constants)
+      if (cst->use_empty())
+        cst->erase();
+    ++converted;
+  }
+  std::string note;
+  llvm::raw_string_ostream os(note);
+  os << label << ": " << converted << " of " << ops.size()
+     << " MatMul/Gemm nodes " << verb;
+  if (converted == 0)
+    os << "; the model is compiled in f32 unchanged";
+  for (auto &[reason, nodes] : skipped.byReason) {
+    os << "; " << nodes.size() << " kept in f32 (" << reason << "): ";
+    for (auto [i, name] : llvm::enumerate(nodes)) {
+      if (i == 3) {
+        os << ", ...";
+        break;
+      }
+      os << (i ? ", " : "") << "'" << name << "'";
+    }
+  }
+  func.emitRemark() << note;
+}
+
+/// Weights that batch variants share keep one converted copy.
+using WeightKey = std::tuple<const void *, bool, float>;
+WeightKey weightKey(const Candidate &c) {
+  ConstantOp weights = c.weights;
+  return {weights.getValue().getAsOpaquePointer(), c.transB, c.alpha};
+}
+
 struct QuantizeDynamicPass
     : mlir::kiln::impl::QuantizeDynamicPassBase<QuantizeDynamicPass> {
   void runOnOperation() override {
-    // Batch variants share their weight constants; so do their quantized
-    // copies.
-    std::map<std::tuple<const void *, bool, float>, QuantizedWeights> cache;
-    getOperation().walk([&](func::FuncOp func) { runOnFunction(func, cache); });
-  }
-
-  void runOnFunction(
-      func::FuncOp func,
-      std::map<std::tuple<const void *, bool, float>, QuantizedWeights> &cache) {
-    SmallVector<Operation *> candidates;
-    func.walk([&](Operation *op) {
-      if (isa<MatMulOp, GemmOp>(op))
-        candidates.push_back(op);
+    std::map<WeightKey, QuantizedWeights> cache;
+    getOperation().walk([&](func::FuncOp func) {
+      rewriteMatmuls(
+          func, "dynamic int8", "quantized",
+          [&](OpBuilder &b, const Candidate &c) -> Value {
+            auto found = cache.find(weightKey(c));
+            if (found == cache.end())
+              found = cache
+                          .emplace(weightKey(c),
+                                   quantizeWeights(func.getContext(), c.w, c.k,
+                                                   c.n, c.transB, c.alpha))
+                          .first;
+            const QuantizedWeights &q = found->second;
+            Location loc = c.op->getLoc();
+            Value packed =
+                ConstantOp::create(b, loc, q.packed.getType(), q.packed);
+            Value scales =
+                ConstantOp::create(b, loc, q.scales.getType(), q.scales);
+            Value sums = ConstantOp::create(b, loc, q.sums.getType(), q.sums);
+            return DynamicQuantMatMulOp::create(
+                b, loc, c.replaced->getResult(0).getType(),
+                c.op->getOperand(0), packed, scales, sums,
+                biasConstant(b, loc, c));
+          });
     });
-    if (candidates.empty())
-      return;
-    Skipped skipped;
-    int64_t quantized = 0;
-    OpBuilder b(func.getContext());
-    for (Operation *op : candidates) {
-      auto gemm = dyn_cast<GemmOp>(op);
-      Value input = op->getOperand(0), weights = op->getOperand(1);
-      auto it = cast<RankedTensorType>(input.getType());
-      auto wt = cast<RankedTensorType>(weights.getType());
-      auto rt = cast<RankedTensorType>(op->getResult(0).getType());
-      auto cst = weights.getDefiningOp<ConstantOp>();
-      if (!cst) {
-        skipped.add(op, "weights computed at run time");
-        continue;
-      }
-      if (!it.getElementType().isF32() || !wt.getElementType().isF32()) {
-        skipped.add(op, "not f32");
-        continue;
-      }
-      if (it.getRank() < 2 || wt.getRank() != 2 || !it.hasStaticShape() ||
-          !wt.hasStaticShape()) {
-        skipped.add(op, "not a static [..., M, K] x [K, N] product");
-        continue;
-      }
-      if (gemm && gemm.getTransA()) {
-        skipped.add(op, "Gemm with transA");
-        continue;
-      }
-      bool transB = gemm && gemm.getTransB();
-      int64_t k = it.getShape().back();
-      int64_t n = wt.getDimSize(transB ? 0 : 1);
-      if (wt.getDimSize(transB ? 1 : 0) != k)
-        continue; // the verifier's business
-      if (n % 16 != 0) {
-        skipped.add(op, "N = " + std::to_string(n) +
-                            " output columns, not a multiple of 16");
-        continue;
-      }
-      std::optional<std::vector<float>> w = readFloats(weights);
-      if (!w) {
-        skipped.add(op, "weight bytes not readable at compile time");
-        continue;
-      }
-      float alpha = gemm ? gemm.getAlpha().convertToFloat() : 1.0f;
-      // The bias: Gemm's C, or a constant added by the matmul's only user.
-      std::optional<std::vector<float>> bias;
-      Operation *replaced = op;
-      if (gemm && gemm.getC() && gemm.getBeta().convertToFloat() != 0.0f) {
-        bias = perColumnBias(gemm.getC(), n, gemm.getBeta().convertToFloat());
-        if (!bias) {
-          skipped.add(op, "Gemm's C is not a constant per-column bias");
-          continue;
-        }
-      } else if (!gemm && op->getResult(0).hasOneUse()) {
-        if (auto add = dyn_cast<AddOp>(*op->getResult(0).getUsers().begin());
-            add && add.getType() == rt) {
-          Value other = add.getLhs() == op->getResult(0) ? add.getRhs()
-                                                         : add.getLhs();
-          auto ot = cast<RankedTensorType>(other.getType());
-          if (ot.getRank() <= rt.getRank() &&
-              (bias = perColumnBias(other, n, 1.0f)))
-            replaced = add;
-        }
-      }
-      auto key = std::make_tuple(cst.getValue().getAsOpaquePointer(), transB,
-                                 alpha);
-      auto found = cache.find(key);
-      if (found == cache.end())
-        found = cache
-                    .emplace(key, quantizeWeights(func.getContext(), *w, k, n,
-                                                  transB, alpha))
-                    .first;
-      const QuantizedWeights &q = found->second;
-      b.setInsertionPoint(replaced);
-      Location loc = op->getLoc();
-      Value packed = ConstantOp::create(b, loc, q.packed.getType(), q.packed);
-      Value scales = ConstantOp::create(b, loc, q.scales.getType(), q.scales);
-      Value sums = ConstantOp::create(b, loc, q.sums.getType(), q.sums);
-      Value biasValue;
-      if (bias) {
-        auto bt = RankedTensorType::get({n}, b.getF32Type());
-        biasValue = ConstantOp::create(
-            b, loc, bt, DenseElementsAttr::get(bt, ArrayRef<float>(*bias)));
-      }
-      Value result = DynamicQuantMatMulOp::create(b, loc, rt, input, packed,
-                                                  scales, sums, biasValue);
-      replaced->getResult(0).replaceAllUsesWith(result);
-      // The f32 weights and bias go too, unless something else reads them.
-      llvm::SetVector<Operation *> constants;
-      for (Operation *o : {op, replaced})
-        for (Value v : o->getOperands())
-          if (auto c = v.getDefiningOp<ConstantOp>())
-            constants.insert(c);
-      replaced->erase();
-      if (replaced != op)
-        op->erase();
-      for (Operation *c : constants)
-        if (c->use_empty())
-          c->erase();
-      ++quantized;
+  }
+};
+
+/// f32 to bf16, rounding to nearest even; NaN stays a (quiet) NaN.
+uint16_t toBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+/// W [K, N] (stored [N, K] when `transposed`) times `alpha`, rounded to bf16
+/// and packed as kiln.bf16_matmul wants: [N / 16, Kp / 2, 32].
+ElementsAttr packBf16Weights(MLIRContext *ctx, const Candidate &c) {
+  int64_t kp = (c.k + 31) / 32 * 32, k2 = kp / 2;
+  std::vector<uint16_t> out(size_t(c.n) * kp, 0);
+  for (int64_t kk = 0; kk < c.k; ++kk)
+    for (int64_t nn = 0; nn < c.n; ++nn) {
+      float v = c.transB ? c.w[nn * c.k + kk] : c.w[kk * c.n + nn];
+      out[((nn / 16) * k2 + kk / 2) * 32 + 2 * (nn % 16) + kk % 2] =
+          toBf16(v * c.alpha);
     }
-    std::string note;
-    llvm::raw_string_ostream os(note);
-    os << "dynamic int8: " << quantized << " of " << candidates.size()
-       << " MatMul/Gemm nodes quantized";
-    if (quantized == 0)
-      os << "; the model is compiled in f32 unchanged";
-    for (auto &[reason, nodes] : skipped.byReason) {
-      os << "; " << nodes.size() << " kept in f32 (" << reason << "): ";
-      for (auto [i, name] : llvm::enumerate(nodes)) {
-        if (i == 3) {
-          os << ", ...";
-          break;
-        }
-        os << (i ? ", " : "") << "'" << name << "'";
-      }
-    }
-    func.emitRemark() << note;
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
+      ArrayRef<uint16_t>(out), /*dataIsMutable=*/false);
+  auto type = RankedTensorType::get({c.n / 16, k2, 32}, BFloat16Type::get(ctx));
+  return DenseResourceElementsAttr::get(type, "bf16_weights", std::move(blob));
+}
+
+struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
+  void runOnOperation() override {
+    std::map<WeightKey, ElementsAttr> cache;
+    getOperation().walk([&](func::FuncOp func) {
+      rewriteMatmuls(func, "bf16", "in bf16",
+                     [&](OpBuilder &b, const Candidate &c) -> Value {
+                       ElementsAttr &packed = cache[weightKey(c)];
+                       if (!packed)
+                         packed = packBf16Weights(func.getContext(), c);
+                       Location loc = c.op->getLoc();
+                       Value w = ConstantOp::create(b, loc, packed.getType(),
+                                                    packed);
+                       return Bf16MatMulOp::create(
+                           b, loc, c.replaced->getResult(0).getType(),
+                           c.op->getOperand(0), w, biasConstant(b, loc, c));
+                     });
+    });
   }
 };
 } // namespace

@@ -918,4 +918,30 @@ def Kiln_DynamicQuantMatMulOp : Kiln_Op<"dynamic_quant_matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_Bf16MatMulOp : Kiln_Op<"bf16_matmul", [Pure]> {
+  let summary = "f32 activations times bf16 weights, accumulated in f32";
+  let description = [{
+    `input [..., M, K]` (f32) times a weight matrix `W [K, N]` that was
+    rounded to bf16 at compile time. The input is rounded to bf16 (nearest
+    even) at run time; the products accumulate in f32 and `bias [N]` (f32)
+    is added to the result.
+
+    `weights` holds `W` packed for pairs of k, in panels of 16 columns:
+    `[N / 16, Kp / 2, 32]` with `Kp` = K rounded up to a multiple of 32 and
+    `W[k, n]` at `[n / 16, k / 2, 2 * (n % 16) + k % 2]` (zero past K): each
+    `[16, 32]` block of a panel is one AMX B tile.
+
+    ```mlir
+    %y = kiln.bf16_matmul %x, %w, %b
+       : (tensor<128x256xf32>, tensor<48x128x32xbf16>, tensor<768xf32>) -> tensor<128x768xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input,
+                   RankedTensorOf<[BF16]>:$weights,
+                   Optional<RankedTensorOf<[F32]>>:$bias);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$input `,` $weights (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_DIALECT_KILN_OPS

@@ -30,6 +30,20 @@ def QuantizeDynamicPass : Pass<"kiln-quantize-dynamic", "ModuleOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def Bf16MatmulPass : Pass<"kiln-bf16-matmul", "ModuleOp"> {
+  let summary = "bf16: MatMul/Gemm with constant weights become kiln.bf16_matmul";
+  let description = [{
+    The same matmuls as --kiln-quantize-dynamic qualify (constant f32
+    weights `[K, N]`, N a multiple of 16, constant per-column bias folded
+    in). Their weights are rounded to bf16 here (nearest even, Gemm's alpha
+    applied first) and packed in panels of 16 columns for AMX tiles (see
+    kiln.bf16_matmul); the activations are rounded at run time and the
+    products accumulate in f32. One remark per function says how many were
+    converted and why the others stay f32.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def LayoutPass : Pass<"kiln-layout", "func::FuncOp"> {
   let summary = "Run 2-D convolutions and pooling channels-last, with the transposes between them cancelled";
   let description = [{

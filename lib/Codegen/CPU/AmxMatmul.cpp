@@ -1,0 +1,243 @@
+//===- AmxMatmul.cpp - the bf16 product on AMX tiles ------------*- C++ -*-===//
+//
+// kiln.bf16_matmul's product (a linalg.generic on buffers marked
+// kiln.bf16_matmul: bf16 rows [M, K2, 2] times weights packed [P, K2, 16, 2]
+// -> f32 [M, P, 16]) becomes loops of AMX tile instructions. An AMX core has
+// eight tile registers of up to 16 rows x 64 bytes; tdpbf16ps multiplies a
+// [rows, 32] bf16 A tile by a [16, 32] B tile (16 pairs of k for each of 16
+// columns) into a [rows, 16] f32 accumulator. The blocking keeps four
+// accumulators, two A and two B tiles live (all eight registers):
+//
+//   for each block of 32 rows and 2 panels (in parallel):
+//     C[2][2] = 0
+//     for kc in 0..K2 / 16:
+//       A[i] = rows[m0 + 16 i .. +16, 32 kc .. +32]   (row stride Kp)
+//       B[j] = weights[p0 + j, 16 kc .. +16, 0 .. 32]  (contiguous 1 KiB)
+//       C[i][j] += A[i] * B[j]
+//     store C[i][j] into out[m0 + 16 i .., p0 + j, 0 .. 16]
+//
+// Rows past the last block of 32 get tiles with fewer rows (tile shapes are
+// static; LLVM's tile configuration gives each its own), an odd last panel a
+// block of one. The accumulator tiles are loop-carried values: LLVM keeps
+// them in tile registers across the k loop.
+//
+// The pass runs after bufferization because AMX loads and stores address
+// memory; --kiln-cpu-tile-and-vectorize leaves the marked generic whole.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Conversion/Passes.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_AMXMATMULPASS
+#include "kiln/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+
+namespace {
+/// The operands of one marked product and the row strides (in elements) of
+/// its rows and output.
+struct Bf16Product {
+  Value rows, weights, out;
+  int64_t m, p, k2;
+  int64_t rowStride, outStride;
+};
+
+/// The stride of dimension 0 when the inner dimensions of `t` are
+/// contiguous (strides `inner`), or nothing.
+std::optional<int64_t> outerStride(MemRefType t, ArrayRef<int64_t> inner) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(t.getStridesAndOffset(strides, offset)) ||
+      ArrayRef<int64_t>(strides).drop_front() != inner ||
+      ShapedType::isDynamic(strides[0]))
+    return std::nullopt;
+  return strides[0];
+}
+
+FailureOr<Bf16Product> match(linalg::GenericOp op, std::string &why) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1) {
+    why = "expects two buffer inputs and one buffer init";
+    return failure();
+  }
+  Bf16Product k;
+  k.rows = op.getDpsInputOperand(0)->get();
+  k.weights = op.getDpsInputOperand(1)->get();
+  k.out = op.getDpsInitOperand(0)->get();
+  auto at = dyn_cast<MemRefType>(k.rows.getType());
+  auto wt = dyn_cast<MemRefType>(k.weights.getType());
+  auto ot = dyn_cast<MemRefType>(k.out.getType());
+  if (!at || !wt || !ot || !at.hasStaticShape() || !wt.hasStaticShape() ||
+      !ot.hasStaticShape() || at.getRank() != 3 || wt.getRank() != 4 ||
+      ot.getRank() != 3 || !at.getElementType().isBF16() ||
+      !wt.getElementType().isBF16() || !ot.getElementType().isF32()) {
+    why = "expects static bf16 [M, K2, 2] x bf16 [P, K2, 16, 2] -> f32 "
+          "[M, P, 16]";
+    return failure();
+  }
+  k.m = at.getDimSize(0);
+  k.k2 = at.getDimSize(1);
+  k.p = wt.getDimSize(0);
+  if (at.getDimSize(2) != 2 || wt.getDimSize(1) != k.k2 ||
+      wt.getDimSize(2) != 16 || wt.getDimSize(3) != 2 ||
+      ot.getDimSize(0) != k.m || ot.getDimSize(1) != k.p ||
+      ot.getDimSize(2) != 16 || k.k2 % 16 != 0) {
+    why = "shapes do not agree, or K is not padded to a multiple of 32";
+    return failure();
+  }
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  if (maps[0] != AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx) ||
+      maps[1] != AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx) ||
+      maps[2] != AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)) {
+    why = "unexpected indexing maps";
+    return failure();
+  }
+  std::optional<int64_t> rowStride = outerStride(at, {2, 1});
+  std::optional<int64_t> weightStride = outerStride(wt, {32, 2, 1});
+  std::optional<int64_t> outStride = outerStride(ot, {16, 1});
+  if (!rowStride || !weightStride || !outStride) {
+    why = "a buffer's rows are not contiguous";
+    return failure();
+  }
+  k.rowStride = *rowStride;
+  k.outStride = *outStride;
+  return k;
+}
+
+/// Rows of the A tiles of one block, and how many blocks of that shape
+/// follow each other from `start`.
+struct RowGroup {
+  int64_t start, count;
+  SmallVector<int64_t> tileRows;
+};
+
+SmallVector<RowGroup> rowGroups(int64_t m) {
+  SmallVector<RowGroup> groups;
+  if (m / 32)
+    groups.push_back({0, m / 32, {16, 16}});
+  int64_t tail = m % 32, start = m - tail;
+  if (tail > 16)
+    groups.push_back({start, 1, {16, tail - 16}});
+  else if (tail)
+    groups.push_back({start, 1, {tail}});
+  return groups;
+}
+
+/// Emits the product; `op` is replaced by loops before it.
+void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k) {
+  Type bf16 = b.getBF16Type(), f32 = b.getF32Type();
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value rowStride = cst(k.rowStride), weightStride = cst(32),
+        outStride = cst(k.outStride), zero = cst(0);
+  auto bType = amx::TileType::get({16, 32}, bf16);
+
+  // One block: rows m0 .. (tiles of `tileRows` rows), panels p0 .. p0 + np.
+  auto block = [&](OpBuilder &b, Value m0, ArrayRef<int64_t> tileRows,
+                   Value p0, int64_t np) {
+    SmallVector<Value> mi, pj;
+    for (size_t i = 0; i < tileRows.size(); ++i)
+      mi.push_back(i ? arith::AddIOp::create(b, loc, m0, cst(16 * i)).getResult()
+                     : m0);
+    for (int64_t j = 0; j < np; ++j)
+      pj.push_back(j ? arith::AddIOp::create(b, loc, p0, cst(j)).getResult()
+                     : p0);
+    SmallVector<Value> init;
+    SmallVector<amx::TileType> accTypes;
+    for (int64_t rows : tileRows)
+      for (int64_t j = 0; j < np; ++j) {
+        accTypes.push_back(amx::TileType::get({rows, 16}, f32));
+        init.push_back(amx::TileZeroOp::create(b, loc, accTypes.back()));
+      }
+    auto loop = scf::ForOp::create(
+        b, loc, zero, cst(k.k2), cst(16), init,
+        [&](OpBuilder &b, Location, Value k2, ValueRange accs) {
+          SmallVector<Value> a, w, next;
+          for (auto [i, rows] : llvm::enumerate(tileRows))
+            a.push_back(amx::TileLoadOp::create(
+                b, loc, amx::TileType::get({rows, 32}, bf16), k.rows,
+                ValueRange{mi[i], k2, zero}, rowStride));
+          for (int64_t j = 0; j < np; ++j)
+            w.push_back(amx::TileLoadOp::create(b, loc, bType, k.weights,
+                                                ValueRange{pj[j], k2, zero, zero},
+                                                weightStride));
+          for (size_t i = 0; i < tileRows.size(); ++i)
+            for (int64_t j = 0; j < np; ++j)
+              next.push_back(amx::TileMulFOp::create(
+                  b, loc, accTypes[i * np + j], a[i], w[j], accs[i * np + j]));
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (size_t i = 0; i < tileRows.size(); ++i)
+      for (int64_t j = 0; j < np; ++j)
+        amx::TileStoreOp::create(b, loc, k.out, ValueRange{mi[i], pj[j], zero},
+                                 loop.getResult(i * np + j), outStride);
+  };
+
+  // Panels in pairs, then an odd last one alone.
+  struct PanelGroup {
+    int64_t start, count, panels;
+  };
+  SmallVector<PanelGroup> panelGroups;
+  if (k.p / 2)
+    panelGroups.push_back({0, k.p / 2, 2});
+  if (k.p % 2)
+    panelGroups.push_back({k.p - 1, 1, 1});
+
+  for (const RowGroup &rg : rowGroups(k.m))
+    for (const PanelGroup &pg : panelGroups) {
+      int64_t rowsPerBlock = 16 * rg.tileRows.size();
+      auto body = [&](OpBuilder &b, Value iv) {
+        Value rowBlock = arith::DivUIOp::create(b, loc, iv, cst(pg.count));
+        Value panelBlock = arith::RemUIOp::create(b, loc, iv, cst(pg.count));
+        Value m0 = arith::AddIOp::create(
+            b, loc, cst(rg.start),
+            arith::MulIOp::create(b, loc, rowBlock, cst(rowsPerBlock)));
+        Value p0 = arith::AddIOp::create(
+            b, loc, cst(pg.start),
+            arith::MulIOp::create(b, loc, panelBlock, cst(pg.panels)));
+        block(b, m0, rg.tileRows, p0, pg.panels);
+      };
+      int64_t blocks = rg.count * pg.count;
+      if (blocks == 1) {
+        body(b, zero);
+        continue;
+      }
+      // Blocks are independent: threads share them.
+      auto forall = scf::ForallOp::create(
+          b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)}, ValueRange{},
+          std::nullopt);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forall.getBody());
+      body(b, forall.getInductionVar(0));
+    }
+}
+
+struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> ops;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(mlir::kiln::kBf16MatmulAttr))
+        ops.push_back(op);
+    });
+    for (linalg::GenericOp op : ops) {
+      std::string why;
+      FailureOr<Bf16Product> k = match(op, why);
+      if (failed(k)) {
+        // Still correct as scalar loops, only slow: say so.
+        op->emitWarning() << "bf16 matmul left to scalar loops: " << why;
+        continue;
+      }
+      OpBuilder b(op);
+      emitKernel(b, op.getLoc(), *k);
+      op.erase();
+    }
+  }
+};
+} // namespace

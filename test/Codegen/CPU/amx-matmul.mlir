@@ -1,0 +1,88 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-amx-matmul --canonicalize --cse --verify-diagnostics | FileCheck %s
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+
+// 64 rows x 4 panels: four blocks of 32 rows x 2 panels, shared by threads.
+// Each block carries four f32 accumulators through the k loop (K2 = 64 in
+// steps of 16 pairs), loads two A tiles (row stride Kp = 128 elements) and
+// two B tiles (32 elements per pair row), and stores with the output's row
+// stride (4 panels x 16).
+// CHECK-LABEL: func.func @blocks
+// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
+// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK: scf.forall (%[[I:.+]]) in (4) {
+// CHECK:   %[[Z:.+]] = amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK:   %[[R:.+]]:4 = scf.for %[[K:.+]] = %{{.+}} to %[[C64]] step %{{.+}} iter_args({{.+}}) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// CHECK-COUNT-2: amx.tile_load %arg0[%{{.+}}, %[[K]], %{{.+}}], %[[C128]] : memref<64x64x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK-COUNT-2: amx.tile_load %arg1[%{{.+}}, %[[K]], %{{.+}}, %{{.+}}], %[[C32]] : memref<4x64x16x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK-COUNT-4: amx.tile_mulf
+// CHECK:     scf.yield
+// CHECK-COUNT-4: amx.tile_store %arg2[{{.+}}], %[[R]]#{{[0-3]}}, %[[C64]] : memref<64x4x16xf32>, !amx.tile<16x16xf32>
+// CHECK-NOT: linalg.generic
+func.func @blocks(%x: memref<64x64x2xbf16>, %w: memref<4x64x16x2xbf16>, %y: memref<64x4x16xf32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<64x64x2xbf16>, memref<4x64x16x2xbf16>) outs(%y : memref<64x4x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+
+// 37 rows x 3 panels, one block of each shape: rows 0..31 with panels 0-1
+// (four accumulators) and panel 2 alone (two), then the 5 rows left with
+// 5-row tiles.
+// CHECK-LABEL: func.func @tails
+// CHECK-NOT: scf.forall
+// CHECK: scf.for {{.+}} -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// CHECK: scf.for {{.+}} -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// CHECK: scf.for {{.+}} -> (!amx.tile<5x16xf32>, !amx.tile<5x16xf32>)
+// CHECK:   amx.tile_load %arg0[%c32, {{.+}} into !amx.tile<5x32xbf16>
+// CHECK:   amx.tile_mulf {{.+}} : !amx.tile<5x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<5x16xf32>
+// CHECK: scf.for {{.+}} -> (!amx.tile<5x16xf32>)
+// CHECK: amx.tile_store %arg2[%c32, %c2, %c0], {{.+}} : memref<37x3x16xf32>, !amx.tile<5x16xf32>
+func.func @tails(%x: memref<37x32x2xbf16>, %w: memref<3x32x16x2xbf16>, %y: memref<37x3x16xf32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<37x32x2xbf16>, memref<3x32x16x2xbf16>) outs(%y : memref<37x3x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+
+// Output rows that are not contiguous (every other column block of a wider
+// buffer) cannot be a tile store: the generic stays, with a warning.
+// CHECK-LABEL: func.func @strided_output
+// CHECK: linalg.generic
+func.func @strided_output(%x: memref<16x16x2xbf16>, %w: memref<1x16x16x2xbf16>, %y: memref<16x1x16xf32, strided<[64, 32, 2]>>) {
+  // expected-warning @+1 {{bf16 matmul left to scalar loops: a buffer's rows are not contiguous}}
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<16x16x2xbf16>, memref<1x16x16x2xbf16>) outs(%y : memref<16x1x16xf32, strided<[64, 32, 2]>>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}

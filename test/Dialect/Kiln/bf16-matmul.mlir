@@ -1,0 +1,72 @@
+// RUN: kiln-opt %s --split-input-file --kiln-bf16-matmul --verify-diagnostics | FileCheck %s
+
+// A MatMul with constant weights and the constant bias its only user adds:
+// one kiln.bf16_matmul. K = 8 pads to 32: k pairs 0..3 of the one panel hold
+// 0.5 (bf16 0x3F00) for each of the 16 columns, pairs 4..15 zeros.
+// CHECK-LABEL: func.func @matmul_bias
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x8xf32>)
+// CHECK-DAG: %[[W:.+]] = kiln.constant dense_resource<[[BLOB:bf16_weights[_0-9]*]]> : tensor<1x16x32xbf16>
+// CHECK-DAG: %[[B:.+]] = kiln.constant dense<2.500000e-01> : tensor<16xf32>
+// CHECK: %[[Y:.+]] = kiln.bf16_matmul %[[X]], %[[W]], %[[B]] : (tensor<2x3x8xf32>, tensor<1x16x32xbf16>, tensor<16xf32>) -> tensor<2x3x16xf32>
+// CHECK-NOT: kiln.matmul
+// CHECK-NOT: kiln.add
+// CHECK: return %[[Y]]
+// CHECK: [[BLOB]]: "0x02000000{{(003F){128}((0000){192}){2}"}}
+// expected-remark @below {{bf16: 1 of 1 MatMul/Gemm nodes in bf16}}
+func.func @matmul_bias(%x: tensor<2x3x8xf32>) -> tensor<2x3x16xf32> {
+  %w = kiln.constant dense<0.5> : tensor<8x16xf32>
+  %b = kiln.constant dense<0.25> : tensor<16xf32>
+  %0 = kiln.matmul %x, %w : (tensor<2x3x8xf32>, tensor<8x16xf32>) -> tensor<2x3x16xf32>
+  %1 = kiln.add %b, %0 : (tensor<16xf32>, tensor<2x3x16xf32>) -> tensor<2x3x16xf32>
+  return %1 : tensor<2x3x16xf32>
+}
+
+// -----
+
+// Gemm with transB: column n of W is row n of B, here (n + 1, 0, 0, 0,
+// -(n + 1)); alpha = 2 scales the weights before rounding, beta * C is the
+// bias. Pair 0 of each column holds (2 (n + 1), 0), pair 1 zeros, pair 2
+// (-2 (n + 1), 0): 2 = 0x4000, 4 = 0x4080, ..., 32 = 0x4200.
+// CHECK-LABEL: func.func @gemm_trans_b
+// CHECK-DAG: %[[W:.+]] = kiln.constant dense_resource<[[BLOB:bf16_weights[_0-9]*]]> : tensor<1x16x32xbf16>
+// CHECK-DAG: %[[B:.+]] = kiln.constant dense<5.000000e-01> : tensor<16xf32>
+// CHECK: kiln.bf16_matmul %{{.+}}, %[[W]], %[[B]] : (tensor<4x5xf32>, tensor<1x16x32xbf16>, tensor<16xf32>) -> tensor<4x16xf32>
+// CHECK-NOT: kiln.gemm
+// CHECK: [[BLOB]]: "0x020000000040000080400000C0400000004100002041000040410000604100008041000090410000A0410000B0410000C0410000D0410000E0410000F041000000420000{{(0000){31}0000}}00C0000080C00000C0C0000000C1000020C1000040C1000060C1000080C1000090C10000A0C10000B0C10000C0C10000D0C10000E0C10000F0C1000000C20000{{((0000){208}){2}"}}
+// expected-remark @below {{bf16: 1 of 1 MatMul/Gemm nodes in bf16}}
+func.func @gemm_trans_b(%x: tensor<4x5xf32>) -> tensor<4x16xf32> {
+  %w = kiln.constant dense<[[1.0, 0.0, 0.0, 0.0, -1.0], [2.0, 0.0, 0.0, 0.0, -2.0], [3.0, 0.0, 0.0, 0.0, -3.0], [4.0, 0.0, 0.0, 0.0, -4.0], [5.0, 0.0, 0.0, 0.0, -5.0], [6.0, 0.0, 0.0, 0.0, -6.0], [7.0, 0.0, 0.0, 0.0, -7.0], [8.0, 0.0, 0.0, 0.0, -8.0], [9.0, 0.0, 0.0, 0.0, -9.0], [10.0, 0.0, 0.0, 0.0, -10.0], [11.0, 0.0, 0.0, 0.0, -11.0], [12.0, 0.0, 0.0, 0.0, -12.0], [13.0, 0.0, 0.0, 0.0, -13.0], [14.0, 0.0, 0.0, 0.0, -14.0], [15.0, 0.0, 0.0, 0.0, -15.0], [16.0, 0.0, 0.0, 0.0, -16.0]]> : tensor<16x5xf32>
+  %c = kiln.constant dense<1.0> : tensor<16xf32>
+  %0 = kiln.gemm %x, %w, %c {alpha = 2.0 : f32, beta = 0.5 : f32, trans_b = true} : (tensor<4x5xf32>, tensor<16x5xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+// Rounding to nearest even: 1 + 2^-8 is halfway between the bf16 neighbours
+// 1 (0x3F80) and 1 + 2^-7 (0x3F81) and goes to the even one; 1 + 3 * 2^-9
+// rounds up to 0x3F81.
+// CHECK-LABEL: func.func @round_to_nearest_even
+// CHECK: [[BLOB:bf16_weights[_0-9]*]]: "0x02000000803F813F{{(803F813F){15}((0000){240}){2}"}}
+// expected-remark @below {{bf16: 1 of 1 MatMul/Gemm nodes in bf16}}
+func.func @round_to_nearest_even(%x: tensor<1x2xf32>) -> tensor<1x16xf32> {
+  %w = kiln.constant dense<[[1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625, 1.00390625], [1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375, 1.005859375]]> : tensor<2x16xf32>
+  %0 = kiln.matmul %x, %w : (tensor<1x2xf32>, tensor<2x16xf32>) -> tensor<1x16xf32>
+  return %0 : tensor<1x16xf32>
+}
+
+// -----
+
+// Nothing qualifies: both operands computed at run time, and 10 output
+// columns. The function is unchanged and the remark says why.
+// CHECK-LABEL: func.func @nothing_in_bf16
+// CHECK: kiln.matmul
+// CHECK: kiln.matmul
+// CHECK-NOT: kiln.bf16_matmul
+// expected-remark @below {{bf16: 0 of 2 MatMul/Gemm nodes in bf16; the model is compiled in f32 unchanged; 1 kept in f32 (N = 10 output columns, not a multiple of 16): 'narrow'; 1 kept in f32 (weights computed at run time): 'attention'}}
+func.func @nothing_in_bf16(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>) -> (tensor<4x4xf32>, tensor<4x10xf32>) {
+  %w = kiln.constant dense<1.0> : tensor<8x10xf32>
+  %0 = kiln.matmul %x, %y : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32> loc("attention")
+  %1 = kiln.matmul %x, %w : (tensor<4x8xf32>, tensor<8x10xf32>) -> tensor<4x10xf32> loc("narrow")
+  return %0, %1 : tensor<4x4xf32>, tensor<4x10xf32>
+}
