@@ -67,12 +67,12 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx) {
   return std::string("func.func(") +
          (vnni ? "kiln-cpu-vnni-matmul," : "") +
          "kiln-cpu-tile-and-vectorize{vector-width=" +
-         std::to_string(vectorWidth) +
+         std::to_string(vectorWidth) + (amx ? " amx=true" : "") +
          "},canonicalize,cse,loop-invariant-subset-hoisting,"
          "kiln-cpu-lower-vector-ops,canonicalize,cse,"
          "kiln-cpu-split-empty-tensors)," +
          bufferizeToArena() +
-         (amx ? "func.func(kiln-cpu-amx-matmul,canonicalize,cse)," : "") +
+         (amx ? "kiln-cpu-amx-matmul,func.func(canonicalize,cse)," : "") +
          "kiln-cpu-outline-parallel-loops," + cpuLoweringTail(amx);
 }
 

@@ -4,8 +4,10 @@ on AMX tiles, against float64 numpy references.
 
   1. Exact: MatMul + Add (K = 40, padded to 64; 37 rows, so blocks of 32 and
      5-row tail tiles; N = 48), Relu, Gemm (transB, alpha, beta, C; N = 80:
-     panel pairs and an odd panel). Every input, weight and intermediate is
-     exactly representable in bf16 and every sum in f32, so the result must
+     panel pairs and an odd panel); and convolutions (3x3 with padding, 1x1
+     with stride 2 and 1, output channels that leave a panel half empty, a
+     depthwise one that stays f32). Every input, weight and intermediate is
+     exactly representable in bf16 and every sum in f32, so the results must
      equal the float64 reference exactly, with 1 and 2 threads.
   2. Rounding: random normal data through MatMul + Add with batch dimensions
      [3, 7, 96]: relative L2 error <= 1% (bf16 rounding gives about 0.3%),
@@ -147,6 +149,61 @@ else:
     check(r.returncode > 0 and "lacks" in r.stdout + r.stderr,
           f"no AMX here: running the bf16 model fails with a status "
           f"(rc {r.returncode}: {(r.stdout + r.stderr).strip()[:200]})")
+
+# 1b. Exact convolutions: 3x3 pad 1 (C = 8: K = 72 padded to 96; F = 24:
+# a half-empty last panel) + Relu, then a 1x1 stride-2 conv (unfolded) and a
+# 1x1 stride-1 conv (no unfolding); a depthwise conv stays f32.
+def conv_ref(x, w, b=None, stride=1, pad=0, group=1):
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n, c, h, wd = x.shape
+    f, cg, kh, kw = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    y = np.zeros((n, f, oh, ow))
+    fg = f // group
+    for o in range(f):
+        g = o // fg
+        for i in range(kh):
+            for j in range(kw):
+                patch = x[:, g * cg:(g + 1) * cg, i:i + stride * oh:stride,
+                          j:j + stride * ow:stride]
+                y[:, o] += np.einsum("nchw,c->nhw", patch, w[o, :, i, j])
+        if b is not None:
+            y[:, o] += b[o]
+    return y
+
+
+xc = integers((1, 8, 9, 9), -2, 2)
+wc1 = integers((24, 8, 3, 3), -1, 1)
+bc1 = integers((24,), -3, 3)
+wc2 = integers((16, 24, 1, 1), -1, 1)
+wdw = integers((16, 1, 3, 3), -1, 1)
+wc3 = integers((20, 24, 1, 1), -1, 1)
+convs = save_model(
+    "convs",
+    [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1],
+                      name="conv3x3"),
+     helper.make_node("Relu", ["c1"], ["r1"]),
+     helper.make_node("Conv", ["r1", "w2"], ["c2"], strides=[2, 2],
+                      name="down"),
+     helper.make_node("Conv", ["c2", "wdw"], ["y1"], group=16,
+                      pads=[1, 1, 1, 1], name="dw"),
+     helper.make_node("Conv", ["r1", "w3"], ["y2"], name="pointwise")],
+    [vi("x", [1, 8, 9, 9])], [vi("y1", [1, 16, 5, 5]), vi("y2", [1, 20, 9, 9])],
+    {"w1": wc1, "b1": bc1, "w2": wc2, "wdw": wdw, "w3": wc3})
+r1 = np.maximum(conv_ref(xc, wc1, bc1, pad=1), 0)
+want_y1 = conv_ref(conv_ref(r1, wc2, stride=2), wdw, pad=1, group=16)
+want_y2 = conv_ref(r1, wc3)
+so_c = os.path.join(convs, "bf16.so")
+note = compile_model(convs, so_c, "--precision=bf16")
+check("bf16: 3 of 4 Conv nodes in bf16" in note and "(grouped or depthwise): 'dw'"
+      in note, f"convs: 3 of 4 in bf16, the depthwise one kept ({note.strip()})")
+if HOST_AMX:
+    for threads in (1, 2):
+        got1, got2 = run_model(convs, so_c, [("x", xc)], threads)
+        err = max(float(np.abs(got1 - want_y1).max()),
+                  float(np.abs(got2 - want_y2).max()))
+        check(err == 0.0, f"convs: bf16 equals the reference with {threads} "
+              f"thread(s) (max abs error {err})")
 
 # 2. Rounding error on normal data, batch dimensions folded into rows.
 x2 = rng.standard_normal((3, 7, 96)).astype(np.float32)

@@ -23,6 +23,9 @@
 //
 // The pass runs after bufferization because AMX loads and stores address
 // memory; --kiln-cpu-tile-and-vectorize leaves the marked generic whole.
+// Each group of blocks with one tile shape goes into a function of its own
+// (noinline): LLVM gives each of the 8 tile registers one shape per function
+// and runs out of registers when several kernels share one.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Codegen/CPU/Passes.h"
@@ -117,31 +120,42 @@ struct RowGroup {
   SmallVector<int64_t> tileRows;
 };
 
+/// Blocks of 32 rows, then one of 16 and one of the rest. Each group has one
+/// tile height: LLVM fixes the shape of each of the 8 tile registers for a
+/// whole function, so one kernel function holds tiles of one height (plus
+/// the B tiles of 16 rows).
 SmallVector<RowGroup> rowGroups(int64_t m) {
   SmallVector<RowGroup> groups;
   if (m / 32)
     groups.push_back({0, m / 32, {16, 16}});
   int64_t tail = m % 32, start = m - tail;
-  if (tail > 16)
-    groups.push_back({start, 1, {16, tail - 16}});
-  else if (tail)
+  if (tail >= 16) {
+    groups.push_back({start, 1, {16}});
+    start += 16;
+    tail -= 16;
+  }
+  if (tail)
     groups.push_back({start, 1, {tail}});
   return groups;
 }
 
-/// Emits the product; `op` is replaced by loops before it.
-void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k) {
+/// Emits the loops of the product at `b`'s insertion point; `kernel(b,
+/// emit)` places the loops of one group of blocks (all with the same tile
+/// shapes): `emit(b, rows, weights, out)` builds them on those buffers.
+using EmitGroup = function_ref<void(OpBuilder &, Value, Value, Value)>;
+void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
+                function_ref<void(OpBuilder &, EmitGroup)> kernel) {
   Type bf16 = b.getBF16Type(), f32 = b.getF32Type();
-  auto cst = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  Value rowStride = cst(k.rowStride), weightStride = cst(32),
-        outStride = cst(k.outStride), zero = cst(0);
   auto bType = amx::TileType::get({16, 32}, bf16);
 
   // One block: rows m0 .. (tiles of `tileRows` rows), panels p0 .. p0 + np.
-  auto block = [&](OpBuilder &b, Value m0, ArrayRef<int64_t> tileRows,
-                   Value p0, int64_t np) {
+  auto block = [&](OpBuilder &b, const Bf16Product &k, Value m0,
+                   ArrayRef<int64_t> tileRows, Value p0, int64_t np) {
+    auto cst = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value rowStride = cst(k.rowStride), weightStride = cst(32),
+          outStride = cst(k.outStride), zero = cst(0);
     SmallVector<Value> mi, pj;
     for (size_t i = 0; i < tileRows.size(); ++i)
       mi.push_back(i ? arith::AddIOp::create(b, loc, m0, cst(16 * i)).getResult()
@@ -191,8 +205,16 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k) {
     panelGroups.push_back({k.p - 1, 1, 1});
 
   for (const RowGroup &rg : rowGroups(k.m))
-    for (const PanelGroup &pg : panelGroups) {
+    for (const PanelGroup &pg : panelGroups)
+      kernel(b, [&](OpBuilder &b, Value rows, Value weights, Value out) {
+      Bf16Product kk = k;
+      kk.rows = rows;
+      kk.weights = weights;
+      kk.out = out;
       int64_t rowsPerBlock = 16 * rg.tileRows.size();
+      auto cst = [&](int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
       auto body = [&](OpBuilder &b, Value iv) {
         Value rowBlock = arith::DivUIOp::create(b, loc, iv, cst(pg.count));
         Value panelBlock = arith::RemUIOp::create(b, loc, iv, cst(pg.count));
@@ -202,12 +224,12 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k) {
         Value p0 = arith::AddIOp::create(
             b, loc, cst(pg.start),
             arith::MulIOp::create(b, loc, panelBlock, cst(pg.panels)));
-        block(b, m0, rg.tileRows, p0, pg.panels);
+        block(b, kk, m0, rg.tileRows, p0, pg.panels);
       };
       int64_t blocks = rg.count * pg.count;
       if (blocks == 1) {
-        body(b, zero);
-        continue;
+        body(b, cst(0));
+        return;
       }
       // Blocks are independent: threads share them.
       auto forall = scf::ForallOp::create(
@@ -216,27 +238,73 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(forall.getBody());
       body(b, forall.getInductionVar(0));
-    }
+      });
+}
+
+/// Whether `v` can be passed to a function under the bare-pointer calling
+/// convention the pipeline uses: a static, identity-layout memref.
+bool passable(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.hasStaticShape() && t.getLayout().isIdentity();
 }
 
 struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> ops;
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(mlir::kiln::kBf16MatmulAttr))
-        ops.push_back(op);
-    });
-    for (linalg::GenericOp op : ops) {
-      std::string why;
-      FailureOr<Bf16Product> k = match(op, why);
-      if (failed(k)) {
-        // Still correct as scalar loops, only slow: say so.
-        op->emitWarning() << "bf16 matmul left to scalar loops: " << why;
-        continue;
+    ModuleOp module = getOperation();
+    for (func::FuncOp func :
+         llvm::to_vector(module.getOps<func::FuncOp>())) {
+      SmallVector<linalg::GenericOp> ops;
+      func.walk([&](linalg::GenericOp op) {
+        if (op->hasAttr(mlir::kiln::kBf16MatmulAttr))
+          ops.push_back(op);
+      });
+      int counter = 0;
+      Operation *last = func; // kernels follow their caller in order
+      for (linalg::GenericOp op : ops) {
+        std::string why;
+        FailureOr<Bf16Product> k = match(op, why);
+        if (failed(k)) {
+          // Its zero fill may be gone (tile-and-vectorize{amx}): no other
+          // lowering may compute it.
+          op->emitError() << "bf16 matmul does not fit the AMX kernel: "
+                          << why;
+          return signalPassFailure();
+        }
+        OpBuilder b(op);
+        bool call = passable(k->rows) && passable(k->weights) &&
+                    passable(k->out);
+        emitKernel(b, op.getLoc(), *k, [&](OpBuilder &b, EmitGroup emit) {
+          if (!call) {
+            emit(b, k->rows, k->weights, k->out);
+            return;
+          }
+          // Each group of blocks in a function of its own, never inlined:
+          // see rowGroups.
+          Location loc = op.getLoc();
+          OpBuilder mb(module.getContext());
+          mb.setInsertionPointAfter(last);
+          SmallVector<Type> types = {k->rows.getType(), k->weights.getType(),
+                                     k->out.getType()};
+          auto kernel = func::FuncOp::create(
+              mb, loc, (func.getSymName() + "_amx" + Twine(counter++)).str(),
+              mb.getFunctionType(types, {}));
+          kernel.setPrivate();
+          last = kernel;
+          kernel->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
+                                              module.getContext(),
+                                              LLVM::Linkage::Internal));
+          kernel->setAttr("passthrough",
+                          mb.getArrayAttr({mb.getStringAttr("noinline")}));
+          Block *entry = kernel.addEntryBlock();
+          mb.setInsertionPointToStart(entry);
+          emit(mb, entry->getArgument(0), entry->getArgument(1),
+               entry->getArgument(2));
+          func::ReturnOp::create(mb, loc);
+          func::CallOp::create(b, loc, kernel,
+                               ValueRange{k->rows, k->weights, k->out});
+        });
+        op.erase();
       }
-      OpBuilder b(op);
-      emitKernel(b, op.getLoc(), *k);
-      op.erase();
     }
   }
 };

@@ -980,6 +980,16 @@ struct TileAndVectorizePass
       }
     }
 
+    // The AMX kernels start their accumulators from zero tiles: the zero
+    // fill of a marked product would only be a memset nobody reads.
+    if (amx)
+      func.walk([&](linalg::GenericOp op) {
+        if (!op->hasAttr(kiln::kBf16MatmulAttr))
+          return;
+        if (auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
+          op.getDpsInitOperand(0)->set(fill.getOutputs()[0]);
+      });
+
     splitConvChannels(rewriter, func, vectorWidth);
     packConstantRhs(rewriter, func, vectorWidth);
     writeIntoCopyDestination(rewriter, func);
@@ -1052,8 +1062,31 @@ struct TileAndVectorizePass
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (linalg::LinalgOp op : ops) {
       if (tileVolume(op) > kMaxVectorizedTile || touchesBools(op) ||
-          failed(linalg::vectorizeOpPrecondition(op)))
+          op->hasAttr(kiln::kBf16MatmulAttr))
         continue;
+      if (failed(linalg::vectorizeOpPrecondition(op))) {
+        // A gather through a window map (im2col: h = oh s + kh) is not a
+        // projected permutation; its tile has unit window dimensions, and
+        // without them the map is one.
+        auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+        if (!generic || llvm::all_of(generic.getIndexingMapsArray(),
+                                     [](AffineMap m) {
+                                       return m.isProjectedPermutation();
+                                     }))
+          continue;
+        rewriter.setInsertionPoint(op);
+        linalg::ControlDropUnitDims control;
+        control.rankReductionStrategy = linalg::ControlDropUnitDims::
+            RankReductionStrategy::ExtractInsertSlice;
+        FailureOr<linalg::DropUnitDimsResult> dropped =
+            linalg::dropUnitDims(rewriter, generic, control);
+        if (failed(dropped))
+          continue;
+        rewriter.replaceOp(op, dropped->replacements);
+        op = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+        if (failed(linalg::vectorizeOpPrecondition(op)))
+          continue;
+      }
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::VectorizationResult> result =
           linalg::vectorize(rewriter, op);

@@ -165,43 +165,47 @@ FailureOr<Value> lowerDynamicQuantMatMul(OpBuilder &b,
   y.getDefiningOp()->setAttr(kInt8EpilogueAttr, UnitAttr::get(ctx));
   return reshaped(b, loc, y, op.getType().getShape());
 }
-/// kiln.bf16_matmul: the rows rounded to bf16 (padded with zeros to Kp), the
-/// product in f32 (a generic marked kiln.bf16_matmul) and the bias.
-FailureOr<Value> lowerBf16MatMul(OpBuilder &b, Bf16MatMulOp op) {
-  Location loc = op.getLoc();
+/// `x` [rows, K] f32 rounded to bf16 (nearest even) and padded with zeros
+/// to [rows, kp].
+Value bf16Rows(OpBuilder &b, Location loc, Value x, int64_t kp) {
+  RankedTensorType t = cast<RankedTensorType>(x.getType());
+  int64_t rows = t.getDimSize(0), k = t.getDimSize(1);
+  Value xp = padded(b, loc, x, {0, 0}, {0, kp - k}, 0.0);
+  return mappedGeneric(
+      b, loc, {rows, kp}, b.getBF16Type(), ValueRange{xp},
+      {b.getMultiDimIdentityMap(2)},
+      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), a[0]);
+      });
+}
+
+/// bf16 rows [M, Kp] times packed weights [P, Kp / 2, 32] in f32 (a generic
+/// marked kiln.bf16_matmul), plus `bias` [n] when given: [M, n] f32.
+Value bf16Product(OpBuilder &b, Location loc, Value rows, Value weights,
+                  Value bias, int64_t n) {
   MLIRContext *ctx = b.getContext();
-  RankedTensorType it = op.getInput().getType(), wt = op.getWeights().getType();
-  int64_t k = it.getShape().back(), rows = it.getNumElements() / k;
-  int64_t panels = wt.getDimSize(0), k2 = wt.getDimSize(1), kp = 2 * k2;
+  auto wt = cast<RankedTensorType>(weights.getType());
+  int64_t m = cast<RankedTensorType>(rows.getType()).getDimSize(0);
+  int64_t panels = wt.getDimSize(0), k2 = wt.getDimSize(1);
   Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   auto par = utils::IteratorType::parallel,
        red = utils::IteratorType::reduction;
-
-  Value x = reshaped(b, loc, op.getInput(), {rows, k});
-  Value xp = padded(b, loc, x, {0, 0}, {0, kp - k}, 0.0);
-  AffineMap id2 = b.getMultiDimIdentityMap(2);
-  Value xb = mappedGeneric(
-      b, loc, {rows, kp}, bf16, ValueRange{xp}, {id2},
-      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), a[0]);
-      });
-
-  // acc[m, p, c] = sum over (k2, j) of xb[m, k2, j] * w[p, k2, c, j], loops
-  // (m, p, c, k2, j).
-  Value acc = filledTensor(b, loc, {rows, panels, 16}, f32, 0.0);
-  Value xb3 = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({rows, k2, 2}, bf16), xb,
+  // acc[m, p, c] = sum over (k2, j) of rows[m, k2, j] * w[p, k2, c, j],
+  // loops (m, p, c, k2, j).
+  Value acc = filledTensor(b, loc, {m, panels, 16}, f32, 0.0);
+  Value rows3 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({m, k2, 2}, bf16), rows,
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
   Value w4 = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({panels, k2, 16, 2}, bf16),
-      op.getWeights(), SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+      b, loc, RankedTensorType::get({panels, k2, 16, 2}, bf16), weights,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
   SmallVector<AffineMap> maps = {
       AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
       AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
       AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
   auto matmul = linalg::GenericOp::create(
-      b, loc, acc.getType(), ValueRange{xb3, w4}, acc, maps,
+      b, loc, acc.getType(), ValueRange{rows3, w4}, acc, maps,
       {par, par, par, red, red},
       [](OpBuilder &nb, Location nl, ValueRange a) {
         Type f32t = nb.getF32Type();
@@ -213,18 +217,81 @@ FailureOr<Value> lowerBf16MatMul(OpBuilder &b, Bf16MatMulOp op) {
                 nb, nl, a[2], arith::MulFOp::create(nb, nl, av, wv))});
       });
   matmul->setAttr(kBf16MatmulAttr, UnitAttr::get(ctx));
-  Value y = matmul.getResult(0);
-  if (op.getBias()) {
-    AffineMap id3 = b.getMultiDimIdentityMap(3);
-    AffineMap col3 = AffineMap::get(3, 0, {d(1), d(2)}, ctx);
-    y = mappedGeneric(b, loc, {rows, panels, 16}, f32,
-                      ValueRange{y, reshaped(b, loc, op.getBias(), {panels, 16})},
-                      {id3, col3},
-                      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                        return arith::AddFOp::create(nb, nl, a[0], a[1]);
-                      });
+  Value y = reshaped(b, loc, matmul.getResult(0), {m, panels * 16});
+  // Columns past N (the last panel padded with zero weights) are dropped.
+  if (panels * 16 != n)
+    y = tensor::ExtractSliceOp::create(
+        b, loc, y, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(m), b.getIndexAttr(n)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  if (!bias)
+    return y;
+  AffineMap col = AffineMap::get(2, 0, {d(1)}, ctx);
+  return mappedGeneric(b, loc, {m, n}, f32, ValueRange{y, bias},
+                       {b.getMultiDimIdentityMap(2), col},
+                       [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                         return arith::AddFOp::create(nb, nl, a[0], a[1]);
+                       });
+}
+
+/// kiln.bf16_matmul: the rows rounded to bf16, the product, the bias.
+FailureOr<Value> lowerBf16MatMul(OpBuilder &b, Bf16MatMulOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType it = op.getInput().getType(), rt = op.getType();
+  int64_t k = it.getShape().back(), rows = it.getNumElements() / k;
+  int64_t kp = 2 * op.getWeights().getType().getDimSize(1);
+  Value x = bf16Rows(b, loc, reshaped(b, loc, op.getInput(), {rows, k}), kp);
+  Value y = bf16Product(b, loc, x, op.getWeights(), op.getBias(),
+                        rt.getShape().back());
+  return reshaped(b, loc, y, rt.getShape());
+}
+
+/// kiln.bf16_conv2d: the input rounded to bf16 once, padded, unfolded into
+/// rows of K = KH * KW * C values per output pixel (im2col: a copy through
+/// the window map), then the same product as a matmul. A 1x1 convolution with
+/// stride 1 and no padding needs no unfolding: its rows are the pixels.
+FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType it = op.getInput().getType(), rt = op.getType();
+  ArrayRef<int64_t> pads = op.getPads(), kernel = op.getKernel(),
+                    s = op.getStrides(), dl = op.getDilations();
+  int64_t n = it.getDimSize(0), c = it.getDimSize(3), oh = rt.getDimSize(1),
+          ow = rt.getDimSize(2), f = rt.getDimSize(3);
+  int64_t k = kernel[0] * kernel[1] * c, m = n * oh * ow;
+  int64_t kp = 2 * op.getWeights().getType().getDimSize(1);
+  Type bf16 = b.getBF16Type();
+  Value xb = mappedGeneric(
+      b, loc, it.getShape(), bf16, ValueRange{op.getInput()},
+      {b.getMultiDimIdentityMap(4)},
+      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), a[0]);
+      });
+  bool pointwise = kernel[0] == 1 && kernel[1] == 1 && s[0] == 1 &&
+                   s[1] == 1 && llvm::all_of(pads, [](int64_t p) {
+                     return p == 0;
+                   });
+  Value rows;
+  if (pointwise) {
+    rows = reshaped(b, loc, xb, {m, k});
+  } else {
+    Value xp = padded(b, loc, xb, {0, pads[0], pads[1], 0},
+                      {0, pads[2], pads[3], 0}, 0.0);
+    auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+    // cols[n, oh, ow, kh, kw, c] = xp[n, oh s0 + kh d0, ow s1 + kw d1, c].
+    AffineMap window = AffineMap::get(
+        6, 0,
+        {d(0), d(1) * s[0] + d(3) * dl[0], d(2) * s[1] + d(4) * dl[1], d(5)},
+        ctx);
+    Value cols = mappedGeneric(
+        b, loc, {n, oh, ow, kernel[0], kernel[1], c}, bf16, ValueRange{xp},
+        {window}, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    rows = reshaped(b, loc, cols, {m, k});
   }
-  return reshaped(b, loc, y, op.getType().getShape());
+  if (kp != k)
+    rows = padded(b, loc, rows, {0, 0}, {0, kp - k}, 0.0);
+  Value y = bf16Product(b, loc, rows, op.getWeights(), op.getBias(), f);
+  return reshaped(b, loc, y, rt.getShape());
 }
 } // namespace
 
@@ -233,5 +300,7 @@ FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
     return lowerDynamicQuantMatMul(b, q);
   if (auto m = dyn_cast<Bf16MatMulOp>(op))
     return lowerBf16MatMul(b, m);
+  if (auto c = dyn_cast<Bf16Conv2DOp>(op))
+    return lowerBf16Conv2D(b, c);
   return Value();
 }

@@ -4,12 +4,16 @@
 #w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
 #acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
 
-// 64 rows x 4 panels: four blocks of 32 rows x 2 panels, shared by threads.
-// Each block carries four f32 accumulators through the k loop (K2 = 64 in
-// steps of 16 pairs), loads two A tiles (row stride Kp = 128 elements) and
-// two B tiles (32 elements per pair row), and stores with the output's row
-// stride (4 panels x 16).
+// 64 rows x 4 panels: four blocks of 32 rows x 2 panels, shared by threads,
+// in a kernel function of their own. Each block carries four f32
+// accumulators through the k loop (K2 = 64 in steps of 16 pairs), loads two
+// A tiles (row stride Kp = 128 elements) and two B tiles (32 elements per
+// pair row), and stores with the output's row stride (4 panels x 16).
 // CHECK-LABEL: func.func @blocks
+// CHECK-NEXT: call @blocks_amx0(%arg0, %arg1, %arg2) : (memref<64x64x2xbf16>, memref<4x64x16x2xbf16>, memref<64x4x16xf32>) -> ()
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func private @blocks_amx0
+// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
 // CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
 // CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
 // CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
@@ -40,16 +44,22 @@ func.func @blocks(%x: memref<64x64x2xbf16>, %w: memref<4x64x16x2xbf16>, %y: memr
 #w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
 #acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
 
-// 37 rows x 3 panels, one block of each shape: rows 0..31 with panels 0-1
-// (four accumulators) and panel 2 alone (two), then the 5 rows left with
-// 5-row tiles.
+// 37 rows x 3 panels: rows 0..31 with panels 0-1 (four accumulators) and
+// panel 2 alone (two), then the 5 rows left with 5-row tiles, one kernel
+// function per tile height and panel count (LLVM fixes each tile register's
+// shape per function).
 // CHECK-LABEL: func.func @tails
+// CHECK-COUNT-4: call @tails_amx
+// CHECK-LABEL: func.func private @tails_amx0
 // CHECK-NOT: scf.forall
 // CHECK: scf.for {{.+}} -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// CHECK-LABEL: func.func private @tails_amx1
 // CHECK: scf.for {{.+}} -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// CHECK-LABEL: func.func private @tails_amx2
 // CHECK: scf.for {{.+}} -> (!amx.tile<5x16xf32>, !amx.tile<5x16xf32>)
 // CHECK:   amx.tile_load %arg0[%c32, {{.+}} into !amx.tile<5x32xbf16>
 // CHECK:   amx.tile_mulf {{.+}} : !amx.tile<5x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<5x16xf32>
+// CHECK-LABEL: func.func private @tails_amx3
 // CHECK: scf.for {{.+}} -> (!amx.tile<5x16xf32>)
 // CHECK: amx.tile_store %arg2[%c32, %c2, %c0], {{.+}} : memref<37x3x16xf32>, !amx.tile<5x16xf32>
 func.func @tails(%x: memref<37x32x2xbf16>, %w: memref<3x32x16x2xbf16>, %y: memref<37x3x16xf32>) {
@@ -71,11 +81,10 @@ func.func @tails(%x: memref<37x32x2xbf16>, %w: memref<3x32x16x2xbf16>, %y: memre
 #acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
 
 // Output rows that are not contiguous (every other column block of a wider
-// buffer) cannot be a tile store: the generic stays, with a warning.
-// CHECK-LABEL: func.func @strided_output
-// CHECK: linalg.generic
+// buffer) cannot be a tile store: an error, since the product's zero fill
+// may be gone and no other lowering would compute it.
 func.func @strided_output(%x: memref<16x16x2xbf16>, %w: memref<1x16x16x2xbf16>, %y: memref<16x1x16xf32, strided<[64, 32, 2]>>) {
-  // expected-warning @+1 {{bf16 matmul left to scalar loops: a buffer's rows are not contiguous}}
+  // expected-error @+1 {{bf16 matmul does not fit the AMX kernel: a buffer's rows are not contiguous}}
   linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<16x16x2xbf16>, memref<1x16x16x2xbf16>) outs(%y : memref<16x1x16xf32, strided<[64, 32, 2]>>) attrs = {kiln.bf16_matmul} {
   ^bb0(%a: bf16, %b: bf16, %acc: f32):
     %0 = arith.extf %a : bf16 to f32

@@ -57,16 +57,36 @@ func.func @round_to_nearest_even(%x: tensor<1x2xf32>) -> tensor<1x16xf32> {
 
 // -----
 
-// Nothing qualifies: both operands computed at run time, and 10 output
-// columns. The function is unchanged and the remark says why.
-// CHECK-LABEL: func.func @nothing_in_bf16
-// CHECK: kiln.matmul
-// CHECK: kiln.matmul
-// CHECK-NOT: kiln.bf16_matmul
-// expected-remark @below {{bf16: 0 of 2 MatMul/Gemm nodes in bf16; the model is compiled in f32 unchanged; 1 kept in f32 (N = 10 output columns, not a multiple of 16): 'narrow'; 1 kept in f32 (weights computed at run time): 'attention'}}
-func.func @nothing_in_bf16(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>) -> (tensor<4x4xf32>, tensor<4x10xf32>) {
+// A product of two run-time tensors stays f32; 10 output columns take one
+// panel whose last 6 columns are zero weights.
+// CHECK-LABEL: func.func @narrow_and_attention
+// CHECK: kiln.matmul %{{.+}}, %{{.+}} : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+// CHECK: kiln.bf16_matmul %{{.+}}, %{{.+}} : (tensor<4x8xf32>, tensor<1x16x32xbf16>) -> tensor<4x10xf32>
+// expected-remark @below {{bf16: 1 of 2 MatMul/Gemm nodes in bf16; 1 kept in f32 (weights computed at run time): 'attention'}}
+func.func @narrow_and_attention(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>) -> (tensor<4x4xf32>, tensor<4x10xf32>) {
   %w = kiln.constant dense<1.0> : tensor<8x10xf32>
   %0 = kiln.matmul %x, %y : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32> loc("attention")
   %1 = kiln.matmul %x, %w : (tensor<4x8xf32>, tensor<8x10xf32>) -> tensor<4x10xf32> loc("narrow")
   return %0, %1 : tensor<4x4xf32>, tensor<4x10xf32>
+}
+
+// -----
+
+// Convolutions: an NHWC 3x3 one with a constant filter (K = 3 * 3 * 4 = 36,
+// padded to 64; its bias stays an operand) becomes kiln.bf16_conv2d; a
+// depthwise one stays f32. The packed filter is HWCF read as [K, F]: every
+// value 0.25 (0x3E80), so the first 18 pair rows of the one panel hold it
+// and the last 14 are zeros.
+// CHECK-LABEL: func.func @convs
+// CHECK-DAG: %[[W:.+]] = kiln.constant dense_resource<[[BLOB:bf16_weights[_0-9]*]]> : tensor<1x32x32xbf16>
+// CHECK: %[[Y:.+]] = kiln.bf16_conv2d %arg0, %[[W]], %arg1 {dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x8x4xf32>, tensor<1x32x32xbf16>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
+// CHECK: kiln.conv2d %[[Y]], {{.+}}group = 16
+// CHECK: [[BLOB]]: "0x02000000{{((803E){192}){3}((0000){224}){2}"}}
+// expected-remark @below {{bf16: 1 of 2 Conv nodes in bf16; 1 kept in f32 (grouped or depthwise): 'dw'}}
+func.func @convs(%x: tensor<1x8x8x4xf32>, %b: tensor<16xf32>) -> tensor<1x4x4x16xf32> {
+  %w = kiln.constant dense<0.25> : tensor<3x3x4x16xf32>
+  %dw = kiln.constant dense<1.0> : tensor<3x3x1x16xf32>
+  %0 = kiln.conv2d %x, %w, %b {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64, layout = "NHWC"} : (tensor<1x8x8x4xf32>, tensor<3x3x4x16xf32>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
+  %1 = kiln.conv2d %0, %dw {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 16 : i64, layout = "NHWC"} : (tensor<1x4x4x16xf32>, tensor<3x3x1x16xf32>) -> tensor<1x4x4x16xf32> loc("dw")
+  return %1 : tensor<1x4x4x16xf32>
 }

@@ -624,7 +624,7 @@ func.func @dynamic_quant_matmul_scales(%x: tensor<4x8xf32>, %w: tensor<1x2x64xi8
 // -----
 
 func.func @bf16_matmul_k_pairs(%x: tensor<4x40xf32>, %w: tensor<1x20x32xbf16>) -> tensor<4x16xf32> {
-  // expected-error @+1 {{expects packed weights [N / 16, 32, 32] for K = 40, got 'tensor<1x20x32xbf16>'}}
+  // expected-error @+1 {{expects packed weights [1, 32, 32] for K = 40 and N = 16, got 'tensor<1x20x32xbf16>'}}
   %0 = kiln.bf16_matmul %x, %w : (tensor<4x40xf32>, tensor<1x20x32xbf16>) -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
 }
@@ -639,8 +639,24 @@ func.func @bf16_matmul_bias(%x: tensor<4x8xf32>, %w: tensor<2x16x32xbf16>, %b: t
 
 // -----
 
-func.func @bf16_matmul_result(%x: tensor<4x8xf32>, %w: tensor<2x16x32xbf16>) -> tensor<4x16xf32> {
-  // expected-error @+1 {{expects result type 'tensor<4x32xf32>', got 'tensor<4x16xf32>'}}
-  %0 = kiln.bf16_matmul %x, %w : (tensor<4x8xf32>, tensor<2x16x32xbf16>) -> tensor<4x16xf32>
-  return %0 : tensor<4x16xf32>
+func.func @bf16_matmul_result(%x: tensor<4x8xf32>, %w: tensor<2x16x32xbf16>) -> tensor<5x32xf32> {
+  // expected-error @+1 {{expects the result to keep the input's leading dimensions, got 'tensor<5x32xf32>'}}
+  %0 = kiln.bf16_matmul %x, %w : (tensor<4x8xf32>, tensor<2x16x32xbf16>) -> tensor<5x32xf32>
+  return %0 : tensor<5x32xf32>
+}
+
+// -----
+
+func.func @bf16_matmul_panels(%x: tensor<4x8xf32>, %w: tensor<2x16x32xbf16>) -> tensor<4x10xf32> {
+  // expected-error @+1 {{expects packed weights [1, 16, 32] for K = 8 and N = 10, got 'tensor<2x16x32xbf16>'}}
+  %0 = kiln.bf16_matmul %x, %w : (tensor<4x8xf32>, tensor<2x16x32xbf16>) -> tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+func.func @bf16_conv2d_result(%x: tensor<1x8x8x4xf32>, %w: tensor<1x32x32xbf16>) -> tensor<1x8x8x16xf32> {
+  // expected-error @+1 {{expects result [1, 6, 6, F], got 'tensor<1x8x8x16xf32>'}}
+  %0 = kiln.bf16_conv2d %x, %w {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x8x8x4xf32>, tensor<1x32x32xbf16>) -> tensor<1x8x8x16xf32>
+  return %0 : tensor<1x8x8x16xf32>
 }

@@ -31,6 +31,10 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2)">,
+    Option<"amx", "amx", "bool", /*default=*/"false",
+           "products marked kiln.bf16_matmul become AMX kernels later "
+           "(--kiln-cpu-amx-matmul), which start from zero tiles: drop their "
+           "zero fills">,
     Option<"parallelWork", "parallel-work", "int64_t", /*default=*/"32768",
            "ops with at least this many loop iterations get their outermost "
            "tiled parallel loop as an scf.forall for the thread pool "
@@ -69,7 +73,7 @@ def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
     "::mlir::LLVM::LLVMDialect"];
 }
 
-def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "func::FuncOp"> {
+def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "ModuleOp"> {
   let summary = "The bf16 product of kiln.bf16_matmul as AMX tile loops";
   let description = [{
     Replaces each linalg.generic on buffers marked `kiln.bf16_matmul` (bf16
@@ -78,13 +82,18 @@ def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "func::FuncOp"> {
     `amx.tile_mulf` (tdpbf16ps) and `amx.tile_store` over blocks of 32 rows x
     2 panels: four f32 accumulator tiles carried through the k loop, two A
     and two B tiles loaded per step. Blocks are independent and become one
-    `scf.forall`. Runs after bufferization (tiles address memory) and only
-    for targets with amx-bf16; a generic it cannot match stays as scalar
-    loops with a warning.
+    `scf.forall`. Each group of blocks with one tile height goes into a
+    private noinline function `<func>_amxN` (called with the three buffers)
+    when they are static identity-layout memrefs: LLVM fixes the shape of
+    each tile register per function. Runs after bufferization (tiles address memory) and only
+    for targets with amx-bf16. A marked generic it cannot match is an error:
+    with --kiln-cpu-tile-and-vectorize{amx} its zero fill is gone, so no
+    other lowering would compute it correctly.
   }];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::amx::AMXDialect",
-    "::mlir::arith::ArithDialect"];
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect"];
 }
 
 def LowerVectorOpsPass : Pass<"kiln-cpu-lower-vector-ops", "func::FuncOp"> {

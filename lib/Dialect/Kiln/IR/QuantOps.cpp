@@ -39,28 +39,56 @@ LogicalResult DynamicQuantMatMulOp::verify() {
   return success();
 }
 
+/// Checks packed bf16 weights for K rows and N columns and an optional bias
+/// [N].
+static LogicalResult verifyBf16Weights(Operation *op, RankedTensorType w,
+                                       Value bias, int64_t k, int64_t n) {
+  int64_t kp = (k + 31) / 32 * 32, panels = (n + 15) / 16;
+  if (w.getRank() != 3 || !w.hasStaticShape() || w.getDimSize(0) != panels ||
+      w.getDimSize(1) != kp / 2 || w.getDimSize(2) != 32)
+    return op->emitOpError() << "expects packed weights [" << panels << ", "
+                             << kp / 2 << ", 32] for K = " << k << " and N = "
+                             << n << ", got " << w;
+  if (bias) {
+    auto t = cast<RankedTensorType>(bias.getType());
+    if (t.getRank() != 1 || t.getDimSize(0) != n)
+      return op->emitOpError()
+             << "expects bias of shape [" << n << "], got " << t;
+  }
+  return success();
+}
+
 LogicalResult Bf16MatMulOp::verify() {
-  RankedTensorType in = getInput().getType(), w = getWeights().getType(),
-                   out = getType();
+  RankedTensorType in = getInput().getType(), out = getType();
   if (in.getRank() < 2 || !in.hasStaticShape())
     return emitOpError() << "expects a static input of rank 2 or more, got "
                          << in;
-  int64_t k = in.getShape().back(), kp = (k + 31) / 32 * 32;
-  if (w.getRank() != 3 || !w.hasStaticShape() || w.getDimSize(2) != 32 ||
-      w.getDimSize(1) != kp / 2)
-    return emitOpError() << "expects packed weights [N / 16, " << kp / 2
-                         << ", 32] for K = " << k << ", got " << w;
-  int64_t n = w.getDimSize(0) * 16;
-  if (getBias()) {
-    auto t = cast<RankedTensorType>(getBias().getType());
-    if (t.getRank() != 1 || t.getDimSize(0) != n)
-      return emitOpError() << "expects bias of shape [" << n << "], got " << t;
-  }
-  SmallVector<int64_t> shape(in.getShape());
-  shape.back() = n;
-  if (out.getShape() != ArrayRef<int64_t>(shape))
-    return emitOpError() << "expects result type "
-                         << RankedTensorType::get(shape, out.getElementType())
-                         << ", got " << out;
-  return success();
+  if (out.getRank() != in.getRank() ||
+      out.getShape().drop_back() != in.getShape().drop_back())
+    return emitOpError() << "expects the result to keep the input's leading "
+                            "dimensions, got "
+                         << out;
+  return verifyBf16Weights(*this, getWeights().getType(), getBias(),
+                           in.getShape().back(), out.getShape().back());
+}
+
+LogicalResult Bf16Conv2DOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  ArrayRef<int64_t> kernel = getKernel(), s = getStrides(), d = getDilations(),
+                    pads = getPads();
+  if (in.getRank() != 4 || !in.hasStaticShape() || out.getRank() != 4 ||
+      kernel.size() != 2 || s.size() != 2 || d.size() != 2 || pads.size() != 4)
+    return emitOpError() << "expects an NHWC input and result and 2-D "
+                            "kernel, strides, dilations and 4 pads";
+  int64_t oh = (in.getDimSize(1) + pads[0] + pads[2] - d[0] * (kernel[0] - 1) -
+                1) / s[0] + 1;
+  int64_t ow = (in.getDimSize(2) + pads[1] + pads[3] - d[1] * (kernel[1] - 1) -
+                1) / s[1] + 1;
+  if (out.getDimSize(0) != in.getDimSize(0) || out.getDimSize(1) != oh ||
+      out.getDimSize(2) != ow)
+    return emitOpError() << "expects result [" << in.getDimSize(0) << ", " << oh
+                         << ", " << ow << ", F], got " << out;
+  return verifyBf16Weights(*this, getWeights().getType(), getBias(),
+                           kernel[0] * kernel[1] * in.getDimSize(3),
+                           out.getDimSize(3));
 }

@@ -167,8 +167,10 @@ struct Candidate {
   std::optional<std::vector<float>> bias; // per column, beta applied
 };
 
-/// `op` as a candidate, or why it stays f32.
-FailureOr<Candidate> analyze(Operation *op, std::string &why) {
+/// `op` as a candidate, or why it stays f32. The int8 kernel needs N to be a
+/// multiple of 16 (`wholePanels`); bf16 pads the last panel.
+FailureOr<Candidate> analyze(Operation *op, std::string &why,
+                             bool wholePanels) {
   Candidate c;
   c.op = c.replaced = op;
   auto gemm = dyn_cast<GemmOp>(op);
@@ -193,7 +195,7 @@ FailureOr<Candidate> analyze(Operation *op, std::string &why) {
   c.n = wt.getDimSize(c.transB ? 0 : 1);
   if (wt.getDimSize(c.transB ? 1 : 0) != c.k)
     return failure(); // the verifier's business
-  if (c.n % 16 != 0) {
+  if (wholePanels && c.n % 16 != 0) {
     why = "N = " + std::to_string(c.n) + " output columns, not a multiple of 16";
     return failure();
   }
@@ -234,12 +236,34 @@ Value biasConstant(OpBuilder &b, Location loc, const Candidate &c) {
                             DenseElementsAttr::get(bt, ArrayRef<float>(*c.bias)));
 }
 
+/// "<label>: 3 of 4 <kind> nodes <verb>; 1 kept in f32 (reason): 'a', ...".
+std::string summary(StringRef label, int64_t converted, size_t total,
+                    StringRef kind, StringRef verb, const Skipped &skipped) {
+  std::string note;
+  llvm::raw_string_ostream os(note);
+  os << label << ": " << converted << " of " << total << " " << kind
+     << " nodes " << verb;
+  if (converted == 0)
+    os << "; the model is compiled in f32 unchanged";
+  for (auto &[reason, nodes] : skipped.byReason) {
+    os << "; " << nodes.size() << " kept in f32 (" << reason << "): ";
+    for (auto [i, name] : llvm::enumerate(nodes)) {
+      if (i == 3) {
+        os << ", ...";
+        break;
+      }
+      os << (i ? ", " : "") << "'" << name << "'";
+    }
+  }
+  return note;
+}
+
 /// Replaces every candidate MatMul/Gemm of `func` with what `build` makes
 /// (inserted before the replaced op), drops the f32 constants nothing else
 /// reads, and remarks once how many were converted and why the rest were not:
 /// "<label>: 3 of 4 MatMul/Gemm nodes <verb>; 1 kept in f32 (...)".
 void rewriteMatmuls(
-    func::FuncOp func, StringRef label, StringRef verb,
+    func::FuncOp func, StringRef label, StringRef verb, bool wholePanels,
     llvm::function_ref<Value(OpBuilder &, const Candidate &)> build) {
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
@@ -253,7 +277,7 @@ void rewriteMatmuls(
   OpBuilder b(func.getContext());
   for (Operation *op : ops) {
     std::string why;
-    FailureOr<Candidate> c = analyze(op, why);
+    FailureOr<Candidate> c = analyze(op, why, wholePanels);
     if (failed(c)) {
       if (!why.empty())
         skipped.add(op, why);
@@ -276,23 +300,8 @@ void rewriteMatmuls(
         cst->erase();
     ++converted;
   }
-  std::string note;
-  llvm::raw_string_ostream os(note);
-  os << label << ": " << converted << " of " << ops.size()
-     << " MatMul/Gemm nodes " << verb;
-  if (converted == 0)
-    os << "; the model is compiled in f32 unchanged";
-  for (auto &[reason, nodes] : skipped.byReason) {
-    os << "; " << nodes.size() << " kept in f32 (" << reason << "): ";
-    for (auto [i, name] : llvm::enumerate(nodes)) {
-      if (i == 3) {
-        os << ", ...";
-        break;
-      }
-      os << (i ? ", " : "") << "'" << name << "'";
-    }
-  }
-  func.emitRemark() << note;
+  func.emitRemark() << summary(label, converted, ops.size(), "MatMul/Gemm",
+                               verb, skipped);
 }
 
 /// Weights that batch variants share keep one converted copy.
@@ -308,7 +317,7 @@ struct QuantizeDynamicPass
     std::map<WeightKey, QuantizedWeights> cache;
     getOperation().walk([&](func::FuncOp func) {
       rewriteMatmuls(
-          func, "dynamic int8", "quantized",
+          func, "dynamic int8", "quantized", /*wholePanels=*/true,
           [&](OpBuilder &b, const Candidate &c) -> Value {
             auto found = cache.find(weightKey(c));
             if (found == cache.end())
@@ -343,40 +352,108 @@ uint16_t toBf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
-/// W [K, N] (stored [N, K] when `transposed`) times `alpha`, rounded to bf16
-/// and packed as kiln.bf16_matmul wants: [N / 16, Kp / 2, 32].
-ElementsAttr packBf16Weights(MLIRContext *ctx, const Candidate &c) {
-  int64_t kp = (c.k + 31) / 32 * 32, k2 = kp / 2;
-  std::vector<uint16_t> out(size_t(c.n) * kp, 0);
-  for (int64_t kk = 0; kk < c.k; ++kk)
-    for (int64_t nn = 0; nn < c.n; ++nn) {
-      float v = c.transB ? c.w[nn * c.k + kk] : c.w[kk * c.n + nn];
+/// K x N weights, `at(k, n)`, rounded to bf16 and packed as
+/// kiln.bf16_matmul and kiln.bf16_conv2d want: [ceil(N / 16), Kp / 2, 32],
+/// zeros past K and N.
+ElementsAttr packBf16(MLIRContext *ctx, int64_t k, int64_t n,
+                      llvm::function_ref<float(int64_t, int64_t)> at) {
+  int64_t kp = (k + 31) / 32 * 32, k2 = kp / 2, panels = (n + 15) / 16;
+  std::vector<uint16_t> out(size_t(panels) * k2 * 32, 0);
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t nn = 0; nn < n; ++nn)
       out[((nn / 16) * k2 + kk / 2) * 32 + 2 * (nn % 16) + kk % 2] =
-          toBf16(v * c.alpha);
-    }
+          toBf16(at(kk, nn));
   AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
       ArrayRef<uint16_t>(out), /*dataIsMutable=*/false);
-  auto type = RankedTensorType::get({c.n / 16, k2, 32}, BFloat16Type::get(ctx));
+  auto type = RankedTensorType::get({panels, k2, 32}, BFloat16Type::get(ctx));
   return DenseResourceElementsAttr::get(type, "bf16_weights", std::move(blob));
+}
+
+/// Why an NHWC convolution stays f32, or "" when kiln.bf16_conv2d fits.
+std::string bf16ConvBlocker(Conv2DOp conv) {
+  if (!conv.isNHWC())
+    return "not channels-last";
+  if (conv.getGroup() != 1)
+    return "grouped or depthwise";
+  auto it = cast<RankedTensorType>(conv.getInput().getType());
+  auto ft = cast<RankedTensorType>(conv.getFilter().getType());
+  if (!it.getElementType().isF32() || !ft.getElementType().isF32() ||
+      !it.hasStaticShape() || !ft.hasStaticShape())
+    return "not static f32";
+  if (!conv.getFilter().getDefiningOp<ConstantOp>())
+    return "filter computed at run time";
+  if (!readFloats(conv.getFilter()))
+    return "filter bytes not readable at compile time";
+  return "";
 }
 
 struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
   void runOnOperation() override {
     std::map<WeightKey, ElementsAttr> cache;
     getOperation().walk([&](func::FuncOp func) {
-      rewriteMatmuls(func, "bf16", "in bf16",
-                     [&](OpBuilder &b, const Candidate &c) -> Value {
-                       ElementsAttr &packed = cache[weightKey(c)];
-                       if (!packed)
-                         packed = packBf16Weights(func.getContext(), c);
-                       Location loc = c.op->getLoc();
-                       Value w = ConstantOp::create(b, loc, packed.getType(),
-                                                    packed);
-                       return Bf16MatMulOp::create(
-                           b, loc, c.replaced->getResult(0).getType(),
-                           c.op->getOperand(0), w, biasConstant(b, loc, c));
-                     });
+      rewriteMatmuls(
+          func, "bf16", "in bf16", /*wholePanels=*/false,
+          [&](OpBuilder &b, const Candidate &c) -> Value {
+            ElementsAttr &packed = cache[weightKey(c)];
+            if (!packed)
+              packed = packBf16(func.getContext(), c.k, c.n,
+                                [&](int64_t kk, int64_t nn) {
+                                  return c.alpha * (c.transB ? c.w[nn * c.k + kk]
+                                                             : c.w[kk * c.n + nn]);
+                                });
+            Location loc = c.op->getLoc();
+            Value w = ConstantOp::create(b, loc, packed.getType(), packed);
+            return Bf16MatMulOp::create(b, loc,
+                                        c.replaced->getResult(0).getType(),
+                                        c.op->getOperand(0), w,
+                                        biasConstant(b, loc, c));
+          });
+      convertConvs(func);
     });
+  }
+
+  /// Every NHWC convolution with a constant filter becomes kiln.bf16_conv2d;
+  /// one remark says how many and why the others stay f32.
+  void convertConvs(func::FuncOp func) {
+    SmallVector<Conv2DOp> convs;
+    func.walk([&](Conv2DOp op) { convs.push_back(op); });
+    if (convs.empty())
+      return;
+    Skipped skipped;
+    int64_t converted = 0;
+    std::map<const void *, ElementsAttr> cache;
+    for (Conv2DOp conv : convs) {
+      std::string why = bf16ConvBlocker(conv);
+      if (!why.empty()) {
+        skipped.add(conv, why);
+        continue;
+      }
+      auto filter = conv.getFilter().getDefiningOp<ConstantOp>();
+      auto ft = cast<RankedTensorType>(conv.getFilter().getType());
+      int64_t kh = ft.getDimSize(0), kw = ft.getDimSize(1),
+              ch = ft.getDimSize(2), f = ft.getDimSize(3);
+      ElementsAttr &packed = cache[filter.getValue().getAsOpaquePointer()];
+      if (!packed) {
+        std::vector<float> w = *readFloats(conv.getFilter());
+        // HWCF is already [K, F] with k = (kh, kw, c) row-major.
+        packed = packBf16(func.getContext(), kh * kw * ch, f,
+                          [&](int64_t kk, int64_t nn) { return w[kk * f + nn]; });
+      }
+      OpBuilder b(conv);
+      Location loc = conv.getLoc();
+      Value w = ConstantOp::create(b, loc, packed.getType(), packed);
+      Value y = Bf16Conv2DOp::create(
+          b, loc, conv.getType(), conv.getInput(), w, conv.getBias(),
+          b.getDenseI64ArrayAttr({kh, kw}), conv.getStridesAttr(),
+          conv.getDilationsAttr(), conv.getPadsAttr());
+      conv.getResult().replaceAllUsesWith(y);
+      conv.erase();
+      if (filter->use_empty())
+        filter->erase();
+      ++converted;
+    }
+    func.emitRemark() << summary("bf16", converted, convs.size(), "Conv",
+                                 "in bf16", skipped);
   }
 };
 } // namespace

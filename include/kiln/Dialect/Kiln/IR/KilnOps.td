@@ -887,6 +887,32 @@ def Kiln_UniqueOp : Kiln_Op<"unique", [Pure]> {
 // Dynamic int8 quantization (--quantize=dynamic, Transforms/QuantizeDynamic.cpp)
 //===----------------------------------------------------------------------===//
 
+def Kiln_Bf16Conv2DOp : Kiln_Op<"bf16_conv2d", [Pure]> {
+  let summary = "NHWC convolution with bf16 weights, accumulated in f32";
+  let description = [{
+    A `kiln.conv2d` (NHWC, group 1) whose filter `[KH, KW, C, F]` was rounded
+    to bf16 at compile time and packed like kiln.bf16_matmul's weights, for
+    `K = KH * KW * C` in (kh, kw, c) order: `[ceil(F / 16), Kp / 2, 32]`.
+    `kernel` is `[KH, KW]`; strides, dilations and pads (`[top, left,
+    bottom, right]`) are as for kiln.conv2d. The input is rounded to bf16 at
+    run time; products accumulate in f32 and `bias [F]` is added.
+
+    ```mlir
+    %y = kiln.bf16_conv2d %x, %w, %b {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>,
+                                      dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
+       : (tensor<1x56x56x64xf32>, tensor<4x288x32xbf16>, tensor<64xf32>) -> tensor<1x56x56x64xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input,
+                   RankedTensorOf<[BF16]>:$weights,
+                   Optional<RankedTensorOf<[F32]>>:$bias,
+                   DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$input `,` $weights (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Kiln_DynamicQuantMatMulOp : Kiln_Op<"dynamic_quant_matmul", [Pure]> {
   let summary = "f32 x int8 weights, the activations quantized at run time";
   let description = [{
@@ -927,9 +953,9 @@ def Kiln_Bf16MatMulOp : Kiln_Op<"bf16_matmul", [Pure]> {
     is added to the result.
 
     `weights` holds `W` packed for pairs of k, in panels of 16 columns:
-    `[N / 16, Kp / 2, 32]` with `Kp` = K rounded up to a multiple of 32 and
-    `W[k, n]` at `[n / 16, k / 2, 2 * (n % 16) + k % 2]` (zero past K): each
-    `[16, 32]` block of a panel is one AMX B tile.
+    `[ceil(N / 16), Kp / 2, 32]` with `Kp` = K rounded up to a multiple of 32
+    and `W[k, n]` at `[n / 16, k / 2, 2 * (n % 16) + k % 2]` (zero past K and
+    past N): each `[16, 32]` block of a panel is one AMX B tile.
 
     ```mlir
     %y = kiln.bf16_matmul %x, %w, %b
