@@ -500,12 +500,14 @@ func.func @reduce_max(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
 // -----
 
 // Softmax: max, exp(x - max), sum, divide; the reductions drop the axis.
+// The maximum skips NaNs (maxnumf): a NaN still makes its row NaN through
+// its own exp.
 // CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @softmax
 // CHECK-SAME: (%[[X:.+]]: tensor<2x10xf32>)
 // CHECK: %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]]
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf
 // CHECK: %[[E:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[MAX]]
 // CHECK: arith.subf
 // CHECK: math.exp
@@ -517,6 +519,27 @@ func.func @reduce_max(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
 func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
   %y = kiln.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
   return %y : tensor<2x10xf32>
+}
+
+// -----
+
+// Rows of 64 along the innermost axis: [2, 4, 16] is reduced over the 4
+// (16 lanes side by side), then over the 16 lanes, for the max and the sum.
+// CHECK-LABEL: func.func @softmax_lanes
+// CHECK: %[[X3:.+]] = tensor.expand_shape %{{.+}} output_shape [2, 4, 16] : tensor<128xf32> into tensor<2x4x16xf32>
+// CHECK: %[[LANES:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[X3]] : tensor<2x4x16xf32>) outs(%{{.+}} : tensor<2x16xf32>)
+// CHECK: arith.maxnumf
+// CHECK: %[[MAX:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%[[LANES]] : tensor<2x16xf32>) outs(%{{.+}} : tensor<2xf32>)
+// CHECK: arith.maxnumf
+// CHECK: math.exp
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.+}} : tensor<2x4x16xf32>) outs(%{{.+}} : tensor<2x16xf32>)
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%{{.+}} : tensor<2x16xf32>) outs(%{{.+}} : tensor<2xf32>)
+// CHECK: arith.addf
+// CHECK: arith.divf
+func.func @softmax_lanes(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  %y = kiln.softmax %x {axis = 1 : i64} : tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
 }
 
 // -----
