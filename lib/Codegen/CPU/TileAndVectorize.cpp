@@ -793,6 +793,10 @@ FailureOr<linalg::LinalgOp> tileParallelLoop(RewriterBase &rewriter,
 /// epilogue to each accumulator tile while it is in cache, instead of in a
 /// second pass over the whole output (and, with threads, a second
 /// fork-join).
+/// A unique id on the loop (or fill) that fills a padded tensor, so that CSE
+/// keeps the pads of one shape apart.
+constexpr const char *kDistinctFillAttr = "kiln.distinct_fill";
+
 linalg::LinalgOp epilogueProducer(linalg::LinalgOp consumer) {
   auto generic = dyn_cast<linalg::GenericOp>(consumer.getOperation());
   if (!generic || generic.getNumDpsInits() != 1 ||
@@ -1045,6 +1049,20 @@ struct TileAndVectorizePass
         if (auto t = dyn_cast<linalg::LinalgOp>(tiled->tiledOps.back()))
           readReusedInputInPlace(t, *reused);
       rewriter.replaceOp(op, tiled->replacements);
+    }
+
+    // The tiled fill of each padded tensor whose interior is written
+    // (insert_slice) stays its own: CSE would merge identical fill loops of
+    // pads of one shape into one tensor, and bufferization would then copy
+    // it before every write.
+    {
+      int64_t id = 0;
+      func.walk([&](tensor::InsertSliceOp insert) {
+        Operation *def = insert.getDest().getDefiningOp();
+        if (isa_and_nonnull<scf::ForallOp, scf::ForOp, linalg::FillOp>(def) &&
+            !def->hasAttr(kDistinctFillAttr))
+          def->setAttr(kDistinctFillAttr, rewriter.getI64IntegerAttr(id++));
+      });
     }
 
     // 2. Fold the tile arithmetic and turn unit-height 2-D windows into 1-D

@@ -180,9 +180,13 @@ Value bf16Rows(OpBuilder &b, Location loc, Value x, int64_t kp) {
 }
 
 /// bf16 rows [M, Kp] times packed weights [P, Kp / 2, 32] in f32 (a generic
-/// marked kiln.bf16_matmul), plus `bias` [n] when given: [M, n] f32.
+/// marked kiln.bf16_matmul), as `shape` (M rows of n = shape.back()
+/// columns), plus `bias` [n] when given. The bias is added in `shape`, so
+/// that the elementwise ops after it fuse with it and the result can be
+/// written straight into a padded tensor.
 Value bf16Product(OpBuilder &b, Location loc, Value rows, Value weights,
-                  Value bias, int64_t n) {
+                  Value bias, ArrayRef<int64_t> shape) {
+  int64_t n = shape.back();
   MLIRContext *ctx = b.getContext();
   auto wt = cast<RankedTensorType>(weights.getType());
   int64_t m = cast<RankedTensorType>(rows.getType()).getDimSize(0);
@@ -224,11 +228,13 @@ Value bf16Product(OpBuilder &b, Location loc, Value rows, Value weights,
         b, loc, y, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(m), b.getIndexAttr(n)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  y = reshaped(b, loc, y, shape);
   if (!bias)
     return y;
-  AffineMap col = AffineMap::get(2, 0, {d(1)}, ctx);
-  return mappedGeneric(b, loc, {m, n}, f32, ValueRange{y, bias},
-                       {b.getMultiDimIdentityMap(2), col},
+  unsigned rank = shape.size();
+  AffineMap col = AffineMap::get(rank, 0, {d(rank - 1)}, ctx);
+  return mappedGeneric(b, loc, shape, f32, ValueRange{y, bias},
+                       {b.getMultiDimIdentityMap(rank), col},
                        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
                          return arith::AddFOp::create(nb, nl, a[0], a[1]);
                        });
@@ -241,9 +247,7 @@ FailureOr<Value> lowerBf16MatMul(OpBuilder &b, Bf16MatMulOp op) {
   int64_t k = it.getShape().back(), rows = it.getNumElements() / k;
   int64_t kp = 2 * op.getWeights().getType().getDimSize(1);
   Value x = bf16Rows(b, loc, reshaped(b, loc, op.getInput(), {rows, k}), kp);
-  Value y = bf16Product(b, loc, x, op.getWeights(), op.getBias(),
-                        rt.getShape().back());
-  return reshaped(b, loc, y, rt.getShape());
+  return bf16Product(b, loc, x, op.getWeights(), op.getBias(), rt.getShape());
 }
 
 /// kiln.bf16_conv2d: the input rounded to bf16 once, padded, unfolded into
@@ -257,7 +261,7 @@ FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
   ArrayRef<int64_t> pads = op.getPads(), kernel = op.getKernel(),
                     s = op.getStrides(), dl = op.getDilations();
   int64_t n = it.getDimSize(0), c = it.getDimSize(3), oh = rt.getDimSize(1),
-          ow = rt.getDimSize(2), f = rt.getDimSize(3);
+          ow = rt.getDimSize(2);
   int64_t k = kernel[0] * kernel[1] * c, m = n * oh * ow;
   int64_t kp = 2 * op.getWeights().getType().getDimSize(1);
   Type bf16 = b.getBF16Type();
@@ -290,8 +294,8 @@ FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
   }
   if (kp != k)
     rows = padded(b, loc, rows, {0, 0}, {0, kp - k}, 0.0);
-  Value y = bf16Product(b, loc, rows, op.getWeights(), op.getBias(), f);
-  return reshaped(b, loc, y, rt.getShape());
+  return bf16Product(b, loc, rows, op.getWeights(), op.getBias(),
+                     rt.getShape());
 }
 } // namespace
 

@@ -1,8 +1,8 @@
 // RUN: kiln-opt %s --split-input-file --kiln-convert-kiln-to-linalg | FileCheck %s
 
 // [2, 3, 8] rows of K = 8 (padded to 32 with zeros) rounded to bf16, the
-// marked product into f32 [6, 1, 16] from a zero fill, the bias on [6, 16],
-// folded back to [2, 3, 16].
+// marked product into f32 [6, 1, 16] from a zero fill, folded back to
+// [2, 3, 16], where the bias is added (so that what follows fuses with it).
 // CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>
 // CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d2, d4)>
 // CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
@@ -18,10 +18,10 @@
 // CHECK:   arith.extf
 // CHECK:   arith.mulf
 // CHECK:   arith.addf
-// CHECK: %[[P2:.+]] = tensor.expand_shape {{.+}} output_shape [6, 16]
-// CHECK: linalg.generic {{.+}} ins(%[[P2]], %{{.+}} : tensor<6x16xf32>, tensor<16xf32>)
+// CHECK: %[[P3:.+]] = tensor.expand_shape {{.+}} output_shape [2, 3, 16]
+// CHECK: %[[Y:.+]] = linalg.generic {{.+}} ins(%[[P3]], %{{.+}} : tensor<2x3x16xf32>, tensor<16xf32>)
 // CHECK:   arith.addf
-// CHECK: tensor.expand_shape {{.+}} output_shape [2, 3, 16]
+// CHECK: return %[[Y]]
 func.func @bf16_matmul(%x: tensor<2x3x8xf32>, %w: tensor<1x16x32xbf16>) -> tensor<2x3x16xf32> {
   %b = kiln.constant dense<0.25> : tensor<16xf32>
   %0 = kiln.bf16_matmul %x, %w, %b : (tensor<2x3x8xf32>, tensor<1x16x32xbf16>, tensor<16xf32>) -> tensor<2x3x16xf32>
@@ -32,8 +32,8 @@ func.func @bf16_matmul(%x: tensor<2x3x8xf32>, %w: tensor<1x16x32xbf16>) -> tenso
 
 // 3x3, stride 2, pad 1, 10 output channels: the input rounded once, padded
 // in bf16, unfolded through the window map into [16, 36] rows, padded to
-// K = 64, the product into one 16-column panel, of which the bias generic
-// reads the first 10 columns.
+// K = 64, the product into one 16-column panel, of which the first 10
+// columns, as [1, 4, 4, 10], get the bias.
 // CHECK-DAG: #[[WINDOW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 * 2 + d3, d2 * 2 + d4, d5)>
 // CHECK-LABEL: func.func @conv3x3
 // CHECK: %[[XB:.+]] = linalg.generic {{.+}} ins(%arg0 : tensor<1x8x8x4xf32>) outs(%{{.+}} : tensor<1x8x8x4xbf16>)
@@ -45,8 +45,9 @@ func.func @bf16_matmul(%x: tensor<2x3x8xf32>, %w: tensor<1x16x32xbf16>) -> tenso
 // CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [16, 36] [1, 1] : tensor<16x36xbf16> into tensor<16x64xbf16>
 // CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<16x1x16xf32>) attrs = {kiln.bf16_matmul}
 // CHECK: %[[SLICE:.+]] = tensor.extract_slice %{{.+}}[0, 0] [16, 10] [1, 1] : tensor<16x16xf32> to tensor<16x10xf32>
-// CHECK: linalg.generic {{.+}} ins(%[[SLICE]], %arg2 : tensor<16x10xf32>, tensor<10xf32>)
 // CHECK: tensor.expand_shape {{.+}} output_shape [1, 4, 4, 10]
+// CHECK: %[[Y:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %arg2 : tensor<1x4x4x10xf32>, tensor<10xf32>)
+// CHECK: return %[[Y]]
 func.func @conv3x3(%x: tensor<1x8x8x4xf32>, %w: tensor<1x32x32xbf16>, %b: tensor<10xf32>) -> tensor<1x4x4x10xf32> {
   %0 = kiln.bf16_conv2d %x, %w, %b {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x4xf32>, tensor<1x32x32xbf16>, tensor<10xf32>) -> tensor<1x4x4x10xf32>
   return %0 : tensor<1x4x4x10xf32>
