@@ -12,7 +12,8 @@ on AMX tiles, against float64 numpy references.
   2. Rounding: random normal data through MatMul + Add with batch dimensions
      [3, 7, 96]: relative L2 error <= 1% (bf16 rounding gives about 0.3%),
      and not bit-equal to the f32 build (the bf16 path really ran).
-  3. A MatMul of two inputs (attention-like) stays f32; the note says why.
+  3. MatMuls of two run-time tensors (attention's Q K^T, P V), batched and
+     plain, on integers: exact.
   4. A target without AMX-BF16 (--mattr=-amx-bf16): a note, an f32 model
      that does not list amx in required_isa.
   5. The bf16 .so calls tdpbf16ps and lists amx-tile in required_isa; the
@@ -227,19 +228,31 @@ if HOST_AMX:
     check(not np.array_equal(got, ref32), "rounding: bf16 differs from f32")
     check(rel_l2(ref32, want2) < 1e-5, "rounding: f32 build matches")
 
-# 3. Products of two run-time tensors stay f32.
+# 3. Products of two run-time tensors (attention): both operands rounded at
+# run time, the right one packed per batch. Batched [2, 3, 20, 40] x
+# [2, 3, 40, 24] (K padded to 64, a half-empty second panel, 16- and 4-row
+# tiles) and a plain [16, 32] x [32, 16], on integers: exact.
 attn = save_model(
     "attention",
-    [helper.make_node("MatMul", ["q", "k"], ["y"], name="scores")],
-    [vi("q", [16, 32]), vi("k", [32, 16])], [vi("y", [16, 16])], {})
+    [helper.make_node("MatMul", ["q", "k"], ["s"], name="scores"),
+     helper.make_node("MatMul", ["a", "b"], ["t"], name="plain")],
+    [vi("q", [2, 3, 20, 40]), vi("k", [2, 3, 40, 24]), vi("a", [16, 32]),
+     vi("b", [32, 16])],
+    [vi("s", [2, 3, 20, 24]), vi("t", [16, 16])], {})
 note = compile_model(attn, os.path.join(attn, "bf16.so"), "--precision=bf16")
-check("0 of 1" in note and "weights computed at run time" in note
-      and "'scores'" in note, f"attention: kept in f32 with a note ({note.strip()})")
+check("bf16: 2 of 2 MatMul (two run-time operands) nodes in bf16" in note,
+      f"attention: both products in bf16 ({note.strip()})")
 if HOST_AMX:
-    q = rng.standard_normal((16, 32)).astype(np.float32)
-    k = rng.standard_normal((32, 16)).astype(np.float32)
-    (got,) = run_model(attn, os.path.join(attn, "bf16.so"), [("q", q), ("k", k)])
-    check(rel_l2(got, q.astype(np.float64) @ k) < 1e-5, "attention: f32 numbers")
+    q, k = integers((2, 3, 20, 40), -3, 3), integers((2, 3, 40, 24), -3, 3)
+    a, b = integers((16, 32), -3, 3), integers((32, 16), -3, 3)
+    for threads in (1, 2):
+        got_s, got_t = run_model(attn, os.path.join(attn, "bf16.so"),
+                                 [("q", q), ("k", k), ("a", a), ("b", b)],
+                                 threads)
+        err = max(float(np.abs(got_s - q.astype(np.float64) @ k).max()),
+                  float(np.abs(got_t - a.astype(np.float64) @ b).max()))
+        check(err == 0.0, f"attention: bf16 equals the reference with "
+              f"{threads} thread(s) (max abs error {err})")
 
 # 4. A target without AMX-BF16: f32 with a note.
 so4 = os.path.join(exact, "noamx.so")

@@ -42,23 +42,26 @@ using namespace mlir;
 
 namespace {
 /// The operands of one marked product and the row strides (in elements) of
-/// its rows and output.
+/// its rows and output. With `batch` > 0 every operand has a leading batch
+/// dimension (kiln.bf16_batch_matmul) that the loops index first.
 struct Bf16Product {
   Value rows, weights, out;
-  int64_t m, p, k2;
+  int64_t batch = 0, m, p, k2;
   int64_t rowStride, outStride;
 };
 
-/// The stride of dimension 0 when the inner dimensions of `t` are
+/// The stride of dimension `dim` when the dimensions after it are
 /// contiguous (strides `inner`), or nothing.
-std::optional<int64_t> outerStride(MemRefType t, ArrayRef<int64_t> inner) {
+std::optional<int64_t> strideOf(MemRefType t, unsigned dim,
+                                ArrayRef<int64_t> inner) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(t.getStridesAndOffset(strides, offset)) ||
-      ArrayRef<int64_t>(strides).drop_front() != inner ||
-      ShapedType::isDynamic(strides[0]))
+      ArrayRef<int64_t>(strides).drop_front(dim + 1) != inner ||
+      llvm::any_of(ArrayRef<int64_t>(strides).take_front(dim + 1),
+                   ShapedType::isDynamic))
     return std::nullopt;
-  return strides[0];
+  return strides[dim];
 }
 
 FailureOr<Bf16Product> match(linalg::GenericOp op, std::string &why) {
@@ -74,37 +77,46 @@ FailureOr<Bf16Product> match(linalg::GenericOp op, std::string &why) {
   auto at = dyn_cast<MemRefType>(k.rows.getType());
   auto wt = dyn_cast<MemRefType>(k.weights.getType());
   auto ot = dyn_cast<MemRefType>(k.out.getType());
+  unsigned b = at && at.getRank() == 4 ? 1 : 0; // leading batch dimension
   if (!at || !wt || !ot || !at.hasStaticShape() || !wt.hasStaticShape() ||
-      !ot.hasStaticShape() || at.getRank() != 3 || wt.getRank() != 4 ||
-      ot.getRank() != 3 || !at.getElementType().isBF16() ||
+      !ot.hasStaticShape() || at.getRank() != 3 + b || wt.getRank() != 4 + b ||
+      ot.getRank() != 3 + b || !at.getElementType().isBF16() ||
       !wt.getElementType().isBF16() || !ot.getElementType().isF32()) {
-    why = "expects static bf16 [M, K2, 2] x bf16 [P, K2, 16, 2] -> f32 "
-          "[M, P, 16]";
+    why = "expects static bf16 [(B,) M, K2, 2] x bf16 [(B,) P, K2, 16, 2] -> "
+          "f32 [(B,) M, P, 16]";
     return failure();
   }
-  k.m = at.getDimSize(0);
-  k.k2 = at.getDimSize(1);
-  k.p = wt.getDimSize(0);
-  if (at.getDimSize(2) != 2 || wt.getDimSize(1) != k.k2 ||
-      wt.getDimSize(2) != 16 || wt.getDimSize(3) != 2 ||
-      ot.getDimSize(0) != k.m || ot.getDimSize(1) != k.p ||
-      ot.getDimSize(2) != 16 || k.k2 % 16 != 0) {
+  k.batch = b ? at.getDimSize(0) : 0;
+  k.m = at.getDimSize(b);
+  k.k2 = at.getDimSize(b + 1);
+  k.p = wt.getDimSize(b);
+  if ((b && (wt.getDimSize(0) != k.batch || ot.getDimSize(0) != k.batch)) ||
+      at.getDimSize(b + 2) != 2 || wt.getDimSize(b + 1) != k.k2 ||
+      wt.getDimSize(b + 2) != 16 || wt.getDimSize(b + 3) != 2 ||
+      ot.getDimSize(b) != k.m || ot.getDimSize(b + 1) != k.p ||
+      ot.getDimSize(b + 2) != 16 || k.k2 % 16 != 0) {
     why = "shapes do not agree, or K is not padded to a multiple of 32";
     return failure();
   }
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   MLIRContext *ctx = op.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  if (maps[0] != AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx) ||
-      maps[1] != AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx) ||
-      maps[2] != AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)) {
+  unsigned n = 5 + b;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i + b, ctx); };
+  auto with = [&](SmallVector<AffineExpr> r) {
+    if (b)
+      r.insert(r.begin(), getAffineDimExpr(0, ctx));
+    return AffineMap::get(n, 0, r, ctx);
+  };
+  if (maps[0] != with({d(0), d(3), d(4)}) ||
+      maps[1] != with({d(1), d(3), d(2), d(4)}) ||
+      maps[2] != with({d(0), d(1), d(2)})) {
     why = "unexpected indexing maps";
     return failure();
   }
-  std::optional<int64_t> rowStride = outerStride(at, {2, 1});
-  std::optional<int64_t> weightStride = outerStride(wt, {32, 2, 1});
-  std::optional<int64_t> outStride = outerStride(ot, {16, 1});
-  if (!rowStride || !weightStride || !outStride) {
+  std::optional<int64_t> rowStride = strideOf(at, b, {2, 1});
+  std::optional<int64_t> weightStride = strideOf(wt, b + 1, {2, 1});
+  std::optional<int64_t> outStride = strideOf(ot, b, {16, 1});
+  if (!rowStride || !weightStride || *weightStride != 32 || !outStride) {
     why = "a buffer's rows are not contiguous";
     return failure();
   }
@@ -149,8 +161,16 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
   auto bType = amx::TileType::get({16, 32}, bf16);
 
   // One block: rows m0 .. (tiles of `tileRows` rows), panels p0 .. p0 + np.
-  auto block = [&](OpBuilder &b, const Bf16Product &k, Value m0,
+  auto block = [&](OpBuilder &b, const Bf16Product &k, Value bt, Value m0,
                    ArrayRef<int64_t> tileRows, Value p0, int64_t np) {
+    // Indices, with the batch first when there is one.
+    auto at = [&](std::initializer_list<Value> rest) {
+      SmallVector<Value> v;
+      if (bt)
+        v.push_back(bt);
+      v.append(rest.begin(), rest.end());
+      return v;
+    };
     auto cst = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -177,10 +197,10 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
           for (auto [i, rows] : llvm::enumerate(tileRows))
             a.push_back(amx::TileLoadOp::create(
                 b, loc, amx::TileType::get({rows, 32}, bf16), k.rows,
-                ValueRange{mi[i], k2, zero}, rowStride));
+                at({mi[i], k2, zero}), rowStride));
           for (int64_t j = 0; j < np; ++j)
             w.push_back(amx::TileLoadOp::create(b, loc, bType, k.weights,
-                                                ValueRange{pj[j], k2, zero, zero},
+                                                at({pj[j], k2, zero, zero}),
                                                 weightStride));
           for (size_t i = 0; i < tileRows.size(); ++i)
             for (int64_t j = 0; j < np; ++j)
@@ -190,7 +210,7 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
         });
     for (size_t i = 0; i < tileRows.size(); ++i)
       for (int64_t j = 0; j < np; ++j)
-        amx::TileStoreOp::create(b, loc, k.out, ValueRange{mi[i], pj[j], zero},
+        amx::TileStoreOp::create(b, loc, k.out, at({mi[i], pj[j], zero}),
                                  loop.getResult(i * np + j), outStride);
   };
 
@@ -215,7 +235,14 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
       auto cst = [&](int64_t v) -> Value {
         return arith::ConstantIndexOp::create(b, loc, v);
       };
+      int64_t blocks = rg.count * pg.count;
       auto body = [&](OpBuilder &b, Value iv) {
+        // iv = (batch, row block, panel block), the last fastest.
+        Value bt;
+        if (k.batch) {
+          bt = arith::DivUIOp::create(b, loc, iv, cst(blocks));
+          iv = arith::RemUIOp::create(b, loc, iv, cst(blocks));
+        }
         Value rowBlock = arith::DivUIOp::create(b, loc, iv, cst(pg.count));
         Value panelBlock = arith::RemUIOp::create(b, loc, iv, cst(pg.count));
         Value m0 = arith::AddIOp::create(
@@ -224,16 +251,16 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
         Value p0 = arith::AddIOp::create(
             b, loc, cst(pg.start),
             arith::MulIOp::create(b, loc, panelBlock, cst(pg.panels)));
-        block(b, kk, m0, rg.tileRows, p0, pg.panels);
+        block(b, kk, bt, m0, rg.tileRows, p0, pg.panels);
       };
-      int64_t blocks = rg.count * pg.count;
-      if (blocks == 1) {
+      int64_t count = blocks * std::max<int64_t>(k.batch, 1);
+      if (count == 1) {
         body(b, cst(0));
         return;
       }
       // Blocks are independent: threads share them.
       auto forall = scf::ForallOp::create(
-          b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)}, ValueRange{},
+          b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{},
           std::nullopt);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(forall.getBody());

@@ -250,6 +250,70 @@ FailureOr<Value> lowerBf16MatMul(OpBuilder &b, Bf16MatMulOp op) {
   return bf16Product(b, loc, x, op.getWeights(), op.getBias(), rt.getShape());
 }
 
+/// kiln.bf16_batch_matmul: lhs rows rounded to bf16 (K padded to Kp), rhs
+/// rounded and packed per batch like constant weights ([B, P, Kp / 2, 16, 2]
+/// through a gather generic), the product marked kiln.bf16_matmul with a
+/// leading batch loop, the padded columns dropped.
+FailureOr<Value> lowerBf16BatchMatMul(OpBuilder &b, Bf16BatchMatMulOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType at = op.getLhs().getType(), rt = op.getType();
+  int64_t batch = at.getDimSize(0), m = at.getDimSize(1), k = at.getDimSize(2),
+          n = rt.getDimSize(2);
+  int64_t kp = (k + 31) / 32 * 32, k2 = kp / 2, panels = (n + 15) / 16;
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  auto par = utils::IteratorType::parallel,
+       red = utils::IteratorType::reduction;
+  auto round = [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+    return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), a[0]);
+  };
+  Value ap = padded(b, loc, op.getLhs(), {0, 0, 0}, {0, 0, kp - k}, 0.0);
+  Value rows = mappedGeneric(b, loc, {batch, m, kp}, bf16, ValueRange{ap},
+                             {b.getMultiDimIdentityMap(3)}, round);
+  // packed[b, p, k2, c, j] = rhs[b, 2 k2 + j, 16 p + c] (zero past K and N).
+  Value bp = padded(b, loc, op.getRhs(), {0, 0, 0},
+                    {0, kp - k, panels * 16 - n}, 0.0);
+  AffineMap gather = AffineMap::get(
+      5, 0, {d(0), d(2) * 2 + d(4), d(1) * 16 + d(3)}, ctx);
+  Value packed = mappedGeneric(b, loc, {batch, panels, k2, 16, 2}, bf16,
+                               ValueRange{bp}, {gather}, round);
+  // acc[b, m, p, c] = sum over (k2, j) of rows[b, m, k2, j] *
+  // packed[b, p, k2, c, j], loops (b, m, p, c, k2, j).
+  Value acc = filledTensor(b, loc, {batch, m, panels, 16}, f32, 0.0);
+  Value rows4 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({batch, m, k2, 2}, bf16), rows,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx),
+      AffineMap::get(6, 0, {d(0), d(2), d(4), d(3), d(5)}, ctx),
+      AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+  auto product = linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{rows4, packed}, acc, maps,
+      {par, par, par, par, red, red},
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        Type f32t = nb.getF32Type();
+        Value av = arith::ExtFOp::create(nb, nl, f32t, a[0]);
+        Value wv = arith::ExtFOp::create(nb, nl, f32t, a[1]);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::AddFOp::create(
+                nb, nl, a[2], arith::MulFOp::create(nb, nl, av, wv))});
+      });
+  product->setAttr(kBf16MatmulAttr, UnitAttr::get(ctx));
+  Value y = reshaped(b, loc, product.getResult(0), {batch, m, panels * 16});
+  if (panels * 16 != n)
+    y = tensor::ExtractSliceOp::create(
+        b, loc, y,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
+                               b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(m),
+                               b.getIndexAttr(n)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(1)});
+  return y;
+}
+
 /// kiln.bf16_conv2d: the input rounded to bf16 once, padded, unfolded into
 /// rows of K = KH * KW * C values per output pixel (im2col: a copy through
 /// the window map), then the same product as a matmul. A 1x1 convolution with
@@ -306,5 +370,7 @@ FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
     return lowerBf16MatMul(b, m);
   if (auto c = dyn_cast<Bf16Conv2DOp>(op))
     return lowerBf16Conv2D(b, c);
+  if (auto m = dyn_cast<Bf16BatchMatMulOp>(op))
+    return lowerBf16BatchMatMul(b, m);
   return Value();
 }

@@ -95,3 +95,29 @@ func.func @strided_output(%x: memref<16x16x2xbf16>, %w: memref<1x16x16x2xbf16>, 
   }
   return
 }
+
+// -----
+
+#brows = affine_map<(b, m, p, c, k, j) -> (b, m, k, j)>
+#bw = affine_map<(b, m, p, c, k, j) -> (b, p, k, c, j)>
+#bacc = affine_map<(b, m, p, c, k, j) -> (b, m, p, c)>
+
+// A leading batch (kiln.bf16_batch_matmul): 3 batches x one block of 32 rows
+// x 2 panels share one forall; every tile index starts with the batch (the
+// loop index itself, with one block per batch).
+// CHECK-LABEL: func.func private @batched_amx0
+// CHECK: scf.forall (%[[I:.+]]) in (3) {
+// CHECK:   amx.tile_load %arg0[%[[I]], %{{.+}}, %{{.+}}, %{{.+}}], %c64 : memref<3x32x32x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK:   amx.tile_load %arg1[%[[I]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}], %c32 : memref<3x2x32x16x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK:   amx.tile_store %arg2[%[[I]], %{{.+}}, %{{.+}}, %{{.+}}], %{{.+}}, %c32 : memref<3x32x2x16xf32>, !amx.tile<16x16xf32>
+func.func @batched(%x: memref<3x32x32x2xbf16>, %w: memref<3x2x32x16x2xbf16>, %y: memref<3x32x2x16xf32>) {
+  linalg.generic {indexing_maps = [#brows, #bw, #bacc], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<3x32x32x2xbf16>, memref<3x2x32x16x2xbf16>) outs(%y : memref<3x32x2x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}

@@ -68,3 +68,27 @@ func.func @pointwise(%x: tensor<1x8x8x32xf32>, %w: tensor<2x16x32xbf16>) -> tens
   %0 = kiln.bf16_conv2d %x, %w {kernel = array<i64: 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x8x8x32xf32>, tensor<2x16x32xbf16>) -> tensor<1x8x8x32xf32>
   return %0 : tensor<1x8x8x32xf32>
 }
+
+// -----
+
+// Two run-time operands, 2 batches of [4, 40] x [40, 20]: lhs padded to
+// K = 64 and rounded; rhs padded to [64, 32] and gathered into 2 panels of
+// [32 pairs, 16, 2] per batch (k = 2 k2 + j, n = 16 p + c); the product has
+// a leading batch loop; the 12 padded columns are dropped.
+// CHECK-DAG: #[[GATHER:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2 * 2 + d4, d1 * 16 + d3)>
+// CHECK-DAG: #[[BROWS:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
+// CHECK-DAG: #[[BW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d4, d3, d5)>
+// CHECK-DAG: #[[BACC:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @batch
+// CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<2x4x64xbf16>)
+// CHECK: %[[BP:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0] [2, 40, 20] [1, 1, 1] : tensor<2x40x20xf32> into tensor<2x64x32xf32>
+// CHECK: %[[PACKED:.+]] = linalg.generic {indexing_maps = [#[[GATHER]], #{{.+}}], {{.+}} ins(%[[BP]] : tensor<2x64x32xf32>) outs(%{{.+}} : tensor<2x2x32x16x2xbf16>)
+// CHECK:   arith.truncf
+// CHECK: %[[R4:.+]] = tensor.expand_shape %[[ROWS]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 32, 2]
+// CHECK: linalg.generic {indexing_maps = [#[[BROWS]], #[[BW]], #[[BACC]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[R4]], %[[PACKED]] : tensor<2x4x32x2xbf16>, tensor<2x2x32x16x2xbf16>) outs(%{{.+}} : tensor<2x4x2x16xf32>) attrs = {kiln.bf16_matmul}
+// CHECK: %[[Y:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0] [2, 4, 20] [1, 1, 1] : tensor<2x4x32xf32> to tensor<2x4x20xf32>
+// CHECK: return %[[Y]]
+func.func @batch(%a: tensor<2x4x40xf32>, %b: tensor<2x40x20xf32>) -> tensor<2x4x20xf32> {
+  %0 = kiln.bf16_batch_matmul %a, %b : (tensor<2x4x40xf32>, tensor<2x40x20xf32>) -> tensor<2x4x20xf32>
+  return %0 : tensor<2x4x20xf32>
+}

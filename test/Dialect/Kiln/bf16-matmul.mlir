@@ -57,17 +57,27 @@ func.func @round_to_nearest_even(%x: tensor<1x2xf32>) -> tensor<1x16xf32> {
 
 // -----
 
-// A product of two run-time tensors stays f32; 10 output columns take one
-// panel whose last 6 columns are zero weights.
+// 10 output columns take one panel whose last 6 columns are zero weights. A
+// product of two run-time tensors becomes kiln.bf16_batch_matmul on
+// [1, M, K] x [1, K, N] views; a batched one keeps its batch, folded into
+// one dimension; one with a broadcast batch stays f32.
 // CHECK-LABEL: func.func @narrow_and_attention
-// CHECK: kiln.matmul %{{.+}}, %{{.+}} : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
-// CHECK: kiln.bf16_matmul %{{.+}}, %{{.+}} : (tensor<4x8xf32>, tensor<1x16x32xbf16>) -> tensor<4x10xf32>
-// expected-remark @below {{bf16: 1 of 2 MatMul/Gemm nodes in bf16; 1 kept in f32 (weights computed at run time): 'attention'}}
-func.func @narrow_and_attention(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>) -> (tensor<4x4xf32>, tensor<4x10xf32>) {
+// CHECK-DAG: %[[A:.+]] = kiln.reshape %arg0 : tensor<4x8xf32> to tensor<1x4x8xf32>
+// CHECK-DAG: %[[B:.+]] = kiln.reshape %arg1 : tensor<8x4xf32> to tensor<1x8x4xf32>
+// CHECK: %[[P:.+]] = kiln.bf16_batch_matmul %[[A]], %[[B]] : (tensor<1x4x8xf32>, tensor<1x8x4xf32>) -> tensor<1x4x4xf32>
+// CHECK: kiln.reshape %[[P]] : tensor<1x4x4xf32> to tensor<4x4xf32>
+// CHECK: kiln.bf16_matmul %arg0, %{{.+}} : (tensor<4x8xf32>, tensor<1x16x32xbf16>) -> tensor<4x10xf32>
+// CHECK: kiln.bf16_batch_matmul %{{.+}}, %{{.+}} : (tensor<6x4x8xf32>, tensor<6x8x4xf32>) -> tensor<6x4x4xf32>
+// CHECK: kiln.matmul %arg4, %arg5 : (tensor<2x4x8xf32>, tensor<1x8x4xf32>) -> tensor<2x4x4xf32>
+// expected-remark @below {{bf16: 2 of 3 MatMul (two run-time operands) nodes in bf16; 1 kept in f32 (batch dimensions broadcast): 'broadcast'}}
+// expected-remark @below {{bf16: 1 of 2 MatMul/Gemm nodes in bf16; 1 kept in f32 (weights computed at run time): 'broadcast'}}
+func.func @narrow_and_attention(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>, %q: tensor<2x3x4x8xf32>, %k: tensor<2x3x8x4xf32>, %bq: tensor<2x4x8xf32>, %bk: tensor<1x8x4xf32>) -> (tensor<4x4xf32>, tensor<4x10xf32>, tensor<2x3x4x4xf32>, tensor<2x4x4xf32>) {
   %w = kiln.constant dense<1.0> : tensor<8x10xf32>
   %0 = kiln.matmul %x, %y : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32> loc("attention")
   %1 = kiln.matmul %x, %w : (tensor<4x8xf32>, tensor<8x10xf32>) -> tensor<4x10xf32> loc("narrow")
-  return %0, %1 : tensor<4x4xf32>, tensor<4x10xf32>
+  %2 = kiln.matmul %q, %k : (tensor<2x3x4x8xf32>, tensor<2x3x8x4xf32>) -> tensor<2x3x4x4xf32> loc("heads")
+  %3 = kiln.matmul %bq, %bk : (tensor<2x4x8xf32>, tensor<1x8x4xf32>) -> tensor<2x4x4xf32> loc("broadcast")
+  return %0, %1, %2, %3 : tensor<4x4xf32>, tensor<4x10xf32>, tensor<2x3x4x4xf32>, tensor<2x4x4xf32>
 }
 
 // -----

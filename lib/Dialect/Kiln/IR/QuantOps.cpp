@@ -92,3 +92,17 @@ LogicalResult Bf16Conv2DOp::verify() {
                            kernel[0] * kernel[1] * in.getDimSize(3),
                            out.getDimSize(3));
 }
+
+LogicalResult Bf16BatchMatMulOp::verify() {
+  RankedTensorType a = getLhs().getType(), b = getRhs().getType(),
+                   out = getType();
+  if (a.getRank() != 3 || b.getRank() != 3 || out.getRank() != 3 ||
+      !a.hasStaticShape() || !b.hasStaticShape() ||
+      a.getDimSize(0) != b.getDimSize(0) || a.getDimSize(2) != b.getDimSize(1) ||
+      out.getShape() != ArrayRef<int64_t>{a.getDimSize(0), a.getDimSize(1),
+                                          b.getDimSize(2)})
+    return emitOpError() << "expects static [B, M, K] x [B, K, N] -> [B, M, N], "
+                            "got "
+                         << a << " x " << b << " -> " << out;
+  return success();
+}

@@ -391,6 +391,7 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
   void runOnOperation() override {
     std::map<WeightKey, ElementsAttr> cache;
     getOperation().walk([&](func::FuncOp func) {
+      convertRuntimeProducts(func);
       rewriteMatmuls(
           func, "bf16", "in bf16", /*wholePanels=*/false,
           [&](OpBuilder &b, const Candidate &c) -> Value {
@@ -410,6 +411,59 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
           });
       convertConvs(func);
     });
+  }
+
+  /// Every MatMul of two run-time f32 tensors (attention's Q K^T and P V)
+  /// becomes kiln.bf16_batch_matmul on [B, M, K] x [B, K, N] views; one
+  /// remark says how many.
+  void convertRuntimeProducts(func::FuncOp func) {
+    SmallVector<MatMulOp> ops;
+    func.walk([&](MatMulOp op) {
+      if (!op->getOperand(1).getDefiningOp<ConstantOp>())
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+    Skipped skipped;
+    int64_t converted = 0;
+    for (MatMulOp op : ops) {
+      auto at = cast<RankedTensorType>(op->getOperand(0).getType());
+      auto bt = cast<RankedTensorType>(op->getOperand(1).getType());
+      auto rt = cast<RankedTensorType>(op.getType());
+      if (!at.getElementType().isF32() || !bt.getElementType().isF32() ||
+          !at.hasStaticShape() || !bt.hasStaticShape() || at.getRank() < 2 ||
+          bt.getRank() < 2) {
+        skipped.add(op, "not a static f32 [..., M, K] x [..., K, N] product");
+        continue;
+      }
+      int64_t k = at.getShape().back(), n = bt.getShape().back();
+      int64_t batch = 1, m = at.getNumElements() / k;
+      if (bt.getRank() > 2) {
+        if (at.getRank() != bt.getRank() ||
+            at.getShape().drop_back(2) != bt.getShape().drop_back(2)) {
+          skipped.add(op, "batch dimensions broadcast");
+          continue;
+        }
+        m = at.getDimSize(at.getRank() - 2);
+        batch = at.getNumElements() / (m * k);
+      }
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Type f32 = b.getF32Type();
+      auto view = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+        return ReshapeOp::create(b, loc, RankedTensorType::get(shape, f32), v);
+      };
+      Value y = Bf16BatchMatMulOp::create(
+          b, loc, RankedTensorType::get({batch, m, n}, f32),
+          view(op->getOperand(0), {batch, m, k}),
+          view(op->getOperand(1), {batch, k, n}));
+      op.getResult().replaceAllUsesWith(view(y, rt.getShape()));
+      op.erase();
+      ++converted;
+    }
+    func.emitRemark() << summary("bf16", converted, ops.size(),
+                                 "MatMul (two run-time operands)", "in bf16",
+                                 skipped);
   }
 
   /// Every NHWC convolution with a constant filter becomes kiln.bf16_conv2d;

@@ -887,6 +887,25 @@ def Kiln_UniqueOp : Kiln_Op<"unique", [Pure]> {
 // Dynamic int8 quantization (--quantize=dynamic, Transforms/QuantizeDynamic.cpp)
 //===----------------------------------------------------------------------===//
 
+def Kiln_Bf16BatchMatMulOp : Kiln_Op<"bf16_batch_matmul", [Pure]> {
+  let summary = "Product of two run-time f32 tensors in bf16, accumulated in f32";
+  let description = [{
+    `lhs [B, M, K]` times `rhs [B, K, N]` (both f32, computed at run time,
+    e.g. attention's `Q K^T` and `P V`), each rounded to bf16 (nearest even)
+    at run time; the products accumulate in f32. The lowering packs `rhs`
+    like kiln.bf16_matmul's weights, once per batch.
+
+    ```mlir
+    %y = kiln.bf16_batch_matmul %q, %k
+       : (tensor<4x128x64xf32>, tensor<4x64x128xf32>) -> tensor<4x128x128xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$lhs, RankedTensorOf<[F32]>:$rhs);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Kiln_Bf16Conv2DOp : Kiln_Op<"bf16_conv2d", [Pure]> {
   let summary = "NHWC convolution with bf16 weights, accumulated in f32";
   let description = [{
