@@ -25,16 +25,16 @@ only checked statically (5, 4), and running one must fail with a clear
 
 usage: check_precision_bf16.py KILN_COMPILE KILN_RUN WORKDIR
 """
-import glob
 import json
 import os
 import subprocess
 import sys
 
 import numpy as np
-import onnx
-import onnx.numpy_helper as nh
-from onnx import TensorProto, helper
+from onnx import helper
+
+import small_onnx
+from small_onnx import rel_l2, vi
 
 compile_, run, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
@@ -53,18 +53,11 @@ def check(ok, what):
 
 
 def save_model(name, nodes, inputs, outputs, inits):
-    g = helper.make_graph(nodes, name, inputs, outputs,
-                          [nh.from_array(v, k) for k, v in inits.items()])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    d = os.path.join(work, name)
-    os.makedirs(os.path.join(d, "data"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    return d
+    return small_onnx.save_model(work, name, nodes, inputs, outputs, inits)
 
 
-def vi(name, shape):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+def run_model(d, so, inputs, threads=1):
+    return small_onnx.run_model(run, d, so, inputs, threads)
 
 
 def compile_model(d, out, *extra):
@@ -77,30 +70,6 @@ def compile_model(d, out, *extra):
 
 def required_isa(so):
     return json.load(open(so[:-3] + ".json"))["required_isa"].split(",")
-
-
-def run_model(d, so, inputs, threads=1):
-    data = os.path.join(d, "data")
-    for i, (name, x) in enumerate(inputs):
-        open(os.path.join(data, f"input_{i}.pb"), "wb").write(
-            nh.from_array(x, name).SerializeToString())
-    out = f"{so}.out{threads}"
-    os.makedirs(out, exist_ok=True)
-    subprocess.run([run, so, "--test-data", data, "--save-outputs", out,
-                    "--threads", str(threads), "--rtol", "1e9", "--atol", "1e9"],
-                   check=True, stdout=subprocess.DEVNULL)
-    outs = []
-    for p in sorted(glob.glob(os.path.join(out, "output_*.pb"))):
-        t = onnx.TensorProto()
-        t.ParseFromString(open(p, "rb").read())
-        outs.append(nh.to_array(t))
-    return outs
-
-
-def rel_l2(got, want):
-    got = got.astype(np.float64).ravel()
-    want = want.astype(np.float64).ravel()
-    return float(np.linalg.norm(got - want) / np.linalg.norm(want))
 
 
 def integers(shape, lo, hi):

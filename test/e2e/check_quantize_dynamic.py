@@ -15,16 +15,16 @@ and run-time quantized activations, compared with a float64 numpy reference.
 usage: check_quantize_dynamic.py KILN_COMPILE KILN_RUN WORKDIR
 Exit status 77 (skipped) on a CPU without avx512vnni.
 """
-import glob
 import json
 import os
 import subprocess
 import sys
 
 import numpy as np
-import onnx
-import onnx.numpy_helper as nh
-from onnx import TensorProto, helper
+from onnx import helper
+
+import small_onnx
+from small_onnx import rel_l2, vi
 
 compile_, run, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
@@ -37,18 +37,11 @@ rng = np.random.default_rng(7)
 
 
 def save_model(name, nodes, inputs, outputs, inits):
-    g = helper.make_graph(nodes, name, inputs, outputs,
-                          [nh.from_array(v, k) for k, v in inits.items()])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    d = os.path.join(work, name)
-    os.makedirs(os.path.join(d, "data"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    return d
+    return small_onnx.save_model(work, name, nodes, inputs, outputs, inits)
 
 
-def vi(name, shape):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+def run_model(d, so, inputs, threads=1):
+    return small_onnx.run_model(run, d, so, inputs, threads)
 
 
 def compile_model(d, out, *extra):
@@ -57,28 +50,6 @@ def compile_model(d, out, *extra):
     if r.returncode != 0:
         sys.exit(f"compile failed: {r.stderr}")
     return r.stderr
-
-
-def run_model(d, so, inputs):
-    data = os.path.join(d, "data")
-    for i, (name, x) in enumerate(inputs):
-        open(os.path.join(data, f"input_{i}.pb"), "wb").write(
-            nh.from_array(x, name).SerializeToString())
-    out = so + ".out"
-    os.makedirs(out, exist_ok=True)
-    subprocess.run([run, so, "--test-data", data, "--save-outputs", out,
-                    "--rtol", "1e9", "--atol", "1e9"], check=True,
-                   stdout=subprocess.DEVNULL)
-    outs = []
-    for p in sorted(glob.glob(os.path.join(out, "output_*.pb"))):
-        t = onnx.TensorProto()
-        t.ParseFromString(open(p, "rb").read())
-        outs.append(nh.to_array(t))
-    return outs
-
-
-def rel_l2(got, want):
-    return float(np.linalg.norm(got.astype(np.float64) - want) / np.linalg.norm(want))
 
 
 def expect(cond, msg):

@@ -165,6 +165,26 @@ FailureOr<Value> lowerDynamicQuantMatMul(OpBuilder &b,
   y.getDefiningOp()->setAttr(kInt8EpilogueAttr, UnitAttr::get(ctx));
   return reshaped(b, loc, y, op.getType().getShape());
 }
+/// The product generic of the bf16 ops: acc += f32(a) * f32(w) over the
+/// given maps and loops, marked kiln.bf16_matmul for the AMX kernel.
+Value markedBf16Product(OpBuilder &b, Location loc, Value rows, Value weights,
+                        Value acc, ArrayRef<AffineMap> maps,
+                        ArrayRef<utils::IteratorType> loops) {
+  auto product = linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{rows, weights}, acc, maps, loops,
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        Type f32 = nb.getF32Type();
+        Value av = arith::ExtFOp::create(nb, nl, f32, a[0]);
+        Value wv = arith::ExtFOp::create(nb, nl, f32, a[1]);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::AddFOp::create(
+                nb, nl, a[2], arith::MulFOp::create(nb, nl, av, wv))});
+      });
+  product->setAttr(kBf16MatmulAttr, UnitAttr::get(b.getContext()));
+  return product.getResult(0);
+}
+
 /// `x` [rows, K] f32 rounded to bf16 (nearest even) and padded with zeros
 /// to [rows, kp].
 Value bf16Rows(OpBuilder &b, Location loc, Value x, int64_t kp) {
@@ -208,20 +228,9 @@ Value bf16Product(OpBuilder &b, Location loc, Value rows, Value weights,
       AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
       AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
       AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
-  auto matmul = linalg::GenericOp::create(
-      b, loc, acc.getType(), ValueRange{rows3, w4}, acc, maps,
-      {par, par, par, red, red},
-      [](OpBuilder &nb, Location nl, ValueRange a) {
-        Type f32t = nb.getF32Type();
-        Value av = arith::ExtFOp::create(nb, nl, f32t, a[0]);
-        Value wv = arith::ExtFOp::create(nb, nl, f32t, a[1]);
-        linalg::YieldOp::create(
-            nb, nl,
-            ValueRange{arith::AddFOp::create(
-                nb, nl, a[2], arith::MulFOp::create(nb, nl, av, wv))});
-      });
-  matmul->setAttr(kBf16MatmulAttr, UnitAttr::get(ctx));
-  Value y = reshaped(b, loc, matmul.getResult(0), {m, panels * 16});
+  Value product = markedBf16Product(b, loc, rows3, w4, acc, maps,
+                                    {par, par, par, red, red});
+  Value y = reshaped(b, loc, product, {m, panels * 16});
   // Columns past N (the last panel padded with zero weights) are dropped.
   if (panels * 16 != n)
     y = tensor::ExtractSliceOp::create(
@@ -288,20 +297,9 @@ FailureOr<Value> lowerBf16BatchMatMul(OpBuilder &b, Bf16BatchMatMulOp op) {
       AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx),
       AffineMap::get(6, 0, {d(0), d(2), d(4), d(3), d(5)}, ctx),
       AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx)};
-  auto product = linalg::GenericOp::create(
-      b, loc, acc.getType(), ValueRange{rows4, packed}, acc, maps,
-      {par, par, par, par, red, red},
-      [](OpBuilder &nb, Location nl, ValueRange a) {
-        Type f32t = nb.getF32Type();
-        Value av = arith::ExtFOp::create(nb, nl, f32t, a[0]);
-        Value wv = arith::ExtFOp::create(nb, nl, f32t, a[1]);
-        linalg::YieldOp::create(
-            nb, nl,
-            ValueRange{arith::AddFOp::create(
-                nb, nl, a[2], arith::MulFOp::create(nb, nl, av, wv))});
-      });
-  product->setAttr(kBf16MatmulAttr, UnitAttr::get(ctx));
-  Value y = reshaped(b, loc, product.getResult(0), {batch, m, panels * 16});
+  Value product = markedBf16Product(b, loc, rows4, packed, acc, maps,
+                                    {par, par, par, par, red, red});
+  Value y = reshaped(b, loc, product, {batch, m, panels * 16});
   if (panels * 16 != n)
     y = tensor::ExtractSliceOp::create(
         b, loc, y,

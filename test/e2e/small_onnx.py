@@ -1,0 +1,54 @@
+"""Helpers the end-to-end checks share: write a small ONNX model into a
+folder, run a compiled .so on given inputs through kiln-run, compare."""
+import glob
+import os
+import subprocess
+
+import numpy as np
+import onnx
+import onnx.numpy_helper as nh
+from onnx import TensorProto, helper
+
+
+def save_model(work, name, nodes, inputs, outputs, inits, opset=13):
+    """WORK/NAME/model.onnx (and an empty WORK/NAME/data/); returns the folder."""
+    g = helper.make_graph(nodes, name, inputs, outputs,
+                          [nh.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7
+    d = os.path.join(work, name)
+    os.makedirs(os.path.join(d, "data"), exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    return d
+
+
+def vi(name, shape):
+    """A float32 graph input or output."""
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def run_model(run, d, so, inputs, threads=1):
+    """Runs SO on [(name, array)] with kiln-run; returns its outputs."""
+    data = os.path.join(d, "data")
+    for i, (name, x) in enumerate(inputs):
+        with open(os.path.join(data, f"input_{i}.pb"), "wb") as f:
+            f.write(nh.from_array(x, name).SerializeToString())
+    out = f"{so}.out{threads}"
+    os.makedirs(out, exist_ok=True)
+    subprocess.run([run, so, "--test-data", data, "--save-outputs", out,
+                    "--threads", str(threads), "--rtol", "1e9", "--atol", "1e9"],
+                   check=True, stdout=subprocess.DEVNULL)
+    outs = []
+    for p in sorted(glob.glob(os.path.join(out, "output_*.pb"))):
+        t = onnx.TensorProto()
+        with open(p, "rb") as f:
+            t.ParseFromString(f.read())
+        outs.append(nh.to_array(t))
+    return outs
+
+
+def rel_l2(got, want):
+    """||got - want|| / ||want|| in float64."""
+    got = got.astype(np.float64).ravel()
+    want = np.asarray(want, dtype=np.float64).ravel()
+    return float(np.linalg.norm(got - want) / np.linalg.norm(want))
