@@ -4,6 +4,7 @@
 usage: /usr/bin/python3 bench/perf/run.py MODELS_DIR [--models a,b] [--threads 1,2]
            [--processes 3] [--iterations 100] [--max-seconds 3] [--rounds 5]
            [--write-docs [PATH]] [--json FILE] [--quick] [--compile-only]
+           [--kiln-flags "--precision=bf16"]
 
 MODELS_DIR holds bench/models/export.py's output (MODELS_DIR/<name>/model.onnx).
 Each model is compiled with kiln-compile when its model.so is missing or older
@@ -128,13 +129,17 @@ def fma_peak(work, iters, reps):
     return out
 
 
-def compile_model(compiler, d):
-    onnx_path, so = os.path.join(d, "model.onnx"), os.path.join(d, "model.so")
+def compile_model(compiler, d, flags=()):
+    """model.so, or model.<flags>.so for extra kiln-compile flags."""
+    tag = "".join(c if c.isalnum() else "_" for c in "".join(flags)).strip("_")
+    onnx_path = os.path.join(d, "model.onnx")
+    so = os.path.join(d, f"model.{tag}.so" if tag else "model.so")
     if os.path.exists(so) and os.path.getmtime(so) >= os.path.getmtime(compiler):
         return so, None
-    log(f"  compiling {onnx_path}")
+    log(f"  compiling {onnx_path} {' '.join(flags)}")
     t0 = time.time()
-    r = subprocess.run([compiler, onnx_path, "-o", so], capture_output=True, text=True)
+    r = subprocess.run([compiler, onnx_path, "-o", so, *flags], capture_output=True,
+                       text=True)
     if r.returncode:
         return None, (r.stderr.strip().splitlines() or ["kiln-compile failed"])[0]
     log(f"  compiled in {time.time() - t0:.1f} s")
@@ -379,6 +384,9 @@ def main():
     ap.add_argument("--note", default="", help="extra sentence for the docs")
     ap.add_argument("--from-json", metavar="FILE",
                     help="measure nothing: re-render --write-docs from a --json file")
+    ap.add_argument("--kiln-flags", default="",
+                    help="extra kiln-compile flags, e.g. --precision=bf16 (the .so is "
+                         "model.<flags>.so; the docs are not rewritten)")
     ap.add_argument("--compile-only", action="store_true",
                     help="only (re)compile the models that need it")
     args = ap.parse_args()
@@ -396,6 +404,9 @@ def main():
             log(f"wrote {args.write_docs}")
         return 0
     threads = [int(x) for x in args.threads.split(",")]
+    flags = args.kiln_flags.split()
+    if flags and args.write_docs:
+        sys.exit("--write-docs records the default build; drop --kiln-flags")
     names = [x for x in (args.models or ",".join(DEFAULT_MODELS)).split(",") if x]
 
     ensure_ort()
@@ -404,7 +415,7 @@ def main():
         bad = 0
         for name in names:
             log(f"{name}:")
-            err = compile_model(compiler, os.path.join(args.models_dir, name))[1]
+            err = compile_model(compiler, os.path.join(args.models_dir, name), flags)[1]
             if err:
                 log(f"  {err}")
                 bad += 1
@@ -426,7 +437,7 @@ def main():
                 for t in threads:
                     results.append({"model": name, "threads": t, "error": f"no {onnx_path}"})
                 continue
-            so, err = compile_model(compiler, d)
+            so, err = compile_model(compiler, d, flags)
             gflop = count_flops(onnx_path)[0] / 1e9
             try:
                 kcpu = json.load(open(os.path.join(d, "model.json"))).get("cpu", "?")
