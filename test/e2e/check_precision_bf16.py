@@ -201,25 +201,31 @@ if HOST_AMX:
 # run time, the right one packed per batch. Batched [2, 3, 20, 40] x
 # [2, 3, 40, 24] (K padded to 64, a half-empty second panel, 16- and 4-row
 # tiles) and a plain [16, 32] x [32, 16], on integers: exact.
+# A third, [4, 64, 512] x [4, 512, 64] (17 MFLOP), is large enough for its
+# blocks to be shared by the threads.
 attn = save_model(
     "attention",
     [helper.make_node("MatMul", ["q", "k"], ["s"], name="scores"),
-     helper.make_node("MatMul", ["a", "b"], ["t"], name="plain")],
+     helper.make_node("MatMul", ["a", "b"], ["t"], name="plain"),
+     helper.make_node("MatMul", ["u", "v"], ["z"], name="large")],
     [vi("q", [2, 3, 20, 40]), vi("k", [2, 3, 40, 24]), vi("a", [16, 32]),
-     vi("b", [32, 16])],
-    [vi("s", [2, 3, 20, 24]), vi("t", [16, 16])], {})
+     vi("b", [32, 16]), vi("u", [4, 64, 512]), vi("v", [4, 512, 64])],
+    [vi("s", [2, 3, 20, 24]), vi("t", [16, 16]), vi("z", [4, 64, 64])], {})
 note = compile_model(attn, os.path.join(attn, "bf16.so"), "--precision=bf16")
-check("bf16: 2 of 2 MatMul (two run-time operands) nodes in bf16" in note,
-      f"attention: both products in bf16 ({note.strip()})")
+check("bf16: 3 of 3 MatMul (two run-time operands) nodes in bf16" in note,
+      f"attention: all three products in bf16 ({note.strip()})")
 if HOST_AMX:
     q, k = integers((2, 3, 20, 40), -3, 3), integers((2, 3, 40, 24), -3, 3)
     a, b = integers((16, 32), -3, 3), integers((32, 16), -3, 3)
+    u, v = integers((4, 64, 512), -1, 1), integers((4, 512, 64), -1, 1)
     for threads in (1, 2):
-        got_s, got_t = run_model(attn, os.path.join(attn, "bf16.so"),
-                                 [("q", q), ("k", k), ("a", a), ("b", b)],
-                                 threads)
+        got_s, got_t, got_z = run_model(
+            attn, os.path.join(attn, "bf16.so"),
+            [("q", q), ("k", k), ("a", a), ("b", b), ("u", u), ("v", v)],
+            threads)
         err = max(float(np.abs(got_s - q.astype(np.float64) @ k).max()),
-                  float(np.abs(got_t - a.astype(np.float64) @ b).max()))
+                  float(np.abs(got_t - a.astype(np.float64) @ b).max()),
+                  float(np.abs(got_z - u.astype(np.float64) @ v).max()))
         check(err == 0.0, f"attention: bf16 equals the reference with "
               f"{threads} thread(s) (max abs error {err})")
 

@@ -125,6 +125,10 @@ FailureOr<Bf16Product> match(linalg::GenericOp op, std::string &why) {
   return k;
 }
 
+/// A group of blocks with less work than this runs on one thread: a
+/// fork-join costs about as much as 10 us of tile work (~8 MFLOP).
+constexpr int64_t kMinParallelFlops = 8'000'000;
+
 /// Rows of the A tiles of one block, and how many blocks of that shape
 /// follow each other from `start`.
 struct RowGroup {
@@ -258,11 +262,23 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
         body(b, cst(0));
         return;
       }
-      // Blocks are independent: threads share them.
+      // Blocks are independent: threads share them when the group is worth
+      // a fork-join (kMinParallelFlops); a small one loops on one thread.
+      int64_t groupRows = rg.count * rowsPerBlock;
+      if (rg.tileRows.size() == 1)
+        groupRows = rg.tileRows[0];
+      int64_t flops = 2 * groupRows * 16 * pg.count * pg.panels * 2 * k.k2 *
+                      std::max<int64_t>(k.batch, 1);
+      OpBuilder::InsertionGuard guard(b);
+      if (flops < kMinParallelFlops) {
+        auto loop = scf::ForOp::create(b, loc, cst(0), cst(count), cst(1));
+        b.setInsertionPointToStart(loop.getBody());
+        body(b, loop.getInductionVar());
+        return;
+      }
       auto forall = scf::ForallOp::create(
           b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{},
           std::nullopt);
-      OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(forall.getBody());
       body(b, forall.getInductionVar(0));
       });

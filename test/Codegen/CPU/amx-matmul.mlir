@@ -4,30 +4,32 @@
 #w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
 #acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
 
-// 64 rows x 4 panels: four blocks of 32 rows x 2 panels, shared by threads,
-// in a kernel function of their own. Each block carries four f32
-// accumulators through the k loop (K2 = 64 in steps of 16 pairs), loads two
-// A tiles (row stride Kp = 128 elements) and two B tiles (32 elements per
-// pair row), and stores with the output's row stride (4 panels x 16).
+// 64 rows x 4 panels x K = 1024 (16.8 MFLOP, worth a fork-join): four blocks
+// of 32 rows x 2 panels, shared by threads, in a kernel function of their
+// own. Each block carries four f32 accumulators through the k loop (K2 = 512
+// in steps of 16 pairs), loads two A tiles (row stride Kp = 1024 elements)
+// and two B tiles (32 elements per pair row), and stores with the output's
+// row stride (4 panels x 16).
 // CHECK-LABEL: func.func @blocks
-// CHECK-NEXT: call @blocks_amx0(%arg0, %arg1, %arg2) : (memref<64x64x2xbf16>, memref<4x64x16x2xbf16>, memref<64x4x16xf32>) -> ()
+// CHECK-NEXT: call @blocks_amx0(%arg0, %arg1, %arg2) : (memref<64x512x2xbf16>, memref<4x512x16x2xbf16>, memref<64x4x16xf32>) -> ()
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func private @blocks_amx0
 // CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
-// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
+// CHECK-DAG: %[[C1024:.+]] = arith.constant 1024 : index
+// CHECK-DAG: %[[C512:.+]] = arith.constant 512 : index
 // CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
 // CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
 // CHECK: scf.forall (%[[I:.+]]) in (4) {
 // CHECK:   %[[Z:.+]] = amx.tile_zero : !amx.tile<16x16xf32>
-// CHECK:   %[[R:.+]]:4 = scf.for %[[K:.+]] = %{{.+}} to %[[C64]] step %{{.+}} iter_args({{.+}}) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
-// CHECK-COUNT-2: amx.tile_load %arg0[%{{.+}}, %[[K]], %{{.+}}], %[[C128]] : memref<64x64x2xbf16> into !amx.tile<16x32xbf16>
-// CHECK-COUNT-2: amx.tile_load %arg1[%{{.+}}, %[[K]], %{{.+}}, %{{.+}}], %[[C32]] : memref<4x64x16x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK:   %[[R:.+]]:4 = scf.for %[[K:.+]] = %{{.+}} to %[[C512]] step %{{.+}} iter_args({{.+}}) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// CHECK-COUNT-2: amx.tile_load %arg0[%{{.+}}, %[[K]], %{{.+}}], %[[C1024]] : memref<64x512x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK-COUNT-2: amx.tile_load %arg1[%{{.+}}, %[[K]], %{{.+}}, %{{.+}}], %[[C32]] : memref<4x512x16x2xbf16> into !amx.tile<16x32xbf16>
 // CHECK-COUNT-4: amx.tile_mulf
 // CHECK:     scf.yield
 // CHECK-COUNT-4: amx.tile_store %arg2[{{.+}}], %[[R]]#{{[0-3]}}, %[[C64]] : memref<64x4x16xf32>, !amx.tile<16x16xf32>
 // CHECK-NOT: linalg.generic
-func.func @blocks(%x: memref<64x64x2xbf16>, %w: memref<4x64x16x2xbf16>, %y: memref<64x4x16xf32>) {
-  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<64x64x2xbf16>, memref<4x64x16x2xbf16>) outs(%y : memref<64x4x16xf32>) attrs = {kiln.bf16_matmul} {
+func.func @blocks(%x: memref<64x512x2xbf16>, %w: memref<4x512x16x2xbf16>, %y: memref<64x4x16xf32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<64x512x2xbf16>, memref<4x512x16x2xbf16>) outs(%y : memref<64x4x16xf32>) attrs = {kiln.bf16_matmul} {
   ^bb0(%a: bf16, %b: bf16, %acc: f32):
     %0 = arith.extf %a : bf16 to f32
     %1 = arith.extf %b : bf16 to f32
@@ -103,10 +105,12 @@ func.func @strided_output(%x: memref<16x16x2xbf16>, %w: memref<1x16x16x2xbf16>, 
 #bacc = affine_map<(b, m, p, c, k, j) -> (b, m, p, c)>
 
 // A leading batch (kiln.bf16_batch_matmul): 3 batches x one block of 32 rows
-// x 2 panels share one forall; every tile index starts with the batch (the
-// loop index itself, with one block per batch).
+// x 2 panels in one loop (0.4 MFLOP: too little for a fork-join, so an
+// scf.for); every tile index starts with the batch (the loop index itself,
+// with one block per batch).
 // CHECK-LABEL: func.func private @batched_amx0
-// CHECK: scf.forall (%[[I:.+]]) in (3) {
+// CHECK-NOT: scf.forall
+// CHECK: scf.for %[[I:.+]] = %c0 to %c3 step %c1 {
 // CHECK:   amx.tile_load %arg0[%[[I]], %{{.+}}, %{{.+}}, %{{.+}}], %c64 : memref<3x32x32x2xbf16> into !amx.tile<16x32xbf16>
 // CHECK:   amx.tile_load %arg1[%[[I]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}], %c32 : memref<3x2x32x16x2xbf16> into !amx.tile<16x32xbf16>
 // CHECK:   amx.tile_store %arg2[%[[I]], %{{.+}}, %{{.+}}, %{{.+}}], %{{.+}}, %c32 : memref<3x32x2x16xf32>, !amx.tile<16x16xf32>
