@@ -182,8 +182,8 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
           outStride = cst(k.outStride), zero = cst(0);
     SmallVector<Value> mi, pj;
     for (size_t i = 0; i < tileRows.size(); ++i)
-      mi.push_back(i ? arith::AddIOp::create(b, loc, m0, cst(16 * i)).getResult()
-                     : m0);
+      mi.push_back(
+          i ? arith::AddIOp::create(b, loc, m0, cst(16 * i)).getResult() : m0);
     for (int64_t j = 0; j < np; ++j)
       pj.push_back(j ? arith::AddIOp::create(b, loc, p0, cst(j)).getResult()
                      : p0);
@@ -231,56 +231,56 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
   for (const RowGroup &rg : rowGroups(k.m))
     for (const PanelGroup &pg : panelGroups)
       kernel(b, [&](OpBuilder &b, Value rows, Value weights, Value out) {
-      Bf16Product kk = k;
-      kk.rows = rows;
-      kk.weights = weights;
-      kk.out = out;
-      int64_t rowsPerBlock = 16 * rg.tileRows.size();
-      auto cst = [&](int64_t v) -> Value {
-        return arith::ConstantIndexOp::create(b, loc, v);
-      };
-      int64_t blocks = rg.count * pg.count;
-      auto body = [&](OpBuilder &b, Value iv) {
-        // iv = (batch, row block, panel block), the last fastest.
-        Value bt;
-        if (k.batch) {
-          bt = arith::DivUIOp::create(b, loc, iv, cst(blocks));
-          iv = arith::RemUIOp::create(b, loc, iv, cst(blocks));
+        Bf16Product kk = k;
+        kk.rows = rows;
+        kk.weights = weights;
+        kk.out = out;
+        int64_t rowsPerBlock = 16 * rg.tileRows.size();
+        auto cst = [&](int64_t v) -> Value {
+          return arith::ConstantIndexOp::create(b, loc, v);
+        };
+        int64_t blocks = rg.count * pg.count;
+        auto body = [&](OpBuilder &b, Value iv) {
+          // iv = (batch, row block, panel block), the last fastest.
+          Value bt;
+          if (k.batch) {
+            bt = arith::DivUIOp::create(b, loc, iv, cst(blocks));
+            iv = arith::RemUIOp::create(b, loc, iv, cst(blocks));
+          }
+          Value rowBlock = arith::DivUIOp::create(b, loc, iv, cst(pg.count));
+          Value panelBlock = arith::RemUIOp::create(b, loc, iv, cst(pg.count));
+          Value m0 = arith::AddIOp::create(
+              b, loc, cst(rg.start),
+              arith::MulIOp::create(b, loc, rowBlock, cst(rowsPerBlock)));
+          Value p0 = arith::AddIOp::create(
+              b, loc, cst(pg.start),
+              arith::MulIOp::create(b, loc, panelBlock, cst(pg.panels)));
+          block(b, kk, bt, m0, rg.tileRows, p0, pg.panels);
+        };
+        int64_t count = blocks * std::max<int64_t>(k.batch, 1);
+        if (count == 1) {
+          body(b, cst(0));
+          return;
         }
-        Value rowBlock = arith::DivUIOp::create(b, loc, iv, cst(pg.count));
-        Value panelBlock = arith::RemUIOp::create(b, loc, iv, cst(pg.count));
-        Value m0 = arith::AddIOp::create(
-            b, loc, cst(rg.start),
-            arith::MulIOp::create(b, loc, rowBlock, cst(rowsPerBlock)));
-        Value p0 = arith::AddIOp::create(
-            b, loc, cst(pg.start),
-            arith::MulIOp::create(b, loc, panelBlock, cst(pg.panels)));
-        block(b, kk, bt, m0, rg.tileRows, p0, pg.panels);
-      };
-      int64_t count = blocks * std::max<int64_t>(k.batch, 1);
-      if (count == 1) {
-        body(b, cst(0));
-        return;
-      }
-      // Blocks are independent: threads share them when the group is worth
-      // a fork-join (kMinParallelFlops); a small one loops on one thread.
-      int64_t groupRows = rg.count * rowsPerBlock;
-      if (rg.tileRows.size() == 1)
-        groupRows = rg.tileRows[0];
-      int64_t flops = 2 * groupRows * 16 * pg.count * pg.panels * 2 * k.k2 *
-                      std::max<int64_t>(k.batch, 1);
-      OpBuilder::InsertionGuard guard(b);
-      if (flops < kMinParallelFlops) {
-        auto loop = scf::ForOp::create(b, loc, cst(0), cst(count), cst(1));
-        b.setInsertionPointToStart(loop.getBody());
-        body(b, loop.getInductionVar());
-        return;
-      }
-      auto forall = scf::ForallOp::create(
-          b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{},
-          std::nullopt);
-      b.setInsertionPointToStart(forall.getBody());
-      body(b, forall.getInductionVar(0));
+        // Blocks are independent: threads share them when the group is worth
+        // a fork-join (kMinParallelFlops); a small one loops on one thread.
+        int64_t groupRows = rg.count * rowsPerBlock;
+        if (rg.tileRows.size() == 1)
+          groupRows = rg.tileRows[0];
+        int64_t flops = 2 * groupRows * 16 * pg.count * pg.panels * 2 * k.k2 *
+                        std::max<int64_t>(k.batch, 1);
+        OpBuilder::InsertionGuard guard(b);
+        if (flops < kMinParallelFlops) {
+          auto loop = scf::ForOp::create(b, loc, cst(0), cst(count), cst(1));
+          b.setInsertionPointToStart(loop.getBody());
+          body(b, loop.getInductionVar());
+          return;
+        }
+        auto forall = scf::ForallOp::create(
+            b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{},
+            std::nullopt);
+        b.setInsertionPointToStart(forall.getBody());
+        body(b, forall.getInductionVar(0));
       });
 }
 
@@ -294,8 +294,7 @@ bool passable(Value v) {
 struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    for (func::FuncOp func :
-         llvm::to_vector(module.getOps<func::FuncOp>())) {
+    for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
       SmallVector<linalg::GenericOp> ops;
       func.walk([&](linalg::GenericOp op) {
         if (op->hasAttr(mlir::kiln::kBf16MatmulAttr))
@@ -309,13 +308,12 @@ struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
         if (failed(k)) {
           // Its zero fill may be gone (tile-and-vectorize{amx}): no other
           // lowering may compute it.
-          op->emitError() << "bf16 matmul does not fit the AMX kernel: "
-                          << why;
+          op->emitError() << "bf16 matmul does not fit the AMX kernel: " << why;
           return signalPassFailure();
         }
         OpBuilder b(op);
-        bool call = passable(k->rows) && passable(k->weights) &&
-                    passable(k->out);
+        bool call =
+            passable(k->rows) && passable(k->weights) && passable(k->out);
         emitKernel(b, op.getLoc(), *k, [&](OpBuilder &b, EmitGroup emit) {
           if (!call) {
             emit(b, k->rows, k->weights, k->out);
@@ -333,9 +331,9 @@ struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
               mb.getFunctionType(types, {}));
           kernel.setPrivate();
           last = kernel;
-          kernel->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
-                                              module.getContext(),
-                                              LLVM::Linkage::Internal));
+          kernel->setAttr("llvm.linkage",
+                          LLVM::LinkageAttr::get(module.getContext(),
+                                                 LLVM::Linkage::Internal));
           kernel->setAttr("passthrough",
                           mb.getArrayAttr({mb.getStringAttr("noinline")}));
           Block *entry = kernel.addEntryBlock();
