@@ -155,12 +155,18 @@ std::string compileModel(py::object onnxPath, py::object output,
       options.quantize = value.is_none() ? "none" : toStr(value, key);
     } else if (key == "precision") {
       options.precision = value.is_none() ? "fp32" : toStr(value, key);
+    } else if (key == "keep_fp32") {
+      if (py::isinstance<py::str>(value))
+        throw py::type_error("compile(): keep_fp32 must be a list of node "
+                             "names, not a string");
+      for (py::handle n : py::iter(value))
+        options.keepFp32.push_back(toStr(n, "keep_fp32 entry"));
     } else {
       throw py::type_error("compile() got an unexpected keyword argument '" +
                            key +
                            "' (options: emit, target, gpu_arch, mcpu, mattr, "
                            "opt_level, name, input_shapes, batch_sizes, "
-                           "timing, verify_each, quantize, precision)");
+                           "timing, verify_each, quantize, precision, keep_fp32)");
     }
   }
   options.outputPath = output.is_none()
@@ -222,6 +228,7 @@ Options:
                (needs avx512vnni; docs/quantization.md)
   precision    "fp32" (default) or "bf16": MatMul/Gemm with constant weights
                in bf16 on AMX tiles, accumulated in f32 (needs amx-bf16)
+  keep_fp32    list of ONNX node names that quantize/precision leave in f32
 
 Raises kiln.Error with every diagnostic when the model does not compile,
 TypeError for an unknown option name or a value of the wrong type.

@@ -199,6 +199,10 @@ std::string describeOptions(const kiln::CompileOptions &o,
     s += " --mattr=" + o.mattr;
   if (!o.quantize.empty() && o.quantize != "none")
     s += " --quantize=" + o.quantize;
+  if (!o.precision.empty() && o.precision != "fp32")
+    s += " --precision=" + o.precision;
+  for (size_t i = 0; i < o.keepFp32.size(); ++i)
+    s += (i ? "," : " --keep-fp32=") + o.keepFp32[i];
   if (!o.batchSizes.empty()) {
     s += " --batch-sizes ";
     for (size_t i = 0; i < o.batchSizes.size(); ++i)
@@ -515,11 +519,13 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   // bf16 matmuls where asked for and the target has AMX-BF16.
   bool amx = false;
   if (o.precision == "bf16") {
-    if (o.target == "cuda")
+    if (o.target != "cpu")
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
-          "--precision=bf16 is for CPU targets (AMX); --target=cuda runs fp16 "
-          "models on tensor cores as they are (docs/gpu.md)");
+          "--precision=bf16 has CPU kernels only (AMX); it cannot be "
+          "combined with --target=" + o.target +
+              " (a CUDA model runs fp16 tensors on tensor cores as they are, "
+              "docs/gpu.md)");
     if (o.quantize == "dynamic")
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
@@ -542,6 +548,17 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
         llvm::inconvertibleErrorCode(),
         "unknown precision '" + o.precision +
             "'; use fp32 or bf16 (fp16 compute is not implemented yet)");
+  }
+  // --keep-fp32: node names both reduced-precision passes leave alone.
+  if (!o.keepFp32.empty()) {
+    if (!amx && !vnni)
+      result.notes.push_back(
+          "--keep-fp32 has no effect without --precision=bf16 or "
+          "--quantize=dynamic on a target that supports them");
+    SmallVector<Attribute> names;
+    for (const std::string &n : o.keepFp32)
+      names.push_back(StringAttr::get(&ctx, n));
+    (*module)->setAttr(mlir::kiln::kKeepFp32Attr, ArrayAttr::get(&ctx, names));
   }
   if (failed(runPipeline(graphPipeline, "graph"))) {
     if (!batchSizes.empty())

@@ -179,3 +179,34 @@ def test_quantize_dynamic(mlp_copy, tmp_path, ref_models, capfd):
 def test_quantize_unknown_mode(mlp_copy, tmp_path):
     with pytest.raises(kiln.Error, match="unknown quantization 'static'"):
         kiln.compile(mlp_copy, tmp_path / "x.so", quantize="static")
+
+
+def _has_amx_bf16():
+    with open("/proc/cpuinfo") as f:
+        flags = f.read()
+    return " amx_bf16" in flags and " amx_tile" in flags
+
+
+@pytest.mark.skipif(not _has_amx_bf16(), reason="needs AMX-BF16")
+def test_precision_bf16(mlp_copy, tmp_path, ref_models, capfd):
+    # fc1 and fc2 in bf16; fc3 (N = 10, one padded panel) kept in f32 by name.
+    out = kiln.compile(mlp_copy, tmp_path / "bf16.so", precision="bf16",
+                       keep_fp32=["/fc3/Gemm"])
+    err = capfd.readouterr().err
+    assert "bf16: 2 of 3 MatMul/Gemm nodes in bf16" in err, err
+    assert "kept in f32 (--keep-fp32): '/fc3/Gemm'" in err, err
+    model = kiln.load(out)
+    assert "--precision=bf16 --keep-fp32=/fc3/Gemm" in str(model.info)
+    assert "amx-tile" in model.info["required_isa"]
+    (got,) = model(ref_models["mlp"].inputs[0][1])
+    want = ref_models["mlp"].outputs[0][1].astype(np.float64)
+    rel_l2 = np.linalg.norm(got - want) / np.linalg.norm(want)
+    assert 0 < rel_l2 < 0.01, rel_l2
+
+
+def test_precision_errors(mlp_copy, tmp_path):
+    with pytest.raises(kiln.Error, match="unknown precision 'fp8'"):
+        kiln.compile(mlp_copy, tmp_path / "x.so", precision="fp8")
+    with pytest.raises(TypeError, match="keep_fp32 must be a list"):
+        kiln.compile(mlp_copy, tmp_path / "x.so", precision="bf16",
+                     keep_fp32="fc3")

@@ -78,6 +78,11 @@ static cl::opt<std::string> precision(
     cl::desc("fp32 (default) or bf16: MatMul/Gemm with constant weights in "
              "bf16 on AMX tiles, accumulated in f32 (needs amx-bf16)"),
     cl::init("fp32"), cl::cat(category));
+static cl::list<std::string> keepFp32(
+    "keep-fp32", cl::CommaSeparated,
+    cl::desc("ONNX node names that --precision=bf16 and --quantize=dynamic "
+             "leave in f32, e.g. --keep-fp32=/conv1/Conv,/fc/Gemm"),
+    cl::value_desc("NODE,..."), cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
                             cl::cat(category));
 
@@ -112,6 +117,7 @@ int main(int argc, char **argv) {
   options.reportDir = reportDir;
   options.quantize = quantize;
   options.precision = precision;
+  options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   for (const std::string &spec : inputShapes) {
     StringRef s(spec), inputName, dims;
     std::tie(inputName, dims) = s.rsplit('=');

@@ -50,6 +50,9 @@ struct CompileOptions {
   /// run on AMX tiles with bf16 weights and activations and f32 accumulation
   /// (docs/quantization.md); needs a target with amx-bf16.
   std::string precision;
+  /// ONNX node names that --precision=bf16 and --quantize=dynamic leave in
+  /// f32 (e.g. a sensitive first or last layer).
+  std::vector<std::string> keepFp32;
   /// "cpu", or "cuda": the graph runs as NVIDIA GPU kernels (PTX for
   /// `gpuArch`, loaded by the model's runtime through the CUDA driver).
   std::string target = "cpu";

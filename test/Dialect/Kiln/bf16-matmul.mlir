@@ -100,3 +100,23 @@ func.func @convs(%x: tensor<1x8x8x4xf32>, %b: tensor<16xf32>) -> tensor<1x4x4x16
   %1 = kiln.conv2d %0, %dw {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 16 : i64, layout = "NHWC"} : (tensor<1x4x4x16xf32>, tensor<3x3x1x16xf32>) -> tensor<1x4x4x16xf32> loc("dw")
   return %1 : tensor<1x4x4x16xf32>
 }
+
+// -----
+
+// --keep-fp32 (the module attribute kiln.keep_fp32): the named node stays
+// f32 and the remark says why; a name that matches no convertible node gets
+// a remark of its own.
+// CHECK-LABEL: func.func @keep
+// CHECK: kiln.bf16_matmul %arg0, %{{.+}} : (tensor<4x8xf32>, tensor<1x16x32xbf16>) -> tensor<4x16xf32>
+// CHECK: kiln.matmul %{{.+}}, %{{.+}} : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+// expected-remark @below {{--keep-fp32 names '/typo', which is not a MatMul/Gemm/Conv node of the model that would have been converted (names are ONNX node names)}}
+module attributes {kiln.keep_fp32 = ["/fc2/MatMul", "/typo"]} {
+  // expected-remark @below {{bf16: 1 of 2 MatMul/Gemm nodes in bf16; 1 kept in f32 (--keep-fp32): '/fc2/MatMul'}}
+  func.func @keep(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+    %w1 = kiln.constant dense<1.0> : tensor<8x16xf32>
+    %w2 = kiln.constant dense<1.0> : tensor<16x16xf32>
+    %0 = kiln.matmul %x, %w1 : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32> loc("/fc1/MatMul")
+    %1 = kiln.matmul %0, %w2 : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32> loc("/fc2/MatMul")
+    return %1 : tensor<4x16xf32>
+  }
+}

@@ -154,6 +154,39 @@ struct Skipped {
   }
 };
 
+/// The node names the user keeps in f32 (kKeepFp32Attr), and which of them
+/// were seen, so that a name that matches no candidate can be reported.
+struct KeepFp32 {
+  std::map<std::string, bool> names; // name -> seen
+  explicit KeepFp32(ModuleOp module) {
+    if (auto list = module->getAttrOfType<ArrayAttr>(kKeepFp32Attr))
+      for (Attribute a : list)
+        if (auto s = dyn_cast<StringAttr>(a))
+          names[s.str()] = false;
+  }
+  /// Whether `op` is kept; records it under `skipped` if so.
+  bool keeps(Operation *op, Skipped &skipped) {
+    auto it = names.find(nodeName(op->getLoc()));
+    if (it == names.end())
+      return false;
+    it->second = true;
+    skipped.add(op, "--keep-fp32");
+    return true;
+  }
+  /// One remark on the module for names that matched no candidate node.
+  void reportUnused(ModuleOp module, StringRef kinds) {
+    std::string unused;
+    for (auto &[name, seen] : names)
+      if (!seen)
+        unused += (unused.empty() ? "'" : ", '") + name + "'";
+    if (!unused.empty())
+      module.emitRemark() << "--keep-fp32 names " << unused
+                          << ", which is not a " << kinds
+                          << " node of the model that would have been "
+                             "converted (names are ONNX node names)";
+  }
+};
+
 /// A MatMul or Gemm whose weights are a constant f32 [K, N] matrix, with
 /// what a reduced-precision replacement needs to know.
 struct Candidate {
@@ -243,8 +276,6 @@ std::string summary(StringRef label, int64_t converted, size_t total,
   llvm::raw_string_ostream os(note);
   os << label << ": " << converted << " of " << total << " " << kind
      << " nodes " << verb;
-  if (converted == 0)
-    os << "; the model is compiled in f32 unchanged";
   for (auto &[reason, nodes] : skipped.byReason) {
     os << "; " << nodes.size() << " kept in f32 (" << reason << "): ";
     for (auto [i, name] : llvm::enumerate(nodes)) {
@@ -264,6 +295,7 @@ std::string summary(StringRef label, int64_t converted, size_t total,
 /// "<label>: 3 of 4 MatMul/Gemm nodes <verb>; 1 kept in f32 (...)".
 void rewriteMatmuls(
     func::FuncOp func, StringRef label, StringRef verb, bool wholePanels,
+    bool onlyMatmuls, KeepFp32 &keep,
     llvm::function_ref<Value(OpBuilder &, const Candidate &)> build) {
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
@@ -276,6 +308,8 @@ void rewriteMatmuls(
   int64_t converted = 0;
   OpBuilder b(func.getContext());
   for (Operation *op : ops) {
+    if (keep.keeps(op, skipped))
+      continue;
     std::string why;
     FailureOr<Candidate> c = analyze(op, why, wholePanels);
     if (failed(c)) {
@@ -300,8 +334,14 @@ void rewriteMatmuls(
         cst->erase();
     ++converted;
   }
-  func.emitRemark() << summary(label, converted, ops.size(), "MatMul/Gemm",
-                               verb, skipped);
+  std::string note =
+      summary(label, converted, ops.size(), "MatMul/Gemm", verb, skipped);
+  // The int8 pass converts nothing else: say that the model stays f32.
+  if (converted == 0 && onlyMatmuls)
+    note.insert(note.find(';') == std::string::npos ? note.size()
+                                                     : note.find(';'),
+                "; the model is compiled in f32 unchanged");
+  func.emitRemark() << note;
 }
 
 /// Weights that batch variants share keep one converted copy.
@@ -315,9 +355,11 @@ struct QuantizeDynamicPass
     : mlir::kiln::impl::QuantizeDynamicPassBase<QuantizeDynamicPass> {
   void runOnOperation() override {
     std::map<WeightKey, QuantizedWeights> cache;
+    KeepFp32 keep(getOperation());
     getOperation().walk([&](func::FuncOp func) {
       rewriteMatmuls(
           func, "dynamic int8", "quantized", /*wholePanels=*/true,
+          /*onlyMatmuls=*/true, keep,
           [&](OpBuilder &b, const Candidate &c) -> Value {
             auto found = cache.find(weightKey(c));
             if (found == cache.end())
@@ -339,6 +381,7 @@ struct QuantizeDynamicPass
                 biasConstant(b, loc, c));
           });
     });
+    keep.reportUnused(getOperation(), "MatMul/Gemm");
   }
 };
 
@@ -390,10 +433,12 @@ std::string bf16ConvBlocker(Conv2DOp conv) {
 struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
   void runOnOperation() override {
     std::map<WeightKey, ElementsAttr> cache;
+    KeepFp32 keep(getOperation());
     getOperation().walk([&](func::FuncOp func) {
-      convertRuntimeProducts(func);
+      convertRuntimeProducts(func, keep);
       rewriteMatmuls(
           func, "bf16", "in bf16", /*wholePanels=*/false,
+          /*onlyMatmuls=*/false, keep,
           [&](OpBuilder &b, const Candidate &c) -> Value {
             ElementsAttr &packed = cache[weightKey(c)];
             if (!packed)
@@ -409,14 +454,15 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
                                         c.op->getOperand(0), w,
                                         biasConstant(b, loc, c));
           });
-      convertConvs(func);
+      convertConvs(func, keep);
     });
+    keep.reportUnused(getOperation(), "MatMul/Gemm/Conv");
   }
 
   /// Every MatMul of two run-time f32 tensors (attention's Q K^T and P V)
   /// becomes kiln.bf16_batch_matmul on [B, M, K] x [B, K, N] views; one
   /// remark says how many.
-  void convertRuntimeProducts(func::FuncOp func) {
+  void convertRuntimeProducts(func::FuncOp func, KeepFp32 &keep) {
     SmallVector<MatMulOp> ops;
     func.walk([&](MatMulOp op) {
       if (!op->getOperand(1).getDefiningOp<ConstantOp>())
@@ -427,6 +473,8 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
     Skipped skipped;
     int64_t converted = 0;
     for (MatMulOp op : ops) {
+      if (keep.keeps(op, skipped))
+        continue;
       auto at = cast<RankedTensorType>(op->getOperand(0).getType());
       auto bt = cast<RankedTensorType>(op->getOperand(1).getType());
       auto rt = cast<RankedTensorType>(op.getType());
@@ -468,7 +516,7 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
 
   /// Every NHWC convolution with a constant filter becomes kiln.bf16_conv2d;
   /// one remark says how many and why the others stay f32.
-  void convertConvs(func::FuncOp func) {
+  void convertConvs(func::FuncOp func, KeepFp32 &keep) {
     SmallVector<Conv2DOp> convs;
     func.walk([&](Conv2DOp op) { convs.push_back(op); });
     if (convs.empty())
@@ -477,6 +525,8 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
     int64_t converted = 0;
     std::map<const void *, ElementsAttr> cache;
     for (Conv2DOp conv : convs) {
+      if (keep.keeps(conv, skipped))
+        continue;
       std::string why = bf16ConvBlocker(conv);
       if (!why.empty()) {
         skipped.add(conv, why);

@@ -12,6 +12,11 @@ namespace mlir::kiln {
 
 #define GEN_PASS_REGISTRATION
 #include "kiln/Dialect/Kiln/Transforms/Passes.h.inc"
+
+/// Module attribute: an array of ONNX node names (strings) that
+/// --kiln-quantize-dynamic and --kiln-bf16-matmul leave in f32
+/// (kiln-compile --keep-fp32).
+inline constexpr const char *kKeepFp32Attr = "kiln.keep_fp32";
 } // namespace mlir::kiln
 
 #endif
