@@ -161,6 +161,8 @@ bc1 = integers((24,), -3, 3)
 wc2 = integers((16, 24, 1, 1), -1, 1)
 wdw = integers((16, 1, 3, 3), -1, 1)
 wc3 = integers((20, 24, 1, 1), -1, 1)
+x16 = integers((1, 16, 7, 7), -2, 2)
+wc16 = integers((16, 16, 3, 3), -1, 1)
 convs = save_model(
     "convs",
     [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1],
@@ -170,21 +172,28 @@ convs = save_model(
                       name="down"),
      helper.make_node("Conv", ["c2", "wdw"], ["y1"], group=16,
                       pads=[1, 1, 1, 1], name="dw"),
-     helper.make_node("Conv", ["r1", "w3"], ["y2"], name="pointwise")],
-    [vi("x", [1, 8, 9, 9])], [vi("y1", [1, 16, 5, 5]), vi("y2", [1, 20, 9, 9])],
-    {"w1": wc1, "b1": bc1, "w2": wc2, "wdw": wdw, "w3": wc3})
+     helper.make_node("Conv", ["r1", "w3"], ["y2"], name="pointwise"),
+     # 16 input channels: (kw, c) unfolded as one run of 48 values.
+     helper.make_node("Conv", ["x16", "w16"], ["y3"], pads=[1, 1, 1, 1],
+                      strides=[2, 2], name="conv16")],
+    [vi("x", [1, 8, 9, 9]), vi("x16", [1, 16, 7, 7])],
+    [vi("y1", [1, 16, 5, 5]), vi("y2", [1, 20, 9, 9]), vi("y3", [1, 16, 4, 4])],
+    {"w1": wc1, "b1": bc1, "w2": wc2, "wdw": wdw, "w3": wc3, "w16": wc16})
 r1 = np.maximum(conv_ref(xc, wc1, bc1, pad=1), 0)
 want_y1 = conv_ref(conv_ref(r1, wc2, stride=2), wdw, pad=1, group=16)
 want_y2 = conv_ref(r1, wc3)
+want_y3 = conv_ref(x16, wc16, stride=2, pad=1)
 so_c = os.path.join(convs, "bf16.so")
 note = compile_model(convs, so_c, "--precision=bf16")
-check("bf16: 3 of 4 Conv nodes in bf16" in note and "(grouped or depthwise): 'dw'"
-      in note, f"convs: 3 of 4 in bf16, the depthwise one kept ({note.strip()})")
+check("bf16: 4 of 5 Conv nodes in bf16" in note and "(grouped or depthwise): 'dw'"
+      in note, f"convs: 4 of 5 in bf16, the depthwise one kept ({note.strip()})")
 if HOST_AMX:
     for threads in (1, 2):
-        got1, got2 = run_model(convs, so_c, [("x", xc)], threads)
+        got1, got2, got3 = run_model(convs, so_c, [("x", xc), ("x16", x16)],
+                                     threads)
         err = max(float(np.abs(got1 - want_y1).max()),
-                  float(np.abs(got2 - want_y2).max()))
+                  float(np.abs(got2 - want_y2).max()),
+                  float(np.abs(got3 - want_y3).max()))
         check(err == 0.0, f"convs: bf16 equals the reference with {threads} "
               f"thread(s) (max abs error {err})")
 

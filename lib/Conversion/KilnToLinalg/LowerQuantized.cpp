@@ -327,12 +327,19 @@ FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
   int64_t k = kernel[0] * kernel[1] * c, m = n * oh * ow;
   int64_t kp = 2 * op.getWeights().getType().getDimSize(1);
   Type bf16 = b.getBF16Type();
+  // Rounded as [N H W, C] when C is a multiple of 16, else as one flat run
+  // (an RGB input's C = 3 would otherwise give 3-lane vectors).
+  int64_t numel = it.getNumElements();
+  SmallVector<int64_t> flat = {numel / c, c};
+  if (c % 16 != 0)
+    flat = {numel};
   Value xb = mappedGeneric(
-      b, loc, it.getShape(), bf16, ValueRange{op.getInput()},
-      {b.getMultiDimIdentityMap(4)},
+      b, loc, flat, bf16, ValueRange{reshaped(b, loc, op.getInput(), flat)},
+      {b.getMultiDimIdentityMap(flat.size())},
       [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
         return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), a[0]);
       });
+  xb = reshaped(b, loc, xb, it.getShape());
   bool pointwise = kernel[0] == 1 && kernel[1] == 1 && s[0] == 1 &&
                    s[1] == 1 && llvm::all_of(pads, [](int64_t p) {
                      return p == 0;
@@ -340,22 +347,74 @@ FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
   Value rows;
   if (pointwise) {
     rows = reshaped(b, loc, xb, {m, k});
+    if (kp != k)
+      rows = padded(b, loc, rows, {0, 0}, {0, kp - k}, 0.0);
   } else {
     Value xp = padded(b, loc, xb, {0, pads[0], pads[1], 0},
                       {0, pads[2], pads[3], 0}, 0.0);
     auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-    // cols[n, oh, ow, kh, kw, c] = xp[n, oh s0 + kh d0, ow s1 + kw d1, c].
-    AffineMap window = AffineMap::get(
-        6, 0,
-        {d(0), d(1) * s[0] + d(3) * dl[0], d(2) * s[1] + d(4) * dl[1], d(5)},
-        ctx);
-    Value cols = mappedGeneric(
-        b, loc, {n, oh, ow, kernel[0], kernel[1], c}, bf16, ValueRange{xp},
-        {window}, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-    rows = reshaped(b, loc, cols, {m, k});
+    // cols[n, oh, ow, kh, j] with j = kw C + c. Without dilation along W,
+    // (kw, c) is one contiguous run of KW C values in the row of pixels:
+    // xp viewed as [N, Hp, Wp C] gives xp[n, oh s0 + kh d0, ow s1 C + j], so
+    // the unfolding copies runs of KW C (192 for 3x3 on 64 channels) rather
+    // than C. Only for C a multiple of 16: LLVM 22 aborts on some bf16
+    // vectors of odd lengths (9 lanes for a 3x3 stem on RGB). Otherwise
+    // (kw, c) stay two dimensions.
+    SmallVector<int64_t> colsShape = {n, oh, ow, kernel[0]};
+    AffineMap window;
+    Value src = xp;
+    if (dl[1] == 1 && c % 16 == 0) {
+      auto xt = cast<RankedTensorType>(xp.getType());
+      src = reshaped(b, loc, xp,
+                     {n, xt.getDimSize(1), xt.getDimSize(2) * c});
+      colsShape.push_back(kernel[1] * c);
+      window = AffineMap::get(
+          5, 0, {d(0), d(1) * s[0] + d(3) * dl[0], d(2) * (s[1] * c) + d(4)},
+          ctx);
+    } else {
+      colsShape.append({kernel[1], c});
+      window = AffineMap::get(6, 0,
+                              {d(0), d(1) * s[0] + d(3) * dl[0],
+                               d(2) * s[1] + d(4) * dl[1], d(5)},
+                              ctx);
+    }
+    // With K padded, the unfolding writes straight into the first K columns
+    // of the zero-filled [M, Kp] rows.
+    Value dest, init;
+    SmallVector<OpFoldResult> zeros(2, b.getIndexAttr(0)),
+        ones(2, b.getIndexAttr(1)),
+        sizes = {b.getIndexAttr(m), b.getIndexAttr(k)};
+    // [M, K] <-> [N, OH, OW | KH, ...] directly (not through 1-D), so that
+    // the view of the strided slice stays a view after bufferization.
+    SmallVector<ReassociationIndices> groups = {{0, 1, 2}, {3, 4}};
+    if (colsShape.size() == 6)
+      groups.back().push_back(5);
+    if (kp != k) {
+      dest = filledTensor(b, loc, {m, kp}, bf16, 0.0);
+      Value slice = tensor::ExtractSliceOp::create(b, loc, dest, zeros, sizes,
+                                                   ones);
+      init = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(colsShape, bf16), slice, groups);
+    } else {
+      init = tensor::EmptyOp::create(b, loc, colsShape, bf16);
+    }
+    SmallVector<AffineMap> maps = {
+        window, b.getMultiDimIdentityMap(colsShape.size())};
+    SmallVector<utils::IteratorType> loops(colsShape.size(),
+                                           utils::IteratorType::parallel);
+    Value cols =
+        linalg::GenericOp::create(
+            b, loc, init.getType(), ValueRange{src}, ValueRange{init}, maps,
+            loops,
+            [](OpBuilder &nb, Location nl, ValueRange a) {
+              linalg::YieldOp::create(nb, nl, a[0]);
+            })
+            .getResult(0);
+    rows = tensor::CollapseShapeOp::create(b, loc, cols, groups);
+    if (dest)
+      rows = tensor::InsertSliceOp::create(b, loc, rows, dest, zeros, sizes,
+                                           ones);
   }
-  if (kp != k)
-    rows = padded(b, loc, rows, {0, 0}, {0, kp - k}, 0.0);
   return bf16Product(b, loc, rows, op.getWeights(), op.getBias(),
                      rt.getShape());
 }
