@@ -1,6 +1,7 @@
-//===- LowerQuantized.cpp - kiln.dynamic_quant_matmul to linalg -*- C++ -*-===//
+//===- LowerQuantized.cpp - int8 and bf16 products to linalg ----*- C++ -*-===//
 //
-// Four steps, each a linalg op on [M, K] rows (the batch folded into M):
+// kiln.dynamic_quant_matmul, five steps, each a linalg op on [M, K] rows (the
+// batch folded into M):
 //   1. per-row min(x, 0) and max(x, 0) (reductions starting from 0);
 //   2. per-row scale, 1 / scale and zero point (uint8, asymmetric);
 //   3. the rows quantized to uint8 (padded with zeros to a multiple of 4);
@@ -9,6 +10,12 @@
 //      --kiln-cpu-vnni-matmul replaces with a vpdpbusd micro-kernel;
 //   5. the epilogue: i32 minus the zero point's share, scaled per row and
 //      column, plus the bias, in f32.
+//
+// kiln.bf16_matmul, kiln.bf16_conv2d and kiln.bf16_batch_matmul: rows of
+// bf16 activations (rounded once; for a convolution padded and unfolded),
+// the product as a linalg.generic marked `kiln.bf16_matmul` (bf16 rows
+// [(B,) M, Kp/2, 2] x packed [(B,) P, Kp/2, 16, 2] -> f32 [(B,) M, P, 16]),
+// which --kiln-cpu-amx-matmul replaces with AMX tile loops, and the bias.
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
