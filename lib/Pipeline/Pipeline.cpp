@@ -494,21 +494,39 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     return pm.run(*module);
   };
 
+  // Whether the target CPU has `feature`, which `flag` needs; if not, a
+  // note that the model is compiled in f32. The features are read once.
+  std::optional<std::string> targetIsa;
+  std::string targetCpu;
+  auto targetHas = [&](llvm::StringRef feature, llvm::StringRef flag,
+                       llvm::StringRef mattr) -> Expected<bool> {
+    if (!targetIsa) {
+      auto ttm = createTargetMachine(o.mcpu, o.mattr, o.optLevel);
+      if (!ttm)
+        return ttm.takeError();
+      targetIsa = requiredIsa(**ttm);
+      targetCpu = (*ttm)->getTargetCPU().str();
+    }
+    if (llvm::StringRef(*targetIsa).contains(feature))
+      return true;
+    result.notes.push_back((flag + " needs " + feature +
+                            ", which the target CPU '" + targetCpu +
+                            "' lacks (use --mcpu or --mattr=" + mattr +
+                            "); compiled in f32")
+                               .str());
+    return false;
+  };
+
   // Graph, then dynamic int8 where asked for and the target has VNNI.
   bool vnni = false;
   std::string graphPipeline = kGraphPipeline;
   if (o.quantize == "dynamic") {
-    auto qtm = createTargetMachine(o.mcpu, o.mattr, o.optLevel);
-    if (!qtm)
-      return qtm.takeError();
-    vnni = llvm::StringRef(requiredIsa(**qtm)).contains("avx512vnni");
-    if (vnni)
+    Expected<bool> has =
+        targetHas("avx512vnni", "--quantize=dynamic", "+avx512vnni");
+    if (!has)
+      return has.takeError();
+    if ((vnni = *has))
       graphPipeline += ",kiln-quantize-dynamic";
-    else
-      result.notes.push_back(
-          "--quantize=dynamic needs avx512vnni, which the target CPU '" +
-          (*qtm)->getTargetCPU().str() +
-          "' lacks (use --mcpu or --mattr=+avx512vnni); compiled in f32");
   } else if (!o.quantize.empty() && o.quantize != "none") {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -531,18 +549,12 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
           llvm::inconvertibleErrorCode(),
           "--precision=bf16 and --quantize=dynamic both convert the "
           "MatMul/Gemm nodes; use one of them");
-    auto ptm = createTargetMachine(o.mcpu, o.mattr, o.optLevel);
-    if (!ptm)
-      return ptm.takeError();
-    amx = llvm::StringRef(requiredIsa(**ptm)).contains("amx-bf16");
-    if (amx)
+    Expected<bool> has =
+        targetHas("amx-bf16", "--precision=bf16", "+amx-tile,+amx-bf16");
+    if (!has)
+      return has.takeError();
+    if ((amx = *has))
       graphPipeline += ",kiln-bf16-matmul";
-    else
-      result.notes.push_back(
-          "--precision=bf16 needs amx-bf16, which the target CPU '" +
-          (*ptm)->getTargetCPU().str() +
-          "' lacks (use --mcpu or --mattr=+amx-tile,+amx-bf16); compiled in "
-          "f32");
   } else if (!o.precision.empty() && o.precision != "fp32") {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

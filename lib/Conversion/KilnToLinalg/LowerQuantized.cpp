@@ -192,15 +192,18 @@ Value markedBf16Product(OpBuilder &b, Location loc, Value rows, Value weights,
   return product.getResult(0);
 }
 
-/// `x` [rows, K] f32 rounded to bf16 (nearest even) and padded with zeros
-/// to [rows, kp].
+/// `x` [..., K] f32 rounded to bf16 (nearest even), its last dimension
+/// padded with zeros to kp.
 Value bf16Rows(OpBuilder &b, Location loc, Value x, int64_t kp) {
   RankedTensorType t = cast<RankedTensorType>(x.getType());
-  int64_t rows = t.getDimSize(0), k = t.getDimSize(1);
-  Value xp = padded(b, loc, x, {0, 0}, {0, kp - k}, 0.0);
+  int64_t rank = t.getRank();
+  SmallVector<int64_t> low(rank, 0), high(rank, 0), shape(t.getShape());
+  high.back() = kp - shape.back();
+  shape.back() = kp;
+  Value xp = padded(b, loc, x, low, high, 0.0);
   return mappedGeneric(
-      b, loc, {rows, kp}, b.getBF16Type(), ValueRange{xp},
-      {b.getMultiDimIdentityMap(2)},
+      b, loc, shape, b.getBF16Type(), ValueRange{xp},
+      {b.getMultiDimIdentityMap(rank)},
       [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
         return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), a[0]);
       });
@@ -284,9 +287,7 @@ FailureOr<Value> lowerBf16BatchMatMul(OpBuilder &b, Bf16BatchMatMulOp op) {
   auto round = [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
     return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), a[0]);
   };
-  Value ap = padded(b, loc, op.getLhs(), {0, 0, 0}, {0, 0, kp - k}, 0.0);
-  Value rows = mappedGeneric(b, loc, {batch, m, kp}, bf16, ValueRange{ap},
-                             {b.getMultiDimIdentityMap(3)}, round);
+  Value rows = bf16Rows(b, loc, op.getLhs(), kp);
   // packed[b, p, k2, c, j] = rhs[b, 2 k2 + j, 16 p + c] (zero past K and N).
   Value bp = padded(b, loc, op.getRhs(), {0, 0, 0},
                     {0, kp - k, panels * 16 - n}, 0.0);
@@ -340,12 +341,8 @@ FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
   SmallVector<int64_t> flat = {numel / c, c};
   if (c % 16 != 0)
     flat = {numel};
-  Value xb = mappedGeneric(
-      b, loc, flat, bf16, ValueRange{reshaped(b, loc, op.getInput(), flat)},
-      {b.getMultiDimIdentityMap(flat.size())},
-      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), a[0]);
-      });
+  Value xb = bf16Rows(b, loc, reshaped(b, loc, op.getInput(), flat),
+                      flat.back());
   xb = reshaped(b, loc, xb, it.getShape());
   bool pointwise = kernel[0] == 1 && kernel[1] == 1 && s[0] == 1 &&
                    s[1] == 1 && llvm::all_of(pads, [](int64_t p) {

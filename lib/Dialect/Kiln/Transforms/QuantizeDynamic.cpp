@@ -425,8 +425,6 @@ std::string bf16ConvBlocker(Conv2DOp conv) {
     return "not static f32";
   if (!conv.getFilter().getDefiningOp<ConstantOp>())
     return "filter computed at run time";
-  if (!readFloats(conv.getFilter()))
-    return "filter bytes not readable at compile time";
   return "";
 }
 
@@ -538,10 +536,16 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
               ch = ft.getDimSize(2), f = ft.getDimSize(3);
       ElementsAttr &packed = cache[filter.getValue().getAsOpaquePointer()];
       if (!packed) {
-        std::vector<float> w = *readFloats(conv.getFilter());
+        std::optional<std::vector<float>> w = readFloats(conv.getFilter());
+        if (!w) {
+          skipped.add(conv, "filter bytes not readable at compile time");
+          continue;
+        }
         // HWCF is already [K, F] with k = (kh, kw, c) row-major.
         packed = packBf16(func.getContext(), kh * kw * ch, f,
-                          [&](int64_t kk, int64_t nn) { return w[kk * f + nn]; });
+                          [&](int64_t kk, int64_t nn) {
+                            return (*w)[kk * f + nn];
+                          });
       }
       OpBuilder b(conv);
       Location loc = conv.getLoc();
