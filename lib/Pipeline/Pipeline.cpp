@@ -531,8 +531,8 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "unknown quantization '" + o.quantize +
-            "'; use none or dynamic (static int8 with calibration and bf16 "
-            "are not implemented yet)");
+            "'; use none or dynamic (static int8 with calibration is not "
+            "implemented yet; for bf16 use --precision=bf16)");
   }
   // bf16 matmuls where asked for and the target has AMX-BF16.
   bool amx = false;
