@@ -5,6 +5,7 @@
 // Exit status: 0 success, 1 an output does not match, 2 anything else (usage,
 // unreadable files, a model that cannot be loaded, a failing runtime call).
 #include "ModelLibrary.h"
+#include "Samples.h"
 #include "TensorProto.h"
 
 #include <CLI/CLI.hpp>
@@ -17,7 +18,7 @@
 #include <iostream>
 
 namespace fs = std::filesystem;
-using namespace kiln::run;
+using namespace kilnrun;
 
 namespace {
 
@@ -39,28 +40,6 @@ struct Options {
   uint64_t seed = 0;
 };
 
-std::string describe(const TensorSpec &spec) {
-  return "'" + spec.name + "' " + dtypeName(spec.dtype) + " " +
-         shapeString(spec.shape);
-}
-
-std::vector<HostTensor> allocate(const std::vector<TensorSpec> &specs) {
-  std::vector<HostTensor> tensors;
-  for (const TensorSpec &spec : specs)
-    tensors.emplace_back(spec.dtype, spec.shape);
-  return tensors;
-}
-
-std::vector<kiln_tensor> views(std::vector<HostTensor> &tensors) {
-  std::vector<kiln_tensor> result;
-  for (HostTensor &t : tensors)
-    result.push_back(t.view());
-  return result;
-}
-
-std::string fileIn(const std::string &dir, const char *stem, size_t i) {
-  return (fs::path(dir) / (stem + std::to_string(i) + ".pb")).string();
-}
 
 void saveOutputs(const std::string &dir, const ModelLibrary &model,
                  const std::vector<HostTensor> &outputs) {
@@ -73,36 +52,6 @@ void saveOutputs(const std::string &dir, const ModelLibrary &model,
                      outputs[i]);
   std::printf("kiln-run: wrote %zu outputs to %s\n", outputs.size(),
               dir.c_str());
-}
-
-// Reads input_<i>.pb for every model input and checks it against the model.
-std::vector<HostTensor> readInputs(const std::string &dir,
-                                   const ModelLibrary &model) {
-  std::vector<HostTensor> inputs;
-  for (size_t i = 0; i < model.inputs().size(); ++i) {
-    const TensorSpec &spec = model.inputs()[i];
-    std::string path = fileIn(dir, "input_", i);
-    if (!fs::exists(path))
-      throw Error(path + " is missing; model input " + std::to_string(i) +
-                  " is " + describe(spec));
-    HostTensor t = readTensorProto(path).tensor;
-    if (t.dtype() == KILN_DTYPE_UINT16 && spec.dtype == KILN_DTYPE_BFLOAT16)
-      t.reinterpretAs(KILN_DTYPE_BFLOAT16); // bfloat16 stored as its bits
-    if (t.dtype() != spec.dtype)
-      throw Error(path + " holds " + dtypeName(t.dtype()) + "; model input " +
-                  std::to_string(i) + " " + describe(spec) + " needs " +
-                  dtypeName(spec.dtype));
-    if (t.shape() != spec.shape)
-      throw Error(path + " has shape " + shapeString(t.shape()) +
-                  "; model input " + std::to_string(i) + " " + describe(spec) +
-                  " needs " + shapeString(spec.shape));
-    inputs.push_back(std::move(t));
-  }
-  std::string extra = fileIn(dir, "input_", model.inputs().size());
-  if (fs::exists(extra))
-    throw Error(extra + " exists but the model has only " +
-                std::to_string(model.inputs().size()) + " inputs");
-  return inputs;
 }
 
 // Compares output <i> with output_<i>.pb; prints one report line. Returns

@@ -1,7 +1,7 @@
 // Host tensors for kiln-run: dense aligned buffers, element formatting, random
 // filling and numpy-allclose-style comparison. No MLIR, no LLVM.
-#ifndef KILN_TOOLS_KILN_RUN_TENSOR_H
-#define KILN_TOOLS_KILN_RUN_TENSOR_H
+#ifndef KILN_RUNNER_TENSOR_H
+#define KILN_RUNNER_TENSOR_H
 
 #include "kiln/runtime.h"
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::run {
+namespace kilnrun {
 
 /// A problem the user has to fix (bad file, bad model, ABI failure). kiln-run
 /// reports it as `kiln-run: error: <what>` and exits with status 2.
@@ -98,6 +98,6 @@ struct Comparison {
 Comparison compare(const HostTensor &got, const HostTensor &want, double rtol,
                    double atol);
 
-} // namespace kiln::run
+} // namespace kilnrun
 
-#endif // KILN_TOOLS_KILN_RUN_TENSOR_H
+#endif // KILN_RUNNER_TENSOR_H

@@ -1,7 +1,7 @@
 // A model.so opened through the public Kiln runtime C ABI only: dlopen, then
 // dlsym of the six kiln_* entry points. kiln-run never sees model internals.
-#ifndef KILN_TOOLS_KILN_RUN_MODELLIBRARY_H
-#define KILN_TOOLS_KILN_RUN_MODELLIBRARY_H
+#ifndef KILN_RUNNER_MODELLIBRARY_H
+#define KILN_RUNNER_MODELLIBRARY_H
 
 #include "Tensor.h"
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::run {
+namespace kilnrun {
 
 /// One model input or output, copied out of the model's metadata.
 struct TensorSpec {
@@ -89,6 +89,6 @@ private:
   kiln_session *session_;
 };
 
-} // namespace kiln::run
+} // namespace kilnrun
 
-#endif // KILN_TOOLS_KILN_RUN_MODELLIBRARY_H
+#endif // KILN_RUNNER_MODELLIBRARY_H

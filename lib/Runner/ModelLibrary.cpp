@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-namespace kiln::run {
+namespace kilnrun {
 
 static std::string text(const char *s) { return s ? s : "(null)"; }
 
@@ -138,4 +138,4 @@ void Session::run(std::vector<kiln_tensor> &inputs,
     throw Error("kiln_run failed: " + statusText(s));
 }
 
-} // namespace kiln::run
+} // namespace kilnrun

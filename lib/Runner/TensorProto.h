@@ -1,13 +1,13 @@
 // Reading and writing onnx::TensorProto files (the input_<i>.pb / output_<i>.pb
 // of ONNX backend-test folders).
-#ifndef KILN_TOOLS_KILN_RUN_TENSORPROTO_H
-#define KILN_TOOLS_KILN_RUN_TENSORPROTO_H
+#ifndef KILN_RUNNER_TENSORPROTO_H
+#define KILN_RUNNER_TENSORPROTO_H
 
 #include "Tensor.h"
 
 #include <string>
 
-namespace kiln::run {
+namespace kilnrun {
 
 /// A tensor read from a file, with the name stored in it (may be empty).
 struct NamedTensor {
@@ -23,6 +23,6 @@ NamedTensor readTensorProto(const std::string &path);
 void writeTensorProto(const std::string &path, const std::string &name,
                       const HostTensor &tensor);
 
-} // namespace kiln::run
+} // namespace kilnrun
 
-#endif // KILN_TOOLS_KILN_RUN_TENSORPROTO_H
+#endif // KILN_RUNNER_TENSORPROTO_H

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace kiln::run {
+namespace kilnrun {
 
 size_t elementSize(int32_t dtype) {
   switch (dtype) {
@@ -334,4 +334,4 @@ Comparison compare(const HostTensor &got, const HostTensor &want, double rtol,
   return c;
 }
 
-} // namespace kiln::run
+} // namespace kilnrun

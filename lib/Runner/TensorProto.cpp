@@ -9,7 +9,7 @@
 #include <iterator>
 #include <sstream>
 
-namespace kiln::run {
+namespace kilnrun {
 
 static std::string readFile(const std::string &path) {
   std::error_code ec;
@@ -177,4 +177,4 @@ void writeTensorProto(const std::string &path, const std::string &name,
     throw Error(path + ": write error");
 }
 
-} // namespace kiln::run
+} // namespace kilnrun

@@ -1,0 +1,216 @@
+#include "Calibrate.h"
+
+#include "ModelLibrary.h"
+#include "Samples.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+namespace fs = std::filesystem;
+
+namespace kilnrun {
+
+std::vector<std::string> sampleFolders(const std::string &path) {
+  std::vector<std::string> folders;
+  std::error_code ec;
+  if (fs::exists(fs::path(path) / "input_0.pb", ec))
+    return {path};
+  if (!fs::is_directory(path, ec))
+    return folders;
+  for (const fs::directory_entry &e : fs::directory_iterator(path, ec))
+    if (e.is_directory() && fs::exists(e.path() / "input_0.pb"))
+      folders.push_back(e.path().string());
+  std::sort(folders.begin(), folders.end());
+  return folders;
+}
+
+namespace {
+constexpr const char *kObservePrefix = "kiln.observe:";
+constexpr int kBins = 2048;
+/// Entropy calibration needs this many values (16 per bin on average).
+constexpr double kMinEntropyValues = 16.0 * kBins;
+
+/// The observed outputs: output position -> observed index.
+std::vector<std::pair<size_t, size_t>> observedOutputs(const ModelLibrary &m) {
+  std::vector<std::pair<size_t, size_t>> observed;
+  size_t prefix = std::strlen(kObservePrefix);
+  for (size_t i = 0; i < m.outputs().size(); ++i) {
+    const std::string &name = m.outputs()[i].name;
+    if (name.compare(0, prefix, kObservePrefix) != 0)
+      continue;
+    if (m.outputs()[i].dtype != KILN_DTYPE_FLOAT32)
+      throw Error("observed tensor '" + name + "' is not float32");
+    observed.push_back({i, std::stoul(name.substr(prefix))});
+  }
+  return observed;
+}
+
+/// Runs every sample and calls `visit(observed index, values, count)`.
+template <typename Visit>
+void runSamples(ModelLibrary &model, Session &session,
+                const std::vector<std::string> &folders,
+                const std::vector<std::pair<size_t, size_t>> &observed,
+                Visit visit) {
+  std::vector<HostTensor> outputs = allocate(model.outputs());
+  std::vector<kiln_tensor> out = views(outputs);
+  for (const std::string &folder : folders) {
+    std::vector<HostTensor> inputs = readInputs(folder, model);
+    std::vector<kiln_tensor> in = views(inputs);
+    session.run(in, out);
+    for (auto [pos, index] : observed)
+      visit(index, static_cast<const float *>(outputs[pos].data()),
+            outputs[pos].numElements());
+  }
+}
+
+/// The quantile `q` (0..1) of a histogram of `kBins` bins over [lo, hi].
+float quantile(const std::vector<double> &hist, float lo, float hi, double q) {
+  double total = 0;
+  for (double h : hist)
+    total += h;
+  double target = q * total, seen = 0;
+  for (int i = 0; i < kBins; ++i) {
+    if (seen + hist[i] >= target && hist[i] > 0) {
+      double within = (target - seen) / hist[i];
+      return lo + (hi - lo) * float((i + within) / kBins);
+    }
+    seen += hist[i];
+  }
+  return hi;
+}
+
+/// The upper bound t in (lo, hi] that minimizes KL(P || Q), where P is the
+/// histogram up to t with everything above t added to its last bin and Q is
+/// P quantized into 256 levels over [lo, t] (each level spreading its count
+/// evenly over the bins it covers that were not empty).
+float entropyBound(const std::vector<double> &hist, float lo, float hi) {
+  double bestKl = std::numeric_limits<double>::infinity();
+  int best = kBins;
+  for (int n = 256; n <= kBins; n += 16) {
+    std::vector<double> p(hist.begin(), hist.begin() + n);
+    for (int i = n; i < kBins; ++i)
+      p[n - 1] += hist[i];
+    double total = 0;
+    for (double v : p)
+      total += v;
+    if (total == 0)
+      continue;
+    std::vector<double> q(n, 0);
+    for (int level = 0; level < 256; ++level) {
+      int b0 = level * n / 256, b1 = (level + 1) * n / 256;
+      double sum = 0;
+      int nonzero = 0;
+      for (int i = b0; i < b1; ++i) {
+        sum += hist[i];
+        nonzero += hist[i] > 0;
+      }
+      for (int i = b0; i < b1; ++i)
+        if (hist[i] > 0)
+          q[i] = sum / nonzero;
+    }
+    double qTotal = 0;
+    for (double v : q)
+      qTotal += v;
+    double kl = 0;
+    for (int i = 0; i < n; ++i) {
+      if (p[i] == 0)
+        continue;
+      if (q[i] == 0) {
+        kl = std::numeric_limits<double>::infinity();
+        break;
+      }
+      kl += p[i] / total * std::log((p[i] / total) / (q[i] / qTotal));
+    }
+    if (kl < bestKl) {
+      bestKl = kl;
+      best = n;
+    }
+  }
+  return lo + (hi - lo) * float(best) / kBins;
+}
+} // namespace
+
+std::string calibrate(const std::string &soPath, const std::string &dataPath,
+                      const CalibrationOptions &options,
+                      CalibrationResult &result) {
+  try {
+    if (options.method != "minmax" && options.method != "percentile" &&
+        options.method != "entropy")
+      return "unknown calibration method '" + options.method +
+             "'; use minmax, percentile or entropy";
+    if (!(options.percentile > 50 && options.percentile <= 100))
+      return "the calibration percentile must be in (50, 100], got " +
+             std::to_string(options.percentile);
+    std::vector<std::string> folders = sampleFolders(dataPath);
+    if (folders.empty())
+      return "calibration data '" + dataPath +
+             "' holds no samples: give a folder with input_0.pb, ... or "
+             "with subfolders (test_data_set_0, ...) that hold them";
+    ModelLibrary model(soPath);
+    Session session = model.createSession(options.threads);
+    std::vector<std::pair<size_t, size_t>> observed = observedOutputs(model);
+    size_t count = 0;
+    for (auto [pos, index] : observed)
+      count = std::max(count, index + 1);
+    std::vector<float> lo(count, std::numeric_limits<float>::infinity()),
+        hi(count, -std::numeric_limits<float>::infinity());
+    runSamples(model, session, folders, observed,
+               [&](size_t i, const float *v, size_t n) {
+                 for (size_t j = 0; j < n; ++j)
+                   if (std::isfinite(v[j])) {
+                     lo[i] = std::min(lo[i], v[j]);
+                     hi[i] = std::max(hi[i], v[j]);
+                   }
+               });
+    for (size_t i = 0; i < count; ++i)
+      if (!(lo[i] <= hi[i]))
+        lo[i] = hi[i] = 0; // nothing finite was seen
+    if (options.method != "minmax") {
+      // A second pass: histograms over the observed ranges.
+      std::vector<std::vector<double>> hist(count,
+                                            std::vector<double>(kBins, 0));
+      runSamples(model, session, folders, observed,
+                 [&](size_t i, const float *v, size_t n) {
+                   float width = hi[i] - lo[i];
+                   if (!(width > 0))
+                     return;
+                   for (size_t j = 0; j < n; ++j)
+                     if (std::isfinite(v[j])) {
+                       int bin = int((v[j] - lo[i]) / width * kBins);
+                       hist[i][std::clamp(bin, 0, kBins - 1)] += 1;
+                     }
+                 });
+      for (size_t i = 0; i < count; ++i) {
+        if (!(hi[i] > lo[i]))
+          continue;
+        if (options.method == "percentile") {
+          double q = options.percentile / 100.0;
+          float l = quantile(hist[i], lo[i], hi[i], 1.0 - q);
+          float h = quantile(hist[i], lo[i], hi[i], q);
+          lo[i] = l;
+          hi[i] = h;
+        } else {
+          // The divergence of a sparse histogram is noise (a pooled [N, C]
+          // tensor gives a few values per bin): such tensors keep minmax.
+          double seen = 0;
+          for (double h : hist[i])
+            seen += h;
+          if (seen >= kMinEntropyValues)
+            hi[i] = entropyBound(hist[i], lo[i], hi[i]);
+        }
+      }
+    }
+    result.ranges.clear();
+    for (size_t i = 0; i < count; ++i)
+      result.ranges.push_back({lo[i], hi[i]});
+    result.samples = folders;
+    return "";
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+}
+
+} // namespace kilnrun

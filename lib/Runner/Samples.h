@@ -1,0 +1,28 @@
+// Inputs and outputs of one run of a model: buffers shaped by the model's
+// metadata and input_<i>.pb files checked against it.
+#ifndef KILN_RUNNER_SAMPLES_H
+#define KILN_RUNNER_SAMPLES_H
+
+#include "ModelLibrary.h"
+
+#include <string>
+#include <vector>
+
+namespace kilnrun {
+
+/// "DIR/<stem><i>.pb".
+std::string fileIn(const std::string &dir, const char *stem, size_t i);
+/// "'name' float32 [1,3]".
+std::string describe(const TensorSpec &spec);
+/// Zero-filled tensors for `specs`.
+std::vector<HostTensor> allocate(const std::vector<TensorSpec> &specs);
+/// kiln_tensor views of `tensors`.
+std::vector<kiln_tensor> views(std::vector<HostTensor> &tensors);
+/// Reads input_<i>.pb of `dir` for every model input; throws Error when one
+/// is missing, has another dtype or shape, or there is one too many.
+std::vector<HostTensor> readInputs(const std::string &dir,
+                                   const ModelLibrary &model);
+
+} // namespace kilnrun
+
+#endif // KILN_RUNNER_SAMPLES_H
