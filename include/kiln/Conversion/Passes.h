@@ -34,6 +34,16 @@ inline constexpr const char *kInt8EpilogueAttr = "kiln.int8_epilogue";
 /// --kiln-cpu-tile-and-vectorize leaves it whole; after bufferization
 /// --kiln-cpu-amx-matmul replaces it with AMX tile loops.
 inline constexpr const char *kBf16MatmulAttr = "kiln.bf16_matmul";
+/// Replaces kInt8MatmulAttr on an int8 product that the AMX kernel takes
+/// instead of the VNNI one (--kiln-cpu-vnni-matmul{amx=true} marks those
+/// with 16-column panels and K padded to 64): u8 rows [M, K4, 4] times s8
+/// weights [P, K4, 16, 4] -> i32 [M, P, 16], from a zero fill.
+inline constexpr const char *kAmxInt8MatmulAttr = "kiln.amx_int8_matmul";
+/// Whether `op` is a product that --kiln-cpu-amx-matmul replaces after
+/// bufferization (tiling and vectorization leave it whole).
+inline bool isAmxProduct(Operation *op) {
+  return op->hasAttr(kBf16MatmulAttr) || op->hasAttr(kAmxInt8MatmulAttr);
+}
 } // namespace mlir::kiln
 
 #endif

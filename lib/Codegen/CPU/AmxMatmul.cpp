@@ -1,18 +1,22 @@
-//===- AmxMatmul.cpp - the bf16 product on AMX tiles ------------*- C++ -*-===//
+//===- AmxMatmul.cpp - bf16 and int8 products on AMX tiles ------*- C++ -*-===//
 //
-// kiln.bf16_matmul's product (a linalg.generic on buffers marked
-// kiln.bf16_matmul: bf16 rows [M, K2, 2] times weights packed [P, K2, 16, 2]
-// -> f32 [M, P, 16]) becomes loops of AMX tile instructions. An AMX core has
-// eight tile registers of up to 16 rows x 64 bytes; tdpbf16ps multiplies a
-// [rows, 32] bf16 A tile by a [16, 32] B tile (16 pairs of k for each of 16
-// columns) into a [rows, 16] f32 accumulator. The blocking keeps four
-// accumulators, two A and two B tiles live (all eight registers):
+// Two products become loops of AMX tile instructions:
+// - kiln.bf16_matmul's (a linalg.generic on buffers marked kiln.bf16_matmul:
+//   bf16 rows [M, K2, 2] times weights packed [P, K2, 16, 2] -> f32
+//   [M, P, 16]), with tdpbf16ps;
+// - static int8's (marked kiln.amx_int8_matmul: u8 rows [M, K4, 4] times s8
+//   weights [P, K4, 16, 4] -> i32 [M, P, 16]), with tdpbusd.
+// An AMX core has eight tile registers of up to 16 rows x 64 bytes; one
+// multiply takes a [rows, 64 bytes] A tile and a [16, 64 bytes] B tile (16
+// groups of k for each of 16 columns: pairs of bf16 or quads of int8) into a
+// [rows, 16] f32 or i32 accumulator. The blocking keeps four accumulators,
+// two A and two B tiles live (all eight registers):
 //
 //   for each block of 32 rows and 2 panels (in parallel):
 //     C[2][2] = 0
-//     for kc in 0..K2 / 16:
-//       A[i] = rows[m0 + 16 i .. +16, 32 kc .. +32]   (row stride Kp)
-//       B[j] = weights[p0 + j, 16 kc .. +16, 0 .. 32]  (contiguous 1 KiB)
+//     for kc in 0..K2 / 16:                            (K4 / 16 for int8)
+//       A[i] = rows[m0 + 16 i .. +16, 64 bytes at kc]  (row stride Kp)
+//       B[j] = weights[p0 + j, 16 kc .. +16, 0 .. 64 bytes] (contiguous 1 KiB)
 //       C[i][j] += A[i] * B[j]
 //     store C[i][j] into out[m0 + 16 i .., p0 + j, 0 .. 16]
 //
@@ -43,11 +47,13 @@ using namespace mlir;
 namespace {
 /// The operands of one marked product and the row strides (in elements) of
 /// its rows and output. With `batch` > 0 every operand has a leading batch
-/// dimension (kiln.bf16_batch_matmul) that the loops index first.
-struct Bf16Product {
+/// dimension (kiln.bf16_batch_matmul) that the loops index first. `group` is
+/// 2 for bf16 (pairs of k) and 4 for int8 (quads); k2 counts the groups.
+struct TileProduct {
   Value rows, weights, out;
-  int64_t batch = 0, m, p, k2;
+  int64_t batch = 0, m, p, k2, group = 2;
   int64_t rowStride, outStride;
+  bool int8() const { return group == 4; }
 };
 
 /// The stride of dimension `dim` when the dimensions after it are
@@ -64,13 +70,13 @@ std::optional<int64_t> strideOf(MemRefType t, unsigned dim,
   return strides[dim];
 }
 
-FailureOr<Bf16Product> match(linalg::GenericOp op, std::string &why) {
+FailureOr<TileProduct> match(linalg::GenericOp op, std::string &why) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1) {
     why = "expects two buffer inputs and one buffer init";
     return failure();
   }
-  Bf16Product k;
+  TileProduct k;
   k.rows = op.getDpsInputOperand(0)->get();
   k.weights = op.getDpsInputOperand(1)->get();
   k.out = op.getDpsInitOperand(0)->get();
@@ -78,12 +84,23 @@ FailureOr<Bf16Product> match(linalg::GenericOp op, std::string &why) {
   auto wt = dyn_cast<MemRefType>(k.weights.getType());
   auto ot = dyn_cast<MemRefType>(k.out.getType());
   unsigned b = at && at.getRank() == 4 ? 1 : 0; // leading batch dimension
+  k.group = op->hasAttr(mlir::kiln::kAmxInt8MatmulAttr) ? 4 : 2;
+  auto elementsAre = [&](Type a, Type w, Type o) {
+    return at.getElementType() == a && wt.getElementType() == w &&
+           ot.getElementType() == o;
+  };
+  Builder types(op.getContext());
   if (!at || !wt || !ot || !at.hasStaticShape() || !wt.hasStaticShape() ||
       !ot.hasStaticShape() || at.getRank() != 3 + b || wt.getRank() != 4 + b ||
-      ot.getRank() != 3 + b || !at.getElementType().isBF16() ||
-      !wt.getElementType().isBF16() || !ot.getElementType().isF32()) {
-    why = "expects static bf16 [(B,) M, K2, 2] x bf16 [(B,) P, K2, 16, 2] -> "
-          "f32 [(B,) M, P, 16]";
+      ot.getRank() != 3 + b ||
+      !(k.int8() ? elementsAre(types.getI8Type(), types.getI8Type(),
+                               types.getI32Type())
+                 : elementsAre(types.getBF16Type(), types.getBF16Type(),
+                               types.getF32Type()))) {
+    why = k.int8() ? "expects static i8 [M, K4, 4] x i8 [P, K4, 16, 4] -> "
+                     "i32 [M, P, 16]"
+                   : "expects static bf16 [(B,) M, K2, 2] x bf16 [(B,) P, K2, "
+                     "16, 2] -> f32 [(B,) M, P, 16]";
     return failure();
   }
   k.batch = b ? at.getDimSize(0) : 0;
@@ -91,11 +108,11 @@ FailureOr<Bf16Product> match(linalg::GenericOp op, std::string &why) {
   k.k2 = at.getDimSize(b + 1);
   k.p = wt.getDimSize(b);
   if ((b && (wt.getDimSize(0) != k.batch || ot.getDimSize(0) != k.batch)) ||
-      at.getDimSize(b + 2) != 2 || wt.getDimSize(b + 1) != k.k2 ||
-      wt.getDimSize(b + 2) != 16 || wt.getDimSize(b + 3) != 2 ||
+      at.getDimSize(b + 2) != k.group || wt.getDimSize(b + 1) != k.k2 ||
+      wt.getDimSize(b + 2) != 16 || wt.getDimSize(b + 3) != k.group ||
       ot.getDimSize(b) != k.m || ot.getDimSize(b + 1) != k.p ||
       ot.getDimSize(b + 2) != 16 || k.k2 % 16 != 0) {
-    why = "shapes do not agree, or K is not padded to a multiple of 32";
+    why = "shapes do not agree, or K is not padded to 64 bytes";
     return failure();
   }
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -113,10 +130,11 @@ FailureOr<Bf16Product> match(linalg::GenericOp op, std::string &why) {
     why = "unexpected indexing maps";
     return failure();
   }
-  std::optional<int64_t> rowStride = strideOf(at, b, {2, 1});
-  std::optional<int64_t> weightStride = strideOf(wt, b + 1, {2, 1});
+  std::optional<int64_t> rowStride = strideOf(at, b, {k.group, 1});
+  std::optional<int64_t> weightStride = strideOf(wt, b + 1, {k.group, 1});
   std::optional<int64_t> outStride = strideOf(ot, b, {16, 1});
-  if (!rowStride || !weightStride || *weightStride != 32 || !outStride) {
+  if (!rowStride || !weightStride || *weightStride != 16 * k.group ||
+      !outStride) {
     why = "a buffer's rows are not contiguous";
     return failure();
   }
@@ -159,13 +177,16 @@ SmallVector<RowGroup> rowGroups(int64_t m) {
 /// emit)` places the loops of one group of blocks (all with the same tile
 /// shapes): `emit(b, rows, weights, out)` builds them on those buffers.
 using EmitGroup = function_ref<void(OpBuilder &, Value, Value, Value)>;
-void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
+void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
                 function_ref<void(OpBuilder &, EmitGroup)> kernel) {
-  Type bf16 = b.getBF16Type(), f32 = b.getF32Type();
-  auto bType = amx::TileType::get({16, 32}, bf16);
+  // A row of a tile is 64 bytes: 32 bf16 or 64 int8.
+  Type elt = k.int8() ? Type(b.getI8Type()) : Type(b.getBF16Type());
+  Type accElt = k.int8() ? Type(b.getI32Type()) : Type(b.getF32Type());
+  int64_t rowElems = 16 * k.group;
+  auto bType = amx::TileType::get({16, rowElems}, elt);
 
   // One block: rows m0 .. (tiles of `tileRows` rows), panels p0 .. p0 + np.
-  auto block = [&](OpBuilder &b, const Bf16Product &k, Value bt, Value m0,
+  auto block = [&](OpBuilder &b, const TileProduct &k, Value bt, Value m0,
                    ArrayRef<int64_t> tileRows, Value p0, int64_t np) {
     // Indices, with the batch first when there is one.
     auto at = [&](std::initializer_list<Value> rest) {
@@ -178,7 +199,7 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
     auto cst = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Value rowStride = cst(k.rowStride), weightStride = cst(32),
+    Value rowStride = cst(k.rowStride), weightStride = cst(rowElems),
           outStride = cst(k.outStride), zero = cst(0);
     SmallVector<Value> mi, pj;
     for (size_t i = 0; i < tileRows.size(); ++i)
@@ -191,7 +212,7 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
     SmallVector<amx::TileType> accTypes;
     for (int64_t rows : tileRows)
       for (int64_t j = 0; j < np; ++j) {
-        accTypes.push_back(amx::TileType::get({rows, 16}, f32));
+        accTypes.push_back(amx::TileType::get({rows, 16}, accElt));
         init.push_back(amx::TileZeroOp::create(b, loc, accTypes.back()));
       }
     auto loop = scf::ForOp::create(
@@ -200,7 +221,7 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
           SmallVector<Value> a, w, next;
           for (auto [i, rows] : llvm::enumerate(tileRows))
             a.push_back(amx::TileLoadOp::create(
-                b, loc, amx::TileType::get({rows, 32}, bf16), k.rows,
+                b, loc, amx::TileType::get({rows, rowElems}, elt), k.rows,
                 at({mi[i], k2, zero}), rowStride));
           for (int64_t j = 0; j < np; ++j)
             w.push_back(amx::TileLoadOp::create(b, loc, bType, k.weights,
@@ -208,8 +229,17 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
                                                 weightStride));
           for (size_t i = 0; i < tileRows.size(); ++i)
             for (int64_t j = 0; j < np; ++j)
-              next.push_back(amx::TileMulFOp::create(
-                  b, loc, accTypes[i * np + j], a[i], w[j], accs[i * np + j]));
+              next.push_back(
+                  k.int8()
+                      // u8 rows times s8 weights: tdpbusd.
+                      ? amx::TileMulIOp::create(b, loc, accTypes[i * np + j],
+                                                a[i], w[j], accs[i * np + j],
+                                                /*isZextLhs=*/true,
+                                                /*isZextRhs=*/false)
+                            .getResult()
+                      : amx::TileMulFOp::create(b, loc, accTypes[i * np + j],
+                                                a[i], w[j], accs[i * np + j])
+                            .getResult());
           scf::YieldOp::create(b, loc, next);
         });
     for (size_t i = 0; i < tileRows.size(); ++i)
@@ -231,7 +261,7 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
   for (const RowGroup &rg : rowGroups(k.m))
     for (const PanelGroup &pg : panelGroups)
       kernel(b, [&](OpBuilder &b, Value rows, Value weights, Value out) {
-        Bf16Product kk = k;
+        TileProduct kk = k;
         kk.rows = rows;
         kk.weights = weights;
         kk.out = out;
@@ -267,7 +297,8 @@ void emitKernel(OpBuilder &b, Location loc, const Bf16Product &k,
         int64_t groupRows = rg.count * rowsPerBlock;
         if (rg.tileRows.size() == 1)
           groupRows = rg.tileRows[0];
-        int64_t flops = 2 * groupRows * 16 * pg.count * pg.panels * 2 * k.k2 *
+        int64_t flops = 2 * groupRows * 16 * pg.count * pg.panels * k.group *
+                        k.k2 *
                         std::max<int64_t>(k.batch, 1);
         OpBuilder::InsertionGuard guard(b);
         if (flops < kMinParallelFlops) {
@@ -297,18 +328,21 @@ struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
     for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
       SmallVector<linalg::GenericOp> ops;
       func.walk([&](linalg::GenericOp op) {
-        if (op->hasAttr(mlir::kiln::kBf16MatmulAttr))
+        if (mlir::kiln::isAmxProduct(op))
           ops.push_back(op);
       });
       int counter = 0;
       Operation *last = func; // kernels follow their caller in order
       for (linalg::GenericOp op : ops) {
         std::string why;
-        FailureOr<Bf16Product> k = match(op, why);
+        FailureOr<TileProduct> k = match(op, why);
         if (failed(k)) {
           // Its zero fill may be gone (tile-and-vectorize{amx}): no other
           // lowering may compute it.
-          op->emitError() << "bf16 matmul does not fit the AMX kernel: " << why;
+          op->emitError() << (op->hasAttr(mlir::kiln::kAmxInt8MatmulAttr)
+                                  ? "int8"
+                                  : "bf16")
+                          << " matmul does not fit the AMX kernel: " << why;
           return signalPassFailure();
         }
         OpBuilder b(op);

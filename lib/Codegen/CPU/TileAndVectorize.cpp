@@ -805,7 +805,7 @@ linalg::LinalgOp epilogueProducer(linalg::LinalgOp consumer) {
     return {};
   for (OpOperand *in : generic.getDpsInputOperands()) {
     auto producer = in->get().getDefiningOp<linalg::LinalgOp>();
-    if (!producer || producer->hasAttr(kiln::kBf16MatmulAttr) ||
+    if (!producer || kiln::isAmxProduct(producer) ||
         !producer->hasOneUse() || producer->getNumResults() != 1 ||
         !fusableFill(producer) || touchesBools(producer) ||
         !generic.getMatchingIndexingMap(in).isIdentity() ||
@@ -988,7 +988,7 @@ struct TileAndVectorizePass
     // fill of a marked product would only be a memset nobody reads.
     if (amx)
       func.walk([&](linalg::GenericOp op) {
-        if (!op->hasAttr(kiln::kBf16MatmulAttr))
+        if (!kiln::isAmxProduct(op))
           return;
         if (auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
           op.getDpsInitOperand(0)->set(fill.getOutputs()[0]);
@@ -1007,7 +1007,7 @@ struct TileAndVectorizePass
     for (linalg::LinalgOp op : llvm::reverse(ops)) {
       if (erased.contains(op))
         continue; // fused into its consumer's tiles
-      if (op->hasAttr(kiln::kBf16MatmulAttr))
+      if (kiln::isAmxProduct(op))
         continue; // AMX tiles after bufferization (--kiln-cpu-amx-matmul)
       if (linalg::LinalgOp producer = epilogueProducer(op))
         if (succeeded(tileWithEpilogue(rewriter, op, producer, vectorWidth,
@@ -1080,7 +1080,7 @@ struct TileAndVectorizePass
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (linalg::LinalgOp op : ops) {
       if (tileVolume(op) > kMaxVectorizedTile || touchesBools(op) ||
-          op->hasAttr(kiln::kBf16MatmulAttr))
+          kiln::isAmxProduct(op))
         continue;
       if (failed(linalg::vectorizeOpPrecondition(op))) {
         // A gather through a window map (im2col: h = oh s + kh) is not a

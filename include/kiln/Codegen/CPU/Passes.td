@@ -61,11 +61,16 @@ def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
     the i32 accumulators never reach memory. LLVM does not form
     vpdpbusd from the vectorized ext/mul/add contraction, hence the
     intrinsic. Only for targets with avx512vnni (the pipeline runs the pass
-    only then); other generics are left to the generic tiling.
+    only then); other generics are left to the generic tiling. With
+    `amx=true` (targets with amx-int8) a product with 16-column panels and
+    K4 a multiple of 16 is re-marked `kiln.amx_int8_matmul` instead and
+    left for --kiln-cpu-amx-matmul (tdpbusd).
   }];
   let options = [
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"8",
            "rows per register tile (the largest divisor of M up to this)">,
+    Option<"amx", "amx", "bool", /*default=*/"false",
+           "leave the products that fit AMX tiles to --kiln-cpu-amx-matmul">,
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
@@ -74,19 +79,21 @@ def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
 }
 
 def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "ModuleOp"> {
-  let summary = "The bf16 product of kiln.bf16_matmul as AMX tile loops";
+  let summary = "bf16 and int8 products as AMX tile loops";
   let description = [{
     Replaces each linalg.generic on buffers marked `kiln.bf16_matmul` (bf16
     rows `[M, K2, 2]` times weights packed `[P, K2, 16, 2]` into f32
-    `[M, P, 16]`, see kiln.bf16_matmul) with loops of `amx.tile_load`,
-    `amx.tile_mulf` (tdpbf16ps) and `amx.tile_store` over blocks of 32 rows x
+    `[M, P, 16]`, see kiln.bf16_matmul) or `kiln.amx_int8_matmul` (u8 rows
+    `[M, K4, 4]` times s8 weights `[P, K4, 16, 4]` into i32 `[M, P, 16]`)
+    with loops of `amx.tile_load`, `amx.tile_mulf` (tdpbf16ps) or
+    `amx.tile_muli` (tdpbusd) and `amx.tile_store` over blocks of 32 rows x
     2 panels: four f32 accumulator tiles carried through the k loop, two A
     and two B tiles loaded per step. Blocks are independent and become one
     `scf.forall`. Each group of blocks with one tile height goes into a
     private noinline function `<func>_amxN` (called with the three buffers)
     when they are static identity-layout memrefs: LLVM fixes the shape of
     each tile register per function. Runs after bufferization (tiles address memory) and only
-    for targets with amx-bf16. A marked generic it cannot match is an error:
+    for targets with amx-bf16 (amx-int8 for the int8 products). A marked generic it cannot match is an error:
     with --kiln-cpu-tile-and-vectorize{amx} its zero fill is gone, so no
     other lowering would compute it correctly.
   }];
