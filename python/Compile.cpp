@@ -153,6 +153,12 @@ std::string compileModel(py::object onnxPath, py::object output,
       options.verifyEach = toBool(value);
     } else if (key == "quantize") {
       options.quantize = value.is_none() ? "none" : toStr(value, key);
+    } else if (key == "calibration_data") {
+      options.calibrationData = toPath(value, "calibration_data");
+    } else if (key == "calibration") {
+      options.calibrationMethod = toStr(value, key);
+    } else if (key == "calibration_percentile") {
+      options.calibrationPercentile = py::cast<double>(value);
     } else if (key == "precision") {
       options.precision = value.is_none() ? "fp32" : toStr(value, key);
     } else if (key == "keep_fp32") {
@@ -166,7 +172,9 @@ std::string compileModel(py::object onnxPath, py::object output,
                            key +
                            "' (options: emit, target, gpu_arch, mcpu, mattr, "
                            "opt_level, name, input_shapes, batch_sizes, "
-                           "timing, verify_each, quantize, precision, keep_fp32)");
+                           "timing, verify_each, quantize, calibration_data, "
+                           "calibration, calibration_percentile, precision, "
+                           "keep_fp32)");
     }
   }
   options.outputPath = output.is_none()
@@ -223,9 +231,15 @@ Options:
   batch_sizes  e.g. (1, 4, 8): batch-size variants in one .so
   timing       print per-phase wall times to stderr
   verify_each  run the MLIR verifier after every pass
-  quantize     "none" (default) or "dynamic": int8 weights and run-time
+  quantize     "none" (default); "dynamic": int8 weights and run-time
                quantized activations for MatMul/Gemm with constant weights
-               (needs avx512vnni; docs/quantization.md)
+               (needs avx512vnni; docs/quantization.md); "static": int8
+               MatMul/Gemm and Conv with calibrated activation scales
+  calibration_data  quantize="static": a folder of input_0.pb, ... or of
+               test_data_set_<n> folders (kiln.write_calibration_data
+               writes one from numpy arrays)
+  calibration  "minmax" (default), "percentile" or "entropy"
+  calibration_percentile  for calibration="percentile" (default 99.99)
   precision    "fp32" (default) or "bf16": MatMul/Gemm with constant weights
                in bf16 on AMX tiles, accumulated in f32 (needs amx-bf16)
   keep_fp32    list of ONNX node names that quantize/precision leave in f32

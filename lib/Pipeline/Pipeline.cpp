@@ -11,6 +11,8 @@
 #include "kiln/Target/Target.h"
 #include "kiln/Version.h"
 
+#include "Calibrate.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -64,8 +66,10 @@ std::string bufferizeToArena() {
          "canonicalize,cse,kiln-arena-allocation,";
 }
 std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx) {
+  // With both, int8 products that fit AMX tiles are left to AMX.
   return std::string("func.func(") +
-         (vnni ? "kiln-cpu-vnni-matmul," : "") +
+         (vnni ? (amx ? "kiln-cpu-vnni-matmul{amx=true}," : "kiln-cpu-vnni-matmul,")
+               : "") +
          "kiln-cpu-tile-and-vectorize{vector-width=" +
          std::to_string(vectorWidth) + (amx ? " amx=true" : "") +
          "},canonicalize,cse,loop-invariant-subset-hoisting,"
@@ -199,6 +203,11 @@ std::string describeOptions(const kiln::CompileOptions &o,
     s += " --mattr=" + o.mattr;
   if (!o.quantize.empty() && o.quantize != "none")
     s += " --quantize=" + o.quantize;
+  if (o.quantize == "static") {
+    s += " --calibration=" + o.calibrationMethod;
+    if (o.calibrationMethod == "percentile")
+      s += " --calibration-percentile=" + std::to_string(o.calibrationPercentile);
+  }
   if (!o.precision.empty() && o.precision != "fp32")
     s += " --precision=" + o.precision;
   for (size_t i = 0; i < o.keepFp32.size(); ++i)
@@ -339,6 +348,70 @@ const char *kiln::versionString() {
            : std::string(" (") + KILN_GIT_REVISION + ")");
   return v.c_str();
 }
+
+namespace {
+/// --quantize=static: compiles the model with every quantizable node's input
+/// as an extra output (kiln.observe:<i>), runs it on the calibration
+/// samples, and returns the range of each observed input. The model is
+/// built and run in a temporary folder that is removed afterwards.
+Expected<std::vector<std::pair<float, float>>>
+calibrateRanges(const kiln::CompileOptions &o,
+                std::vector<std::string> &notes) {
+  if (kilnrun::sampleFolders(o.calibrationData).empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--calibration-data '" + o.calibrationData +
+            "' holds no samples: give a folder with input_0.pb, ... (one "
+            "sample) or with subfolders (test_data_set_0, ...) that hold them");
+  llvm::SmallString<256> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("kiln-calibrate", dir))
+    return llvm::createStringError(ec, "cannot create a temporary folder "
+                                       "for calibration: " + ec.message());
+  kiln::CompileOptions observe = o;
+  observe.quantize.clear();
+  observe.precision.clear();
+  observe.keepFp32.clear();
+  observe.batchSizes.clear();
+  observe.reportDir.clear();
+  observe.timing = false;
+  observe.emit = kiln::EmitKind::So;
+  observe.observeQuantInputs = true;
+  llvm::SmallString<256> so(dir);
+  llvm::sys::path::append(so, "observe.so");
+  observe.outputPath = std::string(so);
+  Expected<kiln::CompileResult> built = kiln::compile(observe);
+  std::vector<std::pair<float, float>> ranges;
+  std::string error;
+  if (!built) {
+    error = "compiling the model for calibration failed: " +
+            llvm::toString(built.takeError());
+  } else {
+    kilnrun::CalibrationOptions copts;
+    copts.method = o.calibrationMethod;
+    copts.percentile = o.calibrationPercentile;
+    kilnrun::CalibrationResult calibrated;
+    error = kilnrun::calibrate(std::string(so), o.calibrationData, copts,
+                                 calibrated);
+    if (error.empty()) {
+      ranges = calibrated.ranges;
+      notes.push_back("static int8: calibrated " +
+                      std::to_string(ranges.size()) + " activation ranges (" +
+                      o.calibrationMethod + ") on " +
+                      std::to_string(calibrated.samples.size()) +
+                      " samples from '" + o.calibrationData + "'");
+    } else {
+      error = "calibration failed: " + error;
+    }
+    for (const std::string &f : built->files)
+      llvm::sys::fs::remove(f);
+  }
+  llvm::sys::fs::remove(dir);
+  if (!error.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+  return ranges;
+}
+} // namespace
 
 Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   if (o.optLevel > 3)
@@ -518,8 +591,10 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   };
 
   // Graph, then dynamic int8 where asked for and the target has VNNI.
-  bool vnni = false;
+  bool vnni = false, amx = false;
   std::string graphPipeline = kGraphPipeline;
+  if (o.observeQuantInputs)
+    graphPipeline += ",kiln-observe-quant-inputs";
   if (o.quantize == "dynamic") {
     Expected<bool> has =
         targetHas("avx512vnni", "--quantize=dynamic", "+avx512vnni");
@@ -527,15 +602,43 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
       return has.takeError();
     if ((vnni = *has))
       graphPipeline += ",kiln-quantize-dynamic";
+  } else if (o.quantize == "static") {
+    if (!o.precision.empty() && o.precision != "fp32")
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--quantize=static and --precision=" + o.precision +
+              " both convert the MatMul/Gemm and Conv nodes; use one of them");
+    if (o.calibrationData.empty())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--quantize=static needs --calibration-data DIR: a folder of "
+          "input_0.pb, ... (one sample) or of test_data_set_<n> folders that "
+          "hold them, drawn like the inputs the model will see");
+    Expected<bool> has =
+        targetHas("avx512vnni", "--quantize=static", "+avx512vnni");
+    if (!has)
+      return has.takeError();
+    if ((vnni = *has)) {
+      // AMX int8 (tdpbusd) where the target has it, else VNNI.
+      amx = llvm::StringRef(*targetIsa).contains("amx-int8");
+      Expected<std::vector<std::pair<float, float>>> ranges =
+          calibrateRanges(o, result.notes);
+      if (!ranges)
+        return ranges.takeError();
+      SmallVector<Attribute> list;
+      for (auto [lo, hi] : *ranges)
+        list.push_back(DenseF32ArrayAttr::get(&ctx, {lo, hi}));
+      (*module)->setAttr(mlir::kiln::kActivationRangesAttr,
+                         ArrayAttr::get(&ctx, list));
+      graphPipeline += ",kiln-quantize-static";
+    }
   } else if (!o.quantize.empty() && o.quantize != "none") {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "unknown quantization '" + o.quantize +
-            "'; use none or dynamic (static int8 with calibration is not "
-            "implemented yet; for bf16 use --precision=bf16)");
+            "'; use none, dynamic or static (for bf16 use --precision=bf16)");
   }
   // bf16 matmuls where asked for and the target has AMX-BF16.
-  bool amx = false;
   if (o.precision == "bf16") {
     if (o.target != "cpu")
       return llvm::createStringError(
@@ -566,7 +669,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     if (!amx && !vnni)
       result.notes.push_back(
           "--keep-fp32 has no effect without --precision=bf16 or "
-          "--quantize=dynamic on a target that supports them");
+          "--quantize=dynamic|static on a target that supports them");
     SmallVector<Attribute> names;
     for (const std::string &n : o.keepFp32)
       names.push_back(StringAttr::get(&ctx, n));
@@ -688,7 +791,11 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   if (amx) {
     bool used = false;
     module->walk([&](linalg::GenericOp op) {
-      used |= op->hasAttr(mlir::kiln::kBf16MatmulAttr);
+      // Static int8 products all fit AMX tiles (16-column panels, K
+      // padded to 64); --kiln-cpu-vnni-matmul{amx} re-marks them.
+      used |= op->hasAttr(mlir::kiln::kBf16MatmulAttr) ||
+              (o.quantize == "static" &&
+               op->hasAttr(mlir::kiln::kInt8MatmulAttr));
     });
     amx = used;
   }

@@ -34,7 +34,7 @@ import numpy as np
 from onnx import helper
 
 import small_onnx
-from small_onnx import rel_l2, vi
+from small_onnx import conv_ref, rel_l2, vi
 
 compile_, run, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
@@ -136,23 +136,6 @@ else:
 # 1b. Exact convolutions: 3x3 pad 1 (C = 8: K = 72 padded to 96; F = 24:
 # a half-empty last panel) + Relu, then a 1x1 stride-2 conv (unfolded) and a
 # 1x1 stride-1 conv (no unfolding); a depthwise conv stays f32.
-def conv_ref(x, w, b=None, stride=1, pad=0, group=1):
-    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    n, c, h, wd = x.shape
-    f, cg, kh, kw = w.shape
-    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
-    y = np.zeros((n, f, oh, ow))
-    fg = f // group
-    for o in range(f):
-        g = o // fg
-        for i in range(kh):
-            for j in range(kw):
-                patch = x[:, g * cg:(g + 1) * cg, i:i + stride * oh:stride,
-                          j:j + stride * ow:stride]
-                y[:, o] += np.einsum("nchw,c->nhw", patch, w[o, :, i, j])
-        if b is not None:
-            y[:, o] += b[o]
-    return y
 
 
 xc = integers((1, 8, 9, 9), -2, 2)

@@ -69,10 +69,27 @@ static cl::opt<std::string>
            cl::init("text"), cl::cat(category));
 static cl::opt<std::string> quantize(
     "quantize",
-    cl::desc("none (default) or dynamic: int8 weights and run-time "
+    cl::desc("none (default); dynamic: int8 weights and run-time "
              "quantized activations for MatMul/Gemm with constant weights "
-             "(needs avx512vnni)"),
+             "(needs avx512vnni); static: int8 MatMul/Gemm and Conv with "
+             "activation scales calibrated on --calibration-data (AMX int8 "
+             "or avx512vnni)"),
     cl::init("none"), cl::cat(category));
+static cl::opt<std::string> calibrationData(
+    "calibration-data",
+    cl::desc("--quantize=static: a folder of input_0.pb, ... (one sample) or "
+             "of test_data_set_<n> folders that hold them"),
+    cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<std::string> calibration(
+    "calibration",
+    cl::desc("--quantize=static: how activation ranges are chosen: minmax "
+             "(default), percentile or entropy"),
+    cl::init("minmax"), cl::cat(category));
+static cl::opt<double> calibrationPercentile(
+    "calibration-percentile",
+    cl::desc("--calibration=percentile: the quantile kept, in percent "
+             "(default 99.99)"),
+    cl::init(99.99), cl::cat(category));
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("fp32 (default) or bf16: MatMul/Gemm with constant weights in "
@@ -80,7 +97,7 @@ static cl::opt<std::string> precision(
     cl::init("fp32"), cl::cat(category));
 static cl::list<std::string> keepFp32(
     "keep-fp32", cl::CommaSeparated,
-    cl::desc("ONNX node names that --precision=bf16 and --quantize=dynamic "
+    cl::desc("ONNX node names that --precision=bf16 and --quantize "
              "leave in f32, e.g. --keep-fp32=/conv1/Conv,/fc/Gemm"),
     cl::value_desc("NODE,..."), cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
@@ -116,6 +133,9 @@ int main(int argc, char **argv) {
   options.timing = timing;
   options.reportDir = reportDir;
   options.quantize = quantize;
+  options.calibrationData = calibrationData;
+  options.calibrationMethod = calibration;
+  options.calibrationPercentile = calibrationPercentile;
   options.precision = precision;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   for (const std::string &spec : inputShapes) {

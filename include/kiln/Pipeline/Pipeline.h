@@ -44,8 +44,20 @@ struct CompileOptions {
   bool verifyEach = false; ///< run the verifier after every pass
   /// "" or "none": f32 as imported; "dynamic": MatMul/Gemm with constant
   /// weights get int8 weights and run-time quantized activations
-  /// (docs/quantization.md); needs a target with avx512vnni.
+  /// (docs/quantization.md); needs a target with avx512vnni. "static":
+  /// MatMul/Gemm and convolutions get int8 weights and activations with
+  /// scales calibrated on `calibrationData` (AMX int8 where the target has
+  /// it, else VNNI).
   std::string quantize;
+  /// --quantize=static: a folder of input_<i>.pb files, or of subfolders
+  /// (test_data_set_<n>) that hold them, one sample each.
+  std::string calibrationData;
+  /// --quantize=static: "minmax", "percentile" or "entropy".
+  std::string calibrationMethod = "minmax";
+  double calibrationPercentile = 99.99;
+  /// Internal (the calibration compile): return the input of every node
+  /// static int8 would convert as extra outputs (kiln.observe:<i>).
+  bool observeQuantInputs = false;
   /// "" or "fp32": as imported; "bf16": MatMul/Gemm with constant weights
   /// run on AMX tiles with bf16 weights and activations and f32 accumulation
   /// (docs/quantization.md); needs a target with amx-bf16.

@@ -17,6 +17,13 @@
 // [(B,) M, Kp/2, 2] x packed [(B,) P, Kp/2, 16, 2] -> f32 [(B,) M, P, 16]),
 // which --kiln-cpu-amx-matmul replaces with AMX tile loops, and the bias.
 //
+// kiln.static_quant_matmul and kiln.static_quant_conv2d: the input quantized
+// to uint8 with the calibrated scale and zero point (for a convolution
+// padded with the zero point and unfolded like bf16's), the integer product
+// marked `kiln.int8_matmul` on 16-column panels (the VNNI kernel, or AMX's
+// tdpbusd where the target has it), and the dequantization in the result's
+// shape.
+//
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
 #include "kiln/Conversion/Passes.h"
@@ -320,106 +327,255 @@ FailureOr<Value> lowerBf16BatchMatMul(OpBuilder &b, Bf16BatchMatMulOp op) {
   return y;
 }
 
-/// kiln.bf16_conv2d: the input rounded to bf16 once, padded, unfolded into
-/// rows of K = KH * KW * C values per output pixel (im2col: a copy through
-/// the window map), then the same product as a matmul. A 1x1 convolution with
-/// stride 1 and no padding needs no unfolding: its rows are the pixels.
-FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
-  Location loc = op.getLoc();
+/// The rows [M, Kp] of a convolution over `xq`, an NHWC input already in
+/// the product's element type: padded with `padValue`, unfolded into rows
+/// of K = KH * KW * C values per output pixel (im2col: a copy through the
+/// window map), K padded with zeros to kp. A 1x1 convolution with stride 1
+/// and no padding needs no unfolding: its rows are the pixels.
+Value unfoldedRows(OpBuilder &b, Location loc, Value xq, ArrayRef<int64_t> kernel,
+                   ArrayRef<int64_t> s, ArrayRef<int64_t> dl,
+                   ArrayRef<int64_t> pads, int64_t oh, int64_t ow, int64_t kp,
+                   double padValue) {
   MLIRContext *ctx = b.getContext();
-  RankedTensorType it = op.getInput().getType(), rt = op.getType();
-  ArrayRef<int64_t> pads = op.getPads(), kernel = op.getKernel(),
-                    s = op.getStrides(), dl = op.getDilations();
-  int64_t n = it.getDimSize(0), c = it.getDimSize(3), oh = rt.getDimSize(1),
-          ow = rt.getDimSize(2);
+  auto it = cast<RankedTensorType>(xq.getType());
+  Type elt = it.getElementType();
+  int64_t n = it.getDimSize(0), c = it.getDimSize(3);
   int64_t k = kernel[0] * kernel[1] * c, m = n * oh * ow;
-  int64_t kp = 2 * op.getWeights().getType().getDimSize(1);
-  Type bf16 = b.getBF16Type();
-  // Rounded as [N H W, C] when C is a multiple of 16, else as one flat run
-  // (an RGB input's C = 3 would otherwise give 3-lane vectors).
-  int64_t numel = it.getNumElements();
-  SmallVector<int64_t> flat = {numel / c, c};
-  if (c % 16 != 0)
-    flat = {numel};
-  Value xb = bf16Rows(b, loc, reshaped(b, loc, op.getInput(), flat),
-                      flat.back());
-  xb = reshaped(b, loc, xb, it.getShape());
   bool pointwise = kernel[0] == 1 && kernel[1] == 1 && s[0] == 1 &&
                    s[1] == 1 && llvm::all_of(pads, [](int64_t p) {
                      return p == 0;
                    });
-  Value rows;
   if (pointwise) {
-    rows = reshaped(b, loc, xb, {m, k});
+    Value rows = reshaped(b, loc, xq, {m, k});
     if (kp != k)
       rows = padded(b, loc, rows, {0, 0}, {0, kp - k}, 0.0);
-  } else {
-    Value xp = padded(b, loc, xb, {0, pads[0], pads[1], 0},
-                      {0, pads[2], pads[3], 0}, 0.0);
-    auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-    // cols[n, oh, ow, kh, j] with j = kw C + c. Without dilation along W,
-    // (kw, c) is one contiguous run of KW C values in the row of pixels:
-    // xp viewed as [N, Hp, Wp C] gives xp[n, oh s0 + kh d0, ow s1 C + j], so
-    // the unfolding copies runs of KW C (192 for 3x3 on 64 channels) rather
-    // than C. Only for C a multiple of 16: LLVM 22 aborts on some bf16
-    // vectors of odd lengths (9 lanes for a 3x3 stem on RGB). Otherwise
-    // (kw, c) stay two dimensions.
-    SmallVector<int64_t> colsShape = {n, oh, ow, kernel[0]};
-    AffineMap window;
-    Value src = xp;
-    if (dl[1] == 1 && c % 16 == 0) {
-      auto xt = cast<RankedTensorType>(xp.getType());
-      src = reshaped(b, loc, xp,
-                     {n, xt.getDimSize(1), xt.getDimSize(2) * c});
-      colsShape.push_back(kernel[1] * c);
-      window = AffineMap::get(
-          5, 0, {d(0), d(1) * s[0] + d(3) * dl[0], d(2) * (s[1] * c) + d(4)},
-          ctx);
-    } else {
-      colsShape.append({kernel[1], c});
-      window = AffineMap::get(6, 0,
-                              {d(0), d(1) * s[0] + d(3) * dl[0],
-                               d(2) * s[1] + d(4) * dl[1], d(5)},
-                              ctx);
-    }
-    // With K padded, the unfolding writes straight into the first K columns
-    // of the zero-filled [M, Kp] rows.
-    Value dest, init;
-    SmallVector<OpFoldResult> zeros(2, b.getIndexAttr(0)),
-        ones(2, b.getIndexAttr(1)),
-        sizes = {b.getIndexAttr(m), b.getIndexAttr(k)};
-    // [M, K] <-> [N, OH, OW | KH, ...] directly (not through 1-D), so that
-    // the view of the strided slice stays a view after bufferization.
-    SmallVector<ReassociationIndices> groups = {{0, 1, 2}, {3, 4}};
-    if (colsShape.size() == 6)
-      groups.back().push_back(5);
-    if (kp != k) {
-      dest = filledTensor(b, loc, {m, kp}, bf16, 0.0);
-      Value slice = tensor::ExtractSliceOp::create(b, loc, dest, zeros, sizes,
-                                                   ones);
-      init = tensor::ExpandShapeOp::create(
-          b, loc, RankedTensorType::get(colsShape, bf16), slice, groups);
-    } else {
-      init = tensor::EmptyOp::create(b, loc, colsShape, bf16);
-    }
-    SmallVector<AffineMap> maps = {
-        window, b.getMultiDimIdentityMap(colsShape.size())};
-    SmallVector<utils::IteratorType> loops(colsShape.size(),
-                                           utils::IteratorType::parallel);
-    Value cols =
-        linalg::GenericOp::create(
-            b, loc, init.getType(), ValueRange{src}, ValueRange{init}, maps,
-            loops,
-            [](OpBuilder &nb, Location nl, ValueRange a) {
-              linalg::YieldOp::create(nb, nl, a[0]);
-            })
-            .getResult(0);
-    rows = tensor::CollapseShapeOp::create(b, loc, cols, groups);
-    if (dest)
-      rows = tensor::InsertSliceOp::create(b, loc, rows, dest, zeros, sizes,
-                                           ones);
+    return rows;
   }
+  Value xp = padded(b, loc, xq, {0, pads[0], pads[1], 0},
+                    {0, pads[2], pads[3], 0}, padValue);
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  // cols[n, oh, ow, kh, j] with j = kw C + c. Without dilation along W,
+  // (kw, c) is one contiguous run of KW C values in the row of pixels:
+  // xp viewed as [N, Hp, Wp C] gives xp[n, oh s0 + kh d0, ow s1 C + j], so
+  // the unfolding copies runs of KW C (192 for 3x3 on 64 channels) rather
+  // than C. Only for C a multiple of 16: LLVM 22 aborts on some bf16
+  // vectors of odd lengths (9 lanes for a 3x3 stem on RGB). Otherwise
+  // (kw, c) stay two dimensions.
+  SmallVector<int64_t> colsShape = {n, oh, ow, kernel[0]};
+  AffineMap window;
+  Value src = xp;
+  if (dl[1] == 1 && c % 16 == 0) {
+    auto xt = cast<RankedTensorType>(xp.getType());
+    src = reshaped(b, loc, xp, {n, xt.getDimSize(1), xt.getDimSize(2) * c});
+    colsShape.push_back(kernel[1] * c);
+    window = AffineMap::get(
+        5, 0, {d(0), d(1) * s[0] + d(3) * dl[0], d(2) * (s[1] * c) + d(4)},
+        ctx);
+  } else {
+    colsShape.append({kernel[1], c});
+    window = AffineMap::get(6, 0,
+                            {d(0), d(1) * s[0] + d(3) * dl[0],
+                             d(2) * s[1] + d(4) * dl[1], d(5)},
+                            ctx);
+  }
+  // With K padded, the unfolding writes straight into the first K columns
+  // of the zero-filled [M, Kp] rows.
+  Value dest, init;
+  SmallVector<OpFoldResult> zeros(2, b.getIndexAttr(0)),
+      ones(2, b.getIndexAttr(1)),
+      sizes = {b.getIndexAttr(m), b.getIndexAttr(k)};
+  // [M, K] <-> [N, OH, OW | KH, ...] directly (not through 1-D), so that
+  // the view of the strided slice stays a view after bufferization.
+  SmallVector<ReassociationIndices> groups = {{0, 1, 2}, {3, 4}};
+  if (colsShape.size() == 6)
+    groups.back().push_back(5);
+  if (kp != k) {
+    dest = filledTensor(b, loc, {m, kp}, elt, 0.0);
+    Value slice =
+        tensor::ExtractSliceOp::create(b, loc, dest, zeros, sizes, ones);
+    init = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(colsShape, elt), slice, groups);
+  } else {
+    init = tensor::EmptyOp::create(b, loc, colsShape, elt);
+  }
+  SmallVector<AffineMap> maps = {window,
+                                 b.getMultiDimIdentityMap(colsShape.size())};
+  SmallVector<utils::IteratorType> loops(colsShape.size(),
+                                         utils::IteratorType::parallel);
+  Value cols =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), ValueRange{src}, ValueRange{init}, maps,
+          loops,
+          [](OpBuilder &nb, Location nl, ValueRange a) {
+            linalg::YieldOp::create(nb, nl, a[0]);
+          })
+          .getResult(0);
+  Value rows = tensor::CollapseShapeOp::create(b, loc, cols, groups);
+  if (dest)
+    rows = tensor::InsertSliceOp::create(b, loc, rows, dest, zeros, sizes,
+                                         ones);
+  return rows;
+}
+
+/// An NHWC input seen as rows for an elementwise conversion: [N H W, C]
+/// when C is a multiple of 16, else one flat run (an RGB input's C = 3
+/// would otherwise give 3-lane vectors).
+SmallVector<int64_t> conversionShape(RankedTensorType it) {
+  int64_t c = it.getShape().back(), numel = it.getNumElements();
+  if (c % 16 != 0)
+    return {numel};
+  return {numel / c, c};
+}
+
+/// kiln.bf16_conv2d: the input rounded to bf16 once, padded and unfolded,
+/// then the same product as a matmul.
+FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType it = op.getInput().getType(), rt = op.getType();
+  int64_t kp = 2 * op.getWeights().getType().getDimSize(1);
+  SmallVector<int64_t> flat = conversionShape(it);
+  Value xb = bf16Rows(b, loc, reshaped(b, loc, op.getInput(), flat),
+                      flat.back());
+  xb = reshaped(b, loc, xb, it.getShape());
+  Value rows = unfoldedRows(b, loc, xb, op.getKernel(), op.getStrides(),
+                            op.getDilations(), op.getPads(), rt.getDimSize(1),
+                            rt.getDimSize(2), kp, 0.0);
   return bf16Product(b, loc, rows, op.getWeights(), op.getBias(),
+                     rt.getShape());
+}
+
+/// `x` f32 quantized with a fixed scale and zero point to uint8 (stored as
+/// i8): clamp(round_half_even(x / scale) + zp, 0, 255).
+Value quantizedU8(OpBuilder &b, Location loc, Value x, float scale,
+                  int64_t zeroPoint) {
+  auto t = cast<RankedTensorType>(x.getType());
+  double inv = 1.0 / double(scale), zp = double(zeroPoint);
+  return mappedGeneric(
+      b, loc, t.getShape(), b.getI8Type(), ValueRange{x},
+      {b.getMultiDimIdentityMap(t.getRank())},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value v = math::RoundEvenOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, a[0], f32Const(nb, nl, inv)));
+        v = clampF(nb, nl, arith::AddFOp::create(nb, nl, v, f32Const(nb, nl, zp)),
+                   0.0, 255.0);
+        Value vi = arith::FPToSIOp::create(nb, nl, nb.getI32Type(), v);
+        return arith::TruncIOp::create(nb, nl, nb.getI8Type(), vi);
+      });
+}
+
+/// uint8 rows [M, Kp] times packed int8 weights [P, Kp / 4, 64]: the
+/// integer product (a generic marked kiln.int8_matmul, which the VNNI or,
+/// re-marked, the AMX kernel replaces), then in `shape` (M rows of N =
+/// shape.back() columns) the dequantization
+/// (acc - zp * sums[n]) * (scale * wscale[n]) + bias[n]. The epilogue is
+/// in the result's shape so that the elementwise ops after it fuse with it.
+Value int8Product(OpBuilder &b, Location loc, Value rows, Value weights,
+                  Value wscales, Value wsums, Value bias, float scale,
+                  int64_t zeroPoint, ArrayRef<int64_t> shape) {
+  MLIRContext *ctx = b.getContext();
+  int64_t n = shape.back();
+  auto wt = cast<RankedTensorType>(weights.getType());
+  int64_t m = cast<RankedTensorType>(rows.getType()).getDimSize(0);
+  int64_t panels = wt.getDimSize(0), k4 = wt.getDimSize(1);
+  Type i8 = b.getI8Type();
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  auto par = utils::IteratorType::parallel,
+       red = utils::IteratorType::reduction;
+  // acc[m, p, r] = sum over (k4, j) of rows[m, k4, j] * w[p, k4, r, j].
+  Value acc = filledTensor(b, loc, {m, panels, 16}, b.getI32Type(), 0.0);
+  Value rows3 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({m, k4, 4}, i8), rows,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  Value w4 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({panels, k4, 16, 4}, i8), weights,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
+      AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
+      AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
+  auto product = linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{rows3, w4}, acc, maps,
+      {par, par, par, red, red},
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        Type i32t = nb.getI32Type();
+        Value av = arith::ExtUIOp::create(nb, nl, i32t, a[0]);
+        Value wv = arith::ExtSIOp::create(nb, nl, i32t, a[1]);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::AddIOp::create(
+                nb, nl, a[2], arith::MulIOp::create(nb, nl, av, wv))});
+      });
+  product->setAttr(kInt8MatmulAttr, UnitAttr::get(ctx));
+  Value y = reshaped(b, loc, product.getResult(0), {m, panels * 16});
+  // Columns past N (the last panel padded with zero weights) are dropped.
+  if (panels * 16 != n)
+    y = tensor::ExtractSliceOp::create(
+        b, loc, y, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(m), b.getIndexAttr(n)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  y = reshaped(b, loc, y, shape);
+  unsigned rank = shape.size();
+  AffineMap col = AffineMap::get(rank, 0, {d(rank - 1)}, ctx);
+  SmallVector<Value> inputs = {y, wscales, wsums};
+  if (bias)
+    inputs.push_back(bias);
+  SmallVector<AffineMap> inMaps(inputs.size(), col);
+  inMaps[0] = b.getMultiDimIdentityMap(rank);
+  return mappedGeneric(
+      b, loc, shape, b.getF32Type(), inputs, inMaps,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        // acc - zp * sum is exact in i32; only the result is rounded.
+        Value zp = arith::ConstantOp::create(
+            nb, nl, nb.getI32IntegerAttr(int32_t(zeroPoint)));
+        Value corrected = arith::SubIOp::create(
+            nb, nl, a[0], arith::MulIOp::create(nb, nl, zp, a[2]));
+        Value f = arith::SIToFPOp::create(nb, nl, nb.getF32Type(), corrected);
+        Value v = arith::MulFOp::create(
+            nb, nl, f,
+            arith::MulFOp::create(nb, nl, a[1], f32Const(nb, nl, scale)));
+        if (a.size() > 3)
+          v = arith::AddFOp::create(nb, nl, v, a[3]);
+        return v;
+      });
+}
+
+/// The zero point as the i8 value whose bits hold it (128 -> -128).
+double zeroPointBits(int64_t zp) { return double(zp > 127 ? zp - 256 : zp); }
+
+/// kiln.static_quant_matmul: rows quantized with the calibrated scale
+/// (K padded with the zero point, which meets zero weights), the product.
+FailureOr<Value> lowerStaticQuantMatMul(OpBuilder &b, StaticQuantMatMulOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType it = op.getInput().getType(), rt = op.getType();
+  int64_t k = it.getShape().back(), rows = it.getNumElements() / k;
+  int64_t kp = 4 * op.getWeights().getType().getDimSize(1);
+  float scale = op.getInputScale().convertToFloat();
+  int64_t zp = op.getInputZeroPoint();
+  Value q = quantizedU8(b, loc, reshaped(b, loc, op.getInput(), {rows, k}),
+                        scale, zp);
+  if (kp != k)
+    q = padded(b, loc, q, {0, 0}, {0, kp - k}, 0.0);
+  return int8Product(b, loc, q, op.getWeights(), op.getWeightScales(),
+                     op.getWeightSums(), op.getBias(), scale, zp,
+                     rt.getShape());
+}
+
+/// kiln.static_quant_conv2d: the input quantized once, padded with the zero
+/// point (an exact 0), unfolded, then the product.
+FailureOr<Value> lowerStaticQuantConv2D(OpBuilder &b, StaticQuantConv2DOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType it = op.getInput().getType(), rt = op.getType();
+  int64_t kp = 4 * op.getWeights().getType().getDimSize(1);
+  float scale = op.getInputScale().convertToFloat();
+  int64_t zp = op.getInputZeroPoint();
+  Value q = quantizedU8(
+      b, loc, reshaped(b, loc, op.getInput(), conversionShape(it)), scale, zp);
+  q = reshaped(b, loc, q, it.getShape());
+  Value rows = unfoldedRows(b, loc, q, op.getKernel(), op.getStrides(),
+                            op.getDilations(), op.getPads(), rt.getDimSize(1),
+                            rt.getDimSize(2), kp, zeroPointBits(zp));
+  return int8Product(b, loc, rows, op.getWeights(), op.getWeightScales(),
+                     op.getWeightSums(), op.getBias(), scale, zp,
                      rt.getShape());
 }
 } // namespace
@@ -433,5 +589,9 @@ FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
     return lowerBf16Conv2D(b, c);
   if (auto m = dyn_cast<Bf16BatchMatMulOp>(op))
     return lowerBf16BatchMatMul(b, m);
+  if (auto m = dyn_cast<StaticQuantMatMulOp>(op))
+    return lowerStaticQuantMatMul(b, m);
+  if (auto c = dyn_cast<StaticQuantConv2DOp>(op))
+    return lowerStaticQuantConv2D(b, c);
   return Value();
 }

@@ -1,6 +1,8 @@
 //===- QuantOps.cpp - verifiers of the reduced-precision matmuls -*- C++ -*-===//
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -72,22 +74,95 @@ LogicalResult Bf16MatMulOp::verify() {
                            in.getShape().back(), out.getShape().back());
 }
 
-LogicalResult Bf16Conv2DOp::verify() {
+/// Checks the operands of a static int8 product for K rows and N columns:
+/// packed weights [ceil(N / 16), Kp / 4, 64] (Kp = K rounded up to 64),
+/// scales, sums and bias [N], a zero point in [0, 255], a positive scale.
+static LogicalResult verifyStaticQuant(Operation *op, RankedTensorType w,
+                                       ValueRange vectors, float scale,
+                                       int64_t zeroPoint, int64_t k,
+                                       int64_t n) {
+  int64_t kp = (k + 63) / 64 * 64, panels = (n + 15) / 16;
+  if (w.getRank() != 3 || !w.hasStaticShape() || w.getDimSize(0) != panels ||
+      w.getDimSize(1) != kp / 4 || w.getDimSize(2) != 64)
+    return op->emitOpError() << "expects packed weights [" << panels << ", "
+                             << kp / 4 << ", 64] for K = " << k << " and N = "
+                             << n << ", got " << w;
+  for (Value v : vectors) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 1 || t.getDimSize(0) != n)
+      return op->emitOpError()
+             << "expects weight scales, sums and bias of shape [" << n
+             << "], got " << t;
+  }
+  if (!(scale > 0) || !std::isfinite(scale) || zeroPoint < 0 ||
+      zeroPoint > 255)
+    return op->emitOpError() << "expects a positive input scale and a zero "
+                                "point in [0, 255], got "
+                             << scale << " and " << zeroPoint;
+  return success();
+}
+
+LogicalResult StaticQuantMatMulOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
-  ArrayRef<int64_t> kernel = getKernel(), s = getStrides(), d = getDilations(),
-                    pads = getPads();
+  if (in.getRank() < 2 || !in.hasStaticShape() ||
+      out.getRank() != in.getRank() ||
+      out.getShape().drop_back() != in.getShape().drop_back())
+    return emitOpError() << "expects a static [..., M, K] input and a result "
+                            "with its leading dimensions, got "
+                         << in << " -> " << out;
+  SmallVector<Value> vectors = {getWeightScales(), getWeightSums()};
+  if (getBias())
+    vectors.push_back(getBias());
+  return verifyStaticQuant(*this, getWeights().getType(), vectors,
+                           getInputScale().convertToFloat(),
+                           getInputZeroPoint(), in.getShape().back(),
+                           out.getShape().back());
+}
+
+/// The NHWC input, result, kernel, strides, dilations and pads of a
+/// reduced-precision convolution agree.
+static LogicalResult verifyConvShapes(Operation *op, RankedTensorType in,
+                                      RankedTensorType out,
+                                      ArrayRef<int64_t> kernel,
+                                      ArrayRef<int64_t> s, ArrayRef<int64_t> d,
+                                      ArrayRef<int64_t> pads) {
   if (in.getRank() != 4 || !in.hasStaticShape() || out.getRank() != 4 ||
       kernel.size() != 2 || s.size() != 2 || d.size() != 2 || pads.size() != 4)
-    return emitOpError() << "expects an NHWC input and result and 2-D "
-                            "kernel, strides, dilations and 4 pads";
+    return op->emitOpError() << "expects an NHWC input and result and 2-D "
+                                "kernel, strides, dilations and 4 pads";
   int64_t oh = (in.getDimSize(1) + pads[0] + pads[2] - d[0] * (kernel[0] - 1) -
                 1) / s[0] + 1;
   int64_t ow = (in.getDimSize(2) + pads[1] + pads[3] - d[1] * (kernel[1] - 1) -
                 1) / s[1] + 1;
   if (out.getDimSize(0) != in.getDimSize(0) || out.getDimSize(1) != oh ||
       out.getDimSize(2) != ow)
-    return emitOpError() << "expects result [" << in.getDimSize(0) << ", " << oh
-                         << ", " << ow << ", F], got " << out;
+    return op->emitOpError() << "expects result [" << in.getDimSize(0) << ", "
+                             << oh << ", " << ow << ", F], got " << out;
+  return success();
+}
+
+LogicalResult StaticQuantConv2DOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  ArrayRef<int64_t> kernel = getKernel();
+  if (failed(verifyConvShapes(*this, in, out, kernel, getStrides(),
+                              getDilations(), getPads())))
+    return failure();
+  SmallVector<Value> vectors = {getWeightScales(), getWeightSums()};
+  if (getBias())
+    vectors.push_back(getBias());
+  return verifyStaticQuant(*this, getWeights().getType(), vectors,
+                           getInputScale().convertToFloat(),
+                           getInputZeroPoint(),
+                           kernel[0] * kernel[1] * in.getDimSize(3),
+                           out.getDimSize(3));
+}
+
+LogicalResult Bf16Conv2DOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  ArrayRef<int64_t> kernel = getKernel();
+  if (failed(verifyConvShapes(*this, in, out, kernel, getStrides(),
+                              getDilations(), getPads())))
+    return failure();
   return verifyBf16Weights(*this, getWeights().getType(), getBias(),
                            kernel[0] * kernel[1] * in.getDimSize(3),
                            out.getDimSize(3));

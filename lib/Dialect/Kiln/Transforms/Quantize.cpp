@@ -1,4 +1,4 @@
-//===- QuantizeDynamic.cpp - int8 and bf16 MatMul/Gemm ----------*- C++ -*-===//
+//===- Quantize.cpp - int8 and bf16 matmuls and convolutions ----*- C++ -*-===//
 //
 // --quantize=dynamic: matrix products with constant weights read int8 weights
 // quantized here (per output column, symmetric) and quantize their
@@ -11,8 +11,16 @@
 // in pairs of k for AMX tiles (kiln.bf16_matmul). Both passes share which
 // matmuls qualify and the remark that says which do not.
 //
+// --quantize=static: --kiln-observe-quant-inputs returns the input of every
+// MatMul/Gemm with constant weights and every NHWC group-1 convolution, the
+// compiler runs that model on the calibration data, and
+// --kiln-quantize-static replaces the same nodes with int8 ops whose input
+// scale and zero point come from the observed ranges
+// (kiln.static_quant_matmul / kiln.static_quant_conv2d).
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Import/Onnx/OnnxImporter.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -28,6 +36,8 @@
 namespace mlir::kiln {
 #define GEN_PASS_DEF_QUANTIZEDYNAMICPASS
 #define GEN_PASS_DEF_BF16MATMULPASS
+#define GEN_PASS_DEF_OBSERVEQUANTINPUTSPASS
+#define GEN_PASS_DEF_QUANTIZESTATICPASS
 #include "kiln/Dialect/Kiln/Transforms/Passes.h.inc"
 } // namespace mlir::kiln
 
@@ -70,16 +80,15 @@ struct QuantizedWeights {
   DenseElementsAttr scales, sums;
 };
 
-/// Quantizes W [K, N] (stored [N, K] when `transposed`) per column to
-/// symmetric int8 and packs it as kiln.dynamic_quant_matmul wants; `alpha`
-/// scales the result.
-QuantizedWeights quantizeWeights(MLIRContext *ctx, ArrayRef<float> w, int64_t k,
-                                 int64_t n, bool transposed, float alpha) {
-  auto at = [&](int64_t kk, int64_t nn) {
-    return transposed ? w[nn * k + kk] : w[kk * n + nn];
-  };
-  int64_t r = panelWidth(n), k4 = (k + 3) / 4;
-  size_t bytes = size_t(n) * k4 * 4;
+/// Per output column symmetric int8 for K x N weights `at(k, n)`, packed in
+/// panels of `r` columns with 4 consecutive k of a column in one 32-bit
+/// lane: [ceil(N / r), Kp / 4, 4 r], Kp = K rounded up to `kAlign`, zeros
+/// past K and N. `alpha` scales the result (it goes into the scales).
+QuantizedWeights quantizeInt8(MLIRContext *ctx, int64_t k, int64_t n,
+                              int64_t r, int64_t kAlign, float alpha,
+                              llvm::function_ref<float(int64_t, int64_t)> at) {
+  int64_t k4 = (k + kAlign - 1) / kAlign * kAlign / 4, panels = (n + r - 1) / r;
+  size_t bytes = size_t(panels) * r * k4 * 4;
   AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
       bytes, alignof(int64_t), /*dataIsMutable=*/true);
   MutableArrayRef<char> out = blob.getMutableData();
@@ -103,7 +112,7 @@ QuantizedWeights quantizeWeights(MLIRContext *ctx, ArrayRef<float> w, int64_t k,
     }
   }
   auto i8 = IntegerType::get(ctx, 8);
-  auto packedType = RankedTensorType::get({n / r, k4, 4 * r}, i8);
+  auto packedType = RankedTensorType::get({panels, k4, 4 * r}, i8);
   QuantizedWeights q;
   q.packed =
       DenseResourceElementsAttr::get(packedType, "int8_weights", std::move(blob));
@@ -112,6 +121,16 @@ QuantizedWeights quantizeWeights(MLIRContext *ctx, ArrayRef<float> w, int64_t k,
   q.sums = DenseElementsAttr::get(
       RankedTensorType::get({n}, IntegerType::get(ctx, 32)), ArrayRef(sums));
   return q;
+}
+
+/// Quantizes W [K, N] (stored [N, K] when `transposed`) as
+/// kiln.dynamic_quant_matmul wants: panels of panelWidth(N), K padded to 4.
+QuantizedWeights quantizeWeights(MLIRContext *ctx, ArrayRef<float> w, int64_t k,
+                                 int64_t n, bool transposed, float alpha) {
+  return quantizeInt8(ctx, k, n, panelWidth(n), 4, alpha,
+                      [&](int64_t kk, int64_t nn) {
+                        return transposed ? w[nn * k + kk] : w[kk * n + nn];
+                      });
 }
 
 /// A constant that broadcasts to one value per column ([N], [1, N], a scalar
@@ -269,6 +288,28 @@ Value biasConstant(OpBuilder &b, Location loc, const Candidate &c) {
                             DenseElementsAttr::get(bt, ArrayRef<float>(*c.bias)));
 }
 
+/// Replaces candidate `c` with what `build` makes (inserted before the
+/// replaced op) and drops the f32 constants nothing else reads.
+void replaceCandidate(
+    OpBuilder &b, const Candidate &c,
+    llvm::function_ref<Value(OpBuilder &, const Candidate &)> build) {
+  b.setInsertionPoint(c.replaced);
+  Value result = build(b, c);
+  c.replaced->getResult(0).replaceAllUsesWith(result);
+  // The f32 weights and bias go too, unless something else reads them.
+  llvm::SetVector<Operation *> constants;
+  for (Operation *o : {c.op, c.replaced})
+    for (Value v : o->getOperands())
+      if (auto cst = v.getDefiningOp<ConstantOp>())
+        constants.insert(cst);
+  c.replaced->erase();
+  if (c.replaced != c.op)
+    c.op->erase();
+  for (Operation *cst : constants)
+    if (cst->use_empty())
+      cst->erase();
+}
+
 /// "<label>: 3 of 4 <kind> nodes <verb>; 1 kept in f32 (reason): 'a', ...".
 std::string summary(StringRef label, int64_t converted, size_t total,
                     StringRef kind, StringRef verb, const Skipped &skipped) {
@@ -317,21 +358,7 @@ void rewriteMatmuls(
         skipped.add(op, why);
       continue;
     }
-    b.setInsertionPoint(c->replaced);
-    Value result = build(b, *c);
-    c->replaced->getResult(0).replaceAllUsesWith(result);
-    // The f32 weights and bias go too, unless something else reads them.
-    llvm::SetVector<Operation *> constants;
-    for (Operation *o : {c->op, c->replaced})
-      for (Value v : o->getOperands())
-        if (auto cst = v.getDefiningOp<ConstantOp>())
-          constants.insert(cst);
-    c->replaced->erase();
-    if (c->replaced != c->op)
-      c->op->erase();
-    for (Operation *cst : constants)
-      if (cst->use_empty())
-        cst->erase();
+    replaceCandidate(b, *c, build);
     ++converted;
   }
   std::string note =
@@ -562,6 +589,178 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
     }
     func.emitRemark() << summary("bf16", converted, convs.size(), "Conv",
                                  "in bf16", skipped);
+  }
+};
+
+/// The nodes static int8 converts and calibration observes, in walk order:
+/// MatMul/Gemm with constant f32 weights (`analyze`) and NHWC group-1
+/// convolutions with a constant filter. Both passes see the same IR (the
+/// same graph pipeline before them), so the i-th node is the same node.
+/// Every MatMul/Gemm/Conv comes back, with `why` empty for candidates.
+SmallVector<std::pair<Operation *, std::string>>
+staticNodes(func::FuncOp func) {
+  SmallVector<std::pair<Operation *, std::string>> nodes;
+  func.walk([&](Operation *op) {
+    std::string why;
+    if (isa<MatMulOp, GemmOp>(op)) {
+      if (failed(analyze(op, why, /*wholePanels=*/false)) && why.empty())
+        why = "not a [..., M, K] x [K, N] product";
+    } else if (auto conv = dyn_cast<Conv2DOp>(op)) {
+      why = bf16ConvBlocker(conv);
+    } else {
+      return;
+    }
+    nodes.push_back({op, why});
+  });
+  return nodes;
+}
+
+struct ObserveQuantInputsPass
+    : mlir::kiln::impl::ObserveQuantInputsPassBase<ObserveQuantInputsPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](func::FuncOp func) {
+      if (func.isExternal())
+        return;
+      auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+      SmallVector<Value> results(ret.getOperands());
+      unsigned first = results.size();
+      int64_t index = 0;
+      for (auto &[op, why] : staticNodes(func))
+        if (why.empty()) {
+          (void)op;
+          results.push_back(op->getOperand(0));
+          ++index;
+        }
+      if (index == 0)
+        return;
+      ret->setOperands(results);
+      func.setType(FunctionType::get(func.getContext(),
+                                     func.getArgumentTypes(),
+                                     ValueRange(results).getTypes()));
+      for (int64_t i = 0; i < index; ++i)
+        func.setResultAttr(first + i, kValueNameAttr,
+                           StringAttr::get(func.getContext(),
+                                           kObservePrefix + std::to_string(i)));
+    });
+  }
+};
+
+/// Scale and zero point mapping [min(lo, 0), max(hi, 0)] onto [0, 255].
+std::pair<float, int64_t> uint8Params(float lo, float hi) {
+  double l = std::min<double>(lo, 0.0), h = std::max<double>(hi, 0.0);
+  double scale = (h - l) / 255.0;
+  if (!(scale > 0) || !std::isfinite(scale))
+    return {1.0f, 0};
+  double zp = std::clamp(std::nearbyint(-l / scale), 0.0, 255.0);
+  return {static_cast<float>(scale), static_cast<int64_t>(zp)};
+}
+
+struct QuantizeStaticPass
+    : mlir::kiln::impl::QuantizeStaticPassBase<QuantizeStaticPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<float, float>> ranges;
+    if (auto list = module->getAttrOfType<ArrayAttr>(kActivationRangesAttr))
+      for (Attribute a : list) {
+        auto r = dyn_cast<DenseF32ArrayAttr>(a);
+        if (!r || r.size() != 2) {
+          module.emitError() << kActivationRangesAttr
+                             << " must hold array<f32: lo, hi> entries";
+          return signalPassFailure();
+        }
+        ranges.push_back({r[0], r[1]});
+      }
+    KeepFp32 keep(module);
+    // Batch variants share one converted copy of each weight.
+    std::map<const void *, QuantizedWeights> cache;
+    module.walk([&](func::FuncOp func) {
+      SmallVector<std::pair<Operation *, std::string>> nodes =
+          staticNodes(func);
+      if (nodes.empty())
+        return;
+      Skipped skipped;
+      int64_t converted = 0, index = 0;
+      OpBuilder b(func.getContext());
+      for (auto &[op, why] : nodes) {
+        if (!why.empty()) {
+          skipped.add(op, why);
+          continue;
+        }
+        int64_t i = index++;
+        if (keep.keeps(op, skipped))
+          continue;
+        if (i >= int64_t(ranges.size())) {
+          skipped.add(op, "no calibrated range");
+          continue;
+        }
+        auto [scale, zp] = uint8Params(ranges[i].first, ranges[i].second);
+        if (auto conv = dyn_cast<Conv2DOp>(op)) {
+          if (convertConv(b, conv, scale, zp, cache))
+            ++converted;
+          else
+            skipped.add(op, "filter bytes not readable at compile time");
+          continue;
+        }
+        std::string unused;
+        FailureOr<Candidate> c = analyze(op, unused, /*wholePanels=*/false);
+        replaceCandidate(b, *c, [&](OpBuilder &b, const Candidate &c) -> Value {
+          ConstantOp weights = c.weights;
+          QuantizedWeights &q = cache[weights.getValue().getAsOpaquePointer()];
+          if (!q.packed)
+            q = quantizeInt8(func.getContext(), c.k, c.n, 16, 64, c.alpha,
+                             [&](int64_t kk, int64_t nn) {
+                               return c.transB ? c.w[nn * c.k + kk]
+                                               : c.w[kk * c.n + nn];
+                             });
+          Location loc = c.op->getLoc();
+          return StaticQuantMatMulOp::create(
+              b, loc, c.replaced->getResult(0).getType(), c.op->getOperand(0),
+              constant(b, loc, q.packed), constant(b, loc, q.scales),
+              constant(b, loc, q.sums), biasConstant(b, loc, c),
+              b.getF32FloatAttr(scale), b.getI64IntegerAttr(zp));
+        });
+        ++converted;
+      }
+      func.emitRemark() << summary("static int8", converted, nodes.size(),
+                                   "MatMul/Gemm/Conv", "quantized", skipped);
+    });
+    keep.reportUnused(module, "MatMul/Gemm/Conv");
+  }
+
+  static Value constant(OpBuilder &b, Location loc, ElementsAttr value) {
+    return ConstantOp::create(b, loc, value.getType(), value);
+  }
+
+  /// Replaces `conv` with kiln.static_quant_conv2d; false if its filter
+  /// bytes are not at hand.
+  bool convertConv(OpBuilder &b, Conv2DOp conv, float scale, int64_t zp,
+                   std::map<const void *, QuantizedWeights> &cache) {
+    auto filter = conv.getFilter().getDefiningOp<ConstantOp>();
+    auto ft = cast<RankedTensorType>(conv.getFilter().getType());
+    int64_t kh = ft.getDimSize(0), kw = ft.getDimSize(1),
+            ch = ft.getDimSize(2), f = ft.getDimSize(3);
+    QuantizedWeights &q = cache[filter.getValue().getAsOpaquePointer()];
+    if (!q.packed) {
+      std::optional<std::vector<float>> w = readFloats(conv.getFilter());
+      if (!w)
+        return false;
+      // HWCF is already [K, F] with k = (kh, kw, c) row-major.
+      q = quantizeInt8(conv.getContext(), kh * kw * ch, f, 16, 64, 1.0f,
+                       [&](int64_t kk, int64_t nn) { return (*w)[kk * f + nn]; });
+    }
+    b.setInsertionPoint(conv);
+    Location loc = conv.getLoc();
+    Value y = StaticQuantConv2DOp::create(
+        b, loc, conv.getType(), conv.getInput(), constant(b, loc, q.packed),
+        constant(b, loc, q.scales), constant(b, loc, q.sums), conv.getBias(),
+        b.getF32FloatAttr(scale), b.getI64IntegerAttr(zp),
+        b.getDenseI64ArrayAttr({kh, kw}), conv.getStridesAttr(),
+        conv.getDilationsAttr(), conv.getPadsAttr());
+    conv.getResult().replaceAllUsesWith(y);
+    conv.erase();
+    if (filter->use_empty())
+      filter->erase();
+    return true;
   }
 };
 } // namespace

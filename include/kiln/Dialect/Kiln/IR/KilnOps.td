@@ -884,7 +884,7 @@ def Kiln_UniqueOp : Kiln_Op<"unique", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Dynamic int8 quantization (--quantize=dynamic, Transforms/QuantizeDynamic.cpp)
+// Dynamic int8 quantization (--quantize=dynamic, Transforms/Quantize.cpp)
 //===----------------------------------------------------------------------===//
 
 def Kiln_Bf16BatchMatMulOp : Kiln_Op<"bf16_batch_matmul", [Pure]> {
@@ -986,6 +986,71 @@ def Kiln_Bf16MatMulOp : Kiln_Op<"bf16_matmul", [Pure]> {
                    Optional<RankedTensorOf<[F32]>>:$bias);
   let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat = "$input `,` $weights (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_StaticQuantMatMulOp : Kiln_Op<"static_quant_matmul", [Pure]> {
+  let summary = "f32 x int8 weights, the activations quantized with a calibrated scale";
+  let description = [{
+    `input [..., M, K]` (f32) times a weight matrix `W [K, N]` quantized at
+    compile time per output column to symmetric int8 (`W[k, n] ~
+    weight_scales[n] * q[k, n]`, `q` in [-127, 127]). The input is quantized
+    at run time with the fixed `input_scale` and `input_zero_point` that
+    calibration chose (`u = clamp(round(x / input_scale) + zero_point, 0,
+    255)`, uint8); products accumulate in i32 and the result is
+    `input_scale * weight_scales[n] * (acc - zero_point * weight_sums[n]) +
+    bias[n]` with `weight_sums[n] = sum_k q[k, n]`.
+
+    `weights` holds `q` packed in panels of 16 columns, 4 consecutive k of a
+    column in one 32-bit lane: `[ceil(N / 16), Kp / 4, 64]` with `Kp` = K
+    rounded up to a multiple of 64 and `q[k, n]` at `[n / 16, k / 4, 4 *
+    (n % 16) + k % 4]` (zero past K and N). Each `[16, 64]` block of a panel
+    is one AMX B tile; the same layout is a VNNI panel of R = 16.
+
+    ```mlir
+    %y = kiln.static_quant_matmul %x, %w, %s, %sums, %b {input_scale = 0.02 : f32, input_zero_point = 128 : i64}
+       : (tensor<128x256xf32>, tensor<48x64x64xi8>, tensor<768xf32>, tensor<768xi32>, tensor<768xf32>) -> tensor<128x768xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input,
+                   RankedTensorOf<[I8]>:$weights,
+                   RankedTensorOf<[F32]>:$weight_scales,
+                   RankedTensorOf<[I32]>:$weight_sums,
+                   Optional<RankedTensorOf<[F32]>>:$bias,
+                   F32Attr:$input_scale, I64Attr:$input_zero_point);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$input `,` $weights `,` $weight_scales `,` $weight_sums (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_StaticQuantConv2DOp : Kiln_Op<"static_quant_conv2d", [Pure]> {
+  let summary = "NHWC convolution with int8 weights and calibrated int8 activations";
+  let description = [{
+    A `kiln.conv2d` (NHWC, group 1) whose filter `[KH, KW, C, F]` was
+    quantized per output channel to symmetric int8 at compile time and
+    packed like kiln.static_quant_matmul's weights for `K = KH * KW * C` in
+    (kh, kw, c) order. The input is quantized with the calibrated
+    `input_scale` and `input_zero_point` (padding reads the zero point, i.e.
+    an exact 0); the rest is as for kiln.static_quant_matmul. `kernel` is
+    `[KH, KW]`; strides, dilations and pads (`[top, left, bottom, right]`)
+    are as for kiln.conv2d.
+
+    ```mlir
+    %y = kiln.static_quant_conv2d %x, %w, %s, %sums, %b {input_scale = 0.02 : f32, input_zero_point = 0 : i64,
+             kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
+       : (tensor<1x56x56x64xf32>, tensor<4x144x64xi8>, tensor<64xf32>, tensor<64xi32>, tensor<64xf32>) -> tensor<1x56x56x64xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input,
+                   RankedTensorOf<[I8]>:$weights,
+                   RankedTensorOf<[F32]>:$weight_scales,
+                   RankedTensorOf<[I32]>:$weight_sums,
+                   Optional<RankedTensorOf<[F32]>>:$bias,
+                   F32Attr:$input_scale, I64Attr:$input_zero_point,
+                   DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$input `,` $weights `,` $weight_scales `,` $weight_sums (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

@@ -17,6 +17,12 @@ namespace mlir::kiln {
 /// --kiln-quantize-dynamic and --kiln-bf16-matmul leave in f32
 /// (kiln-compile --keep-fp32).
 inline constexpr const char *kKeepFp32Attr = "kiln.keep_fp32";
+/// Module attribute for --kiln-quantize-static: an array of
+/// `array<f32: lo, hi>`, the calibrated range of the input of each node
+/// that --kiln-observe-quant-inputs observes, in its order.
+inline constexpr const char *kActivationRangesAttr = "kiln.activation_ranges";
+/// Prefix of the names of the results --kiln-observe-quant-inputs adds.
+inline constexpr const char *kObservePrefix = "kiln.observe:";
 } // namespace mlir::kiln
 
 #endif

@@ -30,6 +30,34 @@ def QuantizeDynamicPass : Pass<"kiln-quantize-dynamic", "ModuleOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def ObserveQuantInputsPass : Pass<"kiln-observe-quant-inputs", "ModuleOp"> {
+  let summary = "Calibration: return the input of every node static int8 would convert";
+  let description = [{
+    The first half of --quantize=static. Every MatMul/Gemm with constant
+    weights and every NHWC group-1 convolution with a constant filter (the
+    nodes --kiln-quantize-static converts, in the same order) gets its f32
+    input appended to the function's results, named `kiln.observe:<i>` for
+    the i-th such node. The compiler builds this model, runs it on the
+    calibration inputs and records the range of each observed tensor.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
+def QuantizeStaticPass : Pass<"kiln-quantize-static", "ModuleOp"> {
+  let summary = "Static int8: calibrated MatMul/Gemm and Conv become kiln.static_quant_*";
+  let description = [{
+    Reads the module attribute `kiln.activation_ranges` (one `[lo, hi]`
+    per node that --kiln-observe-quant-inputs observed, in its order) and
+    replaces each of those nodes with kiln.static_quant_matmul or
+    kiln.static_quant_conv2d: weights per output column to symmetric int8,
+    packed for 16-column AMX tiles / VNNI panels, the input to uint8 with
+    the scale and zero point that map `[min(lo, 0), max(hi, 0)]` onto
+    [0, 255]. Nodes named in `kiln.keep_fp32` stay f32; one remark per
+    function says how many nodes were converted and why the rest were not.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def Bf16MatmulPass : Pass<"kiln-bf16-matmul", "ModuleOp"> {
   let summary = "bf16: MatMul/Gemm with constant weights become kiln.bf16_matmul";
   let description = [{

@@ -1,0 +1,302 @@
+#!/usr/bin/python3
+"""--quantize=static end to end: calibration, int8 kernels (AMX tdpbusd and
+VNNI vpdpbusd), and the errors users can hit.
+
+  1. Exact arithmetic: a model with four independent nodes, each fed by a
+     model input, so that the calibrated range of each is the range of its
+     input over the calibration samples: a Gemm (transB, bias, N = 40: a
+     half-empty last panel; K = 72 padded to 128), a 3x3 convolution with
+     padding (C = 16), a 3x3 stride-2 stem on 3 channels and a 1x1
+     convolution. numpy simulates the documented int8 arithmetic (uint8
+     activations with the minmax scale and zero point, per-column symmetric
+     int8 weights, exact integer sums, the f32 epilogue); Kiln must match it
+     to 1e-5 of the output's scale, with 1 and 2 threads, on the AMX kernel
+     and on the VNNI kernel (--mattr=-amx-int8). Against the float64
+     reference the error must stay under 2% (int8 rounding gives ~0.5%).
+  2. A deeper model (conv, relu, conv, relu, global pool, Gemm): intermediate
+     ranges come from running the model; the error against f32 stays under
+     3% with minmax and percentile calibration (10% with entropy, which
+     clips the ReLU tails harder), and percentile and entropy (which clip
+     an outlier planted in one sample) give other numbers than minmax.
+  3. The kernels: the AMX build calls tdpbusd and lists amx-int8 in
+     required_isa; the VNNI build calls vpdpbusd and lists no amx feature.
+  4. Errors: no --calibration-data, a folder without samples, a sample of
+     the wrong shape, an unknown method, --precision=bf16 with it. A target
+     without VNNI gets a note and an f32 model.
+
+On a CPU without AMX-INT8 the AMX builds are compiled for sapphirerapids
+and only checked statically; without VNNI nothing runs.
+
+usage: check_quantize_static.py KILN_COMPILE KILN_RUN WORKDIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx.numpy_helper as nh
+from onnx import helper
+
+import small_onnx
+from small_onnx import conv_ref, rel_l2, vi
+
+compile_, run, work = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+flags = open("/proc/cpuinfo").read()
+HOST_AMX = " amx_int8" in flags and " amx_tile" in flags
+HOST_VNNI = " avx512_vnni" in flags
+AMX_MCPU = [] if HOST_AMX else ["--mcpu=sapphirerapids"]
+VNNI_FLAGS = ["--mattr=-amx-int8"] if HOST_VNNI else ["--mcpu=icelake-server"]
+SIM_TOL = 1e-5
+rng = np.random.default_rng(5)
+failures = []
+f32 = np.float32
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def compile_model(d, out, *extra, ok=True):
+    r = subprocess.run([compile_, os.path.join(d, "model.onnx"), "-o", out,
+                        *extra], capture_output=True, text=True)
+    if ok and r.returncode != 0:
+        sys.exit(f"compile of {d} {' '.join(extra)} failed: {r.stderr}")
+    return r
+
+
+def write_samples(folder, samples):
+    """samples: list of lists of (name, array); test_data_set_<i> folders."""
+    shutil.rmtree(folder, ignore_errors=True)
+    for i, sample in enumerate(samples):
+        d = os.path.join(folder, f"test_data_set_{i}")
+        os.makedirs(d)
+        for j, (name, x) in enumerate(sample):
+            with open(os.path.join(d, f"input_{j}.pb"), "wb") as f:
+                f.write(nh.from_array(x, name).SerializeToString())
+    return folder
+
+
+def disassembly(so):
+    return subprocess.run(["objdump", "-d", so], capture_output=True,
+                          text=True).stdout
+
+
+def required_isa(so):
+    return json.load(open(so[:-3] + ".json"))["required_isa"].split(",")
+
+
+# --- the int8 arithmetic Kiln documents (docs/quantization.md) -------------
+def act_params(arrays):
+    """uint8 scale and zero point for [min(lo, 0), max(hi, 0)]."""
+    lo = min(0.0, min(float(a.min()) for a in arrays))
+    hi = max(0.0, max(float(a.max()) for a in arrays))
+    scale = (hi - lo) / 255.0
+    zp = int(np.clip(np.rint(-lo / scale), 0, 255))
+    return f32(scale), zp
+
+
+def quantize_act(x, scale, zp):
+    inv = f32(1.0 / np.float64(scale))
+    return np.clip(np.rint((x.astype(f32) * inv).astype(f32)) + zp, 0, 255)
+
+
+def quantize_weights(w_kn):
+    """Per column symmetric int8 of W [K, N]: (q, scale)."""
+    amax = np.abs(w_kn).max(axis=0).astype(f32)
+    scale = np.where(amax > 0, amax / f32(127), f32(1)).astype(f32)
+    q = np.clip(np.rint((w_kn / scale).astype(f32)), -127, 127)
+    return q, scale
+
+
+def epilogue(corrected, wscale, ascale, bias):
+    """f32(acc - zp * sum) * (wscale * scale) + bias, in f32 as Kiln does."""
+    s = (wscale * ascale).astype(f32)
+    y = (corrected.astype(f32) * s).astype(f32)
+    return y + bias.astype(f32) if bias is not None else y
+
+
+def sim_gemm(x, w_nk, b, ascale, zp):
+    q, ws = quantize_weights(w_nk.T)
+    qa = quantize_act(x, ascale, zp).astype(np.int64)
+    corrected = (qa - zp) @ q.astype(np.int64)
+    return epilogue(corrected, ws, ascale, b)
+
+
+def sim_conv(x, w, b, ascale, zp, stride=1, pad=0):
+    f = w.shape[0]
+    # HWCF as [K, F], K = (kh, kw, c): the per-column scales are per filter.
+    q, ws = quantize_weights(w.transpose(2, 3, 1, 0).reshape(-1, f))
+    qw = q.reshape(w.shape[2], w.shape[3], w.shape[1], f).transpose(3, 2, 0, 1)
+    qa = quantize_act(x, ascale, zp)
+    corrected = conv_ref(qa - zp, qw, stride=stride, pad=pad)  # exact
+    y = epilogue(corrected.transpose(0, 2, 3, 1), ws, ascale, b)
+    return y.transpose(0, 3, 1, 2)
+
+
+# 1. Four independent nodes ---------------------------------------------------
+wg = rng.standard_normal((40, 72)).astype(f32) * 0.2
+bg = rng.standard_normal(40).astype(f32)
+wc = rng.standard_normal((24, 16, 3, 3)).astype(f32) * 0.1
+bc = rng.standard_normal(24).astype(f32)
+ws = rng.standard_normal((16, 3, 3, 3)).astype(f32) * 0.3
+wp = rng.standard_normal((16, 32, 1, 1)).astype(f32) * 0.2
+d1 = small_onnx.save_model(
+    work, "four",
+    [helper.make_node("Gemm", ["a", "wg", "bg"], ["ya"], transB=1,
+                      name="gemm"),
+     helper.make_node("Conv", ["c", "wc", "bc"], ["yc"], pads=[1, 1, 1, 1],
+                      name="conv3x3"),
+     helper.make_node("Conv", ["s", "ws"], ["ys"], pads=[1, 1, 1, 1],
+                      strides=[2, 2], name="stem"),
+     helper.make_node("Conv", ["p", "wp"], ["yp"], name="pointwise")],
+    [vi("a", [20, 72]), vi("c", [1, 16, 9, 9]), vi("s", [1, 3, 11, 11]),
+     vi("p", [1, 32, 5, 5])],
+    [vi("ya", [20, 40]), vi("yc", [1, 24, 9, 9]), vi("ys", [1, 16, 6, 6]),
+     vi("yp", [1, 16, 5, 5])],
+    {"wg": wg, "bg": bg, "wc": wc, "bc": bc, "ws": ws, "wp": wp})
+shapes = {"a": (20, 72), "c": (1, 16, 9, 9), "s": (1, 3, 11, 11),
+          "p": (1, 32, 5, 5)}
+
+
+def draw():
+    # Shifted and skewed like post-activation data, so zero points vary.
+    return [("a", rng.standard_normal(shapes["a"]).astype(f32) + 0.5),
+            ("c", np.maximum(rng.standard_normal(shapes["c"]), 0).astype(f32)),
+            ("s", rng.standard_normal(shapes["s"]).astype(f32) * 2),
+            ("p", (rng.standard_normal(shapes["p"]) - 1).astype(f32))]
+
+
+calib = [draw() for _ in range(8)]
+cal1 = write_samples(os.path.join(work, "four_calib"), calib)
+params = {n: act_params([dict(s)[n] for s in calib]) for n in shapes}
+test_in = draw()
+# Values outside the calibrated range clamp, as they would in deployment.
+t = dict(test_in)
+sim = [sim_gemm(t["a"], wg, bg, *params["a"]),
+       sim_conv(t["c"], wc, bc, *params["c"], pad=1),
+       sim_conv(t["s"], ws, None, *params["s"], stride=2, pad=1),
+       sim_conv(t["p"], wp, None, *params["p"])]
+ref = [t["a"].astype(np.float64) @ wg.T.astype(np.float64) + bg,
+       conv_ref(t["c"], wc, bc, pad=1), conv_ref(t["s"], ws, stride=2, pad=1),
+       conv_ref(t["p"], wp)]
+
+builds = {"amx": (os.path.join(work, "four_amx.so"), AMX_MCPU),
+          "vnni": (os.path.join(work, "four_vnni.so"), VNNI_FLAGS)}
+for kind, (so, extra) in builds.items():
+    r = compile_model(d1, so, "--quantize=static", "--calibration-data", cal1,
+                      *extra)
+    check("static int8: 4 of 4 MatMul/Gemm/Conv nodes quantized" in r.stderr,
+          f"{kind}: the note says all four nodes are quantized "
+          f"({r.stderr.strip()[:300]})")
+    check("calibrated 4 activation ranges (minmax) on 8 samples" in r.stderr,
+          f"{kind}: the note says what calibration saw")
+    runs = kind == "vnni" and HOST_VNNI or kind == "amx" and HOST_AMX
+    if not runs:
+        print(f"skip {kind}: this CPU cannot run it")
+        continue
+    for threads in (1, 2):
+        outs = small_onnx.run_model(run, d1, so, test_in, threads)
+        for name, got, want, exact in zip(["gemm", "conv3x3", "stem",
+                                           "pointwise"], outs, ref, sim):
+            scale = float(np.abs(exact).max())
+            diff = float(np.abs(got - exact).max())
+            check(diff <= SIM_TOL * scale,
+                  f"{kind} {threads}t {name}: equals the int8 simulation "
+                  f"(max diff {diff:.3g}, output scale {scale:.3g})")
+            err = rel_l2(got, want)
+            check(err < 0.02, f"{kind} {threads}t {name}: {err:.2%} from the "
+                  f"float64 reference")
+
+so_amx, so_vnni = builds["amx"][0], builds["vnni"][0]
+if HOST_VNNI or HOST_AMX:
+    amx_asm, vnni_asm = disassembly(so_amx), disassembly(so_vnni)
+    check("tdpbusd" in amx_asm and "amx-int8" in required_isa(so_amx),
+          "the AMX build calls tdpbusd and requires amx-int8")
+    check("vpdpbusd" in vnni_asm and "tdpbusd" not in vnni_asm and
+          not any(f.startswith("amx") for f in required_isa(so_vnni)),
+          "the VNNI build calls vpdpbusd, no tile instruction, no amx feature")
+
+# 2. A deeper model ---------------------------------------------------------
+w1 = rng.standard_normal((32, 16, 3, 3)).astype(f32) * 0.15
+b1 = rng.standard_normal(32).astype(f32) * 0.1
+w2 = rng.standard_normal((32, 32, 3, 3)).astype(f32) * 0.1
+w3 = rng.standard_normal((10, 32)).astype(f32) * 0.3
+d2 = small_onnx.save_model(
+    work, "deep",
+    [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+     helper.make_node("Relu", ["c1"], ["r1"]),
+     helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1],
+                      strides=[2, 2]),
+     helper.make_node("Relu", ["c2"], ["r2"]),
+     helper.make_node("GlobalAveragePool", ["r2"], ["g"]),
+     helper.make_node("Flatten", ["g"], ["f"]),
+     helper.make_node("Gemm", ["f", "w3"], ["y"], transB=1)],
+    [vi("x", [1, 16, 12, 12])], [vi("y", [1, 10])],
+    {"w1": w1, "b1": b1, "w2": w2, "w3": w3})
+samples = [[("x", rng.standard_normal((1, 16, 12, 12)).astype(f32))]
+           for _ in range(16)]
+samples[3][0][1][0, 0, 0, 0] = 40.0  # one outlier
+cal2 = write_samples(os.path.join(work, "deep_calib"), samples)
+x2 = rng.standard_normal((1, 16, 12, 12)).astype(f32)
+r1 = np.maximum(conv_ref(x2, w1, b1, pad=1), 0)
+r2 = np.maximum(conv_ref(r1, w2, stride=2, pad=1), 0)
+ref2 = r2.mean(axis=(2, 3)) @ w3.T.astype(np.float64)
+deep_outs = {}
+for method in ("minmax", "percentile", "entropy"):
+    so = os.path.join(work, f"deep_{method}.so")
+    r = compile_model(d2, so, "--quantize=static", "--calibration-data", cal2,
+                      f"--calibration={method}", *AMX_MCPU)
+    check("3 of 3 MatMul/Gemm/Conv nodes quantized" in r.stderr,
+          f"deep {method}: three nodes quantized")
+    if HOST_AMX:
+        (got,) = small_onnx.run_model(run, d2, so, [("x", x2)])
+        deep_outs[method] = got
+        err = rel_l2(got, ref2)
+        # Entropy calibration clips the tails of the ReLU outputs harder
+        # than the others; through the global average pool the clipping
+        # shows as a bias of a few percent.
+        bound = 0.10 if method == "entropy" else 0.03
+        check(err < bound, f"deep {method}: {err:.2%} from the float64 "
+              f"reference (bound {bound:.0%})")
+for method in ("percentile", "entropy"):
+    if method in deep_outs:
+        check(not np.array_equal(deep_outs["minmax"], deep_outs[method]),
+              f"{method} calibration clips: other numbers than minmax")
+
+# 4. Errors and notes -------------------------------------------------------
+def fails_with(args, text, what):
+    r = compile_model(d1, os.path.join(work, "bad.so"), *args, ok=False)
+    check(r.returncode != 0 and text in r.stderr,
+          f"{what}: fails naming '{text}' ({r.stderr.strip()[:200]})")
+
+
+fails_with(["--quantize=static"], "--calibration-data",
+           "no calibration data")
+empty = os.path.join(work, "empty")
+os.makedirs(empty, exist_ok=True)
+fails_with(["--quantize=static", "--calibration-data", empty],
+           "holds no samples", "a folder without samples")
+wrong = [[(n, np.zeros((2, 2), f32)) for n, _ in draw()]]
+fails_with(["--quantize=static", "--calibration-data",
+            write_samples(os.path.join(work, "wrong"), wrong)],
+           "has shape [2,2]", "a sample of the wrong shape")
+fails_with(["--quantize=static", "--calibration-data", cal1,
+            "--calibration=kl"], "unknown calibration method 'kl'",
+           "an unknown method")
+fails_with(["--quantize=static", "--calibration-data", cal1,
+            "--precision=bf16"], "use one of them", "with --precision=bf16")
+so = os.path.join(work, "novnni.so")
+r = compile_model(d1, so, "--quantize=static", "--calibration-data", cal1,
+                  "--mcpu=skylake-avx512")
+check("needs avx512vnni" in r.stderr and "compiled in f32" in r.stderr and
+      "tdpbusd" not in disassembly(so) and "vpdpbusd" not in disassembly(so),
+      "a target without VNNI: a note and an f32 model")
+
+if failures:
+    sys.exit(f"{len(failures)} check(s) failed")
+print("all static int8 checks passed")
