@@ -2,7 +2,10 @@
 """Kiln f32 against a reduced-precision build of the same model, side by side.
 
 --variant dynamic compiles with --quantize=dynamic (int8 MatMul/Gemm, VNNI);
---variant bf16 with --precision=bf16 (MatMul/Gemm and Conv on AMX tiles).
+--variant bf16 with --precision=bf16 (MatMul/Gemm and Conv on AMX tiles);
+--variant static with --quantize=static (int8 MatMul/Gemm and Conv, AMX or
+VNNI), calibrated on --calibration-samples inputs drawn like the test input
+(another seed than the --samples inputs) with --calibration METHOD.
 
 For each model folder (model.onnx + test_data_set_0/): compiles both builds,
 reports the relative L2 error ||y - ref|| / ||ref|| of every output against
@@ -15,9 +18,10 @@ of the first output, at every leading position). Then times both with
 `kiln-run --bench`, alternating f32 / variant for --rounds rounds on the same
 machine state, and reports the median of the per-round medians and the ratio.
 
-usage: compare.py MODELS_DIR [--variant dynamic|bf16] [--models a,b]
+usage: compare.py MODELS_DIR [--variant dynamic|bf16|static] [--models a,b]
                   [--threads 1] [--samples 0] [--build build] [--rounds 7]
                   [--iterations 30] [--work DIR] [--json FILE]
+                  [--calibration-samples 32] [--calibration minmax]
 """
 import argparse
 import glob
@@ -32,7 +36,8 @@ import numpy as np
 import onnx
 import onnx.numpy_helper as nh
 
-FLAGS = {"dynamic": ["--quantize=dynamic"], "bf16": ["--precision=bf16"]}
+FLAGS = {"dynamic": ["--quantize=dynamic"], "bf16": ["--precision=bf16"],
+         "static": ["--quantize=static"]}
 
 
 def load_pb(path):
@@ -118,6 +123,8 @@ def main():
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--work", default="/tmp/kiln-quant-compare")
     ap.add_argument("--json")
+    ap.add_argument("--calibration-samples", type=int, default=32)
+    ap.add_argument("--calibration", default="minmax")
     a = ap.parse_args()
     compile_ = os.path.join(a.build, "bin", "kiln-compile")
     run = os.path.join(a.build, "bin", "kiln-run")
@@ -132,8 +139,20 @@ def main():
         v = os.path.join(work, a.variant + ".so")
         subprocess.run([compile_, os.path.join(src, "model.onnx"), "-o", f32],
                        check=True)
+        flags = list(FLAGS[a.variant])
+        if a.variant == "static":
+            import kiln
+            inputs = [load_pb(p) for p in
+                      sorted(glob.glob(os.path.join(data, "input_*.pb")))]
+            draw = sampler(inputs, 99)
+            calib = os.path.join(work, "calibration")
+            kiln.write_calibration_data(
+                calib, [[x[n] for n, _ in inputs] for x in
+                        (draw() for _ in range(a.calibration_samples))])
+            flags += ["--calibration-data", calib,
+                      f"--calibration={a.calibration}"]
         r = subprocess.run([compile_, os.path.join(src, "model.onnx"), "-o", v,
-                            *FLAGS[a.variant]], check=True, capture_output=True,
+                            *flags], check=True, capture_output=True,
                            text=True)
         note = r.stderr.strip()
         ref = [load_pb(p)[1]

@@ -33,7 +33,8 @@ constexpr int kBins = 2048;
 /// Entropy calibration needs this many values (16 per bin on average).
 constexpr double kMinEntropyValues = 16.0 * kBins;
 
-/// The observed outputs: output position -> observed index.
+/// The observed outputs: output position -> observed index. An output
+/// named kiln.observe:3,7 serves indices 3 and 7.
 std::vector<std::pair<size_t, size_t>> observedOutputs(const ModelLibrary &m) {
   std::vector<std::pair<size_t, size_t>> observed;
   size_t prefix = std::strlen(kObservePrefix);
@@ -43,7 +44,14 @@ std::vector<std::pair<size_t, size_t>> observedOutputs(const ModelLibrary &m) {
       continue;
     if (m.outputs()[i].dtype != KILN_DTYPE_FLOAT32)
       throw Error("observed tensor '" + name + "' is not float32");
-    observed.push_back({i, std::stoul(name.substr(prefix))});
+    std::string list = name.substr(prefix);
+    for (size_t start = 0; start < list.size();) {
+      size_t end = list.find(',', start);
+      if (end == std::string::npos)
+        end = list.size();
+      observed.push_back({i, std::stoul(list.substr(start, end - start))});
+      start = end + 1;
+    }
   }
   return observed;
 }

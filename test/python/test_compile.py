@@ -177,7 +177,32 @@ def test_quantize_dynamic(mlp_copy, tmp_path, ref_models, capfd):
 
 
 def test_quantize_unknown_mode(mlp_copy, tmp_path):
-    with pytest.raises(kiln.Error, match="unknown quantization 'static'"):
+    with pytest.raises(kiln.Error, match="unknown quantization 'int4'"):
+        kiln.compile(mlp_copy, tmp_path / "x.so", quantize="int4")
+
+
+@pytest.mark.skipif(not _has_vnni(), reason="needs avx512_vnni")
+def test_quantize_static(mlp_copy, tmp_path, ref_models, capfd):
+    # Calibration samples drawn around the reference input, written by
+    # kiln.write_calibration_data; all three Gemm nodes become int8.
+    x = ref_models["mlp"].inputs[0][1]
+    rng = np.random.default_rng(0)
+    samples = [(x + 0.1 * rng.standard_normal(x.shape)).astype(np.float32)
+               for _ in range(8)]
+    assert kiln.write_calibration_data(tmp_path / "calib", samples) == 8
+    out = kiln.compile(mlp_copy, tmp_path / "int8.so", quantize="static",
+                       calibration_data=tmp_path / "calib",
+                       calibration="percentile", calibration_percentile=99.9)
+    err = capfd.readouterr().err
+    assert "calibrated 3 activation ranges (percentile) on 8 samples" in err, err
+    assert "static int8: 3 of 3 MatMul/Gemm/Conv nodes quantized" in err, err
+    model = kiln.load(out)
+    assert "--quantize=static --calibration=percentile" in str(model.info)
+    (got,) = model(x)
+    want = ref_models["mlp"].outputs[0][1].astype(np.float64)
+    rel_l2 = np.linalg.norm(got - want) / np.linalg.norm(want)
+    assert 0 < rel_l2 < 0.03, rel_l2
+    with pytest.raises(kiln.Error, match="needs --calibration-data"):
         kiln.compile(mlp_copy, tmp_path / "x.so", quantize="static")
 
 

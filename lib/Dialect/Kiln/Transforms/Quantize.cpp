@@ -26,6 +26,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -624,23 +625,28 @@ struct ObserveQuantInputsPass
       auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
       SmallVector<Value> results(ret.getOperands());
       unsigned first = results.size();
+      // One result per distinct value (a block's downsample branch and its
+      // first conv read the same tensor), named by every index it serves:
+      // bufferization cannot return one buffer twice.
+      llvm::MapVector<Value, std::string> names;
       int64_t index = 0;
-      for (auto &[op, why] : staticNodes(func))
-        if (why.empty()) {
-          (void)op;
-          results.push_back(op->getOperand(0));
-          ++index;
-        }
-      if (index == 0)
+      for (auto &[op, why] : staticNodes(func)) {
+        if (!why.empty())
+          continue;
+        std::string &name = names[op->getOperand(0)];
+        name += (name.empty() ? kObservePrefix : ",") + std::to_string(index++);
+      }
+      if (names.empty())
         return;
+      for (auto &[value, name] : names)
+        results.push_back(value);
       ret->setOperands(results);
       func.setType(FunctionType::get(func.getContext(),
                                      func.getArgumentTypes(),
                                      ValueRange(results).getTypes()));
-      for (int64_t i = 0; i < index; ++i)
+      for (auto [i, entry] : llvm::enumerate(names))
         func.setResultAttr(first + i, kValueNameAttr,
-                           StringAttr::get(func.getContext(),
-                                           kObservePrefix + std::to_string(i)));
+                           StringAttr::get(func.getContext(), entry.second));
     });
   }
 };

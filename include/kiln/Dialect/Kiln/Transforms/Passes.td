@@ -37,7 +37,8 @@ def ObserveQuantInputsPass : Pass<"kiln-observe-quant-inputs", "ModuleOp"> {
     weights and every NHWC group-1 convolution with a constant filter (the
     nodes --kiln-quantize-static converts, in the same order) gets its f32
     input appended to the function's results, named `kiln.observe:<i>` for
-    the i-th such node. The compiler builds this model, runs it on the
+    the i-th such node (one result per distinct tensor: `kiln.observe:3,4`
+    when nodes 3 and 4 read the same one). The compiler builds this model, runs it on the
     calibration inputs and records the range of each observed tensor.
   }];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
