@@ -42,6 +42,47 @@ Value clampF(OpBuilder &b, Location loc, Value v, double lo, double hi) {
   return arith::MinimumFOp::create(b, loc, v, f32Const(b, loc, hi));
 }
 
+/// The integer product of uint8 rows [M, Kp] and int8 weights packed
+/// [P, Kp / 4, 4 R]: acc[m, p, r] = sum over (k4, j) of rows[m, k4, j] *
+/// w[p, k4, r, j] in i32, loops (m, p, r, k4, j) on views that split the
+/// groups of 4; a generic marked kiln.int8_matmul for the VNNI or AMX kernel.
+Value int8RowProduct(OpBuilder &b, Location loc, Value rows, Value weights) {
+  MLIRContext *ctx = b.getContext();
+  auto wt = cast<RankedTensorType>(weights.getType());
+  int64_t m = cast<RankedTensorType>(rows.getType()).getDimSize(0);
+  int64_t panels = wt.getDimSize(0), k4 = wt.getDimSize(1),
+          r = wt.getDimSize(2) / 4;
+  Type i8 = b.getI8Type();
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  auto par = utils::IteratorType::parallel,
+       red = utils::IteratorType::reduction;
+  Value acc = filledTensor(b, loc, {m, panels, r}, b.getI32Type(), 0.0);
+  Value rows3 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({m, k4, 4}, i8), rows,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  Value w4 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({panels, k4, r, 4}, i8), weights,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
+      AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
+      AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
+  auto product = linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{rows3, w4}, acc, maps,
+      {par, par, par, red, red},
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        Type i32t = nb.getI32Type();
+        Value av = arith::ExtUIOp::create(nb, nl, i32t, a[0]);
+        Value wv = arith::ExtSIOp::create(nb, nl, i32t, a[1]);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::AddIOp::create(
+                nb, nl, a[2], arith::MulIOp::create(nb, nl, av, wv))});
+      });
+  product->setAttr(kInt8MatmulAttr, UnitAttr::get(ctx));
+  return product.getResult(0);
+}
+
 FailureOr<Value> lowerDynamicQuantMatMul(OpBuilder &b,
                                          DynamicQuantMatMulOp op) {
   Location loc = op.getLoc();
@@ -52,8 +93,7 @@ FailureOr<Value> lowerDynamicQuantMatMul(OpBuilder &b,
           r = wt.getDimSize(2) / 4, kp = 4 * k4;
   Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  auto par = utils::IteratorType::parallel,
-       red = utils::IteratorType::reduction;
+  auto par = utils::IteratorType::parallel;
 
   Value x = reshaped(b, loc, op.getInput(), {rows, k});
   // Columns past K meet zero weights; they are padded with 0, which changes
@@ -124,35 +164,12 @@ FailureOr<Value> lowerDynamicQuantMatMul(OpBuilder &b,
         return arith::TruncIOp::create(nb, nl, nb.getI8Type(), vi);
       });
 
-  // 4. acc[m, p, r] = sum over (k4, j) of qa[m, k4, j] * w[p, k4, r, j]
-  //    with loops (m, p, r, k4, j), on views that split the groups of 4.
-  Value acc = filledTensor(b, loc, {rows, panels, r}, i32, 0.0);
-  Value qa3 = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({rows, k4, 4}, i8), qa,
-      SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  Value w4 = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({panels, k4, r, 4}, i8), op.getWeights(),
-      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
-      AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
-      AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
-  auto matmul = linalg::GenericOp::create(
-      b, loc, acc.getType(), ValueRange{qa3, w4}, acc, maps,
-      {par, par, par, red, red},
-      [](OpBuilder &nb, Location nl, ValueRange a) {
-        Type i32t = nb.getI32Type();
-        Value av = arith::ExtUIOp::create(nb, nl, i32t, a[0]);
-        Value wv = arith::ExtSIOp::create(nb, nl, i32t, a[1]);
-        Value sum = arith::AddIOp::create(
-            nb, nl, a[2], arith::MulIOp::create(nb, nl, av, wv));
-        linalg::YieldOp::create(nb, nl, sum);
-      });
-  matmul->setAttr(kInt8MatmulAttr, UnitAttr::get(ctx));
+  // 4. The integer product.
+  Value product = int8RowProduct(b, loc, qa, op.getWeights());
 
   // 5. y = scale[m] * wscale[n] * (acc - zp[m] * wsum[n]) + bias[n], n = p R + r.
   auto perColumn = [&](Value v) { return reshaped(b, loc, v, {panels, r}); };
-  SmallVector<Value> inputs = {matmul.getResult(0), scale, zpi,
+  SmallVector<Value> inputs = {product, scale, zpi,
                                perColumn(op.getWeightScales()),
                                perColumn(op.getWeightSums())};
   if (op.getBias())
@@ -476,37 +493,10 @@ Value int8Product(OpBuilder &b, Location loc, Value rows, Value weights,
   int64_t n = shape.back();
   auto wt = cast<RankedTensorType>(weights.getType());
   int64_t m = cast<RankedTensorType>(rows.getType()).getDimSize(0);
-  int64_t panels = wt.getDimSize(0), k4 = wt.getDimSize(1);
-  Type i8 = b.getI8Type();
+  int64_t panels = wt.getDimSize(0);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  auto par = utils::IteratorType::parallel,
-       red = utils::IteratorType::reduction;
-  // acc[m, p, r] = sum over (k4, j) of rows[m, k4, j] * w[p, k4, r, j].
-  Value acc = filledTensor(b, loc, {m, panels, 16}, b.getI32Type(), 0.0);
-  Value rows3 = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({m, k4, 4}, i8), rows,
-      SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  Value w4 = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({panels, k4, 16, 4}, i8), weights,
-      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
-      AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
-      AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
-  auto product = linalg::GenericOp::create(
-      b, loc, acc.getType(), ValueRange{rows3, w4}, acc, maps,
-      {par, par, par, red, red},
-      [](OpBuilder &nb, Location nl, ValueRange a) {
-        Type i32t = nb.getI32Type();
-        Value av = arith::ExtUIOp::create(nb, nl, i32t, a[0]);
-        Value wv = arith::ExtSIOp::create(nb, nl, i32t, a[1]);
-        linalg::YieldOp::create(
-            nb, nl,
-            ValueRange{arith::AddIOp::create(
-                nb, nl, a[2], arith::MulIOp::create(nb, nl, av, wv))});
-      });
-  product->setAttr(kInt8MatmulAttr, UnitAttr::get(ctx));
-  Value y = reshaped(b, loc, product.getResult(0), {m, panels * 16});
+  Value product = int8RowProduct(b, loc, rows, weights);
+  Value y = reshaped(b, loc, product, {m, panels * 16});
   // Columns past N (the last panel padded with zero weights) are dropped.
   if (panels * 16 != n)
     y = tensor::ExtractSliceOp::create(
