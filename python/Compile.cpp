@@ -159,6 +159,8 @@ std::string compileModel(py::object onnxPath, py::object output,
       options.calibrationMethod = toStr(value, key);
     } else if (key == "calibration_percentile") {
       options.calibrationPercentile = py::cast<double>(value);
+    } else if (key == "max_accuracy_drop") {
+      options.maxAccuracyDrop = py::cast<double>(value);
     } else if (key == "precision") {
       options.precision = value.is_none() ? "fp32" : toStr(value, key);
     } else if (key == "keep_fp32") {
@@ -173,8 +175,8 @@ std::string compileModel(py::object onnxPath, py::object output,
                            "' (options: emit, target, gpu_arch, mcpu, mattr, "
                            "opt_level, name, input_shapes, batch_sizes, "
                            "timing, verify_each, quantize, calibration_data, "
-                           "calibration, calibration_percentile, precision, "
-                           "keep_fp32)");
+                           "calibration, calibration_percentile, "
+                           "max_accuracy_drop, precision, keep_fp32)");
     }
   }
   options.outputPath = output.is_none()
@@ -240,6 +242,9 @@ Options:
                writes one from numpy arrays)
   calibration  "minmax" (default), "percentile" or "entropy"
   calibration_percentile  for calibration="percentile" (default 99.99)
+  max_accuracy_drop  quantize="static": keep the most sensitive nodes in f32
+               until the int8 model is within this fraction of f32 on the
+               calibration samples (relative L2 of every output, top-1)
   precision    "fp32" (default) or "bf16": MatMul/Gemm with constant weights
                in bf16 on AMX tiles, accumulated in f32 (needs amx-bf16)
   keep_fp32    list of ONNX node names that quantize/precision leave in f32

@@ -30,10 +30,12 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <map>
 #include <mutex>
 #include <regex>
 
@@ -206,7 +208,11 @@ std::string describeOptions(const kiln::CompileOptions &o,
   if (o.quantize == "static") {
     s += " --calibration=" + o.calibrationMethod;
     if (o.calibrationMethod == "percentile")
-      s += " --calibration-percentile=" + std::to_string(o.calibrationPercentile);
+      s += llvm::formatv(" --calibration-percentile={0}",
+                         o.calibrationPercentile)
+               .str();
+    if (o.maxAccuracyDrop > 0)
+      s += llvm::formatv(" --max-accuracy-drop={0}", o.maxAccuracyDrop).str();
   }
   if (!o.precision.empty() && o.precision != "fp32")
     s += " --precision=" + o.precision;
@@ -350,24 +356,50 @@ const char *kiln::versionString() {
 }
 
 namespace {
+/// A temporary folder, removed with what is left in it.
+struct TempDir {
+  llvm::SmallString<256> path;
+  ~TempDir() {
+    if (!path.empty())
+      llvm::sys::fs::remove_directories(path);
+  }
+  std::string file(llvm::StringRef name) const {
+    llvm::SmallString<256> p(path);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  }
+};
+
+Error makeTempDir(TempDir &dir) {
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("kiln-calibrate", dir.path))
+    return llvm::createStringError(ec, "cannot create a temporary folder "
+                                       "for calibration: " + ec.message());
+  return Error::success();
+}
+
+/// What calibration found: the range and RMS of each observed input, the
+/// node it feeds, and the f32 model's outputs on the samples.
+struct Calibration {
+  kilnrun::CalibrationResult result;
+  std::vector<std::string> nodes;
+};
+
 /// --quantize=static: compiles the model with every quantizable node's input
 /// as an extra output (kiln.observe:<i>), runs it on the calibration
-/// samples, and returns the range of each observed input. The model is
+/// samples, and records the range of each observed input. The model is
 /// built and run in a temporary folder that is removed afterwards.
-Expected<std::vector<std::pair<float, float>>>
-calibrateRanges(const kiln::CompileOptions &o,
-                std::vector<std::string> &notes) {
+Expected<Calibration> calibrate(const kiln::CompileOptions &o,
+                                std::vector<std::string> &notes) {
   if (kilnrun::sampleFolders(o.calibrationData).empty())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "--calibration-data '" + o.calibrationData +
             "' holds no samples: give a folder with input_0.pb, ... (one "
             "sample) or with subfolders (test_data_set_0, ...) that hold them");
-  llvm::SmallString<256> dir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("kiln-calibrate", dir))
-    return llvm::createStringError(ec, "cannot create a temporary folder "
-                                       "for calibration: " + ec.message());
+  TempDir dir;
+  if (Error e = makeTempDir(dir))
+    return std::move(e);
   kiln::CompileOptions observe = o;
   observe.quantize.clear();
   observe.precision.clear();
@@ -375,41 +407,166 @@ calibrateRanges(const kiln::CompileOptions &o,
   observe.batchSizes.clear();
   observe.reportDir.clear();
   observe.timing = false;
+  observe.maxAccuracyDrop = 0;
   observe.emit = kiln::EmitKind::So;
   observe.observeQuantInputs = true;
-  llvm::SmallString<256> so(dir);
-  llvm::sys::path::append(so, "observe.so");
-  observe.outputPath = std::string(so);
+  observe.outputPath = dir.file("observe.so");
   Expected<kiln::CompileResult> built = kiln::compile(observe);
-  std::vector<std::pair<float, float>> ranges;
-  std::string error;
-  if (!built) {
-    error = "compiling the model for calibration failed: " +
-            llvm::toString(built.takeError());
-  } else {
-    kilnrun::CalibrationOptions copts;
-    copts.method = o.calibrationMethod;
-    copts.percentile = o.calibrationPercentile;
-    kilnrun::CalibrationResult calibrated;
-    error = kilnrun::calibrate(std::string(so), o.calibrationData, copts,
-                                 calibrated);
-    if (error.empty()) {
-      ranges = calibrated.ranges;
-      notes.push_back("static int8: calibrated " +
-                      std::to_string(ranges.size()) + " activation ranges (" +
-                      o.calibrationMethod + ") on " +
-                      std::to_string(calibrated.samples.size()) +
-                      " samples from '" + o.calibrationData + "'");
-    } else {
-      error = "calibration failed: " + error;
-    }
+  if (!built)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "compiling the model for calibration failed: " +
+            llvm::toString(built.takeError()));
+  Calibration c;
+  c.nodes = built->observedNodes;
+  kilnrun::CalibrationOptions copts;
+  copts.method = o.calibrationMethod;
+  copts.percentile = o.calibrationPercentile;
+  std::string error = kilnrun::calibrate(observe.outputPath, o.calibrationData,
+                                         copts, c.result);
+  if (!error.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "calibration failed: " + error);
+  notes.push_back("static int8: calibrated " +
+                  std::to_string(c.result.ranges.size()) +
+                  " activation ranges (" + o.calibrationMethod + ") on " +
+                  std::to_string(c.result.samples.size()) +
+                  " samples from '" + o.calibrationData + "'");
+  return c;
+}
+
+/// "rel. L2 0.8% (worst output), top-1 agreement 99.5%".
+std::string describeAccuracy(const kilnrun::Accuracy &a) {
+  double worst = 0;
+  for (double e : a.relL2)
+    worst = std::max(worst, e);
+  std::string s = llvm::formatv("rel. L2 {0:F2}%", 100 * worst).str();
+  if (a.relL2.size() > 1)
+    s += " (worst output)";
+  if (a.top1 >= 0)
+    s += llvm::formatv(", top-1 agreement {0:F1}%", 100 * a.top1).str();
+  return s;
+}
+
+/// Whether every output is within `drop` (relative L2) of f32 and, for a
+/// classifier, at most a fraction `drop` of the top-1 answers changed.
+bool withinBudget(const kilnrun::Accuracy &a, double drop) {
+  for (double e : a.relL2)
+    if (!(e <= drop))
+      return false;
+  return a.top1 < 0 || 1 - a.top1 <= drop;
+}
+
+/// --max-accuracy-drop: the nodes to keep in f32 so that the static int8
+/// model stays within the budget on the calibration samples. Nodes are
+/// ranked by the relative size of their input's quantization step
+/// ((hi - lo) / 255 / RMS, the noise int8 adds to what they read); the
+/// search keeps the first k of that ranking in f32 for k = 0, 1, 2, 4, ...
+/// until the budget holds, then bisects for the smallest such k. Every
+/// trial is a full compile with the calibrated ranges and one run over the
+/// samples.
+Expected<std::vector<std::string>>
+searchBudget(const kiln::CompileOptions &o, const Calibration &c,
+             std::vector<std::string> &notes) {
+  const kilnrun::CalibrationResult &r = c.result;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < r.ranges.size() && i < c.nodes.size(); ++i)
+    if (c.nodes[i] != "?" && !llvm::is_contained(o.keepFp32, c.nodes[i]) &&
+        !llvm::any_of(order, [&](size_t j) { return c.nodes[j] == c.nodes[i]; }))
+      order.push_back(i);
+  auto step = [&](size_t i) {
+    double width = std::max(r.ranges[i].second, 0.0f) -
+                   std::min(r.ranges[i].first, 0.0f);
+    return r.rms[i] > 0 ? width / 255.0 / r.rms[i]
+                        : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return step(a) > step(b); });
+
+  TempDir dir;
+  if (Error e = makeTempDir(dir))
+    return std::move(e);
+  auto kept = [&](size_t k) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < k; ++i)
+      names.push_back(c.nodes[order[i]]);
+    return names;
+  };
+  std::map<size_t, kilnrun::Accuracy> measured;
+  auto trial = [&](size_t k) -> Expected<bool> {
+    kiln::CompileOptions t = o;
+    t.maxAccuracyDrop = 0;
+    t.activationRanges = r.ranges;
+    t.reportDir.clear();
+    t.timing = false;
+    t.batchSizes.clear();
+    t.emit = kiln::EmitKind::So;
+    for (const std::string &n : kept(k))
+      t.keepFp32.push_back(n);
+    t.outputPath = dir.file("trial" + std::to_string(k) + ".so");
+    Expected<kiln::CompileResult> built = kiln::compile(t);
+    if (!built)
+      return built.takeError();
+    kilnrun::Accuracy a;
+    std::string error =
+        kilnrun::evaluate(t.outputPath, r.samples, r.references, 1, a);
     for (const std::string &f : built->files)
       llvm::sys::fs::remove(f);
+    if (!error.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "measuring the int8 model failed: " +
+                                         error);
+    measured[k] = a;
+    return withinBudget(a, o.maxAccuracyDrop);
+  };
+  // Grow k until the budget holds (all nodes in f32 always does), then
+  // bisect between the last failing and the first passing k.
+  size_t fail = 0, pass = 0;
+  Expected<bool> ok = trial(0);
+  if (!ok)
+    return ok.takeError();
+  if (!*ok) {
+    size_t k = 1;
+    while (true) {
+      k = std::min(k, order.size());
+      ok = trial(k);
+      if (!ok)
+        return ok.takeError();
+      if (*ok || k == order.size())
+        break;
+      fail = k;
+      k *= 2;
+    }
+    pass = k;
+    while (*ok && pass - fail > 1) {
+      size_t mid = (fail + pass) / 2;
+      Expected<bool> m = trial(mid);
+      if (!m)
+        return m.takeError();
+      (*m ? pass : fail) = mid;
+    }
   }
-  llvm::sys::fs::remove(dir);
-  if (!error.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
-  return ranges;
+  std::string note = llvm::formatv("static int8: accuracy budget {0:F2}%: ",
+                                   100 * o.maxAccuracyDrop)
+                         .str();
+  std::vector<std::string> names = kept(pass);
+  if (!withinBudget(measured[pass], o.maxAccuracyDrop)) {
+    note += "not met even with every node in f32";
+  } else if (pass == 0) {
+    note += "met with every candidate node in int8";
+  } else {
+    note += std::to_string(pass) + " of " + std::to_string(order.size()) +
+            " nodes kept in f32:";
+    for (auto [i, n] : llvm::enumerate(names))
+      note += (i ? ", '" : " '") + n + "'";
+  }
+  note += "; measured against f32 on " + std::to_string(r.samples.size()) +
+          " calibration samples: " + describeAccuracy(measured[pass]);
+  if (pass != 0)
+    note += " (all in int8: " + describeAccuracy(measured[0]) + ")";
+  note += "; " + std::to_string(measured.size()) + " trial builds";
+  notes.push_back(note);
+  return names;
 }
 } // namespace
 
@@ -592,6 +749,13 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
 
   // Graph, then dynamic int8 where asked for and the target has VNNI.
   bool vnni = false, amx = false;
+  if (o.maxAccuracyDrop != 0 &&
+      (o.quantize != "static" || !(o.maxAccuracyDrop > 0) ||
+       !(o.maxAccuracyDrop < 1)))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--max-accuracy-drop needs --quantize=static and a fraction in "
+        "(0, 1), e.g. 0.01 for 1%");
   std::string graphPipeline = kGraphPipeline;
   if (o.observeQuantInputs)
     graphPipeline += ",kiln-observe-quant-inputs";
@@ -621,12 +785,26 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     if ((vnni = *has)) {
       // AMX int8 (tdpbusd) where the target has it, else VNNI.
       amx = llvm::StringRef(*targetIsa).contains("amx-int8");
-      Expected<std::vector<std::pair<float, float>>> ranges =
-          calibrateRanges(o, result.notes);
-      if (!ranges)
-        return ranges.takeError();
+      std::vector<std::pair<float, float>> ranges = o.activationRanges;
+      if (ranges.empty()) {
+        Expected<Calibration> c = calibrate(o, result.notes);
+        if (!c)
+          return c.takeError();
+        ranges = c->result.ranges;
+        if (o.maxAccuracyDrop > 0) {
+          Expected<std::vector<std::string>> kept =
+              searchBudget(o, *c, result.notes);
+          if (!kept)
+            return kept.takeError();
+          SmallVector<Attribute> names;
+          for (const std::string &n : *kept)
+            names.push_back(StringAttr::get(&ctx, n));
+          (*module)->setAttr(mlir::kiln::kKeepFp32BudgetAttr,
+                             ArrayAttr::get(&ctx, names));
+        }
+      }
       SmallVector<Attribute> list;
-      for (auto [lo, hi] : *ranges)
+      for (auto [lo, hi] : ranges)
         list.push_back(DenseF32ArrayAttr::get(&ctx, {lo, hi}));
       (*module)->setAttr(mlir::kiln::kActivationRangesAttr,
                          ArrayAttr::get(&ctx, list));
@@ -684,6 +862,15 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
           "(for example, a Reshape to a constant shape)");
     return errorFrom(errors, "lowering to the kiln dialect failed");
   }
+  // Under --quantize or --precision, what each layer runs in (the report).
+  PrecisionReport precisionReport;
+  if (amx || vnni)
+    precisionReport.layers = layerPrecisions(*module);
+  if (o.observeQuantInputs)
+    if (auto nodes =
+            (*module)->getAttrOfType<ArrayAttr>(mlir::kiln::kObservedNodesAttr))
+      for (Attribute n : nodes)
+        result.observedNodes.push_back(cast<StringAttr>(n).str());
   if (o.emit == EmitKind::Kiln)
     return finishText();
 
@@ -764,7 +951,11 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
       llvm::SmallString<256> path(o.reportDir);
       llvm::sys::path::append(path, "report.html");
       if (Error e = writeText(std::string(path),
-                              reportHtml(*module, desc, phases)))
+                              reportHtml(*module, desc, phases,
+                                         [&] {
+                                           precisionReport.notes = result.notes;
+                                           return precisionReport;
+                                         }())))
         return std::move(e);
       result.files.push_back(std::string(path));
     }

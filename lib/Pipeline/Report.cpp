@@ -2,6 +2,8 @@
 #include "Report.h"
 
 #include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -158,8 +160,41 @@ std::string mlir::kiln::memoryPlanJson(ModuleOp module, const ModelDesc &desc) {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>>
+mlir::kiln::layerPrecisions(ModuleOp module) {
+  std::vector<std::pair<std::string, std::string>> layers;
+  auto funcs = module.getOps<func::FuncOp>();
+  if (funcs.empty())
+    return layers;
+  (*funcs.begin()).walk([&](Operation *op) {
+    const char *precision = nullptr;
+    if (isa<StaticQuantConv2DOp, StaticQuantMatMulOp>(op))
+      precision = "int8 (static)";
+    else if (isa<DynamicQuantMatMulOp>(op))
+      precision = "int8 (dynamic)";
+    else if (isa<Bf16Conv2DOp, Bf16MatMulOp, Bf16BatchMatMulOp>(op))
+      precision = "bf16";
+    else if (isa<Conv2DOp, MatMulOp, GemmOp>(op))
+      precision = "f32";
+    if (!precision)
+      return;
+    std::string name = "?";
+    if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+      name = loc.getName().str();
+    else if (auto fused = dyn_cast<FusedLoc>(op->getLoc()))
+      for (Location l : fused.getLocations())
+        if (auto n = dyn_cast<NameLoc>(l)) {
+          name = n.getName().str();
+          break;
+        }
+    layers.push_back({name, precision});
+  });
+  return layers;
+}
+
 std::string mlir::kiln::reportHtml(ModuleOp module, const ModelDesc &desc,
-                                   const PhaseTimes &phases) {
+                                   const PhaseTimes &phases,
+                                   const PrecisionReport &precision) {
   std::vector<VariantPlan> plans = collect(module, desc);
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -200,6 +235,16 @@ std::string mlir::kiln::reportHtml(ModuleOp module, const ModelDesc &desc,
                             k.stackBytes, k.spillStores, k.spillLoads);
       os << "</table>\n";
     }
+  }
+  if (!precision.layers.empty()) {
+    os << "<h2>Precision per layer</h2>\n";
+    for (const std::string &note : precision.notes)
+      os << "<p>" << escape(note) << "</p>\n";
+    os << "<table><tr><th>node</th><th>precision</th></tr>\n";
+    for (const auto &[node, p] : precision.layers)
+      os << "<tr><td>" << escape(node) << "</td><td>" << escape(p)
+         << "</td></tr>\n";
+    os << "</table>\n";
   }
   os << "<h2>Compile phases</h2>\n<table><tr><th>phase</th><th>seconds</th>"
         "</tr>\n";

@@ -42,10 +42,25 @@ private:
 /// lower bound and their ratio.
 std::string memoryPlanJson(ModuleOp module, const ModelDesc &desc);
 
+/// Under --quantize or --precision: the precision each MatMul/Gemm/Conv
+/// node runs in, and the compile notes (what was converted, calibration, the
+/// accuracy budget's measured error).
+struct PrecisionReport {
+  std::vector<std::pair<std::string, std::string>> layers; // node, precision
+  std::vector<std::string> notes;
+};
+
+/// The precision of every MatMul/Gemm/Conv node of the first function of
+/// `module` after the graph phase, in order.
+std::vector<std::pair<std::string, std::string>>
+layerPrecisions(ModuleOp module);
+
 /// A self-contained HTML page: the arena over time (one rectangle per buffer,
-/// hover for the node), the lower bound, live bytes per step, phase times.
+/// hover for the node), the lower bound, live bytes per step, phase times,
+/// and the precision of each layer when the compile changed any.
 std::string reportHtml(ModuleOp module, const ModelDesc &desc,
-                       const PhaseTimes &phases);
+                       const PhaseTimes &phases,
+                       const PrecisionReport &precision);
 
 } // namespace mlir::kiln
 

@@ -56,12 +56,13 @@ std::vector<std::pair<size_t, size_t>> observedOutputs(const ModelLibrary &m) {
   return observed;
 }
 
-/// Runs every sample and calls `visit(observed index, values, count)`.
-template <typename Visit>
+/// Runs every sample and calls `visit(observed index, values, count)`, and
+/// `done(outputs)` once per sample.
+template <typename Visit, typename Done>
 void runSamples(ModelLibrary &model, Session &session,
                 const std::vector<std::string> &folders,
                 const std::vector<std::pair<size_t, size_t>> &observed,
-                Visit visit) {
+                Visit visit, Done done) {
   std::vector<HostTensor> outputs = allocate(model.outputs());
   std::vector<kiln_tensor> out = views(outputs);
   for (const std::string &folder : folders) {
@@ -71,7 +72,22 @@ void runSamples(ModelLibrary &model, Session &session,
     for (auto [pos, index] : observed)
       visit(index, static_cast<const float *>(outputs[pos].data()),
             outputs[pos].numElements());
+    done(outputs);
   }
+}
+
+/// Whether output `i` is one of the observed ones.
+bool isObserved(const ModelLibrary &m, size_t i) {
+  return m.outputs()[i].name.compare(0, std::strlen(kObservePrefix),
+                                     kObservePrefix) == 0;
+}
+
+/// The values of `t` as doubles.
+std::vector<double> valuesOf(const HostTensor &t) {
+  std::vector<double> v(t.numElements());
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = t.valueAt(i);
+  return v;
 }
 
 /// The quantile `q` (0..1) of a histogram of `kBins` bins over [lo, hi].
@@ -165,14 +181,32 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
       count = std::max(count, index + 1);
     std::vector<float> lo(count, std::numeric_limits<float>::infinity()),
         hi(count, -std::numeric_limits<float>::infinity());
-    runSamples(model, session, folders, observed,
-               [&](size_t i, const float *v, size_t n) {
-                 for (size_t j = 0; j < n; ++j)
-                   if (std::isfinite(v[j])) {
-                     lo[i] = std::min(lo[i], v[j]);
-                     hi[i] = std::max(hi[i], v[j]);
-                   }
-               });
+    std::vector<double> squares(count, 0), seen(count, 0);
+    ReferenceOutputs &refs = result.references;
+    refs = ReferenceOutputs();
+    for (size_t i = 0; i < model.outputs().size(); ++i)
+      if (!isObserved(model, i)) {
+        refs.names.push_back(model.outputs()[i].name);
+        refs.shapes.push_back(model.outputs()[i].shape);
+      }
+    runSamples(
+        model, session, folders, observed,
+        [&](size_t i, const float *v, size_t n) {
+          for (size_t j = 0; j < n; ++j)
+            if (std::isfinite(v[j])) {
+              lo[i] = std::min(lo[i], v[j]);
+              hi[i] = std::max(hi[i], v[j]);
+              squares[i] += double(v[j]) * v[j];
+              seen[i] += 1;
+            }
+        },
+        [&](const std::vector<HostTensor> &outputs) {
+          std::vector<std::vector<double>> sample;
+          for (size_t i = 0; i < outputs.size(); ++i)
+            if (!isObserved(model, i))
+              sample.push_back(valuesOf(outputs[i]));
+          refs.values.push_back(std::move(sample));
+        });
     for (size_t i = 0; i < count; ++i)
       if (!(lo[i] <= hi[i]))
         lo[i] = hi[i] = 0; // nothing finite was seen
@@ -190,7 +224,8 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
                        int bin = int((v[j] - lo[i]) / width * kBins);
                        hist[i][std::clamp(bin, 0, kBins - 1)] += 1;
                      }
-                 });
+                 },
+                 [](const std::vector<HostTensor> &) {});
       for (size_t i = 0; i < count; ++i) {
         if (!(hi[i] > lo[i]))
           continue;
@@ -212,9 +247,69 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
       }
     }
     result.ranges.clear();
-    for (size_t i = 0; i < count; ++i)
+    result.rms.clear();
+    for (size_t i = 0; i < count; ++i) {
       result.ranges.push_back({lo[i], hi[i]});
+      result.rms.push_back(seen[i] > 0 ? std::sqrt(squares[i] / seen[i]) : 0);
+    }
     result.samples = folders;
+    return "";
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+}
+
+std::string evaluate(const std::string &soPath,
+                     const std::vector<std::string> &samples,
+                     const ReferenceOutputs &references, int32_t threads,
+                     Accuracy &accuracy) {
+  try {
+    ModelLibrary model(soPath);
+    Session session = model.createSession(threads);
+    if (model.outputs().size() != references.names.size())
+      return soPath + " has " + std::to_string(model.outputs().size()) +
+             " outputs; the reference has " +
+             std::to_string(references.names.size());
+    size_t numOutputs = references.names.size();
+    std::vector<double> diff(numOutputs, 0), norm(numOutputs, 0);
+    size_t agree = 0, rows = 0;
+    const std::vector<int64_t> &first =
+        numOutputs ? references.shapes[0] : std::vector<int64_t>();
+    int32_t firstType = numOutputs ? model.outputs()[0].dtype : 0;
+    bool classifier = !first.empty() && first.back() >= 2 &&
+                      (firstType == KILN_DTYPE_FLOAT32 ||
+                       firstType == KILN_DTYPE_FLOAT16 ||
+                       firstType == KILN_DTYPE_FLOAT64);
+    size_t sample = 0;
+    runSamples(model, session, samples, {},
+               [](size_t, const float *, size_t) {},
+               [&](const std::vector<HostTensor> &outputs) {
+                 const auto &want = references.values.at(sample++);
+                 for (size_t o = 0; o < numOutputs; ++o) {
+                   std::vector<double> got = valuesOf(outputs[o]);
+                   for (size_t j = 0; j < got.size(); ++j) {
+                     double d = got[j] - want[o][j];
+                     diff[o] += d * d;
+                     norm[o] += want[o][j] * want[o][j];
+                   }
+                 }
+                 if (!classifier)
+                   return;
+                 std::vector<double> got = valuesOf(outputs[0]);
+                 size_t classes = first.back();
+                 for (size_t r = 0; r + classes <= got.size(); r += classes) {
+                   auto top = [&](const double *v) {
+                     return std::max_element(v, v + classes) - v;
+                   };
+                   agree += top(&got[r]) == top(&want[0][r]);
+                   ++rows;
+                 }
+               });
+    accuracy.relL2.clear();
+    for (size_t o = 0; o < numOutputs; ++o)
+      accuracy.relL2.push_back(norm[o] > 0 ? std::sqrt(diff[o] / norm[o])
+                                           : std::sqrt(diff[o]));
+    accuracy.top1 = classifier && rows ? double(agree) / rows : -1;
     return "";
   } catch (const std::exception &e) {
     return e.what();

@@ -22,11 +22,32 @@ struct CalibrationOptions {
   int32_t threads = 1;
 };
 
+/// The model's own outputs (not the observed ones) on every sample, as
+/// doubles: the f32 reference a reduced-precision build is measured against.
+struct ReferenceOutputs {
+  std::vector<std::string> names;                       // per output
+  std::vector<std::vector<int64_t>> shapes;             // per output
+  std::vector<std::vector<std::vector<double>>> values; // [sample][output]
+};
+
 struct CalibrationResult {
   /// [lo, hi] of observed tensor i (kiln.observe:<i>), in index order.
   std::vector<std::pair<float, float>> ranges;
+  /// Root mean square of observed tensor i over every sample.
+  std::vector<double> rms;
   /// The sample folders used, in order.
   std::vector<std::string> samples;
+  ReferenceOutputs references;
+};
+
+/// How far a build's outputs are from the references on the same samples.
+struct Accuracy {
+  /// Per output: ||y - ref|| / ||ref|| over all samples together.
+  std::vector<double> relL2;
+  /// Fraction of rows whose argmax over the last axis of the first output
+  /// agrees with the reference's; -1 when that output is not a classifier
+  /// (fewer than 2 classes or not floating point).
+  double top1 = -1;
 };
 
 /// The sample folders of `path`: `path` itself when it holds input_0.pb,
@@ -39,6 +60,13 @@ std::vector<std::string> sampleFolders(const std::string &path);
 std::string calibrate(const std::string &soPath, const std::string &dataPath,
                       const CalibrationOptions &options,
                       CalibrationResult &result);
+
+/// Runs `soPath` on `samples` (folders, in the order of `references`) and
+/// measures its outputs against `references`. Returns "" or the error.
+std::string evaluate(const std::string &soPath,
+                     const std::vector<std::string> &samples,
+                     const ReferenceOutputs &references, int32_t threads,
+                     Accuracy &accuracy);
 
 } // namespace kilnrun
 

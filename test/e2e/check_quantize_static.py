@@ -18,7 +18,10 @@ VNNI vpdpbusd), and the errors users can hit.
      3% with minmax and percentile calibration (10% with entropy, which
      clips the ReLU tails harder), and percentile and entropy (which clip
      an outlier planted in one sample) give other numbers than minmax.
-  3. The kernels: the AMX build calls tdpbusd and lists amx-int8 in
+  3. The accuracy budget (--max-accuracy-drop) on the deeper model: a tight
+     budget keeps nodes in f32 and holds over the calibration samples; a
+     loose one keeps all in int8.
+  3b. The kernels: the AMX build calls tdpbusd and lists amx-int8 in
      required_isa; the VNNI build calls vpdpbusd and lists no amx feature.
   4. Errors: no --calibration-data, a folder without samples, a sample of
      the wrong shape, an unknown method, --precision=bf16 with it. A target
@@ -268,6 +271,37 @@ for method in ("percentile", "entropy"):
         check(not np.array_equal(deep_outs["minmax"], deep_outs[method]),
               f"{method} calibration clips: other numbers than minmax")
 
+# 3b. The accuracy budget: on the deep model (about 1.3% from f32 over the
+# calibration samples with every node in int8), --max-accuracy-drop=0.01
+# must keep some but not all nodes in f32 and bring the error over the
+# calibration samples within 1%; a loose budget keeps everything in int8.
+def deep_ref(x):
+    r1 = np.maximum(conv_ref(x, w1, b1, pad=1), 0)
+    r2 = np.maximum(conv_ref(r1, w2, stride=2, pad=1), 0)
+    return r2.mean(axis=(2, 3)) @ w3.T.astype(np.float64)
+
+
+so = os.path.join(work, "deep_budget.so")
+r = compile_model(d2, so, "--quantize=static", "--calibration-data", cal2,
+                  "--max-accuracy-drop=0.01", *AMX_MCPU)
+budget_note = [l for l in r.stderr.splitlines() if "budget" in l]
+check(any("accuracy budget 1.00%: " in l and "of 3 nodes kept in f32" in l
+          and "3 of 3" not in l and "trial builds" in l for l in budget_note),
+      f"budget 1%: the note names the nodes kept in f32, not all "
+      f"({budget_note})")
+if HOST_AMX:
+    got = np.concatenate([small_onnx.run_model(run, d2, so, s)[0]
+                          for s in samples])
+    want = np.concatenate([deep_ref(s[0][1]) for s in samples])
+    err = rel_l2(got, want)
+    check(err <= 0.01, f"budget 1%: {err:.2%} from f32 over the "
+          f"calibration samples")
+r = compile_model(d2, os.path.join(work, "deep_loose.so"), "--quantize=static",
+                  "--calibration-data", cal2, "--max-accuracy-drop=0.5",
+                  *AMX_MCPU)
+check("met with every candidate node in int8" in r.stderr,
+      "a loose budget keeps every node in int8")
+
 # 4. Errors and notes -------------------------------------------------------
 def fails_with(args, text, what):
     r = compile_model(d1, os.path.join(work, "bad.so"), *args, ok=False)
@@ -290,6 +324,12 @@ fails_with(["--quantize=static", "--calibration-data", cal1,
            "an unknown method")
 fails_with(["--quantize=static", "--calibration-data", cal1,
             "--precision=bf16"], "use one of them", "with --precision=bf16")
+fails_with(["--quantize=dynamic", "--max-accuracy-drop=0.01"],
+           "--max-accuracy-drop needs --quantize=static",
+           "a budget without static int8")
+fails_with(["--quantize=static", "--calibration-data", cal1,
+            "--max-accuracy-drop=2"], "a fraction in (0, 1)",
+           "a budget that is not a fraction")
 so = os.path.join(work, "novnni.so")
 r = compile_model(d1, so, "--quantize=static", "--calibration-data", cal1,
                   "--mcpu=skylake-avx512")

@@ -204,6 +204,11 @@ def test_quantize_static(mlp_copy, tmp_path, ref_models, capfd):
     assert 0 < rel_l2 < 0.03, rel_l2
     with pytest.raises(kiln.Error, match="needs --calibration-data"):
         kiln.compile(mlp_copy, tmp_path / "x.so", quantize="static")
+    # The accuracy budget: a loose one keeps every node in int8.
+    kiln.compile(mlp_copy, tmp_path / "budget.so", quantize="static",
+                 calibration_data=tmp_path / "calib", max_accuracy_drop=0.5)
+    err = capfd.readouterr().err
+    assert "accuracy budget 50.00%: met with every candidate node in int8" in err, err
 
 
 def _has_amx_bf16():

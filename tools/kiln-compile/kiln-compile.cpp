@@ -90,6 +90,13 @@ static cl::opt<double> calibrationPercentile(
     cl::desc("--calibration=percentile: the quantile kept, in percent "
              "(default 99.99)"),
     cl::init(99.99), cl::cat(category));
+static cl::opt<double> maxAccuracyDrop(
+    "max-accuracy-drop",
+    cl::desc("--quantize=static: keep the most sensitive nodes in f32 until "
+             "every output is within this relative L2 error of f32 (and, for "
+             "a classifier, at most this fraction of top-1 answers change) "
+             "on the calibration samples, e.g. 0.01"),
+    cl::init(0), cl::cat(category));
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("fp32 (default) or bf16: MatMul/Gemm with constant weights in "
@@ -136,6 +143,7 @@ int main(int argc, char **argv) {
   options.calibrationData = calibrationData;
   options.calibrationMethod = calibration;
   options.calibrationPercentile = calibrationPercentile;
+  options.maxAccuracyDrop = maxAccuracyDrop;
   options.precision = precision;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   for (const std::string &spec : inputShapes) {

@@ -55,9 +55,17 @@ struct CompileOptions {
   /// --quantize=static: "minmax", "percentile" or "entropy".
   std::string calibrationMethod = "minmax";
   double calibrationPercentile = 99.99;
+  /// --quantize=static: the largest accuracy drop allowed against f32 on
+  /// the calibration samples (0 = no search): relative L2 error of every
+  /// output and, for a classifier, the top-1 disagreement. The most
+  /// sensitive nodes stay f32 until it holds.
+  double maxAccuracyDrop = 0;
   /// Internal (the calibration compile): return the input of every node
   /// static int8 would convert as extra outputs (kiln.observe:<i>).
   bool observeQuantInputs = false;
+  /// Internal (the budget search's trial compiles): calibrated ranges to use
+  /// instead of calibrating again.
+  std::vector<std::pair<float, float>> activationRanges;
   /// "" or "fp32": as imported; "bf16": MatMul/Gemm with constant weights
   /// run on AMX tiles with bf16 weights and activations and f32 accumulation
   /// (docs/quantization.md); needs a target with amx-bf16.
@@ -74,6 +82,8 @@ struct CompileOptions {
 /// What a successful compile wrote.
 struct CompileResult {
   std::vector<std::string> files;
+  /// With observeQuantInputs: the node name of each observed input.
+  std::vector<std::string> observedNodes;
   /// Things the user may want to know that are not errors, e.g. which
   /// matmuls --quantize=dynamic left in f32 and why.
   std::vector<std::string> notes;

@@ -33,6 +33,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_QUANTIZEDYNAMICPASS
@@ -178,11 +179,18 @@ struct Skipped {
 /// were seen, so that a name that matches no candidate can be reported.
 struct KeepFp32 {
   std::map<std::string, bool> names; // name -> seen
+  std::set<std::string> byBudget;    // chosen by the accuracy budget search
   explicit KeepFp32(ModuleOp module) {
     if (auto list = module->getAttrOfType<ArrayAttr>(kKeepFp32Attr))
       for (Attribute a : list)
         if (auto s = dyn_cast<StringAttr>(a))
           names[s.str()] = false;
+    if (auto list = module->getAttrOfType<ArrayAttr>(kKeepFp32BudgetAttr))
+      for (Attribute a : list)
+        if (auto s = dyn_cast<StringAttr>(a)) {
+          names[s.str()] = false;
+          byBudget.insert(s.str());
+        }
   }
   /// Whether `op` is kept; records it under `skipped` if so.
   bool keeps(Operation *op, Skipped &skipped) {
@@ -190,7 +198,8 @@ struct KeepFp32 {
     if (it == names.end())
       return false;
     it->second = true;
-    skipped.add(op, "--keep-fp32");
+    skipped.add(op, byBudget.count(it->first) ? "accuracy budget"
+                                              : "--keep-fp32");
     return true;
   }
   /// One remark on the module for names that matched no candidate node.
@@ -619,6 +628,7 @@ staticNodes(func::FuncOp func) {
 struct ObserveQuantInputsPass
     : mlir::kiln::impl::ObserveQuantInputsPassBase<ObserveQuantInputsPass> {
   void runOnOperation() override {
+    SmallVector<Attribute> nodeNames;
     getOperation().walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
@@ -635,6 +645,8 @@ struct ObserveQuantInputsPass
           continue;
         std::string &name = names[op->getOperand(0)];
         name += (name.empty() ? kObservePrefix : ",") + std::to_string(index++);
+        nodeNames.push_back(
+            StringAttr::get(func.getContext(), nodeName(op->getLoc())));
       }
       if (names.empty())
         return;
@@ -648,6 +660,8 @@ struct ObserveQuantInputsPass
         func.setResultAttr(first + i, kValueNameAttr,
                            StringAttr::get(func.getContext(), entry.second));
     });
+    getOperation()->setAttr(kObservedNodesAttr,
+                            ArrayAttr::get(&getContext(), nodeNames));
   }
 };
 

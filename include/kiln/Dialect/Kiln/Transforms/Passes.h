@@ -17,10 +17,17 @@ namespace mlir::kiln {
 /// --kiln-quantize-dynamic and --kiln-bf16-matmul leave in f32
 /// (kiln-compile --keep-fp32).
 inline constexpr const char *kKeepFp32Attr = "kiln.keep_fp32";
+/// Module attribute: node names the accuracy budget search
+/// (--max-accuracy-drop) keeps in f32; treated like kKeepFp32Attr, with
+/// "accuracy budget" as the reason in the remark.
+inline constexpr const char *kKeepFp32BudgetAttr = "kiln.keep_fp32_budget";
 /// Module attribute for --kiln-quantize-static: an array of
 /// `array<f32: lo, hi>`, the calibrated range of the input of each node
 /// that --kiln-observe-quant-inputs observes, in its order.
 inline constexpr const char *kActivationRangesAttr = "kiln.activation_ranges";
+/// Module attribute --kiln-observe-quant-inputs sets: the ONNX node name of
+/// each observed node, in index order ("?" for a node without one).
+inline constexpr const char *kObservedNodesAttr = "kiln.observed_nodes";
 /// Prefix of the names of the results --kiln-observe-quant-inputs adds.
 inline constexpr const char *kObservePrefix = "kiln.observe:";
 } // namespace mlir::kiln
