@@ -211,6 +211,7 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
       if (!(lo[i] <= hi[i]))
         lo[i] = hi[i] = 0; // nothing finite was seen
     if (options.method != "minmax") {
+      bool entropy = options.method == "entropy";
       // A second pass: histograms over the observed ranges.
       std::vector<std::vector<double>> hist(count,
                                             std::vector<double>(kBins, 0));
@@ -220,7 +221,11 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
                    if (!(width > 0))
                      return;
                    for (size_t j = 0; j < n; ++j)
-                     if (std::isfinite(v[j])) {
+                     // Entropy leaves out exact zeros: the zero point
+                     // represents them exactly whatever the bound, and
+                     // their spike (half of a ReLU output) would make any
+                     // level that merges bins look costly.
+                     if (std::isfinite(v[j]) && !(entropy && v[j] == 0)) {
                        int bin = int((v[j] - lo[i]) / width * kBins);
                        hist[i][std::clamp(bin, 0, kBins - 1)] += 1;
                      }
