@@ -5,6 +5,7 @@ usage: /usr/bin/python3 bench/perf/run.py MODELS_DIR [--models a,b] [--threads 1
            [--processes 3] [--iterations 100] [--max-seconds 3] [--rounds 5]
            [--write-docs [PATH]] [--json FILE] [--quick] [--compile-only]
            [--kiln-flags "--precision=bf16"]
+           [--kiln-flags "--quantize=static --calibration-data CAL/{model}"]
 
 MODELS_DIR holds bench/models/export.py's output (MODELS_DIR/<name>/model.onnx).
 Each model is compiled with kiln-compile when its model.so is missing or older
@@ -386,7 +387,9 @@ def main():
                     help="measure nothing: re-render --write-docs from a --json file")
     ap.add_argument("--kiln-flags", default="",
                     help="extra kiln-compile flags, e.g. --precision=bf16 (the .so is "
-                         "model.<flags>.so; the docs are not rewritten)")
+                         "model.<flags>.so; the docs are not rewritten); {model} "
+                         "stands for the model's name, e.g. in a --calibration-data "
+                         "folder per model")
     ap.add_argument("--compile-only", action="store_true",
                     help="only (re)compile the models that need it")
     args = ap.parse_args()
@@ -415,7 +418,8 @@ def main():
         bad = 0
         for name in names:
             log(f"{name}:")
-            err = compile_model(compiler, os.path.join(args.models_dir, name), flags)[1]
+            err = compile_model(compiler, os.path.join(args.models_dir, name),
+                                [f.replace("{model}", name) for f in flags])[1]
             if err:
                 log(f"  {err}")
                 bad += 1
@@ -437,7 +441,8 @@ def main():
                 for t in threads:
                     results.append({"model": name, "threads": t, "error": f"no {onnx_path}"})
                 continue
-            so, err = compile_model(compiler, d, flags)
+            so, err = compile_model(compiler, d,
+                                    [f.replace("{model}", name) for f in flags])
             gflop = count_flops(onnx_path)[0] / 1e9
             try:
                 kcpu = json.load(open(os.path.join(d, "model.json"))).get("cpu", "?")
