@@ -6,7 +6,8 @@ VNNI vpdpbusd), and the errors users can hit.
      model input, so that the calibrated range of each is the range of its
      input over the calibration samples: a Gemm (transB, bias, N = 40: a
      half-empty last panel; K = 72 padded to 128), a 3x3 convolution with
-     padding (C = 16), a 3x3 stride-2 stem on 3 channels and a 1x1
+     padding (C = 16), a 3x3 stride-2 conv on 8 channels (K = 72: the
+     unfolding without contiguous runs) and a 1x1
      convolution. numpy simulates the documented int8 arithmetic (uint8
      activations with the minmax scale and zero point, per-column symmetric
      int8 weights, exact integer sums, the f32 epilogue); Kiln must match it
@@ -15,7 +16,7 @@ VNNI vpdpbusd), and the errors users can hit.
      reference the error must stay under 2% (int8 rounding gives ~0.5%).
   2. A deeper model (conv, relu, conv, relu, global pool, Gemm): intermediate
      ranges come from running the model; the error against f32 stays under
-     3% with minmax, percentile and entropy calibration, and percentile and
+     5% with minmax, percentile and entropy calibration, and percentile and
      entropy (which clip an outlier planted in one sample) give other
      numbers than minmax.
   3. The accuracy budget (--max-accuracy-drop) on the deeper model: a tight
@@ -34,6 +35,7 @@ usage: check_quantize_static.py KILN_COMPILE KILN_RUN WORKDIR
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -146,8 +148,8 @@ wg = rng.standard_normal((40, 72)).astype(f32) * 0.2
 bg = rng.standard_normal(40).astype(f32)
 wc = rng.standard_normal((24, 16, 3, 3)).astype(f32) * 0.1
 bc = rng.standard_normal(24).astype(f32)
-ws = rng.standard_normal((16, 3, 3, 3)).astype(f32) * 0.3
-wp = rng.standard_normal((16, 32, 1, 1)).astype(f32) * 0.2
+ws = rng.standard_normal((16, 8, 3, 3)).astype(f32) * 0.3
+wp = rng.standard_normal((16, 64, 1, 1)).astype(f32) * 0.2
 d1 = small_onnx.save_model(
     work, "four",
     [helper.make_node("Gemm", ["a", "wg", "bg"], ["ya"], transB=1,
@@ -157,13 +159,13 @@ d1 = small_onnx.save_model(
      helper.make_node("Conv", ["s", "ws"], ["ys"], pads=[1, 1, 1, 1],
                       strides=[2, 2], name="stem"),
      helper.make_node("Conv", ["p", "wp"], ["yp"], name="pointwise")],
-    [vi("a", [20, 72]), vi("c", [1, 16, 9, 9]), vi("s", [1, 3, 11, 11]),
-     vi("p", [1, 32, 5, 5])],
+    [vi("a", [20, 72]), vi("c", [1, 16, 9, 9]), vi("s", [1, 8, 11, 11]),
+     vi("p", [1, 64, 5, 5])],
     [vi("ya", [20, 40]), vi("yc", [1, 24, 9, 9]), vi("ys", [1, 16, 6, 6]),
      vi("yp", [1, 16, 5, 5])],
     {"wg": wg, "bg": bg, "wc": wc, "bc": bc, "ws": ws, "wp": wp})
-shapes = {"a": (20, 72), "c": (1, 16, 9, 9), "s": (1, 3, 11, 11),
-          "p": (1, 32, 5, 5)}
+shapes = {"a": (20, 72), "c": (1, 16, 9, 9), "s": (1, 8, 11, 11),
+          "p": (1, 64, 5, 5)}
 
 
 def draw():
@@ -225,6 +227,10 @@ if HOST_VNNI or HOST_AMX:
           "the VNNI build calls vpdpbusd, no tile instruction, no amx feature")
 
 # 2. A deeper model ---------------------------------------------------------
+# Its output is [10, 1] (ten values, not a classifier's scores): the budget
+# check below then measures the relative L2 error only, not top-1 flips of
+# near-equal random scores.
+rng = np.random.default_rng(7)
 w1 = rng.standard_normal((32, 16, 3, 3)).astype(f32) * 0.15
 b1 = rng.standard_normal(32).astype(f32) * 0.1
 w2 = rng.standard_normal((32, 32, 3, 3)).astype(f32) * 0.1
@@ -238,9 +244,11 @@ d2 = small_onnx.save_model(
      helper.make_node("Relu", ["c2"], ["r2"]),
      helper.make_node("GlobalAveragePool", ["r2"], ["g"]),
      helper.make_node("Flatten", ["g"], ["f"]),
-     helper.make_node("Gemm", ["f", "w3"], ["y"], transB=1)],
-    [vi("x", [1, 16, 12, 12])], [vi("y", [1, 10])],
-    {"w1": w1, "b1": b1, "w2": w2, "w3": w3})
+     helper.make_node("Gemm", ["f", "w3"], ["g3"], transB=1),
+     helper.make_node("Reshape", ["g3", "shape"], ["y"])],
+    [vi("x", [1, 16, 12, 12])], [vi("y", [10, 1])],
+    {"w1": w1, "b1": b1, "w2": w2, "w3": w3,
+     "shape": np.array([10, 1], np.int64)})
 samples = [[("x", rng.standard_normal((1, 16, 12, 12)).astype(f32))]
            for _ in range(16)]
 samples[3][0][1][0, 0, 0, 0] = 40.0  # one outlier
@@ -248,7 +256,7 @@ cal2 = write_samples(os.path.join(work, "deep_calib"), samples)
 x2 = rng.standard_normal((1, 16, 12, 12)).astype(f32)
 r1 = np.maximum(conv_ref(x2, w1, b1, pad=1), 0)
 r2 = np.maximum(conv_ref(r1, w2, stride=2, pad=1), 0)
-ref2 = r2.mean(axis=(2, 3)) @ w3.T.astype(np.float64)
+ref2 = (r2.mean(axis=(2, 3)) @ w3.T.astype(np.float64)).reshape(10, 1)
 deep_outs = {}
 for method in ("minmax", "percentile", "entropy"):
     so = os.path.join(work, f"deep_{method}.so")
@@ -260,7 +268,7 @@ for method in ("minmax", "percentile", "entropy"):
         (got,) = small_onnx.run_model(run, d2, so, [("x", x2)])
         deep_outs[method] = got
         err = rel_l2(got, ref2)
-        bound = 0.03
+        bound = 0.05
         check(err < bound, f"deep {method}: {err:.2%} from the float64 "
               f"reference (bound {bound:.0%})")
 for method in ("percentile", "entropy"):
@@ -268,36 +276,61 @@ for method in ("percentile", "entropy"):
         check(not np.array_equal(deep_outs["minmax"], deep_outs[method]),
               f"{method} calibration clips: other numbers than minmax")
 
-# 3b. The accuracy budget: on the deep model (about 1.3% from f32 over the
-# calibration samples with every node in int8), --max-accuracy-drop=0.01
-# must keep some but not all nodes in f32 and bring the error over the
-# calibration samples within 1%; a loose budget keeps everything in int8.
+# 3b. The accuracy budget on the deep model. A loose budget keeps every node
+# in int8 and reports that build's error E over the calibration samples.
+# With a budget of 0.7 E the search must keep nodes in f32 (named in the
+# note, most sensitive first), the result must be within the budget over
+# the calibration samples, and it must be minimal: without the last node it
+# kept, the error is over the budget.
 def deep_ref(x):
     r1 = np.maximum(conv_ref(x, w1, b1, pad=1), 0)
     r2 = np.maximum(conv_ref(r1, w2, stride=2, pad=1), 0)
-    return r2.mean(axis=(2, 3)) @ w3.T.astype(np.float64)
+    return (r2.mean(axis=(2, 3)) @ w3.T.astype(np.float64)).reshape(10, 1)
 
 
-so = os.path.join(work, "deep_budget.so")
-r = compile_model(d2, so, "--quantize=static", "--calibration-data", cal2,
-                  "--max-accuracy-drop=0.01", *AMX_MCPU)
-budget_note = [l for l in r.stderr.splitlines() if "budget" in l]
-check(any("accuracy budget 1.00%: " in l and "of 3 nodes kept in f32" in l
-          and "3 of 3" not in l and "trial builds" in l for l in budget_note),
-      f"budget 1%: the note names the nodes kept in f32, not all "
-      f"({budget_note})")
-if HOST_AMX:
+def calib_error(so):
     got = np.concatenate([small_onnx.run_model(run, d2, so, s)[0]
                           for s in samples])
     want = np.concatenate([deep_ref(s[0][1]) for s in samples])
-    err = rel_l2(got, want)
-    check(err <= 0.01, f"budget 1%: {err:.2%} from f32 over the "
-          f"calibration samples")
+    return rel_l2(got, want)
+
+
+def budget_note(stderr):
+    return next((l for l in stderr.splitlines() if "accuracy budget" in l), "")
+
+
 r = compile_model(d2, os.path.join(work, "deep_loose.so"), "--quantize=static",
                   "--calibration-data", cal2, "--max-accuracy-drop=0.5",
                   *AMX_MCPU)
-check("met with every candidate node in int8" in r.stderr,
-      "a loose budget keeps every node in int8")
+note = budget_note(r.stderr)
+m = re.search(r"rel\. L2 ([0-9.]+)%", note)
+check("met with every candidate node in int8" in note and m,
+      f"a loose budget keeps every node in int8 ({note})")
+if m and HOST_AMX:
+    all_int8 = float(m.group(1)) / 100
+    check(abs(calib_error(os.path.join(work, "deep_loose.so")) - all_int8)
+          < 1e-4, f"the note's error ({all_int8:.2%}) is the error over the "
+          "calibration samples")
+    budget = round(0.7 * all_int8, 4)
+    so = os.path.join(work, "deep_budget.so")
+    r = compile_model(d2, so, "--quantize=static", "--calibration-data", cal2,
+                      f"--max-accuracy-drop={budget}", *AMX_MCPU)
+    note = budget_note(r.stderr)
+    kept = re.findall(r"'([^']+)'", note.split("kept in f32:")[-1].split(";")[0]) \
+        if "kept in f32:" in note else []
+    check(kept and "trial builds" in note,
+          f"budget {budget:.2%}: the note names the nodes kept in f32 ({note})")
+    err = calib_error(so)
+    check(err <= budget, f"budget {budget:.2%}: {err:.2%} from f32 over the "
+          f"calibration samples")
+    if kept:
+        fewer = os.path.join(work, "deep_fewer.so")
+        extra = ["--keep-fp32=" + ",".join(kept[:-1])] if len(kept) > 1 else []
+        compile_model(d2, fewer, "--quantize=static", "--calibration-data",
+                      cal2, *extra, *AMX_MCPU)
+        worse = calib_error(fewer)
+        check(worse > budget, f"budget {budget:.2%}: minimal; without "
+              f"'{kept[-1]}' in f32 the error is {worse:.2%}")
 
 # 4. Errors and notes -------------------------------------------------------
 def fails_with(args, text, what):
