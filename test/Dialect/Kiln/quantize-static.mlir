@@ -5,8 +5,8 @@
 // node 2 ([0.5, 2], widened to [0, 2]) gets scale 2 / 255, zero point 0.
 // The conv filter is 0.25 everywhere: per column scale 0.25 / 127, q = 127
 // (0x7F) for the K = 72 k of each of the 16 columns (18 rows of 64 bytes),
-// zeros up to Kp = 128; column sums 72 * 127 = 9144. The 1x1 conv (K = 8)
-// stays f32: under 64 values per window. The MatMul's weights
+// zeros up to Kp = 128; column sums 72 * 127 = 9144. The 2x2 conv (K = 32)
+// stays f32: under 64 values per window to unfold. The MatMul's weights
 // are 1: scale 1 / 127, 16 k of q = 127 (4 rows), sums 2032.
 // CHECK-LABEL: func.func @block
 // CHECK-DAG: %[[W:.+]] = kiln.constant dense_resource<[[BLOB:int8_weights[_0-9]*]]> : tensor<1x32x64xi8>
@@ -23,16 +23,16 @@
 // CHECK-DAG: [[BLOB]]: "0x08000000{{((7F){64}){18}((00){64}){14}"}}
 // CHECK-DAG: [[GBLOB]]: "0x08000000{{((7F){64}){4}((00){64}){12}"}}
 module attributes {kiln.activation_ranges = [array<f32: -1.0, 3.0>, array<f32: 0.0, 1.0>, array<f32: 0.5, 2.0>], kiln.keep_fp32 = ["kept"]} {
-// expected-remark @below {{static int8: 2 of 5 MatMul/Gemm/Conv nodes quantized; 1 kept in f32 (--keep-fp32): 'kept'; 1 kept in f32 (K = KH * KW * C < 64, faster in f32): 'small'; 1 kept in f32 (grouped or depthwise): 'dw'}}
+// expected-remark @below {{static int8: 2 of 5 MatMul/Gemm/Conv nodes quantized; 1 kept in f32 (--keep-fp32): 'kept'; 1 kept in f32 (a window of K = KH * KW * C < 64 values, faster in f32): 'small'; 1 kept in f32 (grouped or depthwise): 'dw'}}
 func.func @block(%x: tensor<1x4x4x8xf32>, %y: tensor<2x16xf32>, %b: tensor<16xf32>) -> (tensor<1x4x4x16xf32>, tensor<2x16xf32>) {
   %w = kiln.constant dense<0.25> : tensor<3x3x8x16xf32>
   %w1 = kiln.constant dense<0.5> : tensor<3x3x8x16xf32>
-  %p = kiln.constant dense<0.5> : tensor<1x1x8x16xf32>
+  %p = kiln.constant dense<0.5> : tensor<2x2x8x16xf32>
   %dw = kiln.constant dense<1.0> : tensor<3x3x1x16xf32>
   %g = kiln.constant dense<1.0> : tensor<16x16xf32>
   %0 = kiln.conv2d %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64, layout = "NHWC"} : (tensor<1x4x4x8xf32>, tensor<3x3x8x16xf32>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
   %1 = kiln.conv2d %x, %w1 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64, layout = "NHWC"} : (tensor<1x4x4x8xf32>, tensor<3x3x8x16xf32>) -> tensor<1x4x4x16xf32> loc("kept")
-  %small = kiln.conv2d %x, %p {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64, layout = "NHWC"} : (tensor<1x4x4x8xf32>, tensor<1x1x8x16xf32>) -> tensor<1x4x4x16xf32> loc("small")
+  %small = kiln.conv2d %x, %p {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 1, 1>, group = 1 : i64, layout = "NHWC"} : (tensor<1x4x4x8xf32>, tensor<2x2x8x16xf32>) -> tensor<1x4x4x16xf32> loc("small")
   %2 = kiln.conv2d %0, %dw {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 16 : i64, layout = "NHWC"} : (tensor<1x4x4x16xf32>, tensor<3x3x1x16xf32>) -> tensor<1x4x4x16xf32> loc("dw")
   %s = kiln.add %2, %1 : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
   %3 = kiln.add %s, %small : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>

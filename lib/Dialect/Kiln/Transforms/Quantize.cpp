@@ -617,15 +617,21 @@ staticNodes(func::FuncOp func) {
         why = "not a [..., M, K] x [K, N] product";
     } else if (auto conv = dyn_cast<Conv2DOp>(op)) {
       why = bf16ConvBlocker(conv);
-      // A window of fewer than 64 values (a 3x3 stem on RGB: K = 27) fills
-      // under half of a 64-byte tile row and unfolds a few bytes at a time;
-      // measured on SqueezeNet and MobileNetV2, the f32 convolution is
-      // faster. (ResNet's 7x7 stem, K = 147, is faster in int8.)
+      // A window of fewer than 64 values that must be unfolded (a 3x3 stem
+      // on RGB: K = 27) fills under half of a 64-byte tile row and unfolds a
+      // few bytes at a time; measured on SqueezeNet and MobileNetV2, the
+      // f32 convolution is faster. (ResNet's 7x7 stem, K = 147, and 1x1
+      // convolutions on 16 channels, which need no unfolding, are faster in
+      // int8.)
       auto ft = cast<RankedTensorType>(conv.getFilter().getType());
       if (why.empty() && ft.hasStaticShape()) {
         int64_t k = ft.getDimSize(0) * ft.getDimSize(1) * ft.getDimSize(2);
-        if (k < 64)
-          why = "K = KH * KW * C < 64, faster in f32";
+        bool pointwise =
+            ft.getDimSize(0) == 1 && ft.getDimSize(1) == 1 &&
+            llvm::all_of(conv.getStrides(), [](int64_t v) { return v == 1; }) &&
+            llvm::all_of(conv.getPads(), [](int64_t v) { return v == 0; });
+        if (k < 64 && !pointwise)
+          why = "a window of K = KH * KW * C < 64 values, faster in f32";
       }
     } else {
       return;
