@@ -15,7 +15,7 @@ KILN_PACKAGES=(
   python3-dev python3-numpy python3-onnx python3-pytest pybind11-dev
   python3-torch python3-torchvision
   libgtest-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev
-  libonnx-testdata
+  libonnx-testdata libzip-dev
 )
 
 kiln_install_deps() {

@@ -239,7 +239,8 @@ Options:
                MatMul/Gemm and Conv with calibrated activation scales
   calibration_data  quantize="static": a folder of input_0.pb, ... or of
                test_data_set_<n> folders (kiln.write_calibration_data
-               writes one from numpy arrays)
+               writes one from numpy arrays), or a .npz with one array per
+               model input, stacked [samples, ...]
   calibration  "minmax" (default), "percentile" or "entropy"
   calibration_percentile  for calibration="percentile" (default 99.99)
   max_accuracy_drop  quantize="static": keep the most sensitive nodes in f32

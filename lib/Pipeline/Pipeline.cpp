@@ -391,12 +391,14 @@ struct Calibration {
 /// built and run in a temporary folder that is removed afterwards.
 Expected<Calibration> calibrate(const kiln::CompileOptions &o,
                                 std::vector<std::string> &notes) {
-  if (kilnrun::sampleFolders(o.calibrationData).empty())
+  if (!kilnrun::isNpz(o.calibrationData) &&
+      kilnrun::sampleFolders(o.calibrationData).empty())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "--calibration-data '" + o.calibrationData +
             "' holds no samples: give a folder with input_0.pb, ... (one "
-            "sample) or with subfolders (test_data_set_0, ...) that hold them");
+            "sample) or with subfolders (test_data_set_0, ...) that hold them, "
+            "or a .npz");
   TempDir dir;
   if (Error e = makeTempDir(dir))
     return std::move(e);
@@ -430,7 +432,7 @@ Expected<Calibration> calibrate(const kiln::CompileOptions &o,
   notes.push_back("static int8: calibrated " +
                   std::to_string(c.result.ranges.size()) +
                   " activation ranges (" + o.calibrationMethod + ") on " +
-                  std::to_string(c.result.samples.size()) +
+                  std::to_string(c.result.samples) +
                   " samples from '" + o.calibrationData + "'");
   return c;
 }
@@ -509,7 +511,7 @@ searchBudget(const kiln::CompileOptions &o, const Calibration &c,
       return built.takeError();
     kilnrun::Accuracy a;
     std::string error =
-        kilnrun::evaluate(t.outputPath, r.samples, r.references, 1, a);
+        kilnrun::evaluate(t.outputPath, o.calibrationData, r.references, 1, a);
     for (const std::string &f : built->files)
       llvm::sys::fs::remove(f);
     if (!error.empty())
@@ -560,7 +562,7 @@ searchBudget(const kiln::CompileOptions &o, const Calibration &c,
     for (auto [i, n] : llvm::enumerate(names))
       note += (i ? ", '" : " '") + n + "'";
   }
-  note += "; measured against f32 on " + std::to_string(r.samples.size()) +
+  note += "; measured against f32 on " + std::to_string(r.samples) +
           " calibration samples: " + describeAccuracy(measured[pass]);
   if (pass != 0)
     note += " (all in int8: " + describeAccuracy(measured[0]) + ")";
@@ -775,9 +777,10 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     if (o.calibrationData.empty())
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
-          "--quantize=static needs --calibration-data DIR: a folder of "
-          "input_0.pb, ... (one sample) or of test_data_set_<n> folders that "
-          "hold them, drawn like the inputs the model will see");
+          "--quantize=static needs --calibration-data DIR|FILE.npz: a folder "
+          "of input_0.pb, ... (one sample) or of test_data_set_<n> folders "
+          "that hold them, or a .npz with one array per model input, drawn "
+          "like the inputs the model will see");
     Expected<bool> has =
         targetHas("avx512vnni", "--quantize=static", "+avx512vnni");
     if (!has)

@@ -1,6 +1,7 @@
 #include "Calibrate.h"
 
 #include "ModelLibrary.h"
+#include "Npz.h"
 #include "Samples.h"
 
 #include <algorithm>
@@ -27,8 +28,104 @@ std::vector<std::string> sampleFolders(const std::string &path) {
   return folders;
 }
 
+bool isNpz(const std::string &path) {
+  return path.size() > 4 && path.compare(path.size() - 4, 4, ".npz") == 0;
+}
+
 namespace {
 constexpr const char *kObservePrefix = "kiln.observe:";
+
+/// The samples of a calibration path, in order: the folders of
+/// sampleFolders (read when run), or the arrays of a .npz, each either one
+/// sample (the model input's shape) or a stack of them along a new first
+/// dimension, matched to model inputs by name (or arr_<i> / input_<i>).
+class SampleSet {
+public:
+  SampleSet(const std::string &path, const ModelLibrary &model) {
+    if (!isNpz(path)) {
+      folders_ = sampleFolders(path);
+      if (folders_.empty())
+        throw Error("calibration data '" + path +
+                    "' holds no samples: give a folder with input_0.pb, ... "
+                    "or with subfolders (test_data_set_0, ...) that hold "
+                    "them, or a .npz");
+      return;
+    }
+    std::vector<std::pair<std::string, HostTensor>> arrays = readNpz(path);
+    std::string keys;
+    for (auto &[name, t] : arrays)
+      keys += (keys.empty() ? "'" : ", '") + name + "'";
+    size_t count = 0;
+    std::vector<const HostTensor *> chosen;
+    for (size_t i = 0; i < model.inputs().size(); ++i) {
+      const TensorSpec &spec = model.inputs()[i];
+      const HostTensor *found = nullptr;
+      for (const std::string &key :
+           {spec.name, "arr_" + std::to_string(i), "input_" + std::to_string(i)})
+        for (auto &[name, t] : arrays)
+          if (!found && name == key)
+            found = &t;
+      if (!found)
+        throw Error(path + " has no array for model input " +
+                    std::to_string(i) + " " + describe(spec) + " (it holds " +
+                    keys + "): name arrays after the model's inputs, or save "
+                    "them in input order with np.savez(path, x0, x1, ...)");
+      std::string what = path + ": the array for model input " +
+                         std::to_string(i) + " " + describe(spec);
+      if (found->dtype() != spec.dtype)
+        throw Error(what + " is " + dtypeName(found->dtype()));
+      size_t n = 0;
+      const std::vector<int64_t> &shape = found->shape();
+      if (shape == spec.shape)
+        n = 1;
+      else if (shape.size() == spec.shape.size() + 1 && shape[0] > 0 &&
+               std::equal(spec.shape.begin(), spec.shape.end(),
+                          shape.begin() + 1))
+        n = shape[0];
+      else
+        throw Error(what + " has shape " + shapeString(shape) +
+                    "; it needs that shape (one sample) or [samples, ...]");
+      if (count && n != count)
+        throw Error(path + ": the arrays hold different numbers of samples (" +
+                    std::to_string(count) + " and " + std::to_string(n) + ")");
+      count = n;
+      chosen.push_back(found);
+    }
+    for (size_t s = 0; s < count; ++s) {
+      std::vector<HostTensor> sample;
+      for (size_t i = 0; i < chosen.size(); ++i) {
+        const TensorSpec &spec = model.inputs()[i];
+        HostTensor t(spec.dtype, spec.shape);
+        std::memcpy(t.data(),
+                    static_cast<const char *>(chosen[i]->data()) + s * t.bytes(),
+                    t.bytes());
+        sample.push_back(std::move(t));
+      }
+      arrays_.push_back(std::move(sample));
+    }
+  }
+
+  size_t size() const {
+    return folders_.empty() ? arrays_.size() : folders_.size();
+  }
+
+  /// The inputs of sample `i`.
+  std::vector<HostTensor> inputs(size_t i, const ModelLibrary &model) const {
+    if (!folders_.empty())
+      return readInputs(folders_[i], model);
+    std::vector<HostTensor> copy;
+    for (const HostTensor &t : arrays_[i]) {
+      HostTensor c(t.dtype(), t.shape());
+      std::memcpy(c.data(), t.data(), t.bytes());
+      copy.push_back(std::move(c));
+    }
+    return copy;
+  }
+
+private:
+  std::vector<std::string> folders_;
+  std::vector<std::vector<HostTensor>> arrays_;
+};
 constexpr int kBins = 2048;
 /// Entropy calibration needs this many values (16 per bin on average).
 constexpr double kMinEntropyValues = 16.0 * kBins;
@@ -59,14 +156,13 @@ std::vector<std::pair<size_t, size_t>> observedOutputs(const ModelLibrary &m) {
 /// Runs every sample and calls `visit(observed index, values, count)`, and
 /// `done(outputs)` once per sample.
 template <typename Visit, typename Done>
-void runSamples(ModelLibrary &model, Session &session,
-                const std::vector<std::string> &folders,
+void runSamples(ModelLibrary &model, Session &session, const SampleSet &samples,
                 const std::vector<std::pair<size_t, size_t>> &observed,
                 Visit visit, Done done) {
   std::vector<HostTensor> outputs = allocate(model.outputs());
   std::vector<kiln_tensor> out = views(outputs);
-  for (const std::string &folder : folders) {
-    std::vector<HostTensor> inputs = readInputs(folder, model);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    std::vector<HostTensor> inputs = samples.inputs(i, model);
     std::vector<kiln_tensor> in = views(inputs);
     session.run(in, out);
     for (auto [pos, index] : observed)
@@ -168,12 +264,8 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
     if (!(options.percentile > 50 && options.percentile <= 100))
       return "the calibration percentile must be in (50, 100], got " +
              std::to_string(options.percentile);
-    std::vector<std::string> folders = sampleFolders(dataPath);
-    if (folders.empty())
-      return "calibration data '" + dataPath +
-             "' holds no samples: give a folder with input_0.pb, ... or "
-             "with subfolders (test_data_set_0, ...) that hold them";
     ModelLibrary model(soPath);
+    SampleSet samples(dataPath, model);
     Session session = model.createSession(options.threads);
     std::vector<std::pair<size_t, size_t>> observed = observedOutputs(model);
     size_t count = 0;
@@ -190,7 +282,7 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
         refs.shapes.push_back(model.outputs()[i].shape);
       }
     runSamples(
-        model, session, folders, observed,
+        model, session, samples, observed,
         [&](size_t i, const float *v, size_t n) {
           for (size_t j = 0; j < n; ++j)
             if (std::isfinite(v[j])) {
@@ -215,7 +307,7 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
       // A second pass: histograms over the observed ranges.
       std::vector<std::vector<double>> hist(count,
                                             std::vector<double>(kBins, 0));
-      runSamples(model, session, folders, observed,
+      runSamples(model, session, samples, observed,
                  [&](size_t i, const float *v, size_t n) {
                    float width = hi[i] - lo[i];
                    if (!(width > 0))
@@ -257,19 +349,23 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
       result.ranges.push_back({lo[i], hi[i]});
       result.rms.push_back(seen[i] > 0 ? std::sqrt(squares[i] / seen[i]) : 0);
     }
-    result.samples = folders;
+    result.samples = samples.size();
     return "";
   } catch (const std::exception &e) {
     return e.what();
   }
 }
 
-std::string evaluate(const std::string &soPath,
-                     const std::vector<std::string> &samples,
+std::string evaluate(const std::string &soPath, const std::string &dataPath,
                      const ReferenceOutputs &references, int32_t threads,
                      Accuracy &accuracy) {
   try {
     ModelLibrary model(soPath);
+    SampleSet samples(dataPath, model);
+    if (samples.size() != references.values.size())
+      return dataPath + " holds " + std::to_string(samples.size()) +
+             " samples; the reference has " +
+             std::to_string(references.values.size());
     Session session = model.createSession(threads);
     if (model.outputs().size() != references.names.size())
       return soPath + " has " + std::to_string(model.outputs().size()) +

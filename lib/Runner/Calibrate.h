@@ -35,8 +35,8 @@ struct CalibrationResult {
   std::vector<std::pair<float, float>> ranges;
   /// Root mean square of observed tensor i over every sample.
   std::vector<double> rms;
-  /// The sample folders used, in order.
-  std::vector<std::string> samples;
+  /// How many samples were run.
+  size_t samples = 0;
   ReferenceOutputs references;
 };
 
@@ -50,21 +50,27 @@ struct Accuracy {
   double top1 = -1;
 };
 
+/// Whether `path` names a .npz archive (calibration samples as numpy arrays:
+/// one array per model input, named after it or arr_<i>, shaped like the
+/// input or stacked [samples, ...]).
+bool isNpz(const std::string &path);
+
 /// The sample folders of `path`: `path` itself when it holds input_0.pb,
 /// else its subfolders that do (ONNX backend-test style test_data_set_<n>),
 /// sorted by name. Empty if there are none.
 std::vector<std::string> sampleFolders(const std::string &path);
 
-/// Runs the observer model `soPath` on every sample of `dataPath`. Returns
+/// Runs the observer model `soPath` on every sample of `dataPath` (a folder
+/// as sampleFolders describes, or a .npz). Returns
 /// "" on success, else what went wrong (naming the file or the sample).
 std::string calibrate(const std::string &soPath, const std::string &dataPath,
                       const CalibrationOptions &options,
                       CalibrationResult &result);
 
-/// Runs `soPath` on `samples` (folders, in the order of `references`) and
-/// measures its outputs against `references`. Returns "" or the error.
-std::string evaluate(const std::string &soPath,
-                     const std::vector<std::string> &samples,
+/// Runs `soPath` on the samples of `dataPath` (as for calibrate, in the
+/// order of `references`) and measures its outputs against `references`.
+/// Returns "" or the error.
+std::string evaluate(const std::string &soPath, const std::string &dataPath,
                      const ReferenceOutputs &references, int32_t threads,
                      Accuracy &accuracy);
 

@@ -2,7 +2,8 @@
 """--quantize=static end to end: calibration, int8 kernels (AMX tdpbusd and
 VNNI vpdpbusd), and the errors users can hit.
 
-  1. Exact arithmetic: a model with four independent nodes, each fed by a
+  1. Exact arithmetic (and a .npz of the same samples, named or positional
+     arrays, which must give the same model): a model with four independent nodes, each fed by a
      model input, so that the calibrated range of each is the range of its
      input over the calibration samples: a Gemm (transB, bias, N = 40: a
      half-empty last panel; K = 72 padded to 128), a 3x3 convolution with
@@ -25,7 +26,8 @@ VNNI vpdpbusd), and the errors users can hit.
   3b. The kernels: the AMX build calls tdpbusd and lists amx-int8 in
      required_isa; the VNNI build calls vpdpbusd and lists no amx feature.
   4. Errors: no --calibration-data, a folder without samples, a sample of
-     the wrong shape, an unknown method, --precision=bf16 with it. A target
+     the wrong shape, a .npz array of the wrong shape or missing, an unknown
+     method, --precision=bf16 with it. A target
      without VNNI gets a note and an f32 model.
 
 On a CPU without AMX-INT8 the AMX builds are compiled for sapphirerapids
@@ -217,6 +219,28 @@ for kind, (so, extra) in builds.items():
             check(err < 0.02, f"{kind} {threads}t {name}: {err:.2%} from the "
                   f"float64 reference")
 
+# The same samples as one .npz (each input's samples stacked on a new first
+# axis, arrays named after the inputs) calibrate the same ranges: the build
+# must compute exactly what the folder-calibrated one does.
+npz = os.path.join(work, "four_calib.npz")
+np.savez(npz, **{n: np.stack([dict(s)[n] for s in calib]) for n in shapes})
+so_npz = os.path.join(work, "four_npz.so")
+r = compile_model(d1, so_npz, "--quantize=static", "--calibration-data", npz,
+                  *AMX_MCPU)
+check("calibrated 4 activation ranges (minmax) on 8 samples" in r.stderr,
+      f".npz: the note counts 8 samples ({r.stderr.strip()[:200]})")
+if HOST_AMX:
+    a = small_onnx.run_model(run, d1, builds["amx"][0], test_in)
+    b = small_onnx.run_model(run, d1, so_npz, test_in)
+    check(all(np.array_equal(x, y) for x, y in zip(a, b)),
+          ".npz calibration gives the same model as the folders")
+# Positional arrays (np.savez(path, x0, x1, ...)) map to inputs in order.
+npz_pos = os.path.join(work, "four_pos.npz")
+np.savez(npz_pos, *[np.stack([dict(s)[n] for s in calib]) for n in shapes])
+r = compile_model(d1, os.path.join(work, "four_pos.so"), "--quantize=static",
+                  "--calibration-data", npz_pos, *AMX_MCPU)
+check("on 8 samples" in r.stderr, ".npz with positional arrays works")
+
 so_amx, so_vnni = builds["amx"][0], builds["vnni"][0]
 if HOST_VNNI or HOST_AMX:
     amx_asm, vnni_asm = disassembly(so_amx), disassembly(so_vnni)
@@ -352,6 +376,13 @@ fails_with(["--quantize=static", "--calibration-data",
 fails_with(["--quantize=static", "--calibration-data", cal1,
             "--calibration=kl"], "unknown calibration method 'kl'",
            "an unknown method")
+bad_npz = os.path.join(work, "bad.npz")
+np.savez(bad_npz, a=np.zeros((8, 20, 71), f32))
+fails_with(["--quantize=static", "--calibration-data", bad_npz],
+           "has shape [8,20,71]", "a .npz array of the wrong shape")
+np.savez(bad_npz, zzz=np.zeros((20, 72), f32))
+fails_with(["--quantize=static", "--calibration-data", bad_npz],
+           "has no array for model input 0 'a'", "a .npz without the input")
 fails_with(["--quantize=static", "--calibration-data", cal1,
             "--precision=bf16"], "use one of them", "with --precision=bf16")
 fails_with(["--quantize=dynamic", "--max-accuracy-drop=0.01"],

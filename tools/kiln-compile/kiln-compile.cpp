@@ -78,8 +78,9 @@ static cl::opt<std::string> quantize(
 static cl::opt<std::string> calibrationData(
     "calibration-data",
     cl::desc("--quantize=static: a folder of input_0.pb, ... (one sample) or "
-             "of test_data_set_<n> folders that hold them"),
-    cl::value_desc("DIR"), cl::cat(category));
+             "of test_data_set_<n> folders that hold them, or a .npz with "
+             "one array per model input (stacked [samples, ...])"),
+    cl::value_desc("DIR|FILE.npz"), cl::cat(category));
 static cl::opt<std::string> calibration(
     "calibration",
     cl::desc("--quantize=static: how activation ranges are chosen: minmax "
