@@ -120,3 +120,17 @@ module attributes {kiln.keep_fp32 = ["/fc2/MatMul", "/typo"]} {
     return %1 : tensor<4x16xf32>
   }
 }
+
+// -----
+
+// A 3x3 stem on RGB (K = 27, under one 32-value tile row) stays f32: its
+// unfolding would copy 3 values at a time.
+// CHECK-LABEL: func.func @rgb_stem
+// CHECK: kiln.conv2d
+// CHECK-NOT: kiln.bf16_conv2d
+// expected-remark @below {{bf16: 0 of 1 Conv nodes in bf16; 1 kept in f32 (a window of K = KH * KW * C < 32 values, faster in f32): 'stem'}}
+func.func @rgb_stem(%x: tensor<1x8x8x3xf32>) -> tensor<1x8x8x16xf32> {
+  %w = kiln.constant dense<0.25> : tensor<3x3x3x16xf32>
+  %0 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64, layout = "NHWC"} : (tensor<1x8x8x3xf32>, tensor<3x3x3x16xf32>) -> tensor<1x8x8x16xf32> loc("stem")
+  return %0 : tensor<1x8x8x16xf32>
+}
