@@ -953,12 +953,10 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
                                                "': " + ec.message());
       llvm::SmallString<256> path(o.reportDir);
       llvm::sys::path::append(path, "report.html");
+      precisionReport.notes = result.notes;
       if (Error e = writeText(std::string(path),
                               reportHtml(*module, desc, phases,
-                                         [&] {
-                                           precisionReport.notes = result.notes;
-                                           return precisionReport;
-                                         }())))
+                                         precisionReport)))
         return std::move(e);
       result.files.push_back(std::string(path));
     }

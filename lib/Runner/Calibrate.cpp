@@ -335,10 +335,10 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
         } else {
           // The divergence of a sparse histogram is noise (a pooled [N, C]
           // tensor gives a few values per bin): such tensors keep minmax.
-          double seen = 0;
+          double counted = 0;
           for (double h : hist[i])
-            seen += h;
-          if (seen >= kMinEntropyValues)
+            counted += h;
+          if (counted >= kMinEntropyValues)
             hi[i] = entropyBound(hist[i], lo[i], hi[i]);
         }
       }
@@ -381,29 +381,33 @@ std::string evaluate(const std::string &soPath, const std::string &dataPath,
                       (firstType == KILN_DTYPE_FLOAT32 ||
                        firstType == KILN_DTYPE_FLOAT16 ||
                        firstType == KILN_DTYPE_FLOAT64);
+    // Rows of the first output whose argmax over the last axis agrees.
+    auto countAgreement = [&](const std::vector<double> &got,
+                              const std::vector<double> &want) {
+      size_t classes = first.back();
+      auto top = [&](const double *v) {
+        return std::max_element(v, v + classes) - v;
+      };
+      for (size_t r = 0; r + classes <= got.size(); r += classes) {
+        agree += top(&got[r]) == top(&want[r]);
+        ++rows;
+      }
+    };
     size_t sample = 0;
     runSamples(model, session, samples, {},
                [](size_t, const float *, size_t) {},
                [&](const std::vector<HostTensor> &outputs) {
                  const auto &want = references.values.at(sample++);
+                 std::vector<double> got;
                  for (size_t o = 0; o < numOutputs; ++o) {
-                   std::vector<double> got = valuesOf(outputs[o]);
+                   got = valuesOf(outputs[o]);
                    for (size_t j = 0; j < got.size(); ++j) {
                      double d = got[j] - want[o][j];
                      diff[o] += d * d;
                      norm[o] += want[o][j] * want[o][j];
                    }
-                 }
-                 if (!classifier)
-                   return;
-                 std::vector<double> got = valuesOf(outputs[0]);
-                 size_t classes = first.back();
-                 for (size_t r = 0; r + classes <= got.size(); r += classes) {
-                   auto top = [&](const double *v) {
-                     return std::max_element(v, v + classes) - v;
-                   };
-                   agree += top(&got[r]) == top(&want[0][r]);
-                   ++rows;
+                   if (o == 0 && classifier)
+                     countAgreement(got, want[0]);
                  }
                });
     accuracy.relL2.clear();

@@ -320,6 +320,15 @@ void replaceCandidate(
       cst->erase();
 }
 
+/// Replaces `conv` with `y` and drops its f32 filter if nothing else reads it.
+void replaceConv(Conv2DOp conv, Value y) {
+  auto filter = conv.getFilter().getDefiningOp<ConstantOp>();
+  conv.getResult().replaceAllUsesWith(y);
+  conv.erase();
+  if (filter && filter->use_empty())
+    filter->erase();
+}
+
 /// "<label>: 3 of 4 <kind> nodes <verb>; 1 kept in f32 (reason): 'a', ...".
 std::string summary(StringRef label, int64_t converted, size_t total,
                     StringRef kind, StringRef verb, const Skipped &skipped) {
@@ -598,10 +607,7 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
           b, loc, conv.getType(), conv.getInput(), w, conv.getBias(),
           b.getDenseI64ArrayAttr({kh, kw}), conv.getStridesAttr(),
           conv.getDilationsAttr(), conv.getPadsAttr());
-      conv.getResult().replaceAllUsesWith(y);
-      conv.erase();
-      if (filter->use_empty())
-        filter->erase();
+      replaceConv(conv, y);
       ++converted;
     }
     func.emitRemark() << summary("bf16", converted, convs.size(), "Conv",
@@ -609,21 +615,31 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
   }
 };
 
+/// A MatMul/Gemm/Conv node as static int8 sees it: `why` it stays f32, or
+/// empty for a candidate; a MatMul/Gemm candidate comes analyzed.
+struct StaticNode {
+  Operation *op;
+  std::string why;
+  std::optional<Candidate> matmul;
+};
+
 /// The nodes static int8 converts and calibration observes, in walk order:
 /// MatMul/Gemm with constant f32 weights (`analyze`) and NHWC group-1
 /// convolutions with a constant filter. Both passes see the same IR (the
 /// same graph pipeline before them), so the i-th node is the same node.
 /// Every MatMul/Gemm/Conv comes back, with `why` empty for candidates.
-SmallVector<std::pair<Operation *, std::string>>
-staticNodes(func::FuncOp func) {
-  SmallVector<std::pair<Operation *, std::string>> nodes;
+SmallVector<StaticNode> staticNodes(func::FuncOp func) {
+  SmallVector<StaticNode> nodes;
   func.walk([&](Operation *op) {
-    std::string why;
+    StaticNode node{op, "", std::nullopt};
     if (isa<MatMulOp, GemmOp>(op)) {
-      if (failed(analyze(op, why, /*wholePanels=*/false)) && why.empty())
-        why = "not a [..., M, K] x [K, N] product";
+      FailureOr<Candidate> c = analyze(op, node.why, /*wholePanels=*/false);
+      if (succeeded(c))
+        node.matmul = std::move(*c);
+      else if (node.why.empty())
+        node.why = "not a [..., M, K] x [K, N] product";
     } else if (auto conv = dyn_cast<Conv2DOp>(op)) {
-      why = bf16ConvBlocker(conv);
+      node.why = bf16ConvBlocker(conv);
       // A window of fewer than 64 values that must be unfolded (a 3x3 stem
       // on RGB: K = 27) fills under half of a 64-byte tile row and unfolds a
       // few bytes at a time; measured on SqueezeNet and MobileNetV2, the
@@ -631,19 +647,19 @@ staticNodes(func::FuncOp func) {
       // convolutions on 16 channels, which need no unfolding, are faster in
       // int8.)
       auto ft = cast<RankedTensorType>(conv.getFilter().getType());
-      if (why.empty() && ft.hasStaticShape()) {
+      if (node.why.empty() && ft.hasStaticShape()) {
         int64_t k = ft.getDimSize(0) * ft.getDimSize(1) * ft.getDimSize(2);
         bool pointwise =
             ft.getDimSize(0) == 1 && ft.getDimSize(1) == 1 &&
             llvm::all_of(conv.getStrides(), [](int64_t v) { return v == 1; }) &&
             llvm::all_of(conv.getPads(), [](int64_t v) { return v == 0; });
         if (k < 64 && !pointwise)
-          why = "a window of K = KH * KW * C < 64 values, faster in f32";
+          node.why = "a window of K = KH * KW * C < 64 values, faster in f32";
       }
     } else {
       return;
     }
-    nodes.push_back({op, why});
+    nodes.push_back(std::move(node));
   });
   return nodes;
 }
@@ -663,13 +679,13 @@ struct ObserveQuantInputsPass
       // bufferization cannot return one buffer twice.
       llvm::MapVector<Value, std::string> names;
       int64_t index = 0;
-      for (auto &[op, why] : staticNodes(func)) {
-        if (!why.empty())
+      for (const StaticNode &node : staticNodes(func)) {
+        if (!node.why.empty())
           continue;
-        std::string &name = names[op->getOperand(0)];
+        std::string &name = names[node.op->getOperand(0)];
         name += (name.empty() ? kObservePrefix : ",") + std::to_string(index++);
         nodeNames.push_back(
-            StringAttr::get(func.getContext(), nodeName(op->getLoc())));
+            StringAttr::get(func.getContext(), nodeName(node.op->getLoc())));
       }
       if (names.empty())
         return;
@@ -717,16 +733,16 @@ struct QuantizeStaticPass
     // Batch variants share one converted copy of each weight.
     std::map<const void *, QuantizedWeights> cache;
     module.walk([&](func::FuncOp func) {
-      SmallVector<std::pair<Operation *, std::string>> nodes =
-          staticNodes(func);
+      SmallVector<StaticNode> nodes = staticNodes(func);
       if (nodes.empty())
         return;
       Skipped skipped;
       int64_t converted = 0, index = 0;
       OpBuilder b(func.getContext());
-      for (auto &[op, why] : nodes) {
-        if (!why.empty()) {
-          skipped.add(op, why);
+      for (StaticNode &node : nodes) {
+        Operation *op = node.op;
+        if (!node.why.empty()) {
+          skipped.add(op, node.why);
           continue;
         }
         int64_t i = index++;
@@ -744,9 +760,8 @@ struct QuantizeStaticPass
             skipped.add(op, "filter bytes not readable at compile time");
           continue;
         }
-        std::string unused;
-        FailureOr<Candidate> c = analyze(op, unused, /*wholePanels=*/false);
-        replaceCandidate(b, *c, [&](OpBuilder &b, const Candidate &c) -> Value {
+        replaceCandidate(b, *node.matmul, [&](OpBuilder &b,
+                                              const Candidate &c) -> Value {
           ConstantOp weights = c.weights;
           QuantizedWeights &q = cache[weights.getValue().getAsOpaquePointer()];
           if (!q.packed)
@@ -799,10 +814,7 @@ struct QuantizeStaticPass
         b.getF32FloatAttr(scale), b.getI64IntegerAttr(zp),
         b.getDenseI64ArrayAttr({kh, kw}), conv.getStridesAttr(),
         conv.getDilationsAttr(), conv.getPadsAttr());
-    conv.getResult().replaceAllUsesWith(y);
-    conv.erase();
-    if (filter->use_empty())
-      filter->erase();
+    replaceConv(conv, y);
     return true;
   }
 };
