@@ -246,8 +246,10 @@ Options:
   max_accuracy_drop  quantize="static": keep the most sensitive nodes in f32
                until the int8 model is within this fraction of f32 on the
                calibration samples (relative L2 of every output, top-1)
-  precision    "fp32" (default) or "bf16": MatMul/Gemm with constant weights
-               in bf16 on AMX tiles, accumulated in f32 (needs amx-bf16)
+  precision    "fp32" (default), "bf16": MatMul/Gemm/Conv in bf16 on AMX
+               tiles, accumulated in f32 (needs amx-bf16), or "fp16":
+               MatMul/Gemm/Conv on fp16 operands, weights stored in fp16,
+               accumulated in f32
   keep_fp32    list of ONNX node names that quantize/precision leave in f32
 
 Raises kiln.Error with every diagnostic when the model does not compile,

@@ -3,6 +3,8 @@
 
 --variant dynamic compiles with --quantize=dynamic (int8 MatMul/Gemm, VNNI);
 --variant bf16 with --precision=bf16 (MatMul/Gemm and Conv on AMX tiles);
+--variant fp16 with --precision=fp16 (MatMul/Gemm and Conv on fp16 operands,
+fp16 weights, f32 accumulation);
 --variant static with --quantize=static (int8 MatMul/Gemm and Conv, AMX or
 VNNI), calibrated on --calibration-samples inputs drawn like the test input
 (another seed than the --samples inputs) with --calibration METHOD.
@@ -18,7 +20,7 @@ of the first output, at every leading position). Then times both with
 `kiln-run --bench`, alternating f32 / variant for --rounds rounds on the same
 machine state, and reports the median of the per-round medians and the ratio.
 
-usage: compare.py MODELS_DIR [--variant dynamic|bf16|static] [--models a,b]
+usage: compare.py MODELS_DIR [--variant dynamic|bf16|fp16|static] [--models a,b]
                   [--threads 1] [--samples 0] [--build build] [--rounds 7]
                   [--iterations 30] [--work DIR] [--json FILE]
                   [--calibration-samples 32] [--calibration minmax]
@@ -37,7 +39,7 @@ import onnx
 import onnx.numpy_helper as nh
 
 FLAGS = {"dynamic": ["--quantize=dynamic"], "bf16": ["--precision=bf16"],
-         "static": ["--quantize=static"]}
+         "fp16": ["--precision=fp16"], "static": ["--quantize=static"]}
 
 
 def load_pb(path):

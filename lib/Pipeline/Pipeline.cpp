@@ -750,7 +750,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   };
 
   // Graph, then dynamic int8 where asked for and the target has VNNI.
-  bool vnni = false, amx = false;
+  bool vnni = false, amx = false, fp16 = false;
   if (o.maxAccuracyDrop != 0 &&
       (o.quantize != "static" || !(o.maxAccuracyDrop > 0) ||
        !(o.maxAccuracyDrop < 1)))
@@ -839,17 +839,29 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
       return has.takeError();
     if ((amx = *has))
       graphPipeline += ",kiln-bf16-matmul";
+  } else if (o.precision == "fp16") {
+    if (o.target != "cpu")
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--precision=fp16 is implemented for the CPU target only; a CUDA "
+          "model runs fp16 tensors on tensor cores as they are (docs/gpu.md)");
+    if (o.quantize == "dynamic")
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--precision=fp16 and --quantize=dynamic both convert the "
+          "MatMul/Gemm nodes; use one of them");
+    fp16 = true;
+    graphPipeline += ",kiln-fp16-compute";
   } else if (!o.precision.empty() && o.precision != "fp32") {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        "unknown precision '" + o.precision +
-            "'; use fp32 or bf16 (fp16 compute is not implemented yet)");
+        "unknown precision '" + o.precision + "'; use fp32, bf16 or fp16");
   }
   // --keep-fp32: node names both reduced-precision passes leave alone.
   if (!o.keepFp32.empty()) {
-    if (!amx && !vnni)
+    if (!amx && !vnni && !fp16)
       result.notes.push_back(
-          "--keep-fp32 has no effect without --precision=bf16 or "
+          "--keep-fp32 has no effect without --precision=bf16|fp16 or "
           "--quantize=dynamic|static on a target that supports them");
     SmallVector<Attribute> names;
     for (const std::string &n : o.keepFp32)
@@ -867,7 +879,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   }
   // Under --quantize or --precision, what each layer runs in (the report).
   PrecisionReport precisionReport;
-  if (amx || vnni)
+  if (amx || vnni || fp16)
     precisionReport.layers = layerPrecisions(*module);
   if (o.observeQuantInputs)
     if (auto nodes =

@@ -174,8 +174,13 @@ mlir::kiln::layerPrecisions(ModuleOp module) {
       precision = "int8 (dynamic)";
     else if (isa<Bf16Conv2DOp, Bf16MatMulOp, Bf16BatchMatMulOp>(op))
       precision = "bf16";
-    else if (isa<Conv2DOp, MatMulOp, GemmOp>(op))
-      precision = "f32";
+    else if (isa<Conv2DOp, MatMulOp, GemmOp>(op)) {
+      // --kiln-fp16-compute rounds the operands through f16 casts.
+      auto cast = op->getOperand(1).getDefiningOp<CastOp>();
+      precision = cast && cast.getInput().getType().getElementType().isF16()
+                      ? "fp16"
+                      : "f32";
+    }
     if (!precision)
       return;
     std::string name = "?";

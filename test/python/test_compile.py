@@ -234,6 +234,21 @@ def test_precision_bf16(mlp_copy, tmp_path, ref_models, capfd):
     assert 0 < rel_l2 < 0.01, rel_l2
 
 
+def test_precision_fp16(mlp_copy, tmp_path, ref_models, capfd):
+    # Every Gemm on fp16 operands, fc3 kept in f32 by name; runs on any x86.
+    out = kiln.compile(mlp_copy, tmp_path / "fp16.so", precision="fp16",
+                       keep_fp32=["/fc3/Gemm"])
+    err = capfd.readouterr().err
+    assert "fp16: 2 of 3 MatMul/Gemm/Conv nodes in fp16" in err, err
+    assert "kept in f32 (--keep-fp32): '/fc3/Gemm'" in err, err
+    model = kiln.load(out)
+    assert "--precision=fp16 --keep-fp32=/fc3/Gemm" in str(model.info)
+    (got,) = model(ref_models["mlp"].inputs[0][1])
+    want = ref_models["mlp"].outputs[0][1].astype(np.float64)
+    rel_l2 = np.linalg.norm(got - want) / np.linalg.norm(want)
+    assert 0 < rel_l2 < 0.01, rel_l2
+
+
 def test_precision_errors(mlp_copy, tmp_path):
     with pytest.raises(kiln.Error, match="unknown precision 'fp8'"):
         kiln.compile(mlp_copy, tmp_path / "x.so", precision="fp8")

@@ -100,12 +100,14 @@ static cl::opt<double> maxAccuracyDrop(
     cl::init(0), cl::cat(category));
 static cl::opt<std::string> precision(
     "precision",
-    cl::desc("fp32 (default) or bf16: MatMul/Gemm with constant weights in "
-             "bf16 on AMX tiles, accumulated in f32 (needs amx-bf16)"),
+    cl::desc("fp32 (default), bf16: MatMul/Gemm/Conv in bf16 on AMX "
+             "tiles, accumulated in f32 (needs amx-bf16), or fp16: "
+             "MatMul/Gemm/Conv on fp16 operands, weights stored in fp16, "
+             "accumulated in f32"),
     cl::init("fp32"), cl::cat(category));
 static cl::list<std::string> keepFp32(
     "keep-fp32", cl::CommaSeparated,
-    cl::desc("ONNX node names that --precision=bf16 and --quantize "
+    cl::desc("ONNX node names that --precision=bf16|fp16 and --quantize "
              "leave in f32, e.g. --keep-fp32=/conv1/Conv,/fc/Gemm"),
     cl::value_desc("NODE,..."), cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),

@@ -18,6 +18,10 @@
 // scale and zero point come from the observed ranges
 // (kiln.static_quant_matmul / kiln.static_quant_conv2d).
 //
+// --precision=fp16: every MatMul/Gemm/Conv reads fp16-rounded operands and
+// accumulates in f32; constant weights are stored as fp16
+// (--kiln-fp16-compute).
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Import/Onnx/OnnxImporter.h"
@@ -38,6 +42,7 @@
 namespace mlir::kiln {
 #define GEN_PASS_DEF_QUANTIZEDYNAMICPASS
 #define GEN_PASS_DEF_BF16MATMULPASS
+#define GEN_PASS_DEF_FP16COMPUTEPASS
 #define GEN_PASS_DEF_OBSERVEQUANTINPUTSPASS
 #define GEN_PASS_DEF_QUANTIZESTATICPASS
 #include "kiln/Dialect/Kiln/Transforms/Passes.h.inc"
@@ -612,6 +617,114 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
     }
     func.emitRemark() << summary("bf16", converted, convs.size(), "Conv",
                                  "in bf16", skipped);
+  }
+};
+
+/// f32 values rounded to fp16 (nearest even), as a constant of `shape`.
+ElementsAttr roundToFp16(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                         ArrayRef<float> values) {
+  std::vector<uint16_t> out(values.size());
+  for (auto [i, v] : llvm::enumerate(values)) {
+    APFloat x(v);
+    bool lost;
+    x.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
+    out[i] = static_cast<uint16_t>(x.bitcastToAPInt().getZExtValue());
+  }
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
+      ArrayRef<uint16_t>(out), /*dataIsMutable=*/false);
+  auto type = RankedTensorType::get(shape, Float16Type::get(ctx));
+  return DenseResourceElementsAttr::get(type, "fp16_weights", std::move(blob));
+}
+
+struct Fp16ComputePass
+    : mlir::kiln::impl::Fp16ComputePassBase<Fp16ComputePass> {
+  void runOnOperation() override {
+    KeepFp32 keep(getOperation());
+    getOperation().walk([&](func::FuncOp func) { convert(func, keep); });
+    keep.reportUnused(getOperation(), "MatMul/Gemm/Conv");
+  }
+
+  void convert(func::FuncOp func, KeepFp32 &keep) {
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) {
+      if (isa<MatMulOp, GemmOp, Conv2DOp>(op))
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+    Skipped skipped;
+    int64_t converted = 0;
+    MLIRContext *ctx = func.getContext();
+    Type f16 = Float16Type::get(ctx), f32 = Float32Type::get(ctx);
+    // One fp16 copy per constant and one rounding per run-time value,
+    // however many nodes read them.
+    llvm::DenseMap<Value, Value> rounded;
+    llvm::SetVector<Operation *> replaced; // f32 constants, erased if unused
+    auto fp16Operand = [&](Value v) -> Value {
+      Value &r = rounded[v];
+      if (r)
+        return r;
+      auto type = cast<RankedTensorType>(v.getType());
+      OpBuilder b(ctx);
+      b.setInsertionPointAfterValue(v);
+      Location loc = v.getLoc();
+      Value half;
+      if (std::optional<std::vector<float>> w = readFloats(v)) {
+        ElementsAttr attr = roundToFp16(ctx, type.getShape(), *w);
+        half = ConstantOp::create(b, loc, attr.getType(), attr);
+      } else {
+        half = CastOp::create(b, loc, type.clone(f16), v, TypeAttr::get(f16));
+      }
+      return r = CastOp::create(b, loc, type, half, TypeAttr::get(f32));
+    };
+    for (Operation *op : ops) {
+      if (keep.keeps(op, skipped))
+        continue;
+      auto gemm = dyn_cast<GemmOp>(op);
+      Value x = op->getOperand(0), w = op->getOperand(1);
+      if (auto cst = w.getDefiningOp<ConstantOp>())
+        replaced.insert(cst);
+      auto xt = cast<RankedTensorType>(x.getType());
+      auto wt = cast<RankedTensorType>(w.getType());
+      if (!xt.getElementType().isF32() || !wt.getElementType().isF32()) {
+        skipped.add(op, "not f32");
+        continue;
+      }
+      if (gemm && gemm.getTransA()) {
+        skipped.add(op, "Gemm with transA");
+        continue;
+      }
+      // A Gemm's transposed constant B is stored [K, N] like a MatMul's.
+      if (gemm && gemm.getTransB() && w.getDefiningOp<ConstantOp>() &&
+          wt.hasStaticShape() && wt.getRank() == 2) {
+        if (std::optional<std::vector<float>> values = readFloats(w)) {
+          int64_t n = wt.getDimSize(0), k = wt.getDimSize(1);
+          std::vector<float> t(values->size());
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < k; ++j)
+              t[j * n + i] = (*values)[i * k + j];
+          OpBuilder b(op);
+          ElementsAttr attr = roundToFp16(ctx, {k, n}, t);
+          Value half = ConstantOp::create(b, op->getLoc(), attr.getType(), attr);
+          Value wide = CastOp::create(
+              b, op->getLoc(), RankedTensorType::get({k, n}, f32), half,
+              TypeAttr::get(f32));
+          op->setOperand(1, wide);
+          gemm.setTransB(false);
+          op->setOperand(0, fp16Operand(x));
+          ++converted;
+          continue;
+        }
+      }
+      op->setOperand(0, fp16Operand(x));
+      op->setOperand(1, fp16Operand(w));
+      ++converted;
+    }
+    for (Operation *cst : replaced)
+      if (cst->use_empty())
+        cst->erase();
+    func.emitRemark() << summary("fp16", converted, ops.size(),
+                                 "MatMul/Gemm/Conv", "in fp16", skipped);
   }
 };
 

@@ -73,6 +73,23 @@ def Bf16MatmulPass : Pass<"kiln-bf16-matmul", "ModuleOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def Fp16ComputePass : Pass<"kiln-fp16-compute", "ModuleOp"> {
+  let summary = "fp16: MatMul/Gemm/Conv read fp16 operands and accumulate in f32";
+  let description = [{
+    Every MatMul, Gemm and Conv with f32 operands computes on fp16 values:
+    constant weights are rounded to fp16 here (nearest even) and stored as
+    fp16, `kiln.cast %w16 to f32` in front of the node; run-time operands are
+    rounded at run time (`kiln.cast` to f16 and back, one per value however
+    many nodes read it). The products of two fp16 values are exact in f32,
+    and they accumulate in f32: the arithmetic of fp16 tensor cores and of
+    oneDNN's f16 convolutions on CPUs without native f16 dot products.
+    Linalg lowering reads the fp16 weights inside the product's kernel.
+    Nodes named by --keep-fp32 stay f32; one remark per function says how
+    many were converted and why the others were not.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def LayoutPass : Pass<"kiln-layout", "func::FuncOp"> {
   let summary = "Run 2-D convolutions and pooling channels-last, with the transposes between them cancelled";
   let description = [{
