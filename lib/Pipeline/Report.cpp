@@ -3,6 +3,7 @@
 
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -174,13 +175,8 @@ mlir::kiln::layerPrecisions(ModuleOp module) {
       precision = "int8 (dynamic)";
     else if (isa<Bf16Conv2DOp, Bf16MatMulOp, Bf16BatchMatMulOp>(op))
       precision = "bf16";
-    else if (isa<Conv2DOp, MatMulOp, GemmOp>(op)) {
-      // --kiln-fp16-compute rounds the operands through f16 casts.
-      auto cast = op->getOperand(1).getDefiningOp<CastOp>();
-      precision = cast && cast.getInput().getType().getElementType().isF16()
-                      ? "fp16"
-                      : "f32";
-    }
+    else if (isa<Conv2DOp, MatMulOp, GemmOp>(op))
+      precision = op->hasAttr(kFp16NodeAttr) ? "fp16" : "f32";
     if (!precision)
       return;
     std::string name = "?";

@@ -14,8 +14,9 @@ nodes read fp16 operands and accumulate in f32, against numpy references.
      the error is that of f32 accumulation (relative L2 <= 1e-5); against
      the unrounded reference it is fp16's (<= 1e-2, and above 1e-5: the
      rounding really happened).
-  3. The fp16 .so stores the weights in half the bytes: it is smaller than
-     the f32 .so by at least 40% of the f32 weight bytes.
+  3. Large weights that meet few rows are stored as fp16: a matrix-vector
+     product's .so is smaller than the f32 one by at least 45% of the f32
+     weight bytes, and its result is f32-accurate on the rounded operands.
   4. --keep-fp32 names a node that stays f32; the note says so.
   5. Bad combinations are errors: --precision=fp16 with --quantize=dynamic,
      and with --target=cuda.
@@ -153,11 +154,25 @@ for i, (g, r, e) in enumerate(zip(got, rounded, exact64)):
     check(1e-5 < ee <= 1e-2, f"normal y{i + 1}: against unrounded operands, "
           f"relative L2 {ee:.1e} in (1e-5, 1e-2] (fp16 rounding)")
 
-# 3. Half the weight bytes.
-weight_bytes = sum(w.nbytes for w in weights.values())
+# 3. Large weights that meet few rows (a matrix-vector product) are stored
+# as fp16: half the bytes in the .so, and still f32-accurate against the
+# rounded operands. (Small ones, and those of products with 64 rows or more,
+# stay f32 constants holding the rounded values.)
+wv = (rng.standard_normal((512, 512)) / np.sqrt(512)).astype(np.float32)
+xv = rng.standard_normal((2, 512)).astype(np.float32)
+wide = small_onnx.save_model(
+    work, "wide", [helper.make_node("MatMul", ["x", "w"], ["y"], name="fc")],
+    [vi("x", [2, 512])], [vi("y", [2, 512])], {"w": wv})
+so, so32 = os.path.join(wide, "fp16.so"), os.path.join(wide, "f32.so")
+compile_model(wide, so, "--precision=fp16")
+compile_model(wide, so32)
 saved = os.path.getsize(so32) - os.path.getsize(so)
-check(saved >= 0.4 * weight_bytes, f"fp16 .so is {saved} bytes smaller than "
-      f"f32's ({weight_bytes} bytes of f32 weights)")
+check(saved >= 0.45 * wv.nbytes, f"wide: the fp16 .so is {saved} bytes "
+      f"smaller than f32's ({wv.nbytes} bytes of f32 weights)")
+(got,) = small_onnx.run_model(run, wide, so, [("x", xv)])
+err = rel_l2(got, f16(xv) @ f16(wv))
+check(err <= 1e-5, f"wide: against fp16-rounded operands, relative L2 "
+      f"{err:.1e} <= 1e-5")
 
 # 4. --keep-fp32.
 note = compile_model(normal, os.path.join(normal, "keep.so"),

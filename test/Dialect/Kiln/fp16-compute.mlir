@@ -1,4 +1,8 @@
-// RUN: kiln-opt %s --split-input-file --kiln-fp16-compute --verify-diagnostics | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-fp16-compute=half-storage=0 --verify-diagnostics | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-fp16-compute --verify-diagnostics --mlir-elide-resource-strings-if-larger=64 | FileCheck %s --check-prefix=DEFAULT
+
+// With half-storage=0 every constant weight is stored as fp16. By default
+// (the last case) only large weights that meet few rows are.
 
 // A MatMul with constant weights: the weights become an fp16 constant
 // widened by a cast (0.1 rounds to fp16 0x2E66 = 0.0999755859375, stored
@@ -10,7 +14,7 @@
 // CHECK-DAG: %[[W:.+]] = kiln.cast %[[W16]] to f32 : tensor<8x4xf16> -> tensor<8x4xf32>
 // CHECK-DAG: %[[X16:.+]] = kiln.cast %[[X]] to f16 : tensor<2x8xf32> -> tensor<2x8xf16>
 // CHECK-DAG: %[[XR:.+]] = kiln.cast %[[X16]] to f32 : tensor<2x8xf16> -> tensor<2x8xf32>
-// CHECK: %[[Y:.+]] = kiln.matmul %[[XR]], %[[W]] : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+// CHECK: %[[Y:.+]] = kiln.matmul %[[XR]], %[[W]] {kiln.fp16} : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
 // CHECK-NOT: tensor<8x4xf32> = kiln.constant
 // CHECK: return %[[Y]]
 // CHECK: [[BLOB]]: "0x02000000{{(662E){32}"}}
@@ -31,7 +35,7 @@ func.func @matmul(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
 // CHECK-DAG: %[[W16:.+]] = kiln.constant dense_resource<[[BLOB:fp16_weights[_0-9]*]]> : tensor<3x2xf16>
 // CHECK-DAG: %[[W:.+]] = kiln.cast %[[W16]] to f32 : tensor<3x2xf16> -> tensor<3x2xf32>
 // CHECK-DAG: %[[C:.+]] = kiln.constant dense<5.000000e-01> : tensor<2xf32>
-// CHECK: kiln.gemm %{{.+}}, %[[W]], %[[C]] {alpha = 2.000000e+00 : f32} : (tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+// CHECK: kiln.gemm %{{.+}}, %[[W]], %[[C]] {alpha = 2.000000e+00 : f32, kiln.fp16} : (tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
 // CHECK: [[BLOB]]: "0x02000000003C00440040004500420046"
 // expected-remark @below {{fp16: 1 of 1 MatMul/Gemm/Conv nodes in fp16}}
 func.func @gemm_trans_b(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
@@ -86,4 +90,29 @@ module attributes {kiln.keep_fp32 = ["/fc2/MatMul", "/typo"]} {
     %2 = kiln.matmul %i, %wi : (tensor<4x8xi32>, tensor<8x8xi32>) -> tensor<4x8xi32> loc("/int/MatMul")
     return %1, %2 : tensor<4x16xf32>, tensor<4x8xi32>
   }
+}
+
+// -----
+
+// By default, weights over 256 KiB that meet fewer than 64 rows are stored
+// as fp16 (a matrix-vector product reading 266 KiB); those that meet 64 rows
+// or more, like small ones, are f32 constants holding the rounded values
+// (no cast, no conversion in the kernel).
+// DEFAULT-LABEL: func.func @storage
+// DEFAULT-DAG: %[[BIG16:.+]] = kiln.constant dense_resource<fp16_weights{{[_0-9]*}}> : tensor<256x260xf16>
+// DEFAULT-DAG: %[[BIG:.+]] = kiln.cast %[[BIG16]] to f32
+// DEFAULT-DAG: %[[TALL:.+]] = kiln.constant dense_resource<fp16_rounded_weights{{[_0-9]*}}> : tensor<256x260xf32>
+// DEFAULT-DAG: %[[SMALL:.+]] = kiln.constant dense_resource<fp16_rounded_weights{{[_0-9]*}}> : tensor<8x4xf32>
+// DEFAULT-DAG: kiln.matmul %{{.+}}, %[[BIG]] {kiln.fp16} : (tensor<1x256xf32>
+// DEFAULT-DAG: kiln.matmul %{{.+}}, %[[TALL]] {kiln.fp16} : (tensor<64x256xf32>
+// DEFAULT-DAG: kiln.matmul %{{.+}}, %[[SMALL]] {kiln.fp16} : (tensor<1x8xf32>
+// expected-remark @below {{fp16: 3 of 3 MatMul/Gemm/Conv nodes in fp16}}
+func.func @storage(%v: tensor<1x256xf32>, %m: tensor<64x256xf32>, %s: tensor<1x8xf32>) -> (tensor<1x260xf32>, tensor<64x260xf32>, tensor<1x4xf32>) {
+  %big = kiln.constant dense<0.1> : tensor<256x260xf32>
+  %tall = kiln.constant dense<0.2> : tensor<256x260xf32>
+  %small = kiln.constant dense<0.1> : tensor<8x4xf32>
+  %0 = kiln.matmul %v, %big : (tensor<1x256xf32>, tensor<256x260xf32>) -> tensor<1x260xf32>
+  %1 = kiln.matmul %m, %tall : (tensor<64x256xf32>, tensor<256x260xf32>) -> tensor<64x260xf32>
+  %2 = kiln.matmul %s, %small : (tensor<1x8xf32>, tensor<8x4xf32>) -> tensor<1x4xf32>
+  return %0, %1, %2 : tensor<1x260xf32>, tensor<64x260xf32>, tensor<1x4xf32>
 }

@@ -36,6 +36,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -620,24 +621,48 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
   }
 };
 
-/// f32 values rounded to fp16 (nearest even), as a constant of `shape`.
-ElementsAttr roundToFp16(MLIRContext *ctx, ArrayRef<int64_t> shape,
-                         ArrayRef<float> values) {
-  std::vector<uint16_t> out(values.size());
+/// Constant weights `values` of `shape` rounded to fp16 (nearest even),
+/// stored as fp16 and widened by a cast when `storeHalf` (the kernels read them
+/// at half the bytes and convert each vector), else as an f32 constant
+/// holding the rounded values: the same numbers.
+Value fp16Weights(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  ArrayRef<float> values, bool storeHalf) {
+  MLIRContext *ctx = b.getContext();
+  std::vector<uint16_t> half(values.size());
+  std::vector<float> wide(values.size());
   for (auto [i, v] : llvm::enumerate(values)) {
     APFloat x(v);
     bool lost;
     x.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
-    out[i] = static_cast<uint16_t>(x.bitcastToAPInt().getZExtValue());
+    half[i] = static_cast<uint16_t>(x.bitcastToAPInt().getZExtValue());
+    x.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    wide[i] = x.convertToFloat();
+  }
+  auto f32Type = RankedTensorType::get(shape, Float32Type::get(ctx));
+  if (!storeHalf) {
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
+        ArrayRef<float>(wide), /*dataIsMutable=*/false);
+    return ConstantOp::create(
+        b, loc, f32Type,
+        DenseResourceElementsAttr::get(f32Type, "fp16_rounded_weights",
+                                       std::move(blob)));
   }
   AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
-      ArrayRef<uint16_t>(out), /*dataIsMutable=*/false);
-  auto type = RankedTensorType::get(shape, Float16Type::get(ctx));
-  return DenseResourceElementsAttr::get(type, "fp16_weights", std::move(blob));
+      ArrayRef<uint16_t>(half), /*dataIsMutable=*/false);
+  auto f16Type = RankedTensorType::get(shape, Float16Type::get(ctx));
+  Value stored = ConstantOp::create(
+      b, loc, f16Type,
+      DenseResourceElementsAttr::get(f16Type, "fp16_weights", std::move(blob)));
+  return CastOp::create(b, loc, f32Type, stored,
+                        TypeAttr::get(Float32Type::get(ctx)));
 }
 
 struct Fp16ComputePass
     : mlir::kiln::impl::Fp16ComputePassBase<Fp16ComputePass> {
+  using Fp16ComputePassBase::Fp16ComputePassBase;
+  /// Rows (matmul) or output pixels (convolution) from which a node's
+  /// weights are stored as f32: see `storeHalf`.
+  static constexpr int64_t kMaxHalfRows = 64;
   void runOnOperation() override {
     KeepFp32 keep(getOperation());
     getOperation().walk([&](func::FuncOp func) { convert(func, keep); });
@@ -656,26 +681,56 @@ struct Fp16ComputePass
     int64_t converted = 0;
     MLIRContext *ctx = func.getContext();
     Type f16 = Float16Type::get(ctx), f32 = Float32Type::get(ctx);
+    // Whether the weights of the node at hand are stored as fp16: only
+    // where that saves time. Converting costs one instruction per weight
+    // vector, which the FMAs of all the rows it meets share. A filter that
+    // stays in cache (at most `half-storage` bytes) or that meets 64 rows or
+    // more (compute-bound: BERT's 128-row matmuls ran 25% slower with fp16
+    // weights, SqueezeNet's RGB stem 30%) keeps f32 storage. Matrix-vector
+    // products with large weights (the MLP) read half the bytes: 2x faster.
+    bool storeHalf = false;
     // One fp16 copy per constant and one rounding per run-time value,
     // however many nodes read them.
     llvm::DenseMap<Value, Value> rounded;
     llvm::SetVector<Operation *> replaced; // f32 constants, erased if unused
-    auto fp16Operand = [&](Value v) -> Value {
-      Value &r = rounded[v];
-      if (r)
+    SmallVector<Operation *> moved;        // ops rebuilt on rounded inputs
+    std::function<Value(Value)> fp16Operand = [&](Value v) -> Value {
+      if (Value r = rounded.lookup(v))
         return r;
       auto type = cast<RankedTensorType>(v.getType());
+      Operation *def = v.getDefiningOp();
       OpBuilder b(ctx);
       b.setInsertionPointAfterValue(v);
       Location loc = v.getLoc();
-      Value half;
+      Value result;
       if (std::optional<std::vector<float>> w = readFloats(v)) {
-        ElementsAttr attr = roundToFp16(ctx, type.getShape(), *w);
-        half = ConstantOp::create(b, loc, attr.getType(), attr);
+        result = fp16Weights(b, loc, type.getShape(), *w, storeHalf);
+      } else if (def && v.hasOneUse() && def->getNumResults() == 1 &&
+                 isa<ConcatOp, MaxPool2DOp, ReluOp, ReshapeOp, SliceOp,
+                     TransposeOp>(def) &&
+                 llvm::all_of(def->getOperandTypes(), [](Type t) {
+                   return cast<ShapedType>(t).getElementType().isF32();
+                 })) {
+        // Rounding commutes with these (they move, select or take the
+        // maximum of values): round their inputs instead, where the
+        // rounding fuses into the producer (an activation epilogue) rather
+        // than making a pass of its own (SqueezeNet's concatenations and
+        // max pools).
+        SmallVector<Value> inputs;
+        for (Value in : def->getOperands())
+          inputs.push_back(fp16Operand(in));
+        b.setInsertionPoint(def);
+        Operation *clone = b.clone(*def);
+        clone->setOperands(inputs);
+        moved.push_back(def);
+        result = clone->getResult(0);
       } else {
-        half = CastOp::create(b, loc, type.clone(f16), v, TypeAttr::get(f16));
+        Value half =
+            CastOp::create(b, loc, type.clone(f16), v, TypeAttr::get(f16));
+        result = CastOp::create(b, loc, type, half, TypeAttr::get(f32));
       }
-      return r = CastOp::create(b, loc, type, half, TypeAttr::get(f32));
+      rounded[v] = result;
+      return result;
     };
     for (Operation *op : ops) {
       if (keep.keeps(op, skipped))
@@ -694,6 +749,18 @@ struct Fp16ComputePass
         skipped.add(op, "Gemm with transA");
         continue;
       }
+      auto rt = cast<RankedTensorType>(op->getResult(0).getType());
+      int64_t channels =
+          rt.getRank() == 0
+              ? 1
+              : rt.getDimSize(isa<Conv2DOp>(op) &&
+                                      !cast<Conv2DOp>(op).isNHWC()
+                                  ? 1
+                                  : rt.getRank() - 1);
+      storeHalf = wt.hasStaticShape() && rt.hasStaticShape() &&
+                  wt.getNumElements() * 4 > halfStorage &&
+                  rt.getNumElements() / std::max<int64_t>(channels, 1) <
+                      kMaxHalfRows;
       // A Gemm's transposed constant B is stored [K, N] like a MatMul's.
       if (gemm && gemm.getTransB() && w.getDefiningOp<ConstantOp>() &&
           wt.hasStaticShape() && wt.getRank() == 2) {
@@ -704,22 +771,23 @@ struct Fp16ComputePass
             for (int64_t j = 0; j < k; ++j)
               t[j * n + i] = (*values)[i * k + j];
           OpBuilder b(op);
-          ElementsAttr attr = roundToFp16(ctx, {k, n}, t);
-          Value half = ConstantOp::create(b, op->getLoc(), attr.getType(), attr);
-          Value wide = CastOp::create(
-              b, op->getLoc(), RankedTensorType::get({k, n}, f32), half,
-              TypeAttr::get(f32));
-          op->setOperand(1, wide);
+          op->setOperand(1, fp16Weights(b, op->getLoc(), {k, n}, t,
+                                        storeHalf));
           gemm.setTransB(false);
           op->setOperand(0, fp16Operand(x));
+          op->setAttr(kFp16NodeAttr, b.getUnitAttr());
           ++converted;
           continue;
         }
       }
       op->setOperand(0, fp16Operand(x));
       op->setOperand(1, fp16Operand(w));
+      op->setAttr(kFp16NodeAttr, UnitAttr::get(ctx));
       ++converted;
     }
+    for (Operation *def : llvm::reverse(moved))
+      if (def->use_empty())
+        def->erase();
     for (Operation *cst : replaced)
       if (cst->use_empty())
         cst->erase();

@@ -21,6 +21,8 @@ inline constexpr const char *kKeepFp32Attr = "kiln.keep_fp32";
 /// (--max-accuracy-drop) keeps in f32; treated like kKeepFp32Attr, with
 /// "accuracy budget" as the reason in the remark.
 inline constexpr const char *kKeepFp32BudgetAttr = "kiln.keep_fp32_budget";
+/// Marks a MatMul/Gemm/Conv that --kiln-fp16-compute converted.
+inline constexpr const char *kFp16NodeAttr = "kiln.fp16";
 /// Module attribute for --kiln-quantize-static: an array of
 /// `array<f32: lo, hi>`, the calibrated range of the input of each node
 /// that --kiln-observe-quant-inputs observes, in its order.

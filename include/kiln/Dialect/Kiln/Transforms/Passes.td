@@ -84,9 +84,18 @@ def Fp16ComputePass : Pass<"kiln-fp16-compute", "ModuleOp"> {
     and they accumulate in f32: the arithmetic of fp16 tensor cores and of
     oneDNN's f16 convolutions on CPUs without native f16 dot products.
     Linalg lowering reads the fp16 weights inside the product's kernel.
+    Weights of at most `half-storage` f32 bytes, and those of nodes with 64
+    or more rows (output pixels) to share each converted weight vector, are
+    stored as f32 constants holding the rounded values instead (same
+    numbers, no conversion in the kernel). Converted nodes are marked
+    `kiln.fp16`.
     Nodes named by --keep-fp32 stay f32; one remark per function says how
     many were converted and why the others were not.
   }];
+  let options = [
+    Option<"halfStorage", "half-storage", "int64_t", /*default=*/"262144",
+           "Weights above this many f32 bytes are stored as fp16">,
+  ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
