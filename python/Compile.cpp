@@ -237,15 +237,17 @@ Options:
                quantized activations for MatMul/Gemm with constant weights
                (needs avx512vnni; docs/quantization.md); "static": int8
                MatMul/Gemm and Conv with calibrated activation scales
-  calibration_data  quantize="static": a folder of input_0.pb, ... or of
+  calibration_data  quantize="static" (and max_accuracy_drop in any
+               mode): a folder of input_0.pb, ... or of
                test_data_set_<n> folders (kiln.write_calibration_data
                writes one from numpy arrays), or a .npz with one array per
                model input, stacked [samples, ...]
   calibration  "minmax" (default), "percentile" or "entropy"
   calibration_percentile  for calibration="percentile" (default 99.99)
-  max_accuracy_drop  quantize="static": keep the most sensitive nodes in f32
-               until the int8 model is within this fraction of f32 on the
-               calibration samples (relative L2 of every output, top-1)
+  max_accuracy_drop  quantize="static"|"dynamic" or precision="bf16"|"fp16":
+               keep the most sensitive nodes in f32 until the model is
+               within this fraction of f32 on the calibration samples
+               (relative L2 of every output, top-1)
   precision    "fp32" (default), "bf16": MatMul/Gemm/Conv in bf16 on AMX
                tiles, accumulated in f32 (needs amx-bf16), or "fp16":
                MatMul/Gemm/Conv on fp16 operands, weights stored in fp16,

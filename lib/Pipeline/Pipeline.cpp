@@ -390,6 +390,7 @@ struct Calibration {
 /// samples, and records the range of each observed input. The model is
 /// built and run in a temporary folder that is removed afterwards.
 Expected<Calibration> calibrate(const kiln::CompileOptions &o,
+                                llvm::StringRef label, bool allProducts,
                                 std::vector<std::string> &notes) {
   if (!kilnrun::isNpz(o.calibrationData) &&
       kilnrun::sampleFolders(o.calibrationData).empty())
@@ -412,6 +413,7 @@ Expected<Calibration> calibrate(const kiln::CompileOptions &o,
   observe.maxAccuracyDrop = 0;
   observe.emit = kiln::EmitKind::So;
   observe.observeQuantInputs = true;
+  observe.observeAllProducts = allProducts;
   observe.outputPath = dir.file("observe.so");
   Expected<kiln::CompileResult> built = kiln::compile(observe);
   if (!built)
@@ -429,11 +431,17 @@ Expected<Calibration> calibrate(const kiln::CompileOptions &o,
   if (!error.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "calibration failed: " + error);
-  notes.push_back("static int8: calibrated " +
-                  std::to_string(c.result.ranges.size()) +
-                  " activation ranges (" + o.calibrationMethod + ") on " +
-                  std::to_string(c.result.samples) +
-                  " samples from '" + o.calibrationData + "'");
+  if (allProducts)
+    notes.push_back(label.str() + ": observed the inputs of " +
+                    std::to_string(c.result.ranges.size()) + " nodes on " +
+                    std::to_string(c.result.samples) + " samples from '" +
+                    o.calibrationData + "'");
+  else
+    notes.push_back("static int8: calibrated " +
+                    std::to_string(c.result.ranges.size()) +
+                    " activation ranges (" + o.calibrationMethod + ") on " +
+                    std::to_string(c.result.samples) + " samples from '" +
+                    o.calibrationData + "'");
   return c;
 }
 
@@ -459,31 +467,40 @@ bool withinBudget(const kilnrun::Accuracy &a, double drop) {
   return a.top1 < 0 || 1 - a.top1 <= drop;
 }
 
-/// --max-accuracy-drop: the nodes to keep in f32 so that the static int8
-/// model stays within the budget on the calibration samples. Nodes are
-/// ranked by the relative size of their input's quantization step
-/// ((hi - lo) / 255 / RMS, the noise int8 adds to what they read); the
-/// search keeps the first k of that ranking in f32 for k = 0, 1, 2, 4, ...
-/// until the budget holds, then bisects for the smallest such k. Every
-/// trial is a full compile with the calibrated ranges and one run over the
-/// samples.
+/// --max-accuracy-drop: the nodes to keep in f32 so that the reduced-
+/// precision model (`label`: "static int8", "dynamic int8", "bf16" or
+/// "fp16") stays within the budget on the calibration samples. Nodes are
+/// ranked by the error their input takes, measured on the samples: for int8
+/// the relative size of its quantization step ((hi - lo) / 255 / RMS); for
+/// bf16 and fp16 the relative L2 error of rounding it (fp16 flushes values
+/// under 6e-8 to zero and overflows past 65504, which puts such inputs
+/// first). The search keeps the first k of that ranking in f32 for k = 0,
+/// 1, 2, 4, ... until the budget holds, then bisects for the smallest such
+/// k. Every trial is a full compile and one run over the samples.
 Expected<std::vector<std::string>>
 searchBudget(const kiln::CompileOptions &o, const Calibration &c,
-             std::vector<std::string> &notes) {
+             llvm::StringRef label, std::vector<std::string> &notes) {
   const kilnrun::CalibrationResult &r = c.result;
+  bool isStatic = label == "static int8";
+  llvm::StringRef format = label.ends_with("int8") ? "int8" : label;
   std::vector<size_t> order;
   for (size_t i = 0; i < r.ranges.size() && i < c.nodes.size(); ++i)
     if (c.nodes[i] != "?" && !llvm::is_contained(o.keepFp32, c.nodes[i]) &&
         !llvm::any_of(order, [&](size_t j) { return c.nodes[j] == c.nodes[i]; }))
       order.push_back(i);
-  auto step = [&](size_t i) {
+  auto sensitivity = [&](size_t i) {
+    if (label == "fp16")
+      return r.fp16Error[i];
+    if (label == "bf16")
+      return r.bf16Error[i];
     double width = std::max(r.ranges[i].second, 0.0f) -
                    std::min(r.ranges[i].first, 0.0f);
     return r.rms[i] > 0 ? width / 255.0 / r.rms[i]
                         : std::numeric_limits<double>::infinity();
   };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return step(a) > step(b); });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return sensitivity(a) > sensitivity(b);
+  });
 
   TempDir dir;
   if (Error e = makeTempDir(dir))
@@ -498,7 +515,8 @@ searchBudget(const kiln::CompileOptions &o, const Calibration &c,
   auto trial = [&](size_t k) -> Expected<bool> {
     kiln::CompileOptions t = o;
     t.maxAccuracyDrop = 0;
-    t.activationRanges = r.ranges;
+    if (isStatic)
+      t.activationRanges = r.ranges;
     t.reportDir.clear();
     t.timing = false;
     t.batchSizes.clear();
@@ -516,8 +534,8 @@ searchBudget(const kiln::CompileOptions &o, const Calibration &c,
       llvm::sys::fs::remove(f);
     if (!error.empty())
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "measuring the int8 model failed: " +
-                                         error);
+                                     "measuring the " + label.str() +
+                                         " model failed: " + error);
     measured[k] = a;
     return withinBudget(a, o.maxAccuracyDrop);
   };
@@ -548,14 +566,14 @@ searchBudget(const kiln::CompileOptions &o, const Calibration &c,
       (*m ? pass : fail) = mid;
     }
   }
-  std::string note = llvm::formatv("static int8: accuracy budget {0:F2}%: ",
+  std::string note = llvm::formatv("{0}: accuracy budget {1:F2}%: ", label,
                                    100 * o.maxAccuracyDrop)
                          .str();
   std::vector<std::string> names = kept(pass);
   if (!withinBudget(measured[pass], o.maxAccuracyDrop)) {
     note += "not met even with every node in f32";
   } else if (pass == 0) {
-    note += "met with every candidate node in int8";
+    note += "met with every candidate node in " + format.str();
   } else {
     note += std::to_string(pass) + " of " + std::to_string(order.size()) +
             " nodes kept in f32:";
@@ -565,7 +583,8 @@ searchBudget(const kiln::CompileOptions &o, const Calibration &c,
   note += "; measured against f32 on " + std::to_string(r.samples) +
           " calibration samples: " + describeAccuracy(measured[pass]);
   if (pass != 0)
-    note += " (all in int8: " + describeAccuracy(measured[0]) + ")";
+    note += " (all in " + format.str() + ": " +
+            describeAccuracy(measured[0]) + ")";
   note += "; " + std::to_string(measured.size()) + " trial builds";
   notes.push_back(note);
   return names;
@@ -751,23 +770,59 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
 
   // Graph, then dynamic int8 where asked for and the target has VNNI.
   bool vnni = false, amx = false, fp16 = false;
+  // The mode --max-accuracy-drop searches in, as its notes name it.
+  std::string budgetLabel = o.quantize == "static"    ? "static int8"
+                            : o.quantize == "dynamic" ? "dynamic int8"
+                            : o.precision == "bf16"   ? "bf16"
+                            : o.precision == "fp16"   ? "fp16"
+                                                      : "";
   if (o.maxAccuracyDrop != 0 &&
-      (o.quantize != "static" || !(o.maxAccuracyDrop > 0) ||
+      (budgetLabel.empty() || !(o.maxAccuracyDrop > 0) ||
        !(o.maxAccuracyDrop < 1)))
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        "--max-accuracy-drop needs --quantize=static and a fraction in "
-        "(0, 1), e.g. 0.01 for 1%");
+        "--max-accuracy-drop needs --quantize=static|dynamic or "
+        "--precision=bf16|fp16, and a fraction in (0, 1), e.g. 0.01 for 1%");
+  if (o.maxAccuracyDrop > 0 && o.quantize != "static" &&
+      o.calibrationData.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--max-accuracy-drop measures the error on --calibration-data "
+        "DIR|FILE.npz: give samples drawn like the inputs the model will see");
+  // --max-accuracy-drop outside static int8: observe the input of every
+  // product, search, and record the nodes to keep in f32.
+  auto searchKept = [&]() -> Error {
+    if (!(o.maxAccuracyDrop > 0) || !o.activationRanges.empty())
+      return Error::success();
+    Expected<Calibration> c =
+        calibrate(o, budgetLabel, /*allProducts=*/true, result.notes);
+    if (!c)
+      return c.takeError();
+    Expected<std::vector<std::string>> kept =
+        searchBudget(o, *c, budgetLabel, result.notes);
+    if (!kept)
+      return kept.takeError();
+    SmallVector<Attribute> names;
+    for (const std::string &n : *kept)
+      names.push_back(StringAttr::get(&ctx, n));
+    (*module)->setAttr(mlir::kiln::kKeepFp32BudgetAttr,
+                       ArrayAttr::get(&ctx, names));
+    return Error::success();
+  };
   std::string graphPipeline = kGraphPipeline;
   if (o.observeQuantInputs)
-    graphPipeline += ",kiln-observe-quant-inputs";
+    graphPipeline += o.observeAllProducts ? ",kiln-observe-quant-inputs{all=true}"
+                                          : ",kiln-observe-quant-inputs";
   if (o.quantize == "dynamic") {
     Expected<bool> has =
         targetHas("avx512vnni", "--quantize=dynamic", "+avx512vnni");
     if (!has)
       return has.takeError();
-    if ((vnni = *has))
+    if ((vnni = *has)) {
       graphPipeline += ",kiln-quantize-dynamic";
+      if (Error e = searchKept())
+        return std::move(e);
+    }
   } else if (o.quantize == "static") {
     if (!o.precision.empty() && o.precision != "fp32")
       return llvm::createStringError(
@@ -790,13 +845,14 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
       amx = llvm::StringRef(*targetIsa).contains("amx-int8");
       std::vector<std::pair<float, float>> ranges = o.activationRanges;
       if (ranges.empty()) {
-        Expected<Calibration> c = calibrate(o, result.notes);
+        Expected<Calibration> c =
+            calibrate(o, budgetLabel, /*allProducts=*/false, result.notes);
         if (!c)
           return c.takeError();
         ranges = c->result.ranges;
         if (o.maxAccuracyDrop > 0) {
           Expected<std::vector<std::string>> kept =
-              searchBudget(o, *c, result.notes);
+              searchBudget(o, *c, budgetLabel, result.notes);
           if (!kept)
             return kept.takeError();
           SmallVector<Attribute> names;
@@ -837,8 +893,11 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
         targetHas("amx-bf16", "--precision=bf16", "+amx-tile,+amx-bf16");
     if (!has)
       return has.takeError();
-    if ((amx = *has))
+    if ((amx = *has)) {
       graphPipeline += ",kiln-bf16-matmul";
+      if (Error e = searchKept())
+        return std::move(e);
+    }
   } else if (o.precision == "fp16") {
     if (o.target != "cpu")
       return llvm::createStringError(
@@ -850,8 +909,15 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
           llvm::inconvertibleErrorCode(),
           "--precision=fp16 and --quantize=dynamic both convert the "
           "MatMul/Gemm nodes; use one of them");
-    fp16 = true;
-    graphPipeline += ",kiln-fp16-compute";
+    // Without F16C every conversion is a call (the MLP ran 40x slower).
+    Expected<bool> has = targetHas("f16c", "--precision=fp16", "+f16c");
+    if (!has)
+      return has.takeError();
+    if ((fp16 = *has)) {
+      graphPipeline += ",kiln-fp16-compute";
+      if (Error e = searchKept())
+        return std::move(e);
+    }
   } else if (!o.precision.empty() && o.precision != "fp32") {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

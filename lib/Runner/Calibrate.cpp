@@ -126,6 +126,27 @@ private:
   std::vector<std::string> folders_;
   std::vector<std::vector<HostTensor>> arrays_;
 };
+/// `v` rounded to the nearest value with `bits` significant bits, ties to
+/// even, whose quantum is at least 2^`minExp` (the subnormal step), as a
+/// float; values from `overflow` up round to infinity.
+float roundTo(float v, int bits, int minExp, float overflow) {
+  if (!std::isfinite(v) || v == 0)
+    return v;
+  float a = std::fabs(v);
+  if (a >= overflow)
+    return std::copysign(std::numeric_limits<float>::infinity(), v);
+  int e;
+  std::frexp(a, &e); // a in [2^(e-1), 2^e)
+  float quantum = std::ldexp(1.0f, std::max(e - bits, minExp));
+  return std::copysign(std::nearbyint(a / quantum) * quantum, v);
+}
+/// fp16: 11 significant bits, subnormal step 2^-24, largest value 65504.
+float roundFp16(float v) { return roundTo(v, 11, -24, 65520.0f); }
+/// bf16: 8 significant bits and f32's exponent range.
+float roundBf16(float v) {
+  return roundTo(v, 8, -133, std::numeric_limits<float>::infinity());
+}
+
 constexpr int kBins = 2048;
 /// Entropy calibration needs this many values (16 per bin on average).
 constexpr double kMinEntropyValues = 16.0 * kBins;
@@ -273,7 +294,8 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
       count = std::max(count, index + 1);
     std::vector<float> lo(count, std::numeric_limits<float>::infinity()),
         hi(count, -std::numeric_limits<float>::infinity());
-    std::vector<double> squares(count, 0), seen(count, 0);
+    std::vector<double> squares(count, 0), seen(count, 0),
+        fp16Squares(count, 0), bf16Squares(count, 0);
     ReferenceOutputs &refs = result.references;
     refs = ReferenceOutputs();
     for (size_t i = 0; i < model.outputs().size(); ++i)
@@ -290,6 +312,10 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
               hi[i] = std::max(hi[i], v[j]);
               squares[i] += double(v[j]) * v[j];
               seen[i] += 1;
+              double d16 = double(roundFp16(v[j])) - v[j];
+              double db = double(roundBf16(v[j])) - v[j];
+              fp16Squares[i] += d16 * d16;
+              bf16Squares[i] += db * db;
             }
         },
         [&](const std::vector<HostTensor> &outputs) {
@@ -345,9 +371,16 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
     }
     result.ranges.clear();
     result.rms.clear();
+    result.fp16Error.clear();
+    result.bf16Error.clear();
+    auto relative = [&](double err, size_t i) {
+      return squares[i] > 0 ? std::sqrt(err / squares[i]) : 0.0;
+    };
     for (size_t i = 0; i < count; ++i) {
       result.ranges.push_back({lo[i], hi[i]});
       result.rms.push_back(seen[i] > 0 ? std::sqrt(squares[i] / seen[i]) : 0);
+      result.fp16Error.push_back(relative(fp16Squares[i], i));
+      result.bf16Error.push_back(relative(bf16Squares[i], i));
     }
     result.samples = samples.size();
     return "";

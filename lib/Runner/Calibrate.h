@@ -35,6 +35,9 @@ struct CalibrationResult {
   std::vector<std::pair<float, float>> ranges;
   /// Root mean square of observed tensor i over every sample.
   std::vector<double> rms;
+  /// Relative L2 error of observed tensor i rounded to fp16 and to bf16
+  /// (nearest even; infinity where fp16 overflows), over every sample.
+  std::vector<double> fp16Error, bf16Error;
   /// How many samples were run.
   size_t samples = 0;
   ReferenceOutputs references;

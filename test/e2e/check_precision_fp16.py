@@ -17,9 +17,12 @@ nodes read fp16 operands and accumulate in f32, against numpy references.
   3. Large weights that meet few rows are stored as fp16: a matrix-vector
      product's .so is smaller than the f32 one by at least 45% of the f32
      weight bytes, and its result is f32-accurate on the rounded operands.
-  4. --keep-fp32 names a node that stays f32; the note says so.
-  5. Bad combinations are errors: --precision=fp16 with --quantize=dynamic,
-     and with --target=cuda.
+  4. --keep-fp32 names a node that stays f32; the note says so. With
+     --max-accuracy-drop, a node whose input underflows fp16 is kept in f32
+     and the model meets the budget.
+  5. A target without F16C gets a note and an f32 model. Bad combinations
+     are errors: --precision=fp16 with --quantize=dynamic, and with
+     --target=cuda.
 
 usage: check_precision_fp16.py KILN_COMPILE KILN_RUN WORKDIR
 """
@@ -185,7 +188,52 @@ want1 = 0.5 * r1 @ weights["w2"].astype(np.float64).T + 2.0 * weights["c2"]
 check(rel_l2(got1, want1) <= 1e-5, "--keep-fp32=fc2: fc2 runs on unrounded "
       f"operands (relative L2 {rel_l2(got1, want1):.1e})")
 
-# 5. Errors.
+# 4b. --max-accuracy-drop: fc1's output, scaled by 1e-7, is under fp16's
+# smallest normal (6e-5) and near its smallest subnormal (6e-8), so rounding
+# it for fc2 destroys most of it. Measured on calibration samples (a .npz),
+# the search keeps fc2 in f32 and nothing else.
+wt1 = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+wt2 = (rng.standard_normal((64, 32)) / 8).astype(np.float32)
+scale = np.array(1e-7, np.float32)
+tiny = small_onnx.save_model(
+    work, "tiny",
+    [helper.make_node("MatMul", ["x", "w1"], ["m"], name="fc1"),
+     helper.make_node("Mul", ["m", "s"], ["h"]),
+     helper.make_node("MatMul", ["h", "w2"], ["y"], name="fc2")],
+    [vi("x", [4, 64])], [vi("y", [4, 32])], {"w1": wt1, "s": scale, "w2": wt2})
+np.savez(os.path.join(tiny, "calib.npz"),
+         x=rng.standard_normal((16, 4, 64)).astype(np.float32))
+xt = rng.standard_normal((4, 64)).astype(np.float32)
+want_t = xt.astype(np.float64) @ wt1 * np.float64(scale) @ wt2
+plain = os.path.join(tiny, "plain.so")
+compile_model(tiny, plain, "--precision=fp16")
+(got,) = small_onnx.run_model(run, tiny, plain, [("x", xt)])
+check(rel_l2(got, want_t) > 0.05, f"tiny: all in fp16 the error is "
+      f"{rel_l2(got, want_t):.1%} (fc2's input underflows)")
+budget = os.path.join(tiny, "budget.so")
+note = compile_model(tiny, budget, "--precision=fp16", "--max-accuracy-drop=0.01",
+                     "--calibration-data", os.path.join(tiny, "calib.npz"))
+check("fp16: accuracy budget 1.00%: 1 of 2 nodes kept in f32: 'fc2'" in note,
+      f"tiny: the budget keeps fc2 in f32 ({note.strip()[:300]})")
+(got,) = small_onnx.run_model(run, tiny, budget, [("x", xt)])
+check(rel_l2(got, want_t) <= 0.01, f"tiny: within the budget on another "
+      f"input ({rel_l2(got, want_t):.2%})")
+r = subprocess.run([compile_, os.path.join(tiny, "model.onnx"), "-o", budget,
+                    "--precision=fp16", "--max-accuracy-drop=0.01"],
+                   capture_output=True, text=True)
+check(r.returncode != 0 and "measures the error on --calibration-data" in
+      r.stderr, "--max-accuracy-drop without --calibration-data is an error")
+
+# 5. A target without F16C (every conversion would be a call): f32 with a
+# note. Errors for bad combinations.
+r = subprocess.run([compile_, os.path.join(wide, "model.onnx"), "-o",
+                    os.path.join(wide, "nof16c.so"), "--mcpu=x86-64",
+                    "--precision=fp16"], capture_output=True, text=True)
+check(r.returncode == 0 and "needs f16c" in r.stderr and "compiled in f32"
+      in r.stderr, f"no f16c: compiled in f32 with a note ({r.stderr.strip()})")
+check(os.path.getsize(os.path.join(wide, "nof16c.so")) > wv.nbytes,
+      "no f16c: f32 weights")
+
 for extra, said in ((["--quantize=dynamic"], "use one of them"),
                     (["--target=cuda"], "CPU target only")):
     r = subprocess.run([compile_, os.path.join(normal, "model.onnx"), "-o",

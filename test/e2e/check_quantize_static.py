@@ -385,9 +385,12 @@ fails_with(["--quantize=static", "--calibration-data", bad_npz],
            "has no array for model input 0 'a'", "a .npz without the input")
 fails_with(["--quantize=static", "--calibration-data", cal1,
             "--precision=bf16"], "use one of them", "with --precision=bf16")
+fails_with(["--max-accuracy-drop=0.01"],
+           "--max-accuracy-drop needs --quantize=static|dynamic or "
+           "--precision=bf16|fp16", "a budget without a reduced precision")
 fails_with(["--quantize=dynamic", "--max-accuracy-drop=0.01"],
-           "--max-accuracy-drop needs --quantize=static",
-           "a budget without static int8")
+           "measures the error on --calibration-data",
+           "a dynamic int8 budget without samples")
 fails_with(["--quantize=static", "--calibration-data", cal1,
             "--max-accuracy-drop=2"], "a fraction in (0, 1)",
            "a budget that is not a fraction")

@@ -77,9 +77,10 @@ static cl::opt<std::string> quantize(
     cl::init("none"), cl::cat(category));
 static cl::opt<std::string> calibrationData(
     "calibration-data",
-    cl::desc("--quantize=static: a folder of input_0.pb, ... (one sample) or "
-             "of test_data_set_<n> folders that hold them, or a .npz with "
-             "one array per model input (stacked [samples, ...])"),
+    cl::desc("--quantize=static (and --max-accuracy-drop in any mode): a "
+             "folder of input_0.pb, ... (one sample) or of test_data_set_<n> "
+             "folders that hold them, or a .npz with one array per model "
+             "input (stacked [samples, ...])"),
     cl::value_desc("DIR|FILE.npz"), cl::cat(category));
 static cl::opt<std::string> calibration(
     "calibration",
@@ -93,10 +94,11 @@ static cl::opt<double> calibrationPercentile(
     cl::init(99.99), cl::cat(category));
 static cl::opt<double> maxAccuracyDrop(
     "max-accuracy-drop",
-    cl::desc("--quantize=static: keep the most sensitive nodes in f32 until "
-             "every output is within this relative L2 error of f32 (and, for "
-             "a classifier, at most this fraction of top-1 answers change) "
-             "on the calibration samples, e.g. 0.01"),
+    cl::desc("--quantize=static|dynamic or --precision=bf16|fp16: keep the "
+             "most sensitive nodes in f32 until every output is within this "
+             "relative L2 error of f32 (and, for a classifier, at most this "
+             "fraction of top-1 answers change) on the --calibration-data "
+             "samples, e.g. 0.01"),
     cl::init(0), cl::cat(category));
 static cl::opt<std::string> precision(
     "precision",

@@ -49,20 +49,23 @@ struct CompileOptions {
   /// scales calibrated on `calibrationData` (AMX int8 where the target has
   /// it, else VNNI).
   std::string quantize;
-  /// --quantize=static: a folder of input_<i>.pb files, or of subfolders
-  /// (test_data_set_<n>) that hold them, one sample each.
+  /// --quantize=static (and --max-accuracy-drop in every mode): a folder of
+  /// input_<i>.pb files, or of subfolders (test_data_set_<n>) that hold
+  /// them, one sample each, or a .npz.
   std::string calibrationData;
   /// --quantize=static: "minmax", "percentile" or "entropy".
   std::string calibrationMethod = "minmax";
   double calibrationPercentile = 99.99;
-  /// --quantize=static: the largest accuracy drop allowed against f32 on
-  /// the calibration samples (0 = no search): relative L2 error of every
-  /// output and, for a classifier, the top-1 disagreement. The most
-  /// sensitive nodes stay f32 until it holds.
+  /// --quantize=static|dynamic or --precision=bf16|fp16: the largest
+  /// accuracy drop allowed against f32 on the calibration samples (0 = no
+  /// search): relative L2 error of every output and, for a classifier, the
+  /// top-1 disagreement. The most sensitive nodes stay f32 until it holds.
   double maxAccuracyDrop = 0;
   /// Internal (the calibration compile): return the input of every node
-  /// static int8 would convert as extra outputs (kiln.observe:<i>).
+  /// static int8 would convert as extra outputs (kiln.observe:<i>); with
+  /// observeAllProducts, of every f32 MatMul/Gemm/Conv.
   bool observeQuantInputs = false;
+  bool observeAllProducts = false;
   /// Internal (the budget search's trial compiles): calibrated ranges to use
   /// instead of calibrating again.
   std::vector<std::pair<float, float>> activationRanges;

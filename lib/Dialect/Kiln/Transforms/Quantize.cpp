@@ -847,6 +847,28 @@ SmallVector<StaticNode> staticNodes(func::FuncOp func) {
 
 struct ObserveQuantInputsPass
     : mlir::kiln::impl::ObserveQuantInputsPassBase<ObserveQuantInputsPass> {
+  using ObserveQuantInputsPassBase::ObserveQuantInputsPassBase;
+
+  /// The nodes to observe: static int8's candidates, or with `all` every
+  /// MatMul/Gemm/Conv whose first input is f32.
+  SmallVector<Operation *> observedNodes(func::FuncOp func) {
+    SmallVector<Operation *> ops;
+    if (all) {
+      func.walk([&](Operation *op) {
+        if (isa<MatMulOp, GemmOp, Conv2DOp>(op) &&
+            cast<ShapedType>(op->getOperand(0).getType())
+                .getElementType()
+                .isF32())
+          ops.push_back(op);
+      });
+      return ops;
+    }
+    for (const StaticNode &node : staticNodes(func))
+      if (node.why.empty())
+        ops.push_back(node.op);
+    return ops;
+  }
+
   void runOnOperation() override {
     SmallVector<Attribute> nodeNames;
     getOperation().walk([&](func::FuncOp func) {
@@ -860,13 +882,11 @@ struct ObserveQuantInputsPass
       // bufferization cannot return one buffer twice.
       llvm::MapVector<Value, std::string> names;
       int64_t index = 0;
-      for (const StaticNode &node : staticNodes(func)) {
-        if (!node.why.empty())
-          continue;
-        std::string &name = names[node.op->getOperand(0)];
+      for (Operation *op : observedNodes(func)) {
+        std::string &name = names[op->getOperand(0)];
         name += (name.empty() ? kObservePrefix : ",") + std::to_string(index++);
         nodeNames.push_back(
-            StringAttr::get(func.getContext(), nodeName(node.op->getLoc())));
+            StringAttr::get(func.getContext(), nodeName(op->getLoc())));
       }
       if (names.empty())
         return;

@@ -40,7 +40,14 @@ def ObserveQuantInputsPass : Pass<"kiln-observe-quant-inputs", "ModuleOp"> {
     the i-th such node (one result per distinct tensor: `kiln.observe:3,4`
     when nodes 3 and 4 read the same one). The compiler builds this model, runs it on the
     calibration inputs and records the range of each observed tensor.
+    With `all`, the first input of every f32 MatMul/Gemm/Conv is observed
+    instead (the accuracy budget of --precision=bf16|fp16 and
+    --quantize=dynamic ranks those nodes by what rounding does to it).
   }];
+  let options = [
+    Option<"all", "all", "bool", /*default=*/"false",
+           "Observe the input of every f32 MatMul/Gemm/Conv">,
+  ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
