@@ -77,7 +77,7 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx) {
          "},canonicalize,cse,loop-invariant-subset-hoisting,"
          "kiln-cpu-lower-vector-ops,canonicalize,cse,"
          "kiln-cpu-split-empty-tensors)," +
-         bufferizeToArena() +
+         bufferizeToArena() + "func.func(kiln-cpu-fill-borders)," +
          (amx ? "kiln-cpu-amx-matmul,func.func(canonicalize,cse)," : "") +
          "kiln-cpu-outline-parallel-loops," + cpuLoweringTail(amx);
 }

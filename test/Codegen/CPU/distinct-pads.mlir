@@ -2,13 +2,13 @@
 
 // Two padded tensors of one shape, each written by its own activation and
 // read by its own depthwise convolution. Their fills must stay two tensors
-// after CSE (each loop carries its own kiln.distinct_fill id): merged into
-// one, bufferization would copy it before each write.
+// after CSE (each fill carries its own kiln.distinct_fill id): merged into
+// one, bufferization would copy it before each write. Each fill is left
+// whole, marked with the interior box its copy overwrites
+// (--kiln-cpu-fill-borders then fills only the border).
 // CHECK-LABEL: func.func @two_pads
-// CHECK: %[[P0:.+]] = scf.for {{.+}} -> (tensor<1x6x6x16xf32>) {
-// CHECK: } {kiln.distinct_fill = 0 : i64}
-// CHECK: %[[P1:.+]] = scf.for {{.+}} -> (tensor<1x6x6x16xf32>) {
-// CHECK: } {kiln.distinct_fill = 1 : i64}
+// CHECK: linalg.fill {kiln.distinct_fill = 0 : i64, kiln.fill_border = array<i64: 0, 1, 1, 0, 1, 4, 4, 16>} {{.+}} -> tensor<1x6x6x16xf32>
+// CHECK: linalg.fill {kiln.distinct_fill = 1 : i64, kiln.fill_border = array<i64: 0, 1, 1, 0, 1, 4, 4, 16>} {{.+}} -> tensor<1x6x6x16xf32>
 #id = affine_map<(n, h, w, c) -> (n, h, w, c)>
 func.func @two_pads(%x: tensor<1x4x4x16xf32>, %y: tensor<1x4x4x16xf32>, %w: tensor<3x3x16xf32>) -> (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) {
   %zero = arith.constant 0.0 : f32

@@ -369,9 +369,11 @@ func.func @conv_row27(%x: tensor<1x1x27x8xf32>, %w: tensor<1x1x8x32xf32>, %o: te
 
 // Padding after an activation: the activation writes straight into the
 // interior of the padded tensor (one fill, no copy), and the fill that CSE
-// shares between the interior slice and the insert is not split in two.
+// shares between the interior slice and the insert is not split in two. The
+// fill is left whole, marked with the interior box: after bufferization
+// only the border is filled (--kiln-cpu-fill-borders).
 // CHECK-LABEL: func.func @pad_after_activation
-// CHECK: %[[FILLED:.+]] = scf.for {{.+}} -> (tensor<1x6x6x16xf32>)
+// CHECK: %[[FILLED:.+]] = linalg.fill {kiln.distinct_fill = 0 : i64, kiln.fill_border = array<i64: 0, 1, 1, 0, 1, 4, 4, 16>} {{.+}} -> tensor<1x6x6x16xf32>
 // CHECK: %[[INTERIOR:.+]] = tensor.extract_slice %[[FILLED]][0, 1, 1, 0] [1, 4, 4, 16]
 // CHECK: %[[ACT:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[INTERIOR]])
 // CHECK: arith.maximumf

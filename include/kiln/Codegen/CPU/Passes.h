@@ -34,6 +34,9 @@ inline constexpr const char *kMemoryPlanAttr = "kiln.memory_plan";
 /// offset 0 of the arena, in a reserved block of kGuardStatusBytes.
 inline constexpr const char *kGuardMessagesAttr = "kiln.guard_messages";
 inline constexpr int64_t kGuardStatusBytes = 64;
+/// On a linalg.fill: array<i64: offsets..., sizes...> of the box that is
+/// overwritten before it is read; --kiln-cpu-fill-borders fills the rest.
+inline constexpr const char *kFillBorderAttr = "kiln.fill_border";
 } // namespace mlir::kiln
 
 #endif

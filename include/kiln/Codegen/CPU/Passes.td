@@ -131,6 +131,19 @@ def SplitEmptyTensorsPass : Pass<"kiln-cpu-split-empty-tensors", "func::FuncOp">
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def FillBordersPass : Pass<"kiln-cpu-fill-borders", "func::FuncOp"> {
+  let summary = "Fill only the border of a padded buffer whose interior is written later";
+  let description = [{
+    After bufferization: a `linalg.fill` marked `kiln.fill_border =
+    array<i64: offsets..., sizes...>` (by --kiln-cpu-tile-and-vectorize,
+    which proved that the box at those offsets and sizes is overwritten
+    before anything reads it) becomes one fill per border slab of its
+    buffer: for each dimension in turn, the part before and after the box,
+    within the box in the dimensions before it.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
   let summary = "Place every intermediate buffer at a static offset of one arena";
   let description = [{

@@ -1,0 +1,32 @@
+// RUN: kiln-opt %s --kiln-cpu-fill-borders | FileCheck %s
+
+// A fill whose interior box [0, 1, 1, 0] + [1, 4, 4, 16] is written later
+// fills its border only: the rows above and below the box, then the columns
+// left and right of it within the box's rows. 1x6x6x16 = 576 values, of
+// which 320 are border.
+// CHECK-LABEL: func.func @padded
+// CHECK-SAME: (%[[B:.+]]: memref<1x6x6x16xf32>)
+// CHECK: %[[TOP:.+]] = memref.subview %[[B]][0, 0, 0, 0] [1, 1, 6, 16] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[TOP]] :
+// CHECK: %[[BOTTOM:.+]] = memref.subview %[[B]][0, 5, 0, 0] [1, 1, 6, 16] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[BOTTOM]] :
+// CHECK: %[[LEFT:.+]] = memref.subview %[[B]][0, 1, 0, 0] [1, 4, 1, 16] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[LEFT]] :
+// CHECK: %[[RIGHT:.+]] = memref.subview %[[B]][0, 1, 5, 0] [1, 4, 1, 16] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[RIGHT]] :
+// CHECK-NOT: linalg.fill
+// CHECK: return
+func.func @padded(%b: memref<1x6x6x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {kiln.fill_border = array<i64: 0, 1, 1, 0, 1, 4, 4, 16>} ins(%zero : f32) outs(%b : memref<1x6x6x16xf32>)
+  return
+}
+
+// An unmarked fill stays as it is.
+// CHECK-LABEL: func.func @plain
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : memref<4x4xf32>)
+func.func @plain(%b: memref<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%b : memref<4x4xf32>)
+  return
+}
