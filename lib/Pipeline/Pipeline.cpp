@@ -789,17 +789,11 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
         llvm::inconvertibleErrorCode(),
         "--max-accuracy-drop measures the error on --calibration-data "
         "DIR|FILE.npz: give samples drawn like the inputs the model will see");
-  // --max-accuracy-drop outside static int8: observe the input of every
-  // product, search, and record the nodes to keep in f32.
-  auto searchKept = [&]() -> Error {
-    if (!(o.maxAccuracyDrop > 0) || !o.activationRanges.empty())
-      return Error::success();
-    Expected<Calibration> c =
-        calibrate(o, budgetLabel, /*allProducts=*/true, result.notes);
-    if (!c)
-      return c.takeError();
+  // --max-accuracy-drop: search on what calibration observed and record
+  // the nodes to keep in f32.
+  auto applyBudget = [&](const Calibration &c) -> Error {
     Expected<std::vector<std::string>> kept =
-        searchBudget(o, *c, budgetLabel, result.notes);
+        searchBudget(o, c, budgetLabel, result.notes);
     if (!kept)
       return kept.takeError();
     SmallVector<Attribute> names;
@@ -808,6 +802,16 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     (*module)->setAttr(mlir::kiln::kKeepFp32BudgetAttr,
                        ArrayAttr::get(&ctx, names));
     return Error::success();
+  };
+  // Outside static int8, the budget observes the input of every product.
+  auto searchKept = [&]() -> Error {
+    if (!(o.maxAccuracyDrop > 0))
+      return Error::success();
+    Expected<Calibration> c =
+        calibrate(o, budgetLabel, /*allProducts=*/true, result.notes);
+    if (!c)
+      return c.takeError();
+    return applyBudget(*c);
   };
   std::string graphPipeline = kGraphPipeline;
   if (o.observeQuantInputs)
@@ -850,17 +854,9 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
         if (!c)
           return c.takeError();
         ranges = c->result.ranges;
-        if (o.maxAccuracyDrop > 0) {
-          Expected<std::vector<std::string>> kept =
-              searchBudget(o, *c, budgetLabel, result.notes);
-          if (!kept)
-            return kept.takeError();
-          SmallVector<Attribute> names;
-          for (const std::string &n : *kept)
-            names.push_back(StringAttr::get(&ctx, n));
-          (*module)->setAttr(mlir::kiln::kKeepFp32BudgetAttr,
-                             ArrayAttr::get(&ctx, names));
-        }
+        if (o.maxAccuracyDrop > 0)
+          if (Error e = applyBudget(*c))
+            return std::move(e);
       }
       SmallVector<Attribute> list;
       for (auto [lo, hi] : ranges)
