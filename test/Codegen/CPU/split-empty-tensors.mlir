@@ -13,3 +13,22 @@ func.func @shared(%a: f32, %b: f32) -> (tensor<8xf32>, tensor<8xf32>) {
   %y = linalg.fill ins(%b : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
   return %x, %y : tensor<8xf32>, tensor<8xf32>
 }
+
+// A concatenation whose first input is written into a slice of the empty
+// result (as the in-place concatenation leaves it): the slice becomes an
+// empty tensor of its own type, which eliminate-empty-tensors can then
+// replace with the insert's destination (a slice would hide it, and
+// bufferization would copy the input into the result).
+// CHECK-LABEL: func.func @concat_slice
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[PART:.+]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT: %[[X:.+]] = linalg.fill {{.+}} outs(%[[PART]]
+// CHECK: %[[WHOLE:.+]] = tensor.empty() : tensor<4x16xf32>
+// CHECK-NEXT: tensor.insert_slice %[[X]] into %[[WHOLE]][0, 0] [4, 8] [1, 1]
+func.func @concat_slice(%a: f32) -> tensor<4x16xf32> {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %s = tensor.extract_slice %e[0, 0] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
+  %x = linalg.fill ins(%a : f32) outs(%s : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = tensor.insert_slice %x into %e[0, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
