@@ -172,6 +172,12 @@ compile_model(wide, so32)
 saved = os.path.getsize(so32) - os.path.getsize(so)
 check(saved >= 0.45 * wv.nbytes, f"wide: the fp16 .so is {saved} bytes "
       f"smaller than f32's ({wv.nbytes} bytes of f32 weights)")
+# Batch variants share one copy of the fp16 weights.
+so_b = os.path.join(wide, "batches.so")
+compile_model(wide, so_b, "--precision=fp16", "--batch-sizes", "1,2")
+extra = os.path.getsize(so_b) - os.path.getsize(so)
+check(extra < 0.25 * wv.nbytes, f"wide: two batch variants add {extra} bytes, "
+      f"not a second copy of the weights ({wv.nbytes // 2} bytes in fp16)")
 (got,) = small_onnx.run_model(run, wide, so, [("x", xv)])
 err = rel_l2(got, f16(xv) @ f16(wv))
 check(err <= 1e-5, f"wide: against fp16-rounded operands, relative L2 "

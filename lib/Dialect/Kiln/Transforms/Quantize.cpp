@@ -621,13 +621,12 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
   }
 };
 
-/// Constant weights `values` of `shape` rounded to fp16 (nearest even),
-/// stored as fp16 and widened by a cast when `storeHalf` (the kernels read them
-/// at half the bytes and convert each vector), else as an f32 constant
-/// holding the rounded values: the same numbers.
-Value fp16Weights(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                  ArrayRef<float> values, bool storeHalf) {
-  MLIRContext *ctx = b.getContext();
+/// Constant weights `values` of `shape` rounded to fp16 (nearest even):
+/// stored as fp16 when `storeHalf` (the kernels read them at half the bytes
+/// and convert each vector), else as f32 holding the rounded values, the
+/// same numbers.
+ElementsAttr fp16WeightsAttr(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                             ArrayRef<float> values, bool storeHalf) {
   std::vector<uint16_t> half(values.size());
   std::vector<float> wide(values.size());
   for (auto [i, v] : llvm::enumerate(values)) {
@@ -638,23 +637,29 @@ Value fp16Weights(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
     x.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
     wide[i] = x.convertToFloat();
   }
-  auto f32Type = RankedTensorType::get(shape, Float32Type::get(ctx));
   if (!storeHalf) {
-    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
-        ArrayRef<float>(wide), /*dataIsMutable=*/false);
-    return ConstantOp::create(
-        b, loc, f32Type,
-        DenseResourceElementsAttr::get(f32Type, "fp16_rounded_weights",
-                                       std::move(blob)));
+    auto type = RankedTensorType::get(shape, Float32Type::get(ctx));
+    return DenseResourceElementsAttr::get(
+        type, "fp16_rounded_weights",
+        HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<float>(wide),
+                                                       /*dataIsMutable=*/false));
   }
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
-      ArrayRef<uint16_t>(half), /*dataIsMutable=*/false);
-  auto f16Type = RankedTensorType::get(shape, Float16Type::get(ctx));
-  Value stored = ConstantOp::create(
-      b, loc, f16Type,
-      DenseResourceElementsAttr::get(f16Type, "fp16_weights", std::move(blob)));
-  return CastOp::create(b, loc, f32Type, stored,
-                        TypeAttr::get(Float32Type::get(ctx)));
+  auto type = RankedTensorType::get(shape, Float16Type::get(ctx));
+  return DenseResourceElementsAttr::get(
+      type, "fp16_weights",
+      HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<uint16_t>(half),
+                                                     /*dataIsMutable=*/false));
+}
+
+/// The f32 value of rounded weights `attr` (fp16WeightsAttr): the constant,
+/// widened by a cast when it is stored as fp16.
+Value fp16Weights(OpBuilder &b, Location loc, ElementsAttr attr) {
+  Value stored = ConstantOp::create(b, loc, attr.getType(), attr);
+  auto type = cast<RankedTensorType>(attr.getType());
+  if (type.getElementType().isF32())
+    return stored;
+  Type f32 = b.getF32Type();
+  return CastOp::create(b, loc, type.clone(f32), stored, TypeAttr::get(f32));
 }
 
 struct Fp16ComputePass
@@ -663,6 +668,10 @@ struct Fp16ComputePass
   /// Rows (matmul) or output pixels (convolution) from which a node's
   /// weights are stored as f32: see `storeHalf`.
   static constexpr int64_t kMaxHalfRows = 64;
+  /// Rounded weights by (original constant, transposed, stored as fp16):
+  /// the batch variants of one model (--batch-sizes) share one copy.
+  std::map<std::tuple<const void *, bool, bool>, ElementsAttr> cache;
+
   void runOnOperation() override {
     KeepFp32 keep(getOperation());
     getOperation().walk([&](func::FuncOp func) { convert(func, keep); });
@@ -703,8 +712,18 @@ struct Fp16ComputePass
       b.setInsertionPointAfterValue(v);
       Location loc = v.getLoc();
       Value result;
-      if (std::optional<std::vector<float>> w = readFloats(v)) {
-        result = fp16Weights(b, loc, type.getShape(), *w, storeHalf);
+      ElementsAttr weights;
+      if (auto cst = v.getDefiningOp<ConstantOp>();
+          cst && type.getElementType().isF32()) {
+        ElementsAttr &cached =
+            cache[{cst.getValue().getAsOpaquePointer(), false, storeHalf}];
+        if (!cached)
+          if (std::optional<std::vector<float>> w = readFloats(v))
+            cached = fp16WeightsAttr(ctx, type.getShape(), *w, storeHalf);
+        weights = cached;
+      }
+      if (weights) {
+        result = fp16Weights(b, loc, weights);
       } else if (def && v.hasOneUse() && def->getNumResults() == 1 &&
                  isa<ConcatOp, MaxPool2DOp, ReluOp, ReshapeOp, SliceOp,
                      TransposeOp>(def) &&
@@ -762,17 +781,23 @@ struct Fp16ComputePass
                   rt.getNumElements() / std::max<int64_t>(channels, 1) <
                       kMaxHalfRows;
       // A Gemm's transposed constant B is stored [K, N] like a MatMul's.
-      if (gemm && gemm.getTransB() && w.getDefiningOp<ConstantOp>() &&
-          wt.hasStaticShape() && wt.getRank() == 2) {
-        if (std::optional<std::vector<float>> values = readFloats(w)) {
-          int64_t n = wt.getDimSize(0), k = wt.getDimSize(1);
-          std::vector<float> t(values->size());
-          for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < k; ++j)
-              t[j * n + i] = (*values)[i * k + j];
+      auto wCst = w.getDefiningOp<ConstantOp>();
+      if (gemm && gemm.getTransB() && wCst && wt.hasStaticShape() &&
+          wt.getRank() == 2) {
+        int64_t n = wt.getDimSize(0), k = wt.getDimSize(1);
+        ElementsAttr &attr =
+            cache[{wCst.getValue().getAsOpaquePointer(), true, storeHalf}];
+        if (!attr)
+          if (std::optional<std::vector<float>> values = readFloats(w)) {
+            std::vector<float> t(values->size());
+            for (int64_t i = 0; i < n; ++i)
+              for (int64_t j = 0; j < k; ++j)
+                t[j * n + i] = (*values)[i * k + j];
+            attr = fp16WeightsAttr(ctx, {k, n}, t, storeHalf);
+          }
+        if (attr) {
           OpBuilder b(op);
-          op->setOperand(1, fp16Weights(b, op->getLoc(), {k, n}, t,
-                                        storeHalf));
+          op->setOperand(1, fp16Weights(b, op->getLoc(), attr));
           gemm.setTransB(false);
           op->setOperand(0, fp16Operand(x));
           op->setAttr(kFp16NodeAttr, b.getUnitAttr());
