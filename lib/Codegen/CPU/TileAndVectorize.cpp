@@ -194,8 +194,10 @@ void rebuildWithInputs(RewriterBase &rewriter, OpTy op, ValueRange inputs) {
 void readHalfWeightsInKernels(RewriterBase &rewriter, func::FuncOp func) {
   SmallVector<linalg::LinalgOp> ops;
   func.walk([&](linalg::LinalgOp op) {
-    if (isa<linalg::MatmulOp, linalg::Conv2DNhwcHwcfOp,
-            linalg::DepthwiseConv2DNhwcHwcOp>(op) &&
+    auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation());
+    if ((matmul ? !matmul.hasUserDefinedMaps()
+                : isa<linalg::Conv2DNhwcHwcfOp,
+                      linalg::DepthwiseConv2DNhwcHwcOp>(op)) &&
         op.hasPureTensorSemantics())
       ops.push_back(op);
   });
@@ -203,8 +205,7 @@ void readHalfWeightsInKernels(RewriterBase &rewriter, func::FuncOp func) {
     Value weights = op.getDpsInputOperand(1)->get();
     Operation *widen = weights.getDefiningOp();
     Value half = halfConstantOf(rewriter, weights);
-    if (!half || (isa<linalg::MatmulOp>(op) &&
-                  cast<linalg::MatmulOp>(op).hasUserDefinedMaps()))
+    if (!half)
       continue;
     SmallVector<Value> inputs = {op.getDpsInputOperand(0)->get(), half};
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation()))

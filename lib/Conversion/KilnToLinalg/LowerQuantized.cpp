@@ -42,6 +42,37 @@ Value clampF(OpBuilder &b, Location loc, Value v, double lo, double hi) {
   return arith::MinimumFOp::create(b, loc, v, f32Const(b, loc, hi));
 }
 
+/// The product generic of the tile kernels, acc += widen(a) * widen(w)
+/// over the given maps and loops: uint8 rows times int8 weights in i32
+/// (marked kiln.int8_matmul for the VNNI or AMX kernel), or bf16 times bf16
+/// in f32 (marked kiln.bf16_matmul for the AMX kernel).
+Value markedProduct(OpBuilder &b, Location loc, Value rows, Value weights,
+                    Value acc, ArrayRef<AffineMap> maps,
+                    ArrayRef<utils::IteratorType> loops, bool int8) {
+  auto product = linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{rows, weights}, acc, maps, loops,
+      [int8](OpBuilder &nb, Location nl, ValueRange a) {
+        Value sum;
+        if (int8) {
+          Type i32 = nb.getI32Type();
+          Value av = arith::ExtUIOp::create(nb, nl, i32, a[0]);
+          Value wv = arith::ExtSIOp::create(nb, nl, i32, a[1]);
+          sum = arith::AddIOp::create(nb, nl, a[2],
+                                      arith::MulIOp::create(nb, nl, av, wv));
+        } else {
+          Type f32 = nb.getF32Type();
+          Value av = arith::ExtFOp::create(nb, nl, f32, a[0]);
+          Value wv = arith::ExtFOp::create(nb, nl, f32, a[1]);
+          sum = arith::AddFOp::create(nb, nl, a[2],
+                                      arith::MulFOp::create(nb, nl, av, wv));
+        }
+        linalg::YieldOp::create(nb, nl, sum);
+      });
+  product->setAttr(int8 ? kInt8MatmulAttr : kBf16MatmulAttr,
+                   UnitAttr::get(b.getContext()));
+  return product.getResult(0);
+}
+
 /// The integer product of uint8 rows [M, Kp] and int8 weights packed
 /// [P, Kp / 4, 4 R]: acc[m, p, r] = sum over (k4, j) of rows[m, k4, j] *
 /// w[p, k4, r, j] in i32, loops (m, p, r, k4, j) on views that split the
@@ -67,20 +98,8 @@ Value int8RowProduct(OpBuilder &b, Location loc, Value rows, Value weights) {
       AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
       AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
       AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
-  auto product = linalg::GenericOp::create(
-      b, loc, acc.getType(), ValueRange{rows3, w4}, acc, maps,
-      {par, par, par, red, red},
-      [](OpBuilder &nb, Location nl, ValueRange a) {
-        Type i32t = nb.getI32Type();
-        Value av = arith::ExtUIOp::create(nb, nl, i32t, a[0]);
-        Value wv = arith::ExtSIOp::create(nb, nl, i32t, a[1]);
-        linalg::YieldOp::create(
-            nb, nl,
-            ValueRange{arith::AddIOp::create(
-                nb, nl, a[2], arith::MulIOp::create(nb, nl, av, wv))});
-      });
-  product->setAttr(kInt8MatmulAttr, UnitAttr::get(ctx));
-  return product.getResult(0);
+  return markedProduct(b, loc, rows3, w4, acc, maps,
+                       {par, par, par, red, red}, /*int8=*/true);
 }
 
 FailureOr<Value> lowerDynamicQuantMatMul(OpBuilder &b,
@@ -196,25 +215,6 @@ FailureOr<Value> lowerDynamicQuantMatMul(OpBuilder &b,
   y.getDefiningOp()->setAttr(kInt8EpilogueAttr, UnitAttr::get(ctx));
   return reshaped(b, loc, y, op.getType().getShape());
 }
-/// The product generic of the bf16 ops: acc += f32(a) * f32(w) over the
-/// given maps and loops, marked kiln.bf16_matmul for the AMX kernel.
-Value markedBf16Product(OpBuilder &b, Location loc, Value rows, Value weights,
-                        Value acc, ArrayRef<AffineMap> maps,
-                        ArrayRef<utils::IteratorType> loops) {
-  auto product = linalg::GenericOp::create(
-      b, loc, acc.getType(), ValueRange{rows, weights}, acc, maps, loops,
-      [](OpBuilder &nb, Location nl, ValueRange a) {
-        Type f32 = nb.getF32Type();
-        Value av = arith::ExtFOp::create(nb, nl, f32, a[0]);
-        Value wv = arith::ExtFOp::create(nb, nl, f32, a[1]);
-        linalg::YieldOp::create(
-            nb, nl,
-            ValueRange{arith::AddFOp::create(
-                nb, nl, a[2], arith::MulFOp::create(nb, nl, av, wv))});
-      });
-  product->setAttr(kBf16MatmulAttr, UnitAttr::get(b.getContext()));
-  return product.getResult(0);
-}
 
 /// `x` [..., K] f32 rounded to bf16 (nearest even), its last dimension
 /// padded with zeros to kp.
@@ -262,8 +262,8 @@ Value bf16Product(OpBuilder &b, Location loc, Value rows, Value weights,
       AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
       AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
       AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)};
-  Value product = markedBf16Product(b, loc, rows3, w4, acc, maps,
-                                    {par, par, par, red, red});
+  Value product = markedProduct(b, loc, rows3, w4, acc, maps,
+                                {par, par, par, red, red}, /*int8=*/false);
   Value y = reshaped(b, loc, product, {m, panels * 16});
   // Columns past N (the last panel padded with zero weights) are dropped.
   if (panels * 16 != n)
@@ -329,8 +329,9 @@ FailureOr<Value> lowerBf16BatchMatMul(OpBuilder &b, Bf16BatchMatMulOp op) {
       AffineMap::get(6, 0, {d(0), d(1), d(4), d(5)}, ctx),
       AffineMap::get(6, 0, {d(0), d(2), d(4), d(3), d(5)}, ctx),
       AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx)};
-  Value product = markedBf16Product(b, loc, rows4, packed, acc, maps,
-                                    {par, par, par, par, red, red});
+  Value product = markedProduct(b, loc, rows4, packed, acc, maps,
+                                {par, par, par, par, red, red},
+                                /*int8=*/false);
   Value y = reshaped(b, loc, product, {batch, m, panels * 16});
   if (panels * 16 != n)
     y = tensor::ExtractSliceOp::create(
