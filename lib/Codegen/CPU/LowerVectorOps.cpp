@@ -2,6 +2,8 @@
 #include "kiln/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -15,6 +17,86 @@ namespace mlir::kiln {
 using namespace mlir;
 
 namespace {
+/// The shape without its unit dimensions.
+SmallVector<int64_t> nonUnitShape(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> dims;
+  for (int64_t d : shape)
+    if (d != 1)
+      dims.push_back(d);
+  return dims;
+}
+
+/// Whether `op` transfers a vector of exactly its whole tensor's non-unit
+/// dimensions, in order, from index 0.
+bool coversWholeTensor(VectorTransferOpInterface op) {
+  auto tensor = dyn_cast<RankedTensorType>(op.getShapedType());
+  if (!tensor || !tensor.hasStaticShape() || op.hasOutOfBoundsDim() ||
+      op.getMask() || !op.getPermutationMap().isMinorIdentity())
+    return false;
+  if (!llvm::all_of(op.getIndices(), [](Value i) {
+        return getConstantIntValue(i) == 0;
+      }))
+    return false;
+  return nonUnitShape(tensor.getShape()) ==
+         nonUnitShape(op.getVectorType().getShape());
+}
+
+/// Whether a slice at offset 0 with unit strides spans every non-unit
+/// dimension of `whole` (`part` is its shape): the slice is the whole tensor.
+bool spansWhole(ArrayRef<OpFoldResult> offsets, bool unitStrides,
+                RankedTensorType whole, RankedTensorType part) {
+  return unitStrides && whole.hasStaticShape() &&
+         llvm::all_of(offsets,
+                      [](OpFoldResult o) { return isConstantIntValue(o, 0); }) &&
+         nonUnitShape(whole.getShape()) == nonUnitShape(part.getShape());
+}
+
+/// A tile that a producer accumulated in a tensor of its own (an epilogue
+/// of another element type cannot hold it) is written whole, passed whole
+/// through slices and inserts, and read back whole: the read is the written
+/// vector. Without this, the tile would be a buffer allocated in the loop
+/// (and its zero initialization a store and a reload).
+struct ForwardWholeTile : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransferReadOp read,
+                                PatternRewriter &rewriter) const override {
+    if (!coversWholeTensor(read))
+      return failure();
+    Value t = read.getBase();
+    vector::TransferWriteOp write;
+    while (!write) {
+      Operation *def = t.getDefiningOp();
+      if (auto insert = dyn_cast_or_null<tensor::InsertSliceOp>(def)) {
+        if (!spansWhole(insert.getMixedOffsets(), insert.hasUnitStride(),
+                        insert.getDestType(), insert.getSourceType()))
+          return failure();
+        t = insert.getSource();
+      } else if (auto slice = dyn_cast_or_null<tensor::ExtractSliceOp>(def)) {
+        if (!spansWhole(slice.getMixedOffsets(), slice.hasUnitStride(),
+                        slice.getSourceType(), slice.getResultType()))
+          return failure();
+        t = slice.getSource();
+      } else if (auto w = dyn_cast_or_null<vector::TransferWriteOp>(def)) {
+        if (!coversWholeTensor(w))
+          return failure();
+        write = w;
+      } else {
+        return failure();
+      }
+    }
+    VectorType type = read.getVectorType();
+    Value v = write.getVector();
+    if (v.getType() != type) {
+      if (nonUnitShape(cast<VectorType>(v.getType()).getShape()) !=
+          nonUnitShape(type.getShape()))
+        return failure();
+      v = vector::ShapeCastOp::create(rewriter, read.getLoc(), type, v);
+    }
+    rewriter.replaceOp(read, v);
+    return success();
+  }
+};
+
 struct LowerVectorOpsPass
     : mlir::kiln::impl::LowerVectorOpsPassBase<LowerVectorOpsPass> {
   void runOnOperation() override {
@@ -39,6 +121,7 @@ struct LowerVectorOpsPass
     // exp, tanh, erf, log... as polynomials that stay in vector registers.
     populateMathPolynomialApproximationPatterns(patterns);
     vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
+    patterns.add<ForwardWholeTile>(ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -1189,7 +1189,8 @@ linalg::LinalgOp epilogueProducer(linalg::LinalgOp consumer) {
         !producer->hasOneUse() || producer->getNumResults() != 1 ||
         !fusableFill(producer) || touchesBools(producer) ||
         !generic.getMatchingIndexingMap(in).isIdentity() ||
-        in->get().getType() != generic.getResult(0).getType())
+        cast<ShapedType>(in->get().getType()).getShape() !=
+            cast<ShapedType>(generic.getResult(0).getType()).getShape())
       continue;
     if (!isa<linalg::Conv2DNhwcHwcfOp, linalg::DepthwiseConv2DNhwcHwcOp>(
             producer.getOperation()) &&
@@ -1284,14 +1285,19 @@ FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
   // The producer's tile accumulates in the consumer's output tile, which the
   // consumer then overwrites in place: no buffer for the producer's whole
   // result (it would be allocated inside the loops).
+  // A consumer of another element type (an epilogue that quantizes to
+  // int8) cannot hold the accumulators: the producer keeps its own tile,
+  // which vectorization leaves in registers.
   linalg::FillOp fill = fusableFill(tiledProducer);
   Value dest = tiledConsumer.getDpsInitOperand(0)->get();
-  if (!fill || fill.getDpsInitOperand(0)->get().getType() != dest.getType())
+  if (!fill)
     return tiledConsumer;
-  if (auto slice = dest.getDefiningOp<tensor::ExtractSliceOp>())
-    if (slice->getBlock() == fill->getBlock() && fill->isBeforeInBlock(slice))
-      slice->moveBefore(fill);
-  fill.getDpsInitOperand(0)->set(dest);
+  if (fill.getDpsInitOperand(0)->get().getType() == dest.getType()) {
+    if (auto slice = dest.getDefiningOp<tensor::ExtractSliceOp>())
+      if (slice->getBlock() == fill->getBlock() && fill->isBeforeInBlock(slice))
+        slice->moveBefore(fill);
+    fill.getDpsInitOperand(0)->set(dest);
+  }
   SmallVector<int64_t> inner = chooseTileSizes(tiledProducer, vw);
   if (!inner.empty())
     (void)tileWithFilledInit(rewriter, tiledProducer, inner, erased);
