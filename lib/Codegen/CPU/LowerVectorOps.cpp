@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -41,12 +42,15 @@ bool coversWholeTensor(VectorTransferOpInterface op) {
          nonUnitShape(op.getVectorType().getShape());
 }
 
-/// Whether a slice at offset 0 with unit strides spans every non-unit
-/// dimension of `whole` (`part` is its shape): the slice is the whole tensor.
-bool spansWhole(ArrayRef<OpFoldResult> offsets, bool unitStrides,
-                RankedTensorType whole, RankedTensorType part) {
-  return unitStrides && whole.hasStaticShape() &&
-         llvm::all_of(offsets,
+/// Whether `slice` (an extract or insert) is at offset 0 with unit strides
+/// and spans every non-unit dimension of `whole`, the tensor it is cut from
+/// or inserted into: the slice is the whole tensor.
+bool spansWhole(OffsetSizeAndStrideOpInterface slice, RankedTensorType whole,
+                RankedTensorType part) {
+  return whole.hasStaticShape() &&
+         llvm::all_of(slice.getMixedStrides(),
+                      [](OpFoldResult s) { return isConstantIntValue(s, 1); }) &&
+         llvm::all_of(slice.getMixedOffsets(),
                       [](OpFoldResult o) { return isConstantIntValue(o, 0); }) &&
          nonUnitShape(whole.getShape()) == nonUnitShape(part.getShape());
 }
@@ -67,13 +71,11 @@ struct ForwardWholeTile : OpRewritePattern<vector::TransferReadOp> {
     while (!write) {
       Operation *def = t.getDefiningOp();
       if (auto insert = dyn_cast_or_null<tensor::InsertSliceOp>(def)) {
-        if (!spansWhole(insert.getMixedOffsets(), insert.hasUnitStride(),
-                        insert.getDestType(), insert.getSourceType()))
+        if (!spansWhole(insert, insert.getDestType(), insert.getSourceType()))
           return failure();
         t = insert.getSource();
       } else if (auto slice = dyn_cast_or_null<tensor::ExtractSliceOp>(def)) {
-        if (!spansWhole(slice.getMixedOffsets(), slice.hasUnitStride(),
-                        slice.getSourceType(), slice.getResultType()))
+        if (!spansWhole(slice, slice.getSourceType(), slice.getResultType()))
           return failure();
         t = slice.getSource();
       } else if (auto w = dyn_cast_or_null<vector::TransferWriteOp>(def)) {
@@ -84,14 +86,12 @@ struct ForwardWholeTile : OpRewritePattern<vector::TransferReadOp> {
         return failure();
       }
     }
-    VectorType type = read.getVectorType();
+    // Every step kept the non-unit shape: the two vectors differ at most in
+    // unit dimensions.
     Value v = write.getVector();
-    if (v.getType() != type) {
-      if (nonUnitShape(cast<VectorType>(v.getType()).getShape()) !=
-          nonUnitShape(type.getShape()))
-        return failure();
-      v = vector::ShapeCastOp::create(rewriter, read.getLoc(), type, v);
-    }
+    if (v.getType() != read.getVectorType())
+      v = vector::ShapeCastOp::create(rewriter, read.getLoc(),
+                                      read.getVectorType(), v);
     rewriter.replaceOp(read, v);
     return success();
   }

@@ -1284,10 +1284,10 @@ FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
     return tiledConsumer; // not fused: the producer is tiled on its own
   // The producer's tile accumulates in the consumer's output tile, which the
   // consumer then overwrites in place: no buffer for the producer's whole
-  // result (it would be allocated inside the loops).
-  // A consumer of another element type (an epilogue that quantizes to
-  // int8) cannot hold the accumulators: the producer keeps its own tile,
-  // which vectorization leaves in registers.
+  // result (it would be allocated inside the loops). A consumer of another
+  // element type (an epilogue that quantizes to int8) cannot hold the
+  // accumulators: the producer keeps a tile of its own, which stays in
+  // registers (--kiln-cpu-lower-vector-ops forwards its write to its read).
   linalg::FillOp fill = fusableFill(tiledProducer);
   Value dest = tiledConsumer.getDpsInitOperand(0)->get();
   if (!fill)
