@@ -169,7 +169,8 @@ mlir::kiln::layerPrecisions(ModuleOp module) {
     return layers;
   (*funcs.begin()).walk([&](Operation *op) {
     const char *precision = nullptr;
-    if (isa<StaticQuantConv2DOp, StaticQuantMatMulOp>(op))
+    if (isa<StaticQuantConv2DOp, StaticQuantDepthwiseConv2DOp,
+            StaticQuantMatMulOp>(op))
       precision = "int8 (static)";
     else if (isa<DynamicQuantMatMulOp>(op))
       precision = "int8 (dynamic)";

@@ -198,6 +198,11 @@ Value mlir::kiln::padded(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> 
                                        strides);
 }
 
+DenseIntElementsAttr mlir::kiln::i64Vector(OpBuilder &b, ArrayRef<int64_t> v) {
+  return DenseIntElementsAttr::get(
+      RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()), v);
+}
+
 Value mlir::kiln::reshaped(OpBuilder &b, Location loc, Value v,
                            ArrayRef<int64_t> shape) {
   RankedTensorType type = typeOf(v);

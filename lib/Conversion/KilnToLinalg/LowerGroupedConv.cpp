@@ -14,11 +14,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> v) {
-  return DenseIntElementsAttr::get(
-      RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()), v);
-}
-
 /// Static-size slice of `v` whose last dimension starts at `offset` (an
 /// index value) and spans `size` elements; every other dimension is whole.
 Value lastDimSlice(OpBuilder &b, Location loc, Value v, Value offset,

@@ -25,11 +25,6 @@ AffineMap dropDim(OpBuilder &b, int64_t rank, int64_t skip) {
   return AffineMap::get(rank, 0, exprs, b.getContext());
 }
 
-DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> v) {
-  return DenseIntElementsAttr::get(
-      RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()), v);
-}
-
 Value matmul2D(OpBuilder &b, Location loc, Value a, Value bm) {
   RankedTensorType at = typeOf(a), bt = typeOf(bm);
   Value acc = filledTensor(b, loc, {at.getDimSize(0), bt.getDimSize(1)},

@@ -24,6 +24,11 @@
 // tdpbusd where the target has it), and the dequantization in the result's
 // shape.
 //
+// kiln.static_quant_depthwise_conv2d: the input quantized to int8 (uint8
+// minus 128), padded, and a linalg.depthwise_conv_2d_nhwc_hwc that widens it
+// to f32 against the scaled f32 filter; the zero point's share comes off in
+// the epilogue.
+//
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
 #include "kiln/Conversion/Passes.h"
@@ -463,11 +468,13 @@ FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
 }
 
 /// `x` f32 quantized with a fixed scale and zero point to uint8 (stored as
-/// i8): clamp(round_half_even(x / scale) + zp, 0, 255).
+/// i8): clamp(round_half_even(x / scale) + zp, 0, 255); with `shifted`,
+/// that minus 128, as int8.
 Value quantizedU8(OpBuilder &b, Location loc, Value x, float scale,
-                  int64_t zeroPoint) {
+                  int64_t zeroPoint, bool shifted = false) {
   auto t = cast<RankedTensorType>(x.getType());
-  double inv = 1.0 / double(scale), zp = double(zeroPoint);
+  double inv = 1.0 / double(scale), lo = shifted ? -128.0 : 0.0,
+         zp = double(zeroPoint) + lo;
   return mappedGeneric(
       b, loc, t.getShape(), b.getI8Type(), ValueRange{x},
       {b.getMultiDimIdentityMap(t.getRank())},
@@ -475,7 +482,7 @@ Value quantizedU8(OpBuilder &b, Location loc, Value x, float scale,
         Value v = math::RoundEvenOp::create(
             nb, nl, arith::MulFOp::create(nb, nl, a[0], f32Const(nb, nl, inv)));
         v = clampF(nb, nl, arith::AddFOp::create(nb, nl, v, f32Const(nb, nl, zp)),
-                   0.0, 255.0);
+                   lo, lo + 255.0);
         Value vi = arith::FPToSIOp::create(nb, nl, nb.getI32Type(), v);
         return arith::TruncIOp::create(nb, nl, nb.getI8Type(), vi);
       });
@@ -569,6 +576,50 @@ FailureOr<Value> lowerStaticQuantConv2D(OpBuilder &b, StaticQuantConv2DOp op) {
                      op.getWeightSums(), op.getBias(), scale, zp,
                      rt.getShape());
 }
+
+/// kiln.static_quant_depthwise_conv2d: the input quantized once to uint8
+/// minus 128 (int8, so that linalg's signed widening reads it), padded with
+/// the zero point minus 128, convolved with the scaled f32 filter, then
+/// acc - (zero point - 128) * weight_sums[c] + bias[c]. The epilogue is in
+/// the result's shape so that the elementwise ops after it fuse with it.
+FailureOr<Value> lowerStaticQuantDepthwiseConv2D(
+    OpBuilder &b, StaticQuantDepthwiseConv2DOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType it = op.getInput().getType(), rt = op.getType();
+  float scale = op.getInputScale().convertToFloat();
+  int64_t zp = op.getInputZeroPoint();
+  Value q = quantizedU8(b, loc,
+                        reshaped(b, loc, op.getInput(), conversionShape(it)),
+                        scale, zp, /*shifted=*/true);
+  q = reshaped(b, loc, q, it.getShape());
+  ArrayRef<int64_t> pads = op.getPads();
+  q = padded(b, loc, q, {0, pads[0], pads[1], 0}, {0, pads[2], pads[3], 0},
+             double(zp - 128));
+  Value acc = filledTensor(b, loc, rt.getShape(), b.getF32Type(), 0.0);
+  Value y = linalg::DepthwiseConv2DNhwcHwcOp::create(
+                b, loc, TypeRange{acc.getType()},
+                ValueRange{q, op.getWeights()}, ValueRange{acc},
+                i64Vector(b, op.getStrides()), i64Vector(b, op.getDilations()))
+                .getResult(0);
+  MLIRContext *ctx = b.getContext();
+  AffineMap channel = AffineMap::get(4, 0, {b.getAffineDimExpr(3)}, ctx);
+  SmallVector<Value> inputs = {y, op.getWeightSums()};
+  if (Value bias = op.getBias())
+    inputs.push_back(bias);
+  SmallVector<AffineMap> maps(inputs.size(), channel);
+  maps[0] = b.getMultiDimIdentityMap(4);
+  double shift = double(zp - 128);
+  return mappedGeneric(
+      b, loc, rt.getShape(), b.getF32Type(), inputs, maps,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value v = arith::SubFOp::create(
+            nb, nl, a[0],
+            arith::MulFOp::create(nb, nl, a[1], f32Const(nb, nl, shift)));
+        if (a.size() > 2)
+          v = arith::AddFOp::create(nb, nl, v, a[2]);
+        return v;
+      });
+}
 } // namespace
 
 FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
@@ -584,5 +635,7 @@ FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
     return lowerStaticQuantMatMul(b, m);
   if (auto c = dyn_cast<StaticQuantConv2DOp>(op))
     return lowerStaticQuantConv2D(b, c);
+  if (auto c = dyn_cast<StaticQuantDepthwiseConv2DOp>(op))
+    return lowerStaticQuantDepthwiseConv2D(b, c);
   return Value();
 }

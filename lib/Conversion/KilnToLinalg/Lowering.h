@@ -71,6 +71,10 @@ Value groupedConvNHWC(OpBuilder &b, Location loc, Value xp, Value hwcf,
                       int64_t group, ArrayRef<int64_t> outShape,
                       ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations);
 
+/// `v` as a 1-D i64 elements attribute (the strides and dilations of the
+/// linalg convolutions).
+DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> v);
+
 /// Reshape between static shapes with the same element count.
 Value reshaped(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
 

@@ -660,3 +660,19 @@ func.func @bf16_conv2d_result(%x: tensor<1x8x8x4xf32>, %w: tensor<1x32x32xbf16>)
   %0 = kiln.bf16_conv2d %x, %w {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x8x8x4xf32>, tensor<1x32x32xbf16>) -> tensor<1x8x8x16xf32>
   return %0 : tensor<1x8x8x16xf32>
 }
+
+// -----
+
+func.func @static_quant_depthwise_channels(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x8xf32>, %s: tensor<16xf32>) -> tensor<1x8x8x16xf32> {
+  // expected-error @+1 {{expects weights [KH, KW, 16] and 16 result channels (one per input channel), got 'tensor<3x3x8xf32>' -> 'tensor<1x8x8x16xf32>'}}
+  %0 = kiln.static_quant_depthwise_conv2d %x, %w, %s {input_scale = 0.02 : f32, input_zero_point = 0 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x16xf32>, tensor<3x3x8xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+  return %0 : tensor<1x8x8x16xf32>
+}
+
+// -----
+
+func.func @static_quant_depthwise_zero_point(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16xf32>, %s: tensor<16xf32>) -> tensor<1x8x8x16xf32> {
+  // expected-error @+1 {{expects a positive input scale and a zero point in [0, 255], got 2.000000e-02 and 300}}
+  %0 = kiln.static_quant_depthwise_conv2d %x, %w, %s {input_scale = 0.02 : f32, input_zero_point = 300 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x16xf32>, tensor<3x3x16xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+  return %0 : tensor<1x8x8x16xf32>
+}

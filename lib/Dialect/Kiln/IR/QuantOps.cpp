@@ -74,6 +74,17 @@ LogicalResult Bf16MatMulOp::verify() {
                            in.getShape().back(), out.getShape().back());
 }
 
+/// A calibrated input quantization: a positive scale, a uint8 zero point.
+static LogicalResult verifyInputQuant(Operation *op, float scale,
+                                      int64_t zeroPoint) {
+  if (!(scale > 0) || !std::isfinite(scale) || zeroPoint < 0 ||
+      zeroPoint > 255)
+    return op->emitOpError() << "expects a positive input scale and a zero "
+                                "point in [0, 255], got "
+                             << scale << " and " << zeroPoint;
+  return success();
+}
+
 /// Checks the operands of a static int8 product for K rows and N columns:
 /// packed weights [ceil(N / 16), Kp / 4, 64] (Kp = K rounded up to 64),
 /// scales, sums and bias [N], a zero point in [0, 255], a positive scale.
@@ -94,12 +105,7 @@ static LogicalResult verifyStaticQuant(Operation *op, RankedTensorType w,
              << "expects weight scales, sums and bias of shape [" << n
              << "], got " << t;
   }
-  if (!(scale > 0) || !std::isfinite(scale) || zeroPoint < 0 ||
-      zeroPoint > 255)
-    return op->emitOpError() << "expects a positive input scale and a zero "
-                                "point in [0, 255], got "
-                             << scale << " and " << zeroPoint;
-  return success();
+  return verifyInputQuant(op, scale, zeroPoint);
 }
 
 LogicalResult StaticQuantMatMulOp::verify() {
@@ -155,6 +161,33 @@ LogicalResult StaticQuantConv2DOp::verify() {
                            getInputZeroPoint(),
                            kernel[0] * kernel[1] * in.getDimSize(3),
                            out.getDimSize(3));
+}
+
+LogicalResult StaticQuantDepthwiseConv2DOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType(),
+                   w = getWeights().getType();
+  if (w.getRank() != 3 || !w.hasStaticShape())
+    return emitOpError() << "expects static weights [KH, KW, C], got " << w;
+  int64_t kernel[] = {w.getDimSize(0), w.getDimSize(1)};
+  if (failed(verifyConvShapes(*this, in, out, kernel, getStrides(),
+                              getDilations(), getPads())))
+    return failure();
+  int64_t c = in.getDimSize(3);
+  if (w.getDimSize(2) != c || out.getDimSize(3) != c)
+    return emitOpError() << "expects weights [KH, KW, " << c << "] and " << c
+                         << " result channels (one per input channel), got "
+                         << w << " -> " << out;
+  SmallVector<Value> vectors = {getWeightSums()};
+  if (getBias())
+    vectors.push_back(getBias());
+  for (Value v : vectors) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 1 || t.getDimSize(0) != c)
+      return emitOpError() << "expects weight sums and bias of shape [" << c
+                           << "], got " << t;
+  }
+  return verifyInputQuant(*this, getInputScale().convertToFloat(),
+                          getInputZeroPoint());
 }
 
 LogicalResult Bf16Conv2DOp::verify() {

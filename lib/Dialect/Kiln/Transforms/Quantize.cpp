@@ -12,11 +12,12 @@
 // matmuls qualify and the remark that says which do not.
 //
 // --quantize=static: --kiln-observe-quant-inputs returns the input of every
-// MatMul/Gemm with constant weights and every NHWC group-1 convolution, the
-// compiler runs that model on the calibration data, and
+// MatMul/Gemm with constant weights and every NHWC group-1 or depthwise
+// convolution, the compiler runs that model on the calibration data, and
 // --kiln-quantize-static replaces the same nodes with int8 ops whose input
 // scale and zero point come from the observed ranges
-// (kiln.static_quant_matmul / kiln.static_quant_conv2d).
+// (kiln.static_quant_matmul / kiln.static_quant_conv2d /
+// kiln.static_quant_depthwise_conv2d).
 //
 // --precision=fp16: every MatMul/Gemm/Conv reads fp16-rounded operands and
 // accumulates in f32; constant weights are stored as fp16
@@ -464,12 +465,24 @@ ElementsAttr packBf16(MLIRContext *ctx, int64_t k, int64_t n,
   return DenseResourceElementsAttr::get(type, "bf16_weights", std::move(blob));
 }
 
-/// Why an NHWC convolution stays f32, or "" when kiln.bf16_conv2d fits.
-std::string bf16ConvBlocker(Conv2DOp conv) {
+/// A convolution with one group per channel and one filter per group:
+/// filter [KH, KW, 1, C] on C channels in NHWC.
+bool isDepthwise(Conv2DOp conv) {
+  auto it = cast<RankedTensorType>(conv.getInput().getType());
+  auto ft = cast<RankedTensorType>(conv.getFilter().getType());
+  int64_t c = it.getDimSize(3);
+  return conv.isNHWC() && !ShapedType::isDynamic(c) && conv.getGroup() == uint64_t(c) &&
+         ft.getDimSize(2) == 1 && ft.getDimSize(3) == c;
+}
+
+/// Why an NHWC convolution stays f32, or "" when kiln.bf16_conv2d fits
+/// (or, with `depthwise`, kiln.static_quant_depthwise_conv2d for a
+/// depthwise one).
+std::string bf16ConvBlocker(Conv2DOp conv, bool depthwise = false) {
   if (!conv.isNHWC())
     return "not channels-last";
-  if (conv.getGroup() != 1)
-    return "grouped or depthwise";
+  if (conv.getGroup() != 1 && !(depthwise && isDepthwise(conv)))
+    return depthwise ? "grouped" : "grouped or depthwise";
   auto it = cast<RankedTensorType>(conv.getInput().getType());
   auto ft = cast<RankedTensorType>(conv.getFilter().getType());
   if (!it.getElementType().isF32() || !ft.getElementType().isF32() ||
@@ -830,8 +843,8 @@ struct StaticNode {
 };
 
 /// The nodes static int8 converts and calibration observes, in walk order:
-/// MatMul/Gemm with constant f32 weights (`analyze`) and NHWC group-1
-/// convolutions with a constant filter. Both passes see the same IR (the
+/// MatMul/Gemm with constant f32 weights (`analyze`) and NHWC group-1 and
+/// depthwise convolutions with a constant filter. Both passes see the same IR (the
 /// same graph pipeline before them), so the i-th node is the same node.
 /// Every MatMul/Gemm/Conv comes back, with `why` empty for candidates.
 SmallVector<StaticNode> staticNodes(func::FuncOp func) {
@@ -845,7 +858,7 @@ SmallVector<StaticNode> staticNodes(func::FuncOp func) {
       else if (node.why.empty())
         node.why = "not a [..., M, K] x [K, N] product";
     } else if (auto conv = dyn_cast<Conv2DOp>(op)) {
-      node.why = bf16ConvBlocker(conv);
+      node.why = bf16ConvBlocker(conv, /*depthwise=*/true);
       // A window of fewer than 64 values that must be unfolded (a 3x3 stem
       // on RGB: K = 27) fills under half of a 64-byte tile row and unfolds a
       // few bytes at a time; measured on SqueezeNet and MobileNetV2, the
@@ -853,7 +866,7 @@ SmallVector<StaticNode> staticNodes(func::FuncOp func) {
       // convolutions on 16 channels, which need no unfolding, are faster in
       // int8.)
       auto ft = cast<RankedTensorType>(conv.getFilter().getType());
-      if (node.why.empty() && ft.hasStaticShape()) {
+      if (node.why.empty() && ft.hasStaticShape() && conv.getGroup() == 1) {
         int64_t k = ft.getDimSize(0) * ft.getDimSize(1) * ft.getDimSize(2);
         bool pointwise =
             ft.getDimSize(0) == 1 && ft.getDimSize(1) == 1 &&
@@ -980,7 +993,10 @@ struct QuantizeStaticPass
         }
         auto [scale, zp] = uint8Params(ranges[i].first, ranges[i].second);
         if (auto conv = dyn_cast<Conv2DOp>(op)) {
-          if (convertConv(b, conv, scale, zp, cache))
+          bool ok = conv.getGroup() == 1
+                        ? convertConv(b, conv, scale, zp, cache)
+                        : convertDepthwise(b, conv, scale, zp);
+          if (ok)
             ++converted;
           else
             skipped.add(op, "filter bytes not readable at compile time");
@@ -1013,6 +1029,40 @@ struct QuantizeStaticPass
 
   static Value constant(OpBuilder &b, Location loc, ElementsAttr value) {
     return ConstantOp::create(b, loc, value.getType(), value);
+  }
+
+  /// Replaces the depthwise `conv` with
+  /// kiln.static_quant_depthwise_conv2d: its filter [KH, KW, 1, C] scaled
+  /// by the input scale, as [KH, KW, C], and the sums of the scaled taps per
+  /// channel; false if the filter bytes are not at hand.
+  bool convertDepthwise(OpBuilder &b, Conv2DOp conv, float scale, int64_t zp) {
+    std::optional<std::vector<float>> w = readFloats(conv.getFilter());
+    if (!w)
+      return false;
+    auto ft = cast<RankedTensorType>(conv.getFilter().getType());
+    int64_t kh = ft.getDimSize(0), kw = ft.getDimSize(1), c = ft.getDimSize(3);
+    std::vector<float> sums(c, 0.0f);
+    for (int64_t t = 0; t < kh * kw; ++t)
+      for (int64_t ch = 0; ch < c; ++ch) {
+        float &v = (*w)[t * c + ch];
+        v *= scale;
+        sums[ch] += v;
+      }
+    MLIRContext *ctx = conv.getContext();
+    auto f32 = Float32Type::get(ctx);
+    b.setInsertionPoint(conv);
+    Location loc = conv.getLoc();
+    auto weights = DenseElementsAttr::get(
+        RankedTensorType::get({kh, kw, c}, f32), ArrayRef(*w));
+    auto sumsAttr =
+        DenseElementsAttr::get(RankedTensorType::get({c}, f32), ArrayRef(sums));
+    Value y = StaticQuantDepthwiseConv2DOp::create(
+        b, loc, conv.getType(), conv.getInput(), constant(b, loc, weights),
+        constant(b, loc, sumsAttr), conv.getBias(), b.getF32FloatAttr(scale),
+        b.getI64IntegerAttr(zp), conv.getStridesAttr(), conv.getDilationsAttr(),
+        conv.getPadsAttr());
+    replaceConv(conv, y);
+    return true;
   }
 
   /// Replaces `conv` with kiln.static_quant_conv2d; false if its filter

@@ -34,9 +34,9 @@ def ObserveQuantInputsPass : Pass<"kiln-observe-quant-inputs", "ModuleOp"> {
   let summary = "Calibration: return the input of every node static int8 would convert";
   let description = [{
     The first half of --quantize=static. Every MatMul/Gemm with constant
-    weights and every NHWC group-1 convolution with a constant filter (the
-    nodes --kiln-quantize-static converts, in the same order) gets its f32
-    input appended to the function's results, named `kiln.observe:<i>` for
+    weights and every NHWC group-1 or depthwise convolution with a constant
+    filter (the nodes --kiln-quantize-static converts, in the same order)
+    gets its f32 input appended to the function's results, named `kiln.observe:<i>` for
     the i-th such node (one result per distinct tensor: `kiln.observe:3,4`
     when nodes 3 and 4 read the same one). The compiler builds this model, runs it on the
     calibration inputs and records the range of each observed tensor.
@@ -58,7 +58,9 @@ def QuantizeStaticPass : Pass<"kiln-quantize-static", "ModuleOp"> {
     per node that --kiln-observe-quant-inputs observed, in its order) and
     replaces each of those nodes with kiln.static_quant_matmul or
     kiln.static_quant_conv2d: weights per output column to symmetric int8,
-    packed for 16-column AMX tiles / VNNI panels, the input to uint8 with
+    packed for 16-column AMX tiles / VNNI panels; a depthwise convolution
+    becomes kiln.static_quant_depthwise_conv2d, its f32 filter scaled by
+    the input scale. The input goes to uint8 with
     the scale and zero point that map `[min(lo, 0), max(hi, 0)]` onto
     [0, 255]. Nodes named in `kiln.keep_fp32` stay f32; one remark per
     function says how many nodes were converted and why the rest were not.
