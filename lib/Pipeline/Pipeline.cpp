@@ -55,8 +55,11 @@ constexpr const char *kLinalgPipeline =
     "func.func(canonicalize,cse,kiln-fuse-elementwise,canonicalize,cse)";
 std::string cpuLoweringTail(bool amx = false);
 /// Tensors to buffers, outputs to caller-owned arguments, and every other
-/// buffer into the one arena (shared by the CPU and GPU paths).
-std::string bufferizeToArena() {
+/// buffer into the one arena (shared by the CPU and GPU paths). `beforeArena`
+/// runs on the buffers first: passes that change when a buffer is used (the
+/// AMX kernels apply their epilogue where the epilogue was, so the product's
+/// inputs live until then) must run before the arena plans the lifetimes.
+std::string bufferizeToArena(const std::string &beforeArena = "") {
   return "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map},"
@@ -65,7 +68,7 @@ std::string bufferizeToArena() {
          "canonicalize,"
          "buffer-results-to-out-params{hoist-static-allocs "
          "modify-public-functions},"
-         "canonicalize,cse,kiln-arena-allocation,";
+         "canonicalize,cse," + beforeArena + "kiln-arena-allocation,";
 }
 std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx) {
   // With both, int8 products that fit AMX tiles are left to AMX.
@@ -77,8 +80,9 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx) {
          "},canonicalize,cse,loop-invariant-subset-hoisting,"
          "kiln-cpu-lower-vector-ops,canonicalize,cse,"
          "kiln-cpu-split-empty-tensors)," +
-         bufferizeToArena() + "func.func(kiln-cpu-fill-borders)," +
-         (amx ? "kiln-cpu-amx-matmul,func.func(canonicalize,cse)," : "") +
+         bufferizeToArena(amx ? "kiln-cpu-amx-matmul,func.func(canonicalize,cse),"
+                              : "") +
+         "func.func(kiln-cpu-fill-borders),"
          "kiln-cpu-outline-parallel-loops," + cpuLoweringTail(amx);
 }
 

@@ -39,6 +39,13 @@ inline constexpr const char *kBf16MatmulAttr = "kiln.bf16_matmul";
 /// with 16-column panels and K padded to 64): u8 rows [M, K4, 4] times s8
 /// weights [P, K4, 16, 4] -> i32 [M, P, 16], from a zero fill.
 inline constexpr const char *kAmxInt8MatmulAttr = "kiln.amx_int8_matmul";
+/// Unit attribute on the elementwise generic that is the only reader of an
+/// AMX product's result (through reshapes): --kiln-cpu-tile-and-vectorize
+/// leaves it whole and moves the product next to it, and
+/// --kiln-cpu-amx-matmul applies it to each block of accumulators as the
+/// block leaves the tile registers, so that the accumulators never make a
+/// round trip through memory.
+inline constexpr const char *kAmxEpilogueAttr = "kiln.amx_epilogue";
 /// Whether `op` is a product that --kiln-cpu-amx-matmul replaces after
 /// bufferization (tiling and vectorization leave it whole).
 inline bool isAmxProduct(Operation *op) {

@@ -25,8 +25,21 @@
 // block of one. The accumulator tiles are loop-carried values: LLVM keeps
 // them in tile registers across the k loop.
 //
+// A product whose only reader is an elementwise generic marked
+// kiln.amx_epilogue (the dequantization or bias, activation, and the next
+// product's quantization or bf16 rounding; tile-and-vectorize marks it and
+// moves the product next to it) applies it to each block instead: blocks
+// then span up to 16 panels, their accumulators go a pair of panels at a
+// time to a scratch buffer on the stack (one per thread, at most 32 KiB,
+// made outside the loop over blocks), and the epilogue runs on its rows,
+// 16 channels at a time, with what does not change along a row (per-channel
+// scales, bias) computed once per block. The accumulators never make a round
+// trip through memory, and the product's result buffer is not allocated.
+//
 // The pass runs after bufferization because AMX loads and stores address
-// memory; --kiln-cpu-tile-and-vectorize leaves the marked generic whole.
+// memory, and before the arena is planned, because a fused epilogue moves
+// the last read of the product's inputs to where the epilogue was;
+// --kiln-cpu-tile-and-vectorize leaves the marked generics whole.
 // Each group of blocks with one tile shape goes into a function of its own
 // (noinline): LLVM gives each of the 8 tile registers one shape per function
 // and runs out of registers when several kernels share one.
@@ -36,6 +49,10 @@
 #include "kiln/Conversion/Passes.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_AMXMATMULPASS
@@ -54,6 +71,13 @@ struct TileProduct {
   int64_t batch = 0, m, p, k2, group = 2;
   int64_t rowStride, outStride;
   bool int8() const { return group == 4; }
+  /// The fused epilogue (kAmxEpilogueAttr), or null: applied to each block
+  /// of accumulators instead of storing them to `out`. `epilogueOperands`
+  /// are its operands as the emitting function sees them (null for the one
+  /// that reads the accumulators, input `accInput`).
+  linalg::GenericOp epilogue;
+  unsigned accInput = 0;
+  SmallVector<Value> epilogueOperands;
 };
 
 /// The stride of dimension `dim` when the dimensions after it are
@@ -173,10 +197,201 @@ SmallVector<RowGroup> rowGroups(int64_t m) {
   return groups;
 }
 
+/// Whether `v` is `root` seen through reshapes.
+bool reshapeOf(Value v, Value root) {
+  while (v != root) {
+    Operation *def = v.getDefiningOp();
+    if (!isa_and_nonnull<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  return true;
+}
+
+/// The generic marked kAmxEpilogueAttr that reads `k`'s accumulators, when
+/// it can run on each block of them: nothing with effects but allocations
+/// between the product and it, `out` (contiguous rows of 16 P) read by nothing else, its
+/// loops [..., 16 P] spanning M, and every value its body takes from outside
+/// a constant. Sets k.epilogue and k.accInput.
+bool matchEpilogue(linalg::GenericOp product, TileProduct &k) {
+  if (k.batch || k.outStride != 16 * k.p)
+    return false;
+  // Views, constants and the allocation of the epilogue's result (which
+  // bufferization places right before it) may stand between the two.
+  Operation *next = product->getNextNode();
+  while (next && (isMemoryEffectFree(next) || isa<memref::AllocOp>(next)) &&
+         !isa<linalg::GenericOp>(next))
+    next = next->getNextNode();
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!epilogue || !epilogue->hasAttr(mlir::kiln::kAmxEpilogueAttr) ||
+      !epilogue.hasPureBufferSemantics())
+    return false;
+  std::optional<unsigned> acc;
+  for (OpOperand *in : epilogue.getDpsInputOperands())
+    if (reshapeOf(in->get(), k.out))
+      acc = in->getOperandNumber();
+  if (!acc)
+    return false;
+  // Every reader of `out` is the product, a reshape or the epilogue.
+  SmallVector<Value> work = {k.out};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(user))
+        work.push_back(user->getResult(0));
+      else if (user != product && user != epilogue)
+        return false;
+    }
+  }
+  SmallVector<int64_t> ranges = epilogue.getStaticLoopRanges();
+  int64_t rows = 1;
+  for (int64_t r : ArrayRef<int64_t>(ranges).drop_back())
+    rows *= r;
+  if (ranges.empty() || ShapedType::isDynamicShape(ranges) ||
+      ranges.back() != 16 * k.p || rows != k.m)
+    return false;
+  Block &body = epilogue.getRegion().front();
+  for (Operation &op : body.without_terminator())
+    for (Value v : op.getOperands())
+      if (v.getParentBlock() != &body && !matchPattern(v, m_Constant()))
+        return false;
+  Value yielded = body.getTerminator()->getOperand(0);
+  if (yielded.getParentBlock() != &body && !matchPattern(yielded, m_Constant()))
+    return false;
+  k.epilogue = epilogue;
+  k.accInput = *acc;
+  return true;
+}
+
+/// The part of `k`'s epilogue that depends on the row: whether `v` (a value
+/// of its body) changes with the row, i.e. depends on the accumulators or
+/// on an input indexed by a loop other than the channels'.
+bool variesWithRow(const TileProduct &k, Value v,
+                   llvm::DenseMap<Value, bool> &memo) {
+  auto it = memo.find(v);
+  if (it != memo.end())
+    return it->second;
+  linalg::GenericOp e = k.epilogue;
+  Block &body = e.getRegion().front();
+  bool varies = false;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() == &body) {
+      unsigned t = arg.getArgNumber();
+      unsigned channels = e.getNumLoops() - 1;
+      varies = t == k.accInput ||
+               llvm::any_of(e.getIndexingMapsArray()[t].getResults(),
+                            [&](AffineExpr x) {
+                              return cast<AffineDimExpr>(x).getPosition() !=
+                                     channels;
+                            });
+    }
+  } else if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body) {
+    varies = llvm::any_of(def->getOperands(), [&](Value o) {
+      return variesWithRow(k, o, memo);
+    });
+  }
+  memo[v] = varies;
+  return varies;
+}
+
+/// Emits `k`'s epilogue on vectors of 16 lanes for channels `c` .. `c` + 16:
+/// with a null `m`, the values that do not change with the row (loaded and
+/// computed once per block, into `map`); with row `m` and its 16
+/// accumulators `acc`, the rest, and the result's write. Inputs are loaded
+/// at the row's indices (a broadcast where an input does not vary along the
+/// channels).
+void emitEpilogue(OpBuilder &b, Location loc, const TileProduct &k, Value m,
+                  Value c, Value acc, IRMapping &map) {
+  linalg::GenericOp e = k.epilogue;
+  SmallVector<int64_t> ranges = e.getStaticLoopRanges();
+  unsigned n = ranges.size();
+  bool invariantPart = !m;
+  llvm::DenseMap<Value, bool> memo;
+  // The loop indices of row m (its leading loops, innermost fastest).
+  SmallVector<Value> idx(n);
+  idx[n - 1] = c;
+  if (m) {
+    Value rest = m;
+    for (int64_t d = n - 2; d >= 0; --d) {
+      Value r = arith::ConstantIndexOp::create(b, loc, ranges[d]);
+      idx[d] = d ? arith::RemUIOp::create(b, loc, rest, r).getResult() : rest;
+      if (d)
+        rest = arith::DivUIOp::create(b, loc, rest, r);
+    }
+  }
+  auto vec = [](Type t) { return VectorType::get({16}, t); };
+  auto splat = [&](Value v) -> Value {
+    return vector::BroadcastOp::create(b, loc, vec(v.getType()), v);
+  };
+  Block &body = e.getRegion().front();
+  for (OpOperand *in : e.getDpsInputOperands()) {
+    unsigned t = in->getOperandNumber();
+    BlockArgument arg = body.getArgument(t);
+    if (variesWithRow(k, arg, memo) == invariantPart)
+      continue;
+    if (t == k.accInput) {
+      map.map(arg, acc);
+      continue;
+    }
+    Value src = k.epilogueOperands[t];
+    auto type = dyn_cast<MemRefType>(src.getType());
+    if (!type) {
+      map.map(arg, splat(src));
+      continue;
+    }
+    AffineMap am = e.getMatchingIndexingMap(in);
+    SmallVector<Value> at;
+    std::optional<unsigned> lanes;
+    for (auto [q, expr] : llvm::enumerate(am.getResults())) {
+      unsigned d = cast<AffineDimExpr>(expr).getPosition();
+      at.push_back(idx[d]);
+      if (d == n - 1)
+        lanes = q;
+    }
+    if (!lanes) {
+      map.map(arg, splat(memref::LoadOp::create(b, loc, src, at)));
+      continue;
+    }
+    AffineMap perm = AffineMap::get(
+        type.getRank(), 0, getAffineDimExpr(*lanes, b.getContext()));
+    map.map(arg, vector::TransferReadOp::create(
+                     b, loc, vec(type.getElementType()), src, at,
+                     /*padding=*/std::nullopt, perm, ArrayRef<bool>{true}));
+  }
+  // Constants the body takes from outside, as vectors.
+  auto operand = [&](Value v) -> Value {
+    if (map.contains(v))
+      return map.lookup(v);
+    Value s = b.clone(*v.getDefiningOp())->getResult(0);
+    return splat(s);
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (variesWithRow(k, op.getResult(0), memo) == invariantPart)
+      continue;
+    if (op.hasTrait<OpTrait::ConstantLike>()) {
+      map.map(op.getResult(0), splat(b.clone(op)->getResult(0)));
+      continue;
+    }
+    SmallVector<Value> operands;
+    for (Value v : op.getOperands())
+      operands.push_back(operand(v));
+    OperationState state(loc, op.getName().getIdentifier(), operands,
+                         TypeRange{vec(op.getResult(0).getType())},
+                         op.getAttrs());
+    map.map(op.getResult(0), b.create(state)->getResult(0));
+  }
+  if (invariantPart)
+    return;
+  Value y = operand(body.getTerminator()->getOperand(0));
+  vector::TransferWriteOp::create(b, loc, y, k.epilogueOperands.back(), idx,
+                                  ArrayRef<bool>{true});
+}
+
 /// Emits the loops of the product at `b`'s insertion point; `kernel(b,
 /// emit)` places the loops of one group of blocks (all with the same tile
 /// shapes): `emit(b, rows, weights, out)` builds them on those buffers.
-using EmitGroup = function_ref<void(OpBuilder &, Value, Value, Value)>;
+using EmitGroup =
+    function_ref<void(OpBuilder &, Value, Value, Value, ValueRange)>;
 void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
                 function_ref<void(OpBuilder &, EmitGroup)> kernel) {
   // A row of a tile is 64 bytes: 32 bf16 or 64 int8.
@@ -187,7 +402,8 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
 
   // One block: rows m0 .. (tiles of `tileRows` rows), panels p0 .. p0 + np.
   auto block = [&](OpBuilder &b, const TileProduct &k, Value bt, Value m0,
-                   ArrayRef<int64_t> tileRows, Value p0, int64_t np) {
+                   ArrayRef<int64_t> tileRows, Value p0, int64_t np,
+                   Value scratch) {
     // Indices, with the batch first when there is one.
     auto at = [&](std::initializer_list<Value> rest) {
       SmallVector<Value> v;
@@ -208,68 +424,143 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
     for (int64_t j = 0; j < np; ++j)
       pj.push_back(j ? arith::AddIOp::create(b, loc, p0, cst(j)).getResult()
                      : p0);
-    SmallVector<Value> init;
-    SmallVector<amx::TileType> accTypes;
-    for (int64_t rows : tileRows)
-      for (int64_t j = 0; j < np; ++j) {
-        accTypes.push_back(amx::TileType::get({rows, 16}, accElt));
-        init.push_back(amx::TileZeroOp::create(b, loc, accTypes.back()));
-      }
-    auto loop = scf::ForOp::create(
-        b, loc, zero, cst(k.k2), cst(16), init,
-        [&](OpBuilder &b, Location, Value k2, ValueRange accs) {
-          SmallVector<Value> a, w, next;
-          for (auto [i, rows] : llvm::enumerate(tileRows))
-            a.push_back(amx::TileLoadOp::create(
-                b, loc, amx::TileType::get({rows, rowElems}, elt), k.rows,
-                at({mi[i], k2, zero}), rowStride));
-          for (int64_t j = 0; j < np; ++j)
-            w.push_back(amx::TileLoadOp::create(b, loc, bType, k.weights,
-                                                at({pj[j], k2, zero, zero}),
-                                                weightStride));
-          for (size_t i = 0; i < tileRows.size(); ++i)
-            for (int64_t j = 0; j < np; ++j)
-              next.push_back(
-                  k.int8()
-                      // u8 rows times s8 weights: tdpbusd.
-                      ? amx::TileMulIOp::create(b, loc, accTypes[i * np + j],
-                                                a[i], w[j], accs[i * np + j],
-                                                /*isZextLhs=*/true,
-                                                /*isZextRhs=*/false)
-                            .getResult()
-                      : amx::TileMulFOp::create(b, loc, accTypes[i * np + j],
-                                                a[i], w[j], accs[i * np + j])
-                            .getResult());
-          scf::YieldOp::create(b, loc, next);
+    // The accumulators of panels j0 .. j0 + nj (at most two: with two A
+    // tiles and two B tiles, four accumulators fill the 8 tile registers),
+    // index i * nj + j.
+    auto product = [&](int64_t j0, int64_t nj) {
+      SmallVector<Value> init;
+      SmallVector<amx::TileType> accTypes;
+      for (int64_t rows : tileRows)
+        for (int64_t j = 0; j < nj; ++j) {
+          accTypes.push_back(amx::TileType::get({rows, 16}, accElt));
+          init.push_back(amx::TileZeroOp::create(b, loc, accTypes.back()));
+        }
+      auto loop = scf::ForOp::create(
+          b, loc, zero, cst(k.k2), cst(16), init,
+          [&](OpBuilder &b, Location, Value k2, ValueRange accs) {
+            SmallVector<Value> a, w, next;
+            for (auto [i, rows] : llvm::enumerate(tileRows))
+              a.push_back(amx::TileLoadOp::create(
+                  b, loc, amx::TileType::get({rows, rowElems}, elt), k.rows,
+                  at({mi[i], k2, zero}), rowStride));
+            for (int64_t j = 0; j < nj; ++j)
+              w.push_back(amx::TileLoadOp::create(
+                  b, loc, bType, k.weights, at({pj[j0 + j], k2, zero, zero}),
+                  weightStride));
+            for (size_t i = 0; i < tileRows.size(); ++i)
+              for (int64_t j = 0; j < nj; ++j)
+                next.push_back(
+                    k.int8()
+                        // u8 rows times s8 weights: tdpbusd.
+                        ? amx::TileMulIOp::create(b, loc, accTypes[i * nj + j],
+                                                  a[i], w[j], accs[i * nj + j],
+                                                  /*isZextLhs=*/true,
+                                                  /*isZextRhs=*/false)
+                              .getResult()
+                        : amx::TileMulFOp::create(b, loc, accTypes[i * nj + j],
+                                                  a[i], w[j], accs[i * nj + j])
+                              .getResult());
+            scf::YieldOp::create(b, loc, next);
+          });
+      return loop.getResults();
+    };
+    if (!k.epilogue) {
+      ValueRange accs = product(0, np);
+      for (size_t i = 0; i < tileRows.size(); ++i)
+        for (int64_t j = 0; j < np; ++j)
+          amx::TileStoreOp::create(b, loc, k.out, at({mi[i], pj[j], zero}),
+                                   accs[i * np + j], outStride);
+      return;
+    }
+    // The block's accumulators, a pair of panels at a time (the next pair's
+    // products overlap the stores of the last), go to `scratch` (at most
+    // 32 KiB, in L1); the epilogue then runs on each of its rows.
+    int64_t rows = 0;
+    for (int64_t r : tileRows)
+      rows += r;
+    Value scratchStride = cst(np * 16);
+    for (int64_t j0 = 0; j0 < np; j0 += 2) {
+      int64_t nj = std::min<int64_t>(2, np - j0);
+      ValueRange accs = product(j0, nj);
+      for (size_t i = 0; i < tileRows.size(); ++i)
+        for (int64_t j = 0; j < nj; ++j)
+          amx::TileStoreOp::create(b, loc, scratch,
+                                   ValueRange{cst(16 * i), cst(16 * (j0 + j))},
+                                   accs[i * nj + j], scratchStride);
+    }
+    // What does not change with the row (per-channel scales, bias) once.
+    SmallVector<IRMapping> invariant(np);
+    SmallVector<Value> channels;
+    for (int64_t j = 0; j < np; ++j) {
+      channels.push_back(arith::MulIOp::create(b, loc, pj[j], cst(16)));
+      emitEpilogue(b, loc, k, Value(), channels[j], Value(), invariant[j]);
+    }
+    scf::ForOp::create(
+        b, loc, zero, cst(rows), cst(1), ValueRange{},
+        [&](OpBuilder &b, Location, Value r, ValueRange) {
+          Value m = arith::AddIOp::create(b, loc, m0, r);
+          for (int64_t j = 0; j < np; ++j) {
+            SmallVector<Value> at = {r, cst(16 * j)};
+            Value acc = vector::LoadOp::create(
+                b, loc, VectorType::get({16}, accElt), scratch, ValueRange(at));
+            emitEpilogue(b, loc, k, m, channels[j], acc, invariant[j]);
+          }
+          scf::YieldOp::create(b, loc);
         });
-    for (size_t i = 0; i < tileRows.size(); ++i)
-      for (int64_t j = 0; j < np; ++j)
-        amx::TileStoreOp::create(b, loc, k.out, at({mi[i], pj[j], zero}),
-                                 loop.getResult(i * np + j), outStride);
   };
 
-  // Panels in pairs, then an odd last one alone.
+  // Panels in pairs, then an odd last one alone. A fused epilogue takes
+  // up to 16 panels per block (the most that divides P), so that the
+  // epilogue waits for the accumulators once per 32 rows of 256 channels
+  // rather than once per pair.
   struct PanelGroup {
     int64_t start, count, panels;
   };
   SmallVector<PanelGroup> panelGroups;
-  if (k.p / 2)
-    panelGroups.push_back({0, k.p / 2, 2});
-  if (k.p % 2)
-    panelGroups.push_back({k.p - 1, 1, 1});
+  if (k.epilogue) {
+    int64_t g = 16;
+    while (k.p % g)
+      --g;
+    panelGroups.push_back({0, k.p / g, g});
+  } else {
+    if (k.p / 2)
+      panelGroups.push_back({0, k.p / 2, 2});
+    if (k.p % 2)
+      panelGroups.push_back({k.p - 1, 1, 1});
+  }
 
   for (const RowGroup &rg : rowGroups(k.m))
     for (const PanelGroup &pg : panelGroups)
-      kernel(b, [&](OpBuilder &b, Value rows, Value weights, Value out) {
+      kernel(b, [&](OpBuilder &b, Value rows, Value weights, Value out,
+                    ValueRange epilogueOperands) {
         TileProduct kk = k;
         kk.rows = rows;
         kk.weights = weights;
         kk.out = out;
+        kk.epilogueOperands.assign(epilogueOperands.begin(),
+                                   epilogueOperands.end());
         int64_t rowsPerBlock = 16 * rg.tileRows.size();
         auto cst = [&](int64_t v) -> Value {
           return arith::ConstantIndexOp::create(b, loc, v);
         };
         int64_t blocks = rg.count * pg.count;
+        // A fused epilogue's scratch: one per thread, made where the loop
+        // over blocks starts (inside a parallel loop's body, which the
+        // outlining gives each task once), never inside a sequential loop,
+        // where each iteration would take more stack.
+        auto scratch = [&](OpBuilder &b) -> Value {
+          if (!k.epilogue)
+            return Value();
+          int64_t rows = 0;
+          for (int64_t r : rg.tileRows)
+            rows += r;
+          return memref::AllocaOp::create(
+              b, loc,
+              MemRefType::get({rows, pg.panels * 16},
+                              k.int8() ? Type(b.getI32Type())
+                                       : Type(b.getF32Type())));
+        };
+        Value shared;
         auto body = [&](OpBuilder &b, Value iv) {
           // iv = (batch, row block, panel block), the last fastest.
           Value bt;
@@ -285,7 +576,8 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
           Value p0 = arith::AddIOp::create(
               b, loc, cst(pg.start),
               arith::MulIOp::create(b, loc, panelBlock, cst(pg.panels)));
-          block(b, kk, bt, m0, rg.tileRows, p0, pg.panels);
+          block(b, kk, bt, m0, rg.tileRows, p0, pg.panels,
+                shared ? shared : scratch(b));
         };
         int64_t count = blocks * std::max<int64_t>(k.batch, 1);
         if (count == 1) {
@@ -302,6 +594,7 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
                         std::max<int64_t>(k.batch, 1);
         OpBuilder::InsertionGuard guard(b);
         if (flops < kMinParallelFlops) {
+          shared = scratch(b);
           auto loop = scf::ForOp::create(b, loc, cst(0), cst(count), cst(1));
           b.setInsertionPointToStart(loop.getBody());
           body(b, loop.getInductionVar());
@@ -320,6 +613,27 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
 bool passable(Value v) {
   auto t = dyn_cast<MemRefType>(v.getType());
   return t && t.hasStaticShape() && t.getLayout().isIdentity();
+}
+
+/// How a kernel function gets `v`: the passable value it is a view of (or
+/// `v`, an integer or float), and the views from there (their other operands
+/// constants), outermost first. Nothing when there is no such value.
+std::optional<std::pair<Value, SmallVector<Operation *>>> viewRoot(Value v) {
+  SmallVector<Operation *> views;
+  while (isa<MemRefType>(v.getType()) && !passable(v)) {
+    Operation *def = v.getDefiningOp();
+    if (!isa_and_nonnull<ViewLikeOpInterface>(def) || def->getNumResults() != 1)
+      return std::nullopt;
+    for (Value operand : llvm::drop_begin(def->getOperands()))
+      if (!matchPattern(operand, m_Constant()))
+        return std::nullopt;
+    views.push_back(def);
+    v = def->getOperand(0);
+  }
+  if (!isa<MemRefType>(v.getType()) && !v.getType().isIntOrFloat())
+    return std::nullopt;
+  std::reverse(views.begin(), views.end());
+  return std::make_pair(v, views);
 }
 
 struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
@@ -348,9 +662,29 @@ struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
         OpBuilder b(op);
         bool call =
             passable(k->rows) && passable(k->weights) && passable(k->out);
+        // The epilogue's operands reach a kernel function as the values they
+        // are views of, with the views rebuilt inside.
+        SmallVector<std::pair<Value, SmallVector<Operation *>>> roots;
+        if (matchEpilogue(op, *k)) {
+          k->epilogueOperands = llvm::to_vector(k->epilogue->getOperands());
+          for (auto [t, v] : llvm::enumerate(k->epilogueOperands)) {
+            // The accumulators stay in the kernel: no argument.
+            auto root = t == k->accInput
+                            ? std::make_pair(Value(), SmallVector<Operation *>())
+                            : viewRoot(v);
+            if (!root)
+              call = false;
+            else
+              roots.push_back(*root);
+          }
+        }
+        // Only effect-free ops (views of the epilogue's operands) run
+        // between the two: the kernel takes the epilogue's place.
+        if (k->epilogue)
+          b.setInsertionPoint(k->epilogue);
         emitKernel(b, op.getLoc(), *k, [&](OpBuilder &b, EmitGroup emit) {
           if (!call) {
-            emit(b, k->rows, k->weights, k->out);
+            emit(b, k->rows, k->weights, k->out, k->epilogueOperands);
             return;
           }
           // Each group of blocks in a function of its own, never inlined:
@@ -358,8 +692,15 @@ struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
           Location loc = op.getLoc();
           OpBuilder mb(module.getContext());
           mb.setInsertionPointAfter(last);
-          SmallVector<Type> types = {k->rows.getType(), k->weights.getType(),
-                                     k->out.getType()};
+          // A fused epilogue replaces `out`, which is then not passed (and
+          // its buffer, unused, not allocated).
+          SmallVector<Value> args = {k->rows, k->weights};
+          if (!k->epilogue)
+            args.push_back(k->out);
+          for (auto &root : roots)
+            if (root.first)
+              args.push_back(root.first);
+          SmallVector<Type> types = llvm::to_vector(ValueRange(args).getTypes());
           auto kernel = func::FuncOp::create(
               mb, loc, (func.getSymName() + "_amx" + Twine(counter++)).str(),
               mb.getFunctionType(types, {}));
@@ -372,12 +713,33 @@ struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
                           mb.getArrayAttr({mb.getStringAttr("noinline")}));
           Block *entry = kernel.addEntryBlock();
           mb.setInsertionPointToStart(entry);
+          SmallVector<Value> operands;
+          unsigned next = k->epilogue ? 2 : 3;
+          for (auto &root : roots) {
+            if (!root.first) {
+              operands.push_back(Value());
+              continue;
+            }
+            IRMapping map;
+            Value arg = entry->getArgument(next++);
+            map.map(root.first, arg);
+            for (Operation *view : root.second) {
+              for (Value c : llvm::drop_begin(view->getOperands()))
+                if (!map.contains(c))
+                  map.map(c, mb.clone(*c.getDefiningOp())->getResult(0));
+              mb.clone(*view, map);
+            }
+            operands.push_back(root.second.empty()
+                                   ? arg
+                                   : map.lookup(root.second.back()->getResult(0)));
+          }
           emit(mb, entry->getArgument(0), entry->getArgument(1),
-               entry->getArgument(2));
+               k->epilogue ? Value() : entry->getArgument(2), operands);
           func::ReturnOp::create(mb, loc);
-          func::CallOp::create(b, loc, kernel,
-                               ValueRange{k->rows, k->weights, k->out});
+          func::CallOp::create(b, loc, kernel, args);
         });
+        if (k->epilogue)
+          k->epilogue.erase();
         op.erase();
       }
     }

@@ -51,6 +51,12 @@ struct ArenaAllocationPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isDeclaration())
         continue;
+      // Kernels that an entry function calls (the AMX kernels) work on the
+      // buffers it passes them and have no arena of their own.
+      if (func.isPrivate() &&
+          !func.walk([](memref::AllocOp) { return WalkResult::interrupt(); })
+               .wasInterrupted())
+        continue;
       if (failed(runOnFunction(func, arenaBytes, guardMessages)))
         return signalPassFailure();
     }

@@ -12,7 +12,8 @@
 // scalars and static identity-layout memrefs (passed; one pointer each under
 // the bare-pointer calling convention). A loop whose captures cannot be
 // passed that way, or that is not at the top of its function, becomes a
-// plain scf.for.
+// plain scf.for. Fixed-size stack buffers at the top of the body (scratch)
+// are made once per task, or once before the sequential loop.
 //
 // kiln-cpu-lower-parallel-launches (LLVM dialect, after everything else is
 // lowered) turns each launcher call into
@@ -89,6 +90,19 @@ LogicalResult capture(Value v, SetVector<Operation *> &clones,
   return success();
 }
 
+/// The fixed-size stack buffers at the top of `loop`'s body (an AMX
+/// kernel's scratch for its epilogue). Each iteration may reuse the last
+/// one's: they are made once per task, or once before a sequential loop,
+/// since a stack allocation inside a loop takes more stack every iteration.
+SmallVector<memref::AllocaOp> iterationScratch(scf::ForallOp loop) {
+  SmallVector<memref::AllocaOp> allocas;
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (auto alloca = dyn_cast<memref::AllocaOp>(op))
+      if (alloca->getNumOperands() == 0 && alloca.getType().hasStaticShape())
+        allocas.push_back(alloca);
+  return allocas;
+}
+
 /// Static (lb, ub, step) of a one-dimensional forall, or failure.
 FailureOr<std::array<int64_t, 3>> staticBounds(scf::ForallOp loop) {
   if (loop.getRank() != 1)
@@ -128,6 +142,8 @@ struct OutlineParallelLoopsPass
 
   /// A forall this pass does not hand to the pool runs as an scf.for.
   LogicalResult toSequential(scf::ForallOp loop) {
+    for (memref::AllocaOp alloca : iterationScratch(loop))
+      alloca->moveBefore(loop);
     IRRewriter rewriter(loop);
     rewriter.setInsertionPoint(loop);
     if (failed(scf::forallToForLoop(rewriter, loop))) {
@@ -181,6 +197,9 @@ struct OutlineParallelLoopsPass
       map.map(v, entry->getArgument(i + 2));
     for (Operation *op : clones)
       b.clone(*op, map);
+    SmallVector<memref::AllocaOp> scratch = iterationScratch(loop);
+    for (memref::AllocaOp alloca : scratch)
+      b.clone(*alloca, map);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     auto inner = scf::ForOp::create(b, loc, entry->getArgument(0),
                                     entry->getArgument(1), one);
@@ -194,7 +213,8 @@ struct OutlineParallelLoopsPass
                                  arith::ConstantIndexOp::create(b, loc, lb));
     map.map(loop.getInductionVar(0), iv);
     for (Operation &op : loop.getBody()->without_terminator())
-      b.clone(op, map);
+      if (!llvm::is_contained(scratch, &op))
+        b.clone(op, map);
     b.setInsertionPointToEnd(entry);
     func::ReturnOp::create(b, loc);
 

@@ -581,6 +581,73 @@ void splitSharedDestinations(RewriterBase &rewriter, func::FuncOp func) {
   }
 }
 
+bool touchesBools(linalg::LinalgOp op);
+
+/// The elementwise generic that reads an AMX product's accumulators
+/// [M, P, 16] (through reshapes only, its sole reader) in the form
+/// --kiln-cpu-amx-matmul applies to each block of them: loops [..., N]
+/// with N = 16 P and the other loops spanning M, every loop parallel, the
+/// accumulators and the result read and written with identity maps, other
+/// inputs through projected permutations, and a body of arith and math ops
+/// that take vectors as they take scalars. Marked kAmxEpilogueAttr and left
+/// whole; the product (with its reshapes) moves right before it, so that
+/// after bufferization nothing runs between the two.
+void markAmxEpilogues(func::FuncOp func) {
+  SmallVector<linalg::GenericOp> products;
+  func.walk([&](linalg::GenericOp op) {
+    if (kiln::isAmxProduct(op))
+      products.push_back(op);
+  });
+  for (linalg::GenericOp product : products) {
+    auto out = dyn_cast<RankedTensorType>(product->getResult(0).getType());
+    if (!out || out.getRank() != 3 || !out.hasStaticShape() ||
+        out.getDimSize(2) != 16)
+      continue;
+    SmallVector<Operation *> chain;
+    Value v = product->getResult(0);
+    while (v.hasOneUse() &&
+           isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+               *v.getUsers().begin())) {
+      chain.push_back(*v.getUsers().begin());
+      v = chain.back()->getResult(0);
+    }
+    if (!v.hasOneUse())
+      continue;
+    auto epilogue = dyn_cast<linalg::GenericOp>(*v.getUsers().begin());
+    if (!epilogue || !epilogue.hasPureTensorSemantics() ||
+        epilogue.getNumDpsInits() != 1 || epilogue->getNumResults() != 1 ||
+        epilogue.getNumParallelLoops() != epilogue.getNumLoops() ||
+        touchesBools(epilogue) ||
+        epilogue.payloadUsesValueFromOperand(epilogue.getDpsInitOperand(0)))
+      continue;
+    SmallVector<int64_t> ranges = epilogue.getStaticLoopRanges();
+    int64_t rows = 1;
+    for (int64_t r : ArrayRef<int64_t>(ranges).drop_back())
+      rows *= r;
+    if (ranges.empty() || ShapedType::isDynamicShape(ranges) ||
+        ranges.back() != 16 * out.getDimSize(1) || rows != out.getDimSize(0) ||
+        !epilogue.getIndexingMapsArray().back().isIdentity())
+      continue;
+    bool ok = true;
+    for (OpOperand *in : epilogue.getDpsInputOperands()) {
+      AffineMap map = epilogue.getMatchingIndexingMap(in);
+      if (in->get() == v ? !map.isIdentity() : !map.isProjectedPermutation())
+        ok = false;
+    }
+    for (Operation &op : epilogue.getRegion().front().without_terminator())
+      if (op.getNumRegions() != 0 || op.getNumResults() != 1 ||
+          !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
+          !op.getResult(0).getType().isIntOrFloat())
+        ok = false;
+    if (!ok || product->getBlock() != epilogue->getBlock())
+      continue;
+    epilogue->setAttr(kiln::kAmxEpilogueAttr, UnitAttr::get(func.getContext()));
+    product->moveBefore(epilogue);
+    for (Operation *op : chain)
+      op->moveBefore(epilogue);
+  }
+}
+
 /// A padded tensor is a fill of the whole tensor, then its interior
 /// overwritten (insert_slice, or a producer writing into an interior slice
 /// after writeIntoCopyDestination). Only the border needs the fill: for a
@@ -1387,6 +1454,8 @@ struct TileAndVectorizePass
     writeIntoCopyDestination(rewriter, func);
     writeConcatInPlace(rewriter, func);
     markBorderFills(func);
+    if (amx)
+      markAmxEpilogues(func);
 
     // 1. Tile every linalg op into static register-sized tiles.
     //    Consumers first, so that a reduction fuses its fill before the fill
@@ -1397,7 +1466,7 @@ struct TileAndVectorizePass
     for (linalg::LinalgOp op : llvm::reverse(ops)) {
       if (erased.contains(op))
         continue; // fused into its consumer's tiles
-      if (kiln::isAmxProduct(op))
+      if (kiln::isAmxProduct(op) || op->hasAttr(kiln::kAmxEpilogueAttr))
         continue; // AMX tiles after bufferization (--kiln-cpu-amx-matmul)
       if (op->hasAttr(kiln::kFillBorderAttr))
         continue; // only its border is filled, after bufferization
@@ -1472,7 +1541,8 @@ struct TileAndVectorizePass
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (linalg::LinalgOp op : ops) {
       if (tileVolume(op) > kMaxVectorizedTile || touchesBools(op) ||
-          kiln::isAmxProduct(op) || op->hasAttr(kiln::kFillBorderAttr))
+          kiln::isAmxProduct(op) || op->hasAttr(kiln::kAmxEpilogueAttr) ||
+          op->hasAttr(kiln::kFillBorderAttr))
         continue;
       if (failed(linalg::vectorizeOpPrecondition(op))) {
         // A gather through a window map (im2col: h = oh s + kh) is not a

@@ -125,3 +125,131 @@ func.func @batched(%x: memref<3x32x32x2xbf16>, %w: memref<3x2x32x16x2xbf16>, %y:
   }
   return
 }
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+#id = affine_map<(n, h, w, c) -> (n, h, w, c)>
+#ch = affine_map<(n, h, w, c) -> (c)>
+
+// An int8 product whose only reader is its epilogue (kiln.amx_epilogue:
+// per-channel scale, ReLU, written into the interior of a padded buffer).
+// Each block of 32 rows takes all 4 panels, a pair at a time; the
+// accumulators go to a scratch buffer on the stack, made once before the
+// loop over blocks (not in it, where it would take more stack every
+// iteration), and the epilogue runs on its rows with vectors of 16
+// channels. The per-channel scale is read once
+// per block, outside the row loop. The kernel gets the padded buffer itself
+// and rebuilds the view; the i32 result is neither written nor passed.
+// CHECK-LABEL: func.func @fused_epilogue
+// CHECK-NEXT: call @fused_epilogue_amx0(%arg0, %arg1, %arg3, %arg4) : (memref<64x16x4xi8>, memref<4x16x16x4xi8>, memref<64xf32>, memref<1x10x10x64xf32>) -> ()
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func private @fused_epilogue_amx0
+// CHECK: %[[VIEW:.+]] = memref.subview %arg3[0, 1, 1, 0] [1, 8, 8, 64] [1, 1, 1, 1]
+// CHECK: %[[S:.+]] = memref.alloca() : memref<32x64xi32>
+// CHECK-NEXT: scf.for
+// CHECK-COUNT-4: amx.tile_muli
+// CHECK-COUNT-4: amx.tile_store %[[S]]
+// CHECK-COUNT-4: amx.tile_muli
+// CHECK-COUNT-4: amx.tile_store %[[S]]
+// CHECK: vector.transfer_read %arg2
+// CHECK: scf.for
+// CHECK: vector.load %[[S]]
+// CHECK: arith.sitofp {{.+}} : vector<16xi32> to vector<16xf32>
+// CHECK: arith.maximumf
+// CHECK: vector.transfer_write {{.+}}, %[[VIEW]]
+// CHECK-NOT: linalg.generic
+func.func @fused_epilogue(%x: memref<64x16x4xi8>, %w: memref<4x16x16x4xi8>, %y: memref<64x4x16xi32>, %s: memref<64xf32>, %out: memref<1x10x10x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<64x16x4xi8>, memref<4x16x16x4xi8>) outs(%y : memref<64x4x16xi32>) attrs = {kiln.amx_int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  %flat = memref.collapse_shape %y [[0, 1, 2]] : memref<64x4x16xi32> into memref<4096xi32>
+  %nhwc = memref.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 8, 8, 64] : memref<4096xi32> into memref<1x8x8x64xi32>
+  %interior = memref.subview %out[0, 1, 1, 0] [1, 8, 8, 64] [1, 1, 1, 1] : memref<1x10x10x64xf32> to memref<1x8x8x64xf32, strided<[6400, 640, 64, 1], offset: 704>>
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%nhwc, %s : memref<1x8x8x64xi32>, memref<64xf32>) outs(%interior : memref<1x8x8x64xf32, strided<[6400, 640, 64, 1], offset: 704>>) attrs = {kiln.amx_epilogue} {
+  ^bb0(%a: i32, %sc: f32, %o: f32):
+    %0 = arith.sitofp %a : i32 to f32
+    %1 = arith.mulf %0, %sc : f32
+    %2 = arith.maximumf %1, %zero : f32
+    linalg.yield %2 : f32
+  }
+  return
+}
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+#id = affine_map<(n, h, w, c) -> (n, h, w, c)>
+
+// Bufferization allocates the epilogue's result right before the epilogue,
+// after the product: the allocation may stand between the two. The epilogue
+// is fused and writes the new buffer.
+// CHECK-LABEL: func.func @allocated_result
+// CHECK: %[[B:.+]] = memref.alloc() : memref<1x8x8x64xbf16>
+// CHECK-NEXT: call @allocated_result_amx0(%arg0, %arg1, %[[B]])
+// CHECK-NOT: linalg.generic
+// CHECK: memref.copy %[[B]], %arg3
+func.func @allocated_result(%x: memref<64x16x4xi8>, %w: memref<4x16x16x4xi8>, %y: memref<64x4x16xi32>, %out: memref<1x8x8x64xbf16>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<64x16x4xi8>, memref<4x16x16x4xi8>) outs(%y : memref<64x4x16xi32>) attrs = {kiln.amx_int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  %flat = memref.collapse_shape %y [[0, 1, 2]] : memref<64x4x16xi32> into memref<4096xi32>
+  %nhwc = memref.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 8, 8, 64] : memref<4096xi32> into memref<1x8x8x64xi32>
+  %buf = memref.alloc() : memref<1x8x8x64xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%nhwc : memref<1x8x8x64xi32>) outs(%buf : memref<1x8x8x64xbf16>) attrs = {kiln.amx_epilogue} {
+  ^bb0(%a: i32, %o: bf16):
+    %0 = arith.sitofp %a : i32 to f32
+    %1 = arith.truncf %0 : f32 to bf16
+    linalg.yield %1 : bf16
+  }
+  memref.copy %buf, %out : memref<1x8x8x64xbf16> to memref<1x8x8x64xbf16>
+  return
+}
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+#id = affine_map<(n, h, w, c) -> (n, h, w, c)>
+
+// The result is also read by a copy: the product stores its accumulators
+// as usual and the epilogue stays a generic.
+// CHECK-LABEL: func.func @shared_result
+// CHECK: call @shared_result_amx0(%arg0, %arg1, %arg2)
+// CHECK: linalg.generic
+// CHECK: memref.copy
+func.func @shared_result(%x: memref<64x16x4xi8>, %w: memref<4x16x16x4xi8>, %y: memref<64x4x16xi32>, %out: memref<1x8x8x64xf32>, %copy: memref<64x4x16xi32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<64x16x4xi8>, memref<4x16x16x4xi8>) outs(%y : memref<64x4x16xi32>) attrs = {kiln.amx_int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  %flat = memref.collapse_shape %y [[0, 1, 2]] : memref<64x4x16xi32> into memref<4096xi32>
+  %nhwc = memref.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 8, 8, 64] : memref<4096xi32> into memref<1x8x8x64xi32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%nhwc : memref<1x8x8x64xi32>) outs(%out : memref<1x8x8x64xf32>) attrs = {kiln.amx_epilogue} {
+  ^bb0(%a: i32, %o: f32):
+    %0 = arith.sitofp %a : i32 to f32
+    linalg.yield %0 : f32
+  }
+  memref.copy %y, %copy : memref<64x4x16xi32> to memref<64x4x16xi32>
+  return
+}

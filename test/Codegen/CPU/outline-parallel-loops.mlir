@@ -55,3 +55,38 @@ func.func @nested(%out: memref<4x16xf32>) {
   }
   return
 }
+
+// A fixed-size stack buffer at the top of a parallel body (an AMX kernel's
+// scratch) is made once per task, before its loop over iterations: one made
+// in every iteration would take more stack each time. In a forall that runs
+// sequentially (nested in a loop here), it moves before that forall.
+// CHECK-LABEL: func.func @scratch
+// CHECK: call @__kiln_parallel_launch.scratch_par0
+// CHECK: scf.for
+// CHECK-NEXT: %[[S2:.+]] = memref.alloca() : memref<16xf32>
+// CHECK: scf.for
+// CHECK-NEXT: memref.store %{{.+}}, %[[S2]]
+// CHECK-LABEL: func.func private @scratch_par0
+// CHECK: %[[S:.+]] = memref.alloca() : memref<16xf32>
+// CHECK: scf.for
+// CHECK-NEXT: memref.store %{{.+}}, %[[S]]
+// CHECK: memref.copy %[[S]]
+func.func @scratch(%out: memref<4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  scf.forall (%i) in (4) {
+    %s = memref.alloca() : memref<16xf32>
+    memref.store %z, %s[%i] : memref<16xf32>
+    %row = memref.subview %out[%i, 0] [1, 16] [1, 1] : memref<4x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+    memref.copy %s, %row : memref<16xf32> to memref<16xf32, strided<[1], offset: ?>>
+  }
+  scf.for %j = %c0 to %c4 step %c1 {
+    scf.forall (%i) in (16) {
+      %s = memref.alloca() : memref<16xf32>
+      memref.store %z, %s[%i] : memref<16xf32>
+    }
+  }
+  return
+}

@@ -92,15 +92,22 @@ def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "ModuleOp"> {
     `scf.forall`. Each group of blocks with one tile height goes into a
     private noinline function `<func>_amxN` (called with the three buffers)
     when they are static identity-layout memrefs: LLVM fixes the shape of
-    each tile register per function. Runs after bufferization (tiles address memory) and only
-    for targets with amx-bf16 (amx-int8 for the int8 products). A marked generic it cannot match is an error:
+    each tile register per function. A product whose only reader is an
+    elementwise generic marked `kiln.amx_epilogue` (placed right after it
+    by --kiln-cpu-tile-and-vectorize{amx}) applies that generic to each
+    block of accumulators from a per-thread stack scratch, 16 channels at a
+    time, and its own result buffer is no longer used. Runs after
+    bufferization (tiles address memory), before the arena is planned, and
+    only for targets with amx-bf16 (amx-int8 for the int8 products). A
+    marked generic it cannot match is an error:
     with --kiln-cpu-tile-and-vectorize{amx} its zero fill is gone, so no
     other lowering would compute it correctly.
   }];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::amx::AMXDialect",
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-    "::mlir::LLVM::LLVMDialect"];
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::vector::VectorDialect", "::mlir::math::MathDialect"];
 }
 
 def LowerVectorOpsPass : Pass<"kiln-cpu-lower-vector-ops", "func::FuncOp"> {
