@@ -177,7 +177,9 @@ mlir::kiln::layerPrecisions(ModuleOp module) {
     else if (isa<Bf16Conv2DOp, Bf16MatMulOp, Bf16BatchMatMulOp>(op))
       precision = "bf16";
     else if (isa<Conv2DOp, MatMulOp, GemmOp>(op))
-      precision = op->hasAttr(kFp16NodeAttr) ? "fp16" : "f32";
+      precision = op->hasAttr(kFp16NodeAttr)    ? "fp16"
+                  : op->hasAttr(kBf16InputAttr) ? "bf16 input, f32 filter"
+                                                : "f32";
     if (!precision)
       return;
     std::string name = "?";

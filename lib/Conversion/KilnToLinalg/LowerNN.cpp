@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
 #include <limits>
 
@@ -153,6 +154,24 @@ Value convNHWC(OpBuilder &b, Location loc, Value xp, Value hwcf, int64_t oh,
       .getResult(0);
 }
 
+/// The bf16 tensor that `x` widens, when `x` is a lowered kiln.cast of one
+/// to f32 (an elementwise generic whose body is one arith.extf); null
+/// otherwise.
+Value widenedBf16(Value x) {
+  auto g = x.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 1 || g->getNumResults() != 1 ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return Value();
+  Block &body = g.getRegion().front();
+  auto ext = dyn_cast<arith::ExtFOp>(body.front());
+  if (!ext || ext.getIn() != body.getArgument(0) ||
+      !ext.getIn().getType().isBF16() ||
+      body.getTerminator()->getOperand(0) != ext.getResult())
+    return Value();
+  return g.getDpsInputOperand(0)->get();
+}
+
 FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
   Location loc = op.getLoc();
   RankedTensorType rt = op.getType(), xt = op.getInput().getType(),
@@ -162,8 +181,15 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
   int64_t group = op.getGroup(), c = xt.getDimSize(nhwc ? 3 : 1),
           f = wt.getDimSize(nhwc ? 3 : 0);
   int64_t oh = rt.getDimSize(nhwc ? 1 : 2), ow = rt.getDimSize(nhwc ? 2 : 3);
+  bool depthwise = group == c && f == c;
   Value x = nhwc ? op.getInput()
                  : transposed(b, loc, op.getInput(), {0, 2, 3, 1});
+  // A depthwise convolution whose input --precision=bf16 rounded to bf16
+  // and widened back reads the bf16 tensor: it widens each value as it
+  // loads it, exactly, and the tensor in front of it has half the bytes.
+  if (depthwise && nhwc && op->hasAttr(kBf16InputAttr))
+    if (Value narrow = widenedBf16(x))
+      x = narrow;
   x = padded(b, loc, x, {0, pads[0], pads[1], 0}, {0, pads[2], pads[3], 0},
              0.0);
   // The filter goes to HWCF once, at compile time for constant weights;
@@ -174,7 +200,7 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
   Value y;
   if (group == 1) {
     y = convNHWC(b, loc, x, hwcf, oh, ow, op.getStrides(), op.getDilations());
-  } else if (group == c && f == c) {
+  } else if (depthwise) {
     // Depthwise: [KH, KW, 1, C] -> [KH, KW, C].
     Value hwc = reshaped(b, loc, hwcf, {wt.getDimSize(0), wt.getDimSize(1), f});
     Value acc = filledTensor(b, loc, {rt.getDimSize(0), oh, ow, f},

@@ -65,3 +65,24 @@ func.func @avg_pool_nhwc(%x: tensor<1x3x3x2xf32>) -> tensor<1x3x3x2xf32> {
   %y = kiln.avg_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, layout = "NHWC"} : tensor<1x3x3x2xf32> -> tensor<1x3x3x2xf32>
   return %y : tensor<1x3x3x2xf32>
 }
+
+// -----
+
+// A depthwise convolution marked kiln.bf16_input (--precision=bf16) reads
+// the bf16 tensor its input was widened from: padded in bf16, widened by
+// the convolution itself against the f32 filter. Without the mark, the
+// widened f32 tensor is read.
+// CHECK-LABEL: func.func @bf16_depthwise
+// CHECK: %[[H:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1x6x6x16xbf16>)
+// CHECK: linalg.fill ins(%{{.+}} : bf16) outs(%{{.+}} : tensor<1x8x8x16xbf16>)
+// CHECK: %[[C:.+]] = linalg.copy ins(%[[H]] : tensor<1x6x6x16xbf16>)
+// CHECK: %[[P:.+]] = tensor.insert_slice %[[C]] into
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc {{.+}} ins(%[[P]], %{{.+}} : tensor<1x8x8x16xbf16>, tensor<3x3x16xf32>)
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x8x8x16xf32>, tensor<3x3x16xf32>)
+func.func @bf16_depthwise(%x: tensor<1x6x6x16xf32>, %w: tensor<3x3x1x16xf32>) -> (tensor<1x6x6x16xf32>, tensor<1x6x6x16xf32>) {
+  %h = kiln.cast %x to bf16 : tensor<1x6x6x16xf32> -> tensor<1x6x6x16xbf16>
+  %f = kiln.cast %h to f32 : tensor<1x6x6x16xbf16> -> tensor<1x6x6x16xf32>
+  %0 = kiln.conv2d %f, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 16 : i64, layout = "NHWC", kiln.bf16_input} : (tensor<1x6x6x16xf32>, tensor<3x3x1x16xf32>) -> tensor<1x6x6x16xf32>
+  %1 = kiln.conv2d %f, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 16 : i64, layout = "NHWC"} : (tensor<1x6x6x16xf32>, tensor<3x3x1x16xf32>) -> tensor<1x6x6x16xf32>
+  return %0, %1 : tensor<1x6x6x16xf32>, tensor<1x6x6x16xf32>
+}

@@ -84,21 +84,28 @@ func.func @narrow_and_attention(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>, %q: te
 
 // Convolutions: an NHWC 3x3 one with a constant filter (K = 3 * 3 * 4 = 36,
 // padded to 64; its bias stays an operand) becomes kiln.bf16_conv2d; a
-// depthwise one stays f32. The packed filter is HWCF read as [K, F]: every
+// depthwise one keeps its f32 filter and reads its input rounded to bf16
+// (a cast pair, marked kiln.bf16_input); a grouped one stays f32. The
+// packed filter is HWCF read as [K, F]: every
 // value 0.25 (0x3E80), so the first 18 pair rows of the one panel hold it
 // and the last 14 are zeros.
 // CHECK-LABEL: func.func @convs
 // CHECK-DAG: %[[W:.+]] = kiln.constant dense_resource<[[BLOB:bf16_weights[_0-9]*]]> : tensor<1x32x32xbf16>
 // CHECK: %[[Y:.+]] = kiln.bf16_conv2d %arg0, %[[W]], %arg1 {dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x8x4xf32>, tensor<1x32x32xbf16>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
-// CHECK: kiln.conv2d %[[Y]], {{.+}}group = 16
+// CHECK: %[[H:.+]] = kiln.cast %[[Y]] to bf16 : tensor<1x4x4x16xf32> -> tensor<1x4x4x16xbf16>
+// CHECK: %[[F:.+]] = kiln.cast %[[H]] to f32 : tensor<1x4x4x16xbf16> -> tensor<1x4x4x16xf32>
+// CHECK: %[[D:.+]] = kiln.conv2d %[[F]], {{.+}}group = 16 : i64, kiln.bf16_input
+// CHECK: kiln.conv2d %[[D]], {{.+}}group = 2 : i64, layout
 // CHECK: [[BLOB]]: "0x02000000{{((803E){192}){3}((0000){224}){2}"}}
-// expected-remark @below {{bf16: 1 of 2 Conv nodes in bf16; 1 kept in f32 (grouped or depthwise): 'dw'}}
+// expected-remark @below {{bf16: 2 of 3 Conv nodes in bf16; 1 kept in f32 (grouped): 'grouped'}}
 func.func @convs(%x: tensor<1x8x8x4xf32>, %b: tensor<16xf32>) -> tensor<1x4x4x16xf32> {
   %w = kiln.constant dense<0.25> : tensor<3x3x4x16xf32>
   %dw = kiln.constant dense<1.0> : tensor<3x3x1x16xf32>
+  %gw = kiln.constant dense<1.0> : tensor<3x3x8x16xf32>
   %0 = kiln.conv2d %x, %w, %b {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64, layout = "NHWC"} : (tensor<1x8x8x4xf32>, tensor<3x3x4x16xf32>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
   %1 = kiln.conv2d %0, %dw {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 16 : i64, layout = "NHWC"} : (tensor<1x4x4x16xf32>, tensor<3x3x1x16xf32>) -> tensor<1x4x4x16xf32> loc("dw")
-  return %1 : tensor<1x4x4x16xf32>
+  %2 = kiln.conv2d %1, %gw {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64, layout = "NHWC"} : (tensor<1x4x4x16xf32>, tensor<3x3x8x16xf32>) -> tensor<1x4x4x16xf32> loc("grouped")
+  return %2 : tensor<1x4x4x16xf32>
 }
 
 // -----

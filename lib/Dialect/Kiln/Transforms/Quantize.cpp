@@ -9,7 +9,9 @@
 //
 // --precision=bf16: the same matmuls read bf16 weights rounded here, packed
 // in pairs of k for AMX tiles (kiln.bf16_matmul). Both passes share which
-// matmuls qualify and the remark that says which do not.
+// matmuls qualify and the remark that says which do not. Convolutions go
+// the same way (kiln.bf16_conv2d); depthwise ones read bf16 activations
+// against their f32 filter.
 //
 // --quantize=static: --kiln-observe-quant-inputs returns the input of every
 // MatMul/Gemm with constant weights and every NHWC group-1 or depthwise
@@ -590,7 +592,12 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
     for (Conv2DOp conv : convs) {
       if (keep.keeps(conv, skipped))
         continue;
-      std::string why = bf16ConvBlocker(conv);
+      std::string why = bf16ConvBlocker(conv, /*depthwise=*/true);
+      if (why.empty() && conv.getGroup() != 1) {
+        roundDepthwiseInput(conv);
+        ++converted;
+        continue;
+      }
       // A window of fewer than 32 values (one bf16 tile row), such as a 3x3
       // stem on RGB (K = 27), unfolds a few values at a time: measured on
       // SqueezeNet and MobileNetV2, f32 is faster (4% of either model).
@@ -631,6 +638,24 @@ struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
     }
     func.emitRemark() << summary("bf16", converted, convs.size(), "Conv",
                                  "in bf16", skipped);
+  }
+
+  /// A depthwise convolution reads its input rounded to bf16 (a cast to
+  /// bf16 and back, marked kBf16InputAttr): the producer's epilogue writes
+  /// the bf16 tensor, half the bytes, and the convolution widens it against
+  /// its f32 filter, accumulating in f32. There is no product to put on
+  /// AMX tiles; the tensor in front of it is what costs.
+  void roundDepthwiseInput(Conv2DOp conv) {
+    OpBuilder b(conv);
+    Location loc = conv.getLoc();
+    auto type = cast<RankedTensorType>(conv.getInput().getType());
+    Type bf16 = BFloat16Type::get(conv.getContext());
+    Value half = CastOp::create(b, loc, type.clone(bf16), conv.getInput(),
+                                TypeAttr::get(bf16));
+    Value wide = CastOp::create(b, loc, type, half,
+                                TypeAttr::get(type.getElementType()));
+    conv.getInputMutable().assign(wide);
+    conv->setAttr(kBf16InputAttr, b.getUnitAttr());
   }
 };
 

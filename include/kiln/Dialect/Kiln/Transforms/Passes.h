@@ -23,6 +23,10 @@ inline constexpr const char *kKeepFp32Attr = "kiln.keep_fp32";
 inline constexpr const char *kKeepFp32BudgetAttr = "kiln.keep_fp32_budget";
 /// Marks a MatMul/Gemm/Conv that --kiln-fp16-compute converted.
 inline constexpr const char *kFp16NodeAttr = "kiln.fp16";
+/// Unit attribute on a depthwise kiln.conv2d whose input --precision=bf16
+/// rounded to bf16 (through a kiln.cast pair that the lowering reads
+/// through: the convolution reads the bf16 tensor).
+inline constexpr const char *kBf16InputAttr = "kiln.bf16_input";
 /// Module attribute for --kiln-quantize-static: an array of
 /// `array<f32: lo, hi>`, the calibrated range of the input of each node
 /// that --kiln-observe-quant-inputs observes, in its order.

@@ -76,8 +76,13 @@ def Bf16MatmulPass : Pass<"kiln-bf16-matmul", "ModuleOp"> {
     in). Their weights are rounded to bf16 here (nearest even, Gemm's alpha
     applied first) and packed in panels of 16 columns for AMX tiles (see
     kiln.bf16_matmul); the activations are rounded at run time and the
-    products accumulate in f32. One remark per function says how many were
-    converted and why the others stay f32.
+    products accumulate in f32. NHWC group-1 convolutions with a constant
+    filter become kiln.bf16_conv2d the same way, and MatMuls of two run-time
+    tensors kiln.bf16_batch_matmul. A depthwise convolution keeps its f32
+    filter and reads its input rounded to bf16 (a kiln.cast pair, the
+    convolution marked `kiln.bf16_input`, which the lowering reads
+    through): the tensor in front of it is stored in bf16. One remark per
+    function says how many were converted and why the others stay f32.
   }];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
