@@ -588,11 +588,15 @@ bool touchesBools(linalg::LinalgOp op);
 /// --kiln-cpu-amx-matmul applies to each block of them: loops [..., N]
 /// with N = 16 P and the other loops spanning M, every loop parallel, the
 /// accumulators and the result read and written with identity maps, other
-/// inputs through projected permutations, and a body of arith and math ops
-/// that take vectors as they take scalars. Marked kAmxEpilogueAttr and left
+/// inputs through projected permutations, and a body of arith ops and math
+/// ops of one instruction, which take vectors as they take scalars. Marked kAmxEpilogueAttr and left
 /// whole; the product (with its reshapes) moves right before it, so that
 /// after bufferization nothing runs between the two.
-void markAmxEpilogues(func::FuncOp func) {
+/// Only products with at least `minBytes` of accumulators: ones that stay in
+/// L2 (2 MiB per core here) make their round trip through memory cheaply,
+/// and the epilogue as a pass of its own is then as fast or faster (the
+/// encoders' products, 128 rows and 128-512 KiB, ran 3% slower fused).
+void markAmxEpilogues(func::FuncOp func, int64_t minBytes) {
   SmallVector<linalg::GenericOp> products;
   func.walk([&](linalg::GenericOp op) {
     if (kiln::isAmxProduct(op))
@@ -601,7 +605,8 @@ void markAmxEpilogues(func::FuncOp func) {
   for (linalg::GenericOp product : products) {
     auto out = dyn_cast<RankedTensorType>(product->getResult(0).getType());
     if (!out || out.getRank() != 3 || !out.hasStaticShape() ||
-        out.getDimSize(2) != 16)
+        out.getDimSize(2) != 16 ||
+        out.getNumElements() * 4 < minBytes)
       continue;
     SmallVector<Operation *> chain;
     Value v = product->getResult(0);
@@ -634,9 +639,16 @@ void markAmxEpilogues(func::FuncOp func) {
       if (in->get() == v ? !map.isIdentity() : !map.isProjectedPermutation())
         ok = false;
     }
+    // Only arith and the math ops that are one instruction: an epilogue with
+    // a polynomial (GELU's erf, SiLU's exp) holds its constants and each
+    // panel's per-channel values at once, runs out of registers in the
+    // block's row loop and was slower fused (the encoders in bf16: 6%).
     for (Operation &op : epilogue.getRegion().front().without_terminator())
       if (op.getNumRegions() != 0 || op.getNumResults() != 1 ||
-          !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
+          !(isa<arith::ArithDialect>(op.getDialect()) ||
+            isa<math::RoundEvenOp, math::RoundOp, math::FloorOp, math::CeilOp,
+                math::TruncOp, math::AbsFOp, math::FmaOp, math::CopySignOp,
+                math::SqrtOp>(op)) ||
           !op.getResult(0).getType().isIntOrFloat())
         ok = false;
     if (!ok || product->getBlock() != epilogue->getBlock())
@@ -1455,7 +1467,7 @@ struct TileAndVectorizePass
     writeConcatInPlace(rewriter, func);
     markBorderFills(func);
     if (amx)
-      markAmxEpilogues(func);
+      markAmxEpilogues(func, amxEpilogueBytes);
 
     // 1. Tile every linalg op into static register-sized tiles.
     //    Consumers first, so that a reduction fuses its fill before the fill

@@ -1,4 +1,5 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-cpu-tile-and-vectorize{vector-width=16 amx=true parallel-work=0}))" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-cpu-tile-and-vectorize{vector-width=16 amx=true parallel-work=0 amx-epilogue-bytes=0}))" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-cpu-tile-and-vectorize{vector-width=16 amx=true parallel-work=0}))" | FileCheck %s --check-prefix=SMALL
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-cpu-tile-and-vectorize{vector-width=16 parallel-work=0}))" | FileCheck %s --check-prefix=NOAMX
 
 #rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
@@ -39,7 +40,7 @@ func.func @marked_product(%x: tensor<16x16x2xbf16>, %w: tensor<1x16x16x2xbf16>) 
 #id = affine_map<(n, h, w, c) -> (n, h, w, c)>
 #ch = affine_map<(n, h, w, c) -> (c)>
 
-// With amx=true, the elementwise generic that alone reads a product's
+// With amx=true (and no size threshold), the elementwise generic that alone reads a product's
 // accumulators (through reshapes) is marked kiln.amx_epilogue and left
 // whole, and the product with its reshapes moves right before it, past
 // the unrelated generic between them. Without AMX the epilogue is tiled.
@@ -57,6 +58,12 @@ func.func @marked_product(%x: tensor<16x16x2xbf16>, %w: tensor<1x16x16x2xbf16>) 
 // CHECK: return
 // NOAMX-LABEL: func.func @epilogue
 // NOAMX-NOT: kiln.amx_epilogue
+// With the default amx-epilogue-bytes (1 MiB), these 4 KiB of accumulators
+// keep their epilogue as a tiled pass of its own.
+// SMALL-LABEL: func.func @epilogue
+// SMALL-NOT: kiln.amx_epilogue
+// SMALL: arith.truncf {{.+}} : vector<32xf32> to vector<32xbf16>
+// SMALL: vector.transfer_write {{.+}} tensor<1x1x1x32xbf16>
 func.func @epilogue(%x: tensor<32x16x2xbf16>, %w: tensor<2x16x16x2xbf16>, %v: tensor<256xf32>, %b: tensor<32xf32>) -> (tensor<1x4x8x32xbf16>, tensor<256xf32>) {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<32x2x16xf32>

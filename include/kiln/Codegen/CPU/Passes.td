@@ -39,6 +39,12 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
            "ops with at least this many loop iterations get their outermost "
            "tiled parallel loop as an scf.forall for the thread pool "
            "(0: none)">,
+    Option<"amxEpilogueBytes", "amx-epilogue-bytes", "int64_t",
+           /*default=*/"1048576",
+           "with amx, an AMX product whose accumulators take at least this "
+           "many bytes applies its elementwise epilogue per block "
+           "(kiln.amx_epilogue); smaller ones stay in L2 and keep the "
+           "epilogue as a pass of its own">,
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
