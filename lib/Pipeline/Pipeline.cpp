@@ -52,7 +52,8 @@ constexpr const char *kGraphPipeline =
     "kiln-layout,canonicalize,cse)";
 constexpr const char *kLinalgPipeline =
     "kiln-convert-kiln-to-linalg,"
-    "func.func(canonicalize,cse,kiln-fuse-elementwise,canonicalize,cse)";
+    "func.func(canonicalize,cse,kiln-fuse-elementwise,"
+    "kiln-fold-requantization,canonicalize,cse)";
 std::string cpuLoweringTail(bool amx = false);
 /// Tensors to buffers, outputs to caller-owned arguments, and every other
 /// buffer into the one arena (shared by the CPU and GPU paths). `beforeArena`

@@ -46,6 +46,12 @@ inline constexpr const char *kAmxInt8MatmulAttr = "kiln.amx_int8_matmul";
 /// block leaves the tile registers, so that the accumulators never make a
 /// round trip through memory.
 inline constexpr const char *kAmxEpilogueAttr = "kiln.amx_epilogue";
+/// Unit attribute on the math.roundeven of static int8's activation
+/// quantization (round(x / scale), then + zero point, clamp, convert):
+/// --kiln-fold-requantization may fold the scale, zero point and clamps
+/// into the producer's epilogue. Only these are rewritten: the QDQ/QLinear
+/// lowerings keep ONNX's exact rounding.
+inline constexpr const char *kRequantAttr = "kiln.requant";
 /// Whether `op` is a product that --kiln-cpu-amx-matmul replaces after
 /// bufferization (tiling and vectorization leave it whole).
 inline bool isAmxProduct(Operation *op) {

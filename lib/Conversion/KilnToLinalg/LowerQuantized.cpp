@@ -479,8 +479,12 @@ Value quantizedU8(OpBuilder &b, Location loc, Value x, float scale,
       b, loc, t.getShape(), b.getI8Type(), ValueRange{x},
       {b.getMultiDimIdentityMap(t.getRank())},
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        Value v = math::RoundEvenOp::create(
+        auto round = math::RoundEvenOp::create(
             nb, nl, arith::MulFOp::create(nb, nl, a[0], f32Const(nb, nl, inv)));
+        // Static int8's requantization, which --kiln-fold-requantization may
+        // rewrite once fused with the producer's epilogue.
+        round->setAttr(kRequantAttr, nb.getUnitAttr());
+        Value v = round;
         v = clampF(nb, nl, arith::AddFOp::create(nb, nl, v, f32Const(nb, nl, zp)),
                    lo, lo + 255.0);
         Value vi = arith::FPToSIOp::create(nb, nl, nb.getI32Type(), v);

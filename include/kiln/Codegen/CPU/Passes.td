@@ -15,6 +15,23 @@ def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FoldRequantizationPass : Pass<"kiln-fold-requantization", "func::FuncOp"> {
+  let summary = "Static int8: fold requantization into one multiply-add and clamp";
+  let description = [{
+    In an elementwise linalg.generic, a quantization marked `kiln.requant`
+    (static int8's `roundeven(y * inv) + zp`, clamped and converted) whose
+    input `y` is clamped to constants and affine in per-channel values
+    (`y = f * a[c] + b[c]`, the fused dequantization) becomes
+    `roundeven(clamp(fma(f, a[c] * inv, b[c] * inv + zp), lo, hi))`: the
+    scale and zero point move through the clamps (inv > 0, zp integral) and
+    rounding commutes with clamps to integral bounds. The intermediate
+    roundings differ in the last bit; unmarked quantizations (QDQ,
+    QLinear*) are left exact.
+  }];
+  let dependentDialects = ["::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
   let summary = "Tile linalg ops into register-sized static tiles and vectorize them";
   let description = [{
