@@ -45,6 +45,7 @@
 // and runs out of registers when several kernels share one.
 //
 //===----------------------------------------------------------------------===//
+#include "ChannelInvariance.h"
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
 
@@ -210,9 +211,9 @@ bool reshapeOf(Value v, Value root) {
 
 /// The generic marked kAmxEpilogueAttr that reads `k`'s accumulators, when
 /// it can run on each block of them: nothing with effects but allocations
-/// between the product and it, `out` (contiguous rows of 16 P) read by nothing else, its
-/// loops [..., 16 P] spanning M, and every value its body takes from outside
-/// a constant. Sets k.epilogue and k.accInput.
+/// between the product and it, `out` (contiguous rows of 16 P) read by
+/// nothing else, its loops [..., 16 P] spanning M, and every value its body
+/// takes from outside a constant. Sets k.epilogue and k.accInput.
 bool matchEpilogue(linalg::GenericOp product, TileProduct &k) {
   if (k.batch || k.outStride != 16 * k.p)
     return false;
@@ -263,71 +264,55 @@ bool matchEpilogue(linalg::GenericOp product, TileProduct &k) {
   return true;
 }
 
-/// The part of `k`'s epilogue that depends on the row: whether `v` (a value
-/// of its body) changes with the row, i.e. depends on the accumulators or
-/// on an input indexed by a loop other than the channels'.
-bool variesWithRow(const TileProduct &k, Value v,
-                   llvm::DenseMap<Value, bool> &memo) {
-  auto it = memo.find(v);
-  if (it != memo.end())
-    return it->second;
+/// The indices of the leading loops of `k`'s epilogue at row `m` (the rows
+/// are those loops flattened, the innermost fastest).
+SmallVector<Value> rowIndices(OpBuilder &b, Location loc, const TileProduct &k,
+                              Value m) {
   linalg::GenericOp e = k.epilogue;
-  Block &body = e.getRegion().front();
-  bool varies = false;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (arg.getOwner() == &body) {
-      unsigned t = arg.getArgNumber();
-      unsigned channels = e.getNumLoops() - 1;
-      varies = t == k.accInput ||
-               llvm::any_of(e.getIndexingMapsArray()[t].getResults(),
-                            [&](AffineExpr x) {
-                              return cast<AffineDimExpr>(x).getPosition() !=
-                                     channels;
-                            });
-    }
-  } else if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body) {
-    varies = llvm::any_of(def->getOperands(), [&](Value o) {
-      return variesWithRow(k, o, memo);
-    });
+  SmallVector<int64_t> ranges = e.getStaticLoopRanges();
+  SmallVector<Value> idx(ranges.size() - 1);
+  Value rest = m;
+  for (int64_t d = int64_t(idx.size()) - 1; d > 0; --d) {
+    Value r = arith::ConstantIndexOp::create(b, loc, ranges[d]);
+    idx[d] = arith::RemUIOp::create(b, loc, rest, r);
+    rest = arith::DivUIOp::create(b, loc, rest, r);
   }
-  memo[v] = varies;
-  return varies;
+  if (!idx.empty())
+    idx[0] = rest;
+  return idx;
 }
 
 /// Emits `k`'s epilogue on vectors of 16 lanes for channels `c` .. `c` + 16:
-/// with a null `m`, the values that do not change with the row (loaded and
-/// computed once per block, into `map`); with row `m` and its 16
-/// accumulators `acc`, the rest, and the result's write. Inputs are loaded
-/// at the row's indices (a broadcast where an input does not vary along the
-/// channels).
-void emitEpilogue(OpBuilder &b, Location loc, const TileProduct &k, Value m,
-                  Value c, Value acc, IRMapping &map) {
+/// with no `row` (the indices of rowIndices), the values that are the same
+/// for a whole channel (loaded and computed once per block, into `map`);
+/// with a row and its 16 accumulators `acc`, the rest, and the result's
+/// write. Inputs are loaded at the row's indices (a broadcast where an
+/// input does not vary along the channels).
+void emitEpilogue(OpBuilder &b, Location loc, const TileProduct &k,
+                  std::optional<ArrayRef<Value>> row, Value c, Value acc,
+                  IRMapping &map) {
   linalg::GenericOp e = k.epilogue;
-  SmallVector<int64_t> ranges = e.getStaticLoopRanges();
-  unsigned n = ranges.size();
-  bool invariantPart = !m;
-  llvm::DenseMap<Value, bool> memo;
-  // The loop indices of row m (its leading loops, innermost fastest).
+  unsigned n = e.getNumLoops();
+  bool invariantPart = !row;
+  // The accumulators vary with the row even when the epilogue has one row
+  // (and their map names the channels alone).
+  Block &body = e.getRegion().front();
+  llvm::DenseMap<Value, bool> memo = {{body.getArgument(k.accInput), false}};
+  auto variesWithRow = [&](Value v) {
+    return !kiln::isPerChannel(e, v, memo);
+  };
   SmallVector<Value> idx(n);
+  if (row)
+    llvm::copy(*row, idx.begin());
   idx[n - 1] = c;
-  if (m) {
-    Value rest = m;
-    for (int64_t d = n - 2; d >= 0; --d) {
-      Value r = arith::ConstantIndexOp::create(b, loc, ranges[d]);
-      idx[d] = d ? arith::RemUIOp::create(b, loc, rest, r).getResult() : rest;
-      if (d)
-        rest = arith::DivUIOp::create(b, loc, rest, r);
-    }
-  }
   auto vec = [](Type t) { return VectorType::get({16}, t); };
   auto splat = [&](Value v) -> Value {
     return vector::BroadcastOp::create(b, loc, vec(v.getType()), v);
   };
-  Block &body = e.getRegion().front();
   for (OpOperand *in : e.getDpsInputOperands()) {
     unsigned t = in->getOperandNumber();
     BlockArgument arg = body.getArgument(t);
-    if (variesWithRow(k, arg, memo) == invariantPart)
+    if (variesWithRow(arg) == invariantPart)
       continue;
     if (t == k.accInput) {
       map.map(arg, acc);
@@ -366,7 +351,7 @@ void emitEpilogue(OpBuilder &b, Location loc, const TileProduct &k, Value m,
     return splat(s);
   };
   for (Operation &op : body.without_terminator()) {
-    if (variesWithRow(k, op.getResult(0), memo) == invariantPart)
+    if (variesWithRow(op.getResult(0)) == invariantPart)
       continue;
     if (op.hasTrait<OpTrait::ConstantLike>()) {
       map.map(op.getResult(0), splat(b.clone(op)->getResult(0)));
@@ -493,17 +478,20 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
     SmallVector<Value> channels;
     for (int64_t j = 0; j < np; ++j) {
       channels.push_back(arith::MulIOp::create(b, loc, pj[j], cst(16)));
-      emitEpilogue(b, loc, k, Value(), channels[j], Value(), invariant[j]);
+      emitEpilogue(b, loc, k, std::nullopt, channels[j], Value(),
+                   invariant[j]);
     }
     scf::ForOp::create(
         b, loc, zero, cst(rows), cst(1), ValueRange{},
         [&](OpBuilder &b, Location, Value r, ValueRange) {
-          Value m = arith::AddIOp::create(b, loc, m0, r);
+          SmallVector<Value> row =
+              rowIndices(b, loc, k, arith::AddIOp::create(b, loc, m0, r));
           for (int64_t j = 0; j < np; ++j) {
             SmallVector<Value> at = {r, cst(16 * j)};
             Value acc = vector::LoadOp::create(
                 b, loc, VectorType::get({16}, accElt), scratch, ValueRange(at));
-            emitEpilogue(b, loc, k, m, channels[j], acc, invariant[j]);
+            emitEpilogue(b, loc, k, ArrayRef<Value>(row), channels[j], acc,
+                         invariant[j]);
           }
           scf::YieldOp::create(b, loc);
         });

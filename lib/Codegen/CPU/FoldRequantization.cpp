@@ -23,6 +23,7 @@
 // QDQ/QLinear lowerings that must round exactly as ONNX does.
 //
 //===----------------------------------------------------------------------===//
+#include "ChannelInvariance.h"
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
 
@@ -38,6 +39,7 @@ namespace mlir::kiln {
 } // namespace mlir::kiln
 
 using namespace mlir;
+using mlir::kiln::isPerChannel;
 
 namespace {
 /// The f32 constant `v` holds, if it is one.
@@ -46,39 +48,6 @@ std::optional<double> constantOf(Value v) {
   if (!matchPattern(v, m_Constant(&attr)))
     return std::nullopt;
   return attr.getValueAsDouble();
-}
-
-/// Whether `v`, a value of `g`'s body, is the same for every element of a
-/// channel: built from constants and from inputs indexed by the innermost
-/// loop (the channels) alone.
-bool perChannel(linalg::GenericOp g, Value v,
-                llvm::DenseMap<Value, bool> &memo) {
-  auto it = memo.find(v);
-  if (it != memo.end())
-    return it->second;
-  Block &body = g.getRegion().front();
-  bool result;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    unsigned channels = g.getNumLoops() - 1;
-    result = arg.getOwner() == &body &&
-             arg.getArgNumber() < g.getNumDpsInputs() &&
-             llvm::all_of(g.getIndexingMapsArray()[arg.getArgNumber()]
-                              .getResults(),
-                          [&](AffineExpr e) {
-                            auto d = dyn_cast<AffineDimExpr>(e);
-                            return d && d.getPosition() == channels;
-                          });
-  } else if (v.getParentBlock() != &body) {
-    result = true; // defined outside the body: the same everywhere
-  } else {
-    Operation *def = v.getDefiningOp();
-    result = def->getNumRegions() == 0 && isMemoryEffectFree(def) &&
-             llvm::all_of(def->getOperands(), [&](Value o) {
-               return perChannel(g, o, memo);
-             });
-  }
-  memo[v] = result;
-  return result;
 }
 
 /// `v` as base * scale + offset, following multiplications by, and additions
@@ -94,7 +63,7 @@ Affine affineOf(OpBuilder &b, linalg::GenericOp g, Value v,
       !isa<arith::MulFOp, arith::AddFOp, arith::SubFOp>(def))
     return {v, Value(), Value()};
   Value lhs = def->getOperand(0), rhs = def->getOperand(1);
-  bool lc = perChannel(g, lhs, memo), rc = perChannel(g, rhs, memo);
+  bool lc = isPerChannel(g, lhs, memo), rc = isPerChannel(g, rhs, memo);
   if (lc == rc)
     return {v, Value(), Value()};
   Value x = lc ? rhs : lhs, c = lc ? lhs : rhs;
