@@ -20,8 +20,8 @@
 // CHECK: %[[SCALE:.+]] = arith.mulf %[[WS]], %[[INV]]
 // CHECK: %[[OFF:.+]] = math.fma %[[B]], %[[INV]], %[[ZP]]
 // CHECK: %[[Y:.+]] = math.fma %[[F]], %[[SCALE]], %[[OFF]]
-// CHECK: %[[L:.+]] = arith.maximumf %[[Y]], %[[ZP]]
-// CHECK: %[[H:.+]] = arith.minimumf %[[L]], %[[HI]]
+// CHECK: %[[L:.+]] = arith.maxnumf %[[Y]], %[[ZP]]
+// CHECK: %[[H:.+]] = arith.minnumf %[[L]], %[[HI]]
 // CHECK: %[[R:.+]] = math.roundeven %[[H]]
 // CHECK-NEXT: arith.fptosi %[[R]]
 // CHECK-NEXT: arith.trunci
@@ -72,8 +72,8 @@ func.func @requant(%acc: tensor<8x32xi32>, %ws: tensor<32xf32>, %sums: tensor<32
 // CHECK: %[[C:.+]] = arith.addf %[[N]], %[[B]]
 // CHECK: %[[OFF:.+]] = math.fma %[[C]], %{{.+}}, %{{.+}}
 // CHECK: %[[Y:.+]] = math.fma %[[A]], %{{.+}}, %[[OFF]]
-// CHECK: arith.maximumf %[[Y]]
-// CHECK: arith.minimumf
+// CHECK: arith.maxnumf %[[Y]]
+// CHECK: arith.minnumf
 // CHECK: math.roundeven
 // CHECK-NEXT: arith.fptosi
 func.func @depthwise(%acc: tensor<8x32xf32>, %sums: tensor<32xf32>, %bias: tensor<32xf32>) -> tensor<8x32xi8> {
