@@ -3,19 +3,21 @@
 VNNI vpdpbusd), and the errors users can hit.
 
   1. Exact arithmetic (and a .npz of the same samples, named or positional
-     arrays, which must give the same model): a model with five independent
+     arrays, which must give the same model): a model with seven independent
      nodes, each fed by a model input, so that the calibrated range of each
      is the range of its input over the calibration samples: a Gemm (transB,
      bias, N = 40: a half-empty last panel; K = 72 padded to 128), a 3x3
      convolution with padding (C = 16), a 3x3 stride-2 conv on 8 channels
-     (K = 72: the unfolding without contiguous runs), a 1x1 convolution and
-     a 3x3 stride-2 depthwise convolution with bias (C = 32). numpy
-     simulates the documented int8 arithmetic (uint8 activations with the
-     minmax scale and zero point, per-column symmetric int8 weights, exact
-     integer sums, the f32 epilogue; for the depthwise conv, the f32 filter
-     times the input scale against the exact uint8 - zero point); Kiln must
-     match it
-     to 1e-5 of the output's scale, with 1 and 2 threads, on the AMX kernel
+     (K = 72: the unfolding without contiguous runs), a 1x1 convolution, and
+     three depthwise convolutions, one per path of their vpdpbusd kernel: 3x3
+     stride 2 with bias (C = 32: one output row per tile, 16 channels per
+     vector), 5x5 stride 1 (C = 24: two output rows per tile, whose 5 kernel
+     rows span two groups of 4, 8 channels per vector) and 3x3 with dilation
+     2 (C = 12: 4 channels per vector). numpy simulates the documented int8
+     arithmetic (uint8 activations with the minmax scale and zero point,
+     per-column symmetric int8 weights (per channel over the kernel window
+     for the depthwise convs), exact integer sums, the f32 epilogue); Kiln
+     must match it to 1e-5 of the output's scale, with 1 and 2 threads, on the AMX kernel
      and on the VNNI kernel (--mattr=-amx-int8). Against the float64
      reference the error must stay under 2% (int8 rounding gives ~0.5%).
   2. A deeper model (conv, relu, conv, relu, global pool, Gemm): intermediate
@@ -148,16 +150,19 @@ def sim_conv(x, w, b, ascale, zp, stride=1, pad=0):
     return y.transpose(0, 3, 1, 2)
 
 
-def sim_depthwise(x, w, b, ascale, zp, stride=1, pad=0):
-    """(u - zp) against the f32 filter scaled by the input scale, summed
-    exactly (Kiln's f32 sums differ by rounding only), plus the bias."""
+def sim_depthwise(x, w, b, ascale, zp, stride=1, pad=0, dilation=1):
+    """Per channel symmetric int8 weights over the KH x KW window, exact
+    integer sums of (u - zp) * q, the f32 epilogue."""
+    c = w.shape[0]
+    q, ws = quantize_weights(w.reshape(c, -1).T)
     qa = quantize_act(x, ascale, zp)
-    scaled = (w * ascale).astype(f32)
-    return conv_ref(qa - zp, scaled, b, stride=stride, pad=pad,
-                    group=w.shape[0])
+    corrected = conv_ref(qa - zp, q.T.reshape(w.shape), stride=stride,
+                         pad=pad, group=c, dilation=dilation)  # exact
+    y = epilogue(corrected.transpose(0, 2, 3, 1), ws, ascale, b)
+    return y.transpose(0, 3, 1, 2)
 
 
-# 1. Five independent nodes ---------------------------------------------------
+# 1. Seven independent nodes ---------------------------------------------------
 wg = rng.standard_normal((40, 72)).astype(f32) * 0.2
 bg = rng.standard_normal(40).astype(f32)
 wc = rng.standard_normal((24, 16, 3, 3)).astype(f32) * 0.1
@@ -166,8 +171,13 @@ ws = rng.standard_normal((16, 8, 3, 3)).astype(f32) * 0.3
 wp = rng.standard_normal((16, 64, 1, 1)).astype(f32) * 0.2
 wd = rng.standard_normal((32, 1, 3, 3)).astype(f32) * 0.3
 bd = rng.standard_normal(32).astype(f32)
+# The last two depthwise nodes draw from a generator of their own, so that
+# the first five nodes see the numbers they always saw.
+rng_dw = np.random.default_rng(11)
+we = rng_dw.standard_normal((24, 1, 5, 5)).astype(f32) * 0.2
+wl = rng_dw.standard_normal((12, 1, 3, 3)).astype(f32) * 0.3
 d1 = small_onnx.save_model(
-    work, "five",
+    work, "seven",
     [helper.make_node("Gemm", ["a", "wg", "bg"], ["ya"], transB=1,
                       name="gemm"),
      helper.make_node("Conv", ["c", "wc", "bc"], ["yc"], pads=[1, 1, 1, 1],
@@ -176,15 +186,22 @@ d1 = small_onnx.save_model(
                       strides=[2, 2], name="stem"),
      helper.make_node("Conv", ["p", "wp"], ["yp"], name="pointwise"),
      helper.make_node("Conv", ["d", "wd", "bd"], ["yd"], pads=[1, 1, 1, 1],
-                      strides=[2, 2], group=32, name="depthwise")],
+                      strides=[2, 2], group=32, name="depthwise"),
+     helper.make_node("Conv", ["e", "we"], ["ye"], pads=[2, 2, 2, 2],
+                      group=24, name="depthwise5x5"),
+     helper.make_node("Conv", ["l", "wl"], ["yl"], pads=[2, 2, 2, 2],
+                      dilations=[2, 2], group=12, name="dilated")],
     [vi("a", [20, 72]), vi("c", [1, 16, 9, 9]), vi("s", [1, 8, 11, 11]),
-     vi("p", [1, 64, 5, 5]), vi("d", [1, 32, 10, 10])],
+     vi("p", [1, 64, 5, 5]), vi("d", [1, 32, 10, 10]),
+     vi("e", [1, 24, 8, 8]), vi("l", [1, 12, 7, 7])],
     [vi("ya", [20, 40]), vi("yc", [1, 24, 9, 9]), vi("ys", [1, 16, 6, 6]),
-     vi("yp", [1, 16, 5, 5]), vi("yd", [1, 32, 5, 5])],
+     vi("yp", [1, 16, 5, 5]), vi("yd", [1, 32, 5, 5]),
+     vi("ye", [1, 24, 8, 8]), vi("yl", [1, 12, 7, 7])],
     {"wg": wg, "bg": bg, "wc": wc, "bc": bc, "ws": ws, "wp": wp, "wd": wd,
-     "bd": bd})
+     "bd": bd, "we": we, "wl": wl})
 shapes = {"a": (20, 72), "c": (1, 16, 9, 9), "s": (1, 8, 11, 11),
-          "p": (1, 64, 5, 5), "d": (1, 32, 10, 10)}
+          "p": (1, 64, 5, 5), "d": (1, 32, 10, 10), "e": (1, 24, 8, 8),
+          "l": (1, 12, 7, 7)}
 
 
 def draw():
@@ -194,11 +211,13 @@ def draw():
             ("s", rng.standard_normal(shapes["s"]).astype(f32) * 2),
             ("p", (rng.standard_normal(shapes["p"]) - 1).astype(f32)),
             ("d", np.clip(rng.standard_normal(shapes["d"]) * 2, -1, 6)
-             .astype(f32))]
+             .astype(f32)),
+            ("e", (rng_dw.standard_normal(shapes["e"]) + 1).astype(f32)),
+            ("l", np.abs(rng_dw.standard_normal(shapes["l"])).astype(f32))]
 
 
 calib = [draw() for _ in range(8)]
-cal1 = write_samples(os.path.join(work, "five_calib"), calib)
+cal1 = write_samples(os.path.join(work, "seven_calib"), calib)
 params = {n: act_params([dict(s)[n] for s in calib]) for n in shapes}
 test_in = draw()
 # Values outside the calibrated range clamp, as they would in deployment.
@@ -207,21 +226,25 @@ sim = [sim_gemm(t["a"], wg, bg, *params["a"]),
        sim_conv(t["c"], wc, bc, *params["c"], pad=1),
        sim_conv(t["s"], ws, None, *params["s"], stride=2, pad=1),
        sim_conv(t["p"], wp, None, *params["p"]),
-       sim_depthwise(t["d"], wd, bd, *params["d"], stride=2, pad=1)]
+       sim_depthwise(t["d"], wd, bd, *params["d"], stride=2, pad=1),
+       sim_depthwise(t["e"], we, None, *params["e"], pad=2),
+       sim_depthwise(t["l"], wl, None, *params["l"], pad=2, dilation=2)]
 ref = [t["a"].astype(np.float64) @ wg.T.astype(np.float64) + bg,
        conv_ref(t["c"], wc, bc, pad=1), conv_ref(t["s"], ws, stride=2, pad=1),
        conv_ref(t["p"], wp),
-       conv_ref(t["d"], wd, bd, stride=2, pad=1, group=32)]
+       conv_ref(t["d"], wd, bd, stride=2, pad=1, group=32),
+       conv_ref(t["e"], we, pad=2, group=24),
+       conv_ref(t["l"], wl, pad=2, group=12, dilation=2)]
 
-builds = {"amx": (os.path.join(work, "five_amx.so"), AMX_MCPU),
-          "vnni": (os.path.join(work, "five_vnni.so"), VNNI_FLAGS)}
+builds = {"amx": (os.path.join(work, "seven_amx.so"), AMX_MCPU),
+          "vnni": (os.path.join(work, "seven_vnni.so"), VNNI_FLAGS)}
 for kind, (so, extra) in builds.items():
     r = compile_model(d1, so, "--quantize=static", "--calibration-data", cal1,
                       *extra)
-    check("static int8: 5 of 5 MatMul/Gemm/Conv nodes quantized" in r.stderr,
-          f"{kind}: the note says all five nodes are quantized "
+    check("static int8: 7 of 7 MatMul/Gemm/Conv nodes quantized" in r.stderr,
+          f"{kind}: the note says all seven nodes are quantized "
           f"({r.stderr.strip()[:300]})")
-    check("calibrated 5 activation ranges (minmax) on 8 samples" in r.stderr,
+    check("calibrated 7 activation ranges (minmax) on 8 samples" in r.stderr,
           f"{kind}: the note says what calibration saw")
     runs = kind == "vnni" and HOST_VNNI or kind == "amx" and HOST_AMX
     if not runs:
@@ -230,7 +253,8 @@ for kind, (so, extra) in builds.items():
     for threads in (1, 2):
         outs = small_onnx.run_model(run, d1, so, test_in, threads)
         for name, got, want, exact in zip(["gemm", "conv3x3", "stem",
-                                           "pointwise", "depthwise"], outs,
+                                           "pointwise", "depthwise",
+                                           "depthwise5x5", "dilated"], outs,
                                           ref, sim):
             scale = float(np.abs(exact).max())
             diff = float(np.abs(got - exact).max())
@@ -244,12 +268,12 @@ for kind, (so, extra) in builds.items():
 # The same samples as one .npz (each input's samples stacked on a new first
 # axis, arrays named after the inputs) calibrate the same ranges: the build
 # must compute exactly what the folder-calibrated one does.
-npz = os.path.join(work, "five_calib.npz")
+npz = os.path.join(work, "seven_calib.npz")
 np.savez(npz, **{n: np.stack([dict(s)[n] for s in calib]) for n in shapes})
-so_npz = os.path.join(work, "five_npz.so")
+so_npz = os.path.join(work, "seven_npz.so")
 r = compile_model(d1, so_npz, "--quantize=static", "--calibration-data", npz,
                   *AMX_MCPU)
-check("calibrated 5 activation ranges (minmax) on 8 samples" in r.stderr,
+check("calibrated 7 activation ranges (minmax) on 8 samples" in r.stderr,
       f".npz: the note counts 8 samples ({r.stderr.strip()[:200]})")
 if HOST_AMX:
     a = small_onnx.run_model(run, d1, builds["amx"][0], test_in)
@@ -257,9 +281,9 @@ if HOST_AMX:
     check(all(np.array_equal(x, y) for x, y in zip(a, b)),
           ".npz calibration gives the same model as the folders")
 # Positional arrays (np.savez(path, x0, x1, ...)) map to inputs in order.
-npz_pos = os.path.join(work, "five_pos.npz")
+npz_pos = os.path.join(work, "seven_pos.npz")
 np.savez(npz_pos, *[np.stack([dict(s)[n] for s in calib]) for n in shapes])
-r = compile_model(d1, os.path.join(work, "five_pos.so"), "--quantize=static",
+r = compile_model(d1, os.path.join(work, "seven_pos.so"), "--quantize=static",
                   "--calibration-data", npz_pos, *AMX_MCPU)
 check("on 8 samples" in r.stderr, ".npz with positional arrays works")
 

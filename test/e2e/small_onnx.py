@@ -54,20 +54,22 @@ def rel_l2(got, want):
     return float(np.linalg.norm(got - want) / np.linalg.norm(want))
 
 
-def conv_ref(x, w, b=None, stride=1, pad=0, group=1):
+def conv_ref(x, w, b=None, stride=1, pad=0, group=1, dilation=1):
     """NCHW convolution in float64 (symmetric padding), as ONNX Conv."""
     x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     n, c, h, wd = x.shape
     f, cg, kh, kw = w.shape
-    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    oh = (h - dilation * (kh - 1) - 1) // stride + 1
+    ow = (wd - dilation * (kw - 1) - 1) // stride + 1
     y = np.zeros((n, f, oh, ow))
     fg = f // group
     for o in range(f):
         g = o // fg
         for i in range(kh):
             for j in range(kw):
-                patch = x[:, g * cg:(g + 1) * cg, i:i + stride * oh:stride,
-                          j:j + stride * ow:stride]
+                di, dj = i * dilation, j * dilation
+                patch = x[:, g * cg:(g + 1) * cg, di:di + stride * oh:stride,
+                          dj:dj + stride * ow:stride]
                 y[:, o] += np.einsum("nchw,c->nhw", patch, w[o, :, i, j])
         if b is not None:
             y[:, o] += b[o]

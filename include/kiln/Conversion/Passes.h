@@ -28,6 +28,15 @@ inline constexpr const char *kInt8MatmulAttr = "kiln.int8_matmul";
 /// f32(acc - zp * sums) * (scale * wscale) [+ bias]; the kernel applies it
 /// to its registers when it is the product's only user.
 inline constexpr const char *kInt8EpilogueAttr = "kiln.int8_epilogue";
+/// The i64 attribute (the kernel height KH) on the linalg.generic that
+/// --kiln-convert-kiln-to-linalg makes of
+/// kiln.static_quant_depthwise_conv2d's integer product: loops (n, oh, ow,
+/// c, kq, kw, t), acc[n, oh, ow, c] += zext(u8 input[n, oh s0 + (4 kq + t)
+/// d0, ow s1 + kw d1, c]) * sext(weights[kq, kw, c, t]) in i32, from a zero
+/// fill, with zero weights where 4 kq + t >= KH.
+/// --kiln-cpu-tile-and-vectorize tiles it like a depthwise convolution and
+/// gives each tile a vpdpbusd kernel (VnniDepthwise.cpp).
+inline constexpr const char *kInt8DepthwiseAttr = "kiln.int8_depthwise";
 /// Unit attribute on the linalg.generic that --kiln-convert-kiln-to-linalg
 /// makes of kiln.bf16_matmul's product (bf16 rows [M, Kp / 2, 2] times packed
 /// bf16 weights [P, Kp / 2, 16, 2] -> f32 [M, P, 16], from a zero fill).

@@ -1,4 +1,5 @@
 //===- TileAndVectorize.cpp - static register tiles, then vectors -*- C++ -*-===//
+#include "VnniDepthwise.h"
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
@@ -942,6 +943,26 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     int64_t c = depthwiseChannelTile(r[3], vw);
     int64_t pixels = c > 2 * vw ? 7 : 8;
     t = {1, 1, divisorAtMost(r[2], pixels), c, 1, 0};
+  } else if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+             generic && generic->hasAttr(kiln::kInt8DepthwiseAttr)) {
+    // (n, oh, ow, c, kq, kw, t): up to 8 pixels of one or two output rows
+    // against one vector of channels (16 accumulators). Two rows at stride
+    // 1 share each interleaved quad of input rows; one row takes two
+    // vectors of channels instead.
+    std::optional<kiln::Int8Depthwise> k = kiln::matchInt8Depthwise(generic);
+    if (!k)
+      return {};
+    int64_t lanes = r[3] % 16 == 0 ? 16 : r[3] % 8 == 0 ? 8 : 4;
+    int64_t rows = k->strides[0] == 1 && k->dilations[0] == 1 && r[1] % 2 == 0
+                       ? 2
+                       : 1;
+    int64_t pixels = divisorAtMost(r[2], 8);
+    if (pixels < 4 && r[2] <= 16) {
+      pixels = r[2];
+      rows = 1;
+    }
+    int64_t regs = rows == 1 && pixels <= 8 && r[3] % (2 * lanes) == 0 ? 2 : 1;
+    t = {1, rows, pixels, regs * lanes, 0, 0, 0};
   } else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {
     // (n, oh, ow, c, kh, kw): tiled like a depthwise convolution.
     t = {1, 1, divisorAtMost(r[2], 8), divisorAtMost(r[3], 2 * vw), 1, 0};
@@ -1273,6 +1294,7 @@ linalg::LinalgOp epilogueProducer(linalg::LinalgOp consumer) {
       continue;
     if (!isa<linalg::Conv2DNhwcHwcfOp, linalg::DepthwiseConv2DNhwcHwcOp>(
             producer.getOperation()) &&
+        !producer->hasAttr(kiln::kInt8DepthwiseAttr) &&
         !linalg::isaContractionOpInterface(producer))
       continue;
     AffineMap out = producer.getIndexingMapMatchingResult(
@@ -1552,6 +1574,12 @@ struct TileAndVectorizePass
     ops.clear();
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (linalg::LinalgOp op : ops) {
+      // The int8 depthwise tiles have a kernel of their own.
+      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+          generic && generic->hasAttr(kiln::kInt8DepthwiseAttr)) {
+        (void)kiln::replaceInt8DepthwiseTile(rewriter, generic);
+        continue;
+      }
       if (tileVolume(op) > kMaxVectorizedTile || touchesBools(op) ||
           kiln::isAmxProduct(op) || op->hasAttr(kiln::kAmxEpilogueAttr) ||
           op->hasAttr(kiln::kFillBorderAttr))

@@ -24,10 +24,10 @@
 // tdpbusd where the target has it), and the dequantization in the result's
 // shape.
 //
-// kiln.static_quant_depthwise_conv2d: the input quantized to int8 (uint8
-// minus 128), padded, and a linalg.depthwise_conv_2d_nhwc_hwc that widens it
-// to f32 against the scaled f32 filter; the zero point's share comes off in
-// the epilogue.
+// kiln.static_quant_depthwise_conv2d: the input quantized to uint8 and
+// padded, the integer product marked `kiln.int8_depthwise` (4 kernel rows
+// per 32-bit lane, the vpdpbusd kernel of --kiln-cpu-tile-and-vectorize),
+// and the same dequantization.
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
@@ -468,13 +468,11 @@ FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
 }
 
 /// `x` f32 quantized with a fixed scale and zero point to uint8 (stored as
-/// i8): clamp(round_half_even(x / scale) + zp, 0, 255); with `shifted`,
-/// that minus 128, as int8.
+/// i8): clamp(round_half_even(x / scale) + zp, 0, 255).
 Value quantizedU8(OpBuilder &b, Location loc, Value x, float scale,
-                  int64_t zeroPoint, bool shifted = false) {
+                  int64_t zeroPoint) {
   auto t = cast<RankedTensorType>(x.getType());
-  double inv = 1.0 / double(scale), lo = shifted ? -128.0 : 0.0,
-         zp = double(zeroPoint) + lo;
+  double inv = 1.0 / double(scale), zp = double(zeroPoint);
   return mappedGeneric(
       b, loc, t.getShape(), b.getI8Type(), ValueRange{x},
       {b.getMultiDimIdentityMap(t.getRank())},
@@ -486,39 +484,23 @@ Value quantizedU8(OpBuilder &b, Location loc, Value x, float scale,
         round->setAttr(kRequantAttr, nb.getUnitAttr());
         Value v = round;
         v = clampF(nb, nl, arith::AddFOp::create(nb, nl, v, f32Const(nb, nl, zp)),
-                   lo, lo + 255.0);
+                   0.0, 255.0);
         Value vi = arith::FPToSIOp::create(nb, nl, nb.getI32Type(), v);
         return arith::TruncIOp::create(nb, nl, nb.getI8Type(), vi);
       });
 }
 
-/// uint8 rows [M, Kp] times packed int8 weights [P, Kp / 4, 64]: the
-/// integer product (a generic marked kiln.int8_matmul, which the VNNI or,
-/// re-marked, the AMX kernel replaces), then in `shape` (M rows of N =
-/// shape.back() columns) the dequantization
-/// (acc - zp * sums[n]) * (scale * wscale[n]) + bias[n]. The epilogue is
-/// in the result's shape so that the elementwise ops after it fuse with it.
-Value int8Product(OpBuilder &b, Location loc, Value rows, Value weights,
-                  Value wscales, Value wsums, Value bias, float scale,
-                  int64_t zeroPoint, ArrayRef<int64_t> shape) {
-  MLIRContext *ctx = b.getContext();
-  int64_t n = shape.back();
-  auto wt = cast<RankedTensorType>(weights.getType());
-  int64_t m = cast<RankedTensorType>(rows.getType()).getDimSize(0);
-  int64_t panels = wt.getDimSize(0);
-  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  Value product = int8RowProduct(b, loc, rows, weights);
-  Value y = reshaped(b, loc, product, {m, panels * 16});
-  // Columns past N (the last panel padded with zero weights) are dropped.
-  if (panels * 16 != n)
-    y = tensor::ExtractSliceOp::create(
-        b, loc, y, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(m), b.getIndexAttr(n)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-  y = reshaped(b, loc, y, shape);
+/// The dequantization of an i32 product `acc` already in the result's
+/// shape (N = its last dimension): (acc - zp * sums[n]) * (scale *
+/// wscale[n]) + bias[n], in f32. It is an elementwise generic of its own so
+/// that the elementwise ops after it fuse with it.
+Value dequantized(OpBuilder &b, Location loc, Value acc, Value wscales,
+                  Value wsums, Value bias, float scale, int64_t zeroPoint) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(acc.getType()).getShape();
   unsigned rank = shape.size();
-  AffineMap col = AffineMap::get(rank, 0, {d(rank - 1)}, ctx);
-  SmallVector<Value> inputs = {y, wscales, wsums};
+  AffineMap col =
+      AffineMap::get(rank, 0, {b.getAffineDimExpr(rank - 1)}, b.getContext());
+  SmallVector<Value> inputs = {acc, wscales, wsums};
   if (bias)
     inputs.push_back(bias);
   SmallVector<AffineMap> inMaps(inputs.size(), col);
@@ -539,6 +521,31 @@ Value int8Product(OpBuilder &b, Location loc, Value rows, Value weights,
           v = arith::AddFOp::create(nb, nl, v, a[3]);
         return v;
       });
+}
+
+/// uint8 rows [M, Kp] times packed int8 weights [P, Kp / 4, 64]: the
+/// integer product (a generic marked kiln.int8_matmul, which the VNNI or,
+/// re-marked, the AMX kernel replaces), then in `shape` (M rows of N =
+/// shape.back() columns) the dequantization
+/// (acc - zp * sums[n]) * (scale * wscale[n]) + bias[n]. The epilogue is
+/// in the result's shape so that the elementwise ops after it fuse with it.
+Value int8Product(OpBuilder &b, Location loc, Value rows, Value weights,
+                  Value wscales, Value wsums, Value bias, float scale,
+                  int64_t zeroPoint, ArrayRef<int64_t> shape) {
+  int64_t n = shape.back();
+  auto wt = cast<RankedTensorType>(weights.getType());
+  int64_t m = cast<RankedTensorType>(rows.getType()).getDimSize(0);
+  int64_t panels = wt.getDimSize(0);
+  Value product = int8RowProduct(b, loc, rows, weights);
+  Value y = reshaped(b, loc, product, {m, panels * 16});
+  // Columns past N (the last panel padded with zero weights) are dropped.
+  if (panels * 16 != n)
+    y = tensor::ExtractSliceOp::create(
+        b, loc, y, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(m), b.getIndexAttr(n)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  y = reshaped(b, loc, y, shape);
+  return dequantized(b, loc, y, wscales, wsums, bias, scale, zeroPoint);
 }
 
 /// The zero point as the i8 value whose bits hold it (128 -> -128).
@@ -582,47 +589,61 @@ FailureOr<Value> lowerStaticQuantConv2D(OpBuilder &b, StaticQuantConv2DOp op) {
 }
 
 /// kiln.static_quant_depthwise_conv2d: the input quantized once to uint8
-/// minus 128 (int8, so that linalg's signed widening reads it), padded with
-/// the zero point minus 128, convolved with the scaled f32 filter, then
-/// acc - (zero point - 128) * weight_sums[c] + bias[c]. The epilogue is in
-/// the result's shape so that the elementwise ops after it fuse with it.
+/// and padded with the zero point, the product as a generic marked
+/// kiln.int8_depthwise over loops (n, oh, ow, c, kq, kw, t), which reads
+/// input row oh s0 + (4 kq + t) d0 against packed weight [kq, kw, c, t]
+/// (--kiln-cpu-tile-and-vectorize gives its tiles a vpdpbusd kernel), then
+/// the dequantization in the result's shape. Rows past the last kernel row
+/// (4 kq + t >= KH) meet zero weights; the padding below the input covers
+/// the ones they would read.
 FailureOr<Value> lowerStaticQuantDepthwiseConv2D(
     OpBuilder &b, StaticQuantDepthwiseConv2DOp op) {
   Location loc = op.getLoc();
   RankedTensorType it = op.getInput().getType(), rt = op.getType();
   float scale = op.getInputScale().convertToFloat();
   int64_t zp = op.getInputZeroPoint();
+  ArrayRef<int64_t> pads = op.getPads(), s = op.getStrides(),
+                    dil = op.getDilations();
+  int64_t quads = op.getWeights().getType().getDimSize(0);
   Value q = quantizedU8(b, loc,
                         reshaped(b, loc, op.getInput(), conversionShape(it)),
-                        scale, zp, /*shifted=*/true);
+                        scale, zp);
   q = reshaped(b, loc, q, it.getShape());
-  ArrayRef<int64_t> pads = op.getPads();
-  q = padded(b, loc, q, {0, pads[0], pads[1], 0}, {0, pads[2], pads[3], 0},
-             double(zp - 128));
-  Value acc = filledTensor(b, loc, rt.getShape(), b.getF32Type(), 0.0);
-  Value y = linalg::DepthwiseConv2DNhwcHwcOp::create(
-                b, loc, TypeRange{acc.getType()},
-                ValueRange{q, op.getWeights()}, ValueRange{acc},
-                i64Vector(b, op.getStrides()), i64Vector(b, op.getDilations()))
-                .getResult(0);
+  int64_t rowsRead = (rt.getDimSize(1) - 1) * s[0] + (4 * quads - 1) * dil[0] + 1;
+  int64_t below = std::max<int64_t>(
+      pads[2], rowsRead - it.getDimSize(1) - pads[0]);
+  q = padded(b, loc, q, {0, pads[0], pads[1], 0}, {0, below, pads[3], 0},
+             zeroPointBits(zp));
   MLIRContext *ctx = b.getContext();
-  AffineMap channel = AffineMap::get(4, 0, {b.getAffineDimExpr(3)}, ctx);
-  SmallVector<Value> inputs = {y, op.getWeightSums()};
-  if (Value bias = op.getBias())
-    inputs.push_back(bias);
-  SmallVector<AffineMap> maps(inputs.size(), channel);
-  maps[0] = b.getMultiDimIdentityMap(4);
-  double shift = double(zp - 128);
-  return mappedGeneric(
-      b, loc, rt.getShape(), b.getF32Type(), inputs, maps,
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        Value v = arith::SubFOp::create(
-            nb, nl, a[0],
-            arith::MulFOp::create(nb, nl, a[1], f32Const(nb, nl, shift)));
-        if (a.size() > 2)
-          v = arith::AddFOp::create(nb, nl, v, a[2]);
-        return v;
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  // (n, oh, ow, c, kq, kw, t)
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(7, 0,
+                     {d(0), d(1) * s[0] + (d(4) * 4 + d(6)) * dil[0],
+                      d(2) * s[1] + d(5) * dil[1], d(3)},
+                     ctx),
+      AffineMap::get(7, 0, {d(4), d(5), d(3), d(6)}, ctx),
+      AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+  auto par = utils::IteratorType::parallel,
+       red = utils::IteratorType::reduction;
+  Value acc = filledTensor(b, loc, rt.getShape(), b.getI32Type(), 0.0);
+  auto product = linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{q, op.getWeights()}, acc, maps,
+      {par, par, par, par, red, red, red},
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        Type i32 = nb.getI32Type();
+        Value av = arith::ExtUIOp::create(nb, nl, i32, a[0]);
+        Value wv = arith::ExtSIOp::create(nb, nl, i32, a[1]);
+        linalg::YieldOp::create(
+            nb, nl,
+            arith::AddIOp::create(nb, nl, a[2],
+                                  arith::MulIOp::create(nb, nl, av, wv))
+                .getResult());
       });
+  // The kernel rows that are not padding: the kernel skips the others.
+  product->setAttr(kInt8DepthwiseAttr, b.getI64IntegerAttr(op.getKernel()[0]));
+  return dequantized(b, loc, product.getResult(0), op.getWeightScales(),
+                     op.getWeightSums(), op.getBias(), scale, zp);
 }
 } // namespace
 

@@ -663,16 +663,24 @@ func.func @bf16_conv2d_result(%x: tensor<1x8x8x4xf32>, %w: tensor<1x32x32xbf16>)
 
 // -----
 
-func.func @static_quant_depthwise_channels(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x8xf32>, %s: tensor<16xf32>) -> tensor<1x8x8x16xf32> {
-  // expected-error @+1 {{expects weights [KH, KW, 16] and 16 result channels (one per input channel), got 'tensor<3x3x8xf32>' -> 'tensor<1x8x8x16xf32>'}}
-  %0 = kiln.static_quant_depthwise_conv2d %x, %w, %s {input_scale = 0.02 : f32, input_zero_point = 0 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x16xf32>, tensor<3x3x8xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+func.func @static_quant_depthwise_channels(%x: tensor<1x8x8x16xf32>, %w: tensor<1x3x8x4xi8>, %s: tensor<16xf32>, %sum: tensor<16xi32>) -> tensor<1x8x8x16xf32> {
+  // expected-error @+1 {{expects weights [1, 3, 16, 4] (kernel rows in groups of 4) and 16 result channels, got 'tensor<1x3x8x4xi8>' -> 'tensor<1x8x8x16xf32>'}}
+  %0 = kiln.static_quant_depthwise_conv2d %x, %w, %s, %sum {input_scale = 0.02 : f32, input_zero_point = 0 : i64, kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x16xf32>, tensor<1x3x8x4xi8>, tensor<16xf32>, tensor<16xi32>) -> tensor<1x8x8x16xf32>
   return %0 : tensor<1x8x8x16xf32>
 }
 
 // -----
 
-func.func @static_quant_depthwise_zero_point(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16xf32>, %s: tensor<16xf32>) -> tensor<1x8x8x16xf32> {
+func.func @static_quant_depthwise_rows(%x: tensor<1x8x8x16xf32>, %w: tensor<1x5x16x4xi8>, %s: tensor<16xf32>, %sum: tensor<16xi32>) -> tensor<1x8x8x16xf32> {
+  // expected-error @+1 {{expects weights [2, 5, 16, 4] (kernel rows in groups of 4) and 16 result channels, got 'tensor<1x5x16x4xi8>' -> 'tensor<1x8x8x16xf32>'}}
+  %0 = kiln.static_quant_depthwise_conv2d %x, %w, %s, %sum {input_scale = 0.02 : f32, input_zero_point = 0 : i64, kernel = array<i64: 5, 5>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 2, 2, 2, 2>} : (tensor<1x8x8x16xf32>, tensor<1x5x16x4xi8>, tensor<16xf32>, tensor<16xi32>) -> tensor<1x8x8x16xf32>
+  return %0 : tensor<1x8x8x16xf32>
+}
+
+// -----
+
+func.func @static_quant_depthwise_zero_point(%x: tensor<1x8x8x16xf32>, %w: tensor<1x3x16x4xi8>, %s: tensor<16xf32>, %sum: tensor<16xi32>) -> tensor<1x8x8x16xf32> {
   // expected-error @+1 {{expects a positive input scale and a zero point in [0, 255], got 2.000000e-02 and 300}}
-  %0 = kiln.static_quant_depthwise_conv2d %x, %w, %s {input_scale = 0.02 : f32, input_zero_point = 300 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x16xf32>, tensor<3x3x16xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+  %0 = kiln.static_quant_depthwise_conv2d %x, %w, %s, %sum {input_scale = 0.02 : f32, input_zero_point = 300 : i64, kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x16xf32>, tensor<1x3x16x4xi8>, tensor<16xf32>, tensor<16xi32>) -> tensor<1x8x8x16xf32>
   return %0 : tensor<1x8x8x16xf32>
 }

@@ -6,9 +6,10 @@
 // (0x7F) for the K = 72 k of each of the 16 columns (18 rows of 64 bytes),
 // zeros up to Kp = 128; column sums 72 * 127 = 9144. The 2x2 conv (K = 32)
 // stays f32: under 64 values per window to unfold. The depthwise conv
-// (node 2, [0, 5.1]: scale 0.02, zero point 0) keeps an f32 filter scaled
-// by the input scale: 1 * 0.02, sums 9 * 0.02 = 0.18 per channel; the
-// grouped conv stays f32. The MatMul (node 3, [0.5, 2] widened to [0, 2]:
+// (node 2, [0, 5.1]: scale 0.02, zero point 0) has per channel weights
+// over its 9 taps: scale 1 / 127, q = 127, sums 9 * 127 = 1143, packed as
+// 3 kernel rows and a zero per 32-bit lane (7F7F7F00) for 3 x 16 (kw, c);
+// the grouped conv stays f32. The MatMul (node 3, [0.5, 2] widened to [0, 2]:
 // scale 2 / 255, zero point 0) has weights 1: scale 1 / 127, 16 k of q =
 // 127 (4 rows), sums 2032.
 // CHECK-LABEL: func.func @block
@@ -18,9 +19,10 @@
 // CHECK: kiln.static_quant_conv2d %arg0, %[[W]], %[[S]], %[[SUM]], %arg2 {dilations = array<i64: 1, 1>, input_scale = {{.+}} : f32, input_zero_point = 64 : i64, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
 // CHECK: kiln.conv2d %arg0, {{.+}}group = 1
 // CHECK: kiln.conv2d %arg0, {{.+}}group = 1
-// CHECK-DAG: %[[DW:.+]] = kiln.constant dense<2.000000e-02> : tensor<3x3x16xf32>
-// CHECK-DAG: %[[DWS:.+]] = kiln.constant dense<0.17999{{[0-9]+}}> : tensor<16xf32>
-// CHECK: kiln.static_quant_depthwise_conv2d %{{.+}}, %[[DW]], %[[DWS]] {dilations = array<i64: 1, 1>, input_scale = 2.000000e-02 : f32, input_zero_point = 0 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x16xf32>, tensor<3x3x16xf32>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
+// CHECK-DAG: %[[DWSUM:.+]] = kiln.constant dense<1143> : tensor<16xi32>
+// CHECK-DAG: %[[DWS:.+]] = kiln.constant dense<0.00787401571> : tensor<16xf32>
+// CHECK-DAG: %[[DW:.+]] = kiln.constant dense<"0x{{(7F7F7F00){48}"}}> : tensor<1x3x16x4xi8>
+// CHECK: kiln.static_quant_depthwise_conv2d %{{.+}}, %[[DW]], %[[DWS]], %[[DWSUM]] {dilations = array<i64: 1, 1>, input_scale = 2.000000e-02 : f32, input_zero_point = 0 : i64, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x16xf32>, tensor<1x3x16x4xi8>, tensor<16xf32>, tensor<16xi32>) -> tensor<1x4x4x16xf32>
 // CHECK: kiln.conv2d {{.+}}group = 2
 // CHECK-DAG: %[[G:.+]] = kiln.constant dense_resource<[[GBLOB:int8_weights[_0-9]*]]> : tensor<1x16x64xi8>
 // CHECK-DAG: %[[GS:.+]] = kiln.constant dense<0.00787401571> : tensor<16xf32>

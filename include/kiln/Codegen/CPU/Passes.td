@@ -42,8 +42,10 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     dimension. Tile sizes always divide the loop ranges, so every tile is
     static and vectorizes without masks. In ops big enough to share among
     threads, the outermost loop over tiles is an `scf.forall`
-    (`kiln-cpu-outline-parallel-loops` turns it into a thread-pool call). Ops that do not vectorize stay as
-    linalg ops and become scalar loops later.
+    (`kiln-cpu-outline-parallel-loops` turns it into a thread-pool call).
+    The tiles of static int8's depthwise product (`kiln.int8_depthwise`)
+    get a vpdpbusd kernel instead of linalg's vectorizer. Ops that do not
+    vectorize stay as linalg ops and become scalar loops later.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
@@ -66,7 +68,7 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
     "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
-    "::mlir::affine::AffineDialect"];
+    "::mlir::affine::AffineDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
 def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {

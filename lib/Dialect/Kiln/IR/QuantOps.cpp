@@ -166,25 +166,26 @@ LogicalResult StaticQuantConv2DOp::verify() {
 LogicalResult StaticQuantDepthwiseConv2DOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType(),
                    w = getWeights().getType();
-  if (w.getRank() != 3 || !w.hasStaticShape())
-    return emitOpError() << "expects static weights [KH, KW, C], got " << w;
-  int64_t kernel[] = {w.getDimSize(0), w.getDimSize(1)};
+  ArrayRef<int64_t> kernel = getKernel();
   if (failed(verifyConvShapes(*this, in, out, kernel, getStrides(),
                               getDilations(), getPads())))
     return failure();
   int64_t c = in.getDimSize(3);
-  if (w.getDimSize(2) != c || out.getDimSize(3) != c)
-    return emitOpError() << "expects weights [KH, KW, " << c << "] and " << c
-                         << " result channels (one per input channel), got "
-                         << w << " -> " << out;
-  SmallVector<Value> vectors = {getWeightSums()};
+  int64_t quads = (kernel[0] + 3) / 4;
+  if (!w.hasStaticShape() || w.getRank() != 4 || w.getDimSize(0) != quads ||
+      w.getDimSize(1) != kernel[1] || w.getDimSize(2) != c ||
+      w.getDimSize(3) != 4 || out.getDimSize(3) != c)
+    return emitOpError() << "expects weights [" << quads << ", " << kernel[1]
+                         << ", " << c << ", 4] (kernel rows in groups of 4) and "
+                         << c << " result channels, got " << w << " -> " << out;
+  SmallVector<Value> vectors = {getWeightScales(), getWeightSums()};
   if (getBias())
     vectors.push_back(getBias());
   for (Value v : vectors) {
     auto t = cast<RankedTensorType>(v.getType());
     if (t.getRank() != 1 || t.getDimSize(0) != c)
-      return emitOpError() << "expects weight sums and bias of shape [" << c
-                           << "], got " << t;
+      return emitOpError() << "expects weight scales, sums and bias of shape ["
+                           << c << "], got " << t;
   }
   return verifyInputQuant(*this, getInputScale().convertToFloat(),
                           getInputZeroPoint());

@@ -900,6 +900,11 @@ SmallVector<StaticNode> staticNodes(func::FuncOp func) {
         if (k < 64 && !pointwise)
           node.why = "a window of K = KH * KW * C < 64 values, faster in f32";
       }
+      // The depthwise kernel takes 16, 8 or 4 channels per vector.
+      if (node.why.empty() && conv.getGroup() != 1 &&
+          ft.getDimSize(3) % 4 != 0)
+        node.why = "a depthwise convolution on a channel count that is not "
+                   "a multiple of 4";
     } else {
       return;
     }
@@ -1057,35 +1062,51 @@ struct QuantizeStaticPass
   }
 
   /// Replaces the depthwise `conv` with
-  /// kiln.static_quant_depthwise_conv2d: its filter [KH, KW, 1, C] scaled
-  /// by the input scale, as [KH, KW, C], and the sums of the scaled taps per
-  /// channel; false if the filter bytes are not at hand.
+  /// kiln.static_quant_depthwise_conv2d: its filter [KH, KW, 1, C]
+  /// quantized per channel to symmetric int8 over its KH * KW taps and
+  /// packed [ceil(KH / 4), KW, C, 4] (4 kernel rows of a channel per 32-bit
+  /// lane); false if the filter bytes are not at hand.
   bool convertDepthwise(OpBuilder &b, Conv2DOp conv, float scale, int64_t zp) {
     std::optional<std::vector<float>> w = readFloats(conv.getFilter());
     if (!w)
       return false;
     auto ft = cast<RankedTensorType>(conv.getFilter().getType());
     int64_t kh = ft.getDimSize(0), kw = ft.getDimSize(1), c = ft.getDimSize(3);
-    std::vector<float> sums(c, 0.0f);
-    for (int64_t t = 0; t < kh * kw; ++t)
-      for (int64_t ch = 0; ch < c; ++ch) {
-        float &v = (*w)[t * c + ch];
-        v *= scale;
-        sums[ch] += v;
-      }
+    int64_t quads = (kh + 3) / 4;
+    std::vector<int8_t> packed(quads * kw * c * 4, 0);
+    std::vector<float> scales(c);
+    std::vector<int32_t> sums(c, 0);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      float amax = 0;
+      for (int64_t t = 0; t < kh * kw; ++t)
+        amax = std::max(amax, std::fabs((*w)[t * c + ch]));
+      // An all-zero channel quantizes to zeros with any scale.
+      float s = amax > 0 ? amax / 127.0f : 1.0f;
+      scales[ch] = s;
+      for (int64_t r = 0; r < kh; ++r)
+        for (int64_t col = 0; col < kw; ++col) {
+          float q = std::nearbyint((*w)[(r * kw + col) * c + ch] / s);
+          auto qi = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+          sums[ch] += qi;
+          packed[((r / 4 * kw + col) * c + ch) * 4 + r % 4] = qi;
+        }
+    }
     MLIRContext *ctx = conv.getContext();
-    auto f32 = Float32Type::get(ctx);
     b.setInsertionPoint(conv);
     Location loc = conv.getLoc();
     auto weights = DenseElementsAttr::get(
-        RankedTensorType::get({kh, kw, c}, f32), ArrayRef(*w));
-    auto sumsAttr =
-        DenseElementsAttr::get(RankedTensorType::get({c}, f32), ArrayRef(sums));
+        RankedTensorType::get({quads, kw, c, 4}, IntegerType::get(ctx, 8)),
+        ArrayRef(packed));
+    auto scalesAttr = DenseElementsAttr::get(
+        RankedTensorType::get({c}, Float32Type::get(ctx)), ArrayRef(scales));
+    auto sumsAttr = DenseElementsAttr::get(
+        RankedTensorType::get({c}, IntegerType::get(ctx, 32)), ArrayRef(sums));
     Value y = StaticQuantDepthwiseConv2DOp::create(
         b, loc, conv.getType(), conv.getInput(), constant(b, loc, weights),
-        constant(b, loc, sumsAttr), conv.getBias(), b.getF32FloatAttr(scale),
-        b.getI64IntegerAttr(zp), conv.getStridesAttr(), conv.getDilationsAttr(),
-        conv.getPadsAttr());
+        constant(b, loc, scalesAttr), constant(b, loc, sumsAttr),
+        conv.getBias(), b.getF32FloatAttr(scale), b.getI64IntegerAttr(zp),
+        b.getDenseI64ArrayAttr({kh, kw}), conv.getStridesAttr(),
+        conv.getDilationsAttr(), conv.getPadsAttr());
     replaceConv(conv, y);
     return true;
   }

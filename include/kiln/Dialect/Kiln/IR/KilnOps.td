@@ -1056,39 +1056,43 @@ def Kiln_StaticQuantConv2DOp : Kiln_Op<"static_quant_conv2d", [Pure]> {
 
 def Kiln_StaticQuantDepthwiseConv2DOp
     : Kiln_Op<"static_quant_depthwise_conv2d", [Pure]> {
-  let summary = "NHWC depthwise convolution on calibrated int8 activations";
+  let summary = "NHWC depthwise convolution with int8 weights and calibrated int8 activations";
   let description = [{
     A `kiln.conv2d` (NHWC) with one group per channel (`group = C = F`)
-    whose input is quantized with the calibrated `input_scale` and
-    `input_zero_point` as for kiln.static_quant_conv2d (`u = clamp(round(x /
-    input_scale) + input_zero_point, 0, 255)`; padding reads the zero point,
-    an exact 0). The weights stay f32, scaled by the input scale at compile
-    time: `weights[kh, kw, c] = input_scale * w[kh, kw, 0, c]`, and
-    `weight_sums[c]` is the sum of `weights[., ., c]`. The result is
+    whose filter `[KH, KW, 1, C]` was quantized per channel to symmetric
+    int8 at compile time (`q[kh, kw, c]`, scale `weight_scales[c]`, `sums[c]
+    = sum over (kh, kw) of q[kh, kw, c]`) and whose input is quantized with
+    the calibrated `input_scale` and `input_zero_point` as for
+    kiln.static_quant_conv2d (`u = clamp(round(x / input_scale) +
+    input_zero_point, 0, 255)`; padding reads the zero point, an exact 0).
+    The result is
 
-      `y[n, oh, ow, c] = sum over (kh, kw) of (u[n, oh s0 + kh d0, ow s1 +
-      kw d1, c] - input_zero_point) * weights[kh, kw, c] + bias[c]`.
+      `y[n, oh, ow, c] = input_scale * weight_scales[c] * (acc -
+      input_zero_point * weight_sums[c]) + bias[c]`, with `acc` the i32 sum
+      over (kh, kw) of `u[n, oh s0 + kh d0, ow s1 + kw d1, c] * q[kh, kw, c]`.
 
-    Only the activations shrink: the tensor in front of the convolution is
-    stored in int8, a quarter of its f32 bytes, and the products are taken
-    in f32. Strides, dilations and pads (`[top, left, bottom, right]`) are
-    as for kiln.conv2d.
+    `weights` holds `q` with 4 consecutive kernel rows of a channel in one
+    32-bit lane, as AVX512-VNNI's vpdpbusd multiplies them: `[ceil(KH / 4),
+    KW, C, 4]`, `q[kh, kw, c]` at `[kh / 4, kw, c, kh % 4]`, zero past KH.
+    `kernel` is `[KH, KW]`; strides, dilations and pads (`[top, left,
+    bottom, right]`) are as for kiln.conv2d.
 
     ```mlir
-    %y = kiln.static_quant_depthwise_conv2d %x, %w, %sums, %b {input_scale = 0.02 : f32, input_zero_point = 0 : i64,
-             strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
-       : (tensor<1x112x112x96xf32>, tensor<3x3x96xf32>, tensor<96xf32>, tensor<96xf32>) -> tensor<1x112x112x96xf32>
+    %y = kiln.static_quant_depthwise_conv2d %x, %w, %s, %sums, %b {input_scale = 0.02 : f32, input_zero_point = 0 : i64,
+             kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
+       : (tensor<1x112x112x96xf32>, tensor<1x3x96x4xi8>, tensor<96xf32>, tensor<96xi32>, tensor<96xf32>) -> tensor<1x112x112x96xf32>
     ```
   }];
   let arguments = (ins RankedTensorOf<[F32]>:$input,
-                   RankedTensorOf<[F32]>:$weights,
-                   RankedTensorOf<[F32]>:$weight_sums,
+                   RankedTensorOf<[I8]>:$weights,
+                   RankedTensorOf<[F32]>:$weight_scales,
+                   RankedTensorOf<[I32]>:$weight_sums,
                    Optional<RankedTensorOf<[F32]>>:$bias,
                    F32Attr:$input_scale, I64Attr:$input_zero_point,
-                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
-                   DenseI64ArrayAttr:$pads);
+                   DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads);
   let results = (outs RankedTensorOf<[F32]>:$result);
-  let assemblyFormat = "$input `,` $weights `,` $weight_sums (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input `,` $weights `,` $weight_scales `,` $weight_sums (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

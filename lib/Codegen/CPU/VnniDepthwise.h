@@ -1,0 +1,33 @@
+//===- VnniDepthwise.h - the int8 depthwise tile kernel ---------*- C++ -*-===//
+//
+// Used by --kiln-cpu-tile-and-vectorize for the generics marked
+// kiln.int8_depthwise (see kiln/Conversion/Passes.h): their geometry, which
+// the tile sizes follow, and the vpdpbusd kernel that replaces each tile
+// instead of linalg's vectorizer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_CODEGEN_CPU_VNNIDEPTHWISE_H
+#define KILN_LIB_CODEGEN_CPU_VNNIDEPTHWISE_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::kiln {
+/// The geometry of a generic marked kiln.int8_depthwise.
+struct Int8Depthwise {
+  int64_t kernelRows;    // KH: kernel rows past it have zero weights
+  int64_t strides[2];    // (rows, columns)
+  int64_t dilations[2];
+};
+
+/// `op`'s geometry when it is a marked product with the expected maps.
+std::optional<Int8Depthwise> matchInt8Depthwise(linalg::GenericOp op);
+
+/// Replaces `tile`, a marked product whose loops are tile-sized (static,
+/// at most 16 accumulator registers), with its vpdpbusd kernel; fails,
+/// changing nothing, when it does not fit.
+LogicalResult replaceInt8DepthwiseTile(RewriterBase &rewriter,
+                                       linalg::GenericOp tile);
+} // namespace mlir::kiln
+
+#endif // KILN_LIB_CODEGEN_CPU_VNNIDEPTHWISE_H
