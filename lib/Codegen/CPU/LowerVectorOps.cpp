@@ -1,6 +1,7 @@
 //===- LowerVectorOps.cpp - vector and math lowering for the CPU -*- C++ -*-===//
 #include "kiln/Codegen/CPU/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -12,6 +13,7 @@
 namespace mlir::kiln {
 #define GEN_PASS_DEF_SPLITEMPTYTENSORSPASS
 #define GEN_PASS_DEF_LOWERVECTOROPSPASS
+#define GEN_PASS_DEF_ROUNDCONVERSIONSPASS
 #include "kiln/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::kiln
 
@@ -124,6 +126,57 @@ struct LowerVectorOpsPass
     patterns.add<ForwardWholeTile>(ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+  }
+};
+
+/// lrint of `x` (f32, or a vector of f32 of any rank) as i32 values: one
+/// conversion per row of a vector of several dimensions (the LLVM dialect
+/// takes 1-D vectors only).
+Value lrintOf(OpBuilder &b, Location loc, Value x, Type resultType) {
+  auto vt = dyn_cast<VectorType>(resultType);
+  if (!vt || vt.getRank() <= 1)
+    return LLVM::LrintOp::create(b, loc, resultType, x);
+  auto rowType = VectorType::get(vt.getShape().back(), vt.getElementType());
+  Value result = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(vt, b.getI32IntegerAttr(0)));
+  SmallVector<int64_t> leading(vt.getShape().drop_back());
+  SmallVector<int64_t> at(leading.size(), 0);
+  int64_t rows = 1;
+  for (int64_t d : leading)
+    rows *= d;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t d = int64_t(at.size()) - 1, rest = r; d >= 0; --d) {
+      at[d] = rest % leading[d];
+      rest /= leading[d];
+    }
+    Value row = vector::ExtractOp::create(b, loc, x, at);
+    result = vector::InsertOp::create(
+        b, loc, LLVM::LrintOp::create(b, loc, rowType, row), result, at);
+  }
+  return result;
+}
+
+struct RoundConversionsPass
+    : mlir::kiln::impl::RoundConversionsPassBase<RoundConversionsPass> {
+  void runOnOperation() override {
+    SmallVector<arith::FPToSIOp> conversions;
+    getOperation().walk([&](arith::FPToSIOp op) {
+      auto round = op.getIn().getDefiningOp<math::RoundEvenOp>();
+      if (round && getElementTypeOrSelf(op.getIn()).isF32() &&
+          getElementTypeOrSelf(op.getType()).isInteger(32) &&
+          !(isa<VectorType>(op.getType()) &&
+            cast<VectorType>(op.getType()).isScalable()))
+        conversions.push_back(op);
+    });
+    for (arith::FPToSIOp op : conversions) {
+      auto round = op.getIn().getDefiningOp<math::RoundEvenOp>();
+      OpBuilder b(op);
+      op.replaceAllUsesWith(
+          lrintOf(b, op.getLoc(), round.getOperand(), op.getType()));
+      op.erase();
+      if (round->use_empty())
+        round.erase();
+    }
   }
 };
 

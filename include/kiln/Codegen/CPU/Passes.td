@@ -152,6 +152,20 @@ def LowerVectorOpsPass : Pass<"kiln-cpu-lower-vector-ops", "func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def RoundConversionsPass : Pass<"kiln-cpu-round-conversions", "func::FuncOp"> {
+  let summary = "Round-to-nearest-even then convert to i32 as one conversion (lrint)";
+  let description = [{
+    `arith.fptosi(math.roundeven(x))` from f32 to i32 is `llvm.intr.lrint`
+    under the default rounding mode (nearest, ties to even), which compiled
+    code assumes; x86 does it in one `vcvtps2dq` where the pair takes a
+    `vrndscaleps` and a `vcvttps2dq`. Static int8's requantizations end so.
+    Vectors of more than one dimension are rewritten row by row. Runs late,
+    after the AMX kernels have built their epilogues.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def SplitEmptyTensorsPass : Pass<"kiln-cpu-split-empty-tensors", "func::FuncOp"> {
   let summary = "Give every use of a tensor.empty its own tensor.empty";
   let description = [{

@@ -1,0 +1,52 @@
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-cpu-round-conversions))" | FileCheck %s
+
+// Round to nearest even, then convert: one lrint (vcvtps2dq on x86); a 2-D
+// vector row by row.
+// CHECK-LABEL: func.func @vec
+// CHECK-NOT: math.roundeven
+// CHECK: %[[R:.+]] = llvm.intr.lrint(%arg0) : (vector<16xf32>) -> vector<16xi32>
+// CHECK: return %[[R]]
+func.func @vec(%x: vector<16xf32>) -> vector<16xi32> {
+  %r = math.roundeven %x : vector<16xf32>
+  %i = arith.fptosi %r : vector<16xf32> to vector<16xi32>
+  return %i : vector<16xi32>
+}
+
+// CHECK-LABEL: func.func @rows
+// CHECK: %[[A:.+]] = vector.extract %arg0[0] : vector<8xf32> from vector<2x8xf32>
+// CHECK: %[[LA:.+]] = llvm.intr.lrint(%[[A]]) : (vector<8xf32>) -> vector<8xi32>
+// CHECK: %[[I0:.+]] = vector.insert %[[LA]], %{{.+}} [0] : vector<8xi32> into vector<2x8xi32>
+// CHECK: %[[B:.+]] = vector.extract %arg0[1] : vector<8xf32> from vector<2x8xf32>
+// CHECK: %[[LB:.+]] = llvm.intr.lrint(%[[B]]) : (vector<8xf32>) -> vector<8xi32>
+// CHECK: %[[I1:.+]] = vector.insert %[[LB]], %[[I0]] [1] : vector<8xi32> into vector<2x8xi32>
+// CHECK: return %[[I1]]
+func.func @rows(%x: vector<2x8xf32>) -> vector<2x8xi32> {
+  %r = math.roundeven %x : vector<2x8xf32>
+  %i = arith.fptosi %r : vector<2x8xf32> to vector<2x8xi32>
+  return %i : vector<2x8xi32>
+}
+
+// The rounding has another user: it stays for that one.
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[R:.+]] = math.roundeven %arg0
+// CHECK: %[[L:.+]] = llvm.intr.lrint(%arg0) : (f32) -> i32
+// CHECK: return %[[L]], %[[R]]
+func.func @shared(%x: f32) -> (i32, f32) {
+  %r = math.roundeven %x : f32
+  %i = arith.fptosi %r : f32 to i32
+  return %i, %r : i32, f32
+}
+
+// A truncation toward zero alone, or a conversion to another width, is
+// left as it is.
+// CHECK-LABEL: func.func @others
+// CHECK: arith.fptosi %arg0 : vector<16xf32> to vector<16xi32>
+// CHECK: math.roundeven
+// CHECK: arith.fptosi %{{.+}} : vector<16xf32> to vector<16xi64>
+// CHECK-NOT: lrint
+func.func @others(%x: vector<16xf32>) -> (vector<16xi32>, vector<16xi64>) {
+  %t = arith.fptosi %x : vector<16xf32> to vector<16xi32>
+  %r = math.roundeven %x : vector<16xf32>
+  %w = arith.fptosi %r : vector<16xf32> to vector<16xi64>
+  return %t, %w : vector<16xi32>, vector<16xi64>
+}
