@@ -89,7 +89,7 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx) {
 
 /// From loops, vectors and memrefs to the LLVM dialect.
 std::string cpuLoweringTail(bool amx) {
-  return "func.func(convert-linalg-to-loops,kiln-cpu-round-conversions),"
+  return "func.func(convert-linalg-to-loops,kiln-cpu-cheap-float-ops),"
          "canonicalize,convert-vector-to-scf{full-unroll=true},lower-affine,"
          "convert-scf-to-cf,canonicalize,convert-vector-to-llvm,"
          "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"

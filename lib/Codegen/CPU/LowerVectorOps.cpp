@@ -2,6 +2,7 @@
 #include "kiln/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -13,7 +14,7 @@
 namespace mlir::kiln {
 #define GEN_PASS_DEF_SPLITEMPTYTENSORSPASS
 #define GEN_PASS_DEF_LOWERVECTOROPSPASS
-#define GEN_PASS_DEF_ROUNDCONVERSIONSPASS
+#define GEN_PASS_DEF_CHEAPFLOATOPSPASS
 #include "kiln/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::kiln
 
@@ -156,17 +157,41 @@ Value lrintOf(OpBuilder &b, Location loc, Value x, Type resultType) {
   return result;
 }
 
-struct RoundConversionsPass
-    : mlir::kiln::impl::RoundConversionsPassBase<RoundConversionsPass> {
+/// Whether `v` is a float constant (a scalar or a splat) that is not NaN.
+bool isNonNanConstant(Value v) {
+  FloatAttr f;
+  if (matchPattern(v, m_Constant(&f)))
+    return !f.getValue().isNaN();
+  DenseFPElementsAttr d;
+  return matchPattern(v, m_Constant(&d)) && d.isSplat() &&
+         !d.getSplatValue<APFloat>().isNaN();
+}
+
+/// Adds `nsz` to a maximumf/minimumf against a non-NaN constant.
+template <typename OpTy> void ignoreSignedZeros(OpTy op) {
+  if (!isNonNanConstant(op.getLhs()) && !isNonNanConstant(op.getRhs()))
+    return;
+  op.setFastmath(op.getFastmath() | arith::FastMathFlags::nsz);
+}
+
+struct CheapFloatOpsPass
+    : mlir::kiln::impl::CheapFloatOpsPassBase<CheapFloatOpsPass> {
   void runOnOperation() override {
     SmallVector<arith::FPToSIOp> conversions;
-    getOperation().walk([&](arith::FPToSIOp op) {
-      auto round = op.getIn().getDefiningOp<math::RoundEvenOp>();
-      if (round && getElementTypeOrSelf(op.getIn()).isF32() &&
-          getElementTypeOrSelf(op.getType()).isInteger(32) &&
-          !(isa<VectorType>(op.getType()) &&
-            cast<VectorType>(op.getType()).isScalable()))
-        conversions.push_back(op);
+    getOperation().walk([&](Operation *op) {
+      if (auto max = dyn_cast<arith::MaximumFOp>(op))
+        ignoreSignedZeros(max);
+      if (auto min = dyn_cast<arith::MinimumFOp>(op))
+        ignoreSignedZeros(min);
+      auto conv = dyn_cast<arith::FPToSIOp>(op);
+      if (!conv)
+        return;
+      auto round = conv.getIn().getDefiningOp<math::RoundEvenOp>();
+      if (round && getElementTypeOrSelf(conv.getIn()).isF32() &&
+          getElementTypeOrSelf(conv.getType()).isInteger(32) &&
+          !(isa<VectorType>(conv.getType()) &&
+            cast<VectorType>(conv.getType()).isScalable()))
+        conversions.push_back(conv);
     });
     for (arith::FPToSIOp op : conversions) {
       auto round = op.getIn().getDefiningOp<math::RoundEvenOp>();

@@ -152,15 +152,22 @@ def LowerVectorOpsPass : Pass<"kiln-cpu-lower-vector-ops", "func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def RoundConversionsPass : Pass<"kiln-cpu-round-conversions", "func::FuncOp"> {
-  let summary = "Round-to-nearest-even then convert to i32 as one conversion (lrint)";
+def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
+  let summary = "Float operations in the forms x86 runs in one instruction";
   let description = [{
-    `arith.fptosi(math.roundeven(x))` from f32 to i32 is `llvm.intr.lrint`
-    under the default rounding mode (nearest, ties to even), which compiled
-    code assumes; x86 does it in one `vcvtps2dq` where the pair takes a
-    `vrndscaleps` and a `vcvttps2dq`. Static int8's requantizations end so.
-    Vectors of more than one dimension are rewritten row by row. Runs late,
-    after the AMX kernels have built their epilogues.
+    Two rewrites, run late (after the AMX kernels have built their
+    epilogues, before the conversion to LLVM):
+    - `arith.fptosi(math.roundeven(x))` from f32 to i32 becomes
+      `llvm.intr.lrint`, the same value under the default rounding mode
+      (nearest, ties to even) that compiled code assumes: one `vcvtps2dq`
+      where the pair takes a `vrndscaleps` and a `vcvttps2dq`. Static int8's
+      requantizations end so. Vectors of more than one dimension are
+      rewritten row by row.
+    - `arith.maximumf` / `arith.minimumf` against a constant that is not
+      NaN (ReLU, Clip and ReLU6, the clamps of a quantization) get the `nsz`
+      flag: NaN still propagates, but the sign of a zero result is not
+      kept, and each becomes one `vmaxps` / `vminps` instead of three
+      instructions (the compare and masked move that order -0 below +0).
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::vector::VectorDialect"];

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-cpu-round-conversions))" | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-cpu-cheap-float-ops))" | FileCheck %s
 
 // Round to nearest even, then convert: one lrint (vcvtps2dq on x86); a 2-D
 // vector row by row.
@@ -49,4 +49,25 @@ func.func @others(%x: vector<16xf32>) -> (vector<16xi32>, vector<16xi64>) {
   %r = math.roundeven %x : vector<16xf32>
   %w = arith.fptosi %r : vector<16xf32> to vector<16xi64>
   return %t, %w : vector<16xi32>, vector<16xi64>
+}
+
+// Clamps against constants ignore the sign of a zero result (one vmaxps or
+// vminps each); against NaN or a run-time value they stay exact.
+// CHECK-LABEL: func.func @clamps
+// CHECK: arith.maximumf %arg0, %{{.+}} fastmath<nsz> : vector<16xf32>
+// CHECK: arith.minimumf %{{.+}}, %{{.+}} fastmath<nsz> : vector<16xf32>
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} fastmath<nsz> : f32
+// CHECK: arith.maximumf %arg0, %arg2 : vector<16xf32>
+// CHECK: arith.minimumf %arg0, %{{.+}} : vector<16xf32>
+func.func @clamps(%x: vector<16xf32>, %s: f32, %y: vector<16xf32>) -> (vector<16xf32>, f32, vector<16xf32>, vector<16xf32>) {
+  %zero = arith.constant dense<0.0> : vector<16xf32>
+  %six = arith.constant dense<6.0> : vector<16xf32>
+  %one = arith.constant 1.0 : f32
+  %nan = arith.constant dense<0x7FC00000> : vector<16xf32>
+  %0 = arith.maximumf %x, %zero : vector<16xf32>
+  %1 = arith.minimumf %0, %six : vector<16xf32>
+  %2 = arith.maximumf %one, %s : f32
+  %3 = arith.maximumf %x, %y : vector<16xf32>
+  %4 = arith.minimumf %x, %nan : vector<16xf32>
+  return %1, %2, %3, %4 : vector<16xf32>, f32, vector<16xf32>, vector<16xf32>
 }
