@@ -427,6 +427,10 @@ void packConvFilterPanels(RewriterBase &rewriter, func::FuncOp func) {
 /// that op writes straight into the interior slice instead: the copy, a
 /// whole pass over the activation, disappears (MobileNetV2 pads every
 /// depthwise convolution's input). The fill and slice move above the op.
+/// The slice may be seen through a reshape: static int8 pads the channels
+/// of a 1x1 convolution's [pixels, C] rows to a multiple of 64, and copies
+/// the NHWC activation in through an expand_shape of the slice (and a
+/// collapse_shape of the result back).
 void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
   SmallVector<linalg::CopyOp> copies;
   func.walk([&](linalg::CopyOp op) { copies.push_back(op); });
@@ -435,15 +439,29 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
       continue;
     Value src = copy.getInputs()[0];
     auto producer = src.getDefiningOp<linalg::GenericOp>();
-    auto slice = copy.getOutputs()[0].getDefiningOp<tensor::ExtractSliceOp>();
-    auto insert =
-        dyn_cast<tensor::InsertSliceOp>(*copy->getResult(0).getUsers().begin());
+    // The destination, possibly an expand_shape of the slice, whose
+    // result then goes back through the matching collapse_shape.
+    Value dest = copy.getOutputs()[0];
+    auto expand = dest.getDefiningOp<tensor::ExpandShapeOp>();
+    auto slice = (expand ? expand.getSrc() : dest)
+                     .getDefiningOp<tensor::ExtractSliceOp>();
+    Operation *user = *copy->getResult(0).getUsers().begin();
+    auto collapse = dyn_cast<tensor::CollapseShapeOp>(user);
+    if (expand) {
+      if (!collapse || !collapse->hasOneUse() || !expand->hasOneUse() ||
+          collapse.getReassociationIndices() !=
+              expand.getReassociationIndices() ||
+          collapse.getType() != expand.getSrcType())
+        continue;
+      user = *collapse->getUsers().begin();
+    }
+    auto insert = dyn_cast<tensor::InsertSliceOp>(user);
     if (!producer || !slice || !insert || !src.hasOneUse() ||
         producer.getNumDpsInits() != 1 || producer->getNumResults() != 1 ||
         producer->getBlock() != copy->getBlock() ||
         producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)) ||
         !producer.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>() ||
-        slice.getType() != src.getType() || !slice.hasUnitStride() ||
+        dest.getType() != src.getType() || !slice.hasUnitStride() ||
         !insert.hasUnitStride() || !slice.getOffsets().empty() ||
         !insert.getOffsets().empty() ||
         slice.getStaticOffsets() != insert.getStaticOffsets() ||
@@ -465,12 +483,18 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
         linalg::FillOp::create(rewriter, fill.getLoc(), scalar->getResult(0),
                                newEmpty)
             .getResult(0);
-    Value newSlice = tensor::ExtractSliceOp::create(
+    Value newDest = tensor::ExtractSliceOp::create(
         rewriter, slice.getLoc(), slice.getType(), newFill,
         slice.getMixedOffsets(), slice.getMixedSizes(), slice.getMixedStrides());
-    producer.getDpsInitOperand(0)->set(newSlice);
+    if (expand)
+      newDest = tensor::ExpandShapeOp::create(
+          rewriter, expand.getLoc(), expand.getResultType(), newDest,
+          expand.getReassociationIndices(), expand.getMixedOutputShape());
+    producer.getDpsInitOperand(0)->set(newDest);
     insert.getDestMutable().set(newFill);
     rewriter.replaceOp(copy, producer->getResult(0));
+    if (expand && expand->use_empty())
+      rewriter.eraseOp(expand);
   }
 }
 
@@ -695,14 +719,21 @@ void markBorderFills(func::FuncOp func) {
               sameBox(insert.getStaticOffsets(), insert.getStaticSizes());
         written = true;
       } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
-        // An init that its op overwrites without reading it.
+        // An init that its op overwrites without reading it (directly or
+        // through an expand_shape, see writeIntoCopyDestination).
+        auto overwrittenInit = [](OpOperand &use) {
+          auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
+          return op && op.isDpsInit(&use) &&
+                 !op.payloadUsesValueFromOperand(&use);
+        };
         ok &= slice.hasUnitStride() &&
               slice.getType().getRank() == type.getRank() &&
               sameBox(slice.getStaticOffsets(), slice.getStaticSizes()) &&
-              llvm::all_of(slice->getUses(), [](OpOperand &use) {
-                auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
-                return op && op.isDpsInit(&use) &&
-                       !op.payloadUsesValueFromOperand(&use);
+              llvm::all_of(slice->getUses(), [&](OpOperand &use) {
+                if (auto expand =
+                        dyn_cast<tensor::ExpandShapeOp>(use.getOwner()))
+                  return llvm::all_of(expand->getUses(), overwrittenInit);
+                return overwrittenInit(use);
               });
       } else {
         ok = false;

@@ -398,6 +398,41 @@ func.func @pad_after_activation(%x: tensor<1x4x4x16xf32>) -> tensor<1x6x6x16xf32
 
 // -----
 
+// The same through a reshape: static int8 pads a 1x1 convolution's rows
+// [pixels, C] to 64 channels and copies the NHWC activation in through an
+// expand_shape of the interior slice. The activation writes into that view
+// of the padded rows, and only the padding columns [32, 64) are filled.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @pad_channels_through_reshape
+// CHECK: %[[ROWS:.+]] = linalg.fill {{.+}}kiln.fill_border = array<i64: 0, 0, 16, 32>} {{.+}} -> tensor<16x64xi8>
+// CHECK: %[[LEFT:.+]] = tensor.extract_slice %[[ROWS]][0, 0] [16, 32]
+// CHECK: %[[VIEW:.+]] = tensor.expand_shape %[[LEFT]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 4, 4, 32]
+// CHECK: %[[Q:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[VIEW]])
+// CHECK: arith.trunci
+// CHECK-NOT: scf.for
+// CHECK: %[[BACK:.+]] = tensor.collapse_shape %[[Q]]
+// CHECK: tensor.insert_slice %[[BACK]] into %[[ROWS]][0, 0] [16, 32]
+func.func @pad_channels_through_reshape(%x: tensor<1x4x4x32xf32>) -> tensor<16x64xi8> {
+  %zero = arith.constant 0 : i8
+  %e = tensor.empty() : tensor<1x4x4x32xi8>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x32xf32>) outs(%e : tensor<1x4x4x32xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %i = arith.fptosi %in : f32 to i32
+    %t = arith.trunci %i : i32 to i8
+    linalg.yield %t : i8
+  } -> tensor<1x4x4x32xi8>
+  %pe = tensor.empty() : tensor<16x64xi8>
+  %f = linalg.fill ins(%zero : i8) outs(%pe : tensor<16x64xi8>) -> tensor<16x64xi8>
+  %s = tensor.extract_slice %f[0, 0] [16, 32] [1, 1] : tensor<16x64xi8> to tensor<16x32xi8>
+  %v = tensor.expand_shape %s [[0, 1, 2], [3]] output_shape [1, 4, 4, 32] : tensor<16x32xi8> into tensor<1x4x4x32xi8>
+  %c = linalg.copy ins(%q : tensor<1x4x4x32xi8>) outs(%v : tensor<1x4x4x32xi8>) -> tensor<1x4x4x32xi8>
+  %b = tensor.collapse_shape %c [[0, 1, 2], [3]] : tensor<1x4x4x32xi8> into tensor<16x32xi8>
+  %p = tensor.insert_slice %b into %f[0, 0] [16, 32] [1, 1] : tensor<16x32xi8> into tensor<16x64xi8>
+  return %p : tensor<16x64xi8>
+}
+
+// -----
+
 // 40 output channels (a multiple of half a register only): split into a
 // convolution of 32 channels, on whole registers, and one of 8, each
 // writing its part of the output.
