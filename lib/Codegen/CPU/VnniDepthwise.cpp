@@ -8,7 +8,8 @@
 //
 //   for each quad g of input rows, for each input column j:
 //     I = the bytes of rows g (4 of them) at column j, interleaved per
-//         channel: [x0 c0, x1 c0, x2 c0, x3 c0, x0 c1, ...]    (one shuffle)
+//         channel: [x0 c0, x1 c0, x2 c0, x3 c0, x0 c1, ...]
+//         (two 16-byte loads, two inserts and one vpermt2b)
 //     for each output row r and kernel column kw with j = px s1 + kw d1:
 //       acc[r][px] = vpdpbusd(acc[r][px], I, W[r][g][kw])
 //

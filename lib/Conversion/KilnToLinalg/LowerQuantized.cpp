@@ -609,7 +609,8 @@ FailureOr<Value> lowerStaticQuantDepthwiseConv2D(
                         reshaped(b, loc, op.getInput(), conversionShape(it)),
                         scale, zp);
   q = reshaped(b, loc, q, it.getShape());
-  int64_t rowsRead = (rt.getDimSize(1) - 1) * s[0] + (4 * quads - 1) * dil[0] + 1;
+  int64_t rowsRead =
+      (rt.getDimSize(1) - 1) * s[0] + (4 * quads - 1) * dil[0] + 1;
   int64_t below = std::max<int64_t>(
       pads[2], rowsRead - it.getDimSize(1) - pads[0]);
   q = padded(b, loc, q, {0, pads[0], pads[1], 0}, {0, below, pads[3], 0},

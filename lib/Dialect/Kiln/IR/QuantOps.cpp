@@ -176,8 +176,9 @@ LogicalResult StaticQuantDepthwiseConv2DOp::verify() {
       w.getDimSize(1) != kernel[1] || w.getDimSize(2) != c ||
       w.getDimSize(3) != 4 || out.getDimSize(3) != c)
     return emitOpError() << "expects weights [" << quads << ", " << kernel[1]
-                         << ", " << c << ", 4] (kernel rows in groups of 4) and "
-                         << c << " result channels, got " << w << " -> " << out;
+                         << ", " << c
+                         << ", 4] (kernel rows in groups of 4) and " << c
+                         << " result channels, got " << w << " -> " << out;
   SmallVector<Value> vectors = {getWeightScales(), getWeightSums()};
   if (getBias())
     vectors.push_back(getBias());
