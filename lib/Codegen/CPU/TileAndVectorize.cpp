@@ -438,7 +438,9 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
     if (!copy.hasPureTensorSemantics() || !copy->getResult(0).hasOneUse())
       continue;
     Value src = copy.getInputs()[0];
-    auto producer = src.getDefiningOp<linalg::GenericOp>();
+    // An elementwise generic, or a named op such as the transpose of an
+    // NCHW model input in front of a padded stem.
+    auto producer = src.getDefiningOp<linalg::LinalgOp>();
     // The destination, possibly an expand_shape of the slice, whose
     // result then goes back through the matching collapse_shape.
     Value dest = copy.getOutputs()[0];
@@ -456,7 +458,8 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
       user = *collapse->getUsers().begin();
     }
     auto insert = dyn_cast<tensor::InsertSliceOp>(user);
-    if (!producer || !slice || !insert || !src.hasOneUse() ||
+    if (!producer || isa<linalg::CopyOp>(producer) || !slice || !insert ||
+        !src.hasOneUse() ||
         producer.getNumDpsInits() != 1 || producer->getNumResults() != 1 ||
         producer->getBlock() != copy->getBlock() ||
         producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)) ||

@@ -402,6 +402,29 @@ func.func @pad_after_activation(%x: tensor<1x4x4x16xf32>) -> tensor<1x6x6x16xf32
 // [pixels, C] to 64 channels and copies the NHWC activation in through an
 // expand_shape of the interior slice. The activation writes into that view
 // of the padded rows, and only the padding columns [32, 64) are filled.
+// A named op in front of the pad: the transpose of an NCHW model input
+// writes straight into the interior of the stem's padded input.
+// CHECK-LABEL: func.func @pad_after_transpose
+// CHECK: %[[PADDED:.+]] = linalg.fill {{.+}}kiln.fill_border = array<i64: 0, 1, 1, 0, 1, 4, 4, 3>} {{.+}} -> tensor<1x6x6x3xf32>
+// CHECK: %[[INNER:.+]] = tensor.extract_slice %[[PADDED]][0, 1, 1, 0] [1, 4, 4, 3]
+// CHECK: %[[T:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[INNER]])
+// CHECK: vector.transfer_read %arg0
+// CHECK-NOT: scf.for
+// CHECK: tensor.insert_slice %[[T]] into %[[PADDED]][0, 1, 1, 0] [1, 4, 4, 3]
+func.func @pad_after_transpose(%x: tensor<1x3x4x4xf32>) -> tensor<1x6x6x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x3xf32>
+  %t = linalg.transpose ins(%x : tensor<1x3x4x4xf32>) outs(%e : tensor<1x4x4x3xf32>) permutation = [0, 2, 3, 1]
+  %pe = tensor.empty() : tensor<1x6x6x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x6x6x3xf32>) -> tensor<1x6x6x3xf32>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [1, 4, 4, 3] [1, 1, 1, 1] : tensor<1x6x6x3xf32> to tensor<1x4x4x3xf32>
+  %c = linalg.copy ins(%t : tensor<1x4x4x3xf32>) outs(%s : tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+  %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 4, 4, 3] [1, 1, 1, 1] : tensor<1x4x4x3xf32> into tensor<1x6x6x3xf32>
+  return %p : tensor<1x6x6x3xf32>
+}
+
+// -----
+
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @pad_channels_through_reshape
 // CHECK: %[[ROWS:.+]] = linalg.fill {{.+}}kiln.fill_border = array<i64: 0, 0, 16, 32>} {{.+}} -> tensor<16x64xi8>
