@@ -177,7 +177,7 @@ template <typename OpTy> void ignoreSignedZeros(OpTy op) {
 struct CheapFloatOpsPass
     : mlir::kiln::impl::CheapFloatOpsPassBase<CheapFloatOpsPass> {
   void runOnOperation() override {
-    SmallVector<arith::FPToSIOp> conversions;
+    SmallVector<std::pair<arith::FPToSIOp, math::RoundEvenOp>> conversions;
     getOperation().walk([&](Operation *op) {
       if (auto max = dyn_cast<arith::MaximumFOp>(op))
         ignoreSignedZeros(max);
@@ -191,10 +191,9 @@ struct CheapFloatOpsPass
           getElementTypeOrSelf(conv.getType()).isInteger(32) &&
           !(isa<VectorType>(conv.getType()) &&
             cast<VectorType>(conv.getType()).isScalable()))
-        conversions.push_back(conv);
+        conversions.push_back({conv, round});
     });
-    for (arith::FPToSIOp op : conversions) {
-      auto round = op.getIn().getDefiningOp<math::RoundEvenOp>();
+    for (auto [op, round] : conversions) {
       OpBuilder b(op);
       op.replaceAllUsesWith(
           lrintOf(b, op.getLoc(), round.getOperand(), op.getType()));

@@ -617,9 +617,10 @@ bool touchesBools(linalg::LinalgOp op);
 /// with N = 16 P and the other loops spanning M, every loop parallel, the
 /// accumulators and the result read and written with identity maps, other
 /// inputs through projected permutations, and a body of arith ops and math
-/// ops of one instruction, which take vectors as they take scalars. Marked kAmxEpilogueAttr and left
-/// whole; the product (with its reshapes) moves right before it, so that
-/// after bufferization nothing runs between the two.
+/// ops of one instruction, which take vectors as they take scalars. Marked
+/// kAmxEpilogueAttr and left whole; the product (with its reshapes) moves
+/// right before it, so that after bufferization nothing runs between the
+/// two.
 /// Only products with at least `minBytes` of accumulators: ones that stay in
 /// L2 (2 MiB per core here) make their round trip through memory cheaply,
 /// and the epilogue as a pass of its own is then as fast or faster (the
@@ -986,7 +987,9 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     std::optional<kiln::Int8Depthwise> k = kiln::matchInt8Depthwise(generic);
     if (!k)
       return {};
-    int64_t lanes = r[3] % 16 == 0 ? 16 : r[3] % 8 == 0 ? 8 : 4;
+    int64_t lanes = kiln::int8DepthwiseLanes(r[3]);
+    if (!lanes)
+      return {};
     int64_t rows = k->strides[0] == 1 && k->dilations[0] == 1 && r[1] % 2 == 0
                        ? 2
                        : 1;

@@ -32,6 +32,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
@@ -63,16 +64,25 @@ std::optional<int64_t> coefficient(AffineExpr e, unsigned dim) {
   return std::nullopt;
 }
 
-int64_t floorDiv(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 Value splatI32(OpBuilder &b, Location loc, int64_t lanes, int32_t v) {
   auto t = VectorType::get({lanes}, b.getI32Type());
   return arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(t, b.getI32IntegerAttr(v)));
 }
 } // namespace
+
+bool kiln::isU8S8ProductBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto it = body.begin();
+  auto next = [&]() -> Operation * {
+    return it == body.end() ? nullptr : &*it++;
+  };
+  return isa_and_nonnull<arith::ExtUIOp>(next()) &&
+         isa_and_nonnull<arith::ExtSIOp>(next()) &&
+         isa_and_nonnull<arith::MulIOp>(next()) &&
+         isa_and_nonnull<arith::AddIOp>(next()) &&
+         isa_and_nonnull<linalg::YieldOp>(next());
+}
 
 std::optional<kiln::Int8Depthwise>
 kiln::matchInt8Depthwise(linalg::GenericOp op) {
@@ -87,6 +97,8 @@ kiln::matchInt8Depthwise(linalg::GenericOp op) {
       maps[0].getResult(3) != d(3) ||
       maps[1] != AffineMap::get(7, 0, {d(4), d(5), d(3), d(6)}, ctx) ||
       maps[2] != AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, ctx))
+    return std::nullopt;
+  if (!isU8S8ProductBody(op))
     return std::nullopt;
   Int8Depthwise k;
   k.kernelRows = kh.getInt();
@@ -120,8 +132,7 @@ LogicalResult kiln::replaceInt8DepthwiseTile(RewriterBase &rewriter,
     return failure();
   int64_t rows = r[1], pixels = r[2], channels = r[3], quads = r[4],
           kw = r[5];
-  int64_t lanes = channels % 16 == 0 ? 16 : channels % 8 == 0 ? 8
-                  : channels % 4 == 0 ? 4 : 0;
+  int64_t lanes = int8DepthwiseLanes(channels);
   // A tile of more than 32 accumulators would spill; several output rows
   // share quads of consecutive input rows only without a row dilation.
   if (!lanes || rows * pixels * (channels / lanes) > 32 ||
@@ -223,7 +234,8 @@ LogicalResult kiln::replaceInt8DepthwiseTile(RewriterBase &rewriter,
       int64_t delta = 4 * g - o * s0; // the window's tap at byte 0
       if (delta >= kh || delta <= -4)
         return Value();
-      int64_t q0 = floorDiv(delta, 4), rho = delta - 4 * q0;
+      int64_t q0 = llvm::divideFloorSigned(delta, int64_t(4)),
+              rho = delta - 4 * q0;
       auto quad = [&](int64_t q) -> Value {
         return q >= 0 && q < quads ? packed[q * kw + j] : Value();
       };

@@ -3,7 +3,8 @@
 // Used by --kiln-cpu-tile-and-vectorize for the generics marked
 // kiln.int8_depthwise (see kiln/Conversion/Passes.h): their geometry, which
 // the tile sizes follow, and the vpdpbusd kernel that replaces each tile
-// instead of linalg's vectorizer.
+// instead of linalg's vectorizer. The u8 x s8 product body is shared with
+// --kiln-cpu-vnni-matmul.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LIB_CODEGEN_CPU_VNNIDEPTHWISE_H
@@ -20,7 +21,21 @@ struct Int8Depthwise {
   int64_t dilations[2];
 };
 
-/// `op`'s geometry when it is a marked product with the expected maps.
+/// Whether `op`'s body is acc + zext(u8) * sext(s8) in i32, the product
+/// both VNNI kernels (matmul and depthwise) compute.
+bool isU8S8ProductBody(linalg::GenericOp op);
+
+/// Channels per vector of the kernel for `channels` channels: 16, 8 or 4
+/// (vpdpbusd on 512, 256 or 128 bits), 0 when none divides them.
+inline int64_t int8DepthwiseLanes(int64_t channels) {
+  return channels % 16 == 0 ? 16
+         : channels % 8 == 0 ? 8
+         : channels % 4 == 0 ? 4
+                             : 0;
+}
+
+/// `op`'s geometry when it is a marked product with the expected maps and
+/// body.
 std::optional<Int8Depthwise> matchInt8Depthwise(linalg::GenericOp op);
 
 /// Replaces `tile`, a marked product whose loops are tile-sized (static,

@@ -21,6 +21,7 @@
 // through memory contiguously while the mr rows of qa stay in L1.
 //
 //===----------------------------------------------------------------------===//
+#include "VnniDepthwise.h"
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
 
@@ -95,17 +96,7 @@ FailureOr<Int8Matmul> match(linalg::GenericOp op, std::string &why) {
     why = "unexpected indexing maps";
     return failure();
   }
-  // The body: acc + zext(a) * sext(w).
-  Block &body = op.getRegion().front();
-  auto it = body.begin();
-  auto next = [&]() -> Operation * {
-    return it == body.end() ? nullptr : &*it++;
-  };
-  if (!isa_and_nonnull<arith::ExtUIOp>(next()) ||
-      !isa_and_nonnull<arith::ExtSIOp>(next()) ||
-      !isa_and_nonnull<arith::MulIOp>(next()) ||
-      !isa_and_nonnull<arith::AddIOp>(next()) ||
-      !isa_and_nonnull<linalg::YieldOp>(next())) {
+  if (!mlir::kiln::isU8S8ProductBody(op)) {
     why = "the body is not acc + zext(a) * sext(w)";
     return failure();
   }

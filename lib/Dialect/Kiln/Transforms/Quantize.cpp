@@ -42,6 +42,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_QUANTIZEDYNAMICPASS
@@ -91,6 +92,27 @@ struct QuantizedWeights {
   DenseElementsAttr scales, sums;
 };
 
+/// Symmetric int8 of one column of `k` values `at(i)` in [-127, 127]: each
+/// value goes to `put(i, q)`; returns the scale (max |w| / 127) and the
+/// sum of the q.
+std::pair<float, int32_t>
+quantizeColumn(int64_t k, llvm::function_ref<float(int64_t)> at,
+               llvm::function_ref<void(int64_t, int8_t)> put) {
+  float amax = 0;
+  for (int64_t i = 0; i < k; ++i)
+    amax = std::max(amax, std::fabs(at(i)));
+  // An all-zero column quantizes to zeros with any scale.
+  float scale = amax > 0 ? amax / 127.0f : 1.0f;
+  int32_t sum = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    float q = std::nearbyint(at(i) / scale);
+    auto qi = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+    sum += qi;
+    put(i, qi);
+  }
+  return {scale, sum};
+}
+
 /// Per output column symmetric int8 for K x N weights `at(k, n)`, packed in
 /// panels of `r` columns with 4 consecutive k of a column in one 32-bit
 /// lane: [ceil(N / r), Kp / 4, 4 r], Kp = K rounded up to `kAlign`, zeros
@@ -107,20 +129,15 @@ QuantizedWeights quantizeInt8(MLIRContext *ctx, int64_t k, int64_t n,
   std::vector<float> scales(n);
   std::vector<int32_t> sums(n, 0);
   for (int64_t nn = 0; nn < n; ++nn) {
-    float amax = 0;
-    for (int64_t kk = 0; kk < k; ++kk)
-      amax = std::max(amax, std::fabs(at(kk, nn)));
-    // An all-zero column quantizes to zeros with any scale.
-    float scale = amax > 0 ? amax / 127.0f : 1.0f;
-    scales[nn] = scale * alpha;
     int64_t p = nn / r, lane = nn % r;
-    for (int64_t kk = 0; kk < k; ++kk) {
-      float q = std::nearbyint(at(kk, nn) / scale);
-      int32_t qi = static_cast<int32_t>(std::clamp(q, -127.0f, 127.0f));
-      sums[nn] += qi;
-      out[(p * k4 + kk / 4) * 4 * r + 4 * lane + kk % 4] =
-          static_cast<char>(static_cast<int8_t>(qi));
-    }
+    auto [scale, sum] = quantizeColumn(
+        k, [&](int64_t kk) { return at(kk, nn); },
+        [&](int64_t kk, int8_t q) {
+          out[(p * k4 + kk / 4) * 4 * r + 4 * lane + kk % 4] =
+              static_cast<char>(q);
+        });
+    scales[nn] = scale * alpha;
+    sums[nn] = sum;
   }
   auto i8 = IntegerType::get(ctx, 8);
   auto packedType = RankedTensorType::get({panels, k4, 4 * r}, i8);
@@ -1075,22 +1092,15 @@ struct QuantizeStaticPass
     int64_t quads = (kh + 3) / 4;
     std::vector<int8_t> packed(quads * kw * c * 4, 0);
     std::vector<float> scales(c);
-    std::vector<int32_t> sums(c, 0);
-    for (int64_t ch = 0; ch < c; ++ch) {
-      float amax = 0;
-      for (int64_t t = 0; t < kh * kw; ++t)
-        amax = std::max(amax, std::fabs((*w)[t * c + ch]));
-      // An all-zero channel quantizes to zeros with any scale.
-      float s = amax > 0 ? amax / 127.0f : 1.0f;
-      scales[ch] = s;
-      for (int64_t r = 0; r < kh; ++r)
-        for (int64_t col = 0; col < kw; ++col) {
-          float q = std::nearbyint((*w)[(r * kw + col) * c + ch] / s);
-          auto qi = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
-          sums[ch] += qi;
-          packed[((r / 4 * kw + col) * c + ch) * 4 + r % 4] = qi;
-        }
-    }
+    std::vector<int32_t> sums(c);
+    // Each channel is one column of its KH * KW taps t = (row, column).
+    for (int64_t ch = 0; ch < c; ++ch)
+      std::tie(scales[ch], sums[ch]) = quantizeColumn(
+          kh * kw, [&](int64_t t) { return (*w)[t * c + ch]; },
+          [&](int64_t t, int8_t q) {
+            int64_t r = t / kw, col = t % kw;
+            packed[((r / 4 * kw + col) * c + ch) * 4 + r % 4] = q;
+          });
     MLIRContext *ctx = conv.getContext();
     b.setInsertionPoint(conv);
     Location loc = conv.getLoc();
