@@ -61,6 +61,15 @@ inline constexpr const char *kAmxEpilogueAttr = "kiln.amx_epilogue";
 /// into the producer's epilogue. Only these are rewritten: the QDQ/QLinear
 /// lowerings keep ONNX's exact rounding.
 inline constexpr const char *kRequantAttr = "kiln.requant";
+/// Unit attribute on the zero fill of a padded tensor whose padding only
+/// ever meets zero weights: static int8's rows padded to a multiple of 64
+/// bytes along K (integer products, so any value times 0 adds exactly 0).
+/// Once --kiln-cpu-tile-and-vectorize has found that the interior is
+/// overwritten (kFillBorderAttr), --kiln-cpu-fill-borders drops the fill
+/// instead of filling the border. A bf16 or f32 padding must stay zero (an
+/// Inf or NaN times 0 is NaN), and so must dynamic int8's (its rows' ranges
+/// read the padding).
+inline constexpr const char *kUnreadPaddingAttr = "kiln.unread_padding";
 /// Whether `op` is a product that --kiln-cpu-amx-matmul replaces after
 /// bufferization (tiling and vectorization leave it whole).
 inline bool isAmxProduct(Operation *op) {

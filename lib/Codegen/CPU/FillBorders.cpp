@@ -8,9 +8,12 @@
 // where the buffer and its subviews are plain memory, this pass fills the
 // border slabs alone. (Done on tensors, the slab chain over the empty
 // tensor bufferized out of place: a copy of every slab and of the interior.)
+// A fill also marked kUnreadPaddingAttr (static int8's K padding, which
+// meets zero weights) is dropped: no value there changes the product.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -39,6 +42,12 @@ struct FillBordersPass
           box.size() != 2 * type.getRank()) {
         fill->removeAttr(kiln::kFillBorderAttr);
         continue; // still a tensor, or malformed: fill it all
+      }
+      // Padding that only meets zero weights: whatever the buffer holds
+      // there adds 0 to the product.
+      if (fill->hasAttr(kiln::kUnreadPaddingAttr)) {
+        fill.erase();
+        continue;
       }
       int64_t rank = type.getRank();
       ArrayRef<int64_t> shape = type.getShape();

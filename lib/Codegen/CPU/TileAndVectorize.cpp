@@ -482,10 +482,11 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
     rewriter.setInsertionPoint(producer);
     Operation *scalar = rewriter.clone(*fill.getInputs()[0].getDefiningOp());
     Value newEmpty = rewriter.clone(*empty)->getResult(0);
-    Value newFill =
-        linalg::FillOp::create(rewriter, fill.getLoc(), scalar->getResult(0),
-                               newEmpty)
-            .getResult(0);
+    auto newFillOp = linalg::FillOp::create(rewriter, fill.getLoc(),
+                                            scalar->getResult(0), newEmpty);
+    if (fill->hasAttr(kiln::kUnreadPaddingAttr))
+      newFillOp->setAttr(kiln::kUnreadPaddingAttr, rewriter.getUnitAttr());
+    Value newFill = newFillOp.getResult(0);
     Value newDest = tensor::ExtractSliceOp::create(
         rewriter, slice.getLoc(), slice.getType(), newFill,
         slice.getMixedOffsets(), slice.getMixedSizes(), slice.getMixedStrides());

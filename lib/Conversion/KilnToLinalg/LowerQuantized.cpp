@@ -350,15 +350,25 @@ FailureOr<Value> lowerBf16BatchMatMul(OpBuilder &b, Bf16BatchMatMulOp op) {
   return y;
 }
 
+/// Marks the fill under `padded`, an insert_slice into a zero-filled tensor,
+/// as padding that only meets zero weights (kUnreadPaddingAttr).
+void markUnreadPadding(Value padded) {
+  if (auto insert = padded.getDefiningOp<tensor::InsertSliceOp>())
+    if (auto fill = insert.getDest().getDefiningOp<linalg::FillOp>())
+      fill->setAttr(kUnreadPaddingAttr, UnitAttr::get(padded.getContext()));
+}
+
 /// The rows [M, Kp] of a convolution over `xq`, an NHWC input already in
 /// the product's element type: padded with `padValue`, unfolded into rows
 /// of K = KH * KW * C values per output pixel (im2col: a copy through the
 /// window map), K padded with zeros to kp. A 1x1 convolution with stride 1
-/// and no padding needs no unfolding: its rows are the pixels.
+/// and no padding needs no unfolding: its rows are the pixels. With
+/// `kPadUnread` (int8: the padded columns meet zero weights in an integer
+/// product) the K padding's fill is marked kUnreadPaddingAttr.
 Value unfoldedRows(OpBuilder &b, Location loc, Value xq, ArrayRef<int64_t> kernel,
                    ArrayRef<int64_t> s, ArrayRef<int64_t> dl,
                    ArrayRef<int64_t> pads, int64_t oh, int64_t ow, int64_t kp,
-                   double padValue) {
+                   double padValue, bool kPadUnread) {
   MLIRContext *ctx = b.getContext();
   auto it = cast<RankedTensorType>(xq.getType());
   Type elt = it.getElementType();
@@ -370,8 +380,11 @@ Value unfoldedRows(OpBuilder &b, Location loc, Value xq, ArrayRef<int64_t> kerne
                    });
   if (pointwise) {
     Value rows = reshaped(b, loc, xq, {m, k});
-    if (kp != k)
+    if (kp != k) {
       rows = padded(b, loc, rows, {0, 0}, {0, kp - k}, 0.0);
+      if (kPadUnread)
+        markUnreadPadding(rows);
+    }
     return rows;
   }
   Value xp = padded(b, loc, xq, {0, pads[0], pads[1], 0},
@@ -434,9 +447,12 @@ Value unfoldedRows(OpBuilder &b, Location loc, Value xq, ArrayRef<int64_t> kerne
           })
           .getResult(0);
   Value rows = tensor::CollapseShapeOp::create(b, loc, cols, groups);
-  if (dest)
+  if (dest) {
     rows = tensor::InsertSliceOp::create(b, loc, rows, dest, zeros, sizes,
                                          ones);
+    if (kPadUnread)
+      markUnreadPadding(rows);
+  }
   return rows;
 }
 
@@ -462,7 +478,7 @@ FailureOr<Value> lowerBf16Conv2D(OpBuilder &b, Bf16Conv2DOp op) {
   xb = reshaped(b, loc, xb, it.getShape());
   Value rows = unfoldedRows(b, loc, xb, op.getKernel(), op.getStrides(),
                             op.getDilations(), op.getPads(), rt.getDimSize(1),
-                            rt.getDimSize(2), kp, 0.0);
+                            rt.getDimSize(2), kp, 0.0, /*kPadUnread=*/false);
   return bf16Product(b, loc, rows, op.getWeights(), op.getBias(),
                      rt.getShape());
 }
@@ -582,7 +598,8 @@ FailureOr<Value> lowerStaticQuantConv2D(OpBuilder &b, StaticQuantConv2DOp op) {
   q = reshaped(b, loc, q, it.getShape());
   Value rows = unfoldedRows(b, loc, q, op.getKernel(), op.getStrides(),
                             op.getDilations(), op.getPads(), rt.getDimSize(1),
-                            rt.getDimSize(2), kp, zeroPointBits(zp));
+                            rt.getDimSize(2), kp, zeroPointBits(zp),
+                            /*kPadUnread=*/true);
   return int8Product(b, loc, rows, op.getWeights(), op.getWeightScales(),
                      op.getWeightSums(), op.getBias(), scale, zp,
                      rt.getShape());

@@ -30,3 +30,24 @@ func.func @plain(%b: memref<4x4xf32>) {
   linalg.fill ins(%zero : f32) outs(%b : memref<4x4xf32>)
   return
 }
+
+// Padding that only meets zero weights (static int8's K padding) is not
+// filled at all once its interior is known to be overwritten.
+// CHECK-LABEL: func.func @unread
+// CHECK-NOT: linalg.fill
+// CHECK: return
+func.func @unread(%b: memref<16x64xi8>) {
+  %zero = arith.constant 0 : i8
+  linalg.fill {kiln.fill_border = array<i64: 0, 0, 16, 16>, kiln.unread_padding} ins(%zero : i8) outs(%b : memref<16x64xi8>)
+  return
+}
+
+// Unread padding whose interior is not known to be overwritten (no
+// kiln.fill_border) keeps its whole fill.
+// CHECK-LABEL: func.func @unread_unboxed
+// CHECK: linalg.fill {kiln.unread_padding} ins(%{{.+}} : i8) outs(%{{.+}} : memref<16x64xi8>)
+func.func @unread_unboxed(%b: memref<16x64xi8>) {
+  %zero = arith.constant 0 : i8
+  linalg.fill {kiln.unread_padding} ins(%zero : i8) outs(%b : memref<16x64xi8>)
+  return
+}
