@@ -114,3 +114,45 @@ func.func @im2col(%x: tensor<1x18x18x32xbf16>) -> tensor<1x8x8x3x3x32xbf16> {
   } -> tensor<1x8x8x3x3x32xbf16>
   return %0 : tensor<1x8x8x3x3x32xbf16>
 }
+
+// -----
+
+// An int8 product takes its epilogue at any size, with the default
+// amx-epilogue-bytes too: its 4 KiB of i32 accumulators are dequantized
+// block by block and never written.
+#rows4 = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w4 = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc4 = affine_map<(m, p, c, k, j) -> (m, p, c)>
+#id4 = affine_map<(n, h, w, c) -> (n, h, w, c)>
+#ch4 = affine_map<(n, h, w, c) -> (c)>
+// CHECK-LABEL: func.func @int8_epilogue
+// CHECK: linalg.generic {{.+}} attrs = {kiln.amx_int8_matmul}
+// CHECK: linalg.generic {{.+}} attrs = {kiln.amx_epilogue}
+// SMALL-LABEL: func.func @int8_epilogue
+// SMALL: linalg.generic {{.+}} attrs = {kiln.amx_int8_matmul}
+// SMALL: linalg.generic {{.+}} attrs = {kiln.amx_epilogue}
+// NOAMX-LABEL: func.func @int8_epilogue
+// NOAMX-NOT: kiln.amx_epilogue
+func.func @int8_epilogue(%x: tensor<32x16x4xi8>, %w: tensor<2x16x16x4xi8>, %s: tensor<32xf32>) -> tensor<1x4x8x32xf32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<32x2x16xi32>
+  %acc = linalg.fill ins(%zero : i32) outs(%e : tensor<32x2x16xi32>) -> tensor<32x2x16xi32>
+  %0 = linalg.generic {indexing_maps = [#rows4, #w4, #acc4], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : tensor<32x16x4xi8>, tensor<2x16x16x4xi8>) outs(%acc : tensor<32x2x16xi32>) attrs = {kiln.amx_int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %o: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %o, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<32x2x16xi32>
+  %flat = tensor.collapse_shape %0 [[0, 1, 2]] : tensor<32x2x16xi32> into tensor<1024xi32>
+  %nhwc = tensor.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 4, 8, 32] : tensor<1024xi32> into tensor<1x4x8x32xi32>
+  %eo = tensor.empty() : tensor<1x4x8x32xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #ch4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%nhwc, %s : tensor<1x4x8x32xi32>, tensor<32xf32>) outs(%eo : tensor<1x4x8x32xf32>) {
+  ^bb0(%a: i32, %c: f32, %o: f32):
+    %1 = arith.sitofp %a : i32 to f32
+    %2 = arith.mulf %1, %c : f32
+    linalg.yield %2 : f32
+  } -> tensor<1x4x8x32xf32>
+  return %y : tensor<1x4x8x32xf32>
+}

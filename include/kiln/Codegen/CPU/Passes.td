@@ -60,10 +60,10 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
            "(0: none)">,
     Option<"amxEpilogueBytes", "amx-epilogue-bytes", "int64_t",
            /*default=*/"1048576",
-           "with amx, an AMX product whose accumulators take at least this "
-           "many bytes applies its elementwise epilogue per block "
+           "with amx, a bf16 AMX product whose accumulators take at least "
+           "this many bytes applies its elementwise epilogue per block "
            "(kiln.amx_epilogue); smaller ones stay in L2 and keep the "
-           "epilogue as a pass of its own">,
+           "epilogue as a pass of its own. int8 products always apply it">,
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
