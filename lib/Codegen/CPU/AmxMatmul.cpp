@@ -169,8 +169,14 @@ FailureOr<TileProduct> match(linalg::GenericOp op, std::string &why) {
 }
 
 /// A group of blocks with less work than this runs on one thread: a
-/// fork-join costs about as much as 10 us of tile work (~8 MFLOP).
+/// fork-join costs about as much as 10 us of tile work (~8 MFLOP)...
 constexpr int64_t kMinParallelFlops = 8'000'000;
+/// ...unless it streams at least this many bytes of weights: a product of a
+/// few rows (a classifier at batch 1) does little work per byte, and takes
+/// as long as its weights take to come from L3 or memory (MobileNetV2's
+/// 1280 x 1000 int8 classifier, 1.3 MB: 65 us on one thread). Split by
+/// panels, each thread streams its share.
+constexpr int64_t kMinParallelWeightBytes = 256 * 1024;
 
 /// Rows of the A tiles of one block, and how many blocks of that shape
 /// follow each other from `start`.
@@ -577,11 +583,13 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
         int64_t groupRows = rg.count * rowsPerBlock;
         if (rg.tileRows.size() == 1)
           groupRows = rg.tileRows[0];
-        int64_t flops = 2 * groupRows * 16 * pg.count * pg.panels * k.group *
-                        k.k2 *
-                        std::max<int64_t>(k.batch, 1);
+        int64_t weightBytes = pg.count * pg.panels * 16 * k.group * k.k2 *
+                              (k.int8() ? 1 : 2) *
+                              std::max<int64_t>(k.batch, 1);
+        int64_t flops = 2 * groupRows * weightBytes / (k.int8() ? 1 : 2);
         OpBuilder::InsertionGuard guard(b);
-        if (flops < kMinParallelFlops) {
+        if (flops < kMinParallelFlops &&
+            weightBytes < kMinParallelWeightBytes) {
           shared = scratch(b);
           auto loop = scf::ForOp::create(b, loc, cst(0), cst(count), cst(1));
           b.setInsertionPointToStart(loop.getBody());

@@ -253,3 +253,28 @@ func.func @shared_result(%x: memref<64x16x4xi8>, %w: memref<4x16x16x4xi8>, %y: m
   memref.copy %y, %copy : memref<64x4x16xi32> to memref<64x4x16xi32>
   return
 }
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+
+// One row (a classifier at batch 1) against 1 MiB of int8 weights: 2 MOP,
+// too little work for a fork-join by itself, but the product takes as long
+// as the weights take to stream in, so the threads share the 32 pairs of
+// panels.
+// CHECK-LABEL: func.func private @gemv_amx0
+// CHECK: scf.forall (%{{.+}}) in (32) {
+// CHECK: amx.tile_muli {{.+}} : !amx.tile<1x64xi8>, !amx.tile<16x64xi8>, !amx.tile<1x16xi32>
+func.func @gemv(%x: memref<1x256x4xi8>, %w: memref<64x256x16x4xi8>, %y: memref<1x64x16xi32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<1x256x4xi8>, memref<64x256x16x4xi8>) outs(%y : memref<1x64x16xi32>) attrs = {kiln.amx_int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  return
+}
