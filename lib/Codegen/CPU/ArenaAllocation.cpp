@@ -16,6 +16,7 @@
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Codegen/MemoryPlan.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -32,6 +33,24 @@ namespace {
 // Must match lib/Conversion/KilnToLinalg/LowerGuard.cpp.
 constexpr const char *kGuardFailedFn = "__kiln_guard_failed";
 constexpr const char *kGuardMessageAttr = "kiln.guard_message";
+
+/// The largest buffer allocated inside a loop that becomes a stack buffer.
+constexpr int64_t kMaxLoopScratchBytes = 16 * 1024;
+
+/// Whether the buffer `v` (or a view of it) leaves the iteration that made
+/// it: yielded or returned.
+bool escapes(Value v) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (user->hasTrait<OpTrait::IsTerminator>())
+      return true;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+      if (view.getViewSource() == v && escapes(user->getResult(0)))
+        return true;
+    }
+  }
+  return false;
+}
 
 int64_t bufferBytes(MemRefType type) {
   int64_t eltBytes =
@@ -88,6 +107,34 @@ struct ArenaAllocationPass
                                                   op.getTarget());
     }
     func.walk([&](memref::DeallocOp op) { rewriter.eraseOp(op); });
+
+    // A small buffer allocated inside a loop (a tile that tiling could not
+    // keep in registers: an f32 accumulator tile whose epilogue writes
+    // another type) becomes a stack buffer made once, at the top of the
+    // parallel loop's body (once per task; see OutlineParallelLoops.cpp) or
+    // of the function: every iteration gets the same memory, which it finds
+    // holding the last iteration's values instead of undefined ones.
+    SmallVector<memref::AllocOp> inLoops;
+    func.walk([&](memref::AllocOp op) {
+      if (op->getParentOp() != func.getOperation())
+        inLoops.push_back(op);
+    });
+    for (memref::AllocOp op : inLoops) {
+      MemRefType type = op.getType();
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+          bufferBytes(type) > kMaxLoopScratchBytes || escapes(op.getResult()))
+        continue;
+      Operation *top = op;
+      while (top->getParentOp() != func.getOperation())
+        top = top->getParentOp();
+      Block *home = &func.getBody().front();
+      if (auto forall = dyn_cast<scf::ForallOp>(top);
+          forall && forall->isAncestor(op))
+        home = forall.getBody();
+      rewriter.setInsertionPointToStart(home);
+      rewriter.replaceOpWithNewOp<memref::AllocaOp>(op, type,
+                                                    op.getAlignmentAttr());
+    }
 
     SmallVector<memref::AllocOp> allocs;
     WalkResult walk = func.walk([&](memref::AllocOp op) {

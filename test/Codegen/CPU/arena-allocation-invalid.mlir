@@ -1,14 +1,31 @@
 // RUN: kiln-opt %s --split-input-file --kiln-arena-allocation -verify-diagnostics
 
-// A buffer allocated in a loop would need a fresh slot per iteration.
-func.func @alloc_in_loop(%out: memref<4xf32>) {
+// A buffer allocated in a loop would need a fresh slot per iteration; one
+// over 16 KiB is too large to become a stack buffer instead.
+func.func @alloc_in_loop(%out: memref<8192xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   scf.for %i = %c0 to %c4 step %c1 {
+    // expected-error @+1 {{buffer 'memref<8192xf32>' is allocated inside a loop; it cannot live in the arena}}
+    %t = memref.alloc() : memref<8192xf32>
+    memref.copy %t, %out : memref<8192xf32> to memref<8192xf32>
+  }
+  return
+}
+
+// -----
+
+// A small buffer that leaves its iteration (yielded) cannot be shared by
+// the iterations either.
+func.func @alloc_yielded(%out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %out) -> (memref<4xf32>) {
     // expected-error @+1 {{buffer 'memref<4xf32>' is allocated inside a loop; it cannot live in the arena}}
     %t = memref.alloc() : memref<4xf32>
-    memref.copy %t, %out : memref<4xf32> to memref<4xf32>
+    scf.yield %t : memref<4xf32>
   }
   return
 }

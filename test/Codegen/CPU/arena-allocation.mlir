@@ -182,3 +182,39 @@ func.func @view_keeps_buffer_alive(%x: memref<32xf32>, %y: memref<16xf32>, %out:
   linalg.copy ins(%b : memref<16xf32>) outs(%out2 : memref<16xf32>)
   return
 }
+
+// -----
+
+// A small buffer allocated inside a loop (a tile tiling could not keep in
+// registers) becomes one stack buffer that every iteration reuses: at the
+// top of the parallel loop's body (made once per task), or of the function
+// for a sequential loop. It takes no arena space.
+// CHECK-LABEL: func.func @loop_scratch
+// CHECK-NEXT: %[[S:.+]] = memref.alloca() {alignment = 64 : i64} : memref<3x16xf32>
+// CHECK: scf.for
+// CHECK-NOT: memref.alloc
+// CHECK: linalg.fill {{.+}} outs(%[[S]] :
+// CHECK: scf.forall
+// CHECK-NEXT: %[[T:.+]] = memref.alloca() {alignment = 64 : i64} : memref<2x16xf32>
+// CHECK: scf.for
+// CHECK: linalg.fill {{.+}} outs(%[[T]] :
+func.func @loop_scratch(%out: memref<3x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    %t = memref.alloc() {alignment = 64 : i64} : memref<3x16xf32>
+    linalg.fill ins(%zero : f32) outs(%t : memref<3x16xf32>)
+    memref.copy %t, %out : memref<3x16xf32> to memref<3x16xf32>
+  }
+  scf.forall (%j) in (2) {
+    scf.for %i = %c0 to %c4 step %c1 {
+      %u = memref.alloc() {alignment = 64 : i64} : memref<2x16xf32>
+      linalg.fill ins(%zero : f32) outs(%u : memref<2x16xf32>)
+      %v = memref.subview %out[0, 0] [2, 16] [1, 1] : memref<3x16xf32> to memref<2x16xf32, strided<[16, 1]>>
+      memref.copy %u, %v : memref<2x16xf32> to memref<2x16xf32, strided<[16, 1]>>
+    }
+  }
+  return
+}
