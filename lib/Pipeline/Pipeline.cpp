@@ -52,7 +52,7 @@ constexpr const char *kGraphPipeline =
     "kiln-layout,canonicalize,cse)";
 constexpr const char *kLinalgPipeline =
     "kiln-convert-kiln-to-linalg,"
-    "func.func(canonicalize,cse,kiln-fuse-elementwise,"
+    "func.func(canonicalize,cse,kiln-hoist-requantization,kiln-fuse-elementwise,"
     "kiln-fold-requantization,canonicalize,cse)";
 std::string cpuLoweringTail(bool amx = false);
 /// Tensors to buffers, outputs to caller-owned arguments, and every other

@@ -296,6 +296,100 @@ if HOST_VNNI or HOST_AMX:
           not any(f.startswith("amx") for f in required_isa(so_vnni)),
           "the VNNI build calls vpdpbusd, no tile instruction, no amx feature")
 
+# 1b. Quantization moved above max pooling and concatenation ------------------
+# The int8 conv after Concat -> MaxPool (padded) and the one after a plain
+# MaxPool quantize the model inputs, pool the bytes with unsigned max and
+# concatenate bytes (docs/quantization.md). The inputs come in NHWC (a
+# Transpose to NCHW in the model), so that the poolings run in NHWC as
+# they do after a convolution. Max pooling commutes with the
+# non-decreasing quantization and concatenation with any elementwise one,
+# so the result must equal the simulation that pools and concatenates f32
+# and quantizes after.
+def maxpool_ref(x, k, stride, pad=0):
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)),
+               constant_values=-np.inf)
+    n, c, h, w = x.shape
+    oh, ow = (h - k) // stride + 1, (w - k) // stride + 1
+    out = np.full((n, c, oh, ow), -np.inf, x.dtype)
+    for i in range(k):
+        for j in range(k):
+            out = np.maximum(out, x[:, :, i:i + stride * oh:stride,
+                                    j:j + stride * ow:stride])
+    return out
+
+
+rng_pool = np.random.default_rng(13)
+wm = rng_pool.standard_normal((24, 16, 3, 3)).astype(f32) * 0.1
+bm = rng_pool.standard_normal(24).astype(f32)
+wq = rng_pool.standard_normal((16, 8, 1, 1)).astype(f32) * 0.3
+d_pool = small_onnx.save_model(
+    work, "pooled",
+    [helper.make_node("Transpose", ["un"], ["u"], perm=[0, 3, 1, 2]),
+     helper.make_node("Transpose", ["vn"], ["v"], perm=[0, 3, 1, 2]),
+     helper.make_node("Concat", ["u", "v"], ["uv"], axis=1),
+     helper.make_node("MaxPool", ["uv"], ["pm"], kernel_shape=[3, 3],
+                      strides=[2, 2], pads=[1, 1, 1, 1]),
+     helper.make_node("Conv", ["pm", "wm", "bm"], ["ym"], pads=[1, 1, 1, 1],
+                      name="after_concat_pool"),
+     helper.make_node("MaxPool", ["u"], ["pq"], kernel_shape=[2, 2],
+                      strides=[2, 2]),
+     helper.make_node("Conv", ["pq", "wq"], ["yq"], name="after_pool")],
+    [vi("un", [1, 9, 9, 8]), vi("vn", [1, 9, 9, 8])],
+    [vi("ym", [1, 24, 5, 5]), vi("yq", [1, 16, 4, 4])],
+    {"wm": wm, "bm": bm, "wq": wq})
+
+
+def draw_pool():
+    return [("un", (rng_pool.standard_normal((1, 9, 9, 8)) * 2 - 1)
+             .astype(f32)),
+            ("vn", np.abs(rng_pool.standard_normal((1, 9, 9, 8)))
+             .astype(f32))]
+
+
+def pooled(sample):
+    s = dict(sample)
+    u, v = (s[n].transpose(0, 3, 1, 2) for n in ("un", "vn"))
+    return (maxpool_ref(np.concatenate([u, v], axis=1), 3, 2, 1),
+            maxpool_ref(u, 2, 2))
+
+
+calib_pool = [draw_pool() for _ in range(8)]
+cal_pool = write_samples(os.path.join(work, "pooled_calib"), calib_pool)
+pm_params = act_params([pooled(s)[0] for s in calib_pool])
+pq_params = act_params([pooled(s)[1] for s in calib_pool])
+test_pool = draw_pool()
+pm, pq = pooled(test_pool)
+sim_pool = [sim_conv(pm, wm, bm, *pm_params, pad=1),
+            sim_conv(pq, wq, None, *pq_params)]
+ref_pool = [conv_ref(pm, wm, bm, pad=1), conv_ref(pq, wq)]
+linalg = compile_model(d_pool, "-", "--quantize=static",
+                       "--calibration-data", cal_pool, "--emit=linalg",
+                       *AMX_MCPU).stdout
+check(linalg.count("linalg.pooling_nhwc_max_unsigned") == 2 and
+      "linalg.pooling_nhwc_max " not in linalg,
+      "pooled: both max poolings run on quantized bytes")
+for kind, extra in (("amx", AMX_MCPU), ("vnni", VNNI_FLAGS)):
+    so = os.path.join(work, f"pooled_{kind}.so")
+    compile_model(d_pool, so, "--quantize=static", "--calibration-data",
+                  cal_pool, *extra)
+    if not (kind == "vnni" and HOST_VNNI or kind == "amx" and HOST_AMX):
+        print(f"skip pooled {kind}: this CPU cannot run it")
+        continue
+    for threads in (1, 2):
+        outs = small_onnx.run_model(run, d_pool, so, test_pool, threads)
+        for name, got, want, exact in zip(["after_concat_pool", "after_pool"],
+                                          outs, ref_pool, sim_pool):
+            scale = float(np.abs(exact).max())
+            diff = float(np.abs(got - exact).max())
+            check(diff <= SIM_TOL * scale,
+                  f"pooled {kind} {threads}t {name}: equals the simulation "
+                  f"that pools f32 (max diff {diff:.3g}, scale {scale:.3g})")
+            # 8 input channels of a 1x1 conv average few roundings: the
+            # int8 error of this data is 3%, under the 5% budget.
+            err = rel_l2(got, want)
+            check(err < 0.05, f"pooled {kind} {threads}t {name}: {err:.2%} "
+                  f"from the float64 reference")
+
 # 2. A deeper model ---------------------------------------------------------
 # Its output is [10, 1] (ten values, not a classifier's scores): the budget
 # check below then measures the relative L2 error only, not top-1 flips of

@@ -1007,7 +1007,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     }
     int64_t regs = rows == 1 && pixels <= 8 && r[3] % (2 * lanes) == 0 ? 2 : 1;
     t = {1, rows, pixels, regs * lanes, 0, 0, 0};
-  } else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {
+  } else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcMaxUnsignedOp,
+                 linalg::PoolingNhwcSumOp>(op)) {
     // (n, oh, ow, c, kh, kw): tiled like a depthwise convolution.
     t = {1, 1, divisorAtMost(r[2], 8), divisorAtMost(r[3], 2 * vw), 1, 0};
   } else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op)) {

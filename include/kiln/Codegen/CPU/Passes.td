@@ -32,6 +32,22 @@ def FoldRequantizationPass : Pass<"kiln-fold-requantization", "func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def HoistRequantizationPass : Pass<"kiln-hoist-requantization", "func::FuncOp"> {
+  let summary = "Static int8: quantize before max pooling and concatenation";
+  let description = [{
+    An elementwise generic holding a quantization marked `kiln.requant`
+    whose input is a concatenation (the lowering's chain of copies into
+    slices) is applied to each piece instead, and the pieces concatenated as
+    bytes. One whose input is a `linalg.pooling_nhwc_max`, when its body is
+    non-decreasing and ends in bytes of [0, 255], is applied to the pooling's
+    input (a -inf padding becoming 0) and followed by
+    `linalg.pooling_nhwc_max_unsigned`. The quantization then fuses into the
+    epilogues that made the f32 values, which write bytes.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
   let summary = "Tile linalg ops into register-sized static tiles and vectorize them";
   let description = [{
