@@ -162,6 +162,20 @@ def sim_depthwise(x, w, b, ascale, zp, stride=1, pad=0, dilation=1):
     return y.transpose(0, 3, 1, 2)
 
 
+def check_outputs(label, names, outs, refs, sims, bound):
+    """Each output equals the int8 simulation (to SIM_TOL of its scale) and
+    is within `bound` (relative L2) of the float64 reference."""
+    for name, got, want, exact in zip(names, outs, refs, sims):
+        scale = float(np.abs(exact).max())
+        diff = float(np.abs(got - exact).max())
+        check(diff <= SIM_TOL * scale,
+              f"{label} {name}: equals the int8 simulation "
+              f"(max diff {diff:.3g}, output scale {scale:.3g})")
+        err = rel_l2(got, want)
+        check(err < bound, f"{label} {name}: {err:.2%} from the float64 "
+              f"reference")
+
+
 # 1. Seven independent nodes ---------------------------------------------------
 wg = rng.standard_normal((40, 72)).astype(f32) * 0.2
 bg = rng.standard_normal(40).astype(f32)
@@ -252,18 +266,9 @@ for kind, (so, extra) in builds.items():
         continue
     for threads in (1, 2):
         outs = small_onnx.run_model(run, d1, so, test_in, threads)
-        for name, got, want, exact in zip(["gemm", "conv3x3", "stem",
-                                           "pointwise", "depthwise",
-                                           "depthwise5x5", "dilated"], outs,
-                                          ref, sim):
-            scale = float(np.abs(exact).max())
-            diff = float(np.abs(got - exact).max())
-            check(diff <= SIM_TOL * scale,
-                  f"{kind} {threads}t {name}: equals the int8 simulation "
-                  f"(max diff {diff:.3g}, output scale {scale:.3g})")
-            err = rel_l2(got, want)
-            check(err < 0.02, f"{kind} {threads}t {name}: {err:.2%} from the "
-                  f"float64 reference")
+        check_outputs(f"{kind} {threads}t",
+                      ["gemm", "conv3x3", "stem", "pointwise", "depthwise",
+                       "depthwise5x5", "dilated"], outs, ref, sim, 0.02)
 
 # The same samples as one .npz (each input's samples stacked on a new first
 # axis, arrays named after the inputs) calibrate the same ranges: the build
@@ -377,18 +382,12 @@ for kind, extra in (("amx", AMX_MCPU), ("vnni", VNNI_FLAGS)):
         continue
     for threads in (1, 2):
         outs = small_onnx.run_model(run, d_pool, so, test_pool, threads)
-        for name, got, want, exact in zip(["after_concat_pool", "after_pool"],
-                                          outs, ref_pool, sim_pool):
-            scale = float(np.abs(exact).max())
-            diff = float(np.abs(got - exact).max())
-            check(diff <= SIM_TOL * scale,
-                  f"pooled {kind} {threads}t {name}: equals the simulation "
-                  f"that pools f32 (max diff {diff:.3g}, scale {scale:.3g})")
-            # 8 input channels of a 1x1 conv average few roundings: the
-            # int8 error of this data is 3%, under the 5% budget.
-            err = rel_l2(got, want)
-            check(err < 0.05, f"pooled {kind} {threads}t {name}: {err:.2%} "
-                  f"from the float64 reference")
+        # The simulation pools f32. 8 input channels of a 1x1 conv average
+        # few roundings: the int8 error of this data is 3%, under the 5%
+        # budget.
+        check_outputs(f"pooled {kind} {threads}t",
+                      ["after_concat_pool", "after_pool"], outs, ref_pool,
+                      sim_pool, 0.05)
 
 # 2. A deeper model ---------------------------------------------------------
 # Its output is [10, 1] (ten values, not a classifier's scores): the budget

@@ -1,6 +1,7 @@
 //===- ChannelInvariance.cpp - per-channel values of a generic body -------===//
 #include "ChannelInvariance.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -33,4 +34,11 @@ bool mlir::kiln::isPerChannel(linalg::GenericOp g, Value v,
   }
   memo[v] = result;
   return result;
+}
+
+std::optional<double> mlir::kiln::floatConstant(Value v) {
+  FloatAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  return attr.getValueAsDouble();
 }

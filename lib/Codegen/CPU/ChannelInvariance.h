@@ -2,7 +2,8 @@
 //
 // Shared by the passes that rewrite an elementwise epilogue around its
 // per-channel values (the AMX kernel's fused epilogue hoists them out of its
-// row loop; --kiln-fold-requantization folds the scales into them).
+// row loop; --kiln-fold-requantization folds the scales into them; and
+// --kiln-hoist-requantization reads the constants of a quantization).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LIB_CODEGEN_CPU_CHANNELINVARIANCE_H
@@ -18,6 +19,9 @@ namespace mlir::kiln {
 /// `memo` caches the answers for one body.
 bool isPerChannel(linalg::GenericOp g, Value v,
                   llvm::DenseMap<Value, bool> &memo);
+
+/// The float constant `v` holds, if it is one.
+std::optional<double> floatConstant(Value v);
 } // namespace mlir::kiln
 
 #endif // KILN_LIB_CODEGEN_CPU_CHANNELINVARIANCE_H

@@ -29,7 +29,6 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/IR/Matchers.h"
 
 #include <cmath>
 
@@ -39,17 +38,10 @@ namespace mlir::kiln {
 } // namespace mlir::kiln
 
 using namespace mlir;
+using mlir::kiln::floatConstant;
 using mlir::kiln::isPerChannel;
 
 namespace {
-/// The f32 constant `v` holds, if it is one.
-std::optional<double> constantOf(Value v) {
-  FloatAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)))
-    return std::nullopt;
-  return attr.getValueAsDouble();
-}
-
 /// `v` as base * scale + offset, following multiplications by, and additions
 /// and subtractions of, per-channel values. Null scale or offset: 1 or 0.
 struct Affine {
@@ -97,7 +89,7 @@ bool fold(linalg::GenericOp g, math::RoundEvenOp round) {
   auto scaled = round.getOperand().getDefiningOp<arith::MulFOp>();
   if (!scaled || !round.getOperand().hasOneUse())
     return false;
-  std::optional<double> inv = constantOf(scaled.getRhs());
+  std::optional<double> inv = floatConstant(scaled.getRhs());
   if (!inv || !(*inv > 0))
     return false;
   double lo = -INFINITY, hi = INFINITY;
@@ -107,7 +99,7 @@ bool fold(linalg::GenericOp g, math::RoundEvenOp round) {
   while (Operation *def = y.getDefiningOp()) {
     if (!isa<arith::MaximumFOp, arith::MinimumFOp>(def) || !y.hasOneUse())
       break;
-    std::optional<double> c = constantOf(def->getOperand(1));
+    std::optional<double> c = floatConstant(def->getOperand(1));
     if (!c)
       break;
     clamps.push_back({isa<arith::MaximumFOp>(def), *c});
@@ -125,7 +117,7 @@ bool fold(linalg::GenericOp g, math::RoundEvenOp round) {
     Operation *user = *end.getUsers().begin();
     std::optional<double> c;
     if (user->getNumOperands() == 2 && user->getOperand(0) == end)
-      c = constantOf(user->getOperand(1));
+      c = floatConstant(user->getOperand(1));
     if (!c || std::nearbyint(*c) != *c)
       break;
     if (isa<arith::AddFOp>(user)) {

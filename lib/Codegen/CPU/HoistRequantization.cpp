@@ -26,16 +26,17 @@
 // quantized to the lowest byte, and now the window's other values decide.
 //
 //===----------------------------------------------------------------------===//
+#include "ChannelInvariance.h"
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_HOISTREQUANTIZATIONPASS
@@ -43,16 +44,9 @@ namespace mlir::kiln {
 } // namespace mlir::kiln
 
 using namespace mlir;
+using mlir::kiln::floatConstant;
 
 namespace {
-/// The f32 constant `v` holds, if it is one.
-std::optional<double> constantOf(Value v) {
-  FloatAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)))
-    return std::nullopt;
-  return attr.getValueAsDouble();
-}
-
 /// Whether `g` is a static int8 quantization that can move: one f32 input
 /// and one i8 result over the same shape, read and written through identity
 /// maps, every loop parallel, a body that does not look at the indices and
@@ -103,7 +97,7 @@ bool isNonDecreasingToBytes(linalg::GenericOp g) {
         usesX = true;
         continue;
       }
-      std::optional<double> c = constantOf(v);
+      std::optional<double> c = floatConstant(v);
       if (!c)
         return false;
       consts.push_back(*c);
@@ -223,18 +217,21 @@ Value concatOf(OpBuilder &b, Location loc, ArrayRef<tensor::InsertSliceOp> piece
 /// pooling's window is below it.
 bool isLowestFill(Value v) {
   auto fill = v.getDefiningOp<linalg::FillOp>();
-  std::optional<double> c = fill ? constantOf(fill.getInputs()[0]) : std::nullopt;
+  std::optional<double> c = fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
   return c && (*c == -INFINITY || *c <= -std::numeric_limits<float>::max());
 }
 
 /// Erases `op` if nothing uses it and it has no effects, then, the same way,
-/// the ops that made its operands.
+/// the ops that made its operands. Quantizations are left to later cleanup:
+/// the pass's worklist may still hold them.
 void eraseDead(Operation *op) {
   SetVector<Operation *> work;
   work.insert(op);
   while (!work.empty()) {
     Operation *next = work.pop_back_val();
-    if (!isOpTriviallyDead(next))
+    auto generic = dyn_cast<linalg::GenericOp>(next);
+    if (!isOpTriviallyDead(next) ||
+        (generic && isMovableQuantization(generic)))
       continue;
     for (Value v : next->getOperands())
       if (Operation *def = v.getDefiningOp())
