@@ -583,10 +583,10 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
         int64_t groupRows = rg.count * rowsPerBlock;
         if (rg.tileRows.size() == 1)
           groupRows = rg.tileRows[0];
-        int64_t weightBytes = pg.count * pg.panels * 16 * k.group * k.k2 *
-                              (k.int8() ? 1 : 2) *
+        int64_t weightCount = pg.count * pg.panels * 16 * k.group * k.k2 *
                               std::max<int64_t>(k.batch, 1);
-        int64_t flops = 2 * groupRows * weightBytes / (k.int8() ? 1 : 2);
+        int64_t weightBytes = weightCount * (k.int8() ? 1 : 2);
+        int64_t flops = 2 * groupRows * weightCount;
         OpBuilder::InsertionGuard guard(b);
         if (flops < kMinParallelFlops &&
             weightBytes < kMinParallelWeightBytes) {

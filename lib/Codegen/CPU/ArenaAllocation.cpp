@@ -128,8 +128,7 @@ struct ArenaAllocationPass
       while (top->getParentOp() != func.getOperation())
         top = top->getParentOp();
       Block *home = &func.getBody().front();
-      if (auto forall = dyn_cast<scf::ForallOp>(top);
-          forall && forall->isAncestor(op))
+      if (auto forall = dyn_cast<scf::ForallOp>(top))
         home = forall.getBody();
       rewriter.setInsertionPointToStart(home);
       rewriter.replaceOpWithNewOp<memref::AllocaOp>(op, type,

@@ -480,13 +480,11 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
     // A fresh padded tensor for this copy alone (CSE may share one between
     // two pads of the same shape), created above the producer.
     rewriter.setInsertionPoint(producer);
-    Operation *scalar = rewriter.clone(*fill.getInputs()[0].getDefiningOp());
-    Value newEmpty = rewriter.clone(*empty)->getResult(0);
-    auto newFillOp = linalg::FillOp::create(rewriter, fill.getLoc(),
-                                            scalar->getResult(0), newEmpty);
-    if (fill->hasAttr(kiln::kUnreadPaddingAttr))
-      newFillOp->setAttr(kiln::kUnreadPaddingAttr, rewriter.getUnitAttr());
-    Value newFill = newFillOp.getResult(0);
+    // Clones, so that the fill keeps its marks (kUnreadPaddingAttr).
+    IRMapping map;
+    rewriter.clone(*fill.getInputs()[0].getDefiningOp(), map);
+    rewriter.clone(*empty, map);
+    Value newFill = rewriter.clone(*fill, map)->getResult(0);
     Value newDest = tensor::ExtractSliceOp::create(
         rewriter, slice.getLoc(), slice.getType(), newFill,
         slice.getMixedOffsets(), slice.getMixedSizes(), slice.getMixedStrides());
