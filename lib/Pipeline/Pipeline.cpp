@@ -83,7 +83,7 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx) {
          "kiln-cpu-split-empty-tensors)," +
          bufferizeToArena(amx ? "kiln-cpu-amx-matmul,func.func(canonicalize,cse),"
                               : "") +
-         "func.func(kiln-cpu-fill-borders),"
+         "func.func(kiln-cpu-fill-borders,kiln-cpu-prefetch-panels),"
          "kiln-cpu-outline-parallel-loops," + cpuLoweringTail(amx);
 }
 

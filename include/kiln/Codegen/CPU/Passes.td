@@ -213,6 +213,24 @@ def FillBordersPass : Pass<"kiln-cpu-fill-borders", "func::FuncOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def PrefetchPanelsPass : Pass<"kiln-cpu-prefetch-panels", "func::FuncOp"> {
+  let summary = "Fetch the weight panel the next parallel iteration reads while this one computes";
+  let description = [{
+    After bufferization: where each iteration of a 1-D `scf.forall` reads a
+    panel `%global[f(%iv), ...]` of a constant global several times (inside
+    static `scf.for` loops, one of which does not index it), the innermost
+    of those loops prefetches lines of panel `f(%iv + step)`, spread evenly
+    over all of the iterations, into L2. Panels above `max-panel-bytes`
+    would push the current panel out of L2 and are left alone.
+  }];
+  let options = [
+    Option<"maxPanelBytes", "max-panel-bytes", "int64_t", /*default=*/"1048576",
+           "largest panel worth fetching ahead">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
   let summary = "Place every intermediate buffer at a static offset of one arena";
   let description = [{
