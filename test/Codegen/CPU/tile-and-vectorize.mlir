@@ -285,6 +285,34 @@ func.func @conv_channels_outermost(%x: tensor<1x9x9x256xf32>) -> tensor<1x7x7x25
 
 // -----
 
+// A 1 MiB filter (ResNet-50's 14x14 1x1 layers) with an input that fits in
+// L2 (784 KB) takes its channels outermost too; with an input that does not
+// (batch 8, 6.4 MB) it keeps the pixel rows outermost.
+// CHECK-LABEL: func.func @conv_1mib_filter
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c256 step %c32
+// CHECK-NEXT: scf.for %{{.+}} = %{{.+}} to %c14 step %c1
+// CHECK-LABEL: func.func @conv_1mib_filter_batch8
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c8 step %c1
+// CHECK-NEXT: scf.for %{{.+}} = %{{.+}} to %c14 step %c1
+func.func @conv_1mib_filter(%x: tensor<1x14x14x1024xf32>) -> tensor<1x14x14x256xf32> {
+  %w = arith.constant dense<0.5> : tensor<1x1x1024x256xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x14x14x256xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x14x14x256xf32>) -> tensor<1x14x14x256xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x14x14x1024xf32>, tensor<1x1x1024x256xf32>) outs(%acc : tensor<1x14x14x256xf32>) -> tensor<1x14x14x256xf32>
+  return %0 : tensor<1x14x14x256xf32>
+}
+func.func @conv_1mib_filter_batch8(%x: tensor<8x14x14x1024xf32>) -> tensor<8x14x14x256xf32> {
+  %w = arith.constant dense<0.5> : tensor<1x1x1024x256xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x14x14x256xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x14x14x256xf32>) -> tensor<8x14x14x256xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<8x14x14x1024xf32>, tensor<1x1x1024x256xf32>) outs(%acc : tensor<8x14x14x256xf32>) -> tensor<8x14x14x256xf32>
+  return %0 : tensor<8x14x14x256xf32>
+}
+
+// -----
+
 // Channel tiles of whole or half registers: 48 output channels are three
 // tiles of 16 (not two of 24, which LLVM assembles from pieces), 24 are
 // three tiles of 8.
