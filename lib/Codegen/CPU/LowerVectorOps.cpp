@@ -157,20 +157,9 @@ Value lrintOf(OpBuilder &b, Location loc, Value x, Type resultType) {
   return result;
 }
 
-/// Whether `v` is a float constant (a scalar or a splat) that is not NaN.
-bool isNonNanConstant(Value v) {
-  FloatAttr f;
-  if (matchPattern(v, m_Constant(&f)))
-    return !f.getValue().isNaN();
-  DenseFPElementsAttr d;
-  return matchPattern(v, m_Constant(&d)) && d.isSplat() &&
-         !d.getSplatValue<APFloat>().isNaN();
-}
-
-/// Adds `nsz` to a maximumf/minimumf against a non-NaN constant.
+/// Adds `nsz` to a maximumf/minimumf: NaN still propagates, the sign of a
+/// zero result is not kept.
 template <typename OpTy> void ignoreSignedZeros(OpTy op) {
-  if (!isNonNanConstant(op.getLhs()) && !isNonNanConstant(op.getRhs()))
-    return;
   op.setFastmath(op.getFastmath() | arith::FastMathFlags::nsz);
 }
 

@@ -179,11 +179,12 @@ def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
       where the pair takes a `vrndscaleps` and a `vcvttps2dq`. Static int8's
       requantizations end so. Vectors of more than one dimension are
       rewritten row by row.
-    - `arith.maximumf` / `arith.minimumf` against a constant that is not
-      NaN (ReLU, Clip and ReLU6, the clamps of a quantization) get the `nsz`
-      flag: NaN still propagates, but the sign of a zero result is not
-      kept, and each becomes one `vmaxps` / `vminps` instead of three
-      instructions (the compare and masked move that order -0 below +0).
+    - `arith.maximumf` / `arith.minimumf` get the `nsz` flag: NaN still
+      propagates, but the sign of a zero result is not kept. Against a
+      constant that is not NaN (ReLU, Clip and ReLU6, the clamps of a
+      quantization) each becomes one `vmaxps` / `vminps` instead of three
+      instructions (the compare and masked move that order -0 below +0);
+      between two values (max pooling, Max, ReduceMax) three instead of six.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::vector::VectorDialect"];
