@@ -43,6 +43,22 @@ constexpr int64_t kLineBytes = 64;
 /// little work per iteration to hide a panel's fetch anyway.
 constexpr int64_t kMaxLinesPerIteration = 4;
 
+/// The ops inside `forall` that `v` is computed from, `v`'s own included,
+/// in order (empty when `v` is defined outside or is a block argument).
+FailureOr<SetVector<Operation *>> sliceInside(Value v, scf::ForallOp forall) {
+  SetVector<Operation *> slice;
+  Operation *def = v.getDefiningOp();
+  if (!def || !forall->isProperAncestor(def))
+    return slice;
+  BackwardSliceOptions options;
+  options.filter = [&](Operation *op) { return forall->isProperAncestor(op); };
+  options.omitBlockArguments = false;
+  options.inclusive = true;
+  if (failed(getBackwardSlice(v, &slice, options)))
+    return failure();
+  return slice;
+}
+
 /// The ops of `forall`'s body that `v` is computed from, in order, if they
 /// are all pure and region-free and the only induction variable among their
 /// leaves is `iv`; nullopt otherwise (or when `v` does not depend on `iv`).
@@ -50,18 +66,11 @@ std::optional<SetVector<Operation *>> panelIndexSlice(Value v, Value iv,
                                                       scf::ForallOp forall) {
   if (v == iv)
     return SetVector<Operation *>();
-  Operation *def = v.getDefiningOp();
-  if (!def || !forall->isProperAncestor(def))
-    return std::nullopt;
-  SetVector<Operation *> slice;
-  BackwardSliceOptions options;
-  options.filter = [&](Operation *op) { return forall->isProperAncestor(op); };
-  options.omitBlockArguments = false;
-  options.inclusive = true;
-  if (failed(getBackwardSlice(v, &slice, options)))
+  FailureOr<SetVector<Operation *>> slice = sliceInside(v, forall);
+  if (failed(slice))
     return std::nullopt;
   bool usesIv = false;
-  for (Operation *op : slice) {
+  for (Operation *op : *slice) {
     if (!isPure(op) || op->getNumRegions() != 0)
       return std::nullopt;
     for (Value operand : op->getOperands()) {
@@ -76,27 +85,19 @@ std::optional<SetVector<Operation *>> panelIndexSlice(Value v, Value iv,
   }
   if (!usesIv)
     return std::nullopt;
-  return slice;
+  return *slice;
 }
 
 /// Whether `v` is computed, inside `forall`, from `iv`.
 bool dependsOn(Value v, Value iv, scf::ForallOp forall) {
   if (v == iv)
     return true;
-  Operation *def = v.getDefiningOp();
-  if (!def || !forall->isProperAncestor(def))
-    return false;
-  SetVector<Operation *> slice;
-  BackwardSliceOptions options;
-  options.filter = [&](Operation *op) { return forall->isProperAncestor(op); };
-  options.omitBlockArguments = false;
-  options.inclusive = true;
-  if (failed(getBackwardSlice(v, &slice, options)))
+  FailureOr<SetVector<Operation *>> slice = sliceInside(v, forall);
+  if (failed(slice))
     return true; // unknown: say it does
-  for (Operation *op : slice)
-    if (llvm::is_contained(op->getOperands(), iv))
-      return true;
-  return false;
+  return llvm::any_of(*slice, [&](Operation *op) {
+    return llvm::is_contained(op->getOperands(), iv);
+  });
 }
 
 struct Candidate {
