@@ -1071,6 +1071,27 @@ int64_t operandBytes(linalg::LinalgOp op, unsigned index) {
   return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
+/// Bytes of a convolution's input that its windows touch: a strided window
+/// smaller than its stride skips rows and columns (a 1x1 convolution with
+/// stride 2 reads a quarter of its input).
+int64_t convInputBytesRead(linalg::Conv2DNhwcHwcfOp op) {
+  int64_t bytes = operandBytes(op, 0);
+  if (bytes == 0)
+    return 0;
+  auto input = cast<RankedTensorType>(op.getInputs()[0].getType());
+  auto filter = cast<RankedTensorType>(op.getInputs()[1].getType());
+  auto output = cast<RankedTensorType>(op.getOutputs()[0].getType());
+  SmallVector<int64_t> strides(op.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations(op.getDilations().getValues<int64_t>());
+  for (int d : {0, 1}) {
+    int64_t in = input.getDimSize(1 + d), out = output.getDimSize(1 + d);
+    int64_t k = filter.getDimSize(d);
+    if (dilations[d] == 1 && k < strides[d] && out * k < in)
+      bytes = bytes / in * (out * k);
+  }
+  return bytes;
+}
+
 /// The order of a convolution's output tiles. Output pixels outside and
 /// channels inside read the whole filter once per pixel tile: free while
 /// the filter stays in L2, but ResNet's last stages have filters of 1 to 9
@@ -1083,7 +1104,8 @@ int64_t operandBytes(linalg::LinalgOp op, unsigned index) {
 bool channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
   if (!isa<linalg::Conv2DNhwcHwcfOp>(op) || tiles.size() != 7 || tiles[3] == 0)
     return false;
-  int64_t input = operandBytes(op, 0), filter = operandBytes(op, 1);
+  int64_t input = convInputBytesRead(cast<linalg::Conv2DNhwcHwcfOp>(op)),
+          filter = operandBytes(op, 1);
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   if (input == 0 || filter == 0 || r[3] / tiles[3] < 2)
     return false;

@@ -313,6 +313,23 @@ func.func @conv_1mib_filter_batch8(%x: tensor<8x14x14x1024xf32>) -> tensor<8x14x
 
 // -----
 
+// A 1x1 convolution with stride 2 reads a quarter of its input: 28x28x512
+// (1.6 MB) is 401 KB read, which fits in L2, so its 2 MiB filter goes
+// channels outermost (ResNet-50's layer3 downsample).
+// CHECK-LABEL: func.func @conv_strided_1x1
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c1024 step %c32
+// CHECK-NEXT: scf.for %{{.+}} = %{{.+}} to %c14 step %c1
+func.func @conv_strided_1x1(%x: tensor<1x28x28x512xf32>) -> tensor<1x14x14x1024xf32> {
+  %w = arith.constant dense<0.5> : tensor<1x1x512x1024xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x14x14x1024xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x14x14x1024xf32>) -> tensor<1x14x14x1024xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x28x28x512xf32>, tensor<1x1x512x1024xf32>) outs(%acc : tensor<1x14x14x1024xf32>) -> tensor<1x14x14x1024xf32>
+  return %0 : tensor<1x14x14x1024xf32>
+}
+
+// -----
+
 // Channel tiles of whole or half registers: 48 output channels are three
 // tiles of 16 (not two of 24, which LLVM assembles from pieces), 24 are
 // three tiles of 8.
