@@ -5,9 +5,11 @@
  * (pthreads are part of glibc since 2.34).
  *
  * The caller takes part in every loop, so a pool of n threads starts n - 1
- * workers. Iterations are handed out in chunks from one atomic counter, which
- * balances uneven iterations and a busy core at the price of one atomic add
- * per chunk. Between loops the workers spin for up to half a millisecond (the
+ * workers. A loop's iterations are cut into n contiguous chunks, and thread
+ * i (the caller is 0) claims chunk i first, then any chunk still unclaimed.
+ * Each thread thus takes the same rows of every loop, and finds in its own
+ * cache what it wrote in the loop before; a thread that joins late leaves
+ * its chunk to the others. Between loops the workers spin for up to half a millisecond (the
  * next loop of a model usually starts within microseconds), then sleep on a
  * condition variable. The caller waits at the end of a loop only for the
  * workers that joined it (see `ticket`), never for one that had not woken up
@@ -34,16 +36,21 @@ static int64_t now_ns(void) {
 
 typedef void (*kiln_task_fn)(void *ctx, int64_t begin, int64_t end);
 
+typedef struct kiln_worker {
+  struct kiln_pool *pool;
+  int id; /* 1 .. threads - 1; the caller is 0 */
+} kiln_worker;
+
 struct kiln_pool {
   int threads; /* workers + the caller */
   pthread_t *workers;
+  kiln_worker *worker_args;
   int started; /* workers actually created */
 
   /* The current loop, published by a new generation in `ticket`. */
   kiln_task_fn fn;
   void *ctx;
   int64_t count, chunk;
-  _Atomic int64_t next;    /* first iteration not yet handed out */
   /* Generation (high 32 bits), closed flag (bit 31) and the number of
    * workers that joined the loop (low bits). A worker joins by incrementing
    * the count while the loop is open; the caller closes the loop once every
@@ -59,6 +66,9 @@ struct kiln_pool {
   pthread_mutex_t mutex;
   pthread_cond_t wake;
   pthread_cond_t done;
+
+  /* Whether chunk i of the current loop is taken, one flag per thread. */
+  _Atomic int claimed[];
 };
 
 /* The pool of the session that kiln_run is running on this thread; NULL on
@@ -73,12 +83,16 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static void run_chunks(kiln_pool *p) {
-  for (;;) {
-    int64_t begin = atomic_fetch_add_explicit(&p->next, p->chunk,
-                                              memory_order_relaxed);
+/* Runs chunk `id` of the current loop, then any other chunk not yet taken. */
+static void run_chunks(kiln_pool *p, int id) {
+  for (int i = 0; i < p->threads; ++i) {
+    int c = id + i < p->threads ? id + i : id + i - p->threads;
+    if (atomic_load_explicit(&p->claimed[c], memory_order_relaxed) ||
+        atomic_exchange_explicit(&p->claimed[c], 1, memory_order_relaxed))
+      continue;
+    int64_t begin = c * p->chunk;
     if (begin >= p->count)
-      return;
+      continue;
     int64_t end = begin + p->chunk < p->count ? begin + p->chunk : p->count;
     p->fn(p->ctx, begin, end);
   }
@@ -102,7 +116,8 @@ static int join_loop(kiln_pool *p, uint64_t t) {
 }
 
 static void *worker_main(void *arg) {
-  kiln_pool *p = (kiln_pool *)arg;
+  kiln_pool *p = ((kiln_worker *)arg)->pool;
+  int id = ((kiln_worker *)arg)->id;
   /* Generation 0 is never a loop: a worker that starts late still sees the
    * first loop if it is open. */
   uint32_t seen = 0;
@@ -132,7 +147,7 @@ static void *worker_main(void *arg) {
     seen = ticket_generation(now);
     if (!join_loop(p, now))
       continue; /* closed: the caller and the other workers did it */
-    run_chunks(p);
+    run_chunks(p, id);
     atomic_fetch_add(&p->finished, 1);
     if (atomic_load(&p->caller_waiting)) {
       pthread_mutex_lock(&p->mutex);
@@ -145,19 +160,26 @@ static void *worker_main(void *arg) {
 kiln_pool *kiln_pool_create(int threads) {
   if (threads < 2)
     return NULL;
-  kiln_pool *p = (kiln_pool *)calloc(1, sizeof(*p));
+  kiln_pool *p = (kiln_pool *)calloc(
+      1, sizeof(*p) + (size_t)threads * sizeof(p->claimed[0]));
   if (!p)
     return NULL;
   p->threads = threads;
   p->workers = (pthread_t *)calloc((size_t)threads - 1, sizeof(pthread_t));
-  if (!p->workers || pthread_mutex_init(&p->mutex, NULL) ||
+  p->worker_args =
+      (kiln_worker *)calloc((size_t)threads - 1, sizeof(kiln_worker));
+  if (!p->workers || !p->worker_args ||
+      pthread_mutex_init(&p->mutex, NULL) ||
       pthread_cond_init(&p->wake, NULL) || pthread_cond_init(&p->done, NULL)) {
     free(p->workers);
+    free(p->worker_args);
     free(p);
     return NULL;
   }
   for (int i = 0; i < threads - 1; ++i) {
-    if (pthread_create(&p->workers[i], NULL, worker_main, p))
+    p->worker_args[i].pool = p;
+    p->worker_args[i].id = i + 1;
+    if (pthread_create(&p->workers[i], NULL, worker_main, &p->worker_args[i]))
       break;
     ++p->started;
   }
@@ -181,6 +203,7 @@ void kiln_pool_destroy(kiln_pool *p) {
   pthread_cond_destroy(&p->done);
   pthread_mutex_destroy(&p->mutex);
   free(p->workers);
+  free(p->worker_args);
   free(p);
 }
 
@@ -204,17 +227,20 @@ __kiln_parallel_for(kiln_task_fn fn, void *ctx, int64_t count) {
   }
   /* A loop run from inside another one (not emitted today) runs inline. */
   current_pool = NULL;
-  /* One contiguous chunk per thread. Chunks are still claimed at run time,
-   * so a worker that joins late leaves its chunk to the caller. Smaller
-   * chunks (four per thread) evened out a slow core, but handed each
-   * thread rows all over the tensor: the next loop nest then read what the
-   * other core had written, and MobileNetV2 ran 10% slower on two threads. */
+  /* One contiguous chunk per thread. Smaller chunks (four per thread)
+   * evened out a slow core, but handed each thread rows all over the
+   * tensor: the next loop nest then read what the other core had written,
+   * and MobileNetV2 ran 10% slower on two threads. For the same reason a
+   * thread takes its own chunk first: when whoever came first took the
+   * first chunk, the worker sometimes won and each core read the rows the
+   * other had written the loop before. */
   int64_t chunk = (count + p->threads - 1) / p->threads;
   p->fn = fn;
   p->ctx = ctx;
   p->count = count;
   p->chunk = chunk > 0 ? chunk : 1;
-  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+  for (int i = 0; i < p->threads; ++i)
+    atomic_store_explicit(&p->claimed[i], 0, memory_order_relaxed);
   atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
   /* A new generation, open, nobody joined: publishes the fields above. The
    * generation skips 0, which workers take for "no loop yet". */
@@ -229,7 +255,7 @@ __kiln_parallel_for(kiln_task_fn fn, void *ctx, int64_t count) {
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mutex);
   }
-  run_chunks(p);
+  run_chunks(p, 0);
   /* Every chunk is handed out: close the loop and wait only for the workers
    * that joined it. They usually finish within microseconds of the caller;
    * when one was descheduled inside its chunk, sleep rather than spin. */

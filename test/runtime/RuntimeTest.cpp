@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -593,6 +595,60 @@ TEST(RuntimePool, LateWorkersOnABusyMachine) {
   stop = true;
   for (std::thread &t : hogs)
     t.join();
+}
+
+// Each thread takes its own chunk of a loop first (the caller the first
+// half on two threads, the worker the second), so consecutive loops give a
+// thread the same rows. Either thread may still take the other's chunk when
+// that one is late, but only after its own: a thread that runs the other's
+// chunk has run its own too.
+struct OwnerLoop {
+  std::thread::id *ranOn;
+};
+
+void ownerBody(void *ctx, int64_t begin, int64_t end) {
+  auto *loop = static_cast<OwnerLoop *>(ctx);
+  for (int64_t i = begin; i < end; ++i)
+    loop->ranOn[i] = std::this_thread::get_id();
+  // A chunk takes about as long as a small layer's, long enough for the
+  // worker to join.
+  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(5);
+  while (std::chrono::steady_clock::now() < until)
+    ;
+}
+
+TEST(RuntimePool, EachThreadTakesItsOwnChunkFirst) {
+  kiln_pool *pool = kiln_pool_create(2);
+  ASSERT_NE(pool, nullptr);
+  kiln_pool *previous = kiln_pool_enter(pool);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::thread::id> ranOn(301);
+  int callerFirst = 0, split = 0, loops = 4000;
+  for (int l = 0; l < loops; ++l) {
+    int64_t count = std::vector<int64_t>{2, 9, 64, 301}[l % 4];
+    int64_t half = (count + 1) / 2;
+    std::fill(ranOn.begin(), ranOn.end(), std::thread::id());
+    OwnerLoop loop{ranOn.data()};
+    __kiln_parallel_for(ownerBody, &loop, count);
+    // A chunk is one call: all of its iterations ran on one thread.
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(ranOn[i], ranOn[i < half ? 0 : half])
+          << "loop " << l << " of " << count << ", iteration " << i;
+    std::thread::id first = ranOn[0], second = ranOn[half];
+    if (first != second) {
+      ASSERT_EQ(first, caller) << "loop " << l << " of " << count
+                               << ": the worker ran the caller's chunk alone";
+      ++split;
+    }
+    callerFirst += first == caller;
+  }
+  kiln_pool_leave(previous);
+  kiln_pool_destroy(pool);
+  // The worker takes the caller's chunk only when it finished its own before
+  // the caller claimed anything: rare.
+  EXPECT_GT(callerFirst, loops * 9 / 10);
+  // ...and the worker did join loops (3300-4000 of 4000 here).
+  EXPECT_GT(split, 0);
 }
 
 TEST(RuntimePool, NoPoolRunsInline) {
