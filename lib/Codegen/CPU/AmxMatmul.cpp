@@ -23,7 +23,10 @@
 // Rows past the last block of 32 get tiles with fewer rows (tile shapes are
 // static; LLVM's tile configuration gives each its own), an odd last panel a
 // block of one. The accumulator tiles are loop-carried values: LLVM keeps
-// them in tile registers across the k loop.
+// them in tile registers across the k loop. A K of fewer than 16 groups
+// (amxPaddedK pads it to whole groups only) takes one step with A tiles of
+// K2 * 4 bytes per row and B tiles of K2 rows: a 16-channel bf16 input is
+// then read as 32-byte rows rather than padded to 64.
 //
 // A product whose only reader is an elementwise generic marked
 // kiln.amx_epilogue (the dequantization or bias, activation, and the next
@@ -136,7 +139,7 @@ FailureOr<TileProduct> match(linalg::GenericOp op, std::string &why) {
       at.getDimSize(b + 2) != k.group || wt.getDimSize(b + 1) != k.k2 ||
       wt.getDimSize(b + 2) != 16 || wt.getDimSize(b + 3) != k.group ||
       ot.getDimSize(b) != k.m || ot.getDimSize(b + 1) != k.p ||
-      ot.getDimSize(b + 2) != 16 || k.k2 % 16 != 0) {
+      ot.getDimSize(b + 2) != 16 || (k.k2 > 16 && k.k2 % 16 != 0)) {
     why = "shapes do not agree, or K is not padded to 64 bytes";
     return failure();
   }
@@ -385,11 +388,14 @@ using EmitGroup =
     function_ref<void(OpBuilder &, Value, Value, Value, ValueRange)>;
 void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
                 function_ref<void(OpBuilder &, EmitGroup)> kernel) {
-  // A row of a tile is 64 bytes: 32 bf16 or 64 int8.
+  // A row of a tile is 64 bytes: 32 bf16 or 64 int8, 16 groups of k. The
+  // loop over K takes 16 groups at a time; a K of fewer groups, one step of
+  // all of them (A tiles of narrower rows, B tiles of fewer rows).
   Type elt = k.int8() ? Type(b.getI8Type()) : Type(b.getBF16Type());
   Type accElt = k.int8() ? Type(b.getI32Type()) : Type(b.getF32Type());
   int64_t rowElems = 16 * k.group;
-  auto bType = amx::TileType::get({16, rowElems}, elt);
+  int64_t kStep = std::min<int64_t>(k.k2, 16);
+  auto bType = amx::TileType::get({kStep, rowElems}, elt);
 
   // One block: rows m0 .. (tiles of `tileRows` rows), panels p0 .. p0 + np.
   auto block = [&](OpBuilder &b, const TileProduct &k, Value bt, Value m0,
@@ -427,12 +433,13 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
           init.push_back(amx::TileZeroOp::create(b, loc, accTypes.back()));
         }
       auto loop = scf::ForOp::create(
-          b, loc, zero, cst(k.k2), cst(16), init,
+          b, loc, zero, cst(k.k2), cst(kStep), init,
           [&](OpBuilder &b, Location, Value k2, ValueRange accs) {
             SmallVector<Value> a, w, next;
             for (auto [i, rows] : llvm::enumerate(tileRows))
               a.push_back(amx::TileLoadOp::create(
-                  b, loc, amx::TileType::get({rows, rowElems}, elt), k.rows,
+                  b, loc, amx::TileType::get({rows, kStep * k.group}, elt),
+                  k.rows,
                   at({mi[i], k2, zero}), rowStride));
             for (int64_t j = 0; j < nj; ++j)
               w.push_back(amx::TileLoadOp::create(

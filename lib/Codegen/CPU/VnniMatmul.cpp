@@ -296,9 +296,11 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
     for (linalg::GenericOp op : ops) {
       std::string why;
       FailureOr<Int8Matmul> k = match(op, why);
-      // AMX takes 16-column panels with K padded to 64 bytes, after
-      // bufferization; its zero fill goes in --kiln-cpu-tile-and-vectorize.
-      if (amx && succeeded(k) && k->r == 16 && k->k4 % 16 == 0) {
+      // AMX takes 16-column panels with K padded to 64 bytes (or a K of
+      // one narrower step), after bufferization; its zero fill goes in
+      // --kiln-cpu-tile-and-vectorize.
+      if (amx && succeeded(k) && k->r == 16 &&
+          (k->k4 % 16 == 0 || k->k4 < 16)) {
         op->removeAttr(mlir::kiln::kInt8MatmulAttr);
         op->setAttr(mlir::kiln::kAmxInt8MatmulAttr,
                     UnitAttr::get(op.getContext()));

@@ -308,7 +308,7 @@ FailureOr<Value> lowerBf16BatchMatMul(OpBuilder &b, Bf16BatchMatMulOp op) {
   RankedTensorType at = op.getLhs().getType(), rt = op.getType();
   int64_t batch = at.getDimSize(0), m = at.getDimSize(1), k = at.getDimSize(2),
           n = rt.getDimSize(2);
-  int64_t kp = (k + 31) / 32 * 32, k2 = kp / 2, panels = (n + 15) / 16;
+  int64_t kp = amxPaddedK(k, 2), k2 = kp / 2, panels = (n + 15) / 16;
   Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   auto par = utils::IteratorType::parallel,

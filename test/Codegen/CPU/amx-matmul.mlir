@@ -278,3 +278,73 @@ func.func @gemv(%x: memref<1x256x4xi8>, %w: memref<64x256x16x4xi8>, %y: memref<1
   }
   return
 }
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+
+// K = 16 (8 pairs, half a tile row) is not padded: one step, no k loop,
+// with A tiles of 16 bf16 per row (row stride 16) and B tiles of 8 pair
+// rows.
+// CHECK-LABEL: func.func private @narrow_bf16_amx0
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK-NOT: iter_args
+// CHECK-COUNT-2: amx.tile_load %arg0[{{.+}}], %[[C16]] : memref<64x8x2xbf16> into !amx.tile<16x16xbf16>
+// CHECK-COUNT-2: amx.tile_load %arg1[{{.+}}], %[[C32]] : memref<2x8x16x2xbf16> into !amx.tile<8x32xbf16>
+// CHECK-COUNT-4: amx.tile_mulf {{.+}} : !amx.tile<16x16xbf16>, !amx.tile<8x32xbf16>, !amx.tile<16x16xf32>
+func.func @narrow_bf16(%x: memref<64x8x2xbf16>, %w: memref<2x8x16x2xbf16>, %y: memref<64x2x16xf32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<64x8x2xbf16>, memref<2x8x16x2xbf16>) outs(%y : memref<64x2x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+
+// int8 with K = 24 (6 quads): A tiles of 24 bytes per row, B tiles of 6 rows.
+// CHECK-LABEL: func.func private @narrow_int8_amx0
+// CHECK-NOT: iter_args
+// CHECK: amx.tile_muli {{.+}} : !amx.tile<16x24xi8>, !amx.tile<6x64xi8>, !amx.tile<16x16xi32>
+func.func @narrow_int8(%x: memref<32x6x4xi8>, %w: memref<2x6x16x4xi8>, %y: memref<32x2x16xi32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<32x6x4xi8>, memref<2x6x16x4xi8>) outs(%y : memref<32x2x16xi32>) attrs = {kiln.amx_int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  return
+}
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+
+// A K of more than one tile row must be padded to whole rows.
+func.func @unpadded(%x: memref<16x24x2xbf16>, %w: memref<1x24x16x2xbf16>, %y: memref<16x1x16xf32>) {
+  // expected-error @+1 {{bf16 matmul does not fit the AMX kernel: shapes do not agree, or K is not padded to 64 bytes}}
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<16x24x2xbf16>, memref<1x24x16x2xbf16>) outs(%y : memref<16x1x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}

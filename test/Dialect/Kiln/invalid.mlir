@@ -631,9 +631,9 @@ func.func @bf16_matmul_k_pairs(%x: tensor<4x40xf32>, %w: tensor<1x20x32xbf16>) -
 
 // -----
 
-func.func @bf16_matmul_bias(%x: tensor<4x8xf32>, %w: tensor<2x16x32xbf16>, %b: tensor<16xf32>) -> tensor<4x32xf32> {
+func.func @bf16_matmul_bias(%x: tensor<4x8xf32>, %w: tensor<2x4x32xbf16>, %b: tensor<16xf32>) -> tensor<4x32xf32> {
   // expected-error @+1 {{expects bias of shape [32], got 'tensor<16xf32>'}}
-  %0 = kiln.bf16_matmul %x, %w, %b : (tensor<4x8xf32>, tensor<2x16x32xbf16>, tensor<16xf32>) -> tensor<4x32xf32>
+  %0 = kiln.bf16_matmul %x, %w, %b : (tensor<4x8xf32>, tensor<2x4x32xbf16>, tensor<16xf32>) -> tensor<4x32xf32>
   return %0 : tensor<4x32xf32>
 }
 
@@ -648,7 +648,7 @@ func.func @bf16_matmul_result(%x: tensor<4x8xf32>, %w: tensor<2x16x32xbf16>) -> 
 // -----
 
 func.func @bf16_matmul_panels(%x: tensor<4x8xf32>, %w: tensor<2x16x32xbf16>) -> tensor<4x10xf32> {
-  // expected-error @+1 {{expects packed weights [1, 16, 32] for K = 8 and N = 10, got 'tensor<2x16x32xbf16>'}}
+  // expected-error @+1 {{expects packed weights [1, 4, 32] for K = 8 and N = 10, got 'tensor<2x16x32xbf16>'}}
   %0 = kiln.bf16_matmul %x, %w : (tensor<4x8xf32>, tensor<2x16x32xbf16>) -> tensor<4x10xf32>
   return %0 : tensor<4x10xf32>
 }

@@ -45,7 +45,7 @@ LogicalResult DynamicQuantMatMulOp::verify() {
 /// [N].
 static LogicalResult verifyBf16Weights(Operation *op, RankedTensorType w,
                                        Value bias, int64_t k, int64_t n) {
-  int64_t kp = (k + 31) / 32 * 32, panels = (n + 15) / 16;
+  int64_t kp = amxPaddedK(k, 2), panels = (n + 15) / 16;
   if (w.getRank() != 3 || !w.hasStaticShape() || w.getDimSize(0) != panels ||
       w.getDimSize(1) != kp / 2 || w.getDimSize(2) != 32)
     return op->emitOpError() << "expects packed weights [" << panels << ", "
@@ -86,13 +86,13 @@ static LogicalResult verifyInputQuant(Operation *op, float scale,
 }
 
 /// Checks the operands of a static int8 product for K rows and N columns:
-/// packed weights [ceil(N / 16), Kp / 4, 64] (Kp = K rounded up to 64),
+/// packed weights [ceil(N / 16), Kp / 4, 64] (Kp = amxPaddedK(K, 4)),
 /// scales, sums and bias [N], a zero point in [0, 255], a positive scale.
 static LogicalResult verifyStaticQuant(Operation *op, RankedTensorType w,
                                        ValueRange vectors, float scale,
                                        int64_t zeroPoint, int64_t k,
                                        int64_t n) {
-  int64_t kp = (k + 63) / 64 * 64, panels = (n + 15) / 16;
+  int64_t kp = amxPaddedK(k, 4), panels = (n + 15) / 16;
   if (w.getRank() != 3 || !w.hasStaticShape() || w.getDimSize(0) != panels ||
       w.getDimSize(1) != kp / 4 || w.getDimSize(2) != 64)
     return op->emitOpError() << "expects packed weights [" << panels << ", "

@@ -115,12 +115,12 @@ quantizeColumn(int64_t k, llvm::function_ref<float(int64_t)> at,
 
 /// Per output column symmetric int8 for K x N weights `at(k, n)`, packed in
 /// panels of `r` columns with 4 consecutive k of a column in one 32-bit
-/// lane: [ceil(N / r), Kp / 4, 4 r], Kp = K rounded up to `kAlign`, zeros
+/// lane: [ceil(N / r), Kp / 4, 4 r] (Kp >= K, a multiple of 4), zeros
 /// past K and N. `alpha` scales the result (it goes into the scales).
-QuantizedWeights quantizeInt8(MLIRContext *ctx, int64_t k, int64_t n,
-                              int64_t r, int64_t kAlign, float alpha,
+QuantizedWeights quantizeInt8(MLIRContext *ctx, int64_t k, int64_t kp,
+                              int64_t n, int64_t r, float alpha,
                               llvm::function_ref<float(int64_t, int64_t)> at) {
-  int64_t k4 = (k + kAlign - 1) / kAlign * kAlign / 4, panels = (n + r - 1) / r;
+  int64_t k4 = kp / 4, panels = (n + r - 1) / r;
   size_t bytes = size_t(panels) * r * k4 * 4;
   AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
       bytes, alignof(int64_t), /*dataIsMutable=*/true);
@@ -155,7 +155,7 @@ QuantizedWeights quantizeInt8(MLIRContext *ctx, int64_t k, int64_t n,
 /// kiln.dynamic_quant_matmul wants: panels of panelWidth(N), K padded to 4.
 QuantizedWeights quantizeWeights(MLIRContext *ctx, ArrayRef<float> w, int64_t k,
                                  int64_t n, bool transposed, float alpha) {
-  return quantizeInt8(ctx, k, n, panelWidth(n), 4, alpha,
+  return quantizeInt8(ctx, k, (k + 3) / 4 * 4, n, panelWidth(n), alpha,
                       [&](int64_t kk, int64_t nn) {
                         return transposed ? w[nn * k + kk] : w[kk * n + nn];
                       });
@@ -472,7 +472,7 @@ uint16_t toBf16(float f) {
 /// zeros past K and N.
 ElementsAttr packBf16(MLIRContext *ctx, int64_t k, int64_t n,
                       llvm::function_ref<float(int64_t, int64_t)> at) {
-  int64_t kp = (k + 31) / 32 * 32, k2 = kp / 2, panels = (n + 15) / 16;
+  int64_t kp = amxPaddedK(k, 2), k2 = kp / 2, panels = (n + 15) / 16;
   std::vector<uint16_t> out(size_t(panels) * k2 * 32, 0);
   for (int64_t kk = 0; kk < k; ++kk)
     for (int64_t nn = 0; nn < n; ++nn)
@@ -1054,7 +1054,8 @@ struct QuantizeStaticPass
           ConstantOp weights = c.weights;
           QuantizedWeights &q = cache[weights.getValue().getAsOpaquePointer()];
           if (!q.packed)
-            q = quantizeInt8(func.getContext(), c.k, c.n, 16, 64, c.alpha,
+            q = quantizeInt8(func.getContext(), c.k, amxPaddedK(c.k, 4), c.n, 16,
+                             c.alpha,
                              [&](int64_t kk, int64_t nn) {
                                return c.transB ? c.w[nn * c.k + kk]
                                                : c.w[kk * c.n + nn];
@@ -1135,7 +1136,8 @@ struct QuantizeStaticPass
       if (!w)
         return false;
       // HWCF is already [K, F] with k = (kh, kw, c) row-major.
-      q = quantizeInt8(conv.getContext(), kh * kw * ch, f, 16, 64, 1.0f,
+      q = quantizeInt8(conv.getContext(), kh * kw * ch,
+                       amxPaddedK(kh * kw * ch, 4), f, 16, 1.0f,
                        [&](int64_t kk, int64_t nn) { return (*w)[kk * f + nn]; });
     }
     b.setInsertionPoint(conv);

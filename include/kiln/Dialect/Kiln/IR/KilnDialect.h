@@ -26,6 +26,15 @@ bool areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs);
 /// the shapes do not broadcast.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
                                                 ArrayRef<int64_t> rhs);
+
+/// The K of a product on AMX tiles, padded: `group` values of K share a
+/// 32-bit lane (2 for bf16, 4 for int8) and a tile row holds 16 lanes. A K
+/// that fits in one row is padded to whole lanes only (the kernel takes one
+/// narrower step); a longer K to whole rows.
+inline int64_t amxPaddedK(int64_t k, int64_t group) {
+  int64_t align = k <= 16 * group ? group : 16 * group;
+  return (k + align - 1) / align * align;
+}
 } // namespace mlir::kiln
 
 #endif
