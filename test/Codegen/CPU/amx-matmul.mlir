@@ -46,6 +46,29 @@ func.func @blocks(%x: memref<64x512x2xbf16>, %w: memref<4x512x16x2xbf16>, %y: me
 #w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
 #acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
 
+// 64 rows x 4 panels x K = 128 (2.1 MFLOP) is still shared by threads:
+// left on one thread, the layer after it (split by rows) would read all of
+// its output from one core.
+// CHECK-LABEL: func.func private @small_blocks_amx0
+// CHECK: scf.forall (%{{.+}}) in (4) {
+func.func @small_blocks(%x: memref<64x64x2xbf16>, %w: memref<4x64x16x2xbf16>, %y: memref<64x4x16xf32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<64x64x2xbf16>, memref<4x64x16x2xbf16>) outs(%y : memref<64x4x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+
 // 37 rows x 3 panels: rows 0..31 with panels 0-1 (four accumulators) and
 // panel 2 alone (two), then the 5 rows left with 5-row tiles, one kernel
 // function per tile height and panel count (LLVM fixes each tile register's
