@@ -371,3 +371,101 @@ func.func @unpadded(%x: memref<16x24x2xbf16>, %w: memref<1x24x16x2xbf16>, %y: me
   }
   return
 }
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+
+// 49 rows (7x7) against 1 MiB of weights: rather than groups of 32, 16 and
+// 1 rows (each streaming all of the weights), two blocks of 32, rows 0-31
+// and 17-48 (the second one's start clamped to 17), in one kernel. With two
+// row blocks the panels go outermost: iteration i is panel pair i / 2, row
+// block i % 2.
+// CHECK-LABEL: func.func @overlap
+// CHECK-NEXT: call @overlap_amx0
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func private @overlap_amx0
+// CHECK-DAG: %[[C17:.+]] = arith.constant 17 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK: scf.forall (%[[I:.+]]) in (32) {
+// CHECK-DAG: arith.divui %[[I]], %[[C2]]
+// CHECK-DAG: %[[R:.+]] = arith.remui %[[I]], %[[C2]]
+// CHECK: %[[M:.+]] = arith.muli %[[R]], %{{.+}}
+// CHECK: arith.minui %[[M]], %[[C17]]
+// CHECK: scf.for {{.+}} -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// CHECK-NOT: func.func private @overlap_amx1
+func.func @overlap(%x: memref<49x512x2xbf16>, %w: memref<32x512x16x2xbf16>, %y: memref<49x32x16xf32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<49x512x2xbf16>, memref<32x512x16x2xbf16>) outs(%y : memref<49x32x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+#id = affine_map<(m, c) -> (m, c)>
+
+// The same product with an epilogue that adds a residual in place (its
+// result buffer is the one it reads): a row computed twice would add the
+// residual twice, so the rows keep their groups of 32, 16 and 1.
+// CHECK-LABEL: func.func @in_place_epilogue
+// CHECK-COUNT-3: call @in_place_epilogue_amx
+// CHECK-NOT: arith.minui
+func.func @in_place_epilogue(%x: memref<49x512x2xbf16>, %w: memref<32x512x16x2xbf16>, %y: memref<49x32x16xf32>, %res: memref<49x512xf32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<49x512x2xbf16>, memref<32x512x16x2xbf16>) outs(%y : memref<49x32x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  %flat = memref.collapse_shape %y [[0], [1, 2]] : memref<49x32x16xf32> into memref<49x512xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%flat, %res : memref<49x512xf32>, memref<49x512xf32>) outs(%res : memref<49x512xf32>) attrs = {kiln.amx_epilogue} {
+  ^bb0(%a: f32, %r: f32, %o: f32):
+    %0 = arith.addf %a, %r : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+#rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>
+#acc = affine_map<(m, p, c, k, j) -> (m, p, c)>
+#id = affine_map<(m, c) -> (m, c)>
+
+// The residual added into a buffer of its own: the rows overlap.
+// CHECK-LABEL: func.func @epilogue_elsewhere
+// CHECK-NEXT: call @epilogue_elsewhere_amx0
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func private @epilogue_elsewhere_amx0
+// CHECK: arith.minui
+func.func @epilogue_elsewhere(%x: memref<49x512x2xbf16>, %w: memref<32x512x16x2xbf16>, %y: memref<49x32x16xf32>, %res: memref<49x512xf32>, %out: memref<49x512xf32>) {
+  linalg.generic {indexing_maps = [#rows, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<49x512x2xbf16>, memref<32x512x16x2xbf16>) outs(%y : memref<49x32x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  %flat = memref.collapse_shape %y [[0], [1, 2]] : memref<49x32x16xf32> into memref<49x512xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%flat, %res : memref<49x512xf32>, memref<49x512xf32>) outs(%out : memref<49x512xf32>) attrs = {kiln.amx_epilogue} {
+  ^bb0(%a: f32, %r: f32, %o: f32):
+    %0 = arith.addf %a, %r : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
