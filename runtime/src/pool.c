@@ -9,11 +9,11 @@
  * i (the caller is 0) claims chunk i first, then any chunk still unclaimed.
  * Each thread thus takes the same rows of every loop, and finds in its own
  * cache what it wrote in the loop before; a thread that joins late leaves
- * its chunk to the others. Between loops the workers spin for up to half a millisecond (the
- * next loop of a model usually starts within microseconds), then sleep on a
- * condition variable. The caller waits at the end of a loop only for the
- * workers that joined it (see `ticket`), never for one that had not woken up
- * by the time every chunk was handed out. */
+ * its chunk to the others. Between loops the workers spin for up to half a
+ * millisecond (the next loop of a model usually starts within
+ * microseconds), then sleep on a condition variable. The caller waits at the
+ * end of a loop only for the workers that joined it (see `ticket`), never
+ * for one that had not woken up by the time every chunk was handed out. */
 #include "pool.h"
 
 #include <pthread.h>
@@ -160,16 +160,15 @@ static void *worker_main(void *arg) {
 kiln_pool *kiln_pool_create(int threads) {
   if (threads < 2)
     return NULL;
-  kiln_pool *p = (kiln_pool *)calloc(
-      1, sizeof(*p) + (size_t)threads * sizeof(p->claimed[0]));
+  kiln_pool *p = (kiln_pool *)calloc(1, sizeof(*p) + (size_t)threads *
+                                                         sizeof(p->claimed[0]));
   if (!p)
     return NULL;
   p->threads = threads;
   p->workers = (pthread_t *)calloc((size_t)threads - 1, sizeof(pthread_t));
   p->worker_args =
       (kiln_worker *)calloc((size_t)threads - 1, sizeof(kiln_worker));
-  if (!p->workers || !p->worker_args ||
-      pthread_mutex_init(&p->mutex, NULL) ||
+  if (!p->workers || !p->worker_args || pthread_mutex_init(&p->mutex, NULL) ||
       pthread_cond_init(&p->wake, NULL) || pthread_cond_init(&p->done, NULL)) {
     free(p->workers);
     free(p->worker_args);

@@ -496,8 +496,7 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
             for (auto [i, rows] : llvm::enumerate(tileRows))
               a.push_back(amx::TileLoadOp::create(
                   b, loc, amx::TileType::get({rows, kStep * k.group}, elt),
-                  k.rows,
-                  at({mi[i], k2, zero}), rowStride));
+                  k.rows, at({mi[i], k2, zero}), rowStride));
             for (int64_t j = 0; j < nj; ++j)
               w.push_back(amx::TileLoadOp::create(
                   b, loc, bType, k.weights, at({pj[j0 + j], k2, zero, zero}),

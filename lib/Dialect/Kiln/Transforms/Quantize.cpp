@@ -1054,9 +1054,8 @@ struct QuantizeStaticPass
           ConstantOp weights = c.weights;
           QuantizedWeights &q = cache[weights.getValue().getAsOpaquePointer()];
           if (!q.packed)
-            q = quantizeInt8(func.getContext(), c.k, amxPaddedK(c.k, 4), c.n, 16,
-                             c.alpha,
-                             [&](int64_t kk, int64_t nn) {
+            q = quantizeInt8(func.getContext(), c.k, amxPaddedK(c.k, 4), c.n,
+                             16, c.alpha, [&](int64_t kk, int64_t nn) {
                                return c.transB ? c.w[nn * c.k + kk]
                                                : c.w[kk * c.n + nn];
                              });
@@ -1136,9 +1135,9 @@ struct QuantizeStaticPass
       if (!w)
         return false;
       // HWCF is already [K, F] with k = (kh, kw, c) row-major.
-      q = quantizeInt8(conv.getContext(), kh * kw * ch,
-                       amxPaddedK(kh * kw * ch, 4), f, 16, 1.0f,
-                       [&](int64_t kk, int64_t nn) { return (*w)[kk * f + nn]; });
+      q = quantizeInt8(
+          conv.getContext(), kh * kw * ch, amxPaddedK(kh * kw * ch, 4), f, 16,
+          1.0f, [&](int64_t kk, int64_t nn) { return (*w)[kk * f + nn]; });
     }
     b.setInsertionPoint(conv);
     Location loc = conv.getLoc();
