@@ -1026,8 +1026,20 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     int64_t panels = 1;
     if (packed)
       panels = panelsPerTile(r[dims->n.front()] * nr, vw);
-    int64_t mr = std::max<int64_t>(1, 16 / std::max<int64_t>(1, nr * panels / vw));
-    t[dims->m.back()] = divisorAtMost(r[dims->m.back()], std::min<int64_t>(mr, 8));
+    int64_t regs = std::max<int64_t>(1, nr * panels / vw);
+    int64_t mr = std::max<int64_t>(1, 16 / regs);
+    int64_t m = r[dims->m.back()];
+    int64_t rows = divisorAtMost(m, std::min<int64_t>(mr, 8));
+    // An M with no divisor near mr (49 = 7 x 7 against 4-row tiles) would
+    // take one row per tile, which streams the whole panel for each row and
+    // has too few FMA chains: 49 x 2048 x 512 ran at 15 GFLOP/s. Up to 28
+    // accumulators then (7 rows of 4 registers), the weights read from L1
+    // by the FMAs.
+    int64_t vectors = (nr * panels + vw - 1) / vw;
+    if (2 * rows <= std::min<int64_t>(mr, 8))
+      rows = std::max(rows,
+                      divisorAtMost(m, std::max<int64_t>(1, 28 / vectors)));
+    t[dims->m.back()] = rows;
     t[dims->n.back()] = nr;
     if (packed)
       t[dims->n.front()] = panels;

@@ -224,6 +224,23 @@ func.func @matmul_1000(%a: tensor<8x64xf32>, %b: tensor<64x1000xf32>, %c: tensor
 
 // -----
 
+// 49 rows (a 7x7 window's tokens, a 7x7 feature map) against 64-lane
+// panels: no divisor of 49 near the 4 rows of a 4 x 64 tile, so 7 rows of
+// 4 registers (28 accumulators) rather than one row per tile.
+// CHECK-LABEL: func.func @matmul_49_rows
+// CHECK: scf.for {{.+}} step %c7
+// CHECK: vector.contract {{.+}} : vector<7x1xf32>, vector<1x1x64xf32> into vector<7x1x64xf32>
+func.func @matmul_49_rows(%a: tensor<49x8xf32>) -> tensor<49x256xf32> {
+  %b = arith.constant dense<1.0> : tensor<8x256xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<49x256xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<49x256xf32>) -> tensor<49x256xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<49x8xf32>, tensor<8x256xf32>) outs(%c : tensor<49x256xf32>) -> tensor<49x256xf32>
+  return %0 : tensor<49x256xf32>
+}
+
+// -----
+
 // A matrix-vector product with constant weights (a Gemm at batch 1): B is
 // packed at compile time into panels [N / 64][K][64] (B[k][n] = 1000 k + n
 // here, so panel 1 starts with 64.0 and its second row with 1064.0), and
