@@ -1037,8 +1037,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     // by the FMAs.
     int64_t vectors = (nr * panels + vw - 1) / vw;
     if (2 * rows <= std::min<int64_t>(mr, 8))
-      rows = std::max(rows,
-                      divisorAtMost(m, std::max<int64_t>(1, 28 / vectors)));
+      rows =
+          std::max(rows, divisorAtMost(m, std::max<int64_t>(1, 28 / vectors)));
     t[dims->m.back()] = rows;
     t[dims->n.back()] = nr;
     if (packed)
