@@ -625,7 +625,8 @@ TEST(RuntimePool, EachThreadTakesItsOwnChunkFirst) {
   std::vector<std::thread::id> ranOn(301);
   int callerFirst = 0, split = 0, loops = 4000;
   for (int l = 0; l < loops; ++l) {
-    int64_t count = std::vector<int64_t>{2, 9, 64, 301}[l % 4];
+    const int64_t counts[] = {2, 9, 64, 301};
+    int64_t count = counts[l % 4];
     int64_t half = (count + 1) / 2;
     std::fill(ranOn.begin(), ranOn.end(), std::thread::id());
     OwnerLoop loop{ranOn.data()};

@@ -75,6 +75,11 @@ struct TileProduct {
   int64_t batch = 0, m, p, k2, group = 2;
   int64_t rowStride, outStride;
   bool int8() const { return group == 4; }
+  /// Weight elements of `panels` panels (all of K), over every batch.
+  int64_t weightCount(int64_t panels) const {
+    return std::max<int64_t>(batch, 1) * panels * 16 * group * k2;
+  }
+  int64_t elementBytes() const { return int8() ? 1 : 2; }
   /// The fused epilogue (kAmxEpilogueAttr), or null: applied to each block
   /// of accumulators instead of storing them to `out`. `epilogueOperands`
   /// are its operands as the emitting function sees them (null for the one
@@ -424,9 +429,7 @@ constexpr int64_t kOverlapWeightBytes = 1024 * 1024;
 /// place), where a second pass over a row would apply it to its own
 /// result.
 bool overlapRows(const TileProduct &k) {
-  int64_t weightBytes = std::max<int64_t>(k.batch, 1) * k.p * 16 * k.k2 *
-                        k.group * (k.int8() ? 1 : 2);
-  if (weightBytes < kOverlapWeightBytes)
+  if (k.weightCount(k.p) * k.elementBytes() < kOverlapWeightBytes)
     return false;
   linalg::GenericOp e = k.epilogue;
   if (!e)
@@ -663,9 +666,8 @@ void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
           groupRows = rg.tileRows[0];
         if (rg.lastStart >= 0)
           groupRows = rg.lastStart + rowsPerBlock - rg.start;
-        int64_t weightCount = pg.count * pg.panels * 16 * k.group * k.k2 *
-                              std::max<int64_t>(k.batch, 1);
-        int64_t weightBytes = weightCount * (k.int8() ? 1 : 2);
+        int64_t weightCount = k.weightCount(pg.count * pg.panels);
+        int64_t weightBytes = weightCount * k.elementBytes();
         int64_t flops = 2 * groupRows * weightCount;
         OpBuilder::InsertionGuard guard(b);
         if (flops < kMinParallelFlops &&
