@@ -1,14 +1,14 @@
 //===- PrefetchPanels.cpp - fetch the next weight panel ahead ----*- C++ -*-===//
 //
-// A convolution whose filter does not fit in L2 takes one panel of output
-// channels per parallel iteration (channelsOutermost in TileAndVectorize):
-// every pixel tile of the iteration reads the same panel, so the first tile
-// pulls it from memory and the others find it in L2. The first tile then
-// waits on memory: ResNet-50's 7x7 layers (filters of 2 to 9 MiB, 49 pixels)
-// ran at 39-54% of the FMA peak. This pass makes each iteration fetch the
-// panel the next iteration will read while it computes on its own, spread
-// evenly over its loop iterations, so that the memory traffic overlaps the
-// arithmetic.
+// A convolution whose filter does not fit in L2, or a matmul whose packed
+// weights do not, takes one panel of output channels per parallel iteration
+// (channelsOutermost in TileAndVectorize): every pixel (row) tile of the
+// iteration reads the same panel, so the first tile pulls it from memory and
+// the others find it in L2. The first tile then waits on memory: ResNet-50's
+// 7x7 layers (filters of 2 to 9 MiB, 49 pixels) ran at 39-54% of the FMA
+// peak. This pass makes each iteration fetch the panel the next iteration
+// will read while it computes on its own, spread evenly over its loop
+// iterations, so that the memory traffic overlaps the arithmetic.
 //
 // It matches, after bufferization, a vector read of a constant global
 //   %panel = f(%iv)                      (pure, %iv the forall's induction)

@@ -1104,29 +1104,44 @@ int64_t convInputBytesRead(linalg::Conv2DNhwcHwcfOp op) {
   return bytes;
 }
 
-/// The order of a convolution's output tiles. Output pixels outside and
-/// channels inside read the whole filter once per pixel tile: free while
-/// the filter stays in L2, but ResNet's last stages have filters of 1 to 9
-/// MiB and few pixels (a 3x3 512-channel layer at 7x7 streamed its 9.4 MiB
-/// filter from L3 seven times and ran at 29% of peak), and a batch of 8
-/// multiplies the pixel tiles by 8. Such a convolution takes one register
-/// tile of output channels at a time, outermost, and all pixels inside: the
-/// filter is read once (a panel of it stays in L2 across the pixels) and the
-/// input once per panel instead, when that reads at most half as much.
+/// The order of a product's output tiles. Output pixels (rows) outside and
+/// channels (columns) inside read the whole filter once per pixel tile:
+/// free while the filter stays in L2, but ResNet's last stages have filters
+/// of 1 to 9 MiB and few pixels (a 3x3 512-channel layer at 7x7 streamed its
+/// 9.4 MiB filter from L3 seven times and ran at 29% of peak), a batch of 8
+/// multiplies the pixel tiles by 8, and a transformer's MLP at 14x14 tokens
+/// (196 x 384 x 1536, 2.4 MB of weights) streamed its weights from L3 once
+/// per 4-row tile, at a third of the peak. Such a product takes one register
+/// tile of output channels (one packed panel of a matmul's weights) at a
+/// time, outermost, and all pixels inside: the filter is read once (a panel
+/// of it stays in L2 across the pixels) and the input once per panel
+/// instead, when that reads at most half as much.
 bool channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
-  if (!isa<linalg::Conv2DNhwcHwcfOp>(op) || tiles.size() != 7 || tiles[3] == 0)
+  // The loop over output channels (panels of a packed matmul) and the input
+  // bytes read once per channel tile.
+  int64_t channels = -1, input = 0;
+  if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation())) {
+    if (tiles.size() != 7)
+      return false;
+    channels = 3;
+    input = convInputBytesRead(conv);
+  } else if (op->hasAttr(kPackedRhsAttr) && tiles.size() == 4) {
+    // (m, panel, column, k) of packConstantRhs.
+    channels = 1;
+    input = operandBytes(op, 0);
+  }
+  if (channels < 0 || tiles[channels] == 0)
     return false;
-  int64_t input = convInputBytesRead(cast<linalg::Conv2DNhwcHwcfOp>(op)),
-          filter = operandBytes(op, 1);
+  int64_t filter = operandBytes(op, 1);
   SmallVector<int64_t> r = op.getStaticLoopRanges();
-  if (input == 0 || filter == 0 || r[3] / tiles[3] < 2)
+  if (input == 0 || filter == 0 || r[channels] / tiles[channels] < 2)
     return false;
   // Bytes each order reads from beyond L2 (taken as 1 MiB): an operand
   // that fits is read from memory once, one that does not once per tile of
   // the outer loops.
   constexpr int64_t kCache = 1 << 20;
   int64_t pixelTiles = 1;
-  for (int d : {0, 1, 2})
+  for (int64_t d = 0; d < channels; ++d)
     pixelTiles *= tiles[d] ? r[d] / tiles[d] : 1;
   // A filter under 1 MiB stays in L2 across the pixel tiles. One of 1 MiB
   // does not while the input streams past it: when the input fits, taking
@@ -1138,7 +1153,7 @@ bool channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
     return false;
   double pixelsOuter = double(pixelTiles) * filter;
   double channelsOuter =
-      input > kCache ? double(r[3] / tiles[3]) * input : input;
+      input > kCache ? double(r[channels] / tiles[channels]) * input : input;
   return 2 * channelsOuter < pixelsOuter;
 }
 
@@ -1146,9 +1161,11 @@ bool channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
 /// convolutions, else the op's own order (empty).
 SmallVector<int64_t> tileInterchange(linalg::LinalgOp op,
                                      ArrayRef<int64_t> tiles) {
-  if (channelsOutermost(op, tiles))
-    return {3, 0, 1, 2, 4, 5, 6};
-  return {};
+  if (!channelsOutermost(op, tiles))
+    return {};
+  if (tiles.size() == 4)
+    return {1, 0, 2, 3};
+  return {3, 0, 1, 2, 4, 5, 6};
 }
 
 /// In-place reuse: an elementwise op may write its result into an input
@@ -1305,7 +1322,7 @@ int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
   if (minWork <= 0 || tileVolume(op) < minWork)
     return -1;
   if (channelsOutermost(op, tiles))
-    return 3;
+    return tiles.size() == 4 ? 1 : 3;
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   for (auto [i, t] : llvm::enumerate(tiles))

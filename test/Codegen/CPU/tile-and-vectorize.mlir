@@ -538,3 +538,32 @@ func.func @conv_split_channels(%x: tensor<1x1x13x4xf32>) -> tensor<1x1x13x40xf32
   %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x13x4xf32>, tensor<1x1x4x40xf32>) outs(%acc : tensor<1x1x13x40xf32>) -> tensor<1x1x13x40xf32>
   return %0 : tensor<1x1x13x40xf32>
 }
+
+// -----
+
+// Constant weights of more than 1 MiB against an input that fits in L2 (a
+// transformer's MLP at 14x14 tokens: 2.4 MB of weights, 301 KB of input) are
+// read once: each packed 64-column panel goes outermost, all 4-row tiles
+// inside it. With weights that fit (590 KB) the row tiles stay outermost.
+// CHECK-LABEL: func.func @matmul_panels_outermost
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c24 step %c1
+// CHECK-NEXT: scf.for %{{.+}} = %{{.+}} to %c196 step %c4
+// CHECK-LABEL: func.func @matmul_weights_fit
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c196 step %c4
+// CHECK-NEXT: scf.for %{{.+}} = %{{.+}} to %c6 step %c1
+func.func @matmul_panels_outermost(%a: tensor<196x384xf32>) -> tensor<196x1536xf32> {
+  %b = arith.constant dense<0.5> : tensor<384x1536xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<196x1536xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<196x1536xf32>) -> tensor<196x1536xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<196x384xf32>, tensor<384x1536xf32>) outs(%c : tensor<196x1536xf32>) -> tensor<196x1536xf32>
+  return %0 : tensor<196x1536xf32>
+}
+func.func @matmul_weights_fit(%a: tensor<196x384xf32>) -> tensor<196x384xf32> {
+  %b = arith.constant dense<0.5> : tensor<384x384xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<196x384xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<196x384xf32>) -> tensor<196x384xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<196x384xf32>, tensor<384x384xf32>) outs(%c : tensor<196x384xf32>) -> tensor<196x384xf32>
+  return %0 : tensor<196x384xf32>
+}

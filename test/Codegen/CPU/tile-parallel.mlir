@@ -48,3 +48,20 @@ func.func @row_sums(%a: tensor<256x512xf32>) -> tensor<256xf32> {
   }  -> tensor<256xf32>
   return %0 : tensor<256xf32>
 }
+
+// -----
+
+// Weights read once, panel by panel (see tile-and-vectorize.mlir): the
+// threads split the panels, each taking all rows of its own.
+// CHECK-LABEL: func.func @matmul_panels_outermost
+// CHECK: scf.forall (%[[P:.+]]) in (24) shared_outs(%[[OUT:.+]] = %{{.+}})
+// CHECK: tensor.extract_slice %[[OUT]][0, %[[P]], 0] [196, 1, 64]
+// CHECK: scf.for {{.+}} to %c196 step %c4
+func.func @matmul_panels_outermost(%a: tensor<196x384xf32>) -> tensor<196x1536xf32> {
+  %b = arith.constant dense<0.5> : tensor<384x1536xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<196x1536xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<196x1536xf32>) -> tensor<196x1536xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<196x384xf32>, tensor<384x1536xf32>) outs(%c : tensor<196x1536xf32>) -> tensor<196x1536xf32>
+  return %0 : tensor<196x1536xf32>
+}
