@@ -110,6 +110,22 @@ e = rel_l2(y, y_ref)
 print(f"gemm: rel L2 int8 {e:.2e}")
 expect(e <= REL_L2, f"gemm rel L2 {e} > {REL_L2}")
 
+# 1c. A product big enough for the threads (64 x 256 x 128, 2M multiply-adds): its row
+# tiles are shared by two threads, which must give the numbers of one thread bit for bit.
+xb = rng.standard_normal((1, 64, 256)).astype(np.float32)
+wb = (rng.standard_normal((256, 128)) * 0.1).astype(np.float32)
+d = save_model("threads", [helper.make_node("MatMul", ["x", "w"], ["y"], name="big")],
+               [vi("x", [1, 64, 256])], [vi("y", [1, 64, 128])], {"w": wb})
+y_ref = xb.astype(np.float64) @ wb
+note = compile_model(d, os.path.join(d, "q.so"), "--quantize=dynamic")
+expect("1 of 1 MatMul/Gemm nodes quantized" in note, "note: " + note)
+(y1,) = run_model(d, os.path.join(d, "q.so"), [("x", xb)], threads=1)
+(y2,) = run_model(d, os.path.join(d, "q.so"), [("x", xb)], threads=2)
+e = rel_l2(y2, y_ref)
+print(f"threads: rel L2 int8 {e:.2e} on two threads")
+expect(e <= REL_L2, f"two-thread rel L2 {e} > {REL_L2}")
+expect(np.array_equal(y1, y2), "two threads differ from one")
+
 # 2. Nothing to quantize: unchanged.
 p = rng.standard_normal((8, 16)).astype(np.float32)
 q = rng.standard_normal((16, 32)).astype(np.float32)

@@ -148,8 +148,8 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp op,
 
 /// Replaces `op` (and `epilogue`, when given) with the kernel; returns the
 /// value that replaces the last of them.
-Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op,
-                        const Int8Matmul &k, int64_t maxRows,
+Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
+                        int64_t maxRows, int64_t parallelWork,
                         const std::optional<Epilogue> &epilogue) {
   Location loc = op.getLoc();
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
@@ -185,101 +185,134 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op,
                                       epilogue ? f32 : i32);
   Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
+  // One tile of mr rows from row m0 into `dest`: the whole output, or (in
+  // a forall) the tile's own mr rows, written from row 0.
+  auto rowTile = [&](OpBuilder &b1, Value m0, Value dest,
+                     bool ownRows) -> Value {
+    auto panelLoop = scf::ForOp::create(
+        b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, 1), ValueRange{dest},
+        [&](OpBuilder &b2, Location, Value p, ValueRange panelIter) {
+          SmallVector<Value> rowIdx;
+          for (int64_t row = 0; row < mr; ++row)
+            rowIdx.push_back(
+                row ? arith::AddIOp::create(b2, loc, m0, idx(b2, row))
+                          .getResult()
+                    : m0);
+          auto kLoop = scf::ForOp::create(
+              b2, loc, idx(b2, 0), idx(b2, k.k4), idx(b2, 1),
+              SmallVector<Value>(mr * nv, zero),
+              [&](OpBuilder &b3, Location, Value k4, ValueRange accs) {
+                SmallVector<Value> w;
+                for (int64_t i = 0; i < nv; ++i)
+                  w.push_back(vector::TransferReadOp::create(
+                      b3, loc, bytes64, weights,
+                      ValueRange{p, k4, idx(b3, 64 * i)}, zeroI8,
+                      ArrayRef<bool>{true}));
+                Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, 4));
+                SmallVector<Value> next;
+                for (int64_t row = 0; row < mr; ++row) {
+                  // 4 bytes of the row, repeated in every 32-bit lane.
+                  Value a = vector::TransferReadOp::create(
+                      b3, loc, VectorType::get({4}, i8), rows,
+                      ValueRange{rowIdx[row], col}, zeroI8,
+                      ArrayRef<bool>{true});
+                  a = vector::BitCastOp::create(b3, loc,
+                                                VectorType::get({1}, i32), a);
+                  a = vector::ExtractOp::create(b3, loc, a, 0);
+                  a = vector::BroadcastOp::create(b3, loc, acc, a);
+                  a = vector::BitCastOp::create(b3, loc, bytes64, a);
+                  for (int64_t i = 0; i < nv; ++i)
+                    next.push_back(LLVM::CallIntrinsicOp::create(
+                                       b3, loc, acc,
+                                       b3.getStringAttr(kVpdpbusd),
+                                       ValueRange{accs[row * nv + i], a, w[i]})
+                                       .getResult(0));
+                }
+                scf::YieldOp::create(b3, loc, next);
+              });
+          // The epilogue on the registers: per column vectors of the
+          // panel, per row scalars broadcast.
+          SmallVector<Value> wscale, wsum, bias;
+          auto columns = [&](Value v, Type elt, Value pad, int64_t i) {
+            return vector::TransferReadOp::create(
+                b2, loc, VectorType::get({16}, elt), v,
+                ValueRange{p, idx(b2, 16 * i)}, pad, ArrayRef<bool>{true});
+          };
+          if (epilogue)
+            for (int64_t i = 0; i < nv; ++i) {
+              wscale.push_back(columns(epilogue->weightScale, f32, zeroF, i));
+              wsum.push_back(columns(epilogue->weightSum, i32, zeroI32, i));
+              if (epilogue->bias)
+                bias.push_back(columns(epilogue->bias, f32, zeroF, i));
+            }
+          Value t = panelIter[0];
+          for (int64_t row = 0; row < mr; ++row) {
+            Value scale, zp;
+            if (epilogue) {
+              scale = vector::BroadcastOp::create(
+                  b2, loc, accF,
+                  tensor::ExtractOp::create(b2, loc, epilogue->scale,
+                                            ValueRange{rowIdx[row]}));
+              zp = vector::BroadcastOp::create(
+                  b2, loc, acc,
+                  tensor::ExtractOp::create(b2, loc, epilogue->zeroPoint,
+                                            ValueRange{rowIdx[row]}));
+            }
+            for (int64_t i = 0; i < nv; ++i) {
+              Value v = kLoop.getResult(row * nv + i);
+              if (epilogue) {
+                // acc - zp * sum is exact in i32; then one rounding.
+                v = arith::SubIOp::create(
+                    b2, loc, v, arith::MulIOp::create(b2, loc, zp, wsum[i]));
+                v = arith::SIToFPOp::create(b2, loc, accF, v);
+                v = arith::MulFOp::create(
+                    b2, loc, v,
+                    arith::MulFOp::create(b2, loc, scale, wscale[i]));
+                if (epilogue->bias)
+                  v = arith::AddFOp::create(b2, loc, v, bias[i]);
+              }
+              t = vector::TransferWriteOp::create(
+                      b2, loc, v, t,
+                      ValueRange{ownRows ? idx(b2, row) : rowIdx[row], p,
+                                 idx(b2, 16 * i)},
+                      ArrayRef<bool>{true})
+                      .getResult();
+            }
+          }
+          scf::YieldOp::create(b2, loc, t);
+        });
+    return panelLoop.getResult(0);
+  };
+  // Row tiles are independent: the threads share them when the product is
+  // worth a fork-join. Each reads all the weights (bert_small's largest are
+  // 256 KiB, in L2) and writes its own rows.
+  int64_t work = k.m * k.p * k.r * k.k4 * 4;
+  if (parallelWork > 0 && work >= parallelWork && k.m / mr >= 2) {
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(k.m / mr)},
+        ValueRange{out}, std::nullopt);
+    OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+    Value m0 = arith::MulIOp::create(body, loc, forall.getInductionVar(0),
+                                     idx(body, mr));
+    SmallVector<OpFoldResult> offsets = {m0, body.getIndexAttr(0),
+                                         body.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {
+        body.getIndexAttr(mr), body.getIndexAttr(k.p), body.getIndexAttr(k.r)};
+    SmallVector<OpFoldResult> strides(3, body.getIndexAttr(1));
+    Value rowsOut = tensor::ExtractSliceOp::create(
+        body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+    Value tile = rowTile(body, m0, rowsOut, /*ownRows=*/true);
+    OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(term, loc, tile,
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, sizes, strides);
+    return forall.getResult(0);
+  }
   auto rowLoop = scf::ForOp::create(
       b, loc, idx(b, 0), idx(b, k.m), idx(b, mr), ValueRange{out},
       [&](OpBuilder &b1, Location, Value m0, ValueRange rowIter) {
-        auto panelLoop = scf::ForOp::create(
-            b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, 1), rowIter,
-            [&](OpBuilder &b2, Location, Value p, ValueRange panelIter) {
-              SmallVector<Value> rowIdx;
-              for (int64_t row = 0; row < mr; ++row)
-                rowIdx.push_back(
-                    row ? arith::AddIOp::create(b2, loc, m0, idx(b2, row))
-                              .getResult()
-                        : m0);
-              auto kLoop = scf::ForOp::create(
-                  b2, loc, idx(b2, 0), idx(b2, k.k4), idx(b2, 1),
-                  SmallVector<Value>(mr * nv, zero),
-                  [&](OpBuilder &b3, Location, Value k4, ValueRange accs) {
-                    SmallVector<Value> w;
-                    for (int64_t i = 0; i < nv; ++i)
-                      w.push_back(vector::TransferReadOp::create(
-                          b3, loc, bytes64, weights,
-                          ValueRange{p, k4, idx(b3, 64 * i)}, zeroI8,
-                          ArrayRef<bool>{true}));
-                    Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, 4));
-                    SmallVector<Value> next;
-                    for (int64_t row = 0; row < mr; ++row) {
-                      // 4 bytes of the row, repeated in every 32-bit lane.
-                      Value a = vector::TransferReadOp::create(
-                          b3, loc, VectorType::get({4}, i8), rows,
-                          ValueRange{rowIdx[row], col}, zeroI8,
-                          ArrayRef<bool>{true});
-                      a = vector::BitCastOp::create(
-                          b3, loc, VectorType::get({1}, i32), a);
-                      a = vector::ExtractOp::create(b3, loc, a, 0);
-                      a = vector::BroadcastOp::create(b3, loc, acc, a);
-                      a = vector::BitCastOp::create(b3, loc, bytes64, a);
-                      for (int64_t i = 0; i < nv; ++i)
-                        next.push_back(
-                            LLVM::CallIntrinsicOp::create(
-                                b3, loc, acc, b3.getStringAttr(kVpdpbusd),
-                                ValueRange{accs[row * nv + i], a, w[i]})
-                                .getResult(0));
-                    }
-                    scf::YieldOp::create(b3, loc, next);
-                  });
-              // The epilogue on the registers: per column vectors of the
-              // panel, per row scalars broadcast.
-              SmallVector<Value> wscale, wsum, bias;
-              auto columns = [&](Value v, Type elt, Value pad, int64_t i) {
-                return vector::TransferReadOp::create(
-                    b2, loc, VectorType::get({16}, elt), v,
-                    ValueRange{p, idx(b2, 16 * i)}, pad, ArrayRef<bool>{true});
-              };
-              if (epilogue)
-                for (int64_t i = 0; i < nv; ++i) {
-                  wscale.push_back(columns(epilogue->weightScale, f32, zeroF, i));
-                  wsum.push_back(columns(epilogue->weightSum, i32, zeroI32, i));
-                  if (epilogue->bias)
-                    bias.push_back(columns(epilogue->bias, f32, zeroF, i));
-                }
-              Value t = panelIter[0];
-              for (int64_t row = 0; row < mr; ++row) {
-                Value scale, zp;
-                if (epilogue) {
-                  scale = vector::BroadcastOp::create(
-                      b2, loc, accF,
-                      tensor::ExtractOp::create(b2, loc, epilogue->scale,
-                                                ValueRange{rowIdx[row]}));
-                  zp = vector::BroadcastOp::create(
-                      b2, loc, acc,
-                      tensor::ExtractOp::create(b2, loc, epilogue->zeroPoint,
-                                                ValueRange{rowIdx[row]}));
-                }
-                for (int64_t i = 0; i < nv; ++i) {
-                  Value v = kLoop.getResult(row * nv + i);
-                  if (epilogue) {
-                    // acc - zp * sum is exact in i32; then one rounding.
-                    v = arith::SubIOp::create(
-                        b2, loc, v, arith::MulIOp::create(b2, loc, zp, wsum[i]));
-                    v = arith::SIToFPOp::create(b2, loc, accF, v);
-                    v = arith::MulFOp::create(
-                        b2, loc, v,
-                        arith::MulFOp::create(b2, loc, scale, wscale[i]));
-                    if (epilogue->bias)
-                      v = arith::AddFOp::create(b2, loc, v, bias[i]);
-                  }
-                  t = vector::TransferWriteOp::create(
-                          b2, loc, v, t,
-                          ValueRange{rowIdx[row], p, idx(b2, 16 * i)},
-                          ArrayRef<bool>{true})
-                          .getResult();
-                }
-              }
-              scf::YieldOp::create(b2, loc, t);
-            });
-        scf::YieldOp::create(b1, loc, panelLoop.getResults());
+        scf::YieldOp::create(b1, loc,
+                             rowTile(b1, m0, rowIter[0], /*ownRows=*/false));
       });
   return rowLoop.getResult(0);
 }
@@ -316,7 +349,8 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
       // With an epilogue the kernel goes where the epilogue is: its operands
       // may be defined after the product.
       OpBuilder b(epilogue ? epilogue->op.getOperation() : op.getOperation());
-      Value result = replaceWithKernel(b, op, *k, maxRows, epilogue);
+      Value result =
+          replaceWithKernel(b, op, *k, maxRows, parallelWork, epilogue);
       if (epilogue) {
         epilogue->op.getResult(0).replaceAllUsesWith(result);
         epilogue->op.erase();

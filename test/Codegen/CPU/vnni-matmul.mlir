@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-vnni-matmul --verify-diagnostics | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vnni-matmul="parallel-work=16384" | FileCheck %s --check-prefix=PAR
 
 #qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
 #w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
@@ -33,6 +34,20 @@
 // CHECK-COUNT-16: vector.transfer_write {{.+}} : vector<16xi32>, tensor<16x2x32xi32>
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: linalg.fill
+// At or above parallel-work multiply-adds (16 x 64 x 16 here) the two row
+// tiles are an scf.forall: each writes its own 8 rows, from row 0 of its
+// slice, and reads the rows of qa from 8 x i.
+// PAR-LABEL: func.func @int8_matmul
+// PAR: scf.forall (%[[I:.+]]) in (2) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<16x2x32xi32>)
+// PAR: %[[M0:.+]] = arith.muli %[[I]], %c8
+// PAR: %[[ROWS:.+]] = tensor.extract_slice %[[OUT]][%[[M0]], 0, 0] [8, 2, 32] [1, 1, 1]
+// PAR: scf.for {{.+}} iter_args(%{{.+}} = %[[ROWS]])
+// PAR: vector.transfer_read %{{.+}}[%[[M0]], %{{.+}}]{{.+}} : tensor<16x16xi8>, vector<4xi8>
+// PAR-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// PAR: vector.transfer_write {{.+}}[%c0, %{{.+}}, %c0] {{.+}} : vector<16xi32>, tensor<8x2x32xi32>
+// PAR: vector.transfer_write {{.+}}[%c7, %{{.+}}, %c16] {{.+}} : vector<16xi32>, tensor<8x2x32xi32>
+// PAR: scf.forall.in_parallel
+// PAR: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[M0]], 0, 0] [8, 2, 32] [1, 1, 1]
 func.func @int8_matmul(%qa: tensor<16x4x4xi8>, %w: tensor<2x4x32x4xi8>) -> tensor<16x2x32xi32> {
   %c0 = arith.constant 0 : i32
   %e = tensor.empty() : tensor<16x2x32xi32>

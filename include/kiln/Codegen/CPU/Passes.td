@@ -105,11 +105,16 @@ def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
     only then); other generics are left to the generic tiling. With
     `amx=true` (targets with amx-int8) a product with 16-column panels and
     K4 a multiple of 16 is re-marked `kiln.amx_int8_matmul` instead and
-    left for --kiln-cpu-amx-matmul (tdpbusd).
+    left for --kiln-cpu-amx-matmul (tdpbusd). A product of at least
+    `parallel-work` multiply-adds with two or more row tiles takes its row
+    tiles in an scf.forall, which the thread pool splits.
   }];
   let options = [
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"8",
            "rows per register tile (the largest divisor of M up to this)">,
+    Option<"parallelWork", "parallel-work", "int64_t", /*default=*/"1000000",
+           "multiply-adds from which the row tiles are shared by the threads "
+           "(0: never)">,
     Option<"amx", "amx", "bool", /*default=*/"false",
            "leave the products that fit AMX tiles to --kiln-cpu-amx-matmul">,
   ];
