@@ -100,6 +100,50 @@ struct ForwardWholeTile : OpRewritePattern<vector::TransferReadOp> {
   }
 };
 
+/// A contraction whose reduction dimensions all have size 1 and whose two
+/// operands have the same shape and identity maps is an elementwise
+/// multiply-add: the vectorizer gives this form to a batched matmul's tile
+/// (both operands broadcast to the whole 8 x 32 tile, the reduction step
+/// of size 1). The upstream lowering turns it into a multiply and an add,
+/// which LLVM does not fuse: the attention products of the encoders ran on
+/// vmulps + vaddps, two instructions per FMA. It becomes one vector.fma.
+struct ElementwiseContractToFma : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    auto lhsType = op.getLhsType();
+    if (!accType || op.getKind() != vector::CombiningKind::ADD ||
+        !isa<FloatType>(accType.getElementType()) ||
+        lhsType != op.getRhsType() ||
+        lhsType.getNumElements() != accType.getNumElements() ||
+        accType.isScalable() || isa<vector::MaskOp>(op->getParentOp()))
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (!maps[0].isIdentity() || !maps[1].isIdentity())
+      return failure();
+    // The accumulator: the parallel dimensions, in order.
+    SmallVector<vector::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<AffineExpr> parallel;
+    for (auto [i, it] : llvm::enumerate(iterators)) {
+      if (it == vector::IteratorType::parallel)
+        parallel.push_back(rewriter.getAffineDimExpr(i));
+      else if (lhsType.getDimSize(i) != 1)
+        return failure();
+    }
+    if (maps[2] !=
+        AffineMap::get(maps[0].getNumDims(), 0, parallel, op.getContext()))
+      return failure();
+    Location loc = op.getLoc();
+    Value lhs =
+        vector::ShapeCastOp::create(rewriter, loc, accType, op.getLhs());
+    Value rhs =
+        vector::ShapeCastOp::create(rewriter, loc, accType, op.getRhs());
+    rewriter.replaceOpWithNewOp<vector::FMAOp>(op, lhs, rhs, op.getAcc());
+    return success();
+  }
+};
+
 struct LowerVectorOpsPass
     : mlir::kiln::impl::LowerVectorOpsPassBase<LowerVectorOpsPass> {
   void runOnOperation() override {
@@ -125,6 +169,7 @@ struct LowerVectorOpsPass
     populateMathPolynomialApproximationPatterns(patterns);
     vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
     patterns.add<ForwardWholeTile>(ctx);
+    patterns.add<ElementwiseContractToFma>(ctx, /*benefit=*/2);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

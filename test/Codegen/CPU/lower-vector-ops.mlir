@@ -77,3 +77,30 @@ func.func @input_row_to_scalar_loads(%x: memref<4x2xf32>, %w: vector<2x32xf32>, 
   %0 = vector.contract {indexing_maps = [#lhs2, #rhs2, #out2], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %row, %w, %acc : vector<4x2xf32>, vector<2x32xf32> into vector<4x32xf32>
   return %0 : vector<4x32xf32>
 }
+
+// -----
+
+// A batched matmul's tile comes out of the vectorizer with both operands
+// broadcast to the whole tile and a reduction of size 1: an elementwise
+// multiply-add, which becomes one FMA on the tile (unrolled by the LLVM
+// lowering) rather than a multiply and an add. With a reduction of 4 it stays
+// a contraction (multiplied, then reduced).
+// CHECK-LABEL: func.func @elementwise_contract_to_fma
+// CHECK-SAME: (%[[A:.+]]: vector<8x32x1xf32>, %[[B:.+]]: vector<8x32x1xf32>, %[[C:.+]]: vector<8x32xf32>)
+// CHECK: %[[A2:.+]] = vector.shape_cast %[[A]] : vector<8x32x1xf32> to vector<8x32xf32>
+// CHECK: %[[B2:.+]] = vector.shape_cast %[[B]] : vector<8x32x1xf32> to vector<8x32xf32>
+// CHECK: %[[R:.+]] = vector.fma %[[A2]], %[[B2]], %[[C]] : vector<8x32xf32>
+// CHECK-NEXT: return %[[R]]
+// CHECK-LABEL: func.func @elementwise_contract_reduced
+// CHECK: arith.mulf
+// CHECK-NOT: vector.fma
+#id = affine_map<(m, n, k) -> (m, n, k)>
+#acc = affine_map<(m, n, k) -> (m, n)>
+func.func @elementwise_contract_to_fma(%a: vector<8x32x1xf32>, %b: vector<8x32x1xf32>, %c: vector<8x32xf32>) -> vector<8x32xf32> {
+  %0 = vector.contract {indexing_maps = [#id, #id, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b, %c : vector<8x32x1xf32>, vector<8x32x1xf32> into vector<8x32xf32>
+  return %0 : vector<8x32xf32>
+}
+func.func @elementwise_contract_reduced(%a: vector<8x32x4xf32>, %b: vector<8x32x4xf32>, %c: vector<8x32xf32>) -> vector<8x32xf32> {
+  %0 = vector.contract {indexing_maps = [#id, #id, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b, %c : vector<8x32x4xf32>, vector<8x32x4xf32> into vector<8x32xf32>
+  return %0 : vector<8x32xf32>
+}
