@@ -91,7 +91,9 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx) {
 std::string cpuLoweringTail(bool amx) {
   return "func.func(convert-linalg-to-loops,kiln-cpu-cheap-float-ops),"
          "canonicalize,convert-vector-to-scf{full-unroll=true},lower-affine,"
-         "convert-scf-to-cf,canonicalize,convert-vector-to-llvm,"
+         "convert-scf-to-cf,canonicalize,"
+         // Float sums marked reassoc (WholeVectorSumToReduction) as trees.
+         "convert-vector-to-llvm{reassociate-fp-reductions},"
          "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
          "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
          "convert-index-to-llvm,convert-ub-to-llvm,"

@@ -144,6 +144,99 @@ struct ElementwiseContractToFma : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// A float sum of a whole vector into one value (a row of layer norm,
+/// softmax or a mean, 64 lanes per step) as one vector.reduction that may
+/// reassociate: LLVM adds the lanes as a tree. The upstream lowering adds
+/// them one at a time, in order, a chain of 64 dependent scalar adds (the
+/// encoders' layer norms ran at a few GFLOP/s). The order of the additions
+/// changes, not what is added.
+struct WholeVectorSumToReduction
+    : OpRewritePattern<vector::MultiDimReductionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType source = op.getSourceVectorType();
+    auto dest = dyn_cast<VectorType>(op.getDestType());
+    if (op.getKind() != vector::CombiningKind::ADD ||
+        !isa<FloatType>(source.getElementType()) || source.isScalable() ||
+        (dest && dest.getNumElements() != 1) ||
+        isa<vector::MaskOp>(op->getParentOp()))
+      return failure();
+    Location loc = op.getLoc();
+    Value flat = vector::ShapeCastOp::create(
+        rewriter, loc,
+        VectorType::get({source.getNumElements()}, source.getElementType()),
+        op.getSource());
+    Value acc = op.getAcc();
+    if (dest)
+      acc = vector::ExtractOp::create(rewriter, loc, acc,
+                                      SmallVector<int64_t>(dest.getRank(), 0));
+    Value sum =
+        vector::ReductionOp::create(rewriter, loc, vector::CombiningKind::ADD,
+                                    flat, acc, arith::FastMathFlags::reassoc);
+    if (dest)
+      sum = vector::BroadcastOp::create(rewriter, loc, dest, sum);
+    rewriter.replaceOp(op, sum);
+    return success();
+  }
+};
+
+/// A contraction to one value (every parallel dimension of size 1) whose
+/// operands run over the same reduction dimensions in the same order is a
+/// dot product: the lanes multiplied, then summed as a tree (reassoc). The
+/// upstream lowering takes one lane at a time into a chain of dependent
+/// scalar FMAs: the variance of the encoders' layer norms, 64 lanes a step,
+/// was a chain of 64 vfmadd231ss.
+struct DotContractToReduction : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    Type accType = op.getAccType();
+    auto accVector = dyn_cast<VectorType>(accType);
+    Type elt = getElementTypeOrSelf(accType);
+    if (op.getKind() != vector::CombiningKind::ADD || !isa<FloatType>(elt) ||
+        (accVector && accVector.getNumElements() != 1) ||
+        op.getLhsType().isScalable() || op.getRhsType().isScalable() ||
+        isa<vector::MaskOp>(op->getParentOp()))
+      return failure();
+    SmallVector<int64_t> bounds;
+    op.getIterationBounds(bounds);
+    SmallVector<vector::IteratorType> iterators = op.getIteratorTypesArray();
+    for (auto [bound, it] : llvm::zip(bounds, iterators))
+      if (it == vector::IteratorType::parallel && bound != 1)
+        return failure();
+    // The dimensions longer than 1 that each operand runs over, in order.
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto longDims = [&](AffineMap map) {
+      SmallVector<unsigned> dims;
+      for (unsigned i = 0; i < map.getNumResults(); ++i)
+        if (bounds[map.getDimPosition(i)] != 1)
+          dims.push_back(map.getDimPosition(i));
+      return dims;
+    };
+    if (!maps[0].isProjectedPermutation() ||
+        !maps[1].isProjectedPermutation() ||
+        longDims(maps[0]) != longDims(maps[1]))
+      return failure();
+    Location loc = op.getLoc();
+    auto flat = VectorType::get({op.getLhsType().getNumElements()}, elt);
+    Value lhs = vector::ShapeCastOp::create(rewriter, loc, flat, op.getLhs());
+    Value rhs = vector::ShapeCastOp::create(rewriter, loc, flat, op.getRhs());
+    Value product = arith::MulFOp::create(rewriter, loc, lhs, rhs);
+    Value acc = op.getAcc();
+    if (accVector)
+      acc = vector::ExtractOp::create(
+          rewriter, loc, acc, SmallVector<int64_t>(accVector.getRank(), 0));
+    Value sum = vector::ReductionOp::create(rewriter, loc,
+                                            vector::CombiningKind::ADD, product,
+                                            acc, arith::FastMathFlags::reassoc);
+    if (accVector)
+      sum = vector::BroadcastOp::create(rewriter, loc, accVector, sum);
+    rewriter.replaceOp(op, sum);
+    return success();
+  }
+};
+
 struct LowerVectorOpsPass
     : mlir::kiln::impl::LowerVectorOpsPassBase<LowerVectorOpsPass> {
   void runOnOperation() override {
@@ -169,7 +262,8 @@ struct LowerVectorOpsPass
     populateMathPolynomialApproximationPatterns(patterns);
     vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
     patterns.add<ForwardWholeTile>(ctx);
-    patterns.add<ElementwiseContractToFma>(ctx, /*benefit=*/2);
+    patterns.add<ElementwiseContractToFma, WholeVectorSumToReduction,
+                 DotContractToReduction>(ctx, /*benefit=*/2);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -104,3 +104,47 @@ func.func @elementwise_contract_reduced(%a: vector<8x32x4xf32>, %b: vector<8x32x
   %0 = vector.contract {indexing_maps = [#id, #id, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b, %c : vector<8x32x4xf32>, vector<8x32x4xf32> into vector<8x32xf32>
   return %0 : vector<8x32xf32>
 }
+
+// -----
+
+// A whole vector summed into one value (a row of layer norm or softmax, 64
+// lanes a step) becomes one reduction marked reassoc, which LLVM adds as a
+// tree, not a chain of 64 dependent adds. A sum into several values keeps
+// the lowering above (see @multi_reduction).
+// CHECK-LABEL: func.func @row_sum_to_reduction
+// CHECK-SAME: (%[[X:.+]]: vector<1x64xf32>, %[[ACC:.+]]: vector<1xf32>)
+// CHECK: %[[FLAT:.+]] = vector.shape_cast %[[X]] : vector<1x64xf32> to vector<64xf32>
+// CHECK: %[[A:.+]] = vector.extract %[[ACC]][0] : f32 from vector<1xf32>
+// CHECK: %[[S:.+]] = vector.reduction <add>, %[[FLAT]], %[[A]] fastmath<reassoc> : vector<64xf32> into f32
+// CHECK: vector.broadcast %[[S]] : f32 to vector<1xf32>
+// CHECK-NOT: vector.multi_reduction
+func.func @row_sum_to_reduction(%x: vector<1x64xf32>, %acc: vector<1xf32>) -> vector<1xf32> {
+  %0 = vector.multi_reduction <add>, %x, %acc [1] : vector<1x64xf32> to vector<1xf32>
+  return %0 : vector<1xf32>
+}
+
+// -----
+
+// A dot product (layer norm's variance: the centred row times itself) is
+// the lanes multiplied, then one reassociating reduction; a contraction to
+// more than one value is left to the outer-product lowering.
+// CHECK-LABEL: func.func @dot_to_reduction
+// CHECK-SAME: (%[[X:.+]]: vector<64xf32>, %[[Y:.+]]: vector<1x64xf32>, %[[ACC:.+]]: vector<1xf32>)
+// CHECK: %[[YF:.+]] = vector.shape_cast %[[Y]] : vector<1x64xf32> to vector<64xf32>
+// CHECK: %[[P:.+]] = arith.mulf %[[X]], %[[YF]] : vector<64xf32>
+// CHECK: %[[A:.+]] = vector.extract %[[ACC]][0] : f32 from vector<1xf32>
+// CHECK: vector.reduction <add>, %[[P]], %[[A]] fastmath<reassoc> : vector<64xf32> into f32
+// CHECK-NOT: vector.contract
+// CHECK-LABEL: func.func @dot_two_values
+// CHECK-NOT: fastmath<reassoc>
+#x = affine_map<(m, k) -> (k)>
+#y = affine_map<(m, k) -> (m, k)>
+#o = affine_map<(m, k) -> (m)>
+func.func @dot_to_reduction(%x: vector<64xf32>, %y: vector<1x64xf32>, %acc: vector<1xf32>) -> vector<1xf32> {
+  %0 = vector.contract {indexing_maps = [#x, #y, #o], iterator_types = ["parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %acc : vector<64xf32>, vector<1x64xf32> into vector<1xf32>
+  return %0 : vector<1xf32>
+}
+func.func @dot_two_values(%x: vector<64xf32>, %y: vector<2x64xf32>, %acc: vector<2xf32>) -> vector<2xf32> {
+  %0 = vector.contract {indexing_maps = [#x, #y, #o], iterator_types = ["parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %acc : vector<64xf32>, vector<2x64xf32> into vector<2xf32>
+  return %0 : vector<2xf32>
+}
