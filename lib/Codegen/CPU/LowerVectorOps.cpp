@@ -144,6 +144,22 @@ struct ElementwiseContractToFma : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// `acc` plus the sum of the lanes of the 1-D `lanes`, as a vector.reduction
+/// marked reassoc (LLVM adds the lanes as a tree); `acc` and the result are
+/// scalars, or vectors of one element when `accType` is one.
+Value reassociatingSum(PatternRewriter &rewriter, Location loc, Value lanes,
+                       Value acc, VectorType accType) {
+  if (accType)
+    acc = vector::ExtractOp::create(rewriter, loc, acc,
+                                    SmallVector<int64_t>(accType.getRank(), 0));
+  Value sum =
+      vector::ReductionOp::create(rewriter, loc, vector::CombiningKind::ADD,
+                                  lanes, acc, arith::FastMathFlags::reassoc);
+  if (accType)
+    sum = vector::BroadcastOp::create(rewriter, loc, accType, sum);
+  return sum;
+}
+
 /// A float sum of a whole vector into one value (a row of layer norm,
 /// softmax or a mean, 64 lanes per step) as one vector.reduction that may
 /// reassociate: LLVM adds the lanes as a tree. The upstream lowering adds
@@ -167,16 +183,8 @@ struct WholeVectorSumToReduction
         rewriter, loc,
         VectorType::get({source.getNumElements()}, source.getElementType()),
         op.getSource());
-    Value acc = op.getAcc();
-    if (dest)
-      acc = vector::ExtractOp::create(rewriter, loc, acc,
-                                      SmallVector<int64_t>(dest.getRank(), 0));
-    Value sum =
-        vector::ReductionOp::create(rewriter, loc, vector::CombiningKind::ADD,
-                                    flat, acc, arith::FastMathFlags::reassoc);
-    if (dest)
-      sum = vector::BroadcastOp::create(rewriter, loc, dest, sum);
-    rewriter.replaceOp(op, sum);
+    rewriter.replaceOp(
+        op, reassociatingSum(rewriter, loc, flat, op.getAcc(), dest));
     return success();
   }
 };
@@ -223,16 +231,8 @@ struct DotContractToReduction : OpRewritePattern<vector::ContractionOp> {
     Value lhs = vector::ShapeCastOp::create(rewriter, loc, flat, op.getLhs());
     Value rhs = vector::ShapeCastOp::create(rewriter, loc, flat, op.getRhs());
     Value product = arith::MulFOp::create(rewriter, loc, lhs, rhs);
-    Value acc = op.getAcc();
-    if (accVector)
-      acc = vector::ExtractOp::create(
-          rewriter, loc, acc, SmallVector<int64_t>(accVector.getRank(), 0));
-    Value sum = vector::ReductionOp::create(rewriter, loc,
-                                            vector::CombiningKind::ADD, product,
-                                            acc, arith::FastMathFlags::reassoc);
-    if (accVector)
-      sum = vector::BroadcastOp::create(rewriter, loc, accVector, sum);
-    rewriter.replaceOp(op, sum);
+    rewriter.replaceOp(
+        op, reassociatingSum(rewriter, loc, product, op.getAcc(), accVector));
     return success();
   }
 };
