@@ -116,6 +116,7 @@ struct ElementwiseContractToFma : OpRewritePattern<vector::ContractionOp> {
     if (!accType || op.getKind() != vector::CombiningKind::ADD ||
         !isa<FloatType>(accType.getElementType()) ||
         lhsType != op.getRhsType() ||
+        lhsType.getElementType() != accType.getElementType() ||
         lhsType.getNumElements() != accType.getNumElements() ||
         accType.isScalable() || isa<vector::MaskOp>(op->getParentOp()))
       return failure();
@@ -203,6 +204,8 @@ struct DotContractToReduction : OpRewritePattern<vector::ContractionOp> {
     auto accVector = dyn_cast<VectorType>(accType);
     Type elt = getElementTypeOrSelf(accType);
     if (op.getKind() != vector::CombiningKind::ADD || !isa<FloatType>(elt) ||
+        op.getLhsType().getElementType() != elt ||
+        op.getRhsType().getElementType() != elt ||
         (accVector && accVector.getNumElements() != 1) ||
         op.getLhsType().isScalable() || op.getRhsType().isScalable() ||
         isa<vector::MaskOp>(op->getParentOp()))

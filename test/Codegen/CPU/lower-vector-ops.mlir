@@ -148,3 +148,17 @@ func.func @dot_two_values(%x: vector<64xf32>, %y: vector<2x64xf32>, %acc: vector
   %0 = vector.contract {indexing_maps = [#x, #y, #o], iterator_types = ["parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %acc : vector<64xf32>, vector<2x64xf32> into vector<2xf32>
   return %0 : vector<2xf32>
 }
+
+// -----
+
+// Mixed precision (bf16 operands, f32 sums) is left to the upstream
+// lowering: the operands cannot be reinterpreted as the accumulator.
+// CHECK-LABEL: func.func @mixed_precision_dot
+// CHECK-NOT: fastmath<reassoc>
+#mx = affine_map<(m, k) -> (k)>
+#my = affine_map<(m, k) -> (m, k)>
+#mo = affine_map<(m, k) -> (m)>
+func.func @mixed_precision_dot(%x: vector<32xbf16>, %y: vector<1x32xbf16>, %acc: vector<1xf32>) -> vector<1xf32> {
+  %0 = vector.contract {indexing_maps = [#mx, #my, #mo], iterator_types = ["parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %acc : vector<32xbf16>, vector<1x32xbf16> into vector<1xf32>
+  return %0 : vector<1xf32>
+}
