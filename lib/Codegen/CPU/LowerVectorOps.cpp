@@ -259,6 +259,12 @@ struct LowerVectorOpsPass
         patterns, vector::VectorMultiReductionLowering::InnerParallel);
     vector::populateVectorTransposeLoweringPatterns(
         patterns, vector::VectorTransposeLowering::EltWise);
+    // A 16 x 16 transpose of 32-bit elements (tile-and-vectorize's
+    // transpose tiles) as the shuffle network AVX-512 runs in registers,
+    // instead of 256 element extracts and inserts.
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::Shuffle16x16,
+        /*benefit=*/2);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::populateVectorBroadcastLoweringPatterns(patterns);
     // exp, tanh, erf, log... as polynomials that stay in vector registers.

@@ -943,6 +943,42 @@ void splitConvChannels(RewriterBase &rewriter, func::FuncOp func, int64_t vw) {
 }
 
 /// Tile sizes for one op (0 = leave the loop whole).
+/// For an op that copies one input of 32-bit elements to its output with
+/// the innermost loop of the input not the innermost of the output (a
+/// transpose moving the last dimension), those two loops (output's,
+/// input's), when both are multiples of 16 and the vectors have 16 lanes
+/// (the 16 x 16 shuffle transpose); nothing otherwise.
+std::optional<std::pair<int64_t, int64_t>> transposedPair(linalg::LinalgOp op,
+                                                          int64_t vw) {
+  if (vw != 16 || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 || op.hasDynamicShape())
+    return std::nullopt;
+  auto inType =
+      dyn_cast<RankedTensorType>(op.getDpsInputOperand(0)->get().getType());
+  auto outType =
+      dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
+  if (!inType || !outType ||
+      inType.getElementType() != outType.getElementType() ||
+      !inType.getElementType().isIntOrFloat() ||
+      inType.getElementTypeBitWidth() != 32)
+    return std::nullopt;
+  if (!isa<linalg::TransposeOp>(op.getOperation())) {
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic || generic.getBody()->getOperations().size() != 1)
+      return std::nullopt;
+  }
+  AffineMap in = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!in.isPermutation() || !out.isIdentity() || in.getNumResults() < 2)
+    return std::nullopt;
+  int64_t outInner = out.getNumDims() - 1;
+  int64_t inInner = in.getDimPosition(in.getNumResults() - 1);
+  SmallVector<int64_t> r = op.getStaticLoopRanges();
+  if (outInner == inInner || r[outInner] % vw || r[inInner] % vw)
+    return std::nullopt;
+  return std::make_pair(outInner, inInner);
+}
+
 SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
@@ -1043,6 +1079,18 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     t[dims->n.back()] = nr;
     if (packed)
       t[dims->n.front()] = panels;
+  } else if (std::optional<std::pair<int64_t, int64_t>> pair =
+                 transposedPair(op, vw)) {
+    // A transpose that moves the innermost dimension: 16 x 16 squares,
+    // read as 16 rows of the input and written as 16 rows of the output,
+    // transposed in registers (--kiln-cpu-lower-vector-ops, shuffles).
+    // Tiled like an elementwise op, each 64-lane output row gathered one
+    // element at a time from 64 input rows (attention's K^T: 48 vinsertps
+    // per 64 lanes).
+    for (int64_t i = 0; i < n; ++i)
+      t[i] = 1;
+    t[pair->first] = vw;
+    t[pair->second] = vw;
   } else {
     // Elementwise, transposes, fills, copies and reductions: up to four
     // registers along the innermost parallel loop; when that loop is short,

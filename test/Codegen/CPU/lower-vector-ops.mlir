@@ -162,3 +162,16 @@ func.func @mixed_precision_dot(%x: vector<32xbf16>, %y: vector<1x32xbf16>, %acc:
   %0 = vector.contract {indexing_maps = [#mx, #my, #mo], iterator_types = ["parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %acc : vector<32xbf16>, vector<1x32xbf16> into vector<1xf32>
   return %0 : vector<1xf32>
 }
+
+// -----
+
+// A 16 x 16 transpose of f32 is the shuffle network (vector.shuffle of
+// whole rows), not 256 element extracts and inserts.
+// CHECK-LABEL: func.func @transpose_16x16
+// CHECK: vector.shuffle
+// CHECK-NOT: vector.extract {{.+}} : f32 from
+// CHECK-NOT: vector.transpose
+func.func @transpose_16x16(%x: vector<16x16xf32>) -> vector<16x16xf32> {
+  %0 = vector.transpose %x, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+  return %0 : vector<16x16xf32>
+}

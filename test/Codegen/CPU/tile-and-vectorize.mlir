@@ -567,3 +567,29 @@ func.func @matmul_weights_fit(%a: tensor<196x384xf32>) -> tensor<196x384xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<196x384xf32>, tensor<384x384xf32>) outs(%c : tensor<196x384xf32>) -> tensor<196x384xf32>
   return %0 : tensor<196x384xf32>
 }
+
+// -----
+
+// A transpose that moves the innermost dimension (attention's K^T) is tiled
+// in 16 x 16 squares: 16 rows of the input read, transposed in registers,
+// 16 rows of the output written. A side that is not a multiple of 16 keeps
+// the elementwise tiling (64 lanes along the output's rows).
+// CHECK-LABEL: func.func @transpose_tiles
+// CHECK: scf.for %{{.+}} = %c0 to %c64 step %c16
+// CHECK: scf.for %{{.+}} = %c0 to %c128 step %c16
+// CHECK: vector.transfer_read {{.+}} : tensor<4x128x64xf32>, vector<16x16xf32>
+// CHECK: vector.transpose {{.+}} : vector<1x16x16xf32> to vector<1x16x16xf32>
+// CHECK: vector.transfer_write {{.+}} : vector<16x16xf32>, tensor<1x16x16xf32>
+// CHECK-LABEL: func.func @transpose_odd
+// CHECK: scf.for %{{.+}} = %c0 to %c128 step %c64
+// CHECK: vector.transfer_read {{.+}} : tensor<4x128x24xf32>, vector<64x1xf32>
+func.func @transpose_tiles(%x: tensor<4x128x64xf32>) -> tensor<4x64x128xf32> {
+  %e = tensor.empty() : tensor<4x64x128xf32>
+  %0 = linalg.transpose ins(%x : tensor<4x128x64xf32>) outs(%e : tensor<4x64x128xf32>) permutation = [0, 2, 1]
+  return %0 : tensor<4x64x128xf32>
+}
+func.func @transpose_odd(%x: tensor<4x128x24xf32>) -> tensor<4x24x128xf32> {
+  %e = tensor.empty() : tensor<4x24x128xf32>
+  %0 = linalg.transpose ins(%x : tensor<4x128x24xf32>) outs(%e : tensor<4x24x128xf32>) permutation = [0, 2, 1]
+  return %0 : tensor<4x24x128xf32>
+}
