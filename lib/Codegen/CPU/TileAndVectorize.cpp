@@ -942,7 +942,6 @@ void splitConvChannels(RewriterBase &rewriter, func::FuncOp func, int64_t vw) {
   }
 }
 
-/// Tile sizes for one op (0 = leave the loop whole).
 /// For an op that copies one input of 32-bit elements to its output with
 /// the innermost loop of the input not the innermost of the output (a
 /// transpose moving the last dimension), those two loops (output's,
@@ -979,6 +978,7 @@ std::optional<std::pair<int64_t, int64_t>> transposedPair(linalg::LinalgOp op,
   return std::make_pair(outInner, inInner);
 }
 
+/// Tile sizes for one op (0 = leave the loop whole).
 SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
