@@ -1163,14 +1163,16 @@ int64_t convInputBytesRead(linalg::Conv2DNhwcHwcfOp op) {
 /// tile of output channels (one packed panel of a matmul's weights) at a
 /// time, outermost, and all pixels inside: the filter is read once (a panel
 /// of it stays in L2 across the pixels) and the input once per panel
-/// instead, when that reads at most half as much.
-bool channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
+/// instead, when that reads at most half as much. Returns that loop over
+/// output channels (3 of a convolution, 1 of a packed matmul), or -1 when
+/// the op keeps its own order.
+int64_t channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
   // The loop over output channels (panels of a packed matmul) and the input
   // bytes read once per channel tile.
   int64_t channels = -1, input = 0;
   if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation())) {
     if (tiles.size() != 7)
-      return false;
+      return -1;
     channels = 3;
     input = convInputBytesRead(conv);
   } else if (op->hasAttr(kPackedRhsAttr) && tiles.size() == 4) {
@@ -1179,11 +1181,11 @@ bool channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
     input = operandBytes(op, 0);
   }
   if (channels < 0 || tiles[channels] == 0)
-    return false;
+    return -1;
   int64_t filter = operandBytes(op, 1);
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   if (input == 0 || filter == 0 || r[channels] / tiles[channels] < 2)
-    return false;
+    return -1;
   // Bytes each order reads from beyond L2 (taken as 1 MiB): an operand
   // that fits is read from memory once, one that does not once per tile of
   // the outer loops.
@@ -1198,22 +1200,26 @@ bool channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
   // Measured and not taken: the same at batch 8 (6.4 MB inputs, 2% slower)
   // and for ResNet's 590 KiB 3x3 filters at 28x28 (0-3% slower).
   if (filter < kCache || (filter == kCache && input > kCache))
-    return false;
+    return -1;
   double pixelsOuter = double(pixelTiles) * filter;
   double channelsOuter =
       input > kCache ? double(r[channels] / tiles[channels]) * input : input;
-  return 2 * channelsOuter < pixelsOuter;
+  return 2 * channelsOuter < pixelsOuter ? channels : -1;
 }
 
-/// Tiling loop order for `op`: channels first for channelsOutermost
-/// convolutions, else the op's own order (empty).
+/// Tiling loop order for `op`: the channels first for channelsOutermost
+/// products, the other loops in their order after them; else the op's own
+/// order (empty).
 SmallVector<int64_t> tileInterchange(linalg::LinalgOp op,
                                      ArrayRef<int64_t> tiles) {
-  if (!channelsOutermost(op, tiles))
+  int64_t channels = channelsOutermost(op, tiles);
+  if (channels < 0)
     return {};
-  if (tiles.size() == 4)
-    return {1, 0, 2, 3};
-  return {3, 0, 1, 2, 4, 5, 6};
+  SmallVector<int64_t> order = {channels};
+  for (int64_t d = 0, e = tiles.size(); d < e; ++d)
+    if (d != channels)
+      order.push_back(d);
+  return order;
 }
 
 /// In-place reuse: an elementwise op may write its result into an input
@@ -1369,8 +1375,8 @@ int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
                      int64_t minWork) {
   if (minWork <= 0 || tileVolume(op) < minWork)
     return -1;
-  if (channelsOutermost(op, tiles))
-    return tiles.size() == 4 ? 1 : 3;
+  if (int64_t channels = channelsOutermost(op, tiles); channels >= 0)
+    return channels;
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   for (auto [i, t] : llvm::enumerate(tiles))
