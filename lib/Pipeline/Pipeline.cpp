@@ -411,6 +411,11 @@ Expected<Calibration> calibrate(const kiln::CompileOptions &o,
   if (Error e = makeTempDir(dir))
     return std::move(e);
   kiln::CompileOptions observe = o;
+  // The observing model runs here, whatever machine the model is for: an
+  // f32 model for this CPU (a model cross-compiled for sapphirerapids on a
+  // CPU without AVX512-FP16 could not be calibrated otherwise).
+  observe.mcpu.clear();
+  observe.mattr.clear();
   observe.quantize.clear();
   observe.precision.clear();
   observe.keepFp32.clear();
@@ -528,12 +533,26 @@ searchBudget(const kiln::CompileOptions &o, const Calibration &c,
     t.timing = false;
     t.batchSizes.clear();
     t.emit = kiln::EmitKind::So;
+    // Each trial runs here, so it is built for this CPU: a model cross-
+    // compiled for another one (--mcpu) may need features this one lacks.
+    // The int8 kernels of both compute the same integers; a precision this
+    // CPU cannot run at all would be measured as f32, so that is an error.
+    t.mcpu.clear();
+    t.mattr.clear();
     for (const std::string &n : kept(k))
       t.keepFp32.push_back(n);
     t.outputPath = dir.file("trial" + std::to_string(k) + ".so");
     Expected<kiln::CompileResult> built = kiln::compile(t);
     if (!built)
       return built.takeError();
+    for (const std::string &note : built->notes)
+      if (llvm::StringRef(note).contains("compiled in f32"))
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "--max-accuracy-drop measures each trial model on this machine, "
+            "which cannot run " + label.str() + " (" + note +
+                "); search on a machine that can, or name the nodes to keep "
+                "in f32 with --keep-fp32");
     kilnrun::Accuracy a;
     std::string error =
         kilnrun::evaluate(t.outputPath, o.calibrationData, r.references, 1, a);

@@ -17,7 +17,9 @@ on AMX tiles, against float64 numpy references.
   3. MatMuls of two run-time tensors (attention's Q K^T, P V), batched and
      plain, on integers: exact.
   4. A target without AMX-BF16 (--mattr=-amx-bf16): a note, an f32 model
-     that does not list amx in required_isa.
+     that does not list amx in required_isa. --max-accuracy-drop builds
+     its trial models for this CPU: with AMX-BF16 here the search runs;
+     without it, it is an error naming the missing feature.
   5. The bf16 .so calls tdpbf16ps and lists amx-tile in required_isa; the
      f32 .so lists no amx feature.
 
@@ -255,6 +257,27 @@ check(r.returncode == 0 and "needs amx-bf16" in r.stderr,
       f"no amx-bf16: compiled in f32 with a note ({r.stderr.strip()})")
 check(not any(f.startswith("amx") for f in required_isa(so4)),
       "no amx-bf16: required_isa lists no amx feature")
+
+# 4b. --max-accuracy-drop runs its trial models on this machine, built for
+# it whatever --mcpu says. Where this CPU has AMX-BF16 the search runs (the
+# rounding model's bf16 error, ~0.3%, is within 5%); where it has not, a
+# bf16 trial would be measured in f32, which is an error, not a silent pass.
+np.savez(os.path.join(rounding, "calib.npz"),
+         x=rng.standard_normal((4, 3, 7, 96)).astype(np.float32))
+r = subprocess.run([compile_, os.path.join(rounding, "model.onnx"), "-o",
+                    os.path.join(rounding, "budget.so"), "--precision=bf16",
+                    "--max-accuracy-drop=0.05", "--calibration-data",
+                    os.path.join(rounding, "calib.npz"), *MCPU],
+                   capture_output=True, text=True)
+if HOST_AMX:
+    check(r.returncode == 0 and "bf16: accuracy budget 5.00%: met with "
+          "every candidate node in bf16" in r.stderr,
+          f"budget: the search runs on this CPU ({r.stderr.strip()[:300]})")
+else:
+    check(r.returncode != 0 and "which cannot run bf16" in r.stderr and
+          "needs amx-bf16" in r.stderr,
+          f"budget without AMX here: an error naming what is missing "
+          f"({r.stderr.strip()[:300]})")
 
 # Bad values are errors, not silent fallbacks.
 r = subprocess.run([compile_, os.path.join(exact, "model.onnx"), "-o",
