@@ -155,7 +155,20 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
   auto acc = VectorType::get({16}, i32);
   auto bytes64 = VectorType::get({64}, i8);
-  int64_t mr = divisorAtMost(k.m, maxRows), nv = k.r / 16;
+  int64_t nv = k.r / 16;
+  // A panel of 16 columns (static int8 keeps AMX's layout without AMX) is
+  // one register per row: such panels go up to four at a time, so that a
+  // tile has 12 to 16 accumulators. One at a time, SqueezeNet's 13 x 13
+  // layers (169 rows, no divisor up to 8) ran one accumulator per tile, a
+  // single chain of dependent vpdpbusd.
+  int64_t pp = nv == 1 ? divisorAtMost(k.p, 4) : 1;
+  int64_t rowTarget = std::min(maxRows, std::max<int64_t>(1, 16 / (nv * pp)));
+  // The largest divisor of M up to the target, unless it is under half the
+  // target: then tiles of the target and one tile of the rows left over.
+  int64_t mr = divisorAtMost(k.m, rowTarget);
+  if (2 * mr <= rowTarget && k.m > rowTarget)
+    mr = rowTarget;
+  int64_t full = k.m / mr, tail = k.m % mr;
   // Index constants, made once ahead of the loops.
   std::map<int64_t, Value> constants;
   auto idx = [&](OpBuilder &, int64_t v) -> Value {
@@ -164,13 +177,14 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
       c = arith::ConstantIndexOp::create(b, loc, v);
     return c;
   };
-  for (int64_t v : {int64_t(0), int64_t(1), int64_t(4), k.m, mr, k.p, k.k4})
+  for (int64_t v : {int64_t(0), int64_t(1), int64_t(4), k.m, mr, k.p, k.k4,
+                    pp, full * mr})
     idx(b, v);
   for (int64_t i = 0; i < nv; ++i) {
     idx(b, 64 * i);
     idx(b, 16 * i);
   }
-  for (int64_t row = 1; row < mr; ++row)
+  for (int64_t row = 1; row < std::max(mr, pp); ++row)
     idx(b, row);
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(acc, b.getI32IntegerAttr(0)));
@@ -185,13 +199,19 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
                                       epilogue ? f32 : i32);
   Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-  // One tile of mr rows from row m0 into `dest`: the whole output, or (in
-  // a forall) the tile's own mr rows, written from row 0.
-  auto rowTile = [&](OpBuilder &b1, Value m0, Value dest,
-                     bool ownRows) -> Value {
+  // One tile of `mr` rows from row m0 into `dest`: the whole output, or
+  // (in a forall) the tile's own rows, written from row 0.
+  auto rowTile = [&](OpBuilder &b1, Value m0, Value dest, bool ownRows,
+                     int64_t mr) -> Value {
     auto panelLoop = scf::ForOp::create(
-        b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, 1), ValueRange{dest},
-        [&](OpBuilder &b2, Location, Value p, ValueRange panelIter) {
+        b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, pp), ValueRange{dest},
+        [&](OpBuilder &b2, Location, Value p0, ValueRange panelIter) {
+          // The tile's panels p0 .. p0 + pp - 1; accumulator (row, j, i)
+          // is register i of panel j.
+          SmallVector<Value> panel = {p0};
+          for (int64_t j = 1; j < pp; ++j)
+            panel.push_back(
+                arith::AddIOp::create(b2, loc, p0, idx(b2, j)).getResult());
           SmallVector<Value> rowIdx;
           for (int64_t row = 0; row < mr; ++row)
             rowIdx.push_back(
@@ -200,14 +220,15 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
                     : m0);
           auto kLoop = scf::ForOp::create(
               b2, loc, idx(b2, 0), idx(b2, k.k4), idx(b2, 1),
-              SmallVector<Value>(mr * nv, zero),
+              SmallVector<Value>(mr * pp * nv, zero),
               [&](OpBuilder &b3, Location, Value k4, ValueRange accs) {
                 SmallVector<Value> w;
-                for (int64_t i = 0; i < nv; ++i)
-                  w.push_back(vector::TransferReadOp::create(
-                      b3, loc, bytes64, weights,
-                      ValueRange{p, k4, idx(b3, 64 * i)}, zeroI8,
-                      ArrayRef<bool>{true}));
+                for (int64_t j = 0; j < pp; ++j)
+                  for (int64_t i = 0; i < nv; ++i)
+                    w.push_back(vector::TransferReadOp::create(
+                        b3, loc, bytes64, weights,
+                        ValueRange{panel[j], k4, idx(b3, 64 * i)}, zeroI8,
+                        ArrayRef<bool>{true}));
                 Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, 4));
                 SmallVector<Value> next;
                 for (int64_t row = 0; row < mr; ++row) {
@@ -221,30 +242,34 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
                   a = vector::ExtractOp::create(b3, loc, a, 0);
                   a = vector::BroadcastOp::create(b3, loc, acc, a);
                   a = vector::BitCastOp::create(b3, loc, bytes64, a);
-                  for (int64_t i = 0; i < nv; ++i)
-                    next.push_back(LLVM::CallIntrinsicOp::create(
-                                       b3, loc, acc,
-                                       b3.getStringAttr(kVpdpbusd),
-                                       ValueRange{accs[row * nv + i], a, w[i]})
-                                       .getResult(0));
+                  for (int64_t c = 0; c < pp * nv; ++c)
+                    next.push_back(
+                        LLVM::CallIntrinsicOp::create(
+                            b3, loc, acc, b3.getStringAttr(kVpdpbusd),
+                            ValueRange{accs[row * pp * nv + c], a, w[c]})
+                            .getResult(0));
                 }
                 scf::YieldOp::create(b3, loc, next);
               });
           // The epilogue on the registers: per column vectors of the
           // panel, per row scalars broadcast.
           SmallVector<Value> wscale, wsum, bias;
-          auto columns = [&](Value v, Type elt, Value pad, int64_t i) {
+          auto columns = [&](Value v, Type elt, Value pad, int64_t j,
+                             int64_t i) {
             return vector::TransferReadOp::create(
                 b2, loc, VectorType::get({16}, elt), v,
-                ValueRange{p, idx(b2, 16 * i)}, pad, ArrayRef<bool>{true});
+                ValueRange{panel[j], idx(b2, 16 * i)}, pad,
+                ArrayRef<bool>{true});
           };
           if (epilogue)
-            for (int64_t i = 0; i < nv; ++i) {
-              wscale.push_back(columns(epilogue->weightScale, f32, zeroF, i));
-              wsum.push_back(columns(epilogue->weightSum, i32, zeroI32, i));
-              if (epilogue->bias)
-                bias.push_back(columns(epilogue->bias, f32, zeroF, i));
-            }
+            for (int64_t j = 0; j < pp; ++j)
+              for (int64_t i = 0; i < nv; ++i) {
+                wscale.push_back(
+                    columns(epilogue->weightScale, f32, zeroF, j, i));
+                wsum.push_back(columns(epilogue->weightSum, i32, zeroI32, j, i));
+                if (epilogue->bias)
+                  bias.push_back(columns(epilogue->bias, f32, zeroF, j, i));
+              }
           Value t = panelIter[0];
           for (int64_t row = 0; row < mr; ++row) {
             Value scale, zp;
@@ -258,23 +283,24 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
                   tensor::ExtractOp::create(b2, loc, epilogue->zeroPoint,
                                             ValueRange{rowIdx[row]}));
             }
-            for (int64_t i = 0; i < nv; ++i) {
-              Value v = kLoop.getResult(row * nv + i);
+            for (int64_t c = 0; c < pp * nv; ++c) {
+              int64_t j = c / nv, i = c % nv;
+              Value v = kLoop.getResult(row * pp * nv + c);
               if (epilogue) {
                 // acc - zp * sum is exact in i32; then one rounding.
                 v = arith::SubIOp::create(
-                    b2, loc, v, arith::MulIOp::create(b2, loc, zp, wsum[i]));
+                    b2, loc, v, arith::MulIOp::create(b2, loc, zp, wsum[c]));
                 v = arith::SIToFPOp::create(b2, loc, accF, v);
                 v = arith::MulFOp::create(
                     b2, loc, v,
-                    arith::MulFOp::create(b2, loc, scale, wscale[i]));
+                    arith::MulFOp::create(b2, loc, scale, wscale[c]));
                 if (epilogue->bias)
-                  v = arith::AddFOp::create(b2, loc, v, bias[i]);
+                  v = arith::AddFOp::create(b2, loc, v, bias[c]);
               }
               t = vector::TransferWriteOp::create(
                       b2, loc, v, t,
-                      ValueRange{ownRows ? idx(b2, row) : rowIdx[row], p,
-                                 idx(b2, 16 * i)},
+                      ValueRange{ownRows ? idx(b2, row) : rowIdx[row],
+                                 panel[j], idx(b2, 16 * i)},
                       ArrayRef<bool>{true})
                       .getResult();
             }
@@ -285,12 +311,14 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
   };
   // Row tiles are independent: the threads share them when the product is
   // worth a fork-join. Each reads all the weights (bert_small's largest are
-  // 256 KiB, in L2) and writes its own rows.
+  // 256 KiB, in L2) and writes its own rows. The rows left over after the
+  // full tiles (at most mr - 1) are one smaller tile after them.
   int64_t work = k.m * k.p * k.r * k.k4 * 4;
-  if (parallelWork > 0 && work >= parallelWork && k.m / mr >= 2) {
+  Value result;
+  if (parallelWork > 0 && work >= parallelWork && full >= 2) {
     auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(k.m / mr)},
-        ValueRange{out}, std::nullopt);
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(full)}, ValueRange{out},
+        std::nullopt);
     OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
     Value m0 = arith::MulIOp::create(body, loc, forall.getInductionVar(0),
                                      idx(body, mr));
@@ -301,20 +329,24 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
     SmallVector<OpFoldResult> strides(3, body.getIndexAttr(1));
     Value rowsOut = tensor::ExtractSliceOp::create(
         body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    Value tile = rowTile(body, m0, rowsOut, /*ownRows=*/true);
+    Value tile = rowTile(body, m0, rowsOut, /*ownRows=*/true, mr);
     OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(term, loc, tile,
                                           forall.getRegionIterArgs()[0],
                                           offsets, sizes, strides);
-    return forall.getResult(0);
+    result = forall.getResult(0);
+  } else {
+    auto rowLoop = scf::ForOp::create(
+        b, loc, idx(b, 0), idx(b, full * mr), idx(b, mr), ValueRange{out},
+        [&](OpBuilder &b1, Location, Value m0, ValueRange rowIter) {
+          scf::YieldOp::create(
+              b1, loc, rowTile(b1, m0, rowIter[0], /*ownRows=*/false, mr));
+        });
+    result = rowLoop.getResult(0);
   }
-  auto rowLoop = scf::ForOp::create(
-      b, loc, idx(b, 0), idx(b, k.m), idx(b, mr), ValueRange{out},
-      [&](OpBuilder &b1, Location, Value m0, ValueRange rowIter) {
-        scf::YieldOp::create(b1, loc,
-                             rowTile(b1, m0, rowIter[0], /*ownRows=*/false));
-      });
-  return rowLoop.getResult(0);
+  if (tail)
+    result = rowTile(b, idx(b, full * mr), result, /*ownRows=*/false, tail);
+  return result;
 }
 
 struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {

@@ -97,6 +97,67 @@ func.func @three_rows(%qa: tensor<3x2x4xi8>, %w: tensor<1x2x16x4xi8>) -> tensor<
 #w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
 #acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
 
+// 16-column panels (static int8's layout) go four at a time, and 13 rows
+// (no divisor near 4) take three tiles of 4 and a tile of the last row:
+// 16 accumulators a tile instead of one panel of one row at a time.
+// CHECK-LABEL: func.func @narrow_panels_row_tail
+// CHECK-SAME: (%{{.+}}: tensor<13x8x4xi8>, %[[W4:.+]]: tensor<4x8x16x4xi8>)
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C12:.+]] = arith.constant 12 : index
+// CHECK: %[[FULL:.+]] = scf.for %{{.+}} = %[[C0]] to %[[C12]] step %[[C4]]
+// CHECK: scf.for %[[P:.+]] = %[[C0]] to %[[C4]] step %[[C4]]
+// CHECK-DAG: %[[P1:.+]] = arith.addi %[[P]], %[[C1]]
+// CHECK-DAG: %[[P2:.+]] = arith.addi %[[P]], %[[C2]]
+// CHECK-DAG: %[[P3:.+]] = arith.addi %[[P]], %[[C3]]
+// CHECK: scf.for {{.+}} -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>)
+// CHECK: vector.transfer_read %{{.+}}[%[[P]], %{{.+}}, %[[C0]]]
+// CHECK: vector.transfer_read %{{.+}}[%[[P1]], %{{.+}}, %[[C0]]]
+// CHECK: vector.transfer_read %{{.+}}[%[[P2]], %{{.+}}, %[[C0]]]
+// CHECK: vector.transfer_read %{{.+}}[%[[P3]], %{{.+}}, %[[C0]]]
+// CHECK-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: scf.yield
+// CHECK-COUNT-16: vector.transfer_write
+// The last row: one tile of 1 x 4 panels from row 12, into the result of
+// the full tiles.
+// CHECK: scf.for %[[TP:.+]] = %[[C0]] to %[[C4]] step %[[C4]] iter_args(%{{.+}} = %[[FULL]])
+// CHECK: scf.for {{.+}} -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>)
+// CHECK: vector.transfer_read %{{.+}}[%[[C12]], %{{.+}}], {{.+}} : tensor<13x32xi8>, vector<4xi8>
+// CHECK-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: vector.transfer_write {{.+}}[%[[C12]], %[[TP]], %[[C0]]]
+// PAR-LABEL: func.func @narrow_panels_row_tail
+// PAR: %[[ALL:.+]] = scf.forall (%{{.+}}) in (3)
+// PAR-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// PAR: scf.forall.in_parallel
+// PAR: scf.for {{.+}} iter_args(%{{.+}} = %[[ALL]])
+// PAR-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+func.func @narrow_panels_row_tail(%qa: tensor<13x8x4xi8>, %w: tensor<4x8x16x4xi8>) -> tensor<13x4x16xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<13x4x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<13x4x16xi32>) -> tensor<13x4x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<13x8x4xi8>, tensor<4x8x16x4xi8>) outs(%z : tensor<13x4x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<13x4x16xi32>
+  return %0 : tensor<13x4x16xi32>
+}
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
 // An accumulator that does not start from zero is left to the generic
 // lowering, with a remark.
 // CHECK-LABEL: func.func @not_zero_init
