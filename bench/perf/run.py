@@ -17,12 +17,14 @@ uniform in [-1, 1), integers 0 or 1, as `kiln-run --bench`). After a warm-up
 call each, the two are called in turn, Kiln/ORT/Kiln/ORT... (the order flips
 every process), each call timing K runs, so that both see the same machine
 state. The number of timed runs is --iterations, capped so that the slower
-system's runs take about --max-seconds per process (so resnet50_b8 gets few). A process's latency is the median of its timed runs; the result is the
-best (lowest) median over the processes. The FMA peak of one core comes from
+system's runs take about --max-seconds per process (so resnet50_b8 gets few).
+A process's latency is the median of its timed runs; the result is the best
+(lowest) median over the processes. The FMA peak of one core comes from
 fma_peak.c, compiled with cc -O3 -march=native in the same run.
 
-Kiln's runtime (ABI v1) runs on the calling thread: num_threads is accepted
-and ignored, so Kiln's 2-thread numbers are its 1-thread code.
+A Kiln session with num_threads = T > 1 splits each large loop nest over a
+pool of T threads, the caller included (runtime/src/pool.c); ORT gets
+intraOpNumThreads = T.
 """
 import argparse
 import datetime
