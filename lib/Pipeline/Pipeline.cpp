@@ -71,11 +71,14 @@ std::string bufferizeToArena(const std::string &beforeArena = "") {
          "modify-public-functions},"
          "canonicalize,cse," + beforeArena + "kiln-arena-allocation,";
 }
-std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx) {
-  // With both, int8 products that fit AMX tiles are left to AMX.
+std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx,
+                            bool bf16Dot) {
+  // With both, int8 products that fit AMX tiles are left to AMX. bf16
+  // products without AMX run on the same kernel with vdpbf16ps.
   return std::string("func.func(") +
          (vnni ? (amx ? "kiln-cpu-vnni-matmul{amx=true}," : "kiln-cpu-vnni-matmul,")
                : "") +
+         (bf16Dot ? "kiln-cpu-vnni-matmul{bf16=true}," : "") +
          "kiln-cpu-tile-and-vectorize{vector-width=" +
          std::to_string(vectorWidth) + (amx ? " amx=true" : "") +
          "},canonicalize,cse,loop-invariant-subset-hoisting,"
@@ -775,8 +778,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   // note that the model is compiled in f32. The features are read once.
   std::optional<std::string> targetIsa;
   std::string targetCpu;
-  auto targetHas = [&](llvm::StringRef feature, llvm::StringRef flag,
-                       llvm::StringRef mattr) -> Expected<bool> {
+  auto targetHasQuietly = [&](llvm::StringRef feature) -> Expected<bool> {
     if (!targetIsa) {
       auto ttm = createTargetMachine(o.mcpu, o.mattr, o.optLevel);
       if (!ttm)
@@ -784,8 +786,15 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
       targetIsa = requiredIsa(**ttm);
       targetCpu = (*ttm)->getTargetCPU().str();
     }
-    if (llvm::StringRef(*targetIsa).contains(feature))
-      return true;
+    llvm::SmallVector<llvm::StringRef> features;
+    llvm::StringRef(*targetIsa).split(features, ',');
+    return llvm::is_contained(features, feature);
+  };
+  auto targetHas = [&](llvm::StringRef feature, llvm::StringRef flag,
+                       llvm::StringRef mattr) -> Expected<bool> {
+    Expected<bool> has = targetHasQuietly(feature);
+    if (!has || *has)
+      return has;
     result.notes.push_back((flag + " needs " + feature +
                             ", which the target CPU '" + targetCpu +
                             "' lacks (use --mcpu or --mattr=" + mattr +
@@ -795,7 +804,9 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   };
 
   // Graph, then dynamic int8 where asked for and the target has VNNI.
-  bool vnni = false, amx = false, fp16 = false;
+  // bf16Dot: bf16 products on AVX512-BF16 (vdpbf16ps) for a target without
+  // AMX-BF16.
+  bool vnni = false, amx = false, fp16 = false, bf16Dot = false;
   // The mode --max-accuracy-drop searches in, as its notes name it.
   std::string budgetLabel = o.quantize == "static"    ? "static int8"
                             : o.quantize == "dynamic" ? "dynamic int8"
@@ -911,12 +922,31 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
           llvm::inconvertibleErrorCode(),
           "--precision=bf16 and --quantize=dynamic both convert the "
           "MatMul/Gemm nodes; use one of them");
-    Expected<bool> has =
-        targetHas("amx-bf16", "--precision=bf16", "+amx-tile,+amx-bf16");
-    if (!has)
-      return has.takeError();
-    if ((amx = *has)) {
-      graphPipeline += ",kiln-bf16-matmul";
+    // AMX-BF16 tiles where the target has them; else AVX512-BF16's dot
+    // product (vdpbf16ps) for MatMul/Gemm and Conv, whose run-time products
+    // (attention) stay f32; else f32 with a note.
+    Expected<bool> dot = targetHasQuietly("avx512bf16");
+    if (!dot)
+      return dot.takeError();
+    Expected<bool> tiles = targetHasQuietly("amx-bf16");
+    if (!tiles)
+      return tiles.takeError();
+    if (*tiles || !*dot) {
+      Expected<bool> has =
+          targetHas("amx-bf16", "--precision=bf16", "+amx-tile,+amx-bf16");
+      if (!has)
+        return has.takeError();
+      amx = *has;
+    } else {
+      bf16Dot = true;
+      result.notes.push_back(
+          "--precision=bf16: the target CPU '" + targetCpu +
+          "' has no AMX-BF16; MatMul/Gemm and Conv run on AVX512-BF16 "
+          "(vdpbf16ps), MatMuls of two run-time tensors stay f32");
+    }
+    if (amx || bf16Dot) {
+      graphPipeline += amx ? ",kiln-bf16-matmul"
+                           : ",kiln-bf16-matmul{run-time-products=false}";
       if (Error e = searchKept())
         return std::move(e);
     }
@@ -947,7 +977,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   }
   // --keep-fp32: node names both reduced-precision passes leave alone.
   if (!o.keepFp32.empty()) {
-    if (!amx && !vnni && !fp16)
+    if (!amx && !vnni && !fp16 && !bf16Dot)
       result.notes.push_back(
           "--keep-fp32 has no effect without --precision=bf16|fp16 or "
           "--quantize=dynamic|static on a target that supports them");
@@ -1107,7 +1137,7 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
   // against reference outputs on a machine without a GPU (docs/gpu.md).
   std::string codegen = o.target == "cuda-emulated"
                             ? gpuCodegenPipeline(o.gpuArch, true)
-                            : codegenPipeline(vectorWidth, vnni, amx);
+                            : codegenPipeline(vectorWidth, vnni, amx, bf16Dot);
   if (failed(runPipeline(codegen, "codegen")))
     return errorFrom(errors, "code generation failed");
   for (ModelDesc::Variant &v : desc.variants)

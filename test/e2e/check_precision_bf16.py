@@ -16,12 +16,17 @@ on AMX tiles, against float64 numpy references.
      and not bit-equal to the f32 build (the bf16 path really ran).
   3. MatMuls of two run-time tensors (attention's Q K^T, P V), batched and
      plain, on integers: exact.
-  4. A target without AMX-BF16 (--mattr=-amx-bf16): a note, an f32 model
+  4. A target without AMX-BF16 and AVX512-BF16: a note, an f32 model
      that does not list amx in required_isa. --max-accuracy-drop builds
-     its trial models for this CPU: with AMX-BF16 here the search runs;
-     without it, it is an error naming the missing feature.
+     its trial models for this CPU: with AMX-BF16 or AVX512-BF16 here the
+     search runs; with neither, it is an error naming the missing feature.
   5. The bf16 .so calls tdpbf16ps and lists amx-tile in required_isa; the
      f32 .so lists no amx feature.
+  6. A target with AVX512-BF16 and no AMX (znver4): a note, MatMul/Gemm and
+     Conv on vdpbf16ps, run-time products left in f32, no amx in
+     required_isa; where this CPU has AVX512-BF16, the exact models equal
+     their references with 1 and 2 threads and the rounding model is within
+     1% (and further than f32's 1e-5).
 
 On a CPU without AMX the models are compiled for sapphirerapids instead and
 only checked statically (5, 4), and running one must fail with a clear
@@ -44,6 +49,7 @@ compile_, run, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
 flags = open("/proc/cpuinfo").read()
 HOST_AMX = " amx_bf16" in flags and " amx_tile" in flags
+HOST_BF16 = " avx512_bf16" in flags
 MCPU = [] if HOST_AMX else ["--mcpu=sapphirerapids"]
 REL_L2 = 0.01
 rng = np.random.default_rng(11)
@@ -248,10 +254,10 @@ if HOST_AMX:
         check(err == 0.0, f"attention: bf16 equals the reference with "
               f"{threads} thread(s) (max abs error {err})")
 
-# 4. A target without AMX-BF16: f32 with a note.
+# 4. A target with neither AMX-BF16 nor AVX512-BF16: f32 with a note.
 so4 = os.path.join(exact, "noamx.so")
 r = subprocess.run([compile_, os.path.join(exact, "model.onnx"), "-o", so4,
-                    "--mcpu=sapphirerapids", "--mattr=-amx-bf16",
+                    "--mcpu=sapphirerapids", "--mattr=-amx-bf16,-avx512bf16",
                     "--precision=bf16"], capture_output=True, text=True)
 check(r.returncode == 0 and "needs amx-bf16" in r.stderr,
       f"no amx-bf16: compiled in f32 with a note ({r.stderr.strip()})")
@@ -269,7 +275,7 @@ r = subprocess.run([compile_, os.path.join(rounding, "model.onnx"), "-o",
                     "--max-accuracy-drop=0.05", "--calibration-data",
                     os.path.join(rounding, "calib.npz"), *MCPU],
                    capture_output=True, text=True)
-if HOST_AMX:
+if HOST_AMX or HOST_BF16:
     check(r.returncode == 0 and "bf16: accuracy budget 5.00%: met with "
           "every candidate node in bf16" in r.stderr,
           f"budget: the search runs on this CPU ({r.stderr.strip()[:300]})")
@@ -278,6 +284,81 @@ else:
           "needs amx-bf16" in r.stderr,
           f"budget without AMX here: an error naming what is missing "
           f"({r.stderr.strip()[:300]})")
+
+# 6. A target with AVX512-BF16 and no AMX (znver4): MatMul/Gemm and Conv on
+# vdpbf16ps, products of two run-time tensors in f32, with a note. Where
+# this CPU runs znver4 code, the exact models must equal their references
+# and the rounding model stay within REL_L2 of it.
+ZEN = ["--mcpu=znver4"]
+
+
+def compile_zen(d, out):
+    r = subprocess.run([compile_, os.path.join(d, "model.onnx"), "-o", out,
+                        "--precision=bf16", *ZEN], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        sys.exit(f"compile of {d} for znver4 failed: {r.stderr}")
+    return r.stderr
+
+
+zen = {name: (d, os.path.join(d, "zen.so"))
+       for name, d in (("exact", exact), ("convs", convs),
+                       ("rounding", rounding), ("attention", attn))}
+notes = {name: compile_zen(d, so) for name, (d, so) in zen.items()}
+check("has no AMX-BF16; MatMul/Gemm and Conv run on AVX512-BF16 (vdpbf16ps)"
+      in notes["exact"] and "bf16: 2 of 2 MatMul/Gemm nodes in bf16" in
+      notes["exact"], f"znver4: a note, both products in bf16 "
+      f"({notes['exact'].strip()[:300]})")
+check("bf16: 5 of 5 Conv nodes in bf16" in notes["convs"],
+      f"znver4: the convolutions in bf16 ({notes['convs'].strip()[:300]})")
+check("two run-time operands" not in notes["attention"],
+      f"znver4: run-time products are not converted "
+      f"({notes['attention'].strip()[:300]})")
+dis = subprocess.run(["objdump", "-d", zen["exact"][1]], capture_output=True,
+                     text=True).stdout
+check("vdpbf16ps" in dis and "tdpbf16ps" not in dis,
+      "znver4: the bf16 .so calls vdpbf16ps, no AMX instruction")
+isa = required_isa(zen["exact"][1])
+check("avx512bf16" in isa and not any(f.startswith("amx") for f in isa),
+      f"znver4: required_isa lists avx512bf16 and no amx feature ({isa})")
+runs = HOST_BF16
+if runs:
+    probe = subprocess.run([run, zen["exact"][1], "--bench", "--iterations",
+                            "1"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        out = probe.stdout + probe.stderr
+        check("lacks" in out, f"znver4 code here: runs or says what this CPU "
+              f"lacks ({out.strip()[:200]})")
+        runs = False
+if runs:
+    for threads in (1, 2):
+        (got,) = run_model(exact, zen["exact"][1], [("x", x1)], threads)
+        err = float(np.abs(got.astype(np.float64) - want).max())
+        check(err == 0.0, f"znver4 exact: equals the reference with {threads} "
+              f"thread(s) (max abs error {err})")
+        got1, got2, got3 = run_model(convs, zen["convs"][1],
+                                     [("x", xc), ("x16", x16)], threads)
+        err = max(float(np.abs(got1 - want_y1).max()),
+                  float(np.abs(got2 - want_y2).max()),
+                  float(np.abs(got3 - want_y3).max()))
+        check(err == 0.0, f"znver4 convs: equal the reference with {threads} "
+              f"thread(s) (max abs error {err})")
+    (got,) = run_model(rounding, zen["rounding"][1], [("x", x2)])
+    err = rel_l2(got, want2)
+    # f32 is within 1e-5 of the reference (section 2): more means bf16 ran.
+    check(1e-5 < err <= REL_L2, f"znver4 rounding: relative L2 error "
+          f"{err:.2e} in (1e-5, {REL_L2}]")
+    q, k = integers((2, 3, 20, 40), -3, 3), integers((2, 3, 40, 24), -3, 3)
+    a, b = integers((16, 32), -3, 3), integers((32, 16), -3, 3)
+    u, v = integers((4, 64, 512), -1, 1), integers((4, 512, 64), -1, 1)
+    got_s, got_t, got_z = run_model(
+        attn, zen["attention"][1],
+        [("q", q), ("k", k), ("a", a), ("b", b), ("u", u), ("v", v)], 2)
+    err = max(float(np.abs(got_s - q.astype(np.float64) @ k).max()),
+              float(np.abs(got_t - a.astype(np.float64) @ b).max()),
+              float(np.abs(got_z - u.astype(np.float64) @ v).max()))
+    check(err == 0.0, f"znver4 attention (f32): equals the reference "
+          f"(max abs error {err})")
 
 # Bad values are errors, not silent fallbacks.
 r = subprocess.run([compile_, os.path.join(exact, "model.onnx"), "-o",
@@ -289,4 +370,6 @@ check(r.returncode != 0 and "unknown precision 'fp8'" in r.stderr,
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
 print("check_precision_bf16: all checks passed"
-      + ("" if HOST_AMX else " (compile-only: this CPU has no AMX)"))
+      + ("" if HOST_AMX else " (AMX compile-only: this CPU has no AMX)")
+      + ("" if runs else " (vdpbf16ps compile-only: this CPU has no "
+                         "AVX512-BF16)"))

@@ -38,6 +38,7 @@ using namespace mlir;
 
 namespace {
 constexpr const char *kVpdpbusd = "llvm.x86.avx512.vpdpbusd.512";
+constexpr const char *kVdpbf16ps = "llvm.x86.avx512bf16.dpbf16ps.512";
 
 int64_t divisorAtMost(int64_t size, int64_t target) {
   for (int64_t d = std::min(size, target); d > 1; --d)
@@ -47,10 +48,14 @@ int64_t divisorAtMost(int64_t size, int64_t target) {
 }
 
 /// The shapes the kernel needs, or a reason why this generic does not fit.
+/// Each 32-bit lane of a weight vector holds one group of k: four int8
+/// (vpdpbusd) or two bf16 (vdpbf16ps).
 struct Int8Matmul {
-  Value rows, weights;   // [M, K4, 4] i8 and [P, K4, R, 4] i8
-  linalg::FillOp fill;   // the zero init [M, P, R] i32
+  Value rows, weights;   // [M, K4, g] and [P, K4, R, g], g = 4 i8 or 2 bf16
+  linalg::FillOp fill;   // the zero init [M, P, R] i32 (f32 for bf16)
   int64_t m, p, k4, r;
+  bool bf16 = false;
+  int64_t group() const { return bf16 ? 2 : 4; }
 };
 
 /// `v` with the dimensions of each group in `groups` merged (a view).
@@ -59,30 +64,53 @@ Value collapsed(OpBuilder &b, Location loc, Value v,
   return tensor::CollapseShapeOp::create(b, loc, v, groups);
 }
 
+/// acc + extf(a) * extf(w), the body of a kiln.bf16_matmul product.
+bool isBf16ProductBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto it = body.begin();
+  auto next = [&]() -> Operation * {
+    return it == body.end() ? nullptr : &*it++;
+  };
+  return isa_and_nonnull<arith::ExtFOp>(next()) &&
+         isa_and_nonnull<arith::ExtFOp>(next()) &&
+         isa_and_nonnull<arith::MulFOp>(next()) &&
+         isa_and_nonnull<arith::AddFOp>(next()) &&
+         isa_and_nonnull<linalg::YieldOp>(next());
+}
+
 FailureOr<Int8Matmul> match(linalg::GenericOp op, std::string &why) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1) {
     why = "expects two inputs and one init";
     return failure();
   }
   Int8Matmul k;
+  k.bf16 = op->hasAttr(mlir::kiln::kBf16MatmulAttr);
   k.rows = op.getDpsInputOperand(0)->get();
   k.weights = op.getDpsInputOperand(1)->get();
   auto at = dyn_cast<RankedTensorType>(k.rows.getType());
   auto wt = dyn_cast<RankedTensorType>(k.weights.getType());
   auto ot = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+  auto isLane = [&](Type t) {
+    return k.bf16 ? t.isBF16() : t.isInteger(8);
+  };
   if (!at || !wt || !ot || !at.hasStaticShape() || !wt.hasStaticShape() ||
       !ot.hasStaticShape() || at.getRank() != 3 || wt.getRank() != 4 ||
-      ot.getRank() != 3 || !at.getElementType().isInteger(8) ||
-      !wt.getElementType().isInteger(8) || !ot.getElementType().isInteger(32)) {
-    why = "expects static i8 [M, K4, 4] x i8 [P, K4, R, 4] -> i32 [M, P, R]";
+      ot.getRank() != 3 || !isLane(at.getElementType()) ||
+      !isLane(wt.getElementType()) ||
+      !(k.bf16 ? ot.getElementType().isF32()
+               : ot.getElementType().isInteger(32))) {
+    why = k.bf16 ? "expects static bf16 [M, K2, 2] x bf16 [P, K2, R, 2] -> "
+                   "f32 [M, P, R]"
+                 : "expects static i8 [M, K4, 4] x i8 [P, K4, R, 4] -> i32 "
+                   "[M, P, R]";
     return failure();
   }
   k.m = at.getDimSize(0);
   k.p = wt.getDimSize(0);
   k.k4 = wt.getDimSize(1);
   k.r = wt.getDimSize(2);
-  if (at.getDimSize(1) != k.k4 || at.getDimSize(2) != 4 ||
-      wt.getDimSize(3) != 4 || ot.getDimSize(0) != k.m ||
+  if (at.getDimSize(1) != k.k4 || at.getDimSize(2) != k.group() ||
+      wt.getDimSize(3) != k.group() || ot.getDimSize(0) != k.m ||
       ot.getDimSize(1) != k.p || ot.getDimSize(2) != k.r || k.r % 16 != 0) {
     why = "shapes do not agree, or R is not a multiple of 16";
     return failure();
@@ -96,12 +124,14 @@ FailureOr<Int8Matmul> match(linalg::GenericOp op, std::string &why) {
     why = "unexpected indexing maps";
     return failure();
   }
-  if (!mlir::kiln::isU8S8ProductBody(op)) {
-    why = "the body is not acc + zext(a) * sext(w)";
+  if (k.bf16 ? !isBf16ProductBody(op) : !mlir::kiln::isU8S8ProductBody(op)) {
+    why = k.bf16 ? "the body is not acc + extf(a) * extf(w)"
+                 : "the body is not acc + zext(a) * sext(w)";
     return failure();
   }
   k.fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-  if (!k.fill || !matchPattern(k.fill.value(), m_Zero())) {
+  if (!k.fill || !(matchPattern(k.fill.value(), m_Zero()) ||
+                   matchPattern(k.fill.value(), m_PosZeroFloat()))) {
     why = "the accumulator does not start from a zero fill";
     return failure();
   }
@@ -117,7 +147,7 @@ struct Epilogue {
 std::optional<Epilogue> matchEpilogue(linalg::GenericOp op,
                                       const Int8Matmul &k) {
   Value acc = op.getResult(0);
-  if (!acc.hasOneUse())
+  if (k.bf16 || !acc.hasOneUse())
     return std::nullopt;
   auto user = dyn_cast<linalg::GenericOp>(*acc.getUsers().begin());
   if (!user || !user->hasAttr(mlir::kiln::kInt8EpilogueAttr) ||
@@ -153,8 +183,14 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
                         const std::optional<Epilogue> &epilogue) {
   Location loc = op.getLoc();
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
-  auto acc = VectorType::get({16}, i32);
-  auto bytes64 = VectorType::get({64}, i8);
+  // One 64-byte vector of weights, one group of k of a row, and the 16
+  // accumulators of a register: i8 / i32 for vpdpbusd, bf16 / f32 for
+  // vdpbf16ps.
+  Type lane = k.bf16 ? b.getBF16Type() : i8;
+  int64_t g = k.group();
+  auto acc = VectorType::get({16}, k.bf16 ? b.getF32Type() : i32);
+  auto bytes64 = VectorType::get({16 * g}, lane);
+  const char *intrinsic = k.bf16 ? kVdpbf16ps : kVpdpbusd;
   int64_t nv = k.r / 16;
   // A panel of 16 columns (static int8 keeps AMX's layout without AMX) is
   // one register per row: such panels go up to four at a time, so that a
@@ -177,18 +213,18 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
       c = arith::ConstantIndexOp::create(b, loc, v);
     return c;
   };
-  for (int64_t v : {int64_t(0), int64_t(1), int64_t(4), k.m, mr, k.p, k.k4,
-                    pp, full * mr})
+  for (int64_t v : {int64_t(0), int64_t(1), g, k.m, mr, k.p, k.k4, pp,
+                    full * mr})
     idx(b, v);
   for (int64_t i = 0; i < nv; ++i) {
-    idx(b, 64 * i);
+    idx(b, 16 * g * i);
     idx(b, 16 * i);
   }
   for (int64_t row = 1; row < std::max(mr, pp); ++row)
     idx(b, row);
   Value zero = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(acc, b.getI32IntegerAttr(0)));
-  Value zeroI8 = arith::ConstantIntOp::create(b, loc, 0, 8);
+      b, loc, DenseElementsAttr::get(acc, b.getZeroAttr(acc.getElementType())));
+  Value zeroI8 = arith::ConstantOp::create(b, loc, b.getZeroAttr(lane));
   // Byte views the kernel indexes directly: [M, 4 K4] and [P, K4, 4 R]
   // (the expand_shapes they come from fold away).
   Value rows = collapsed(b, loc, k.rows, {{0}, {1, 2}});
@@ -196,7 +232,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
   Type f32 = b.getF32Type();
   auto accF = VectorType::get({16}, f32);
   Value out = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k.m, k.p, k.r},
-                                      epilogue ? f32 : i32);
+                                      epilogue ? f32 : acc.getElementType());
   Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
   // One tile of `mr` rows from row m0 into `dest`: the whole output, or
@@ -227,25 +263,27 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
                   for (int64_t i = 0; i < nv; ++i)
                     w.push_back(vector::TransferReadOp::create(
                         b3, loc, bytes64, weights,
-                        ValueRange{panel[j], k4, idx(b3, 64 * i)}, zeroI8,
+                        ValueRange{panel[j], k4, idx(b3, 16 * g * i)}, zeroI8,
                         ArrayRef<bool>{true}));
-                Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, 4));
+                Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, g));
                 SmallVector<Value> next;
                 for (int64_t row = 0; row < mr; ++row) {
-                  // 4 bytes of the row, repeated in every 32-bit lane.
+                  // One group of k of the row (4 bytes), repeated in every
+                  // 32-bit lane.
                   Value a = vector::TransferReadOp::create(
-                      b3, loc, VectorType::get({4}, i8), rows,
+                      b3, loc, VectorType::get({g}, lane), rows,
                       ValueRange{rowIdx[row], col}, zeroI8,
                       ArrayRef<bool>{true});
                   a = vector::BitCastOp::create(b3, loc,
                                                 VectorType::get({1}, i32), a);
                   a = vector::ExtractOp::create(b3, loc, a, 0);
-                  a = vector::BroadcastOp::create(b3, loc, acc, a);
+                  a = vector::BroadcastOp::create(
+                      b3, loc, VectorType::get({16}, i32), a);
                   a = vector::BitCastOp::create(b3, loc, bytes64, a);
                   for (int64_t c = 0; c < pp * nv; ++c)
                     next.push_back(
                         LLVM::CallIntrinsicOp::create(
-                            b3, loc, acc, b3.getStringAttr(kVpdpbusd),
+                            b3, loc, acc, b3.getStringAttr(intrinsic),
                             ValueRange{accs[row * pp * nv + c], a, w[c]})
                             .getResult(0));
                 }
@@ -313,7 +351,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
   // worth a fork-join. Each reads all the weights (bert_small's largest are
   // 256 KiB, in L2) and writes its own rows. The rows left over after the
   // full tiles (at most mr - 1) are one smaller tile after them.
-  int64_t work = k.m * k.p * k.r * k.k4 * 4;
+  int64_t work = k.m * k.p * k.r * k.k4 * g;
   Value result;
   if (parallelWork > 0 && work >= parallelWork && full >= 2) {
     auto forall = scf::ForallOp::create(
@@ -355,7 +393,8 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(mlir::kiln::kInt8MatmulAttr))
+      if (op->hasAttr(mlir::kiln::kInt8MatmulAttr) ||
+          (bf16 && op->hasAttr(mlir::kiln::kBf16MatmulAttr)))
         ops.push_back(op);
     });
     for (linalg::GenericOp op : ops) {
@@ -364,7 +403,7 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
       // AMX takes 16-column panels with K padded to 64 bytes (or a K of
       // one narrower step), after bufferization; its zero fill goes in
       // --kiln-cpu-tile-and-vectorize.
-      if (amx && succeeded(k) && k->r == 16 &&
+      if (amx && succeeded(k) && !k->bf16 && k->r == 16 &&
           (k->k4 % 16 == 0 || k->k4 < 16)) {
         op->removeAttr(mlir::kiln::kInt8MatmulAttr);
         op->setAttr(mlir::kiln::kAmxInt8MatmulAttr,
@@ -373,8 +412,10 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
       }
       if (failed(k)) {
         // Still correct through the generic tiling, only slower.
-        op->emitRemark() << "int8 matmul left to the generic lowering: "
-                         << why;
+        op->emitRemark() << (op->hasAttr(mlir::kiln::kBf16MatmulAttr)
+                                 ? "bf16"
+                                 : "int8")
+                         << " matmul left to the generic lowering: " << why;
         continue;
       }
       std::optional<Epilogue> epilogue = matchEpilogue(op, *k);

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-vnni-matmul --verify-diagnostics | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-vnni-matmul="parallel-work=16384" | FileCheck %s --check-prefix=PAR
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vnni-matmul="bf16=true" 2>/dev/null | FileCheck %s --check-prefix=BF16
 
 #qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
 #w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
@@ -233,4 +234,49 @@ func.func @with_epilogue(%qa: tensor<8x2x4xi8>, %w: tensor<1x2x16x4xi8>, %s: ten
     linalg.yield %10 : f32
   } -> tensor<8x1x16xf32>
   return %y : tensor<8x1x16xf32>
+}
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// A bf16 product (AVX512-BF16 without AMX): with bf16=true the same kernel
+// on pairs of k, vdpbf16ps into f32 accumulators, 8 rows x 2 panels; each
+// step reads 64 bytes (32 bf16) of each panel and broadcasts one pair of
+// each row. Without the option the product is left alone (for AMX).
+// CHECK-LABEL: func.func @bf16_matmul
+// CHECK: linalg.generic
+// CHECK-NOT: llvm.call_intrinsic
+// BF16-LABEL: func.func @bf16_matmul
+// BF16: scf.for {{.+}} step %c8
+// BF16: scf.for {{.+}} step %c2
+// BF16: scf.for {{.+}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// BF16: vector.transfer_read {{.+}} : tensor<2x4x32xbf16>, vector<32xbf16>
+// BF16: vector.transfer_read {{.+}} : tensor<2x4x32xbf16>, vector<32xbf16>
+// BF16: %[[PAIR:.+]] = vector.transfer_read {{.+}} : tensor<8x8xbf16>, vector<2xbf16>
+// BF16: %[[I:.+]] = vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[S:.+]] = vector.extract %[[I]][0] : i32 from vector<1xi32>
+// BF16: %[[B:.+]] = vector.broadcast %[[S]] : i32 to vector<16xi32>
+// BF16: vector.bitcast %[[B]] : vector<16xi32> to vector<32xbf16>
+// BF16-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"({{.+}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+// BF16-NOT: llvm.call_intrinsic
+// BF16: scf.yield
+// BF16-COUNT-16: vector.transfer_write {{.+}} : vector<16xf32>, tensor<8x2x16xf32>
+// BF16-NOT: linalg.generic
+func.func @bf16_matmul(%qa: tensor<8x4x2xbf16>, %w: tensor<2x4x16x2xbf16>) -> tensor<8x2x16xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x2x16xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<8x2x16xf32>) -> tensor<8x2x16xf32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<8x4x2xbf16>, tensor<2x4x16x2xbf16>) outs(%z : tensor<8x2x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %c: f32):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.extf %b : bf16 to f32
+    %3 = arith.mulf %1, %2 : f32
+    %4 = arith.addf %c, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<8x2x16xf32>
+  return %0 : tensor<8x2x16xf32>
 }

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --kiln-bf16-matmul --verify-diagnostics | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-bf16-matmul="run-time-products=false" 2>/dev/null | FileCheck %s --check-prefix=NORT
 
 // A MatMul with constant weights and the constant bias its only user adds:
 // one kiln.bf16_matmul. K = 8 fits in one tile row and is not padded: k
@@ -71,6 +72,15 @@ func.func @round_to_nearest_even(%x: tensor<1x2xf32>) -> tensor<1x16xf32> {
 // CHECK: kiln.bf16_matmul %arg0, %{{.+}} : (tensor<4x8xf32>, tensor<1x4x32xbf16>) -> tensor<4x10xf32>
 // CHECK: kiln.bf16_batch_matmul %{{.+}}, %{{.+}} : (tensor<6x4x8xf32>, tensor<6x8x4xf32>) -> tensor<6x4x4xf32>
 // CHECK: kiln.matmul %arg4, %arg5 : (tensor<2x4x8xf32>, tensor<1x8x4xf32>) -> tensor<2x4x4xf32>
+// Without run-time products (a target without AMX: the vdpbf16ps kernel
+// takes constant weights only) they all stay kiln.matmul.
+// NORT-LABEL: func.func @narrow_and_attention
+// NORT-NOT: kiln.bf16_batch_matmul
+// NORT: kiln.matmul %arg0, %arg1 : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+// NORT: kiln.bf16_matmul %arg0, %{{.+}} : (tensor<4x8xf32>, tensor<1x4x32xbf16>) -> tensor<4x10xf32>
+// NORT: kiln.matmul %arg2, %arg3
+// NORT-NOT: kiln.bf16_batch_matmul
+// NORT: return
 // expected-remark @below {{bf16: 2 of 3 MatMul (two run-time operands) nodes in bf16; 1 kept in f32 (batch dimensions broadcast): 'broadcast'}}
 // expected-remark @below {{bf16: 1 of 2 MatMul/Gemm nodes in bf16; 1 kept in f32 (weights computed at run time): 'broadcast'}}
 func.func @narrow_and_attention(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>, %q: tensor<2x3x4x8xf32>, %k: tensor<2x3x8x4xf32>, %bq: tensor<2x4x8xf32>, %bk: tensor<1x8x4xf32>) -> (tensor<4x4xf32>, tensor<4x10xf32>, tensor<2x3x4x4xf32>, tensor<2x4x4xf32>) {

@@ -107,7 +107,10 @@ def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
     K4 a multiple of 16 is re-marked `kiln.amx_int8_matmul` instead and
     left for --kiln-cpu-amx-matmul (tdpbusd). A product of at least
     `parallel-work` multiply-adds with two or more row tiles takes its row
-    tiles in an scf.forall, which the thread pool splits.
+    tiles in an scf.forall, which the thread pool splits. With `bf16=true`
+    (targets with avx512bf16 and no AMX) the bf16 products
+    (`kiln.bf16_matmul`: bf16 `[M, K2, 2]` x `[P, K2, 16, 2]` -> f32) get the
+    same kernel with `llvm.x86.avx512bf16.dpbf16ps.512` on pairs of k.
   }];
   let options = [
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"8",
@@ -117,6 +120,8 @@ def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
            "(0: never)">,
     Option<"amx", "amx", "bool", /*default=*/"false",
            "leave the products that fit AMX tiles to --kiln-cpu-amx-matmul">,
+    Option<"bf16", "bf16", "bool", /*default=*/"false",
+           "also run the kiln.bf16_matmul products on vdpbf16ps">,
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",

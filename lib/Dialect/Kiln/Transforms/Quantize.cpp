@@ -513,11 +513,14 @@ std::string bf16ConvBlocker(Conv2DOp conv, bool depthwise = false) {
 }
 
 struct Bf16MatmulPass : mlir::kiln::impl::Bf16MatmulPassBase<Bf16MatmulPass> {
+  using Bf16MatmulPassBase::Bf16MatmulPassBase;
+
   void runOnOperation() override {
     std::map<WeightKey, ElementsAttr> cache;
     KeepFp32 keep(getOperation());
     getOperation().walk([&](func::FuncOp func) {
-      convertRuntimeProducts(func, keep);
+      if (runTimeProducts)
+        convertRuntimeProducts(func, keep);
       rewriteMatmuls(
           func, "bf16", "in bf16", /*wholePanels=*/false,
           /*onlyMatmuls=*/false, keep,

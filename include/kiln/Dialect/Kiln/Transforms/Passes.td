@@ -84,6 +84,10 @@ def Bf16MatmulPass : Pass<"kiln-bf16-matmul", "ModuleOp"> {
     through): the tensor in front of it is stored in bf16. One remark per
     function says how many were converted and why the others stay f32.
   }];
+  let options = [
+    Option<"runTimeProducts", "run-time-products", "bool", /*default=*/"true",
+           "also convert MatMuls of two run-time tensors (AMX only)">,
+  ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
