@@ -8,6 +8,9 @@ and run-time quantized activations, compared with a float64 numpy reference.
      within a relative L2 error of 2% (int8 with per-row activations gives
      about 0.5%) and not bit-equal to f32 (the int8 path really ran); the f32
      output within 1e-5. The .so calls vpdpbusd and requires avx512vnni.
+     Products big enough for the threads (64 x 256 x 128; and 49 x 2048 x 512,
+     whose 1 MiB of weights go panel groups outermost) give the same numbers on
+     one and two threads.
   2. A model with no constant weights (MatMul of two inputs): the note says so,
      the linalg IR is the same as without --quantize, numbers match f32.
   3. A target without VNNI (--mcpu=skylake-avx512): a note, an f32 model.
@@ -125,6 +128,22 @@ e = rel_l2(y2, y_ref)
 print(f"threads: rel L2 int8 {e:.2e} on two threads")
 expect(e <= REL_L2, f"two-thread rel L2 {e} > {REL_L2}")
 expect(np.array_equal(y1, y2), "two threads differ from one")
+
+# 1d. Weights over 1 MiB for 49 rows (ResNet's 7x7 layers' shape): panel groups
+# outermost, shared by the threads, every row inside. Same checks as 1c.
+xw = rng.standard_normal((49, 2048)).astype(np.float32)
+ww = (rng.standard_normal((2048, 512)) * 0.05).astype(np.float32)
+d = save_model("wide", [helper.make_node("MatMul", ["x", "w"], ["y"], name="wide")],
+               [vi("x", [49, 2048])], [vi("y", [49, 512])], {"w": ww})
+y_ref = xw.astype(np.float64) @ ww
+note = compile_model(d, os.path.join(d, "q.so"), "--quantize=dynamic")
+expect("1 of 1 MatMul/Gemm nodes quantized" in note, "note: " + note)
+(y1,) = run_model(d, os.path.join(d, "q.so"), [("x", xw)], threads=1)
+(y2,) = run_model(d, os.path.join(d, "q.so"), [("x", xw)], threads=2)
+e = rel_l2(y1, y_ref)
+print(f"wide: rel L2 int8 {e:.2e}")
+expect(e <= REL_L2, f"wide rel L2 {e} > {REL_L2}")
+expect(np.array_equal(y1, y2), "wide: two threads differ from one")
 
 # 2. Nothing to quantize: unchanged.
 p = rng.standard_normal((8, 16)).astype(np.float32)

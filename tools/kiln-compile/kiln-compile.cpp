@@ -103,7 +103,8 @@ static cl::opt<double> maxAccuracyDrop(
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("fp32 (default), bf16: MatMul/Gemm/Conv in bf16 on AMX "
-             "tiles, accumulated in f32 (needs amx-bf16), or fp16: "
+             "tiles, or on AVX512-BF16 (vdpbf16ps) without AMX, accumulated "
+             "in f32, or fp16: "
              "MatMul/Gemm/Conv on fp16 operands, weights stored in fp16, "
              "accumulated in f32"),
     cl::init("fp32"), cl::cat(category));

@@ -235,13 +235,11 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
                                       epilogue ? f32 : acc.getElementType());
   Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-  // One tile of `mr` rows from row m0 into `dest`: the whole output, or
-  // (in a forall) the tile's own rows, written from row 0.
-  auto rowTile = [&](OpBuilder &b1, Value m0, Value dest, bool ownRows,
-                     int64_t mr) -> Value {
-    auto panelLoop = scf::ForOp::create(
-        b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, pp), ValueRange{dest},
-        [&](OpBuilder &b2, Location, Value p0, ValueRange panelIter) {
+  // One block: `mr` rows from row m0 against the pp panels from p0, written
+  // into `dest`, the whole output or, in a forall, the block's own rows
+  // (ownRows) or panels (ownPanels), written from 0.
+  auto block = [&](OpBuilder &b2, Value m0, Value p0, Value dest,
+                   bool ownRows, bool ownPanels, int64_t mr) -> Value {
           // The tile's panels p0 .. p0 + pp - 1; accumulator (row, j, i)
           // is register i of panel j.
           SmallVector<Value> panel = {p0};
@@ -308,7 +306,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
                 if (epilogue->bias)
                   bias.push_back(columns(epilogue->bias, f32, zeroF, j, i));
               }
-          Value t = panelIter[0];
+          Value t = dest;
           for (int64_t row = 0; row < mr; ++row) {
             Value scale, zp;
             if (epilogue) {
@@ -338,22 +336,104 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
               t = vector::TransferWriteOp::create(
                       b2, loc, v, t,
                       ValueRange{ownRows ? idx(b2, row) : rowIdx[row],
-                                 panel[j], idx(b2, 16 * i)},
+                                 ownPanels ? idx(b2, j) : panel[j],
+                                 idx(b2, 16 * i)},
                       ArrayRef<bool>{true})
                       .getResult();
             }
           }
-          scf::YieldOp::create(b2, loc, t);
-        });
-    return panelLoop.getResult(0);
+          return t;
   };
-  // Row tiles are independent: the threads share them when the product is
-  // worth a fork-join. Each reads all the weights (bert_small's largest are
-  // 256 KiB, in L2) and writes its own rows. The rows left over after the
-  // full tiles (at most mr - 1) are one smaller tile after them.
+  // Rows m0 .. m0 + mr - 1 against every panel.
+  auto rowTile = [&](OpBuilder &b1, Value m0, Value dest, bool ownRows,
+                     int64_t mr) -> Value {
+    return scf::ForOp::create(
+               b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, pp), ValueRange{dest},
+               [&](OpBuilder &b2, Location, Value p0, ValueRange iter) {
+                 scf::YieldOp::create(
+                     b2, loc,
+                     block(b2, m0, p0, iter[0], ownRows, /*ownPanels=*/false,
+                           mr));
+               })
+        .getResult(0);
+  };
+  // Panels p0 .. p0 + pp - 1 against every row: the full row tiles, then
+  // the rows left over.
+  auto panelTile = [&](OpBuilder &b1, Value p0, Value dest,
+                       bool ownPanels) -> Value {
+    Value t = scf::ForOp::create(
+                  b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
+                  ValueRange{dest},
+                  [&](OpBuilder &b2, Location, Value m0, ValueRange iter) {
+                    scf::YieldOp::create(
+                        b2, loc,
+                        block(b2, m0, p0, iter[0], /*ownRows=*/false,
+                              ownPanels, mr));
+                  })
+                  .getResult(0);
+    if (tail)
+      t = block(b1, idx(b1, full * mr), p0, t, /*ownRows=*/false, ownPanels,
+                tail);
+    return t;
+  };
+  // Row tiles outermost read all the weights once per row tile, which is
+  // free while they stay in L2 (bert_small's largest are 256 KiB). Weights
+  // over 1 MiB (ResNet's 7x7 layers: 2.4 MB in int8, 4.7 MB in bf16, for
+  // 49 rows) go panels outermost instead when that reads at most half as
+  // many bytes from beyond L2: each panel group once, the rows once per
+  // group (once in all when they fit). As the f32 convolutions'
+  // channelsOutermost in TileAndVectorize.
+  constexpr int64_t kCache = 1 << 20;
+  int64_t weightBytes = k.p * k.k4 * k.r * 4, rowBytes = k.m * k.k4 * 4;
+  int64_t rowTiles = full + (tail ? 1 : 0), panelGroups = k.p / pp;
+  bool panelsOuter =
+      weightBytes >= kCache && rowTiles >= 2 && panelGroups >= 2 &&
+      2 * (rowBytes > kCache ? double(panelGroups) * rowBytes
+                             : double(rowBytes)) <
+          double(rowTiles) * weightBytes;
   int64_t work = k.m * k.p * k.r * k.k4 * g;
+  bool parallel = parallelWork > 0 && work >= parallelWork;
   Value result;
-  if (parallelWork > 0 && work >= parallelWork && full >= 2) {
+  if (panelsOuter) {
+    // The threads share the panel groups; each writes its own columns.
+    if (parallel) {
+      auto forall = scf::ForallOp::create(
+          b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(panelGroups)},
+          ValueRange{out}, std::nullopt);
+      OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+      Value p0 = forall.getInductionVar(0);
+      if (pp != 1)
+        p0 = arith::MulIOp::create(body, loc, p0, idx(body, pp));
+      SmallVector<OpFoldResult> offsets = {body.getIndexAttr(0), p0,
+                                           body.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes = {body.getIndexAttr(k.m),
+                                         body.getIndexAttr(pp),
+                                         body.getIndexAttr(k.r)};
+      SmallVector<OpFoldResult> strides(3, body.getIndexAttr(1));
+      Value cols = tensor::ExtractSliceOp::create(
+          body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+      Value tile = panelTile(body, p0, cols, /*ownPanels=*/true);
+      OpBuilder term =
+          OpBuilder::atBlockBegin(forall.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(term, loc, tile,
+                                            forall.getRegionIterArgs()[0],
+                                            offsets, sizes, strides);
+      return forall.getResult(0);
+    }
+    return scf::ForOp::create(
+               b, loc, idx(b, 0), idx(b, k.p), idx(b, pp), ValueRange{out},
+               [&](OpBuilder &b1, Location, Value p0, ValueRange iter) {
+                 scf::YieldOp::create(
+                     b1, loc,
+                     panelTile(b1, p0, iter[0], /*ownPanels=*/false));
+               })
+        .getResult(0);
+  }
+  // Row tiles are independent: the threads share them when the product is
+  // worth a fork-join. Each reads all the weights and writes its own rows.
+  // The rows left over after the full tiles (at most mr - 1) are one
+  // smaller tile after them.
+  if (parallel && full >= 2) {
     auto forall = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(full)}, ValueRange{out},
         std::nullopt);

@@ -280,3 +280,44 @@ func.func @bf16_matmul(%qa: tensor<8x4x2xbf16>, %w: tensor<2x4x16x2xbf16>) -> te
   } -> tensor<8x2x16xf32>
   return %0 : tensor<8x2x16xf32>
 }
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// 1 MiB of weights (32 panels of 32 columns, K = 1024) for 49 rows: panels
+// outermost, so that each panel is read once with the seven 7-row tiles
+// inside it, instead of all the weights once per row tile. The threads
+// split the panels (51M multiply-adds), each writing its own columns.
+// CHECK-LABEL: func.func @wide_weights
+// CHECK: scf.forall (%[[G:.+]]) in (32) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<49x32x32xi32>)
+// CHECK: %[[COLS:.+]] = tensor.extract_slice %[[OUT]][0, %[[G]], 0] [49, 1, 32] [1, 1, 1]
+// CHECK: scf.for %[[M:.+]] = %c0 to %c49 step %c7 iter_args(%{{.+}} = %[[COLS]])
+// CHECK: scf.for {{.+}} to %c256
+// CHECK: vector.transfer_read %{{.+}}[%[[G]], %{{.+}}, %c0], {{.+}} : tensor<32x256x128xi8>, vector<64xi8>
+// CHECK-COUNT-14: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: vector.transfer_write {{.+}}[%[[M]], %c0, %c0] {{.+}} : vector<16xi32>, tensor<49x1x32xi32>
+// PAR-LABEL: func.func @wide_weights
+// PAR: scf.forall (%[[G:.+]]) in (32) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<49x32x32xi32>)
+// PAR: %[[COLS:.+]] = tensor.extract_slice %[[OUT]][0, %[[G]], 0] [49, 1, 32] [1, 1, 1]
+// PAR: scf.for %{{.+}} = %c0 to %c49 step %c7 iter_args(%{{.+}} = %[[COLS]])
+// PAR-COUNT-14: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// PAR: vector.transfer_write {{.+}} : vector<16xi32>, tensor<49x1x32xi32>
+// PAR: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[G]], 0] [49, 1, 32] [1, 1, 1]
+func.func @wide_weights(%qa: tensor<49x256x4xi8>, %w: tensor<32x256x32x4xi8>) -> tensor<49x32x32xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<49x32x32xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<49x32x32xi32>) -> tensor<49x32x32xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<49x256x4xi8>, tensor<32x256x32x4xi8>) outs(%z : tensor<49x32x32xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<49x32x32xi32>
+  return %0 : tensor<49x32x32xi32>
+}
