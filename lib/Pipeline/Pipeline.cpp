@@ -76,7 +76,8 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx,
   // With both, int8 products that fit AMX tiles are left to AMX. bf16
   // products without AMX run on the same kernel with vdpbf16ps.
   return std::string("func.func(") +
-         (vnni ? (amx ? "kiln-cpu-vnni-matmul{amx=true}," : "kiln-cpu-vnni-matmul,")
+         (vnni ? (amx ? "kiln-cpu-vnni-matmul{amx=true},"
+                      : "kiln-cpu-vnni-matmul,")
                : "") +
          (bf16Dot ? "kiln-cpu-vnni-matmul{bf16=true}," : "") +
          "kiln-cpu-tile-and-vectorize{vector-width=" +
@@ -84,10 +85,11 @@ std::string codegenPipeline(int64_t vectorWidth, bool vnni, bool amx,
          "},canonicalize,cse,loop-invariant-subset-hoisting,"
          "kiln-cpu-lower-vector-ops,canonicalize,cse,"
          "kiln-cpu-split-empty-tensors)," +
-         bufferizeToArena(amx ? "kiln-cpu-amx-matmul,func.func(canonicalize,cse),"
-                              : "") +
+         bufferizeToArena(
+             amx ? "kiln-cpu-amx-matmul,func.func(canonicalize,cse)," : "") +
          "func.func(kiln-cpu-fill-borders,kiln-cpu-prefetch-panels),"
-         "kiln-cpu-outline-parallel-loops," + cpuLoweringTail(amx);
+         "kiln-cpu-outline-parallel-loops," +
+         cpuLoweringTail(amx);
 }
 
 /// From loops, vectors and memrefs to the LLVM dialect.
@@ -553,7 +555,8 @@ searchBudget(const kiln::CompileOptions &o, const Calibration &c,
         return llvm::createStringError(
             llvm::inconvertibleErrorCode(),
             "--max-accuracy-drop measures each trial model on this machine, "
-            "which cannot run " + label.str() + " (" + note +
+            "which cannot run " +
+                label.str() + " (" + note +
                 "); search on a machine that can, or name the nodes to keep "
                 "in f32 with --keep-fp32");
     kilnrun::Accuracy a;

@@ -113,37 +113,28 @@ e = rel_l2(y, y_ref)
 print(f"gemm: rel L2 int8 {e:.2e}")
 expect(e <= REL_L2, f"gemm rel L2 {e} > {REL_L2}")
 
-# 1c. A product big enough for the threads (64 x 256 x 128, 2M multiply-adds): its row
-# tiles are shared by two threads, which must give the numbers of one thread bit for bit.
-xb = rng.standard_normal((1, 64, 256)).astype(np.float32)
-wb = (rng.standard_normal((256, 128)) * 0.1).astype(np.float32)
-d = save_model("threads", [helper.make_node("MatMul", ["x", "w"], ["y"], name="big")],
-               [vi("x", [1, 64, 256])], [vi("y", [1, 64, 128])], {"w": wb})
-y_ref = xb.astype(np.float64) @ wb
-note = compile_model(d, os.path.join(d, "q.so"), "--quantize=dynamic")
-expect("1 of 1 MatMul/Gemm nodes quantized" in note, "note: " + note)
-(y1,) = run_model(d, os.path.join(d, "q.so"), [("x", xb)], threads=1)
-(y2,) = run_model(d, os.path.join(d, "q.so"), [("x", xb)], threads=2)
-e = rel_l2(y2, y_ref)
-print(f"threads: rel L2 int8 {e:.2e} on two threads")
-expect(e <= REL_L2, f"two-thread rel L2 {e} > {REL_L2}")
-expect(np.array_equal(y1, y2), "two threads differ from one")
+# 1c. Products big enough for the threads, which must give the numbers of one
+# thread bit for bit: 64 x 256 x 128 (2M multiply-adds), its row tiles shared;
+# 49 x 2048 x 512, whose 1 MiB of weights (ResNet's 7x7 layers' shape) go panel
+# groups outermost, shared, every row inside.
+def check_threads(name, shape_x, shape_w, scale):
+    xt = rng.standard_normal(shape_x).astype(np.float32)
+    wt = (rng.standard_normal(shape_w) * scale).astype(np.float32)
+    shape_y = list(shape_x[:-1]) + [shape_w[1]]
+    d = save_model(name, [helper.make_node("MatMul", ["x", "w"], ["y"], name=name)],
+                   [vi("x", list(shape_x))], [vi("y", shape_y)], {"w": wt})
+    note = compile_model(d, os.path.join(d, "q.so"), "--quantize=dynamic")
+    expect("1 of 1 MatMul/Gemm nodes quantized" in note, "note: " + note)
+    (y1,) = run_model(d, os.path.join(d, "q.so"), [("x", xt)], threads=1)
+    (y2,) = run_model(d, os.path.join(d, "q.so"), [("x", xt)], threads=2)
+    e = rel_l2(y2, xt.astype(np.float64) @ wt)
+    print(f"{name}: rel L2 int8 {e:.2e} on two threads")
+    expect(e <= REL_L2, f"{name}: two-thread rel L2 {e} > {REL_L2}")
+    expect(np.array_equal(y1, y2), f"{name}: two threads differ from one")
 
-# 1d. Weights over 1 MiB for 49 rows (ResNet's 7x7 layers' shape): panel groups
-# outermost, shared by the threads, every row inside. Same checks as 1c.
-xw = rng.standard_normal((49, 2048)).astype(np.float32)
-ww = (rng.standard_normal((2048, 512)) * 0.05).astype(np.float32)
-d = save_model("wide", [helper.make_node("MatMul", ["x", "w"], ["y"], name="wide")],
-               [vi("x", [49, 2048])], [vi("y", [49, 512])], {"w": ww})
-y_ref = xw.astype(np.float64) @ ww
-note = compile_model(d, os.path.join(d, "q.so"), "--quantize=dynamic")
-expect("1 of 1 MatMul/Gemm nodes quantized" in note, "note: " + note)
-(y1,) = run_model(d, os.path.join(d, "q.so"), [("x", xw)], threads=1)
-(y2,) = run_model(d, os.path.join(d, "q.so"), [("x", xw)], threads=2)
-e = rel_l2(y1, y_ref)
-print(f"wide: rel L2 int8 {e:.2e}")
-expect(e <= REL_L2, f"wide rel L2 {e} > {REL_L2}")
-expect(np.array_equal(y1, y2), "wide: two threads differ from one")
+
+check_threads("threads", (1, 64, 256), (256, 128), 0.1)
+check_threads("wide", (49, 2048), (2048, 512), 0.05)
 
 # 2. Nothing to quantize: unchanged.
 p = rng.standard_normal((8, 16)).astype(np.float32)

@@ -72,16 +72,8 @@ Value splatI32(OpBuilder &b, Location loc, int64_t lanes, int32_t v) {
 } // namespace
 
 bool kiln::isU8S8ProductBody(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  auto it = body.begin();
-  auto next = [&]() -> Operation * {
-    return it == body.end() ? nullptr : &*it++;
-  };
-  return isa_and_nonnull<arith::ExtUIOp>(next()) &&
-         isa_and_nonnull<arith::ExtSIOp>(next()) &&
-         isa_and_nonnull<arith::MulIOp>(next()) &&
-         isa_and_nonnull<arith::AddIOp>(next()) &&
-         isa_and_nonnull<linalg::YieldOp>(next());
+  return bodyIs<arith::ExtUIOp, arith::ExtSIOp, arith::MulIOp, arith::AddIOp>(
+      op);
 }
 
 std::optional<kiln::Int8Depthwise>

@@ -21,6 +21,17 @@ struct Int8Depthwise {
   int64_t dilations[2];
 };
 
+/// Whether `op`'s body is one op of each of `Ops`, in order, then its yield.
+template <typename... Ops> bool bodyIs(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto it = body.begin();
+  auto next = [&]() -> Operation * {
+    return it == body.end() ? nullptr : &*it++;
+  };
+  return (isa_and_nonnull<Ops>(next()) && ...) &&
+         isa_and_nonnull<linalg::YieldOp>(next());
+}
+
 /// Whether `op`'s body is acc + zext(u8) * sext(s8) in i32, the product
 /// both VNNI kernels (matmul and depthwise) compute.
 bool isU8S8ProductBody(linalg::GenericOp op);

@@ -1,6 +1,6 @@
-//===- VnniMatmul.cpp - the int8 product as a vpdpbusd kernel ---*- C++ -*-===//
+//===- VnniMatmul.cpp - int8 and bf16 dot-product kernels -----*- C++ -*-===//
 //
-// The integer product of kiln.dynamic_quant_matmul (a linalg.generic marked
+// The integer product of dynamic and static int8 (a linalg.generic marked
 // kiln.int8_matmul: u8 rows times s8 weights packed 4 k per 32-bit lane)
 // becomes an explicit register-blocked micro-kernel. LLVM 22 does not form
 // vpdpbusd on its own: the generic tiling of this op gives scalar multiplies,
@@ -9,16 +9,19 @@
 // the kernel calls the intrinsic itself:
 //
 //   for m0 in 0..M step mr:               rows of the tile
-//     for p in 0..P:                      one panel of R columns
-//       acc[mr][R/16] = 0                 (in registers)
+//     for p in 0..P step pp:              pp panels of R columns
+//       acc[mr][pp R/16] = 0              (in registers)
 //       for k4 in 0..K4:
-//         b[i] = w[p, k4, 64 i : 64 i + 64]           R/16 loads
+//         b[j][i] = w[p + j, k4, 64 i : 64 i + 64]    pp R/16 loads
 //         for each row: a = broadcast(qa[m0 + row, 4 k4 : 4 k4 + 4])
-//           acc[row][i] = vpdpbusd(acc[row][i], a, b[i])
-//       [epilogue on the registers] store into out[m0 : m0 + mr, p, :]
+//           acc[row][j][i] = vpdpbusd(acc[row][j][i], a, b[j][i])
+//       [epilogue on the registers] store into out[m0 : m0 + mr, p.., :]
 //
 // The weights were packed panel by panel at compile time, so a panel streams
-// through memory contiguously while the mr rows of qa stay in L1.
+// through memory contiguously while the mr rows of qa stay in L1. Weights
+// over 1 MiB swap the two outer loops (each panel group read once, all rows
+// inside). A bf16 product (kiln.bf16_matmul, on targets with AVX512-BF16
+// and no AMX) is the same kernel on pairs of k: vdpbf16ps into f32.
 //
 //===----------------------------------------------------------------------===//
 #include "VnniDepthwise.h"
@@ -50,9 +53,9 @@ int64_t divisorAtMost(int64_t size, int64_t target) {
 /// The shapes the kernel needs, or a reason why this generic does not fit.
 /// Each 32-bit lane of a weight vector holds one group of k: four int8
 /// (vpdpbusd) or two bf16 (vdpbf16ps).
-struct Int8Matmul {
-  Value rows, weights;   // [M, K4, g] and [P, K4, R, g], g = 4 i8 or 2 bf16
-  linalg::FillOp fill;   // the zero init [M, P, R] i32 (f32 for bf16)
+struct DotProduct {
+  Value rows, weights; // [M, K4, g] and [P, K4, R, g], g = 4 i8 or 2 bf16
+  linalg::FillOp fill; // the zero init [M, P, R] i32 (f32 for bf16)
   int64_t m, p, k4, r;
   bool bf16 = false;
   int64_t group() const { return bf16 ? 2 : 4; }
@@ -66,33 +69,23 @@ Value collapsed(OpBuilder &b, Location loc, Value v,
 
 /// acc + extf(a) * extf(w), the body of a kiln.bf16_matmul product.
 bool isBf16ProductBody(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  auto it = body.begin();
-  auto next = [&]() -> Operation * {
-    return it == body.end() ? nullptr : &*it++;
-  };
-  return isa_and_nonnull<arith::ExtFOp>(next()) &&
-         isa_and_nonnull<arith::ExtFOp>(next()) &&
-         isa_and_nonnull<arith::MulFOp>(next()) &&
-         isa_and_nonnull<arith::AddFOp>(next()) &&
-         isa_and_nonnull<linalg::YieldOp>(next());
+  return mlir::kiln::bodyIs<arith::ExtFOp, arith::ExtFOp, arith::MulFOp,
+                            arith::AddFOp>(op);
 }
 
-FailureOr<Int8Matmul> match(linalg::GenericOp op, std::string &why) {
+FailureOr<DotProduct> match(linalg::GenericOp op, std::string &why) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1) {
     why = "expects two inputs and one init";
     return failure();
   }
-  Int8Matmul k;
+  DotProduct k;
   k.bf16 = op->hasAttr(mlir::kiln::kBf16MatmulAttr);
   k.rows = op.getDpsInputOperand(0)->get();
   k.weights = op.getDpsInputOperand(1)->get();
   auto at = dyn_cast<RankedTensorType>(k.rows.getType());
   auto wt = dyn_cast<RankedTensorType>(k.weights.getType());
   auto ot = dyn_cast<RankedTensorType>(op.getResult(0).getType());
-  auto isLane = [&](Type t) {
-    return k.bf16 ? t.isBF16() : t.isInteger(8);
-  };
+  auto isLane = [&](Type t) { return k.bf16 ? t.isBF16() : t.isInteger(8); };
   if (!at || !wt || !ot || !at.hasStaticShape() || !wt.hasStaticShape() ||
       !ot.hasStaticShape() || at.getRank() != 3 || wt.getRank() != 4 ||
       ot.getRank() != 3 || !isLane(at.getElementType()) ||
@@ -145,7 +138,7 @@ struct Epilogue {
 };
 
 std::optional<Epilogue> matchEpilogue(linalg::GenericOp op,
-                                      const Int8Matmul &k) {
+                                      const DotProduct &k) {
   Value acc = op.getResult(0);
   if (k.bf16 || !acc.hasOneUse())
     return std::nullopt;
@@ -178,7 +171,7 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp op,
 
 /// Replaces `op` (and `epilogue`, when given) with the kernel; returns the
 /// value that replaces the last of them.
-Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
+Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                         int64_t maxRows, int64_t parallelWork,
                         const std::optional<Epilogue> &epilogue) {
   Location loc = op.getLoc();
@@ -213,8 +206,8 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
       c = arith::ConstantIndexOp::create(b, loc, v);
     return c;
   };
-  for (int64_t v : {int64_t(0), int64_t(1), g, k.m, mr, k.p, k.k4, pp,
-                    full * mr})
+  for (int64_t v :
+       {int64_t(0), int64_t(1), g, k.m, mr, k.p, k.k4, pp, full * mr})
     idx(b, v);
   for (int64_t i = 0; i < nv; ++i) {
     idx(b, 16 * g * i);
@@ -224,7 +217,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
     idx(b, row);
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(acc, b.getZeroAttr(acc.getElementType())));
-  Value zeroI8 = arith::ConstantOp::create(b, loc, b.getZeroAttr(lane));
+  Value zeroLane = arith::ConstantOp::create(b, loc, b.getZeroAttr(lane));
   // Byte views the kernel indexes directly: [M, 4 K4] and [P, K4, 4 R]
   // (the expand_shapes they come from fold away).
   Value rows = collapsed(b, loc, k.rows, {{0}, {1, 2}});
@@ -238,111 +231,103 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
   // One block: `mr` rows from row m0 against the pp panels from p0, written
   // into `dest`, the whole output or, in a forall, the block's own rows
   // (ownRows) or panels (ownPanels), written from 0.
-  auto block = [&](OpBuilder &b2, Value m0, Value p0, Value dest,
-                   bool ownRows, bool ownPanels, int64_t mr) -> Value {
-          // The tile's panels p0 .. p0 + pp - 1; accumulator (row, j, i)
-          // is register i of panel j.
-          SmallVector<Value> panel = {p0};
-          for (int64_t j = 1; j < pp; ++j)
-            panel.push_back(
-                arith::AddIOp::create(b2, loc, p0, idx(b2, j)).getResult());
-          SmallVector<Value> rowIdx;
-          for (int64_t row = 0; row < mr; ++row)
-            rowIdx.push_back(
-                row ? arith::AddIOp::create(b2, loc, m0, idx(b2, row))
-                          .getResult()
-                    : m0);
-          auto kLoop = scf::ForOp::create(
-              b2, loc, idx(b2, 0), idx(b2, k.k4), idx(b2, 1),
-              SmallVector<Value>(mr * pp * nv, zero),
-              [&](OpBuilder &b3, Location, Value k4, ValueRange accs) {
-                SmallVector<Value> w;
-                for (int64_t j = 0; j < pp; ++j)
-                  for (int64_t i = 0; i < nv; ++i)
-                    w.push_back(vector::TransferReadOp::create(
-                        b3, loc, bytes64, weights,
-                        ValueRange{panel[j], k4, idx(b3, 16 * g * i)}, zeroI8,
-                        ArrayRef<bool>{true}));
-                Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, g));
-                SmallVector<Value> next;
-                for (int64_t row = 0; row < mr; ++row) {
-                  // One group of k of the row (4 bytes), repeated in every
-                  // 32-bit lane.
-                  Value a = vector::TransferReadOp::create(
-                      b3, loc, VectorType::get({g}, lane), rows,
-                      ValueRange{rowIdx[row], col}, zeroI8,
-                      ArrayRef<bool>{true});
-                  a = vector::BitCastOp::create(b3, loc,
-                                                VectorType::get({1}, i32), a);
-                  a = vector::ExtractOp::create(b3, loc, a, 0);
-                  a = vector::BroadcastOp::create(
-                      b3, loc, VectorType::get({16}, i32), a);
-                  a = vector::BitCastOp::create(b3, loc, bytes64, a);
-                  for (int64_t c = 0; c < pp * nv; ++c)
-                    next.push_back(
-                        LLVM::CallIntrinsicOp::create(
-                            b3, loc, acc, b3.getStringAttr(intrinsic),
-                            ValueRange{accs[row * pp * nv + c], a, w[c]})
-                            .getResult(0));
-                }
-                scf::YieldOp::create(b3, loc, next);
-              });
-          // The epilogue on the registers: per column vectors of the
-          // panel, per row scalars broadcast.
-          SmallVector<Value> wscale, wsum, bias;
-          auto columns = [&](Value v, Type elt, Value pad, int64_t j,
-                             int64_t i) {
-            return vector::TransferReadOp::create(
-                b2, loc, VectorType::get({16}, elt), v,
-                ValueRange{panel[j], idx(b2, 16 * i)}, pad,
-                ArrayRef<bool>{true});
-          };
-          if (epilogue)
-            for (int64_t j = 0; j < pp; ++j)
-              for (int64_t i = 0; i < nv; ++i) {
-                wscale.push_back(
-                    columns(epilogue->weightScale, f32, zeroF, j, i));
-                wsum.push_back(columns(epilogue->weightSum, i32, zeroI32, j, i));
-                if (epilogue->bias)
-                  bias.push_back(columns(epilogue->bias, f32, zeroF, j, i));
-              }
-          Value t = dest;
+  auto block = [&](OpBuilder &b2, Value m0, Value p0, Value dest, bool ownRows,
+                   bool ownPanels, int64_t mr) -> Value {
+    // The tile's panels p0 .. p0 + pp - 1; accumulator (row, j, i)
+    // is register i of panel j.
+    SmallVector<Value> panel = {p0};
+    for (int64_t j = 1; j < pp; ++j)
+      panel.push_back(
+          arith::AddIOp::create(b2, loc, p0, idx(b2, j)).getResult());
+    SmallVector<Value> rowIdx;
+    for (int64_t row = 0; row < mr; ++row)
+      rowIdx.push_back(
+          row ? arith::AddIOp::create(b2, loc, m0, idx(b2, row)).getResult()
+              : m0);
+    auto kLoop = scf::ForOp::create(
+        b2, loc, idx(b2, 0), idx(b2, k.k4), idx(b2, 1),
+        SmallVector<Value>(mr * pp * nv, zero),
+        [&](OpBuilder &b3, Location, Value k4, ValueRange accs) {
+          SmallVector<Value> w;
+          for (int64_t j = 0; j < pp; ++j)
+            for (int64_t i = 0; i < nv; ++i)
+              w.push_back(vector::TransferReadOp::create(
+                  b3, loc, bytes64, weights,
+                  ValueRange{panel[j], k4, idx(b3, 16 * g * i)}, zeroLane,
+                  ArrayRef<bool>{true}));
+          Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, g));
+          SmallVector<Value> next;
           for (int64_t row = 0; row < mr; ++row) {
-            Value scale, zp;
-            if (epilogue) {
-              scale = vector::BroadcastOp::create(
-                  b2, loc, accF,
-                  tensor::ExtractOp::create(b2, loc, epilogue->scale,
-                                            ValueRange{rowIdx[row]}));
-              zp = vector::BroadcastOp::create(
-                  b2, loc, acc,
-                  tensor::ExtractOp::create(b2, loc, epilogue->zeroPoint,
-                                            ValueRange{rowIdx[row]}));
-            }
-            for (int64_t c = 0; c < pp * nv; ++c) {
-              int64_t j = c / nv, i = c % nv;
-              Value v = kLoop.getResult(row * pp * nv + c);
-              if (epilogue) {
-                // acc - zp * sum is exact in i32; then one rounding.
-                v = arith::SubIOp::create(
-                    b2, loc, v, arith::MulIOp::create(b2, loc, zp, wsum[c]));
-                v = arith::SIToFPOp::create(b2, loc, accF, v);
-                v = arith::MulFOp::create(
-                    b2, loc, v,
-                    arith::MulFOp::create(b2, loc, scale, wscale[c]));
-                if (epilogue->bias)
-                  v = arith::AddFOp::create(b2, loc, v, bias[c]);
-              }
-              t = vector::TransferWriteOp::create(
-                      b2, loc, v, t,
-                      ValueRange{ownRows ? idx(b2, row) : rowIdx[row],
-                                 ownPanels ? idx(b2, j) : panel[j],
-                                 idx(b2, 16 * i)},
-                      ArrayRef<bool>{true})
-                      .getResult();
-            }
+            // One group of k of the row (4 bytes), repeated in every
+            // 32-bit lane.
+            Value a = vector::TransferReadOp::create(
+                b3, loc, VectorType::get({g}, lane), rows,
+                ValueRange{rowIdx[row], col}, zeroLane, ArrayRef<bool>{true});
+            a = vector::BitCastOp::create(b3, loc, VectorType::get({1}, i32),
+                                          a);
+            a = vector::ExtractOp::create(b3, loc, a, 0);
+            a = vector::BroadcastOp::create(b3, loc, VectorType::get({16}, i32),
+                                            a);
+            a = vector::BitCastOp::create(b3, loc, bytes64, a);
+            for (int64_t c = 0; c < pp * nv; ++c)
+              next.push_back(LLVM::CallIntrinsicOp::create(
+                                 b3, loc, acc, b3.getStringAttr(intrinsic),
+                                 ValueRange{accs[row * pp * nv + c], a, w[c]})
+                                 .getResult(0));
           }
-          return t;
+          scf::YieldOp::create(b3, loc, next);
+        });
+    // The epilogue on the registers: per column vectors of the
+    // panel, per row scalars broadcast.
+    SmallVector<Value> wscale, wsum, bias;
+    auto columns = [&](Value v, Type elt, Value pad, int64_t j, int64_t i) {
+      return vector::TransferReadOp::create(
+          b2, loc, VectorType::get({16}, elt), v,
+          ValueRange{panel[j], idx(b2, 16 * i)}, pad, ArrayRef<bool>{true});
+    };
+    if (epilogue)
+      for (int64_t j = 0; j < pp; ++j)
+        for (int64_t i = 0; i < nv; ++i) {
+          wscale.push_back(columns(epilogue->weightScale, f32, zeroF, j, i));
+          wsum.push_back(columns(epilogue->weightSum, i32, zeroI32, j, i));
+          if (epilogue->bias)
+            bias.push_back(columns(epilogue->bias, f32, zeroF, j, i));
+        }
+    Value t = dest;
+    for (int64_t row = 0; row < mr; ++row) {
+      Value scale, zp;
+      if (epilogue) {
+        scale = vector::BroadcastOp::create(
+            b2, loc, accF,
+            tensor::ExtractOp::create(b2, loc, epilogue->scale,
+                                      ValueRange{rowIdx[row]}));
+        zp = vector::BroadcastOp::create(
+            b2, loc, acc,
+            tensor::ExtractOp::create(b2, loc, epilogue->zeroPoint,
+                                      ValueRange{rowIdx[row]}));
+      }
+      for (int64_t c = 0; c < pp * nv; ++c) {
+        int64_t j = c / nv, i = c % nv;
+        Value v = kLoop.getResult(row * pp * nv + c);
+        if (epilogue) {
+          // acc - zp * sum is exact in i32; then one rounding.
+          v = arith::SubIOp::create(
+              b2, loc, v, arith::MulIOp::create(b2, loc, zp, wsum[c]));
+          v = arith::SIToFPOp::create(b2, loc, accF, v);
+          v = arith::MulFOp::create(
+              b2, loc, v, arith::MulFOp::create(b2, loc, scale, wscale[c]));
+          if (epilogue->bias)
+            v = arith::AddFOp::create(b2, loc, v, bias[c]);
+        }
+        t = vector::TransferWriteOp::create(
+                b2, loc, v, t,
+                ValueRange{ownRows ? idx(b2, row) : rowIdx[row],
+                           ownPanels ? idx(b2, j) : panel[j], idx(b2, 16 * i)},
+                ArrayRef<bool>{true})
+                .getResult();
+      }
+    }
+    return t;
   };
   // Rows m0 .. m0 + mr - 1 against every panel.
   auto rowTile = [&](OpBuilder &b1, Value m0, Value dest, bool ownRows,
@@ -350,10 +335,9 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
     return scf::ForOp::create(
                b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, pp), ValueRange{dest},
                [&](OpBuilder &b2, Location, Value p0, ValueRange iter) {
-                 scf::YieldOp::create(
-                     b2, loc,
-                     block(b2, m0, p0, iter[0], ownRows, /*ownPanels=*/false,
-                           mr));
+                 scf::YieldOp::create(b2, loc,
+                                      block(b2, m0, p0, iter[0], ownRows,
+                                            /*ownPanels=*/false, mr));
                })
         .getResult(0);
   };
@@ -361,16 +345,16 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
   // the rows left over.
   auto panelTile = [&](OpBuilder &b1, Value p0, Value dest,
                        bool ownPanels) -> Value {
-    Value t = scf::ForOp::create(
-                  b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
-                  ValueRange{dest},
-                  [&](OpBuilder &b2, Location, Value m0, ValueRange iter) {
-                    scf::YieldOp::create(
-                        b2, loc,
-                        block(b2, m0, p0, iter[0], /*ownRows=*/false,
-                              ownPanels, mr));
-                  })
-                  .getResult(0);
+    Value t =
+        scf::ForOp::create(
+            b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
+            ValueRange{dest},
+            [&](OpBuilder &b2, Location, Value m0, ValueRange iter) {
+              scf::YieldOp::create(
+                  b2, loc,
+                  block(b2, m0, p0, iter[0], /*ownRows=*/false, ownPanels, mr));
+            })
+            .getResult(0);
     if (tail)
       t = block(b1, idx(b1, full * mr), p0, t, /*ownRows=*/false, ownPanels,
                 tail);
@@ -386,11 +370,11 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
   constexpr int64_t kCache = 1 << 20;
   int64_t weightBytes = k.p * k.k4 * k.r * 4, rowBytes = k.m * k.k4 * 4;
   int64_t rowTiles = full + (tail ? 1 : 0), panelGroups = k.p / pp;
-  bool panelsOuter =
-      weightBytes >= kCache && rowTiles >= 2 && panelGroups >= 2 &&
-      2 * (rowBytes > kCache ? double(panelGroups) * rowBytes
-                             : double(rowBytes)) <
-          double(rowTiles) * weightBytes;
+  bool panelsOuter = weightBytes >= kCache && rowTiles >= 2 &&
+                     panelGroups >= 2 &&
+                     2 * (rowBytes > kCache ? double(panelGroups) * rowBytes
+                                            : double(rowBytes)) <
+                         double(rowTiles) * weightBytes;
   int64_t work = k.m * k.p * k.r * k.k4 * g;
   bool parallel = parallelWork > 0 && work >= parallelWork;
   Value result;
@@ -424,8 +408,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const Int8Matmul &k,
                b, loc, idx(b, 0), idx(b, k.p), idx(b, pp), ValueRange{out},
                [&](OpBuilder &b1, Location, Value p0, ValueRange iter) {
                  scf::YieldOp::create(
-                     b1, loc,
-                     panelTile(b1, p0, iter[0], /*ownPanels=*/false));
+                     b1, loc, panelTile(b1, p0, iter[0], /*ownPanels=*/false));
                })
         .getResult(0);
   }
@@ -479,7 +462,7 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
     });
     for (linalg::GenericOp op : ops) {
       std::string why;
-      FailureOr<Int8Matmul> k = match(op, why);
+      FailureOr<DotProduct> k = match(op, why);
       // AMX takes 16-column panels with K padded to 64 bytes (or a K of
       // one narrower step), after bufferization; its zero fill goes in
       // --kiln-cpu-tile-and-vectorize.
@@ -492,9 +475,8 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
       }
       if (failed(k)) {
         // Still correct through the generic tiling, only slower.
-        op->emitRemark() << (op->hasAttr(mlir::kiln::kBf16MatmulAttr)
-                                 ? "bf16"
-                                 : "int8")
+        op->emitRemark() << (op->hasAttr(mlir::kiln::kBf16MatmulAttr) ? "bf16"
+                                                                      : "int8")
                          << " matmul left to the generic lowering: " << why;
         continue;
       }
