@@ -2,7 +2,7 @@
 """Latency of Kiln against ONNX Runtime, side by side, on the development models.
 
 usage: /usr/bin/python3 bench/perf/run.py MODELS_DIR [--models a,b] [--threads 1,2]
-           [--processes 3] [--iterations 100] [--max-seconds 3] [--rounds 5]
+           [--processes 3] [--iterations 100] [--max-seconds 3] [--rounds 5] [--settle-ms 20]
            [--write-docs [PATH]] [--json FILE] [--quick] [--compile-only]
            [--kiln-flags "--precision=bf16"]
            [--kiln-flags "--quantize=static --calibration-data CAL/{model}"]
@@ -201,8 +201,11 @@ class Driver:
             self.p.wait()
 
 
-def one_process(drivers, order, warmup, iterations, max_seconds, rounds):
-    """Warm up both, then alternate. Returns ({system: [ms...]}, runs per system)."""
+def one_process(drivers, order, warmup, iterations, max_seconds, rounds, settle_ms):
+    """Warm up both, then alternate, pausing settle_ms before each call so that the
+    other system's idle threads have stopped spinning (on two threads they would
+    share the cores with this system's workers). Returns ({system: [ms...]}, runs
+    per system)."""
     first = {}
     for s in order:
         t = drivers[s].call("run 1")
@@ -219,6 +222,7 @@ def one_process(drivers, order, warmup, iterations, max_seconds, rounds):
     samples = {s: [] for s in order}
     for _ in range(r):
         for s in order:
+            time.sleep(settle_ms / 1000)
             samples[s] += drivers[s].call(f"run {k}")
     return samples, k * r
 
@@ -313,7 +317,10 @@ For each model and thread count, each of {res['processes']} repetitions starts a
 (one `InferenceSession`). Both read the same random inputs (floats uniform in [-1, 1), integers 0
 or 1). Each gets a warm-up call ({res['warmup']} runs, or 1 where a run is slow), then they are called
 in turn, Kiln/ORT/Kiln/ORT… (up to {res['rounds']} calls each; the first system alternates between
-repetitions), each call timing K single runs, so that both systems see the same machine state. Timed
+repetitions), each call timing K single runs, so that both systems see the same machine state.
+Each call starts {res.get('settle_ms', 0):g} ms after the one before, when the other system's idle
+threads have stopped spinning (before session 16 they could share the cores with this system's
+workers, which slowed the short two-thread runs of both). Timed
 runs per system and repetition ("iters"): up to {res['iterations']}, capped so that the slower
 system's timed runs take about {res['max_seconds']:g} s, and at least 3. A repetition's latency is the median of its timed
 runs; the table shows the best median over the repetitions. ORT's times include the node binding's
@@ -327,8 +334,8 @@ repetition (a check that both ran the same computation).
 **Threads.** A Kiln session with `num_threads = T > 1` runs each large loop nest (a
 convolution's output rows, a matmul's row blocks) on a pool of T threads, the caller included
 (runtime/src/pool.c); ORT uses `intraOpNumThreads = T`. Both systems' idle threads spin for a
-while after a call (Kiln's workers up to 0.5 ms), which can overlap the start of the other
-system's timed runs.{res['note']}
+while after a call (Kiln's workers up to 0.5 ms); the pause before each call keeps that spinning
+out of the other system's timed runs.{res['note']}
 
 ## Running it
 
@@ -346,6 +353,7 @@ system's timed runs.{res['note']}
 | `--iterations N` | timed runs per system and process, at most (default 100) |
 | `--max-seconds S` | time budget of the slower system's timed runs per process (default 3) |
 | `--rounds R` | alternating calls per system and process (default 5) |
+| `--settle-ms MS` | pause before each timed call (default 20) |
 | `--quick` | `mlp` only (or `--models`), 1 process, 10 runs; for CI smoke tests |
 | `--compile-only` | only (re)compile the `.so` files that are missing or older than `kiln-compile` |
 | `--write-docs [PATH]`, `--json FILE` | write this page (default `docs/benchmarks.md`) or the raw results |
@@ -377,6 +385,9 @@ def main():
                     help="time budget of one system's timed runs per process")
     ap.add_argument("--warmup", type=int, default=3, help="untimed runs per driver first")
     ap.add_argument("--rounds", type=int, default=5, help="alternating calls per system")
+    ap.add_argument("--settle-ms", type=float, default=20,
+                    help="pause before each timed call, so that the other system's idle "
+                         "threads have stopped spinning")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true",
@@ -471,7 +482,7 @@ def main():
                     try:
                         samples, iters = one_process(drivers, order, args.warmup,
                                                      args.iterations, args.max_seconds,
-                                                     args.rounds)
+                                                     args.rounds, args.settle_ms)
                         if p == 0:
                             diff = check_outputs(drivers, work, name, onnx_path)
                     except RuntimeError as e:
@@ -516,6 +527,7 @@ def main():
         "command": "/usr/bin/python3 bench/perf/run.py " + " ".join(sys.argv[1:]),
         "processes": args.processes, "iterations": args.iterations, "warmup": args.warmup,
         "rounds": args.rounds, "max_seconds": args.max_seconds, "threads": threads,
+        "settle_ms": args.settle_ms,
         "peak": peak, "peak_gflops": peak_gflops, "peak_probes": probes, "probe_reps": probe[1],
         "note": (" " + args.note) if args.note else "",
         "results": results,
