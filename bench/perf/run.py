@@ -203,9 +203,8 @@ class Driver:
 
 def one_process(drivers, order, warmup, iterations, max_seconds, rounds, settle_ms):
     """Warm up both, then alternate, pausing settle_ms before each call so that the
-    other system's idle threads have stopped spinning (on two threads they would
-    share the cores with this system's workers). Returns ({system: [ms...]}, runs
-    per system)."""
+    other system's idle threads have stopped spinning and cannot share the cores
+    with this system's workers. Returns ({system: [ms...]}, runs per system)."""
     first = {}
     for s in order:
         t = drivers[s].call("run 1")
@@ -319,8 +318,8 @@ or 1). Each gets a warm-up call ({res['warmup']} runs, or 1 where a run is slow)
 in turn, Kiln/ORT/Kiln/ORT… (up to {res['rounds']} calls each; the first system alternates between
 repetitions), each call timing K single runs, so that both systems see the same machine state.
 Each call starts {res.get('settle_ms', 0):g} ms after the one before, when the other system's idle
-threads have stopped spinning (before session 16 they could share the cores with this system's
-workers, which slowed the short two-thread runs of both). Timed
+threads have stopped spinning (an A/B of 0 against 20 ms on two threads showed no difference
+within this host's noise; the pause only rules that interference out). Timed
 runs per system and repetition ("iters"): up to {res['iterations']}, capped so that the slower
 system's timed runs take about {res['max_seconds']:g} s, and at least 3. A repetition's latency is the median of its timed
 runs; the table shows the best median over the repetitions. ORT's times include the node binding's
