@@ -550,15 +550,14 @@ searchBudget(const kiln::CompileOptions &o, const Calibration &c,
     Expected<kiln::CompileResult> built = kiln::compile(t);
     if (!built)
       return built.takeError();
-    for (const std::string &note : built->notes)
-      if (llvm::StringRef(note).contains("compiled in f32"))
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            "--max-accuracy-drop measures each trial model on this machine, "
-            "which cannot run " +
-                label.str() + " (" + note +
-                "); search on a machine that can, or name the nodes to keep "
-                "in f32 with --keep-fp32");
+    if (!built->f32Fallback.empty())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--max-accuracy-drop measures each trial model on this machine, "
+          "which cannot run " +
+              label.str() + " (" + built->f32Fallback +
+              "); search on a machine that can, or name the nodes to keep "
+              "in f32 with --keep-fp32");
     kilnrun::Accuracy a;
     std::string error =
         kilnrun::evaluate(t.outputPath, o.calibrationData, r.references, 1, a);
@@ -777,8 +776,9 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     return pm.run(*module);
   };
 
-  // Whether the target CPU has `feature`, which `flag` needs; if not, a
-  // note that the model is compiled in f32. The features are read once.
+  // Whether the target CPU has `feature`, which `flag` needs; if not (and
+  // `note`), a note that the model is compiled in f32, also kept as the
+  // result's f32Fallback. The features are read once.
   std::optional<std::string> targetIsa;
   std::string targetCpu;
   auto targetHasQuietly = [&](llvm::StringRef feature) -> Expected<bool> {
@@ -794,15 +794,16 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     return llvm::is_contained(features, feature);
   };
   auto targetHas = [&](llvm::StringRef feature, llvm::StringRef flag,
-                       llvm::StringRef mattr) -> Expected<bool> {
+                       llvm::StringRef mattr,
+                       bool note = true) -> Expected<bool> {
     Expected<bool> has = targetHasQuietly(feature);
-    if (!has || *has)
+    if (!has || *has || !note)
       return has;
-    result.notes.push_back((flag + " needs " + feature +
-                            ", which the target CPU '" + targetCpu +
-                            "' lacks (use --mcpu or --mattr=" + mattr +
-                            "); compiled in f32")
-                               .str());
+    result.f32Fallback =
+        (flag + " needs " + feature + ", which the target CPU '" + targetCpu +
+         "' lacks (use --mcpu or --mattr=" + mattr + "); compiled in f32")
+            .str();
+    result.notes.push_back(result.f32Fallback);
     return false;
   };
 
@@ -931,17 +932,13 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
     Expected<bool> dot = targetHasQuietly("avx512bf16");
     if (!dot)
       return dot.takeError();
-    Expected<bool> tiles = targetHasQuietly("amx-bf16");
+    Expected<bool> tiles = targetHas("amx-bf16", "--precision=bf16",
+                                     "+amx-tile,+amx-bf16", /*note=*/!*dot);
     if (!tiles)
       return tiles.takeError();
-    if (*tiles || !*dot) {
-      Expected<bool> has =
-          targetHas("amx-bf16", "--precision=bf16", "+amx-tile,+amx-bf16");
-      if (!has)
-        return has.takeError();
-      amx = *has;
-    } else {
-      bf16Dot = true;
+    amx = *tiles;
+    bf16Dot = !amx && *dot;
+    if (bf16Dot) {
       result.notes.push_back(
           "--precision=bf16: the target CPU '" + targetCpu +
           "' has no AMX-BF16; MatMul/Gemm and Conv run on AVX512-BF16 "

@@ -90,6 +90,9 @@ struct CompileResult {
   /// Things the user may want to know that are not errors, e.g. which
   /// matmuls --quantize=dynamic left in f32 and why.
   std::vector<std::string> notes;
+  /// The note saying that the asked reduced precision needs a feature the
+  /// target lacks and the model was compiled in f32; empty when it was not.
+  std::string f32Fallback;
 };
 
 /// Compiles options.inputPath as far as options.emit.

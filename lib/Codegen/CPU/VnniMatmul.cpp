@@ -377,74 +377,57 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                          double(rowTiles) * weightBytes;
   int64_t work = k.m * k.p * k.r * k.k4 * g;
   bool parallel = parallelWork > 0 && work >= parallelWork;
-  Value result;
-  if (panelsOuter) {
-    // The threads share the panel groups; each writes its own columns.
-    if (parallel) {
-      auto forall = scf::ForallOp::create(
-          b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(panelGroups)},
-          ValueRange{out}, std::nullopt);
-      OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
-      Value p0 = forall.getInductionVar(0);
-      if (pp != 1)
-        p0 = arith::MulIOp::create(body, loc, p0, idx(body, pp));
-      SmallVector<OpFoldResult> offsets = {body.getIndexAttr(0), p0,
-                                           body.getIndexAttr(0)};
-      SmallVector<OpFoldResult> sizes = {body.getIndexAttr(k.m),
-                                         body.getIndexAttr(pp),
-                                         body.getIndexAttr(k.r)};
-      SmallVector<OpFoldResult> strides(3, body.getIndexAttr(1));
-      Value cols = tensor::ExtractSliceOp::create(
-          body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-      Value tile = panelTile(body, p0, cols, /*ownPanels=*/true);
-      OpBuilder term =
-          OpBuilder::atBlockBegin(forall.getTerminator().getBody());
-      tensor::ParallelInsertSliceOp::create(term, loc, tile,
-                                            forall.getRegionIterArgs()[0],
-                                            offsets, sizes, strides);
-      return forall.getResult(0);
-    }
-    return scf::ForOp::create(
-               b, loc, idx(b, 0), idx(b, k.p), idx(b, pp), ValueRange{out},
-               [&](OpBuilder &b1, Location, Value p0, ValueRange iter) {
-                 scf::YieldOp::create(
-                     b1, loc, panelTile(b1, p0, iter[0], /*ownPanels=*/false));
-               })
-        .getResult(0);
-  }
+  // `count` slices of `size` along dimension `dim` of the output (0: rows,
+  // 1: panels), each computed by `tile` from its origin: across the threads
+  // in an scf.forall, each slice written from 0 into its own part of the
+  // output, or in an scf.for into the whole output.
+  auto slices =
+      [&](int64_t dim, int64_t count, int64_t size, bool shared,
+          llvm::function_ref<Value(OpBuilder &, Value, Value, bool)> tile)
+      -> Value {
+    if (!shared)
+      return scf::ForOp::create(
+                 b, loc, idx(b, 0), idx(b, count * size), idx(b, size),
+                 ValueRange{out},
+                 [&](OpBuilder &b1, Location, Value origin, ValueRange iter) {
+                   scf::YieldOp::create(b1, loc,
+                                        tile(b1, origin, iter[0], false));
+                 })
+          .getResult(0);
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{out},
+        std::nullopt);
+    OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+    Value origin = forall.getInductionVar(0);
+    if (size != 1)
+      origin = arith::MulIOp::create(body, loc, origin, idx(body, size));
+    SmallVector<OpFoldResult> offsets(3, body.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = {
+        body.getIndexAttr(k.m), body.getIndexAttr(k.p), body.getIndexAttr(k.r)};
+    offsets[dim] = origin;
+    sizes[dim] = body.getIndexAttr(size);
+    SmallVector<OpFoldResult> strides(3, body.getIndexAttr(1));
+    Value part = tensor::ExtractSliceOp::create(
+        body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+    Value result = tile(body, origin, part, true);
+    OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(term, loc, result,
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, sizes, strides);
+    return forall.getResult(0);
+  };
+  // Panels outermost: the threads share the panel groups, each writing its
+  // own columns.
+  if (panelsOuter)
+    return slices(1, panelGroups, pp, parallel, panelTile);
   // Row tiles are independent: the threads share them when the product is
   // worth a fork-join. Each reads all the weights and writes its own rows.
   // The rows left over after the full tiles (at most mr - 1) are one
   // smaller tile after them.
-  if (parallel && full >= 2) {
-    auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(full)}, ValueRange{out},
-        std::nullopt);
-    OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
-    Value m0 = arith::MulIOp::create(body, loc, forall.getInductionVar(0),
-                                     idx(body, mr));
-    SmallVector<OpFoldResult> offsets = {m0, body.getIndexAttr(0),
-                                         body.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {
-        body.getIndexAttr(mr), body.getIndexAttr(k.p), body.getIndexAttr(k.r)};
-    SmallVector<OpFoldResult> strides(3, body.getIndexAttr(1));
-    Value rowsOut = tensor::ExtractSliceOp::create(
-        body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    Value tile = rowTile(body, m0, rowsOut, /*ownRows=*/true, mr);
-    OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(term, loc, tile,
-                                          forall.getRegionIterArgs()[0],
-                                          offsets, sizes, strides);
-    result = forall.getResult(0);
-  } else {
-    auto rowLoop = scf::ForOp::create(
-        b, loc, idx(b, 0), idx(b, full * mr), idx(b, mr), ValueRange{out},
-        [&](OpBuilder &b1, Location, Value m0, ValueRange rowIter) {
-          scf::YieldOp::create(
-              b1, loc, rowTile(b1, m0, rowIter[0], /*ownRows=*/false, mr));
-        });
-    result = rowLoop.getResult(0);
-  }
+  Value result = slices(0, full, mr, parallel && full >= 2,
+                        [&](OpBuilder &b1, Value m0, Value dest, bool own) {
+                          return rowTile(b1, m0, dest, own, mr);
+                        });
   if (tail)
     result = rowTile(b, idx(b, full * mr), result, /*ownRows=*/false, tail);
   return result;
