@@ -206,14 +206,14 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
       c = arith::ConstantIndexOp::create(b, loc, v);
     return c;
   };
-  for (int64_t v :
-       {int64_t(0), int64_t(1), g, k.m, mr, k.p, k.k4, pp, full * mr})
+  for (int64_t v : {int64_t(0), int64_t(1), g, k.m, mr, k.p, k.k4, pp,
+                    full * mr, full - 1, mr + tail})
     idx(b, v);
   for (int64_t i = 0; i < nv; ++i) {
     idx(b, 16 * g * i);
     idx(b, 16 * i);
   }
-  for (int64_t row = 1; row < std::max(mr, pp); ++row)
+  for (int64_t row = 1; row < std::max(mr + tail, pp); ++row)
     idx(b, row);
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(acc, b.getZeroAttr(acc.getElementType())));
@@ -229,10 +229,11 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
   // One block: `mr` rows from row m0 against the pp panels from p0, written
-  // into `dest`, the whole output or, in a forall, the block's own rows
-  // (ownRows) or panels (ownPanels), written from 0.
-  auto block = [&](OpBuilder &b2, Value m0, Value p0, Value dest, bool ownRows,
-                   bool ownPanels, int64_t mr) -> Value {
+  // into `dest`, the whole output or, in a forall, the slice of its own
+  // rows (row m0 at `rowBase`) or panels (ownPanels, panel p0 at 0).
+  auto block = [&](OpBuilder &b2, Value m0, Value p0, Value dest,
+                   std::optional<int64_t> rowBase, bool ownPanels,
+                   int64_t mr) -> Value {
     // The tile's panels p0 .. p0 + pp - 1; accumulator (row, j, i)
     // is register i of panel j.
     SmallVector<Value> panel = {p0};
@@ -321,7 +322,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
         }
         t = vector::TransferWriteOp::create(
                 b2, loc, v, t,
-                ValueRange{ownRows ? idx(b2, row) : rowIdx[row],
+                ValueRange{rowBase ? idx(b2, *rowBase + row) : rowIdx[row],
                            ownPanels ? idx(b2, j) : panel[j], idx(b2, 16 * i)},
                 ArrayRef<bool>{true})
                 .getResult();
@@ -330,13 +331,13 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
     return t;
   };
   // Rows m0 .. m0 + mr - 1 against every panel.
-  auto rowTile = [&](OpBuilder &b1, Value m0, Value dest, bool ownRows,
-                     int64_t mr) -> Value {
+  auto rowTile = [&](OpBuilder &b1, Value m0, Value dest,
+                     std::optional<int64_t> rowBase, int64_t mr) -> Value {
     return scf::ForOp::create(
                b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, pp), ValueRange{dest},
                [&](OpBuilder &b2, Location, Value p0, ValueRange iter) {
                  scf::YieldOp::create(b2, loc,
-                                      block(b2, m0, p0, iter[0], ownRows,
+                                      block(b2, m0, p0, iter[0], rowBase,
                                             /*ownPanels=*/false, mr));
                })
         .getResult(0);
@@ -345,19 +346,17 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   // the rows left over.
   auto panelTile = [&](OpBuilder &b1, Value p0, Value dest,
                        bool ownPanels) -> Value {
-    Value t =
-        scf::ForOp::create(
-            b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
-            ValueRange{dest},
-            [&](OpBuilder &b2, Location, Value m0, ValueRange iter) {
-              scf::YieldOp::create(
-                  b2, loc,
-                  block(b2, m0, p0, iter[0], /*ownRows=*/false, ownPanels, mr));
-            })
-            .getResult(0);
+    Value t = scf::ForOp::create(
+                  b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
+                  ValueRange{dest},
+                  [&](OpBuilder &b2, Location, Value m0, ValueRange iter) {
+                    scf::YieldOp::create(b2, loc,
+                                         block(b2, m0, p0, iter[0],
+                                               std::nullopt, ownPanels, mr));
+                  })
+                  .getResult(0);
     if (tail)
-      t = block(b1, idx(b1, full * mr), p0, t, /*ownRows=*/false, ownPanels,
-                tail);
+      t = block(b1, idx(b1, full * mr), p0, t, std::nullopt, ownPanels, tail);
     return t;
   };
   // Row tiles outermost read all the weights once per row tile, which is
@@ -366,50 +365,85 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   // 49 rows) go panels outermost instead when that reads at most half as
   // many bytes from beyond L2: each panel group once, the rows once per
   // group (once in all when they fit). As the f32 convolutions'
-  // channelsOutermost in TileAndVectorize.
+  // channelsOutermost in TileAndVectorize. A product of one row tile (a
+  // classifier at batch 1: MobileNetV2's 1 x 1280 x 1000) has only its
+  // panels to share between the threads.
   constexpr int64_t kCache = 1 << 20;
   int64_t weightBytes = k.p * k.k4 * k.r * 4, rowBytes = k.m * k.k4 * 4;
   int64_t rowTiles = full + (tail ? 1 : 0), panelGroups = k.p / pp;
-  bool panelsOuter = weightBytes >= kCache && rowTiles >= 2 &&
-                     panelGroups >= 2 &&
-                     2 * (rowBytes > kCache ? double(panelGroups) * rowBytes
-                                            : double(rowBytes)) <
-                         double(rowTiles) * weightBytes;
+  bool panelsOuter =
+      panelGroups >= 2 &&
+      (rowTiles == 1 || (weightBytes >= kCache && rowTiles >= 2 &&
+                         2 * (rowBytes > kCache ? double(panelGroups) * rowBytes
+                                                : double(rowBytes)) <
+                             double(rowTiles) * weightBytes));
   int64_t work = k.m * k.p * k.r * k.k4 * g;
   bool parallel = parallelWork > 0 && work >= parallelWork;
   // `count` slices of `size` along dimension `dim` of the output (0: rows,
-  // 1: panels), each computed by `tile` from its origin: across the threads
-  // in an scf.forall, each slice written from 0 into its own part of the
-  // output, or in an scf.for into the whole output.
-  auto slices =
-      [&](int64_t dim, int64_t count, int64_t size, bool shared,
-          llvm::function_ref<Value(OpBuilder &, Value, Value, bool)> tile)
-      -> Value {
-    if (!shared)
-      return scf::ForOp::create(
-                 b, loc, idx(b, 0), idx(b, count * size), idx(b, size),
-                 ValueRange{out},
-                 [&](OpBuilder &b1, Location, Value origin, ValueRange iter) {
-                   scf::YieldOp::create(b1, loc,
-                                        tile(b1, origin, iter[0], false));
-                 })
-          .getResult(0);
+  // 1: panels), each computed by `tile` from its origin, the last one
+  // `extra` longer: across the threads in an scf.forall, each slice written
+  // into its own part of the output, or in an scf.for (the extra after it)
+  // into the whole output. `tile` gets the position in `dest` of its first
+  // row or panel (none: the whole output, at the origin) and the length.
+  using Tile = llvm::function_ref<Value(OpBuilder &, Value, Value,
+                                        std::optional<int64_t>, int64_t)>;
+  auto slices = [&](int64_t dim, int64_t count, int64_t size, int64_t extra,
+                    bool shared, Tile tile) -> Value {
+    if (!shared) {
+      Value t =
+          scf::ForOp::create(
+              b, loc, idx(b, 0), idx(b, count * size), idx(b, size),
+              ValueRange{out},
+              [&](OpBuilder &b1, Location, Value origin, ValueRange iter) {
+                scf::YieldOp::create(
+                    b1, loc, tile(b1, origin, iter[0], std::nullopt, size));
+              })
+              .getResult(0);
+      return extra ? tile(b, idx(b, count * size), t, std::nullopt, extra) : t;
+    }
     auto forall = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{out},
         std::nullopt);
     OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
-    Value origin = forall.getInductionVar(0);
-    if (size != 1)
-      origin = arith::MulIOp::create(body, loc, origin, idx(body, size));
+    Value iv = forall.getInductionVar(0);
+    Value origin =
+        size == 1 ? iv : arith::MulIOp::create(body, loc, iv, idx(body, size));
+    Value isLast;
+    OpFoldResult extent = body.getIndexAttr(size);
+    if (extra) {
+      isLast = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::eq, iv,
+                                     idx(body, count - 1));
+      extent = arith::SelectOp::create(body, loc, isLast,
+                                       idx(body, size + extra), idx(body, size))
+                   .getResult();
+    }
     SmallVector<OpFoldResult> offsets(3, body.getIndexAttr(0));
     SmallVector<OpFoldResult> sizes = {
         body.getIndexAttr(k.m), body.getIndexAttr(k.p), body.getIndexAttr(k.r)};
     offsets[dim] = origin;
-    sizes[dim] = body.getIndexAttr(size);
+    sizes[dim] = extent;
     SmallVector<OpFoldResult> strides(3, body.getIndexAttr(1));
     Value part = tensor::ExtractSliceOp::create(
         body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    Value result = tile(body, origin, part, true);
+    Value result;
+    if (!extra) {
+      result = tile(body, origin, part, 0, size);
+    } else {
+      // The last slice then its extra rows, in one iteration: SqueezeNet's
+      // 13 x 13 layers have one row in 169 after the full tiles,
+      // MobileNetV2's 7 x 7 ones one in 49. Alone after the join, they ran
+      // on one thread; as an iteration of their own, they gave one thread
+      // of two a whole tile more than the other.
+      auto last = [&](OpBuilder &b1, Location) {
+        Value t = tile(b1, origin, part, 0, size);
+        Value after = arith::AddIOp::create(b1, loc, origin, idx(b1, size));
+        scf::YieldOp::create(b1, loc, tile(b1, after, t, size, extra));
+      };
+      auto other = [&](OpBuilder &b1, Location) {
+        scf::YieldOp::create(b1, loc, tile(b1, origin, part, 0, size));
+      };
+      result = scf::IfOp::create(body, loc, isLast, last, other).getResult(0);
+    }
     OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(term, loc, result,
                                           forall.getRegionIterArgs()[0],
@@ -419,18 +453,15 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   // Panels outermost: the threads share the panel groups, each writing its
   // own columns.
   if (panelsOuter)
-    return slices(1, panelGroups, pp, parallel, panelTile);
+    return slices(
+        1, panelGroups, pp, 0, parallel,
+        [&](OpBuilder &b1, Value p0, Value dest, std::optional<int64_t> base,
+            int64_t) { return panelTile(b1, p0, dest, base.has_value()); });
   // Row tiles are independent: the threads share them when the product is
   // worth a fork-join. Each reads all the weights and writes its own rows.
   // The rows left over after the full tiles (at most mr - 1) are one
-  // smaller tile after them.
-  Value result = slices(0, full, mr, parallel && full >= 2,
-                        [&](OpBuilder &b1, Value m0, Value dest, bool own) {
-                          return rowTile(b1, m0, dest, own, mr);
-                        });
-  if (tail)
-    result = rowTile(b, idx(b, full * mr), result, /*ownRows=*/false, tail);
-  return result;
+  // smaller tile.
+  return slices(0, full, mr, tail, parallel && full >= 2, rowTile);
 }
 
 struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {

@@ -131,12 +131,29 @@ func.func @three_rows(%qa: tensor<3x2x4xi8>, %w: tensor<1x2x16x4xi8>) -> tensor<
 // CHECK-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
 // CHECK-NOT: llvm.call_intrinsic
 // CHECK: vector.transfer_write {{.+}}[%[[C12]], %[[TP]], %[[C0]]]
+// Across threads the last row goes with the last full tile: three slices,
+// of 4, 4 and 5 rows.
 // PAR-LABEL: func.func @narrow_panels_row_tail
-// PAR: %[[ALL:.+]] = scf.forall (%{{.+}}) in (3)
+// PAR-DAG: %[[PC2:.+]] = arith.constant 2 : index
+// PAR-DAG: %[[PC4:.+]] = arith.constant 4 : index
+// PAR-DAG: %[[PC5:.+]] = arith.constant 5 : index
+// PAR: scf.forall (%[[I:.+]]) in (3) shared_outs(%[[OUT:.+]] = %{{.+}})
+// PAR: %[[ROW:.+]] = arith.muli %[[I]], %[[PC4]]
+// PAR: %[[LAST:.+]] = arith.cmpi eq, %[[I]], %[[PC2]]
+// PAR: %[[ROWS:.+]] = arith.select %[[LAST]], %[[PC5]], %[[PC4]]
+// PAR: %[[PART:.+]] = tensor.extract_slice %[[OUT]][%[[ROW]], 0, 0] [%[[ROWS]], 4, 16]
+// PAR: scf.if %[[LAST]] -> (tensor<?x4x16xi32>)
 // PAR-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
-// PAR: scf.forall.in_parallel
-// PAR: scf.for {{.+}} iter_args(%{{.+}} = %[[ALL]])
+// PAR-NOT: llvm.call_intrinsic
+// PAR: arith.addi %[[ROW]], %[[PC4]]
 // PAR-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// PAR-NOT: llvm.call_intrinsic
+// PAR: vector.transfer_write {{.+}}[%[[PC4]], %{{.+}}, %{{.+}}] {{.+}} tensor<?x4x16xi32>
+// PAR: } else {
+// PAR-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// PAR-NOT: llvm.call_intrinsic
+// PAR: scf.forall.in_parallel
+// PAR-NEXT: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[ROW]], 0, 0] [%[[ROWS]], 4, 16]
 func.func @narrow_panels_row_tail(%qa: tensor<13x8x4xi8>, %w: tensor<4x8x16x4xi8>) -> tensor<13x4x16xi32> {
   %c0 = arith.constant 0 : i32
   %e = tensor.empty() : tensor<13x4x16xi32>
@@ -320,4 +337,35 @@ func.func @wide_weights(%qa: tensor<49x256x4xi8>, %w: tensor<32x256x32x4xi8>) ->
     linalg.yield %4 : i32
   } -> tensor<49x32x32xi32>
   return %0 : tensor<49x32x32xi32>
+}
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// One row (a classifier at batch 1) is one row tile: the threads share its
+// panel groups instead, four panels each.
+// PAR-LABEL: func.func @one_row
+// PAR: scf.forall (%[[G:.+]]) in (2) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x8x16xi32>)
+// PAR: %[[P0:.+]] = arith.muli %[[G]], %c4
+// PAR: %[[COLS:.+]] = tensor.extract_slice %[[OUT]][0, %[[P0]], 0] [1, 4, 16] [1, 1, 1]
+// PAR-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// PAR-NOT: llvm.call_intrinsic
+// PAR: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[P0]], 0] [1, 4, 16] [1, 1, 1]
+func.func @one_row(%qa: tensor<1x64x4xi8>, %w: tensor<8x64x16x4xi8>) -> tensor<1x8x16xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x8x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x8x16xi32>) -> tensor<1x8x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<1x64x4xi8>, tensor<8x64x16x4xi8>) outs(%z : tensor<1x8x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<1x8x16xi32>
+  return %0 : tensor<1x8x16xi32>
 }
