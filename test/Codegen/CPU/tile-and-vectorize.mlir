@@ -520,6 +520,36 @@ func.func @pad_channels_through_reshape(%x: tensor<1x4x4x32xf32>) -> tensor<16x6
 
 // -----
 
+// Static int8's unfolded 3x3 windows (im2col) go into the first K = 36
+// columns of the [pixels, 64] rows. Canonicalization gives the unfolding an
+// empty init of its own (its body never reads it); it writes into the view
+// of the rows' slice again, the insert is then in place (no copy after
+// bufferization), and the fill keeps only its padding columns.
+#win = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, d2 * 4 + d4)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @unfold_into_padded_rows
+// CHECK: %[[ROWS:.+]] = linalg.fill {{.+}}kiln.fill_border = array<i64: 0, 0, 16, 36>, kiln.unread_padding} {{.+}} -> tensor<16x64xi8>
+// CHECK: %[[LEFT:.+]] = tensor.extract_slice %[[ROWS]][0, 0] [16, 36]
+// CHECK: %[[VIEW:.+]] = tensor.expand_shape %[[LEFT]] {{\[\[}}0, 1, 2], [3, 4]] output_shape [1, 4, 4, 3, 12]
+// CHECK: %[[U:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[VIEW]])
+// CHECK: %[[BACK:.+]] = tensor.collapse_shape %[[U]]
+// CHECK: tensor.insert_slice %[[BACK]] into %[[ROWS]][0, 0] [16, 36]
+func.func @unfold_into_padded_rows(%x: tensor<1x6x24xi8>) -> tensor<16x64xi8> {
+  %zero = arith.constant 0 : i8
+  %e = tensor.empty() : tensor<1x4x4x3x12xi8>
+  %u = linalg.generic {indexing_maps = [#win, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x6x24xi8>) outs(%e : tensor<1x4x4x3x12xi8>) {
+  ^bb0(%in: i8, %out: i8):
+    linalg.yield %in : i8
+  } -> tensor<1x4x4x3x12xi8>
+  %r = tensor.collapse_shape %u [[0, 1, 2], [3, 4]] : tensor<1x4x4x3x12xi8> into tensor<16x36xi8>
+  %pe = tensor.empty() : tensor<16x64xi8>
+  %f = linalg.fill {kiln.unread_padding} ins(%zero : i8) outs(%pe : tensor<16x64xi8>) -> tensor<16x64xi8>
+  %p = tensor.insert_slice %r into %f[0, 0] [16, 36] [1, 1] : tensor<16x36xi8> into tensor<16x64xi8>
+  return %p : tensor<16x64xi8>
+}
+
+// -----
+
 // 40 output channels (a multiple of half a register only): split into a
 // convolution of 32 channels, on whole registers, and one of 8, each
 // writing its part of the output.
