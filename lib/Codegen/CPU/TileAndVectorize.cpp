@@ -1068,8 +1068,10 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     int64_t pixels = divisorAtMost(r[2], f < vw ? 16 : 8);
     // A row width with no divisor near 8 (13 in SqueezeNet's last stage)
     // would leave one pixel per tile: a single dependent FMA chain. Take the
-    // whole row then, against one register of channels.
-    if (pixels < 4 && r[2] <= 16 && f > vw / 2) {
+    // whole row then, against one register of channels. Not for a row of
+    // under 8 pixels (a tile of 3 when the tile is tiled again, inside its
+    // epilogue's loops), which that would leave with fewer chains.
+    if (pixels < 4 && r[2] <= 16 && r[2] >= 8 && f > vw / 2) {
       pixels = r[2];
       f = r[3] % vw == 0 ? vw : r[3] % (vw / 2) == 0 ? vw / 2 : f;
     } else if (pixels < 4 && r[3] % vw == 0) {
@@ -1081,6 +1083,12 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
       if (wider >= 5) {
         pixels = wider;
         f = vw;
+      } else if (r[3] % (4 * vw) == 0) {
+        // None between 4 and 12 either (111 = 3 x 37, SqueezeNet's stem):
+        // four registers of channels, 8 to 12 chains, one input channel
+        // per step so that the kw taps (4 registers each) fit beside them.
+        f = 4 * vw;
+        channelStep = 1;
       }
     }
     t = {1, 1, pixels, f, 1, 0, divisorAtMost(r[6], channelStep)};

@@ -550,6 +550,27 @@ func.func @unfold_into_padded_rows(%x: tensor<1x6x24xi8>) -> tensor<16x64xi8> {
 
 // -----
 
+// A row of 39 pixels (3 x 13: no divisor between 4 and 12, as the 111 of
+// SqueezeNet's stem) against 64 channels: tiles of 3 pixels x 4 registers
+// (12 FMA chains), one input channel per step, rather than 3 x 2.
+// CHECK-LABEL: func.func @conv_three_pixel_rows
+// CHECK: scf.for %{{.+}} = %c0 to %c39 step %c3
+// CHECK: vector.transfer_write %{{.+}} : vector<3x64xf32>, tensor<1x1x3x64xf32>
+// CHECK: scf.for %{{.+}} = %c0 to %c3 step %c1
+// CHECK-COUNT-15: vector.contract {{.+}} into vector<64xf32>
+// CHECK-NOT: vector.contract
+// CHECK: scf.yield
+func.func @conv_three_pixel_rows(%x: tensor<1x1x81x3xf32>) -> tensor<1x1x39x64xf32> {
+  %w = arith.constant dense<0.25> : tensor<1x5x3x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x39x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x39x64xf32>) -> tensor<1x1x39x64xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x1x81x3xf32>, tensor<1x5x3x64xf32>) outs(%acc : tensor<1x1x39x64xf32>) -> tensor<1x1x39x64xf32>
+  return %0 : tensor<1x1x39x64xf32>
+}
+
+// -----
+
 // 40 output channels (a multiple of half a register only): split into a
 // convolution of 32 channels, on whole registers, and one of 8, each
 // writing its part of the output.
