@@ -24,7 +24,9 @@ VNNI vpdpbusd), and the errors users can hit.
      ranges come from running the model; the error against f32 stays under
      5% with minmax, percentile and entropy calibration, and percentile and
      entropy (which clip an outlier planted in one sample) give other
-     numbers than minmax.
+     numbers than minmax. On the VNNI kernel too (where the first conv's
+     requantization runs on its registers and writes the second's padded
+     input), with the same bits on 1 and 2 threads.
   3. The accuracy budget (--max-accuracy-drop) on the deeper model: a tight
      budget keeps nodes in f32 and holds over the calibration samples; a
      loose one keeps all in int8.
@@ -434,6 +436,21 @@ for method in ("minmax", "percentile", "entropy"):
         bound = 0.05
         check(err < bound, f"deep {method}: {err:.2%} from the float64 "
               f"reference (bound {bound:.0%})")
+# 2b. The same model on the VNNI kernel: the first convolution's
+# requantization (with its Relu) runs on the kernel's registers, which
+# write the int8 result straight into the second convolution's padded
+# input, one row of H per iteration; on 1 and 2 threads.
+if HOST_VNNI:
+    so = os.path.join(work, "deep_vnni.so")
+    compile_model(d2, so, "--quantize=static", "--calibration-data", cal2,
+                  *VNNI_FLAGS)
+    (got1,) = small_onnx.run_model(run, d2, so, [("x", x2)])
+    (got2,) = small_onnx.run_model(run, d2, so, [("x", x2)], threads=2)
+    err = rel_l2(got1, ref2)
+    check(err < 0.05, f"deep VNNI: {err:.2%} from the float64 reference "
+          "(bound 5%)")
+    check(np.array_equal(got1, got2),
+          "deep VNNI: the same bits on 1 and 2 threads")
 for method in ("percentile", "entropy"):
     if method in deep_outs:
         check(not np.array_equal(deep_outs["minmax"], deep_outs[method]),

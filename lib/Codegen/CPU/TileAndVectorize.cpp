@@ -445,6 +445,46 @@ Value cloneFillBefore(RewriterBase &rewriter, linalg::FillOp fill,
   return rewriter.clone(*fill, map)->getResult(0);
 }
 
+/// Whether `use` is an init its op overwrites whole without reading it: a
+/// linalg op's init its body never reads, or the tensor a loop marked
+/// kOverwrittenOutsAttr carries (the int8 dot-product kernels).
+bool isOverwrittenInit(OpOperand &use) {
+  Operation *op = use.getOwner();
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return linalgOp.isDpsInit(&use) &&
+           !linalgOp.payloadUsesValueFromOperand(&use);
+  if (!op->hasAttr(kiln::kOverwrittenOutsAttr) || op->getNumResults() != 1)
+    return false;
+  if (auto forall = dyn_cast<scf::ForallOp>(op))
+    return &use == &forall.getOutputsMutable()[0];
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return &use == &loop.getInitArgsMutable()[0];
+  return false;
+}
+
+/// The one init of `op` (see isOverwrittenInit), when it is an empty
+/// tensor and `op` has one result and is not a copy (the copies are what
+/// the callers remove); null otherwise.
+OpOperand *overwrittenEmptyInit(Operation *op) {
+  if (!op || isa<linalg::CopyOp, linalg::FillOp>(op) ||
+      op->getNumResults() != 1)
+    return nullptr;
+  OpOperand *init = nullptr;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    if (linalgOp.getNumDpsInits() == 1)
+      init = linalgOp.getDpsInitOperand(0);
+  } else if (auto forall = dyn_cast<scf::ForallOp>(op)) {
+    init = &forall.getOutputsMutable()[0];
+  } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    if (loop.getNumRegionIterArgs() == 1)
+      init = &loop.getInitArgsMutable()[0];
+  }
+  return init && isOverwrittenInit(*init) &&
+                 init->get().getDefiningOp<tensor::EmptyOp>()
+             ? init
+             : nullptr;
+}
+
 /// A padded tensor is built as fill(padded) + copy(x into its interior
 /// slice); when x comes from an elementwise op that only the copy reads
 /// (the activation after a convolution, which then fuses as its epilogue),
@@ -462,9 +502,11 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
     if (!copy.hasPureTensorSemantics() || !copy->getResult(0).hasOneUse())
       continue;
     Value src = copy.getInputs()[0];
-    // An elementwise generic, or a named op such as the transpose of an
-    // NCHW model input in front of a padded stem.
-    auto producer = src.getDefiningOp<linalg::LinalgOp>();
+    // An elementwise generic, a named op such as the transpose of an NCHW
+    // model input in front of a padded stem, or an int8 kernel with its
+    // requantization.
+    Operation *producer = src.getDefiningOp();
+    OpOperand *init = overwrittenEmptyInit(producer);
     // The destination, possibly an expand_shape of the slice, whose
     // result then goes back through the matching collapse_shape.
     Value dest = copy.getOutputs()[0];
@@ -482,12 +524,8 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
       user = *collapse->getUsers().begin();
     }
     auto insert = dyn_cast<tensor::InsertSliceOp>(user);
-    if (!producer || isa<linalg::CopyOp>(producer) || !slice || !insert ||
-        !src.hasOneUse() ||
-        producer.getNumDpsInits() != 1 || producer->getNumResults() != 1 ||
+    if (!init || !slice || !insert || !src.hasOneUse() ||
         producer->getBlock() != copy->getBlock() ||
-        producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)) ||
-        !producer.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>() ||
         dest.getType() != src.getType() || !slice.hasUnitStride() ||
         !insert.hasUnitStride() || !slice.getOffsets().empty() ||
         !insert.getOffsets().empty() ||
@@ -508,7 +546,7 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
       newDest = tensor::ExpandShapeOp::create(
           rewriter, expand.getLoc(), expand.getResultType(), newDest,
           expand.getReassociationIndices(), expand.getMixedOutputShape());
-    producer.getDpsInitOperand(0)->set(newDest);
+    init->set(newDest);
     insert.getDestMutable().set(newFill);
     rewriter.replaceOp(copy, producer->getResult(0));
     if (expand && expand->use_empty())
@@ -534,17 +572,11 @@ void writeIntoInsertDestination(RewriterBase &rewriter, func::FuncOp func) {
     Value src = insert.getSource();
     auto collapse = src.getDefiningOp<tensor::CollapseShapeOp>();
     Value produced = collapse ? collapse.getSrc() : src;
-    auto producer = produced.getDefiningOp<linalg::LinalgOp>();
-    if (!producer || isa<linalg::CopyOp, linalg::FillOp>(producer) ||
-        !src.hasOneUse() || !produced.hasOneUse() ||
-        producer.getNumDpsInits() != 1 || producer->getNumResults() != 1 ||
-        producer->getBlock() != insert->getBlock() ||
-        producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)) ||
-        !producer.getDpsInitOperand(0)
-             ->get()
-             .getDefiningOp<tensor::EmptyOp>() ||
-        !insert.hasUnitStride() || !insert.getOffsets().empty() ||
-        !insert.getSizes().empty() ||
+    Operation *producer = produced.getDefiningOp();
+    OpOperand *init = overwrittenEmptyInit(producer);
+    if (!init || !src.hasOneUse() || !produced.hasOneUse() ||
+        producer->getBlock() != insert->getBlock() || !insert.hasUnitStride() ||
+        !insert.getOffsets().empty() || !insert.getSizes().empty() ||
         insert.getSourceType().getRank() != insert.getDestType().getRank())
       continue;
     auto fill = constantFillOfEmpty(insert.getDest());
@@ -559,7 +591,7 @@ void writeIntoInsertDestination(RewriterBase &rewriter, func::FuncOp func) {
       newDest = tensor::ExpandShapeOp::create(
           rewriter, collapse.getLoc(), collapse.getSrcType(), newDest,
           collapse.getReassociationIndices());
-    producer.getDpsInitOperand(0)->set(newDest);
+    init->set(newDest);
     insert.getDestMutable().set(newFill);
     if (fill->use_empty()) {
       Operation *empty = fill.getOutputs()[0].getDefiningOp();
@@ -800,19 +832,14 @@ void markBorderFills(func::FuncOp func) {
       } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
         // An init that its op overwrites without reading it (directly or
         // through an expand_shape, see writeIntoCopyDestination).
-        auto overwrittenInit = [](OpOperand &use) {
-          auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
-          return op && op.isDpsInit(&use) &&
-                 !op.payloadUsesValueFromOperand(&use);
-        };
         ok &= slice.hasUnitStride() &&
               slice.getType().getRank() == type.getRank() &&
               sameBox(slice.getStaticOffsets(), slice.getStaticSizes()) &&
               llvm::all_of(slice->getUses(), [&](OpOperand &use) {
                 if (auto expand =
                         dyn_cast<tensor::ExpandShapeOp>(use.getOwner()))
-                  return llvm::all_of(expand->getUses(), overwrittenInit);
-                return overwrittenInit(use);
+                  return llvm::all_of(expand->getUses(), isOverwrittenInit);
+                return isOverwrittenInit(use);
               });
       } else {
         ok = false;
@@ -840,7 +867,8 @@ void writeConcatInPlace(RewriterBase &rewriter, func::FuncOp func) {
     tensor::ExtractSliceOp slice;
     linalg::CopyOp copy;
     tensor::InsertSliceOp insert;
-    linalg::GenericOp producer;
+    Operation *producer;
+    OpOperand *init;
   };
   // The link whose copy is `copy`, writing a slice of `dest`, if it is one.
   // CSE may have merged identical slices of a shared empty tensor, so the
@@ -860,15 +888,15 @@ void writeConcatInPlace(RewriterBase &rewriter, func::FuncOp func) {
         !slice.getOffsets().empty() || !insert.getOffsets().empty())
       return std::nullopt;
     Value src = copy.getInputs()[0];
-    auto producer = src.getDefiningOp<linalg::GenericOp>();
-    if (!producer || !src.hasOneUse() || producer.getNumDpsInits() != 1 ||
-        producer->getNumResults() != 1 ||
-        producer->getBlock() != copy->getBlock() ||
-        producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)) ||
-        !producer.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>() ||
+    Operation *producer = src.getDefiningOp();
+    OpOperand *init = overwrittenEmptyInit(producer);
+    if (!init ||
+        !(isa<linalg::GenericOp>(producer) ||
+          producer->hasAttr(kiln::kOverwrittenOutsAttr)) ||
+        !src.hasOneUse() || producer->getBlock() != copy->getBlock() ||
         slice.getType() != src.getType())
       return std::nullopt;
-    return Link{slice, copy, insert, producer};
+    return Link{slice, copy, insert, producer, init};
   };
   SmallVector<tensor::EmptyOp> empties;
   func.walk([&](tensor::EmptyOp op) {
@@ -917,7 +945,7 @@ void writeConcatInPlace(RewriterBase &rewriter, func::FuncOp func) {
             rewriter, l.slice.getLoc(), l.slice.getType(), current,
             l.slice.getMixedOffsets(), l.slice.getMixedSizes(),
             l.slice.getMixedStrides());
-        l.producer.getDpsInitOperand(0)->set(slice);
+        l.init->set(slice);
         rewriter.setInsertionPointAfter(l.producer);
         current = tensor::InsertSliceOp::create(
             rewriter, l.insert.getLoc(), l.producer->getResult(0), current,

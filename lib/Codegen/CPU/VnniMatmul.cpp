@@ -28,6 +28,7 @@
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 #include <map>
@@ -169,12 +170,87 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp op,
   return e;
 }
 
-/// Replaces `op` (and `epilogue`, when given) with the kernel; returns the
-/// value that replaces the last of them.
+/// Static int8's requantization (with its activation): an elementwise
+/// generic over [1, H, W, C] or [M, C], C = P R, that reads the i32 product
+/// through reshapes only, as their one user, and writes int8. The kernel
+/// applies its body to each register of accumulators and writes the int8
+/// result, rather than writing the i32 product for a separate pass over it
+/// (MobileNetV2's 112 x 112 expansion to 96 channels wrote 4.8 MB of i32
+/// and read it back).
+struct Consumer {
+  linalg::GenericOp op;
+  /// Per input: the product, a tensor of the consumer's shape (read at the
+  /// same place), a vector along C, or a scalar.
+  enum Kind { Product, Full, Channels, Scalar };
+  SmallVector<Kind> kinds;
+  SmallVector<Operation *> views; // the reshapes from the product to it
+};
+
+std::optional<Consumer> matchConsumer(linalg::GenericOp op,
+                                      const DotProduct &k) {
+  Consumer c;
+  Value v = op.getResult(0);
+  while (v.hasOneUse() && isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+                              *v.getUsers().begin())) {
+    c.views.push_back(*v.getUsers().begin());
+    v = c.views.back()->getResult(0);
+  }
+  if (k.bf16 || !v.hasOneUse())
+    return std::nullopt;
+  auto user = dyn_cast<linalg::GenericOp>(*v.getUsers().begin());
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!user || !type || !type.hasStaticShape() ||
+      !(type.getRank() == 2 ||
+        (type.getRank() == 4 && type.getDimSize(0) == 1)) ||
+      type.getShape().back() != k.p * k.r ||
+      type.getNumElements() != k.m * k.p * k.r || user.getNumDpsInits() != 1 ||
+      user->getNumResults() != 1 || !user.hasPureTensorSemantics() ||
+      user.getNumParallelLoops() != user.getNumLoops() ||
+      user.getNumLoops() != uint64_t(type.getRank()) ||
+      user.payloadUsesValueFromOperand(user.getDpsInitOperand(0)) ||
+      !user.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>() ||
+      !user.getIndexingMapsArray().back().isIdentity() ||
+      user->getResult(0).getType() !=
+          RankedTensorType::get(type.getShape(),
+                                IntegerType::get(op.getContext(), 8)))
+    return std::nullopt;
+  c.op = user;
+  int64_t rank = type.getRank();
+  for (OpOperand *in : user.getDpsInputOperands()) {
+    AffineMap map = user.getMatchingIndexingMap(in);
+    auto t = dyn_cast<RankedTensorType>(in->get().getType());
+    if (in->get() == v && map.isIdentity())
+      c.kinds.push_back(Consumer::Product);
+    else if (t && map.isIdentity() && t.getShape() == type.getShape())
+      c.kinds.push_back(Consumer::Full);
+    else if (t && t.getRank() == 1 && map.getNumResults() == 1 &&
+             map.getResult(0) == getAffineDimExpr(rank - 1, op.getContext()))
+      c.kinds.push_back(Consumer::Channels);
+    else if (map.getNumResults() == 0 && (!t || t.getRank() == 0))
+      c.kinds.push_back(Consumer::Scalar);
+    else
+      return std::nullopt;
+  }
+  if (llvm::count(c.kinds, Consumer::Product) != 1)
+    return std::nullopt;
+  // Ops that take vectors as they take scalars.
+  for (Operation &inner : user.getBody()->without_terminator())
+    if (inner.getNumRegions() != 0 || inner.getNumResults() != 1 ||
+        !(isa<arith::ConstantOp>(inner) ||
+          OpTrait::hasElementwiseMappableTraits(&inner)) ||
+        !isPure(&inner) || !inner.getResult(0).getType().isIntOrFloat())
+      return std::nullopt;
+  return c;
+}
+
+/// Replaces `op` (and `epilogue` or `consumer`, when given) with the
+/// kernel; returns the value that replaces the last of them.
 Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                         int64_t maxRows, int64_t parallelWork,
-                        const std::optional<Epilogue> &epilogue) {
+                        const std::optional<Epilogue> &epilogue,
+                        std::optional<Consumer> consumer) {
   Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
   // One 64-byte vector of weights, one group of k of a row, and the 16
   // accumulators of a register: i8 / i32 for vpdpbusd, bf16 / f32 for
@@ -197,7 +273,49 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   int64_t mr = divisorAtMost(k.m, rowTarget);
   if (2 * mr <= rowTarget && k.m > rowTarget)
     mr = rowTarget;
-  int64_t full = k.m / mr, tail = k.m % mr;
+  // A consumer of rank 4 ([1, H, W, C]) takes one row of H per iteration:
+  // W pixel rows, written as one row of its result (the interior of a
+  // padded tensor or a slice of a concatenation after
+  // --kiln-cpu-tile-and-vectorize, where no [M, C] view exists), in tiles
+  // of mr rows and one of the rest. The panels per tile and mr are the
+  // cheapest by a count of cycles per k step of a tile of a rows and q
+  // panels: two vpdpbusd a cycle, 1.5 loads (a broadcast per row, a
+  // weight vector per register), and no less than the vpdpbusd latency.
+  // Tiles of 11 rows of one panel for 55 (a divisor), one broadcast per
+  // vpdpbusd, ran SqueezeNet's 55 x 55 expansions 20% slower than 4 x 4
+  // and a tail of 3; tiles of 5 x 3 panels and a tail of 2 for
+  // MobileNetV2's 112 ran 3% slower in all than 8 x 2.
+  int64_t hRows = 0, wRows = 0, rowsOf = k.m;
+  if (consumer) {
+    auto ct = cast<RankedTensorType>(consumer->op.getResult(0).getType());
+    if (ct.getRank() == 4) {
+      hRows = ct.getDimSize(1);
+      wRows = ct.getDimSize(2);
+      rowsOf = wRows;
+      auto cycles = [&](int64_t a, int64_t q) {
+        return std::max({a * q * nv / 2.0, (a + q * nv) / 1.5, 5.0});
+      };
+      double best = 0;
+      for (int64_t q = nv == 1 ? std::min<int64_t>(4, k.p) : 1; q >= 1; --q) {
+        if (k.p % q)
+          continue;
+        int64_t t =
+            std::min({maxRows, std::max<int64_t>(1, 16 / (nv * q)), wRows});
+        for (int64_t a : {divisorAtMost(wRows, t), t}) {
+          // Ties go to tiles without a tail (less code, one loop).
+          double cost = (wRows / a * cycles(a, q) +
+                         (wRows % a ? cycles(wRows % a, q) + 0.5 : 0)) *
+                        double(k.p / q);
+          if (best == 0 || cost < best) {
+            best = cost;
+            pp = q;
+            mr = a;
+          }
+        }
+      }
+    }
+  }
+  int64_t full = rowsOf / mr, tail = rowsOf % mr;
   // Index constants, made once ahead of the loops.
   std::map<int64_t, Value> constants;
   auto idx = [&](OpBuilder &, int64_t v) -> Value {
@@ -207,7 +325,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
     return c;
   };
   for (int64_t v : {int64_t(0), int64_t(1), g, k.m, mr, k.p, k.k4, pp,
-                    full * mr, full - 1, mr + tail})
+                    full * mr, full - 1, mr + tail, k.r, wRows})
     idx(b, v);
   for (int64_t i = 0; i < nv; ++i) {
     idx(b, 16 * g * i);
@@ -224,16 +342,134 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   Value weights = collapsed(b, loc, k.weights, {{0}, {1}, {2, 3}});
   Type f32 = b.getF32Type();
   auto accF = VectorType::get({16}, f32);
-  Value out = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k.m, k.p, k.r},
-                                      epilogue ? f32 : acc.getElementType());
+  Value out =
+      consumer
+          ? tensor::EmptyOp::create(
+                b, loc,
+                cast<RankedTensorType>(consumer->op.getResult(0).getType())
+                    .getShape(),
+                i8)
+                .getResult()
+          : tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k.m, k.p, k.r},
+                                    epilogue ? f32 : acc.getElementType())
+                .getResult();
   Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
+  // The consumer's scalars, and the values its body takes from outside,
+  // broadcast once ahead of the loops.
+  auto lanes = [](Type t) { return VectorType::get({16}, t); };
+  SmallVector<Value> scalars;
+  IRMapping outside;
+  if (consumer) {
+    for (auto [in, kind] :
+         llvm::zip(consumer->op.getDpsInputOperands(), consumer->kinds)) {
+      Value v = in->get();
+      if (kind == Consumer::Scalar) {
+        if (isa<RankedTensorType>(v.getType()))
+          v = tensor::ExtractOp::create(b, loc, v, ValueRange{});
+        v = vector::BroadcastOp::create(b, loc, lanes(v.getType()), v);
+      }
+      scalars.push_back(v);
+    }
+    consumer->op.getBody()->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (operand.getParentRegion() != &consumer->op.getRegion() &&
+            !outside.contains(operand))
+          outside.map(operand, vector::BroadcastOp::create(
+                                   b, loc, lanes(operand.getType()), operand)
+                                   .getResult());
+    });
+  }
+  // The consumer's body on 16 lanes of accumulators: column c0 of the
+  // result, at `at` (its full-shape inputs are read there too).
+  auto applyConsumer = [&](OpBuilder &b2, Value accVec, ValueRange at,
+                           Value c0) -> Value {
+    IRMapping map = outside;
+    Block *body = consumer->op.getBody();
+    for (auto [arg, kind, in] :
+         llvm::zip(body->getArguments(), consumer->kinds, scalars)) {
+      Type elt = arg.getType();
+      Value v = in;
+      if (kind == Consumer::Product)
+        v = accVec;
+      else if (kind != Consumer::Scalar)
+        v = vector::TransferReadOp::create(
+            b2, loc, lanes(elt), in,
+            kind == Consumer::Full ? at : ValueRange{c0},
+            arith::ConstantOp::create(b2, loc, b2.getZeroAttr(elt)),
+            ArrayRef<bool>{true});
+      map.map(arg, v);
+    }
+    for (Operation &inner : body->without_terminator()) {
+      Value r;
+      if (auto cst = dyn_cast<arith::ConstantOp>(inner)) {
+        r = arith::ConstantOp::create(
+            b2, loc,
+            DenseElementsAttr::get(lanes(cst.getType()),
+                                   cast<TypedAttr>(cst.getValue())));
+      } else {
+        OperationState state(loc, inner.getName());
+        for (Value operand : inner.getOperands())
+          state.addOperands(map.lookup(operand));
+        state.addTypes(lanes(inner.getResult(0).getType()));
+        state.addAttributes(inner.getAttrs());
+        r = b2.create(state)->getResult(0);
+      }
+      map.map(inner.getResult(0), r);
+    }
+    return map.lookup(body->getTerminator()->getOperand(0));
+  };
+  // Where a block's registers go: register i of panel j of row `row`
+  // (row m of the product, panel p), into `t`; returns the new `t`.
+  using Store = std::function<Value(OpBuilder &, Value v, Value t, int64_t row,
+                                    Value m, int64_t j, Value p, int64_t i)>;
+  // Into the product's [M, P, R], or in a forall the slice of its own rows
+  // (row m0 at `rowBase`) or panels (ownPanels, panel p0 at 0).
+  auto productStore = [&](std::optional<int64_t> rowBase,
+                          bool ownPanels) -> Store {
+    return [&, rowBase, ownPanels](OpBuilder &b2, Value v, Value t, int64_t row,
+                                   Value m, int64_t j, Value p,
+                                   int64_t i) -> Value {
+      return vector::TransferWriteOp::create(
+                 b2, loc, v, t,
+                 ValueRange{rowBase ? idx(b2, *rowBase + row) : m,
+                            ownPanels ? idx(b2, j) : p, idx(b2, 16 * i)},
+                 ArrayRef<bool>{true})
+          .getResult();
+    };
+  };
+  // Through the consumer into its [M, C] result (row m0 at `rowBase` of a
+  // forall's slice), or into [1, H, W, C] at row h (of H, or of a forall's
+  // one-row slice at `hAt`), pixels from w0.
+  auto consumerStore = [&](std::optional<int64_t> rowBase, Value h, Value hAt,
+                           Value w0) -> Store {
+    return [&, rowBase, h, hAt, w0](OpBuilder &b2, Value v, Value t,
+                                    int64_t row, Value m, int64_t j, Value p,
+                                    int64_t i) -> Value {
+      Value c0 = arith::AddIOp::create(
+          b2, loc, arith::MulIOp::create(b2, loc, p, idx(b2, k.r)),
+          idx(b2, 16 * i));
+      SmallVector<Value> at, to;
+      if (h) {
+        Value w =
+            row ? arith::AddIOp::create(b2, loc, w0, idx(b2, row)).getResult()
+                : w0;
+        at = {idx(b2, 0), h, w, c0};
+        to = {idx(b2, 0), hAt, w, c0};
+      } else {
+        at = {m, c0};
+        to = {rowBase ? idx(b2, *rowBase + row) : m, c0};
+      }
+      return vector::TransferWriteOp::create(b2, loc,
+                                             applyConsumer(b2, v, at, c0), t,
+                                             to, ArrayRef<bool>{true})
+          .getResult();
+    };
+  };
   // One block: `mr` rows from row m0 against the pp panels from p0, written
-  // into `dest`, the whole output or, in a forall, the slice of its own
-  // rows (row m0 at `rowBase`) or panels (ownPanels, panel p0 at 0).
+  // into `dest` by `store`.
   auto block = [&](OpBuilder &b2, Value m0, Value p0, Value dest,
-                   std::optional<int64_t> rowBase, bool ownPanels,
-                   int64_t mr) -> Value {
+                   const Store &store, int64_t mr) -> Value {
     // The tile's panels p0 .. p0 + pp - 1; accumulator (row, j, i)
     // is register i of panel j.
     SmallVector<Value> panel = {p0};
@@ -320,27 +556,28 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
           if (epilogue->bias)
             v = arith::AddFOp::create(b2, loc, v, bias[c]);
         }
-        t = vector::TransferWriteOp::create(
-                b2, loc, v, t,
-                ValueRange{rowBase ? idx(b2, *rowBase + row) : rowIdx[row],
-                           ownPanels ? idx(b2, j) : panel[j], idx(b2, 16 * i)},
-                ArrayRef<bool>{true})
-                .getResult();
+        t = store(b2, v, t, row, rowIdx[row], j, panel[j], i);
       }
     }
     return t;
   };
   // Rows m0 .. m0 + mr - 1 against every panel.
-  auto rowTile = [&](OpBuilder &b1, Value m0, Value dest,
-                     std::optional<int64_t> rowBase, int64_t mr) -> Value {
+  auto panelsOf = [&](OpBuilder &b1, Value m0, Value dest, const Store &store,
+                      int64_t mr) -> Value {
     return scf::ForOp::create(
                b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, pp), ValueRange{dest},
                [&](OpBuilder &b2, Location, Value p0, ValueRange iter) {
                  scf::YieldOp::create(b2, loc,
-                                      block(b2, m0, p0, iter[0], rowBase,
-                                            /*ownPanels=*/false, mr));
+                                      block(b2, m0, p0, iter[0], store, mr));
                })
         .getResult(0);
+  };
+  auto rowTile = [&](OpBuilder &b1, Value m0, Value dest,
+                     std::optional<int64_t> rowBase, int64_t mr) -> Value {
+    return panelsOf(b1, m0, dest,
+                    consumer ? consumerStore(rowBase, {}, {}, {})
+                             : productStore(rowBase, /*ownPanels=*/false),
+                    mr);
   };
   // Panels p0 .. p0 + pp - 1 against every row: the full row tiles, then
   // the rows left over.
@@ -350,13 +587,15 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                   b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
                   ValueRange{dest},
                   [&](OpBuilder &b2, Location, Value m0, ValueRange iter) {
-                    scf::YieldOp::create(b2, loc,
-                                         block(b2, m0, p0, iter[0],
-                                               std::nullopt, ownPanels, mr));
+                    scf::YieldOp::create(
+                        b2, loc,
+                        block(b2, m0, p0, iter[0],
+                              productStore(std::nullopt, ownPanels), mr));
                   })
                   .getResult(0);
     if (tail)
-      t = block(b1, idx(b1, full * mr), p0, t, std::nullopt, ownPanels, tail);
+      t = block(b1, idx(b1, full * mr), p0, t,
+                productStore(std::nullopt, ownPanels), tail);
     return t;
   };
   // Row tiles outermost read all the weights once per row tile, which is
@@ -379,31 +618,37 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                              double(rowTiles) * weightBytes));
   int64_t work = k.m * k.p * k.r * k.k4 * g;
   bool parallel = parallelWork > 0 && work >= parallelWork;
-  // `count` slices of `size` along dimension `dim` of the output (0: rows,
-  // 1: panels), each computed by `tile` from its origin, the last one
+  // `count` slices of `size` along dimension `dim` of the output (of the
+  // product: 0 rows, 1 panels; of a consumer of rank 4: 1, rows of H), each
+  // computed by `tile` from its origin, the last one
   // `extra` longer: across the threads in an scf.forall, each slice written
   // into its own part of the output, or in an scf.for (the extra after it)
   // into the whole output. `tile` gets the position in `dest` of its first
   // row or panel (none: the whole output, at the origin) and the length.
   using Tile = llvm::function_ref<Value(OpBuilder &, Value, Value,
                                         std::optional<int64_t>, int64_t)>;
+  // The loop that writes all of the output is marked kOverwrittenOutsAttr
+  // (it never reads the empty tensor it starts from).
+  UnitAttr overwrites = b.getUnitAttr();
   auto slices = [&](int64_t dim, int64_t count, int64_t size, int64_t extra,
                     bool shared, Tile tile) -> Value {
     if (!shared) {
-      Value t =
-          scf::ForOp::create(
-              b, loc, idx(b, 0), idx(b, count * size), idx(b, size),
-              ValueRange{out},
-              [&](OpBuilder &b1, Location, Value origin, ValueRange iter) {
-                scf::YieldOp::create(
-                    b1, loc, tile(b1, origin, iter[0], std::nullopt, size));
-              })
-              .getResult(0);
+      auto loop = scf::ForOp::create(
+          b, loc, idx(b, 0), idx(b, count * size), idx(b, size),
+          ValueRange{out},
+          [&](OpBuilder &b1, Location, Value origin, ValueRange iter) {
+            scf::YieldOp::create(b1, loc,
+                                 tile(b1, origin, iter[0], std::nullopt, size));
+          });
+      if (!extra)
+        loop->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
+      Value t = loop.getResult(0);
       return extra ? tile(b, idx(b, count * size), t, std::nullopt, extra) : t;
     }
     auto forall = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{out},
         std::nullopt);
+    forall->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
     OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
     Value iv = forall.getInductionVar(0);
     Value origin =
@@ -417,12 +662,12 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                                        idx(body, size + extra), idx(body, size))
                    .getResult();
     }
-    SmallVector<OpFoldResult> offsets(3, body.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes = {
-        body.getIndexAttr(k.m), body.getIndexAttr(k.p), body.getIndexAttr(k.r)};
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(out.getType()).getShape();
+    SmallVector<OpFoldResult> offsets(shape.size(), body.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, shape);
     offsets[dim] = origin;
     sizes[dim] = extent;
-    SmallVector<OpFoldResult> strides(3, body.getIndexAttr(1));
+    SmallVector<OpFoldResult> strides(shape.size(), body.getIndexAttr(1));
     Value part = tensor::ExtractSliceOp::create(
         body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
     Value result;
@@ -450,9 +695,33 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                                           offsets, sizes, strides);
     return forall.getResult(0);
   };
+  // A consumer of rank 4: one row of H per iteration, its W pixel rows in
+  // tiles of mr (and one of the rest), each through every panel.
+  if (hRows) {
+    return slices(
+        1, hRows, 1, 0, parallel && hRows >= 2,
+        [&](OpBuilder &b1, Value h, Value dest, std::optional<int64_t> base,
+            int64_t) -> Value {
+          Value hAt = base ? idx(b1, *base) : h;
+          Value first = arith::MulIOp::create(b1, loc, h, idx(b1, wRows));
+          auto tiles = [&](OpBuilder &b2, Value w0, Value t, int64_t n) {
+            Value m0 = arith::AddIOp::create(b2, loc, first, w0);
+            return panelsOf(b2, m0, t, consumerStore({}, h, hAt, w0), n);
+          };
+          Value t =
+              scf::ForOp::create(
+                  b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
+                  ValueRange{dest},
+                  [&](OpBuilder &b2, Location, Value w0, ValueRange iter) {
+                    scf::YieldOp::create(b2, loc, tiles(b2, w0, iter[0], mr));
+                  })
+                  .getResult(0);
+          return tail ? tiles(b1, idx(b1, full * mr), t, tail) : t;
+        });
+  }
   // Panels outermost: the threads share the panel groups, each writing its
   // own columns.
-  if (panelsOuter)
+  if (panelsOuter && !consumer)
     return slices(
         1, panelGroups, pp, 0, parallel,
         [&](OpBuilder &b1, Value p0, Value dest, std::optional<int64_t> base,
@@ -495,17 +764,28 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
         continue;
       }
       std::optional<Epilogue> epilogue = matchEpilogue(op, *k);
-      // With an epilogue the kernel goes where the epilogue is: its operands
-      // may be defined after the product.
-      OpBuilder b(epilogue ? epilogue->op.getOperation() : op.getOperation());
-      Value result =
-          replaceWithKernel(b, op, *k, maxRows, parallelWork, epilogue);
-      if (epilogue) {
-        epilogue->op.getResult(0).replaceAllUsesWith(result);
-        epilogue->op.erase();
-      } else {
-        op.getResult(0).replaceAllUsesWith(result);
-      }
+      std::optional<Consumer> consumer;
+      if (!epilogue)
+        consumer = matchConsumer(op, *k);
+      // With an epilogue or a consumer the kernel goes where it is: its
+      // operands may be defined after the product.
+      Operation *last = epilogue   ? epilogue->op.getOperation()
+                        : consumer ? consumer->op.getOperation()
+                                   : op.getOperation();
+      OpBuilder b(last);
+      Value result = replaceWithKernel(b, op, *k, maxRows, parallelWork,
+                                       epilogue, consumer);
+      last->getResult(0).replaceAllUsesWith(result);
+      Operation *lastInit =
+          consumer ? consumer->op.getDpsInitOperand(0)->get().getDefiningOp()
+                   : nullptr;
+      if (last != op.getOperation())
+        last->erase();
+      if (lastInit && lastInit->use_empty())
+        lastInit->erase();
+      if (consumer)
+        for (Operation *view : llvm::reverse(consumer->views))
+          view->erase();
       op.erase();
       if (k->fill->use_empty())
         k->fill.erase();

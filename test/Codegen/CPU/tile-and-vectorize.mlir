@@ -571,6 +571,36 @@ func.func @conv_three_pixel_rows(%x: tensor<1x1x81x3xf32>) -> tensor<1x1x39x64xf
 
 // -----
 
+// An int8 kernel (a loop marked kiln.overwritten_outs: it writes all of the
+// tensor it carries and reads none of it) in front of a padded tensor
+// starts from the padded tensor's interior instead of its empty tensor: no
+// copy, and only the border is filled.
+// CHECK-LABEL: func.func @kernel_into_padded
+// CHECK: %[[PADDED:.+]] = linalg.fill {{.+}}kiln.fill_border = array<i64: 0, 1, 1, 0, 1, 2, 4, 16>} {{.+}} -> tensor<1x4x6x16xi8>
+// CHECK: %[[INNER:.+]] = tensor.extract_slice %[[PADDED]][0, 1, 1, 0] [1, 2, 4, 16]
+// CHECK: %[[K:.+]] = scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}} = %[[INNER]])
+// CHECK: } {kiln.overwritten_outs}
+// CHECK-NOT: linalg.copy
+// CHECK: tensor.insert_slice %[[K]] into %[[PADDED]][0, 1, 1, 0] [1, 2, 4, 16]
+func.func @kernel_into_padded(%x: tensor<1x2x4x16xi8>) -> tensor<1x4x6x16xi8> {
+  %zero = arith.constant 0 : i8
+  %e = tensor.empty() : tensor<1x2x4x16xi8>
+  %k = scf.forall (%h) in (2) shared_outs(%o = %e) -> (tensor<1x2x4x16xi8>) {
+    %in = tensor.extract_slice %x[0, %h, 0, 0] [1, 1, 4, 16] [1, 1, 1, 1] : tensor<1x2x4x16xi8> to tensor<1x1x4x16xi8>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %in into %o[0, %h, 0, 0] [1, 1, 4, 16] [1, 1, 1, 1] : tensor<1x1x4x16xi8> into tensor<1x2x4x16xi8>
+    }
+  } {kiln.overwritten_outs}
+  %pe = tensor.empty() : tensor<1x4x6x16xi8>
+  %f = linalg.fill ins(%zero : i8) outs(%pe : tensor<1x4x6x16xi8>) -> tensor<1x4x6x16xi8>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [1, 2, 4, 16] [1, 1, 1, 1] : tensor<1x4x6x16xi8> to tensor<1x2x4x16xi8>
+  %c = linalg.copy ins(%k : tensor<1x2x4x16xi8>) outs(%s : tensor<1x2x4x16xi8>) -> tensor<1x2x4x16xi8>
+  %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 2, 4, 16] [1, 1, 1, 1] : tensor<1x2x4x16xi8> into tensor<1x4x6x16xi8>
+  return %p : tensor<1x4x6x16xi8>
+}
+
+// -----
+
 // 40 output channels (a multiple of half a register only): split into a
 // convolution of 32 channels, on whole registers, and one of 8, each
 // writing its part of the output.

@@ -369,3 +369,61 @@ func.func @one_row(%qa: tensor<1x64x4xi8>, %w: tensor<8x64x16x4xi8>) -> tensor<1
   } -> tensor<1x8x16xi32>
   return %0 : tensor<1x8x16xi32>
 }
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+#nhwc = affine_map<(n, h, w, c) -> (n, h, w, c)>
+#chan = affine_map<(n, h, w, c) -> (c)>
+
+// Static int8's requantization, the product's one user through reshapes,
+// runs on the registers: the kernel writes its int8 result [1, H, W, C],
+// one row of H per iteration (W = 4 pixel rows, one tile), and never the
+// i32 product. The loop is marked as overwriting the tensor it carries.
+// CHECK-LABEL: func.func @requantize_on_registers
+// CHECK-NOT: linalg.generic
+// CHECK: %[[OUT:.+]] = tensor.empty() : tensor<1x2x4x32xi8>
+// CHECK: scf.for %[[H:.+]] = %c0 to %c2 step %c1 iter_args(%{{.+}} = %[[OUT]]) -> (tensor<1x2x4x32xi8>)
+// CHECK-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: arith.sitofp %{{.+}} : vector<16xi32> to vector<16xf32>
+// CHECK: arith.mulf %{{.+}} : vector<16xf32>
+// CHECK: arith.fptosi %{{.+}} : vector<16xf32> to vector<16xi32>
+// CHECK: %[[Q:.+]] = arith.trunci %{{.+}} : vector<16xi32> to vector<16xi8>
+// CHECK: vector.transfer_write %[[Q]], %{{.+}}[%c0, %[[H]], %{{.+}}, %{{.+}}] {{.+}} : vector<16xi8>, tensor<1x2x4x32xi8>
+// CHECK: } {kiln.overwritten_outs}
+// PAR-LABEL: func.func @requantize_on_registers
+// PAR: scf.forall (%[[H:.+]]) in (2) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x2x4x32xi8>)
+// PAR: %[[ROW:.+]] = tensor.extract_slice %[[OUT]][0, %[[H]], 0, 0] [1, 1, 4, 32]
+// PAR-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// PAR: vector.transfer_write %{{.+}}, %{{.+}}[%c0, %c0, %{{.+}}, %{{.+}}] {{.+}} : vector<16xi8>, tensor<1x1x4x32xi8>
+// PAR: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], 0, 0] [1, 1, 4, 32]
+// PAR: } {kiln.overwritten_outs}
+func.func @requantize_on_registers(%qa: tensor<8x64x4xi8>, %w: tensor<2x64x16x4xi8>, %scale: tensor<32xf32>) -> tensor<1x2x4x32xi8> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x2x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<8x2x16xi32>) -> tensor<8x2x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<8x64x4xi8>, tensor<2x64x16x4xi8>) outs(%z : tensor<8x2x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<8x2x16xi32>
+  %flat = tensor.collapse_shape %0 [[0, 1, 2]] : tensor<8x2x16xi32> into tensor<256xi32>
+  %nhwc = tensor.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 2, 4, 32] : tensor<256xi32> into tensor<1x2x4x32xi32>
+  %qe = tensor.empty() : tensor<1x2x4x32xi8>
+  %q = linalg.generic {indexing_maps = [#nhwc, #chan, #nhwc], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%nhwc, %scale : tensor<1x2x4x32xi32>, tensor<32xf32>) outs(%qe : tensor<1x2x4x32xi8>) {
+  ^bb0(%v: i32, %s: f32, %o: i8):
+    %f = arith.sitofp %v : i32 to f32
+    %m = arith.mulf %f, %s : f32
+    %i = arith.fptosi %m : f32 to i32
+    %t = arith.trunci %i : i32 to i8
+    linalg.yield %t : i8
+  } -> tensor<1x2x4x32xi8>
+  return %q : tensor<1x2x4x32xi8>
+}

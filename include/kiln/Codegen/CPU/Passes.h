@@ -37,6 +37,12 @@ inline constexpr int64_t kGuardStatusBytes = 64;
 /// On a linalg.fill: array<i64: offsets..., sizes...> of the box that is
 /// overwritten before it is read; --kiln-cpu-fill-borders fills the rest.
 inline constexpr const char *kFillBorderAttr = "kiln.fill_border";
+/// On a loop (scf.forall or scf.for) that writes every element of the one
+/// tensor it carries and never reads what that tensor held: the kernels of
+/// --kiln-cpu-vnni-matmul. --kiln-cpu-tile-and-vectorize may then start it
+/// from a slice of another tensor (a padded interior, a concatenation's
+/// part) instead of its empty tensor, as it does a linalg op's init.
+inline constexpr const char *kOverwrittenOutsAttr = "kiln.overwritten_outs";
 } // namespace mlir::kiln
 
 #endif
