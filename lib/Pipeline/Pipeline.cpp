@@ -904,7 +904,9 @@ Expected<kiln::CompileResult> kiln::compile(const CompileOptions &o) {
         list.push_back(DenseF32ArrayAttr::get(&ctx, {lo, hi}));
       (*module)->setAttr(mlir::kiln::kActivationRangesAttr,
                          ArrayAttr::get(&ctx, list));
-      graphPipeline += ",kiln-quantize-static";
+      // Without AMX, K in 4-byte lanes only (the VNNI kernel).
+      graphPipeline +=
+          amx ? ",kiln-quantize-static" : ",kiln-quantize-static{lane-k=true}";
     }
   } else if (!o.quantize.empty() && o.quantize != "none") {
     return llvm::createStringError(

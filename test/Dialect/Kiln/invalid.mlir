@@ -684,3 +684,21 @@ func.func @static_quant_depthwise_zero_point(%x: tensor<1x8x8x16xf32>, %w: tenso
   %0 = kiln.static_quant_depthwise_conv2d %x, %w, %s, %sum {input_scale = 0.02 : f32, input_zero_point = 300 : i64, kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x16xf32>, tensor<1x3x16x4xi8>, tensor<16xf32>, tensor<16xi32>) -> tensor<1x8x8x16xf32>
   return %0 : tensor<1x8x8x16xf32>
 }
+
+// -----
+
+// K = 72: 32 rows of 16 lanes (AMX tile rows, Kp = 128) or 18 (whole lanes,
+// the VNNI kernel); 20 is neither.
+func.func @static_quant_matmul_k_padding(%x: tensor<2x72xf32>, %w: tensor<1x20x64xi8>, %s: tensor<16xf32>, %sum: tensor<16xi32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{expects packed weights [1, 32 or 18, 64] for K = 72 and N = 16, got 'tensor<1x20x64xi8>'}}
+  %0 = kiln.static_quant_matmul %x, %w, %s, %sum {input_scale = 0.02 : f32, input_zero_point = 0 : i64} : (tensor<2x72xf32>, tensor<1x20x64xi8>, tensor<16xf32>, tensor<16xi32>) -> tensor<2x16xf32>
+  return %0 : tensor<2x16xf32>
+}
+
+// -----
+
+// The same K in whole lanes verifies.
+func.func @static_quant_matmul_lane_k(%x: tensor<2x72xf32>, %w: tensor<1x18x64xi8>, %s: tensor<16xf32>, %sum: tensor<16xi32>) -> tensor<2x16xf32> {
+  %0 = kiln.static_quant_matmul %x, %w, %s, %sum {input_scale = 0.02 : f32, input_zero_point = 0 : i64} : (tensor<2x72xf32>, tensor<1x18x64xi8>, tensor<16xf32>, tensor<16xi32>) -> tensor<2x16xf32>
+  return %0 : tensor<2x16xf32>
+}

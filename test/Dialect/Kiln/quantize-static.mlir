@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --kiln-quantize-static --verify-diagnostics | FileCheck %s
+// RUN: kiln-opt %s --kiln-quantize-static=lane-k=true 2>/dev/null | FileCheck %s --check-prefix=LANE
 
 // Static int8 with the ranges of nodes 0..3: node 0 ([-1, 3]) gets scale
 // 4 / 255 and zero point round(1 / (4 / 255)) = 64; node 1 is kept in f32.
@@ -12,7 +13,13 @@
 // the grouped conv stays f32. The MatMul (node 3, [0.5, 2] widened to [0, 2]:
 // scale 2 / 255, zero point 0) has weights 1: scale 1 / 127, 16 k of q =
 // 127 (4 rows; a K of at most 64 is not padded), sums 2032.
+// For the VNNI kernel (lane-k) K is padded to whole 4-byte lanes only:
+// the conv's K = 72 is 18 rows of 64 bytes, without the 14 rows of zeros.
 // CHECK-LABEL: func.func @block
+// LANE-LABEL: func.func @block
+// LANE: %[[W:.+]] = kiln.constant dense_resource<[[BLOB:int8_weights[_0-9]*]]> : tensor<1x18x64xi8>
+// LANE: kiln.static_quant_conv2d %arg0, %[[W]]
+// LANE: [[BLOB]]: "0x08000000{{((7F){64}){18}"}}
 // CHECK-DAG: %[[W:.+]] = kiln.constant dense_resource<[[BLOB:int8_weights[_0-9]*]]> : tensor<1x32x64xi8>
 // CHECK-DAG: %[[S:.+]] = kiln.constant dense<0.00196850393> : tensor<16xf32>
 // CHECK-DAG: %[[SUM:.+]] = kiln.constant dense<9144> : tensor<16xi32>

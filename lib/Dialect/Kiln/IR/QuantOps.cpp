@@ -86,18 +86,21 @@ static LogicalResult verifyInputQuant(Operation *op, float scale,
 }
 
 /// Checks the operands of a static int8 product for K rows and N columns:
-/// packed weights [ceil(N / 16), Kp / 4, 64] (Kp = amxPaddedK(K, 4)),
+/// packed weights [ceil(N / 16), Kp / 4, 64] (Kp = amxPaddedK(K, 4), or K
+/// rounded up to a multiple of 4 for the VNNI kernel),
 /// scales, sums and bias [N], a zero point in [0, 255], a positive scale.
 static LogicalResult verifyStaticQuant(Operation *op, RankedTensorType w,
                                        ValueRange vectors, float scale,
                                        int64_t zeroPoint, int64_t k,
                                        int64_t n) {
-  int64_t kp = amxPaddedK(k, 4), panels = (n + 15) / 16;
+  int64_t kp = amxPaddedK(k, 4), lanes = (k + 3) / 4, panels = (n + 15) / 16;
   if (w.getRank() != 3 || !w.hasStaticShape() || w.getDimSize(0) != panels ||
-      w.getDimSize(1) != kp / 4 || w.getDimSize(2) != 64)
-    return op->emitOpError() << "expects packed weights [" << panels << ", "
-                             << kp / 4 << ", 64] for K = " << k << " and N = "
-                             << n << ", got " << w;
+      (w.getDimSize(1) != kp / 4 && w.getDimSize(1) != lanes) ||
+      w.getDimSize(2) != 64)
+    return op->emitOpError()
+           << "expects packed weights [" << panels << ", " << kp / 4 << " or "
+           << lanes << ", 64] for K = " << k << " and N = " << n << ", got "
+           << w;
   for (Value v : vectors) {
     auto t = cast<RankedTensorType>(v.getType());
     if (t.getRank() != 1 || t.getDimSize(0) != n)

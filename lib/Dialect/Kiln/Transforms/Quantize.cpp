@@ -1005,6 +1005,7 @@ std::pair<float, int64_t> uint8Params(float lo, float hi) {
 
 struct QuantizeStaticPass
     : mlir::kiln::impl::QuantizeStaticPassBase<QuantizeStaticPass> {
+  using QuantizeStaticPassBase::QuantizeStaticPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<float, float>> ranges;
@@ -1057,8 +1058,8 @@ struct QuantizeStaticPass
           ConstantOp weights = c.weights;
           QuantizedWeights &q = cache[weights.getValue().getAsOpaquePointer()];
           if (!q.packed)
-            q = quantizeInt8(func.getContext(), c.k, amxPaddedK(c.k, 4), c.n,
-                             16, c.alpha, [&](int64_t kk, int64_t nn) {
+            q = quantizeInt8(func.getContext(), c.k, paddedK(c.k), c.n, 16,
+                             c.alpha, [&](int64_t kk, int64_t nn) {
                                return c.transB ? c.w[nn * c.k + kk]
                                                : c.w[kk * c.n + nn];
                              });
@@ -1124,6 +1125,14 @@ struct QuantizeStaticPass
     return true;
   }
 
+  /// K padded for the kernel: to whole AMX tile rows (64 bytes), or for
+  /// the VNNI kernel (lane-k) to whole 4-byte lanes only. Padded to 64,
+  /// MobileNetV2's 1x1 convolutions on 24 channels multiplied 40 zero bytes
+  /// for every 24 (and 96 -> 128, 144 -> 192 elsewhere).
+  int64_t paddedK(int64_t k) const {
+    return laneK ? (k + 3) / 4 * 4 : amxPaddedK(k, 4);
+  }
+
   /// Replaces `conv` with kiln.static_quant_conv2d; false if its filter
   /// bytes are not at hand.
   bool convertConv(OpBuilder &b, Conv2DOp conv, float scale, int64_t zp,
@@ -1139,8 +1148,8 @@ struct QuantizeStaticPass
         return false;
       // HWCF is already [K, F] with k = (kh, kw, c) row-major.
       q = quantizeInt8(
-          conv.getContext(), kh * kw * ch, amxPaddedK(kh * kw * ch, 4), f, 16,
-          1.0f, [&](int64_t kk, int64_t nn) { return (*w)[kk * f + nn]; });
+          conv.getContext(), kh * kw * ch, paddedK(kh * kw * ch), f, 16, 1.0f,
+          [&](int64_t kk, int64_t nn) { return (*w)[kk * f + nn]; });
     }
     b.setInsertionPoint(conv);
     Location loc = conv.getLoc();

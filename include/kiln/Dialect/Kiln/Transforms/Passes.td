@@ -64,7 +64,15 @@ def QuantizeStaticPass : Pass<"kiln-quantize-static", "ModuleOp"> {
     the scale and zero point that map `[min(lo, 0), max(hi, 0)]` onto
     [0, 255]. Nodes named in `kiln.keep_fp32` stay f32; one remark per
     function says how many nodes were converted and why the rest were not.
+    With `lane-k` (a target without AMX, where the VNNI kernel takes K in
+    4-byte lanes) K is padded to a multiple of 4 only, not to whole 64-byte
+    AMX tile rows.
   }];
+  let options = [
+    Option<"laneK", "lane-k", "bool", /*default=*/"false",
+           "pad K to a multiple of 4 only (the VNNI kernel), not to AMX tile "
+           "rows">,
+  ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
