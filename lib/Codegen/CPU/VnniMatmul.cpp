@@ -324,8 +324,9 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
       c = arith::ConstantIndexOp::create(b, loc, v);
     return c;
   };
-  for (int64_t v : {int64_t(0), int64_t(1), g, k.m, mr, k.p, k.k4, pp,
-                    full * mr, full - 1, mr + tail, k.r, wRows})
+  for (int64_t v :
+       {int64_t(0), int64_t(1), g, k.m, mr, k.p, k.k4, pp, full * mr, full - 1,
+        mr + tail, k.r, wRows, hRows, full, tail, full + (tail ? 1 : 0)})
     idx(b, v);
   for (int64_t i = 0; i < nv; ++i) {
     idx(b, 16 * g * i);
@@ -439,23 +440,25 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
     };
   };
   // Through the consumer into its [M, C] result (row m0 at `rowBase` of a
-  // forall's slice), or into [1, H, W, C] at row h (of H, or of a forall's
-  // one-row slice at `hAt`), pixels from w0.
-  auto consumerStore = [&](std::optional<int64_t> rowBase, Value h, Value hAt,
-                           Value w0) -> Store {
-    return [&, rowBase, h, hAt, w0](OpBuilder &b2, Value v, Value t,
-                                    int64_t row, Value m, int64_t j, Value p,
-                                    int64_t i) -> Value {
+  // forall's slice), or into [1, H, W, C] at row h, pixels from w0 (in a
+  // forall's slice: at hAt, wAt).
+  auto consumerStore = [&](std::optional<int64_t> rowBase, Value h, Value w0,
+                           Value hAt, Value wAt) -> Store {
+    return [&, rowBase, h, w0, hAt, wAt](OpBuilder &b2, Value v, Value t,
+                                         int64_t row, Value m, int64_t j,
+                                         Value p, int64_t i) -> Value {
       Value c0 = arith::AddIOp::create(
           b2, loc, arith::MulIOp::create(b2, loc, p, idx(b2, k.r)),
           idx(b2, 16 * i));
       SmallVector<Value> at, to;
       if (h) {
-        Value w =
-            row ? arith::AddIOp::create(b2, loc, w0, idx(b2, row)).getResult()
-                : w0;
-        at = {idx(b2, 0), h, w, c0};
-        to = {idx(b2, 0), hAt, w, c0};
+        auto plus = [&](Value x) -> Value {
+          return row ? arith::AddIOp::create(b2, loc, x, idx(b2, row))
+                           .getResult()
+                     : x;
+        };
+        at = {idx(b2, 0), h, plus(w0), c0};
+        to = {idx(b2, 0), hAt, wAt == w0 ? at[2] : plus(wAt), c0};
       } else {
         at = {m, c0};
         to = {rowBase ? idx(b2, *rowBase + row) : m, c0};
@@ -575,7 +578,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   auto rowTile = [&](OpBuilder &b1, Value m0, Value dest,
                      std::optional<int64_t> rowBase, int64_t mr) -> Value {
     return panelsOf(b1, m0, dest,
-                    consumer ? consumerStore(rowBase, {}, {}, {})
+                    consumer ? consumerStore(rowBase, {}, {}, {}, {})
                              : productStore(rowBase, /*ownPanels=*/false),
                     mr);
   };
@@ -698,26 +701,84 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   // A consumer of rank 4: one row of H per iteration, its W pixel rows in
   // tiles of mr (and one of the rest), each through every panel.
   if (hRows) {
-    return slices(
-        1, hRows, 1, 0, parallel && hRows >= 2,
-        [&](OpBuilder &b1, Value h, Value dest, std::optional<int64_t> base,
-            int64_t) -> Value {
-          Value hAt = base ? idx(b1, *base) : h;
-          Value first = arith::MulIOp::create(b1, loc, h, idx(b1, wRows));
-          auto tiles = [&](OpBuilder &b2, Value w0, Value t, int64_t n) {
-            Value m0 = arith::AddIOp::create(b2, loc, first, w0);
-            return panelsOf(b2, m0, t, consumerStore({}, h, hAt, w0), n);
-          };
-          Value t =
-              scf::ForOp::create(
-                  b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
-                  ValueRange{dest},
-                  [&](OpBuilder &b2, Location, Value w0, ValueRange iter) {
-                    scf::YieldOp::create(b2, loc, tiles(b2, w0, iter[0], mr));
-                  })
-                  .getResult(0);
-          return tail ? tiles(b1, idx(b1, full * mr), t, tail) : t;
-        });
+    // The tile of n pixels of row h from w0, written at (hAt, wAt) of dest.
+    auto tile = [&](OpBuilder &b1, Value h, Value w0, Value dest, Value hAt,
+                    Value wAt, int64_t n) {
+      Value m0 = arith::AddIOp::create(
+          b1, loc, arith::MulIOp::create(b1, loc, h, idx(b1, wRows)), w0);
+      return panelsOf(b1, m0, dest, consumerStore({}, h, w0, hAt, wAt), n);
+    };
+    int64_t perRow = full + (tail ? 1 : 0), count = hRows * perRow;
+    if (!parallel || count < 2) {
+      auto loop = scf::ForOp::create(
+          b, loc, idx(b, 0), idx(b, hRows), idx(b, 1), ValueRange{out},
+          [&](OpBuilder &b1, Location, Value h, ValueRange iter) {
+            Value t =
+                scf::ForOp::create(
+                    b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
+                    ValueRange{iter[0]},
+                    [&](OpBuilder &b2, Location, Value w0, ValueRange it) {
+                      scf::YieldOp::create(b2, loc,
+                                           tile(b2, h, w0, it[0], h, w0, mr));
+                    })
+                    .getResult(0);
+            if (tail)
+              t = tile(b1, h, idx(b1, full * mr), t, h, idx(b1, full * mr),
+                       tail);
+            scf::YieldOp::create(b1, loc, t);
+          });
+      loop->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
+      return loop.getResult(0);
+    }
+    // Across the threads, one tile per iteration (row h, tile t of the
+    // row): with one row of H each, MobileNetV2's 7 x 7 layers split 4 rows
+    // to 3 between two threads.
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{out},
+        std::nullopt);
+    forall->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
+    OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+    Value iv = forall.getInductionVar(0);
+    Value h = arith::DivUIOp::create(body, loc, iv, idx(body, perRow));
+    Value t = arith::RemUIOp::create(body, loc, iv, idx(body, perRow));
+    Value w0 = arith::MulIOp::create(body, loc, t, idx(body, mr));
+    Value isTail;
+    OpFoldResult extent = body.getIndexAttr(mr);
+    if (tail) {
+      isTail = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::eq, t,
+                                     idx(body, full));
+      extent = arith::SelectOp::create(body, loc, isTail, idx(body, tail),
+                                       idx(body, mr))
+                   .getResult();
+    }
+    int64_t c = cast<RankedTensorType>(out.getType()).getDimSize(3);
+    SmallVector<OpFoldResult> offsets = {body.getIndexAttr(0), h, w0,
+                                         body.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {body.getIndexAttr(1),
+                                       body.getIndexAttr(1), extent,
+                                       body.getIndexAttr(c)};
+    SmallVector<OpFoldResult> strides(4, body.getIndexAttr(1));
+    Value part = tensor::ExtractSliceOp::create(
+        body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+    Value zeroIdx = idx(body, 0);
+    Value result;
+    if (!tail) {
+      result = tile(body, h, w0, part, zeroIdx, zeroIdx, mr);
+    } else {
+      auto branch = [&](int64_t n) {
+        return [&, n](OpBuilder &b1, Location) {
+          scf::YieldOp::create(b1, loc,
+                               tile(b1, h, w0, part, zeroIdx, zeroIdx, n));
+        };
+      };
+      result = scf::IfOp::create(body, loc, isTail, branch(tail), branch(mr))
+                   .getResult(0);
+    }
+    OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(term, loc, result,
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, sizes, strides);
+    return forall.getResult(0);
   }
   // Panels outermost: the threads share the panel groups, each writing its
   // own columns.

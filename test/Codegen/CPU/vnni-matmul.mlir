@@ -393,12 +393,17 @@ func.func @one_row(%qa: tensor<1x64x4xi8>, %w: tensor<8x64x16x4xi8>) -> tensor<1
 // CHECK: %[[Q:.+]] = arith.trunci %{{.+}} : vector<16xi32> to vector<16xi8>
 // CHECK: vector.transfer_write %[[Q]], %{{.+}}[%c0, %[[H]], %{{.+}}, %{{.+}}] {{.+}} : vector<16xi8>, tensor<1x2x4x32xi8>
 // CHECK: } {kiln.overwritten_outs}
+// Across threads one iteration per tile of a row (row h, tile t): here one
+// tile of 4 pixels per row.
 // PAR-LABEL: func.func @requantize_on_registers
-// PAR: scf.forall (%[[H:.+]]) in (2) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x2x4x32xi8>)
-// PAR: %[[ROW:.+]] = tensor.extract_slice %[[OUT]][0, %[[H]], 0, 0] [1, 1, 4, 32]
+// PAR: scf.forall (%[[I:.+]]) in (2) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x2x4x32xi8>)
+// PAR: %[[H:.+]] = arith.divui %[[I]], %c1
+// PAR: %[[T:.+]] = arith.remui %[[I]], %c1
+// PAR: %[[W0:.+]] = arith.muli %[[T]], %c4
+// PAR: %[[ROW:.+]] = tensor.extract_slice %[[OUT]][0, %[[H]], %[[W0]], 0] [1, 1, 4, 32]
 // PAR-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
-// PAR: vector.transfer_write %{{.+}}, %{{.+}}[%c0, %c0, %{{.+}}, %{{.+}}] {{.+}} : vector<16xi8>, tensor<1x1x4x32xi8>
-// PAR: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], 0, 0] [1, 1, 4, 32]
+// PAR: vector.transfer_write %{{.+}}, %{{.+}}[%c0, %c0, %c0, %{{.+}}] {{.+}} : vector<16xi8>, tensor<1x1x4x32xi8>
+// PAR: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], %[[W0]], 0] [1, 1, 4, 32]
 // PAR: } {kiln.overwritten_outs}
 func.func @requantize_on_registers(%qa: tensor<8x64x4xi8>, %w: tensor<2x64x16x4xi8>, %scale: tensor<32xf32>) -> tensor<1x2x4x32xi8> {
   %c0 = arith.constant 0 : i32
