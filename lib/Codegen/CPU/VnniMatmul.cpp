@@ -44,6 +44,9 @@ namespace {
 constexpr const char *kVpdpbusd = "llvm.x86.avx512.vpdpbusd.512";
 constexpr const char *kVdpbf16ps = "llvm.x86.avx512bf16.dpbf16ps.512";
 
+/// Weights from this size up may go panels outermost (see replaceWithKernel).
+constexpr int64_t kPanelsOuterBytes = 1 << 20;
+
 int64_t divisorAtMost(int64_t size, int64_t target) {
   for (int64_t d = std::min(size, target); d > 1; --d)
     if (size % d == 0)
@@ -610,7 +613,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   // channelsOutermost in TileAndVectorize. A product of one row tile (a
   // classifier at batch 1: MobileNetV2's 1 x 1280 x 1000) has only its
   // panels to share between the threads.
-  constexpr int64_t kCache = 1 << 20;
+  constexpr int64_t kCache = kPanelsOuterBytes;
   int64_t weightBytes = k.p * k.k4 * k.r * 4, rowBytes = k.m * k.k4 * 4;
   int64_t rowTiles = full + (tail ? 1 : 0), panelGroups = k.p / pp;
   bool panelsOuter =
@@ -826,7 +829,7 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
       }
       std::optional<Epilogue> epilogue = matchEpilogue(op, *k);
       std::optional<Consumer> consumer;
-      if (!epilogue)
+      if (!epilogue && k->p * k->k4 * k->r * 4 < kPanelsOuterBytes)
         consumer = matchConsumer(op, *k);
       // With an epilogue or a consumer the kernel goes where it is: its
       // operands may be defined after the product.

@@ -432,3 +432,42 @@ func.func @requantize_on_registers(%qa: tensor<8x64x4xi8>, %w: tensor<2x64x16x4x
   } -> tensor<1x2x4x32xi8>
   return %q : tensor<1x2x4x32xi8>
 }
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+#id2 = affine_map<(m, c) -> (m, c)>
+
+// Weights of 1 MiB go panels outermost, which the consumer's row order
+// cannot: the requantization stays a pass of its own.
+// CHECK-LABEL: func.func @wide_weights_keep_consumer
+// BF16-LABEL: func.func @wide_weights_keep_consumer
+// CHECK: scf.forall (%{{.+}}) in (32)
+// CHECK: } {kiln.overwritten_outs}
+// CHECK: linalg.generic
+// CHECK: arith.trunci
+func.func @wide_weights_keep_consumer(%qa: tensor<49x256x4xi8>, %w: tensor<32x256x32x4xi8>) -> tensor<49x1024xi8> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<49x32x32xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<49x32x32xi32>) -> tensor<49x32x32xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<49x256x4xi8>, tensor<32x256x32x4xi8>) outs(%z : tensor<49x32x32xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<49x32x32xi32>
+  %rows = tensor.collapse_shape %0 [[0], [1, 2]] : tensor<49x32x32xi32> into tensor<49x1024xi32>
+  %qe = tensor.empty() : tensor<49x1024xi8>
+  %q = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%rows : tensor<49x1024xi32>) outs(%qe : tensor<49x1024xi8>) {
+  ^bb0(%v: i32, %o: i8):
+    %t = arith.trunci %v : i32 to i8
+    linalg.yield %t : i8
+  } -> tensor<49x1024xi8>
+  return %q : tensor<49x1024xi8>
+}
