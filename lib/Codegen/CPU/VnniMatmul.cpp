@@ -624,18 +624,64 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                              double(rowTiles) * weightBytes));
   int64_t work = k.m * k.p * k.r * k.k4 * g;
   bool parallel = parallelWork > 0 && work >= parallelWork;
-  // `count` slices of `size` along dimension `dim` of the output (of the
-  // product: 0 rows, 1 panels; of a consumer of rank 4: 1, rows of H), each
-  // computed by `tile` from its origin, the last one
-  // `extra` longer: across the threads in an scf.forall, each slice written
-  // into its own part of the output, or in an scf.for (the extra after it)
-  // into the whole output. `tile` gets the position in `dest` of its first
-  // row or panel (none: the whole output, at the origin) and the length.
-  using Tile = llvm::function_ref<Value(OpBuilder &, Value, Value,
-                                        std::optional<int64_t>, int64_t)>;
   // The loop that writes all of the output is marked kOverwrittenOutsAttr
   // (it never reads the empty tensor it starts from).
   UnitAttr overwrites = b.getUnitAttr();
+  // An scf.forall of `count` iterations over the output: iteration iv
+  // computes with `fill` the slice that `place` sets (the offsets and sizes
+  // start as the whole output's).
+  using Place = llvm::function_ref<void(OpBuilder &, Value,
+                                        SmallVectorImpl<OpFoldResult> &,
+                                        SmallVectorImpl<OpFoldResult> &)>;
+  using Fill = llvm::function_ref<Value(OpBuilder &, Value)>;
+  auto forallOver = [&](int64_t count, Place place, Fill fill) -> Value {
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{out},
+        std::nullopt);
+    forall->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
+    OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(out.getType()).getShape();
+    SmallVector<OpFoldResult> offsets(shape.size(), body.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, shape);
+    SmallVector<OpFoldResult> strides(shape.size(), body.getIndexAttr(1));
+    place(body, forall.getInductionVar(0), offsets, sizes);
+    Value part = tensor::ExtractSliceOp::create(
+        body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+    Value result = fill(body, part);
+    OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(term, loc, result,
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, sizes, strides);
+    return forall.getResult(0);
+  };
+  // The extent `n` when `cond` holds, else `otherwise`.
+  auto extentIf = [&](OpBuilder &b1, Value cond, int64_t n,
+                      int64_t otherwise) -> OpFoldResult {
+    return arith::SelectOp::create(b1, loc, cond, idx(b1, n),
+                                   idx(b1, otherwise))
+        .getResult();
+  };
+  // The scf.if that computes `make` for `n` when `cond` holds, else for
+  // `otherwise`.
+  auto either = [&](OpBuilder &b1, Value cond, int64_t n, int64_t otherwise,
+                    llvm::function_ref<Value(OpBuilder &, int64_t)> make) {
+    auto branch = [&](int64_t size) {
+      return [&, size](OpBuilder &b2, Location) {
+        scf::YieldOp::create(b2, loc, make(b2, size));
+      };
+    };
+    return scf::IfOp::create(b1, loc, cond, branch(n), branch(otherwise))
+        .getResult(0);
+  };
+  // `count` slices of `size` along dimension `dim` of the product's output
+  // (0 rows, 1 panels), each computed by `tile` from its origin, the last
+  // one `extra` longer: across the threads in an scf.forall, each slice
+  // written into its own part of the output, or in an scf.for (the extra
+  // after it) into the whole output. `tile` gets the position in `dest` of
+  // its first row or panel (none: the whole output, at the origin) and the
+  // length.
+  using Tile = llvm::function_ref<Value(OpBuilder &, Value, Value,
+                                        std::optional<int64_t>, int64_t)>;
   auto slices = [&](int64_t dim, int64_t count, int64_t size, int64_t extra,
                     bool shared, Tile tile) -> Value {
     if (!shared) {
@@ -651,58 +697,44 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
       Value t = loop.getResult(0);
       return extra ? tile(b, idx(b, count * size), t, std::nullopt, extra) : t;
     }
-    auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{out},
-        std::nullopt);
-    forall->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
-    OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
-    Value iv = forall.getInductionVar(0);
-    Value origin =
-        size == 1 ? iv : arith::MulIOp::create(body, loc, iv, idx(body, size));
-    Value isLast;
-    OpFoldResult extent = body.getIndexAttr(size);
-    if (extra) {
-      isLast = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::eq, iv,
-                                     idx(body, count - 1));
-      extent = arith::SelectOp::create(body, loc, isLast,
-                                       idx(body, size + extra), idx(body, size))
-                   .getResult();
-    }
-    ArrayRef<int64_t> shape = cast<RankedTensorType>(out.getType()).getShape();
-    SmallVector<OpFoldResult> offsets(shape.size(), body.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, shape);
-    offsets[dim] = origin;
-    sizes[dim] = extent;
-    SmallVector<OpFoldResult> strides(shape.size(), body.getIndexAttr(1));
-    Value part = tensor::ExtractSliceOp::create(
-        body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    Value result;
-    if (!extra) {
-      result = tile(body, origin, part, 0, size);
-    } else {
-      // The last slice then its extra rows, in one iteration: SqueezeNet's
-      // 13 x 13 layers have one row in 169 after the full tiles,
-      // MobileNetV2's 7 x 7 ones one in 49. Alone after the join, they ran
-      // on one thread; as an iteration of their own, they gave one thread
-      // of two a whole tile more than the other.
-      auto last = [&](OpBuilder &b1, Location) {
-        Value t = tile(b1, origin, part, 0, size);
-        Value after = arith::AddIOp::create(b1, loc, origin, idx(b1, size));
-        scf::YieldOp::create(b1, loc, tile(b1, after, t, size, extra));
-      };
-      auto other = [&](OpBuilder &b1, Location) {
-        scf::YieldOp::create(b1, loc, tile(b1, origin, part, 0, size));
-      };
-      result = scf::IfOp::create(body, loc, isLast, last, other).getResult(0);
-    }
-    OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(term, loc, result,
-                                          forall.getRegionIterArgs()[0],
-                                          offsets, sizes, strides);
-    return forall.getResult(0);
+    Value origin, isLast;
+    return forallOver(
+        count,
+        [&](OpBuilder &body, Value iv, SmallVectorImpl<OpFoldResult> &offsets,
+            SmallVectorImpl<OpFoldResult> &sizes) {
+          origin = size == 1
+                       ? iv
+                       : arith::MulIOp::create(body, loc, iv, idx(body, size))
+                             .getResult();
+          offsets[dim] = origin;
+          sizes[dim] = body.getIndexAttr(size);
+          if (extra) {
+            isLast = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::eq,
+                                           iv, idx(body, count - 1));
+            sizes[dim] = extentIf(body, isLast, size + extra, size);
+          }
+        },
+        [&](OpBuilder &body, Value part) -> Value {
+          if (!extra)
+            return tile(body, origin, part, 0, size);
+          // The last slice then its extra rows, in one iteration:
+          // SqueezeNet's 13 x 13 layers have one row in 169 after the full
+          // tiles, MobileNetV2's 7 x 7 ones one in 49. Alone after the
+          // join, they ran on one thread; as an iteration of their own,
+          // they gave one thread of two a whole tile more than the other.
+          return either(
+              body, isLast, size + extra, size, [&](OpBuilder &b1, int64_t n) {
+                Value t = tile(b1, origin, part, 0, size);
+                if (n == size)
+                  return t;
+                Value after =
+                    arith::AddIOp::create(b1, loc, origin, idx(b1, size));
+                return tile(b1, after, t, size, extra);
+              });
+        });
   };
-  // A consumer of rank 4: one row of H per iteration, its W pixel rows in
-  // tiles of mr (and one of the rest), each through every panel.
+  // A consumer of rank 4: the W pixels of each row of H in tiles of mr (and
+  // one of the rest), each through every panel.
   if (hRows) {
     // The tile of n pixels of row h from w0, written at (hAt, wAt) of dest.
     auto tile = [&](OpBuilder &b1, Value h, Value w0, Value dest, Value hAt,
@@ -734,54 +766,33 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
       return loop.getResult(0);
     }
     // Across the threads, one tile per iteration (row h, tile t of the
-    // row): with one row of H each, MobileNetV2's 7 x 7 layers split 4 rows
-    // to 3 between two threads.
-    auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{out},
-        std::nullopt);
-    forall->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
-    OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
-    Value iv = forall.getInductionVar(0);
-    Value h = arith::DivUIOp::create(body, loc, iv, idx(body, perRow));
-    Value t = arith::RemUIOp::create(body, loc, iv, idx(body, perRow));
-    Value w0 = arith::MulIOp::create(body, loc, t, idx(body, mr));
-    Value isTail;
-    OpFoldResult extent = body.getIndexAttr(mr);
-    if (tail) {
-      isTail = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::eq, t,
-                                     idx(body, full));
-      extent = arith::SelectOp::create(body, loc, isTail, idx(body, tail),
-                                       idx(body, mr))
-                   .getResult();
-    }
-    int64_t c = cast<RankedTensorType>(out.getType()).getDimSize(3);
-    SmallVector<OpFoldResult> offsets = {body.getIndexAttr(0), h, w0,
-                                         body.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {body.getIndexAttr(1),
-                                       body.getIndexAttr(1), extent,
-                                       body.getIndexAttr(c)};
-    SmallVector<OpFoldResult> strides(4, body.getIndexAttr(1));
-    Value part = tensor::ExtractSliceOp::create(
-        body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    Value zeroIdx = idx(body, 0);
-    Value result;
-    if (!tail) {
-      result = tile(body, h, w0, part, zeroIdx, zeroIdx, mr);
-    } else {
-      auto branch = [&](int64_t n) {
-        return [&, n](OpBuilder &b1, Location) {
-          scf::YieldOp::create(b1, loc,
-                               tile(b1, h, w0, part, zeroIdx, zeroIdx, n));
-        };
-      };
-      result = scf::IfOp::create(body, loc, isTail, branch(tail), branch(mr))
-                   .getResult(0);
-    }
-    OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(term, loc, result,
-                                          forall.getRegionIterArgs()[0],
-                                          offsets, sizes, strides);
-    return forall.getResult(0);
+    // row), each a [1, 1, mr, C] slice: with one row of H each, MobileNetV2's
+    // 7 x 7 layers split 4 rows to 3 between two threads.
+    Value h, w0, isTail;
+    return forallOver(
+        count,
+        [&](OpBuilder &body, Value iv, SmallVectorImpl<OpFoldResult> &offsets,
+            SmallVectorImpl<OpFoldResult> &sizes) {
+          h = arith::DivUIOp::create(body, loc, iv, idx(body, perRow));
+          Value t = arith::RemUIOp::create(body, loc, iv, idx(body, perRow));
+          w0 = arith::MulIOp::create(body, loc, t, idx(body, mr));
+          offsets[1] = h;
+          offsets[2] = w0;
+          sizes[1] = body.getIndexAttr(1);
+          sizes[2] = body.getIndexAttr(mr);
+          if (tail) {
+            isTail = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::eq,
+                                           t, idx(body, full));
+            sizes[2] = extentIf(body, isTail, tail, mr);
+          }
+        },
+        [&](OpBuilder &body, Value part) -> Value {
+          Value zero = idx(body, 0);
+          auto make = [&](OpBuilder &b1, int64_t n) {
+            return tile(b1, h, w0, part, zero, zero, n);
+          };
+          return tail ? either(body, isTail, tail, mr, make) : make(body, mr);
+        });
   }
   // Panels outermost: the threads share the panel groups, each writing its
   // own columns.
