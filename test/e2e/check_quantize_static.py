@@ -26,7 +26,8 @@ VNNI vpdpbusd), and the errors users can hit.
      entropy (which clip an outlier planted in one sample) give other
      numbers than minmax. On the VNNI kernel too (where the first conv's
      requantization runs on its registers and writes the second's padded
-     input), with the same bits on 1 and 2 threads.
+     input), with the same bits on 1 and 2 threads; and two Gemms, the
+     first's requantization on the kernel's registers into [M, C] rows.
   3. The accuracy budget (--max-accuracy-drop) on the deeper model: a tight
      budget keeps nodes in f32 and holds over the calibration samples; a
      loose one keeps all in int8.
@@ -451,6 +452,41 @@ if HOST_VNNI:
           "(bound 5%)")
     check(np.array_equal(got1, got2),
           "deep VNNI: the same bits on 1 and 2 threads")
+# 2c. Two Gemms, the first with a Relu: its requantization runs on the VNNI
+# kernel's registers into [M, C] rows (the rank-2 path), row tiles split
+# across the threads; within 5% of float64, the same bits on 1 and 2
+# threads.
+if HOST_VNNI:
+    rng_mlp = np.random.default_rng(17)
+    wa = rng_mlp.standard_normal((256, 256)).astype(f32) * 0.08
+    ba = rng_mlp.standard_normal(256).astype(f32) * 0.1
+    wb = rng_mlp.standard_normal((64, 256)).astype(f32) * 0.08
+    d_mlp = small_onnx.save_model(
+        work, "mlp2",
+        [helper.make_node("Gemm", ["x", "wa", "ba"], ["h"], transB=1),
+         helper.make_node("Relu", ["h"], ["r"]),
+         helper.make_node("Gemm", ["r", "wb"], ["y"], transB=1)],
+        [vi("x", [200, 256])], [vi("y", [200, 64])],
+        {"wa": wa, "ba": ba, "wb": wb})
+    cal_mlp = write_samples(
+        os.path.join(work, "mlp2_calib"),
+        [[("x", rng_mlp.standard_normal((200, 256)).astype(f32))]
+         for _ in range(8)])
+    xm = rng_mlp.standard_normal((200, 256)).astype(f32)
+    ref_mlp = (np.maximum(xm.astype(np.float64) @ wa.T + ba, 0) @
+               wb.T.astype(np.float64))
+    so = os.path.join(work, "mlp2_vnni.so")
+    r = compile_model(d_mlp, so, "--quantize=static", "--calibration-data",
+                      cal_mlp, *VNNI_FLAGS)
+    check("2 of 2 MatMul/Gemm/Conv nodes quantized" in r.stderr,
+          "two Gemms: both quantized")
+    (got1,) = small_onnx.run_model(run, d_mlp, so, [("x", xm)])
+    (got2,) = small_onnx.run_model(run, d_mlp, so, [("x", xm)], threads=2)
+    err = rel_l2(got1, ref_mlp)
+    check(err < 0.05, f"two Gemms on VNNI: {err:.2%} from the float64 "
+          "reference (bound 5%)")
+    check(np.array_equal(got1, got2),
+          "two Gemms on VNNI: the same bits on 1 and 2 threads")
 for method in ("percentile", "entropy"):
     if method in deep_outs:
         check(not np.array_equal(deep_outs["minmax"], deep_outs[method]),

@@ -174,8 +174,9 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp op,
 }
 
 /// Static int8's requantization (with its activation): an elementwise
-/// generic over [1, H, W, C] or [M, C], C = P R, that reads the i32 product
-/// through reshapes only, as their one user, and writes int8. The kernel
+/// generic over the product's own [M, P, R] (a Gemm's) or over [1, H, W, C],
+/// C = P R (a convolution's), that reads the i32 product through reshapes
+/// only, as their one user, and writes int8. The kernel
 /// applies its body to each register of accumulators and writes the int8
 /// result, rather than writing the i32 product for a separate pass over it
 /// (MobileNetV2's 112 x 112 expansion to 96 channels wrote 4.8 MB of i32
@@ -183,7 +184,8 @@ std::optional<Epilogue> matchEpilogue(linalg::GenericOp op,
 struct Consumer {
   linalg::GenericOp op;
   /// Per input: the product, a tensor of the consumer's shape (read at the
-  /// same place), a vector along C, or a scalar.
+  /// same place), per-channel values ([C], or [P, R] for a Gemm's), or a
+  /// scalar.
   enum Kind { Product, Full, Channels, Scalar };
   SmallVector<Kind> kinds;
   SmallVector<Operation *> views; // the reshapes from the product to it
@@ -203,9 +205,9 @@ std::optional<Consumer> matchConsumer(linalg::GenericOp op,
   auto user = dyn_cast<linalg::GenericOp>(*v.getUsers().begin());
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!user || !type || !type.hasStaticShape() ||
-      !(type.getRank() == 2 ||
-        (type.getRank() == 4 && type.getDimSize(0) == 1)) ||
-      type.getShape().back() != k.p * k.r ||
+      !(type.getShape() == ArrayRef<int64_t>{k.m, k.p, k.r} ||
+        (type.getRank() == 4 && type.getDimSize(0) == 1 &&
+         type.getShape().back() == k.p * k.r)) ||
       type.getNumElements() != k.m * k.p * k.r || user.getNumDpsInits() != 1 ||
       user->getNumResults() != 1 || !user.hasPureTensorSemantics() ||
       user.getNumParallelLoops() != user.getNumLoops() ||
@@ -226,8 +228,14 @@ std::optional<Consumer> matchConsumer(linalg::GenericOp op,
       c.kinds.push_back(Consumer::Product);
     else if (t && map.isIdentity() && t.getShape() == type.getShape())
       c.kinds.push_back(Consumer::Full);
-    else if (t && t.getRank() == 1 && map.getNumResults() == 1 &&
-             map.getResult(0) == getAffineDimExpr(rank - 1, op.getContext()))
+    else if (t && rank == 4 && t.getRank() == 1 &&
+             map == AffineMap::get(4, 0, getAffineDimExpr(3, op.getContext())))
+      c.kinds.push_back(Consumer::Channels);
+    else if (t && rank == 3 && t.getShape() == type.getShape().drop_front() &&
+             map == AffineMap::get(3, 0,
+                                   {getAffineDimExpr(1, op.getContext()),
+                                    getAffineDimExpr(2, op.getContext())},
+                                   op.getContext()))
       c.kinds.push_back(Consumer::Channels);
     else if (map.getNumResults() == 0 && (!t || t.getRank() == 0))
       c.kinds.push_back(Consumer::Scalar);
@@ -384,10 +392,11 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                                    .getResult());
     });
   }
-  // The consumer's body on 16 lanes of accumulators: column c0 of the
-  // result, at `at` (its full-shape inputs are read there too).
+  // The consumer's body on 16 lanes of accumulators at `at` of its result
+  // (where its full-shape inputs are read too), their per-channel values at
+  // `chan`.
   auto applyConsumer = [&](OpBuilder &b2, Value accVec, ValueRange at,
-                           Value c0) -> Value {
+                           ValueRange chan) -> Value {
     IRMapping map = outside;
     Block *body = consumer->op.getBody();
     for (auto [arg, kind, in] :
@@ -398,8 +407,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
         v = accVec;
       else if (kind != Consumer::Scalar)
         v = vector::TransferReadOp::create(
-            b2, loc, lanes(elt), in,
-            kind == Consumer::Full ? at : ValueRange{c0},
+            b2, loc, lanes(elt), in, kind == Consumer::Full ? at : chan,
             arith::ConstantOp::create(b2, loc, b2.getZeroAttr(elt)),
             ArrayRef<bool>{true});
       map.map(arg, v);
@@ -442,19 +450,21 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
           .getResult();
     };
   };
-  // Through the consumer into its [M, C] result (row m0 at `rowBase` of a
-  // forall's slice), or into [1, H, W, C] at row h, pixels from w0 (in a
-  // forall's slice: at hAt, wAt).
-  auto consumerStore = [&](std::optional<int64_t> rowBase, Value h, Value w0,
-                           Value hAt, Value wAt) -> Store {
-    return [&, rowBase, h, w0, hAt, wAt](OpBuilder &b2, Value v, Value t,
-                                         int64_t row, Value m, int64_t j,
-                                         Value p, int64_t i) -> Value {
-      Value c0 = arith::AddIOp::create(
-          b2, loc, arith::MulIOp::create(b2, loc, p, idx(b2, k.r)),
-          idx(b2, 16 * i));
-      SmallVector<Value> at, to;
+  // Through the consumer into its [M, P, R] result (in a forall's slice:
+  // row m0 at `rowBase`, or panel p0 at 0 with ownPanels), or into
+  // [1, H, W, C] at row h, pixels from w0 (in a forall's slice: at hAt,
+  // wAt).
+  auto consumerStore = [&](std::optional<int64_t> rowBase, bool ownPanels,
+                           Value h, Value w0, Value hAt, Value wAt) -> Store {
+    return [&, rowBase, ownPanels, h, w0, hAt,
+            wAt](OpBuilder &b2, Value v, Value t, int64_t row, Value m,
+                 int64_t j, Value p, int64_t i) -> Value {
+      SmallVector<Value> at, to, chan;
       if (h) {
+        Value c0 = arith::AddIOp::create(
+            b2, loc, arith::MulIOp::create(b2, loc, p, idx(b2, k.r)),
+            idx(b2, 16 * i));
+        chan = {c0};
         auto plus = [&](Value x) -> Value {
           return row ? arith::AddIOp::create(b2, loc, x, idx(b2, row))
                            .getResult()
@@ -463,11 +473,13 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
         at = {idx(b2, 0), h, plus(w0), c0};
         to = {idx(b2, 0), hAt, wAt == w0 ? at[2] : plus(wAt), c0};
       } else {
-        at = {m, c0};
-        to = {rowBase ? idx(b2, *rowBase + row) : m, c0};
+        chan = {p, idx(b2, 16 * i)};
+        at = {m, p, chan[1]};
+        to = {rowBase ? idx(b2, *rowBase + row) : m, ownPanels ? idx(b2, j) : p,
+              chan[1]};
       }
       return vector::TransferWriteOp::create(b2, loc,
-                                             applyConsumer(b2, v, at, c0), t,
+                                             applyConsumer(b2, v, at, chan), t,
                                              to, ArrayRef<bool>{true})
           .getResult();
     };
@@ -581,7 +593,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   auto rowTile = [&](OpBuilder &b1, Value m0, Value dest,
                      std::optional<int64_t> rowBase, int64_t mr) -> Value {
     return panelsOf(b1, m0, dest,
-                    consumer ? consumerStore(rowBase, {}, {}, {}, {})
+                    consumer ? consumerStore(rowBase, false, {}, {}, {}, {})
                              : productStore(rowBase, /*ownPanels=*/false),
                     mr);
   };
@@ -589,19 +601,19 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   // the rows left over.
   auto panelTile = [&](OpBuilder &b1, Value p0, Value dest,
                        bool ownPanels) -> Value {
+    Store store = consumer
+                      ? consumerStore(std::nullopt, ownPanels, {}, {}, {}, {})
+                      : productStore(std::nullopt, ownPanels);
     Value t = scf::ForOp::create(
                   b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
                   ValueRange{dest},
                   [&](OpBuilder &b2, Location, Value m0, ValueRange iter) {
-                    scf::YieldOp::create(
-                        b2, loc,
-                        block(b2, m0, p0, iter[0],
-                              productStore(std::nullopt, ownPanels), mr));
+                    scf::YieldOp::create(b2, loc,
+                                         block(b2, m0, p0, iter[0], store, mr));
                   })
                   .getResult(0);
     if (tail)
-      t = block(b1, idx(b1, full * mr), p0, t,
-                productStore(std::nullopt, ownPanels), tail);
+      t = block(b1, idx(b1, full * mr), p0, t, store, tail);
     return t;
   };
   // Row tiles outermost read all the weights once per row tile, which is
@@ -741,7 +753,8 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                     Value wAt, int64_t n) {
       Value m0 = arith::AddIOp::create(
           b1, loc, arith::MulIOp::create(b1, loc, h, idx(b1, wRows)), w0);
-      return panelsOf(b1, m0, dest, consumerStore({}, h, w0, hAt, wAt), n);
+      return panelsOf(b1, m0, dest, consumerStore({}, false, h, w0, hAt, wAt),
+                      n);
     };
     int64_t perRow = full + (tail ? 1 : 0), count = hRows * perRow;
     if (!parallel || count < 2) {
@@ -796,7 +809,7 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   }
   // Panels outermost: the threads share the panel groups, each writing its
   // own columns.
-  if (panelsOuter && !consumer)
+  if (panelsOuter)
     return slices(
         1, panelGroups, pp, 0, parallel,
         [&](OpBuilder &b1, Value p0, Value dest, std::optional<int64_t> base,

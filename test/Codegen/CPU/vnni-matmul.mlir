@@ -471,3 +471,47 @@ func.func @wide_weights_keep_consumer(%qa: tensor<49x256x4xi8>, %w: tensor<32x25
   } -> tensor<49x1024xi8>
   return %q : tensor<49x1024xi8>
 }
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+#mpr = affine_map<(m, p, r) -> (m, p, r)>
+#pr = affine_map<(m, p, r) -> (p, r)>
+
+// A Gemm's requantization reads the product as it is, [M, P, R], with its
+// per-column values as [P, R]: the kernel writes the int8 result there.
+// CHECK-LABEL: func.func @gemm_requantize_on_registers
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for
+// CHECK-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: vector.transfer_read %{{.+}} : tensor<2x16xf32>, vector<16xf32>
+// CHECK: arith.trunci %{{.+}} : vector<16xi32> to vector<16xi8>
+// CHECK: vector.transfer_write %{{.+}} : vector<16xi8>, tensor<8x2x16xi8>
+// CHECK: } {kiln.overwritten_outs}
+func.func @gemm_requantize_on_registers(%qa: tensor<8x64x4xi8>, %w: tensor<2x64x16x4xi8>, %scale: tensor<2x16xf32>) -> tensor<8x2x16xi8> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x2x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<8x2x16xi32>) -> tensor<8x2x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<8x64x4xi8>, tensor<2x64x16x4xi8>) outs(%z : tensor<8x2x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<8x2x16xi32>
+  %qe = tensor.empty() : tensor<8x2x16xi8>
+  %q = linalg.generic {indexing_maps = [#mpr, #pr, #mpr], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%0, %scale : tensor<8x2x16xi32>, tensor<2x16xf32>) outs(%qe : tensor<8x2x16xi8>) {
+  ^bb0(%v: i32, %s: f32, %o: i8):
+    %f = arith.sitofp %v : i32 to f32
+    %m = arith.mulf %f, %s : f32
+    %i = arith.fptosi %m : f32 to i32
+    %t = arith.trunci %i : i32 to i8
+    linalg.yield %t : i8
+  } -> tensor<8x2x16xi8>
+  return %q : tensor<8x2x16xi8>
+}
