@@ -437,26 +437,30 @@ for method in ("minmax", "percentile", "entropy"):
         bound = 0.05
         check(err < bound, f"deep {method}: {err:.2%} from the float64 "
               f"reference (bound {bound:.0%})")
+def check_vnni_run(label, d, so, inputs, ref):
+    """Runs SO on 1 and 2 threads: within 5% of REF, the same bits."""
+    (got1,) = small_onnx.run_model(run, d, so, inputs)
+    (got2,) = small_onnx.run_model(run, d, so, inputs, threads=2)
+    err = rel_l2(got1, ref)
+    check(err < 0.05, f"{label}: {err:.2%} from the float64 reference "
+          "(bound 5%)")
+    check(np.array_equal(got1, got2),
+          f"{label}: the same bits on 1 and 2 threads")
+
+
 # 2b. The same model on the VNNI kernel: the first convolution's
 # requantization (with its Relu) runs on the kernel's registers, which
 # write the int8 result straight into the second convolution's padded
-# input, one row of H per iteration; on 1 and 2 threads.
+# input, one tile of a row of H per iteration.
+# 2c. Two Gemms, the first with a Relu: its requantization runs on the VNNI
+# kernel's registers into the product's own [M, P, R] layout, row tiles
+# split across the threads.
 if HOST_VNNI:
     so = os.path.join(work, "deep_vnni.so")
     compile_model(d2, so, "--quantize=static", "--calibration-data", cal2,
                   *VNNI_FLAGS)
-    (got1,) = small_onnx.run_model(run, d2, so, [("x", x2)])
-    (got2,) = small_onnx.run_model(run, d2, so, [("x", x2)], threads=2)
-    err = rel_l2(got1, ref2)
-    check(err < 0.05, f"deep VNNI: {err:.2%} from the float64 reference "
-          "(bound 5%)")
-    check(np.array_equal(got1, got2),
-          "deep VNNI: the same bits on 1 and 2 threads")
-# 2c. Two Gemms, the first with a Relu: its requantization runs on the VNNI
-# kernel's registers into [M, C] rows (the rank-2 path), row tiles split
-# across the threads; within 5% of float64, the same bits on 1 and 2
-# threads.
-if HOST_VNNI:
+    check_vnni_run("deep VNNI", d2, so, [("x", x2)], ref2)
+
     rng_mlp = np.random.default_rng(17)
     wa = rng_mlp.standard_normal((256, 256)).astype(f32) * 0.08
     ba = rng_mlp.standard_normal(256).astype(f32) * 0.1
@@ -480,13 +484,7 @@ if HOST_VNNI:
                       cal_mlp, *VNNI_FLAGS)
     check("2 of 2 MatMul/Gemm/Conv nodes quantized" in r.stderr,
           "two Gemms: both quantized")
-    (got1,) = small_onnx.run_model(run, d_mlp, so, [("x", xm)])
-    (got2,) = small_onnx.run_model(run, d_mlp, so, [("x", xm)], threads=2)
-    err = rel_l2(got1, ref_mlp)
-    check(err < 0.05, f"two Gemms on VNNI: {err:.2%} from the float64 "
-          "reference (bound 5%)")
-    check(np.array_equal(got1, got2),
-          "two Gemms on VNNI: the same bits on 1 and 2 threads")
+    check_vnni_run("two Gemms on VNNI", d_mlp, so, [("x", xm)], ref_mlp)
 for method in ("percentile", "entropy"):
     if method in deep_outs:
         check(not np.array_equal(deep_outs["minmax"], deep_outs[method]),

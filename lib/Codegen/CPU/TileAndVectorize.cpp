@@ -558,7 +558,8 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
 /// into a slice of a constant-filled tensor, and that never reads its own
 /// empty init: static int8's unfolded windows (im2col, [N, OH, OW, KH, KW
 /// C]) inserted into the first K columns of the [M, Kp] rows whose K is
-/// padded to a multiple of 64. Lowering builds the unfolding on that slice,
+/// padded for the kernel (to 64 bytes for AMX). Lowering builds the
+/// unfolding on that slice,
 /// but canonicalization gives the generic a fresh empty init (its body
 /// never reads one), and the insert then bufferizes as a serial copy of
 /// every row between two parallel loops: SqueezeNet's 3x3 expansions copied
@@ -857,11 +858,12 @@ void markBorderFills(func::FuncOp func) {
 /// A concatenation is lowered as a chain over one empty tensor E:
 ///   D0 = E; Di = insert_slice(copy(xi into extract_slice(Di-1)), Di-1).
 /// When every xi comes from an elementwise generic that only the copy reads
-/// (int8's dequantizing epilogues), each generic writes straight into its
-/// slice instead and the copies, a pass over the whole result, disappear:
-/// a fresh E goes above the first generic, each slice right before its
-/// generic and each insert right after it. The generics must run in the
-/// order of the concatenation.
+/// (int8's dequantizing epilogues) or from an int8 kernel with its
+/// requantization (a loop marked kOverwrittenOutsAttr), each writes
+/// straight into its slice instead and the copies, a pass over the whole
+/// result, disappear: a fresh E goes above the first producer, each slice
+/// right before its producer and each insert right after it. The producers
+/// must run in the order of the concatenation.
 void writeConcatInPlace(RewriterBase &rewriter, func::FuncOp func) {
   struct Link {
     tensor::ExtractSliceOp slice;
