@@ -515,3 +515,46 @@ func.func @gemm_requantize_on_registers(%qa: tensor<8x64x4xi8>, %w: tensor<2x64x
   } -> tensor<8x2x16xi8>
   return %q : tensor<8x2x16xi8>
 }
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+#nhwc = affine_map<(n, h, w, c) -> (n, h, w, c)>
+#chan = affine_map<(n, h, w, c) -> (c)>
+
+// A bf16 product's consumer that writes bf16 (the bias, the activation and
+// the next layer's rounding) runs on the vdpbf16ps kernel's registers too.
+// BF16-LABEL: func.func @bf16_consumer_on_registers
+// BF16-NOT: linalg.generic
+// BF16: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+// BF16: arith.addf %{{.+}} : vector<16xf32>
+// BF16: %[[R:.+]] = arith.truncf %{{.+}} : vector<16xf32> to vector<16xbf16>
+// BF16: vector.transfer_write %[[R]], %{{.+}} : vector<16xbf16>, tensor<1x2x4x32xbf16>
+// BF16: } {kiln.overwritten_outs}
+func.func @bf16_consumer_on_registers(%qa: tensor<8x32x2xbf16>, %w: tensor<2x32x16x2xbf16>, %bias: tensor<32xf32>) -> tensor<1x2x4x32xbf16> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x2x16xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<8x2x16xf32>) -> tensor<8x2x16xf32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<8x32x2xbf16>, tensor<2x32x16x2xbf16>) outs(%z : tensor<8x2x16xf32>) attrs = {kiln.bf16_matmul} {
+  ^bb0(%a: bf16, %b: bf16, %c: f32):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.extf %b : bf16 to f32
+    %3 = arith.mulf %1, %2 : f32
+    %4 = arith.addf %c, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<8x2x16xf32>
+  %flat = tensor.collapse_shape %0 [[0, 1, 2]] : tensor<8x2x16xf32> into tensor<256xf32>
+  %nhwc = tensor.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 2, 4, 32] : tensor<256xf32> into tensor<1x2x4x32xf32>
+  %re = tensor.empty() : tensor<1x2x4x32xbf16>
+  %r = linalg.generic {indexing_maps = [#nhwc, #chan, #nhwc], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%nhwc, %bias : tensor<1x2x4x32xf32>, tensor<32xf32>) outs(%re : tensor<1x2x4x32xbf16>) {
+  ^bb0(%v: f32, %b: f32, %o: bf16):
+    %s = arith.addf %v, %b : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x2x4x32xbf16>
+  return %r : tensor<1x2x4x32xbf16>
+}
