@@ -485,6 +485,26 @@ OpOperand *overwrittenEmptyInit(Operation *op) {
              : nullptr;
 }
 
+/// Points `insert` at a fresh clone of `fill` made above `producer` (CSE
+/// may share one fill between two pads of the same shape), and starts
+/// `init` (of `producer`) from the slice of that clone the insert writes,
+/// seen through an expand_shape by `groups` when given.
+void startFromInsertedSlice(RewriterBase &rewriter, linalg::FillOp fill,
+                            Operation *producer, OpOperand *init,
+                            tensor::InsertSliceOp insert,
+                            ArrayRef<ReassociationIndices> groups) {
+  Value newFill = cloneFillBefore(rewriter, fill, producer);
+  Value newDest = tensor::ExtractSliceOp::create(
+      rewriter, insert.getLoc(), insert.getSourceType(), newFill,
+      insert.getMixedOffsets(), insert.getMixedSizes(),
+      insert.getMixedStrides());
+  if (!groups.empty())
+    newDest = tensor::ExpandShapeOp::create(
+        rewriter, insert.getLoc(), init->get().getType(), newDest, groups);
+  init->set(newDest);
+  insert.getDestMutable().set(newFill);
+}
+
 /// A padded tensor is built as fill(padded) + copy(x into its interior
 /// slice); when x comes from an elementwise op that only the copy reads
 /// (the activation after a convolution, which then fuses as its epilogue),
@@ -536,18 +556,10 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
     auto fill = constantFillOfEmpty(slice.getSource());
     if (!fill)
       continue;
-    // A fresh padded tensor for this copy alone (CSE may share one between
-    // two pads of the same shape), created above the producer.
-    Value newFill = cloneFillBefore(rewriter, fill, producer);
-    Value newDest = tensor::ExtractSliceOp::create(
-        rewriter, slice.getLoc(), slice.getType(), newFill,
-        slice.getMixedOffsets(), slice.getMixedSizes(), slice.getMixedStrides());
-    if (expand)
-      newDest = tensor::ExpandShapeOp::create(
-          rewriter, expand.getLoc(), expand.getResultType(), newDest,
-          expand.getReassociationIndices(), expand.getMixedOutputShape());
-    init->set(newDest);
-    insert.getDestMutable().set(newFill);
+    // A padded tensor of its own for this copy, its slice the same box.
+    startFromInsertedSlice(rewriter, fill, producer, init, insert,
+                           expand ? expand.getReassociationIndices()
+                                  : SmallVector<ReassociationIndices, 4>());
     rewriter.replaceOp(copy, producer->getResult(0));
     if (expand && expand->use_empty())
       rewriter.eraseOp(expand);
@@ -559,13 +571,13 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
 /// empty init: static int8's unfolded windows (im2col, [N, OH, OW, KH, KW
 /// C]) inserted into the first K columns of the [M, Kp] rows whose K is
 /// padded for the kernel (to 64 bytes for AMX). Lowering builds the
-/// unfolding on that slice,
-/// but canonicalization gives the generic a fresh empty init (its body
-/// never reads one), and the insert then bufferizes as a serial copy of
-/// every row between two parallel loops: SqueezeNet's 3x3 expansions copied
-/// 435 KB at 55 x 55, 3% of its int8 time on one thread and 6% on two. The
-/// op writes into the slice again (seen through the matching expand_shape)
-/// of a fresh clone of the fill, as writeIntoCopyDestination does.
+/// unfolding on that slice, but canonicalization gives the generic a fresh
+/// empty init (its body never reads one), and the insert then bufferizes as
+/// a serial copy of every row between two parallel loops: SqueezeNet's 3x3
+/// expansions copied 435 KB at 55 x 55, 3% of its int8 time on one thread
+/// and 6% on two. The op writes into the slice again (seen through the
+/// matching expand_shape) of a fresh clone of the fill, as
+/// writeIntoCopyDestination does.
 void writeIntoInsertDestination(RewriterBase &rewriter, func::FuncOp func) {
   SmallVector<tensor::InsertSliceOp> inserts;
   func.walk([&](tensor::InsertSliceOp op) { inserts.push_back(op); });
@@ -583,17 +595,9 @@ void writeIntoInsertDestination(RewriterBase &rewriter, func::FuncOp func) {
     auto fill = constantFillOfEmpty(insert.getDest());
     if (!fill)
       continue;
-    Value newFill = cloneFillBefore(rewriter, fill, producer);
-    Value newDest = tensor::ExtractSliceOp::create(
-        rewriter, insert.getLoc(), insert.getSourceType(), newFill,
-        insert.getMixedOffsets(), insert.getMixedSizes(),
-        insert.getMixedStrides());
-    if (collapse)
-      newDest = tensor::ExpandShapeOp::create(
-          rewriter, collapse.getLoc(), collapse.getSrcType(), newDest,
-          collapse.getReassociationIndices());
-    init->set(newDest);
-    insert.getDestMutable().set(newFill);
+    startFromInsertedSlice(rewriter, fill, producer, init, insert,
+                           collapse ? collapse.getReassociationIndices()
+                                    : SmallVector<ReassociationIndices, 4>());
     if (fill->use_empty()) {
       Operation *empty = fill.getOutputs()[0].getDefiningOp();
       rewriter.eraseOp(fill);
