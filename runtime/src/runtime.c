@@ -158,20 +158,31 @@ static int has_feature(const char *name, size_t len) {
 }
 #endif
 
-/* Exposed (hidden visibility) so the runtime unit test can check lists. */
+/* Writes every feature of the comma-separated `list` this CPU lacks into
+ * `missing`, quoted and separated by ", " ('avx512f', 'avx512bw'),
+ * truncated (never overflowed) to `missing_bytes`; returns how many there
+ * are. Exposed (hidden visibility) so the runtime unit test can check lists. */
 KILN_HIDDEN int kiln_internal_missing_feature(const char *list, char *missing,
                                               size_t missing_bytes) {
+  int count = 0;
+  size_t used = 0;
+  if (missing_bytes)
+    missing[0] = '\0';
   const char *p = list;
   while (p && *p) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     if (len && !has_feature(p, len)) {
-      snprintf(missing, missing_bytes, "%.*s", (int)len, p);
-      return 1;
+      if (used < missing_bytes) {
+        int n = snprintf(missing + used, missing_bytes - used, "%s'%.*s'",
+                         count ? ", " : "", (int)len, p);
+        used += n > 0 ? (size_t)n : 0;
+      }
+      ++count;
     }
     p = end ? end + 1 : NULL;
   }
-  return 0;
+  return count;
 }
 
 /* AMX tile data is off for every process until it asks: Linux (5.16+) keeps
@@ -193,11 +204,11 @@ static int request_amx(void) {
 
 kiln_status kiln_check_cpu(void) {
   const kiln_model_info *info = &__kiln_model_info;
-  char missing[64];
+  char missing[160];
   if (kiln_internal_missing_feature(info->required_isa, missing,
                                     sizeof(missing)))
     return fail(thread_message, KILN_UNSUPPORTED_ISA,
-                "this CPU lacks '%s', which model '%s' was compiled for "
+                "this CPU lacks %s, which model '%s' was compiled for "
                 "(cpu %s, features %s); recompile with --mcpu matching this "
                 "machine",
                 missing, info->name, info->cpu, info->required_isa);

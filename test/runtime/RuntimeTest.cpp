@@ -415,16 +415,23 @@ TEST(RuntimeCpu, FeatureLists) {
   EXPECT_EQ(kiln_internal_missing_feature("avx2,notafeature", missing,
                                           sizeof(missing)),
             1);
-  EXPECT_STREQ(missing, "notafeature");
+  EXPECT_STREQ(missing, "'notafeature'");
+  // Every missing feature is named, not only the first.
+  EXPECT_EQ(kiln_internal_missing_feature("nota,avx2,notb", missing,
+                                          sizeof(missing)),
+            2);
+  EXPECT_STREQ(missing, "'nota', 'notb'");
   // Names match whole entries only: a prefix of a real feature is unknown.
   EXPECT_EQ(kiln_internal_missing_feature("avx", missing, sizeof(missing)), 0);
   EXPECT_EQ(kiln_internal_missing_feature("av", missing, sizeof(missing)), 1);
-  EXPECT_STREQ(missing, "av");
-  // The name is truncated, never overflowed, in a short buffer.
+  EXPECT_STREQ(missing, "'av'");
+  // The names are truncated, never overflowed, in a short buffer; the count
+  // stays right.
   char tiny[4];
-  EXPECT_EQ(kiln_internal_missing_feature("notafeature", tiny, sizeof(tiny)),
-            1);
-  EXPECT_STREQ(tiny, "not");
+  EXPECT_EQ(kiln_internal_missing_feature("notafeature,notb", tiny,
+                                          sizeof(tiny)),
+            2);
+  EXPECT_STREQ(tiny, "'no");
 }
 
 TEST(RuntimeCpu, CheckPassesOnThisMachine) {
