@@ -103,10 +103,20 @@ std::string defaultOutput(const std::string &input, EmitKind emit) {
     return base + ".s";
   case EmitKind::Obj:
     return base + ".o";
+  case EmitKind::MemoryPlan:
+    return base + ".memory-plan.json";
   case EmitKind::So:
     break;
   }
   return base + ".so";
+}
+
+/// The value of an option parsed from its text, or kiln.Error naming the
+/// accepted values.
+template <typename T> T parsed(llvm::Expected<T> value) {
+  if (!value)
+    throw Error(llvm::toString(value.takeError()));
+  return *value;
 }
 
 std::string compileModel(py::object onnxPath, py::object output,
@@ -118,15 +128,20 @@ std::string compileModel(py::object onnxPath, py::object output,
     py::handle value = item.second;
     if (key == "emit") {
       std::string emit = toStr(value, key);
-      if (!parseEmitKind(emit, options.emit))
+      llvm::Expected<EmitKind> kind = parseEmitKind(emit);
+      if (!kind) {
+        llvm::consumeError(kind.takeError());
         throw Error("compile(): emit='" + emit +
-                    "' is not one of so, obj, asm, llvm, linalg, kiln, import");
+                    "' is not one of so, obj, asm, llvm, linalg, kiln, import, "
+                    "memory-plan");
+      }
+      options.emit = *kind;
     } else if (key == "mcpu") {
       options.mcpu = toStr(value, key);
     } else if (key == "target") {
-      options.target = toStr(value, key);
+      options.target = parsed(parseTarget(toStr(value, key)));
     } else if (key == "gpu_arch") {
-      options.gpuArch = toStr(value, key);
+      options.gpuArch = parsed(parseGpuArch(toStr(value, key)));
     } else if (key == "mattr") {
       options.mattr = toStr(value, key);
     } else if (key == "opt_level") {
@@ -149,20 +164,25 @@ std::string compileModel(py::object onnxPath, py::object output,
       }
     } else if (key == "timing") {
       options.timing = toBool(value);
+    } else if (key == "remarks") {
+      options.remarks = toBool(value);
     } else if (key == "verify_each") {
       options.verifyEach = toBool(value);
     } else if (key == "quantize") {
-      options.quantize = value.is_none() ? "none" : toStr(value, key);
+      options.quantize = parsed(
+          parseQuantization(value.is_none() ? "none" : toStr(value, key)));
     } else if (key == "calibration_data") {
       options.calibrationData = toPath(value, "calibration_data");
     } else if (key == "calibration") {
-      options.calibrationMethod = toStr(value, key);
+      options.calibrationMethod =
+          parsed(parseCalibrationMethod(toStr(value, key)));
     } else if (key == "calibration_percentile") {
       options.calibrationPercentile = py::cast<double>(value);
     } else if (key == "max_accuracy_drop") {
       options.maxAccuracyDrop = py::cast<double>(value);
     } else if (key == "precision") {
-      options.precision = value.is_none() ? "fp32" : toStr(value, key);
+      options.precision = parsed(
+          parsePrecision(value.is_none() ? "fp32" : toStr(value, key)));
     } else if (key == "keep_fp32") {
       if (py::isinstance<py::str>(value))
         throw py::type_error("compile(): keep_fp32 must be a list of node "
@@ -174,7 +194,7 @@ std::string compileModel(py::object onnxPath, py::object output,
                            key +
                            "' (options: emit, target, gpu_arch, mcpu, mattr, "
                            "opt_level, name, input_shapes, batch_sizes, "
-                           "timing, verify_each, quantize, calibration_data, "
+                           "timing, remarks, verify_each, quantize, calibration_data, "
                            "calibration, calibration_percentile, "
                            "max_accuracy_drop, precision, keep_fp32)");
     }
@@ -184,7 +204,7 @@ std::string compileModel(py::object onnxPath, py::object output,
                            : toPath(output, "output");
 
   std::string failure;
-  std::vector<std::string> notes;
+  std::vector<std::string> notes, remarks;
   {
     py::gil_scoped_release noGil;
     // One compile at a time per process: the pipeline may touch LLVM's
@@ -195,8 +215,10 @@ std::string compileModel(py::object onnxPath, py::object output,
     llvm::Expected<CompileResult> result = kiln::compile(options);
     if (!result)
       failure = llvm::toString(result.takeError());
-    else
+    else {
       notes = result->notes;
+      remarks = result->remarks;
+    }
   }
   if (!failure.empty())
     throw Error(failure);
@@ -205,6 +227,8 @@ std::string compileModel(py::object onnxPath, py::object output,
   py::object stderr_ = py::module_::import("sys").attr("stderr");
   for (const std::string &note : notes)
     stderr_.attr("write")("kiln: note: " + note + "\n");
+  for (const std::string &remark : remarks)
+    stderr_.attr("write")("kiln: remark: " + remark + "\n");
   return options.outputPath;
 }
 
@@ -222,7 +246,8 @@ Compiles an ONNX model ahead of time and returns the path written.
 writes OUT.h and OUT.json beside it.
 
 Options:
-  emit         "so" (default), "obj", "asm", "llvm", "linalg", "kiln", "import"
+  emit         "so" (default), "obj", "asm", "llvm", "linalg", "kiln",
+               "import", "memory-plan"
   target       "cpu" (default) or "cuda" (NVIDIA GPU kernels; see docs/gpu.md)
   gpu_arch     "sm_80" (default) or "sm_90", with target="cuda"
   mcpu         LLVM CPU name, e.g. "skylake-avx512"; default: this machine
@@ -232,6 +257,8 @@ Options:
   input_shapes {input name: shape tuple} fixing symbolic dimensions
   batch_sizes  e.g. (1, 4, 8): batch-size variants in one .so
   timing       print per-phase wall times to stderr
+  remarks      print to stderr every op code generation left off its fast
+               path, and why
   verify_each  run the MLIR verifier after every pass
   quantize     "none" (default); "dynamic": int8 weights and run-time
                quantized activations for MatMul/Gemm with constant weights

@@ -1,9 +1,8 @@
 //===- Report.cpp - memory plan JSON and the HTML compile report -*- C++ -*-===//
 #include "Report.h"
 
-#include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
-#include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

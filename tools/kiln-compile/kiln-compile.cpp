@@ -1,4 +1,5 @@
 //===- kiln-compile.cpp - ONNX model to a standalone model.so ---*- C++ -*-===//
+#include "kiln/Codegen/Common/Remarks.h"
 #include "kiln/Pipeline/Pipeline.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -115,9 +116,15 @@ static cl::list<std::string> keepFp32(
     cl::value_desc("NODE,..."), cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
                             cl::cat(category));
+static cl::opt<bool> remarks(
+    "remarks",
+    cl::desc("List every op that code generation left off its fast path, "
+             "and why (a slow model explained without a debugger)"),
+    cl::cat(category));
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  mlir::kiln::registerDebugOnlyOption();
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter(
       [](raw_ostream &os) { os << mlir::kiln::versionString() << "\n"; });
@@ -130,27 +137,43 @@ int main(int argc, char **argv) {
   };
   mlir::kiln::CompileOptions options;
   options.inputPath = inputPath;
-  if (!mlir::kiln::parseEmitKind(emit, options.emit))
+  if (auto kind = mlir::kiln::parseEmitKind(emit)) {
+    options.emit = *kind;
+  } else {
+    consumeError(kind.takeError());
     return fail("unknown --emit=" + emit +
                 "; use import, kiln, linalg, llvm, asm, obj, so or "
                 "memory-plan");
+  }
   if (optLevel < '0' || optLevel > '3')
     return fail(Twine("unknown optimization level -O") + Twine((char)optLevel) +
                 "; use -O0 to -O3");
   options.optLevel = optLevel - '0';
   options.mcpu = mcpu;
   options.mattr = mattr;
-  options.target = target;
-  options.gpuArch = gpuArch;
+  // Each enum option is parsed once here; the error names what is accepted.
+  auto parsed = [&](auto value, auto &into) -> bool {
+    if (!value) {
+      fail(toString(value.takeError()));
+      return false;
+    }
+    into = *value;
+    return true;
+  };
+  if (!parsed(mlir::kiln::parseTarget(target), options.target) ||
+      !parsed(mlir::kiln::parseGpuArch(gpuArch), options.gpuArch) ||
+      !parsed(mlir::kiln::parseQuantization(quantize), options.quantize) ||
+      !parsed(mlir::kiln::parseCalibrationMethod(calibration),
+              options.calibrationMethod) ||
+      !parsed(mlir::kiln::parsePrecision(precision), options.precision))
+    return 1;
   options.name = name;
   options.timing = timing;
+  options.remarks = remarks;
   options.reportDir = reportDir;
-  options.quantize = quantize;
   options.calibrationData = calibrationData;
-  options.calibrationMethod = calibration;
   options.calibrationPercentile = calibrationPercentile;
   options.maxAccuracyDrop = maxAccuracyDrop;
-  options.precision = precision;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   for (const std::string &spec : inputShapes) {
     StringRef s(spec), inputName, dims;
@@ -243,5 +266,10 @@ int main(int argc, char **argv) {
   }
   for (const std::string &note : result->notes)
     WithColor::note(errs(), "kiln-compile") << note << "\n";
+  for (const std::string &remark : result->remarks)
+    WithColor::remark(errs(), "kiln-compile") << remark << "\n";
+  if (remarks && result->remarks.empty())
+    WithColor::remark(errs(), "kiln-compile")
+        << "every op took its fast path\n";
   return 0;
 }

@@ -1,5 +1,7 @@
 //===- kiln-opt.cpp - mlir-opt with Kiln's dialects and passes --*- C++ -*-===//
 #include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Codegen/Common/Passes.h"
+#include "kiln/Codegen/Common/Remarks.h"
 #include "kiln/Codegen/GPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
@@ -22,8 +24,11 @@ int main(int argc, char **argv) {
   registry.insert<mlir::kiln::KilnDialect, mlir::kiln::onnx::OnnxDialect>();
   mlir::kiln::registerKilnPasses();
   mlir::kiln::registerKilnConversionPasses();
+  mlir::kiln::registerKilnCodegenCommonPasses();
   mlir::kiln::registerKilnCPUPasses();
+  mlir::kiln::registerKilnCPUPassPipelines();
   mlir::kiln::registerKilnGPUPasses();
+  mlir::kiln::registerDebugOnlyOption();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
 }

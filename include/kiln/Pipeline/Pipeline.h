@@ -8,6 +8,7 @@
 #ifndef KILN_PIPELINE_PIPELINE_H
 #define KILN_PIPELINE_PIPELINE_H
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -21,8 +22,34 @@ namespace mlir::kiln {
 /// file. `MemoryPlan` writes the arena plan as JSON.
 enum class EmitKind { Import, Kiln, Linalg, LLVM, Asm, Obj, So, MemoryPlan };
 
-/// Parses "import", "kiln", ... ; false for an unknown name.
-bool parseEmitKind(const std::string &name, EmitKind &out);
+/// What the model runs on: the host CPU's kind (x86-64 with AVX-512 or AVX2),
+/// NVIDIA GPU kernels, or those kernels as host loops (to test the GPU
+/// mapping without a GPU, docs/gpu.md).
+enum class Target { Cpu, Cuda, CudaEmulated };
+enum class GpuArch { Sm80, Sm90 };
+/// --quantize: f32 as imported, int8 MatMul/Gemm with run-time quantized
+/// activations, or int8 MatMul/Gemm/Conv with calibrated scales.
+enum class Quantization { None, Dynamic, Static };
+/// --precision of the MatMul/Gemm/Conv nodes: as imported, bf16 or fp16
+/// operands with f32 sums.
+enum class Precision { Fp32, Bf16, Fp16 };
+/// --calibration: how static int8 picks each activation's range.
+enum class CalibrationMethod { MinMax, Percentile, Entropy };
+
+/// Each parses the spelling the CLI and Python use ("cpu", "sm_80",
+/// "dynamic", "bf16", "minmax", ...); the error names the accepted values.
+llvm::Expected<EmitKind> parseEmitKind(llvm::StringRef name);
+llvm::Expected<Target> parseTarget(llvm::StringRef name);
+llvm::Expected<GpuArch> parseGpuArch(llvm::StringRef name);
+llvm::Expected<Quantization> parseQuantization(llvm::StringRef name);
+llvm::Expected<Precision> parsePrecision(llvm::StringRef name);
+llvm::Expected<CalibrationMethod> parseCalibrationMethod(llvm::StringRef name);
+/// The spellings back ("sm_80", "static", ...).
+llvm::StringRef toString(Target target);
+llvm::StringRef toString(GpuArch arch);
+llvm::StringRef toString(Quantization mode);
+llvm::StringRef toString(Precision precision);
+llvm::StringRef toString(CalibrationMethod method);
 
 struct CompileOptions {
   std::string inputPath;   ///< model.onnx (binary) or *.onnxtxt (text proto)
@@ -42,54 +69,48 @@ struct CompileOptions {
   /// Write DIR/report.html (arena over time, lower bound, phase times).
   std::string reportDir;
   bool verifyEach = false; ///< run the verifier after every pass
-  /// "" or "none": f32 as imported; "dynamic": MatMul/Gemm with constant
-  /// weights get int8 weights and run-time quantized activations
-  /// (docs/quantization.md); needs a target with avx512vnni. "static":
-  /// MatMul/Gemm and convolutions get int8 weights and activations with
-  /// scales calibrated on `calibrationData` (AMX int8 where the target has
-  /// it, else VNNI).
-  std::string quantize;
-  /// --quantize=static (and --max-accuracy-drop in every mode): a folder of
-  /// input_<i>.pb files, or of subfolders (test_data_set_<n>) that hold
+  /// Dynamic: MatMul/Gemm with constant weights get int8 weights and run-time
+  /// quantized activations (docs/quantization.md); needs a target with
+  /// avx512vnni. Static: MatMul/Gemm and convolutions get int8 weights and
+  /// activations with scales calibrated on `calibrationData` (AMX int8 where
+  /// the target has it, else VNNI).
+  Quantization quantize = Quantization::None;
+  /// Quantization::Static (and --max-accuracy-drop in every mode): a folder
+  /// of input_<i>.pb files, or of subfolders (test_data_set_<n>) that hold
   /// them, one sample each, or a .npz.
   std::string calibrationData;
-  /// --quantize=static: "minmax", "percentile" or "entropy".
-  std::string calibrationMethod = "minmax";
+  CalibrationMethod calibrationMethod = CalibrationMethod::MinMax;
   double calibrationPercentile = 99.99;
-  /// --quantize=static|dynamic or --precision=bf16|fp16: the largest
-  /// accuracy drop allowed against f32 on the calibration samples (0 = no
-  /// search): relative L2 error of every output and, for a classifier, the
-  /// top-1 disagreement. The most sensitive nodes stay f32 until it holds.
+  /// With a quantization or a reduced precision: the largest accuracy drop
+  /// allowed against f32 on the calibration samples (0 = no search):
+  /// relative L2 error of every output and, for a classifier, the top-1
+  /// disagreement. The most sensitive nodes stay f32 until it holds.
   double maxAccuracyDrop = 0;
-  /// Internal (the calibration compile): return the input of every node
-  /// static int8 would convert as extra outputs (kiln.observe:<i>); with
-  /// observeAllProducts, of every f32 MatMul/Gemm/Conv.
-  bool observeQuantInputs = false;
-  bool observeAllProducts = false;
-  /// Internal (the budget search's trial compiles): calibrated ranges to use
-  /// instead of calibrating again.
-  std::vector<std::pair<float, float>> activationRanges;
-  /// "" or "fp32": as imported; "bf16": MatMul/Gemm with constant weights
-  /// run on AMX tiles with bf16 weights and activations and f32 accumulation
-  /// (docs/quantization.md); needs a target with amx-bf16.
-  std::string precision;
-  /// ONNX node names that --precision=bf16 and --quantize=dynamic leave in
-  /// f32 (e.g. a sensitive first or last layer).
+  /// Bf16: MatMul/Gemm/Conv with constant weights on AMX tiles (or
+  /// AVX512-BF16's vdpbf16ps) with bf16 operands and f32 sums; Fp16: fp16
+  /// operands and weights, f32 sums (docs/quantization.md).
+  Precision precision = Precision::Fp32;
+  /// ONNX node names that a reduced precision or quantization leaves in f32
+  /// (e.g. a sensitive first or last layer).
   std::vector<std::string> keepFp32;
-  /// "cpu", or "cuda": the graph runs as NVIDIA GPU kernels (PTX for
-  /// `gpuArch`, loaded by the model's runtime through the CUDA driver).
-  std::string target = "cpu";
-  std::string gpuArch = "sm_80"; ///< sm_80 or sm_90
+  /// Cuda: the graph runs as NVIDIA GPU kernels (PTX for `gpuArch`, loaded
+  /// by the model's runtime through the CUDA driver).
+  Target target = Target::Cpu;
+  GpuArch gpuArch = GpuArch::Sm80;
+  /// Report every op that code generation left off its fast path, and why,
+  /// as notes of the result (kiln-compile --remarks).
+  bool remarks = false;
 };
 
 /// What a successful compile wrote.
 struct CompileResult {
   std::vector<std::string> files;
-  /// With observeQuantInputs: the node name of each observed input.
-  std::vector<std::string> observedNodes;
   /// Things the user may want to know that are not errors, e.g. which
   /// matmuls --quantize=dynamic left in f32 and why.
   std::vector<std::string> notes;
+  /// With `remarks`: each op code generation left off its fast path, as
+  /// "node 'n' (op): what was skipped: why".
+  std::vector<std::string> remarks;
   /// The note saying that the asked reduced precision needs a feature the
   /// target lacks and the model was compiled in f32; empty when it was not.
   std::string f32Fallback;

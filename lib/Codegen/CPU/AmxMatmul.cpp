@@ -30,7 +30,7 @@
 //
 // A product whose only reader is an elementwise generic marked
 // kiln.amx_epilogue (the dequantization or bias, activation, and the next
-// product's quantization or bf16 rounding; tile-and-vectorize marks it and
+// product's quantization or bf16 rounding; kiln-cpu-mark-amx-epilogues marks it and
 // moves the product next to it) applies it to each block instead: blocks
 // then span up to 16 panels, their accumulators go a pair of panels at a
 // time to a scratch buffer on the stack (one per thread, at most 32 KiB,
@@ -48,9 +48,9 @@
 // and runs out of registers when several kernels share one.
 //
 //===----------------------------------------------------------------------===//
-#include "ChannelInvariance.h"
+#include "kiln/Codegen/Common/ChannelInvariance.h"
 #include "kiln/Codegen/CPU/Passes.h"
-#include "kiln/Conversion/Passes.h"
+#include "Utils.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/IR/IRMapping.h"
@@ -441,248 +441,312 @@ bool overlapRows(const TileProduct &k) {
   return true;
 }
 
-/// Emits the loops of the product at `b`'s insertion point; `kernel(b,
-/// emit)` places the loops of one group of blocks (all with the same tile
-/// shapes): `emit(b, rows, weights, out)` builds them on those buffers.
+/// Emits the loops of one group of blocks (all with the same tile shapes) on
+/// the buffers it is given: `emit(b, rows, weights, out, epilogueOperands)`.
 using EmitGroup =
     function_ref<void(OpBuilder &, Value, Value, Value, ValueRange)>;
-void emitKernel(OpBuilder &b, Location loc, const TileProduct &k,
-                function_ref<void(OpBuilder &, EmitGroup)> kernel) {
-  // A row of a tile is 64 bytes: 32 bf16 or 64 int8, 16 groups of k. The
-  // loop over K takes 16 groups at a time; a K of fewer groups, one step of
-  // all of them (A tiles of narrower rows, B tiles of fewer rows).
-  Type elt = k.int8() ? Type(b.getI8Type()) : Type(b.getBF16Type());
-  Type accElt = k.int8() ? Type(b.getI32Type()) : Type(b.getF32Type());
-  int64_t rowElems = 16 * k.group;
-  int64_t kStep = std::min<int64_t>(k.k2, 16);
-  auto bType = amx::TileType::get({kStep, rowElems}, elt);
 
-  // One block: rows m0 .. (tiles of `tileRows` rows), panels p0 .. p0 + np.
-  auto block = [&](OpBuilder &b, const TileProduct &k, Value bt, Value m0,
-                   ArrayRef<int64_t> tileRows, Value p0, int64_t np,
-                   Value scratch) {
-    // Indices, with the batch first when there is one.
-    auto at = [&](std::initializer_list<Value> rest) {
-      SmallVector<Value> v;
-      if (bt)
-        v.push_back(bt);
-      v.append(rest.begin(), rest.end());
-      return v;
-    };
-    auto cst = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    Value rowStride = cst(k.rowStride), weightStride = cst(rowElems),
-          outStride = cst(k.outStride), zero = cst(0);
-    SmallVector<Value> mi, pj;
-    for (size_t i = 0; i < tileRows.size(); ++i)
-      mi.push_back(
-          i ? arith::AddIOp::create(b, loc, m0, cst(16 * i)).getResult() : m0);
-    for (int64_t j = 0; j < np; ++j)
-      pj.push_back(j ? arith::AddIOp::create(b, loc, p0, cst(j)).getResult()
-                     : p0);
-    // The accumulators of panels j0 .. j0 + nj (at most two: with two A
-    // tiles and two B tiles, four accumulators fill the 8 tile registers),
-    // index i * nj + j.
-    auto product = [&](int64_t j0, int64_t nj) {
-      SmallVector<Value> init;
-      SmallVector<amx::TileType> accTypes;
-      for (int64_t rows : tileRows)
-        for (int64_t j = 0; j < nj; ++j) {
-          accTypes.push_back(amx::TileType::get({rows, 16}, accElt));
-          init.push_back(amx::TileZeroOp::create(b, loc, accTypes.back()));
-        }
-      auto loop = scf::ForOp::create(
-          b, loc, zero, cst(k.k2), cst(kStep), init,
-          [&](OpBuilder &b, Location, Value k2, ValueRange accs) {
-            SmallVector<Value> a, w, next;
-            for (auto [i, rows] : llvm::enumerate(tileRows))
-              a.push_back(amx::TileLoadOp::create(
-                  b, loc, amx::TileType::get({rows, kStep * k.group}, elt),
-                  k.rows, at({mi[i], k2, zero}), rowStride));
-            for (int64_t j = 0; j < nj; ++j)
-              w.push_back(amx::TileLoadOp::create(
-                  b, loc, bType, k.weights, at({pj[j0 + j], k2, zero, zero}),
-                  weightStride));
-            for (size_t i = 0; i < tileRows.size(); ++i)
-              for (int64_t j = 0; j < nj; ++j)
-                next.push_back(
-                    k.int8()
-                        // u8 rows times s8 weights: tdpbusd.
-                        ? amx::TileMulIOp::create(b, loc, accTypes[i * nj + j],
-                                                  a[i], w[j], accs[i * nj + j],
-                                                  /*isZextLhs=*/true,
-                                                  /*isZextRhs=*/false)
-                              .getResult()
-                        : amx::TileMulFOp::create(b, loc, accTypes[i * nj + j],
-                                                  a[i], w[j], accs[i * nj + j])
-                              .getResult());
-            scf::YieldOp::create(b, loc, next);
-          });
-      return loop.getResults();
-    };
-    if (!k.epilogue) {
-      ValueRange accs = product(0, np);
-      for (size_t i = 0; i < tileRows.size(); ++i)
-        for (int64_t j = 0; j < np; ++j)
-          amx::TileStoreOp::create(b, loc, k.out, at({mi[i], pj[j], zero}),
-                                   accs[i * np + j], outStride);
-      return;
+/// Panels in a block: `count` blocks of `panels` panels from `start`.
+struct PanelGroup {
+  int64_t start, count, panels;
+};
+
+/// The indices one block computes with, made once at its start.
+struct BlockIndices {
+  Value batch; ///< the batch index, or null
+  Value rowStride, weightStride, outStride, zero;
+  SmallVector<Value> mi; ///< first row of each A tile
+  SmallVector<Value> pj; ///< each panel of the block
+  /// Indices into a batched operand: the batch first when there is one.
+  SmallVector<Value> at(std::initializer_list<Value> rest) const {
+    SmallVector<Value> v;
+    if (batch)
+      v.push_back(batch);
+    v.append(rest.begin(), rest.end());
+    return v;
+  }
+};
+
+/// The AMX kernel of one product, in named steps: the groups of blocks
+/// (rowGroups, panelGroups), the loop over one group's blocks, shared by
+/// the threads when the group is worth a fork-join (emitGroup), one block's
+/// k loop of tile loads and products (accumulate), and its stores or fused
+/// epilogue (emitBlock).
+class AmxKernel {
+public:
+  AmxKernel(OpBuilder &b, Location loc, const TileProduct &k) : loc(loc), k(k) {
+    // A row of a tile is 64 bytes: 32 bf16 or 64 int8, 16 groups of k. The
+    // loop over K takes 16 groups at a time; a K of fewer groups, one step
+    // of all of them (A tiles of narrower rows, B tiles of fewer rows).
+    elt = k.int8() ? Type(b.getI8Type()) : Type(b.getBF16Type());
+    accElt = k.int8() ? Type(b.getI32Type()) : Type(b.getF32Type());
+    rowElems = 16 * k.group;
+    kStep = std::min<int64_t>(k.k2, 16);
+    bType = amx::TileType::get({kStep, rowElems}, elt);
+  }
+
+  /// Emits the loops of the product at `b`'s insertion point; `kernel(b,
+  /// emit)` places the loops of one group of blocks: `emit(b, rows, weights,
+  /// out)` builds them on those buffers.
+  void emit(OpBuilder &b, function_ref<void(OpBuilder &, EmitGroup)> kernel);
+
+private:
+  SmallVector<PanelGroup> panelGroups() const;
+  void emitGroup(OpBuilder &b, const RowGroup &rg, const PanelGroup &pg,
+                 Value rows, Value weights, Value out,
+                 ValueRange epilogueOperands);
+  void emitBlock(OpBuilder &b, const TileProduct &k, Value bt, Value m0,
+                 ArrayRef<int64_t> tileRows, Value p0, int64_t np,
+                 Value scratch);
+  ValueRange accumulate(OpBuilder &b, const TileProduct &k,
+                        const BlockIndices &ix, ArrayRef<int64_t> tileRows,
+                        int64_t j0, int64_t nj);
+  void applyEpilogue(OpBuilder &b, const TileProduct &k,
+                     const BlockIndices &ix, ArrayRef<int64_t> tileRows,
+                     Value m0, int64_t np, Value scratch);
+  Value cst(OpBuilder &b, int64_t v) const {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+
+  Location loc;
+  const TileProduct &k;
+  Type elt, accElt;
+  int64_t rowElems = 0, kStep = 0;
+  amx::TileType bType;
+};
+
+ValueRange AmxKernel::accumulate(OpBuilder &b, const TileProduct &k,
+                                 const BlockIndices &ix,
+                                 ArrayRef<int64_t> tileRows, int64_t j0,
+                                 int64_t nj) {
+  // The accumulators of panels j0 .. j0 + nj (at most two: with two A tiles
+  // and two B tiles, four accumulators fill the 8 tile registers), index
+  // i * nj + j.
+  SmallVector<Value> init;
+  SmallVector<amx::TileType> accTypes;
+  for (int64_t rows : tileRows)
+    for (int64_t j = 0; j < nj; ++j) {
+      accTypes.push_back(amx::TileType::get({rows, 16}, accElt));
+      init.push_back(amx::TileZeroOp::create(b, loc, accTypes.back()));
     }
-    // The block's accumulators, a pair of panels at a time (the next pair's
-    // products overlap the stores of the last), go to `scratch` (at most
-    // 32 KiB, in L1); the epilogue then runs on each of its rows.
-    int64_t rows = 0;
-    for (int64_t r : tileRows)
-      rows += r;
-    Value scratchStride = cst(np * 16);
-    for (int64_t j0 = 0; j0 < np; j0 += 2) {
-      int64_t nj = std::min<int64_t>(2, np - j0);
-      ValueRange accs = product(j0, nj);
-      for (size_t i = 0; i < tileRows.size(); ++i)
+  auto loop = scf::ForOp::create(
+      b, loc, ix.zero, cst(b, k.k2), cst(b, kStep), init,
+      [&](OpBuilder &b, Location, Value k2, ValueRange accs) {
+        SmallVector<Value> a, w, next;
+        for (auto [i, rows] : llvm::enumerate(tileRows))
+          a.push_back(amx::TileLoadOp::create(
+              b, loc, amx::TileType::get({rows, kStep * k.group}, elt), k.rows,
+              ix.at({ix.mi[i], k2, ix.zero}), ix.rowStride));
         for (int64_t j = 0; j < nj; ++j)
-          amx::TileStoreOp::create(b, loc, scratch,
-                                   ValueRange{cst(16 * i), cst(16 * (j0 + j))},
-                                   accs[i * nj + j], scratchStride);
-    }
-    // What does not change with the row (per-channel scales, bias) once.
-    SmallVector<IRMapping> invariant(np);
-    SmallVector<Value> channels;
-    for (int64_t j = 0; j < np; ++j) {
-      channels.push_back(arith::MulIOp::create(b, loc, pj[j], cst(16)));
-      emitEpilogue(b, loc, k, std::nullopt, channels[j], Value(),
-                   invariant[j]);
-    }
-    scf::ForOp::create(
-        b, loc, zero, cst(rows), cst(1), ValueRange{},
-        [&](OpBuilder &b, Location, Value r, ValueRange) {
-          SmallVector<Value> row =
-              rowIndices(b, loc, k, arith::AddIOp::create(b, loc, m0, r));
-          for (int64_t j = 0; j < np; ++j) {
-            SmallVector<Value> at = {r, cst(16 * j)};
-            Value acc = vector::LoadOp::create(
-                b, loc, VectorType::get({16}, accElt), scratch, ValueRange(at));
-            emitEpilogue(b, loc, k, ArrayRef<Value>(row), channels[j], acc,
-                         invariant[j]);
-          }
-          scf::YieldOp::create(b, loc);
-        });
-  };
+          w.push_back(amx::TileLoadOp::create(
+              b, loc, bType, k.weights,
+              ix.at({ix.pj[j0 + j], k2, ix.zero, ix.zero}), ix.weightStride));
+        for (size_t i = 0; i < tileRows.size(); ++i)
+          for (int64_t j = 0; j < nj; ++j)
+            next.push_back(
+                k.int8()
+                    // u8 rows times s8 weights: tdpbusd.
+                    ? amx::TileMulIOp::create(b, loc, accTypes[i * nj + j],
+                                              a[i], w[j], accs[i * nj + j],
+                                              /*isZextLhs=*/true,
+                                              /*isZextRhs=*/false)
+                          .getResult()
+                    : amx::TileMulFOp::create(b, loc, accTypes[i * nj + j],
+                                              a[i], w[j], accs[i * nj + j])
+                          .getResult());
+        scf::YieldOp::create(b, loc, next);
+      });
+  return loop.getResults();
+}
 
-  // Panels in pairs, then an odd last one alone. A fused epilogue takes
-  // up to 16 panels per block (the most that divides P), so that the
-  // epilogue waits for the accumulators once per 32 rows of 256 channels
-  // rather than once per pair.
-  struct PanelGroup {
-    int64_t start, count, panels;
-  };
-  SmallVector<PanelGroup> panelGroups;
+/// The block's accumulators, a pair of panels at a time (the next pair's
+/// products overlap the stores of the last), go to `scratch` (at most 32
+/// KiB, in L1); the epilogue then runs on each of its rows.
+void AmxKernel::applyEpilogue(OpBuilder &b, const TileProduct &k,
+                              const BlockIndices &ix,
+                              ArrayRef<int64_t> tileRows, Value m0, int64_t np,
+                              Value scratch) {
+  int64_t rows = 0;
+  for (int64_t r : tileRows)
+    rows += r;
+  Value scratchStride = cst(b, np * 16);
+  for (int64_t j0 = 0; j0 < np; j0 += 2) {
+    int64_t nj = std::min<int64_t>(2, np - j0);
+    ValueRange accs = accumulate(b, k, ix, tileRows, j0, nj);
+    for (size_t i = 0; i < tileRows.size(); ++i)
+      for (int64_t j = 0; j < nj; ++j)
+        amx::TileStoreOp::create(
+            b, loc, scratch, ValueRange{cst(b, 16 * i), cst(b, 16 * (j0 + j))},
+            accs[i * nj + j], scratchStride);
+  }
+  // What does not change with the row (per-channel scales, bias) once.
+  SmallVector<IRMapping> invariant(np);
+  SmallVector<Value> channels;
+  for (int64_t j = 0; j < np; ++j) {
+    channels.push_back(arith::MulIOp::create(b, loc, ix.pj[j], cst(b, 16)));
+    emitEpilogue(b, loc, k, std::nullopt, channels[j], Value(), invariant[j]);
+  }
+  OpBuilder &outer = b;
+  scf::ForOp::create(
+      b, loc, ix.zero, cst(b, rows), cst(b, 1), ValueRange{},
+      [&](OpBuilder &b, Location, Value r, ValueRange) {
+        SmallVector<Value> row =
+            rowIndices(b, loc, k, arith::AddIOp::create(b, loc, m0, r));
+        for (int64_t j = 0; j < np; ++j) {
+          // The column constants go ahead of the loop (`outer`).
+          SmallVector<Value> at = {r, cst(outer, 16 * j)};
+          Value acc = vector::LoadOp::create(
+              b, loc, VectorType::get({16}, accElt), scratch, ValueRange(at));
+          emitEpilogue(b, loc, k, ArrayRef<Value>(row), channels[j], acc,
+                       invariant[j]);
+        }
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+/// One block: rows m0 .. (tiles of `tileRows` rows), panels p0 .. p0 + np.
+void AmxKernel::emitBlock(OpBuilder &b, const TileProduct &k, Value bt,
+                          Value m0, ArrayRef<int64_t> tileRows, Value p0,
+                          int64_t np, Value scratch) {
+  BlockIndices ix;
+  ix.batch = bt;
+  ix.rowStride = cst(b, k.rowStride);
+  ix.weightStride = cst(b, rowElems);
+  ix.outStride = cst(b, k.outStride);
+  ix.zero = cst(b, 0);
+  for (size_t i = 0; i < tileRows.size(); ++i)
+    ix.mi.push_back(
+        i ? arith::AddIOp::create(b, loc, m0, cst(b, 16 * i)).getResult()
+          : m0);
+  for (int64_t j = 0; j < np; ++j)
+    ix.pj.push_back(
+        j ? arith::AddIOp::create(b, loc, p0, cst(b, j)).getResult() : p0);
+  if (k.epilogue)
+    return applyEpilogue(b, k, ix, tileRows, m0, np, scratch);
+  ValueRange accs = accumulate(b, k, ix, tileRows, 0, np);
+  for (size_t i = 0; i < tileRows.size(); ++i)
+    for (int64_t j = 0; j < np; ++j)
+      amx::TileStoreOp::create(b, loc, k.out, ix.at({ix.mi[i], ix.pj[j], ix.zero}),
+                               accs[i * np + j], ix.outStride);
+}
+
+/// Panels in pairs, then an odd last one alone. A fused epilogue takes up
+/// to 16 panels per block (the most that divides P), so that the epilogue
+/// waits for the accumulators once per 32 rows of 256 channels rather than
+/// once per pair.
+SmallVector<PanelGroup> AmxKernel::panelGroups() const {
+  SmallVector<PanelGroup> groups;
   if (k.epilogue) {
     int64_t g = 16;
     while (k.p % g)
       --g;
-    panelGroups.push_back({0, k.p / g, g});
+    groups.push_back({0, k.p / g, g});
   } else {
     if (k.p / 2)
-      panelGroups.push_back({0, k.p / 2, 2});
+      groups.push_back({0, k.p / 2, 2});
     if (k.p % 2)
-      panelGroups.push_back({k.p - 1, 1, 1});
+      groups.push_back({k.p - 1, 1, 1});
   }
+  return groups;
+}
 
+void AmxKernel::emitGroup(OpBuilder &b, const RowGroup &rg,
+                          const PanelGroup &pg, Value rows, Value weights,
+                          Value out, ValueRange epilogueOperands) {
+  TileProduct kk = k;
+  kk.rows = rows;
+  kk.weights = weights;
+  kk.out = out;
+  kk.epilogueOperands.assign(epilogueOperands.begin(), epilogueOperands.end());
+  int64_t rowsPerBlock = 16 * rg.tileRows.size();
+  int64_t blocks = rg.count * pg.count;
+  // A fused epilogue's scratch: one per thread, made where the loop over
+  // blocks starts (inside a parallel loop's body, which the outlining gives
+  // each task once), never inside a sequential loop, where each iteration
+  // would take more stack.
+  auto scratch = [&](OpBuilder &b) -> Value {
+    if (!k.epilogue)
+      return Value();
+    int64_t rows = 0;
+    for (int64_t r : rg.tileRows)
+      rows += r;
+    return memref::AllocaOp::create(
+        b, loc,
+        MemRefType::get({rows, pg.panels * 16},
+                        k.int8() ? Type(b.getI32Type()) : Type(b.getF32Type())));
+  };
+  Value shared;
+  // Two row blocks take the panels outermost: both read a panel's weights
+  // one after the other, the second from cache (and threads split the
+  // weights rather than each streaming all of them). More row blocks take
+  // the rows outermost, so that each thread writes whole rows that the next
+  // layer reads on the same core.
+  bool panelsOuter = rg.count == 2;
+  auto body = [&](OpBuilder &b, Value iv) {
+    // iv = (batch, row block, panel block), the last fastest (row and panel
+    // block swapped with panelsOuter).
+    Value bt;
+    if (k.batch) {
+      bt = arith::DivUIOp::create(b, loc, iv, cst(b, blocks));
+      iv = arith::RemUIOp::create(b, loc, iv, cst(b, blocks));
+    }
+    Value rowBlock, panelBlock;
+    if (panelsOuter) {
+      panelBlock = arith::DivUIOp::create(b, loc, iv, cst(b, rg.count));
+      rowBlock = arith::RemUIOp::create(b, loc, iv, cst(b, rg.count));
+    } else {
+      rowBlock = arith::DivUIOp::create(b, loc, iv, cst(b, pg.count));
+      panelBlock = arith::RemUIOp::create(b, loc, iv, cst(b, pg.count));
+    }
+    Value m0 = arith::AddIOp::create(
+        b, loc, cst(b, rg.start),
+        arith::MulIOp::create(b, loc, rowBlock, cst(b, rowsPerBlock)));
+    if (rg.lastStart >= 0)
+      m0 = arith::MinUIOp::create(b, loc, m0, cst(b, rg.lastStart));
+    Value p0 = arith::AddIOp::create(
+        b, loc, cst(b, pg.start),
+        arith::MulIOp::create(b, loc, panelBlock, cst(b, pg.panels)));
+    emitBlock(b, kk, bt, m0, rg.tileRows, p0, pg.panels,
+              shared ? shared : scratch(b));
+  };
+  int64_t count = blocks * std::max<int64_t>(k.batch, 1);
+  if (count == 1) {
+    body(b, cst(b, 0));
+    return;
+  }
+  // Blocks are independent: threads share them when the group is worth a
+  // fork-join (kMinParallelFlops); a small one loops on one thread.
+  int64_t groupRows = rg.count * rowsPerBlock;
+  if (rg.tileRows.size() == 1)
+    groupRows = rg.tileRows[0];
+  if (rg.lastStart >= 0)
+    groupRows = rg.lastStart + rowsPerBlock - rg.start;
+  int64_t weightCount = k.weightCount(pg.count * pg.panels);
+  int64_t weightBytes = weightCount * k.elementBytes();
+  int64_t flops = 2 * groupRows * weightCount;
+  OpBuilder::InsertionGuard guard(b);
+  if (flops < kMinParallelFlops && weightBytes < kMinParallelWeightBytes) {
+    shared = scratch(b);
+    auto loop = scf::ForOp::create(b, loc, cst(b, 0), cst(b, count), cst(b, 1));
+    b.setInsertionPointToStart(loop.getBody());
+    body(b, loop.getInductionVar());
+    return;
+  }
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{},
+      std::nullopt);
+  b.setInsertionPointToStart(forall.getBody());
+  body(b, forall.getInductionVar(0));
+}
+
+void AmxKernel::emit(OpBuilder &b,
+                     function_ref<void(OpBuilder &, EmitGroup)> kernel) {
+  SmallVector<PanelGroup> groups = panelGroups();
   for (const RowGroup &rg : rowGroups(k.m, overlapRows(k)))
-    for (const PanelGroup &pg : panelGroups)
+    for (const PanelGroup &pg : groups)
       kernel(b, [&](OpBuilder &b, Value rows, Value weights, Value out,
                     ValueRange epilogueOperands) {
-        TileProduct kk = k;
-        kk.rows = rows;
-        kk.weights = weights;
-        kk.out = out;
-        kk.epilogueOperands.assign(epilogueOperands.begin(),
-                                   epilogueOperands.end());
-        int64_t rowsPerBlock = 16 * rg.tileRows.size();
-        auto cst = [&](int64_t v) -> Value {
-          return arith::ConstantIndexOp::create(b, loc, v);
-        };
-        int64_t blocks = rg.count * pg.count;
-        // A fused epilogue's scratch: one per thread, made where the loop
-        // over blocks starts (inside a parallel loop's body, which the
-        // outlining gives each task once), never inside a sequential loop,
-        // where each iteration would take more stack.
-        auto scratch = [&](OpBuilder &b) -> Value {
-          if (!k.epilogue)
-            return Value();
-          int64_t rows = 0;
-          for (int64_t r : rg.tileRows)
-            rows += r;
-          return memref::AllocaOp::create(
-              b, loc,
-              MemRefType::get({rows, pg.panels * 16},
-                              k.int8() ? Type(b.getI32Type())
-                                       : Type(b.getF32Type())));
-        };
-        Value shared;
-        // Two row blocks take the panels outermost: both read a panel's
-        // weights one after the other, the second from cache (and threads
-        // split the weights rather than each streaming all of them). More
-        // row blocks take the rows outermost, so that each thread writes
-        // whole rows that the next layer reads on the same core.
-        bool panelsOuter = rg.count == 2;
-        auto body = [&](OpBuilder &b, Value iv) {
-          // iv = (batch, row block, panel block), the last fastest (row and
-          // panel block swapped with panelsOuter).
-          Value bt;
-          if (k.batch) {
-            bt = arith::DivUIOp::create(b, loc, iv, cst(blocks));
-            iv = arith::RemUIOp::create(b, loc, iv, cst(blocks));
-          }
-          Value rowBlock, panelBlock;
-          if (panelsOuter) {
-            panelBlock = arith::DivUIOp::create(b, loc, iv, cst(rg.count));
-            rowBlock = arith::RemUIOp::create(b, loc, iv, cst(rg.count));
-          } else {
-            rowBlock = arith::DivUIOp::create(b, loc, iv, cst(pg.count));
-            panelBlock = arith::RemUIOp::create(b, loc, iv, cst(pg.count));
-          }
-          Value m0 = arith::AddIOp::create(
-              b, loc, cst(rg.start),
-              arith::MulIOp::create(b, loc, rowBlock, cst(rowsPerBlock)));
-          if (rg.lastStart >= 0)
-            m0 = arith::MinUIOp::create(b, loc, m0, cst(rg.lastStart));
-          Value p0 = arith::AddIOp::create(
-              b, loc, cst(pg.start),
-              arith::MulIOp::create(b, loc, panelBlock, cst(pg.panels)));
-          block(b, kk, bt, m0, rg.tileRows, p0, pg.panels,
-                shared ? shared : scratch(b));
-        };
-        int64_t count = blocks * std::max<int64_t>(k.batch, 1);
-        if (count == 1) {
-          body(b, cst(0));
-          return;
-        }
-        // Blocks are independent: threads share them when the group is worth
-        // a fork-join (kMinParallelFlops); a small one loops on one thread.
-        int64_t groupRows = rg.count * rowsPerBlock;
-        if (rg.tileRows.size() == 1)
-          groupRows = rg.tileRows[0];
-        if (rg.lastStart >= 0)
-          groupRows = rg.lastStart + rowsPerBlock - rg.start;
-        int64_t weightCount = k.weightCount(pg.count * pg.panels);
-        int64_t weightBytes = weightCount * k.elementBytes();
-        int64_t flops = 2 * groupRows * weightCount;
-        OpBuilder::InsertionGuard guard(b);
-        if (flops < kMinParallelFlops &&
-            weightBytes < kMinParallelWeightBytes) {
-          shared = scratch(b);
-          auto loop = scf::ForOp::create(b, loc, cst(0), cst(count), cst(1));
-          b.setInsertionPointToStart(loop.getBody());
-          body(b, loop.getInductionVar());
-          return;
-        }
-        auto forall = scf::ForallOp::create(
-            b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{},
-            std::nullopt);
-        b.setInsertionPointToStart(forall.getBody());
-        body(b, forall.getInductionVar(0));
+        emitGroup(b, rg, pg, rows, weights, out, epilogueOperands);
       });
 }
 
@@ -729,7 +793,7 @@ struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
         std::string why;
         FailureOr<TileProduct> k = match(op, why);
         if (failed(k)) {
-          // Its zero fill may be gone (tile-and-vectorize{amx}): no other
+          // Its zero fill may be gone (kiln-cpu-drop-amx-zero-fills): no other
           // lowering may compute it.
           op->emitError() << (op->hasAttr(mlir::kiln::kAmxInt8MatmulAttr)
                                   ? "int8"
@@ -760,7 +824,7 @@ struct AmxMatmulPass : mlir::kiln::impl::AmxMatmulPassBase<AmxMatmulPass> {
         // between the two: the kernel takes the epilogue's place.
         if (k->epilogue)
           b.setInsertionPoint(k->epilogue);
-        emitKernel(b, op.getLoc(), *k, [&](OpBuilder &b, EmitGroup emit) {
+        AmxKernel(b, op.getLoc(), *k).emit(b, [&](OpBuilder &b, EmitGroup emit) {
           if (!call) {
             emit(b, k->rows, k->weights, k->out, k->epilogueOperands);
             return;

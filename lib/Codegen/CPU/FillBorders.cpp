@@ -3,7 +3,7 @@
 // A padded tensor is lowered as a fill of the whole tensor whose interior is
 // then overwritten (an insert_slice, or a producer writing into an interior
 // slice). Only the border needs the fill: for a 3x3 depthwise convolution at
-// 112x112 it is 3.5% of the buffer. --kiln-cpu-tile-and-vectorize marks such
+// 112x112 it is 3.5% of the buffer. --kiln-cpu-mark-border-fills marks such
 // fills with the interior box (kFillBorderAttr); after bufferization,
 // where the buffer and its subviews are plain memory, this pass fills the
 // border slabs alone. (Done on tensors, the slab chain over the empty
@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Codegen/CPU/Passes.h"
-#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -2,7 +2,7 @@
 //
 // A convolution whose filter does not fit in L2, or a matmul whose packed
 // weights do not, takes one panel of output channels per parallel iteration
-// (channelsOutermost in TileAndVectorize): every pixel (row) tile of the
+// (channelsOutermost in TileStrategy.cpp): every pixel (row) tile of the
 // iteration reads the same panel, so the first tile pulls it from memory and
 // the others find it in L2. The first tile then waits on memory: ResNet-50's
 // 7x7 layers (filters of 2 to 9 MiB, 49 pixels) ran at 39-54% of the FMA

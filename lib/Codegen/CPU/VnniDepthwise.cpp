@@ -22,12 +22,12 @@
 //
 // The accumulators start from the tile's init (a zero fill, folded away) and
 // go back whole, so that the epilogue tile that reads them gets them in
-// registers (LowerVectorOps.cpp forwards the write to the read).
+// registers (Common/LowerVectorOps.cpp forwards the write to the read).
 //
 //===----------------------------------------------------------------------===//
 #include "VnniDepthwise.h"
 
-#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

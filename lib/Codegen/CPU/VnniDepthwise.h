@@ -11,6 +11,7 @@
 #define KILN_LIB_CODEGEN_CPU_VNNIDEPTHWISE_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::kiln {

@@ -25,12 +25,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "VnniDepthwise.h"
+#include "kiln/Codegen/Common/Remarks.h"
 #include "kiln/Codegen/CPU/Passes.h"
-#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
+#include <functional>
 #include <map>
 
 namespace mlir::kiln {
@@ -44,7 +46,7 @@ namespace {
 constexpr const char *kVpdpbusd = "llvm.x86.avx512.vpdpbusd.512";
 constexpr const char *kVdpbf16ps = "llvm.x86.avx512bf16.dpbf16ps.512";
 
-/// Weights from this size up may go panels outermost (see replaceWithKernel).
+/// Weights from this size up may go panels outermost (see VnniKernel::build).
 constexpr int64_t kPanelsOuterBytes = 1 << 20;
 
 int64_t divisorAtMost(int64_t size, int64_t target) {
@@ -258,87 +260,185 @@ std::optional<Consumer> matchConsumer(linalg::GenericOp op,
   return c;
 }
 
-/// Replaces `op` (and `epilogue` or `consumer`, when given) with the
-/// kernel; returns the value that replaces the last of them.
-Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
-                        int64_t maxRows, int64_t parallelWork,
-                        const std::optional<Epilogue> &epilogue,
-                        std::optional<Consumer> consumer) {
-  Location loc = op.getLoc();
-  MLIRContext *ctx = b.getContext();
-  Type i8 = b.getI8Type(), i32 = b.getI32Type();
-  // One 64-byte vector of weights, one group of k of a row, and the 16
-  // accumulators of a register: i8 / i32 for vpdpbusd, bf16 / f32 for
-  // vdpbf16ps.
-  Type lane = k.bf16 ? b.getBF16Type() : i8;
-  int64_t g = k.group();
-  auto acc = VectorType::get({16}, k.bf16 ? b.getF32Type() : i32);
-  auto bytes64 = VectorType::get({16 * g}, lane);
-  const char *intrinsic = k.bf16 ? kVdpbf16ps : kVpdpbusd;
-  int64_t nv = k.r / 16;
+/// Where a block's registers go: register i of panel j of row `row` (row m
+/// of the product, panel p), into `t`; returns the new `t`.
+using Store = std::function<Value(OpBuilder &, Value v, Value t, int64_t row,
+                                  Value m, int64_t j, Value p, int64_t i)>;
+/// A tile of the product from its origin (a row or a panel), written into
+/// `dest` at `base` (none: the whole output, at the origin), `size` long.
+using Tile = llvm::function_ref<Value(OpBuilder &, Value origin, Value dest,
+                                      std::optional<int64_t> base,
+                                      int64_t size)>;
+
+/// The kernel of one product (and of its epilogue or consumer, when given),
+/// built in named steps: the tile shape; the constants, views and output
+/// made once ahead of the loops; one block of mr rows x pp panels (the k
+/// loop of vpdpbusd, then the epilogue or the consumer on the registers);
+/// and the loops that cover the output, shared by the threads when the
+/// product is worth a fork-join.
+class VnniKernel {
+public:
+  VnniKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
+             int64_t maxRows, int64_t parallelWork,
+             const std::optional<Epilogue> &epilogue,
+             std::optional<Consumer> consumer)
+      : b(b), loc(op.getLoc()), ctx(b.getContext()), k(k),
+        parallelWork(parallelWork), epilogue(epilogue),
+        consumer(std::move(consumer)) {
+    i8 = b.getI8Type();
+    i32 = b.getI32Type();
+    f32 = b.getF32Type();
+    // One 64-byte vector of weights, one group of k of a row, and the 16
+    // accumulators of a register: i8 / i32 for vpdpbusd, bf16 / f32 for
+    // vdpbf16ps.
+    lane = k.bf16 ? b.getBF16Type() : i8;
+    g = k.group();
+    acc = VectorType::get({16}, k.bf16 ? f32 : i32);
+    accF = VectorType::get({16}, f32);
+    bytes64 = VectorType::get({16 * g}, lane);
+    intrinsic = k.bf16 ? kVdpbf16ps : kVpdpbusd;
+    nv = k.r / 16;
+    chooseTileShape(maxRows);
+    prepare();
+  }
+
+  /// Builds the kernel; returns the value that replaces the last of the
+  /// product, its epilogue and its consumer.
+  Value build();
+
+private:
+  void chooseTileShape(int64_t maxRows);
+  void chooseRank4TileShape(int64_t maxRows);
+  void prepare();
+  Value idx(OpBuilder &, int64_t v);
+  VectorType lanes(Type t) const { return VectorType::get({16}, t); }
+
+  Value applyConsumer(OpBuilder &b2, Value accVec, ValueRange at,
+                      ValueRange chan);
+  Store productStore(std::optional<int64_t> rowBase, bool ownPanels);
+  Store consumerStore(std::optional<int64_t> rowBase, bool ownPanels, Value h,
+                      Value w0, Value hAt, Value wAt);
+  scf::ForOp accumulate(OpBuilder &b2, ArrayRef<Value> panel,
+                        ArrayRef<Value> rowIdx, int64_t mr);
+  Value block(OpBuilder &b2, Value m0, Value p0, Value dest,
+              const Store &store, int64_t mr);
+  Value panelsOf(OpBuilder &b1, Value m0, Value dest, const Store &store,
+                 int64_t mr);
+  Value rowTile(OpBuilder &b1, Value m0, Value dest,
+                std::optional<int64_t> rowBase, int64_t mr);
+  Value panelTile(OpBuilder &b1, Value p0, Value dest, bool ownPanels);
+
+  using Place = llvm::function_ref<void(OpBuilder &, Value,
+                                        SmallVectorImpl<OpFoldResult> &,
+                                        SmallVectorImpl<OpFoldResult> &)>;
+  using Fill = llvm::function_ref<Value(OpBuilder &, Value)>;
+  Value forallOver(int64_t count, Place place, Fill fill);
+  OpFoldResult extentIf(OpBuilder &b1, Value cond, int64_t n,
+                        int64_t otherwise);
+  Value either(OpBuilder &b1, Value cond, int64_t n, int64_t otherwise,
+               llvm::function_ref<Value(OpBuilder &, int64_t)> make);
+  Value slices(int64_t dim, int64_t count, int64_t size, int64_t extra,
+               bool shared, Tile tile);
+  Value buildRank4Consumer(bool parallel);
+
+  OpBuilder &b;
+  Location loc;
+  MLIRContext *ctx;
+  const DotProduct &k;
+  int64_t parallelWork;
+  const std::optional<Epilogue> &epilogue;
+  std::optional<Consumer> consumer;
+
+  Type i8, i32, f32, lane;
+  int64_t g, nv;
+  VectorType acc, accF, bytes64;
+  const char *intrinsic;
+  /// The tile: mr rows of pp panels; a consumer of rank 4 ([1, H, W, C])
+  /// takes hRows rows of wRows pixels. `full` tiles of mr rows and one of
+  /// `tail` cover the rows (of the product, or of one row of H).
+  int64_t pp = 1, mr = 1, hRows = 0, wRows = 0, rowsOf = 0, full = 0, tail = 0;
+  /// Index constants, made once ahead of the loops.
+  std::map<int64_t, Value> constants;
+  Value zero, zeroLane, rows, weights, out, zeroF, zeroI32;
+  /// The consumer's inputs (its scalars broadcast), and the values its body
+  /// takes from outside, broadcast once ahead of the loops.
+  SmallVector<Value> scalars;
+  IRMapping outside;
+  /// The loop that writes all of the output is marked kOverwrittenOutsAttr
+  /// (it never reads the empty tensor it starts from).
+  UnitAttr overwrites;
+};
+
+void VnniKernel::chooseTileShape(int64_t maxRows) {
   // A panel of 16 columns (static int8 keeps AMX's layout without AMX) is
   // one register per row: such panels go up to four at a time, so that a
   // tile has 12 to 16 accumulators. One at a time, SqueezeNet's 13 x 13
   // layers (169 rows, no divisor up to 8) ran one accumulator per tile, a
   // single chain of dependent vpdpbusd.
-  int64_t pp = nv == 1 ? divisorAtMost(k.p, 4) : 1;
+  pp = nv == 1 ? divisorAtMost(k.p, 4) : 1;
   int64_t rowTarget = std::min(maxRows, std::max<int64_t>(1, 16 / (nv * pp)));
   // The largest divisor of M up to the target, unless it is under half the
   // target: then tiles of the target and one tile of the rows left over.
-  int64_t mr = divisorAtMost(k.m, rowTarget);
+  mr = divisorAtMost(k.m, rowTarget);
   if (2 * mr <= rowTarget && k.m > rowTarget)
     mr = rowTarget;
-  // A consumer of rank 4 ([1, H, W, C]) takes one row of H per iteration:
-  // W pixel rows, written as one row of its result (the interior of a
-  // padded tensor or a slice of a concatenation after
-  // --kiln-cpu-tile-and-vectorize, where no [M, C] view exists), in tiles
-  // of mr rows and one of the rest. The panels per tile and mr are the
-  // cheapest by a count of cycles per k step of a tile of a rows and q
-  // panels: two vpdpbusd a cycle, 1.5 loads (a broadcast per row, a
-  // weight vector per register), and no less than the vpdpbusd latency.
-  // Tiles of 11 rows of one panel for 55 (a divisor), one broadcast per
-  // vpdpbusd, ran SqueezeNet's 55 x 55 expansions 20% slower than 4 x 4
-  // and a tail of 3; tiles of 5 x 3 panels and a tail of 2 for
-  // MobileNetV2's 112 ran 3% slower in all than 8 x 2.
-  int64_t hRows = 0, wRows = 0, rowsOf = k.m;
-  if (consumer) {
-    auto ct = cast<RankedTensorType>(consumer->op.getResult(0).getType());
-    if (ct.getRank() == 4) {
-      hRows = ct.getDimSize(1);
-      wRows = ct.getDimSize(2);
-      rowsOf = wRows;
-      auto cycles = [&](int64_t a, int64_t q) {
-        return std::max({a * q * nv / 2.0, (a + q * nv) / 1.5, 5.0});
-      };
-      double best = 0;
-      for (int64_t q = nv == 1 ? std::min<int64_t>(4, k.p) : 1; q >= 1; --q) {
-        if (k.p % q)
-          continue;
-        int64_t t =
-            std::min({maxRows, std::max<int64_t>(1, 16 / (nv * q)), wRows});
-        for (int64_t a : {divisorAtMost(wRows, t), t}) {
-          // Ties go to tiles without a tail (less code, one loop).
-          double cost = (wRows / a * cycles(a, q) +
-                         (wRows % a ? cycles(wRows % a, q) + 0.5 : 0)) *
-                        double(k.p / q);
-          if (best == 0 || cost < best) {
-            best = cost;
-            pp = q;
-            mr = a;
-          }
-        }
+  rowsOf = k.m;
+  if (consumer &&
+      cast<RankedTensorType>(consumer->op.getResult(0).getType()).getRank() ==
+          4)
+    chooseRank4TileShape(maxRows);
+  full = rowsOf / mr;
+  tail = rowsOf % mr;
+}
+
+/// A consumer of rank 4 ([1, H, W, C]) takes one row of H per iteration: W
+/// pixel rows, written as one row of its result (the interior of a padded
+/// tensor or a slice of a concatenation after the in-place rewrites, where
+/// no [M, C] view exists), in tiles of mr rows and one of the rest. The
+/// panels per tile and mr are the cheapest by a count of cycles per k step
+/// of a tile of a rows and q panels: two vpdpbusd a cycle, 1.5 loads (a
+/// broadcast per row, a weight vector per register), and no less than the
+/// vpdpbusd latency. Tiles of 11 rows of one panel for 55 (a divisor), one
+/// broadcast per vpdpbusd, ran SqueezeNet's 55 x 55 expansions 20% slower
+/// than 4 x 4 and a tail of 3; tiles of 5 x 3 panels and a tail of 2 for
+/// MobileNetV2's 112 ran 3% slower in all than 8 x 2.
+void VnniKernel::chooseRank4TileShape(int64_t maxRows) {
+  auto ct = cast<RankedTensorType>(consumer->op.getResult(0).getType());
+  hRows = ct.getDimSize(1);
+  wRows = ct.getDimSize(2);
+  rowsOf = wRows;
+  auto cycles = [&](int64_t a, int64_t q) {
+    return std::max({a * q * nv / 2.0, (a + q * nv) / 1.5, 5.0});
+  };
+  double best = 0;
+  for (int64_t q = nv == 1 ? std::min<int64_t>(4, k.p) : 1; q >= 1; --q) {
+    if (k.p % q)
+      continue;
+    int64_t t = std::min({maxRows, std::max<int64_t>(1, 16 / (nv * q)), wRows});
+    for (int64_t a : {divisorAtMost(wRows, t), t}) {
+      // Ties go to tiles without a tail (less code, one loop).
+      double cost = (wRows / a * cycles(a, q) +
+                     (wRows % a ? cycles(wRows % a, q) + 0.5 : 0)) *
+                    double(k.p / q);
+      if (best == 0 || cost < best) {
+        best = cost;
+        pp = q;
+        mr = a;
       }
     }
   }
-  int64_t full = rowsOf / mr, tail = rowsOf % mr;
-  // Index constants, made once ahead of the loops.
-  std::map<int64_t, Value> constants;
-  auto idx = [&](OpBuilder &, int64_t v) -> Value {
-    Value &c = constants[v];
-    if (!c)
-      c = arith::ConstantIndexOp::create(b, loc, v);
-    return c;
-  };
+}
+
+Value VnniKernel::idx(OpBuilder &, int64_t v) {
+  Value &c = constants[v];
+  if (!c)
+    c = arith::ConstantIndexOp::create(b, loc, v);
+  return c;
+}
+
+/// The constants, the byte views of the operands, the output and the
+/// consumer's broadcasts, made once ahead of the loops.
+void VnniKernel::prepare() {
   for (int64_t v :
        {int64_t(0), int64_t(1), g, k.m, mr, k.p, k.k4, pp, full * mr, full - 1,
         mr + tail, k.r, wRows, hRows, full, tail, full + (tail ? 1 : 0)})
@@ -349,33 +449,25 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
   }
   for (int64_t row = 1; row < std::max(mr + tail, pp); ++row)
     idx(b, row);
-  Value zero = arith::ConstantOp::create(
+  zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(acc, b.getZeroAttr(acc.getElementType())));
-  Value zeroLane = arith::ConstantOp::create(b, loc, b.getZeroAttr(lane));
+  zeroLane = arith::ConstantOp::create(b, loc, b.getZeroAttr(lane));
   // Byte views the kernel indexes directly: [M, 4 K4] and [P, K4, 4 R]
   // (the expand_shapes they come from fold away).
-  Value rows = collapsed(b, loc, k.rows, {{0}, {1, 2}});
-  Value weights = collapsed(b, loc, k.weights, {{0}, {1}, {2, 3}});
-  Type f32 = b.getF32Type();
-  auto accF = VectorType::get({16}, f32);
-  Value out =
-      consumer
-          ? tensor::EmptyOp::create(
-                b, loc,
-                cast<RankedTensorType>(consumer->op.getResult(0).getType())
-                    .getShape(),
-                getElementTypeOrSelf(consumer->op.getResult(0).getType()))
-                .getResult()
-          : tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k.m, k.p, k.r},
-                                    epilogue ? f32 : acc.getElementType())
-                .getResult();
-  Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  Value zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
-  // The consumer's scalars, and the values its body takes from outside,
-  // broadcast once ahead of the loops.
-  auto lanes = [](Type t) { return VectorType::get({16}, t); };
-  SmallVector<Value> scalars;
-  IRMapping outside;
+  rows = collapsed(b, loc, k.rows, {{0}, {1, 2}});
+  weights = collapsed(b, loc, k.weights, {{0}, {1}, {2, 3}});
+  out = consumer
+            ? tensor::EmptyOp::create(
+                  b, loc,
+                  cast<RankedTensorType>(consumer->op.getResult(0).getType())
+                      .getShape(),
+                  getElementTypeOrSelf(consumer->op.getResult(0).getType()))
+                  .getResult()
+            : tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k.m, k.p, k.r},
+                                      epilogue ? f32 : acc.getElementType())
+                  .getResult();
+  zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
   if (consumer) {
     for (auto [in, kind] :
          llvm::zip(consumer->op.getDpsInputOperands(), consumer->kinds)) {
@@ -396,237 +488,408 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                                    .getResult());
     });
   }
-  // The consumer's body on 16 lanes of accumulators at `at` of its result
-  // (where its full-shape inputs are read too), their per-channel values at
-  // `chan`.
-  auto applyConsumer = [&](OpBuilder &b2, Value accVec, ValueRange at,
-                           ValueRange chan) -> Value {
-    IRMapping map = outside;
-    Block *body = consumer->op.getBody();
-    for (auto [arg, kind, in] :
-         llvm::zip(body->getArguments(), consumer->kinds, scalars)) {
-      Type elt = arg.getType();
-      Value v = in;
-      if (kind == Consumer::Product)
-        v = accVec;
-      else if (kind != Consumer::Scalar)
-        v = vector::TransferReadOp::create(
-            b2, loc, lanes(elt), in, kind == Consumer::Full ? at : chan,
-            arith::ConstantOp::create(b2, loc, b2.getZeroAttr(elt)),
-            ArrayRef<bool>{true});
-      map.map(arg, v);
+  overwrites = b.getUnitAttr();
+}
+
+/// The consumer's body on 16 lanes of accumulators at `at` of its result
+/// (where its full-shape inputs are read too), their per-channel values at
+/// `chan`.
+Value VnniKernel::applyConsumer(OpBuilder &b2, Value accVec, ValueRange at,
+                                ValueRange chan) {
+  IRMapping map = outside;
+  Block *body = consumer->op.getBody();
+  for (auto [arg, kind, in] :
+       llvm::zip(body->getArguments(), consumer->kinds, scalars)) {
+    Type elt = arg.getType();
+    Value v = in;
+    if (kind == Consumer::Product)
+      v = accVec;
+    else if (kind != Consumer::Scalar)
+      v = vector::TransferReadOp::create(
+          b2, loc, lanes(elt), in, kind == Consumer::Full ? at : chan,
+          arith::ConstantOp::create(b2, loc, b2.getZeroAttr(elt)),
+          ArrayRef<bool>{true});
+    map.map(arg, v);
+  }
+  for (Operation &inner : body->without_terminator()) {
+    Value r;
+    if (auto cst = dyn_cast<arith::ConstantOp>(inner)) {
+      r = arith::ConstantOp::create(
+          b2, loc,
+          DenseElementsAttr::get(lanes(cst.getType()),
+                                 cast<TypedAttr>(cst.getValue())));
+    } else {
+      OperationState state(loc, inner.getName());
+      for (Value operand : inner.getOperands())
+        state.addOperands(map.lookup(operand));
+      state.addTypes(lanes(inner.getResult(0).getType()));
+      state.addAttributes(inner.getAttrs());
+      r = b2.create(state)->getResult(0);
     }
-    for (Operation &inner : body->without_terminator()) {
-      Value r;
-      if (auto cst = dyn_cast<arith::ConstantOp>(inner)) {
-        r = arith::ConstantOp::create(
-            b2, loc,
-            DenseElementsAttr::get(lanes(cst.getType()),
-                                   cast<TypedAttr>(cst.getValue())));
-      } else {
-        OperationState state(loc, inner.getName());
-        for (Value operand : inner.getOperands())
-          state.addOperands(map.lookup(operand));
-        state.addTypes(lanes(inner.getResult(0).getType()));
-        state.addAttributes(inner.getAttrs());
-        r = b2.create(state)->getResult(0);
-      }
-      map.map(inner.getResult(0), r);
+    map.map(inner.getResult(0), r);
+  }
+  return map.lookup(body->getTerminator()->getOperand(0));
+}
+
+/// Into the product's [M, P, R], or in a forall the slice of its own rows
+/// (row m0 at `rowBase`) or panels (ownPanels, panel p0 at 0).
+Store VnniKernel::productStore(std::optional<int64_t> rowBase,
+                               bool ownPanels) {
+  return [this, rowBase, ownPanels](OpBuilder &b2, Value v, Value t,
+                                    int64_t row, Value m, int64_t j, Value p,
+                                    int64_t i) -> Value {
+    return vector::TransferWriteOp::create(
+               b2, loc, v, t,
+               ValueRange{rowBase ? idx(b2, *rowBase + row) : m,
+                          ownPanels ? idx(b2, j) : p, idx(b2, 16 * i)},
+               ArrayRef<bool>{true})
+        .getResult();
+  };
+}
+
+/// Through the consumer into its [M, P, R] result (in a forall's slice: row
+/// m0 at `rowBase`, or panel p0 at 0 with ownPanels), or into [1, H, W, C]
+/// at row h, pixels from w0 (in a forall's slice: at hAt, wAt).
+Store VnniKernel::consumerStore(std::optional<int64_t> rowBase, bool ownPanels,
+                                Value h, Value w0, Value hAt, Value wAt) {
+  return [this, rowBase, ownPanels, h, w0, hAt,
+          wAt](OpBuilder &b2, Value v, Value t, int64_t row, Value m, int64_t j,
+               Value p, int64_t i) -> Value {
+    SmallVector<Value> at, to, chan;
+    if (h) {
+      Value c0 = arith::AddIOp::create(
+          b2, loc, arith::MulIOp::create(b2, loc, p, idx(b2, k.r)),
+          idx(b2, 16 * i));
+      chan = {c0};
+      auto plus = [&](Value x) -> Value {
+        return row ? arith::AddIOp::create(b2, loc, x, idx(b2, row)).getResult()
+                   : x;
+      };
+      at = {idx(b2, 0), h, plus(w0), c0};
+      to = {idx(b2, 0), hAt, wAt == w0 ? at[2] : plus(wAt), c0};
+    } else {
+      chan = {p, idx(b2, 16 * i)};
+      at = {m, p, chan[1]};
+      to = {rowBase ? idx(b2, *rowBase + row) : m, ownPanels ? idx(b2, j) : p,
+            chan[1]};
     }
-    return map.lookup(body->getTerminator()->getOperand(0));
+    return vector::TransferWriteOp::create(b2, loc,
+                                           applyConsumer(b2, v, at, chan), t,
+                                           to, ArrayRef<bool>{true})
+        .getResult();
   };
-  // Where a block's registers go: register i of panel j of row `row`
-  // (row m of the product, panel p), into `t`; returns the new `t`.
-  using Store = std::function<Value(OpBuilder &, Value v, Value t, int64_t row,
-                                    Value m, int64_t j, Value p, int64_t i)>;
-  // Into the product's [M, P, R], or in a forall the slice of its own rows
-  // (row m0 at `rowBase`) or panels (ownPanels, panel p0 at 0).
-  auto productStore = [&](std::optional<int64_t> rowBase,
-                          bool ownPanels) -> Store {
-    return [&, rowBase, ownPanels](OpBuilder &b2, Value v, Value t, int64_t row,
-                                   Value m, int64_t j, Value p,
-                                   int64_t i) -> Value {
-      return vector::TransferWriteOp::create(
-                 b2, loc, v, t,
-                 ValueRange{rowBase ? idx(b2, *rowBase + row) : m,
-                            ownPanels ? idx(b2, j) : p, idx(b2, 16 * i)},
-                 ArrayRef<bool>{true})
-          .getResult();
-    };
-  };
-  // Through the consumer into its [M, P, R] result (in a forall's slice:
-  // row m0 at `rowBase`, or panel p0 at 0 with ownPanels), or into
-  // [1, H, W, C] at row h, pixels from w0 (in a forall's slice: at hAt,
-  // wAt).
-  auto consumerStore = [&](std::optional<int64_t> rowBase, bool ownPanels,
-                           Value h, Value w0, Value hAt, Value wAt) -> Store {
-    return [&, rowBase, ownPanels, h, w0, hAt,
-            wAt](OpBuilder &b2, Value v, Value t, int64_t row, Value m,
-                 int64_t j, Value p, int64_t i) -> Value {
-      SmallVector<Value> at, to, chan;
-      if (h) {
-        Value c0 = arith::AddIOp::create(
-            b2, loc, arith::MulIOp::create(b2, loc, p, idx(b2, k.r)),
-            idx(b2, 16 * i));
-        chan = {c0};
-        auto plus = [&](Value x) -> Value {
-          return row ? arith::AddIOp::create(b2, loc, x, idx(b2, row))
-                           .getResult()
-                     : x;
-        };
-        at = {idx(b2, 0), h, plus(w0), c0};
-        to = {idx(b2, 0), hAt, wAt == w0 ? at[2] : plus(wAt), c0};
-      } else {
-        chan = {p, idx(b2, 16 * i)};
-        at = {m, p, chan[1]};
-        to = {rowBase ? idx(b2, *rowBase + row) : m, ownPanels ? idx(b2, j) : p,
-              chan[1]};
-      }
-      return vector::TransferWriteOp::create(b2, loc,
-                                             applyConsumer(b2, v, at, chan), t,
-                                             to, ArrayRef<bool>{true})
-          .getResult();
-    };
-  };
-  // One block: `mr` rows from row m0 against the pp panels from p0, written
-  // into `dest` by `store`.
-  auto block = [&](OpBuilder &b2, Value m0, Value p0, Value dest,
-                   const Store &store, int64_t mr) -> Value {
-    // The tile's panels p0 .. p0 + pp - 1; accumulator (row, j, i)
-    // is register i of panel j.
-    SmallVector<Value> panel = {p0};
-    for (int64_t j = 1; j < pp; ++j)
-      panel.push_back(
-          arith::AddIOp::create(b2, loc, p0, idx(b2, j)).getResult());
-    SmallVector<Value> rowIdx;
-    for (int64_t row = 0; row < mr; ++row)
-      rowIdx.push_back(
-          row ? arith::AddIOp::create(b2, loc, m0, idx(b2, row)).getResult()
-              : m0);
-    auto kLoop = scf::ForOp::create(
-        b2, loc, idx(b2, 0), idx(b2, k.k4), idx(b2, 1),
-        SmallVector<Value>(mr * pp * nv, zero),
-        [&](OpBuilder &b3, Location, Value k4, ValueRange accs) {
-          SmallVector<Value> w;
-          for (int64_t j = 0; j < pp; ++j)
-            for (int64_t i = 0; i < nv; ++i)
-              w.push_back(vector::TransferReadOp::create(
-                  b3, loc, bytes64, weights,
-                  ValueRange{panel[j], k4, idx(b3, 16 * g * i)}, zeroLane,
-                  ArrayRef<bool>{true}));
-          Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, g));
-          SmallVector<Value> next;
-          for (int64_t row = 0; row < mr; ++row) {
-            // One group of k of the row (4 bytes), repeated in every
-            // 32-bit lane.
-            Value a = vector::TransferReadOp::create(
-                b3, loc, VectorType::get({g}, lane), rows,
-                ValueRange{rowIdx[row], col}, zeroLane, ArrayRef<bool>{true});
-            a = vector::BitCastOp::create(b3, loc, VectorType::get({1}, i32),
+}
+
+/// The k loop of one block: each step loads the panels' weight vectors,
+/// broadcasts one group of k of each row and issues one dot-product
+/// instruction per accumulator. Accumulator (row, j, i) is register i of
+/// panel j; they are the loop's results.
+scf::ForOp VnniKernel::accumulate(OpBuilder &b2, ArrayRef<Value> panel,
+                                  ArrayRef<Value> rowIdx, int64_t mr) {
+  return scf::ForOp::create(
+      b2, loc, idx(b2, 0), idx(b2, k.k4), idx(b2, 1),
+      SmallVector<Value>(mr * pp * nv, zero),
+      [&](OpBuilder &b3, Location, Value k4, ValueRange accs) {
+        SmallVector<Value> w;
+        for (int64_t j = 0; j < pp; ++j)
+          for (int64_t i = 0; i < nv; ++i)
+            w.push_back(vector::TransferReadOp::create(
+                b3, loc, bytes64, weights,
+                ValueRange{panel[j], k4, idx(b3, 16 * g * i)}, zeroLane,
+                ArrayRef<bool>{true}));
+        Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, g));
+        SmallVector<Value> next;
+        for (int64_t row = 0; row < mr; ++row) {
+          // One group of k of the row (4 bytes), repeated in every 32-bit
+          // lane.
+          Value a = vector::TransferReadOp::create(
+              b3, loc, VectorType::get({g}, lane), rows,
+              ValueRange{rowIdx[row], col}, zeroLane, ArrayRef<bool>{true});
+          a = vector::BitCastOp::create(b3, loc, VectorType::get({1}, i32), a);
+          a = vector::ExtractOp::create(b3, loc, a, 0);
+          a = vector::BroadcastOp::create(b3, loc, VectorType::get({16}, i32),
                                           a);
-            a = vector::ExtractOp::create(b3, loc, a, 0);
-            a = vector::BroadcastOp::create(b3, loc, VectorType::get({16}, i32),
-                                            a);
-            a = vector::BitCastOp::create(b3, loc, bytes64, a);
-            for (int64_t c = 0; c < pp * nv; ++c)
-              next.push_back(LLVM::CallIntrinsicOp::create(
-                                 b3, loc, acc, b3.getStringAttr(intrinsic),
-                                 ValueRange{accs[row * pp * nv + c], a, w[c]})
-                                 .getResult(0));
-          }
-          scf::YieldOp::create(b3, loc, next);
-        });
-    // The epilogue on the registers: per column vectors of the
-    // panel, per row scalars broadcast.
-    SmallVector<Value> wscale, wsum, bias;
-    auto columns = [&](Value v, Type elt, Value pad, int64_t j, int64_t i) {
-      return vector::TransferReadOp::create(
-          b2, loc, VectorType::get({16}, elt), v,
-          ValueRange{panel[j], idx(b2, 16 * i)}, pad, ArrayRef<bool>{true});
-    };
-    if (epilogue)
-      for (int64_t j = 0; j < pp; ++j)
-        for (int64_t i = 0; i < nv; ++i) {
-          wscale.push_back(columns(epilogue->weightScale, f32, zeroF, j, i));
-          wsum.push_back(columns(epilogue->weightSum, i32, zeroI32, j, i));
-          if (epilogue->bias)
-            bias.push_back(columns(epilogue->bias, f32, zeroF, j, i));
+          a = vector::BitCastOp::create(b3, loc, bytes64, a);
+          for (int64_t c = 0; c < pp * nv; ++c)
+            next.push_back(LLVM::CallIntrinsicOp::create(
+                               b3, loc, acc, b3.getStringAttr(intrinsic),
+                               ValueRange{accs[row * pp * nv + c], a, w[c]})
+                               .getResult(0));
         }
-    Value t = dest;
-    for (int64_t row = 0; row < mr; ++row) {
-      Value scale, zp;
-      if (epilogue) {
-        scale = vector::BroadcastOp::create(
-            b2, loc, accF,
-            tensor::ExtractOp::create(b2, loc, epilogue->scale,
-                                      ValueRange{rowIdx[row]}));
-        zp = vector::BroadcastOp::create(
-            b2, loc, acc,
-            tensor::ExtractOp::create(b2, loc, epilogue->zeroPoint,
-                                      ValueRange{rowIdx[row]}));
+        scf::YieldOp::create(b3, loc, next);
+      });
+}
+
+/// One block: `mr` rows from row m0 against the pp panels from p0, written
+/// into `dest` by `store`, with the epilogue applied on the registers (per
+/// column vectors of the panel, per row scalars broadcast).
+Value VnniKernel::block(OpBuilder &b2, Value m0, Value p0, Value dest,
+                        const Store &store, int64_t mr) {
+  // The tile's panels p0 .. p0 + pp - 1.
+  SmallVector<Value> panel = {p0};
+  for (int64_t j = 1; j < pp; ++j)
+    panel.push_back(arith::AddIOp::create(b2, loc, p0, idx(b2, j)).getResult());
+  SmallVector<Value> rowIdx;
+  for (int64_t row = 0; row < mr; ++row)
+    rowIdx.push_back(
+        row ? arith::AddIOp::create(b2, loc, m0, idx(b2, row)).getResult()
+            : m0);
+  scf::ForOp kLoop = accumulate(b2, panel, rowIdx, mr);
+  SmallVector<Value> wscale, wsum, bias;
+  auto columns = [&](Value v, Type elt, Value pad, int64_t j, int64_t i) {
+    return vector::TransferReadOp::create(
+        b2, loc, VectorType::get({16}, elt), v,
+        ValueRange{panel[j], idx(b2, 16 * i)}, pad, ArrayRef<bool>{true});
+  };
+  if (epilogue)
+    for (int64_t j = 0; j < pp; ++j)
+      for (int64_t i = 0; i < nv; ++i) {
+        wscale.push_back(columns(epilogue->weightScale, f32, zeroF, j, i));
+        wsum.push_back(columns(epilogue->weightSum, i32, zeroI32, j, i));
+        if (epilogue->bias)
+          bias.push_back(columns(epilogue->bias, f32, zeroF, j, i));
       }
-      for (int64_t c = 0; c < pp * nv; ++c) {
-        int64_t j = c / nv, i = c % nv;
-        Value v = kLoop.getResult(row * pp * nv + c);
-        if (epilogue) {
-          // acc - zp * sum is exact in i32; then one rounding.
-          v = arith::SubIOp::create(
-              b2, loc, v, arith::MulIOp::create(b2, loc, zp, wsum[c]));
-          v = arith::SIToFPOp::create(b2, loc, accF, v);
-          v = arith::MulFOp::create(
-              b2, loc, v, arith::MulFOp::create(b2, loc, scale, wscale[c]));
-          if (epilogue->bias)
-            v = arith::AddFOp::create(b2, loc, v, bias[c]);
-        }
-        t = store(b2, v, t, row, rowIdx[row], j, panel[j], i);
-      }
+  Value t = dest;
+  for (int64_t row = 0; row < mr; ++row) {
+    Value scale, zp;
+    if (epilogue) {
+      scale = vector::BroadcastOp::create(
+          b2, loc, accF,
+          tensor::ExtractOp::create(b2, loc, epilogue->scale,
+                                    ValueRange{rowIdx[row]}));
+      zp = vector::BroadcastOp::create(
+          b2, loc, acc,
+          tensor::ExtractOp::create(b2, loc, epilogue->zeroPoint,
+                                    ValueRange{rowIdx[row]}));
     }
-    return t;
+    for (int64_t c = 0; c < pp * nv; ++c) {
+      int64_t j = c / nv, i = c % nv;
+      Value v = kLoop.getResult(row * pp * nv + c);
+      if (epilogue) {
+        // acc - zp * sum is exact in i32; then one rounding.
+        v = arith::SubIOp::create(b2, loc, v,
+                                  arith::MulIOp::create(b2, loc, zp, wsum[c]));
+        v = arith::SIToFPOp::create(b2, loc, accF, v);
+        v = arith::MulFOp::create(
+            b2, loc, v, arith::MulFOp::create(b2, loc, scale, wscale[c]));
+        if (epilogue->bias)
+          v = arith::AddFOp::create(b2, loc, v, bias[c]);
+      }
+      t = store(b2, v, t, row, rowIdx[row], j, panel[j], i);
+    }
+  }
+  return t;
+}
+
+/// Rows m0 .. m0 + mr - 1 against every panel.
+Value VnniKernel::panelsOf(OpBuilder &b1, Value m0, Value dest,
+                           const Store &store, int64_t mr) {
+  return scf::ForOp::create(
+             b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, pp), ValueRange{dest},
+             [&](OpBuilder &b2, Location, Value p0, ValueRange iter) {
+               scf::YieldOp::create(b2, loc,
+                                    block(b2, m0, p0, iter[0], store, mr));
+             })
+      .getResult(0);
+}
+
+Value VnniKernel::rowTile(OpBuilder &b1, Value m0, Value dest,
+                          std::optional<int64_t> rowBase, int64_t mr) {
+  return panelsOf(b1, m0, dest,
+                  consumer ? consumerStore(rowBase, false, {}, {}, {}, {})
+                           : productStore(rowBase, /*ownPanels=*/false),
+                  mr);
+}
+
+/// Panels p0 .. p0 + pp - 1 against every row: the full row tiles, then the
+/// rows left over.
+Value VnniKernel::panelTile(OpBuilder &b1, Value p0, Value dest,
+                            bool ownPanels) {
+  Store store = consumer ? consumerStore(std::nullopt, ownPanels, {}, {}, {}, {})
+                         : productStore(std::nullopt, ownPanels);
+  Value t = scf::ForOp::create(
+                b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
+                ValueRange{dest},
+                [&](OpBuilder &b2, Location, Value m0, ValueRange iter) {
+                  scf::YieldOp::create(b2, loc,
+                                       block(b2, m0, p0, iter[0], store, mr));
+                })
+                .getResult(0);
+  if (tail)
+    t = block(b1, idx(b1, full * mr), p0, t, store, tail);
+  return t;
+}
+
+/// An scf.forall of `count` iterations over the output: iteration iv
+/// computes with `fill` the slice that `place` sets (the offsets and sizes
+/// start as the whole output's).
+Value VnniKernel::forallOver(int64_t count, Place place, Fill fill) {
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{out},
+      std::nullopt);
+  forall->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
+  OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(out.getType()).getShape();
+  SmallVector<OpFoldResult> offsets(shape.size(), body.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, shape);
+  SmallVector<OpFoldResult> strides(shape.size(), body.getIndexAttr(1));
+  place(body, forall.getInductionVar(0), offsets, sizes);
+  Value part = tensor::ExtractSliceOp::create(
+      body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+  Value result = fill(body, part);
+  OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(term, loc, result,
+                                        forall.getRegionIterArgs()[0], offsets,
+                                        sizes, strides);
+  return forall.getResult(0);
+}
+
+/// The extent `n` when `cond` holds, else `otherwise`.
+OpFoldResult VnniKernel::extentIf(OpBuilder &b1, Value cond, int64_t n,
+                                  int64_t otherwise) {
+  return arith::SelectOp::create(b1, loc, cond, idx(b1, n), idx(b1, otherwise))
+      .getResult();
+}
+
+/// The scf.if that computes `make` for `n` when `cond` holds, else for
+/// `otherwise`.
+Value VnniKernel::either(OpBuilder &b1, Value cond, int64_t n,
+                         int64_t otherwise,
+                         llvm::function_ref<Value(OpBuilder &, int64_t)> make) {
+  auto branch = [&](int64_t size) {
+    return [&, size](OpBuilder &b2, Location) {
+      scf::YieldOp::create(b2, loc, make(b2, size));
+    };
   };
-  // Rows m0 .. m0 + mr - 1 against every panel.
-  auto panelsOf = [&](OpBuilder &b1, Value m0, Value dest, const Store &store,
-                      int64_t mr) -> Value {
-    return scf::ForOp::create(
-               b1, loc, idx(b1, 0), idx(b1, k.p), idx(b1, pp), ValueRange{dest},
-               [&](OpBuilder &b2, Location, Value p0, ValueRange iter) {
-                 scf::YieldOp::create(b2, loc,
-                                      block(b2, m0, p0, iter[0], store, mr));
-               })
-        .getResult(0);
+  return scf::IfOp::create(b1, loc, cond, branch(n), branch(otherwise))
+      .getResult(0);
+}
+
+/// `count` slices of `size` along dimension `dim` of the product's output (0
+/// rows, 1 panels), each computed by `tile` from its origin, the last one
+/// `extra` longer: across the threads in an scf.forall, each slice written
+/// into its own part of the output, or in an scf.for (the extra after it)
+/// into the whole output.
+Value VnniKernel::slices(int64_t dim, int64_t count, int64_t size,
+                         int64_t extra, bool shared, Tile tile) {
+  if (!shared) {
+    auto loop = scf::ForOp::create(
+        b, loc, idx(b, 0), idx(b, count * size), idx(b, size), ValueRange{out},
+        [&](OpBuilder &b1, Location, Value origin, ValueRange iter) {
+          scf::YieldOp::create(b1, loc,
+                               tile(b1, origin, iter[0], std::nullopt, size));
+        });
+    if (!extra)
+      loop->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
+    Value t = loop.getResult(0);
+    return extra ? tile(b, idx(b, count * size), t, std::nullopt, extra) : t;
+  }
+  Value origin, isLast;
+  return forallOver(
+      count,
+      [&](OpBuilder &body, Value iv, SmallVectorImpl<OpFoldResult> &offsets,
+          SmallVectorImpl<OpFoldResult> &sizes) {
+        origin = size == 1
+                     ? iv
+                     : arith::MulIOp::create(body, loc, iv, idx(body, size))
+                           .getResult();
+        offsets[dim] = origin;
+        sizes[dim] = body.getIndexAttr(size);
+        if (extra) {
+          isLast = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::eq,
+                                         iv, idx(body, count - 1));
+          sizes[dim] = extentIf(body, isLast, size + extra, size);
+        }
+      },
+      [&](OpBuilder &body, Value part) -> Value {
+        if (!extra)
+          return tile(body, origin, part, 0, size);
+        // The last slice then its extra rows, in one iteration: SqueezeNet's
+        // 13 x 13 layers have one row in 169 after the full tiles,
+        // MobileNetV2's 7 x 7 ones one in 49. Alone after the join, they ran
+        // on one thread; as an iteration of their own, they gave one thread
+        // of two a whole tile more than the other.
+        return either(body, isLast, size + extra, size,
+                      [&](OpBuilder &b1, int64_t n) {
+                        Value t = tile(b1, origin, part, 0, size);
+                        if (n == size)
+                          return t;
+                        Value after = arith::AddIOp::create(b1, loc, origin,
+                                                            idx(b1, size));
+                        return tile(b1, after, t, size, extra);
+                      });
+      });
+}
+
+/// A consumer of rank 4: the W pixels of each row of H in tiles of mr (and
+/// one of the rest), each through every panel.
+Value VnniKernel::buildRank4Consumer(bool parallel) {
+  // The tile of n pixels of row h from w0, written at (hAt, wAt) of dest.
+  auto tile = [&](OpBuilder &b1, Value h, Value w0, Value dest, Value hAt,
+                  Value wAt, int64_t n) {
+    Value m0 = arith::AddIOp::create(
+        b1, loc, arith::MulIOp::create(b1, loc, h, idx(b1, wRows)), w0);
+    return panelsOf(b1, m0, dest, consumerStore({}, false, h, w0, hAt, wAt), n);
   };
-  auto rowTile = [&](OpBuilder &b1, Value m0, Value dest,
-                     std::optional<int64_t> rowBase, int64_t mr) -> Value {
-    return panelsOf(b1, m0, dest,
-                    consumer ? consumerStore(rowBase, false, {}, {}, {}, {})
-                             : productStore(rowBase, /*ownPanels=*/false),
-                    mr);
-  };
-  // Panels p0 .. p0 + pp - 1 against every row: the full row tiles, then
-  // the rows left over.
-  auto panelTile = [&](OpBuilder &b1, Value p0, Value dest,
-                       bool ownPanels) -> Value {
-    Store store = consumer
-                      ? consumerStore(std::nullopt, ownPanels, {}, {}, {}, {})
-                      : productStore(std::nullopt, ownPanels);
-    Value t = scf::ForOp::create(
+  int64_t perRow = full + (tail ? 1 : 0), count = hRows * perRow;
+  if (!parallel || count < 2) {
+    auto loop = scf::ForOp::create(
+        b, loc, idx(b, 0), idx(b, hRows), idx(b, 1), ValueRange{out},
+        [&](OpBuilder &b1, Location, Value h, ValueRange iter) {
+          Value t =
+              scf::ForOp::create(
                   b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
-                  ValueRange{dest},
-                  [&](OpBuilder &b2, Location, Value m0, ValueRange iter) {
+                  ValueRange{iter[0]},
+                  [&](OpBuilder &b2, Location, Value w0, ValueRange it) {
                     scf::YieldOp::create(b2, loc,
-                                         block(b2, m0, p0, iter[0], store, mr));
+                                         tile(b2, h, w0, it[0], h, w0, mr));
                   })
                   .getResult(0);
-    if (tail)
-      t = block(b1, idx(b1, full * mr), p0, t, store, tail);
-    return t;
-  };
+          if (tail)
+            t = tile(b1, h, idx(b1, full * mr), t, h, idx(b1, full * mr), tail);
+          scf::YieldOp::create(b1, loc, t);
+        });
+    loop->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
+    return loop.getResult(0);
+  }
+  // Across the threads, one tile per iteration (row h, tile t of the row),
+  // each a [1, 1, mr, C] slice: with one row of H each, MobileNetV2's 7 x 7
+  // layers split 4 rows to 3 between two threads.
+  Value h, w0, isTail;
+  return forallOver(
+      count,
+      [&](OpBuilder &body, Value iv, SmallVectorImpl<OpFoldResult> &offsets,
+          SmallVectorImpl<OpFoldResult> &sizes) {
+        h = arith::DivUIOp::create(body, loc, iv, idx(body, perRow));
+        Value t = arith::RemUIOp::create(body, loc, iv, idx(body, perRow));
+        w0 = arith::MulIOp::create(body, loc, t, idx(body, mr));
+        offsets[1] = h;
+        offsets[2] = w0;
+        sizes[1] = body.getIndexAttr(1);
+        sizes[2] = body.getIndexAttr(mr);
+        if (tail) {
+          isTail = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::eq, t,
+                                         idx(body, full));
+          sizes[2] = extentIf(body, isTail, tail, mr);
+        }
+      },
+      [&](OpBuilder &body, Value part) -> Value {
+        Value origin = idx(body, 0);
+        auto make = [&](OpBuilder &b1, int64_t n) {
+          return tile(b1, h, w0, part, origin, origin, n);
+        };
+        return tail ? either(body, isTail, tail, mr, make) : make(body, mr);
+      });
+}
+
+Value VnniKernel::build() {
   // Row tiles outermost read all the weights once per row tile, which is
   // free while they stay in L2 (bert_small's largest are 256 KiB). Weights
   // over 1 MiB (ResNet's 7x7 layers: 2.4 MB in int8, 4.7 MB in bf16, for
   // 49 rows) go panels outermost instead when that reads at most half as
   // many bytes from beyond L2: each panel group once, the rows once per
   // group (once in all when they fit). As the f32 convolutions'
-  // channelsOutermost in TileAndVectorize. A product of one row tile (a
+  // channelsOutermost in TileStrategy. A product of one row tile (a
   // classifier at batch 1: MobileNetV2's 1 x 1280 x 1000) has only its
   // panels to share between the threads.
   constexpr int64_t kCache = kPanelsOuterBytes;
@@ -640,189 +903,25 @@ Value replaceWithKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
                              double(rowTiles) * weightBytes));
   int64_t work = k.m * k.p * k.r * k.k4 * g;
   bool parallel = parallelWork > 0 && work >= parallelWork;
-  // The loop that writes all of the output is marked kOverwrittenOutsAttr
-  // (it never reads the empty tensor it starts from).
-  UnitAttr overwrites = b.getUnitAttr();
-  // An scf.forall of `count` iterations over the output: iteration iv
-  // computes with `fill` the slice that `place` sets (the offsets and sizes
-  // start as the whole output's).
-  using Place = llvm::function_ref<void(OpBuilder &, Value,
-                                        SmallVectorImpl<OpFoldResult> &,
-                                        SmallVectorImpl<OpFoldResult> &)>;
-  using Fill = llvm::function_ref<Value(OpBuilder &, Value)>;
-  auto forallOver = [&](int64_t count, Place place, Fill fill) -> Value {
-    auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{out},
-        std::nullopt);
-    forall->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
-    OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
-    ArrayRef<int64_t> shape = cast<RankedTensorType>(out.getType()).getShape();
-    SmallVector<OpFoldResult> offsets(shape.size(), body.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, shape);
-    SmallVector<OpFoldResult> strides(shape.size(), body.getIndexAttr(1));
-    place(body, forall.getInductionVar(0), offsets, sizes);
-    Value part = tensor::ExtractSliceOp::create(
-        body, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    Value result = fill(body, part);
-    OpBuilder term = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(term, loc, result,
-                                          forall.getRegionIterArgs()[0],
-                                          offsets, sizes, strides);
-    return forall.getResult(0);
-  };
-  // The extent `n` when `cond` holds, else `otherwise`.
-  auto extentIf = [&](OpBuilder &b1, Value cond, int64_t n,
-                      int64_t otherwise) -> OpFoldResult {
-    return arith::SelectOp::create(b1, loc, cond, idx(b1, n),
-                                   idx(b1, otherwise))
-        .getResult();
-  };
-  // The scf.if that computes `make` for `n` when `cond` holds, else for
-  // `otherwise`.
-  auto either = [&](OpBuilder &b1, Value cond, int64_t n, int64_t otherwise,
-                    llvm::function_ref<Value(OpBuilder &, int64_t)> make) {
-    auto branch = [&](int64_t size) {
-      return [&, size](OpBuilder &b2, Location) {
-        scf::YieldOp::create(b2, loc, make(b2, size));
-      };
-    };
-    return scf::IfOp::create(b1, loc, cond, branch(n), branch(otherwise))
-        .getResult(0);
-  };
-  // `count` slices of `size` along dimension `dim` of the product's output
-  // (0 rows, 1 panels), each computed by `tile` from its origin, the last
-  // one `extra` longer: across the threads in an scf.forall, each slice
-  // written into its own part of the output, or in an scf.for (the extra
-  // after it) into the whole output. `tile` gets the position in `dest` of
-  // its first row or panel (none: the whole output, at the origin) and the
-  // length.
-  using Tile = llvm::function_ref<Value(OpBuilder &, Value, Value,
-                                        std::optional<int64_t>, int64_t)>;
-  auto slices = [&](int64_t dim, int64_t count, int64_t size, int64_t extra,
-                    bool shared, Tile tile) -> Value {
-    if (!shared) {
-      auto loop = scf::ForOp::create(
-          b, loc, idx(b, 0), idx(b, count * size), idx(b, size),
-          ValueRange{out},
-          [&](OpBuilder &b1, Location, Value origin, ValueRange iter) {
-            scf::YieldOp::create(b1, loc,
-                                 tile(b1, origin, iter[0], std::nullopt, size));
-          });
-      if (!extra)
-        loop->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
-      Value t = loop.getResult(0);
-      return extra ? tile(b, idx(b, count * size), t, std::nullopt, extra) : t;
-    }
-    Value origin, isLast;
-    return forallOver(
-        count,
-        [&](OpBuilder &body, Value iv, SmallVectorImpl<OpFoldResult> &offsets,
-            SmallVectorImpl<OpFoldResult> &sizes) {
-          origin = size == 1
-                       ? iv
-                       : arith::MulIOp::create(body, loc, iv, idx(body, size))
-                             .getResult();
-          offsets[dim] = origin;
-          sizes[dim] = body.getIndexAttr(size);
-          if (extra) {
-            isLast = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::eq,
-                                           iv, idx(body, count - 1));
-            sizes[dim] = extentIf(body, isLast, size + extra, size);
-          }
-        },
-        [&](OpBuilder &body, Value part) -> Value {
-          if (!extra)
-            return tile(body, origin, part, 0, size);
-          // The last slice then its extra rows, in one iteration:
-          // SqueezeNet's 13 x 13 layers have one row in 169 after the full
-          // tiles, MobileNetV2's 7 x 7 ones one in 49. Alone after the
-          // join, they ran on one thread; as an iteration of their own,
-          // they gave one thread of two a whole tile more than the other.
-          return either(
-              body, isLast, size + extra, size, [&](OpBuilder &b1, int64_t n) {
-                Value t = tile(b1, origin, part, 0, size);
-                if (n == size)
-                  return t;
-                Value after =
-                    arith::AddIOp::create(b1, loc, origin, idx(b1, size));
-                return tile(b1, after, t, size, extra);
-              });
-        });
-  };
-  // A consumer of rank 4: the W pixels of each row of H in tiles of mr (and
-  // one of the rest), each through every panel.
-  if (hRows) {
-    // The tile of n pixels of row h from w0, written at (hAt, wAt) of dest.
-    auto tile = [&](OpBuilder &b1, Value h, Value w0, Value dest, Value hAt,
-                    Value wAt, int64_t n) {
-      Value m0 = arith::AddIOp::create(
-          b1, loc, arith::MulIOp::create(b1, loc, h, idx(b1, wRows)), w0);
-      return panelsOf(b1, m0, dest, consumerStore({}, false, h, w0, hAt, wAt),
-                      n);
-    };
-    int64_t perRow = full + (tail ? 1 : 0), count = hRows * perRow;
-    if (!parallel || count < 2) {
-      auto loop = scf::ForOp::create(
-          b, loc, idx(b, 0), idx(b, hRows), idx(b, 1), ValueRange{out},
-          [&](OpBuilder &b1, Location, Value h, ValueRange iter) {
-            Value t =
-                scf::ForOp::create(
-                    b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
-                    ValueRange{iter[0]},
-                    [&](OpBuilder &b2, Location, Value w0, ValueRange it) {
-                      scf::YieldOp::create(b2, loc,
-                                           tile(b2, h, w0, it[0], h, w0, mr));
-                    })
-                    .getResult(0);
-            if (tail)
-              t = tile(b1, h, idx(b1, full * mr), t, h, idx(b1, full * mr),
-                       tail);
-            scf::YieldOp::create(b1, loc, t);
-          });
-      loop->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
-      return loop.getResult(0);
-    }
-    // Across the threads, one tile per iteration (row h, tile t of the
-    // row), each a [1, 1, mr, C] slice: with one row of H each, MobileNetV2's
-    // 7 x 7 layers split 4 rows to 3 between two threads.
-    Value h, w0, isTail;
-    return forallOver(
-        count,
-        [&](OpBuilder &body, Value iv, SmallVectorImpl<OpFoldResult> &offsets,
-            SmallVectorImpl<OpFoldResult> &sizes) {
-          h = arith::DivUIOp::create(body, loc, iv, idx(body, perRow));
-          Value t = arith::RemUIOp::create(body, loc, iv, idx(body, perRow));
-          w0 = arith::MulIOp::create(body, loc, t, idx(body, mr));
-          offsets[1] = h;
-          offsets[2] = w0;
-          sizes[1] = body.getIndexAttr(1);
-          sizes[2] = body.getIndexAttr(mr);
-          if (tail) {
-            isTail = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::eq,
-                                           t, idx(body, full));
-            sizes[2] = extentIf(body, isTail, tail, mr);
-          }
-        },
-        [&](OpBuilder &body, Value part) -> Value {
-          Value zero = idx(body, 0);
-          auto make = [&](OpBuilder &b1, int64_t n) {
-            return tile(b1, h, w0, part, zero, zero, n);
-          };
-          return tail ? either(body, isTail, tail, mr, make) : make(body, mr);
-        });
-  }
+  if (hRows)
+    return buildRank4Consumer(parallel);
   // Panels outermost: the threads share the panel groups, each writing its
   // own columns.
   if (panelsOuter)
-    return slices(
-        1, panelGroups, pp, 0, parallel,
-        [&](OpBuilder &b1, Value p0, Value dest, std::optional<int64_t> base,
-            int64_t) { return panelTile(b1, p0, dest, base.has_value()); });
+    return slices(1, panelGroups, pp, 0, parallel,
+                  [&](OpBuilder &b1, Value p0, Value dest,
+                      std::optional<int64_t> base, int64_t) {
+                    return panelTile(b1, p0, dest, base.has_value());
+                  });
   // Row tiles are independent: the threads share them when the product is
   // worth a fork-join. Each reads all the weights and writes its own rows.
   // The rows left over after the full tiles (at most mr - 1) are one
   // smaller tile.
-  return slices(0, full, mr, tail, parallel && full >= 2, rowTile);
+  return slices(0, full, mr, tail, parallel && full >= 2,
+                [&](OpBuilder &b1, Value m0, Value dest,
+                    std::optional<int64_t> rowBase, int64_t size) {
+                  return rowTile(b1, m0, dest, rowBase, size);
+                });
 }
 
 struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
@@ -840,7 +939,7 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
       FailureOr<DotProduct> k = match(op, why);
       // AMX takes 16-column panels with K padded to 64 bytes (or a K of
       // one narrower step), after bufferization; its zero fill goes in
-      // --kiln-cpu-tile-and-vectorize.
+      // --kiln-cpu-drop-amx-zero-fills.
       if (amx && succeeded(k) && !k->bf16 && k->r == 16 &&
           (k->k4 % 16 == 0 || k->k4 < 16)) {
         op->removeAttr(mlir::kiln::kInt8MatmulAttr);
@@ -850,9 +949,11 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
       }
       if (failed(k)) {
         // Still correct through the generic tiling, only slower.
-        op->emitRemark() << (op->hasAttr(mlir::kiln::kBf16MatmulAttr) ? "bf16"
-                                                                      : "int8")
-                         << " matmul left to the generic lowering: " << why;
+        mlir::kiln::remarkMissed(
+            op, "kiln-cpu-vnni-matmul",
+            op->hasAttr(mlir::kiln::kBf16MatmulAttr) ? "vdpbf16ps-kernel"
+                                                     : "vpdpbusd-kernel",
+            "left to the generic lowering: " + llvm::Twine(why));
         continue;
       }
       std::optional<Epilogue> epilogue = matchEpilogue(op, *k);
@@ -865,8 +966,9 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
                         : consumer ? consumer->op.getOperation()
                                    : op.getOperation();
       OpBuilder b(last);
-      Value result = replaceWithKernel(b, op, *k, maxRows, parallelWork,
-                                       epilogue, consumer);
+      Value result = VnniKernel(b, op, *k, maxRows, parallelWork, epilogue,
+                                consumer)
+                         .build();
       last->getResult(0).replaceAllUsesWith(result);
       Operation *lastInit =
           consumer ? consumer->op.getDpsInitOperand(0)->get().getDefiningOp()

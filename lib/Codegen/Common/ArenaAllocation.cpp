@@ -13,7 +13,8 @@
 // arena hold; the runtime zeroes it before and reads it after each run.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Codegen/Common/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Codegen/MemoryPlan.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -23,16 +24,15 @@
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_ARENAALLOCATIONPASS
-#include "kiln/Codegen/CPU/Passes.h.inc"
+#include "kiln/Codegen/Common/Passes.h.inc"
 } // namespace mlir::kiln
 
 using namespace mlir;
 namespace plan = mlir::kiln::plan;
 
 namespace {
-// Must match lib/Conversion/KilnToLinalg/LowerGuard.cpp.
-constexpr const char *kGuardFailedFn = "__kiln_guard_failed";
-constexpr const char *kGuardMessageAttr = "kiln.guard_message";
+using mlir::kiln::kGuardFailedFn;
+using mlir::kiln::kGuardMessageAttr;
 
 /// The largest buffer allocated inside a loop that becomes a stack buffer.
 constexpr int64_t kMaxLoopScratchBytes = 16 * 1024;
@@ -90,10 +90,47 @@ struct ArenaAllocationPass
 
   LogicalResult runOnFunction(func::FuncOp func, int64_t &arenaBytes,
                               SmallVectorImpl<Attribute> &guardMessages) {
-    MLIRContext *ctx = &getContext();
-    IRRewriter rewriter(ctx);
+    IRRewriter rewriter(&getContext());
+    replaceCopies(rewriter, func);
+    moveLoopScratchToStack(rewriter, func);
+    FailureOr<SmallVector<memref::AllocOp>> allocs = arenaBuffers(func);
+    if (failed(allocs))
+      return failure();
+    Liveness live = liveness(func, *allocs);
+    plan::PlanOptions options;
+    options.alignment = alignment;
+    plan::Plan arenaPlan = plan::planArena(live.buffers, options);
+    SmallVector<int64_t> offsets(arenaPlan.offsets.begin(),
+                                 arenaPlan.offsets.end());
+    int64_t size = arenaPlan.arenaBytes;
+    SmallVector<func::CallOp> guards;
+    func.walk([&](func::CallOp call) {
+      if (call.getCallee() == kGuardFailedFn)
+        guards.push_back(call);
+    });
+    // The status word goes first; every buffer moves up by one block.
+    int64_t reserved = guards.empty() ? 0 : mlir::kiln::kGuardStatusBytes;
+    for (int64_t &offset : offsets)
+      offset += reserved;
+    size += reserved;
+    arenaBytes = std::max(arenaBytes, size);
+    recordPlan(func, *allocs, live, offsets, size, arenaPlan.lowerBoundBytes);
+    shrinkEmptyArguments(func);
+    FailureOr<Value> arena = appendArena(rewriter, func, size);
+    if (failed(arena))
+      return failure();
+    numberGuards(rewriter, func, *arena, guards, guardMessages);
+    for (auto [op, offset] : llvm::zip(*allocs, offsets)) {
+      rewriter.setInsertionPoint(op);
+      Value off = arith::ConstantIndexOp::create(rewriter, op.getLoc(), offset);
+      rewriter.replaceOpWithNewOp<memref::ViewOp>(op, op.getType(), *arena,
+                                                  off, ValueRange{});
+    }
+    return success();
+  }
 
-    // memref.copy would call a runtime library; a linalg.copy becomes loops.
+  /// memref.copy would call a runtime library; a linalg.copy becomes loops.
+  static void replaceCopies(IRRewriter &rewriter, func::FuncOp func) {
     SmallVector<memref::CopyOp> copies;
     func.walk([&](memref::CopyOp op) { copies.push_back(op); });
     for (memref::CopyOp op : copies) {
@@ -107,13 +144,15 @@ struct ArenaAllocationPass
                                                   op.getTarget());
     }
     func.walk([&](memref::DeallocOp op) { rewriter.eraseOp(op); });
+  }
 
-    // A small buffer allocated inside a loop (a tile that tiling could not
-    // keep in registers: an f32 accumulator tile whose epilogue writes
-    // another type) becomes a stack buffer made once, at the top of the
-    // parallel loop's body (once per task; see OutlineParallelLoops.cpp) or
-    // of the function: every iteration gets the same memory, which it finds
-    // holding the last iteration's values instead of undefined ones.
+  /// A small buffer allocated inside a loop (a tile that tiling could not
+  /// keep in registers: an f32 accumulator tile whose epilogue writes
+  /// another type) becomes a stack buffer made once, at the top of the
+  /// parallel loop's body (once per task; see OutlineParallelLoops.cpp) or
+  /// of the function: every iteration gets the same memory, which it finds
+  /// holding the last iteration's values instead of undefined ones.
+  static void moveLoopScratchToStack(IRRewriter &rewriter, func::FuncOp func) {
     SmallVector<memref::AllocOp> inLoops;
     func.walk([&](memref::AllocOp op) {
       if (op->getParentOp() != func.getOperation())
@@ -134,7 +173,13 @@ struct ArenaAllocationPass
       rewriter.replaceOpWithNewOp<memref::AllocaOp>(op, type,
                                                     op.getAlignmentAttr());
     }
+  }
 
+  /// Every buffer that goes into the arena: the allocations at the top of
+  /// the function, each of static shape and identity layout (an error
+  /// otherwise).
+  static FailureOr<SmallVector<memref::AllocOp>>
+  arenaBuffers(func::FuncOp func) {
     SmallVector<memref::AllocOp> allocs;
     WalkResult walk = func.walk([&](memref::AllocOp op) {
       MemRefType type = op.getType();
@@ -155,8 +200,20 @@ struct ArenaAllocationPass
     });
     if (walk.wasInterrupted())
       return failure();
+    return allocs;
+  }
 
-    // Liveness: one step per top-level op of the function.
+  /// The interval of each buffer and the op that first writes it.
+  struct Liveness {
+    std::vector<plan::Buffer> buffers;
+    SmallVector<std::string> producers;
+  };
+
+  /// Liveness: one step per top-level op of the function. A buffer is live
+  /// from the first op that touches it (not from the alloc, which costs
+  /// nothing) to the last; views and loop-carried values alias it.
+  static Liveness liveness(func::FuncOp func,
+                           SmallVectorImpl<memref::AllocOp> &allocs) {
     DenseMap<Operation *, int64_t> stepOf;
     int64_t step = 0;
     for (Operation &op : func.getBody().front())
@@ -166,14 +223,11 @@ struct ArenaAllocationPass
         op = op->getParentOp();
       return op;
     };
-    std::vector<plan::Buffer> buffers;
-    SmallVector<std::string> producers;
+    Liveness live;
     for (auto [i, op] : llvm::enumerate(allocs)) {
       plan::Buffer b;
       b.id = "b" + std::to_string(i);
       b.size = bufferBytes(op.getType());
-      // Live from the first op that touches it (not from the alloc, which
-      // costs nothing) to the last.
       b.first = INT64_MAX;
       b.last = stepOf[op];
       Operation *producer = nullptr;
@@ -187,7 +241,6 @@ struct ArenaAllocationPass
           b.first = std::min(b.first, stepOf[top]);
           if (!producer || stepOf[top] < stepOf[producer])
             producer = top;
-          // Views and loop-carried values alias the buffer.
           if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
             if (view.getViewSource() == v)
               for (Value r : user->getResults())
@@ -215,35 +268,26 @@ struct ArenaAllocationPass
         else
           name = producer->getName().getStringRef().str();
       }
-      producers.push_back(name);
-      buffers.push_back(std::move(b));
+      live.producers.push_back(name);
+      live.buffers.push_back(std::move(b));
     }
-    plan::PlanOptions options;
-    options.alignment = alignment;
-    plan::Plan arenaPlan = plan::planArena(buffers, options);
-    SmallVector<int64_t> offsets(arenaPlan.offsets.begin(),
-                                 arenaPlan.offsets.end());
-    int64_t size = arenaPlan.arenaBytes;
-    SmallVector<func::CallOp> guards;
-    func.walk([&](func::CallOp call) {
-      if (call.getCallee() == kGuardFailedFn)
-        guards.push_back(call);
-    });
-    // The status word goes first; every buffer moves up by one block.
-    int64_t reserved = guards.empty() ? 0 : mlir::kiln::kGuardStatusBytes;
-    for (int64_t &offset : offsets)
-      offset += reserved;
-    size += reserved;
-    arenaBytes = std::max(arenaBytes, size);
+    return live;
+  }
+
+  /// The plan on the function, for --emit=memory-plan and the report.
+  static void recordPlan(func::FuncOp func,
+                         SmallVectorImpl<memref::AllocOp> &allocs,
+                         const Liveness &live, ArrayRef<int64_t> offsets,
+                         int64_t size, int64_t lowerBound) {
+    MLIRContext *ctx = func.getContext();
     func->setAttr(mlir::kiln::kArenaBytesAttr,
                   IntegerAttr::get(IntegerType::get(ctx, 64), size));
     func->setAttr(mlir::kiln::kArenaLowerBoundAttr,
-                  IntegerAttr::get(IntegerType::get(ctx, 64),
-                                   arenaPlan.lowerBoundBytes));
+                  IntegerAttr::get(IntegerType::get(ctx, 64), lowerBound));
     SmallVector<Attribute> records;
     Builder b(ctx);
     for (auto [buf, offset, producer, op] :
-         llvm::zip(buffers, offsets, producers, allocs)) {
+         llvm::zip(live.buffers, offsets, live.producers, allocs)) {
       std::string type;
       llvm::raw_string_ostream os(type);
       os << op.getType();
@@ -256,10 +300,12 @@ struct ArenaAllocationPass
            b.getNamedAttr("type", b.getStringAttr(type))}));
     }
     func->setAttr(mlir::kiln::kMemoryPlanAttr, b.getArrayAttr(records));
+  }
 
-    // An empty tensor argument nobody reads (3x4x0) becomes memref<0xT>:
-    // the same bare pointer to the caller, and a type the LLVM lowering of
-    // the signature accepts (it rejects a zero inner dimension).
+  /// An empty tensor argument nobody reads (3x4x0) becomes memref<0xT>: the
+  /// same bare pointer to the caller, and a type the LLVM lowering of the
+  /// signature accepts (it rejects a zero inner dimension).
+  static void shrinkEmptyArguments(func::FuncOp func) {
     SmallVector<Type> argTypes(func.getArgumentTypes());
     for (BlockArgument arg : func.getArguments()) {
       auto t = dyn_cast<MemRefType>(arg.getType());
@@ -269,40 +315,48 @@ struct ArenaAllocationPass
       arg.setType(MemRefType::get({0}, t.getElementType()));
       argTypes[arg.getArgNumber()] = arg.getType();
     }
-    func.setType(FunctionType::get(ctx, argTypes, func.getResultTypes()));
+    func.setType(
+        FunctionType::get(func.getContext(), argTypes, func.getResultTypes()));
+  }
 
+  /// The arena: a trailing memref<size x i8> argument marked kArenaArgAttr.
+  static FailureOr<Value> appendArena(IRRewriter &rewriter, func::FuncOp func,
+                                      int64_t size) {
+    MLIRContext *ctx = func.getContext();
     auto arenaType = MemRefType::get({size}, IntegerType::get(ctx, 8));
-    if (failed(func.insertArgument(func.getNumArguments(), arenaType,
-                                   DictionaryAttr::get(ctx, {rewriter.getNamedAttr(
-                                       "kiln.arena", rewriter.getUnitAttr())}),
-                                   func.getLoc())))
+    if (failed(func.insertArgument(
+            func.getNumArguments(), arenaType,
+            DictionaryAttr::get(ctx, {rewriter.getNamedAttr(
+                                         mlir::kiln::kArenaArgAttr,
+                                         rewriter.getUnitAttr())}),
+            func.getLoc())))
       return failure();
-    Value arena = func.getArgument(func.getNumArguments() - 1);
-    if (!guards.empty()) {
-      rewriter.setInsertionPointToStart(&func.getBody().front());
-      Location loc = func.getLoc();
-      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value status = memref::ViewOp::create(
-          rewriter, loc, MemRefType::get({1}, rewriter.getI32Type()), arena,
-          zero, ValueRange{});
-      for (func::CallOp call : guards) {
-        guardMessages.push_back(call->getAttr(kGuardMessageAttr));
-        rewriter.setInsertionPoint(call);
-        Value number = arith::ConstantOp::create(
-            rewriter, call.getLoc(),
-            rewriter.getI32IntegerAttr((int32_t)guardMessages.size()));
-        memref::StoreOp::create(rewriter, call.getLoc(), number, status,
-                                ValueRange{zero});
-        rewriter.eraseOp(call);
-      }
+    return func.getArgument(func.getNumArguments() - 1);
+  }
+
+  /// Each guard stores its number (its message's index + 1) into the status
+  /// word at the start of the arena instead of calling the placeholder.
+  static void numberGuards(IRRewriter &rewriter, func::FuncOp func,
+                           Value arena, ArrayRef<func::CallOp> guards,
+                           SmallVectorImpl<Attribute> &guardMessages) {
+    if (guards.empty())
+      return;
+    rewriter.setInsertionPointToStart(&func.getBody().front());
+    Location loc = func.getLoc();
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value status = memref::ViewOp::create(
+        rewriter, loc, MemRefType::get({1}, rewriter.getI32Type()), arena, zero,
+        ValueRange{});
+    for (func::CallOp call : guards) {
+      guardMessages.push_back(call->getAttr(kGuardMessageAttr));
+      rewriter.setInsertionPoint(call);
+      Value number = arith::ConstantOp::create(
+          rewriter, call.getLoc(),
+          rewriter.getI32IntegerAttr((int32_t)guardMessages.size()));
+      memref::StoreOp::create(rewriter, call.getLoc(), number, status,
+                              ValueRange{zero});
+      rewriter.eraseOp(call);
     }
-    for (auto [op, offset] : llvm::zip(allocs, offsets)) {
-      rewriter.setInsertionPoint(op);
-      Value off = arith::ConstantIndexOp::create(rewriter, op.getLoc(), offset);
-      rewriter.replaceOpWithNewOp<memref::ViewOp>(op, op.getType(), arena, off,
-                                                  ValueRange{});
-    }
-    return success();
   }
 };
 } // namespace

@@ -1,5 +1,5 @@
 //===- ChannelInvariance.cpp - per-channel values of a generic body -------===//
-#include "ChannelInvariance.h"
+#include "kiln/Codegen/Common/ChannelInvariance.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

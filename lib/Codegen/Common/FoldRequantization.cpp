@@ -23,9 +23,9 @@
 // QDQ/QLinear lowerings that must round exactly as ONNX does.
 //
 //===----------------------------------------------------------------------===//
-#include "ChannelInvariance.h"
-#include "kiln/Codegen/CPU/Passes.h"
-#include "kiln/Conversion/Passes.h"
+#include "kiln/Codegen/Common/ChannelInvariance.h"
+#include "kiln/Codegen/Common/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -34,7 +34,7 @@
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_FOLDREQUANTIZATIONPASS
-#include "kiln/Codegen/CPU/Passes.h.inc"
+#include "kiln/Codegen/Common/Passes.h.inc"
 } // namespace mlir::kiln
 
 using namespace mlir;

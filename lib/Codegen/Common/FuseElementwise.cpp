@@ -1,12 +1,12 @@
 //===- FuseElementwise.cpp - elementwise chains in one loop nest -*- C++ -*-===//
-#include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_FUSEELEMENTWISEPASS
-#include "kiln/Codegen/CPU/Passes.h.inc"
+#include "kiln/Codegen/Common/Passes.h.inc"
 } // namespace mlir::kiln
 
 using namespace mlir;

@@ -26,9 +26,9 @@
 // quantized to the lowest byte, and now the window's other values decide.
 //
 //===----------------------------------------------------------------------===//
-#include "ChannelInvariance.h"
-#include "kiln/Codegen/CPU/Passes.h"
-#include "kiln/Conversion/Passes.h"
+#include "kiln/Codegen/Common/ChannelInvariance.h"
+#include "kiln/Codegen/Common/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -40,7 +40,7 @@
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_HOISTREQUANTIZATIONPASS
-#include "kiln/Codegen/CPU/Passes.h.inc"
+#include "kiln/Codegen/Common/Passes.h.inc"
 } // namespace mlir::kiln
 
 using namespace mlir;

@@ -1,5 +1,5 @@
-//===- LowerVectorOps.cpp - vector and math lowering for the CPU -*- C++ -*-===//
-#include "kiln/Codegen/CPU/Passes.h"
+//===- LowerVectorOps.cpp - vector and math lowering -------------*- C++ -*-===//
+#include "kiln/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
@@ -12,10 +12,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::kiln {
-#define GEN_PASS_DEF_SPLITEMPTYTENSORSPASS
 #define GEN_PASS_DEF_LOWERVECTOROPSPASS
-#define GEN_PASS_DEF_CHEAPFLOATOPSPASS
-#include "kiln/Codegen/CPU/Passes.h.inc"
+#include "kiln/Codegen/Common/Passes.h.inc"
 } // namespace mlir::kiln
 
 using namespace mlir;
@@ -278,113 +276,4 @@ struct LowerVectorOpsPass
   }
 };
 
-/// lrint of `x` (f32, or a vector of f32 of any rank) as i32 values: one
-/// conversion per row of a vector of several dimensions (the LLVM dialect
-/// takes 1-D vectors only).
-Value lrintOf(OpBuilder &b, Location loc, Value x, Type resultType) {
-  auto vt = dyn_cast<VectorType>(resultType);
-  if (!vt || vt.getRank() <= 1)
-    return LLVM::LrintOp::create(b, loc, resultType, x);
-  auto rowType = VectorType::get(vt.getShape().back(), vt.getElementType());
-  Value result = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(vt, b.getI32IntegerAttr(0)));
-  SmallVector<int64_t> leading(vt.getShape().drop_back());
-  SmallVector<int64_t> at(leading.size(), 0);
-  int64_t rows = 1;
-  for (int64_t d : leading)
-    rows *= d;
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t d = int64_t(at.size()) - 1, rest = r; d >= 0; --d) {
-      at[d] = rest % leading[d];
-      rest /= leading[d];
-    }
-    Value row = vector::ExtractOp::create(b, loc, x, at);
-    result = vector::InsertOp::create(
-        b, loc, LLVM::LrintOp::create(b, loc, rowType, row), result, at);
-  }
-  return result;
-}
-
-/// Adds `nsz` to a maximumf/minimumf: NaN still propagates, the sign of a
-/// zero result is not kept.
-template <typename OpTy> void ignoreSignedZeros(OpTy op) {
-  op.setFastmath(op.getFastmath() | arith::FastMathFlags::nsz);
-}
-
-struct CheapFloatOpsPass
-    : mlir::kiln::impl::CheapFloatOpsPassBase<CheapFloatOpsPass> {
-  void runOnOperation() override {
-    SmallVector<std::pair<arith::FPToSIOp, math::RoundEvenOp>> conversions;
-    getOperation().walk([&](Operation *op) {
-      if (auto max = dyn_cast<arith::MaximumFOp>(op))
-        ignoreSignedZeros(max);
-      if (auto min = dyn_cast<arith::MinimumFOp>(op))
-        ignoreSignedZeros(min);
-      auto conv = dyn_cast<arith::FPToSIOp>(op);
-      if (!conv)
-        return;
-      auto round = conv.getIn().getDefiningOp<math::RoundEvenOp>();
-      if (round && getElementTypeOrSelf(conv.getIn()).isF32() &&
-          getElementTypeOrSelf(conv.getType()).isInteger(32) &&
-          !(isa<VectorType>(conv.getType()) &&
-            cast<VectorType>(conv.getType()).isScalable()))
-        conversions.push_back({conv, round});
-    });
-    for (auto [op, round] : conversions) {
-      OpBuilder b(op);
-      op.replaceAllUsesWith(
-          lrintOf(b, op.getLoc(), round.getOperand(), op.getType()));
-      op.erase();
-      if (round->use_empty())
-        round.erase();
-    }
-  }
-};
-
-struct SplitEmptyTensorsPass
-    : mlir::kiln::impl::SplitEmptyTensorsPassBase<SplitEmptyTensorsPass> {
-  void runOnOperation() override {
-    SmallVector<tensor::EmptyOp> empties;
-    getOperation().walk([&](tensor::EmptyOp op) { empties.push_back(op); });
-    OpBuilder b(&getContext());
-    for (tensor::EmptyOp op : empties) {
-      // A slice of an empty tensor is an empty tensor of the slice's type.
-      // An op that writes into such a slice and is then inserted into
-      // another tensor at the same place (a concatenation's producer,
-      // after the split below gave the insert an empty of its own) is
-      // then found by eliminate-empty-tensors and written in place; a slice
-      // hides it, and bufferization copied the result (a quarter of every
-      // SqueezeNet concatenation).
-      for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
-        auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
-        if (!slice || !slice.getType().hasStaticShape())
-          continue;
-        b.setInsertionPoint(slice);
-        Value fresh = tensor::EmptyOp::create(b, slice.getLoc(),
-                                              slice.getType().getShape(),
-                                              slice.getType().getElementType());
-        slice.getResult().replaceAllUsesWith(fresh);
-        slice.erase();
-      }
-      if (op->use_empty()) {
-        op->erase();
-        continue;
-      }
-      // Every use gets a fresh empty right before the op that fills it.
-      SmallVector<OpOperand *> uses;
-      for (OpOperand &use : op->getUses())
-        uses.push_back(&use);
-      if (uses.size() == 1 &&
-          uses.front()->getOwner()->getBlock() == op->getBlock()) {
-        op->moveBefore(uses.front()->getOwner());
-        continue;
-      }
-      for (OpOperand *use : uses) {
-        b.setInsertionPoint(use->getOwner());
-        use->set(b.clone(*op)->getResult(0));
-      }
-      op->erase();
-    }
-  }
-};
 } // namespace

@@ -1,9 +1,8 @@
 //===- OutlineParallelLoops.cpp - scf.forall -> thread-pool calls -*- C++ -*-===//
 //
-// Two passes carry a parallel loop from the tiled IR to the runtime's pool
-// (runtime/src/pool.c):
-//
-// kiln-cpu-outline-parallel-loops (memrefs, after the arena is planned) moves
+// The first of two passes that carry a parallel loop from the tiled IR to the
+// runtime's pool (runtime/src/pool.c), which every model.so links whatever its
+// target: kiln-outline-parallel-loops (memrefs, after the arena is planned) moves
 // the body of each top-level one-dimensional scf.forall into a function
 //   @F_parN(%begin: index, %end: index, captured...)
 // that runs iterations [begin, end), and replaces the loop with a call of a
@@ -13,17 +12,13 @@
 // the bare-pointer calling convention). A loop whose captures cannot be
 // passed that way, or that is not at the top of its function, becomes a
 // plain scf.for. Fixed-size stack buffers at the top of the body (scratch)
-// are made once per task, or once before the sequential loop.
-//
-// kiln-cpu-lower-parallel-launches (LLVM dialect, after everything else is
-// lowered) turns each launcher call into
-//   ctx = alloca [n x i64]; store the captured values into ctx;
-//   __kiln_parallel_for(@F_parN.task, ctx, count)
-// with a trampoline @F_parN.task(ctx, begin, end) that loads them back and
-// calls @F_parN.
+// are made once per task, or once before the sequential loop. The launchers
+// become calls of the pool in kiln-cpu-lower-parallel-launches
+// (lib/Codegen/CPU/LowerParallelLaunches.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Codegen/Common/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -33,21 +28,15 @@
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_OUTLINEPARALLELLOOPSPASS
-#define GEN_PASS_DEF_LOWERPARALLELLAUNCHESPASS
-#include "kiln/Codegen/CPU/Passes.h.inc"
+#include "kiln/Codegen/Common/Passes.h.inc"
 } // namespace mlir::kiln
 
 using namespace mlir;
 
 namespace {
-constexpr llvm::StringLiteral kLaunchPrefix = "__kiln_parallel_launch.";
-constexpr llvm::StringLiteral kParallelForFn = "__kiln_parallel_for";
-// The threads of an emulated GPU block (kiln-gpu-emulate-on-host): a forall
-// marked `kiln.fibers`, wherever it is, runs through __kiln_emu_fibers, one
-// fiber per iteration; it must never become a sequential loop.
-constexpr llvm::StringLiteral kFibersAttr = "kiln.fibers";
-constexpr llvm::StringLiteral kFiberLaunchPrefix = "__kiln_fiber_launch.";
-constexpr llvm::StringLiteral kFibersFn = "__kiln_emu_fibers";
+using mlir::kiln::kFiberLaunchPrefix;
+using mlir::kiln::kFibersAttr;
+using mlir::kiln::kParallelLaunchPrefix;
 
 /// Whether `t` can cross the call as one 8-byte slot: a scalar, or a memref
 /// that the bare-pointer calling convention passes as its data pointer.
@@ -224,8 +213,10 @@ struct OutlineParallelLoopsPass
       launchTypes.push_back(v.getType());
     b.setInsertionPoint(func);
     auto launch = func::FuncOp::create(
-        b, loc, ((fibers ? kFiberLaunchPrefix : kLaunchPrefix) + name).str(),
-                                       b.getFunctionType(launchTypes, {}));
+        b, loc,
+        (llvm::Twine(fibers ? kFiberLaunchPrefix : kParallelLaunchPrefix) + name)
+            .str(),
+        b.getFunctionType(launchTypes, {}));
     launch.setPrivate();
     (void)module;
 
@@ -238,104 +229,4 @@ struct OutlineParallelLoopsPass
   }
 };
 
-struct LowerParallelLaunchesPass
-    : mlir::kiln::impl::LowerParallelLaunchesPassBase<
-          LowerParallelLaunchesPass> {
-  void runOnOperation() override {
-    if (failed(lower(kLaunchPrefix, kParallelForFn)) ||
-        failed(lower(kFiberLaunchPrefix, kFibersFn)))
-      signalPassFailure();
-  }
-
-  /// Lowers the launchers named `prefix` + body to calls of `runner`.
-  LogicalResult lower(StringRef prefix, StringRef runner) {
-    ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
-    SmallVector<LLVM::LLVMFuncOp> launchers;
-    for (auto f : module.getOps<LLVM::LLVMFuncOp>())
-      if (f.getName().starts_with(prefix))
-        launchers.push_back(f);
-    if (launchers.empty())
-      return success();
-
-    OpBuilder b(ctx);
-    auto ptrType = LLVM::LLVMPointerType::get(ctx);
-    auto i64 = IntegerType::get(ctx, 64);
-    auto voidType = LLVM::LLVMVoidType::get(ctx);
-    auto parallelFor = module.lookupSymbol<LLVM::LLVMFuncOp>(runner);
-    if (!parallelFor) {
-      b.setInsertionPointToStart(module.getBody());
-      parallelFor = LLVM::LLVMFuncOp::create(
-          b, module.getLoc(), runner,
-          LLVM::LLVMFunctionType::get(voidType, {ptrType, ptrType, i64}));
-    }
-
-    for (LLVM::LLVMFuncOp launcher : launchers) {
-      StringRef bodyName = launcher.getName().drop_front(prefix.size());
-      auto body = module.lookupSymbol<LLVM::LLVMFuncOp>(bodyName);
-      if (!body) {
-        return launcher.emitError("no parallel body '") << bodyName << "'";
-      }
-      ArrayRef<Type> captured =
-          launcher.getFunctionType().getParams().drop_front();
-      for (Type t : captured)
-        if (!isa<LLVM::LLVMPointerType, IntegerType, FloatType>(t)) {
-          return launcher.emitError("parallel loop captures a value of type ")
-                 << t << ", which does not fit a context slot";
-        }
-
-      // The trampoline the pool calls: (ctx, begin, end) -> body.
-      b.setInsertionPointAfter(body);
-      Location loc = body.getLoc();
-      auto task = LLVM::LLVMFuncOp::create(
-          b, loc, (bodyName + ".task").str(),
-          LLVM::LLVMFunctionType::get(voidType, {ptrType, i64, i64}),
-          LLVM::Linkage::Internal);
-      Block *entry = task.addEntryBlock(b);
-      b.setInsertionPointToStart(entry);
-      SmallVector<Value> callArgs = {entry->getArgument(1),
-                                     entry->getArgument(2)};
-      for (auto [i, t] : llvm::enumerate(captured)) {
-        Value slot = LLVM::GEPOp::create(
-            b, loc, ptrType, i64, entry->getArgument(0),
-            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-        callArgs.push_back(LLVM::LoadOp::create(b, loc, t, slot));
-      }
-      LLVM::CallOp::create(b, loc, body, callArgs);
-      LLVM::ReturnOp::create(b, loc, ValueRange{});
-
-      // Each call of the launcher: fill a context, run the loop.
-      SmallVector<LLVM::CallOp> calls;
-      module.walk([&](LLVM::CallOp call) {
-        if (call.getCallee() == launcher.getName())
-          calls.push_back(call);
-      });
-      for (LLVM::CallOp call : calls) {
-        auto caller = call->getParentOfType<LLVM::LLVMFuncOp>();
-        Location cloc = call.getLoc();
-        // One slot at least: alloca of zero elements is not portable.
-        int64_t slots = std::max<int64_t>(1, captured.size());
-        b.setInsertionPointToStart(&caller.getBody().front());
-        Value size = LLVM::ConstantOp::create(b, cloc, i64,
-                                              b.getI64IntegerAttr(slots));
-        Value ctxPtr = LLVM::AllocaOp::create(b, cloc, ptrType, i64, size,
-                                              /*alignment=*/8);
-        b.setInsertionPoint(call);
-        for (auto [i, v] : llvm::enumerate(call.getArgOperands().drop_front())) {
-          Value slot = LLVM::GEPOp::create(
-              b, cloc, ptrType, i64, ctxPtr,
-              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-          LLVM::StoreOp::create(b, cloc, v, slot);
-        }
-        Value fn = LLVM::AddressOfOp::create(b, cloc, ptrType, task.getName());
-        LLVM::CallOp::create(
-            b, cloc, parallelFor,
-            ValueRange{fn, ctxPtr, call.getArgOperands().front()});
-        call.erase();
-      }
-      launcher.erase();
-    }
-    return success();
-  }
-};
 } // namespace

@@ -6,7 +6,7 @@
 // another, which computes what the GPU computes. A kernel with barriers
 // (the shared-memory tiles of contractions) runs each block's threads as
 // fibers: an scf.forall marked `kiln.fibers`, outlined by
-// kiln-cpu-outline-parallel-loops and run by the runtime's
+// kiln-outline-parallel-loops and run by the runtime's
 // __kiln_emu_fibers, where gpu.barrier becomes a call of __kiln_emu_barrier
 // that switches to the next thread of the block; the workgroup memory is one
 // host buffer that the blocks reuse in turn. The result then goes down the
@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Codegen/GPU/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -166,7 +167,7 @@ struct EmulateOnHostPass
     auto forall = scf::ForallOp::create(rewriter, loc,
                                         ArrayRef<OpFoldResult>{count},
                                         ValueRange{}, std::nullopt);
-    forall->setAttr(kFibersAttr, rewriter.getUnitAttr());
+    forall->setAttr(mlir::kiln::kFibersAttr, rewriter.getUnitAttr());
     rewriter.setInsertionPointToStart(forall.getBody());
     Value t = forall.getInductionVar(0);
     auto threadIds = launch.getThreadIds();
@@ -396,6 +397,5 @@ struct EmulateOnHostPass
   }
 
   static constexpr llvm::StringLiteral kBarrierFn = "__kiln_emu_barrier";
-  static constexpr llvm::StringLiteral kFibersAttr = "kiln.fibers";
 };
 } // namespace

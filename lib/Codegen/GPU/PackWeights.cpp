@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Codegen/GPU/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
 #include <limits>

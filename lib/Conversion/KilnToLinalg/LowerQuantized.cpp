@@ -31,6 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Conversion/Passes.h"
 
 using namespace mlir;

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

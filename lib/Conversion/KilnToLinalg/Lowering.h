@@ -99,10 +99,6 @@ FailureOr<Value> lowerNN(OpBuilder &b, Operation *op);
 FailureOr<Value> lowerTensor(OpBuilder &b, Operation *op);
 FailureOr<Value> lowerGatherElements(OpBuilder &b, Operation *op);
 
-/// The placeholder a failed kiln.guard calls, and the attribute on the call
-/// holding its message (see LowerGuard.cpp and --kiln-arena-allocation).
-inline constexpr const char *kGuardFailedFn = "__kiln_guard_failed";
-inline constexpr const char *kGuardMessageAttr = "kiln.guard_message";
 /// Lowers a kiln.guard (which has no result) in place; the caller erases it.
 LogicalResult lowerGuard(OpBuilder &b, GuardOp op);
 /// kiln.expand (LowerShapeOps.cpp).

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Import/Onnx/OnnxImporter.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -584,8 +585,8 @@ LogicalResult Importer::importGraph(ModuleOp module) {
         builder.getI64IntegerAttr(entry.getValue())));
   module->setAttr(mlir::kiln::onnx::OnnxDialect::kOpsetImportAttr,
                   builder.getDictionaryAttr(opsetAttrs));
-  module->setAttr(mlir::kiln::kModelNameAttr, builder.getStringAttr(graph.name()));
-  module->setAttr(mlir::kiln::kProducerAttr,
+  module->setAttr(mlir::kiln::onnx::OnnxDialect::kGraphNameAttr, builder.getStringAttr(graph.name()));
+  module->setAttr(mlir::kiln::onnx::OnnxDialect::kProducerAttr,
                   builder.getStringAttr(model.producer_name()));
   module->setAttr(mlir::kiln::kModelHashAttr, builder.getStringAttr(hash));
 
@@ -665,7 +666,7 @@ LogicalResult Importer::importGraph(ModuleOp module) {
   Block *entry = func.addEntryBlock();
   for (auto [i, info] : llvm::enumerate(inputs)) {
     values[info->name()] = entry->getArgument(i);
-    func.setArgAttr(i, mlir::kiln::kValueNameAttr,
+    func.setArgAttr(i, mlir::kiln::onnx::OnnxDialect::kValueNameAttr,
                     builder.getStringAttr(info->name()));
   }
   builder.setInsertionPointToStart(entry);
@@ -695,7 +696,7 @@ LogicalResult Importer::importGraph(ModuleOp module) {
   func::ReturnOp::create(builder, UnknownLoc::get(&ctx), results);
   func.setType(builder.getFunctionType(inputTypes, TypeRange(results)));
   for (auto [i, out] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, mlir::kiln::kValueNameAttr,
+    func.setResultAttr(i, mlir::kiln::onnx::OnnxDialect::kValueNameAttr,
                        builder.getStringAttr(out.name()));
   return success();
 }

@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-tile-and-vectorize="vector-width=16 parallel-work=0" --mlir-print-elementsattrs-with-hex-if-larger=100000 | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-tile-and-vectorize="vector-width=8 parallel-work=0" | FileCheck %s --check-prefix=VW8
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-tiling-pipeline="vector-width=16 parallel-work=0" --mlir-print-elementsattrs-with-hex-if-larger=100000 | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-tiling-pipeline="vector-width=8 parallel-work=0" | FileCheck %s --check-prefix=VW8
 
 // With 16 f32 lanes (AVX-512) a matmul gets an 8 x 32 register tile (two
 // registers wide) and one reduction step per iteration: an outer product of

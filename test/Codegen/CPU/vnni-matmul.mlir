@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-vnni-matmul --verify-diagnostics | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-vnni-matmul --remarks-filter=kiln-cpu-vnni-matmul --verify-diagnostics | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-vnni-matmul="parallel-work=16384" | FileCheck %s --check-prefix=PAR
 // RUN: kiln-opt %s --split-input-file --kiln-cpu-vnni-matmul="bf16=true" 2>/dev/null | FileCheck %s --check-prefix=BF16
 
@@ -177,12 +177,12 @@ func.func @narrow_panels_row_tail(%qa: tensor<13x8x4xi8>, %w: tensor<4x8x16x4xi8
 #acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
 
 // An accumulator that does not start from zero is left to the generic
-// lowering, with a remark.
+// lowering, with a missed-optimization remark (kiln-compile --remarks).
 // CHECK-LABEL: func.func @not_zero_init
 // CHECK: linalg.generic
 // CHECK-NOT: llvm.call_intrinsic
 func.func @not_zero_init(%qa: tensor<3x2x4xi8>, %w: tensor<1x2x16x4xi8>, %init: tensor<3x1x16xi32>) -> tensor<3x1x16xi32> {
-  // expected-remark @+1 {{int8 matmul left to the generic lowering: the accumulator does not start from a zero fill}}
+  // expected-remark @+1 {{[Missed] vpdpbusd-kernel | Category:kiln-cpu-vnni-matmul | Reason="linalg.generic: left to the generic lowering: the accumulator does not start from a zero fill"}}
   %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%qa, %w : tensor<3x2x4xi8>, tensor<1x2x16x4xi8>) outs(%init : tensor<3x1x16xi32>) attrs = {kiln.int8_matmul} {
   ^bb0(%a: i8, %b: i8, %c: i32):

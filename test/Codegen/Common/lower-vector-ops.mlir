@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-lower-vector-ops | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-lower-vector-ops | FileCheck %s
 
 // A register-tile contraction (8x1 column times 1x32 row) becomes one FMA per
 // output row: the A element broadcast, times the B row, plus the C row.

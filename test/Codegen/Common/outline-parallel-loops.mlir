@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-cpu-outline-parallel-loops | FileCheck %s
+// RUN: kiln-opt %s --kiln-outline-parallel-loops | FileCheck %s
 
 // The body of a top-level forall moves into @f_par0, which runs iterations
 // [begin, end); constants and views are cloned, memrefs passed.

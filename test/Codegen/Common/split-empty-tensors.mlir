@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-cpu-split-empty-tensors))" | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-split-empty-tensors))" | FileCheck %s
 
 // One tensor.empty shared by two fills (as CSE leaves it) becomes one empty
 // per use, each right before the op that fills it.

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-tile-and-vectorize="vector-width=16 parallel-work=0" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-tiling-pipeline="vector-width=16 parallel-work=0" | FileCheck %s
 
 // CSE leaves one zero-filled tensor (and one slice of it) for two ops of the
 // same shape that each write into its first columns and insert the result

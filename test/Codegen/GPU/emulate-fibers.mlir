@@ -1,5 +1,5 @@
 // RUN: kiln-opt %s --kiln-gpu-emulate-on-host | FileCheck %s
-// RUN: kiln-opt %s --kiln-gpu-emulate-on-host --kiln-cpu-outline-parallel-loops | FileCheck %s --check-prefix=OUTLINED
+// RUN: kiln-opt %s --kiln-gpu-emulate-on-host --kiln-outline-parallel-loops | FileCheck %s --check-prefix=OUTLINED
 
 // A kernel with workgroup memory and a barrier: the workgroup buffer becomes
 // one host buffer before the loops over the blocks, the block's threads an

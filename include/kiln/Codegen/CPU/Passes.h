@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DECL
@@ -21,28 +22,40 @@ namespace mlir::kiln {
 #define GEN_PASS_REGISTRATION
 #include "kiln/Codegen/CPU/Passes.h.inc"
 
-/// Arena size in bytes, set by the arena pass on each function and (the
-/// largest) on the module.
-inline constexpr const char *kArenaBytesAttr = "kiln.arena_bytes";
-/// The lower bound of the arena size (largest live sum), per function.
-inline constexpr const char *kArenaLowerBoundAttr = "kiln.arena_lower_bound";
-/// Per function: one dictionary per buffer {size, offset, first, last,
-/// producer, type}, in allocation order.
-inline constexpr const char *kMemoryPlanAttr = "kiln.memory_plan";
-/// On the module when a kiln.guard survived to code generation: the message
-/// of each guard, indexed by (status word - 1). The status word is an i32 at
-/// offset 0 of the arena, in a reserved block of kGuardStatusBytes.
-inline constexpr const char *kGuardMessagesAttr = "kiln.guard_messages";
-inline constexpr int64_t kGuardStatusBytes = 64;
-/// On a linalg.fill: array<i64: offsets..., sizes...> of the box that is
-/// overwritten before it is read; --kiln-cpu-fill-borders fills the rest.
-inline constexpr const char *kFillBorderAttr = "kiln.fill_border";
-/// On a loop (scf.forall or scf.for) that writes every element of the one
-/// tensor it carries and never reads what that tensor held: the kernels of
-/// --kiln-cpu-vnni-matmul. --kiln-cpu-tile-and-vectorize may then start it
-/// from a slice of another tensor (a padded interior, a concatenation's
-/// part) instead of its empty tensor, as it does a linalg op's init.
-inline constexpr const char *kOverwrittenOutsAttr = "kiln.overwritten_outs";
+/// What the CPU pipelines build for: the vector width and which kernels the
+/// target CPU runs.
+struct CPUCodegenOptions {
+  int64_t vectorWidth = 16; ///< f32 lanes of a register (16 AVX-512, 8 AVX2)
+  bool vnni = false;    ///< int8 products on AVX512-VNNI (vpdpbusd)
+  bool amx = false;     ///< bf16 and int8 products on AMX tiles
+  bool bf16Dot = false; ///< bf16 products on AVX512-BF16 (vdpbf16ps)
+  /// Loop iterations from which an op's outer tile loop is shared by the
+  /// threads (0: never); see kiln-cpu-tile-and-vectorize.
+  int64_t parallelWork = 32768;
+  /// Accumulator bytes from which a bf16 AMX product applies its epilogue
+  /// per block; see kiln-cpu-mark-amx-epilogues.
+  int64_t amxEpilogueBytes = 1 << 20;
+};
+
+/// On functions: the rewrites that prepare linalg ops for the CPU kernels
+/// and --kiln-cpu-tile-and-vectorize, in the order the compile runs them
+/// (kiln-opt: --kiln-cpu-tiling-pipeline).
+void buildCPUTilingPipeline(OpPassManager &funcPm,
+                            const CPUCodegenOptions &options);
+
+/// On the module, from linalg on tensors to the LLVM dialect: the int8 and
+/// bf16 kernels, tiling and vectorization, bufferization into the arena,
+/// the thread pool's loops and the lowering.
+void buildCPUCodegenPipeline(OpPassManager &pm,
+                             const CPUCodegenOptions &options);
+
+/// On the module, from loops, vectors and buffers to the LLVM dialect (also
+/// the tail of --target=cuda-emulated).
+void buildCPULoweringPipeline(OpPassManager &pm, bool amx);
+
+/// Registers kiln-cpu-tiling-pipeline for kiln-opt.
+void registerKilnCPUPassPipelines();
+
 } // namespace mlir::kiln
 
 #endif

@@ -4,87 +4,165 @@
 
 include "mlir/Pass/PassBase.td"
 
-def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "func::FuncOp"> {
-  let summary = "Fuse chains of elementwise linalg ops into one loop nest";
-  let description = [{
-    linalg's elementwise fusion, restricted: a producer is fused only into a
-    consumer without reduction loops (fusing into a matmul or a reduction
-    would recompute the producer once per reduction step), and only when the
-    consumer is its one user.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-def FoldRequantizationPass : Pass<"kiln-fold-requantization", "func::FuncOp"> {
-  let summary = "Static int8: fold requantization into one multiply-add and clamp";
-  let description = [{
-    In an elementwise linalg.generic, a quantization marked `kiln.requant`
-    (static int8's `roundeven(y * inv) + zp`, clamped and converted) whose
-    input `y` is clamped to constants and affine in per-channel values
-    (`y = f * a[c] + b[c]`, the fused dequantization) becomes
-    `roundeven(clamp(fma(f, a[c] * inv, b[c] * inv + zp), lo, hi))`: the
-    scale and zero point move through the clamps (inv > 0, zp integral) and
-    rounding commutes with clamps to integral bounds. The intermediate
-    roundings differ in the last bit; unmarked quantizations (QDQ,
-    QLinear*) are left exact.
-  }];
-  let dependentDialects = ["::mlir::math::MathDialect",
-                           "::mlir::arith::ArithDialect"];
-}
-
-def HoistRequantizationPass : Pass<"kiln-hoist-requantization", "func::FuncOp"> {
-  let summary = "Static int8: quantize before max pooling and concatenation";
-  let description = [{
-    An elementwise generic holding a quantization marked `kiln.requant`
-    whose input is a concatenation (the lowering's chain of copies into
-    slices) is applied to each piece instead, and the pieces concatenated as
-    bytes. One whose input is a `linalg.pooling_nhwc_max`, when its body is
-    non-decreasing and ends in bytes of [0, 255], is applied to the pooling's
-    input (a -inf padding becoming 0) and followed by
-    `linalg.pooling_nhwc_max_unsigned`. The quantization then fuses into the
-    epilogues that made the f32 values, which write bytes.
-  }];
-  let dependentDialects = ["::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
-}
-
 def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
   let summary = "Tile linalg ops into register-sized static tiles and vectorize them";
   let description = [{
-    Chooses tile sizes per op kind: matmuls and contractions get an
+    Chooses tile sizes per op kind (TileStrategy.cpp): matmuls and contractions get an
     `mr x nr` register tile with a unit reduction step, NHWC convolutions and
     NCHW pooling are tiled so that they decompose into vectorizable 1-D
     windows, and everything else is tiled along its innermost parallel
     dimension. Tile sizes always divide the loop ranges, so every tile is
     static and vectorizes without masks. In ops big enough to share among
     threads, the outermost loop over tiles is an `scf.forall`
-    (`kiln-cpu-outline-parallel-loops` turns it into a thread-pool call).
+    (`kiln-outline-parallel-loops` turns it into a thread-pool call).
     The tiles of static int8's depthwise product (`kiln.int8_depthwise`)
     get a vpdpbusd kernel instead of linalg's vectorizer. Ops that do not
-    vectorize stay as linalg ops and become scalar loops later.
+    vectorize stay as linalg ops and become scalar loops later. Products
+    marked for the AMX kernels (`kiln.bf16_matmul`, `kiln.amx_int8_matmul`)
+    and their `kiln.amx_epilogue` are left whole, as are fills marked
+    `kiln.fill_border`. The rewrites that prepare ops for their kernels run
+    before it, in the order of `buildCPUTilingPipeline`
+    (lib/Pipeline/PassPipelines.cpp), which `kiln-cpu-tiling-pipeline`
+    runs alone.
+
+    Example: a 64 x 64 x 64 matmul with vector-width 16 becomes `scf.for`
+    loops over 8 x 32 tiles of the output and a unit reduction step, each
+    tile one `vector.contract` on `vector<8x1xf32>` and `vector<1x32xf32>`
+    accumulating into `vector<8x32xf32>`.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2)">,
-    Option<"amx", "amx", "bool", /*default=*/"false",
-           "products marked kiln.bf16_matmul become AMX kernels later "
-           "(--kiln-cpu-amx-matmul), which start from zero tiles: drop their "
-           "zero fills">,
     Option<"parallelWork", "parallel-work", "int64_t", /*default=*/"32768",
            "ops with at least this many loop iterations get their outermost "
            "tiled parallel loop as an scf.forall for the thread pool "
            "(0: none)">,
-    Option<"amxEpilogueBytes", "amx-epilogue-bytes", "int64_t",
-           /*default=*/"1048576",
-           "with amx, a bf16 AMX product whose accumulators take at least "
-           "this many bytes applies its elementwise epilogue per block "
-           "(kiln.amx_epilogue); smaller ones stay in L2 and keep the "
-           "epilogue as a pass of its own. int8 products always apply it">,
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
     "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
     "::mlir::affine::AffineDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrites that prepare linalg ops for the CPU kernels, run right before
+// --kiln-cpu-tile-and-vectorize (buildCPUTilingPipeline).
+//===----------------------------------------------------------------------===//
+
+def DropAmxZeroFillsPass : Pass<"kiln-cpu-drop-amx-zero-fills", "func::FuncOp"> {
+  let summary = "Start the products the AMX kernels take from their empty tensor";
+  let description = [{
+    The AMX kernels (--kiln-cpu-amx-matmul) start their accumulators from
+    zero tiles: the zero fill of a product marked `kiln.bf16_matmul` or
+    `kiln.amx_int8_matmul` would only be a memset nobody reads. The product
+    reads the fill's empty tensor instead. Only for targets with AMX: no
+    other lowering of such a product would then compute it correctly.
+
+    ```mlir
+    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<128x4x16xf32>) -> ...
+    %p = linalg.generic {...} ins(%a, %b : ...) outs(%z : ...) {kiln.bf16_matmul}
+    // becomes
+    %p = linalg.generic {...} ins(%a, %b : ...) outs(%e : ...) {kiln.bf16_matmul}
+    ```
+  }];
+}
+
+def ReadHalfWeightsPass : Pass<"kiln-cpu-read-half-weights", "func::FuncOp"> {
+  let summary = "Matmuls and convolutions read fp16 constant weights and widen them in the kernel";
+  let description = [{
+    --precision=fp16 stores constant weights as fp16 and widens them with an
+    elementwise op in front of each product, which would write an f32 copy
+    of every weight to the arena on each run. A `linalg.matmul`,
+    `linalg.conv_2d_nhwc_hwcf` or `linalg.depthwise_conv_2d_nhwc_hwc` whose
+    weights are such a widened fp16 constant (through reshapes) reads the
+    fp16 constant instead and widens each value in its body: the weights are
+    read at half the bytes.
+
+    ```mlir
+    %w = linalg.generic {...} ins(%cst : tensor<64x32xf16>) ... { arith.extf }
+    %y = linalg.matmul ins(%x, %w : tensor<8x64xf32>, tensor<64x32xf32>) ...
+    // becomes
+    %y = linalg.matmul ins(%x, %cst : tensor<8x64xf32>, tensor<64x32xf16>) ...
+    ```
+  }];
+}
+
+def SplitConvChannelsPass : Pass<"kiln-cpu-split-conv-channels", "func::FuncOp"> {
+  let summary = "Split a convolution's output channels into whole registers and the rest";
+  let description = [{
+    A convolution whose output channels are not a multiple of the register
+    (1000 classes: only of half a register) ran all of its tiles on half
+    registers or on vectors LLVM assembles from pieces. It is split along
+    its output channels into the largest multiple of the register (992) and
+    the rest (8): two convolutions, each writing its part of one output.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2)">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def PackConstantRhsPass : Pass<"kiln-cpu-pack-constant-rhs", "func::FuncOp"> {
+  let summary = "Lay out a matmul's constant right-hand side in panels of one register tile";
+  let description = [{
+    A matmul with a constant right-hand side B[K, N] (the weights of Gemm and
+    MatMul) reads B by rows of N, one register tile at a time: for each k,
+    the next few cache lines of the tile lie N elements further on, which
+    hardware prefetchers do not follow. B is packed at compile time into
+    panels P[N / nt][K][nt] of one register tile's columns (nt from
+    TileStrategy's panelWidth), so that every tile reads one contiguous
+    stream. The matmul becomes a generic over (m, panel, column, k) marked
+    `kiln.packed_rhs`, writing the output as [M][N / nt][nt], a view of the
+    same buffer.
+
+    ```mlir
+    %y = linalg.matmul ins(%x, %w : tensor<1x784xf32>, tensor<784x1024xf32>) ...
+    // becomes
+    %p = arith.constant dense<...> : tensor<16x784x64xf32>
+    %g = linalg.generic {...} ins(%x, %p) outs(%e : tensor<1x16x64xf32>) {kiln.packed_rhs}
+    %y = tensor.collapse_shape %g [[0], [1, 2]] : ... into tensor<1x1024xf32>
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2)">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def MarkBorderFillsPass : Pass<"kiln-cpu-mark-border-fills", "func::FuncOp"> {
+  let summary = "Mark the fills of padded tensors whose interior is overwritten";
+  let description = [{
+    A padded tensor is a fill of the whole tensor, then its interior
+    overwritten (insert_slice, or a producer writing into an interior slice
+    after --kiln-write-into-destinations). Only the border needs the fill:
+    for a 3x3 depthwise convolution at 112x112 it is 3.5% of the tensor. Such
+    a fill is marked `kiln.fill_border = array<i64: offsets..., sizes...>`
+    with its interior box and left whole by tiling; after bufferization
+    --kiln-cpu-fill-borders fills the border alone.
+  }];
+}
+
+def MarkAmxEpiloguesPass : Pass<"kiln-cpu-mark-amx-epilogues", "func::FuncOp"> {
+  let summary = "Mark the elementwise epilogues the AMX kernels apply to their tiles";
+  let description = [{
+    The elementwise generic that reads an AMX product's accumulators
+    [M, P, 16] (through reshapes only, its sole reader) in the form
+    --kiln-cpu-amx-matmul applies to each block of them (every loop
+    parallel, identity maps for the accumulators and the result, a body of
+    one-instruction arith and math ops) is marked `kiln.amx_epilogue` and
+    left whole by tiling; the product (with its reshapes) moves right before
+    it, so that after bufferization nothing runs between the two. bf16
+    products only with at least `min-bytes` of accumulators (smaller ones
+    stay in L2, and the epilogue as a pass of its own is as fast); int8
+    products at any size. Only for targets with AMX.
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"1048576",
+           "a bf16 product whose accumulators take at least this many bytes "
+           "applies its epilogue per block; int8 products always do">,
+  ];
 }
 
 def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
@@ -145,13 +223,13 @@ def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "ModuleOp"> {
     when they are static identity-layout memrefs: LLVM fixes the shape of
     each tile register per function. A product whose only reader is an
     elementwise generic marked `kiln.amx_epilogue` (placed right after it
-    by --kiln-cpu-tile-and-vectorize{amx}) applies that generic to each
+    by --kiln-cpu-mark-amx-epilogues) applies that generic to each
     block of accumulators from a per-thread stack scratch, 16 channels at a
     time, and its own result buffer is no longer used. Runs after
     bufferization (tiles address memory), before the arena is planned, and
     only for targets with amx-bf16 (amx-int8 for the int8 products). A
     marked generic it cannot match is an error:
-    with --kiln-cpu-tile-and-vectorize{amx} its zero fill is gone, so no
+    after --kiln-cpu-drop-amx-zero-fills its zero fill is gone, so no
     other lowering would compute it correctly.
   }];
   let dependentDialects = [
@@ -159,23 +237,6 @@ def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
     "::mlir::vector::VectorDialect", "::mlir::math::MathDialect"];
-}
-
-def LowerVectorOpsPass : Pass<"kiln-cpu-lower-vector-ops", "func::FuncOp"> {
-  let summary = "Lower contractions to outer products and math to polynomials";
-  let description = [{
-    Contractions become outer products (FMAs on whole registers), transfer
-    permutations become transposes, multi-reductions become inner reductions,
-    and exp/tanh/erf/log become vectorizable polynomial approximations.
-    Vector reads used only element by element (a convolution's input pixels,
-    broadcast into FMAs) become scalar loads: broadcasts from memory.
-  }];
-  let dependentDialects = ["::mlir::vector::VectorDialect",
-                           "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect",
-                           "::mlir::affine::AffineDialect",
-                           "::mlir::memref::MemRefDialect",
-                           "::mlir::tensor::TensorDialect"];
 }
 
 def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
@@ -200,22 +261,11 @@ def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
-def SplitEmptyTensorsPass : Pass<"kiln-cpu-split-empty-tensors", "func::FuncOp"> {
-  let summary = "Give every use of a tensor.empty its own tensor.empty";
-  let description = [{
-    CSE merges identical `tensor.empty` ops; bufferization then gives the
-    ops that fill them one buffer whose life spans all of them. Run right
-    before bufferization, this pass undoes the merge so that every buffer
-    lives only as long as its own value and the arena planner can reuse it.
-  }];
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
-}
-
 def FillBordersPass : Pass<"kiln-cpu-fill-borders", "func::FuncOp"> {
   let summary = "Fill only the border of a padded buffer whose interior is written later";
   let description = [{
     After bufferization: a `linalg.fill` marked `kiln.fill_border =
-    array<i64: offsets..., sizes...>` (by --kiln-cpu-tile-and-vectorize,
+    array<i64: offsets..., sizes...>` (by --kiln-cpu-mark-border-fills,
     which proved that the box at those offsets and sizes is overwritten
     before anything reads it) becomes one fill per border slab of its
     buffer: for each dimension in turn, the part before and after the box,
@@ -240,44 +290,6 @@ def PrefetchPanelsPass : Pass<"kiln-cpu-prefetch-panels", "func::FuncOp"> {
   ];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
-}
-
-def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
-  let summary = "Place every intermediate buffer at a static offset of one arena";
-  let description = [{
-    After bufferization, every `memref.alloc` of each function becomes a
-    `memref.view` into a new trailing `memref<Nxi8>` argument, the arena.
-    Offsets come from the memory planner on liveness intervals (steps are the
-    function's top-level ops; views and loop-carried values extend a
-    buffer's life), aligned to `alignment` bytes. Each function records
-    `kiln.arena_bytes`, `kiln.arena_lower_bound` and `kiln.memory_plan`; the
-    module records the largest arena. memref.copy ops become linalg.copy so
-    that no runtime library call is left. Allocations inside loops are an
-    error.
-  }];
-  let options = [
-    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
-           "byte alignment of every buffer">,
-  ];
-  let dependentDialects = ["::mlir::memref::MemRefDialect",
-                           "::mlir::arith::ArithDialect",
-                           "::mlir::linalg::LinalgDialect"];
-}
-
-def OutlineParallelLoopsPass : Pass<"kiln-cpu-outline-parallel-loops", "ModuleOp"> {
-  let summary = "Move the body of each top-level scf.forall into a function the thread pool runs";
-  let description = [{
-    After bufferization and arena planning, each one-dimensional scf.forall
-    at the top of a function (the loop over an op's tiles that
-    kiln-cpu-tile-and-vectorize chose for threads) becomes a private function
-    `@F_parN(%begin, %end, captured...)` that runs those iterations, called
-    through a declared launcher `@__kiln_parallel_launch.F_parN(%count,
-    captured...)` that kiln-cpu-lower-parallel-launches lowers. Constants and
-    view-like ops are cloned into the body; scalars and static identity-layout
-    memrefs are passed. Any other scf.forall becomes an scf.for.
-  }];
-  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
-                           "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
 def LowerParallelLaunchesPass : Pass<"kiln-cpu-lower-parallel-launches", "ModuleOp"> {

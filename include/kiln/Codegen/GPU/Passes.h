@@ -25,8 +25,6 @@ struct GpuProgram;
 #define GEN_PASS_REGISTRATION
 #include "kiln/Codegen/GPU/Passes.h.inc"
 
-/// Marks the weights argument that kiln-gpu-pack-weights appends.
-inline constexpr const char *kWeightsArgAttr = "kiln.weights";
 /// The packed weights global kiln-gpu-pack-weights creates.
 inline constexpr const char *kWeightsGlobal = "__kiln_weights";
 

@@ -93,7 +93,7 @@ def EmulateOnHostPass : Pass<"kiln-gpu-emulate-on-host", "ModuleOp"> {
     with them becomes three loops over the blocks around an `scf.forall`
     over the block's threads marked `kiln.fibers`, with `gpu.barrier` as a
     call of `__kiln_emu_barrier` and each workgroup buffer as one host
-    `memref.alloca` before the loops; kiln-cpu-outline-parallel-loops hands
+    `memref.alloca` before the loops; kiln-outline-parallel-loops hands
     that forall to the runtime's `__kiln_emu_fibers`, which runs the threads
     as fibers that switch at each barrier. The weights argument of
     `kiln-gpu-pack-weights` becomes a `memref.get_global` of the packed

@@ -28,6 +28,12 @@ def Onnx_Dialect : Dialect {
     /// Attribute on the module: dictionary from domain ("ai.onnx" for the
     /// default domain) to opset version.
     static constexpr llvm::StringLiteral kOpsetImportAttr = "onnx.opset_import";
+    /// Attributes on the module: the graph's name and the model's producer
+    /// (producer_name and producer_version).
+    static constexpr llvm::StringLiteral kGraphNameAttr = "onnx.graph_name";
+    static constexpr llvm::StringLiteral kProducerAttr = "onnx.producer";
+    /// Attribute on a function argument or result: its ONNX value name.
+    static constexpr llvm::StringLiteral kValueNameAttr = "onnx.name";
   }];
 }
 

@@ -27,12 +27,8 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context,
                                                  const std::string &path,
                                                  const ImportOptions &options);
 
-/// Names of module attributes the importer sets.
-inline constexpr const char *kModelNameAttr = "onnx.graph_name";
-inline constexpr const char *kProducerAttr = "onnx.producer";
-inline constexpr const char *kModelHashAttr = "kiln.model_hash";
-/// Function argument / result attribute holding the ONNX value name.
-inline constexpr const char *kValueNameAttr = "onnx.name";
+/// The module's attributes are named in OnnxDialect (onnx.*) and in
+/// kiln/Dialect/Kiln/IR/Contract.h (kiln.model_hash).
 
 } // namespace mlir::kiln
 

@@ -1,6 +1,6 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-cpu-tile-and-vectorize{vector-width=16 amx=true parallel-work=0 amx-epilogue-bytes=0}))" | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-cpu-tile-and-vectorize{vector-width=16 amx=true parallel-work=0}))" | FileCheck %s --check-prefix=SMALL
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-cpu-tile-and-vectorize{vector-width=16 parallel-work=0}))" | FileCheck %s --check-prefix=NOAMX
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(kiln-cpu-tiling-pipeline{vector-width=16 amx=true parallel-work=0 amx-epilogue-bytes=0})" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(kiln-cpu-tiling-pipeline{vector-width=16 amx=true parallel-work=0})" | FileCheck %s --check-prefix=SMALL
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(kiln-cpu-tiling-pipeline{vector-width=16 parallel-work=0})" | FileCheck %s --check-prefix=NOAMX
 
 #rows = affine_map<(m, p, c, k, j) -> (m, k, j)>
 #w = affine_map<(m, p, c, k, j) -> (p, k, c, j)>

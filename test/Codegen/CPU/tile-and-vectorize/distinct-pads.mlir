@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-cpu-tile-and-vectorize{vector-width=16 parallel-work=0},canonicalize,cse))" | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(kiln-cpu-tiling-pipeline{vector-width=16 parallel-work=0},func.func(canonicalize,cse))" | FileCheck %s
 
 // Two padded tensors of one shape, each written by its own activation and
 // read by its own depthwise convolution. Their fills must stay two tensors

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-tile-and-vectorize="vector-width=16 parallel-work=0" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-tiling-pipeline="vector-width=16 parallel-work=0" | FileCheck %s
 
 // --precision=fp16 widens fp16 weights with an elementwise extf in front of
 // each product. Matmuls and convolutions read the fp16 constant themselves

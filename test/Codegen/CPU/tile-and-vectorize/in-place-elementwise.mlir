@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-cpu-tile-and-vectorize),eliminate-empty-tensors,empty-tensor-to-alloc-tensor,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse)" | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(kiln-cpu-tiling-pipeline,eliminate-empty-tensors,empty-tensor-to-alloc-tensor,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse)" | FileCheck %s
 
 // An elementwise op whose input dies at the op writes its result over that
 // input: after tiling, vectorization and bufferization the two ops share one

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --kiln-cpu-tile-and-vectorize | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-tiling-pipeline | FileCheck %s
 
 // A matmul big enough for threads: the loop over row tiles is an scf.forall
 // (the thread pool splits it); the fill is fused into each row block, and the

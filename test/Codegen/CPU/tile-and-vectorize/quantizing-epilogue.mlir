@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-cpu-tile-and-vectorize{vector-width=16 parallel-work=0},canonicalize,cse,loop-invariant-subset-hoisting,kiln-cpu-lower-vector-ops,canonicalize,cse))' | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-cpu-tiling-pipeline{vector-width=16 parallel-work=0},func.func(canonicalize,cse,loop-invariant-subset-hoisting,kiln-lower-vector-ops,canonicalize,cse))' | FileCheck %s
 
 // A depthwise convolution whose epilogue quantizes to int8 (static int8's
 // input of the next product) is fused into the epilogue's tiles like an f32

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-cpu-tile-and-vectorize{vector-width=16 parallel-work=1}))" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(kiln-cpu-tiling-pipeline{vector-width=16 parallel-work=1})" | FileCheck %s
 
 // Stride 1: tiles of 2 output rows x 8 pixels x 16 channels, the row tiles
 // shared among threads. Each of the 10 input columns is one quad of input

@@ -17,6 +17,11 @@ def Kiln_Dialect : Dialect {
     make every shape static.
   }];
   let hasConstantMaterializer = 1;
+  // The discardable `kiln.*` attributes that phases leave for each other
+  // (Contract.h) are checked by name and kind.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>

@@ -884,7 +884,7 @@ def Kiln_UniqueOp : Kiln_Op<"unique", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Dynamic int8 quantization (--quantize=dynamic, Transforms/Quantize.cpp)
+// Dynamic int8 quantization (--quantize=dynamic, Transforms/QuantizeDynamic.cpp)
 //===----------------------------------------------------------------------===//
 
 def Kiln_Bf16BatchMatMulOp : Kiln_Op<"bf16_batch_matmul", [Pure]> {

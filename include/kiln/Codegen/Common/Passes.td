@@ -1,0 +1,245 @@
+//===- Passes.td - target-neutral code generation passes --*- tablegen -*-===//
+//
+// Passes on linalg, tensors, vectors and buffers that every target runs: the
+// fusion and requantization rewrites of the linalg phase, the vector
+// lowerings, bufferization's helpers and the one arena. Target passes live in
+// Codegen/CPU and Codegen/GPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_COMMON_PASSES
+#define KILN_CODEGEN_COMMON_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def VerifyCodegenInputPass : Pass<"kiln-verify-codegen-input", "ModuleOp"> {
+  let summary = "Check what code generation assumes of the linalg it is given";
+  let description = [{
+    The contract between the lowering to linalg and code generation, checked
+    where one phase ends and the next begins; every code generation pass may
+    rely on it instead of re-checking:
+    - every op is linalg on tensors or an op of the dialects around it
+      (builtin, func, arith, math, tensor, scf, affine, index, complex, ub,
+      bufferization): no graph or import op is left;
+    - every argument and result of a public function is a tensor of static
+      shape, so that the arena can be planned;
+    - every `kiln.*` marker is on the op it describes
+      (kiln/Dialect/Kiln/IR/Contract.h): `kiln.int8_matmul` on a
+      `linalg.generic` computing i8 x i8 -> i32 into a static tensor of rank
+      3 (or 4, with a batch first), `kiln.bf16_matmul` bf16 x bf16 -> f32
+      likewise, `kiln.int8_depthwise` i8 x i8 -> i32 into rank 4, `kiln.int8_epilogue` on a
+      `linalg.generic`, `kiln.requant` on a `math.roundeven`,
+      `kiln.unread_padding` on a `linalg.fill`.
+    The Kiln dialect's attribute verifier has already checked that every
+    `kiln.*` attribute is one the contract declares, with a value of the
+    right kind. A violation is an internal error: it names the op.
+
+    ```mlir
+    // error: 'linalg.matmul' op is marked kiln.int8_matmul but is not a linalg.generic
+    %0 = linalg.matmul {kiln.int8_matmul} ins(...) outs(...)
+    ```
+  }];
+}
+
+def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuse chains of elementwise linalg ops into one loop nest";
+  let description = [{
+    linalg's elementwise fusion, restricted: a producer is fused only into a
+    consumer without reduction loops (fusing into a matmul or a reduction
+    would recompute the producer once per reduction step), and only when the
+    consumer is its one user.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def FoldRequantizationPass : Pass<"kiln-fold-requantization", "func::FuncOp"> {
+  let summary = "Static int8: fold requantization into one multiply-add and clamp";
+  let description = [{
+    In an elementwise linalg.generic, a quantization marked `kiln.requant`
+    (static int8's `roundeven(y * inv) + zp`, clamped and converted) whose
+    input `y` is clamped to constants and affine in per-channel values
+    (`y = f * a[c] + b[c]`, the fused dequantization) becomes
+    `roundeven(clamp(fma(f, a[c] * inv, b[c] * inv + zp), lo, hi))`: the
+    scale and zero point move through the clamps (inv > 0, zp integral) and
+    rounding commutes with clamps to integral bounds. The intermediate
+    roundings differ in the last bit; unmarked quantizations (QDQ,
+    QLinear*) are left exact.
+  }];
+  let dependentDialects = ["::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def HoistRequantizationPass : Pass<"kiln-hoist-requantization", "func::FuncOp"> {
+  let summary = "Static int8: quantize before max pooling and concatenation";
+  let description = [{
+    An elementwise generic holding a quantization marked `kiln.requant`
+    whose input is a concatenation (the lowering's chain of copies into
+    slices) is applied to each piece instead, and the pieces concatenated as
+    bytes. One whose input is a `linalg.pooling_nhwc_max`, when its body is
+    non-decreasing and ends in bytes of [0, 255], is applied to the pooling's
+    input (a -inf padding becoming 0) and followed by
+    `linalg.pooling_nhwc_max_unsigned`. The quantization then fuses into the
+    epilogues that made the f32 values, which write bytes.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LowerVectorOpsPass : Pass<"kiln-lower-vector-ops", "func::FuncOp"> {
+  let summary = "Lower contractions to outer products and math to polynomials";
+  let description = [{
+    Contractions become outer products (FMAs on whole registers), transfer
+    permutations become transposes, multi-reductions become inner reductions,
+    and exp/tanh/erf/log become vectorizable polynomial approximations.
+    Vector reads used only element by element (a convolution's input pixels,
+    broadcast into FMAs) become scalar loads: broadcasts from memory.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def SplitEmptyTensorsPass : Pass<"kiln-split-empty-tensors", "func::FuncOp"> {
+  let summary = "Give every use of a tensor.empty its own tensor.empty";
+  let description = [{
+    CSE merges identical `tensor.empty` ops; bufferization then gives the
+    ops that fill them one buffer whose life spans all of them. Run right
+    before bufferization, this pass undoes the merge so that every buffer
+    lives only as long as its own value and the arena planner can reuse it.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
+  let summary = "Place every intermediate buffer at a static offset of one arena";
+  let description = [{
+    After bufferization, every `memref.alloc` of each function becomes a
+    `memref.view` into a new trailing `memref<Nxi8>` argument, the arena.
+    Offsets come from the memory planner on liveness intervals (steps are the
+    function's top-level ops; views and loop-carried values extend a
+    buffer's life), aligned to `alignment` bytes. Each function records
+    `kiln.arena_bytes`, `kiln.arena_lower_bound` and `kiln.memory_plan`; the
+    module records the largest arena. memref.copy ops become linalg.copy so
+    that no runtime library call is left. Allocations inside loops are an
+    error.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "byte alignment of every buffer">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def OutlineParallelLoopsPass : Pass<"kiln-outline-parallel-loops", "ModuleOp"> {
+  let summary = "Move the body of each top-level scf.forall into a function the thread pool runs";
+  let description = [{
+    After bufferization and arena planning, each one-dimensional scf.forall
+    at the top of a function (the loop over an op's tiles that
+    kiln-cpu-tile-and-vectorize chose for threads) becomes a private function
+    `@F_parN(%begin, %end, captured...)` that runs those iterations, called
+    through a declared launcher `@__kiln_parallel_launch.F_parN(%count,
+    captured...)` that kiln-cpu-lower-parallel-launches lowers. Constants and
+    view-like ops are cloned into the body; scalars and static identity-layout
+    memrefs are passed. Any other scf.forall becomes an scf.for.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrites that let ops write where their results go, so that bufferization
+// makes no copies. The CPU pipeline runs them before tiling.
+//===----------------------------------------------------------------------===//
+
+def SplitSharedFillsPass : Pass<"kiln-split-shared-fills", "func::FuncOp"> {
+  let summary = "Give each reduction that starts from a shared fill its own fill";
+  let description = [{
+    CSE shares one zero-filled tensor between every matmul that starts from
+    zero; each user gets its own clone of the fill (and of its empty
+    tensor), so that the fill can be fused into the user's tiles and its
+    buffer need not live long. A fill whose tensor is sliced or inserted
+    into (a padded tensor) stays one tensor.
+
+    ```mlir
+    %z = linalg.fill ins(%c0) outs(%e)
+    %a = linalg.matmul ins(...) outs(%z)
+    %b = linalg.matmul ins(...) outs(%z)
+    // becomes
+    %z = linalg.fill ins(%c0) outs(%e)
+    %a = linalg.matmul ins(...) outs(%z)
+    %e2 = tensor.empty() ...
+    %z2 = linalg.fill ins(%c0) outs(%e2)
+    %b = linalg.matmul ins(...) outs(%z2)
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def SplitSharedDestinationsPass : Pass<"kiln-split-shared-destinations", "func::FuncOp"> {
+  let summary = "Give each insert into a shared fill or empty tensor a tensor of its own";
+  let description = [{
+    CSE merges identical fills of one shape, and identical empty tensors
+    with the slices taken from them: the zero-padded rows of two int8 1x1
+    convolutions with the same K, the padded inputs or unfolded windows of
+    two 3x3 ones, the results of two concatenations of one shape that their
+    producers write in place. Every insert into the shared tensor but the
+    first would then bufferize as a copy of the whole tensor. Each further
+    insert gets a tensor of its own (a clone of the fill and its empty
+    tensor, or of the empty tensor, the latter marked `kiln.distinct_empty`
+    so that CSE keeps it apart), created right before the op that writes its
+    source, with the slices and reshapes that op writes through rebuilt on
+    it.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def WriteIntoDestinationsPass : Pass<"kiln-write-into-destinations", "func::FuncOp"> {
+  let summary = "Producers write straight into the slice their result is copied or inserted into";
+  let description = [{
+    A padded tensor is built as fill(padded) + copy(x into its interior
+    slice); when x comes from an op that only the copy reads and that never
+    reads its own empty init (an elementwise epilogue, a transpose, an int8
+    kernel with its requantization), that op writes into the interior slice
+    of a fresh clone of the fill instead, and the copy disappears. The slice
+    may be seen through a reshape (static int8's K-padded rows). The same
+    for an op whose result is inserted directly into a slice of a
+    constant-filled tensor (static int8's unfolded windows).
+
+    ```mlir
+    %p = linalg.fill ins(%c0) outs(%e : tensor<1x114x114x32xf32>)
+    %s = tensor.extract_slice %p[0, 1, 1, 0] [1, 112, 112, 32] [1, 1, 1, 1]
+    %x = linalg.generic {...} outs(%e2 : tensor<1x112x112x32xf32>)   // ReLU
+    %c = linalg.copy ins(%x) outs(%s)
+    %i = tensor.insert_slice %c into %p[0, 1, 1, 0] ...
+    // becomes
+    %p = linalg.fill ins(%c0) outs(%e)
+    %s = tensor.extract_slice %p[0, 1, 1, 0] ...
+    %x = linalg.generic {...} outs(%s)
+    %i = tensor.insert_slice %x into %p[0, 1, 1, 0] ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def WriteConcatInPlacePass : Pass<"kiln-write-concat-in-place", "func::FuncOp"> {
+  let summary = "The parts of a concatenation write straight into their slices";
+  let description = [{
+    A concatenation is lowered as a chain over one empty tensor E:
+    D0 = E; Di = insert_slice(copy(xi into extract_slice(Di-1)), Di-1).
+    When every xi comes from an elementwise generic that only the copy reads
+    (int8's dequantizing epilogues) or from an int8 kernel with its
+    requantization (a loop marked `kiln.overwritten_outs`), each writes
+    straight into its slice instead and the copies, a pass over the whole
+    result, disappear: a fresh E goes above the first producer, each slice
+    right before its producer and each insert right after it. The producers
+    must run in the order of the concatenation.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+#endif

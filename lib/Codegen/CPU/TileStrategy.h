@@ -1,0 +1,59 @@
+//===- TileStrategy.h - how each op is tiled --------------------*- C++ -*-===//
+//
+// The strategy of --kiln-cpu-tile-and-vectorize, apart from the mechanics
+// that apply it: the register tile of each linalg op, the order of its tile
+// loops, and which loop the threads share. Every choice is a function of the
+// op and the vector width alone, so that it can be read, tested and tuned
+// without the rewrites around it. The passes that rewrite ops for the
+// kernels (packed weights, split channels) ask it too, so that they and the
+// tiling agree.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_CODEGEN_CPU_TILESTRATEGY_H
+#define KILN_LIB_CODEGEN_CPU_TILESTRATEGY_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <cstdint>
+
+namespace mlir::kiln {
+
+/// Vectorizing a tile bigger than this would build huge vectors; such an op
+/// (whose tiling failed) is left to become scalar loops instead.
+inline constexpr int64_t kMaxVectorizedTile = 1 << 16;
+
+/// Columns per panel of a packed right-hand side: 4 registers when they
+/// divide N (a matrix-vector product then has 4 independent FMA chains for
+/// its single row of accumulators; a 4 x 64 tile holds 16), else the usual
+/// register tile. It depends on B alone, so that the batch variants of one
+/// model pack each weight the same way and share one copy of it. 0: no
+/// packing (a single panel).
+int64_t panelWidth(int64_t n, int64_t vw);
+
+/// Bools are one byte each in memory, but vector<Nxi1> loads and stores are
+/// bit-packed; ops that read or write i1 tensors stay scalar loops.
+bool touchesBools(linalg::LinalgOp op);
+
+/// Tile sizes for one op (0 = leave the loop whole).
+SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw);
+
+/// Tiling loop order for `op`: the channels first for channelsOutermost
+/// products, the other loops in their order after them; else the op's own
+/// order (empty).
+SmallVector<int64_t> tileInterchange(linalg::LinalgOp op,
+                                     ArrayRef<int64_t> tiles);
+
+/// The loop of `op` to split across threads: the outermost parallel loop
+/// that its tiles cut into at least two pieces, or -1 when the op is too
+/// small to be worth a fork and join (fewer than `minWork` iterations of its
+/// loop nest) or has no such loop.
+int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
+                     int64_t minWork);
+
+/// Elements of `op`'s iteration space (its tile, once tiled); INT64_MAX
+/// when it is not static.
+int64_t tileVolume(linalg::LinalgOp op);
+
+} // namespace mlir::kiln
+
+#endif

@@ -1,0 +1,30 @@
+//===- Pipelines.cpp - pass pipelines every target shares --------*- C++ -*-===//
+#include "kiln/Codegen/Common/Passes.h"
+
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void kiln::buildBufferizeToArenaPipeline(
+    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> beforeArena) {
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Loops that carried a tensor now forward one buffer: folding their
+  // results lets a returned buffer become the caller's output.
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (beforeArena)
+    beforeArena(pm);
+  pm.addPass(createArenaAllocationPass());
+}

@@ -1,0 +1,58 @@
+//===- SplitEmptyTensors.cpp - one tensor.empty per use ----------*- C++ -*-===//
+#include "kiln/Codegen/Common/Passes.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_SPLITEMPTYTENSORSPASS
+#include "kiln/Codegen/Common/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+
+namespace {
+struct SplitEmptyTensorsPass
+    : mlir::kiln::impl::SplitEmptyTensorsPassBase<SplitEmptyTensorsPass> {
+  void runOnOperation() override {
+    SmallVector<tensor::EmptyOp> empties;
+    getOperation().walk([&](tensor::EmptyOp op) { empties.push_back(op); });
+    OpBuilder b(&getContext());
+    for (tensor::EmptyOp op : empties) {
+      // A slice of an empty tensor is an empty tensor of the slice's type.
+      // An op that writes into such a slice and is then inserted into
+      // another tensor at the same place (a concatenation's producer,
+      // after the split below gave the insert an empty of its own) is
+      // then found by eliminate-empty-tensors and written in place; a slice
+      // hides it, and bufferization copied the result (a quarter of every
+      // SqueezeNet concatenation).
+      for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
+        auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
+        if (!slice || !slice.getType().hasStaticShape())
+          continue;
+        b.setInsertionPoint(slice);
+        Value fresh = tensor::EmptyOp::create(b, slice.getLoc(),
+                                              slice.getType().getShape(),
+                                              slice.getType().getElementType());
+        slice.getResult().replaceAllUsesWith(fresh);
+        slice.erase();
+      }
+      if (op->use_empty()) {
+        op->erase();
+        continue;
+      }
+      // Every use gets a fresh empty right before the op that fills it.
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : op->getUses())
+        uses.push_back(&use);
+      if (uses.size() == 1 &&
+          uses.front()->getOwner()->getBlock() == op->getBlock()) {
+        op->moveBefore(uses.front()->getOwner());
+        continue;
+      }
+      for (OpOperand *use : uses) {
+        b.setInsertionPoint(use->getOwner());
+        use->set(b.clone(*op)->getResult(0));
+      }
+      op->erase();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,70 @@
+//===- Check.cpp - what the compile would say about each node -----*- C++ -*-===//
+#include "kiln/Pipeline/Pipeline.h"
+
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Onnx/OnnxDialect.h"
+#include "kiln/Import/Onnx/OnnxImporter.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <regex>
+
+using namespace mlir;
+using namespace mlir::kiln;
+using llvm::Expected;
+
+Expected<CheckResult> kiln::check(const CompileOptions &o) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registry.insert<mlir::kiln::KilnDialect, mlir::kiln::onnx::OnnxDialect>();
+  MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
+  std::vector<std::string> messages;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      messages.push_back(diag.str());
+    return success();
+  });
+  ImportOptions io;
+  io.inputShapes = o.inputShapes;
+  OwningOpRef<ModuleOp> module = importOnnxFile(ctx, o.inputPath, io);
+  CheckResult result;
+  if (!module) {
+    // An unreadable file is a failure; an input without a static shape is a
+    // finding like any other.
+    bool shapeOnly = !messages.empty() &&
+                     llvm::all_of(messages, [](const std::string &m) {
+                       return llvm::StringRef(m).starts_with("graph input");
+                     });
+    if (!shapeOnly) {
+      std::string text;
+      for (const std::string &m : messages)
+        text += (text.empty() ? "" : "\n") + m;
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     text.empty() ? "import failed" : text);
+    }
+    result.otherErrors = messages;
+    return result;
+  }
+  module->walk([&](Operation *op) {
+    if (op->getName().getDialectNamespace() == "onnx" &&
+        !isa<mlir::kiln::onnx::InitializerOp, mlir::kiln::onnx::NoValueOp>(op))
+      ++result.numNodes;
+  });
+  PassManager pm(&ctx, ModuleOp::getOperationName());
+  pm.addPass(createConvertOnnxToKilnPass());
+  (void)pm.run(*module);
+  static const std::regex nodeMessage(
+      R"(^node '(.*)' \((.*), opset (-?[0-9]+)\): ([\s\S]*)$)");
+  for (const std::string &m : messages) {
+    std::smatch match;
+    if (std::regex_match(m, match, nodeMessage))
+      result.issues.push_back({match[1], match[2], std::stoll(match[3]),
+                               match[4]});
+    else
+      result.otherErrors.push_back(m);
+  }
+  return result;
+}

@@ -1,0 +1,556 @@
+//===- Compilation.cpp - import, precision, graph and linalg -----*- C++ -*-===//
+//
+// The phases of a compile up to linalg on tensors. Code generation and the
+// files it writes are in Generate.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "Compilation.h"
+#include "BatchVariants.h"
+#include "Calibration.h"
+
+#include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Codegen/Common/Passes.h"
+#include "kiln/Codegen/GPU/Passes.h"
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Dialect/Onnx/OnnxDialect.h"
+#include "kiln/Import/Onnx/OnnxImporter.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Remarks.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::kiln;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+void registerEverythingOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerAllPasses();
+    registerKilnPasses();
+    registerKilnConversionPasses();
+    registerKilnCodegenCommonPasses();
+    registerKilnCPUPasses();
+    registerKilnGPUPasses();
+  });
+}
+
+DialectRegistry compilerDialects() {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  // The GPU target translates its kernels (NVVM, GPU dialects) to LLVM IR.
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<KilnDialect, onnx::OnnxDialect>();
+  return registry;
+}
+
+/// "node 'n': error: ..." as compilers print it. Importer and OnnxToKiln
+/// messages name their node, input or tensor themselves.
+std::string formatError(Diagnostic &diag) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  Location loc = diag.getLocation();
+  std::string msg = diag.str();
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    os << file.getFilename().getValue() << ": ";
+  } else if (auto name = dyn_cast<NameLoc>(loc)) {
+    if (!llvm::StringRef(msg).contains("'" + name.getName().str() + "'"))
+      os << "node '" << name.getName().getValue() << "': ";
+  } else if (!isa<UnknownLoc>(loc)) {
+    os << loc << ": ";
+  }
+  os << "error: " << msg;
+  return text;
+}
+
+/// --remarks: every op code generation left off its fast path, as
+/// "node 'n': pass: no <what>: <why>", once each (batch variants repeat
+/// them once per function).
+class CollectRemarks final : public remark::detail::MLIRRemarkStreamerBase {
+public:
+  explicit CollectRemarks(std::vector<std::string> &out) : out(out) {}
+  void streamOptimizationRemark(const remark::detail::Remark &r) override {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    Location loc = r.getLocation();
+    if (auto name = dyn_cast<NameLoc>(loc))
+      os << "node '" << name.getName().getValue() << "': ";
+    os << r.getCategoryName() << ": no " << r.getRemarkName();
+    for (const remark::detail::Remark::Arg &arg : r.getArgs())
+      os << ": " << arg.val;
+    if (!llvm::is_contained(out, text))
+      out.push_back(text);
+  }
+
+private:
+  std::vector<std::string> &out;
+};
+} // namespace
+
+Compilation::Compilation(const CompileRequest &request)
+    : request(request), options(request.options),
+      context((registerEverythingOnce(), compilerDialects()),
+              MLIRContext::Threading::DISABLED) {
+  context.getDiagEngine().registerHandler([this](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Remark) {
+      // Batch variants repeat the same remark once per function.
+      std::vector<std::string> &notes = outcome.result.notes;
+      if (!llvm::is_contained(notes, diag.str()))
+        notes.push_back(diag.str());
+    } else if (diag.getSeverity() == DiagnosticSeverity::Error) {
+      errors.push_back(formatError(diag));
+    }
+    return success();
+  });
+  timing.setEnabled(options.timing);
+  rootTiming = timing.getRootScope();
+  if (options.remarks) {
+    remark::RemarkCategories categories;
+    categories.missed = ".*";
+    (void)remark::enableOptimizationRemarks(
+        context, std::make_unique<CollectRemarks>(outcome.result.remarks),
+        std::make_unique<remark::RemarkEmittingPolicyAll>(), categories);
+  }
+}
+
+Compilation::~Compilation() = default;
+
+Expected<CompileOutcome> Compilation::run() {
+  if (Error e = validateOptions())
+    return std::move(e);
+  if (Error e = importModel())
+    return std::move(e);
+  if (options.emit == EmitKind::Import)
+    return finishText();
+  if (Error e = planPrecision())
+    return std::move(e);
+  if (Error e = lowerToGraph())
+    return std::move(e);
+  if (options.emit == EmitKind::Kiln)
+    return finishText();
+  if (Error e = describeModel())
+    return std::move(e);
+  if (Error e = lowerToLinalg())
+    return std::move(e);
+  if (options.emit == EmitKind::Linalg)
+    return finishText();
+  if (options.target == Target::Cuda)
+    return generateGPU();
+  return generateCPU();
+}
+
+Error Compilation::diagnosticsError(const std::string &fallback) const {
+  std::string text;
+  for (const std::string &m : errors)
+    text += (text.empty() ? "" : "\n") + m;
+  return makeError(text.empty() ? fallback : text);
+}
+
+LogicalResult
+Compilation::runPasses(llvm::function_ref<void(OpPassManager &)> build,
+                       llvm::StringRef phase) {
+  PassManager pm(&context, ModuleOp::getOperationName());
+  pm.enableVerifier(true);
+  if (options.verifyEach)
+    pm.enableIRPrinting();
+  Phase t(rootTiming, phases, phase);
+  pm.enableTiming(t.scope);
+  build(pm);
+  return pm.run(*module);
+}
+
+//===----------------------------------------------------------------------===//
+// Options and import
+//===----------------------------------------------------------------------===//
+
+Error Compilation::validateOptions() {
+  const CompileOptions &o = options;
+  if (o.optLevel > 3)
+    return makeError("optimization level must be 0..3, got " +
+                  std::to_string(o.optLevel));
+  if (o.outputPath.empty())
+    return makeError("no output path given");
+  if (o.target != Target::Cpu && o.quantize != Quantization::None)
+    return makeError("--quantize=" + toString(o.quantize) +
+                  " has CPU kernels only (VNNI); it cannot be combined with "
+                  "--target=" +
+                  toString(o.target));
+  return Error::success();
+}
+
+Error Compilation::importModel() {
+  {
+    Phase t(rootTiming, phases, "import");
+    ImportOptions io;
+    io.inputShapes = options.inputShapes;
+    io.allowDynamicInputs = options.emit == EmitKind::Import;
+    module = importOnnxFile(context, options.inputPath, io);
+  }
+  if (!module)
+    return diagnosticsError("import failed");
+  if (options.emit == EmitKind::Import)
+    return Error::success();
+  batchSizes = options.batchSizes;
+  llvm::sort(batchSizes);
+  batchSizes.erase(std::unique(batchSizes.begin(), batchSizes.end()),
+                   batchSizes.end());
+  Expected<std::vector<std::string>> names =
+      makeBatchVariants(*module, batchSizes);
+  if (!names)
+    return names.takeError();
+  entryNames = std::move(*names);
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// The precision plan
+//===----------------------------------------------------------------------===//
+
+Expected<bool> Compilation::targetHasQuietly(llvm::StringRef feature) {
+  if (!targetIsa) {
+    auto tm = createTargetMachine(options.mcpu, options.mattr,
+                                  options.optLevel);
+    if (!tm)
+      return tm.takeError();
+    targetIsa = requiredIsa(**tm);
+    targetCpu = (*tm)->getTargetCPU().str();
+  }
+  llvm::SmallVector<llvm::StringRef> features;
+  llvm::StringRef(*targetIsa).split(features, ',');
+  return llvm::is_contained(features, feature);
+}
+
+Expected<bool> Compilation::targetHas(llvm::StringRef feature,
+                                      llvm::StringRef flag,
+                                      llvm::StringRef mattr, bool note) {
+  Expected<bool> has = targetHasQuietly(feature);
+  if (!has || *has || !note)
+    return has;
+  CompileResult &result = outcome.result;
+  result.f32Fallback =
+      (flag + " needs " + feature + ", which the target CPU '" + targetCpu +
+       "' lacks (use --mcpu or --mattr=" + mattr + "); compiled in f32")
+          .str();
+  result.notes.push_back(result.f32Fallback);
+  return false;
+}
+
+Error Compilation::applyBudget(const Calibration &calibration) {
+  Expected<std::vector<std::string>> kept = searchBudget(
+      options, calibration, plan.budgetLabel, outcome.result.notes);
+  if (!kept)
+    return kept.takeError();
+  SmallVector<Attribute> names;
+  for (const std::string &n : *kept)
+    names.push_back(StringAttr::get(&context, n));
+  (*module)->setAttr(kKeepFp32BudgetAttr, ArrayAttr::get(&context, names));
+  return Error::success();
+}
+
+/// Outside static int8, the budget observes the input of every product.
+Error Compilation::searchKeptNodes() {
+  if (!(options.maxAccuracyDrop > 0))
+    return Error::success();
+  Expected<Calibration> c = calibrate(options, plan.budgetLabel,
+                                      /*allProducts=*/true,
+                                      outcome.result.notes);
+  if (!c)
+    return c.takeError();
+  return applyBudget(*c);
+}
+
+Error Compilation::planPrecision() {
+  const CompileOptions &o = options;
+  plan.budgetLabel = o.quantize == Quantization::Static    ? "static int8"
+                     : o.quantize == Quantization::Dynamic ? "dynamic int8"
+                     : o.precision == Precision::Bf16      ? "bf16"
+                     : o.precision == Precision::Fp16      ? "fp16"
+                                                           : "";
+  if (o.maxAccuracyDrop != 0 &&
+      (plan.budgetLabel.empty() || !(o.maxAccuracyDrop > 0) ||
+       !(o.maxAccuracyDrop < 1)))
+    return makeError(
+        "--max-accuracy-drop needs --quantize=static|dynamic or "
+        "--precision=bf16|fp16, and a fraction in (0, 1), e.g. 0.01 for 1%");
+  if (o.maxAccuracyDrop > 0 && o.quantize != Quantization::Static &&
+      o.calibrationData.empty())
+    return makeError("--max-accuracy-drop measures the error on "
+                  "--calibration-data DIR|FILE.npz: give samples drawn like "
+                  "the inputs the model will see");
+  plan.graph.observeQuantInputs = request.observeQuantInputs;
+  plan.graph.observeAllProducts = request.observeAllProducts;
+  if (Error e = planQuantization())
+    return e;
+  if (Error e = planReducedPrecision())
+    return e;
+  // --keep-fp32: node names both reduced-precision passes leave alone.
+  if (!o.keepFp32.empty()) {
+    if (!plan.amx && !plan.vnni && !plan.fp16 && !plan.bf16Dot)
+      outcome.result.notes.push_back(
+          "--keep-fp32 has no effect without --precision=bf16|fp16 or "
+          "--quantize=dynamic|static on a target that supports them");
+    SmallVector<Attribute> names;
+    for (const std::string &n : o.keepFp32)
+      names.push_back(StringAttr::get(&context, n));
+    (*module)->setAttr(kKeepFp32Attr, ArrayAttr::get(&context, names));
+  }
+  return Error::success();
+}
+
+Error Compilation::planQuantization() {
+  const CompileOptions &o = options;
+  if (o.quantize == Quantization::Dynamic) {
+    Expected<bool> has =
+        targetHas("avx512vnni", "--quantize=dynamic", "+avx512vnni");
+    if (!has)
+      return has.takeError();
+    if ((plan.vnni = *has)) {
+      plan.graph.quantizeDynamic = true;
+      return searchKeptNodes();
+    }
+    return Error::success();
+  }
+  if (o.quantize != Quantization::Static)
+    return Error::success();
+  if (o.precision != Precision::Fp32)
+    return makeError("--quantize=static and --precision=" +
+                  toString(o.precision) +
+                  " both convert the MatMul/Gemm and Conv nodes; use one of "
+                  "them");
+  if (o.calibrationData.empty())
+    return makeError(
+        "--quantize=static needs --calibration-data DIR|FILE.npz: a folder "
+        "of input_0.pb, ... (one sample) or of test_data_set_<n> folders "
+        "that hold them, or a .npz with one array per model input, drawn "
+        "like the inputs the model will see");
+  Expected<bool> has =
+      targetHas("avx512vnni", "--quantize=static", "+avx512vnni");
+  if (!has)
+    return has.takeError();
+  if (!(plan.vnni = *has))
+    return Error::success();
+  // AMX int8 (tdpbusd) where the target has it, else VNNI.
+  plan.amx = llvm::StringRef(*targetIsa).contains("amx-int8");
+  std::vector<std::pair<float, float>> ranges = request.activationRanges;
+  if (ranges.empty()) {
+    Expected<Calibration> c = calibrate(o, plan.budgetLabel,
+                                        /*allProducts=*/false,
+                                        outcome.result.notes);
+    if (!c)
+      return c.takeError();
+    ranges = c->result.ranges;
+    if (o.maxAccuracyDrop > 0)
+      if (Error e = applyBudget(*c))
+        return e;
+  }
+  SmallVector<Attribute> list;
+  for (auto [lo, hi] : ranges)
+    list.push_back(DenseF32ArrayAttr::get(&context, {lo, hi}));
+  (*module)->setAttr(kActivationRangesAttr, ArrayAttr::get(&context, list));
+  plan.graph.quantizeStatic = true;
+  // Without AMX, K in 4-byte lanes only (the VNNI kernel).
+  plan.graph.laneK = !plan.amx;
+  return Error::success();
+}
+
+Error Compilation::planReducedPrecision() {
+  const CompileOptions &o = options;
+  if (o.precision == Precision::Bf16) {
+    if (o.target != Target::Cpu)
+      return makeError(
+          "--precision=bf16 has CPU kernels only (AMX); it cannot be "
+          "combined with --target=" +
+          toString(o.target) +
+          " (a CUDA model runs fp16 tensors on tensor cores as they are, "
+          "docs/gpu.md)");
+    if (o.quantize == Quantization::Dynamic)
+      return makeError("--precision=bf16 and --quantize=dynamic both convert "
+                    "the MatMul/Gemm nodes; use one of them");
+    // AMX-BF16 tiles where the target has them; else AVX512-BF16's dot
+    // product (vdpbf16ps) for MatMul/Gemm and Conv, whose run-time products
+    // (attention) stay f32; else f32 with a note.
+    Expected<bool> dot = targetHasQuietly("avx512bf16");
+    if (!dot)
+      return dot.takeError();
+    Expected<bool> tiles = targetHas("amx-bf16", "--precision=bf16",
+                                     "+amx-tile,+amx-bf16", /*note=*/!*dot);
+    if (!tiles)
+      return tiles.takeError();
+    plan.amx = *tiles;
+    plan.bf16Dot = !plan.amx && *dot;
+    if (plan.bf16Dot)
+      outcome.result.notes.push_back(
+          "--precision=bf16: the target CPU '" + targetCpu +
+          "' has no AMX-BF16; MatMul/Gemm and Conv run on AVX512-BF16 "
+          "(vdpbf16ps), MatMuls of two run-time tensors stay f32");
+    if (plan.amx || plan.bf16Dot) {
+      plan.graph.bf16 = true;
+      plan.graph.bf16RunTimeProducts = plan.amx;
+      return searchKeptNodes();
+    }
+    return Error::success();
+  }
+  if (o.precision == Precision::Fp16) {
+    if (o.target != Target::Cpu)
+      return makeError(
+          "--precision=fp16 is implemented for the CPU target only; a CUDA "
+          "model runs fp16 tensors on tensor cores as they are (docs/gpu.md)");
+    if (o.quantize == Quantization::Dynamic)
+      return makeError("--precision=fp16 and --quantize=dynamic both convert "
+                    "the MatMul/Gemm nodes; use one of them");
+    // Without F16C every conversion is a call (the MLP ran 40x slower).
+    Expected<bool> has = targetHas("f16c", "--precision=fp16", "+f16c");
+    if (!has)
+      return has.takeError();
+    if ((plan.fp16 = *has)) {
+      plan.graph.fp16 = true;
+      return searchKeptNodes();
+    }
+  }
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Graph, signature, linalg
+//===----------------------------------------------------------------------===//
+
+Error Compilation::lowerToGraph() {
+  if (failed(runPasses(
+          [&](OpPassManager &pm) { buildGraphPipeline(pm, plan.graph); },
+          "graph"))) {
+    if (!batchSizes.empty())
+      errors.push_back(
+          "note: --batch-sizes compiles the graph once per batch size with "
+          "the leading dimension of every input replaced; the errors above "
+          "mean the model's leading input dimension is not a batch dimension "
+          "(for example, a Reshape to a constant shape)");
+    return diagnosticsError("lowering to the kiln dialect failed");
+  }
+  // Under --quantize or --precision, what each layer runs in (the report).
+  if (plan.amx || plan.vnni || plan.fp16)
+    precisionReport.layers = layerPrecisions(*module);
+  if (request.observeQuantInputs)
+    if (auto nodes = (*module)->getAttrOfType<ArrayAttr>(kObservedNodesAttr))
+      for (Attribute n : nodes)
+        outcome.observedNodes.push_back(cast<StringAttr>(n).str());
+  return Error::success();
+}
+
+namespace {
+int32_t onnxDataType(Type t) {
+  if (t.isF32()) return 1;
+  if (t.isF64()) return 11;
+  if (t.isF16()) return 10;
+  if (t.isBF16()) return 16;
+  if (t.isInteger(1)) return 9;
+  if (auto i = dyn_cast<IntegerType>(t)) {
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 8: return u ? 2 : 3;
+    case 16: return u ? 4 : 5;
+    case 32: return u ? 12 : 6;
+    case 64: return u ? 13 : 7;
+    }
+  }
+  return 0;
+}
+
+/// One input or output of the model for the descriptor.
+Expected<TensorDesc> describeTensor(Type t, DictionaryAttr attrs,
+                                    const std::string &dflt) {
+  TensorDesc d;
+  auto named =
+      attrs ? attrs.getAs<StringAttr>(onnx::OnnxDialect::kValueNameAttr)
+            : nullptr;
+  d.name = named ? named.str() : dflt;
+  auto rt = dyn_cast<RankedTensorType>(t);
+  if (!rt || !rt.hasStaticShape())
+    return makeError("'" + d.name + "' has no static shape");
+  d.dtype = onnxDataType(rt.getElementType());
+  d.shape.assign(rt.getShape().begin(), rt.getShape().end());
+  return d;
+}
+} // namespace
+
+Error Compilation::describeModel() {
+  desc.name = options.name;
+  if (desc.name.empty())
+    if (auto n = (*module)->getAttrOfType<StringAttr>(
+            onnx::OnnxDialect::kGraphNameAttr))
+      desc.name = n.str();
+  if (desc.name.empty())
+    desc.name = llvm::sys::path::stem(options.inputPath).str();
+  auto func = module->lookupSymbol<func::FuncOp>(entryNames.front());
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto d = describeTensor(func.getArgumentTypes()[i], func.getArgAttrDict(i),
+                            "input_" + std::to_string(i));
+    if (!d)
+      return d.takeError();
+    desc.inputs.push_back(*d);
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto d = describeTensor(func.getResultTypes()[i], func.getResultAttrDict(i),
+                            "output_" + std::to_string(i));
+    if (!d)
+      return d.takeError();
+    desc.outputs.push_back(*d);
+  }
+  if (Error e = checkBatchVariantOutputs(*module, entryNames, batchSizes,
+                                         desc.outputs))
+    return e;
+  for (auto [i, name] : llvm::enumerate(entryNames))
+    desc.variants.push_back(
+        {batchSizes.empty()
+             ? (desc.inputs.empty() || desc.inputs[0].shape.empty()
+                    ? 1
+                    : desc.inputs[0].shape[0])
+             : batchSizes[i],
+         name, 0});
+  return Error::success();
+}
+
+Error Compilation::lowerToLinalg() {
+  if (failed(runPasses([](OpPassManager &pm) { buildLinalgPipeline(pm); },
+                       "linalg")))
+    return diagnosticsError("lowering to linalg failed");
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// The public entry points
+//===----------------------------------------------------------------------===//
+
+Expected<CompileOutcome> kiln::compileRequest(const CompileRequest &request) {
+  Compilation compilation(request);
+  return compilation.run();
+}
+
+Expected<CompileResult> kiln::compile(const CompileOptions &options) {
+  CompileRequest request;
+  request.options = options;
+  Expected<CompileOutcome> outcome = compileRequest(request);
+  if (!outcome)
+    return outcome.takeError();
+  return std::move(outcome->result);
+}

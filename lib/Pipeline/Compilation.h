@@ -1,0 +1,111 @@
+//===- Compilation.h - one compile, phase by phase ---------------*- C++ -*-===//
+//
+// A Compilation holds the state one compile builds up (the context, the
+// module, the diagnostics, the phase times, the model's descriptor) and runs
+// the phases in order: import, batch variants, the precision plan, the
+// graph, the model's signature, linalg, then CPU or GPU code generation and
+// the files. Each phase is a member of readable size; --emit stops after
+// any of them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_PIPELINE_COMPILATION_H
+#define KILN_LIB_PIPELINE_COMPILATION_H
+
+#include "Compile.h"
+#include "PassPipelines.h"
+#include "Report.h"
+
+#include "kiln/Target/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/Timing.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::kiln {
+
+struct Calibration;
+
+/// Which kernels the model gets, decided from the options and the target
+/// CPU's features.
+struct PrecisionPlan {
+  bool vnni = false;    ///< int8 products (dynamic or static) on VNNI
+  bool amx = false;     ///< bf16 or int8 products on AMX tiles
+  bool fp16 = false;    ///< --precision=fp16 with F16C
+  bool bf16Dot = false; ///< bf16 products on vdpbf16ps
+  GraphPipelineOptions graph;
+  /// The mode --max-accuracy-drop searches in, as its notes name it.
+  std::string budgetLabel;
+};
+
+class Compilation {
+public:
+  explicit Compilation(const CompileRequest &request);
+  ~Compilation();
+
+  llvm::Expected<CompileOutcome> run();
+
+private:
+  using Finish = llvm::Expected<CompileOutcome>;
+
+  // The phases, in order.
+  llvm::Error validateOptions();
+  llvm::Error importModel();
+  llvm::Error planPrecision();
+  llvm::Error lowerToGraph();
+  llvm::Error describeModel();
+  llvm::Error lowerToLinalg();
+  Finish generateCPU();
+  Finish generateGPU();
+
+  // Pieces of the precision plan.
+  llvm::Error planQuantization();
+  llvm::Error planReducedPrecision();
+  llvm::Error searchKeptNodes();
+  llvm::Error applyBudget(const Calibration &calibration);
+
+  // Pieces of code generation.
+  void recordArena();
+  llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
+                              bool optimize);
+
+  /// Runs the pipeline `build` makes on the module, timed as `phase`.
+  LogicalResult runPasses(llvm::function_ref<void(OpPassManager &)> build,
+                          llvm::StringRef phase);
+  /// Whether the target CPU has `feature`; if not and `note`, records that
+  /// `flag` (which needs it) compiled in f32 instead.
+  llvm::Expected<bool> targetHas(llvm::StringRef feature, llvm::StringRef flag,
+                                 llvm::StringRef mattr, bool note = true);
+  llvm::Expected<bool> targetHasQuietly(llvm::StringRef feature);
+
+  /// Every diagnostic so far as one error, or `fallback` if there was none.
+  llvm::Error diagnosticsError(const std::string &fallback) const;
+  Finish finishText();
+  Finish finishFile(const std::string &text);
+  Finish finishSo();
+
+  const CompileRequest &request;
+  const CompileOptions &options;
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  std::vector<std::string> errors;
+  CompileOutcome outcome;
+  DefaultTimingManager timing;
+  TimingScope rootTiming;
+  PhaseTimes phases;
+  std::vector<int64_t> batchSizes;
+  std::vector<std::string> entryNames;
+  std::optional<std::string> targetIsa;
+  std::string targetCpu;
+  PrecisionPlan plan;
+  PrecisionReport precisionReport;
+  ModelDesc desc;
+};
+
+} // namespace mlir::kiln
+
+#endif

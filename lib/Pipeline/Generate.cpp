@@ -1,0 +1,309 @@
+//===- Generate.cpp - code generation and the files a compile writes -*- C++ -*-===//
+#include "Compilation.h"
+
+#include "kiln/Dialect/Kiln/IR/Contract.h"
+#include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Codegen/GPU/Passes.h"
+#include "kiln/Version.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+Error writeText(const std::string &path, llvm::StringRef text) {
+  if (path == "-") {
+    llvm::outs() << text;
+    return Error::success();
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write '" + path +
+                                           "': " + ec.message());
+  os << text;
+  return Error::success();
+}
+
+std::string printed(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  // Weights would drown the IR a person wants to read.
+  op->print(os, OpPrintingFlags()
+                    .elideLargeElementsAttrs(16)
+                    .elideLargeResourceString(64));
+  return s;
+}
+
+std::string printed(const llvm::Module &module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, nullptr);
+  return text;
+}
+
+std::string replaceExtension(const std::string &path, llvm::StringRef ext) {
+  llvm::SmallString<256> p(path);
+  llvm::sys::path::replace_extension(p, ext);
+  return std::string(p);
+}
+
+/// The required features without AMX's: LLVM emits AMX instructions only for
+/// the tile kernels, and a model without them must not ask the OS for tile
+/// state (kiln_session_create does).
+std::string withoutAmx(llvm::StringRef isa) {
+  llvm::SmallVector<llvm::StringRef> kept, features;
+  isa.split(features, ',');
+  for (llvm::StringRef f : features)
+    if (!f.starts_with("amx-"))
+      kept.push_back(f);
+  return llvm::join(kept, ",");
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Finishing: the files
+//===----------------------------------------------------------------------===//
+
+Expected<CompileOutcome> Compilation::finishFile(const std::string &text) {
+  if (Error e = writeText(options.outputPath, text))
+    return std::move(e);
+  outcome.result.files.push_back(options.outputPath);
+  return std::move(outcome);
+}
+
+Expected<CompileOutcome> Compilation::finishText() {
+  return finishFile(printed(*module));
+}
+
+/// Writes the report, model.h and model.json beside a linked model.so.
+Expected<CompileOutcome> Compilation::finishSo() {
+  CompileResult &result = outcome.result;
+  if (!options.reportDir.empty()) {
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(options.reportDir))
+      return llvm::createStringError(ec, "cannot create '" +
+                                             options.reportDir +
+                                             "': " + ec.message());
+    llvm::SmallString<256> path(options.reportDir);
+    llvm::sys::path::append(path, "report.html");
+    precisionReport.notes = result.notes;
+    if (Error e = writeText(std::string(path),
+                            reportHtml(*module, desc, phases, precisionReport)))
+      return std::move(e);
+    result.files.push_back(std::string(path));
+  }
+  std::string header = replaceExtension(options.outputPath, "h");
+  std::string json = replaceExtension(options.outputPath, "json");
+  if (Error e = writeText(header, modelHeader(desc)))
+    return std::move(e);
+  if (Error e = writeText(json, modelJson(desc)))
+    return std::move(e);
+  result.files.insert(result.files.begin(),
+                      {options.outputPath, header, json});
+  return std::move(outcome);
+}
+
+/// The arena size of each variant and the guards' messages, which the arena
+/// pass left on the module.
+void Compilation::recordArena() {
+  for (ModelDesc::Variant &v : desc.variants) {
+    Operation *f = module->lookupSymbol(v.entryName);
+    if (!f)
+      continue;
+    if (auto a = f->getAttrOfType<IntegerAttr>(kArenaBytesAttr))
+      v.arenaBytes = a.getInt();
+  }
+  if (auto guards = (*module)->getAttrOfType<ArrayAttr>(kGuardMessagesAttr))
+    for (Attribute g : guards)
+      desc.guardMessages.push_back(cast<StringAttr>(g).str());
+}
+
+/// Optimizes `llvmModule` (unless `optimize` is false), then writes it as
+/// --emit asks: LLVM IR, assembly, an object, or a linked model.so.
+Error Compilation::emitMachineCode(llvm::Module &llvmModule,
+                                   llvm::TargetMachine &tm, bool optimize) {
+  if (optimize) {
+    Phase t(rootTiming, phases, "llvm-optimize");
+    if (Error e = optimizeModule(llvmModule, tm, options.optLevel))
+      return e;
+  }
+  if (options.emit == EmitKind::LLVM) {
+    if (Error e = writeText(options.outputPath, printed(llvmModule)))
+      return e;
+    outcome.result.files.push_back(options.outputPath);
+    return Error::success();
+  }
+  Expected<std::string> code = [&] {
+    Phase t(rootTiming, phases, "llvm-codegen");
+    return kiln::emitMachineCode(llvmModule, tm,
+                                 options.emit == EmitKind::Asm);
+  }();
+  if (!code)
+    return code.takeError();
+  if (options.emit == EmitKind::Asm || options.emit == EmitKind::Obj) {
+    if (Error e = writeText(options.outputPath, *code))
+      return e;
+    outcome.result.files.push_back(options.outputPath);
+    return Error::success();
+  }
+  Phase t(rootTiming, phases, "link");
+  return linkSharedObject(*code, options.outputPath);
+}
+
+//===----------------------------------------------------------------------===//
+// The CPU
+//===----------------------------------------------------------------------===//
+
+Expected<CompileOutcome> Compilation::generateCPU() {
+  auto tm = createTargetMachine(options.mcpu, options.mattr, options.optLevel);
+  if (!tm)
+    return tm.takeError();
+  desc.requiredIsa = requiredIsa(**tm);
+  CPUCodegenOptions cpu;
+  cpu.vnni = plan.vnni;
+  cpu.bf16Dot = plan.bf16Dot;
+  cpu.amx = plan.amx;
+  if (cpu.amx) {
+    bool used = false;
+    module->walk([&](linalg::GenericOp op) {
+      // Static int8 products all fit AMX tiles (16-column panels, K
+      // padded to 64); --kiln-cpu-vnni-matmul{amx} re-marks them.
+      used |= op->hasAttr(kBf16MatmulAttr) ||
+              (options.quantize == Quantization::Static &&
+               op->hasAttr(kInt8MatmulAttr));
+    });
+    cpu.amx = used;
+  }
+  if (!cpu.amx)
+    desc.requiredIsa = withoutAmx(desc.requiredIsa);
+  llvm::StringRef isa(desc.requiredIsa);
+  cpu.vectorWidth = isa.contains("avx512f") ? 16 : isa.contains("avx") ? 8 : 4;
+  // cuda-emulated: the GPU kernels as host loops, to test the GPU mapping
+  // against reference outputs on a machine without a GPU (docs/gpu.md).
+  LogicalResult generated = runPasses(
+      [&](OpPassManager &pm) {
+        if (options.target == Target::CudaEmulated)
+          buildGPUCodegenPipeline(pm, toString(options.gpuArch).str(),
+                                  /*emulate=*/true);
+        else
+          buildCPUCodegenPipeline(pm, cpu);
+      },
+      "codegen");
+  if (failed(generated))
+    return diagnosticsError("code generation failed");
+  recordArena();
+  if (options.emit == EmitKind::MemoryPlan)
+    return finishFile(memoryPlanJson(*module, desc));
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    Phase t(rootTiming, phases, "translate");
+    llvmModule = translateModuleToLLVMIR(*module, llvmContext, "kiln_model");
+  }
+  if (!llvmModule)
+    return diagnosticsError("translation to LLVM IR failed");
+  if (auto h = (*module)->getAttrOfType<StringAttr>(kModelHashAttr))
+    desc.hash = h.str();
+  desc.compilerVersion = versionString();
+  desc.triple = (*tm)->getTargetTriple().str();
+  desc.cpu = (*tm)->getTargetCPU().str();
+  desc.compileOptions = describeOptions(options, desc.cpu);
+  if (Error e = addModelDescriptor(*llvmModule, desc))
+    return std::move(e);
+  if (Error e = emitMachineCode(*llvmModule, **tm, /*optimize=*/true))
+    return std::move(e);
+  if (options.emit != EmitKind::So)
+    return std::move(outcome);
+  return finishSo();
+}
+
+//===----------------------------------------------------------------------===//
+// The GPU
+//===----------------------------------------------------------------------===//
+
+/// The rest of a compile for --target=cuda, after the linalg phase: GPU
+/// code generation, the launch table, ptxas figures, and a model.so whose
+/// host side is the descriptor plus the table.
+Expected<CompileOutcome> Compilation::generateGPU() {
+  std::string arch = toString(options.gpuArch).str();
+  if (failed(runPasses(
+          [&](OpPassManager &pm) {
+            buildGPUCodegenPipeline(pm, arch, /*emulate=*/false);
+          },
+          "codegen-gpu")))
+    return diagnosticsError("GPU code generation failed");
+  recordArena();
+  if (options.emit == EmitKind::MemoryPlan)
+    return finishFile(memoryPlanJson(*module, desc));
+  GpuProgram program;
+  program.arch = arch;
+  if (failed(extractGpuProgram(*module, entryNames, program)))
+    return diagnosticsError("extracting the GPU launch table failed");
+  if (options.emit == EmitKind::Asm) // the PTX
+    return finishFile(program.ptx);
+
+  desc.target = "cuda";
+  desc.gpuArch = arch;
+  desc.triple = "nvptx64-nvidia-cuda";
+  desc.cpu = arch;
+  desc.requiredIsa = ""; // the host side is data and the baseline runtime
+  if (auto h = (*module)->getAttrOfType<StringAttr>(kModelHashAttr))
+    desc.hash = h.str();
+  desc.compilerVersion = versionString();
+  desc.compileOptions = describeOptions(options, "");
+  {
+    Phase t(rootTiming, phases, "ptxas");
+    bool found = false;
+    // A model with nothing to compute (a zero-sized output) has no kernels
+    // and no PTX.
+    auto stats = program.kernels.empty()
+                     ? Expected<std::vector<ModelDesc::KernelStats>>(
+                           std::vector<ModelDesc::KernelStats>{})
+                     : runPtxas(program.ptx, arch, found);
+    if (!stats)
+      return stats.takeError();
+    desc.kernelStats = std::move(*stats);
+    if (!found && !program.kernels.empty())
+      desc.ptxasNote = "ptxas not found (set KILN_PTXAS or put the CUDA "
+                       "toolkit's bin on PATH); PTX not assembled at compile "
+                       "time";
+  }
+
+  // The host object: descriptor and launch table, for a baseline x86-64.
+  auto tm = createTargetMachine("x86-64", "", options.optLevel);
+  if (!tm)
+    return tm.takeError();
+  llvm::LLVMContext llvmContext;
+  llvm::Module host("kiln_model", llvmContext);
+  if (Error e = addModelDescriptor(host, desc))
+    return std::move(e);
+  if (Error e = addGpuProgram(host, program))
+    return std::move(e);
+  if (Error e = emitMachineCode(host, **tm, /*optimize=*/false))
+    return std::move(e);
+  if (options.emit != EmitKind::So)
+    return std::move(outcome);
+  return finishSo();
+}
+
+const char *kiln::versionString() {
+  static const std::string v =
+      std::string("kiln ") + KILN_VERSION_STRING +
+      (std::string(KILN_GIT_REVISION).empty()
+           ? ""
+           : std::string(" (") + KILN_GIT_REVISION + ")");
+  return v.c_str();
+}

@@ -1,0 +1,43 @@
+// RUN: kiln-opt %s --split-input-file --kiln-cpu-mark-border-fills | FileCheck %s
+
+// A padded tensor whose interior the activation overwrites before anything
+// reads it: the fill is marked with the interior box (offsets, then sizes),
+// so that after bufferization only the border is filled.
+// CHECK-LABEL: func.func @overwritten_interior
+// CHECK: linalg.fill {kiln.fill_border = array<i64: 0, 1, 1, 0, 1, 4, 4, 16>} {{.+}} -> tensor<1x6x6x16xf32>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @overwritten_interior(%x: tensor<1x4x4x16xf32>) -> tensor<1x6x6x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %pe = tensor.empty() : tensor<1x6x6x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x6x6x16xf32>) -> tensor<1x6x6x16xf32>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x6x6x16xf32> to tensor<1x4x4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x16xf32>) outs(%s : tensor<1x4x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x16xf32>
+  %p = tensor.insert_slice %r into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> into tensor<1x6x6x16xf32>
+  return %p : tensor<1x6x6x16xf32>
+}
+
+// -----
+
+// An interior that is read (the op accumulates into it) keeps the whole
+// fill.
+// CHECK-LABEL: func.func @read_interior
+// CHECK: linalg.fill ins
+// CHECK-NOT: kiln.fill_border
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @read_interior(%x: tensor<1x4x4x16xf32>) -> tensor<1x6x6x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %pe = tensor.empty() : tensor<1x6x6x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x6x6x16xf32>) -> tensor<1x6x6x16xf32>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x6x6x16xf32> to tensor<1x4x4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x16xf32>) outs(%s : tensor<1x4x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.addf %in, %out : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x16xf32>
+  %p = tensor.insert_slice %r into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> into tensor<1x6x6x16xf32>
+  return %p : tensor<1x6x6x16xf32>
+}

@@ -1,0 +1,108 @@
+// RUN: kiln-opt %s --split-input-file --kiln-write-into-destinations | FileCheck %s
+
+// Padding after an activation: a fresh padded tensor is made above the
+// activation, which writes into its interior slice; the copy goes, and the
+// insert puts the activation's result back into that tensor (a no-op once
+// bufferized). The old fill and slice are left for canonicalization.
+// CHECK-LABEL: func.func @pad_after_activation
+// CHECK: %[[PAD:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x6x6x16xf32>)
+// CHECK: %[[INNER:.+]] = tensor.extract_slice %[[PAD]][0, 1, 1, 0] [1, 4, 4, 16]
+// CHECK: %[[ACT:.+]] = linalg.generic {{.+}} outs(%[[INNER]] : tensor<1x4x4x16xf32>)
+// CHECK: arith.maximumf
+// CHECK-NOT: linalg.copy
+// CHECK: tensor.insert_slice %[[ACT]] into %[[PAD]][0, 1, 1, 0] [1, 4, 4, 16]
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @pad_after_activation(%x: tensor<1x4x4x16xf32>) -> tensor<1x6x6x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x16xf32>) outs(%e : tensor<1x4x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x16xf32>
+  %pe = tensor.empty() : tensor<1x6x6x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x6x6x16xf32>) -> tensor<1x6x6x16xf32>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x6x6x16xf32> to tensor<1x4x4x16xf32>
+  %c = linalg.copy ins(%r : tensor<1x4x4x16xf32>) outs(%s : tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> into tensor<1x6x6x16xf32>
+  return %p : tensor<1x6x6x16xf32>
+}
+
+// -----
+
+// Static int8's unfolded windows, inserted into the first 36 columns of K-
+// padded rows: the unfolding writes into the view (expand_shape) of the
+// rows' slice, and the fill keeps its kiln.unread_padding mark.
+// CHECK-LABEL: func.func @unfold_into_padded_rows
+// CHECK: %[[ROWS:.+]] = linalg.fill {kiln.unread_padding} {{.+}} -> tensor<16x64xi8>
+// CHECK: %[[LEFT:.+]] = tensor.extract_slice %[[ROWS]][0, 0] [16, 36]
+// CHECK: %[[VIEW:.+]] = tensor.expand_shape %[[LEFT]] {{\[\[}}0, 1, 2], [3, 4]] output_shape [1, 4, 4, 3, 12]
+// CHECK: %[[U:.+]] = linalg.generic {{.+}} outs(%[[VIEW]] : tensor<1x4x4x3x12xi8>)
+// CHECK: %[[BACK:.+]] = tensor.collapse_shape %[[U]]
+// CHECK: tensor.insert_slice %[[BACK]] into %[[ROWS]][0, 0] [16, 36]
+#win = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, d2 * 4 + d4)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @unfold_into_padded_rows(%x: tensor<1x6x24xi8>) -> tensor<16x64xi8> {
+  %zero = arith.constant 0 : i8
+  %e = tensor.empty() : tensor<1x4x4x3x12xi8>
+  %u = linalg.generic {indexing_maps = [#win, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x6x24xi8>) outs(%e : tensor<1x4x4x3x12xi8>) {
+  ^bb0(%in: i8, %out: i8):
+    linalg.yield %in : i8
+  } -> tensor<1x4x4x3x12xi8>
+  %r = tensor.collapse_shape %u [[0, 1, 2], [3, 4]] : tensor<1x4x4x3x12xi8> into tensor<16x36xi8>
+  %pe = tensor.empty() : tensor<16x64xi8>
+  %f = linalg.fill {kiln.unread_padding} ins(%zero : i8) outs(%pe : tensor<16x64xi8>) -> tensor<16x64xi8>
+  %p = tensor.insert_slice %r into %f[0, 0] [16, 36] [1, 1] : tensor<16x36xi8> into tensor<16x64xi8>
+  return %p : tensor<16x64xi8>
+}
+
+// -----
+
+// An int8 kernel (a loop marked kiln.overwritten_outs: it writes all of the
+// tensor it carries and reads none of it) starts from the padded tensor's
+// interior instead of its empty tensor.
+// CHECK-LABEL: func.func @kernel_into_padded
+// CHECK: %[[PAD:.+]] = linalg.fill {{.+}} -> tensor<1x4x6x16xi8>
+// CHECK: %[[INNER:.+]] = tensor.extract_slice %[[PAD]][0, 1, 1, 0] [1, 2, 4, 16]
+// CHECK: %[[K:.+]] = scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}} = %[[INNER]])
+// CHECK: } {kiln.overwritten_outs}
+// CHECK-NOT: linalg.copy
+// CHECK: tensor.insert_slice %[[K]] into %[[PAD]][0, 1, 1, 0] [1, 2, 4, 16]
+func.func @kernel_into_padded(%x: tensor<1x2x4x16xi8>) -> tensor<1x4x6x16xi8> {
+  %zero = arith.constant 0 : i8
+  %e = tensor.empty() : tensor<1x2x4x16xi8>
+  %k = scf.forall (%h) in (2) shared_outs(%o = %e) -> (tensor<1x2x4x16xi8>) {
+    %in = tensor.extract_slice %x[0, %h, 0, 0] [1, 1, 4, 16] [1, 1, 1, 1] : tensor<1x2x4x16xi8> to tensor<1x1x4x16xi8>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %in into %o[0, %h, 0, 0] [1, 1, 4, 16] [1, 1, 1, 1] : tensor<1x1x4x16xi8> into tensor<1x2x4x16xi8>
+    }
+  } {kiln.overwritten_outs}
+  %pe = tensor.empty() : tensor<1x4x6x16xi8>
+  %f = linalg.fill ins(%zero : i8) outs(%pe : tensor<1x4x6x16xi8>) -> tensor<1x4x6x16xi8>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [1, 2, 4, 16] [1, 1, 1, 1] : tensor<1x4x6x16xi8> to tensor<1x2x4x16xi8>
+  %c = linalg.copy ins(%k : tensor<1x2x4x16xi8>) outs(%s : tensor<1x2x4x16xi8>) -> tensor<1x2x4x16xi8>
+  %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 2, 4, 16] [1, 1, 1, 1] : tensor<1x2x4x16xi8> into tensor<1x4x6x16xi8>
+  return %p : tensor<1x4x6x16xi8>
+}
+
+// -----
+
+// A producer that another op reads too must keep its own result: no change.
+// CHECK-LABEL: func.func @producer_read_twice
+// CHECK: linalg.copy
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @producer_read_twice(%x: tensor<1x4x4x16xf32>) -> (tensor<1x6x6x16xf32>, tensor<1x4x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x16xf32>) outs(%e : tensor<1x4x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x16xf32>
+  %pe = tensor.empty() : tensor<1x6x6x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x6x6x16xf32>) -> tensor<1x6x6x16xf32>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x6x6x16xf32> to tensor<1x4x4x16xf32>
+  %c = linalg.copy ins(%r : tensor<1x4x4x16xf32>) outs(%s : tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> into tensor<1x6x6x16xf32>
+  return %p, %r : tensor<1x6x6x16xf32>, tensor<1x4x4x16xf32>
+}
