@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Codegen/GPU/Passes.h"
 
+#include "KernelBuilder.h"
+
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -34,16 +36,9 @@ namespace mlir::kiln {
 } // namespace mlir::kiln
 
 using namespace mlir;
+using namespace mlir::kiln::gpu_mapping;
 
 namespace {
-/// Ops the host side may keep: they neither read nor write memory and hold
-/// no regions, so a kernel can recompute them.
-bool isHostPure(Operation *op) {
-  return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
-         !op->hasTrait<OpTrait::IsTerminator>() &&
-         !isa<gpu::LaunchOp>(op);
-}
-
 /// Clones the pure ops that `launch`'s body uses from above into it, until
 /// it captures only block arguments of the function.
 LogicalResult sinkPureOperands(gpu::LaunchOp launch) {
@@ -70,139 +65,6 @@ LogicalResult sinkPureOperands(gpu::LaunchOp launch) {
     if (!changed)
       return success();
   }
-}
-
-/// Clones the payload of `op` (block arguments and linalg.index results
-/// already in `map`) and returns the values it yields. The arithmetic may
-/// contract: NVPTX then fuses a multiply and an add into one fma (the CPU
-/// path's vector contractions are fmas too), twice the work per cycle.
-SmallVector<Value> clonePayload(OpBuilder &b, linalg::GenericOp op,
-                                IRMapping &map) {
-  Block &payload = op.getRegion().front();
-  for (Operation &inner : payload.without_terminator()) {
-    if (isa<linalg::IndexOp>(inner))
-      continue;
-    Operation *copy = b.clone(inner, map);
-    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(copy))
-      copy->setAttr(fm.getFastMathAttrName(),
-                    arith::FastMathFlagsAttr::get(
-                        copy->getContext(),
-                        fm.getFastMathFlagsAttr().getValue() |
-                            arith::FastMathFlags::contract));
-  }
-  SmallVector<Value> results;
-  for (Value y : payload.getTerminator()->getOperands())
-    results.push_back(map.lookupOrDefault(y));
-  return results;
-}
-
-/// Product of `ranges` over `dims`.
-int64_t extent(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims) {
-  int64_t n = 1;
-  for (unsigned d : dims)
-    n *= ranges[d];
-  return n;
-}
-
-/// Sets `ivs[d]` for `dims` (outermost first) from a linear index over their
-/// ranges; the outermost takes what is left, so an index past the end gives
-/// an out-of-range outermost value rather than wrapping around.
-/// The reduction loops of a contraction kernel, from `level` on: the S
-/// dimensions outermost (each sets its entry of `ivs`), then `slices`
-/// slices of K, each emitted by `kSlice`, all carrying the accumulators.
-SmallVector<Value>
-reductionNest(OpBuilder &b, Location loc, ArrayRef<unsigned> sDims,
-              ArrayRef<int64_t> ranges, int64_t slices,
-              SmallVector<Value> &ivs, ValueRange carried,
-              function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)>
-                  kSlice,
-              unsigned level = 0) {
-  bool inner = level == sDims.size();
-  int64_t ub = inner ? slices : ranges[sDims[level]];
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value upper = arith::ConstantIndexOp::create(b, loc, ub);
-  auto loop = scf::ForOp::create(
-      b, loc, zero, upper, one, carried,
-      [&](OpBuilder &lb, Location, Value iv, ValueRange iterArgs) {
-        SmallVector<Value> next;
-        if (inner) {
-          next = kSlice(lb, iv, iterArgs);
-        } else {
-          ivs[sDims[level]] = iv;
-          next = reductionNest(lb, loc, sDims, ranges, slices, ivs, iterArgs,
-                               kSlice, level + 1);
-        }
-        scf::YieldOp::create(lb, loc, next);
-      });
-  return SmallVector<Value>(loop.getResults());
-}
-
-void delinearize(OpBuilder &b, Location loc, Value linear,
-                 ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges,
-                 SmallVectorImpl<Value> &ivs) {
-  for (unsigned d : llvm::reverse(dims)) {
-    if (d == dims.front()) {
-      ivs[d] = linear;
-      break;
-    }
-    Value size = arith::ConstantIndexOp::create(b, loc, ranges[d]);
-    ivs[d] = arith::RemUIOp::create(b, loc, linear, size);
-    linear = arith::DivUIOp::create(b, loc, linear, size);
-  }
-}
-
-/// The indices of `operand` at `ivs`.
-SmallVector<Value> operandIndices(OpBuilder &b, Location loc,
-                                  linalg::GenericOp op, OpOperand &operand,
-                                  ArrayRef<Value> ivs) {
-  SmallVector<Value> out;
-  for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults()) {
-    if (auto d = dyn_cast<AffineDimExpr>(e))
-      out.push_back(ivs[d.getPosition()]);
-    else
-      out.push_back(affine::expandAffineExpr(b, loc, e, ivs, {}));
-  }
-  return out;
-}
-
-/// `scf.if cond { load } else { 0 }`, or the plain load when `cond` is null.
-Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,
-                  ValueRange indices) {
-  if (!cond)
-    return memref::LoadOp::create(b, loc, memref, indices);
-  Type t = cast<MemRefType>(memref.getType()).getElementType();
-  auto ifOp = scf::IfOp::create(
-      b, loc, cond,
-      [&](OpBuilder &tb, Location l) {
-        scf::YieldOp::create(
-            tb, l, Value(memref::LoadOp::create(tb, l, memref, indices)));
-      },
-      [&](OpBuilder &eb, Location l) {
-        scf::YieldOp::create(
-            eb, l,
-            Value(arith::ConstantOp::create(eb, l, cast<TypedAttr>(
-                                                       eb.getZeroAttr(t)))));
-      });
-  return ifOp.getResult(0);
-}
-
-/// `a && b` where either may be null (true).
-Value andCond(OpBuilder &b, Location loc, Value x, Value y) {
-  if (!x)
-    return y;
-  if (!y)
-    return x;
-  return arith::AndIOp::create(b, loc, x, y);
-}
-
-/// `v < bound` as i1, or null when it always holds (`total % tile == 0`).
-Value below(OpBuilder &b, Location loc, Value v, int64_t bound, int64_t total,
-            int64_t tile) {
-  if (total % tile == 0)
-    return Value();
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
-                               arith::ConstantIndexOp::create(b, loc, bound));
 }
 
 /// A generic seen as a GEMM (see mapTiledContraction): its two memref
