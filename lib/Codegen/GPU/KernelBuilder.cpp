@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -15,8 +16,7 @@
 namespace mlir::kiln::gpu_mapping {
 bool isHostPure(Operation *op) {
   return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
-         !op->hasTrait<OpTrait::IsTerminator>() &&
-         !isa<gpu::LaunchOp>(op);
+         !op->hasTrait<OpTrait::IsTerminator>() && !isa<gpu::LaunchOp>(op);
 }
 
 SmallVector<Value> clonePayload(OpBuilder &b, linalg::GenericOp op,
@@ -27,11 +27,11 @@ SmallVector<Value> clonePayload(OpBuilder &b, linalg::GenericOp op,
       continue;
     Operation *copy = b.clone(inner, map);
     if (auto fm = dyn_cast<arith::ArithFastMathInterface>(copy))
-      copy->setAttr(fm.getFastMathAttrName(),
-                    arith::FastMathFlagsAttr::get(
-                        copy->getContext(),
-                        fm.getFastMathFlagsAttr().getValue() |
-                            arith::FastMathFlags::contract));
+      copy->setAttr(
+          fm.getFastMathAttrName(),
+          arith::FastMathFlagsAttr::get(copy->getContext(),
+                                        fm.getFastMathFlagsAttr().getValue() |
+                                            arith::FastMathFlags::contract));
   }
   SmallVector<Value> results;
   for (Value y : payload.getTerminator()->getOperands())
@@ -46,13 +46,12 @@ int64_t extent(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims) {
   return n;
 }
 
-SmallVector<Value>
-reductionNest(OpBuilder &b, Location loc, ArrayRef<unsigned> sDims,
-              ArrayRef<int64_t> ranges, int64_t slices,
-              SmallVector<Value> &ivs, ValueRange carried,
-              function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)>
-                  kSlice,
-              unsigned level) {
+SmallVector<Value> reductionNest(
+    OpBuilder &b, Location loc, ArrayRef<unsigned> sDims,
+    ArrayRef<int64_t> ranges, int64_t slices, SmallVector<Value> &ivs,
+    ValueRange carried,
+    function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> kSlice,
+    unsigned level) {
   bool inner = level == sDims.size();
   int64_t ub = inner ? slices : ranges[sDims[level]];
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -113,10 +112,9 @@ Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,
             tb, l, Value(memref::LoadOp::create(tb, l, memref, indices)));
       },
       [&](OpBuilder &eb, Location l) {
-        scf::YieldOp::create(
-            eb, l,
-            Value(arith::ConstantOp::create(eb, l, cast<TypedAttr>(
-                                                       eb.getZeroAttr(t)))));
+        scf::YieldOp::create(eb, l,
+                             Value(arith::ConstantOp::create(
+                                 eb, l, cast<TypedAttr>(eb.getZeroAttr(t)))));
       });
   return ifOp.getResult(0);
 }
@@ -135,5 +133,46 @@ Value below(OpBuilder &b, Location loc, Value v, int64_t bound, int64_t total,
     return Value();
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
                                arith::ConstantIndexOp::create(b, loc, bound));
+}
+gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, KernelNames &names,
+                           int64_t grid, int64_t block, TypeRange workgroup) {
+  int64_t index = names.count++;
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value g = arith::ConstantIndexOp::create(b, loc, grid);
+  Value t = arith::ConstantIndexOp::create(b, loc, block);
+  auto func = cast<func::FuncOp>(b.getInsertionBlock()->getParentOp());
+  std::string name = func.getSymName().str() + "_k" + std::to_string(index);
+  return gpu::LaunchOp::create(
+      b, loc, g, one, one, t, one, one, nullptr, nullptr, {}, workgroup, {},
+      nullptr, nullptr, nullptr,
+      FlatSymbolRefAttr::get(b.getStringAttr(names.module)),
+      FlatSymbolRefAttr::get(b.getStringAttr(name)));
+}
+
+gpu::LaunchOp
+createContractionLaunch(OpBuilder &b, Location loc, KernelNames &names,
+                        int64_t grid, int64_t threads, TypeRange shared,
+                        int64_t tilesM, int64_t tilesN, int64_t TM, int64_t TN,
+                        ArrayRef<unsigned> gDims, ArrayRef<int64_t> ranges,
+                        SmallVector<Value> &ivs, Value &m0, Value &n0) {
+  gpu::LaunchOp launch = createLaunch(b, loc, names, grid, threads, shared);
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToStart(&body);
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&body);
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value bid = launch.getBlockIds().x;
+  Value tn = arith::RemUIOp::create(b, loc, bid, cst(tilesN));
+  Value rest = arith::DivUIOp::create(b, loc, bid, cst(tilesN));
+  Value tm = arith::RemUIOp::create(b, loc, rest, cst(tilesM));
+  Value g = arith::DivUIOp::create(b, loc, rest, cst(tilesM));
+  ivs.assign(ranges.size(), cst(0));
+  if (!gDims.empty())
+    delinearize(b, loc, g, gDims, ranges, ivs);
+  m0 = arith::MulIOp::create(b, loc, tm, cst(TM));
+  n0 = arith::MulIOp::create(b, loc, tn, cst(TN));
+  return launch;
 }
 } // namespace mlir::kiln::gpu_mapping
