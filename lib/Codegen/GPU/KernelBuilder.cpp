@@ -39,13 +39,6 @@ SmallVector<Value> clonePayload(OpBuilder &b, linalg::GenericOp op,
   return results;
 }
 
-int64_t extent(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims) {
-  int64_t n = 1;
-  for (unsigned d : dims)
-    n *= ranges[d];
-  return n;
-}
-
 SmallVector<Value> reductionNest(
     OpBuilder &b, Location loc, ArrayRef<unsigned> sDims,
     ArrayRef<int64_t> ranges, int64_t slices, SmallVector<Value> &ivs,
@@ -149,13 +142,14 @@ gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, KernelNames &names,
       FlatSymbolRefAttr::get(b.getStringAttr(name)));
 }
 
-gpu::LaunchOp
-createContractionLaunch(OpBuilder &b, Location loc, KernelNames &names,
-                        int64_t grid, int64_t threads, TypeRange shared,
-                        int64_t tilesM, int64_t tilesN, int64_t TM, int64_t TN,
-                        ArrayRef<unsigned> gDims, ArrayRef<int64_t> ranges,
-                        SmallVector<Value> &ivs, Value &m0, Value &n0) {
-  gpu::LaunchOp launch = createLaunch(b, loc, names, grid, threads, shared);
+gpu::LaunchOp createContractionLaunch(OpBuilder &b, Location loc,
+                                      KernelNames &names,
+                                      const ContractionTiles &tiles,
+                                      int64_t threads, TypeRange shared,
+                                      SmallVector<Value> &ivs, Value &m0,
+                                      Value &n0) {
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, names, tiles.grid, threads, shared);
   Block &body = launch.getBody().front();
   b.setInsertionPointToStart(&body);
   gpu::TerminatorOp::create(b, loc);
@@ -164,15 +158,15 @@ createContractionLaunch(OpBuilder &b, Location loc, KernelNames &names,
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   Value bid = launch.getBlockIds().x;
-  Value tn = arith::RemUIOp::create(b, loc, bid, cst(tilesN));
-  Value rest = arith::DivUIOp::create(b, loc, bid, cst(tilesN));
-  Value tm = arith::RemUIOp::create(b, loc, rest, cst(tilesM));
-  Value g = arith::DivUIOp::create(b, loc, rest, cst(tilesM));
-  ivs.assign(ranges.size(), cst(0));
-  if (!gDims.empty())
-    delinearize(b, loc, g, gDims, ranges, ivs);
-  m0 = arith::MulIOp::create(b, loc, tm, cst(TM));
-  n0 = arith::MulIOp::create(b, loc, tn, cst(TN));
+  Value tn = arith::RemUIOp::create(b, loc, bid, cst(tiles.tilesN));
+  Value rest = arith::DivUIOp::create(b, loc, bid, cst(tiles.tilesN));
+  Value tm = arith::RemUIOp::create(b, loc, rest, cst(tiles.tilesM));
+  Value g = arith::DivUIOp::create(b, loc, rest, cst(tiles.tilesM));
+  ivs.assign(tiles.ranges.size(), cst(0));
+  if (!tiles.dims.g.empty())
+    delinearize(b, loc, g, tiles.dims.g, tiles.ranges, ivs);
+  m0 = arith::MulIOp::create(b, loc, tm, cst(tiles.TM));
+  n0 = arith::MulIOp::create(b, loc, tn, cst(tiles.TN));
   return launch;
 }
 } // namespace mlir::kiln::gpu_mapping

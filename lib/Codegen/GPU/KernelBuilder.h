@@ -1,12 +1,16 @@
 //===- KernelBuilder.h - index helpers of the GPU kernels -------*- C++ -*-===//
 //
-// Shared by the kernel builders of kiln-gpu-map-to-launch: the index
-// arithmetic that maps a thread to points of a linalg.generic's iteration
-// space, guarded loads at tile edges, and the payload clone.
+// The mechanics of kiln-gpu-map-to-launch: one function per kind of kernel,
+// each building the kernel that a plan of KernelStrategy.h describes, and
+// what they share: launch creation, the index arithmetic that maps a thread
+// to points of a linalg.generic's iteration space, guarded loads at tile
+// edges, and the payload clone.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LIB_CODEGEN_GPU_KERNELBUILDER_H
 #define KILN_LIB_CODEGEN_GPU_KERNELBUILDER_H
+
+#include "KernelStrategy.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -27,9 +31,6 @@ bool isHostPure(Operation *op);
 /// path's vector contractions are fmas too), twice the work per cycle.
 SmallVector<Value> clonePayload(OpBuilder &b, linalg::GenericOp op,
                                 IRMapping &map);
-
-/// Product of `ranges` over `dims`.
-int64_t extent(ArrayRef<int64_t> ranges, ArrayRef<unsigned> dims);
 
 /// The reduction loops of a contraction kernel, from `level` on: the S
 /// dimensions outermost (each sets its entry of `ivs`), then `slices`
@@ -82,15 +83,15 @@ gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, KernelNames &names,
 /// buffers; the builder is left at the start of its body. Sets `ivs` to
 /// the block's values of the batch loops (0 elsewhere) and m0 / n0 to its
 /// tile's first row and column.
-gpu::LaunchOp
-createContractionLaunch(OpBuilder &b, Location loc, KernelNames &names,
-                        int64_t grid, int64_t threads, TypeRange shared,
-                        int64_t tilesM, int64_t tilesN, int64_t TM, int64_t TN,
-                        ArrayRef<unsigned> gDims, ArrayRef<int64_t> ranges,
-                        SmallVector<Value> &ivs, Value &m0, Value &n0);
+gpu::LaunchOp createContractionLaunch(OpBuilder &b, Location loc,
+                                      KernelNames &names,
+                                      const ContractionTiles &tiles,
+                                      int64_t threads, TypeRange shared,
+                                      SmallVector<Value> &ivs, Value &m0,
+                                      Value &n0);
 
 //===----------------------------------------------------------------------===//
-// The kernels, one file each
+// The kernels, one file each; the plans come from KernelStrategy.h
 //===----------------------------------------------------------------------===//
 
 /// An op whose results later ops use (a scalar read of a tensor element,
@@ -98,18 +99,20 @@ createContractionLaunch(OpBuilder &b, Location loc, KernelNames &names,
 /// later op up to its last user, so that the values never cross kernels.
 /// The group also takes every side-effecting op in between (their order
 /// stays as written) and every pure op that depends on the group; the
-/// launch goes where the group ends. Marks the ops it takes in `done`.
-FailureOr<gpu::LaunchOp> mapSequentialGroup(KernelNames &names,
-                                            Operation *first,
-                                            DenseSet<Operation *> &done);
+/// launch goes where the group ends. Marks the ops it takes in `done` and
+/// erases them.
+FailureOr<gpu::LaunchOp> buildSequentialGroup(KernelNames &names,
+                                              Operation *first,
+                                              DenseSet<Operation *> &done);
 
-/// `op` alone in a one-thread kernel.
-FailureOr<gpu::LaunchOp> mapSingleThread(KernelNames &names, Operation *op);
+/// `op` alone in a one-thread kernel, before `op`.
+gpu::LaunchOp buildSingleThreadKernel(KernelNames &names, Operation *op);
 
-/// One thread per point of the parallel iteration space
-/// (ParallelKernel.cpp).
-FailureOr<gpu::LaunchOp> mapParallel(KernelNames &names, linalg::GenericOp op,
-                                     int64_t blockSize, int64_t coarsen);
+/// One thread per point of `op`'s parallel iteration space, linearized
+/// onto a 1-D grid (innermost dimension fastest); the reduction loops run
+/// in the thread with the outputs in registers (ParallelKernel.cpp).
+gpu::LaunchOp buildParallelKernel(KernelNames &names, linalg::GenericOp op,
+                                  const ParallelPlan &plan);
 
 /// Shared-memory tiles for a contraction: a matmul, a batched matmul,
 /// or a convolution seen as an implicit GEMM. With two memref inputs A and
@@ -124,14 +127,13 @@ FailureOr<gpu::LaunchOp> mapParallel(KernelNames &names, linalg::GenericOp op,
 /// dimension), waits at a barrier and accumulates from there. Every value
 /// a thread reads from global memory is so used by TN (A) or TM (B)
 /// outputs instead of RN or RM. N must contain the output's contiguous
-/// dimension (A and B are swapped to make it so). Fails when the op is
-/// not such a contraction or too small to gain from it.
-FailureOr<gpu::LaunchOp> mapTiledContraction(KernelNames &names,
-                                             linalg::GenericOp op);
+/// dimension (A and B are swapped to make it so) (TiledContraction.cpp).
+gpu::LaunchOp buildTiledContraction(KernelNames &names, linalg::GenericOp op,
+                                    const TiledPlan &plan);
 
 /// Tensor cores for an fp16 contraction whose payload is a multiply-add
 /// (out += a * b; out fp16 or fp32): the GEMM view of
-/// mapTiledContraction, with warp-level 16x16x16 matrix operations
+/// buildTiledContraction, with warp-level 16x16x16 matrix operations
 /// (gpu.subgroup_mma_*, lowered to NVVM's wmma intrinsics: mma.sync on
 /// fp16 operands with fp32 accumulation). A block of 4 warps (2 x 2)
 /// computes a TM x TN tile of 32 or 64 per side, each warp FM x FN
@@ -140,9 +142,10 @@ FailureOr<gpu::LaunchOp> mapTiledContraction(KernelNames &names,
 /// multiply-add ignores), between two barriers. The fp32 accumulators go
 /// through shared memory once at the end, where every thread adds its
 /// outputs' initial values and stores them (bounds-checked, rounded to the
-/// output type). Fails when the op does not qualify.
-FailureOr<gpu::LaunchOp> mapTensorCoreContraction(KernelNames &names,
-                                                  linalg::GenericOp op);
+/// output type) (TensorCoreContraction.cpp).
+gpu::LaunchOp buildTensorCoreContraction(KernelNames &names,
+                                         linalg::GenericOp op,
+                                         const TensorCorePlan &plan);
 } // namespace mlir::kiln::gpu_mapping
 
 #endif // KILN_LIB_CODEGEN_GPU_KERNELBUILDER_H

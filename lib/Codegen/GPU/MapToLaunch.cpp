@@ -78,30 +78,15 @@ struct MapToLaunchPass
     for (Operation &op : block.without_terminator())
       if (!isHostPure(&op) && !isa<gpu::LaunchOp>(op))
         work.push_back(&op);
+    MappingOptions options{blockSize, coarsen, tile, tensorCores};
     DenseSet<Operation *> done;
     for (Operation *op : work) {
       if (done.contains(op))
         continue;
-      bool producesValues = llvm::any_of(
-          op->getResults(), [](Value r) { return !r.use_empty(); });
-      FailureOr<gpu::LaunchOp> launch = failure();
-      auto generic = dyn_cast<linalg::GenericOp>(op);
-      if (producesValues) {
-        launch = mapSequentialGroup(names, op, done);
-      } else {
-        if (generic && generic.hasPureBufferSemantics() &&
-            isParallelizable(generic)) {
-          if (tile && tensorCores)
-            launch = mapTensorCoreContraction(names, generic);
-          if (failed(launch) && tile)
-            launch = mapTiledContraction(names, generic);
-          if (failed(launch))
-            launch = mapParallel(names, generic, blockSize, coarsen);
-        } else
-          launch = mapSingleThread(names, op);
-        if (succeeded(launch))
-          op->erase();
-      }
+      FailureOr<KernelPlan> plan = chooseKernel(op, options);
+      if (failed(plan))
+        return signalPassFailure();
+      FailureOr<gpu::LaunchOp> launch = buildKernel(op, *plan, done);
       if (failed(launch) || failed(sinkPureOperands(*launch)))
         return signalPassFailure();
     }
@@ -110,6 +95,26 @@ struct MapToLaunchPass
          llvm::make_early_inc_range(llvm::reverse(func.getBody().front())))
       if (isHostPure(&op) && op.use_empty())
         op.erase();
+  }
+
+  /// The kernel `plan` describes, in place of `op` (and of the ops of its
+  /// group, which it adds to `done`).
+  FailureOr<gpu::LaunchOp> buildKernel(Operation *op, const KernelPlan &plan,
+                                       DenseSet<Operation *> &done) {
+    if (std::holds_alternative<SequentialGroupPlan>(plan))
+      return buildSequentialGroup(names, op, done);
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    gpu::LaunchOp launch;
+    if (auto *p = std::get_if<ParallelPlan>(&plan))
+      launch = buildParallelKernel(names, generic, *p);
+    else if (auto *p = std::get_if<TiledPlan>(&plan))
+      launch = buildTiledContraction(names, generic, *p);
+    else if (auto *p = std::get_if<TensorCorePlan>(&plan))
+      launch = buildTensorCoreContraction(names, generic, *p);
+    else
+      launch = buildSingleThreadKernel(names, op);
+    op->erase();
+    return launch;
   }
 
   KernelNames names;

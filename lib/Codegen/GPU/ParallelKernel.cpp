@@ -14,61 +14,15 @@
 #include <functional>
 
 namespace mlir::kiln::gpu_mapping {
-/// Thread coarsening for kernels with a reduction (matmuls, convolutions):
-/// each thread computes `coarsen` outputs along a parallel dimension that
-/// some input does not depend on, so that input's loads are shared by the
-/// outputs (B[k, j] of a matmul once per 4 rows; a convolution's filter
-/// once per 4 output pixels). The innermost parallel dimension stays one
-/// element per thread to keep neighbouring threads on neighbouring
-/// addresses. A range that `coarsen` does not divide gets the largest
-/// power-of-two factor below it that does (14 output columns: 2).
-/// Returns {dimension, factor}, or {-1, 1}.
-static std::pair<int64_t, int64_t>
-coarsenDim(linalg::GenericOp op, int64_t coarsen, ArrayRef<int64_t> ranges,
-           ArrayRef<unsigned> parallelDims, ArrayRef<unsigned> reductionDims) {
-  if (coarsen <= 1 || reductionDims.empty() || parallelDims.size() < 2)
-    return {-1, 1};
-  for (int64_t factor = coarsen; factor > 1; factor /= 2)
-    for (unsigned d : llvm::reverse(parallelDims.drop_back())) {
-      if (ranges[d] % factor != 0)
-        continue;
-      for (OpOperand *in : op.getDpsInputOperands()) {
-        if (!isa<MemRefType>(in->get().getType()))
-          continue;
-        if (!op.getMatchingIndexingMap(in).isFunctionOfDim(d))
-          return {d, factor};
-      }
-    }
-  return {-1, 1};
-}
-
-FailureOr<gpu::LaunchOp> mapParallel(KernelNames &names, linalg::GenericOp op,
-                                     int64_t blockSize, int64_t coarsen) {
+gpu::LaunchOp buildParallelKernel(KernelNames &names, linalg::GenericOp op,
+                                  const ParallelPlan &plan) {
   Location loc = op.getLoc();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  auto iterators = op.getIteratorTypesArray();
-  SmallVector<unsigned> parallelDims, reductionDims;
-  for (auto [d, it] : llvm::enumerate(iterators))
-    (it == utils::IteratorType::parallel ? parallelDims : reductionDims)
-        .push_back(d);
+  ArrayRef<int64_t> ranges = plan.ranges, threadRanges = plan.threadRanges;
+  ArrayRef<unsigned> parallelDims = plan.parallelDims,
+                     reductionDims = plan.reductionDims;
+  int64_t cdim = plan.coarsenDim, factor = plan.factor;
+  int64_t total = plan.total, block = plan.block, grid = plan.grid;
   OpBuilder b(op);
-  // Nothing to compute; keep semantics simple.
-  if (llvm::any_of(ranges, [](int64_t r) { return r == 0; }))
-    return mapSingleThread(names, op);
-  auto [cdim, factor] =
-      coarsenDim(op, coarsen, ranges, parallelDims, reductionDims);
-  // The threads' iteration space: the coarsened dimension shrinks.
-  SmallVector<int64_t> threadRanges(ranges);
-  if (cdim >= 0)
-    threadRanges[cdim] /= factor;
-  int64_t total = 1;
-  for (unsigned d : parallelDims)
-    total *= threadRanges[d];
-  int64_t block = std::min<int64_t>(total, blockSize);
-  int64_t grid = llvm::divideCeil(total, block);
-  if (grid > INT32_MAX)
-    return op.emitError() << "iteration space of " << total
-                          << " points is too large for one grid";
   gpu::LaunchOp launch = createLaunch(b, loc, names, grid, block);
   Block &body = launch.getBody().front();
   b.setInsertionPointToStart(&body);

@@ -11,9 +11,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::kiln::gpu_mapping {
-FailureOr<gpu::LaunchOp> mapSequentialGroup(KernelNames &names,
-                                            Operation *first,
-                                            DenseSet<Operation *> &done) {
+FailureOr<gpu::LaunchOp> buildSequentialGroup(KernelNames &names,
+                                              Operation *first,
+                                              DenseSet<Operation *> &done) {
   Block *block = first->getBlock();
   DenseSet<Value> tainted;
   SmallVector<Operation *> group;
@@ -60,7 +60,7 @@ FailureOr<gpu::LaunchOp> mapSequentialGroup(KernelNames &names,
   return launch;
 }
 
-FailureOr<gpu::LaunchOp> mapSingleThread(KernelNames &names, Operation *op) {
+gpu::LaunchOp buildSingleThreadKernel(KernelNames &names, Operation *op) {
   OpBuilder b(op);
   gpu::LaunchOp launch = createLaunch(b, op->getLoc(), names, 1, 1);
   b.setInsertionPointToStart(&launch.getBody().front());

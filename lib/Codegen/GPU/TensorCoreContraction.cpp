@@ -4,64 +4,29 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
-#include "KernelStrategy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::kiln::gpu_mapping {
-FailureOr<gpu::LaunchOp> mapTensorCoreContraction(KernelNames &names,
-                                                  linalg::GenericOp op) {
-  constexpr int64_t kFrag = 16, kWarp = 32, kThreads = 4 * kWarp;
-  std::optional<Contraction> contraction = classifyContraction(op);
-  if (!contraction)
-    return failure();
-  OpOperand *a = contraction->a, *bIn = contraction->b;
+gpu::LaunchOp buildTensorCoreContraction(KernelNames &names,
+                                         linalg::GenericOp op,
+                                         const TensorCorePlan &plan) {
+  constexpr int64_t kFrag = TensorCorePlan::kFrag,
+                    kWarp = TensorCorePlan::kWarp,
+                    kThreads = TensorCorePlan::kThreads;
+  const ContractionTiles &tiles = plan.tiles;
+  OpOperand *a = tiles.dims.a, *bIn = tiles.dims.b;
   OpOperand &init = op.getDpsInitsMutable()[0];
-  Block &payload = op.getRegion().front();
   MLIRContext *ctx = op.getContext();
   Type f16 = Float16Type::get(ctx), f32 = Float32Type::get(ctx);
-  auto elementType = [](Value v) {
-    return cast<MemRefType>(v.getType()).getElementType();
-  };
-  Type outType = elementType(init.get());
-  if (elementType(a->get()) != f16 || elementType(bIn->get()) != f16 ||
-      (outType != f16 && outType != f32))
-    return failure();
-  // The payload: exactly acc + x * y over the two inputs.
-  Value argA = payload.getArgument(a->getOperandNumber());
-  Value argB = payload.getArgument(bIn->getOperandNumber());
-  Value argOut = payload.getArgument(init.getOperandNumber());
-  auto ops = payload.without_terminator();
-  if (std::distance(ops.begin(), ops.end()) != 2)
-    return failure();
-  auto mul = dyn_cast<arith::MulFOp>(&*ops.begin());
-  auto add = dyn_cast<arith::AddFOp>(&*std::next(ops.begin()));
-  if (!mul || !add ||
-      payload.getTerminator()->getOperands() != ValueRange{add.getResult()})
-    return failure();
-  auto isPair = [](Value x, Value y, Value p, Value q) {
-    return (x == p && y == q) || (x == q && y == p);
-  };
-  if (!isPair(mul.getLhs(), mul.getRhs(), argA, argB) ||
-      !isPair(add.getLhs(), add.getRhs(), argOut, mul.getResult()))
-    return failure();
-
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  ArrayRef<unsigned> mDims = contraction->m, nDims = contraction->n,
-                     gDims = contraction->g, kDims = contraction->k,
-                     sDims = contraction->s;
-  int64_t M = extent(ranges, mDims), N = extent(ranges, nDims);
-  int64_t K = extent(ranges, kDims), G = extent(ranges, gDims);
-  if (M < kFrag || N < kFrag || K < kFrag)
-    return failure();
-  int64_t FM = M >= 64 ? 2 : 1, FN = N >= 64 ? 2 : 1;
-  int64_t TM = 2 * kFrag * FM, TN = 2 * kFrag * FN;
-  int64_t tilesM = llvm::divideCeil(M, TM), tilesN = llvm::divideCeil(N, TN);
-  int64_t grid = G * tilesM * tilesN;
-  if (grid > INT32_MAX)
-    return failure();
+  Type outType = cast<MemRefType>(init.get().getType()).getElementType();
+  ArrayRef<int64_t> ranges = tiles.ranges;
+  ArrayRef<unsigned> mDims = tiles.dims.m, nDims = tiles.dims.n,
+                     kDims = tiles.dims.k, sDims = tiles.dims.s;
+  int64_t M = tiles.M, N = tiles.N, K = tiles.K;
+  int64_t FM = plan.FM, FN = plan.FN, TM = tiles.TM, TN = tiles.TN;
 
   Location loc = op.getLoc();
   auto workgroup =
@@ -72,9 +37,9 @@ FailureOr<gpu::LaunchOp> mapTensorCoreContraction(KernelNames &names,
   OpBuilder b(op);
   SmallVector<Value> ivs;
   Value m0, n0;
-  gpu::LaunchOp launch = createContractionLaunch(
-      b, loc, names, grid, kThreads, TypeRange{tileA, tileB, tileC}, tilesM,
-      tilesN, TM, TN, gDims, ranges, ivs, m0, n0);
+  gpu::LaunchOp launch =
+      createContractionLaunch(b, loc, names, tiles, kThreads,
+                              TypeRange{tileA, tileB, tileC}, ivs, m0, n0);
   Value sharedA = launch.getWorkgroupAttributions()[0];
   Value sharedB = launch.getWorkgroupAttributions()[1];
   Value sharedC = launch.getWorkgroupAttributions()[2];

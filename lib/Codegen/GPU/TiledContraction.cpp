@@ -4,7 +4,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
-#include "KernelStrategy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -12,34 +11,19 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mlir::kiln::gpu_mapping {
-FailureOr<gpu::LaunchOp> mapTiledContraction(KernelNames &names,
-                                             linalg::GenericOp op) {
-  constexpr int64_t kSide = 16, kTK = 16, kThreads = kSide * kSide;
-  std::optional<Contraction> contraction = classifyContraction(op);
-  if (!contraction)
-    return failure();
-  OpOperand *a = contraction->a, *bIn = contraction->b;
+gpu::LaunchOp buildTiledContraction(KernelNames &names, linalg::GenericOp op,
+                                    const TiledPlan &plan) {
+  constexpr int64_t kSide = TiledPlan::kSide, kTK = TiledPlan::kTK,
+                    kThreads = TiledPlan::kThreads;
+  const ContractionTiles &tiles = plan.tiles;
+  OpOperand *a = tiles.dims.a, *bIn = tiles.dims.b;
   OpOperand &init = op.getDpsInitsMutable()[0];
   Block &payload = op.getRegion().front();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  ArrayRef<unsigned> mDims = contraction->m, nDims = contraction->n,
-                     gDims = contraction->g, kDims = contraction->k,
-                     sDims = contraction->s;
-  int64_t M = extent(ranges, mDims), N = extent(ranges, nDims);
-  int64_t K = extent(ranges, kDims), G = extent(ranges, gDims);
-  // Register tile per thread: up to 4 x 4; a side under 16 does not fill
-  // the block (a matrix-vector product keeps the generic mapping).
-  auto regs = [](int64_t size) -> int64_t {
-    return size >= 64 ? 4 : size >= 32 ? 2 : size >= 16 ? 1 : 0;
-  };
-  int64_t RM = regs(M), RN = regs(N);
-  if (!RM || !RN || K < kTK / 2)
-    return failure();
-  int64_t TM = kSide * RM, TN = kSide * RN;
-  int64_t tilesM = llvm::divideCeil(M, TM), tilesN = llvm::divideCeil(N, TN);
-  int64_t grid = G * tilesM * tilesN;
-  if (grid > INT32_MAX)
-    return failure();
+  ArrayRef<int64_t> ranges = tiles.ranges;
+  ArrayRef<unsigned> mDims = tiles.dims.m, nDims = tiles.dims.n,
+                     kDims = tiles.dims.k, sDims = tiles.dims.s;
+  int64_t M = tiles.M, N = tiles.N, K = tiles.K;
+  int64_t RM = plan.RM, RN = plan.RN, TM = tiles.TM, TN = tiles.TN;
 
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
@@ -57,8 +41,7 @@ FailureOr<gpu::LaunchOp> mapTiledContraction(KernelNames &names,
   SmallVector<Value> ivs;
   Value m0, n0;
   gpu::LaunchOp launch = createContractionLaunch(
-      b, loc, names, grid, kThreads, TypeRange{tileA, tileB}, tilesM, tilesN,
-      TM, TN, gDims, ranges, ivs, m0, n0);
+      b, loc, names, tiles, kThreads, TypeRange{tileA, tileB}, ivs, m0, n0);
   Value sharedA = launch.getWorkgroupAttributions()[0];
   Value sharedB = launch.getWorkgroupAttributions()[1];
   auto cst = [&](OpBuilder &bb, int64_t v) -> Value {
