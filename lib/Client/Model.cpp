@@ -17,13 +17,6 @@ std::string statusText(kiln_status s) {
 
 std::string text(const char *s) { return s ? s : ""; }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t d = 0; d < shape.size(); ++d)
-    s += (d ? "," : "") + std::to_string(shape[d]);
-  return s + "]";
-}
-
 // Element count of a shape of non-negative dimensions, or false when the
 // bytes of `elementSize`-byte elements do not fit in a size_t.
 bool countElements(const std::vector<int64_t> &shape, size_t elementSize,
@@ -102,6 +95,13 @@ const char *statusCodeName(kiln_status_code code) {
     return "INTERNAL";
   }
   return "UNKNOWN";
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    s += (d ? "," : "") + std::to_string(shape[d]);
+  return s + "]";
 }
 
 size_t TensorInfo::elementCount() const {

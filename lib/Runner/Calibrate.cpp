@@ -85,7 +85,7 @@ public:
                           shape.begin() + 1))
         n = shape[0];
       else
-        throw Error(what + " has shape " + shapeString(shape) +
+        throw Error(what + " has shape " + shapeText(shape) +
                     "; it needs that shape (one sample) or [samples, ...]");
       if (count && n != count)
         throw Error(path + ": the arrays hold different numbers of samples (" +

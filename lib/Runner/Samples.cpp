@@ -9,7 +9,7 @@ namespace kilnrun {
 
 std::string describe(const TensorInfo &spec) {
   return "'" + spec.name + "' " + dtypeName(spec.dtype()) + " " +
-         shapeString(spec.shape);
+         shapeText(spec.shape);
 }
 
 std::vector<HostTensor> allocate(const std::vector<TensorInfo> &specs) {
@@ -47,9 +47,9 @@ std::vector<HostTensor> readInputs(const std::string &dir,
                   std::to_string(i) + " " + describe(spec) + " needs " +
                   dtypeName(spec.dtype()));
     if (t.shape() != spec.shape)
-      throw Error(path + " has shape " + shapeString(t.shape()) +
+      throw Error(path + " has shape " + shapeText(t.shape()) +
                   "; model input " + std::to_string(i) + " " + describe(spec) +
-                  " needs " + shapeString(spec.shape));
+                  " needs " + shapeText(spec.shape));
     inputs.push_back(std::move(t));
   }
   std::string extra = fileIn(dir, "input_", specs.size());

@@ -7,22 +7,15 @@
 
 namespace kilnrun {
 
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t d = 0; d < shape.size(); ++d)
-    s += (d ? "," : "") + std::to_string(shape[d]);
-  return s + "]";
-}
-
 size_t elementCount(const std::vector<int64_t> &shape,
                     const std::string &what) {
   size_t n = 1;
   for (int64_t d : shape) {
     if (d < 0)
       throw Error(what + ": dimension " + std::to_string(d) + " in shape " +
-                  shapeString(shape) + " is negative");
+                  shapeText(shape) + " is negative");
     if (__builtin_mul_overflow(n, static_cast<size_t>(d), &n))
-      throw Error(what + ": shape " + shapeString(shape) + " is too large");
+      throw Error(what + ": shape " + shapeText(shape) + " is too large");
   }
   return n;
 }
@@ -33,7 +26,7 @@ std::string indexString(const std::vector<int64_t> &shape, size_t flat) {
     index[d] = static_cast<int64_t>(flat % static_cast<size_t>(shape[d]));
     flat /= static_cast<size_t>(shape[d]);
   }
-  return shapeString(index);
+  return shapeText(index);
 }
 
 HostTensor::HostTensor(int32_t dtype, std::vector<int64_t> shape)
@@ -43,7 +36,7 @@ HostTensor::HostTensor(int32_t dtype, std::vector<int64_t> shape)
     throw Error("unsupported element type " + dtypeName(dtype));
   numElements_ = elementCount(shape_, "tensor");
   if (__builtin_mul_overflow(numElements_, size, &bytes_))
-    throw Error("tensor of shape " + shapeString(shape_) + " is too large");
+    throw Error("tensor of shape " + shapeText(shape_) + " is too large");
   // aligned_alloc wants a multiple of the alignment; never ask for 0 bytes so
   // that even an empty tensor has a non-NULL data pointer.
   size_t rounded = (bytes_ + 63) / 64 * 64;

@@ -4,6 +4,7 @@
 #define KILN_RUNNER_TENSOR_H
 
 #include "kiln/Client/DType.h"
+#include "kiln/Client/Model.h"
 #include "kiln/runtime.h"
 
 #include <cstddef>
@@ -17,23 +18,23 @@
 
 namespace kilnrun {
 
-/// A problem the user has to fix (bad file, bad model, ABI failure). kiln-run
-/// reports it as `kiln-run: error: <what>` and exits with status 2.
+/// A problem the user has to fix (a bad file or option). kiln-run reports it,
+/// like a kiln::client::Error from the model, as `kiln-run: error: <what>`
+/// and exits with status 2.
 class Error : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
 
-// Element types come from the one table of the model client.
+// Element types and shapes as the model client names them.
 using kiln::client::bfloat16ToFloat;
 using kiln::client::dtypeName;
 using kiln::client::dtypeSize;
 using kiln::client::floatToBfloat16;
 using kiln::client::floatToHalf;
 using kiln::client::halfToFloat;
+using kiln::client::shapeText;
 
-/// "[2,3]"; a scalar is "[]".
-std::string shapeString(const std::vector<int64_t> &shape);
 /// Element count of `shape`; throws Error on a negative dimension or overflow.
 size_t elementCount(const std::vector<int64_t> &shape, const std::string &what);
 /// "[1,2]" for a flat row-major index into `shape`.

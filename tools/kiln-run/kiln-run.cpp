@@ -66,7 +66,7 @@ bool checkOutput(size_t i, const TensorInfo &spec, const HostTensor &got,
   if (want.dtype() != got.dtype() || want.shape() != got.shape()) {
     std::printf("FAILED: %s holds %s %s\n", path.c_str(),
                 dtypeName(want.dtype()).c_str(),
-                shapeString(want.shape()).c_str());
+                shapeText(want.shape()).c_str());
     return false;
   }
   Comparison c = compare(got, want, opts.rtol, opts.atol);

@@ -51,6 +51,9 @@ private:
 /// "INVALID_ARGUMENT", "UNSUPPORTED_ISA", ... ("OK", "UNKNOWN").
 const char *statusCodeName(kiln_status_code code);
 
+/// "[1,16]": a shape for messages; a scalar is "[]".
+std::string shapeText(const std::vector<int64_t> &shape);
+
 /// One model input or output: a checked copy of a kiln_tensor_info.
 struct TensorInfo {
   std::string name;
