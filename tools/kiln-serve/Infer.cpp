@@ -39,18 +39,18 @@ const std::string &stringField(const json &object, const char *key,
   return it->get_ref<const std::string &>();
 }
 
-std::string names(const std::vector<TensorSpec> &specs) {
+std::string names(const std::vector<TensorInfo> &specs) {
   std::string s;
-  for (const TensorSpec &t : specs)
+  for (const TensorInfo &t : specs)
     s += (s.empty() ? "'" : ", '") + t.name + "'";
   return s.empty() ? "none" : s;
 }
 
 // The shape a client must send: -1 where any number of rows is accepted.
 std::vector<int64_t> wantedShape(const ModelVersion &model,
-                                 const TensorSpec &t) {
+                                 const TensorInfo &t) {
   std::vector<int64_t> s = t.shape;
-  if (model.library().batched())
+  if (model.batched())
     s[0] = -1;
   return s;
 }
@@ -64,7 +64,6 @@ struct RequestedOutput {
 
 InferResponse infer(ModelVersion &model, const std::string &body,
                     const std::optional<std::string> &headerLength) {
-  const ModelLibrary &lib = model.library();
   std::string where =
       "model '" + model.name() + "' version " + std::to_string(model.version());
 
@@ -93,7 +92,7 @@ InferResponse infer(ModelVersion &model, const std::string &body,
   if (inputsIt == request.end() || !inputsIt->is_array())
     throw Error(400, "the request has no 'inputs' array");
 
-  size_t numIn = lib.inputs().size();
+  size_t numIn = model.model().inputs().size();
   auto job = std::make_shared<InferJob>();
   job->inputs.assign(numIn, nullptr);
   std::vector<AlignedBuffer> decoded(numIn); // inputs sent as JSON
@@ -107,20 +106,20 @@ InferResponse infer(ModelVersion &model, const std::string &body,
     const std::string &name = stringField(in, "name", "an input");
     std::string what = "input '" + name + "'";
     size_t i = 0;
-    while (i < numIn && lib.inputs()[i].name != name)
+    while (i < numIn && model.model().inputs()[i].name != name)
       ++i;
     if (i == numIn)
       throw Error(400, where + " has no input '" + name + "'; its inputs are " +
-                           names(lib.inputs()));
+                           names(model.model().inputs()));
     if (seen[i])
       throw Error(400, what + " is given twice");
     seen[i] = true;
-    const TensorSpec &spec = lib.inputs()[i];
+    const TensorInfo &spec = model.model().inputs()[i];
 
     const std::string &datatype = stringField(in, "datatype", what);
-    if (datatype != kserveDatatype(spec.dtype))
+    if (datatype != spec.type->kserve)
       throw Error(400, what + " has datatype " + datatype + "; " + where +
-                           " expects " + kserveDatatype(spec.dtype));
+                           " expects " + spec.type->kserve);
 
     auto shapeIt = in.find("shape");
     if (shapeIt == in.end() || !shapeIt->is_array())
@@ -132,16 +131,16 @@ InferResponse infer(ModelVersion &model, const std::string &body,
       shape.push_back(d.get<int64_t>());
     }
     bool fits = shape.size() == spec.shape.size();
-    for (size_t d = lib.batched() ? 1 : 0; fits && d < shape.size(); ++d)
+    for (size_t d = model.batched() ? 1 : 0; fits && d < shape.size(); ++d)
       fits = shape[d] == spec.shape[d];
-    if (fits && lib.batched())
+    if (fits && model.batched())
       fits = shape[0] >= 1;
     if (!fits)
       throw Error(400,
                   what + " has shape " + shapeText(shape) + "; " + where +
                       " expects " + shapeText(wantedShape(model, spec)) +
-                      (lib.batched() ? " (-1: any number of rows >= 1)" : ""));
-    if (lib.batched()) {
+                      (model.batched() ? " (-1: any number of rows >= 1)" : ""));
+    if (model.batched()) {
       if (rows >= 0 && shape[0] != rows)
         throw Error(400, what + " has " + std::to_string(shape[0]) +
                              " rows; the inputs before it have " +
@@ -154,7 +153,7 @@ InferResponse infer(ModelVersion &model, const std::string &body,
         throw Error(400, what + " has an absurdly large shape");
       count *= (size_t)d;
     }
-    size_t bytes = count * spec.elementSize;
+    size_t bytes = count * spec.elementSize();
 
     const json *binarySize = nullptr;
     auto params = in.find("parameters");
@@ -194,19 +193,19 @@ InferResponse infer(ModelVersion &model, const std::string &body,
                         std::to_string(count) +
                         " elements, more than the request's JSON can hold");
       decoded[i] = AlignedBuffer(bytes);
-      jsonToBytes(*data, spec.dtype, count, decoded[i].data(), what);
+      jsonToBytes(*data, spec.dtype(), count, decoded[i].data(), what);
       job->inputs[i] = decoded[i].data();
     }
   }
   for (size_t i = 0; i < numIn; ++i)
     if (!seen[i])
-      throw Error(400, "input '" + lib.inputs()[i].name + "' of " + where +
+      throw Error(400, "input '" + model.model().inputs()[i].name + "' of " + where +
                            " is missing");
   if (cursor != body.size())
     throw Error(400, "the body has " + std::to_string(body.size() - cursor) +
                          " bytes after the JSON header and the binary inputs "
                          "it declares");
-  job->rows = lib.batched() ? rows : 1;
+  job->rows = model.batched() ? rows : 1;
 
   // Which outputs, and which of them as raw bytes.
   bool allBinary = boolParameter(request, "binary_data_output", "the request")
@@ -221,21 +220,21 @@ InferResponse infer(ModelVersion &model, const std::string &body,
         throw Error(400, "each entry of 'outputs' must be an object");
       const std::string &name = stringField(out, "name", "an output");
       size_t i = 0;
-      while (i < lib.outputs().size() && lib.outputs()[i].name != name)
+      while (i < model.model().outputs().size() && model.model().outputs()[i].name != name)
         ++i;
-      if (i == lib.outputs().size())
+      if (i == model.model().outputs().size())
         throw Error(400, where + " has no output '" + name +
-                             "'; its outputs are " + names(lib.outputs()));
+                             "'; its outputs are " + names(model.model().outputs()));
       wanted.push_back(
           {i, boolParameter(out, "binary_data_output", "output '" + name + "'")
                   .value_or(allBinary)});
     }
   } else {
-    for (size_t i = 0; i < lib.outputs().size(); ++i)
+    for (size_t i = 0; i < model.model().outputs().size(); ++i)
       wanted.push_back({i, allBinary});
   }
 
-  for (size_t i = 0; i < lib.outputs().size(); ++i)
+  for (size_t i = 0; i < model.model().outputs().size(); ++i)
     job->outputs.emplace_back((size_t)job->rows * model.outputRowBytes()[i]);
   if (!model.run(job))
     throw Error(500, job->error);
@@ -251,22 +250,22 @@ InferResponse infer(ModelVersion &model, const std::string &body,
   out += ",\"outputs\":[";
   bool anyBinary = false;
   for (size_t k = 0; k < wanted.size(); ++k) {
-    const TensorSpec &spec = lib.outputs()[wanted[k].index];
+    const TensorInfo &spec = model.model().outputs()[wanted[k].index];
     std::vector<int64_t> shape = spec.shape;
-    if (lib.batched())
+    if (model.batched())
       shape[0] = job->rows;
     size_t bytes = (size_t)job->rows * model.outputRowBytes()[wanted[k].index];
     out += k ? ",{" : "{";
     out += "\"name\":" + quoted(spec.name) + ",\"datatype\":\"" +
-           kserveDatatype(spec.dtype) + "\",\"shape\":" + shapeText(shape);
+           spec.type->kserve + "\",\"shape\":" + shapeText(shape);
     if (wanted[k].binary) {
       anyBinary = true;
       out += ",\"parameters\":{\"binary_data_size\":" + std::to_string(bytes) +
              "}}";
     } else {
       out += ",\"data\":";
-      appendJsonData(out, job->outputs[wanted[k].index].data(), spec.dtype,
-                     bytes / spec.elementSize);
+      appendJsonData(out, job->outputs[wanted[k].index].data(), spec.dtype(),
+                     bytes / spec.elementSize());
       out += "}";
     }
   }
