@@ -174,8 +174,11 @@ void Model::copyMetadata() {
                                    dtypeSize_));
   for (uint32_t i = 0; i < info->num_batch_sizes; ++i) {
     int64_t b = info->batch_sizes[i];
-    if (b < 1 || (i && b <= m.batchSizes.back()))
-      throw Error(path_ + ": the batch sizes are not ascending and positive");
+    // 0 is a batch size: a single-variant model reports its leading
+    // dimension, which may be empty.
+    if (b < 0 || (i && b <= m.batchSizes.back()))
+      throw Error(path_ + ": the batch sizes are not ascending and "
+                          "non-negative");
     m.batchSizes.push_back(b);
   }
   if (info->num_batch_sizes && info->batch_arena_bytes)

@@ -87,6 +87,10 @@ ModelVersion::ModelVersion(std::string name, int64_t version,
                            const BatchingOptions &options)
     : name_(std::move(name)), version_(version), model_(std::move(model)),
       batched_(leadsWithBatch(*model_)), options_(options) {
+  // Rows are what the batcher counts: a variant of 0 rows has none to fill.
+  if (batchSizes().front() < 1)
+    throw Error(400, path() + ": the batch sizes are not ascending and "
+                              "positive");
   if (!batched_ && batchSizes().size() > 1)
     throw Error(400, path() + " has several batch variants but no input to "
                               "batch");

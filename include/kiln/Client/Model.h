@@ -73,8 +73,9 @@ struct ModelInfo {
       requiredIsa;
   /// Inputs and outputs of the first batch variant.
   std::vector<TensorInfo> inputs, outputs;
-  /// Compiled batch sizes, ascending and positive; a model that declares none
-  /// has one variant, listed as {1}.
+  /// Compiled batch sizes, strictly ascending and non-negative (a single
+  /// variant reports its leading dimension, which may be 0); a model that
+  /// declares none has one variant, listed as {1}.
   std::vector<int64_t> batchSizes;
   /// Arena bytes of each variant (empty when the model does not say).
   std::vector<uint64_t> batchArenaBytes;
@@ -94,7 +95,7 @@ struct SessionOptions {
 
 /// The inputs and outputs a session of some options takes and fills.
 struct Signature {
-  int64_t batchSize = 0; ///< the variant's batch size (never 0)
+  int64_t batchSize = 0; ///< the variant's batch size
   std::vector<TensorInfo> inputs, outputs;
 };
 
