@@ -1,5 +1,6 @@
 // Unit tests of the model client (lib/Client), the one loader of model.so
-// files in Kiln, against hand-written models (see CMakeLists.txt).
+// files in Kiln, against the hand-written models of test/runtime/cli_model.c
+// and test/serve/batched_model.c (see CMakeLists.txt).
 #include "kiln/Client/DType.h"
 #include "kiln/Client/Model.h"
 
