@@ -1,8 +1,9 @@
 //===- Binding.h - shared pieces of the kiln Python module ------*- C++ -*-===//
 //
 // The module is a thin layer: compile() forwards to kiln::compile(), load()
-// goes through the public C ABI in runtime.h with dlopen, exactly as a user's
-// program would. Every failure becomes a kiln.Error through one type below.
+// goes through the public C ABI in runtime.h with the model client
+// (lib/Client), exactly as kiln-run and kiln-serve do. Every failure becomes a
+// kiln.Error through one type below.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_PYTHON_BINDING_H
@@ -28,11 +29,6 @@ public:
 private:
   std::string code_;
 };
-
-/// Throws Error("<what>: <status message>") when `status` is a failure. Copy
-/// the message out before anything else can overwrite it: this is the one
-/// place a kiln_status becomes an exception.
-void checkStatus(const kiln_status &status, const std::string &what);
 
 /// Registers compile() on the module.
 void defineCompile(pybind11::module_ &m);

@@ -1,23 +1,24 @@
 //===- Model.cpp - kiln.load() and kiln.Model -----------------------------===//
 //
-// A Model is one dlopen'ed model.so plus one session. Only the public ABI in
-// runtime.h is used, the way any user program would load a model; the runtime
-// sources are never linked in here.
+// A Model is one model.so, opened through the model client (lib/Client), plus
+// one session. Only the public ABI in runtime.h is used, the way any user
+// program would load a model; the runtime sources are never linked in here.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Binding.h"
 
+#include "kiln/Client/Model.h"
+
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
-
-#include <dlfcn.h>
 
 #include <memory>
 #include <mutex>
 #include <vector>
 
 namespace py = pybind11;
+namespace client = ::kiln::client;
 
 namespace mlir::kiln::python {
 namespace {
@@ -34,38 +35,6 @@ struct TensorInfo {
   py::tuple shapeTuple() const { return py::cast(shape); }
   std::string describe() const;
 };
-
-/// numpy's name for a kiln_dtype, or nullptr where numpy has none.
-const char *numpyName(int32_t dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_FLOAT32:
-    return "float32";
-  case KILN_DTYPE_UINT8:
-    return "uint8";
-  case KILN_DTYPE_INT8:
-    return "int8";
-  case KILN_DTYPE_UINT16:
-    return "uint16";
-  case KILN_DTYPE_INT16:
-    return "int16";
-  case KILN_DTYPE_INT32:
-    return "int32";
-  case KILN_DTYPE_INT64:
-    return "int64";
-  case KILN_DTYPE_BOOL:
-    return "bool";
-  case KILN_DTYPE_FLOAT16:
-    return "float16";
-  case KILN_DTYPE_FLOAT64:
-    return "float64";
-  case KILN_DTYPE_UINT32:
-    return "uint32";
-  case KILN_DTYPE_UINT64:
-    return "uint64";
-  default:
-    return nullptr; // bfloat16 and anything newer
-  }
-}
 
 std::string dtypeName(const py::dtype &dtype) {
   return py::str(py::handle(dtype)).cast<std::string>();
@@ -87,130 +56,84 @@ std::string TensorInfo::describe() const {
   return dtypeName(dtype) + " of shape " + shapeString(shape);
 }
 
-/// The entry points every model.so exports (runtime.h).
-struct Abi {
-  const kiln_model_info *(*getModelInfo)(void);
-  kiln_status (*sessionCreate)(const kiln_session_options *, kiln_session **);
-  kiln_status (*run)(kiln_session *, const kiln_tensor *, size_t, kiln_tensor *,
-                     size_t);
-  void (*sessionDestroy)(kiln_session *);
-};
+/// A client error as a kiln.Error: "<what>: <status message>" with the
+/// status code's name when a kiln_* call failed, the client's message (and
+/// no code) when the file could not be opened or used.
+Error fromClient(const client::Error &e, const std::string &what) {
+  if (e.code() == KILN_OK)
+    return Error(e.what());
+  return Error(what + ": " + e.statusMessage(),
+               client::statusCodeName(e.code()));
+}
+
+/// `t` with its numpy dtype; a dtype numpy lacks (bfloat16) is an error.
+TensorInfo toNumpy(const client::TensorInfo &t, const char *kind,
+                   const std::string &path) {
+  if (!t.type->numpy)
+    throw Error("'" + path + "': " + kind + " '" + t.name + "' has dtype " +
+                t.type->name + ", which numpy cannot represent");
+  TensorInfo info;
+  info.name = t.name;
+  info.kilnDtype = t.dtype();
+  info.dtype = py::dtype(t.type->numpy);
+  info.shape = t.shape;
+  info.bytes = t.bytes();
+  return info;
+}
 
 class Model {
 public:
-  Model(std::string path, int threads)
-      : path_(std::move(path)), threads_(threads) {}
-  ~Model() {
-    if (session_)
-      abi_.sessionDestroy(session_);
-    if (handle_)
-      dlclose(handle_);
-  }
+  Model(std::shared_ptr<const client::Model> model, int threads);
   Model(const Model &) = delete;
   Model &operator=(const Model &) = delete;
 
-  void load();
   py::list call(const py::args &arrays);
   py::dict runDict(const py::object &feeds);
   std::string repr() const;
 
-  const std::string &path() const { return path_; }
-  const std::string &name() const { return name_; }
+  const std::string &path() const { return model_->path(); }
+  const std::string &name() const { return model_->info().name; }
   const std::vector<TensorInfo> &inputs() const { return inputs_; }
   const std::vector<TensorInfo> &outputs() const { return outputs_; }
   // A copy each time: callers may edit what they get.
   py::dict info() const { return info_.attr("copy")(); }
 
 private:
-  template <typename T> void resolve(T &fn, const char *symbol);
   py::array checkInput(size_t i, const py::handle &obj) const;
   std::vector<py::array> execute(const std::vector<py::array> &inputs);
 
-  std::string path_, name_;
-  int threads_ = 1; // kiln_session_options.num_threads
-  void *handle_ = nullptr;
-  Abi abi_{};
-  kiln_session *session_ = nullptr;
+  std::shared_ptr<const client::Model> model_;
+  std::unique_ptr<client::Session> session_; // holds model_ open too
   std::vector<TensorInfo> inputs_, outputs_;
   py::dict info_;
   std::mutex runMutex_; // a session serves one thread at a time
 };
 
-template <typename T> void Model::resolve(T &fn, const char *symbol) {
-  fn = reinterpret_cast<T>(dlsym(handle_, symbol));
-  if (!fn)
-    throw Error("'" + path_ + "' is not a Kiln model: it does not export " +
-                symbol);
-}
-
-std::vector<TensorInfo> copyTensorInfos(const kiln_tensor_info *infos,
-                                        uint32_t count, const char *kind,
-                                        const std::string &path) {
-  std::vector<TensorInfo> result;
-  for (uint32_t i = 0; i < count; ++i) {
-    const kiln_tensor_info &in = infos[i];
-    TensorInfo t;
-    t.name = in.name ? in.name : "";
-    t.kilnDtype = in.dtype;
-    const char *np = numpyName(in.dtype);
-    if (!np)
-      throw Error("'" + path + "': " + kind + " '" + t.name + "' has dtype " +
-                  std::to_string(in.dtype) + ", which numpy cannot represent");
-    t.dtype = py::dtype(np);
-    t.shape.assign(in.shape, in.shape + in.rank);
-    t.bytes = static_cast<size_t>(t.dtype.itemsize());
-    for (int64_t d : t.shape)
-      t.bytes *= static_cast<size_t>(d);
-    result.push_back(std::move(t));
-  }
-  return result;
-}
-
-void Model::load() {
-  handle_ = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle_) {
-    const char *why = dlerror();
-    throw Error("cannot load '" + path_ +
-                "': " + (why ? why : "dlopen failed"));
-  }
-  resolve(abi_.getModelInfo, "kiln_get_model_info");
-  resolve(abi_.sessionCreate, "kiln_session_create");
-  resolve(abi_.run, "kiln_run");
-  resolve(abi_.sessionDestroy, "kiln_session_destroy");
-
-  const kiln_model_info *info = abi_.getModelInfo();
-  if (!info || info->abi_version != KILN_ABI_VERSION)
-    throw Error("'" + path_ + "' was built for Kiln ABI version " +
-                (info ? std::to_string(info->abi_version) : "?") +
-                "; this module speaks version " +
-                std::to_string(KILN_ABI_VERSION) + "; recompile the model");
-
-  auto str = [](const char *s) { return std::string(s ? s : ""); };
-  name_ = str(info->name);
-  inputs_ = copyTensorInfos(info->inputs, info->num_inputs, "input", path_);
-  outputs_ = copyTensorInfos(info->outputs, info->num_outputs, "output", path_);
-  info_["name"] = name_;
-  info_["hash"] = str(info->hash);
-  info_["compiler_version"] = str(info->compiler_version);
-  info_["compile_options"] = str(info->compile_options);
-  info_["target_triple"] = str(info->target_triple);
-  info_["cpu"] = str(info->cpu);
-  info_["required_isa"] = str(info->required_isa);
-  info_["arena_bytes"] = info->arena_bytes;
-  info_["arena_alignment"] = info->arena_alignment;
-  info_["abi_version"] = info->abi_version;
-  std::vector<int64_t> batchSizes;
-  if (info->batch_sizes)
-    batchSizes.assign(info->batch_sizes,
-                      info->batch_sizes + info->num_batch_sizes);
-  info_["batch_sizes"] = batchSizes;
+Model::Model(std::shared_ptr<const client::Model> model, int threads)
+    : model_(std::move(model)) {
+  const client::ModelInfo &info = model_->info();
+  for (const client::TensorInfo &t : info.inputs)
+    inputs_.push_back(toNumpy(t, "input", path()));
+  for (const client::TensorInfo &t : info.outputs)
+    outputs_.push_back(toNumpy(t, "output", path()));
+  info_["name"] = info.name;
+  info_["hash"] = info.hash;
+  info_["compiler_version"] = info.compilerVersion;
+  info_["compile_options"] = info.compileOptions;
+  info_["target_triple"] = info.targetTriple;
+  info_["cpu"] = info.cpu;
+  info_["required_isa"] = info.requiredIsa;
+  info_["arena_bytes"] = info.arenaBytes;
+  info_["arena_alignment"] = info.arenaAlignment;
+  info_["abi_version"] = info.abiVersion;
+  info_["batch_sizes"] = info.batchSizes;
 
   // The session checks the CPU's features, so an unsupported ISA fails here.
-  kiln_session_options options = {};
-  options.struct_size = sizeof(options);
-  options.num_threads = threads_;
-  checkStatus(abi_.sessionCreate(&options, &session_),
-              "cannot create a session for '" + path_ + "'");
+  try {
+    session_ = model_->createSession({threads, /*batchSize=*/0});
+  } catch (const client::Error &e) {
+    throw fromClient(e, "cannot create a session for '" + path() + "'");
+  }
 }
 
 /// Converts one argument to a C-contiguous, aligned array of exactly the
@@ -253,23 +176,16 @@ std::vector<py::array> Model::execute(const std::vector<py::array> &inputs) {
               static_cast<int32_t>(t.shape.size()), t.shape.data()};
   }
 
-  std::string failure, code;
-  {
+  try {
     // Release the GIL before taking the lock, never the other way round, so
-    // a thread waiting for the session never holds up the interpreter.
+    // a thread waiting for the session never holds up the interpreter. The
+    // lock is released before the GIL is taken back.
     py::gil_scoped_release noGil;
     std::lock_guard<std::mutex> lock(runMutex_);
-    kiln_status status =
-        abi_.run(session_, in.data(), in.size(), out.data(), out.size());
-    try {
-      checkStatus(status, "model '" + name_ + "'"); // copies the message
-    } catch (const Error &e) {
-      failure = e.what();
-      code = e.code();
-    }
+    session_->run(in, out);
+  } catch (const client::Error &e) {
+    throw fromClient(e, "model '" + name() + "'");
   }
-  if (!failure.empty())
-    throw Error(failure, code);
   return results;
 }
 
@@ -278,7 +194,7 @@ py::list Model::call(const py::args &arrays) {
     std::string names;
     for (const TensorInfo &t : inputs_)
       names += (names.empty() ? "" : ", ") + t.name;
-    throw Error("model '" + name_ + "' takes " +
+    throw Error("model '" + name() + "' takes " +
                     std::to_string(inputs_.size()) + " input(s) (" + names +
                     "); got " + std::to_string(arrays.size()),
                 "INVALID_ARGUMENT");
@@ -307,7 +223,7 @@ py::dict Model::runDict(const py::object &feeds) {
       known = known || (py::isinstance<py::str>(key) &&
                         key.cast<std::string>() == t.name);
     if (!known)
-      throw Error("model '" + name_ + "' has no input " +
+      throw Error("model '" + name() + "' has no input " +
                       std::string(py::repr(key)) + "; its inputs are " + names,
                   "INVALID_ARGUMENT");
   }
@@ -315,7 +231,7 @@ py::dict Model::runDict(const py::object &feeds) {
   for (size_t i = 0; i < inputs_.size(); ++i) {
     py::str key(inputs_[i].name);
     if (!feeds.attr("__contains__")(key).cast<bool>())
-      throw Error("model '" + name_ + "': missing input '" + inputs_[i].name +
+      throw Error("model '" + name() + "': missing input '" + inputs_[i].name +
                       "' (" + inputs_[i].describe() + "); its inputs are " +
                       names,
                   "INVALID_ARGUMENT");
@@ -340,8 +256,8 @@ std::string Model::repr() const {
     }
     return s + "]";
   };
-  return "<kiln.Model '" + name_ + "' inputs=" + list(inputs_) +
-         " outputs=" + list(outputs_) + " path='" + path_ + "'>";
+  return "<kiln.Model '" + name() + "' inputs=" + list(inputs_) +
+         " outputs=" + list(outputs_) + " path='" + path() + "'>";
 }
 
 std::unique_ptr<Model> loadModel(const py::object &soPath, int threads) {
@@ -358,9 +274,13 @@ std::unique_ptr<Model> loadModel(const py::object &soPath, int threads) {
   std::string path = os.attr("path")
                          .attr("abspath")(os.attr("fsdecode")(soPath))
                          .cast<std::string>();
-  auto model = std::make_unique<Model>(path, threads);
-  model->load();
-  return model;
+  std::shared_ptr<const client::Model> model;
+  try {
+    model = client::Model::open(path);
+  } catch (const client::Error &e) {
+    throw fromClient(e, "cannot load '" + path + "'");
+  }
+  return std::make_unique<Model>(std::move(model), threads);
 }
 
 } // namespace

@@ -12,34 +12,7 @@ namespace {
 // The kiln.Error class. Deliberately leaked: it must outlive the interpreter's
 // teardown of this module, and static py::object destructors run too late.
 PyObject *errorType = nullptr;
-
-const char *statusCodeName(kiln_status_code code) {
-  switch (code) {
-  case KILN_OK:
-    return "OK";
-  case KILN_INVALID_ARGUMENT:
-    return "INVALID_ARGUMENT";
-  case KILN_UNSUPPORTED_ISA:
-    return "UNSUPPORTED_ISA";
-  case KILN_OUT_OF_MEMORY:
-    return "OUT_OF_MEMORY";
-  case KILN_ARENA_TOO_SMALL:
-    return "ARENA_TOO_SMALL";
-  case KILN_NO_DEVICE:
-    return "NO_DEVICE";
-  case KILN_INTERNAL:
-    return "INTERNAL";
-  }
-  return "UNKNOWN";
-}
 } // namespace
-
-void checkStatus(const kiln_status &status, const std::string &what) {
-  if (status.code == KILN_OK)
-    return;
-  std::string message = status.message ? status.message : "(no message)";
-  throw Error(what + ": " + message, statusCodeName(status.code));
-}
 
 } // namespace mlir::kiln::python
 

@@ -1,6 +1,5 @@
 #include "Calibrate.h"
 
-#include "ModelLibrary.h"
 #include "Npz.h"
 #include "Samples.h"
 
@@ -13,6 +12,9 @@
 namespace fs = std::filesystem;
 
 namespace kilnrun {
+
+using kiln::client::Model;
+using kiln::client::Session;
 
 std::vector<std::string> sampleFolders(const std::string &path) {
   std::vector<std::string> folders;
@@ -41,7 +43,7 @@ constexpr const char *kObservePrefix = "kiln.observe:";
 /// dimension, matched to model inputs by name (or arr_<i> / input_<i>).
 class SampleSet {
 public:
-  SampleSet(const std::string &path, const ModelLibrary &model) {
+  SampleSet(const std::string &path, const std::vector<TensorInfo> &specs) {
     if (!isNpz(path)) {
       folders_ = sampleFolders(path);
       if (folders_.empty())
@@ -57,8 +59,8 @@ public:
       keys += (keys.empty() ? "'" : ", '") + name + "'";
     size_t count = 0;
     std::vector<const HostTensor *> chosen;
-    for (size_t i = 0; i < model.inputs().size(); ++i) {
-      const TensorSpec &spec = model.inputs()[i];
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const TensorInfo &spec = specs[i];
       const HostTensor *found = nullptr;
       for (const std::string &key :
            {spec.name, "arr_" + std::to_string(i), "input_" + std::to_string(i)})
@@ -72,7 +74,7 @@ public:
                     "them in input order with np.savez(path, x0, x1, ...)");
       std::string what = path + ": the array for model input " +
                          std::to_string(i) + " " + describe(spec);
-      if (found->dtype() != spec.dtype)
+      if (found->dtype() != spec.dtype())
         throw Error(what + " is " + dtypeName(found->dtype()));
       size_t n = 0;
       const std::vector<int64_t> &shape = found->shape();
@@ -83,7 +85,7 @@ public:
                           shape.begin() + 1))
         n = shape[0];
       else
-        throw Error(what + " has shape " + shapeString(shape) +
+        throw Error(what + " has shape " + shapeText(shape) +
                     "; it needs that shape (one sample) or [samples, ...]");
       if (count && n != count)
         throw Error(path + ": the arrays hold different numbers of samples (" +
@@ -94,8 +96,8 @@ public:
     for (size_t s = 0; s < count; ++s) {
       std::vector<HostTensor> sample;
       for (size_t i = 0; i < chosen.size(); ++i) {
-        const TensorSpec &spec = model.inputs()[i];
-        HostTensor t(spec.dtype, spec.shape);
+        const TensorInfo &spec = specs[i];
+        HostTensor t(spec.dtype(), spec.shape);
         std::memcpy(t.data(),
                     static_cast<const char *>(chosen[i]->data()) + s * t.bytes(),
                     t.bytes());
@@ -110,9 +112,10 @@ public:
   }
 
   /// The inputs of sample `i`.
-  std::vector<HostTensor> inputs(size_t i, const ModelLibrary &model) const {
+  std::vector<HostTensor> inputs(size_t i,
+                                 const std::vector<TensorInfo> &specs) const {
     if (!folders_.empty())
-      return readInputs(folders_[i], model);
+      return readInputs(folders_[i], specs);
     std::vector<HostTensor> copy;
     for (const HostTensor &t : arrays_[i]) {
       HostTensor c(t.dtype(), t.shape());
@@ -153,14 +156,15 @@ constexpr double kMinEntropyValues = 16.0 * kBins;
 
 /// The observed outputs: output position -> observed index. An output
 /// named kiln.observe:3,7 serves indices 3 and 7.
-std::vector<std::pair<size_t, size_t>> observedOutputs(const ModelLibrary &m) {
+std::vector<std::pair<size_t, size_t>>
+observedOutputs(const std::vector<TensorInfo> &outputs) {
   std::vector<std::pair<size_t, size_t>> observed;
   size_t prefix = std::strlen(kObservePrefix);
-  for (size_t i = 0; i < m.outputs().size(); ++i) {
-    const std::string &name = m.outputs()[i].name;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string &name = outputs[i].name;
     if (name.compare(0, prefix, kObservePrefix) != 0)
       continue;
-    if (m.outputs()[i].dtype != KILN_DTYPE_FLOAT32)
+    if (outputs[i].dtype() != KILN_DTYPE_FLOAT32)
       throw Error("observed tensor '" + name + "' is not float32");
     std::string list = name.substr(prefix);
     for (size_t start = 0; start < list.size();) {
@@ -177,13 +181,13 @@ std::vector<std::pair<size_t, size_t>> observedOutputs(const ModelLibrary &m) {
 /// Runs every sample and calls `visit(observed index, values, count)`, and
 /// `done(outputs)` once per sample.
 template <typename Visit, typename Done>
-void runSamples(ModelLibrary &model, Session &session, const SampleSet &samples,
+void runSamples(Session &session, const SampleSet &samples,
                 const std::vector<std::pair<size_t, size_t>> &observed,
                 Visit visit, Done done) {
-  std::vector<HostTensor> outputs = allocate(model.outputs());
+  std::vector<HostTensor> outputs = allocate(session.outputs());
   std::vector<kiln_tensor> out = views(outputs);
   for (size_t i = 0; i < samples.size(); ++i) {
-    std::vector<HostTensor> inputs = samples.inputs(i, model);
+    std::vector<HostTensor> inputs = samples.inputs(i, session.inputs());
     std::vector<kiln_tensor> in = views(inputs);
     session.run(in, out);
     for (auto [pos, index] : observed)
@@ -194,9 +198,9 @@ void runSamples(ModelLibrary &model, Session &session, const SampleSet &samples,
 }
 
 /// Whether output `i` is one of the observed ones.
-bool isObserved(const ModelLibrary &m, size_t i) {
-  return m.outputs()[i].name.compare(0, std::strlen(kObservePrefix),
-                                     kObservePrefix) == 0;
+bool isObserved(const std::vector<TensorInfo> &outputs, size_t i) {
+  return outputs[i].name.compare(0, std::strlen(kObservePrefix),
+                                 kObservePrefix) == 0;
 }
 
 /// The values of `t` as doubles.
@@ -285,10 +289,12 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
     if (!(options.percentile > 50 && options.percentile <= 100))
       return "the calibration percentile must be in (50, 100], got " +
              std::to_string(options.percentile);
-    ModelLibrary model(soPath);
-    SampleSet samples(dataPath, model);
-    Session session = model.createSession(options.threads);
-    std::vector<std::pair<size_t, size_t>> observed = observedOutputs(model);
+    std::shared_ptr<const Model> model = Model::open(soPath);
+    SampleSet samples(dataPath, model->inputs());
+    std::unique_ptr<Session> session =
+        model->createSession({options.threads, /*batchSize=*/0});
+    const std::vector<TensorInfo> &outputs = session->outputs();
+    std::vector<std::pair<size_t, size_t>> observed = observedOutputs(outputs);
     size_t count = 0;
     for (auto [pos, index] : observed)
       count = std::max(count, index + 1);
@@ -298,13 +304,13 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
         fp16Squares(count, 0), bf16Squares(count, 0);
     ReferenceOutputs &refs = result.references;
     refs = ReferenceOutputs();
-    for (size_t i = 0; i < model.outputs().size(); ++i)
-      if (!isObserved(model, i)) {
-        refs.names.push_back(model.outputs()[i].name);
-        refs.shapes.push_back(model.outputs()[i].shape);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (!isObserved(outputs, i)) {
+        refs.names.push_back(outputs[i].name);
+        refs.shapes.push_back(outputs[i].shape);
       }
     runSamples(
-        model, session, samples, observed,
+        *session, samples, observed,
         [&](size_t i, const float *v, size_t n) {
           for (size_t j = 0; j < n; ++j)
             if (std::isfinite(v[j])) {
@@ -318,11 +324,11 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
               bf16Squares[i] += db * db;
             }
         },
-        [&](const std::vector<HostTensor> &outputs) {
+        [&](const std::vector<HostTensor> &values) {
           std::vector<std::vector<double>> sample;
-          for (size_t i = 0; i < outputs.size(); ++i)
-            if (!isObserved(model, i))
-              sample.push_back(valuesOf(outputs[i]));
+          for (size_t i = 0; i < values.size(); ++i)
+            if (!isObserved(outputs, i))
+              sample.push_back(valuesOf(values[i]));
           refs.values.push_back(std::move(sample));
         });
     for (size_t i = 0; i < count; ++i)
@@ -333,7 +339,7 @@ std::string calibrate(const std::string &soPath, const std::string &dataPath,
       // A second pass: histograms over the observed ranges.
       std::vector<std::vector<double>> hist(count,
                                             std::vector<double>(kBins, 0));
-      runSamples(model, session, samples, observed,
+      runSamples(*session, samples, observed,
                  [&](size_t i, const float *v, size_t n) {
                    float width = hi[i] - lo[i];
                    if (!(width > 0))
@@ -393,15 +399,16 @@ std::string evaluate(const std::string &soPath, const std::string &dataPath,
                      const ReferenceOutputs &references, int32_t threads,
                      Accuracy &accuracy) {
   try {
-    ModelLibrary model(soPath);
-    SampleSet samples(dataPath, model);
+    std::shared_ptr<const Model> model = Model::open(soPath);
+    SampleSet samples(dataPath, model->inputs());
     if (samples.size() != references.values.size())
       return dataPath + " holds " + std::to_string(samples.size()) +
              " samples; the reference has " +
              std::to_string(references.values.size());
-    Session session = model.createSession(threads);
-    if (model.outputs().size() != references.names.size())
-      return soPath + " has " + std::to_string(model.outputs().size()) +
+    std::unique_ptr<Session> session =
+        model->createSession({threads, /*batchSize=*/0});
+    if (session->outputs().size() != references.names.size())
+      return soPath + " has " + std::to_string(session->outputs().size()) +
              " outputs; the reference has " +
              std::to_string(references.names.size());
     size_t numOutputs = references.names.size();
@@ -409,7 +416,7 @@ std::string evaluate(const std::string &soPath, const std::string &dataPath,
     size_t agree = 0, rows = 0;
     const std::vector<int64_t> &first =
         numOutputs ? references.shapes[0] : std::vector<int64_t>();
-    int32_t firstType = numOutputs ? model.outputs()[0].dtype : 0;
+    int32_t firstType = numOutputs ? session->outputs()[0].dtype() : 0;
     bool classifier = !first.empty() && first.back() >= 2 &&
                       (firstType == KILN_DTYPE_FLOAT32 ||
                        firstType == KILN_DTYPE_FLOAT16 ||
@@ -427,7 +434,7 @@ std::string evaluate(const std::string &soPath, const std::string &dataPath,
       }
     };
     size_t sample = 0;
-    runSamples(model, session, samples, {},
+    runSamples(*session, samples, {},
                [](size_t, const float *, size_t) {},
                [&](const std::vector<HostTensor> &outputs) {
                  const auto &want = references.values.at(sample++);

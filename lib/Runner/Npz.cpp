@@ -10,16 +10,9 @@ namespace kilnrun {
 namespace {
 /// The Kiln dtype of a numpy descr such as "<f4", or 0.
 int32_t dtypeOf(const std::string &descr) {
-  static const std::pair<const char *, int32_t> table[] = {
-      {"<f4", KILN_DTYPE_FLOAT32}, {"<f8", KILN_DTYPE_FLOAT64},
-      {"<f2", KILN_DTYPE_FLOAT16}, {"|i1", KILN_DTYPE_INT8},
-      {"<i2", KILN_DTYPE_INT16},   {"<i4", KILN_DTYPE_INT32},
-      {"<i8", KILN_DTYPE_INT64},   {"|u1", KILN_DTYPE_UINT8},
-      {"<u2", KILN_DTYPE_UINT16},  {"<u4", KILN_DTYPE_UINT32},
-      {"<u8", KILN_DTYPE_UINT64},  {"|b1", KILN_DTYPE_BOOL}};
-  for (auto [name, dtype] : table)
-    if (descr == name)
-      return dtype;
+  for (const kiln::client::DType &t : kiln::client::kDTypes)
+    if (t.npyDescr && descr == t.npyDescr)
+      return t.onnx;
   return 0;
 }
 

@@ -7,15 +7,15 @@ namespace fs = std::filesystem;
 
 namespace kilnrun {
 
-std::string describe(const TensorSpec &spec) {
-  return "'" + spec.name + "' " + dtypeName(spec.dtype) + " " +
-         shapeString(spec.shape);
+std::string describe(const TensorInfo &spec) {
+  return "'" + spec.name + "' " + dtypeName(spec.dtype()) + " " +
+         shapeText(spec.shape);
 }
 
-std::vector<HostTensor> allocate(const std::vector<TensorSpec> &specs) {
+std::vector<HostTensor> allocate(const std::vector<TensorInfo> &specs) {
   std::vector<HostTensor> tensors;
-  for (const TensorSpec &spec : specs)
-    tensors.emplace_back(spec.dtype, spec.shape);
+  for (const TensorInfo &spec : specs)
+    tensors.emplace_back(spec.dtype(), spec.shape);
   return tensors;
 }
 
@@ -31,31 +31,31 @@ std::string fileIn(const std::string &dir, const char *stem, size_t i) {
 
 // Reads input_<i>.pb for every model input and checks it against the model.
 std::vector<HostTensor> readInputs(const std::string &dir,
-                                   const ModelLibrary &model) {
+                                   const std::vector<TensorInfo> &specs) {
   std::vector<HostTensor> inputs;
-  for (size_t i = 0; i < model.inputs().size(); ++i) {
-    const TensorSpec &spec = model.inputs()[i];
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorInfo &spec = specs[i];
     std::string path = fileIn(dir, "input_", i);
     if (!fs::exists(path))
       throw Error(path + " is missing; model input " + std::to_string(i) +
                   " is " + describe(spec));
     HostTensor t = readTensorProto(path).tensor;
-    if (t.dtype() == KILN_DTYPE_UINT16 && spec.dtype == KILN_DTYPE_BFLOAT16)
+    if (t.dtype() == KILN_DTYPE_UINT16 && spec.dtype() == KILN_DTYPE_BFLOAT16)
       t.reinterpretAs(KILN_DTYPE_BFLOAT16); // bfloat16 stored as its bits
-    if (t.dtype() != spec.dtype)
+    if (t.dtype() != spec.dtype())
       throw Error(path + " holds " + dtypeName(t.dtype()) + "; model input " +
                   std::to_string(i) + " " + describe(spec) + " needs " +
-                  dtypeName(spec.dtype));
+                  dtypeName(spec.dtype()));
     if (t.shape() != spec.shape)
-      throw Error(path + " has shape " + shapeString(t.shape()) +
+      throw Error(path + " has shape " + shapeText(t.shape()) +
                   "; model input " + std::to_string(i) + " " + describe(spec) +
-                  " needs " + shapeString(spec.shape));
+                  " needs " + shapeText(spec.shape));
     inputs.push_back(std::move(t));
   }
-  std::string extra = fileIn(dir, "input_", model.inputs().size());
+  std::string extra = fileIn(dir, "input_", specs.size());
   if (fs::exists(extra))
     throw Error(extra + " exists but the model has only " +
-                std::to_string(model.inputs().size()) + " inputs");
+                std::to_string(specs.size()) + " inputs");
   return inputs;
 }
 

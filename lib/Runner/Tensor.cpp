@@ -7,81 +7,15 @@
 
 namespace kilnrun {
 
-size_t elementSize(int32_t dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_BOOL:
-  case KILN_DTYPE_UINT8:
-  case KILN_DTYPE_INT8:
-    return 1;
-  case KILN_DTYPE_UINT16:
-  case KILN_DTYPE_INT16:
-  case KILN_DTYPE_FLOAT16:
-  case KILN_DTYPE_BFLOAT16:
-    return 2;
-  case KILN_DTYPE_FLOAT32:
-  case KILN_DTYPE_INT32:
-  case KILN_DTYPE_UINT32:
-    return 4;
-  case KILN_DTYPE_INT64:
-  case KILN_DTYPE_UINT64:
-  case KILN_DTYPE_FLOAT64:
-    return 8;
-  default:
-    return 0;
-  }
-}
-
-std::string dtypeName(int32_t dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_FLOAT32:
-    return "float32";
-  case KILN_DTYPE_UINT8:
-    return "uint8";
-  case KILN_DTYPE_INT8:
-    return "int8";
-  case KILN_DTYPE_UINT16:
-    return "uint16";
-  case KILN_DTYPE_INT16:
-    return "int16";
-  case KILN_DTYPE_INT32:
-    return "int32";
-  case KILN_DTYPE_INT64:
-    return "int64";
-  case KILN_DTYPE_BOOL:
-    return "bool";
-  case KILN_DTYPE_FLOAT16:
-    return "float16";
-  case KILN_DTYPE_FLOAT64:
-    return "float64";
-  case KILN_DTYPE_UINT32:
-    return "uint32";
-  case KILN_DTYPE_UINT64:
-    return "uint64";
-  case KILN_DTYPE_BFLOAT16:
-    return "bfloat16";
-  case 8:
-    return "string";
-  default:
-    return "dtype " + std::to_string(dtype);
-  }
-}
-
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t d = 0; d < shape.size(); ++d)
-    s += (d ? "," : "") + std::to_string(shape[d]);
-  return s + "]";
-}
-
 size_t elementCount(const std::vector<int64_t> &shape,
                     const std::string &what) {
   size_t n = 1;
   for (int64_t d : shape) {
     if (d < 0)
       throw Error(what + ": dimension " + std::to_string(d) + " in shape " +
-                  shapeString(shape) + " is negative");
+                  shapeText(shape) + " is negative");
     if (__builtin_mul_overflow(n, static_cast<size_t>(d), &n))
-      throw Error(what + ": shape " + shapeString(shape) + " is too large");
+      throw Error(what + ": shape " + shapeText(shape) + " is too large");
   }
   return n;
 }
@@ -92,75 +26,17 @@ std::string indexString(const std::vector<int64_t> &shape, size_t flat) {
     index[d] = static_cast<int64_t>(flat % static_cast<size_t>(shape[d]));
     flat /= static_cast<size_t>(shape[d]);
   }
-  return shapeString(index);
-}
-
-static uint32_t floatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  return u;
-}
-
-static float bitsFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof(f));
-  return f;
-}
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu;
-  uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {
-    // Zero or subnormal: mantissa * 2^-24 is exact in float.
-    float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31)
-    return bitsFloat(sign | 0x7f800000u | (mantissa << 13));
-  return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-uint16_t floatToHalf(float f) {
-  uint32_t x = floatBits(f);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  uint32_t magnitude = x & 0x7fffffffu;
-  if (magnitude >= 0x7f800000u) // inf or NaN (keep NaN quiet)
-    return sign | 0x7c00u | (magnitude > 0x7f800000u ? 0x200u : 0u);
-  if (magnitude >= 0x477ff000u) // rounds to a value above 65504
-    return sign | 0x7c00u;
-  if (magnitude < 0x38800000u) { // below 2^-14: a half subnormal
-    // Scaling by 2^24 is exact; nearbyint rounds to nearest even.
-    float scaled = bitsFloat(magnitude) * 16777216.0f;
-    return sign | static_cast<uint16_t>(std::nearbyint(scaled));
-  }
-  uint32_t base =
-      (((magnitude >> 23) - 112) << 10) | ((magnitude >> 13) & 0x3ffu);
-  uint32_t rest = magnitude & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (base & 1u)))
-    ++base; // a carry into the exponent is the correct rounding
-  return sign | static_cast<uint16_t>(base);
-}
-
-float bfloat16ToFloat(uint16_t b) {
-  return bitsFloat(static_cast<uint32_t>(b) << 16);
-}
-
-uint16_t floatToBfloat16(float f) {
-  uint32_t x = floatBits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((x >> 16) | 0x40u);
-  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+  return shapeText(index);
 }
 
 HostTensor::HostTensor(int32_t dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
-  size_t size = elementSize(dtype);
+  size_t size = dtypeSize(dtype);
   if (!size)
     throw Error("unsupported element type " + dtypeName(dtype));
   numElements_ = elementCount(shape_, "tensor");
   if (__builtin_mul_overflow(numElements_, size, &bytes_))
-    throw Error("tensor of shape " + shapeString(shape_) + " is too large");
+    throw Error("tensor of shape " + shapeText(shape_) + " is too large");
   // aligned_alloc wants a multiple of the alignment; never ask for 0 bytes so
   // that even an empty tensor has a non-NULL data pointer.
   size_t rounded = (bytes_ + 63) / 64 * 64;
@@ -272,7 +148,7 @@ void HostTensor::fillRandom(std::mt19937_64 &rng) {
       break;
     default: {
       // Little-endian: setting the lowest byte sets the integer to 0 or 1.
-      size_t size = elementSize(dtype_);
+      size_t size = dtypeSize(dtype_);
       unsigned char *element = static_cast<unsigned char *>(p) + i * size;
       std::memset(element, 0, size);
       element[0] = static_cast<unsigned char>(bit(rng));
@@ -292,7 +168,7 @@ Comparison compare(const HostTensor &got, const HostTensor &want, double rtol,
   Comparison c;
   c.compared = want.numElements();
   bool floating = isFloatingPoint(want.dtype());
-  size_t size = elementSize(want.dtype());
+  size_t size = dtypeSize(want.dtype());
   const unsigned char *gotBytes =
       static_cast<const unsigned char *>(got.data());
   const unsigned char *wantBytes =

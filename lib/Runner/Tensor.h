@@ -3,6 +3,8 @@
 #ifndef KILN_RUNNER_TENSOR_H
 #define KILN_RUNNER_TENSOR_H
 
+#include "kiln/Client/DType.h"
+#include "kiln/Client/Model.h"
 #include "kiln/runtime.h"
 
 #include <cstddef>
@@ -16,30 +18,27 @@
 
 namespace kilnrun {
 
-/// A problem the user has to fix (bad file, bad model, ABI failure). kiln-run
-/// reports it as `kiln-run: error: <what>` and exits with status 2.
+/// A problem the user has to fix (a bad file or option). kiln-run reports it,
+/// like a kiln::client::Error from the model, as `kiln-run: error: <what>`
+/// and exits with status 2.
 class Error : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
 
-/// Size in bytes of one element of an ONNX/Kiln dtype kiln-run can handle, or
-/// 0.
-size_t elementSize(int32_t dtype);
-/// "float32", "int64", ... or "dtype <n>" for a number kiln-run does not know.
-std::string dtypeName(int32_t dtype);
-/// "[2,3]"; a scalar is "[]".
-std::string shapeString(const std::vector<int64_t> &shape);
+// Element types and shapes as the model client names them.
+using kiln::client::bfloat16ToFloat;
+using kiln::client::dtypeName;
+using kiln::client::dtypeSize;
+using kiln::client::floatToBfloat16;
+using kiln::client::floatToHalf;
+using kiln::client::halfToFloat;
+using kiln::client::shapeText;
+
 /// Element count of `shape`; throws Error on a negative dimension or overflow.
 size_t elementCount(const std::vector<int64_t> &shape, const std::string &what);
 /// "[1,2]" for a flat row-major index into `shape`.
 std::string indexString(const std::vector<int64_t> &shape, size_t flat);
-
-/// IEEE half and bfloat16 conversions (round to nearest even).
-float halfToFloat(uint16_t h);
-uint16_t floatToHalf(float f);
-float bfloat16ToFloat(uint16_t b);
-uint16_t floatToBfloat16(float f);
 
 /// A dense row-major tensor in a 64-byte-aligned buffer owned by this object;
 /// compiled kernels may use aligned vector loads, so we never hand them less.

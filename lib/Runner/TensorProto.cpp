@@ -83,26 +83,26 @@ NamedTensor readTensorProto(const std::string &path) {
   int32_t dtype = proto.data_type();
   if (dtype == onnx::TensorProto::UNDEFINED)
     throw Error(path + ": data_type is not set; is this an onnx.TensorProto?");
-  if (!elementSize(dtype))
+  if (!dtypeSize(dtype))
     throw Error(path + ": element type " + dtypeName(dtype) +
                 " is not supported by kiln-run");
 
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
   size_t count = elementCount(dims, path), bytes;
-  if (__builtin_mul_overflow(count, elementSize(dtype), &bytes))
-    throw Error(path + ": dims " + shapeString(dims) + " are too large");
+  if (__builtin_mul_overflow(count, dtypeSize(dtype), &bytes))
+    throw Error(path + ": dims " + shapeText(dims) + " are too large");
   // Check the stored size before allocating: a corrupt file must not make us
   // allocate (and zero) whatever its dims claim.
   if (proto.has_raw_data()) {
     if (proto.raw_data().size() != bytes)
       throw Error(path + ": raw_data has " +
                   std::to_string(proto.raw_data().size()) + " bytes; " +
-                  dtypeName(dtype) + " " + shapeString(dims) + " needs " +
+                  dtypeName(dtype) + " " + shapeText(dims) + " needs " +
                   std::to_string(bytes));
   } else if (typedFieldSize(proto, dtype) != count) {
     throw Error(path + ": " + typedFieldName(dtype) + " holds " +
                 std::to_string(typedFieldSize(proto, dtype)) + " values; " +
-                dtypeName(dtype) + " " + shapeString(dims) + " needs " +
+                dtypeName(dtype) + " " + shapeText(dims) + " needs " +
                 std::to_string(count));
   }
 

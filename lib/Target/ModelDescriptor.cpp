@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Target/Target.h"
 
+#include "kiln/Client/DType.h"
+
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -41,23 +43,10 @@ Constant *i64Array(Module &m, ArrayRef<int64_t> values, const Twine &name) {
   return gv;
 }
 
+/// The dtype's name in model.json and model.h, from the client's table.
 std::string dtypeName(int32_t dtype) {
-  switch (dtype) {
-  case 1: return "float32";
-  case 2: return "uint8";
-  case 3: return "int8";
-  case 4: return "uint16";
-  case 5: return "int16";
-  case 6: return "int32";
-  case 7: return "int64";
-  case 9: return "bool";
-  case 10: return "float16";
-  case 11: return "float64";
-  case 12: return "uint32";
-  case 13: return "uint64";
-  case 16: return "bfloat16";
-  default: return "unknown";
-  }
+  const ::kiln::client::DType *t = ::kiln::client::findDType(dtype);
+  return t ? t->name : "unknown";
 }
 
 uint64_t maxArenaBytes(const mlir::kiln::ModelDesc &d) {

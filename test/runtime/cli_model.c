@@ -9,7 +9,9 @@
  *   s2[]     int32   = 2 * s[]
  *
  * CLI_MODEL_REQUIRED_ISA and CLI_MODEL_ABI_VERSION let CMake build variants
- * that fail the CPU guard or the ABI version check. */
+ * that fail the CPU guard or the ABI version check; CLI_MODEL_X_DIM0,
+ * CLI_MODEL_X_DTYPE and CLI_MODEL_BATCH_SIZES, variants whose metadata the
+ * model client must refuse (test/Client). */
 #include "model_abi.h"
 
 #include <string.h>
@@ -20,14 +22,23 @@
 #ifndef CLI_MODEL_ABI_VERSION
 #define CLI_MODEL_ABI_VERSION KILN_ABI_VERSION
 #endif
+#ifndef CLI_MODEL_X_DIM0
+#define CLI_MODEL_X_DIM0 2
+#endif
+#ifndef CLI_MODEL_X_DTYPE
+#define CLI_MODEL_X_DTYPE KILN_DTYPE_FLOAT32
+#endif
+#ifndef CLI_MODEL_BATCH_SIZES
+#define CLI_MODEL_BATCH_SIZES 1
+#endif
 
-static const int64_t x_shape[] = {2, 3};
+static const int64_t x_shape[] = {CLI_MODEL_X_DIM0, 3};
 static const int64_t idx_shape[] = {3};
 static const int64_t mask_shape[] = {2};
 static const int64_t h_shape[] = {4};
 
 static const kiln_tensor_info inputs[] = {
-    {"x", x_shape, KILN_DTYPE_FLOAT32, 2},
+    {"x", x_shape, CLI_MODEL_X_DTYPE, 2},
     {"idx", idx_shape, KILN_DTYPE_INT64, 1},
     {"mask", mask_shape, KILN_DTYPE_BOOL, 1},
     {"h", h_shape, KILN_DTYPE_FLOAT16, 1},
@@ -40,13 +51,13 @@ static const kiln_tensor_info outputs[] = {
     {"hneg", h_shape, KILN_DTYPE_FLOAT16, 1},
     {"s2", NULL, KILN_DTYPE_INT32, 0},
 };
-static const int64_t batch_sizes[] = {1};
+static const int64_t batch_sizes[] = {CLI_MODEL_BATCH_SIZES};
 
 const kiln_model_info __kiln_model_info = {
     CLI_MODEL_ABI_VERSION,
     5,
     5,
-    1,
+    sizeof(batch_sizes) / sizeof(batch_sizes[0]),
     "cli_model",
     "feedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedface",
     "kiln-test 0",

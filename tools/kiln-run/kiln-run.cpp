@@ -4,7 +4,6 @@
 //
 // Exit status: 0 success, 1 an output does not match, 2 anything else (usage,
 // unreadable files, a model that cannot be loaded, a failing runtime call).
-#include "ModelLibrary.h"
 #include "Samples.h"
 #include "TensorProto.h"
 
@@ -19,6 +18,8 @@
 
 namespace fs = std::filesystem;
 using namespace kilnrun;
+using kiln::client::Model;
+using kiln::client::Session;
 
 namespace {
 
@@ -41,14 +42,14 @@ struct Options {
 };
 
 
-void saveOutputs(const std::string &dir, const ModelLibrary &model,
+void saveOutputs(const std::string &dir, const Session &session,
                  const std::vector<HostTensor> &outputs) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
     throw Error("cannot create " + dir + ": " + ec.message());
   for (size_t i = 0; i < outputs.size(); ++i)
-    writeTensorProto(fileIn(dir, "output_", i), model.outputs()[i].name,
+    writeTensorProto(fileIn(dir, "output_", i), session.outputs()[i].name,
                      outputs[i]);
   std::printf("kiln-run: wrote %zu outputs to %s\n", outputs.size(),
               dir.c_str());
@@ -56,7 +57,7 @@ void saveOutputs(const std::string &dir, const ModelLibrary &model,
 
 // Compares output <i> with output_<i>.pb; prints one report line. Returns
 // false on any mismatch, including a reference of the wrong dtype or shape.
-bool checkOutput(size_t i, const TensorSpec &spec, const HostTensor &got,
+bool checkOutput(size_t i, const TensorInfo &spec, const HostTensor &got,
                  const std::string &path, const Options &opts) {
   HostTensor want = readTensorProto(path).tensor;
   if (want.dtype() == KILN_DTYPE_UINT16 && got.dtype() == KILN_DTYPE_BFLOAT16)
@@ -65,7 +66,7 @@ bool checkOutput(size_t i, const TensorSpec &spec, const HostTensor &got,
   if (want.dtype() != got.dtype() || want.shape() != got.shape()) {
     std::printf("FAILED: %s holds %s %s\n", path.c_str(),
                 dtypeName(want.dtype()).c_str(),
-                shapeString(want.shape()).c_str());
+                shapeText(want.shape()).c_str());
     return false;
   }
   Comparison c = compare(got, want, opts.rtol, opts.atol);
@@ -85,20 +86,20 @@ bool checkOutput(size_t i, const TensorSpec &spec, const HostTensor &got,
 int runTestData(const Options &opts) {
   if (!fs::is_directory(opts.testData))
     throw Error(opts.testData + " is not a directory");
-  ModelLibrary model(opts.model);
-  if (opts.batchSize)
-    model.selectBatchSize(opts.batchSize);
-  std::vector<HostTensor> inputs = readInputs(opts.testData, model);
-  std::vector<HostTensor> outputs = allocate(model.outputs());
+  std::shared_ptr<const Model> model = Model::open(opts.model);
+  kiln::client::SessionOptions options{opts.threads, opts.batchSize};
+  kiln::client::Signature signature = model->signature(options);
+  std::vector<HostTensor> inputs = readInputs(opts.testData, signature.inputs);
+  std::vector<HostTensor> outputs = allocate(signature.outputs);
   // 0xff bytes read as NaN or -1: an output the model never writes shows up.
   for (HostTensor &t : outputs)
     std::memset(t.data(), 0xff, t.bytes());
 
-  Session session = model.createSession(opts.threads);
+  std::unique_ptr<Session> session = model->createSession(options);
   std::vector<kiln_tensor> in = views(inputs), out = views(outputs);
-  session.run(in, out);
+  session->run(in, out);
   if (!opts.saveOutputs.empty())
-    saveOutputs(opts.saveOutputs, model, outputs);
+    saveOutputs(opts.saveOutputs, *session, outputs);
 
   size_t compared = 0, matched = 0, failed = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -106,7 +107,7 @@ int runTestData(const Options &opts) {
     if (!fs::exists(path))
       continue;
     ++compared;
-    if (checkOutput(i, model.outputs()[i], outputs[i], path, opts))
+    if (checkOutput(i, session->outputs()[i], outputs[i], path, opts))
       ++matched;
     else
       ++failed;
@@ -119,7 +120,7 @@ int runTestData(const Options &opts) {
   }
   if (!compared && !failed) {
     std::printf("kiln-run: ran model '%s'; no output_*.pb in %s to compare\n",
-                model.info().name ? model.info().name : "",
+                model->info().name.c_str(),
                 opts.testData.c_str());
     return 0;
   }
@@ -143,28 +144,24 @@ double percentile(const std::vector<double> &sorted, double p) {
 }
 
 int runBench(const Options &opts) {
-  ModelLibrary model(opts.model);
-  if (opts.batchSize)
-    model.selectBatchSize(opts.batchSize);
+  std::shared_ptr<const Model> model = Model::open(opts.model);
+  std::unique_ptr<Session> session =
+      model->createSession({opts.threads, opts.batchSize});
   std::mt19937_64 rng(opts.seed);
-  std::vector<HostTensor> inputs = allocate(model.inputs());
+  std::vector<HostTensor> inputs = allocate(session->inputs());
   for (HostTensor &t : inputs)
     t.fillRandom(rng);
-  std::vector<HostTensor> outputs = allocate(model.outputs());
-  Session session = model.createSession(opts.threads);
+  std::vector<HostTensor> outputs = allocate(session->outputs());
   std::vector<kiln_tensor> in = views(inputs), out = views(outputs);
 
   for (int i = 0; i < opts.warmup; ++i)
-    session.run(in, out);
+    session->run(in, out);
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(opts.iterations));
   for (int i = 0; i < opts.iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
-    kiln_status s =
-        session.runRaw(in.data(), in.size(), out.data(), out.size());
+    session->run(in, out);
     auto stop = std::chrono::steady_clock::now();
-    if (s.code)
-      throw Error(std::string("kiln_run failed: ") + s.message);
     ms.push_back(
         std::chrono::duration<double, std::milli>(stop - start).count());
   }
@@ -176,7 +173,7 @@ int runBench(const Options &opts) {
   std::sort(sorted.begin(), sorted.end());
   double median = percentile(sorted, 50), p90 = percentile(sorted, 90);
 
-  const char *name = model.info().name ? model.info().name : "";
+  const char *name = model->info().name.c_str();
   std::printf("model '%s': %d iterations after %d warm-up runs, threads=%d\n",
               name, opts.iterations, opts.warmup, opts.threads);
   std::printf("  min    %12.6f ms\n  mean   %12.6f ms\n  median %12.6f ms\n"
@@ -188,8 +185,6 @@ int runBench(const Options &opts) {
               p90, sorted.back());
   return 0;
 }
-
-const char *orNull(const char *s) { return s ? s : "(null)"; }
 
 // CLI11's stock NonNegativeNumber prints DBL_MAX in its error message.
 CLI::Validator atLeast(double min) {
@@ -208,33 +203,36 @@ CLI::Validator atLeast(double min) {
 }
 
 int runInfo(const Options &opts) {
-  ModelLibrary model(opts.model);
-  const kiln_model_info &info = model.info();
-  std::string cpuMessage;
-  bool cpuOk = model.checkCpu(cpuMessage) == KILN_OK;
-  std::printf("model:            %s\n", orNull(info.name));
-  std::printf("hash:             %s\n", orNull(info.hash));
-  std::printf("compiler version: %s\n", orNull(info.compiler_version));
-  std::printf("compile options:  %s\n", orNull(info.compile_options));
-  std::printf("target triple:    %s\n", orNull(info.target_triple));
-  std::printf("cpu:              %s\n", orNull(info.cpu));
-  std::printf("required isa:     %s\n", orNull(info.required_isa));
-  std::printf("this machine:     %s\n",
-              cpuOk ? "supported" : ("unsupported: " + cpuMessage).c_str());
-  std::printf("abi version:      %u\n", info.abi_version);
+  std::shared_ptr<const Model> model = Model::open(opts.model);
+  const kiln::client::ModelInfo &info = model->info();
+  std::string machine = "supported";
+  try {
+    model->checkCpu();
+  } catch (const kiln::client::Error &e) {
+    machine = "unsupported: " + e.statusMessage();
+  }
+  std::printf("model:            %s\n", info.name.c_str());
+  std::printf("hash:             %s\n", info.hash.c_str());
+  std::printf("compiler version: %s\n", info.compilerVersion.c_str());
+  std::printf("compile options:  %s\n", info.compileOptions.c_str());
+  std::printf("target triple:    %s\n", info.targetTriple.c_str());
+  std::printf("cpu:              %s\n", info.cpu.c_str());
+  std::printf("required isa:     %s\n", info.requiredIsa.c_str());
+  std::printf("this machine:     %s\n", machine.c_str());
+  std::printf("abi version:      %u\n", info.abiVersion);
   std::printf("arena:            %llu bytes, aligned to %llu bytes\n",
-              static_cast<unsigned long long>(info.arena_bytes),
-              static_cast<unsigned long long>(info.arena_alignment));
+              static_cast<unsigned long long>(info.arenaBytes),
+              static_cast<unsigned long long>(info.arenaAlignment));
   std::printf("batch sizes:     ");
-  for (uint32_t i = 0; info.batch_sizes && i < info.num_batch_sizes; ++i)
-    std::printf(" %lld", static_cast<long long>(info.batch_sizes[i]));
+  for (int64_t b : info.batchSizes)
+    std::printf(" %lld", static_cast<long long>(b));
   std::printf("\n");
-  std::printf("inputs (%zu):\n", model.inputs().size());
-  for (size_t i = 0; i < model.inputs().size(); ++i)
-    std::printf("  %zu %s\n", i, describe(model.inputs()[i]).c_str());
-  std::printf("outputs (%zu):\n", model.outputs().size());
-  for (size_t i = 0; i < model.outputs().size(); ++i)
-    std::printf("  %zu %s\n", i, describe(model.outputs()[i]).c_str());
+  std::printf("inputs (%zu):\n", info.inputs.size());
+  for (size_t i = 0; i < info.inputs.size(); ++i)
+    std::printf("  %zu %s\n", i, describe(info.inputs[i]).c_str());
+  std::printf("outputs (%zu):\n", info.outputs.size());
+  for (size_t i = 0; i < info.outputs.size(); ++i)
+    std::printf("  %zu %s\n", i, describe(info.outputs[i]).c_str());
   return 0;
 }
 

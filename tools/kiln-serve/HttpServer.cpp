@@ -64,14 +64,14 @@ bool modelPath(const std::vector<std::string> &p, std::string &name,
   return true;
 }
 
-json tensorMetadata(const ModelVersion &v, const TensorSpec &t) {
+json tensorMetadata(const ModelVersion &v, const TensorInfo &t) {
   std::vector<int64_t> shape = t.shape;
   // -1 says "any number of rows"; a one-variant model keeps its number,
   // though it too accepts more rows (they are run in several batches).
-  if (v.library().batched() && v.library().batchSizes().size() > 1)
+  if (v.batched() && v.batchSizes().size() > 1)
     shape[0] = -1;
   return {{"name", t.name},
-          {"datatype", kserveDatatype(t.dtype)},
+          {"datatype", t.type->kserve},
           {"shape", shape}};
 }
 
@@ -81,11 +81,11 @@ json modelMetadata(const std::vector<std::shared_ptr<ModelVersion>> &all,
   for (const auto &mv : all)
     versions.push_back(std::to_string(mv->version()));
   json inputs = json::array(), outputs = json::array();
-  for (const TensorSpec &t : v.library().inputs())
+  for (const TensorInfo &t : v.model().inputs())
     inputs.push_back(tensorMetadata(v, t));
-  for (const TensorSpec &t : v.library().outputs())
+  for (const TensorInfo &t : v.model().outputs())
     outputs.push_back(tensorMetadata(v, t));
-  const ModelLibrary &lib = v.library();
+  const client::ModelInfo &info = v.model().info();
   return {{"name", v.name()},
           {"versions", versions},
           {"platform", "kiln"},
@@ -93,12 +93,12 @@ json modelMetadata(const std::vector<std::shared_ptr<ModelVersion>> &all,
           {"outputs", outputs},
           {"parameters",
            {{"version", std::to_string(v.version())},
-            {"batch_sizes", lib.batchSizes()},
-            {"batched", lib.batched()},
-            {"model_hash", lib.hash()},
-            {"compiler_version", lib.compilerVersion()},
-            {"required_isa", lib.requiredIsa()},
-            {"path", lib.path()}}}};
+            {"batch_sizes", v.batchSizes()},
+            {"batched", v.batched()},
+            {"model_hash", info.hash},
+            {"compiler_version", info.compilerVersion},
+            {"required_isa", info.requiredIsa},
+            {"path", v.path()}}}};
 }
 
 // Body of a repository call: optional JSON {"parameters": {...}}.
@@ -312,7 +312,7 @@ void HttpServer::routePost(const httplib::Request &req,
       std::fprintf(stderr,
                    "kiln-serve: loaded model '%s' version %lld from %s\n",
                    p[3].c_str(), (long long)loaded->version(),
-                   loaded->library().path().c_str());
+                   loaded->path().c_str());
       reply(res, 200,
             {{"name", p[3]},
              {"version", std::to_string(loaded->version())},

@@ -39,47 +39,45 @@ const std::string &stringField(const json &object, const char *key,
   return it->get_ref<const std::string &>();
 }
 
-std::string names(const std::vector<TensorSpec> &specs) {
+std::string names(const std::vector<TensorInfo> &specs) {
   std::string s;
-  for (const TensorSpec &t : specs)
+  for (const TensorInfo &t : specs)
     s += (s.empty() ? "'" : ", '") + t.name + "'";
   return s.empty() ? "none" : s;
 }
 
 // The shape a client must send: -1 where any number of rows is accepted.
 std::vector<int64_t> wantedShape(const ModelVersion &model,
-                                 const TensorSpec &t) {
+                                 const TensorInfo &t) {
   std::vector<int64_t> s = t.shape;
-  if (model.library().batched())
+  if (model.batched())
     s[0] = -1;
   return s;
 }
 
-struct RequestedOutput {
-  size_t index;
-  bool binary;
-};
+std::string describe(const ModelVersion &model) {
+  return "model '" + model.name() + "' version " +
+         std::to_string(model.version());
+}
 
-} // namespace
+// How many bytes at the start of `body` are JSON: all of them, unless the
+// client sent Inference-Header-Content-Length.
+size_t jsonHeaderBytes(const std::string &body,
+                       const std::optional<std::string> &headerLength) {
+  if (!headerLength)
+    return body.size();
+  const std::string &h = *headerLength;
+  bool ok = !h.empty() && h.size() < 19;
+  for (char c : h)
+    ok = ok && c >= '0' && c <= '9';
+  if (!ok || std::stoull(h) > body.size())
+    throw Error(400, "Inference-Header-Content-Length '" + h +
+                         "' is not a byte count within the " +
+                         std::to_string(body.size()) + "-byte body");
+  return std::stoull(h);
+}
 
-InferResponse infer(ModelVersion &model, const std::string &body,
-                    const std::optional<std::string> &headerLength) {
-  const ModelLibrary &lib = model.library();
-  std::string where =
-      "model '" + model.name() + "' version " + std::to_string(model.version());
-
-  size_t jsonBytes = body.size();
-  if (headerLength) {
-    const std::string &h = *headerLength;
-    bool ok = !h.empty() && h.size() < 19;
-    for (char c : h)
-      ok = ok && c >= '0' && c <= '9';
-    if (!ok || std::stoull(h) > body.size())
-      throw Error(400, "Inference-Header-Content-Length '" + h +
-                           "' is not a byte count within the " +
-                           std::to_string(body.size()) + "-byte body");
-    jsonBytes = std::stoull(h);
-  }
+json parseRequest(const std::string &body, size_t jsonBytes) {
   json request;
   try {
     request = json::parse(body.begin(), body.begin() + (ptrdiff_t)jsonBytes);
@@ -88,40 +86,76 @@ InferResponse infer(ModelVersion &model, const std::string &body,
   }
   if (!request.is_object())
     throw Error(400, "the request must be a JSON object");
+  return request;
+}
 
-  auto inputsIt = request.find("inputs");
-  if (inputsIt == request.end() || !inputsIt->is_array())
-    throw Error(400, "the request has no 'inputs' array");
+// Reads the "inputs" of one request into a job: each entry's name, datatype
+// and shape checked against the model, its data decoded from JSON into a
+// buffer this reader owns, or taken in place from the binary bytes that
+// follow the JSON header.
+class InputReader {
+public:
+  InputReader(const ModelVersion &model, const std::string &body,
+              size_t jsonBytes, InferJob &job)
+      : model_(model), specs_(model.model().inputs()), body_(body),
+        jsonBytes_(jsonBytes), job_(job), where_(describe(model)),
+        decoded_(specs_.size()), seen_(specs_.size(), false),
+        cursor_(jsonBytes) {
+    job_.inputs.assign(specs_.size(), nullptr);
+  }
 
-  size_t numIn = lib.inputs().size();
-  auto job = std::make_shared<InferJob>();
-  job->inputs.assign(numIn, nullptr);
-  std::vector<AlignedBuffer> decoded(numIn); // inputs sent as JSON
-  std::vector<bool> seen(numIn, false);
-  int64_t rows = -1;
-  size_t cursor = jsonBytes; // next unread binary byte
+  void read(const json &request) {
+    auto inputs = request.find("inputs");
+    if (inputs == request.end() || !inputs->is_array())
+      throw Error(400, "the request has no 'inputs' array");
+    for (const json &in : *inputs)
+      readInput(in);
+    for (size_t i = 0; i < specs_.size(); ++i)
+      if (!seen_[i])
+        throw Error(400, "input '" + specs_[i].name + "' of " + where_ +
+                             " is missing");
+    if (cursor_ != body_.size())
+      throw Error(400, "the body has " + std::to_string(body_.size() - cursor_) +
+                           " bytes after the JSON header and the binary "
+                           "inputs it declares");
+    job_.rows = model_.batched() ? rows_ : 1;
+  }
 
-  for (const json &in : *inputsIt) {
+private:
+  void readInput(const json &in) {
     if (!in.is_object())
       throw Error(400, "each entry of 'inputs' must be an object");
     const std::string &name = stringField(in, "name", "an input");
     std::string what = "input '" + name + "'";
     size_t i = 0;
-    while (i < numIn && lib.inputs()[i].name != name)
+    while (i < specs_.size() && specs_[i].name != name)
       ++i;
-    if (i == numIn)
-      throw Error(400, where + " has no input '" + name + "'; its inputs are " +
-                           names(lib.inputs()));
-    if (seen[i])
+    if (i == specs_.size())
+      throw Error(400, where_ + " has no input '" + name +
+                           "'; its inputs are " + names(specs_));
+    if (seen_[i])
       throw Error(400, what + " is given twice");
-    seen[i] = true;
-    const TensorSpec &spec = lib.inputs()[i];
+    seen_[i] = true;
+    const TensorInfo &spec = specs_[i];
 
     const std::string &datatype = stringField(in, "datatype", what);
-    if (datatype != kserveDatatype(spec.dtype))
-      throw Error(400, what + " has datatype " + datatype + "; " + where +
-                           " expects " + kserveDatatype(spec.dtype));
+    if (datatype != spec.type->kserve)
+      throw Error(400, what + " has datatype " + datatype + "; " + where_ +
+                           " expects " + spec.type->kserve);
+    std::vector<int64_t> shape = readShape(in, spec, what);
+    size_t count = elementCount(shape, what);
+    size_t bytes = count * spec.elementSize();
+    if (const json *binarySize = binaryDataSize(in, what))
+      job_.inputs[i] = binaryData(*binarySize, bytes, shape, datatype, what);
+    else
+      job_.inputs[i] = jsonData(in, i, count, bytes, shape, what);
+  }
 
+  // The "shape" of an input, checked against the model's: every dimension
+  // equal, but for any number of rows (>= 1, the same for every input) in a
+  // batched model.
+  std::vector<int64_t> readShape(const json &in, const TensorInfo &spec,
+                                 const std::string &what) {
     auto shapeIt = in.find("shape");
     if (shapeIt == in.end() || !shapeIt->is_array())
       throw Error(400, what + " has no 'shape' array");
@@ -131,115 +165,145 @@ InferResponse infer(ModelVersion &model, const std::string &body,
         throw Error(400, what + ": 'shape' must hold non-negative integers");
       shape.push_back(d.get<int64_t>());
     }
+    bool batched = model_.batched();
     bool fits = shape.size() == spec.shape.size();
-    for (size_t d = lib.batched() ? 1 : 0; fits && d < shape.size(); ++d)
+    for (size_t d = batched ? 1 : 0; fits && d < shape.size(); ++d)
       fits = shape[d] == spec.shape[d];
-    if (fits && lib.batched())
+    if (fits && batched)
       fits = shape[0] >= 1;
     if (!fits)
-      throw Error(400,
-                  what + " has shape " + shapeText(shape) + "; " + where +
-                      " expects " + shapeText(wantedShape(model, spec)) +
-                      (lib.batched() ? " (-1: any number of rows >= 1)" : ""));
-    if (lib.batched()) {
-      if (rows >= 0 && shape[0] != rows)
+      throw Error(400, what + " has shape " + shapeText(shape) + "; " +
+                           where_ + " expects " +
+                           shapeText(wantedShape(model_, spec)) +
+                           (batched ? " (-1: any number of rows >= 1)" : ""));
+    if (batched) {
+      if (rows_ >= 0 && shape[0] != rows_)
         throw Error(400, what + " has " + std::to_string(shape[0]) +
                              " rows; the inputs before it have " +
-                             std::to_string(rows));
-      rows = shape[0];
+                             std::to_string(rows_));
+      rows_ = shape[0];
     }
+    return shape;
+  }
+
+  static size_t elementCount(const std::vector<int64_t> &shape,
+                             const std::string &what) {
     size_t count = 1;
     for (int64_t d : shape) {
       if (d && count > (size_t(1) << 40) / (size_t)d)
         throw Error(400, what + " has an absurdly large shape");
       count *= (size_t)d;
     }
-    size_t bytes = count * spec.elementSize;
-
-    const json *binarySize = nullptr;
-    auto params = in.find("parameters");
-    if (params != in.end()) {
-      if (!params->is_object())
-        throw Error(400, what + ": 'parameters' must be an object");
-      auto it = params->find("binary_data_size");
-      if (it != params->end())
-        binarySize = &*it;
-    }
-    if (binarySize) {
-      if (!binarySize->is_number_unsigned())
-        throw Error(400, what + ": parameters.binary_data_size must be a "
-                                "byte count");
-      size_t n = binarySize->get<size_t>();
-      if (n != bytes)
-        throw Error(400, what + ": binary_data_size is " + std::to_string(n) +
-                             " bytes; shape " + shapeText(shape) + " of " +
-                             datatype + " needs " + std::to_string(bytes));
-      if (body.size() - cursor < n)
-        throw Error(400, what + ": the body holds " +
-                             std::to_string(body.size() - cursor) +
-                             " binary bytes for it, not " + std::to_string(n));
-      job->inputs[i] = body.data() + cursor;
-      cursor += n;
-    } else {
-      auto data = in.find("data");
-      if (data == in.end())
-        throw Error(400, what + " has no 'data' (and no "
-                                "parameters.binary_data_size)");
-      // Every JSON element takes at least two bytes ("0,"), so a shape
-      // that calls for more cannot be what the data holds; checking first
-      // keeps a tiny request from reserving a huge buffer.
-      if (count > jsonBytes / 2 + 1)
-        throw Error(400,
-                    what + ": shape " + shapeText(shape) + " calls for " +
-                        std::to_string(count) +
-                        " elements, more than the request's JSON can hold");
-      decoded[i] = AlignedBuffer(bytes);
-      jsonToBytes(*data, spec.dtype, count, decoded[i].data(), what);
-      job->inputs[i] = decoded[i].data();
-    }
+    return count;
   }
-  for (size_t i = 0; i < numIn; ++i)
-    if (!seen[i])
-      throw Error(400, "input '" + lib.inputs()[i].name + "' of " + where +
-                           " is missing");
-  if (cursor != body.size())
-    throw Error(400, "the body has " + std::to_string(body.size() - cursor) +
-                         " bytes after the JSON header and the binary inputs "
-                         "it declares");
-  job->rows = lib.batched() ? rows : 1;
 
-  // Which outputs, and which of them as raw bytes.
+  // parameters.binary_data_size of an input, or nullptr.
+  static const json *binaryDataSize(const json &in, const std::string &what) {
+    auto params = in.find("parameters");
+    if (params == in.end())
+      return nullptr;
+    if (!params->is_object())
+      throw Error(400, what + ": 'parameters' must be an object");
+    auto it = params->find("binary_data_size");
+    return it == params->end() ? nullptr : &*it;
+  }
+
+  // The input's bytes in place, the next `bytes` after the JSON header.
+  const char *binaryData(const json &binarySize, size_t bytes,
+                         const std::vector<int64_t> &shape,
+                         const std::string &datatype, const std::string &what) {
+    if (!binarySize.is_number_unsigned())
+      throw Error(400, what + ": parameters.binary_data_size must be a "
+                              "byte count");
+    size_t n = binarySize.get<size_t>();
+    if (n != bytes)
+      throw Error(400, what + ": binary_data_size is " + std::to_string(n) +
+                           " bytes; shape " + shapeText(shape) + " of " +
+                           datatype + " needs " + std::to_string(bytes));
+    if (body_.size() - cursor_ < n)
+      throw Error(400, what + ": the body holds " +
+                           std::to_string(body_.size() - cursor_) +
+                           " binary bytes for it, not " + std::to_string(n));
+    const char *data = body_.data() + cursor_;
+    cursor_ += n;
+    return data;
+  }
+
+  // The input's "data" decoded into a buffer of its own.
+  const char *jsonData(const json &in, size_t i, size_t count, size_t bytes,
+                       const std::vector<int64_t> &shape,
+                       const std::string &what) {
+    auto data = in.find("data");
+    if (data == in.end())
+      throw Error(400, what + " has no 'data' (and no "
+                              "parameters.binary_data_size)");
+    // Every JSON element takes at least two bytes ("0,"), so a shape that
+    // calls for more cannot be what the data holds; checking first keeps a
+    // tiny request from reserving a huge buffer.
+    if (count > jsonBytes_ / 2 + 1)
+      throw Error(400, what + ": shape " + shapeText(shape) + " calls for " +
+                           std::to_string(count) +
+                           " elements, more than the request's JSON can hold");
+    decoded_[i] = AlignedBuffer(bytes);
+    jsonToBytes(*data, specs_[i].dtype(), count, decoded_[i].data(), what);
+    return decoded_[i].data();
+  }
+
+  const ModelVersion &model_;
+  const std::vector<TensorInfo> &specs_;
+  const std::string &body_;
+  size_t jsonBytes_;
+  InferJob &job_;
+  std::string where_;
+  std::vector<AlignedBuffer> decoded_; // inputs sent as JSON
+  std::vector<bool> seen_;
+  int64_t rows_ = -1;
+  size_t cursor_; // next unread binary byte
+};
+
+struct RequestedOutput {
+  size_t index;
+  bool binary;
+};
+
+// Which outputs the request asks for (all by default), and which of them as
+// raw bytes.
+std::vector<RequestedOutput> requestedOutputs(const ModelVersion &model,
+                                              const json &request) {
+  const std::vector<TensorInfo> &outputs = model.model().outputs();
   bool allBinary = boolParameter(request, "binary_data_output", "the request")
                        .value_or(false);
   std::vector<RequestedOutput> wanted;
   auto outputsIt = request.find("outputs");
-  if (outputsIt != request.end()) {
-    if (!outputsIt->is_array())
-      throw Error(400, "'outputs' must be an array");
-    for (const json &out : *outputsIt) {
-      if (!out.is_object())
-        throw Error(400, "each entry of 'outputs' must be an object");
-      const std::string &name = stringField(out, "name", "an output");
-      size_t i = 0;
-      while (i < lib.outputs().size() && lib.outputs()[i].name != name)
-        ++i;
-      if (i == lib.outputs().size())
-        throw Error(400, where + " has no output '" + name +
-                             "'; its outputs are " + names(lib.outputs()));
-      wanted.push_back(
-          {i, boolParameter(out, "binary_data_output", "output '" + name + "'")
-                  .value_or(allBinary)});
-    }
-  } else {
-    for (size_t i = 0; i < lib.outputs().size(); ++i)
+  if (outputsIt == request.end()) {
+    for (size_t i = 0; i < outputs.size(); ++i)
       wanted.push_back({i, allBinary});
+    return wanted;
   }
+  if (!outputsIt->is_array())
+    throw Error(400, "'outputs' must be an array");
+  for (const json &out : *outputsIt) {
+    if (!out.is_object())
+      throw Error(400, "each entry of 'outputs' must be an object");
+    const std::string &name = stringField(out, "name", "an output");
+    size_t i = 0;
+    while (i < outputs.size() && outputs[i].name != name)
+      ++i;
+    if (i == outputs.size())
+      throw Error(400, describe(model) + " has no output '" + name +
+                           "'; its outputs are " + names(outputs));
+    wanted.push_back(
+        {i, boolParameter(out, "binary_data_output", "output '" + name + "'")
+                .value_or(allBinary)});
+  }
+  return wanted;
+}
 
-  for (size_t i = 0; i < lib.outputs().size(); ++i)
-    job->outputs.emplace_back((size_t)job->rows * model.outputRowBytes()[i]);
-  if (!model.run(job))
-    throw Error(500, job->error);
-
+// The JSON response, followed by the raw bytes of the outputs asked for as
+// binary data.
+InferResponse response(const ModelVersion &model, const json &request,
+                       const InferJob &job,
+                       const std::vector<RequestedOutput> &wanted) {
   InferResponse response;
   std::string &out = response.body;
   out.reserve(256);
@@ -251,22 +315,22 @@ InferResponse infer(ModelVersion &model, const std::string &body,
   out += ",\"outputs\":[";
   bool anyBinary = false;
   for (size_t k = 0; k < wanted.size(); ++k) {
-    const TensorSpec &spec = lib.outputs()[wanted[k].index];
+    const TensorInfo &spec = model.model().outputs()[wanted[k].index];
     std::vector<int64_t> shape = spec.shape;
-    if (lib.batched())
-      shape[0] = job->rows;
-    size_t bytes = (size_t)job->rows * model.outputRowBytes()[wanted[k].index];
+    if (model.batched())
+      shape[0] = job.rows;
+    size_t bytes = (size_t)job.rows * model.outputRowBytes()[wanted[k].index];
     out += k ? ",{" : "{";
     out += "\"name\":" + quoted(spec.name) + ",\"datatype\":\"" +
-           kserveDatatype(spec.dtype) + "\",\"shape\":" + shapeText(shape);
+           spec.type->kserve + "\",\"shape\":" + shapeText(shape);
     if (wanted[k].binary) {
       anyBinary = true;
       out += ",\"parameters\":{\"binary_data_size\":" + std::to_string(bytes) +
              "}}";
     } else {
       out += ",\"data\":";
-      appendJsonData(out, job->outputs[wanted[k].index].data(), spec.dtype,
-                     bytes / spec.elementSize);
+      appendJsonData(out, job.outputs[wanted[k].index].data(), spec.dtype(),
+                     bytes / spec.elementSize());
       out += "}";
     }
   }
@@ -275,10 +339,27 @@ InferResponse infer(ModelVersion &model, const std::string &body,
     response.jsonBytes = out.size();
     for (const RequestedOutput &w : wanted)
       if (w.binary)
-        out.append(job->outputs[w.index].data(),
-                   (size_t)job->rows * model.outputRowBytes()[w.index]);
+        out.append(job.outputs[w.index].data(),
+                   (size_t)job.rows * model.outputRowBytes()[w.index]);
   }
   return response;
+}
+
+} // namespace
+
+InferResponse infer(ModelVersion &model, const std::string &body,
+                    const std::optional<std::string> &headerLength) {
+  size_t jsonBytes = jsonHeaderBytes(body, headerLength);
+  json request = parseRequest(body, jsonBytes);
+  auto job = std::make_shared<InferJob>();
+  InputReader inputs(model, body, jsonBytes, *job); // owns decoded inputs
+  inputs.read(request);
+  std::vector<RequestedOutput> wanted = requestedOutputs(model, request);
+  for (size_t i = 0; i < model.model().outputs().size(); ++i)
+    job->outputs.emplace_back((size_t)job->rows * model.outputRowBytes()[i]);
+  if (!model.run(job))
+    throw Error(500, job->error);
+  return response(model, request, *job, wanted);
 }
 
 } // namespace kiln::serve

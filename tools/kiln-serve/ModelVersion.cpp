@@ -40,35 +40,65 @@ AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&o) noexcept {
 AlignedBuffer::~AlignedBuffer() { std::free(p_); }
 
 struct Variant {
-  std::unique_ptr<Session> session;
-  int64_t batch;                      // rows it holds
-  std::vector<AlignedBuffer> in, out; // staging for packed batches
+  std::unique_ptr<client::Session> session; // its tensors' shapes, too
+  int64_t batch;                            // rows it holds
+  std::vector<AlignedBuffer> in, out;       // staging for packed batches
   std::vector<kiln_tensor> inT, outT;
-  std::vector<std::vector<int64_t>> inShapes, outShapes;
 };
 
 struct Slot {
   std::vector<Variant> variants; // ascending batch size
 };
 
-static size_t rowBytes(const TensorSpec &t, bool batched) {
-  size_t n = t.elementSize;
+std::shared_ptr<const client::Model> openModel(const std::string &path) {
+  std::shared_ptr<const client::Model> model;
+  try {
+    model = client::Model::open(path);
+    model->checkCpu();
+  } catch (const client::Error &e) {
+    if (e.code() == KILN_OK)
+      throw Error(400, e.what());
+    throw Error(400, path + " cannot run on this CPU: " + e.statusMessage());
+  }
+  return model;
+}
+
+static size_t rowBytes(const TensorInfo &t, bool batched) {
+  size_t n = t.elementSize();
   for (size_t d = batched ? 1 : 0; d < t.shape.size(); ++d)
     n *= (size_t)t.shape[d];
   return n;
 }
 
+// Batched: every tensor leads with the first variant's batch size. Several
+// variants promise this (the client checks it); with one variant it is our
+// reading of the shapes.
+static bool leadsWithBatch(const client::Model &model) {
+  bool batched = !model.inputs().empty();
+  for (const auto *list : {&model.inputs(), &model.outputs()})
+    for (const TensorInfo &t : *list)
+      batched = batched && !t.shape.empty() &&
+                t.shape[0] == model.info().batchSizes.front();
+  return batched;
+}
+
 ModelVersion::ModelVersion(std::string name, int64_t version,
-                           std::shared_ptr<ModelLibrary> library,
+                           std::shared_ptr<const client::Model> model,
                            const BatchingOptions &options)
-    : name_(std::move(name)), version_(version), library_(std::move(library)),
-      options_(options) {
-  bool batched = library_->batched();
-  for (const TensorSpec &t : library_->inputs())
-    inRowBytes_.push_back(rowBytes(t, batched));
-  for (const TensorSpec &t : library_->outputs())
-    outRowBytes_.push_back(rowBytes(t, batched));
-  cap_ = batched ? maxBatch() : 1;
+    : name_(std::move(name)), version_(version), model_(std::move(model)),
+      batched_(leadsWithBatch(*model_)), options_(options) {
+  // Rows are what the batcher counts: a variant of 0 rows has none to fill.
+  if (batchSizes().front() < 1)
+    throw Error(400, path() + ": the batch sizes are not ascending and "
+                              "positive");
+  if (!batched_ && batchSizes().size() > 1)
+    throw Error(400, path() + " has several batch variants but no input to "
+                              "batch");
+  for (const TensorInfo &t : model_->inputs())
+    inRowBytes_.push_back(rowBytes(t, batched_));
+  for (const TensorInfo &t : model_->outputs())
+    outRowBytes_.push_back(rowBytes(t, batched_));
+  cap_ = batched_ ? maxBatch() : 1;
 
   // Powers of two up to the largest variant, then +Inf.
   for (int64_t b = 1;; b *= 2) {
@@ -95,39 +125,35 @@ ModelVersion::~ModelVersion() = default;
 // zeros: page faults, lazy binding and cold caches are paid here, not by the
 // first request.
 void ModelVersion::makeSlot(Slot &slot) {
-  const ModelLibrary &lib = *library_;
-  bool batched = lib.batched();
-  for (int64_t b : lib.batchSizes()) {
+  for (int64_t b : batchSizes()) {
+    std::string variant = path() + ": batch size " + std::to_string(b);
     Variant v;
-    v.batch = batched ? b : 1;
-    v.session = lib.createSession(b, options_.sessionThreads);
-    auto shaped = [&](const TensorSpec &t) {
-      std::vector<int64_t> s = t.shape;
-      if (batched)
-        s[0] = b;
-      return s;
+    v.batch = batched_ ? b : 1;
+    try {
+      v.session = model_->createSession({options_.sessionThreads, b});
+    } catch (const client::Error &e) {
+      throw Error(500, variant + ": " + e.what());
+    }
+    // A kiln_tensor over a staging buffer, shaped as the session's tensor.
+    auto view = [](const AlignedBuffer &buffer, const TensorInfo &t) {
+      return kiln_tensor{buffer.data(), buffer.size(), t.dtype(),
+                         (int32_t)t.shape.size(), t.shape.data()};
     };
-    for (size_t i = 0; i < lib.inputs().size(); ++i) {
-      v.inShapes.push_back(shaped(lib.inputs()[i]));
+    for (size_t i = 0; i < inRowBytes_.size(); ++i) {
       v.in.emplace_back(inRowBytes_[i] * v.batch);
       std::memset(v.in.back().data(), 0, v.in.back().size());
+      v.inT.push_back(view(v.in.back(), v.session->inputs()[i]));
     }
-    for (size_t i = 0; i < lib.outputs().size(); ++i) {
-      v.outShapes.push_back(shaped(lib.outputs()[i]));
+    for (size_t i = 0; i < outRowBytes_.size(); ++i) {
       v.out.emplace_back(outRowBytes_[i] * v.batch);
+      v.outT.push_back(view(v.out.back(), v.session->outputs()[i]));
     }
-    for (size_t i = 0; i < v.in.size(); ++i)
-      v.inT.push_back({v.in[i].data(), v.in[i].size(), lib.inputs()[i].dtype,
-                       (int32_t)v.inShapes[i].size(), v.inShapes[i].data()});
-    for (size_t i = 0; i < v.out.size(); ++i)
-      v.outT.push_back({v.out[i].data(), v.out[i].size(),
-                        lib.outputs()[i].dtype, (int32_t)v.outShapes[i].size(),
-                        v.outShapes[i].data()});
-    std::string message;
-    if (!v.session->run(v.inT.data(), v.inT.size(), v.outT.data(),
-                        v.outT.size(), message))
-      throw Error(500, lib.path() + ": the warm-up run of batch size " +
-                           std::to_string(b) + " failed: " + message);
+    try {
+      v.session->run(v.inT, v.outT);
+    } catch (const client::Error &e) {
+      throw Error(500, variant + ": the warm-up run failed: " +
+                           e.statusMessage());
+    }
     slot.variants.push_back(std::move(v));
   }
 }
@@ -136,17 +162,17 @@ int64_t ModelVersion::effectiveCap() const {
   // Padding up to a variant costs as much as filling it, so the cap snaps
   // down to the largest variant it allows.
   int64_t cap = cap_.load(std::memory_order_relaxed);
-  if (!library_->batched())
+  if (!batched_)
     return 1;
-  int64_t best = library_->batchSizes().front();
-  for (int64_t b : library_->batchSizes())
+  int64_t best = batchSizes().front();
+  for (int64_t b : batchSizes())
     if (b <= cap)
       best = b;
   return best;
 }
 
 bool ModelVersion::run(const std::shared_ptr<InferJob> &job) {
-  int64_t sliceRows = library_->batched() ? maxBatch() : 1;
+  int64_t sliceRows = batched_ ? maxBatch() : 1;
   int64_t slices = (job->rows + sliceRows - 1) / sliceRows;
   std::unique_lock<std::mutex> lock(mu_);
   // An empty queue always admits, so one large request cannot be refused
@@ -273,11 +299,10 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
   // One slice that fills the variant runs in place on the request's own
   // buffers; anything else is packed into the staging buffers.
   bool direct = batch.size() == 1 && batch[0].rows == v->batch;
-  const ModelLibrary &lib = *library_;
   for (size_t i = 0; direct && i < nIn; ++i)
     direct = reinterpret_cast<uintptr_t>(batch[0].job->inputs[i] +
                                          batch[0].begin * inRowBytes_[i]) %
-                 lib.inputs()[i].elementSize ==
+                 model_->inputs()[i].elementSize() ==
              0;
   if (direct) {
     const Slice &s = batch[0];
@@ -303,7 +328,13 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
   }
 
   std::string message;
-  bool ok = v->session->run(v->inT.data(), nIn, v->outT.data(), nOut, message);
+  bool ok = true;
+  try {
+    v->session->run(v->inT, v->outT);
+  } catch (const client::Error &e) {
+    ok = false;
+    message = e.statusMessage();
+  }
 
   if (ok && !direct) {
     for (size_t i = 0; i < nOut; ++i) {
@@ -347,7 +378,7 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
 // overload, smaller batches would only lower throughput and lengthen the
 // queue.
 void ModelVersion::recordLatency(double us) {
-  if (!library_->batched() || maxBatch() == 1)
+  if (!batched_ || maxBatch() == 1)
     return;
   std::lock_guard<std::mutex> lock(sloMu_);
   window_.push_back(us);

@@ -16,7 +16,7 @@
 #ifndef KILN_TOOLS_KILN_SERVE_MODELVERSION_H
 #define KILN_TOOLS_KILN_SERVE_MODELVERSION_H
 
-#include "ModelLibrary.h"
+#include "kiln/Client/Model.h"
 
 #include <atomic>
 #include <chrono>
@@ -30,6 +30,11 @@
 namespace kiln::serve {
 
 using Clock = std::chrono::steady_clock;
+using client::TensorInfo;
+
+/// Opens the model.so at `path` through the model client and checks that
+/// this CPU can run it. Throws Error(400) saying why not.
+std::shared_ptr<const client::Model> openModel(const std::string &path);
 
 struct BatchingOptions {
   int slots = 1;               // batches that may run at once (--threads)
@@ -99,7 +104,7 @@ public:
   /// run on zeros, so the version is ready for traffic when this returns.
   /// Throws Error when a session cannot be created or a warm-up run fails.
   ModelVersion(std::string name, int64_t version,
-               std::shared_ptr<ModelLibrary> library,
+               std::shared_ptr<const client::Model> model,
                const BatchingOptions &options);
   ~ModelVersion();
   ModelVersion(const ModelVersion &) = delete;
@@ -107,12 +112,22 @@ public:
 
   const std::string &name() const { return name_; }
   int64_t version() const { return version_; }
-  const ModelLibrary &library() const { return *library_; }
+  const client::Model &model() const { return *model_; }
+  const std::string &path() const { return model_->path(); }
+  /// Compiled batch sizes, ascending; never empty.
+  const std::vector<int64_t> &batchSizes() const {
+    return model_->info().batchSizes;
+  }
+  /// True when every input and output has rank >= 1 and leading dimension
+  /// batchSizes()[0]: then rows are independent and requests may be packed,
+  /// padded and split along that dimension. Otherwise every request must
+  /// match the declared shapes exactly and runs alone.
+  bool batched() const { return batched_; }
   /// Bytes of one row (of the leading dimension) of each input and output;
   /// for an unbatched model, the whole tensor.
   const std::vector<size_t> &inputRowBytes() const { return inRowBytes_; }
   const std::vector<size_t> &outputRowBytes() const { return outRowBytes_; }
-  int64_t maxBatch() const { return library_->batchSizes().back(); }
+  int64_t maxBatch() const { return batchSizes().back(); }
   /// The current cap on rows per batch (the largest variant unless the SLO
   /// controller lowered it).
   int64_t batchCap() const { return cap_.load(std::memory_order_relaxed); }
@@ -138,7 +153,8 @@ private:
 
   std::string name_;
   int64_t version_;
-  std::shared_ptr<ModelLibrary> library_;
+  std::shared_ptr<const client::Model> model_;
+  bool batched_ = false;
   BatchingOptions options_;
   std::vector<size_t> inRowBytes_, outRowBytes_;
   Metrics metrics_;

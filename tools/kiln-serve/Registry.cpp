@@ -118,7 +118,7 @@ std::shared_ptr<ModelVersion> Registry::load(const std::string &name,
   try {
     // Everything slow and fallible happens before the version is visible.
     fresh = std::make_shared<ModelVersion>(name, *version,
-                                           ModelLibrary::open(path), options_);
+                                           openModel(path), options_);
   } catch (const Error &e) {
     std::lock_guard<std::mutex> lock(mu_);
     failures_[{name, *version}] = e.what();
@@ -185,7 +185,7 @@ nlohmann::json Registry::index() const {
         rows[name][v] = {{"name", name},
                          {"version", std::to_string(v)},
                          {"state", "READY"},
-                         {"path", mv->library().path()}};
+                         {"path", mv->path()}};
     for (const auto &[key, why] : failures_)
       if (!rows[key.first].count(key.second))
         rows[key.first][key.second] = {{"name", key.first},

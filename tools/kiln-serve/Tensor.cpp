@@ -2,8 +2,6 @@
 
 #include "Error.h"
 
-#include "kiln/runtime.h"
-
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -11,141 +9,11 @@
 
 namespace kiln::serve {
 
-const char *kserveDatatype(int32_t dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_FLOAT32:
-    return "FP32";
-  case KILN_DTYPE_UINT8:
-    return "UINT8";
-  case KILN_DTYPE_INT8:
-    return "INT8";
-  case KILN_DTYPE_UINT16:
-    return "UINT16";
-  case KILN_DTYPE_INT16:
-    return "INT16";
-  case KILN_DTYPE_INT32:
-    return "INT32";
-  case KILN_DTYPE_INT64:
-    return "INT64";
-  case KILN_DTYPE_BOOL:
-    return "BOOL";
-  case KILN_DTYPE_FLOAT16:
-    return "FP16";
-  case KILN_DTYPE_FLOAT64:
-    return "FP64";
-  case KILN_DTYPE_UINT32:
-    return "UINT32";
-  case KILN_DTYPE_UINT64:
-    return "UINT64";
-  case KILN_DTYPE_BFLOAT16:
-    return "BF16";
-  default:
-    return nullptr;
-  }
-}
-
-size_t dtypeSize(int32_t dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_UINT8:
-  case KILN_DTYPE_INT8:
-  case KILN_DTYPE_BOOL:
-    return 1;
-  case KILN_DTYPE_UINT16:
-  case KILN_DTYPE_INT16:
-  case KILN_DTYPE_FLOAT16:
-  case KILN_DTYPE_BFLOAT16:
-    return 2;
-  case KILN_DTYPE_FLOAT32:
-  case KILN_DTYPE_INT32:
-  case KILN_DTYPE_UINT32:
-    return 4;
-  case KILN_DTYPE_INT64:
-  case KILN_DTYPE_FLOAT64:
-  case KILN_DTYPE_UINT64:
-    return 8;
-  default:
-    return 0;
-  }
-}
-
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-uint16_t floatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t exp = (x >> 23) & 0xffu;
-  uint32_t mant = x & 0x7fffffu;
-  if (exp == 0xff) // infinity or NaN (keep NaN quiet and non-zero)
-    return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-  int32_t e = (int32_t)exp - 127 + 15;
-  if (e >= 31)
-    return (uint16_t)(sign | 0x7c00u);
-  if (e <= 0) { // subnormal half or zero
-    if (e < -10)
-      return (uint16_t)sign;
-    mant |= 0x800000u;
-    uint32_t shift = (uint32_t)(14 - e);
-    uint32_t half = mant >> shift;
-    uint32_t rest = mant & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
-    if (rest > mid || (rest == mid && (half & 1)))
-      ++half;
-    return (uint16_t)(sign | half);
-  }
-  uint32_t half = ((uint32_t)e << 10) | (mant >> 13);
-  uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1)))
-    ++half; // may carry into the exponent, which is still right
-  return (uint16_t)(sign | half);
-}
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t x;
-  if (exp == 0) {
-    if (!mant) {
-      x = sign;
-    } else { // subnormal: normalize
-      int32_t e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while (!(mant & 0x400u));
-      x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
-    }
-  } else if (exp == 31) {
-    x = sign | 0x7f800000u | (mant << 13);
-  } else {
-    x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-uint16_t floatToBfloat16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) // NaN stays NaN
-    return (uint16_t)((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1);
-  return (uint16_t)(x >> 16);
-}
-
-float bfloat16ToFloat(uint16_t b) {
-  uint32_t x = (uint32_t)b << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
+using client::bfloat16ToFloat;
+using client::dtypeSize;
+using client::floatToBfloat16;
+using client::floatToHalf;
+using client::halfToFloat;
 
 namespace {
 

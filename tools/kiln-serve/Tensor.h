@@ -1,7 +1,9 @@
-// Element types between the Kiln ABI (ONNX numbering) and KServe v2 names, and
-// tensor data between JSON and raw little-endian bytes.
+// Tensor data between JSON and raw little-endian bytes. Element types, their
+// KServe v2 names and shapes for messages come from the model client.
 #ifndef KILN_TOOLS_KILN_SERVE_TENSOR_H
 #define KILN_TOOLS_KILN_SERVE_TENSOR_H
+
+#include "kiln/Client/Model.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,14 +13,7 @@
 
 namespace kiln::serve {
 
-/// KServe v2 datatype name ("FP32", "INT64", ...) of a kiln_dtype; nullptr
-/// when the type has no KServe name.
-const char *kserveDatatype(int32_t dtype);
-/// Bytes per element of a kiln_dtype kiln-serve can carry; 0 if unknown.
-size_t dtypeSize(int32_t dtype);
-
-/// "[1,16]": a shape for messages.
-std::string shapeText(const std::vector<int64_t> &shape);
+using client::shapeText;
 
 /// Writes the elements of JSON `data` (a flat or nested array of numbers or
 /// booleans, row-major) as `count` elements of `dtype` to `out`. Throws
@@ -31,12 +26,6 @@ void jsonToBytes(const nlohmann::json &data, int32_t dtype, size_t count,
 /// NaN and infinities, which JSON cannot spell, become null.
 void appendJsonData(std::string &out, const char *data, int32_t dtype,
                     size_t count);
-
-/// IEEE binary16 and bfloat16 conversions (round to nearest even).
-uint16_t floatToHalf(float f);
-float halfToFloat(uint16_t h);
-uint16_t floatToBfloat16(float f);
-float bfloat16ToFloat(uint16_t b);
 
 } // namespace kiln::serve
 

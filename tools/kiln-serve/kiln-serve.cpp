@@ -121,10 +121,10 @@ int main(int argc, char **argv) {
                    "kiln-serve: loaded model '%s' version %lld from %s "
                    "(batch sizes",
                    m.name.c_str(), (long long)v->version(), m.path.c_str());
-      for (int64_t b : v->library().batchSizes())
+      for (int64_t b : v->batchSizes())
         std::fprintf(stderr, " %lld", (long long)b);
       std::fprintf(stderr, "%s)\n",
-                   v->library().batched() ? "" : ", unbatched");
+                   v->batched() ? "" : ", unbatched");
     }
   } catch (const Error &e) {
     std::fprintf(stderr, "kiln-serve: error: %s\n", e.what());

@@ -1,0 +1,264 @@
+//===- Model.cpp - the one client of the model ABI ------------------------===//
+
+#include "kiln/Client/Model.h"
+
+#include <dlfcn.h>
+
+namespace kiln::client {
+
+namespace {
+
+// A status's message, never empty: the ABI promises a message, but a model
+// is not trusted with more than it has to be.
+std::string statusText(kiln_status s) {
+  return s.message && *s.message ? s.message
+                                 : "status " + std::to_string(s.code);
+}
+
+std::string text(const char *s) { return s ? s : ""; }
+
+// Element count of a shape of non-negative dimensions, or false when the
+// bytes of `elementSize`-byte elements do not fit in a size_t.
+bool countElements(const std::vector<int64_t> &shape, size_t elementSize,
+                   size_t &count) {
+  size_t n = 1, bytes;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, static_cast<size_t>(d), &n))
+      return false;
+  count = n;
+  return !__builtin_mul_overflow(n, elementSize, &bytes);
+}
+
+// Copies one tensor description out of the metadata, rejecting what would
+// make a client read out of bounds or size a buffer wrongly.
+TensorInfo copyTensor(const kiln_tensor_info &t, const std::string &what,
+                      size_t (*modelDtypeSize)(int32_t)) {
+  if (!t.name)
+    throw Error(what + " has no name");
+  std::string named = what + " '" + t.name + "'";
+  if (t.rank < 0 || (t.rank > 0 && !t.shape))
+    throw Error(named + " has an invalid rank " + std::to_string(t.rank));
+  TensorInfo info;
+  info.name = t.name;
+  if (t.rank > 0)
+    info.shape.assign(t.shape, t.shape + t.rank);
+  info.type = findDType(t.dtype);
+  if (!info.type)
+    throw Error(named + " has element type " + dtypeName(t.dtype) +
+                ", which Kiln does not support");
+  size_t theirs = modelDtypeSize(t.dtype);
+  if (theirs != info.type->size)
+    throw Error(named + ": the model's kiln_dtype_size(" +
+                std::to_string(t.dtype) + ") is " + std::to_string(theirs) +
+                "; expected " + std::to_string(info.type->size));
+  for (int64_t d : info.shape)
+    if (d < 0)
+      throw Error(named + " has a negative dimension in shape " +
+                  shapeText(info.shape));
+  size_t count;
+  if (!countElements(info.shape, info.type->size, count))
+    throw Error(named + " has shape " + shapeText(info.shape) +
+                ", too large to hold");
+  return info;
+}
+
+template <typename Fn>
+void lookUp(void *handle, const char *symbol, Fn &fn, const std::string &path) {
+  dlerror();
+  void *p = dlsym(handle, symbol);
+  if (!p)
+    throw Error(path + " is not a Kiln model: it does not export " + symbol);
+  fn = reinterpret_cast<Fn>(p);
+}
+
+} // namespace
+
+Error::Error(const char *call, kiln_status status)
+    : std::runtime_error(std::string(call) + " failed: " + statusText(status)),
+      code_(status.code), statusMessage_(statusText(status)) {}
+
+const char *statusCodeName(kiln_status_code code) {
+  switch (code) {
+  case KILN_OK:
+    return "OK";
+  case KILN_INVALID_ARGUMENT:
+    return "INVALID_ARGUMENT";
+  case KILN_UNSUPPORTED_ISA:
+    return "UNSUPPORTED_ISA";
+  case KILN_OUT_OF_MEMORY:
+    return "OUT_OF_MEMORY";
+  case KILN_ARENA_TOO_SMALL:
+    return "ARENA_TOO_SMALL";
+  case KILN_NO_DEVICE:
+    return "NO_DEVICE";
+  case KILN_INTERNAL:
+    return "INTERNAL";
+  }
+  return "UNKNOWN";
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    s += (d ? "," : "") + std::to_string(shape[d]);
+  return s + "]";
+}
+
+size_t TensorInfo::elementCount() const {
+  size_t n = 1;
+  for (int64_t d : shape)
+    n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::shared_ptr<const Model> Model::open(const std::string &path) {
+  std::shared_ptr<Model> model(new Model(path));
+  // dlopen searches the library path for a bare file name; users mean ./name.
+  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  // RTLD_LOCAL keeps this model's kiln_* symbols out of the global scope, so
+  // the next model's calls bind to its own definitions.
+  model->handle_ = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!model->handle_) {
+    const char *why = dlerror();
+    throw Error("cannot load " + path + ": " + (why ? why : "dlopen failed"));
+  }
+  model->resolveEntryPoints();
+  model->copyMetadata();
+  return model;
+}
+
+Model::~Model() {
+  if (handle_)
+    dlclose(handle_);
+}
+
+void Model::resolveEntryPoints() {
+  lookUp(handle_, "kiln_get_model_info", getModelInfo_, path_);
+  lookUp(handle_, "kiln_check_cpu", checkCpu_, path_);
+  lookUp(handle_, "kiln_session_create", sessionCreate_, path_);
+  lookUp(handle_, "kiln_run", run_, path_);
+  lookUp(handle_, "kiln_session_destroy", sessionDestroy_, path_);
+  lookUp(handle_, "kiln_dtype_size", dtypeSize_, path_);
+}
+
+void Model::copyMetadata() {
+  const kiln_model_info *info = getModelInfo_();
+  if (!info)
+    throw Error(path_ + ": kiln_get_model_info returned NULL");
+  if (info->abi_version != KILN_ABI_VERSION)
+    throw Error(path_ + " was built for Kiln runtime ABI version " +
+                std::to_string(info->abi_version) + "; this Kiln speaks version " +
+                std::to_string(KILN_ABI_VERSION) + ": recompile the model");
+  if ((info->num_inputs && !info->inputs) ||
+      (info->num_outputs && !info->outputs) ||
+      (info->num_batch_sizes && !info->batch_sizes))
+    throw Error(path_ + ": the model metadata is incomplete");
+  ModelInfo &m = info_;
+  m.abiVersion = info->abi_version;
+  m.name = text(info->name);
+  m.hash = text(info->hash);
+  m.compilerVersion = text(info->compiler_version);
+  m.compileOptions = text(info->compile_options);
+  m.targetTriple = text(info->target_triple);
+  m.cpu = text(info->cpu);
+  m.requiredIsa = text(info->required_isa);
+  m.arenaBytes = info->arena_bytes;
+  m.arenaAlignment = info->arena_alignment;
+  for (uint32_t i = 0; i < info->num_inputs; ++i)
+    m.inputs.push_back(copyTensor(info->inputs[i],
+                                  path_ + ": input " + std::to_string(i),
+                                  dtypeSize_));
+  for (uint32_t i = 0; i < info->num_outputs; ++i)
+    m.outputs.push_back(copyTensor(info->outputs[i],
+                                   path_ + ": output " + std::to_string(i),
+                                   dtypeSize_));
+  for (uint32_t i = 0; i < info->num_batch_sizes; ++i) {
+    int64_t b = info->batch_sizes[i];
+    // 0 is a batch size: a single-variant model reports its leading
+    // dimension, which may be empty.
+    if (b < 0 || (i && b <= m.batchSizes.back()))
+      throw Error(path_ + ": the batch sizes are not ascending and "
+                          "non-negative");
+    m.batchSizes.push_back(b);
+  }
+  if (info->num_batch_sizes && info->batch_arena_bytes)
+    m.batchArenaBytes.assign(info->batch_arena_bytes,
+                             info->batch_arena_bytes + info->num_batch_sizes);
+  if (m.batchSizes.empty())
+    m.batchSizes.push_back(1);
+  // The ABI's promise for several variants: every tensor leads with the
+  // batch size, so a variant's shapes follow from the first one's.
+  if (m.batchSizes.size() > 1)
+    for (const auto *list : {&m.inputs, &m.outputs})
+      for (const TensorInfo &t : *list)
+        if (t.shape.empty() || t.shape[0] != m.batchSizes.front())
+          throw Error(path_ + " has several batch variants but a tensor whose "
+                              "leading dimension is not the batch size");
+}
+
+void Model::checkCpu() const {
+  kiln_status s = checkCpu_();
+  if (s.code)
+    throw Error("kiln_check_cpu", s);
+}
+
+Signature Model::signature(const SessionOptions &options) const {
+  Signature sig;
+  sig.batchSize = options.batchSize ? options.batchSize : info_.batchSizes[0];
+  sig.inputs = info_.inputs;
+  sig.outputs = info_.outputs;
+  if (sig.batchSize == info_.batchSizes[0])
+    return sig; // the metadata describes the first variant as it is
+  std::string sizes;
+  bool compiled = false;
+  for (int64_t b : info_.batchSizes) {
+    sizes += (sizes.empty() ? "" : ",") + std::to_string(b);
+    compiled = compiled || b == sig.batchSize;
+  }
+  if (!compiled)
+    throw Error(path_ + " has no batch size " +
+                std::to_string(sig.batchSize) + "; it was compiled for " +
+                sizes);
+  // Several variants: every tensor has rank >= 1 (checked at open).
+  for (auto *list : {&sig.inputs, &sig.outputs})
+    for (TensorInfo &t : *list) {
+      t.shape[0] = sig.batchSize;
+      size_t count;
+      if (!countElements(t.shape, t.type->size, count))
+        throw Error(path_ + ": '" + t.name + "' is too large at batch size " +
+                    std::to_string(sig.batchSize));
+    }
+  return sig;
+}
+
+std::unique_ptr<Session>
+Model::createSession(const SessionOptions &options) const {
+  Signature sig = signature(options);
+  kiln_session_options abi = {};
+  abi.struct_size = sizeof(abi);
+  abi.num_threads = options.numThreads;
+  // 0 picks the first variant, which is also right for a model that declares
+  // no batch sizes at all.
+  abi.batch_size = sig.batchSize == info_.batchSizes[0] ? 0 : sig.batchSize;
+  kiln_session *session = nullptr;
+  kiln_status s = sessionCreate_(&abi, &session);
+  if (s.code)
+    throw Error("kiln_session_create", s);
+  if (!session)
+    throw Error("kiln_session_create",
+                {KILN_INTERNAL, "it returned KILN_OK and no session"});
+  return std::unique_ptr<Session>(
+      new Session(shared_from_this(), session, std::move(sig)));
+}
+
+Session::~Session() { model_->sessionDestroy_(session_); }
+
+void Session::run(const kiln_tensor *inputs, size_t numInputs,
+                  kiln_tensor *outputs, size_t numOutputs) {
+  kiln_status s =
+      model_->run_(session_, inputs, numInputs, outputs, numOutputs);
+  if (s.code)
+    throw Error("kiln_run", s);
+}
+
+} // namespace kiln::client

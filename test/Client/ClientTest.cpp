@@ -1,0 +1,208 @@
+// Unit tests of the model client (lib/Client), the one loader of model.so
+// files in Kiln, against the hand-written models of test/runtime/cli_model.c
+// and test/serve/batched_model.c (see CMakeLists.txt).
+#include "kiln/Client/DType.h"
+#include "kiln/Client/Model.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace kiln::client;
+
+namespace {
+
+// The message of the Error that opening `path` throws ("" if none).
+std::string openError(const char *path) {
+  try {
+    Model::open(path);
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), KILN_OK) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A kiln_tensor over `data` shaped as `t`.
+kiln_tensor view(void *data, const TensorInfo &t) {
+  return {data, t.bytes(), t.dtype(), (int32_t)t.shape.size(), t.shape.data()};
+}
+
+} // namespace
+
+TEST(ClientModel, CopiesTheMetadata) {
+  std::shared_ptr<const Model> model = Model::open(GOOD_MODEL);
+  const ModelInfo &info = model->info();
+  EXPECT_EQ(model->path(), GOOD_MODEL);
+  EXPECT_EQ(info.name, "cli_model");
+  EXPECT_EQ(info.compilerVersion, "kiln-test 0");
+  EXPECT_EQ(info.requiredIsa, "sse4.2,avx2");
+  EXPECT_EQ(info.abiVersion, (uint32_t)KILN_ABI_VERSION);
+  EXPECT_EQ(info.arenaBytes, 128u);
+  EXPECT_EQ(info.batchSizes, std::vector<int64_t>{1});
+  EXPECT_TRUE(info.batchArenaBytes.empty()); // cli_model.c does not say
+  ASSERT_EQ(info.inputs.size(), 5u);
+  ASSERT_EQ(info.outputs.size(), 5u);
+  const TensorInfo &x = info.inputs[0];
+  EXPECT_EQ(x.name, "x");
+  EXPECT_EQ(x.dtype(), KILN_DTYPE_FLOAT32);
+  EXPECT_EQ(x.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(x.bytes(), 24u);
+  const TensorInfo &scalar = info.inputs[4];
+  EXPECT_TRUE(scalar.shape.empty());
+  EXPECT_EQ(scalar.bytes(), 4u);
+  EXPECT_STREQ(info.inputs[3].type->kserve, "FP16");
+}
+
+TEST(ClientModel, RunsASession) {
+  std::shared_ptr<const Model> model = Model::open(GOOD_MODEL);
+  std::unique_ptr<Session> session = model->createSession({});
+  EXPECT_EQ(session->batchSize(), 1);
+  model.reset(); // the session holds the library open
+
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {};
+  int64_t idx[3] = {10, 20, 30}, idx1[3] = {};
+  unsigned char mask[2] = {1, 0}, nmask[2] = {};
+  uint16_t h[4] = {0x3c00, 0, 0, 0}, hneg[4] = {};
+  int32_t s = 21, s2 = 0;
+  void *in[] = {x, idx, mask, h, &s}, *out[] = {y, idx1, nmask, hneg, &s2};
+  std::vector<kiln_tensor> inputs, outputs;
+  for (size_t i = 0; i < 5; ++i) {
+    inputs.push_back(view(in[i], session->inputs()[i]));
+    outputs.push_back(view(out[i], session->outputs()[i]));
+  }
+  session->run(inputs, outputs);
+  EXPECT_EQ(y[5], 36.0f);
+  EXPECT_EQ(idx1[2], 31);
+  EXPECT_EQ(nmask[1], 1);
+  EXPECT_EQ(hneg[0], 0xbc00);
+  EXPECT_EQ(s2, 42);
+
+  // A failing run carries the status code and the model's message.
+  inputs.pop_back();
+  try {
+    session->run(inputs, outputs);
+    FAIL() << "kiln_run accepted 4 of 5 inputs";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), KILN_INVALID_ARGUMENT);
+    EXPECT_FALSE(e.statusMessage().empty());
+    EXPECT_TRUE(contains(e.what(), "kiln_run failed: " + e.statusMessage()))
+        << e.what();
+  }
+}
+
+TEST(ClientModel, RefusesWhatIsNotAKilnModel) {
+  EXPECT_TRUE(contains(openError("/nonexistent/model.so"),
+                       "cannot load /nonexistent/model.so"));
+  EXPECT_TRUE(contains(openError(NO_RUNTIME_MODEL),
+                       "is not a Kiln model: it does not export "
+                       "kiln_get_model_info"));
+  EXPECT_TRUE(contains(openError(BAD_ABI_MODEL), "ABI version 99"));
+}
+
+TEST(ClientModel, ReportsAnUnsupportedCpu) {
+  std::shared_ptr<const Model> model = Model::open(BAD_ISA_MODEL);
+  try {
+    model->checkCpu();
+    FAIL() << "kiln_check_cpu accepted 'notafeature'";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), KILN_UNSUPPORTED_ISA);
+    EXPECT_TRUE(contains(e.statusMessage(), "notafeature")) << e.what();
+  }
+  try {
+    model->createSession({});
+    FAIL() << "kiln_session_create accepted 'notafeature'";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), KILN_UNSUPPORTED_ISA);
+    EXPECT_TRUE(contains(e.what(), "kiln_session_create failed: "));
+    EXPECT_STREQ(statusCodeName(e.code()), "UNSUPPORTED_ISA");
+  }
+}
+
+TEST(ClientModel, ChecksTheMetadata) {
+  EXPECT_TRUE(contains(openError(NEGATIVE_DIM_MODEL),
+                       "input 0 'x' has a negative dimension in shape [-2,3]"));
+  EXPECT_TRUE(contains(openError(STRING_DTYPE_MODEL),
+                       "input 0 'x' has element type string"));
+  EXPECT_TRUE(contains(openError(UNORDERED_BATCHES_MODEL),
+                       "batch sizes are not ascending"));
+  EXPECT_TRUE(contains(openError(UNBATCHED_VARIANTS_MODEL),
+                       "several batch variants but a tensor whose leading "
+                       "dimension is not the batch size"));
+}
+
+TEST(ClientModel, GivesEachBatchVariantItsShapes) {
+  std::shared_ptr<const Model> model = Model::open(BATCHED_MODEL);
+  EXPECT_EQ(model->info().batchSizes, (std::vector<int64_t>{1, 4, 8}));
+  EXPECT_EQ(model->info().batchArenaBytes,
+            (std::vector<uint64_t>{64, 256, 512}));
+  Signature first = model->signature({});
+  EXPECT_EQ(first.batchSize, 1);
+  EXPECT_EQ(first.inputs[0].shape, (std::vector<int64_t>{1, 4}));
+  std::unique_ptr<Session> session = model->createSession({0, 4});
+  EXPECT_EQ(session->batchSize(), 4);
+  EXPECT_EQ(session->inputs()[0].shape, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(session->outputs()[0].bytes(), 64u);
+
+  std::vector<float> x(16, 1.0f), y(16, 0.0f);
+  std::vector<kiln_tensor> in = {view(x.data(), session->inputs()[0])};
+  std::vector<kiln_tensor> out = {view(y.data(), session->outputs()[0])};
+  session->run(in, out);
+  EXPECT_EQ(y[15], 3.0f);
+
+  try {
+    model->signature({0, 3});
+    FAIL() << "batch size 3 was accepted";
+  } catch (const Error &e) {
+    EXPECT_TRUE(contains(e.what(), "has no batch size 3; it was compiled "
+                                   "for 1,4,8"))
+        << e.what();
+  }
+}
+
+TEST(ClientDType, AgreesWithTheRuntime) {
+  // The model's own kiln_dtype_size (runtime/src/runtime.c) is the ABI's
+  // word on element sizes; the table must match it for every entry.
+  void *handle = dlopen(GOOD_MODEL, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr);
+  auto dtypeSizeOf =
+      reinterpret_cast<size_t (*)(int32_t)>(dlsym(handle, "kiln_dtype_size"));
+  ASSERT_NE(dtypeSizeOf, nullptr);
+  for (const DType &t : kDTypes) {
+    EXPECT_EQ(dtypeSizeOf(t.onnx), t.size) << t.name;
+    EXPECT_EQ(findDType(t.onnx), &t);
+    EXPECT_EQ(dtypeName(t.onnx), t.name);
+  }
+  EXPECT_EQ(dtypeSizeOf(8), 0u);
+  dlclose(handle);
+  EXPECT_EQ(findDType(8), nullptr);
+  EXPECT_EQ(dtypeName(8), "string");
+  EXPECT_EQ(dtypeName(99), "dtype 99");
+  EXPECT_EQ(findDType(KILN_DTYPE_BFLOAT16)->numpy, nullptr);
+}
+
+TEST(ClientDType, ConvertsHalfAndBfloat16) {
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00); // rounds up to infinity
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000); // ties to even
+  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));
+  EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(halfToFloat(0xfc00), -INFINITY);
+  EXPECT_EQ(floatToBfloat16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBfloat16(1.00390625f), 0x3f80); // halfway: to even
+  EXPECT_EQ(floatToBfloat16(1.01171875f), 0x3f82); // halfway: to even
+  EXPECT_EQ(bfloat16ToFloat(0x4049), 3.140625f);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(NAN))));
+}
