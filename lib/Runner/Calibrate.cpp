@@ -2,6 +2,7 @@
 
 #include "Npz.h"
 #include "Samples.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include <algorithm>
 #include <cmath>
@@ -35,7 +36,7 @@ bool isNpz(const std::string &path) {
 }
 
 namespace {
-constexpr const char *kObservePrefix = "kiln.observe:";
+using mlir::kiln::kObservePrefix;
 
 /// The samples of a calibration path, in order: the folders of
 /// sampleFolders (read when run), or the arrays of a .npz, each either one

@@ -2,18 +2,16 @@
 //
 // See KernelStrategy.h. Every path that turns an op down says why in a
 // string; the three fallbacks (off tensor cores, off the shared-memory
-// tiles, onto one thread) each report it through one function below, so
-// that the reasons can be shown to users as well as under -debug-only.
+// tiles, onto one thread) each report it through one function below, as a
+// missed-optimization remark (kiln-compile --remarks, and --debug-only).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelStrategy.h"
 
+#include "kiln/Codegen/Common/Remarks.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "llvm/Support/Debug.h"
-#include "llvm/Support/raw_ostream.h"
-
-#define DEBUG_TYPE "kiln-gpu-map-to-launch"
 
 namespace mlir::kiln::gpu_mapping {
 namespace {
@@ -22,27 +20,25 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 void explain(Operation *op, StringRef what, StringRef why) {
-  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] '" << op->getName() << "' at "
-                          << op->getLoc() << ": " << what << ": " << why
-                          << "\n");
+  remarkMissed(op, "kiln-gpu-map-to-launch", what, why);
 }
 
 /// A contraction that the strategy did not put on tensor cores: it runs
 /// on the shared-memory tiles or one thread per point instead.
 void explainTensorCoreFallback(Operation *op, StringRef why) {
-  explain(op, "not on tensor cores", why);
+  explain(op, "tensor-cores", why);
 }
 
 /// A generic with a reduction that the strategy did not give shared-memory
 /// tiles: it runs with one thread per point (or group of points), every
 /// input value loaded from global memory by each thread that uses it.
 void explainTiledFallback(Operation *op, StringRef why) {
-  explain(op, "no shared-memory tiles", why);
+  explain(op, "shared-memory-tiles", why);
 }
 
 /// An op that runs in a one-thread kernel.
 void explainSingleThreadFallback(Operation *op, StringRef why) {
-  explain(op, "one thread", why);
+  explain(op, "parallel-threads", why);
 }
 
 /// Writes `parts` to `whyNot` and returns nothing: a plan that does not
