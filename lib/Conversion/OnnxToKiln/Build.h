@@ -9,6 +9,15 @@
 
 namespace mlir::kiln {
 
+/// The type of a value known to be a ranked tensor (after
+/// OnnxNode::rankedInput, or of a kiln op's result). KilnToLinalg's Lowering.h
+/// defines the same inline function for the same purpose.
+inline RankedTensorType typeOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+/// The element type of such a value.
+inline Type elementOf(Value v) { return typeOf(v).getElementType(); }
+
 /// Verifies a freshly built op and, for ops that infer their result type,
 /// sets it. On failure the op is erased and the reason is reported against the
 /// node, so a malformed model never reaches a crash or a later pass.
@@ -54,6 +63,8 @@ FailureOr<Value> logSoftmax(OnnxNode &node, Value x, int64_t axis);
 /// Reshape to a static shape (no-op when it already has it); folded like
 /// build().
 FailureOr<Value> reshapeTo(OnnxNode &node, Value v, ArrayRef<int64_t> shape);
+/// kiln.transpose by `perm` (no-op for the identity permutation).
+FailureOr<Value> transposeBy(OnnxNode &node, Value v, ArrayRef<int64_t> perm);
 
 /// kiln.conv2d from a Conv-like node's attributes (kernel_shape, strides,
 /// dilations, pads, auto_pad, group; 1-D lifted to 2-D) on the given

@@ -482,10 +482,6 @@ FailureOr<SmallVector<Value>> mod(OnnxNode &node) {
   return one(build<ModOp>(node, *a, *b, node.builder.getBoolAttr(fmod)));
 }
 
-Type elementOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
-}
-
 /// BitShift 11: direction LEFT or RIGHT, on unsigned integers in ONNX (Kiln
 /// also shifts signed ones, arithmetically to the right).
 FailureOr<SmallVector<Value>> bitShift(OnnxNode &node) {

@@ -18,8 +18,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// kiln ops with failures threaded through a flag, so the formulas read as
 /// formulas.
 class Ops {

@@ -13,8 +13,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// The declared (ONNX shape inference) type of result `i`, if static.
 RankedTensorType declaredStaticResult(OnnxNode &node, unsigned i) {
   auto t = dyn_cast<RankedTensorType>(node.op->getResult(i).getType());

@@ -14,8 +14,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// B of a legacy binary op, reshaped so that numpy broadcasting against A
 /// means what `broadcast` / `axis` meant.
 FailureOr<Value> legacyBroadcast(OnnxNode &node, Value a, Value b) {

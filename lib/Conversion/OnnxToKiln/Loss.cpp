@@ -13,8 +13,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// 0, 1, ..., rank - 1.
 SmallVector<int64_t> allAxes(int64_t rank) {
   SmallVector<int64_t> axes;

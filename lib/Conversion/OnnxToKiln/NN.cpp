@@ -8,8 +8,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// Window attributes of a Conv or pooling node, in 2-D form.
 struct Window {
   SmallVector<int64_t> kernel, strides, dilations, pads;

@@ -16,8 +16,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 bool isAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 
@@ -207,21 +205,12 @@ public:
   explicit Einsum(OnnxNode &node) : node(node) {}
   OnnxNode &node;
 
-  FailureOr<Value> transpose(Value v, ArrayRef<int64_t> perm) {
-    bool identity = true;
-    for (size_t i = 0; i < perm.size(); ++i)
-      identity &= perm[i] == (int64_t)i;
-    if (identity)
-      return v;
-    return build<TransposeOp>(node, v, node.builder.getDenseI64ArrayAttr(perm));
-  }
-
   /// Reorders `t` to `labels` (a permutation of its labels).
   FailureOr<Labeled> permute(Labeled t, StringRef labels) {
     SmallVector<int64_t> perm;
     for (char l : labels)
       perm.push_back(t.labels.find(l));
-    FailureOr<Value> v = transpose(t.v, perm);
+    FailureOr<Value> v = transposeBy(node, t.v, perm);
     if (failed(v))
       return failure();
     return Labeled{*v, labels.str()};
@@ -247,7 +236,7 @@ public:
       perm.push_back(first);
       perm.push_back(second);
       // Move the pair to the end, merge it, and gather every (n+1)-th.
-      FailureOr<Value> moved = transpose(t.v, perm);
+      FailureOr<Value> moved = transposeBy(node, t.v, perm);
       if (failed(moved))
         return failure();
       auto shape = llvm::to_vector(typeOf(*moved).getShape());

@@ -239,6 +239,16 @@ FailureOr<Value> mlir::kiln::reshapeTo(OnnxNode &node, Value v,
   return foldBuilt(node, op);
 }
 
+FailureOr<Value> mlir::kiln::transposeBy(OnnxNode &node, Value v,
+                                         ArrayRef<int64_t> perm) {
+  bool identity = true;
+  for (auto [i, p] : llvm::enumerate(perm))
+    identity &= (int64_t)i == p;
+  if (identity)
+    return v;
+  return build<TransposeOp>(node, v, node.builder.getDenseI64ArrayAttr(perm));
+}
+
 FailureOr<int64_t> mlir::kiln::normalizeAxis(OnnxNode &node, int64_t axis,
                                              int64_t rank) {
   if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {

@@ -14,9 +14,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-Type elementOf(Value v) { return typeOf(v).getElementType(); }
-
 FailureOr<Value> castTo(OnnxNode &node, FailureOr<Value> v, Type to) {
   if (failed(v))
     return failure();

@@ -15,8 +15,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 enum class Cell { RNN, GRU, LSTM };
 
 /// One activation of the `activations` attribute with its alpha and beta.

@@ -22,8 +22,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// A vector over the output positions of one axis, or a scalar (size 1) that
 /// broadcasts: compile-time doubles, or a run-time f64 tensor.
 struct Table {

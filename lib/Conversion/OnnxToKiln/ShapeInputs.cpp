@@ -19,8 +19,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 std::string shapeStr(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "a scalar";
@@ -138,8 +136,8 @@ Value mlir::kiln::constBool(OnnxNode &node, ArrayRef<bool> values,
                             DenseElementsAttr::get(type, values));
 }
 
-static Value constF32(OnnxNode &node, ArrayRef<float> values,
-                      ArrayRef<int64_t> shape) {
+Value mlir::kiln::constF32(OnnxNode &node, ArrayRef<float> values,
+                           ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(shape, node.builder.getF32Type());
   return ConstantOp::create(node.builder, node.loc(), type,
                             DenseElementsAttr::get(type, values));

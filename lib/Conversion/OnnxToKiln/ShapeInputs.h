@@ -35,6 +35,8 @@ Value constI64(OnnxNode &node, ArrayRef<int64_t> values,
                ArrayRef<int64_t> shape);
 Value constBool(OnnxNode &node, ArrayRef<bool> values,
                 ArrayRef<int64_t> shape);
+Value constF32(OnnxNode &node, ArrayRef<float> values,
+               ArrayRef<int64_t> shape);
 /// `v` converted to element type `elt` (no-op when it has it).
 FailureOr<Value> castTo(OnnxNode &node, Value v, Type elt);
 /// Element `j` of a 1-D tensor as a scalar (rank-0) tensor.

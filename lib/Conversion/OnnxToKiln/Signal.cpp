@@ -6,7 +6,7 @@
 // models use are small, and a matmul is what the code generator does best).
 //
 //===----------------------------------------------------------------------===//
-#include "Build.h"
+#include "ShapeInputs.h"
 
 #include <cmath>
 #include <numeric>
@@ -15,15 +15,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-Value f32Constant(OnnxNode &node, ArrayRef<int64_t> shape,
-                  ArrayRef<float> values) {
-  auto type = RankedTensorType::get(shape, node.builder.getF32Type());
-  auto attr = DenseElementsAttr::get(type, values);
-  return ConstantOp::create(node.builder, node.loc(), type, attr);
-}
-
 /// Slices `x` to [offset, offset + size) along `axis` (step 1).
 FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
                            int64_t offset, int64_t size) {
@@ -36,15 +27,6 @@ FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
   return build<SliceOp>(node, x, b.getDenseI64ArrayAttr(offsets),
                         b.getDenseI64ArrayAttr(sizes),
                         b.getDenseI64ArrayAttr(strides));
-}
-
-FailureOr<Value> transposeBy(OnnxNode &node, Value x, ArrayRef<int64_t> perm) {
-  bool identity = true;
-  for (auto [i, p] : llvm::enumerate(perm))
-    identity &= (int64_t)i == p;
-  if (identity)
-    return x;
-  return build<TransposeOp>(node, x, node.builder.getDenseI64ArrayAttr(perm));
 }
 
 /// DFT, opset 17: input [batch, ..., n, 1 | 2] (real or complex), transform
@@ -174,9 +156,9 @@ FailureOr<SmallVector<Value>> dft(OnnxNode &node) {
       bPos[l * k + f] = (float)(sign * std::sin(angle) * scale);
       bNeg[l * k + f] = -bPos[l * k + f];
     }
-  Value aMat = f32Constant(node, {n, k}, a);
-  Value bMat = f32Constant(node, {n, k}, bPos);
-  Value bNegMat = f32Constant(node, {n, k}, bNeg);
+  Value aMat = constF32(node, a, {n, k});
+  Value bMat = constF32(node, bPos, {n, k});
+  Value bNegMat = constF32(node, bNeg, {n, k});
 
   auto mm = [&](Value lhs, Value rhs) { return build<MatMulOp>(node, lhs, rhs); };
   FailureOr<Value> yRe = mm(*re, aMat);

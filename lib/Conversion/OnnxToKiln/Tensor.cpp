@@ -7,8 +7,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 FailureOr<SmallVector<Value>> constant(OnnxNode &node) {
   Builder &b = node.builder;
   ElementsAttr value;

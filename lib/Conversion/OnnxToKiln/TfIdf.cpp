@@ -14,8 +14,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 FailureOr<SmallVector<Value>> tfIdf(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))

@@ -13,8 +13,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// Small expression builder over one node: every op is built, verified and
 /// folded through build<>; the first failure sticks.
 class Expr {
