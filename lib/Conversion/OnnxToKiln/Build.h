@@ -2,7 +2,7 @@
 #ifndef KILN_LIB_CONVERSION_ONNXTOKILN_BUILD_H
 #define KILN_LIB_CONVERSION_ONNXTOKILN_BUILD_H
 
-#include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+#include "Converters.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 
 #include "mlir/IR/Verifier.h"

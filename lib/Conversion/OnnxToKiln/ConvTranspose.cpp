@@ -276,7 +276,6 @@ FailureOr<Value> convTranspose2D(OnnxNode &node, Value x, Value w,
   }
   return y;
 }
-
 } // namespace
 
 DenseElementsAttr mlir::kiln::depthTap(DenseElementsAttr w, int64_t k) {
@@ -383,8 +382,9 @@ FailureOr<Value> convTranspose3D(OnnxNode &node, Value x, Value w,
   }
   return y;
 }
+} // namespace
 
-FailureOr<SmallVector<Value>> convTranspose(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertConvTranspose(OnnxNode &node) {
   FailureOr<Value> xv = node.rankedInput(0), wv = node.rankedInput(1);
   if (failed(xv) || failed(wv))
     return failure();
@@ -505,11 +505,4 @@ FailureOr<SmallVector<Value>> convTranspose(OnnxNode &node) {
     y = reshapeTo(node, *y, shape);
   }
   return one(y);
-}
-} // namespace
-
-void mlir::kiln::populateConvTransposeConversions(
-    std::vector<OnnxConversion> &t) {
-  for (int64_t v : {1, 11})
-    t.push_back({"ConvTranspose", v, convTranspose});
 }

@@ -46,9 +46,11 @@ FailureOr<StringAttr> reductionAttr(OnnxNode &node) {
   }
   return node.builder.getStringAttr(r);
 }
+} // namespace
 
 /// ScatterElements 11, 13, 16 (reduction), 18 (max/min); Scatter 9, 11.
-FailureOr<SmallVector<Value>> scatterElements(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertScatterElements(OnnxNode &node) {
   FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1),
                    updates = node.rankedInput(2);
   if (failed(data) || failed(indices) || failed(updates))
@@ -68,7 +70,7 @@ FailureOr<SmallVector<Value>> scatterElements(OnnxNode &node) {
 }
 
 /// ScatterND 11, 13, 16 (reduction), 18 (max/min).
-FailureOr<SmallVector<Value>> scatterND(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertScatterND(OnnxNode &node) {
   FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1),
                    updates = node.rankedInput(2);
   if (failed(data) || failed(indices) || failed(updates))
@@ -90,7 +92,7 @@ FailureOr<SmallVector<Value>> scatterND(OnnxNode &node) {
 }
 
 /// GatherND 11, 12 (batch_dims), 13.
-FailureOr<SmallVector<Value>> gatherND(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertGatherND(OnnxNode &node) {
   FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1);
   if (failed(data) || failed(indices))
     return failure();
@@ -111,7 +113,7 @@ FailureOr<SmallVector<Value>> gatherND(OnnxNode &node) {
 
 /// CumSum 11, 14. The axis is an input: a constant is checked here and folds
 /// away after lowering; a run-time axis is read by the kernel.
-FailureOr<SmallVector<Value>> cumSum(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertCumSum(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), axis = node.rankedInput(1);
   if (failed(x) || failed(axis))
     return failure();
@@ -131,7 +133,7 @@ FailureOr<SmallVector<Value>> cumSum(OnnxNode &node) {
 
 /// TopK 1 (k attribute), 10 (k input), 11 (largest, sorted). A k that is
 /// not a constant is taken from the declared shape of the outputs.
-FailureOr<SmallVector<Value>> topK(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertTopK(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -177,7 +179,7 @@ FailureOr<SmallVector<Value>> topK(OnnxNode &node) {
 
 /// Hardmax 1, 11 (the input coerced to 2-D at axis), 13 (one axis): 1 where
 /// the first maximum along the axis is, as equal(argmax, iota), cast.
-FailureOr<SmallVector<Value>> hardmax(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertHardmax(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -231,7 +233,8 @@ FailureOr<SmallVector<Value>> hardmax(OnnxNode &node) {
 }
 
 /// ReverseSequence 10.
-FailureOr<SmallVector<Value>> reverseSequence(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertReverseSequence(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), lens = node.rankedInput(1);
   if (failed(x) || failed(lens))
     return failure();
@@ -247,13 +250,14 @@ FailureOr<SmallVector<Value>> reverseSequence(OnnxNode &node) {
 }
 
 /// Det 11.
-FailureOr<SmallVector<Value>> det(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertDet(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
   return one(build<DetOp>(node, *x));
 }
 
+namespace {
 /// Guards that `count` (a rank-0 f32 tensor computed from input `input`)
 /// is `expected`: the size the model declares for a data-dependent output.
 LogicalResult guardCount(OnnxNode &node, Value count, int64_t expected,
@@ -298,11 +302,12 @@ FailureOr<Value> countNonZero(OnnxNode &node, Value v) {
   return build<ReduceSumOp>(node, *f, node.builder.getDenseI64ArrayAttr(axes),
                             node.builder.getBoolAttr(false));
 }
+} // namespace
 
 /// Compress 9, 11 (negative axis). A constant condition becomes a gather of
 /// the selected positions; a run-time one needs the output's declared
 /// static shape (its size along the axis depends on the data).
-FailureOr<SmallVector<Value>> compress(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertCompress(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), cond = node.rankedInput(1);
   if (failed(x) || failed(cond))
     return failure();
@@ -390,7 +395,7 @@ FailureOr<SmallVector<Value>> compress(OnnxNode &node) {
 
 /// NonZero 9, 13: a constant input folds to its coordinates; a run-time one
 /// needs the declared static output shape.
-FailureOr<SmallVector<Value>> nonZero(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertNonZero(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -451,6 +456,8 @@ FailureOr<SmallVector<Value>> nonZero(OnnxNode &node) {
     return failure();
   return SmallVector<Value>{op.getResult()};
 }
+
+namespace {
 /// Unique of a run-time input: the number of distinct slices comes from the
 /// outputs' declared static shapes (values, or indices, or counts).
 FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
@@ -528,10 +535,11 @@ FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
   return SmallVector<Value>{op.getValues(), op.getIndices(), op.getInverse(),
                             op.getCounts()};
 }
+} // namespace
 
 /// Unique 11. A compile-time constant input is computed here (the unique
 /// slices gathered from the constant); a run-time one becomes kiln.unique.
-FailureOr<SmallVector<Value>> unique(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertUnique(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -611,29 +619,4 @@ FailureOr<SmallVector<Value>> unique(OnnxNode &node) {
   results[2] = ints(inverse);
   results[3] = ints(counts);
   return results;
-}
-} // namespace
-
-void mlir::kiln::populateIndexingConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {11, 13, 16, 18})
-    t.push_back({"ScatterElements", v, scatterElements});
-  for (int64_t v : {9, 11})
-    t.push_back({"Scatter", v, scatterElements});
-  for (int64_t v : {11, 13, 16, 18})
-    t.push_back({"ScatterND", v, scatterND});
-  for (int64_t v : {11, 12, 13})
-    t.push_back({"GatherND", v, gatherND});
-  for (int64_t v : {11, 14})
-    t.push_back({"CumSum", v, cumSum});
-  for (int64_t v : {1, 10, 11})
-    t.push_back({"TopK", v, topK});
-  for (int64_t v : {1, 11, 13})
-    t.push_back({"Hardmax", v, hardmax});
-  t.push_back({"ReverseSequence", 10, reverseSequence});
-  t.push_back({"Det", 11, det});
-  for (int64_t v : {9, 11})
-    t.push_back({"Compress", v, compress});
-  for (int64_t v : {9, 13})
-    t.push_back({"NonZero", v, nonZero});
-  t.push_back({"Unique", 11, unique});
 }

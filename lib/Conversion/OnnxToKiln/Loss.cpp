@@ -20,9 +20,11 @@ SmallVector<int64_t> allAxes(int64_t rank) {
     axes.push_back(d);
   return axes;
 }
+} // namespace
 
 /// GatherElements 11, 13.
-FailureOr<SmallVector<Value>> gatherElements(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertGatherElements(OnnxNode &node) {
   FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1);
   if (failed(data) || failed(indices))
     return failure();
@@ -33,6 +35,7 @@ FailureOr<SmallVector<Value>> gatherElements(OnnxNode &node) {
                                      node.builder.getI64IntegerAttr(*axis)));
 }
 
+namespace {
 /// The negative log-likelihood of `logProb` ([N, C, d1..dk]) at `target`
 /// ([N, d1..dk]) with the node's weight input `weightIdx` (optional [C]),
 /// reduction and ignore_index. Ignored targets contribute 0 and weigh 0;
@@ -145,9 +148,11 @@ FailureOr<Value> negativeLogLikelihood(OnnxNode &node, Value logProb,
     return failure();
   return build<DivOp>(node, *sum, *total);
 }
+} // namespace
 
 /// NegativeLogLikelihoodLoss 12, 13.
-FailureOr<SmallVector<Value>> nllLoss(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertNegativeLogLikelihoodLoss(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), target = node.rankedInput(1);
   if (failed(x) || failed(target))
     return failure();
@@ -156,7 +161,8 @@ FailureOr<SmallVector<Value>> nllLoss(OnnxNode &node) {
 
 /// SoftmaxCrossEntropyLoss 12, 13: LogSoftmax over the class axis (the
 /// optional second output), then the negative log-likelihood.
-FailureOr<SmallVector<Value>> softmaxCrossEntropy(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertSoftmaxCrossEntropyLoss(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), target = node.rankedInput(1);
   if (failed(x) || failed(target))
     return failure();
@@ -173,7 +179,6 @@ FailureOr<SmallVector<Value>> softmaxCrossEntropy(OnnxNode &node) {
     return failure();
   return SmallVector<Value>{*loss, node.resultUsed(1) ? *logProb : Value()};
 }
-} // namespace
 
 /// log(softmax(x)) along `axis` as (x - max) - log(sum(exp(x - max))): the
 /// same passes as kiln.softmax, but a class whose probability underflows
@@ -197,13 +202,4 @@ FailureOr<Value> mlir::kiln::logSoftmax(OnnxNode &node, Value x,
   if (failed(logSum))
     return failure();
   return build<SubOp>(node, *shifted, *logSum);
-}
-
-void mlir::kiln::populateLossConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {11, 13})
-    t.push_back({"GatherElements", v, gatherElements});
-  for (int64_t v : {12, 13}) {
-    t.push_back({"NegativeLogLikelihoodLoss", v, nllLoss});
-    t.push_back({"SoftmaxCrossEntropyLoss", v, softmaxCrossEntropy});
-  }
 }

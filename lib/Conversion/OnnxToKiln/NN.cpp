@@ -205,7 +205,6 @@ FailureOr<Value> conv3D(OnnxNode &node, Value x, Value w) {
     return failure();
   return build<TransposeOp>(node, *y, b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
 }
-
 } // namespace
 
 FailureOr<Value> mlir::kiln::buildConv(OnnxNode &node, Value x, Value w,
@@ -232,8 +231,7 @@ FailureOr<Value> mlir::kiln::buildConv(OnnxNode &node, Value x, Value w,
   return win->oneD ? lowerTo1D(node, y) : y;
 }
 
-namespace {
-FailureOr<SmallVector<Value>> conv(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertConv(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), w = node.rankedInput(1);
   if (failed(x) || failed(w))
     return failure();
@@ -242,6 +240,7 @@ FailureOr<SmallVector<Value>> conv(OnnxNode &node) {
   return one(buildConv(node, *x, *w, node.input(2)));
 }
 
+namespace {
 /// 3-D pooling as two 2-D poolings: over (H, W) with depth folded into the
 /// channels, then over D with the spatial plane flattened. A pooling window is
 /// a box and so is its valid (unpadded) part, so max and average (with or
@@ -453,8 +452,10 @@ FailureOr<SmallVector<Value>> globalPool(OnnxNode &node, bool isMax) {
   return one(build<ReduceMaxOp>(node, *x, node.builder.getDenseI64ArrayAttr(axes),
                                 node.builder.getBoolAttr(true)));
 }
+} // namespace
 
-FailureOr<SmallVector<Value>> batchNorm(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertBatchNormalization(OnnxNode &node) {
   if (node.intAttr("training_mode", 0) != 0) {
     node.fail() << "training_mode=1 is not supported; export the model in "
                    "inference (eval) mode";
@@ -478,6 +479,7 @@ FailureOr<SmallVector<Value>> batchNorm(OnnxNode &node) {
                                     node.floatAttr("epsilon", 1e-5f))));
 }
 
+namespace {
 /// LayerNormalization 17 with its Mean and InvStdDev outputs: decomposed
 /// into reductions and elementwise ops in stash_type (float32); the two
 /// statistics keep the normalized dimensions with size 1.
@@ -558,11 +560,13 @@ FailureOr<SmallVector<Value>> layerNormWithStats(OnnxNode &node, Value x,
     return failure();
   return SmallVector<Value>{*y, *mean, *invStd};
 }
+} // namespace
 
 /// LayerNormalization 17. Y alone is one kiln.layer_norm (computed in the
 /// input type); the Mean and InvStdDev outputs, when used, take the
 /// decomposed path.
-FailureOr<SmallVector<Value>> layerNorm(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertLayerNormalization(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
   if (failed(x) || failed(scale))
     return failure();
@@ -583,7 +587,7 @@ FailureOr<SmallVector<Value>> layerNorm(OnnxNode &node) {
                                 b.getF32FloatAttr(epsilon)));
 }
 
-FailureOr<SmallVector<Value>> gemm(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertGemm(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
   if (failed(a) || failed(b))
     return failure();
@@ -595,13 +599,14 @@ FailureOr<SmallVector<Value>> gemm(OnnxNode &node) {
                            bl.getBoolAttr(node.intAttr("transB", 0) != 0)));
 }
 
-FailureOr<SmallVector<Value>> matmul(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertMatMul(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
   if (failed(a) || failed(b))
     return failure();
   return one(build<MatMulOp>(node, *a, *b));
 }
 
+namespace {
 /// Softmax and LogSoftmax. Before opset 13 the input is coerced to 2-D at
 /// `axis` (default 1) and normalized over the whole trailing block.
 FailureOr<SmallVector<Value>> softmax(OnnxNode &node, bool log) {
@@ -635,49 +640,46 @@ FailureOr<SmallVector<Value>> softmax(OnnxNode &node, bool log) {
 }
 } // namespace
 
-void mlir::kiln::populateNNConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {1, 11})
-    t.push_back({"Conv", v, conv});
-  for (int64_t v : {1, 8, 10, 11, 12})
-    t.push_back({"MaxPool", v, [](OnnxNode &n) { return pool<MaxPool2DOp>(n, false); }});
-  // AveragePool 1 is 7 without count_include_pad (whose default is 0).
-  for (int64_t v : {1, 7, 10, 11})
-    t.push_back({"AveragePool", v, [](OnnxNode &n) { return pool<AvgPool2DOp>(n, true); }});
-  t.push_back({"GlobalAveragePool", 1, [](OnnxNode &n) { return globalPool(n, false); }});
-  t.push_back({"GlobalMaxPool", 1, [](OnnxNode &n) { return globalPool(n, true); }});
-  // Before 7, is_test = 1 meant inference and spatial = 0 normalized every
-  // element separately; Kiln compiles the inference, spatial form.
-  for (int64_t v : {1, 6})
-    t.push_back({"BatchNormalization", v, [](OnnxNode &n) -> FailureOr<SmallVector<Value>> {
-                   if (n.intAttr("is_test", 0) != 1) {
-                     n.fail() << "is_test = 0 (training statistics) is not "
-                                 "supported; export the model in inference "
-                                 "(eval) mode";
-                     return failure();
-                   }
-                   if (n.intAttr("spatial", 1) != 1) {
-                     n.fail() << "spatial = 0 (per-element statistics) is not "
-                                 "supported";
-                     return failure();
-                   }
-                   return batchNorm(n);
-                 }});
-  for (int64_t v : {7, 9, 14, 15})
-    t.push_back({"BatchNormalization", v, batchNorm});
-  t.push_back({"LayerNormalization", 17, layerNorm});
-  // Gemm 1 and 6 differ from 7 by a `broadcast` attribute for C; a valid
-  // model without it already has C of the full [M, N] shape.
-  for (int64_t v : {1, 6, 7, 9, 11, 13})
-    t.push_back({"Gemm", v, gemm});
-  for (int64_t v : {1, 9, 13})
-    t.push_back({"MatMul", v, matmul});
-  for (int64_t v : {1, 11, 13}) {
-    t.push_back({"Softmax", v, [](OnnxNode &n) { return softmax(n, false); }});
-    t.push_back({"LogSoftmax", v, [](OnnxNode &n) { return softmax(n, true); }});
+FailureOr<SmallVector<Value>> mlir::kiln::convertMaxPool(OnnxNode &node) {
+  return pool<MaxPool2DOp>(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertAveragePool(OnnxNode &node) {
+  return pool<AvgPool2DOp>(node, true);
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertGlobalAveragePool(OnnxNode &node) {
+  return globalPool(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertGlobalMaxPool(OnnxNode &node) {
+  return globalPool(node, true);
+}
+
+/// BatchNormalization 1 and 6: is_test = 1 meant inference and spatial = 0
+/// normalized every element separately; Kiln compiles the inference, spatial
+/// form.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertBatchNormalization1(OnnxNode &node) {
+  if (node.intAttr("is_test", 0) != 1) {
+    node.fail() << "is_test = 0 (training statistics) is not "
+                   "supported; export the model in inference "
+                   "(eval) mode";
+    return failure();
   }
-  populateResizeConversions(t);
-  populateConvTransposeConversions(t);
-  populateRecurrentConversions(t);
-  populateNNMiscConversions(t);
-  populateGridSampleConversions(t);
+  if (node.intAttr("spatial", 1) != 1) {
+    node.fail() << "spatial = 0 (per-element statistics) is not "
+                   "supported";
+    return failure();
+  }
+  return convertBatchNormalization(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSoftmax(OnnxNode &node) {
+  return softmax(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertLogSoftmax(OnnxNode &node) {
+  return softmax(node, true);
 }

@@ -57,8 +57,10 @@ FailureOr<Value> normalize(OnnxNode &node, Value x, ArrayRef<int64_t> axes,
   }
   return build<DivOp>(node, *centered, *y);
 }
+} // namespace
 
-FailureOr<SmallVector<Value>> instanceNorm(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertInstanceNormalization(OnnxNode &node) {
   FailureOr<Value> x = floatInput(node, 0), scale = node.rankedInput(1),
                    bias = node.rankedInput(2);
   if (failed(x) || failed(scale) || failed(bias))
@@ -82,7 +84,8 @@ FailureOr<SmallVector<Value>> instanceNorm(OnnxNode &node) {
   return one(build<AddOp>(node, *y, *bb));
 }
 
-FailureOr<SmallVector<Value>> meanVarianceNorm(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertMeanVarianceNormalization(OnnxNode &node) {
   FailureOr<Value> x = floatInput(node, 0);
   if (failed(x))
     return failure();
@@ -101,7 +104,7 @@ FailureOr<SmallVector<Value>> meanVarianceNorm(OnnxNode &node) {
 }
 
 /// LRN: x / (bias + alpha / size * sum of squares over a window of channels)^beta.
-FailureOr<SmallVector<Value>> lrn(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertLRN(OnnxNode &node) {
   FailureOr<Value> x = floatInput(node, 0);
   if (failed(x))
     return failure();
@@ -142,6 +145,7 @@ FailureOr<SmallVector<Value>> lrn(OnnxNode &node) {
   return one(build<DivOp>(node, *x, *d));
 }
 
+namespace {
 /// reshape -> transpose -> reshape.
 FailureOr<Value> rearrange(OnnxNode &node, Value x, ArrayRef<int64_t> split,
                            ArrayRef<int64_t> perm, ArrayRef<int64_t> out) {
@@ -338,7 +342,9 @@ public:
   }
 };
 
-FailureOr<SmallVector<Value>> einsum(OnnxNode &node) {
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertEinsum(OnnxNode &node) {
   std::string eq;
   for (char ch : node.strAttr("equation", ""))
     if (ch != ' ')
@@ -449,17 +455,11 @@ FailureOr<SmallVector<Value>> einsum(OnnxNode &node) {
     return failure();
   return SmallVector<Value>{acc->v};
 }
-} // namespace
 
-void mlir::kiln::populateNNMiscConversions(std::vector<OnnxConversion> &t) {
-  t.push_back({"InstanceNormalization", 6, instanceNorm});
-  for (int64_t v : {9, 13})
-    t.push_back({"MeanVarianceNormalization", v, meanVarianceNorm});
-  for (int64_t v : {1, 13})
-    t.push_back({"LRN", v, lrn});
-  for (int64_t v : {1, 11, 13})
-    t.push_back({"DepthToSpace", v, [](OnnxNode &n) { return depthToSpace(n, false); }});
-  for (int64_t v : {1, 13})
-    t.push_back({"SpaceToDepth", v, [](OnnxNode &n) { return depthToSpace(n, true); }});
-  t.push_back({"Einsum", 12, einsum});
+FailureOr<SmallVector<Value>> mlir::kiln::convertDepthToSpace(OnnxNode &node) {
+  return depthToSpace(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSpaceToDepth(OnnxNode &node) {
+  return depthToSpace(node, true);
 }

@@ -407,21 +407,18 @@ struct ConvertOnnxToKilnPass
     : mlir::kiln::impl::ConvertOnnxToKilnPassBase<ConvertOnnxToKilnPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::vector<OnnxConversion> table;
-    populateElementwiseConversions(table);
-    populateNNConversions(table);
-    populateTensorConversions(table);
-    populateLossConversions(table);
-    populateSignalConversions(table);
-    populateTfIdfConversions(table);
-    populateLegacyConversions(table);
-    populateTrainingConversions(table);
-    populateQuantizeConversions(table);
-    populateShapeInputConversions(table);
-    populateIndexingConversions(table);
-    llvm::StringMap<SmallVector<const OnnxConversion *>> byType;
-    for (const OnnxConversion &c : table)
-      byType[c.opType].push_back(&c);
+    // Each op's (row, since-version) pairs in table order, keyed by op type,
+    // or "<domain>.<OpType>" for other domains than ai.onnx.
+    using Version = std::pair<const OnnxOpRow *, int64_t>;
+    llvm::StringMap<SmallVector<Version>> byType;
+    for (const OnnxOpRow &row : onnxOpTable()) {
+      if (!row.convert)
+        continue; // control flow, inlined below
+      std::string key = *row.domain ? std::string(row.domain) + "." + row.opType
+                                    : std::string(row.opType);
+      for (int64_t since : row.versions())
+        byType[key].push_back({&row, since});
+    }
 
     llvm::StringMap<int64_t> opsets;
     if (auto dict = module->getAttrOfType<DictionaryAttr>(
@@ -476,11 +473,10 @@ struct ConvertOnnxToKilnPass
         std::string key = domain.empty()
                               ? node.opType().str()
                               : domain + "." + node.opType().str();
-        const OnnxConversion *chosen = nullptr;
-        for (const OnnxConversion *c : byType.lookup(key))
-          if (c->sinceVersion <= opset &&
-              (!chosen || c->sinceVersion > chosen->sinceVersion))
-            chosen = c;
+        std::optional<Version> chosen;
+        for (Version v : byType.lookup(key))
+          if (v.second <= opset && (!chosen || v.second > chosen->second))
+            chosen = v;
         if (!chosen) {
           anyFailed = true;
           failedOps.insert(op);
@@ -490,8 +486,8 @@ struct ConvertOnnxToKilnPass
                  << "' is not supported; Kiln compiles the default ONNX "
                     "domain (ai.onnx)";
           } else if (byType.count(key)) {
-            diag << "Kiln supports " << node.opType()
-                 << " from opset " << byType.lookup(key).front()->sinceVersion
+            diag << "Kiln supports " << node.opType() << " from opset "
+                 << byType.lookup(key).front().second
                  << "; re-export the model with a newer opset";
           } else {
             diag << "op type " << node.opType()
@@ -500,7 +496,7 @@ struct ConvertOnnxToKilnPass
           }
           continue;
         }
-        FailureOr<SmallVector<Value>> results = chosen->convert(node);
+        FailureOr<SmallVector<Value>> results = chosen->first->convert(node);
         if (failed(results)) {
           anyFailed = true;
           failedOps.insert(op);

@@ -420,10 +420,14 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
 }
 } // namespace
 
-void mlir::kiln::populateRecurrentConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {7, 14}) {
-    t.push_back({"RNN", v, [](OnnxNode &n) { return recurrent(n, Cell::RNN); }});
-    t.push_back({"GRU", v, [](OnnxNode &n) { return recurrent(n, Cell::GRU); }});
-    t.push_back({"LSTM", v, [](OnnxNode &n) { return recurrent(n, Cell::LSTM); }});
-  }
+FailureOr<SmallVector<Value>> mlir::kiln::convertRNN(OnnxNode &node) {
+  return recurrent(node, Cell::RNN);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertGRU(OnnxNode &node) {
+  return recurrent(node, Cell::GRU);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertLSTM(OnnxNode &node) {
+  return recurrent(node, Cell::LSTM);
 }

@@ -539,9 +539,10 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
 }
 } // namespace
 
-void mlir::kiln::populateResizeConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {10, 11, 13})
-    t.push_back({"Resize", v, [](OnnxNode &n) { return resize(n, false); }});
-  for (int64_t v : {7, 9})
-    t.push_back({"Upsample", v, [](OnnxNode &n) { return resize(n, true); }});
+FailureOr<SmallVector<Value>> mlir::kiln::convertResize(OnnxNode &node) {
+  return resize(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertUpsample(OnnxNode &node) {
+  return resize(node, true);
 }

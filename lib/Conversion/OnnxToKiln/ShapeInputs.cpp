@@ -305,9 +305,10 @@ FailureOr<Value> expandTo(OnnxNode &node, Value x, ArrayRef<int64_t> shape) {
     return failure();
   return foldBuilt(node, op);
 }
+} // namespace
 
 /// Expand 8, 13: numpy broadcasting of the input with `shape`.
-FailureOr<SmallVector<Value>> expand(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertExpand(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x) || failed(node.requireStaticShape(typeOf(*x))))
     return failure();
@@ -394,7 +395,7 @@ FailureOr<SmallVector<Value>> expand(OnnxNode &node) {
 
 /// Tile 6, 13: interleave size-1 dimensions, broadcast them to the repeats,
 /// merge each pair.
-FailureOr<SmallVector<Value>> tile(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertTile(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x) || failed(node.requireStaticShape(typeOf(*x))))
     return failure();
@@ -463,7 +464,8 @@ FailureOr<SmallVector<Value>> tile(OnnxNode &node) {
 }
 
 /// ConstantOfShape 9, 20, 21: a splat of `value` (default float 0).
-FailureOr<SmallVector<Value>> constantOfShape(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertConstantOfShape(OnnxNode &node) {
   SmallVector<int64_t> shape;
   if (std::optional<SmallVector<int64_t>> c = node.constantInts(0)) {
     shape = *c;
@@ -497,7 +499,7 @@ FailureOr<SmallVector<Value>> constantOfShape(OnnxNode &node) {
 }
 
 /// Range 11: start + i * delta for i < max(ceil((limit - start) / delta), 0).
-FailureOr<SmallVector<Value>> range(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertRange(OnnxNode &node) {
   FailureOr<Value> start = node.rankedInput(0), limit = node.rankedInput(1),
                    delta = node.rankedInput(2);
   if (failed(start) || failed(limit) || failed(delta))
@@ -559,7 +561,7 @@ FailureOr<SmallVector<Value>> range(OnnxNode &node) {
 
 /// OneHot 9, 11: on where the (wrapped) index equals the position along
 /// `axis`, off elsewhere.
-FailureOr<SmallVector<Value>> oneHot(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertOneHot(OnnxNode &node) {
   FailureOr<Value> indices = node.rankedInput(0), values = node.rankedInput(2);
   if (failed(indices) || failed(values) ||
       failed(node.requireStaticShape(typeOf(*indices))))
@@ -617,7 +619,7 @@ FailureOr<SmallVector<Value>> oneHot(OnnxNode &node) {
 }
 
 /// EyeLike 9, 22: ones on diagonal k of a 2-D input's shape.
-FailureOr<SmallVector<Value>> eyeLike(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertEyeLike(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x) || failed(node.requireStaticShape(typeOf(*x))))
     return failure();
@@ -636,6 +638,7 @@ FailureOr<SmallVector<Value>> eyeLike(OnnxNode &node) {
   })};
 }
 
+namespace {
 enum class Window { Hann, Hamming, Blackman };
 
 /// HannWindow, HammingWindow, BlackmanWindow 17: the window of a run-time
@@ -681,19 +684,15 @@ FailureOr<SmallVector<Value>> window(OnnxNode &node, Window kind) {
 }
 } // namespace
 
-void mlir::kiln::populateShapeInputConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {8, 13})
-    t.push_back({"Expand", v, expand});
-  for (int64_t v : {6, 13})
-    t.push_back({"Tile", v, tile});
-  for (int64_t v : {9, 20, 21})
-    t.push_back({"ConstantOfShape", v, constantOfShape});
-  t.push_back({"Range", 11, range});
-  for (int64_t v : {9, 11})
-    t.push_back({"OneHot", v, oneHot});
-  for (int64_t v : {9, 22})
-    t.push_back({"EyeLike", v, eyeLike});
-  t.push_back({"HannWindow", 17, [](OnnxNode &n) { return window(n, Window::Hann); }});
-  t.push_back({"HammingWindow", 17, [](OnnxNode &n) { return window(n, Window::Hamming); }});
-  t.push_back({"BlackmanWindow", 17, [](OnnxNode &n) { return window(n, Window::Blackman); }});
+FailureOr<SmallVector<Value>> mlir::kiln::convertHannWindow(OnnxNode &node) {
+  return window(node, Window::Hann);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertHammingWindow(OnnxNode &node) {
+  return window(node, Window::Hamming);
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertBlackmanWindow(OnnxNode &node) {
+  return window(node, Window::Blackman);
 }

@@ -28,11 +28,12 @@ FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
                         b.getDenseI64ArrayAttr(sizes),
                         b.getDenseI64ArrayAttr(strides));
 }
+} // namespace
 
 /// DFT, opset 17: input [batch, ..., n, 1 | 2] (real or complex), transform
 /// along `axis`; optional dft_length (a constant) truncates or zero-pads the
 /// signal; `inverse` scales by 1/n; `onesided` keeps n / 2 + 1 frequencies.
-FailureOr<SmallVector<Value>> dft(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertDFT(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -190,9 +191,4 @@ FailureOr<SmallVector<Value>> dft(OnnxNode &node) {
   }
   return one(build<ConcatOp>(node, ValueRange(parts),
                              node.builder.getI64IntegerAttr(prank)));
-}
-} // namespace
-
-void mlir::kiln::populateSignalConversions(std::vector<OnnxConversion> &t) {
-  t.push_back({"DFT", 17, dft});
 }

@@ -6,8 +6,7 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-namespace {
-FailureOr<SmallVector<Value>> constant(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertConstant(OnnxNode &node) {
   Builder &b = node.builder;
   ElementsAttr value;
   if (auto t = node.op->getAttrOfType<ElementsAttr>("value")) {
@@ -38,6 +37,7 @@ FailureOr<SmallVector<Value>> constant(OnnxNode &node) {
   return SmallVector<Value>{c};
 }
 
+namespace {
 /// ONNX Reshape: 0 copies the input dimension (unless allowzero), -1 is
 /// inferred from the element count.
 FailureOr<SmallVector<Value>> reshapeWith(OnnxNode &node, Value x,
@@ -80,8 +80,9 @@ FailureOr<SmallVector<Value>> reshapeWith(OnnxNode &node, Value x,
   }
   return one(reshapeTo(node, x, shape));
 }
+} // namespace
 
-FailureOr<SmallVector<Value>> reshape(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertReshape(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -166,7 +167,7 @@ FailureOr<SmallVector<Value>> reshape(OnnxNode &node) {
   return one(reshapeTo(node, *x, out));
 }
 
-FailureOr<SmallVector<Value>> flatten(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertFlatten(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -186,7 +187,7 @@ FailureOr<SmallVector<Value>> flatten(OnnxNode &node) {
   return reshapeWith(node, *x, {outer, inner}, false);
 }
 
-FailureOr<SmallVector<Value>> transpose(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertTranspose(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -200,7 +201,7 @@ FailureOr<SmallVector<Value>> transpose(OnnxNode &node) {
   return one(build<TransposeOp>(node, *x, node.builder.getDenseI64ArrayAttr(perm)));
 }
 
-FailureOr<SmallVector<Value>> concat(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertConcat(OnnxNode &node) {
   SmallVector<Value> inputs;
   for (unsigned i = 0; i < node.numInputs(); ++i) {
     FailureOr<Value> v = node.rankedInput(i);
@@ -219,7 +220,7 @@ FailureOr<SmallVector<Value>> concat(OnnxNode &node) {
   return one(build<ConcatOp>(node, inputs, node.builder.getI64IntegerAttr(*axis)));
 }
 
-FailureOr<SmallVector<Value>> shape(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertShape(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -240,14 +241,17 @@ FailureOr<SmallVector<Value>> shape(OnnxNode &node) {
   return SmallVector<Value>{c};
 }
 
+namespace {
 FailureOr<SmallVector<Value>> padByGather(OnnxNode &node, Value x,
                                           StringRef mode,
                                           std::optional<SmallVector<int64_t>> pads);
 
+} // namespace
+
 /// Pad 2 (attributes) and 11+ (inputs). Constant pads and value in
 /// "constant" mode become kiln.pad; everything else is gathered
 /// (padByGather).
-FailureOr<SmallVector<Value>> pad(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertPad(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -329,6 +333,7 @@ FailureOr<SmallVector<Value>> pad(OnnxNode &node) {
                           node.builder.getF32FloatAttr(value)));
 }
 
+namespace {
 /// Axes from the attribute (before `inputSince`) or from constant input 1.
 std::optional<SmallVector<int64_t>> readAxes(OnnxNode &node, int64_t inputSince,
                                              bool &ok) {
@@ -504,10 +509,11 @@ optionalInts(OnnxNode &node, unsigned i, StringRef what) {
   }
   return v;
 }
+} // namespace
 
 /// Gather 1, 11, 13. Constant indices are checked against the axis here;
 /// kiln.gather clamps whatever arrives at run time.
-FailureOr<SmallVector<Value>> gather(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertGather(OnnxNode &node) {
   FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1);
   if (failed(data) || failed(indices))
     return failure();
@@ -518,7 +524,7 @@ FailureOr<SmallVector<Value>> gather(OnnxNode &node) {
                              node.builder.getI64IntegerAttr(*axis)));
 }
 
-
+namespace {
 /// Rank-0 i64 constant.
 Value scalarI64(OnnxNode &node, int64_t v) { return constI64(node, {v}, {}); }
 
@@ -809,9 +815,10 @@ FailureOr<Value> buildSlice(OnnxNode &node, Value x, const SliceBounds &b) {
                         bl.getDenseI64ArrayAttr(b.sizes),
                         bl.getDenseI64ArrayAttr(b.strides));
 }
+} // namespace
 
 /// Slice 1 (attributes) and 10, 11, 13 (constant inputs).
-FailureOr<SmallVector<Value>> slice(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertSlice(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -911,7 +918,7 @@ FailureOr<SmallVector<Value>> slice(OnnxNode &node) {
 
 /// Split 2, 11 (split attribute), 13 (split input), 18 (num_outputs). Without
 /// split the outputs are equal; from 18 the last may be smaller.
-FailureOr<SmallVector<Value>> split(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertSplit(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -1014,6 +1021,7 @@ FailureOr<SmallVector<Value>> split(OnnxNode &node) {
   return results;
 }
 
+namespace {
 /// The sorted, unique, non-negative axes of an ONNX reduction. Axes are an
 /// attribute, except from `axesInputSince` where they are an optional input;
 /// no axes means all axes unless noop_with_empty_axes is set, which yields
@@ -1201,9 +1209,10 @@ FailureOr<Value> compositeOn(OnnxNode &node, Composite kind, Value x,
     return build<LogOp>(node, *r);
   return r;
 }
+} // namespace
 
 /// Size: the element count of a static input, as an int64 scalar constant.
-FailureOr<SmallVector<Value>> size(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertSize(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -1217,6 +1226,7 @@ FailureOr<SmallVector<Value>> size(OnnxNode &node) {
   return SmallVector<Value>{c};
 }
 
+namespace {
 /// ArgMax/ArgMin 1, 11 (negative axes), 12, 13 (select_last_index).
 template <typename OpTy>
 FailureOr<SmallVector<Value>> argReduce(OnnxNode &node) {
@@ -1258,61 +1268,60 @@ FailureOr<SmallVector<Value>> reduce(OnnxNode &node, int64_t axesInputSince) {
 }
 } // namespace
 
-void mlir::kiln::populateTensorConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {1, 9, 11, 12, 13})
-    t.push_back({"Constant", v, constant});
-  for (int64_t v : {1, 5, 13, 14})
-    t.push_back({"Reshape", v, reshape});
-  for (int64_t v : {1, 9, 11, 13})
-    t.push_back({"Flatten", v, flatten});
-  for (int64_t v : {1, 13})
-    t.push_back({"Transpose", v, transpose});
-  for (int64_t v : {4, 11, 13})
-    t.push_back({"Concat", v, concat});
-  for (int64_t v : {1, 13, 15})
-    t.push_back({"Shape", v, shape});
-  for (int64_t v : {2, 11, 13, 18})
-    t.push_back({"Pad", v, pad});
-  for (int64_t v : {1, 11, 13})
-    t.push_back({"Gather", v, gather});
-  for (int64_t v : {1, 10, 11, 13})
-    t.push_back({"Slice", v, slice});
-  for (int64_t v : {2, 11, 13, 18})
-    t.push_back({"Split", v, split});
-  for (int64_t v : {1, 11, 13}) {
-    t.push_back({"Squeeze", v, [](OnnxNode &n) { return squeeze(n, false); }});
-    t.push_back({"Unsqueeze", v, [](OnnxNode &n) { return squeeze(n, true); }});
-  }
-  for (int64_t v : {1, 11, 13}) {
-    t.push_back({"ReduceMean", v, [](OnnxNode &n) { return reduce<ReduceMeanOp>(n, 18); }});
-    t.push_back({"ReduceMax", v, [](OnnxNode &n) { return reduce<ReduceMaxOp>(n, 18); }});
-    t.push_back({"ReduceMin", v, [](OnnxNode &n) { return reduce<ReduceMinOp>(n, 18); }});
-    t.push_back({"ReduceSum", v, [](OnnxNode &n) { return reduce<ReduceSumOp>(n, 13); }});
-  }
-  for (int64_t v : {1, 13})
-    t.push_back({"Size", v, size});
-  for (int64_t v : {1, 11, 12, 13}) {
-    t.push_back({"ArgMax", v, argReduce<ArgMaxOp>});
-    t.push_back({"ArgMin", v, argReduce<ArgMinOp>});
-  }
-  for (int64_t v : {1, 11, 13, 18}) {
-    t.push_back({"ReduceL1", v, [](OnnxNode &n) {
-                   return reduceComposite(n, Composite::L1);
-                 }});
-    t.push_back({"ReduceL2", v, [](OnnxNode &n) {
-                   return reduceComposite(n, Composite::L2);
-                 }});
-    t.push_back({"ReduceSumSquare", v, [](OnnxNode &n) {
-                   return reduceComposite(n, Composite::SumSquare);
-                 }});
-    t.push_back({"ReduceLogSum", v, [](OnnxNode &n) {
-                   return reduceComposite(n, Composite::LogSum);
-                 }});
-    t.push_back({"ReduceLogSumExp", v, [](OnnxNode &n) {
-                   return reduceComposite(n, Composite::LogSumExp);
-                 }});
-    t.push_back({"ReduceProd", v, [](OnnxNode &n) {
-                   return reduceComposite(n, Composite::Prod);
-                 }});
-  }
+FailureOr<SmallVector<Value>> mlir::kiln::convertSqueeze(OnnxNode &node) {
+  return squeeze(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertUnsqueeze(OnnxNode &node) {
+  return squeeze(node, true);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReduceMean(OnnxNode &node) {
+  return reduce<ReduceMeanOp>(node, 18);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReduceMax(OnnxNode &node) {
+  return reduce<ReduceMaxOp>(node, 18);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReduceMin(OnnxNode &node) {
+  return reduce<ReduceMinOp>(node, 18);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReduceSum(OnnxNode &node) {
+  return reduce<ReduceSumOp>(node, 13);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertArgMax(OnnxNode &node) {
+  return argReduce<ArgMaxOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertArgMin(OnnxNode &node) {
+  return argReduce<ArgMinOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReduceL1(OnnxNode &node) {
+  return reduceComposite(node, Composite::L1);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReduceL2(OnnxNode &node) {
+  return reduceComposite(node, Composite::L2);
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertReduceSumSquare(OnnxNode &node) {
+  return reduceComposite(node, Composite::SumSquare);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReduceLogSum(OnnxNode &node) {
+  return reduceComposite(node, Composite::LogSum);
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertReduceLogSumExp(OnnxNode &node) {
+  return reduceComposite(node, Composite::LogSumExp);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReduceProd(OnnxNode &node) {
+  return reduceComposite(node, Composite::Prod);
 }

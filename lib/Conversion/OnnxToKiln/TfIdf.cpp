@@ -13,8 +13,8 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-namespace {
-FailureOr<SmallVector<Value>> tfIdf(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertTfIdfVectorizer(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -210,9 +210,4 @@ FailureOr<SmallVector<Value>> tfIdf(OnnxNode &node) {
   if (!batched)
     return one(reshapeTo(node, *y, {outCols}));
   return one(y);
-}
-} // namespace
-
-void mlir::kiln::populateTfIdfConversions(std::vector<OnnxConversion> &t) {
-  t.push_back({"TfIdfVectorizer", 9, tfIdf});
 }

@@ -1,0 +1,86 @@
+//===- Converters.h - the converter of each ONNX op -------------*- C++ -*-===//
+//
+// The functions OpTable.cpp's rows name, by the file that defines them, each
+// declared through the OnnxConverter function type:
+//
+//   FailureOr<SmallVector<Value>> convertX(OnnxNode &node);
+//
+// The converter of op X is convertX. An op whose older opsets need another
+// converter has convertX<since> for those (convertClip6 for Clip 6,
+// convertClip for Clip 11 and later).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_CONVERSION_ONNXTOKILN_CONVERTERS_H
+#define KILN_LIB_CONVERSION_ONNXTOKILN_CONVERTERS_H
+
+#include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+
+namespace mlir::kiln {
+
+// ConvTranspose.cpp
+OnnxConverter convertConvTranspose;
+// Elementwise.cpp
+OnnxConverter convertAbs, convertAcos, convertAcosh, convertAdd, convertAnd,
+    convertAsin, convertAsinh, convertAtan, convertAtanh, convertBitShift,
+    convertCast, convertCastLike, convertCeil, convertCelu, convertClip,
+    convertClip6, convertCos, convertCosh, convertDiv, convertDropout,
+    convertElu, convertEqual, convertErf, convertExp, convertFloor,
+    convertGreater, convertGreaterOrEqual, convertHardSigmoid, convertHardSwish,
+    convertIdentity, convertIsInf, convertIsNaN, convertLeakyRelu, convertLess,
+    convertLessOrEqual, convertLog, convertMax, convertMean, convertMin,
+    convertMish, convertMod, convertMul, convertNeg, convertNot, convertOr,
+    convertPow, convertPRelu, convertReciprocal, convertRelu, convertRound,
+    convertSelu, convertShrink, convertSigmoid, convertSign, convertSin,
+    convertSinh, convertSoftplus, convertSoftsign, convertSqrt, convertSub,
+    convertSum, convertTan, convertTanh, convertThresholdedRelu, convertTrilu,
+    convertWhere, convertXor;
+// GridSample.cpp
+OnnxConverter convertGridSample, convertRoiAlign;
+// Indexing.cpp
+OnnxConverter convertCompress, convertCumSum, convertDet, convertGatherND,
+    convertHardmax, convertNonZero, convertReverseSequence,
+    convertScatterElements, convertScatterND, convertTopK, convertUnique;
+// Legacy.cpp
+OnnxConverter convertAdd1, convertDiv1, convertMax6, convertMin6, convertMul1,
+    convertPow1, convertPRelu1, convertSub1, convertSum6;
+// Loss.cpp
+OnnxConverter convertGatherElements, convertNegativeLogLikelihoodLoss,
+    convertSoftmaxCrossEntropyLoss;
+// NN.cpp
+OnnxConverter convertAveragePool, convertBatchNormalization,
+    convertBatchNormalization1, convertConv, convertGemm,
+    convertGlobalAveragePool, convertGlobalMaxPool, convertLayerNormalization,
+    convertLogSoftmax, convertMatMul, convertMaxPool, convertSoftmax;
+// NNMisc.cpp
+OnnxConverter convertDepthToSpace, convertEinsum, convertInstanceNormalization,
+    convertLRN, convertMeanVarianceNormalization, convertSpaceToDepth;
+// Quantize.cpp
+OnnxConverter convertConvInteger, convertDequantizeLinear,
+    convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,
+    convertQLinearMatMul, convertQuantizeLinear;
+// Recurrent.cpp
+OnnxConverter convertGRU, convertLSTM, convertRNN;
+// Resize.cpp
+OnnxConverter convertResize, convertUpsample;
+// ShapeInputs.cpp
+OnnxConverter convertBlackmanWindow, convertConstantOfShape, convertExpand,
+    convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
+    convertRange, convertTile;
+// Signal.cpp
+OnnxConverter convertDFT;
+// Tensor.cpp
+OnnxConverter convertArgMax, convertArgMin, convertConcat, convertConstant,
+    convertFlatten, convertGather, convertPad, convertReduceL1, convertReduceL2,
+    convertReduceLogSum, convertReduceLogSumExp, convertReduceMax,
+    convertReduceMean, convertReduceMin, convertReduceProd, convertReduceSum,
+    convertReduceSumSquare, convertReshape, convertShape, convertSize,
+    convertSlice, convertSplit, convertSqueeze, convertTranspose,
+    convertUnsqueeze;
+// TfIdf.cpp
+OnnxConverter convertTfIdfVectorizer;
+// Training.cpp
+OnnxConverter convertAdagrad, convertAdam, convertMomentum;
+
+} // namespace mlir::kiln
+
+#endif
