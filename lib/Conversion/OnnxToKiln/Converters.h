@@ -34,6 +34,10 @@ OnnxConverter convertAbs, convertAcos, convertAcosh, convertAdd, convertAnd,
     convertSinh, convertSoftplus, convertSoftsign, convertSqrt, convertSub,
     convertSum, convertTan, convertTanh, convertThresholdedRelu, convertTrilu,
     convertWhere, convertXor;
+// Gather.cpp
+OnnxConverter convertGather;
+// Generators.cpp
+OnnxConverter convertConstant;
 // GridSample.cpp
 OnnxConverter convertGridSample, convertRoiAlign;
 // Indexing.cpp
@@ -54,28 +58,32 @@ OnnxConverter convertAveragePool, convertBatchNormalization,
 // NNMisc.cpp
 OnnxConverter convertDepthToSpace, convertEinsum, convertInstanceNormalization,
     convertLRN, convertMeanVarianceNormalization, convertSpaceToDepth;
+// Pad.cpp
+OnnxConverter convertPad;
 // Quantize.cpp
 OnnxConverter convertConvInteger, convertDequantizeLinear,
     convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,
     convertQLinearMatMul, convertQuantizeLinear;
 // Recurrent.cpp
 OnnxConverter convertGRU, convertLSTM, convertRNN;
+// Reduce.cpp
+OnnxConverter convertArgMax, convertArgMin, convertReduceL1, convertReduceL2,
+    convertReduceLogSum, convertReduceLogSumExp, convertReduceMax,
+    convertReduceMean, convertReduceMin, convertReduceProd, convertReduceSum,
+    convertReduceSumSquare;
 // Resize.cpp
 OnnxConverter convertResize, convertUpsample;
+// Shape.cpp
+OnnxConverter convertFlatten, convertReshape, convertShape, convertSize,
+    convertSqueeze, convertTranspose, convertUnsqueeze;
 // ShapeInputs.cpp
 OnnxConverter convertBlackmanWindow, convertConstantOfShape, convertExpand,
     convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
     convertRange, convertTile;
 // Signal.cpp
 OnnxConverter convertDFT;
-// Tensor.cpp
-OnnxConverter convertArgMax, convertArgMin, convertConcat, convertConstant,
-    convertFlatten, convertGather, convertPad, convertReduceL1, convertReduceL2,
-    convertReduceLogSum, convertReduceLogSumExp, convertReduceMax,
-    convertReduceMean, convertReduceMin, convertReduceProd, convertReduceSum,
-    convertReduceSumSquare, convertReshape, convertShape, convertSize,
-    convertSlice, convertSplit, convertSqueeze, convertTranspose,
-    convertUnsqueeze;
+// Slice.cpp
+OnnxConverter convertConcat, convertSlice, convertSplit;
 // TfIdf.cpp
 OnnxConverter convertTfIdfVectorizer;
 // Training.cpp

@@ -40,9 +40,7 @@ std::string inputDesc(OnnxNode &node, unsigned i) {
         return "graph input '" + n.str() + "' (" + idx + ")";
   return idx;
 }
-} // namespace
 
-namespace {
 /// The static shape `v` must have because it flows, through elementwise ONNX
 /// ops whose other operands are scalars or equally unknown (shape-preserving),
 /// into a value whose type is declared static (a graph output, or an op ONNX
@@ -92,6 +90,7 @@ std::optional<SmallVector<int64_t>> shapeFromUses(Value v, int depth) {
   }
   return std::nullopt;
 }
+
 } // namespace
 
 FailureOr<RankedTensorType> mlir::kiln::declaredResult(OnnxNode &node,
@@ -278,6 +277,71 @@ mlir::kiln::subsets(ArrayRef<int64_t> positions, int64_t k) {
   return out;
 }
 
+std::optional<SmallVector<int64_t>>
+mlir::kiln::readAxes(OnnxNode &node, int64_t inputSince, bool &ok) {
+  ok = true;
+  if (node.opset < inputSince)
+    return node.intsAttr("axes");
+  if (!node.input(1))
+    return std::nullopt;
+  if (auto t = dyn_cast<RankedTensorType>(node.input(1).getType()))
+    if (t.hasStaticShape() && t.getNumElements() == 0)
+      return SmallVector<int64_t>();
+  std::optional<SmallVector<int64_t>> axes = node.constantInts(1);
+  if (!axes) {
+    node.fail() << "axes must be a compile-time constant";
+    ok = false;
+  }
+  return axes;
+}
+
+bool mlir::kiln::runtimeInput(OnnxNode &node, unsigned i) {
+  Value v = node.input(i);
+  if (!v || node.constantInput(i))
+    return false;
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return !(t && t.hasStaticShape() && t.getNumElements() == 0);
+}
+
+SmallVector<int64_t> mlir::kiln::without(ArrayRef<int64_t> shape,
+                                         ArrayRef<int64_t> removed) {
+  SmallVector<int64_t> out;
+  for (auto [p, d] : llvm::enumerate(shape))
+    if (!llvm::is_contained(removed, (int64_t)p))
+      out.push_back(d);
+  return out;
+}
+
+FailureOr<SmallVector<AxesChoice>>
+mlir::kiln::axesChoices(OnnxNode &node, ArrayRef<SmallVector<int64_t>> sets,
+                        int64_t rank, const Twine &expectation) {
+  if (sets.empty()) {
+    node.fail() << "no axes give the declared output shape";
+    return failure();
+  }
+  FailureOr<Value> counts = axesCounts(node, node.input(1), rank);
+  if (failed(counts))
+    return failure();
+  SmallVector<AxesChoice> choices;
+  Value any;
+  for (const SmallVector<int64_t> &set : sets) {
+    FailureOr<Value> when = countsAre(node, *counts, set, rank);
+    if (failed(when))
+      return failure();
+    choices.push_back({set, *when});
+    if (!any) {
+      any = *when;
+    } else {
+      FailureOr<Value> o = build<OrOp>(node, any, *when);
+      if (failed(o))
+        return failure();
+      any = *o;
+    }
+  }
+  guardInput(node, any, 1, expectation);
+  return choices;
+}
+
 namespace {
 /// A constant of `type` whose element at row-major position i is f(i).
 Value constantOf(OnnxNode &node, RankedTensorType type,
@@ -305,6 +369,7 @@ FailureOr<Value> expandTo(OnnxNode &node, Value x, ArrayRef<int64_t> shape) {
     return failure();
   return foldBuilt(node, op);
 }
+
 } // namespace
 
 /// Expand 8, 13: numpy broadcasting of the input with `shape`.
@@ -682,6 +747,7 @@ FailureOr<SmallVector<Value>> window(OnnxNode &node, Window kind) {
     return 0.0;
   })};
 }
+
 } // namespace
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertHannWindow(OnnxNode &node) {

@@ -1,0 +1,317 @@
+//===- Shape.cpp - ONNX ops that reshape and rearrange ----------*- C++ -*-===//
+//
+// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, and Shape and Size (folded
+// to constants). Shape arguments given at run time are guarded
+// (ShapeInputs.h).
+//
+//===----------------------------------------------------------------------===//
+#include "ShapeInputs.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// ONNX Reshape: 0 copies the input dimension (unless allowzero), -1 is
+/// inferred from the element count.
+FailureOr<SmallVector<Value>> reshapeWith(OnnxNode &node, Value x,
+                                          SmallVector<int64_t> shape,
+                                          bool allowZero) {
+  RankedTensorType type = typeOf(x);
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  int64_t known = 1, inferAt = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowZero) {
+      if ((int64_t)i >= type.getRank()) {
+        node.fail() << "shape entry " << i << " is 0 but the input has rank "
+                    << type.getRank();
+        return failure();
+      }
+      shape[i] = type.getDimSize(i);
+    }
+    if (shape[i] == -1) {
+      if (inferAt >= 0) {
+        node.fail() << "shape has more than one -1";
+        return failure();
+      }
+      inferAt = i;
+      continue;
+    }
+    if (shape[i] < 0) {
+      node.fail() << "shape entry " << i << " is " << shape[i];
+      return failure();
+    }
+    known *= shape[i];
+  }
+  if (inferAt >= 0) {
+    if (known == 0 || type.getNumElements() % known) {
+      node.fail() << "cannot infer the -1 dimension: " << type.getNumElements()
+                  << " elements do not divide by " << known;
+      return failure();
+    }
+    shape[inferAt] = type.getNumElements() / known;
+  }
+  return one(reshapeTo(node, x, shape));
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReshape(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  std::optional<SmallVector<int64_t>> shape =
+      node.opset < 5 ? node.intsAttr("shape") : node.constantInts(1);
+  bool allowZero = node.intAttr("allowzero", 0) != 0;
+  if (shape)
+    return reshapeWith(node, *x, *shape, allowZero);
+  if (node.opset < 5) {
+    node.fail() << "the shape attribute is required";
+    return failure();
+  }
+  // A run-time shape: reshape to the declared shape, and guard that the
+  // values resolve to it (0 copies the input dimension unless allowzero, one
+  // -1 takes what is left).
+  FailureOr<RankedTensorType> declared =
+      declaredResult(node, 0, "the target shape");
+  FailureOr<Value> s = node.rankedInput(1);
+  if (failed(declared) || failed(s) ||
+      failed(node.requireStaticShape(typeOf(*x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(*x).getShape(), out = declared->getShape();
+  int64_t r = out.size();
+  RankedTensorType st = typeOf(*s);
+  if (st.getRank() != 1 || st.getDimSize(0) != r) {
+    node.fail() << "shape of type " << st << " cannot give the declared rank-"
+                << r << " output";
+    return failure();
+  }
+  SmallVector<bool> zeroOk, minusOk;
+  for (int64_t i = 0; i < r; ++i) {
+    zeroOk.push_back(!allowZero && i < (int64_t)in.size() && in[i] == out[i]);
+    int64_t others = 1;
+    for (int64_t j = 0; j < r; ++j)
+      if (j != i)
+        others *= out[j];
+    minusOk.push_back(others != 0);
+  }
+  FailureOr<Value> si = castTo(node, *s, node.builder.getI64Type());
+  if (failed(si))
+    return failure();
+  auto entriesAre = [&](int64_t v) {
+    return build<EqualOp>(node, *si,
+                          constI64(node, SmallVector<int64_t>(r, v), {r}));
+  };
+  FailureOr<Value> exact = build<EqualOp>(node, *si, constI64(node, out, {r}));
+  FailureOr<Value> zero = entriesAre(0), minus = entriesAre(-1);
+  if (failed(exact) || failed(zero) || failed(minus))
+    return failure();
+  FailureOr<Value> zeroFine =
+      build<AndOp>(node, *zero, constBool(node, zeroOk, {r}));
+  FailureOr<Value> minusFine =
+      build<AndOp>(node, *minus, constBool(node, minusOk, {r}));
+  FailureOr<Value> ok = failed(zeroFine) ? FailureOr<Value>(failure())
+                                         : build<OrOp>(node, *exact, *zeroFine);
+  if (succeeded(ok) && succeeded(minusFine))
+    ok = build<OrOp>(node, *ok, *minusFine);
+  // At most one -1.
+  FailureOr<Value> minusCount = castTo(node, *minus, node.builder.getF32Type());
+  if (succeeded(minusCount))
+    minusCount = build<ReduceSumOp>(node, *minusCount,
+                                    node.builder.getDenseI64ArrayAttr({0}),
+                                    node.builder.getBoolAttr(false));
+  if (failed(ok) || failed(minusCount))
+    return failure();
+  FailureOr<Value> oneMinus = allOf(node, *ok);
+  if (failed(oneMinus))
+    return failure();
+  auto f32 = RankedTensorType::get({}, node.builder.getF32Type());
+  Value oneF = ConstantOp::create(node.builder, node.loc(), f32,
+                                  DenseElementsAttr::get(f32, 1.0f));
+  FailureOr<Value> fewMinus = build<LessEqualOp>(node, *minusCount, oneF);
+  if (failed(fewMinus))
+    return failure();
+  oneMinus = build<AndOp>(node, *oneMinus, *fewMinus);
+  if (failed(oneMinus))
+    return failure();
+  std::string outStr;
+  for (auto [i, d] : llvm::enumerate(out))
+    outStr += (i ? "x" : "") + std::to_string(d);
+  guardInput(node, *oneMinus, 1,
+             "must resolve to the shape " + (out.empty() ? "[]" : outStr) +
+                 " this model was compiled for");
+  return one(reshapeTo(node, *x, out));
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertFlatten(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  int64_t rank = type.getRank();
+  int64_t axis = node.intAttr("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank) {
+    node.fail() << "axis " << node.intAttr("axis", 1)
+                << " is out of range for rank " << rank;
+    return failure();
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= type.getDimSize(d);
+  return reshapeWith(node, *x, {outer, inner}, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertTranspose(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  SmallVector<int64_t> perm;
+  if (std::optional<SmallVector<int64_t>> p = node.intsAttr("perm"))
+    perm = *p;
+  else
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  return one(
+      build<TransposeOp>(node, *x, node.builder.getDenseI64ArrayAttr(perm)));
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertShape(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  int64_t rank = type.getRank();
+  int64_t start = node.intAttr("start", 0), end = node.intAttr("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  SmallVector<int64_t> dims(type.getShape().begin() + start,
+                            type.getShape().begin() + std::max(start, end));
+  auto resultType =
+      RankedTensorType::get({(int64_t)dims.size()}, node.builder.getI64Type());
+  Value c = ConstantOp::create(
+      node.builder, node.loc(), resultType,
+      DenseElementsAttr::get(resultType, ArrayRef<int64_t>(dims)));
+  return SmallVector<Value>{c};
+}
+
+/// Size: the element count of a static input, as an int64 scalar constant.
+FailureOr<SmallVector<Value>> mlir::kiln::convertSize(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  auto resultType = RankedTensorType::get({}, node.builder.getI64Type());
+  Value c = ConstantOp::create(
+      node.builder, node.loc(), resultType,
+      DenseElementsAttr::get(resultType, type.getNumElements()));
+  return SmallVector<Value>{c};
+}
+
+namespace {
+/// Squeeze/Unsqueeze 13 with run-time axes: every set of axes that gives the
+/// declared shape moves the same data, so one reshape serves them all.
+FailureOr<SmallVector<Value>> squeezeRuntime(OnnxNode &node, Value x,
+                                             bool unsqueeze) {
+  FailureOr<RankedTensorType> declared = declaredResult(node, 0, "axes");
+  if (failed(declared) || failed(node.requireStaticShape(typeOf(x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(x).getShape(), out = declared->getShape();
+  auto axesType = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (!axesType || !axesType.hasStaticShape()) {
+    node.fail() << "axes must have a static length";
+    return failure();
+  }
+  int64_t k = axesType.getNumElements();
+  ArrayRef<int64_t> big = unsqueeze ? out : in, small = unsqueeze ? in : out;
+  SmallVector<int64_t> ones;
+  for (auto [p, d] : llvm::enumerate(big))
+    if (d == 1)
+      ones.push_back(p);
+  SmallVector<SmallVector<int64_t>> sets;
+  for (SmallVector<int64_t> &set : subsets(ones, k))
+    if (ArrayRef<int64_t>(without(big, set)) == small)
+      sets.push_back(set);
+  if (failed(axesChoices(
+          node, sets, big.size(),
+          "must name axes that turn " +
+              llvm::join(llvm::map_range(
+                             in, [](int64_t d) { return std::to_string(d); }),
+                         "x") +
+              " into the declared output shape this model was "
+              "compiled for")))
+    return failure();
+  return one(reshapeTo(node, x, out));
+}
+
+FailureOr<SmallVector<Value>> squeeze(OnnxNode &node, bool unsqueeze) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  if (node.opset >= 13 && runtimeInput(node, 1))
+    return squeezeRuntime(node, *x, unsqueeze);
+  bool ok;
+  std::optional<SmallVector<int64_t>> axes = readAxes(node, 13, ok);
+  if (!ok)
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  SmallVector<int64_t> shape(type.getShape());
+  if (unsqueeze) {
+    if (!axes) {
+      node.fail() << "axes are required";
+      return failure();
+    }
+    int64_t outRank = type.getRank() + axes->size();
+    SmallVector<int64_t> norm;
+    for (int64_t a : *axes) {
+      FailureOr<int64_t> n = normalizeAxis(node, a, outRank);
+      if (failed(n))
+        return failure();
+      norm.push_back(*n);
+    }
+    llvm::sort(norm);
+    for (int64_t a : norm)
+      shape.insert(shape.begin() + std::min<int64_t>(a, shape.size()), 1);
+  } else {
+    SmallVector<int64_t> norm;
+    if (axes) {
+      for (int64_t a : *axes) {
+        FailureOr<int64_t> n = normalizeAxis(node, a, type.getRank());
+        if (failed(n))
+          return failure();
+        if (type.getDimSize(*n) != 1) {
+          node.fail() << "cannot squeeze axis " << a << " of size "
+                      << type.getDimSize(*n);
+          return failure();
+        }
+        norm.push_back(*n);
+      }
+    } else {
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.getDimSize(d) == 1)
+          norm.push_back(d);
+    }
+    llvm::sort(norm);
+    for (int64_t a : llvm::reverse(norm))
+      shape.erase(shape.begin() + a);
+  }
+  return one(reshapeTo(node, *x, shape));
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSqueeze(OnnxNode &node) {
+  return squeeze(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertUnsqueeze(OnnxNode &node) {
+  return squeeze(node, true);
+}
