@@ -37,7 +37,9 @@ OnnxConverter convertAbs, convertAcos, convertAcosh, convertAdd, convertAnd,
 // Gather.cpp
 OnnxConverter convertGather;
 // Generators.cpp
-OnnxConverter convertConstant;
+OnnxConverter convertBlackmanWindow, convertConstant, convertConstantOfShape,
+    convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
+    convertRange;
 // GridSample.cpp
 OnnxConverter convertGridSample, convertRoiAlign;
 // Indexing.cpp
@@ -74,12 +76,9 @@ OnnxConverter convertArgMax, convertArgMin, convertReduceL1, convertReduceL2,
 // Resize.cpp
 OnnxConverter convertResize, convertUpsample;
 // Shape.cpp
-OnnxConverter convertFlatten, convertReshape, convertShape, convertSize,
-    convertSqueeze, convertTranspose, convertUnsqueeze;
-// ShapeInputs.cpp
-OnnxConverter convertBlackmanWindow, convertConstantOfShape, convertExpand,
-    convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
-    convertRange, convertTile;
+OnnxConverter convertExpand, convertFlatten, convertReshape, convertShape,
+    convertSize, convertSqueeze, convertTile, convertTranspose,
+    convertUnsqueeze;
 // Signal.cpp
 OnnxConverter convertDFT;
 // Slice.cpp

@@ -1,8 +1,8 @@
 //===- Shape.cpp - ONNX ops that reshape and rearrange ----------*- C++ -*-===//
 //
-// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, and Shape and Size (folded
-// to constants). Shape arguments given at run time are guarded
-// (ShapeInputs.h).
+// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Tile, and Shape
+// and Size (folded to constants). Shape arguments given at run time are
+// guarded (ShapeInputs.h).
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
@@ -314,4 +314,180 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSqueeze(OnnxNode &node) {
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertUnsqueeze(OnnxNode &node) {
   return squeeze(node, true);
+}
+
+namespace {
+/// Builds a kiln.expand of `x` to `type`, folded like build().
+FailureOr<Value> expandTo(OnnxNode &node, Value x, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, typeOf(x).getElementType());
+  if (typeOf(x) == type)
+    return x;
+  auto op = ExpandOp::create(node.builder, node.loc(), type, x);
+  if (failed(finishBuild(node, op)))
+    return failure();
+  return foldBuilt(node, op);
+}
+
+} // namespace
+
+/// Expand 8, 13: numpy broadcasting of the input with `shape`.
+FailureOr<SmallVector<Value>> mlir::kiln::convertExpand(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x) || failed(node.requireStaticShape(typeOf(*x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(*x).getShape();
+  auto broadcastOf =
+      [&](ArrayRef<int64_t> s) -> FailureOr<SmallVector<int64_t>> {
+    int64_t r = std::max(in.size(), s.size());
+    SmallVector<int64_t> out(r);
+    for (int64_t p = 0; p < r; ++p) {
+      int64_t a =
+          p - (r - (int64_t)in.size()) >= 0 ? in[p - (r - in.size())] : 1;
+      int64_t b = p - (r - (int64_t)s.size()) >= 0 ? s[p - (r - s.size())] : 1;
+      if (a != b && a != 1 && b != 1) {
+        node.fail() << "cannot broadcast input shape " << shapeStr(in)
+                    << " with shape " << shapeStr(s);
+        return failure();
+      }
+      out[p] = a == 1 ? b : a;
+    }
+    return out;
+  };
+  if (std::optional<SmallVector<int64_t>> s = node.constantInts(1)) {
+    FailureOr<SmallVector<int64_t>> out = broadcastOf(*s);
+    if (failed(out))
+      return failure();
+    return one(expandTo(node, *x, *out));
+  }
+  FailureOr<RankedTensorType> declared = declaredResult(node, 0, "shape");
+  FailureOr<Value> s = node.rankedInput(1);
+  if (failed(declared) || failed(s))
+    return failure();
+  ArrayRef<int64_t> out = declared->getShape();
+  RankedTensorType st = typeOf(*s);
+  int64_t r = out.size();
+  if (st.getRank() != 1 || !st.hasStaticShape() || st.getDimSize(0) > r ||
+      (int64_t)in.size() > r) {
+    node.fail() << "shape of type " << st << " cannot give the declared "
+                << "output shape " << shapeStr(out);
+    return failure();
+  }
+  int64_t k = st.getDimSize(0);
+  // Entry j of `shape` lines up with output dimension p = r - k + j: it must
+  // be that dimension, or 1 where the input already has it.
+  SmallVector<int64_t> want;
+  SmallVector<bool> oneOk;
+  for (int64_t p = 0; p < r; ++p) {
+    int64_t a = p - (r - (int64_t)in.size()) >= 0 ? in[p - (r - in.size())] : 1;
+    if (a != out[p] && a != 1) {
+      node.fail() << "input shape " << shapeStr(in)
+                  << " does not broadcast to the declared output shape "
+                  << shapeStr(out);
+      return failure();
+    }
+    if (p < r - k) {
+      if (a != out[p]) {
+        node.fail() << "shape has " << k << " entries, too few for the "
+                    << "declared output shape " << shapeStr(out);
+        return failure();
+      }
+      continue;
+    }
+    want.push_back(out[p]);
+    oneOk.push_back(a == out[p]);
+  }
+  FailureOr<Value> si = castTo(node, *s, node.builder.getI64Type());
+  if (failed(si))
+    return failure();
+  FailureOr<Value> eq = build<EqualOp>(node, *si, constI64(node, want, {k}));
+  FailureOr<Value> isOne =
+      failed(eq)
+          ? FailureOr<Value>(failure())
+          : build<EqualOp>(node, *si,
+                           constI64(node, SmallVector<int64_t>(k, 1), {k}));
+  FailureOr<Value> oneFine =
+      failed(isOne) ? FailureOr<Value>(failure())
+                    : build<AndOp>(node, *isOne, constBool(node, oneOk, {k}));
+  FailureOr<Value> ok = failed(oneFine) ? FailureOr<Value>(failure())
+                                        : build<OrOp>(node, *eq, *oneFine);
+  if (failed(ok))
+    return failure();
+  guardInput(node, *ok, 1,
+             "must broadcast the input " + shapeStr(in) + " to " +
+                 shapeStr(out) +
+                 ", the output shape this model was compiled "
+                 "for");
+  return one(expandTo(node, *x, out));
+}
+
+/// Tile 6, 13: interleave size-1 dimensions, broadcast them to the repeats,
+/// merge each pair.
+FailureOr<SmallVector<Value>> mlir::kiln::convertTile(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x) || failed(node.requireStaticShape(typeOf(*x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(*x).getShape();
+  int64_t r = in.size();
+  SmallVector<int64_t> reps;
+  if (std::optional<SmallVector<int64_t>> c = node.constantInts(1)) {
+    reps = *c;
+    if ((int64_t)reps.size() != r ||
+        llvm::any_of(reps, [](int64_t v) { return v < 0; })) {
+      node.fail() << "repeats must have " << r << " non-negative entries";
+      return failure();
+    }
+  } else {
+    FailureOr<RankedTensorType> declared = declaredResult(node, 0, "repeats");
+    if (failed(declared))
+      return failure();
+    if (declared->getRank() != r) {
+      node.fail() << "the declared output rank " << declared->getRank()
+                  << " differs from the input rank " << r;
+      return failure();
+    }
+    SmallVector<bool> anyOk;
+    for (int64_t d = 0; d < r; ++d) {
+      int64_t o = declared->getDimSize(d);
+      if (in[d] == 0 ? o != 0 : o % in[d]) {
+        node.fail() << "the declared output shape "
+                    << shapeStr(declared->getShape())
+                    << " is not a tiling of the input shape " << shapeStr(in);
+        return failure();
+      }
+      reps.push_back(in[d] ? o / in[d] : 0);
+      anyOk.push_back(in[d] == 0);
+    }
+    FailureOr<Value> rv = node.rankedInput(1);
+    if (failed(rv))
+      return failure();
+    if (!typeOf(*rv).hasStaticShape() || typeOf(*rv).getNumElements() != r) {
+      node.fail() << "repeats must have " << r << " entries";
+      return failure();
+    }
+    FailureOr<Value> ri = castTo(node, *rv, node.builder.getI64Type());
+    FailureOr<Value> eq =
+        failed(ri) ? FailureOr<Value>(failure())
+                   : build<EqualOp>(node, *ri, constI64(node, reps, {r}));
+    FailureOr<Value> ok =
+        failed(eq) ? FailureOr<Value>(failure())
+                   : build<OrOp>(node, *eq, constBool(node, anyOk, {r}));
+    if (failed(ok))
+      return failure();
+    guardInput(node, *ok, 1,
+               "must tile " + shapeStr(in) + " to " +
+                   shapeStr(declared->getShape()) +
+                   ", the output shape this model was compiled for");
+  }
+  SmallVector<int64_t> spread, wide, out;
+  for (int64_t d = 0; d < r; ++d) {
+    spread.append({1, in[d]});
+    wide.append({reps[d], in[d]});
+    out.push_back(reps[d] * in[d]);
+  }
+  FailureOr<Value> v = reshapeTo(node, *x, spread);
+  if (succeeded(v))
+    v = expandTo(node, *v, wide);
+  if (succeeded(v))
+    v = reshapeTo(node, *v, out);
+  return one(v);
 }

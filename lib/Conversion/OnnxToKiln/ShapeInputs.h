@@ -14,6 +14,8 @@
 
 namespace mlir::kiln {
 
+std::string shapeStr(ArrayRef<int64_t> shape);
+
 /// The static type the model declares for result `i`. Fails with "<what>
 /// must be a compile-time constant, or the output shape must be declared
 /// static" otherwise.
