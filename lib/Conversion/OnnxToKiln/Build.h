@@ -7,6 +7,8 @@
 
 #include "mlir/IR/Verifier.h"
 
+#include <functional>
+
 namespace mlir::kiln {
 
 /// The type of a value known to be a ranked tensor (after
@@ -55,6 +57,11 @@ inline FailureOr<SmallVector<Value>> one(FailureOr<Value> v) {
 Value splatConstant(OnnxNode &node, RankedTensorType type, double value);
 /// The rank-0 splatConstant of element type `elt`.
 Value scalarConstant(OnnxNode &node, Type elt, double value);
+
+/// Reports constant indices outside [-n, n); `dimOf(k)` is the size that the
+/// k-th index (in row-major order) indexes.
+LogicalResult checkConstantIndices(OnnxNode &node, unsigned input,
+                                   const std::function<int64_t(size_t)> &dimOf);
 
 /// LogSoftmax along `axis` as (x - max) - log(sum(exp(x - max))): finite
 /// where log(softmax(x)) would underflow to -inf (Loss.cpp).

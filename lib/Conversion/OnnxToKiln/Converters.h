@@ -35,20 +35,18 @@ OnnxConverter convertAbs, convertAcos, convertAcosh, convertAdd, convertAnd,
     convertSum, convertTan, convertTanh, convertThresholdedRelu, convertTrilu,
     convertWhere, convertXor;
 // Gather.cpp
-OnnxConverter convertGather;
+OnnxConverter convertGather, convertGatherND;
 // Generators.cpp
 OnnxConverter convertBlackmanWindow, convertConstant, convertConstantOfShape,
     convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
     convertRange;
 // GridSample.cpp
 OnnxConverter convertGridSample, convertRoiAlign;
-// Indexing.cpp
-OnnxConverter convertCompress, convertCumSum, convertDet, convertGatherND,
-    convertHardmax, convertNonZero, convertReverseSequence,
-    convertScatterElements, convertScatterND, convertTopK, convertUnique;
 // Legacy.cpp
 OnnxConverter convertAdd1, convertDiv1, convertMax6, convertMin6, convertMul1,
     convertPow1, convertPRelu1, convertSub1, convertSum6;
+// LinearAlgebra.cpp
+OnnxConverter convertDet;
 // Loss.cpp
 OnnxConverter convertGatherElements, convertNegativeLogLikelihoodLoss,
     convertSoftmaxCrossEntropyLoss;
@@ -69,12 +67,16 @@ OnnxConverter convertConvInteger, convertDequantizeLinear,
 // Recurrent.cpp
 OnnxConverter convertGRU, convertLSTM, convertRNN;
 // Reduce.cpp
-OnnxConverter convertArgMax, convertArgMin, convertReduceL1, convertReduceL2,
-    convertReduceLogSum, convertReduceLogSumExp, convertReduceMax,
-    convertReduceMean, convertReduceMin, convertReduceProd, convertReduceSum,
-    convertReduceSumSquare;
+OnnxConverter convertArgMax, convertArgMin, convertCumSum, convertReduceL1,
+    convertReduceL2, convertReduceLogSum, convertReduceLogSumExp,
+    convertReduceMax, convertReduceMean, convertReduceMin, convertReduceProd,
+    convertReduceSum, convertReduceSumSquare;
 // Resize.cpp
 OnnxConverter convertResize, convertUpsample;
+// Scatter.cpp
+OnnxConverter convertScatterElements, convertScatterND;
+// Select.cpp
+OnnxConverter convertCompress, convertNonZero, convertTopK, convertUnique;
 // Shape.cpp
 OnnxConverter convertExpand, convertFlatten, convertReshape, convertShape,
     convertSize, convertSqueeze, convertTile, convertTranspose,
@@ -82,7 +84,9 @@ OnnxConverter convertExpand, convertFlatten, convertReshape, convertShape,
 // Signal.cpp
 OnnxConverter convertDFT;
 // Slice.cpp
-OnnxConverter convertConcat, convertSlice, convertSplit;
+OnnxConverter convertConcat, convertReverseSequence, convertSlice, convertSplit;
+// Softmax.cpp
+OnnxConverter convertHardmax;
 // TfIdf.cpp
 OnnxConverter convertTfIdfVectorizer;
 // Training.cpp

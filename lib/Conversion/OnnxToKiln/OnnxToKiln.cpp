@@ -297,6 +297,23 @@ FailureOr<int64_t> mlir::kiln::checkedGatherAxis(OnnxNode &node, Value data) {
   return axis;
 }
 
+LogicalResult
+mlir::kiln::checkConstantIndices(OnnxNode &node, unsigned input,
+                                 const std::function<int64_t(size_t)> &dimOf) {
+  std::optional<SmallVector<int64_t>> c = node.constantInts(input);
+  if (!c)
+    return success();
+  for (auto [k, i] : llvm::enumerate(*c)) {
+    int64_t n = dimOf(k);
+    if (n != ShapedType::kDynamic && (i < -n || i >= n)) {
+      node.fail() << "index " << i
+                  << " is out of range for a dimension of size " << n;
+      return failure();
+    }
+  }
+  return success();
+}
+
 FailureOr<SliceBounds>
 mlir::kiln::resolveSlice(OnnxNode &node, ArrayRef<int64_t> shape,
                          ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,

@@ -2,7 +2,8 @@
 //
 // ReduceMean, ReduceSum, ReduceMax, ReduceMin, the reductions built from a
 // sum or a product (ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
-// ReduceLogSumExp, ReduceProd), and ArgMax and ArgMin.
+// ReduceLogSumExp, ReduceProd), ArgMax and ArgMin, and the running sum
+// CumSum.
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
@@ -288,4 +289,24 @@ mlir::kiln::convertReduceLogSumExp(OnnxNode &node) {
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertReduceProd(OnnxNode &node) {
   return reduceComposite(node, Composite::Prod);
+}
+
+/// CumSum 11, 14. The axis is an input: a constant is checked here and folds
+/// away after lowering; a run-time axis is read by the kernel.
+FailureOr<SmallVector<Value>> mlir::kiln::convertCumSum(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), axis = node.rankedInput(1);
+  if (failed(x) || failed(axis))
+    return failure();
+  if (std::optional<SmallVector<int64_t>> a = node.constantInts(1)) {
+    if (a->size() != 1) {
+      node.fail() << "axis must have one element, got " << a->size();
+      return failure();
+    }
+    if (failed(normalizeAxis(node, a->front(), typeOf(*x).getRank())))
+      return failure();
+  }
+  Builder &b = node.builder;
+  return one(build<CumSumOp>(node, *x, *axis,
+                             b.getBoolAttr(node.intAttr("exclusive", 0) != 0),
+                             b.getBoolAttr(node.intAttr("reverse", 0) != 0)));
 }

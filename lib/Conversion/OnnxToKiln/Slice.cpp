@@ -1,4 +1,8 @@
-//===- Slice.cpp - ONNX Slice, Split and Concat -----------------*- C++ -*-===//
+//===- Slice.cpp - ONNX ops that cut, join and reverse ----------*- C++ -*-===//
+//
+// Slice, Split, Concat and ReverseSequence.
+//
+//===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
 
 using namespace mlir;
@@ -375,4 +379,23 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSplit(OnnxNode &node) {
     results.push_back(*part);
   }
   return results;
+}
+
+/// ReverseSequence 10.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertReverseSequence(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), lens = node.rankedInput(1);
+  if (failed(x) || failed(lens))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  FailureOr<int64_t> batch =
+      normalizeAxis(node, node.intAttr("batch_axis", 1), rank);
+  FailureOr<int64_t> time =
+      normalizeAxis(node, node.intAttr("time_axis", 0), rank);
+  if (failed(batch) || failed(time))
+    return failure();
+  Builder &b = node.builder;
+  return one(build<ReverseSequenceOp>(node, *x, *lens,
+                                      b.getI64IntegerAttr(*batch),
+                                      b.getI64IntegerAttr(*time)));
 }
