@@ -64,19 +64,16 @@ LogicalResult checkConstantIndices(OnnxNode &node, unsigned input,
                                    const std::function<int64_t(size_t)> &dimOf);
 
 /// LogSoftmax along `axis` as (x - max) - log(sum(exp(x - max))): finite
-/// where log(softmax(x)) would underflow to -inf (Loss.cpp).
+/// where log(softmax(x)) would underflow to -inf (Softmax.cpp).
 FailureOr<Value> logSoftmax(OnnxNode &node, Value x, int64_t axis);
+
+FailureOr<Value> floatInput(OnnxNode &node, unsigned i);
 
 /// Reshape to a static shape (no-op when it already has it); folded like
 /// build().
 FailureOr<Value> reshapeTo(OnnxNode &node, Value v, ArrayRef<int64_t> shape);
 /// kiln.transpose by `perm` (no-op for the identity permutation).
 FailureOr<Value> transposeBy(OnnxNode &node, Value v, ArrayRef<int64_t> perm);
-
-/// kiln.conv2d from a Conv-like node's attributes (kernel_shape, strides,
-/// dilations, pads, auto_pad, group; 1-D lifted to 2-D) on the given
-/// operands: Conv itself, ConvInteger and QLinearConv.
-FailureOr<Value> buildConv(OnnxNode &node, Value x, Value w, Value bias);
 
 } // namespace mlir::kiln
 

@@ -12,8 +12,7 @@
 // form per depth tap and adds the shifted results.
 //
 //===----------------------------------------------------------------------===//
-#include "Build.h"
-#include "NNParts.h"
+#include "Conv.h"
 
 #include <cstring>
 

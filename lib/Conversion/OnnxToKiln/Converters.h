@@ -17,6 +17,8 @@
 
 namespace mlir::kiln {
 
+// Conv.cpp
+OnnxConverter convertConv;
 // ConvTranspose.cpp
 OnnxConverter convertConvTranspose;
 // Elementwise.cpp
@@ -35,7 +37,7 @@ OnnxConverter convertAbs, convertAcos, convertAcosh, convertAdd, convertAnd,
     convertSum, convertTan, convertTanh, convertThresholdedRelu, convertTrilu,
     convertWhere, convertXor;
 // Gather.cpp
-OnnxConverter convertGather, convertGatherND;
+OnnxConverter convertGather, convertGatherElements, convertGatherND;
 // Generators.cpp
 OnnxConverter convertBlackmanWindow, convertConstant, convertConstantOfShape,
     convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
@@ -46,20 +48,18 @@ OnnxConverter convertGridSample, convertRoiAlign;
 OnnxConverter convertAdd1, convertDiv1, convertMax6, convertMin6, convertMul1,
     convertPow1, convertPRelu1, convertSub1, convertSum6;
 // LinearAlgebra.cpp
-OnnxConverter convertDet;
+OnnxConverter convertDet, convertEinsum, convertGemm, convertMatMul;
 // Loss.cpp
-OnnxConverter convertGatherElements, convertNegativeLogLikelihoodLoss,
-    convertSoftmaxCrossEntropyLoss;
-// NN.cpp
-OnnxConverter convertAveragePool, convertBatchNormalization,
-    convertBatchNormalization1, convertConv, convertGemm,
-    convertGlobalAveragePool, convertGlobalMaxPool, convertLayerNormalization,
-    convertLogSoftmax, convertMatMul, convertMaxPool, convertSoftmax;
-// NNMisc.cpp
-OnnxConverter convertDepthToSpace, convertEinsum, convertInstanceNormalization,
-    convertLRN, convertMeanVarianceNormalization, convertSpaceToDepth;
+OnnxConverter convertNegativeLogLikelihoodLoss, convertSoftmaxCrossEntropyLoss;
+// Normalization.cpp
+OnnxConverter convertBatchNormalization, convertBatchNormalization1,
+    convertInstanceNormalization, convertLayerNormalization, convertLRN,
+    convertMeanVarianceNormalization;
 // Pad.cpp
 OnnxConverter convertPad;
+// Pooling.cpp
+OnnxConverter convertAveragePool, convertGlobalAveragePool,
+    convertGlobalMaxPool, convertMaxPool;
 // Quantize.cpp
 OnnxConverter convertConvInteger, convertDequantizeLinear,
     convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,
@@ -78,15 +78,15 @@ OnnxConverter convertScatterElements, convertScatterND;
 // Select.cpp
 OnnxConverter convertCompress, convertNonZero, convertTopK, convertUnique;
 // Shape.cpp
-OnnxConverter convertExpand, convertFlatten, convertReshape, convertShape,
-    convertSize, convertSqueeze, convertTile, convertTranspose,
-    convertUnsqueeze;
+OnnxConverter convertDepthToSpace, convertExpand, convertFlatten,
+    convertReshape, convertShape, convertSize, convertSpaceToDepth,
+    convertSqueeze, convertTile, convertTranspose, convertUnsqueeze;
 // Signal.cpp
 OnnxConverter convertDFT;
 // Slice.cpp
 OnnxConverter convertConcat, convertReverseSequence, convertSlice, convertSplit;
 // Softmax.cpp
-OnnxConverter convertHardmax;
+OnnxConverter convertHardmax, convertLogSoftmax, convertSoftmax;
 // TfIdf.cpp
 OnnxConverter convertTfIdfVectorizer;
 // Training.cpp

@@ -1,6 +1,6 @@
 //===- Gather.cpp - ONNX gathers --------------------------------*- C++ -*-===//
 //
-// Gather and GatherND. Constant indices out of range are reported here;
+// Gather, GatherElements and GatherND. Constant indices out of range are reported here;
 // kiln's gathers clamp run-time ones into the data.
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +20,19 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGather(OnnxNode &node) {
     return failure();
   return one(build<GatherOp>(node, *data, *indices,
                              node.builder.getI64IntegerAttr(*axis)));
+}
+
+/// GatherElements 11, 13.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertGatherElements(OnnxNode &node) {
+  FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1);
+  if (failed(data) || failed(indices))
+    return failure();
+  FailureOr<int64_t> axis = checkedGatherAxis(node, *data);
+  if (failed(axis))
+    return failure();
+  return one(build<GatherElementsOp>(node, *data, *indices,
+                                     node.builder.getI64IntegerAttr(*axis)));
 }
 
 /// GatherND 11, 12 (batch_dims), 13.

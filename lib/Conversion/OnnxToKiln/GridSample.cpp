@@ -12,7 +12,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Build.h"
-#include "NNParts.h"
 
 using namespace mlir;
 using namespace mlir::kiln;

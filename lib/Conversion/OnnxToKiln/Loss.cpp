@@ -1,4 +1,4 @@
-//===- Loss.cpp - ONNX loss functions and GatherElements --------*- C++ -*-===//
+//===- Loss.cpp - ONNX loss functions ---------------------------*- C++ -*-===//
 //
 // NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss are decomposed into
 // graph ops: the log-probability of each target class is picked with one
@@ -20,22 +20,7 @@ SmallVector<int64_t> allAxes(int64_t rank) {
     axes.push_back(d);
   return axes;
 }
-} // namespace
 
-/// GatherElements 11, 13.
-FailureOr<SmallVector<Value>>
-mlir::kiln::convertGatherElements(OnnxNode &node) {
-  FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1);
-  if (failed(data) || failed(indices))
-    return failure();
-  FailureOr<int64_t> axis = checkedGatherAxis(node, *data);
-  if (failed(axis))
-    return failure();
-  return one(build<GatherElementsOp>(node, *data, *indices,
-                                     node.builder.getI64IntegerAttr(*axis)));
-}
-
-namespace {
 /// The negative log-likelihood of `logProb` ([N, C, d1..dk]) at `target`
 /// ([N, d1..dk]) with the node's weight input `weightIdx` (optional [C]),
 /// reduction and ignore_index. Ignored targets contribute 0 and weigh 0;
@@ -148,6 +133,7 @@ FailureOr<Value> negativeLogLikelihood(OnnxNode &node, Value logProb,
     return failure();
   return build<DivOp>(node, *sum, *total);
 }
+
 } // namespace
 
 /// NegativeLogLikelihoodLoss 12, 13.
@@ -178,28 +164,4 @@ mlir::kiln::convertSoftmaxCrossEntropyLoss(OnnxNode &node) {
   if (failed(loss))
     return failure();
   return SmallVector<Value>{*loss, node.resultUsed(1) ? *logProb : Value()};
-}
-
-/// log(softmax(x)) along `axis` as (x - max) - log(sum(exp(x - max))): the
-/// same passes as kiln.softmax, but a class whose probability underflows
-/// still gets a finite log-probability (log(softmax) would give -inf and an
-/// infinite loss).
-FailureOr<Value> mlir::kiln::logSoftmax(OnnxNode &node, Value x,
-                                        int64_t axis) {
-  auto &b = node.builder;
-  auto axes = b.getDenseI64ArrayAttr({axis});
-  FailureOr<Value> max = build<ReduceMaxOp>(node, x, axes, b.getBoolAttr(true));
-  if (failed(max))
-    return failure();
-  FailureOr<Value> shifted = build<SubOp>(node, x, *max);
-  if (failed(shifted))
-    return failure();
-  FailureOr<Value> logSum = build<ExpOp>(node, *shifted);
-  if (succeeded(logSum))
-    logSum = build<ReduceSumOp>(node, *logSum, axes, b.getBoolAttr(true));
-  if (succeeded(logSum))
-    logSum = build<LogOp>(node, *logSum);
-  if (failed(logSum))
-    return failure();
-  return build<SubOp>(node, *shifted, *logSum);
 }

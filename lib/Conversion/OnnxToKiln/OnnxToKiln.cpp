@@ -226,6 +226,20 @@ Value mlir::kiln::foldBuilt(OnnxNode &node, Operation *op) {
   return repl;
 }
 
+FailureOr<Value> mlir::kiln::floatInput(OnnxNode &node, unsigned i) {
+  FailureOr<Value> v = node.rankedInput(i);
+  if (failed(v))
+    return failure();
+  if (failed(node.requireStaticShape(typeOf(*v))))
+    return failure();
+  if (!isa<FloatType>(typeOf(*v).getElementType())) {
+    node.fail() << "element type " << typeOf(*v).getElementType()
+                << " is not supported; expects a float tensor";
+    return failure();
+  }
+  return v;
+}
+
 FailureOr<Value> mlir::kiln::reshapeTo(OnnxNode &node, Value v,
                                        ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(v.getType());

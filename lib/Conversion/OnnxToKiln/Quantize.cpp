@@ -8,7 +8,7 @@
 // Runtime compute it, so that results match bit for bit.
 //
 //===----------------------------------------------------------------------===//
-#include "Build.h"
+#include "Conv.h"
 
 using namespace mlir;
 using namespace mlir::kiln;

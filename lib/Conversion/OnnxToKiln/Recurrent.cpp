@@ -9,7 +9,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Build.h"
-#include "NNParts.h"
 
 using namespace mlir;
 using namespace mlir::kiln;

@@ -491,3 +491,63 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTile(OnnxNode &node) {
     v = reshapeTo(node, *v, out);
   return one(v);
 }
+
+namespace {
+/// reshape -> transpose -> reshape.
+FailureOr<Value> rearrange(OnnxNode &node, Value x, ArrayRef<int64_t> split,
+                           ArrayRef<int64_t> perm, ArrayRef<int64_t> out) {
+  FailureOr<Value> v = reshapeTo(node, x, split);
+  if (failed(v) ||
+      failed(v = build<TransposeOp>(node, *v,
+                                    node.builder.getDenseI64ArrayAttr(perm))))
+    return failure();
+  return reshapeTo(node, *v, out);
+}
+
+FailureOr<SmallVector<Value>> depthToSpace(OnnxNode &node, bool toDepth) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x) || failed(node.requireStaticShape(typeOf(*x))))
+    return failure();
+  RankedTensorType xt = typeOf(*x);
+  int64_t bs = node.intAttr("blocksize", 0);
+  if (xt.getRank() != 4 || bs <= 0) {
+    node.fail() << "expects a 4-D input and a positive blocksize";
+    return failure();
+  }
+  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2),
+          w = xt.getDimSize(3);
+  if (toDepth) {
+    if (h % bs || w % bs) {
+      node.fail() << "height " << h << " and width " << w
+                  << " must be multiples of blocksize " << bs;
+      return failure();
+    }
+    return one(rearrange(node, *x, {n, c, h / bs, bs, w / bs, bs},
+                         {0, 3, 5, 1, 2, 4}, {n, c * bs * bs, h / bs, w / bs}));
+  }
+  if (c % (bs * bs)) {
+    node.fail() << "channels " << c
+                << " must be a multiple of blocksize^2 = " << bs * bs;
+    return failure();
+  }
+  int64_t co = c / (bs * bs);
+  std::string mode = node.strAttr("mode", "DCR");
+  if (mode == "DCR")
+    return one(rearrange(node, *x, {n, bs, bs, co, h, w}, {0, 3, 4, 1, 5, 2},
+                         {n, co, h * bs, w * bs}));
+  if (mode == "CRD")
+    return one(rearrange(node, *x, {n, co, bs, bs, h, w}, {0, 1, 4, 2, 5, 3},
+                         {n, co, h * bs, w * bs}));
+  node.fail() << "mode '" << mode << "' is not supported; expected DCR or CRD";
+  return failure();
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertDepthToSpace(OnnxNode &node) {
+  return depthToSpace(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSpaceToDepth(OnnxNode &node) {
+  return depthToSpace(node, true);
+}
