@@ -225,8 +225,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertOneHot(OnnxNode &node) {
 
 /// EyeLike 9, 22: ones on diagonal k of a 2-D input's shape.
 FailureOr<SmallVector<Value>> mlir::kiln::convertEyeLike(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
-  if (failed(x) || failed(node.requireStaticShape(typeOf(*x))))
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
     return failure();
   RankedTensorType in = typeOf(*x);
   if (in.getRank() != 2) {

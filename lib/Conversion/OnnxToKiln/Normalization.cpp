@@ -210,12 +210,10 @@ mlir::kiln::convertMeanVarianceNormalization(OnnxNode &node) {
   int64_t rank = typeOf(*x).getRank();
   SmallVector<int64_t> axes =
       node.intsAttr("axes").value_or(SmallVector<int64_t>{0, 2, 3});
-  for (int64_t &a : axes) {
-    FailureOr<int64_t> n = normalizeAxis(node, a, rank);
-    if (failed(n))
-      return failure();
-    a = *n;
-  }
+  FailureOr<SmallVector<int64_t>> norm = normalizeAxes(node, axes, rank);
+  if (failed(norm))
+    return failure();
+  axes = *norm;
   llvm::sort(axes);
   axes.erase(llvm::unique(axes), axes.end());
   return one(normalize(node, *x, axes, 1e-9, true));

@@ -60,6 +60,13 @@ FailureOr<Value> OnnxNode::rankedInput(unsigned i) {
   return v;
 }
 
+FailureOr<Value> OnnxNode::staticInput(unsigned i) {
+  FailureOr<Value> v = rankedInput(i);
+  if (failed(v) || failed(requireStaticShape(typeOf(*v))))
+    return failure();
+  return v;
+}
+
 LogicalResult OnnxNode::requireStaticShape(RankedTensorType type) {
   if (type.hasStaticShape())
     return success();
@@ -227,10 +234,8 @@ Value mlir::kiln::foldBuilt(OnnxNode &node, Operation *op) {
 }
 
 FailureOr<Value> mlir::kiln::floatInput(OnnxNode &node, unsigned i) {
-  FailureOr<Value> v = node.rankedInput(i);
+  FailureOr<Value> v = node.staticInput(i);
   if (failed(v))
-    return failure();
-  if (failed(node.requireStaticShape(typeOf(*v))))
     return failure();
   if (!isa<FloatType>(typeOf(*v).getElementType())) {
     node.fail() << "element type " << typeOf(*v).getElementType()
@@ -270,6 +275,19 @@ FailureOr<int64_t> mlir::kiln::normalizeAxis(OnnxNode &node, int64_t axis,
     return failure();
   }
   return axis < 0 ? axis + rank : axis;
+}
+
+FailureOr<SmallVector<int64_t>>
+mlir::kiln::normalizeAxes(OnnxNode &node, ArrayRef<int64_t> axes,
+                          int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t a : axes) {
+    FailureOr<int64_t> n = normalizeAxis(node, a, rank);
+    if (failed(n))
+      return failure();
+    out.push_back(*n);
+  }
+  return out;
 }
 
 Value mlir::kiln::splatConstant(OnnxNode &node, RankedTensorType type,

@@ -29,12 +29,10 @@ reductionAxes(OnnxNode &node, int64_t rank, int64_t axesInputSince) {
     for (int64_t d = 0; d < rank; ++d)
       norm.push_back(d);
   } else {
-    for (int64_t a : *axes) {
-      FailureOr<int64_t> n = normalizeAxis(node, a, rank);
-      if (failed(n))
-        return failure();
-      norm.push_back(*n);
-    }
+    FailureOr<SmallVector<int64_t>> n = normalizeAxes(node, *axes, rank);
+    if (failed(n))
+      return failure();
+    norm = *n;
   }
   llvm::sort(norm);
   norm.erase(std::unique(norm.begin(), norm.end()), norm.end());

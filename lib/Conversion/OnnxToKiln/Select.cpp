@@ -67,6 +67,19 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTopK(OnnxNode &node) {
 }
 
 namespace {
+/// The `axis` attribute of Compress or Unique (normalized), or without one,
+/// axis 0 of `in` flattened to 1-D (which `in` becomes).
+FailureOr<int64_t> axisOrFlattened(OnnxNode &node, Value &in) {
+  RankedTensorType type = typeOf(in);
+  if (node.hasAttr("axis"))
+    return normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
+  FailureOr<Value> flat = reshapeTo(node, in, {type.getNumElements()});
+  if (failed(flat))
+    return failure();
+  in = *flat;
+  return 0;
+}
+
 /// Guards that `count` (a rank-0 f32 tensor computed from input `input`)
 /// is `expected`: the size the model declares for a data-dependent output.
 LogicalResult guardCount(OnnxNode &node, Value count, int64_t expected,
@@ -125,19 +138,10 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCompress(OnnxNode &node) {
   if (failed(node.requireStaticShape(type)))
     return failure();
   Value in = *x;
-  int64_t axis = 0;
-  if (node.hasAttr("axis")) {
-    FailureOr<int64_t> a =
-        normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
-    if (failed(a))
-      return failure();
-    axis = *a;
-  } else {
-    FailureOr<Value> flat = reshapeTo(node, in, {type.getNumElements()});
-    if (failed(flat))
-      return failure();
-    in = *flat;
-  }
+  FailureOr<int64_t> axisAttr = axisOrFlattened(node, in);
+  if (failed(axisAttr))
+    return failure();
+  int64_t axis = *axisAttr;
   RankedTensorType inType = typeOf(in);
   if (typeOf(*cond).getRank() != 1) {
     node.fail() << "condition must be 1-D, got " << typeOf(*cond);
@@ -207,12 +211,10 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCompress(OnnxNode &node) {
 /// NonZero 9, 13: a constant input folds to its coordinates; a run-time one
 /// needs the declared static output shape.
 FailureOr<SmallVector<Value>> mlir::kiln::convertNonZero(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   int64_t rank = std::max<int64_t>(type.getRank(), 1);
   if (std::optional<DenseElementsAttr> c = node.constantInput(0)) {
     SmallVector<SmallVector<int64_t>> coords(rank);
@@ -355,26 +357,14 @@ FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
 /// Unique 11. A compile-time constant input is computed here (the unique
 /// slices gathered from the constant); a run-time one becomes kiln.unique.
 FailureOr<SmallVector<Value>> mlir::kiln::convertUnique(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
-  RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   Value in = *x;
-  int64_t axis = 0;
-  if (node.hasAttr("axis")) {
-    FailureOr<int64_t> a =
-        normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
-    if (failed(a))
-      return failure();
-    axis = *a;
-  } else {
-    FailureOr<Value> flat = reshapeTo(node, in, {type.getNumElements()});
-    if (failed(flat))
-      return failure();
-    in = *flat;
-  }
+  FailureOr<int64_t> axisAttr = axisOrFlattened(node, in);
+  if (failed(axisAttr))
+    return failure();
+  int64_t axis = *axisAttr;
   std::optional<DenseElementsAttr> c = node.constantInput(0);
   if (!c)
     return uniqueAtRunTime(node, in, axis);

@@ -181,12 +181,10 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTranspose(OnnxNode &node) {
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertShape(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   int64_t rank = type.getRank();
   int64_t start = node.intAttr("start", 0), end = node.intAttr("end", rank);
   start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
@@ -203,12 +201,10 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertShape(OnnxNode &node) {
 
 /// Size: the element count of a static input, as an int64 scalar constant.
 FailureOr<SmallVector<Value>> mlir::kiln::convertSize(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   auto resultType = RankedTensorType::get({}, node.builder.getI64Type());
   Value c = ConstantOp::create(
       node.builder, node.loc(), resultType,
@@ -270,15 +266,11 @@ FailureOr<SmallVector<Value>> squeeze(OnnxNode &node, bool unsqueeze) {
       return failure();
     }
     int64_t outRank = type.getRank() + axes->size();
-    SmallVector<int64_t> norm;
-    for (int64_t a : *axes) {
-      FailureOr<int64_t> n = normalizeAxis(node, a, outRank);
-      if (failed(n))
-        return failure();
-      norm.push_back(*n);
-    }
-    llvm::sort(norm);
-    for (int64_t a : norm)
+    FailureOr<SmallVector<int64_t>> norm = normalizeAxes(node, *axes, outRank);
+    if (failed(norm))
+      return failure();
+    llvm::sort(*norm);
+    for (int64_t a : *norm)
       shape.insert(shape.begin() + std::min<int64_t>(a, shape.size()), 1);
   } else {
     SmallVector<int64_t> norm;
@@ -332,8 +324,8 @@ FailureOr<Value> expandTo(OnnxNode &node, Value x, ArrayRef<int64_t> shape) {
 
 /// Expand 8, 13: numpy broadcasting of the input with `shape`.
 FailureOr<SmallVector<Value>> mlir::kiln::convertExpand(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
-  if (failed(x) || failed(node.requireStaticShape(typeOf(*x))))
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
     return failure();
   ArrayRef<int64_t> in = typeOf(*x).getShape();
   auto broadcastOf =
@@ -423,8 +415,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertExpand(OnnxNode &node) {
 /// Tile 6, 13: interleave size-1 dimensions, broadcast them to the repeats,
 /// merge each pair.
 FailureOr<SmallVector<Value>> mlir::kiln::convertTile(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
-  if (failed(x) || failed(node.requireStaticShape(typeOf(*x))))
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
     return failure();
   ArrayRef<int64_t> in = typeOf(*x).getShape();
   int64_t r = in.size();
@@ -505,8 +497,8 @@ FailureOr<Value> rearrange(OnnxNode &node, Value x, ArrayRef<int64_t> split,
 }
 
 FailureOr<SmallVector<Value>> depthToSpace(OnnxNode &node, bool toDepth) {
-  FailureOr<Value> x = node.rankedInput(0);
-  if (failed(x) || failed(node.requireStaticShape(typeOf(*x))))
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
     return failure();
   RankedTensorType xt = typeOf(*x);
   int64_t bs = node.intAttr("blocksize", 0);

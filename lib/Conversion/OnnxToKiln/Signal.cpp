@@ -34,12 +34,10 @@ FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
 /// along `axis`; optional dft_length (a constant) truncates or zero-pads the
 /// signal; `inverse` scales by 1/n; `onesided` keeps n / 2 + 1 frequencies.
 FailureOr<SmallVector<Value>> mlir::kiln::convertDFT(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   if (!type.getElementType().isF32()) {
     node.fail() << "element type " << type.getElementType()
                 << " is not supported for DFT yet; Kiln computes DFT on "

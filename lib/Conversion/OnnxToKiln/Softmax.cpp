@@ -67,12 +67,10 @@ FailureOr<Value> mlir::kiln::logSoftmax(OnnxNode &node, Value x, int64_t axis) {
 /// Hardmax 1, 11 (the input coerced to 2-D at axis), 13 (one axis): 1 where
 /// the first maximum along the axis is, as equal(argmax, iota), cast.
 FailureOr<SmallVector<Value>> mlir::kiln::convertHardmax(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   int64_t rank = type.getRank();
   Value in = *x;
   int64_t axis;

@@ -15,12 +15,10 @@ using namespace mlir::kiln;
 
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertTfIdfVectorizer(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   Type elt = type.getElementType();
   if (!elt.isSignlessInteger(32) && !elt.isSignlessInteger(64)) {
     node.fail() << "element type " << elt

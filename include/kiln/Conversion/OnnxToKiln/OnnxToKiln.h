@@ -40,6 +40,9 @@ public:
   unsigned numInputs() const { return op->getNumOperands(); }
   /// Operand `i` as a ranked tensor; fails (with a diagnostic) otherwise.
   FailureOr<Value> rankedInput(unsigned i);
+  /// Operand `i` as a ranked tensor of static shape; fails (with a
+  /// diagnostic) otherwise.
+  FailureOr<Value> staticInput(unsigned i);
   /// Fails with "input shape T is not static" unless `type` is static.
   LogicalResult requireStaticShape(RankedTensorType type);
   /// Whether result `i` has any use.
@@ -103,6 +106,9 @@ bool inlineOnnxControlFlow(func::FuncOp func,
 /// Normalizes an ONNX axis (negative counts from the end) into [0, rank);
 /// failure when out of range.
 FailureOr<int64_t> normalizeAxis(OnnxNode &node, int64_t axis, int64_t rank);
+/// normalizeAxis of each of `axes`, in order.
+FailureOr<SmallVector<int64_t>>
+normalizeAxes(OnnxNode &node, ArrayRef<int64_t> axes, int64_t rank);
 
 /// The `axis` attribute of a gather-like node over `data` (not a scalar),
 /// normalized; constant indices (input 1) outside [-n, n) are reported here,
