@@ -91,6 +91,8 @@ const OnnxOpRow kOnnxOps[] = {
     {"HardSigmoid",              {6},                  convertHardSigmoid,               "Elementwise.cpp"},
     {"HardSwish",                {14},                 convertHardSwish,                 "Elementwise.cpp"},
     {"Identity",                 {1, 13, 14, 16},      convertIdentity,                  "Elementwise.cpp"},
+    // If, Loop and Scan have no converter: inlineOnnxControlFlow rewrites them
+    // into other onnx ops before the table is consulted.
     {"If",                       {1, 11, 13, 16},      nullptr,                          "ControlFlow.cpp"},
     {"InstanceNormalization",    {6},                  convertInstanceNormalization,     "Normalization.cpp"},
     {"IsInf",                    {10},                 convertIsInf,                     "Elementwise.cpp"},
@@ -151,6 +153,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"RoiAlign",                 {10, 16},             convertRoiAlign,                  "GridSample.cpp"},
     {"Round",                    {11},                 convertRound,                     "Elementwise.cpp"},
     {"Scan",                     {8, 9, 11, 16},       nullptr,                          "ControlFlow.cpp"},
+    // Scatter is ScatterElements without a reduction (deprecated in opset 11).
     {"Scatter",                  {9, 11},              convertScatterElements,           "Scatter.cpp"},
     {"ScatterElements",          {11, 13, 16, 18},     convertScatterElements,           "Scatter.cpp"},
     {"ScatterND",                {11, 13, 16, 18},     convertScatterND,                 "Scatter.cpp"},

@@ -4,7 +4,8 @@
 // shape, Split's sizes, Unsqueeze's axes, ...) is a graph input, the
 // conversion specializes for the output shape the model declares and adds a
 // kiln.guard that the argument's run-time values produce exactly that shape.
-// These helpers build those guards from kiln ops (docs/ops.md).
+// These helpers build those guards from kiln ops (docs/ops.md), read axes
+// that may come at run time, and compute indices at run time (IndexMath).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LIB_CONVERSION_ONNXTOKILN_SHAPEINPUTS_H
@@ -14,6 +15,7 @@
 
 namespace mlir::kiln {
 
+/// "2x3x4", or "a scalar" for rank 0, for messages.
 std::string shapeStr(ArrayRef<int64_t> shape);
 
 /// The static type the model declares for result `i`. Fails with "<what>
