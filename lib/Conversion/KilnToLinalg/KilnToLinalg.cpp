@@ -15,10 +15,6 @@ namespace mlir::kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-RankedTensorType mlir::kiln::typeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
 Value mlir::kiln::emptyTensor(OpBuilder &b, Location loc,
                               ArrayRef<int64_t> shape, Type elt) {
   return tensor::EmptyOp::create(b, loc, shape, elt);

@@ -24,62 +24,70 @@ Value hardSigmoid(OpBuilder &b, Location l, Value x, double alpha,
   return arith::MaximumFOp::create(b, l, v, floatConst(b, l, t, 0.0));
 }
 
-/// The scalar computation of each elementwise op.
-std::optional<BodyFn> unaryBody(Operation *op) {
-  if (isa<ReluOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::MaximumFOp::create(b, l, a[0],
-                                       floatConst(b, l, a[0].getType(), 0.0));
-    });
-  if (isa<SigmoidOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      Type t = a[0].getType();
-      Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, a[0]));
-      Value d = arith::AddFOp::create(b, l, floatConst(b, l, t, 1.0), e);
-      return arith::DivFOp::create(b, l, floatConst(b, l, t, 1.0), d);
-    });
+/// The body of an elementwise function that is one math-dialect op.
+template <typename MathOp> BodyFn mathBody() {
+  return [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return MathOp::create(b, l, a[0]);
+  };
+}
+
+/// The float functions that are one math-dialect op of the element.
+std::optional<BodyFn> mathFunctionBody(Operation *op) {
   if (isa<TanhOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::TanhOp::create(b, l, a[0]);
-    });
+    return mathBody<math::TanhOp>();
   if (isa<ExpOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::ExpOp::create(b, l, a[0]);
-    });
+    return mathBody<math::ExpOp>();
   if (isa<LogOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::LogOp::create(b, l, a[0]);
-    });
+    return mathBody<math::LogOp>();
   if (isa<SqrtOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::SqrtOp::create(b, l, a[0]);
-    });
-  // Neg, Abs and Sign also take signed integers (two's complement: the
-  // minimum value stays itself under neg and abs, as in numpy).
-  bool isInt = isa<IntegerType>(typeOf(op->getResult(0)).getElementType());
-  if (isa<NegOp>(op) && isInt)
+    return mathBody<math::SqrtOp>();
+  if (isa<AbsOp>(op))
+    return mathBody<math::AbsFOp>();
+  if (isa<ErfOp>(op))
+    return mathBody<math::ErfOp>();
+  if (isa<FloorOp>(op))
+    return mathBody<math::FloorOp>();
+  if (isa<CeilOp>(op))
+    return mathBody<math::CeilOp>();
+  if (isa<RoundOp>(op))
+    return mathBody<math::RoundEvenOp>();
+  if (isa<SinOp>(op))
+    return mathBody<math::SinOp>();
+  if (isa<CosOp>(op))
+    return mathBody<math::CosOp>();
+  if (isa<TanOp>(op))
+    return mathBody<math::TanOp>();
+  if (isa<AsinOp>(op))
+    return mathBody<math::AsinOp>();
+  if (isa<AcosOp>(op))
+    return mathBody<math::AcosOp>();
+  if (isa<AtanOp>(op))
+    return mathBody<math::AtanOp>();
+  if (isa<SinhOp>(op))
+    return mathBody<math::SinhOp>();
+  if (isa<CoshOp>(op))
+    return mathBody<math::CoshOp>();
+  return std::nullopt;
+}
+
+/// Neg, Abs and Sign of signed integers (two's complement: the minimum value
+/// stays itself under neg and abs, as in numpy).
+std::optional<BodyFn> signedIntBody(Operation *op) {
+  if (isa<NegOp>(op))
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
       Value zero =
           arith::ConstantOp::create(b, l, b.getIntegerAttr(a[0].getType(), 0));
       return arith::SubIOp::create(b, l, zero, a[0]);
     });
-  if (isa<NegOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::NegFOp::create(b, l, a[0]);
-    });
   // max(x, -x): math.absi has no lowering in the CPU pipeline.
-  if (isa<AbsOp>(op) && isInt)
+  if (isa<AbsOp>(op))
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
       Value zero =
           arith::ConstantOp::create(b, l, b.getIntegerAttr(a[0].getType(), 0));
       Value neg = arith::SubIOp::create(b, l, zero, a[0]);
       return arith::MaxSIOp::create(b, l, a[0], neg);
     });
-  if (isa<AbsOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::AbsFOp::create(b, l, a[0]);
-    });
-  if (isa<SignOp>(op) && isInt)
+  if (isa<SignOp>(op))
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
       Type t = a[0].getType();
       auto cst = [&](int64_t v) -> Value {
@@ -92,94 +100,11 @@ std::optional<BodyFn> unaryBody(Operation *op) {
       Value v = arith::SelectOp::create(b, l, neg, cst(-1), cst(0));
       return arith::SelectOp::create(b, l, pos, cst(1), v);
     });
-  if (isa<ErfOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::ErfOp::create(b, l, a[0]);
-    });
-  if (isa<ReciprocalOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::DivFOp::create(b, l, floatConst(b, l, a[0].getType(), 1.0),
-                                   a[0]);
-    });
-  if (isa<FloorOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::FloorOp::create(b, l, a[0]);
-    });
-  if (isa<CeilOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::CeilOp::create(b, l, a[0]);
-    });
-  if (isa<RoundOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::RoundEvenOp::create(b, l, a[0]);
-    });
-  if (isa<SinOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::SinOp::create(b, l, a[0]);
-    });
-  if (isa<CosOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::CosOp::create(b, l, a[0]);
-    });
-  if (isa<TanOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::TanOp::create(b, l, a[0]);
-    });
-  if (isa<AsinOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::AsinOp::create(b, l, a[0]);
-    });
-  if (isa<AcosOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::AcosOp::create(b, l, a[0]);
-    });
-  if (isa<AtanOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::AtanOp::create(b, l, a[0]);
-    });
-  if (isa<SinhOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::SinhOp::create(b, l, a[0]);
-    });
-  if (isa<CoshOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::CoshOp::create(b, l, a[0]);
-    });
-  // The inverse hyperbolic functions from log and sqrt (the math dialect's
-  // own do not lower on vectors in the CPU pipeline).
-  if (isa<AsinhOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      // copysign(log(|x| + sqrt(x^2 + 1)), x): exact symmetry, no cancellation.
-      Type t = a[0].getType();
-      Value ax = math::AbsFOp::create(b, l, a[0]);
-      Value sq = arith::AddFOp::create(
-          b, l, arith::MulFOp::create(b, l, ax, ax), floatConst(b, l, t, 1.0));
-      Value r = math::LogOp::create(
-          b, l,
-          arith::AddFOp::create(b, l, ax, math::SqrtOp::create(b, l, sq)));
-      return math::CopySignOp::create(b, l, r, a[0]);
-    });
-  if (isa<AcoshOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      // log(x + sqrt(x^2 - 1)); NaN below 1 as in ONNX.
-      Type t = a[0].getType();
-      Value sq =
-          arith::SubFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[0]),
-                                floatConst(b, l, t, 1.0));
-      return math::LogOp::create(
-          b, l,
-          arith::AddFOp::create(b, l, a[0], math::SqrtOp::create(b, l, sq)));
-    });
-  if (isa<AtanhOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      // (log1p(x) - log1p(-x)) / 2.
-      Type t = a[0].getType();
-      Value up = math::Log1pOp::create(b, l, a[0]);
-      Value down =
-          math::Log1pOp::create(b, l, arith::NegFOp::create(b, l, a[0]));
-      Value d = arith::SubFOp::create(b, l, up, down);
-      return arith::MulFOp::create(b, l, d, floatConst(b, l, t, 0.5));
-    });
+  return std::nullopt;
+}
+
+/// The activations with attributes (alpha, beta, gamma, Clip's bounds).
+std::optional<BodyFn> activationBody(Operation *op) {
   if (auto p = dyn_cast<CeluOp>(op)) {
     double alpha = p.getAlpha().convertToDouble();
     return BodyFn([=](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -194,40 +119,6 @@ std::optional<BodyFn> unaryBody(Operation *op) {
       return arith::AddFOp::create(b, l, pos, neg);
     });
   }
-  if (isa<SignOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      // x > 0 ? 1 : x < 0 ? -1 : x, so zeros and NaN pass through.
-      Type t = a[0].getType();
-      Value zero = floatConst(b, l, t, 0.0);
-      Value neg =
-          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, a[0], zero);
-      Value pos =
-          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[0], zero);
-      Value v =
-          arith::SelectOp::create(b, l, neg, floatConst(b, l, t, -1.0), a[0]);
-      return arith::SelectOp::create(b, l, pos, floatConst(b, l, t, 1.0), v);
-    });
-  if (isa<SoftplusOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return softplus(b, l, a[0]);
-    });
-  if (isa<MishOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::MulFOp::create(
-          b, l, a[0], math::TanhOp::create(b, l, softplus(b, l, a[0])));
-    });
-  if (isa<SoftsignOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      Type t = a[0].getType();
-      Value d = arith::AddFOp::create(b, l, floatConst(b, l, t, 1.0),
-                                      math::AbsFOp::create(b, l, a[0]));
-      return arith::DivFOp::create(b, l, a[0], d);
-    });
-  if (isa<HardSwishOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::MulFOp::create(b, l, a[0],
-                                   hardSigmoid(b, l, a[0], 1.0 / 6.0, 0.5));
-    });
   if (auto p = dyn_cast<HardSigmoidOp>(op)) {
     double alpha = p.getAlpha().convertToDouble();
     double beta = p.getBeta().convertToDouble();
@@ -276,11 +167,6 @@ std::optional<BodyFn> unaryBody(Operation *op) {
                                      floatConst(b, l, t, 0.0));
     });
   }
-  if (isa<NotOp>(op))
-    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      Value one = arith::ConstantOp::create(b, l, b.getBoolAttr(true));
-      return arith::XOrIOp::create(b, l, a[0], one);
-    });
   if (auto clip = dyn_cast<ClipOp>(op)) {
     double lo = clip.getMin().convertToDouble();
     double hi = clip.getMax().convertToDouble();
@@ -294,6 +180,113 @@ std::optional<BodyFn> unaryBody(Operation *op) {
       return v;
     });
   }
+  return std::nullopt;
+}
+
+/// The scalar computation of each unary elementwise op.
+std::optional<BodyFn> unaryBody(Operation *op) {
+  if (isa<IntegerType>(typeOf(op->getResult(0)).getElementType()))
+    if (std::optional<BodyFn> body = signedIntBody(op))
+      return body;
+  if (std::optional<BodyFn> body = mathFunctionBody(op))
+    return body;
+  if (std::optional<BodyFn> body = activationBody(op))
+    return body;
+  if (isa<ReluOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::MaximumFOp::create(b, l, a[0],
+                                       floatConst(b, l, a[0].getType(), 0.0));
+    });
+  if (isa<SigmoidOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Type t = a[0].getType();
+      Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, a[0]));
+      Value d = arith::AddFOp::create(b, l, floatConst(b, l, t, 1.0), e);
+      return arith::DivFOp::create(b, l, floatConst(b, l, t, 1.0), d);
+    });
+  if (isa<NegOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::NegFOp::create(b, l, a[0]);
+    });
+  if (isa<ReciprocalOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::DivFOp::create(b, l, floatConst(b, l, a[0].getType(), 1.0),
+                                   a[0]);
+    });
+  // The inverse hyperbolic functions from log and sqrt (the math dialect's
+  // own do not lower on vectors in the CPU pipeline).
+  if (isa<AsinhOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      // copysign(log(|x| + sqrt(x^2 + 1)), x): exact symmetry, no cancellation.
+      Type t = a[0].getType();
+      Value ax = math::AbsFOp::create(b, l, a[0]);
+      Value sq = arith::AddFOp::create(
+          b, l, arith::MulFOp::create(b, l, ax, ax), floatConst(b, l, t, 1.0));
+      Value r = math::LogOp::create(
+          b, l,
+          arith::AddFOp::create(b, l, ax, math::SqrtOp::create(b, l, sq)));
+      return math::CopySignOp::create(b, l, r, a[0]);
+    });
+  if (isa<AcoshOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      // log(x + sqrt(x^2 - 1)); NaN below 1 as in ONNX.
+      Type t = a[0].getType();
+      Value sq =
+          arith::SubFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[0]),
+                                floatConst(b, l, t, 1.0));
+      return math::LogOp::create(
+          b, l,
+          arith::AddFOp::create(b, l, a[0], math::SqrtOp::create(b, l, sq)));
+    });
+  if (isa<AtanhOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      // (log1p(x) - log1p(-x)) / 2.
+      Type t = a[0].getType();
+      Value up = math::Log1pOp::create(b, l, a[0]);
+      Value down =
+          math::Log1pOp::create(b, l, arith::NegFOp::create(b, l, a[0]));
+      Value d = arith::SubFOp::create(b, l, up, down);
+      return arith::MulFOp::create(b, l, d, floatConst(b, l, t, 0.5));
+    });
+  if (isa<SignOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      // x > 0 ? 1 : x < 0 ? -1 : x, so zeros and NaN pass through.
+      Type t = a[0].getType();
+      Value zero = floatConst(b, l, t, 0.0);
+      Value neg =
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, a[0], zero);
+      Value pos =
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[0], zero);
+      Value v =
+          arith::SelectOp::create(b, l, neg, floatConst(b, l, t, -1.0), a[0]);
+      return arith::SelectOp::create(b, l, pos, floatConst(b, l, t, 1.0), v);
+    });
+  if (isa<SoftplusOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return softplus(b, l, a[0]);
+    });
+  if (isa<MishOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::MulFOp::create(
+          b, l, a[0], math::TanhOp::create(b, l, softplus(b, l, a[0])));
+    });
+  if (isa<SoftsignOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Type t = a[0].getType();
+      Value d = arith::AddFOp::create(b, l, floatConst(b, l, t, 1.0),
+                                      math::AbsFOp::create(b, l, a[0]));
+      return arith::DivFOp::create(b, l, a[0], d);
+    });
+  if (isa<HardSwishOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::MulFOp::create(b, l, a[0],
+                                   hardSigmoid(b, l, a[0], 1.0 / 6.0, 0.5));
+    });
+  if (isa<NotOp>(op))
+    return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value one = arith::ConstantOp::create(b, l, b.getBoolAttr(true));
+      return arith::XOrIOp::create(b, l, a[0], one);
+    });
   return std::nullopt;
 }
 

@@ -16,7 +16,11 @@ namespace mlir::kiln {
 
 using BodyFn = std::function<Value(OpBuilder &, Location, ValueRange)>;
 
-RankedTensorType typeOf(Value v);
+/// The type of a kiln value, a ranked tensor after the graph is converted.
+/// OnnxToKiln's Build.h defines the same inline function.
+inline RankedTensorType typeOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
 
 /// tensor.empty of a static shape.
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,

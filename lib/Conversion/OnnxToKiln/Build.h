@@ -2,12 +2,23 @@
 #ifndef KILN_LIB_CONVERSION_ONNXTOKILN_BUILD_H
 #define KILN_LIB_CONVERSION_ONNXTOKILN_BUILD_H
 
-#include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+#include "Converters.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 
 #include "mlir/IR/Verifier.h"
 
+#include <functional>
+
 namespace mlir::kiln {
+
+/// The type of a value known to be a ranked tensor (after
+/// OnnxNode::rankedInput, or of a kiln op's result). KilnToLinalg's Lowering.h
+/// defines the same inline function for the same purpose.
+inline RankedTensorType typeOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+/// The element type of such a value.
+inline Type elementOf(Value v) { return typeOf(v).getElementType(); }
 
 /// Verifies a freshly built op and, for ops that infer their result type,
 /// sets it. On failure the op is erased and the reason is reported against the
@@ -47,18 +58,22 @@ Value splatConstant(OnnxNode &node, RankedTensorType type, double value);
 /// The rank-0 splatConstant of element type `elt`.
 Value scalarConstant(OnnxNode &node, Type elt, double value);
 
+/// Reports constant indices outside [-n, n); `dimOf(k)` is the size that the
+/// k-th index (in row-major order) indexes.
+LogicalResult checkConstantIndices(OnnxNode &node, unsigned input,
+                                   const std::function<int64_t(size_t)> &dimOf);
+
 /// LogSoftmax along `axis` as (x - max) - log(sum(exp(x - max))): finite
-/// where log(softmax(x)) would underflow to -inf (Loss.cpp).
+/// where log(softmax(x)) would underflow to -inf (Softmax.cpp).
 FailureOr<Value> logSoftmax(OnnxNode &node, Value x, int64_t axis);
+
+FailureOr<Value> floatInput(OnnxNode &node, unsigned i);
 
 /// Reshape to a static shape (no-op when it already has it); folded like
 /// build().
 FailureOr<Value> reshapeTo(OnnxNode &node, Value v, ArrayRef<int64_t> shape);
-
-/// kiln.conv2d from a Conv-like node's attributes (kernel_shape, strides,
-/// dilations, pads, auto_pad, group; 1-D lifted to 2-D) on the given
-/// operands: Conv itself, ConvInteger and QLinearConv.
-FailureOr<Value> buildConv(OnnxNode &node, Value x, Value w, Value bias);
+/// kiln.transpose by `perm` (no-op for the identity permutation).
+FailureOr<Value> transposeBy(OnnxNode &node, Value v, ArrayRef<int64_t> perm);
 
 } // namespace mlir::kiln
 

@@ -12,8 +12,7 @@
 // form per depth tap and adds the shifted results.
 //
 //===----------------------------------------------------------------------===//
-#include "Build.h"
-#include "NNParts.h"
+#include "Conv.h"
 
 #include <cstring>
 
@@ -21,8 +20,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 int64_t floorDiv(int64_t a, int64_t b) {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
 }
@@ -278,7 +275,6 @@ FailureOr<Value> convTranspose2D(OnnxNode &node, Value x, Value w,
   }
   return y;
 }
-
 } // namespace
 
 DenseElementsAttr mlir::kiln::depthTap(DenseElementsAttr w, int64_t k) {
@@ -385,8 +381,9 @@ FailureOr<Value> convTranspose3D(OnnxNode &node, Value x, Value w,
   }
   return y;
 }
+} // namespace
 
-FailureOr<SmallVector<Value>> convTranspose(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertConvTranspose(OnnxNode &node) {
   FailureOr<Value> xv = node.rankedInput(0), wv = node.rankedInput(1);
   if (failed(xv) || failed(wv))
     return failure();
@@ -507,11 +504,4 @@ FailureOr<SmallVector<Value>> convTranspose(OnnxNode &node) {
     y = reshapeTo(node, *y, shape);
   }
   return one(y);
-}
-} // namespace
-
-void mlir::kiln::populateConvTransposeConversions(
-    std::vector<OnnxConversion> &t) {
-  for (int64_t v : {1, 11})
-    t.push_back({"ConvTranspose", v, convTranspose});
 }

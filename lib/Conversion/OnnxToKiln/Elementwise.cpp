@@ -22,11 +22,12 @@ FailureOr<SmallVector<Value>> binary(OnnxNode &node) {
     return failure();
   return one(build<OpTy>(node, *a, *b));
 }
+} // namespace
 
 /// Neg. Integer constants are negated here: they are shape arithmetic (an
 /// axis count turned into a ConstantOfShape input) that later nodes need as
 /// constants.
-FailureOr<SmallVector<Value>> negate(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertNeg(OnnxNode &node) {
   if (std::optional<DenseElementsAttr> c = node.constantInput(0);
       c && c->getElementType().isSignlessInteger() &&
       !c->getElementType().isInteger(1)) {
@@ -38,6 +39,7 @@ FailureOr<SmallVector<Value>> negate(OnnxNode &node) {
   return unary<NegOp>(node);
 }
 
+namespace {
 /// Max, Min, Sum (opset 8+): variadic with broadcasting, folded left.
 template <typename OpTy>
 FailureOr<SmallVector<Value>> variadic(OnnxNode &node) {
@@ -58,11 +60,12 @@ FailureOr<SmallVector<Value>> clip(OnnxNode &node, double lo, double hi) {
   return one(build<ClipOp>(node, *x, node.builder.getF32FloatAttr(lo),
                            node.builder.getF32FloatAttr(hi)));
 }
+} // namespace
 
 /// Clip 11+: constant float bounds become kiln.clip; run-time bounds (or
 /// integer tensors) are a kiln.max and a kiln.min with the bound tensors,
 /// which only scale numbers and need no specialization.
-FailureOr<SmallVector<Value>> clipInputs(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertClip(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -110,7 +113,7 @@ FailureOr<SmallVector<Value>> clipInputs(OnnxNode &node) {
 /// ratio 0 is the same; a run-time training_mode or ratio gets a guard that
 /// they are (false, any) or (any, 0), since the random mask is not
 /// reproducible and not supported.
-FailureOr<SmallVector<Value>> dropout(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertDropout(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -192,6 +195,7 @@ FailureOr<SmallVector<Value>> dropout(OnnxNode &node) {
   return results;
 }
 
+namespace {
 /// Element type of an ONNX TensorProto data type that kiln.cast handles, or
 /// null; `name` is set either way for the diagnostic.
 Type castTarget(Builder &b, int64_t dataType, std::string &name) {
@@ -229,8 +233,8 @@ bool isNumeric(Type t) {
 
 /// kiln.cast of `x` to `to` (null when ONNX's type has no Kiln counterpart;
 /// `name` names it).
-FailureOr<Value> castTo(OnnxNode &node, Value x, Type to,
-                        const std::string &name) {
+FailureOr<Value> checkedCast(OnnxNode &node, Value x, Type to,
+                            const std::string &name) {
   Type from = cast<RankedTensorType>(x.getType()).getElementType();
   if (!isNumeric(to) || !isNumeric(from)) {
     InFlightDiagnostic diag = node.fail();
@@ -245,9 +249,10 @@ FailureOr<Value> castTo(OnnxNode &node, Value x, Type to,
   }
   return build<CastOp>(node, x, TypeAttr::get(to));
 }
+} // namespace
 
 /// Cast 6, 9, 13 (19's saturate only concerns float8, which Kiln lacks).
-FailureOr<SmallVector<Value>> castNode(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertCast(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -257,23 +262,23 @@ FailureOr<SmallVector<Value>> castNode(OnnxNode &node) {
   }
   std::string name;
   Type to = castTarget(node.builder, node.intAttr("to", 0), name);
-  return one(castTo(node, *x, to, name));
+  return one(checkedCast(node, *x, to, name));
 }
 
 /// CastLike 15: Cast to the element type of the second input.
-FailureOr<SmallVector<Value>> castLike(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertCastLike(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), like = node.rankedInput(1);
   if (failed(x) || failed(like))
     return failure();
   Type to = cast<RankedTensorType>(like->getType()).getElementType();
   std::string name;
   llvm::raw_string_ostream(name) << to;
-  return one(castTo(node, *x, to, name));
+  return one(checkedCast(node, *x, to, name));
 }
 
 /// Pow: ONNX allows an exponent of another type than the base (Pow 12+);
 /// the exponent is converted to the base's element type.
-FailureOr<SmallVector<Value>> power(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertPow(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
   if (failed(a) || failed(b))
     return failure();
@@ -304,6 +309,7 @@ FailureOr<SmallVector<Value>> power(OnnxNode &node) {
   return one(build<PowOp>(node, *a, *b));
 }
 
+namespace {
 /// An activation with ONNX's scalar attributes (absent ones take `alpha0`,
 /// `beta0`: the ONNX defaults).
 template <typename OpTy>
@@ -317,13 +323,6 @@ FailureOr<SmallVector<Value>> paramUnary(OnnxNode &node, const char *alphaName,
   float beta = betaName ? node.floatAttr(betaName, beta0) : beta0;
   return one(build<OpTy>(node, *x, node.builder.getF32FloatAttr(alpha),
                          node.builder.getF32FloatAttr(beta)));
-}
-
-/// Comparisons, logic and Where read or produce bools (one byte each in
-/// memory; the CPU code generator keeps those accesses scalar).
-template <typename Fn>
-FailureOr<SmallVector<Value>> boolOp(OnnxNode &node, Fn fn) {
-  return fn(node);
 }
 
 /// Evaluates an elementwise op on small integer (or bool) constants with
@@ -381,7 +380,9 @@ Value foldSmallIntConstants(OnnxNode &node, ArrayRef<Value> inputs,
                             DenseElementsAttr::get(type, out));
 }
 
-/// Comparisons, whose operands must share an element type.
+/// Comparisons, whose operands must share an element type. Comparisons, logic
+/// and Where read or produce bools (one byte each in memory; the CPU code
+/// generator keeps those accesses scalar).
 template <typename OpTy> FailureOr<SmallVector<Value>> compare(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
   if (failed(a) || failed(b))
@@ -403,8 +404,9 @@ template <typename OpTy> FailureOr<SmallVector<Value>> compare(OnnxNode &node) {
   }
   return one(build<OpTy>(node, *a, *b));
 }
+} // namespace
 
-FailureOr<SmallVector<Value>> where(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertWhere(OnnxNode &node) {
   FailureOr<Value> c = node.rankedInput(0), a = node.rankedInput(1),
                    b = node.rankedInput(2);
   if (failed(c) || failed(a) || failed(b))
@@ -420,7 +422,7 @@ FailureOr<SmallVector<Value>> where(OnnxNode &node) {
 }
 
 /// PRelu: the slope broadcasts to the input (unidirectionally).
-FailureOr<SmallVector<Value>> prelu(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertPRelu(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), slope = node.rankedInput(1);
   if (failed(x) || failed(slope))
     return failure();
@@ -435,7 +437,7 @@ FailureOr<SmallVector<Value>> prelu(OnnxNode &node) {
 }
 
 /// Mod: fmod = 0 is Python's % and ONNX allows it on integers only.
-FailureOr<SmallVector<Value>> mod(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertMod(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
   if (failed(a) || failed(b))
     return failure();
@@ -482,13 +484,9 @@ FailureOr<SmallVector<Value>> mod(OnnxNode &node) {
   return one(build<ModOp>(node, *a, *b, node.builder.getBoolAttr(fmod)));
 }
 
-Type elementOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
-}
-
 /// BitShift 11: direction LEFT or RIGHT, on unsigned integers in ONNX (Kiln
 /// also shifts signed ones, arithmetically to the right).
-FailureOr<SmallVector<Value>> bitShift(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertBitShift(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
   if (failed(a) || failed(b))
     return failure();
@@ -509,7 +507,7 @@ FailureOr<SmallVector<Value>> bitShift(OnnxNode &node) {
 }
 
 /// IsNaN 9, 13: x != x (ordered equality is false only for NaN).
-FailureOr<SmallVector<Value>> isNaN(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertIsNaN(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -525,7 +523,7 @@ FailureOr<SmallVector<Value>> isNaN(OnnxNode &node) {
 }
 
 /// IsInf 10: comparisons with the infinities the attributes ask for.
-FailureOr<SmallVector<Value>> isInf(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertIsInf(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -560,7 +558,7 @@ FailureOr<SmallVector<Value>> isInf(OnnxNode &node) {
 }
 
 /// Mean 8, 13: the broadcast sum divided by the number of inputs.
-FailureOr<SmallVector<Value>> mean(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertMean(OnnxNode &node) {
   FailureOr<SmallVector<Value>> sum = variadic<AddOp>(node);
   if (failed(sum))
     return failure();
@@ -577,7 +575,7 @@ FailureOr<SmallVector<Value>> mean(OnnxNode &node) {
 }
 
 /// Shrink 9: x < -lambd ? x + bias : x > lambd ? x - bias : 0.
-FailureOr<SmallVector<Value>> shrink(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertShrink(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -607,7 +605,7 @@ FailureOr<SmallVector<Value>> shrink(OnnxNode &node) {
 /// Trilu 14: keeps the elements with col - row >= k (upper) or <= k (lower)
 /// of the last two dimensions. k may be a run-time input: the col - row
 /// table is a constant and the comparison with k runs in the graph.
-FailureOr<SmallVector<Value>> trilu(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertTrilu(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -659,142 +657,218 @@ FailureOr<SmallVector<Value>> trilu(OnnxNode &node) {
                             scalarConstant(node, type.getElementType(), 0)));
 }
 
-FailureOr<SmallVector<Value>> identity(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertIdentity(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
   return SmallVector<Value>{*x};
 }
-} // namespace
 
-void mlir::kiln::populateElementwiseConversions(
-    std::vector<OnnxConversion> &t) {
-  // Opsets 1-6 broadcast only with an explicit attribute; 7 introduced numpy
-  // broadcasting, which is what kiln's binary ops implement.
-  for (int64_t v : {7, 13, 14}) {
-    t.push_back({"Add", v, binary<AddOp>});
-    t.push_back({"Sub", v, binary<SubOp>});
-    t.push_back({"Mul", v, binary<MulOp>});
-    t.push_back({"Div", v, binary<DivOp>});
-  }
-  for (int64_t v : {7, 12, 13, 15})
-    t.push_back({"Pow", v, power});
-  for (int64_t v : {8, 12, 13}) {
-    t.push_back({"Max", v, variadic<MaxOp>});
-    t.push_back({"Min", v, variadic<MinOp>});
-  }
-  for (int64_t v : {8, 13})
-    t.push_back({"Sum", v, variadic<AddOp>});
-  for (int64_t v : {6, 13, 14})
-    t.push_back({"Relu", v, unary<ReluOp>});
-  for (int64_t v : {6, 13}) {
-    t.push_back({"Sigmoid", v, unary<SigmoidOp>});
-    t.push_back({"Tanh", v, unary<TanhOp>});
-    t.push_back({"Exp", v, unary<ExpOp>});
-    t.push_back({"Log", v, unary<LogOp>});
-    t.push_back({"Sqrt", v, unary<SqrtOp>});
-    t.push_back({"Neg", v, negate});
-    t.push_back({"Abs", v, unary<AbsOp>});
-  }
-  for (int64_t v : {9, 13})
-    t.push_back({"Erf", v, unary<ErfOp>});
-  for (int64_t v : {6, 13}) {
-    t.push_back({"Reciprocal", v, unary<ReciprocalOp>});
-    t.push_back({"Floor", v, unary<FloorOp>});
-    t.push_back({"Ceil", v, unary<CeilOp>});
-  }
-  t.push_back({"Round", 11, unary<RoundOp>});
-  for (int64_t v : {9, 13})
-    t.push_back({"Sign", v, unary<SignOp>});
-  t.push_back({"Softplus", 1, unary<SoftplusOp>});
-  t.push_back({"Softsign", 1, unary<SoftsignOp>});
-  t.push_back({"HardSwish", 14, unary<HardSwishOp>});
-  t.push_back({"Mish", 18, unary<MishOp>});
-  t.push_back({"Sin", 7, unary<SinOp>});
-  t.push_back({"Cos", 7, unary<CosOp>});
-  t.push_back({"Tan", 7, unary<TanOp>});
-  t.push_back({"Asin", 7, unary<AsinOp>});
-  t.push_back({"Acos", 7, unary<AcosOp>});
-  t.push_back({"Atan", 7, unary<AtanOp>});
-  t.push_back({"Sinh", 9, unary<SinhOp>});
-  t.push_back({"Cosh", 9, unary<CoshOp>});
-  t.push_back({"Asinh", 9, unary<AsinhOp>});
-  t.push_back({"Acosh", 9, unary<AcoshOp>});
-  t.push_back({"Atanh", 9, unary<AtanhOp>});
-  t.push_back({"Celu", 12, [](OnnxNode &node) {
-                 return paramUnary<CeluOp>(node, "alpha", 1.0f, nullptr, 0.0f);
-               }});
-  t.push_back({"Not", 1, [](OnnxNode &n) { return boolOp(n, unary<NotOp>); }});
-  for (int64_t v : {6, 16})
-    t.push_back({"LeakyRelu", v, [](OnnxNode &node) {
-                   return paramUnary<LeakyReluOp>(node, "alpha", 0.01f, nullptr,
-                                                  0.0f);
-                 }});
-  t.push_back({"Elu", 6, [](OnnxNode &node) {
-                 return paramUnary<EluOp>(node, "alpha", 1.0f, nullptr, 0.0f);
-               }});
-  t.push_back({"Selu", 6, [](OnnxNode &node) {
-                 return paramUnary<SeluOp>(node, "alpha",
-                                           1.67326319217681884765625f, "gamma",
-                                           1.05070102214813232421875f);
-               }});
-  t.push_back({"HardSigmoid", 6, [](OnnxNode &node) {
-                 return paramUnary<HardSigmoidOp>(node, "alpha", 0.2f, "beta",
-                                                  0.5f);
-               }});
-  t.push_back({"ThresholdedRelu", 10, [](OnnxNode &node) {
-                 return paramUnary<ThresholdedReluOp>(node, "alpha", 1.0f,
-                                                      nullptr, 0.0f);
-               }});
+FailureOr<SmallVector<Value>> mlir::kiln::convertAdd(OnnxNode &node) {
+  return binary<AddOp>(node);
+}
 
-  // Comparisons and logic: numpy broadcasting from opset 7.
-  for (int64_t v : {7, 11, 13, 19})
-    t.push_back(
-        {"Equal", v, [](OnnxNode &n) { return boolOp(n, compare<EqualOp>); }});
-  for (int64_t v : {7, 9, 13}) {
-    t.push_back(
-        {"Less", v, [](OnnxNode &n) { return boolOp(n, compare<LessOp>); }});
-    t.push_back({"Greater", v,
-                 [](OnnxNode &n) { return boolOp(n, compare<GreaterOp>); }});
-  }
-  for (int64_t v : {12, 16}) {
-    t.push_back({"LessOrEqual", v,
-                 [](OnnxNode &n) { return boolOp(n, compare<LessEqualOp>); }});
-    t.push_back({"GreaterOrEqual", v, [](OnnxNode &n) {
-                   return boolOp(n, compare<GreaterEqualOp>);
-                 }});
-  }
-  t.push_back({"And", 7, [](OnnxNode &n) { return boolOp(n, binary<AndOp>); }});
-  t.push_back({"Or", 7, [](OnnxNode &n) { return boolOp(n, binary<OrOp>); }});
-  t.push_back({"Xor", 7, [](OnnxNode &n) { return boolOp(n, binary<XorOp>); }});
-  for (int64_t v : {7, 9, 16})
-    t.push_back({"PRelu", v, prelu});
-  for (int64_t v : {10, 13})
-    t.push_back({"Mod", v, mod});
-  for (int64_t v : {9, 16})
-    t.push_back({"Where", v, [](OnnxNode &n) { return boolOp(n, where); }});
-  for (int64_t v : {1, 13, 14, 16})
-    t.push_back({"Identity", v, identity});
-  for (int64_t v : {6, 9, 13})
-    t.push_back({"Cast", v, castNode});
-  t.push_back({"CastLike", 15, castLike});
-  t.push_back({"BitShift", 11, bitShift});
-  t.push_back({"IsInf", 10, isInf});
-  for (int64_t v : {9, 13})
-    t.push_back({"IsNaN", v, isNaN});
-  for (int64_t v : {8, 13})
-    t.push_back({"Mean", v, mean});
-  t.push_back({"Shrink", 9, shrink});
-  t.push_back({"Trilu", 14, trilu});
-  for (int64_t v : {7, 10, 12, 13})
-    t.push_back({"Dropout", v, dropout});
+FailureOr<SmallVector<Value>> mlir::kiln::convertSub(OnnxNode &node) {
+  return binary<SubOp>(node);
+}
 
-  // Clip 6: bounds are attributes. Clip 11+: optional constant inputs.
+FailureOr<SmallVector<Value>> mlir::kiln::convertMul(OnnxNode &node) {
+  return binary<MulOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertDiv(OnnxNode &node) {
+  return binary<DivOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertMax(OnnxNode &node) {
+  return variadic<MaxOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertMin(OnnxNode &node) {
+  return variadic<MinOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSum(OnnxNode &node) {
+  return variadic<AddOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertRelu(OnnxNode &node) {
+  return unary<ReluOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSigmoid(OnnxNode &node) {
+  return unary<SigmoidOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertTanh(OnnxNode &node) {
+  return unary<TanhOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertExp(OnnxNode &node) {
+  return unary<ExpOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertLog(OnnxNode &node) {
+  return unary<LogOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSqrt(OnnxNode &node) {
+  return unary<SqrtOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertAbs(OnnxNode &node) {
+  return unary<AbsOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertErf(OnnxNode &node) {
+  return unary<ErfOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReciprocal(OnnxNode &node) {
+  return unary<ReciprocalOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertFloor(OnnxNode &node) {
+  return unary<FloorOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertCeil(OnnxNode &node) {
+  return unary<CeilOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertRound(OnnxNode &node) {
+  return unary<RoundOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSign(OnnxNode &node) {
+  return unary<SignOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSoftplus(OnnxNode &node) {
+  return unary<SoftplusOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSoftsign(OnnxNode &node) {
+  return unary<SoftsignOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertHardSwish(OnnxNode &node) {
+  return unary<HardSwishOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertMish(OnnxNode &node) {
+  return unary<MishOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSin(OnnxNode &node) {
+  return unary<SinOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertCos(OnnxNode &node) {
+  return unary<CosOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertTan(OnnxNode &node) {
+  return unary<TanOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertAsin(OnnxNode &node) {
+  return unary<AsinOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertAcos(OnnxNode &node) {
+  return unary<AcosOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertAtan(OnnxNode &node) {
+  return unary<AtanOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSinh(OnnxNode &node) {
+  return unary<SinhOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertCosh(OnnxNode &node) {
+  return unary<CoshOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertAsinh(OnnxNode &node) {
+  return unary<AsinhOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertAcosh(OnnxNode &node) {
+  return unary<AcoshOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertAtanh(OnnxNode &node) {
+  return unary<AtanhOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertCelu(OnnxNode &node) {
+  return paramUnary<CeluOp>(node, "alpha", 1.0f, nullptr, 0.0f);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertNot(OnnxNode &node) {
+  return unary<NotOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertLeakyRelu(OnnxNode &node) {
+  return paramUnary<LeakyReluOp>(node, "alpha", 0.01f, nullptr, 0.0f);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertElu(OnnxNode &node) {
+  return paramUnary<EluOp>(node, "alpha", 1.0f, nullptr, 0.0f);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSelu(OnnxNode &node) {
+  return paramUnary<SeluOp>(node, "alpha", 1.67326319217681884765625f, "gamma",
+                            1.05070102214813232421875f);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertHardSigmoid(OnnxNode &node) {
+  return paramUnary<HardSigmoidOp>(node, "alpha", 0.2f, "beta", 0.5f);
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertThresholdedRelu(OnnxNode &node) {
+  return paramUnary<ThresholdedReluOp>(node, "alpha", 1.0f, nullptr, 0.0f);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertEqual(OnnxNode &node) {
+  return compare<EqualOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertLess(OnnxNode &node) {
+  return compare<LessOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertGreater(OnnxNode &node) {
+  return compare<GreaterOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertLessOrEqual(OnnxNode &node) {
+  return compare<LessEqualOp>(node);
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertGreaterOrEqual(OnnxNode &node) {
+  return compare<GreaterEqualOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertAnd(OnnxNode &node) {
+  return binary<AndOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertOr(OnnxNode &node) {
+  return binary<OrOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertXor(OnnxNode &node) {
+  return binary<XorOp>(node);
+}
+
+/// Clip 6: the bounds are attributes.
+FailureOr<SmallVector<Value>> mlir::kiln::convertClip6(OnnxNode &node) {
   constexpr double inf = std::numeric_limits<double>::infinity();
-  t.push_back({"Clip", 6, [](OnnxNode &node) {
-                 return clip(node, node.floatAttr("min", -inf),
-                             node.floatAttr("max", inf));
-               }});
-  for (int64_t v : {11, 12, 13})
-    t.push_back({"Clip", v, clipInputs});
+  return clip(node, node.floatAttr("min", -inf), node.floatAttr("max", inf));
 }

@@ -12,14 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Build.h"
-#include "NNParts.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// kiln ops with failures threaded through a flag, so the formulas read as
 /// formulas.
 class Ops {
@@ -117,8 +114,9 @@ SmallVector<Value> cubicCoeffs(Ops &o, Value t) {
   Value rest = o.sub(o.c(1), t);
   return {far(o.add(t, o.c(1))), near(t), near(rest), far(o.add(rest, o.c(1)))};
 }
+} // namespace
 
-FailureOr<SmallVector<Value>> gridSample(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
   FailureOr<Value> xv = node.rankedInput(0), gv = node.rankedInput(1);
   if (failed(xv) || failed(gv))
     return failure();
@@ -218,10 +216,11 @@ FailureOr<SmallVector<Value>> gridSample(OnnxNode &node) {
     return failure();
   return one(build<TransposeOp>(node, acc, b.getDenseI64ArrayAttr({0, 3, 1, 2})));
 }
+
 /// RoiAlign (opset 10, 16): per box, `sampling_ratio`^2 bilinear samples per
 /// output bin (ONNX's rules: samples beyond one pixel outside the input give
 /// 0, others clamp to the edge), averaged or maxed.
-FailureOr<SmallVector<Value>> roiAlign(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertRoiAlign(OnnxNode &node) {
   FailureOr<Value> xv = node.rankedInput(0), rv = node.rankedInput(1),
                    bv = node.rankedInput(2);
   if (failed(xv) || failed(rv) || failed(bv))
@@ -331,11 +330,4 @@ FailureOr<SmallVector<Value>> roiAlign(OnnxNode &node) {
   if (o.bad)
     return failure();
   return one(build<TransposeOp>(node, pooled, b.getDenseI64ArrayAttr({0, 3, 1, 2})));
-}
-} // namespace
-
-void mlir::kiln::populateGridSampleConversions(std::vector<OnnxConversion> &t) {
-  t.push_back({"GridSample", 16, gridSample});
-  for (int64_t v : {10, 16})
-    t.push_back({"RoiAlign", v, roiAlign});
 }

@@ -14,8 +14,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// B of a legacy binary op, reshaped so that numpy broadcasting against A
 /// means what `broadcast` / `axis` meant.
 FailureOr<Value> legacyBroadcast(OnnxNode &node, Value a, Value b) {
@@ -92,10 +90,11 @@ FailureOr<SmallVector<Value>> legacyVariadic(OnnxNode &node) {
   }
   return one(acc);
 }
+} // namespace
 
 /// PRelu before opset 7: one slope, or one per channel (axis 1), or the
 /// input's shape.
-FailureOr<SmallVector<Value>> legacyPRelu(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertPRelu1(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), slope = node.rankedInput(1);
   if (failed(x) || failed(slope))
     return failure();
@@ -120,18 +119,35 @@ FailureOr<SmallVector<Value>> legacyPRelu(OnnxNode &node) {
   }
   return one(build<PReluOp>(node, *x, s));
 }
-} // namespace
 
-void mlir::kiln::populateLegacyConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {1, 6}) {
-    t.push_back({"Add", v, legacyBinary<AddOp>});
-    t.push_back({"Sub", v, legacyBinary<SubOp>});
-    t.push_back({"Mul", v, legacyBinary<MulOp>});
-    t.push_back({"Div", v, legacyBinary<DivOp>});
-    t.push_back({"PRelu", v, legacyPRelu});
-  }
-  t.push_back({"Pow", 1, legacyBinary<PowOp>});
-  t.push_back({"Sum", 6, legacyVariadic<AddOp>});
-  t.push_back({"Max", 6, legacyVariadic<MaxOp>});
-  t.push_back({"Min", 6, legacyVariadic<MinOp>});
+FailureOr<SmallVector<Value>> mlir::kiln::convertAdd1(OnnxNode &node) {
+  return legacyBinary<AddOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSub1(OnnxNode &node) {
+  return legacyBinary<SubOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertMul1(OnnxNode &node) {
+  return legacyBinary<MulOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertDiv1(OnnxNode &node) {
+  return legacyBinary<DivOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertPow1(OnnxNode &node) {
+  return legacyBinary<PowOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSum6(OnnxNode &node) {
+  return legacyVariadic<AddOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertMax6(OnnxNode &node) {
+  return legacyVariadic<MaxOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertMin6(OnnxNode &node) {
+  return legacyVariadic<MinOp>(node);
 }

@@ -1,4 +1,4 @@
-//===- Loss.cpp - ONNX loss functions and GatherElements --------*- C++ -*-===//
+//===- Loss.cpp - ONNX loss functions ---------------------------*- C++ -*-===//
 //
 // NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss are decomposed into
 // graph ops: the log-probability of each target class is picked with one
@@ -13,26 +13,12 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// 0, 1, ..., rank - 1.
 SmallVector<int64_t> allAxes(int64_t rank) {
   SmallVector<int64_t> axes;
   for (int64_t d = 0; d < rank; ++d)
     axes.push_back(d);
   return axes;
-}
-
-/// GatherElements 11, 13.
-FailureOr<SmallVector<Value>> gatherElements(OnnxNode &node) {
-  FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1);
-  if (failed(data) || failed(indices))
-    return failure();
-  FailureOr<int64_t> axis = checkedGatherAxis(node, *data);
-  if (failed(axis))
-    return failure();
-  return one(build<GatherElementsOp>(node, *data, *indices,
-                                     node.builder.getI64IntegerAttr(*axis)));
 }
 
 /// The negative log-likelihood of `logProb` ([N, C, d1..dk]) at `target`
@@ -148,8 +134,11 @@ FailureOr<Value> negativeLogLikelihood(OnnxNode &node, Value logProb,
   return build<DivOp>(node, *sum, *total);
 }
 
+} // namespace
+
 /// NegativeLogLikelihoodLoss 12, 13.
-FailureOr<SmallVector<Value>> nllLoss(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertNegativeLogLikelihoodLoss(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), target = node.rankedInput(1);
   if (failed(x) || failed(target))
     return failure();
@@ -158,7 +147,8 @@ FailureOr<SmallVector<Value>> nllLoss(OnnxNode &node) {
 
 /// SoftmaxCrossEntropyLoss 12, 13: LogSoftmax over the class axis (the
 /// optional second output), then the negative log-likelihood.
-FailureOr<SmallVector<Value>> softmaxCrossEntropy(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertSoftmaxCrossEntropyLoss(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), target = node.rankedInput(1);
   if (failed(x) || failed(target))
     return failure();
@@ -174,38 +164,4 @@ FailureOr<SmallVector<Value>> softmaxCrossEntropy(OnnxNode &node) {
   if (failed(loss))
     return failure();
   return SmallVector<Value>{*loss, node.resultUsed(1) ? *logProb : Value()};
-}
-} // namespace
-
-/// log(softmax(x)) along `axis` as (x - max) - log(sum(exp(x - max))): the
-/// same passes as kiln.softmax, but a class whose probability underflows
-/// still gets a finite log-probability (log(softmax) would give -inf and an
-/// infinite loss).
-FailureOr<Value> mlir::kiln::logSoftmax(OnnxNode &node, Value x,
-                                        int64_t axis) {
-  auto &b = node.builder;
-  auto axes = b.getDenseI64ArrayAttr({axis});
-  FailureOr<Value> max = build<ReduceMaxOp>(node, x, axes, b.getBoolAttr(true));
-  if (failed(max))
-    return failure();
-  FailureOr<Value> shifted = build<SubOp>(node, x, *max);
-  if (failed(shifted))
-    return failure();
-  FailureOr<Value> logSum = build<ExpOp>(node, *shifted);
-  if (succeeded(logSum))
-    logSum = build<ReduceSumOp>(node, *logSum, axes, b.getBoolAttr(true));
-  if (succeeded(logSum))
-    logSum = build<LogOp>(node, *logSum);
-  if (failed(logSum))
-    return failure();
-  return build<SubOp>(node, *shifted, *logSum);
-}
-
-void mlir::kiln::populateLossConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {11, 13})
-    t.push_back({"GatherElements", v, gatherElements});
-  for (int64_t v : {12, 13}) {
-    t.push_back({"NegativeLogLikelihoodLoss", v, nllLoss});
-    t.push_back({"SoftmaxCrossEntropyLoss", v, softmaxCrossEntropy});
-  }
 }

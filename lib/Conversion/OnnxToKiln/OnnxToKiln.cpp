@@ -60,6 +60,13 @@ FailureOr<Value> OnnxNode::rankedInput(unsigned i) {
   return v;
 }
 
+FailureOr<Value> OnnxNode::staticInput(unsigned i) {
+  FailureOr<Value> v = rankedInput(i);
+  if (failed(v) || failed(requireStaticShape(typeOf(*v))))
+    return failure();
+  return v;
+}
+
 LogicalResult OnnxNode::requireStaticShape(RankedTensorType type) {
   if (type.hasStaticShape())
     return success();
@@ -226,6 +233,18 @@ Value mlir::kiln::foldBuilt(OnnxNode &node, Operation *op) {
   return repl;
 }
 
+FailureOr<Value> mlir::kiln::floatInput(OnnxNode &node, unsigned i) {
+  FailureOr<Value> v = node.staticInput(i);
+  if (failed(v))
+    return failure();
+  if (!isa<FloatType>(typeOf(*v).getElementType())) {
+    node.fail() << "element type " << typeOf(*v).getElementType()
+                << " is not supported; expects a float tensor";
+    return failure();
+  }
+  return v;
+}
+
 FailureOr<Value> mlir::kiln::reshapeTo(OnnxNode &node, Value v,
                                        ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(v.getType());
@@ -239,6 +258,16 @@ FailureOr<Value> mlir::kiln::reshapeTo(OnnxNode &node, Value v,
   return foldBuilt(node, op);
 }
 
+FailureOr<Value> mlir::kiln::transposeBy(OnnxNode &node, Value v,
+                                         ArrayRef<int64_t> perm) {
+  bool identity = true;
+  for (auto [i, p] : llvm::enumerate(perm))
+    identity &= (int64_t)i == p;
+  if (identity)
+    return v;
+  return build<TransposeOp>(node, v, node.builder.getDenseI64ArrayAttr(perm));
+}
+
 FailureOr<int64_t> mlir::kiln::normalizeAxis(OnnxNode &node, int64_t axis,
                                              int64_t rank) {
   if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
@@ -246,6 +275,19 @@ FailureOr<int64_t> mlir::kiln::normalizeAxis(OnnxNode &node, int64_t axis,
     return failure();
   }
   return axis < 0 ? axis + rank : axis;
+}
+
+FailureOr<SmallVector<int64_t>>
+mlir::kiln::normalizeAxes(OnnxNode &node, ArrayRef<int64_t> axes,
+                          int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t a : axes) {
+    FailureOr<int64_t> n = normalizeAxis(node, a, rank);
+    if (failed(n))
+      return failure();
+    out.push_back(*n);
+  }
+  return out;
 }
 
 Value mlir::kiln::splatConstant(OnnxNode &node, RankedTensorType type,
@@ -285,6 +327,23 @@ FailureOr<int64_t> mlir::kiln::checkedGatherAxis(OnnxNode &node, Value data) {
         return failure();
       }
   return axis;
+}
+
+LogicalResult
+mlir::kiln::checkConstantIndices(OnnxNode &node, unsigned input,
+                                 const std::function<int64_t(size_t)> &dimOf) {
+  std::optional<SmallVector<int64_t>> c = node.constantInts(input);
+  if (!c)
+    return success();
+  for (auto [k, i] : llvm::enumerate(*c)) {
+    int64_t n = dimOf(k);
+    if (n != ShapedType::kDynamic && (i < -n || i >= n)) {
+      node.fail() << "index " << i
+                  << " is out of range for a dimension of size " << n;
+      return failure();
+    }
+  }
+  return success();
 }
 
 FailureOr<SliceBounds>
@@ -397,21 +456,18 @@ struct ConvertOnnxToKilnPass
     : mlir::kiln::impl::ConvertOnnxToKilnPassBase<ConvertOnnxToKilnPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::vector<OnnxConversion> table;
-    populateElementwiseConversions(table);
-    populateNNConversions(table);
-    populateTensorConversions(table);
-    populateLossConversions(table);
-    populateSignalConversions(table);
-    populateTfIdfConversions(table);
-    populateLegacyConversions(table);
-    populateTrainingConversions(table);
-    populateQuantizeConversions(table);
-    populateShapeInputConversions(table);
-    populateIndexingConversions(table);
-    llvm::StringMap<SmallVector<const OnnxConversion *>> byType;
-    for (const OnnxConversion &c : table)
-      byType[c.opType].push_back(&c);
+    // Each op's (row, since-version) pairs in table order, keyed by op type,
+    // or "<domain>.<OpType>" for other domains than ai.onnx.
+    using Version = std::pair<const OnnxOpRow *, int64_t>;
+    llvm::StringMap<SmallVector<Version>> byType;
+    for (const OnnxOpRow &row : onnxOpTable()) {
+      if (!row.convert)
+        continue; // control flow, inlined below
+      std::string key = *row.domain ? std::string(row.domain) + "." + row.opType
+                                    : std::string(row.opType);
+      for (int64_t since : row.versions())
+        byType[key].push_back({&row, since});
+    }
 
     llvm::StringMap<int64_t> opsets;
     if (auto dict = module->getAttrOfType<DictionaryAttr>(
@@ -466,11 +522,10 @@ struct ConvertOnnxToKilnPass
         std::string key = domain.empty()
                               ? node.opType().str()
                               : domain + "." + node.opType().str();
-        const OnnxConversion *chosen = nullptr;
-        for (const OnnxConversion *c : byType.lookup(key))
-          if (c->sinceVersion <= opset &&
-              (!chosen || c->sinceVersion > chosen->sinceVersion))
-            chosen = c;
+        std::optional<Version> chosen;
+        for (Version v : byType.lookup(key))
+          if (v.second <= opset && (!chosen || v.second > chosen->second))
+            chosen = v;
         if (!chosen) {
           anyFailed = true;
           failedOps.insert(op);
@@ -480,8 +535,8 @@ struct ConvertOnnxToKilnPass
                  << "' is not supported; Kiln compiles the default ONNX "
                     "domain (ai.onnx)";
           } else if (byType.count(key)) {
-            diag << "Kiln supports " << node.opType()
-                 << " from opset " << byType.lookup(key).front()->sinceVersion
+            diag << "Kiln supports " << node.opType() << " from opset "
+                 << byType.lookup(key).front().second
                  << "; re-export the model with a newer opset";
           } else {
             diag << "op type " << node.opType()
@@ -490,7 +545,7 @@ struct ConvertOnnxToKilnPass
           }
           continue;
         }
-        FailureOr<SmallVector<Value>> results = chosen->convert(node);
+        FailureOr<SmallVector<Value>> results = chosen->first->convert(node);
         if (failed(results)) {
           anyFailed = true;
           failedOps.insert(op);

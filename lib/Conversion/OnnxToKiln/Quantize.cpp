@@ -8,15 +8,12 @@
 // Runtime compute it, so that results match bit for bit.
 //
 //===----------------------------------------------------------------------===//
-#include "Build.h"
+#include "Conv.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-Type elementOf(Value v) { return typeOf(v).getElementType(); }
-
 FailureOr<Value> castTo(OnnxNode &node, FailureOr<Value> v, Type to) {
   if (failed(v))
     return failure();
@@ -96,10 +93,12 @@ FailureOr<Type> quantType(OnnxNode &node, Value zeroPoint) {
   }
   return q;
 }
+} // namespace
 
 /// QuantizeLinear 10 (per tensor), 13 (per axis):
 /// saturate(round(x / scale) + zero_point).
-FailureOr<SmallVector<Value>> quantizeLinear(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertQuantizeLinear(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
   if (failed(x) || failed(scale))
     return failure();
@@ -135,7 +134,8 @@ FailureOr<SmallVector<Value>> quantizeLinear(OnnxNode &node) {
 
 /// DequantizeLinear 10 (per tensor), 13 (per axis):
 /// (x - zero_point) * scale.
-FailureOr<SmallVector<Value>> dequantizeLinear(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertDequantizeLinear(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
   if (failed(x) || failed(scale))
     return failure();
@@ -174,7 +174,8 @@ FailureOr<SmallVector<Value>> dequantizeLinear(OnnxNode &node) {
 
 /// DynamicQuantizeLinear 11: uint8 with the scale and zero point that map
 /// [min(x, 0), max(x, 0)] onto [0, 255] (the op's function body, fused).
-FailureOr<SmallVector<Value>> dynamicQuantizeLinear(OnnxNode &node) {
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertDynamicQuantizeLinear(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -226,6 +227,7 @@ FailureOr<SmallVector<Value>> dynamicQuantizeLinear(OnnxNode &node) {
   return SmallVector<Value>{*y, *scale, *zp};
 }
 
+namespace {
 /// `v` widened to i32 minus its optional zero point `zp` (already aligned).
 FailureOr<Value> widened(OnnxNode &node, Value v, FailureOr<Value> zp,
                          StringRef what) {
@@ -354,8 +356,9 @@ FailureOr<Value> multiplier(OnnxNode &node, FailureOr<Value> aScale,
     return failure();
   return build<DivOp>(node, *m, *ys);
 }
+} // namespace
 
-FailureOr<SmallVector<Value>> matMulIntegerNode(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertMatMulInteger(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), bm = node.rankedInput(1);
   if (failed(a) || failed(bm))
     return failure();
@@ -364,7 +367,7 @@ FailureOr<SmallVector<Value>> matMulIntegerNode(OnnxNode &node) {
 
 /// QLinearMatMul 10: inputs a, a_scale, a_zero_point, b, b_scale,
 /// b_zero_point, y_scale, y_zero_point.
-FailureOr<SmallVector<Value>> qlinearMatMul(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertQLinearMatMul(OnnxNode &node) {
   for (unsigned i = 0; i < 8; ++i)
     if (failed(node.rankedInput(i)))
       return failure();
@@ -379,7 +382,7 @@ FailureOr<SmallVector<Value>> qlinearMatMul(OnnxNode &node) {
   return requantize(node, acc, m, node.input(7));
 }
 
-FailureOr<SmallVector<Value>> convIntegerNode(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertConvInteger(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), w = node.rankedInput(1);
   if (failed(x) || failed(w))
     return failure();
@@ -388,7 +391,7 @@ FailureOr<SmallVector<Value>> convIntegerNode(OnnxNode &node) {
 
 /// QLinearConv 10: inputs x, x_scale, x_zero_point, w, w_scale,
 /// w_zero_point, y_scale, y_zero_point and an optional i32 bias.
-FailureOr<SmallVector<Value>> qlinearConv(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertQLinearConv(OnnxNode &node) {
   for (unsigned i = 0; i < 8; ++i)
     if (failed(node.rankedInput(i)))
       return failure();
@@ -414,17 +417,4 @@ FailureOr<SmallVector<Value>> qlinearConv(OnnxNode &node) {
       node, xs, perChannel(node, node.input(4), w, 1, rank, "w_scale"),
       node.input(6));
   return requantize(node, acc, m, node.input(7));
-}
-} // namespace
-
-void mlir::kiln::populateQuantizeConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {10, 13}) {
-    t.push_back({"QuantizeLinear", v, quantizeLinear});
-    t.push_back({"DequantizeLinear", v, dequantizeLinear});
-  }
-  t.push_back({"DynamicQuantizeLinear", 11, dynamicQuantizeLinear});
-  t.push_back({"MatMulInteger", 10, matMulIntegerNode});
-  t.push_back({"ConvInteger", 10, convIntegerNode});
-  t.push_back({"QLinearMatMul", 10, qlinearMatMul});
-  t.push_back({"QLinearConv", 10, qlinearConv});
 }

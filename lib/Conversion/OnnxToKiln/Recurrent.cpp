@@ -9,14 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Build.h"
-#include "NNParts.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 enum class Cell { RNN, GRU, LSTM };
 
 /// One activation of the `activations` attribute with its alpha and beta.
@@ -214,6 +211,63 @@ FailureOr<SmallVector<Activation>> readActivations(OnnxNode &node, Cell cell,
   return out;
 }
 
+/// What every time step of one direction computes with.
+struct CellParams {
+  Cell cell;
+  ArrayRef<Activation> f; ///< the direction's activation functions
+  float clip;
+  int64_t hidden;
+  bool lbr;      ///< GRU's linear_before_reset
+  bool coupled;  ///< LSTM's input_forget
+  Value r;       ///< the direction's R, [gates * hidden, hidden]
+  Value rzr, rh; ///< GRU: R's update and reset rows, and its hidden rows
+  Value recBias; ///< GRU with linear_before_reset: Rbh
+  Value pd;      ///< LSTM: the direction's peepholes P, or null
+};
+
+/// One time step of the cell from the projected input `xp` ([batch, gates *
+/// hidden]) and the states `h` and `c`: the new h and, for LSTM, the new c.
+std::pair<Value, Value> cellStep(Builder &B, const CellParams &p, Value xp,
+                                 Value h, Value c) {
+  Cell cell = p.cell;
+  ArrayRef<Activation> f = p.f;
+  float clip = p.clip;
+  int64_t hidden = p.hidden;
+  bool lbr = p.lbr, coupled = p.coupled;
+  Value r = p.r, rzr = p.rzr, rh = p.rh, recBias = p.recBias, pd = p.pd;
+  Value hNew, cNew;
+  if (cell == Cell::RNN) {
+    hNew = B.apply(f[0], B.add(xp, B.gemmT(h, r, Value())), clip);
+  } else if (cell == Cell::GRU) {
+    Value zr = B.add(B.cols(xp, 0, 2 * hidden), B.gemmT(h, rzr, Value()));
+    Value z = B.apply(f[0], B.cols(zr, 0, hidden), clip);
+    Value rg = B.apply(f[0], B.cols(zr, hidden, hidden), clip);
+    Value xh = B.cols(xp, 2 * hidden, hidden);
+    Value pre = lbr ? B.add(xh, B.mul(rg, B.gemmT(h, rh, recBias)))
+                    : B.add(xh, B.gemmT(B.mul(rg, h), rh, Value()));
+    Value hc = B.apply(f[1], pre, clip);
+    // (1 - z) * hc + z * h = hc + z * (h - hc)
+    hNew = B.add(hc, B.mul(z, B.sub(h, hc)));
+  } else {
+    Value g = B.add(xp, B.gemmT(h, r, Value()));
+    Value gi = B.cols(g, 0, hidden), go = B.cols(g, hidden, hidden),
+          gf = B.cols(g, 2 * hidden, hidden),
+          gc = B.cols(g, 3 * hidden, hidden);
+    if (pd) {
+      gi = B.add(gi, B.mul(B.cols(pd, 0, hidden), c));
+      gf = B.add(gf, B.mul(B.cols(pd, 2 * hidden, hidden), c));
+    }
+    Value i = B.apply(f[0], gi, clip);
+    Value fg = coupled ? B.sub(B.scalar(1), i) : B.apply(f[0], gf, clip);
+    cNew = B.add(B.mul(fg, c), B.mul(i, B.apply(f[1], gc, clip)));
+    if (pd)
+      go = B.add(go, B.mul(B.cols(pd, hidden, hidden), cNew));
+    Value o = B.apply(f[0], go, clip);
+    hNew = B.mul(o, B.apply(f[2], cNew, /*clip=*/0));
+  }
+  return {hNew, cNew};
+}
+
 FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
   FailureOr<Value> xv = node.rankedInput(0), wv = node.rankedInput(1),
                    rv = node.rankedInput(2);
@@ -343,38 +397,13 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
       rzr = B.rows(r, 0, 2 * hidden);
       rh = B.rows(r, 2 * hidden, hidden);
     }
+    CellParams params{cell, f,   clip, hidden,  lbr, coupled,
+                      r,    rzr, rh,   recBias, pd};
     SmallVector<Value> steps(seq);
     for (int64_t s = 0; s < seq; ++s) {
       int64_t t = reverse ? seq - 1 - s : s;
       Value xp = B.row(proj, t), hNew, cNew;
-      if (cell == Cell::RNN) {
-        hNew = B.apply(f[0], B.add(xp, B.gemmT(h, r, Value())), clip);
-      } else if (cell == Cell::GRU) {
-        Value zr = B.add(B.cols(xp, 0, 2 * hidden), B.gemmT(h, rzr, Value()));
-        Value z = B.apply(f[0], B.cols(zr, 0, hidden), clip);
-        Value rg = B.apply(f[0], B.cols(zr, hidden, hidden), clip);
-        Value xh = B.cols(xp, 2 * hidden, hidden);
-        Value pre = lbr ? B.add(xh, B.mul(rg, B.gemmT(h, rh, recBias)))
-                        : B.add(xh, B.gemmT(B.mul(rg, h), rh, Value()));
-        Value hc = B.apply(f[1], pre, clip);
-        // (1 - z) * hc + z * h = hc + z * (h - hc)
-        hNew = B.add(hc, B.mul(z, B.sub(h, hc)));
-      } else {
-        Value g = B.add(xp, B.gemmT(h, r, Value()));
-        Value gi = B.cols(g, 0, hidden), go = B.cols(g, hidden, hidden),
-              gf = B.cols(g, 2 * hidden, hidden), gc = B.cols(g, 3 * hidden, hidden);
-        if (pd) {
-          gi = B.add(gi, B.mul(B.cols(pd, 0, hidden), c));
-          gf = B.add(gf, B.mul(B.cols(pd, 2 * hidden, hidden), c));
-        }
-        Value i = B.apply(f[0], gi, clip);
-        Value fg = coupled ? B.sub(B.scalar(1), i) : B.apply(f[0], gf, clip);
-        cNew = B.add(B.mul(fg, c), B.mul(i, B.apply(f[1], gc, clip)));
-        if (pd)
-          go = B.add(go, B.mul(B.cols(pd, hidden, hidden), cNew));
-        Value o = B.apply(f[0], go, clip);
-        hNew = B.mul(o, B.apply(f[2], cNew, /*clip=*/0));
-      }
+      std::tie(hNew, cNew) = cellStep(B, params, xp, h, c);
       Value out = hNew;
       if (lens) {
         // m = clamp(len - t, 0, 1): 1 while the entry is still running.
@@ -422,10 +451,14 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
 }
 } // namespace
 
-void mlir::kiln::populateRecurrentConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {7, 14}) {
-    t.push_back({"RNN", v, [](OnnxNode &n) { return recurrent(n, Cell::RNN); }});
-    t.push_back({"GRU", v, [](OnnxNode &n) { return recurrent(n, Cell::GRU); }});
-    t.push_back({"LSTM", v, [](OnnxNode &n) { return recurrent(n, Cell::LSTM); }});
-  }
+FailureOr<SmallVector<Value>> mlir::kiln::convertRNN(OnnxNode &node) {
+  return recurrent(node, Cell::RNN);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertGRU(OnnxNode &node) {
+  return recurrent(node, Cell::GRU);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertLSTM(OnnxNode &node) {
+  return recurrent(node, Cell::LSTM);
 }

@@ -14,7 +14,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Build.h"
-#include "NNParts.h"
 
 #include <cmath>
 
@@ -22,8 +21,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// A vector over the output positions of one axis, or a scalar (size 1) that
 /// broadcasts: compile-time doubles, or a run-time f64 tensor.
 struct Table {
@@ -541,9 +538,10 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
 }
 } // namespace
 
-void mlir::kiln::populateResizeConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {10, 11, 13})
-    t.push_back({"Resize", v, [](OnnxNode &n) { return resize(n, false); }});
-  for (int64_t v : {7, 9})
-    t.push_back({"Upsample", v, [](OnnxNode &n) { return resize(n, true); }});
+FailureOr<SmallVector<Value>> mlir::kiln::convertResize(OnnxNode &node) {
+  return resize(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertUpsample(OnnxNode &node) {
+  return resize(node, true);
 }

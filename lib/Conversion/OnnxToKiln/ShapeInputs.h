@@ -4,7 +4,8 @@
 // shape, Split's sizes, Unsqueeze's axes, ...) is a graph input, the
 // conversion specializes for the output shape the model declares and adds a
 // kiln.guard that the argument's run-time values produce exactly that shape.
-// These helpers build those guards from kiln ops (docs/ops.md).
+// These helpers build those guards from kiln ops (docs/ops.md), read axes
+// that may come at run time, and compute indices at run time (IndexMath).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LIB_CONVERSION_ONNXTOKILN_SHAPEINPUTS_H
@@ -13,6 +14,9 @@
 #include "Build.h"
 
 namespace mlir::kiln {
+
+/// "2x3x4", or "a scalar" for rank 0, for messages.
+std::string shapeStr(ArrayRef<int64_t> shape);
 
 /// The static type the model declares for result `i`. Fails with "<what>
 /// must be a compile-time constant, or the output shape must be declared
@@ -35,6 +39,8 @@ Value constI64(OnnxNode &node, ArrayRef<int64_t> values,
                ArrayRef<int64_t> shape);
 Value constBool(OnnxNode &node, ArrayRef<bool> values,
                 ArrayRef<int64_t> shape);
+Value constF32(OnnxNode &node, ArrayRef<float> values,
+               ArrayRef<int64_t> shape);
 /// `v` converted to element type `elt` (no-op when it has it).
 FailureOr<Value> castTo(OnnxNode &node, Value v, Type elt);
 /// Element `j` of a 1-D tensor as a scalar (rank-0) tensor.
@@ -51,6 +57,75 @@ FailureOr<Value> countsAre(OnnxNode &node, Value counts, ArrayRef<int64_t> set,
 /// Every `k`-subset of `positions`, in lexicographic order.
 SmallVector<SmallVector<int64_t>> subsets(ArrayRef<int64_t> positions,
                                           int64_t k);
+
+/// Axes from the attribute (before `inputSince`) or from constant input 1.
+std::optional<SmallVector<int64_t>> readAxes(OnnxNode &node, int64_t inputSince,
+                                             bool &ok);
+/// Whether input `i` is present but only known at run time.
+bool runtimeInput(OnnxNode &node, unsigned i);
+/// `shape` without the positions in `removed` (sorted).
+SmallVector<int64_t> without(ArrayRef<int64_t> shape,
+                             ArrayRef<int64_t> removed);
+
+/// One way run-time axes can be: the (sorted) axes and the rank-0 i1 that
+/// says the values name exactly them.
+struct AxesChoice {
+  SmallVector<int64_t> axes;
+  Value when;
+};
+
+/// Builds the choice conditions for `sets` of axes of a rank-`rank` tensor
+/// named by run-time input 1, and guards that one of them holds.
+FailureOr<SmallVector<AxesChoice>>
+axesChoices(OnnxNode &node, ArrayRef<SmallVector<int64_t>> sets, int64_t rank,
+            const Twine &expectation);
+
+/// Rank-0 i64 constant.
+inline Value scalarI64(OnnxNode &node, int64_t v) {
+  return constI64(node, {v}, {});
+}
+
+/// Small builders on rank-0/1 i64 tensors for run-time index arithmetic.
+struct IndexMath {
+  OnnxNode &node;
+  bool ok = true;
+  Value check(FailureOr<Value> v) {
+    if (failed(v)) {
+      ok = false;
+      return scalarI64(node, 0);
+    }
+    return *v;
+  }
+  Value add(Value a, Value b) { return check(build<AddOp>(node, a, b)); }
+  Value sub(Value a, Value b) { return check(build<SubOp>(node, a, b)); }
+  Value mul(Value a, Value b) { return check(build<MulOp>(node, a, b)); }
+  Value div(Value a, Value b) { return check(build<DivOp>(node, a, b)); }
+  Value max(Value a, Value b) { return check(build<MaxOp>(node, a, b)); }
+  Value min(Value a, Value b) { return check(build<MinOp>(node, a, b)); }
+  Value less(Value a, Value b) { return check(build<LessOp>(node, a, b)); }
+  Value eq(Value a, Value b) { return check(build<EqualOp>(node, a, b)); }
+  Value land(Value a, Value b) { return check(build<AndOp>(node, a, b)); }
+  Value where(Value c, Value a, Value b) {
+    return check(build<WhereOp>(node, c, a, b));
+  }
+  Value clamp(Value v, Value lo, Value hi) { return min(max(v, lo), hi); }
+  Value c(int64_t v) { return scalarI64(node, v); }
+  Value iota(int64_t n) {
+    SmallVector<int64_t> v;
+    for (int64_t i = 0; i < n; ++i)
+      v.push_back(i);
+    return constI64(node, v, {n});
+  }
+  /// Element j of input i (an integer vector), as rank-0 i64.
+  Value at(unsigned i, int64_t j) {
+    FailureOr<Value> v = castTo(node, node.input(i), node.builder.getI64Type());
+    if (failed(v)) {
+      ok = false;
+      return c(0);
+    }
+    return check(elementAt(node, *v, j));
+  }
+};
 
 } // namespace mlir::kiln
 

@@ -6,7 +6,7 @@
 // models use are small, and a matmul is what the code generator does best).
 //
 //===----------------------------------------------------------------------===//
-#include "Build.h"
+#include "ShapeInputs.h"
 
 #include <cmath>
 #include <numeric>
@@ -15,15 +15,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-Value f32Constant(OnnxNode &node, ArrayRef<int64_t> shape,
-                  ArrayRef<float> values) {
-  auto type = RankedTensorType::get(shape, node.builder.getF32Type());
-  auto attr = DenseElementsAttr::get(type, values);
-  return ConstantOp::create(node.builder, node.loc(), type, attr);
-}
-
 /// Slices `x` to [offset, offset + size) along `axis` (step 1).
 FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
                            int64_t offset, int64_t size) {
@@ -37,26 +28,16 @@ FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
                         b.getDenseI64ArrayAttr(sizes),
                         b.getDenseI64ArrayAttr(strides));
 }
-
-FailureOr<Value> transposeBy(OnnxNode &node, Value x, ArrayRef<int64_t> perm) {
-  bool identity = true;
-  for (auto [i, p] : llvm::enumerate(perm))
-    identity &= (int64_t)i == p;
-  if (identity)
-    return x;
-  return build<TransposeOp>(node, x, node.builder.getDenseI64ArrayAttr(perm));
-}
+} // namespace
 
 /// DFT, opset 17: input [batch, ..., n, 1 | 2] (real or complex), transform
 /// along `axis`; optional dft_length (a constant) truncates or zero-pads the
 /// signal; `inverse` scales by 1/n; `onesided` keeps n / 2 + 1 frequencies.
-FailureOr<SmallVector<Value>> dft(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+FailureOr<SmallVector<Value>> mlir::kiln::convertDFT(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   if (!type.getElementType().isF32()) {
     node.fail() << "element type " << type.getElementType()
                 << " is not supported for DFT yet; Kiln computes DFT on "
@@ -174,9 +155,9 @@ FailureOr<SmallVector<Value>> dft(OnnxNode &node) {
       bPos[l * k + f] = (float)(sign * std::sin(angle) * scale);
       bNeg[l * k + f] = -bPos[l * k + f];
     }
-  Value aMat = f32Constant(node, {n, k}, a);
-  Value bMat = f32Constant(node, {n, k}, bPos);
-  Value bNegMat = f32Constant(node, {n, k}, bNeg);
+  Value aMat = constF32(node, a, {n, k});
+  Value bMat = constF32(node, bPos, {n, k});
+  Value bNegMat = constF32(node, bNeg, {n, k});
 
   auto mm = [&](Value lhs, Value rhs) { return build<MatMulOp>(node, lhs, rhs); };
   FailureOr<Value> yRe = mm(*re, aMat);
@@ -208,9 +189,4 @@ FailureOr<SmallVector<Value>> dft(OnnxNode &node) {
   }
   return one(build<ConcatOp>(node, ValueRange(parts),
                              node.builder.getI64IntegerAttr(prank)));
-}
-} // namespace
-
-void mlir::kiln::populateSignalConversions(std::vector<OnnxConversion> &t) {
-  t.push_back({"DFT", 17, dft});
 }

@@ -13,16 +13,12 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-FailureOr<SmallVector<Value>> tfIdf(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertTfIdfVectorizer(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   Type elt = type.getElementType();
   if (!elt.isSignlessInteger(32) && !elt.isSignlessInteger(64)) {
     node.fail() << "element type " << elt
@@ -212,9 +208,4 @@ FailureOr<SmallVector<Value>> tfIdf(OnnxNode &node) {
   if (!batched)
     return one(reshapeTo(node, *y, {outCols}));
   return one(y);
-}
-} // namespace
-
-void mlir::kiln::populateTfIdfConversions(std::vector<OnnxConversion> &t) {
-  t.push_back({"TfIdfVectorizer", 9, tfIdf});
 }

@@ -13,8 +13,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// Small expression builder over one node: every op is built, verified and
 /// folded through build<>; the first failure sticks.
 class Expr {
@@ -100,8 +98,9 @@ FailureOr<int64_t> tensorsPerGroup(OnnxNode &node, int64_t groups,
   }
   return n;
 }
+} // namespace
 
-FailureOr<SmallVector<Value>> adagrad(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertAdagrad(OnnxNode &node) {
   FailureOr<int64_t> n = tensorsPerGroup(node, 3, 2);
   if (failed(n))
     return failure();
@@ -128,7 +127,7 @@ FailureOr<SmallVector<Value>> adagrad(OnnxNode &node) {
   return xs;
 }
 
-FailureOr<SmallVector<Value>> momentum(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertMomentum(OnnxNode &node) {
   FailureOr<int64_t> n = tensorsPerGroup(node, 3, 2);
   if (failed(n))
     return failure();
@@ -164,7 +163,7 @@ FailureOr<SmallVector<Value>> momentum(OnnxNode &node) {
   return xs;
 }
 
-FailureOr<SmallVector<Value>> adam(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertAdam(OnnxNode &node) {
   FailureOr<int64_t> n = tensorsPerGroup(node, 4, 3);
   if (failed(n))
     return failure();
@@ -203,11 +202,4 @@ FailureOr<SmallVector<Value>> adam(OnnxNode &node) {
   xs.append(vs);
   xs.append(hs);
   return xs;
-}
-} // namespace
-
-void mlir::kiln::populateTrainingConversions(std::vector<OnnxConversion> &t) {
-  t.push_back({"ai.onnx.preview.training.Adagrad", 1, adagrad});
-  t.push_back({"ai.onnx.preview.training.Momentum", 1, momentum});
-  t.push_back({"ai.onnx.preview.training.Adam", 1, adam});
 }

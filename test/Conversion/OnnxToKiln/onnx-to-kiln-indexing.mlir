@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln | FileCheck %s
 
-// Scatter, gather_nd, scans and selection (lib/Conversion/OnnxToKiln/Indexing.cpp).
+// Scatter, gather_nd, scans and selection (Scatter.cpp, Gather.cpp, Reduce.cpp,
+// Select.cpp and Slice.cpp in lib/Conversion/OnnxToKiln/).
 
 // CHECK-LABEL: func.func @scatter_elements
 // CHECK-SAME: (%[[D:.+]]: tensor<1x5xf32>, %[[I:.+]]: tensor<1x2xi64>, %[[U:.+]]: tensor<1x2xf32>)

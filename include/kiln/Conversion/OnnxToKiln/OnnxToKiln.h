@@ -9,7 +9,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
-#include <functional>
+#include <array>
 #include <optional>
 #include <string>
 
@@ -40,6 +40,9 @@ public:
   unsigned numInputs() const { return op->getNumOperands(); }
   /// Operand `i` as a ranked tensor; fails (with a diagnostic) otherwise.
   FailureOr<Value> rankedInput(unsigned i);
+  /// Operand `i` as a ranked tensor of static shape; fails (with a
+  /// diagnostic) otherwise.
+  FailureOr<Value> staticInput(unsigned i);
   /// Fails with "input shape T is not static" unless `type` is static.
   LogicalResult requireStaticShape(RankedTensorType type);
   /// Whether result `i` has any use.
@@ -64,30 +67,32 @@ public:
 private:
 };
 
-/// A conversion returns the values that replace the node's results, one per
-/// result (null for results nobody uses).
-using OnnxConversionFn =
-    std::function<FailureOr<SmallVector<Value>>(OnnxNode &)>;
+/// A converter returns the values that replace the node's results, one per
+/// result (null for results nobody uses), or fails after a diagnostic.
+using OnnxConverter = FailureOr<SmallVector<Value>>(OnnxNode &node);
 
-struct OnnxConversion {
+/// One row of the ONNX op table (lib/Conversion/OnnxToKiln/OpTable.cpp): the
+/// since-versions of an op type that one converter handles.
+struct OnnxOpRow {
   const char *opType;
-  int64_t sinceVersion;
-  OnnxConversionFn convert;
+  /// Ascending; the unused entries are 0.
+  std::array<int64_t, 8> since;
+  /// Null for If, Loop and Scan, which inlineOnnxControlFlow rewrites before
+  /// the table is consulted.
+  OnnxConverter *convert;
+  /// The file under lib/Conversion/OnnxToKiln/ that defines `convert`.
+  const char *file;
+  /// "" for the default domain, ai.onnx.
+  const char *domain = "";
+
+  /// The since-versions without the unused entries.
+  ArrayRef<int64_t> versions() const {
+    return ArrayRef<int64_t>(since).take_while([](int64_t v) { return v > 0; });
+  }
 };
 
-/// Fills `table` with every conversion Kiln knows, family by family.
-void populateElementwiseConversions(std::vector<OnnxConversion> &table);
-void populateNNConversions(std::vector<OnnxConversion> &table);
-void populateTensorConversions(std::vector<OnnxConversion> &table);
-void populateLossConversions(std::vector<OnnxConversion> &table);
-void populateSignalConversions(std::vector<OnnxConversion> &table);
-void populateTfIdfConversions(std::vector<OnnxConversion> &table);
-void populateLegacyConversions(std::vector<OnnxConversion> &table);
-void populateQuantizeConversions(std::vector<OnnxConversion> &table);
-void populateShapeInputConversions(std::vector<OnnxConversion> &table);
-void populateIndexingConversions(std::vector<OnnxConversion> &table);
-/// Ops of the ai.onnx.preview.training domain, keyed "<domain>.<OpType>".
-void populateTrainingConversions(std::vector<OnnxConversion> &table);
+/// Every op Kiln converts, sorted by domain and op type.
+ArrayRef<OnnxOpRow> onnxOpTable();
 
 /// Rewrites ONNX If, Loop and Scan nodes of `func` (imported with their
 /// subgraphs as regions) into straight-line onnx ops: If selects between both
@@ -101,6 +106,9 @@ bool inlineOnnxControlFlow(func::FuncOp func,
 /// Normalizes an ONNX axis (negative counts from the end) into [0, rank);
 /// failure when out of range.
 FailureOr<int64_t> normalizeAxis(OnnxNode &node, int64_t axis, int64_t rank);
+/// normalizeAxis of each of `axes`, in order.
+FailureOr<SmallVector<int64_t>>
+normalizeAxes(OnnxNode &node, ArrayRef<int64_t> axes, int64_t rank);
 
 /// The `axis` attribute of a gather-like node over `data` (not a scalar),
 /// normalized; constant indices (input 1) outside [-n, n) are reported here,

@@ -1,139 +1,28 @@
-//===- Indexing.cpp - ONNX scatter, gather, scan and selection ops -*- C++ -*-===//
+//===- Select.cpp - ONNX ops that select elements by value ------*- C++ -*-===//
 //
-// ScatterElements/Scatter, ScatterND, GatherND, CumSum, TopK, Hardmax,
-// ReverseSequence, Det, Compress, NonZero and Unique (constant input).
+// TopK, Compress, NonZero and Unique. The last three have output shapes that
+// depend on the data: a compile-time constant input is computed while
+// converting; a run-time one needs the output shape the model declares, and
+// a guard checks at run time that the data gives it.
 //
 //===----------------------------------------------------------------------===//
-#include "Build.h"
 #include "ShapeInputs.h"
-
-#include <numeric>
 
 using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// The declared (ONNX shape inference) type of result `i`, if static.
 RankedTensorType declaredStaticResult(OnnxNode &node, unsigned i) {
   auto t = dyn_cast<RankedTensorType>(node.op->getResult(i).getType());
   return t && t.hasStaticShape() ? t : RankedTensorType();
 }
 
-/// Reports constant indices outside [-n, n); `dimOf(k)` is the size that the
-/// k-th index (in row-major order) indexes.
-LogicalResult checkConstantIndices(OnnxNode &node, unsigned input,
-                                   const std::function<int64_t(size_t)> &dimOf) {
-  std::optional<SmallVector<int64_t>> c = node.constantInts(input);
-  if (!c)
-    return success();
-  for (auto [k, i] : llvm::enumerate(*c)) {
-    int64_t n = dimOf(k);
-    if (n != ShapedType::kDynamic && (i < -n || i >= n)) {
-      node.fail() << "index " << i << " is out of range for a dimension of size "
-                  << n;
-      return failure();
-    }
-  }
-  return success();
-}
-
-FailureOr<StringAttr> reductionAttr(OnnxNode &node) {
-  std::string r = node.strAttr("reduction", "none");
-  if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min") {
-    node.fail() << "reduction '" << r
-                << "' is not supported; expected none, add, mul, max or min";
-    return failure();
-  }
-  return node.builder.getStringAttr(r);
-}
-
-/// ScatterElements 11, 13, 16 (reduction), 18 (max/min); Scatter 9, 11.
-FailureOr<SmallVector<Value>> scatterElements(OnnxNode &node) {
-  FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1),
-                   updates = node.rankedInput(2);
-  if (failed(data) || failed(indices) || failed(updates))
-    return failure();
-  RankedTensorType type = typeOf(*data);
-  FailureOr<int64_t> axis =
-      normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
-  FailureOr<StringAttr> reduction = reductionAttr(node);
-  if (failed(axis) || failed(reduction))
-    return failure();
-  if (failed(checkConstantIndices(
-          node, 1, [&](size_t) { return type.getDimSize(*axis); })))
-    return failure();
-  return one(build<ScatterElementsOp>(node, *data, *indices, *updates,
-                                      node.builder.getI64IntegerAttr(*axis),
-                                      *reduction));
-}
-
-/// ScatterND 11, 13, 16 (reduction), 18 (max/min).
-FailureOr<SmallVector<Value>> scatterND(OnnxNode &node) {
-  FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1),
-                   updates = node.rankedInput(2);
-  if (failed(data) || failed(indices) || failed(updates))
-    return failure();
-  FailureOr<StringAttr> reduction = reductionAttr(node);
-  if (failed(reduction))
-    return failure();
-  RankedTensorType type = typeOf(*data), idx = typeOf(*indices);
-  if (idx.getRank() >= 1 && !ShapedType::isDynamic(idx.getShape().back())) {
-    int64_t q = idx.getShape().back();
-    if (failed(checkConstantIndices(node, 1, [&](size_t k) {
-          return q > 0 && q <= type.getRank() ? type.getDimSize(k % q)
-                                              : ShapedType::kDynamic;
-        })))
-      return failure();
-  }
-  return one(
-      build<ScatterNDOp>(node, *data, *indices, *updates, *reduction));
-}
-
-/// GatherND 11, 12 (batch_dims), 13.
-FailureOr<SmallVector<Value>> gatherND(OnnxNode &node) {
-  FailureOr<Value> data = node.rankedInput(0), indices = node.rankedInput(1);
-  if (failed(data) || failed(indices))
-    return failure();
-  int64_t b = node.intAttr("batch_dims", 0);
-  RankedTensorType type = typeOf(*data), idx = typeOf(*indices);
-  if (idx.getRank() >= 1 && !ShapedType::isDynamic(idx.getShape().back())) {
-    int64_t q = idx.getShape().back();
-    if (failed(checkConstantIndices(node, 1, [&](size_t k) {
-          return b >= 0 && q > 0 && b + q <= type.getRank()
-                     ? type.getDimSize(b + k % q)
-                     : ShapedType::kDynamic;
-        })))
-      return failure();
-  }
-  return one(build<GatherNDOp>(node, *data, *indices,
-                               node.builder.getI64IntegerAttr(b)));
-}
-
-/// CumSum 11, 14. The axis is an input: a constant is checked here and folds
-/// away after lowering; a run-time axis is read by the kernel.
-FailureOr<SmallVector<Value>> cumSum(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0), axis = node.rankedInput(1);
-  if (failed(x) || failed(axis))
-    return failure();
-  if (std::optional<SmallVector<int64_t>> a = node.constantInts(1)) {
-    if (a->size() != 1) {
-      node.fail() << "axis must have one element, got " << a->size();
-      return failure();
-    }
-    if (failed(normalizeAxis(node, a->front(), typeOf(*x).getRank())))
-      return failure();
-  }
-  Builder &b = node.builder;
-  return one(build<CumSumOp>(node, *x, *axis,
-                             b.getBoolAttr(node.intAttr("exclusive", 0) != 0),
-                             b.getBoolAttr(node.intAttr("reverse", 0) != 0)));
-}
+} // namespace
 
 /// TopK 1 (k attribute), 10 (k input), 11 (largest, sorted). A k that is
 /// not a constant is taken from the declared shape of the outputs.
-FailureOr<SmallVector<Value>> topK(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertTopK(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -168,92 +57,27 @@ FailureOr<SmallVector<Value>> topK(OnnxNode &node) {
   }
   Builder &b = node.builder;
   Type placeholder = UnrankedTensorType::get(b.getF32Type());
-  auto op = TopKOp::create(node.builder, node.loc(), placeholder, placeholder,
-                           *x, b.getI64IntegerAttr(*k),
-                           b.getI64IntegerAttr(*axis),
-                           b.getBoolAttr(node.intAttr("largest", 1) != 0));
+  auto op =
+      TopKOp::create(node.builder, node.loc(), placeholder, placeholder, *x,
+                     b.getI64IntegerAttr(*k), b.getI64IntegerAttr(*axis),
+                     b.getBoolAttr(node.intAttr("largest", 1) != 0));
   if (failed(finishBuild(node, op)))
     return failure();
   return SmallVector<Value>{op.getValues(), op.getIndices()};
 }
 
-/// Hardmax 1, 11 (the input coerced to 2-D at axis), 13 (one axis): 1 where
-/// the first maximum along the axis is, as equal(argmax, iota), cast.
-FailureOr<SmallVector<Value>> hardmax(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
-  if (failed(x))
+namespace {
+/// The `axis` attribute of Compress or Unique (normalized), or without one,
+/// axis 0 of `in` flattened to 1-D (which `in` becomes).
+FailureOr<int64_t> axisOrFlattened(OnnxNode &node, Value &in) {
+  RankedTensorType type = typeOf(in);
+  if (node.hasAttr("axis"))
+    return normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
+  FailureOr<Value> flat = reshapeTo(node, in, {type.getNumElements()});
+  if (failed(flat))
     return failure();
-  RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
-  int64_t rank = type.getRank();
-  Value in = *x;
-  int64_t axis;
-  if (node.opset < 13) {
-    FailureOr<int64_t> a = normalizeAxis(node, node.intAttr("axis", 1), rank);
-    if (failed(a))
-      return failure();
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < rank; ++d)
-      (d < *a ? outer : inner) *= type.getDimSize(d);
-    FailureOr<Value> flat = reshapeTo(node, in, {outer, inner});
-    if (failed(flat))
-      return failure();
-    in = *flat;
-    axis = 1;
-  } else {
-    FailureOr<int64_t> a = normalizeAxis(node, node.intAttr("axis", -1), rank);
-    if (failed(a))
-      return failure();
-    axis = *a;
-  }
-  RankedTensorType inType = typeOf(in);
-  Builder &b = node.builder;
-  FailureOr<Value> am = build<ArgMaxOp>(node, in, b.getI64IntegerAttr(axis),
-                                        b.getBoolAttr(true), b.getBoolAttr(false));
-  if (failed(am))
-    return failure();
-  int64_t n = inType.getDimSize(axis);
-  SmallVector<int64_t> iotaShape(inType.getRank(), 1);
-  iotaShape[axis] = n;
-  SmallVector<int64_t> iota(n);
-  std::iota(iota.begin(), iota.end(), 0);
-  auto iotaType = RankedTensorType::get(iotaShape, b.getI64Type());
-  Value positions =
-      ConstantOp::create(node.builder, node.loc(), iotaType,
-                         DenseElementsAttr::get(iotaType, ArrayRef(iota)));
-  FailureOr<Value> hit = build<EqualOp>(node, *am, positions);
-  if (failed(hit))
-    return failure();
-  FailureOr<Value> y = build<CastOp>(node, *hit,
-                                     TypeAttr::get(type.getElementType()));
-  if (failed(y))
-    return failure();
-  return one(reshapeTo(node, *y, type.getShape()));
-}
-
-/// ReverseSequence 10.
-FailureOr<SmallVector<Value>> reverseSequence(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0), lens = node.rankedInput(1);
-  if (failed(x) || failed(lens))
-    return failure();
-  int64_t rank = typeOf(*x).getRank();
-  FailureOr<int64_t> batch = normalizeAxis(node, node.intAttr("batch_axis", 1), rank);
-  FailureOr<int64_t> time = normalizeAxis(node, node.intAttr("time_axis", 0), rank);
-  if (failed(batch) || failed(time))
-    return failure();
-  Builder &b = node.builder;
-  return one(build<ReverseSequenceOp>(node, *x, *lens,
-                                      b.getI64IntegerAttr(*batch),
-                                      b.getI64IntegerAttr(*time)));
-}
-
-/// Det 11.
-FailureOr<SmallVector<Value>> det(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
-  if (failed(x))
-    return failure();
-  return one(build<DetOp>(node, *x));
+  in = *flat;
+  return 0;
 }
 
 /// Guards that `count` (a rank-0 f32 tensor computed from input `input`)
@@ -301,10 +125,12 @@ FailureOr<Value> countNonZero(OnnxNode &node, Value v) {
                             node.builder.getBoolAttr(false));
 }
 
+} // namespace
+
 /// Compress 9, 11 (negative axis). A constant condition becomes a gather of
 /// the selected positions; a run-time one needs the output's declared
 /// static shape (its size along the axis depends on the data).
-FailureOr<SmallVector<Value>> compress(OnnxNode &node) {
+FailureOr<SmallVector<Value>> mlir::kiln::convertCompress(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), cond = node.rankedInput(1);
   if (failed(x) || failed(cond))
     return failure();
@@ -312,19 +138,10 @@ FailureOr<SmallVector<Value>> compress(OnnxNode &node) {
   if (failed(node.requireStaticShape(type)))
     return failure();
   Value in = *x;
-  int64_t axis = 0;
-  if (node.hasAttr("axis")) {
-    FailureOr<int64_t> a =
-        normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
-    if (failed(a))
-      return failure();
-    axis = *a;
-  } else {
-    FailureOr<Value> flat = reshapeTo(node, in, {type.getNumElements()});
-    if (failed(flat))
-      return failure();
-    in = *flat;
-  }
+  FailureOr<int64_t> axisAttr = axisOrFlattened(node, in);
+  if (failed(axisAttr))
+    return failure();
+  int64_t axis = *axisAttr;
   RankedTensorType inType = typeOf(in);
   if (typeOf(*cond).getRank() != 1) {
     node.fail() << "condition must be 1-D, got " << typeOf(*cond);
@@ -345,8 +162,9 @@ FailureOr<SmallVector<Value>> compress(OnnxNode &node) {
       SmallVector<int64_t> shape(inType.getShape());
       shape[axis] = 0;
       auto t = RankedTensorType::get(shape, inType.getElementType());
-      Value e = ConstantOp::create(node.builder, node.loc(), t,
-                                   DenseElementsAttr::get(t, ArrayRef<Attribute>()));
+      Value e =
+          ConstantOp::create(node.builder, node.loc(), t,
+                             DenseElementsAttr::get(t, ArrayRef<Attribute>()));
       return SmallVector<Value>{e};
     }
     auto idxType = RankedTensorType::get({(int64_t)picked.size()},
@@ -354,8 +172,8 @@ FailureOr<SmallVector<Value>> compress(OnnxNode &node) {
     Value idx = ConstantOp::create(
         node.builder, node.loc(), idxType,
         DenseElementsAttr::get(idxType, ArrayRef<int64_t>(picked)));
-    return one(build<GatherOp>(node, in, idx,
-                               node.builder.getI64IntegerAttr(axis)));
+    return one(
+        build<GatherOp>(node, in, idx, node.builder.getI64IntegerAttr(axis)));
   }
   RankedTensorType declared = declaredStaticResult(node, 0);
   if (!declared || declared.getRank() != inType.getRank()) {
@@ -370,10 +188,10 @@ FailureOr<SmallVector<Value>> compress(OnnxNode &node) {
   Value selected = *cond;
   int64_t axisLen = inType.getDimSize(axis);
   if (typeOf(*cond).getDimSize(0) > axisLen) {
-    FailureOr<Value> head = build<SliceOp>(
-        node, *cond, node.builder.getDenseI64ArrayAttr({0}),
-        node.builder.getDenseI64ArrayAttr({axisLen}),
-        node.builder.getDenseI64ArrayAttr({1}));
+    FailureOr<Value> head =
+        build<SliceOp>(node, *cond, node.builder.getDenseI64ArrayAttr({0}),
+                       node.builder.getDenseI64ArrayAttr({axisLen}),
+                       node.builder.getDenseI64ArrayAttr({1}));
     if (failed(head))
       return failure();
     selected = *head;
@@ -392,13 +210,11 @@ FailureOr<SmallVector<Value>> compress(OnnxNode &node) {
 
 /// NonZero 9, 13: a constant input folds to its coordinates; a run-time one
 /// needs the declared static output shape.
-FailureOr<SmallVector<Value>> nonZero(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+FailureOr<SmallVector<Value>> mlir::kiln::convertNonZero(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   int64_t rank = std::max<int64_t>(type.getRank(), 1);
   if (std::optional<DenseElementsAttr> c = node.constantInput(0)) {
     SmallVector<SmallVector<int64_t>> coords(rank);
@@ -453,6 +269,8 @@ FailureOr<SmallVector<Value>> nonZero(OnnxNode &node) {
     return failure();
   return SmallVector<Value>{op.getResult()};
 }
+
+namespace {
 /// Unique of a run-time input: the number of distinct slices comes from the
 /// outputs' declared static shapes (values, or indices, or counts).
 FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
@@ -483,13 +301,15 @@ FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
         perm.push_back(d);
     FailureOr<Value> rows = in;
     if (axis != 0)
-      rows = build<TransposeOp>(node, in, node.builder.getDenseI64ArrayAttr(perm));
+      rows =
+          build<TransposeOp>(node, in, node.builder.getDenseI64ArrayAttr(perm));
     FailureOr<Value> a, bT;
     if (failed(rows) || failed(a = reshapeTo(node, *rows, {n, 1, rest})) ||
         failed(bT = reshapeTo(node, *rows, {1, n, rest})))
       return failure();
     FailureOr<Value> eq = build<EqualOp>(node, *a, *bT);
-    if (failed(eq) || failed(eq = castTo(node, *eq, node.builder.getF32Type())) ||
+    if (failed(eq) ||
+        failed(eq = castTo(node, *eq, node.builder.getF32Type())) ||
         failed(eq = build<ReduceMinOp>(node, *eq,
                                        node.builder.getDenseI64ArrayAttr({2}),
                                        node.builder.getBoolAttr(false))))
@@ -500,8 +320,9 @@ FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
       for (int64_t j = 0; j < i; ++j)
         lower[i * n + j] = 1.0f;
     auto lt = RankedTensorType::get({n, n}, node.builder.getF32Type());
-    Value mask = ConstantOp::create(node.builder, node.loc(), lt,
-                                    DenseElementsAttr::get(lt, ArrayRef(lower)));
+    Value mask =
+        ConstantOp::create(node.builder, node.loc(), lt,
+                           DenseElementsAttr::get(lt, ArrayRef(lower)));
     FailureOr<Value> rep = build<MulOp>(node, *eq, mask);
     if (failed(rep) ||
         failed(rep = build<ReduceMaxOp>(node, *rep,
@@ -531,29 +352,19 @@ FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
                             op.getCounts()};
 }
 
+} // namespace
+
 /// Unique 11. A compile-time constant input is computed here (the unique
 /// slices gathered from the constant); a run-time one becomes kiln.unique.
-FailureOr<SmallVector<Value>> unique(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0);
+FailureOr<SmallVector<Value>> mlir::kiln::convertUnique(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
-  RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
   Value in = *x;
-  int64_t axis = 0;
-  if (node.hasAttr("axis")) {
-    FailureOr<int64_t> a =
-        normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
-    if (failed(a))
-      return failure();
-    axis = *a;
-  } else {
-    FailureOr<Value> flat = reshapeTo(node, in, {type.getNumElements()});
-    if (failed(flat))
-      return failure();
-    in = *flat;
-  }
+  FailureOr<int64_t> axisAttr = axisOrFlattened(node, in);
+  if (failed(axisAttr))
+    return failure();
+  int64_t axis = *axisAttr;
   std::optional<DenseElementsAttr> c = node.constantInput(0);
   if (!c)
     return uniqueAtRunTime(node, in, axis);
@@ -568,7 +379,8 @@ FailureOr<SmallVector<Value>> unique(OnnxNode &node) {
       values.push_back(c->getElementType().isInteger(1) ? v.getZExtValue()
                                                         : v.getSExtValue());
   } else {
-    node.fail() << "element type " << c->getElementType() << " is not supported";
+    node.fail() << "element type " << c->getElementType()
+                << " is not supported";
     return failure();
   }
   ArrayRef<int64_t> shape = typeOf(in).getShape();
@@ -597,7 +409,8 @@ FailureOr<SmallVector<Value>> unique(OnnxNode &node) {
         ++counts[u];
       }
   auto ints = [&](ArrayRef<int64_t> v) -> Value {
-    auto t = RankedTensorType::get({(int64_t)v.size()}, node.builder.getI64Type());
+    auto t =
+        RankedTensorType::get({(int64_t)v.size()}, node.builder.getI64Type());
     return ConstantOp::create(node.builder, node.loc(), t,
                               DenseElementsAttr::get(t, v));
   };
@@ -613,29 +426,4 @@ FailureOr<SmallVector<Value>> unique(OnnxNode &node) {
   results[2] = ints(inverse);
   results[3] = ints(counts);
   return results;
-}
-} // namespace
-
-void mlir::kiln::populateIndexingConversions(std::vector<OnnxConversion> &t) {
-  for (int64_t v : {11, 13, 16, 18})
-    t.push_back({"ScatterElements", v, scatterElements});
-  for (int64_t v : {9, 11})
-    t.push_back({"Scatter", v, scatterElements});
-  for (int64_t v : {11, 13, 16, 18})
-    t.push_back({"ScatterND", v, scatterND});
-  for (int64_t v : {11, 12, 13})
-    t.push_back({"GatherND", v, gatherND});
-  for (int64_t v : {11, 14})
-    t.push_back({"CumSum", v, cumSum});
-  for (int64_t v : {1, 10, 11})
-    t.push_back({"TopK", v, topK});
-  for (int64_t v : {1, 11, 13})
-    t.push_back({"Hardmax", v, hardmax});
-  t.push_back({"ReverseSequence", 10, reverseSequence});
-  t.push_back({"Det", 11, det});
-  for (int64_t v : {9, 11})
-    t.push_back({"Compress", v, compress});
-  for (int64_t v : {9, 13})
-    t.push_back({"NonZero", v, nonZero});
-  t.push_back({"Unique", 11, unique});
 }

@@ -1,0 +1,248 @@
+//===- Conv.cpp - ONNX Conv -------------------------------------*- C++ -*-===//
+//
+// 1-D and 2-D convolutions are one kiln.conv2d (1-D with a unit height); 3-D
+// ones are a sum of 2-D convolutions over the depth taps. The window helpers
+// of Conv.h serve the pooling ops and the integer convolutions too.
+//
+//===----------------------------------------------------------------------===//
+#include "Conv.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
+                                         SmallVector<int64_t> kernel) {
+  Window w;
+  int64_t spatial = input.getRank() - 2;
+  if (spatial != 1 && spatial != 2) {
+    node.fail() << "only 1-D, 2-D and 3-D windows are supported; the input has "
+                << spatial << " spatial dimensions";
+    return failure();
+  }
+  if (failed(node.requireStaticShape(input)))
+    return failure();
+  auto list = [&](StringRef name,
+                  int64_t dflt) -> FailureOr<SmallVector<int64_t>> {
+    SmallVector<int64_t> v =
+        node.intsAttr(name).value_or(SmallVector<int64_t>(spatial, dflt));
+    if ((int64_t)v.size() != spatial) {
+      node.fail() << name << " has " << v.size() << " values; expected "
+                  << spatial;
+      return failure();
+    }
+    return v;
+  };
+  if ((int64_t)kernel.size() != spatial) {
+    node.fail() << "kernel_shape has " << kernel.size() << " values; expected "
+                << spatial;
+    return failure();
+  }
+  FailureOr<SmallVector<int64_t>> strides = list("strides", 1),
+                                  dilations = list("dilations", 1);
+  if (failed(strides) || failed(dilations))
+    return failure();
+  w.kernel = kernel;
+  w.strides = *strides;
+  w.dilations = *dilations;
+  SmallVector<int64_t> hw(input.getShape().drop_front(2));
+  if (spatial == 1) {
+    // Lift to 2-D: height 1, and ONNX's [begin, end] pads to [0, b, 0, e].
+    w.oneD = true;
+    w.kernel.insert(w.kernel.begin(), 1);
+    w.strides.insert(w.strides.begin(), 1);
+    w.dilations.insert(w.dilations.begin(), 1);
+    hw.insert(hw.begin(), 1);
+    SmallVector<int64_t> pads1 =
+        node.intsAttr("pads").value_or(SmallVector<int64_t>{0, 0});
+    std::string autoPad = node.strAttr("auto_pad", "NOTSET");
+    if (autoPad == "NOTSET") {
+      if (pads1.size() != 2) {
+        node.fail() << "expects 2 pads for a 1-D window, got " << pads1.size();
+        return failure();
+      }
+      w.pads = {0, pads1[0], 0, pads1[1]};
+      return w;
+    }
+  }
+  FailureOr<SmallVector<int64_t>> pads =
+      resolvePads2D(node, hw, w.kernel, w.strides, w.dilations);
+  if (failed(pads))
+    return failure();
+  w.pads = *pads;
+  return w;
+}
+
+FailureOr<Value> mlir::kiln::liftTo2D(OnnxNode &node, Value v) {
+  auto shape = llvm::to_vector(typeOf(v).getShape());
+  shape.insert(shape.begin() + 2, 1);
+  return reshapeTo(node, v, shape);
+}
+
+FailureOr<Value> mlir::kiln::lowerTo1D(OnnxNode &node, FailureOr<Value> v) {
+  if (failed(v))
+    return failure();
+  auto shape = llvm::to_vector(typeOf(*v).getShape());
+  shape.erase(shape.begin() + 2);
+  return reshapeTo(node, *v, shape);
+}
+
+namespace {
+/// Explicit [begin..., end...] pads for an N-D window from pads/auto_pad.
+FailureOr<SmallVector<int64_t>> padsND(OnnxNode &node, ArrayRef<int64_t> in,
+                                       ArrayRef<int64_t> kernel,
+                                       ArrayRef<int64_t> strides,
+                                       ArrayRef<int64_t> dilations) {
+  size_t n = in.size();
+  std::string autoPad = node.strAttr("auto_pad", "NOTSET");
+  SmallVector<int64_t> pads =
+      node.intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (autoPad == "VALID") {
+    pads.assign(2 * n, 0);
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    pads.assign(2 * n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t out = (in[i] + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(
+          (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in[i],
+          0);
+      int64_t small = total / 2, large = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : large;
+      pads[n + i] = autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (autoPad != "NOTSET") {
+    node.fail() << "unknown auto_pad '" << autoPad
+                << "'; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER";
+    return failure();
+  }
+  if (pads.size() != 2 * n) {
+    node.fail() << "expects " << 2 * n << " pads, got " << pads.size();
+    return failure();
+  }
+  return pads;
+}
+
+/// 3-D convolution as a sum over depth taps of 2-D convolutions: tap k reads
+/// the depth slices k * dd, k * dd + sd, ... of the depth-padded input,
+/// batched as N * OD.
+FailureOr<Value> conv3D(OnnxNode &node, Value x, Value w) {
+  RankedTensorType xt = typeOf(x), wt = typeOf(w);
+  if (failed(node.requireStaticShape(xt)) ||
+      failed(node.requireStaticShape(wt)))
+    return failure();
+  auto list = [&](StringRef name, int64_t dflt) {
+    return node.intsAttr(name).value_or(SmallVector<int64_t>(3, dflt));
+  };
+  SmallVector<int64_t> kernel =
+      node.intsAttr("kernel_shape")
+          .value_or(llvm::to_vector(wt.getShape().drop_front(2)));
+  SmallVector<int64_t> strides = list("strides", 1),
+                       dilations = list("dilations", 1);
+  if (kernel.size() != 3 || strides.size() != 3 || dilations.size() != 3 ||
+      wt.getRank() != 5) {
+    node.fail() << "a 3-D convolution needs a 5-D filter and 3 kernel_shape, "
+                   "strides and dilations values";
+    return failure();
+  }
+  ArrayRef<int64_t> s = xt.getShape(), ws = wt.getShape();
+  FailureOr<SmallVector<int64_t>> pads =
+      padsND(node, s.drop_front(2), kernel, strides, dilations);
+  if (failed(pads))
+    return failure();
+  auto &b = node.builder;
+  int64_t n = s[0], c = s[1], m = ws[0];
+  int64_t dp = s[2] + (*pads)[0] + (*pads)[3];
+  int64_t od = (dp - dilations[0] * (kernel[0] - 1) - 1) / strides[0] + 1;
+  if (od <= 0) {
+    node.fail() << "the kernel does not fit the padded depth " << dp;
+    return failure();
+  }
+  Value in = x;
+  if ((*pads)[0] || (*pads)[3]) {
+    FailureOr<Value> p =
+        build<PadOp>(node, x,
+                     b.getDenseI64ArrayAttr(
+                         {0, 0, (*pads)[0], 0, 0, 0, 0, (*pads)[3], 0, 0}),
+                     b.getF32FloatAttr(0.0f));
+    if (failed(p))
+      return failure();
+    in = *p;
+  }
+  std::optional<DenseElementsAttr> wc = node.constantInput(1);
+  Value acc;
+  int64_t oh = 0, ow = 0;
+  for (int64_t k = 0; k < kernel[0]; ++k) {
+    FailureOr<Value> xk = build<SliceOp>(
+        node, in, b.getDenseI64ArrayAttr({0, 0, k * dilations[0], 0, 0}),
+        b.getDenseI64ArrayAttr({n, c, od, s[3], s[4]}),
+        b.getDenseI64ArrayAttr({1, 1, strides[0], 1, 1}));
+    if (failed(xk) ||
+        failed(xk = build<TransposeOp>(
+                   node, *xk, b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}))) ||
+        failed(xk = reshapeTo(node, *xk, {n * od, c, s[3], s[4]})))
+      return failure();
+    FailureOr<Value> wk;
+    if (wc && wc->getElementType().getIntOrFloatBitWidth() % 8 == 0) {
+      DenseElementsAttr tap = depthTap(wc->reshape(wt), k);
+      wk = ConstantOp::create(b, node.loc(), tap.getType(), tap).getResult();
+    } else if (failed(
+                   wk = build<SliceOp>(
+                       node, w, b.getDenseI64ArrayAttr({0, 0, k, 0, 0}),
+                       b.getDenseI64ArrayAttr({ws[0], ws[1], 1, ws[3], ws[4]}),
+                       b.getDenseI64ArrayAttr({1, 1, 1, 1, 1}))) ||
+               failed(wk =
+                          reshapeTo(node, *wk, {ws[0], ws[1], ws[3], ws[4]}))) {
+      return failure();
+    }
+    FailureOr<Value> y =
+        build<Conv2DOp>(node, *xk, *wk, k == 0 ? node.input(2) : Value(),
+                        b.getDenseI64ArrayAttr({strides[1], strides[2]}),
+                        b.getDenseI64ArrayAttr({dilations[1], dilations[2]}),
+                        b.getDenseI64ArrayAttr(
+                            {(*pads)[1], (*pads)[2], (*pads)[4], (*pads)[5]}),
+                        b.getI64IntegerAttr(node.intAttr("group", 1)));
+    if (failed(y) || (acc && failed(y = build<AddOp>(node, acc, *y))))
+      return failure();
+    acc = *y;
+    oh = typeOf(acc).getDimSize(2);
+    ow = typeOf(acc).getDimSize(3);
+  }
+  FailureOr<Value> y = reshapeTo(node, acc, {n, od, m, oh, ow});
+  if (failed(y))
+    return failure();
+  return build<TransposeOp>(node, *y, b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+}
+
+} // namespace
+
+FailureOr<Value> mlir::kiln::buildConv(OnnxNode &node, Value x, Value w,
+                                       Value bias) {
+  SmallVector<int64_t> kernel =
+      node.intsAttr("kernel_shape")
+          .value_or(llvm::to_vector(typeOf(w).getShape().drop_front(2)));
+  FailureOr<Window> win = readWindow(node, typeOf(x), kernel);
+  if (failed(win))
+    return failure();
+  Value input = x, filter = w;
+  if (win->oneD) {
+    FailureOr<Value> xi = liftTo2D(node, input), wi = liftTo2D(node, filter);
+    if (failed(xi) || failed(wi))
+      return failure();
+    input = *xi;
+    filter = *wi;
+  }
+  auto &b = node.builder;
+  FailureOr<Value> y = build<Conv2DOp>(
+      node, input, filter, bias, b.getDenseI64ArrayAttr(win->strides),
+      b.getDenseI64ArrayAttr(win->dilations), b.getDenseI64ArrayAttr(win->pads),
+      b.getI64IntegerAttr(node.intAttr("group", 1)));
+  return win->oneD ? lowerTo1D(node, y) : y;
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertConv(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), w = node.rankedInput(1);
+  if (failed(x) || failed(w))
+    return failure();
+  if (typeOf(*x).getRank() == 5)
+    return one(conv3D(node, *x, *w));
+  return one(buildConv(node, *x, *w, node.input(2)));
+}

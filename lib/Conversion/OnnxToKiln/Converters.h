@@ -1,0 +1,97 @@
+//===- Converters.h - the converter of each ONNX op -------------*- C++ -*-===//
+//
+// The functions OpTable.cpp's rows name, by the file that defines them, each
+// declared through the OnnxConverter function type:
+//
+//   FailureOr<SmallVector<Value>> convertX(OnnxNode &node);
+//
+// The converter of op X is convertX. An op whose older opsets need another
+// converter has convertX<since> for those (convertClip6 for Clip 6,
+// convertClip for Clip 11 and later).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_CONVERSION_ONNXTOKILN_CONVERTERS_H
+#define KILN_LIB_CONVERSION_ONNXTOKILN_CONVERTERS_H
+
+#include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+
+namespace mlir::kiln {
+
+// Conv.cpp
+OnnxConverter convertConv;
+// ConvTranspose.cpp
+OnnxConverter convertConvTranspose;
+// Elementwise.cpp
+OnnxConverter convertAbs, convertAcos, convertAcosh, convertAdd, convertAnd,
+    convertAsin, convertAsinh, convertAtan, convertAtanh, convertBitShift,
+    convertCast, convertCastLike, convertCeil, convertCelu, convertClip,
+    convertClip6, convertCos, convertCosh, convertDiv, convertDropout,
+    convertElu, convertEqual, convertErf, convertExp, convertFloor,
+    convertGreater, convertGreaterOrEqual, convertHardSigmoid, convertHardSwish,
+    convertIdentity, convertIsInf, convertIsNaN, convertLeakyRelu, convertLess,
+    convertLessOrEqual, convertLog, convertMax, convertMean, convertMin,
+    convertMish, convertMod, convertMul, convertNeg, convertNot, convertOr,
+    convertPow, convertPRelu, convertReciprocal, convertRelu, convertRound,
+    convertSelu, convertShrink, convertSigmoid, convertSign, convertSin,
+    convertSinh, convertSoftplus, convertSoftsign, convertSqrt, convertSub,
+    convertSum, convertTan, convertTanh, convertThresholdedRelu, convertTrilu,
+    convertWhere, convertXor;
+// Gather.cpp
+OnnxConverter convertGather, convertGatherElements, convertGatherND;
+// Generators.cpp
+OnnxConverter convertBlackmanWindow, convertConstant, convertConstantOfShape,
+    convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
+    convertRange;
+// GridSample.cpp
+OnnxConverter convertGridSample, convertRoiAlign;
+// Legacy.cpp
+OnnxConverter convertAdd1, convertDiv1, convertMax6, convertMin6, convertMul1,
+    convertPow1, convertPRelu1, convertSub1, convertSum6;
+// LinearAlgebra.cpp
+OnnxConverter convertDet, convertEinsum, convertGemm, convertMatMul;
+// Loss.cpp
+OnnxConverter convertNegativeLogLikelihoodLoss, convertSoftmaxCrossEntropyLoss;
+// Normalization.cpp
+OnnxConverter convertBatchNormalization, convertBatchNormalization1,
+    convertInstanceNormalization, convertLayerNormalization, convertLRN,
+    convertMeanVarianceNormalization;
+// Pad.cpp
+OnnxConverter convertPad;
+// Pooling.cpp
+OnnxConverter convertAveragePool, convertGlobalAveragePool,
+    convertGlobalMaxPool, convertMaxPool;
+// Quantize.cpp
+OnnxConverter convertConvInteger, convertDequantizeLinear,
+    convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,
+    convertQLinearMatMul, convertQuantizeLinear;
+// Recurrent.cpp
+OnnxConverter convertGRU, convertLSTM, convertRNN;
+// Reduce.cpp
+OnnxConverter convertArgMax, convertArgMin, convertCumSum, convertReduceL1,
+    convertReduceL2, convertReduceLogSum, convertReduceLogSumExp,
+    convertReduceMax, convertReduceMean, convertReduceMin, convertReduceProd,
+    convertReduceSum, convertReduceSumSquare;
+// Resize.cpp
+OnnxConverter convertResize, convertUpsample;
+// Scatter.cpp
+OnnxConverter convertScatterElements, convertScatterND;
+// Select.cpp
+OnnxConverter convertCompress, convertNonZero, convertTopK, convertUnique;
+// Shape.cpp
+OnnxConverter convertDepthToSpace, convertExpand, convertFlatten,
+    convertReshape, convertShape, convertSize, convertSpaceToDepth,
+    convertSqueeze, convertTile, convertTranspose, convertUnsqueeze;
+// Signal.cpp
+OnnxConverter convertDFT;
+// Slice.cpp
+OnnxConverter convertConcat, convertReverseSequence, convertSlice, convertSplit;
+// Softmax.cpp
+OnnxConverter convertHardmax, convertLogSoftmax, convertSoftmax;
+// TfIdf.cpp
+OnnxConverter convertTfIdfVectorizer;
+// Training.cpp
+OnnxConverter convertAdagrad, convertAdam, convertMomentum;
+
+} // namespace mlir::kiln
+
+#endif

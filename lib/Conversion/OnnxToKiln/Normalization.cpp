@@ -1,0 +1,286 @@
+//===- Normalization.cpp - ONNX normalizations ------------------*- C++ -*-===//
+//
+// BatchNormalization (inference) and LayerNormalization are kiln ops;
+// InstanceNormalization, MeanVarianceNormalization and LRN decompose into
+// reductions and elementwise ops.
+//
+//===----------------------------------------------------------------------===//
+#include "Build.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertBatchNormalization(OnnxNode &node) {
+  if (node.intAttr("training_mode", 0) != 0) {
+    node.fail() << "training_mode=1 is not supported; export the model in "
+                   "inference (eval) mode";
+    return failure();
+  }
+  for (unsigned i = 1; i < 5; ++i)
+    if (node.resultUsed(i)) {
+      node.fail() << "output " << i
+                  << " (running statistics) is not supported in inference";
+      return failure();
+    }
+  SmallVector<Value> in;
+  for (unsigned i = 0; i < 5; ++i) {
+    FailureOr<Value> v = node.rankedInput(i);
+    if (failed(v))
+      return failure();
+    in.push_back(*v);
+  }
+  return one(build<BatchNormOp>(
+      node, in[0], in[1], in[2], in[3], in[4],
+      node.builder.getF32FloatAttr(node.floatAttr("epsilon", 1e-5f))));
+}
+
+namespace {
+/// LayerNormalization 17 with its Mean and InvStdDev outputs: decomposed
+/// into reductions and elementwise ops in stash_type (float32); the two
+/// statistics keep the normalized dimensions with size 1.
+FailureOr<SmallVector<Value>> layerNormWithStats(OnnxNode &node, Value x,
+                                                 Value scale, int64_t axis,
+                                                 float epsilon) {
+  if (node.intAttr("stash_type", 1) != 1) {
+    node.fail() << "stash_type " << node.intAttr("stash_type", 1)
+                << " is not supported with the Mean or InvStdDev outputs; "
+                   "Kiln computes them in float32 (stash_type 1)";
+    return failure();
+  }
+  // Scale and B broadcast to the normalized dimensions, never beyond them.
+  ArrayRef<int64_t> normalized = typeOf(x).getShape().drop_front(axis);
+  for (Value p : {scale, node.input(2)}) {
+    if (!p)
+      continue;
+    ArrayRef<int64_t> ps = typeOf(p).getShape();
+    FailureOr<SmallVector<int64_t>> bs = broadcastShapes(ps, normalized);
+    if (ps.size() > normalized.size() || failed(bs) ||
+        ArrayRef<int64_t>(*bs) != normalized) {
+      auto dims = [](ArrayRef<int64_t> shape) {
+        std::string s = "[";
+        llvm::interleave(
+            shape, [&](int64_t d) { s += std::to_string(d); },
+            [&] { s += ","; });
+        return s + "]";
+      };
+      node.fail() << "scale and bias must broadcast to the normalized shape "
+                  << dims(normalized) << ", got " << dims(ps);
+      return failure();
+    }
+  }
+  auto &b = node.builder;
+  Type elt = typeOf(x).getElementType(), f32 = b.getF32Type();
+  SmallVector<int64_t> axes;
+  for (int64_t d = axis; d < typeOf(x).getRank(); ++d)
+    axes.push_back(d);
+  auto reduceMean = [&](Value v) {
+    return build<ReduceMeanOp>(node, v, b.getDenseI64ArrayAttr(axes),
+                               b.getBoolAttr(true));
+  };
+  FailureOr<Value> xs = x;
+  if (elt != f32)
+    xs = build<CastOp>(node, x, TypeAttr::get(f32));
+  if (failed(xs))
+    return failure();
+  FailureOr<Value> mean = reduceMean(*xs);
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> centered = build<SubOp>(node, *xs, *mean);
+  if (failed(centered))
+    return failure();
+  FailureOr<Value> var = build<MulOp>(node, *centered, *centered);
+  if (succeeded(var))
+    var = reduceMean(*var);
+  if (failed(var))
+    return failure();
+  auto epsType = RankedTensorType::get({}, f32);
+  Value eps = ConstantOp::create(
+      b, node.loc(), epsType,
+      DenseElementsAttr::get(epsType, b.getF32FloatAttr(epsilon)));
+  FailureOr<Value> invStd = build<AddOp>(node, *var, eps);
+  if (succeeded(invStd))
+    invStd = build<SqrtOp>(node, *invStd);
+  if (succeeded(invStd))
+    invStd = build<ReciprocalOp>(node, *invStd);
+  if (failed(invStd))
+    return failure();
+  FailureOr<Value> y = build<MulOp>(node, *centered, *invStd);
+  if (succeeded(y) && elt != f32)
+    y = build<CastOp>(node, *y, TypeAttr::get(elt));
+  if (succeeded(y))
+    y = build<MulOp>(node, *y, scale);
+  if (succeeded(y) && node.input(2))
+    y = build<AddOp>(node, *y, node.input(2));
+  if (failed(y))
+    return failure();
+  return SmallVector<Value>{*y, *mean, *invStd};
+}
+
+} // namespace
+
+/// LayerNormalization 17. Y alone is one kiln.layer_norm (computed in the
+/// input type); the Mean and InvStdDev outputs, when used, take the
+/// decomposed path.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertLayerNormalization(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
+  if (failed(x) || failed(scale))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  if (rank == 0) {
+    node.fail() << "cannot normalize a scalar";
+    return failure();
+  }
+  FailureOr<int64_t> axis = normalizeAxis(node, node.intAttr("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  float epsilon = node.floatAttr("epsilon", 1e-5f);
+  if (node.resultUsed(1) || node.resultUsed(2))
+    return layerNormWithStats(node, *x, *scale, *axis, epsilon);
+  auto &b = node.builder;
+  return one(build<LayerNormOp>(node, *x, *scale, node.input(2),
+                                b.getI64IntegerAttr(*axis),
+                                b.getF32FloatAttr(epsilon)));
+}
+
+namespace {
+/// (x - mean) / sqrt(var + eps) over `axes` (biased variance), or with
+/// `epsOutside`, (x - mean) / (sqrt(var) + eps) as MeanVarianceNormalization.
+FailureOr<Value> normalize(OnnxNode &node, Value x, ArrayRef<int64_t> axes,
+                           double eps, bool epsOutside) {
+  auto &b = node.builder;
+  Type elt = typeOf(x).getElementType();
+  auto axesAttr = b.getDenseI64ArrayAttr(axes);
+  FailureOr<Value> mean =
+      build<ReduceMeanOp>(node, x, axesAttr, b.getBoolAttr(true));
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> centered = build<SubOp>(node, x, *mean), var, sq, y;
+  if (failed(centered) ||
+      failed(sq = build<MulOp>(node, *centered, *centered)) ||
+      failed(var =
+                 build<ReduceMeanOp>(node, *sq, axesAttr, b.getBoolAttr(true))))
+    return failure();
+  Value e = scalarConstant(node, elt, eps);
+  if (epsOutside) {
+    if (failed(y = build<SqrtOp>(node, *var)) ||
+        failed(y = build<AddOp>(node, *y, e)))
+      return failure();
+  } else if (failed(y = build<AddOp>(node, *var, e)) ||
+             failed(y = build<SqrtOp>(node, *y))) {
+    return failure();
+  }
+  return build<DivOp>(node, *centered, *y);
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertInstanceNormalization(OnnxNode &node) {
+  FailureOr<Value> x = floatInput(node, 0), scale = node.rankedInput(1),
+                   bias = node.rankedInput(2);
+  if (failed(x) || failed(scale) || failed(bias))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  if (rank < 3) {
+    node.fail() << "expects an input of rank 3 or more, got " << typeOf(*x);
+    return failure();
+  }
+  int64_t c = typeOf(*x).getDimSize(1);
+  SmallVector<int64_t> axes, perChannel(rank - 1, 1);
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  perChannel[0] = c;
+  FailureOr<Value> y =
+      normalize(node, *x, axes, node.floatAttr("epsilon", 1e-5f), false);
+  FailureOr<Value> s = reshapeTo(node, *scale, perChannel),
+                   bb = reshapeTo(node, *bias, perChannel);
+  if (failed(y) || failed(s) || failed(bb) ||
+      failed(y = build<MulOp>(node, *y, *s)))
+    return failure();
+  return one(build<AddOp>(node, *y, *bb));
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertMeanVarianceNormalization(OnnxNode &node) {
+  FailureOr<Value> x = floatInput(node, 0);
+  if (failed(x))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  SmallVector<int64_t> axes =
+      node.intsAttr("axes").value_or(SmallVector<int64_t>{0, 2, 3});
+  FailureOr<SmallVector<int64_t>> norm = normalizeAxes(node, axes, rank);
+  if (failed(norm))
+    return failure();
+  axes = *norm;
+  llvm::sort(axes);
+  axes.erase(llvm::unique(axes), axes.end());
+  return one(normalize(node, *x, axes, 1e-9, true));
+}
+
+/// LRN: x / (bias + alpha / size * sum of squares over a window of
+/// channels)^beta.
+FailureOr<SmallVector<Value>> mlir::kiln::convertLRN(OnnxNode &node) {
+  FailureOr<Value> x = floatInput(node, 0);
+  if (failed(x))
+    return failure();
+  RankedTensorType xt = typeOf(*x);
+  int64_t size = node.intAttr("size", 0), rank = xt.getRank();
+  if (size <= 0 || rank < 2) {
+    node.fail() << "expects a positive size and an input of rank 2 or more";
+    return failure();
+  }
+  auto &b = node.builder;
+  Type elt = xt.getElementType();
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  SmallVector<int64_t> pads(2 * rank, 0);
+  pads[1] = before;
+  pads[rank + 1] = after;
+  FailureOr<Value> sq = build<MulOp>(node, *x, *x), padded;
+  if (failed(sq) ||
+      failed(padded = build<PadOp>(node, *sq, b.getDenseI64ArrayAttr(pads),
+                                   b.getF32FloatAttr(0.0f))))
+    return failure();
+  SmallVector<int64_t> sizes(xt.getShape()), strides(rank, 1);
+  Value sum;
+  for (int64_t k = 0; k < size; ++k) {
+    SmallVector<int64_t> offsets(rank, 0);
+    offsets[1] = k;
+    FailureOr<Value> s = build<SliceOp>(
+        node, *padded, b.getDenseI64ArrayAttr(offsets),
+        b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr(strides));
+    if (failed(s) || (sum && failed(s = build<AddOp>(node, sum, *s))))
+      return failure();
+    sum = *s;
+  }
+  double alpha = node.floatAttr("alpha", 1e-4f),
+         beta = node.floatAttr("beta", 0.75f),
+         bias = node.floatAttr("bias", 1.0f);
+  FailureOr<Value> d =
+      build<MulOp>(node, sum, scalarConstant(node, elt, alpha / size));
+  if (failed(d) ||
+      failed(d = build<AddOp>(node, *d, scalarConstant(node, elt, bias))) ||
+      failed(d = build<PowOp>(node, *d, scalarConstant(node, elt, beta))))
+    return failure();
+  return one(build<DivOp>(node, *x, *d));
+}
+
+/// BatchNormalization 1 and 6: is_test = 1 meant inference and spatial = 0
+/// normalized every element separately; Kiln compiles the inference, spatial
+/// form.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertBatchNormalization1(OnnxNode &node) {
+  if (node.intAttr("is_test", 0) != 1) {
+    node.fail() << "is_test = 0 (training statistics) is not "
+                   "supported; export the model in inference "
+                   "(eval) mode";
+    return failure();
+  }
+  if (node.intAttr("spatial", 1) != 1) {
+    node.fail() << "spatial = 0 (per-element statistics) is not "
+                   "supported";
+    return failure();
+  }
+  return convertBatchNormalization(node);
+}

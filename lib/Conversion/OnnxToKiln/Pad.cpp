@@ -1,0 +1,211 @@
+//===- Pad.cpp - ONNX Pad ---------------------------------------*- C++ -*-===//
+#include "ShapeInputs.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// Pad 11+ in any mode by gathers: output position j of dimension d reads
+/// input position j - pad_before[d], mapped into range by the mode
+/// (constant: masked to `value` outside; edge: clamped; reflect: mirrored;
+/// wrap: modulo). Used for edge/reflect/wrap and for run-time pads or values.
+FailureOr<SmallVector<Value>>
+padByGather(OnnxNode &node, Value x, StringRef mode,
+            std::optional<SmallVector<int64_t>> pads) {
+  if (failed(node.requireStaticShape(typeOf(x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(x).getShape();
+  int64_t rank = in.size();
+  if (node.opset >= 18 && node.input(3)) {
+    node.fail() << "run-time pads or non-constant modes with the axes input "
+                   "are not supported";
+    return failure();
+  }
+  IndexMath m{node};
+  SmallVector<int64_t> out;
+  SmallVector<Value> before;
+  if (pads) {
+    if ((int64_t)pads->size() != 2 * rank) {
+      node.fail() << "expects " << 2 * rank << " pads, got " << pads->size();
+      return failure();
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      out.push_back(in[d] + (*pads)[d] + (*pads)[d + rank]);
+      before.push_back(m.c((*pads)[d]));
+    }
+  } else {
+    FailureOr<RankedTensorType> declared = declaredResult(node, 0, "pads");
+    if (failed(declared))
+      return failure();
+    if (declared->getRank() != rank) {
+      node.fail() << "the declared output rank differs from the input rank";
+      return failure();
+    }
+    auto pt = dyn_cast<RankedTensorType>(node.input(1).getType());
+    if (!pt || !pt.hasStaticShape() || pt.getNumElements() != 2 * rank) {
+      node.fail() << "expects " << 2 * rank << " pads";
+      return failure();
+    }
+    out.assign(declared->getShape().begin(), declared->getShape().end());
+    Value ok;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value lo = m.at(1, d), hi = m.at(1, d + rank);
+      before.push_back(lo);
+      Value dimOk = m.eq(m.add(lo, hi), m.c(out[d] - in[d]));
+      ok = ok ? m.land(ok, dimOk) : dimOk;
+    }
+    if (!m.ok)
+      return failure();
+    guardInput(node, ok, 1,
+               "must pad the input to the declared output shape this model "
+               "was compiled for");
+  }
+  Value y = x, mask;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (pads && (*pads)[d] == 0 && (*pads)[d + rank] == 0)
+      continue;
+    int64_t n = in[d];
+    if (n == 0 && mode != "constant") {
+      node.fail() << "cannot pad an empty dimension in mode '" << mode << "'";
+      return failure();
+    }
+    Value src = m.sub(m.iota(out[d]), before[d]), idx;
+    if (mode == "reflect" && n > 1) {
+      int64_t period = 2 * (n - 1);
+      FailureOr<Value> t =
+          build<ModOp>(node, src, m.c(period), node.builder.getBoolAttr(false));
+      Value tv = m.check(t);
+      idx = m.where(m.less(tv, m.c(n)), tv, m.sub(m.c(period), tv));
+    } else if (mode == "wrap") {
+      idx = m.check(
+          build<ModOp>(node, src, m.c(n), node.builder.getBoolAttr(false)));
+    } else {
+      idx = m.clamp(src, m.c(0), m.c(std::max<int64_t>(n - 1, 0)));
+    }
+    if (mode == "constant") {
+      Value inside = m.land(m.less(m.c(-1), src), m.less(src, m.c(n)));
+      SmallVector<int64_t> shape(rank, 1);
+      shape[d] = out[d];
+      Value shaped = m.check(reshapeTo(node, inside, shape));
+      mask = mask ? m.land(mask, shaped) : shaped;
+    }
+    if (!m.ok)
+      return failure();
+    if (n == 0) {
+      node.fail() << "cannot pad an empty dimension by gathering";
+      return failure();
+    }
+    FailureOr<Value> g =
+        build<GatherOp>(node, y, idx, node.builder.getI64IntegerAttr(d));
+    if (failed(g))
+      return failure();
+    y = *g;
+  }
+  if (mode == "constant" && mask) {
+    Type elt = typeOf(x).getElementType();
+    Value value;
+    if (node.input(2)) {
+      FailureOr<Value> v = node.rankedInput(2);
+      if (failed(v))
+        return failure();
+      value = *v;
+      if (typeOf(value).getRank() != 0)
+        value = m.check(reshapeTo(node, value, {}));
+    } else {
+      auto t = RankedTensorType::get({}, elt);
+      value = ConstantOp::create(
+          node.builder, node.loc(), t,
+          DenseElementsAttr::get(t, node.builder.getZeroAttr(elt)));
+    }
+    if (!m.ok)
+      return failure();
+    return one(build<WhereOp>(node, mask, y, value));
+  }
+  return SmallVector<Value>{y};
+}
+
+} // namespace
+
+/// Pad 2 (attributes) and 11+ (inputs). Constant pads and value in
+/// "constant" mode become kiln.pad; everything else is gathered
+/// (padByGather).
+FailureOr<SmallVector<Value>> mlir::kiln::convertPad(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  std::string mode = node.strAttr("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+      !(mode == "wrap" && node.opset >= 19)) {
+    node.fail() << "mode '" << mode << "' is not supported";
+    return failure();
+  }
+  if (node.opset >= 11) {
+    std::optional<SmallVector<int64_t>> constPads = node.constantInts(1);
+    bool runtimePads = !constPads;
+    bool runtimeValue = node.input(2) && !node.constantScalar(2);
+    bool negative =
+        constPads && llvm::any_of(*constPads, [](int64_t p) { return p < 0; });
+    bool intConstant =
+        mode == "constant" && !isa<FloatType>(typeOf(*x).getElementType());
+    if (mode != "constant" || runtimePads || runtimeValue || negative ||
+        intConstant)
+      return padByGather(node, *x, mode, constPads);
+  } else if (mode != "constant") {
+    // Opset 2: edge and reflect with the pads attribute.
+    std::optional<SmallVector<int64_t>> attrPads = node.intsAttr("pads");
+    if (!attrPads) {
+      node.fail() << "the pads attribute is required";
+      return failure();
+    }
+    return padByGather(node, *x, mode, attrPads);
+  }
+  std::optional<SmallVector<int64_t>> pads;
+  double value = 0.0;
+  if (node.opset < 11) {
+    pads = node.intsAttr("pads");
+    value = node.floatAttr("value", 0.0f);
+  } else {
+    pads = node.constantInts(1);
+    if (node.input(2)) {
+      std::optional<double> v = node.constantScalar(2);
+      if (!v) {
+        node.fail() << "constant_value must be a compile-time constant";
+        return failure();
+      }
+      value = *v;
+    }
+  }
+  if (!pads) {
+    node.fail() << "pads must be a compile-time constant";
+    return failure();
+  }
+  // Opset 18: optional axes say which dimensions `pads` covers.
+  if (node.opset >= 18 && node.input(3)) {
+    std::optional<SmallVector<int64_t>> axes = node.constantInts(3);
+    if (!axes) {
+      node.fail() << "axes must be a compile-time constant";
+      return failure();
+    }
+    int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
+    if (pads->size() != 2 * axes->size()) {
+      node.fail() << "expects " << 2 * axes->size() << " pads for "
+                  << axes->size() << " axes, got " << pads->size();
+      return failure();
+    }
+    SmallVector<int64_t> full(2 * rank, 0);
+    for (auto [i, a] : llvm::enumerate(*axes)) {
+      FailureOr<int64_t> axis = normalizeAxis(node, a, rank);
+      if (failed(axis))
+        return failure();
+      full[*axis] = (*pads)[i];
+      full[*axis + rank] = (*pads)[i + axes->size()];
+    }
+    pads = full;
+  }
+  if (llvm::any_of(*pads, [](int64_t p) { return p < 0; })) {
+    node.fail() << "negative pads (cropping) are not supported yet";
+    return failure();
+  }
+  return one(build<PadOp>(node, *x, node.builder.getDenseI64ArrayAttr(*pads),
+                          node.builder.getF32FloatAttr(value)));
+}

@@ -1,0 +1,255 @@
+//===- Pooling.cpp - ONNX pooling ops ---------------------------*- C++ -*-===//
+//
+// MaxPool (with its Indices output), AveragePool, GlobalAveragePool and
+// GlobalMaxPool.
+//
+//===----------------------------------------------------------------------===//
+#include "Conv.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// 3-D pooling as two 2-D poolings: over (H, W) with depth folded into the
+/// channels, then over D with the spatial plane flattened. A pooling window is
+/// a box and so is its valid (unpadded) part, so max and average (with or
+/// without counting the padding) both separate this way.
+template <typename PoolOp>
+FailureOr<Value> pool3D(OnnxNode &node, Value x, ArrayRef<int64_t> kernel) {
+  RankedTensorType xt = typeOf(x);
+  if (failed(node.requireStaticShape(xt)))
+    return failure();
+  auto list = [&](StringRef name, int64_t dflt, size_t n) {
+    return node.intsAttr(name).value_or(SmallVector<int64_t>(n, dflt));
+  };
+  SmallVector<int64_t> strides = list("strides", 1, 3),
+                       dilations = list("dilations", 1, 3),
+                       pads = list("pads", 0, 6);
+  if (kernel.size() != 3 || strides.size() != 3 || dilations.size() != 3 ||
+      pads.size() != 6) {
+    node.fail() << "a 3-D window needs 3 kernel_shape, strides and dilations "
+                   "values and 6 pads";
+    return failure();
+  }
+  ArrayRef<int64_t> s = xt.getShape();
+  std::string autoPad = node.strAttr("auto_pad", "NOTSET");
+  if (autoPad == "VALID") {
+    pads.assign(6, 0);
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int i = 0; i < 3; ++i) {
+      int64_t in = s[2 + i], out = (in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(
+          (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in, 0);
+      int64_t small = total / 2, large = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : large;
+      pads[3 + i] = autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (autoPad != "NOTSET") {
+    node.fail() << "unknown auto_pad '" << autoPad
+                << "'; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER";
+    return failure();
+  }
+  auto &b = node.builder;
+  bool ceil = node.intAttr("ceil_mode", 0) != 0;
+  auto pool2 = [&](Value v, ArrayRef<int64_t> k, ArrayRef<int64_t> st,
+                   ArrayRef<int64_t> dl, ArrayRef<int64_t> p) {
+    if constexpr (std::is_same_v<PoolOp, AvgPool2DOp>)
+      return build<PoolOp>(
+          node, v, b.getDenseI64ArrayAttr(k), b.getDenseI64ArrayAttr(st),
+          b.getDenseI64ArrayAttr(dl), b.getDenseI64ArrayAttr(p),
+          b.getBoolAttr(ceil),
+          b.getBoolAttr(node.intAttr("count_include_pad", 0) != 0));
+    else
+      return build<PoolOp>(node, v, b.getDenseI64ArrayAttr(k),
+                           b.getDenseI64ArrayAttr(st),
+                           b.getDenseI64ArrayAttr(dl),
+                           b.getDenseI64ArrayAttr(p), b.getBoolAttr(ceil));
+  };
+  FailureOr<Value> v = reshapeTo(node, x, {s[0], s[1] * s[2], s[3], s[4]});
+  if (failed(v) ||
+      failed(v = pool2(*v, {kernel[1], kernel[2]}, {strides[1], strides[2]},
+                       {dilations[1], dilations[2]},
+                       {pads[1], pads[2], pads[4], pads[5]})))
+    return failure();
+  int64_t oh = typeOf(*v).getDimSize(2), ow = typeOf(*v).getDimSize(3);
+  if (failed(v = reshapeTo(node, *v, {s[0] * s[1], 1, s[2], oh * ow})) ||
+      failed(v = pool2(*v, {kernel[0], 1}, {strides[0], 1}, {dilations[0], 1},
+                       {pads[0], 0, pads[3], 0})))
+    return failure();
+  return reshapeTo(node, *v, {s[0], s[1], typeOf(*v).getDimSize(2), oh, ow});
+}
+
+/// MaxPool's Indices output for a 2-D window: the flat input position of the
+/// maximum of each window (the first one on ties, row-major or, with
+/// storage_order 1, column-major within each image). Every window position
+/// is a strided slice of the input padded with the lowest float (not -inf:
+/// -inf - -inf is NaN); a running maximum picks
+/// the position where a value is strictly greater. The bookkeeping is in f64,
+/// whose integers are exact far beyond any tensor size.
+FailureOr<Value> maxPoolIndices(OnnxNode &node, Value x, const Window &w,
+                                RankedTensorType pooled) {
+  auto &b = node.builder;
+  Type f64 = b.getF64Type();
+  ArrayRef<int64_t> s = typeOf(x).getShape();
+  int64_t n = s[0], c = s[1], h = s[2], wd = s[3];
+  int64_t oh = pooled.getDimSize(2), ow = pooled.getDimSize(3);
+  bool colMajor = node.intAttr("storage_order", 0) != 0;
+  // Enough padding at the end for ceil_mode's last window.
+  int64_t endH = std::max<int64_t>((oh - 1) * w.strides[0] +
+                                       (w.kernel[0] - 1) * w.dilations[0] + 1 -
+                                       h - w.pads[0],
+                                   0);
+  int64_t endW = std::max<int64_t>((ow - 1) * w.strides[1] +
+                                       (w.kernel[1] - 1) * w.dilations[1] + 1 -
+                                       wd - w.pads[1],
+                                   0);
+  FailureOr<Value> xd = build<CastOp>(node, x, TypeAttr::get(f64));
+  if (failed(xd) ||
+      failed(xd = build<PadOp>(
+                 node, *xd,
+                 b.getDenseI64ArrayAttr(
+                     {0, 0, w.pads[0], w.pads[1], 0, 0, endH, endW}),
+                 b.getF32FloatAttr(std::numeric_limits<float>::lowest()))))
+    return failure();
+  auto constant = [&](ArrayRef<int64_t> shape, ArrayRef<double> v) {
+    auto type = RankedTensorType::get(shape, f64);
+    return ConstantOp::create(b, node.loc(), type,
+                              DenseElementsAttr::get(type, v))
+        .getResult();
+  };
+  SmallVector<double> image(n * c);
+  for (int64_t i = 0; i < n * c; ++i)
+    image[i] = (double)i * h * wd;
+  Value imageBase = constant({n, c, 1, 1}, image);
+  Value best, bestIdx;
+  for (int64_t ky = 0; ky < w.kernel[0]; ++ky)
+    for (int64_t kx = 0; kx < w.kernel[1]; ++kx) {
+      FailureOr<Value> v = build<SliceOp>(
+          node, *xd,
+          b.getDenseI64ArrayAttr(
+              {0, 0, ky * w.dilations[0], kx * w.dilations[1]}),
+          b.getDenseI64ArrayAttr({n, c, oh, ow}),
+          b.getDenseI64ArrayAttr({1, 1, w.strides[0], w.strides[1]}));
+      if (failed(v))
+        return failure();
+      SmallVector<double> rows(oh), cols(ow);
+      for (int64_t i = 0; i < oh; ++i) {
+        double y = i * w.strides[0] + ky * w.dilations[0] - w.pads[0];
+        rows[i] = colMajor ? y : y * wd;
+      }
+      for (int64_t j = 0; j < ow; ++j) {
+        double xx = j * w.strides[1] + kx * w.dilations[1] - w.pads[1];
+        cols[j] = colMajor ? xx * h : xx;
+      }
+      FailureOr<Value> idx =
+          build<AddOp>(node, constant({oh, 1}, rows), constant({ow}, cols));
+      if (failed(idx) || failed(idx = build<AddOp>(node, imageBase, *idx)))
+        return failure();
+      if (!best) {
+        best = *v;
+        bestIdx = *idx;
+        continue;
+      }
+      // m = 1 where v > best: relu(sign(v - best)).
+      FailureOr<Value> m = build<SubOp>(node, *v, best), nb, ni;
+      if (failed(m) || failed(m = build<SignOp>(node, *m)) ||
+          failed(m = build<ReluOp>(node, *m)) ||
+          failed(ni = build<SubOp>(node, *idx, bestIdx)) ||
+          failed(ni = build<MulOp>(node, *m, *ni)) ||
+          failed(ni = build<AddOp>(node, bestIdx, *ni)) ||
+          failed(nb = build<MaxOp>(node, best, *v)))
+        return failure();
+      best = *nb;
+      bestIdx = *ni;
+    }
+  return build<CastOp>(node, bestIdx, TypeAttr::get(b.getI64Type()));
+}
+
+template <typename PoolOp>
+FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool isAvg) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  bool indices = node.resultUsed(1);
+  if (indices && (typeOf(*x).getRank() != 4 ||
+                  !isa<FloatType>(typeOf(*x).getElementType()))) {
+    node.fail() << "the Indices output is only supported for 2-D float "
+                   "pooling; this input is "
+                << typeOf(*x);
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> kernel = node.intsAttr("kernel_shape");
+  if (!kernel) {
+    node.fail() << "kernel_shape is required";
+    return failure();
+  }
+  if (typeOf(*x).getRank() == 5)
+    return one(pool3D<PoolOp>(node, *x, *kernel));
+  FailureOr<Window> win = readWindow(node, typeOf(*x), *kernel);
+  if (failed(win))
+    return failure();
+  Value input = *x;
+  if (win->oneD) {
+    FailureOr<Value> xi = liftTo2D(node, input);
+    if (failed(xi))
+      return failure();
+    input = *xi;
+  }
+  auto &b = node.builder;
+  FailureOr<Value> y;
+  bool ceil = node.intAttr("ceil_mode", 0) != 0;
+  if constexpr (std::is_same_v<PoolOp, AvgPool2DOp>)
+    y = build<PoolOp>(node, input, b.getDenseI64ArrayAttr(win->kernel),
+                      b.getDenseI64ArrayAttr(win->strides),
+                      b.getDenseI64ArrayAttr(win->dilations),
+                      b.getDenseI64ArrayAttr(win->pads), b.getBoolAttr(ceil),
+                      b.getBoolAttr(node.intAttr("count_include_pad", 0) != 0));
+  else
+    y = build<PoolOp>(node, input, b.getDenseI64ArrayAttr(win->kernel),
+                      b.getDenseI64ArrayAttr(win->strides),
+                      b.getDenseI64ArrayAttr(win->dilations),
+                      b.getDenseI64ArrayAttr(win->pads), b.getBoolAttr(ceil));
+  (void)isAvg;
+  if (indices && succeeded(y)) {
+    FailureOr<Value> i = maxPoolIndices(node, *x, *win, typeOf(*y));
+    if (failed(i))
+      return failure();
+    return SmallVector<Value>{*y, *i};
+  }
+  return one(win->oneD ? lowerTo1D(node, y) : y);
+}
+
+FailureOr<SmallVector<Value>> globalPool(OnnxNode &node, bool isMax) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  if (!isMax)
+    return one(build<GlobalAvgPoolOp>(node, *x));
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < typeOf(*x).getRank(); ++d)
+    axes.push_back(d);
+  return one(build<ReduceMaxOp>(node, *x,
+                                node.builder.getDenseI64ArrayAttr(axes),
+                                node.builder.getBoolAttr(true)));
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertMaxPool(OnnxNode &node) {
+  return pool<MaxPool2DOp>(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertAveragePool(OnnxNode &node) {
+  return pool<AvgPool2DOp>(node, true);
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertGlobalAveragePool(OnnxNode &node) {
+  return globalPool(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertGlobalMaxPool(OnnxNode &node) {
+  return globalPool(node, true);
+}

@@ -1,0 +1,545 @@
+//===- Shape.cpp - ONNX ops that reshape and rearrange ----------*- C++ -*-===//
+//
+// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Tile, and Shape
+// and Size (folded to constants). Shape arguments given at run time are
+// guarded (ShapeInputs.h).
+//
+//===----------------------------------------------------------------------===//
+#include "ShapeInputs.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// ONNX Reshape: 0 copies the input dimension (unless allowzero), -1 is
+/// inferred from the element count.
+FailureOr<SmallVector<Value>> reshapeWith(OnnxNode &node, Value x,
+                                          SmallVector<int64_t> shape,
+                                          bool allowZero) {
+  RankedTensorType type = typeOf(x);
+  if (failed(node.requireStaticShape(type)))
+    return failure();
+  int64_t known = 1, inferAt = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowZero) {
+      if ((int64_t)i >= type.getRank()) {
+        node.fail() << "shape entry " << i << " is 0 but the input has rank "
+                    << type.getRank();
+        return failure();
+      }
+      shape[i] = type.getDimSize(i);
+    }
+    if (shape[i] == -1) {
+      if (inferAt >= 0) {
+        node.fail() << "shape has more than one -1";
+        return failure();
+      }
+      inferAt = i;
+      continue;
+    }
+    if (shape[i] < 0) {
+      node.fail() << "shape entry " << i << " is " << shape[i];
+      return failure();
+    }
+    known *= shape[i];
+  }
+  if (inferAt >= 0) {
+    if (known == 0 || type.getNumElements() % known) {
+      node.fail() << "cannot infer the -1 dimension: " << type.getNumElements()
+                  << " elements do not divide by " << known;
+      return failure();
+    }
+    shape[inferAt] = type.getNumElements() / known;
+  }
+  return one(reshapeTo(node, x, shape));
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertReshape(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  std::optional<SmallVector<int64_t>> shape =
+      node.opset < 5 ? node.intsAttr("shape") : node.constantInts(1);
+  bool allowZero = node.intAttr("allowzero", 0) != 0;
+  if (shape)
+    return reshapeWith(node, *x, *shape, allowZero);
+  if (node.opset < 5) {
+    node.fail() << "the shape attribute is required";
+    return failure();
+  }
+  // A run-time shape: reshape to the declared shape, and guard that the
+  // values resolve to it (0 copies the input dimension unless allowzero, one
+  // -1 takes what is left).
+  FailureOr<RankedTensorType> declared =
+      declaredResult(node, 0, "the target shape");
+  FailureOr<Value> s = node.rankedInput(1);
+  if (failed(declared) || failed(s) ||
+      failed(node.requireStaticShape(typeOf(*x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(*x).getShape(), out = declared->getShape();
+  int64_t r = out.size();
+  RankedTensorType st = typeOf(*s);
+  if (st.getRank() != 1 || st.getDimSize(0) != r) {
+    node.fail() << "shape of type " << st << " cannot give the declared rank-"
+                << r << " output";
+    return failure();
+  }
+  SmallVector<bool> zeroOk, minusOk;
+  for (int64_t i = 0; i < r; ++i) {
+    zeroOk.push_back(!allowZero && i < (int64_t)in.size() && in[i] == out[i]);
+    int64_t others = 1;
+    for (int64_t j = 0; j < r; ++j)
+      if (j != i)
+        others *= out[j];
+    minusOk.push_back(others != 0);
+  }
+  FailureOr<Value> si = castTo(node, *s, node.builder.getI64Type());
+  if (failed(si))
+    return failure();
+  auto entriesAre = [&](int64_t v) {
+    return build<EqualOp>(node, *si,
+                          constI64(node, SmallVector<int64_t>(r, v), {r}));
+  };
+  FailureOr<Value> exact = build<EqualOp>(node, *si, constI64(node, out, {r}));
+  FailureOr<Value> zero = entriesAre(0), minus = entriesAre(-1);
+  if (failed(exact) || failed(zero) || failed(minus))
+    return failure();
+  FailureOr<Value> zeroFine =
+      build<AndOp>(node, *zero, constBool(node, zeroOk, {r}));
+  FailureOr<Value> minusFine =
+      build<AndOp>(node, *minus, constBool(node, minusOk, {r}));
+  FailureOr<Value> ok = failed(zeroFine) ? FailureOr<Value>(failure())
+                                         : build<OrOp>(node, *exact, *zeroFine);
+  if (succeeded(ok) && succeeded(minusFine))
+    ok = build<OrOp>(node, *ok, *minusFine);
+  // At most one -1.
+  FailureOr<Value> minusCount = castTo(node, *minus, node.builder.getF32Type());
+  if (succeeded(minusCount))
+    minusCount = build<ReduceSumOp>(node, *minusCount,
+                                    node.builder.getDenseI64ArrayAttr({0}),
+                                    node.builder.getBoolAttr(false));
+  if (failed(ok) || failed(minusCount))
+    return failure();
+  FailureOr<Value> oneMinus = allOf(node, *ok);
+  if (failed(oneMinus))
+    return failure();
+  auto f32 = RankedTensorType::get({}, node.builder.getF32Type());
+  Value oneF = ConstantOp::create(node.builder, node.loc(), f32,
+                                  DenseElementsAttr::get(f32, 1.0f));
+  FailureOr<Value> fewMinus = build<LessEqualOp>(node, *minusCount, oneF);
+  if (failed(fewMinus))
+    return failure();
+  oneMinus = build<AndOp>(node, *oneMinus, *fewMinus);
+  if (failed(oneMinus))
+    return failure();
+  std::string outStr;
+  for (auto [i, d] : llvm::enumerate(out))
+    outStr += (i ? "x" : "") + std::to_string(d);
+  guardInput(node, *oneMinus, 1,
+             "must resolve to the shape " + (out.empty() ? "[]" : outStr) +
+                 " this model was compiled for");
+  return one(reshapeTo(node, *x, out));
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertFlatten(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  int64_t rank = type.getRank();
+  int64_t axis = node.intAttr("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank) {
+    node.fail() << "axis " << node.intAttr("axis", 1)
+                << " is out of range for rank " << rank;
+    return failure();
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= type.getDimSize(d);
+  return reshapeWith(node, *x, {outer, inner}, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertTranspose(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  SmallVector<int64_t> perm;
+  if (std::optional<SmallVector<int64_t>> p = node.intsAttr("perm"))
+    perm = *p;
+  else
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  return one(
+      build<TransposeOp>(node, *x, node.builder.getDenseI64ArrayAttr(perm)));
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertShape(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  int64_t rank = type.getRank();
+  int64_t start = node.intAttr("start", 0), end = node.intAttr("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  SmallVector<int64_t> dims(type.getShape().begin() + start,
+                            type.getShape().begin() + std::max(start, end));
+  auto resultType =
+      RankedTensorType::get({(int64_t)dims.size()}, node.builder.getI64Type());
+  Value c = ConstantOp::create(
+      node.builder, node.loc(), resultType,
+      DenseElementsAttr::get(resultType, ArrayRef<int64_t>(dims)));
+  return SmallVector<Value>{c};
+}
+
+/// Size: the element count of a static input, as an int64 scalar constant.
+FailureOr<SmallVector<Value>> mlir::kiln::convertSize(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  auto resultType = RankedTensorType::get({}, node.builder.getI64Type());
+  Value c = ConstantOp::create(
+      node.builder, node.loc(), resultType,
+      DenseElementsAttr::get(resultType, type.getNumElements()));
+  return SmallVector<Value>{c};
+}
+
+namespace {
+/// Squeeze/Unsqueeze 13 with run-time axes: every set of axes that gives the
+/// declared shape moves the same data, so one reshape serves them all.
+FailureOr<SmallVector<Value>> squeezeRuntime(OnnxNode &node, Value x,
+                                             bool unsqueeze) {
+  FailureOr<RankedTensorType> declared = declaredResult(node, 0, "axes");
+  if (failed(declared) || failed(node.requireStaticShape(typeOf(x))))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(x).getShape(), out = declared->getShape();
+  auto axesType = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (!axesType || !axesType.hasStaticShape()) {
+    node.fail() << "axes must have a static length";
+    return failure();
+  }
+  int64_t k = axesType.getNumElements();
+  ArrayRef<int64_t> big = unsqueeze ? out : in, small = unsqueeze ? in : out;
+  SmallVector<int64_t> ones;
+  for (auto [p, d] : llvm::enumerate(big))
+    if (d == 1)
+      ones.push_back(p);
+  SmallVector<SmallVector<int64_t>> sets;
+  for (SmallVector<int64_t> &set : subsets(ones, k))
+    if (ArrayRef<int64_t>(without(big, set)) == small)
+      sets.push_back(set);
+  if (failed(axesChoices(
+          node, sets, big.size(),
+          "must name axes that turn " +
+              llvm::join(llvm::map_range(
+                             in, [](int64_t d) { return std::to_string(d); }),
+                         "x") +
+              " into the declared output shape this model was "
+              "compiled for")))
+    return failure();
+  return one(reshapeTo(node, x, out));
+}
+
+FailureOr<SmallVector<Value>> squeeze(OnnxNode &node, bool unsqueeze) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  if (node.opset >= 13 && runtimeInput(node, 1))
+    return squeezeRuntime(node, *x, unsqueeze);
+  bool ok;
+  std::optional<SmallVector<int64_t>> axes = readAxes(node, 13, ok);
+  if (!ok)
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  SmallVector<int64_t> shape(type.getShape());
+  if (unsqueeze) {
+    if (!axes) {
+      node.fail() << "axes are required";
+      return failure();
+    }
+    int64_t outRank = type.getRank() + axes->size();
+    FailureOr<SmallVector<int64_t>> norm = normalizeAxes(node, *axes, outRank);
+    if (failed(norm))
+      return failure();
+    llvm::sort(*norm);
+    for (int64_t a : *norm)
+      shape.insert(shape.begin() + std::min<int64_t>(a, shape.size()), 1);
+  } else {
+    SmallVector<int64_t> norm;
+    if (axes) {
+      for (int64_t a : *axes) {
+        FailureOr<int64_t> n = normalizeAxis(node, a, type.getRank());
+        if (failed(n))
+          return failure();
+        if (type.getDimSize(*n) != 1) {
+          node.fail() << "cannot squeeze axis " << a << " of size "
+                      << type.getDimSize(*n);
+          return failure();
+        }
+        norm.push_back(*n);
+      }
+    } else {
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.getDimSize(d) == 1)
+          norm.push_back(d);
+    }
+    llvm::sort(norm);
+    for (int64_t a : llvm::reverse(norm))
+      shape.erase(shape.begin() + a);
+  }
+  return one(reshapeTo(node, *x, shape));
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSqueeze(OnnxNode &node) {
+  return squeeze(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertUnsqueeze(OnnxNode &node) {
+  return squeeze(node, true);
+}
+
+namespace {
+/// Builds a kiln.expand of `x` to `type`, folded like build().
+FailureOr<Value> expandTo(OnnxNode &node, Value x, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, typeOf(x).getElementType());
+  if (typeOf(x) == type)
+    return x;
+  auto op = ExpandOp::create(node.builder, node.loc(), type, x);
+  if (failed(finishBuild(node, op)))
+    return failure();
+  return foldBuilt(node, op);
+}
+
+} // namespace
+
+/// Expand 8, 13: numpy broadcasting of the input with `shape`.
+FailureOr<SmallVector<Value>> mlir::kiln::convertExpand(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(*x).getShape();
+  auto broadcastOf =
+      [&](ArrayRef<int64_t> s) -> FailureOr<SmallVector<int64_t>> {
+    int64_t r = std::max(in.size(), s.size());
+    SmallVector<int64_t> out(r);
+    for (int64_t p = 0; p < r; ++p) {
+      int64_t a =
+          p - (r - (int64_t)in.size()) >= 0 ? in[p - (r - in.size())] : 1;
+      int64_t b = p - (r - (int64_t)s.size()) >= 0 ? s[p - (r - s.size())] : 1;
+      if (a != b && a != 1 && b != 1) {
+        node.fail() << "cannot broadcast input shape " << shapeStr(in)
+                    << " with shape " << shapeStr(s);
+        return failure();
+      }
+      out[p] = a == 1 ? b : a;
+    }
+    return out;
+  };
+  if (std::optional<SmallVector<int64_t>> s = node.constantInts(1)) {
+    FailureOr<SmallVector<int64_t>> out = broadcastOf(*s);
+    if (failed(out))
+      return failure();
+    return one(expandTo(node, *x, *out));
+  }
+  FailureOr<RankedTensorType> declared = declaredResult(node, 0, "shape");
+  FailureOr<Value> s = node.rankedInput(1);
+  if (failed(declared) || failed(s))
+    return failure();
+  ArrayRef<int64_t> out = declared->getShape();
+  RankedTensorType st = typeOf(*s);
+  int64_t r = out.size();
+  if (st.getRank() != 1 || !st.hasStaticShape() || st.getDimSize(0) > r ||
+      (int64_t)in.size() > r) {
+    node.fail() << "shape of type " << st << " cannot give the declared "
+                << "output shape " << shapeStr(out);
+    return failure();
+  }
+  int64_t k = st.getDimSize(0);
+  // Entry j of `shape` lines up with output dimension p = r - k + j: it must
+  // be that dimension, or 1 where the input already has it.
+  SmallVector<int64_t> want;
+  SmallVector<bool> oneOk;
+  for (int64_t p = 0; p < r; ++p) {
+    int64_t a = p - (r - (int64_t)in.size()) >= 0 ? in[p - (r - in.size())] : 1;
+    if (a != out[p] && a != 1) {
+      node.fail() << "input shape " << shapeStr(in)
+                  << " does not broadcast to the declared output shape "
+                  << shapeStr(out);
+      return failure();
+    }
+    if (p < r - k) {
+      if (a != out[p]) {
+        node.fail() << "shape has " << k << " entries, too few for the "
+                    << "declared output shape " << shapeStr(out);
+        return failure();
+      }
+      continue;
+    }
+    want.push_back(out[p]);
+    oneOk.push_back(a == out[p]);
+  }
+  FailureOr<Value> si = castTo(node, *s, node.builder.getI64Type());
+  if (failed(si))
+    return failure();
+  FailureOr<Value> eq = build<EqualOp>(node, *si, constI64(node, want, {k}));
+  FailureOr<Value> isOne =
+      failed(eq)
+          ? FailureOr<Value>(failure())
+          : build<EqualOp>(node, *si,
+                           constI64(node, SmallVector<int64_t>(k, 1), {k}));
+  FailureOr<Value> oneFine =
+      failed(isOne) ? FailureOr<Value>(failure())
+                    : build<AndOp>(node, *isOne, constBool(node, oneOk, {k}));
+  FailureOr<Value> ok = failed(oneFine) ? FailureOr<Value>(failure())
+                                        : build<OrOp>(node, *eq, *oneFine);
+  if (failed(ok))
+    return failure();
+  guardInput(node, *ok, 1,
+             "must broadcast the input " + shapeStr(in) + " to " +
+                 shapeStr(out) +
+                 ", the output shape this model was compiled "
+                 "for");
+  return one(expandTo(node, *x, out));
+}
+
+/// Tile 6, 13: interleave size-1 dimensions, broadcast them to the repeats,
+/// merge each pair.
+FailureOr<SmallVector<Value>> mlir::kiln::convertTile(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(*x).getShape();
+  int64_t r = in.size();
+  SmallVector<int64_t> reps;
+  if (std::optional<SmallVector<int64_t>> c = node.constantInts(1)) {
+    reps = *c;
+    if ((int64_t)reps.size() != r ||
+        llvm::any_of(reps, [](int64_t v) { return v < 0; })) {
+      node.fail() << "repeats must have " << r << " non-negative entries";
+      return failure();
+    }
+  } else {
+    FailureOr<RankedTensorType> declared = declaredResult(node, 0, "repeats");
+    if (failed(declared))
+      return failure();
+    if (declared->getRank() != r) {
+      node.fail() << "the declared output rank " << declared->getRank()
+                  << " differs from the input rank " << r;
+      return failure();
+    }
+    SmallVector<bool> anyOk;
+    for (int64_t d = 0; d < r; ++d) {
+      int64_t o = declared->getDimSize(d);
+      if (in[d] == 0 ? o != 0 : o % in[d]) {
+        node.fail() << "the declared output shape "
+                    << shapeStr(declared->getShape())
+                    << " is not a tiling of the input shape " << shapeStr(in);
+        return failure();
+      }
+      reps.push_back(in[d] ? o / in[d] : 0);
+      anyOk.push_back(in[d] == 0);
+    }
+    FailureOr<Value> rv = node.rankedInput(1);
+    if (failed(rv))
+      return failure();
+    if (!typeOf(*rv).hasStaticShape() || typeOf(*rv).getNumElements() != r) {
+      node.fail() << "repeats must have " << r << " entries";
+      return failure();
+    }
+    FailureOr<Value> ri = castTo(node, *rv, node.builder.getI64Type());
+    FailureOr<Value> eq =
+        failed(ri) ? FailureOr<Value>(failure())
+                   : build<EqualOp>(node, *ri, constI64(node, reps, {r}));
+    FailureOr<Value> ok =
+        failed(eq) ? FailureOr<Value>(failure())
+                   : build<OrOp>(node, *eq, constBool(node, anyOk, {r}));
+    if (failed(ok))
+      return failure();
+    guardInput(node, *ok, 1,
+               "must tile " + shapeStr(in) + " to " +
+                   shapeStr(declared->getShape()) +
+                   ", the output shape this model was compiled for");
+  }
+  SmallVector<int64_t> spread, wide, out;
+  for (int64_t d = 0; d < r; ++d) {
+    spread.append({1, in[d]});
+    wide.append({reps[d], in[d]});
+    out.push_back(reps[d] * in[d]);
+  }
+  FailureOr<Value> v = reshapeTo(node, *x, spread);
+  if (succeeded(v))
+    v = expandTo(node, *v, wide);
+  if (succeeded(v))
+    v = reshapeTo(node, *v, out);
+  return one(v);
+}
+
+namespace {
+/// reshape -> transpose -> reshape.
+FailureOr<Value> rearrange(OnnxNode &node, Value x, ArrayRef<int64_t> split,
+                           ArrayRef<int64_t> perm, ArrayRef<int64_t> out) {
+  FailureOr<Value> v = reshapeTo(node, x, split);
+  if (failed(v) ||
+      failed(v = build<TransposeOp>(node, *v,
+                                    node.builder.getDenseI64ArrayAttr(perm))))
+    return failure();
+  return reshapeTo(node, *v, out);
+}
+
+FailureOr<SmallVector<Value>> depthToSpace(OnnxNode &node, bool toDepth) {
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType xt = typeOf(*x);
+  int64_t bs = node.intAttr("blocksize", 0);
+  if (xt.getRank() != 4 || bs <= 0) {
+    node.fail() << "expects a 4-D input and a positive blocksize";
+    return failure();
+  }
+  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2),
+          w = xt.getDimSize(3);
+  if (toDepth) {
+    if (h % bs || w % bs) {
+      node.fail() << "height " << h << " and width " << w
+                  << " must be multiples of blocksize " << bs;
+      return failure();
+    }
+    return one(rearrange(node, *x, {n, c, h / bs, bs, w / bs, bs},
+                         {0, 3, 5, 1, 2, 4}, {n, c * bs * bs, h / bs, w / bs}));
+  }
+  if (c % (bs * bs)) {
+    node.fail() << "channels " << c
+                << " must be a multiple of blocksize^2 = " << bs * bs;
+    return failure();
+  }
+  int64_t co = c / (bs * bs);
+  std::string mode = node.strAttr("mode", "DCR");
+  if (mode == "DCR")
+    return one(rearrange(node, *x, {n, bs, bs, co, h, w}, {0, 3, 4, 1, 5, 2},
+                         {n, co, h * bs, w * bs}));
+  if (mode == "CRD")
+    return one(rearrange(node, *x, {n, co, bs, bs, h, w}, {0, 1, 4, 2, 5, 3},
+                         {n, co, h * bs, w * bs}));
+  node.fail() << "mode '" << mode << "' is not supported; expected DCR or CRD";
+  return failure();
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertDepthToSpace(OnnxNode &node) {
+  return depthToSpace(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSpaceToDepth(OnnxNode &node) {
+  return depthToSpace(node, true);
+}

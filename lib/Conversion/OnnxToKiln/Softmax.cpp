@@ -1,0 +1,127 @@
+//===- Softmax.cpp - ONNX Softmax, LogSoftmax and Hardmax -------*- C++ -*-===//
+#include "Build.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// Softmax and LogSoftmax. Before opset 13 the input is coerced to 2-D at
+/// `axis` (default 1) and normalized over the whole trailing block.
+FailureOr<SmallVector<Value>> softmax(OnnxNode &node, bool log) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  int64_t rank = type.getRank();
+  bool coerce = node.opset < 13;
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.intAttr("axis", coerce ? 1 : -1), rank);
+  if (failed(axis))
+    return failure();
+  Value in = *x;
+  if (coerce && *axis != rank - 1) {
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < *axis ? outer : inner) *= type.getDimSize(d);
+    FailureOr<Value> flat = reshapeTo(node, in, {outer, inner});
+    if (failed(flat))
+      return failure();
+    in = *flat;
+    axis = 1;
+  }
+  FailureOr<Value> y =
+      log ? logSoftmax(node, in, *axis)
+          : build<SoftmaxOp>(node, in, node.builder.getI64IntegerAttr(*axis));
+  if (failed(y))
+    return failure();
+  return one(reshapeTo(node, *y, type.getShape()));
+}
+
+} // namespace
+
+/// log(softmax(x)) along `axis` as (x - max) - log(sum(exp(x - max))): the
+/// same passes as kiln.softmax, but a class whose probability underflows
+/// still gets a finite log-probability (log(softmax) would give -inf and an
+/// infinite loss).
+FailureOr<Value> mlir::kiln::logSoftmax(OnnxNode &node, Value x, int64_t axis) {
+  auto &b = node.builder;
+  auto axes = b.getDenseI64ArrayAttr({axis});
+  FailureOr<Value> max = build<ReduceMaxOp>(node, x, axes, b.getBoolAttr(true));
+  if (failed(max))
+    return failure();
+  FailureOr<Value> shifted = build<SubOp>(node, x, *max);
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> logSum = build<ExpOp>(node, *shifted);
+  if (succeeded(logSum))
+    logSum = build<ReduceSumOp>(node, *logSum, axes, b.getBoolAttr(true));
+  if (succeeded(logSum))
+    logSum = build<LogOp>(node, *logSum);
+  if (failed(logSum))
+    return failure();
+  return build<SubOp>(node, *shifted, *logSum);
+}
+
+/// Hardmax 1, 11 (the input coerced to 2-D at axis), 13 (one axis): 1 where
+/// the first maximum along the axis is, as equal(argmax, iota), cast.
+FailureOr<SmallVector<Value>> mlir::kiln::convertHardmax(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  int64_t rank = type.getRank();
+  Value in = *x;
+  int64_t axis;
+  if (node.opset < 13) {
+    FailureOr<int64_t> a = normalizeAxis(node, node.intAttr("axis", 1), rank);
+    if (failed(a))
+      return failure();
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < *a ? outer : inner) *= type.getDimSize(d);
+    FailureOr<Value> flat = reshapeTo(node, in, {outer, inner});
+    if (failed(flat))
+      return failure();
+    in = *flat;
+    axis = 1;
+  } else {
+    FailureOr<int64_t> a = normalizeAxis(node, node.intAttr("axis", -1), rank);
+    if (failed(a))
+      return failure();
+    axis = *a;
+  }
+  RankedTensorType inType = typeOf(in);
+  Builder &b = node.builder;
+  FailureOr<Value> am =
+      build<ArgMaxOp>(node, in, b.getI64IntegerAttr(axis), b.getBoolAttr(true),
+                      b.getBoolAttr(false));
+  if (failed(am))
+    return failure();
+  int64_t n = inType.getDimSize(axis);
+  SmallVector<int64_t> iotaShape(inType.getRank(), 1);
+  iotaShape[axis] = n;
+  SmallVector<int64_t> iota(n);
+  std::iota(iota.begin(), iota.end(), 0);
+  auto iotaType = RankedTensorType::get(iotaShape, b.getI64Type());
+  Value positions =
+      ConstantOp::create(node.builder, node.loc(), iotaType,
+                         DenseElementsAttr::get(iotaType, ArrayRef(iota)));
+  FailureOr<Value> hit = build<EqualOp>(node, *am, positions);
+  if (failed(hit))
+    return failure();
+  FailureOr<Value> y =
+      build<CastOp>(node, *hit, TypeAttr::get(type.getElementType()));
+  if (failed(y))
+    return failure();
+  return one(reshapeTo(node, *y, type.getShape()));
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSoftmax(OnnxNode &node) {
+  return softmax(node, false);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertLogSoftmax(OnnxNode &node) {
+  return softmax(node, true);
+}
