@@ -51,14 +51,26 @@ bool toBool(py::handle value) {
   return truth == 1;
 }
 
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
+/// 7 or (MIN, MAX) -> a DimBound; `what` names it in errors.
+DimBound toBound(py::handle value, const std::string &what) {
+  DimBound bound;
+  if (py::isinstance<py::tuple>(value) || py::isinstance<py::list>(value)) {
+    auto pair = py::reinterpret_borrow<py::sequence>(value);
+    if (py::len(pair) != 2)
+      throw py::type_error("compile(): " + what +
+                           " must be an int or a (min, max) pair");
+    bound = {toInt(pair[0], what + " min"), toInt(pair[1], what + " max")};
+  } else {
+    bound = DimBound::exactly(toInt(value, what));
+  }
+  if (bound.min < 0 || bound.max < bound.min)
+    throw Error("compile(): " + what + " is " + toString(bound) +
+                "; sizes must be >= 0 and a range (min, max) not empty");
+  return bound;
 }
 
-/// {"input": (1, 3, 224, 224), ...} -> CompileOptions::inputShapes.
+/// {"input": (1, 3, 224, 224), ...} -> CompileOptions::inputShapes; a
+/// dimension may be a (min, max) range.
 void parseInputShapes(py::handle value, CompileOptions &options) {
   if (!py::isinstance<py::dict>(value) && !py::hasattr(value, "items"))
     throw py::type_error("compile(): option 'input_shapes' must be a dict "
@@ -70,14 +82,23 @@ void parseInputShapes(py::handle value, CompileOptions &options) {
     if (py::isinstance<py::str>(dims) || !py::hasattr(dims, "__iter__"))
       throw py::type_error("compile(): input_shapes['" + name +
                            "'] must be a sequence of ints");
-    std::vector<int64_t> shape;
+    std::vector<DimBound> shape;
     for (py::handle d : dims)
-      shape.push_back(toInt(d, "input_shapes['" + name + "'] dimension"));
-    for (int64_t d : shape)
-      if (d < 0)
-        throw Error("compile(): input_shapes['" + name + "'] is " +
-                    shapeString(shape) + "; dimensions must be >= 0");
+      shape.push_back(toBound(d, "input_shapes['" + name + "'] dimension"));
     options.inputShapes.emplace_back(name, std::move(shape));
+  }
+}
+
+/// {"batch": 8, "seq": (1, 512)} -> CompileOptions::dims.
+void parseDims(py::handle value, CompileOptions &options) {
+  if (!py::isinstance<py::dict>(value) && !py::hasattr(value, "items"))
+    throw py::type_error("compile(): option 'dims' must be a dict "
+                         "{dim_param: size or (min, max)}");
+  for (py::handle item : value.attr("items")()) {
+    auto pair = py::reinterpret_borrow<py::tuple>(item);
+    std::string symbol = toStr(pair[0], "dims key");
+    options.dims.emplace_back(symbol,
+                              toBound(pair[1], "dims['" + symbol + "']"));
   }
 }
 
@@ -154,6 +175,8 @@ std::string compileModel(py::object onnxPath, py::object output,
       options.name = toStr(value, key);
     } else if (key == "input_shapes") {
       parseInputShapes(value, options);
+    } else if (key == "dims") {
+      parseDims(value, options);
     } else if (key == "batch_sizes") {
       for (py::handle b : py::iter(value)) {
         int64_t size = toInt(b, "batch_sizes entry");
@@ -193,7 +216,7 @@ std::string compileModel(py::object onnxPath, py::object output,
       throw py::type_error("compile() got an unexpected keyword argument '" +
                            key +
                            "' (options: emit, target, gpu_arch, mcpu, mattr, "
-                           "opt_level, name, input_shapes, batch_sizes, "
+                           "opt_level, name, input_shapes, dims, batch_sizes, "
                            "timing, remarks, verify_each, quantize, calibration_data, "
                            "calibration, calibration_percentile, "
                            "max_accuracy_drop, precision, keep_fp32)");
@@ -254,7 +277,9 @@ Options:
   mattr        extra LLVM features, e.g. "-avx512f"
   opt_level    0..3 (default 3)
   name         model name (default: the ONNX graph name)
-  input_shapes {input name: shape tuple} fixing symbolic dimensions
+  input_shapes {input name: shape tuple} giving symbolic dimensions sizes
+  dims         {dim_param: size} giving a symbolic dimension shared by the
+               inputs one size
   batch_sizes  e.g. (1, 4, 8): batch-size variants in one .so
   timing       print per-phase wall times to stderr
   remarks      print to stderr every op code generation left off its fast

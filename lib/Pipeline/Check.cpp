@@ -29,8 +29,11 @@ Expected<CheckResult> kiln::check(const CompileOptions &o) {
   });
   ImportOptions io;
   io.inputShapes = o.inputShapes;
-  OwningOpRef<ModuleOp> module = importOnnxFile(ctx, o.inputPath, io);
+  io.dims = o.dims;
+  io.allowDynamicInputs = true;
   CheckResult result;
+  io.symbolicDims = &result.symbolicDims;
+  OwningOpRef<ModuleOp> module = importOnnxFile(ctx, o.inputPath, io);
   if (!module) {
     // An unreadable file is a failure; an input without a static shape is a
     // finding like any other.

@@ -204,6 +204,7 @@ Error Compilation::importModel() {
     Phase t(rootTiming, phases, "import");
     ImportOptions io;
     io.inputShapes = options.inputShapes;
+    io.dims = options.dims;
     io.allowDynamicInputs = options.emit == EmitKind::Import;
     module = importOnnxFile(context, options.inputPath, io);
   }

@@ -148,10 +148,9 @@ std::string kiln::describeOptions(const CompileOptions &o,
     for (size_t i = 0; i < o.batchSizes.size(); ++i)
       s += (i ? "," : "") + std::to_string(o.batchSizes[i]);
   }
-  for (const auto &[name, dims] : o.inputShapes) {
-    s += " --input-shape " + name + "=";
-    for (size_t i = 0; i < dims.size(); ++i)
-      s += (i ? "x" : "") + std::to_string(dims[i]);
-  }
+  for (const auto &[name, dims] : o.inputShapes)
+    s += " --input-shape " + name + "=" + toString(dims);
+  for (const auto &[symbol, bound] : o.dims)
+    s += " --dim " + symbol + "=" + toString(bound);
   return s;
 }

@@ -96,6 +96,54 @@ def test_input_shapes_must_agree_with_the_graph(symbolic_relu, shape):
         kiln.compile(symbolic_relu, input_shapes={"x": shape})
 
 
+@pytest.fixture
+def shared_dims(tmp_path):
+    """y = a + b with a and b of shape ("batch", "seq")."""
+    return _save_model(tmp_path / "shared.onnx", [onnx.helper.make_node("Add", ["a", "b"], ["y"])],
+                       [("a", ["batch", "seq"]), ("b", ["batch", "seq"])],
+                       [("y", ["batch", "seq"])])
+
+
+def test_dims_size_a_dim_param_in_every_input(shared_dims):
+    model = kiln.load(kiln.compile(shared_dims, dims={"batch": 2, "seq": 5}))
+    assert [t.shape for t in model.inputs] == [(2, 5), (2, 5)]
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((2, 5), dtype=np.float32) for _ in range(2))
+    np.testing.assert_allclose(model(a, b)[0], a + b, rtol=1e-6, atol=0)
+
+
+def test_input_shapes_size_a_shared_dim_param(shared_dims):
+    model = kiln.load(kiln.compile(shared_dims, input_shapes={"a": (3, 4)}))
+    assert [t.shape for t in model.inputs] == [(3, 4), (3, 4)]
+
+
+def test_dims_that_contradict_input_shapes(shared_dims):
+    with pytest.raises(kiln.Error, match="contradicts --dim seq=5"):
+        kiln.compile(shared_dims, dims={"seq": 5}, input_shapes={"a": (3, 4)})
+
+
+def test_open_dims_are_all_named(shared_dims):
+    with pytest.raises(kiln.Error) as info:
+        kiln.compile(shared_dims)
+    for name in ("'a'", "'b'", "'batch'", "'seq'", "dims={'seq': N}"):
+        assert name in str(info.value)
+
+
+def test_a_range_is_refused_with_the_dimension_named(shared_dims, symbolic_relu):
+    with pytest.raises(kiln.Error, match=r"range 1\.\.8 at index 1 \(dim_param 'seq'\)"):
+        kiln.compile(shared_dims, dims={"batch": 2, "seq": (1, 8)})
+    with pytest.raises(kiln.Error, match=r"graph input 'x' has the range 1\.\.4 at index 0"):
+        kiln.compile(symbolic_relu, input_shapes={"x": ((1, 4), 3)})
+
+
+@pytest.mark.parametrize("dims, error", [
+    ({"batch": (4, 2)}, kiln.Error), ({"batch": -1}, kiln.Error),
+    ({"batch": "2"}, TypeError), ({"batch": (1, 2, 3)}, TypeError), ([1], TypeError)])
+def test_bad_dims(shared_dims, dims, error):
+    with pytest.raises(error):
+        kiln.compile(shared_dims, dims=dims)
+
+
 def test_unsupported_op_names_the_node(tmp_path):
     path = _save_model(
         tmp_path / "frob.onnx",

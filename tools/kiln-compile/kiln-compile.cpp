@@ -10,6 +10,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
+
 using namespace llvm;
 
 static cl::OptionCategory category("kiln-compile options");
@@ -48,8 +50,16 @@ static cl::opt<std::string> name("name", cl::desc("Model name in the metadata"),
                                  cl::cat(category));
 static cl::list<std::string>
     inputShapes("input-shape",
-                cl::desc("Fix an input's shape: NAME=1x3x224x224 (repeatable)"),
+                cl::desc("Give an input's open dimensions sizes: "
+                         "NAME=1x3x224x224; a dimension may be a range "
+                         "MIN..MAX (--check, --emit=import) (repeatable)"),
                 cl::cat(category));
+static cl::list<std::string>
+    dims("dim",
+         cl::desc("Give a symbolic dimension (an ONNX dim_param) shared by "
+                  "the inputs a size: SYMBOL=N, or a range MIN..MAX "
+                  "(--check, --emit=import) (repeatable)"),
+         cl::cat(category));
 static cl::opt<std::string> batchSizes(
     "batch-sizes",
     cl::desc("Compile several batch-size variants into one .so, e.g. 1,4,8 "
@@ -122,6 +132,31 @@ static cl::opt<bool> remarks(
              "and why (a slow model explained without a debugger)"),
     cl::cat(category));
 
+/// The flags that give every symbolic dimension one size: --dim for a
+/// dim_param, --input-shape (with D<axis> to fill in) for an unnamed one.
+static std::string
+suggestFlags(const std::vector<mlir::kiln::SymbolicDim> &dims) {
+  std::string flags;
+  std::set<std::string> done;
+  for (const auto &d : dims) {
+    if (!d.dimParam.empty()) {
+      if (done.insert("dim " + d.dimParam).second)
+        flags += (flags.empty() ? "" : " ") + ("--dim " + d.dimParam + "=N");
+      continue;
+    }
+    if (!done.insert("input " + d.input).second)
+      continue;
+    std::string shape;
+    for (size_t i = 0; i < d.inputShape.size(); ++i) {
+      bool open = d.inputShape[i] < 0;
+      shape += (i ? "x" : "") + (open ? "D" + std::to_string(i)
+                                      : std::to_string(d.inputShape[i]));
+    }
+    flags += (flags.empty() ? "" : " ") + ("--input-shape " + d.input + "=" + shape);
+  }
+  return flags;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::kiln::registerDebugOnlyOption();
@@ -176,23 +211,16 @@ int main(int argc, char **argv) {
   options.maxAccuracyDrop = maxAccuracyDrop;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   for (const std::string &spec : inputShapes) {
-    StringRef s(spec), inputName, dims;
-    std::tie(inputName, dims) = s.rsplit('=');
-    std::vector<int64_t> shape;
-    SmallVector<StringRef> parts;
-    dims.split(parts, 'x');
-    bool ok = !inputName.empty() && !dims.empty();
-    for (StringRef p : parts) {
-      int64_t d;
-      if (p.getAsInteger(10, d) || d < 0)
-        ok = false;
-      else
-        shape.push_back(d);
-    }
-    if (!ok)
-      return fail("bad --input-shape '" + spec +
-                  "'; expected NAME=D0xD1x... such as input=1x3x224x224");
-    options.inputShapes.emplace_back(inputName.str(), shape);
+    Expected<mlir::kiln::InputShape> shape = mlir::kiln::parseInputShape(spec);
+    if (!shape)
+      return fail(toString(shape.takeError()));
+    options.inputShapes.push_back(std::move(*shape));
+  }
+  for (const std::string &spec : dims) {
+    Expected<mlir::kiln::SymbolBound> bound = mlir::kiln::parseSymbolBound(spec);
+    if (!bound)
+      return fail(toString(bound.takeError()));
+    options.dims.push_back(std::move(*bound));
   }
   if (!batchSizes.empty()) {
     SmallVector<StringRef> parts;
@@ -224,7 +252,9 @@ int main(int argc, char **argv) {
       errs() << toString(r.takeError()) << "\n";
       return fail("cannot check '" + inputPath + "'");
     }
-    bool clean = r->issues.empty() && r->otherErrors.empty();
+    bool clean = r->issues.empty() && r->otherErrors.empty() &&
+                 r->symbolicDims.empty();
+    std::string flags = suggestFlags(r->symbolicDims);
     if (checkFormat == "json") {
       json::Array issues, others;
       for (const auto &i : r->issues)
@@ -234,12 +264,25 @@ int main(int argc, char **argv) {
                                       {"reason", i.reason}});
       for (const auto &e : r->otherErrors)
         others.push_back(e);
+      json::Array symbolic;
+      for (const auto &d : r->symbolicDims) {
+        json::Object o{{"input", d.input},
+                       {"axis", d.axis},
+                       {"dim_param", d.dimParam}};
+        if (d.bound) {
+          o["min"] = d.bound->min;
+          o["max"] = d.bound->max;
+        }
+        symbolic.push_back(std::move(o));
+      }
       outs() << formatv("{0:2}", json::Value(json::Object{
                                      {"model", inputPath},
                                      {"nodes", (int64_t)r->numNodes},
                                      {"supported", clean},
                                      {"unsupported_nodes", std::move(issues)},
-                                     {"other_errors", std::move(others)}}))
+                                     {"other_errors", std::move(others)},
+                                     {"symbolic_dimensions", std::move(symbolic)},
+                                     {"suggested_flags", flags}}))
              << "\n";
     } else {
       for (const auto &i : r->issues)
@@ -247,12 +290,26 @@ int main(int argc, char **argv) {
                << i.opset << "): " << i.reason << "\n";
       for (const auto &e : r->otherErrors)
         outs() << e << "\n";
+      for (const auto &d : r->symbolicDims)
+        outs() << "graph input '" << d.input << "' has the symbolic dimension "
+               << d.label() << " at index " << d.axis
+               << (d.bound ? ", given the range " + mlir::kiln::toString(*d.bound)
+                           : ", given no size")
+               << "\n";
+      if (!r->symbolicDims.empty())
+        outs() << "the nodes were checked with these dimensions symbolic; "
+                  "code generation needs one size for each: "
+               << flags << "\n";
       outs() << inputPath << ": " << r->numNodes << " nodes, "
              << r->issues.size() << " cannot be compiled"
              << (r->otherErrors.empty()
                      ? ""
                      : ", " + std::to_string(r->otherErrors.size()) +
                            " other problems")
+             << (r->symbolicDims.empty()
+                     ? ""
+                     : ", " + std::to_string(r->symbolicDims.size()) +
+                           " symbolic input dimensions")
              << "\n";
     }
     return clean ? 0 : 1;

@@ -8,6 +8,8 @@
 #ifndef KILN_PIPELINE_PIPELINE_H
 #define KILN_PIPELINE_PIPELINE_H
 
+#include "kiln/Import/Onnx/ShapeBounds.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -59,8 +61,13 @@ struct CompileOptions {
   std::string mattr;       ///< extra LLVM features, e.g. "-avx512f"
   unsigned optLevel = 3;   ///< -O0..-O3
   std::string name;        ///< model name; empty = the graph name
-  /// Fixes symbolic input dimensions: input name -> full static shape.
-  std::vector<std::pair<std::string, std::vector<int64_t>>> inputShapes;
+  /// Sizes for symbolic input dimensions: input name -> a size or a range
+  /// per axis (--input-shape x=1x3x224x224).
+  std::vector<InputShape> inputShapes;
+  /// Sizes for the graph's dim_params, shared by every input that uses them
+  /// (--dim batch=8). A range (MIN < MAX) is accepted by --emit=import and
+  /// check(); code generation needs one size per dimension (docs/shapes.md).
+  std::vector<SymbolBound> dims;
   /// Batch-size variants to compile into one .so (empty = the model's own
   /// leading input dimension). The leading dimension of every input and
   /// output must be the batch dimension.
@@ -130,6 +137,9 @@ struct NodeIssue {
 /// generation.
 struct CheckResult {
   size_t numNodes = 0;
+  /// Input dimensions still symbolic (no size given, or a range); the nodes
+  /// are checked with them symbolic. Code generation needs one size each.
+  std::vector<SymbolicDim> symbolicDims;
   std::vector<NodeIssue> issues;      ///< per-node problems, in graph order
   std::vector<std::string> otherErrors; ///< problems not tied to one node
 };

@@ -36,6 +36,9 @@
 
 using namespace mlir;
 using mlir::kiln::ImportOptions;
+using mlir::kiln::DimBound;
+using mlir::kiln::SymbolicDim;
+using mlir::kiln::toString;
 
 namespace {
 
@@ -107,6 +110,7 @@ private:
                                                Location loc);
   FailureOr<Attribute> importAttribute(onnx::AttributeProto &attr,
                                        const std::string &where);
+  LogicalResult bindSymbols(ArrayRef<const onnx::ValueInfoProto *> inputs);
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
   Type valueType(const std::string &name);
   InFlightDiagnostic error(Location loc) { return emitError(loc); }
@@ -120,6 +124,8 @@ private:
   llvm::StringMap<Value> values;          // ONNX value name -> SSA value
   llvm::StringMap<Type> inferredTypes;    // from ONNX shape inference
   llvm::StringMap<int64_t> opsets;        // domain -> version
+  llvm::StringMap<DimBound> symbols;      // dim_param -> --dim / --input-shape
+  llvm::StringMap<ArrayAttr> dimParams;   // input -> onnx.dim_params
   Value noValue;
 };
 
@@ -367,6 +373,75 @@ FailureOr<Attribute> Importer::importAttribute(onnx::AttributeProto &attr,
   }
 }
 
+/// What a user can write for an input whose dimensions are open, on the
+/// command line ("x=D0x3") or in Python ("(D0, 3)").
+static std::string shapeHint(const onnx::ValueInfoProto &info, bool python) {
+  std::string s = python ? "(" : info.name() + "=";
+  const auto &shape = info.type().tensor_type().shape();
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto &dim = shape.dim(i);
+    s += i ? (python ? ", " : "x") : "";
+    s += dim.has_dim_value() && dim.dim_value() >= 0
+             ? std::to_string(dim.dim_value())
+             : "D" + std::to_string(i);
+  }
+  return s + (python ? (shape.dim_size() == 1 ? ",)" : ")") : "");
+}
+
+LogicalResult
+Importer::bindSymbols(ArrayRef<const onnx::ValueInfoProto *> inputs) {
+  Location loc = UnknownLoc::get(&ctx);
+  llvm::StringMap<std::string> from; // symbol -> the flag that bound it
+  std::vector<std::string> graphSymbols;
+  for (const onnx::ValueInfoProto *info : inputs)
+    for (const auto &dim : info->type().tensor_type().shape().dim())
+      if (!dim.has_dim_value() && dim.has_dim_param() &&
+          !llvm::is_contained(graphSymbols, dim.dim_param()))
+        graphSymbols.push_back(dim.dim_param());
+  for (const auto &[symbol, bound] : options.dims) {
+    if (!llvm::is_contained(graphSymbols, symbol)) {
+      std::string known;
+      for (const std::string &g : graphSymbols)
+        known += (known.empty() ? "'" : ", '") + g + "'";
+      return error(loc) << "--dim names '" << symbol
+                        << "', which no graph input uses as a dim_param ("
+                        << (known.empty() ? "the inputs have none"
+                                          : "they use " + known)
+                        << ")";
+    }
+    std::string flag = "--dim " + symbol + "=" + toString(bound);
+    if (symbols.count(symbol) && !(symbols[symbol] == bound))
+      return error(loc) << flag << " contradicts " << from[symbol];
+    symbols[symbol] = bound;
+    from[symbol] = flag;
+  }
+  // An --input-shape that gives a dim_param a size gives it to every input
+  // that shares the dim_param.
+  for (const auto &[name, dims] : options.inputShapes)
+    for (const onnx::ValueInfoProto *info : inputs) {
+      const auto &tt = info->type().tensor_type();
+      if (info->name() != name || !tt.has_shape() ||
+          (size_t)tt.shape().dim_size() != dims.size())
+        continue;
+      for (int i = 0; i < tt.shape().dim_size(); ++i) {
+        const auto &dim = tt.shape().dim(i);
+        if (dim.has_dim_value() || !dim.has_dim_param())
+          continue;
+        std::string flag = "--input-shape " + name + "=" + toString(dims) +
+                           " ('" + dim.dim_param() + "' at index " +
+                           std::to_string(i) + " is " + toString(dims[i]) + ")";
+        auto it = symbols.find(dim.dim_param());
+        if (it != symbols.end() && !(it->second == dims[i]))
+          return error(loc) << flag << " contradicts "
+                            << from[dim.dim_param()] << "; inputs that share a "
+                            << "dim_param must have the same size there";
+        symbols[dim.dim_param()] = dims[i];
+        from[dim.dim_param()] = flag;
+      }
+    }
+  return success();
+}
+
 FailureOr<RankedTensorType>
 Importer::inputType(const onnx::ValueInfoProto &info) {
   Location loc = NameLoc::get(builder.getStringAttr(info.name()));
@@ -379,52 +454,91 @@ Importer::inputType(const onnx::ValueInfoProto &info) {
     return error(loc) << "graph input '" << info.name() << "' has "
                       << dataTypeName(tt.elem_type())
                       << ", which Kiln does not support";
-  for (const auto &[name, dims] : options.inputShapes) {
-    if (name != info.name())
-      continue;
-    // A given shape may only fill in what the graph leaves open.
-    if (tt.has_shape()) {
-      const auto &declared = tt.shape();
-      if ((size_t)declared.dim_size() != dims.size())
-        return error(loc) << "the shape given for graph input '" << name
-                          << "' has rank " << dims.size()
-                          << ", but the graph declares rank "
-                          << declared.dim_size();
-      for (int i = 0; i < declared.dim_size(); ++i)
-        if (declared.dim(i).has_dim_value() &&
-            declared.dim(i).dim_value() != dims[i])
-          return error(loc) << "the shape given for graph input '" << name
-                            << "' has " << dims[i] << " at index " << i
-                            << ", but the graph declares "
-                            << declared.dim(i).dim_value();
-    }
-    return RankedTensorType::get(dims, elt);
-  }
-  if (!tt.has_shape())
+  const std::vector<DimBound> *given = nullptr;
+  for (const auto &[name, dims] : options.inputShapes)
+    if (name == info.name())
+      given = &dims;
+  if (!tt.has_shape() && !given)
     return error(loc) << "graph input '" << info.name()
                       << "' has no shape; give one with --input-shape "
                       << info.name() << "=D0xD1x... (Python: input_shapes={'"
                       << info.name() << "': (D0, D1, ...)})";
+  // A given shape may only fill in what the graph leaves open.
+  if (given && tt.has_shape() &&
+      (size_t)tt.shape().dim_size() != given->size())
+    return error(loc) << "the shape given for graph input '" << info.name()
+                      << "' has rank " << given->size()
+                      << ", but the graph declares rank "
+                      << tt.shape().dim_size();
+  int64_t rank = given ? given->size() : tt.shape().dim_size();
   SmallVector<int64_t> shape;
-  for (int i = 0; i < tt.shape().dim_size(); ++i) {
-    const auto &dim = tt.shape().dim(i);
-    if (dim.has_dim_value() && dim.dim_value() >= 0) {
-      shape.push_back(dim.dim_value());
+  SmallVector<Attribute> params;
+  bool ok = true;
+  for (int64_t i = 0; i < rank; ++i) {
+    const onnx::TensorShapeProto::Dimension *dim =
+        tt.has_shape() ? &tt.shape().dim(i) : nullptr;
+    std::string param =
+        dim && dim->has_dim_param() && !dim->has_dim_value() ? dim->dim_param()
+                                                             : "";
+    std::optional<DimBound> bound;
+    if (dim && dim->has_dim_value() && dim->dim_value() >= 0) {
+      int64_t declared = dim->dim_value();
+      if (given && !(*given)[i].contains(declared))
+        return error(loc) << "the shape given for graph input '" << info.name()
+                          << "' has " << toString((*given)[i]) << " at index "
+                          << i << ", but the graph declares " << declared;
+      bound = DimBound::exactly(declared);
+    } else if (given) {
+      bound = (*given)[i];
+    } else if (!param.empty() && symbols.count(param)) {
+      bound = symbols.lookup(param);
+    }
+    params.push_back(builder.getStringAttr(param));
+    if (bound && bound->isStatic()) {
+      shape.push_back(bound->min);
       continue;
     }
-    if (!options.allowDynamicInputs) {
-      std::string symbol =
-          dim.has_dim_param() ? "'" + dim.dim_param() + "'" : "unknown";
-      return error(loc) << "graph input '" << info.name() << "' has a "
-                        << (dim.has_dim_param() ? "symbolic" : "unknown")
-                        << " dimension " << symbol << " at index " << i
-                        << "; fix the shape with --input-shape " << info.name()
-                        << "=D0xD1x... (Python: input_shapes={'" << info.name()
-                        << "': (D0, D1, ...)})";
-    }
     shape.push_back(ShapedType::kDynamic);
+    if (options.allowDynamicInputs) {
+      if (options.symbolicDims)
+        options.symbolicDims->push_back({info.name(), i, param, bound, {}});
+      continue;
+    }
+    ok = false;
+    std::string symbol = param.empty() ? "" : " '" + param + "'";
+    if (bound) {
+      error(loc) << "graph input '" << info.name() << "' has the range "
+                 << toString(*bound) << " at index " << i
+                 << (param.empty() ? "" : " (dim_param '" + param + "')")
+                 << ", but Kiln cannot yet compile a symbolic dimension: give "
+                    "it one size and compile one .so per size (--batch-sizes "
+                    "puts several batch sizes in one .so); kiln-compile "
+                    "--check checks every node with the dimension symbolic";
+      continue;
+    }
+    InFlightDiagnostic diag =
+        error(loc) << "graph input '" << info.name() << "' has a"
+                   << (param.empty() ? "n unknown dimension" : " symbolic dimension")
+                   << symbol << " at index " << i
+                   << "; fix the shape with --input-shape "
+                   << shapeHint(info, false) << " (Python: input_shapes={'"
+                   << info.name() << "': " << shapeHint(info, true) << "})";
+    if (!param.empty())
+      diag << " or the symbol with --dim " << param << "=N (Python: dims={'"
+           << param << "': N})";
   }
-  return RankedTensorType::get(shape, elt);
+  if (!ok)
+    return failure();
+  if (options.symbolicDims)
+    for (SymbolicDim &d : *options.symbolicDims)
+      if (d.input == info.name())
+        for (int64_t size : shape)
+          if (d.inputShape.size() < shape.size())
+            d.inputShape.push_back(ShapedType::isDynamic(size) ? -1 : size);
+  auto type = RankedTensorType::get(shape, elt);
+  if (!type.hasStaticShape())
+    dimParams[info.name()] = builder.getArrayAttr(params);
+  return type;
 }
 
 Type Importer::valueType(const std::string &name) {
@@ -604,21 +718,33 @@ LogicalResult Importer::importGraph(ModuleOp module) {
              << "', which is not an input of the graph";
   SmallVector<const onnx::ValueInfoProto *> inputs;
   SmallVector<Type> inputTypes;
-  for (onnx::ValueInfoProto &info : *graph.mutable_input()) {
-    if (isInitializer.count(info.name()))
-      continue; // IR < 4 lists initializers as inputs too
+  for (onnx::ValueInfoProto &info : *graph.mutable_input())
+    if (!isInitializer.count(info.name())) // IR < 4 lists initializers too
+      inputs.push_back(&info);
+  if (failed(bindSymbols(inputs)))
+    return failure();
+  // Every input's open dimensions are reported at once.
+  bool inputsOk = true;
+  for (const onnx::ValueInfoProto *constInfo : inputs) {
+    auto &info = const_cast<onnx::ValueInfoProto &>(*constInfo);
     FailureOr<RankedTensorType> type = inputType(info);
-    if (failed(type))
-      return failure();
-    if (type->hasStaticShape()) {
-      auto *shape = info.mutable_type()->mutable_tensor_type()->mutable_shape();
-      shape->clear_dim();
-      for (int64_t d : type->getShape())
-        shape->add_dim()->set_dim_value(d);
+    if (failed(type)) {
+      inputsOk = false;
+      continue;
     }
-    inputs.push_back(&info);
+    // The sizes given become the graph's, so that ONNX's shape inference
+    // sees them; open dimensions keep their dim_param.
+    auto *shape = info.mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (auto [i, d] : llvm::enumerate(type->getShape())) {
+      auto *dim = i < (size_t)shape->dim_size() ? shape->mutable_dim(i)
+                                                : shape->add_dim();
+      if (!ShapedType::isDynamic(d))
+        dim->set_dim_value(d);
+    }
     inputTypes.push_back(*type);
   }
+  if (!inputsOk)
+    return failure();
 
   // ONNX's own shape inference gives the import dialect its result types; a
   // failure there is not fatal (kiln infers shapes again after lowering).
@@ -668,6 +794,8 @@ LogicalResult Importer::importGraph(ModuleOp module) {
     values[info->name()] = entry->getArgument(i);
     func.setArgAttr(i, mlir::kiln::onnx::OnnxDialect::kValueNameAttr,
                     builder.getStringAttr(info->name()));
+    if (ArrayAttr params = dimParams.lookup(info->name()))
+      func.setArgAttr(i, mlir::kiln::onnx::OnnxDialect::kDimParamsAttr, params);
   }
   builder.setInsertionPointToStart(entry);
 

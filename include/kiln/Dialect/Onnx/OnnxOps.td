@@ -34,6 +34,9 @@ def Onnx_Dialect : Dialect {
     static constexpr llvm::StringLiteral kProducerAttr = "onnx.producer";
     /// Attribute on a function argument or result: its ONNX value name.
     static constexpr llvm::StringLiteral kValueNameAttr = "onnx.name";
+    /// Attribute on a function argument with symbolic dimensions: the ONNX
+    /// dim_param of each axis ("" where the axis has none).
+    static constexpr llvm::StringLiteral kDimParamsAttr = "onnx.dim_params";
   }];
 }
 

@@ -2,6 +2,8 @@
 #ifndef KILN_IMPORT_ONNX_ONNXIMPORTER_H
 #define KILN_IMPORT_ONNX_ONNXIMPORTER_H
 
+#include "kiln/Import/Onnx/ShapeBounds.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -13,10 +15,18 @@
 namespace mlir::kiln {
 
 struct ImportOptions {
-  /// Static shapes for inputs with symbolic or unknown dimensions.
-  std::vector<std::pair<std::string, std::vector<int64_t>>> inputShapes;
-  /// Accept inputs with symbolic dimensions (kept as `?`) instead of failing.
+  /// Shapes for inputs with symbolic or unknown dimensions, a size or a
+  /// range per axis (--input-shape).
+  std::vector<InputShape> inputShapes;
+  /// Sizes or ranges of the graph's dim_params (--dim); an --input-shape
+  /// that gives a dim_param one size gives it to every input that uses it.
+  std::vector<SymbolBound> dims;
+  /// Keep symbolic dimensions (as `?`, their dim_params in onnx.dim_params)
+  /// when no size is given, or a range is, instead of failing.
   bool allowDynamicInputs = false;
+  /// With allowDynamicInputs: filled with every input dimension left
+  /// symbolic, in input and axis order.
+  std::vector<SymbolicDim> *symbolicDims = nullptr;
 };
 
 /// Reads `path` (binary ModelProto, or protobuf text format when the name ends
