@@ -212,6 +212,12 @@ std::string compileModel(py::object onnxPath, py::object output,
                              "names, not a string");
       for (py::handle n : py::iter(value))
         options.keepFp32.push_back(toStr(n, "keep_fp32 entry"));
+    } else if (key == "max_tensor_bytes") {
+      int64_t bytes = toInt(value, "max_tensor_bytes");
+      if (bytes < 1)
+        throw Error("compile(): max_tensor_bytes must be positive, got " +
+                    std::to_string(bytes));
+      options.maxTensorBytes = (uint64_t)bytes;
     } else {
       throw py::type_error("compile() got an unexpected keyword argument '" +
                            key +
@@ -219,7 +225,7 @@ std::string compileModel(py::object onnxPath, py::object output,
                            "opt_level, name, input_shapes, dims, batch_sizes, "
                            "timing, remarks, verify_each, quantize, calibration_data, "
                            "calibration, calibration_percentile, "
-                           "max_accuracy_drop, precision, keep_fp32)");
+                           "max_accuracy_drop, precision, keep_fp32, max_tensor_bytes)");
     }
   }
   options.outputPath = output.is_none()
@@ -305,6 +311,8 @@ Options:
                MatMul/Gemm/Conv on fp16 operands, weights stored in fp16,
                accumulated in f32
   keep_fp32    list of ONNX node names that quantize/precision leave in f32
+  max_tensor_bytes  the most bytes one tensor a node computes may hold
+               (default 16 GiB)
 
 Raises kiln.Error with every diagnostic when the model does not compile,
 TypeError for an unknown option name or a value of the wrong type.

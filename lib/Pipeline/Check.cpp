@@ -57,7 +57,9 @@ Expected<CheckResult> kiln::check(const CompileOptions &o) {
       ++result.numNodes;
   });
   PassManager pm(&ctx, ModuleOp::getOperationName());
-  pm.addPass(createConvertOnnxToKilnPass());
+  ConvertOnnxToKilnPassOptions convert;
+  convert.maxTensorBytes = o.maxTensorBytes;
+  pm.addPass(createConvertOnnxToKilnPass(convert));
   (void)pm.run(*module);
   static const std::regex nodeMessage(
       R"(^node '(.*)' \((.*), opset (-?[0-9]+)\): ([\s\S]*)$)");

@@ -299,6 +299,7 @@ Error Compilation::planPrecision() {
     return makeError("--max-accuracy-drop measures the error on "
                   "--calibration-data DIR|FILE.npz: give samples drawn like "
                   "the inputs the model will see");
+  plan.graph.maxTensorBytes = options.maxTensorBytes;
   plan.graph.observeQuantInputs = request.observeQuantInputs;
   plan.graph.observeAllProducts = request.observeAllProducts;
   if (Error e = planQuantization())

@@ -143,6 +143,8 @@ std::string kiln::describeOptions(const CompileOptions &o,
     s += " --precision=" + toString(o.precision).str();
   for (size_t i = 0; i < o.keepFp32.size(); ++i)
     s += (i ? "," : " --keep-fp32=") + o.keepFp32[i];
+  if (o.maxTensorBytes != kDefaultMaxTensorBytes)
+    s += " --max-tensor-bytes=" + std::to_string(o.maxTensorBytes);
   if (!o.batchSizes.empty()) {
     s += " --batch-sizes ";
     for (size_t i = 0; i < o.batchSizes.size(); ++i)

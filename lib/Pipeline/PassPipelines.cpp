@@ -17,7 +17,9 @@ using namespace mlir::kiln;
 
 void kiln::buildGraphPipeline(OpPassManager &pm,
                               const GraphPipelineOptions &options) {
-  pm.addPass(createConvertOnnxToKilnPass());
+  ConvertOnnxToKilnPassOptions convert;
+  convert.maxTensorBytes = options.maxTensorBytes;
+  pm.addPass(createConvertOnnxToKilnPass(convert));
   OpPassManager &graph = pm.nest<func::FuncOp>();
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createShapeInferencePass());

@@ -10,6 +10,7 @@
 #define KILN_LIB_PIPELINE_PASSPIPELINES_H
 
 #include "kiln/Codegen/CPU/Passes.h"
+#include "kiln/Pipeline/Pipeline.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -19,6 +20,8 @@ namespace mlir::kiln {
 
 /// Which graph passes the compile adds after the layout pass.
 struct GraphPipelineOptions {
+  /// The most bytes one tensor a node computes may hold.
+  uint64_t maxTensorBytes = kDefaultMaxTensorBytes;
   /// Return the input of every node static int8 converts (every product's,
   /// with observeAllProducts) as an extra output.
   bool observeQuantInputs = false;

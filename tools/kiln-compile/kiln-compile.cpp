@@ -124,6 +124,11 @@ static cl::list<std::string> keepFp32(
     cl::desc("ONNX node names that --precision=bf16|fp16 and --quantize "
              "leave in f32, e.g. --keep-fp32=/conv1/Conv,/fc/Gemm"),
     cl::value_desc("NODE,..."), cl::cat(category));
+static cl::opt<std::string> maxTensorBytes(
+    "max-tensor-bytes",
+    cl::desc("The most bytes one tensor a node computes may hold, e.g. "
+             "64G (suffixes K, M, G, T: powers of 1024; default 16G)"),
+    cl::value_desc("BYTES"), cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
                             cl::cat(category));
 static cl::opt<bool> remarks(
@@ -210,6 +215,20 @@ int main(int argc, char **argv) {
   options.calibrationPercentile = calibrationPercentile;
   options.maxAccuracyDrop = maxAccuracyDrop;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
+  if (!maxTensorBytes.empty()) {
+    StringRef text(maxTensorBytes);
+    unsigned shift = 0;
+    for (auto [suffix, bits] : {std::pair{'K', 10}, {'M', 20}, {'G', 30},
+                                {'T', 40}})
+      if (text.consume_back(StringRef(&suffix, 1)))
+        shift = bits;
+    uint64_t bytes;
+    if (text.getAsInteger(10, bytes) || bytes == 0 ||
+        bytes > (UINT64_MAX >> shift))
+      return fail("bad --max-tensor-bytes '" + maxTensorBytes +
+                  "'; expected a positive byte count such as 1073741824 or 1G");
+    options.maxTensorBytes = bytes << shift;
+  }
   for (const std::string &spec : inputShapes) {
     Expected<mlir::kiln::InputShape> shape = mlir::kiln::parseInputShape(spec);
     if (!shape)

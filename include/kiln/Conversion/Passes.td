@@ -12,7 +12,16 @@ def ConvertOnnxToKilnPass : Pass<"kiln-convert-onnx-to-kiln", "ModuleOp"> {
     and builds kiln ops with inferred static types. Every node that cannot be
     converted gets an error naming the node, its op type, the opset and why;
     all of them are reported, not only the first.
+
+    A node whose result (as ONNX's shape inference or the conversion types
+    it) would hold more than `max-tensor-bytes` bytes, or a size that does
+    not fit in 64 bits, is an error before anything is built for it.
   }];
+  let options = [
+    Option<"maxTensorBytes", "max-tensor-bytes", "uint64_t",
+           /*default=*/"17179869184",
+           "The most bytes one tensor a node computes may hold (16 GiB)">
+  ];
   let dependentDialects = ["::mlir::kiln::KilnDialect", "::mlir::func::FuncDialect"];
 }
 

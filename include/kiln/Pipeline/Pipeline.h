@@ -53,6 +53,9 @@ llvm::StringRef toString(Quantization mode);
 llvm::StringRef toString(Precision precision);
 llvm::StringRef toString(CalibrationMethod method);
 
+/// The default of CompileOptions::maxTensorBytes: 16 GiB.
+constexpr uint64_t kDefaultMaxTensorBytes = uint64_t(16) << 30;
+
 struct CompileOptions {
   std::string inputPath;   ///< model.onnx (binary) or *.onnxtxt (text proto)
   std::string outputPath;  ///< where to write; for So also OUT.h and OUT.json
@@ -100,6 +103,9 @@ struct CompileOptions {
   /// ONNX node names that a reduced precision or quantization leaves in f32
   /// (e.g. a sensitive first or last layer).
   std::vector<std::string> keepFp32;
+  /// The most bytes one tensor a node computes may hold; a node over it is
+  /// an error before anything is built for it (--max-tensor-bytes).
+  uint64_t maxTensorBytes = kDefaultMaxTensorBytes;
   /// Cuda: the graph runs as NVIDIA GPU kernels (PTX for `gpuArch`, loaded
   /// by the model's runtime through the CUDA driver).
   Target target = Target::Cpu;

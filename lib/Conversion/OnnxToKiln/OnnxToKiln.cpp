@@ -454,6 +454,37 @@ mlir::kiln::resolvePads2D(OnnxNode &node, ArrayRef<int64_t> inputHW,
 namespace {
 struct ConvertOnnxToKilnPass
     : mlir::kiln::impl::ConvertOnnxToKilnPassBase<ConvertOnnxToKilnPass> {
+  using ConvertOnnxToKilnPassBase::ConvertOnnxToKilnPassBase;
+
+  /// Fails `node` when a result of one of `types` would hold more than
+  /// maxTensorBytes, or a byte count that does not fit in 64 bits.
+  bool withinSizeLimit(OnnxNode &node, TypeRange types) {
+    for (Type t : types) {
+      auto type = dyn_cast<RankedTensorType>(t);
+      if (!type || !type.hasStaticShape() ||
+          !type.getElementType().isIntOrFloat())
+        continue;
+      int64_t bytes =
+          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      bool overflow = false;
+      for (int64_t d : type.getShape())
+        overflow |= __builtin_mul_overflow(bytes, d, &bytes);
+      if (!overflow && (uint64_t)bytes <= maxTensorBytes)
+        continue;
+      InFlightDiagnostic diag = node.fail();
+      diag << "its result " << type << " would hold ";
+      if (overflow)
+        diag << "more bytes than fit in 64 bits";
+      else
+        diag << bytes << " bytes";
+      diag << ", over the limit of " << std::to_string(maxTensorBytes)
+           << " bytes per tensor; check the model's sizes, or raise the limit "
+              "with --max-tensor-bytes";
+      return false;
+    }
+    return true;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Each op's (row, since-version) pairs in table order, keyed by op type,
@@ -545,7 +576,20 @@ struct ConvertOnnxToKilnPass
           }
           continue;
         }
+        if (!withinSizeLimit(node, op->getResultTypes())) {
+          anyFailed = true;
+          failedOps.insert(op);
+          continue;
+        }
         FailureOr<SmallVector<Value>> results = chosen->first->convert(node);
+        if (succeeded(results)) {
+          SmallVector<Type> computed;
+          for (Value v : *results)
+            if (v) // an optional output Kiln does not compute is null
+              computed.push_back(v.getType());
+          if (!withinSizeLimit(node, computed))
+            results = failure();
+        }
         if (failed(results)) {
           anyFailed = true;
           failedOps.insert(op);

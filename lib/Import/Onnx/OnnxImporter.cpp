@@ -10,6 +10,7 @@
 #include "kiln/Import/Onnx/OnnxImporter.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
+#include "ModelValidation.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -175,10 +176,16 @@ FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
   if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
     return error(loc) << where << ": tensor '" << tensor.name()
                       << "' has a negative dimension";
+  unsigned bitWidth = elt.isInteger(1) ? 8 : elt.getIntOrFloatBitWidth();
+  std::optional<int64_t> checkedBytes =
+      mlir::kiln::checkedTensorBytes(shape, bitWidth / 8);
+  if (!checkedBytes)
+    return error(loc) << where << ": tensor '" << tensor.name()
+                      << "' has dimensions whose byte size does not fit in "
+                         "64 bits";
   auto type = RankedTensorType::get(shape, elt);
   int64_t count = type.getNumElements();
-  unsigned bitWidth = elt.isInteger(1) ? 8 : elt.getIntOrFloatBitWidth();
-  size_t bytes = (size_t)count * (bitWidth / 8);
+  size_t bytes = (size_t)*checkedBytes;
 
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return importExternalTensor(tensor, type, bytes, where, loc);
@@ -373,6 +380,16 @@ FailureOr<Attribute> Importer::importAttribute(onnx::AttributeProto &attr,
   }
 }
 
+/// "2x?x3" for messages.
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "x" : "") + (ShapedType::isDynamic(shape[i])
+                               ? std::string("?")
+                               : std::to_string(shape[i]));
+  return s;
+}
+
 /// What a user can write for an input whose dimensions are open, on the
 /// command line ("x=D0x3") or in Python ("(D0, 3)").
 static std::string shapeHint(const onnx::ValueInfoProto &info, bool python) {
@@ -536,6 +553,14 @@ Importer::inputType(const onnx::ValueInfoProto &info) {
           if (d.inputShape.size() < shape.size())
             d.inputShape.push_back(ShapedType::isDynamic(size) ? -1 : size);
   auto type = RankedTensorType::get(shape, elt);
+  SmallVector<int64_t> known;
+  for (int64_t d : shape)
+    known.push_back(ShapedType::isDynamic(d) ? 1 : d);
+  unsigned bits = elt.isInteger(1) ? 8 : elt.getIntOrFloatBitWidth();
+  if (!mlir::kiln::checkedTensorBytes(known, std::max(1u, bits / 8)))
+    return error(loc) << "graph input '" << info.name() << "' has the shape "
+                      << shapeString(shape)
+                      << ", whose byte size does not fit in 64 bits";
   if (!type.hasStaticShape())
     dimParams[info.name()] = builder.getArrayAttr(params);
   return type;
@@ -833,7 +858,7 @@ OwningOpRef<ModuleOp> Importer::run(const std::string &path) {
   ctx.loadDialect<mlir::kiln::onnx::OnnxDialect, func::FuncDialect>();
   fileName = path;
   try {
-    if (failed(parse(path)))
+    if (failed(parse(path)) || failed(mlir::kiln::validateModel(ctx, model)))
       return nullptr;
     OwningOpRef<ModuleOp> module =
         ModuleOp::create(FileLineColLoc::get(&ctx, path, 0, 0));

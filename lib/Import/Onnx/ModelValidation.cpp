@@ -1,0 +1,325 @@
+//===- ModelValidation.cpp - checks before a model is trusted ---*- C++ -*-===//
+#include "ModelValidation.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <onnx/defs/schema.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+
+std::optional<int64_t> mlir::kiln::checkedTensorBytes(ArrayRef<int64_t> dims,
+                                                      int64_t elementBytes) {
+  int64_t bytes = elementBytes;
+  for (int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes))
+      return std::nullopt;
+  return bytes;
+}
+
+namespace {
+
+/// Ops whose window attributes ONNX's shape inference divides by or indexes
+/// with, and the input that holds their weight (-1: none).
+struct WindowOp {
+  const char *opType;
+  int weightInput;
+};
+constexpr WindowOp kWindowOps[] = {
+    {"Conv", 1},        {"ConvInteger", 1}, {"QLinearConv", 3},
+    {"ConvTranspose", 1}, {"MaxPool", -1},  {"AveragePool", -1},
+    {"LpPool", -1},     {"MaxUnpool", -1},
+};
+
+class Validator {
+public:
+  Validator(MLIRContext &ctx, onnx::ModelProto &model)
+      : ctx(ctx), model(model) {}
+
+  LogicalResult run() {
+    if (failed(checkOpsets()) || failed(checkFunctions()))
+      return failure();
+    onnx::GraphProto &graph = *model.mutable_graph();
+    bool ok = succeeded(checkGraph(graph));
+    if (graph.output_size() == 0) {
+      emitError(UnknownLoc::get(&ctx)) << "the graph has no outputs, so there is nothing to "
+                        "compute; list the values to return as graph outputs";
+      ok = false;
+    }
+    llvm::StringSet<> outputs;
+    for (const auto &out : graph.output())
+      if (!outputs.insert(out.name()).second) {
+        error(out.name()) << "graph output '" << out.name()
+                          << "' is listed twice; each graph output needs its "
+                             "own name (add an Identity node for a copy)";
+        ok = false;
+      }
+    return success(ok);
+  }
+
+private:
+  InFlightDiagnostic error(const std::string &where) {
+    return emitError(NameLoc::get(StringAttr::get(&ctx, where)));
+  }
+
+  std::string nodeName(const onnx::NodeProto &node, int index) {
+    return node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+                               : node.name();
+  }
+
+  int64_t opsetOf(const std::string &domain) {
+    return opsets.lookup(domain == "ai.onnx" ? "" : domain);
+  }
+
+  /// "node 'n' (Conv, opset 13)", the prefix of every node's message.
+  std::string describe(const onnx::NodeProto &node, int index) {
+    return "node '" + nodeName(node, index) + "' (" + node.op_type() +
+           ", opset " + std::to_string(opsetOf(node.domain())) + ")";
+  }
+
+  LogicalResult checkOpsets() {
+    for (const auto &imp : model.opset_import()) {
+      std::string domain = imp.domain() == "ai.onnx" ? "" : imp.domain();
+      auto [it, inserted] = opsets.try_emplace(domain, imp.version());
+      std::string shown = domain.empty() ? "the default ONNX domain"
+                                         : "the domain '" + domain + "'";
+      if (!inserted && it->second != imp.version())
+        return emitError(UnknownLoc::get(&ctx)) << "the model imports " << shown
+                              << " twice, at opsets " << it->second << " and "
+                              << imp.version();
+      if (imp.version() < 1)
+        return emitError(UnknownLoc::get(&ctx)) << "the model imports opset " << imp.version()
+                              << " of " << shown
+                              << "; opsets are numbered from 1";
+      if (domain.empty() && imp.version() > mlir::kiln::kNewestOnnxOpset)
+        return emitError(UnknownLoc::get(&ctx))
+               << "the model imports opset " << imp.version() << " of "
+               << shown << "; Kiln knows opsets 1 to "
+               << mlir::kiln::kNewestOnnxOpset
+               << " (ONNX 1.23); re-export the model with a released opset";
+    }
+    return success();
+  }
+
+  /// A model-local function that calls itself, directly or through others,
+  /// would make ONNX's shape inference (and any inliner) recurse forever.
+  LogicalResult checkFunctions() {
+    llvm::StringMap<const onnx::FunctionProto *> functions;
+    for (const auto &f : model.functions())
+      functions[f.domain() + "." + f.name()] = &f;
+    // 0: not visited, 1: on the current path, 2: done.
+    llvm::StringMap<int> state;
+    std::vector<std::string> path;
+    std::function<LogicalResult(const std::string &)> visit =
+        [&](const std::string &key) -> LogicalResult {
+      int &s = state[key];
+      if (s == 2)
+        return success();
+      if (s == 1) {
+        std::string cycle;
+        auto from = std::find(path.begin(), path.end(), key);
+        for (auto it = from; it != path.end(); ++it)
+          cycle += *it + " -> ";
+        return error(key) << "model-local function '" << key
+                          << "' calls itself (" << cycle << key
+                          << "); recursive functions cannot be compiled";
+      }
+      s = 1;
+      path.push_back(key);
+      for (const auto &node : functions.lookup(key)->node()) {
+        std::string callee = node.domain() + "." + node.op_type();
+        if (functions.count(callee) && failed(visit(callee)))
+          return failure();
+      }
+      path.pop_back();
+      state[key] = 2;
+      return success();
+    };
+    for (const auto &entry : functions)
+      if (failed(visit(entry.getKey().str())))
+        return failure();
+    return success();
+  }
+
+  /// One assignment per value in `graph` (and, separately, in each
+  /// subgraph), op types present, attributes as the schema says.
+  LogicalResult checkGraph(onnx::GraphProto &graph) {
+    bool ok = true;
+    llvm::StringMap<std::string> producer; // value -> what assigns it
+    for (const auto &in : graph.input())
+      if (!producer.try_emplace(in.name(), "a graph input").second) {
+        error(in.name()) << "graph input '" << in.name()
+                         << "' is listed twice";
+        ok = false;
+      }
+    llvm::StringSet<> initializers;
+    for (const auto &init : graph.initializer()) {
+      if (!initializers.insert(init.name()).second) {
+        error(init.name()) << "initializer '" << init.name()
+                           << "' is defined twice";
+        ok = false;
+      }
+      // IR < 4 lists initializers among the inputs too: that is one value.
+      producer.try_emplace(init.name(), "an initializer");
+    }
+    for (int i = 0; i < graph.node_size(); ++i) {
+      onnx::NodeProto &node = *graph.mutable_node(i);
+      if (node.op_type().empty()) {
+        InFlightDiagnostic diag = emitError(UnknownLoc::get(&ctx));
+        if (node.name().empty())
+          diag << "node number " << i << " of its graph";
+        else
+          diag << "node '" << node.name() << "'";
+        diag << " has no op type";
+        ok = false;
+        continue;
+      }
+      for (const std::string &out : node.output()) {
+        if (out.empty())
+          continue; // an optional output left out
+        auto [it, inserted] =
+            producer.try_emplace(out, "the output of " + describe(node, i));
+        if (!inserted) {
+          error(nodeName(node, i))
+              << describe(node, i) << ": output '" << out << "' is already "
+              << it->second
+              << "; every value of an ONNX graph is assigned once";
+          ok = false;
+        }
+      }
+      if (failed(checkNode(node, i)))
+        ok = false;
+      for (auto &attr : *node.mutable_attribute()) {
+        if (attr.has_g() && failed(checkGraph(*attr.mutable_g())))
+          ok = false;
+        for (auto &g : *attr.mutable_graphs())
+          if (failed(checkGraph(g)))
+            ok = false;
+      }
+    }
+    return success(ok);
+  }
+
+  LogicalResult checkNode(onnx::NodeProto &node, int index) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!defaultDomain)
+      return success();
+    int64_t opset = opsetOf(node.domain());
+    std::set<std::string> seen;
+    for (const auto &attr : node.attribute())
+      if (!seen.insert(attr.name()).second)
+        return error(nodeName(node, index))
+               << describe(node, index) << ": attribute '" << attr.name()
+               << "' is given twice";
+    if (failed(checkAttributes(node, index, opset)) ||
+        failed(checkWindow(node, index)))
+      return failure();
+    return success();
+  }
+
+  /// Attribute names and types against ONNX's schema, where the registry
+  /// holds the schema of this opset (ONNX 1.12 knows opsets up to 17; a
+  /// newer opset may have added attributes).
+  LogicalResult checkAttributes(const onnx::NodeProto &node, int index,
+                                int64_t opset) {
+    const auto &ranges =
+        onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    auto range = ranges.find(onnx::ONNX_DOMAIN);
+    if (range == ranges.end() || opset > range->second.second)
+      return success();
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), (int)opset, "");
+    if (!schema)
+      return success(); // the op table reports unknown ops
+    const auto &known = schema->attributes();
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_ref_attr_name())
+        continue;
+      auto it = known.find(attr.name());
+      if (it == known.end()) {
+        std::string names;
+        for (const auto &entry : known)
+          names += (names.empty() ? "" : ", ") + entry.first;
+        return error(nodeName(node, index))
+               << describe(node, index) << ": unknown attribute '"
+               << attr.name() << "'; " << node.op_type() << "-"
+               << schema->since_version() << " has "
+               << (names.empty() ? "none" : names);
+      }
+      auto want = it->second.type;
+      if (attr.type() != onnx::AttributeProto::UNDEFINED &&
+          want != onnx::AttributeProto::UNDEFINED && attr.type() != want)
+        return error(nodeName(node, index))
+               << describe(node, index) << ": attribute '" << attr.name()
+               << "' is " << onnx::AttributeProto::AttributeType_Name(attr.type())
+               << ", but " << node.op_type() << " expects "
+               << onnx::AttributeProto::AttributeType_Name(want);
+    }
+    return success();
+  }
+
+  /// strides, dilations and kernel_shape must be positive; without
+  /// kernel_shape, a constant weight gives it (ONNX's default), so that
+  /// shape inference compares it with the input's rank instead of reading
+  /// past it.
+  LogicalResult checkWindow(onnx::NodeProto &node, int index) {
+    const WindowOp *op = nullptr;
+    for (const WindowOp &w : kWindowOps)
+      if (node.op_type() == w.opType)
+        op = &w;
+    if (!op)
+      return success();
+    bool hasKernelShape = false;
+    for (const auto &attr : node.attribute()) {
+      bool window = attr.name() == "strides" || attr.name() == "dilations" ||
+                    attr.name() == "kernel_shape";
+      hasKernelShape |= attr.name() == "kernel_shape";
+      if (window)
+        for (int64_t v : attr.ints())
+          if (v < 1)
+            return error(nodeName(node, index))
+                   << describe(node, index) << ": " << attr.name()
+                   << " must be 1 or more, got " << v;
+      if (attr.name() == "group" && attr.i() < 1)
+        return error(nodeName(node, index))
+               << describe(node, index) << ": group must be 1 or more, got "
+               << attr.i();
+    }
+    if (hasKernelShape || op->weightInput < 0 ||
+        node.input_size() <= op->weightInput)
+      return success();
+    for (const auto &init : model.graph().initializer()) {
+      if (init.name() != node.input(op->weightInput))
+        continue;
+      if (init.dims_size() < 3)
+        return error(nodeName(node, index))
+               << describe(node, index) << ": the weight '" << init.name()
+               << "' has rank " << init.dims_size()
+               << "; it must be [M, C/group, k1, k2, ...] (rank 3 or more)";
+      auto *attr = node.add_attribute();
+      attr->set_name("kernel_shape");
+      attr->set_type(onnx::AttributeProto::INTS);
+      for (int i = 2; i < init.dims_size(); ++i)
+        attr->add_ints(init.dims(i));
+    }
+    return success();
+  }
+
+  MLIRContext &ctx;
+  onnx::ModelProto &model;
+  llvm::StringMap<int64_t> opsets; // domain ("" = default) -> version
+};
+
+} // namespace
+
+LogicalResult mlir::kiln::validateModel(MLIRContext &ctx,
+                                        onnx::ModelProto &model) {
+  return Validator(ctx, model).run();
+}
