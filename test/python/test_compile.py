@@ -144,6 +144,15 @@ def test_bad_dims(shared_dims, dims, error):
         kiln.compile(shared_dims, dims=dims)
 
 
+def test_max_tensor_bytes(symbolic_relu):
+    # Relu of 4x3 float32 is 48 bytes.
+    kiln.compile(symbolic_relu, input_shapes={"x": (4, 3)}, max_tensor_bytes=48)
+    with pytest.raises(kiln.Error, match="would hold 48 bytes, over the limit of 47 bytes"):
+        kiln.compile(symbolic_relu, input_shapes={"x": (4, 3)}, max_tensor_bytes=47)
+    with pytest.raises(kiln.Error, match="must be positive"):
+        kiln.compile(symbolic_relu, input_shapes={"x": (4, 3)}, max_tensor_bytes=0)
+
+
 def test_unsupported_op_names_the_node(tmp_path):
     path = _save_model(
         tmp_path / "frob.onnx",

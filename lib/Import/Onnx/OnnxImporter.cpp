@@ -304,6 +304,24 @@ Importer::importExternalTensor(const onnx::TensorProto &tensor,
                       << "' must be a relative path inside the model's "
                          "directory";
   llvm::sys::path::append(path, location);
+  // Links are followed only as far as they stay inside: the file's final
+  // path must lie in the model's directory (its final path too).
+  llvm::SmallString<256> realDir, realFile;
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(fileName));
+  if (dir.empty())
+    dir = ".";
+  if (!llvm::sys::fs::real_path(dir, realDir) &&
+      !llvm::sys::fs::real_path(path, realFile)) {
+    llvm::StringRef file(realFile);
+    if (!file.starts_with(realDir) ||
+        !llvm::sys::path::is_separator(file[realDir.size()]))
+      return error(loc) << where << ": external data '" << location
+                        << "' leads outside the model's directory (through "
+                           "a symbolic link); Kiln reads only files inside it";
+    if (!llvm::sys::fs::is_regular_file(realFile))
+      return error(loc) << where << ": external data '" << location
+                        << "' is not a regular file";
+  }
   if (length != bytes)
     return error(loc) << where << ": external data holds " << length
                       << " bytes; the type " << type << " needs " << bytes;
@@ -311,7 +329,7 @@ Importer::importExternalTensor(const onnx::TensorProto &tensor,
   if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize))
     return error(loc) << where << ": cannot open external data '" << path
                       << "': " << ec.message();
-  if (offset + length > fileSize)
+  if (offset > fileSize || length > fileSize - offset)
     return error(loc) << where << ": external data '" << location
                       << "' is truncated: bytes " << offset << ".."
                       << offset + length << " requested, the file has "
