@@ -28,6 +28,7 @@ struct kiln_session {
   void **args; /* num_inputs + num_outputs + 1 slots, filled by kiln_run */
   kiln_pool *pool; /* NULL: the loops run on the calling thread */
   kiln_cuda_session *gpu; /* models compiled with --target=cuda (cuda.c) */
+  int busy; /* set while a kiln_run is inside (atomically, see kiln_run) */
   char message[KILN_MESSAGE_BYTES];
 };
 
@@ -255,10 +256,20 @@ kiln_status kiln_session_create(const kiln_session_options *options,
            options->struct_size < sizeof(opts) ? options->struct_size
                                                : sizeof(opts));
   }
-  if (opts.num_threads < 0)
+  if (opts.num_threads < 0 || opts.num_threads > KILN_MAX_THREADS)
     return fail(thread_message, KILN_INVALID_ARGUMENT,
-                "kiln_session_create: num_threads is %d; use 0 or more",
-                opts.num_threads);
+                "kiln_session_create: num_threads is %d; use 0 to %d",
+                opts.num_threads, KILN_MAX_THREADS);
+  if (!opts.arena && opts.arena_bytes)
+    return fail(thread_message, KILN_INVALID_ARGUMENT,
+                "kiln_session_create: options->arena_bytes is %zu but "
+                "options->arena is NULL; set both or neither",
+                opts.arena_bytes);
+  if (opts.arena && (uintptr_t)opts.arena + opts.arena_bytes < (uintptr_t)opts.arena)
+    return fail(thread_message, KILN_INVALID_ARGUMENT,
+                "kiln_session_create: an arena of %zu bytes at %p would wrap "
+                "around the address space; pass its real size",
+                opts.arena_bytes, opts.arena);
 
   uint32_t variant = 0;
   if (opts.batch_size) {
@@ -379,13 +390,23 @@ static int64_t dim_of(const kiln_session *s, const kiln_tensor_info *want,
 static kiln_status check_tensor(kiln_session *s, const char *kind, uint32_t i,
                                 const kiln_tensor_info *want,
                                 const kiln_tensor *got) {
-  size_t elems = 1;
-  for (int32_t d = 0; d < want->rank; ++d)
-    elems *= (size_t)dim_of(s, want, d);
-  size_t bytes = elems * kiln_dtype_size(want->dtype);
+  size_t element = kiln_dtype_size(want->dtype);
+  size_t bytes = element;
+  for (int32_t d = 0; d < want->rank; ++d) {
+    int64_t dim = dim_of(s, want, d);
+    if (dim < 0 || __builtin_mul_overflow(bytes, (size_t)dim, &bytes))
+      return fail(s->message, KILN_INTERNAL,
+                  "%s %u ('%s'): the model's shape has no valid byte size",
+                  kind, i, want->name);
+  }
   if (!got->data && bytes)
     return fail(s->message, KILN_INVALID_ARGUMENT,
                 "%s %u ('%s'): data is NULL", kind, i, want->name);
+  if (element && (uintptr_t)got->data % element)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "%s %u ('%s'): data at %p is not aligned to its element size "
+                "(%zu bytes)",
+                kind, i, want->name, got->data, element);
   if (got->dtype != want->dtype)
     return fail(s->message, KILN_INVALID_ARGUMENT,
                 "%s %u ('%s'): dtype is %d; the model expects %d", kind, i,
@@ -415,13 +436,62 @@ static kiln_status check_tensor(kiln_session *s, const char *kind, uint32_t i,
   return ok_status();
 }
 
+/* Whether [a, a + an) and [b, b + bn) share a byte. */
+static int overlaps(const void *a, size_t an, const void *b, size_t bn) {
+  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  return an && bn && x < y + bn && y < x + an;
+}
+
+/* An output may not share memory with an input or another output: the model
+ * writes outputs while it still reads inputs. */
+static kiln_status check_overlaps(kiln_session *s, const kiln_tensor *inputs,
+                                  uint32_t num_inputs,
+                                  const kiln_tensor *outputs,
+                                  uint32_t num_outputs) {
+  for (uint32_t o = 0; o < num_outputs; ++o) {
+    for (uint32_t i = 0; i < num_inputs; ++i)
+      if (overlaps(outputs[o].data, outputs[o].bytes, inputs[i].data,
+                   inputs[i].bytes))
+        return fail(s->message, KILN_INVALID_ARGUMENT,
+                    "kiln_run: output %u overlaps input %u in memory; give "
+                    "each output a buffer of its own",
+                    o, i);
+    for (uint32_t p = 0; p < o; ++p)
+      if (overlaps(outputs[o].data, outputs[o].bytes, outputs[p].data,
+                   outputs[p].bytes))
+        return fail(s->message, KILN_INVALID_ARGUMENT,
+                    "kiln_run: outputs %u and %u overlap in memory", p, o);
+  }
+  return ok_status();
+}
+
+static kiln_status run_locked(kiln_session *session, const kiln_tensor *inputs,
+                              size_t num_inputs, kiln_tensor *outputs,
+                              size_t num_outputs);
+
 kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
                      size_t num_inputs, kiln_tensor *outputs,
                      size_t num_outputs) {
-  const kiln_model_info *info = &__kiln_model_info;
   if (!session)
     return fail(thread_message, KILN_INVALID_ARGUMENT,
                 "kiln_run: session is NULL");
+  /* A session runs one call at a time (docs/runtime.md); a second thread
+   * inside at once would share the arena and compute garbage. The flag
+   * makes that an error instead. */
+  if (__atomic_exchange_n(&session->busy, 1, __ATOMIC_ACQUIRE))
+    return fail(thread_message, KILN_INVALID_ARGUMENT,
+                "kiln_run: the session is already running on another thread; "
+                "use one session per thread");
+  kiln_status st = run_locked(session, inputs, num_inputs, outputs,
+                              num_outputs);
+  __atomic_store_n(&session->busy, 0, __ATOMIC_RELEASE);
+  return st;
+}
+
+static kiln_status run_locked(kiln_session *session, const kiln_tensor *inputs,
+                              size_t num_inputs, kiln_tensor *outputs,
+                              size_t num_outputs) {
+  const kiln_model_info *info = &__kiln_model_info;
   if (num_inputs != info->num_inputs || num_outputs != info->num_outputs)
     return fail(session->message, KILN_INVALID_ARGUMENT,
                 "kiln_run: model '%s' takes %u inputs and %u outputs; got %zu "
@@ -447,6 +517,10 @@ kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
     if (session->args)
       session->args[info->num_inputs + i] = outputs[i].data;
   }
+  kiln_status overlap = check_overlaps(session, inputs, info->num_inputs,
+                                       outputs, info->num_outputs);
+  if (overlap.code)
+    return overlap;
   if (session->gpu)
     return kiln_internal_cuda_run(session->gpu, inputs, outputs,
                                   session->message, KILN_MESSAGE_BYTES);

@@ -363,6 +363,87 @@ TEST(RuntimeRun, WrongByteCount) {
              "input 1 ('b'): buffer has 8 bytes; the model expects 12");
 }
 
+TEST(RuntimeSession, TooManyThreads) {
+  kiln_session_options o = optionsWith(nullptr, 0);
+  o.num_threads = KILN_MAX_THREADS + 1;
+  kiln_session *session = nullptr;
+  kiln_status s = kiln_session_create(&o, &session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "use 0 to 1024");
+  EXPECT_EQ(session, nullptr);
+}
+
+TEST(RuntimeArena, SizeWithoutArena) {
+  kiln_session_options o = optionsWith(nullptr, 4096);
+  kiln_session *session = nullptr;
+  kiln_status s = kiln_session_create(&o, &session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "arena is NULL");
+  EXPECT_EQ(session, nullptr);
+}
+
+TEST(RuntimeArena, SizeThatWrapsTheAddressSpace) {
+  AlignedBuffer arena(FAKE_MODEL_ARENA_BYTES);
+  kiln_session_options o = optionsWith(arena.p, SIZE_MAX);
+  kiln_session *session = nullptr;
+  kiln_status s = kiln_session_create(&o, &session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "wrap around the address space");
+  EXPECT_EQ(session, nullptr);
+}
+
+TEST(RuntimeRun, MisalignedData) {
+  SessionHolder holder;
+  Call call;
+  alignas(8) char raw[sizeof(call.b) + 1];
+  std::memcpy(raw + 1, call.b, sizeof(call.b));
+  call.inputs[1].data = raw + 1;
+  kiln_status s = call.run(holder.session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "input 1 ('b'): data at");
+  EXPECT_HAS(s.message, "not aligned to its element size (4 bytes)");
+}
+
+TEST(RuntimeRun, OutputOverlappingAnInput) {
+  SessionHolder holder;
+  Call call;
+  call.outputs[0].data = call.a; // same size as y
+  kiln_status s = call.run(holder.session);
+  EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(s.message, "output 0 overlaps input 0");
+}
+
+// A second thread running a session that is running is refused, and the
+// first run's result is untouched.
+TEST(RuntimeRun, ConcurrentUseOfOneSession) {
+  SessionHolder holder;
+  struct Probe {
+    kiln_session *session;
+    kiln_status status{KILN_OK, ""};
+    std::string message;
+  } probe{holder.session};
+  fake_model_during_run_context = &probe;
+  fake_model_during_run = [](void *context) {
+    auto *p = static_cast<Probe *>(context);
+    std::thread other([p] {
+      Call second;
+      p->status = second.run(p->session);
+      p->message = p->status.message;
+    });
+    other.join();
+  };
+  Call call;
+  kiln_status s = call.run(holder.session);
+  fake_model_during_run = nullptr;
+  EXPECT_EQ(s.code, KILN_OK) << s.message;
+  EXPECT_EQ(call.y[4], 25);
+  EXPECT_EQ(probe.status.code, KILN_INVALID_ARGUMENT);
+  EXPECT_HAS(probe.message.c_str(), "already running on another thread");
+  // Free again afterwards.
+  Call after;
+  EXPECT_EQ(after.run(holder.session).code, KILN_OK);
+}
+
 TEST(RuntimeRun, FailureDoesNotCallTheModel) {
   SessionHolder holder;
   Call call;

@@ -16,6 +16,9 @@ extern char fake_model_required_isa[64];
 void *fake_model_last_arena(void);
 /* How many times __kiln_entry ran on this thread. */
 unsigned long fake_model_calls(void);
+/* Called (when set) from inside __kiln_entry, while the model runs. */
+extern void (*fake_model_during_run)(void *context);
+extern void *fake_model_during_run_context;
 
 #ifdef __cplusplus
 }

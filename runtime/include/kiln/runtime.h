@@ -114,6 +114,9 @@ typedef struct kiln_tensor {
 /* Session options; a NULL options pointer means all defaults. Zero-initialize
  * and set `struct_size = sizeof(kiln_session_options)` so later ABI versions
  * can add fields. */
+/* The most threads a session may run on (num_threads above it is refused). */
+#define KILN_MAX_THREADS 1024
+
 typedef struct kiln_session_options {
   uint32_t struct_size;
   int32_t num_threads; /* threads to run on: 0 or 1 = the calling thread
@@ -121,7 +124,7 @@ typedef struct kiln_session_options {
                           creation, which join the caller inside kiln_run */
   void *arena;         /* optional caller-owned arena, at least the variant's
                           batch_arena_bytes */
-  size_t arena_bytes;  /* size of `arena` in bytes */
+  size_t arena_bytes;  /* size of `arena` in bytes; 0 when arena is NULL */
   int64_t batch_size;  /* which batch variant to run; 0 = batch_sizes[0] */
 } kiln_session_options;
 
@@ -143,7 +146,11 @@ KILN_API kiln_status kiln_session_create(const kiln_session_options *options,
                                          kiln_session **out_session);
 
 /* Runs the model once. Inputs and outputs are given in the order of the model
- * metadata. Performs no heap allocation and touches no global state. */
+ * metadata; each buffer aligned at least to its element size, and no output
+ * sharing memory with an input or another output. A session runs one call at
+ * a time: a second thread calling kiln_run on a session that is running gets
+ * KILN_INVALID_ARGUMENT (use one session per thread). Performs no heap
+ * allocation and touches no global state. */
 KILN_API kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
                               size_t num_inputs, kiln_tensor *outputs,
                               size_t num_outputs);
