@@ -3,6 +3,13 @@
 #include "kiln/Client/Model.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace kiln::client {
 
@@ -111,10 +118,53 @@ size_t TensorInfo::elementCount() const {
   return n;
 }
 
+/// Checks, before dlopen maps it, that `file` is a 64-bit little-endian
+/// x86-64 ELF shared object whose program headers and loadable segments lie
+/// inside the file: dlopen maps segments past the end of a truncated file,
+/// and the first touch of them is a SIGBUS that kills the host process.
+static void checkElf(const std::string &path, const std::string &file) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error("cannot load " + path + ": " + std::strerror(errno));
+  struct stat st;
+  Elf64_Ehdr eh;
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh;
+  std::string why;
+  if (!ok)
+    why = "not a regular file of at least an ELF header";
+  else if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+           eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+           eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_DYN ||
+           eh.e_machine != EM_X86_64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+    why = "not an x86-64 ELF shared object";
+  uint64_t size = ok ? (uint64_t)st.st_size : 0;
+  if (why.empty() && (eh.e_phoff > size ||
+                      (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) >
+                          size - eh.e_phoff))
+    why = "its program headers lie past the end of the file";
+  for (unsigned i = 0; why.empty() && i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) !=
+        (ssize_t)sizeof ph)
+      why = "its program headers cannot be read";
+    else if (ph.p_type == PT_LOAD &&
+             (ph.p_offset > size || ph.p_filesz > size - ph.p_offset))
+      why = "it is truncated: segment " + std::to_string(i) + " ends at byte " +
+            std::to_string(ph.p_offset + ph.p_filesz) + " of " +
+            std::to_string(size);
+  }
+  ::close(fd);
+  if (!why.empty())
+    throw Error("cannot load " + path + ": " + why +
+                "; is it a model.so written by kiln-compile?");
+}
+
 std::shared_ptr<const Model> Model::open(const std::string &path) {
   std::shared_ptr<Model> model(new Model(path));
   // dlopen searches the library path for a bare file name; users mean ./name.
   std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  checkElf(path, file);
   // RTLD_LOCAL keeps this model's kiln_* symbols out of the global scope, so
   // the next model's calls bind to its own definitions.
   model->handle_ = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);

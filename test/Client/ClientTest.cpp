@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <dlfcn.h>
 
 #include <cmath>
@@ -107,6 +110,33 @@ TEST(ClientModel, RefusesWhatIsNotAKilnModel) {
                        "is not a Kiln model: it does not export "
                        "kiln_get_model_info"));
   EXPECT_TRUE(contains(openError(BAD_ABI_MODEL), "ABI version 99"));
+}
+
+// A truncated or foreign file is refused before dlopen maps it (a truncated
+// .so mapped and touched past its end is a SIGBUS in the host).
+TEST(ClientModel, RefusesTruncatedAndForeignFiles) {
+  std::string good;
+  {
+    std::ifstream in(GOOD_MODEL, std::ios::binary);
+    good.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(good.size(), 4096u);
+  std::string dir = ::testing::TempDir();
+  auto write = [&](const std::string &name, const std::string &bytes) {
+    std::string path = dir + "/" + name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  };
+  std::string half = write("half.so", good.substr(0, good.size() / 2));
+  EXPECT_TRUE(contains(openError(half.c_str()), "it is truncated: segment"))
+      << openError(half.c_str());
+  std::string header = write("header.so", good.substr(0, 70));
+  EXPECT_TRUE(contains(openError(header.c_str()), "program headers"))
+      << openError(header.c_str());
+  std::string text = write("text.so", std::string(100, 'x'));
+  EXPECT_TRUE(contains(openError(text.c_str()),
+                       "not an x86-64 ELF shared object"));
+  EXPECT_TRUE(contains(openError("/dev/null"), "not a regular file"));
 }
 
 TEST(ClientModel, ReportsAnUnsupportedCpu) {

@@ -193,9 +193,19 @@ def test_bad_requests(serve, m):
            dict(headers, **{"Inference-Header-Content-Length": "99999"}))
     # Over --max-body-bytes.
     expect(413, "/v2/models/mlp/infer", b"{" + b" " * 5000 + b"}", "--max-body-bytes")
+    # Hostile JSON: invalid UTF-8 (in a name echoed back), deep nesting,
+    # ragged rows; each a 400 with a JSON body, and the server lives on.
+    expect(400, "/v2/models/mlp/infer", b'{"inputs": [{"name": "\xff\xfe"}]}', "")
+    deep = {"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": None}]}
+    text = json.dumps(deep).replace("null", "[" * 1000 + "1" + "]" * 1000)
+    expect(400, "/v2/models/mlp/infer", text.encode(), "nested")
+    ragged = json_infer_body({"x": x})
+    flat = ragged["inputs"][0]["data"]
+    ragged["inputs"][0]["data"] = [flat[:7], flat[7:]]
+    expect(400, "/v2/models/mlp/infer", ragged, "nested unlike its shape")
 
     metrics = s.metrics()
-    assert counter(metrics, "kiln_request_failure_total", "mlp", 1) >= 14
+    assert counter(metrics, "kiln_request_failure_total", "mlp", 1) >= 17
     assert counter(metrics, "kiln_request_success_total", "mlp", 1) == 0
     # Still serving after all that.
     np.testing.assert_allclose(infer_y(s, "mlp", x)[0], m.mlp_ref[1](x), RTOL, ATOL)

@@ -22,7 +22,7 @@ const char *kJson = "application/json";
 
 void reply(httplib::Response &res, int status, const json &body) {
   res.status = status;
-  res.set_content(body.dump(), kJson);
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
 }
 
 void replyError(httplib::Response &res, int status, const std::string &what) {
@@ -166,7 +166,7 @@ HttpServer::HttpServer(Registry &registry, const ServerOptions &options)
                                      std::to_string(maxBody) + " bytes)"
                                : "HTTP " + std::to_string(res.status) +
                                      " for " + req.method + " " + req.path;
-        res.set_content(json{{"error", what}}.dump(), kJson);
+        res.set_content(json{{"error", what}}.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
         return httplib::Server::HandlerResponse::Handled;
       }));
   server_.set_exception_handler([](const httplib::Request &,

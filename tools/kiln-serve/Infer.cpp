@@ -11,7 +11,7 @@ namespace kiln::serve {
 
 namespace {
 
-std::string quoted(const std::string &s) { return json(s).dump(); }
+std::string quoted(const std::string &s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // parameters.<key> of a request, input or output object, as a bool.
 std::optional<bool> boolParameter(const json &object, const char *key,
@@ -245,7 +245,8 @@ private:
                            std::to_string(count) +
                            " elements, more than the request's JSON can hold");
     decoded_[i] = AlignedBuffer(bytes);
-    jsonToBytes(*data, specs_[i].dtype(), count, decoded_[i].data(), what);
+    jsonToBytes(*data, specs_[i].dtype(), shape, count, decoded_[i].data(),
+                what);
     return decoded_[i].data();
   }
 
@@ -311,7 +312,7 @@ InferResponse response(const ModelVersion &model, const json &request,
          std::to_string(model.version()) + "\"";
   auto id = request.find("id");
   if (id != request.end() && id->is_string())
-    out += ",\"id\":" + id->dump();
+    out += ",\"id\":" + id->dump(-1, ' ', false, json::error_handler_t::replace);
   out += ",\"outputs\":[";
   bool anyBinary = false;
   for (size_t k = 0; k < wanted.size(); ++k) {

@@ -17,19 +17,52 @@ using client::halfToFloat;
 
 namespace {
 
-// Writes the leaves of a nested JSON array in row-major order.
+// Writes the leaves of a JSON array in row-major order: a flat array of every
+// element, or arrays nested exactly as the shape (so a ragged or too deep
+// nesting is refused, and the recursion is as deep as the rank at most).
 class Flattener {
 public:
   Flattener(int32_t dtype, size_t count, char *out, const std::string &what)
       : dtype_(dtype), count_(count), out_(out), what_(what),
         size_(dtypeSize(dtype)) {}
 
-  void walk(const nlohmann::json &v) {
-    if (v.is_array()) {
-      for (const auto &e : v)
-        walk(e);
+  void walk(const nlohmann::json &data, const std::vector<int64_t> &shape) {
+    bool flat = true;
+    for (const auto &e : data)
+      flat &= !e.is_array();
+    if (flat) {
+      for (const auto &e : data)
+        leaf(e);
       return;
     }
+    nested(data, shape, 0);
+  }
+  size_t written() const { return written_; }
+
+private:
+  void nested(const nlohmann::json &v, const std::vector<int64_t> &shape,
+              size_t depth) {
+    if (depth == shape.size()) {
+      if (v.is_array())
+        throw Error(400, what_ + ": 'data' is nested deeper than its shape's " +
+                             std::to_string(shape.size()) + " dimensions");
+      leaf(v);
+      return;
+    }
+    if (!v.is_array() || (int64_t)v.size() != shape[depth])
+      throw Error(400, what_ + ": 'data' is nested unlike its shape: an "
+                               "array at depth " +
+                           std::to_string(depth) + " must hold " +
+                           std::to_string(shape[depth]) + " elements" +
+                           (v.is_array() ? ", not " + std::to_string(v.size())
+                                         : ", not a single value"));
+    for (const auto &e : v)
+      nested(e, shape, depth + 1);
+  }
+
+  void leaf(const nlohmann::json &v) {
+    if (v.is_array())
+      throw Error(400, what_ + ": 'data' mixes arrays and values");
     if (written_ == count_)
       throw Error(400, what_ + ": 'data' holds more than the " +
                            std::to_string(count_) +
@@ -37,12 +70,10 @@ public:
     store(v, out_ + written_ * size_);
     ++written_;
   }
-  size_t written() const { return written_; }
 
-private:
   [[noreturn]] void bad(const nlohmann::json &v, const char *want) const {
     throw Error(400, what_ + ": element " + std::to_string(written_) + " (" +
-                         v.dump() + ") is not " + want);
+                         v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ") is not " + want);
   }
 
   double number(const nlohmann::json &v) const {
@@ -152,12 +183,13 @@ template <typename F> void appendFloat(std::string &out, F v) {
 
 } // namespace
 
-void jsonToBytes(const nlohmann::json &data, int32_t dtype, size_t count,
-                 char *out, const std::string &what) {
+void jsonToBytes(const nlohmann::json &data, int32_t dtype,
+                 const std::vector<int64_t> &shape, size_t count, char *out,
+                 const std::string &what) {
   if (!data.is_array())
     throw Error(400, what + ": 'data' must be an array");
   Flattener f(dtype, count, out, what);
-  f.walk(data);
+  f.walk(data, shape);
   if (f.written() != count)
     throw Error(400, what + ": 'data' holds " + std::to_string(f.written()) +
                          " elements; its shape calls for " +

@@ -15,11 +15,13 @@ namespace kiln::serve {
 
 using client::shapeText;
 
-/// Writes the elements of JSON `data` (a flat or nested array of numbers or
-/// booleans, row-major) as `count` elements of `dtype` to `out`. Throws
-/// Error(400) naming `what` when the values or their count do not fit.
-void jsonToBytes(const nlohmann::json &data, int32_t dtype, size_t count,
-                 char *out, const std::string &what);
+/// Writes the elements of JSON `data` (a flat array, or arrays nested as
+/// `shape`, of numbers or booleans, row-major) as `count` elements of `dtype`
+/// to `out`. Throws Error(400) naming `what` when the values, their count or
+/// their nesting do not fit.
+void jsonToBytes(const nlohmann::json &data, int32_t dtype,
+                 const std::vector<int64_t> &shape, size_t count, char *out,
+                 const std::string &what);
 
 /// Appends `count` elements of `dtype` at `data` to `out` as a flat JSON
 /// array. Floats use the shortest text that reads back to the same value;
