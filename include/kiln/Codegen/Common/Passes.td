@@ -45,8 +45,10 @@ def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "func::FuncOp"> {
   let description = [{
     linalg's elementwise fusion, restricted: a producer is fused only into a
     consumer without reduction loops (fusing into a matmul or a reduction
-    would recompute the producer once per reduction step), and only when the
-    consumer is its one user.
+    would recompute the producer once per reduction step), only when the
+    consumer is its one user, and only while the fused body holds at most 128
+    operations (a longer chain becomes several loop nests, which keeps LLVM's
+    code generation time linear in the number of nodes).
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
