@@ -212,6 +212,34 @@ def test_bad_requests(serve, m):
     assert s.terminate() == 0
 
 
+def raw_exchange(server, data, timeout=10):
+    """Sends raw bytes, returns (status, seconds until the reply)."""
+    import socket
+    import time
+    start = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=timeout) as sock:
+        sock.sendall(data)
+        reply = sock.recv(65536)
+    return int(reply.split(b" ", 2)[1]), time.monotonic() - start
+
+
+def test_bad_headers_are_answered_at_once(serve, m):
+    """A Content-Length that is no byte count or over --max-body-bytes, and too
+    many header fields, are answered before any body arrives."""
+    s = serve("--model", f"mlp={m.mlp1}", "--max-body-bytes", "4096")
+    head = b"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\n"
+    for length, status in ((b"1000000000000", 413), (b"-1", 400),
+                           (b"18446744073709551621", 400), (b"12a", 400)):
+        got, seconds = raw_exchange(s, head + b"Content-Length: " + length + b"\r\n\r\n")
+        assert (got, seconds < 2) == (status, True), (length, got, seconds)
+    many = b"".join(b"X-H%d: v\r\n" % i for i in range(150))
+    got, _ = raw_exchange(s, head + many + b"Content-Length: 2\r\n\r\n{}")
+    assert got == 431
+    x = rows(1)
+    np.testing.assert_allclose(infer_y(s, "mlp", x)[0], m.mlp_ref[1](x), RTOL, ATOL)
+    assert s.terminate() == 0
+
+
 def slow_request(n):
     """A binary request of n rows for the slow model: n runs of ~10 ms."""
     return binary_infer_request({"x": np.zeros((n, 32, 96, 96), np.float32)})

@@ -145,8 +145,46 @@ HttpServer::HttpServer(Registry &registry, const ServerOptions &options)
   server_.set_tcp_nodelay(true);
   server_.set_keep_alive_max_count(100000);
   server_.set_payload_max_length(options_.maxBodyBytes);
-  server_.set_read_timeout(30);
+  // A client that stops sending (a slow-header or slow-body attack) holds
+  // an HTTP thread for at most this long.
+  server_.set_read_timeout(options_.readTimeoutSeconds);
   server_.set_write_timeout(30);
+  // Before the body is read: a request whose Content-Length is not a byte
+  // count, or is over --max-body-bytes, is answered at once and its
+  // connection closed, instead of holding a thread while the body arrives.
+  size_t maxHeaders = options_.maxHeaders;
+  size_t maxBodyBytes = options_.maxBodyBytes;
+  server_.set_pre_routing_handler([maxHeaders, maxBodyBytes](
+                                      const httplib::Request &req,
+                                      httplib::Response &res) {
+    auto refuse = [&](int status, const std::string &what) {
+      res.set_header("Connection", "close");
+      replyError(res, status, what);
+      return httplib::Server::HandlerResponse::Handled;
+    };
+    if (req.headers.size() > maxHeaders)
+      return refuse(431, "the request has " +
+                             std::to_string(req.headers.size()) +
+                             " header fields; at most " +
+                             std::to_string(maxHeaders) + " are accepted");
+    auto length = req.headers.find("Content-Length");
+    if (length != req.headers.end()) {
+      const std::string &text = length->second;
+      uint64_t bytes = 0;
+      bool number = !text.empty() && text.size() <= 20 &&
+                    text.find_first_not_of("0123456789") == std::string::npos;
+      for (char c : number ? text : std::string())
+        number &= !__builtin_mul_overflow(bytes, 10, &bytes) &&
+                  !__builtin_add_overflow(bytes, (uint64_t)(c - '0'), &bytes);
+      if (!number)
+        return refuse(400, "Content-Length '" + text +
+                               "' is not a byte count");
+      if (bytes > maxBodyBytes)
+        return refuse(413, "the request body is over --max-body-bytes (" +
+                               std::to_string(maxBodyBytes) + " bytes)");
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
 
   server_.Get(R"(/.*)", [this](const httplib::Request &req,
                                httplib::Response &res) { routeGet(req, res); });

@@ -17,6 +17,8 @@ struct ServerOptions {
   int port = 8000; // 0: any free port
   size_t maxBodyBytes = 64 << 20;
   int httpThreads = 32; // connections served at once
+  int readTimeoutSeconds = 5; // a client silent this long is dropped
+  size_t maxHeaders = 100;    // header fields per request (431 beyond)
 };
 
 /// httplib's server, opened up for the one thing it does not expose: the

@@ -96,6 +96,14 @@ int main(int argc, char **argv) {
                  "1: the thread that runs the batch)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  app.add_option("--read-timeout", server.readTimeoutSeconds,
+                 "Seconds a client may stay silent while sending a request")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  app.add_option("--max-headers", server.maxHeaders,
+                 "Header fields accepted per request (431 beyond)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
   app.add_option("--http-threads", server.httpThreads,
                  "Connections served at once")
       ->capture_default_str()
