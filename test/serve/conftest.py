@@ -92,6 +92,12 @@ def m(workdir):
                         if ns.missing_feature else None)
     with open(f"{d}/not-a-model.so", "wb") as f:
         f.write(b"\x7fELF this is not a shared object")
+    # Files the repository API may load by path: only those inside it.
+    ns.files = f"{ns.repo}/files"
+    os.makedirs(ns.files, exist_ok=True)
+    for name in ("mlp2.so", "mlp3.so", "not-a-model.so") + (
+            ("needs-missing.so",) if ns.needs_missing else ()):
+        shutil.copy(f"{d}/{name}", f"{ns.files}/{name}")
     ns.dir = d
     return ns
 

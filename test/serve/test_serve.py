@@ -3,6 +3,7 @@ serving model.so files that kiln-compile builds from small ONNX models during
 the session (see conftest.py). Traffic stays on loopback and every loop is
 bounded in count and time."""
 import json
+import os
 import threading
 import time
 
@@ -297,15 +298,18 @@ def test_versions_and_repository(serve, m):
     assert s.get_json("/v2/models/mlp")[1]["versions"] == ["1", "2"]
 
     # Failed loads leave version 2 serving.
-    failures = [({"parameters": {"path": f"{m.dir}/nope.so", "version": "3"}},
+    failures = [({"parameters": {"path": f"{m.files}/nope.so", "version": "3"}},
                  "cannot load"),
-                ({"parameters": {"path": f"{m.dir}/not-a-model.so", "version": "3"}},
+                ({"parameters": {"path": f"{m.files}/not-a-model.so", "version": "3"}},
                  "cannot load"),
                 ({"parameters": {"path": "/usr/lib/x86_64-linux-gnu/libm.so.6",
-                                 "version": "3"}}, "not a Kiln model"),
+                                 "version": "3"}}, "outside the repository"),
+                ({"parameters": {"path": f"{m.files}/../../mlp1.so",
+                                 "version": "3"}}, "outside the repository"),
                 ({"parameters": {"version": "9"}}, "")]
     if m.needs_missing:
-        failures.append(({"parameters": {"path": m.needs_missing, "version": "3"}},
+        failures.append(({"parameters": {"path": f"{m.files}/needs-missing.so",
+                                         "version": "3"}},
                          "cannot run on this CPU"))
     for body, needle in failures:
         status, out = s.post_json("/v2/repository/models/mlp/load", body)
@@ -326,7 +330,7 @@ def test_versions_and_repository(serve, m):
 
     # A path load without a version takes the next number.
     status, out = s.post_json("/v2/repository/models/mlp/load",
-                              {"parameters": {"path": m.mlp3}})
+                              {"parameters": {"path": f"{m.files}/mlp3.so"}})
     assert status == 200 and out["version"] == "2"
     np.testing.assert_allclose(infer_y(s, "mlp", x)[0], m.mlp_ref[3](x), RTOL, ATOL)
 
@@ -337,8 +341,26 @@ def test_versions_and_repository(serve, m):
     assert s.terminate() == 0
 
 
+def test_repository_api_token_and_links(serve, m, tmp_path):
+    """With --api-token the repository API needs the bearer token; a link in
+    the repository that leads out of it is not followed."""
+    repo = tmp_path / "repo"
+    (repo / "mlp" / "1").mkdir(parents=True)
+    os.symlink(m.mlp1, repo / "mlp" / "1" / "model.so")
+    s = serve("--repository", str(repo), "--api-token", "s3cret")
+    status, out = s.post_json("/v2/repository/index")
+    assert status == 401 and "--api-token" in out["error"], out
+    status, out, _ = s.request("POST", "/v2/repository/models/mlp/load", b"",
+                               {"Authorization": "Bearer wrong"})
+    assert status == 401
+    status, _, data = s.request("POST", "/v2/repository/models/mlp/load", b"",
+                                {"Authorization": "Bearer s3cret"})
+    assert status == 403 and b"outside the repository" in data, data
+    assert s.terminate() == 0
+
+
 def test_hot_swap_under_load(serve, m):
-    s = serve("--model", f"mlp={m.mlp1}@1")
+    s = serve("--repository", m.repo, "--model", f"mlp={m.mlp1}@1")
     x = rows(1, seed=9)
     refs = {str(v): m.mlp_ref[v](x) for v in (1, 2, 3)}
     stop = threading.Event()
@@ -370,7 +392,8 @@ def test_hot_swap_under_load(serve, m):
         t.start()
     try:
         time.sleep(0.3)
-        for new, old, path in ((2, 1, m.mlp2), (3, 2, m.mlp3)):
+        for new, old, path in ((2, 1, f"{m.files}/mlp2.so"),
+                               (3, 2, f"{m.files}/mlp3.so")):
             status, out = s.post_json("/v2/repository/models/mlp/load",
                                       {"parameters": {"path": path, "version": str(new)}})
             assert status == 200, out

@@ -329,6 +329,17 @@ void HttpServer::routePost(const httplib::Request &req,
         std::memory_order_relaxed);
     return;
   }
+  // The repository API changes what the server runs: with --api-token it
+  // needs "Authorization: Bearer <token>".
+  if (p.size() >= 2 && p[0] == "v2" && p[1] == "repository" &&
+      !options_.apiToken.empty() &&
+      req.get_header_value("Authorization") != "Bearer " + options_.apiToken) {
+    res.set_header("WWW-Authenticate", "Bearer");
+    replyError(res, 401,
+               "the repository API needs 'Authorization: Bearer <token>' "
+               "with the server's --api-token");
+    return;
+  }
   if (p.size() == 3 && p[0] == "v2" && p[1] == "repository" &&
       p[2] == "index") {
     reply(res, 200, registry_.index());
@@ -346,7 +357,8 @@ void HttpServer::routePost(const httplib::Request &req,
           throw Error(400, "parameters.path must be a string");
         path = it->get<std::string>();
       }
-      std::shared_ptr<ModelVersion> loaded = registry_.load(p[3], path, v);
+      std::shared_ptr<ModelVersion> loaded =
+          registry_.load(p[3], path, v, /*confine=*/true);
       std::fprintf(stderr,
                    "kiln-serve: loaded model '%s' version %lld from %s\n",
                    p[3].c_str(), (long long)loaded->version(),

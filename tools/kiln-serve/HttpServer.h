@@ -19,6 +19,7 @@ struct ServerOptions {
   int httpThreads = 32; // connections served at once
   int readTimeoutSeconds = 5; // a client silent this long is dropped
   size_t maxHeaders = 100;    // header fields per request (431 beyond)
+  std::string apiToken;       // required by the repository API when set
 };
 
 /// httplib's server, opened up for the one thing it does not expose: the

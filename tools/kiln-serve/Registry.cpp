@@ -85,14 +85,39 @@ Registry::repositoryVersions(const std::string &name) const {
   return out;
 }
 
+/// `path` resolved (symbolic links followed) when it lies inside the
+/// repository, resolved too; loads through the API reach nothing else.
+std::string Registry::confined(const std::string &path) const {
+  if (repository_.empty())
+    throw Error(403, "cannot load '" + path +
+                         "': a load by path needs --repository, and only "
+                         "files inside it are loaded");
+  std::error_code ec;
+  fs::path root = fs::canonical(repository_, ec);
+  if (ec)
+    throw Error(500, "the repository " + repository_ + " cannot be resolved: " +
+                         ec.message());
+  fs::path file = fs::canonical(path, ec);
+  if (ec)
+    throw Error(404, "cannot load " + path + ": " + ec.message());
+  auto [r, f] = std::mismatch(root.begin(), root.end(), file.begin(), file.end());
+  if (r != root.end())
+    throw Error(403, "cannot load " + path + ": it is outside the repository " +
+                         repository_ + " (after following links); kiln-serve "
+                         "loads only files inside --repository");
+  return file.string();
+}
+
 std::shared_ptr<ModelVersion> Registry::load(const std::string &name,
                                              const std::string &givenPath,
-                                             std::optional<int64_t> version) {
+                                             std::optional<int64_t> version,
+                                             bool confine) {
   if (name.empty() || name.find('/') != std::string::npos || name == "." ||
       name == "..")
     throw Error(400, "invalid model name '" + name + "'");
   std::lock_guard<std::mutex> loading(loadMu_);
-  std::string path = givenPath;
+  std::string path =
+      givenPath.empty() || !confine ? givenPath : confined(givenPath);
   if (path.empty()) {
     if (repository_.empty())
       throw Error(400, "cannot load model '" + name +
@@ -106,6 +131,8 @@ std::shared_ptr<ModelVersion> Registry::load(const std::string &name,
       version = found.back();
     }
     path = repositoryPath(name, *version);
+    if (confine)
+      path = confined(path);
   } else if (!version) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = models_.find(name);

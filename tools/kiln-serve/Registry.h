@@ -33,9 +33,13 @@ public:
   /// version already loaded is replaced the same way. Without a version: the
   /// newest in the repository, or one past the newest loaded for a path.
   /// Loads run one at a time. Throws Error (the old versions keep serving).
+  /// A load the repository API asks for (`confine`) reaches only files whose
+  /// resolved path lies inside the repository; --model at start-up is the
+  /// operator's and may name any file.
   std::shared_ptr<ModelVersion> load(const std::string &name,
                                      const std::string &path,
-                                     std::optional<int64_t> version);
+                                     std::optional<int64_t> version,
+                                     bool confine = false);
   /// Unloads one version, or every version of `name`. Throws Error(404).
   void unload(const std::string &name, std::optional<int64_t> version);
   /// Drops every version (at exit, after the HTTP server drained).
@@ -50,6 +54,7 @@ public:
 
 private:
   std::string repositoryPath(const std::string &name, int64_t version) const;
+  std::string confined(const std::string &path) const;
   std::vector<int64_t> repositoryVersions(const std::string &name) const;
 
   BatchingOptions options_;

@@ -100,6 +100,10 @@ int main(int argc, char **argv) {
                  "Seconds a client may stay silent while sending a request")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
+  app.add_option("--api-token", server.apiToken,
+                 "Require 'Authorization: Bearer TOKEN' on the repository API "
+                 "(load, unload, index)")
+      ->envname("KILN_SERVE_API_TOKEN");
   app.add_option("--max-headers", server.maxHeaders,
                  "Header fields accepted per request (431 beyond)")
       ->capture_default_str()
