@@ -132,6 +132,29 @@ void Compilation::recordArena() {
 
 /// Optimizes `llvmModule` (unless `optimize` is false), then writes it as
 /// --emit asks: LLVM IR, assembly, an object, or a linked model.so.
+/// LLVM IR has no place for the argument and result attributes of other
+/// dialects (onnx.name, kiln.*): the translation warns about each one, and
+/// every warning prints the whole function, which made translation quadratic
+/// in the number of arguments (a Sum of 500 inputs spent 22 s there). They
+/// are dropped first; the translation would ignore them anyway.
+static void dropForeignArgumentAttrs(ModuleOp module) {
+  auto llvmOnly = [](ArrayRef<NamedAttribute> attrs) {
+    SmallVector<NamedAttribute> kept;
+    for (NamedAttribute a : attrs)
+      if (a.getName().strref().starts_with("llvm."))
+        kept.push_back(a);
+    return kept;
+  };
+  module.walk([&](LLVM::LLVMFuncOp f) {
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      if (DictionaryAttr attrs = f.getArgAttrDict(i))
+        f.setArgAttrs(i, llvmOnly(attrs.getValue()));
+    for (unsigned i = 0; i < f.getNumResults(); ++i)
+      if (DictionaryAttr attrs = f.getResultAttrDict(i))
+        f.setResultAttrs(i, llvmOnly(attrs.getValue()));
+  });
+}
+
 Error Compilation::emitMachineCode(llvm::Module &llvmModule,
                                    llvm::TargetMachine &tm, bool optimize) {
   if (optimize) {
@@ -211,6 +234,7 @@ Expected<CompileOutcome> Compilation::generateCPU() {
   std::unique_ptr<llvm::Module> llvmModule;
   {
     Phase t(rootTiming, phases, "translate");
+    dropForeignArgumentAttrs(*module);
     llvmModule = translateModuleToLLVMIR(*module, llvmContext, "kiln_model");
   }
   if (!llvmModule)
