@@ -568,8 +568,7 @@ Importer::inputType(const onnx::ValueInfoProto &info) {
     for (SymbolicDim &d : *options.symbolicDims)
       if (d.input == info.name())
         for (int64_t size : shape)
-          if (d.inputShape.size() < shape.size())
-            d.inputShape.push_back(ShapedType::isDynamic(size) ? -1 : size);
+          d.inputShape.push_back(ShapedType::isDynamic(size) ? -1 : size);
   auto type = RankedTensorType::get(shape, elt);
   SmallVector<int64_t> known;
   for (int64_t d : shape)
