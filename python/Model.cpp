@@ -13,6 +13,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -99,8 +100,14 @@ public:
   py::dict info() const { return info_.attr("copy")(); }
 
 private:
-  py::array checkInput(size_t i, const py::handle &obj) const;
-  std::vector<py::array> execute(const std::vector<py::array> &inputs);
+  /// The tensors of one call: the compiled ones, or for a symbolic batch
+  /// those at the batch of the call's first batched input (`arg(i)` gives
+  /// input i as passed).
+  using Tensors = std::pair<std::vector<TensorInfo>, std::vector<TensorInfo>>;
+  Tensors tensorsFor(const std::function<py::object(size_t)> &arg) const;
+  py::array checkInput(const TensorInfo &want, const py::handle &obj) const;
+  std::vector<py::array> execute(const std::vector<py::array> &inputs,
+                                 const Tensors &tensors);
 
   std::shared_ptr<const client::Model> model_;
   std::unique_ptr<client::Session> session_; // holds model_ open too
@@ -127,6 +134,27 @@ Model::Model(std::shared_ptr<const client::Model> model, int threads)
   info_["arena_alignment"] = info.arenaAlignment;
   info_["abi_version"] = info.abiVersion;
   info_["batch_sizes"] = info.batchSizes;
+  // Symbolic dimensions: name, range, and the tensors that lead with them.
+  py::list symbols;
+  for (size_t k = 0; k < info.symbols.size(); ++k) {
+    py::dict sym;
+    sym["name"] = info.symbols[k].name;
+    sym["min"] = info.symbols[k].min;
+    sym["max"] = info.symbols[k].max;
+    py::list uses;
+    auto addUses = [&](const std::vector<client::TensorInfo> &ts,
+                       const std::vector<std::vector<int32_t>> &axes) {
+      for (size_t i = 0; i < ts.size() && i < axes.size(); ++i)
+        for (size_t d = 0; d < axes[i].size(); ++d)
+          if (axes[i][d] == static_cast<int32_t>(k))
+            uses.append(py::make_tuple(ts[i].name, d));
+    };
+    addUses(info.inputs, info.inputSymbols);
+    addUses(info.outputs, info.outputSymbols);
+    sym["dimensions"] = uses;
+    symbols.append(sym);
+  }
+  info_["symbolic_dimensions"] = symbols;
 
   // The session checks the CPU's features, so an unsupported ISA fails here.
   try {
@@ -136,10 +164,39 @@ Model::Model(std::shared_ptr<const client::Model> model, int threads)
   }
 }
 
+Model::Tensors
+Model::tensorsFor(const std::function<py::object(size_t)> &arg) const {
+  const client::ModelInfo &info = model_->info();
+  if (!info.dynamic())
+    return {inputs_, outputs_};
+  int64_t batch = 1;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (i >= info.inputSymbols.size() || info.inputSymbols[i].empty() ||
+        info.inputSymbols[i][0] < 0)
+      continue;
+    py::array a = py::array::ensure(arg(i));
+    if (a && a.ndim() > 0)
+      batch = a.shape(0); // checkInput reports anything else
+    break;
+  }
+  client::Signature sig;
+  try {
+    sig = model_->signatureForBatch(batch);
+  } catch (const client::Error &e) {
+    throw Error("model '" + name() + "': " + e.what(), "INVALID_ARGUMENT");
+  }
+  Tensors t;
+  for (const client::TensorInfo &x : sig.inputs)
+    t.first.push_back(toNumpy(x, "input", path()));
+  for (const client::TensorInfo &x : sig.outputs)
+    t.second.push_back(toNumpy(x, "output", path()));
+  return t;
+}
+
 /// Converts one argument to a C-contiguous, aligned array of exactly the
 /// model's dtype and shape. Never casts: a silent cast hides caller bugs.
-py::array Model::checkInput(size_t i, const py::handle &obj) const {
-  const TensorInfo &want = inputs_[i];
+py::array Model::checkInput(const TensorInfo &want,
+                            const py::handle &obj) const {
   const std::string expected =
       "input '" + want.name + "' expects " + want.describe();
   py::array array = py::array::ensure(
@@ -159,18 +216,19 @@ py::array Model::checkInput(size_t i, const py::handle &obj) const {
   return array;
 }
 
-std::vector<py::array> Model::execute(const std::vector<py::array> &inputs) {
-  std::vector<kiln_tensor> in(inputs.size()), out(outputs_.size());
+std::vector<py::array> Model::execute(const std::vector<py::array> &inputs,
+                                      const Tensors &tensors) {
+  const std::vector<TensorInfo> &ins = tensors.first, &outs = tensors.second;
+  std::vector<kiln_tensor> in(inputs.size()), out(outs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const py::array &a = inputs[i];
     in[i] = {const_cast<void *>(a.data()), static_cast<size_t>(a.nbytes()),
-             inputs_[i].kilnDtype,
-             static_cast<int32_t>(inputs_[i].shape.size()),
-             inputs_[i].shape.data()};
+             ins[i].kilnDtype, static_cast<int32_t>(ins[i].shape.size()),
+             ins[i].shape.data()};
   }
   std::vector<py::array> results;
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    const TensorInfo &t = outputs_[i];
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const TensorInfo &t = outs[i];
     results.emplace_back(t.dtype, t.shape);
     out[i] = {results.back().mutable_data(), t.bytes, t.kilnDtype,
               static_cast<int32_t>(t.shape.size()), t.shape.data()};
@@ -199,11 +257,13 @@ py::list Model::call(const py::args &arrays) {
                     "); got " + std::to_string(arrays.size()),
                 "INVALID_ARGUMENT");
   }
+  Tensors tensors =
+      tensorsFor([&](size_t i) -> py::object { return arrays[i]; });
   std::vector<py::array> in;
   for (size_t i = 0; i < inputs_.size(); ++i)
-    in.push_back(checkInput(i, arrays[i]));
+    in.push_back(checkInput(tensors.first[i], arrays[i]));
   py::list result;
-  for (py::array &a : execute(in))
+  for (py::array &a : execute(in, tensors))
     result.append(std::move(a));
   return result;
 }
@@ -227,6 +287,15 @@ py::dict Model::runDict(const py::object &feeds) {
                       std::string(py::repr(key)) + "; its inputs are " + names,
                   "INVALID_ARGUMENT");
   }
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (!feeds.attr("__contains__")(py::str(inputs_[i].name)).cast<bool>())
+      throw Error("model '" + name() + "': missing input '" + inputs_[i].name +
+                      "' (" + inputs_[i].describe() + "); its inputs are " +
+                      names,
+                  "INVALID_ARGUMENT");
+  Tensors tensors = tensorsFor([&](size_t i) -> py::object {
+    return feeds[py::str(inputs_[i].name)];
+  });
   std::vector<py::array> in;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     py::str key(inputs_[i].name);
@@ -235,10 +304,10 @@ py::dict Model::runDict(const py::object &feeds) {
                       "' (" + inputs_[i].describe() + "); its inputs are " +
                       names,
                   "INVALID_ARGUMENT");
-    in.push_back(checkInput(i, feeds[key]));
+    in.push_back(checkInput(tensors.first[i], feeds[key]));
   }
   py::dict result;
-  std::vector<py::array> out = execute(in);
+  std::vector<py::array> out = execute(in, tensors);
   for (size_t i = 0; i < outputs_.size(); ++i)
     result[py::str(outputs_[i].name)] = std::move(out[i]);
   return result;

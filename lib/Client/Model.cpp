@@ -189,6 +189,10 @@ void Model::resolveEntryPoints() {
   lookUp(handle_, "kiln_run", run_, path_);
   lookUp(handle_, "kiln_session_destroy", sessionDestroy_, path_);
   lookUp(handle_, "kiln_dtype_size", dtypeSize_, path_);
+  getDimsInfo_ = reinterpret_cast<decltype(getDimsInfo_)>(
+      dlsym(handle_, "kiln_get_dims_info"));
+  getOutputShape_ = reinterpret_cast<decltype(getOutputShape_)>(
+      dlsym(handle_, "kiln_get_output_shape"));
 }
 
 void Model::copyMetadata() {
@@ -236,14 +240,103 @@ void Model::copyMetadata() {
                              info->batch_arena_bytes + info->num_batch_sizes);
   if (m.batchSizes.empty())
     m.batchSizes.push_back(1);
+  copySymbols();
   // The ABI's promise for several variants: every tensor leads with the
-  // batch size, so a variant's shapes follow from the first one's.
-  if (m.batchSizes.size() > 1)
+  // batch size, so a variant's shapes follow from the first one's. With a
+  // symbolic batch, only the tensors the dims table marks do (checked in
+  // copySymbols).
+  if (m.batchSizes.size() > 1 && !m.dynamic())
     for (const auto *list : {&m.inputs, &m.outputs})
       for (const TensorInfo &t : *list)
         if (t.shape.empty() || t.shape[0] != m.batchSizes.front())
           throw Error(path_ + " has several batch variants but a tensor whose "
                               "leading dimension is not the batch size");
+}
+
+void Model::copySymbols() {
+  const kiln_dims_info *dims = getDimsInfo_ ? getDimsInfo_() : nullptr;
+  if (!dims)
+    return;
+  ModelInfo &m = info_;
+  std::string where = path_ + ": the symbolic dimensions ";
+  if (dims->struct_size < sizeof(kiln_dims_info) ||
+      (dims->num_symbols && !dims->symbols) || !dims->input_symbols ||
+      !dims->output_symbols)
+    throw Error(where + "are incomplete");
+  for (uint32_t k = 0; k < dims->num_symbols; ++k) {
+    const kiln_dim_symbol &sym = dims->symbols[k];
+    if (sym.min < 0 || sym.max < sym.min)
+      throw Error(where + "have an empty range");
+    m.symbols.push_back({text(sym.name), sym.min, sym.max});
+  }
+  auto copyAxes = [&](const std::vector<TensorInfo> &ts,
+                      const int32_t *const *table, const char *kind) {
+    std::vector<std::vector<int32_t>> rows;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      std::vector<int32_t> row(ts[i].shape.size(), -1);
+      for (size_t d = 0; d < row.size() && table[i]; ++d) {
+        int32_t s = table[i][d];
+        // Only a leading batch is defined today.
+        if (s < -1 || s >= (int32_t)m.symbols.size() || (s >= 0 && d != 0))
+          throw Error(where + "name an unknown symbol for " + kind + " " +
+                      std::to_string(i));
+        if (s >= 0 && ts[i].shape[0] != m.batchSizes.front())
+          throw Error(where + "mark " + kind + " " + std::to_string(i) +
+                      ", which does not lead with the first batch size");
+        row[d] = s;
+      }
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  };
+  m.inputSymbols = copyAxes(m.inputs, dims->input_symbols, "input");
+  m.outputSymbols = copyAxes(m.outputs, dims->output_symbols, "output");
+  if (m.symbols.size() != 1 || m.batchSizes.front() != 1)
+    throw Error(where + "are not one batch with a batch-1 variant; this "
+                        "client runs only that kind");
+}
+
+Signature Model::signatureForBatch(int64_t batch) const {
+  if (!info_.dynamic())
+    throw Error(path_ + " has no symbolic dimension; its batch sizes are "
+                        "fixed");
+  const ModelInfo::Symbol &sym = info_.symbols.front();
+  if (batch < sym.min || batch > sym.max)
+    throw Error("batch " + std::to_string(batch) + " is outside the range " +
+                std::to_string(sym.min) + ".." + std::to_string(sym.max) +
+                " of '" + sym.name + "' that " + path_ + " was compiled for");
+  Signature sig;
+  sig.batchSize = batch;
+  sig.inputs = info_.inputs;
+  sig.outputs = info_.outputs;
+  auto setBatch = [&](std::vector<TensorInfo> &ts,
+                      const std::vector<std::vector<int32_t>> &axes) {
+    for (size_t i = 0; i < ts.size(); ++i) {
+      if (i >= axes.size() || axes[i].empty() || axes[i][0] < 0)
+        continue;
+      ts[i].shape[0] = batch;
+      size_t count;
+      if (!countElements(ts[i].shape, ts[i].type->size, count))
+        throw Error(path_ + ": '" + ts[i].name + "' is too large at batch " +
+                    std::to_string(batch));
+    }
+  };
+  setBatch(sig.inputs, info_.inputSymbols);
+  setBatch(sig.outputs, info_.outputSymbols);
+  return sig;
+}
+
+std::vector<int64_t> Session::outputShape(size_t i) const {
+  if (i >= signature_.outputs.size())
+    throw Error("output " + std::to_string(i) + " does not exist");
+  std::vector<int64_t> shape(signature_.outputs[i].shape.size());
+  if (!model_->getOutputShape_)
+    return signature_.outputs[i].shape;
+  kiln_status s = model_->getOutputShape_(session_, i, shape.data(),
+                                          shape.size());
+  if (s.code)
+    throw Error("kiln_get_output_shape", s);
+  return shape;
 }
 
 void Model::checkCpu() const {
@@ -253,6 +346,8 @@ void Model::checkCpu() const {
 }
 
 Signature Model::signature(const SessionOptions &options) const {
+  if (info_.dynamic())
+    return signatureForBatch(options.batchSize ? options.batchSize : 1);
   Signature sig;
   sig.batchSize = options.batchSize ? options.batchSize : info_.batchSizes[0];
   sig.inputs = info_.inputs;
@@ -289,7 +384,9 @@ Model::createSession(const SessionOptions &options) const {
   abi.num_threads = options.numThreads;
   // 0 picks the first variant, which is also right for a model that declares
   // no batch sizes at all.
-  abi.batch_size = sig.batchSize == info_.batchSizes[0] ? 0 : sig.batchSize;
+  abi.batch_size = sig.batchSize == info_.batchSizes[0] || info_.dynamic()
+                       ? 0
+                       : sig.batchSize;
   kiln_session *session = nullptr;
   kiln_status s = sessionCreate_(&abi, &session);
   if (s.code)

@@ -1,9 +1,14 @@
 //===- BatchVariants.cpp - one graph per batch size --------------*- C++ -*-===//
 #include "BatchVariants.h"
 
+#include "PassPipelines.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -18,7 +23,8 @@ Error makeError(const llvm::Twine &message) {
 
 Expected<std::vector<std::string>>
 kiln::makeBatchVariants(ModuleOp module,
-                        const std::vector<int64_t> &batchSizes) {
+                        const std::vector<int64_t> &batchSizes,
+                        bool onlySymbolic) {
   auto graph = module.lookupSymbol<func::FuncOp>("main_graph");
   if (!graph)
     return makeError("internal error: no main_graph function");
@@ -27,7 +33,7 @@ kiln::makeBatchVariants(ModuleOp module,
   if (batchSizes.front() < 1)
     return makeError("batch sizes must be positive");
   for (auto [i, t] : llvm::enumerate(graph.getArgumentTypes()))
-    if (cast<RankedTensorType>(t).getRank() == 0)
+    if (!onlySymbolic && cast<RankedTensorType>(t).getRank() == 0)
       return makeError("--batch-sizes needs a leading batch dimension, but "
                      "input " +
                      std::to_string(i) + " is a scalar");
@@ -42,6 +48,10 @@ kiln::makeBatchVariants(ModuleOp module,
     for (BlockArgument arg : variant.getArguments()) {
       auto t = cast<RankedTensorType>(arg.getType());
       SmallVector<int64_t> shape(t.getShape());
+      if (onlySymbolic && (shape.empty() || !ShapedType::isDynamic(shape[0]))) {
+        types.push_back(t);
+        continue;
+      }
       shape[0] = batch;
       arg.setType(RankedTensorType::get(shape, t.getElementType()));
       types.push_back(arg.getType());
@@ -81,5 +91,158 @@ Error kiln::checkBatchVariantOutputs(ModuleOp module,
             "a model whose leading input and output dimension is the batch");
     }
   }
+  return Error::success();
+}
+
+Expected<SymbolicBatch>
+kiln::planSymbolicBatch(ModuleOp module, const std::vector<SymbolicDim> &dims,
+                        const std::vector<int64_t> &batchSizes) {
+  auto graph = module.lookupSymbol<func::FuncOp>("main_graph");
+  if (!graph)
+    return makeError("internal error: no main_graph function");
+  SymbolicBatch batch;
+  const SymbolicDim &first = dims.front();
+  batch.name = first.dimParam.empty() ? first.input + "[0]" : first.dimParam;
+  batch.min = first.bound->min;
+  batch.max = first.bound->max;
+  std::string how =
+      "; Kiln compiles a range only for a leading batch dimension today (give "
+      "every other dimension one size with --dim or --input-shape)";
+  for (const SymbolicDim &d : dims) {
+    if (d.axis != 0)
+      return makeError("error: input '" + d.input + "' has the range " +
+                       toString(*d.bound) + " at axis " +
+                       std::to_string(d.axis) + " (" + d.label() + ")" + how);
+    if (!(*d.bound == *first.bound))
+      return makeError("error: inputs '" + first.input + "' and '" + d.input +
+                       "' lead with the ranges " + toString(*first.bound) +
+                       " and " + toString(*d.bound) +
+                       "; a batch shared by several inputs needs one range");
+    if (d.dimParam != first.dimParam)
+      return makeError("error: inputs '" + first.input + "' and '" + d.input +
+                       "' lead with different symbols (" + first.label() +
+                       " and " + d.label() +
+                       "); Kiln runs one symbolic batch, so give them one "
+                       "dim_param or fix one of them");
+  }
+  if (batch.min < 1)
+    return makeError("error: the batch " + first.label() + " has the range " +
+                     toString(*first.bound) +
+                     "; a batch range must start at 1 or more");
+  for (Type t : graph.getArgumentTypes()) {
+    auto rt = cast<RankedTensorType>(t);
+    batch.batchedInputs.push_back(rt.getRank() > 0 &&
+                                  ShapedType::isDynamic(rt.getDimSize(0)));
+  }
+  batch.variants.push_back(1);
+  for (int64_t b : batchSizes) {
+    if (b < 1 || b > batch.max)
+      return makeError("error: --batch-sizes has " + std::to_string(b) +
+                       ", outside the range " + toString(*first.bound) +
+                       " of the batch " + first.label());
+    batch.variants.push_back(b);
+  }
+  if (batchSizes.empty())
+    batch.variants.push_back(std::min<int64_t>(8, batch.max));
+  llvm::sort(batch.variants);
+  batch.variants.erase(std::unique(batch.variants.begin(), batch.variants.end()),
+                       batch.variants.end());
+  return batch;
+}
+
+namespace {
+/// Whether `size` is a dimension of any value in `module`, or the value of a
+/// small integer constant (a probe batch must be neither).
+bool sizeOccurs(ModuleOp module, int64_t size) {
+  bool found = false;
+  module.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (auto rt = dyn_cast<RankedTensorType>(t))
+        found |= llvm::is_contained(rt.getShape(), size);
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (BlockArgument a : b.getArguments())
+          if (auto rt = dyn_cast<RankedTensorType>(a.getType()))
+            found |= llvm::is_contained(rt.getShape(), size);
+    for (NamedAttribute attr : op->getAttrs())
+      if (auto dense = dyn_cast<DenseIntElementsAttr>(attr.getValue());
+          dense && dense.getNumElements() <= 4096)
+        for (const APInt &v : dense.getValues<APInt>())
+          found |= v.getSExtValue() == size;
+  });
+  return found;
+}
+} // namespace
+
+Error kiln::proveBatchIndependence(ModuleOp module, const SymbolicBatch &batch,
+                                   uint64_t maxTensorBytes) {
+  int64_t probe = 0;
+  for (int64_t p : {211, 223, 227, 229, 233, 239, 241, 251, 257, 263, 269,
+                    271, 277, 281, 283, 293, 307, 311, 313, 317})
+    if (p > batch.max && !sizeOccurs(module, p)) {
+      probe = p;
+      break;
+    }
+  // A probe inside the range would still be right; far outside it keeps the
+  // check about this model's sizes, not a coincidence.
+  if (!probe)
+    for (int64_t p = std::max<int64_t>(batch.max + 1, 331);; p += 2)
+      if (!sizeOccurs(module, p)) {
+        probe = p;
+        break;
+      }
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  Expected<std::vector<std::string>> names =
+      makeBatchVariants(*copy, {probe}, /*onlySymbolic=*/true);
+  if (!names)
+    return names.takeError();
+  // The checker reports kiln ops; name each as the ONNX node it came from,
+  // "node 'n' (ReduceSum, opset 13): ...", like the other graph errors.
+  llvm::StringMap<std::string> nodes;
+  int64_t opset = 0;
+  if (auto dict = module->getAttrOfType<DictionaryAttr>(
+          onnx::OnnxDialect::kOpsetImportAttr))
+    if (auto v = dict.getAs<IntegerAttr>("ai.onnx"))
+      opset = v.getInt();
+  copy->walk([&](Operation *op) {
+    auto loc = dyn_cast<NameLoc>(op->getLoc());
+    StringRef type = op->getName().getStringRef();
+    if (!loc || !type.consume_front("onnx.") || type.contains('.') ||
+        type == "Initializer")
+      return;
+    nodes[loc.getName().getValue()] = "node '" +
+                                      loc.getName().getValue().str() + "' (" +
+                                      type.str() + ", opset " +
+                                      std::to_string(opset) + "): ";
+  });
+  MLIRContext *ctx = module.getContext();
+  ScopedDiagnosticHandler named(ctx, [&](Diagnostic &diag) {
+    auto loc = dyn_cast<NameLoc>(diag.getLocation());
+    if (!loc || diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    auto it = nodes.find(loc.getName().getValue());
+    if (it == nodes.end() ||
+        StringRef(diag.str()).starts_with(it->second))
+      return failure();
+    emitError(UnknownLoc::get(ctx)) << it->second << diag.str();
+    return success();
+  });
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  GraphPipelineOptions graph;
+  graph.maxTensorBytes = maxTensorBytes;
+  buildGraphPipeline(pm, graph);
+  VerifyBatchIndependencePassOptions verify;
+  verify.batch = probe;
+  pm.nest<func::FuncOp>().addPass(createVerifyBatchIndependencePass(verify));
+  if (failed(pm.run(*copy)))
+    return makeError(
+        "error: the symbolic dimension '" + batch.name + "' (range " +
+        std::to_string(batch.min) + ".." + std::to_string(batch.max) +
+        ") is not an independent batch of this model (see the nodes above, "
+        "checked at the probe size " +
+        std::to_string(probe) +
+        "); Kiln runs a range only when every sample is computed from its "
+        "own inputs, so give the dimension one size (--dim " +
+        batch.name + "=N) and compile one .so per size");
   return Error::success();
 }

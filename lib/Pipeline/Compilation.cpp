@@ -206,6 +206,8 @@ Error Compilation::importModel() {
     io.inputShapes = options.inputShapes;
     io.dims = options.dims;
     io.allowDynamicInputs = options.emit == EmitKind::Import;
+    io.allowRangedInputs = true;
+    io.symbolicDims = &symbolicDims;
     module = importOnnxFile(context, options.inputPath, io);
   }
   if (!module)
@@ -216,8 +218,30 @@ Error Compilation::importModel() {
   llvm::sort(batchSizes);
   batchSizes.erase(std::unique(batchSizes.begin(), batchSizes.end()),
                    batchSizes.end());
-  Expected<std::vector<std::string>> names =
-      makeBatchVariants(*module, batchSizes);
+  if (!symbolicDims.empty()) {
+    if (options.target != Target::Cpu)
+      return makeError("error: --target=" + toString(options.target).str() +
+                       " compiles static shapes only; give the symbolic "
+                       "dimension " +
+                       symbolicDims.front().label() +
+                       " one size (--dim or --input-shape)");
+    Expected<SymbolicBatch> planned =
+        planSymbolicBatch(*module, symbolicDims, batchSizes);
+    if (!planned)
+      return planned.takeError();
+    {
+      Phase t(rootTiming, phases, "batch-independence");
+      if (Error e = proveBatchIndependence(*module, *planned,
+                                           options.maxTensorBytes)) {
+        errors.push_back(llvm::toString(std::move(e)));
+        return diagnosticsError("the batch is not independent");
+      }
+    }
+    symbolicBatch = std::move(*planned);
+    batchSizes = symbolicBatch->variants;
+  }
+  Expected<std::vector<std::string>> names = makeBatchVariants(
+      *module, batchSizes, /*onlySymbolic=*/symbolicBatch.has_value());
   if (!names)
     return names.takeError();
   entryNames = std::move(*names);
@@ -521,6 +545,23 @@ Error Compilation::describeModel() {
   if (Error e = checkBatchVariantOutputs(*module, entryNames, batchSizes,
                                          desc.outputs))
     return e;
+  if (symbolicBatch) {
+    desc.symbols.push_back(
+        {symbolicBatch->name, symbolicBatch->min, symbolicBatch->max});
+    for (auto [i, t] : llvm::enumerate(desc.inputs)) {
+      std::vector<int32_t> axes(t.shape.size(), -1);
+      if (i < symbolicBatch->batchedInputs.size() &&
+          symbolicBatch->batchedInputs[i] && !axes.empty())
+        axes[0] = 0;
+      desc.inputSymbols.push_back(std::move(axes));
+    }
+    for (const TensorDesc &t : desc.outputs) {
+      std::vector<int32_t> axes(t.shape.size(), -1);
+      if (!axes.empty())
+        axes[0] = 0; // kiln-verify-batch-independence: every output leads
+      desc.outputSymbols.push_back(std::move(axes));
+    }
+  }
   for (auto [i, name] : llvm::enumerate(entryNames))
     desc.variants.push_back(
         {batchSizes.empty()

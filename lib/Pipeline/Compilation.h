@@ -11,6 +11,7 @@
 #ifndef KILN_LIB_PIPELINE_COMPILATION_H
 #define KILN_LIB_PIPELINE_COMPILATION_H
 
+#include "BatchVariants.h"
 #include "Compile.h"
 #include "PassPipelines.h"
 #include "Report.h"
@@ -99,6 +100,10 @@ private:
   PhaseTimes phases;
   std::vector<int64_t> batchSizes;
   std::vector<std::string> entryNames;
+  /// The dimensions the importer left symbolic (each has a range), and the
+  /// batch they form; empty / unset for a static model.
+  std::vector<SymbolicDim> symbolicDims;
+  std::optional<SymbolicBatch> symbolicBatch;
   std::optional<std::string> targetIsa;
   std::string targetCpu;
   PrecisionPlan plan;

@@ -218,6 +218,53 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
     table->setAlignment(Align(8));
   }
 
+  // The symbolic dimensions (kiln_dims_info), only when there are some.
+  if (!d.symbols.empty()) {
+    StructType *symTy = StructType::get(ctx, {ptr, i64, i64});
+    SmallVector<Constant *> syms;
+    for (const ModelDesc::Symbol &sym : d.symbols)
+      syms.push_back(ConstantStruct::get(
+          symTy, {stringConstant(m, sym.name, "kiln.symbol"),
+                  ConstantInt::get(i64, sym.min),
+                  ConstantInt::get(i64, sym.max)}));
+    auto *symArrTy = ArrayType::get(symTy, syms.size());
+    auto *symVar = new GlobalVariable(m, symArrTy, true,
+                                      GlobalValue::PrivateLinkage,
+                                      ConstantArray::get(symArrTy, syms),
+                                      "kiln.symbols");
+    symVar->setAlignment(Align(8));
+    auto axes = [&](const std::vector<std::vector<int32_t>> &perTensor,
+                    StringRef kind) {
+      SmallVector<Constant *> rows;
+      for (const std::vector<int32_t> &row : perTensor) {
+        Constant *data = ConstantDataArray::get(ctx, ArrayRef<int32_t>(row));
+        auto *gv = new GlobalVariable(m, data->getType(), true,
+                                      GlobalValue::PrivateLinkage, data,
+                                      "kiln." + kind + "_symbols");
+        gv->setAlignment(Align(4));
+        rows.push_back(gv);
+      }
+      auto *arrTy = ArrayType::get(ptr, rows.size());
+      auto *gv = new GlobalVariable(m, arrTy, true, GlobalValue::PrivateLinkage,
+                                    ConstantArray::get(arrTy, rows),
+                                    "kiln." + kind + "_symbol_table");
+      gv->setAlignment(Align(8));
+      return gv;
+    };
+    StructType *dimsTy = StructType::get(ctx, {i32, i32, ptr, ptr, ptr});
+    const DataLayout &layout = m.getDataLayout();
+    auto *dims = new GlobalVariable(
+        m, dimsTy, true, GlobalValue::ExternalLinkage,
+        ConstantStruct::get(
+            dimsTy,
+            {ConstantInt::get(i32, layout.getTypeAllocSize(dimsTy)),
+             ConstantInt::get(i32, syms.size()), symVar,
+             axes(d.inputSymbols, "input"), axes(d.outputSymbols, "output")}),
+        "__kiln_dims_info");
+    dims->setVisibility(GlobalValue::HiddenVisibility);
+    dims->setAlignment(Align(8));
+  }
+
   // void __kiln_entry(uint32_t variant, void **args): unpack and call the
   // compiled graph.
   auto *entryTy = FunctionType::get(Type::getVoidTy(ctx), {i32, ptr}, false);
@@ -274,6 +321,29 @@ std::string mlir::kiln::modelJson(const ModelDesc &d) {
                  {"inputs", tensors(d.inputs)},
                  {"outputs", tensors(d.outputs)},
                  {"target", d.target}};
+  if (!d.symbols.empty()) {
+    // Each symbol with its range, and where it appears (tensor, axis).
+    json::Array symbols;
+    for (auto [k, sym] : llvm::enumerate(d.symbols)) {
+      json::Array uses;
+      auto addUses = [&](const std::vector<TensorDesc> &ts,
+                         const std::vector<std::vector<int32_t>> &axes,
+                         StringRef kind) {
+        for (auto [i, row] : llvm::enumerate(axes))
+          for (auto [axis, s] : llvm::enumerate(row))
+            if (s == (int32_t)k && i < ts.size())
+              uses.push_back(json::Object{{kind, ts[i].name},
+                                          {"axis", (int64_t)axis}});
+      };
+      addUses(d.inputs, d.inputSymbols, "input");
+      addUses(d.outputs, d.outputSymbols, "output");
+      symbols.push_back(json::Object{{"name", sym.name},
+                                     {"min", sym.min},
+                                     {"max", sym.max},
+                                     {"dimensions", std::move(uses)}});
+    }
+    o["symbolic_dimensions"] = std::move(symbols);
+  }
   if (d.target == "cuda") {
     o["gpu_arch"] = d.gpuArch;
     json::Array kernels;
@@ -326,6 +396,14 @@ std::string mlir::kiln::modelHeader(const ModelDesc &d) {
   };
   tensors(d.inputs, "INPUT");
   tensors(d.outputs, "OUTPUT");
+  // A symbolic dimension: its range; the _SHAPE macros above give the
+  // smallest compiled batch (batch_sizes[0]) in its place.
+  for (auto [k, sym] : llvm::enumerate(d.symbols)) {
+    std::string q = p + "_SYMBOL" + std::to_string(k);
+    os << "#define " << q << "_NAME \"" << cString(sym.name) << "\"\n"
+       << "#define " << q << "_MIN " << sym.min << "\n"
+       << "#define " << q << "_MAX " << sym.max << "\n";
+  }
   os << "\n#endif\n";
   return out;
 }

@@ -42,6 +42,11 @@ typedef struct kiln_guard_table {
 extern const kiln_guard_table __kiln_guard_table
     __attribute__((weak, visibility("hidden")));
 
+/* Symbolic dimensions (kiln_get_dims_info); absent (weak) in static
+ * models. */
+extern const kiln_dims_info __kiln_dims_info
+    __attribute__((weak, visibility("hidden")));
+
 /* A model compiled with --target=cuda (lib/Target/GpuTarget.cpp): the graph
  * is a list of kernel launches that runtime/src/cuda.c replays through the
  * CUDA driver API (opened with dlopen). Absent (weak) in CPU models. */

@@ -29,6 +29,8 @@ struct kiln_session {
   kiln_pool *pool; /* NULL: the loops run on the calling thread */
   kiln_cuda_session *gpu; /* models compiled with --target=cuda (cuda.c) */
   int busy; /* set while a kiln_run is inside (atomically, see kiln_run) */
+  int dynamic;        /* runs any batch in the symbol's range */
+  int64_t last_batch; /* the batch of the last successful dynamic run */
   char message[KILN_MESSAGE_BYTES];
 };
 
@@ -289,8 +291,16 @@ kiln_status kiln_session_create(const kiln_session_options *options,
                   info->name, (long long)opts.batch_size, sizes);
     }
   }
-  uint64_t needed = info->batch_arena_bytes ? info->batch_arena_bytes[variant]
-                                            : info->arena_bytes;
+  const kiln_dims_info *dims = kiln_get_dims_info();
+  int dynamic = dims && !opts.batch_size;
+  if (dynamic && (!info->num_batch_sizes || info->batch_sizes[0] != 1))
+    return fail(thread_message, KILN_INTERNAL,
+                "kiln_session_create: model '%s' has a symbolic batch but no "
+                "batch-1 variant; recompile it",
+                info->name);
+  uint64_t needed = dynamic || !info->batch_arena_bytes
+                        ? info->arena_bytes
+                        : info->batch_arena_bytes[variant];
   uint64_t align = info->arena_alignment ? info->arena_alignment : 64;
   if (opts.arena) {
     if (opts.arena_bytes < needed)
@@ -342,6 +352,8 @@ kiln_status kiln_session_create(const kiln_session_options *options,
   s->args = args;
   s->variant = variant;
   s->batch = info->num_batch_sizes ? info->batch_sizes[variant] : 0;
+  s->dynamic = dynamic;
+  s->last_batch = s->batch;
   if (opts.arena) {
     s->arena = opts.arena;
   } else if (needed) {
@@ -469,6 +481,199 @@ static kiln_status run_locked(kiln_session *session, const kiln_tensor *inputs,
                               size_t num_inputs, kiln_tensor *outputs,
                               size_t num_outputs);
 
+const kiln_dims_info *kiln_get_dims_info(void) {
+  return &__kiln_dims_info ? &__kiln_dims_info : NULL;
+}
+
+/* The symbol at axis 0 of `t` (-1: static), from the dims table `symbols`. */
+static int32_t leading_symbol(const kiln_tensor_info *t,
+                              const int32_t *const *symbols, uint32_t i) {
+  return t->rank > 0 && symbols && symbols[i] ? symbols[i][0] : -1;
+}
+
+/* Bytes of one sample of `t`: every dimension but the leading one. Returns 0
+ * on overflow (a compiled shape never overflows). */
+static size_t sample_bytes(const kiln_tensor_info *t) {
+  size_t bytes = kiln_dtype_size(t->dtype);
+  for (int32_t d = 1; d < t->rank; ++d)
+    if (t->shape[d] < 0 ||
+        __builtin_mul_overflow(bytes, (size_t)t->shape[d], &bytes))
+      return 0;
+  return bytes;
+}
+
+/* Checks a tensor with a symbolic leading dimension against the model and
+ * the batch `*batch` the other tensors gave (-1 when none has yet). */
+static kiln_status check_batched(kiln_session *s, const char *kind, uint32_t i,
+                                 const kiln_tensor_info *want,
+                                 const kiln_dim_symbol *symbol,
+                                 const kiln_tensor *got, int64_t *batch) {
+  size_t element = kiln_dtype_size(want->dtype);
+  size_t per = sample_bytes(want);
+  if (got->dtype != want->dtype)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "%s %u ('%s'): dtype is %d; the model expects %d", kind, i,
+                want->name, got->dtype, want->dtype);
+  if (element && (uintptr_t)got->data % element)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "%s %u ('%s'): data at %p is not aligned to its element size "
+                "(%zu bytes)",
+                kind, i, want->name, got->data, element);
+  int64_t n;
+  if (got->shape) {
+    if (got->rank != want->rank)
+      return fail(s->message, KILN_INVALID_ARGUMENT,
+                  "%s %u ('%s'): rank is %d; the model expects %d", kind, i,
+                  want->name, got->rank, want->rank);
+    for (int32_t d = 1; d < want->rank; ++d)
+      if (got->shape[d] != want->shape[d])
+        return fail(s->message, KILN_INVALID_ARGUMENT,
+                    "%s %u ('%s'): dimension %d is %lld; the model expects "
+                    "%lld",
+                    kind, i, want->name, d, (long long)got->shape[d],
+                    (long long)want->shape[d]);
+    n = got->shape[0];
+  } else {
+    if (!per || got->bytes % per)
+      return fail(s->message, KILN_INVALID_ARGUMENT,
+                  "%s %u ('%s'): %zu bytes is not a whole number of samples "
+                  "of %zu bytes; pass the shape",
+                  kind, i, want->name, got->bytes, per);
+    n = (int64_t)(got->bytes / per);
+  }
+  if (n < symbol->min || n > symbol->max)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "%s %u ('%s'): dimension 0 ('%s') is %lld, outside the range "
+                "%lld..%lld the model was compiled for",
+                kind, i, want->name, symbol->name, (long long)n,
+                (long long)symbol->min, (long long)symbol->max);
+  if (*batch >= 0 && n != *batch)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "%s %u ('%s'): dimension 0 ('%s') is %lld, but the inputs "
+                "give it %lld; every tensor sharing '%s' must agree",
+                kind, i, want->name, symbol->name, (long long)n,
+                (long long)*batch, symbol->name);
+  *batch = n;
+  size_t bytes;
+  if (__builtin_mul_overflow(per, (size_t)n, &bytes) || got->bytes != bytes)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "%s %u ('%s'): buffer has %zu bytes; the model expects %zu "
+                "for %lld samples",
+                kind, i, want->name, got->bytes, per * (size_t)n,
+                (long long)n);
+  if (!got->data && bytes)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "%s %u ('%s'): data is NULL", kind, i, want->name);
+  return ok_status();
+}
+
+/* Runs compiled variant `variant` once; args must be filled. */
+static kiln_status run_variant(kiln_session *session, uint32_t variant) {
+  const kiln_model_info *info = &__kiln_model_info;
+  session->args[info->num_inputs + info->num_outputs] = session->arena;
+  const kiln_guard_table *guards = &__kiln_guard_table;
+  uint32_t *status =
+      guards && guards->count ? (uint32_t *)session->arena : NULL;
+  if (status)
+    *status = 0;
+  kiln_pool *outer = kiln_pool_enter(session->pool);
+  __kiln_entry(variant, session->args);
+  kiln_pool_leave(outer);
+  if (status && *status) {
+    uint32_t g = *status;
+    return fail(session->message, KILN_INVALID_ARGUMENT,
+                "kiln_run: %s",
+                g <= guards->count ? guards->messages[g - 1]
+                                   : "a run-time shape check failed");
+  }
+  return ok_status();
+}
+
+/* A model with a symbolic batch: the batch n of the inputs runs as compiled
+ * batches, largest first, over consecutive slices of every batched input and
+ * output (samples are independent, which the compiler proved). The arena
+ * fits every variant, so nothing is allocated. */
+static kiln_status run_dynamic(kiln_session *s, const kiln_tensor *inputs,
+                               kiln_tensor *outputs) {
+  const kiln_model_info *info = &__kiln_model_info;
+  const kiln_dims_info *dims = kiln_get_dims_info();
+  int64_t batch = -1;
+  for (int pass = 0; pass < 2; ++pass) {
+    const kiln_tensor_info *want = pass ? info->outputs : info->inputs;
+    const int32_t *const *symbols =
+        pass ? dims->output_symbols : dims->input_symbols;
+    const kiln_tensor *got = pass ? outputs : inputs;
+    uint32_t count = pass ? info->num_outputs : info->num_inputs;
+    const char *kind = pass ? "output" : "input";
+    if (pass && batch < 0)
+      return fail(s->message, KILN_INTERNAL,
+                  "kiln_run: model '%s' has a symbolic batch but no input "
+                  "carries it",
+                  info->name);
+    for (uint32_t i = 0; i < count; ++i) {
+      int32_t sym = leading_symbol(&want[i], symbols, i);
+      kiln_status st =
+          sym >= 0 && (uint32_t)sym < dims->num_symbols
+              ? check_batched(s, kind, i, &want[i], &dims->symbols[sym],
+                              &got[i], &batch)
+              : check_tensor(s, kind, i, &want[i], &got[i]);
+      if (st.code)
+        return st;
+    }
+  }
+  kiln_status overlap = check_overlaps(s, inputs, info->num_inputs, outputs,
+                                       info->num_outputs);
+  if (overlap.code)
+    return overlap;
+  for (int64_t done = 0; done < batch;) {
+    uint32_t v = info->num_batch_sizes - 1;
+    while (v > 0 && info->batch_sizes[v] > batch - done)
+      --v;
+    for (uint32_t i = 0; i < info->num_inputs + info->num_outputs; ++i) {
+      int out = i >= info->num_inputs;
+      uint32_t j = out ? i - info->num_inputs : i;
+      const kiln_tensor_info *want = out ? &info->outputs[j] : &info->inputs[j];
+      void *data = out ? outputs[j].data : inputs[j].data;
+      if (leading_symbol(want, out ? dims->output_symbols : dims->input_symbols,
+                         j) >= 0)
+        data = (char *)data + (size_t)done * sample_bytes(want);
+      s->args[i] = data;
+    }
+    kiln_status st = run_variant(s, v);
+    if (st.code)
+      return st;
+    done += info->batch_sizes[v];
+  }
+  s->last_batch = batch;
+  return ok_status();
+}
+
+kiln_status kiln_get_output_shape(kiln_session *session, size_t output,
+                                  int64_t *shape, size_t rank) {
+  const kiln_model_info *info = &__kiln_model_info;
+  if (!session)
+    return fail(thread_message, KILN_INVALID_ARGUMENT,
+                "kiln_get_output_shape: session is NULL");
+  if (output >= info->num_outputs)
+    return fail(session->message, KILN_INVALID_ARGUMENT,
+                "kiln_get_output_shape: model '%s' has %u outputs; got index "
+                "%zu",
+                info->name, info->num_outputs, output);
+  const kiln_tensor_info *t = &info->outputs[output];
+  if (rank != (size_t)t->rank || (rank && !shape))
+    return fail(session->message, KILN_INVALID_ARGUMENT,
+                "kiln_get_output_shape: output %zu ('%s') has rank %d; got "
+                "%zu entries",
+                output, t->name, t->rank, rank);
+  const kiln_dims_info *dims = kiln_get_dims_info();
+  int batched =
+      dims && leading_symbol(t, dims->output_symbols, (uint32_t)output) >= 0;
+  for (size_t d = 0; d < rank; ++d)
+    shape[d] = d == 0 && (batched || session->variant) ? session->last_batch
+                                                      : t->shape[d];
+  return ok_status();
+}
+
 kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
                      size_t num_inputs, kiln_tensor *outputs,
                      size_t num_outputs) {
@@ -501,6 +706,8 @@ static kiln_status run_locked(kiln_session *session, const kiln_tensor *inputs,
   if ((num_inputs && !inputs) || (num_outputs && !outputs))
     return fail(session->message, KILN_INVALID_ARGUMENT,
                 "kiln_run: inputs or outputs is NULL");
+  if (session->dynamic)
+    return run_dynamic(session, inputs, outputs);
   for (uint32_t i = 0; i < info->num_inputs; ++i) {
     kiln_status st =
         check_tensor(session, "input", i, &info->inputs[i], &inputs[i]);
@@ -524,21 +731,5 @@ static kiln_status run_locked(kiln_session *session, const kiln_tensor *inputs,
   if (session->gpu)
     return kiln_internal_cuda_run(session->gpu, inputs, outputs,
                                   session->message, KILN_MESSAGE_BYTES);
-  session->args[info->num_inputs + info->num_outputs] = session->arena;
-  const kiln_guard_table *guards = &__kiln_guard_table;
-  uint32_t *status =
-      guards && guards->count ? (uint32_t *)session->arena : NULL;
-  if (status)
-    *status = 0;
-  kiln_pool *outer = kiln_pool_enter(session->pool);
-  __kiln_entry(session->variant, session->args);
-  kiln_pool_leave(outer);
-  if (status && *status) {
-    uint32_t g = *status;
-    return fail(session->message, KILN_INVALID_ARGUMENT,
-                "kiln_run: %s",
-                g <= guards->count ? guards->messages[g - 1]
-                                   : "a run-time shape check failed");
-  }
-  return ok_status();
+  return run_variant(session, session->variant);
 }

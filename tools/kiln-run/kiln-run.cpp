@@ -83,12 +83,35 @@ bool checkOutput(size_t i, const TensorInfo &spec, const HostTensor &got,
   return true;
 }
 
+// A model with a symbolic batch: the batch of the test data, the leading
+// dimension of its first input that carries the batch.
+int64_t batchOfTestData(const std::string &dir, const Model &model) {
+  const kiln::client::ModelInfo &info = model.info();
+  for (size_t i = 0; i < info.inputs.size(); ++i) {
+    if (i >= info.inputSymbols.size() || info.inputSymbols[i].empty() ||
+        info.inputSymbols[i][0] < 0)
+      continue;
+    std::string path = fileIn(dir, "input_", i);
+    if (!fs::exists(path))
+      break; // readInputs names the missing file
+    HostTensor t = readTensorProto(path).tensor;
+    if (t.shape().empty())
+      throw Error(path + " is a scalar; model input " + std::to_string(i) +
+                  " leads with the batch '" + info.symbols[0].name + "'");
+    return t.shape()[0];
+  }
+  return 1;
+}
+
 int runTestData(const Options &opts) {
   if (!fs::is_directory(opts.testData))
     throw Error(opts.testData + " is not a directory");
   std::shared_ptr<const Model> model = Model::open(opts.model);
   kiln::client::SessionOptions options{opts.threads, opts.batchSize};
   kiln::client::Signature signature = model->signature(options);
+  if (model->info().dynamic() && !opts.batchSize)
+    signature = model->signatureForBatch(
+        batchOfTestData(opts.testData, *model));
   std::vector<HostTensor> inputs = readInputs(opts.testData, signature.inputs);
   std::vector<HostTensor> outputs = allocate(signature.outputs);
   // 0xff bytes read as NaN or -1: an output the model never writes shows up.
@@ -107,7 +130,7 @@ int runTestData(const Options &opts) {
     if (!fs::exists(path))
       continue;
     ++compared;
-    if (checkOutput(i, session->outputs()[i], outputs[i], path, opts))
+    if (checkOutput(i, signature.outputs[i], outputs[i], path, opts))
       ++matched;
     else
       ++failed;
@@ -148,6 +171,7 @@ int runBench(const Options &opts) {
   std::unique_ptr<Session> session =
       model->createSession({opts.threads, opts.batchSize});
   std::mt19937_64 rng(opts.seed);
+  // A symbolic batch runs at --batch-size (the session's signature).
   std::vector<HostTensor> inputs = allocate(session->inputs());
   for (HostTensor &t : inputs)
     t.fillRandom(rng);
@@ -227,12 +251,27 @@ int runInfo(const Options &opts) {
   for (int64_t b : info.batchSizes)
     std::printf(" %lld", static_cast<long long>(b));
   std::printf("\n");
+  for (const auto &sym : info.symbols)
+    std::printf("symbolic:         '%s' = %lld..%lld (leading dimension of "
+                "the marked tensors; any batch in range runs as the batch "
+                "sizes above)\n",
+                sym.name.c_str(), static_cast<long long>(sym.min),
+                static_cast<long long>(sym.max));
+  // A tensor that leads with a symbol says so after its first-variant shape.
+  auto symbolAt0 = [&](const std::vector<std::vector<int32_t>> &axes,
+                       size_t i) -> std::string {
+    if (i >= axes.size() || axes[i].empty() || axes[i][0] < 0)
+      return "";
+    return "  (axis 0: '" + info.symbols[axes[i][0]].name + "')";
+  };
   std::printf("inputs (%zu):\n", info.inputs.size());
   for (size_t i = 0; i < info.inputs.size(); ++i)
-    std::printf("  %zu %s\n", i, describe(info.inputs[i]).c_str());
+    std::printf("  %zu %s%s\n", i, describe(info.inputs[i]).c_str(),
+                symbolAt0(info.inputSymbols, i).c_str());
   std::printf("outputs (%zu):\n", info.outputs.size());
   for (size_t i = 0; i < info.outputs.size(); ++i)
-    std::printf("  %zu %s\n", i, describe(info.outputs[i]).c_str());
+    std::printf("  %zu %s%s\n", i, describe(info.outputs[i]).c_str(),
+                symbolAt0(info.outputSymbols, i).c_str());
   return 0;
 }
 

@@ -80,6 +80,18 @@ struct ModelInfo {
   /// Arena bytes of each variant (empty when the model does not say).
   std::vector<uint64_t> batchArenaBytes;
   uint64_t arenaBytes = 0, arenaAlignment = 0;
+  /// Symbolic dimensions (kiln_dims_info; empty for a static model or one
+  /// built before the ABI addition). Today one symbol: the batch, the
+  /// leading dimension of the inputs marked in inputSymbols and of every
+  /// output, any size in [min, max].
+  struct Symbol {
+    std::string name;
+    int64_t min = 0, max = 0;
+  };
+  std::vector<Symbol> symbols;
+  /// Per input (output), per axis: its symbol index, or -1.
+  std::vector<std::vector<int32_t>> inputSymbols, outputSymbols;
+  bool dynamic() const { return !symbols.empty(); }
 };
 
 /// What a session runs. Zero values are the defaults. kiln_session_options
@@ -89,7 +101,9 @@ struct ModelInfo {
 struct SessionOptions {
   /// kiln_session_options.num_threads: 0 or 1 run on the calling thread.
   int32_t numThreads = 0;
-  /// The batch variant; 0 is the first.
+  /// The batch variant; 0 is the first. For a model with a symbolic batch,
+  /// the batch the session's signature shows (0: 1); the session runs any
+  /// batch in range (Session::signatureFor).
   int64_t batchSize = 0;
 };
 
@@ -127,6 +141,11 @@ public:
   /// has no variant of options.batchSize.
   Signature signature(const SessionOptions &options) const;
 
+  /// A model with a symbolic batch: the tensors of a run at batch `batch`
+  /// (the batched ones lead with it). Throws Error naming the range when
+  /// `batch` is outside it, or for a static model.
+  Signature signatureForBatch(int64_t batch) const;
+
   /// kiln_session_create; throws Error with the status on failure.
   std::unique_ptr<Session> createSession(const SessionOptions &options) const;
 
@@ -135,6 +154,7 @@ private:
   explicit Model(std::string path) : path_(std::move(path)) {}
   void resolveEntryPoints();
   void copyMetadata();
+  void copySymbols();
 
   std::string path_;
   void *handle_ = nullptr;
@@ -146,6 +166,10 @@ private:
                       kiln_tensor *, size_t) = nullptr;
   void (*sessionDestroy_)(kiln_session *) = nullptr;
   size_t (*dtypeSize_)(int32_t) = nullptr;
+  /// Optional (ABI additions): null in models built before them.
+  const kiln_dims_info *(*getDimsInfo_)(void) = nullptr;
+  kiln_status (*getOutputShape_)(kiln_session *, size_t, int64_t *,
+                                 size_t) = nullptr;
   ModelInfo info_;
 };
 
@@ -161,6 +185,14 @@ public:
   int64_t batchSize() const { return signature_.batchSize; }
   const std::vector<TensorInfo> &inputs() const { return signature_.inputs; }
   const std::vector<TensorInfo> &outputs() const { return signature_.outputs; }
+  /// Whether the session runs any batch in the model's symbolic range.
+  bool dynamic() const { return model_->info().dynamic(); }
+  /// The tensors of a run at `batch` (Model::signatureForBatch).
+  Signature signatureFor(int64_t batch) const {
+    return model_->signatureForBatch(batch);
+  }
+  /// kiln_get_output_shape: output `i`'s shape in the last successful run.
+  std::vector<int64_t> outputShape(size_t i) const;
 
   /// kiln_run with tensors in the order of inputs() and outputs(); throws
   /// Error with the status on failure. Allocates nothing when it succeeds.

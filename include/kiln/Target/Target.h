@@ -35,6 +35,15 @@ struct ModelDesc {
     uint64_t arenaBytes = 0;
   };
   std::vector<Variant> variants;
+  /// Symbolic dimensions (kiln_dims_info, docs/shapes.md): a symbol's name
+  /// and range, and per input and output, per axis, its symbol index or -1.
+  /// Empty for a static model.
+  struct Symbol {
+    std::string name;
+    int64_t min = 0, max = 0;
+  };
+  std::vector<Symbol> symbols;
+  std::vector<std::vector<int32_t>> inputSymbols, outputSymbols;
   uint64_t arenaAlignment = 64;
   /// Messages of the run-time guards (see runtime/src/model_abi.h), by
   /// number - 1; empty when the model has none.

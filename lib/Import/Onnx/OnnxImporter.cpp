@@ -534,7 +534,8 @@ Importer::inputType(const onnx::ValueInfoProto &info) {
       continue;
     }
     shape.push_back(ShapedType::kDynamic);
-    if (options.allowDynamicInputs) {
+    if (options.allowDynamicInputs ||
+        (options.allowRangedInputs && bound && bound->max >= 0)) {
       if (options.symbolicDims)
         options.symbolicDims->push_back({info.name(), i, param, bound, {}});
       continue;

@@ -125,10 +125,39 @@ typedef struct kiln_session_options {
   void *arena;         /* optional caller-owned arena, at least the variant's
                           batch_arena_bytes */
   size_t arena_bytes;  /* size of `arena` in bytes; 0 when arena is NULL */
-  int64_t batch_size;  /* which batch variant to run; 0 = batch_sizes[0] */
+  int64_t batch_size;  /* which batch variant to run; 0 = batch_sizes[0], or
+                          for a model with symbolic dimensions any size in
+                          range (see kiln_dims_info) */
 } kiln_session_options;
 
 typedef struct kiln_session kiln_session;
+
+/* Symbolic dimensions (an addition to ABI v1; docs/shapes.md). A model
+ * compiled with a range for a symbolic dimension, e.g. --dim batch=1..64,
+ * describes it here; kiln_get_dims_info() returns NULL for a model whose
+ * every dimension is static, and a model built before this addition lacks the
+ * function (look it up with dlsym and treat its absence as NULL). Today the
+ * symbol is an independent batch: the leading dimension of the inputs that
+ * carry it and of every output. kiln_model_info's inputs and outputs describe
+ * batch size batch_sizes[0]; a session created with batch_size 0 runs any
+ * size in [min, max] given by the inputs' shapes (or, with shape NULL, their
+ * byte counts), never allocating. */
+typedef struct kiln_dim_symbol {
+  const char *name; /* the ONNX dim_param, or INPUT[axis] for an unnamed one */
+  int64_t min;
+  int64_t max;
+} kiln_dim_symbol;
+
+typedef struct kiln_dims_info {
+  uint32_t struct_size; /* sizeof(kiln_dims_info) when the model was built;
+                           fields past it are absent */
+  uint32_t num_symbols;
+  const kiln_dim_symbol *symbols;
+  /* Per input (output), per axis: the index of its symbol, or -1 for a
+   * static dimension; rank entries each, as in kiln_model_info. */
+  const int32_t *const *input_symbols;
+  const int32_t *const *output_symbols;
+} kiln_dims_info;
 
 /* Metadata of the model in this .so; never NULL. */
 KILN_API const kiln_model_info *kiln_get_model_info(void);
@@ -154,6 +183,15 @@ KILN_API kiln_status kiln_session_create(const kiln_session_options *options,
 KILN_API kiln_status kiln_run(kiln_session *session, const kiln_tensor *inputs,
                               size_t num_inputs, kiln_tensor *outputs,
                               size_t num_outputs);
+
+/* The symbolic dimensions of this model, or NULL if it has none. */
+KILN_API const kiln_dims_info *kiln_get_dims_info(void);
+
+/* Writes the shape output `output` had in the session's last successful
+ * kiln_run into `shape` (`rank` entries, the output's rank). For a static
+ * model it is the compiled shape. */
+KILN_API kiln_status kiln_get_output_shape(kiln_session *session, size_t output,
+                                           int64_t *shape, size_t rank);
 
 /* Destroys a session and frees what it allocated; NULL is a no-op. */
 KILN_API void kiln_session_destroy(kiln_session *session);

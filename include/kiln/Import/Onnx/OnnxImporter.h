@@ -24,8 +24,11 @@ struct ImportOptions {
   /// Keep symbolic dimensions (as `?`, their dim_params in onnx.dim_params)
   /// when no size is given, or a range is, instead of failing.
   bool allowDynamicInputs = false;
-  /// With allowDynamicInputs: filled with every input dimension left
-  /// symbolic, in input and axis order.
+  /// Keep symbolic dimensions that have a range (min < max) as `?`; a
+  /// dimension with no size or range still fails.
+  bool allowRangedInputs = false;
+  /// With allowDynamicInputs or allowRangedInputs: filled with every input
+  /// dimension left symbolic, in input and axis order.
   std::vector<SymbolicDim> *symbolicDims = nullptr;
 };
 

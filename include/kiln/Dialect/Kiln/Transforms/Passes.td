@@ -14,6 +14,31 @@ def ShapeInferencePass : Pass<"kiln-shape-inference", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def VerifyBatchIndependencePass
+    : Pass<"kiln-verify-batch-independence", "func::FuncOp"> {
+  let summary = "Prove that a symbolic leading dimension is an independent batch";
+  let description = [{
+    Run on a graph whose symbolic leading dimension was given the probe size
+    `batch` (a prime no other size of the model equals). A tensor with that
+    size at exactly one axis carries the batch there. Every op must keep the
+    samples apart along it: elementwise ops, transposes, reshapes that do not
+    merge the batch into another dimension, concatenation, padding, slicing
+    and gathering along other axes, matrix products with the batch in M, N or
+    a batch dimension, convolution, pooling and batch normalization with the
+    batch in N, softmax, layer normalization and reductions over other axes.
+    A batched tensor made from batch-free data must be a splat or a
+    broadcast, no constant may hold the probe size as data, and every output
+    must lead with the batch. Each op that breaks this is reported, naming
+    why; a model that passes computes each sample from its own inputs, so
+    Kiln runs any batch in range as compiled batches over consecutive slices.
+  }];
+  let options = [
+    Option<"batch", "batch", "int64_t", /*default=*/"211",
+           "The probe batch size the graph was built for">,
+  ];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def QuantizeDynamicPass : Pass<"kiln-quantize-dynamic", "ModuleOp"> {
   let summary = "Dynamic int8: MatMul/Gemm with constant weights become kiln.dynamic_quant_matmul";
   let description = [{
