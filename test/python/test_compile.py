@@ -129,11 +129,27 @@ def test_open_dims_are_all_named(shared_dims):
         assert name in str(info.value)
 
 
-def test_a_range_is_refused_with_the_dimension_named(shared_dims, symbolic_relu):
-    with pytest.raises(kiln.Error, match=r"range 1\.\.8 at index 1 \(dim_param 'seq'\)"):
+def test_a_range_off_the_batch_is_refused_with_the_dimension_named(shared_dims):
+    with pytest.raises(kiln.Error, match=r"input 'a' has the range 1\.\.8 at axis 1 \('seq'\)"):
         kiln.compile(shared_dims, dims={"batch": 2, "seq": (1, 8)})
-    with pytest.raises(kiln.Error, match=r"graph input 'x' has the range 1\.\.4 at index 0"):
-        kiln.compile(symbolic_relu, input_shapes={"x": ((1, 4), 3)})
+
+
+def test_a_symbolic_batch_runs_any_batch_in_range(symbolic_relu):
+    # docs/shapes.md: compiled once, any batch 1..4, refused outside.
+    model = kiln.load(kiln.compile(symbolic_relu, input_shapes={"x": ((1, 4), 3)}))
+    assert model.info["symbolic_dimensions"] == [
+        {"name": "N", "min": 1, "max": 4, "dimensions": [("x", 0), ("y", 0)]}]
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 3, 4):
+        x = rng.standard_normal((n, 3), dtype=np.float32)
+        y = model(x)[0]
+        assert y.shape == (n, 3)
+        np.testing.assert_array_equal(y, np.maximum(x, 0))
+        np.testing.assert_array_equal(model.run({"x": x})["y"], np.maximum(x, 0))
+    with pytest.raises(kiln.Error, match=r"batch 5 is outside the range 1\.\.4 of 'N'"):
+        model(np.zeros((5, 3), np.float32))
+    with pytest.raises(kiln.Error, match=r"expects float32 of shape \(2, 3\)"):
+        model(np.zeros((2, 4), np.float32))
 
 
 @pytest.mark.parametrize("dims, error", [

@@ -602,3 +602,36 @@ def test_compiled_batch_variants(serve, m, mlp_batched):
         x = rows(k, seed=k)
         np.testing.assert_allclose(infer_y(s, "mlp", x)[0], m.mlp_ref[1](x), RTOL, ATOL)
     assert s.terminate() == 0
+
+
+def test_symbolic_batch_packs_without_padding(serve, m, tmp_path):
+    # docs/shapes.md: an .so compiled with --dim N=1..32 runs any number of
+    # rows up to 32 in one call, so the batcher packs requests and never pads.
+    import onnx
+    from conftest import compile_model
+    model = onnx.load(f"{m.dir}/mlp1.onnx")
+    for v in list(model.graph.input) + list(model.graph.output):
+        d = v.type.tensor_type.shape.dim[0]
+        d.ClearField("dim_value")
+        d.dim_param = "N"
+    del model.graph.value_info[:]
+    onnx.save(model, str(tmp_path / "mlp_sym.onnx"))
+    so = compile_model(str(tmp_path / "mlp_sym.onnx"), str(tmp_path / "mlp_sym.so"),
+                       "--dim", "N=1..32")
+    s = serve("--model", f"mlp={so}", "--max-queue-delay-us", "20000", "--threads", "1")
+    status, meta = s.get_json("/v2/models/mlp")
+    assert meta["inputs"][0]["shape"] == [-1, 16]
+    assert meta["parameters"]["max_batch"] == 32
+    n = 12
+    xs = [rows(1, seed=200 + i) for i in range(n)]
+    ys = concurrent(n, lambda i: infer_y(s, "mlp", xs[i])[0])
+    for x, y in zip(xs, ys):
+        np.testing.assert_allclose(y, m.mlp_ref[1](x), RTOL, ATOL)
+    for k in (3, 29, 40):  # 40 rows run as 32 + 8
+        x = rows(k, seed=k)
+        np.testing.assert_allclose(infer_y(s, "mlp", x)[0], m.mlp_ref[1](x), RTOL, ATOL)
+    metrics = s.metrics()
+    assert counter(metrics, "kiln_execution_count", "mlp", 1) < \
+        counter(metrics, "kiln_inference_count", "mlp", 1)
+    assert counter(metrics, "kiln_padded_rows_total", "mlp", 1) == 0
+    assert s.terminate() == 0

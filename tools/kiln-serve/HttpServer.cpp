@@ -68,7 +68,7 @@ json tensorMetadata(const ModelVersion &v, const TensorInfo &t) {
   std::vector<int64_t> shape = t.shape;
   // -1 says "any number of rows"; a one-variant model keeps its number,
   // though it too accepts more rows (they are run in several batches).
-  if (v.batched() && v.batchSizes().size() > 1)
+  if (v.batched() && (v.batchSizes().size() > 1 || v.dynamic()))
     shape[0] = -1;
   return {{"name", t.name},
           {"datatype", t.type->kserve},
@@ -95,6 +95,7 @@ json modelMetadata(const std::vector<std::shared_ptr<ModelVersion>> &all,
            {{"version", std::to_string(v.version())},
             {"batch_sizes", v.batchSizes()},
             {"batched", v.batched()},
+            {"max_batch", v.maxBatch()},
             {"model_hash", info.hash},
             {"compiler_version", info.compilerVersion},
             {"required_isa", info.requiredIsa},

@@ -44,6 +44,9 @@ struct Variant {
   int64_t batch;                            // rows it holds
   std::vector<AlignedBuffer> in, out;       // staging for packed batches
   std::vector<kiln_tensor> inT, outT;
+  // A symbolic batch: the shapes inT/outT point at, whose leading dimension
+  // is set to each run's rows.
+  std::vector<std::vector<int64_t>> inShapes, outShapes;
 };
 
 struct Slot {
@@ -74,6 +77,19 @@ static size_t rowBytes(const TensorInfo &t, bool batched) {
 // variants promise this (the client checks it); with one variant it is our
 // reading of the shapes.
 static bool leadsWithBatch(const client::Model &model) {
+  const client::ModelInfo &info = model.info();
+  if (info.dynamic()) {
+    // A symbolic batch: the tensors the model marks, which must be all.
+    for (size_t i = 0; i < info.inputs.size(); ++i)
+      if (i >= info.inputSymbols.size() || info.inputSymbols[i].empty() ||
+          info.inputSymbols[i][0] < 0)
+        throw Error(400, model.path() + ": input '" + info.inputs[i].name +
+                             "' does not carry the symbolic batch '" +
+                             info.symbols[0].name +
+                             "'; kiln-serve packs requests along the batch, "
+                             "so every input must lead with it");
+    return !info.inputs.empty();
+  }
   bool batched = !model.inputs().empty();
   for (const auto *list : {&model.inputs(), &model.outputs()})
     for (const TensorInfo &t : *list)
@@ -87,6 +103,9 @@ ModelVersion::ModelVersion(std::string name, int64_t version,
                            const BatchingOptions &options)
     : name_(std::move(name)), version_(version), model_(std::move(model)),
       batched_(leadsWithBatch(*model_)), options_(options) {
+  dynamic_ = batched_ && model_->info().dynamic();
+  maxBatch_ = dynamic_ ? model_->info().symbols.front().max
+                       : batchSizes().back();
   // Rows are what the batcher counts: a variant of 0 rows has none to fill.
   if (batchSizes().front() < 1)
     throw Error(400, path() + ": the batch sizes are not ascending and "
@@ -125,7 +144,10 @@ ModelVersion::~ModelVersion() = default;
 // zeros: page faults, lazy binding and cold caches are paid here, not by the
 // first request.
 void ModelVersion::makeSlot(Slot &slot) {
-  for (int64_t b : batchSizes()) {
+  // A symbolic batch needs one session, which runs up to maxBatch() rows.
+  std::vector<int64_t> sizes =
+      dynamic_ ? std::vector<int64_t>{maxBatch_} : batchSizes();
+  for (int64_t b : sizes) {
     std::string variant = path() + ": batch size " + std::to_string(b);
     Variant v;
     v.batch = batched_ ? b : 1;
@@ -134,19 +156,27 @@ void ModelVersion::makeSlot(Slot &slot) {
     } catch (const client::Error &e) {
       throw Error(500, variant + ": " + e.what());
     }
-    // A kiln_tensor over a staging buffer, shaped as the session's tensor.
-    auto view = [](const AlignedBuffer &buffer, const TensorInfo &t) {
+    // A kiln_tensor over a staging buffer, shaped as the session's tensor
+    // (for a symbolic batch, as its own copy of that shape).
+    auto view = [](const AlignedBuffer &buffer, const TensorInfo &t,
+                   std::vector<std::vector<int64_t>> &shapes, bool own) {
+      shapes.push_back(t.shape);
+      const int64_t *dims = own ? shapes.back().data() : t.shape.data();
       return kiln_tensor{buffer.data(), buffer.size(), t.dtype(),
-                         (int32_t)t.shape.size(), t.shape.data()};
+                         (int32_t)t.shape.size(), dims};
     };
+    v.inShapes.reserve(inRowBytes_.size());
+    v.outShapes.reserve(outRowBytes_.size());
     for (size_t i = 0; i < inRowBytes_.size(); ++i) {
       v.in.emplace_back(inRowBytes_[i] * v.batch);
       std::memset(v.in.back().data(), 0, v.in.back().size());
-      v.inT.push_back(view(v.in.back(), v.session->inputs()[i]));
+      v.inT.push_back(
+          view(v.in.back(), v.session->inputs()[i], v.inShapes, dynamic_));
     }
     for (size_t i = 0; i < outRowBytes_.size(); ++i) {
       v.out.emplace_back(outRowBytes_[i] * v.batch);
-      v.outT.push_back(view(v.out.back(), v.session->outputs()[i]));
+      v.outT.push_back(
+          view(v.out.back(), v.session->outputs()[i], v.outShapes, dynamic_));
     }
     try {
       v.session->run(v.inT, v.outT);
@@ -164,6 +194,8 @@ int64_t ModelVersion::effectiveCap() const {
   int64_t cap = cap_.load(std::memory_order_relaxed);
   if (!batched_)
     return 1;
+  if (dynamic_)
+    return cap; // any number of rows runs as it is
   int64_t best = batchSizes().front();
   for (int64_t b : batchSizes())
     if (b <= cap)
@@ -295,10 +327,22 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
       break;
     }
   size_t nIn = v->inT.size(), nOut = v->outT.size();
+  // A symbolic batch runs exactly `rows` rows: no padding.
+  int64_t runRows = dynamic_ ? rows : v->batch;
+  if (dynamic_) {
+    for (size_t i = 0; i < nIn; ++i) {
+      v->inShapes[i][0] = rows;
+      v->inT[i].bytes = (size_t)rows * inRowBytes_[i];
+    }
+    for (size_t i = 0; i < nOut; ++i) {
+      v->outShapes[i][0] = rows;
+      v->outT[i].bytes = (size_t)rows * outRowBytes_[i];
+    }
+  }
 
   // One slice that fills the variant runs in place on the request's own
   // buffers; anything else is packed into the staging buffers.
-  bool direct = batch.size() == 1 && batch[0].rows == v->batch;
+  bool direct = batch.size() == 1 && batch[0].rows == runRows;
   for (size_t i = 0; direct && i < nIn; ++i)
     direct = reinterpret_cast<uintptr_t>(batch[0].job->inputs[i] +
                                          batch[0].begin * inRowBytes_[i]) %
@@ -321,7 +365,7 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
         dst += n;
       }
       // Padding rows are zeros, so they cannot produce NaNs or traps.
-      std::memset(dst, 0, (size_t)(v->batch - rows) * inRowBytes_[i]);
+      std::memset(dst, 0, (size_t)(runRows - rows) * inRowBytes_[i]);
     }
     for (size_t i = 0; i < nOut; ++i)
       v->outT[i].data = v->out[i].data();
@@ -352,7 +396,7 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
   Metrics &m = metrics_;
   m.executions.fetch_add(1, std::memory_order_relaxed);
   m.inferenceRows.fetch_add((uint64_t)rows, std::memory_order_relaxed);
-  m.paddedRows.fetch_add((uint64_t)(v->batch - rows),
+  m.paddedRows.fetch_add((uint64_t)(runRows - rows),
                          std::memory_order_relaxed);
   m.computeNs.fetch_add(nanos(ran - start), std::memory_order_relaxed);
   m.batchSum.fetch_add((uint64_t)rows, std::memory_order_relaxed);

@@ -127,7 +127,12 @@ public:
   /// for an unbatched model, the whole tensor.
   const std::vector<size_t> &inputRowBytes() const { return inRowBytes_; }
   const std::vector<size_t> &outputRowBytes() const { return outRowBytes_; }
-  int64_t maxBatch() const { return batchSizes().back(); }
+  /// The most rows one run takes: the largest variant, or for a model with
+  /// a symbolic batch (dynamic()) the top of its range.
+  int64_t maxBatch() const { return maxBatch_; }
+  /// A symbolic batch (docs/shapes.md): one session runs any number of rows
+  /// up to maxBatch() exactly, so batches are packed but never padded.
+  bool dynamic() const { return dynamic_; }
   /// The current cap on rows per batch (the largest variant unless the SLO
   /// controller lowered it).
   int64_t batchCap() const { return cap_.load(std::memory_order_relaxed); }
@@ -155,6 +160,8 @@ private:
   int64_t version_;
   std::shared_ptr<const client::Model> model_;
   bool batched_ = false;
+  bool dynamic_ = false;
+  int64_t maxBatch_ = 1;
   BatchingOptions options_;
   std::vector<size_t> inRowBytes_, outRowBytes_;
   Metrics metrics_;
