@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 namespace kiln::client {
 
@@ -118,6 +119,84 @@ size_t TensorInfo::elementCount() const {
   return n;
 }
 
+/// Reads section `i` of the file into `out` (at most `limit` bytes); false
+/// when it lies outside the file or is larger.
+static bool readSection(int fd, const Elf64_Shdr &sh, uint64_t size,
+                        std::string &out, uint64_t limit) {
+  if (sh.sh_type == SHT_NOBITS || sh.sh_offset > size ||
+      sh.sh_size > size - sh.sh_offset || sh.sh_size > limit)
+    return false;
+  out.resize(sh.sh_size);
+  return pread(fd, out.data(), out.size(), (off_t)sh.sh_offset) ==
+         (ssize_t)out.size();
+}
+
+/// The Kiln checks of a shared object, before dlopen runs any of its code:
+/// it defines the entry points of runtime.h in its dynamic symbol table and
+/// needs no library but the C library (a Kiln model loads with libc only).
+/// Returns why not, or "".
+static std::string checkDynamicSection(int fd, const Elf64_Ehdr &eh,
+                                       uint64_t size) {
+  constexpr uint64_t kLimit = 64u << 20; // bytes of one symbol or string table
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size ||
+      (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > size - eh.e_shoff ||
+      eh.e_shnum == 0)
+    return "its section headers lie outside the file";
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  if (pread(fd, sections.data(), sections.size() * sizeof(Elf64_Shdr),
+            (off_t)eh.e_shoff) !=
+      (ssize_t)(sections.size() * sizeof(Elf64_Shdr)))
+    return "its section headers cannot be read";
+  std::set<std::string> defined, needed;
+  for (const Elf64_Shdr &sh : sections) {
+    if (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_DYNAMIC)
+      continue;
+    if (sh.sh_link >= sections.size())
+      return "a dynamic section names no string table";
+    std::string table, strings;
+    if (!readSection(fd, sh, size, table, kLimit) ||
+        !readSection(fd, sections[sh.sh_link], size, strings, kLimit))
+      return "its dynamic sections lie outside the file";
+    auto name = [&](uint64_t offset) {
+      if (offset >= strings.size())
+        return std::string();
+      return std::string(strings.c_str() + offset,
+                         strnlen(strings.c_str() + offset,
+                                 strings.size() - offset));
+    };
+    if (sh.sh_type == SHT_DYNSYM) {
+      for (size_t at = 0; at + sizeof(Elf64_Sym) <= table.size();
+           at += sizeof(Elf64_Sym)) {
+        Elf64_Sym sym;
+        std::memcpy(&sym, table.data() + at, sizeof sym);
+        if (sym.st_shndx != SHN_UNDEF && ELF64_ST_TYPE(sym.st_info) == STT_FUNC)
+          defined.insert(name(sym.st_name));
+      }
+    } else {
+      for (size_t at = 0; at + sizeof(Elf64_Dyn) <= table.size();
+           at += sizeof(Elf64_Dyn)) {
+        Elf64_Dyn dyn;
+        std::memcpy(&dyn, table.data() + at, sizeof dyn);
+        if (dyn.d_tag == DT_NEEDED)
+          needed.insert(name(dyn.d_un.d_val));
+      }
+    }
+  }
+  for (const char *entry :
+       {"kiln_get_model_info", "kiln_check_cpu", "kiln_session_create",
+        "kiln_run", "kiln_session_destroy", "kiln_dtype_size"})
+    if (!defined.count(entry))
+      return std::string("it does not export ") + entry;
+  static const std::set<std::string> libc = {
+      "libc.so.6",       "libm.so.6",    "ld-linux-x86-64.so.2",
+      "libpthread.so.0", "libdl.so.2",   "librt.so.1"};
+  for (const std::string &lib : needed)
+    if (!libc.count(lib))
+      return "it needs " + lib +
+             ", but a Kiln model needs only the C library";
+  return "";
+}
+
 /// Checks, before dlopen maps it, that `file` is a 64-bit little-endian
 /// x86-64 ELF shared object whose program headers and loadable segments lie
 /// inside the file: dlopen maps segments past the end of a truncated file,
@@ -154,7 +233,11 @@ static void checkElf(const std::string &path, const std::string &file) {
             std::to_string(ph.p_offset + ph.p_filesz) + " of " +
             std::to_string(size);
   }
+  if (why.empty())
+    why = checkDynamicSection(fd, eh, size);
   ::close(fd);
+  if (why.rfind("it does not export ", 0) == 0) // as lookUp says it
+    throw Error(path + " is not a Kiln model: " + why);
   if (!why.empty())
     throw Error("cannot load " + path + ": " + why +
                 "; is it a model.so written by kiln-compile?");

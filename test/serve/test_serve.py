@@ -635,3 +635,14 @@ def test_symbolic_batch_packs_without_padding(serve, m, tmp_path):
         counter(metrics, "kiln_inference_count", "mlp", 1)
     assert counter(metrics, "kiln_padded_rows_total", "mlp", 1) == 0
     assert s.terminate() == 0
+
+
+def test_http_fuzz_keeps_the_server_up(serve, m):
+    # A bounded run of fuzz_http.py (docs/security.md has the long one):
+    # mutated and hostile requests, the server answering /v2/health/live
+    # after each.
+    from fuzz_http import fuzz
+    s = serve("--model", f"mlp={m.mlp1}", "--read-timeout", "1", "--threads", "2")
+    failures = fuzz("127.0.0.1", s.port, "mlp", iterations=150, seed=20261128, timeout=20)
+    assert failures == [], failures[:5]
+    assert s.terminate() == 0

@@ -293,6 +293,12 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
   int64_t gates = cell == Cell::RNN ? 1 : cell == Cell::GRU ? 3 : 4;
   int64_t layout = node.opset >= 14 ? node.intAttr("layout", 0) : 0;
   int64_t hidden = node.intAttr("hidden_size", typeOf(*rv).getDimSize(2));
+  if (hidden < 1 || hidden > (int64_t(1) << 31) ||
+      (layout != 0 && layout != 1)) {
+    node.fail() << "hidden_size is " << hidden << " and layout " << layout
+                << "; hidden_size must be 1 to 2^31 and layout 0 or 1";
+    return failure();
+  }
   float clip = node.floatAttr("clip", 0.0f);
   bool lbr = cell == Cell::GRU && node.intAttr("linear_before_reset", 0) != 0;
   bool coupled = cell == Cell::LSTM && node.intAttr("input_forget", 0) != 0;

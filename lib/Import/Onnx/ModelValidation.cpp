@@ -4,6 +4,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -168,7 +170,13 @@ private:
       }
       // IR < 4 lists initializers among the inputs too: that is one value.
       producer.try_emplace(init.name(), "an initializer");
+      if (failed(checkTensorData(init, "initializer '" + init.name() + "'")))
+        ok = false;
     }
+    for (const auto &sparse : graph.sparse_initializer())
+      if (failed(checkTensorData(sparse.values(), "sparse initializer")) ||
+          failed(checkTensorData(sparse.indices(), "sparse initializer")))
+        ok = false;
     for (int i = 0; i < graph.node_size(); ++i) {
       onnx::NodeProto &node = *graph.mutable_node(i);
       if (node.op_type().empty()) {
@@ -197,6 +205,14 @@ private:
       if (failed(checkNode(node, i)))
         ok = false;
       for (auto &attr : *node.mutable_attribute()) {
+        if (attr.has_t() &&
+            failed(checkTensorData(attr.t(), describe(node, i) + ": attribute '" +
+                                                 attr.name() + "'")))
+          ok = false;
+        for (const auto &t : attr.tensors())
+          if (failed(checkTensorData(t, describe(node, i) + ": attribute '" +
+                                            attr.name() + "'")))
+            ok = false;
         if (attr.has_g() && failed(checkGraph(*attr.mutable_g())))
           ok = false;
         for (auto &g : *attr.mutable_graphs())
@@ -205,6 +221,76 @@ private:
       }
     }
     return success(ok);
+  }
+
+  /// A tensor's data must be what its dims and type say, before anything
+  /// (ONNX's shape inference included) reads it: non-negative dims whose
+  /// byte size fits in 64 bits, and raw_data of exactly that size or a typed
+  /// field of exactly that many values. External data is checked when it is
+  /// read (OnnxImporter).
+  LogicalResult checkTensorData(const onnx::TensorProto &t,
+                                const std::string &what) {
+    auto fail = [&]() {
+      return error(t.name().empty() ? what : t.name()) << what << ": ";
+    };
+    uint64_t count = 1;
+    for (int64_t d : t.dims())
+      if (d < 0 || (d && count > UINT64_MAX / (uint64_t)d)) {
+        fail() << "tensor '" << t.name() << "' has the dims ["
+               << llvm::join(llvm::map_range(t.dims(),
+                                             [](int64_t v) {
+                                               return std::to_string(v);
+                                             }),
+                             ", ")
+               << "], which are negative or overflow 64 bits";
+        return failure();
+      } else {
+        count *= (uint64_t)d;
+      }
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      return success();
+    uint64_t size = 0; // bytes per element in raw_data
+    uint64_t typed = 0;
+    using TP = onnx::TensorProto;
+    switch (t.data_type()) {
+    case TP::FLOAT: size = 4; typed = t.float_data_size(); break;
+    case TP::DOUBLE: size = 8; typed = t.double_data_size(); break;
+    case TP::INT64: size = 8; typed = t.int64_data_size(); break;
+    case TP::UINT64: size = 8; typed = t.uint64_data_size(); break;
+    case TP::UINT32: size = 4; typed = t.uint64_data_size(); break;
+    case TP::INT32: size = 4; typed = t.int32_data_size(); break;
+    case TP::INT16: case TP::UINT16: case TP::FLOAT16: case TP::BFLOAT16:
+      size = 2; typed = t.int32_data_size(); break;
+    case TP::INT8: case TP::UINT8: case TP::BOOL:
+      size = 1; typed = t.int32_data_size(); break;
+    case TP::COMPLEX64: size = 8; typed = t.float_data_size() / 2; break;
+    case TP::COMPLEX128: size = 16; typed = t.double_data_size() / 2; break;
+    case TP::STRING:
+      if (t.string_data_size() != 0 && (uint64_t)t.string_data_size() != count) {
+        fail() << "tensor '" << t.name() << "' holds " << t.string_data_size()
+               << " strings; its dims call for " << count;
+        return failure();
+      }
+      return success();
+    default:
+      return success(); // the importer names the unsupported type
+    }
+    if (t.has_raw_data()) {
+      if (count > UINT64_MAX / size || t.raw_data().size() != count * size) {
+        fail() << "tensor '" << t.name() << "' has " << t.raw_data().size()
+               << " bytes of raw data; its dims and type call for "
+               << (count > UINT64_MAX / size ? std::string("more than 2^64")
+                                            : std::to_string(count * size));
+        return failure();
+      }
+      return success();
+    }
+    if (typed != count && !(typed == 0 && count == 0)) {
+      fail() << "tensor '" << t.name() << "' holds " << typed
+             << " values; its dims call for " << count;
+      return failure();
+    }
+    return success();
   }
 
   LogicalResult checkNode(onnx::NodeProto &node, int index) {
