@@ -305,8 +305,38 @@ private:
                << describe(node, index) << ": attribute '" << attr.name()
                << "' is given twice";
     if (failed(checkAttributes(node, index, opset)) ||
-        failed(checkWindow(node, index)))
+        failed(checkWindow(node, index)) || failed(checkBranches(node, index)))
       return failure();
+    return success();
+  }
+
+  /// An If's branches each produce the node's outputs, also the branch a
+  /// constant condition leaves dead; a Loop body takes the iteration number
+  /// and the condition and returns the condition.
+  LogicalResult checkBranches(const onnx::NodeProto &node, int index) {
+    for (const auto &attr : node.attribute()) {
+      if (!attr.has_g())
+        continue;
+      const onnx::GraphProto &g = attr.g();
+      if (node.op_type() == "If" && g.output_size() != node.output_size())
+        return error(nodeName(node, index))
+               << describe(node, index) << ": " << attr.name() << " returns "
+               << g.output_size() << " values; the node has "
+               << node.output_size() << " outputs, and each branch must "
+               << "return one value for each";
+      if (node.op_type() == "Loop" && attr.name() == "body" &&
+          (g.input_size() < 2 || g.output_size() < 1 ||
+           g.output_size() - 1 < g.input_size() - 2 ||
+           node.input_size() < 2 || node.input_size() != g.input_size()))
+        return error(nodeName(node, index))
+               << describe(node, index)
+               << ": the body must take the iteration number, the condition "
+                  "and one value per loop-carried input, and return the "
+                  "condition and one value per loop-carried input (then the "
+                  "scan outputs); it takes "
+               << g.input_size() << " and returns " << g.output_size()
+               << " for " << node.input_size() << " node inputs";
+    }
     return success();
   }
 
