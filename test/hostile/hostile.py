@@ -188,11 +188,18 @@ def m_delete_node(rng, m):
     return m, "error"
 
 
-def m_attribute_type(rng, m):
+def _attribute(rng, m):
+    """A random attribute of a random node, or None."""
     n = _node(rng, m)
     if not n or not n.attribute:
+        return None
+    return rng.choice(list(n.attribute))
+
+
+def m_attribute_type(rng, m):
+    a = _attribute(rng, m)
+    if a is None:
         return m, "any"
-    a = rng.choice(list(n.attribute))
     kind = rng.choice(["f", "s", "ints", "floats", "t"])
     name = a.name
     a.Clear()
@@ -214,10 +221,9 @@ def m_attribute_type(rng, m):
 
 
 def m_misspelled_attribute(rng, m):
-    n = _node(rng, m)
-    if not n or not n.attribute:
+    a = _attribute(rng, m)
+    if a is None:
         return m, "any"
-    a = rng.choice(list(n.attribute))
     a.name = a.name + "_typo"
     return m, "error"
 
