@@ -110,6 +110,10 @@ TEST(ClientModel, RefusesWhatIsNotAKilnModel) {
                        "is not a Kiln model: it does not export "
                        "kiln_get_model_info"));
   EXPECT_TRUE(contains(openError(BAD_ABI_MODEL), "ABI version 99"));
+  // Checked in the file, before dlopen runs any of its constructors.
+  EXPECT_TRUE(contains(openError(EXTRA_LIBRARY_MODEL),
+                       "it needs libstdc++.so.6, but a Kiln model needs only "
+                       "the C library"));
 }
 
 // A truncated or foreign file is refused before dlopen maps it (a truncated
