@@ -44,8 +44,8 @@ struct Variant {
   int64_t batch;                            // rows it holds
   std::vector<AlignedBuffer> in, out;       // staging for packed batches
   std::vector<kiln_tensor> inT, outT;
-  // A symbolic batch: the shapes inT/outT point at, whose leading dimension
-  // is set to each run's rows.
+  // The shapes inT/outT point at; a symbolic batch sets their leading
+  // dimension to each run's rows.
   std::vector<std::vector<int64_t>> inShapes, outShapes;
 };
 
@@ -157,26 +157,25 @@ void ModelVersion::makeSlot(Slot &slot) {
       throw Error(500, variant + ": " + e.what());
     }
     // A kiln_tensor over a staging buffer, shaped as the session's tensor
-    // (for a symbolic batch, as its own copy of that shape).
+    // through a copy of its shape (a symbolic batch sets its leading
+    // dimension per run).
     auto view = [](const AlignedBuffer &buffer, const TensorInfo &t,
-                   std::vector<std::vector<int64_t>> &shapes, bool own) {
+                   std::vector<std::vector<int64_t>> &shapes) {
       shapes.push_back(t.shape);
-      const int64_t *dims = own ? shapes.back().data() : t.shape.data();
       return kiln_tensor{buffer.data(), buffer.size(), t.dtype(),
-                         (int32_t)t.shape.size(), dims};
+                         (int32_t)t.shape.size(), shapes.back().data()};
     };
     v.inShapes.reserve(inRowBytes_.size());
     v.outShapes.reserve(outRowBytes_.size());
     for (size_t i = 0; i < inRowBytes_.size(); ++i) {
       v.in.emplace_back(inRowBytes_[i] * v.batch);
       std::memset(v.in.back().data(), 0, v.in.back().size());
-      v.inT.push_back(
-          view(v.in.back(), v.session->inputs()[i], v.inShapes, dynamic_));
+      v.inT.push_back(view(v.in.back(), v.session->inputs()[i], v.inShapes));
     }
     for (size_t i = 0; i < outRowBytes_.size(); ++i) {
       v.out.emplace_back(outRowBytes_[i] * v.batch);
       v.outT.push_back(
-          view(v.out.back(), v.session->outputs()[i], v.outShapes, dynamic_));
+          view(v.out.back(), v.session->outputs()[i], v.outShapes));
     }
     try {
       v.session->run(v.inT, v.outT);
