@@ -21,10 +21,12 @@ Expected<CheckResult> kiln::check(const CompileOptions &o) {
   registerAllDialects(registry);
   registry.insert<mlir::kiln::KilnDialect, mlir::kiln::onnx::OnnxDialect>();
   MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
-  std::vector<std::string> messages;
+  std::vector<std::string> messages, repairs;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Error)
       messages.push_back(diag.str());
+    else if (diag.getSeverity() == DiagnosticSeverity::Remark)
+      repairs.push_back(diag.str());
     return success();
   });
   ImportOptions io;
@@ -49,6 +51,7 @@ Expected<CheckResult> kiln::check(const CompileOptions &o) {
                                      text.empty() ? "import failed" : text);
     }
     result.otherErrors = messages;
+    result.repairs = repairs;
     return result;
   }
   module->walk([&](Operation *op) {
@@ -71,5 +74,6 @@ Expected<CheckResult> kiln::check(const CompileOptions &o) {
     else
       result.otherErrors.push_back(m);
   }
+  result.repairs = repairs;
   return result;
 }

@@ -328,3 +328,21 @@ def test_precision_errors(mlp_copy, tmp_path):
     with pytest.raises(TypeError, match="keep_fp32 must be a list"):
         kiln.compile(mlp_copy, tmp_path / "x.so", precision="bf16",
                      keep_fp32="fc3")
+
+
+@pytest.mark.parametrize("name", ["mlp", "small_cnn"])
+def test_nodes_out_of_order_are_sorted(ref_models, tmp_path, name):
+    """A model whose nodes are listed in reverse (as graph editors and fp16
+    converters leave them) compiles to the same numbers as the original."""
+    ref = ref_models[name]
+    model = onnx.load(ref.onnx_path)
+    nodes = list(model.graph.node)
+    assert len(nodes) > 2
+    del model.graph.node[:]
+    model.graph.node.extend(reversed(nodes))
+    path = tmp_path / "reversed.onnx"
+    onnx.save(model, str(path))
+    out = kiln.compile(str(path), str(tmp_path / "reversed.so"))
+    got = kiln.load(out)(*[x for _, x in ref.inputs])
+    for g, (_, want) in zip(got, ref.outputs):
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)

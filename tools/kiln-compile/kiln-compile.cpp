@@ -300,6 +300,7 @@ int main(int argc, char **argv) {
                                      {"supported", clean},
                                      {"unsupported_nodes", std::move(issues)},
                                      {"other_errors", std::move(others)},
+                                     {"repairs", json::Array(r->repairs)},
                                      {"symbolic_dimensions", std::move(symbolic)},
                                      {"suggested_flags", flags}}))
              << "\n";
@@ -309,6 +310,8 @@ int main(int argc, char **argv) {
                << i.opset << "): " << i.reason << "\n";
       for (const auto &e : r->otherErrors)
         outs() << e << "\n";
+      for (const auto &m : r->repairs)
+        outs() << "repaired: " << m << "\n";
       for (const auto &d : r->symbolicDims)
         outs() << "graph input '" << d.input << "' has the symbolic dimension "
                << d.label() << " at index " << d.axis

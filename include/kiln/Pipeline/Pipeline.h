@@ -148,6 +148,9 @@ struct CheckResult {
   std::vector<SymbolicDim> symbolicDims;
   std::vector<NodeIssue> issues;      ///< per-node problems, in graph order
   std::vector<std::string> otherErrors; ///< problems not tied to one node
+  /// What the importer repaired to accept the model as ONNX Runtime does
+  /// (nodes out of topological order, ...); the compile does the same.
+  std::vector<std::string> repairs;
 };
 
 /// Imports the model and lowers it to the kiln dialect, collecting every

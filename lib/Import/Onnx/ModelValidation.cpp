@@ -50,6 +50,9 @@ public:
       return failure();
     onnx::GraphProto &graph = *model.mutable_graph();
     bool ok = succeeded(checkGraph(graph));
+    // Only a graph whose values are each assigned once has one order.
+    if (ok && failed(sortGraph(graph)))
+      return failure();
     if (graph.output_size() == 0) {
       emitError(UnknownLoc::get(&ctx)) << "the graph has no outputs, so there is nothing to "
                         "compute; list the values to return as graph outputs";
@@ -221,6 +224,139 @@ private:
       }
     }
     return success(ok);
+  }
+
+  /// The names `graph` reads from outside itself: node inputs and graph
+  /// outputs it does not define, also those of its own subgraphs.
+  static void outerNames(const onnx::GraphProto &graph,
+                         llvm::StringSet<> &out) {
+    llvm::StringSet<> defined;
+    for (const auto &in : graph.input())
+      defined.insert(in.name());
+    for (const auto &init : graph.initializer())
+      defined.insert(init.name());
+    for (const auto &node : graph.node())
+      for (const std::string &o : node.output())
+        defined.insert(o);
+    auto read = [&](const std::string &name) {
+      if (!name.empty() && !defined.contains(name))
+        out.insert(name);
+    };
+    for (const auto &node : graph.node()) {
+      for (const std::string &in : node.input())
+        read(in);
+      for (const auto &attr : node.attribute()) {
+        llvm::StringSet<> inner;
+        if (attr.has_g())
+          outerNames(attr.g(), inner);
+        for (const auto &g : attr.graphs())
+          outerNames(g, inner);
+        for (const auto &name : inner)
+          read(name.getKey().str());
+      }
+    }
+    for (const auto &o : graph.output())
+      read(o.name());
+  }
+
+  /// ONNX requires nodes in topological order, but tools that rewrite
+  /// graphs (fp16 converters, optimizers) often leave them out of order, and
+  /// ONNX Runtime sorts them. So does Kiln, keeping the file's order among
+  /// nodes that do not depend on each other, and says so in a remark. A
+  /// node depends on the producers of its inputs and of the names its
+  /// subgraphs read from outside; a cycle is refused. Subgraphs are sorted
+  /// the same way.
+  LogicalResult sortGraph(onnx::GraphProto &graph) {
+    int n = graph.node_size();
+    llvm::StringMap<int> producer;
+    for (int i = 0; i < n; ++i)
+      for (const std::string &o : graph.node(i).output())
+        if (!o.empty())
+          producer[o] = i;
+    std::vector<std::vector<int>> users(n);
+    std::vector<int> pending(n, 0);
+    // The first node (in file order) that reads a value produced later.
+    int early = -1;
+    std::string earlyValue;
+    for (int i = 0; i < n; ++i) {
+      const onnx::NodeProto &node = graph.node(i);
+      llvm::StringSet<> reads;
+      for (const std::string &in : node.input())
+        if (!in.empty())
+          reads.insert(in);
+      for (const auto &attr : node.attribute()) {
+        if (attr.has_g())
+          outerNames(attr.g(), reads);
+        for (const auto &g : attr.graphs())
+          outerNames(g, reads);
+      }
+      std::set<int> deps;
+      for (const auto &name : reads) {
+        auto it = producer.find(name.getKey());
+        if (it == producer.end())
+          continue; // a graph input, initializer or outer value
+        deps.insert(it->second);
+        if (it->second >= i && early < 0) {
+          early = i;
+          earlyValue = name.getKey().str();
+        }
+      }
+      for (int d : deps)
+        users[d].push_back(i);
+      pending[i] = (int)deps.size();
+    }
+    if (early >= 0) {
+      // Kahn's algorithm, always taking the ready node earliest in the file.
+      std::set<int> ready;
+      for (int i = 0; i < n; ++i)
+        if (pending[i] == 0)
+          ready.insert(i);
+      std::vector<int> order;
+      order.reserve(n);
+      while (!ready.empty()) {
+        int i = *ready.begin();
+        ready.erase(ready.begin());
+        order.push_back(i);
+        for (int u : users[i])
+          if (--pending[u] == 0)
+            ready.insert(u);
+      }
+      if ((int)order.size() != n) {
+        std::string names;
+        int listed = 0;
+        for (int i = 0; i < n && listed < 4; ++i)
+          if (pending[i] > 0) {
+            names += (listed++ ? ", " : "") + describe(graph.node(i), i);
+          }
+        return error(graph.name())
+               << "graph '" << graph.name() << "' has a cycle: "
+               << n - (int)order.size()
+               << " nodes depend on each other's outputs (" << names
+               << (n - (int)order.size() > listed ? ", ..." : "")
+               << "); an ONNX graph must be acyclic (use Loop for iteration)";
+      }
+      const onnx::NodeProto &reader = graph.node(early);
+      emitRemark(NameLoc::get(StringAttr::get(&ctx, nodeName(reader, early))))
+          << "the nodes of graph '" << graph.name()
+          << "' were not in topological order (" << describe(reader, early)
+          << " reads '" << earlyValue
+          << "' before the node that produces it); Kiln sorted them, as "
+             "ONNX Runtime does";
+      std::vector<onnx::NodeProto> sorted(n);
+      for (int k = 0; k < n; ++k)
+        sorted[k].Swap(graph.mutable_node(order[k]));
+      for (int k = 0; k < n; ++k)
+        graph.mutable_node(k)->Swap(&sorted[k]);
+    }
+    for (auto &node : *graph.mutable_node())
+      for (auto &attr : *node.mutable_attribute()) {
+        if (attr.has_g() && failed(sortGraph(*attr.mutable_g())))
+          return failure();
+        for (auto &g : *attr.mutable_graphs())
+          if (failed(sortGraph(g)))
+            return failure();
+      }
+    return success();
   }
 
   /// A tensor's data must be what its dims and type say, before anything

@@ -26,7 +26,8 @@ constexpr int64_t kNewestOnnxOpset = 28;
 /// outputs, op types present), model-local functions (no recursion) and, for
 /// the default domain at opsets ONNX's schema registry knows, attribute
 /// names and types; window attributes (strides, dilations, kernel_shape)
-/// positive. May add a Conv's kernel_shape from its constant weight (the
+/// positive. Sorts nodes that are out of topological order (reporting it as
+/// a remark) and refuses cycles. May add a Conv's kernel_shape from its constant weight (the
 /// value ONNX defines as the default) so that shape inference never reads
 /// past an input's rank.
 LogicalResult validateModel(MLIRContext &ctx, ::onnx::ModelProto &model);
