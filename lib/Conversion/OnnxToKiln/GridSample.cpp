@@ -1,8 +1,8 @@
 //===- GridSample.cpp - ONNX GridSample and RoiAlign ------------*- C++ -*-===//
 //
-// GridSample (opset 16, 2-D) from existing kiln ops. The grid is data, so
-// source positions are computed at run time: unnormalized coordinates, the
-// padding mode (border clamps, reflection folds), then for each tap (1
+// GridSample (opsets 16, 20 and 22; 2-D) from existing kiln ops. The grid is
+// data, so source positions are computed at run time: unnormalized
+// coordinates, the padding mode (border clamps, reflection folds), then for each tap (1
 // nearest, 4 bilinear, 16 bicubic) a flat row index into the input viewed as
 // [N * H * W, C] (one gather picks C values per output position) and a
 // weight that is zero for taps outside the input with zeros padding. The
@@ -135,10 +135,19 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
                 << " and " << gt;
     return failure();
   }
-  std::string mode = node.strAttr("mode", "bilinear"),
+  // GridSample 20 renamed the modes (bilinear -> linear, bicubic -> cubic)
+  // when it generalized to N-D; Kiln samples 2-D grids with either set.
+  bool v20 = node.opset >= 20;
+  std::string mode = node.strAttr("mode", v20 ? "linear" : "bilinear"),
               padding = node.strAttr("padding_mode", "zeros");
-  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") {
-    node.fail() << "mode '" << mode << "' is not supported";
+  if (v20 && (mode == "linear" || mode == "cubic"))
+    mode = mode == "linear" ? "bilinear" : "bicubic";
+  else if (v20 ? mode != "nearest"
+               : mode != "bilinear" && mode != "nearest" && mode != "bicubic") {
+    node.fail() << "mode '" << mode << "' is not supported"
+                << (v20 ? "; GridSample-20 modes are linear, nearest and cubic"
+                        : "; GridSample-16 modes are bilinear, nearest and "
+                          "bicubic");
     return failure();
   }
   if (padding != "zeros" && padding != "border" && padding != "reflection") {

@@ -553,21 +553,61 @@ struct ConvertOnnxToKilnPass
         std::string key = domain.empty()
                               ? node.opType().str()
                               : domain + "." + node.opType().str();
+        // The version of the op the opset means (ONNX 1.23); a row must
+        // list exactly that version. Ops ONNX does not define (other
+        // domains) take the largest since-version not above the opset.
+        const OnnxSpecVersion *specVersion =
+            onnxSpecVersion(domain, node.opType(), opset);
+        std::optional<int64_t> spec;
+        if (specVersion)
+          spec = specVersion->since;
         std::optional<Version> chosen;
         for (Version v : byType.lookup(key))
-          if (v.second <= opset && (!chosen || v.second > chosen->second))
+          if (spec ? v.second == *spec
+                   : v.second <= opset &&
+                         (!chosen || v.second > chosen->second))
             chosen = v;
         if (!chosen) {
           anyFailed = true;
           failedOps.insert(op);
           InFlightDiagnostic diag = node.fail();
-          if (!domain.empty() && !byType.count(key)) {
+          SmallVector<int64_t> known;
+          for (Version v : byType.lookup(key))
+            known.push_back(v.second);
+          llvm::sort(known);
+          if (specVersion && specVersion->deprecated) {
+            diag << "opset " << opset << " means " << node.opType() << "-"
+                 << *spec << ", which ONNX deprecated (removed); "
+                 << (node.opType() == "Upsample" ? "use Resize, or "
+                                                 : "")
+                 << "re-export the model with an opset below " << *spec;
+          } else if (spec && !known.empty() && *spec > known.front()) {
+            // A version Kiln has not converted yet: never an older one's
+            // meaning instead.
+            int64_t below = 0;
+            for (int64_t k : known)
+              if (k < *spec)
+                below = k;
+            diag << "opset " << opset << " means " << node.opType() << "-"
+                 << *spec << ", which Kiln does not convert yet (it converts "
+                 << node.opType() << "-"
+                 << llvm::join(llvm::map_range(known,
+                                               [](int64_t v) {
+                                                 return std::to_string(v);
+                                               }),
+                               ", -")
+                 << "); " << node.opType() << "-" << *spec
+                 << " changed the op's definition, so re-export the model "
+                    "with an opset below "
+                 << *spec << " (to use " << node.opType() << "-" << below
+                 << ") or replace the node";
+          } else if (!domain.empty() && !byType.count(key)) {
             diag << "the operator domain '" << domain
                  << "' is not supported; Kiln compiles the default ONNX "
                     "domain (ai.onnx)";
           } else if (byType.count(key)) {
             diag << "Kiln supports " << node.opType() << " from opset "
-                 << byType.lookup(key).front().second
+                 << known.front()
                  << "; re-export the model with a newer opset";
           } else {
             diag << "op type " << node.opType()

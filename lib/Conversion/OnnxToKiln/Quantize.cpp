@@ -86,6 +86,25 @@ FailureOr<Value> saturateRound(OnnxNode &node, Value v, Value zeroPoint,
 FailureOr<Type> quantType(OnnxNode &node, Value zeroPoint) {
   Type q = zeroPoint ? elementOf(zeroPoint)
                      : node.builder.getIntegerType(8, /*isSigned=*/false);
+  // QuantizeLinear 21's output_dtype names the type without a zero point
+  // (ONNX's INT8 = 3, UINT8 = 2); with one, both must agree.
+  if (int64_t dtype = node.intAttr("output_dtype", 0)) {
+    Type named = dtype == 3   ? node.builder.getIntegerType(8)
+                 : dtype == 2 ? node.builder.getIntegerType(8, false)
+                              : Type();
+    if (!named) {
+      node.fail() << "output_dtype " << dtype
+                  << " is not supported; Kiln quantizes to int8 (3) and "
+                     "uint8 (2)";
+      return failure();
+    }
+    if (zeroPoint && named != q) {
+      node.fail() << "output_dtype " << dtype << " disagrees with the zero "
+                  << "point's type " << q;
+      return failure();
+    }
+    q = named;
+  }
   if (!isQuantType(q)) {
     node.fail() << "quantizing to " << q
                 << " is not supported; Kiln quantizes to int8 and uint8";
@@ -95,13 +114,35 @@ FailureOr<Type> quantType(OnnxNode &node, Value zeroPoint) {
 }
 } // namespace
 
-/// QuantizeLinear 10 (per tensor), 13 (per axis):
+namespace {
+/// Opset 21 added blocked quantization (`block_size`), which Kiln does not
+/// convert yet; 19's `saturate` concerns float8 only.
+LogicalResult refuseBlocked(OnnxNode &node) {
+  if (int64_t block = node.intAttr("block_size", 0)) {
+    node.fail() << "blocked quantization (block_size " << block
+                << ") is not supported yet; Kiln quantizes per tensor and "
+                   "per axis";
+    return failure();
+  }
+  return success();
+}
+} // namespace
+
+/// QuantizeLinear 10 (per tensor), 13 (per axis), 19, 21, 23 to 25 (their
+/// defaults: no blocks, the division in the scale's type):
 /// saturate(round(x / scale) + zero_point).
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertQuantizeLinear(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
-  if (failed(x) || failed(scale))
+  if (failed(x) || failed(scale) || failed(refuseBlocked(node)))
     return failure();
+  if (int64_t precision = node.intAttr("precision", 0);
+      precision && !(precision == 1 && elementOf(*scale).isF32())) {
+    node.fail() << "precision " << precision
+                << " is not supported; Kiln divides by the scale in the "
+                   "scale's own type (precision 0, or 1 for a float32 scale)";
+    return failure();
+  }
   Value zp = node.input(2);
   FailureOr<Type> q = quantType(node, zp);
   FailureOr<int64_t> axis = quantAxis(node, typeOf(*x), *scale);
@@ -132,13 +173,23 @@ mlir::kiln::convertQuantizeLinear(OnnxNode &node) {
   return one(saturateRound(node, *v, zpAligned, *q));
 }
 
-/// DequantizeLinear 10 (per tensor), 13 (per axis):
+/// DequantizeLinear 10 (per tensor), 13 (per axis), 19, 21, 23 to 25 (no
+/// blocks; the result in the scale's type):
 /// (x - zero_point) * scale.
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertDequantizeLinear(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
-  if (failed(x) || failed(scale))
+  if (failed(x) || failed(scale) || failed(refuseBlocked(node)))
     return failure();
+  if (int64_t dtype = node.intAttr("output_dtype", 0);
+      dtype && !(dtype == 1 && elementOf(*scale).isF32()) &&
+      !(dtype == 10 && elementOf(*scale).isF16()) &&
+      !(dtype == 16 && elementOf(*scale).isBF16())) {
+    node.fail() << "output_dtype " << dtype
+                << " differs from the scale's type " << elementOf(*scale)
+                << ", which is not supported; Kiln returns the scale's type";
+    return failure();
+  }
   Type xt = elementOf(*x);
   if (!isQuantType(xt) && !xt.isSignlessInteger(32)) {
     node.fail() << "dequantizing " << xt
@@ -365,7 +416,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMatMulInteger(OnnxNode &node) {
   return one(matmulInteger(node, *a, *bm, node.input(2), node.input(3)));
 }
 
-/// QLinearMatMul 10: inputs a, a_scale, a_zero_point, b, b_scale,
+/// QLinearMatMul 10, 21 (which allows float16 and bfloat16 scales): inputs a, a_scale, a_zero_point, b, b_scale,
 /// b_zero_point, y_scale, y_zero_point.
 FailureOr<SmallVector<Value>> mlir::kiln::convertQLinearMatMul(OnnxNode &node) {
   for (unsigned i = 0; i < 8; ++i)

@@ -28,47 +28,14 @@ FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
                         b.getDenseI64ArrayAttr(sizes),
                         b.getDenseI64ArrayAttr(strides));
 }
-} // namespace
 
-/// DFT, opset 17: input [batch, ..., n, 1 | 2] (real or complex), transform
-/// along `axis`; optional dft_length (a constant) truncates or zero-pads the
-/// signal; `inverse` scales by 1/n; `onesided` keeps n / 2 + 1 frequencies.
-FailureOr<SmallVector<Value>> mlir::kiln::convertDFT(OnnxNode &node) {
-  FailureOr<Value> x = node.staticInput(0);
-  if (failed(x))
-    return failure();
-  RankedTensorType type = typeOf(*x);
-  if (!type.getElementType().isF32()) {
-    node.fail() << "element type " << type.getElementType()
-                << " is not supported for DFT yet; Kiln computes DFT on "
-                   "float32 signals";
-    return failure();
-  }
+/// The DFT of `x` (type checked by convertDFT) along `axis`.
+FailureOr<Value> dftAlong(OnnxNode &node, Value xValue, int64_t axis,
+                          bool inverse, bool onesided) {
+  FailureOr<Value> x = xValue;
+  RankedTensorType type = typeOf(xValue);
   int64_t rank = type.getRank();
-  int64_t complexDim = rank ? type.getDimSize(rank - 1) : 0;
-  if (rank < 3 || (complexDim != 1 && complexDim != 2)) {
-    node.fail() << "expects a signal of shape [batch, ..., n, 1 or 2], got "
-                << type;
-    return failure();
-  }
-  int64_t axis = node.intAttr("axis", 1);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 1 || axis > rank - 2) {
-    node.fail() << "axis " << node.intAttr("axis", 1)
-                << " must name a signal dimension (not the batch or the "
-                   "trailing real/imaginary dimension) of rank "
-                << rank;
-    return failure();
-  }
-  bool inverse = node.intAttr("inverse", 0) != 0;
-  bool onesided = node.intAttr("onesided", 0) != 0;
-  if (onesided && (inverse || complexDim == 2)) {
-    node.fail() << "onesided is supported for forward transforms of real "
-                   "signals only (inverse or complex onesided DFT is not "
-                   "supported)";
-    return failure();
-  }
+  int64_t complexDim = type.getDimSize(rank - 1);
   int64_t length = type.getDimSize(axis);
   int64_t n = length;
   if (node.input(1)) {
@@ -187,6 +154,146 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertDFT(OnnxNode &node) {
       return failure();
     parts.push_back(*r);
   }
-  return one(build<ConcatOp>(node, ValueRange(parts),
-                             node.builder.getI64IntegerAttr(prank)));
+  return build<ConcatOp>(node, ValueRange(parts),
+                         node.builder.getI64IntegerAttr(prank));
+}
+
+/// DFT 20 with the axis given at run time: the transform along each axis
+/// that yields the declared output shape, the one the value names selected,
+/// and a guard that it names one of them.
+FailureOr<Value> dftRuntimeAxis(OnnxNode &node, Value x, bool inverse,
+                                bool onesided) {
+  FailureOr<RankedTensorType> declared = declaredResult(node, 0, "axis");
+  if (failed(declared))
+    return failure();
+  RankedTensorType type = typeOf(x);
+  int64_t rank = type.getRank();
+  auto axisType = dyn_cast<RankedTensorType>(node.input(2).getType());
+  if (!axisType || !axisType.hasStaticShape() ||
+      axisType.getNumElements() != 1) {
+    node.fail() << "the axis input must be a scalar";
+    return failure();
+  }
+  std::optional<int64_t> length;
+  if (node.input(1)) {
+    std::optional<SmallVector<int64_t>> len = node.constantInts(1);
+    if (!len || len->size() != 1) {
+      node.fail() << "dft_length must be a compile-time constant scalar; "
+                     "run-time DFT lengths are not supported";
+      return failure();
+    }
+    length = (*len)[0];
+  }
+  IndexMath m{node};
+  FailureOr<Value> given = reshapeTo(node, node.input(2), {});
+  if (failed(given) || failed(given = castTo(node, *given,
+                                             node.builder.getI64Type())))
+    return failure();
+  SmallVector<std::pair<int64_t, Value>> choices;
+  Value any;
+  for (int64_t a = 0; a + 2 <= rank; ++a) {
+    int64_t n = length.value_or(type.getDimSize(a));
+    SmallVector<int64_t> shape(type.getShape());
+    shape[a] = onesided ? n / 2 + 1 : n;
+    shape.back() = 2;
+    if (ArrayRef<int64_t>(shape) != declared->getShape())
+      continue;
+    Value when = m.check(build<OrOp>(node, m.eq(*given, m.c(a)),
+                                     m.eq(*given, m.c(a - rank))));
+    choices.push_back({a, when});
+    any = any ? m.check(build<OrOp>(node, any, when)) : when;
+  }
+  if (!m.ok)
+    return failure();
+  if (choices.empty()) {
+    node.fail() << "no axis gives the declared output shape " << *declared;
+    return failure();
+  }
+  guardInput(node, any, 2,
+             "must name the axis that gives the declared output shape this "
+             "model was compiled for");
+  FailureOr<Value> result =
+      dftAlong(node, x, choices.back().first, inverse, onesided);
+  for (auto &[a, when] : llvm::reverse(ArrayRef(choices).drop_back())) {
+    if (failed(result))
+      return failure();
+    FailureOr<Value> r = dftAlong(node, x, a, inverse, onesided);
+    if (failed(r))
+      return failure();
+    result = build<WhereOp>(node, when, *r, *result);
+  }
+  return result;
+}
+} // namespace
+
+/// DFT, opset 17: input [batch, ..., n, 1 | 2] (real or complex), transform
+/// along the `axis` attribute (1 by default); opset 20: along the `axis`
+/// input (-2 by default; a graph input selects among the axes that give the
+/// declared output shape). The optional dft_length (a constant) truncates or
+/// zero-pads the signal; `inverse` scales by 1/n; `onesided` keeps n / 2 + 1
+/// frequencies.
+FailureOr<SmallVector<Value>> mlir::kiln::convertDFT(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = typeOf(*x);
+  if (!type.getElementType().isF32()) {
+    node.fail() << "element type " << type.getElementType()
+                << " is not supported for DFT yet; Kiln computes DFT on "
+                   "float32 signals";
+    return failure();
+  }
+  int64_t rank = type.getRank();
+  int64_t complexDim = rank ? type.getDimSize(rank - 1) : 0;
+  if (rank < (node.opset >= 20 ? 2 : 3) ||
+      (complexDim != 1 && complexDim != 2)) {
+    node.fail() << "expects a signal of shape [batch, ..., n, 1 or 2], got "
+                << type;
+    return failure();
+  }
+  bool inverse = node.intAttr("inverse", 0) != 0;
+  bool onesided = node.intAttr("onesided", 0) != 0;
+  if (onesided && (inverse || complexDim == 2)) {
+    node.fail() << "onesided is supported for forward transforms of real "
+                   "signals only (inverse or complex onesided DFT is not "
+                   "supported)";
+    return failure();
+  }
+  if (node.opset >= 20 && runtimeInput(node, 2))
+    return one(dftRuntimeAxis(node, *x, inverse, onesided));
+  int64_t axis;
+  if (node.opset >= 20) {
+    // DFT 20: the axis is an optional input, -2 (the last signal axis) by
+    // default, and may be any axis but the trailing real/imaginary one.
+    int64_t given = -2;
+    if (node.input(2)) {
+      std::optional<SmallVector<int64_t>> a = node.constantInts(2);
+      if (!a || a->size() != 1) {
+        node.fail() << "the axis input must be a scalar";
+        return failure();
+      }
+      given = (*a)[0];
+    }
+    axis = given < 0 ? given + rank : given;
+    if (given < -rank || given == -1 || axis > rank - 2) {
+      node.fail() << "axis " << given << " must name a signal dimension of "
+                  << "the rank-" << rank << " input ([" << -rank
+                  << ", -2] or [0, " << rank - 2
+                  << "]; the last dimension holds the real and imaginary "
+                     "parts)";
+      return failure();
+    }
+  } else {
+    axis = node.intAttr("axis", 1);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 1 || axis > rank - 2) {
+      node.fail() << "axis " << node.intAttr("axis", 1)
+                  << " must name a signal dimension (not the batch or the "
+                     "trailing real/imaginary dimension) of rank "
+                  << rank;
+      return failure();
+    }
+  }
+  return one(dftAlong(node, *x, axis, inverse, onesided));
 }

@@ -37,3 +37,15 @@ module attributes {onnx.opset_import = {ai.onnx = 9 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 20 : i64}} {
+  func.func @dft20_bad_axis(%x: tensor<1x8x2xf32>) -> tensor<*xf32> {
+    %none = "onnx.NoValue"() : () -> none
+    %axis = "onnx.Constant"() {value = dense<-1> : tensor<i64>} : () -> tensor<i64>
+    // expected-error@unknown {{node 'dft' (DFT, opset 20): axis -1 must name a signal dimension of the rank-3 input ([-3, -2] or [0, 1]; the last dimension holds the real and imaginary parts)}}
+    %y = "onnx.DFT"(%x, %none, %axis) : (tensor<1x8x2xf32>, none, tensor<i64>) -> tensor<*xf32> loc("dft")
+    return %y : tensor<*xf32>
+  }
+}

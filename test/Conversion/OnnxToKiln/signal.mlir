@@ -56,3 +56,43 @@ module attributes {onnx.opset_import = {ai.onnx = 9 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// DFT 20 takes the axis as an input, -2 (the last signal axis) by default; it
+// never uses opset 17's attribute. Here the constant axis 2 and the default
+// both transform the length-4 axis 2 of a [2, 3, 4, 1] signal (a matmul of
+// [6, 4] rows), not axis 1.
+
+// CHECK-LABEL: func.func @dft20_axis_input
+// CHECK: kiln.matmul {{.+}} : (tensor<6x4xf32>, tensor<4x4xf32>) -> tensor<6x4xf32>
+// CHECK: -> tensor<2x3x4x2xf32>
+// CHECK-LABEL: func.func @dft20_default_axis
+// CHECK: kiln.matmul {{.+}} : (tensor<6x4xf32>, tensor<4x4xf32>) -> tensor<6x4xf32>
+// CHECK-LABEL: func.func @dft20_runtime_axis
+// CHECK: kiln.guard {{.+}} {message = "node 'dft' (DFT, opset 20): input 2 must name the axis that gives the declared output shape
+// CHECK-COUNT-2: kiln.matmul {{.+}} : (tensor<6x4xf32>, tensor<4x4xf32>)
+// CHECK-COUNT-2: kiln.matmul {{.+}} : (tensor<8x3xf32>, tensor<3x3xf32>)
+// CHECK: kiln.where
+// CHECK-COUNT-2: kiln.matmul {{.+}} : (tensor<12x2xf32>, tensor<2x2xf32>)
+// CHECK: kiln.where
+module attributes {onnx.opset_import = {ai.onnx = 20 : i64}} {
+  func.func @dft20_axis_input(%x: tensor<2x3x4x1xf32>) -> tensor<*xf32> {
+    %none = "onnx.NoValue"() : () -> none
+    %axis = "onnx.Constant"() {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+    %y = "onnx.DFT"(%x, %none, %axis) : (tensor<2x3x4x1xf32>, none, tensor<i64>) -> tensor<*xf32> loc("dft")
+    return %y : tensor<*xf32>
+  }
+  func.func @dft20_default_axis(%x: tensor<2x3x4x1xf32>) -> tensor<*xf32> {
+    %y = "onnx.DFT"(%x) {axis = 1 : si64} : (tensor<2x3x4x1xf32>) -> tensor<*xf32> loc("dft")
+    return %y : tensor<*xf32>
+  }
+  // A run-time axis: a DFT keeps each length, so axes 0, 1 and 2 all give
+  // the declared [2, 3, 4, 2]; the value selects one, and a guard refuses
+  // any other.
+  func.func @dft20_runtime_axis(%x: tensor<2x3x4x1xf32>, %axis: tensor<i64>) -> tensor<2x3x4x2xf32> {
+    %none = "onnx.NoValue"() : () -> none
+    %y = "onnx.DFT"(%x, %none, %axis) : (tensor<2x3x4x1xf32>, none, tensor<i64>) -> tensor<2x3x4x2xf32> loc("dft")
+    return %y : tensor<2x3x4x2xf32>
+  }
+}

@@ -76,7 +76,7 @@ using OnnxConverter = FailureOr<SmallVector<Value>>(OnnxNode &node);
 struct OnnxOpRow {
   const char *opType;
   /// Ascending; the unused entries are 0.
-  std::array<int64_t, 8> since;
+  std::array<int64_t, 12> since;
   /// Null for If, Loop and Scan, which inlineOnnxControlFlow rewrites before
   /// the table is consulted.
   OnnxConverter *convert;
@@ -93,6 +93,25 @@ struct OnnxOpRow {
 
 /// Every op Kiln converts, sorted by domain and op type.
 ArrayRef<OnnxOpRow> onnxOpTable();
+
+/// One version of an ONNX operator as ONNX 1.23 defines it (generated from
+/// its Changelog into lib/Conversion/OnnxToKiln/OnnxVersions.inc).
+struct OnnxSpecVersion {
+  const char *domain; ///< "" for ai.onnx
+  const char *opType;
+  int64_t since;
+  bool deprecated;
+};
+
+/// Every (domain, op type, since-version) of ONNX 1.23, sorted by domain, op
+/// type and version.
+ArrayRef<OnnxSpecVersion> onnxSpecVersions();
+
+/// The version of `opType` that opset `opset` of `domain` means: the one
+/// with the largest since-version of ONNX 1.23 not above `opset`; null when
+/// ONNX 1.23 does not define the op in that domain at or below that opset.
+const OnnxSpecVersion *onnxSpecVersion(StringRef domain, StringRef opType,
+                                       int64_t opset);
 
 /// Rewrites ONNX If, Loop and Scan nodes of `func` (imported with their
 /// subgraphs as regions) into straight-line onnx ops: If selects between both

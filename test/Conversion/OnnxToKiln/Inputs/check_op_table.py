@@ -4,7 +4,10 @@ domain, since-version) once, since-versions ascending, each converter defined
 in the file its row names and declared under that file in Converters.h, and
 every op in docs/ops.md's table with the files of its converters.
 
-usage: check_op_table.py REPO_ROOT
+It also generates docs/ops.md's "Versions" section (between its markers)
+from the table and OnnxVersions.inc, and fails when the page is stale.
+
+usage: check_op_table.py REPO_ROOT [--write-docs]
 """
 import os
 import re
@@ -14,7 +17,8 @@ root = sys.argv[1]
 src = os.path.join(root, "lib", "Conversion", "OnnxToKiln")
 table = open(os.path.join(src, "OpTable.cpp")).read()
 ROW = re.compile(r'^\s*\{"(\w+)",\s*\{([\d, ]+)\},\s*(\w+),\s*"([\w.]+)"(?:,\s*(\w+))?\},', re.M)
-rows = [(m[1], m[5] or "", [int(v) for v in m[2].split(",")], m[3], m[4])
+DOMAINS = {"": "", "kTraining": "ai.onnx.preview.training"}
+rows = [(m[1], DOMAINS.get(m[5] or "", m[5]), [int(v) for v in m[2].split(",")], m[3], m[4])
         for m in ROW.finditer(table)]
 errors = []
 listed = table.count('{"')
@@ -37,6 +41,24 @@ for op, dom, since, conv, file in rows:
     if not os.path.exists(path) or \
             f"mlir::kiln::{conv}(OnnxNode &node)" not in open(path).read():
         errors.append(f"{op}: {conv} is not defined in {file}")
+
+# OnnxVersions.inc (ONNX 1.23's versions): a row lists only real
+# since-versions of ops ONNX defines, since the pass converts a node only
+# through the row that lists the exact version its opset means.
+spec = {}
+for m in re.finditer(r'^\{"([\w.]*)", "(\w+)", (\d+), (?:true|false)\},$',
+                     open(os.path.join(src, "OnnxVersions.inc")).read(), re.M):
+    spec.setdefault((m[2], m[1]), set()).add(int(m[3]))
+if len(spec) < 200:
+    errors.append(f"OnnxVersions.inc: {len(spec)} ops understood")
+for op, dom, since, conv, file in rows:
+    versions = spec.get((op, dom))
+    if versions is None:
+        continue  # an op ONNX 1.23 does not define
+    for v in since:
+        if v not in versions:
+            errors.append(f"{op} {v}: not a since-version of {op} in ONNX 1.23 "
+                          f"({', '.join(map(str, sorted(versions)))})")
 
 # Converters.h: "// File.cpp" banners, each followed by its converters.
 decls, banner = {}, None
@@ -64,6 +86,36 @@ for line in open(os.path.join(root, "docs", "ops.md")):
 for op, fs in files.items():
     if not fs <= documented.get(op, set()):
         errors.append(f"docs/ops.md: {op} must name {', '.join(sorted(fs))}")
+
+# docs/ops.md's generated "Versions" section.
+BEGIN, END = "<!-- versions:begin -->", "<!-- versions:end -->"
+converted = {}
+for op, dom, since, conv, file in rows:
+    converted.setdefault((op, dom), set()).update(since)
+lines = ["| op | versions converted | ONNX 1.23 versions not converted |",
+         "|---|---|---|"]
+for (op, dom), vs in sorted(converted.items(), key=lambda k: (k[0][1] != "", k[0][1], k[0][0].lower())):
+    missing = sorted(v for v in spec.get((op, dom), ()) if v not in vs)
+    name = op if not dom else f"{dom}.{op}"
+    lines.append(f"| {name} | {', '.join(map(str, sorted(vs)))} | "
+                 f"{', '.join(map(str, missing)) or '-'} |")
+absent = sorted(f"{dom + '.' if dom else ''}{op}" for (op, dom) in spec
+                if (op, dom) not in converted)
+lines += ["", f"ONNX 1.23 ops Kiln does not convert ({len(absent)}): " + ", ".join(absent) + "."]
+generated = "\n".join(lines)
+docs_path = os.path.join(root, "docs", "ops.md")
+docs = open(docs_path).read()
+if BEGIN not in docs or END not in docs:
+    errors.append(f"docs/ops.md: no {BEGIN} ... {END} section")
+else:
+    head, rest = docs.split(BEGIN, 1)
+    current, tail = rest.split(END, 1)
+    if current.strip() != generated.strip():
+        if "--write-docs" in sys.argv:
+            open(docs_path, "w").write(f"{head}{BEGIN}\n{generated}\n{END}{tail}")
+        else:
+            errors.append("docs/ops.md: the Versions section is stale; run "
+                          "test/Conversion/OnnxToKiln/Inputs/check_op_table.py . --write-docs")
 
 for e in errors:
     print("error:", e)
