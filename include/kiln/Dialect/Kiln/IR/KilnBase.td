@@ -17,6 +17,8 @@ def Kiln_Dialect : Dialect {
     make every shape static.
   }];
   let hasConstantMaterializer = 1;
+  // Zero-element tensors fold for every op (EmptyTensors.cpp).
+  let hasCanonicalizer = 1;
   // The discardable `kiln.*` attributes that phases leave for each other
   // (Contract.h) are checked by name and kind.
   let hasOperationAttrVerify = 1;

@@ -1,0 +1,106 @@
+//===- EmptyTensors.cpp - zero-element tensors fold away --------*- C++ -*-===//
+//
+// A tensor with a zero-size dimension holds no values, so any side-effect
+// free op whose results are all empty computes nothing: its results become
+// empty constants. A reduction over an empty input yields its identity at
+// every position (sum 0, product 1, max -inf, min +inf, mean NaN as 0 / 0),
+// as ONNX defines it. Code generation then never sees a loop nest with a
+// zero trip count feeding a reduction (tiling such nests divided by zero).
+// These are dialect-wide canonicalization patterns, so every canonicalizer
+// run of the graph pipeline applies them.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+bool isEmpty(Type t) {
+  auto ranked = dyn_cast<RankedTensorType>(t);
+  return ranked && ranked.hasStaticShape() && ranked.getNumElements() == 0;
+}
+
+/// A splat of `value` for `type` (int or float elements), or null.
+DenseElementsAttr splat(RankedTensorType type, double value) {
+  Type elt = type.getElementType();
+  if (auto f = dyn_cast<FloatType>(elt)) {
+    APFloat v(value);
+    bool lost = false;
+    v.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    return DenseElementsAttr::get(type, v);
+  }
+  if (auto i = dyn_cast<IntegerType>(elt))
+    return DenseElementsAttr::get(type, APInt(i.getWidth(), 0));
+  return {};
+}
+
+/// Any side-effect free kiln op whose results all hold no elements.
+struct FoldEmptyResults final : RewritePattern {
+  FoldEmptyResults(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<KilnDialect>(op->getDialect()) || isa<ConstantOp>(op) ||
+        op->getNumResults() == 0 || op->getNumRegions() != 0 ||
+        !isMemoryEffectFree(op))
+      return failure();
+    SmallVector<Value> empties;
+    for (Value r : op->getResults()) {
+      if (!isEmpty(r.getType()))
+        return failure();
+      DenseElementsAttr value =
+          splat(cast<RankedTensorType>(r.getType()), 0.0);
+      if (!value)
+        return failure();
+      empties.push_back(
+          ConstantOp::create(rewriter, op->getLoc(), r.getType(), value));
+    }
+    rewriter.replaceOp(op, empties);
+    return success();
+  }
+};
+
+/// A reduction of an empty input to a non-empty result: the identity.
+template <typename ReduceOp>
+struct FoldEmptyReduction final : OpRewritePattern<ReduceOp> {
+  FoldEmptyReduction(MLIRContext *ctx, double identity)
+      : OpRewritePattern<ReduceOp>(ctx, /*benefit=*/2), identity(identity) {}
+
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!isEmpty(op.getInput().getType()) || !type || !type.hasStaticShape() ||
+        type.getNumElements() == 0)
+      return failure();
+    DenseElementsAttr value = splat(type, identity);
+    if (!value)
+      return failure();
+    rewriter.replaceOpWithNewOp<ConstantOp>(op, type, value);
+    return success();
+  }
+
+  double identity;
+};
+} // namespace
+
+void KilnDialect::getCanonicalizationPatterns(
+    RewritePatternSet &results) const {
+  MLIRContext *ctx = getContext();
+  double inf = std::numeric_limits<double>::infinity();
+  results.add<FoldEmptyResults>(ctx);
+  results.add<FoldEmptyReduction<ReduceSumOp>>(ctx, 0.0);
+  results.add<FoldEmptyReduction<ReduceProdOp>>(ctx, 1.0);
+  results.add<FoldEmptyReduction<ReduceMaxOp>>(ctx, -inf);
+  results.add<FoldEmptyReduction<ReduceMinOp>>(ctx, inf);
+  results.add<FoldEmptyReduction<ReduceMeanOp>>(
+      ctx, std::numeric_limits<double>::quiet_NaN());
+}
