@@ -1,18 +1,22 @@
 //===- ControlFlow.cpp - If, Loop and Scan on static shapes -----*- C++ -*-===//
 //
-// Kiln's graphs are straight-line code. Before the node-by-node conversion,
-// ONNX control flow whose trip counts are known at compile time is rewritten
-// into the ops it stands for, still in the onnx dialect, so that the table
-// converts them like any others:
+// Kiln's graphs are straight-line code. ConvertOnnxToKilnPass reaches an
+// ONNX control-flow node after every node before it is converted (shape
+// arithmetic on constants folded), and rewrites it here into the ops it
+// stands for, still in the onnx dialect; the pass then converts those like
+// any others, nested control flow included:
 //
-//   If    both branches are inlined; the results are selected with Where on
-//         the condition (or directly when the condition is a constant).
+//   If    a condition known at compile time (a constant, or computed from
+//         shapes and constants) inlines only the taken branch, so the other
+//         may even be invalid for these shapes (ONNX functions guard such
+//         branches with conditions on ranks); otherwise both branches are
+//         inlined and the results selected with Where on the condition.
 //   Scan  unrolled over the (static) scan axis: Gather slices step t,
 //         Unsqueeze + Concat stack the per-step outputs (opset 8's batch
 //         axis is unrolled the same way).
-//   Loop  unrolled when the trip count is a constant and the loop cannot end
-//         early (no condition, or a constant true one that the body passes
-//         through unchanged).
+//   Loop  unrolled when the trip count is known at compile time and the loop
+//         cannot end early (no condition, or a constant true one that the
+//         body passes through unchanged).
 //
 // Anything else is reported against the node, which then stays unconverted.
 //
@@ -47,6 +51,8 @@ std::optional<DenseElementsAttr> constantOf(Value v) {
   ElementsAttr value;
   if (auto init = dyn_cast<onnx::InitializerOp>(def))
     value = init.getValue();
+  else if (auto converted = dyn_cast<kiln::ConstantOp>(def))
+    value = converted.getValue(); // folded by the conversion so far
   else if (def->getName().getStringRef() == "onnx.Constant")
     value = def->getAttrOfType<ElementsAttr>("value");
   if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value))
@@ -516,27 +522,11 @@ private:
 };
 } // namespace
 
-bool mlir::kiln::inlineOnnxControlFlow(func::FuncOp func,
-                                       const llvm::StringMap<int64_t> &opsets,
-                                       llvm::DenseSet<Operation *> &failedOps) {
-  OpBuilder builder(func.getContext());
+bool mlir::kiln::isOnnxControlFlow(Operation *op) { return isControlFlow(op); }
+
+bool mlir::kiln::inlineOnnxControlFlow(Operation *op,
+                                       const llvm::StringMap<int64_t> &opsets) {
+  OpBuilder builder(op->getContext());
   Inliner inliner(builder, opsets);
-  bool ok = true;
-  // Inlined bodies may hold control flow of their own: repeat until none is
-  // left (or only nodes that failed).
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (Operation &op : llvm::make_early_inc_range(func.getBody().getOps())) {
-      if (!isControlFlow(&op) || failedOps.contains(&op))
-        continue;
-      if (inliner.rewrite(&op)) {
-        changed = true;
-      } else {
-        failedOps.insert(&op);
-        ok = false;
-      }
-    }
-  }
-  return ok;
+  return inliner.rewrite(op);
 }

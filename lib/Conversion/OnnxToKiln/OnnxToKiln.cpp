@@ -515,14 +515,29 @@ struct ConvertOnnxToKilnPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      if (!inlineOnnxControlFlow(func, opsets, failedOps))
-        anyFailed = true;
-      for (Operation &opRef :
-           llvm::make_early_inc_range(func.getBody().getOps())) {
-        Operation *op = &opRef;
+      Block &body = func.getBody().front();
+      for (Operation *next = body.empty() ? nullptr : &body.front(); next;) {
+        Operation *op = next;
+        next = op->getNextNode();
         if (!isa<onnx::OnnxDialect>(op->getDialect()) &&
             op->getName().getDialectNamespace() != "onnx")
           continue;
+        if (isOnnxControlFlow(op) &&
+            llvm::none_of(op->getOperands(), [&](Value v) {
+              return failedOps.contains(v.getDefiningOp());
+            })) {
+          // Everything before it is converted, so a condition or trip count
+          // computed from shapes is a constant now. The inlined ops (nested
+          // control flow too) are converted next.
+          Operation *prev = op->getPrevNode();
+          if (!inlineOnnxControlFlow(op, opsets)) {
+            anyFailed = true;
+            failedOps.insert(op);
+            continue;
+          }
+          next = prev ? prev->getNextNode() : &body.front();
+          continue;
+        }
         builder.setInsertionPoint(op);
         if (auto init = dyn_cast<onnx::InitializerOp>(op)) {
           Value c = ConstantOp::create(builder, op->getLoc(),

@@ -77,8 +77,8 @@ struct OnnxOpRow {
   const char *opType;
   /// Ascending; the unused entries are 0.
   std::array<int64_t, 12> since;
-  /// Null for If, Loop and Scan, which inlineOnnxControlFlow rewrites before
-  /// the table is consulted.
+  /// Null for If, Loop and Scan, which inlineOnnxControlFlow rewrites when
+  /// the conversion reaches them.
   OnnxConverter *convert;
   /// The file under lib/Conversion/OnnxToKiln/ that defines `convert`.
   const char *file;
@@ -113,14 +113,16 @@ ArrayRef<OnnxSpecVersion> onnxSpecVersions();
 const OnnxSpecVersion *onnxSpecVersion(StringRef domain, StringRef opType,
                                        int64_t opset);
 
-/// Rewrites ONNX If, Loop and Scan nodes of `func` (imported with their
-/// subgraphs as regions) into straight-line onnx ops: If selects between both
-/// inlined branches, Scan and Loop are unrolled to their static trip counts.
-/// Nodes that cannot be rewritten are reported and added to `failedOps`;
-/// returns false if there were any. `opsets` maps domains to versions.
-bool inlineOnnxControlFlow(func::FuncOp func,
-                           const llvm::StringMap<int64_t> &opsets,
-                           llvm::DenseSet<Operation *> &failedOps);
+/// Whether `op` is an ONNX If, Loop or Scan with its subgraphs as regions.
+bool isOnnxControlFlow(Operation *op);
+
+/// Rewrites the ONNX If, Loop or Scan `op` into straight-line onnx ops before
+/// it (If inlines the taken branch when its condition is a constant, onnx or
+/// already converted, else both, selected with Where; Scan and Loop unroll
+/// to their static trip counts) and erases it. Returns false after a
+/// diagnostic when it cannot. `opsets` maps domains to versions.
+bool inlineOnnxControlFlow(Operation *op,
+                           const llvm::StringMap<int64_t> &opsets);
 
 /// Normalizes an ONNX axis (negative counts from the end) into [0, rank);
 /// failure when out of range.
