@@ -293,11 +293,14 @@ Value lowerTopK(OpBuilder &b, TopKOp op) {
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (d != axis)
       (d < axis ? outer : inner) *= type.getDimSize(d);
-  Type elt = type.getElementType(), i64 = b.getI64Type();
+  // Unsigned elements are compared unsigned on their signless bits.
+  bool isUnsigned = isUnsignedInt(type);
+  Type elt = signlessType(type.getElementType()), i64 = b.getI64Type();
   Value values = zeroFilled(b, loc, {outer, k, inner}, elt);
   Value indices = zeroFilled(b, loc, {outer, k, inner}, i64);
   if (k > 0 && outer * inner > 0) {
-    Value x = reshaped(b, loc, op.getInput(), {outer, n, inner});
+    Value x = reshaped(b, loc, asSignless(b, loc, op.getInput()),
+                       {outer, n, inner});
     bool isFloat = isa<FloatType>(elt), largest = op.getLargest();
     auto better = [&](OpBuilder &nb, Location nl, Value v, Value e) -> Value {
       if (isFloat)
@@ -305,10 +308,13 @@ Value lowerTopK(OpBuilder &b, TopKOp op) {
                                      largest ? arith::CmpFPredicate::OGT
                                              : arith::CmpFPredicate::OLT,
                                      v, e);
-      return arith::CmpIOp::create(nb, nl,
-                                   largest ? arith::CmpIPredicate::sgt
-                                           : arith::CmpIPredicate::slt,
-                                   v, e);
+      return arith::CmpIOp::create(
+          nb, nl,
+          largest ? (isUnsigned ? arith::CmpIPredicate::ugt
+                                : arith::CmpIPredicate::sgt)
+                  : (isUnsigned ? arith::CmpIPredicate::ult
+                                : arith::CmpIPredicate::slt),
+          v, e);
     };
     SmallVector<Value> r = loopNest(
         b, loc, {outer, inner}, {values, indices},
