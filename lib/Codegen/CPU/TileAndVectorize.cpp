@@ -599,6 +599,12 @@ struct TileAndVectorizePass
                          "it reads or writes i1 values, which stay scalar");
       return;
     }
+    // A rank-0 op that reads a tensor element by element (a scalar scan
+    // step) is one scalar: linalg's vectorizer turns its tensor.extract into
+    // a vector.gather with scalar indices, which does not verify.
+    if (op.getNumLoops() == 0 &&
+        !op->getRegion(0).getOps<tensor::ExtractOp>().empty())
+      return;
     if (failed(linalg::vectorizeOpPrecondition(op))) {
       FailureOr<linalg::LinalgOp> unitFree = dropUnitWindowDims(rewriter, op);
       if (succeeded(unitFree))
