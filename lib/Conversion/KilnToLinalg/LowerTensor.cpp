@@ -35,6 +35,8 @@ Value concatValues(OpBuilder &b, Location loc, ValueRange inputs, int64_t axis,
   int64_t offset = 0;
   for (Value in : inputs) {
     RankedTensorType t = typeOf(in);
+    if (t.hasStaticShape() && t.getNumElements() == 0)
+      continue; // nothing to copy, and its offset may be the end
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
         sizes, strides(type.getRank(), b.getIndexAttr(1));
     for (int64_t d : t.getShape())

@@ -42,3 +42,17 @@ func.func @not_empty(%x: tensor<3xf32>, %c: tensor<i1>) -> tensor<3xf32> {
   kiln.guard %c {message = "m"} : tensor<i1>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// Empty parts of a concatenation drop out (an empty Split piece concatenated
+// back, as ONNX's RotaryEmbedding function does); one part left is the result.
+// CHECK-LABEL: func.func @concat_empty_parts
+// CHECK-SAME: (%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<2x0xf32>, %[[C:.+]]: tensor<2x2xf32>)
+// CHECK: %[[R:.+]] = kiln.concat %[[A]], %[[C]] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
+// CHECK: return %[[R]], %[[A]]
+func.func @concat_empty_parts(%a: tensor<2x3xf32>, %b: tensor<2x0xf32>, %c: tensor<2x2xf32>) -> (tensor<2x5xf32>, tensor<2x3xf32>) {
+  %0 = kiln.concat %a, %b, %c {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x0xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
+  %1 = kiln.concat %b, %a {axis = 1 : i64} : (tensor<2x0xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0, %1 : tensor<2x5xf32>, tensor<2x3xf32>
+}

@@ -4,8 +4,10 @@
 // free op whose results are all empty computes nothing: its results become
 // empty constants. A reduction over an empty input yields its identity at
 // every position (sum 0, product 1, max -inf, min +inf, mean NaN as 0 / 0),
-// as ONNX defines it. Code generation then never sees a loop nest with a
-// zero trip count feeding a reduction (tiling such nests divided by zero).
+// as ONNX defines it, and empty parts of a concatenation drop out. Code
+// generation then never sees a loop nest with a zero trip count feeding a
+// reduction (tiling such nests divided by zero) or a slice at the end of its
+// destination.
 // These are dialect-wide canonicalization patterns, so every canonicalizer
 // run of the graph pipeline applies them.
 //
@@ -69,6 +71,28 @@ struct FoldEmptyResults final : RewritePattern {
   }
 };
 
+/// Empty parts of a concatenation add nothing; the one part left is the
+/// result itself.
+struct DropEmptyConcatParts final : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> kept;
+    for (Value in : op.getInputs())
+      if (!isEmpty(in.getType()))
+        kept.push_back(in);
+    if (kept.size() == op.getInputs().size() || kept.empty())
+      return failure(); // all kept, or all empty (FoldEmptyResults)
+    if (kept.size() == 1 && kept.front().getType() == op.getType()) {
+      rewriter.replaceOp(op, kept.front());
+      return success();
+    }
+    rewriter.modifyOpInPlace(op, [&] { op.getInputsMutable().assign(kept); });
+    return success();
+  }
+};
+
 /// A reduction of an empty input to a non-empty result: the identity.
 template <typename ReduceOp>
 struct FoldEmptyReduction final : OpRewritePattern<ReduceOp> {
@@ -96,7 +120,7 @@ void KilnDialect::getCanonicalizationPatterns(
     RewritePatternSet &results) const {
   MLIRContext *ctx = getContext();
   double inf = std::numeric_limits<double>::infinity();
-  results.add<FoldEmptyResults>(ctx);
+  results.add<FoldEmptyResults, DropEmptyConcatParts>(ctx);
   results.add<FoldEmptyReduction<ReduceSumOp>>(ctx, 0.0);
   results.add<FoldEmptyReduction<ReduceProdOp>>(ctx, 1.0);
   results.add<FoldEmptyReduction<ReduceMaxOp>>(ctx, -inf);
