@@ -65,6 +65,7 @@ void kiln::buildGPUCodegenPipeline(OpPassManager &pm, const std::string &arch,
                                    bool emulate) {
   pm.addPass(createVerifyCodegenInputPass());
   pm.nest<func::FuncOp>().addPass(createSplitEmptyTensorsPass());
+  pm.nest<func::FuncOp>().addPass(createDistinctResultsPass());
   buildBufferizeToArenaPipeline(pm);
   pm.addPass(createPackWeightsPass());
   pm.nest<func::FuncOp>().addPass(createLinalgGeneralizeNamedOpsPass());

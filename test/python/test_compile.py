@@ -346,3 +346,25 @@ def test_nodes_out_of_order_are_sorted(ref_models, tmp_path, name):
     got = kiln.load(out)(*[x for _, x in ref.inputs])
     for g, (_, want) in zip(got, ref.outputs):
         np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
+
+
+def test_outputs_that_compute_the_same_value(tmp_path):
+    """Graph outputs that CSE merges into one value (two identical nodes,
+    Identity of an input twice) each get their own buffer and the right
+    numbers; bufferization crashed on a function returning a tensor twice."""
+    h = onnx.helper
+    f = onnx.TensorProto.FLOAT
+    graph = h.make_graph(
+        [h.make_node("Relu", ["x"], ["a"]), h.make_node("Relu", ["x"], ["b"]),
+         h.make_node("Identity", ["x"], ["c"]), h.make_node("Identity", ["x"], ["d"])],
+        "same", [h.make_tensor_value_info("x", f, [2, 3])],
+        [h.make_tensor_value_info(n, f, [2, 3]) for n in "abcd"])
+    path = tmp_path / "same.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 13)]), str(path))
+    model = kiln.load(kiln.compile(str(path), str(tmp_path / "same.so")))
+    x = np.array([[-1, 2, -3], [4, -5, 6]], dtype=np.float32)
+    a, b, c, d = model(x)
+    np.testing.assert_array_equal(a, np.maximum(x, 0))
+    np.testing.assert_array_equal(b, np.maximum(x, 0))
+    np.testing.assert_array_equal(c, x)
+    np.testing.assert_array_equal(d, x)

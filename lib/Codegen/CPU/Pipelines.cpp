@@ -56,6 +56,7 @@ void kiln::buildCPUCodegenPipeline(OpPassManager &pm,
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createSplitEmptyTensorsPass());
+  kernels.addPass(createDistinctResultsPass());
 
   buildBufferizeToArenaPipeline(pm, [&](OpPassManager &beforeArena) {
     if (!options.amx)

@@ -114,6 +114,19 @@ def SplitEmptyTensorsPass : Pass<"kiln-split-empty-tensors", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def DistinctResultsPass : Pass<"kiln-distinct-results", "func::FuncOp"> {
+  let summary = "Give every result of a function its own tensor";
+  let description = [{
+    Two graph outputs may compute the same value (CSE merges identical
+    nodes; Unique of one element returns [0] as both indices and inverse
+    indices), and a function then returns one tensor twice. Each result is a
+    caller-owned output buffer, and bufferization's out-parameter promotion
+    assumes distinct results (it crashed). Run right before bufferization,
+    this pass returns a copy for every repeat.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
   let summary = "Place every intermediate buffer at a static offset of one arena";
   let description = [{
