@@ -25,11 +25,15 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
+#include <cstdlib>
 #include <mutex>
+#include <regex>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -119,7 +123,9 @@ Compilation::Compilation(const CompileRequest &request)
       if (!llvm::is_contained(notes, diag.str()))
         notes.push_back(diag.str());
     } else if (diag.getSeverity() == DiagnosticSeverity::Error) {
-      errors.push_back(formatError(diag));
+      std::string text = describeError(diag);
+      if (!text.empty())
+        errors.push_back(text);
     }
     return success();
   });
@@ -167,6 +173,116 @@ Error Compilation::diagnosticsError(const std::string &fallback) const {
   return makeError(text.empty() ? fallback : text);
 }
 
+namespace {
+/// Records the argument of the pass now running (see describeError).
+class CurrentPass final : public PassInstrumentation {
+public:
+  explicit CurrentPass(std::string &name) : name(name) {}
+  void runBeforePass(Pass *pass, Operation *) override {
+    name = pass->getArgument().empty() ? pass->getName().str()
+                                       : pass->getArgument().str();
+  }
+
+private:
+  std::string &name;
+};
+
+/// KILN_TEST_FAULT's pass: "crash" raises SIGSEGV, "error" fails with an
+/// MLIR-style message on the first op that names a node.
+struct TestFaultPass final
+    : PassWrapper<TestFaultPass, OperationPass<ModuleOp>> {
+  explicit TestFaultPass(std::string kind) : kind(std::move(kind)) {}
+  StringRef getArgument() const override { return "kiln-test-fault"; }
+  void runOnOperation() override {
+    if (kind == "crash")
+      std::raise(SIGSEGV);
+    getOperation()->walk([&](Operation *op) {
+      if (!isa<NameLoc>(op->getLoc()))
+        return WalkResult::advance();
+      op->emitOpError() << "operand #0 must be a test fault, but got "
+                           "something else";
+      return WalkResult::interrupt();
+    });
+    signalPassFailure();
+  }
+  std::string kind;
+};
+
+std::unique_ptr<Pass> createTestFaultPass(std::string kind) {
+  return std::make_unique<TestFaultPass>(std::move(kind));
+}
+
+/// The first node name in `loc` (a NameLoc, possibly inside fused or
+/// call-site locations).
+std::string nodeNameIn(Location loc) {
+  std::string found;
+  loc->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l)) {
+      found = name.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+} // namespace
+
+void Compilation::recordNodeKinds() {
+  llvm::StringMap<int64_t> opsets;
+  if (auto dict = (*module)->getAttrOfType<DictionaryAttr>(
+          onnx::OnnxDialect::kOpsetImportAttr))
+    for (NamedAttribute entry : dict)
+      opsets[entry.getName() == "ai.onnx" ? "" : entry.getName().str()] =
+          cast<IntegerAttr>(entry.getValue()).getInt();
+  module->walk([&](Operation *op) {
+    StringRef full = op->getName().getStringRef();
+    auto name = dyn_cast<NameLoc>(op->getLoc());
+    if (!name || !full.consume_front("onnx.") ||
+        isa<onnx::InitializerOp, onnx::NoValueOp>(op))
+      return;
+    size_t dot = full.rfind('.');
+    StringRef domain = dot == StringRef::npos ? "" : full.take_front(dot);
+    StringRef type = dot == StringRef::npos ? full : full.drop_front(dot + 1);
+    nodeKinds[name.getName().getValue()] =
+        "(" + type.str() + ", opset " +
+        std::to_string(opsets.lookup(domain)) + ")";
+  });
+}
+
+std::string Compilation::describeError(Diagnostic &diag) {
+  // Kiln's own diagnostics name their node and say what to do; those of
+  // the ONNX conversion (and the batch proof) are about the model.
+  static const std::regex kilnStyle(R"(^node '.*' \(.*, opset -?[0-9]+\): )");
+  std::string msg = diag.str();
+  int earlier = phaseErrors++;
+  bool internal = !currentPass.empty() &&
+                  currentPass != "kiln-convert-onnx-to-kiln" &&
+                  currentPass != "kiln-verify-batch-independence" &&
+                  !std::regex_search(msg, kilnStyle);
+  if (!internal)
+    return formatError(diag);
+  std::string node = nodeNameIn(diag.getLocation());
+  std::string text = "error: internal error in pass '" + currentPass + "'";
+  if (!node.empty()) {
+    text += " while compiling node '" + node + "'";
+    auto kind = nodeKinds.find(node);
+    if (kind != nodeKinds.end())
+      text += " " + kind->second;
+  }
+  if (llvm::StringRef(msg).starts_with("Failures have been detected")) {
+    // MLIR's summary of a failed pipeline: after a diagnostic of the pass
+    // itself it adds nothing; alone, the pass crashed.
+    if (earlier > 0)
+      return "";
+    msg = "the pass crashed";
+  }
+  text += ": " + msg + ". This is a bug in Kiln, not in the model; please "
+                       "report it with the model";
+  if (!reproducerPath.empty() && llvm::sys::fs::exists(reproducerPath))
+    text += " and the reproducer MLIR wrote to " + reproducerPath;
+  return text;
+}
+
 LogicalResult
 Compilation::runPasses(llvm::function_ref<void(OpPassManager &)> build,
                        llvm::StringRef phase) {
@@ -176,8 +292,37 @@ Compilation::runPasses(llvm::function_ref<void(OpPassManager &)> build,
     pm.enableIRPrinting();
   Phase t(rootTiming, phases, phase);
   pm.enableTiming(t.scope);
+  pm.addInstrumentation(std::make_unique<CurrentPass>(currentPass));
+  phaseErrors = 0;
+  // After the graph phase every failure is internal: MLIR catches a crash
+  // there (a signal in a pass) and writes a reproducer the error names.
+  // The graph phase fails for models Kiln refuses, which need no file.
+  reproducerPath.clear();
+  if (phase != "graph") {
+    llvm::SmallString<128> path;
+    llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, path);
+    llvm::sys::path::append(path, "kiln-crash-%%%%%%.mlir");
+    llvm::SmallString<128> unique;
+    llvm::sys::fs::createUniquePath(path, unique, /*MakeAbsolute=*/false);
+    reproducerPath = std::string(unique);
+    pm.enableCrashReproducerGeneration(reproducerPath);
+  }
   build(pm);
-  return pm.run(*module);
+  // A test hook (test/Pipeline/internal-error.onnxtxt): KILN_TEST_FAULT=crash
+  // or =error makes the linalg phase crash or fail with a raw message, the
+  // way a compiler bug would.
+  if (const char *fault = std::getenv("KILN_TEST_FAULT"); fault &&
+      phase == "linalg")
+    pm.addPass(createTestFaultPass(fault));
+  LogicalResult result = pm.run(*module);
+  currentPass.clear();
+  // MLIR writes a reproducer for any failure; keep only one an error names.
+  if (!reproducerPath.empty() &&
+      llvm::none_of(errors, [&](const std::string &e) {
+        return llvm::StringRef(e).contains(reproducerPath);
+      }))
+    (void)llvm::sys::fs::remove(reproducerPath);
+  return result;
 }
 
 //===----------------------------------------------------------------------===//
@@ -212,6 +357,7 @@ Error Compilation::importModel() {
   }
   if (!module)
     return diagnosticsError("import failed");
+  recordNodeKinds();
   if (options.emit == EmitKind::Import)
     return Error::success();
   batchSizes = options.batchSizes;

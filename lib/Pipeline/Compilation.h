@@ -89,11 +89,26 @@ private:
   Finish finishFile(const std::string &text);
   Finish finishSo();
 
+  /// "(Op, opset N)" of every imported node, by node name, for internal
+  /// errors that name only a location.
+  void recordNodeKinds();
+  /// An error diagnostic as the user sees it: an internal one (from any
+  /// pass but the ONNX conversion) becomes "internal error in pass P while
+  /// compiling node N (Op, opset K): ...".
+  std::string describeError(Diagnostic &diag);
+
   const CompileRequest &request;
   const CompileOptions &options;
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
   std::vector<std::string> errors;
+  llvm::StringMap<std::string> nodeKinds;
+  /// The pass now running (its argument), and where a crash in an internal
+  /// phase writes MLIR's reproducer.
+  std::string currentPass;
+  std::string reproducerPath;
+  /// Errors reported since the current runPasses began.
+  int phaseErrors = 0;
   CompileOutcome outcome;
   DefaultTimingManager timing;
   TimingScope rootTiming;
