@@ -452,6 +452,54 @@ mlir::kiln::resolvePads2D(OnnxNode &node, ArrayRef<int64_t> inputHW,
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Why no converter takes `node`: a deprecated version, a version Kiln has
+/// not converted yet (never an older one's meaning instead), an unknown
+/// domain, an opset older than the first converted version, or an unknown
+/// op. `known` holds the since-versions the table converts.
+void reportUnconverted(OnnxNode &node, StringRef domain,
+                       const OnnxSpecVersion *specVersion,
+                       SmallVector<int64_t> known) {
+  InFlightDiagnostic diag = node.fail();
+  llvm::sort(known);
+  int64_t opset = node.opset;
+  std::optional<int64_t> spec;
+  if (specVersion)
+    spec = specVersion->since;
+  if (specVersion && specVersion->deprecated) {
+    diag << "opset " << opset << " means " << node.opType() << "-" << *spec
+         << ", which ONNX deprecated (removed); "
+         << (node.opType() == "Upsample" ? "use Resize, or " : "")
+         << "re-export the model with an opset below " << *spec;
+  } else if (spec && !known.empty() && *spec > known.front()) {
+    int64_t below = 0;
+    for (int64_t k : known)
+      if (k < *spec)
+        below = k;
+    diag << "opset " << opset << " means " << node.opType() << "-" << *spec
+         << ", which Kiln does not convert yet (it converts " << node.opType()
+         << "-"
+         << llvm::join(llvm::map_range(
+                           known, [](int64_t v) { return std::to_string(v); }),
+                       ", -")
+         << "); " << node.opType() << "-" << *spec
+         << " changed the op's definition, so re-export the model with an "
+            "opset below "
+         << *spec << " (to use " << node.opType() << "-" << below
+         << ") or replace the node";
+  } else if (!domain.empty() && known.empty()) {
+    diag << "the operator domain '" << domain
+         << "' is not supported; Kiln compiles the default ONNX domain "
+            "(ai.onnx)";
+  } else if (!known.empty()) {
+    diag << "Kiln supports " << node.opType() << " from opset "
+         << known.front() << "; re-export the model with a newer opset";
+  } else {
+    diag << "op type " << node.opType()
+         << " is not supported by Kiln yet; remove or replace it before "
+            "compiling";
+  }
+}
+
 struct ConvertOnnxToKilnPass
     : mlir::kiln::impl::ConvertOnnxToKilnPassBase<ConvertOnnxToKilnPass> {
   using ConvertOnnxToKilnPassBase::ConvertOnnxToKilnPassBase;
@@ -585,50 +633,10 @@ struct ConvertOnnxToKilnPass
         if (!chosen) {
           anyFailed = true;
           failedOps.insert(op);
-          InFlightDiagnostic diag = node.fail();
           SmallVector<int64_t> known;
           for (Version v : byType.lookup(key))
             known.push_back(v.second);
-          llvm::sort(known);
-          if (specVersion && specVersion->deprecated) {
-            diag << "opset " << opset << " means " << node.opType() << "-"
-                 << *spec << ", which ONNX deprecated (removed); "
-                 << (node.opType() == "Upsample" ? "use Resize, or "
-                                                 : "")
-                 << "re-export the model with an opset below " << *spec;
-          } else if (spec && !known.empty() && *spec > known.front()) {
-            // A version Kiln has not converted yet: never an older one's
-            // meaning instead.
-            int64_t below = 0;
-            for (int64_t k : known)
-              if (k < *spec)
-                below = k;
-            diag << "opset " << opset << " means " << node.opType() << "-"
-                 << *spec << ", which Kiln does not convert yet (it converts "
-                 << node.opType() << "-"
-                 << llvm::join(llvm::map_range(known,
-                                               [](int64_t v) {
-                                                 return std::to_string(v);
-                                               }),
-                               ", -")
-                 << "); " << node.opType() << "-" << *spec
-                 << " changed the op's definition, so re-export the model "
-                    "with an opset below "
-                 << *spec << " (to use " << node.opType() << "-" << below
-                 << ") or replace the node";
-          } else if (!domain.empty() && !byType.count(key)) {
-            diag << "the operator domain '" << domain
-                 << "' is not supported; Kiln compiles the default ONNX "
-                    "domain (ai.onnx)";
-          } else if (byType.count(key)) {
-            diag << "Kiln supports " << node.opType() << " from opset "
-                 << known.front()
-                 << "; re-export the model with a newer opset";
-          } else {
-            diag << "op type " << node.opType()
-                 << " is not supported by Kiln yet; remove or replace it "
-                    "before compiling";
-          }
+          reportUnconverted(node, domain, specVersion, known);
           continue;
         }
         if (!withinSizeLimit(node, op->getResultTypes())) {
