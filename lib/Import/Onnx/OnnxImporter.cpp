@@ -112,6 +112,7 @@ private:
   FailureOr<Attribute> importAttribute(onnx::AttributeProto &attr,
                                        const std::string &where);
   LogicalResult bindSymbols(ArrayRef<const onnx::ValueInfoProto *> inputs);
+  void dropStaleValueInfo();
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
   Type valueType(const std::string &name);
   InFlightDiagnostic error(Location loc) { return emitError(loc); }
@@ -584,6 +585,90 @@ Importer::inputType(const onnx::ValueInfoProto &info) {
   return type;
 }
 
+/// Tools that rewrite a graph (fp16 converters, editors) can leave value_info
+/// with the shapes of the graph before: ONNX's shape inference keeps such a
+/// declared shape, and the conversion would then blame itself for the
+/// disagreement. The top-level graph is inferred once without its
+/// value_info (large initializers stand in as inputs of their shape, so no
+/// weight bytes are copied); a value_info whose static shape contradicts a
+/// static inferred one is dropped, with a remark, as ONNX Runtime ignores
+/// it. Where inference knows no static shape, value_info stays: it declares
+/// the shapes of run-time shape arguments.
+void Importer::dropStaleValueInfo() {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  if (graph.value_info_size() == 0)
+    return;
+  onnx::ModelProto probe;
+  *probe.mutable_opset_import() = model.opset_import();
+  probe.set_ir_version(model.ir_version());
+  *probe.mutable_functions() = model.functions();
+  onnx::GraphProto &g = *probe.mutable_graph();
+  g.set_name(graph.name());
+  *g.mutable_node() = graph.node();
+  *g.mutable_input() = graph.input();
+  *g.mutable_output() = graph.output();
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    bool small = init.raw_data().size() <= 4096 &&
+                 init.data_location() != onnx::TensorProto::EXTERNAL;
+    if (small) {
+      *g.add_initializer() = init;
+      continue;
+    }
+    onnx::ValueInfoProto *in = g.add_input();
+    in->set_name(init.name());
+    auto *tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(init.data_type());
+    auto *shape = tt->mutable_shape();
+    for (int64_t d : init.dims())
+      shape->add_dim()->set_dim_value(d);
+  }
+  try {
+    onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0,
+                                     /*enable_data_propagation=*/true};
+    onnx::shape_inference::InferShapes(probe,
+                                       onnx::OpSchemaRegistry::Instance(), opts);
+  } catch (const std::exception &) {
+    return;
+  }
+  llvm::StringMap<const onnx::TypeProto *> inferred;
+  for (const onnx::ValueInfoProto &info : g.value_info())
+    inferred[info.name()] = &info.type();
+  auto staticDims = [](const onnx::TypeProto &t)
+      -> std::optional<SmallVector<int64_t>> {
+    if (!t.has_tensor_type() || !t.tensor_type().has_shape())
+      return std::nullopt;
+    SmallVector<int64_t> dims;
+    for (const auto &d : t.tensor_type().shape().dim()) {
+      if (!d.has_dim_value())
+        return std::nullopt;
+      dims.push_back(d.dim_value());
+    }
+    return dims;
+  };
+  auto *infos = graph.mutable_value_info();
+  for (int i = infos->size() - 1; i >= 0; --i) {
+    const onnx::ValueInfoProto &info = infos->Get(i);
+    const onnx::TypeProto *fresh = inferred.lookup(info.name());
+    if (!fresh)
+      continue;
+    std::optional<SmallVector<int64_t>> declared = staticDims(info.type()),
+                                        computed = staticDims(*fresh);
+    if (!declared || !computed || *declared == *computed)
+      continue;
+    emitRemark(NameLoc::get(builder.getStringAttr(info.name())))
+        << "value_info of '" << info.name() << "' declares the shape ["
+        << llvm::join(llvm::map_range(*declared,
+                                      [](int64_t d) { return std::to_string(d); }),
+                      ", ")
+        << "] but the graph computes ["
+        << llvm::join(llvm::map_range(*computed,
+                                      [](int64_t d) { return std::to_string(d); }),
+                      ", ")
+        << "]; Kiln ignored the stale value_info, as ONNX Runtime does";
+    infos->DeleteSubrange(i, 1);
+  }
+}
+
 Type Importer::valueType(const std::string &name) {
   auto it = inferredTypes.find(name);
   if (it != inferredTypes.end())
@@ -789,6 +874,7 @@ LogicalResult Importer::importGraph(ModuleOp module) {
   if (!inputsOk)
     return failure();
 
+  dropStaleValueInfo();
   // ONNX's own shape inference gives the import dialect its result types; a
   // failure there is not fatal (kiln infers shapes again after lowering).
   try {
