@@ -29,6 +29,23 @@ FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
                         b.getDenseI64ArrayAttr(strides));
 }
 
+/// The optional dft_length input: a positive compile-time constant, or none.
+FailureOr<std::optional<int64_t>> dftLength(OnnxNode &node) {
+  if (!node.input(1))
+    return std::optional<int64_t>();
+  std::optional<SmallVector<int64_t>> len = node.constantInts(1);
+  if (!len || len->size() != 1) {
+    node.fail() << "dft_length must be a compile-time constant scalar; "
+                   "run-time DFT lengths are not supported";
+    return failure();
+  }
+  if ((*len)[0] < 1) {
+    node.fail() << "dft_length must be positive, got " << (*len)[0];
+    return failure();
+  }
+  return std::optional<int64_t>((*len)[0]);
+}
+
 /// The DFT of `x` (type checked by convertDFT) along `axis`.
 FailureOr<Value> dftAlong(OnnxNode &node, Value xValue, int64_t axis,
                           bool inverse, bool onesided) {
@@ -37,20 +54,10 @@ FailureOr<Value> dftAlong(OnnxNode &node, Value xValue, int64_t axis,
   int64_t rank = type.getRank();
   int64_t complexDim = type.getDimSize(rank - 1);
   int64_t length = type.getDimSize(axis);
-  int64_t n = length;
-  if (node.input(1)) {
-    std::optional<SmallVector<int64_t>> len = node.constantInts(1);
-    if (!len || len->size() != 1) {
-      node.fail() << "dft_length must be a compile-time constant scalar; "
-                     "run-time DFT lengths are not supported";
-      return failure();
-    }
-    n = (*len)[0];
-    if (n < 1) {
-      node.fail() << "dft_length must be positive, got " << n;
-      return failure();
-    }
-  }
+  FailureOr<std::optional<int64_t>> given = dftLength(node);
+  if (failed(given))
+    return failure();
+  int64_t n = given->value_or(length);
   int64_t k = onesided ? n / 2 + 1 : n;
 
   // Real and imaginary parts without the trailing dimension.
@@ -174,16 +181,9 @@ FailureOr<Value> dftRuntimeAxis(OnnxNode &node, Value x, bool inverse,
     node.fail() << "the axis input must be a scalar";
     return failure();
   }
-  std::optional<int64_t> length;
-  if (node.input(1)) {
-    std::optional<SmallVector<int64_t>> len = node.constantInts(1);
-    if (!len || len->size() != 1) {
-      node.fail() << "dft_length must be a compile-time constant scalar; "
-                     "run-time DFT lengths are not supported";
-      return failure();
-    }
-    length = (*len)[0];
-  }
+  FailureOr<std::optional<int64_t>> length = dftLength(node);
+  if (failed(length))
+    return failure();
   IndexMath m{node};
   FailureOr<Value> given = reshapeTo(node, node.input(2), {});
   if (failed(given) || failed(given = castTo(node, *given,
@@ -192,7 +192,7 @@ FailureOr<Value> dftRuntimeAxis(OnnxNode &node, Value x, bool inverse,
   SmallVector<std::pair<int64_t, Value>> choices;
   Value any;
   for (int64_t a = 0; a + 2 <= rank; ++a) {
-    int64_t n = length.value_or(type.getDimSize(a));
+    int64_t n = length->value_or(type.getDimSize(a));
     SmallVector<int64_t> shape(type.getShape());
     shape[a] = onesided ? n / 2 + 1 : n;
     shape.back() = 2;
