@@ -79,6 +79,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Gather",                   {1, 11, 13},                            convertGather,                    "Gather.cpp"},
     {"GatherElements",           {11, 13},                               convertGatherElements,            "Gather.cpp"},
     {"GatherND",                 {11, 12, 13},                           convertGatherND,                  "Gather.cpp"},
+    {"Gelu",                     {20},                                   convertGelu,                      "Elementwise.cpp"},
     // Gemm 1 and 6 differ from 7 by a `broadcast` attribute for C; a valid
     // model without it already has C of the full [M, N] shape.
     {"Gemm",                     {1, 6, 7, 9, 11, 13},                   convertGemm,                      "LinearAlgebra.cpp"},

@@ -357,3 +357,13 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 20 : i64}} {
+  func.func @gelu_bad(%x: tensor<2x3xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'g' (Gelu, opset 20): approximate 'erf' is not one of Gelu's: none, tanh}}
+    %y = "onnx.Gelu"(%x) {approximate = "erf"} : (tensor<2x3xf32>) -> tensor<*xf32> loc("g")
+    return %y : tensor<*xf32>
+  }
+}
