@@ -34,3 +34,35 @@ module attributes {onnx.opset_import = {ai.onnx = 21 : i64}} {
     return %y : tensor<*xi8>
   }
 }
+
+// -----
+
+// Opset 21's output_dtype and 23's precision: values Kiln does not compute
+// are refused, never replaced by a default.
+module attributes {onnx.opset_import = {ai.onnx = 23 : i64}} {
+  func.func @q_output_dtype(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<*xi8> {
+    // expected-error@unknown {{node 'q' (QuantizeLinear, opset 23): output_dtype 5 is not supported; Kiln quantizes to int8 (3) and uint8 (2)}}
+    %y = "onnx.QuantizeLinear"(%x, %s) {output_dtype = 5 : si64} : (tensor<4xf32>, tensor<f32>) -> tensor<*xi8> loc("q")
+    return %y : tensor<*xi8>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 23 : i64}} {
+  func.func @q_precision(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<*xi8> {
+    // expected-error@unknown {{node 'q' (QuantizeLinear, opset 23): precision 10 is not supported; Kiln divides by the scale in the scale's own type (precision 0, or 1 for a float32 scale)}}
+    %y = "onnx.QuantizeLinear"(%x, %s) {precision = 10 : si64} : (tensor<4xf32>, tensor<f32>) -> tensor<*xi8> loc("q")
+    return %y : tensor<*xi8>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 23 : i64}} {
+  func.func @dq_output_dtype(%x: tensor<4xi8>, %s: tensor<f32>) -> tensor<*xf16> {
+    // expected-error@unknown {{node 'dq' (DequantizeLinear, opset 23): output_dtype 10 differs from the scale's type 'f32', which is not supported; Kiln returns the scale's type}}
+    %y = "onnx.DequantizeLinear"(%x, %s) {output_dtype = 10 : si64} : (tensor<4xi8>, tensor<f32>) -> tensor<*xf16> loc("dq")
+    return %y : tensor<*xf16>
+  }
+}
