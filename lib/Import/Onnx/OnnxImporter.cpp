@@ -655,16 +655,17 @@ void Importer::dropStaleValueInfo() {
                                         computed = staticDims(*fresh);
     if (!declared || !computed || *declared == *computed)
       continue;
+    auto text = [](ArrayRef<int64_t> dims) {
+      return "[" +
+             llvm::join(llvm::map_range(
+                            dims, [](int64_t d) { return std::to_string(d); }),
+                        ", ") +
+             "]";
+    };
     emitRemark(NameLoc::get(builder.getStringAttr(info.name())))
-        << "value_info of '" << info.name() << "' declares the shape ["
-        << llvm::join(llvm::map_range(*declared,
-                                      [](int64_t d) { return std::to_string(d); }),
-                      ", ")
-        << "] but the graph computes ["
-        << llvm::join(llvm::map_range(*computed,
-                                      [](int64_t d) { return std::to_string(d); }),
-                      ", ")
-        << "]; Kiln ignored the stale value_info, as ONNX Runtime does";
+        << "value_info of '" << info.name() << "' declares the shape "
+        << text(*declared) << " but the graph computes " << text(*computed)
+        << "; Kiln ignored the stale value_info, as ONNX Runtime does";
     infos->DeleteSubrange(i, 1);
   }
 }
