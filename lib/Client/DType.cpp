@@ -67,4 +67,55 @@ uint16_t floatToBfloat16(float f) {
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+namespace {
+/// A float of `expBits` exponent and `manBits` mantissa bits and `bias`,
+/// without infinities or NaNs (those are the callers'), sign in bit
+/// expBits + manBits.
+double smallFloat(unsigned bits, unsigned expBits, unsigned manBits,
+                  int bias) {
+  unsigned man = bits & ((1u << manBits) - 1);
+  unsigned exp = (bits >> manBits) & ((1u << expBits) - 1);
+  bool negative = (bits >> (expBits + manBits)) & 1;
+  double v = exp == 0 ? std::ldexp(man, 1 - bias - (int)manBits)
+                      : std::ldexp((1u << manBits) + man,
+                                   (int)exp - bias - (int)manBits);
+  return negative ? -v : v;
+}
+} // namespace
+
+double narrowValue(int32_t dtype, uint8_t bits) {
+  switch (dtype) {
+  case KILN_DTYPE_FLOAT8E4M3FN:
+    if ((bits & 0x7f) == 0x7f)
+      return NAN;
+    return smallFloat(bits, 4, 3, 7);
+  case KILN_DTYPE_FLOAT8E4M3FNUZ:
+    if (bits == 0x80)
+      return NAN;
+    return smallFloat(bits, 4, 3, 8);
+  case KILN_DTYPE_FLOAT8E5M2:
+    if ((bits & 0x7c) == 0x7c)
+      return (bits & 3) ? NAN : (bits & 0x80 ? -INFINITY : INFINITY);
+    return smallFloat(bits, 5, 2, 15);
+  case KILN_DTYPE_FLOAT8E5M2FNUZ:
+    if (bits == 0x80)
+      return NAN;
+    return smallFloat(bits, 5, 2, 16);
+  case KILN_DTYPE_FLOAT4E2M1:
+    return smallFloat(bits & 0xf, 2, 1, 1);
+  case KILN_DTYPE_FLOAT8E8M0:
+    return bits == 0xff ? NAN : std::ldexp(1.0, (int)bits - 127);
+  case KILN_DTYPE_UINT4:
+    return bits & 0xf;
+  case KILN_DTYPE_INT4:
+    return (int)(bits & 0xf) - ((bits & 0x8) ? 16 : 0);
+  case KILN_DTYPE_UINT2:
+    return bits & 0x3;
+  case KILN_DTYPE_INT2:
+    return (int)(bits & 0x3) - ((bits & 0x2) ? 4 : 0);
+  default:
+    return 0;
+  }
+}
+
 } // namespace kiln::client

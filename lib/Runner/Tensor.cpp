@@ -96,8 +96,8 @@ double HostTensor::valueAt(size_t i) const {
     return static_cast<double>(load<int64_t>(p, i));
   case KILN_DTYPE_UINT64:
     return static_cast<double>(load<uint64_t>(p, i));
-  default:
-    return 0;
+  default: // ONNX's narrow types, one byte each
+    return kiln::client::narrowValue(dtype_, load<uint8_t>(p, i));
   }
 }
 
@@ -111,6 +111,12 @@ std::string HostTensor::formatAt(size_t i) const {
   case KILN_DTYPE_FLOAT32:
   case KILN_DTYPE_FLOAT16:
   case KILN_DTYPE_BFLOAT16:
+  case KILN_DTYPE_FLOAT8E4M3FN:
+  case KILN_DTYPE_FLOAT8E4M3FNUZ:
+  case KILN_DTYPE_FLOAT8E5M2:
+  case KILN_DTYPE_FLOAT8E5M2FNUZ:
+  case KILN_DTYPE_FLOAT4E2M1:
+  case KILN_DTYPE_FLOAT8E8M0:
     std::snprintf(buffer, sizeof(buffer), "%.9g", valueAt(i));
     break;
   case KILN_DTYPE_BOOL:
@@ -160,7 +166,8 @@ void HostTensor::fillRandom(std::mt19937_64 &rng) {
 
 static bool isFloatingPoint(int32_t dtype) {
   return dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_FLOAT64 ||
-         dtype == KILN_DTYPE_FLOAT16 || dtype == KILN_DTYPE_BFLOAT16;
+         dtype == KILN_DTYPE_FLOAT16 || dtype == KILN_DTYPE_BFLOAT16 ||
+         kiln::client::isNarrowFloat(dtype);
 }
 
 Comparison compare(const HostTensor &got, const HostTensor &want, double rtol,
@@ -187,6 +194,8 @@ Comparison compare(const HostTensor &got, const HostTensor &want, double rtol,
         match = std::fabs(g - w) <= atol + rtol * std::fabs(w);
     } else if (want.dtype() == KILN_DTYPE_BOOL) {
       match = (gotBytes[i] != 0) == (wantBytes[i] != 0);
+    } else if (kiln::client::packedBits(want.dtype())) {
+      match = g == w; // the 4-bit and 2-bit values, upper bits aside
     } else {
       // Compare the bits: int64 and uint64 are not exact in a double.
       match = std::memcmp(gotBytes + i * size, wantBytes + i * size, size) == 0;

@@ -71,6 +71,34 @@ static void copyField(const Field &field, HostTensor &tensor) {
   }
 }
 
+/// A tensor of a packed type (`bits` per element, low bits first), unpacked
+/// to a byte per element.
+static NamedTensor readPacked(const onnx::TensorProto &proto,
+                              const std::string &path,
+                              std::vector<int64_t> dims, size_t count,
+                              unsigned bits) {
+  size_t perByte = 8 / bits, bytes = (count + perByte - 1) / perByte;
+  bool raw = proto.has_raw_data();
+  size_t stored = raw ? proto.raw_data().size()
+                      : static_cast<size_t>(proto.int32_data_size());
+  if (stored != bytes)
+    throw Error(path + ": " + std::string(raw ? "raw_data" : "int32_data") +
+                " holds " + std::to_string(stored) + " packed bytes; " +
+                dtypeName(proto.data_type()) + " " + shapeText(dims) +
+                " needs " + std::to_string(bytes));
+  NamedTensor result{proto.name(), HostTensor(proto.data_type(), dims)};
+  uint8_t *out = static_cast<uint8_t *>(result.tensor.data());
+  unsigned mask = (1u << bits) - 1;
+  for (size_t i = 0; i < count; ++i) {
+    size_t at = i / perByte;
+    unsigned byte = raw ? static_cast<uint8_t>(proto.raw_data()[at])
+                        : static_cast<uint8_t>(proto.int32_data(
+                              static_cast<int>(at)));
+    out[i] = static_cast<uint8_t>((byte >> (bits * (i % perByte))) & mask);
+  }
+  return result;
+}
+
 NamedTensor readTensorProto(const std::string &path) {
   std::string contents = readFile(path);
   onnx::TensorProto proto;
@@ -91,6 +119,10 @@ NamedTensor readTensorProto(const std::string &path) {
   size_t count = elementCount(dims, path), bytes;
   if (__builtin_mul_overflow(count, dtypeSize(dtype), &bytes))
     throw Error(path + ": dims " + shapeText(dims) + " are too large");
+  // 4-bit and 2-bit types are packed in the file (raw_data, or int32_data
+  // holding one packed byte per value); Kiln's ABI takes a byte each.
+  if (unsigned bits = kiln::client::packedBits(dtype))
+    return readPacked(proto, path, std::move(dims), count, bits);
   // Check the stored size before allocating: a corrupt file must not make us
   // allocate (and zero) whatever its dims claim.
   if (proto.has_raw_data()) {
@@ -144,6 +176,11 @@ NamedTensor readTensorProto(const std::string &path) {
     copyField<uint16_t>(proto.int32_data(), tensor);
     break;
   case KILN_DTYPE_UINT8:
+  case KILN_DTYPE_FLOAT8E4M3FN: // the float8 bits
+  case KILN_DTYPE_FLOAT8E4M3FNUZ:
+  case KILN_DTYPE_FLOAT8E5M2:
+  case KILN_DTYPE_FLOAT8E5M2FNUZ:
+  case KILN_DTYPE_FLOAT8E8M0:
     copyField<uint8_t>(proto.int32_data(), tensor);
     break;
   case KILN_DTYPE_BOOL: {
@@ -164,7 +201,19 @@ void writeTensorProto(const std::string &path, const std::string &name,
   proto.set_data_type(tensor.dtype());
   for (int64_t d : tensor.shape())
     proto.add_dims(d);
-  proto.set_raw_data(tensor.data(), tensor.bytes());
+  if (unsigned bits = kiln::client::packedBits(tensor.dtype())) {
+    // ONNX packs 4-bit and 2-bit elements, low bits first.
+    size_t perByte = 8 / bits, count = tensor.numElements();
+    std::string packed((count + perByte - 1) / perByte, '\0');
+    const uint8_t *in = static_cast<const uint8_t *>(tensor.data());
+    for (size_t i = 0; i < count; ++i)
+      packed[i / perByte] = static_cast<char>(
+          static_cast<uint8_t>(packed[i / perByte]) |
+          ((in[i] & ((1u << bits) - 1)) << (bits * (i % perByte))));
+    proto.set_raw_data(std::move(packed));
+  } else {
+    proto.set_raw_data(tensor.data(), tensor.bytes());
+  }
   std::string bytes;
   if (!proto.SerializeToString(&bytes))
     throw Error(path + ": cannot serialize the tensor");

@@ -224,6 +224,32 @@ TEST(ClientDType, AgreesWithTheRuntime) {
   EXPECT_EQ(findDType(KILN_DTYPE_BFLOAT16)->numpy, nullptr);
 }
 
+TEST(ClientDType, ReadsNarrowTypes) {
+  // float8 e4m3fn: 0x38 = 1.0, 0x7e = 448 (largest), 0x7f NaN, 0x80 -0.
+  EXPECT_EQ(narrowValue(KILN_DTYPE_FLOAT8E4M3FN, 0x38), 1.0);
+  EXPECT_EQ(narrowValue(KILN_DTYPE_FLOAT8E4M3FN, 0x7e), 448.0);
+  EXPECT_TRUE(std::isnan(narrowValue(KILN_DTYPE_FLOAT8E4M3FN, 0xff)));
+  EXPECT_TRUE(std::signbit(narrowValue(KILN_DTYPE_FLOAT8E4M3FN, 0x80)));
+  // Subnormal: 0x01 = 2^-9.
+  EXPECT_EQ(narrowValue(KILN_DTYPE_FLOAT8E4M3FN, 0x01), std::ldexp(1.0, -9));
+  // FNUZ: bias 8, 0x80 is the NaN.
+  EXPECT_EQ(narrowValue(KILN_DTYPE_FLOAT8E4M3FNUZ, 0x40), 1.0);
+  EXPECT_TRUE(std::isnan(narrowValue(KILN_DTYPE_FLOAT8E4M3FNUZ, 0x80)));
+  EXPECT_EQ(narrowValue(KILN_DTYPE_FLOAT8E5M2, 0x7b), 57344.0);
+  EXPECT_EQ(narrowValue(KILN_DTYPE_FLOAT8E5M2, 0xfc), -INFINITY);
+  EXPECT_EQ(narrowValue(KILN_DTYPE_FLOAT8E5M2FNUZ, 0x7f), 57344.0);
+  EXPECT_EQ(narrowValue(KILN_DTYPE_FLOAT4E2M1, 0x7), 6.0);
+  EXPECT_EQ(narrowValue(KILN_DTYPE_FLOAT4E2M1, 0x9), -0.5);
+  EXPECT_EQ(narrowValue(KILN_DTYPE_FLOAT8E8M0, 127), 1.0);
+  EXPECT_TRUE(std::isnan(narrowValue(KILN_DTYPE_FLOAT8E8M0, 0xff)));
+  EXPECT_EQ(narrowValue(KILN_DTYPE_INT4, 0xf), -1.0);
+  EXPECT_EQ(narrowValue(KILN_DTYPE_UINT4, 0xf), 15.0);
+  EXPECT_EQ(narrowValue(KILN_DTYPE_INT2, 0x2), -2.0);
+  EXPECT_EQ(packedBits(KILN_DTYPE_INT4), 4u);
+  EXPECT_EQ(packedBits(KILN_DTYPE_UINT2), 2u);
+  EXPECT_EQ(packedBits(KILN_DTYPE_FLOAT8E4M3FN), 0u);
+}
+
 TEST(ClientDType, ConvertsHalfAndBfloat16) {
   EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
   EXPECT_EQ(floatToHalf(-2.0f), 0xc000);

@@ -480,7 +480,11 @@ TEST(RuntimeDtype, Sizes) {
   EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_UINT32), 4u);
   EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_UINT64), 8u);
   EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_BFLOAT16), 2u);
-  for (int32_t unknown : {0, 8 /* string */, 14, 15, 17, -1, 1000})
+  // ONNX's narrow types: a byte per element, 4-bit and 2-bit ones too.
+  for (int32_t narrow = KILN_DTYPE_FLOAT8E4M3FN; narrow <= KILN_DTYPE_INT2;
+       ++narrow)
+    EXPECT_EQ(kiln_dtype_size(narrow), 1u) << "dtype " << narrow;
+  for (int32_t unknown : {0, 8 /* string */, 14, 15, 27, -1, 1000})
     EXPECT_EQ(kiln_dtype_size(unknown), 0u) << "dtype " << unknown;
 }
 

@@ -10,7 +10,10 @@
 namespace kiln::serve {
 
 using client::bfloat16ToFloat;
+using client::dtypeName;
 using client::dtypeSize;
+using client::findDType;
+using client::narrowValue;
 using client::floatToBfloat16;
 using client::floatToHalf;
 using client::halfToFloat;
@@ -149,7 +152,8 @@ private:
     case KILN_DTYPE_UINT64:
       return storeInt<uint64_t>(v, p);
     default:
-      throw Error(400, what_ + ": unsupported element type");
+      throw Error(400, what_ + ": " + dtypeName(dtype_) +
+                           " inputs cannot be given as JSON numbers");
     }
   }
 
@@ -245,7 +249,10 @@ void appendJsonData(std::string &out, const char *data, int32_t dtype,
       appendNumber(out, load<uint64_t>(p));
       break;
     default:
-      out += "null";
+      if (findDType(dtype) && size == 1) // ONNX's narrow types
+        appendFloat(out, narrowValue(dtype, load<uint8_t>(p)));
+      else
+        out += "null";
       break;
     }
   }

@@ -43,6 +43,20 @@ inline constexpr DType kDTypes[] = {
     {KILN_DTYPE_UINT32, 4, "uint32", "uint32", "<u4", "UINT32"},
     {KILN_DTYPE_UINT64, 8, "uint64", "uint64", "<u8", "UINT64"},
     {KILN_DTYPE_BFLOAT16, 2, "bfloat16", nullptr, nullptr, "BF16"},
+    // ONNX's narrow types, one byte per element (runtime.h); numpy and .npy
+    // have no names for them, KServe v2 neither (kiln-serve's are its own).
+    {KILN_DTYPE_FLOAT8E4M3FN, 1, "float8e4m3fn", nullptr, nullptr, "FP8E4M3FN"},
+    {KILN_DTYPE_FLOAT8E4M3FNUZ, 1, "float8e4m3fnuz", nullptr, nullptr,
+     "FP8E4M3FNUZ"},
+    {KILN_DTYPE_FLOAT8E5M2, 1, "float8e5m2", nullptr, nullptr, "FP8E5M2"},
+    {KILN_DTYPE_FLOAT8E5M2FNUZ, 1, "float8e5m2fnuz", nullptr, nullptr,
+     "FP8E5M2FNUZ"},
+    {KILN_DTYPE_UINT4, 1, "uint4", nullptr, nullptr, "UINT4"},
+    {KILN_DTYPE_INT4, 1, "int4", nullptr, nullptr, "INT4"},
+    {KILN_DTYPE_FLOAT4E2M1, 1, "float4e2m1", nullptr, nullptr, "FP4E2M1"},
+    {KILN_DTYPE_FLOAT8E8M0, 1, "float8e8m0", nullptr, nullptr, "FP8E8M0"},
+    {KILN_DTYPE_UINT2, 1, "uint2", nullptr, nullptr, "UINT2"},
+    {KILN_DTYPE_INT2, 1, "int2", nullptr, nullptr, "INT2"},
 };
 
 /// The entry of `dtype`, or nullptr for a number Kiln does not carry.
@@ -67,6 +81,35 @@ inline std::string dtypeName(int32_t dtype) {
     return "string";
   return "dtype " + std::to_string(dtype);
 }
+
+/// Bits per element of `dtype` in an ONNX file, where ONNX packs several
+/// elements into a byte (4 for int4, uint4 and float4e2m1, 2 for int2 and
+/// uint2, low bits first); 0 for every other type.
+inline unsigned packedBits(int32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_UINT4:
+  case KILN_DTYPE_INT4:
+  case KILN_DTYPE_FLOAT4E2M1:
+    return 4;
+  case KILN_DTYPE_UINT2:
+  case KILN_DTYPE_INT2:
+    return 2;
+  default:
+    return 0;
+  }
+}
+
+/// Whether `dtype` is one of the 8-bit or 4-bit float formats.
+inline bool isNarrowFloat(int32_t dtype) {
+  return (dtype >= KILN_DTYPE_FLOAT8E4M3FN &&
+          dtype <= KILN_DTYPE_FLOAT8E5M2FNUZ) ||
+         dtype == KILN_DTYPE_FLOAT4E2M1 || dtype == KILN_DTYPE_FLOAT8E8M0;
+}
+
+/// The value of one element of a narrow type (its byte as runtime.h lays it
+/// out): exact for the float formats (NaN for their NaN codes), the
+/// two's-complement or unsigned value for the 4-bit and 2-bit integers.
+double narrowValue(int32_t dtype, uint8_t bits);
 
 /// IEEE binary16 and bfloat16 conversions (round to nearest even; NaN stays
 /// a quiet NaN).

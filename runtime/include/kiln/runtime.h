@@ -61,7 +61,21 @@ typedef enum kiln_dtype {
   KILN_DTYPE_FLOAT64 = 11,
   KILN_DTYPE_UINT32 = 12,
   KILN_DTYPE_UINT64 = 13,
-  KILN_DTYPE_BFLOAT16 = 16
+  KILN_DTYPE_BFLOAT16 = 16,
+  /* The narrow types of ONNX 1.23 take one byte per element: the format's
+   * bits in the low bits of the byte (a 4-bit or 2-bit value in the low
+   * nibble or pair, upper bits zero in outputs and ignored in inputs).
+   * ONNX packs 4-bit and 2-bit values in files; Kiln's ABI does not. */
+  KILN_DTYPE_FLOAT8E4M3FN = 17,
+  KILN_DTYPE_FLOAT8E4M3FNUZ = 18,
+  KILN_DTYPE_FLOAT8E5M2 = 19,
+  KILN_DTYPE_FLOAT8E5M2FNUZ = 20,
+  KILN_DTYPE_UINT4 = 21,
+  KILN_DTYPE_INT4 = 22,
+  KILN_DTYPE_FLOAT4E2M1 = 23,
+  KILN_DTYPE_FLOAT8E8M0 = 24,
+  KILN_DTYPE_UINT2 = 25,
+  KILN_DTYPE_INT2 = 26
 } kiln_dtype;
 
 /* Name, element type and static shape of one model input or output. */
