@@ -10,6 +10,7 @@
 #include "kiln/Import/Onnx/OnnxImporter.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
+#include "ElementTypes.h"
 #include "ModelValidation.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,41 +47,6 @@ namespace {
 // Initializers with fewer elements than this stay inline (DenseElementsAttr):
 // they are shapes, axes and scalars that the compiler reads and folds.
 constexpr int64_t kInlineElements = 64;
-
-/// Element type of an ONNX TensorProto data type, or null if unsupported.
-Type elementType(MLIRContext *ctx, int32_t dataType) {
-  Builder b(ctx);
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT:
-    return b.getF32Type();
-  case onnx::TensorProto::DOUBLE:
-    return b.getF64Type();
-  case onnx::TensorProto::FLOAT16:
-    return b.getF16Type();
-  case onnx::TensorProto::BFLOAT16:
-    return b.getBF16Type();
-  case onnx::TensorProto::BOOL:
-    return b.getI1Type();
-  case onnx::TensorProto::INT8:
-    return b.getI8Type();
-  case onnx::TensorProto::INT16:
-    return b.getI16Type();
-  case onnx::TensorProto::INT32:
-    return b.getI32Type();
-  case onnx::TensorProto::INT64:
-    return b.getI64Type();
-  case onnx::TensorProto::UINT8:
-    return b.getIntegerType(8, /*isSigned=*/false);
-  case onnx::TensorProto::UINT16:
-    return b.getIntegerType(16, false);
-  case onnx::TensorProto::UINT32:
-    return b.getIntegerType(32, false);
-  case onnx::TensorProto::UINT64:
-    return b.getIntegerType(64, false);
-  default:
-    return nullptr;
-  }
-}
 
 std::string dataTypeName(int32_t dataType) {
   if (onnx::TensorProto::DataType_IsValid(dataType))
@@ -168,7 +134,7 @@ FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
                                                const std::string &where) {
   Location loc = NameLoc::get(builder.getStringAttr(
       tensor.name().empty() ? where : tensor.name()));
-  Type elt = elementType(&ctx, tensor.data_type());
+  Type elt = mlir::kiln::elementType(&ctx, tensor.data_type());
   if (!elt)
     return error(loc) << where << ": tensor '" << tensor.name() << "' has "
                       << dataTypeName(tensor.data_type())
@@ -177,7 +143,8 @@ FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
   if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
     return error(loc) << where << ": tensor '" << tensor.name()
                       << "' has a negative dimension";
-  unsigned bitWidth = elt.isInteger(1) ? 8 : elt.getIntOrFloatBitWidth();
+  // Bools and the 4-bit and 2-bit types take a byte per element in memory.
+  unsigned bitWidth = std::max(8u, elt.getIntOrFloatBitWidth());
   std::optional<int64_t> checkedBytes =
       mlir::kiln::checkedTensorBytes(shape, bitWidth / 8);
   if (!checkedBytes)
@@ -194,7 +161,13 @@ FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
   // Gather the bytes: raw_data is moved out of the message, typed fields are
   // converted into a fresh buffer.
   std::unique_ptr<std::string> raw;
-  if (tensor.has_raw_data()) {
+  if (unsigned packed = elt.getIntOrFloatBitWidth(); packed < 8 && packed > 1) {
+    std::string why;
+    raw = mlir::kiln::unpackTensor(tensor, type.getNumElements(), packed, why);
+    if (!raw)
+      return error(loc) << where << ": tensor '" << tensor.name() << "' of "
+                        << type << " " << why;
+  } else if (tensor.has_raw_data()) {
     raw.reset(tensor.release_raw_data());
   } else {
     raw = std::make_unique<std::string>();
@@ -485,7 +458,7 @@ Importer::inputType(const onnx::ValueInfoProto &info) {
     return error(loc) << "graph input '" << info.name()
                       << "' is not a tensor; only tensor inputs are supported";
   const auto &tt = info.type().tensor_type();
-  Type elt = elementType(&ctx, tt.elem_type());
+  Type elt = mlir::kiln::elementType(&ctx, tt.elem_type());
   if (!elt)
     return error(loc) << "graph input '" << info.name() << "' has "
                       << dataTypeName(tt.elem_type())
@@ -764,7 +737,7 @@ LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
     Type type;
     if (in.type().has_tensor_type()) {
       const auto &tt = in.type().tensor_type();
-      Type elt = elementType(&ctx, tt.elem_type());
+      Type elt = mlir::kiln::elementType(&ctx, tt.elem_type());
       if (!elt)
         return error(loc) << where << ": subgraph '" << graph.name()
                           << "' input '" << in.name() << "' has "
@@ -889,7 +862,7 @@ LogicalResult Importer::importGraph(ModuleOp module) {
     if (!info.type().has_tensor_type())
       return;
     const auto &tt = info.type().tensor_type();
-    Type elt = elementType(&ctx, tt.elem_type());
+    Type elt = mlir::kiln::elementType(&ctx, tt.elem_type());
     if (!elt)
       return;
     if (!tt.has_shape()) {
