@@ -636,9 +636,17 @@ int32_t onnxDataType(Type t) {
   if (t.isF16()) return 10;
   if (t.isBF16()) return 16;
   if (t.isInteger(1)) return 9;
+  if (isa<Float8E4M3FNType>(t)) return 17;
+  if (isa<Float8E4M3FNUZType>(t)) return 18;
+  if (isa<Float8E5M2Type>(t)) return 19;
+  if (isa<Float8E5M2FNUZType>(t)) return 20;
+  if (isa<Float4E2M1FNType>(t)) return 23;
+  if (isa<Float8E8M0FNUType>(t)) return 24;
   if (auto i = dyn_cast<IntegerType>(t)) {
     bool u = i.isUnsigned();
     switch (i.getWidth()) {
+    case 2: return u ? 25 : 26;
+    case 4: return u ? 21 : 22;
     case 8: return u ? 2 : 3;
     case 16: return u ? 4 : 5;
     case 32: return u ? 12 : 6;

@@ -51,9 +51,13 @@ bool mlir::kiln::isUnsignedInt(Type t) {
 
 Type mlir::kiln::signlessType(Type t) {
   Type elt = getElementTypeOrSelf(t);
-  if (!elt.isUnsignedInteger())
+  Type s;
+  if (isNarrowType(elt))
+    s = IntegerType::get(t.getContext(), 8);
+  else if (elt.isUnsignedInteger())
+    s = IntegerType::get(t.getContext(), elt.getIntOrFloatBitWidth());
+  else
     return t;
-  Type s = IntegerType::get(t.getContext(), elt.getIntOrFloatBitWidth());
   if (auto st = dyn_cast<ShapedType>(t))
     return st.clone(s);
   return s;
@@ -66,9 +70,36 @@ Value mlir::kiln::asSignless(OpBuilder &b, Location loc, Value v) {
   return UnrealizedConversionCastOp::create(b, loc, s, v).getResult(0);
 }
 
+/// The bits of a scalar attribute of an integer or narrow float type,
+/// zero-extended to a byte or more (the storage of the narrow types).
+static APInt storageBits(Attribute a) {
+  APInt bits = isa<FloatAttr>(a)
+                   ? cast<FloatAttr>(a).getValue().bitcastToAPInt()
+                   : cast<IntegerAttr>(a).getValue();
+  return bits.getBitWidth() < 8 ? bits.zext(8) : bits;
+}
+
+/// `dense` with the storage element type of `type` (signless, or the byte of
+/// a narrow type: 4-bit and 2-bit values keep their bits, zero-extended).
+static DenseElementsAttr storageElements(DenseElementsAttr dense, Type type) {
+  Type elt = getElementTypeOrSelf(type);
+  if (dense.getElementType().getIntOrFloatBitWidth() ==
+      elt.getIntOrFloatBitWidth())
+    return dense.bitcast(elt);
+  if (dense.isSplat())
+    return DenseElementsAttr::get(cast<ShapedType>(type),
+                                  storageBits(dense.getSplatValue<Attribute>()));
+  SmallVector<APInt> bits;
+  for (Attribute a : dense.getValues<Attribute>())
+    bits.push_back(storageBits(a));
+  return DenseElementsAttr::get(cast<ShapedType>(type), bits);
+}
+
 /// Gives every `ui` value of `func` its signless type (arith, linalg and the
 /// LLVM lowering know signless integers only; signedness lived in the kiln
-/// ops, which are gone) and drops the casts that became identities.
+/// ops, which are gone), every value of a narrow type its storage byte (i8;
+/// the casts computed the formats), and drops the casts that became
+/// identities.
 static void retypeUnsigned(func::FuncOp func) {
   func.walk([](Operation *op) {
     for (Region &r : op->getRegions())
@@ -81,7 +112,9 @@ static void retypeUnsigned(func::FuncOp func) {
       Type t = c.getType();
       if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
           dense && dense.getType() != t)
-        c.setValueAttr(dense.bitcast(getElementTypeOrSelf(t)));
+        c.setValueAttr(storageElements(dense, t));
+      else if (isNarrowType(c.getValue().getType()) && !isa<ShapedType>(t))
+        c.setValueAttr(IntegerAttr::get(t, storageBits(c.getValue())));
       else if (auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue());
                res && res.getType() != t)
         c.setValueAttr(DenseResourceElementsAttr::get(cast<ShapedType>(t),

@@ -1,6 +1,8 @@
 //===- LowerElementwise.cpp - elementwise kiln ops to linalg ----*- C++ -*-===//
 #include "Lowering.h"
 
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -297,54 +299,6 @@ BodyFn binaryBody() {
   };
 }
 
-/// One element of kiln.cast: integers are signed except i1 (0 or 1) and
-/// those the kiln types marked unsigned (`x` and `to` are signless here),
-/// floats go to integers toward zero, anything goes to i1 as "not zero" (NaN
-/// too).
-Value castScalar(OpBuilder &b, Location l, Value x, Type to, bool fromUnsigned,
-                 bool toUnsigned) {
-  Type from = x.getType();
-  if (from == to)
-    return x;
-  auto fromInt = dyn_cast<IntegerType>(from);
-  auto toInt = dyn_cast<IntegerType>(to);
-  // Bools (0 or 1) and unsigned integers zero-extend and convert unsigned.
-  bool fromUnsignedInt =
-      fromInt && (fromInt.getWidth() == 1 || fromUnsigned);
-  if (toInt && toInt.getWidth() == 1) {
-    if (fromInt)
-      return arith::CmpIOp::create(
-          b, l, arith::CmpIPredicate::ne, x,
-          arith::ConstantOp::create(b, l, b.getIntegerAttr(from, 0)));
-    return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, x,
-                                 floatConst(b, l, from, 0.0));
-  }
-  if (fromInt && toInt) {
-    if (toInt.getWidth() < fromInt.getWidth())
-      return arith::TruncIOp::create(b, l, to, x);
-    if (fromUnsignedInt)
-      return arith::ExtUIOp::create(b, l, to, x);
-    return arith::ExtSIOp::create(b, l, to, x);
-  }
-  if (fromInt) {
-    if (fromUnsignedInt)
-      return arith::UIToFPOp::create(b, l, to, x);
-    return arith::SIToFPOp::create(b, l, to, x);
-  }
-  if (toInt)
-    return toUnsigned ? Value(arith::FPToUIOp::create(b, l, to, x))
-                      : Value(arith::FPToSIOp::create(b, l, to, x));
-  unsigned fromBits = from.getIntOrFloatBitWidth(),
-           toBits = to.getIntOrFloatBitWidth();
-  if (toBits > fromBits)
-    return arith::ExtFOp::create(b, l, to, x);
-  if (toBits < fromBits)
-    return arith::TruncFOp::create(b, l, to, x);
-  // Same width, other format (f16 <-> bf16): through f32, which holds both.
-  Value wide = arith::ExtFOp::create(b, l, b.getF32Type(), x);
-  return arith::TruncFOp::create(b, l, to, wide);
-}
-
 /// Integer division and remainder never trap (x86 faults on a zero divisor
 /// and on INT_MIN / -1): a zero divisor gives 0 (ONNX leaves it undefined),
 /// and a signed divisor of -1 divides as negation (remainder 0).
@@ -500,6 +454,54 @@ std::optional<BodyFn> binaryBody(Operation *op) {
 }
 } // namespace
 
+/// One element of kiln.cast: integers are signed except i1 (0 or 1) and
+/// those the kiln types marked unsigned (`x` and `to` are signless here),
+/// floats go to integers toward zero, anything goes to i1 as "not zero" (NaN
+/// too).
+Value mlir::kiln::castScalar(OpBuilder &b, Location l, Value x, Type to,
+                             bool fromUnsigned, bool toUnsigned) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  auto fromInt = dyn_cast<IntegerType>(from);
+  auto toInt = dyn_cast<IntegerType>(to);
+  // Bools (0 or 1) and unsigned integers zero-extend and convert unsigned.
+  bool fromUnsignedInt =
+      fromInt && (fromInt.getWidth() == 1 || fromUnsigned);
+  if (toInt && toInt.getWidth() == 1) {
+    if (fromInt)
+      return arith::CmpIOp::create(
+          b, l, arith::CmpIPredicate::ne, x,
+          arith::ConstantOp::create(b, l, b.getIntegerAttr(from, 0)));
+    return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, x,
+                                 floatConst(b, l, from, 0.0));
+  }
+  if (fromInt && toInt) {
+    if (toInt.getWidth() < fromInt.getWidth())
+      return arith::TruncIOp::create(b, l, to, x);
+    if (fromUnsignedInt)
+      return arith::ExtUIOp::create(b, l, to, x);
+    return arith::ExtSIOp::create(b, l, to, x);
+  }
+  if (fromInt) {
+    if (fromUnsignedInt)
+      return arith::UIToFPOp::create(b, l, to, x);
+    return arith::SIToFPOp::create(b, l, to, x);
+  }
+  if (toInt)
+    return toUnsigned ? Value(arith::FPToUIOp::create(b, l, to, x))
+                      : Value(arith::FPToSIOp::create(b, l, to, x));
+  unsigned fromBits = from.getIntOrFloatBitWidth(),
+           toBits = to.getIntOrFloatBitWidth();
+  if (toBits > fromBits)
+    return arith::ExtFOp::create(b, l, to, x);
+  if (toBits < fromBits)
+    return arith::TruncFOp::create(b, l, to, x);
+  // Same width, other format (f16 <-> bf16): through f32, which holds both.
+  Value wide = arith::ExtFOp::create(b, l, b.getF32Type(), x);
+  return arith::TruncFOp::create(b, l, to, wide);
+}
+
 FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
   if (isa<IdentityOp>(op))
     return op->getOperand(0);
@@ -508,10 +510,17 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
     bool fromUnsigned = isUnsignedInt(cast.getInput().getType());
     bool toUnsigned = isUnsignedInt(type);
     Type to = signlessType(type.getElementType());
+    Type fromElt = typeOf(cast.getInput()).getElementType();
+    Type toElt = type.getElementType();
+    bool saturate = !cast.getNoSaturate();
+    std::string roundMode = cast.getRoundMode().value_or("up").str();
     return broadcastGeneric(
         b, op->getLoc(), type.getShape(), to,
         asSignless(b, op->getLoc(), cast.getInput()),
         [=](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          if (isNarrowType(fromElt) || isNarrowType(toElt))
+            return narrowCastScalar(nb, nl, a[0], fromElt, toElt, saturate,
+                                    roundMode);
           return castScalar(nb, nl, a[0], to, fromUnsigned, toUnsigned);
         });
   }

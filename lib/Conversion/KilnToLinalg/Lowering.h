@@ -39,11 +39,24 @@ Value floatConst(OpBuilder &b, Location loc, Type elt, double value);
 /// KilnToLinalg computes on signless integers with unsigned arith ops and
 /// finally retypes every `ui` value in the function as signless.
 bool isUnsignedInt(Type t);
-/// `t` with any `ui` element type replaced by the signless one of its width.
+/// `t` with any `ui` element type replaced by the signless one of its
+/// width, and ONNX's narrow types (isNarrowType) by their storage byte, i8.
 Type signlessType(Type t);
 /// `v` viewed as signless (an unrealized cast, gone once the function is
 /// retyped), or `v` itself.
 Value asSignless(OpBuilder &b, Location loc, Value v);
+
+/// One element of kiln.cast: integers are signed except i1 (0 or 1) and
+/// those the kiln types marked unsigned (`x` and `to` are signless here),
+/// floats go to integers toward zero, anything goes to i1 as "not zero" (NaN
+/// too).
+Value castScalar(OpBuilder &b, Location l, Value x, Type to, bool fromUnsigned,
+                 bool toUnsigned);
+/// One element of a kiln.cast from or to one of ONNX's narrow types
+/// (isNarrowType), whose values are their storage byte (i8) here; `from`
+/// and `to` are the kiln element types (LowerNarrowCast.cpp).
+Value narrowCastScalar(OpBuilder &b, Location l, Value x, Type from, Type to,
+                       bool saturate, StringRef roundMode);
 
 /// The indexing map that reads a value of type `t` broadcast (ONNX-style,
 /// right-aligned) to an iteration space of `shape`.

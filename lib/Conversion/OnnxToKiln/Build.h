@@ -45,6 +45,10 @@ FailureOr<Value> build(OnnxNode &node, Args &&...args) {
   return foldBuilt(node, op);
 }
 
+/// Element type of an ONNX TensorProto data type that kiln.cast handles, or
+/// null; `name` is set either way for the diagnostic (Elementwise.cpp).
+Type castTarget(Builder &b, int64_t dataType, std::string &name);
+
 /// A result list with one value.
 inline FailureOr<SmallVector<Value>> one(FailureOr<Value> v) {
   if (failed(v))

@@ -1,5 +1,6 @@
 //===- Elementwise.cpp - ONNX elementwise ops -------------------*- C++ -*-===//
 #include "ShapeInputs.h"
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 
 #include <cmath>
 #include <limits>
@@ -196,10 +197,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertDropout(OnnxNode &node) {
   return results;
 }
 
-namespace {
-/// Element type of an ONNX TensorProto data type that kiln.cast handles, or
-/// null; `name` is set either way for the diagnostic.
-Type castTarget(Builder &b, int64_t dataType, std::string &name) {
+Type mlir::kiln::castTarget(Builder &b, int64_t dataType, std::string &name) {
   // Indexed by TensorProto.DataType (Kiln does not link onnx here).
   const std::pair<const char *, Type> types[] = {
       {"UNDEFINED", {}},
@@ -218,7 +216,17 @@ Type castTarget(Builder &b, int64_t dataType, std::string &name) {
       {"UINT64", b.getIntegerType(64, false)},
       {"COMPLEX64", {}},
       {"COMPLEX128", {}},
-      {"BFLOAT16", b.getBF16Type()}};
+      {"BFLOAT16", b.getBF16Type()},
+      {"FLOAT8E4M3FN", b.getType<Float8E4M3FNType>()},
+      {"FLOAT8E4M3FNUZ", b.getType<Float8E4M3FNUZType>()},
+      {"FLOAT8E5M2", b.getType<Float8E5M2Type>()},
+      {"FLOAT8E5M2FNUZ", b.getType<Float8E5M2FNUZType>()},
+      {"UINT4", b.getIntegerType(4, false)},
+      {"INT4", b.getIntegerType(4)},
+      {"FLOAT4E2M1", b.getType<Float4E2M1FNType>()},
+      {"FLOAT8E8M0", b.getType<Float8E8M0FNUType>()},
+      {"UINT2", b.getIntegerType(2, false)},
+      {"INT2", b.getIntegerType(2)}};
   if (dataType < 0 || dataType >= (int64_t)std::size(types)) {
     name = "data type " + std::to_string(dataType);
     return {};
@@ -227,15 +235,31 @@ Type castTarget(Builder &b, int64_t dataType, std::string &name) {
   return types[dataType].second;
 }
 
+namespace {
 bool isNumeric(Type t) {
   return t &&
          (isa<FloatType>(t) || t.isSignlessInteger() || t.isUnsignedInteger());
 }
 
 /// kiln.cast of `x` to `to` (null when ONNX's type has no Kiln counterpart;
-/// `name` names it).
+/// `name` names it), with Cast 19's `saturate` and 25's `round_mode`, which
+/// concern the float8 targets.
 FailureOr<Value> checkedCast(OnnxNode &node, Value x, Type to,
                             const std::string &name) {
+  UnitAttr noSaturate;
+  StringAttr roundMode;
+  bool float8 = to && isNarrowType(to) && isa<FloatType>(to) &&
+                !isa<Float4E2M1FNType>(to);
+  if (float8 && node.opset >= 19 && node.intAttr("saturate", 1) == 0)
+    noSaturate = node.builder.getUnitAttr();
+  std::string mode = node.strAttr("round_mode", "up");
+  if (mode != "up" && mode != "down" && mode != "nearest") {
+    node.fail() << "round_mode '" << mode
+                << "' is not one of 'up', 'down' and 'nearest'";
+    return failure();
+  }
+  if (to && isa<Float8E8M0FNUType>(to))
+    roundMode = node.builder.getStringAttr(mode);
   Type from = cast<RankedTensorType>(x.getType()).getElementType();
   if (!isNumeric(to) || !isNumeric(from)) {
     InFlightDiagnostic diag = node.fail();
@@ -248,11 +272,11 @@ FailureOr<Value> checkedCast(OnnxNode &node, Value x, Type to,
             "types (strings and complex numbers are unsupported)";
     return failure();
   }
-  return build<CastOp>(node, x, TypeAttr::get(to));
+  return build<CastOp>(node, x, TypeAttr::get(to), noSaturate, roundMode);
 }
 } // namespace
 
-/// Cast 6, 9, 13 (19's saturate only concerns float8, which Kiln lacks).
+/// Cast 6, 9, 13, 19 (saturate), 21 to 24 (new types), 25 (round_mode).
 FailureOr<SmallVector<Value>> mlir::kiln::convertCast(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))

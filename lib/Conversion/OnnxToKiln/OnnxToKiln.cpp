@@ -2,11 +2,13 @@
 #include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
 #include "Build.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_CONVERTONNXTOKILNPASS
@@ -456,6 +458,31 @@ namespace {
 /// not converted yet (never an older one's meaning instead), an unknown
 /// domain, an opset older than the first converted version, or an unknown
 /// op. `known` holds the since-versions the table converts.
+/// ONNX's narrow types (float8, float4, int4, int2) are cast, quantized
+/// and moved; an op that would compute on them is refused, not lowered to
+/// arithmetic on their storage bytes.
+LogicalResult refuseNarrowCompute(OnnxNode &node, StringRef domain) {
+  static const llvm::StringSet<> kMoves = {
+      "Cast",      "CastLike",  "DequantizeLinear", "QuantizeLinear",
+      "Identity",  "Reshape",   "Transpose",        "Concat",
+      "Slice",     "Gather",    "GatherElements",   "GatherND",
+      "Squeeze",   "Unsqueeze", "Flatten",          "Shape",
+      "Size",      "Expand",    "Split",            "Tile",
+      "Where",     "Constant",  "If",               "Loop",
+      "Scan",      "Optional",  "OptionalGetElement"};
+  if (domain.empty() && kMoves.contains(node.opType()))
+    return success();
+  for (Value v : node.op->getOperands())
+    if (isa<RankedTensorType>(v.getType()) && isNarrowType(v.getType())) {
+      node.fail() << "computing on " << getElementTypeOrSelf(v.getType())
+                  << " is not supported: Kiln casts, quantizes, dequantizes "
+                     "and moves ONNX's float8, float4, int4 and int2 tensors; "
+                     "Cast the input to float first";
+      return failure();
+    }
+  return success();
+}
+
 void reportUnconverted(OnnxNode &node, StringRef domain,
                        const OnnxSpecVersion *specVersion,
                        SmallVector<int64_t> known) {
@@ -639,7 +666,8 @@ struct ConvertOnnxToKilnPass
           reportUnconverted(node, domain, specVersion, known);
           continue;
         }
-        if (!withinSizeLimit(node, op->getResultTypes())) {
+        if (!withinSizeLimit(node, op->getResultTypes()) ||
+            failed(refuseNarrowCompute(node, domain))) {
           anyFailed = true;
           failedOps.insert(op);
           continue;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Conv.h"
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -22,9 +23,33 @@ FailureOr<Value> castTo(OnnxNode &node, FailureOr<Value> v, Type to) {
   return build<CastOp>(node, *v, TypeAttr::get(to));
 }
 
-/// 8-bit quantized types: int8 and uint8.
+/// The types QuantizeLinear makes and DequantizeLinear reads: 8-bit and
+/// 16-bit integers (16 since opset 21) and ONNX's narrow types (float8
+/// since 19, int4 since 21, float4 since 23, int2 since 25).
 bool isQuantType(Type t) {
-  return isa<IntegerType>(t) && t.getIntOrFloatBitWidth() == 8;
+  if (isNarrowType(t))
+    return !isa<Float8E8M0FNUType>(t);
+  return isa<IntegerType>(t) && (t.getIntOrFloatBitWidth() == 8 ||
+                                 t.getIntOrFloatBitWidth() == 16);
+}
+
+/// The opset that introduced quantized type `t` (isQuantType).
+int64_t quantTypeSince(Type t) {
+  unsigned w = t.getIntOrFloatBitWidth();
+  if (isa<FloatType>(t))
+    return w == 4 ? 23 : 19;
+  return w == 8 ? 10 : w == 2 ? 25 : 21;
+}
+
+/// Refuses a quantized type `t` that the node's opset does not have.
+LogicalResult checkQuantOpset(OnnxNode &node, Type t) {
+  if (node.opset >= quantTypeSince(t))
+    return success();
+  node.fail() << t << " needs opset " << quantTypeSince(t)
+              << " of QuantizeLinear and DequantizeLinear; the model imports "
+                 "opset "
+              << node.opset << " (re-export it at a newer opset)";
+  return failure();
 }
 
 /// A scale or zero point `v` for a tensor of rank `rank` quantized along
@@ -62,10 +87,22 @@ FailureOr<int64_t> quantAxis(OnnxNode &node, RankedTensorType x, Value scale) {
 }
 
 /// saturate(round(v) + zeroPoint) as `q`: v and the zero point (of type q,
-/// or null for 0) in float; round half to even.
+/// or null for 0) in float; round half to even. A float `q` (float8, float4)
+/// rounds and saturates in the cast (ONNX's Cast rules, `saturate`).
 FailureOr<Value> saturateRound(OnnxNode &node, Value v, Value zeroPoint,
                                Type q) {
   Type f = elementOf(v);
+  if (isa<FloatType>(q)) {
+    FailureOr<Value> r = v;
+    if (zeroPoint)
+      r = build<AddOp>(node, v, *castTo(node, zeroPoint, f));
+    if (failed(r))
+      return failure();
+    UnitAttr noSaturate;
+    if (node.intAttr("saturate", 1) == 0 && !isa<Float4E2M1FNType>(q))
+      noSaturate = node.builder.getUnitAttr();
+    return build<CastOp>(node, *r, TypeAttr::get(q), noSaturate, StringAttr());
+  }
   FailureOr<Value> r = build<RoundOp>(node, v);
   if (succeeded(r) && zeroPoint) {
     FailureOr<Value> zf = castTo(node, zeroPoint, f);
@@ -76,7 +113,10 @@ FailureOr<Value> saturateRound(OnnxNode &node, Value v, Value zeroPoint,
   if (failed(r))
     return failure();
   bool isUnsigned = q.isUnsignedInteger();
-  double lo = isUnsigned ? 0 : -128, hi = isUnsigned ? 255 : 127;
+  unsigned width = q.getIntOrFloatBitWidth();
+  double lo = isUnsigned ? 0 : -std::ldexp(1.0, width - 1);
+  double hi = isUnsigned ? std::ldexp(1.0, width) - 1
+                         : std::ldexp(1.0, width - 1) - 1;
   r = build<ClipOp>(node, *r, node.builder.getF32FloatAttr(lo),
                     node.builder.getF32FloatAttr(hi));
   return castTo(node, r, q);
@@ -86,16 +126,14 @@ FailureOr<Value> saturateRound(OnnxNode &node, Value v, Value zeroPoint,
 FailureOr<Type> quantType(OnnxNode &node, Value zeroPoint) {
   Type q = zeroPoint ? elementOf(zeroPoint)
                      : node.builder.getIntegerType(8, /*isSigned=*/false);
-  // QuantizeLinear 21's output_dtype names the type without a zero point
-  // (ONNX's INT8 = 3, UINT8 = 2); with one, both must agree.
+  // QuantizeLinear 21's output_dtype names the type without a zero point;
+  // with one, both must agree.
   if (int64_t dtype = node.intAttr("output_dtype", 0)) {
-    Type named = dtype == 3   ? node.builder.getIntegerType(8)
-                 : dtype == 2 ? node.builder.getIntegerType(8, false)
-                              : Type();
-    if (!named) {
-      node.fail() << "output_dtype " << dtype
-                  << " is not supported; Kiln quantizes to int8 (3) and "
-                     "uint8 (2)";
+    std::string name;
+    Type named = castTarget(node.builder, dtype, name);
+    if (!named || !isQuantType(named)) {
+      node.fail() << "output_dtype " << dtype << " (" << name
+                  << ") is not a type QuantizeLinear makes";
       return failure();
     }
     if (zeroPoint && named != q) {
@@ -107,34 +145,98 @@ FailureOr<Type> quantType(OnnxNode &node, Value zeroPoint) {
   }
   if (!isQuantType(q)) {
     node.fail() << "quantizing to " << q
-                << " is not supported; Kiln quantizes to int8 and uint8";
+                << " is not supported; Kiln quantizes to 8-bit and 16-bit "
+                   "integers, int4, int2, float8 and float4";
     return failure();
   }
+  if (failed(checkQuantOpset(node, q)))
+    return failure();
   return q;
 }
 } // namespace
 
 namespace {
-/// Opset 21 added blocked quantization (`block_size`), which Kiln does not
-/// convert yet; 19's `saturate` concerns float8 only.
-LogicalResult refuseBlocked(OnnxNode &node) {
-  if (int64_t block = node.intAttr("block_size", 0)) {
-    node.fail() << "blocked quantization (block_size " << block
-                << ") is not supported yet; Kiln quantizes per tensor and "
-                   "per axis";
+/// A scale or zero point `v` of blocked quantization (opset 21's
+/// `block_size`): shaped like `x` but for `axis`, where each element covers
+/// `block` consecutive elements of x (the last block may be short). Repeated
+/// along `axis` to x's shape, a gather of constant indices i / block.
+FailureOr<Value> expandBlocks(OnnxNode &node, Value v, RankedTensorType x,
+                              int64_t axis, int64_t block, StringRef what) {
+  RankedTensorType t = typeOf(v);
+  int64_t n = x.getDimSize(axis);
+  bool shaped = t.getRank() == x.getRank() &&
+                t.getDimSize(axis) == (n + block - 1) / block;
+  for (int64_t d = 0; shaped && d < x.getRank(); ++d)
+    shaped = d == axis || t.getDimSize(d) == x.getDimSize(d);
+  if (!shaped) {
+    node.fail() << what << " of shape " << t << " does not match " << x
+                << " in blocks of " << block << " along axis " << axis
+                << " (expected ceil(" << n << " / " << block
+                << ") elements there and x's size elsewhere)";
     return failure();
   }
-  return success();
+  SmallVector<int64_t> idx;
+  for (int64_t i = 0; i < n; ++i)
+    idx.push_back(i / block);
+  auto idxType = RankedTensorType::get({n}, node.builder.getI64Type());
+  Value iv = ConstantOp::create(node.builder, node.loc(), idxType,
+                                DenseElementsAttr::get(idxType, ArrayRef(idx)));
+  return build<GatherOp>(node, v, iv, node.builder.getI64IntegerAttr(axis));
+}
+
+/// The scale (input 1) and zero point (input 2, or null) of a Quantize or
+/// DequantizeLinear of `x`, aligned to broadcast against it: per tensor, per
+/// axis or, with `block_size`, per block along the axis.
+FailureOr<std::pair<Value, Value>> scaleAndZeroPoint(OnnxNode &node, Value x,
+                                                     StringRef prefix) {
+  FailureOr<Value> scale = node.rankedInput(1);
+  if (failed(scale))
+    return failure();
+  RankedTensorType xt = typeOf(x);
+  Value zp = node.input(2);
+  std::string scaleName = (prefix + "_scale").str();
+  std::string zpName = (prefix + "_zero_point").str();
+  if (int64_t block = node.intAttr("block_size", 0)) {
+    if (block < 0 || failed(node.requireStaticShape(xt)) ||
+        failed(node.requireStaticShape(typeOf(*scale)))) {
+      if (block < 0)
+        node.fail() << "block_size " << block << " must be positive";
+      return failure();
+    }
+    FailureOr<int64_t> axis =
+        normalizeAxis(node, node.intAttr("axis", 1), xt.getRank());
+    if (failed(axis))
+      return failure();
+    FailureOr<Value> s =
+        expandBlocks(node, *scale, xt, *axis, block, scaleName);
+    FailureOr<Value> z = zp ? expandBlocks(node, zp, xt, *axis, block, zpName)
+                            : FailureOr<Value>(Value());
+    if (failed(s) || failed(z))
+      return failure();
+    return std::pair{*s, *z};
+  }
+  FailureOr<int64_t> axis = quantAxis(node, xt, *scale);
+  if (failed(axis))
+    return failure();
+  int64_t rank = xt.getRank();
+  int64_t n = rank ? xt.getDimSize(*axis) : 1;
+  FailureOr<Value> s = alongAxis(node, *scale, *axis, rank, n, scaleName);
+  FailureOr<Value> z = zp ? alongAxis(node, zp, *axis, rank, n, zpName)
+                          : FailureOr<Value>(Value());
+  if (failed(s) || failed(z))
+    return failure();
+  return std::pair{*s, *z};
 }
 } // namespace
 
-/// QuantizeLinear 10 (per tensor), 13 (per axis), 19, 21, 23 to 25 (their
-/// defaults: no blocks, the division in the scale's type):
+/// QuantizeLinear 10 (per tensor), 13 (per axis), 19 (float8, saturate),
+/// 21 (blocks, int4, 16-bit), 23 (float4), 24, 25 (int2) with their default
+/// precision (the division in the scale's type):
 /// saturate(round(x / scale) + zero_point).
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertQuantizeLinear(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
-  if (failed(x) || failed(scale) || failed(refuseBlocked(node)))
+  if (failed(x) || failed(scale))
     return failure();
   if (int64_t precision = node.intAttr("precision", 0);
       precision && !(precision == 1 && elementOf(*scale).isF32())) {
@@ -143,43 +245,33 @@ mlir::kiln::convertQuantizeLinear(OnnxNode &node) {
                    "scale's own type (precision 0, or 1 for a float32 scale)";
     return failure();
   }
-  Value zp = node.input(2);
-  FailureOr<Type> q = quantType(node, zp);
-  FailureOr<int64_t> axis = quantAxis(node, typeOf(*x), *scale);
-  if (failed(q) || failed(axis))
+  FailureOr<Type> q = quantType(node, node.input(2));
+  if (failed(q))
     return failure();
-  int64_t rank = typeOf(*x).getRank();
-  int64_t n = rank ? typeOf(*x).getDimSize(*axis) : 1;
-  FailureOr<Value> s = alongAxis(node, *scale, *axis, rank, n, "y_scale");
-  if (failed(s))
+  FailureOr<std::pair<Value, Value>> sz = scaleAndZeroPoint(node, *x, "y");
+  if (failed(sz))
     return failure();
-  if (!isa<FloatType>(elementOf(*s))) {
+  auto [s, zp] = *sz;
+  if (!isa<FloatType>(elementOf(s))) {
     node.fail() << "y_scale must be a float tensor";
     return failure();
   }
-  FailureOr<Value> xf = castTo(node, *x, elementOf(*s));
+  FailureOr<Value> xf = castTo(node, *x, elementOf(s));
   if (failed(xf))
     return failure();
-  FailureOr<Value> v = build<DivOp>(node, *xf, *s);
-  Value zpAligned;
-  if (succeeded(v) && zp) {
-    FailureOr<Value> z = alongAxis(node, zp, *axis, rank, n, "y_zero_point");
-    if (failed(z))
-      return failure();
-    zpAligned = *z;
-  }
+  FailureOr<Value> v = build<DivOp>(node, *xf, s);
   if (failed(v))
     return failure();
-  return one(saturateRound(node, *v, zpAligned, *q));
+  return one(saturateRound(node, *v, zp, *q));
 }
 
-/// DequantizeLinear 10 (per tensor), 13 (per axis), 19, 21, 23 to 25 (no
-/// blocks; the result in the scale's type):
-/// (x - zero_point) * scale.
+/// DequantizeLinear 10 (per tensor), 13 (per axis), 19 (float8), 21
+/// (blocks, int4, 16-bit), 23 (float4), 24, 25 (int2; output_dtype the
+/// scale's type): (x - zero_point) * scale.
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertDequantizeLinear(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
-  if (failed(x) || failed(scale) || failed(refuseBlocked(node)))
+  if (failed(x) || failed(scale))
     return failure();
   if (int64_t dtype = node.intAttr("output_dtype", 0);
       dtype && !(dtype == 1 && elementOf(*scale).isF32()) &&
@@ -193,34 +285,31 @@ mlir::kiln::convertDequantizeLinear(OnnxNode &node) {
   Type xt = elementOf(*x);
   if (!isQuantType(xt) && !xt.isSignlessInteger(32)) {
     node.fail() << "dequantizing " << xt
-                << " is not supported; Kiln dequantizes int8, uint8 and int32";
+                << " is not supported; Kiln dequantizes 8-bit, 16-bit and "
+                   "32-bit integers, int4, int2, float8 and float4";
     return failure();
   }
-  FailureOr<int64_t> axis = quantAxis(node, typeOf(*x), *scale);
-  if (failed(axis))
+  if (isQuantType(xt) && failed(checkQuantOpset(node, xt)))
     return failure();
-  int64_t rank = typeOf(*x).getRank();
-  int64_t n = rank ? typeOf(*x).getDimSize(*axis) : 1;
-  FailureOr<Value> s = alongAxis(node, *scale, *axis, rank, n, "x_scale");
-  if (failed(s))
+  FailureOr<std::pair<Value, Value>> sz = scaleAndZeroPoint(node, *x, "x");
+  if (failed(sz))
     return failure();
-  Type f = elementOf(*s);
+  auto [s, zp] = *sz;
+  Type f = elementOf(s);
   if (!isa<FloatType>(f)) {
     node.fail() << "x_scale must be a float tensor";
     return failure();
   }
   FailureOr<Value> v = castTo(node, *x, f);
-  if (succeeded(v) && node.input(2)) {
-    FailureOr<Value> z =
-        alongAxis(node, node.input(2), *axis, rank, n, "x_zero_point");
-    FailureOr<Value> zf = castTo(node, z, f);
+  if (succeeded(v) && zp) {
+    FailureOr<Value> zf = castTo(node, zp, f);
     if (failed(zf))
       return failure();
     v = build<SubOp>(node, *v, *zf);
   }
   if (failed(v))
     return failure();
-  return one(build<MulOp>(node, *v, *s));
+  return one(build<MulOp>(node, *v, s));
 }
 
 /// DynamicQuantizeLinear 11: uint8 with the scale and zero point that map
@@ -282,8 +371,9 @@ namespace {
 /// `v` widened to i32 minus its optional zero point `zp` (already aligned).
 FailureOr<Value> widened(OnnxNode &node, Value v, FailureOr<Value> zp,
                          StringRef what) {
-  if (!isQuantType(elementOf(v))) {
-    node.fail() << what << " of type " << elementOf(v)
+  Type t = elementOf(v);
+  if (!isa<IntegerType>(t) || t.getIntOrFloatBitWidth() != 8) {
+    node.fail() << what << " of type " << t
                 << " is not supported; Kiln takes int8 and uint8";
     return failure();
   }

@@ -18,11 +18,11 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
 
 // -----
 
-// CHECK: error: loc("q16"): node 'q16' (QuantizeLinear, opset 13): quantizing to 'i16' is not supported; Kiln quantizes to int8 and uint8
+// CHECK: error: loc("q16"): node 'q16' (QuantizeLinear, opset 13): 'i16' needs opset 21 of QuantizeLinear and DequantizeLinear; the model imports opset 13 (re-export it at a newer opset)
 // CHECK: error: loc("qaxis"): node 'qaxis' (QuantizeLinear, opset 13): y_scale of shape 'tensor<2xf32>' must be a scalar or a 1-D tensor of 3 elements (the size of axis 1)
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @quantize_errors(%x: tensor<2x3xf32>, %s: tensor<f32>, %z16: tensor<i16>, %s2: tensor<2xf32>) -> (tensor<*xi16>, tensor<*xui8>) {
-    // expected-error@unknown {{node 'q16' (QuantizeLinear, opset 13): quantizing to 'i16' is not supported; Kiln quantizes to int8 and uint8}}
+    // expected-error@unknown {{node 'q16' (QuantizeLinear, opset 13): 'i16' needs opset 21 of QuantizeLinear and DequantizeLinear; the model imports opset 13 (re-export it at a newer opset)}}
     %a = "onnx.QuantizeLinear"(%x, %s, %z16) : (tensor<2x3xf32>, tensor<f32>, tensor<i16>) -> tensor<*xi16> loc("q16")
     // expected-error@unknown {{node 'qaxis' (QuantizeLinear, opset 13): y_scale of shape 'tensor<2xf32>' must be a scalar or a 1-D tensor of 3 elements (the size of axis 1)}}
     %b = "onnx.QuantizeLinear"(%x, %s2) : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<*xui8> loc("qaxis")

@@ -26,11 +26,12 @@ module attributes {onnx.opset_import = {ai.onnx = 28 : i64}} {
 
 // -----
 
-// Opset 21's blocked quantization is refused, not quantized per axis.
+// Opset 21's blocked quantization: a scale that does not cover x in blocks
+// is refused, not quantized per axis.
 module attributes {onnx.opset_import = {ai.onnx = 21 : i64}} {
-  func.func @blocked(%x: tensor<4x6xf32>, %s: tensor<4x3xf32>) -> tensor<*xi8> {
-    // expected-error@unknown {{node 'q' (QuantizeLinear, opset 21): blocked quantization (block_size 2) is not supported yet; Kiln quantizes per tensor and per axis}}
-    %y = "onnx.QuantizeLinear"(%x, %s) {axis = 1 : si64, block_size = 2 : si64, output_dtype = 3 : si64} : (tensor<4x6xf32>, tensor<4x3xf32>) -> tensor<*xi8> loc("q")
+  func.func @blocked(%x: tensor<4x6xf32>, %s: tensor<4x2xf32>) -> tensor<*xi8> {
+    // expected-error@unknown {{node 'q' (QuantizeLinear, opset 21): y_scale of shape 'tensor<4x2xf32>' does not match 'tensor<4x6xf32>' in blocks of 2 along axis 1 (expected ceil(6 / 2) elements there and x's size elsewhere)}}
+    %y = "onnx.QuantizeLinear"(%x, %s) {axis = 1 : si64, block_size = 2 : si64, output_dtype = 3 : si64} : (tensor<4x6xf32>, tensor<4x2xf32>) -> tensor<*xi8> loc("q")
     return %y : tensor<*xi8>
   }
 }
@@ -41,8 +42,8 @@ module attributes {onnx.opset_import = {ai.onnx = 21 : i64}} {
 // are refused, never replaced by a default.
 module attributes {onnx.opset_import = {ai.onnx = 23 : i64}} {
   func.func @q_output_dtype(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<*xi8> {
-    // expected-error@unknown {{node 'q' (QuantizeLinear, opset 23): output_dtype 5 is not supported; Kiln quantizes to int8 (3) and uint8 (2)}}
-    %y = "onnx.QuantizeLinear"(%x, %s) {output_dtype = 5 : si64} : (tensor<4xf32>, tensor<f32>) -> tensor<*xi8> loc("q")
+    // expected-error@unknown {{node 'q' (QuantizeLinear, opset 23): output_dtype 1 (FLOAT) is not a type QuantizeLinear makes}}
+    %y = "onnx.QuantizeLinear"(%x, %s) {output_dtype = 1 : si64} : (tensor<4xf32>, tensor<f32>) -> tensor<*xi8> loc("q")
     return %y : tensor<*xi8>
   }
 }

@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cstring>
 
@@ -128,4 +129,11 @@ mlir::kiln::sliceInnermost(ElementsAttr value, int64_t begin, int64_t size,
           memcpy(out.data() + r * size * eltBytes,
                  in.data() + (r * inner + begin) * eltBytes, size * eltBytes);
       });
+}
+
+bool mlir::kiln::isNarrowType(Type t) {
+  Type elt = getElementTypeOrSelf(t);
+  if (auto i = dyn_cast<IntegerType>(elt))
+    return i.getWidth() == 2 || i.getWidth() == 4;
+  return isa<FloatType>(elt) && elt.getIntOrFloatBitWidth() <= 8;
 }

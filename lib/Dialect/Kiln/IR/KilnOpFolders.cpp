@@ -1,5 +1,6 @@
 //===- KilnOpFolders.cpp - folders and canonicalizations --------*- C++ -*-===//
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 
 #include "mlir/Dialect/CommonFolders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -301,6 +302,10 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (!in || !foldableResult(type))
     return {};
   Type from = in.getElementType(), to = type.getElementType();
+  // The narrow types round and saturate by ONNX's rules, not APFloat's:
+  // their casts run (LowerNarrowCast.cpp).
+  if (isNarrowType(from) || isNarrowType(to))
+    return {};
   int64_t n = in.isSplat() ? 1 : in.getNumElements();
   RankedTensorType valuesType =
       in.isSplat() ? RankedTensorType::get({}, to) : type;

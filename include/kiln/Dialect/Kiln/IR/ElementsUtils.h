@@ -3,6 +3,7 @@
 #define KILN_DIALECT_KILN_IR_ELEMENTSUTILS_H
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/Types.h"
 
 #include <optional>
 
@@ -29,6 +30,12 @@ std::optional<ElementsAttr> transposeElements(ElementsAttr value,
 /// be read.
 std::optional<ElementsAttr> sliceInnermost(ElementsAttr value, int64_t begin,
                                            int64_t size, bool keepDense = false);
+
+/// Whether `t` (or its element type) is one of ONNX's narrow types: the
+/// float8 formats (f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f8E8M0FNU),
+/// f4E2M1FN and the 4-bit and 2-bit integers. Kiln stores them a byte each,
+/// casts, quantizes and moves them, and computes on nothing else of them.
+bool isNarrowType(Type t);
 } // namespace mlir::kiln
 
 #endif

@@ -178,14 +178,31 @@ def Kiln_CastOp : Kiln_Op<"cast", [Kiln_Inferred]> {
     toward zero (out-of-range values are undefined, as in ONNX before
     opset 19); anything converts to `i1` as "not zero".
 
+    ONNX's narrow types convert the way ONNX's Cast tables say: to the
+    float8 formats round to nearest even and saturate to the largest finite
+    value (`no_saturate`: overflow becomes the format's infinity or NaN);
+    to float4 (e2m1) round to nearest even and saturate; to f8E8M0 (a power
+    of two) round as `round_mode` says (`up`, the default, `down` or
+    `nearest`); to the 4-bit and 2-bit integers convert like any integer and
+    keep the low bits.
+
     ```mlir
     %y = kiln.cast %x to f32 : tensor<1x128xi64> -> tensor<1x128xf32>
+    %q = kiln.cast %x to f8E4M3FN {no_saturate} : tensor<8xf32> -> tensor<8xf8E4M3FN>
     ```
   }];
   let arguments = (ins Kiln_NumericTensor:$input,
                    TypeAttrOf<AnyTypeOf<[AnyFloat, AnySignlessInteger,
-                                         AnyUnsignedInteger]>>:$to);
+                                         AnyUnsignedInteger]>>:$to,
+                   UnitAttr:$no_saturate,
+                   OptionalAttr<StrAttr>:$round_mode);
   let results = (outs Kiln_NumericTensor:$result);
+  let builders = [
+    // The common cast: saturating, rounding up to f8E8M0.
+    OpBuilder<(ins "Type":$result, "Value":$input, "TypeAttr":$to), [{
+      build($_builder, $_state, result, input, to, UnitAttr(), StringAttr());
+    }]>
+  ];
   let assemblyFormat = "$input `to` $to attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
 }
