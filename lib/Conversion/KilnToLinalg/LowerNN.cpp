@@ -377,9 +377,11 @@ FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
     count *= shape[d];
   }
   Value x = op.getInput();
+  // The leading dimensions; getMajorSubMap(0) would be a null map, so axis 0
+  // (one statistic for the whole tensor) builds the empty-result map itself.
   AffineMap id = b.getMultiDimIdentityMap(rank),
-            lead = AffineMap::getMultiDimIdentityMap(rank, b.getContext())
-                       .getMajorSubMap(axis);
+            lead = AffineMap::get(rank, 0, id.getResults().take_front(axis),
+                                  b.getContext());
   auto divideByCount = [count](OpBuilder &nb, Location nl, Value v) -> Value {
     return arith::DivFOp::create(
         nb, nl, v, floatConst(nb, nl, v.getType(), (double)count));

@@ -690,6 +690,20 @@ func.func @layer_norm_axis1(%x: tensor<2x3x4xf32>, %s: tensor<3x1xf32>) -> tenso
 
 // -----
 
+// Axis 0 normalizes the whole tensor: the statistics are rank-0 tensors
+// read through the map with no results (this used to crash).
+// CHECK-DAG: #[[ALL:.+]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @layer_norm_axis0
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[ALL]]], iterator_types = ["reduction", "reduction"]}
+// CHECK: arith.constant 1.200000e+01 : f32
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[ALL]], #[[ALL]], #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel"]}
+func.func @layer_norm_axis0(%x: tensor<3x4xf32>, %s: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %y = kiln.layer_norm %x, %s {axis = 0 : i64, epsilon = 1.0e-05 : f32} : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// -----
+
 // Round is half to even; sign passes zeros and NaN through; Selu scales
 // expm1 by alpha below zero, then everything by gamma (beta); softplus is
 // max(x, 0) + log1p(exp(-|x|)), which does not overflow.
