@@ -54,7 +54,7 @@ OnnxConverter convertNegativeLogLikelihoodLoss, convertSoftmaxCrossEntropyLoss;
 // Normalization.cpp
 OnnxConverter convertBatchNormalization, convertBatchNormalization1,
     convertInstanceNormalization, convertLayerNormalization, convertLRN,
-    convertMeanVarianceNormalization;
+    convertMeanVarianceNormalization, convertRMSNormalization;
 // Pad.cpp
 OnnxConverter convertPad;
 // Pooling.cpp

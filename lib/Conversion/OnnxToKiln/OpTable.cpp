@@ -153,6 +153,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Reshape",                  {1, 5, 13, 14, 19, 21, 23, 24, 25},     convertReshape,                   "Shape.cpp"},
     {"Resize",                   {10, 11, 13, 18, 19},                   convertResize,                    "Resize.cpp"},
     {"ReverseSequence",          {10},                                   convertReverseSequence,           "Slice.cpp"},
+    {"RMSNormalization",         {23},                                   convertRMSNormalization,          "Normalization.cpp"},
     {"RNN",                      {7, 14, 22},                            convertRNN,                       "Recurrent.cpp"},
     {"RoiAlign",                 {10, 16, 22},                           convertRoiAlign,                  "GridSample.cpp"},
     {"Round",                    {11, 22},                               convertRound,                     "Elementwise.cpp"},
