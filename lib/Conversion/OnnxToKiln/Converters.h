@@ -17,6 +17,8 @@
 
 namespace mlir::kiln {
 
+// Attention.cpp
+OnnxConverter convertRotaryEmbedding;
 // Conv.cpp
 OnnxConverter convertConv;
 // ConvTranspose.cpp

@@ -156,6 +156,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"RMSNormalization",         {23},                                   convertRMSNormalization,          "Normalization.cpp"},
     {"RNN",                      {7, 14, 22},                            convertRNN,                       "Recurrent.cpp"},
     {"RoiAlign",                 {10, 16, 22},                           convertRoiAlign,                  "GridSample.cpp"},
+    {"RotaryEmbedding",          {23},                                   convertRotaryEmbedding,           "Attention.cpp"},
     {"Round",                    {11, 22},                               convertRound,                     "Elementwise.cpp"},
     {"Scan",                     {8, 9, 11, 16, 19, 21, 23, 24, 25},     nullptr,                          "ControlFlow.cpp"},
     // Scatter is ScatterElements without a reduction (deprecated in opset 11).
