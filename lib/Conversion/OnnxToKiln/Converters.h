@@ -18,7 +18,7 @@
 namespace mlir::kiln {
 
 // Attention.cpp
-OnnxConverter convertRotaryEmbedding;
+OnnxConverter convertAttention, convertRotaryEmbedding;
 // Conv.cpp
 OnnxConverter convertConv;
 // ConvTranspose.cpp

@@ -37,6 +37,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Asinh",                    {9, 22},                                convertAsinh,                     "Elementwise.cpp"},
     {"Atan",                     {7, 22},                                convertAtan,                      "Elementwise.cpp"},
     {"Atanh",                    {9, 22},                                convertAtanh,                     "Elementwise.cpp"},
+    {"Attention",                {23, 24},                               convertAttention,                 "Attention.cpp"},
     // AveragePool 1 is 7 without count_include_pad (whose default is 0).
     {"AveragePool",              {1, 7, 10, 11, 19, 22},                 convertAveragePool,               "Pooling.cpp"},
     {"BatchNormalization",       {1, 6},                                 convertBatchNormalization1,       "Normalization.cpp"},
