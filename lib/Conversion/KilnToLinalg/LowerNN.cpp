@@ -416,8 +416,7 @@ FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
       linalg::GenericOp::create(
           b, loc, acc.getType(), sqInputs, acc, sqMaps, iters,
           [rms](OpBuilder &nb, Location nl, ValueRange v) {
-            Value d =
-                rms ? v[0] : arith::SubFOp::create(nb, nl, v[0], v[1]);
+            Value d = rms ? v[0] : arith::SubFOp::create(nb, nl, v[0], v[1]);
             Value sq = arith::MulFOp::create(nb, nl, d, d);
             linalg::YieldOp::create(
                 nb, nl,

@@ -192,15 +192,14 @@ mlir::kiln::convertRotaryEmbedding(OnnxNode &node) {
                      i = reshapeTo(node, *imag, pairShape);
     if (failed(r) || failed(i))
       return failure();
-    rotated = build<ConcatOp>(node, ValueRange{*r, *i},
-                              b.getI64IntegerAttr(4));
+    rotated = build<ConcatOp>(node, ValueRange{*r, *i}, b.getI64IntegerAttr(4));
     SmallVector<int64_t> flat(heads4d);
     flat.back() = rotary;
     if (succeeded(rotated))
       rotated = reshapeTo(node, *rotated, flat);
   } else {
-    rotated = build<ConcatOp>(node, ValueRange{*real, *imag},
-                              b.getI64IntegerAttr(3));
+    rotated =
+        build<ConcatOp>(node, ValueRange{*real, *imag}, b.getI64IntegerAttr(3));
   }
   if (failed(rotated))
     return failure();
@@ -302,8 +301,7 @@ FailureOr<AttentionDims> attentionDims(OnnxNode &node, Value &q, Value &k,
 
 /// Concatenates past_key/past_value (inputs 4 and 5) before K and V along
 /// the sequence; `d.past` becomes the past length.
-LogicalResult appendPast(OnnxNode &node, AttentionDims &d, Value &k,
-                         Value &v) {
+LogicalResult appendPast(OnnxNode &node, AttentionDims &d, Value &k, Value &v) {
   Value pastK = node.input(4), pastV = node.input(5);
   if (!pastK && !pastV)
     return success();
@@ -320,9 +318,8 @@ LogicalResult appendPast(OnnxNode &node, AttentionDims &d, Value &k,
       pv[1] != d.kvHeads || pv[2] != pk[2] || pv[3] != d.vHeadSize) {
     node.fail() << "past_key must be [" << d.batch << ", " << d.kvHeads
                 << ", past_seq, " << d.headSize << "] and past_value ["
-                << d.batch << ", " << d.kvHeads << ", past_seq, "
-                << d.vHeadSize << "], got " << typeOf(pastK) << " and "
-                << typeOf(pastV);
+                << d.batch << ", " << d.kvHeads << ", past_seq, " << d.vHeadSize
+                << "], got " << typeOf(pastK) << " and " << typeOf(pastV);
     return failure();
   }
   auto axis = node.builder.getI64IntegerAttr(2);
@@ -348,8 +345,7 @@ FailureOr<Value> attentionBias(OnnxNode &node, const AttentionDims &d,
     if (failed(node.staticInput(3)))
       return failure();
     RankedTensorType mt = typeOf(mask);
-    if (mt.getRank() < 1 || mt.getRank() > 4 ||
-        mt.getShape().back() > total) {
+    if (mt.getRank() < 1 || mt.getRank() > 4 || mt.getShape().back() > total) {
       node.fail() << "attn_mask must have rank 1 to 4 and at most " << total
                   << " keys in its last dimension, got " << mt;
       return failure();
@@ -363,8 +359,9 @@ FailureOr<Value> attentionBias(OnnxNode &node, const AttentionDims &d,
     if (succeeded(m) && mt.getShape().back() < total) {
       SmallVector<int64_t> pads(2 * mt.getRank(), 0);
       pads.back() = total - mt.getShape().back();
-      m = build<PadOp>(node, *m, b.getDenseI64ArrayAttr(pads),
-                       b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+      m = build<PadOp>(
+          node, *m, b.getDenseI64ArrayAttr(pads),
+          b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
     }
     if (failed(m))
       return failure();
@@ -389,15 +386,13 @@ FailureOr<Value> attentionBias(OnnxNode &node, const AttentionDims &d,
     if (nonpad) {
       // Query i of batch b attends key j iff j <= i + nonpad[b] - S_q, that
       // is iff S_q - i + j <= nonpad[b].
-      Value frontier = intGrid(node, {1, 1, d.qSeq, total},
-                               [&](int64_t i, int64_t j) {
-                                 return d.qSeq - i + j;
-                               });
+      Value frontier =
+          intGrid(node, {1, 1, d.qSeq, total},
+                  [&](int64_t i, int64_t j) { return d.qSeq - i + j; });
       causal = build<LessEqualOp>(node, frontier, *lens);
     } else {
-      causal = boolGrid(node, {d.qSeq, total}, [&](int64_t i, int64_t j) {
-        return j <= i + d.past;
-      });
+      causal = boolGrid(node, {d.qSeq, total},
+                        [&](int64_t i, int64_t j) { return j <= i + d.past; });
     }
     if (succeeded(causal))
       causal = biasFrom(node, *causal, elt);
@@ -408,8 +403,8 @@ FailureOr<Value> attentionBias(OnnxNode &node, const AttentionDims &d,
   }
   if (nonpad) {
     // Keys at or past nonpad[b] are padding.
-    Value keys = intGrid(node, {1, 1, 1, total},
-                         [](int64_t, int64_t j) { return j; });
+    Value keys =
+        intGrid(node, {1, 1, 1, total}, [](int64_t, int64_t j) { return j; });
     FailureOr<Value> valid = build<LessOp>(node, keys, *lens);
     if (succeeded(valid))
       valid = biasFrom(node, *valid, elt);
@@ -543,9 +538,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAttention(OnnxNode &node) {
       *x = *wide;
     }
   }
-  double scale = node.hasAttr("scale")
-                     ? node.floatAttr("scale", 1.0f)
-                     : 1.0 / std::sqrt((double)d.headSize);
+  double scale = node.hasAttr("scale") ? node.floatAttr("scale", 1.0f)
+                                       : 1.0 / std::sqrt((double)d.headSize);
   FailureOr<Value> qs = build<MulOp>(node, q, scalarConstant(node, elt, scale));
   FailureOr<Value> kt = transposeBy(node, k, {0, 1, 3, 2});
   if (failed(qs) || failed(kt))
