@@ -362,7 +362,8 @@ FailureOr<Value> lowerBatchNorm(OpBuilder &b, BatchNormOp op) {
 /// Two passes over the normalized block of each leading index: the mean,
 /// then the variance as the mean of squared centered values (more accurate
 /// than E[x^2] - E[x]^2), then one elementwise pass that normalizes, scales
-/// and shifts.
+/// and shifts. With `rms` there is no mean: one pass sums the squares and the
+/// last pass only normalizes and scales.
 FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
   Location loc = op.getLoc();
   RankedTensorType rt = op.getType();
@@ -377,36 +378,49 @@ FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
     count *= shape[d];
   }
   Value x = op.getInput();
+  // The leading dimensions; getMajorSubMap(0) would be a null map, so axis 0
+  // (one statistic for the whole tensor) builds the empty-result map itself.
   AffineMap id = b.getMultiDimIdentityMap(rank),
-            lead = AffineMap::getMultiDimIdentityMap(rank, b.getContext())
-                       .getMajorSubMap(axis);
+            lead = AffineMap::get(rank, 0, id.getResults().take_front(axis),
+                                  b.getContext());
   auto divideByCount = [count](OpBuilder &nb, Location nl, Value v) -> Value {
     return arith::DivFOp::create(
         nb, nl, v, floatConst(nb, nl, v.getType(), (double)count));
   };
-  Value sum =
-      reduced(b, loc, x, axes, 0.0,
-              [](OpBuilder &nb, Location nl, Value acc, Value v) -> Value {
-                return arith::AddFOp::create(nb, nl, acc, v);
-              });
-  Value mean =
-      broadcastGeneric(b, loc, outer, elt, sum,
-                       [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
-                         return divideByCount(nb, nl, v[0]);
-                       });
+  bool rms = op.getRms();
+  // The RMS form centers on zero: no mean pass.
+  Value mean;
+  if (!rms) {
+    Value sum =
+        reduced(b, loc, x, axes, 0.0,
+                [](OpBuilder &nb, Location nl, Value acc, Value v) -> Value {
+                  return arith::AddFOp::create(nb, nl, acc, v);
+                });
+    mean = broadcastGeneric(
+        b, loc, outer, elt, sum,
+        [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+          return divideByCount(nb, nl, v[0]);
+        });
+  }
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   for (int64_t d : axes)
     iters[d] = utils::IteratorType::reduction;
   Value acc = filledTensor(b, loc, outer, elt, 0.0);
+  SmallVector<Value> sqInputs = {x};
+  SmallVector<AffineMap> sqMaps = {id, lead};
+  if (!rms) {
+    sqInputs.push_back(mean);
+    sqMaps.push_back(lead);
+  }
   Value squares =
       linalg::GenericOp::create(
-          b, loc, acc.getType(), ValueRange{x, mean}, acc,
-          SmallVector<AffineMap>{id, lead, lead}, iters,
-          [](OpBuilder &nb, Location nl, ValueRange v) {
-            Value d = arith::SubFOp::create(nb, nl, v[0], v[1]);
+          b, loc, acc.getType(), sqInputs, acc, sqMaps, iters,
+          [rms](OpBuilder &nb, Location nl, ValueRange v) {
+            Value d = rms ? v[0] : arith::SubFOp::create(nb, nl, v[0], v[1]);
             Value sq = arith::MulFOp::create(nb, nl, d, d);
             linalg::YieldOp::create(
-                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, v[2], sq)});
+                nb, nl,
+                ValueRange{arith::AddFOp::create(nb, nl, v.back(), sq)});
           })
           .getResult(0);
   Value invStd = broadcastGeneric(
@@ -417,6 +431,14 @@ FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
             nb, nl, var, floatConst(nb, nl, var.getType(), eps));
         return math::RsqrtOp::create(nb, nl, ve);
       });
+  if (rms)
+    return mappedGeneric(
+        b, loc, shape, elt, ValueRange{x, invStd, op.getScale()},
+        {id, lead, broadcastMap(b, op.getScale().getType(), shape)},
+        [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+          Value n = arith::MulFOp::create(nb, nl, v[0], v[1]);
+          return arith::MulFOp::create(nb, nl, n, v[2]);
+        });
   SmallVector<Value> inputs = {x, mean, invStd, op.getScale()};
   SmallVector<AffineMap> maps = {
       id, lead, lead, broadcastMap(b, op.getScale().getType(), shape)};

@@ -17,6 +17,8 @@
 
 namespace mlir::kiln {
 
+// Attention.cpp
+OnnxConverter convertAttention, convertRotaryEmbedding;
 // Conv.cpp
 OnnxConverter convertConv;
 // ConvTranspose.cpp
@@ -54,7 +56,7 @@ OnnxConverter convertNegativeLogLikelihoodLoss, convertSoftmaxCrossEntropyLoss;
 // Normalization.cpp
 OnnxConverter convertBatchNormalization, convertBatchNormalization1,
     convertInstanceNormalization, convertLayerNormalization, convertLRN,
-    convertMeanVarianceNormalization;
+    convertMeanVarianceNormalization, convertRMSNormalization;
 // Pad.cpp
 OnnxConverter convertPad;
 // Pooling.cpp

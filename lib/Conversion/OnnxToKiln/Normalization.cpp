@@ -1,6 +1,7 @@
 //===- Normalization.cpp - ONNX normalizations ------------------*- C++ -*-===//
 //
-// BatchNormalization (inference) and LayerNormalization are kiln ops;
+// BatchNormalization (inference), LayerNormalization and RMSNormalization
+// are kiln ops;
 // InstanceNormalization, MeanVarianceNormalization and LRN decompose into
 // reductions and elementwise ops.
 //
@@ -141,7 +142,51 @@ mlir::kiln::convertLayerNormalization(OnnxNode &node) {
   auto &b = node.builder;
   return one(build<LayerNormOp>(node, *x, *scale, node.input(2),
                                 b.getI64IntegerAttr(*axis),
-                                b.getF32FloatAttr(epsilon)));
+                                b.getF32FloatAttr(epsilon), UnitAttr()));
+}
+
+/// RMSNormalization 23: one kiln.layer_norm with `rms` (no mean, no bias).
+/// stash_type 1 asks for float32: float16 and bfloat16 inputs are cast to
+/// float32 around it, float32 and float64 are normalized in their own type.
+/// Y has scale's type.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertRMSNormalization(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
+  if (failed(x) || failed(scale))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  if (rank == 0) {
+    node.fail() << "cannot normalize a scalar";
+    return failure();
+  }
+  FailureOr<int64_t> axis = normalizeAxis(node, node.intAttr("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  int64_t stash = node.intAttr("stash_type", 1);
+  if (stash != 1) {
+    node.fail() << "stash_type " << stash
+                << " is not supported; Kiln computes RMSNormalization in "
+                   "float32 (stash_type 1): remove the attribute or set it "
+                   "to 1";
+    return failure();
+  }
+  auto &b = node.builder;
+  Type xElt = elementOf(*x), yElt = elementOf(*scale);
+  Type compute =
+      xElt.getIntOrFloatBitWidth() < 32 ? Type(b.getF32Type()) : xElt;
+  FailureOr<Value> xs = *x, ss = *scale;
+  if (xElt != compute)
+    xs = build<CastOp>(node, *x, TypeAttr::get(compute));
+  if (yElt != compute)
+    ss = build<CastOp>(node, *scale, TypeAttr::get(compute));
+  if (failed(xs) || failed(ss))
+    return failure();
+  FailureOr<Value> y = build<LayerNormOp>(
+      node, *xs, *ss, Value(), b.getI64IntegerAttr(*axis),
+      b.getF32FloatAttr(node.floatAttr("epsilon", 1e-5f)), b.getUnitAttr());
+  if (succeeded(y) && yElt != compute)
+    y = build<CastOp>(node, *y, TypeAttr::get(yElt));
+  return one(y);
 }
 
 namespace {

@@ -37,6 +37,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Asinh",                    {9, 22},                                convertAsinh,                     "Elementwise.cpp"},
     {"Atan",                     {7, 22},                                convertAtan,                      "Elementwise.cpp"},
     {"Atanh",                    {9, 22},                                convertAtanh,                     "Elementwise.cpp"},
+    {"Attention",                {23, 24},                               convertAttention,                 "Attention.cpp"},
     // AveragePool 1 is 7 without count_include_pad (whose default is 0).
     {"AveragePool",              {1, 7, 10, 11, 19, 22},                 convertAveragePool,               "Pooling.cpp"},
     {"BatchNormalization",       {1, 6},                                 convertBatchNormalization1,       "Normalization.cpp"},
@@ -153,8 +154,10 @@ const OnnxOpRow kOnnxOps[] = {
     {"Reshape",                  {1, 5, 13, 14, 19, 21, 23, 24, 25},     convertReshape,                   "Shape.cpp"},
     {"Resize",                   {10, 11, 13, 18, 19},                   convertResize,                    "Resize.cpp"},
     {"ReverseSequence",          {10},                                   convertReverseSequence,           "Slice.cpp"},
+    {"RMSNormalization",         {23},                                   convertRMSNormalization,          "Normalization.cpp"},
     {"RNN",                      {7, 14, 22},                            convertRNN,                       "Recurrent.cpp"},
     {"RoiAlign",                 {10, 16, 22},                           convertRoiAlign,                  "GridSample.cpp"},
+    {"RotaryEmbedding",          {23},                                   convertRotaryEmbedding,           "Attention.cpp"},
     {"Round",                    {11, 22},                               convertRound,                     "Elementwise.cpp"},
     {"Scan",                     {8, 9, 11, 16, 19, 21, 23, 24, 25},     nullptr,                          "ControlFlow.cpp"},
     // Scatter is ScatterElements without a reduction (deprecated in opset 11).

@@ -690,6 +690,47 @@ func.func @layer_norm_axis1(%x: tensor<2x3x4xf32>, %s: tensor<3x1xf32>) -> tenso
 
 // -----
 
+// RMS normalization (the `rms` form): no mean pass; one reduction sums the
+// squares of x itself, then x * rsqrt(sum / n + eps) * scale.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[FEAT:.+]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @rms_norm
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>, %[[S:.+]]: tensor<4xf32>)
+// CHECK: %[[SQ:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<2x3x4xf32>)
+// CHECK: ^bb0(%[[XV:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK: %[[X2:.+]] = arith.mulf %[[XV]], %[[XV]]
+// CHECK: arith.addf %[[ACC]], %[[X2]]
+// CHECK: %[[INV:.+]] = linalg.generic {{.+}} ins(%[[SQ]] : tensor<2x3xf32>)
+// CHECK: arith.constant 4.000000e+00 : f32
+// CHECK: math.rsqrt
+// CHECK: %[[Y:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]], #[[FEAT]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[X]], %[[INV]], %[[S]] :
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK-NOT: arith.subf
+// CHECK: return %[[Y]]
+func.func @rms_norm(%x: tensor<2x3x4xf32>, %s: tensor<4xf32>) -> tensor<2x3x4xf32> {
+  %y = kiln.layer_norm %x, %s {axis = 2 : i64, epsilon = 1.0e-05 : f32, rms} : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Axis 0 normalizes the whole tensor: the statistics are rank-0 tensors
+// read through the map with no results (this used to crash).
+// CHECK-DAG: #[[ALL:.+]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @layer_norm_axis0
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[ALL]]], iterator_types = ["reduction", "reduction"]}
+// CHECK: arith.constant 1.200000e+01 : f32
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[ALL]], #[[ALL]], #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel"]}
+func.func @layer_norm_axis0(%x: tensor<3x4xf32>, %s: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %y = kiln.layer_norm %x, %s {axis = 0 : i64, epsilon = 1.0e-05 : f32} : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// -----
+
 // Round is half to even; sign passes zeros and NaN through; Selu scales
 // expm1 by alpha below zero, then everything by gamma (beta); softplus is
 // max(x, 0) + log1p(exp(-|x|)), which does not overflow.

@@ -539,6 +539,15 @@ func.func @layer_norm_element_type(%x: tensor<2x8xf32>, %s: tensor<8xf16>) -> te
 
 // -----
 
+func.func @rms_norm_bias(%x: tensor<2x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+2 {{an rms normalization takes no bias}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.layer_norm %x, %s, %b {axis = 1 : i64, epsilon = 1.0e-05 : f32, rms} : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
 func.func @softmax_axis(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
   // expected-error @+1 {{'kiln.softmax' op axis 2 is out of range for rank 2}}
   %y = kiln.softmax %x {axis = 2 : i64} : tensor<2x10xf32>

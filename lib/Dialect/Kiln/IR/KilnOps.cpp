@@ -633,6 +633,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   if (axis < 0 || axis >= rank)
     return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
                              rank);
+  if (adaptor.getRms() && adaptor.getBias())
+    return emitOptionalError(loc, "an rms normalization takes no bias");
   ArrayRef<int64_t> normalized = x.getShape().drop_front(axis);
   for (Value p : {adaptor.getScale(), adaptor.getBias()}) {
     if (!p)

@@ -588,14 +588,19 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Kiln_Inferred]> {
     index. `scale` and the optional `bias` broadcast to those trailing
     dimensions (ONNX LayerNormalization's Y output).
 
+    With `rms`, the mean is not subtracted: `x / sqrt(mean(x^2) + epsilon) *
+    scale` (ONNX RMSNormalization), and there is no bias.
+
     ```mlir
     %y = kiln.layer_norm %x, %s, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32}
        : (tensor<1x128x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<1x128x256xf32>
+    %r = kiln.layer_norm %x, %s {axis = 2 : i64, epsilon = 1.0e-05 : f32, rms}
+       : (tensor<1x128x256xf32>, tensor<256xf32>) -> tensor<1x128x256xf32>
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
                    Optional<Kiln_FloatTensor>:$bias, I64Attr:$axis,
-                   F32Attr:$epsilon);
+                   F32Attr:$epsilon, UnitAttr:$rms);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
