@@ -512,7 +512,20 @@ OpFoldResult MinOp::fold(FoldAdaptor a) {
       [](APFloat x, const APFloat &y) { return llvm::minnum(x, y); }, intMin);
 }
 
-// Logic on bools (i1 as APInt).
+// Logic on bools (i1 as APInt). Not folds too: shape logic (an expanded
+// function's `Not(Equal(heads, kv_heads))`) must become a constant before
+// the Expand or Reshape that reads it.
+OpFoldResult NotOp::fold(FoldAdaptor a) {
+  DenseElementsAttr in = smallDense(a.getInput());
+  if (!in || !foldableResult(getType()))
+    return {};
+  if (in.isSplat())
+    return DenseElementsAttr::get(getType(), ~in.getSplatValue<APInt>());
+  SmallVector<APInt> values;
+  for (APInt v : in.getValues<APInt>())
+    values.push_back(~v);
+  return DenseElementsAttr::get(getType(), values);
+}
 OpFoldResult AndOp::fold(FoldAdaptor a) {
   return foldBinary(
       *this, a.getLhs(), a.getRhs(),

@@ -296,7 +296,7 @@ def Kiln_NotOp : Kiln_Op<"not", [Pure, SameOperandsAndResultType]> {
   }];
   let arguments = (ins Kiln_BoolTensor:$input);
   let results = (outs Kiln_BoolTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let assemblyFormat = "$input attr-dict `:` type($result)";  let hasFolder = 1;
 }
 
 def Kiln_ClipOp : Kiln_Op<"clip", [Pure, SameOperandsAndResultType]> {
