@@ -284,8 +284,10 @@ std::optional<BodyFn> unaryBody(Operation *op) {
     });
   if (isa<NotOp>(op))
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      Value one = arith::ConstantOp::create(b, l, b.getBoolAttr(true));
-      return arith::XOrIOp::create(b, l, a[0], one);
+      Type t = a[0].getType();
+      Value ones = arith::ConstantOp::create(
+          b, l, IntegerAttr::get(t, APInt::getAllOnes(t.getIntOrFloatBitWidth())));
+      return arith::XOrIOp::create(b, l, a[0], ones);
     });
   return std::nullopt;
 }
@@ -343,6 +345,17 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type to, bool fromUnsigned,
   // Same width, other format (f16 <-> bf16): through f32, which holds both.
   Value wide = arith::ExtFOp::create(b, l, b.getF32Type(), x);
   return arith::TruncFOp::create(b, l, to, wide);
+}
+
+/// One element of kiln.bitcast (`x` and `to` signless): a bool is the byte
+/// 0 or 1, a byte is the bool "not zero", other types keep their bits.
+Value bitcastScalar(OpBuilder &b, Location l, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  if (from.isInteger(1) || to.isInteger(1))
+    return castScalar(b, l, x, to, /*fromUnsigned=*/true, /*toUnsigned=*/true);
+  return arith::BitcastOp::create(b, l, to, x);
 }
 
 /// Integer division and remainder never trap (x86 faults on a zero divisor
@@ -513,6 +526,16 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
         asSignless(b, op->getLoc(), cast.getInput()),
         [=](OpBuilder &nb, Location nl, ValueRange a) -> Value {
           return castScalar(nb, nl, a[0], to, fromUnsigned, toUnsigned);
+        });
+  }
+  if (auto bitcast = dyn_cast<BitCastOp>(op)) {
+    RankedTensorType type = bitcast.getType();
+    Type to = signlessType(type.getElementType());
+    return broadcastGeneric(
+        b, op->getLoc(), type.getShape(), to,
+        asSignless(b, op->getLoc(), bitcast.getInput()),
+        [=](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return bitcastScalar(nb, nl, a[0], to);
         });
   }
   std::optional<BodyFn> body = unaryBody(op);

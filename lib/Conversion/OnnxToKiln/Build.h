@@ -69,6 +69,11 @@ FailureOr<Value> logSoftmax(OnnxNode &node, Value x, int64_t axis);
 
 FailureOr<Value> floatInput(OnnxNode &node, unsigned i);
 
+/// The element type of an ONNX TensorProto data type that Kiln computes on
+/// (floats, integers, bool as i1), or null; `name` is set either way for the
+/// diagnostic (Elementwise.cpp).
+Type onnxElementType(Builder &b, int64_t dataType, std::string &name);
+
 /// Reshape to a static shape (no-op when it already has it); folded like
 /// build().
 FailureOr<Value> reshapeTo(OnnxNode &node, Value v, ArrayRef<int64_t> shape);

@@ -17,6 +17,9 @@
 
 namespace mlir::kiln {
 
+// Bitwise.cpp
+OnnxConverter convertBitCast, convertBitwiseAnd, convertBitwiseNot,
+    convertBitwiseOr, convertBitwiseXor;
 // Conv.cpp
 OnnxConverter convertConv;
 // ConvTranspose.cpp

@@ -196,10 +196,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertDropout(OnnxNode &node) {
   return results;
 }
 
-namespace {
-/// Element type of an ONNX TensorProto data type that kiln.cast handles, or
-/// null; `name` is set either way for the diagnostic.
-Type castTarget(Builder &b, int64_t dataType, std::string &name) {
+Type mlir::kiln::onnxElementType(Builder &b, int64_t dataType,
+                                 std::string &name) {
   // Indexed by TensorProto.DataType (Kiln does not link onnx here).
   const std::pair<const char *, Type> types[] = {
       {"UNDEFINED", {}},
@@ -227,6 +225,7 @@ Type castTarget(Builder &b, int64_t dataType, std::string &name) {
   return types[dataType].second;
 }
 
+namespace {
 bool isNumeric(Type t) {
   return t &&
          (isa<FloatType>(t) || t.isSignlessInteger() || t.isUnsignedInteger());
@@ -262,7 +261,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCast(OnnxNode &node) {
     return failure();
   }
   std::string name;
-  Type to = castTarget(node.builder, node.intAttr("to", 0), name);
+  Type to = onnxElementType(node.builder, node.intAttr("to", 0), name);
   return one(checkedCast(node, *x, to, name));
 }
 

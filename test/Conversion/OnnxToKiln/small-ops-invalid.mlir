@@ -1,0 +1,37 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln -verify-diagnostics
+// RUN: not kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln 2>&1 | FileCheck %s
+
+// What the conversions of ONNX's newer small ops (bitwise, BitCast,
+// CenterCropPad, normalizations, poolings, activations, AffineGrid) refuse
+// (see onnx-to-kiln-invalid.mlir for how the two RUN lines work together).
+
+// CHECK: error: loc("and"): node 'and' (BitwiseAnd, opset 18): BitwiseAnd of 'f32' is not supported; it takes integer tensors (use Cast to an integer type first)
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @bitwise_float(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'and' (BitwiseAnd, opset 18): BitwiseAnd of 'f32' is not supported}}
+    %0 = "onnx.BitwiseAnd"(%a, %b) : (tensor<3xf32>, tensor<3xf32>) -> tensor<*xf32> loc("and")
+    return %0 : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("bc"): node 'bc' (BitCast, opset 26): cannot bitcast 'f32' (32 bits) to DOUBLE (64 bits); BitCast needs types of the same width (use Cast to convert values)
+module attributes {onnx.opset_import = {ai.onnx = 26 : i64}} {
+  func.func @bitcast_width(%x: tensor<3xf32>) -> tensor<*xf64> {
+    // expected-error@unknown {{node 'bc' (BitCast, opset 26): cannot bitcast 'f32' (32 bits) to DOUBLE (64 bits)}}
+    %0 = "onnx.BitCast"(%x) {to = 11 : i64} : (tensor<3xf32>) -> tensor<*xf64> loc("bc")
+    return %0 : tensor<*xf64>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("bc"): node 'bc' (BitCast, opset 26): bitcasting to COMPLEX64 is not supported; Kiln bitcasts between float, integer and bool types
+module attributes {onnx.opset_import = {ai.onnx = 26 : i64}} {
+  func.func @bitcast_complex(%x: tensor<3xf64>) -> tensor<*xf64> {
+    // expected-error@unknown {{node 'bc' (BitCast, opset 26): bitcasting to COMPLEX64 is not supported}}
+    %0 = "onnx.BitCast"(%x) {to = 14 : i64} : (tensor<3xf64>) -> tensor<*xf64> loc("bc")
+    return %0 : tensor<*xf64>
+  }
+}
