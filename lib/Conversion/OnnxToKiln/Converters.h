@@ -70,10 +70,11 @@ OnnxConverter convertConvInteger, convertDequantizeLinear,
 // Recurrent.cpp
 OnnxConverter convertGRU, convertLSTM, convertRNN;
 // Reduce.cpp
-OnnxConverter convertArgMax, convertArgMin, convertCumSum, convertReduceL1,
-    convertReduceL2, convertReduceLogSum, convertReduceLogSumExp,
-    convertReduceMax, convertReduceMean, convertReduceMin, convertReduceProd,
-    convertReduceSum, convertReduceSumSquare;
+OnnxConverter convertArgMax, convertArgMin, convertCumProd, convertCumSum,
+    convertReduceL1, convertReduceL2, convertReduceLogSum,
+    convertReduceLogSumExp, convertReduceMax, convertReduceMean,
+    convertReduceMin, convertReduceProd, convertReduceSum,
+    convertReduceSumSquare;
 // Resize.cpp
 OnnxConverter convertResize, convertUpsample;
 // Scatter.cpp

@@ -63,6 +63,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"ConvTranspose",            {1, 11, 22},                            convertConvTranspose,             "ConvTranspose.cpp"},
     {"Cos",                      {7, 22},                                convertCos,                       "Elementwise.cpp"},
     {"Cosh",                     {9, 22},                                convertCosh,                      "Elementwise.cpp"},
+    {"CumProd",                  {26},                                   convertCumProd,                   "Reduce.cpp"},
     {"CumSum",                   {11, 14},                               convertCumSum,                    "Reduce.cpp"},
     {"DepthToSpace",             {1, 11, 13},                            convertDepthToSpace,              "Shape.cpp"},
     {"DequantizeLinear",         {10, 13, 19, 21, 23, 24, 25},           convertDequantizeLinear,          "Quantize.cpp"},

@@ -2,8 +2,8 @@
 //
 // ReduceMean, ReduceSum, ReduceMax, ReduceMin, the reductions built from a
 // sum or a product (ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
-// ReduceLogSumExp, ReduceProd), ArgMax and ArgMin, and the running sum
-// CumSum.
+// ReduceLogSumExp, ReduceProd), ArgMax and ArgMin, and the running sum and
+// product CumSum and CumProd.
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
@@ -289,9 +289,11 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertReduceProd(OnnxNode &node) {
   return reduceComposite(node, Composite::Prod);
 }
 
-/// CumSum 11, 14. The axis is an input: a constant is checked here and folds
-/// away after lowering; a run-time axis is read by the kernel.
-FailureOr<SmallVector<Value>> mlir::kiln::convertCumSum(OnnxNode &node) {
+namespace {
+/// CumSum and CumProd. The axis is an input: a constant is checked here and
+/// folds away after lowering; a run-time axis is read by the kernel.
+template <typename OpTy>
+FailureOr<SmallVector<Value>> cumulative(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), axis = node.rankedInput(1);
   if (failed(x) || failed(axis))
     return failure();
@@ -304,7 +306,18 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCumSum(OnnxNode &node) {
       return failure();
   }
   Builder &b = node.builder;
-  return one(build<CumSumOp>(node, *x, *axis,
-                             b.getBoolAttr(node.intAttr("exclusive", 0) != 0),
-                             b.getBoolAttr(node.intAttr("reverse", 0) != 0)));
+  return one(build<OpTy>(node, *x, *axis,
+                         b.getBoolAttr(node.intAttr("exclusive", 0) != 0),
+                         b.getBoolAttr(node.intAttr("reverse", 0) != 0)));
+}
+} // namespace
+
+/// CumSum 11, 14.
+FailureOr<SmallVector<Value>> mlir::kiln::convertCumSum(OnnxNode &node) {
+  return cumulative<CumSumOp>(node);
+}
+
+/// CumProd 26: CumSum with a product (an exclusive product starts at 1).
+FailureOr<SmallVector<Value>> mlir::kiln::convertCumProd(OnnxNode &node) {
+  return cumulative<CumProdOp>(node);
 }

@@ -781,16 +781,19 @@ def Kiln_GatherNDOp : Kiln_Op<"gather_nd", [Kiln_Inferred]> {
   let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
-def Kiln_CumSumOp : Kiln_Op<"cumsum", [Kiln_Inferred]> {
-  let summary = "running sum along an axis given as a tensor (ONNX CumSum)";
+// Running sums and products along an axis given as a tensor.
+class Kiln_CumulativeOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Kiln_Inferred]> {
+  let summary = doc;
   let description = [{
     `axis` is a one-element integer tensor, read at run time (a constant folds
     away); negative values count from the end and values outside
-    `[-rank, rank)` are clamped. `exclusive` leaves out the element itself,
-    `reverse` sums from the end.
+    `[-rank, rank)` are clamped. `exclusive` leaves out the element itself
+    (the first result is 0 for a sum, 1 for a product), `reverse` runs from
+    the end.
 
     ```mlir
-    %y = kiln.cumsum %x, %axis {exclusive = false, reverse = true}
+    %y = kiln.}] # mnemonic # [{ %x, %axis {exclusive = false, reverse = true}
        : (tensor<2x3xf64>, tensor<i32>) -> tensor<2x3xf64>
     ```
   }];
@@ -800,6 +803,11 @@ def Kiln_CumSumOp : Kiln_Op<"cumsum", [Kiln_Inferred]> {
   let results = (outs Kiln_NumericTensor:$result);
   let assemblyFormat = "$input `,` $axis attr-dict `:` functional-type(operands, results)";
 }
+
+def Kiln_CumSumOp : Kiln_CumulativeOp<"cumsum",
+    "running sum along an axis (ONNX CumSum)">;
+def Kiln_CumProdOp : Kiln_CumulativeOp<"cumprod",
+    "running product along an axis (ONNX CumProd)">;
 
 def Kiln_TopKOp : Kiln_Op<"top_k", [Kiln_Inferred]> {
   let summary = "the k largest (or smallest) elements along an axis, sorted (ONNX TopK)";
