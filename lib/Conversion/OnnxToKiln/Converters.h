@@ -59,7 +59,7 @@ OnnxConverter convertBatchNormalization, convertBatchNormalization1,
     convertInstanceNormalization, convertLayerNormalization, convertLRN,
     convertMeanVarianceNormalization;
 // Pad.cpp
-OnnxConverter convertPad;
+OnnxConverter convertCenterCropPad, convertPad;
 // Pooling.cpp
 OnnxConverter convertAveragePool, convertGlobalAveragePool,
     convertGlobalMaxPool, convertMaxPool;

@@ -52,6 +52,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"CastLike",                 {15, 19, 21, 23, 24, 25},               convertCastLike,                  "Elementwise.cpp"},
     {"Ceil",                     {6, 13},                                convertCeil,                      "Elementwise.cpp"},
     {"Celu",                     {12, 28},                               convertCelu,                      "Elementwise.cpp"},
+    {"CenterCropPad",            {18},                                   convertCenterCropPad,             "Pad.cpp"},
     {"Clip",                     {6},                                    convertClip6,                     "Elementwise.cpp"},
     {"Clip",                     {11, 12, 13},                           convertClip,                      "Elementwise.cpp"},
     {"Compress",                 {9, 11},                                convertCompress,                  "Select.cpp"},

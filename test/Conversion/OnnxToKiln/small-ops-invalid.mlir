@@ -35,3 +35,26 @@ module attributes {onnx.opset_import = {ai.onnx = 26 : i64}} {
     return %0 : tensor<*xf64>
   }
 }
+
+// -----
+
+// CHECK: error: loc("c"): node 'c' (CenterCropPad, opset 18): shape must be a 1-D tensor with one size per axis (2)
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @center_crop_pad_sizes(%x: tensor<4x4xf32>) -> tensor<*xf32> {
+    %s = onnx.Initializer "s" dense<[2, 2, 2]> : tensor<3xi64> loc("s")
+    // expected-error@unknown {{node 'c' (CenterCropPad, opset 18): shape must be a 1-D tensor with one size per axis (2)}}
+    %y = "onnx.CenterCropPad"(%x, %s) : (tensor<4x4xf32>, tensor<3xi64>) -> tensor<*xf32> loc("c")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("c"): node 'c' (CenterCropPad, opset 18): shape must be a compile-time constant, or the output shape must be declared static
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @center_crop_pad_runtime(%x: tensor<4x4xf32>, %s: tensor<2xi64>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'c' (CenterCropPad, opset 18): shape must be a compile-time constant}}
+    %y = "onnx.CenterCropPad"(%x, %s) : (tensor<4x4xf32>, tensor<2xi64>) -> tensor<*xf32> loc("c")
+    return %y : tensor<*xf32>
+  }
+}
