@@ -56,7 +56,8 @@ OnnxConverter convertDet, convertEinsum, convertGemm, convertMatMul;
 OnnxConverter convertNegativeLogLikelihoodLoss, convertSoftmaxCrossEntropyLoss;
 // Normalization.cpp
 OnnxConverter convertBatchNormalization, convertBatchNormalization1,
-    convertInstanceNormalization, convertLayerNormalization, convertLRN,
+    convertGroupNormalization, convertInstanceNormalization,
+    convertLayerNormalization, convertLpNormalization, convertLRN,
     convertMeanVarianceNormalization;
 // Pad.cpp
 OnnxConverter convertCenterCropPad, convertPad;

@@ -58,3 +58,25 @@ module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// CHECK: error: loc("n"): node 'n' (LpNormalization, opset 22): p = 3 is not supported; LpNormalization takes p = 1 or 2
+module attributes {onnx.opset_import = {ai.onnx = 22 : i64}} {
+  func.func @lp_norm_p(%x: tensor<2x3xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'n' (LpNormalization, opset 22): p = 3 is not supported}}
+    %y = "onnx.LpNormalization"(%x) {p = 3 : i64} : (tensor<2x3xf32>) -> tensor<*xf32> loc("n")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("g"): node 'g' (GroupNormalization, opset 21): num_groups must be a positive divisor of the 4 channels, got 3
+module attributes {onnx.opset_import = {ai.onnx = 21 : i64}} {
+  func.func @group_norm_groups(%x: tensor<2x4x3xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'g' (GroupNormalization, opset 21): num_groups must be a positive divisor of the 4 channels, got 3}}
+    %y = "onnx.GroupNormalization"(%x, %s, %b) {num_groups = 3 : i64} : (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32> loc("g")
+    return %y : tensor<*xf32>
+  }
+}
