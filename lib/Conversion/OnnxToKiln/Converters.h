@@ -92,6 +92,8 @@ OnnxConverter convertDFT;
 OnnxConverter convertConcat, convertReverseSequence, convertSlice, convertSplit;
 // Softmax.cpp
 OnnxConverter convertHardmax, convertLogSoftmax, convertSoftmax;
+// Swish.cpp
+OnnxConverter convertSwiGLU, convertSwish;
 // TfIdf.cpp
 OnnxConverter convertTfIdfVectorizer;
 // Training.cpp

@@ -191,6 +191,8 @@ const OnnxOpRow kOnnxOps[] = {
     {"Sub",                      {1, 6},                                 convertSub1,                      "Legacy.cpp"},
     {"Sum",                      {8, 13},                                convertSum,                       "Elementwise.cpp"},
     {"Sum",                      {6},                                    convertSum6,                      "Legacy.cpp"},
+    {"SwiGLU",                   {28},                                   convertSwiGLU,                    "Swish.cpp"},
+    {"Swish",                    {24},                                   convertSwish,                     "Swish.cpp"},
     {"Tan",                      {7, 22},                                convertTan,                       "Elementwise.cpp"},
     {"Tanh",                     {6, 13},                                convertTanh,                      "Elementwise.cpp"},
     {"TfIdfVectorizer",          {9},                                    convertTfIdfVectorizer,           "TfIdf.cpp"},

@@ -80,3 +80,14 @@ module attributes {onnx.opset_import = {ai.onnx = 21 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// CHECK: error: loc("s"): node 's' (SwiGLU, opset 28): A ('tensor<2x3xf32>') and B ('tensor<3xf32>') must have the same shape and type; SwiGLU does not broadcast (Expand or Cast one of them first)
+module attributes {onnx.opset_import = {ai.onnx = 28 : i64}} {
+  func.func @swiglu_broadcast(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 's' (SwiGLU, opset 28): A ('tensor<2x3xf32>') and B ('tensor<3xf32>') must have the same shape and type}}
+    %y = "onnx.SwiGLU"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<*xf32> loc("s")
+    return %y : tensor<*xf32>
+  }
+}
