@@ -63,7 +63,7 @@ OnnxConverter convertBatchNormalization, convertBatchNormalization1,
 OnnxConverter convertCenterCropPad, convertPad;
 // Pooling.cpp
 OnnxConverter convertAveragePool, convertGlobalAveragePool,
-    convertGlobalMaxPool, convertMaxPool;
+    convertGlobalMaxPool, convertLpPool, convertMaxPool;
 // Quantize.cpp
 OnnxConverter convertConvInteger, convertDequantizeLinear,
     convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,

@@ -117,6 +117,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"LogSoftmax",               {1, 11, 13},                            convertLogSoftmax,                "Softmax.cpp"},
     {"Loop",                     {1, 11, 13, 16, 19, 21, 23, 24, 25},    nullptr,                          "ControlFlow.cpp"},
     {"LpNormalization",          {1, 22},                                convertLpNormalization,           "Normalization.cpp"},
+    {"LpPool",                   {2, 11, 18, 22},                        convertLpPool,                    "Pooling.cpp"},
     {"LRN",                      {1, 13},                                convertLRN,                       "Normalization.cpp"},
     {"LSTM",                     {7, 14, 22},                            convertLSTM,                      "Recurrent.cpp"},
     {"MatMul",                   {1, 9, 13},                             convertMatMul,                    "LinearAlgebra.cpp"},

@@ -83,6 +83,17 @@ module attributes {onnx.opset_import = {ai.onnx = 21 : i64}} {
 
 // -----
 
+// CHECK: error: loc("p"): node 'p' (LpPool, opset 22): ceil_mode = 1 is not supported for LpPool; pad the input (pads) to cover the last window instead
+module attributes {onnx.opset_import = {ai.onnx = 22 : i64}} {
+  func.func @lp_pool_ceil(%x: tensor<1x1x5x5xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'p' (LpPool, opset 22): ceil_mode = 1 is not supported for LpPool}}
+    %y = "onnx.LpPool"(%x) {kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1 : i64} : (tensor<1x1x5x5xf32>) -> tensor<*xf32> loc("p")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
 // CHECK: error: loc("s"): node 's' (SwiGLU, opset 28): A ('tensor<2x3xf32>') and B ('tensor<3xf32>') must have the same shape and type; SwiGLU does not broadcast (Expand or Cast one of them first)
 module attributes {onnx.opset_import = {ai.onnx = 28 : i64}} {
   func.func @swiglu_broadcast(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<*xf32> {
