@@ -239,8 +239,29 @@ FailureOr<SmallVector<Value>> globalPool(OnnxNode &node, bool isMax) {
 
 } // namespace
 
+/// MaxPool. Integers of up to 16 bits (ONNX allows int8 and uint8) are
+/// pooled in f32, which holds them exactly, and converted back.
 FailureOr<SmallVector<Value>> mlir::kiln::convertMaxPool(OnnxNode &node) {
-  return pool<MaxPool2DOp>(node, false);
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  Type elt = elementOf(*x);
+  if (isa<FloatType>(elt) || elt.getIntOrFloatBitWidth() > 16)
+    return pool<MaxPool2DOp>(node, /*includePad=*/false);
+  if (node.resultUsed(1)) {
+    node.fail() << "the Indices output is only supported for float pooling; "
+                   "Cast the input to float first";
+    return failure();
+  }
+  FailureOr<Value> wide =
+      build<CastOp>(node, *x, TypeAttr::get(node.builder.getF32Type()));
+  if (failed(wide))
+    return failure();
+  FailureOr<SmallVector<Value>> r =
+      pool<MaxPool2DOp>(node, /*includePad=*/false, *wide);
+  if (failed(r))
+    return failure();
+  return one(build<CastOp>(node, (*r)[0], TypeAttr::get(elt)));
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertAveragePool(OnnxNode &node) {
