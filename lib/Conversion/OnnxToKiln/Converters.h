@@ -46,7 +46,7 @@ OnnxConverter convertBlackmanWindow, convertConstant, convertConstantOfShape,
     convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
     convertRange;
 // GridSample.cpp
-OnnxConverter convertGridSample, convertRoiAlign;
+OnnxConverter convertAffineGrid, convertGridSample, convertRoiAlign;
 // Legacy.cpp
 OnnxConverter convertAdd1, convertDiv1, convertMax6, convertMin6, convertMul1,
     convertPow1, convertPRelu1, convertSub1, convertSum6;

@@ -30,6 +30,7 @@ const OnnxOpRow kOnnxOps[] = {
     // (Legacy.cpp); 7 introduced numpy broadcasting, which kiln's ops implement.
     {"Add",                      {7, 13, 14},                            convertAdd,                       "Elementwise.cpp"},
     {"Add",                      {1, 6},                                 convertAdd1,                      "Legacy.cpp"},
+    {"AffineGrid",               {20},                                   convertAffineGrid,                "GridSample.cpp"},
     {"And",                      {7},                                    convertAnd,                       "Elementwise.cpp"},
     {"ArgMax",                   {1, 11, 12, 13},                        convertArgMax,                    "Reduce.cpp"},
     {"ArgMin",                   {1, 11, 12, 13},                        convertArgMin,                    "Reduce.cpp"},

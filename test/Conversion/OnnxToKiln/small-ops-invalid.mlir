@@ -102,3 +102,14 @@ module attributes {onnx.opset_import = {ai.onnx = 28 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// CHECK: error: loc("a"): node 'a' (AffineGrid, opset 20): size must be a compile-time constant, or the output shape must be declared static
+module attributes {onnx.opset_import = {ai.onnx = 20 : i64}} {
+  func.func @affine_grid_size(%t: tensor<2x2x3xf32>, %s: tensor<4xi64>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'a' (AffineGrid, opset 20): size must be a compile-time constant}}
+    %y = "onnx.AffineGrid"(%t, %s) : (tensor<2x2x3xf32>, tensor<4xi64>) -> tensor<*xf32> loc("a")
+    return %y : tensor<*xf32>
+  }
+}
