@@ -16,6 +16,17 @@ module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
 
 // -----
 
+// CHECK: error: loc("not"): node 'not' (BitwiseNot, opset 18): BitwiseNot of 'i1' is not supported; it takes integer tensors (use And, Or, Xor or Not for bools)
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @bitwise_bool(%a: tensor<3xi1>) -> tensor<*xi1> {
+    // expected-error@unknown {{node 'not' (BitwiseNot, opset 18): BitwiseNot of 'i1' is not supported}}
+    %0 = "onnx.BitwiseNot"(%a) : (tensor<3xi1>) -> tensor<*xi1> loc("not")
+    return %0 : tensor<*xi1>
+  }
+}
+
+// -----
+
 // CHECK: error: loc("bc"): node 'bc' (BitCast, opset 26): cannot bitcast 'f32' (32 bits) to DOUBLE (64 bits); BitCast needs types of the same width (use Cast to convert values)
 module attributes {onnx.opset_import = {ai.onnx = 26 : i64}} {
   func.func @bitcast_width(%x: tensor<3xf32>) -> tensor<*xf64> {
