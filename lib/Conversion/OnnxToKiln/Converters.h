@@ -20,6 +20,8 @@ namespace mlir::kiln {
 // Bitwise.cpp
 OnnxConverter convertBitCast, convertBitwiseAnd, convertBitwiseNot,
     convertBitwiseOr, convertBitwiseXor;
+// Col2Im.cpp
+OnnxConverter convertCol2Im;
 // Conv.cpp
 OnnxConverter convertConv;
 // ConvTranspose.cpp

@@ -56,6 +56,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"CenterCropPad",            {18},                                   convertCenterCropPad,             "Pad.cpp"},
     {"Clip",                     {6},                                    convertClip6,                     "Elementwise.cpp"},
     {"Clip",                     {11, 12, 13},                           convertClip,                      "Elementwise.cpp"},
+    {"Col2Im",                   {18},                                   convertCol2Im,                    "Col2Im.cpp"},
     {"Compress",                 {9, 11},                                convertCompress,                  "Select.cpp"},
     {"Concat",                   {4, 11, 13},                            convertConcat,                    "Slice.cpp"},
     {"Constant",                 {1, 9, 11, 12, 13, 19, 21, 23, 24, 25}, convertConstant,                  "Generators.cpp"},

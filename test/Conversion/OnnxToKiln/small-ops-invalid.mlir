@@ -2,8 +2,9 @@
 // RUN: not kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln 2>&1 | FileCheck %s
 
 // What the conversions of ONNX's newer small ops (bitwise, BitCast,
-// CenterCropPad, normalizations, poolings, activations, AffineGrid) refuse
-// (see onnx-to-kiln-invalid.mlir for how the two RUN lines work together).
+// CenterCropPad, normalizations, poolings, activations, AffineGrid, Col2Im)
+// refuse (see onnx-to-kiln-invalid.mlir for how the two RUN lines work
+// together).
 
 // CHECK: error: loc("and"): node 'and' (BitwiseAnd, opset 18): BitwiseAnd of 'f32' is not supported; it takes integer tensors (use Cast to an integer type first)
 module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
@@ -121,6 +122,19 @@ module attributes {onnx.opset_import = {ai.onnx = 20 : i64}} {
   func.func @affine_grid_size(%t: tensor<2x2x3xf32>, %s: tensor<4xi64>) -> tensor<*xf32> {
     // expected-error@unknown {{node 'a' (AffineGrid, opset 20): size must be a compile-time constant}}
     %y = "onnx.AffineGrid"(%t, %s) : (tensor<2x2x3xf32>, tensor<4xi64>) -> tensor<*xf32> loc("a")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("c"): node 'c' (Col2Im, opset 18): the input has 4 blocks; the shapes give 9
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @col2im_blocks(%x: tensor<1x4x4xf32>) -> tensor<*xf32> {
+    %i = onnx.Initializer "i" dense<[4, 4]> : tensor<2xi64> loc("i")
+    %b = onnx.Initializer "b" dense<[2, 2]> : tensor<2xi64> loc("b")
+    // expected-error@unknown {{node 'c' (Col2Im, opset 18): the input has 4 blocks; the shapes give 9}}
+    %y = "onnx.Col2Im"(%x, %i, %b) : (tensor<1x4x4xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<*xf32> loc("c")
     return %y : tensor<*xf32>
   }
 }
