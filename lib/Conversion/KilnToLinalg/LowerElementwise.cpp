@@ -286,7 +286,8 @@ std::optional<BodyFn> unaryBody(Operation *op) {
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
       Type t = a[0].getType();
       Value ones = arith::ConstantOp::create(
-          b, l, IntegerAttr::get(t, APInt::getAllOnes(t.getIntOrFloatBitWidth())));
+          b, l,
+          IntegerAttr::get(t, APInt::getAllOnes(t.getIntOrFloatBitWidth())));
       return arith::XOrIOp::create(b, l, a[0], ones);
     });
   return std::nullopt;

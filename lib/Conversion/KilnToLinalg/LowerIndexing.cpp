@@ -250,10 +250,10 @@ template <typename CumOp> Value lowerCumulative(OpBuilder &b, CumOp op) {
   Value stride = pickByDim(b, loc, axis, strides);
   Value size = pickByDim(b, loc, axis, type.getShape());
   Value x = reshaped(b, loc, op.getInput(), {total});
-  Value identity = isProd ? Value(arith::ConstantOp::create(
-                                 b, loc, elt, b.getOneAttr(elt)))
-                           : Value(arith::ConstantOp::create(
-                                 b, loc, elt, b.getZeroAttr(elt)));
+  Value identity =
+      isProd
+          ? Value(arith::ConstantOp::create(b, loc, elt, b.getOneAttr(elt)))
+          : Value(arith::ConstantOp::create(b, loc, elt, b.getZeroAttr(elt)));
   bool reverse = op.getReverse(), exclusive = op.getExclusive();
   Value y = zeroFilled(b, loc, {total}, elt);
   y = forLoop(

@@ -66,8 +66,7 @@ FailureOr<Value> col2im(OnnxNode &node, Value x, const Geometry &g,
       SmallVector<int64_t> oAt = unflatten(j, outBlocks);
       int64_t pos = 0;
       for (int64_t d = 0; d < n; ++d)
-        pos = pos * padded[d] + oAt[d] * g.strides[d] +
-              kAt[d] * g.dilations[d];
+        pos = pos * padded[d] + oAt[d] * g.strides[d] + kAt[d] * g.dilations[d];
       index.push_back(pos);
     }
   }
@@ -134,7 +133,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCol2Im(OnnxNode &node) {
   auto shapeLen = [&](unsigned i) -> int64_t {
     auto t = dyn_cast<RankedTensorType>(node.input(i).getType());
     return t && t.hasStaticShape() && t.getRank() == 1 ? t.getNumElements()
-                                                        : -1;
+                                                       : -1;
   };
   int64_t n = shapeLen(1);
   if (xs.size() != 3 || n < 1 || shapeLen(2) != n) {
@@ -145,7 +144,9 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCol2Im(OnnxNode &node) {
   auto list = [&](StringRef name, int64_t dflt, int64_t len) {
     return node.intsAttr(name).value_or(SmallVector<int64_t>(len, dflt));
   };
-  Geometry g{{}, list("pads", 0, 2 * n), list("strides", 1, n),
+  Geometry g{{},
+             list("pads", 0, 2 * n),
+             list("strides", 1, n),
              list("dilations", 1, n)};
   if ((int64_t)g.pads.size() != 2 * n || (int64_t)g.strides.size() != n ||
       (int64_t)g.dilations.size() != n) {
@@ -196,8 +197,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCol2Im(OnnxNode &node) {
     fittingBlocks(g, xs[1] / c, xs[2], prefix, candidates);
     if (candidates.empty() || candidates.size() > 8) {
       node.fail() << "block_shape must be a compile-time constant: "
-                  << candidates.size()
-                  << " block shapes fit the input's sizes";
+                  << candidates.size() << " block shapes fit the input's sizes";
       return failure();
     }
   }

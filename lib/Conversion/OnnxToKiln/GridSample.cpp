@@ -2,10 +2,10 @@
 //
 // GridSample (opsets 16, 20 and 22; 2-D) from existing kiln ops. The grid is
 // data, so source positions are computed at run time: unnormalized
-// coordinates, the padding mode (border clamps, reflection folds), then for each tap (1
-// nearest, 4 bilinear, 16 bicubic) a flat row index into the input viewed as
-// [N * H * W, C] (one gather picks C values per output position) and a
-// weight that is zero for taps outside the input with zeros padding. The
+// coordinates, the padding mode (border clamps, reflection folds), then for
+// each tap (1 nearest, 4 bilinear, 16 bicubic) a flat row index into the input
+// viewed as [N * H * W, C] (one gather picks C values per output position) and
+// a weight that is zero for taps outside the input with zeros padding. The
 // result is gathered in [N, Ho, Wo, C] and transposed back to NCHW.
 // RoiAlign samples the same way at positions computed from its run-time
 // boxes, with a static number of samples per bin. AffineGrid makes the
@@ -352,8 +352,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAffineGrid(OnnxNode &node) {
   if (failed(theta))
     return failure();
   ArrayRef<int64_t> ts = typeOf(*theta).getShape();
-  if (ts.size() != 3 || !((ts[1] == 2 && ts[2] == 3) ||
-                          (ts[1] == 3 && ts[2] == 4))) {
+  if (ts.size() != 3 ||
+      !((ts[1] == 2 && ts[2] == 3) || (ts[1] == 3 && ts[2] == 4))) {
     node.fail() << "theta must be [N, 2, 3] or [N, 3, 4], got "
                 << typeOf(*theta);
     return failure();
@@ -363,8 +363,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAffineGrid(OnnxNode &node) {
   if (std::optional<SmallVector<int64_t>> size = node.constantInts(1)) {
     if ((int64_t)size->size() != spatial + 2 || (*size)[0] != ts[0]) {
       node.fail() << "size must be [N, C, "
-                  << (spatial == 2 ? "H, W" : "D, H, W") << "] with N = "
-                  << ts[0];
+                  << (spatial == 2 ? "H, W" : "D, H, W")
+                  << "] with N = " << ts[0];
       return failure();
     }
     dims.assign(size->begin() + 2, size->end());
@@ -395,8 +395,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAffineGrid(OnnxNode &node) {
     if (!m.ok)
       return failure();
     guardInput(node, ok, 1,
-               "must be " + want + "]: the grid size this model was "
-                                   "compiled for");
+               "must be " + want +
+                   "]: the grid size this model was compiled for");
   }
   if (llvm::any_of(dims, [](int64_t d) { return d <= 0; })) {
     node.fail() << "size must be positive";

@@ -304,13 +304,13 @@ mlir::kiln::convertLpNormalization(OnnxNode &node) {
     return failure();
   auto &b = node.builder;
   Type elt = elementOf(*x);
-  FailureOr<Value> mag = p == 1 ? build<AbsOp>(node, *x)
-                                : build<MulOp>(node, *x, *x);
+  FailureOr<Value> mag =
+      p == 1 ? build<AbsOp>(node, *x) : build<MulOp>(node, *x, *x);
   FailureOr<Value> norm, isZero, safe;
   if (failed(mag) ||
-      failed(norm = build<ReduceSumOp>(node, *mag,
-                                       b.getDenseI64ArrayAttr({*axis}),
-                                       b.getBoolAttr(true))) ||
+      failed(norm =
+                 build<ReduceSumOp>(node, *mag, b.getDenseI64ArrayAttr({*axis}),
+                                    b.getBoolAttr(true))) ||
       (p == 2 && failed(norm = build<SqrtOp>(node, *norm))) ||
       failed(isZero =
                  build<EqualOp>(node, *norm, scalarConstant(node, elt, 0))) ||
@@ -354,9 +354,10 @@ mlir::kiln::convertGroupNormalization(OnnxNode &node) {
   for (int64_t d : shape.drop_front(2))
     inner *= d;
   Type elt = elementOf(*x), f32 = node.builder.getF32Type();
-  bool stash = node.intAttr("stash_type", 1) == 1 &&
-               elt.getIntOrFloatBitWidth() < 32;
-  FailureOr<Value> y = reshapeTo(node, *x, {shape[0], groups, c / groups * inner});
+  bool stash =
+      node.intAttr("stash_type", 1) == 1 && elt.getIntOrFloatBitWidth() < 32;
+  FailureOr<Value> y =
+      reshapeTo(node, *x, {shape[0], groups, c / groups * inner});
   if (succeeded(y) && stash)
     y = build<CastOp>(node, *y, TypeAttr::get(f32));
   if (failed(y) ||

@@ -290,9 +290,9 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCenterCropPad(OnnxNode &node) {
   Value y = *x;
   Builder &b = node.builder;
   if (crop) {
-    FailureOr<Value> s = build<SliceOp>(node, y, b.getDenseI64ArrayAttr(offsets),
-                                        b.getDenseI64ArrayAttr(sizes),
-                                        b.getDenseI64ArrayAttr(strides));
+    FailureOr<Value> s = build<SliceOp>(
+        node, y, b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr(sizes),
+        b.getDenseI64ArrayAttr(strides));
     if (failed(s))
       return failure();
     y = *s;

@@ -237,8 +237,7 @@ struct Checker {
         isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, PReluOp, ModOp,
             EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp,
             OrOp, XorOp, WhereOp, BitShiftOp, CastOp, BitCastOp, ClipOp,
-            IdentityOp,
-            ExpandOp>(op))
+            IdentityOp, ExpandOp>(op))
       return elementwise(in, op->getOperands(), r, outRank);
     return fail("Kiln does not yet know whether " +
                 op->getName().getStringRef() + " keeps samples apart");
