@@ -286,8 +286,11 @@ std::optional<BodyFn> unaryBody(Operation *op) {
     });
   if (isa<NotOp>(op))
     return BodyFn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      Value one = arith::ConstantOp::create(b, l, b.getBoolAttr(true));
-      return arith::XOrIOp::create(b, l, a[0], one);
+      Type t = a[0].getType();
+      Value ones = arith::ConstantOp::create(
+          b, l,
+          IntegerAttr::get(t, APInt::getAllOnes(t.getIntOrFloatBitWidth())));
+      return arith::XOrIOp::create(b, l, a[0], ones);
     });
   return std::nullopt;
 }
@@ -297,6 +300,17 @@ BodyFn binaryBody() {
   return [](OpBuilder &b, Location l, ValueRange a) -> Value {
     return ArithOp::create(b, l, a[0], a[1]);
   };
+}
+
+/// One element of kiln.bitcast (`x` and `to` signless): a bool is the byte
+/// 0 or 1, a byte is the bool "not zero", other types keep their bits.
+Value bitcastScalar(OpBuilder &b, Location l, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  if (from.isInteger(1) || to.isInteger(1))
+    return castScalar(b, l, x, to, /*fromUnsigned=*/true, /*toUnsigned=*/true);
+  return arith::BitcastOp::create(b, l, to, x);
 }
 
 /// Integer division and remainder never trap (x86 faults on a zero divisor
@@ -522,6 +536,16 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
             return narrowCastScalar(nb, nl, a[0], fromElt, toElt, saturate,
                                     roundMode);
           return castScalar(nb, nl, a[0], to, fromUnsigned, toUnsigned);
+        });
+  }
+  if (auto bitcast = dyn_cast<BitCastOp>(op)) {
+    RankedTensorType type = bitcast.getType();
+    Type to = signlessType(type.getElementType());
+    return broadcastGeneric(
+        b, op->getLoc(), type.getShape(), to,
+        asSignless(b, op->getLoc(), bitcast.getInput()),
+        [=](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return bitcastScalar(nb, nl, a[0], to);
         });
   }
   std::optional<BodyFn> body = unaryBody(op);

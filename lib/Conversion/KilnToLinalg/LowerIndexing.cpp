@@ -218,10 +218,15 @@ Value pickByDim(OpBuilder &b, Location loc, Value dim,
   return r;
 }
 
-/// A scan over the flattened input: element `lin` adds the result one step
-/// before it along the axis (a stride away), in order, so every element is
-/// read after it is written. The axis is read at run time (a constant folds).
-Value lowerCumSum(OpBuilder &b, CumSumOp op) {
+/// A scan over the flattened input: element `lin` combines (adds, or
+/// multiplies for CumProd) the result one step before it along the axis (a
+/// stride away), in order, so every element is read after it is written. The
+/// axis is read at run time (a constant folds).
+template <typename CumOp> Value lowerCumulative(OpBuilder &b, CumOp op) {
+  constexpr bool isProd = std::is_same_v<CumOp, CumProdOp>;
+  auto step = [](OpBuilder &nb, Location nl, Value acc, Value x) -> Value {
+    return combine(nb, nl, isProd ? "mul" : "add", acc, x);
+  };
   Location loc = op.getLoc();
   RankedTensorType type = op.getType();
   int64_t rank = type.getRank(), total = type.getNumElements();
@@ -245,7 +250,10 @@ Value lowerCumSum(OpBuilder &b, CumSumOp op) {
   Value stride = pickByDim(b, loc, axis, strides);
   Value size = pickByDim(b, loc, axis, type.getShape());
   Value x = reshaped(b, loc, op.getInput(), {total});
-  Value zero = arith::ConstantOp::create(b, loc, elt, b.getZeroAttr(elt));
+  Value identity =
+      isProd
+          ? Value(arith::ConstantOp::create(b, loc, elt, b.getOneAttr(elt)))
+          : Value(arith::ConstantOp::create(b, loc, elt, b.getZeroAttr(elt)));
   bool reverse = op.getReverse(), exclusive = op.getExclusive();
   Value y = zeroFilled(b, loc, {total}, elt);
   y = forLoop(
@@ -268,12 +276,12 @@ Value lowerCumSum(OpBuilder &b, CumSumOp op) {
         Value v;
         if (exclusive) {
           Value prevX = tensor::ExtractOp::create(nb, nl, x, prev);
-          v = arith::SelectOp::create(nb, nl, first, zero,
-                                      add(nb, nl, prevY, prevX));
+          v = arith::SelectOp::create(nb, nl, first, identity,
+                                      step(nb, nl, prevY, prevX));
         } else {
           Value cur = tensor::ExtractOp::create(nb, nl, x, lin);
           v = arith::SelectOp::create(nb, nl, first, cur,
-                                      add(nb, nl, prevY, cur));
+                                      step(nb, nl, prevY, cur));
         }
         return SmallVector<Value>{
             tensor::InsertOp::create(nb, nl, v, args[0], lin)};
@@ -723,7 +731,9 @@ FailureOr<Value> mlir::kiln::lowerIndexing(OpBuilder &b, Operation *op) {
   if (auto g = dyn_cast<GatherNDOp>(op))
     return lowerGatherND(b, g);
   if (auto c = dyn_cast<CumSumOp>(op))
-    return lowerCumSum(b, c);
+    return lowerCumulative(b, c);
+  if (auto c = dyn_cast<CumProdOp>(op))
+    return lowerCumulative(b, c);
   if (auto t = dyn_cast<TopKOp>(op))
     return lowerTopK(b, t);
   if (auto r = dyn_cast<ReverseSequenceOp>(op))

@@ -45,10 +45,6 @@ FailureOr<Value> build(OnnxNode &node, Args &&...args) {
   return foldBuilt(node, op);
 }
 
-/// Element type of an ONNX TensorProto data type that kiln.cast handles, or
-/// null; `name` is set either way for the diagnostic (Elementwise.cpp).
-Type castTarget(Builder &b, int64_t dataType, std::string &name);
-
 /// A result list with one value.
 inline FailureOr<SmallVector<Value>> one(FailureOr<Value> v) {
   if (failed(v))
@@ -72,6 +68,11 @@ LogicalResult checkConstantIndices(OnnxNode &node, unsigned input,
 FailureOr<Value> logSoftmax(OnnxNode &node, Value x, int64_t axis);
 
 FailureOr<Value> floatInput(OnnxNode &node, unsigned i);
+
+/// The element type of an ONNX TensorProto data type that Kiln carries
+/// (floats, integers, bool as i1, the narrow types), or null; `name` is set
+/// either way for the diagnostic (Elementwise.cpp).
+Type onnxElementType(Builder &b, int64_t dataType, std::string &name);
 
 /// Reshape to a static shape (no-op when it already has it); folded like
 /// build().

@@ -19,6 +19,11 @@ namespace mlir::kiln {
 
 // Attention.cpp
 OnnxConverter convertAttention, convertRotaryEmbedding;
+// Bitwise.cpp
+OnnxConverter convertBitCast, convertBitwiseAnd, convertBitwiseNot,
+    convertBitwiseOr, convertBitwiseXor;
+// Col2Im.cpp
+OnnxConverter convertCol2Im;
 // Conv.cpp
 OnnxConverter convertConv;
 // ConvTranspose.cpp
@@ -45,7 +50,7 @@ OnnxConverter convertBlackmanWindow, convertConstant, convertConstantOfShape,
     convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
     convertRange;
 // GridSample.cpp
-OnnxConverter convertGridSample, convertRoiAlign;
+OnnxConverter convertAffineGrid, convertGridSample, convertRoiAlign;
 // Legacy.cpp
 OnnxConverter convertAdd1, convertDiv1, convertMax6, convertMin6, convertMul1,
     convertPow1, convertPRelu1, convertSub1, convertSum6;
@@ -55,13 +60,14 @@ OnnxConverter convertDet, convertEinsum, convertGemm, convertMatMul;
 OnnxConverter convertNegativeLogLikelihoodLoss, convertSoftmaxCrossEntropyLoss;
 // Normalization.cpp
 OnnxConverter convertBatchNormalization, convertBatchNormalization1,
-    convertInstanceNormalization, convertLayerNormalization, convertLRN,
+    convertGroupNormalization, convertInstanceNormalization,
+    convertLayerNormalization, convertLpNormalization, convertLRN,
     convertMeanVarianceNormalization, convertRMSNormalization;
 // Pad.cpp
-OnnxConverter convertPad;
+OnnxConverter convertCenterCropPad, convertPad;
 // Pooling.cpp
 OnnxConverter convertAveragePool, convertGlobalAveragePool,
-    convertGlobalMaxPool, convertMaxPool;
+    convertGlobalMaxPool, convertLpPool, convertMaxPool;
 // Quantize.cpp
 OnnxConverter convertConvInteger, convertDequantizeLinear,
     convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,
@@ -69,10 +75,11 @@ OnnxConverter convertConvInteger, convertDequantizeLinear,
 // Recurrent.cpp
 OnnxConverter convertGRU, convertLSTM, convertRNN;
 // Reduce.cpp
-OnnxConverter convertArgMax, convertArgMin, convertCumSum, convertReduceL1,
-    convertReduceL2, convertReduceLogSum, convertReduceLogSumExp,
-    convertReduceMax, convertReduceMean, convertReduceMin, convertReduceProd,
-    convertReduceSum, convertReduceSumSquare;
+OnnxConverter convertArgMax, convertArgMin, convertCumProd, convertCumSum,
+    convertReduceL1, convertReduceL2, convertReduceLogSum,
+    convertReduceLogSumExp, convertReduceMax, convertReduceMean,
+    convertReduceMin, convertReduceProd, convertReduceSum,
+    convertReduceSumSquare;
 // Resize.cpp
 OnnxConverter convertResize, convertUpsample;
 // Scatter.cpp
@@ -89,6 +96,8 @@ OnnxConverter convertDFT;
 OnnxConverter convertConcat, convertReverseSequence, convertSlice, convertSplit;
 // Softmax.cpp
 OnnxConverter convertHardmax, convertLogSoftmax, convertSoftmax;
+// Swish.cpp
+OnnxConverter convertSwiGLU, convertSwish;
 // TfIdf.cpp
 OnnxConverter convertTfIdfVectorizer;
 // Training.cpp

@@ -197,7 +197,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertDropout(OnnxNode &node) {
   return results;
 }
 
-Type mlir::kiln::castTarget(Builder &b, int64_t dataType, std::string &name) {
+Type mlir::kiln::onnxElementType(Builder &b, int64_t dataType,
+                                 std::string &name) {
   // Indexed by TensorProto.DataType (Kiln does not link onnx here).
   const std::pair<const char *, Type> types[] = {
       {"UNDEFINED", {}},
@@ -286,7 +287,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCast(OnnxNode &node) {
     return failure();
   }
   std::string name;
-  Type to = castTarget(node.builder, node.intAttr("to", 0), name);
+  Type to = onnxElementType(node.builder, node.intAttr("to", 0), name);
   return one(checkedCast(node, *x, to, name));
 }
 

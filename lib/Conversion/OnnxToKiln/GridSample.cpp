@@ -1,17 +1,18 @@
-//===- GridSample.cpp - ONNX GridSample and RoiAlign ------------*- C++ -*-===//
+//===- GridSample.cpp - ONNX GridSample, RoiAlign, AffineGrid ---*- C++ -*-===//
 //
 // GridSample (opsets 16, 20 and 22; 2-D) from existing kiln ops. The grid is
 // data, so source positions are computed at run time: unnormalized
-// coordinates, the padding mode (border clamps, reflection folds), then for each tap (1
-// nearest, 4 bilinear, 16 bicubic) a flat row index into the input viewed as
-// [N * H * W, C] (one gather picks C values per output position) and a
-// weight that is zero for taps outside the input with zeros padding. The
+// coordinates, the padding mode (border clamps, reflection folds), then for
+// each tap (1 nearest, 4 bilinear, 16 bicubic) a flat row index into the input
+// viewed as [N * H * W, C] (one gather picks C values per output position) and
+// a weight that is zero for taps outside the input with zeros padding. The
 // result is gathered in [N, Ho, Wo, C] and transposed back to NCHW.
 // RoiAlign samples the same way at positions computed from its run-time
-// boxes, with a static number of samples per bin.
+// boxes, with a static number of samples per bin. AffineGrid makes the
+// grids GridSample reads.
 //
 //===----------------------------------------------------------------------===//
-#include "Build.h"
+#include "ShapeInputs.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -339,4 +340,99 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertRoiAlign(OnnxNode &node) {
   if (o.bad)
     return failure();
   return one(build<TransposeOp>(node, pooled, b.getDenseI64ArrayAttr({0, 3, 1, 2})));
+}
+
+/// AffineGrid 20: for theta [N, 2, 3] (or [N, 3, 4]) and size [N, C, H, W]
+/// (or [N, C, D, H, W]), the grid [N, H, W, 2] (or [N, D, H, W, 3]) of
+/// theta times each output position's normalized (x, y[, z], 1). The
+/// positions are a compile-time constant [H * W, 3] matrix, so the grid is one
+/// broadcast matmul. A run-time size is guarded to give the declared shape.
+FailureOr<SmallVector<Value>> mlir::kiln::convertAffineGrid(OnnxNode &node) {
+  FailureOr<Value> theta = floatInput(node, 0);
+  if (failed(theta))
+    return failure();
+  ArrayRef<int64_t> ts = typeOf(*theta).getShape();
+  if (ts.size() != 3 ||
+      !((ts[1] == 2 && ts[2] == 3) || (ts[1] == 3 && ts[2] == 4))) {
+    node.fail() << "theta must be [N, 2, 3] or [N, 3, 4], got "
+                << typeOf(*theta);
+    return failure();
+  }
+  int64_t spatial = ts[1];
+  SmallVector<int64_t> dims; // D, H, W or H, W
+  if (std::optional<SmallVector<int64_t>> size = node.constantInts(1)) {
+    if ((int64_t)size->size() != spatial + 2 || (*size)[0] != ts[0]) {
+      node.fail() << "size must be [N, C, "
+                  << (spatial == 2 ? "H, W" : "D, H, W")
+                  << "] with N = " << ts[0];
+      return failure();
+    }
+    dims.assign(size->begin() + 2, size->end());
+  } else {
+    FailureOr<RankedTensorType> declared = declaredResult(node, 0, "size");
+    if (failed(declared))
+      return failure();
+    if (declared->getRank() != spatial + 2 ||
+        declared->getDimSize(spatial + 1) != spatial) {
+      node.fail() << "the declared output " << *declared
+                  << " is not a grid for theta " << typeOf(*theta);
+      return failure();
+    }
+    dims.assign(declared->getShape().begin() + 1,
+                declared->getShape().end() - 1);
+    auto st = dyn_cast<RankedTensorType>(node.input(1).getType());
+    if (!st || !st.hasStaticShape() || st.getNumElements() != spatial + 2) {
+      node.fail() << "size must have " << spatial + 2 << " elements";
+      return failure();
+    }
+    IndexMath m{node};
+    Value ok = m.eq(m.at(1, 0), m.c(ts[0]));
+    std::string want = "[" + std::to_string(ts[0]) + ", any";
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      ok = m.land(ok, m.eq(m.at(1, i + 2), m.c(d)));
+      want += ", " + std::to_string(d);
+    }
+    if (!m.ok)
+      return failure();
+    guardInput(node, ok, 1,
+               "must be " + want +
+                   "]: the grid size this model was compiled for");
+  }
+  if (llvm::any_of(dims, [](int64_t d) { return d <= 0; })) {
+    node.fail() << "size must be positive";
+    return failure();
+  }
+  bool alignCorners = node.intAttr("align_corners", 0) != 0;
+  auto coord = [&](int64_t i, int64_t n) -> float {
+    if (alignCorners)
+      return n == 1 ? -1.0f : (float)(-1.0 + 2.0 * i / (n - 1));
+    return (float)((2.0 * i + 1.0) / n - 1.0);
+  };
+  // Row p of the positions: (x, y[, z], 1), x along the last dimension.
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= d;
+  SmallVector<float> base;
+  base.reserve(count * (spatial + 1));
+  for (int64_t p = 0; p < count; ++p) {
+    SmallVector<int64_t> at(spatial);
+    for (int64_t k = spatial - 1, r = p; k >= 0; --k) {
+      at[k] = r % dims[k];
+      r /= dims[k];
+    }
+    for (int64_t k = spatial - 1; k >= 0; --k)
+      base.push_back(coord(at[k], dims[k]));
+    base.push_back(1.0f);
+  }
+  Value positions = constF32(node, base, {count, spatial + 1});
+  Type elt = elementOf(*theta);
+  FailureOr<Value> pos = castTo(node, positions, elt);
+  FailureOr<Value> thetaT = transposeBy(node, *theta, {0, 2, 1}), grid;
+  if (failed(pos) || failed(thetaT) ||
+      failed(grid = build<MatMulOp>(node, *pos, *thetaT)))
+    return failure();
+  SmallVector<int64_t> shape = {ts[0]};
+  llvm::append_range(shape, dims);
+  shape.push_back(spatial);
+  return one(reshapeTo(node, *grid, shape));
 }

@@ -1,8 +1,8 @@
 //===- Normalization.cpp - ONNX normalizations ------------------*- C++ -*-===//
 //
 // BatchNormalization (inference), LayerNormalization and RMSNormalization
-// are kiln ops;
-// InstanceNormalization, MeanVarianceNormalization and LRN decompose into
+// are kiln ops; InstanceNormalization, GroupNormalization,
+// MeanVarianceNormalization, LpNormalization and LRN decompose into
 // reductions and elementwise ops.
 //
 //===----------------------------------------------------------------------===//
@@ -328,4 +328,98 @@ mlir::kiln::convertBatchNormalization1(OnnxNode &node) {
     return failure();
   }
   return convertBatchNormalization(node);
+}
+
+/// LpNormalization 1, 22: x / ||x||_p along `axis` for p 1 or 2; where the
+/// norm is 0 (all of x is), the result is 0 (22 says so; 1 left it open).
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertLpNormalization(OnnxNode &node) {
+  FailureOr<Value> x = floatInput(node, 0);
+  if (failed(x))
+    return failure();
+  int64_t p = node.intAttr("p", 2);
+  if (p != 1 && p != 2) {
+    node.fail() << "p = " << p << " is not supported; LpNormalization takes "
+                << "p = 1 or 2";
+    return failure();
+  }
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.intAttr("axis", -1), typeOf(*x).getRank());
+  if (failed(axis))
+    return failure();
+  auto &b = node.builder;
+  Type elt = elementOf(*x);
+  FailureOr<Value> mag =
+      p == 1 ? build<AbsOp>(node, *x) : build<MulOp>(node, *x, *x);
+  FailureOr<Value> norm, isZero, safe;
+  if (failed(mag) ||
+      failed(norm =
+                 build<ReduceSumOp>(node, *mag, b.getDenseI64ArrayAttr({*axis}),
+                                    b.getBoolAttr(true))) ||
+      (p == 2 && failed(norm = build<SqrtOp>(node, *norm))) ||
+      failed(isZero =
+                 build<EqualOp>(node, *norm, scalarConstant(node, elt, 0))) ||
+      failed(safe = build<WhereOp>(node, *isZero, scalarConstant(node, elt, 1),
+                                   *norm)))
+    return failure();
+  // x is 0 wherever its norm is, so x / 1 there is the 0 ONNX asks for.
+  return one(build<DivOp>(node, *x, *safe));
+}
+
+/// GroupNormalization 18, 21: the channels of each sample in `num_groups`
+/// groups, each normalized over its channels and spatial positions, then
+/// scaled and shifted per group (18) or per channel (21). With stash_type 1
+/// the statistics of a 16-bit float input are computed in f32.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertGroupNormalization(OnnxNode &node) {
+  FailureOr<Value> x = floatInput(node, 0), scale = node.staticInput(1),
+                   bias = node.staticInput(2);
+  if (failed(x) || failed(scale) || failed(bias))
+    return failure();
+  ArrayRef<int64_t> shape = typeOf(*x).getShape();
+  if (shape.size() < 2) {
+    node.fail() << "expects an input of rank 2 or more, got " << typeOf(*x);
+    return failure();
+  }
+  int64_t groups = node.intAttr("num_groups", 0), c = shape[1];
+  if (groups <= 0 || c % groups != 0) {
+    node.fail() << "num_groups must be a positive divisor of the " << c
+                << " channels, got " << groups;
+    return failure();
+  }
+  int64_t perGroupParams = node.opset < 21 ? groups : c;
+  if (typeOf(*scale).getNumElements() != perGroupParams ||
+      typeOf(*bias).getNumElements() != perGroupParams) {
+    node.fail() << "scale and bias must have " << perGroupParams
+                << " elements (one per "
+                << (node.opset < 21 ? "group" : "channel") << ")";
+    return failure();
+  }
+  int64_t inner = 1;
+  for (int64_t d : shape.drop_front(2))
+    inner *= d;
+  Type elt = elementOf(*x), f32 = node.builder.getF32Type();
+  bool stash =
+      node.intAttr("stash_type", 1) == 1 && elt.getIntOrFloatBitWidth() < 32;
+  FailureOr<Value> y =
+      reshapeTo(node, *x, {shape[0], groups, c / groups * inner});
+  if (succeeded(y) && stash)
+    y = build<CastOp>(node, *y, TypeAttr::get(f32));
+  if (failed(y) ||
+      failed(y = normalize(node, *y, {2}, node.floatAttr("epsilon", 1e-5f),
+                           false)) ||
+      (stash && failed(y = build<CastOp>(node, *y, TypeAttr::get(elt)))))
+    return failure();
+  // Scale and shift per group on [N, G, C/G * inner], or per channel on
+  // [N, C, inner].
+  SmallVector<int64_t> paramShape = {perGroupParams, 1};
+  if (node.opset >= 21)
+    y = reshapeTo(node, *y, {shape[0], c, inner});
+  FailureOr<Value> s = reshapeTo(node, *scale, paramShape),
+                   bb = reshapeTo(node, *bias, paramShape);
+  if (failed(y) || failed(s) || failed(bb) ||
+      failed(y = build<MulOp>(node, *y, *s)) ||
+      failed(y = build<AddOp>(node, *y, *bb)))
+    return failure();
+  return one(reshapeTo(node, *y, shape));
 }

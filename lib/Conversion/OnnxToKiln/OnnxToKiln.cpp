@@ -463,7 +463,8 @@ namespace {
 /// arithmetic on their storage bytes.
 LogicalResult refuseNarrowCompute(OnnxNode &node, StringRef domain) {
   static const llvm::StringSet<> kMoves = {
-      "Cast",      "CastLike",  "DequantizeLinear", "QuantizeLinear",
+      "BitCast",   "Cast",      "CastLike",         "DequantizeLinear",
+      "QuantizeLinear",
       "Identity",  "Reshape",   "Transpose",        "Concat",
       "Slice",     "Gather",    "GatherElements",   "GatherND",
       "Squeeze",   "Unsqueeze", "Flatten",          "Shape",

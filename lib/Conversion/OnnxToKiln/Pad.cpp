@@ -1,4 +1,4 @@
-//===- Pad.cpp - ONNX Pad ---------------------------------------*- C++ -*-===//
+//===- Pad.cpp - ONNX Pad and CenterCropPad ---------------------*- C++ -*-===//
 #include "ShapeInputs.h"
 
 using namespace mlir;
@@ -208,4 +208,99 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertPad(OnnxNode &node) {
   }
   return one(build<PadOp>(node, *x, node.builder.getDenseI64ArrayAttr(*pads),
                           node.builder.getF32FloatAttr(value)));
+}
+
+/// CenterCropPad 18: per axis, a centered window of the target size (the
+/// crop starts at floor((in - target) / 2)) or the input centered in zeros
+/// (the odd pixel on the right). The crop is a kiln.slice; float padding is
+/// a kiln.pad, other types are padded by gathering. Run-time target sizes
+/// are guarded to equal the declared output shape.
+FailureOr<SmallVector<Value>> mlir::kiln::convertCenterCropPad(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> in = typeOf(*x).getShape();
+  int64_t rank = in.size();
+  SmallVector<int64_t> axes;
+  if (std::optional<SmallVector<int64_t>> attr = node.intsAttr("axes")) {
+    SmallVector<bool> seen(rank, false);
+    for (int64_t a : *attr) {
+      FailureOr<int64_t> axis = normalizeAxis(node, a, rank);
+      if (failed(axis))
+        return failure();
+      if (seen[*axis]) {
+        node.fail() << "axis " << a << " is repeated in axes";
+        return failure();
+      }
+      seen[*axis] = true;
+      axes.push_back(*axis);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  auto st = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (!st || !st.hasStaticShape() || st.getRank() != 1 ||
+      st.getNumElements() != (int64_t)axes.size()) {
+    node.fail() << "shape must be a 1-D tensor with one size per axis ("
+                << axes.size() << ")";
+    return failure();
+  }
+  SmallVector<int64_t> target(in);
+  if (std::optional<SmallVector<int64_t>> sizes = node.constantInts(1)) {
+    for (auto [i, a] : llvm::enumerate(axes))
+      target[a] = (*sizes)[i];
+  } else {
+    FailureOr<RankedTensorType> declared = declaredResult(node, 0, "shape");
+    if (failed(declared))
+      return failure();
+    if (declared->getRank() != rank) {
+      node.fail() << "the declared output rank differs from the input rank";
+      return failure();
+    }
+    SmallVector<int64_t> expected;
+    for (int64_t a : axes) {
+      target[a] = declared->getDimSize(a);
+      expected.push_back(target[a]);
+    }
+    if (failed(guardEquals(node, 1, expected,
+                           "the declared output sizes of the cropped or "
+                           "padded axes")))
+      return failure();
+  }
+  SmallVector<int64_t> offsets(rank, 0), sizes(in), strides(rank, 1);
+  SmallVector<int64_t> pads(2 * rank, 0);
+  bool crop = false, pad = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (target[d] < 0) {
+      node.fail() << "target size " << target[d] << " of axis " << d
+                  << " is negative";
+      return failure();
+    }
+    if (target[d] < in[d]) {
+      offsets[d] = (in[d] - target[d]) / 2;
+      sizes[d] = target[d];
+      crop = true;
+    } else if (target[d] > in[d]) {
+      pads[d] = (target[d] - in[d]) / 2;
+      pads[d + rank] = target[d] - in[d] - pads[d];
+      pad = true;
+    }
+  }
+  Value y = *x;
+  Builder &b = node.builder;
+  if (crop) {
+    FailureOr<Value> s = build<SliceOp>(
+        node, y, b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr(sizes),
+        b.getDenseI64ArrayAttr(strides));
+    if (failed(s))
+      return failure();
+    y = *s;
+  }
+  if (!pad)
+    return SmallVector<Value>{y};
+  if (!isa<FloatType>(elementOf(y)))
+    return padByGather(node, y, "constant", pads);
+  return one(build<PadOp>(node, y, b.getDenseI64ArrayAttr(pads),
+                          b.getF32FloatAttr(0.0f)));
 }

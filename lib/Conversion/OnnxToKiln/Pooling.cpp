@@ -1,7 +1,7 @@
 //===- Pooling.cpp - ONNX pooling ops ---------------------------*- C++ -*-===//
 //
-// MaxPool (with its Indices output), AveragePool, GlobalAveragePool and
-// GlobalMaxPool.
+// MaxPool (with its Indices output), AveragePool, LpPool (an average that
+// counts the padding, of |x|^p), GlobalAveragePool and GlobalMaxPool.
 //
 //===----------------------------------------------------------------------===//
 #include "Conv.h"
@@ -17,7 +17,8 @@ namespace {
 /// a box and so is its valid (unpadded) part, so max and average (with or
 /// without counting the padding) both separate this way.
 template <typename PoolOp>
-FailureOr<Value> pool3D(OnnxNode &node, Value x, ArrayRef<int64_t> kernel) {
+FailureOr<Value> pool3D(OnnxNode &node, Value x, ArrayRef<int64_t> kernel,
+                        bool includePad) {
   RankedTensorType xt = typeOf(x);
   if (failed(node.requireStaticShape(xt)))
     return failure();
@@ -59,8 +60,7 @@ FailureOr<Value> pool3D(OnnxNode &node, Value x, ArrayRef<int64_t> kernel) {
       return build<PoolOp>(
           node, v, b.getDenseI64ArrayAttr(k), b.getDenseI64ArrayAttr(st),
           b.getDenseI64ArrayAttr(dl), b.getDenseI64ArrayAttr(p),
-          b.getBoolAttr(ceil),
-          b.getBoolAttr(node.intAttr("count_include_pad", 0) != 0));
+          b.getBoolAttr(ceil), b.getBoolAttr(includePad));
     else
       return build<PoolOp>(node, v, b.getDenseI64ArrayAttr(k),
                            b.getDenseI64ArrayAttr(st),
@@ -167,9 +167,12 @@ FailureOr<Value> maxPoolIndices(OnnxNode &node, Value x, const Window &w,
   return build<CastOp>(node, bestIdx, TypeAttr::get(b.getI64Type()));
 }
 
+/// MaxPool or AveragePool of input 0, or of `source` (LpPool's |x|^p), where
+/// an average counts the padding when `includePad`.
 template <typename PoolOp>
-FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool isAvg) {
-  FailureOr<Value> x = node.rankedInput(0);
+FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool includePad,
+                                   Value source = {}) {
+  FailureOr<Value> x = source ? FailureOr<Value>(source) : node.rankedInput(0);
   if (failed(x))
     return failure();
   bool indices = node.resultUsed(1);
@@ -186,7 +189,7 @@ FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool isAvg) {
     return failure();
   }
   if (typeOf(*x).getRank() == 5)
-    return one(pool3D<PoolOp>(node, *x, *kernel));
+    return one(pool3D<PoolOp>(node, *x, *kernel, includePad));
   FailureOr<Window> win = readWindow(node, typeOf(*x), *kernel);
   if (failed(win))
     return failure();
@@ -205,13 +208,12 @@ FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool isAvg) {
                       b.getDenseI64ArrayAttr(win->strides),
                       b.getDenseI64ArrayAttr(win->dilations),
                       b.getDenseI64ArrayAttr(win->pads), b.getBoolAttr(ceil),
-                      b.getBoolAttr(node.intAttr("count_include_pad", 0) != 0));
+                      b.getBoolAttr(includePad));
   else
     y = build<PoolOp>(node, input, b.getDenseI64ArrayAttr(win->kernel),
                       b.getDenseI64ArrayAttr(win->strides),
                       b.getDenseI64ArrayAttr(win->dilations),
                       b.getDenseI64ArrayAttr(win->pads), b.getBoolAttr(ceil));
-  (void)isAvg;
   if (indices && succeeded(y)) {
     FailureOr<Value> i = maxPoolIndices(node, *x, *win, typeOf(*y));
     if (failed(i))
@@ -237,12 +239,33 @@ FailureOr<SmallVector<Value>> globalPool(OnnxNode &node, bool isMax) {
 
 } // namespace
 
+/// MaxPool. Integers of up to 16 bits (ONNX allows int8 and uint8) are
+/// pooled in f32, which holds them exactly, and converted back.
 FailureOr<SmallVector<Value>> mlir::kiln::convertMaxPool(OnnxNode &node) {
-  return pool<MaxPool2DOp>(node, false);
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  Type elt = elementOf(*x);
+  if (isa<FloatType>(elt) || elt.getIntOrFloatBitWidth() > 16)
+    return pool<MaxPool2DOp>(node, /*includePad=*/false);
+  if (node.resultUsed(1)) {
+    node.fail() << "the Indices output is only supported for float pooling; "
+                   "Cast the input to float first";
+    return failure();
+  }
+  FailureOr<Value> wide =
+      build<CastOp>(node, *x, TypeAttr::get(node.builder.getF32Type()));
+  if (failed(wide))
+    return failure();
+  FailureOr<SmallVector<Value>> r =
+      pool<MaxPool2DOp>(node, /*includePad=*/false, *wide);
+  if (failed(r))
+    return failure();
+  return one(build<CastOp>(node, (*r)[0], TypeAttr::get(elt)));
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertAveragePool(OnnxNode &node) {
-  return pool<AvgPool2DOp>(node, true);
+  return pool<AvgPool2DOp>(node, node.intAttr("count_include_pad", 0) != 0);
 }
 
 FailureOr<SmallVector<Value>>
@@ -252,4 +275,50 @@ mlir::kiln::convertGlobalAveragePool(OnnxNode &node) {
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertGlobalMaxPool(OnnxNode &node) {
   return globalPool(node, true);
+}
+
+/// LpPool 2, 11, 18, 22: (sum over the window of |x|^p)^(1/p), as the
+/// average of |x|^p counting the zero padding, times the window size. A
+/// ceil_mode window reaching past the padding is refused: its average would
+/// not count the part outside.
+FailureOr<SmallVector<Value>> mlir::kiln::convertLpPool(OnnxNode &node) {
+  FailureOr<Value> x = floatInput(node, 0);
+  if (failed(x))
+    return failure();
+  if (node.intAttr("ceil_mode", 0) != 0) {
+    node.fail() << "ceil_mode = 1 is not supported for LpPool; pad the input "
+                   "(pads) to cover the last window instead";
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> kernel = node.intsAttr("kernel_shape");
+  if (!kernel) {
+    node.fail() << "kernel_shape is required";
+    return failure();
+  }
+  int64_t p = node.intAttr("p", 2), window = 1;
+  if (p < 1) {
+    node.fail() << "p must be 1 or more, got " << p;
+    return failure();
+  }
+  for (int64_t k : *kernel)
+    window *= k;
+  Type elt = elementOf(*x);
+  FailureOr<Value> mag =
+      p == 2 ? build<MulOp>(node, *x, *x) : build<AbsOp>(node, *x);
+  if (succeeded(mag) && p > 2)
+    mag = build<PowOp>(node, *mag, scalarConstant(node, elt, p));
+  if (failed(mag))
+    return failure();
+  FailureOr<SmallVector<Value>> avg =
+      pool<AvgPool2DOp>(node, /*includePad=*/true, *mag);
+  if (failed(avg))
+    return failure();
+  FailureOr<Value> sum =
+      build<MulOp>(node, (*avg)[0], scalarConstant(node, elt, window));
+  if (failed(sum) || p == 1)
+    return one(sum);
+  if (p == 2)
+    return one(build<SqrtOp>(node, *sum));
+  return one(
+      build<PowOp>(node, *sum, scalarConstant(node, elt, 1.0 / (double)p)));
 }

@@ -130,7 +130,7 @@ FailureOr<Type> quantType(OnnxNode &node, Value zeroPoint) {
   // with one, both must agree.
   if (int64_t dtype = node.intAttr("output_dtype", 0)) {
     std::string name;
-    Type named = castTarget(node.builder, dtype, name);
+    Type named = onnxElementType(node.builder, dtype, name);
     if (!named || !isQuantType(named)) {
       node.fail() << "output_dtype " << dtype << " (" << name
                   << ") is not a type QuantizeLinear makes";

@@ -2,8 +2,8 @@
 //
 // ReduceMean, ReduceSum, ReduceMax, ReduceMin, the reductions built from a
 // sum or a product (ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
-// ReduceLogSumExp, ReduceProd), ArgMax and ArgMin, and the running sum
-// CumSum.
+// ReduceLogSumExp, ReduceProd), ArgMax and ArgMin, and the running sum and
+// product CumSum and CumProd.
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
@@ -214,10 +214,11 @@ FailureOr<SmallVector<Value>> argReduce(OnnxNode &node) {
                   b.getBoolAttr(node.intAttr("select_last_index", 0) != 0)));
 }
 
-/// ReduceMean/Sum/Max/Min (see reductionAxes).
+/// ReduceMean/Sum/Max/Min (see reductionAxes) of input 0, or of `source`.
 template <typename OpTy>
-FailureOr<SmallVector<Value>> reduce(OnnxNode &node, int64_t axesInputSince) {
-  FailureOr<Value> x = node.rankedInput(0);
+FailureOr<SmallVector<Value>> reduce(OnnxNode &node, int64_t axesInputSince,
+                                     Value source = {}) {
+  FailureOr<Value> x = source ? FailureOr<Value>(source) : node.rankedInput(0);
   if (failed(x))
     return failure();
   if (node.opset >= axesInputSince && runtimeInput(node, 1))
@@ -243,12 +244,34 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertReduceMean(OnnxNode &node) {
   return reduce<ReduceMeanOp>(node, 18);
 }
 
+namespace {
+/// ReduceMax/Min. Bools and integers of up to 32 bits are reduced in f64,
+/// which holds them exactly, and converted back (a bool as "not zero").
+template <typename OpTy>
+FailureOr<SmallVector<Value>> reduceExtremum(OnnxNode &node) {
+  FailureOr<Value> x = node.rankedInput(0);
+  if (failed(x))
+    return failure();
+  Type elt = elementOf(*x);
+  if (isa<FloatType>(elt) || elt.getIntOrFloatBitWidth() > 32)
+    return reduce<OpTy>(node, 18);
+  FailureOr<Value> wide =
+      build<CastOp>(node, *x, TypeAttr::get(node.builder.getF64Type()));
+  if (failed(wide))
+    return failure();
+  FailureOr<SmallVector<Value>> r = reduce<OpTy>(node, 18, *wide);
+  if (failed(r))
+    return failure();
+  return one(build<CastOp>(node, (*r)[0], TypeAttr::get(elt)));
+}
+} // namespace
+
 FailureOr<SmallVector<Value>> mlir::kiln::convertReduceMax(OnnxNode &node) {
-  return reduce<ReduceMaxOp>(node, 18);
+  return reduceExtremum<ReduceMaxOp>(node);
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertReduceMin(OnnxNode &node) {
-  return reduce<ReduceMinOp>(node, 18);
+  return reduceExtremum<ReduceMinOp>(node);
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertReduceSum(OnnxNode &node) {
@@ -289,9 +312,11 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertReduceProd(OnnxNode &node) {
   return reduceComposite(node, Composite::Prod);
 }
 
-/// CumSum 11, 14. The axis is an input: a constant is checked here and folds
-/// away after lowering; a run-time axis is read by the kernel.
-FailureOr<SmallVector<Value>> mlir::kiln::convertCumSum(OnnxNode &node) {
+namespace {
+/// CumSum and CumProd. The axis is an input: a constant is checked here and
+/// folds away after lowering; a run-time axis is read by the kernel.
+template <typename OpTy>
+FailureOr<SmallVector<Value>> cumulative(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), axis = node.rankedInput(1);
   if (failed(x) || failed(axis))
     return failure();
@@ -304,7 +329,18 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCumSum(OnnxNode &node) {
       return failure();
   }
   Builder &b = node.builder;
-  return one(build<CumSumOp>(node, *x, *axis,
-                             b.getBoolAttr(node.intAttr("exclusive", 0) != 0),
-                             b.getBoolAttr(node.intAttr("reverse", 0) != 0)));
+  return one(build<OpTy>(node, *x, *axis,
+                         b.getBoolAttr(node.intAttr("exclusive", 0) != 0),
+                         b.getBoolAttr(node.intAttr("reverse", 0) != 0)));
+}
+} // namespace
+
+/// CumSum 11, 14.
+FailureOr<SmallVector<Value>> mlir::kiln::convertCumSum(OnnxNode &node) {
+  return cumulative<CumSumOp>(node);
+}
+
+/// CumProd 26: CumSum with a product (an exclusive product starts at 1).
+FailureOr<SmallVector<Value>> mlir::kiln::convertCumProd(OnnxNode &node) {
+  return cumulative<CumProdOp>(node);
 }

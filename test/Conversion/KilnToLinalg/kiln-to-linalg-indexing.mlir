@@ -73,6 +73,19 @@ func.func @cumsum(%x: tensor<2x3xf64>, %a: tensor<i32>) -> tensor<2x3xf64> {
 
 // -----
 
+// CumProd multiplies; an exclusive product starts at 1.
+// CHECK-LABEL: func.func @cumprod
+// CHECK: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK: scf.for {{.+}} iter_args
+// CHECK: arith.muli
+// CHECK: arith.select %{{.+}}, %[[ONE]], %{{.+}} : i32
+func.func @cumprod(%x: tensor<2x3xi32>, %a: tensor<i32>) -> tensor<2x3xi32> {
+  %y = kiln.cumprod %x, %a {exclusive = true} : (tensor<2x3xi32>, tensor<i32>) -> tensor<2x3xi32>
+  return %y : tensor<2x3xi32>
+}
+
+// -----
+
 // Both results come from one loop nest.
 // CHECK-LABEL: func.func @top_k
 // CHECK: %[[R:.+]]:2 = scf.for

@@ -91,3 +91,34 @@ func.func @safe_div(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
   %0 = kiln.div %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+// On integers and/or/xor are bitwise and not flips every bit.
+// CHECK-LABEL: func.func @bitwise
+// CHECK: arith.andi %{{.+}}, %{{.+}} : i16
+// CHECK: arith.ori %{{.+}}, %{{.+}} : i16
+// CHECK: arith.xori %{{.+}}, %{{.+}} : i16
+// CHECK: %[[ONES:.+]] = arith.constant -1 : i16
+// CHECK: arith.xori %{{.+}}, %[[ONES]] : i16
+func.func @bitwise(%a: tensor<4xui16>, %b: tensor<4xui16>) -> tensor<4xui16> {
+  %0 = kiln.and %a, %b : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xui16>
+  %1 = kiln.or %0, %b : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xui16>
+  %2 = kiln.xor %1, %b : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xui16>
+  %3 = kiln.not %2 : tensor<4xui16>
+  return %3 : tensor<4xui16>
+}
+
+// -----
+
+// Same-width types keep their bits; a bool is the byte 0 or 1.
+// CHECK-LABEL: func.func @bitcast
+// CHECK: arith.bitcast %{{.+}} : f32 to i32
+// CHECK: arith.extui %{{.+}} : i1 to i8
+// CHECK: arith.cmpi ne, %{{.+}}, %{{.+}} : i8
+func.func @bitcast(%x: tensor<4xf32>, %b: tensor<4xi1>, %u: tensor<4xui8>) -> (tensor<4xi32>, tensor<4xui8>, tensor<4xi1>) {
+  %0 = kiln.bitcast %x to i32 : tensor<4xf32> -> tensor<4xi32>
+  %1 = kiln.bitcast %b to ui8 : tensor<4xi1> -> tensor<4xui8>
+  %2 = kiln.bitcast %u to i1 : tensor<4xui8> -> tensor<4xi1>
+  return %0, %1, %2 : tensor<4xi32>, tensor<4xui8>, tensor<4xi1>
+}

@@ -39,6 +39,18 @@ module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
 
 // -----
 
+// CHECK: error: loc("c"): node 'c' (CumProd, opset 26): axis must have one element, got 2
+module attributes {onnx.opset_import = {ai.onnx = 26 : i64}} {
+  func.func @cumprod_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %a = onnx.Initializer "a" dense<[0, 1]> : tensor<2xi64> loc("a")
+    // expected-error@unknown {{node 'c' (CumProd, opset 26): axis must have one element, got 2}}
+    %y = "onnx.CumProd"(%x, %a) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32> loc("c")
+    return %y : tensor<2x3xf32>
+  }
+}
+
+// -----
+
 // CHECK: error: loc("t"): node 't' (TopK, opset 11): k must be a compile-time constant (or the outputs must have a declared static shape); a run-time k is not supported
 module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
   func.func @top_k_runtime(%x: tensor<3x4xf32>, %k: tensor<1xi64>) -> (tensor<*xf32>, tensor<*xi64>) {

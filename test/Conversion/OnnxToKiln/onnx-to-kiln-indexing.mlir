@@ -63,6 +63,21 @@ module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
 
 // -----
 
+// CumProd is CumSum's scan with a product.
+// CHECK-LABEL: func.func @cumprod
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xi32>)
+// CHECK: %[[A:.+]] = kiln.constant dense<-1> : tensor<i64>
+// CHECK: kiln.cumprod %[[X]], %[[A]] {exclusive = true} : (tensor<2x3xi32>, tensor<i64>) -> tensor<2x3xi32>
+module attributes {onnx.opset_import = {ai.onnx = 26 : i64}} {
+  func.func @cumprod(%x: tensor<2x3xi32>) -> tensor<2x3xi32> {
+    %a = onnx.Initializer "a" dense<-1> : tensor<i64> loc("a")
+    %y = "onnx.CumProd"(%x, %a) {exclusive = 1 : i64} : (tensor<2x3xi32>, tensor<i64>) -> tensor<2x3xi32> loc("c")
+    return %y : tensor<2x3xi32>
+  }
+}
+
+// -----
+
 // A constant k; smallest; the negative axis is normalized.
 // CHECK-LABEL: func.func @top_k_constant
 // CHECK: %[[V:.+]], %[[I:.+]] = kiln.top_k %{{.+}} {axis = 1 : i64, k = 2 : i64, largest = false} : tensor<3x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>

@@ -591,8 +591,9 @@ func.func @where_condition_broadcast(%c: tensor<4xi1>, %a: tensor<2x3xf32>) -> t
 
 // -----
 
+// kiln.not flips the bits of bools and integers, not floats.
 func.func @not_float(%a: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error @+1 {{'kiln.not' op operand #0 must be ranked tensor of 1-bit signless integer values}}
+  // expected-error @+1 {{'kiln.not' op operand #0 must be ranked tensor of signless integer or unsigned integer values}}
   %y = kiln.not %a : tensor<3xf32>
   return %y : tensor<3xf32>
 }
@@ -710,4 +711,13 @@ func.func @static_quant_matmul_k_padding(%x: tensor<2x72xf32>, %w: tensor<1x20x6
 func.func @static_quant_matmul_lane_k(%x: tensor<2x72xf32>, %w: tensor<1x18x64xi8>, %s: tensor<16xf32>, %sum: tensor<16xi32>) -> tensor<2x16xf32> {
   %0 = kiln.static_quant_matmul %x, %w, %s, %sum {input_scale = 0.02 : f32, input_zero_point = 0 : i64} : (tensor<2x72xf32>, tensor<1x18x64xi8>, tensor<16xf32>, tensor<16xi32>) -> tensor<2x16xf32>
   return %0 : tensor<2x16xf32>
+}
+
+// -----
+
+func.func @bitcast_width(%a: tensor<3xf32>) -> tensor<3xf64> {
+  // expected-error @+2 {{cannot bitcast 'f32' to 'f64': the widths differ}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.bitcast %a to f64 : tensor<3xf32> -> tensor<3xf64>
+  return %y : tensor<3xf64>
 }

@@ -128,12 +128,11 @@ LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *,
 }
 KILN_COMPATIBLE(GatherNDOp)
 
-LogicalResult CumSumOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> loc,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
-  RankedTensorType x = rankedType(adaptor.getInput()),
-                   axis = rankedType(adaptor.getAxis());
+namespace {
+/// CumSum and CumProd: the input's type, for a one-element axis.
+LogicalResult inferCumulative(std::optional<Location> loc, Value input,
+                              Value axisValue, SmallVectorImpl<Type> &types) {
+  RankedTensorType x = rankedType(input), axis = rankedType(axisValue);
   if (x.getRank() < 1)
     return emitOptionalError(loc, "expects an input of rank 1 or more");
   if (axis.hasStaticShape() && axis.getNumElements() != 1)
@@ -142,7 +141,23 @@ LogicalResult CumSumOp::inferReturnTypes(MLIRContext *,
   types.push_back(x);
   return success();
 }
+} // namespace
+
+LogicalResult CumSumOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferCumulative(loc, adaptor.getInput(), adaptor.getAxis(), types);
+}
 KILN_COMPATIBLE(CumSumOp)
+
+LogicalResult CumProdOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferCumulative(loc, adaptor.getInput(), adaptor.getAxis(), types);
+}
+KILN_COMPATIBLE(CumProdOp)
 
 LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx,
                                        std::optional<Location> loc,

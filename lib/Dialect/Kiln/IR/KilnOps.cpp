@@ -256,6 +256,24 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
 }
 KILN_COMPATIBLE(CastOp)
 
+LogicalResult BitCastOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  RankedTensorType in = rankedType(adaptor.getInput());
+  Type to = adaptor.getTo();
+  // A bool is stored as a byte.
+  auto bits = [](Type t) {
+    return t.isInteger(1) ? 8u : t.getIntOrFloatBitWidth();
+  };
+  if (bits(in.getElementType()) != bits(to))
+    return emitOptionalError(loc, "cannot bitcast ", in.getElementType(),
+                             " to ", to, ": the widths differ");
+  types.push_back(in.clone(to));
+  return success();
+}
+KILN_COMPATIBLE(BitCastOp)
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

@@ -236,8 +236,8 @@ struct Checker {
     if (op->hasTrait<OpTrait::SameOperandsAndResultType>() ||
         isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, PReluOp, ModOp,
             EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp,
-            OrOp, XorOp, WhereOp, BitShiftOp, CastOp, ClipOp, IdentityOp,
-            ExpandOp>(op))
+            OrOp, XorOp, WhereOp, BitShiftOp, CastOp, BitCastOp, ClipOp,
+            IdentityOp, ExpandOp>(op))
       return elementwise(in, op->getOperands(), r, outRank);
     return fail("Kiln does not yet know whether " +
                 op->getName().getStringRef() + " keeps samples apart");

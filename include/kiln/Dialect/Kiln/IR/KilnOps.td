@@ -207,6 +207,24 @@ def Kiln_CastOp : Kiln_Op<"cast", [Kiln_Inferred]> {
   let hasFolder = 1;
 }
 
+def Kiln_BitCastOp : Kiln_Op<"bitcast", [Kiln_Inferred]> {
+  let summary = "reinterprets the bits of every element (ONNX BitCast)";
+  let description = [{
+    Between element types of the same width, where `i1` (ONNX's bool) counts
+    as a byte holding 0 or 1: a bool becomes 0 or 1 and a byte becomes a bool
+    "not zero". The shape is unchanged.
+
+    ```mlir
+    %y = kiln.bitcast %x to i32 : tensor<2x3xf32> -> tensor<2x3xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input,
+                   TypeAttrOf<AnyTypeOf<[AnyFloat, AnySignlessInteger,
+                                         AnyUnsignedInteger]>>:$to);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$input `to` $to attr-dict `:` type($input) `->` type($result)";
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -286,17 +304,23 @@ def Kiln_ThresholdedReluOp : Kiln_ParamUnaryOp<"thresholded_relu",
     "x > alpha ? x : 0">;
 
 def Kiln_BoolTensor : RankedTensorOf<[I1]>;
+// Bools and integers of any signedness: the operands of the bit operations
+// (and, or, xor, not, bitshift), which are logical on bools.
+def Kiln_IntTensor : RankedTensorOf<[AnySignlessInteger, AnyUnsignedInteger]>;
 
 def Kiln_NotOp : Kiln_Op<"not", [Pure, SameOperandsAndResultType]> {
-  let summary = "logical negation of a bool (i1) tensor";
+  let summary = "bitwise negation (logical on a bool tensor)";
   let description = [{
+    Flips every bit: ONNX Not on bools, BitwiseNot on integers.
+
     ```mlir
     %y = kiln.not %x : tensor<4xi1>
     ```
   }];
-  let arguments = (ins Kiln_BoolTensor:$input);
-  let results = (outs Kiln_BoolTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";  let hasFolder = 1;
+  let arguments = (ins Kiln_IntTensor:$input);
+  let results = (outs Kiln_IntTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
 }
 
 def Kiln_ClipOp : Kiln_Op<"clip", [Pure, SameOperandsAndResultType]> {
@@ -385,9 +409,11 @@ def Kiln_LessEqualOp : Kiln_CompareOp<"less_equal", "lhs <= rhs">;
 def Kiln_GreaterOp : Kiln_CompareOp<"greater", "lhs > rhs">;
 def Kiln_GreaterEqualOp : Kiln_CompareOp<"greater_equal", "lhs >= rhs">;
 
-def Kiln_AndOp : Kiln_BinaryOp<"and", "logical and of bools", Kiln_BoolTensor>;
-def Kiln_OrOp : Kiln_BinaryOp<"or", "logical or of bools", Kiln_BoolTensor>;
-def Kiln_XorOp : Kiln_BinaryOp<"xor", "logical xor of bools", Kiln_BoolTensor>;
+// On bools these are ONNX's logical And, Or, Xor; on integers its BitwiseAnd,
+// BitwiseOr, BitwiseXor.
+def Kiln_AndOp : Kiln_BinaryOp<"and", "bitwise and (logical on bools)", Kiln_IntTensor>;
+def Kiln_OrOp : Kiln_BinaryOp<"or", "bitwise or (logical on bools)", Kiln_IntTensor>;
+def Kiln_XorOp : Kiln_BinaryOp<"xor", "bitwise xor (logical on bools)", Kiln_IntTensor>;
 
 def Kiln_WhereOp : Kiln_Op<"where", [Kiln_Inferred]> {
   let summary = "cond ? lhs : rhs, elementwise with 3-way broadcasting";
@@ -646,8 +672,6 @@ def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Kiln_Inferred]> {
 // Integer bit operations
 //===----------------------------------------------------------------------===//
 
-def Kiln_IntTensor : RankedTensorOf<[AnySignlessInteger, AnyUnsignedInteger]>;
-
 def Kiln_BitShiftOp : Kiln_Op<"bitshift", [Kiln_Inferred]> {
   let summary = "lhs << rhs or lhs >> rhs (ONNX BitShift)";
   let description = [{
@@ -780,16 +804,19 @@ def Kiln_GatherNDOp : Kiln_Op<"gather_nd", [Kiln_Inferred]> {
   let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
-def Kiln_CumSumOp : Kiln_Op<"cumsum", [Kiln_Inferred]> {
-  let summary = "running sum along an axis given as a tensor (ONNX CumSum)";
+// Running sums and products along an axis given as a tensor.
+class Kiln_CumulativeOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Kiln_Inferred]> {
+  let summary = doc;
   let description = [{
     `axis` is a one-element integer tensor, read at run time (a constant folds
     away); negative values count from the end and values outside
-    `[-rank, rank)` are clamped. `exclusive` leaves out the element itself,
-    `reverse` sums from the end.
+    `[-rank, rank)` are clamped. `exclusive` leaves out the element itself
+    (the first result is 0 for a sum, 1 for a product), `reverse` runs from
+    the end.
 
     ```mlir
-    %y = kiln.cumsum %x, %axis {exclusive = false, reverse = true}
+    %y = kiln.}] # mnemonic # [{ %x, %axis {exclusive = false, reverse = true}
        : (tensor<2x3xf64>, tensor<i32>) -> tensor<2x3xf64>
     ```
   }];
@@ -799,6 +826,11 @@ def Kiln_CumSumOp : Kiln_Op<"cumsum", [Kiln_Inferred]> {
   let results = (outs Kiln_NumericTensor:$result);
   let assemblyFormat = "$input `,` $axis attr-dict `:` functional-type(operands, results)";
 }
+
+def Kiln_CumSumOp : Kiln_CumulativeOp<"cumsum",
+    "running sum along an axis (ONNX CumSum)">;
+def Kiln_CumProdOp : Kiln_CumulativeOp<"cumprod",
+    "running product along an axis (ONNX CumProd)">;
 
 def Kiln_TopKOp : Kiln_Op<"top_k", [Kiln_Inferred]> {
   let summary = "the k largest (or smallest) elements along an axis, sorted (ONNX TopK)";
