@@ -120,11 +120,14 @@ FailureOr<SmallVector<Value>> layerNormWithStats(OnnxNode &node, Value x,
 
 } // namespace
 
-/// LayerNormalization 17. Y alone is one kiln.layer_norm (computed in the
-/// input type); the Mean and InvStdDev outputs, when used, take the
-/// decomposed path.
-FailureOr<SmallVector<Value>>
-mlir::kiln::convertLayerNormalization(OnnxNode &node) {
+namespace {
+/// X, scale and the normalized axis of LayerNormalization and
+/// RMSNormalization (attribute `axis`, default -1).
+struct NormInputs {
+  Value x, scale;
+  int64_t axis;
+};
+FailureOr<NormInputs> normInputs(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
   if (failed(x) || failed(scale))
     return failure();
@@ -136,12 +139,25 @@ mlir::kiln::convertLayerNormalization(OnnxNode &node) {
   FailureOr<int64_t> axis = normalizeAxis(node, node.intAttr("axis", -1), rank);
   if (failed(axis))
     return failure();
+  return NormInputs{*x, *scale, *axis};
+}
+} // namespace
+
+/// LayerNormalization 17. Y alone is one kiln.layer_norm (computed in the
+/// input type); the Mean and InvStdDev outputs, when used, take the
+/// decomposed path.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertLayerNormalization(OnnxNode &node) {
+  FailureOr<NormInputs> in = normInputs(node);
+  if (failed(in))
+    return failure();
+  auto [x, scale, axis] = *in;
   float epsilon = node.floatAttr("epsilon", 1e-5f);
   if (node.resultUsed(1) || node.resultUsed(2))
-    return layerNormWithStats(node, *x, *scale, *axis, epsilon);
+    return layerNormWithStats(node, x, scale, axis, epsilon);
   auto &b = node.builder;
-  return one(build<LayerNormOp>(node, *x, *scale, node.input(2),
-                                b.getI64IntegerAttr(*axis),
+  return one(build<LayerNormOp>(node, x, scale, node.input(2),
+                                b.getI64IntegerAttr(axis),
                                 b.getF32FloatAttr(epsilon), UnitAttr()));
 }
 
@@ -151,17 +167,10 @@ mlir::kiln::convertLayerNormalization(OnnxNode &node) {
 /// Y has scale's type.
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertRMSNormalization(OnnxNode &node) {
-  FailureOr<Value> x = node.rankedInput(0), scale = node.rankedInput(1);
-  if (failed(x) || failed(scale))
+  FailureOr<NormInputs> in = normInputs(node);
+  if (failed(in))
     return failure();
-  int64_t rank = typeOf(*x).getRank();
-  if (rank == 0) {
-    node.fail() << "cannot normalize a scalar";
-    return failure();
-  }
-  FailureOr<int64_t> axis = normalizeAxis(node, node.intAttr("axis", -1), rank);
-  if (failed(axis))
-    return failure();
+  auto [x, scale, axis] = *in;
   int64_t stash = node.intAttr("stash_type", 1);
   if (stash != 1) {
     node.fail() << "stash_type " << stash
@@ -171,18 +180,18 @@ mlir::kiln::convertRMSNormalization(OnnxNode &node) {
     return failure();
   }
   auto &b = node.builder;
-  Type xElt = elementOf(*x), yElt = elementOf(*scale);
+  Type xElt = elementOf(x), yElt = elementOf(scale);
   Type compute =
       xElt.getIntOrFloatBitWidth() < 32 ? Type(b.getF32Type()) : xElt;
-  FailureOr<Value> xs = *x, ss = *scale;
+  FailureOr<Value> xs = x, ss = scale;
   if (xElt != compute)
-    xs = build<CastOp>(node, *x, TypeAttr::get(compute));
+    xs = build<CastOp>(node, x, TypeAttr::get(compute));
   if (yElt != compute)
-    ss = build<CastOp>(node, *scale, TypeAttr::get(compute));
+    ss = build<CastOp>(node, scale, TypeAttr::get(compute));
   if (failed(xs) || failed(ss))
     return failure();
   FailureOr<Value> y = build<LayerNormOp>(
-      node, *xs, *ss, Value(), b.getI64IntegerAttr(*axis),
+      node, *xs, *ss, Value(), b.getI64IntegerAttr(axis),
       b.getF32FloatAttr(node.floatAttr("epsilon", 1e-5f)), b.getUnitAttr());
   if (succeeded(y) && yElt != compute)
     y = build<CastOp>(node, *y, TypeAttr::get(yElt));
