@@ -20,3 +20,23 @@ module attributes {onnx.opset_import = {ai.onnx = 19 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 25 : i64}} {
+  func.func @round_mode(%x: tensor<4xf32>) -> tensor<*xf8E8M0FNU> {
+    // expected-error@unknown {{node 'c' (Cast, opset 25): round_mode 'zero' is not one of 'up', 'down' and 'nearest'}}
+    %y = "onnx.Cast"(%x) {to = 24 : si64, round_mode = "zero"} : (tensor<4xf32>) -> tensor<*xf8E8M0FNU> loc("c")
+    return %y : tensor<*xf8E8M0FNU>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 21 : i64}} {
+  func.func @negative_block(%x: tensor<2x4xf32>, %s: tensor<2x2xf32>) -> tensor<*xi8> {
+    // expected-error@unknown {{node 'q' (QuantizeLinear, opset 21): block_size -2 must be positive}}
+    %y = "onnx.QuantizeLinear"(%x, %s) {axis = 1 : si64, block_size = -2 : si64, output_dtype = 3 : si64} : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<*xi8> loc("q")
+    return %y : tensor<*xi8>
+  }
+}
