@@ -246,6 +246,19 @@ def main():
     check(r.returncode == 2 and "raw_data has 20 bytes" in r.stderr
           and "needs 24" in r.stderr, "short raw_data is reported", r)
 
+    # int4 packs two elements a byte: [2,3] needs 3 bytes, not 1.
+    short_packed = os.path.join(work, "short_packed")
+    write(short_packed, "input", inputs)
+    t = TensorProto()
+    t.dims.extend([2, 3])
+    t.data_type = 22  # INT4 (ONNX 1.23; Debian's onnx predates the name)
+    t.raw_data = b"\x21"
+    with open(os.path.join(short_packed, "input_0.pb"), "wb") as f:
+        f.write(t.SerializeToString())
+    r = run(model, "--test-data", short_packed)
+    check(r.returncode == 2 and "raw_data holds 1 packed bytes" in r.stderr
+          and "int4 [2,3] needs 3" in r.stderr, "short packed int4 is reported", r)
+
     short_typed = os.path.join(work, "short_typed")
     write(short_typed, "input", inputs)
     t = TensorProto()

@@ -74,11 +74,6 @@ Type mlir::kiln::elementType(MLIRContext *ctx, int32_t dataType) {
 std::unique_ptr<std::string>
 mlir::kiln::unpackTensor(const ::onnx::TensorProto &tensor, int64_t count,
                          unsigned bits, std::string &why) {
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    why = "has external data, which Kiln reads for types of 8 bits or more "
-          "only; store the tensor in the model file";
-    return nullptr;
-  }
   int64_t perByte = 8 / bits, packedBytes = (count + perByte - 1) / perByte;
   bool rawData = tensor.has_raw_data();
   int64_t stored = rawData ? (int64_t)tensor.raw_data().size()

@@ -20,7 +20,8 @@ Type elementType(MLIRContext *ctx, int32_t dataType);
 
 /// The `count` elements of a tensor of a `bits`-bit type (4 or 2), which
 /// ONNX packs low bits first in raw_data or a packed byte per int32_data
-/// value, a byte each; null with `why` set when the data does not match.
+/// value (never external data), a byte each; null with `why` set when the
+/// data does not match.
 std::unique_ptr<std::string> unpackTensor(const ::onnx::TensorProto &tensor,
                                           int64_t count, unsigned bits,
                                           std::string &why);

@@ -155,13 +155,22 @@ FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
   int64_t count = type.getNumElements();
   size_t bytes = (size_t)*checkedBytes;
 
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+  // 4-bit and 2-bit types are packed in the file and a byte each in Kiln.
+  unsigned packed = elt.getIntOrFloatBitWidth();
+  bool subByte = packed > 1 && packed < 8;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (subByte)
+      return error(loc) << where << ": tensor '" << tensor.name() << "' of "
+                        << type << " has external data, which Kiln reads for "
+                        << "types of 8 bits or more only; store the tensor in "
+                           "the model file";
     return importExternalTensor(tensor, type, bytes, where, loc);
+  }
 
   // Gather the bytes: raw_data is moved out of the message, typed fields are
   // converted into a fresh buffer.
   std::unique_ptr<std::string> raw;
-  if (unsigned packed = elt.getIntOrFloatBitWidth(); packed < 8 && packed > 1) {
+  if (subByte) {
     std::string why;
     raw = mlir::kiln::unpackTensor(tensor, type.getNumElements(), packed, why);
     if (!raw)
