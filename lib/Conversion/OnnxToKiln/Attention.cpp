@@ -34,34 +34,29 @@ FailureOr<Value> sliceLast(OnnxNode &node, Value v, int64_t first,
                         b.getDenseI64ArrayAttr(strides));
 }
 
-/// A bool constant of `shape` whose element at (i, j) of the last two
-/// dimensions is `pred(i, j)`.
-Value boolGrid(OnnxNode &node, ArrayRef<int64_t> shape,
-               llvm::function_ref<bool(int64_t, int64_t)> pred) {
-  auto &b = node.builder;
+/// A constant of `shape` and element type `elt` (i1 or i64) whose element at
+/// (i, j) of the last two dimensions is `f(i, j)`.
+template <typename T>
+Value grid(OnnxNode &node, ArrayRef<int64_t> shape, Type elt,
+           llvm::function_ref<T(int64_t, int64_t)> f) {
   int64_t rows = shape[shape.size() - 2], cols = shape.back();
-  SmallVector<bool> bits;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      bits.push_back(pred(i, j));
-  auto type = RankedTensorType::get(shape, b.getI1Type());
-  return ConstantOp::create(b, node.loc(), type,
-                            DenseElementsAttr::get(type, ArrayRef(bits)));
-}
-
-/// An int64 constant of `shape` whose element at (i, j) of the last two
-/// dimensions is `f(i, j)`.
-Value intGrid(OnnxNode &node, ArrayRef<int64_t> shape,
-              llvm::function_ref<int64_t(int64_t, int64_t)> f) {
-  auto &b = node.builder;
-  int64_t rows = shape[shape.size() - 2], cols = shape.back();
-  SmallVector<int64_t> values;
+  SmallVector<T> values;
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
       values.push_back(f(i, j));
-  auto type = RankedTensorType::get(shape, b.getI64Type());
-  return ConstantOp::create(b, node.loc(), type,
+  auto type = RankedTensorType::get(shape, elt);
+  return ConstantOp::create(node.builder, node.loc(), type,
                             DenseElementsAttr::get(type, ArrayRef(values)));
+}
+
+Value boolGrid(OnnxNode &node, ArrayRef<int64_t> shape,
+               llvm::function_ref<bool(int64_t, int64_t)> pred) {
+  return grid<bool>(node, shape, node.builder.getI1Type(), pred);
+}
+
+Value intGrid(OnnxNode &node, ArrayRef<int64_t> shape,
+              llvm::function_ref<int64_t(int64_t, int64_t)> f) {
+  return grid<int64_t>(node, shape, node.builder.getI64Type(), f);
 }
 
 /// 0 where `allowed`, -inf elsewhere, in `elt`.
