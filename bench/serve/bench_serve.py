@@ -13,6 +13,8 @@
       --resnet-batched PATH for the ResNet).
   (c) a version swap under sustained load (load v2, unload v1, load v3,
       unload v2 while 8 clients send requests): failed requests.
+  (d) 200 keep-alive clients of the tiny MLP: p50 and p99 with one thread
+      per connection (the default) and with --http-threads 32.
 
 The load generator (http_bench.cpp) and the baseline (direct_run.c) are built
 into the work directory with the system compilers. Everything stays on
@@ -152,6 +154,29 @@ def bench_throughput(key, save, shape, serve_bin, compile_bin, hb, dr, work, res
             s.kill()
 
 
+def bench_clients(serve_bin, compile_bin, hb, work, results):
+    """200 keep-alive clients of the tiny MLP: with one thread per connection
+    (the default) against the fixed 32 threads kiln-serve used to have, where
+    a client waits for one of 32 others to hang up."""
+    models.Mlp(0).save(f"{work}/mlp.onnx")
+    sh(compile_bin, f"{work}/mlp.onnx", "-o", f"{work}/mlp.so")
+    x = np.random.default_rng(0).standard_normal((1, 16)).astype(np.float32)
+    body, headers = binary_infer_request({"x": x})
+    out = results["clients"] = []
+    for label, extra in (("one thread per connection (default)", []),
+                         ("--http-threads 32", ["--http-threads", "32"])):
+        s = Server(serve_bin, ["--model", f"mlp={work}/mlp.so", *extra],
+                   f"{work}/clients-{len(out)}.log")
+        try:
+            r = load(hb, s.port, "/v2/models/mlp/infer", body, headers, 200,
+                     seconds=ARGS.seconds, warmup=5)
+            r["label"] = label
+            out.append(r)
+            assert s.terminate() == 0
+        finally:
+            s.kill()
+
+
 def onnx_input_name(path):
     import onnx
     return onnx.load(path, load_external_data=False).graph.input[0].name
@@ -226,6 +251,13 @@ def report(results):
         lines.append("  steps: " + ", ".join(f"{s['action']} v{s['version']} -> {s['status']} "
                                             f"({s['ms']} ms)" for s in sw["steps"]))
         lines.append(f"  serving afterwards: versions {sw['serving_after']}")
+    for run in results.get("clients", []):
+        if run is results["clients"][0]:
+            lines.append("(d) 200 keep-alive clients, tiny MLP, binary requests")
+        lines.append(f"  {run['label']:36s} {run['throughput']:8.0f} req/s  "
+                     f"p50 {run['p50_us'] / 1e3:7.2f} ms  p99 {run['p99_us'] / 1e3:7.2f} ms  "
+                     f"clients served {run['served_clients']}/{run['clients']}  "
+                     f"failed {run['failures']}")
     return "\n".join(lines)
 
 
@@ -239,7 +271,8 @@ def main():
     p.add_argument("--requests", type=int, default=20000, help="per latency run")
     p.add_argument("--threads", type=int, default=2, help="kiln-serve --threads")
     p.add_argument("--resnet-batched", help="a prebuilt resnet .so with batch variants 1,4,8")
-    p.add_argument("--only", choices=["overhead", "resnet", "resnet18", "wide_mlp", "swap"],
+    p.add_argument("--only", choices=["overhead", "resnet", "resnet18", "wide_mlp", "swap",
+                                       "clients"],
                    action="append")
     p.add_argument("--resnet18", default="/tmp/dev/resnet18/model.onnx",
                    help="torchvision ResNet-18 at 1x3x224x224 for the resnet18 run "
@@ -261,7 +294,7 @@ def main():
         except OSError:
             time.sleep(1)
     results = {"machine": {"cpus": os.cpu_count()}}
-    only = ARGS.only or ["overhead", "resnet", "wide_mlp", "swap"]
+    only = ARGS.only or ["overhead", "resnet", "wide_mlp", "swap", "clients"]
     if "overhead" in only:
         bench_overhead(serve_bin, compile_bin, hb, dr, ARGS.workdir, results)
     if "resnet" in only:
@@ -279,6 +312,8 @@ def main():
                          compile_bin, hb, dr, ARGS.workdir, results)
     if "swap" in only:
         bench_swap(serve_bin, compile_bin, hb, ARGS.workdir, results)
+    if "clients" in only:
+        bench_clients(serve_bin, compile_bin, hb, ARGS.workdir, results)
     print(report(results))
     if ARGS.json:
         with open(ARGS.json, "w") as f:

@@ -146,6 +146,10 @@ int main(int argc, char **argv) {
   request += "\r\n" + body;
 
   std::atomic<long> issued{0}, failures{0};
+  // Clients with at least one request answered in the measured window: a
+  // server that serves only some connections at a time starves the others,
+  // and their requests never enter the latencies.
+  std::atomic<int> servedClients{0};
   std::mutex mu;
   std::vector<double> latencies;
   std::map<int, long> statuses;
@@ -195,6 +199,8 @@ int main(int argc, char **argv) {
     }
     if (fd >= 0)
       close(fd);
+    if (!mine.empty())
+      ++servedClients;
     std::lock_guard<std::mutex> lock(mu);
     latencies.insert(latencies.end(), mine.begin(), mine.end());
     for (auto &[s, n] : myStatuses)
@@ -227,9 +233,11 @@ int main(int argc, char **argv) {
   mean = latencies.empty() ? 0 : mean / latencies.size();
   std::printf("{\"requests\": %zu, \"failures\": %ld, \"seconds\": %.3f, "
               "\"throughput\": %.1f, \"p50_us\": %.1f, \"p90_us\": %.1f, "
-              "\"p99_us\": %.1f, \"mean_us\": %.1f, \"statuses\": {",
+              "\"p99_us\": %.1f, \"mean_us\": %.1f, \"clients\": %d, "
+              "\"served_clients\": %d, \"statuses\": {",
               latencies.size(), failures.load(), seconds,
-              latencies.size() / seconds, pct(0.5), pct(0.9), pct(0.99), mean);
+              latencies.size() / seconds, pct(0.5), pct(0.9), pct(0.99), mean,
+              o.clients, servedClients.load());
   bool first = true;
   for (auto &[s, n] : statuses) {
     std::printf("%s\"%d\": %ld", first ? "" : ", ", s, n);

@@ -241,6 +241,58 @@ def test_bad_headers_are_answered_at_once(serve, m):
     assert s.terminate() == 0
 
 
+def test_slow_clients_do_not_starve_the_server(serve, m):
+    """100 clients trickling request heads a byte at a time (each byte well
+    inside --read-timeout) hold no thread a normal request needs, and each is
+    dropped once --request-timeout has passed without a whole request."""
+    import socket
+    s = serve("--model", f"mlp={m.mlp1}", "--read-timeout", "5", "--request-timeout", "3")
+    # A request head that never ends: one header value growing by a byte.
+    head = b"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nX-Pad: "
+    slow = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(100)]
+    for sock in slow:
+        sock.setblocking(False)
+    start = time.monotonic()
+    closed_at = [None] * len(slow)
+    sent = [0] * len(slow)
+
+    def trickle(i):
+        sock = slow[i]
+        try:
+            if sock.recv(4096) == b"":
+                closed_at[i] = time.monotonic() - start
+                return
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed_at[i] = time.monotonic() - start
+            return
+        try:
+            sock.send(head[sent[i]:sent[i] + 1] or b"a")
+            sent[i] += 1
+        except OSError:
+            closed_at[i] = time.monotonic() - start
+
+    x = rows(1)
+    latencies = []
+    while time.monotonic() - start < 7 and None in closed_at:
+        for i in range(len(slow)):
+            if closed_at[i] is None:
+                trickle(i)
+        if time.monotonic() - start > 1 and len(latencies) < 3:
+            t = time.monotonic()
+            np.testing.assert_allclose(infer_y(s, "mlp", x)[0], m.mlp_ref[1](x), RTOL, ATOL)
+            latencies.append(time.monotonic() - t)
+        time.sleep(0.1)
+    for sock in slow:
+        sock.close()
+    assert len(latencies) == 3 and max(latencies) < 1.0, latencies
+    # Dropped at the deadline (3 s), enforced within a quarter of it.
+    assert all(c is not None and 2.5 < c < 5 for c in closed_at), [
+        (i, c) for i, c in enumerate(closed_at) if c is None or not 2.5 < c < 5]
+    assert s.terminate() == 0
+
+
 def slow_request(n):
     """A binary request of n rows for the slow model: n runs of ~10 ms."""
     return binary_infer_request({"x": np.zeros((n, 32, 96, 96), np.float32)})

@@ -136,18 +136,27 @@ std::optional<int64_t> versionParameter(const json &params) {
 } // namespace
 
 HttpServer::HttpServer(Registry &registry, const ServerOptions &options)
-    : registry_(registry), options_(options) {
-  int threads = std::max(1, options_.httpThreads);
-  server_.new_task_queue = [threads] {
-    return new httplib::ThreadPool(threads);
+    : registry_(registry), options_(options),
+      deadlines_(std::chrono::seconds(options.requestTimeoutSeconds)) {
+  // One thread per open connection, up to --http-threads: a keep-alive
+  // client never waits for another to hang up. A few stay warm.
+  size_t threads = std::max(1, options_.httpThreads);
+  server_.new_task_queue = [this, threads] {
+    return new ConnectionPool(std::min<size_t>(threads, 8), threads,
+                              std::chrono::seconds(10), &deadlines_);
   };
+  // The next request's deadline starts once a response is written (httplib
+  // logs after writing).
+  server_.set_logger([](const httplib::Request &, const httplib::Response &) {
+    RequestDeadlines::awaitingRequest();
+  });
   // Without TCP_NODELAY a response written in two pieces waits for the
   // client's delayed ACK: tens of milliseconds per request.
   server_.set_tcp_nodelay(true);
   server_.set_keep_alive_max_count(100000);
   server_.set_payload_max_length(options_.maxBodyBytes);
-  // A client that stops sending (a slow-header or slow-body attack) holds
-  // an HTTP thread for at most this long.
+  // A client that stops sending holds its thread for at most this long; one
+  // that trickles bytes, for at most --request-timeout (the deadlines).
   server_.set_read_timeout(options_.readTimeoutSeconds);
   server_.set_write_timeout(30);
   // Before the body is read: a request whose Content-Length is not a byte
@@ -256,6 +265,7 @@ void HttpServer::stop() {
 }
 
 void HttpServer::routeGet(const httplib::Request &req, httplib::Response &res) {
+  RequestDeadlines::requestArrived(); // running it is not the client's time
   std::vector<std::string> p = split(req.path);
   if (p.size() == 1 && p[0] == "metrics") {
     res.set_content(renderMetrics(registry_.all()),
@@ -297,6 +307,7 @@ void HttpServer::routeGet(const httplib::Request &req, httplib::Response &res) {
 
 void HttpServer::routePost(const httplib::Request &req,
                            httplib::Response &res) {
+  RequestDeadlines::requestArrived(); // running it is not the client's time
   std::vector<std::string> p = split(req.path);
   std::string name, version, rest;
   if (modelPath(p, name, version, rest) && rest == "infer") {

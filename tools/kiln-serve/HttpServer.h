@@ -3,6 +3,7 @@
 #ifndef KILN_TOOLS_KILN_SERVE_HTTPSERVER_H
 #define KILN_TOOLS_KILN_SERVE_HTTPSERVER_H
 
+#include "Connections.h"
 #include "Registry.h"
 
 #include <httplib.h>
@@ -16,8 +17,9 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8000; // 0: any free port
   size_t maxBodyBytes = 64 << 20;
-  int httpThreads = 32; // connections served at once
+  int httpThreads = 1024; // connections served at once (one thread each)
   int readTimeoutSeconds = 5; // a client silent this long is dropped
+  int requestTimeoutSeconds = 30; // a request not fully in by then: dropped
   size_t maxHeaders = 100;    // header fields per request (431 beyond)
   std::string apiToken;       // required by the repository API when set
 };
@@ -47,6 +49,7 @@ private:
 
   Registry &registry_;
   ServerOptions options_;
+  RequestDeadlines deadlines_;
   ListeningServer server_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> serving_{false};

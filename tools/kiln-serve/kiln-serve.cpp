@@ -108,8 +108,14 @@ int main(int argc, char **argv) {
                  "Header fields accepted per request (431 beyond)")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
+  app.add_option("--request-timeout", server.requestTimeoutSeconds,
+                 "Seconds a client has to send a whole request (head and "
+                 "body), counted from when the server starts waiting for it")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
   app.add_option("--http-threads", server.httpThreads,
-                 "Connections served at once")
+                 "Connections served at once, one thread each (more wait "
+                 "for one to close)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   CLI11_PARSE(app, argc, argv);
