@@ -12,6 +12,14 @@
 // its use of `scale * input_size` (not the rounded output size) as the output
 // length in align_corners, pytorch_half_pixel and tf_crop_and_resize.
 //
+// Opset 18/19 additions: `axes` (scales, sizes and roi list only those axes),
+// `keep_aspect_ratio_policy` (one scale for every listed axis, the output
+// length rounded half up), `half_pixel_symmetric`, and `antialias`: when a
+// linear or cubic axis shrinks, its filter is stretched by 1/scale, so each
+// output blends every source position under the stretched filter (2 - 2 *
+// (floor(-support / scale) + 1) taps, normalized), computed here per output
+// position from constant scales.
+//
 //===----------------------------------------------------------------------===//
 #include "Build.h"
 
@@ -214,8 +222,67 @@ ParamInput readParam(OnnxNode &node, int idx) {
 struct ResizeAttrs {
   std::string mode, ctm, nearestMode;
   double cubicA = -0.75, extrapolation = 0.0;
-  bool excludeOutside = false;
+  bool excludeOutside = false, antialias = false;
 };
+
+/// Antialiased taps of one shrinking axis: for every output position the
+/// linear or cubic filter stretched by 1/scale over the source positions
+/// around it, normalized, as ONNX's reference computes them. The tap count
+/// follows from `minScale`, the smallest scale the axis may have (the scale
+/// itself when constant): taps a larger scale does not reach weigh 0.
+/// Positions outside the axis clamp to its edge, or drop out with
+/// exclude_outside.
+void antialiasTaps(Tables &T, const Table &xo, const Table &scale,
+                   double minScale, int64_t in, const ResizeAttrs &a,
+                   std::vector<std::pair<Table, std::optional<Table>>> &taps) {
+  bool cubic = a.mode == "cubic";
+  double support = cubic ? 2.0 : 1.0, A = a.cubicA;
+  int64_t start = (int64_t)std::floor(-support / minScale) + 1;
+  int64_t n = 2 - 2 * start;
+  Table s = T.min(scale, Tables::scalar(1));
+  // The tap at offset 0 is the source position at or left of x, left of it
+  // when x is a whole number: the reference's `ratio` lies in (0, 1].
+  Table base = T.floor(xo), ratio = T.sub(xo, base);
+  Table whole = T.inRange(ratio, 0, 0);
+  ratio = T.add(ratio, whole);
+  base = T.sub(base, whole);
+  auto c = [](double v) { return Tables::scalar(v); };
+  std::vector<Table> at, w;
+  Table sum = c(0);
+  for (int64_t k = 0; k < n; ++k) {
+    Table t = T.abs(T.mul(T.sub(c((double)(start + k)), ratio), s));
+    Table f;
+    if (!cubic) {
+      f = T.max(c(0), T.sub(c(1), t));
+    } else {
+      Table nearW = T.add(
+          T.mul(T.mul(T.sub(T.mul(c(A + 2), t), c(A + 3)), t), t), c(1));
+      Table farW = T.sub(
+          T.mul(T.add(T.mul(T.sub(T.mul(c(A), t), c(5 * A)), t), c(8 * A)),
+                t),
+          c(4 * A));
+      // Both pieces are 0 at |t| = 1 and far is 0 at |t| = 2.
+      f = T.add(T.mul(T.inRange(t, 0, 1), nearW),
+                T.mul(T.inRange(t, 1, 2), farW));
+    }
+    at.push_back(T.add(base, c((double)(start + k))));
+    w.push_back(f);
+    sum = T.add(sum, f);
+  }
+  for (Table &f : w)
+    f = T.div(f, sum);
+  if (a.excludeOutside) {
+    Table inside = c(0);
+    for (int64_t k = 0; k < n; ++k) {
+      w[k] = T.mul(w[k], T.inRange(at[k], 0, (double)in - 1));
+      inside = T.add(inside, w[k]);
+    }
+    for (Table &f : w)
+      f = T.div(f, inside);
+  }
+  for (int64_t k = 0; k < n; ++k)
+    taps.push_back({T.clamp(at[k], 0, (double)in - 1), w[k]});
+}
 
 /// One resized axis: in/out lengths, the scale and the output length the
 /// reference uses (scale * in), and the roi bounds for tf_crop_and_resize.
@@ -250,7 +317,13 @@ FailureOr<Value> resizeAxis(OnnxNode &node, Tables &T, Value x, int64_t axis,
     return T.sub(T.div(T.add(pos, Tables::scalar(0.5)), p.scale),
                  Tables::scalar(0.5));
   };
-  if (ctm == "align_corners") {
+  if (ctm == "half_pixel_symmetric") {
+    // Centred: shifted by in/2 * (1 - out / width).
+    Table adjustment = T.div(Tables::scalar(out), p.width);
+    xo = T.add(T.mul(Tables::scalar(in / 2.0),
+                     T.sub(Tables::scalar(1), adjustment)),
+               halfPixel());
+  } else if (ctm == "align_corners") {
     xo = out == 1 ? Tables::scalar(0)
                   : T.div(T.mul(pos, Tables::scalar(in - 1)),
                           T.sub(p.width, Tables::scalar(1)));
@@ -286,7 +359,12 @@ FailureOr<Value> resizeAxis(OnnxNode &node, Tables &T, Value x, int64_t axis,
   // and their weights (none for a single nearest tap).
   std::vector<std::pair<Table, std::optional<Table>>> taps;
   double last = in - 1;
-  if (a.mode == "nearest") {
+  // The smallest scale this axis may have: a run-time scale gave
+  // out = floor(scale * in), so scale >= out / in.
+  double minScale = p.scale.isConst() ? p.scale.cst[0] : (double)out / in;
+  if (a.antialias && a.mode != "nearest" && minScale < 1) {
+    antialiasTaps(T, xo, p.scale, minScale, in, a, taps);
+  } else if (a.mode == "nearest") {
     Table r;
     if (a.nearestMode == "round_prefer_floor")
       r = T.ceil(T.sub(xo, Tables::scalar(0.5)));
@@ -390,14 +468,42 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
   int roiIdx = legacy ? -1 : 1, scalesIdx = legacy ? 1 : 2,
       sizesIdx = legacy ? -1 : 3;
 
-  // Opset 18's additions would change the numbers if silently ignored.
-  if (node.intAttr("antialias", 0) != 0 || node.hasAttr("axes") ||
-      node.strAttr("keep_aspect_ratio_policy", "stretch") != "stretch") {
-    node.fail() << "antialias, axes and keep_aspect_ratio_policy (opset 18) "
-                   "are not supported";
+  // Opset 18: scales, sizes and roi may list only some axes; `slot[d]` is
+  // axis d's position in them (-1: not resized).
+  SmallVector<int64_t> slot(rank, -1);
+  int64_t listed = rank;
+  if (node.hasAttr("axes")) {
+    std::optional<SmallVector<int64_t>> given = node.intsAttr("axes");
+    if (!given) {
+      node.fail() << "axes must be a list of integers";
+      return failure();
+    }
+    SmallVector<int64_t> axesAttr = *given;
+    listed = (int64_t)axesAttr.size();
+    for (int64_t i = 0; i < listed; ++i) {
+      int64_t d = axesAttr[i] < 0 ? axesAttr[i] + rank : axesAttr[i];
+      if (d < 0 || d >= rank || slot[d] >= 0) {
+        node.fail() << "axes lists " << axesAttr[i] << ", which is "
+                    << (d >= 0 && d < rank ? "repeated" : "out of range")
+                    << " for an input of rank " << rank;
+        return failure();
+      }
+      slot[d] = i;
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      slot[d] = d;
+  }
+  std::string policy = node.strAttr("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" &&
+      policy != "not_smaller") {
+    node.fail() << "keep_aspect_ratio_policy '" << policy
+                << "' is not supported; expected stretch, not_larger or "
+                   "not_smaller";
     return failure();
   }
   ResizeAttrs a;
+  a.antialias = node.intAttr("antialias", 0) != 0;
   a.mode = node.strAttr("mode", "nearest");
   if (a.mode == "bilinear")
     a.mode = "linear";
@@ -416,7 +522,8 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
   }
   static const char *ctms[] = {"half_pixel",   "pytorch_half_pixel",
                                "align_corners", "asymmetric",
-                               "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+                               "tf_half_pixel_for_nn", "tf_crop_and_resize",
+                               "half_pixel_symmetric"};
   if (!llvm::is_contained(ctms, a.ctm)) {
     node.fail() << "coordinate_transformation_mode '" << a.ctm
                 << "' is not supported";
@@ -453,19 +560,19 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
     return failure();
   }
   ParamInput &given = scales.present ? scales : sizes;
-  if (given.values && (int64_t)given.values->size() != rank) {
+  if (given.values && (int64_t)given.values->size() != listed) {
     node.fail() << (scales.present ? "scales" : "sizes") << " has "
-                << given.values->size() << " values for an input of rank "
-                << rank;
+                << given.values->size() << " values for "
+                << (listed == rank ? "an input of rank " : "axes listing ")
+                << listed << (listed == rank ? "" : " axes");
     return failure();
   }
   bool crop = a.ctm == "tf_crop_and_resize";
-  if (crop && (!roi.present || (roi.values && (int64_t)roi.values->size() != 2 * rank))) {
-    node.fail() << "tf_crop_and_resize needs roi with 2 * rank = " << 2 * rank
+  if (crop && (!roi.present || (roi.values && (int64_t)roi.values->size() != 2 * listed))) {
+    node.fail() << "tf_crop_and_resize needs roi with 2 * " << listed
                 << " values";
     return failure();
   }
-
   auto declared = dyn_cast<RankedTensorType>(node.op->getResult(0).getType());
   bool declaredStatic = declared && declared.hasStaticShape() &&
                         declared.getRank() == rank;
@@ -476,26 +583,62 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
     return failure();
   }
 
+  // keep_aspect_ratio_policy (with sizes): one scale for every listed axis,
+  // the smallest or largest of sizes / input length.
+  std::optional<Table> keepScale;
   Tables T(node);
+  if (policy != "stretch" && sizes.present) {
+    if (!sizes.values && !declaredStatic) {
+      node.fail() << "keep_aspect_ratio_policy '" << policy
+                  << "' needs sizes known at compile time or a declared "
+                     "static output shape";
+      return failure();
+    }
+    for (int64_t d = 0; d < rank; ++d)
+      if (int64_t j = slot[d]; j >= 0) {
+        Table s = T.div(sizes.values ? Tables::scalar((*sizes.values)[j])
+                                     : T.element(sizes.run, j),
+                        Tables::scalar((double)xt.getDimSize(d)));
+        keepScale = !keepScale ? s
+                    : policy == "not_larger" ? T.min(*keepScale, s)
+                                             : T.max(*keepScale, s);
+      }
+  }
+
   std::vector<AxisParams> axes;
   for (int64_t d = 0; d < rank; ++d) {
     AxisParams p;
     p.in = xt.getDimSize(d);
     p.runtimeScale = false;
-    if (sizes.present) {
-      p.out = sizes.values ? (int64_t)(*sizes.values)[d] : declared.getDimSize(d);
+    int64_t j = slot[d];
+    if (j < 0) { // not listed in axes: kept as is
+      p.out = p.in;
+      p.scale = Tables::scalar(1);
+      p.width = Tables::scalar(p.in);
+      p.roiStart = Tables::scalar(0);
+      p.roiEnd = Tables::scalar(1);
+    } else if (keepScale) {
+      // Rounded half up, as the policy specifies (the declared length when
+      // sizes come at run time).
+      p.out = keepScale->isConst()
+                  ? (int64_t)std::floor(keepScale->cst[0] * p.in + 0.5)
+                  : declared.getDimSize(d);
+      p.scale = *keepScale;
+      p.width = T.mul(*keepScale, Tables::scalar(p.in));
+    } else if (sizes.present) {
+      p.out = sizes.values ? (int64_t)(*sizes.values)[j] : declared.getDimSize(d);
       double s = (double)p.out / p.in;
       p.scale = Tables::scalar(s);
       p.width = Tables::scalar(s * p.in);
     } else if (scales.values) {
       // Scales are float32 in the model; the reference computes in double.
-      double s = (*scales.values)[d];
+      double s = (*scales.values)[j];
       p.out = (int64_t)std::floor(s * p.in);
       p.scale = Tables::scalar(s);
       p.width = Tables::scalar(s * p.in);
     } else {
       p.out = declared.getDimSize(d);
-      p.scale = T.element(scales.run, d);
+      p.scale = T.element(scales.run, j);
       p.width = T.mul(p.scale, Tables::scalar(p.in));
       p.runtimeScale = true;
     }
@@ -510,11 +653,11 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
                   << declared.getDimSize(d);
       return failure();
     }
-    if (crop) {
-      p.roiStart = roi.values ? Tables::scalar((*roi.values)[d])
-                              : T.element(roi.run, d);
-      p.roiEnd = roi.values ? Tables::scalar((*roi.values)[rank + d])
-                            : T.element(roi.run, rank + d);
+    if (crop && j >= 0) {
+      p.roiStart = roi.values ? Tables::scalar((*roi.values)[j])
+                              : T.element(roi.run, j);
+      p.roiEnd = roi.values ? Tables::scalar((*roi.values)[listed + j])
+                            : T.element(roi.run, listed + j);
     }
     axes.push_back(p);
   }
@@ -529,6 +672,8 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
     return axes[l].out * axes[r].in < axes[r].out * axes[l].in;
   });
   for (int64_t d : order) {
+    if (slot[d] < 0)
+      continue; // not listed in axes
     FailureOr<Value> y = resizeAxis(node, T, x, d, axes[d], a);
     if (failed(y))
       return failure();

@@ -61,13 +61,39 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
 
 // -----
 
-// CHECK: error: loc("r"): node 'r' (Resize, opset 18): antialias, axes and keep_aspect_ratio_policy (opset 18) are not supported
+// CHECK: error: loc("r"): node 'r' (Resize, opset 18): axes lists -1, which is repeated for an input of rank 4
 module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
-  func.func @resize_antialias(%x: tensor<1x1x4x4xf32>) -> tensor<*xf32> {
+  func.func @resize_repeated_axis(%x: tensor<1x1x4x4xf32>) -> tensor<*xf32> {
+    %s = onnx.Initializer "s" dense<[0.5, 0.5]> : tensor<2xf32> loc("s")
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'r' (Resize, opset 18): axes lists -1, which is repeated for an input of rank 4}}
+    %y = "onnx.Resize"(%x, %none, %s) {mode = "linear", antialias = 1 : i64, axes = [3, -1]} : (tensor<1x1x4x4xf32>, none, tensor<2xf32>) -> tensor<*xf32> loc("r")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("r"): node 'r' (Resize, opset 18): keep_aspect_ratio_policy 'fit' is not supported; expected stretch, not_larger or not_smaller
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @resize_bad_policy(%x: tensor<1x1x4x4xf32>) -> tensor<*xf32> {
+    %s = onnx.Initializer "s" dense<[2, 2]> : tensor<2xi64> loc("s")
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'r' (Resize, opset 18): keep_aspect_ratio_policy 'fit' is not supported; expected stretch, not_larger or not_smaller}}
+    %y = "onnx.Resize"(%x, %none, %none, %s) {axes = [2, 3], keep_aspect_ratio_policy = "fit"} : (tensor<1x1x4x4xf32>, none, none, tensor<2xi64>) -> tensor<*xf32> loc("r")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("r"): node 'r' (Resize, opset 18): scales has 4 values for axes listing 2 axes
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @resize_scales_for_axes(%x: tensor<1x1x4x4xf32>) -> tensor<*xf32> {
     %s = onnx.Initializer "s" dense<[1.0, 1.0, 0.5, 0.5]> : tensor<4xf32> loc("s")
     %none = onnx.NoValue loc("none")
-    // expected-error@unknown {{node 'r' (Resize, opset 18): antialias, axes and keep_aspect_ratio_policy (opset 18) are not supported}}
-    %y = "onnx.Resize"(%x, %none, %s) {mode = "linear", antialias = 1 : i64} : (tensor<1x1x4x4xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("r")
+    // expected-error@unknown {{node 'r' (Resize, opset 18): scales has 4 values for axes listing 2 axes}}
+    %y = "onnx.Resize"(%x, %none, %s) {mode = "cubic", antialias = 1 : i64, axes = [2, 3]} : (tensor<1x1x4x4xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("r")
     return %y : tensor<*xf32>
   }
 }
