@@ -14,9 +14,16 @@
 //   Scan  unrolled over the (static) scan axis: Gather slices step t,
 //         Unsqueeze + Concat stack the per-step outputs (opset 8's batch
 //         axis is unrolled the same way).
-//   Loop  unrolled when the trip count is known at compile time and the loop
-//         cannot end early (no condition, or a constant true one that the
-//         body passes through unchanged).
+//   Loop  unrolled to its trip count M when M is known at compile time (or
+//         fixed by a scan output's declared length, checked at run time).
+//         A loop without scan outputs may end early (the body computes its
+//         condition, or the condition comes at run time): it is unrolled to
+//         M, and once the condition is false each later iteration keeps the
+//         state (Where on the running condition), which is what stopping
+//         would have left.
+//
+// Unrolling multiplies the body: a loop or scan whose unrolled size passes
+// kMaxUnrolledOps is refused rather than compiled for minutes.
 //
 // Anything else is reported against the node, which then stays unconverted.
 //
@@ -34,6 +41,15 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
+/// Body operations times iterations beyond which a loop is not unrolled.
+constexpr int64_t kMaxUnrolledOps = 250000;
+
+int64_t countOps(Region &region) {
+  int64_t n = 0;
+  region.walk([&](Operation *) { ++n; });
+  return n;
+}
+
 bool isControlFlow(Operation *op) {
   StringRef name = op->getName().getStringRef();
   return op->getNumRegions() > 0 &&
@@ -256,6 +272,40 @@ private:
     return out;
   }
 
+  LogicalResult checkUnrollSize(OnnxNode &node, Region &body,
+                                int64_t iterations) {
+    int64_t ops = countOps(body);
+    if (iterations > kMaxUnrolledOps / std::max<int64_t>(ops, 1)) {
+      node.fail() << "runs its " << ops << "-operation body " << iterations
+                  << " times; Kiln unrolls loops and refuses more than "
+                  << kMaxUnrolledOps << " unrolled operations";
+      return failure();
+    }
+    return success();
+  }
+
+  /// A one-element condition as a rank-0 tensor, so that Where on it keeps
+  /// the shape of what it selects.
+  Value scalarCondition(Location loc, Value c) {
+    if (auto t = dyn_cast<RankedTensorType>(c.getType()); t && t.getRank() == 0)
+      return c;
+    auto type = RankedTensorType::get({0}, b.getI64Type());
+    OperationState shape(loc, "onnx.Constant");
+    shape.addAttribute("value", DenseElementsAttr::get(type, ArrayRef<int64_t>{}));
+    shape.addTypes(type);
+    Operation *r = onnxOp(loc, "Reshape", {c, b.create(shape)->getResult(0)},
+                          {}, b.getI1Type());
+    r->getResult(0).setType(RankedTensorType::get({}, b.getI1Type()));
+    return r->getResult(0);
+  }
+
+  Value bothTrue(Location loc, Value a, Value c) {
+    Operation *r = onnxOp(loc, "And", {a, scalarCondition(loc, c)}, {},
+                          b.getI1Type());
+    r->getResult(0).setType(RankedTensorType::get({}, b.getI1Type()));
+    return r->getResult(0);
+  }
+
   /// Scan 9+: N states, M scan inputs, unrolled over the scan axis.
   FailureOr<SmallVector<Value>> unrollScan(OnnxNode &node, Region &body,
                                            ValueRange states,
@@ -289,6 +339,8 @@ private:
       node.fail() << "an empty scan (length " << steps << ") is not supported";
       return failure();
     }
+    if (failed(checkUnrollSize(node, body, steps)))
+      return failure();
     SmallVector<Value> carried(states.begin(), states.end());
     SmallVector<SmallVector<Value>> perStep(numOut);
     for (int64_t t = 0; t < steps; ++t) {
@@ -405,12 +457,57 @@ private:
     Value cond = node.input(1);
     std::optional<int64_t> constCondIn =
         cond ? constantInt(cond) : std::optional<int64_t>(1);
-    // A run-time trip count or condition: the length the model declares for
-    // a scan output fixes the trip count, and a guard checks at run time
-    // that M equals it and that the condition is true.
+    Block &block = body->front();
+    Operation *yield = block.getTerminator();
+    if (!yield || yield->getName().getStringRef() != "onnx.Yield" ||
+        block.getNumArguments() < 2 || yield->getNumOperands() < 1) {
+      node.fail() << "the body must take (iteration, condition, ...) and "
+                     "yield (condition, ...)";
+      return failure();
+    }
+    int64_t n = (int64_t)op->getNumOperands() - 2;
+    int64_t k = (int64_t)op->getNumResults() - n;
+    if (n < 0 || k < 0 || (int64_t)yield->getNumOperands() != 1 + n + k) {
+      node.fail() << "the body yields " << yield->getNumOperands()
+                  << " values; expected 1 + " << n << " loop-carried + " << k
+                  << " scan outputs";
+      return failure();
+    }
+    // Can the body stop the loop? Not when its condition output is its
+    // condition input (directly or through Identity) or a constant true.
+    Value condOut = yield->getOperand(0);
+    if (Operation *def = condOut.getDefiningOp())
+      if (def->getName().getStringRef() == "onnx.Identity" &&
+          def->getNumOperands() == 1)
+        condOut = def->getOperand(0);
+    std::optional<int64_t> constCond = constantInt(condOut);
+    bool earlyExit = condOut != block.getArgument(1) && !(constCond && *constCond);
+    SmallVector<Value> initial(op->getOperands().drop_front(2));
+    if (constCondIn && *constCondIn == 0 && k == 0)
+      return initial; // runs no iteration
+    // Without scan outputs, a loop that may stop early runs to M with its
+    // state frozen from the first false condition on.
+    bool freeze = k == 0 && trips && (earlyExit || !constCondIn);
+    if (freeze && opset < 9) {
+      node.fail() << "a loop that can end early needs Where (opset 9); opset "
+                  << opset << " is not supported";
+      return failure();
+    }
+    // A run-time trip count or condition otherwise: the length the model
+    // declares for a scan output fixes the trip count, and a guard checks at
+    // run time that M equals it and that the condition is true.
     bool guarded = false;
-    if (!trips || !constCondIn) {
-      int64_t n = (int64_t)op->getNumOperands() - 2;
+    if (!freeze && earlyExit) {
+      node.fail() << (k ? "the body computes its own loop condition and the "
+                          "loop has scan outputs, whose length would depend "
+                          "on it; that is not supported"
+                        : "the body computes its own loop condition and the "
+                          "trip count M is not a compile-time constant; Kiln "
+                          "unrolls loops, so a loop that can end early needs "
+                          "a constant M as its bound");
+      return failure();
+    }
+    if (!freeze && (!trips || !constCondIn)) {
       for (unsigned r = std::max<int64_t>(n, 0); r < op->getNumResults(); ++r)
         if (auto t = dyn_cast<RankedTensorType>(op->getResult(r).getType()))
           if (t.getRank() >= 1 && !t.isDynamicDim(0)) {
@@ -426,46 +523,22 @@ private:
                        "otherwise (Kiln unrolls loops)";
         return failure();
       }
-    } else if (*constCondIn == 0) {
+    } else if (constCondIn && *constCondIn == 0) {
       node.fail() << "a loop whose condition is a constant false runs no "
-                     "iteration; that is not supported";
+                     "iteration, so its scan outputs would be empty; that is "
+                     "not supported";
       return failure();
     }
-    // The body must not be able to stop early: its condition output is its
-    // condition input (directly or through Identity) or a constant true.
-    Block &block = body->front();
-    Operation *yield = block.getTerminator();
-    if (!yield || yield->getName().getStringRef() != "onnx.Yield" ||
-        block.getNumArguments() < 2 || yield->getNumOperands() < 1) {
-      node.fail() << "the body must take (iteration, condition, ...) and "
-                     "yield (condition, ...)";
-      return failure();
-    }
-    Value condOut = yield->getOperand(0);
-    if (Operation *def = condOut.getDefiningOp())
-      if (def->getName().getStringRef() == "onnx.Identity" &&
-          def->getNumOperands() == 1)
-        condOut = def->getOperand(0);
-    std::optional<int64_t> constCond = constantInt(condOut);
-    if (condOut != block.getArgument(1) && !(constCond && *constCond)) {
-      node.fail() << "the body computes its own loop condition; loops that "
-                     "can end early are not supported (Kiln unrolls loops "
-                     "to their trip count)";
-      return failure();
-    }
-    if (*trips < 1) {
-      node.fail() << "a loop that runs " << *trips
+    int64_t m = trips.value_or(0); // set on every path that gets here
+    if (m < 1) {
+      if (k == 0)
+        return initial;
+      node.fail() << "a loop that runs " << m
                   << " times (empty scan outputs) is not supported";
       return failure();
     }
-    int64_t n = (int64_t)op->getNumOperands() - 2;
-    int64_t k = (int64_t)op->getNumResults() - n;
-    if (n < 0 || k < 0 || (int64_t)yield->getNumOperands() != 1 + n + k) {
-      node.fail() << "the body yields " << yield->getNumOperands()
-                  << " values; expected 1 + " << n << " loop-carried + " << k
-                  << " scan outputs";
+    if (failed(checkUnrollSize(node, *body, m)))
       return failure();
-    }
     Location loc = node.loc();
     if (guarded) {
       auto i1 = [&](Value like) {
@@ -475,10 +548,10 @@ private:
       };
       Value ok;
       if (node.input(0) && !constantInt(node.input(0))) {
-        Value m = node.input(0);
+        Value runM = node.input(0);
         OperationState eq(loc, "onnx.Equal");
-        eq.addOperands({m, i64Constant(loc, *trips, false)});
-        eq.addTypes(i1(m));
+        eq.addOperands({runM, i64Constant(loc, m, false)});
+        eq.addTypes(i1(runM));
         ok = b.create(eq)->getResult(0);
       }
       if (cond && !constantInt(cond)) {
@@ -495,21 +568,29 @@ private:
         GuardOp::create(b, loc, ok,
                         b.getStringAttr(node.describe() +
                                         ": the trip count M must be " +
-                                        std::to_string(*trips) +
+                                        std::to_string(m) +
                                         " and the condition true: the scan "
                                         "length this model was compiled for"));
     }
-    Value trueV = boolConstant(loc, true);
-    SmallVector<Value> carried(op->getOperands().drop_front(2));
+    // `alive`: the condition the next iteration runs under.
+    Value alive =
+        freeze && cond ? scalarCondition(loc, cond) : boolConstant(loc, true);
+    SmallVector<Value> carried(initial);
     SmallVector<SmallVector<Value>> perStep(k);
-    for (int64_t t = 0; t < *trips; ++t) {
-      SmallVector<Value> args{i64Constant(loc, t, false), trueV};
+    for (int64_t t = 0; t < m; ++t) {
+      SmallVector<Value> args{i64Constant(loc, t, false), alive};
       args.append(carried);
       SmallVector<Value> outs = inlineBody(*body, args);
       for (int64_t i = 0; i < n; ++i)
-        carried[i] = outs[1 + i];
+        carried[i] =
+            freeze ? onnxOp(loc, "Where", {alive, outs[1 + i], carried[i]}, {},
+                            elementTypeOf(carried[i]))
+                         ->getResult(0)
+                   : outs[1 + i];
       for (int64_t j = 0; j < k; ++j)
         perStep[j].push_back(outs[1 + n + j]);
+      if (freeze && t + 1 < m)
+        alive = earlyExit ? bothTrue(loc, alive, outs[0]) : alive;
     }
     SmallVector<Value> results(carried);
     for (int64_t j = 0; j < k; ++j)
