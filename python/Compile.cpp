@@ -206,6 +206,12 @@ std::string compileModel(py::object onnxPath, py::object output,
     } else if (key == "precision") {
       options.precision = parsed(
           parsePrecision(value.is_none() ? "fp32" : toStr(value, key)));
+    } else if (key == "half_compute") {
+      std::string mode = toStr(value, key);
+      if (mode != "f32" && mode != "native")
+        throw Error("compile(): half_compute must be \"f32\" or \"native\", "
+                    "got \"" + mode + "\"");
+      options.widenHalf = mode == "f32";
     } else if (key == "keep_fp32") {
       if (py::isinstance<py::str>(value))
         throw py::type_error("compile(): keep_fp32 must be a list of node "
@@ -225,7 +231,8 @@ std::string compileModel(py::object onnxPath, py::object output,
                            "opt_level, name, input_shapes, dims, batch_sizes, "
                            "timing, remarks, verify_each, quantize, calibration_data, "
                            "calibration, calibration_percentile, "
-                           "max_accuracy_drop, precision, keep_fp32, max_tensor_bytes)");
+                           "max_accuracy_drop, precision, half_compute, keep_fp32, "
+                           "max_tensor_bytes)");
     }
   }
   options.outputPath = output.is_none()
@@ -310,6 +317,10 @@ Options:
                tiles, accumulated in f32 (needs amx-bf16), or "fp16":
                MatMul/Gemm/Conv on fp16 operands, weights stored in fp16,
                accumulated in f32
+  half_compute "f32" (default): a model whose tensors are fp16 or bf16 (as
+               export tools convert them) computes in f32, its own casts to
+               half types still rounding; "native": every node computes in
+               the half type
   keep_fp32    list of ONNX node names that quantize/precision leave in f32
   max_tensor_bytes  the most bytes one tensor a node computes may hold
                (default 16 GiB)

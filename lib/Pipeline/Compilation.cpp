@@ -470,6 +470,9 @@ Error Compilation::planPrecision() {
                   "--calibration-data DIR|FILE.npz: give samples drawn like "
                   "the inputs the model will see");
   plan.graph.maxTensorBytes = options.maxTensorBytes;
+  // fp16/bf16 models compute in f32 on CPUs; a CUDA model runs fp16 tensors
+  // on tensor cores as they are.
+  plan.graph.widenHalf = o.widenHalf && o.target == Target::Cpu;
   plan.graph.observeQuantInputs = request.observeQuantInputs;
   plan.graph.observeAllProducts = request.observeAllProducts;
   if (Error e = planQuantization())

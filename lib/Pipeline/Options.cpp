@@ -141,6 +141,8 @@ std::string kiln::describeOptions(const CompileOptions &o,
   }
   if (o.precision != Precision::Fp32)
     s += " --precision=" + toString(o.precision).str();
+  if (!o.widenHalf)
+    s += " --half-compute=native";
   for (size_t i = 0; i < o.keepFp32.size(); ++i)
     s += (i ? "," : " --keep-fp32=") + o.keepFp32[i];
   if (o.maxTensorBytes != kDefaultMaxTensorBytes)

@@ -21,6 +21,8 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   convert.maxTensorBytes = options.maxTensorBytes;
   pm.addPass(createConvertOnnxToKilnPass(convert));
   OpPassManager &graph = pm.nest<func::FuncOp>();
+  if (options.widenHalf)
+    graph.addPass(createWidenHalfPass());
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createShapeInferencePass());
   graph.addPass(createCanonicalizerPass());

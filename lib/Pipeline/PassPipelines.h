@@ -34,6 +34,8 @@ struct GraphPipelineOptions {
   /// bf16 on vdpbf16ps: products of two run-time tensors stay f32.
   bool bf16RunTimeProducts = true;
   bool fp16 = false;
+  /// Imported fp16/bf16 tensors computed in f32 (kiln-widen-half).
+  bool widenHalf = false;
 };
 
 /// ONNX ops to the graph dialect, shapes, layout, then the precision passes.

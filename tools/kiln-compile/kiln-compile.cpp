@@ -119,6 +119,13 @@ static cl::opt<std::string> precision(
              "MatMul/Gemm/Conv on fp16 operands, weights stored in fp16, "
              "accumulated in f32"),
     cl::init("fp32"), cl::cat(category));
+static cl::opt<std::string> halfCompute(
+    "half-compute",
+    cl::desc("f32 (default): a model whose tensors are fp16 or bf16 (as "
+             "export tools convert them) computes in f32, its own casts to "
+             "half types still rounding; native: every node computes in the "
+             "half type, rounding between nodes (slower on CPUs)"),
+    cl::init("f32"), cl::cat(category));
 static cl::list<std::string> keepFp32(
     "keep-fp32", cl::CommaSeparated,
     cl::desc("ONNX node names that --precision=bf16|fp16 and --quantize "
@@ -207,6 +214,10 @@ int main(int argc, char **argv) {
               options.calibrationMethod) ||
       !parsed(mlir::kiln::parsePrecision(precision), options.precision))
     return 1;
+  if (halfCompute != "f32" && halfCompute != "native")
+    return fail("unknown --half-compute '" + halfCompute +
+                "'; use f32 or native");
+  options.widenHalf = halfCompute == "f32";
   options.name = name;
   options.timing = timing;
   options.remarks = remarks;

@@ -100,6 +100,10 @@ struct CompileOptions {
   /// AVX512-BF16's vdpbf16ps) with bf16 operands and f32 sums; Fp16: fp16
   /// operands and weights, f32 sums (docs/quantization.md).
   Precision precision = Precision::Fp32;
+  /// CPU: fp16 and bf16 tensors of an imported model computed in f32
+  /// (kiln-widen-half; the model's own casts to half types still round).
+  /// False keeps them in the half type (--half-compute=native).
+  bool widenHalf = true;
   /// ONNX node names that a reduced precision or quantization leaves in f32
   /// (e.g. a sensitive first or last layer).
   std::vector<std::string> keepFp32;

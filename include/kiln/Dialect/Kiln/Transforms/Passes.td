@@ -124,6 +124,24 @@ def Bf16MatmulPass : Pass<"kiln-bf16-matmul", "ModuleOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def WidenHalfPass : Pass<"kiln-widen-half", "func::FuncOp"> {
+  let summary = "Compute an imported fp16 or bf16 model in f32";
+  let description = [{
+    Models converted to fp16 (or bf16) by export tools compute every node in
+    the half type, which CPUs run on slow paths. This pass gives every fp16
+    and bf16 tensor of the function f32 instead: half constants are widened
+    here (exactly: every half value is an f32 value), function arguments are
+    widened by a `kiln.cast` at entry and half results narrowed by one before
+    the return, so the signature is unchanged. A `kiln.cast` the model asks
+    for to a half type still rounds: it becomes a cast to the half type and
+    back to f32. What changes is that intermediate results are no longer
+    rounded to the half type between nodes (and cannot overflow its range),
+    as ONNX Runtime's CPU provider also computes such models. Functions with
+    a `kiln.bitcast` from or to a half type are left as they are.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def Fp16ComputePass : Pass<"kiln-fp16-compute", "ModuleOp"> {
   let summary = "fp16: MatMul/Gemm/Conv read fp16 operands and accumulate in f32";
   let description = [{
