@@ -330,6 +330,31 @@ def test_precision_errors(mlp_copy, tmp_path):
                      keep_fp32="fc3")
 
 
+def test_half_compute(tmp_path):
+    """(x + x) - x on fp16 tensors: computed in f32 by default, which gives x
+    back; in fp16 with half_compute="native", where 3071 + 3071 = 6142 rounds
+    to 6144 (fp16's spacing is 4 above 4096) and the result is 3073 -> 3072.
+    1025 stays exact either way."""
+    h = onnx.TensorProto.FLOAT16
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Add", ["x", "x"], ["d"]),
+         onnx.helper.make_node("Sub", ["d", "x"], ["y"])],
+        "half", [onnx.helper.make_tensor_value_info("x", h, [2])],
+        [onnx.helper.make_tensor_value_info("y", h, [2])])
+    path = tmp_path / "half.onnx"
+    onnx.save(onnx.helper.make_model(
+        graph, opset_imports=[onnx.helper.make_opsetid("", 13)]), str(path))
+    x = np.array([3071, 1025], np.float16)
+    (wide,) = kiln.load(kiln.compile(str(path), str(tmp_path / "f32.so")))(x)
+    (native,) = kiln.load(kiln.compile(str(path), str(tmp_path / "native.so"),
+                                       half_compute="native"))(x)
+    assert wide.dtype == np.float16 and native.dtype == np.float16
+    np.testing.assert_array_equal(wide, x)      # (x + x) - x in f32
+    assert native[0] == 3072 and native[1] == x[1]
+    with pytest.raises(kiln.Error, match='half_compute must be "f32" or "native"'):
+        kiln.compile(str(path), str(tmp_path / "x.so"), half_compute="fp16")
+
+
 @pytest.mark.parametrize("name", ["mlp", "small_cnn"])
 def test_nodes_out_of_order_are_sorted(ref_models, tmp_path, name):
     """A model whose nodes are listed in reverse (as graph editors and fp16
