@@ -9,13 +9,16 @@ set (issue 31's held-in set).
          graph input and a Cast to float precedes each float graph output.
          Inputs that ONNX requires in float (Resize's roi and scales) keep
          float.
+  ln     every LayerNormalization written out as Paddle2ONNX and pre-opset-17
+         exporters write it: ReduceMean, Sub, Pow(2), ReduceMean, Add(eps),
+         Sqrt, Div, Mul(scale), Add(bias), at opset 14.
 
-usage: /usr/bin/python3 bench/models/convert.py fp16 SRC_DIR OUT_DIR [NAME ...]
+usage: /usr/bin/python3 bench/models/convert.py fp16|ln SRC_DIR OUT_DIR [NAME ...]
 
 SRC_DIR holds bench/models/export.py's output (SRC_DIR/<name>/model.onnx and
-test_data_set_0); each NAME becomes OUT_DIR/<name>_fp16/model.onnx with the
-source's test data (the references stay the f32 model's outputs: compare
-with fp16 tolerances).
+test_data_set_0); each NAME becomes OUT_DIR/<name>_<variant>/model.onnx with
+the source's test data (for fp16 the references stay the f32 model's
+outputs: compare with fp16 tolerances).
 """
 import os
 import shutil
@@ -81,16 +84,58 @@ def to_fp16(model):
     return model
 
 
+def written_out_layernorm(model):
+    """LayerNormalization (last axis) as a chain of opset-14 nodes."""
+    g = model.graph
+    nodes = []
+    for n in g.node:
+        if n.op_type != "LayerNormalization":
+            nodes.append(n)
+            continue
+        attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+        assert attrs.get("axis", -1) == -1 and len(n.output) == 1, n.name
+        x, scale = n.input[0], n.input[1]
+        bias = n.input[2] if len(n.input) > 2 and n.input[2] else None
+        p = (n.name or n.output[0]) + "/"
+        eps = numpy_helper.from_array(np.array(attrs.get("epsilon", 1e-5), np.float32),
+                                      p + "eps")
+        two = numpy_helper.from_array(np.array(2.0, np.float32), p + "two")
+        g.initializer.extend([eps, two])
+        nodes += [
+            helper.make_node("ReduceMean", [x], [p + "mean"], axes=[-1], keepdims=1),
+            helper.make_node("Sub", [x, p + "mean"], [p + "centered"]),
+            helper.make_node("Pow", [p + "centered", p + "two"], [p + "squared"]),
+            helper.make_node("ReduceMean", [p + "squared"], [p + "var"], axes=[-1],
+                             keepdims=1),
+            helper.make_node("Add", [p + "var", p + "eps"], [p + "var_eps"]),
+            helper.make_node("Sqrt", [p + "var_eps"], [p + "std"]),
+            helper.make_node("Div", [p + "centered", p + "std"], [p + "normed"]),
+            helper.make_node("Mul", [p + "normed", scale],
+                             [p + "scaled" if bias else n.output[0]])]
+        if bias:
+            nodes.append(helper.make_node("Add", [p + "scaled", bias], [n.output[0]]))
+    del g.node[:]
+    g.node.extend(nodes)
+    del model.opset_import[:]
+    model.opset_import.extend([helper.make_opsetid("", 14)])
+    onnx.checker.check_model(model)
+    return model
+
+
+VARIANTS = {"fp16": to_fp16, "ln": written_out_layernorm}
+
+
 def main():
-    if len(sys.argv) < 4 or sys.argv[1] != "fp16":
+    if len(sys.argv) < 4 or sys.argv[1] not in VARIANTS:
         sys.exit(__doc__)
+    variant = sys.argv[1]
     src, out, names = sys.argv[2], sys.argv[3], sys.argv[4:]
     names = names or sorted(d for d in os.listdir(src)
                             if os.path.exists(os.path.join(src, d, "model.onnx")))
     for name in names:
-        dst = os.path.join(out, name + "_fp16")
+        dst = os.path.join(out, f"{name}_{variant}")
         os.makedirs(dst, exist_ok=True)
-        m = to_fp16(onnx.load(os.path.join(src, name, "model.onnx")))
+        m = VARIANTS[variant](onnx.load(os.path.join(src, name, "model.onnx")))
         onnx.save(m, os.path.join(dst, "model.onnx"))
         data = os.path.join(src, name, "test_data_set_0")
         if os.path.isdir(data):

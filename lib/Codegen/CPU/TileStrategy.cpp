@@ -70,6 +70,12 @@ int64_t depthwiseChannelTile(int64_t channels, int64_t vw) {
   return divisorAtMost(channels, 2 * vw);
 }
 
+/// Accumulator registers a product's register tile may hold: 16 of
+/// AVX-512's 32 vector registers, 12 of AVX2's 16. With 16 on AVX2 the
+/// broadcast operands had no register left: LLVM spilled them to the stack
+/// around every FMA (1,242 stack moves for 1,848 FMAs in ResNet-18).
+int64_t accumulatorBudget(int64_t vw) { return vw >= 16 ? 16 : 12; }
+
 /// Lanes of a register tile over the N of a packed right-hand side.
 int64_t panelLanes(int64_t n, int64_t vw) {
   return n % (4 * vw) == 0 ? 4 * vw : registerTile(n, vw);
@@ -155,13 +161,17 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     // convolution: 4 to 8 in ResNeXt and RegNet) leave room for twice the
     // pixels, which doubles the independent FMA chains.
     int64_t f = registerTile(r[3], vw);
-    int64_t pixels = divisorAtMost(r[2], f < vw ? 16 : 8);
+    int64_t acc = accumulatorBudget(vw);
+    int64_t pixels = divisorAtMost(r[2], f < vw ? acc : acc / 2);
     // A row width with no divisor near 8 (13 in SqueezeNet's last stage)
     // would leave one pixel per tile: a single dependent FMA chain. Take the
     // whole row then, against one register of channels. Not for a row of
     // under 8 pixels (a tile of 3 when the tile is tiled again, inside its
     // epilogue's loops), which that would leave with fewer chains.
-    if (pixels < 4 && r[2] <= 16 && r[2] >= 8 && f > vw / 2) {
+    // One register of channels: up to 16 pixels with AVX-512, 13 with AVX2
+    // (the accumulators, a weight vector and a broadcast: 14 pixels spilled).
+    int64_t wholeRow = acc == 16 ? 16 : 13;
+    if (pixels < 4 && r[2] <= wholeRow && r[2] >= 8 && f > vw / 2) {
       pixels = r[2];
       f = r[3] % vw == 0 ? vw : r[3] % (vw / 2) == 0 ? vw / 2 : f;
     } else if (pixels < 4 && r[3] % vw == 0) {
@@ -186,6 +196,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     // (n, oh, ow, c, kh, kw): output pixels x whole registers of channels.
     int64_t c = depthwiseChannelTile(r[3], vw);
     int64_t pixels = c > 2 * vw ? 7 : 8;
+    if (accumulatorBudget(vw) < 16) // AVX2: as many pixels as registers fit
+      pixels = std::max<int64_t>(1, accumulatorBudget(vw) / ((c + vw - 1) / vw));
     t = {1, 1, divisorAtMost(r[2], pixels), c, 1, 0};
   } else if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
              generic && generic->hasAttr(kiln::kInt8DepthwiseAttr)) {
@@ -212,7 +224,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
   } else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcMaxUnsignedOp,
                  linalg::PoolingNhwcSumOp>(op)) {
     // (n, oh, ow, c, kh, kw): tiled like a depthwise convolution.
-    t = {1, 1, divisorAtMost(r[2], 8), divisorAtMost(r[3], 2 * vw), 1, 0};
+    t = {1, 1, divisorAtMost(r[2], accumulatorBudget(vw) / 2),
+         divisorAtMost(r[3], 2 * vw), 1, 0};
   } else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op)) {
     // (n, c, oh, ow, kh, kw): channels are the vector dimension.
     t = {1, divisorAtMost(r[1], vw), 1, divisorAtMost(r[3], 8), 1, 0};
@@ -231,7 +244,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     if (packed)
       panels = panelsPerTile(r[dims->n.front()] * nr, vw);
     int64_t regs = std::max<int64_t>(1, nr * panels / vw);
-    int64_t mr = std::max<int64_t>(1, 16 / regs);
+    int64_t acc = accumulatorBudget(vw);
+    int64_t mr = std::max<int64_t>(1, acc / regs);
     int64_t m = r[dims->m.back()];
     int64_t rows = divisorAtMost(m, std::min<int64_t>(mr, 8));
     // An M with no divisor near mr (49 = 7 x 7 against 4-row tiles) would
@@ -242,7 +256,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
     int64_t vectors = (nr * panels + vw - 1) / vw;
     if (2 * rows <= std::min<int64_t>(mr, 8))
       rows =
-          std::max(rows, divisorAtMost(m, std::max<int64_t>(1, 28 / vectors)));
+          std::max(rows, divisorAtMost(m, std::max<int64_t>(
+                                             1, (acc == 16 ? 28 : acc) / vectors)));
     t[dims->m.back()] = rows;
     t[dims->n.back()] = nr;
     if (packed)

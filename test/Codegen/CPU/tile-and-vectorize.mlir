@@ -24,11 +24,13 @@
 // CHECK: %[[R:.+]] = vector.contract {{.+}} %[[LHS]], %[[RHS]], %[[OUT]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 // CHECK: vector.transfer_write %[[R]], %[[ACC]][%[[C0]], %[[C0]]]{{.+}} : vector<8x32xf32>, tensor<8x32xf32>
 // CHECK-NOT: linalg.matmul
-// With 8 lanes (AVX2) the tile is 8 x 16.
+// With 8 lanes (AVX2) at most 12 of the 16 registers hold accumulators
+// (the broadcast and the row of B need the others): 64 rows have no divisor
+// 6, so the tile is 4 x 16.
 // VW8-LABEL: func.func @matmul_64
-// VW8: scf.for {{.+}} step %c8
+// VW8: scf.for {{.+}} step %c4
 // VW8: scf.for {{.+}} step %c16
-// VW8: vector.contract {{.+}} : vector<8x1xf32>, vector<1x16xf32> into vector<8x16xf32>
+// VW8: vector.contract {{.+}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
 func.func @matmul_64(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
