@@ -27,6 +27,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   graph.addPass(createShapeInferencePass());
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createCSEPass());
+  graph.addPass(createFuseLayerNormPass());
   graph.addPass(createLayoutPass());
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createCSEPass());

@@ -124,6 +124,20 @@ def Bf16MatmulPass : Pass<"kiln-bf16-matmul", "ModuleOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def FuseLayerNormPass : Pass<"kiln-fuse-layer-norm", "func::FuncOp"> {
+  let summary = "Rewrite layer normalization written out as nodes into kiln.layer_norm";
+  let description = [{
+    Exporters before opset 17, and Paddle2ONNX, write LayerNorm as
+    ReduceMean, Sub, Pow (or Mul), ReduceMean, Add(epsilon), Sqrt (or Pow
+    0.5), Div, and an optional Mul(gamma) and Add(beta). The chain becomes
+    one `kiln.layer_norm` when it computes exactly that: both means over the
+    same trailing axes with kept dimensions of a static f32 tensor, a scalar
+    constant epsilon, the centred value read only by the square and the
+    division, and gamma and beta shaped like the normalized dimensions.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def WidenHalfPass : Pass<"kiln-widen-half", "func::FuncOp"> {
   let summary = "Compute an imported fp16 or bf16 model in f32";
   let description = [{
