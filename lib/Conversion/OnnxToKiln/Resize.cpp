@@ -453,6 +453,53 @@ FailureOr<Value> resizeAxis(OnnxNode &node, Tables &T, Value x, int64_t axis,
   return acc;
 }
 
+/// Opset 18's `axes`: `slot[d]` becomes axis d's position in scales, sizes
+/// and roi (-1: not resized); returns how many axes they list.
+FailureOr<int64_t> listedAxes(OnnxNode &node, int64_t rank,
+                              SmallVector<int64_t> &slot) {
+  slot.assign(rank, -1);
+  if (!node.hasAttr("axes")) {
+    for (int64_t d = 0; d < rank; ++d)
+      slot[d] = d;
+    return rank;
+  }
+  std::optional<SmallVector<int64_t>> given = node.intsAttr("axes");
+  if (!given) {
+    node.fail() << "axes must be a list of integers";
+    return failure();
+  }
+  for (auto [i, a] : llvm::enumerate(*given)) {
+    int64_t d = a < 0 ? a + rank : a;
+    if (d < 0 || d >= rank || slot[d] >= 0) {
+      node.fail() << "axes lists " << a << ", which is "
+                  << (d >= 0 && d < rank ? "repeated" : "out of range")
+                  << " for an input of rank " << rank;
+      return failure();
+    }
+    slot[d] = (int64_t)i;
+  }
+  return (int64_t)given->size();
+}
+
+/// keep_aspect_ratio_policy's one scale for every listed axis: the smallest
+/// (not_larger) or largest (not_smaller) of sizes / input length.
+Table keepAspectScale(Tables &T, const ParamInput &sizes,
+                      ArrayRef<int64_t> slot, RankedTensorType xt,
+                      StringRef policy) {
+  std::optional<Table> scale;
+  for (auto [d, j] : llvm::enumerate(slot)) {
+    if (j < 0)
+      continue;
+    Table s = T.div(sizes.values ? Tables::scalar((*sizes.values)[j])
+                                 : T.element(sizes.run, j),
+                    Tables::scalar((double)xt.getDimSize(d)));
+    scale = !scale                     ? s
+            : policy == "not_larger" ? T.min(*scale, s)
+                                       : T.max(*scale, s);
+  }
+  return scale ? *scale : Tables::scalar(1);
+}
+
 /// Resize (opset 10/11/13) and Upsample (7/9). `scalesIdx`/`sizesIdx`/`roiIdx`
 /// are input positions (-1: not an input of this version).
 FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
@@ -468,32 +515,12 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
   int roiIdx = legacy ? -1 : 1, scalesIdx = legacy ? 1 : 2,
       sizesIdx = legacy ? -1 : 3;
 
-  // Opset 18: scales, sizes and roi may list only some axes; `slot[d]` is
-  // axis d's position in them (-1: not resized).
-  SmallVector<int64_t> slot(rank, -1);
-  int64_t listed = rank;
-  if (node.hasAttr("axes")) {
-    std::optional<SmallVector<int64_t>> given = node.intsAttr("axes");
-    if (!given) {
-      node.fail() << "axes must be a list of integers";
-      return failure();
-    }
-    SmallVector<int64_t> axesAttr = *given;
-    listed = (int64_t)axesAttr.size();
-    for (int64_t i = 0; i < listed; ++i) {
-      int64_t d = axesAttr[i] < 0 ? axesAttr[i] + rank : axesAttr[i];
-      if (d < 0 || d >= rank || slot[d] >= 0) {
-        node.fail() << "axes lists " << axesAttr[i] << ", which is "
-                    << (d >= 0 && d < rank ? "repeated" : "out of range")
-                    << " for an input of rank " << rank;
-        return failure();
-      }
-      slot[d] = i;
-    }
-  } else {
-    for (int64_t d = 0; d < rank; ++d)
-      slot[d] = d;
-  }
+  // Opset 18: scales, sizes and roi may list only some axes.
+  SmallVector<int64_t> slot;
+  FailureOr<int64_t> listedOr = listedAxes(node, rank, slot);
+  if (failed(listedOr))
+    return failure();
+  int64_t listed = *listedOr;
   std::string policy = node.strAttr("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch" && policy != "not_larger" &&
       policy != "not_smaller") {
@@ -583,10 +610,8 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
     return failure();
   }
 
-  // keep_aspect_ratio_policy (with sizes): one scale for every listed axis,
-  // the smallest or largest of sizes / input length.
-  std::optional<Table> keepScale;
   Tables T(node);
+  std::optional<Table> keepScale;
   if (policy != "stretch" && sizes.present) {
     if (!sizes.values && !declaredStatic) {
       node.fail() << "keep_aspect_ratio_policy '" << policy
@@ -594,15 +619,7 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
                      "static output shape";
       return failure();
     }
-    for (int64_t d = 0; d < rank; ++d)
-      if (int64_t j = slot[d]; j >= 0) {
-        Table s = T.div(sizes.values ? Tables::scalar((*sizes.values)[j])
-                                     : T.element(sizes.run, j),
-                        Tables::scalar((double)xt.getDimSize(d)));
-        keepScale = !keepScale ? s
-                    : policy == "not_larger" ? T.min(*keepScale, s)
-                                             : T.max(*keepScale, s);
-      }
+    keepScale = keepAspectScale(T, sizes, slot, xt, policy);
   }
 
   std::vector<AxisParams> axes;
