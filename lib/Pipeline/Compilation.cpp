@@ -31,6 +31,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <csignal>
+#include <unistd.h>
 #include <cstdlib>
 #include <mutex>
 #include <regex>
@@ -290,7 +291,7 @@ Compilation::runPasses(llvm::function_ref<void(OpPassManager &)> build,
   pm.enableVerifier(true);
   if (options.verifyEach)
     pm.enableIRPrinting();
-  Phase t(rootTiming, phases, phase);
+  Phase t(rootTiming, phases, phase, options.progress);
   pm.enableTiming(t.scope);
   pm.addInstrumentation(std::make_unique<CurrentPass>(currentPass));
   phaseErrors = 0;
@@ -329,6 +330,41 @@ Compilation::runPasses(llvm::function_ref<void(OpPassManager &)> build,
 // Options and import
 //===----------------------------------------------------------------------===//
 
+/// Fails before any compiling when `path` cannot be written: its directory
+/// is missing or read-only, or the path is a directory. ("-" is stdout.)
+static Error checkOutputWritable(const std::string &path) {
+  if (path == "-")
+    return Error::success();
+  namespace fs = llvm::sys::fs;
+  if (fs::is_directory(path))
+    return makeError("the output '" + path +
+                     "' is a directory; give a file name such as " + path +
+                     "/model.so");
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  if (dir.empty())
+    dir = ".";
+  if (!fs::is_directory(dir))
+    return makeError("cannot write '" + path + "': the directory '" + dir +
+                     "' does not exist; create it (mkdir -p " + dir +
+                     ") or choose another -o");
+  // Creating a file is the only test that holds for root, read-only mounts
+  // and pseudo file systems alike.
+  llvm::SmallString<128> probe(dir);
+  llvm::sys::path::append(probe, ".kiln-write-test-%%%%%%%%");
+  int fd = -1;
+  llvm::SmallString<128> probePath;
+  if (std::error_code ec = fs::createUniqueFile(probe, fd, probePath))
+    return makeError("cannot write '" + path + "': the directory '" + dir +
+                     "' is not writable (" + ec.message() +
+                     "); choose another -o");
+  ::close(fd);
+  (void)fs::remove(probePath);
+  if (fs::exists(path) && fs::access(path, fs::AccessMode::Write))
+    return makeError("cannot write '" + path +
+                     "': the file exists and is not writable");
+  return Error::success();
+}
+
 Error Compilation::validateOptions() {
   const CompileOptions &o = options;
   if (o.optLevel > 3)
@@ -336,6 +372,8 @@ Error Compilation::validateOptions() {
                   std::to_string(o.optLevel));
   if (o.outputPath.empty())
     return makeError("no output path given");
+  if (Error e = checkOutputWritable(o.outputPath))
+    return e;
   if (o.target != Target::Cpu && o.quantize != Quantization::None)
     return makeError("--quantize=" + toString(o.quantize) +
                   " has CPU kernels only (VNNI); it cannot be combined with "
@@ -346,7 +384,7 @@ Error Compilation::validateOptions() {
 
 Error Compilation::importModel() {
   {
-    Phase t(rootTiming, phases, "import");
+    Phase t(rootTiming, phases, "import", options.progress);
     ImportOptions io;
     io.inputShapes = options.inputShapes;
     io.dims = options.dims;
@@ -376,7 +414,7 @@ Error Compilation::importModel() {
     if (!planned)
       return planned.takeError();
     {
-      Phase t(rootTiming, phases, "batch-independence");
+      Phase t(rootTiming, phases, "batch-independence", options.progress);
       if (Error e = proveBatchIndependence(*module, *planned,
                                            options.maxTensorBytes)) {
         errors.push_back(llvm::toString(std::move(e)));

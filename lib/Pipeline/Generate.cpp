@@ -158,7 +158,7 @@ static void dropForeignArgumentAttrs(ModuleOp module) {
 Error Compilation::emitMachineCode(llvm::Module &llvmModule,
                                    llvm::TargetMachine &tm, bool optimize) {
   if (optimize) {
-    Phase t(rootTiming, phases, "llvm-optimize");
+    Phase t(rootTiming, phases, "llvm-optimize", options.progress);
     if (Error e = optimizeModule(llvmModule, tm, options.optLevel))
       return e;
   }
@@ -169,7 +169,7 @@ Error Compilation::emitMachineCode(llvm::Module &llvmModule,
     return Error::success();
   }
   Expected<std::string> code = [&] {
-    Phase t(rootTiming, phases, "llvm-codegen");
+    Phase t(rootTiming, phases, "llvm-codegen", options.progress);
     return kiln::emitMachineCode(llvmModule, tm,
                                  options.emit == EmitKind::Asm);
   }();
@@ -181,7 +181,7 @@ Error Compilation::emitMachineCode(llvm::Module &llvmModule,
     outcome.result.files.push_back(options.outputPath);
     return Error::success();
   }
-  Phase t(rootTiming, phases, "link");
+  Phase t(rootTiming, phases, "link", options.progress);
   return linkSharedObject(*code, options.outputPath);
 }
 
@@ -233,7 +233,7 @@ Expected<CompileOutcome> Compilation::generateCPU() {
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule;
   {
-    Phase t(rootTiming, phases, "translate");
+    Phase t(rootTiming, phases, "translate", options.progress);
     dropForeignArgumentAttrs(*module);
     llvmModule = translateModuleToLLVMIR(*module, llvmContext, "kiln_model");
   }
@@ -289,7 +289,7 @@ Expected<CompileOutcome> Compilation::generateGPU() {
   desc.compilerVersion = versionString();
   desc.compileOptions = describeOptions(options, "");
   {
-    Phase t(rootTiming, phases, "ptxas");
+    Phase t(rootTiming, phases, "ptxas", options.progress);
     bool found = false;
     // A model with nothing to compute (a zero-sized output) has no kernels
     // and no PTX.

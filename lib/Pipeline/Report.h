@@ -2,6 +2,7 @@
 #ifndef KILN_LIB_PIPELINE_REPORT_H
 #define KILN_LIB_PIPELINE_REPORT_H
 
+#include "kiln/Pipeline/Pipeline.h"
 #include "kiln/Target/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -21,18 +22,26 @@ using PhaseTimes = std::vector<std::pair<std::string, double>>;
 /// seconds into `times` when it ends.
 class Phase {
 public:
-  Phase(TimingScope &root, PhaseTimes &times, llvm::StringRef name)
-      : scope(root.nest(name)), times(times), name(name.str()),
-        start(std::chrono::steady_clock::now()) {}
+  Phase(TimingScope &root, PhaseTimes &times, llvm::StringRef name,
+        const ProgressFn &progress)
+      : scope(root.nest(name)), times(times), progress(progress),
+        name(name.str()), start(std::chrono::steady_clock::now()) {
+    if (progress)
+      progress(this->name, /*done=*/false, 0);
+  }
   ~Phase() {
-    times.emplace_back(name, std::chrono::duration<double>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count());
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    times.emplace_back(name, seconds);
+    if (progress)
+      progress(name, /*done=*/true, seconds);
   }
   TimingScope scope;
 
 private:
   PhaseTimes &times;
+  const ProgressFn &progress;
   std::string name;
   std::chrono::steady_clock::time_point start;
 };

@@ -63,7 +63,14 @@ Error mlir::kiln::linkSharedObject(StringRef object, const std::string &outPath)
             "KILN_CC");
   // A .so that needs only libc (and libm for math the compiler calls): no
   // libgcc_s, no executable stack, runtime symbols resolved inside the .so.
+  // Its SONAME is its file name, so a program linked against it finds it by
+  // that name (find_package(KilnRuntime)'s kiln_add_model).
+  std::string soname = sys::path::filename(outPath).str();
   SmallVector<StringRef> args = {*driver,
+                                 "-Xlinker",
+                                 "-soname",
+                                 "-Xlinker",
+                                 soname,
                                  "-shared",
                                  "-o",
                                  outPath,

@@ -2,6 +2,8 @@
 #include "kiln/Codegen/Common/Remarks.h"
 #include "kiln/Pipeline/Pipeline.h"
 
+#include "Progress.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -11,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <set>
+#include <unistd.h>
 
 using namespace llvm;
 
@@ -23,6 +26,12 @@ static cl::opt<std::string>
     outputPath("o", cl::desc("Output file (default: MODEL.so, or '-' for "
                              "text to stdout)"),
                cl::value_desc("path"), cl::cat(category));
+static cl::opt<std::string> progressFlag(
+    "progress",
+    cl::desc("Show the phase being compiled on stderr: auto (default: an "
+             "updating line on a terminal, else a line per phase of 1 s or "
+             "more), always (every phase), never"),
+    cl::init("auto"), cl::cat(category));
 static cl::opt<std::string>
     emit("emit",
          cl::desc("How far to compile: import | kiln | linalg | llvm | asm | "
@@ -348,7 +357,17 @@ int main(int argc, char **argv) {
     return clean ? 0 : 1;
   }
 
+  std::optional<kilncompile::Progress::Mode> mode =
+      kilncompile::Progress::parse(progressFlag, ::isatty(STDERR_FILENO));
+  if (!mode)
+    return fail("unknown --progress=" + progressFlag +
+                "; use auto, always or never");
+  kilncompile::Progress progress(*mode, progressFlag == "always" ? 0.0 : 1.0);
+  options.progress = [&](StringRef phase, bool done, double seconds) {
+    progress.phase(phase, done, seconds);
+  };
   Expected<mlir::kiln::CompileResult> result = mlir::kiln::compile(options);
+  progress.finish();
   if (!result) {
     std::string msg = toString(result.takeError());
     errs() << msg << "\n";

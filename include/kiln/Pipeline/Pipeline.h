@@ -14,6 +14,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,12 @@ llvm::StringRef toString(CalibrationMethod method);
 /// The default of CompileOptions::maxTensorBytes: 16 GiB.
 constexpr uint64_t kDefaultMaxTensorBytes = uint64_t(16) << 30;
 
+/// Told when a compile phase starts (done = false) and when it ends (done =
+/// true, with its wall seconds), on the compiling thread. kiln-compile draws
+/// its progress line from it.
+using ProgressFn =
+    std::function<void(llvm::StringRef phase, bool done, double seconds)>;
+
 struct CompileOptions {
   std::string inputPath;   ///< model.onnx (binary) or *.onnxtxt (text proto)
   std::string outputPath;  ///< where to write; for So also OUT.h and OUT.json
@@ -76,6 +83,7 @@ struct CompileOptions {
   /// output must be the batch dimension.
   std::vector<int64_t> batchSizes;
   bool timing = false;     ///< print per-phase wall times to stderr
+  ProgressFn progress;     ///< phase starts and ends; empty = none
   /// Write DIR/report.html (arena over time, lower bound, phase times).
   std::string reportDir;
   bool verifyEach = false; ///< run the verifier after every pass
