@@ -16,6 +16,7 @@ KILN_PACKAGES=(
   python3-torch python3-torchvision
   libgtest-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev
   libonnx-testdata libzip-dev
+  dpkg-dev file python3-venv python3-pip python3-setuptools python3-wheel
 )
 
 kiln_install_deps() {
