@@ -358,9 +358,11 @@ void defineModel(py::module_ &m) {
   py::class_<TensorInfo>(m, "TensorInfo",
                          "Name, numpy dtype and static shape of one model "
                          "input or output.")
-      .def_readonly("name", &TensorInfo::name)
-      .def_readonly("dtype", &TensorInfo::dtype)
-      .def_property_readonly("shape", &TensorInfo::shapeTuple)
+      .def_readonly("name", &TensorInfo::name, "The ONNX name.")
+      .def_readonly("dtype", &TensorInfo::dtype, "The numpy dtype.")
+      .def_property_readonly("shape", &TensorInfo::shapeTuple,
+                             "The shape as a tuple of ints (the first batch "
+                             "size for a model with several).")
       .def("__repr__", [](const TensorInfo &t) {
         return "TensorInfo(name='" + t.name + "', dtype=" + dtypeName(t.dtype) +
                ", shape=" + shapeString(t.shape) + ")";
@@ -375,11 +377,20 @@ void defineModel(py::module_ &m) {
            "order. Each input must match the model's dtype and shape exactly.")
       .def("run", &Model::runDict, py::arg("feeds"),
            "model.run({input name: array}) -> {output name: array}")
-      .def_property_readonly("inputs", &Model::inputs)
-      .def_property_readonly("outputs", &Model::outputs)
-      .def_property_readonly("info", &Model::info)
-      .def_property_readonly("name", &Model::name)
-      .def_property_readonly("path", &Model::path)
+      .def_property_readonly("inputs", &Model::inputs,
+                             "The inputs as TensorInfo, in the order calls "
+                             "take them.")
+      .def_property_readonly("outputs", &Model::outputs,
+                             "The outputs as TensorInfo, in the order calls "
+                             "return them.")
+      .def_property_readonly("info", &Model::info,
+                             "The model's metadata as a dict: name, hash, "
+                             "compiler_version, compile_options, cpu, "
+                             "required_isa, arena_bytes, batch_sizes, ...")
+      .def_property_readonly("name", &Model::name,
+                             "The model name (graph name or --name).")
+      .def_property_readonly("path", &Model::path,
+                             "The path of the loaded .so.")
       .def("__repr__", &Model::repr);
 
   m.def("load", &loadModel, py::arg("so_path"), py::arg("threads") = 1,
