@@ -180,8 +180,13 @@ Comparison compare(const HostTensor &got, const HostTensor &want, double rtol,
       static_cast<const unsigned char *>(got.data());
   const unsigned char *wantBytes =
       static_cast<const unsigned char *>(want.data());
+  double diffSquares = 0, wantSquares = 0;
   for (size_t i = 0; i < c.compared; ++i) {
     double g = got.valueAt(i), w = want.valueAt(i);
+    if (std::isfinite(g) && std::isfinite(w)) {
+      diffSquares += (g - w) * (g - w);
+      wantSquares += w * w;
+    }
     bool match;
     if (floating) {
       if (std::isnan(g) || std::isnan(w))
@@ -216,6 +221,10 @@ Comparison compare(const HostTensor &got, const HostTensor &want, double rtol,
     if (!match && c.mismatches++ == 0)
       c.firstMismatch = i;
   }
+  if (wantSquares > 0)
+    c.relL2Error = std::sqrt(diffSquares / wantSquares);
+  else
+    c.relL2Error = diffSquares > 0 ? INFINITY : 0;
   return c;
 }
 

@@ -88,6 +88,10 @@ struct Comparison {
   size_t mismatches = 0;
   double maxAbsError = 0; // infinite when a NaN or an infinity mismatches
   double maxRelError = 0; // |got - want| / |want| over finite, non-zero `want`
+  /// ||got - want||_2 / ||want||_2 over the elements where both are finite
+  /// (0 when `want` is all zeros and `got` equals it; infinite when only
+  /// `want` is all zeros).
+  double relL2Error = 0;
   size_t firstMismatch = 0;
 };
 

@@ -146,6 +146,28 @@ def main():
     check(r.returncode == 1, "the same error fails with --rtol 0 --atol 0", r)
     r = run(model, "--test-data", close, "--rtol", "0", "--atol", "1e-4")
     check(r.returncode == 0, "--atol alone can accept it", r)
+    y0 = outputs[0].astype(np.float64)
+    finite = np.isfinite(y0)
+    want_l2 = abs(y0[0, 0]) * 1e-5 / np.linalg.norm(y0[finite])
+    shown = [w for w in r.stdout.split() if w.startswith("rel_l2=")]
+    check(shown and abs(float(shown[0][7:]) - want_l2) <= 0.05 * want_l2,
+          f"rel_l2 printed for output 0 ({want_l2:.3g})", r)
+
+    # An error of 2e-3 on y[0,0] = 1.5: outside ONNX's backend-test tolerance
+    # (1e-7 + 1e-3 * 1.5), inside onnx_test_runner's (1e-3 + 1e-3 * 1.5).
+    loose = os.path.join(work, "loose")
+    write(loose, "input", inputs)
+    nudged = [o.copy() for o in outputs]
+    nudged[0][0, 0] += 2e-3
+    write(loose, "output", nudged)
+    r = run(model, "--test-data", loose)
+    check(r.returncode == 1 and "rtol=0.001 atol=1e-07" in r.stdout,
+          "a 2e-3 error fails the default (onnx) tolerance", r)
+    r = run(model, "--test-data", loose, "--tolerance", "ort")
+    check(r.returncode == 0 and "rtol=0.001 atol=0.001" in r.stdout,
+          "--tolerance ort accepts it", r)
+    r = run(model, "--test-data", loose, "--tolerance", "ort", "--atol", "0")
+    check(r.returncode == 1, "--atol overrides the preset", r)
 
     # --- mismatches -----------------------------------------------------------
     wrong = os.path.join(work, "wrong")

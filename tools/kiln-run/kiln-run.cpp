@@ -32,8 +32,10 @@ struct Options {
   std::string saveOutputs;
   bool bench = false;
   bool info = false;
+  // ONNX's backend tests compare with numpy's assert_allclose at these.
   double rtol = 1e-3;
   double atol = 1e-7;
+  std::string tolerance = "onnx";
   int32_t threads = 0;
   int64_t batchSize = 0;
   int iterations = 100;
@@ -70,8 +72,9 @@ bool checkOutput(size_t i, const TensorInfo &spec, const HostTensor &got,
     return false;
   }
   Comparison c = compare(got, want, opts.rtol, opts.atol);
-  std::printf("max_abs_err=%.3g max_rel_err=%.3g mismatches=%zu/%zu",
-              c.maxAbsError, c.maxRelError, c.mismatches, c.compared);
+  std::printf("max_abs_err=%.3g max_rel_err=%.3g rel_l2=%.3g mismatches=%zu/%zu",
+              c.maxAbsError, c.maxRelError, c.relL2Error, c.mismatches,
+              c.compared);
   if (c.mismatches) {
     std::printf(" first at %s (flat %zu): got %s want %s FAILED\n",
                 indexString(want.shape(), c.firstMismatch).c_str(),
@@ -297,6 +300,13 @@ int main(int argc, char **argv) {
   auto *save = app.add_option("--save-outputs", opts.saveOutputs,
                               "Write output_<i>.pb files to this folder")
                    ->type_name("DIR");
+  auto *tolerance =
+      app.add_option("--tolerance", opts.tolerance,
+                     "Tolerance preset: onnx (rtol 1e-3, atol 1e-7, as ONNX's "
+                     "backend tests) or ort (rtol 1e-3, atol 1e-3, as ONNX "
+                     "Runtime's onnx_test_runner); --rtol/--atol override it")
+          ->check(CLI::IsMember({"onnx", "ort"}))
+          ->capture_default_str();
   auto *rtol = app.add_option("--rtol", opts.rtol, "Relative tolerance")
                    ->check(atLeast(0))
                    ->capture_default_str();
@@ -331,6 +341,7 @@ int main(int argc, char **argv) {
   save->needs(testData);
   rtol->needs(testData);
   atol->needs(testData);
+  tolerance->needs(testData);
   iterations->needs(bench);
   warmup->needs(bench);
   seed->needs(bench);
@@ -339,6 +350,12 @@ int main(int argc, char **argv) {
 
   try {
     app.parse(argc, argv);
+    if (opts.tolerance == "ort") {
+      if (!*rtol)
+        opts.rtol = 1e-3;
+      if (!*atol)
+        opts.atol = 1e-3;
+    }
     if (!opts.info && !opts.bench && opts.testData.empty())
       throw CLI::ValidationError(
           "choose a mode: --test-data DIR, --bench or --info");
