@@ -16,6 +16,7 @@ KILN_PACKAGES=(
   python3-torch python3-torchvision
   libgtest-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev
   libonnx-testdata libzip-dev
+  python3-yaml python3-jsonschema
 )
 
 kiln_install_deps() {
