@@ -17,6 +17,7 @@ KILN_PACKAGES=(
   libgtest-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev
   libonnx-testdata libzip-dev
   dpkg-dev file python3-venv python3-pip python3-setuptools python3-wheel
+  python3-yaml python3-jsonschema
 )
 
 kiln_install_deps() {
