@@ -178,6 +178,39 @@ suggestFlags(const std::vector<mlir::kiln::SymbolicDim> &dims) {
   return flags;
 }
 
+static int fail(const Twine &msg) {
+  WithColor::error(errs(), "kiln-compile") << msg << "\n";
+  return 1;
+}
+
+/// Compiles with a progress line and prints the notes and remarks.
+static int compileAndReport(mlir::kiln::CompileOptions &options) {
+  std::optional<kilncompile::Progress::Mode> mode =
+      kilncompile::Progress::parse(progressFlag, ::isatty(STDERR_FILENO));
+  if (!mode)
+    return fail("unknown --progress=" + progressFlag +
+                "; use auto, always or never");
+  kilncompile::Progress progress(*mode, progressFlag == "always" ? 0.0 : 1.0);
+  options.progress = [&](StringRef phase, bool done, double seconds) {
+    progress.phase(phase, done, seconds);
+  };
+  Expected<mlir::kiln::CompileResult> result = mlir::kiln::compile(options);
+  progress.finish();
+  if (!result) {
+    std::string msg = toString(result.takeError());
+    errs() << msg << "\n";
+    return fail("cannot compile '" + inputPath + "'");
+  }
+  for (const std::string &note : result->notes)
+    WithColor::note(errs(), "kiln-compile") << note << "\n";
+  for (const std::string &remark : result->remarks)
+    WithColor::remark(errs(), "kiln-compile") << remark << "\n";
+  if (remarks && result->remarks.empty())
+    WithColor::remark(errs(), "kiln-compile")
+        << "every op took its fast path\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::kiln::registerDebugOnlyOption();
@@ -187,10 +220,6 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "kiln-compile: ONNX model -> standalone model.so\n");
 
-  auto fail = [](const Twine &msg) {
-    WithColor::error(errs(), "kiln-compile") << msg << "\n";
-    return 1;
-  };
   mlir::kiln::CompileOptions options;
   options.inputPath = inputPath;
   if (auto kind = mlir::kiln::parseEmitKind(emit)) {
@@ -357,28 +386,5 @@ int main(int argc, char **argv) {
     return clean ? 0 : 1;
   }
 
-  std::optional<kilncompile::Progress::Mode> mode =
-      kilncompile::Progress::parse(progressFlag, ::isatty(STDERR_FILENO));
-  if (!mode)
-    return fail("unknown --progress=" + progressFlag +
-                "; use auto, always or never");
-  kilncompile::Progress progress(*mode, progressFlag == "always" ? 0.0 : 1.0);
-  options.progress = [&](StringRef phase, bool done, double seconds) {
-    progress.phase(phase, done, seconds);
-  };
-  Expected<mlir::kiln::CompileResult> result = mlir::kiln::compile(options);
-  progress.finish();
-  if (!result) {
-    std::string msg = toString(result.takeError());
-    errs() << msg << "\n";
-    return fail("cannot compile '" + inputPath + "'");
-  }
-  for (const std::string &note : result->notes)
-    WithColor::note(errs(), "kiln-compile") << note << "\n";
-  for (const std::string &remark : result->remarks)
-    WithColor::remark(errs(), "kiln-compile") << remark << "\n";
-  if (remarks && result->remarks.empty())
-    WithColor::remark(errs(), "kiln-compile")
-        << "every op took its fast path\n";
-  return 0;
+  return compileAndReport(options);
 }
