@@ -9,11 +9,17 @@ set (issue 31's held-in set).
          graph input and a Cast to float precedes each float graph output.
          Inputs that ONNX requires in float (Resize's roi and scales) keep
          float.
+  dynint8  onnxruntime.quantization.quantize_dynamic's output for Conv and
+         MatMul with a constant weight (its ConvInteger / MatMulInteger form):
+         DynamicQuantizeLinear on the activation, the weight as int8
+         symmetric per tensor (QInt8, the tool's default), ConvInteger or
+         MatMulInteger, Cast to float, Mul by x_scale * w_scale, then the
+         bias Add.
   ln     every LayerNormalization written out as Paddle2ONNX and pre-opset-17
          exporters write it: ReduceMean, Sub, Pow(2), ReduceMean, Add(eps),
          Sqrt, Div, Mul(scale), Add(bias), at opset 14.
 
-usage: /usr/bin/python3 bench/models/convert.py fp16|ln SRC_DIR OUT_DIR [NAME ...]
+usage: /usr/bin/python3 bench/models/convert.py fp16|dynint8|ln SRC_DIR OUT_DIR [NAME ...]
 
 SRC_DIR holds bench/models/export.py's output (SRC_DIR/<name>/model.onnx and
 test_data_set_0); each NAME becomes OUT_DIR/<name>_<variant>/model.onnx with
@@ -122,7 +128,57 @@ def written_out_layernorm(model):
     return model
 
 
-VARIANTS = {"fp16": to_fp16, "ln": written_out_layernorm}
+def dynamic_int8(model):
+    """Conv and MatMul with constant weights in quantize_dynamic's form."""
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    nodes = []
+    for n in g.node:
+        w = inits.get(n.input[1]) if n.op_type in ("Conv", "MatMul") and len(n.input) > 1 \
+            else None
+        if w is None or w.data_type != FLOAT:
+            nodes.append(n)
+            continue
+        p = (n.name or n.output[0]) + "/"
+        wf = numpy_helper.to_array(w)
+        w_scale = np.float32(max(np.abs(wf).max(), 1e-8) / 127.0)
+        wq = np.clip(np.rint(wf / w_scale), -127, 127).astype(np.int8)
+        g.initializer.extend([
+            numpy_helper.from_array(wq, p + "w_q"),
+            numpy_helper.from_array(np.array(w_scale, np.float32), p + "w_scale"),
+            numpy_helper.from_array(np.array(0, np.int8), p + "w_zp")])
+        x = n.input[0]
+        nodes.append(helper.make_node("DynamicQuantizeLinear", [x],
+                                      [p + "x_q", p + "x_scale", p + "x_zp"]))
+        integer = "ConvInteger" if n.op_type == "Conv" else "MatMulInteger"
+        attrs = [a for a in n.attribute] if n.op_type == "Conv" else []
+        q = helper.make_node(integer, [p + "x_q", p + "w_q", p + "x_zp", p + "w_zp"],
+                             [p + "acc"], name=p + integer)
+        q.attribute.extend(attrs)
+        bias = n.input[2] if n.op_type == "Conv" and len(n.input) > 2 and n.input[2] else None
+        out = n.output[0]
+        nodes += [q,
+                  helper.make_node("Cast", [p + "acc"], [p + "acc_f"], to=FLOAT),
+                  helper.make_node("Mul", [p + "x_scale", p + "w_scale"], [p + "scale"]),
+                  helper.make_node("Mul", [p + "acc_f", p + "scale"],
+                                   [p + "deq" if bias else out])]
+        if bias:  # [C] -> [1, C, 1, 1], as the tool reshapes it
+            rank = len(wf.shape)
+            g.initializer.append(numpy_helper.from_array(
+                np.array([1, -1] + [1] * (rank - 2), np.int64), p + "bias_shape"))
+            nodes += [helper.make_node("Reshape", [bias, p + "bias_shape"], [p + "bias_nc"]),
+                      helper.make_node("Add", [p + "deq", p + "bias_nc"], [out])]
+    del g.node[:]
+    g.node.extend(nodes)
+    used = {i for n in g.node for i in n.input}
+    keep = [t for t in g.initializer if t.name in used]
+    del g.initializer[:]
+    g.initializer.extend(keep)
+    onnx.checker.check_model(model)
+    return model
+
+
+VARIANTS = {"fp16": to_fp16, "dynint8": dynamic_int8, "ln": written_out_layernorm}
 
 
 def main():

@@ -28,6 +28,8 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createCSEPass());
   graph.addPass(createFuseLayerNormPass());
+  graph.addPass(createIntegerProductsInF32Pass());
+  graph.addPass(createCanonicalizerPass());
   graph.addPass(createLayoutPass());
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createCSEPass());

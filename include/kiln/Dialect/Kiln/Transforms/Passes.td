@@ -138,6 +138,27 @@ def FuseLayerNormPass : Pass<"kiln-fuse-layer-norm", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def IntegerProductsInF32Pass : Pass<"kiln-integer-products-in-f32", "func::FuncOp"> {
+  let summary = "Run i32 convolutions and matmuls of 8-bit data on the f32 kernels";
+  let description = [{
+    ConvInteger, MatMulInteger, QLinearConv and QLinearMatMul import as
+    `kiln.conv2d` / `kiln.matmul` on i32 (8-bit operands widened, zero points
+    subtracted), which CPUs multiply slowly. Their operands are small
+    integers, exact in f32, so the product runs in f32 instead (operands
+    converted by `kiln.cast`): when every user converts the result to a
+    float type (the dequantization after ConvInteger and MatMulInteger) the
+    f32 result replaces it, equal to the integer one until a partial sum
+    passes 2^24 and within f32 rounding beyond; otherwise only when no
+    partial sum can reach 2^24 (the largest activation magnitude times the
+    largest sum of |w| over one output of a constant filter, or the
+    reduction length times both largest magnitudes), so that the result
+    converted back to i32 is exact. Operand magnitudes are bounded through
+    casts from integer types of 16 bits or fewer and constants; a product of
+    anything else stays i32.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def WidenHalfPass : Pass<"kiln-widen-half", "func::FuncOp"> {
   let summary = "Compute an imported fp16 or bf16 model in f32";
   let description = [{
