@@ -60,7 +60,7 @@ class Server:
         return line.decode(errors="replace").strip()
 
     def log_text(self):
-        self.log.flush()
+        """What the server wrote on stderr so far."""
         with open(self.log_path) as f:
             return f.read()
 

@@ -122,9 +122,10 @@ void typedToBytes(const InferTensorContents &c, const TensorInfo &spec,
   Field f = fieldOf(spec.dtype());
   std::string type = spec.type->kserve;
   if (f == Field::None)
-    throw Error(400, what + ": " + type + " has no typed field in "
-                                         "InferTensorContents; send it in "
-                                         "raw_input_contents");
+    throw Error(400, what + ": " + type +
+                         " has no typed field in "
+                         "InferTensorContents; send it in "
+                         "raw_input_contents");
   size_t n = fieldSize(c, f);
   if (n != totalElements(c))
     throw Error(400, what + ": its contents hold values outside " +
@@ -246,7 +247,8 @@ void readInputs(const ModelVersion &model, const ModelInferRequest &request,
       if (d < 0)
         throw Error(400, what + " has shape " + shapeText(shape) +
                              "; a shape holds non-negative integers");
-    size_t count = checkInput(model, specs[i], in.datatype(), shape, rows, what);
+    size_t count =
+        checkInput(model, specs[i], in.datatype(), shape, rows, what);
     size_t bytes = count * specs[i].elementSize();
     if (raw) {
       if (in.has_contents() && totalElements(in.contents()))

@@ -44,7 +44,8 @@ void setLogFormat(LogFormat format) {
   logFormat = format;
 }
 
-void logEvent(const char *level, const std::string &msg, const json &fields) {
+void logEvent(const char *level, const std::string &msg,
+              const nlohmann::ordered_json &fields) {
   std::string line;
   std::lock_guard<std::mutex> lock(logMu);
   if (logFormat == LogFormat::Json) {
@@ -63,7 +64,8 @@ void logEvent(const char *level, const std::string &msg, const json &fields) {
     line += msg;
     if (fields.is_object())
       for (const auto &[k, v] : fields.items())
-        line += " " + k + "=" + (v.is_string() ? v.get<std::string>() : dump(v));
+        line +=
+            " " + k + "=" + (v.is_string() ? v.get<std::string>() : dump(v));
   }
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stderr);

@@ -21,15 +21,18 @@ void setLogFormat(LogFormat format);
 /// Writes one line: `msg` and `fields` (an object: its keys become fields of
 /// the JSON line, or key=value pairs after the text). `level` is "info",
 /// "warning" or "error".
-void logEvent(const char *level, const std::string &msg,
-              const nlohmann::json &fields = nlohmann::json::object());
+void logEvent(
+    const char *level, const std::string &msg,
+    const nlohmann::ordered_json &fields = nlohmann::ordered_json::object());
 
-inline void logInfo(const std::string &msg,
-                    const nlohmann::json &fields = nlohmann::json::object()) {
+inline void logInfo(
+    const std::string &msg,
+    const nlohmann::ordered_json &fields = nlohmann::ordered_json::object()) {
   logEvent("info", msg, fields);
 }
-inline void logError(const std::string &msg,
-                     const nlohmann::json &fields = nlohmann::json::object()) {
+inline void logError(
+    const std::string &msg,
+    const nlohmann::ordered_json &fields = nlohmann::ordered_json::object()) {
   logEvent("error", msg, fields);
 }
 

@@ -215,8 +215,8 @@ void Registry::unload(const std::string &name, std::optional<int64_t> version) {
   }
   logInfo("unloaded model",
           {{"model", name},
-           {"version", version ? nlohmann::json(*version)
-                               : nlohmann::json("every")}});
+           {"version", version ? nlohmann::ordered_json(*version)
+                               : nlohmann::ordered_json("every")}});
   // Released outside the lock: the last release joins the workers.
 }
 

@@ -146,9 +146,10 @@ void addOptions(CLI::App &app, Config &c) {
       ->check(CLI::IsMember({"text", "json"}));
 }
 
-// KILN_SERVE_<FLAG> for every flag (--max-body-bytes: KILN_SERVE_MAX_BODY_BYTES),
-// so a container is configured from its environment. CLI11 reads the
-// environment only for flags not given on the command line.
+// KILN_SERVE_<FLAG> for every flag (--max-body-bytes:
+// KILN_SERVE_MAX_BODY_BYTES), so a container is configured from its
+// environment. CLI11 reads the environment only for flags not given on the
+// command line.
 void bindEnvironment(CLI::App &app) {
   for (CLI::Option *opt : app.get_options()) {
     std::string name = opt->get_single_name();
@@ -197,7 +198,8 @@ void watchDrain(sigset_t stopSignals, Lifecycle &lifecycle,
     timespec wait{0, 50 * 1000 * 1000};
     int signal = sigtimedwait(&stopSignals, nullptr, &wait);
     if (signal > 0) {
-      logError("second signal: exiting at once", {{"signal", strsignal(signal)}});
+      logError("second signal: exiting at once",
+               {{"signal", strsignal(signal)}});
       _exit(1);
     }
   }
@@ -243,8 +245,8 @@ int main(int argc, char **argv) {
     logError(e.what());
     return 2;
   }
-  std::printf("kiln-serve: listening on http://%s:%d\n",
-              c.server.host.c_str(), port);
+  std::printf("kiln-serve: listening on http://%s:%d\n", c.server.host.c_str(),
+              port);
   if (grpc)
     std::printf("kiln-serve: listening on grpc://%s:%d\n",
                 c.server.host.c_str(), grpcPort);
@@ -260,7 +262,8 @@ int main(int argc, char **argv) {
                          {"in_flight", lifecycle.inFlight()},
                          {"drain_timeout_s", timeout}});
     std::thread(watchDrain, stopSignals, std::ref(lifecycle),
-                std::chrono::steady_clock::now() + std::chrono::seconds(timeout))
+                std::chrono::steady_clock::now() +
+                    std::chrono::seconds(timeout))
         .detach();
     http.stop();
     if (grpc)
