@@ -136,6 +136,12 @@ def test_grpc_bad_requests(serve, m, pb):
     assert infer_code(req)[0] == "INVALID_ARGUMENT"
     req.inputs[0].shape[:] = [2**62, 16]
     assert infer_code(req)[0] == "INVALID_ARGUMENT"
+    # A shape that claims 64 GiB with 16 typed values: refused for the
+    # count, before anything that large is reserved.
+    req = c.infer_request("mlp", {"x": x}, raw=False)
+    req.inputs[0].shape[:] = [2**30, 16]
+    code, details = infer_code(req)
+    assert code == "INVALID_ARGUMENT" and "holds 16 elements" in details, details
     # Over --max-body-bytes: refused by gRPC before it is parsed.
     big = rows(2000)
     assert infer_code(c.infer_request("mlp", {"x": big}))[0] == "RESOURCE_EXHAUSTED"

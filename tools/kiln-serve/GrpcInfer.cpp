@@ -116,16 +116,17 @@ template <typename Src> void copyInto(const Src &src, char *out) {
     std::memcpy(out, src.data(), (size_t)src.size() * sizeof(src.Get(0)));
 }
 
-// Typed `contents` of an input into `count` elements of `spec`'s datatype.
-void typedToBytes(const InferTensorContents &c, const TensorInfo &spec,
-                  size_t count, char *out, const std::string &what) {
+// Checks that an input's typed `contents` hold exactly `count` elements in
+// the field for its datatype and nothing elsewhere; before anything is
+// allocated, so a small message cannot reserve what its shape claims.
+void checkTyped(const InferTensorContents &c, const TensorInfo &spec,
+                size_t count, const std::string &what) {
   Field f = fieldOf(spec.dtype());
   std::string type = spec.type->kserve;
   if (f == Field::None)
     throw Error(400, what + ": " + type +
-                         " has no typed field in "
-                         "InferTensorContents; send it in "
-                         "raw_input_contents");
+                         " has no typed field in InferTensorContents; send "
+                         "it in raw_input_contents");
   size_t n = fieldSize(c, f);
   if (n != totalElements(c))
     throw Error(400, what + ": its contents hold values outside " +
@@ -134,6 +135,11 @@ void typedToBytes(const InferTensorContents &c, const TensorInfo &spec,
     throw Error(400, what + ": contents." + fieldName(f) + " holds " +
                          std::to_string(n) + " elements; its shape calls for " +
                          std::to_string(count));
+}
+
+// Typed `contents` of an input (checked by checkTyped) into `out`.
+void typedToBytes(const InferTensorContents &c, const TensorInfo &spec,
+                  char *out, const std::string &what) {
   switch (spec.dtype()) {
   case KILN_DTYPE_BOOL:
     for (int i = 0; i < c.bool_contents_size(); ++i)
@@ -266,8 +272,9 @@ void readInputs(const ModelVersion &model, const ModelInferRequest &request,
       if (!in.has_contents() && count)
         throw Error(400, what + " has no contents (and the request no "
                                 "raw_input_contents)");
+      checkTyped(in.contents(), specs[i], count, what);
       decoded[i] = AlignedBuffer(bytes);
-      typedToBytes(in.contents(), specs[i], count, decoded[i].data(), what);
+      typedToBytes(in.contents(), specs[i], decoded[i].data(), what);
       job.inputs[i] = decoded[i].data();
     }
   }
