@@ -14,7 +14,8 @@ KILN_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-dev python3-numpy python3-onnx python3-pytest pybind11-dev
   python3-torch python3-torchvision
-  libgtest-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev
+  libgtest-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev pkg-config
+  libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-protobuf
   libonnx-testdata libzip-dev
   dpkg-dev file python3-venv python3-pip python3-setuptools python3-wheel
   python3-yaml python3-jsonschema

@@ -2,6 +2,7 @@
 benchmark: http.client only, loopback only."""
 import http.client
 import json
+import os
 import select
 import signal
 import subprocess
@@ -17,24 +18,51 @@ class Server:
     """A kiln-serve process on 127.0.0.1 and a free port (it binds port 0 and
     prints the port it got)."""
 
-    def __init__(self, binary, args, log_path, startup_timeout=60):
+    def __init__(self, binary, args, log_path, startup_timeout=60, env=None,
+                 port_args=("--port", "0"), grpc=False):
+        """env: extra environment variables; port_args: the address flags
+        (() to leave the port to KILN_SERVE_PORT); grpc: expect the second
+        line, 'listening on grpc://HOST:PORT', and keep its port."""
+        self.log_path = log_path
         self.log = open(log_path, "w")
         self.proc = subprocess.Popen(
-            [binary, "--host", "127.0.0.1", "--port", "0", *args],
-            stdout=subprocess.PIPE, stderr=self.log, text=True)
+            [binary, "--host", "127.0.0.1", *port_args, *args],
+            stdout=subprocess.PIPE, stderr=self.log, bufsize=0,
+            env={**os.environ, **(env or {})})
         deadline = time.time() + startup_timeout
-        line = ""
-        while time.time() < deadline:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 0.2)
-            if ready:
-                line = self.proc.stdout.readline()
-                break
-            if self.proc.poll() is not None:
-                break
+        line = self._line(deadline)
         if "listening on http://" not in line:
             self.kill()
             raise RuntimeError(f"kiln-serve did not start: {line!r}; see {log_path}")
         self.port = int(line.rsplit(":", 1)[1])
+        self.grpc_port = None
+        if grpc:
+            line = self._line(deadline)
+            if "listening on grpc://" not in line:
+                self.kill()
+                raise RuntimeError(f"kiln-serve did not serve gRPC: {line!r}; see {log_path}")
+            self.grpc_port = int(line.rsplit(":", 1)[1])
+
+    def _line(self, deadline):
+        """One line of stdout, read a byte at a time: a buffered readline
+        could swallow the next line, which select() would then never see."""
+        line = b""
+        fd = self.proc.stdout.fileno()
+        while time.time() < deadline and not line.endswith(b"\n"):
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                byte = os.read(fd, 1)
+                if not byte:
+                    break
+                line += byte
+            elif self.proc.poll() is not None:
+                break
+        return line.decode(errors="replace").strip()
+
+    def log_text(self):
+        """What the server wrote on stderr so far."""
+        with open(self.log_path) as f:
+            return f.read()
 
     def connection(self, timeout=60):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)

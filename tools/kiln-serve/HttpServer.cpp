@@ -65,14 +65,9 @@ bool modelPath(const std::vector<std::string> &p, std::string &name,
 }
 
 json tensorMetadata(const ModelVersion &v, const TensorInfo &t) {
-  std::vector<int64_t> shape = t.shape;
-  // -1 says "any number of rows"; a one-variant model keeps its number,
-  // though it too accepts more rows (they are run in several batches).
-  if (v.batched() && (v.batchSizes().size() > 1 || v.dynamic()))
-    shape[0] = -1;
   return {{"name", t.name},
           {"datatype", t.type->kserve},
-          {"shape", shape}};
+          {"shape", advertisedShape(v, t)}};
 }
 
 json modelMetadata(const std::vector<std::shared_ptr<ModelVersion>> &all,
@@ -135,8 +130,9 @@ std::optional<int64_t> versionParameter(const json &params) {
 
 } // namespace
 
-HttpServer::HttpServer(Registry &registry, const ServerOptions &options)
-    : registry_(registry), options_(options),
+HttpServer::HttpServer(Registry &registry, Lifecycle &lifecycle,
+                       const ServerOptions &options)
+    : registry_(registry), lifecycle_(lifecycle), options_(options),
       deadlines_(std::chrono::seconds(options.requestTimeoutSeconds)) {
   // One thread per open connection, up to --http-threads: a keep-alive
   // client never waits for another to hang up. A few stay warm.
@@ -266,6 +262,7 @@ void HttpServer::stop() {
 
 void HttpServer::routeGet(const httplib::Request &req, httplib::Response &res) {
   RequestDeadlines::requestArrived(); // running it is not the client's time
+  Lifecycle::Request inFlight(lifecycle_);
   std::vector<std::string> p = split(req.path);
   if (p.size() == 1 && p[0] == "metrics") {
     res.set_content(renderMetrics(registry_.all()),
@@ -285,7 +282,7 @@ void HttpServer::routeGet(const httplib::Request &req, httplib::Response &res) {
       return;
     }
     if (p[2] == "ready") {
-      bool ready = !stopping_;
+      bool ready = lifecycle_.ready();
       reply(res, ready ? 200 : 503, {{"ready", ready}});
       return;
     }
@@ -308,37 +305,26 @@ void HttpServer::routeGet(const httplib::Request &req, httplib::Response &res) {
 void HttpServer::routePost(const httplib::Request &req,
                            httplib::Response &res) {
   RequestDeadlines::requestArrived(); // running it is not the client's time
+  Lifecycle::Request inFlight(lifecycle_);
   std::vector<std::string> p = split(req.path);
   std::string name, version, rest;
   if (modelPath(p, name, version, rest) && rest == "infer") {
     std::shared_ptr<ModelVersion> v = registry_.find(name, version);
-    Clock::time_point start = Clock::now();
-    Metrics &m = v->metrics();
     std::optional<std::string> headerLength;
     if (req.has_header("Inference-Header-Content-Length"))
       headerLength = req.get_header_value("Inference-Header-Content-Length");
-    InferResponse r;
-    try {
-      r = infer(*v, req.body, headerLength);
-    } catch (...) {
-      m.failure.fetch_add(1, std::memory_order_relaxed);
-      throw;
-    }
-    res.status = 200;
-    res.body = std::move(r.body);
-    if (r.jsonBytes) {
-      res.set_header("Content-Type", "application/octet-stream");
-      res.set_header("Inference-Header-Content-Length",
-                     std::to_string(*r.jsonBytes));
-    } else {
-      res.set_header("Content-Type", kJson);
-    }
-    m.success.fetch_add(1, std::memory_order_relaxed);
-    m.requestNs.fetch_add(
-        (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
-            Clock::now() - start)
-            .count(),
-        std::memory_order_relaxed);
+    countRequest(*v, [&] {
+      InferResponse r = infer(*v, req.body, headerLength);
+      res.status = 200;
+      res.body = std::move(r.body);
+      if (r.jsonBytes) {
+        res.set_header("Content-Type", "application/octet-stream");
+        res.set_header("Inference-Header-Content-Length",
+                       std::to_string(*r.jsonBytes));
+      } else {
+        res.set_header("Content-Type", kJson);
+      }
+    });
     return;
   }
   // The repository API changes what the server runs: with --api-token it
@@ -371,19 +357,12 @@ void HttpServer::routePost(const httplib::Request &req,
       }
       std::shared_ptr<ModelVersion> loaded =
           registry_.load(p[3], path, v, /*confine=*/true);
-      std::fprintf(stderr,
-                   "kiln-serve: loaded model '%s' version %lld from %s\n",
-                   p[3].c_str(), (long long)loaded->version(),
-                   loaded->path().c_str());
       reply(res, 200,
             {{"name", p[3]},
              {"version", std::to_string(loaded->version())},
              {"state", "READY"}});
     } else {
       registry_.unload(p[3], v);
-      std::fprintf(stderr, "kiln-serve: unloaded model '%s' %s\n", p[3].c_str(),
-                   v ? ("version " + std::to_string(*v)).c_str()
-                     : "(every version)");
       reply(res, 200, {{"name", p[3]}, {"state", "UNLOADED"}});
     }
     return;

@@ -4,6 +4,7 @@
 #define KILN_TOOLS_KILN_SERVE_HTTPSERVER_H
 
 #include "Connections.h"
+#include "Lifecycle.h"
 #include "Registry.h"
 
 #include <httplib.h>
@@ -22,6 +23,8 @@ struct ServerOptions {
   int requestTimeoutSeconds = 30; // a request not fully in by then: dropped
   size_t maxHeaders = 100;    // header fields per request (431 beyond)
   std::string apiToken;       // required by the repository API when set
+  int grpcPort = -1;          // -1: no gRPC; 0: any free port
+  int drainTimeoutSeconds = 30; // SIGTERM: in-flight requests get this long
 };
 
 /// httplib's server, opened up for the one thing it does not expose: the
@@ -33,7 +36,8 @@ public:
 
 class HttpServer {
 public:
-  HttpServer(Registry &registry, const ServerOptions &options);
+  HttpServer(Registry &registry, Lifecycle &lifecycle,
+             const ServerOptions &options);
 
   /// Binds the listening socket; returns the port. Throws Error.
   int bind();
@@ -48,6 +52,7 @@ private:
   void routePost(const httplib::Request &req, httplib::Response &res);
 
   Registry &registry_;
+  Lifecycle &lifecycle_;
   ServerOptions options_;
   RequestDeadlines deadlines_;
   ListeningServer server_;

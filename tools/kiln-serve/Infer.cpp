@@ -39,13 +39,6 @@ const std::string &stringField(const json &object, const char *key,
   return it->get_ref<const std::string &>();
 }
 
-std::string names(const std::vector<TensorInfo> &specs) {
-  std::string s;
-  for (const TensorInfo &t : specs)
-    s += (s.empty() ? "'" : ", '") + t.name + "'";
-  return s.empty() ? "none" : s;
-}
-
 // The shape a client must send: -1 where any number of rows is accepted.
 std::vector<int64_t> wantedShape(const ModelVersion &model,
                                  const TensorInfo &t) {
@@ -55,9 +48,15 @@ std::vector<int64_t> wantedShape(const ModelVersion &model,
   return s;
 }
 
-std::string describe(const ModelVersion &model) {
-  return "model '" + model.name() + "' version " +
-         std::to_string(model.version());
+size_t elementCount(const std::vector<int64_t> &shape,
+                    const std::string &what) {
+  size_t count = 1;
+  for (int64_t d : shape) {
+    if (d && count > (size_t(1) << 40) / (size_t)d)
+      throw Error(400, what + " has an absurdly large shape");
+    count *= (size_t)d;
+  }
+  return count;
 }
 
 // How many bytes at the start of `body` are JSON: all of them, unless the
@@ -132,18 +131,15 @@ private:
       ++i;
     if (i == specs_.size())
       throw Error(400, where_ + " has no input '" + name +
-                           "'; its inputs are " + names(specs_));
+                           "'; its inputs are " + tensorNames(specs_));
     if (seen_[i])
       throw Error(400, what + " is given twice");
     seen_[i] = true;
     const TensorInfo &spec = specs_[i];
 
     const std::string &datatype = stringField(in, "datatype", what);
-    if (datatype != spec.type->kserve)
-      throw Error(400, what + " has datatype " + datatype + "; " + where_ +
-                           " expects " + spec.type->kserve);
-    std::vector<int64_t> shape = readShape(in, spec, what);
-    size_t count = elementCount(shape, what);
+    std::vector<int64_t> shape = readShape(in, what);
+    size_t count = checkInput(model_, spec, datatype, shape, rows_, what);
     size_t bytes = count * spec.elementSize();
     if (const json *binarySize = binaryDataSize(in, what))
       job_.inputs[i] = binaryData(*binarySize, bytes, shape, datatype, what);
@@ -151,11 +147,9 @@ private:
       job_.inputs[i] = jsonData(in, i, count, bytes, shape, what);
   }
 
-  // The "shape" of an input, checked against the model's: every dimension
-  // equal, but for any number of rows (>= 1, the same for every input) in a
-  // batched model.
-  std::vector<int64_t> readShape(const json &in, const TensorInfo &spec,
-                                 const std::string &what) {
+  // The "shape" of an input (checked against the model by checkInput).
+  static std::vector<int64_t> readShape(const json &in,
+                                        const std::string &what) {
     auto shapeIt = in.find("shape");
     if (shapeIt == in.end() || !shapeIt->is_array())
       throw Error(400, what + " has no 'shape' array");
@@ -165,36 +159,7 @@ private:
         throw Error(400, what + ": 'shape' must hold non-negative integers");
       shape.push_back(d.get<int64_t>());
     }
-    bool batched = model_.batched();
-    bool fits = shape.size() == spec.shape.size();
-    for (size_t d = batched ? 1 : 0; fits && d < shape.size(); ++d)
-      fits = shape[d] == spec.shape[d];
-    if (fits && batched)
-      fits = shape[0] >= 1;
-    if (!fits)
-      throw Error(400, what + " has shape " + shapeText(shape) + "; " +
-                           where_ + " expects " +
-                           shapeText(wantedShape(model_, spec)) +
-                           (batched ? " (-1: any number of rows >= 1)" : ""));
-    if (batched) {
-      if (rows_ >= 0 && shape[0] != rows_)
-        throw Error(400, what + " has " + std::to_string(shape[0]) +
-                             " rows; the inputs before it have " +
-                             std::to_string(rows_));
-      rows_ = shape[0];
-    }
     return shape;
-  }
-
-  static size_t elementCount(const std::vector<int64_t> &shape,
-                             const std::string &what) {
-    size_t count = 1;
-    for (int64_t d : shape) {
-      if (d && count > (size_t(1) << 40) / (size_t)d)
-        throw Error(400, what + " has an absurdly large shape");
-      count *= (size_t)d;
-    }
-    return count;
   }
 
   // parameters.binary_data_size of an input, or nullptr.
@@ -292,7 +257,7 @@ std::vector<RequestedOutput> requestedOutputs(const ModelVersion &model,
       ++i;
     if (i == outputs.size())
       throw Error(400, describe(model) + " has no output '" + name +
-                           "'; its outputs are " + names(outputs));
+                           "'; its outputs are " + tensorNames(outputs));
     wanted.push_back(
         {i, boolParameter(out, "binary_data_output", "output '" + name + "'")
                 .value_or(allBinary)});
@@ -356,11 +321,72 @@ InferResponse infer(ModelVersion &model, const std::string &body,
   InputReader inputs(model, body, jsonBytes, *job); // owns decoded inputs
   inputs.read(request);
   std::vector<RequestedOutput> wanted = requestedOutputs(model, request);
+  runJob(model, job);
+  return response(model, request, *job, wanted);
+}
+
+std::string describe(const ModelVersion &model) {
+  return "model '" + model.name() + "' version " +
+         std::to_string(model.version());
+}
+
+std::string tensorNames(const std::vector<TensorInfo> &specs) {
+  std::string s;
+  for (const TensorInfo &t : specs)
+    s += (s.empty() ? "'" : ", '") + t.name + "'";
+  return s.empty() ? "none" : s;
+}
+
+std::vector<int64_t> advertisedShape(const ModelVersion &v,
+                                     const TensorInfo &t) {
+  std::vector<int64_t> shape = t.shape;
+  // -1 says "any number of rows"; a one-variant model keeps its number,
+  // though it too accepts more rows (they are run in several batches).
+  if (v.batched() && (v.batchSizes().size() > 1 || v.dynamic()))
+    shape[0] = -1;
+  return shape;
+}
+
+std::vector<int64_t> outputShape(const ModelVersion &model, size_t index,
+                                 int64_t rows) {
+  std::vector<int64_t> shape = model.model().outputs()[index].shape;
+  if (model.batched())
+    shape[0] = rows;
+  return shape;
+}
+
+size_t checkInput(const ModelVersion &model, const TensorInfo &spec,
+                  const std::string &datatype,
+                  const std::vector<int64_t> &shape, int64_t &rows,
+                  const std::string &what) {
+  std::string where = describe(model);
+  if (datatype != spec.type->kserve)
+    throw Error(400, what + " has datatype " + datatype + "; " + where +
+                         " expects " + spec.type->kserve);
+  bool batched = model.batched();
+  bool fits = shape.size() == spec.shape.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d)
+    fits = d == 0 && batched ? shape[0] >= 1 : shape[d] == spec.shape[d];
+  if (!fits)
+    throw Error(400, what + " has shape " + shapeText(shape) + "; " + where +
+                         " expects " + shapeText(wantedShape(model, spec)) +
+                         (batched ? " (-1: any number of rows >= 1)" : ""));
+  if (batched) {
+    if (rows >= 0 && shape[0] != rows)
+      throw Error(400, what + " has " + std::to_string(shape[0]) +
+                           " rows; the inputs before it have " +
+                           std::to_string(rows));
+    rows = shape[0];
+  }
+  return elementCount(shape, what);
+}
+
+void runJob(ModelVersion &model, const std::shared_ptr<InferJob> &job) {
+  job->outputs.clear();
   for (size_t i = 0; i < model.model().outputs().size(); ++i)
     job->outputs.emplace_back((size_t)job->rows * model.outputRowBytes()[i]);
   if (!model.run(job))
     throw Error(500, job->error);
-  return response(model, request, *job, wanted);
 }
 
 } // namespace kiln::serve

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::serve {
 
@@ -17,6 +18,55 @@ struct InferResponse {
   /// (send it as Inference-Header-Content-Length).
   std::optional<size_t> jsonBytes;
 };
+
+// Pieces of one infer call that do not depend on the protocol: HTTP/JSON
+// (infer() below) and gRPC (GrpcInfer.cpp) check inputs, run jobs and count
+// requests the same way, so a model answers both with the same numbers and
+// the same errors.
+
+/// "model 'm' version 3", for messages.
+std::string describe(const ModelVersion &model);
+/// "'x', 'z'" (or "none"): the names of `specs`, for messages.
+std::string tensorNames(const std::vector<TensorInfo> &specs);
+/// The shape metadata shows: -1 as the batch dimension when any number of
+/// rows is accepted in one run.
+std::vector<int64_t> advertisedShape(const ModelVersion &model,
+                                     const TensorInfo &t);
+/// Output `index`'s shape for a job of `rows` rows.
+std::vector<int64_t> outputShape(const ModelVersion &model, size_t index,
+                                 int64_t rows);
+
+/// Checks an input's `datatype` and `shape` against `spec`: every dimension
+/// equal, but for any number of rows (>= 1, the same for every input, kept in
+/// `rows`, -1 before the first input) in a batched model. Returns its element
+/// count. Throws Error(400) naming `what`.
+size_t checkInput(const ModelVersion &model, const TensorInfo &spec,
+                  const std::string &datatype,
+                  const std::vector<int64_t> &shape, int64_t &rows,
+                  const std::string &what);
+
+/// Allocates `job`'s outputs, queues it on `model`'s batcher and waits.
+/// Throws Error(503) when the queue is full, Error(500) when the model fails.
+void runJob(ModelVersion &model, const std::shared_ptr<InferJob> &job);
+
+/// Runs `fn` as one request of `model` in its metrics: success and duration,
+/// or failure when it throws.
+template <typename F> void countRequest(ModelVersion &model, F &&fn) {
+  Clock::time_point start = Clock::now();
+  Metrics &m = model.metrics();
+  try {
+    fn();
+  } catch (...) {
+    m.failure.fetch_add(1, std::memory_order_relaxed);
+    throw;
+  }
+  m.success.fetch_add(1, std::memory_order_relaxed);
+  m.requestNs.fetch_add(
+      (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+          Clock::now() - start)
+          .count(),
+      std::memory_order_relaxed);
+}
 
 /// Parses `body` (its first `headerLength` bytes are JSON when the client sent
 /// Inference-Header-Content-Length), checks every input against the model,

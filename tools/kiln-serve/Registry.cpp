@@ -1,8 +1,11 @@
 #include "Registry.h"
 
 #include "Error.h"
+#include "Log.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 
 namespace fs = std::filesystem;
@@ -142,20 +145,30 @@ std::shared_ptr<ModelVersion> Registry::load(const std::string &name,
   }
 
   std::shared_ptr<ModelVersion> fresh;
+  auto start = std::chrono::steady_clock::now();
   try {
     // Everything slow and fallible happens before the version is visible.
     fresh = std::make_shared<ModelVersion>(name, *version,
                                            openModel(path), options_);
   } catch (const Error &e) {
-    std::lock_guard<std::mutex> lock(mu_);
-    failures_[{name, *version}] = e.what();
+    failed(name, *version, path, e.what());
     throw;
   } catch (const std::exception &e) {
     std::string why = "cannot load " + path + ": " + e.what();
-    std::lock_guard<std::mutex> lock(mu_);
-    failures_[{name, *version}] = why;
+    failed(name, *version, path, why);
     throw Error(500, why);
   }
+  // The time to open, create every session and warm every variant up: what
+  // a pod's start-up or a hot swap costs.
+  double loadMs = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  logInfo("loaded model", {{"model", name},
+                           {"version", *version},
+                           {"path", path},
+                           {"load_ms", std::round(loadMs * 1000) / 1000},
+                           {"batch_sizes", fresh->batchSizes()},
+                           {"batched", fresh->batched()}});
   std::shared_ptr<ModelVersion> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -166,6 +179,15 @@ std::shared_ptr<ModelVersion> Registry::load(const std::string &name,
   }
   // `old`, if any, is released here; requests holding it finish first.
   return fresh;
+}
+
+void Registry::failed(const std::string &name, int64_t version,
+                      const std::string &path, const std::string &why) {
+  logError("model load failed",
+           {{"model", name}, {"version", version}, {"path", path},
+            {"reason", why}});
+  std::lock_guard<std::mutex> lock(mu_);
+  failures_[{name, version}] = why;
 }
 
 void Registry::unload(const std::string &name, std::optional<int64_t> version) {
@@ -191,6 +213,10 @@ void Registry::unload(const std::string &name, std::optional<int64_t> version) {
     if (it->second.empty())
       models_.erase(it);
   }
+  logInfo("unloaded model",
+          {{"model", name},
+           {"version", version ? nlohmann::ordered_json(*version)
+                               : nlohmann::ordered_json("every")}});
   // Released outside the lock: the last release joins the workers.
 }
 

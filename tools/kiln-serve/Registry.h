@@ -27,6 +27,11 @@ public:
   versions(const std::string &name) const;
   /// Every loaded version of every model.
   std::vector<std::shared_ptr<ModelVersion>> all() const;
+  /// True when no version of any model is loaded.
+  bool empty() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return models_.empty();
+  }
 
   /// Loads `path` (or, when empty, <repository>/<name>/<version>/model.so)
   /// as `version` of `name` and warms it up before it takes traffic; a
@@ -56,6 +61,9 @@ private:
   std::string repositoryPath(const std::string &name, int64_t version) const;
   std::string confined(const std::string &path) const;
   std::vector<int64_t> repositoryVersions(const std::string &name) const;
+  /// Logs a failed load and keeps its reason for the index.
+  void failed(const std::string &name, int64_t version,
+              const std::string &path, const std::string &why);
 
   BatchingOptions options_;
   std::string repository_;

@@ -1,19 +1,33 @@
 // kiln-serve: serves model.so files written by kiln-compile over the KServe v2
-// HTTP protocol, loading them only through the public runtime C ABI.
+// HTTP and gRPC protocols, loading them only through the public runtime C ABI.
 //
-//   kiln-serve --port 8000 --model mlp=mlp.so --model mlp=mlp_v2.so@2
+//   kiln-serve --port 8000 --grpc-port 8001 --model mlp=mlp.so \
+//              --model mlp=mlp_v2.so@2
 //
-// SIGTERM or SIGINT stops accepting connections, lets the requests in flight
-// finish, and exits 0. Exit status 2: bad arguments or a model that does not
-// load.
+// Every flag can also come from the environment as KILN_SERVE_<FLAG> (upper
+// snake case: KILN_SERVE_GRPC_PORT); a flag on the command line wins.
+//
+// SIGTERM or SIGINT: readiness goes false, the listeners close, the requests
+// in flight get --drain-timeout seconds to finish, then the process exits 0
+// (3 if requests were still running at the deadline; a second signal: 1 at
+// once). Exit status 2: bad arguments, a port that cannot be bound, or a
+// model that does not load.
 #include "Error.h"
+#include "GrpcServer.h"
 #include "HttpServer.h"
+#include "Lifecycle.h"
+#include "Log.h"
 #include "Registry.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <pthread.h>
 #include <thread>
 #include <unistd.h>
@@ -45,80 +59,164 @@ ModelArg parseModelArg(const std::string &arg) {
   return m;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  CLI::App app{"kiln-serve: serves Kiln model.so files over the KServe v2 "
-               "HTTP/REST protocol"};
+struct Config {
   ServerOptions server;
   BatchingOptions batching;
-  batching.slots =
-      (int)std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   std::vector<std::string> models;
   std::string repository;
-  app.add_option("--host", server.host, "Address to listen on")
+  std::string logFormat = "text";
+};
+
+void addOptions(CLI::App &app, Config &c) {
+  app.add_option("--host", c.server.host, "Address to listen on")
       ->capture_default_str();
-  app.add_option("--port", server.port,
+  app.add_option("--port", c.server.port,
                  "Port to listen on; 0 picks a free one (printed on stdout)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
-  app.add_option("--model", models,
+  app.add_option("--model", c.models,
                  "NAME=path.so[@VERSION] to load at start (repeatable; "
-                 "VERSION defaults to one past the newest of NAME)")
-      ->type_name("SPEC");
-  app.add_option("--repository", repository,
+                 "VERSION defaults to one past the newest of NAME; commas "
+                 "separate several)")
+      ->type_name("SPEC")
+      ->delimiter(',');
+  app.add_option("--repository", c.repository,
                  "Directory laid out as DIR/<model>/<version>/model.so, for "
                  "the repository load API")
       ->check(CLI::ExistingDirectory);
-  app.add_option("--max-queue-delay-us", batching.maxQueueDelayUs,
+  app.add_option("--max-queue-delay-us", c.batching.maxQueueDelayUs,
                  "How long a batch may wait to fill (0: run what is queued)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--max-queue", batching.maxQueue,
+  app.add_option("--max-queue", c.batching.maxQueue,
                  "Requests queued per model version before 503 (0: no bound)")
       ->capture_default_str();
-  app.add_option("--max-body-bytes", server.maxBodyBytes,
+  app.add_option("--max-body-bytes", c.server.maxBodyBytes,
                  "Largest request body accepted (413 beyond)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--slo-p99-ms", batching.sloP99Ms,
+  app.add_option("--slo-p99-ms", c.batching.sloP99Ms,
                  "Adapt the rows-per-batch cap (AIMD) to keep the p99 of "
                  "batch run time plus --max-queue-delay-us under this (0: off)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--threads", batching.slots,
+  app.add_option("--threads", c.batching.slots,
                  "Batches one model version may run at once (each slot has "
                  "one session per batch variant)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
-  app.add_option("--session-threads", batching.sessionThreads,
+  app.add_option("--session-threads", c.batching.sessionThreads,
                  "Threads each session runs one batch on (its num_threads; "
                  "1: the thread that runs the batch)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
-  app.add_option("--read-timeout", server.readTimeoutSeconds,
+  app.add_option("--read-timeout", c.server.readTimeoutSeconds,
                  "Seconds a client may stay silent while sending a request")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
-  app.add_option("--api-token", server.apiToken,
+  app.add_option("--api-token", c.server.apiToken,
                  "Require 'Authorization: Bearer TOKEN' on the repository API "
-                 "(load, unload, index)")
-      ->envname("KILN_SERVE_API_TOKEN");
-  app.add_option("--max-headers", server.maxHeaders,
+                 "(load, unload, index) and on the gRPC repository calls");
+  app.add_option("--max-headers", c.server.maxHeaders,
                  "Header fields accepted per request (431 beyond)")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
-  app.add_option("--request-timeout", server.requestTimeoutSeconds,
+  app.add_option("--request-timeout", c.server.requestTimeoutSeconds,
                  "Seconds a client has to send a whole request (head and "
                  "body), counted from when the server starts waiting for it")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
-  app.add_option("--http-threads", server.httpThreads,
+  app.add_option("--http-threads", c.server.httpThreads,
                  "Connections served at once, one thread each (more wait "
                  "for one to close)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  app.add_option("--grpc-port", c.server.grpcPort,
+                 "Also serve the KServe v2 gRPC protocol on this port (0: a "
+                 "free one, printed on stdout); off unless given")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--drain-timeout", c.server.drainTimeoutSeconds,
+                 "Seconds the requests in flight get to finish after SIGTERM "
+                 "or SIGINT before the process exits 3")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3600));
+  app.add_option("--log-format", c.logFormat,
+                 "Log lines on stderr: text, or json (one object per line)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "json"}));
+}
+
+// KILN_SERVE_<FLAG> for every flag (--max-body-bytes:
+// KILN_SERVE_MAX_BODY_BYTES), so a container is configured from its
+// environment. CLI11 reads the environment only for flags not given on the
+// command line.
+void bindEnvironment(CLI::App &app) {
+  for (CLI::Option *opt : app.get_options()) {
+    std::string name = opt->get_single_name();
+    if (name.empty() || name == "help")
+      continue;
+    std::string env = "KILN_SERVE_";
+    for (char ch : name)
+      env += ch == '-' ? '_' : (char)std::toupper((unsigned char)ch);
+    opt->envname(env);
+  }
+}
+
+// Loads every --model; false (after logging why) when one fails.
+bool loadModels(Registry &registry, const Config &c) {
+  try {
+    for (const std::string &arg : c.models) {
+      ModelArg m = parseModelArg(arg);
+      registry.load(m.name, m.path, m.version); // logs the load and its time
+    }
+  } catch (const Error &e) {
+    logError(e.what());
+    return false;
+  }
+  return true;
+}
+
+// Set by main once every request finished and the models are unloaded.
+std::atomic<bool> drained{false};
+
+// After the first SIGTERM or SIGINT: exits the process if the drain is not
+// over by `deadline` (status 3 if requests are still running then, else 0),
+// or at once with status 1 on a second signal.
+void watchDrain(sigset_t stopSignals, Lifecycle &lifecycle,
+                std::chrono::steady_clock::time_point deadline) {
+  while (!drained) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      int64_t left = lifecycle.inFlight();
+      if (left > 0) {
+        logError("drain deadline passed with requests still running",
+                 {{"in_flight", left}});
+        _exit(3);
+      }
+      logInfo("stopped", {{"exit_status", 0}});
+      _exit(0);
+    }
+    timespec wait{0, 50 * 1000 * 1000};
+    int signal = sigtimedwait(&stopSignals, nullptr, &wait);
+    if (signal > 0) {
+      logError("second signal: exiting at once",
+               {{"signal", strsignal(signal)}});
+      _exit(1);
+    }
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"kiln-serve: serves Kiln model.so files over the KServe v2 "
+               "HTTP/REST and gRPC protocols"};
+  Config c;
+  c.batching.slots =
+      (int)std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+  addOptions(app, c);
+  bindEnvironment(app);
   CLI11_PARSE(app, argc, argv);
+  setLogFormat(c.logFormat == "json" ? LogFormat::Json : LogFormat::Text);
 
   // Every thread inherits this mask; only the signal thread below takes
   // SIGTERM and SIGINT, with sigwait, where it may do real work.
@@ -129,53 +227,60 @@ int main(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  Registry registry(batching, repository);
-  try {
-    for (const std::string &arg : models) {
-      ModelArg m = parseModelArg(arg);
-      std::shared_ptr<ModelVersion> v =
-          registry.load(m.name, m.path, m.version);
-      std::fprintf(stderr,
-                   "kiln-serve: loaded model '%s' version %lld from %s "
-                   "(batch sizes",
-                   m.name.c_str(), (long long)v->version(), m.path.c_str());
-      for (int64_t b : v->batchSizes())
-        std::fprintf(stderr, " %lld", (long long)b);
-      std::fprintf(stderr, "%s)\n",
-                   v->batched() ? "" : ", unbatched");
-    }
-  } catch (const Error &e) {
-    std::fprintf(stderr, "kiln-serve: error: %s\n", e.what());
+  Registry registry(c.batching, c.repository);
+  Lifecycle lifecycle(registry);
+  if (!loadModels(registry, c))
     return 2;
-  }
 
-  HttpServer http(registry, server);
-  int port;
+  HttpServer http(registry, lifecycle, c.server);
+  std::unique_ptr<GrpcServer> grpc;
+  int port, grpcPort = -1;
   try {
     port = http.bind();
+    if (c.server.grpcPort >= 0) {
+      grpc = std::make_unique<GrpcServer>(registry, lifecycle, c.server);
+      grpcPort = grpc->start();
+    }
   } catch (const Error &e) {
-    std::fprintf(stderr, "kiln-serve: error: %s\n", e.what());
+    logError(e.what());
     return 2;
   }
-  std::printf("kiln-serve: listening on http://%s:%d\n", server.host.c_str(),
+  std::printf("kiln-serve: listening on http://%s:%d\n", c.server.host.c_str(),
               port);
+  if (grpc)
+    std::printf("kiln-serve: listening on grpc://%s:%d\n",
+                c.server.host.c_str(), grpcPort);
   std::fflush(stdout);
 
-  std::thread([&http, stopSignals] {
+  std::atomic<bool> grpcStopped{!grpc};
+  std::thread([&, stopSignals] {
     int signal = 0;
     sigwait(&stopSignals, &signal);
-    std::fprintf(stderr, "kiln-serve: %s: draining in-flight requests\n",
-                 strsignal(signal));
+    lifecycle.startDraining(); // readiness is false from here on
+    int timeout = c.server.drainTimeoutSeconds;
+    logInfo("draining", {{"signal", strsignal(signal)},
+                         {"in_flight", lifecycle.inFlight()},
+                         {"drain_timeout_s", timeout}});
+    std::thread(watchDrain, stopSignals, std::ref(lifecycle),
+                std::chrono::steady_clock::now() +
+                    std::chrono::seconds(timeout))
+        .detach();
     http.stop();
-    // A second signal means "now".
-    sigwait(&stopSignals, &signal);
-    std::fprintf(stderr, "kiln-serve: %s again: exiting at once\n",
-                 strsignal(signal));
-    _exit(1);
+    if (grpc)
+      grpc->shutdown(std::chrono::system_clock::now() +
+                     std::chrono::seconds(timeout));
+    grpcStopped = true;
   }).detach();
 
   http.serve();
+  if (!lifecycle.draining()) {
+    logError("the HTTP server stopped without a signal");
+    return 1;
+  }
+  while (!grpcStopped)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   registry.clear();
-  std::fprintf(stderr, "kiln-serve: stopped\n");
+  drained = true;
+  logInfo("stopped", {{"exit_status", 0}});
   return 0;
 }
