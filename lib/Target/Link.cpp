@@ -33,18 +33,25 @@ struct TempDir {
 };
 } // namespace
 
-Error mlir::kiln::linkSharedObject(StringRef object, const std::string &outPath) {
+Error mlir::kiln::linkSharedObject(ArrayRef<std::string> objects,
+                                  const std::string &outPath) {
   TempDir dir;
   if (std::error_code ec =
           sys::fs::createUniqueDirectory("kiln-link", dir.path))
     return createStringError(ec, "cannot create a temporary directory: " +
                                      ec.message());
-  SmallString<128> modelObj(dir.path), runtimeObj(dir.path), log(dir.path);
-  sys::path::append(modelObj, "model.o");
+  SmallString<128> runtimeObj(dir.path), log(dir.path);
   sys::path::append(runtimeObj, "runtime.o");
   sys::path::append(log, "link.log");
-  if (Error e = writeFile(modelObj, object))
-    return e;
+  std::vector<std::string> modelObjs;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    SmallString<128> path(dir.path);
+    sys::path::append(path, i == 0 ? std::string("model.o")
+                                   : "model" + std::to_string(i) + ".o");
+    if (Error e = writeFile(path, objects[i]))
+      return e;
+    modelObjs.push_back(std::string(path));
+  }
   if (Error e = writeFile(runtimeObj,
                           StringRef(kiln_runtime_object_start,
                                     kiln_runtime_object_end -
@@ -73,14 +80,11 @@ Error mlir::kiln::linkSharedObject(StringRef object, const std::string &outPath)
                                  soname,
                                  "-shared",
                                  "-o",
-                                 outPath,
-                                 modelObj,
-                                 runtimeObj,
-                                 "-static-libgcc",
-                                 "-Wl,-z,noexecstack",
-                                 "-Wl,-z,now",
-                                 "-Wl,--as-needed",
-                                 "-lm"};
+                                 outPath};
+  for (const std::string &obj : modelObjs)
+    args.push_back(obj);
+  args.append({runtimeObj.str(), "-static-libgcc", "-Wl,-z,noexecstack",
+               "-Wl,-z,now", "-Wl,--as-needed", "-lm"});
   std::optional<StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
   std::string errMsg;
   int rc = sys::ExecuteAndWait(*driver, args, std::nullopt, redirects, 0, 0,

@@ -15,6 +15,13 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/CodeExtractor.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <thread>
 
 using namespace llvm;
 
@@ -155,6 +162,45 @@ Error mlir::kiln::optimizeModule(Module &module, TargetMachine &tm,
   auto transformer =
       mlir::makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &tm);
   return transformer(&module);
+}
+
+Expected<std::vector<std::string>> mlir::kiln::emitObjectsInParallel(
+    Module &module, MutableArrayRef<std::unique_ptr<TargetMachine>> tms) {
+  // Each part travels as bitcode into a context of its own: an LLVMContext
+  // is not shared between threads.
+  std::vector<SmallString<0>> bitcode;
+  SplitModule(module, tms.size(), [&](std::unique_ptr<Module> part) {
+    SmallString<0> buffer;
+    raw_svector_ostream os(buffer);
+    WriteBitcodeToFile(*part, os);
+    bitcode.push_back(std::move(buffer));
+  });
+  std::vector<Expected<std::string>> results;
+  for (size_t i = 0; i < bitcode.size(); ++i)
+    results.emplace_back(std::string());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < bitcode.size(); ++i)
+    threads.emplace_back([&, i] {
+      LLVMContext context;
+      Expected<std::unique_ptr<Module>> part = parseBitcodeFile(
+          MemoryBufferRef(StringRef(bitcode[i].data(), bitcode[i].size()),
+                          "kiln_model_part"),
+          context);
+      if (!part) {
+        results[i] = part.takeError();
+        return;
+      }
+      results[i] = emitMachineCode(**part, *tms[i], /*assembly=*/false);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  std::vector<std::string> objects;
+  for (Expected<std::string> &r : results) {
+    if (!r)
+      return r.takeError();
+    objects.push_back(std::move(*r));
+  }
+  return objects;
 }
 
 Expected<std::string> mlir::kiln::emitMachineCode(Module &module, TargetMachine &tm,

@@ -393,3 +393,17 @@ def test_outputs_that_compute_the_same_value(tmp_path):
     np.testing.assert_array_equal(b, np.maximum(x, 0))
     np.testing.assert_array_equal(c, x)
     np.testing.assert_array_equal(d, x)
+
+
+@pytest.mark.parametrize("parts", ["2", "3"])
+def test_back_end_split_over_threads(ref_models, model_name, tmp_path, monkeypatch, parts):
+    """A large model's back end runs in parts on threads (llvm::SplitModule);
+    KILN_BACKEND_THREADS forces it on the small test models. The parts link
+    into one .so that exports the same ABI and computes the same numbers."""
+    ref = ref_models[model_name]
+    monkeypatch.setenv("KILN_BACKEND_THREADS", parts)
+    path = kiln.compile(ref.onnx_path, str(tmp_path / "split.so"))
+    model = kiln.load(path)
+    outputs = model(*[a for _, a in ref.inputs])
+    for got, (_, want) in zip(outputs, ref.outputs):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -116,9 +116,19 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
                                             llvm::TargetMachine &tm,
                                             bool assembly);
 
-/// Links the model object with the embedded runtime into a shared object
+/// Object code for `module` in `tms.size()` parts generated at once, one
+/// thread each: llvm::SplitModule partitions the module (local symbols
+/// become hidden globals, so the parts link into one .so) and each part
+/// runs the back end in its own LLVMContext on its own target machine.
+/// For large models, whose back end is most of the compile.
+llvm::Expected<std::vector<std::string>>
+emitObjectsInParallel(llvm::Module &module,
+                      llvm::MutableArrayRef<std::unique_ptr<llvm::TargetMachine>> tms);
+
+/// Links the model object(s) with the embedded runtime into a shared object
 /// that needs only libc and libm. Uses $KILN_CC or `cc` as the linker driver.
-llvm::Error linkSharedObject(llvm::StringRef object, const std::string &outPath);
+llvm::Error linkSharedObject(llvm::ArrayRef<std::string> objects,
+                             const std::string &outPath);
 
 /// The generated model.h (self-contained: it carries the runtime ABI) and
 /// model.json.
