@@ -89,6 +89,82 @@ class BertSmall(nn.Module):
         return x
 
 
+class ConvBnRelu(nn.Sequential):
+    def __init__(self, cin, cout, dilation=1):
+        super().__init__(nn.Conv2d(cin, cout, 3, padding=dilation, dilation=dilation),
+                         nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+def upsample_to(x, like):
+    return nn.functional.interpolate(x, size=like.shape[2:], mode="bilinear",
+                                     align_corners=False)
+
+
+class ResidualU(nn.Module):
+    """A residual U block of `depth` levels (U^2-Net's RSU): an encoder of
+    convolutions and 2x2 max pools, a dilated bottom, a decoder of bilinear
+    upsampling and concatenation, added to the block's input projection.
+    `dilated` replaces the pooling by growing dilations (RSU-4F)."""
+
+    def __init__(self, depth, cin, mid, cout, dilated=False):
+        super().__init__()
+        self.depth, self.dilated = depth, dilated
+        self.inp = ConvBnRelu(cin, cout)
+        dil = (lambda i: 2 ** i) if dilated else (lambda i: 1)
+        self.enc = nn.ModuleList([ConvBnRelu(cout if i == 0 else mid, mid, dil(i))
+                                  for i in range(depth - 1)])
+        self.bottom = ConvBnRelu(mid, mid, 2 * dil(depth - 2))
+        self.dec = nn.ModuleList([ConvBnRelu(2 * mid, cout if i == depth - 2 else mid,
+                                             dil(depth - 3 - i) if i < depth - 2 else 1)
+                                  for i in range(depth - 1)])
+
+    def forward(self, x):
+        x_in = self.inp(x)
+        skips, h = [], x_in
+        for i, conv in enumerate(self.enc):
+            h = conv(h)
+            skips.append(h)
+            if not self.dilated and i < len(self.enc) - 1:
+                h = nn.functional.max_pool2d(h, 2, 2, ceil_mode=True)
+        h = self.bottom(h)
+        for conv, skip in zip(self.dec, reversed(skips)):
+            if not self.dilated and h.shape[2:] != skip.shape[2:]:
+                h = upsample_to(h, skip)
+            h = conv(torch.cat([h, skip], 1))
+        return h + x_in
+
+
+class SaliencyUNet(nn.Module):
+    """A nested U-Net for saliency / background removal in the shape of
+    U^2-Net's small variant (six encoder stages of residual U blocks, five
+    decoder stages, a side output per stage fused by a 1x1 convolution):
+    the public model class of issue 31, about 1,000 ONNX nodes."""
+
+    def __init__(self, mid=16, ch=64):
+        super().__init__()
+        enc = [(7, 3), (6, ch), (5, ch), (4, ch), (4, ch), (4, ch)]
+        self.enc = nn.ModuleList([ResidualU(d, cin, mid, ch, dilated=(i >= 4))
+                                  for i, (d, cin) in enumerate(enc)])
+        self.dec = nn.ModuleList([ResidualU(d, 2 * ch, mid, ch, dilated=(i == 0))
+                                  for i, d in enumerate([4, 4, 5, 6, 7])])
+        self.side = nn.ModuleList([nn.Conv2d(ch, 1, 3, padding=1) for _ in range(6)])
+        self.fuse = nn.Conv2d(6, 1, 1)
+
+    def forward(self, x):
+        feats, h = [], x
+        for i, block in enumerate(self.enc):
+            h = block(h)
+            feats.append(h)
+            if i < len(self.enc) - 1:
+                h = nn.functional.max_pool2d(h, 2, 2, ceil_mode=True)
+        outs = [h]
+        for block, skip in zip(self.dec, reversed(feats[:-1])):
+            h = block(torch.cat([upsample_to(h, skip), skip], 1))
+            outs.append(h)
+        sides = [upsample_to(conv(o), x) for conv, o in zip(self.side, reversed(outs))]
+        return torch.sigmoid(self.fuse(torch.cat(sides, 1)))
+
+
 def vision(name):
     return lambda: getattr(torchvision.models, name)(weights=None)
 
@@ -101,6 +177,7 @@ MODELS = {
     "resnet50_b8": (vision("resnet50"), lambda: (torch.randn(8, 3, 224, 224),), ["input"]),
     "mobilenet_v2": (vision("mobilenet_v2"), lambda: (torch.randn(1, 3, 224, 224),), ["input"]),
     "squeezenet1_1": (vision("squeezenet1_1"), lambda: (torch.randn(1, 3, 224, 224),), ["input"]),
+    "saliency_unet": (SaliencyUNet, lambda: (torch.randn(1, 3, 320, 320),), ["input"]),
     "transformer_enc": (TransformerEnc, lambda: (torch.randn(128, 1, 256),), ["input"]),
     "bert_small": (BertSmall,
                    lambda: (torch.randint(0, 8000, (1, 128), dtype=torch.int64),
