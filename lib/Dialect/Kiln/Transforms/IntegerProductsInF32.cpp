@@ -65,44 +65,6 @@ std::optional<Interval> typeRange(Type t) {
   return Interval{-std::ldexp(1.0, w - 1), std::ldexp(1.0, w - 1) - 1};
 }
 
-/// Bounds of an i32 tensor built from narrow integers: casts from types of
-/// 16 bits or fewer, integer constants, sums and differences, and ops that
-/// only move elements. Nothing else is trusted.
-std::optional<Interval> intRange(Value v, unsigned depth = 0) {
-  if (depth > 16)
-    return std::nullopt;
-  Operation *op = v.getDefiningOp();
-  if (!op)
-    return std::nullopt;
-  if (auto c = dyn_cast<CastOp>(op))
-    return typeRange(getElementTypeOrSelf(c.getInput().getType()));
-  if (auto c = dyn_cast<ConstantOp>(op)) {
-    auto dense = dyn_cast<DenseIntElementsAttr>(c.getValue());
-    if (!dense || dense.empty())
-      return std::nullopt;
-    Interval r{INFINITY, -INFINITY};
-    bool isUnsigned = dense.getElementType().isUnsignedInteger();
-    for (const APInt &x : dense) {
-      double d = isUnsigned ? (double)x.getZExtValue() : (double)x.getSExtValue();
-      r.lo = std::min(r.lo, d);
-      r.hi = std::max(r.hi, d);
-    }
-    return r;
-  }
-  if (isa<SubOp, AddOp>(op)) {
-    auto a = intRange(op->getOperand(0), depth + 1);
-    auto b = intRange(op->getOperand(1), depth + 1);
-    if (!a || !b)
-      return std::nullopt;
-    if (isa<AddOp>(op))
-      return Interval{a->lo + b->lo, a->hi + b->hi};
-    return Interval{a->lo - b->hi, a->hi - b->lo};
-  }
-  if (isa<TransposeOp, ReshapeOp, IdentityOp>(op))
-    return intRange(op->getOperand(0), depth + 1);
-  return std::nullopt;
-}
-
 /// The most elements a constant operand may have to be evaluated here.
 constexpr int64_t kMaxEvaluated = int64_t(1) << 26;
 
@@ -145,6 +107,38 @@ std::optional<std::vector<double>> readInts(ConstantOp c) {
     out.push_back((double)v);
   }
   return out;
+}
+
+/// Bounds of an i32 tensor built from narrow integers: casts from types of
+/// 16 bits or fewer, integer constants, sums and differences, and ops that
+/// only move elements. Nothing else is trusted.
+std::optional<Interval> intRange(Value v, unsigned depth = 0) {
+  if (depth > 16)
+    return std::nullopt;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto c = dyn_cast<CastOp>(op))
+    return typeRange(getElementTypeOrSelf(c.getInput().getType()));
+  if (auto c = dyn_cast<ConstantOp>(op)) {
+    std::optional<std::vector<double>> values = readInts(c);
+    if (!values || values->empty())
+      return std::nullopt;
+    auto [lo, hi] = std::minmax_element(values->begin(), values->end());
+    return Interval{*lo, *hi};
+  }
+  if (isa<SubOp, AddOp>(op)) {
+    auto a = intRange(op->getOperand(0), depth + 1);
+    auto b = intRange(op->getOperand(1), depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    if (isa<AddOp>(op))
+      return Interval{a->lo + b->lo, a->hi + b->hi};
+    return Interval{a->lo - b->hi, a->hi - b->lo};
+  }
+  if (isa<TransposeOp, ReshapeOp, IdentityOp>(op))
+    return intRange(op->getOperand(0), depth + 1);
+  return std::nullopt;
 }
 
 /// The elements of an integer value computed from constants only (casts
