@@ -175,9 +175,9 @@ Expected<std::vector<std::string>> mlir::kiln::emitObjectsInParallel(
     WriteBitcodeToFile(*part, os);
     bitcode.push_back(std::move(buffer));
   });
-  std::vector<Expected<std::string>> results;
-  for (size_t i = 0; i < bitcode.size(); ++i)
-    results.emplace_back(std::string());
+  // Each thread leaves its object or its error text; nothing crosses back
+  // as an llvm::Error, which must be handled on the thread that holds it.
+  std::vector<std::string> objects(bitcode.size()), errors(bitcode.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < bitcode.size(); ++i)
     threads.emplace_back([&, i] {
@@ -186,20 +186,20 @@ Expected<std::vector<std::string>> mlir::kiln::emitObjectsInParallel(
           MemoryBufferRef(StringRef(bitcode[i].data(), bitcode[i].size()),
                           "kiln_model_part"),
           context);
-      if (!part) {
-        results[i] = part.takeError();
-        return;
-      }
-      results[i] = emitMachineCode(**part, *tms[i], /*assembly=*/false);
+      Expected<std::string> object =
+          part ? emitMachineCode(**part, *tms[i], /*assembly=*/false)
+               : Expected<std::string>(part.takeError());
+      if (object)
+        objects[i] = std::move(*object);
+      else
+        errors[i] = toString(object.takeError());
     });
   for (std::thread &t : threads)
     t.join();
-  std::vector<std::string> objects;
-  for (Expected<std::string> &r : results) {
-    if (!r)
-      return r.takeError();
-    objects.push_back(std::move(*r));
-  }
+  for (const std::string &e : errors)
+    if (!e.empty())
+      return createStringError(inconvertibleErrorCode(),
+                               "code generation of a model part failed: " + e);
   return objects;
 }
 
