@@ -2,6 +2,7 @@
 import os
 import pathlib
 import shutil
+import subprocess
 
 import numpy as np
 import onnx
@@ -401,8 +402,23 @@ def test_back_end_split_over_threads(ref_models, model_name, tmp_path, monkeypat
     KILN_BACKEND_THREADS forces it on the small test models. The parts link
     into one .so that exports the same ABI and computes the same numbers."""
     ref = ref_models[model_name]
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("readelf (binutils) is not installed")
+
+    def model_objects(so):
+        # Each object the model's code came from leaves a FILE symbol named
+        # after the LLVM module.
+        symbols = subprocess.run([readelf, "-sW", so], capture_output=True, text=True,
+                                 check=True).stdout
+        return sum(1 for line in symbols.splitlines()
+                   if " FILE " in line and line.split()[-1] == "kiln_model")
+
+    whole = kiln.compile(ref.onnx_path, str(tmp_path / "whole.so"))
+    assert model_objects(whole) == 1
     monkeypatch.setenv("KILN_BACKEND_THREADS", parts)
     path = kiln.compile(ref.onnx_path, str(tmp_path / "split.so"))
+    assert model_objects(path) == int(parts)
     model = kiln.load(path)
     outputs = model(*[a for _, a in ref.inputs])
     for got, (_, want) in zip(outputs, ref.outputs):
