@@ -13,6 +13,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -169,19 +170,20 @@ Model::tensorsFor(const std::function<py::object(size_t)> &arg) const {
   const client::ModelInfo &info = model_->info();
   if (!info.dynamic())
     return {inputs_, outputs_};
-  int64_t batch = 1;
+  // The shapes of the arguments decide the run's; checkInput reports an
+  // argument numpy cannot read.
+  std::vector<std::vector<int64_t>> shapes;
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (i >= info.inputSymbols.size() || info.inputSymbols[i].empty() ||
-        info.inputSymbols[i][0] < 0)
-      continue;
     py::array a = py::array::ensure(arg(i));
-    if (a && a.ndim() > 0)
-      batch = a.shape(0); // checkInput reports anything else
-    break;
+    if (!a) {
+      shapes.push_back(inputs_[i].shape);
+      continue;
+    }
+    shapes.emplace_back(a.shape(), a.shape() + a.ndim());
   }
   client::Signature sig;
   try {
-    sig = model_->signatureForBatch(batch);
+    sig = model_->signatureForInputs(shapes);
   } catch (const client::Error &e) {
     throw Error("model '" + name() + "': " + e.what(), "INVALID_ARGUMENT");
   }
@@ -234,6 +236,7 @@ std::vector<py::array> Model::execute(const std::vector<py::array> &inputs,
               static_cast<int32_t>(t.shape.size()), t.shape.data()};
   }
 
+  std::vector<std::vector<int64_t>> written;
   try {
     // Release the GIL before taking the lock, never the other way round, so
     // a thread waiting for the session never holds up the interpreter. The
@@ -241,8 +244,21 @@ std::vector<py::array> Model::execute(const std::vector<py::array> &inputs,
     py::gil_scoped_release noGil;
     std::lock_guard<std::mutex> lock(runMutex_);
     session_->run(in, out);
+    if (model_->info().runtimeExtents)
+      for (size_t i = 0; i < outs.size(); ++i)
+        written.push_back(session_->outputShape(i));
   } catch (const client::Error &e) {
     throw fromClient(e, "model '" + name() + "'");
+  }
+  // At run-time sizes an output is written at the front of its buffer at
+  // the shape the model reports (smaller where an axis is computed).
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (written[i] == outs[i].shape)
+      continue;
+    py::array exact(outs[i].dtype, written[i]);
+    std::memcpy(exact.mutable_data(), results[i].data(),
+                static_cast<size_t>(exact.nbytes()));
+    results[i] = exact;
   }
   return results;
 }

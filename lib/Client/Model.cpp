@@ -2,6 +2,8 @@
 
 #include "kiln/Client/Model.h"
 
+#include <cstddef>
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -342,7 +344,7 @@ void Model::copySymbols() {
     return;
   ModelInfo &m = info_;
   std::string where = path_ + ": the symbolic dimensions ";
-  if (dims->struct_size < sizeof(kiln_dims_info) ||
+  if (dims->struct_size < offsetof(kiln_dims_info, flags) ||
       (dims->num_symbols && !dims->symbols) || !dims->input_symbols ||
       !dims->output_symbols)
     throw Error(where + "are incomplete");
@@ -352,6 +354,12 @@ void Model::copySymbols() {
       throw Error(where + "have an empty range");
     m.symbols.push_back({text(sym.name), sym.min, sym.max});
   }
+  m.runtimeExtents =
+      dims->struct_size >= offsetof(kiln_dims_info, flags) + sizeof(uint32_t) &&
+      (dims->flags & KILN_DIMS_RUNTIME_EXTENTS);
+  // With run-time extents any axis may carry a symbol, and an output axis
+  // may be computed (-2); a symbolic batch marks axis 0 only.
+  int32_t lowest = m.runtimeExtents ? -2 : -1;
   auto copyAxes = [&](const std::vector<TensorInfo> &ts,
                       const int32_t *const *table, const char *kind) {
     std::vector<std::vector<int32_t>> rows;
@@ -359,11 +367,13 @@ void Model::copySymbols() {
       std::vector<int32_t> row(ts[i].shape.size(), -1);
       for (size_t d = 0; d < row.size() && table[i]; ++d) {
         int32_t s = table[i][d];
-        // Only a leading batch is defined today.
-        if (s < -1 || s >= (int32_t)m.symbols.size() || (s >= 0 && d != 0))
+        if (s < lowest || s >= (int32_t)m.symbols.size() ||
+            (s >= 0 && d != 0 && !m.runtimeExtents) ||
+            (s == -2 && table == dims->input_symbols))
           throw Error(where + "name an unknown symbol for " + kind + " " +
                       std::to_string(i));
-        if (s >= 0 && ts[i].shape[0] != m.batchSizes.front())
+        if (s >= 0 && !m.runtimeExtents &&
+            ts[i].shape[0] != m.batchSizes.front())
           throw Error(where + "mark " + kind + " " + std::to_string(i) +
                       ", which does not lead with the first batch size");
         row[d] = s;
@@ -374,6 +384,8 @@ void Model::copySymbols() {
   };
   m.inputSymbols = copyAxes(m.inputs, dims->input_symbols, "input");
   m.outputSymbols = copyAxes(m.outputs, dims->output_symbols, "output");
+  if (m.runtimeExtents)
+    return;
   if (m.symbols.size() != 1 || m.batchSizes.front() != 1)
     throw Error(where + "are not one batch with a batch-1 variant; this "
                         "client runs only that kind");
@@ -428,7 +440,81 @@ void Model::checkCpu() const {
     throw Error("kiln_check_cpu", s);
 }
 
+Signature Model::signatureForInputs(
+    const std::vector<std::vector<int64_t>> &inputShapes) const {
+  if (!info_.dynamic())
+    return signature({});
+  if (inputShapes.size() != info_.inputs.size())
+    throw Error(path_ + " takes " + std::to_string(info_.inputs.size()) +
+                " inputs; got " + std::to_string(inputShapes.size()) +
+                " shapes");
+  if (!info_.runtimeExtents) {
+    for (size_t i = 0; i < info_.inputs.size(); ++i)
+      if (i < info_.inputSymbols.size() && !info_.inputSymbols[i].empty() &&
+          info_.inputSymbols[i][0] >= 0) {
+        if (inputShapes[i].empty())
+          throw Error("input " + std::to_string(i) + " ('" +
+                      info_.inputs[i].name + "') is a scalar; it leads with "
+                      "the batch '" + info_.symbols[0].name + "'");
+        return signatureForBatch(inputShapes[i][0]);
+      }
+    return signatureForBatch(1);
+  }
+  std::vector<int64_t> sizes(info_.symbols.size(), -1);
+  Signature sig;
+  sig.batchSize = 0;
+  sig.inputs = info_.inputs;
+  sig.outputs = info_.outputs;
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    TensorInfo &t = sig.inputs[i];
+    const std::vector<int64_t> &got = inputShapes[i];
+    std::string what = "input " + std::to_string(i) + " ('" + t.name + "')";
+    if (got.size() != t.shape.size())
+      throw Error(what + " has rank " + std::to_string(got.size()) +
+                  "; the model expects " + std::to_string(t.shape.size()));
+    for (size_t d = 0; d < got.size(); ++d) {
+      int32_t s = info_.inputSymbols[i][d];
+      if (s < 0) {
+        if (got[d] != t.shape[d])
+          throw Error(what + ": dimension " + std::to_string(d) + " is " +
+                      std::to_string(got[d]) + "; the model expects " +
+                      std::to_string(t.shape[d]));
+        continue;
+      }
+      const ModelInfo::Symbol &sym = info_.symbols[s];
+      if (got[d] < sym.min || got[d] > sym.max)
+        throw Error(what + ": dimension " + std::to_string(d) + " ('" +
+                    sym.name + "') is " + std::to_string(got[d]) +
+                    ", outside the range " + std::to_string(sym.min) + ".." +
+                    std::to_string(sym.max) + " that " + path_ +
+                    " was compiled for");
+      if (sizes[s] >= 0 && sizes[s] != got[d])
+        throw Error(what + ": dimension " + std::to_string(d) + " ('" +
+                    sym.name + "') is " + std::to_string(got[d]) +
+                    ", but an earlier input gives it " +
+                    std::to_string(sizes[s]) + "; inputs sharing '" +
+                    sym.name + "' must agree");
+      sizes[s] = got[d];
+      t.shape[d] = got[d];
+    }
+  }
+  for (size_t o = 0; o < sig.outputs.size(); ++o)
+    for (size_t d = 0; d < sig.outputs[o].shape.size(); ++d) {
+      int32_t s = info_.outputSymbols[o][d];
+      if (s >= 0 && sizes[s] >= 0)
+        sig.outputs[o].shape[d] = sizes[s];
+    }
+  return sig;
+}
+
 Signature Model::signature(const SessionOptions &options) const {
+  if (info_.runtimeExtents) {
+    // The largest shapes (a run at other sizes takes signatureForInputs).
+    Signature sig;
+    sig.inputs = info_.inputs;
+    sig.outputs = info_.outputs;
+    return sig;
+  }
   if (info_.dynamic())
     return signatureForBatch(options.batchSize ? options.batchSize : 1);
   Signature sig;
@@ -467,7 +553,8 @@ Model::createSession(const SessionOptions &options) const {
   abi.num_threads = options.numThreads;
   // 0 picks the first variant, which is also right for a model that declares
   // no batch sizes at all.
-  abi.batch_size = sig.batchSize == info_.batchSizes[0] || info_.dynamic()
+  abi.batch_size = info_.runtimeExtents || sig.batchSize == info_.batchSizes[0] ||
+                           info_.dynamic()
                        ? 0
                        : sig.batchSize;
   kiln_session *session = nullptr;

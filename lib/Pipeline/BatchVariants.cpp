@@ -105,9 +105,7 @@ kiln::planSymbolicBatch(ModuleOp module, const std::vector<SymbolicDim> &dims,
   batch.name = first.dimParam.empty() ? first.input + "[0]" : first.dimParam;
   batch.min = first.bound->min;
   batch.max = first.bound->max;
-  std::string how =
-      "; Kiln compiles a range only for a leading batch dimension today (give "
-      "every other dimension one size with --dim or --input-shape)";
+  std::string how = "; batch variants need a leading batch dimension";
   for (const SymbolicDim &d : dims) {
     if (d.axis != 0)
       return makeError("error: input '" + d.input + "' has the range " +

@@ -409,26 +409,63 @@ Error Compilation::importModel() {
                        "dimension " +
                        symbolicDims.front().label() +
                        " one size (--dim or --input-shape)");
-    Expected<SymbolicBatch> planned =
-        planSymbolicBatch(*module, symbolicDims, batchSizes);
-    if (!planned)
-      return planned.takeError();
-    {
-      Phase t(rootTiming, phases, "batch-independence", options.progress);
-      if (Error e = proveBatchIndependence(*module, *planned,
-                                           options.maxTensorBytes)) {
-        errors.push_back(llvm::toString(std::move(e)));
-        return diagnosticsError("the batch is not independent");
-      }
-    }
-    symbolicBatch = std::move(*planned);
-    batchSizes = symbolicBatch->variants;
+    if (Error e = planSymbolicDims())
+      return e;
   }
   Expected<std::vector<std::string>> names = makeBatchVariants(
       *module, batchSizes, /*onlySymbolic=*/symbolicBatch.has_value());
   if (!names)
     return names.takeError();
   entryNames = std::move(*names);
+  return Error::success();
+}
+
+/// A range for a symbolic dimension: batch variants where the dimension is
+/// an independent leading batch (the faster form, proven on a probe), else
+/// one graph at run-time sizes.
+Error Compilation::planSymbolicDims() {
+  Expected<SymbolicBatch> planned =
+      planSymbolicBatch(*module, symbolicDims, batchSizes);
+  std::string why;
+  if (planned) {
+    Phase t(rootTiming, phases, "batch-independence", options.progress);
+    if (Error e = proveBatchIndependence(*module, *planned,
+                                         options.maxTensorBytes)) {
+      // The nodes that mix samples matter only where variants were asked
+      // for (--batch-sizes); otherwise the note says why in a line.
+      if (!batchSizes.empty())
+        errors.push_back(llvm::toString(std::move(e)));
+      else
+        llvm::consumeError(std::move(e));
+      why = "the graph mixes the samples of '" + planned->name + "'";
+    }
+  } else {
+    why = llvm::toString(planned.takeError());
+  }
+  if (why.empty()) {
+    symbolicBatch = std::move(*planned);
+    batchSizes = symbolicBatch->variants;
+    return Error::success();
+  }
+  if (!batchSizes.empty()) {
+    errors.push_back("error: --batch-sizes needs a symbolic batch that the "
+                     "model keeps independent (" + why +
+                     "); without it the model compiles once for the whole "
+                     "range");
+    return diagnosticsError("the batch is not independent");
+  }
+  auto graph = module->lookupSymbol<func::FuncOp>("main_graph");
+  Expected<SymbolicShapes> shapes = planSymbolicShapes(graph, symbolicDims);
+  outcome.result.notes.push_back(
+      "the symbolic dimensions compile as one graph that runs at the sizes "
+      "given at run time (not as batch variants: " +
+      llvm::StringRef(why).split('\n').first.ltrim().str().substr(
+          llvm::StringRef(why).starts_with("error: ") ? 7 : 0) +
+      ")");
+  if (!shapes)
+    return shapes.takeError();
+  markSymbolicShapes(graph, *shapes);
+  symbolicShapes = std::move(*shapes);
   return Error::success();
 }
 
@@ -697,19 +734,25 @@ int32_t onnxDataType(Type t) {
   return 0;
 }
 
-/// One input or output of the model for the descriptor.
+/// One input or output of the model for the descriptor. With `maxima`
+/// (a model at run-time sizes) a dynamic axis takes its entry there (-1
+/// for an output, whose largest size code generation finds).
 Expected<TensorDesc> describeTensor(Type t, DictionaryAttr attrs,
-                                    const std::string &dflt) {
+                                    const std::string &dflt,
+                                    const std::vector<int64_t> *maxima = nullptr) {
   TensorDesc d;
   auto named =
       attrs ? attrs.getAs<StringAttr>(onnx::OnnxDialect::kValueNameAttr)
             : nullptr;
   d.name = named ? named.str() : dflt;
   auto rt = dyn_cast<RankedTensorType>(t);
-  if (!rt || !rt.hasStaticShape())
+  if (!rt || (!rt.hasStaticShape() && !maxima))
     return makeError("'" + d.name + "' has no static shape");
   d.dtype = onnxDataType(rt.getElementType());
   d.shape.assign(rt.getShape().begin(), rt.getShape().end());
+  for (auto [i, n] : llvm::enumerate(d.shape))
+    if (ShapedType::isDynamic(n))
+      n = i < maxima->size() ? (*maxima)[i] : -1;
   return d;
 }
 } // namespace
@@ -723,16 +766,25 @@ Error Compilation::describeModel() {
   if (desc.name.empty())
     desc.name = llvm::sys::path::stem(options.inputPath).str();
   auto func = module->lookupSymbol<func::FuncOp>(entryNames.front());
+  // At run-time sizes: every symbol at its maximum.
+  std::vector<std::vector<int64_t>> maxima(func.getNumArguments());
+  std::vector<int64_t> noMaxima;
+  if (symbolicShapes)
+    for (auto [i, axes] : llvm::enumerate(symbolicShapes->inputAxes))
+      for (int32_t s : axes)
+        maxima[i].push_back(s < 0 ? -1 : symbolicShapes->symbols[s].max);
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto d = describeTensor(func.getArgumentTypes()[i], func.getArgAttrDict(i),
-                            "input_" + std::to_string(i));
+                            "input_" + std::to_string(i),
+                            symbolicShapes ? &maxima[i] : nullptr);
     if (!d)
       return d.takeError();
     desc.inputs.push_back(*d);
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto d = describeTensor(func.getResultTypes()[i], func.getResultAttrDict(i),
-                            "output_" + std::to_string(i));
+                            "output_" + std::to_string(i),
+                            symbolicShapes ? &noMaxima : nullptr);
     if (!d)
       return d.takeError();
     desc.outputs.push_back(*d);
@@ -756,6 +808,13 @@ Error Compilation::describeModel() {
         axes[0] = 0; // kiln-verify-batch-independence: every output leads
       desc.outputSymbols.push_back(std::move(axes));
     }
+  }
+  if (symbolicShapes) {
+    desc.runtimeExtents = true;
+    desc.symbols = symbolicShapes->symbols;
+    desc.inputSymbols = symbolicShapes->inputAxes;
+    // The outputs' symbols and largest sizes come from code generation
+    // (recordArena).
   }
   for (auto [i, name] : llvm::enumerate(entryNames))
     desc.variants.push_back(

@@ -12,6 +12,7 @@
 #define KILN_LIB_PIPELINE_COMPILATION_H
 
 #include "BatchVariants.h"
+#include "SymbolicShapes.h"
 #include "Compile.h"
 #include "PassPipelines.h"
 #include "Report.h"
@@ -56,6 +57,7 @@ private:
   // The phases, in order.
   llvm::Error validateOptions();
   llvm::Error importModel();
+  llvm::Error planSymbolicDims();
   llvm::Error planPrecision();
   llvm::Error lowerToGraph();
   llvm::Error describeModel();
@@ -119,6 +121,9 @@ private:
   /// batch they form; empty / unset for a static model.
   std::vector<SymbolicDim> symbolicDims;
   std::optional<SymbolicBatch> symbolicBatch;
+  /// Or, when they are not an independent batch: one graph at run-time
+  /// sizes (SymbolicShapes.h).
+  std::optional<SymbolicShapes> symbolicShapes;
   std::optional<std::string> targetIsa;
   std::string targetCpu;
   PrecisionPlan plan;

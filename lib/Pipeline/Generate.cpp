@@ -128,6 +128,24 @@ void Compilation::recordArena() {
       continue;
     if (auto a = f->getAttrOfType<IntegerAttr>(kArenaBytesAttr))
       v.arenaBytes = a.getInt();
+    // At run-time sizes: each output axis's symbol and largest size, which
+    // --kiln-bind-symbolic-shapes derived.
+    auto symbols = f->getAttrOfType<DenseI64ArrayAttr>(kOutputSymbolsAttr);
+    auto bounds = f->getAttrOfType<DenseI64ArrayAttr>(kOutputBoundsAttr);
+    if (!desc.runtimeExtents || !symbols || !bounds)
+      continue;
+    size_t at = 0;
+    desc.outputSymbols.clear();
+    for (TensorDesc &t : desc.outputs) {
+      std::vector<int32_t> axes;
+      for (int64_t &n : t.shape) {
+        if (at >= symbols.size())
+          break;
+        axes.push_back((int32_t)symbols[at]);
+        n = bounds[at++];
+      }
+      desc.outputSymbols.push_back(std::move(axes));
+    }
   }
   if (auto guards = (*module)->getAttrOfType<ArrayAttr>(kGuardMessagesAttr))
     for (Attribute g : guards)

@@ -116,7 +116,8 @@ std::string macroPrefix(StringRef name) {
 
 Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
   LLVMContext &ctx = m.getContext();
-  size_t numArgs = d.inputs.size() + d.outputs.size() + 1;
+  size_t numArgs = d.inputs.size() + d.outputs.size() + 1 +
+                   (d.runtimeExtents ? 1 : 0);
   SmallVector<Function *> graphs;
   // A CUDA model's graph is a launch table (GpuTarget.cpp), not host code.
   bool gpu = d.target == "cuda";
@@ -251,16 +252,22 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
       gv->setAlignment(Align(8));
       return gv;
     };
-    StructType *dimsTy = StructType::get(ctx, {i32, i32, ptr, ptr, ptr});
+    // kiln_dims_info; `flags` (KILN_DIMS_RUNTIME_EXTENTS) came later, so a
+    // symbolic-batch model keeps the first, shorter struct_size.
+    SmallVector<Type *> fields = {i32, i32, ptr, ptr, ptr};
+    SmallVector<Constant *> values = {
+        nullptr, ConstantInt::get(i32, syms.size()), symVar,
+        axes(d.inputSymbols, "input"), axes(d.outputSymbols, "output")};
+    if (d.runtimeExtents) {
+      fields.push_back(i32);
+      values.push_back(ConstantInt::get(i32, 1));
+    }
+    StructType *dimsTy = StructType::get(ctx, fields);
     const DataLayout &layout = m.getDataLayout();
+    values[0] = ConstantInt::get(i32, layout.getTypeAllocSize(dimsTy));
     auto *dims = new GlobalVariable(
         m, dimsTy, true, GlobalValue::ExternalLinkage,
-        ConstantStruct::get(
-            dimsTy,
-            {ConstantInt::get(i32, layout.getTypeAllocSize(dimsTy)),
-             ConstantInt::get(i32, syms.size()), symVar,
-             axes(d.inputSymbols, "input"), axes(d.outputSymbols, "output")}),
-        "__kiln_dims_info");
+        ConstantStruct::get(dimsTy, values), "__kiln_dims_info");
     dims->setVisibility(GlobalValue::HiddenVisibility);
     dims->setAlignment(Align(8));
   }

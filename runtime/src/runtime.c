@@ -4,6 +4,7 @@
 #include "pool.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,10 @@ struct kiln_session {
   int busy; /* set while a kiln_run is inside (atomically, see kiln_run) */
   int dynamic;        /* runs any batch in the symbol's range */
   int64_t last_batch; /* the batch of the last successful dynamic run */
+  /* Run-time extents (KILN_DIMS_RUNTIME_EXTENTS): the symbols' sizes, then
+   * every output's shape as the graph wrote it; NULL otherwise. */
+  int64_t *dims;
+  int have_shapes; /* dims holds the shapes of a successful run */
   char message[KILN_MESSAGE_BYTES];
 };
 
@@ -238,6 +243,14 @@ kiln_status kiln_check_cpu(void) {
   return ok_status();
 }
 
+/* Whether the model runs at run-time sizes (kiln_dims_info.flags, which a
+ * symbolic-batch model's shorter struct lacks). */
+static int runtime_extents(const kiln_dims_info *dims) {
+  return dims &&
+         dims->struct_size >= offsetof(kiln_dims_info, flags) + sizeof(uint32_t) &&
+         (dims->flags & KILN_DIMS_RUNTIME_EXTENTS);
+}
+
 kiln_status kiln_session_create(const kiln_session_options *options,
                                 kiln_session **out_session) {
   const kiln_model_info *info = &__kiln_model_info;
@@ -302,7 +315,8 @@ kiln_status kiln_session_create(const kiln_session_options *options,
     }
   }
   const kiln_dims_info *dims = kiln_get_dims_info();
-  int dynamic = dims && !opts.batch_size;
+  int extents = runtime_extents(dims);
+  int dynamic = dims && !opts.batch_size && !extents;
   if (dynamic && (!info->num_batch_sizes || info->batch_sizes[0] != 1))
     return fail(thread_message, KILN_INTERNAL,
                 "kiln_session_create: model '%s' has a symbolic batch but no "
@@ -350,16 +364,25 @@ kiln_status kiln_session_create(const kiln_session_options *options,
     return ok_status();
   }
 
-  size_t slots = (size_t)info->num_inputs + info->num_outputs + 1;
+  size_t slots = (size_t)info->num_inputs + info->num_outputs + 1 +
+                 (extents ? 1 : 0);
+  size_t num_dims = extents ? dims->num_symbols : 0;
+  for (uint32_t o = 0; extents && o < info->num_outputs; ++o)
+    num_dims += (size_t)info->outputs[o].rank;
   kiln_session *s = (kiln_session *)calloc(1, sizeof(*s));
   void **args = (void **)calloc(slots, sizeof(void *));
-  if (!s || !args) {
+  int64_t *run_dims =
+      extents ? (int64_t *)calloc(num_dims ? num_dims : 1, sizeof(int64_t))
+              : NULL;
+  if (!s || !args || (extents && !run_dims)) {
     free(s);
     free(args);
+    free(run_dims);
     return fail(thread_message, KILN_OUT_OF_MEMORY,
                 "kiln_session_create: out of memory");
   }
   s->args = args;
+  s->dims = run_dims;
   s->variant = variant;
   s->batch = info->num_batch_sizes ? info->batch_sizes[variant] : 0;
   s->dynamic = dynamic;
@@ -372,6 +395,7 @@ kiln_status kiln_session_create(const kiln_session_options *options,
     s->owns_arena = 1;
     if (!s->arena) {
       free(args);
+      free(run_dims);
       free(s);
       return fail(thread_message, KILN_OUT_OF_MEMORY,
                   "kiln_session_create: cannot allocate the %llu-byte arena",
@@ -400,6 +424,7 @@ void kiln_session_destroy(kiln_session *session) {
   if (session->owns_arena)
     free(session->arena);
   free(session->args);
+  free(session->dims);
   free(session);
 }
 
@@ -658,6 +683,156 @@ static kiln_status run_dynamic(kiln_session *s, const kiln_tensor *inputs,
   return ok_status();
 }
 
+/* Checks input i of a run-time-extents model and records the sizes of its
+ * symbolic axes in s->dims (`seen` marks the symbols given so far). */
+static kiln_status check_extent_input(kiln_session *s, uint32_t i,
+                                      const kiln_dims_info *dims,
+                                      const kiln_tensor *got,
+                                      unsigned char *seen) {
+  const kiln_tensor_info *want = &__kiln_model_info.inputs[i];
+  const int32_t *axes = dims->input_symbols[i];
+  size_t element = kiln_dtype_size(want->dtype);
+  size_t bytes = element;
+  if (got->dtype != want->dtype)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "input %u ('%s'): dtype is %d; the model expects %d", i,
+                want->name, got->dtype, want->dtype);
+  int symbolic = 0;
+  for (int32_t d = 0; d < want->rank; ++d)
+    symbolic |= axes && axes[d] >= 0;
+  if (symbolic && !got->shape)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "input %u ('%s') has symbolic dimensions; give its shape "
+                "(kiln_tensor.shape and rank)",
+                i, want->name);
+  if (got->shape && got->rank != want->rank)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "input %u ('%s'): rank is %d; the model expects %d", i,
+                want->name, got->rank, want->rank);
+  for (int32_t d = 0; d < want->rank; ++d) {
+    int32_t sym = axes ? axes[d] : -1;
+    int64_t n = got->shape ? got->shape[d] : want->shape[d];
+    if (sym < 0 || (uint32_t)sym >= dims->num_symbols) {
+      if (n != want->shape[d])
+        return fail(s->message, KILN_INVALID_ARGUMENT,
+                    "input %u ('%s'): dimension %d is %lld; the model expects "
+                    "%lld",
+                    i, want->name, d, (long long)n, (long long)want->shape[d]);
+    } else {
+      const kiln_dim_symbol *symbol = &dims->symbols[sym];
+      if (n < symbol->min || n > symbol->max)
+        return fail(s->message, KILN_INVALID_ARGUMENT,
+                    "input %u ('%s'): dimension %d ('%s') is %lld, outside the "
+                    "range %lld..%lld the model was compiled for",
+                    i, want->name, d, symbol->name, (long long)n,
+                    (long long)symbol->min, (long long)symbol->max);
+      if (seen[sym] && s->dims[sym] != n)
+        return fail(s->message, KILN_INVALID_ARGUMENT,
+                    "input %u ('%s'): dimension %d ('%s') is %lld, but an "
+                    "earlier input gives it %lld; every tensor sharing '%s' "
+                    "must agree",
+                    i, want->name, d, symbol->name, (long long)n,
+                    (long long)s->dims[sym], symbol->name);
+      seen[sym] = 1;
+      s->dims[sym] = n;
+    }
+    if (__builtin_mul_overflow(bytes, (size_t)n, &bytes))
+      return fail(s->message, KILN_INVALID_ARGUMENT,
+                  "input %u ('%s'): the shape has no valid byte size", i,
+                  want->name);
+  }
+  if (got->bytes != bytes)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "input %u ('%s'): buffer has %zu bytes; its shape needs %zu", i,
+                want->name, got->bytes, bytes);
+  if (!got->data && bytes)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "input %u ('%s'): data is NULL", i, want->name);
+  if (element && (uintptr_t)got->data % element)
+    return fail(s->message, KILN_INVALID_ARGUMENT,
+                "input %u ('%s'): data at %p is not aligned to its element "
+                "size (%zu bytes)",
+                i, want->name, got->data, element);
+  return ok_status();
+}
+
+/* The bytes output o needs at the symbols' sizes in s->dims: a computed
+ * (-2) axis counts at its maximum. */
+static size_t extent_output_bytes(const kiln_session *s,
+                                  const kiln_dims_info *dims, uint32_t o) {
+  const kiln_tensor_info *want = &__kiln_model_info.outputs[o];
+  const int32_t *axes = dims->output_symbols[o];
+  size_t bytes = kiln_dtype_size(want->dtype);
+  for (int32_t d = 0; d < want->rank; ++d) {
+    int32_t sym = axes ? axes[d] : -1;
+    int64_t n = sym >= 0 && (uint32_t)sym < dims->num_symbols ? s->dims[sym]
+                                                               : want->shape[d];
+    if (n < 0 || __builtin_mul_overflow(bytes, (size_t)n, &bytes))
+      return SIZE_MAX;
+  }
+  return bytes;
+}
+
+/* A model with run-time extents: one graph at the inputs' sizes. */
+static kiln_status run_extents(kiln_session *s, const kiln_tensor *inputs,
+                               kiln_tensor *outputs) {
+  const kiln_model_info *info = &__kiln_model_info;
+  const kiln_dims_info *dims = kiln_get_dims_info();
+  unsigned char seen[256];
+  if (dims->num_symbols > sizeof(seen))
+    return fail(s->message, KILN_INTERNAL,
+                "kiln_run: model '%s' has %u symbols; this runtime handles %zu",
+                info->name, dims->num_symbols, sizeof(seen));
+  memset(seen, 0, sizeof(seen));
+  s->have_shapes = 0;
+  for (uint32_t i = 0; i < info->num_inputs; ++i) {
+    kiln_status st = check_extent_input(s, i, dims, &inputs[i], seen);
+    if (st.code)
+      return st;
+  }
+  for (uint32_t k = 0; k < dims->num_symbols; ++k)
+    if (!seen[k])
+      return fail(s->message, KILN_INTERNAL,
+                  "kiln_run: model '%s': no input gives the symbol '%s'",
+                  info->name, dims->symbols[k].name);
+  for (uint32_t o = 0; o < info->num_outputs; ++o) {
+    const kiln_tensor_info *want = &info->outputs[o];
+    size_t need = extent_output_bytes(s, dims, o);
+    size_t element = kiln_dtype_size(want->dtype);
+    if (outputs[o].dtype != want->dtype)
+      return fail(s->message, KILN_INVALID_ARGUMENT,
+                  "output %u ('%s'): dtype is %d; the model expects %d", o,
+                  want->name, outputs[o].dtype, want->dtype);
+    if (outputs[o].bytes < need)
+      return fail(s->message, KILN_INVALID_ARGUMENT,
+                  "output %u ('%s'): buffer has %zu bytes; at these input "
+                  "sizes it needs %zu",
+                  o, want->name, outputs[o].bytes, need);
+    if (!outputs[o].data && need)
+      return fail(s->message, KILN_INVALID_ARGUMENT,
+                  "output %u ('%s'): data is NULL", o, want->name);
+    if (element && (uintptr_t)outputs[o].data % element)
+      return fail(s->message, KILN_INVALID_ARGUMENT,
+                  "output %u ('%s'): data at %p is not aligned to its element "
+                  "size (%zu bytes)",
+                  o, want->name, outputs[o].data, element);
+  }
+  kiln_status overlap = check_overlaps(s, inputs, info->num_inputs, outputs,
+                                       info->num_outputs);
+  if (overlap.code)
+    return overlap;
+  for (uint32_t i = 0; i < info->num_inputs; ++i)
+    s->args[i] = inputs[i].data;
+  for (uint32_t o = 0; o < info->num_outputs; ++o)
+    s->args[info->num_inputs + o] = outputs[o].data;
+  s->args[info->num_inputs + info->num_outputs + 1] = s->dims;
+  kiln_status st = run_variant(s, 0);
+  if (st.code)
+    return st;
+  s->have_shapes = 1;
+  return ok_status();
+}
+
 kiln_status kiln_get_output_shape(kiln_session *session, size_t output,
                                   int64_t *shape, size_t rank) {
   const kiln_model_info *info = &__kiln_model_info;
@@ -676,6 +851,19 @@ kiln_status kiln_get_output_shape(kiln_session *session, size_t output,
                 "%zu entries",
                 output, t->name, t->rank, rank);
   const kiln_dims_info *dims = kiln_get_dims_info();
+  if (session->dims) {
+    if (!session->have_shapes)
+      return fail(session->message, KILN_INVALID_ARGUMENT,
+                  "kiln_get_output_shape: model '%s' has symbolic dimensions "
+                  "and the session has no successful kiln_run yet",
+                  info->name);
+    size_t at = dims->num_symbols;
+    for (size_t o = 0; o < output; ++o)
+      at += (size_t)info->outputs[o].rank;
+    for (size_t d = 0; d < rank; ++d)
+      shape[d] = session->dims[at + d];
+    return ok_status();
+  }
   int batched =
       dims && leading_symbol(t, dims->output_symbols, (uint32_t)output) >= 0;
   for (size_t d = 0; d < rank; ++d)
@@ -716,6 +904,8 @@ static kiln_status run_locked(kiln_session *session, const kiln_tensor *inputs,
   if ((num_inputs && !inputs) || (num_outputs && !outputs))
     return fail(session->message, KILN_INVALID_ARGUMENT,
                 "kiln_run: inputs or outputs is NULL");
+  if (session->dims)
+    return run_extents(session, inputs, outputs);
   if (session->dynamic)
     return run_dynamic(session, inputs, outputs);
   for (uint32_t i = 0; i < info->num_inputs; ++i) {

@@ -86,24 +86,30 @@ bool checkOutput(size_t i, const TensorInfo &spec, const HostTensor &got,
   return true;
 }
 
-// A model with a symbolic batch: the batch of the test data, the leading
-// dimension of its first input that carries the batch.
-int64_t batchOfTestData(const std::string &dir, const Model &model) {
-  const kiln::client::ModelInfo &info = model.info();
-  for (size_t i = 0; i < info.inputs.size(); ++i) {
-    if (i >= info.inputSymbols.size() || info.inputSymbols[i].empty() ||
-        info.inputSymbols[i][0] < 0)
-      continue;
+// A model with symbolic dimensions: the shape of every input .pb file (a
+// missing one keeps the model's shape; readInputs names it).
+std::vector<std::vector<int64_t>> shapesOfTestData(const std::string &dir,
+                                                   const Model &model) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < model.info().inputs.size(); ++i) {
     std::string path = fileIn(dir, "input_", i);
-    if (!fs::exists(path))
-      break; // readInputs names the missing file
-    HostTensor t = readTensorProto(path).tensor;
-    if (t.shape().empty())
-      throw Error(path + " is a scalar; model input " + std::to_string(i) +
-                  " leads with the batch '" + info.symbols[0].name + "'");
-    return t.shape()[0];
+    shapes.push_back(fs::exists(path) ? readTensorProto(path).tensor.shape()
+                                      : model.info().inputs[i].shape);
   }
-  return 1;
+  return shapes;
+}
+
+// At run-time sizes an output is written at the front of its buffer, at the
+// shape the model reports; the rest of the buffer is unused.
+void trimToWrittenShape(const Session &session, size_t i, TensorInfo &spec,
+                        HostTensor &t) {
+  std::vector<int64_t> shape = session.outputShape(i);
+  if (shape == t.shape())
+    return;
+  HostTensor written(t.dtype(), shape);
+  std::memcpy(written.data(), t.data(), written.bytes());
+  t = std::move(written);
+  spec.shape = shape;
 }
 
 int runTestData(const Options &opts) {
@@ -113,8 +119,8 @@ int runTestData(const Options &opts) {
   kiln::client::SessionOptions options{opts.threads, opts.batchSize};
   kiln::client::Signature signature = model->signature(options);
   if (model->info().dynamic() && !opts.batchSize)
-    signature = model->signatureForBatch(
-        batchOfTestData(opts.testData, *model));
+    signature = model->signatureForInputs(
+        shapesOfTestData(opts.testData, *model));
   std::vector<HostTensor> inputs = readInputs(opts.testData, signature.inputs);
   std::vector<HostTensor> outputs = allocate(signature.outputs);
   // 0xff bytes read as NaN or -1: an output the model never writes shows up.
@@ -124,6 +130,9 @@ int runTestData(const Options &opts) {
   std::unique_ptr<Session> session = model->createSession(options);
   std::vector<kiln_tensor> in = views(inputs), out = views(outputs);
   session->run(in, out);
+  if (model->info().runtimeExtents)
+    for (size_t i = 0; i < outputs.size(); ++i)
+      trimToWrittenShape(*session, i, signature.outputs[i], outputs[i]);
   if (!opts.saveOutputs.empty())
     saveOutputs(opts.saveOutputs, *session, outputs);
 
@@ -255,17 +264,28 @@ int runInfo(const Options &opts) {
     std::printf(" %lld", static_cast<long long>(b));
   std::printf("\n");
   for (const auto &sym : info.symbols)
-    std::printf("symbolic:         '%s' = %lld..%lld (leading dimension of "
-                "the marked tensors; any batch in range runs as the batch "
-                "sizes above)\n",
+    std::printf(info.runtimeExtents
+                    ? "symbolic:         '%s' = %lld..%lld (any size in range "
+                      "runs in one graph; shapes below at the maxima)\n"
+                    : "symbolic:         '%s' = %lld..%lld (leading dimension "
+                      "of the marked tensors; any batch in range runs as the "
+                      "batch sizes above)\n",
                 sym.name.c_str(), static_cast<long long>(sym.min),
                 static_cast<long long>(sym.max));
-  // A tensor that leads with a symbol says so after its first-variant shape.
+  // A tensor with a symbolic axis says which, after its shape; an output
+  // axis the model computes from the symbols is marked "computed".
   auto symbolAt0 = [&](const std::vector<std::vector<int32_t>> &axes,
                        size_t i) -> std::string {
-    if (i >= axes.size() || axes[i].empty() || axes[i][0] < 0)
+    if (i >= axes.size())
       return "";
-    return "  (axis 0: '" + info.symbols[axes[i][0]].name + "')";
+    std::string marks;
+    for (size_t d = 0; d < axes[i].size(); ++d)
+      if (axes[i][d] >= 0 || axes[i][d] == -2)
+        marks += std::string(marks.empty() ? "" : ", ") + "axis " +
+                 std::to_string(d) + ": " +
+                 (axes[i][d] >= 0 ? "'" + info.symbols[axes[i][d]].name + "'"
+                                  : std::string("computed"));
+    return marks.empty() ? "" : "  (" + marks + ")";
   };
   std::printf("inputs (%zu):\n", info.inputs.size());
   for (size_t i = 0; i < info.inputs.size(); ++i)

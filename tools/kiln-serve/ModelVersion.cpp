@@ -78,6 +78,13 @@ static size_t rowBytes(const TensorInfo &t, bool batched) {
 // reading of the shapes.
 static bool leadsWithBatch(const client::Model &model) {
   const client::ModelInfo &info = model.info();
+  if (info.runtimeExtents)
+    throw Error(400, model.path() + " runs its symbolic dimensions at "
+                                    "run-time sizes (docs/shapes.md); "
+                                    "kiln-serve does not serve such a model "
+                                    "yet: compile it with one size per "
+                                    "dimension, or a range on an independent "
+                                    "batch only");
   if (info.dynamic()) {
     // A symbolic batch: the tensors the model marks, which must be all.
     for (size_t i = 0; i < info.inputs.size(); ++i)

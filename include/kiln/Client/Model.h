@@ -92,6 +92,10 @@ struct ModelInfo {
   /// Per input (output), per axis: its symbol index, or -1.
   std::vector<std::vector<int32_t>> inputSymbols, outputSymbols;
   bool dynamic() const { return !symbols.empty(); }
+  /// The symbols run at run-time sizes in one graph (not batch variants):
+  /// any axis may carry one, `inputs`/`outputs` are at the maxima, and an
+  /// output axis of -2 is computed by the model (at most its size here).
+  bool runtimeExtents = false;
 };
 
 /// What a session runs. Zero values are the defaults. kiln_session_options
@@ -145,6 +149,15 @@ public:
   /// (the batched ones lead with it). Throws Error naming the range when
   /// `batch` is outside it, or for a static model.
   Signature signatureForBatch(int64_t batch) const;
+
+  /// The shapes of one run whose inputs have the shapes `inputShapes` (one
+  /// per input): for a symbolic batch, the batch of the first batched input;
+  /// for run-time extents, the symbols' sizes from every input (checked
+  /// against their ranges and each other), and the output buffers that
+  /// run needs (a computed axis at its maximum; Session::outputShape gives
+  /// the shape written). A static model returns its own signature.
+  Signature
+  signatureForInputs(const std::vector<std::vector<int64_t>> &inputShapes) const;
 
   /// kiln_session_create; throws Error with the status on failure.
   std::unique_ptr<Session> createSession(const SessionOptions &options) const;

@@ -44,6 +44,11 @@ struct ModelDesc {
   };
   std::vector<Symbol> symbols;
   std::vector<std::vector<int32_t>> inputSymbols, outputSymbols;
+  /// The graph runs at the symbols' run-time sizes (not as batch
+  /// variants): it takes a trailing `dims` argument after the arena, and
+  /// the shapes above are at the symbols' maxima. An output axis is then -2
+  /// in outputSymbols where its size is computed from the symbols.
+  bool runtimeExtents = false;
   uint64_t arenaAlignment = 64;
   /// Messages of the run-time guards (see runtime/src/model_abi.h), by
   /// number - 1; empty when the model has none.

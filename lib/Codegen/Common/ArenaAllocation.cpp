@@ -18,6 +18,7 @@
 #include "kiln/Codegen/MemoryPlan.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "kiln/Codegen/Common/SymbolicBounds.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -56,6 +57,28 @@ int64_t bufferBytes(MemRefType type) {
   int64_t eltBytes =
       std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
   return type.getNumElements() * eltBytes;
+}
+
+/// The bytes of the largest buffer `op` can allocate: a dynamic size (a
+/// symbolic dimension, docs/shapes.md) at its upper bound, which
+/// --kiln-bind-symbolic-shapes made derivable from the symbols' ranges.
+FailureOr<int64_t> largestBytes(memref::AllocOp op) {
+  MemRefType type = op.getType();
+  if (type.hasStaticShape())
+    return bufferBytes(type);
+  int64_t bytes = std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t size = type.getDimSize(d);
+    if (type.isDynamicDim(d)) {
+      std::optional<int64_t> ub = mlir::kiln::largestDim(op.getResult(), d);
+      if (!ub || *ub < 0)
+        return failure();
+      size = *ub;
+    }
+    if (__builtin_mul_overflow(bytes, size, &bytes))
+      return failure();
+  }
+  return bytes;
 }
 
 struct ArenaAllocationPass
@@ -124,7 +147,7 @@ struct ArenaAllocationPass
       rewriter.setInsertionPoint(op);
       Value off = arith::ConstantIndexOp::create(rewriter, op.getLoc(), offset);
       rewriter.replaceOpWithNewOp<memref::ViewOp>(op, op.getType(), *arena,
-                                                  off, ValueRange{});
+                                                  off, op.getDynamicSizes());
     }
     return success();
   }
@@ -183,9 +206,15 @@ struct ArenaAllocationPass
     SmallVector<memref::AllocOp> allocs;
     WalkResult walk = func.walk([&](memref::AllocOp op) {
       MemRefType type = op.getType();
-      if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+      if (!type.getLayout().isIdentity()) {
         op.emitError() << "buffer " << type
-                       << " has no static shape and identity layout; it "
+                       << " has no identity layout; it cannot live in the "
+                          "arena";
+        return WalkResult::interrupt();
+      }
+      if (failed(largestBytes(op))) {
+        op.emitError() << "buffer " << type
+                       << " has a dynamic size without an upper bound; it "
                           "cannot live in the arena";
         return WalkResult::interrupt();
       }
@@ -227,7 +256,7 @@ struct ArenaAllocationPass
     for (auto [i, op] : llvm::enumerate(allocs)) {
       plan::Buffer b;
       b.id = "b" + std::to_string(i);
-      b.size = bufferBytes(op.getType());
+      b.size = *largestBytes(op);
       b.first = INT64_MAX;
       b.last = stepOf[op];
       Operation *producer = nullptr;
@@ -324,14 +353,20 @@ struct ArenaAllocationPass
                                       int64_t size) {
     MLIRContext *ctx = func.getContext();
     auto arenaType = MemRefType::get({size}, IntegerType::get(ctx, 8));
+    // The arena goes last, but before the run-time sizes of a function with
+    // symbolic dimensions (--kiln-bind-symbolic-shapes): the runtime passes
+    // inputs, outputs, arena, dims.
+    unsigned at = func.getNumArguments();
+    if (at && func.getArgAttr(at - 1, mlir::kiln::kDimsArgAttr))
+      --at;
     if (failed(func.insertArgument(
-            func.getNumArguments(), arenaType,
+            at, arenaType,
             DictionaryAttr::get(ctx, {rewriter.getNamedAttr(
                                          mlir::kiln::kArenaArgAttr,
                                          rewriter.getUnitAttr())}),
             func.getLoc())))
       return failure();
-    return func.getArgument(func.getNumArguments() - 1);
+    return func.getArgument(at);
   }
 
   /// Each guard stores its number (its message's index + 1) into the status

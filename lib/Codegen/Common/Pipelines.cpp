@@ -18,6 +18,9 @@ void kiln::buildBufferizeToArenaPipeline(
   // Loops that carried a tensor now forward one buffer: folding their
   // results lets a returned buffer become the caller's output.
   pm.addPass(createCanonicalizerPass());
+  // An entry function with symbolic dimensions takes its run-time sizes and
+  // writes its outputs itself; the others are left to the next pass.
+  pm.addPass(createBindSymbolicShapesPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;

@@ -16,8 +16,43 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 Value mlir::kiln::emptyTensor(OpBuilder &b, Location loc,
-                              ArrayRef<int64_t> shape, Type elt) {
-  return tensor::EmptyOp::create(b, loc, shape, elt);
+                              ArrayRef<int64_t> shape, Type elt,
+                              ValueRange dyn) {
+  return tensor::EmptyOp::create(b, loc, shape, elt, dyn);
+}
+
+SmallVector<Value> mlir::kiln::dynamicDims(OpBuilder &b, Location loc,
+                                           Value v) {
+  SmallVector<Value> dyn;
+  RankedTensorType t = typeOf(v);
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    if (t.isDynamicDim(d))
+      dyn.push_back(tensor::DimOp::create(b, loc, v, d));
+  return dyn;
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::broadcastDims(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                          ValueRange inputs) {
+  SmallVector<Value> dyn;
+  int64_t rank = shape.size();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!ShapedType::isDynamic(shape[d]))
+      continue;
+    Value size;
+    for (Value in : inputs) {
+      RankedTensorType t = typeOf(in);
+      int64_t i = d - (rank - t.getRank());
+      if (i >= 0 && t.isDynamicDim(i)) {
+        size = tensor::DimOp::create(b, loc, in, i);
+        break;
+      }
+    }
+    if (!size)
+      return failure();
+    dyn.push_back(size);
+  }
+  return dyn;
 }
 
 Value mlir::kiln::floatConst(OpBuilder &b, Location loc, Type elt,
@@ -138,8 +173,8 @@ static void retypeUnsigned(func::FuncOp func) {
 
 Value mlir::kiln::filledTensor(OpBuilder &b, Location loc,
                                ArrayRef<int64_t> shape, Type elt,
-                               double value) {
-  Value init = emptyTensor(b, loc, shape, elt);
+                               double value, ValueRange dyn) {
+  Value init = emptyTensor(b, loc, shape, elt, dyn);
   return linalg::FillOp::create(b, loc, floatConst(b, loc, elt, value), init)
       .getResult(0);
 }
@@ -148,12 +183,12 @@ Value mlir::kiln::mappedGeneric(OpBuilder &b, Location loc,
                                 ArrayRef<int64_t> shape, Type elt,
                                 ValueRange inputs,
                                 ArrayRef<AffineMap> inputMaps,
-                                const BodyFn &body) {
+                                const BodyFn &body, ValueRange dyn) {
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(b.getMultiDimIdentityMap(shape.size()));
   SmallVector<utils::IteratorType> iters(shape.size(),
                                          utils::IteratorType::parallel);
-  Value init = emptyTensor(b, loc, shape, elt);
+  Value init = emptyTensor(b, loc, shape, elt, dyn);
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), inputs, init, maps, iters,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -197,11 +232,12 @@ AffineMap mlir::kiln::broadcastMap(OpBuilder &b, RankedTensorType t,
 
 Value mlir::kiln::broadcastGeneric(OpBuilder &b, Location loc,
                                    ArrayRef<int64_t> shape, Type elt,
-                                   ValueRange inputs, const BodyFn &body) {
+                                   ValueRange inputs, const BodyFn &body,
+                                   ValueRange dyn) {
   SmallVector<AffineMap> maps;
   for (Value in : inputs)
     maps.push_back(broadcastMap(b, typeOf(in), shape));
-  return mappedGeneric(b, loc, shape, elt, inputs, maps, body);
+  return mappedGeneric(b, loc, shape, elt, inputs, maps, body, dyn);
 }
 
 /// Pads `x` with `value`: `low[d]` before and `high[d]` after each dimension.
@@ -232,11 +268,52 @@ DenseIntElementsAttr mlir::kiln::i64Vector(OpBuilder &b, ArrayRef<int64_t> v) {
       RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()), v);
 }
 
-Value mlir::kiln::reshaped(OpBuilder &b, Location loc, Value v,
-                           ArrayRef<int64_t> shape) {
+/// reshaped() where a size is symbolic: collapse to 1-D (a dynamic size
+/// unless every dimension is static), then expand to `shape` sized by `dyn`.
+static Value reshapedDynamic(OpBuilder &b, Location loc, Value v,
+                             ArrayRef<int64_t> shape, ValueRange dyn) {
   RankedTensorType type = typeOf(v);
-  if (type.getShape() == shape)
+  auto target = RankedTensorType::get(shape, type.getElementType());
+  auto all = [](int64_t rank) {
+    SmallVector<ReassociationIndices> r;
+    ReassociationIndices group;
+    for (int64_t i = 0; i < rank; ++i)
+      group.push_back(i);
+    if (rank)
+      r.push_back(group);
+    return r;
+  };
+  int64_t flatSize =
+      type.hasStaticShape() ? type.getNumElements() : ShapedType::kDynamic;
+  auto flatType = RankedTensorType::get({flatSize}, type.getElementType());
+  Value flat = v;
+  if (type.getRank() == 0)
+    flat = tensor::ExpandShapeOp::create(b, loc, flatType, v,
+                                         SmallVector<ReassociationIndices>{},
+                                         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  else if (type.getRank() != 1)
+    flat = tensor::CollapseShapeOp::create(b, loc, flatType, v,
+                                           all(type.getRank()));
+  if (target.getRank() == 1 && !target.isDynamicDim(0))
+    return tensor::CastOp::create(b, loc, target, flat);
+  if (target.getRank() == 1)
+    return flat;
+  SmallVector<OpFoldResult> sizes;
+  unsigned next = 0;
+  for (int64_t s : shape)
+    sizes.push_back(ShapedType::isDynamic(s) ? OpFoldResult(dyn[next++])
+                                             : OpFoldResult(b.getIndexAttr(s)));
+  return tensor::ExpandShapeOp::create(b, loc, target, flat,
+                                       all(target.getRank()), sizes);
+}
+
+Value mlir::kiln::reshaped(OpBuilder &b, Location loc, Value v,
+                           ArrayRef<int64_t> shape, ValueRange dyn) {
+  RankedTensorType type = typeOf(v);
+  if (type.getShape() == shape && type.hasStaticShape())
     return v;
+  if (!type.hasStaticShape() || !dyn.empty())
+    return reshapedDynamic(b, loc, v, shape, dyn);
   auto target = RankedTensorType::get(shape, type.getElementType());
   // Through a 1-D (or 0-D) view: collapse everything, expand to the target.
   auto flatType = RankedTensorType::get(
@@ -282,7 +359,11 @@ Value mlir::kiln::reduced(
     }
   }
   Type elt = type.getElementType();
-  Value acc = filledTensor(b, loc, outShape, elt, init);
+  SmallVector<Value> dyn;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d) && !llvm::is_contained(axes, d))
+      dyn.push_back(tensor::DimOp::create(b, loc, input, d));
+  Value acc = filledTensor(b, loc, outShape, elt, init, dyn);
   SmallVector<AffineMap> maps = {
       b.getMultiDimIdentityMap(type.getRank()),
       AffineMap::get(type.getRank(), 0, outExprs, b.getContext())};
@@ -303,10 +384,39 @@ Value mlir::kiln::transposed(OpBuilder &b, Location loc, Value v,
                                          cast<TypedAttr>(*t));
   RankedTensorType type = typeOf(v);
   SmallVector<int64_t> shape;
-  for (int64_t p : perm)
+  SmallVector<Value> dyn;
+  for (int64_t p : perm) {
     shape.push_back(type.getDimSize(p));
-  Value init = emptyTensor(b, loc, shape, type.getElementType());
+    if (type.isDynamicDim(p))
+      dyn.push_back(tensor::DimOp::create(b, loc, v, p));
+  }
+  Value init = emptyTensor(b, loc, shape, type.getElementType(), dyn);
   return linalg::TransposeOp::create(b, loc, v, init, perm).getResult()[0];
+}
+
+/// The ops whose lowerings size symbolic (dynamic) dimensions at run time
+/// (docs/shapes.md); any other op needs static operand and result types.
+static bool lowersSymbolicSizes(Operation *op) {
+  return isElementwise(op) ||
+         isa<MatMulOp, GemmOp, SoftmaxOp, LayerNormOp, TransposeOp, GatherOp,
+             ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ConstantOp>(
+             op);
+}
+
+/// The error for an op without symbolic-size support whose operands or
+/// results have dynamic dimensions.
+static LogicalResult requireStaticTypes(Operation *op) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types)
+    if (auto rt = dyn_cast<RankedTensorType>(t);
+        rt && !rt.hasStaticShape() && !lowersSymbolicSizes(op))
+      return op->emitError()
+             << "'" << op->getName()
+             << "' does not support symbolic dimensions yet (type " << t
+             << "); give the symbolic dimensions one size each (--dim "
+                "SYMBOL=N or --input-shape)";
+  return success();
 }
 
 namespace {
@@ -321,14 +431,10 @@ struct ConvertKilnToLinalgPass
         Operation *op = &opRef;
         if (!isa<KilnDialect>(op->getDialect()))
           continue;
-        for (Type t : op->getResultTypes())
-          if (!cast<RankedTensorType>(t).hasStaticShape()) {
-            op->emitError() << "result type " << t
-                            << " is not static; run --kiln-shape-inference "
-                               "first or give static input shapes";
-            anyFailed = true;
-            return;
-          }
+        if (failed(requireStaticTypes(op))) {
+          anyFailed = true;
+          return;
+        }
         b.setInsertionPoint(op);
         if (auto guard = dyn_cast<GuardOp>(op)) {
           if (failed(lowerGuard(b, guard)))

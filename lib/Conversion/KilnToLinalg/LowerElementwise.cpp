@@ -536,7 +536,8 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
             return narrowCastScalar(nb, nl, a[0], fromElt, toElt, saturate,
                                     roundMode);
           return castScalar(nb, nl, a[0], to, fromUnsigned, toUnsigned);
-        });
+        },
+        dynamicDims(b, op->getLoc(), cast.getInput()));
   }
   if (auto bitcast = dyn_cast<BitCastOp>(op)) {
     RankedTensorType type = bitcast.getType();
@@ -546,7 +547,8 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
         asSignless(b, op->getLoc(), bitcast.getInput()),
         [=](OpBuilder &nb, Location nl, ValueRange a) -> Value {
           return bitcastScalar(nb, nl, a[0], to);
-        });
+        },
+        dynamicDims(b, op->getLoc(), bitcast.getInput()));
   }
   std::optional<BodyFn> body = unaryBody(op);
   if (!body)
@@ -559,6 +561,21 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
   SmallVector<Value> operands;
   for (Value v : op->getOperands())
     operands.push_back(asSignless(b, op->getLoc(), v));
+  FailureOr<SmallVector<Value>> dyn =
+      broadcastDims(b, op->getLoc(), type.getShape(), operands);
+  if (failed(dyn))
+    return op->emitError() << "result type " << type
+                           << " has a symbolic dimension that no operand "
+                              "carries; give the symbolic dimensions sizes";
   return broadcastGeneric(b, op->getLoc(), type.getShape(),
-                          signlessType(type.getElementType()), operands, *body);
+                          signlessType(type.getElementType()), operands, *body,
+                          *dyn);
+}
+
+bool mlir::kiln::isElementwise(Operation *op) {
+  if (op->getNumResults() != 1 ||
+      !isa<RankedTensorType>(op->getResult(0).getType()))
+    return false;
+  return isa<IdentityOp, CastOp, BitCastOp>(op) || unaryBody(op) ||
+         binaryBody(op);
 }

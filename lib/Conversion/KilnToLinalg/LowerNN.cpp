@@ -27,10 +27,20 @@ AffineMap dropDim(OpBuilder &b, int64_t rank, int64_t skip) {
   return AffineMap::get(rank, 0, exprs, b.getContext());
 }
 
+/// tensor.dim of `v` at `d` if that dimension is dynamic (for a `dyn`).
+void appendIfDynamic(OpBuilder &b, Location loc, Value v, int64_t d,
+                     SmallVectorImpl<Value> &dyn) {
+  if (typeOf(v).isDynamicDim(d))
+    dyn.push_back(tensor::DimOp::create(b, loc, v, d));
+}
+
 Value matmul2D(OpBuilder &b, Location loc, Value a, Value bm) {
   RankedTensorType at = typeOf(a), bt = typeOf(bm);
+  SmallVector<Value> dyn;
+  appendIfDynamic(b, loc, a, 0, dyn);
+  appendIfDynamic(b, loc, bm, 1, dyn);
   Value acc = filledTensor(b, loc, {at.getDimSize(0), bt.getDimSize(1)},
-                           at.getElementType(), 0.0);
+                           at.getElementType(), 0.0, dyn);
   return linalg::MatmulOp::create(b, loc, ValueRange{a, bm}, ValueRange{acc})
       .getResult(0);
 }
@@ -40,16 +50,31 @@ FailureOr<Value> lowerMatMul(OpBuilder &b, MatMulOp op) {
   Value a = op.getLhs(), bm = op.getRhs();
   Type elt = typeOf(a).getElementType();
   if (typeOf(a).getRank() == 1)
-    a = reshaped(b, loc, a, {1, typeOf(a).getDimSize(0)});
+    a = reshaped(b, loc, a, {1, typeOf(a).getDimSize(0)},
+                 dynamicDims(b, loc, a));
   if (typeOf(bm).getRank() == 1)
-    bm = reshaped(b, loc, bm, {typeOf(bm).getDimSize(0), 1});
+    bm = reshaped(b, loc, bm, {typeOf(bm).getDimSize(0), 1},
+                  dynamicDims(b, loc, bm));
   RankedTensorType at = typeOf(a), bt = typeOf(bm);
   int64_t k = at.getShape().back();
   Value result;
-  if (bt.getRank() == 2) {
+  if (bt.getRank() == 2 && at.hasStaticShape()) {
     // [..., M, K] x [K, N]: fold the batch into M and use one 2-D matmul.
     int64_t rows = at.getNumElements() / k;
     Value flat = reshaped(b, loc, a, {rows, k});
+    result = matmul2D(b, loc, flat, bm);
+  } else if (bt.getRank() == 2 && !at.isDynamicDim(at.getRank() - 1)) {
+    // The same with symbolic leading sizes: the rows are their product.
+    Value rows = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t d = 0; d + 1 < at.getRank(); ++d)
+      rows = arith::MulIOp::create(
+          b, loc, rows,
+          at.isDynamicDim(d)
+              ? Value(tensor::DimOp::create(b, loc, a, d))
+              : Value(arith::ConstantIndexOp::create(b, loc,
+                                                     at.getDimSize(d))));
+    Value flat =
+        reshaped(b, loc, a, {ShapedType::kDynamic, k}, ValueRange{rows});
     result = matmul2D(b, loc, flat, bm);
   } else {
     // General batched, broadcasting matmul as a contraction generic.
@@ -87,7 +112,27 @@ FailureOr<Value> lowerMatMul(OpBuilder &b, MatMulOp op) {
     SmallVector<utils::IteratorType> iters(outRank,
                                            utils::IteratorType::parallel);
     iters.push_back(utils::IteratorType::reduction);
-    Value acc = filledTensor(b, loc, outShape, elt, 0.0);
+    // Symbolic sizes: a batch dimension from whichever operand has it
+    // dynamic, M from the left operand, N from the right.
+    SmallVector<Value> dyn;
+    for (int64_t d = 0; d < outRank; ++d) {
+      if (!ShapedType::isDynamic(outShape[d]))
+        continue;
+      if (d == outRank - 2) {
+        appendIfDynamic(b, loc, a, at.getRank() - 2, dyn);
+      } else if (d == outRank - 1) {
+        appendIfDynamic(b, loc, bm, bt.getRank() - 1, dyn);
+      } else {
+        Value from = a;
+        int64_t i = d - (outRank - at.getRank());
+        if (i < 0 || !at.isDynamicDim(i)) {
+          from = bm;
+          i = d - (outRank - bt.getRank());
+        }
+        appendIfDynamic(b, loc, from, i, dyn);
+      }
+    }
+    Value acc = filledTensor(b, loc, outShape, elt, 0.0, dyn);
     result = linalg::GenericOp::create(
                  b, loc, acc.getType(), ValueRange{a, bm}, acc, maps, iters,
                  [](OpBuilder &nb, Location nl, ValueRange args) {
@@ -104,7 +149,26 @@ FailureOr<Value> lowerMatMul(OpBuilder &b, MatMulOp op) {
                  })
                  .getResult(0);
   }
-  return reshaped(b, loc, result, op.getType().getShape());
+  RankedTensorType rt = op.getType();
+  if (rt.hasStaticShape())
+    return reshaped(b, loc, result, rt.getShape());
+  // Symbolic sizes of the result: its leading dimensions are the left
+  // operand's, the last one the right operand's.
+  if (typeOf(result).getRank() == rt.getRank() &&
+      typeOf(result).getShape() == rt.getShape())
+    return result;
+  SmallVector<Value> dyn;
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  for (int64_t d = 0; d < rt.getRank(); ++d) {
+    if (!rt.isDynamicDim(d))
+      continue;
+    if (d == rt.getRank() - 1 && typeOf(rhs).getRank() >= 2)
+      appendIfDynamic(b, loc, rhs, typeOf(rhs).getRank() - 1, dyn);
+    else
+      appendIfDynamic(b, loc, lhs, d - (rt.getRank() - typeOf(lhs).getRank()),
+                      dyn);
+  }
+  return reshaped(b, loc, result, rt.getShape(), dyn);
 }
 
 FailureOr<Value> lowerGemm(OpBuilder &b, GemmOp op) {
@@ -124,6 +188,10 @@ FailureOr<Value> lowerGemm(OpBuilder &b, GemmOp op) {
   if (c && beta != 0.0)
     inputs.push_back(c);
   RankedTensorType rt = op.getType();
+  FailureOr<SmallVector<Value>> dyn =
+      broadcastDims(b, loc, rt.getShape(), inputs);
+  if (failed(dyn))
+    return op.emitError() << "cannot size the symbolic dimensions of " << rt;
   return broadcastGeneric(
       b, loc, rt.getShape(), rt.getElementType(), inputs,
       [alpha, beta](OpBuilder &nb, Location nl, ValueRange v) -> Value {
@@ -138,7 +206,8 @@ FailureOr<Value> lowerGemm(OpBuilder &b, GemmOp op) {
           r = arith::AddFOp::create(nb, nl, r, cv);
         }
         return r;
-      });
+      },
+      *dyn);
 }
 
 /// One NHWC convolution of `xp` with an HWCF filter (group == 1; grouped
@@ -378,6 +447,15 @@ FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
     count *= shape[d];
   }
   Value x = op.getInput();
+  for (int64_t d : axes)
+    if (ShapedType::isDynamic(shape[d]))
+      return op.emitError()
+             << "the normalized dimensions of " << rt
+             << " are symbolic; give them sizes (only the leading dimensions "
+                "may be symbolic)";
+  SmallVector<Value> allDyn = dynamicDims(b, loc, x);
+  SmallVector<Value> outerDyn(ArrayRef<Value>(allDyn).take_front(
+      llvm::count_if(outer, ShapedType::isDynamic)));
   // The leading dimensions; getMajorSubMap(0) would be a null map, so axis 0
   // (one statistic for the whole tensor) builds the empty-result map itself.
   AffineMap id = b.getMultiDimIdentityMap(rank),
@@ -400,12 +478,13 @@ FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
         b, loc, outer, elt, sum,
         [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
           return divideByCount(nb, nl, v[0]);
-        });
+        },
+        outerDyn);
   }
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   for (int64_t d : axes)
     iters[d] = utils::IteratorType::reduction;
-  Value acc = filledTensor(b, loc, outer, elt, 0.0);
+  Value acc = filledTensor(b, loc, outer, elt, 0.0, outerDyn);
   SmallVector<Value> sqInputs = {x};
   SmallVector<AffineMap> sqMaps = {id, lead};
   if (!rms) {
@@ -430,7 +509,8 @@ FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
         Value ve = arith::AddFOp::create(
             nb, nl, var, floatConst(nb, nl, var.getType(), eps));
         return math::RsqrtOp::create(nb, nl, ve);
-      });
+      },
+      outerDyn);
   if (rms)
     return mappedGeneric(
         b, loc, shape, elt, ValueRange{x, invStd, op.getScale()},
@@ -438,7 +518,8 @@ FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
         [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
           Value n = arith::MulFOp::create(nb, nl, v[0], v[1]);
           return arith::MulFOp::create(nb, nl, n, v[2]);
-        });
+        },
+        allDyn);
   SmallVector<Value> inputs = {x, mean, invStd, op.getScale()};
   SmallVector<AffineMap> maps = {
       id, lead, lead, broadcastMap(b, op.getScale().getType(), shape)};
@@ -454,7 +535,8 @@ FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
                          if (v.size() > 4)
                            y = arith::AddFOp::create(nb, nl, y, v[4]);
                          return y;
-                       });
+                       },
+                       allDyn);
 }
 
 FailureOr<Value> lowerSoftmax(OpBuilder &b, SoftmaxOp op) {
@@ -475,7 +557,8 @@ FailureOr<Value> lowerSoftmax(OpBuilder &b, SoftmaxOp op) {
   auto rowReduced = [&](Value v, double init,
                         function_ref<Value(OpBuilder &, Location, Value, Value)>
                             combine) {
-    if (axis != rank - 1 || n % 16 != 0 || n == 16)
+    if (axis != rank - 1 || ShapedType::isDynamic(n) || n % 16 != 0 ||
+        n == 16 || !rt.hasStaticShape())
       return reduced(b, loc, v, {axis}, init, combine);
     SmallVector<int64_t> split(rt.getShape());
     split.back() = n / 16;
@@ -489,12 +572,14 @@ FailureOr<Value> lowerSoftmax(OpBuilder &b, SoftmaxOp op) {
                          return arith::MaxNumFOp::create(nb, nl, acc, v);
                        });
   AffineMap id = b.getMultiDimIdentityMap(rank), red = dropDim(b, rank, axis);
+  SmallVector<Value> dyn = dynamicDims(b, loc, x);
   Value e = mappedGeneric(b, loc, rt.getShape(), elt, ValueRange{x, m},
                           {id, red},
                           [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
                             return math::ExpOp::create(
                                 nb, nl, arith::SubFOp::create(nb, nl, v[0], v[1]));
-                          });
+                          },
+                          dyn);
   Value s = rowReduced(e, 0.0,
                        [](OpBuilder &nb, Location nl, Value acc, Value v) -> Value {
                          return arith::AddFOp::create(nb, nl, acc, v);
@@ -502,7 +587,8 @@ FailureOr<Value> lowerSoftmax(OpBuilder &b, SoftmaxOp op) {
   return mappedGeneric(b, loc, rt.getShape(), elt, ValueRange{e, s}, {id, red},
                        [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
                          return arith::DivFOp::create(nb, nl, v[0], v[1]);
-                       });
+                       },
+                       dyn);
 }
 } // namespace
 

@@ -73,6 +73,16 @@ Value lowerGather(OpBuilder &b, GatherOp op) {
   for (int64_t i = 0; i < idxRank; ++i)
     idxExprs.push_back(b.getAffineDimExpr(axis + i));
   AffineMap idxMap = AffineMap::get(rank, 0, idxExprs, b.getContext());
+  // Symbolic sizes: the data's before and after the axis, the indices' at it.
+  SmallVector<Value> dyn;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!type.isDynamicDim(d))
+      continue;
+    bool fromIndices = d >= axis && d < axis + idxRank;
+    dyn.push_back(tensor::DimOp::create(
+        b, loc, fromIndices ? op.getIndices() : input,
+        fromIndices ? d - axis : (d < axis ? d : d - idxRank + 1)));
+  }
   return mappedGeneric(
       b, loc, type.getShape(), type.getElementType(), op.getIndices(), idxMap,
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
@@ -85,7 +95,8 @@ Value lowerGather(OpBuilder &b, GatherOp op) {
         for (int64_t d = axis + idxRank; d < rank; ++d)
           at.push_back(linalg::IndexOp::create(nb, nl, d));
         return tensor::ExtractOp::create(nb, nl, input, at);
-      });
+      },
+      dyn);
 }
 
 Value lowerSlice(OpBuilder &b, SliceOp op) {
@@ -110,18 +121,34 @@ Value lowerReduce(OpBuilder &b, OpTy op, double init,
   Value r = reduced(b, loc, input, axes, init, combine);
   if (mean) {
     int64_t count = 1;
-    for (int64_t a : axes)
-      count *= inType.getDimSize(a);
+    Value runCount; // the count where a reduced dimension is symbolic
+    for (int64_t a : axes) {
+      if (!inType.isDynamicDim(a)) {
+        count *= inType.getDimSize(a);
+        continue;
+      }
+      Value d = tensor::DimOp::create(b, loc, input, a);
+      runCount = runCount ? arith::MulIOp::create(b, loc, runCount, d) : d;
+    }
     Type elt = inType.getElementType();
+    if (runCount) {
+      runCount = arith::IndexCastOp::create(b, loc, b.getI64Type(), runCount);
+      runCount = arith::SIToFPOp::create(b, loc, elt, runCount);
+      if (count != 1)
+        runCount = arith::MulFOp::create(b, loc, runCount,
+                                         floatConst(b, loc, elt, count));
+    }
     RankedTensorType rt = typeOf(r);
-    r = broadcastGeneric(b, loc, rt.getShape(), elt, r,
-                         [count](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                           return arith::DivFOp::create(
-                               nb, nl, a[0],
-                               floatConst(nb, nl, a[0].getType(), (double)count));
-                         });
+    r = broadcastGeneric(
+        b, loc, rt.getShape(), elt, r,
+        [count, runCount](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value c = runCount ? runCount
+                             : floatConst(nb, nl, a[0].getType(), (double)count);
+          return arith::DivFOp::create(nb, nl, a[0], c);
+        },
+        dynamicDims(b, loc, r));
   }
-  return reshaped(b, loc, r, op.getType().getShape());
+  return reshaped(b, loc, r, op.getType().getShape(), dynamicDims(b, loc, r));
 }
 
 /// ArgMax/ArgMin: one reduction over the axis carrying the extreme value and

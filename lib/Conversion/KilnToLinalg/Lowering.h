@@ -22,12 +22,26 @@ inline RankedTensorType typeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-/// tensor.empty of a static shape.
+/// tensor.empty of `shape`; `dyn` holds the size of each dynamic
+/// (ShapedType::kDynamic) entry of `shape`, in order, as tensor.empty takes
+/// them. Symbolic dimensions (docs/shapes.md) reach the lowerings as dynamic
+/// sizes; a static shape takes no `dyn`.
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                  Type elt);
-/// A tensor of `shape` filled with `value`.
+                  Type elt, ValueRange dyn = {});
+/// A tensor of `shape` filled with `value` (`dyn` as for emptyTensor).
 Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                   Type elt, double value);
+                   Type elt, double value, ValueRange dyn = {});
+
+/// The sizes of the dynamic dimensions of the tensor `v` (tensor.dim of
+/// each), in order: the `dyn` of a tensor shaped like `v`.
+SmallVector<Value> dynamicDims(OpBuilder &b, Location loc, Value v);
+/// The `dyn` of an elementwise result of `shape` whose operands `inputs`
+/// broadcast to it (ONNX-style, right-aligned): each dynamic dimension is
+/// taken from the first operand that has it dynamic at that position.
+/// Returns failure if no operand does (the result type cannot be sized).
+FailureOr<SmallVector<Value>> broadcastDims(OpBuilder &b, Location loc,
+                                            ArrayRef<int64_t> shape,
+                                            ValueRange inputs);
 /// A scalar constant of type `elt` holding `value`. Integer types take the
 /// value truncated toward zero and clamped to their range (infinities give
 /// the extremes, for max/min identities); `ui` types give a signless
@@ -66,14 +80,15 @@ AffineMap broadcastMap(OpBuilder &b, RankedTensorType t,
 /// Elementwise linalg.generic over `shape` with ONNX broadcasting of every
 /// input (rank-aligned on the right, size-1 dimensions broadcast).
 Value broadcastGeneric(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                       Type elt, ValueRange inputs, const BodyFn &body);
+                       Type elt, ValueRange inputs, const BodyFn &body,
+                       ValueRange dyn = {});
 
 /// Generic whose inputs use explicit indexing maps, e.g. a permuted write.
 Value mappedGeneric(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                     Type elt, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
-                    const BodyFn &body);
+                    const BodyFn &body, ValueRange dyn = {});
 
-/// Transposes `v` by `perm`. A constant is transposed at compile time (weights
+/// Transposes `v` by `perm` (dynamic sizes move with their dimensions). A constant is transposed at compile time (weights
 /// stay constants); anything else gets a linalg.transpose.
 Value transposed(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm);
 
@@ -92,11 +107,14 @@ Value groupedConvNHWC(OpBuilder &b, Location loc, Value xp, Value hwcf,
 /// linalg convolutions).
 DenseIntElementsAttr i64Vector(OpBuilder &b, ArrayRef<int64_t> v);
 
-/// Reshape between static shapes with the same element count.
-Value reshaped(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
+/// Reshape to `shape` with the same element count, through a 1-D view;
+/// `dyn` sizes the dynamic entries of `shape`, as for emptyTensor.
+Value reshaped(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape,
+               ValueRange dyn = {});
 
 /// Reduction of `input` over `axes` (sorted) with `init`, combining with
-/// `combine(acc, x)`; the result drops the reduced dimensions.
+/// `combine(acc, x)`; the result drops the reduced dimensions (and keeps the
+/// dynamic sizes of the others).
 Value reduced(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
               double init,
               const std::function<Value(OpBuilder &, Location, Value, Value)>
@@ -108,6 +126,9 @@ Value reduced(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
 /// gets whether `i` was a valid index.
 Value clampIndex(OpBuilder &b, Location loc, Value i, int64_t n,
                  Value *inRange = nullptr);
+
+/// Whether lowerElementwise lowers `op` (one linalg.generic over its result).
+bool isElementwise(Operation *op);
 
 /// Lowers one kiln op; returns the replacement value or failure (after
 /// emitting a diagnostic on the op).

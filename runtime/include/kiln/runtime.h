@@ -147,20 +147,34 @@ typedef struct kiln_session_options {
 typedef struct kiln_session kiln_session;
 
 /* Symbolic dimensions (an addition to ABI v1; docs/shapes.md). A model
- * compiled with a range for a symbolic dimension, e.g. --dim batch=1..64,
+ * compiled with a range for a symbolic dimension, e.g. --dim seq=1..512,
  * describes it here; kiln_get_dims_info() returns NULL for a model whose
  * every dimension is static, and a model built before this addition lacks the
- * function (look it up with dlsym and treat its absence as NULL). Today the
- * symbol is an independent batch: the leading dimension of the inputs that
- * carry it and of every output. kiln_model_info's inputs and outputs describe
- * batch size batch_sizes[0]; a session created with batch_size 0 runs any
- * size in [min, max] given by the inputs' shapes (or, with shape NULL, their
- * byte counts), never allocating. */
+ * function (look it up with dlsym and treat its absence as NULL).
+ *
+ * Two kinds of model have symbols:
+ * - A symbolic batch (flags absent or without KILN_DIMS_RUNTIME_EXTENTS): the
+ *   symbol is an independent batch, the leading dimension of the inputs that
+ *   carry it and of every output. kiln_model_info's inputs and outputs
+ *   describe batch size batch_sizes[0]; a session created with batch_size 0
+ *   runs any size in [min, max] given by the inputs' shapes (or, with shape
+ *   NULL, their byte counts), as compiled batch variants over slices.
+ * - Run-time extents (flags has KILN_DIMS_RUNTIME_EXTENTS): one graph runs
+ *   at the sizes the inputs give, any axis may be symbolic, and
+ *   kiln_model_info's inputs and outputs describe every symbol at its
+ *   maximum (the largest buffers). Each input with a symbolic axis must give
+ *   its shape; each output buffer must hold the output at the inputs' sizes
+ *   (an axis marked -2 below counts at its maximum, the size in
+ *   kiln_model_info); kiln_get_output_shape() gives the shape written.
+ * Neither kind allocates in kiln_run: the arena is planned at the maxima. */
 typedef struct kiln_dim_symbol {
   const char *name; /* the ONNX dim_param, or INPUT[axis] for an unnamed one */
   int64_t min;
   int64_t max;
 } kiln_dim_symbol;
+
+/* kiln_dims_info.flags: the model runs at run-time sizes (see above). */
+#define KILN_DIMS_RUNTIME_EXTENTS 1u
 
 typedef struct kiln_dims_info {
   uint32_t struct_size; /* sizeof(kiln_dims_info) when the model was built;
@@ -168,9 +182,13 @@ typedef struct kiln_dims_info {
   uint32_t num_symbols;
   const kiln_dim_symbol *symbols;
   /* Per input (output), per axis: the index of its symbol, or -1 for a
-   * static dimension; rank entries each, as in kiln_model_info. */
+   * static dimension; rank entries each, as in kiln_model_info. With
+   * KILN_DIMS_RUNTIME_EXTENTS an output axis may also be -2: a size the
+   * model computes from the symbols (at most the kiln_model_info size). */
   const int32_t *const *input_symbols;
   const int32_t *const *output_symbols;
+  /* Added later: read only if struct_size covers it (0 when absent). */
+  uint32_t flags;
 } kiln_dims_info;
 
 /* Metadata of the model in this .so; never NULL. */

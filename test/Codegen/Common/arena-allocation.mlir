@@ -218,3 +218,20 @@ func.func @loop_scratch(%out: memref<3x16xf32>) {
   }
   return
 }
+
+// -----
+
+// A dynamic size bounded by affine.min (what --kiln-bind-symbolic-shapes
+// makes of a symbol) gets the space of its largest value: 2 x 512 floats,
+// and the view keeps the run-time size.
+// CHECK-LABEL: func.func @bounded_alloc
+// CHECK-SAME: %{{.*}}: memref<4096xi8> {kiln.arena}) attributes {kiln.arena_bytes = 4096
+// CHECK: %[[S:.*]] = affine.min
+// CHECK: memref.view %{{.*}}[%{{.*}}][%[[S]]] : memref<4096xi8> to memref<2x?xf32>
+func.func @bounded_alloc(%n: index) {
+  %zero = arith.constant 0.0 : f32
+  %s = affine.min affine_map<()[s0] -> (s0, 512)>()[%n]
+  %t = memref.alloc(%s) : memref<2x?xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<2x?xf32>)
+  return
+}

@@ -127,6 +127,25 @@ def DistinctResultsPass : Pass<"kiln-distinct-results", "func::FuncOp"> {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def BindSymbolicShapesPass : Pass<"kiln-bind-symbolic-shapes", "ModuleOp"> {
+  let summary = "Give an entry function with symbolic dimensions its run-time sizes";
+  let description = [{
+    After bufferization, an entry function marked `kiln.symbol_bounds`
+    (inputs marked `kiln.symbols` per axis) takes its symbolic sizes from a
+    new trailing argument, `dims` (`memref<Nxi64>`): entry s holds symbol s,
+    bounded by `affine.min` to its maximum so that every buffer size has an
+    upper bound. Each dynamically shaped input becomes a byte buffer viewed
+    at those sizes; each result becomes an output argument (a byte buffer
+    for a dynamic one) that the function writes, and the function stores
+    every output's shape into `dims` after the symbols. The function records
+    `kiln.output_symbols` and `kiln.output_bounds` for the model descriptor.
+    Functions without `kiln.symbol_bounds` are left alone.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
   let summary = "Place every intermediate buffer at a static offset of one arena";
   let description = [{
@@ -136,9 +155,12 @@ def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
     function's top-level ops; views and loop-carried values extend a
     buffer's life), aligned to `alignment` bytes. Each function records
     `kiln.arena_bytes`, `kiln.arena_lower_bound` and `kiln.memory_plan`; the
-    module records the largest arena. memref.copy ops become linalg.copy so
-    that no runtime library call is left. Allocations inside loops are an
-    error.
+    module records the largest arena. A buffer of dynamic shape (a symbolic
+    dimension) gets the space of its largest shape, traced back to the
+    symbols' ranges (--kiln-bind-symbolic-shapes); one without an upper
+    bound is an error.
+    memref.copy ops become linalg.copy so that no runtime library call is
+    left. Allocations inside loops are an error.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",

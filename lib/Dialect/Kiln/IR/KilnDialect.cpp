@@ -69,6 +69,11 @@ ContractKind contractKind(StringRef name) {
       {kMemoryPlanAttr, ContractKind::DictArray},
       {kGuardMessagesAttr, ContractKind::StringArray},
       {kArenaArgAttr, ContractKind::Unit},
+      {kSymbolBoundsAttr, ContractKind::I64Array},
+      {kSymbolsAttr, ContractKind::I64Array},
+      {kOutputSymbolsAttr, ContractKind::I64Array},
+      {kOutputBoundsAttr, ContractKind::I64Array},
+      {kDimsArgAttr, ContractKind::Unit},
       {kWeightsArgAttr, ContractKind::Unit},
   };
   for (const auto &[n, kind] : kinds)

@@ -157,6 +157,29 @@ inline constexpr const char *kFiberLaunchPrefix = "__kiln_fiber_launch.";
 inline constexpr const char *kFibersFn = "__kiln_emu_fibers";
 
 //===----------------------------------------------------------------------===//
+// Symbolic dimensions run at their run-time sizes (docs/shapes.md). Set by
+// the pipeline, read and completed by --kiln-bind-symbolic-shapes.
+//===----------------------------------------------------------------------===//
+
+/// Dense i64 array, on an entry function: the range of each symbolic
+/// dimension, [min0, max0, min1, max1, ...]; symbol s is entry s of the
+/// run-time `dims` argument.
+inline constexpr const char *kSymbolBoundsAttr = "kiln.symbol_bounds";
+/// Dense i64 array, on an entry function argument: per axis, the symbol that
+/// sizes it, or -1 for a static axis.
+inline constexpr const char *kSymbolsAttr = "kiln.symbols";
+/// Dense i64 arrays, on the entry function after
+/// --kiln-bind-symbolic-shapes, per output axis of all outputs in order:
+/// the symbol the size equals (-1 static, -2 computed from the symbols), and
+/// the largest size it can take.
+inline constexpr const char *kOutputSymbolsAttr = "kiln.output_symbols";
+inline constexpr const char *kOutputBoundsAttr = "kiln.output_bounds";
+/// Unit, on the function argument --kiln-bind-symbolic-shapes appends: the
+/// run-time `dims` (i64: the symbols' sizes, then every output's shape,
+/// which the function writes).
+inline constexpr const char *kDimsArgAttr = "kiln.dims";
+
+//===----------------------------------------------------------------------===//
 // Set by --kiln-arena-allocation (and kiln-gpu-pack-weights), read by the
 // pipeline, the report and the LLVM lowering.
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,195 @@
+//===- SymbolicBounds.cpp - largest values of run-time sizes -----*- C++ -*-===//
+#include "kiln/Codegen/Common/SymbolicBounds.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+
+namespace {
+/// How deep a size may be traced; sizes in real graphs are a few ops deep,
+/// and the limit keeps a pathological chain from recursing without end.
+constexpr int kMaxDepth = 64;
+
+std::optional<int64_t> largest(Value v, int depth);
+
+/// The static size, or the value, of entry `i` of a list of mixed sizes.
+std::optional<int64_t> largestOf(OpFoldResult ofr, int depth) {
+  if (auto attr = dyn_cast<Attribute>(ofr))
+    return cast<IntegerAttr>(attr).getInt();
+  return largest(cast<Value>(ofr), depth);
+}
+
+/// The size dimension `d` of `shaped` is made from, as a mixed size: the
+/// operand of the op that sized it, or null if it cannot be told.
+OpFoldResult sourceOfDim(Value shaped, int64_t d) {
+  auto type = cast<ShapedType>(shaped.getType());
+  if (!type.isDynamicDim(d))
+    return IntegerAttr::get(IndexType::get(shaped.getContext()),
+                            type.getDimSize(d));
+  Operation *def = shaped.getDefiningOp();
+  if (!def)
+    return {};
+  if (auto result = dyn_cast<OpResult>(shaped))
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+      if (dps.hasPureTensorSemantics())
+        return sourceOfDim(dps.getDpsInits()[result.getResultNumber()], d);
+  if (auto alloc = dyn_cast<memref::AllocOp>(def))
+    return alloc.getMixedSizes()[d];
+  if (auto alloca = dyn_cast<memref::AllocaOp>(def))
+    return alloca.getMixedSizes()[d];
+  if (auto empty = dyn_cast<tensor::EmptyOp>(def))
+    return empty.getMixedSizes()[d];
+  if (auto view = dyn_cast<memref::ViewOp>(def)) {
+    unsigned k = 0;
+    for (int64_t i = 0; i < d; ++i)
+      k += type.isDynamicDim(i);
+    return view.getSizes()[k];
+  }
+  if (auto e = dyn_cast<memref::ExpandShapeOp>(def))
+    return e.getMixedOutputShape()[d];
+  if (auto e = dyn_cast<tensor::ExpandShapeOp>(def))
+    return e.getMixedOutputShape()[d];
+  if (auto s = dyn_cast<OffsetSizeAndStrideOpInterface>(def))
+    if (isa<memref::SubViewOp, tensor::ExtractSliceOp>(def) &&
+        s.getMixedSizes().size() == (size_t)type.getRank())
+      return s.getMixedSizes()[d];
+  if (isa<memref::CastOp, tensor::CastOp>(def))
+    return sourceOfDim(def->getOperand(0), d);
+  return {};
+}
+
+/// The largest size of dimension `d` of `shaped`.
+std::optional<int64_t> largestDimAt(Value shaped, int64_t d, int depth) {
+  auto type = cast<ShapedType>(shaped.getType());
+  if (!type.isDynamicDim(d))
+    return type.getDimSize(d);
+  if (depth > kMaxDepth)
+    return std::nullopt;
+  Operation *def = shaped.getDefiningOp();
+  // A collapsed dimension is the product of the ones it merges.
+  auto collapsed = [&](Value src, ArrayRef<ReassociationIndices> groups)
+      -> std::optional<int64_t> {
+    int64_t product = 1;
+    for (int64_t i : groups[d]) {
+      std::optional<int64_t> n = largestDimAt(src, i, depth + 1);
+      if (!n || __builtin_mul_overflow(product, *n, &product))
+        return std::nullopt;
+    }
+    return product;
+  };
+  if (auto c = dyn_cast_or_null<memref::CollapseShapeOp>(def))
+    return collapsed(c.getSrc(), c.getReassociationIndices());
+  if (auto c = dyn_cast_or_null<tensor::CollapseShapeOp>(def))
+    return collapsed(c.getSrc(), c.getReassociationIndices());
+  OpFoldResult src = sourceOfDim(shaped, d);
+  if (!src)
+    return std::nullopt;
+  return largestOf(src, depth + 1);
+}
+
+std::optional<int64_t> largest(Value v, int depth) {
+  if (depth > kMaxDepth)
+    return std::nullopt;
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return c.getSExtValue();
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto dim = dyn_cast<memref::DimOp>(def))
+    if (std::optional<int64_t> i = dim.getConstantIndex())
+      return largestDimAt(dim.getSource(), *i, depth + 1);
+  if (auto dim = dyn_cast<tensor::DimOp>(def))
+    if (std::optional<int64_t> i = dim.getConstantIndex())
+      return largestDimAt(dim.getSource(), *i, depth + 1);
+  // affine.min: at most its smallest constant-bounded expression (the
+  // symbols' maxima are constants there).
+  if (auto min = dyn_cast<affine::AffineMinOp>(def)) {
+    std::optional<int64_t> best;
+    for (AffineExpr e : min.getMap().getResults())
+      if (auto k = dyn_cast<AffineConstantExpr>(e))
+        best = best ? std::min(*best, k.getValue()) : k.getValue();
+    return best;
+  }
+  auto both = [&](auto combine) -> std::optional<int64_t> {
+    std::optional<int64_t> a = largest(def->getOperand(0), depth + 1);
+    std::optional<int64_t> b = largest(def->getOperand(1), depth + 1);
+    if (!a || !b || *a < 0 || *b < 0)
+      return std::nullopt;
+    return combine(*a, *b);
+  };
+  if (isa<arith::MulIOp>(def))
+    return both([](int64_t a, int64_t b) -> std::optional<int64_t> {
+      int64_t r;
+      if (__builtin_mul_overflow(a, b, &r))
+        return std::nullopt;
+      return r;
+    });
+  if (isa<arith::AddIOp>(def))
+    return both([](int64_t a, int64_t b) -> std::optional<int64_t> {
+      int64_t r;
+      if (__builtin_add_overflow(a, b, &r))
+        return std::nullopt;
+      return r;
+    });
+  if (isa<arith::MaxSIOp, arith::MaxUIOp>(def))
+    return both([](int64_t a, int64_t b) -> std::optional<int64_t> {
+      return std::max(a, b);
+    });
+  if (isa<arith::MinSIOp, arith::MinUIOp>(def))
+    return both([](int64_t a, int64_t b) -> std::optional<int64_t> {
+      return std::min(a, b);
+    });
+  // A quotient by a positive constant is at most the dividend's quotient.
+  if (isa<arith::DivUIOp, arith::DivSIOp, arith::CeilDivUIOp,
+          arith::CeilDivSIOp>(def)) {
+    std::optional<int64_t> a = largest(def->getOperand(0), depth + 1);
+    APInt k;
+    if (!a || *a < 0 || !matchPattern(def->getOperand(1), m_ConstantInt(&k)) ||
+        k.getSExtValue() <= 0)
+      return std::nullopt;
+    int64_t q = k.getSExtValue();
+    return isa<arith::CeilDivUIOp, arith::CeilDivSIOp>(def) ? (*a + q - 1) / q
+                                                            : *a / q;
+  }
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
+    return largest(def->getOperand(0), depth + 1);
+  return std::nullopt;
+}
+
+Value forwarded(Value shaped, int64_t d, int depth) {
+  if (depth > kMaxDepth)
+    return {};
+  OpFoldResult src = sourceOfDim(shaped, d);
+  auto v = dyn_cast_if_present<Value>(src);
+  if (!v)
+    return {};
+  if (auto dim = v.getDefiningOp<memref::DimOp>())
+    if (std::optional<int64_t> i = dim.getConstantIndex())
+      if (Value f = forwarded(dim.getSource(), *i, depth + 1))
+        return f;
+  if (auto dim = v.getDefiningOp<tensor::DimOp>())
+    if (std::optional<int64_t> i = dim.getConstantIndex())
+      if (Value f = forwarded(dim.getSource(), *i, depth + 1))
+        return f;
+  return v;
+}
+} // namespace
+
+std::optional<int64_t> mlir::kiln::largestSize(Value size) {
+  return largest(size, 0);
+}
+
+std::optional<int64_t> mlir::kiln::largestDim(Value shaped, int64_t dim) {
+  return largestDimAt(shaped, dim, 0);
+}
+
+Value mlir::kiln::forwardedDim(Value shaped, int64_t dim) {
+  return forwarded(shaped, dim, 0);
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""A symbolic dimension that is not an independent batch (docs/shapes.md): a
+sequence length in the middle of the shape, mixed across positions
+(x @ x^T scores, a mean over the sequence). Compiled once with
+--dim seq=1..512, run at several lengths through kiln-run --test-data and
+through Python's kiln.load(), each compared with numpy (rtol 1e-4, atol
+1e-4 in float32); a length outside the range is refused.
+
+usage: check_symbolic_shapes.py KILN_COMPILE KILN_RUN WORKDIR [PYTHONPATH]
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h, numpy_helper as nh
+
+compile_, run, work = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+rng = np.random.default_rng(0)
+W = rng.standard_normal((64, 32)).astype(np.float32) / 8
+B = rng.standard_normal(32).astype(np.float32)
+G = rng.standard_normal(32).astype(np.float32)
+nodes = [
+    h.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
+    h.make_node("Add", ["m", "B"], ["a"], name="add"),
+    h.make_node("Relu", ["a"], ["r"], name="relu"),
+    h.make_node("Softmax", ["r"], ["y"], name="softmax", axis=-1),
+    h.make_node("LayerNormalization", ["a", "G", "B"], ["ln"], name="ln", axis=-1),
+    h.make_node("ReduceMean", ["ln"], ["z"], name="mean", axes=[1], keepdims=0),
+    h.make_node("Transpose", ["r"], ["t"], name="tr", perm=[0, 2, 1]),
+    h.make_node("MatMul", ["r", "t"], ["att"], name="scores"),
+]
+graph = h.make_graph(
+    nodes, "seq",
+    [h.make_tensor_value_info("x", TensorProto.FLOAT, [2, "seq", 64])],
+    [h.make_tensor_value_info("y", TensorProto.FLOAT, [2, "seq", 32]),
+     h.make_tensor_value_info("z", TensorProto.FLOAT, [2, 32]),
+     h.make_tensor_value_info("att", TensorProto.FLOAT, [2, "seq", "seq"])],
+    [nh.from_array(W, "W"), nh.from_array(B, "B"), nh.from_array(G, "G")])
+model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+model.ir_version = 8
+path = os.path.join(work, "seq.onnx")
+onnx.save(model, path)
+
+
+def reference(x):
+    a = x.astype(np.float64) @ W + B
+    r = np.maximum(a, 0)
+    e = np.exp(r - r.max(-1, keepdims=True))
+    mu = a.mean(-1, keepdims=True)
+    ln = (a - mu) / np.sqrt(((a - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * G + B
+    return [e / e.sum(-1, keepdims=True), ln.mean(1), r @ r.transpose(0, 2, 1)]
+
+
+so = os.path.join(work, "seq.so")
+r = subprocess.run([compile_, path, "-o", so, "--dim", "seq=1..512"],
+                   capture_output=True, text=True)
+assert r.returncode == 0, r.stderr
+assert "one graph that runs at the sizes given at run time" in r.stderr, r.stderr
+info = subprocess.run([run, so, "--info"], capture_output=True, text=True,
+                      check=True).stdout
+assert "'x' float32 [2,512,64]  (axis 1: 'seq')" in info, info
+assert "'att' float32 [2,512,512]  (axis 1: 'seq', axis 2: 'seq')" in info, info
+
+for n in [1, 7, 128, 333, 512]:
+    d = os.path.join(work, f"seq{n}")
+    os.makedirs(d, exist_ok=True)
+    x = rng.standard_normal((2, n, 64)).astype(np.float32)
+    open(os.path.join(d, "input_0.pb"), "wb").write(
+        nh.from_array(x, "x").SerializeToString())
+    for i, (name, y) in enumerate(zip(["y", "z", "att"], reference(x))):
+        open(os.path.join(d, f"output_{i}.pb"), "wb").write(
+            nh.from_array(y.astype(np.float32), name).SerializeToString())
+    subprocess.run([run, so, "--test-data", d, "--rtol", "1e-4", "--atol",
+                    "1e-4"], check=True)
+
+d = os.path.join(work, "seq513")
+os.makedirs(d, exist_ok=True)
+open(os.path.join(d, "input_0.pb"), "wb").write(nh.from_array(
+    np.zeros((2, 513, 64), np.float32), "x").SerializeToString())
+r = subprocess.run([run, so, "--test-data", d], capture_output=True, text=True)
+assert r.returncode != 0 and "outside the range 1..512" in r.stderr, r
+
+if len(sys.argv) > 4:
+    sys.path.insert(0, sys.argv[4])
+    import kiln
+    m = kiln.load(so)
+    for n in [3, 200]:
+        x = rng.standard_normal((2, n, 64)).astype(np.float32)
+        got = m(x)
+        for g, want in zip(got, reference(x)):
+            assert g.shape == want.shape, (g.shape, want.shape)
+            np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-4)
+    try:
+        m(np.zeros((2, 600, 64), np.float32))
+        raise AssertionError("a length of 600 was accepted")
+    except kiln.Error as e:
+        assert "outside the range 1..512" in str(e), e
+print("symbolic shapes: ok")
