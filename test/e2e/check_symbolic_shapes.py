@@ -6,7 +6,11 @@ sequence length in the middle of the shape, mixed across positions
 through Python's kiln.load(), each compared with numpy (rtol 1e-4, atol
 1e-4 in float32); a length outside the range is refused.
 
-usage: check_symbolic_shapes.py KILN_COMPILE KILN_RUN WORKDIR [PYTHONPATH]
+Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+at any length, output shapes read back, rows that agree with a run at the
+maximum, and malformed calls refused.
+
+usage: check_symbolic_shapes.py KILN_COMPILE KILN_RUN RUNTIME_INCLUDE WORKDIR [PYTHONPATH]
 """
 import os
 import subprocess
@@ -16,7 +20,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper as h, numpy_helper as nh
 
-compile_, run, work = sys.argv[1:4]
+compile_, run, include, work = sys.argv[1:5]
 os.makedirs(work, exist_ok=True)
 rng = np.random.default_rng(0)
 W = rng.standard_normal((64, 32)).astype(np.float32) / 8
@@ -83,8 +87,15 @@ open(os.path.join(d, "input_0.pb"), "wb").write(nh.from_array(
 r = subprocess.run([run, so, "--test-data", d], capture_output=True, text=True)
 assert r.returncode != 0 and "outside the range 1..512" in r.stderr, r
 
-if len(sys.argv) > 4:
-    sys.path.insert(0, sys.argv[4])
+here = os.path.dirname(os.path.abspath(__file__))
+driver = os.path.join(work, "driver")
+subprocess.run([os.environ.get("CC", "cc"), "-O1", "-I", include, "-o", driver,
+                os.path.join(here, "symbolic_shapes_driver.c"), "-ldl", "-lm"],
+               check=True)
+subprocess.run([driver, so], check=True)
+
+if len(sys.argv) > 5:
+    sys.path.insert(0, sys.argv[5])
     import kiln
     m = kiln.load(so)
     for n in [3, 200]:
