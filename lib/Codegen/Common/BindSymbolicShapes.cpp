@@ -45,84 +45,111 @@ struct BindSymbolicShapesPass
         return signalPassFailure();
   }
 
+  /// Reads each symbol's size from `dims`, bounded by its maximum.
+  static SmallVector<Value> readSymbols(OpBuilder &b, Location loc,
+                                        ArrayRef<int64_t> bounds, Value dims) {
+    SmallVector<Value> symbols;
+    for (size_t s = 0; s < bounds.size() / 2; ++s) {
+      Value at = arith::ConstantIndexOp::create(b, loc, s);
+      Value raw = memref::LoadOp::create(b, loc, dims, at);
+      raw = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+      auto map = AffineMap::get(
+          0, 1,
+          {b.getAffineSymbolExpr(0), b.getAffineConstantExpr(bounds[2 * s + 1])},
+          b.getContext());
+      symbols.push_back(affine::AffineMinOp::create(b, loc, map, raw));
+    }
+    return symbols;
+  }
+
+  /// The argument an input of `type` arrives in: itself if static, else
+  /// bytes at its largest size (`axes` names each dynamic axis's symbol).
+  static FailureOr<Type> inputArgType(func::FuncOp func, unsigned i,
+                                      MemRefType type, ArrayRef<int64_t> bounds) {
+    if (type.hasStaticShape())
+      return Type(type);
+    auto axes = func.getArgAttrOfType<DenseI64ArrayAttr>(
+        i, mlir::kiln::kSymbolsAttr);
+    if (!axes || (int64_t)axes.size() != type.getRank())
+      return func.emitError() << "input " << i << " of type " << type
+                              << " has no symbol for each dynamic axis";
+    int64_t bytes = elementBytes(type);
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t s = axes[d];
+      if (type.isDynamicDim(d) && (s < 0 || 2 * s + 1 >= (int64_t)bounds.size()))
+        return func.emitError() << "input " << i << " axis " << d
+                                << " is dynamic but names no symbol";
+      bytes *= type.isDynamicDim(d) ? bounds[2 * s + 1] : type.getDimSize(d);
+    }
+    return Type(MemRefType::get({bytes}, IntegerType::get(func.getContext(), 8)));
+  }
+
   LogicalResult bind(func::FuncOp func) {
     MLIRContext *ctx = func.getContext();
-    auto bounds =
-        func->getAttrOfType<DenseI64ArrayAttr>(mlir::kiln::kSymbolBoundsAttr);
+    ArrayRef<int64_t> bounds =
+        func->getAttrOfType<DenseI64ArrayAttr>(mlir::kiln::kSymbolBoundsAttr)
+            .asArrayRef();
     int64_t numSymbols = bounds.size() / 2;
     if (func.getBody().getBlocks().size() != 1)
       return func.emitError("symbolic shapes need a single-block function");
     Block &entry = func.front();
     auto ret = cast<func::ReturnOp>(entry.getTerminator());
-    OpBuilder b(ctx);
-    Location loc = func.getLoc();
     unsigned numInputs = func.getNumArguments();
     unsigned numOutputs = ret.getNumOperands();
+    Location loc = func.getLoc();
+    OpBuilder b(ctx);
 
-    // The sizes of the outputs' shapes follow the symbols in `dims`.
+    // The new arguments, appended in their final order: inputs, outputs,
+    // dims. The old inputs are erased at the end.
+    SmallVector<Type> argTypes;
+    for (unsigned i = 0; i < numInputs; ++i) {
+      FailureOr<Type> t = inputArgType(
+          func, i, cast<MemRefType>(func.getArgumentTypes()[i]), bounds);
+      if (failed(t))
+        return failure();
+      argTypes.push_back(*t);
+    }
+    // A dynamic output's byte size needs the inputs bound first (below).
     int64_t numDims = numSymbols;
-    for (Value r : ret.getOperands())
-      numDims += cast<MemRefType>(r.getType()).getRank();
-    auto dimsType = MemRefType::get({numDims}, b.getI64Type());
-    BlockArgument dims = entry.addArgument(dimsType, loc);
+    for (Value r : ret.getOperands()) {
+      auto type = cast<MemRefType>(r.getType());
+      numDims += type.getRank();
+      argTypes.push_back(type.hasStaticShape()
+                             ? Type(type)
+                             : Type(MemRefType::get({0}, b.getI8Type())));
+    }
+    argTypes.push_back(MemRefType::get({numDims}, b.getI64Type()));
+    SmallVector<BlockArgument> args;
+    for (Type t : argTypes)
+      args.push_back(entry.addArgument(t, loc));
+    BlockArgument dims = args.back();
 
     b.setInsertionPointToStart(&entry);
-    SmallVector<Value> symbols;
-    for (int64_t s = 0; s < numSymbols; ++s) {
-      Value at = arith::ConstantIndexOp::create(b, loc, s);
-      Value raw = memref::LoadOp::create(b, loc, dims, at);
-      raw = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
-      AffineExpr s0 = b.getAffineSymbolExpr(0);
-      auto map = AffineMap::get(0, 1, {s0, b.getAffineConstantExpr(bounds[2 * s + 1])}, ctx);
-      symbols.push_back(affine::AffineMinOp::create(b, loc, map, raw));
-    }
+    SmallVector<Value> symbols = readSymbols(b, loc, bounds, dims);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-
-    // Inputs: a dynamic one becomes bytes viewed at the run-time sizes.
-    SmallVector<Type> newInputs;
+    // Inputs: a dynamic one is its bytes viewed at the run-time sizes.
     for (unsigned i = 0; i < numInputs; ++i) {
-      BlockArgument arg = entry.getArgument(i);
-      auto type = cast<MemRefType>(arg.getType());
+      BlockArgument old = entry.getArgument(i);
+      auto type = cast<MemRefType>(old.getType());
       if (type.hasStaticShape()) {
-        newInputs.push_back(type);
+        old.replaceAllUsesWith(args[i]);
         continue;
       }
       auto axes = func.getArgAttrOfType<DenseI64ArrayAttr>(
           i, mlir::kiln::kSymbolsAttr);
-      if (!axes || (int64_t)axes.size() != type.getRank())
-        return func.emitError() << "input " << i << " of type " << type
-                                << " has no symbol for each dynamic axis";
-      int64_t bytes = elementBytes(type);
       SmallVector<Value> sizes;
-      for (int64_t d = 0; d < type.getRank(); ++d) {
-        if (!type.isDynamicDim(d)) {
-          bytes *= type.getDimSize(d);
-          continue;
-        }
-        int64_t s = axes[d];
-        if (s < 0 || s >= numSymbols)
-          return func.emitError() << "input " << i << " axis " << d
-                                  << " is dynamic but names no symbol";
-        bytes *= bounds[2 * s + 1];
-        sizes.push_back(symbols[s]);
-      }
-      auto rawType = MemRefType::get({bytes}, b.getI8Type());
-      Value raw = entry.addArgument(rawType, arg.getLoc());
-      Value view = memref::ViewOp::create(b, loc, type, raw, zero, sizes);
-      arg.replaceAllUsesWith(view);
-      newInputs.push_back(rawType);
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          sizes.push_back(symbols[axes[d]]);
+      old.replaceAllUsesWith(
+          memref::ViewOp::create(b, loc, type, args[i], zero, sizes));
     }
 
-    // Outputs: written into output arguments, their shapes into `dims`.
-    SmallVector<Type> outTypes;
+    // Each output's largest size, now traceable to the symbols.
     SmallVector<int64_t> outSymbols, outBounds;
-    b.setInsertionPoint(ret);
-    int64_t dimAt = numSymbols;
-    for (unsigned o = 0; o < numOutputs; ++o) {
-      Value r = ret.getOperand(o);
+    for (auto [o, r] : llvm::enumerate(ret.getOperands())) {
       auto type = cast<MemRefType>(r.getType());
       int64_t bytes = elementBytes(type);
-      SmallVector<Value> sizes, allSizes;
       for (int64_t d = 0; d < type.getRank(); ++d) {
         std::optional<int64_t> ub = mlir::kiln::largestDim(r, d);
         if (!ub)
@@ -131,88 +158,89 @@ struct BindSymbolicShapesPass
                                  << " has no upper bound";
         bytes *= *ub;
         outBounds.push_back(*ub);
-        Value size = memref::DimOp::create(b, loc, r, d);
-        allSizes.push_back(size);
-        if (!type.isDynamicDim(d)) {
-          outSymbols.push_back(-1);
-          continue;
-        }
-        sizes.push_back(size);
-        Value same = mlir::kiln::forwardedDim(r, d);
-        auto at = llvm::find(symbols, same);
-        outSymbols.push_back(same && at != symbols.end()
-                                 ? at - symbols.begin()
-                                 : -2);
       }
-      Type argType = type.hasStaticShape()
-                         ? Type(type)
-                         : Type(MemRefType::get({bytes}, b.getI8Type()));
-      Value out = entry.addArgument(argType, loc);
-      outTypes.push_back(argType);
-      Value target = type.hasStaticShape()
-                         ? out
-                         : Value(memref::ViewOp::create(b, loc, type, out, zero,
-                                                        sizes));
-      memref::CopyOp::create(b, loc, r, target);
-      for (Value size : allSizes) {
-        Value at = arith::ConstantIndexOp::create(b, loc, dimAt++);
+      if (!type.hasStaticShape()) {
+        argTypes[numInputs + o] = MemRefType::get({bytes}, b.getI8Type());
+        args[numInputs + o].setType(argTypes[numInputs + o]);
+      }
+    }
+
+    // Outputs: written into their arguments, their shapes into `dims`.
+    int64_t dimAt = numSymbols;
+    for (unsigned o = 0; o < numOutputs; ++o) {
+      auto type = cast<MemRefType>(ret.getOperand(o).getType());
+      writeOutput(ret, ret.getOperand(o), args[numInputs + o]);
+      b.setInsertionPoint(ret);
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        Value size = memref::DimOp::create(b, loc, ret.getOperand(o), d);
+        Value same = mlir::kiln::forwardedDim(ret.getOperand(o), d);
+        auto which = llvm::find(symbols, same);
+        outSymbols.push_back(!type.isDynamicDim(d) ? -1
+                             : same && which != symbols.end()
+                                 ? which - symbols.begin()
+                                 : -2);
         Value v = arith::IndexCastOp::create(b, loc, b.getI64Type(), size);
+        Value at = arith::ConstantIndexOp::create(b, loc, dimAt++);
         memref::StoreOp::create(b, loc, v, dims, at);
       }
     }
     ret->setOperands({});
 
-    // The new signature: inputs (bytes where dynamic), outputs, dims. The
-    // old arguments are gone; argument attributes follow their inputs.
-    SmallVector<DictionaryAttr> inputAttrs;
+    // Argument attributes follow their inputs and outputs; dims is marked.
+    SmallVector<DictionaryAttr> attrs;
     for (unsigned i = 0; i < numInputs; ++i)
-      inputAttrs.push_back(func.getArgAttrDict(i));
-    SmallVector<DictionaryAttr> outputAttrs;
+      attrs.push_back(func.getArgAttrDict(i));
     for (unsigned o = 0; o < numOutputs; ++o)
-      outputAttrs.push_back(func.getResultAttrDict(o));
-    // Arguments now: old inputs, dims, raw inputs (dynamic ones), outputs.
-    // Reorder into inputs, outputs, dims by replacing the static inputs'
-    // uses with fresh arguments in order.
-    SmallVector<Type> order;
-    SmallVector<Location> locs;
-    SmallVector<Value> finalArgs;
-    unsigned rawNext = numInputs + 1;
-    for (unsigned i = 0; i < numInputs; ++i) {
-      BlockArgument oldArg = entry.getArgument(i);
-      if (cast<MemRefType>(oldArg.getType()).hasStaticShape())
-        finalArgs.push_back(oldArg);
-      else
-        finalArgs.push_back(entry.getArgument(rawNext++));
-    }
-    for (unsigned o = 0; o < numOutputs; ++o)
-      finalArgs.push_back(entry.getArgument(rawNext + o));
-    finalArgs.push_back(dims);
-    for (Value v : finalArgs) {
-      order.push_back(v.getType());
-      locs.push_back(v.getLoc());
-    }
-    SmallVector<BlockArgument> fresh;
-    for (auto [t, l] : llvm::zip(order, locs))
-      fresh.push_back(entry.addArgument(t, l));
-    for (auto [oldV, newV] : llvm::zip(finalArgs, fresh))
-      oldV.replaceAllUsesWith(newV);
-    entry.eraseArguments(0, entry.getNumArguments() - fresh.size());
-    func.setType(FunctionType::get(ctx, order, {}));
+      attrs.push_back(func.getResultAttrDict(o));
+    entry.eraseArguments(0, numInputs);
+    func.setType(FunctionType::get(ctx, argTypes, {}));
     func.removeArgAttrsAttr();
     func.removeResAttrsAttr();
-    for (unsigned i = 0; i < numInputs; ++i) {
-      func.setArgAttrs(i, inputAttrs[i]);
+    for (auto [k, a] : llvm::enumerate(attrs))
+      if (a)
+        func.setArgAttrs(k, a);
+    for (unsigned i = 0; i < numInputs; ++i)
       func.removeArgAttr(i, StringAttr::get(ctx, mlir::kiln::kSymbolsAttr));
-    }
-    for (unsigned o = 0; o < numOutputs; ++o)
-      func.setArgAttrs(numInputs + o, outputAttrs[o]);
-    func.setArgAttr(numInputs + numOutputs, mlir::kiln::kDimsArgAttr,
+    func.setArgAttr(argTypes.size() - 1, mlir::kiln::kDimsArgAttr,
                     UnitAttr::get(ctx));
     func->setAttr(mlir::kiln::kOutputSymbolsAttr,
                   DenseI64ArrayAttr::get(ctx, outSymbols));
     func->setAttr(mlir::kiln::kOutputBoundsAttr,
                   DenseI64ArrayAttr::get(ctx, outBounds));
     return success();
+  }
+
+  /// Makes the buffer `r` that `ret` returns land in the output argument
+  /// `out`. A buffer allocated in the function and returned once becomes
+  /// the output itself (a view of its bytes at the allocated sizes), with
+  /// no copy; anything else is copied into it at its run-time sizes.
+  static void writeOutput(func::ReturnOp ret, Value r, Value out) {
+    auto type = cast<MemRefType>(r.getType());
+    Location loc = ret.getLoc();
+    auto alloc = r.getDefiningOp<memref::AllocOp>();
+    if (alloc && alloc->getBlock() == ret->getBlock() &&
+        llvm::count(ret.getOperands(), r) == 1) {
+      OpBuilder b(alloc);
+      Value target = out;
+      if (!type.hasStaticShape())
+        target = memref::ViewOp::create(
+            b, loc, type, out, arith::ConstantIndexOp::create(b, loc, 0),
+            alloc.getDynamicSizes());
+      alloc.getResult().replaceAllUsesWith(target);
+      alloc.erase();
+      return;
+    }
+    OpBuilder b(ret);
+    Value target = out;
+    if (!type.hasStaticShape()) {
+      SmallVector<Value> sizes;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          sizes.push_back(memref::DimOp::create(b, loc, r, d));
+      target = memref::ViewOp::create(
+          b, loc, type, out, arith::ConstantIndexOp::create(b, loc, 0), sizes);
+    }
+    memref::CopyOp::create(b, loc, r, target);
   }
 };
 } // namespace

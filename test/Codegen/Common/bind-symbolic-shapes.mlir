@@ -3,7 +3,8 @@
 // The symbol (seq, 1..100) comes from the trailing dims argument, bounded by
 // affine.min; the dynamic input and output become 800-byte buffers (2 x 100
 // floats) viewed at the run-time size; the outputs' shapes are stored after
-// the symbol; the static output is an output argument of its own type.
+// the symbol; the static output is an output argument of its own type. A
+// returned allocation becomes the output itself: no copy.
 // CHECK: #[[MIN:.*]] = affine_map<()[s0] -> (s0, 100)>
 // CHECK-LABEL: func.func @main_graph(
 // CHECK-SAME: %[[X:.*]]: memref<800xi8> {onnx.name = "x"}, %[[Y:.*]]: memref<800xi8> {onnx.name = "y"}, %[[Z:.*]]: memref<3xf32> {onnx.name = "z"}, %[[D:.*]]: memref<4xi64> {kiln.dims})
@@ -11,11 +12,12 @@
 // CHECK: %[[RAW:.*]] = memref.load %[[D]][%{{.*}}] : memref<4xi64>
 // CHECK: %[[N:.*]] = arith.index_cast %[[RAW]]
 // CHECK: %[[S:.*]] = affine.min #[[MIN]]()[%[[N]]]
-// CHECK: memref.view %[[X]][%{{.*}}][%[[S]]] : memref<800xi8> to memref<2x?xf32>
+// CHECK: %[[IN:.*]] = memref.view %[[X]][%{{.*}}][%[[S]]] : memref<800xi8> to memref<2x?xf32>
 // CHECK: %[[OUT:.*]] = memref.view %[[Y]]
-// CHECK: memref.copy %{{.*}}, %[[OUT]]
+// CHECK: linalg.copy ins(%[[IN]] : memref<2x?xf32>) outs(%[[OUT]] : memref<2x?xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
 // CHECK: memref.store %{{.*}}, %[[D]]
-// CHECK: memref.copy %{{.*}}, %[[Z]] : memref<3xf32> to memref<3xf32>
 // CHECK: return
 // CHECK-NOT: kiln.symbols
 func.func @main_graph(%x: memref<2x?xf32> {kiln.symbols = array<i64: -1, 0>, onnx.name = "x"}) -> (memref<2x?xf32> {onnx.name = "y"}, memref<3xf32> {onnx.name = "z"}) attributes {kiln.symbol_bounds = array<i64: 1, 100>} {
@@ -25,6 +27,24 @@ func.func @main_graph(%x: memref<2x?xf32> {kiln.symbols = array<i64: -1, 0>, onn
   linalg.copy ins(%x : memref<2x?xf32>) outs(%y : memref<2x?xf32>)
   %z = memref.alloc() : memref<3xf32>
   return %y, %z : memref<2x?xf32>, memref<3xf32>
+}
+
+// A returned value that is not an allocation of the function (here the
+// input itself) is copied into the output at its run-time sizes; an output
+// whose size only bounds it (the slice is at most 50 long) is marked -2.
+// CHECK-LABEL: func.func @forwarded(
+// CHECK-SAME: %{{.*}}: memref<400xi8>, %[[Y:.*]]: memref<200xi8>, %{{.*}}: memref<2xi64> {kiln.dims})
+// CHECK-SAME: kiln.output_bounds = array<i64: 50>, kiln.output_symbols = array<i64: -2>
+// CHECK: %[[OUT:.*]] = memref.view %[[Y]]
+// CHECK: memref.copy %{{.*}}, %[[OUT]]
+func.func @forwarded(%x: memref<?xf32> {kiln.symbols = array<i64: 0>}) -> memref<?xf32> attributes {kiln.symbol_bounds = array<i64: 1, 100>} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %h = arith.divui %n, %c2 : index
+  %s = memref.subview %x[0] [%h] [1] : memref<?xf32> to memref<?xf32, strided<[1]>>
+  %c = memref.cast %s : memref<?xf32, strided<[1]>> to memref<?xf32>
+  return %c : memref<?xf32>
 }
 
 // A function without kiln.symbol_bounds is left as it is.
