@@ -456,14 +456,14 @@ Error Compilation::planSymbolicDims() {
   }
   auto graph = module->lookupSymbol<func::FuncOp>("main_graph");
   Expected<SymbolicShapes> shapes = planSymbolicShapes(graph, symbolicDims);
+  if (!shapes)
+    return shapes.takeError();
+  llvm::StringRef reason = llvm::StringRef(why).split('\n').first.trim();
+  reason.consume_front("error: ");
   outcome.result.notes.push_back(
       "the symbolic dimensions compile as one graph that runs at the sizes "
       "given at run time (not as batch variants: " +
-      llvm::StringRef(why).split('\n').first.ltrim().str().substr(
-          llvm::StringRef(why).starts_with("error: ") ? 7 : 0) +
-      ")");
-  if (!shapes)
-    return shapes.takeError();
+      reason.str() + ")");
   markSymbolicShapes(graph, *shapes);
   symbolicShapes = std::move(*shapes);
   return Error::success();
@@ -735,11 +735,11 @@ int32_t onnxDataType(Type t) {
 }
 
 /// One input or output of the model for the descriptor. With `maxima`
-/// (a model at run-time sizes) a dynamic axis takes its entry there (-1
-/// for an output, whose largest size code generation finds).
-Expected<TensorDesc> describeTensor(Type t, DictionaryAttr attrs,
-                                    const std::string &dflt,
-                                    const std::vector<int64_t> *maxima = nullptr) {
+/// (a model at run-time sizes) a dynamic axis takes its entry there, or -1
+/// past its end (an output, whose largest size code generation finds).
+Expected<TensorDesc>
+describeTensor(Type t, DictionaryAttr attrs, const std::string &dflt,
+               std::optional<ArrayRef<int64_t>> maxima = std::nullopt) {
   TensorDesc d;
   auto named =
       attrs ? attrs.getAs<StringAttr>(onnx::OnnxDialect::kValueNameAttr)
@@ -768,7 +768,6 @@ Error Compilation::describeModel() {
   auto func = module->lookupSymbol<func::FuncOp>(entryNames.front());
   // At run-time sizes: every symbol at its maximum.
   std::vector<std::vector<int64_t>> maxima(func.getNumArguments());
-  std::vector<int64_t> noMaxima;
   if (symbolicShapes)
     for (auto [i, axes] : llvm::enumerate(symbolicShapes->inputAxes))
       for (int32_t s : axes)
@@ -776,7 +775,9 @@ Error Compilation::describeModel() {
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto d = describeTensor(func.getArgumentTypes()[i], func.getArgAttrDict(i),
                             "input_" + std::to_string(i),
-                            symbolicShapes ? &maxima[i] : nullptr);
+                            symbolicShapes ? std::optional<ArrayRef<int64_t>>(
+                                                 maxima[i])
+                                           : std::nullopt);
     if (!d)
       return d.takeError();
     desc.inputs.push_back(*d);
@@ -784,7 +785,9 @@ Error Compilation::describeModel() {
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto d = describeTensor(func.getResultTypes()[i], func.getResultAttrDict(i),
                             "output_" + std::to_string(i),
-                            symbolicShapes ? &noMaxima : nullptr);
+                            symbolicShapes ? std::optional<ArrayRef<int64_t>>(
+                                                 ArrayRef<int64_t>())
+                                           : std::nullopt);
     if (!d)
       return d.takeError();
     desc.outputs.push_back(*d);
