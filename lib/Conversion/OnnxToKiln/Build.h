@@ -68,6 +68,9 @@ LogicalResult checkConstantIndices(OnnxNode &node, unsigned input,
 FailureOr<Value> logSoftmax(OnnxNode &node, Value x, int64_t axis);
 
 FailureOr<Value> floatInput(OnnxNode &node, unsigned i);
+/// The same for an elementwise op, whose input may have symbolic
+/// (dynamic) dimensions (docs/shapes.md).
+FailureOr<Value> elementwiseFloatInput(OnnxNode &node, unsigned i);
 
 /// The element type of an ONNX TensorProto data type that Kiln carries
 /// (floats, integers, bool as i1, the narrow types), or null; `name` is set

@@ -790,7 +790,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMish(OnnxNode &node) {
 /// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as elementwise kiln
 /// ops that the code generator fuses into one loop.
 FailureOr<SmallVector<Value>> mlir::kiln::convertGelu(OnnxNode &node) {
-  FailureOr<Value> x = floatInput(node, 0);
+  FailureOr<Value> x = elementwiseFloatInput(node, 0);
   if (failed(x))
     return failure();
   std::string approximate = node.strAttr("approximate", "none");

@@ -235,8 +235,7 @@ Value mlir::kiln::foldBuilt(OnnxNode &node, Operation *op) {
   return repl;
 }
 
-FailureOr<Value> mlir::kiln::floatInput(OnnxNode &node, unsigned i) {
-  FailureOr<Value> v = node.staticInput(i);
+static FailureOr<Value> checkFloat(OnnxNode &node, FailureOr<Value> v) {
   if (failed(v))
     return failure();
   if (!isa<FloatType>(typeOf(*v).getElementType())) {
@@ -245,6 +244,15 @@ FailureOr<Value> mlir::kiln::floatInput(OnnxNode &node, unsigned i) {
     return failure();
   }
   return v;
+}
+
+FailureOr<Value> mlir::kiln::floatInput(OnnxNode &node, unsigned i) {
+  return checkFloat(node, node.staticInput(i));
+}
+
+FailureOr<Value> mlir::kiln::elementwiseFloatInput(OnnxNode &node,
+                                                   unsigned i) {
+  return checkFloat(node, node.rankedInput(i));
 }
 
 FailureOr<Value> mlir::kiln::reshapeTo(OnnxNode &node, Value v,

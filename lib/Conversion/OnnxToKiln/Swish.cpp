@@ -24,7 +24,7 @@ FailureOr<Value> swish(OnnxNode &node, Value x) {
 
 /// Swish 24.
 FailureOr<SmallVector<Value>> mlir::kiln::convertSwish(OnnxNode &node) {
-  FailureOr<Value> x = floatInput(node, 0);
+  FailureOr<Value> x = elementwiseFloatInput(node, 0);
   if (failed(x))
     return failure();
   return one(swish(node, *x));
@@ -32,7 +32,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSwish(OnnxNode &node) {
 
 /// SwiGLU 28: Swish(A) * B for A and B of one shape (no broadcasting).
 FailureOr<SmallVector<Value>> mlir::kiln::convertSwiGLU(OnnxNode &node) {
-  FailureOr<Value> a = floatInput(node, 0), b = floatInput(node, 1);
+  FailureOr<Value> a = elementwiseFloatInput(node, 0), b = elementwiseFloatInput(node, 1);
   if (failed(a) || failed(b))
     return failure();
   if (typeOf(*a) != typeOf(*b)) {
