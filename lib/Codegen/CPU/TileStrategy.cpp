@@ -144,9 +144,35 @@ std::optional<std::pair<int64_t, int64_t>> transposedPair(linalg::LinalgOp op,
   return std::make_pair(outInner, inInner);
 }
 
-/// Tile sizes for one op (0 = leave the loop whole).
+namespace {
+SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
+                                        SmallVector<int64_t> r, int64_t vw);
+} // namespace
+
+/// Tile sizes for one op (0 = leave the loop whole). A loop of run-time
+/// extent (a symbolic dimension, docs/shapes.md) steps one index at a time,
+/// so that the tile inside it has a static shape the vectorizer takes; the
+/// other loops are tiled as if it were a loop of one.
 SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
+  if (!ShapedType::isDynamicShape(r))
+    return chooseTileSizesFor(op, r, vw);
+  SmallVector<int64_t> unit(r);
+  for (int64_t &n : unit)
+    if (ShapedType::isDynamic(n))
+      n = 1;
+  SmallVector<int64_t> t = chooseTileSizesFor(op, unit, vw);
+  if (t.empty())
+    t.assign(r.size(), 0);
+  for (auto [i, n] : llvm::enumerate(r))
+    if (ShapedType::isDynamic(n))
+      t[i] = 1;
+  return t;
+}
+
+namespace {
+SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
+                                        SmallVector<int64_t> r, int64_t vw) {
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   int64_t n = r.size();
   SmallVector<int64_t> t(n, 1);
@@ -305,6 +331,7 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
       t[i] = 0;
   return t;
 }
+} // namespace
 
 /// Bytes of a statically shaped operand of `op` (0 when dynamic).
 int64_t operandBytes(linalg::LinalgOp op, unsigned index) {

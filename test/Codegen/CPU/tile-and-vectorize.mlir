@@ -187,12 +187,14 @@ func.func @max_pool_nchw(%x: tensor<1x16x8x8xf32>, %acc: tensor<1x16x4x4xf32>) -
 
 // -----
 
-// A dynamic dimension is left whole; the op is tiled on the static loops
-// but stays a linalg op (it becomes scalar loops later).
+// A dynamic dimension (a symbolic size) is stepped one row at a time, so
+// that the tiles inside, on the static loops, are static and vectorize.
 // CHECK-LABEL: func.func @dynamic_matmul
-// CHECK: scf.for
-// CHECK: linalg.matmul {{.+}} -> tensor<?x32xf32>
-// CHECK-NOT: vector.contract
+// CHECK: %[[M:.*]] = tensor.dim
+// CHECK: scf.for %{{.*}} = %c0 to %[[M]] step %c1
+// CHECK: tensor.extract_slice {{.+}} [1, 32] [1, 1] : tensor<?x64xf32> to tensor<1x32xf32>
+// CHECK: vector.contract
+// CHECK-NOT: linalg.matmul
 func.func @dynamic_matmul(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x64xf32>) outs(%c : tensor<?x64xf32>) -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
