@@ -1,0 +1,182 @@
+#!/usr/bin/python3
+"""Run-time sizes against static compiles and ONNX Runtime, side by side.
+
+A model whose sequence length is symbolic at axis 1 (by default an encoder
+block written for the harness: x [1, seq, D] -> scores x x^T / sqrt(D),
+softmax, times x, a residual add and LayerNorm, then a feed-forward of width
+4D with Gelu, another residual add and LayerNorm) is compiled once with
+--dim seq=1..MAX (the dynamic .so) and once per measured length with
+--dim seq=n (today's static code). At each length the dynamic .so, the
+static .so and ORT (onnxruntime-node, CPU provider, bench/perf/ort_driver.js)
+run the same input, alternating in rounds; the table gives median
+milliseconds and the ratios dynamic/static (the issue's target: within 1.15)
+and dynamic/ORT, and the compile times (target: dynamic at most 2x one
+static compile). Outputs are checked against each other first.
+
+usage: bench/shapes/symbolic_shapes.py [--model M.onnx] [--dim 256]
+       [--lengths 16,64,128,256] [--max 512] [--threads 1] [--build build]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h, numpy_helper as nh
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+from ort import NODE_DIR, ensure_ort  # noqa: E402
+
+
+def encoder_block(path, d):
+    """The default model: one attention-like mixing step and an FFN."""
+    rng = np.random.default_rng(0)
+    inits = []
+    def const(name, arr):
+        t = nh.from_array(arr, name)
+        inits.append(t)
+        return name
+    w1 = const("w1", (rng.standard_normal((d, 4 * d)) / np.sqrt(d)).astype(np.float32))
+    w2 = const("w2", (rng.standard_normal((4 * d, d)) / np.sqrt(4 * d)).astype(np.float32))
+    b1 = const("b1", np.zeros(4 * d, np.float32))
+    g = const("g", np.ones(d, np.float32))
+    b = const("b", np.zeros(d, np.float32))
+    scale = const("scale", np.array(1 / np.sqrt(d), np.float32))
+    n = [
+        h.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+        h.make_node("MatMul", ["x", "xt"], ["s0"]),
+        h.make_node("Mul", ["s0", scale], ["s"]),
+        h.make_node("Softmax", ["s"], ["p"], axis=-1),
+        h.make_node("MatMul", ["p", "x"], ["a"]),
+        h.make_node("Add", ["a", "x"], ["r1"]),
+        h.make_node("LayerNormalization", ["r1", g, b], ["n1"], axis=-1),
+        h.make_node("MatMul", ["n1", w1], ["f0"]),
+        h.make_node("Add", ["f0", b1], ["f1"]),
+        h.make_node("Gelu", ["f1"], ["f2"]),
+        h.make_node("MatMul", ["f2", w2], ["f3"]),
+        h.make_node("Add", ["f3", "n1"], ["r2"]),
+        h.make_node("LayerNormalization", ["r2", g, b], ["y"], axis=-1),
+    ]
+    graph = h.make_graph(
+        n, "encoder_block",
+        [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", d])],
+        [h.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seq", d])], inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 20)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def cpu_model():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+class Ort:
+    """One ORT session in node (bench/perf/ort_driver.js) at one input."""
+
+    def __init__(self, model, threads, x, work):
+        raw = os.path.join(work, f"x{x.shape[1]}.bin")
+        x.tofile(raw)
+        spec = os.path.join(work, f"x{x.shape[1]}.json")
+        json.dump([{"name": "x", "dtype": "float32", "shape": list(x.shape),
+                    "file": raw}], open(spec, "w"))
+        env = dict(os.environ, NODE_PATH=os.path.join(NODE_DIR, "node_modules"))
+        self.p = subprocess.Popen(
+            ["node", os.path.join(ROOT, "bench", "perf", "ort_driver.js"), model,
+             str(threads), spec], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, env=env, bufsize=1)
+
+    def run(self, k):
+        self.p.stdin.write(f"run {k}\n")
+        self.p.stdin.flush()
+        r = self.p.stdout.readline().split()
+        if not r or r[0] != "ok":
+            raise RuntimeError("ort_driver failed")
+        return statistics.median(float(t) for t in r[1:])
+
+    def close(self):
+        self.p.stdin.write("quit\n")
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
+def timed(fn, calls):
+    fn()
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t) * 1e3 / calls
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", help="an ONNX model with a symbolic 'seq' at axis 1 "
+                    "of its one input (default: the encoder block above)")
+    ap.add_argument("--dim", type=int, default=256, help="width of the default model")
+    ap.add_argument("--lengths", default="16,64,128,256")
+    ap.add_argument("--max", type=int, default=512)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--calls", type=int, default=5)
+    ap.add_argument("--no-ort", action="store_true")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--work", default="/tmp/kiln-bench-symbolic-shapes")
+    a = ap.parse_args()
+    sys.path.insert(0, os.path.join(a.build, "python"))
+    import kiln
+
+    os.makedirs(a.work, exist_ok=True)
+    model = a.model or os.path.join(a.work, "encoder_block.onnx")
+    if not a.model:
+        encoder_block(model, a.dim)
+    d = onnx.load(model).graph.input[0].type.tensor_type.shape.dim[2].dim_value
+    use_ort = not a.no_ort
+    if use_ort:
+        ensure_ort()
+
+    def compile_so(so, dim):
+        t = time.perf_counter()
+        kiln.compile(model, output=so, dims={"seq": dim})
+        return time.perf_counter() - t
+
+    dyn_so = os.path.join(a.work, "dynamic.so")
+    dyn_s = compile_so(dyn_so, (1, a.max))
+    dyn = kiln.load(dyn_so, threads=a.threads)
+    print(f"CPU: {cpu_model()}; threads={a.threads}; seq=1..{a.max}; width {d}")
+    print("| seq | static ms | dynamic ms | ORT ms | dynamic/static | dynamic/ORT | "
+          "static/ORT | compile static s | compile dynamic s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rng = np.random.default_rng(1)
+    for n in [int(x) for x in a.lengths.split(",")]:
+        st_so = os.path.join(a.work, f"static{n}.so")
+        st_s = compile_so(st_so, n)
+        st = kiln.load(st_so, threads=a.threads)
+        x = rng.standard_normal((1, n, d)).astype(np.float32)
+        ys, yd = st(x)[0], dyn(x)[0]
+        assert ys.shape == yd.shape and np.allclose(ys, yd, rtol=1e-3, atol=1e-4), \
+            np.abs(ys - yd).max()
+        ort = Ort(model, a.threads, x, a.work) if use_ort else None
+        t = {"s": [], "d": [], "o": []}
+        for _ in range(a.rounds):
+            t["s"].append(timed(lambda: st(x), a.calls))
+            t["d"].append(timed(lambda: dyn(x), a.calls))
+            if ort:
+                t["o"].append(ort.run(a.calls + 1))
+        if ort:
+            ort.close()
+        s, dm = statistics.median(t["s"]), statistics.median(t["d"])
+        o = statistics.median(t["o"]) if ort else float("nan")
+        print(f"| {n} | {s:.3f} | {dm:.3f} | {o:.3f} | {dm / s:.2f} | {dm / o:.2f} | "
+              f"{s / o:.2f} | {st_s:.1f} | {dyn_s:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
