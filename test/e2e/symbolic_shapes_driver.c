@@ -8,7 +8,7 @@
  *
  * usage: symbolic_shapes_driver MODEL.so
  * Exit status 0 when every check holds; each failure is printed. */
-#include "kiln/runtime.h"
+#include "abi_driver.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -16,32 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static int counting;
-static unsigned long allocations;
-void *malloc(size_t n) { allocations += counting; return __libc_malloc(n); }
-void *calloc(size_t c, size_t n) { allocations += counting; return __libc_calloc(c, n); }
-void *realloc(void *p, size_t n) { allocations += counting; return __libc_realloc(p, n); }
-
-static int failures;
-#define CHECK(cond, ...)                                                      \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      printf("FAILED: " __VA_ARGS__);                                         \
-      printf("\n");                                                           \
-      ++failures;                                                             \
-    }                                                                         \
-  } while (0)
-
-typedef const kiln_model_info *(*info_fn)(void);
-typedef const kiln_dims_info *(*dims_fn)(void);
-typedef kiln_status (*create_fn)(const kiln_session_options *, kiln_session **);
-typedef kiln_status (*run_fn)(kiln_session *, const kiln_tensor *, size_t,
-                              kiln_tensor *, size_t);
-typedef kiln_status (*shape_fn)(kiln_session *, size_t, int64_t *, size_t);
-typedef void (*destroy_fn)(kiln_session *);
 
 enum { kMax = 512, kIn = 64, kOut = 32 };
 static create_fn create;
