@@ -6,6 +6,8 @@ sequence length in the middle of the shape, mixed across positions
 through Python's kiln.load(), each compared with numpy (rtol 1e-4, atol
 1e-4 in float32); a length outside the range is refused.
 
+Python also checks a torch encoder layer exported with dynamic_axes (head
+reshapes through Shape chains) against torch at seq 1, 9, 100 and 256.
 Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
@@ -109,4 +111,38 @@ if len(sys.argv) > 5:
         raise AssertionError("a length of 600 was accepted")
     except kiln.Error as e:
         assert "outside the range 1..512" in str(e), e
+    # A torch encoder layer exported with dynamic_axes: its head reshapes
+    # are Shape/Gather/Unsqueeze/Concat chains that ONNX's shape inference
+    # resolves to one symbolic size (docs/shapes.md). Reference: torch.
+    import torch
+
+    class Encoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = torch.nn.ModuleList(torch.nn.Linear(64, 64) for _ in range(3))
+            self.o, self.ln = torch.nn.Linear(64, 64), torch.nn.LayerNorm(64)
+            self.f1, self.f2 = torch.nn.Linear(64, 256), torch.nn.Linear(256, 64)
+            self.ln2 = torch.nn.LayerNorm(64)
+
+        def forward(self, x):
+            b, n, _ = x.shape
+            q, k, v = (l(x).view(b, n, 4, 16).transpose(1, 2) for l in self.qkv)
+            a = torch.softmax(q @ k.transpose(-1, -2) / 4.0, -1) @ v
+            h = self.ln(x + self.o(a.transpose(1, 2).reshape(b, n, 64)))
+            return self.ln2(h + self.f2(torch.nn.functional.gelu(self.f1(h))))
+
+    torch.manual_seed(0)
+    enc = Encoder().eval()
+    path = os.path.join(work, "encoder.onnx")
+    torch.onnx.export(enc, (torch.randn(1, 10, 64),), path, input_names=["x"],
+                      output_names=["y"], opset_version=17,
+                      dynamic_axes={"x": {1: "seq"}, "y": {1: "seq"}})
+    m = kiln.load(kiln.compile(path, dims={"seq": (1, 256)}))
+    for n in [1, 9, 100, 256]:
+        x = torch.randn(1, n, 64)
+        with torch.no_grad():
+            want = enc(x).numpy()
+        got = m(x.numpy())[0]
+        assert got.shape == want.shape, (got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 print("symbolic shapes: ok")

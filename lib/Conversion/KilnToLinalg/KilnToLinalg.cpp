@@ -399,8 +399,8 @@ Value mlir::kiln::transposed(OpBuilder &b, Location loc, Value v,
 static bool lowersSymbolicSizes(Operation *op) {
   return isElementwise(op) ||
          isa<MatMulOp, GemmOp, SoftmaxOp, LayerNormOp, TransposeOp, GatherOp,
-             ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ConstantOp>(
-             op);
+             ReshapeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+             ConstantOp>(op);
 }
 
 /// The error for an op without symbolic-size support whose operands or

@@ -200,6 +200,47 @@ Value lowerArgReduce(OpBuilder &b, OpTy op, bool isMax) {
   return reshaped(b, loc, generic.getResult(1), op.getType().getShape());
 }
 
+/// The run-time sizes of a reshape's symbolic result dimensions: one is what
+/// the element count leaves after the static ones; several must each sit
+/// where the input has a symbolic dimension, whose size they keep.
+FailureOr<SmallVector<Value>> reshapeDims(OpBuilder &b, ReshapeOp op) {
+  RankedTensorType in = op.getInput().getType(), out = op.getType();
+  Location loc = op.getLoc();
+  SmallVector<Value> dyn;
+  int64_t numDyn = llvm::count_if(out.getShape(), ShapedType::isDynamic);
+  if (numDyn == 0)
+    return dyn;
+  if (numDyn == 1) {
+    Value count = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      count = arith::MulIOp::create(
+          b, loc, count,
+          in.isDynamicDim(d)
+              ? Value(tensor::DimOp::create(b, loc, op.getInput(), d))
+              : Value(arith::ConstantIndexOp::create(b, loc, in.getDimSize(d))));
+    int64_t known = 1;
+    for (int64_t n : out.getShape())
+      if (!ShapedType::isDynamic(n))
+        known *= n;
+    if (known == 0)
+      return op.emitError() << "cannot size the symbolic dimension of " << out
+                            << ": the other dimensions hold no elements";
+    dyn.push_back(arith::DivUIOp::create(
+        b, loc, count, arith::ConstantIndexOp::create(b, loc, known)));
+    return dyn;
+  }
+  for (int64_t d = 0; d < out.getRank(); ++d) {
+    if (!out.isDynamicDim(d))
+      continue;
+    if (d >= in.getRank() || !in.isDynamicDim(d))
+      return op.emitError() << "cannot size the symbolic dimensions of " << out
+                            << " from " << in
+                            << "; give the symbolic dimensions one size";
+    dyn.push_back(tensor::DimOp::create(b, loc, op.getInput(), d));
+  }
+  return dyn;
+}
+
 Value add(OpBuilder &b, Location l, Value acc, Value x) {
   return arith::AddFOp::create(b, l, acc, x);
 }
@@ -217,8 +258,12 @@ FailureOr<Value> mlir::kiln::lowerTensor(OpBuilder &b, Operation *op) {
   if (auto c = dyn_cast<ConstantOp>(op))
     return Value(arith::ConstantOp::create(b, loc, c.getType(),
                                            cast<TypedAttr>(c.getValue())));
-  if (auto r = dyn_cast<ReshapeOp>(op))
-    return reshaped(b, loc, r.getInput(), r.getType().getShape());
+  if (auto r = dyn_cast<ReshapeOp>(op)) {
+    FailureOr<SmallVector<Value>> dyn = reshapeDims(b, r);
+    if (failed(dyn))
+      return failure();
+    return reshaped(b, loc, r.getInput(), r.getType().getShape(), *dyn);
+  }
   if (auto t = dyn_cast<TransposeOp>(op))
     return transposed(b, loc, t.getInput(), t.getPerm());
   if (auto c = dyn_cast<ConcatOp>(op))

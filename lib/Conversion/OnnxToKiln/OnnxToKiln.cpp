@@ -461,6 +461,50 @@ mlir::kiln::resolvePads2D(OnnxNode &node, ArrayRef<int64_t> inputHW,
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// A Reshape of a tensor with a symbolic dimension whose target shape is
+/// computed in the graph (Shape, Gather, Unsqueeze, Concat: how exporters
+/// write `x.view(b, n, heads, d)`), and which ONNX's shape inference with
+/// data propagation resolved to one symbolic size among constants: the
+/// target becomes that constant shape with -1 for the symbolic size (the
+/// element count decides it, as Reshape does), and the shape computation,
+/// now unused, is dropped (docs/shapes.md). Anything else is left as it is.
+static void foldSymbolicReshapeShapes(OpBuilder &builder, Block &body) {
+  bool folded = false;
+  for (Operation &op : body) {
+    if (op.getName().getStringRef() != "onnx.Reshape" ||
+        op.getNumOperands() != 2 || op.getNumResults() != 1)
+      continue;
+    auto in = dyn_cast<RankedTensorType>(op.getOperand(0).getType());
+    auto out = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+    Operation *shapeDef = op.getOperand(1).getDefiningOp();
+    if (!in || !out || in.hasStaticShape() ||
+        llvm::count_if(out.getShape(), ShapedType::isDynamic) != 1 ||
+        !shapeDef || isa<onnx::InitializerOp>(shapeDef))
+      continue;
+    SmallVector<int64_t> target(out.getShape());
+    for (int64_t &d : target)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+    auto type = RankedTensorType::get({(int64_t)target.size()},
+                                      builder.getI64Type());
+    builder.setInsertionPoint(&op);
+    Value c = ConstantOp::create(builder, op.getLoc(), type,
+                                 DenseElementsAttr::get(type, ArrayRef(target)));
+    op.setOperand(1, c);
+    folded = true;
+  }
+  // The shape computations left without a use.
+  for (bool erased = folded; erased;) {
+    erased = false;
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      if (op.getName().getDialectNamespace() == "onnx" && op.use_empty() &&
+          op.getNumRegions() == 0 && op.getNumResults() > 0) {
+        op.erase();
+        erased = true;
+      }
+  }
+}
+
 namespace {
 /// Why no converter takes `node`: a deprecated version, a version Kiln has
 /// not converted yet (never an older one's meaning instead), an unknown
@@ -600,6 +644,7 @@ struct ConvertOnnxToKilnPass
       if (func.isExternal())
         continue;
       Block &body = func.getBody().front();
+      foldSymbolicReshapeShapes(builder, body);
       for (Operation *next = body.empty() ? nullptr : &body.front(); next;) {
         Operation *op = next;
         next = op->getNextNode();

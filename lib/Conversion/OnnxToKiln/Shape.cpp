@@ -13,14 +13,43 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
+/// Reshape of a tensor with symbolic dimensions (docs/shapes.md): 0 copies
+/// an input dimension (symbolic or not) and -1 is what the element count
+/// leaves; the result may have one symbolic size, which the lowering
+/// derives from the element count.
+FailureOr<SmallVector<Value>> reshapeSymbolic(OnnxNode &node, Value x,
+                                              SmallVector<int64_t> shape,
+                                              bool allowZero) {
+  RankedTensorType type = typeOf(x);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowZero && (int64_t)i < type.getRank())
+      shape[i] = type.getDimSize(i);
+    else if (shape[i] == -1)
+      shape[i] = ShapedType::kDynamic;
+    else if (shape[i] < 0) {
+      node.fail() << "shape entry " << i << " is " << shape[i];
+      return failure();
+    }
+  }
+  if (llvm::count_if(shape, ShapedType::isDynamic) != 1) {
+    node.fail() << "the input " << type
+                << " has symbolic dimensions; the target shape must have "
+                   "exactly one entry of run-time size (a -1, or a 0 that "
+                   "copies a symbolic dimension); give the symbolic "
+                   "dimensions one size to compile this Reshape";
+    return failure();
+  }
+  return one(reshapeTo(node, x, shape));
+}
+
 /// ONNX Reshape: 0 copies the input dimension (unless allowzero), -1 is
 /// inferred from the element count.
 FailureOr<SmallVector<Value>> reshapeWith(OnnxNode &node, Value x,
                                           SmallVector<int64_t> shape,
                                           bool allowZero) {
   RankedTensorType type = typeOf(x);
-  if (failed(node.requireStaticShape(type)))
-    return failure();
+  if (!type.hasStaticShape())
+    return reshapeSymbolic(node, x, std::move(shape), allowZero);
   int64_t known = 1, inferAt = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowZero) {
