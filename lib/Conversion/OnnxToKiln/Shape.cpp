@@ -39,6 +39,24 @@ FailureOr<SmallVector<Value>> reshapeSymbolic(OnnxNode &node, Value x,
                    "dimensions one size to compile this Reshape";
     return failure();
   }
+  // The run-time entry is the element count over the static entries; it is
+  // whole at every size only if the input's static dimensions divide by
+  // them (else some sizes in range would not reshape).
+  int64_t inStatic = 1, outStatic = 1;
+  for (int64_t n : type.getShape())
+    if (!ShapedType::isDynamic(n))
+      inStatic *= n;
+  for (int64_t n : shape)
+    if (!ShapedType::isDynamic(n))
+      outStatic *= n;
+  if (outStatic == 0 || inStatic % outStatic) {
+    node.fail() << "reshaping " << type << " to "
+                << RankedTensorType::get(shape, type.getElementType())
+                << " divides its run-time element count by " << outStatic
+                << ", which not every size in range allows; give the "
+                   "symbolic dimensions one size to compile this Reshape";
+    return failure();
+  }
   return one(reshapeTo(node, x, shape));
 }
 
