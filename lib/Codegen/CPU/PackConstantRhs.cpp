@@ -42,8 +42,13 @@ void packConstantRhs(RewriterBase &rewriter, func::FuncOp func, int64_t vw) {
     auto aType = dyn_cast<RankedTensorType>(a.getType());
     auto bType = dyn_cast<RankedTensorType>(b.getType());
     auto cType = dyn_cast<RankedTensorType>(init.getType());
-    if (!elements || !aType || !bType || !cType || !aType.hasStaticShape() ||
-        !bType.hasStaticShape() || !cType.hasStaticShape())
+    // M may be a run-time extent (a symbolic dimension): the panels do not
+    // depend on it.
+    auto staticButRows = [](RankedTensorType t) {
+      return t.getRank() == 2 && !ShapedType::isDynamic(t.getDimSize(1));
+    };
+    if (!elements || !aType || !bType || !cType || !staticButRows(aType) ||
+        !bType.hasStaticShape() || !staticButRows(cType))
       continue;
     Type elt = cType.getElementType();
     Type bElt = bType.getElementType();
@@ -70,7 +75,11 @@ void packConstantRhs(RewriterBase &rewriter, func::FuncOp func, int64_t vw) {
     Value out;
     auto fill = init.getDefiningOp<linalg::FillOp>();
     if (fill && fill->hasOneUse()) {
-      Value empty = tensor::EmptyOp::create(rewriter, loc, outType.getShape(), elt);
+      SmallVector<Value> rows;
+      if (ShapedType::isDynamic(m))
+        rows.push_back(tensor::DimOp::create(rewriter, loc, a, 0));
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, outType.getShape(), elt, rows);
       out = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
                 .getResult(0);
     } else {
