@@ -51,7 +51,7 @@ void kiln::buildCPUCodegenPipeline(OpPassManager &pm,
   buildCPUTilingPipeline(kernels, options);
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
-  kernels.addPass(createLoopInvariantSubsetHoistingPass());
+  kernels.addPass(createHoistInvariantSubsetsPass());
   kernels.addPass(createLowerVectorOpsPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());

@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -133,13 +135,18 @@ void packConvFilterPanels(RewriterBase &rewriter, func::FuncOp func) {
 
 /// In-place reuse: an elementwise op may write its result into an input
 /// that dies at the op (same type, identity access, no other use, not a
-/// caller-owned argument or a constant). Returns that input's index.
-std::optional<unsigned> dyingInputToReuse(linalg::GenericOp op) {
+/// caller-owned argument or a constant). Returns that input's index. The
+/// op's init is a new tensor, or with `anyInit` any tensor it overwrites (an
+/// epilogue in the last tile of a loop of run-time extent, whose product
+/// accumulated in that init's buffer already).
+std::optional<unsigned> dyingInputToReuse(linalg::GenericOp op,
+                                          bool anyInit = false) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0)
     return std::nullopt;
   OpOperand *init = op.getDpsInitOperand(0);
-  if (!init->get().getDefiningOp<tensor::EmptyOp>() ||
-      op.payloadUsesValueFromOperand(init))
+  if ((!anyInit && !init->get().getDefiningOp<tensor::EmptyOp>()) ||
+      op.payloadUsesValueFromOperand(init) ||
+      (anyInit && !op.getMatchingIndexingMap(init).isIdentity()))
     return std::nullopt;
   Type resultType = op->getResult(0).getType();
   for (OpOperand *in : op.getDpsInputOperands()) {
@@ -148,8 +155,27 @@ std::optional<unsigned> dyingInputToReuse(linalg::GenericOp op) {
         isa<BlockArgument>(v) || v.getDefiningOp<arith::ConstantOp>() ||
         !op.getMatchingIndexingMap(in).isIdentity())
       continue;
+    // A slice of a tensor dies only if that tensor does; a tile computed
+    // here (the product's tile, accumulated in the init's buffer) dies here.
+    if (anyInit && !v.getDefiningOp<scf::ForOp>() &&
+        !v.getDefiningOp<linalg::LinalgOp>())
+      continue;
     return in->getOperandNumber();
   }
+  return std::nullopt;
+}
+
+/// An input of `op` that is its init too, read where it is written (an
+/// elementwise op tiled in place once already). Returns its index.
+std::optional<unsigned> inputOfInit(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0)
+    return std::nullopt;
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!op.getMatchingIndexingMap(init).isIdentity())
+    return std::nullopt;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (in->get() == init->get() && op.getMatchingIndexingMap(in).isIdentity())
+      return in->getOperandNumber();
   return std::nullopt;
 }
 
@@ -339,8 +365,10 @@ FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
                                              linalg::LinalgOp consumer,
                                              linalg::LinalgOp producer,
                                              int64_t vw, int64_t minWork,
+                                             RuntimeExtentTiling runtime,
                                              llvm::DenseSet<Operation *> &erased) {
-  SmallVector<int64_t> producerTiles = chooseTileSizes(producer, vw);
+  SmallVector<int64_t> producerTiles =
+      chooseTileSizes(producer, vw, runtime);
   if (producerTiles.empty())
     return failure();
   AffineMap out = producer.getIndexingMapMatchingResult(
@@ -417,7 +445,12 @@ FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
         slice->moveBefore(fill);
     fill.getDpsInitOperand(0)->set(dest);
   }
-  SmallVector<int64_t> inner = chooseTileSizes(tiledProducer, vw);
+  // The producer's tile spans the consumer's: its loops of run-time extent
+  // are tiles of the consumer's loops, whole.
+  SmallVector<int64_t> inner = chooseTileSizes(
+      tiledProducer, vw,
+      runtime == RuntimeExtentTiling::Full ? RuntimeExtentTiling::Whole
+                                           : runtime);
   if (!inner.empty())
     (void)tileWithFilledInit(rewriter, tiledProducer, inner, erased);
   return tiledConsumer;
@@ -442,10 +475,13 @@ void applyCleanups(Operation *root, RewritePatternSet &&patterns) {
 /// that the slice leaves every reduction loop around it (a convolution's
 /// kernel-row and channel loops); the vector read and write of the hoisted
 /// slice leave the loops in the pipeline's loop-invariant-subset-hoisting.
+/// A tile loop of run-time extent holding other loops is not tried
+/// (isRuntimeTileLoop).
 void hoistAccumulatorSlices(RewriterBase &rewriter, func::FuncOp func) {
   SmallVector<scf::ForOp> loops;
   func.walk([&](scf::ForOp loop) { loops.push_back(loop); }); // post-order
   for (scf::ForOp loop : loops)
+    if (!isRuntimeTileLoop(loop))
     (void)hoistLoopInvariantSubsets(rewriter,
                                     cast<LoopLikeOpInterface>(*loop));
 }
@@ -468,10 +504,19 @@ struct TileAndVectorizePass
     //    would be tiled on its own.
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    //    A loop of run-time extent (a symbolic dimension) is tiled as a
+    //    long static loop would be, then split into its full tiles and the
+    //    indices left, one at a time (PartialTiles.cpp).
+    bool runtimeExtents = llvm::any_of(
+        ops, [](linalg::LinalgOp op) { return op.hasDynamicShape(); });
+    runtimeTiling = runtimeExtents ? RuntimeExtentTiling::Full
+                                   : RuntimeExtentTiling::Unit;
     llvm::DenseSet<Operation *> erased;
     for (linalg::LinalgOp op : llvm::reverse(ops))
       if (!erased.contains(op)) // else fused into its consumer's tiles
         tile(rewriter, op, erased);
+    if (runtimeExtents)
+      tilePartialTiles(rewriter, func);
     keepPaddedFillsApart(rewriter, func);
 
     // 2. Fold the tile arithmetic and turn unit-height 2-D windows into 1-D
@@ -498,9 +543,43 @@ struct TileAndVectorizePass
       vector::populateVectorReductionToContractPatterns(patterns);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+      // Each run-time size as the dimension of a tensor made before the
+      // loops (the model's input, in the end), not of a loop's result:
+      // value-bounds analysis (bufferization's slice comparisons) otherwise
+      // proves every such size through each loop nest that made the tensor.
+      if (runtimeExtents) {
+        memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+        scf::populateSCFForLoopCanonicalizationPatterns(patterns);
+      }
       applyCleanups(func, std::move(patterns));
     }
   }
+
+  /// Splits each tile loop of run-time extent into its full tiles and the
+  /// indices left, folds the shapes of both to static ones, and tiles any op
+  /// still of run-time extent (one whose tiling did not take that form) one
+  /// index at a time along those loops.
+  void tilePartialTiles(IRRewriter &rewriter, func::FuncOp func) {
+    peelPartialTiles(rewriter, func);
+    applyCleanups(func, RewritePatternSet(func.getContext()));
+    runtimeTiling = RuntimeExtentTiling::Unit;
+    retiling = true;
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op.hasDynamicShape())
+        ops.push_back(op);
+    });
+    llvm::DenseSet<Operation *> erased;
+    for (linalg::LinalgOp op : llvm::reverse(ops))
+      if (!erased.contains(op))
+        tile(rewriter, op, erased);
+  }
+
+  /// How tile() tiles the loops of run-time extent.
+  RuntimeExtentTiling runtimeTiling = RuntimeExtentTiling::Unit;
+  /// Whether tile() tiles the tiles of partial tiles again: an op among
+  /// them may read its init as an input already (tiled in place).
+  bool retiling = false;
 
   /// Tiles `op` as TileStrategy chooses: with its epilogue producer fused,
   /// its outermost parallel loop shared by threads, its fill fused.
@@ -510,15 +589,21 @@ struct TileAndVectorizePass
       return; // AMX tiles after bufferization (--kiln-cpu-amx-matmul)
     if (op->hasAttr(kiln::kFillBorderAttr))
       return; // only its border is filled, after bufferization
-    if (linalg::LinalgOp producer = epilogueProducer(op))
+    // (A partial tile's epilogue stays apart from its product: the product's
+    // reduction loops are tiled already, around the tile.)
+    if (linalg::LinalgOp producer = retiling ? linalg::LinalgOp() : epilogueProducer(op))
       if (succeeded(tileWithEpilogue(rewriter, op, producer, vectorWidth,
-                                     parallelWork, erased)))
+                                     parallelWork, runtimeTiling, erased)))
         return;
     std::optional<unsigned> reused;
-    if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
-      if ((reused = dyingInputToReuse(generic)))
+    if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
+      if (retiling && (reused = inputOfInit(generic)))
+        ; // reads its init already
+      else if ((reused = dyingInputToReuse(generic, retiling)))
         op.getDpsInitOperand(0)->set(op->getOperand(*reused));
-    SmallVector<int64_t> tiles = chooseTileSizes(op, vectorWidth);
+    }
+    SmallVector<int64_t> tiles =
+        chooseTileSizes(op, vectorWidth, runtimeTiling);
     if (tiles.empty() || llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
       return;
     // The outer loop over tiles that threads share, then the rest inside.

@@ -112,11 +112,12 @@ int64_t panelsPerTile(int64_t n, int64_t vw) {
 /// the innermost loop of the input not the innermost of the output (a
 /// transpose moving the last dimension), those two loops (output's,
 /// input's), when both are multiples of 16 and the vectors have 16 lanes
-/// (the 16 x 16 shuffle transpose); nothing otherwise.
-std::optional<std::pair<int64_t, int64_t>> transposedPair(linalg::LinalgOp op,
-                                                          int64_t vw) {
+/// (the 16 x 16 shuffle transpose); nothing otherwise. `r` gives the loop
+/// extents (a run-time extent as the extent it is tiled as).
+std::optional<std::pair<int64_t, int64_t>>
+transposedPair(linalg::LinalgOp op, ArrayRef<int64_t> r, int64_t vw) {
   if (vw != 16 || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0 || op.hasDynamicShape())
+      op.getNumReductionLoops() != 0)
     return std::nullopt;
   auto inType =
       dyn_cast<RankedTensorType>(op.getDpsInputOperand(0)->get().getType());
@@ -138,7 +139,6 @@ std::optional<std::pair<int64_t, int64_t>> transposedPair(linalg::LinalgOp op,
     return std::nullopt;
   int64_t outInner = out.getNumDims() - 1;
   int64_t inInner = in.getDimPosition(in.getNumResults() - 1);
-  SmallVector<int64_t> r = op.getStaticLoopRanges();
   if (outInner == inInner || r[outInner] % vw || r[inInner] % vw)
     return std::nullopt;
   return std::make_pair(outInner, inInner);
@@ -149,24 +149,36 @@ SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
                                         SmallVector<int64_t> r, int64_t vw);
 } // namespace
 
-/// Tile sizes for one op (0 = leave the loop whole). A loop of run-time
-/// extent (a symbolic dimension, docs/shapes.md) steps one index at a time,
-/// so that the tile inside it has a static shape the vectorizer takes; the
-/// other loops are tiled as if it were a loop of one.
-SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw) {
+/// The extent a loop of run-time extent is tiled as under
+/// RuntimeExtentTiling::Full: a multiple of every tile the strategy picks
+/// (1024 x 315 has the divisors 1 to 10, 12, 14, 15, 16, 32 and 64), so that
+/// it gets the tile of a large static loop.
+constexpr int64_t kNominalExtent = 1024 * 315;
+
+/// Tile sizes for one op (0 = leave the loop whole). The loops of run-time
+/// extent are tiled as `runtime` says; the other loops as if each of those
+/// had the extent it is tiled as.
+SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw,
+                                     RuntimeExtentTiling runtime) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   if (!ShapedType::isDynamicShape(r))
     return chooseTileSizesFor(op, r, vw);
-  SmallVector<int64_t> unit(r);
-  for (int64_t &n : unit)
+  bool full = runtime == RuntimeExtentTiling::Full;
+  SmallVector<int64_t> extents(r);
+  for (int64_t &n : extents)
     if (ShapedType::isDynamic(n))
-      n = 1;
-  SmallVector<int64_t> t = chooseTileSizesFor(op, unit, vw);
+      n = full ? kNominalExtent : 1;
+  SmallVector<int64_t> t = chooseTileSizesFor(op, extents, vw);
   if (t.empty())
     t.assign(r.size(), 0);
-  for (auto [i, n] : llvm::enumerate(r))
-    if (ShapedType::isDynamic(n))
+  for (auto [i, n] : llvm::enumerate(r)) {
+    if (!ShapedType::isDynamic(n))
+      continue;
+    if (runtime == RuntimeExtentTiling::Whole)
+      t[i] = 0;
+    else if (runtime == RuntimeExtentTiling::Unit || t[i] == 0)
       t[i] = 1;
+  }
   return t;
 }
 
@@ -289,7 +301,7 @@ SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
     if (packed)
       t[dims->n.front()] = panels;
   } else if (std::optional<std::pair<int64_t, int64_t>> pair =
-                 transposedPair(op, vw)) {
+                 transposedPair(op, r, vw)) {
     // A transpose that moves the innermost dimension: 16 x 16 squares,
     // read as 16 rows of the input and written as 16 rows of the output,
     // transposed in registers (--kiln-lower-vector-ops, shuffles).

@@ -34,8 +34,23 @@ int64_t panelWidth(int64_t n, int64_t vw);
 /// bit-packed; ops that read or write i1 tensors stay scalar loops.
 bool touchesBools(linalg::LinalgOp op);
 
+/// How chooseTileSizes tiles a loop of run-time extent (a symbolic
+/// dimension, docs/shapes.md).
+enum class RuntimeExtentTiling {
+  /// One index at a time, so that the tile inside has a static shape.
+  Unit,
+  /// As a static loop of many indices would be. Every tile but the last is
+  /// full; peelPartialTiles gives the full ones a body with static shapes
+  /// and runs the indices left one at a time.
+  Full,
+  /// Left whole: the loop is a tile of an enclosing Full loop already.
+  Whole,
+};
+
 /// Tile sizes for one op (0 = leave the loop whole).
-SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw);
+SmallVector<int64_t>
+chooseTileSizes(linalg::LinalgOp op, int64_t vw,
+                RuntimeExtentTiling runtime = RuntimeExtentTiling::Unit);
 
 /// Tiling loop order for `op`: the channels first for channelsOutermost
 /// products, the other loops in their order after them; else the op's own

@@ -4,8 +4,10 @@
 
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::kiln {
 /// Whether `op` is a product that --kiln-cpu-amx-matmul replaces after
@@ -21,6 +23,16 @@ inline linalg::FillOp fusableFill(linalg::LinalgOp op) {
   auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
   return fill && fill->hasOneUse() ? fill : linalg::FillOp();
 }
+
+/// Splits each tile loop of run-time extent (a symbolic dimension, tiled by
+/// a static step t) into its full tiles, whose size is the constant t, and
+/// the indices left, one at a time (PartialTiles.cpp).
+void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func);
+
+/// Whether `op` is a tile loop of run-time extent holding other loops: an
+/// scf.for with a bound known only at run time. Hoisting subsets out of it
+/// is not tried (HoistInvariantSubsets.cpp).
+bool isRuntimeTileLoop(Operation *op);
 } // namespace mlir::kiln
 
 #endif

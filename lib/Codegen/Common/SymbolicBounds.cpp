@@ -93,6 +93,49 @@ std::optional<int64_t> largestDimAt(Value shaped, int64_t d, int depth) {
   return largestOf(src, depth + 1);
 }
 
+/// The largest value of `e` given the largest values of its operands (sizes,
+/// never negative), when `e` does not decrease as they grow: sums, products
+/// by non-negative constants, quotients by positive constants (the form
+/// shape reification gives a collapsed or expanded size).
+std::optional<int64_t> largestExpr(AffineExpr e,
+                                   ArrayRef<std::optional<int64_t>> dims,
+                                   ArrayRef<std::optional<int64_t>> symbols) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return c.getValue() >= 0 ? std::optional<int64_t>(c.getValue())
+                             : std::nullopt;
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return dims[d.getPosition()];
+  if (auto s = dyn_cast<AffineSymbolExpr>(e))
+    return symbols[s.getPosition()];
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  std::optional<int64_t> a = largestExpr(bin.getLHS(), dims, symbols);
+  std::optional<int64_t> b = largestExpr(bin.getRHS(), dims, symbols);
+  if (!a || !b)
+    return std::nullopt;
+  int64_t r;
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    if (__builtin_add_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case AffineExprKind::Mul:
+    if (__builtin_mul_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv: {
+    auto k = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    if (!k || k.getValue() <= 0)
+      return std::nullopt;
+    return e.getKind() == AffineExprKind::FloorDiv
+               ? *a / k.getValue()
+               : (*a + k.getValue() - 1) / k.getValue();
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
 std::optional<int64_t> largest(Value v, int depth) {
   if (depth > kMaxDepth)
     return std::nullopt;
@@ -116,6 +159,15 @@ std::optional<int64_t> largest(Value v, int depth) {
       if (auto k = dyn_cast<AffineConstantExpr>(e))
         best = best ? std::min(*best, k.getValue()) : k.getValue();
     return best;
+  }
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    AffineMap map = apply.getAffineMap();
+    SmallVector<std::optional<int64_t>> values;
+    for (Value operand : apply.getMapOperands())
+      values.push_back(largest(operand, depth + 1));
+    ArrayRef<std::optional<int64_t>> all(values);
+    return largestExpr(map.getResult(0), all.take_front(map.getNumDims()),
+                       all.drop_front(map.getNumDims()));
   }
   auto both = [&](auto combine) -> std::optional<int64_t> {
     std::optional<int64_t> a = largest(def->getOperand(0), depth + 1);

@@ -187,14 +187,22 @@ func.func @max_pool_nchw(%x: tensor<1x16x8x8xf32>, %acc: tensor<1x16x4x4xf32>) -
 
 // -----
 
-// A dynamic dimension (a symbolic size) is stepped one row at a time, so
-// that the tiles inside, on the static loops, are static and vectorize.
+// A dynamic dimension (a symbolic size) is tiled as a long static one: 8-row
+// tiles up to the last multiple of 8, each the static 8 x 32 register tile
+// of a static model; the rows left run one at a time, 1 x 32. No tile has a
+// size of run-time value.
 // CHECK-LABEL: func.func @dynamic_matmul
 // CHECK: %[[M:.*]] = tensor.dim
-// CHECK: scf.for %{{.*}} = %c0 to %[[M]] step %c1
+// CHECK: %[[TILES:.*]] = arith.divui %[[M]], %c8
+// CHECK: %[[SPLIT:.*]] = arith.muli %[[TILES]], %c8
+// CHECK: %[[FULL:.*]] = scf.for %{{.*}} = %c0 to %[[SPLIT]] step %c8
+// CHECK: tensor.extract_slice {{.+}} [8, 32] [1, 1] : tensor<?x64xf32> to tensor<8x32xf32>
+// CHECK: vector.contract {{.+}} into vector<8x32xf32>
+// CHECK: scf.for %{{.*}} = %[[SPLIT]] to %[[M]] step %c1 iter_args(%{{.*}} = %[[FULL]])
 // CHECK: tensor.extract_slice {{.+}} [1, 32] [1, 1] : tensor<?x64xf32> to tensor<1x32xf32>
-// CHECK: vector.contract
+// CHECK: vector.contract {{.+}} into vector<32xf32>
 // CHECK-NOT: linalg.matmul
+// CHECK-NOT: affine.min
 func.func @dynamic_matmul(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x64xf32>) outs(%c : tensor<?x64xf32>) -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>

@@ -235,3 +235,27 @@ func.func @bounded_alloc(%n: index) {
   linalg.fill ins(%zero : f32) outs(%t : memref<2x?xf32>)
   return
 }
+
+// -----
+
+// A size computed from a bounded symbol by affine.apply (shape reification
+// of a collapsed or expanded tensor: 2 x seq rows, a quarter of them) gets
+// the space of the expression at the symbol's largest value: (2 x 512) x 32
+// floats and (512 ceildiv 4) x 32 (they do not live at once: one offset).
+// CHECK-LABEL: func.func @bounded_apply
+// CHECK-SAME: %{{.*}}: memref<131072xi8> {kiln.arena}) attributes {kiln.arena_bytes = 131072
+// CHECK-SAME: size = 131072
+// CHECK-SAME: size = 16384
+// CHECK: memref.view {{.+}} to memref<?x32xf32>
+// CHECK: memref.view {{.+}} to memref<?x32xf32>
+func.func @bounded_apply(%n: index) {
+  %zero = arith.constant 0.0 : f32
+  %s = affine.min affine_map<()[s0] -> (s0, 512)>()[%n]
+  %rows = affine.apply affine_map<()[s0] -> (s0 * 2)>()[%s]
+  %quarter = affine.apply affine_map<()[s0] -> (s0 ceildiv 4)>()[%s]
+  %t = memref.alloc(%rows) : memref<?x32xf32>
+  %u = memref.alloc(%quarter) : memref<?x32xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<?x32xf32>)
+  linalg.fill ins(%zero : f32) outs(%u : memref<?x32xf32>)
+  return
+}

@@ -12,7 +12,10 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     NCHW pooling are tiled so that they decompose into vectorizable 1-D
     windows, and everything else is tiled along its innermost parallel
     dimension. Tile sizes always divide the loop ranges, so every tile is
-    static and vectorizes without masks. In ops big enough to share among
+    static and vectorizes without masks. A loop of run-time extent (a
+    symbolic dimension) is tiled as a long static loop would be, then split
+    into its full tiles, whose size is constant, and the indices left, one
+    at a time (PartialTiles.cpp): those tiles are static too. In ops big enough to share among
     threads, the outermost loop over tiles is an `scf.forall`
     (`kiln-outline-parallel-loops` turns it into a thread-pool call).
     The tiles of static int8's depthwise product (`kiln.int8_depthwise`)
@@ -101,6 +104,19 @@ def SplitConvChannelsPass : Pass<"kiln-cpu-split-conv-channels", "func::FuncOp">
            "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2)">,
   ];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def HoistInvariantSubsetsPass : Pass<"kiln-cpu-hoist-invariant-subsets", "func::FuncOp"> {
+  let summary = "Move loop-invariant subset reads and writes out of loops";
+  let description = [{
+    MLIR's loop-invariant subset hoisting (a vector read of an iter_arg's
+    tile before a reduction loop, its write after it), innermost loops
+    first, except that a tile loop of run-time extent holding other loops
+    (the loops over a symbolic dimension, docs/shapes.md) is not tried. Its
+    tiles' slices move with it; comparing them through its run-time bound
+    costs seconds of Presburger arithmetic per encoder block. For static
+    shapes it is the upstream pass.
+  }];
 }
 
 def PackConstantRhsPass : Pass<"kiln-cpu-pack-constant-rhs", "func::FuncOp"> {
