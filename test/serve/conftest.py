@@ -82,10 +82,6 @@ def m(workdir):
     ns.pair = compile_model(f"{d}/pair.onnx", f"{d}/pair.so")
     models.save_slow(f"{d}/slow.onnx")
     ns.slow = compile_model(f"{d}/slow.onnx", f"{d}/slow.so")
-    # Six times the slow model's work per row (3 ms a row on a Zen 5 core made
-    # four 50-row requests drain within a second).
-    models.save_slow(f"{d}/heavy.onnx", layers=24)
-    ns.heavy = compile_model(f"{d}/heavy.onnx", f"{d}/heavy.so")
     ns.fake_batched = FAKE_BATCHED if os.path.exists(FAKE_BATCHED) else None
     ns.repo = f"{d}/repo"
     for v in (1, 2):

@@ -28,8 +28,7 @@ def wait_until(predicate, what, timeout=30):
 
 
 def slow_input(n):
-    """n rows for the slow or heavy model: n runs of 3 or 20 ms each on a Zen 5
-    core (one batch variant)."""
+    """n rows for the slow model: n runs of 20 ms or more each (one batch variant)."""
     return np.zeros((n, 32, 96, 96), np.float32)
 
 
@@ -53,21 +52,21 @@ def test_readiness_needs_a_loaded_model(serve, m):
 
 def test_sigterm_drains_grpc(serve, m, pb):
     from grpc_client import GrpcClient
-    s = serve("--grpc-port", "0", "--model", f"heavy={m.heavy}", "--threads", "1")
+    s = serve("--grpc-port", "0", "--model", f"slow={m.slow}", "--threads", "1")
     c = GrpcClient(pb, s.grpc_port)
     assert c.call("ServerReady").ready is True
     result = {}
 
     def long_request():
         try:
-            out, _ = c.infer("heavy", {"x": slow_input(30)})
+            out, _ = c.infer("slow", {"x": slow_input(30)})
             result["y"] = out["y"].shape
         except Exception as e:  # noqa: BLE001 - reported by the assert below
             result["error"] = e
 
     t = threading.Thread(target=long_request)
     t.start()
-    wait_until(lambda: pending(s, "heavy") >= 1, "the long request never started")
+    wait_until(lambda: pending(s) >= 1, "the long request never started")
     s.proc.send_signal(signal.SIGTERM)
 
     def not_ready():
@@ -92,22 +91,22 @@ def test_sigterm_drains_grpc(serve, m, pb):
 
 
 def test_drain_deadline_exits_nonzero(serve, m):
-    # Four requests of 50 rows of the heavy model on one slot: seconds of
-    # work on any host, and one second to drain them.
-    s = serve("--model", f"heavy={m.heavy}", "--threads", "1", "--drain-timeout", "1")
+    # Four requests of 50 rows on one slot: seconds of work, and one second
+    # to drain them.
+    s = serve("--model", f"slow={m.slow}", "--threads", "1", "--drain-timeout", "1")
     statuses = []
 
     def client():
         body, headers = binary_infer_request({"x": slow_input(50)})
         try:
-            statuses.append(s.request("POST", "/v2/models/heavy/infer", body, headers)[0])
+            statuses.append(s.request("POST", "/v2/models/slow/infer", body, headers)[0])
         except OSError:
             statuses.append("cut")
 
     threads = [threading.Thread(target=client) for _ in range(4)]
     for t in threads:
         t.start()
-    wait_until(lambda: pending(s, "heavy") >= 4, "the requests never queued")
+    wait_until(lambda: pending(s) >= 4, "the requests never queued")
     start = time.time()
     s.proc.send_signal(signal.SIGTERM)
     assert s.proc.wait(30) == 3

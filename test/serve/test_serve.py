@@ -294,7 +294,7 @@ def test_slow_clients_do_not_starve_the_server(serve, m):
 
 
 def slow_request(n):
-    """A binary request of n rows for the slow model: n runs of ~10 ms."""
+    """A binary request of n rows for the slow model: n runs of 20 ms or more."""
     return binary_infer_request({"x": np.zeros((n, 32, 96, 96), np.float32)})
 
 
@@ -307,7 +307,7 @@ def wait_for(server, predicate, what, timeout=30):
 
 def test_overload_gets_503(serve, m):
     # One slot and room for one queued slice. A 20-row request is admitted to
-    # the empty queue and keeps 19 slices queued for ~200 ms; a request in
+    # the empty queue and keeps 19 slices queued for ~400 ms; a request in
     # that window is refused with 503, one after it is served.
     s = serve("--model", f"slow={m.slow}", "--threads", "1", "--max-queue", "1")
     body, headers = slow_request(20)
@@ -469,7 +469,7 @@ def test_hot_swap_under_load(serve, m):
 
 
 def test_sigterm_drains(serve, m):
-    # A 20-row request (~200 ms) runs on the one slot and a 2-row request
+    # A 20-row request (~400 ms) runs on the one slot and a 2-row request
     # waits behind it; SIGTERM must let both finish, then exit 0.
     s = serve("--model", f"slow={m.slow}", "--threads", "1")
     results = {}
