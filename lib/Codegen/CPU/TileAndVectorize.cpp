@@ -474,7 +474,7 @@ void applyCleanups(Operation *root, RewritePatternSet &&patterns) {
 /// 3x3 convolutions on 7x7 images ran 25% slower). Inner loops go first, so
 /// that the slice leaves every reduction loop around it (a convolution's
 /// kernel-row and channel loops); the vector read and write of the hoisted
-/// slice leave the loops in the pipeline's loop-invariant-subset-hoisting.
+/// slice leave the loops in the pipeline's kiln-cpu-hoist-invariant-subsets.
 /// A tile loop of run-time extent holding other loops is not tried
 /// (isRuntimeTileLoop).
 void hoistAccumulatorSlices(RewriterBase &rewriter, func::FuncOp func) {
@@ -482,8 +482,8 @@ void hoistAccumulatorSlices(RewriterBase &rewriter, func::FuncOp func) {
   func.walk([&](scf::ForOp loop) { loops.push_back(loop); }); // post-order
   for (scf::ForOp loop : loops)
     if (!isRuntimeTileLoop(loop))
-    (void)hoistLoopInvariantSubsets(rewriter,
-                                    cast<LoopLikeOpInterface>(*loop));
+      (void)hoistLoopInvariantSubsets(rewriter,
+                                      cast<LoopLikeOpInterface>(*loop));
 }
 
 constexpr llvm::StringLiteral kPass = "kiln-cpu-tile-and-vectorize";
