@@ -64,7 +64,6 @@ void hoistToOwningLoop(affine::AffineMinOp min) {
 void peelPartialTile(RewriterBase &rewriter, scf::ForOp loop,
                      affine::AffineMinOp min, int64_t full) {
   Location loc = loop.getLoc();
-  MLIRContext *ctx = rewriter.getContext();
   rewriter.setInsertionPoint(loop);
   // n - n mod full, in arith rather than affine: value-bounds analysis
   // (bufferization's and hoisting's slice comparisons) then takes it as an
