@@ -30,7 +30,8 @@ def ConvertKilnToLinalgPass : Pass<"kiln-convert-kiln-to-linalg", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-    "::mlir::func::FuncDialect", "::mlir::scf::SCFDialect"];
+    "::mlir::func::FuncDialect", "::mlir::scf::SCFDialect",
+    "::mlir::affine::AffineDialect"];
 }
 
 #endif

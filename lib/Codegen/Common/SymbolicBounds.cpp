@@ -1,8 +1,10 @@
 //===- SymbolicBounds.cpp - largest values of run-time sizes -----*- C++ -*-===//
 #include "kiln/Codegen/Common/SymbolicBounds.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -71,6 +73,21 @@ std::optional<int64_t> largestDimAt(Value shaped, int64_t d, int depth) {
     return type.getDimSize(d);
   if (depth > kMaxDepth)
     return std::nullopt;
+  // An input of an entry function before --kiln-bind-symbolic-shapes: the
+  // maximum of the symbol its `kiln.symbols` gives the axis.
+  if (auto arg = dyn_cast<BlockArgument>(shaped))
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+      if (arg.getOwner()->isEntryBlock()) {
+        auto symbols = func.getArgAttrOfType<DenseI64ArrayAttr>(
+            arg.getArgNumber(), kiln::kSymbolsAttr);
+        auto bounds =
+            func->getAttrOfType<DenseI64ArrayAttr>(kiln::kSymbolBoundsAttr);
+        if (symbols && bounds && d < (int64_t)symbols.size()) {
+          int64_t s = symbols[d];
+          if (s >= 0 && 2 * s + 1 < (int64_t)bounds.size())
+            return bounds[2 * s + 1];
+        }
+      }
   Operation *def = shaped.getDefiningOp();
   // A collapsed dimension is the product of the ones it merges.
   auto collapsed = [&](Value src, ArrayRef<ReassociationIndices> groups)
@@ -94,15 +111,18 @@ std::optional<int64_t> largestDimAt(Value shaped, int64_t d, int depth) {
 }
 
 /// The largest value of `e` given the largest values of its operands (sizes,
-/// never negative), when `e` does not decrease as they grow: sums, products
-/// by non-negative constants, quotients by positive constants (the form
-/// shape reification gives a collapsed or expanded size).
+/// never negative), when `e` does not decrease as they grow: sums (with
+/// constants of either sign), products of non-negative factors, quotients by
+/// positive constants (the form shape reification gives a collapsed or
+/// expanded size, and a window's output size: (in + pads - span) floordiv
+/// stride + 1).
 std::optional<int64_t> largestExpr(AffineExpr e,
                                    ArrayRef<std::optional<int64_t>> dims,
                                    ArrayRef<std::optional<int64_t>> symbols) {
+  // A constant bounds itself; a negative one only lowers a sum's bound
+  // (a product needs both factors non-negative, below).
   if (auto c = dyn_cast<AffineConstantExpr>(e))
-    return c.getValue() >= 0 ? std::optional<int64_t>(c.getValue())
-                             : std::nullopt;
+    return c.getValue();
   if (auto d = dyn_cast<AffineDimExpr>(e))
     return dims[d.getPosition()];
   if (auto s = dyn_cast<AffineSymbolExpr>(e))
@@ -119,7 +139,7 @@ std::optional<int64_t> largestExpr(AffineExpr e,
       return std::nullopt;
     return r;
   case AffineExprKind::Mul:
-    if (__builtin_mul_overflow(*a, *b, &r))
+    if (*a < 0 || *b < 0 || __builtin_mul_overflow(*a, *b, &r))
       return std::nullopt;
     return r;
   case AffineExprKind::FloorDiv:
@@ -128,8 +148,8 @@ std::optional<int64_t> largestExpr(AffineExpr e,
     if (!k || k.getValue() <= 0)
       return std::nullopt;
     return e.getKind() == AffineExprKind::FloorDiv
-               ? *a / k.getValue()
-               : (*a + k.getValue() - 1) / k.getValue();
+               ? llvm::divideFloorSigned(*a, k.getValue())
+               : llvm::divideCeilSigned(*a, k.getValue());
   }
   default:
     return std::nullopt;
@@ -151,13 +171,20 @@ std::optional<int64_t> largest(Value v, int depth) {
   if (auto dim = dyn_cast<tensor::DimOp>(def))
     if (std::optional<int64_t> i = dim.getConstantIndex())
       return largestDimAt(dim.getSource(), *i, depth + 1);
-  // affine.min: at most its smallest constant-bounded expression (the
-  // symbols' maxima are constants there).
+  // affine.min: at most the smallest bound of its expressions (a window's
+  // output size with ceil_mode takes the smaller of two).
   if (auto min = dyn_cast<affine::AffineMinOp>(def)) {
+    AffineMap map = min.getAffineMap();
+    SmallVector<std::optional<int64_t>> values;
+    for (Value operand : min.getMapOperands())
+      values.push_back(largest(operand, depth + 1));
+    ArrayRef<std::optional<int64_t>> all(values);
     std::optional<int64_t> best;
-    for (AffineExpr e : min.getMap().getResults())
-      if (auto k = dyn_cast<AffineConstantExpr>(e))
-        best = best ? std::min(*best, k.getValue()) : k.getValue();
+    for (AffineExpr e : map.getResults())
+      if (std::optional<int64_t> k =
+              largestExpr(e, all.take_front(map.getNumDims()),
+                          all.drop_front(map.getNumDims())))
+        best = best ? std::min(*best, *k) : *k;
     return best;
   }
   if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {

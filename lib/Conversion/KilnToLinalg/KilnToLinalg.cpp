@@ -249,13 +249,25 @@ Value mlir::kiln::padded(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> 
   RankedTensorType t = typeOf(x);
   SmallVector<int64_t> shape;
   SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<Value> dyn;
   for (int64_t d = 0; d < t.getRank(); ++d) {
-    shape.push_back(t.getDimSize(d) + low[d] + high[d]);
     offsets.push_back(b.getIndexAttr(low[d]));
-    sizes.push_back(b.getIndexAttr(t.getDimSize(d)));
     strides.push_back(b.getIndexAttr(1));
+    if (!t.isDynamicDim(d)) {
+      shape.push_back(t.getDimSize(d) + low[d] + high[d]);
+      sizes.push_back(b.getIndexAttr(t.getDimSize(d)));
+      continue;
+    }
+    // A symbolic size (docs/shapes.md): the padded size is the run-time
+    // size plus the pads.
+    Value size = tensor::DimOp::create(b, loc, x, d);
+    shape.push_back(ShapedType::kDynamic);
+    sizes.push_back(size);
+    dyn.push_back(arith::AddIOp::create(
+        b, loc, size,
+        arith::ConstantIndexOp::create(b, loc, low[d] + high[d])));
   }
-  Value dest = filledTensor(b, loc, shape, t.getElementType(), value);
+  Value dest = filledTensor(b, loc, shape, t.getElementType(), value, dyn);
   Value slice =
       tensor::ExtractSliceOp::create(b, loc, t, dest, offsets, sizes, strides);
   Value copied = linalg::CopyOp::create(b, loc, x, slice).getResult(0);
@@ -400,22 +412,33 @@ static bool lowersSymbolicSizes(Operation *op) {
   return isElementwise(op) ||
          isa<MatMulOp, GemmOp, SoftmaxOp, LayerNormOp, TransposeOp, GatherOp,
              ReshapeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
-             ConstantOp>(op);
+             ConstantOp, Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp,
+             ConcatOp, PadOp>(op);
+}
+
+std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {
+  if (lowersSymbolicSizes(op))
+    return std::nullopt;
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types)
+    if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape()) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "'" << op->getName()
+         << "' does not support symbolic dimensions yet (type '" << t
+         << "'); give the symbolic dimensions one size each (--dim "
+            "SYMBOL=N or --input-shape)";
+      return text;
+    }
+  return std::nullopt;
 }
 
 /// The error for an op without symbolic-size support whose operands or
 /// results have dynamic dimensions.
 static LogicalResult requireStaticTypes(Operation *op) {
-  SmallVector<Type> types(op->getOperandTypes());
-  llvm::append_range(types, op->getResultTypes());
-  for (Type t : types)
-    if (auto rt = dyn_cast<RankedTensorType>(t);
-        rt && !rt.hasStaticShape() && !lowersSymbolicSizes(op))
-      return op->emitError()
-             << "'" << op->getName()
-             << "' does not support symbolic dimensions yet (type " << t
-             << "); give the symbolic dimensions one size each (--dim "
-                "SYMBOL=N or --input-shape)";
+  if (std::optional<std::string> why = symbolicSizesUnsupported(op))
+    return op->emitError() << *why;
   return success();
 }
 

@@ -34,6 +34,29 @@ void appendIfDynamic(OpBuilder &b, Location loc, Value v, int64_t d,
     dyn.push_back(tensor::DimOp::create(b, loc, v, d));
 }
 
+/// The run-time length of a sliding window's output along the symbolic axis
+/// `axis` of `x` (docs/shapes.md), as windowOutput computes it for a static
+/// one: (in + pads - span) floordiv stride + 1, and with ceil_mode the
+/// quotient rounded up but no window starting past the input and its
+/// leading padding. It is an affine function of the input's size (never
+/// below 0), so the arena bounds it at the symbols' maxima.
+Value windowOutputSize(OpBuilder &b, Location loc, Value x, int64_t axis,
+                       int64_t kernel, int64_t stride, int64_t dilation,
+                       int64_t padBegin, int64_t padEnd, bool ceilMode) {
+  Value in = tensor::DimOp::create(b, loc, x, axis);
+  int64_t span = (kernel - 1) * dilation + 1;
+  AffineExpr s0 = b.getAffineSymbolExpr(0);
+  AffineExpr room = s0 + (padBegin + padEnd - span);
+  SmallVector<AffineExpr> results = {
+      (ceilMode ? room.ceilDiv(stride) : room.floorDiv(stride)) + 1};
+  if (ceilMode)
+    results.push_back((s0 + padBegin).ceilDiv(stride));
+  Value out = affine::AffineMinOp::create(
+      b, loc, AffineMap::get(0, 1, results, b.getContext()), ValueRange{in});
+  return arith::MaxSIOp::create(b, loc, out,
+                                arith::ConstantIndexOp::create(b, loc, 0));
+}
+
 Value matmul2D(OpBuilder &b, Location loc, Value a, Value bm) {
   RankedTensorType at = typeOf(a), bt = typeOf(bm);
   SmallVector<Value> dyn;
@@ -214,10 +237,11 @@ FailureOr<Value> lowerGemm(OpBuilder &b, GemmOp op) {
 /// ones loop over this per group in LowerGroupedConv.cpp).
 Value convNHWC(OpBuilder &b, Location loc, Value xp, Value hwcf, int64_t oh,
                int64_t ow, ArrayRef<int64_t> strides,
-               ArrayRef<int64_t> dilations) {
+               ArrayRef<int64_t> dilations, ValueRange dyn) {
   RankedTensorType xt = typeOf(xp), wt = typeOf(hwcf);
   int64_t n = xt.getDimSize(0), f = wt.getDimSize(3);
-  Value acc = filledTensor(b, loc, {n, oh, ow, f}, xt.getElementType(), 0.0);
+  Value acc =
+      filledTensor(b, loc, {n, oh, ow, f}, xt.getElementType(), 0.0, dyn);
   return linalg::Conv2DNhwcHwcfOp::create(
              b, loc, TypeRange{acc.getType()}, ValueRange{xp, hwcf},
              ValueRange{acc}, i64Vector(b, strides), i64Vector(b, dilations))
@@ -252,6 +276,25 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
           f = wt.getDimSize(nhwc ? 3 : 0);
   int64_t oh = rt.getDimSize(nhwc ? 1 : 2), ow = rt.getDimSize(nhwc ? 2 : 3);
   bool depthwise = group == c && f == c;
+  // Symbolic batch and spatial sizes (docs/shapes.md): the output's are
+  // computed from the input's at run time, in NHWC order.
+  SmallVector<Value> dyn;
+  if (!rt.hasStaticShape()) {
+    if (group != 1 && !depthwise)
+      return op.emitError()
+             << "a grouped convolution (group " << group
+             << ") does not support symbolic dimensions yet (type " << rt
+             << "); give the symbolic dimensions one size each";
+    int64_t xh = nhwc ? 1 : 2;
+    ArrayRef<int64_t> k = wt.getShape();
+    int64_t kh = nhwc ? k[0] : k[2], kw = nhwc ? k[1] : k[3];
+    appendIfDynamic(b, loc, op.getInput(), 0, dyn);
+    for (int i = 0; i < 2; ++i)
+      if (rt.isDynamicDim(xh + i))
+        dyn.push_back(windowOutputSize(
+            b, loc, op.getInput(), xh + i, i ? kw : kh, op.getStrides()[i],
+            op.getDilations()[i], pads[i], pads[i + 2], false));
+  }
   Value x = nhwc ? op.getInput()
                  : transposed(b, loc, op.getInput(), {0, 2, 3, 1});
   // A depthwise convolution whose input --precision=bf16 rounded to bf16
@@ -269,12 +312,13 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
   wt = typeOf(hwcf);
   Value y;
   if (group == 1) {
-    y = convNHWC(b, loc, x, hwcf, oh, ow, op.getStrides(), op.getDilations());
+    y = convNHWC(b, loc, x, hwcf, oh, ow, op.getStrides(), op.getDilations(),
+                 dyn);
   } else if (depthwise) {
     // Depthwise: [KH, KW, 1, C] -> [KH, KW, C].
     Value hwc = reshaped(b, loc, hwcf, {wt.getDimSize(0), wt.getDimSize(1), f});
     Value acc = filledTensor(b, loc, {rt.getDimSize(0), oh, ow, f},
-                             rt.getElementType(), 0.0);
+                             rt.getElementType(), 0.0, dyn);
     y = linalg::DepthwiseConv2DNhwcHwcOp::create(
             b, loc, TypeRange{acc.getType()}, ValueRange{x, hwc},
             ValueRange{acc}, i64Vector(b, op.getStrides()),
@@ -299,6 +343,8 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
     maps.push_back(AffineMap::get(4, 0, {b.getAffineDimExpr(nhwc ? 3 : 1)},
                                   b.getContext()));
   }
+  // The result's dynamic sizes in its own order: NCHW puts the channels,
+  // always static, second, so the order of N, H, W is the same.
   return mappedGeneric(b, loc, rt.getShape(), rt.getElementType(), inputs, maps,
                        [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
                          if (v.size() == 1)
@@ -306,7 +352,8 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
                          if (isa<IntegerType>(v[0].getType()))
                            return arith::AddIOp::create(nb, nl, v[0], v[1]);
                          return arith::AddFOp::create(nb, nl, v[0], v[1]);
-                       });
+                       },
+                       dyn);
 }
 
 /// Extra bottom/right padding so that ceil_mode's last windows fit (`h` is
@@ -314,9 +361,15 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
 SmallVector<int64_t> ceilExtra(RankedTensorType in, RankedTensorType out,
                                ArrayRef<int64_t> k, ArrayRef<int64_t> s,
                                ArrayRef<int64_t> d, ArrayRef<int64_t> pads,
-                               int64_t h) {
+                               int64_t h, bool ceilMode) {
   SmallVector<int64_t> extra(2, 0);
   for (int i = 0; i < 2; ++i) {
+    // A symbolic size: ceil_mode's last window reaches at most stride - 1
+    // past the padded input (more padding than a size needs is never read).
+    if (in.isDynamicDim(h + i) || out.isDynamicDim(h + i)) {
+      extra[i] = out.isDynamicDim(h + i) && ceilMode ? s[i] - 1 : 0;
+      continue;
+    }
     int64_t need = (out.getDimSize(h + i) - 1) * s[i] + (k[i] - 1) * d[i] + 1;
     int64_t have = in.getDimSize(h + i) + pads[i] + pads[i + 2];
     extra[i] = std::max<int64_t>(0, need - have);
@@ -333,7 +386,27 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
                     d = op.getDilations(), pads = op.getPads();
   bool nhwc = op.isNHWC();
   int64_t h = nhwc ? 1 : 2;
-  SmallVector<int64_t> extra = ceilExtra(in, out, k, s, d, pads, h);
+  bool ceil = op.getCeilMode();
+  SmallVector<int64_t> extra = ceilExtra(in, out, k, s, d, pads, h, ceil);
+  // Symbolic sizes (docs/shapes.md): the output's, in order, from the
+  // input's at run time.
+  SmallVector<Value> dyn;
+  for (int64_t a = 0; a < 4; ++a) {
+    if (!out.isDynamicDim(a))
+      continue;
+    if (a != h && a != h + 1) {
+      dyn.push_back(tensor::DimOp::create(b, loc, op.getInput(), a));
+      continue;
+    }
+    int i = a - h;
+    if (ceil && pads[i + 2] >= (k[i] - 1) * d[i] + 1)
+      return op.emitError()
+             << "ceil_mode with an end pad (" << pads[i + 2]
+             << ") as large as the window does not support symbolic "
+                "dimensions yet; give the symbolic dimensions one size each";
+    dyn.push_back(windowOutputSize(b, loc, op.getInput(), a, k[i], s[i], d[i],
+                                   pads[i], pads[i + 2], ceil));
+  }
   double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
   SmallVector<int64_t> padLo(4, 0), padHi(4, 0);
   padLo[h] = pads[0];
@@ -342,7 +415,7 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
   padHi[h + 1] = pads[3] + extra[1];
   Value x = padded(b, loc, op.getInput(), padLo, padHi, padValue);
   Value window = emptyTensor(b, loc, k, elt);
-  Value acc = filledTensor(b, loc, out.getShape(), elt, padValue);
+  Value acc = filledTensor(b, loc, out.getShape(), elt, padValue, dyn);
   auto pool = [&](auto tag) -> Value {
     using Op = decltype(tag);
     return Op::create(b, loc, TypeRange{acc.getType()}, ValueRange{x, window},
@@ -360,6 +433,61 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
   bool includePad = false;
   if constexpr (std::is_same_v<PoolOp, AvgPool2DOp>)
     includePad = op.getCountIncludePad();
+  AffineMap hw = AffineMap::get(
+      4, 0, {b.getAffineDimExpr(h), b.getAffineDimExpr(h + 1)}, b.getContext());
+  auto divide = [](OpBuilder &nb, Location nl, Value v, Value c) -> Value {
+    if (c.getType() != v.getType())
+      c = arith::TruncFOp::create(nb, nl, v.getType(), c);
+    return arith::DivFOp::create(nb, nl, v, c);
+  };
+  if (!out.hasStaticShape()) {
+    // Counted per output position at run time: for each axis, the window
+    // taps o * s - pad + j * d inside [lo, hi), at least one.
+    SmallVector<Value> sizes;
+    for (int i = 0; i < 2; ++i)
+      sizes.push_back(tensor::DimOp::create(b, loc, op.getInput(), h + i));
+    return mappedGeneric(
+        b, loc, out.getShape(), elt, ValueRange{sum},
+        {b.getMultiDimIdentityMap(4)},
+        [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+          auto cst = [&](int64_t c) {
+            return arith::ConstantIndexOp::create(nb, nl, c).getResult();
+          };
+          Value total = cst(1);
+          for (int i = 0; i < 2; ++i) {
+            Value o = linalg::IndexOp::create(nb, nl, h + i);
+            Value lo = cst(includePad ? -pads[i] : 0);
+            Value hi = includePad
+                           ? arith::AddIOp::create(nb, nl, sizes[i],
+                                                   cst(pads[i + 2]))
+                                 .getResult()
+                           : sizes[i];
+            Value first = arith::SubIOp::create(
+                nb, nl, arith::MulIOp::create(nb, nl, o, cst(s[i])),
+                cst(pads[i]));
+            Value cnt = cst(0);
+            for (int64_t j = 0; j < k[i]; ++j) {
+              Value pos = arith::AddIOp::create(nb, nl, first, cst(j * d[i]));
+              Value in = arith::AndIOp::create(
+                  nb, nl,
+                  arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, pos,
+                                        lo),
+                  arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, pos,
+                                        hi));
+              cnt = arith::AddIOp::create(
+                  nb, nl, cnt,
+                  arith::SelectOp::create(nb, nl, in, cst(1), cst(0)));
+            }
+            cnt = arith::MaxSIOp::create(nb, nl, cnt, cst(1));
+            total = arith::MulIOp::create(nb, nl, total, cnt);
+          }
+          Value i64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(),
+                                                 total);
+          Value f = arith::SIToFPOp::create(nb, nl, nb.getF32Type(), i64);
+          return divide(nb, nl, v[0], f);
+        },
+        dyn);
+  }
   int64_t oh = out.getDimSize(h), ow = out.getDimSize(h + 1);
   SmallVector<float> counts;
   std::array<SmallVector<int64_t>, 2> perAxis;
@@ -382,16 +510,11 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
   auto countType = RankedTensorType::get({oh, ow}, b.getF32Type());
   Value countTensor = arith::ConstantOp::create(
       b, loc, countType, DenseElementsAttr::get(countType, ArrayRef<float>(counts)));
-  AffineMap hw = AffineMap::get(
-      4, 0, {b.getAffineDimExpr(h), b.getAffineDimExpr(h + 1)}, b.getContext());
   return mappedGeneric(
       b, loc, out.getShape(), elt, ValueRange{sum, countTensor},
       {b.getMultiDimIdentityMap(4), hw},
-      [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
-        Value c = v[1];
-        if (c.getType() != v[0].getType())
-          c = arith::TruncFOp::create(nb, nl, v[0].getType(), c);
-        return arith::DivFOp::create(nb, nl, v[0], c);
+      [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+        return divide(nb, nl, v[0], v[1]);
       });
 }
 
@@ -425,7 +548,8 @@ FailureOr<Value> lowerBatchNorm(OpBuilder &b, BatchNormOp op) {
                        [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
                          Value m = arith::MulFOp::create(nb, nl, v[0], v[1]);
                          return arith::AddFOp::create(nb, nl, m, v[2]);
-                       });
+                       },
+                       dynamicDims(b, loc, op.getInput()));
 }
 
 /// Two passes over the normalized block of each leading index: the mean,

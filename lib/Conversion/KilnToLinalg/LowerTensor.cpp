@@ -1,5 +1,6 @@
 //===- LowerTensor.cpp - data movement and reductions to linalg -*- C++ -*-===//
 #include "Lowering.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 
 #include <limits>
 
@@ -24,25 +25,71 @@ Value concatValues(OpBuilder &b, Location loc, ValueRange inputs, int64_t axis,
       SmallVector<int64_t> shape(type.getShape());
       shape[axis] = 0;
       for (Value v : group)
-        shape[axis] += typeOf(v).getDimSize(axis);
+        if (!ShapedType::isDynamic(shape[axis]))
+          shape[axis] = typeOf(v).isDynamicDim(axis)
+                            ? ShapedType::kDynamic
+                            : shape[axis] + typeOf(v).getDimSize(axis);
       groups.push_back(concatValues(
           b, loc, group, axis,
           RankedTensorType::get(shape, type.getElementType())));
     }
     return concatValues(b, loc, groups, axis, type);
   }
-  Value dest = emptyTensor(b, loc, type.getShape(), type.getElementType());
-  int64_t offset = 0;
+  // Symbolic sizes (docs/shapes.md): a dimension beside the axis is any
+  // input's that has it dynamic (they agree), the axis is their sum, and
+  // each part's offset the sum of the sizes before it.
+  auto sizeOf = [&](Value v, int64_t d) -> OpFoldResult {
+    if (!typeOf(v).isDynamicDim(d))
+      return b.getIndexAttr(typeOf(v).getDimSize(d));
+    return tensor::DimOp::create(b, loc, v, d).getResult();
+  };
+  auto add = [&](OpFoldResult x, OpFoldResult y) -> OpFoldResult {
+    std::optional<int64_t> cx = getConstantIntValue(x),
+                           cy = getConstantIntValue(y);
+    if (cx && cy)
+      return b.getIndexAttr(*cx + *cy);
+    if (cx == 0)
+      return y;
+    if (cy == 0)
+      return x;
+    return arith::AddIOp::create(b, loc,
+                                 getValueOrCreateConstantIndexOp(b, loc, x),
+                                 getValueOrCreateConstantIndexOp(b, loc, y))
+        .getResult();
+  };
+  SmallVector<Value> dyn;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d))
+      continue;
+    if (d == axis) {
+      OpFoldResult total = b.getIndexAttr(0);
+      for (Value in : inputs)
+        total = add(total, sizeOf(in, d));
+      dyn.push_back(getValueOrCreateConstantIndexOp(b, loc, total));
+      continue;
+    }
+    Value from = inputs.front();
+    for (Value in : inputs)
+      if (typeOf(in).isDynamicDim(d)) {
+        from = in;
+        break;
+      }
+    dyn.push_back(
+        getValueOrCreateConstantIndexOp(b, loc, sizeOf(from, d)));
+  }
+  Value dest =
+      emptyTensor(b, loc, type.getShape(), type.getElementType(), dyn);
+  OpFoldResult offset = b.getIndexAttr(0);
   for (Value in : inputs) {
     RankedTensorType t = typeOf(in);
     if (t.hasStaticShape() && t.getNumElements() == 0)
       continue; // nothing to copy, and its offset may be the end
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
         sizes, strides(type.getRank(), b.getIndexAttr(1));
-    for (int64_t d : t.getShape())
-      sizes.push_back(b.getIndexAttr(d));
-    offsets[axis] = b.getIndexAttr(offset);
-    offset += t.getDimSize(axis);
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      sizes.push_back(sizeOf(in, d));
+    offsets[axis] = offset;
+    offset = add(offset, sizes[axis]);
     // An explicit copy into the slice: after bufferization it writes straight
     // into the destination, as a loop nest the code generator vectorizes.
     Value slice = tensor::ExtractSliceOp::create(b, loc, t, dest, offsets,

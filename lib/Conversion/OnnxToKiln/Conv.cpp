@@ -19,8 +19,13 @@ FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
                 << spatial << " spatial dimensions";
     return failure();
   }
-  if (failed(node.requireStaticShape(input)))
-    return failure();
+  // Symbolic batch and spatial sizes are sized at run time in the lowering
+  // (docs/shapes.md); the channels size the filter and must be known.
+  if (input.isDynamicDim(1) ||
+      (spatial == 1 && !input.hasStaticShape())) {
+    if (failed(node.requireStaticShape(input)))
+      return failure();
+  }
   auto list = [&](StringRef name,
                   int64_t dflt) -> FailureOr<SmallVector<int64_t>> {
     SmallVector<int64_t> v =

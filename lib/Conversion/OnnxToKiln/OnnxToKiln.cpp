@@ -445,6 +445,24 @@ mlir::kiln::resolvePads2D(OnnxNode &node, ArrayRef<int64_t> inputHW,
   }
   SmallVector<int64_t> pads(4, 0);
   for (int i = 0; i < 2; ++i) {
+    // With a symbolic size, SAME padding is static only at stride 1, where
+    // it pads the (dilated) kernel's extent minus one whatever the size.
+    if (ShapedType::isDynamic(inputHW[i]) && strides[i] != 1) {
+      node.fail() << "auto_pad " << autoPad << " with stride " << strides[i]
+                  << " pads by an amount that depends on the symbolic size "
+                     "of spatial axis "
+                  << i
+                  << "; give that dimension one size, or export the model "
+                     "with explicit pads";
+      return failure();
+    }
+    if (ShapedType::isDynamic(inputHW[i])) {
+      int64_t total = (kernel[i] - 1) * dilations[i];
+      int64_t small = total / 2, large = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : large;
+      pads[i + 2] = autoPad == "SAME_UPPER" ? large : small;
+      continue;
+    }
     int64_t out = (inputHW[i] + strides[i] - 1) / strides[i];
     int64_t total = std::max<int64_t>(
         (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 -

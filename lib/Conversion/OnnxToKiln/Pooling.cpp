@@ -190,6 +190,8 @@ FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool includePad,
   }
   if (typeOf(*x).getRank() == 5)
     return one(pool3D<PoolOp>(node, *x, *kernel, includePad));
+  if (indices && failed(node.requireStaticShape(typeOf(*x))))
+    return failure();
   FailureOr<Window> win = readWindow(node, typeOf(*x), *kernel);
   if (failed(win))
     return failure();

@@ -259,3 +259,30 @@ func.func @bounded_apply(%n: index) {
   linalg.fill ins(%zero : f32) outs(%u : memref<?x32xf32>)
   return
 }
+
+// -----
+
+// A window's output size over a bounded symbol (a stride-2 convolution and a
+// ceil_mode pooling, docs/shapes.md): an affine expression with a negative
+// constant, and an affine.min of two expressions; each counts at the
+// symbol's largest value, 512: (512 - 1) floordiv 2 + 1 = 256 rows of 32
+// floats (32768 bytes), and min((512 - 3) ceildiv 2 + 1, 512 ceildiv 2) =
+// 256 again (the max with 0 keeps the bound; the two do not live at once:
+// one offset).
+// CHECK-LABEL: func.func @window_sizes
+// CHECK-SAME: attributes {kiln.arena_bytes = 32768
+// CHECK: memref.view {{.+}} to memref<?x32xf32>
+// CHECK: memref.view {{.+}} to memref<?x32xf32>
+func.func @window_sizes(%n: index) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %s = affine.min affine_map<()[s0] -> (s0, 512)>()[%n]
+  %conv = affine.apply affine_map<()[s0] -> ((s0 - 1) floordiv 2 + 1)>()[%s]
+  %pool = affine.min affine_map<()[s0] -> ((s0 - 3) ceildiv 2 + 1, s0 ceildiv 2)>()[%s]
+  %pool0 = arith.maxsi %pool, %c0 : index
+  %t = memref.alloc(%conv) : memref<?x32xf32>
+  %u = memref.alloc(%pool0) : memref<?x32xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<?x32xf32>)
+  linalg.fill ins(%zero : f32) outs(%u : memref<?x32xf32>)
+  return
+}

@@ -2,10 +2,19 @@
 
 // An op whose lowering does not size symbolic dimensions yet says how to
 // give them sizes (docs/shapes.md lists the ops that do).
-func.func @dynamic_result(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
-  // expected-error @+1 {{'kiln.concat' does not support symbolic dimensions yet (type 'tensor<?x3xf32>'); give the symbolic dimensions one size each (--dim SYMBOL=N or --input-shape)}}
-  %y = kiln.concat %x {axis = 1 : i64} : (tensor<?x3xf32>) -> tensor<?x3xf32>
-  return %y : tensor<?x3xf32>
+func.func @dynamic_result(%x: tensor<?x3xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'kiln.reduce_prod' does not support symbolic dimensions yet (type 'tensor<?x3xf32>'); give the symbolic dimensions one size each (--dim SYMBOL=N or --input-shape)}}
+  %y = kiln.reduce_prod %x {axes = array<i64: 1>, keepdims = false} : tensor<?x3xf32> -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
+// A grouped convolution (neither plain nor depthwise) with a symbolic size.
+func.func @grouped_conv(%x: tensor<1x4x?x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x?x8xf32> {
+  // expected-error @+1 {{a grouped convolution (group 2) does not support symbolic dimensions yet (type 'tensor<1x4x?x8xf32>'); give the symbolic dimensions one size each}}
+  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64} : (tensor<1x4x?x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x?x8xf32>
+  return %y : tensor<1x4x?x8xf32>
 }
 
 // -----

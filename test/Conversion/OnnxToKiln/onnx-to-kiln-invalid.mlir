@@ -162,11 +162,23 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
+// SAME padding of a symbolic size is static only at stride 1.
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
-  func.func @inputs(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %u: tensor<*xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+  func.func @same_symbolic(%x: tensor<1x3x?x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 's2' (Conv, opset 13): auto_pad SAME_UPPER with stride 2 pads by an amount that depends on the symbolic size of spatial axis 0; give that dimension one size, or export the model with explicit pads}}
+    %a = "onnx.Conv"(%x, %w) {auto_pad = "SAME_UPPER", strides = [2, 2]} : (tensor<1x3x?x8xf32>, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("s2")
+    return %a : tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @inputs(%x: tensor<1x?x8x8xf32>, %w: tensor<4x3x3x3xf32>, %u: tensor<*xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
     %none = onnx.NoValue loc("c2")
-    // expected-error@unknown {{node 'c1' (Conv, opset 13): input shape 'tensor<?x3x8x8xf32>' is not static}}
-    %a = "onnx.Conv"(%x, %w) : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c1")
+    // Symbolic batch and spatial sizes convert; symbolic channels do not.
+    // expected-error@unknown {{node 'c1' (Conv, opset 13): input shape 'tensor<1x?x8x8xf32>' is not static}}
+    %a = "onnx.Conv"(%x, %w) : (tensor<1x?x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c1")
     // expected-error@unknown {{node 'c2' (Conv, opset 13): input 0 is required}}
     %b = "onnx.Conv"(%none, %w) : (none, tensor<4x3x3x3xf32>) -> tensor<*xf32> loc("c2")
     // expected-error@unknown {{node 'relu' (Relu, opset 13): input 0 has unknown rank ('tensor<*xf32>')}}

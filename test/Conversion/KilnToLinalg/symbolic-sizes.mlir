@@ -1,0 +1,101 @@
+// RUN: kiln-opt %s --kiln-convert-kiln-to-linalg | FileCheck %s
+
+// Symbolic (dynamic) sizes of convolutions, pooling and concatenations
+// (docs/shapes.md): each result size is computed from the input's at run
+// time, as an affine function of it (so that the arena can bound it).
+
+// A stride-2 convolution: the output rows and columns are
+// (n + 2 - 3) floordiv 2 + 1, never below 0; the padded input is the
+// input's size plus the pads.
+// CHECK-DAG: #[[OUT:.+]] = affine_map<()[s0] -> ((s0 - 1) floordiv 2 + 1)>
+// CHECK-DAG: #[[CEIL:.+]] = affine_map<()[s0] -> ((s0 - 3) ceildiv 2 + 1, s0 ceildiv 2)>
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[H:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[OH:.+]] = affine.min #[[OUT]]()[%[[H]]]
+// CHECK: %[[OH0:.+]] = arith.maxsi %[[OH]], %{{.+}} : index
+// CHECK: %[[W:.+]] = tensor.dim %arg0, %c3
+// CHECK: %[[OW:.+]] = affine.min #[[OUT]]()[%[[W]]]
+// CHECK: %[[OW0:.+]] = arith.maxsi %[[OW]], %{{.+}} : index
+// CHECK: %[[PH:.+]] = arith.addi %{{.+}}, %c2{{.*}} : index
+// CHECK: %[[PW:.+]] = arith.addi %{{.+}}, %c2{{.*}} : index
+// CHECK: tensor.empty(%{{.+}}, %[[PH]], %[[PW]]) : tensor<?x?x?x3xf32>
+// CHECK: tensor.empty(%[[N]], %[[OH0]], %[[OW0]]) : tensor<?x?x?x8xf32>
+// CHECK: linalg.conv_2d_nhwc_hwcf
+// CHECK-SAME: outs(%{{.+}} : tensor<?x?x?x8xf32>)
+// CHECK: tensor.empty(%[[N]], %[[OH0]], %[[OW0]]) : tensor<?x8x?x?xf32>
+func.func @conv(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<?x8x?x?xf32> {
+  %y = kiln.conv2d %x, %w, %b {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<?x8x?x?xf32>
+  return %y : tensor<?x8x?x?xf32>
+}
+
+// ceil_mode: the rounded-up count, but no window starting past the input;
+// the input is padded by stride - 1 rows more than it needs at most.
+// CHECK-LABEL: func.func @max_pool_ceil
+// CHECK: %[[H:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[OH:.+]] = affine.min #[[CEIL]]()[%[[H]]]
+// CHECK: %[[OH0:.+]] = arith.maxsi %[[OH]]
+// CHECK: %[[PH:.+]] = arith.addi %{{.+}}, %c1 : index
+// CHECK: tensor.empty(%[[PH]]) : tensor<1x4x?x9xf32>
+// CHECK: tensor.empty(%[[OH0]]) : tensor<1x4x?x4xf32>
+// CHECK: linalg.pooling_nchw_max
+func.func @max_pool_ceil(%x: tensor<1x4x?x8xf32>) -> tensor<1x4x?x4xf32> {
+  %y = kiln.max_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = true} : tensor<1x4x?x8xf32> -> tensor<1x4x?x4xf32>
+  return %y : tensor<1x4x?x4xf32>
+}
+
+// An average that does not count the padding divides each window's sum by
+// the taps inside the input, counted per output position from its index.
+// CHECK-LABEL: func.func @avg_pool
+// CHECK: linalg.pooling_nchw_sum
+// CHECK: linalg.generic
+// CHECK: linalg.index 2
+// CHECK: arith.cmpi slt
+// CHECK: arith.maxsi
+// CHECK: linalg.index 3
+// CHECK: arith.sitofp
+// CHECK: arith.divf
+func.func @avg_pool(%x: tensor<1x4x?x8xf32>) -> tensor<1x4x?x4xf32> {
+  %y = kiln.avg_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x4x?x8xf32> -> tensor<1x4x?x4xf32>
+  return %y : tensor<1x4x?x4xf32>
+}
+
+// A concatenation beside a symbolic dimension: each part's rows are its own.
+// CHECK-LABEL: func.func @concat
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[DEST:.+]] = tensor.empty(%[[N]]) : tensor<?x5xf32>
+// CHECK: %[[A:.+]] = tensor.dim %arg0
+// CHECK: tensor.insert_slice %{{.+}} into %[[DEST]][0, 0] [%[[A]], 2]
+// CHECK: %[[B:.+]] = tensor.dim %arg1
+// CHECK: tensor.insert_slice %{{.+}}[0, 2] [%[[B]], 3]
+func.func @concat(%a: tensor<?x2xf32>, %b: tensor<?x3xf32>) -> tensor<?x5xf32> {
+  %y = kiln.concat %a, %b {axis = 1 : i64} : (tensor<?x2xf32>, tensor<?x3xf32>) -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+
+// Along a symbolic axis: the size is the sum of the parts', and each part
+// starts where the one before ends.
+// CHECK-LABEL: func.func @concat_symbolic_axis
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[TOTAL:.+]] = arith.addi %[[N]], %c3
+// CHECK: %[[DEST:.+]] = tensor.empty(%[[TOTAL]]) : tensor<?x2xf32>
+// CHECK: %[[A:.+]] = tensor.dim %arg0
+// CHECK: %[[FIRST:.+]] = tensor.insert_slice %{{.+}} into %[[DEST]][0, 0] [%[[A]], 2]
+// CHECK: tensor.insert_slice %{{.+}} into %[[FIRST]][%[[A]], 0] [3, 2]
+func.func @concat_symbolic_axis(%a: tensor<?x2xf32>, %b: tensor<3x2xf32>) -> tensor<?x2xf32> {
+  %y = kiln.concat %a, %b {axis = 0 : i64} : (tensor<?x2xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}
+
+// A constant pad of a symbolic size: the padded size is the size plus the
+// pads, the input copied into the interior.
+// CHECK-LABEL: func.func @pad
+// CHECK: %[[H:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[PH:.+]] = arith.addi %[[H]], %c3
+// CHECK: %[[E:.+]] = tensor.empty(%[[PH]]) : tensor<?x5xf32>
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[E]]
+// CHECK: tensor.insert_slice %{{.+}}[1, 1] [%[[H]], 3] [1, 1]
+func.func @pad(%x: tensor<?x3xf32>) -> tensor<?x5xf32> {
+  %y = kiln.pad %x {pads = array<i64: 1, 1, 2, 1>, value = 1.5 : f32} : tensor<?x3xf32> -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
