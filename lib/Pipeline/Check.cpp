@@ -1,6 +1,8 @@
 //===- Check.cpp - what the compile would say about each node -----*- C++ -*-===//
 #include "kiln/Pipeline/Pipeline.h"
 
+#include "Compilation.h"
+
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 #include "kiln/Import/Onnx/OnnxImporter.h"
@@ -9,6 +11,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/StringSet.h"
 
 #include <regex>
 
@@ -59,11 +63,28 @@ Expected<CheckResult> kiln::check(const CompileOptions &o) {
         !isa<mlir::kiln::onnx::InitializerOp, mlir::kiln::onnx::NoValueOp>(op))
       ++result.numNodes;
   });
+  llvm::StringMap<NodeKind> kinds = onnxNodeKinds(*module);
   PassManager pm(&ctx, ModuleOp::getOperationName());
   ConvertOnnxToKilnPassOptions convert;
   convert.maxTensorBytes = o.maxTensorBytes;
   pm.addPass(createConvertOnnxToKilnPass(convert));
   (void)pm.run(*module);
+  // A node that converted, but to an op whose lowering cannot size a
+  // symbolic dimension yet: the compile would stop there, so it is a
+  // finding too (once per node).
+  std::vector<NodeIssue> lowering;
+  llvm::StringSet<> seen;
+  module->walk([&](Operation *op) {
+    if (!isa<KilnDialect>(op->getDialect()))
+      return;
+    std::optional<std::string> why = symbolicSizesUnsupported(op);
+    std::string node = nodeNameIn(op->getLoc());
+    auto kind = kinds.find(node);
+    if (!why || kind == kinds.end() || !seen.insert(node).second)
+      return;
+    lowering.push_back(
+        {node, kind->getValue().opType, kind->getValue().opset, *why});
+  });
   static const std::regex nodeMessage(
       R"(^node '(.*)' \((.*), opset (-?[0-9]+)\): ([\s\S]*)$)");
   for (const std::string &m : messages) {
@@ -74,6 +95,11 @@ Expected<CheckResult> kiln::check(const CompileOptions &o) {
     else
       result.otherErrors.push_back(m);
   }
+  for (NodeIssue &issue : lowering)
+    if (llvm::none_of(result.issues, [&](const NodeIssue &i) {
+          return i.node == issue.node;
+        }))
+      result.issues.push_back(std::move(issue));
   result.repairs = repairs;
   return result;
 }

@@ -213,9 +213,33 @@ std::unique_ptr<Pass> createTestFaultPass(std::string kind) {
   return std::make_unique<TestFaultPass>(std::move(kind));
 }
 
+} // namespace
+
+llvm::StringMap<NodeKind> kiln::onnxNodeKinds(ModuleOp module) {
+  llvm::StringMap<int64_t> opsets;
+  if (auto dict = module->getAttrOfType<DictionaryAttr>(
+          onnx::OnnxDialect::kOpsetImportAttr))
+    for (NamedAttribute entry : dict)
+      opsets[entry.getName() == "ai.onnx" ? "" : entry.getName().str()] =
+          cast<IntegerAttr>(entry.getValue()).getInt();
+  llvm::StringMap<NodeKind> kinds;
+  module->walk([&](Operation *op) {
+    StringRef full = op->getName().getStringRef();
+    auto name = dyn_cast<NameLoc>(op->getLoc());
+    if (!name || !full.consume_front("onnx.") ||
+        isa<onnx::InitializerOp, onnx::NoValueOp>(op))
+      return;
+    size_t dot = full.rfind('.');
+    StringRef domain = dot == StringRef::npos ? "" : full.take_front(dot);
+    StringRef type = dot == StringRef::npos ? full : full.drop_front(dot + 1);
+    kinds[name.getName().getValue()] = {type.str(), opsets.lookup(domain)};
+  });
+  return kinds;
+}
+
 /// The first node name in `loc` (a NameLoc, possibly inside fused or
 /// call-site locations).
-std::string nodeNameIn(Location loc) {
+std::string kiln::nodeNameIn(Location loc) {
   std::string found;
   loc->walk([&](Location l) {
     if (auto name = dyn_cast<NameLoc>(l)) {
@@ -226,43 +250,40 @@ std::string nodeNameIn(Location loc) {
   });
   return found;
 }
-} // namespace
 
 void Compilation::recordNodeKinds() {
-  llvm::StringMap<int64_t> opsets;
-  if (auto dict = (*module)->getAttrOfType<DictionaryAttr>(
-          onnx::OnnxDialect::kOpsetImportAttr))
-    for (NamedAttribute entry : dict)
-      opsets[entry.getName() == "ai.onnx" ? "" : entry.getName().str()] =
-          cast<IntegerAttr>(entry.getValue()).getInt();
-  module->walk([&](Operation *op) {
-    StringRef full = op->getName().getStringRef();
-    auto name = dyn_cast<NameLoc>(op->getLoc());
-    if (!name || !full.consume_front("onnx.") ||
-        isa<onnx::InitializerOp, onnx::NoValueOp>(op))
-      return;
-    size_t dot = full.rfind('.');
-    StringRef domain = dot == StringRef::npos ? "" : full.take_front(dot);
-    StringRef type = dot == StringRef::npos ? full : full.drop_front(dot + 1);
-    nodeKinds[name.getName().getValue()] =
-        "(" + type.str() + ", opset " +
-        std::to_string(opsets.lookup(domain)) + ")";
-  });
+  for (auto &entry : onnxNodeKinds(*module))
+    nodeKinds[entry.getKey()] = "(" + entry.getValue().opType + ", opset " +
+                                std::to_string(entry.getValue().opset) + ")";
 }
 
 std::string Compilation::describeError(Diagnostic &diag) {
   // Kiln's own diagnostics name their node and say what to do; those of
   // the ONNX conversion (and the batch proof) are about the model.
   static const std::regex kilnStyle(R"(^node '.*' \(.*, opset -?[0-9]+\): )");
+  // A lowering that meets a symbolic dimension it cannot size yet says so
+  // and tells the user to give the dimensions sizes: a known limit of Kiln,
+  // reported against the model's node, not a crash.
+  static const std::regex symbolicLimit(
+      R"(give the symbolic dimensions (one size|sizes))");
   std::string msg = diag.str();
   int earlier = phaseErrors++;
+  std::string node = nodeNameIn(diag.getLocation());
+  if (!currentPass.empty() && !node.empty() &&
+      std::regex_search(msg, symbolicLimit) &&
+      !std::regex_search(msg, kilnStyle)) {
+    std::string text = "error: node '" + node + "'";
+    auto kind = nodeKinds.find(node);
+    if (kind != nodeKinds.end())
+      text += " " + kind->second;
+    return text + ": " + msg;
+  }
   bool internal = !currentPass.empty() &&
                   currentPass != "kiln-convert-onnx-to-kiln" &&
                   currentPass != "kiln-verify-batch-independence" &&
                   !std::regex_search(msg, kilnStyle);
   if (!internal)
     return formatError(diag);
-  std::string node = nodeNameIn(diag.getLocation());
   std::string text = "error: internal error in pass '" + currentPass + "'";
   if (!node.empty()) {
     text += " while compiling node '" + node + "'";

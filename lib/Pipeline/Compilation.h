@@ -30,6 +30,16 @@
 
 namespace mlir::kiln {
 
+/// An imported ONNX node's op type and the opset of its domain.
+struct NodeKind {
+  std::string opType;
+  int64_t opset = 0;
+};
+/// Every imported node of `module` (ONNX import dialect) by node name.
+llvm::StringMap<NodeKind> onnxNodeKinds(ModuleOp module);
+/// The first node name (NameLoc) in `loc`, or "".
+std::string nodeNameIn(Location loc);
+
 struct Calibration;
 
 /// Which kernels the model gets, decided from the options and the target

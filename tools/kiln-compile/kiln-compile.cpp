@@ -320,9 +320,16 @@ int main(int argc, char **argv) {
       errs() << toString(r.takeError()) << "\n";
       return fail("cannot check '" + inputPath + "'");
     }
-    bool clean = r->issues.empty() && r->otherErrors.empty() &&
-                 r->symbolicDims.empty();
-    std::string flags = suggestFlags(r->symbolicDims);
+    // A symbolic dimension given a range compiles as it is (docs/shapes.md);
+    // one given no size needs a size or a range, and every one needs a
+    // single size where a node cannot run at run-time sizes.
+    std::vector<mlir::kiln::SymbolicDim> open;
+    for (const auto &d : r->symbolicDims)
+      if (!d.bound)
+        open.push_back(d);
+    bool clean = r->issues.empty() && r->otherErrors.empty() && open.empty();
+    std::string flags = suggestFlags(
+        open.empty() && !r->issues.empty() ? r->symbolicDims : open);
     if (checkFormat == "json") {
       json::Array issues, others;
       for (const auto &i : r->issues)
@@ -367,10 +374,18 @@ int main(int argc, char **argv) {
                << (d.bound ? ", given the range " + mlir::kiln::toString(*d.bound)
                            : ", given no size")
                << "\n";
-      if (!r->symbolicDims.empty())
+      if (!open.empty())
         outs() << "the nodes were checked with these dimensions symbolic; "
-                  "code generation needs one size for each: "
+                  "give each one a size N or a range MIN..MAX: "
                << flags << "\n";
+      else if (!r->symbolicDims.empty() && !r->issues.empty())
+        outs() << "the nodes were checked with these dimensions symbolic; "
+                  "the nodes above need one size for each: "
+               << flags << "\n";
+      else if (!r->symbolicDims.empty())
+        outs() << "the nodes were checked with these dimensions symbolic; "
+                  "with their ranges the model compiles as one graph that "
+                  "runs at the sizes given at run time\n";
       outs() << inputPath << ": " << r->numNodes << " nodes, "
              << r->issues.size() << " cannot be compiled"
              << (r->otherErrors.empty()
