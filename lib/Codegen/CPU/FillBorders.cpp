@@ -15,7 +15,9 @@
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace mlir::kiln {
@@ -38,8 +40,13 @@ struct FillBordersPass
       auto box = fill->getAttrOfType<DenseI64ArrayAttr>(kiln::kFillBorderAttr);
       Value buffer = fill.getOutputs()[0];
       auto type = dyn_cast<MemRefType>(buffer.getType());
-      if (!type || !type.hasStaticShape() ||
-          box.size() != 2 * type.getRank()) {
+      // `offsets..., sizes...`, and `trailing...` where a size is a run-time
+      // one (a symbolic dimension: the box's size is the buffer's minus
+      // its offset and the trailing border).
+      int64_t rank = type ? type.getRank() : 0;
+      bool dynamic = type && (int64_t)box.size() == 3 * rank;
+      if (!type || (!dynamic && !type.hasStaticShape()) ||
+          (!dynamic && (int64_t)box.size() != 2 * rank)) {
         fill->removeAttr(kiln::kFillBorderAttr);
         continue; // still a tensor, or malformed: fill it all
       }
@@ -49,26 +56,55 @@ struct FillBordersPass
         fill.erase();
         continue;
       }
-      int64_t rank = type.getRank();
-      ArrayRef<int64_t> shape = type.getShape();
       ArrayRef<int64_t> offsets = box.asArrayRef().take_front(rank);
-      ArrayRef<int64_t> sizes = box.asArrayRef().drop_front(rank);
+      ArrayRef<int64_t> boxSizes = box.asArrayRef().slice(rank, rank);
       OpBuilder b(fill);
       Location loc = fill.getLoc();
+      // Sizes as OpFoldResults: constants where known, else computed from
+      // the buffer's run-time size.
+      auto sub = [&](OpFoldResult x, int64_t c) -> OpFoldResult {
+        if (std::optional<int64_t> k = getConstantIntValue(x))
+          return b.getIndexAttr(*k - c);
+        return arith::SubIOp::create(b, loc, cast<Value>(x),
+                                     arith::ConstantIndexOp::create(b, loc, c))
+            .getResult();
+      };
+      SmallVector<OpFoldResult> shape, sizes;
       for (int64_t d = 0; d < rank; ++d) {
-        std::pair<int64_t, int64_t> slabs[2] = {
-            {0, offsets[d]}, {offsets[d] + sizes[d], shape[d]}};
-        for (auto [lo, hi] : slabs) {
-          if (hi <= lo)
+        shape.push_back(type.isDynamicDim(d)
+                            ? OpFoldResult(
+                                  memref::DimOp::create(b, loc, buffer, d)
+                                      .getResult())
+                            : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+        sizes.push_back(
+            ShapedType::isDynamic(boxSizes[d])
+                ? sub(shape[d], offsets[d] + box.asArrayRef()[2 * rank + d])
+                : OpFoldResult(b.getIndexAttr(boxSizes[d])));
+      }
+      for (int64_t d = 0; d < rank; ++d) {
+        // The slabs before and after the box along d, within the box along
+        // the dimensions before d.
+        OpFoldResult end = ShapedType::isDynamic(boxSizes[d])
+                               ? sub(shape[d], box.asArrayRef()[2 * rank + d])
+                               : b.getIndexAttr(offsets[d] + boxSizes[d]);
+        std::pair<OpFoldResult, OpFoldResult> slabs[2] = {
+            {b.getIndexAttr(0), b.getIndexAttr(offsets[d])},
+            {end, ShapedType::isDynamic(boxSizes[d])
+                      ? OpFoldResult(b.getIndexAttr(
+                            box.asArrayRef()[2 * rank + d]))
+                      : sub(shape[d], offsets[d] + boxSizes[d])}};
+        for (auto [lo, len] : slabs) {
+          std::optional<int64_t> n = getConstantIntValue(len);
+          if (n && *n <= 0)
             continue;
-          SmallVector<int64_t> slabOffsets(rank, 0), slabSizes(shape);
+          SmallVector<OpFoldResult> slabOffsets(rank, b.getIndexAttr(0)),
+              slabSizes(shape), strides(rank, b.getIndexAttr(1));
           for (int64_t e = 0; e < d; ++e) {
-            slabOffsets[e] = offsets[e];
+            slabOffsets[e] = b.getIndexAttr(offsets[e]);
             slabSizes[e] = sizes[e];
           }
           slabOffsets[d] = lo;
-          slabSizes[d] = hi - lo;
-          SmallVector<int64_t> strides(rank, 1);
+          slabSizes[d] = len;
           Value slab = memref::SubViewOp::create(b, loc, buffer, slabOffsets,
                                                  slabSizes, strides);
           linalg::FillOp::create(b, loc, fill.getInputs()[0], slab);

@@ -22,15 +22,31 @@ struct SplitEmptyTensorsPass
       // after the split below gave the insert an empty of its own) is
       // then found by eliminate-empty-tensors and written in place; a slice
       // hides it, and bufferization copied the result (a quarter of every
-      // SqueezeNet concatenation).
+      // SqueezeNet concatenation). A slice of run-time size (a symbolic
+      // dimension, docs/shapes.md) gives the empty tensor its sizes.
       for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
         auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
-        if (!slice || !slice.getType().hasStaticShape())
+        if (!slice)
           continue;
+        RankedTensorType type = slice.getType();
+        SmallVector<Value> dynamicSizes;
+        if (!type.hasStaticShape()) {
+          // The slice's dynamic sizes, in order, for the dimensions it
+          // keeps (a rank-reducing slice drops unit ones).
+          llvm::SmallBitVector dropped = slice.getDroppedDims();
+          SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+          for (auto [i, size] : llvm::enumerate(sizes))
+            if (!dropped.test(i))
+              if (auto v = dyn_cast<Value>(size))
+                dynamicSizes.push_back(v);
+          if ((int64_t)dynamicSizes.size() != type.getNumDynamicDims())
+            continue;
+        }
         b.setInsertionPoint(slice);
         Value fresh = tensor::EmptyOp::create(b, slice.getLoc(),
-                                              slice.getType().getShape(),
-                                              slice.getType().getElementType());
+                                              type.getShape(),
+                                              type.getElementType(),
+                                              dynamicSizes);
         slice.getResult().replaceAllUsesWith(fresh);
         slice.erase();
       }

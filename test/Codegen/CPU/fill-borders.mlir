@@ -51,3 +51,27 @@ func.func @unread_unboxed(%b: memref<16x64xi8>) {
   linalg.fill {kiln.unread_padding} ins(%zero : i8) outs(%b : memref<16x64xi8>)
   return
 }
+
+// A run-time height (docs/shapes.md): the box's height is the buffer's minus
+// its offset 1 and the trailing border 1; the bottom slab starts at the
+// height minus 1.
+// CHECK-LABEL: func.func @dynamic_height
+// CHECK-SAME: (%[[B:.+]]: memref<1x?x6x16xf32>)
+// CHECK: %[[H:.+]] = memref.dim %[[B]], %c1
+// CHECK: %[[INNER:.+]] = arith.subi %[[H]], %c2
+// CHECK: %[[END:.+]] = arith.subi %[[H]], %c1
+// CHECK: %[[TOP:.+]] = memref.subview %[[B]][0, 0, 0, 0] [1, 1, 6, 16] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[TOP]] :
+// CHECK: %[[BOTTOM:.+]] = memref.subview %[[B]][0, %[[END]], 0, 0] [1, 1, 6, 16] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[BOTTOM]] :
+// CHECK: %[[LEFT:.+]] = memref.subview %[[B]][0, 1, 0, 0] [1, %[[INNER]], 1, 16] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[LEFT]] :
+// CHECK: %[[RIGHT:.+]] = memref.subview %[[B]][0, 1, 5, 0] [1, %[[INNER]], 1, 16] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[RIGHT]] :
+// CHECK-NOT: linalg.fill
+// CHECK: return
+func.func @dynamic_height(%b: memref<1x?x6x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {kiln.fill_border = array<i64: 0, 1, 1, 0, 1, -9223372036854775808, 4, 16, 0, 1, 1, 0>} ins(%zero : f32) outs(%b : memref<1x?x6x16xf32>)
+  return
+}

@@ -41,3 +41,37 @@ func.func @read_interior(%x: tensor<1x4x4x16xf32>) -> tensor<1x6x6x16xf32> {
   %p = tensor.insert_slice %r into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> into tensor<1x6x6x16xf32>
   return %p : tensor<1x6x6x16xf32>
 }
+
+// -----
+
+// A symbolic height (docs/shapes.md): the padded height is the input's plus
+// 2, so the box has a run-time height (ShapedType::kDynamic) and the mark
+// carries the border after it too (offsets, sizes, trailing).
+// CHECK-LABEL: func.func @dynamic_interior
+// CHECK: linalg.fill {kiln.fill_border = array<i64: 0, 1, 1, 0, 1, -9223372036854775808, 4, 16, 0, 1, 1, 0>}
+func.func @dynamic_interior(%x: tensor<1x?x4x16xf32>) -> tensor<1x?x6x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %h = tensor.dim %x, %c1 : tensor<1x?x4x16xf32>
+  %ph = arith.addi %h, %c2 : index
+  %pe = tensor.empty(%ph) : tensor<1x?x6x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x?x6x16xf32>) -> tensor<1x?x6x16xf32>
+  %r = tensor.insert_slice %x into %f[0, 1, 1, 0] [1, %h, 4, 16] [1, 1, 1, 1] : tensor<1x?x4x16xf32> into tensor<1x?x6x16xf32>
+  return %r : tensor<1x?x6x16xf32>
+}
+
+// -----
+
+// A padded size that is not the box's plus a constant: filled whole.
+// CHECK-LABEL: func.func @unrelated_size
+// CHECK-NOT: kiln.fill_border
+func.func @unrelated_size(%x: tensor<1x?x4x16xf32>, %ph: index) -> tensor<1x?x6x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c1 = arith.constant 1 : index
+  %h = tensor.dim %x, %c1 : tensor<1x?x4x16xf32>
+  %pe = tensor.empty(%ph) : tensor<1x?x6x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x?x6x16xf32>) -> tensor<1x?x6x16xf32>
+  %r = tensor.insert_slice %x into %f[0, 1, 1, 0] [1, %h, 4, 16] [1, 1, 1, 1] : tensor<1x?x4x16xf32> into tensor<1x?x6x16xf32>
+  return %r : tensor<1x?x6x16xf32>
+}

@@ -32,3 +32,20 @@ func.func @concat_slice(%a: f32) -> tensor<4x16xf32> {
   %r = tensor.insert_slice %x into %e[0, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<4x16xf32>
   return %r : tensor<4x16xf32>
 }
+
+// The same with a symbolic row count (docs/shapes.md): the slice's run-time
+// size sizes the new empty tensor.
+// CHECK-LABEL: func.func @concat_slice_dynamic
+// CHECK-SAME: (%{{.+}}: f32, %[[N:.+]]: index)
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[PART:.+]] = tensor.empty(%[[N]]) : tensor<?x8xf32>
+// CHECK-NEXT: %[[X:.+]] = linalg.fill {{.+}} outs(%[[PART]]
+// CHECK: %[[WHOLE:.+]] = tensor.empty(%[[N]]) : tensor<?x16xf32>
+// CHECK-NEXT: tensor.insert_slice %[[X]] into %[[WHOLE]][0, 0] [%[[N]], 8] [1, 1]
+func.func @concat_slice_dynamic(%a: f32, %n: index) -> tensor<?x16xf32> {
+  %e = tensor.empty(%n) : tensor<?x16xf32>
+  %s = tensor.extract_slice %e[0, 0] [%n, 8] [1, 1] : tensor<?x16xf32> to tensor<?x8xf32>
+  %x = linalg.fill ins(%a : f32) outs(%s : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %r = tensor.insert_slice %x into %e[0, 0] [%n, 8] [1, 1] : tensor<?x8xf32> into tensor<?x16xf32>
+  return %r : tensor<?x16xf32>
+}
