@@ -1,6 +1,7 @@
 //===- TileStrategy.cpp - how each op is tiled ------------------*- C++ -*-===//
 #include "TileStrategy.h"
 #include "VnniDepthwise.h"
+#include "kiln/Codegen/Common/SymbolicBounds.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -470,17 +471,52 @@ int64_t tileVolume(linalg::LinalgOp op) {
 /// loop nest) or has no such loop.
 int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
                      int64_t minWork) {
-  if (minWork <= 0 || tileVolume(op) < minWork)
+  if (minWork <= 0)
+    return -1;
+  SmallVector<int64_t> r = op.getStaticLoopRanges();
+  // A loop of run-time extent (a symbolic dimension, docs/shapes.md)
+  // counts at its largest: an op too small at the symbols' maxima never
+  // pays for a fork.
+  SmallVector<std::optional<int64_t>> largest(r.size());
+  int64_t volume = 1;
+  for (auto [i, n] : llvm::enumerate(r)) {
+    largest[i] = ShapedType::isDynamic(n) ? largestLoopExtent(op, i)
+                                          : std::optional<int64_t>(n);
+    int64_t e = largest[i].value_or(INT64_MAX);
+    if (__builtin_mul_overflow(volume, e, &volume))
+      volume = INT64_MAX;
+  }
+  if (volume < minWork)
     return -1;
   if (int64_t channels = channelsOutermost(op, tiles); channels >= 0)
     return channels;
-  SmallVector<int64_t> r = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   for (auto [i, t] : llvm::enumerate(tiles))
     if (iters[i] == utils::IteratorType::parallel && t != 0 &&
-        r[i] / t >= 2)
+        !ShapedType::isDynamic(r[i]) && r[i] / t >= 2)
       return i;
-  return -1;
+  // No static loop to share: a loop of run-time extent tiled one index at a
+  // time (an image's rows), so that no task has a partial tile; the one
+  // that can be the longest, the batch of one image losing to its rows.
+  int64_t best = -1, longest = 1;
+  for (auto [i, t] : llvm::enumerate(tiles))
+    if (iters[i] == utils::IteratorType::parallel && t == 1 &&
+        ShapedType::isDynamic(r[i]) && largest[i] && *largest[i] > longest) {
+      best = i;
+      longest = *largest[i];
+    }
+  return best;
+}
+
+std::optional<int64_t> largestLoopExtent(linalg::LinalgOp op, int64_t loop) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [k, e] : llvm::enumerate(map.getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == loop)
+        if (std::optional<int64_t> n = largestDim(operand.get(), k))
+          return n;
+  }
+  return std::nullopt;
 }
 
 } // namespace mlir::kiln

@@ -59,11 +59,16 @@ SmallVector<int64_t> tileInterchange(linalg::LinalgOp op,
                                      ArrayRef<int64_t> tiles);
 
 /// The loop of `op` to split across threads: the outermost parallel loop
-/// that its tiles cut into at least two pieces, or -1 when the op is too
-/// small to be worth a fork and join (fewer than `minWork` iterations of its
-/// loop nest) or has no such loop.
+/// that its tiles cut into at least two pieces, else the loop of run-time
+/// extent tiled by 1 with the largest bound; -1 when the op is too small to
+/// be worth a fork and join (fewer than `minWork` iterations of its loop
+/// nest, a run-time extent counted at its largest) or has no such loop.
 int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
                      int64_t minWork);
+
+/// The largest extent loop `loop` of `op` can have at run time (a symbolic
+/// dimension's maximum, docs/shapes.md), from the operands it indexes.
+std::optional<int64_t> largestLoopExtent(linalg::LinalgOp op, int64_t loop);
 
 /// Elements of `op`'s iteration space (its tile, once tiled); INT64_MAX
 /// when it is not static.

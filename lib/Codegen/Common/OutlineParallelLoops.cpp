@@ -92,16 +92,17 @@ SmallVector<memref::AllocaOp> iterationScratch(scf::ForallOp loop) {
   return allocas;
 }
 
-/// Static (lb, ub, step) of a one-dimensional forall, or failure.
-FailureOr<std::array<int64_t, 3>> staticBounds(scf::ForallOp loop) {
+/// The constant lower bound and step of a one-dimensional forall, or
+/// failure; its upper bound may be a run-time size (a symbolic dimension,
+/// docs/shapes.md).
+FailureOr<std::array<int64_t, 2>> constantStart(scf::ForallOp loop) {
   if (loop.getRank() != 1)
     return failure();
   std::optional<int64_t> lb = getConstantIntValue(loop.getMixedLowerBound()[0]);
-  std::optional<int64_t> ub = getConstantIntValue(loop.getMixedUpperBound()[0]);
   std::optional<int64_t> st = getConstantIntValue(loop.getMixedStep()[0]);
-  if (!lb || !ub || !st || *st <= 0)
+  if (!lb || !st || *st <= 0)
     return failure();
-  return std::array<int64_t, 3>{*lb, *ub, *st};
+  return std::array<int64_t, 2>{*lb, *st};
 }
 
 struct OutlineParallelLoopsPass
@@ -147,11 +148,11 @@ struct OutlineParallelLoopsPass
     if ((!fibers && loop->getParentOp() != func.getOperation()) ||
         loop.getNumResults() || loop.getMapping())
       return failure();
-    FailureOr<std::array<int64_t, 3>> bounds = staticBounds(loop);
-    if (failed(bounds))
+    FailureOr<std::array<int64_t, 2>> start = constantStart(loop);
+    if (failed(start))
       return failure();
-    auto [lb, ub, step] = *bounds;
-    int64_t count = ub > lb ? (ub - lb + step - 1) / step : 0;
+    auto [lb, step] = *start;
+    OpFoldResult ub = loop.getMixedUpperBound()[0];
 
     SetVector<Value> used;
     getUsedValuesDefinedAbove(loop.getRegion(), used);
@@ -221,7 +222,22 @@ struct OutlineParallelLoopsPass
     (void)module;
 
     b.setInsertionPoint(loop);
-    SmallVector<Value> operands = {arith::ConstantIndexOp::create(b, loc, count)};
+    // The trip count: a constant, or max(ub - lb, 0) ceildiv step at run
+    // time.
+    Value count;
+    if (std::optional<int64_t> n = getConstantIntValue(ub)) {
+      count = arith::ConstantIndexOp::create(
+          b, loc, *n > lb ? (*n - lb + step - 1) / step : 0);
+    } else {
+      count = arith::SubIOp::create(b, loc, cast<Value>(ub),
+                                    arith::ConstantIndexOp::create(b, loc, lb));
+      count = arith::MaxSIOp::create(b, loc, count,
+                                     arith::ConstantIndexOp::create(b, loc, 0));
+      if (step != 1)
+        count = arith::CeilDivSIOp::create(
+            b, loc, count, arith::ConstantIndexOp::create(b, loc, step));
+    }
+    SmallVector<Value> operands = {count};
     operands.append(args.begin(), args.end());
     func::CallOp::create(b, loc, launch, operands);
     loop.erase();

@@ -90,3 +90,21 @@ func.func @scratch(%out: memref<4x16xf32>) {
   }
   return
 }
+
+// A run-time trip count (a loop over a symbolic dimension, docs/shapes.md):
+// the launcher gets ceildiv(max(n - 0, 0), 2), computed before the call.
+// CHECK-LABEL: func.func @runtime_count
+// CHECK-SAME: (%[[N:.+]]: index, %[[OUT:.+]]: memref<64x16xf32>)
+// CHECK: %[[D:.+]] = arith.subi %[[N]], %c0
+// CHECK: %[[P:.+]] = arith.maxsi %[[D]], %c0
+// CHECK: %[[COUNT:.+]] = arith.ceildivsi %[[P]], %c2
+// CHECK: call @__kiln_parallel_launch.runtime_count_par0(%[[COUNT]], %[[OUT]])
+// CHECK-NOT: scf.forall
+func.func @runtime_count(%n: index, %out: memref<64x16xf32>) {
+  %one = arith.constant 1.0 : f32
+  scf.forall (%i) = (0) to (%n) step (2) {
+    %row = memref.subview %out[%i, 0] [2, 16] [1, 1] : memref<64x16xf32> to memref<2x16xf32, strided<[16, 1], offset: ?>>
+    linalg.fill ins(%one : f32) outs(%row : memref<2x16xf32, strided<[16, 1], offset: ?>>)
+  }
+  return
+}

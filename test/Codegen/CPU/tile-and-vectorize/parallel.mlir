@@ -65,3 +65,51 @@ func.func @matmul_panels_outermost(%a: tensor<196x384xf32>) -> tensor<196x1536xf
   %0 = linalg.matmul ins(%a, %b : tensor<196x384xf32>, tensor<384x1536xf32>) outs(%c : tensor<196x1536xf32>) -> tensor<196x1536xf32>
   return %0 : tensor<196x1536xf32>
 }
+
+// -----
+
+// No static loop to share (a CNN's activation with symbolic batch, height
+// and width, docs/shapes.md): threads take the rows, the loop of run-time
+// extent tiled by 1 with the largest bound (512 against the batch's 4).
+// CHECK-LABEL: func.func @runtime_rows
+// CHECK: scf.forall (%[[R:.+]]) in (%{{.+}})
+// CHECK: tensor.extract_slice %{{.+}}[0, %[[R]], 0, 0] [%{{.+}}, 1, %{{.+}}, 16]
+// CHECK: scf.for
+// CHECK: vector<16xf32>
+func.func @runtime_rows(%x: tensor<?x?x?x16xf32> {kiln.symbols = array<i64: 0, 1, 2, -1>}) -> tensor<?x?x?x16xf32> attributes {kiln.symbol_bounds = array<i64: 1, 4, 8, 512, 8, 512>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?x?x16xf32>
+  %h = tensor.dim %x, %c1 : tensor<?x?x?x16xf32>
+  %w = tensor.dim %x, %c2 : tensor<?x?x?x16xf32>
+  %e = tensor.empty(%n, %h, %w) : tensor<?x?x?x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<?x?x?x16xf32>) outs(%e : tensor<?x?x?x16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?x?x16xf32>
+  return %y : tensor<?x?x?x16xf32>
+}
+
+// -----
+
+// The same op with bounds too small to pay for a fork (at most 4 x 8 x 8
+// pixels): no thread split.
+// CHECK-LABEL: func.func @small_runtime_rows
+// CHECK-NOT: scf.forall
+func.func @small_runtime_rows(%x: tensor<?x?x?x16xf32> {kiln.symbols = array<i64: 0, 1, 2, -1>}) -> tensor<?x?x?x16xf32> attributes {kiln.symbol_bounds = array<i64: 1, 4, 1, 8, 1, 8>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?x?x16xf32>
+  %h = tensor.dim %x, %c1 : tensor<?x?x?x16xf32>
+  %w = tensor.dim %x, %c2 : tensor<?x?x?x16xf32>
+  %e = tensor.empty(%n, %h, %w) : tensor<?x?x?x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<?x?x?x16xf32>) outs(%e : tensor<?x?x?x16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?x?x16xf32>
+  return %y : tensor<?x?x?x16xf32>
+}
