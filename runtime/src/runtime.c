@@ -411,6 +411,12 @@ kiln_status kiln_session_create(const kiln_session_options *options,
                   opts.num_threads);
     }
   }
+  /* kiln_run keeps the running pool in thread-local storage, which glibc
+   * allocates for a dlopen'ed library on a thread's first use of it. That
+   * first use is made here, so that kiln_run does not allocate on the
+   * thread that created the session (another thread's first run still
+   * gets its block then, once). */
+  kiln_pool_leave(kiln_pool_enter(NULL));
   *out_session = s;
   return ok_status();
 }
