@@ -83,9 +83,10 @@ class Ort:
     """One ORT session in node (bench/perf/ort_driver.js) at one input."""
 
     def __init__(self, model, threads, x, work):
-        raw = os.path.join(work, f"x{x.shape[1]}.bin")
+        tag = "x" + "x".join(str(n) for n in x.shape)
+        raw = os.path.join(work, f"{tag}.bin")
         x.tofile(raw)
-        spec = os.path.join(work, f"x{x.shape[1]}.json")
+        spec = os.path.join(work, f"{tag}.json")
         json.dump([{"name": "x", "dtype": "float32", "shape": list(x.shape),
                     "file": raw}], open(spec, "w"))
         env = dict(os.environ, NODE_PATH=os.path.join(NODE_DIR, "node_modules"))
