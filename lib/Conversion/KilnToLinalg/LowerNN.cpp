@@ -377,14 +377,16 @@ SmallVector<int64_t> ceilExtra(RankedTensorType in, RankedTensorType out,
   return extra;
 }
 
+/// Pooling of `input` (NHWC when `nhwc`, else NCHW) into a result of type
+/// `out` in the same layout, with `op`'s window.
 template <typename PoolOp>
-FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
+FailureOr<Value> lowerPoolIn(OpBuilder &b, PoolOp op, bool isMax, Value input,
+                             RankedTensorType out, bool nhwc) {
   Location loc = op.getLoc();
-  RankedTensorType in = op.getInput().getType(), out = op.getType();
+  RankedTensorType in = typeOf(input);
   Type elt = in.getElementType();
   ArrayRef<int64_t> k = op.getKernelShape(), s = op.getStrides(),
                     d = op.getDilations(), pads = op.getPads();
-  bool nhwc = op.isNHWC();
   int64_t h = nhwc ? 1 : 2;
   bool ceil = op.getCeilMode();
   SmallVector<int64_t> extra = ceilExtra(in, out, k, s, d, pads, h, ceil);
@@ -395,7 +397,7 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
     if (!out.isDynamicDim(a))
       continue;
     if (a != h && a != h + 1) {
-      dyn.push_back(tensor::DimOp::create(b, loc, op.getInput(), a));
+      dyn.push_back(tensor::DimOp::create(b, loc, input, a));
       continue;
     }
     int i = a - h;
@@ -404,7 +406,7 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
              << "ceil_mode with an end pad (" << pads[i + 2]
              << ") as large as the window does not support symbolic "
                 "dimensions yet; give the symbolic dimensions one size each";
-    dyn.push_back(windowOutputSize(b, loc, op.getInput(), a, k[i], s[i], d[i],
+    dyn.push_back(windowOutputSize(b, loc, input, a, k[i], s[i], d[i],
                                    pads[i], pads[i + 2], ceil));
   }
   double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
@@ -413,7 +415,7 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
   padLo[h + 1] = pads[1];
   padHi[h] = pads[2] + extra[0];
   padHi[h + 1] = pads[3] + extra[1];
-  Value x = padded(b, loc, op.getInput(), padLo, padHi, padValue);
+  Value x = padded(b, loc, input, padLo, padHi, padValue);
   Value window = emptyTensor(b, loc, k, elt);
   Value acc = filledTensor(b, loc, out.getShape(), elt, padValue, dyn);
   auto pool = [&](auto tag) -> Value {
@@ -445,7 +447,7 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
     // taps o * s - pad + j * d inside [lo, hi), at least one.
     SmallVector<Value> sizes;
     for (int i = 0; i < 2; ++i)
-      sizes.push_back(tensor::DimOp::create(b, loc, op.getInput(), h + i));
+      sizes.push_back(tensor::DimOp::create(b, loc, input, h + i));
     return mappedGeneric(
         b, loc, out.getShape(), elt, ValueRange{sum},
         {b.getMultiDimIdentityMap(4)},
@@ -516,6 +518,27 @@ FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
       [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
         return divide(nb, nl, v[0], v[1]);
       });
+}
+
+/// Pooling in the op's layout; an NCHW one with symbolic sizes runs in NHWC
+/// between two transposes: tiled NCHW, its window rows become rank-reducing
+/// subviews that drop one of two unit dimensions (batch and row), which
+/// bufferization cannot tell apart once the strides are run-time ones.
+template <typename PoolOp>
+FailureOr<Value> lowerPool(OpBuilder &b, PoolOp op, bool isMax) {
+  RankedTensorType out = op.getType();
+  if (op.isNHWC() || out.hasStaticShape())
+    return lowerPoolIn(b, op, isMax, op.getInput(), out, op.isNHWC());
+  Location loc = op.getLoc();
+  Value input = transposed(b, loc, op.getInput(), {0, 2, 3, 1});
+  SmallVector<int64_t> shape = {out.getDimSize(0), out.getDimSize(2),
+                                out.getDimSize(3), out.getDimSize(1)};
+  FailureOr<Value> pooled = lowerPoolIn(
+      b, op, isMax, input,
+      RankedTensorType::get(shape, out.getElementType()), /*nhwc=*/true);
+  if (failed(pooled))
+    return failure();
+  return transposed(b, loc, *pooled, {0, 3, 1, 2});
 }
 
 FailureOr<Value> lowerBatchNorm(OpBuilder &b, BatchNormOp op) {
