@@ -9,6 +9,8 @@ onnx.helper (no torch), each with a numpy reference.
                  basic blocks, two of them strided, GAP, Gemm)
   wide_mlp()     x[1,1024] FP32 -> y[1,1024]: three 1024x1024 MatMul+Relu
                  (12 MB of weights: one row is memory-bound, so batching pays)
+  pool_relu()    x[1,4,h,w] FP32 (symbolic h, w) -> y = 2x2 MaxPool of x
+                 [1,4,h/2,w/2], z = Relu(x) [1,4,h,w]: for run-time sizes
 """
 import numpy as np
 import onnx
@@ -51,6 +53,21 @@ class Mlp:
     def __call__(self, x):
         h = np.maximum(x.astype(np.float32) @ self.w1 + self.b1, 0)
         return h @ self.w2 + self.b2
+
+
+def save_pool_relu(path):
+    nodes = [helper.make_node("Relu", ["x"], ["z"]),
+             helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
+                              strides=[2, 2])]
+    _save(nodes, "images", [("x", [1, 4, "h", "w"])],
+          [("y", [1, 4, None, None]), ("z", [1, 4, "h", "w"])], {}, path)
+
+
+def pool_relu_ref(x):
+    """(y, z) of pool_relu(): the 2x2 windows that fit, and Relu."""
+    n, c, h, w = x.shape
+    fit = x[:, :, :h // 2 * 2, :w // 2 * 2]
+    return fit.reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5)), np.maximum(x, 0)
 
 
 def save_pair(path):

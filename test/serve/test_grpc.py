@@ -87,6 +87,33 @@ def test_grpc_infer_raw_and_typed(grpc_server, m):
     assert s.terminate() == 0
 
 
+def test_grpc_run_time_sizes(serve, pb, tmp_path):
+    # docs/shapes.md: each request at its own shape; the output shapes are
+    # those the run wrote; a size out of range is INVALID_ARGUMENT.
+    from conftest import compile_model
+    from models import pool_relu_ref, save_pool_relu
+    save_pool_relu(str(tmp_path / "images.onnx"))
+    so = compile_model(str(tmp_path / "images.onnx"), str(tmp_path / "images.so"),
+                       "--dim", "h=2..64", "--dim", "w=2..64")
+    s = serve("--grpc-port", "0", "--model", f"img={so}")
+    c = GrpcClient(pb, s.grpc_port)
+    meta = c.call("ModelMetadata", name="img")
+    assert [list(t.shape) for t in meta.inputs] == [[1, 4, -1, -1]]
+    for i, shape in enumerate([(1, 4, 5, 12), (1, 4, 64, 3)]):
+        x = np.random.default_rng(i).standard_normal(shape).astype(np.float32)
+        for raw in (True, False):
+            out, res = c.infer("img", {"x": x}, raw=raw)
+            y, z = pool_relu_ref(x)
+            assert [list(o.shape) for o in res.outputs] == [list(y.shape), list(z.shape)]
+            np.testing.assert_allclose(out["y"], y, RTOL, ATOL)
+            np.testing.assert_allclose(out["z"], z, RTOL, ATOL)
+    code, details = c.code("ModelInfer", c.infer_request(
+        "img", {"x": np.zeros((1, 4, 70, 8), np.float32)}))
+    assert code == "INVALID_ARGUMENT" and "outside the range 2..64" in details, details
+    c.close()
+    assert s.terminate() == 0
+
+
 def test_grpc_bad_requests(serve, m, pb):
     s = serve("--grpc-port", "0", "--model", f"mlp={m.mlp1}", "--model", f"pair={m.pair}",
               "--max-body-bytes", "100000")

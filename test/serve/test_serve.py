@@ -689,6 +689,53 @@ def test_symbolic_batch_packs_without_padding(serve, m, tmp_path):
     assert s.terminate() == 0
 
 
+def test_run_time_sizes_run_each_request_at_its_shape(serve, tmp_path):
+    # docs/shapes.md: a model whose height and width run at run-time sizes
+    # serves any shape in range, each request alone; every output has the
+    # shape the run wrote (z keeps the symbols, y's are computed from them).
+    from conftest import compile_model
+    from models import pool_relu_ref, save_pool_relu
+    save_pool_relu(str(tmp_path / "images.onnx"))
+    so = compile_model(str(tmp_path / "images.onnx"), str(tmp_path / "images.so"),
+                       "--dim", "h=2..64", "--dim", "w=2..64")
+    s = serve("--model", f"img={so}", "--threads", "2")
+    status, meta = s.get_json("/v2/models/img")
+    assert status == 200, meta
+    assert meta["inputs"][0]["shape"] == [1, 4, -1, -1]
+    assert meta["outputs"][0]["shape"] == [1, 4, -1, -1]
+    assert meta["parameters"]["symbols"] == [{"name": "h", "min": 2, "max": 64},
+                                             {"name": "w", "min": 2, "max": 64}]
+
+    shapes = [(1, 4, 9, 33), (1, 4, 64, 2), (1, 4, 2, 2), (1, 4, 17, 40)]
+    xs = [np.random.default_rng(i).standard_normal(sh).astype(np.float32)
+          for i, sh in enumerate(shapes)]
+
+    def call(i):
+        status, headers, body = infer(s, "img", xs[i])
+        assert status == 200, body
+        return decode_response(headers, body)[0]
+
+    for x, out in zip(xs, concurrent(len(xs), call)):
+        y, z = pool_relu_ref(x)
+        assert out["z"].shape == z.shape and out["y"].shape == y.shape
+        np.testing.assert_allclose(out["z"], z, RTOL, ATOL)
+        np.testing.assert_allclose(out["y"], y, RTOL, ATOL)
+    # The binary extension returns the written bytes only.
+    body, headers = binary_infer_request({"x": xs[0]})
+    status, rh, data = s.request("POST", "/v2/models/img/infer", body, headers)
+    assert status == 200, data
+    out, _ = decode_response(rh, data)
+    np.testing.assert_allclose(out["y"], pool_relu_ref(xs[0])[0], RTOL, ATOL)
+
+    for bad, words in [((1, 4, 65, 8), "outside the range 2..64"),
+                       ((1, 4, 1, 8), "outside the range 2..64"),
+                       ((1, 3, 8, 8), "expects [1,4,-1,-1]"),
+                       ((2, 4, 8, 8), "expects [1,4,-1,-1]")]:
+        status, _, body = infer(s, "img", np.zeros(bad, np.float32))
+        assert status == 400 and words in json.loads(body)["error"], body
+    assert s.terminate() == 0
+
+
 def test_http_fuzz_keeps_the_server_up(serve, m):
     # A bounded run of fuzz_http.py (docs/security.md has the long one):
     # mutated and hostile requests, the server answering /v2/health/live

@@ -254,7 +254,7 @@ void readInputs(const ModelVersion &model, const ModelInferRequest &request,
         throw Error(400, what + " has shape " + shapeText(shape) +
                              "; a shape holds non-negative integers");
     size_t count =
-        checkInput(model, specs[i], in.datatype(), shape, rows, what);
+        checkInput(model, i, in.datatype(), shape, rows, job, what);
     size_t bytes = count * specs[i].elementSize();
     if (raw) {
       if (in.has_contents() && totalElements(in.contents()))
@@ -320,9 +320,9 @@ void grpcInfer(ModelVersion &model, const ModelInferRequest &request,
     auto *out = response.add_outputs();
     out->set_name(spec.name);
     out->set_datatype(spec.type->kserve);
-    for (int64_t d : outputShape(model, i, job->rows))
+    for (int64_t d : outputShape(model, i, *job))
       out->add_shape(d);
-    size_t bytes = (size_t)job->rows * model.outputRowBytes()[i];
+    size_t bytes = outputBytes(model, i, *job);
     const char *data = job->outputs[i].data();
     if (raw)
       response.add_raw_output_contents(data, bytes);

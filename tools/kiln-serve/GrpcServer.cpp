@@ -75,11 +75,13 @@ std::optional<int64_t> versionParameter(const RepositoryParameters &params) {
                    "a string_param holding a version number");
 }
 
-void tensorMetadata(const ModelVersion &v, const TensorInfo &t,
+void tensorMetadata(const ModelVersion &v, bool input, size_t index,
                     inference::ModelMetadataResponse::TensorMetadata &out) {
+  const TensorInfo &t =
+      input ? v.model().inputs()[index] : v.model().outputs()[index];
   out.set_name(t.name);
   out.set_datatype(t.type->kserve);
-  for (int64_t d : advertisedShape(v, t))
+  for (int64_t d : advertisedShape(v, input, index))
     out.add_shape(d);
 }
 
@@ -130,10 +132,10 @@ public:
       for (const auto &mv : registry_.versions(v->name()))
         res->add_versions(std::to_string(mv->version()));
       res->set_platform("kiln");
-      for (const TensorInfo &t : v->model().inputs())
-        tensorMetadata(*v, t, *res->add_inputs());
-      for (const TensorInfo &t : v->model().outputs())
-        tensorMetadata(*v, t, *res->add_outputs());
+      for (size_t i = 0; i < v->model().inputs().size(); ++i)
+        tensorMetadata(*v, true, i, *res->add_inputs());
+      for (size_t i = 0; i < v->model().outputs().size(); ++i)
+        tensorMetadata(*v, false, i, *res->add_outputs());
     });
   }
 

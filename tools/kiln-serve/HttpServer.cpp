@@ -64,10 +64,12 @@ bool modelPath(const std::vector<std::string> &p, std::string &name,
   return true;
 }
 
-json tensorMetadata(const ModelVersion &v, const TensorInfo &t) {
+json tensorMetadata(const ModelVersion &v, bool input, size_t index) {
+  const TensorInfo &t =
+      input ? v.model().inputs()[index] : v.model().outputs()[index];
   return {{"name", t.name},
           {"datatype", t.type->kserve},
-          {"shape", advertisedShape(v, t)}};
+          {"shape", advertisedShape(v, input, index)}};
 }
 
 json modelMetadata(const std::vector<std::shared_ptr<ModelVersion>> &all,
@@ -76,25 +78,32 @@ json modelMetadata(const std::vector<std::shared_ptr<ModelVersion>> &all,
   for (const auto &mv : all)
     versions.push_back(std::to_string(mv->version()));
   json inputs = json::array(), outputs = json::array();
-  for (const TensorInfo &t : v.model().inputs())
-    inputs.push_back(tensorMetadata(v, t));
-  for (const TensorInfo &t : v.model().outputs())
-    outputs.push_back(tensorMetadata(v, t));
+  for (size_t i = 0; i < v.model().inputs().size(); ++i)
+    inputs.push_back(tensorMetadata(v, true, i));
+  for (size_t i = 0; i < v.model().outputs().size(); ++i)
+    outputs.push_back(tensorMetadata(v, false, i));
   const client::ModelInfo &info = v.model().info();
+  json parameters = {{"version", std::to_string(v.version())},
+                     {"batch_sizes", v.batchSizes()},
+                     {"batched", v.batched()},
+                     {"max_batch", v.maxBatch()},
+                     {"model_hash", info.hash},
+                     {"compiler_version", info.compilerVersion},
+                     {"required_isa", info.requiredIsa},
+                     {"path", v.path()}};
+  // Run-time sizes: each symbol's range, by name (docs/shapes.md).
+  if (v.runtimeExtents()) {
+    json symbols = json::array();
+    for (const auto &sym : info.symbols)
+      symbols.push_back({{"name", sym.name}, {"min", sym.min}, {"max", sym.max}});
+    parameters["symbols"] = symbols;
+  }
   return {{"name", v.name()},
           {"versions", versions},
           {"platform", "kiln"},
           {"inputs", inputs},
           {"outputs", outputs},
-          {"parameters",
-           {{"version", std::to_string(v.version())},
-            {"batch_sizes", v.batchSizes()},
-            {"batched", v.batched()},
-            {"max_batch", v.maxBatch()},
-            {"model_hash", info.hash},
-            {"compiler_version", info.compilerVersion},
-            {"required_isa", info.requiredIsa},
-            {"path", v.path()}}}};
+          {"parameters", parameters}};
 }
 
 // Body of a repository call: optional JSON {"parameters": {...}}.

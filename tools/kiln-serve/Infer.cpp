@@ -39,12 +39,22 @@ const std::string &stringField(const json &object, const char *key,
   return it->get_ref<const std::string &>();
 }
 
-// The shape a client must send: -1 where any number of rows is accepted.
-std::vector<int64_t> wantedShape(const ModelVersion &model,
-                                 const TensorInfo &t) {
-  std::vector<int64_t> s = t.shape;
+// Input `index`'s symbol per axis (-1 for a static one) in a model with
+// run-time sizes.
+const std::vector<int32_t> &inputAxes(const ModelVersion &model, size_t index) {
+  return model.model().info().inputSymbols[index];
+}
+
+// The shape a client must send: -1 where any number of rows is accepted, or
+// (run-time sizes) any size in the axis's range.
+std::vector<int64_t> wantedShape(const ModelVersion &model, size_t index) {
+  std::vector<int64_t> s = model.model().inputs()[index].shape;
   if (model.batched())
     s[0] = -1;
+  if (model.runtimeExtents())
+    for (size_t d = 0; d < s.size(); ++d)
+      if (d < inputAxes(model, index).size() && inputAxes(model, index)[d] >= 0)
+        s[d] = -1;
   return s;
 }
 
@@ -57,6 +67,52 @@ size_t elementCount(const std::vector<int64_t> &shape,
     count *= (size_t)d;
   }
   return count;
+}
+
+// An input of a model with run-time sizes: the rank and static axes as
+// compiled, each symbolic axis within its symbol's range and equal to the
+// same symbol's size in the inputs read before. Records the shape in `job`.
+size_t checkRuntimeShape(const ModelVersion &model, size_t index,
+                         const std::vector<int64_t> &shape, InferJob &job,
+                         const std::string &what) {
+  const client::ModelInfo &info = model.model().info();
+  const TensorInfo &spec = model.model().inputs()[index];
+  const std::vector<int32_t> &axes = inputAxes(model, index);
+  auto symbolAt = [&](size_t d) { return d < axes.size() ? axes[d] : -1; };
+  bool fits = shape.size() == spec.shape.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d)
+    fits = symbolAt(d) >= 0 || shape[d] == spec.shape[d];
+  if (!fits)
+    throw Error(400, what + " has shape " + shapeText(shape) + "; " +
+                         describe(model) + " expects " +
+                         shapeText(wantedShape(model, index)) +
+                         " (-1: a size in the range of its symbol)");
+  job.inputShapes.resize(model.model().inputs().size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int32_t sym = symbolAt(d);
+    if (sym < 0)
+      continue;
+    const client::ModelInfo::Symbol &symbol = info.symbols[sym];
+    std::string axis = "dimension " + std::to_string(d) + " ('" +
+                       symbol.name + "')";
+    if (shape[d] < symbol.min || shape[d] > symbol.max)
+      throw Error(400, what + ": " + axis + " is " + std::to_string(shape[d]) +
+                           ", outside the range " + std::to_string(symbol.min) +
+                           ".." + std::to_string(symbol.max) + " " +
+                           describe(model) + " was compiled for");
+    for (size_t j = 0; j < job.inputShapes.size(); ++j)
+      for (size_t e = 0; e < job.inputShapes[j].size(); ++e)
+        if (inputAxes(model, j).size() > e && inputAxes(model, j)[e] == sym &&
+            job.inputShapes[j][e] != shape[d])
+          throw Error(400, what + ": " + axis + " is " +
+                               std::to_string(shape[d]) + ", but input '" +
+                               model.model().inputs()[j].name + "' has " +
+                               std::to_string(job.inputShapes[j][e]) +
+                               " for it; inputs that share a symbol must "
+                               "agree");
+  }
+  job.inputShapes[index] = shape;
+  return elementCount(shape, what);
 }
 
 // How many bytes at the start of `body` are JSON: all of them, unless the
@@ -139,7 +195,7 @@ private:
 
     const std::string &datatype = stringField(in, "datatype", what);
     std::vector<int64_t> shape = readShape(in, what);
-    size_t count = checkInput(model_, spec, datatype, shape, rows_, what);
+    size_t count = checkInput(model_, i, datatype, shape, rows_, job_, what);
     size_t bytes = count * spec.elementSize();
     if (const json *binarySize = binaryDataSize(in, what))
       job_.inputs[i] = binaryData(*binarySize, bytes, shape, datatype, what);
@@ -282,10 +338,8 @@ InferResponse response(const ModelVersion &model, const json &request,
   bool anyBinary = false;
   for (size_t k = 0; k < wanted.size(); ++k) {
     const TensorInfo &spec = model.model().outputs()[wanted[k].index];
-    std::vector<int64_t> shape = spec.shape;
-    if (model.batched())
-      shape[0] = job.rows;
-    size_t bytes = (size_t)job.rows * model.outputRowBytes()[wanted[k].index];
+    std::vector<int64_t> shape = outputShape(model, wanted[k].index, job);
+    size_t bytes = outputBytes(model, wanted[k].index, job);
     out += k ? ",{" : "{";
     out += "\"name\":" + quoted(spec.name) + ",\"datatype\":\"" +
            spec.type->kserve + "\",\"shape\":" + shapeText(shape);
@@ -306,7 +360,7 @@ InferResponse response(const ModelVersion &model, const json &request,
     for (const RequestedOutput &w : wanted)
       if (w.binary)
         out.append(job.outputs[w.index].data(),
-                   (size_t)job.rows * model.outputRowBytes()[w.index]);
+                   outputBytes(model, w.index, job));
   }
   return response;
 }
@@ -337,39 +391,67 @@ std::string tensorNames(const std::vector<TensorInfo> &specs) {
   return s.empty() ? "none" : s;
 }
 
-std::vector<int64_t> advertisedShape(const ModelVersion &v,
-                                     const TensorInfo &t) {
+std::vector<int64_t> advertisedShape(const ModelVersion &v, bool input,
+                                     size_t index) {
+  const TensorInfo &t =
+      input ? v.model().inputs()[index] : v.model().outputs()[index];
   std::vector<int64_t> shape = t.shape;
   // -1 says "any number of rows"; a one-variant model keeps its number,
   // though it too accepts more rows (they are run in several batches).
   if (v.batched() && (v.batchSizes().size() > 1 || v.dynamic()))
     shape[0] = -1;
+  // Run-time sizes: -1 on every axis that carries a symbol or is computed
+  // from them (the symbols' ranges are in the metadata's parameters).
+  if (v.runtimeExtents()) {
+    const client::ModelInfo &info = v.model().info();
+    const auto &table = input ? info.inputSymbols : info.outputSymbols;
+    for (size_t d = 0; index < table.size() && d < shape.size() &&
+                       d < table[index].size();
+         ++d)
+      if (table[index][d] != -1)
+        shape[d] = -1;
+  }
   return shape;
 }
 
 std::vector<int64_t> outputShape(const ModelVersion &model, size_t index,
-                                 int64_t rows) {
+                                 const InferJob &job) {
+  if (model.runtimeExtents())
+    return job.outputShapes[index];
   std::vector<int64_t> shape = model.model().outputs()[index].shape;
   if (model.batched())
-    shape[0] = rows;
+    shape[0] = job.rows;
   return shape;
 }
 
-size_t checkInput(const ModelVersion &model, const TensorInfo &spec,
+size_t outputBytes(const ModelVersion &model, size_t index,
+                   const InferJob &job) {
+  if (!model.runtimeExtents())
+    return (size_t)job.rows * model.outputRowBytes()[index];
+  size_t bytes = model.model().outputs()[index].elementSize();
+  for (int64_t d : job.outputShapes[index])
+    bytes *= (size_t)d;
+  return bytes;
+}
+
+size_t checkInput(const ModelVersion &model, size_t index,
                   const std::string &datatype,
                   const std::vector<int64_t> &shape, int64_t &rows,
-                  const std::string &what) {
+                  InferJob &job, const std::string &what) {
+  const TensorInfo &spec = model.model().inputs()[index];
   std::string where = describe(model);
   if (datatype != spec.type->kserve)
     throw Error(400, what + " has datatype " + datatype + "; " + where +
                          " expects " + spec.type->kserve);
+  if (model.runtimeExtents())
+    return checkRuntimeShape(model, index, shape, job, what);
   bool batched = model.batched();
   bool fits = shape.size() == spec.shape.size();
   for (size_t d = 0; fits && d < shape.size(); ++d)
     fits = d == 0 && batched ? shape[0] >= 1 : shape[d] == spec.shape[d];
   if (!fits)
     throw Error(400, what + " has shape " + shapeText(shape) + "; " + where +
-                         " expects " + shapeText(wantedShape(model, spec)) +
+                         " expects " + shapeText(wantedShape(model, index)) +
                          (batched ? " (-1: any number of rows >= 1)" : ""));
   if (batched) {
     if (rows >= 0 && shape[0] != rows)

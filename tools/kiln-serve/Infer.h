@@ -28,22 +28,29 @@ struct InferResponse {
 std::string describe(const ModelVersion &model);
 /// "'x', 'z'" (or "none"): the names of `specs`, for messages.
 std::string tensorNames(const std::vector<TensorInfo> &specs);
-/// The shape metadata shows: -1 as the batch dimension when any number of
-/// rows is accepted in one run.
-std::vector<int64_t> advertisedShape(const ModelVersion &model,
-                                     const TensorInfo &t);
-/// Output `index`'s shape for a job of `rows` rows.
+/// The shape metadata shows for input (or output) `index`: -1 as the batch
+/// dimension when any number of rows is accepted in one run, and on every
+/// symbolic axis of a model with run-time sizes.
+std::vector<int64_t> advertisedShape(const ModelVersion &model, bool input,
+                                     size_t index);
+/// Output `index`'s shape after `job` ran: its rows in a batched model, the
+/// shape the run wrote in a model with run-time sizes.
 std::vector<int64_t> outputShape(const ModelVersion &model, size_t index,
-                                 int64_t rows);
+                                 const InferJob &job);
+/// The bytes of output `index` that `job` holds (at outputShape()).
+size_t outputBytes(const ModelVersion &model, size_t index,
+                   const InferJob &job);
 
-/// Checks an input's `datatype` and `shape` against `spec`: every dimension
+/// Checks the `datatype` and `shape` of input `index`: every dimension
 /// equal, but for any number of rows (>= 1, the same for every input, kept in
-/// `rows`, -1 before the first input) in a batched model. Returns its element
+/// `rows`, -1 before the first input) in a batched model, and any size in
+/// range (the same for a shared symbol) on a symbolic axis of a model with
+/// run-time sizes, whose shape it records in `job`. Returns its element
 /// count. Throws Error(400) naming `what`.
-size_t checkInput(const ModelVersion &model, const TensorInfo &spec,
+size_t checkInput(const ModelVersion &model, size_t index,
                   const std::string &datatype,
                   const std::vector<int64_t> &shape, int64_t &rows,
-                  const std::string &what);
+                  InferJob &job, const std::string &what);
 
 /// Allocates `job`'s outputs, queues it on `model`'s batcher and waits.
 /// Throws Error(503) when the queue is full, Error(500) when the model fails.

@@ -78,13 +78,10 @@ static size_t rowBytes(const TensorInfo &t, bool batched) {
 // reading of the shapes.
 static bool leadsWithBatch(const client::Model &model) {
   const client::ModelInfo &info = model.info();
+  // Run-time sizes: every request runs alone at its own shapes (its rows
+  // may not be independent, and no two requests need share a shape).
   if (info.runtimeExtents)
-    throw Error(400, model.path() + " runs its symbolic dimensions at "
-                                    "run-time sizes (docs/shapes.md); "
-                                    "kiln-serve does not serve such a model "
-                                    "yet: compile it with one size per "
-                                    "dimension, or a range on an independent "
-                                    "batch only");
+    return false;
   if (info.dynamic()) {
     // A symbolic batch: the tensors the model marks, which must be all.
     for (size_t i = 0; i < info.inputs.size(); ++i)
@@ -333,6 +330,31 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
       break;
     }
   size_t nIn = v->inT.size(), nOut = v->outT.size();
+  if (runtimeExtents()) {
+    // One job at its own shapes; the staging buffers hold the largest.
+    InferJob &job = *batch[0].job;
+    for (size_t i = 0; i < nIn; ++i) {
+      const std::vector<int64_t> &shape = job.inputShapes[i];
+      std::copy(shape.begin(), shape.end(), v->inShapes[i].begin());
+      size_t bytes = model_->inputs()[i].elementSize();
+      for (int64_t d : shape)
+        bytes *= (size_t)d;
+      v->inT[i].bytes = bytes;
+      bool aligned = reinterpret_cast<uintptr_t>(job.inputs[i]) %
+                         model_->inputs()[i].elementSize() ==
+                     0;
+      if (aligned) {
+        v->inT[i].data = const_cast<char *>(job.inputs[i]);
+      } else {
+        std::memcpy(v->in[i].data(), job.inputs[i], bytes);
+        v->inT[i].data = v->in[i].data();
+      }
+    }
+    for (size_t i = 0; i < nOut; ++i) {
+      v->outT[i].data = job.outputs[i].data();
+      v->outT[i].bytes = job.outputs[i].size();
+    }
+  }
   // A symbolic batch runs exactly `rows` rows: no padding.
   int64_t runRows = dynamic_ ? rows : v->batch;
   if (dynamic_) {
@@ -349,12 +371,15 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
   // One slice that fills the variant runs in place on the request's own
   // buffers; anything else is packed into the staging buffers.
   bool direct = batch.size() == 1 && batch[0].rows == runRows;
+  bool staged = !runtimeExtents(); // set above otherwise
   for (size_t i = 0; direct && i < nIn; ++i)
     direct = reinterpret_cast<uintptr_t>(batch[0].job->inputs[i] +
                                          batch[0].begin * inRowBytes_[i]) %
                  model_->inputs()[i].elementSize() ==
              0;
-  if (direct) {
+  if (!staged) {
+    direct = true;
+  } else if (direct) {
     const Slice &s = batch[0];
     for (size_t i = 0; i < nIn; ++i)
       v->inT[i].data =
@@ -381,6 +406,12 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
   bool ok = true;
   try {
     v->session->run(v->inT, v->outT);
+    if (runtimeExtents()) {
+      InferJob &job = *batch[0].job;
+      job.outputShapes.clear();
+      for (size_t i = 0; i < nOut; ++i)
+        job.outputShapes.push_back(v->session->outputShape(i));
+    }
   } catch (const client::Error &e) {
     ok = false;
     message = e.statusMessage();

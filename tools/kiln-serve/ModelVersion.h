@@ -74,6 +74,9 @@ struct InferJob {
   int64_t rows = 1;
   std::vector<const char *> inputs;
   std::vector<AlignedBuffer> outputs;
+  // A model with run-time sizes (runtimeExtents()): each input's shape as
+  // the request gives it, and each output's as the run wrote it.
+  std::vector<std::vector<int64_t>> inputShapes, outputShapes;
   Clock::time_point enqueued;
 
   // Batcher state, under ModelVersion's lock.
@@ -133,6 +136,10 @@ public:
   /// A symbolic batch (docs/shapes.md): one session runs any number of rows
   /// up to maxBatch() exactly, so batches are packed but never padded.
   bool dynamic() const { return dynamic_; }
+  /// Symbolic dimensions at run-time sizes (docs/shapes.md): each request
+  /// runs alone at the shapes it gives (within the compiled ranges), and
+  /// each output has the shape the run wrote.
+  bool runtimeExtents() const { return model_->info().runtimeExtents; }
   /// The current cap on rows per batch (the largest variant unless the SLO
   /// controller lowered it).
   int64_t batchCap() const { return cap_.load(std::memory_order_relaxed); }
