@@ -32,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 from ort import ensure_ort  # noqa: E402
-from symbolic_shapes import Ort, cpu_model, timed  # noqa: E402
+from symbolic_shapes import SETTLE_S, Ort, cpu_model, timed  # noqa: E402
 
 
 def detector(path):
@@ -146,6 +146,7 @@ def main():
             t["d"].append(timed(lambda: dyn(x), a.calls))
             if ort:
                 t["o"].append(ort.run(a.calls + 1))
+                time.sleep(SETTLE_S)
         if ort:
             ort.close()
         s, dm = statistics.median(t["s"]), statistics.median(t["d"])
