@@ -19,7 +19,6 @@ usage: bench/shapes/symbolic_images.py [--model M.onnx] [--shapes 1x320x320,1x48
 """
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -32,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 from ort import ensure_ort  # noqa: E402
-from symbolic_shapes import SETTLE_S, Ort, cpu_model, timed  # noqa: E402
+from symbolic_shapes import compare_row, cpu_model  # noqa: E402
 
 
 def detector(path):
@@ -111,8 +110,7 @@ def main():
     model = a.model or os.path.join(a.work, "detector.onnx")
     if not a.model:
         detector(model)
-    use_ort = not a.no_ort
-    if use_ort:
+    if not a.no_ort:
         ensure_ort()
     bn, bh, bw = parse_shape(a.max)
 
@@ -136,24 +134,7 @@ def main():
         st_s = compile_so(st_so, {"batch": n, "h": hh, "w": ww})
         st = kiln.load(st_so, threads=a.threads)
         x = rng.standard_normal((n, 3, hh, ww)).astype(np.float32)
-        ys, yd = st(x)[0], dyn(x)[0]
-        assert ys.shape == yd.shape and np.allclose(ys, yd, rtol=1e-3, atol=1e-4), \
-            np.abs(ys - yd).max()
-        ort = Ort(model, a.threads, x, a.work) if use_ort else None
-        t = {"s": [], "d": [], "o": []}
-        for _ in range(a.rounds):
-            t["s"].append(timed(lambda: st(x), a.calls))
-            t["d"].append(timed(lambda: dyn(x), a.calls))
-            if ort:
-                t["o"].append(ort.run(a.calls + 1))
-                time.sleep(SETTLE_S)
-        if ort:
-            ort.close()
-        s, dm = statistics.median(t["s"]), statistics.median(t["d"])
-        o = statistics.median(t["o"]) if ort else float("nan")
-        print(f"| {text} | {s:.3f} | {dm:.3f} | {o:.3f} | {dm / s:.2f} | {dm / o:.2f} | "
-              f"{s / o:.2f} | {st_s:.1f} | {dyn_s:.1f} |", flush=True)
-
+        compare_row(text, st, dyn, x, model, a, st_s, dyn_s)
 
 if __name__ == "__main__":
     main()

@@ -124,6 +124,29 @@ def timed(fn, calls):
     return (time.perf_counter() - t) * 1e3 / calls
 
 
+def compare_row(label, st, dyn, x, model, a, st_s, dyn_s):
+    """One table row: the static and dynamic .so (and ORT unless a.no_ort)
+    on input x, outputs checked against each other first, then alternating
+    rounds of a.calls calls; medians and ratios printed."""
+    ys, yd = st(x)[0], dyn(x)[0]
+    assert ys.shape == yd.shape and np.allclose(ys, yd, rtol=1e-3, atol=1e-4), \
+        np.abs(ys - yd).max()
+    ort = Ort(model, a.threads, x, a.work) if not a.no_ort else None
+    t = {"s": [], "d": [], "o": []}
+    for _ in range(a.rounds):
+        t["s"].append(timed(lambda: st(x), a.calls))
+        t["d"].append(timed(lambda: dyn(x), a.calls))
+        if ort:
+            t["o"].append(ort.run(a.calls + 1))
+            time.sleep(SETTLE_S)
+    if ort:
+        ort.close()
+    s, dm = statistics.median(t["s"]), statistics.median(t["d"])
+    o = statistics.median(t["o"]) if ort else float("nan")
+    print(f"| {label} | {s:.3f} | {dm:.3f} | {o:.3f} | {dm / s:.2f} | {dm / o:.2f} | "
+          f"{s / o:.2f} | {st_s:.1f} | {dyn_s:.1f} |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="an ONNX model with a symbolic 'seq' at axis 1 "
@@ -146,8 +169,7 @@ def main():
     if not a.model:
         encoder_block(model, a.dim)
     d = onnx.load(model).graph.input[0].type.tensor_type.shape.dim[2].dim_value
-    use_ort = not a.no_ort
-    if use_ort:
+    if not a.no_ort:
         ensure_ort()
 
     def compile_so(so, dim):
@@ -168,24 +190,7 @@ def main():
         st_s = compile_so(st_so, n)
         st = kiln.load(st_so, threads=a.threads)
         x = rng.standard_normal((1, n, d)).astype(np.float32)
-        ys, yd = st(x)[0], dyn(x)[0]
-        assert ys.shape == yd.shape and np.allclose(ys, yd, rtol=1e-3, atol=1e-4), \
-            np.abs(ys - yd).max()
-        ort = Ort(model, a.threads, x, a.work) if use_ort else None
-        t = {"s": [], "d": [], "o": []}
-        for _ in range(a.rounds):
-            t["s"].append(timed(lambda: st(x), a.calls))
-            t["d"].append(timed(lambda: dyn(x), a.calls))
-            if ort:
-                t["o"].append(ort.run(a.calls + 1))
-                time.sleep(SETTLE_S)
-        if ort:
-            ort.close()
-        s, dm = statistics.median(t["s"]), statistics.median(t["d"])
-        o = statistics.median(t["o"]) if ort else float("nan")
-        print(f"| {n} | {s:.3f} | {dm:.3f} | {o:.3f} | {dm / s:.2f} | {dm / o:.2f} | "
-              f"{s / o:.2f} | {st_s:.1f} | {dyn_s:.1f} |", flush=True)
-
+        compare_row(n, st, dyn, x, model, a, st_s, dyn_s)
 
 if __name__ == "__main__":
     main()
