@@ -1,7 +1,8 @@
 /* What the raw C ABI drivers of the e2e tests share (symbolic_batch_driver.c,
  * symbolic_shapes_driver.c): a heap allocator that counts calls while
  * `counting` is set (kiln_run must make none), a CHECK that prints a failure
- * and counts it, and the types of the entry points looked up with dlsym. */
+ * and counts it, the types of the entry points looked up with dlsym, random
+ * inputs and a session. */
 #ifndef KILN_TEST_E2E_ABI_DRIVER_H
 #define KILN_TEST_E2E_ABI_DRIVER_H
 
@@ -9,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -36,5 +38,23 @@ typedef kiln_status (*run_fn)(kiln_session *, const kiln_tensor *, size_t,
                               kiln_tensor *, size_t);
 typedef kiln_status (*shape_fn)(kiln_session *, size_t, int64_t *, size_t);
 typedef void (*destroy_fn)(kiln_session *);
+
+/* n values in [-0.5, 0.5] from srand(seed). */
+static inline void fill_random(float *x, size_t n, unsigned seed) {
+  srand(seed);
+  for (size_t i = 0; i < n; ++i)
+    x[i] = (float)rand() / RAND_MAX - 0.5f;
+}
+
+/* A session with default options, or NULL after printing why. */
+static inline kiln_session *new_session(create_fn create) {
+  kiln_session *s = NULL;
+  kiln_status st = create(NULL, &s);
+  if (st.code) {
+    printf("FAILED: kiln_session_create: %s\n", st.message);
+    return NULL;
+  }
+  return s;
+}
 
 #endif

@@ -56,16 +56,11 @@ int main(int argc, char **argv) {
   size_t refuseIn = (size_t)(c * (maxH + 1) * 32);
   inMax = refuseIn > inMax ? refuseIn : inMax;
   float *x = malloc(sizeof(float) * inMax), *y = malloc(sizeof(float) * outMax);
-  srand(11);
-  for (size_t i = 0; i < inMax; ++i)
-    x[i] = (float)rand() / RAND_MAX - 0.5f;
-
-  kiln_session *s = NULL;
-  kiln_status st = create(NULL, &s);
-  if (st.code) {
-    printf("FAILED: kiln_session_create: %s\n", st.message);
+  fill_random(x, inMax, 11);
+  kiln_session *s = new_session(create);
+  if (!s)
     return 1;
-  }
+  kiln_status st;
   for (int k = 0; k < shapes; ++k) {
     int64_t v[7];
     for (int i = 0; i < 7; ++i)

@@ -76,16 +76,11 @@ int main(int argc, char **argv) {
   float *a0 = malloc(sizeof(float) * 2 * kMax * kMax);
   float *y = malloc(sizeof(float) * 2 * kMax * kOut), *z = malloc(sizeof(float) * 2 * kOut);
   float *att = malloc(sizeof(float) * 2 * kMax * kMax);
-  srand(7);
-  for (size_t i = 0; i < xn; ++i)
-    full[i] = (float)rand() / RAND_MAX - 0.5f;
-
-  kiln_session *s = NULL;
-  kiln_status st = create(NULL, &s);
-  if (st.code) {
-    printf("FAILED: kiln_session_create: %s\n", st.message);
+  fill_random(full, xn, 7);
+  kiln_session *s = new_session(create);
+  if (!s)
     return 1;
-  }
+  kiln_status st;
   int64_t shape[3];
   st = out_shape(s, 0, shape, 3);
   CHECK(st.code == KILN_INVALID_ARGUMENT && strstr(st.message, "no successful"),
