@@ -2,8 +2,8 @@
 """Symbolic image sizes (docs/shapes.md): a small detection-style CNN whose
 batch, height and width are symbolic (a 3x3 and a dilated convolution, a
 depthwise convolution of stride 2 beside an average pooling that does not
-count its padding, their concatenation, a batch normalization, a constant
-pad, a 1x1 head and
+count its padding, their concatenation, a batch normalization, a nearest
+upsampling by 2 (Resize), a constant pad, a 1x1 head and
 a max pooling with ceil_mode) is compiled once with ranges and run at several
 shapes, odd sizes included, each compared with torch (rtol 1e-4, atol 1e-5
 in float32): through Python's kiln.load(), through kiln-run --test-data, and
@@ -55,7 +55,10 @@ nodes = [
     h.make_node("Concat", ["dw", "p"], ["cat"], name="concat", axis=1),
     h.make_node("BatchNormalization", ["cat", "scale", "bias", "mean", "var"],
                 ["bn"], name="bn"),
-    h.make_node("Pad", ["bn", "pads", "padv"], ["padded"], name="pad"),
+    h.make_node("Resize", ["bn", "", "up"], ["upsampled"], name="resize",
+                mode="nearest", coordinate_transformation_mode="asymmetric",
+                nearest_mode="floor"),
+    h.make_node("Pad", ["upsampled", "pads", "padv"], ["padded"], name="pad"),
     h.make_node("Conv", ["padded", "w2", "b2"], ["c3"], name="head"),
     h.make_node("Sigmoid", ["c3"], ["s"], name="sigmoid"),
     h.make_node("MaxPool", ["s"], ["y"], name="maxpool", kernel_shape=[3, 3],
@@ -65,7 +68,8 @@ inits = [nh.from_array(v, n) for n, v in [
     ("w1", W1), ("b1", B1), ("wd", WD), ("ww", WW), ("w2", W2), ("b2", B2),
     ("scale", SCALE), ("bias", BIAS), ("mean", MEAN), ("var", VAR),
     ("pads", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64)),
-    ("padv", np.array(0.25, np.float32))]]
+    ("padv", np.array(0.25, np.float32)),
+    ("up", np.array([1, 1, 2, 2], np.float32))]]
 graph = h.make_graph(
     nodes, "images",
     [h.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, "h", "w"])],
@@ -86,7 +90,8 @@ def reference(x):
     p = F.avg_pool2d(a2, 3, 2, padding=1, count_include_pad=False)
     c = torch.cat([dw, p], 1)
     bn = F.batch_norm(c, T(MEAN), T(VAR), T(SCALE), T(BIAS), eps=1e-5)
-    padded = F.pad(bn, (2, 1, 1, 2), value=0.25)
+    up = F.interpolate(bn, scale_factor=2, mode="nearest")
+    padded = F.pad(up, (2, 1, 1, 2), value=0.25)
     s = torch.sigmoid(F.conv2d(padded, T(W2), T(B2)))
     return F.max_pool2d(s, 3, 2, ceil_mode=True).numpy()
 

@@ -413,7 +413,7 @@ static bool lowersSymbolicSizes(Operation *op) {
          isa<MatMulOp, GemmOp, SoftmaxOp, LayerNormOp, TransposeOp, GatherOp,
              ReshapeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
              ConstantOp, Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp,
-             ConcatOp, PadOp>(op);
+             ConcatOp, PadOp, UpsampleNearestOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {

@@ -101,6 +101,37 @@ Value concatValues(OpBuilder &b, Location loc, ValueRange inputs, int64_t axis,
   return dest;
 }
 
+/// Each output element reads input element (i floordiv scale) per
+/// dimension: one generic whose input map divides, tiled like an
+/// elementwise op (its innermost dimension, unscaled in NHWC, stays a
+/// contiguous vector). A symbolic size is the input's times its scale.
+Value lowerUpsampleNearest(OpBuilder &b, UpsampleNearestOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType();
+  ArrayRef<int64_t> scales = op.getScales();
+  int64_t rank = type.getRank();
+  SmallVector<AffineExpr> exprs;
+  SmallVector<Value> dyn;
+  for (int64_t d = 0; d < rank; ++d) {
+    AffineExpr e = b.getAffineDimExpr(d);
+    exprs.push_back(scales[d] == 1 ? e : e.floorDiv(scales[d]));
+    if (type.isDynamicDim(d)) {
+      Value size = tensor::DimOp::create(b, loc, op.getInput(), d);
+      if (scales[d] != 1)
+        size = arith::MulIOp::create(
+            b, loc, size, arith::ConstantIndexOp::create(b, loc, scales[d]));
+      dyn.push_back(size);
+    }
+  }
+  AffineMap in = AffineMap::get(rank, 0, exprs, b.getContext());
+  return mappedGeneric(b, loc, type.getShape(), type.getElementType(),
+                       ValueRange{op.getInput()}, {in},
+                       [](OpBuilder &, Location, ValueRange v) -> Value {
+                         return v[0];
+                       },
+                       dyn);
+}
+
 Value lowerConcat(OpBuilder &b, ConcatOp op) {
   return concatValues(b, op.getLoc(), op.getInputs(), op.getAxis(),
                       op.getType());
@@ -319,6 +350,8 @@ FailureOr<Value> mlir::kiln::lowerTensor(OpBuilder &b, Operation *op) {
     return lowerGather(b, g);
   if (auto s = dyn_cast<SliceOp>(op))
     return lowerSlice(b, s);
+  if (auto u = dyn_cast<UpsampleNearestOp>(op))
+    return lowerUpsampleNearest(b, u);
   if (auto p = dyn_cast<PadOp>(op)) {
     ArrayRef<int64_t> pads = p.getPads();
     size_t rank = pads.size() / 2;

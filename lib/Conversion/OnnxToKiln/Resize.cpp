@@ -500,6 +500,59 @@ Table keepAspectScale(Tables &T, const ParamInput &sizes,
   return scale ? *scale : Tables::scalar(1);
 }
 
+/// Resize of an input with symbolic sizes (docs/shapes.md): nearest mode
+/// with whole constant scales, under a coordinate mode that maps output o to
+/// input o floordiv scale, becomes kiln.upsample_nearest (output size the
+/// input's times the scale). For a whole scale k, o = q k + r with r < k:
+/// asymmetric takes o / k and floor gives q (round_prefer_floor too when
+/// k = 2, the only tie being r / k = 1/2); the half-pixel modes take
+/// (2r + 1 - k) / 2k off q, strictly between -1/2 and 1/2, so either
+/// rounding gives q; tf_half_pixel_for_nn adds (r + 1/2) / k < 1 and floor
+/// gives q. Anything else needs the dimensions sized.
+FailureOr<Value> upsampleSymbolic(OnnxNode &node, Value x, const ResizeAttrs &a,
+                                  const ParamInput &scales,
+                                  ArrayRef<int64_t> slot) {
+  RankedTensorType xt = typeOf(x);
+  auto refuse = [&](const Twine &what) -> FailureOr<Value> {
+    node.fail() << "input shape " << xt
+                << " is not static; with symbolic sizes Resize runs only in "
+                   "nearest mode with whole constant scales (asymmetric with "
+                   "floor, or a half-pixel mode with rounding), and this one "
+                   "has "
+                << what << "; give the symbolic dimensions one size each";
+    return failure();
+  };
+  if (a.mode != "nearest")
+    return refuse("mode '" + a.mode + "'");
+  if (!scales.present || !scales.values)
+    return refuse(scales.present ? "scales computed at run time"
+                                 : "sizes instead of scales");
+  SmallVector<int64_t> ks;
+  int64_t largest = 1;
+  for (int64_t d = 0; d < xt.getRank(); ++d) {
+    double k = slot[d] >= 0 ? (*scales.values)[slot[d]] : 1.0;
+    if (!(k >= 1.0 && k <= 65536.0 && k == std::floor(k)))
+      return refuse("the scale " + std::to_string(k) + " on axis " +
+                    std::to_string(d));
+    ks.push_back((int64_t)k);
+    largest = std::max(largest, ks.back());
+  }
+  const std::string &c = a.ctm, &n = a.nearestMode;
+  bool rounding = n == "round_prefer_floor" || n == "round_prefer_ceil";
+  bool floors =
+      (c == "asymmetric" &&
+       (n == "floor" || (n == "round_prefer_floor" && largest <= 2))) ||
+      ((c == "half_pixel" || c == "pytorch_half_pixel") && rounding) ||
+      (c == "tf_half_pixel_for_nn" && n == "floor");
+  if (largest > 1 && !floors)
+    return refuse("coordinate_transformation_mode '" + c +
+                  "' with nearest_mode '" + n + "'");
+  if (c == "tf_crop_and_resize")
+    return refuse("coordinate_transformation_mode '" + c + "'");
+  return build<UpsampleNearestOp>(node, x,
+                                  node.builder.getDenseI64ArrayAttr(ks));
+}
+
 /// Resize (opset 10/11/13) and Upsample (7/9). `scalesIdx`/`sizesIdx`/`roiIdx`
 /// are input positions (-1: not an input of this version).
 FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
@@ -508,8 +561,6 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
     return failure();
   Value x = *xv;
   RankedTensorType xt = typeOf(x);
-  if (failed(node.requireStaticShape(xt)))
-    return failure();
   int64_t rank = xt.getRank();
   bool legacy = upsample || node.opset < 11; // Upsample and Resize-10
   int roiIdx = legacy ? -1 : 1, scalesIdx = legacy ? 1 : 2,
@@ -603,6 +654,8 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
   auto declared = dyn_cast<RankedTensorType>(node.op->getResult(0).getType());
   bool declaredStatic = declared && declared.hasStaticShape() &&
                         declared.getRank() == rank;
+  if (!xt.hasStaticShape())
+    return one(upsampleSymbolic(node, x, a, scales, slot));
   if (given.run && !declaredStatic) {
     node.fail() << (scales.present ? "scales" : "sizes")
                 << " must be a compile-time constant when the output shape is "

@@ -9,6 +9,7 @@
 // input's size plus the pads.
 // CHECK-DAG: #[[OUT:.+]] = affine_map<()[s0] -> ((s0 - 1) floordiv 2 + 1)>
 // CHECK-DAG: #[[CEIL:.+]] = affine_map<()[s0] -> ((s0 - 3) ceildiv 2 + 1, s0 ceildiv 2)>
+// CHECK-DAG: #[[UP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 2, d2 floordiv 3, d3)>
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
 // CHECK: %[[H:.+]] = tensor.dim %arg0, %c2
@@ -104,4 +105,18 @@ func.func @concat_symbolic_axis(%a: tensor<?x2xf32>, %b: tensor<3x2xf32>) -> ten
 func.func @pad(%x: tensor<?x3xf32>) -> tensor<?x5xf32> {
   %y = kiln.pad %x {pads = array<i64: 1, 1, 2, 1>, value = 1.5 : f32} : tensor<?x3xf32> -> tensor<?x5xf32>
   return %y : tensor<?x5xf32>
+}
+
+// A nearest upsampling reads input element (i floordiv scale); a symbolic
+// size is the input's times the scale.
+// CHECK-LABEL: func.func @upsample
+// CHECK: %[[H:.+]] = tensor.dim %arg0, %c1
+// CHECK: %[[H2:.+]] = arith.muli %[[H]], %c2
+// CHECK: %[[W:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[W3:.+]] = arith.muli %[[W]], %c3
+// CHECK: tensor.empty(%[[H2]], %[[W3]]) : tensor<1x?x?x8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[UP]], #{{.+}}]
+func.func @upsample(%x: tensor<1x?x?x8xf32>) -> tensor<1x?x?x8xf32> {
+  %y = kiln.upsample_nearest %x {scales = array<i64: 1, 2, 3, 1>} : tensor<1x?x?x8xf32> -> tensor<1x?x?x8xf32>
+  return %y : tensor<1x?x?x8xf32>
 }

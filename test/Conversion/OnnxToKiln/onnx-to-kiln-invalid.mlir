@@ -379,3 +379,22 @@ module attributes {onnx.opset_import = {ai.onnx = 20 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// With symbolic sizes Resize runs only where output o reads input o floordiv
+// scale: linear mode, a fractional scale and align_corners are refused.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @resize_symbolic(%x: tensor<1x3x?x?xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %s = onnx.Initializer "s" dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32> loc("s")
+    %f = onnx.Initializer "f" dense<[1.0, 1.0, 1.5, 2.0]> : tensor<4xf32> loc("f")
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'lin' (Resize, opset 13): input shape 'tensor<1x3x?x?xf32>' is not static; with symbolic sizes Resize runs only in nearest mode with whole constant scales (asymmetric with floor, or a half-pixel mode with rounding), and this one has mode 'linear'; give the symbolic dimensions one size each}}
+    %a = "onnx.Resize"(%x, %none, %s) {mode = "linear"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("lin")
+    // expected-error@unknown {{node 'frac' (Resize, opset 13): input shape 'tensor<1x3x?x?xf32>' is not static; with symbolic sizes Resize runs only in nearest mode with whole constant scales (asymmetric with floor, or a half-pixel mode with rounding), and this one has the scale 1.500000 on axis 2; give the symbolic dimensions one size each}}
+    %b = "onnx.Resize"(%x, %none, %f) {mode = "nearest"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("frac")
+    // expected-error@unknown {{node 'corners' (Resize, opset 13): input shape 'tensor<1x3x?x?xf32>' is not static; with symbolic sizes Resize runs only in nearest mode with whole constant scales (asymmetric with floor, or a half-pixel mode with rounding), and this one has coordinate_transformation_mode 'align_corners' with nearest_mode 'round_prefer_floor'; give the symbolic dimensions one size each}}
+    %c = "onnx.Resize"(%x, %none, %s) {mode = "nearest", coordinate_transformation_mode = "align_corners"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("corners")
+    return %a, %b, %c : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}

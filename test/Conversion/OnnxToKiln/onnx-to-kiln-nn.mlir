@@ -22,6 +22,24 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
+// A nearest Resize with whole scales of an input with symbolic height and
+// width (docs/shapes.md): kiln.upsample_nearest, its sizes the input's times
+// the scales; torch's export (asymmetric, floor) and the half-pixel default.
+// CHECK-LABEL: func.func @resize_nearest_symbolic
+// CHECK: kiln.upsample_nearest %arg0 {scales = array<i64: 1, 1, 2, 3>} : tensor<1x3x?x?xf32> -> tensor<1x3x?x?xf32>
+// CHECK: kiln.upsample_nearest %arg0 {scales = array<i64: 1, 1, 2, 3>} : tensor<1x3x?x?xf32> -> tensor<1x3x?x?xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @resize_nearest_symbolic(%x: tensor<1x3x?x?xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %s = onnx.Initializer "s" dense<[1.0, 1.0, 2.0, 3.0]> : tensor<4xf32> loc("s")
+    %none = onnx.NoValue loc("none")
+    %y = "onnx.Resize"(%x, %none, %s) {mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("r")
+    %z = "onnx.Resize"(%x, %none, %s) {mode = "nearest"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("r2")
+    return %y, %z : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
 // Linear with sizes: two gathers per axis blended by constant weights of
 // shape [out, 1] (they broadcast over the trailing axis).
 // CHECK-LABEL: func.func @resize_linear_sizes

@@ -721,3 +721,12 @@ func.func @bitcast_width(%a: tensor<3xf32>) -> tensor<3xf64> {
   %y = kiln.bitcast %a to f64 : tensor<3xf32> -> tensor<3xf64>
   return %y : tensor<3xf64>
 }
+
+// -----
+
+func.func @upsample_scales(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> {
+  // expected-error @+2 {{expects scales from 1 to 65536, got [1,1,2,0]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.upsample_nearest %x {scales = array<i64: 1, 1, 2, 0>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  return %y : tensor<1x3x8x8xf32>
+}

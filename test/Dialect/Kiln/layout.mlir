@@ -115,3 +115,21 @@ func.func @batch_norm_pad(%x: tensor<1x2x4x4xf32>, %s: tensor<4xf32>, %b: tensor
   %2 = kiln.pad %1 {pads = array<i64: 0, 0, 1, 2, 0, 0, 3, 4>} : tensor<1x4x4x4xf32> -> tensor<1x4x8x10xf32>
   return %2 : tensor<1x4x8x10xf32>
 }
+
+// -----
+
+// A nearest upsampling between two convolutions runs NHWC (its scales
+// permuted), so no transpose is left between them.
+// CHECK-LABEL: func.func @upsample_between_convs
+// CHECK: kiln.conv2d {{.+}}layout = "NHWC"
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.upsample_nearest %{{.+}} {scales = array<i64: 1, 2, 2, 1>} : tensor<1x4x4x8xf32> -> tensor<1x8x8x8xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.conv2d {{.+}}layout = "NHWC"
+func.func @upsample_between_convs(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32> {
+  %w = kiln.constant dense<0.01> : tensor<8x8x3x3xf32>
+  %0 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32>
+  %1 = kiln.upsample_nearest %0 {scales = array<i64: 1, 1, 2, 2>} : tensor<1x8x4x4xf32> -> tensor<1x8x8x8xf32>
+  %2 = kiln.conv2d %1, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  return %2 : tensor<1x8x8x8xf32>
+}

@@ -189,6 +189,34 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
 }
 KILN_COMPATIBLE(PadOp)
 
+LogicalResult UpsampleNearestOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  RankedTensorType in = rankedType(adaptor.getInput());
+  ArrayRef<int64_t> scales = adaptor.getScales();
+  int64_t rank = in.getRank();
+  if ((int64_t)scales.size() != rank)
+    return emitOptionalError(loc, "expects ", rank, " scales for rank ", rank,
+                             ", got ", scales.size());
+  if (llvm::any_of(scales, [](int64_t k) { return k < 1 || k > (1 << 16); }))
+    return emitOptionalError(loc, "expects scales from 1 to 65536, got ",
+                             shapeStr(scales));
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t s = in.getDimSize(d), r;
+    if (s == kDyn)
+      shape.push_back(kDyn);
+    else if (__builtin_mul_overflow(s, scales[d], &r))
+      return emitOptionalError(loc, "dimension ", d, " of size ", s,
+                               " times ", scales[d], " overflows");
+    else
+      shape.push_back(r);
+  }
+  types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+KILN_COMPATIBLE(UpsampleNearestOp)
+
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,

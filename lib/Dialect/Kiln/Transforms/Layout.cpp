@@ -6,11 +6,11 @@
 // every 2-D convolution NHWC at the graph level, with explicit kiln.transpose
 // ops at its input and output and its filter permuted to HWCF at compile time,
 // then moves the output transposes down through ops that do not care about
-// layout (elementwise with broadcasting, concat, pad, slice, reductions,
-// batch normalization) and lets inverse pairs cancel. Pooling whose input
-// arrives NHWC becomes NHWC too. In a ResNet the transposes that remain are
-// one at the input; the global pool's transpose moves only unit dimensions
-// and becomes a reshape.
+// layout (elementwise with broadcasting, concat, pad, slice, nearest
+// upsampling, reductions, batch normalization) and lets inverse pairs
+// cancel. Pooling whose input arrives NHWC becomes NHWC too. In a ResNet the
+// transposes that remain are one at the input; the global pool's transpose
+// moves only unit dimensions and becomes a reshape.
 //
 // Transposes only move down (toward the results), so the rewriting ends. A
 // transpose stops at an op it cannot pass; such an op sees the same values
@@ -290,6 +290,25 @@ struct SinkThroughPad : OpRewritePattern<PadOp> {
   }
 };
 
+/// upsample(transpose(x)) -> transpose(upsample(x)) with the scales
+/// permuted: a nearest upsampling between NHWC convolutions stays NHWC,
+/// where its channels are the contiguous (vectorized) dimension.
+struct SinkThroughUpsample : OpRewritePattern<UpsampleNearestOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(UpsampleNearestOp op,
+                                PatternRewriter &rw) const override {
+    TransposeOp t = transposeOf(op.getInput());
+    if (!t)
+      return rw.notifyMatchFailure(op, "input is not a transpose");
+    SmallVector<int64_t> scales =
+        permute(op.getScales(), inversePerm(t.getPerm()));
+    rebuildUnder(rw, op, {t.getInput()}, t.getPerm(), [&](Operation *c) {
+      cast<UpsampleNearestOp>(c).setScales(scales);
+    });
+    return success();
+  }
+};
+
 /// slice(transpose(x)) -> transpose(slice(x)) with the box permuted.
 struct SinkThroughSlice : OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -430,7 +449,8 @@ struct LayoutPass : mlir::kiln::impl::LayoutPassBase<LayoutPass> {
     RewritePatternSet patterns(ctx);
     patterns.add<ConvToNHWC, PoolToNHWC<MaxPool2DOp>, PoolToNHWC<AvgPool2DOp>,
                  SinkThroughElementwise, SinkThroughConcat, SinkThroughPad,
-                 SinkThroughSlice, SinkThroughReduce<ReduceMeanOp>,
+                 SinkThroughSlice, SinkThroughUpsample,
+                 SinkThroughReduce<ReduceMeanOp>,
                  SinkThroughReduce<ReduceSumOp>, SinkThroughReduce<ReduceMaxOp>,
                  SinkThroughReduce<ReduceMinOp>, SinkThroughReduce<ReduceProdOp>,
                  DecomposeTransposedBatchNorm, TransposeOfUnitDimsToReshape>(

@@ -127,6 +127,27 @@ def Kiln_PadOp : Kiln_Op<"pad", [Kiln_Inferred]> {
   let hasFolder = 1;
 }
 
+def Kiln_UpsampleNearestOp : Kiln_Op<"upsample_nearest", [Kiln_Inferred]> {
+  let summary = "nearest-neighbour upsampling by whole factors";
+  let description = [{
+    Result element i is input element i floordiv scales (per dimension):
+    each input element repeated `scales[d]` times along dimension d. ONNX
+    Resize in nearest mode with whole scales whose coordinate mode maps
+    output o to input o floordiv scale (asymmetric with floor, the
+    half-pixel modes with rounding); the conversion uses it where sizes are
+    symbolic (docs/shapes.md), the output size then the input's times the
+    scale.
+
+    ```mlir
+    %y = kiln.upsample_nearest %x {scales = array<i64: 1, 1, 2, 2>}
+       : tensor<1x3x?x?xf32> -> tensor<1x3x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$scales);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
 def Kiln_GatherOp : Kiln_Op<"gather", [Kiln_Inferred]> {
   let summary = "picks slices along one axis by index (ONNX Gather)";
   let description = [{
