@@ -11,6 +11,7 @@ onnx.helper (no torch), each with a numpy reference.
                  (12 MB of weights: one row is memory-bound, so batching pays)
   pool_relu()    x[1,4,h,w] FP32 (symbolic h, w) -> y = 2x2 MaxPool of x
                  [1,4,h/2,w/2], z = Relu(x) [1,4,h,w]: for run-time sizes
+  shared_sum()   x[1,n], z[1,n] FP32 (one symbol n, shared) -> s = x + z
 """
 import numpy as np
 import onnx
@@ -61,6 +62,11 @@ def save_pool_relu(path):
                               strides=[2, 2])]
     _save(nodes, "images", [("x", [1, 4, "h", "w"])],
           [("y", [1, 4, None, None]), ("z", [1, 4, "h", "w"])], {}, path)
+
+
+def save_shared_sum(path):
+    _save([helper.make_node("Add", ["x", "z"], ["s"])], "shared",
+          [("x", [1, "n"]), ("z", [1, "n"])], [("s", [1, "n"])], {}, path)
 
 
 def pool_relu_ref(x):

@@ -736,6 +736,28 @@ def test_run_time_sizes_run_each_request_at_its_shape(serve, tmp_path):
     assert s.terminate() == 0
 
 
+def test_run_time_sizes_refuse_disagreeing_inputs(serve, tmp_path):
+    # Inputs that share a symbol must give it one size: the request is a 400
+    # naming both inputs, never a run at mismatched sizes.
+    from conftest import compile_model
+    from models import save_shared_sum
+    save_shared_sum(str(tmp_path / "shared.onnx"))
+    so = compile_model(str(tmp_path / "shared.onnx"), str(tmp_path / "shared.so"),
+                       "--dim", "n=1..8")
+    s = serve("--model", f"shared={so}")
+    x, z = np.ones((1, 3), np.float32), np.full((1, 3), 2, np.float32)
+    status, headers, body = s.request("POST", "/v2/models/shared/infer", json.dumps(
+        json_infer_body({"x": x, "z": z})).encode(), {"Content-Type": "application/json"})
+    assert status == 200, body
+    np.testing.assert_array_equal(decode_response(headers, body)[0]["s"], x + z)
+    status, _, body = s.request("POST", "/v2/models/shared/infer", json.dumps(
+        json_infer_body({"x": x, "z": np.ones((1, 4), np.float32)})).encode(),
+        {"Content-Type": "application/json"})
+    error = json.loads(body)["error"]
+    assert status == 400 and "input 'x' has 3 for it" in error, body
+    assert s.terminate() == 0
+
+
 def test_http_fuzz_keeps_the_server_up(serve, m):
     # A bounded run of fuzz_http.py (docs/security.md has the long one):
     # mutated and hostile requests, the server answering /v2/health/live
