@@ -330,6 +330,27 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
       break;
     }
   size_t nIn = v->inT.size(), nOut = v->outT.size();
+  // A symbolic batch runs exactly `rows` rows: no padding.
+  int64_t runRows = dynamic_ ? rows : v->batch;
+  if (dynamic_) {
+    for (size_t i = 0; i < nIn; ++i) {
+      v->inShapes[i][0] = rows;
+      v->inT[i].bytes = (size_t)rows * inRowBytes_[i];
+    }
+    for (size_t i = 0; i < nOut; ++i) {
+      v->outShapes[i][0] = rows;
+      v->outT[i].bytes = (size_t)rows * outRowBytes_[i];
+    }
+  }
+
+  // One slice that fills the variant runs in place on the request's own
+  // buffers; anything else is packed into the staging buffers.
+  bool direct = batch.size() == 1 && batch[0].rows == runRows;
+  for (size_t i = 0; direct && i < nIn; ++i)
+    direct = reinterpret_cast<uintptr_t>(batch[0].job->inputs[i] +
+                                         batch[0].begin * inRowBytes_[i]) %
+                 model_->inputs()[i].elementSize() ==
+             0;
   if (runtimeExtents()) {
     // One job at its own shapes; the staging buffers hold the largest.
     InferJob &job = *batch[0].job;
@@ -354,31 +375,7 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
       v->outT[i].data = job.outputs[i].data();
       v->outT[i].bytes = job.outputs[i].size();
     }
-  }
-  // A symbolic batch runs exactly `rows` rows: no padding.
-  int64_t runRows = dynamic_ ? rows : v->batch;
-  if (dynamic_) {
-    for (size_t i = 0; i < nIn; ++i) {
-      v->inShapes[i][0] = rows;
-      v->inT[i].bytes = (size_t)rows * inRowBytes_[i];
-    }
-    for (size_t i = 0; i < nOut; ++i) {
-      v->outShapes[i][0] = rows;
-      v->outT[i].bytes = (size_t)rows * outRowBytes_[i];
-    }
-  }
-
-  // One slice that fills the variant runs in place on the request's own
-  // buffers; anything else is packed into the staging buffers.
-  bool direct = batch.size() == 1 && batch[0].rows == runRows;
-  bool staged = !runtimeExtents(); // set above otherwise
-  for (size_t i = 0; direct && i < nIn; ++i)
-    direct = reinterpret_cast<uintptr_t>(batch[0].job->inputs[i] +
-                                         batch[0].begin * inRowBytes_[i]) %
-                 model_->inputs()[i].elementSize() ==
-             0;
-  if (!staged) {
-    direct = true;
+    direct = true; // nothing to copy back
   } else if (direct) {
     const Slice &s = batch[0];
     for (size_t i = 0; i < nIn; ++i)
