@@ -1,5 +1,7 @@
 //===- KilnToLinalg.cpp - kiln.* -> linalg/tensor/arith/math ----*- C++ -*-===//
 #include "Lowering.h"
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 
@@ -286,6 +288,28 @@ static Value reshapedDynamic(OpBuilder &b, Location loc, Value v,
                              ArrayRef<int64_t> shape, ValueRange dyn) {
   RankedTensorType type = typeOf(v);
   auto target = RankedTensorType::get(shape, type.getElementType());
+  // Group by group when the dimensions group (each group with one size of
+  // run-time extent at most, as the conversion proves for kiln.sized_reshape):
+  // MLIR's expand-strided-metadata cannot expand one dimension into several
+  // of run-time size, which the route through a 1-D view would need.
+  int64_t numDynamic = llvm::count_if(shape, ShapedType::isDynamic);
+  if (type.getRank() > target.getRank() && target.getRank() > 0) {
+    if (auto groups = getReassociationIndicesForCollapse(type.getShape(), shape))
+      return tensor::CollapseShapeOp::create(b, loc, target, v, *groups);
+  } else if (type.getRank() < target.getRank() && type.getRank() > 0 &&
+             (int64_t)dyn.size() == numDynamic) {
+    if (auto groups = getReassociationIndicesForCollapse(shape, type.getShape())) {
+      SmallVector<OpFoldResult> sizes;
+      unsigned next = 0;
+      for (int64_t s : shape)
+        sizes.push_back(ShapedType::isDynamic(s)
+                            ? OpFoldResult(dyn[next++])
+                            : OpFoldResult(b.getIndexAttr(s)));
+      return tensor::ExpandShapeOp::create(b, loc, target, v, *groups, sizes);
+    }
+  } else if (type == target) {
+    return v;
+  }
   auto all = [](int64_t rank) {
     SmallVector<ReassociationIndices> r;
     ReassociationIndices group;
@@ -413,7 +437,8 @@ static bool lowersSymbolicSizes(Operation *op) {
          isa<MatMulOp, GemmOp, SoftmaxOp, LayerNormOp, TransposeOp, GatherOp,
              ReshapeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
              ConstantOp, Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp,
-             ConcatOp, PadOp, UpsampleNearestOp>(op);
+             ConcatOp, PadOp, UpsampleNearestOp, ShapeOfOp, SizedReshapeOp,
+             SizedExpandOp, SizedSliceOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {

@@ -1,6 +1,7 @@
-//===- LowerShapeOps.cpp - kiln.guard and kiln.expand -----------*- C++ -*-===//
+//===- LowerShapeOps.cpp - kiln.guard, kiln.expand, sized ops ---*- C++ -*-===//
 //
-// kiln.expand is a broadcasting copy. A guard becomes: reduce the condition to one i1 (all elements true), and if
+// kiln.expand is a broadcasting copy; the sized ops (shapes the graph
+// computes) take their run-time sizes from their index operands. A guard becomes: reduce the condition to one i1 (all elements true), and if
 // it is false, call `__kiln_guard_failed(i32)` with the message attached to
 // the call. The call is a placeholder that survives bufferization;
 // --kiln-arena-allocation numbers the guards of the module, replaces each
@@ -64,6 +65,42 @@ LogicalResult mlir::kiln::lowerGuard(OpBuilder &b, GuardOp op) {
 }
 
 FailureOr<Value> mlir::kiln::lowerShapeOps(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  if (auto s = dyn_cast<ShapeOfOp>(op)) {
+    RankedTensorType in = s.getInput().getType();
+    SmallVector<Value> dims;
+    for (int64_t d = s.getStart(); d < s.getEnd(); ++d)
+      dims.push_back(
+          in.isDynamicDim(d)
+              ? Value(arith::IndexCastOp::create(
+                    b, loc, b.getI64Type(),
+                    tensor::DimOp::create(b, loc, s.getInput(), d)))
+              : Value(arith::ConstantOp::create(
+                    b, loc, b.getI64IntegerAttr(in.getDimSize(d)))));
+    return Value(tensor::FromElementsOp::create(b, loc, s.getType(), dims));
+  }
+  if (auto r = dyn_cast<SizedReshapeOp>(op))
+    return reshaped(b, loc, r.getInput(), r.getType().getShape(),
+                    r.getSizes());
+  if (auto e = dyn_cast<SizedExpandOp>(op)) {
+    RankedTensorType type = e.getType();
+    return broadcastGeneric(
+        b, loc, type.getShape(), type.getElementType(), e.getInput(),
+        [](OpBuilder &, Location, ValueRange a) { return a[0]; }, e.getSizes());
+  }
+  if (auto s = dyn_cast<SizedSliceOp>(op)) {
+    RankedTensorType out = s.getType();
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (int64_t d = 0; d < out.getRank(); ++d) {
+      offsets.push_back(getAsOpFoldResult(s.getOffsets()[d]));
+      sizes.push_back(out.isDynamicDim(d)
+                          ? OpFoldResult(s.getSizes()[d])
+                          : OpFoldResult(b.getIndexAttr(out.getDimSize(d))));
+      strides.push_back(b.getIndexAttr(s.getStrides()[d]));
+    }
+    return Value(tensor::ExtractSliceOp::create(b, loc, out, s.getInput(),
+                                                offsets, sizes, strides));
+  }
   if (auto e = dyn_cast<ExpandOp>(op)) {
     RankedTensorType type = e.getType();
     return broadcastGeneric(b, e.getLoc(), type.getShape(),

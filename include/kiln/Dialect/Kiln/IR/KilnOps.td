@@ -754,6 +754,86 @@ def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Sizes computed in the graph (docs/shapes.md, "Shapes the graph computes")
+//
+// A model with symbolic dimensions computes the shape arguments of Reshape,
+// Expand, Slice and ConstantOfShape from Shape at run time. The conversion
+// tracks those computations symbolically and gives these ops each run-time
+// size as an `index` operand (tensor.dim of a graph value, and arith on
+// those), so the lowering, the arena's bounds and the runtime all see one
+// size. The other data-movement ops never carry such operands, so a pass
+// that rebuilds them cannot drop a size.
+//===----------------------------------------------------------------------===//
+
+def Kiln_ShapeOfOp : Kiln_Op<"shape_of", [Pure]> {
+  let summary = "the run-time sizes of dimensions start..end-1 (ONNX Shape)";
+  let description = [{
+    ```mlir
+    %s = kiln.shape_of %x {start = 0 : i64, end = 2 : i64} : tensor<?x?x64xf32> -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$start, I64Attr:$end);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_SizedReshapeOp : Kiln_Op<"sized_reshape", [Pure]> {
+  let summary = "a reshape whose symbolic result sizes are operands";
+  let description = [{
+    One `index` operand per dynamic result dimension, in order; the element
+    count must be the input's at run time (the conversion proves it).
+
+    ```mlir
+    %y = kiln.sized_reshape %x [%b, %t] : tensor<?x?x64xf32> to tensor<?x?x4x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Variadic<Index>:$sizes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$input `[` $sizes `]` attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_SizedExpandOp : Kiln_Op<"sized_expand", [Pure]> {
+  let summary = "kiln.expand whose symbolic result sizes are operands";
+  let description = [{
+    Numpy broadcasting as kiln.expand; one `index` operand per dynamic result
+    dimension. An input dimension is static 1 (broadcast) or has the result's
+    size (a dynamic input dimension is never broadcast).
+
+    ```mlir
+    %y = kiln.sized_expand %x [%b] : tensor<1x?xi64> to tensor<?x?xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Variadic<Index>:$sizes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$input `[` $sizes `]` attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_SizedSliceOp : Kiln_Op<"sized_slice", [Pure, AttrSizedOperandSegments]> {
+  let summary = "a strided box whose offsets and sizes are run-time operands";
+  let description = [{
+    One offset and one size operand per dimension, static `strides`; a static
+    result dimension has a constant size operand. Every position read lies
+    inside the input (the conversion clamps as ONNX Slice does).
+
+    ```mlir
+    %y = kiln.sized_slice %x offsets(%c0, %c0) sizes(%c1, %t) {strides = array<i64: 1, 1>}
+       : tensor<1x512xi64> -> tensor<1x?xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Variadic<Index>:$offsets,
+                   Variadic<Index>:$sizes, DenseI64ArrayAttr:$strides);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `offsets` `(` $offsets `)` `sizes` `(` $sizes "
+                       "`)` attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Indexing, scanning and selection (lowered in LowerIndexing.cpp)
 //===----------------------------------------------------------------------===//
 
