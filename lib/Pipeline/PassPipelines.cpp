@@ -105,6 +105,7 @@ void kiln::buildGPUCodegenPipeline(OpPassManager &pm, const std::string &arch,
   nvvm.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(nvvm));
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addNestedPass<func::FuncOp>(createExpandShapesByStridesPass());
   device.addPass(memref::createExpandStridedMetadataPass());
   device.addPass(createLowerAffinePass());
   device.addPass(createSCFToControlFlowPass());

@@ -87,6 +87,7 @@ void kiln::buildCPULoweringPipeline(OpPassManager &pm, bool amx) {
   ConvertVectorToLLVMPassOptions toLlvm;
   toLlvm.reassociateFPReductions = true;
   pm.addPass(createConvertVectorToLLVMPass(toLlvm));
+  pm.addNestedPass<func::FuncOp>(createExpandShapesByStridesPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

@@ -127,6 +127,23 @@ def DistinctResultsPass : Pass<"kiln-distinct-results", "func::FuncOp"> {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def ExpandShapesByStridesPass
+    : Pass<"kiln-expand-shapes-by-strides", "func::FuncOp"> {
+  let summary = "Rewrite expand_shape groups of several run-time sizes as casts";
+  let description = [{
+    MLIR's `expand-strided-metadata` crashes on a `memref.expand_shape` that
+    splits one dimension into several of run-time size (`memref<?x64xf32>`
+    into `memref<?x?x64xf32>`, as a batched matmul over a symbolic batch and
+    sequence writes its result). Run right before it, this pass rewrites
+    each such op as `memref.extract_strided_metadata` of its source and a
+    `memref.reinterpret_cast` whose strides it computes: within a group the
+    innermost dimension keeps the source dimension's stride and each outer
+    one is the next inner stride times the next inner size.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def BindSymbolicShapesPass : Pass<"kiln-bind-symbolic-shapes", "ModuleOp"> {
   let summary = "Give an entry function with symbolic dimensions its run-time sizes";
   let description = [{

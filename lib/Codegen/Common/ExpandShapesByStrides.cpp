@@ -1,0 +1,82 @@
+//===- ExpandShapesByStrides.cpp - expand_shape as a cast --------*- C++ -*-===//
+#include "kiln/Codegen/Common/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_EXPANDSHAPESBYSTRIDESPASS
+#include "kiln/Codegen/Common/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+
+namespace {
+/// Whether a group of `op` splits into more than one run-time size.
+bool splitsIntoSeveralDynamic(memref::ExpandShapeOp op) {
+  MemRefType type = op.getResultType();
+  for (const ReassociationIndices &group : op.getReassociationIndices())
+    if (llvm::count_if(group, [&](int64_t d) {
+          return type.isDynamicDim(d);
+        }) > 1)
+      return true;
+  return false;
+}
+
+void rewrite(OpBuilder &b, memref::ExpandShapeOp op) {
+  Location loc = op.getLoc();
+  MemRefType type = op.getResultType();
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, op.getSrc());
+  SmallVector<OpFoldResult> sizes = op.getMixedOutputShape();
+  auto asValue = [&](OpFoldResult f) -> Value {
+    if (auto v = dyn_cast<Value>(f))
+      return v;
+    return arith::ConstantIndexOp::create(
+        b, loc, cast<IntegerAttr>(cast<Attribute>(f)).getInt());
+  };
+  SmallVector<Value> strides(type.getRank());
+  for (auto [i, group] : llvm::enumerate(op.getReassociationIndices())) {
+    Value inner = meta.getStrides()[i];
+    for (int64_t d : llvm::reverse(group)) {
+      strides[d] = inner;
+      inner = arith::MulIOp::create(b, loc, inner, asValue(sizes[d]));
+    }
+  }
+  // The layout's static strides and offset stay static.
+  auto [layoutStrides, layoutOffset] = type.getStridesAndOffset();
+  SmallVector<OpFoldResult> mixedStrides, mixedSizes;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    mixedStrides.push_back(ShapedType::isDynamic(layoutStrides[d])
+                               ? OpFoldResult(strides[d])
+                               : OpFoldResult(b.getIndexAttr(layoutStrides[d])));
+    mixedSizes.push_back(type.isDynamicDim(d)
+                             ? OpFoldResult(asValue(sizes[d]))
+                             : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+  }
+  OpFoldResult offset = ShapedType::isDynamic(layoutOffset)
+                            ? OpFoldResult(meta.getOffset())
+                            : OpFoldResult(b.getIndexAttr(layoutOffset));
+  auto cast = memref::ReinterpretCastOp::create(
+      b, loc, type, meta.getBaseBuffer(), offset, mixedSizes, mixedStrides);
+  op.getResult().replaceAllUsesWith(cast.getResult());
+  op.erase();
+}
+
+struct ExpandShapesByStridesPass
+    : mlir::kiln::impl::ExpandShapesByStridesPassBase<
+          ExpandShapesByStridesPass> {
+  void runOnOperation() override {
+    SmallVector<memref::ExpandShapeOp> ops;
+    getOperation().walk([&](memref::ExpandShapeOp op) {
+      if (splitsIntoSeveralDynamic(op))
+        ops.push_back(op);
+    });
+    OpBuilder b(&getContext());
+    for (memref::ExpandShapeOp op : ops) {
+      b.setInsertionPoint(op);
+      rewrite(b, op);
+    }
+  }
+};
+} // namespace
