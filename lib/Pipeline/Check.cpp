@@ -2,6 +2,7 @@
 #include "kiln/Pipeline/Pipeline.h"
 
 #include "Compilation.h"
+#include "SymbolicShapes.h"
 
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
@@ -64,6 +65,15 @@ Expected<CheckResult> kiln::check(const CompileOptions &o) {
       ++result.numNodes;
   });
   llvm::StringMap<NodeKind> kinds = onnxNodeKinds(*module);
+  // With every range given, the conversion knows the bounds a compile would
+  // (a slice to a symbolic end that never passes the size, say).
+  if (auto graph = module->lookupSymbol<func::FuncOp>("main_graph")) {
+    if (Expected<SymbolicShapes> shapes =
+            planSymbolicShapes(graph, result.symbolicDims))
+      markSymbolicShapes(graph, *shapes);
+    else
+      llvm::consumeError(shapes.takeError());
+  }
   PassManager pm(&ctx, ModuleOp::getOperationName());
   ConvertOnnxToKilnPassOptions convert;
   convert.maxTensorBytes = o.maxTensorBytes;

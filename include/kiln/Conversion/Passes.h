@@ -3,6 +3,7 @@
 #define KILN_CONVERSION_PASSES_H
 
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

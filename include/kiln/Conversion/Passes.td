@@ -22,7 +22,10 @@ def ConvertOnnxToKilnPass : Pass<"kiln-convert-onnx-to-kiln", "ModuleOp"> {
            /*default=*/"17179869184",
            "The most bytes one tensor a node computes may hold (16 GiB)">
   ];
-  let dependentDialects = ["::mlir::kiln::KilnDialect", "::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::kiln::KilnDialect", "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def ConvertKilnToLinalgPass : Pass<"kiln-convert-kiln-to-linalg", "ModuleOp"> {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
+#include "SymbolicSizes.h"
 
 #include <cmath>
 
@@ -68,6 +69,9 @@ Value constantOf(OnnxNode &node, RankedTensorType type,
 /// ConstantOfShape 9, 20, 21: a splat of `value` (default float 0).
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertConstantOfShape(OnnxNode &node) {
+  if (FailureOr<SmallVector<Value>> sym = convertSymbolicConstantOfShape(node);
+      failed(sym) || !sym->empty())
+    return sym;
   SmallVector<int64_t> shape;
   if (std::optional<SmallVector<int64_t>> c = node.constantInts(0)) {
     shape = *c;
@@ -102,6 +106,9 @@ mlir::kiln::convertConstantOfShape(OnnxNode &node) {
 
 /// Range 11: start + i * delta for i < max(ceil((limit - start) / delta), 0).
 FailureOr<SmallVector<Value>> mlir::kiln::convertRange(OnnxNode &node) {
+  if (FailureOr<SmallVector<Value>> sym = convertSymbolicRange(node);
+      failed(sym) || !sym->empty())
+    return sym;
   FailureOr<Value> start = node.rankedInput(0), limit = node.rankedInput(1),
                    delta = node.rankedInput(2);
   if (failed(start) || failed(limit) || failed(delta))

@@ -1,6 +1,7 @@
 //===- OnnxToKiln.cpp - the onnx.* -> kiln.* pass ---------------*- C++ -*-===//
 #include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
 #include "Build.h"
+#include "SymbolicSizes.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
@@ -663,6 +664,7 @@ struct ConvertOnnxToKilnPass
         continue;
       Block &body = func.getBody().front();
       foldSymbolicReshapeShapes(builder, body);
+      SymbolicSizes sizes(func);
       for (Operation *next = body.empty() ? nullptr : &body.front(); next;) {
         Operation *op = next;
         next = op->getNextNode();
@@ -710,6 +712,7 @@ struct ConvertOnnxToKilnPass
             dot == StringRef::npos ? "" : rest.substr(0, dot).str();
         int64_t opset = opsets.lookup(domain);
         OnnxNode node(op, builder, opset);
+        node.sizes = &sizes;
 
         // Ops of other domains are keyed "<domain>.<OpType>".
         std::string key = domain.empty()
@@ -779,6 +782,8 @@ struct ConvertOnnxToKilnPass
           failedOps.insert(op);
           continue;
         }
+        if (Value c = sizes.record(node, *results))
+          (*results)[0] = c;
         for (unsigned i = 0; i < op->getNumResults(); ++i) {
           Value repl = i < results->size() ? (*results)[i] : Value();
           if (repl) {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
+#include "SymbolicSizes.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -106,6 +107,9 @@ FailureOr<SmallVector<Value>> reshapeWith(OnnxNode &node, Value x,
 } // namespace
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertReshape(OnnxNode &node) {
+  if (FailureOr<SmallVector<Value>> sym = convertSymbolicReshape(node);
+      failed(sym) || !sym->empty())
+    return sym;
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -228,6 +232,9 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTranspose(OnnxNode &node) {
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertShape(OnnxNode &node) {
+  if (FailureOr<SmallVector<Value>> sym = convertSymbolicShape(node);
+      failed(sym) || !sym->empty())
+    return sym;
   FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
@@ -342,6 +349,31 @@ FailureOr<SmallVector<Value>> squeeze(OnnxNode &node, bool unsqueeze) {
     for (int64_t a : llvm::reverse(norm))
       shape.erase(shape.begin() + a);
   }
+  // Only 1s come and go, so the dimensions of run-time size keep their
+  // order: each keeps its size (the lowering cannot tell several apart).
+  if (node.sizes && llvm::count_if(shape, ShapedType::isDynamic) > 1) {
+    SmallVector<SymSize> in = node.sizes->dims(*x), out;
+    SmallVector<int64_t> dynamicIn;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        dynamicIn.push_back(d);
+    SmallVector<Value> sizes;
+    size_t k = 0;
+    for (int64_t d : shape) {
+      if (!ShapedType::isDynamic(d)) {
+        out.push_back(SymSize::constant(d));
+        continue;
+      }
+      const SymSize &s = in[dynamicIn[k++]];
+      out.push_back(s);
+      sizes.push_back(node.sizes->materialize(node.builder, node.loc(), s));
+    }
+    auto op = SizedReshapeOp::create(
+        node.builder, node.loc(),
+        RankedTensorType::get(shape, type.getElementType()), *x, sizes);
+    node.sizes->setDims(op.getResult(), out);
+    return SmallVector<Value>{op.getResult()};
+  }
   return one(reshapeTo(node, *x, shape));
 }
 
@@ -371,6 +403,9 @@ FailureOr<Value> expandTo(OnnxNode &node, Value x, ArrayRef<int64_t> shape) {
 
 /// Expand 8, 13: numpy broadcasting of the input with `shape`.
 FailureOr<SmallVector<Value>> mlir::kiln::convertExpand(OnnxNode &node) {
+  if (FailureOr<SmallVector<Value>> sym = convertSymbolicExpand(node);
+      failed(sym) || !sym->empty())
+    return sym;
   FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();

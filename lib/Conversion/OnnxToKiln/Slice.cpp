@@ -4,6 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
+#include "SymbolicSizes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -179,6 +182,9 @@ FailureOr<Value> buildSlice(OnnxNode &node, Value x, const SliceBounds &b) {
 
 /// Slice 1 (attributes) and 10, 11, 13 (constant inputs).
 FailureOr<SmallVector<Value>> mlir::kiln::convertSlice(OnnxNode &node) {
+  if (FailureOr<SmallVector<Value>> sym = convertSymbolicSlice(node);
+      failed(sym) || !sym->empty())
+    return sym;
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
@@ -278,6 +284,33 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSlice(OnnxNode &node) {
 
 /// Split 2, 11 (split attribute), 13 (split input), 18 (num_outputs). Without
 /// split the outputs are equal; from 18 the last may be smaller.
+namespace {
+/// The box `bounds` of `x`, whose dimensions other than the static ones in
+/// `bounds` keep their run-time sizes, as a kiln.sized_slice.
+Value sizedPart(OnnxNode &node, Value x, const SliceBounds &bounds) {
+  RankedTensorType type = typeOf(x);
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  SmallVector<Value> offsets, sizes;
+  SmallVector<SymSize> dims;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    offsets.push_back(arith::ConstantIndexOp::create(b, loc, bounds.offsets[d]));
+    SymSize n = type.isDynamicDim(d) ? node.sizes->dim(x, d)
+                                     : SymSize::constant(bounds.sizes[d]);
+    dims.push_back(n);
+    shape.push_back(type.isDynamicDim(d) ? ShapedType::kDynamic
+                                         : bounds.sizes[d]);
+    sizes.push_back(node.sizes->materialize(b, loc, n));
+  }
+  auto op = SizedSliceOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), x, offsets,
+      sizes, b.getDenseI64ArrayAttr(bounds.strides));
+  node.sizes->setDims(op.getResult(), dims);
+  return op.getResult();
+}
+} // namespace
+
 FailureOr<SmallVector<Value>> mlir::kiln::convertSplit(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
@@ -287,8 +320,13 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSplit(OnnxNode &node) {
       normalizeAxis(node, node.intAttr("axis", 0), type.getRank());
   if (failed(axis))
     return failure();
-  if (failed(node.requireStaticShape(type)))
+  // Other dimensions may be symbolic (docs/shapes.md): each part is then a
+  // kiln.sized_slice that keeps their run-time sizes.
+  if (type.isDynamicDim(*axis) || (!node.sizes && !type.hasStaticShape())) {
+    node.fail() << "the split axis " << *axis << " of " << type
+                << " must have a static size";
     return failure();
+  }
   int64_t dim = type.getDimSize(*axis), outputs = node.op->getNumResults();
   std::optional<SmallVector<int64_t>> sizes;
   if (node.opset < 13) {
@@ -371,6 +409,10 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSplit(OnnxNode &node) {
     offset += size;
     if (!node.resultUsed(i)) {
       results.push_back(nullptr);
+      continue;
+    }
+    if (!type.hasStaticShape()) {
+      results.push_back(sizedPart(node, *x, bounds));
       continue;
     }
     FailureOr<Value> part = buildSlice(node, *x, bounds);

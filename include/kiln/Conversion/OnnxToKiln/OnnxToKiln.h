@@ -22,6 +22,8 @@ namespace mlir::kiln {
 /// What a conversion function sees of one ONNX node: its operands, attributes
 /// and opset, a builder positioned at the node, and a way to fail that names
 /// the node, the op type and the opset.
+class SymbolicSizes;
+
 class OnnxNode {
 public:
   OnnxNode(Operation *op, OpBuilder &builder, int64_t opset)
@@ -30,6 +32,9 @@ public:
   Operation *op;
   OpBuilder &builder;
   int64_t opset;
+  /// The symbolic sizes of the function being converted (null where a
+  /// conversion runs outside the pass, e.g. inside inlined control flow).
+  SymbolicSizes *sizes = nullptr;
 
   Location loc() const { return op->getLoc(); }
   llvm::StringRef opType() const;

@@ -1,0 +1,548 @@
+//===- SizedOps.cpp - shape arguments the graph computes ---------*- C++ -*-===//
+//
+// Shape, Reshape, Expand, ConstantOfShape and Slice when a size is symbolic:
+// the shape argument's elements come from SymbolicSizes (docs/shapes.md,
+// "Shapes the graph computes"), each run-time size of the result becomes an
+// `index` operand of a kiln.sized_* op, and the result's dimensions are
+// recorded so that later nodes can compare them.
+//
+//===----------------------------------------------------------------------===//
+#include "ShapeInputs.h"
+#include "SymbolicSizes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// Not applicable: the static conversion runs.
+SmallVector<Value> notApplicable() { return {}; }
+
+RankedTensorType typeFor(ArrayRef<SymSize> sizes, Type elt) {
+  SmallVector<int64_t> shape;
+  for (const SymSize &s : sizes)
+    shape.push_back(s.getConstant().value_or(ShapedType::kDynamic));
+  return RankedTensorType::get(shape, elt);
+}
+
+/// The index operands of `sizes`' dynamic entries.
+SmallVector<Value> dynamicSizes(OnnxNode &node, ArrayRef<SymSize> sizes) {
+  SmallVector<Value> out;
+  for (const SymSize &s : sizes)
+    if (!s.getConstant())
+      out.push_back(node.sizes->materialize(node.builder, node.loc(), s));
+  return out;
+}
+
+std::optional<SymSize> productOf(ArrayRef<SymSize> sizes) {
+  SymSize p = SymSize::constant(1);
+  for (const SymSize &s : sizes) {
+    std::optional<SymSize> q = SymSize::mul(p, s);
+    if (!q)
+      return std::nullopt;
+    p = *q;
+  }
+  return p;
+}
+
+/// Whether the reshape of `x` to `type`, whose dimensions are `out`, merges
+/// or splits groups of dimensions with at most one of run-time size on each
+/// side, as the lowering groups them (by their static sizes), and each group
+/// holds the same number of elements at every size.
+bool dimensionsGroup(SymbolicSizes &sizes, Value x, RankedTensorType type,
+                     ArrayRef<SymSize> out) {
+  RankedTensorType in = typeOf(x);
+  if (llvm::count_if(type.getShape(), ShapedType::isDynamic) <= 1)
+    return true; // the lowering's route through one dimension
+  if (in.getRank() == type.getRank())
+    return false;
+  bool collapse = in.getRank() > type.getRank();
+  auto groups = collapse ? getReassociationIndicesForCollapse(in.getShape(),
+                                                              type.getShape())
+                         : getReassociationIndicesForCollapse(type.getShape(),
+                                                              in.getShape());
+  if (!groups)
+    return false;
+  SmallVector<SymSize> inDims = sizes.dims(x);
+  ArrayRef<SymSize> big = collapse ? ArrayRef<SymSize>(inDims) : out;
+  ArrayRef<SymSize> small = collapse ? out : ArrayRef<SymSize>(inDims);
+  for (auto [k, group] : llvm::enumerate(*groups)) {
+    SmallVector<SymSize> members;
+    for (int64_t i : group)
+      members.push_back(big[i]);
+    std::optional<SymSize> p = productOf(members);
+    if (!p || *p != small[k])
+      return false;
+  }
+  return true;
+}
+
+std::string sizesStr(SymbolicSizes &sizes, ArrayRef<SymSize> v) {
+  std::string out = "[";
+  for (auto [i, s] : llvm::enumerate(v))
+    out += (i ? ", " : "") + sizes.str(s);
+  return out + "]";
+}
+
+bool anyNegativeConstant(ArrayRef<SymSize> v) {
+  return llvm::any_of(v, [](const SymSize &s) {
+    std::optional<int64_t> c = s.getConstant();
+    return c && *c < 0;
+  });
+}
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicShape(OnnxNode &node) {
+  Value x = node.input(0);
+  auto type = x ? dyn_cast<RankedTensorType>(x.getType()) : nullptr;
+  if (!node.sizes || !type || type.hasStaticShape())
+    return notApplicable();
+  int64_t rank = type.getRank();
+  int64_t start = node.intAttr("start", 0), end = node.intAttr("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  end = std::max(start, end);
+  auto resultType =
+      RankedTensorType::get({end - start}, node.builder.getI64Type());
+  // Static dimensions alone are a constant (SymbolicSizes::record).
+  Value s = ShapeOfOp::create(node.builder, node.loc(), resultType, x,
+                              node.builder.getI64IntegerAttr(start),
+                              node.builder.getI64IntegerAttr(end));
+  return SmallVector<Value>{s};
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertSymbolicReshape(OnnxNode &node) {
+  Value x = node.input(0), shapeArg = node.input(1);
+  if (!node.sizes || node.opset < 5 || !x || !shapeArg ||
+      !isa<RankedTensorType>(x.getType()))
+    return notApplicable();
+  RankedTensorType in = typeOf(x);
+  std::optional<SmallVector<SymSize>> target = node.sizes->contents(shapeArg);
+  if (!target || (in.hasStaticShape() && !node.sizes->isSymbolic(shapeArg)))
+    return notApplicable();
+  bool allowZero = node.intAttr("allowzero", 0) != 0;
+  // A constant target with one entry of run-time extent keeps the reshape
+  // it always had (the lowering divides the element count).
+  if (!node.sizes->isSymbolic(shapeArg)) {
+    int64_t dynamic = 0;
+    for (auto [i, s] : llvm::enumerate(*target)) {
+      int64_t c = *s.getConstant();
+      dynamic += c == -1 || (c == 0 && !allowZero &&
+                             (int64_t)i < in.getRank() && in.isDynamicDim(i));
+    }
+    if (dynamic <= 1)
+      return notApplicable();
+  }
+  SmallVector<SymSize> out = *target;
+  int64_t inferAt = -1;
+  for (auto [i, s] : llvm::enumerate(out)) {
+    std::optional<int64_t> c = s.getConstant();
+    if (c == 0 && !allowZero) {
+      if ((int64_t)i >= in.getRank()) {
+        node.fail() << "shape entry " << i << " is 0 but the input has rank "
+                    << in.getRank();
+        return failure();
+      }
+      s = node.sizes->dim(x, i);
+    } else if (c == -1) {
+      if (inferAt >= 0) {
+        node.fail() << "shape has more than one -1";
+        return failure();
+      }
+      inferAt = i;
+    } else if (c && *c < 0) {
+      node.fail() << "shape entry " << i << " is " << *c;
+      return failure();
+    }
+  }
+  std::optional<SymSize> count = productOf(node.sizes->dims(x));
+  if (inferAt >= 0) {
+    SmallVector<SymSize> others = out;
+    others[inferAt] = SymSize::constant(1);
+    std::optional<SymSize> known = productOf(others);
+    std::optional<SymSize> rest =
+        count && known ? SymSize::divExact(*count, *known) : std::nullopt;
+    if (!rest) {
+      node.fail() << "the input " << in << " has "
+                  << (count ? node.sizes->str(*count) : "?")
+                  << " elements, which Kiln cannot divide by the other "
+                     "entries of the target shape "
+                  << sizesStr(*node.sizes, out)
+                  << " at every size in range; give the symbolic dimensions "
+                     "one size to compile this Reshape";
+      return failure();
+    }
+    out[inferAt] = *rest;
+  } else if (std::optional<SymSize> total = productOf(out);
+             !count || !total || *count != *total) {
+    node.fail() << "the target shape " << sizesStr(*node.sizes, out)
+                << " does not hold the input's "
+                << (count ? node.sizes->str(*count) : "?")
+                << " elements at every size in range (the input is " << in
+                << "); give the symbolic dimensions one size to compile this "
+                   "Reshape";
+    return failure();
+  }
+  RankedTensorType type = typeFor(out, in.getElementType());
+  if (type.hasStaticShape())
+    return one(reshapeTo(node, x, type.getShape()));
+  if (!dimensionsGroup(*node.sizes, x, type, out)) {
+    node.fail() << "reshaping " << in << " to " << sizesStr(*node.sizes, out)
+                << " regroups dimensions of run-time size, which Kiln cannot "
+                   "do yet (it reshapes when each group of dimensions that "
+                   "merge or split has one size of run-time extent); give "
+                   "the symbolic dimensions one size to compile this Reshape";
+    return failure();
+  }
+  auto op = SizedReshapeOp::create(node.builder, node.loc(), type, x,
+                                   dynamicSizes(node, out));
+  node.sizes->setDims(op.getResult(), out);
+  return SmallVector<Value>{op.getResult()};
+}
+
+namespace {
+/// The broadcast of `x` to the shape `target` (numpy, right-aligned), as a
+/// kiln.sized_expand; fails when a dimension of `x` of run-time size cannot
+/// be shown to equal the target's or be 1.
+FailureOr<Value> sizedExpand(OnnxNode &node, Value x,
+                             ArrayRef<SymSize> target) {
+  RankedTensorType in = typeOf(x);
+  int64_t rank = std::max<int64_t>(in.getRank(), target.size());
+  SmallVector<SymSize> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t k = d - (rank - (int64_t)target.size());
+    int64_t j = d - (rank - in.getRank());
+    std::optional<SymSize> want =
+        k >= 0 ? std::optional<SymSize>(target[k]) : std::nullopt;
+    std::optional<SymSize> have =
+        j >= 0 ? std::optional<SymSize>(node.sizes->dim(x, j)) : std::nullopt;
+    if (!want || want->isConstant(1)) {
+      out.push_back(*have);
+    } else if (!have || have->isConstant(1) || *have == *want) {
+      out.push_back(*want);
+    } else if (have->getConstant()) {
+      // A static input dimension other than 1: the shape's entry must be 1
+      // or equal (the shape broadcasts too); the result keeps it.
+      if (want->getConstant()) {
+        node.fail() << "input dimension " << j << " of size "
+                    << *have->getConstant() << " does not broadcast to "
+                    << *want->getConstant();
+        return failure();
+      }
+      out.push_back(*have);
+    } else {
+      node.fail() << "dimension " << j << " of the input (" << in
+                  << ") has the run-time size " << node.sizes->str(*have)
+                  << ", which Kiln cannot show to be 1 or the shape's "
+                  << node.sizes->str(*want)
+                  << "; give the symbolic dimensions one size to compile this "
+                     "node";
+      return failure();
+    }
+  }
+  RankedTensorType type = typeFor(out, in.getElementType());
+  if (type == in)
+    return x;
+  if (type.hasStaticShape() && in.hasStaticShape()) {
+    auto op = ExpandOp::create(node.builder, node.loc(), type, x);
+    if (failed(finishBuild(node, op)))
+      return failure();
+    return op.getResult();
+  }
+  auto op = SizedExpandOp::create(node.builder, node.loc(), type, x,
+                                  dynamicSizes(node, out));
+  if (failed(verify(op))) {
+    op->erase();
+    return failure();
+  }
+  node.sizes->setDims(op.getResult(), out);
+  return op.getResult();
+}
+} // namespace
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertSymbolicExpand(OnnxNode &node) {
+  Value x = node.input(0), shapeArg = node.input(1);
+  if (!node.sizes || !x || !shapeArg || !isa<RankedTensorType>(x.getType()))
+    return notApplicable();
+  std::optional<SmallVector<SymSize>> target = node.sizes->contents(shapeArg);
+  if (!target ||
+      (typeOf(x).hasStaticShape() && !node.sizes->isSymbolic(shapeArg)))
+    return notApplicable();
+  if (anyNegativeConstant(*target)) {
+    node.fail() << "shape " << sizesStr(*node.sizes, *target)
+                << " has a negative dimension";
+    return failure();
+  }
+  return one(sizedExpand(node, x, *target));
+}
+
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertSymbolicConstantOfShape(OnnxNode &node) {
+  Value shapeArg = node.input(0);
+  if (!node.sizes || !shapeArg || !node.sizes->isSymbolic(shapeArg))
+    return notApplicable();
+  SmallVector<SymSize> target = *node.sizes->contents(shapeArg);
+  if (anyNegativeConstant(target)) {
+    node.fail() << "shape " << sizesStr(*node.sizes, target)
+                << " has a negative dimension";
+    return failure();
+  }
+  Attribute value = node.builder.getF32FloatAttr(0.0f);
+  if (auto v = node.op->getAttrOfType<DenseElementsAttr>("value")) {
+    if (v.getNumElements() != 1) {
+      node.fail() << "value must have exactly one element";
+      return failure();
+    }
+    value = *v.getValues<Attribute>().begin();
+  } else if (node.hasAttr("value")) {
+    node.fail() << "only an inline dense 'value' is supported";
+    return failure();
+  }
+  auto scalar = RankedTensorType::get({}, cast<TypedAttr>(value).getType());
+  Value c = ConstantOp::create(node.builder, node.loc(), scalar,
+                               DenseElementsAttr::get(scalar, value));
+  return one(sizedExpand(node, c, target));
+}
+
+namespace {
+/// One sliced axis at run time: `offset` and `size` as index values, and
+/// the size as a polynomial when the clamping is decided at compile time.
+struct AxisSlice {
+  Value offset, size;
+  std::optional<SymSize> known;
+};
+
+/// ONNX Slice's clamping of `start` and `end` (positions, negative from the
+/// end) to a dimension of size `dim`, with step `step` > 0.
+AxisSlice sliceAxis(OnnxNode &node, const SymSize &dim, const SymSize &start,
+                    const SymSize &end, int64_t step) {
+  SymbolicSizes &sizes = *node.sizes;
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  // Compile time: a non-negative position that never passes the smallest
+  // size, a negative one that never passes it backwards, or an end that
+  // never passes the size (INT64_MAX: to the end).
+  auto resolve = [&](const SymSize &p, bool isEnd) -> std::optional<SymSize> {
+    std::optional<int64_t> c = p.getConstant();
+    std::optional<int64_t> lo = sizes.smallest(dim);
+    if (p == dim)
+      return p;
+    if (c && *c >= 0) {
+      if (dim.getConstant())
+        return SymSize::constant(std::min(*c, *dim.getConstant()));
+      if (isEnd && *c >= (int64_t)1 << 40)
+        return dim;
+      if (lo && *c <= *lo)
+        return p;
+      return std::nullopt;
+    }
+    if (c && *c < 0) {
+      if (dim.getConstant())
+        return SymSize::constant(std::max<int64_t>(0, *dim.getConstant() + *c));
+      if (lo && -*c <= *lo)
+        return SymSize::add(dim, p);
+      return std::nullopt;
+    }
+    // A symbolic position: in range when never above the smallest size.
+    std::optional<int64_t> hi = sizes.largest(p), plo = sizes.smallest(p);
+    if (hi && plo && *plo >= 0 && lo && *hi <= *lo)
+      return p;
+    return std::nullopt;
+  };
+  std::optional<SymSize> s = resolve(start, false), e = resolve(end, true);
+  AxisSlice out;
+  if (s && e && step == 1) {
+    std::optional<SymSize> ns = SymSize::neg(*s);
+    std::optional<SymSize> n = ns ? SymSize::add(*e, *ns) : std::nullopt;
+    std::optional<int64_t> nlo = n ? sizes.smallest(*n) : std::nullopt;
+    if (n && n->getConstant() && *n->getConstant() < 0)
+      n = SymSize::constant(0);
+    if (n && (n->getConstant() || (nlo && *nlo >= 0))) {
+      out.offset = sizes.materialize(b, loc, *s);
+      out.size = sizes.materialize(b, loc, *n);
+      out.known = n;
+      return out;
+    }
+  }
+  // Run time: normalize, clamp to [0, dim], count the steps; the size is
+  // at most the dimension's (the arena's bound).
+  Value d = sizes.materialize(b, loc, dim);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto clamped = [&](const SymSize &p) -> Value {
+    Value v = sizes.materialize(b, loc, p);
+    Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v,
+                                      zero);
+    v = arith::SelectOp::create(b, loc, neg,
+                                arith::AddIOp::create(b, loc, v, d), v);
+    v = arith::MaxSIOp::create(b, loc, v, zero);
+    return arith::MinSIOp::create(b, loc, v, d);
+  };
+  Value lo = clamped(start), hi = clamped(end);
+  Value span = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, hi, lo), zero);
+  Value count = arith::CeilDivSIOp::create(
+      b, loc, span, arith::ConstantIndexOp::create(b, loc, step));
+  AffineMap minMap = AffineMap::get(
+      0, 2,
+      {getAffineSymbolExpr(0, b.getContext()),
+       getAffineSymbolExpr(1, b.getContext())},
+      b.getContext());
+  out.offset = lo;
+  out.size = affine::AffineMinOp::create(b, loc, minMap, ValueRange{d, count});
+  return out;
+}
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicSlice(OnnxNode &node) {
+  Value x = node.input(0);
+  if (!node.sizes || node.opset < 10 || !x ||
+      !isa<RankedTensorType>(x.getType()))
+    return notApplicable();
+  RankedTensorType in = typeOf(x);
+  SymbolicSizes &sizes = *node.sizes;
+  std::optional<SmallVector<SymSize>> starts = sizes.contents(node.input(1)),
+                                      ends = sizes.contents(node.input(2));
+  bool symbolicArgs = sizes.isSymbolic(node.input(1)) ||
+                      sizes.isSymbolic(node.input(2));
+  if (in.hasStaticShape() && !symbolicArgs)
+    return notApplicable();
+  if (!starts || !ends) {
+    node.fail() << "with symbolic sizes, starts and ends must be constants "
+                   "or computed from shapes; give the symbolic dimensions one "
+                   "size to compile this Slice";
+    return failure();
+  }
+  int64_t rank = in.getRank();
+  SmallVector<int64_t> axes, steps;
+  if (node.input(3)) {
+    std::optional<SmallVector<int64_t>> a = node.constantInts(3);
+    if (!a) {
+      node.fail() << "axes must be a constant with symbolic sizes";
+      return failure();
+    }
+    axes = *a;
+  } else {
+    for (int64_t i = 0; i < (int64_t)starts->size(); ++i)
+      axes.push_back(i);
+  }
+  if (node.input(4)) {
+    std::optional<SmallVector<int64_t>> s = node.constantInts(4);
+    if (!s) {
+      node.fail() << "steps must be a constant with symbolic sizes";
+      return failure();
+    }
+    steps = *s;
+  } else {
+    steps.assign(starts->size(), 1);
+  }
+  if (axes.size() != starts->size() || ends->size() != starts->size() ||
+      steps.size() != starts->size()) {
+    node.fail() << "starts, ends, axes and steps must have as many values as "
+                   "starts ("
+                << starts->size() << ")";
+    return failure();
+  }
+  SmallVector<Value> offsets, sizeVals;
+  SmallVector<SymSize> dims = sizes.dims(x);
+  SmallVector<std::optional<SymSize>> known;
+  SmallVector<int64_t> strides(rank, 1);
+  SmallVector<bool> seen(rank, false);
+  SmallVector<AxisSlice> perAxis(rank);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    FailureOr<int64_t> axis = normalizeAxis(node, axes[i], rank);
+    if (failed(axis))
+      return failure();
+    if (seen[*axis]) {
+      node.fail() << "axis " << axes[i] << " is sliced twice";
+      return failure();
+    }
+    seen[*axis] = true;
+    if (steps[i] <= 0) {
+      node.fail() << (steps[i] ? "negative steps (reversed slices) are not "
+                                 "supported with symbolic sizes yet"
+                               : "steps must not be 0");
+      return failure();
+    }
+    strides[*axis] = steps[i];
+    perAxis[*axis] =
+        sliceAxis(node, dims[*axis], (*starts)[i], (*ends)[i], steps[i]);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!seen[d]) {
+      perAxis[d].offset = arith::ConstantIndexOp::create(node.builder,
+                                                         node.loc(), 0);
+      perAxis[d].size = sizes.materialize(node.builder, node.loc(), dims[d]);
+      perAxis[d].known = dims[d];
+    }
+    std::optional<int64_t> c =
+        perAxis[d].known ? perAxis[d].known->getConstant() : std::nullopt;
+    shape.push_back(c.value_or(ShapedType::kDynamic));
+    offsets.push_back(perAxis[d].offset);
+    sizeVals.push_back(perAxis[d].size);
+  }
+  auto type = RankedTensorType::get(shape, in.getElementType());
+  auto op = SizedSliceOp::create(node.builder, node.loc(), type, x, offsets,
+                                 sizeVals,
+                                 node.builder.getDenseI64ArrayAttr(strides));
+  SmallVector<SymSize> outDims;
+  for (int64_t d = 0; d < rank; ++d)
+    outDims.push_back(perAxis[d].known ? *perAxis[d].known
+                                       : sizes.dim(op.getResult(), d));
+  node.sizes->setDims(op.getResult(), outDims);
+  return SmallVector<Value>{op.getResult()};
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicRange(OnnxNode &node) {
+  Value start = node.input(0), limit = node.input(1), delta = node.input(2);
+  if (!node.sizes || !start || !limit || !delta ||
+      (!node.sizes->isSymbolic(start) && !node.sizes->isSymbolic(limit)))
+    return notApplicable();
+  SymbolicSizes &sizes = *node.sizes;
+  std::optional<SmallVector<SymSize>> s = sizes.contents(start),
+                                      l = sizes.contents(limit),
+                                      d = sizes.contents(delta);
+  std::optional<SymSize> count;
+  if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1 &&
+      (*d)[0].isConstant(1))
+    if (std::optional<SymSize> ns = SymSize::neg((*s)[0]))
+      count = SymSize::add((*l)[0], *ns);
+  std::optional<int64_t> lo = count ? sizes.smallest(*count) : std::nullopt;
+  std::optional<int64_t> hi = count ? sizes.largest(*count) : std::nullopt;
+  if (!count || !lo || *lo < 0 || !hi) {
+    node.fail() << "with symbolic sizes, Range needs delta 1 and a limit "
+                   "that is start plus a size computed from the symbolic "
+                   "dimensions (as torch.arange(n) exports), each symbol "
+                   "with a range; give the symbolic dimensions one size to "
+                   "compile this node";
+    return failure();
+  }
+  // start + i for i < count: the first `count` of a constant iota as long
+  // as the largest count (the arena's bound), plus start.
+  Type elt = typeOf(start).getElementType();
+  auto iotaType = RankedTensorType::get({std::max<int64_t>(*hi, 1)}, elt);
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < iotaType.getDimSize(0); ++i)
+    values.push_back(
+        isa<FloatType>(elt)
+            ? Attribute(FloatAttr::get(elt, (double)i))
+            : Attribute(IntegerAttr::get(elt, APInt(elt.getIntOrFloatBitWidth(),
+                                                    (uint64_t)i, true, true))));
+  Value iota = ConstantOp::create(node.builder, node.loc(), iotaType,
+                                  DenseElementsAttr::get(iotaType, values));
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  std::optional<int64_t> c = count->getConstant();
+  auto type =
+      RankedTensorType::get({c.value_or(ShapedType::kDynamic)}, elt);
+  auto slice = SizedSliceOp::create(
+      b, loc, type, iota, ValueRange{arith::ConstantIndexOp::create(b, loc, 0)},
+      ValueRange{sizes.materialize(b, loc, *count)}, b.getDenseI64ArrayAttr({1}));
+  sizes.setDims(slice.getResult(), {*count});
+  return one(build<AddOp>(node, slice.getResult(), start));
+}

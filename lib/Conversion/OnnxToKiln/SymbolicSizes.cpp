@@ -1,0 +1,653 @@
+//===- SymbolicSizes.cpp - sizes the graph computes from Shape ---*- C++ -*-===//
+//
+// The polynomials of SymbolicSizes.h, the rules that size each kiln op's
+// result from its operands, and the contents of the small integer tensors
+// a graph computes its shape arguments in.
+//
+//===----------------------------------------------------------------------===//
+#include "SymbolicSizes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
+#include "kiln/Dialect/Onnx/OnnxDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+//===----------------------------------------------------------------------===//
+// SymSize
+//===----------------------------------------------------------------------===//
+
+SymSize SymSize::constant(int64_t c) {
+  SymSize s;
+  if (c)
+    s.terms[{}] = c;
+  return s;
+}
+
+SymSize SymSize::atom(unsigned id) {
+  SymSize s;
+  s.terms[{id}] = 1;
+  return s;
+}
+
+std::optional<int64_t> SymSize::getConstant() const {
+  if (terms.empty())
+    return 0;
+  if (terms.size() == 1 && terms.begin()->first.empty())
+    return terms.begin()->second;
+  return std::nullopt;
+}
+
+std::optional<unsigned> SymSize::getAtom() const {
+  if (terms.size() == 1 && terms.begin()->first.size() == 1 &&
+      terms.begin()->second == 1)
+    return terms.begin()->first.front();
+  return std::nullopt;
+}
+
+std::optional<SymSize> SymSize::add(const SymSize &a, const SymSize &b) {
+  SymSize r = a;
+  for (const auto &[m, c] : b.terms) {
+    int64_t &slot = r.terms[m];
+    if (__builtin_add_overflow(slot, c, &slot))
+      return std::nullopt;
+    if (!slot)
+      r.terms.erase(m);
+  }
+  return r;
+}
+
+std::optional<SymSize> SymSize::neg(const SymSize &a) {
+  SymSize r;
+  for (const auto &[m, c] : a.terms) {
+    if (c == INT64_MIN)
+      return std::nullopt;
+    r.terms[m] = -c;
+  }
+  return r;
+}
+
+std::optional<SymSize> SymSize::mul(const SymSize &a, const SymSize &b) {
+  SymSize r;
+  for (const auto &[ma, ca] : a.terms)
+    for (const auto &[mb, cb] : b.terms) {
+      Monomial m = ma;
+      m.append(mb.begin(), mb.end());
+      llvm::sort(m);
+      int64_t c;
+      if (m.size() > 8 || __builtin_mul_overflow(ca, cb, &c))
+        return std::nullopt;
+      int64_t &slot = r.terms[m];
+      if (__builtin_add_overflow(slot, c, &slot))
+        return std::nullopt;
+      if (!slot)
+        r.terms.erase(m);
+    }
+  return r;
+}
+
+std::optional<SymSize> SymSize::divExact(const SymSize &a, const SymSize &b) {
+  if (b.terms.size() != 1)
+    return std::nullopt;
+  const auto &[mb, cb] = *b.terms.begin();
+  if (cb == 0)
+    return std::nullopt;
+  SymSize r;
+  for (const auto &[ma, ca] : a.terms) {
+    if (ca % cb)
+      return std::nullopt;
+    // Remove mb's atoms (a multiset) from ma.
+    Monomial rest = ma;
+    for (unsigned id : mb) {
+      auto it = llvm::find(rest, id);
+      if (it == rest.end())
+        return std::nullopt;
+      rest.erase(it);
+    }
+    r.terms[rest] = ca / cb;
+  }
+  return r;
+}
+
+std::string SymSize::str(ArrayRef<std::string> atomNames) const {
+  if (terms.empty())
+    return "0";
+  std::string out;
+  for (const auto &[m, c] : terms) {
+    std::string term;
+    if (m.empty() || (c != 1 && c != -1))
+      term = std::to_string(c < 0 && !out.empty() ? -c : c);
+    else if (c == -1 && out.empty())
+      term = "-";
+    for (unsigned id : m)
+      term += (term.empty() || term == "-" ? "" : " * ") + atomNames[id];
+    if (out.empty())
+      out = term;
+    else
+      out += (c < 0 ? " - " : " + ") + term;
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Dimensions of converted values
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// How deep a size is traced through the ops that made it.
+constexpr int kMaxDepth = 256;
+/// Larger integer tensors are data, not shape arithmetic.
+constexpr int64_t kMaxContents = 64;
+
+/// The ops that broadcast their operands right-aligned to the result
+/// (numpy), or keep one operand's shape.
+bool broadcastsOperands(Operation *op) {
+  return op->hasTrait<OpTrait::SameOperandsAndResultType>() ||
+         isa<CastOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp,
+             PReluOp, EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp,
+             AndOp, OrOp, XorOp, WhereOp, LayerNormOp, BitShiftOp>(op);
+}
+} // namespace
+
+unsigned SymbolicSizes::atomFor(Value v, int64_t axis) {
+  // A graph input's dim_param is one atom for every input naming it.
+  std::string name;
+  Atom atom{v, axis, "", std::nullopt, std::nullopt};
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (arg.getOwner()->isEntryBlock() &&
+        arg.getOwner()->getParentOp() == func.getOperation()) {
+      unsigned i = arg.getArgNumber();
+      if (auto params = func.getArgAttrOfType<ArrayAttr>(
+              i, onnx::OnnxDialect::kDimParamsAttr))
+        if (axis < (int64_t)params.size())
+          if (auto s = dyn_cast<StringAttr>(params[axis]))
+            name = s.str();
+      auto symbols = func.getArgAttrOfType<DenseI64ArrayAttr>(i, kSymbolsAttr);
+      auto bounds = func->getAttrOfType<DenseI64ArrayAttr>(kSymbolBoundsAttr);
+      if (symbols && bounds && axis < (int64_t)symbols.size()) {
+        int64_t s = symbols[axis];
+        if (s >= 0 && 2 * s + 1 < (int64_t)bounds.size()) {
+          atom.min = bounds[2 * s];
+          atom.max = bounds[2 * s + 1];
+        }
+      }
+      std::string input;
+      if (auto n = func.getArgAttrOfType<StringAttr>(
+              i, onnx::OnnxDialect::kValueNameAttr))
+        input = n.str();
+      atom.name = name.empty() ? input + "[" + std::to_string(axis) + "]"
+                               : name;
+    }
+  if (!name.empty()) {
+    auto it = namedAtoms.find(name);
+    if (it != namedAtoms.end())
+      return it->second;
+  }
+  auto key = std::make_pair(v, axis);
+  if (auto it = atomIds.find(key); it != atomIds.end())
+    return it->second;
+  if (atom.name.empty()) {
+    std::string what = "a value";
+    if (Operation *def = v.getDefiningOp())
+      if (auto loc = dyn_cast<NameLoc>(def->getLoc()))
+        what = "'" + loc.getName().str() + "'";
+    atom.name = "dim " + std::to_string(axis) + " of " + what;
+  }
+  unsigned id = atoms.size();
+  atoms.push_back(atom);
+  atomIds[key] = id;
+  if (!name.empty())
+    namedAtoms[name] = id;
+  return id;
+}
+
+SymSize SymbolicSizes::dim(Value v, int64_t axis) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!type.isDynamicDim(axis))
+    return SymSize::constant(type.getDimSize(axis));
+  auto key = std::make_pair(v, axis);
+  if (auto it = dimMemo.find(key); it != dimMemo.end())
+    return it->second;
+  std::optional<SymSize> s = computeDim(v, axis);
+  SymSize r = s ? *s : SymSize::atom(atomFor(v, axis));
+  dimMemo[key] = r;
+  return r;
+}
+
+SmallVector<SymSize> SymbolicSizes::dims(Value v) {
+  SmallVector<SymSize> out;
+  for (int64_t d = 0; d < cast<RankedTensorType>(v.getType()).getRank(); ++d)
+    out.push_back(dim(v, d));
+  return out;
+}
+
+void SymbolicSizes::setDims(Value v, ArrayRef<SymSize> sizes) {
+  for (auto [d, s] : llvm::enumerate(sizes))
+    dimMemo[{v, (int64_t)d}] = s;
+}
+
+std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumResults() != 1)
+    return std::nullopt;
+  // Sizes traced through a pathological chain stop being compared (an atom
+  // of their own), never recurse without end.
+  static thread_local int depth = 0;
+  if (depth > kMaxDepth)
+    return std::nullopt;
+  struct Deeper {
+    Deeper() { ++depth; }
+    ~Deeper() { --depth; }
+  } deeper;
+  int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+  auto rankOf = [](Value x) {
+    return cast<RankedTensorType>(x.getType()).getRank();
+  };
+  auto dynamicAt = [](Value x, int64_t d) {
+    return cast<RankedTensorType>(x.getType()).isDynamicDim(d);
+  };
+  if (auto t = dyn_cast<TransposeOp>(def))
+    return dim(t.getInput(), t.getPerm()[axis]);
+  if (broadcastsOperands(def)) {
+    for (Value o : def->getOperands()) {
+      auto ot = dyn_cast<RankedTensorType>(o.getType());
+      if (!ot)
+        continue;
+      int64_t k = axis - (rank - ot.getRank());
+      if (k >= 0 && ot.isDynamicDim(k))
+        return dim(o, k);
+    }
+    return std::nullopt;
+  }
+  if (auto e = dyn_cast<ExpandOp>(def)) {
+    int64_t k = axis - (rank - rankOf(e.getInput()));
+    if (k >= 0 && dynamicAt(e.getInput(), k))
+      return dim(e.getInput(), k);
+    return std::nullopt;
+  }
+  if (auto m = dyn_cast<MatMulOp>(def)) {
+    Value a = m.getOperand(0), b = m.getOperand(1);
+    int64_t ra = rankOf(a), rb = rankOf(b);
+    if (ra < 2 || rb < 2)
+      return std::nullopt;
+    if (axis == rank - 1)
+      return dim(b, rb - 1);
+    if (axis == rank - 2)
+      return dim(a, ra - 2);
+    for (auto [x, rx] : {std::make_pair(a, ra), std::make_pair(b, rb)}) {
+      int64_t k = axis - (rank - rx);
+      if (k >= 0 && k < rx - 2 && dynamicAt(x, k))
+        return dim(x, k);
+    }
+    return std::nullopt;
+  }
+  if (auto g = dyn_cast<GemmOp>(def)) {
+    if (axis == 0)
+      return dim(g.getA(), g.getTransA() ? 1 : 0);
+    return dim(g.getB(), g.getTransB() ? 0 : 1);
+  }
+  if (auto g = dyn_cast<GatherOp>(def)) {
+    int64_t k = g.getAxis(), q = rankOf(g.getIndices());
+    if (axis < k)
+      return dim(g.getInput(), axis);
+    if (axis < k + q)
+      return dim(g.getIndices(), axis - k);
+    return dim(g.getInput(), axis - q + 1);
+  }
+  if (auto c = dyn_cast<ConcatOp>(def)) {
+    if (axis != (int64_t)c.getAxis()) {
+      for (Value in : c.getInputs())
+        if (dynamicAt(in, axis))
+          return dim(in, axis);
+      return std::nullopt;
+    }
+    SymSize sum;
+    for (Value in : c.getInputs()) {
+      std::optional<SymSize> s = SymSize::add(sum, dim(in, axis));
+      if (!s)
+        return std::nullopt;
+      sum = *s;
+    }
+    return sum;
+  }
+  if (auto r = dyn_cast<ReshapeOp>(def)) {
+    // As the lowering sizes it (LowerTensor.cpp, reshapeDims).
+    RankedTensorType out = r.getType();
+    if (llvm::count_if(out.getShape(), ShapedType::isDynamic) != 1)
+      return dim(r.getInput(), axis);
+    SymSize count = SymSize::constant(1);
+    for (const SymSize &s : dims(r.getInput())) {
+      std::optional<SymSize> p = SymSize::mul(count, s);
+      if (!p)
+        return std::nullopt;
+      count = *p;
+    }
+    int64_t known = 1;
+    for (int64_t n : out.getShape())
+      if (!ShapedType::isDynamic(n))
+        known *= n;
+    return SymSize::divExact(count, SymSize::constant(known));
+  }
+  auto reduced = [&](ArrayRef<int64_t> axes, bool keep,
+                     Value in) -> std::optional<SymSize> {
+    int64_t k = 0;
+    for (int64_t d = 0; d < rankOf(in); ++d) {
+      bool red = llvm::is_contained(axes, d);
+      if (red && !keep)
+        continue;
+      if (k++ == axis)
+        return red ? SymSize::constant(1) : dim(in, d);
+    }
+    return std::nullopt;
+  };
+  if (auto r = dyn_cast<ReduceSumOp>(def))
+    return reduced(r.getAxes(), r.getKeepdims(), r.getInput());
+  if (auto r = dyn_cast<ReduceMeanOp>(def))
+    return reduced(r.getAxes(), r.getKeepdims(), r.getInput());
+  if (auto r = dyn_cast<ReduceMaxOp>(def))
+    return reduced(r.getAxes(), r.getKeepdims(), r.getInput());
+  if (auto r = dyn_cast<ReduceMinOp>(def))
+    return reduced(r.getAxes(), r.getKeepdims(), r.getInput());
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Contents of small integer tensors
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<SymSize>> SymbolicSizes::contents(Value v) {
+  if (!v)
+    return std::nullopt;
+  if (auto it = contentMap.find(v); it != contentMap.end())
+    return it->second;
+  auto cst = v.getDefiningOp<ConstantOp>();
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!cst || !type || type.getRank() > 1 || !type.hasStaticShape() ||
+      type.getNumElements() > kMaxContents ||
+      !type.getElementType().isInteger())
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+  if (!dense)
+    return std::nullopt;
+  SmallVector<SymSize> out;
+  bool isBool = type.getElementType().isInteger(1);
+  for (const APInt &x : dense.getValues<APInt>())
+    out.push_back(SymSize::constant(isBool ? (int64_t)x.getZExtValue()
+                                           : x.getSExtValue()));
+  return out;
+}
+
+bool SymbolicSizes::isSymbolic(Value v) {
+  std::optional<SmallVector<SymSize>> c = contents(v);
+  return c && llvm::any_of(*c, [](const SymSize &s) {
+           return !s.getConstant().has_value();
+         });
+}
+
+std::optional<int64_t> SymbolicSizes::bound(const SymSize &s, bool upper) {
+  int64_t total = 0;
+  for (const auto &[m, c] : s.getTerms()) {
+    int64_t term = c;
+    if (!m.empty() && c < 0)
+      return std::nullopt;
+    for (unsigned id : m) {
+      std::optional<int64_t> b = upper ? atoms[id].max : atoms[id].min;
+      if (!b || __builtin_mul_overflow(term, *b, &term))
+        return std::nullopt;
+    }
+    if (__builtin_add_overflow(total, term, &total))
+      return std::nullopt;
+  }
+  return total;
+}
+
+std::optional<int64_t> SymbolicSizes::largest(const SymSize &s) {
+  return bound(s, true);
+}
+
+std::optional<int64_t> SymbolicSizes::smallest(const SymSize &s) {
+  // A size is never negative, whatever its symbols' ranges say.
+  std::optional<int64_t> b = bound(s, false);
+  bool sizeLike = llvm::all_of(s.getTerms(),
+                               [](const auto &t) { return t.second > 0; });
+  if (!b && sizeLike)
+    return 0;
+  return b;
+}
+
+std::string SymbolicSizes::str(const SymSize &s) {
+  SmallVector<std::string> names;
+  for (const Atom &a : atoms)
+    names.push_back(a.name);
+  return s.str(names);
+}
+
+Value SymbolicSizes::materialize(OpBuilder &b, Location loc, const SymSize &s) {
+  if (std::optional<int64_t> c = s.getConstant())
+    return arith::ConstantIndexOp::create(b, loc, *c);
+  // Each product of atoms as an arith.muli chain (the arena's bounds trace
+  // products), then one affine.apply of the sum with its coefficients.
+  SmallVector<Value> products;
+  AffineExpr sum = getAffineConstantExpr(0, b.getContext());
+  bool single = false;
+  for (const auto &[m, c] : s.getTerms()) {
+    if (m.empty()) {
+      sum = sum + c;
+      continue;
+    }
+    Value p;
+    for (unsigned id : m) {
+      Value d = tensor::DimOp::create(b, loc, atoms[id].value, atoms[id].axis);
+      p = p ? Value(arith::MulIOp::create(b, loc, p, d)) : d;
+    }
+    sum = sum + getAffineSymbolExpr(products.size(), b.getContext()) * c;
+    products.push_back(p);
+    single = c == 1;
+  }
+  if (products.size() == 1 && single && s.getTerms().size() == 1)
+    return products.front();
+  AffineMap map = AffineMap::get(0, products.size(), sum);
+  return affine::AffineApplyOp::create(b, loc, map, products);
+}
+
+Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
+  if (results.empty() || !results[0])
+    return {};
+  Value out = results[0];
+  auto outType = dyn_cast<RankedTensorType>(out.getType());
+  if (!outType || outType.getRank() > 1 || !outType.hasStaticShape() ||
+      outType.getNumElements() > kMaxContents ||
+      !isa<IntegerType, FloatType>(outType.getElementType()))
+    return {};
+  int64_t n = outType.getNumElements();
+  StringRef type = node.opType();
+  std::optional<SmallVector<SymSize>> got;
+  auto in = [&](unsigned i) { return contents(node.input(i)); };
+  if (type == "Shape") {
+    Value x = node.input(0);
+    auto xt = x ? dyn_cast<RankedTensorType>(x.getType()) : nullptr;
+    if (!xt)
+      return {};
+    int64_t rank = xt.getRank();
+    int64_t start = node.intAttr("start", 0), end = node.intAttr("end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    got.emplace();
+    for (int64_t d = start; d < end; ++d)
+      got->push_back(dim(x, d));
+  } else if (type == "Size") {
+    Value x = node.input(0);
+    if (!x || !isa<RankedTensorType>(x.getType()))
+      return {};
+    SymSize p = SymSize::constant(1);
+    for (const SymSize &s : dims(x)) {
+      std::optional<SymSize> q = SymSize::mul(p, s);
+      if (!q)
+        return {};
+      p = *q;
+    }
+    got = SmallVector<SymSize>{p};
+  } else if (llvm::is_contained({"Identity", "Cast", "Squeeze", "Unsqueeze",
+                                 "Reshape", "Flatten"},
+                                type)) {
+    got = in(0);
+  } else if (type == "Gather" && node.intAttr("axis", 0) == 0) {
+    std::optional<SmallVector<SymSize>> data = in(0), idx = in(1);
+    if (!data || !idx)
+      return {};
+    got.emplace();
+    for (const SymSize &i : *idx) {
+      std::optional<int64_t> k = i.getConstant();
+      int64_t size = data->size();
+      if (!k || *k < -size || *k >= size)
+        return {};
+      got->push_back((*data)[*k < 0 ? *k + size : *k]);
+    }
+  } else if (type == "Concat") {
+    got.emplace();
+    for (unsigned i = 0; i < node.numInputs(); ++i) {
+      std::optional<SmallVector<SymSize>> part = in(i);
+      if (!part)
+        return {};
+      got->append(part->begin(), part->end());
+    }
+  } else if (type == "Slice" && node.opset >= 10) {
+    std::optional<SmallVector<SymSize>> data = in(0);
+    std::optional<SmallVector<int64_t>> starts = node.constantInts(1),
+                                        ends = node.constantInts(2);
+    std::optional<SmallVector<int64_t>> steps =
+        node.input(4) ? node.constantInts(4) : SmallVector<int64_t>{1};
+    if (!data || !starts || !ends || !steps || starts->size() != 1 ||
+        ends->size() != 1 || steps->size() != 1 || (*steps)[0] <= 0)
+      return {};
+    int64_t size = data->size(), s = (*starts)[0], e = (*ends)[0];
+    s = std::clamp<int64_t>(s < 0 ? s + size : s, 0, size);
+    e = std::clamp<int64_t>(e < 0 ? e + size : e, 0, size);
+    got.emplace();
+    for (int64_t i = s; i < e; i += (*steps)[0])
+      got->push_back((*data)[i]);
+  } else if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Max", "Min",
+                                 "Equal", "Neg"},
+                                type)) {
+    std::optional<SmallVector<SymSize>> a = in(0),
+                                        b = type == "Neg"
+                                                ? SmallVector<SymSize>{SymSize::constant(0)}
+                                                : in(1);
+    if (!a || !b || a->empty() || b->empty())
+      return {};
+    size_t len = std::max(a->size(), b->size());
+    if ((a->size() != len && a->size() != 1) ||
+        (b->size() != len && b->size() != 1))
+      return {};
+    got.emplace();
+    for (size_t i = 0; i < len; ++i) {
+      const SymSize &x = (*a)[a->size() == 1 ? 0 : i];
+      const SymSize &y = (*b)[b->size() == 1 ? 0 : i];
+      std::optional<int64_t> cx = x.getConstant(), cy = y.getConstant();
+      std::optional<SymSize> r;
+      if (type == "Add") {
+        r = SymSize::add(x, y);
+      } else if (type == "Sub") {
+        if (std::optional<SymSize> ny = SymSize::neg(y))
+          r = SymSize::add(x, *ny);
+      } else if (type == "Neg") {
+        r = SymSize::neg(x);
+      } else if (type == "Mul") {
+        r = SymSize::mul(x, y);
+      } else if (type == "Div") {
+        // Shapes are non-negative: truncation is floor division.
+        if (cx && cy && *cy > 0 && *cx >= 0)
+          r = SymSize::constant(*cx / *cy);
+        else
+          r = SymSize::divExact(x, y);
+      } else if (type == "Max" || type == "Min") {
+        bool max = type == "Max";
+        // max(s, c) is s when s is never below c; min(s, c) when never above.
+        auto dominates = [&](const SymSize &s, int64_t c) {
+          std::optional<int64_t> b = max ? smallest(s) : largest(s);
+          return b && (max ? *b >= c : *b <= c);
+        };
+        if (cx && cy)
+          r = SymSize::constant(max ? std::max(*cx, *cy) : std::min(*cx, *cy));
+        else if (x == y)
+          r = x;
+        else if (cy && dominates(x, *cy))
+          r = x;
+        else if (cx && dominates(y, *cx))
+          r = y;
+      } else if (type == "Equal") {
+        auto nonNegative = [&](const SymSize &s) {
+          std::optional<int64_t> b = smallest(s);
+          return b && *b >= 0;
+        };
+        if (x == y)
+          r = SymSize::constant(1);
+        else if (cx && cy)
+          r = SymSize::constant(*cx == *cy);
+        else if ((cy && *cy < 0 && nonNegative(x)) ||
+                 (cx && *cx < 0 && nonNegative(y)))
+          r = SymSize::constant(0); // a size is never negative
+      }
+      if (!r)
+        return {};
+      got->push_back(*r);
+    }
+  } else if (type == "Where") {
+    std::optional<SmallVector<SymSize>> c = in(0), a = in(1), b = in(2);
+    if (!c || !a || !b)
+      return {};
+    got.emplace();
+    for (int64_t i = 0; i < n; ++i) {
+      auto at = [&](const SmallVector<SymSize> &v) -> const SymSize * {
+        if (v.size() == 1)
+          return &v[0];
+        return i < (int64_t)v.size() ? &v[i] : nullptr;
+      };
+      const SymSize *ci = at(*c), *ai = at(*a), *bi = at(*b);
+      if (!ci || !ai || !bi || !ci->getConstant())
+        return {};
+      got->push_back(*ci->getConstant() ? *ai : *bi);
+    }
+  } else if (type == "ConstantOfShape") {
+    auto v = node.op->getAttrOfType<DenseElementsAttr>("value");
+    int64_t value = 0;
+    if (v) {
+      if (v.getNumElements() != 1 || !v.getElementType().isInteger())
+        return {};
+      value = (*v.getValues<APInt>().begin()).getSExtValue();
+    }
+    got = SmallVector<SymSize>(n, SymSize::constant(value));
+  }
+  if (!got || (int64_t)got->size() != n)
+    return {};
+  contentMap[out] = *got;
+  // Shape arithmetic that comes out constant (the static dimensions of a
+  // symbolic tensor) becomes a constant, so the static conversions of its
+  // consumers apply.
+  SmallVector<int64_t> values;
+  for (const SymSize &e : *got) {
+    std::optional<int64_t> c = e.getConstant();
+    if (!c)
+      return {};
+    values.push_back(*c);
+  }
+  if (out.getDefiningOp<ConstantOp>())
+    return {};
+  Type elt = outType.getElementType();
+  SmallVector<Attribute> attrs;
+  for (int64_t c : values)
+    attrs.push_back(isa<FloatType>(elt)
+                        ? Attribute(FloatAttr::get(elt, (double)c))
+                        : Attribute(IntegerAttr::get(
+                              elt, APInt(elt.getIntOrFloatBitWidth(),
+                                         (uint64_t)c, /*isSigned=*/true,
+                                         /*implicitTrunc=*/true))));
+  Value c = ConstantOp::create(node.builder, node.loc(), outType,
+                               DenseElementsAttr::get(outType, attrs));
+  contentMap[c] = *got;
+  return c;
+}

@@ -1,0 +1,125 @@
+//===- SymbolicSizes.h - sizes the graph computes from Shape -----*- C++ -*-===//
+//
+// Exporters write `x.view(b, t, heads, d)`, `position_ids[:, :t]` and
+// `mask.expand(b, t)` as Shape, Gather, Unsqueeze, Concat, arithmetic and
+// then Reshape, Slice, Expand or ConstantOfShape. With symbolic dimensions
+// those shape arguments are only known at run time. The conversion follows
+// them symbolically instead: every dimension of a converted value is a
+// polynomial over atoms (the run-time size of one dimension of one value; a
+// graph input's dim_param is one atom for every input that names it), and
+// every small integer tensor computed from Shape keeps the polynomial of
+// each element. A consumer then knows which result sizes are equal to which,
+// builds a kiln.sized_* op with each run-time size as an `index` operand
+// (tensor.dim of a value, and arith), and proves the element counts of a
+// reshape equal (docs/shapes.md, "Shapes the graph computes").
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_CONVERSION_ONNXTOKILN_SYMBOLICSIZES_H
+#define KILN_LIB_CONVERSION_ONNXTOKILN_SYMBOLICSIZES_H
+
+#include "Build.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+
+namespace mlir::kiln {
+
+/// A size as a polynomial with integer coefficients over atom ids.
+class SymSize {
+public:
+  using Monomial = SmallVector<unsigned, 2>; ///< sorted atom ids
+
+  SymSize() = default;
+  static SymSize constant(int64_t c);
+  static SymSize atom(unsigned id);
+
+  std::optional<int64_t> getConstant() const;
+  bool isConstant(int64_t c) const { return getConstant() == c; }
+  /// The atom, when the size is exactly one atom.
+  std::optional<unsigned> getAtom() const;
+  bool operator==(const SymSize &o) const { return terms == o.terms; }
+  bool operator!=(const SymSize &o) const { return terms != o.terms; }
+
+  /// Sums and products; nullopt when a coefficient would overflow.
+  static std::optional<SymSize> add(const SymSize &a, const SymSize &b);
+  static std::optional<SymSize> mul(const SymSize &a, const SymSize &b);
+  static std::optional<SymSize> neg(const SymSize &a);
+  /// a / b when b is a single term that divides every term of a exactly.
+  static std::optional<SymSize> divExact(const SymSize &a, const SymSize &b);
+
+  const std::map<Monomial, int64_t> &getTerms() const { return terms; }
+  std::string str(ArrayRef<std::string> atomNames) const;
+
+private:
+  std::map<Monomial, int64_t> terms; ///< no zero coefficients
+};
+
+/// The symbolic sizes of one function's conversion.
+class SymbolicSizes {
+public:
+  explicit SymbolicSizes(func::FuncOp func) : func(func) {}
+
+  /// The size of dimension `axis` of the converted value `v`.
+  SymSize dim(Value v, int64_t axis);
+  SmallVector<SymSize> dims(Value v);
+  /// Records the sizes of `v`'s dimensions (a sized op's result).
+  void setDims(Value v, ArrayRef<SymSize> sizes);
+
+  /// Every element of a small integer tensor (a constant, or one computed
+  /// from Shape), when each is known.
+  std::optional<SmallVector<SymSize>> contents(Value v);
+  /// Whether `v`'s contents are known and some element is not a constant.
+  bool isSymbolic(Value v);
+
+  /// After node `node` converted to `results`: records the contents of the
+  /// results of Shape, Gather, Concat, arithmetic, ... on known contents.
+  /// Returns a constant to use instead of result 0 when every element of
+  /// it is a known constant (null otherwise).
+  Value record(OnnxNode &node, ArrayRef<Value> results);
+
+  /// An `index` value holding `s`, built at the builder's insertion point.
+  Value materialize(OpBuilder &b, Location loc, const SymSize &s);
+
+  /// Bounds of `s` from the symbols' ranges, when every atom has one and
+  /// the coefficients are non-negative.
+  std::optional<int64_t> largest(const SymSize &s);
+  std::optional<int64_t> smallest(const SymSize &s);
+
+  /// "batch", "seq * 64", "dim 1 of '/q/MatMul'" for messages.
+  std::string str(const SymSize &s);
+
+private:
+  struct Atom {
+    Value value;
+    int64_t axis;
+    std::string name;
+    std::optional<int64_t> min, max;
+  };
+  unsigned atomFor(Value v, int64_t axis);
+  std::optional<SymSize> computeDim(Value v, int64_t axis);
+  std::optional<int64_t> bound(const SymSize &s, bool upper);
+
+  func::FuncOp func;
+  SmallVector<Atom> atoms;
+  DenseMap<std::pair<Value, int64_t>, unsigned> atomIds;
+  llvm::StringMap<unsigned> namedAtoms;
+  DenseMap<std::pair<Value, int64_t>, SymSize> dimMemo;
+  DenseMap<Value, SmallVector<SymSize>> contentMap;
+};
+
+/// The conversions of Shape, Reshape, Expand, ConstantOfShape, Slice and Range
+/// when an input's contents or dimensions are symbolic; null (no failure)
+/// when they do not apply, so the static conversion runs.
+FailureOr<SmallVector<Value>> convertSymbolicShape(OnnxNode &node);
+FailureOr<SmallVector<Value>> convertSymbolicReshape(OnnxNode &node);
+FailureOr<SmallVector<Value>> convertSymbolicExpand(OnnxNode &node);
+FailureOr<SmallVector<Value>> convertSymbolicConstantOfShape(OnnxNode &node);
+FailureOr<SmallVector<Value>> convertSymbolicSlice(OnnxNode &node);
+FailureOr<SmallVector<Value>> convertSymbolicRange(OnnxNode &node);
+
+} // namespace mlir::kiln
+
+#endif
