@@ -522,6 +522,16 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicRange(OnnxNode &node) {
                    "compile this node";
     return failure();
   }
+  // The iota is a constant in the .so: a range of millions of elements is
+  // a mistake in the bounds, not a model.
+  constexpr int64_t kMaxIota = 1 << 20;
+  if (*hi > kMaxIota) {
+    node.fail() << "Range counts up to " << *hi
+                << " elements at the symbols' maxima; Kiln builds a run-time "
+                   "Range from a constant of that length and allows "
+                << kMaxIota << "; give the symbolic dimensions smaller ranges";
+    return failure();
+  }
   // start + i for i < count: the first `count` of a constant iota as long
   // as the largest count (the arena's bound), plus start.
   Type elt = typeOf(start).getElementType();
