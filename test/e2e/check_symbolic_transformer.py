@@ -7,7 +7,9 @@ sequence), and every head reshape computed from Shape, Gather, Unsqueeze and
 Concat. Compiled once with --dim batch=1..4 --dim sequence=1..128, run
 through Python at several shapes (padding masks included) and compared with
 torch (rtol 1e-4, atol 1e-4, float32); --check finds nothing to refuse, and
-a sequence outside the range is refused.
+a sequence outside the range is refused. symbolic_transformer_driver.c
+then runs it through the raw C ABI: no allocation at any shape, output
+shapes read back, each batch's first sample equal to its run alone.
 
 Then a GPT-style decoder: positions from torch.arange(t) (Range to a
 symbolic limit), q/k/v from one projection split three ways (Split beside
@@ -15,7 +17,7 @@ symbolic sizes), and a causal mask sliced from a buffer at [:t, :t] and
 applied with masked_fill (Equal, Where); the same comparison at several
 shapes.
 
-usage: check_symbolic_transformer.py KILN_COMPILE WORKDIR PYTHONPATH
+usage: check_symbolic_transformer.py KILN_COMPILE WORKDIR PYTHONPATH RUNTIME_INCLUDE
 """
 import math
 import os
@@ -25,7 +27,7 @@ import sys
 import numpy as np
 import torch
 
-compile_, work, pythonpath = sys.argv[1:4]
+compile_, work, pythonpath, include = sys.argv[1:5]
 os.makedirs(work, exist_ok=True)
 sys.path.insert(0, pythonpath)
 import kiln  # noqa: E402
@@ -113,6 +115,12 @@ try:
     raise AssertionError("a sequence of 129 was accepted")
 except kiln.Error as e:
     assert "outside the range 1..128" in str(e), e
+here = os.path.dirname(os.path.abspath(__file__))
+driver = os.path.join(work, "driver")
+subprocess.run([os.environ.get("CC", "cc"), "-O1", "-I", include, "-o", driver,
+                os.path.join(here, "symbolic_transformer_driver.c"), "-ldl", "-lm"],
+               check=True)
+subprocess.run([driver, so], check=True)
 
 
 class Block(torch.nn.Module):
