@@ -686,6 +686,71 @@ FailureOr<Value> lowerLayerNorm(OpBuilder &b, LayerNormOp op) {
                        allDyn);
 }
 
+/// A reduction of `v` along its innermost dimension of run-time size n, as
+/// softmax's static rows are reduced: the first 16 * (n floordiv 16)
+/// elements as [..., n floordiv 16, 16] (16 lanes side by side, then over
+/// the lanes), the n mod 16 left one at a time, and the two combined. A
+/// reduction straight along a row of run-time length carries one scalar
+/// from element to element.
+Value laneSplitReduced(
+    OpBuilder &b, Location loc, Value v, double init,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  RankedTensorType type = typeOf(v);
+  int64_t rank = type.getRank(), axis = rank - 1;
+  MLIRContext *ctx = b.getContext();
+  AffineExpr s0 = getAffineSymbolExpr(0, ctx);
+  Value n = tensor::DimOp::create(b, loc, v, axis);
+  Value q = affine::AffineApplyOp::create(
+      b, loc, AffineMap::get(0, 1, s0.floorDiv(16)), ValueRange{n});
+  Value full = affine::AffineApplyOp::create(
+      b, loc, AffineMap::get(0, 1, s0.floorDiv(16) * 16), ValueRange{n});
+  // The rest is at most 15 (the arena's bound for it).
+  Value rest = affine::AffineMinOp::create(
+      b, loc,
+      AffineMap::get(0, 1, {s0 - s0.floorDiv(16) * 16, getAffineConstantExpr(15, ctx)},
+                     ctx),
+      ValueRange{n});
+  auto part = [&](OpFoldResult offset, OpFoldResult size) {
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+        strides(rank, b.getIndexAttr(1));
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < axis; ++d) {
+      shape.push_back(type.getDimSize(d));
+      sizes.push_back(type.isDynamicDim(d)
+                          ? OpFoldResult(tensor::DimOp::create(b, loc, v, d))
+                          : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+    }
+    offsets[axis] = offset;
+    sizes.push_back(size);
+    shape.push_back(ShapedType::kDynamic);
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), v, offsets,
+        sizes, strides);
+  };
+  Value head = part(b.getIndexAttr(0), full);
+  SmallVector<int64_t> split(type.getShape());
+  split.back() = ShapedType::kDynamic;
+  split.push_back(16);
+  SmallVector<Value> dyn;
+  for (int64_t d = 0; d < axis; ++d)
+    if (type.isDynamicDim(d))
+      dyn.push_back(tensor::DimOp::create(b, loc, v, d));
+  dyn.push_back(q);
+  Value lanes = reduced(b, loc, reshaped(b, loc, head, split, dyn), {axis},
+                        init, combine);
+  Value headReduced = reduced(b, loc, lanes, {axis}, init, combine);
+  Value tailReduced =
+      reduced(b, loc, part(full, rest), {axis}, init, combine);
+  RankedTensorType rt = typeOf(headReduced);
+  return broadcastGeneric(
+      b, loc, rt.getShape(), rt.getElementType(),
+      ValueRange{headReduced, tailReduced},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        return combine(nb, nl, a[0], a[1]);
+      },
+      dynamicDims(b, loc, headReduced));
+}
+
 FailureOr<Value> lowerSoftmax(OpBuilder &b, SoftmaxOp op) {
   Location loc = op.getLoc();
   RankedTensorType rt = op.getType();
@@ -704,6 +769,8 @@ FailureOr<Value> lowerSoftmax(OpBuilder &b, SoftmaxOp op) {
   auto rowReduced = [&](Value v, double init,
                         function_ref<Value(OpBuilder &, Location, Value, Value)>
                             combine) {
+    if (axis == rank - 1 && ShapedType::isDynamic(n))
+      return laneSplitReduced(b, loc, v, init, combine);
     if (axis != rank - 1 || ShapedType::isDynamic(n) || n % 16 != 0 ||
         n == 16 || !rt.hasStaticShape())
       return reduced(b, loc, v, {axis}, init, combine);
