@@ -87,15 +87,21 @@ def cpu_model():
 
 
 class Ort:
-    """One ORT session in node (bench/perf/ort_driver.js) at one input."""
+    """One ORT session in node (bench/perf/ort_driver.js) at one input: an
+    array fed as "x", or a dict of named arrays."""
 
     def __init__(self, model, threads, x, work):
-        tag = "x" + "x".join(str(n) for n in x.shape)
-        raw = os.path.join(work, f"{tag}.bin")
-        x.tofile(raw)
-        spec = os.path.join(work, f"{tag}.json")
-        json.dump([{"name": "x", "dtype": "float32", "shape": list(x.shape),
-                    "file": raw}], open(spec, "w"))
+        inputs = x if isinstance(x, dict) else {"x": x}
+        entries = []
+        for name, arr in inputs.items():
+            tag = name + "_" + "x".join(str(n) for n in arr.shape)
+            raw = os.path.join(work, f"{tag}.bin")
+            arr.tofile(raw)
+            entries.append({"name": name, "dtype": str(arr.dtype),
+                            "shape": list(arr.shape), "file": raw})
+        spec = os.path.join(work, "inputs_" + "_".join(
+            e["name"] + "x".join(map(str, e["shape"])) for e in entries) + ".json")
+        json.dump(entries, open(spec, "w"))
         env = dict(os.environ, NODE_PATH=os.path.join(NODE_DIR, "node_modules"))
         self.p = subprocess.Popen(
             ["node", os.path.join(ROOT, "bench", "perf", "ort_driver.js"), model,
@@ -126,16 +132,18 @@ def timed(fn, calls):
 
 def compare_row(label, st, dyn, x, model, a, st_s, dyn_s):
     """One table row: the static and dynamic .so (and ORT unless a.no_ort)
-    on input x, outputs checked against each other first, then alternating
+    on input x (an array, or a dict of named arrays in the models' input
+    order), outputs checked against each other first, then alternating
     rounds of a.calls calls; medians and ratios printed."""
-    ys, yd = st(x)[0], dyn(x)[0]
+    args = list(x.values()) if isinstance(x, dict) else [x]
+    ys, yd = st(*args)[0], dyn(*args)[0]
     assert ys.shape == yd.shape and np.allclose(ys, yd, rtol=1e-3, atol=1e-4), \
         np.abs(ys - yd).max()
     ort = Ort(model, a.threads, x, a.work) if not a.no_ort else None
     t = {"s": [], "d": [], "o": []}
     for _ in range(a.rounds):
-        t["s"].append(timed(lambda: st(x), a.calls))
-        t["d"].append(timed(lambda: dyn(x), a.calls))
+        t["s"].append(timed(lambda: st(*args), a.calls))
+        t["d"].append(timed(lambda: dyn(*args), a.calls))
         if ort:
             t["o"].append(ort.run(a.calls + 1))
             time.sleep(SETTLE_S)
