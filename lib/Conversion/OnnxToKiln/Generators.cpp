@@ -67,6 +67,21 @@ Value constantOf(OnnxNode &node, RankedTensorType type,
 } // namespace
 
 /// ConstantOfShape 9, 20, 21: a splat of `value` (default float 0).
+FailureOr<Attribute> mlir::kiln::constantOfShapeValue(OnnxNode &node) {
+  Attribute value = node.builder.getF32FloatAttr(0.0f);
+  if (auto v = node.op->getAttrOfType<DenseElementsAttr>("value")) {
+    if (v.getNumElements() != 1) {
+      node.fail() << "value must have exactly one element";
+      return failure();
+    }
+    value = *v.getValues<Attribute>().begin();
+  } else if (node.hasAttr("value")) {
+    node.fail() << "only an inline dense 'value' is supported";
+    return failure();
+  }
+  return value;
+}
+
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertConstantOfShape(OnnxNode &node) {
   if (FailureOr<SmallVector<Value>> sym = convertSymbolicConstantOfShape(node);
@@ -87,20 +102,12 @@ mlir::kiln::convertConstantOfShape(OnnxNode &node) {
     node.fail() << "shape " << shapeStr(shape) << " has a negative dimension";
     return failure();
   }
-  Attribute value = node.builder.getF32FloatAttr(0.0f);
-  if (auto v = node.op->getAttrOfType<DenseElementsAttr>("value")) {
-    if (v.getNumElements() != 1) {
-      node.fail() << "value must have exactly one element";
-      return failure();
-    }
-    value = *v.getValues<Attribute>().begin();
-  } else if (node.hasAttr("value")) {
-    node.fail() << "only an inline dense 'value' is supported";
+  FailureOr<Attribute> value = constantOfShapeValue(node);
+  if (failed(value))
     return failure();
-  }
-  auto type = RankedTensorType::get(shape, cast<TypedAttr>(value).getType());
+  auto type = RankedTensorType::get(shape, cast<TypedAttr>(*value).getType());
   Value c = ConstantOp::create(node.builder, node.loc(), type,
-                               DenseElementsAttr::get(type, value));
+                               DenseElementsAttr::get(type, *value));
   return SmallVector<Value>{c};
 }
 

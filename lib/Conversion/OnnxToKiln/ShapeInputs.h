@@ -80,6 +80,9 @@ FailureOr<SmallVector<AxesChoice>>
 axesChoices(OnnxNode &node, ArrayRef<SmallVector<int64_t>> sets, int64_t rank,
             const Twine &expectation);
 
+/// ConstantOfShape's `value` (one element; f32 0 when absent).
+FailureOr<Attribute> constantOfShapeValue(OnnxNode &node);
+
 /// Rank-0 i64 constant.
 inline Value scalarI64(OnnxNode &node, int64_t v) {
   return constI64(node, {v}, {});

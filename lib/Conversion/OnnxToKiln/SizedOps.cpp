@@ -292,20 +292,12 @@ mlir::kiln::convertSymbolicConstantOfShape(OnnxNode &node) {
                 << " has a negative dimension";
     return failure();
   }
-  Attribute value = node.builder.getF32FloatAttr(0.0f);
-  if (auto v = node.op->getAttrOfType<DenseElementsAttr>("value")) {
-    if (v.getNumElements() != 1) {
-      node.fail() << "value must have exactly one element";
-      return failure();
-    }
-    value = *v.getValues<Attribute>().begin();
-  } else if (node.hasAttr("value")) {
-    node.fail() << "only an inline dense 'value' is supported";
+  FailureOr<Attribute> value = constantOfShapeValue(node);
+  if (failed(value))
     return failure();
-  }
-  auto scalar = RankedTensorType::get({}, cast<TypedAttr>(value).getType());
+  auto scalar = RankedTensorType::get({}, cast<TypedAttr>(*value).getType());
   Value c = ConstantOp::create(node.builder, node.loc(), scalar,
-                               DenseElementsAttr::get(scalar, value));
+                               DenseElementsAttr::get(scalar, *value));
   return one(sizedExpand(node, c, target));
 }
 

@@ -92,12 +92,20 @@ LogicalResult checkWindowAttrs(std::optional<Location> loc, StringRef what,
 // Constants and data movement
 //===----------------------------------------------------------------------===//
 
+LogicalResult mlir::kiln::verifySameElementType(Operation *op,
+                                                RankedTensorType in,
+                                                RankedTensorType out) {
+  if (in.getElementType() != out.getElementType())
+    return op->emitOpError() << "cannot change the element type from "
+                             << in.getElementType() << " to "
+                             << out.getElementType();
+  return success();
+}
+
 LogicalResult ReshapeOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
-  if (in.getElementType() != out.getElementType())
-    return emitOpError() << "cannot change the element type from "
-                         << in.getElementType() << " to "
-                         << out.getElementType();
+  if (failed(verifySameElementType(*this, in, out)))
+    return failure();
   if (in.hasStaticShape() && out.hasStaticShape() &&
       in.getNumElements() != out.getNumElements())
     return emitOpError() << "cannot reshape " << in.getNumElements()

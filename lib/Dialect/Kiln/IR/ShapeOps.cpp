@@ -36,15 +36,22 @@ void GuardOp::getCanonicalizationPatterns(RewritePatternSet &results,
   results.add<EraseTrueGuard>(context);
 }
 
+/// What a broadcast from `in` to `out` needs whatever the sizes: the same
+/// element type and no fewer dimensions in the result.
+static LogicalResult verifyBroadcastTypes(Operation *op, RankedTensorType in,
+                                          RankedTensorType out) {
+  if (failed(verifySameElementType(op, in, out)))
+    return failure();
+  if (in.getRank() > out.getRank())
+    return op->emitOpError() << "cannot broadcast rank " << in.getRank()
+                             << " to the smaller rank " << out.getRank();
+  return success();
+}
+
 LogicalResult ExpandOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
-  if (in.getElementType() != out.getElementType())
-    return emitOpError() << "cannot change the element type from "
-                         << in.getElementType() << " to "
-                         << out.getElementType();
-  if (in.getRank() > out.getRank())
-    return emitOpError() << "cannot broadcast rank " << in.getRank()
-                         << " to the smaller rank " << out.getRank();
+  if (failed(verifyBroadcastTypes(*this, in, out)))
+    return failure();
   int64_t lead = out.getRank() - in.getRank();
   for (int64_t d = 0; d < in.getRank(); ++d) {
     int64_t i = in.getDimSize(d), o = out.getDimSize(lead + d);
@@ -95,10 +102,8 @@ static LogicalResult verifySizes(Operation *op, RankedTensorType out,
 
 LogicalResult SizedReshapeOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
-  if (in.getElementType() != out.getElementType())
-    return emitOpError() << "cannot change the element type from "
-                         << in.getElementType() << " to "
-                         << out.getElementType();
+  if (failed(verifySameElementType(*this, in, out)))
+    return failure();
   if (in.hasStaticShape() && out.hasStaticShape() &&
       in.getNumElements() != out.getNumElements())
     return emitOpError() << "cannot reshape " << in << " into " << out;
@@ -107,13 +112,8 @@ LogicalResult SizedReshapeOp::verify() {
 
 LogicalResult SizedExpandOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
-  if (in.getElementType() != out.getElementType())
-    return emitOpError() << "cannot change the element type from "
-                         << in.getElementType() << " to "
-                         << out.getElementType();
-  if (in.getRank() > out.getRank())
-    return emitOpError() << "cannot broadcast rank " << in.getRank()
-                         << " to the smaller rank " << out.getRank();
+  if (failed(verifyBroadcastTypes(*this, in, out)))
+    return failure();
   int64_t lead = out.getRank() - in.getRank();
   for (int64_t d = 0; d < in.getRank(); ++d) {
     int64_t i = in.getDimSize(d), o = out.getDimSize(lead + d);

@@ -22,6 +22,11 @@ namespace mlir::kiln {
 /// rank and agree on every dimension that both know.
 bool areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs);
 
+/// Fails `op` (data movement: reshapes, broadcasts) unless `in` and `out`
+/// have one element type.
+LogicalResult verifySameElementType(Operation *op, RankedTensorType in,
+                                    RankedTensorType out);
+
 /// ONNX multidirectional (numpy) broadcast of two static shapes; failure when
 /// the shapes do not broadcast.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
