@@ -21,6 +21,10 @@ using namespace mlir::kiln;
 // SymSize
 //===----------------------------------------------------------------------===//
 
+/// Sizes in real graphs have a few terms; a hostile chain of shape
+/// arithmetic must not grow a polynomial without end (it becomes unknown).
+static constexpr size_t kMaxTerms = 64;
+
 SymSize SymSize::constant(int64_t c) {
   SymSize s;
   if (c)
@@ -58,6 +62,8 @@ std::optional<SymSize> SymSize::add(const SymSize &a, const SymSize &b) {
     if (!slot)
       r.terms.erase(m);
   }
+  if (r.terms.size() > kMaxTerms)
+    return std::nullopt;
   return r;
 }
 
@@ -86,6 +92,8 @@ std::optional<SymSize> SymSize::mul(const SymSize &a, const SymSize &b) {
         return std::nullopt;
       if (!slot)
         r.terms.erase(m);
+      if (r.terms.size() > kMaxTerms)
+        return std::nullopt;
     }
   return r;
 }
