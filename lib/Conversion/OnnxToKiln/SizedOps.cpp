@@ -506,6 +506,13 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicRange(OnnxNode &node) {
       count = SymSize::add((*l)[0], *ns);
   std::optional<int64_t> lo = count ? sizes.smallest(*count) : std::nullopt;
   std::optional<int64_t> hi = count ? sizes.largest(*count) : std::nullopt;
+  if (count && lo && *lo >= 0 && !hi) {
+    node.fail() << "Range counts " << sizes.str(*count)
+                << " elements; Kiln sizes a run-time Range by the largest "
+                   "count, so give each symbolic dimension a range "
+                   "(--dim SYMBOL=MIN..MAX)";
+    return failure();
+  }
   if (!count || !lo || *lo < 0 || !hi) {
     node.fail() << "with symbolic sizes, Range needs delta 1 and a limit "
                    "that is start plus a size computed from the symbolic "
