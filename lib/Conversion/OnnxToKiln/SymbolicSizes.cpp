@@ -53,17 +53,20 @@ std::optional<unsigned> SymSize::getAtom() const {
   return std::nullopt;
 }
 
+bool SymSize::accumulate(const Monomial &m, int64_t c) {
+  int64_t &slot = terms[m];
+  if (__builtin_add_overflow(slot, c, &slot))
+    return false;
+  if (!slot)
+    terms.erase(m);
+  return terms.size() <= kMaxTerms;
+}
+
 std::optional<SymSize> SymSize::add(const SymSize &a, const SymSize &b) {
   SymSize r = a;
-  for (const auto &[m, c] : b.terms) {
-    int64_t &slot = r.terms[m];
-    if (__builtin_add_overflow(slot, c, &slot))
+  for (const auto &[m, c] : b.terms)
+    if (!r.accumulate(m, c))
       return std::nullopt;
-    if (!slot)
-      r.terms.erase(m);
-  }
-  if (r.terms.size() > kMaxTerms)
-    return std::nullopt;
   return r;
 }
 
@@ -85,14 +88,8 @@ std::optional<SymSize> SymSize::mul(const SymSize &a, const SymSize &b) {
       m.append(mb.begin(), mb.end());
       llvm::sort(m);
       int64_t c;
-      if (m.size() > 8 || __builtin_mul_overflow(ca, cb, &c))
-        return std::nullopt;
-      int64_t &slot = r.terms[m];
-      if (__builtin_add_overflow(slot, c, &slot))
-        return std::nullopt;
-      if (!slot)
-        r.terms.erase(m);
-      if (r.terms.size() > kMaxTerms)
+      if (m.size() > 8 || __builtin_mul_overflow(ca, cb, &c) ||
+          !r.accumulate(m, c))
         return std::nullopt;
     }
   return r;

@@ -54,6 +54,10 @@ public:
   std::string str(ArrayRef<std::string> atomNames) const;
 
 private:
+  /// Adds c * m; false when a coefficient overflows or there are too many
+  /// terms (the size is then unknown).
+  bool accumulate(const Monomial &m, int64_t c);
+
   std::map<Monomial, int64_t> terms; ///< no zero coefficients
 };
 
