@@ -241,13 +241,13 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
     return std::nullopt;
   // Sizes traced through a pathological chain stop being compared (an atom
   // of their own), never recurse without end.
-  static thread_local int depth = 0;
   if (depth > kMaxDepth)
     return std::nullopt;
   struct Deeper {
-    Deeper() { ++depth; }
-    ~Deeper() { --depth; }
-  } deeper;
+    int &d;
+    explicit Deeper(int &d) : d(d) { ++d; }
+    ~Deeper() { --d; }
+  } deeper(depth);
   int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
   auto rankOf = [](Value x) {
     return cast<RankedTensorType>(x.getType()).getRank();

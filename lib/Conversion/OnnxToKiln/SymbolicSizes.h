@@ -107,6 +107,7 @@ private:
   std::optional<int64_t> bound(const SymSize &s, bool upper);
 
   func::FuncOp func;
+  int depth = 0; ///< of computeDim's recursion
   SmallVector<Atom> atoms;
   DenseMap<std::pair<Value, int64_t>, unsigned> atomIds;
   llvm::StringMap<unsigned> namedAtoms;
