@@ -63,3 +63,42 @@ func.func @matmul_k(%x: tensor<4x7xf32>, %y: tensor<7x3xf32>) -> tensor<4x3xf32>
   // expected-error @-4 {{output 0 does not lead with the batch dimension}}
   return %0 : tensor<4x3xf32>
 }
+
+// -----
+
+// At run-time sizes beside the batch: the sized ops keep samples apart when
+// the batch stays whole at axis 0, and the sizes of the other axes are the
+// same for every sample.
+func.func @sized(%x: tensor<7x?x8xf32>, %t: index) -> (tensor<7x?x2x4xf32>, tensor<7x?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %0 = kiln.sized_reshape %x [%t] : tensor<7x?x8xf32> to tensor<7x?x2x4xf32>
+  %1 = kiln.sized_slice %x offsets(%c0, %c1, %c0) sizes(%c7, %t, %c8) {strides = array<i64: 1, 1, 1>} : tensor<7x?x8xf32> -> tensor<7x?x8xf32>
+  %z = kiln.constant dense<0.0> : tensor<1x1x8xf32>
+  %2 = kiln.sized_expand %z [%t] : tensor<1x1x8xf32> to tensor<7x?x8xf32>
+  %3 = kiln.add %1, %2 : (tensor<7x?x8xf32>, tensor<7x?x8xf32>) -> tensor<7x?x8xf32>
+  %4 = kiln.shape_of %x {start = 1 : i64, end = 2 : i64} : tensor<7x?x8xf32> -> tensor<1xi64>
+  return %0, %3 : tensor<7x?x2x4xf32>, tensor<7x?x8xf32>
+}
+
+// -----
+
+// A run-time size in front of the batch cannot be compared; reading the
+// batch size as data, or slicing part of the batch, mixes samples.
+func.func @sized_mixing(%x: tensor<7x?x8xf32>, %t: index) -> (tensor<?x7x8xf32>, tensor<6x?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{the reshape merges the batch with another dimension}}
+  %0 = kiln.sized_reshape %x [%t] : tensor<7x?x8xf32> to tensor<?x7x8xf32>
+  // expected-error @+1 {{it reads the batch size as a value}}
+  %1 = kiln.shape_of %x {start = 0 : i64, end = 2 : i64} : tensor<7x?x8xf32> -> tensor<2xi64>
+  // expected-error @+1 {{it slices the batch axis}}
+  %2 = kiln.sized_slice %x offsets(%c1, %c0, %c0) sizes(%c6, %t, %c8) {strides = array<i64: 1, 1, 1>} : tensor<7x?x8xf32> -> tensor<6x?x8xf32>
+  // expected-error @-11 {{output 0 does not lead with the batch dimension}}
+  // expected-error @-12 {{output 1 does not lead with the batch dimension}}
+  return %0, %2 : tensor<?x7x8xf32>, tensor<6x?x8xf32>
+}

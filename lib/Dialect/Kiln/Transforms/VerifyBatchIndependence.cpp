@@ -70,6 +70,9 @@ struct Checker {
   bool check(Operation *op, ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
     if (!checkOp(op, in, out))
       return false;
+    if (isa<ShapeOfOp>(op))
+      return true; // sizes of per-sample dimensions, the same for all
+
     bool anyIn = llvm::any_of(in, [](int64_t a) { return a != kNone; });
     if (anyIn && op->getNumResults() &&
         llvm::all_of(out, [](int64_t a) { return a == kNone; }))
@@ -89,7 +92,7 @@ struct Checker {
         if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
             dense && dense.isSplat())
           return true;
-      if (isa<ExpandOp>(op))
+      if (isa<ExpandOp, SizedExpandOp>(op))
         return true;
       return fail("it makes a tensor with the batch size from data that "
                   "does not depend on the samples, which can differ per "
@@ -105,18 +108,31 @@ struct Checker {
         return fail("the transpose moves the batch axis inconsistently");
       return true;
     }
-    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    if (isa<ReshapeOp, SizedReshapeOp>(op)) {
       // Samples stay whole when the dimensions in front of the batch hold
-      // the same number of elements before and after.
-      auto inType = cast<RankedTensorType>(reshape.getInput().getType());
-      auto outType = cast<RankedTensorType>(reshape.getType());
-      int64_t before = 1, after = 1;
-      for (int64_t d = 0; d < in[0]; ++d)
-        before *= inType.getDimSize(d);
-      for (int64_t d = 0; d < r; ++d)
-        after *= outType.getDimSize(d);
-      if (r == kNone || before != after)
+      // the same number of elements before and after (a run-time size there
+      // cannot be compared, so it counts as mixing).
+      auto inType = cast<RankedTensorType>(op->getOperand(0).getType());
+      auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+      auto elementsBefore = [](RankedTensorType t, int64_t axis) {
+        std::optional<int64_t> n = 1;
+        for (int64_t d = 0; d < axis; ++d)
+          if (t.isDynamicDim(d))
+            n.reset();
+          else if (n)
+            *n *= t.getDimSize(d);
+        return n;
+      };
+      std::optional<int64_t> before = elementsBefore(inType, in[0]);
+      if (r == kNone || !before || before != elementsBefore(outType, r))
         return fail("the reshape merges the batch with another dimension");
+      return true;
+    }
+    if (auto shape = dyn_cast<ShapeOfOp>(op)) {
+      // Sizes of the other dimensions are the same for every sample; the
+      // batch size itself read as data is not.
+      if ((int64_t)shape.getStart() <= in[0] && in[0] < (int64_t)shape.getEnd())
+        return fail("it reads the batch size as a value");
       return true;
     }
     if (auto concat = dyn_cast<ConcatOp>(op)) {
@@ -134,6 +150,13 @@ struct Checker {
     if (auto slice = dyn_cast<SliceOp>(op)) {
       if (in[0] != r || slice.getOffsets()[r] != 0 ||
           slice.getSizes()[r] != batch || slice.getStrides()[r] != 1)
+        return fail("it slices the batch axis");
+      return true;
+    }
+    if (auto slice = dyn_cast<SizedSliceOp>(op)) {
+      // The result keeps the batch size at the batch axis only by taking all
+      // of it, in order when the stride is 1.
+      if (in[0] != r || slice.getStrides()[r] != 1)
         return fail("it slices the batch axis");
       return true;
     }
@@ -237,7 +260,7 @@ struct Checker {
         isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, PReluOp, ModOp,
             EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp,
             OrOp, XorOp, WhereOp, BitShiftOp, CastOp, BitCastOp, ClipOp,
-            IdentityOp, ExpandOp>(op))
+            IdentityOp, ExpandOp, SizedExpandOp>(op))
       return elementwise(in, op->getOperands(), r, outRank);
     return fail("Kiln does not yet know whether " +
                 op->getName().getStringRef() + " keeps samples apart");
