@@ -153,6 +153,8 @@ Model::Model(std::shared_ptr<const client::Model> model, int threads)
     addUses(info.inputs, info.inputSymbols);
     addUses(info.outputs, info.outputSymbols);
     sym["dimensions"] = uses;
+    if (info.runtimeExtents && k == 0)
+      sym["independent_batch"] = info.independentBatch;
     symbols.append(sym);
   }
   info_["symbolic_dimensions"] = symbols;

@@ -2,6 +2,7 @@
 
 #include "kiln/Client/Model.h"
 
+#include <algorithm>
 #include <cstddef>
 
 #include <dlfcn.h>
@@ -384,8 +385,18 @@ void Model::copySymbols() {
   };
   m.inputSymbols = copyAxes(m.inputs, dims->input_symbols, "input");
   m.outputSymbols = copyAxes(m.outputs, dims->output_symbols, "output");
-  if (m.runtimeExtents)
+  if (m.runtimeExtents) {
+    // Trusted only as far as the tables agree: symbol 0 at axis 0 of every
+    // input and output and nowhere else.
+    bool batch = (dims->flags & KILN_DIMS_INDEPENDENT_BATCH) &&
+                 !m.symbols.empty() && !m.inputs.empty();
+    for (const auto *rows : {&m.inputSymbols, &m.outputSymbols})
+      for (const std::vector<int32_t> &row : *rows)
+        batch = batch && !row.empty() && row[0] == 0 &&
+                std::count(row.begin(), row.end(), 0) == 1;
+    m.independentBatch = batch;
     return;
+  }
   if (m.symbols.size() != 1 || m.batchSizes.front() != 1)
     throw Error(where + "are not one batch with a batch-1 variant; this "
                         "client runs only that kind");

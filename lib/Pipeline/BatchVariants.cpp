@@ -2,6 +2,7 @@
 #include "BatchVariants.h"
 
 #include "PassPipelines.h"
+#include "SymbolicShapes.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 
@@ -173,7 +174,8 @@ bool sizeOccurs(ModuleOp module, int64_t size) {
 } // namespace
 
 Error kiln::proveBatchIndependence(ModuleOp module, const SymbolicBatch &batch,
-                                   uint64_t maxTensorBytes) {
+                                   uint64_t maxTensorBytes,
+                                   const SymbolicShapes *others) {
   int64_t probe = 0;
   for (int64_t p : {211, 223, 227, 229, 233, 239, 241, 251, 257, 263, 269,
                     271, 277, 281, 283, 293, 307, 311, 313, 317})
@@ -194,6 +196,16 @@ Error kiln::proveBatchIndependence(ModuleOp module, const SymbolicBatch &batch,
       makeBatchVariants(*copy, {probe}, /*onlySymbolic=*/true);
   if (!names)
     return names.takeError();
+  if (others) {
+    // The batch (symbol 0) is the probe now; the other symbols stay run-time
+    // sizes, as in the graph that is compiled.
+    SymbolicShapes rest = *others;
+    for (std::vector<int32_t> &axes : rest.inputAxes)
+      for (int32_t &s : axes)
+        if (s == 0)
+          s = -1;
+    markSymbolicShapes(copy->lookupSymbol<func::FuncOp>(names->front()), rest);
+  }
   // The checker reports kiln ops; name each as the ONNX node it came from,
   // "node 'n' (ReduceSum, opset 13): ...", like the other graph errors.
   llvm::StringMap<std::string> nodes;

@@ -48,12 +48,17 @@ llvm::Expected<SymbolicBatch>
 planSymbolicBatch(ModuleOp module, const std::vector<SymbolicDim> &dims,
                   const std::vector<int64_t> &batchSizes);
 
+struct SymbolicShapes;
+
 /// Builds a copy of the graph at a probe batch size (a prime that is no other
 /// size in the model) and runs kiln-verify-batch-independence on it. Errors
-/// name the nodes that mix samples.
+/// name the nodes that mix samples. With `others`, the graph runs at run-time
+/// sizes and `batch` is its symbol 0: the probe keeps the other symbols of
+/// `others` at run-time sizes.
 llvm::Error proveBatchIndependence(ModuleOp module,
                                    const SymbolicBatch &batch,
-                                   uint64_t maxTensorBytes);
+                                   uint64_t maxTensorBytes,
+                                   const SymbolicShapes *others = nullptr);
 
 } // namespace mlir::kiln
 

@@ -448,6 +448,7 @@ Error Compilation::planSymbolicDims() {
   Expected<SymbolicBatch> planned =
       planSymbolicBatch(*module, symbolicDims, batchSizes);
   std::string why;
+  bool probed = false; // the graph mixes the samples of the only symbol
   if (planned) {
     Phase t(rootTiming, phases, "batch-independence", options.progress);
     if (Error e = proveBatchIndependence(*module, *planned,
@@ -459,6 +460,7 @@ Error Compilation::planSymbolicDims() {
       else
         llvm::consumeError(std::move(e));
       why = "the graph mixes the samples of '" + planned->name + "'";
+      probed = true;
     }
   } else {
     why = llvm::toString(planned.takeError());
@@ -479,12 +481,32 @@ Error Compilation::planSymbolicDims() {
   Expected<SymbolicShapes> shapes = planSymbolicShapes(graph, symbolicDims);
   if (!shapes)
     return shapes.takeError();
+  // A leading batch beside other symbols: proven independent, callers (the
+  // kiln-serve batcher) may concatenate requests along it. Proven before
+  // the graph is marked: the probe marks its own copy.
+  if (!probed && leadsLikeBatch(*shapes)) {
+    Phase t(rootTiming, phases, "batch-independence", options.progress);
+    SymbolicBatch batch;
+    batch.name = shapes->symbols[0].name;
+    batch.min = shapes->symbols[0].min;
+    batch.max = shapes->symbols[0].max;
+    batch.batchedInputs.assign(shapes->inputAxes.size(), true);
+    Error e = proveBatchIndependence(*module, batch, options.maxTensorBytes,
+                                     &*shapes);
+    shapes->independentBatch = !e;
+    llvm::consumeError(std::move(e));
+  }
   llvm::StringRef reason = llvm::StringRef(why).split('\n').first.trim();
   reason.consume_front("error: ");
-  outcome.result.notes.push_back(
+  std::string note =
       "the symbolic dimensions compile as one graph that runs at the sizes "
       "given at run time (not as batch variants: " +
-      reason.str() + ")");
+      reason.str() + ")";
+  if (shapes->independentBatch)
+    note += "; '" + shapes->symbols[0].name +
+            "' is an independent batch, so requests may be concatenated "
+            "along it";
+  outcome.result.notes.push_back(std::move(note));
   markSymbolicShapes(graph, *shapes);
   symbolicShapes = std::move(*shapes);
   return Error::success();
@@ -835,6 +857,7 @@ Error Compilation::describeModel() {
   }
   if (symbolicShapes) {
     desc.runtimeExtents = true;
+    desc.independentBatch = symbolicShapes->independentBatch;
     desc.symbols = symbolicShapes->symbols;
     desc.inputSymbols = symbolicShapes->inputAxes;
     // The outputs' symbols and largest sizes come from code generation

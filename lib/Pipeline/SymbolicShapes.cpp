@@ -68,3 +68,16 @@ void kiln::markSymbolicShapes(func::FuncOp graph, const SymbolicShapes &shapes) 
     graph.setArgAttr(i, kSymbolsAttr, DenseI64ArrayAttr::get(ctx, v));
   }
 }
+
+bool kiln::leadsLikeBatch(const SymbolicShapes &shapes) {
+  if (shapes.symbols.empty() || shapes.symbols[0].min < 1 ||
+      shapes.inputAxes.empty())
+    return false;
+  for (const std::vector<int32_t> &axes : shapes.inputAxes) {
+    if (axes.empty() || axes[0] != 0)
+      return false;
+    if (llvm::is_contained(llvm::ArrayRef(axes).drop_front(), 0))
+      return false;
+  }
+  return true;
+}

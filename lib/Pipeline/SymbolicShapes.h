@@ -25,7 +25,15 @@ struct SymbolicShapes {
   std::vector<ModelDesc::Symbol> symbols;
   /// Per graph input, per axis: its symbol, or -1.
   std::vector<std::vector<int32_t>> inputAxes;
+  /// Symbol 0 is an independent batch: it leads every input and output, no
+  /// other axis carries it, and the graph keeps its samples apart (proven on
+  /// a probe), so callers may concatenate requests along it.
+  bool independentBatch = false;
 };
+
+/// Whether symbol 0 of `shapes` leads every input and appears nowhere else:
+/// the shape of a batch (the graph must still be proven to keep it apart).
+bool leadsLikeBatch(const SymbolicShapes &shapes);
 
 /// Groups the symbolic input dimensions `dims` (each given a range) of
 /// `graph` into symbols; the inputs sharing a dim_param share one, which

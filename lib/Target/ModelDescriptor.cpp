@@ -260,7 +260,8 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
         axes(d.inputSymbols, "input"), axes(d.outputSymbols, "output")};
     if (d.runtimeExtents) {
       fields.push_back(i32);
-      values.push_back(ConstantInt::get(i32, 1));
+      values.push_back(
+          ConstantInt::get(i32, 1u | (d.independentBatch ? 2u : 0u)));
     }
     StructType *dimsTy = StructType::get(ctx, fields);
     const DataLayout &layout = m.getDataLayout();
@@ -344,10 +345,13 @@ std::string mlir::kiln::modelJson(const ModelDesc &d) {
       };
       addUses(d.inputs, d.inputSymbols, "input");
       addUses(d.outputs, d.outputSymbols, "output");
-      symbols.push_back(json::Object{{"name", sym.name},
-                                     {"min", sym.min},
-                                     {"max", sym.max},
-                                     {"dimensions", std::move(uses)}});
+      json::Object symbol{{"name", sym.name},
+                          {"min", sym.min},
+                          {"max", sym.max},
+                          {"dimensions", std::move(uses)}};
+      if (d.runtimeExtents && k == 0)
+        symbol["independent_batch"] = d.independentBatch;
+      symbols.push_back(std::move(symbol));
     }
     o["symbolic_dimensions"] = std::move(symbols);
   }
@@ -410,6 +414,8 @@ std::string mlir::kiln::modelHeader(const ModelDesc &d) {
     os << "#define " << q << "_NAME \"" << cString(sym.name) << "\"\n"
        << "#define " << q << "_MIN " << sym.min << "\n"
        << "#define " << q << "_MAX " << sym.max << "\n";
+    if (k == 0 && d.independentBatch)
+      os << "#define " << q << "_INDEPENDENT_BATCH 1\n";
   }
   os << "\n#endif\n";
   return out;

@@ -266,12 +266,16 @@ int runInfo(const Options &opts) {
   for (const auto &sym : info.symbols)
     std::printf(info.runtimeExtents
                     ? "symbolic:         '%s' = %lld..%lld (any size in range "
-                      "runs in one graph; shapes below at the maxima)\n"
+                      "runs in one graph; shapes below at the maxima)%s\n"
                     : "symbolic:         '%s' = %lld..%lld (leading dimension "
                       "of the marked tensors; any batch in range runs as the "
-                      "batch sizes above)\n",
+                      "batch sizes above)%s\n",
                 sym.name.c_str(), static_cast<long long>(sym.min),
-                static_cast<long long>(sym.max));
+                static_cast<long long>(sym.max),
+                info.independentBatch && &sym == &info.symbols.front()
+                    ? " - an independent batch: requests may be "
+                      "concatenated along it"
+                    : "");
   // A tensor with a symbolic axis says which, after its shape; an output
   // axis the model computes from the symbols is marked "computed".
   auto symbolAt0 = [&](const std::vector<std::vector<int32_t>> &axes,

@@ -96,6 +96,10 @@ struct ModelInfo {
   /// any axis may carry one, `inputs`/`outputs` are at the maxima, and an
   /// output axis of -2 is computed by the model (at most its size here).
   bool runtimeExtents = false;
+  /// With runtimeExtents: symbol 0 is an independent batch (axis 0 of every
+  /// input and output, samples computed apart), so requests whose other
+  /// sizes agree may be concatenated along it (KILN_DIMS_INDEPENDENT_BATCH).
+  bool independentBatch = false;
 };
 
 /// What a session runs. Zero values are the defaults. kiln_session_options

@@ -49,6 +49,9 @@ struct ModelDesc {
   /// the shapes above are at the symbols' maxima. An output axis is then -2
   /// in outputSymbols where its size is computed from the symbols.
   bool runtimeExtents = false;
+  /// With runtimeExtents: symbol 0 is an independent batch, proven by
+  /// kiln-verify-batch-independence (KILN_DIMS_INDEPENDENT_BATCH).
+  bool independentBatch = false;
   uint64_t arenaAlignment = 64;
   /// Messages of the run-time guards (see runtime/src/model_abi.h), by
   /// number - 1; empty when the model has none.

@@ -175,6 +175,12 @@ typedef struct kiln_dim_symbol {
 
 /* kiln_dims_info.flags: the model runs at run-time sizes (see above). */
 #define KILN_DIMS_RUNTIME_EXTENTS 1u
+/* kiln_dims_info.flags, with KILN_DIMS_RUNTIME_EXTENTS: symbol 0 is an
+ * independent batch, proven by the compiler. It is axis 0 of every input and
+ * every output and no other axis, and each sample (index along it) of every
+ * output is computed from that sample's inputs alone, so requests whose other
+ * sizes agree may be concatenated along it into one run and split after. */
+#define KILN_DIMS_INDEPENDENT_BATCH 2u
 
 typedef struct kiln_dims_info {
   uint32_t struct_size; /* sizeof(kiln_dims_info) when the model was built;
