@@ -11,6 +11,11 @@
       .so with batch variants 1,4,8 (dynamic batching without and with a queue
       delay, and SLO mode). Needs kiln-compile --batch-sizes (or
       --resnet-batched PATH for the ResNet).
+  (e) packing along an independent batch at run-time sizes (--only
+      transformer): the BERT-style encoder of bench/shapes/symbolic_transformer.py
+      (needs torch) compiled once with batch 1..8 and sequence 1..256, 16
+      clients sending batch 1 x sequence 64, against a static 1x64 .so (no
+      batching); the dynamic .so packs requests of one length along the batch.
   (c) a version swap under sustained load (load v2, unload v1, load v3,
       unload v2 while 8 clients send requests): failed requests.
   (d) 200 keep-alive clients of the tiny MLP: p50 and p99 with one thread
@@ -154,6 +159,37 @@ def bench_throughput(key, save, shape, serve_bin, compile_bin, hb, dr, work, res
             s.kill()
 
 
+def bench_packing(serve_bin, compile_bin, hb, work, results, seq=64):
+    sys.path.insert(0, os.path.join(REPO, "bench", "shapes"))
+    from symbolic_transformer import export_encoder
+    onnx_path = f"{work}/encoder.onnx"
+    export_encoder(onnx_path, 256, 4, 4, 8000, 512)
+    static, dynamic = f"{work}/encoder_1x{seq}.so", f"{work}/encoder_dyn.so"
+    sh(compile_bin, onnx_path, "-o", static, "--dim", "batch=1", "--dim", f"sequence={seq}")
+    sh(compile_bin, onnx_path, "-o", dynamic, "--dim", "batch=1..8",
+       "--dim", "sequence=1..256")
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 8000, (1, seq)).astype(np.int64)
+    body, headers = binary_infer_request({"input_ids": ids,
+                                          "attention_mask": np.ones((1, seq), np.int64)})
+    out = results["transformer"] = {"shape": [1, seq], "runs": []}
+    for label, so, extra in [("static 1x64, no batching", static, []),
+                             ("run-time sizes, delay 0", dynamic, ["--max-queue-delay-us", "0"]),
+                             ("run-time sizes, delay 2 ms", dynamic,
+                              ["--max-queue-delay-us", "2000"])]:
+        s = Server(serve_bin, ["--model", f"m={so}", "--threads", str(ARGS.threads), *extra],
+                   f"{work}/transformer-{len(out['runs'])}.log")
+        try:
+            r = load(hb, s.port, "/v2/models/m/infer", body, headers, 16,
+                     seconds=ARGS.seconds, warmup=5)
+            r.update(batch_stats(s, "m"))
+            r["label"] = label
+            out["runs"].append(r)
+            assert s.terminate() == 0
+        finally:
+            s.kill()
+
+
 def bench_clients(serve_bin, compile_bin, hb, work, results):
     """200 keep-alive clients of the tiny MLP: with one thread per connection
     (the default) against the fixed 32 threads kiln-serve used to have, where
@@ -229,16 +265,20 @@ def report(results):
                 continue
             lines.append(f"  kiln-serve {k:14s} p50 {r['p50_us']:8.1f}  p99 {r['p99_us']:8.1f}"
                          f"  ({r['throughput']:.0f} req/s, {r['failures']} failed)")
-    for key in ("resnet", "resnet18", "wide_mlp"):
+    for key in ("resnet", "resnet18", "wide_mlp", "transformer"):
         r = results.get(key)
         if not r:
             continue
-        lines.append(f"(b) {key} {'x'.join(map(str, r['shape']))}, 16 clients, "
-                     f"binary requests, --threads {ARGS.threads}")
-        lines.append("  direct kiln_run per call: " + ", ".join(
-            f"{k} {d['p50_us'] / 1e3:.2f} ms" for k, d in r["direct"].items()))
-        if r["note"]:
-            lines.append(f"  note: {r['note']}")
+        if key == "transformer":
+            lines.append(f"(e) BERT-style encoder, batch 1 x sequence {r['shape'][1]}, "
+                         f"16 clients, binary requests, --threads {ARGS.threads}")
+        else:
+            lines.append(f"(b) {key} {'x'.join(map(str, r['shape']))}, 16 clients, "
+                         f"binary requests, --threads {ARGS.threads}")
+            lines.append("  direct kiln_run per call: " + ", ".join(
+                f"{k} {d['p50_us'] / 1e3:.2f} ms" for k, d in r["direct"].items()))
+            if r["note"]:
+                lines.append(f"  note: {r['note']}")
         for run in r["runs"]:
             lines.append(f"  {run['label']:30s} {run['throughput']:8.1f} req/s  "
                          f"p50 {run['p50_us'] / 1e3:7.2f} ms  p99 {run['p99_us'] / 1e3:7.2f} ms  "
@@ -272,7 +312,7 @@ def main():
     p.add_argument("--threads", type=int, default=2, help="kiln-serve --threads")
     p.add_argument("--resnet-batched", help="a prebuilt resnet .so with batch variants 1,4,8")
     p.add_argument("--only", choices=["overhead", "resnet", "resnet18", "wide_mlp", "swap",
-                                       "clients"],
+                                       "clients", "transformer"],
                    action="append")
     p.add_argument("--resnet18", default="/tmp/dev/resnet18/model.onnx",
                    help="torchvision ResNet-18 at 1x3x224x224 for the resnet18 run "
@@ -310,6 +350,8 @@ def main():
     if "wide_mlp" in only:
         bench_throughput("wide_mlp", models.save_wide_mlp, (1, 1024), serve_bin,
                          compile_bin, hb, dr, ARGS.workdir, results)
+    if "transformer" in only:
+        bench_packing(serve_bin, compile_bin, hb, ARGS.workdir, results)
     if "swap" in only:
         bench_swap(serve_bin, compile_bin, hb, ARGS.workdir, results)
     if "clients" in only:

@@ -12,6 +12,9 @@ onnx.helper (no torch), each with a numpy reference.
   pool_relu()    x[1,4,h,w] FP32 (symbolic h, w) -> y = 2x2 MaxPool of x
                  [1,4,h/2,w/2], z = Relu(x) [1,4,h,w]: for run-time sizes
   shared_sum()   x[1,n], z[1,n] FP32 (one symbol n, shared) -> s = x + z
+  seq_pool()     x[b,s,8] FP32 (symbolic batch b and length s) -> y =
+                 Softmax over s of x @ W [b,s,4], z = mean over s [b,4]:
+                 rows independent along b, every output depends on s
 """
 import numpy as np
 import onnx
@@ -67,6 +70,23 @@ def save_pool_relu(path):
 def save_shared_sum(path):
     _save([helper.make_node("Add", ["x", "z"], ["s"])], "shared",
           [("x", [1, "n"]), ("z", [1, "n"])], [("s", [1, "n"])], {}, path)
+
+
+SEQ_POOL_W = (np.random.default_rng(7).standard_normal((8, 4)) * 0.5).astype(np.float32)
+
+
+def save_seq_pool(path):
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Softmax", ["h"], ["y"], axis=1),
+             helper.make_node("ReduceMean", ["h"], ["z"], axes=[1], keepdims=0)]
+    _save(nodes, "seq_pool", [("x", ["b", "s", 8])],
+          [("y", ["b", "s", 4]), ("z", ["b", 4])], {"w": SEQ_POOL_W}, path)
+
+
+def seq_pool_ref(x):
+    h = x @ SEQ_POOL_W
+    e = np.exp(h - h.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True), h.mean(axis=1)
 
 
 def pool_relu_ref(x):

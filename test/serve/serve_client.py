@@ -139,8 +139,11 @@ def binary_infer_request(inputs, binary_outputs=True, outputs=None):
     header = {"inputs": [], "parameters": {"binary_data_output": binary_outputs}}
     blobs = []
     for name, a in inputs.items():
-        a = np.ascontiguousarray(a, np.float32)
-        header["inputs"].append({"name": name, "shape": list(a.shape), "datatype": "FP32",
+        # A type the protocol names keeps its type; anything else is FP32.
+        datatype = next((k for k, t in DTYPES.items()
+                         if np.asarray(a).dtype == np.dtype(t)), "FP32")
+        a = np.ascontiguousarray(a, DTYPES[datatype])
+        header["inputs"].append({"name": name, "shape": list(a.shape), "datatype": datatype,
                                  "parameters": {"binary_data_size": a.nbytes}})
         blobs.append(a.tobytes())
     if outputs is not None:

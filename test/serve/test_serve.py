@@ -736,6 +736,48 @@ def test_run_time_sizes_run_each_request_at_its_shape(serve, tmp_path):
     assert s.terminate() == 0
 
 
+def test_run_time_sizes_pack_requests_along_an_independent_batch(serve, tmp_path):
+    # docs/serving.md: with a batch and a length at run-time sizes, the
+    # compiler proves the batch independent, and the batcher concatenates
+    # requests of one length along it (up to its bound), never ones of
+    # different lengths: the softmax and mean run over the length.
+    from conftest import compile_model
+    from models import save_seq_pool, seq_pool_ref
+    save_seq_pool(str(tmp_path / "seq.onnx"))
+    so = compile_model(str(tmp_path / "seq.onnx"), str(tmp_path / "seq.so"),
+                       "--dim", "b=1..6", "--dim", "s=1..32")
+    s = serve("--model", f"seq={so}", "--max-queue-delay-us", "50000",
+              "--threads", "1")
+    status, meta = s.get_json("/v2/models/seq")
+    assert status == 200, meta
+    assert meta["inputs"][0]["shape"] == [-1, -1, 8]
+    assert meta["parameters"]["batched"] is True
+    assert meta["parameters"]["max_batch"] == 6
+    # Lengths 5 and 9, batches 1..3: 5 + 5 rows cannot run as one batch of 6.
+    shapes = [(1, 5), (2, 9), (3, 5), (1, 9), (2, 5), (1, 5), (3, 9), (5, 5)]
+    xs = [np.random.default_rng(30 + i).standard_normal((b, t, 8)).astype(np.float32)
+          for i, (b, t) in enumerate(shapes)]
+
+    def call(i):
+        status, headers, body = infer(s, "seq", xs[i])
+        assert status == 200, body
+        return decode_response(headers, body)[0]
+
+    for x, out in zip(xs, concurrent(len(xs), call)):
+        y, z = seq_pool_ref(x)
+        assert out["y"].shape == y.shape and out["z"].shape == z.shape
+        np.testing.assert_allclose(out["y"], y, RTOL, ATOL)
+        np.testing.assert_allclose(out["z"], z, RTOL, ATOL)
+    metrics = s.metrics()
+    runs = counter(metrics, "kiln_execution_count", "seq", 1)
+    assert counter(metrics, "kiln_inference_count", "seq", 1) == sum(b for b, _ in shapes)
+    assert runs < len(shapes), runs
+    assert counter(metrics, "kiln_padded_rows_total", "seq", 1) == 0
+    status, _, body = infer(s, "seq", np.zeros((7, 5, 8), np.float32))
+    assert status == 400 and "outside the range 1..6" in json.loads(body)["error"], body
+    assert s.terminate() == 0
+
+
 def test_run_time_sizes_refuse_disagreeing_inputs(serve, tmp_path):
     # Inputs that share a symbol must give it one size: the request is a 400
     # naming both inputs, never a run at mismatched sizes.

@@ -173,7 +173,7 @@ public:
       throw Error(400, "the body has " + std::to_string(body_.size() - cursor_) +
                            " bytes after the JSON header and the binary "
                            "inputs it declares");
-    job_.rows = model_.batched() ? rows_ : 1;
+    job_.rows = model_.batched() || model_.packs() ? rows_ : 1;
   }
 
 private:
@@ -443,8 +443,12 @@ size_t checkInput(const ModelVersion &model, size_t index,
   if (datatype != spec.type->kserve)
     throw Error(400, what + " has datatype " + datatype + "; " + where +
                          " expects " + spec.type->kserve);
-  if (model.runtimeExtents())
-    return checkRuntimeShape(model, index, shape, job, what);
+  if (model.runtimeExtents()) {
+    size_t count = checkRuntimeShape(model, index, shape, job, what);
+    if (model.packs())
+      rows = shape[0]; // the batch, which the inputs share
+    return count;
+  }
   bool batched = model.batched();
   bool fits = shape.size() == spec.shape.size();
   for (size_t d = 0; fits && d < shape.size(); ++d)

@@ -78,8 +78,8 @@ static size_t rowBytes(const TensorInfo &t, bool batched) {
 // reading of the shapes.
 static bool leadsWithBatch(const client::Model &model) {
   const client::ModelInfo &info = model.info();
-  // Run-time sizes: every request runs alone at its own shapes (its rows
-  // may not be independent, and no two requests need share a shape).
+  // Run-time sizes: requests run at their own shapes, packed only along a
+  // proven independent batch (packs()), never padded to one shape.
   if (info.runtimeExtents)
     return false;
   if (info.dynamic()) {
@@ -108,8 +108,9 @@ ModelVersion::ModelVersion(std::string name, int64_t version,
     : name_(std::move(name)), version_(version), model_(std::move(model)),
       batched_(leadsWithBatch(*model_)), options_(options) {
   dynamic_ = batched_ && model_->info().dynamic();
-  maxBatch_ = dynamic_ ? model_->info().symbols.front().max
-                       : batchSizes().back();
+  packs_ = model_->info().runtimeExtents && model_->info().independentBatch;
+  maxBatch_ = dynamic_ || packs_ ? model_->info().symbols.front().max
+                                 : batchSizes().back();
   // Rows are what the batcher counts: a variant of 0 rows has none to fill.
   if (batchSizes().front() < 1)
     throw Error(400, path() + ": the batch sizes are not ascending and "
@@ -117,11 +118,12 @@ ModelVersion::ModelVersion(std::string name, int64_t version,
   if (!batched_ && batchSizes().size() > 1)
     throw Error(400, path() + " has several batch variants but no input to "
                               "batch");
+  // A packing model's tensors are at the maxima, the batch's included.
   for (const TensorInfo &t : model_->inputs())
-    inRowBytes_.push_back(rowBytes(t, batched_));
+    inRowBytes_.push_back(rowBytes(t, batched_ || packs_));
   for (const TensorInfo &t : model_->outputs())
-    outRowBytes_.push_back(rowBytes(t, batched_));
-  cap_ = batched_ ? maxBatch() : 1;
+    outRowBytes_.push_back(rowBytes(t, batched_ || packs_));
+  cap_ = batched_ || packs_ ? maxBatch() : 1;
 
   // Powers of two up to the largest variant, then +Inf.
   for (int64_t b = 1;; b *= 2) {
@@ -150,11 +152,11 @@ ModelVersion::~ModelVersion() = default;
 void ModelVersion::makeSlot(Slot &slot) {
   // A symbolic batch needs one session, which runs up to maxBatch() rows.
   std::vector<int64_t> sizes =
-      dynamic_ ? std::vector<int64_t>{maxBatch_} : batchSizes();
+      dynamic_ || packs_ ? std::vector<int64_t>{maxBatch_} : batchSizes();
   for (int64_t b : sizes) {
     std::string variant = path() + ": batch size " + std::to_string(b);
     Variant v;
-    v.batch = batched_ ? b : 1;
+    v.batch = batched_ || packs_ ? b : 1;
     try {
       v.session = model_->createSession({options_.sessionThreads, b});
     } catch (const client::Error &e) {
@@ -195,6 +197,8 @@ int64_t ModelVersion::effectiveCap() const {
   // Padding up to a variant costs as much as filling it, so the cap snaps
   // down to the largest variant it allows.
   int64_t cap = cap_.load(std::memory_order_relaxed);
+  if (packs_)
+    return cap;
   if (!batched_)
     return 1;
   if (dynamic_)
@@ -207,7 +211,8 @@ int64_t ModelVersion::effectiveCap() const {
 }
 
 bool ModelVersion::run(const std::shared_ptr<InferJob> &job) {
-  int64_t sliceRows = batched_ ? maxBatch() : 1;
+  // A packing model's request is one slice: its batch is in range.
+  int64_t sliceRows = batched_ ? maxBatch() : packs_ ? job->rows : 1;
   int64_t slices = (job->rows + sliceRows - 1) / sliceRows;
   std::unique_lock<std::mutex> lock(mu_);
   // An empty queue always admits, so one large request cannot be refused
@@ -264,18 +269,8 @@ bool ModelVersion::run(const std::shared_ptr<InferJob> &job) {
         continue;
       }
     }
-    int64_t cap = effectiveCap(), rows = 0;
-    while (!queue_.empty()) {
-      Slice &s = queue_.front();
-      if (!batch.empty() && rows + s.rows > cap)
-        break;
-      rows += s.rows;
-      queuedRows_ -= s.rows;
-      if (--s.job->queuedSlices == 0)
-        metrics_.pending.fetch_sub(1, std::memory_order_relaxed);
-      batch.push_back(std::move(s));
-      queue_.pop_front();
-    }
+    int64_t rows = 0;
+    takeBatch(batch, rows);
     lock.unlock();
     error.clear();
     Clock::time_point started = Clock::now();
@@ -305,6 +300,49 @@ bool ModelVersion::run(const std::shared_ptr<InferJob> &job) {
   return ok;
 }
 
+// Whether two requests to a packing model agree on every size but the batch.
+static bool sameSizesButBatch(const InferJob &a, const InferJob &b) {
+  if (a.inputShapes.size() != b.inputShapes.size())
+    return false;
+  for (size_t i = 0; i < a.inputShapes.size(); ++i)
+    if (a.inputShapes[i].size() != b.inputShapes[i].size() ||
+        !std::equal(a.inputShapes[i].begin() + 1, a.inputShapes[i].end(),
+                    b.inputShapes[i].begin() + 1))
+      return false;
+  return true;
+}
+
+// Moves the next batch from the queue into `batch`: slices from the front
+// while their rows fit under the cap. A packing model takes the oldest
+// request and every later one (in order) with the same other sizes that
+// fits, skipping the rest, which keep their place. Under mu_.
+void ModelVersion::takeBatch(std::vector<Slice> &batch, int64_t &rows) {
+  int64_t cap = effectiveCap();
+  auto take = [&](std::deque<Slice>::iterator it) {
+    rows += it->rows;
+    queuedRows_ -= it->rows;
+    if (--it->job->queuedSlices == 0)
+      metrics_.pending.fetch_sub(1, std::memory_order_relaxed);
+    batch.push_back(std::move(*it));
+    return queue_.erase(it);
+  };
+  if (packs_) {
+    take(queue_.begin());
+    const InferJob &first = *batch.front().job;
+    for (auto it = queue_.begin(); it != queue_.end() && rows < cap;)
+      if (rows + it->rows <= cap && sameSizesButBatch(first, *it->job))
+        it = take(it);
+      else
+        ++it;
+    return;
+  }
+  while (!queue_.empty()) {
+    if (!batch.empty() && rows + queue_.front().rows > cap)
+      break;
+    take(queue_.begin());
+  }
+}
+
 // Gives a free slot to the owner of the oldest queued job that is only
 // following, or parks it. Under mu_.
 void ModelVersion::handOff(Slot *slot) {
@@ -331,7 +369,7 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
     }
   size_t nIn = v->inT.size(), nOut = v->outT.size();
   // A symbolic batch runs exactly `rows` rows: no padding.
-  int64_t runRows = dynamic_ ? rows : v->batch;
+  int64_t runRows = dynamic_ || packs_ ? rows : v->batch;
   if (dynamic_) {
     for (size_t i = 0; i < nIn; ++i) {
       v->inShapes[i][0] = rows;
@@ -351,7 +389,10 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
                                          batch[0].begin * inRowBytes_[i]) %
                  model_->inputs()[i].elementSize() ==
              0;
-  if (runtimeExtents()) {
+  bool packed = runtimeExtents() && batch.size() > 1;
+  if (packed) {
+    packRuntimeBatch(*v, batch, rows);
+  } else if (runtimeExtents()) {
     // One job at its own shapes; the staging buffers hold the largest.
     InferJob &job = *batch[0].job;
     for (size_t i = 0; i < nIn; ++i) {
@@ -403,7 +444,9 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
   bool ok = true;
   try {
     v->session->run(v->inT, v->outT);
-    if (runtimeExtents()) {
+    if (packed) {
+      ok = unpackRuntimeBatch(*v, batch, rows, message);
+    } else if (runtimeExtents()) {
       InferJob &job = *batch[0].job;
       job.outputShapes.clear();
       for (size_t i = 0; i < nOut; ++i)
@@ -414,7 +457,7 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
     message = e.statusMessage();
   }
 
-  if (ok && !direct) {
+  if (ok && !direct && !packed) {
     for (size_t i = 0; i < nOut; ++i) {
       const char *src = v->out[i].data();
       for (const Slice &s : batch) {
@@ -445,6 +488,63 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
   if (!ok)
     error = "model '" + name_ + "' version " + std::to_string(version_) +
             ": kiln_run failed: " + message;
+}
+
+// Requests of a packing model that agree on every size but the batch, as one
+// run: each input's rows one request after another in the staging buffers
+// (which hold the maxima), the batch their sum.
+void ModelVersion::packRuntimeBatch(Variant &v, const std::vector<Slice> &batch,
+                                    int64_t rows) {
+  const InferJob &first = *batch.front().job;
+  for (size_t i = 0; i < v.inT.size(); ++i) {
+    const std::vector<int64_t> &shape = first.inputShapes[i];
+    size_t rowBytes = model_->inputs()[i].elementSize();
+    for (size_t d = 1; d < shape.size(); ++d)
+      rowBytes *= (size_t)shape[d];
+    std::copy(shape.begin(), shape.end(), v.inShapes[i].begin());
+    v.inShapes[i][0] = rows;
+    char *dst = v.in[i].data();
+    for (const Slice &s : batch) {
+      std::memcpy(dst, s.job->inputs[i], (size_t)s.rows * rowBytes);
+      dst += (size_t)s.rows * rowBytes;
+    }
+    v.inT[i].data = v.in[i].data();
+    v.inT[i].bytes = (size_t)rows * rowBytes;
+  }
+  for (size_t i = 0; i < v.outT.size(); ++i) {
+    v.outT[i].data = v.out[i].data();
+    v.outT[i].bytes = v.out[i].size();
+  }
+}
+
+// Splits a packed run's outputs back into its requests along the batch; the
+// compiler proved each row depends on its own inputs alone, so each request
+// gets what it would have alone.
+bool ModelVersion::unpackRuntimeBatch(Variant &v,
+                                      const std::vector<Slice> &batch,
+                                      int64_t rows, std::string &message) {
+  for (const Slice &s : batch)
+    s.job->outputShapes.clear();
+  for (size_t i = 0; i < v.outT.size(); ++i) {
+    std::vector<int64_t> shape = v.session->outputShape(i);
+    if (shape.empty() || shape[0] != rows) {
+      message = "output '" + model_->outputs()[i].name +
+                "' does not lead with the batch of the packed run";
+      return false;
+    }
+    size_t rowBytes = model_->outputs()[i].elementSize();
+    for (size_t d = 1; d < shape.size(); ++d)
+      rowBytes *= (size_t)shape[d];
+    const char *src = v.out[i].data();
+    for (const Slice &s : batch) {
+      size_t n = (size_t)s.rows * rowBytes;
+      std::memcpy(s.job->outputs[i].data(), src, n);
+      src += n;
+      shape[0] = s.rows;
+      s.job->outputShapes.push_back(shape);
+    }
+  }
+  return true;
 }
 
 // AIMD on the batch cap, as in Clipper: the latency it controls is what a

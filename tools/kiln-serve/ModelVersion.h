@@ -13,6 +13,11 @@
 // no thread hand-off, and a busy one wakes one thread per batch. With
 // --slo-p99-ms the cap adapts (AIMD) to keep the p99 of batch run time plus
 // the queue delay under the target.
+//
+// A model at run-time sizes runs each request at its own shapes; when its
+// first symbol is a proven independent batch (packs()), a batch is the oldest
+// request and the later ones with the same other sizes that fit under the
+// cap, concatenated along that batch (no padding, no variants).
 #ifndef KILN_TOOLS_KILN_SERVE_MODELVERSION_H
 #define KILN_TOOLS_KILN_SERVE_MODELVERSION_H
 
@@ -66,6 +71,7 @@ private:
 /// Sessions for every batch variant, used by one leader at a time (defined in
 /// ModelVersion.cpp).
 struct Slot;
+struct Variant;
 
 /// One inference request: `rows` rows of every input (row-major, rows *
 /// rowBytes each; caller-owned, valid until run() returns) and a buffer for
@@ -140,6 +146,12 @@ public:
   /// runs alone at the shapes it gives (within the compiled ranges), and
   /// each output has the shape the run wrote.
   bool runtimeExtents() const { return model_->info().runtimeExtents; }
+  /// Run-time sizes with an independent batch (symbol 0, proven by the
+  /// compiler): requests whose other sizes agree are concatenated along it,
+  /// up to maxBatch() rows, into one run and split after. rows are then a
+  /// request's batch, and inputRowBytes()/outputRowBytes() one row at the
+  /// other symbols' maxima.
+  bool packs() const { return packs_; }
   /// The current cap on rows per batch (the largest variant unless the SLO
   /// controller lowered it).
   int64_t batchCap() const { return cap_.load(std::memory_order_relaxed); }
@@ -159,6 +171,11 @@ private:
   void makeSlot(Slot &slot);
   void execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
                std::string &error);
+  void takeBatch(std::vector<Slice> &batch, int64_t &rows);
+  void packRuntimeBatch(Variant &v, const std::vector<Slice> &batch,
+                        int64_t rows);
+  bool unpackRuntimeBatch(Variant &v, const std::vector<Slice> &batch,
+                          int64_t rows, std::string &message);
   void handOff(Slot *slot);
   void recordLatency(double us);
   int64_t effectiveCap() const;
@@ -168,6 +185,7 @@ private:
   std::shared_ptr<const client::Model> model_;
   bool batched_ = false;
   bool dynamic_ = false;
+  bool packs_ = false;
   int64_t maxBatch_ = 1;
   BatchingOptions options_;
   std::vector<size_t> inRowBytes_, outRowBytes_;
