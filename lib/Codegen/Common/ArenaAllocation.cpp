@@ -17,6 +17,7 @@
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Codegen/MemoryPlan.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "kiln/Codegen/Common/SymbolicBounds.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -370,7 +371,11 @@ struct ArenaAllocationPass
   }
 
   /// Each guard stores its number (its message's index + 1) into the status
-  /// word at the start of the arena instead of calling the placeholder.
+  /// word at the start of the arena instead of calling the placeholder. A
+  /// guard whose `scf.if` sits at the top of a function without results
+  /// becomes a branch to a block that stores and returns, so nothing after
+  /// a failed check runs; the function's top-level ops stay its direct
+  /// children (parallel loops are still outlined).
   static void numberGuards(IRRewriter &rewriter, func::FuncOp func,
                            Value arena, ArrayRef<func::CallOp> guards,
                            SmallVectorImpl<Attribute> &guardMessages) {
@@ -390,7 +395,27 @@ struct ArenaAllocationPass
           rewriter.getI32IntegerAttr((int32_t)guardMessages.size()));
       memref::StoreOp::create(rewriter, call.getLoc(), number, status,
                               ValueRange{zero});
+      auto check = dyn_cast<scf::IfOp>(call->getParentOp());
       rewriter.eraseOp(call);
+      if (!check || check->getParentOp() != func.getOperation() ||
+          func.getNumResults() != 0 || check.getNumResults() != 0 ||
+          !check.getElseRegion().empty())
+        continue;
+      // before: ... scf.if %failed { store } rest...  becomes
+      // before: ... cf.cond_br %failed, ^fail, ^rest
+      // ^fail: store; return      ^rest: rest...
+      Block *before = check->getBlock();
+      Block *rest = rewriter.splitBlock(before, std::next(check->getIterator()));
+      Block *fail = rewriter.createBlock(rest);
+      Block &then = check.getThenRegion().front();
+      rewriter.eraseOp(then.getTerminator());
+      rewriter.inlineBlockBefore(&then, fail, fail->end());
+      rewriter.setInsertionPointToEnd(fail);
+      func::ReturnOp::create(rewriter, check.getLoc());
+      rewriter.setInsertionPointToEnd(before);
+      cf::CondBranchOp::create(rewriter, check.getLoc(), check.getCondition(),
+                               fail, rest);
+      rewriter.eraseOp(check);
     }
   }
 };

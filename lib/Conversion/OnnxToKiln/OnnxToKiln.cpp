@@ -782,6 +782,7 @@ struct ConvertOnnxToKilnPass
           failedOps.insert(op);
           continue;
         }
+        sizes.guardAgreement(node, *results);
         if (Value c = sizes.record(node, *results))
           (*results)[0] = c;
         for (unsigned i = 0; i < op->getNumResults(); ++i) {

@@ -360,6 +360,103 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
   return std::nullopt;
 }
 
+void SymbolicSizes::guardAgreement(OnnxNode &node, ArrayRef<Value> results) {
+  if (results.empty() || !results[0])
+    return;
+  Operation *def = results[0].getDefiningOp();
+  if (!def || def->getNumResults() != 1)
+    return;
+  auto out = dyn_cast<RankedTensorType>(def->getResult(0).getType());
+  if (!out)
+    return;
+  // (operand, axis) pairs per group that must have one size.
+  SmallVector<SmallVector<std::pair<Value, int64_t>>> groups;
+  auto rankOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank();
+  };
+  if (broadcastsOperands(def) && def->getNumOperands() > 1) {
+    for (int64_t a = 0; a < out.getRank(); ++a) {
+      SmallVector<std::pair<Value, int64_t>> g;
+      for (Value o : def->getOperands()) {
+        auto t = dyn_cast<RankedTensorType>(o.getType());
+        int64_t k = t ? a - (out.getRank() - t.getRank()) : -1;
+        if (k >= 0 && t.getDimSize(k) != 1)
+          g.push_back({o, k});
+      }
+      groups.push_back(std::move(g));
+    }
+  } else if (auto c = dyn_cast<ConcatOp>(def)) {
+    for (int64_t a = 0; a < out.getRank(); ++a) {
+      if (a == (int64_t)c.getAxis())
+        continue;
+      SmallVector<std::pair<Value, int64_t>> g;
+      for (Value o : c.getInputs())
+        g.push_back({o, a});
+      groups.push_back(std::move(g));
+    }
+  } else if (auto m = dyn_cast<MatMulOp>(def)) {
+    Value l = m.getLhs(), r = m.getRhs();
+    int64_t lr = rankOf(l), rr = rankOf(r);
+    if (lr >= 2 && rr >= 2) {
+      groups.push_back({{l, lr - 1}, {r, rr - 2}});
+      for (int64_t a = 0; a + 2 < out.getRank(); ++a) {
+        SmallVector<std::pair<Value, int64_t>> g;
+        for (auto [v, rank] : {std::make_pair(l, lr), std::make_pair(r, rr)}) {
+          int64_t k = a - (out.getRank() - rank);
+          if (k >= 0 && cast<RankedTensorType>(v.getType()).getDimSize(k) != 1)
+            g.push_back({v, k});
+        }
+        groups.push_back(std::move(g));
+      }
+    }
+  }
+  // Checked before the op: a failed guard ends the run there
+  // (--kiln-arena-allocation), so it never computes on the mismatch.
+  OpBuilder &b = node.builder;
+  OpBuilder::InsertionGuard atOp(b);
+  b.setInsertionPoint(def);
+  Location loc = node.loc();
+  auto sizeOf = [&](Value v, int64_t k) -> Value {
+    auto type = RankedTensorType::get({1}, b.getI64Type());
+    return ShapeOfOp::create(b, loc, type, v, b.getI64IntegerAttr(k),
+                             b.getI64IntegerAttr(k + 1));
+  };
+  auto inputIndex = [&](Value v) -> std::string {
+    for (unsigned i = 0; i < def->getNumOperands(); ++i)
+      if (def->getOperand(i) == v)
+        return std::to_string(i);
+    return "?";
+  };
+  for (const auto &g : groups) {
+    if (g.size() < 2)
+      continue;
+    bool dynamic = llvm::any_of(g, [](const std::pair<Value, int64_t> &p) {
+      return cast<RankedTensorType>(p.first.getType()).isDynamicDim(p.second);
+    });
+    if (!dynamic)
+      continue; // static sizes were checked by the op's type
+    SymSize first = dim(g[0].first, g[0].second);
+    for (const auto &[v, k] : ArrayRef(g).drop_front()) {
+      SymSize s = dim(v, k);
+      if (s == first)
+        continue;
+      auto eqType = RankedTensorType::get({1}, b.getI1Type());
+      Value want = sizeOf(g[0].first, g[0].second);
+      Value got = sizeOf(v, k);
+      Value ok = EqualOp::create(b, loc, eqType, want, got);
+      std::string msg =
+          node.describe() + ": dimension " + std::to_string(k) +
+          " of operand " + inputIndex(v) + " (" + str(s) +
+          ") and dimension " + std::to_string(g[0].second) + " of operand " +
+          inputIndex(g[0].first) + " (" + str(first) +
+          ") differ at these input sizes, where the node needs them equal; "
+          "the model's shapes agree only at some sizes of its symbolic "
+          "dimensions, so run it at those (or compile it with fixed sizes)";
+      GuardOp::create(b, loc, ok, b.getStringAttr(msg));
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Contents of small integer tensors
 //===----------------------------------------------------------------------===//

@@ -84,6 +84,16 @@ public:
   /// it is a known constant (null otherwise).
   Value record(OnnxNode &node, ArrayRef<Value> results);
 
+  /// After node `node` converted to `results`: where the op computing a
+  /// result combines dimensions that must agree (broadcasting operands,
+  /// Concat outside its axis, a product's reduced and batch dimensions) and
+  /// that the polynomials do not prove equal, adds a kiln.guard that they
+  /// agree at run time. The lowering reads one of them (the graph types
+  /// assume them equal); a model whose shapes agree only at some sizes of
+  /// its symbols then fails with a message naming the node, never computes
+  /// on mismatched sizes unnoticed.
+  void guardAgreement(OnnxNode &node, ArrayRef<Value> results);
+
   /// An `index` value holding `s`, built at the builder's insertion point.
   Value materialize(OpBuilder &b, Location loc, const SymSize &s);
 
