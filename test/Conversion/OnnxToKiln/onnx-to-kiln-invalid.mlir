@@ -382,19 +382,24 @@ module attributes {onnx.opset_import = {ai.onnx = 20 : i64}} {
 
 // -----
 
-// With symbolic sizes Resize runs only where output o reads input o floordiv
-// scale: linear mode, a fractional scale and align_corners are refused.
-module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
-  func.func @resize_symbolic(%x: tensor<1x3x?x?xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+// With symbolic sizes Resize runs in every mode on constant scales or on
+// sizes computed from shapes; crop-and-resize, scales computed at run time
+// and an aspect-ratio policy are refused, each naming what it needs, and so
+// is a length without a range to size the output positions by.
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @resize_symbolic(%x: tensor<1x3x?x?xf32>, %r: tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
     %s = onnx.Initializer "s" dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32> loc("s")
-    %f = onnx.Initializer "f" dense<[1.0, 1.0, 1.5, 2.0]> : tensor<4xf32> loc("f")
+    %roi = onnx.Initializer "roi" dense<[0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]> : tensor<8xf32> loc("roi")
+    %n = onnx.Initializer "n" dense<[1, 3, 8, 8]> : tensor<4xi64> loc("n")
     %none = onnx.NoValue loc("none")
-    // expected-error@unknown {{node 'lin' (Resize, opset 13): input shape 'tensor<1x3x?x?xf32>' is not static; with symbolic sizes Resize runs only in nearest mode with whole constant scales (asymmetric with floor, or a half-pixel mode with rounding), and this one has mode 'linear'; give the symbolic dimensions one size each}}
-    %a = "onnx.Resize"(%x, %none, %s) {mode = "linear"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("lin")
-    // expected-error@unknown {{node 'frac' (Resize, opset 13): input shape 'tensor<1x3x?x?xf32>' is not static; with symbolic sizes Resize runs only in nearest mode with whole constant scales (asymmetric with floor, or a half-pixel mode with rounding), and this one has the scale 1.500000 on axis 2; give the symbolic dimensions one size each}}
-    %b = "onnx.Resize"(%x, %none, %f) {mode = "nearest"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("frac")
-    // expected-error@unknown {{node 'corners' (Resize, opset 13): input shape 'tensor<1x3x?x?xf32>' is not static; with symbolic sizes Resize runs only in nearest mode with whole constant scales (asymmetric with floor, or a half-pixel mode with rounding), and this one has coordinate_transformation_mode 'align_corners' with nearest_mode 'round_prefer_floor'; give the symbolic dimensions one size each}}
-    %c = "onnx.Resize"(%x, %none, %s) {mode = "nearest", coordinate_transformation_mode = "align_corners"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("corners")
-    return %a, %b, %c : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+    // expected-error@unknown {{node 'crop' (Resize, opset 18): input shape 'tensor<1x3x?x?xf32>' is not static; with symbolic sizes Resize needs a coordinate_transformation_mode other than tf_crop_and_resize; give the symbolic dimensions one size each}}
+    %a = "onnx.Resize"(%x, %roi, %s) {mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<1x3x?x?xf32>, tensor<8xf32>, tensor<4xf32>) -> tensor<*xf32> loc("crop")
+    // expected-error@unknown {{node 'runtime' (Resize, opset 18): input shape 'tensor<1x3x?x?xf32>' is not static; with symbolic sizes Resize needs constant scales (these are computed at run time); give the symbolic dimensions one size each}}
+    %b = "onnx.Resize"(%x, %none, %r) {mode = "linear"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("runtime")
+    // expected-error@unknown {{node 'aspect' (Resize, opset 18): input shape 'tensor<1x3x?x?xf32>' is not static; with symbolic sizes Resize needs keep_aspect_ratio_policy 'stretch', not 'not_larger'; give the symbolic dimensions one size each}}
+    %c = "onnx.Resize"(%x, %none, %none, %n) {mode = "linear", keep_aspect_ratio_policy = "not_larger"} : (tensor<1x3x?x?xf32>, none, none, tensor<4xi64>) -> tensor<*xf32> loc("aspect")
+    // expected-error@unknown {{node 'unbounded' (Resize, opset 18): axis 2 resizes to}}
+    %d = "onnx.Resize"(%x, %none, %s) {mode = "linear"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("unbounded")
+    return %a, %b, %c, %d : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }

@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""Resize at run-time sizes (docs/shapes.md): torch's F.interpolate exported
+with a symbolic batch, height and width, in the forms segmentation and
+matting networks use: bilinear by a scale of 2 (half_pixel and
+align_corners), a bilinear shrink by 0.5, nearest by 1.5, bicubic, and a
+U-Net's "upsample like" (bilinear to the size of another feature map, whose
+sizes the graph computes from Shape). Each model is compiled once with
+ranges and run at several shapes, odd ones included, against torch (rtol
+1e-4, atol 1e-5 in float32) through Python's kiln.load().
+
+usage: check_symbolic_resize.py KILN_COMPILE WORKDIR PYTHONPATH
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+compile_, work, pythonpath = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+sys.path.insert(0, pythonpath)
+import kiln  # noqa: E402
+
+torch.manual_seed(0)
+
+
+class Interpolate(torch.nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.kw = kw
+
+    def forward(self, x):
+        return F.interpolate(x, **self.kw) * 1.5
+
+
+class UpsampleLike(torch.nn.Module):
+    """U^2-Net's _upsample_like: a stride-2 branch brought back to the size
+    of the input, whatever it is (odd sizes give a non-integer ratio)."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.side = torch.nn.Conv2d(3, 4, 1)
+
+    def forward(self, x):
+        d = self.down(x)
+        up = F.interpolate(d, size=x.shape[2:], mode="bilinear", align_corners=False)
+        return torch.cat([up, self.side(x)], dim=1)
+
+
+cases = [
+    ("bilinear_x2", Interpolate(scale_factor=2, mode="bilinear", align_corners=False)),
+    ("bilinear_corners", Interpolate(scale_factor=2, mode="bilinear", align_corners=True)),
+    ("bilinear_half", Interpolate(scale_factor=0.5, mode="bilinear", align_corners=False)),
+    ("nearest_1_5", Interpolate(scale_factor=1.5, mode="nearest")),
+    ("bicubic_x2", Interpolate(scale_factor=2, mode="bicubic", align_corners=False)),
+    ("upsample_like", UpsampleLike()),
+]
+shapes = [(1, 3, 8, 8), (2, 3, 13, 7), (1, 3, 1, 5), (3, 3, 32, 31)]
+for name, module in cases:
+    module.eval()
+    path = os.path.join(work, name + ".onnx")
+    torch.onnx.export(module, (torch.randn(1, 3, 16, 16),), path, opset_version=13,
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}})
+    so = kiln.compile(path, output=os.path.join(work, name + ".so"),
+                      dims={"n": (1, 4), "h": (1, 64), "w": (1, 64)})
+    m = kiln.load(so)
+    for shape in shapes:
+        if name == "bilinear_half" and min(shape[2:]) < 2:
+            continue  # torch refuses an output of 0 rows
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            want = module(x).numpy()
+        got = m(x.numpy())[0]
+        assert got.shape == want.shape, (name, shape, got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                                   err_msg=f"{name} at {shape}")
+    print(f"{name}: ok at {len(shapes)} shapes")
+
+
+class FixedTarget(torch.nn.Module):
+    """A model traced at one size: its Resize target is a constant, so its
+    shapes agree only at that size (the concatenation needs 16 x 16)."""
+
+    def forward(self, x):
+        up = F.interpolate(x[:, :, ::2, ::2], size=(16, 16), mode="bilinear",
+                           align_corners=False)
+        return torch.cat([up, x], dim=1)
+
+
+path = os.path.join(work, "fixed_target.onnx")
+torch.onnx.export(FixedTarget(), (torch.randn(1, 3, 16, 16),), path, opset_version=13,
+                  input_names=["x"], output_names=["y"],
+                  dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}})
+m = kiln.load(kiln.compile(path, output=os.path.join(work, "fixed_target.so"),
+                           dims={"n": (1, 4), "h": (1, 64), "w": (1, 64)}))
+x = torch.randn(2, 3, 16, 16)
+np.testing.assert_allclose(m(x.numpy())[0], FixedTarget()(x).numpy(), rtol=1e-4, atol=1e-5)
+try:
+    m(np.zeros((1, 3, 20, 16), np.float32))
+    raise AssertionError("a Concat of 16 and 20 rows ran")
+except kiln.Error as e:
+    assert "(Concat, opset 13): dimension 2 of operand 1" in str(e), e
+    assert "differ at these input sizes" in str(e), e
+print("fixed_target: ok at 16 x 16, refused at 20 x 16")
+print("symbolic resize: ok")
