@@ -21,188 +21,14 @@
 // position from constant scales.
 //
 //===----------------------------------------------------------------------===//
-#include "Build.h"
+#include "ResizeTables.h"
 #include "SymbolicSizes.h"
-
-#include "mlir/Dialect/Arith/IR/Arith.h"
-
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::kiln;
+using namespace mlir::kiln::resize;
 
-namespace {
-/// A vector over the output positions of one axis, or a scalar (size 1) that
-/// broadcasts: compile-time doubles, or a run-time f64 tensor.
-struct Table {
-  SmallVector<double> cst;
-  Value run;
-  bool isConst() const { return !run; }
-};
-
-/// Arithmetic on tables: folded here when every operand is constant, kiln ops
-/// otherwise. A failed build is remembered in `bad` (checked once at the end)
-/// so that the formulas read as formulas.
-class Tables {
-public:
-  explicit Tables(OnnxNode &node) : node(node) {}
-  OnnxNode &node;
-  bool bad = false;
-
-  static Table cst(ArrayRef<double> v) { return {SmallVector<double>(v), {}}; }
-  static Table scalar(double v) { return cst({v}); }
-  static Table iota(int64_t n) {
-    Table t;
-    for (int64_t i = 0; i < n; ++i)
-      t.cst.push_back(i);
-    return t;
-  }
-  Table wrap(FailureOr<Value> v) {
-    if (failed(v)) {
-      bad = true;
-      return scalar(0);
-    }
-    return {{}, *v};
-  }
-
-  Value materialize(const Table &t) {
-    if (t.run)
-      return t.run;
-    auto type = RankedTensorType::get({(int64_t)t.cst.size()},
-                                      node.builder.getF64Type());
-    return ConstantOp::create(node.builder, node.loc(), type,
-                              DenseElementsAttr::get(type, ArrayRef(t.cst)));
-  }
-
-  template <typename OpTy>
-  Table binary(const Table &a, const Table &b, double (*fn)(double, double)) {
-    if (a.isConst() && b.isConst()) {
-      size_t n = std::max(a.cst.size(), b.cst.size());
-      Table r;
-      for (size_t i = 0; i < n; ++i)
-        r.cst.push_back(fn(a.cst[a.cst.size() == 1 ? 0 : i],
-                           b.cst[b.cst.size() == 1 ? 0 : i]));
-      return r;
-    }
-    return wrap(build<OpTy>(node, materialize(a), materialize(b)));
-  }
-  template <typename OpTy>
-  Table unary(const Table &a, double (*fn)(double)) {
-    if (a.isConst()) {
-      Table r;
-      for (double v : a.cst)
-        r.cst.push_back(fn(v));
-      return r;
-    }
-    return wrap(build<OpTy>(node, a.run));
-  }
-
-  Table add(const Table &a, const Table &b) {
-    return binary<AddOp>(a, b, [](double x, double y) { return x + y; });
-  }
-  Table sub(const Table &a, const Table &b) {
-    return binary<SubOp>(a, b, [](double x, double y) { return x - y; });
-  }
-  Table mul(const Table &a, const Table &b) {
-    return binary<MulOp>(a, b, [](double x, double y) { return x * y; });
-  }
-  Table div(const Table &a, const Table &b) {
-    return binary<DivOp>(a, b, [](double x, double y) { return x / y; });
-  }
-  Table min(const Table &a, const Table &b) {
-    return binary<MinOp>(a, b, [](double x, double y) { return std::min(x, y); });
-  }
-  Table max(const Table &a, const Table &b) {
-    return binary<MaxOp>(a, b, [](double x, double y) { return std::max(x, y); });
-  }
-  Table floor(const Table &a) {
-    return unary<FloorOp>(a, [](double x) { return std::floor(x); });
-  }
-  Table ceil(const Table &a) {
-    return unary<CeilOp>(a, [](double x) { return std::ceil(x); });
-  }
-  Table abs(const Table &a) {
-    return unary<AbsOp>(a, [](double x) { return std::fabs(x); });
-  }
-  Table clamp(const Table &a, double lo, double hi) {
-    return min(max(a, scalar(lo)), scalar(hi));
-  }
-  Table clamp(const Table &a, double lo, const Table &hi) {
-    return min(max(a, scalar(lo)), hi);
-  }
-  /// 1 where lo <= a <= hi, else 0 (from float ops only: bool tensors are not
-  /// stored by the code generator yet).
-  Table inRange(const Table &a, double lo, double hi) {
-    return inRange(a, lo, scalar(hi));
-  }
-  Table inRange(const Table &a, double lo, const Table &hi) {
-    Table outside = min(ceil(abs(sub(a, clamp(a, lo, hi)))), scalar(1));
-    return sub(scalar(1), outside);
-  }
-
-  /// The table as an i64 index vector (its values are integral).
-  FailureOr<Value> indices(const Table &t) {
-    if (t.isConst()) {
-      SmallVector<int64_t> v;
-      for (double x : t.cst)
-        v.push_back((int64_t)std::llround(x));
-      auto type = RankedTensorType::get({(int64_t)v.size()},
-                                        node.builder.getI64Type());
-      return ConstantOp::create(node.builder, node.loc(), type,
-                                DenseElementsAttr::get(type, ArrayRef(v)))
-          .getResult();
-    }
-    return build<CastOp>(node, t.run, TypeAttr::get(node.builder.getI64Type()));
-  }
-
-  /// The table as `elt` weights of shape [n, 1 x trailing], which broadcast
-  /// along the resized axis of a tensor with `trailing` dimensions after it.
-  FailureOr<Value> weights(const Table &t, Type elt, int64_t trailing) {
-    SmallVector<int64_t> shape(trailing + 1, 1);
-    if (t.isConst()) {
-      shape[0] = t.cst.size();
-      auto type = RankedTensorType::get(shape, elt);
-      SmallVector<APFloat> v;
-      for (double x : t.cst) {
-        APFloat f(x);
-        bool lost;
-        f.convert(cast<FloatType>(elt).getFloatSemantics(),
-                  APFloat::rmNearestTiesToEven, &lost);
-        v.push_back(f);
-      }
-      return ConstantOp::create(node.builder, node.loc(), type,
-                                DenseElementsAttr::get(type, v))
-          .getResult();
-    }
-    shape[0] = typeOf(t.run).getDimSize(0);
-    FailureOr<Value> c = build<CastOp>(node, t.run, TypeAttr::get(elt));
-    if (failed(c))
-      return failure();
-    return reshapeTo(node, *c, shape);
-  }
-
-  /// Element `i` of a run-time 1-D tensor as a scalar table.
-  Table element(Value v, int64_t i) {
-    auto idxType = RankedTensorType::get({1}, node.builder.getI64Type());
-    Value idx = ConstantOp::create(node.builder, node.loc(), idxType,
-                                   DenseElementsAttr::get(idxType, ArrayRef(i)));
-    FailureOr<Value> g =
-        build<GatherOp>(node, v, idx, node.builder.getI64IntegerAttr(0));
-    if (failed(g))
-      return wrap(failure());
-    return wrap(build<CastOp>(node, *g, TypeAttr::get(node.builder.getF64Type())));
-  }
-};
-
-/// An input that is either a compile-time list of numbers or a run-time 1-D
-/// tensor; `present` is false for an omitted or empty input.
-struct ParamInput {
-  bool present = false;
-  std::optional<SmallVector<double>> values;
-  Value run;
-};
-
-ParamInput readParam(OnnxNode &node, int idx) {
+ParamInput mlir::kiln::resize::readParam(OnnxNode &node, int idx) {
   ParamInput p;
   Value v = idx < 0 ? Value() : node.input(idx);
   if (!v)
@@ -228,12 +54,7 @@ ParamInput readParam(OnnxNode &node, int idx) {
   return p;
 }
 
-struct ResizeAttrs {
-  std::string mode, ctm, nearestMode;
-  double cubicA = -0.75, extrapolation = 0.0;
-  bool excludeOutside = false, antialias = false;
-};
-
+namespace {
 /// Antialiased taps of one shrinking axis: for every output position the
 /// linear or cubic filter stretched by 1/scale over the source positions
 /// around it, normalized, as ONNX's reference computes them. The tap count
@@ -292,24 +113,10 @@ void antialiasTaps(Tables &T, const Table &xo, const Table &scale,
   for (int64_t k = 0; k < n; ++k)
     taps.push_back({T.clamp(at[k], 0, (double)in - 1), w[k]});
 }
-
-/// One resized axis: in/out lengths, the scale and the output length the
-/// reference uses (scale * in), and the roi bounds for tf_crop_and_resize.
-/// At run-time sizes (docs/shapes.md) `in` and/or `out` are kDynamic and
-/// `inLen`/`outLen` hold them as run-time scalars, `positions` the output
-/// positions 0..out-1 as a run-time f64 vector.
-struct AxisParams {
-  int64_t in, out;
-  Table scale, width, roiStart, roiEnd;
-  bool runtimeScale;
-  Table inLen, outLen, positions;
-  bool dynamic() const {
-    return ShapedType::isDynamic(in) || ShapedType::isDynamic(out);
-  }
-};
+} // namespace
 
 /// Resizes `x` along `axis`.
-FailureOr<Value> resizeAxis(OnnxNode &node, Tables &T, Value x, int64_t axis,
+FailureOr<Value> mlir::kiln::resize::resizeAxis(OnnxNode &node, Tables &T, Value x, int64_t axis,
                             const AxisParams &p, const ResizeAttrs &a) {
   const std::string &ctm = a.ctm;
   int64_t in = p.in, out = p.out;
@@ -500,6 +307,7 @@ FailureOr<Value> resizeAxis(OnnxNode &node, Tables &T, Value x, int64_t axis,
   return acc;
 }
 
+namespace {
 /// Opset 18's `axes`: `slot[d]` becomes axis d's position in scales, sizes
 /// and roi (-1: not resized); returns how many axes they list.
 FailureOr<int64_t> listedAxes(OnnxNode &node, int64_t rank,
@@ -547,293 +355,10 @@ Table keepAspectScale(Tables &T, const ParamInput &sizes,
   return scale ? *scale : Tables::scalar(1);
 }
 
-/// Resize of an input with symbolic sizes (docs/shapes.md): nearest mode
-/// with whole constant scales, under a coordinate mode that maps output o to
-/// input o floordiv scale, becomes kiln.upsample_nearest (output size the
-/// input's times the scale). For a whole scale k, o = q k + r with r < k:
-/// asymmetric takes o / k and floor gives q (round_prefer_floor too when
-/// k = 2, the only tie being r / k = 1/2); the half-pixel modes take
-/// (2r + 1 - k) / 2k off q, strictly between -1/2 and 1/2, so either
-/// rounding gives q; tf_half_pixel_for_nn adds (r + 1/2) / k < 1 and floor
-/// gives q. Anything else takes resizeSymbolic's general tables: null here.
-Value upsampleSymbolic(OnnxNode &node, Value x, const ResizeAttrs &a,
-                       const ParamInput &scales, ArrayRef<int64_t> slot) {
-  RankedTensorType xt = typeOf(x);
-  auto refuse = [](const Twine &) { return Value(); };
-  if (a.mode != "nearest")
-    return refuse("mode '" + a.mode + "'");
-  if (!scales.present || !scales.values)
-    return refuse(scales.present ? "scales computed at run time"
-                                 : "sizes instead of scales");
-  SmallVector<int64_t> ks;
-  int64_t largest = 1;
-  for (int64_t d = 0; d < xt.getRank(); ++d) {
-    double k = slot[d] >= 0 ? (*scales.values)[slot[d]] : 1.0;
-    if (!(k >= 1.0 && k <= 65536.0 && k == std::floor(k)))
-      return refuse("the scale " + std::to_string(k) + " on axis " +
-                    std::to_string(d));
-    ks.push_back((int64_t)k);
-    largest = std::max(largest, ks.back());
-  }
-  const std::string &c = a.ctm, &n = a.nearestMode;
-  bool rounding = n == "round_prefer_floor" || n == "round_prefer_ceil";
-  bool floors =
-      (c == "asymmetric" &&
-       (n == "floor" || (n == "round_prefer_floor" && largest <= 2))) ||
-      ((c == "half_pixel" || c == "pytorch_half_pixel") && rounding) ||
-      (c == "tf_half_pixel_for_nn" && n == "floor");
-  if (largest > 1 && !floors)
-    return refuse("coordinate_transformation_mode '" + c +
-                  "' with nearest_mode '" + n + "'");
-  if (c == "tf_crop_and_resize")
-    return refuse("coordinate_transformation_mode '" + c + "'");
-  FailureOr<Value> y =
-      build<UpsampleNearestOp>(node, x, node.builder.getDenseI64ArrayAttr(ks));
-  return succeeded(y) ? *y : Value();
-}
-
-/// `s` as m / 2^k (every finite double is one), reduced; nullopt when m or
-/// 2^k would not fit the index arithmetic of a size.
-std::optional<std::pair<int64_t, int64_t>> dyadic(double s) {
-  int e = 0;
-  double f = std::frexp(s, &e); // s = f * 2^e, f in [0.5, 1)
-  int64_t m = (int64_t)std::ldexp(f, 53);
-  int64_t k = 53 - e;
-  while (k > 0 && m % 2 == 0) {
-    m /= 2;
-    --k;
-  }
-  if (k < 0 || k > 40 || m <= 0 || m > (int64_t(1) << 24))
-    return std::nullopt;
-  return std::make_pair(m, k);
-}
-
-/// Resize of an input with run-time sizes (docs/shapes.md) in any mode but
-/// what upsampleSymbolic takes: the tables of resizeAxis over run-time
-/// output positions, the first `out` of a constant iota as long as the
-/// largest output (the arena's bound). The output length of an axis is
-/// sizes[j] as the graph computed it (F.interpolate(size=...)), in * s for
-/// a whole scale s, else floor(in * s) computed exactly as (in * m) floordiv
-/// 2^k with s = m / 2^k.
-FailureOr<Value> resizeSymbolic(OnnxNode &node, Value x, const ResizeAttrs &a,
-                                const ParamInput &scales,
-                                const ParamInput &sizes, int sizesIdx,
-                                ArrayRef<int64_t> slot, StringRef policy) {
-  RankedTensorType xt = typeOf(x);
-  auto refuse = [&](const Twine &what) -> FailureOr<Value> {
-    node.fail() << "input shape " << xt
-                << " is not static; with symbolic sizes Resize needs " << what
-                << "; give the symbolic dimensions one size each";
-    return failure();
-  };
-  if (!node.sizes)
-    return refuse("the symbolic-size conversion");
-  if (a.ctm == "tf_crop_and_resize")
-    return refuse("a coordinate_transformation_mode other than "
-                  "tf_crop_and_resize");
-  if (policy != "stretch")
-    return refuse("keep_aspect_ratio_policy 'stretch', not '" + policy + "'");
-  if (scales.present && !scales.values)
-    return refuse("constant scales (these are computed at run time)");
-  SymbolicSizes &S = *node.sizes;
-  std::optional<SmallVector<SymSize>> sizeContents;
-  if (sizes.present) {
-    sizeContents = S.contents(node.input(sizesIdx));
-    if (!sizeContents)
-      return refuse("sizes that are constant or computed from the shapes "
-                    "(as F.interpolate(size=...) exports them)");
-  }
-  OpBuilder &b = node.builder;
-  Location loc = node.loc();
-  Tables T(node);
-  Type f64 = b.getF64Type();
-  auto lengthOf = [&](Value v, int64_t d) {
-    auto shapeType = RankedTensorType::get({1}, b.getI64Type());
-    Value shape = ShapeOfOp::create(b, loc, shapeType, v, b.getI64IntegerAttr(d),
-                                    b.getI64IntegerAttr(d + 1));
-    return T.wrap(build<CastOp>(node, shape, TypeAttr::get(f64)));
-  };
-
-  int64_t rank = xt.getRank();
-  std::vector<AxisParams> axes(rank);
-  SmallVector<std::optional<SymSize>> outSyms(rank);
-  SmallVector<double> ratio(rank, 1.0);
-  SmallVector<bool> slotKept(rank, false);
-  for (int64_t d = 0; d < rank; ++d) {
-    AxisParams &p = axes[d];
-    p.in = xt.getDimSize(d);
-    p.runtimeScale = false;
-    p.roiStart = Tables::scalar(0);
-    p.roiEnd = Tables::scalar(1);
-    int64_t j = slot[d];
-    if (j < 0) { // not listed in axes: kept as is
-      p.out = p.in;
-      p.scale = Tables::scalar(1);
-      p.width = Tables::scalar(p.in);
-      continue;
-    }
-    SymSize in = S.dim(x, d);
-    std::optional<SymSize> out;
-    Value outIndex;
-    std::optional<int64_t> outMax;
-    double s = 0;
-    if (sizes.present) {
-      out = (*sizeContents)[j];
-      // The same length (a batch or channel axis the sizes copy from the
-      // input's shape): every mode but tf_half_pixel_for_nn maps output o
-      // to input o there, so the axis is kept as is.
-      if (*out == in && a.ctm != "tf_half_pixel_for_nn") {
-        p.out = p.in;
-        p.scale = Tables::scalar(1);
-        p.width = Tables::scalar(p.in);
-        slotKept[d] = true;
-        continue;
-      }
-    } else {
-      s = (*scales.values)[j];
-      ratio[d] = s;
-      if (!(s > 0 && std::isfinite(s)))
-        return refuse("positive scales, not " + std::to_string(s) +
-                      " on axis " + std::to_string(d));
-      if (a.antialias && a.mode != "nearest" && s < 1)
-        return refuse("no antialiased shrinking (scale " + std::to_string(s) +
-                      " on axis " + std::to_string(d) + ")");
-      if (s == std::floor(s) && s <= 65536) {
-        out = SymSize::mul(in, SymSize::constant((int64_t)s));
-      } else if (std::optional<std::pair<int64_t, int64_t>> mk = dyadic(s)) {
-        std::optional<int64_t> inMax = S.largest(in);
-        if (std::optional<int64_t> c = in.getConstant()) {
-          out = SymSize::constant((int64_t)std::floor(s * (double)*c));
-        } else {
-          Value inIndex = S.materialize(b, loc, in);
-          Value prod = arith::MulIOp::create(
-              b, loc, inIndex, arith::ConstantIndexOp::create(b, loc, mk->first));
-          outIndex = arith::DivUIOp::create(
-              b, loc, prod,
-              arith::ConstantIndexOp::create(b, loc, int64_t(1) << mk->second));
-          if (inMax)
-            outMax = (*inMax * mk->first) >> mk->second;
-        }
-      } else {
-        return refuse("a scale Kiln can represent exactly, not " +
-                      std::to_string(s));
-      }
-    }
-    if (sizes.present && a.antialias && a.mode != "nearest")
-      return refuse("no antialiasing with sizes");
-    if (out) {
-      outSyms[d] = *out;
-      outIndex = S.materialize(b, loc, *out);
-      outMax = S.largest(*out);
-    }
-    p.out = out ? out->getConstant().value_or(ShapedType::kDynamic)
-                : ShapedType::kDynamic;
-    if (!ShapedType::isDynamic(p.out) && p.out <= 0) {
-      node.fail() << "axis " << d << " resizes to " << p.out
-                  << " elements; sizes and scales must give at least one";
-      return failure();
-    }
-    if (!p.dynamic()) {
-      // Both lengths known here: the static tables.
-      double sc = sizes.present ? (double)p.out / p.in : s;
-      p.scale = Tables::scalar(sc);
-      p.width = Tables::scalar(sc * p.in);
-      continue;
-    }
-    if (!outMax) {
-      node.fail() << "axis " << d << " resizes to "
-                  << (out ? S.str(*out) : std::string("a computed length"))
-                  << " elements; Kiln sizes the output positions by the "
-                     "largest, so give each symbolic dimension a range "
-                     "(--dim SYMBOL=MIN..MAX)";
-      return failure();
-    }
-    constexpr int64_t kMaxPositions = 1 << 20;
-    if (*outMax > kMaxPositions)
-      return refuse("outputs of at most " + std::to_string(kMaxPositions) +
-                    " elements per axis at the symbols' maxima, not " +
-                    std::to_string(*outMax));
-    // The output positions: the first `out` of a constant iota.
-    auto iotaType = RankedTensorType::get({std::max<int64_t>(*outMax, 1)}, f64);
-    SmallVector<double> iota;
-    for (int64_t i = 0; i < iotaType.getDimSize(0); ++i)
-      iota.push_back((double)i);
-    Value all = ConstantOp::create(b, loc, iotaType,
-                                   DenseElementsAttr::get(iotaType, ArrayRef(iota)));
-    auto posType = RankedTensorType::get({p.out}, f64);
-    auto positions = SizedSliceOp::create(
-        b, loc, posType, all,
-        ValueRange{arith::ConstantIndexOp::create(b, loc, 0)},
-        ValueRange{outIndex}, b.getDenseI64ArrayAttr({1}));
-    if (out)
-      S.setDims(positions.getResult(), {*out});
-    p.positions = Table{{}, positions.getResult()};
-    p.inLen = ShapedType::isDynamic(p.in) ? lengthOf(x, d)
-                                          : Tables::scalar((double)p.in);
-    p.outLen = ShapedType::isDynamic(p.out)
-                   ? lengthOf(positions.getResult(), 0)
-                   : Tables::scalar((double)p.out);
-    if (sizes.present) {
-      p.scale = T.div(p.outLen, p.inLen);
-      p.width = p.outLen;
-    } else {
-      p.scale = Tables::scalar(s);
-      p.width = T.mul(Tables::scalar(s), p.inLen);
-    }
-  }
-  if (T.bad)
-    return failure();
-
-  // Shrinking axes first, as the static conversion does.
-  SmallVector<int64_t> order;
-  for (int64_t d = 0; d < rank; ++d)
-    order.push_back(d);
-  llvm::stable_sort(order,
-                    [&](int64_t l, int64_t r) { return ratio[l] < ratio[r]; });
-  for (int64_t d : order) {
-    if (slot[d] < 0 || slotKept[d])
-      continue;
-    SmallVector<SymSize> dims = S.dims(x);
-    FailureOr<Value> y = resizeAxis(node, T, x, d, axes[d], a);
-    if (failed(y))
-      return failure();
-    if (*y != x) {
-      // The output length as the graph computed it, for the nodes after.
-      dims[d] = outSyms[d] ? *outSyms[d] : S.dim(*y, d);
-      S.setDims(*y, dims);
-    }
-    x = *y;
-  }
-  return x;
-}
-
-/// Resize (opset 10/11/13) and Upsample (7/9). `scalesIdx`/`sizesIdx`/`roiIdx`
-/// are input positions (-1: not an input of this version).
-FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
-  FailureOr<Value> xv = node.rankedInput(0);
-  if (failed(xv))
-    return failure();
-  Value x = *xv;
-  RankedTensorType xt = typeOf(x);
-  int64_t rank = xt.getRank();
-  bool legacy = upsample || node.opset < 11; // Upsample and Resize-10
-  int roiIdx = legacy ? -1 : 1, scalesIdx = legacy ? 1 : 2,
-      sizesIdx = legacy ? -1 : 3;
-
-  // Opset 18: scales, sizes and roi may list only some axes.
-  SmallVector<int64_t> slot;
-  FailureOr<int64_t> listedOr = listedAxes(node, rank, slot);
-  if (failed(listedOr))
-    return failure();
-  int64_t listed = *listedOr;
-  std::string policy = node.strAttr("keep_aspect_ratio_policy", "stretch");
-  if (policy != "stretch" && policy != "not_larger" &&
-      policy != "not_smaller") {
-    node.fail() << "keep_aspect_ratio_policy '" << policy
-                << "' is not supported; expected stretch, not_larger or "
-                   "not_smaller";
-    return failure();
-  }
+/// The mode attributes of Resize (Upsample and Resize-10: asymmetric with
+/// floor), checked against what the conversion supports.
+FailureOr<ResizeAttrs> readAttrs(OnnxNode &node, bool legacy,
+                                 RankedTensorType xt) {
   ResizeAttrs a;
   a.antialias = node.intAttr("antialias", 0) != 0;
   a.mode = node.strAttr("mode", "nearest");
@@ -872,6 +397,40 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
                 << " is not supported; only nearest resizes integers";
     return failure();
   }
+  return a;
+}
+
+/// Resize (opset 10/11/13) and Upsample (7/9). `scalesIdx`/`sizesIdx`/`roiIdx`
+/// are input positions (-1: not an input of this version).
+FailureOr<SmallVector<Value>> resizeNode(OnnxNode &node, bool upsample) {
+  FailureOr<Value> xv = node.rankedInput(0);
+  if (failed(xv))
+    return failure();
+  Value x = *xv;
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  bool legacy = upsample || node.opset < 11; // Upsample and Resize-10
+  int roiIdx = legacy ? -1 : 1, scalesIdx = legacy ? 1 : 2,
+      sizesIdx = legacy ? -1 : 3;
+
+  // Opset 18: scales, sizes and roi may list only some axes.
+  SmallVector<int64_t> slot;
+  FailureOr<int64_t> listedOr = listedAxes(node, rank, slot);
+  if (failed(listedOr))
+    return failure();
+  int64_t listed = *listedOr;
+  std::string policy = node.strAttr("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" &&
+      policy != "not_smaller") {
+    node.fail() << "keep_aspect_ratio_policy '" << policy
+                << "' is not supported; expected stretch, not_larger or "
+                   "not_smaller";
+    return failure();
+  }
+  FailureOr<ResizeAttrs> attrs = readAttrs(node, legacy, xt);
+  if (failed(attrs))
+    return failure();
+  const ResizeAttrs &a = *attrs;
 
   ParamInput scales, sizes = readParam(node, sizesIdx),
                      roi = readParam(node, roiIdx);
@@ -1016,9 +575,9 @@ FailureOr<SmallVector<Value>> resize(OnnxNode &node, bool upsample) {
 } // namespace
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertResize(OnnxNode &node) {
-  return resize(node, false);
+  return resizeNode(node, false);
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertUpsample(OnnxNode &node) {
-  return resize(node, true);
+  return resizeNode(node, true);
 }
