@@ -4,9 +4,12 @@ with a symbolic batch, height and width, in the forms segmentation and
 matting networks use: bilinear by a scale of 2 (half_pixel and
 align_corners), a bilinear shrink by 0.5, nearest by 1.5, bicubic, and a
 U-Net's "upsample like" (bilinear to the size of another feature map, whose
-sizes the graph computes from Shape). Each model is compiled once with
-ranges and run at several shapes, odd ones included, against torch (rtol
-1e-4, atol 1e-5 in float32) through Python's kiln.load().
+sizes the graph computes from Shape; a pooled map's size is bounded by
+inferring the pooling at the largest input). Each model is compiled once
+with ranges and run at several shapes, odd ones included, against torch
+(rtol 1e-4, atol 1e-5 in float32) through Python's kiln.load(). A model
+traced with a fixed Resize target is refused at a size where its Concat
+does not fit.
 
 usage: check_symbolic_resize.py KILN_COMPILE WORKDIR PYTHONPATH
 """
@@ -49,6 +52,18 @@ class UpsampleLike(torch.nn.Module):
         return torch.cat([up, self.side(x)], dim=1)
 
 
+class UpsampleToPooled(torch.nn.Module):
+    """A U-Net decoder step: the deeper level brought to the size of the
+    level above, a pooled feature map whose size the compiler bounds by
+    inferring the pooling at the largest input."""
+
+    def forward(self, x):
+        p = F.max_pool2d(x, 2, 2, ceil_mode=True)
+        q = F.max_pool2d(p, 2, 2, ceil_mode=True)
+        up = F.interpolate(q, size=p.shape[2:], mode="bilinear", align_corners=False)
+        return torch.cat([up, p], dim=1)
+
+
 cases = [
     ("bilinear_x2", Interpolate(scale_factor=2, mode="bilinear", align_corners=False)),
     ("bilinear_corners", Interpolate(scale_factor=2, mode="bilinear", align_corners=True)),
@@ -56,6 +71,7 @@ cases = [
     ("nearest_1_5", Interpolate(scale_factor=1.5, mode="nearest")),
     ("bicubic_x2", Interpolate(scale_factor=2, mode="bicubic", align_corners=False)),
     ("upsample_like", UpsampleLike()),
+    ("upsample_to_pooled", UpsampleToPooled()),
 ]
 shapes = [(1, 3, 8, 8), (2, 3, 13, 7), (1, 3, 1, 5), (3, 3, 32, 31)]
 for name, module in cases:

@@ -158,6 +158,63 @@ bool broadcastsOperands(Operation *op) {
 }
 } // namespace
 
+/// The largest size of dimension `axis` of a window op's (or a Pad's,
+/// Concat's, nearest upsampling's) result: its type inferred again with every
+/// operand at its largest shape. These ops' output sizes only grow with
+/// their inputs', so that bounds every run (a convolution's rows at the
+/// image's largest height), as the arena's planner finds in code generation.
+std::optional<int64_t> SymbolicSizes::largestByInference(Value v,
+                                                         int64_t axis) {
+  Operation *def = v.getDefiningOp();
+  if (!isa_and_nonnull<Conv2DOp, MaxPool2DOp, AvgPool2DOp, PadOp, ConcatOp,
+                       UpsampleNearestOp>(def) ||
+      def->getNumResults() != 1 || depth > kMaxDepth)
+    return std::nullopt;
+  ++depth;
+  OpBuilder b(def);
+  SmallVector<Value> operands;
+  SmallVector<Operation *> temporaries;
+  bool bounded = true;
+  for (Value o : def->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(o.getType());
+    if (!t) {
+      bounded = false;
+      break;
+    }
+    if (t.hasStaticShape()) {
+      operands.push_back(o);
+      continue;
+    }
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < t.getRank() && bounded; ++d) {
+      std::optional<int64_t> n =
+          t.isDynamicDim(d) ? largest(dim(o, d)) : t.getDimSize(d);
+      bounded = n.has_value();
+      shape.push_back(n.value_or(0));
+    }
+    if (!bounded)
+      break;
+    auto largestInput =
+        tensor::EmptyOp::create(b, def->getLoc(), shape, t.getElementType());
+    temporaries.push_back(largestInput);
+    operands.push_back(largestInput);
+  }
+  SmallVector<Type> types;
+  if (bounded)
+    bounded = succeeded(cast<InferTypeOpInterface>(def).inferReturnTypes(
+        def->getContext(), def->getLoc(), operands, def->getAttrDictionary(),
+        def->getPropertiesStorage(), def->getRegions(), types));
+  for (Operation *t : temporaries)
+    t->erase();
+  --depth;
+  auto type = bounded && types.size() == 1
+                  ? dyn_cast<RankedTensorType>(types[0])
+                  : RankedTensorType();
+  if (!type || axis >= type.getRank() || type.isDynamicDim(axis))
+    return std::nullopt;
+  return type.getDimSize(axis);
+}
+
 unsigned SymbolicSizes::atomFor(Value v, int64_t axis) {
   // A graph input's dim_param is one atom for every input naming it.
   std::string name;
@@ -196,6 +253,7 @@ unsigned SymbolicSizes::atomFor(Value v, int64_t axis) {
   if (auto it = atomIds.find(key); it != atomIds.end())
     return it->second;
   if (atom.name.empty()) {
+    atom.max = largestByInference(v, axis);
     std::string what = "a value";
     if (Operation *def = v.getDefiningOp())
       if (auto loc = dyn_cast<NameLoc>(def->getLoc()))

@@ -113,6 +113,7 @@ private:
     std::optional<int64_t> min, max;
   };
   unsigned atomFor(Value v, int64_t axis);
+  std::optional<int64_t> largestByInference(Value v, int64_t axis);
   std::optional<SymSize> computeDim(Value v, int64_t axis);
   std::optional<int64_t> bound(const SymSize &s, bool upper);
 
