@@ -12,9 +12,13 @@ code). At each shape the dynamic .so, the static .so and ORT
 input, alternating in rounds; the table gives median milliseconds and the
 ratios dynamic/static (the issue's target: within 1.15) and dynamic/ORT,
 and the compile times (target: dynamic at most 2x one static compile).
-Outputs are checked against each other first.
+Outputs are checked against each other first. With --unet the model is the
+saliency U-Net of bench/models/export.py (U^2-Net's small variant, about
+1,000 nodes: residual U blocks, bilinear upsampling to the size of each skip
+connection) exported with dynamic_axes, so its Resize targets are computed
+from Shape (needs torch).
 
-usage: bench/shapes/symbolic_images.py [--model M.onnx] [--shapes 1x320x320,1x480x640]
+usage: bench/shapes/symbolic_images.py [--model M.onnx | --unet] [--shapes 1x320x320,1x480x640]
        [--max 4x960x960] [--threads 1] [--build build]
 """
 import argparse
@@ -89,10 +93,25 @@ def parse_shape(text):
     return n, hh, ww
 
 
+def export_unet(path):
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "bench", "models"))
+    from export import SaliencyUNet
+    torch.manual_seed(0)
+    model = SaliencyUNet().eval()
+    torch.onnx.export(model, (torch.randn(1, 3, 320, 320),), path, opset_version=17,
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch", 2: "h", 3: "w"},
+                                    "y": {0: "batch", 2: "h", 3: "w"}})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="an ONNX model whose one input is NCHW with "
                     "symbolic 'batch', 'h' and 'w' (default: the detector above)")
+    ap.add_argument("--unet", action="store_true",
+                    help="the saliency U-Net of bench/models/export.py, exported with "
+                    "symbolic batch, h and w")
     ap.add_argument("--shapes", default="1x320x320,1x480x640",
                     help="NxHxW shapes to measure")
     ap.add_argument("--max", default="4x960x960", help="the largest NxHxW")
@@ -107,8 +126,10 @@ def main():
     import kiln
 
     os.makedirs(a.work, exist_ok=True)
-    model = a.model or os.path.join(a.work, "detector.onnx")
-    if not a.model:
+    model = a.model or os.path.join(a.work, "unet.onnx" if a.unet else "detector.onnx")
+    if a.unet:
+        export_unet(model)
+    elif not a.model:
         detector(model)
     if not a.no_ort:
         ensure_ort()
