@@ -144,19 +144,26 @@ def bench_throughput(key, save, shape, serve_bin, compile_bin, hb, dr, work, res
         configs += [("batching 1,4,8, delay 0", batched, ["--max-queue-delay-us", "0"]),
                     ("batching 1,4,8, delay 2 ms", batched, ["--max-queue-delay-us", "2000"]),
                     (f"batching, SLO p99 {p99:.0f} ms", batched, ["--slo-p99-ms", f"{p99:.1f}"])]
-    out["runs"] = []
+    out["runs"] = serve_runs(serve_bin, hb, configs, body, headers, f"{work}/{key}")
+
+
+def serve_runs(serve_bin, hb, configs, body, headers, log_prefix):
+    """16 clients sending `body` for ARGS.seconds to a server per (label,
+    .so, extra flags) in `configs`: throughput, latency and rows per batch."""
+    runs = []
     for label, so, extra in configs:
         s = Server(serve_bin, ["--model", f"m={so}", "--threads", str(ARGS.threads), *extra],
-                   f"{work}/{key}-{len(out['runs'])}.log")
+                   f"{log_prefix}-{len(runs)}.log")
         try:
             r = load(hb, s.port, "/v2/models/m/infer", body, headers, 16,
                      seconds=ARGS.seconds, warmup=5)
             r.update(batch_stats(s, "m"))
             r["label"] = label
-            out["runs"].append(r)
+            runs.append(r)
             assert s.terminate() == 0
         finally:
             s.kill()
+    return runs
 
 
 def bench_packing(serve_bin, compile_bin, hb, work, results, seq=64):
@@ -172,22 +179,11 @@ def bench_packing(serve_bin, compile_bin, hb, work, results, seq=64):
     ids = rng.integers(0, 8000, (1, seq)).astype(np.int64)
     body, headers = binary_infer_request({"input_ids": ids,
                                           "attention_mask": np.ones((1, seq), np.int64)})
-    out = results["transformer"] = {"shape": [1, seq], "runs": []}
-    for label, so, extra in [("static 1x64, no batching", static, []),
-                             ("run-time sizes, delay 0", dynamic, ["--max-queue-delay-us", "0"]),
-                             ("run-time sizes, delay 2 ms", dynamic,
-                              ["--max-queue-delay-us", "2000"])]:
-        s = Server(serve_bin, ["--model", f"m={so}", "--threads", str(ARGS.threads), *extra],
-                   f"{work}/transformer-{len(out['runs'])}.log")
-        try:
-            r = load(hb, s.port, "/v2/models/m/infer", body, headers, 16,
-                     seconds=ARGS.seconds, warmup=5)
-            r.update(batch_stats(s, "m"))
-            r["label"] = label
-            out["runs"].append(r)
-            assert s.terminate() == 0
-        finally:
-            s.kill()
+    configs = [(f"static 1x{seq}, no batching", static, []),
+               ("run-time sizes, delay 0", dynamic, ["--max-queue-delay-us", "0"]),
+               ("run-time sizes, delay 2 ms", dynamic, ["--max-queue-delay-us", "2000"])]
+    results["transformer"] = {"shape": [1, seq], "runs": serve_runs(
+        serve_bin, hb, configs, body, headers, f"{work}/transformer")}
 
 
 def bench_clients(serve_bin, compile_bin, hb, work, results):

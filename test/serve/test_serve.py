@@ -689,6 +689,20 @@ def test_symbolic_batch_packs_without_padding(serve, m, tmp_path):
     assert s.terminate() == 0
 
 
+def check_concurrent_outputs(s, model, xs, ref):
+    """Sends every x in `xs` at once; each response's y and z must have the
+    shapes and values of ref(x) = (y, z)."""
+    def call(i):
+        status, headers, body = infer(s, model, xs[i])
+        assert status == 200, body
+        return decode_response(headers, body)[0]
+
+    for x, out in zip(xs, concurrent(len(xs), call)):
+        for name, want in zip(("y", "z"), ref(x)):
+            assert out[name].shape == want.shape, (name, out[name].shape, want.shape)
+            np.testing.assert_allclose(out[name], want, RTOL, ATOL)
+
+
 def test_run_time_sizes_run_each_request_at_its_shape(serve, tmp_path):
     # docs/shapes.md: a model whose height and width run at run-time sizes
     # serves any shape in range, each request alone; every output has the
@@ -710,16 +724,7 @@ def test_run_time_sizes_run_each_request_at_its_shape(serve, tmp_path):
     xs = [np.random.default_rng(i).standard_normal(sh).astype(np.float32)
           for i, sh in enumerate(shapes)]
 
-    def call(i):
-        status, headers, body = infer(s, "img", xs[i])
-        assert status == 200, body
-        return decode_response(headers, body)[0]
-
-    for x, out in zip(xs, concurrent(len(xs), call)):
-        y, z = pool_relu_ref(x)
-        assert out["z"].shape == z.shape and out["y"].shape == y.shape
-        np.testing.assert_allclose(out["z"], z, RTOL, ATOL)
-        np.testing.assert_allclose(out["y"], y, RTOL, ATOL)
+    check_concurrent_outputs(s, "img", xs, pool_relu_ref)
     # The binary extension returns the written bytes only.
     body, headers = binary_infer_request({"x": xs[0]})
     status, rh, data = s.request("POST", "/v2/models/img/infer", body, headers)
@@ -758,16 +763,7 @@ def test_run_time_sizes_pack_requests_along_an_independent_batch(serve, tmp_path
     xs = [np.random.default_rng(30 + i).standard_normal((b, t, 8)).astype(np.float32)
           for i, (b, t) in enumerate(shapes)]
 
-    def call(i):
-        status, headers, body = infer(s, "seq", xs[i])
-        assert status == 200, body
-        return decode_response(headers, body)[0]
-
-    for x, out in zip(xs, concurrent(len(xs), call)):
-        y, z = seq_pool_ref(x)
-        assert out["y"].shape == y.shape and out["z"].shape == z.shape
-        np.testing.assert_allclose(out["y"], y, RTOL, ATOL)
-        np.testing.assert_allclose(out["z"], z, RTOL, ATOL)
+    check_concurrent_outputs(s, "seq", xs, seq_pool_ref)
     metrics = s.metrics()
     runs = counter(metrics, "kiln_execution_count", "seq", 1)
     assert counter(metrics, "kiln_inference_count", "seq", 1) == sum(b for b, _ in shapes)
