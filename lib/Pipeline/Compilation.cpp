@@ -451,14 +451,18 @@ Error Compilation::planSymbolicDims() {
   bool probed = false; // the graph mixes the samples of the only symbol
   if (planned) {
     Phase t(rootTiming, phases, "batch-independence", options.progress);
+    size_t reported = errors.size();
     if (Error e = proveBatchIndependence(*module, *planned,
                                          options.maxTensorBytes)) {
       // The nodes that mix samples matter only where variants were asked
-      // for (--batch-sizes); otherwise the note says why in a line.
-      if (!batchSizes.empty())
+      // for (--batch-sizes); otherwise the note says why in a line, and a
+      // later failure must not list them.
+      if (!batchSizes.empty()) {
         errors.push_back(llvm::toString(std::move(e)));
-      else
+      } else {
         llvm::consumeError(std::move(e));
+        errors.resize(reported);
+      }
       why = "the graph mixes the samples of '" + planned->name + "'";
       probed = true;
     }
@@ -491,10 +495,14 @@ Error Compilation::planSymbolicDims() {
     batch.min = shapes->symbols[0].min;
     batch.max = shapes->symbols[0].max;
     batch.batchedInputs.assign(shapes->inputAxes.size(), true);
+    size_t reported = errors.size();
     Error e = proveBatchIndependence(*module, batch, options.maxTensorBytes,
                                      &*shapes);
     shapes->independentBatch = !e;
+    // Only a yes or no: the nodes that mix samples are not this compile's
+    // errors (a later failure must not list them).
     llvm::consumeError(std::move(e));
+    errors.resize(reported);
   }
   llvm::StringRef reason = llvm::StringRef(why).split('\n').first.trim();
   reason.consume_front("error: ");
