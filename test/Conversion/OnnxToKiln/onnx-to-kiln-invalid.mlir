@@ -403,3 +403,17 @@ module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
     return %a, %b, %c, %d : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// A negative (or NaN) scale at symbolic sizes is refused by name, never
+// turned into an output length.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @resize_symbolic_negative(%x: tensor<1x3x?x?xf32>) -> tensor<*xf32> {
+    %s = onnx.Initializer "s" dense<[1.0, 1.0, -2.0, 0x7FC00000]> : tensor<4xf32> loc("s")
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'negative' (Resize, opset 13): input shape 'tensor<1x3x?x?xf32>' is not static; with symbolic sizes Resize needs positive scales, not -2.000000 on axis 2; give the symbolic dimensions one size each}}
+    %a = "onnx.Resize"(%x, %none, %s) {mode = "linear"} : (tensor<1x3x?x?xf32>, none, tensor<4xf32>) -> tensor<*xf32> loc("negative")
+    return %a : tensor<*xf32>
+  }
+}
