@@ -282,7 +282,7 @@ void readInputs(const ModelVersion &model, const ModelInferRequest &request,
     if (!seen[i])
       throw Error(400, "input '" + specs[i].name + "' of " + describe(model) +
                            " is missing");
-  job.rows = model.batched() || model.packs() ? rows : 1;
+  job.rows = model.takesRows() ? rows : 1;
 }
 
 } // namespace

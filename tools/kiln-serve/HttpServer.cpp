@@ -85,7 +85,7 @@ json modelMetadata(const std::vector<std::shared_ptr<ModelVersion>> &all,
   const client::ModelInfo &info = v.model().info();
   json parameters = {{"version", std::to_string(v.version())},
                      {"batch_sizes", v.batchSizes()},
-                     {"batched", v.batched() || v.packs()},
+                     {"batched", v.takesRows()},
                      {"max_batch", v.maxBatch()},
                      {"model_hash", info.hash},
                      {"compiler_version", info.compilerVersion},

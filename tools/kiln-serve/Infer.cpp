@@ -173,7 +173,7 @@ public:
       throw Error(400, "the body has " + std::to_string(body_.size() - cursor_) +
                            " bytes after the JSON header and the binary "
                            "inputs it declares");
-    job_.rows = model_.batched() || model_.packs() ? rows_ : 1;
+    job_.rows = model_.takesRows() ? rows_ : 1;
   }
 
 private:

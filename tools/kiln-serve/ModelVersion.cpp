@@ -109,8 +109,8 @@ ModelVersion::ModelVersion(std::string name, int64_t version,
       batched_(leadsWithBatch(*model_)), options_(options) {
   dynamic_ = batched_ && model_->info().dynamic();
   packs_ = model_->info().runtimeExtents && model_->info().independentBatch;
-  maxBatch_ = dynamic_ || packs_ ? model_->info().symbols.front().max
-                                 : batchSizes().back();
+  maxBatch_ = exactRows() ? model_->info().symbols.front().max
+                          : batchSizes().back();
   // Rows are what the batcher counts: a variant of 0 rows has none to fill.
   if (batchSizes().front() < 1)
     throw Error(400, path() + ": the batch sizes are not ascending and "
@@ -120,10 +120,10 @@ ModelVersion::ModelVersion(std::string name, int64_t version,
                               "batch");
   // A packing model's tensors are at the maxima, the batch's included.
   for (const TensorInfo &t : model_->inputs())
-    inRowBytes_.push_back(rowBytes(t, batched_ || packs_));
+    inRowBytes_.push_back(rowBytes(t, takesRows()));
   for (const TensorInfo &t : model_->outputs())
-    outRowBytes_.push_back(rowBytes(t, batched_ || packs_));
-  cap_ = batched_ || packs_ ? maxBatch() : 1;
+    outRowBytes_.push_back(rowBytes(t, takesRows()));
+  cap_ = takesRows() ? maxBatch() : 1;
 
   // Powers of two up to the largest variant, then +Inf.
   for (int64_t b = 1;; b *= 2) {
@@ -152,11 +152,11 @@ ModelVersion::~ModelVersion() = default;
 void ModelVersion::makeSlot(Slot &slot) {
   // A symbolic batch needs one session, which runs up to maxBatch() rows.
   std::vector<int64_t> sizes =
-      dynamic_ || packs_ ? std::vector<int64_t>{maxBatch_} : batchSizes();
+      exactRows() ? std::vector<int64_t>{maxBatch_} : batchSizes();
   for (int64_t b : sizes) {
     std::string variant = path() + ": batch size " + std::to_string(b);
     Variant v;
-    v.batch = batched_ || packs_ ? b : 1;
+    v.batch = takesRows() ? b : 1;
     try {
       v.session = model_->createSession({options_.sessionThreads, b});
     } catch (const client::Error &e) {
@@ -369,7 +369,7 @@ void ModelVersion::execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
     }
   size_t nIn = v->inT.size(), nOut = v->outT.size();
   // A symbolic batch runs exactly `rows` rows: no padding.
-  int64_t runRows = dynamic_ || packs_ ? rows : v->batch;
+  int64_t runRows = exactRows() ? rows : v->batch;
   if (dynamic_) {
     for (size_t i = 0; i < nIn; ++i) {
       v->inShapes[i][0] = rows;

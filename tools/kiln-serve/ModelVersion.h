@@ -152,6 +152,9 @@ public:
   /// request's batch, and inputRowBytes()/outputRowBytes() one row at the
   /// other symbols' maxima.
   bool packs() const { return packs_; }
+  /// Requests carry rows along the leading dimension that the batcher may
+  /// pack (batched() or packs()); a request's `rows` then count them.
+  bool takesRows() const { return batched_ || packs_; }
   /// The current cap on rows per batch (the largest variant unless the SLO
   /// controller lowered it).
   int64_t batchCap() const { return cap_.load(std::memory_order_relaxed); }
@@ -172,6 +175,9 @@ private:
   void execute(Slot &slot, std::vector<Slice> &batch, int64_t rows,
                std::string &error);
   void takeBatch(std::vector<Slice> &batch, int64_t &rows);
+  /// One session runs any number of rows up to maxBatch() exactly (a
+  /// symbolic batch, or packing at run-time sizes): no variants, no padding.
+  bool exactRows() const { return dynamic_ || packs_; }
   void packRuntimeBatch(Variant &v, const std::vector<Slice> &batch,
                         int64_t rows);
   bool unpackRuntimeBatch(Variant &v, const std::vector<Slice> &batch,
