@@ -47,19 +47,15 @@ Value mlir::kiln::resize::upsampleSymbolic(OnnxNode &node, Value x,
                                           const ParamInput &scales,
                                           ArrayRef<int64_t> slot) {
   RankedTensorType xt = typeOf(x);
-  auto refuse = [](const Twine &) { return Value(); };
-  if (a.mode != "nearest")
-    return refuse("mode '" + a.mode + "'");
-  if (!scales.present || !scales.values)
-    return refuse(scales.present ? "scales computed at run time"
-                                 : "sizes instead of scales");
+  if (a.mode != "nearest" || !scales.present || !scales.values ||
+      a.ctm == "tf_crop_and_resize")
+    return Value();
   SmallVector<int64_t> ks;
   int64_t largest = 1;
   for (int64_t d = 0; d < xt.getRank(); ++d) {
     double k = slot[d] >= 0 ? (*scales.values)[slot[d]] : 1.0;
     if (!(k >= 1.0 && k <= 65536.0 && k == std::floor(k)))
-      return refuse("the scale " + std::to_string(k) + " on axis " +
-                    std::to_string(d));
+      return Value();
     ks.push_back((int64_t)k);
     largest = std::max(largest, ks.back());
   }
@@ -71,10 +67,7 @@ Value mlir::kiln::resize::upsampleSymbolic(OnnxNode &node, Value x,
       ((c == "half_pixel" || c == "pytorch_half_pixel") && rounding) ||
       (c == "tf_half_pixel_for_nn" && n == "floor");
   if (largest > 1 && !floors)
-    return refuse("coordinate_transformation_mode '" + c +
-                  "' with nearest_mode '" + n + "'");
-  if (c == "tf_crop_and_resize")
-    return refuse("coordinate_transformation_mode '" + c + "'");
+    return Value();
   FailureOr<Value> y =
       build<UpsampleNearestOp>(node, x, node.builder.getDenseI64ArrayAttr(ks));
   return succeeded(y) ? *y : Value();
