@@ -14,6 +14,9 @@ using namespace mlir::kiln;
 namespace {
 /// The declared (ONNX shape inference) type of result `i`, if static.
 RankedTensorType declaredStaticResult(OnnxNode &node, unsigned i) {
+  // Optional outputs (Unique's indices, inverse and counts) may be absent.
+  if (i >= node.op->getNumResults())
+    return RankedTensorType();
   auto t = dyn_cast<RankedTensorType>(node.op->getResult(i).getType());
   return t && t.hasStaticShape() ? t : RankedTensorType();
 }
