@@ -156,6 +156,8 @@ Expected<CompileOutcome> Compilation::run() {
     return std::move(e);
   if (options.emit == EmitKind::Kiln)
     return finishText();
+  if (Error e = planDataDependentSizes())
+    return std::move(e);
   if (Error e = describeModel())
     return std::move(e);
   if (Error e = lowerToLinalg())
@@ -755,6 +757,56 @@ Error Compilation::lowerToGraph() {
     if (auto nodes = (*module)->getAttrOfType<ArrayAttr>(kObservedNodesAttr))
       for (Attribute n : nodes)
         outcome.observedNodes.push_back(cast<StringAttr>(n).str());
+  return Error::success();
+}
+
+/// A static model whose graph computes a size from the data (NonZero's
+/// count, a Compress of a run-time condition) runs that part at run-time
+/// sizes as a model with symbolic dimensions does, with no symbols: the
+/// arena is planned at the bound each such size has (the input's element
+/// count for NonZero), and each output's shape is written by the graph.
+Error Compilation::planDataDependentSizes() {
+  if (symbolicShapes || symbolicBatch || entryNames.size() != 1)
+    return Error::success();
+  auto func = module->lookupSymbol<func::FuncOp>(entryNames.front());
+  if (!func)
+    return Error::success();
+  auto dynamic = [](Type t) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    return rt && !rt.hasStaticShape();
+  };
+  // The first ops that make a dynamic size from static operands.
+  std::vector<std::string> sources;
+  bool any = false;
+  func.walk([&](Operation *op) {
+    if (!llvm::any_of(op->getResultTypes(), dynamic))
+      return;
+    any = true;
+    if (llvm::any_of(op->getOperandTypes(), dynamic))
+      return;
+    std::string node = nodeNameIn(op->getLoc());
+    auto kind = nodeKinds.find(node);
+    if (!node.empty() && sources.size() < 3)
+      sources.push_back("'" + node + "'" +
+                        (kind != nodeKinds.end() ? " " + kind->second : ""));
+  });
+  if (!any)
+    return Error::success();
+  std::string where = sources.empty() ? std::string("some node")
+                                      : llvm::join(sources, ", ");
+  if (options.target != Target::Cpu)
+    return makeError("error: --target=" + toString(options.target).str() +
+                     " compiles static shapes only; node " + where +
+                     " gives a tensor whose size depends on the data");
+  SymbolicShapes shapes;
+  for (Type t : func.getArgumentTypes())
+    shapes.inputAxes.emplace_back(cast<RankedTensorType>(t).getRank(), -1);
+  markSymbolicShapes(func, shapes);
+  symbolicShapes = std::move(shapes);
+  outcome.result.notes.push_back(
+      "sizes that depend on the data (node " + where +
+      ") run at the sizes each call gives, in an arena planned at their "
+      "bounds; read the outputs' shapes after each run");
   return Error::success();
 }
 

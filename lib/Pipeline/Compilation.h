@@ -68,6 +68,7 @@ private:
   llvm::Error validateOptions();
   llvm::Error importModel();
   llvm::Error planSymbolicDims();
+  llvm::Error planDataDependentSizes();
   llvm::Error planPrecision();
   llvm::Error lowerToGraph();
   llvm::Error describeModel();

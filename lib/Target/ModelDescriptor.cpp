@@ -219,8 +219,9 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
     table->setAlignment(Align(8));
   }
 
-  // The symbolic dimensions (kiln_dims_info), only when there are some.
-  if (!d.symbols.empty()) {
+  // The symbolic dimensions (kiln_dims_info), only when there are some or
+  // sizes are known only at run time.
+  if (!d.symbols.empty() || d.runtimeExtents) {
     StructType *symTy = StructType::get(ctx, {ptr, i64, i64});
     SmallVector<Constant *> syms;
     for (const ModelDesc::Symbol &sym : d.symbols)
@@ -306,12 +307,25 @@ Error mlir::kiln::addModelDescriptor(Module &m, const ModelDesc &d) {
 }
 
 std::string mlir::kiln::modelJson(const ModelDesc &d) {
-  auto tensors = [](const std::vector<TensorDesc> &ts) {
+  // At run-time sizes, an output axis whose size the run computes (from the
+  // symbols or from the data) has its largest size in `shape` and is listed
+  // in `computed_axes`.
+  auto tensors = [&](const std::vector<TensorDesc> &ts,
+                     const std::vector<std::vector<int32_t>> *axes) {
     json::Array arr;
-    for (const TensorDesc &t : ts)
-      arr.push_back(json::Object{{"name", t.name},
-                                 {"dtype", dtypeName(t.dtype)},
-                                 {"shape", json::Array(t.shape)}});
+    for (auto [i, t] : llvm::enumerate(ts)) {
+      json::Object o{{"name", t.name},
+                     {"dtype", dtypeName(t.dtype)},
+                     {"shape", json::Array(t.shape)}};
+      json::Array computed;
+      if (d.runtimeExtents && axes && i < axes->size())
+        for (auto [axis, s] : llvm::enumerate((*axes)[i]))
+          if (s == -2)
+            computed.push_back((int64_t)axis);
+      if (!computed.empty())
+        o["computed_axes"] = std::move(computed);
+      arr.push_back(std::move(o));
+    }
     return arr;
   };
   json::Object o{{"abi_version", 1},
@@ -326,8 +340,8 @@ std::string mlir::kiln::modelJson(const ModelDesc &d) {
                  {"batch_variants", variants(d)},
                  {"arena_alignment", (int64_t)d.arenaAlignment},
                  {"run_time_checks", json::Array(d.guardMessages)},
-                 {"inputs", tensors(d.inputs)},
-                 {"outputs", tensors(d.outputs)},
+                 {"inputs", tensors(d.inputs, nullptr)},
+                 {"outputs", tensors(d.outputs, &d.outputSymbols)},
                  {"target", d.target}};
   if (!d.symbols.empty()) {
     // Each symbol with its range, and where it appears (tensor, axis).

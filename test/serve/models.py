@@ -67,6 +67,25 @@ def save_pool_relu(path):
           [("y", [1, 4, None, None]), ("z", [1, 4, "h", "w"])], {}, path)
 
 
+MASK_THRESHOLD = np.array(0.5, np.float32)
+
+
+def save_masked_select(path):
+    """y = relu(x[x > 0.5]) as torch exports it: how many elements y has
+    depends on the data (docs/shapes.md, sizes that depend on the data)."""
+    nodes = [helper.make_node("Greater", ["x", "t"], ["m"]),
+             helper.make_node("NonZero", ["m"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["idx"], perm=[1, 0]),
+             helper.make_node("GatherND", ["x", "idx"], ["g"]),
+             helper.make_node("Relu", ["g"], ["y"])]
+    _save(nodes, "masked_select", [("x", [4, 6])], [("y", [None])],
+          {"t": MASK_THRESHOLD}, path)
+
+
+def masked_select_ref(x):
+    return (np.maximum(x[x > MASK_THRESHOLD], 0),)
+
+
 def save_shared_sum(path):
     _save([helper.make_node("Add", ["x", "z"], ["s"])], "shared",
           [("x", [1, "n"]), ("z", [1, "n"])], [("s", [1, "n"])], {}, path)

@@ -741,6 +741,36 @@ def test_run_time_sizes_run_each_request_at_its_shape(serve, tmp_path):
     assert s.terminate() == 0
 
 
+def test_outputs_sized_by_the_data(serve, tmp_path):
+    # docs/shapes.md: a static model whose output length depends on the data
+    # (a boolean mask select) answers each request with the length its run
+    # wrote, none included, over JSON and the binary extension.
+    from conftest import compile_model
+    from models import masked_select_ref, save_masked_select
+    save_masked_select(str(tmp_path / "mask.onnx"))
+    so = compile_model(str(tmp_path / "mask.onnx"), str(tmp_path / "mask.so"))
+    s = serve("--model", f"mask={so}", "--threads", "2")
+    status, meta = s.get_json("/v2/models/mask")
+    assert status == 200, meta
+    assert meta["outputs"][0]["shape"] == [-1]
+    rng = np.random.default_rng(40)
+    xs = [rng.standard_normal((4, 6)).astype(np.float32) + shift
+          for shift in (0.0, -3.0, 3.0, 0.5)]
+    assert len(masked_select_ref(xs[1])[0]) == 0 and len(masked_select_ref(xs[2])[0]) == 24
+    for x in xs:
+        y, _ = infer_y(s, "mask", x)
+        want = masked_select_ref(x)[0]
+        assert y.shape == want.shape, (y.shape, want.shape)
+        np.testing.assert_allclose(y, want, RTOL, ATOL)
+    check_concurrent_outputs(s, "mask", xs, masked_select_ref)
+    body, headers = binary_infer_request({"x": xs[3]})
+    status, rh, data = s.request("POST", "/v2/models/mask/infer", body, headers)
+    assert status == 200, data
+    out, _ = decode_response(rh, data)
+    np.testing.assert_allclose(out["y"], masked_select_ref(xs[3])[0], RTOL, ATOL)
+    assert s.terminate() == 0
+
+
 def test_run_time_sizes_pack_requests_along_an_independent_batch(serve, tmp_path):
     # docs/serving.md: with a batch and a length at run-time sizes, the
     # compiler proves the batch independent, and the batcher concatenates

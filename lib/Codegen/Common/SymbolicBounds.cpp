@@ -221,10 +221,15 @@ std::optional<int64_t> largest(Value v, int depth) {
     return both([](int64_t a, int64_t b) -> std::optional<int64_t> {
       return std::max(a, b);
     });
-  if (isa<arith::MinSIOp, arith::MinUIOp>(def))
-    return both([](int64_t a, int64_t b) -> std::optional<int64_t> {
-      return std::min(a, b);
-    });
+  // A minimum is at most each operand that has a bound: a size computed
+  // from the data (NonZero's count) is clamped to one that has.
+  if (isa<arith::MinSIOp, arith::MinUIOp>(def)) {
+    std::optional<int64_t> best;
+    for (Value operand : def->getOperands())
+      if (std::optional<int64_t> k = largest(operand, depth + 1); k && *k >= 0)
+        best = best ? std::min(*best, *k) : *k;
+    return best;
+  }
   // A quotient by a positive constant is at most the dividend's quotient.
   if (isa<arith::DivUIOp, arith::DivSIOp, arith::CeilDivUIOp,
           arith::CeilDivSIOp>(def)) {

@@ -200,11 +200,9 @@ Value mlir::kiln::mappedGeneric(OpBuilder &b, Location loc,
   return generic.getResult(0);
 }
 
-Value mlir::kiln::clampIndex(OpBuilder &b, Location loc, Value i, int64_t n,
-                             Value *inRange) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value size = arith::ConstantIndexOp::create(b, loc, n);
-  Value last = arith::ConstantIndexOp::create(b, loc, n - 1);
+/// clampIndex on a dimension of `size` elements, the last at `last`.
+static Value clampIndexTo(OpBuilder &b, Location loc, Value i, Value zero,
+                          Value size, Value last, Value *inRange) {
   Value negative =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
   Value w = arith::SelectOp::create(b, loc, negative,
@@ -217,6 +215,22 @@ Value mlir::kiln::clampIndex(OpBuilder &b, Location loc, Value i, int64_t n,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, w, zero),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, w, size));
   return clamped;
+}
+
+Value mlir::kiln::clampIndex(OpBuilder &b, Location loc, Value i, int64_t n,
+                             Value *inRange) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value size = arith::ConstantIndexOp::create(b, loc, n);
+  Value last = arith::ConstantIndexOp::create(b, loc, n - 1);
+  return clampIndexTo(b, loc, i, zero, size, last, inRange);
+}
+
+Value mlir::kiln::clampIndex(OpBuilder &b, Location loc, Value i, Value n,
+                             Value *inRange) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value last = arith::SubIOp::create(
+      b, loc, n, arith::ConstantIndexOp::create(b, loc, 1));
+  return clampIndexTo(b, loc, i, zero, n, last, inRange);
 }
 
 AffineMap mlir::kiln::broadcastMap(OpBuilder &b, RankedTensorType t,
@@ -433,12 +447,16 @@ Value mlir::kiln::transposed(OpBuilder &b, Location loc, Value v,
 /// The ops whose lowerings size symbolic (dynamic) dimensions at run time
 /// (docs/shapes.md); any other op needs static operand and result types.
 static bool lowersSymbolicSizes(Operation *op) {
+  // Unique: a count of distinct slices known at run time, of a static input.
+  if (auto u = dyn_cast<UniqueOp>(op))
+    return u.getInput().getType().hasStaticShape();
   return isElementwise(op) ||
          isa<MatMulOp, GemmOp, SoftmaxOp, LayerNormOp, TransposeOp, GatherOp,
              ReshapeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
              ConstantOp, Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp,
              ConcatOp, PadOp, UpsampleNearestOp, ShapeOfOp, SizedReshapeOp,
-             SizedExpandOp, SizedSliceOp>(op);
+             SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp,
+             CompressOp, TopKOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {

@@ -127,6 +127,9 @@ Value reduced(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
 /// gets whether `i` was a valid index.
 Value clampIndex(OpBuilder &b, Location loc, Value i, int64_t n,
                  Value *inRange = nullptr);
+/// The same on a dimension whose size `n` (index, > 0) is known at run time.
+Value clampIndex(OpBuilder &b, Location loc, Value i, Value n,
+                 Value *inRange = nullptr);
 
 /// Whether lowerElementwise lowers `op` (one linalg.generic over its result).
 bool isElementwise(Operation *op);
@@ -146,6 +149,9 @@ FailureOr<Value> lowerShapeOps(OpBuilder &b, Operation *op);
 /// non_zero and unique; top_k and unique replace their results after the
 /// first themselves.
 FailureOr<Value> lowerIndexing(OpBuilder &b, Operation *op);
+/// top_k, compress, non_zero and unique (LowerSelect.cpp), for
+/// lowerIndexing; null for any other op.
+FailureOr<Value> lowerSelect(OpBuilder &b, Operation *op);
 /// kiln.dynamic_quant_matmul (LowerQuantized.cpp).
 FailureOr<Value> lowerQuantized(OpBuilder &b, Operation *op);
 

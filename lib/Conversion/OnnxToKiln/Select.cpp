@@ -7,6 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
+#include "SymbolicSizes.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -23,8 +26,72 @@ RankedTensorType declaredStaticResult(OnnxNode &node, unsigned i) {
 
 } // namespace
 
+namespace {
+void guardTopK(OnnxNode &node, Value k, const SymSize &n, int64_t axis,
+               const std::string &what);
+
+/// The run-time k of TopK (input 1, one integer) as an `index`, with a
+/// kiln.guard that it lies in [0, size of `axis`] unless the symbols'
+/// ranges prove it does.
+FailureOr<Value> runtimeTopK(OnnxNode &node, Value x, int64_t axis) {
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  Value kIn = node.input(1);
+  auto kType = kIn ? dyn_cast<RankedTensorType>(kIn.getType()) : nullptr;
+  if (!kType || !kType.hasStaticShape() || kType.getNumElements() != 1 ||
+      !kType.getElementType().isInteger(64)) {
+    node.fail() << "k must be one int64 element";
+    return failure();
+  }
+  SymbolicSizes &S = *node.sizes;
+  SymSize n = S.dim(x, axis);
+  Value k;
+  if (std::optional<SmallVector<SymSize>> c = S.contents(kIn);
+      c && c->size() == 1) {
+    // A k the graph computes from shapes: proven in range, or checked.
+    std::optional<int64_t> lo = S.smallest(c->front()), hi = S.largest(c->front());
+    std::optional<int64_t> nLo = S.smallest(n);
+    k = S.materialize(b, loc, c->front());
+    if (lo && *lo >= 0 && hi && nLo && *hi <= *nLo)
+      return k;
+  } else {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    SmallVector<Value> at(kType.getRank(), zero);
+    Value raw = tensor::ExtractOp::create(b, loc, kIn, at);
+    k = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  }
+  guardTopK(node, k, n, axis, inputDesc(node, 1));
+  return k;
+}
+
+/// A kiln.guard that the `index` k (`what` names it) lies in [0, n], n the
+/// size of `axis`.
+void guardTopK(OnnxNode &node, Value k, const SymSize &n, int64_t axis,
+               const std::string &what) {
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  SymbolicSizes &S = *node.sizes;
+  Value size = S.materialize(b, loc, n);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value notNegative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, k, zero);
+  Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, k, size);
+  Value ok = arith::AndIOp::create(b, loc, notNegative, fits);
+  auto okType = RankedTensorType::get({}, b.getI1Type());
+  Value okTensor = tensor::FromElementsOp::create(b, loc, okType, ok);
+  GuardOp::create(b, loc, okTensor,
+                  b.getStringAttr(node.describe() + ": " + what +
+                                  " must be in [0, " + S.str(n) +
+                                  "] (the size of axis " +
+                                  std::to_string(axis) + ")"));
+}
+} // namespace
+
 /// TopK 1 (k attribute), 10 (k input), 11 (largest, sorted). A k that is
-/// not a constant is taken from the declared shape of the outputs.
+/// not a constant is a run-time size: the polynomial of a k computed from
+/// shapes (`min(1000, scores.shape[1])`), or the value read from the data;
+/// a guard checks it lies in [0, axis] unless the bounds prove it. A model
+/// that declares the outputs' static shape with a data k gets that shape.
 FailureOr<SmallVector<Value>> mlir::kiln::convertTopK(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
@@ -35,6 +102,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTopK(OnnxNode &node) {
   if (failed(axis))
     return failure();
   std::optional<int64_t> k;
+  Value kSize;
   if (node.opset < 10) {
     if (node.hasAttr("k"))
       k = node.intAttr("k", 0);
@@ -44,7 +112,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTopK(OnnxNode &node) {
       return failure();
     }
     k = c->front();
-  } else if (RankedTensorType declared = declaredStaticResult(node, 0)) {
+  } else if (RankedTensorType declared = declaredStaticResult(node, 0);
+             declared && !node.sizes->isSymbolic(node.input(1))) {
     // The outputs' static shape fixes k; a guard checks the run-time value.
     if (declared.getRank() == type.getRank()) {
       k = declared.getDimSize(*axis);
@@ -52,20 +121,49 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTopK(OnnxNode &node) {
         return failure();
     }
   }
+  if (!k && node.opset >= 10) {
+    FailureOr<Value> kSizeOr = runtimeTopK(node, *x, *axis);
+    if (failed(kSizeOr))
+      return failure();
+    kSize = *kSizeOr;
+    k = 0;
+  }
   if (!k) {
     node.fail() << "k must be a compile-time constant (or the outputs must "
                    "have a declared static shape); a run-time k is not "
                    "supported";
     return failure();
   }
+  // A constant k on an axis of run-time size: checked unless the range of
+  // the axis proves it fits.
+  if (!kSize && type.isDynamicDim(*axis)) {
+    SymSize n = node.sizes->dim(*x, *axis);
+    std::optional<int64_t> least = node.sizes->smallest(n);
+    if (!least || *least < *k)
+      guardTopK(node,
+                arith::ConstantIndexOp::create(node.builder, node.loc(), *k),
+                n, *axis, "k = " + std::to_string(*k));
+  }
   Builder &b = node.builder;
   Type placeholder = UnrankedTensorType::get(b.getF32Type());
   auto op =
       TopKOp::create(node.builder, node.loc(), placeholder, placeholder, *x,
-                     b.getI64IntegerAttr(*k), b.getI64IntegerAttr(*axis),
+                     kSize, b.getI64IntegerAttr(*k), b.getI64IntegerAttr(*axis),
                      b.getBoolAttr(node.intAttr("largest", 1) != 0));
   if (failed(finishBuild(node, op)))
     return failure();
+  if (kSize) {
+    // Both results are k long along the axis: the same size downstream.
+    SmallVector<SymSize> dims = node.sizes->dims(*x);
+    if (std::optional<SmallVector<SymSize>> c =
+            node.sizes->contents(node.input(1));
+        c && c->size() == 1)
+      dims[*axis] = c->front();
+    else
+      dims[*axis] = node.sizes->dim(op.getValues(), *axis);
+    node.sizes->setDims(op.getValues(), dims);
+    node.sizes->setDims(op.getIndices(), dims);
+  }
   return SmallVector<Value>{op.getValues(), op.getIndices()};
 }
 
@@ -131,14 +229,18 @@ FailureOr<Value> countNonZero(OnnxNode &node, Value v) {
 } // namespace
 
 /// Compress 9, 11 (negative axis). A constant condition becomes a gather of
-/// the selected positions; a run-time one needs the output's declared
-/// static shape (its size along the axis depends on the data).
+/// the selected positions. A run-time one selects as many slices as it has
+/// true entries (among the first as many as the axis is long), a size known
+/// at run time and at most the axis; a model that declares the output's
+/// static shape gets that shape, checked at run time.
 FailureOr<SmallVector<Value>> mlir::kiln::convertCompress(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), cond = node.rankedInput(1);
   if (failed(x) || failed(cond))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (failed(node.requireStaticShape(type)))
+  // Without an axis the input is flattened, which needs its static shape.
+  if ((!node.hasAttr("axis") || node.constantInput(1)) &&
+      failed(node.requireStaticShape(type)))
     return failure();
   Value in = *x;
   FailureOr<int64_t> axisAttr = axisOrFlattened(node, in);
@@ -179,11 +281,16 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCompress(OnnxNode &node) {
         build<GatherOp>(node, in, idx, node.builder.getI64IntegerAttr(axis)));
   }
   RankedTensorType declared = declaredStaticResult(node, 0);
-  if (!declared || declared.getRank() != inType.getRank()) {
-    node.fail() << "a condition that is not a compile-time constant needs "
-                   "the output's static shape declared in the model (its "
-                   "size depends on the data); otherwise it is not supported";
-    return failure();
+  if (!declared || declared.getRank() != inType.getRank() ||
+      !inType.hasStaticShape() || !typeOf(*cond).hasStaticShape()) {
+    SmallVector<int64_t> shape(inType.getShape());
+    shape[axis] = ShapedType::kDynamic;
+    auto t = RankedTensorType::get(shape, inType.getElementType());
+    auto op = CompressOp::create(node.builder, node.loc(), t, in, *cond,
+                                 node.builder.getI64IntegerAttr(axis));
+    if (failed(finishBuild(node, op)))
+      return failure();
+    return SmallVector<Value>{op.getResult()};
   }
   // The kernel fills the declared size; a guard checks that the condition
   // selects exactly that many slices (conditions longer than the axis count
@@ -211,10 +318,12 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertCompress(OnnxNode &node) {
   return SmallVector<Value>{op.getResult()};
 }
 
-/// NonZero 9, 13: a constant input folds to its coordinates; a run-time one
-/// needs the declared static output shape.
+/// NonZero 9, 13: a constant input folds to its coordinates. A run-time
+/// one gives as many columns as it has non-zero elements, a size known at
+/// run time and at most the input's element count; a model that declares
+/// the output's static shape gets that shape, checked at run time.
 FailureOr<SmallVector<Value>> mlir::kiln::convertNonZero(OnnxNode &node) {
-  FailureOr<Value> x = node.staticInput(0);
+  FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
@@ -257,10 +366,12 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertNonZero(OnnxNode &node) {
   }
   RankedTensorType declared = declaredStaticResult(node, 0);
   if (!declared) {
-    node.fail() << "an input that is not a compile-time constant needs the "
-                   "output's static shape declared in the model (it depends "
-                   "on the data); otherwise it is not supported";
-    return failure();
+    auto t = RankedTensorType::get({rank, ShapedType::kDynamic},
+                                   node.builder.getI64Type());
+    auto op = NonZeroOp::create(node.builder, node.loc(), t, *x);
+    if (failed(finishBuild(node, op)))
+      return failure();
+    return SmallVector<Value>{op.getResult()};
   }
   FailureOr<Value> count = countNonZero(node, *x);
   if (failed(count) || declared.getRank() != 2 ||
@@ -288,10 +399,23 @@ FailureOr<SmallVector<Value>> uniqueAtRunTime(OnnxNode &node, Value in,
         !m && t && t.getRank() == 1)
       m = t.getDimSize(0);
   if (!m) {
-    node.fail() << "Unique of an input that is not a compile-time constant "
-                   "needs the outputs' static shapes declared in the model "
-                   "(they depend on the data); otherwise it is not supported";
-    return failure();
+    // As many distinct slices as the data has, at most the axis's size.
+    Builder &b = node.builder;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[axis] = ShapedType::kDynamic;
+    auto ints = [&](int64_t size) {
+      return RankedTensorType::get({size}, b.getI64Type());
+    };
+    auto op = UniqueOp::create(
+        node.builder, node.loc(),
+        RankedTensorType::get(shape, type.getElementType()),
+        ints(ShapedType::kDynamic), ints(type.getDimSize(axis)),
+        ints(ShapedType::kDynamic), in, b.getI64IntegerAttr(axis),
+        b.getBoolAttr(node.intAttr("sorted", 1) != 0));
+    if (failed(finishBuild(node, op)))
+      return failure();
+    return SmallVector<Value>{op.getValues(), op.getIndices(), op.getInverse(),
+                              op.getCounts()};
   }
   // Guard the number of distinct slices: slice i is a repeat when it equals
   // an earlier one (an n x n comparison of the [n, rest] view).

@@ -15,9 +15,7 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-namespace {
-/// "graph input 'shape' (input 1)" or "input 1".
-std::string inputDesc(OnnxNode &node, unsigned i) {
+std::string mlir::kiln::inputDesc(OnnxNode &node, unsigned i) {
   std::string idx = "input " + std::to_string(i);
   Value v = node.input(i);
   if (auto arg = dyn_cast_or_null<BlockArgument>(v))
@@ -29,6 +27,7 @@ std::string inputDesc(OnnxNode &node, unsigned i) {
   return idx;
 }
 
+namespace {
 /// The static shape `v` must have because it flows, through elementwise ONNX
 /// ops whose other operands are scalars or equally unknown (shape-preserving),
 /// into a value whose type is declared static (a graph output, or an op ONNX

@@ -24,6 +24,9 @@ std::string shapeStr(ArrayRef<int64_t> shape);
 FailureOr<RankedTensorType> declaredResult(OnnxNode &node, unsigned i,
                                            StringRef what);
 
+/// "graph input 'shape' (input 1)" or "input 1": input `i` in messages.
+std::string inputDesc(OnnxNode &node, unsigned i);
+
 /// Adds a kiln.guard that every element of `ok` is true at run time; the
 /// message names the node and input `input` and says `expectation`.
 void guardInput(OnnxNode &node, Value ok, unsigned input,

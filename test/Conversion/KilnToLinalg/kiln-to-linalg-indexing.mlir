@@ -158,3 +158,77 @@ func.func @unique(%x: tensor<6xf32>) -> (tensor<4xf32>, tensor<4xi64>, tensor<6x
   %y, %i, %v, %c = kiln.unique %x {axis = 0 : i64, sorted = false} : tensor<6xf32> -> tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>
   return %y, %i, %v, %c : tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>
 }
+
+// -----
+
+// A count known only at run time: one loop nest counts, the result is that
+// long (clamped to the element count, which bounds it for the arena), and a
+// second nest writes each non-zero element's coordinates.
+// CHECK-LABEL: func.func @non_zero_counted
+// CHECK: %[[N:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<?x3xf32>
+// CHECK: %[[TOTAL:.+]] = arith.muli %{{.+}}, %c3 : index
+// CHECK: %[[COUNT:.+]] = scf.for %{{.+}} = %{{.+}} to %[[N]]
+// CHECK: arith.cmpf une
+// CHECK: %[[CLAMPED:.+]] = arith.minui %[[COUNT]], %[[TOTAL]] : index
+// CHECK: tensor.empty(%[[CLAMPED]]) : tensor<2x?xi64>
+// CHECK: scf.if
+// CHECK-COUNT-2: tensor.insert
+func.func @non_zero_counted(%x: tensor<?x3xf32>) -> tensor<2x?xi64> {
+  %y = kiln.non_zero %x : tensor<?x3xf32> -> tensor<2x?xi64>
+  return %y : tensor<2x?xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @compress_counted
+// CHECK: %[[LEN:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<?xi1>
+// CHECK: %[[STEPS:.+]] = arith.minui %{{.+}}, %[[LEN]] : index
+// CHECK: %[[COUNT:.+]] = scf.for
+// CHECK: %[[CLAMPED:.+]] = arith.minui %[[COUNT]], %[[STEPS]] : index
+// CHECK: tensor.empty(%[[CLAMPED]]) : tensor<?x2xf32>
+// CHECK: scf.if
+func.func @compress_counted(%x: tensor<3x2xf32>, %c: tensor<?xi1>) -> tensor<?x2xf32> {
+  %y = kiln.compress %x, %c {axis = 0 : i64} : (tensor<3x2xf32>, tensor<?xi1>) -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}
+
+// -----
+
+// Rows of indices known at run time: the result is as long as the indices.
+// CHECK-LABEL: func.func @gather_nd_counted
+// CHECK: %[[ROWS:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<?x2xi64>
+// CHECK: tensor.empty(%[[ROWS]]) : tensor<?xf32>
+// CHECK: linalg.generic
+func.func @gather_nd_counted(%x: tensor<4x6xf32>, %i: tensor<?x2xi64>) -> tensor<?xf32> {
+  %y = kiln.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<4x6xf32>, tensor<?x2xi64>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
+// A run-time k: the lists are k long (clamped to the axis, which bounds
+// them), and a k of 0 visits no element.
+// CHECK-LABEL: func.func @top_k_size
+// CHECK: %[[K:.+]] = arith.minui %{{.+}}, %c10 : index
+// CHECK: tensor.empty(%[[K]]) : tensor<3x?x1xf32>
+// CHECK: tensor.empty(%[[K]]) : tensor<3x?x1xi64>
+// CHECK: arith.cmpi eq, %[[K]]
+// CHECK: return %{{.+}}, %{{.+}} : tensor<3x?xf32>, tensor<3x?xi64>
+func.func @top_k_size(%x: tensor<3x10xf32>, %k: index) -> (tensor<3x?xf32>, tensor<3x?xi64>) {
+  %v, %i = kiln.top_k %x size %k {axis = 1 : i64, k = 0 : i64} : tensor<3x10xf32> -> tensor<3x?xf32>, tensor<3x?xi64>
+  return %v, %i : tensor<3x?xf32>, tensor<3x?xi64>
+}
+
+// -----
+
+// A run-time number of distinct values: lists with room for every slice,
+// cut to the count of slices that are their own first occurrence.
+// CHECK-LABEL: func.func @unique_counted
+// CHECK: tensor.empty() : tensor<1x6x1xf32>
+// CHECK: %[[M:.+]] = arith.minui %{{.+}}, %{{.+}} : index
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 0] [1, %[[M]], 1] [1, 1, 1] : tensor<1x6x1xf32> to tensor<1x?x1xf32>
+// CHECK: tensor.extract_slice %{{.+}}[0] [%[[M]]] [1] : tensor<6xi64> to tensor<?xi64>
+func.func @unique_counted(%x: tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>) {
+  %values, %indices, %inverse, %counts = kiln.unique %x {axis = 0 : i64} : tensor<6xf32> -> tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>
+  return %values, %counts : tensor<?xf32>, tensor<?xi64>
+}

@@ -211,6 +211,61 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
+// Without a declared shape the count is known at run time: a dynamic
+// dimension, bounded by the input's element count (docs/shapes.md).
+// CHECK-LABEL: func.func @nonzero_counted
+// CHECK-NOT: kiln.guard
+// CHECK: kiln.non_zero %{{.+}} : tensor<2x3xf32> -> tensor<2x?xi64>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @nonzero_counted(%x: tensor<2x3xf32>) -> tensor<2x?xi64> {
+    %y = "onnx.NonZero"(%x) : (tensor<2x3xf32>) -> tensor<2x?xi64> loc("n")
+    return %y : tensor<2x?xi64>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @compress_counted
+// CHECK-NOT: kiln.guard
+// CHECK: kiln.compress %{{.+}}, %{{.+}} {axis = 1 : i64} : (tensor<3x2xf32>, tensor<5xi1>) -> tensor<3x?xf32>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @compress_counted(%x: tensor<3x2xf32>, %c: tensor<5xi1>) -> tensor<*xf32> {
+    %y = "onnx.Compress"(%x, %c) {axis = 1 : i64} : (tensor<3x2xf32>, tensor<5xi1>) -> tensor<*xf32> loc("k")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// A k read from the data: a run-time size, checked against the axis.
+// CHECK-LABEL: func.func @top_k_runtime
+// CHECK: %[[RAW:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<1xi64>
+// CHECK: %[[K:.+]] = arith.index_cast %[[RAW]] : i64 to index
+// CHECK: arith.cmpi sge, %[[K]]
+// CHECK: arith.cmpi sle, %[[K]]
+// CHECK: kiln.guard %{{.+}} {message = "node 't' (TopK, opset 11): input 1 must be in [0, 4] (the size of axis 1)"} : tensor<i1>
+// CHECK: kiln.top_k %{{.+}} size %[[K]] {axis = 1 : i64, k = 0 : i64} : tensor<3x4xf32> -> tensor<3x?xf32>, tensor<3x?xi64>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @top_k_runtime(%x: tensor<3x4xf32>, %k: tensor<1xi64>) -> (tensor<*xf32>, tensor<*xi64>) {
+    %v, %i = "onnx.TopK"(%x, %k) : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<*xf32>, tensor<*xi64>) loc("t")
+    return %v, %i : tensor<*xf32>, tensor<*xi64>
+  }
+}
+
+// -----
+
+// The number of distinct values is a run-time size (at most the input's).
+// CHECK-LABEL: func.func @unique_counted
+// CHECK: kiln.unique %{{.+}} {axis = 0 : i64} : tensor<6xf32> -> tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @unique_counted(%x: tensor<6xf32>) -> tensor<*xf32> {
+    %y:4 = "onnx.Unique"(%x) : (tensor<6xf32>) -> (tensor<*xf32>, tensor<*xi64>, tensor<*xi64>, tensor<*xi64>) loc("u")
+    return %y#0 : tensor<*xf32>
+  }
+}
+
+// -----
+
 // Unique of a constant: computed at compile time (sorted by default); the
 // gather of the unique values folds.
 // CHECK-LABEL: func.func @unique_constant

@@ -169,11 +169,12 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx,
     return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
                              x.getRank());
   int64_t n = x.getDimSize(axis);
-  if (k < 0 || (n != kDyn && k > n))
+  bool runtimeK = adaptor.getKSize() != nullptr;
+  if (!runtimeK && (k < 0 || (n != kDyn && k > n)))
     return emitOptionalError(loc, "k = ", k, " is not in [0, ", n,
                              "] (the size of axis ", axis, ")");
   SmallVector<int64_t> shape(x.getShape());
-  shape[axis] = k;
+  shape[axis] = runtimeK ? kDyn : k;
   types.push_back(RankedTensorType::get(shape, x.getElementType()));
   types.push_back(RankedTensorType::get(shape, IntegerType::get(ctx, 64)));
   return success();

@@ -938,18 +938,24 @@ def Kiln_TopKOp : Kiln_Op<"top_k", [Kiln_Inferred]> {
   let description = [{
     `values` and `indices` (i64) have the input's shape with dimension
     `axis` replaced by `k`, best first; equal values keep the lower index
-    first, as ONNX's reference does.
+    first, as ONNX's reference does. With a `k_size` operand, k is that
+    run-time size (a model's `k` computed from shapes or data, checked
+    against the axis by a guard before the op), the results are dynamic
+    along the axis, and the `k` attribute is not used.
 
     ```mlir
     %v, %i = kiln.top_k %x {k = 3 : i64, axis = 1 : i64, largest = true}
        : tensor<3x4xf32> -> tensor<3x3xf32>, tensor<3x3xi64>
+    %v, %i = kiln.top_k %x size %k {k = 0 : i64, axis = 1 : i64}
+       : tensor<3x4xf32> -> tensor<3x?xf32>, tensor<3x?xi64>
     ```
   }];
-  let arguments = (ins Kiln_NumericTensor:$input, I64Attr:$k, I64Attr:$axis,
+  let arguments = (ins Kiln_NumericTensor:$input, Optional<Index>:$k_size,
+                   I64Attr:$k, I64Attr:$axis,
                    DefaultValuedAttr<BoolAttr, "true">:$largest);
   let results = (outs Kiln_NumericTensor:$values,
                  RankedTensorOf<[I64]>:$indices);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($values) `,` type($indices)";
+  let assemblyFormat = "$input (`size` $k_size^)? attr-dict `:` type($input) `->` type($values) `,` type($indices)";
 }
 
 def Kiln_ReverseSequenceOp : Kiln_Op<"reverse_sequence", [Kiln_Inferred]> {
