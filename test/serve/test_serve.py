@@ -635,6 +635,26 @@ def test_slo_mode_lowers_the_batch_cap(serve, fake_batched):
     assert s.terminate() == 0
 
 
+def test_slo_mode_lowers_the_cap_of_a_packing_model(serve, tmp_path):
+    # A model at run-time sizes whose batch is proven independent packs
+    # requests up to the symbol's bound; the SLO controller lowers that cap
+    # as it does a batch-variant model's.
+    from conftest import compile_model
+    from models import save_seq_pool
+    save_seq_pool(str(tmp_path / "seq.onnx"))
+    so = compile_model(str(tmp_path / "seq.onnx"), str(tmp_path / "seq.so"),
+                       "--dim", "b=1..6", "--dim", "s=1..32")
+    s = serve("--model", f"seq={so}", "--slo-p99-ms", "0.000001")
+    assert counter(s.metrics(), "kiln_batch_cap", "seq", 1) == 6
+    body = json.dumps(json_infer_body({"x": np.ones((1, 5, 8), np.float32)})).encode()
+    conn = s.connection()
+    for _ in range(200):
+        assert s.request("POST", "/v2/models/seq/infer", body, conn=conn)[0] == 200
+    conn.close()
+    assert counter(s.metrics(), "kiln_batch_cap", "seq", 1) == 1
+    assert s.terminate() == 0
+
+
 def test_compiled_batch_variants(serve, m, mlp_batched):
     # The same checks on a model kiln-compile built with --batch-sizes 1,4,8.
     s = serve("--model", f"mlp={mlp_batched}", "--max-queue-delay-us", "20000",

@@ -556,7 +556,10 @@ bool ModelVersion::unpackRuntimeBatch(Variant &v,
 // overload, smaller batches would only lower throughput and lengthen the
 // queue.
 void ModelVersion::recordLatency(double us) {
-  if (!batched_ || maxBatch() == 1)
+  // Batch variants and packing along an independent batch both take rows
+  // up to the cap; a model that runs each request alone has nothing to
+  // adjust.
+  if (!takesRows() || maxBatch() == 1)
     return;
   std::lock_guard<std::mutex> lock(sloMu_);
   window_.push_back(us);
