@@ -9,7 +9,7 @@ inferring the pooling at the largest input). Each model is compiled once
 with ranges and run at several shapes, odd ones included, against torch
 (rtol 1e-4, atol 1e-5 in float32) through Python's kiln.load(). A model
 traced with a fixed Resize target is refused at a size where its Concat
-does not fit.
+does not fit. A block of grouped convolutions runs through the same checks.
 
 usage: check_symbolic_resize.py KILN_COMPILE WORKDIR PYTHONPATH
 """
@@ -64,7 +64,22 @@ class UpsampleToPooled(torch.nn.Module):
         return torch.cat([up, p], dim=1)
 
 
+class GroupedBlock(torch.nn.Module):
+    """ResNeXt's and RegNet's grouped 3x3 convolutions (one strided), which
+    run as one kernel in a loop over the groups at run-time sizes too."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 16, 1)
+        self.g = torch.nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=4)
+        self.g2 = torch.nn.Conv2d(16, 32, 3, padding=1, groups=8)
+
+    def forward(self, x):
+        return torch.relu(self.g2(torch.relu(self.g(self.a(x)))))
+
+
 cases = [
+    ("grouped_conv", GroupedBlock()),
     ("bilinear_x2", Interpolate(scale_factor=2, mode="bilinear", align_corners=False)),
     ("bilinear_corners", Interpolate(scale_factor=2, mode="bilinear", align_corners=True)),
     ("bilinear_half", Interpolate(scale_factor=0.5, mode="bilinear", align_corners=False)),

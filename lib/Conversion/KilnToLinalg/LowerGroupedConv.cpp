@@ -14,18 +14,31 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-/// Static-size slice of `v` whose last dimension starts at `offset` (an
-/// index value) and spans `size` elements; every other dimension is whole.
+/// The sizes of `v`'s dimensions for a slice or an insertion: constants,
+/// and tensor.dim of a dynamic (symbolic) one.
+SmallVector<OpFoldResult> mixedSizes(OpBuilder &b, Location loc, Value v,
+                                     ArrayRef<int64_t> shape) {
+  SmallVector<OpFoldResult> sizes;
+  for (auto [i, d] : llvm::enumerate(shape))
+    sizes.push_back(ShapedType::isDynamic(d)
+                        ? OpFoldResult(
+                              tensor::DimOp::create(b, loc, v, i).getResult())
+                        : b.getIndexAttr(d));
+  return sizes;
+}
+
+/// Slice of `v` whose last dimension starts at `offset` (an index value)
+/// and spans `size` elements; every other dimension is whole (static, or
+/// symbolic at run-time sizes).
 Value lastDimSlice(OpBuilder &b, Location loc, Value v, Value offset,
                    int64_t size) {
   RankedTensorType t = typeOf(v);
   int64_t rank = t.getRank();
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
       strides(rank, b.getIndexAttr(1));
   SmallVector<int64_t> shape(t.getShape());
   shape.back() = size;
-  for (int64_t d : shape)
-    sizes.push_back(b.getIndexAttr(d));
+  SmallVector<OpFoldResult> sizes = mixedSizes(b, loc, v, shape);
   offsets.back() = offset;
   return tensor::ExtractSliceOp::create(
       b, loc, RankedTensorType::get(shape, t.getElementType()), v, offsets,
@@ -37,11 +50,12 @@ Value mlir::kiln::groupedConvNHWC(OpBuilder &b, Location loc, Value xp,
                                   Value hwcf, int64_t group,
                                   ArrayRef<int64_t> outShape,
                                   ArrayRef<int64_t> strides,
-                                  ArrayRef<int64_t> dilations) {
+                                  ArrayRef<int64_t> dilations,
+                                  ValueRange dyn) {
   RankedTensorType xt = typeOf(xp), wt = typeOf(hwcf);
   Type elt = xt.getElementType();
   int64_t cg = xt.getDimSize(3) / group, fg = wt.getDimSize(3) / group;
-  Value init = emptyTensor(b, loc, outShape, elt);
+  Value init = emptyTensor(b, loc, outShape, elt, dyn);
   Value lb = arith::ConstantIndexOp::create(b, loc, 0);
   Value ub = arith::ConstantIndexOp::create(b, loc, group);
   Value step = arith::ConstantIndexOp::create(b, loc, 1);
@@ -69,10 +83,10 @@ Value mlir::kiln::groupedConvNHWC(OpBuilder &b, Location loc, Value xp,
                          i64Vector(nb, dilations))
                          .getResult(0);
         RankedTensorType pt = typeOf(part);
-        SmallVector<OpFoldResult> offsets(4, nb.getIndexAttr(0)), sizes,
+        SmallVector<OpFoldResult> offsets(4, nb.getIndexAttr(0)),
             unit(4, nb.getIndexAttr(1));
-        for (int64_t d : pt.getShape())
-          sizes.push_back(nb.getIndexAttr(d));
+        SmallVector<OpFoldResult> sizes =
+            mixedSizes(nb, nl, part, pt.getShape());
         offsets[3] = outOffset;
         Value updated = tensor::InsertSliceOp::create(nb, nl, part, iter[0],
                                                       offsets, sizes, unit);

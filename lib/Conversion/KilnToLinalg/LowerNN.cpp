@@ -280,11 +280,6 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
   // computed from the input's at run time, in NHWC order.
   SmallVector<Value> dyn;
   if (!rt.hasStaticShape()) {
-    if (group != 1 && !depthwise)
-      return op.emitError()
-             << "a grouped convolution (group " << group
-             << ") does not support symbolic dimensions yet (type " << rt
-             << "); give the symbolic dimensions one size each";
     int64_t xh = nhwc ? 1 : 2;
     ArrayRef<int64_t> k = wt.getShape();
     int64_t kh = nhwc ? k[0] : k[2], kw = nhwc ? k[1] : k[3];
@@ -326,7 +321,7 @@ FailureOr<Value> lowerConv(OpBuilder &b, Conv2DOp op) {
             .getResult(0);
   } else {
     y = groupedConvNHWC(b, loc, x, hwcf, group, {rt.getDimSize(0), oh, ow, f},
-                        op.getStrides(), op.getDilations());
+                        op.getStrides(), op.getDilations(), dyn);
   }
   // Back to NCHW unless the op is NHWC, adding the bias on the way.
   if (nhwc && !op.getBias())

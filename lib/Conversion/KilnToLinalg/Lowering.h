@@ -99,10 +99,12 @@ Value padded(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
 
 /// Grouped convolution (1 < group < channels) of the padded NHWC input `xp`
 /// with the HWCF filter `hwcf` (groups side by side along F), as one
-/// convolution kernel in a loop over the groups. Returns NHWC `outShape`.
+/// convolution kernel in a loop over the groups. Returns NHWC `outShape`
+/// (`dyn` sizes its dynamic entries, as for emptyTensor).
 Value groupedConvNHWC(OpBuilder &b, Location loc, Value xp, Value hwcf,
                       int64_t group, ArrayRef<int64_t> outShape,
-                      ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations);
+                      ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                      ValueRange dyn = {});
 
 /// `v` as a 1-D i64 elements attribute (the strides and dilations of the
 /// linalg convolutions).
