@@ -9,7 +9,8 @@ inferring the pooling at the largest input). Each model is compiled once
 with ranges and run at several shapes, odd ones included, against torch
 (rtol 1e-4, atol 1e-5 in float32) through Python's kiln.load(). A model
 traced with a fixed Resize target is refused at a size where its Concat
-does not fit. A block of grouped convolutions runs through the same checks.
+does not fit. A block of grouped convolutions and torch.flip run through
+the same checks.
 
 usage: check_symbolic_resize.py KILN_COMPILE WORKDIR PYTHONPATH
 """
@@ -78,8 +79,17 @@ class GroupedBlock(torch.nn.Module):
         return torch.relu(self.g2(torch.relu(self.g(self.a(x)))))
 
 
+class Flip(torch.nn.Module):
+    """torch.flip: a Slice with step -1 from the last element to before the
+    first, on each flipped axis (reversed slices at run-time sizes)."""
+
+    def forward(self, x):
+        return torch.flip(x, [2, 3]) * 2 + torch.flip(x, [3])
+
+
 cases = [
     ("grouped_conv", GroupedBlock()),
+    ("flip", Flip()),
     ("bilinear_x2", Interpolate(scale_factor=2, mode="bilinear", align_corners=False)),
     ("bilinear_corners", Interpolate(scale_factor=2, mode="bilinear", align_corners=True)),
     ("bilinear_half", Interpolate(scale_factor=0.5, mode="bilinear", align_corners=False)),

@@ -64,6 +64,31 @@ LogicalResult mlir::kiln::lowerGuard(OpBuilder &b, GuardOp op) {
   return success();
 }
 
+/// A sized_slice with a negative stride: a generic over the result that
+/// reads `offset + i * stride` along every dimension (tensor.extract_slice
+/// takes positive strides only).
+static Value reversedSlice(OpBuilder &b, Location loc, SizedSliceOp s) {
+  RankedTensorType out = s.getType();
+  SmallVector<Value> dyn;
+  for (int64_t d = 0; d < out.getRank(); ++d)
+    if (out.isDynamicDim(d))
+      dyn.push_back(s.getSizes()[d]);
+  return mappedGeneric(
+      b, loc, out.getShape(), out.getElementType(), {}, {},
+      [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < out.getRank(); ++d) {
+          Value i = linalg::IndexOp::create(nb, nl, d);
+          Value step = arith::MulIOp::create(
+              nb, nl, i,
+              arith::ConstantIndexOp::create(nb, nl, s.getStrides()[d]));
+          at.push_back(arith::AddIOp::create(nb, nl, s.getOffsets()[d], step));
+        }
+        return tensor::ExtractOp::create(nb, nl, s.getInput(), at);
+      },
+      dyn);
+}
+
 FailureOr<Value> mlir::kiln::lowerShapeOps(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   if (auto s = dyn_cast<ShapeOfOp>(op)) {
@@ -90,6 +115,8 @@ FailureOr<Value> mlir::kiln::lowerShapeOps(OpBuilder &b, Operation *op) {
   }
   if (auto s = dyn_cast<SizedSliceOp>(op)) {
     RankedTensorType out = s.getType();
+    if (llvm::any_of(s.getStrides(), [](int64_t k) { return k < 0; }))
+      return reversedSlice(b, loc, s);
     SmallVector<OpFoldResult> offsets, sizes, strides;
     for (int64_t d = 0; d < out.getRank(); ++d) {
       offsets.push_back(getAsOpFoldResult(s.getOffsets()[d]));

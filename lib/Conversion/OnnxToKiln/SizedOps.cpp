@@ -309,10 +309,66 @@ struct AxisSlice {
   std::optional<SymSize> known;
 };
 
+/// A reversed slice (`step` < 0): ONNX clamps `start` into [0, dim - 1] and
+/// `end` into [-1, dim - 1] and takes ceil((start - end) / -step) elements
+/// from `start` backwards; `offset` is the first position read. The whole
+/// axis backwards (torch.flip: start -1, end below -dim) keeps the size's
+/// polynomial for a step of -1.
+AxisSlice reversedSliceAxis(OnnxNode &node, const SymSize &dim,
+                            const SymSize &start, const SymSize &end,
+                            int64_t step) {
+  SymbolicSizes &sizes = *node.sizes;
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  AxisSlice out;
+  std::optional<int64_t> sc = start.getConstant(), ec = end.getConstant();
+  std::optional<int64_t> hi = sizes.largest(dim);
+  bool fromLast = sc && (*sc == -1 || (hi && *sc >= *hi - 1 && *sc >= 0 &&
+                                       sizes.smallest(dim) == hi));
+  bool toFirst = ec && hi && *ec < -*hi;
+  if (step == -1 && fromLast && toFirst) {
+    std::optional<SymSize> last = SymSize::add(dim, SymSize::constant(-1));
+    if (last) {
+      out.offset = sizes.materialize(b, loc, *last);
+      out.size = sizes.materialize(b, loc, dim);
+      out.known = dim;
+      return out;
+    }
+  }
+  Value d = sizes.materialize(b, loc, dim);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value minusOne = arith::ConstantIndexOp::create(b, loc, -1);
+  Value last = arith::AddIOp::create(b, loc, d, minusOne);
+  auto clamped = [&](const SymSize &p, Value lowest) -> Value {
+    Value v = sizes.materialize(b, loc, p);
+    Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v,
+                                      zero);
+    v = arith::SelectOp::create(b, loc, neg,
+                                arith::AddIOp::create(b, loc, v, d), v);
+    v = arith::MaxSIOp::create(b, loc, v, lowest);
+    return arith::MinSIOp::create(b, loc, v, last);
+  };
+  Value first = clamped(start, zero), stop = clamped(end, minusOne);
+  Value span = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, first, stop), zero);
+  Value count = arith::CeilDivSIOp::create(
+      b, loc, span, arith::ConstantIndexOp::create(b, loc, -step));
+  AffineMap minMap = AffineMap::get(
+      0, 2,
+      {getAffineSymbolExpr(0, b.getContext()),
+       getAffineSymbolExpr(1, b.getContext())},
+      b.getContext());
+  out.offset = first;
+  out.size = affine::AffineMinOp::create(b, loc, minMap, ValueRange{d, count});
+  return out;
+}
+
 /// ONNX Slice's clamping of `start` and `end` (positions, negative from the
 /// end) to a dimension of size `dim`, with step `step` > 0.
 AxisSlice sliceAxis(OnnxNode &node, const SymSize &dim, const SymSize &start,
                     const SymSize &end, int64_t step) {
+  if (step < 0)
+    return reversedSliceAxis(node, dim, start, end, step);
   SymbolicSizes &sizes = *node.sizes;
   OpBuilder &b = node.builder;
   Location loc = node.loc();
@@ -454,10 +510,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicSlice(OnnxNode &node) {
       return failure();
     }
     seen[*axis] = true;
-    if (steps[i] <= 0) {
-      node.fail() << (steps[i] ? "negative steps (reversed slices) are not "
-                                 "supported with symbolic sizes yet"
-                               : "steps must not be 0");
+    if (steps[i] == 0) {
+      node.fail() << "steps must not be 0";
       return failure();
     }
     strides[*axis] = steps[i];

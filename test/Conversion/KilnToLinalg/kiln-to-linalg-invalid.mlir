@@ -10,15 +10,6 @@ func.func @dynamic_result(%x: tensor<?x3xf32>) -> tensor<?xf32> {
 
 // -----
 
-// A grouped convolution (neither plain nor depthwise) with a symbolic size.
-func.func @grouped_conv(%x: tensor<1x4x?x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x?x8xf32> {
-  // expected-error @+1 {{a grouped convolution (group 2) does not support symbolic dimensions yet (type 'tensor<1x4x?x8xf32>'); give the symbolic dimensions one size each}}
-  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64} : (tensor<1x4x?x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x?x8xf32>
-  return %y : tensor<1x4x?x8xf32>
-}
-
-// -----
-
 // A result left dynamic by the import (shape inference not run) as well.
 func.func @dynamic_after_static(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<?x?xf32> {
   // expected-error @+1 {{result type 'tensor<?x?xf32>' has a symbolic dimension that no operand carries}}

@@ -58,3 +58,21 @@ func.func @shape_of(%x: tensor<2x?x8xf32>) -> tensor<2xi64> {
   %s = kiln.shape_of %x {start = 0 : i64, end = 2 : i64} : tensor<2x?x8xf32> -> tensor<2xi64>
   return %s : tensor<2xi64>
 }
+
+// -----
+
+// A reversed slice (negative stride) reads offset + i * stride in a generic;
+// tensor.extract_slice takes positive strides only.
+// CHECK-LABEL: func.func @reversed
+// CHECK: tensor.empty(%arg2) : tensor<2x?xf32>
+// CHECK: linalg.generic
+// CHECK: %[[I:.+]] = linalg.index 1 : index
+// CHECK: %[[STEP:.+]] = arith.muli %[[I]], %c-2 : index
+// CHECK: %[[AT:.+]] = arith.addi %arg1, %[[STEP]] : index
+// CHECK: tensor.extract %arg0[%{{.+}}, %[[AT]]] : tensor<2x?xf32>
+func.func @reversed(%x: tensor<2x?xf32>, %start: index, %n: index) -> tensor<2x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %y = kiln.sized_slice %x offsets(%c0, %start) sizes(%c2, %n) {strides = array<i64: 1, -2>} : tensor<2x?xf32> -> tensor<2x?xf32>
+  return %y : tensor<2x?xf32>
+}

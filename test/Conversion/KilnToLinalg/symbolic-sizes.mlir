@@ -120,3 +120,19 @@ func.func @upsample(%x: tensor<1x?x?x8xf32>) -> tensor<1x?x?x8xf32> {
   %y = kiln.upsample_nearest %x {scales = array<i64: 1, 2, 3, 1>} : tensor<1x?x?x8xf32> -> tensor<1x?x?x8xf32>
   return %y : tensor<1x?x?x8xf32>
 }
+
+// A grouped convolution: the loop over the groups slices the padded input
+// and the result with their run-time rows (tensor.dim), the result sized
+// by the window's output size.
+// CHECK-LABEL: func.func @grouped_conv
+// CHECK: tensor.empty() : tensor<3x3x2x4xf32>
+// CHECK: %[[OUT:.+]] = tensor.empty(%{{.+}}) : tensor<1x?x8x4xf32>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[OUT]]) -> (tensor<1x?x8x4xf32>)
+// CHECK: %[[ROWS:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<1x?x10x4xf32>
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 0, %{{.+}}] [1, %[[ROWS]], 10, 2] [1, 1, 1, 1] : tensor<1x?x10x4xf32> to tensor<1x?x10x2xf32>
+// CHECK: linalg.conv_2d_nhwc_hwcf
+// CHECK: tensor.insert_slice %{{.+}} into %[[ACC]]
+func.func @grouped_conv(%x: tensor<1x4x?x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x?x8xf32> {
+  %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64} : (tensor<1x4x?x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x?x8xf32>
+  return %y : tensor<1x4x?x8xf32>
+}

@@ -140,8 +140,8 @@ LogicalResult SizedSliceOp::verify() {
   if (in.getElementType() != out.getElementType())
     return emitOpError() << "cannot change the element type";
   for (int64_t d = 0; d < rank; ++d) {
-    if (getStrides()[d] < 1)
-      return emitOpError() << "expects positive strides";
+    if (getStrides()[d] == 0)
+      return emitOpError() << "expects non-zero strides";
     APInt c;
     if (!out.isDynamicDim(d) &&
         (!matchPattern(getSizes()[d], m_ConstantInt(&c)) ||

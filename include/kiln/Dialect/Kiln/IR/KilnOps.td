@@ -817,8 +817,10 @@ def Kiln_SizedSliceOp : Kiln_Op<"sized_slice", [Pure, AttrSizedOperandSegments]>
   let summary = "a strided box whose offsets and sizes are run-time operands";
   let description = [{
     One offset and one size operand per dimension, static `strides`; a static
-    result dimension has a constant size operand. Every position read lies
-    inside the input (the conversion clamps as ONNX Slice does).
+    result dimension has a constant size operand. Element `i` along a
+    dimension reads `offset + i * stride`: a negative stride (a reversed
+    slice) reads backwards from `offset`. Every position read lies inside
+    the input (the conversion clamps as ONNX Slice does).
 
     ```mlir
     %y = kiln.sized_slice %x offsets(%c0, %c0) sizes(%c1, %t) {strides = array<i64: 1, 1>}
