@@ -309,6 +309,32 @@ struct AxisSlice {
   std::optional<SymSize> known;
 };
 
+/// The run-time position `v` of a Slice bound on a dimension of size `d`:
+/// negative counts from the end, then clamped into [lowest, highest].
+Value clampedPosition(OpBuilder &b, Location loc, Value v, Value d, Value zero,
+                      Value lowest, Value highest) {
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, zero);
+  v = arith::SelectOp::create(b, loc, neg, arith::AddIOp::create(b, loc, v, d),
+                              v);
+  v = arith::MaxSIOp::create(b, loc, v, lowest);
+  return arith::MinSIOp::create(b, loc, v, highest);
+}
+
+/// ceil(max(to - from, 0) / step) elements, at most `d` (the arena's bound).
+Value stepCount(OpBuilder &b, Location loc, Value from, Value to, int64_t step,
+                Value d, Value zero) {
+  Value span = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, to, from), zero);
+  Value count = arith::CeilDivSIOp::create(
+      b, loc, span, arith::ConstantIndexOp::create(b, loc, step));
+  AffineMap minMap = AffineMap::get(
+      0, 2,
+      {getAffineSymbolExpr(0, b.getContext()),
+       getAffineSymbolExpr(1, b.getContext())},
+      b.getContext());
+  return affine::AffineMinOp::create(b, loc, minMap, ValueRange{d, count});
+}
+
 /// A reversed slice (`step` < 0): ONNX clamps `start` into [0, dim - 1] and
 /// `end` into [-1, dim - 1] and takes ceil((start - end) / -step) elements
 /// from `start` backwards; `offset` is the first position read. The whole
@@ -339,27 +365,12 @@ AxisSlice reversedSliceAxis(OnnxNode &node, const SymSize &dim,
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value minusOne = arith::ConstantIndexOp::create(b, loc, -1);
   Value last = arith::AddIOp::create(b, loc, d, minusOne);
-  auto clamped = [&](const SymSize &p, Value lowest) -> Value {
-    Value v = sizes.materialize(b, loc, p);
-    Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v,
-                                      zero);
-    v = arith::SelectOp::create(b, loc, neg,
-                                arith::AddIOp::create(b, loc, v, d), v);
-    v = arith::MaxSIOp::create(b, loc, v, lowest);
-    return arith::MinSIOp::create(b, loc, v, last);
-  };
-  Value first = clamped(start, zero), stop = clamped(end, minusOne);
-  Value span = arith::MaxSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, first, stop), zero);
-  Value count = arith::CeilDivSIOp::create(
-      b, loc, span, arith::ConstantIndexOp::create(b, loc, -step));
-  AffineMap minMap = AffineMap::get(
-      0, 2,
-      {getAffineSymbolExpr(0, b.getContext()),
-       getAffineSymbolExpr(1, b.getContext())},
-      b.getContext());
+  Value first = clampedPosition(b, loc, sizes.materialize(b, loc, start), d,
+                                zero, zero, last);
+  Value stop = clampedPosition(b, loc, sizes.materialize(b, loc, end), d, zero,
+                               minusOne, last);
   out.offset = first;
-  out.size = affine::AffineMinOp::create(b, loc, minMap, ValueRange{d, count});
+  out.size = stepCount(b, loc, stop, first, -step, d, zero);
   return out;
 }
 
@@ -421,27 +432,12 @@ AxisSlice sliceAxis(OnnxNode &node, const SymSize &dim, const SymSize &start,
   // at most the dimension's (the arena's bound).
   Value d = sizes.materialize(b, loc, dim);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  auto clamped = [&](const SymSize &p) -> Value {
-    Value v = sizes.materialize(b, loc, p);
-    Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v,
-                                      zero);
-    v = arith::SelectOp::create(b, loc, neg,
-                                arith::AddIOp::create(b, loc, v, d), v);
-    v = arith::MaxSIOp::create(b, loc, v, zero);
-    return arith::MinSIOp::create(b, loc, v, d);
-  };
-  Value lo = clamped(start), hi = clamped(end);
-  Value span = arith::MaxSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, hi, lo), zero);
-  Value count = arith::CeilDivSIOp::create(
-      b, loc, span, arith::ConstantIndexOp::create(b, loc, step));
-  AffineMap minMap = AffineMap::get(
-      0, 2,
-      {getAffineSymbolExpr(0, b.getContext()),
-       getAffineSymbolExpr(1, b.getContext())},
-      b.getContext());
+  Value lo = clampedPosition(b, loc, sizes.materialize(b, loc, start), d, zero,
+                             zero, d);
+  Value hi = clampedPosition(b, loc, sizes.materialize(b, loc, end), d, zero,
+                             zero, d);
   out.offset = lo;
-  out.size = affine::AffineMinOp::create(b, loc, minMap, ValueRange{d, count});
+  out.size = stepCount(b, loc, lo, hi, step, d, zero);
   return out;
 }
 } // namespace
