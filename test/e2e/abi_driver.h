@@ -1,13 +1,14 @@
 /* What the raw C ABI drivers of the e2e tests share (symbolic_batch_driver.c,
  * symbolic_shapes_driver.c): a heap allocator that counts calls while
  * `counting` is set (kiln_run must make none), a CHECK that prints a failure
- * and counts it, the types of the entry points looked up with dlsym, random
- * inputs and a session. */
+ * and counts it, the model opened with dlopen, the types of the entry points
+ * looked up with dlsym, random inputs and a session. */
 #ifndef KILN_TEST_E2E_ABI_DRIVER_H
 #define KILN_TEST_E2E_ABI_DRIVER_H
 
 #include "kiln/runtime.h"
 
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,15 @@ static inline void fill_random(float *x, size_t n, unsigned seed) {
   srand(seed);
   for (size_t i = 0; i < n; ++i)
     x[i] = (float)rand() / RAND_MAX - 0.5f;
+}
+
+/* The model at `path`, opened with dlopen (RTLD_NOW | RTLD_LOCAL), or NULL
+ * after printing why. */
+static inline void *open_model(const char *path) {
+  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!so)
+    printf("cannot load %s: %s\n", path, dlerror());
+  return so;
 }
 
 /* A session with default options, or NULL after printing why. */

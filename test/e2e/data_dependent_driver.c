@@ -19,11 +19,9 @@ enum { kRows = 3, kCols = 5, kAll = kRows * kCols };
 int main(int argc, char **argv) {
   if (argc != 2)
     return 2;
-  void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!so) {
-    printf("cannot load %s: %s\n", argv[1], dlerror());
+  void *so = open_model(argv[1]);
+  if (!so)
     return 2;
-  }
   info_fn get_info = (info_fn)dlsym(so, "kiln_get_model_info");
   dims_fn get_dims = (dims_fn)dlsym(so, "kiln_get_dims_info");
   create_fn create = (create_fn)dlsym(so, "kiln_session_create");

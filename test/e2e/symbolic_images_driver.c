@@ -20,11 +20,9 @@
 int main(int argc, char **argv) {
   if (argc < 11 || (argc - 4) % 7)
     return 2;
-  void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!so) {
-    printf("cannot load %s: %s\n", argv[1], dlerror());
+  void *so = open_model(argv[1]);
+  if (!so)
     return 2;
-  }
   dims_fn get_dims = (dims_fn)dlsym(so, "kiln_get_dims_info");
   create_fn create = (create_fn)dlsym(so, "kiln_session_create");
   run_fn run = (run_fn)dlsym(so, "kiln_run");

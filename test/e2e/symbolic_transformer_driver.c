@@ -41,11 +41,9 @@ static kiln_status run_at(kiln_session *s, const int64_t *ids,
 int main(int argc, char **argv) {
   if (argc != 2)
     return 2;
-  void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!so) {
-    printf("cannot load %s: %s\n", argv[1], dlerror());
+  void *so = open_model(argv[1]);
+  if (!so)
     return 2;
-  }
   create_fn create = (create_fn)dlsym(so, "kiln_session_create");
   run = (run_fn)dlsym(so, "kiln_run");
   out_shape = (shape_fn)dlsym(so, "kiln_get_output_shape");
