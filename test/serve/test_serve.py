@@ -788,6 +788,9 @@ def test_outputs_sized_by_the_data(serve, tmp_path):
     assert status == 200, data
     out, _ = decode_response(rh, data)
     np.testing.assert_allclose(out["y"], masked_select_ref(xs[3])[0], RTOL, ATOL)
+    # A request of another shape is refused by the input check, not run.
+    status, _, body = infer(s, "mask", np.zeros((4, 5), np.float32))
+    assert status == 400 and "expects [4,6]" in json.loads(body)["error"], body
     assert s.terminate() == 0
 
 

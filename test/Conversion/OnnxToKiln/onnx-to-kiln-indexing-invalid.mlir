@@ -48,3 +48,16 @@ module attributes {onnx.opset_import = {ai.onnx = 26 : i64}} {
     return %y : tensor<2x3xf32>
   }
 }
+
+// -----
+
+// A run-time k must be one int64 element (a model that gives two is refused
+// by name, not read past its first).
+// CHECK: error: loc("t"): node 't' (TopK, opset 11): k must be one int64 element
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @top_k_two_ks(%x: tensor<3x4xf32>, %k: tensor<2xi64>) -> (tensor<*xf32>, tensor<*xi64>) {
+    // expected-error@unknown {{node 't' (TopK, opset 11): k must be one int64 element}}
+    %v, %i = "onnx.TopK"(%x, %k) : (tensor<3x4xf32>, tensor<2xi64>) -> (tensor<*xf32>, tensor<*xi64>) loc("t")
+    return %v, %i : tensor<*xf32>, tensor<*xi64>
+  }
+}
