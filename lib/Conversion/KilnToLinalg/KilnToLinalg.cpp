@@ -456,7 +456,7 @@ static bool lowersSymbolicSizes(Operation *op) {
              ConstantOp, Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp,
              ConcatOp, PadOp, UpsampleNearestOp, ShapeOfOp, SizedReshapeOp,
              SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp,
-             CompressOp, TopKOp>(op);
+             CompressOp, TopKOp, NonMaxSuppressionOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {

@@ -619,5 +619,7 @@ FailureOr<Value> mlir::kiln::lowerSelect(OpBuilder &b, Operation *op) {
   }
   if (auto u = dyn_cast<UniqueOp>(op))
     return lowerUnique(b, u);
+  if (auto s = dyn_cast<NonMaxSuppressionOp>(op))
+    return lowerNonMaxSuppression(b, s);
   return Value();
 }

@@ -148,12 +148,14 @@ LogicalResult lowerGuard(OpBuilder &b, GuardOp op);
 /// kiln.expand (LowerShapeOps.cpp).
 FailureOr<Value> lowerShapeOps(OpBuilder &b, Operation *op);
 /// Scatter, gather_nd, cumsum, top_k, reverse_sequence, det, compress,
-/// non_zero and unique; top_k and unique replace their results after the
-/// first themselves.
+/// non_zero, unique and non_max_suppression; top_k and unique replace their
+/// results after the first themselves.
 FailureOr<Value> lowerIndexing(OpBuilder &b, Operation *op);
-/// top_k, compress, non_zero and unique (LowerSelect.cpp), for
-/// lowerIndexing; null for any other op.
+/// top_k, compress, non_zero, unique and non_max_suppression
+/// (LowerSelect.cpp), for lowerIndexing; null for any other op.
 FailureOr<Value> lowerSelect(OpBuilder &b, Operation *op);
+/// kiln.non_max_suppression (LowerSuppression.cpp), for lowerSelect.
+Value lowerNonMaxSuppression(OpBuilder &b, NonMaxSuppressionOp op);
 /// kiln.dynamic_quant_matmul (LowerQuantized.cpp).
 FailureOr<Value> lowerQuantized(OpBuilder &b, Operation *op);
 

@@ -85,7 +85,8 @@ OnnxConverter convertResize, convertUpsample;
 // Scatter.cpp
 OnnxConverter convertScatterElements, convertScatterND;
 // Select.cpp
-OnnxConverter convertCompress, convertNonZero, convertTopK, convertUnique;
+OnnxConverter convertCompress, convertNonMaxSuppression, convertNonZero,
+    convertTopK, convertUnique;
 // Shape.cpp
 OnnxConverter convertDepthToSpace, convertExpand, convertFlatten,
     convertReshape, convertShape, convertSize, convertSpaceToDepth,

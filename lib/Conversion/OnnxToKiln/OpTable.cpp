@@ -138,6 +138,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Mul",                      {1, 6},                                 convertMul1,                      "Legacy.cpp"},
     {"Neg",                      {6, 13},                                convertNeg,                       "Elementwise.cpp"},
     {"NegativeLogLikelihoodLoss",{12, 13, 22},                           convertNegativeLogLikelihoodLoss, "Loss.cpp"},
+    {"NonMaxSuppression",        {10, 11},                               convertNonMaxSuppression,         "Select.cpp"},
     {"NonZero",                  {9, 13},                                convertNonZero,                   "Select.cpp"},
     {"Not",                      {1},                                    convertNot,                       "Elementwise.cpp"},
     {"OneHot",                   {9, 11},                                convertOneHot,                    "Generators.cpp"},

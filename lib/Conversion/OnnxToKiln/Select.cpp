@@ -1,9 +1,11 @@
 //===- Select.cpp - ONNX ops that select elements by value ------*- C++ -*-===//
 //
-// TopK, Compress, NonZero and Unique. The last three have output shapes that
-// depend on the data: a compile-time constant input is computed while
-// converting; a run-time one needs the output shape the model declares, and
-// a guard checks at run time that the data gives it.
+// TopK, Compress, NonZero, Unique and NonMaxSuppression. All but TopK have
+// output shapes that depend on the data (TopK too with a run-time k): a
+// compile-time constant input is computed while converting; a run-time one
+// gives a dynamic size the op bounds (docs/shapes.md, "Sizes that depend on
+// the data"), or, where the model declares a static output shape (not for
+// NonMaxSuppression), that shape, which a guard checks at run time.
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
@@ -553,4 +555,135 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertUnique(OnnxNode &node) {
   results[2] = ints(inverse);
   results[3] = ints(counts);
   return results;
+}
+
+/// NonMaxSuppression 10, 11: the rows kept depend on the data, so the
+/// result is `[count, 3]` with the count known at run time, at most
+/// batches * classes * min(boxes, max_output_boxes_per_class). A missing or
+/// constant non-positive maximum keeps nothing (an empty result); a missing
+/// IoU threshold is 0 and a missing score threshold keeps every score.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertNonMaxSuppression(OnnxNode &node) {
+  FailureOr<Value> boxes = node.rankedInput(0), scores = node.rankedInput(1);
+  if (failed(boxes) || failed(scores))
+    return failure();
+  OpBuilder &b = node.builder;
+  Type f32 = b.getF32Type();
+  RankedTensorType bt = typeOf(*boxes), st = typeOf(*scores);
+  if (!isa<FloatType>(bt.getElementType()) ||
+      !isa<FloatType>(st.getElementType())) {
+    node.fail() << "boxes and scores must be float tensors, got " << bt
+                << " and " << st;
+    return failure();
+  }
+  auto same = [](int64_t x, int64_t y) {
+    return ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y;
+  };
+  if (bt.getRank() != 3 || !same(bt.getDimSize(2), 4)) {
+    node.fail() << "boxes must be [num_batches, spatial_dimension, 4], got "
+                << bt;
+    return failure();
+  }
+  if (st.getRank() != 3 || !same(st.getDimSize(0), bt.getDimSize(0)) ||
+      !same(st.getDimSize(2), bt.getDimSize(1))) {
+    node.fail() << "scores must be [num_batches, num_classes, "
+                   "spatial_dimension] matching boxes "
+                << bt << ", got " << st;
+    return failure();
+  }
+  // A declared [k, 3] keeps that shape, and a guard checks the count.
+  RankedTensorType declared = declaredStaticResult(node, 0);
+  if (declared && (declared.getRank() != 2 || declared.getDimSize(1) != 3))
+    declared = RankedTensorType();
+  auto resultType =
+      declared ? declared
+               : RankedTensorType::get({ShapedType::kDynamic, 3}, b.getI64Type());
+  auto empty = [&]() -> FailureOr<SmallVector<Value>> {
+    if (declared && declared.getDimSize(0) != 0) {
+      node.fail() << "max_output_boxes_per_class is 0 (or absent), so no box "
+                     "is kept, but the model declares the result as "
+                  << declared;
+      return failure();
+    }
+    auto t = RankedTensorType::get({0, 3}, b.getI64Type());
+    return SmallVector<Value>{ConstantOp::create(
+        b, node.loc(), t, DenseElementsAttr::get(t, ArrayRef<Attribute>()))};
+  };
+  // One element of the given kind, as a tensor (cast to f32 for floats).
+  auto scalar = [&](unsigned i, bool isFloat, StringRef what) -> FailureOr<Value> {
+    Value v = node.input(i);
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.hasStaticShape() || t.getNumElements() != 1 ||
+        (isFloat ? !isa<FloatType>(t.getElementType())
+                 : !t.getElementType().isInteger(64))) {
+      node.fail() << what << " must be one " << (isFloat ? "float" : "int64")
+                  << " element, got " << v.getType();
+      return failure();
+    }
+    if (isFloat && !t.getElementType().isF32())
+      return castTo(node, v, f32);
+    return v;
+  };
+  Value maxIn = node.input(2);
+  if (!maxIn)
+    return empty(); // ONNX's default of 0 boxes per class
+  FailureOr<Value> maxV = scalar(2, false, "max_output_boxes_per_class");
+  if (failed(maxV))
+    return failure();
+  if (std::optional<DenseElementsAttr> c = node.constantInput(2))
+    if ((*c.value().value_begin<APInt>()).getSExtValue() <= 0)
+      return empty();
+  Value iou;
+  if (node.input(3)) {
+    FailureOr<Value> v = scalar(3, true, "iou_threshold");
+    if (failed(v))
+      return failure();
+    iou = *v;
+  } else {
+    auto t = RankedTensorType::get({}, f32);
+    iou = ConstantOp::create(b, node.loc(), t,
+                             DenseElementsAttr::get(t, b.getF32FloatAttr(0.0f)));
+  }
+  Value scoreThreshold;
+  if (node.input(4)) {
+    FailureOr<Value> v = scalar(4, true, "score_threshold");
+    if (failed(v))
+      return failure();
+    scoreThreshold = *v;
+  }
+  Value bx = *boxes, sc = *scores;
+  if (!bt.getElementType().isF32()) {
+    FailureOr<Value> v = castTo(node, bx, f32);
+    if (failed(v))
+      return failure();
+    bx = *v;
+  }
+  if (!st.getElementType().isF32()) {
+    FailureOr<Value> v = castTo(node, sc, f32);
+    if (failed(v))
+      return failure();
+    sc = *v;
+  }
+  auto op = NonMaxSuppressionOp::create(
+      b, node.loc(), resultType, RankedTensorType::get({}, b.getI64Type()), bx,
+      sc, *maxV, iou, scoreThreshold,
+      b.getBoolAttr(node.intAttr("center_point_box", 0) != 0));
+  if (failed(finishBuild(node, op)))
+    return failure();
+  if (declared) {
+    auto t = RankedTensorType::get({}, b.getI64Type());
+    Value want = ConstantOp::create(
+        b, node.loc(), t,
+        DenseElementsAttr::get(t, b.getI64IntegerAttr(declared.getDimSize(0))));
+    FailureOr<Value> ok = build<EqualOp>(node, op.getCount(), want);
+    if (failed(ok))
+      return failure();
+    GuardOp::create(b, node.loc(), *ok,
+                    b.getStringAttr(node.describe() +
+                                    ": the boxes and scores must keep exactly " +
+                                    std::to_string(declared.getDimSize(0)) +
+                                    " boxes: the output shape this model was "
+                                    "compiled for"));
+  }
+  return SmallVector<Value>{op.getResult()};
 }

@@ -232,3 +232,28 @@ func.func @unique_counted(%x: tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>) {
   %values, %indices, %inverse, %counts = kiln.unique %x {axis = 0 : i64} : tensor<6xf32> -> tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>
   return %values, %counts : tensor<?xf32>, tensor<?xi64>
 }
+
+// -----
+
+// Non-maximum suppression: the rows go to a tensor at the op's bound
+// (2 batches * 3 classes * min(50 boxes, max 10) = 60); per class a heap of
+// the boxes passing the score threshold (built and taken from with
+// scf.while sift-downs) gives them best first; the result is the first
+// `count` rows, the count clamped to the bound.
+// CHECK-LABEL: func.func @non_max_suppression
+// CHECK: %[[STEPS:.+]] = arith.minui %{{.+}}, %c50 : index
+// CHECK: tensor.empty() : tensor<60x3xi64>
+// CHECK: tensor.empty() : tensor<50xi64>
+// CHECK: scf.for
+// CHECK: arith.cmpf ogt
+// CHECK: scf.while
+// CHECK: scf.while
+// CHECK: arith.cmpi ult, %{{.+}}, %[[STEPS]] : index
+// CHECK: %[[COUNT:.+]] = arith.minui %{{.+}}, %c60 : index
+// CHECK: tensor.extract_slice %{{.+}}[0, 0] [%[[COUNT]], 3] [1, 1] : tensor<60x3xi64> to tensor<?x3xi64>
+func.func @non_max_suppression(%b: tensor<2x50x4xf32>, %s: tensor<2x3x50xf32>, %t: tensor<f32>) -> tensor<?x3xi64> {
+  %m = kiln.constant dense<10> : tensor<1xi64>
+  %iou = kiln.constant dense<0.5> : tensor<f32>
+  %y, %n = kiln.non_max_suppression %b, %s, %m, %iou score %t {center_point_box = true} : (tensor<2x50x4xf32>, tensor<2x3x50xf32>, tensor<1xi64>, tensor<f32>, tensor<f32>) -> (tensor<?x3xi64>, tensor<i64>)
+  return %y : tensor<?x3xi64>
+}

@@ -295,3 +295,43 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
     return %y#0, %y#1, %y#2, %y#3 : tensor<2x3x2xf32>, tensor<3xi64>, tensor<4xi64>, tensor<3xi64>
   }
 }
+
+// -----
+
+// NonMaxSuppression keeps as many rows as the data gives: a dynamic count.
+// CHECK-LABEL: func.func @nms_counted
+// CHECK-NOT: kiln.guard
+// CHECK: kiln.non_max_suppression %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} score %{{.+}} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<?x3xi64>, tensor<i64>)
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @nms_counted(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>, %m: tensor<1xi64>, %i: tensor<1xf32>, %t: tensor<1xf32>) -> tensor<*xi64> {
+    %y = "onnx.NonMaxSuppression"(%b, %s, %m, %i, %t) : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<*xi64> loc("nms")
+    return %y : tensor<*xi64>
+  }
+}
+
+// -----
+
+// A declared [3, 3] keeps its shape; a guard checks the count. No IoU
+// threshold means 0, and no score threshold keeps every score.
+// CHECK-LABEL: func.func @nms_declared
+// CHECK: %[[Y:.+]], %[[N:.+]] = kiln.non_max_suppression %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<f32>) -> (tensor<3x3xi64>, tensor<i64>)
+// CHECK: kiln.guard %{{.+}} {message = "node 'nms' (NonMaxSuppression, opset 11): the boxes and scores must keep exactly 3 boxes: the output shape this model was compiled for"}
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @nms_declared(%b: tensor<1x6x4xf32>, %s: tensor<1x1x6xf32>, %m: tensor<1xi64>) -> tensor<3x3xi64> {
+    %y = "onnx.NonMaxSuppression"(%b, %s, %m) : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>) -> tensor<3x3xi64> loc("nms")
+    return %y : tensor<3x3xi64>
+  }
+}
+
+// -----
+
+// Without max_output_boxes_per_class (0 boxes a class) nothing is kept.
+// CHECK-LABEL: func.func @nms_no_max
+// CHECK-NOT: kiln.non_max_suppression
+// CHECK: kiln.constant dense<> : tensor<0x3xi64>
+module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
+  func.func @nms_no_max(%b: tensor<1x6x4xf32>, %s: tensor<1x1x6xf32>) -> tensor<*xi64> {
+    %y = "onnx.NonMaxSuppression"(%b, %s) : (tensor<1x6x4xf32>, tensor<1x1x6xf32>) -> tensor<*xi64> loc("nms")
+    return %y : tensor<*xi64>
+  }
+}

@@ -247,6 +247,33 @@ LogicalResult NonZeroOp::verify() {
   return success();
 }
 
+LogicalResult NonMaxSuppressionOp::verify() {
+  RankedTensorType boxes = getBoxes().getType(), scores = getScores().getType();
+  if (boxes.getRank() != 3 || !sameDim(boxes.getDimSize(2), 4))
+    return emitOpError() << "boxes " << shapeStr(boxes.getShape())
+                         << " must be [batches, boxes, 4]";
+  if (scores.getRank() != 3 ||
+      !sameDim(scores.getDimSize(0), boxes.getDimSize(0)) ||
+      !sameDim(scores.getDimSize(2), boxes.getDimSize(1)))
+    return emitOpError() << "scores " << shapeStr(scores.getShape())
+                         << " must be [batches, classes, boxes] for boxes "
+                         << shapeStr(boxes.getShape());
+  SmallVector<Value> scalars{getMaxPerClass(), getIouThreshold()};
+  if (Value t = getScoreThreshold())
+    scalars.push_back(t);
+  for (Value v : scalars) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (!t.hasStaticShape() || t.getNumElements() != 1)
+      return emitOpError() << "thresholds must have one element, got "
+                           << shapeStr(t.getShape());
+  }
+  RankedTensorType r = getResult().getType();
+  if (r.getRank() != 2 || !sameDim(r.getDimSize(1), 3))
+    return emitOpError() << "result " << shapeStr(r.getShape())
+                         << " must be [count, 3]";
+  return success();
+}
+
 LogicalResult UniqueOp::verify() {
   RankedTensorType x = getInput().getType(), v = getValues().getType();
   int64_t axis = getAxis();

@@ -1029,6 +1029,39 @@ def Kiln_NonZeroOp : Kiln_Op<"non_zero", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_NonMaxSuppressionOp : Kiln_Op<"non_max_suppression", [Pure]> {
+  let summary = "greedy non-maximum suppression of boxes, per batch and class (ONNX NonMaxSuppression)";
+  let description = [{
+    For each batch entry `b` and class `c`, boxes `[B, N, 4]` whose score in
+    `scores[b, c]` (`[B, C, N]`) passes `score_threshold` (strictly greater;
+    every box when it is absent) are taken best score first (equal scores:
+    lower box index first); a box is kept unless its intersection over union
+    with a box kept before it in the same class is strictly greater than
+    `iou_threshold`, and at most `max_per_class` (clamped to 0) are kept.
+    Boxes are `[y1, x1, y2, x2]` corners in any order, or with
+    `center_point_box` `[x_center, y_center, width, height]`. The result
+    `[count, 3]` (i64; the count depends on the data, at most
+    `B * C * min(N, max_per_class)`) lists `[b, c, box]` by batch, class and
+    then order of selection, and `count` (rank-0 i64) is that count. A static
+    result `[k, 3]` (a shape the model declares, which a guard on `count`
+    checks) holds the first k rows. The thresholds are one-element tensors.
+
+    ```mlir
+    %s, %n = kiln.non_max_suppression %boxes, %scores, %max, %iou score %t
+       {center_point_box = false}
+       : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<?x3xi64>, tensor<i64>)
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$boxes, RankedTensorOf<[F32]>:$scores,
+                   RankedTensorOf<[I64]>:$max_per_class,
+                   RankedTensorOf<[F32]>:$iou_threshold,
+                   Optional<RankedTensorOf<[F32]>>:$score_threshold,
+                   DefaultValuedAttr<BoolAttr, "false">:$center_point_box);
+  let results = (outs RankedTensorOf<[I64]>:$result, 0DTensorOf<[I64]>:$count);
+  let assemblyFormat = "$boxes `,` $scores `,` $max_per_class `,` $iou_threshold (`score` $score_threshold^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Kiln_UniqueOp : Kiln_Op<"unique", [Pure]> {
   let summary = "the distinct slices along an axis, with where they occur (ONNX Unique)";
   let description = [{
