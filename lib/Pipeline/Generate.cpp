@@ -167,13 +167,26 @@ static void dropForeignArgumentAttrs(ModuleOp module) {
         kept.push_back(a);
     return kept;
   };
+  // All of a function's argument (result) attributes are set at once: one
+  // setArgAttrs per argument rebuilds the array of all of them.
+  auto kept = [&](LLVM::LLVMFuncOp f, DictionaryAttr d) {
+    return DictionaryAttr::get(f.getContext(),
+                               d ? llvmOnly(d.getValue())
+                                 : SmallVector<NamedAttribute>());
+  };
   module.walk([&](LLVM::LLVMFuncOp f) {
-    for (unsigned i = 0; i < f.getNumArguments(); ++i)
-      if (DictionaryAttr attrs = f.getArgAttrDict(i))
-        f.setArgAttrs(i, llvmOnly(attrs.getValue()));
-    for (unsigned i = 0; i < f.getNumResults(); ++i)
-      if (DictionaryAttr attrs = f.getResultAttrDict(i))
-        f.setResultAttrs(i, llvmOnly(attrs.getValue()));
+    if (f.getArgAttrsAttr()) {
+      SmallVector<DictionaryAttr> args;
+      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+        args.push_back(kept(f, f.getArgAttrDict(i)));
+      f.setAllArgAttrs(args);
+    }
+    if (f.getResAttrsAttr()) {
+      SmallVector<DictionaryAttr> results;
+      for (unsigned i = 0; i < f.getNumResults(); ++i)
+        results.push_back(kept(f, f.getResultAttrDict(i)));
+      f.setAllResultAttrs(results);
+    }
   });
 }
 

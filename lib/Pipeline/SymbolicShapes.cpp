@@ -61,12 +61,24 @@ void kiln::markSymbolicShapes(func::FuncOp graph, const SymbolicShapes &shapes) 
     bounds.push_back(s.max);
   }
   graph->setAttr(kSymbolBoundsAttr, DenseI64ArrayAttr::get(ctx, bounds));
-  for (auto [i, axes] : llvm::enumerate(shapes.inputAxes)) {
-    if (llvm::all_of(axes, [](int32_t a) { return a < 0; }))
-      continue;
-    SmallVector<int64_t> v(axes.begin(), axes.end());
-    graph.setArgAttr(i, kSymbolsAttr, DenseI64ArrayAttr::get(ctx, v));
+  // Every argument's attributes at once (one setArgAttr per argument
+  // rebuilds the array of all of them).
+  SmallVector<DictionaryAttr> argAttrs;
+  bool any = false;
+  for (unsigned i = 0; i < graph.getNumArguments(); ++i) {
+    NamedAttrList attrs(graph.getArgAttrDict(i));
+    if (i < shapes.inputAxes.size()) {
+      ArrayRef<int32_t> axes = shapes.inputAxes[i];
+      if (!llvm::all_of(axes, [](int32_t a) { return a < 0; })) {
+        SmallVector<int64_t> v(axes.begin(), axes.end());
+        attrs.set(kSymbolsAttr, DenseI64ArrayAttr::get(ctx, v));
+        any = true;
+      }
+    }
+    argAttrs.push_back(attrs.getDictionary(ctx));
   }
+  if (any)
+    graph.setAllArgAttrs(argAttrs);
 }
 
 bool kiln::leadsLikeBatch(const SymbolicShapes &shapes) {

@@ -196,13 +196,22 @@ struct BindSymbolicShapesPass
     func.setType(FunctionType::get(ctx, argTypes, {}));
     func.removeArgAttrsAttr();
     func.removeResAttrsAttr();
-    for (auto [k, a] : llvm::enumerate(attrs))
-      if (a)
-        func.setArgAttrs(k, a);
-    for (unsigned i = 0; i < numInputs; ++i)
-      func.removeArgAttr(i, StringAttr::get(ctx, mlir::kiln::kSymbolsAttr));
-    func.setArgAttr(argTypes.size() - 1, mlir::kiln::kDimsArgAttr,
-                    UnitAttr::get(ctx));
+    // All arguments' attributes at once (one setArgAttr per argument
+    // rebuilds the array of all of them): the inputs' without their
+    // symbols, the outputs', and the dims argument's mark.
+    SmallVector<DictionaryAttr> argAttrs;
+    for (auto [k, a] : llvm::enumerate(attrs)) {
+      NamedAttrList list(a);
+      if (k < numInputs)
+        list.erase(StringAttr::get(ctx, mlir::kiln::kSymbolsAttr));
+      argAttrs.push_back(list.getDictionary(ctx));
+    }
+    while (argAttrs.size() + 1 < argTypes.size())
+      argAttrs.push_back(DictionaryAttr::get(ctx));
+    argAttrs.push_back(DictionaryAttr::get(
+        ctx, {NamedAttribute(StringAttr::get(ctx, mlir::kiln::kDimsArgAttr),
+                             UnitAttr::get(ctx))}));
+    func.setAllArgAttrs(argAttrs);
     func->setAttr(mlir::kiln::kOutputSymbolsAttr,
                   DenseI64ArrayAttr::get(ctx, outSymbols));
     func->setAttr(mlir::kiln::kOutputBoundsAttr,
