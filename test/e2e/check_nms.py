@@ -212,7 +212,25 @@ try:
 except kiln.Error as e:
     assert "NonMaxSuppression" in str(e) and "exactly 2" in str(e), e
 
-# 5. Inputs that cannot mean anything are refused at compile time by name.
+# 5. An fp16-converted model: half boxes and scores (and thresholds) are
+#    compared in float32, where every half value is exact.
+nms = h.make_node("NonMaxSuppression", ["boxes", "scores", "max", "iou", "thr"],
+                  ["sel"])
+m = build(save("nms_half", [nms], [
+    h.make_tensor_value_info("boxes", T.FLOAT16, [2, 30, 4]),
+    h.make_tensor_value_info("scores", T.FLOAT16, [2, 2, 30])],
+    [h.make_tensor_value_info("sel", T.INT64, ["selected", 3])],
+    [("max", np.array([6], np.int64)), ("iou", np.array([0.5], np.float16)),
+     ("thr", np.array([0.3], np.float16))]))
+for trial in range(3):
+    boxes = random_boxes(2, 30, False).astype(np.float16)
+    scores = scores_for(2, 2, 30, ties=trial == 1).astype(np.float16)
+    want = reference(boxes.astype(f32), scores.astype(f32), 6,
+                     f32(np.float16(0.5)), f32(np.float16(0.3)), False)
+    same(m(boxes, scores)[0], want, f"half trial {trial}")
+    checked += 1
+
+# 6. Inputs that cannot mean anything are refused at compile time by name.
 bad = save("nms_bad", [h.make_node(
     "NonMaxSuppression", ["boxes", "scores", "max"], ["sel"])], [
     h.make_tensor_value_info("boxes", T.FLOAT, [1, 4, 5]),

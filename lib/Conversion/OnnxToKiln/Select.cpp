@@ -633,40 +633,34 @@ mlir::kiln::convertNonMaxSuppression(OnnxNode &node) {
   if (std::optional<DenseElementsAttr> c = node.constantInput(2))
     if ((*c.value().value_begin<APInt>()).getSExtValue() <= 0)
       return empty();
-  Value iou;
-  if (node.input(3)) {
-    FailureOr<Value> v = scalar(3, true, "iou_threshold");
-    if (failed(v))
-      return failure();
-    iou = *v;
-  } else {
+  // The thresholds when given (null otherwise), and the boxes and scores,
+  // as f32.
+  Value thresholds[2];
+  for (unsigned i : {3u, 4u})
+    if (node.input(i)) {
+      FailureOr<Value> v =
+          scalar(i, true, i == 3 ? "iou_threshold" : "score_threshold");
+      if (failed(v))
+        return failure();
+      thresholds[i - 3] = *v;
+    }
+  Value iou = thresholds[0];
+  if (!iou) {
     auto t = RankedTensorType::get({}, f32);
     iou = ConstantOp::create(b, node.loc(), t,
                              DenseElementsAttr::get(t, b.getF32FloatAttr(0.0f)));
   }
-  Value scoreThreshold;
-  if (node.input(4)) {
-    FailureOr<Value> v = scalar(4, true, "score_threshold");
-    if (failed(v))
-      return failure();
-    scoreThreshold = *v;
-  }
-  Value bx = *boxes, sc = *scores;
-  if (!bt.getElementType().isF32()) {
-    FailureOr<Value> v = castTo(node, bx, f32);
-    if (failed(v))
-      return failure();
-    bx = *v;
-  }
-  if (!st.getElementType().isF32()) {
-    FailureOr<Value> v = castTo(node, sc, f32);
-    if (failed(v))
-      return failure();
-    sc = *v;
-  }
+  Value data[2] = {*boxes, *scores};
+  for (Value &v : data)
+    if (!typeOf(v).getElementType().isF32()) {
+      FailureOr<Value> c = castTo(node, v, f32);
+      if (failed(c))
+        return failure();
+      v = *c;
+    }
   auto op = NonMaxSuppressionOp::create(
-      b, node.loc(), resultType, RankedTensorType::get({}, b.getI64Type()), bx,
-      sc, *maxV, iou, scoreThreshold,
+      b, node.loc(), resultType, RankedTensorType::get({}, b.getI64Type()),
+      data[0], data[1], *maxV, iou, thresholds[1],
       b.getBoolAttr(node.intAttr("center_point_box", 0) != 0));
   if (failed(finishBuild(node, op)))
     return failure();
