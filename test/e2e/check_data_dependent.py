@@ -18,7 +18,6 @@ import subprocess
 import sys
 
 import numpy as np
-import onnx
 import torch
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -29,21 +28,18 @@ os.makedirs(work, exist_ok=True)
 sys.path.insert(0, pythonpath)
 import kiln  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from small_onnx import compile_and_load, save_onnx  # noqa: E402
+
 rng = np.random.default_rng(0)
 
 
 def save(name, nodes, inputs, outputs, inits=(), opset=13):
-    graph = h.make_graph(nodes, name, inputs, outputs,
-                         [nh.from_array(a, n) for n, a in inits])
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
-    model.ir_version = 8
-    path = os.path.join(work, name + ".onnx")
-    onnx.save(model, path)
-    return path
+    return save_onnx(work, name, nodes, inputs, outputs, inits, opset, ir_version=8)
 
 
 def build(path, **kw):
-    return kiln.load(kiln.compile(path, output=path[:-5] + ".so", **kw))
+    return compile_and_load(kiln, path, **kw)
 
 
 def same(got, want, what):

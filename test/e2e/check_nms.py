@@ -17,15 +17,16 @@ import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
-from onnx import numpy_helper as nh
 
 compile_, work, pythonpath = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
 sys.path.insert(0, pythonpath)
 import kiln  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from small_onnx import compile_and_load, save_onnx  # noqa: E402
 
 rng = np.random.default_rng(7)
 f32 = np.float32
@@ -96,17 +97,11 @@ def scores_for(batches, classes, n, ties=False):
 
 
 def save(name, nodes, inputs, outputs, inits=()):
-    graph = h.make_graph(nodes, name, inputs, outputs,
-                         [nh.from_array(a, n) for n, a in inits])
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 11)])
-    model.ir_version = 7
-    path = os.path.join(work, name + ".onnx")
-    onnx.save(model, path)
-    return path
+    return save_onnx(work, name, nodes, inputs, outputs, inits, opset=11)
 
 
 def build(path, **kw):
-    return kiln.load(kiln.compile(path, output=path[:-5] + ".so", **kw))
+    return compile_and_load(kiln, path, **kw)
 
 
 def same(got, want, what):
@@ -241,5 +236,15 @@ r = subprocess.run([compile_, bad, "-o", bad[:-5] + ".so"], capture_output=True,
                    text=True)
 assert r.returncode != 0 and "(NonMaxSuppression, opset 11)" in r.stderr and \
     "boxes must be [num_batches, spatial_dimension, 4]" in r.stderr, r.stderr
+bad = save("nms_bad_max", [h.make_node(
+    "NonMaxSuppression", ["boxes", "scores", "max"], ["sel"])], [
+    h.make_tensor_value_info("boxes", T.FLOAT, [1, 4, 4]),
+    h.make_tensor_value_info("scores", T.FLOAT, [1, 1, 4]),
+    h.make_tensor_value_info("max", T.FLOAT, [1])],
+    [h.make_tensor_value_info("sel", T.INT64, ["k", 3])])
+r = subprocess.run([compile_, bad, "-o", bad[:-5] + ".so"], capture_output=True,
+                   text=True)
+assert r.returncode != 0 and "(NonMaxSuppression, opset 11)" in r.stderr and \
+    "max_output_boxes_per_class must be one int64 element" in r.stderr, r.stderr
 
 print(f"check_nms: {checked} runs matched the reference; refusals named the node")

@@ -22,6 +22,24 @@ def save_model(work, name, nodes, inputs, outputs, inits, opset=13):
     return d
 
 
+def save_onnx(work, name, nodes, inputs, outputs, inits=(), opset=13,
+              ir_version=7):
+    """WORK/NAME.onnx from nodes and [(name, array)] initializers; returns
+    its path."""
+    g = helper.make_graph(nodes, name, inputs, outputs,
+                          [nh.from_array(a, n) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = ir_version
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+def compile_and_load(kiln, path, **kw):
+    """kiln.compile(path) beside the model, then kiln.load() of the .so."""
+    return kiln.load(kiln.compile(path, output=path[:-5] + ".so", **kw))
+
+
 def vi(name, shape):
     """A float32 graph input or output."""
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
