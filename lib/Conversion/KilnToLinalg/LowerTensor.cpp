@@ -161,11 +161,15 @@ Value lowerGather(OpBuilder &b, GatherOp op) {
         b, loc, fromIndices ? op.getIndices() : input,
         fromIndices ? d - axis : (d < axis ? d : d - idxRank + 1)));
   }
+  // A symbolic axis wraps negative indices and clamps by its run-time size.
+  Value runN = ShapedType::isDynamic(n)
+                   ? tensor::DimOp::create(b, loc, input, axis).getResult()
+                   : Value();
   return mappedGeneric(
       b, loc, type.getShape(), type.getElementType(), op.getIndices(), idxMap,
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
         Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
-        i = clampIndex(nb, nl, i, n);
+        i = runN ? clampIndex(nb, nl, i, runN) : clampIndex(nb, nl, i, n);
         SmallVector<Value> at;
         for (int64_t d = 0; d < axis; ++d)
           at.push_back(linalg::IndexOp::create(nb, nl, d));

@@ -136,3 +136,23 @@ func.func @grouped_conv(%x: tensor<1x4x?x8xf32>, %w: tensor<4x2x3x3xf32>) -> ten
   %y = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64} : (tensor<1x4x?x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x?x8xf32>
   return %y : tensor<1x4x?x8xf32>
 }
+
+// Gather on a symbolic axis (x[:, -1], the last token of a run-time
+// sequence) wraps a negative index by the axis's run-time size and clamps
+// to it, not to a static size.
+// CHECK-LABEL: func.func @gather_symbolic_axis
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c1{{.*}} : tensor<2x?x8xf32>
+// CHECK: linalg.generic
+// CHECK: %[[I:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[LAST:.*]] = arith.subi %[[N]], %{{.*}} : index
+// CHECK: %[[NEG:.*]] = arith.cmpi slt, %[[I]], %{{.*}} : index
+// CHECK: %[[WRAP:.*]] = arith.addi %[[I]], %[[N]] : index
+// CHECK: %[[SEL:.*]] = arith.select %[[NEG]], %[[WRAP]], %[[I]] : index
+// CHECK: %[[LOW:.*]] = arith.maxsi %[[SEL]], %{{.*}} : index
+// CHECK: %[[AT:.*]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK: tensor.extract %arg0[%{{.*}}, %[[AT]], %{{.*}}] : tensor<2x?x8xf32>
+func.func @gather_symbolic_axis(%x: tensor<2x?x8xf32>) -> tensor<2x8xf32> {
+  %i = kiln.constant dense<-1> : tensor<i64>
+  %r = kiln.gather %x, %i {axis = 1 : i64} : (tensor<2x?x8xf32>, tensor<i64>) -> tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}
