@@ -34,7 +34,8 @@ def ConvertKilnToLinalgPass : Pass<"kiln-convert-kiln-to-linalg", "ModuleOp"> {
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::func::FuncDialect", "::mlir::scf::SCFDialect",
-    "::mlir::affine::AffineDialect"];
+    "::mlir::affine::AffineDialect",
+    "::mlir::bufferization::BufferizationDialect"];
 }
 
 #endif

@@ -187,21 +187,34 @@ struct ArenaAllocationPass
       if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
           bufferBytes(type) > kMaxLoopScratchBytes || escapes(op.getResult()))
         continue;
-      Operation *top = op;
-      while (top->getParentOp() != func.getOperation())
-        top = top->getParentOp();
+      // The outermost parallel loop around it, which may be nested in
+      // graph loops, gets outlined: its body is made once per task.
       Block *home = &func.getBody().front();
-      if (auto forall = dyn_cast<scf::ForallOp>(top))
-        home = forall.getBody();
+      for (Operation *p = op->getParentOp(); p != func.getOperation();
+           p = p->getParentOp())
+        if (auto forall = dyn_cast<scf::ForallOp>(p))
+          home = forall.getBody();
       rewriter.setInsertionPointToStart(home);
       rewriter.replaceOpWithNewOp<memref::AllocaOp>(op, type,
                                                     op.getAlignmentAttr());
     }
   }
 
+  /// Whether every op around `op` up to `func` is a loop over the graph
+  /// (kGraphLoopAttr): its iterations run one after another, so a buffer
+  /// allocated in it can take one arena slot for the whole loop, reused by
+  /// every iteration.
+  static bool inGraphLoops(Operation *op, func::FuncOp func) {
+    for (Operation *p = op->getParentOp(); p != func.getOperation();
+         p = p->getParentOp())
+      if (!isa<scf::ForOp>(p) || !p->hasAttr(mlir::kiln::kGraphLoopAttr))
+        return false;
+    return true;
+  }
+
   /// Every buffer that goes into the arena: the allocations at the top of
-  /// the function, each of static shape and identity layout (an error
-  /// otherwise).
+  /// the function or in graph loops (not yielded out of their iteration),
+  /// each of bounded size and identity layout (an error otherwise).
   static FailureOr<SmallVector<memref::AllocOp>>
   arenaBuffers(func::FuncOp func) {
     SmallVector<memref::AllocOp> allocs;
@@ -219,10 +232,16 @@ struct ArenaAllocationPass
                           "cannot live in the arena";
         return WalkResult::interrupt();
       }
-      if (op->getParentOp() != func.getOperation()) {
+      if (op->getParentOp() != func.getOperation() && !inGraphLoops(op, func)) {
         op.emitError() << "buffer " << type
                        << " is allocated inside a loop; it cannot live in the "
                           "arena";
+        return WalkResult::interrupt();
+      }
+      if (op->getParentOp() != func.getOperation() && escapes(op.getResult())) {
+        op.emitError() << "buffer " << type
+                       << " outlives the iteration of the graph loop that "
+                          "allocates it; it cannot have one arena slot";
         return WalkResult::interrupt();
       }
       allocs.push_back(op);
@@ -259,7 +278,7 @@ struct ArenaAllocationPass
       b.id = "b" + std::to_string(i);
       b.size = *largestBytes(op);
       b.first = INT64_MAX;
-      b.last = stepOf[op];
+      b.last = stepOf[topLevel(op)];
       Operation *producer = nullptr;
       SmallVector<Value> worklist = {op.getResult()};
       while (!worklist.empty()) {
@@ -290,7 +309,7 @@ struct ArenaAllocationPass
         }
       }
       if (b.first == INT64_MAX)
-        b.first = stepOf[op];
+        b.first = stepOf[topLevel(op)];
       std::string name;
       if (producer) {
         if (auto loc = dyn_cast<NameLoc>(producer->getLoc()))

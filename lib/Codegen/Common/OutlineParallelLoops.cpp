@@ -2,17 +2,18 @@
 //
 // The first of two passes that carry a parallel loop from the tiled IR to the
 // runtime's pool (runtime/src/pool.c), which every model.so links whatever its
-// target: kiln-outline-parallel-loops (memrefs, after the arena is planned) moves
-// the body of each top-level one-dimensional scf.forall into a function
+// target: kiln-outline-parallel-loops (memrefs, after the arena is planned)
+// moves the body of each top-level one-dimensional scf.forall into a function
 //   @F_parN(%begin: index, %end: index, captured...)
 // that runs iterations [begin, end), and replaces the loop with a call of a
 // declared launcher @__kiln_parallel_launch.F_parN(%count, captured...).
 // Captured values are constants and view-like ops (cloned into the body) and
 // scalars and static identity-layout memrefs (passed; one pointer each under
 // the bare-pointer calling convention). A loop whose captures cannot be
-// passed that way, or that is not at the top of its function, becomes a
-// plain scf.for. Fixed-size stack buffers at the top of the body (scratch)
-// are made once per task, or once before the sequential loop. The launchers
+// passed that way, or that is not at the top of its function (or inside
+// loops over the graph only, kGraphLoopAttr), becomes a plain scf.for.
+// Fixed-size stack buffers at the top of the body (scratch) are made once
+// per task, or once before the sequential loop. The launchers
 // become calls of the pool in kiln-cpu-lower-parallel-launches
 // (lib/Codegen/CPU/LowerParallelLaunches.cpp).
 //
@@ -143,10 +144,20 @@ struct OutlineParallelLoopsPass
     return success();
   }
 
+  /// At the top of `func`, or only inside loops over the graph
+  /// (kGraphLoopAttr), each of whose iterations may then start the pool.
+  static bool atTop(func::FuncOp func, scf::ForallOp loop) {
+    for (Operation *p = loop->getParentOp(); p != func.getOperation();
+         p = p->getParentOp())
+      if (!isa<scf::ForOp>(p) || !p->hasAttr(mlir::kiln::kGraphLoopAttr))
+        return false;
+    return true;
+  }
+
   LogicalResult outline(func::FuncOp func, scf::ForallOp loop, int &counter) {
     bool fibers = loop->hasAttr(kFibersAttr);
-    if ((!fibers && loop->getParentOp() != func.getOperation()) ||
-        loop.getNumResults() || loop.getMapping())
+    if ((!fibers && !atTop(func, loop)) || loop.getNumResults() ||
+        loop.getMapping())
       return failure();
     FailureOr<std::array<int64_t, 2>> start = constantStart(loop);
     if (failed(start))

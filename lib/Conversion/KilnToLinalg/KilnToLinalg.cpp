@@ -455,8 +455,8 @@ static bool lowersSymbolicSizes(Operation *op) {
              ReshapeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
              ConstantOp, Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp,
              ConcatOp, PadOp, UpsampleNearestOp, ShapeOfOp, SizedReshapeOp,
-             SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp,
-             CompressOp, TopKOp, NonMaxSuppressionOp>(op);
+             SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp, CompressOp,
+             TopKOp, NonMaxSuppressionOp, LoopOp, YieldOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {
@@ -492,54 +492,65 @@ struct ConvertKilnToLinalgPass
     bool anyFailed = false;
     OpBuilder b(&getContext());
     getOperation().walk([&](func::FuncOp func) {
-      for (Operation &opRef :
-           llvm::make_early_inc_range(func.getBody().getOps())) {
-        Operation *op = &opRef;
-        if (!isa<KilnDialect>(op->getDialect()))
-          continue;
-        if (failed(requireStaticTypes(op))) {
-          anyFailed = true;
-          return;
-        }
-        b.setInsertionPoint(op);
-        if (auto guard = dyn_cast<GuardOp>(op)) {
-          if (failed(lowerGuard(b, guard)))
-            anyFailed = true;
-          else
-            op->erase();
-          continue;
-        }
-        FailureOr<Value> repl = Value();
-        for (auto lower : {lowerElementwise, lowerTensor, lowerNN,
-                           lowerGatherElements, lowerShapeOps, lowerIndexing,
-                           lowerQuantized}) {
-          repl = lower(b, op);
-          if (failed(repl) || *repl)
-            break;
-        }
-        if (succeeded(repl) && !*repl) {
-          op->emitError() << "no lowering to linalg for " << op->getName();
-          repl = failure();
-        }
-        if (failed(repl)) {
-          anyFailed = true;
-          continue;
-        }
-        // Unsigned results are computed as signless; later ops still see the
-        // kiln op's `ui` type until the function is retyped.
-        Type origType = op->getResult(0).getType();
-        if (repl->getType() != origType)
-          repl = UnrealizedConversionCastOp::create(b, op->getLoc(), origType,
-                                                    *repl)
-                     .getResult(0);
-        op->getResult(0).replaceAllUsesWith(*repl);
-        op->erase();
-      }
-      if (!anyFailed)
+      if (failed(lowerBlock(b, func.getBody().front())))
+        anyFailed = true;
+      else
         retypeUnsigned(func);
     });
     if (anyFailed)
       signalPassFailure();
+  }
+
+  /// Lowers the kiln ops of `block` in order; a kiln.loop's body first.
+  LogicalResult lowerBlock(OpBuilder &b, Block &block) {
+    bool anyFailed = false;
+    for (Operation &opRef : llvm::make_early_inc_range(block)) {
+      Operation *op = &opRef;
+      if (!isa<KilnDialect>(op->getDialect()) || isa<YieldOp>(op))
+        continue;
+      if (failed(requireStaticTypes(op)))
+        return failure();
+      b.setInsertionPoint(op);
+      if (auto loop = dyn_cast<LoopOp>(op)) {
+        if (failed(lowerBlock(b, loop.getBody().front())) ||
+            failed(lowerLoop(b, loop)))
+          anyFailed = true;
+        continue;
+      }
+      if (auto guard = dyn_cast<GuardOp>(op)) {
+        if (failed(lowerGuard(b, guard)))
+          anyFailed = true;
+        else
+          op->erase();
+        continue;
+      }
+      FailureOr<Value> repl = Value();
+      for (auto lower :
+           {lowerElementwise, lowerTensor, lowerNN, lowerGatherElements,
+            lowerShapeOps, lowerIndexing, lowerQuantized}) {
+        repl = lower(b, op);
+        if (failed(repl) || *repl)
+          break;
+      }
+      if (succeeded(repl) && !*repl) {
+        op->emitError() << "no lowering to linalg for " << op->getName();
+        repl = failure();
+      }
+      if (failed(repl)) {
+        anyFailed = true;
+        continue;
+      }
+      // Unsigned results are computed as signless; later ops still see the
+      // kiln op's `ui` type until the function is retyped.
+      Type origType = op->getResult(0).getType();
+      if (repl->getType() != origType)
+        repl =
+            UnrealizedConversionCastOp::create(b, op->getLoc(), origType, *repl)
+                .getResult(0);
+      op->getResult(0).replaceAllUsesWith(*repl);
+      op->erase();
+    }
+    return failure(anyFailed);
   }
 };
 } // namespace

@@ -156,6 +156,9 @@ FailureOr<Value> lowerIndexing(OpBuilder &b, Operation *op);
 FailureOr<Value> lowerSelect(OpBuilder &b, Operation *op);
 /// kiln.non_max_suppression (LowerSuppression.cpp), for lowerSelect.
 Value lowerNonMaxSuppression(OpBuilder &b, NonMaxSuppressionOp op);
+/// kiln.loop, whose body is lowered already, as an scf.for marked
+/// kGraphLoopAttr (LowerLoop.cpp); replaces and erases the op.
+LogicalResult lowerLoop(OpBuilder &b, LoopOp op);
 /// kiln.dynamic_quant_matmul (LowerQuantized.cpp).
 FailureOr<Value> lowerQuantized(OpBuilder &b, Operation *op);
 

@@ -1,6 +1,7 @@
-//===- ControlFlow.cpp - If, Loop and Scan on static shapes -----*- C++ -*-===//
+//===- ControlFlow.cpp - If, Loop and Scan ---------------------*- C++ -*-===//
 //
-// Kiln's graphs are straight-line code. ConvertOnnxToKilnPass reaches an
+// Kiln's graphs are straight-line code but for kiln.loop (a Loop of a
+// run-time trip count, below). ConvertOnnxToKilnPass reaches an
 // ONNX control-flow node after every node before it is converted (shape
 // arithmetic on constants folded), and rewrites it here into the ops it
 // stands for, still in the onnx dialect; the pass then converts those like
@@ -20,7 +21,9 @@
 //         condition, or the condition comes at run time): it is unrolled to
 //         M, and once the condition is false each later iteration keeps the
 //         state (Where on the running condition), which is what stopping
-//         would have left.
+//         would have left. Otherwise, a run-time M (or one too large to
+//         unroll) without an early exit makes a kiln.loop holding the body,
+//         which the pass converts next (finishOnnxLoop completes it).
 //
 // Unrolling multiplies the body: a loop or scan whose unrolled size passes
 // kMaxUnrolledOps is refused rather than compiled for minutes.
@@ -28,7 +31,9 @@
 // Anything else is reported against the node, which then stays unconverted.
 //
 //===----------------------------------------------------------------------===//
+#include "SymbolicSizes.h"
 #include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 
@@ -95,8 +100,9 @@ Type elementTypeOf(Value v) {
 
 class Inliner {
 public:
-  Inliner(OpBuilder &b, const llvm::StringMap<int64_t> &opsets)
-      : b(b), opset(opsets.lookup("")) {}
+  Inliner(OpBuilder &b, const llvm::StringMap<int64_t> &opsets,
+          SymbolicSizes &sizes)
+      : b(b), opset(opsets.lookup("")), sizes(sizes) {}
 
   /// Rewrites `op`; false (after a diagnostic) when it cannot.
   bool rewrite(Operation *op) {
@@ -445,6 +451,74 @@ private:
     return results;
   }
 
+  /// A Loop that runs its body M times, M known only at run time (or too
+  /// large to unroll), without an early exit: a kiln.loop whose body (still
+  /// onnx ops) the conversion converts next. Scan outputs need a bound on
+  /// M: a constant, or a size computed from bounded symbolic dimensions.
+  FailureOr<SmallVector<Value>> runtimeLoop(OnnxNode &node, Region &body,
+                                            ArrayRef<Value> initial,
+                                            int64_t k) {
+    Location loc = node.loc();
+    Value m = node.input(0);
+    if (!m) {
+      node.fail() << "has no trip count M and its body never changes the "
+                     "condition, so it would run forever";
+      return failure();
+    }
+    int64_t bound = 0;
+    if (k > 0) {
+      std::optional<int64_t> largest;
+      if (std::optional<int64_t> c = constantInt(m))
+        largest = std::max<int64_t>(*c, 0);
+      else if (std::optional<SmallVector<SymSize>> c = sizes.contents(m);
+               c && c->size() == 1)
+        largest = sizes.largest(c->front());
+      if (!largest) {
+        node.fail() << "stacks " << k
+                    << " scan output(s) over a trip count M that Kiln cannot "
+                       "bound (M is computed at run time, not from the "
+                       "shapes of the inputs); give M as a size of an input "
+                       "dimension with a range (--dim, --input-shape), or "
+                       "declare the scan outputs' length in the model";
+        return failure();
+      }
+      bound = *largest;
+    }
+    SmallVector<Type> types;
+    for (Value v : initial) {
+      if (!isa<RankedTensorType>(v.getType())) {
+        node.fail() << "a loop-carried value has no ranked type ("
+                    << v.getType() << ")";
+        return failure();
+      }
+      types.push_back(v.getType());
+    }
+    for (int64_t j = 0; j < k; ++j) // typed by finishOnnxLoop
+      types.push_back(
+          RankedTensorType::get({ShapedType::kDynamic}, b.getF32Type()));
+    Value trips = m;
+    Value cond = node.input(1);
+    if (cond && !constantInt(cond))
+      trips =
+          onnxOp(loc, "Where",
+                 {scalarCondition(loc, cond), m, i64Constant(loc, 0, false)},
+                 {}, b.getI64Type())
+              ->getResult(0);
+    auto loop = LoopOp::create(b, loc, types, trips, initial,
+                               b.getI64IntegerAttr(bound));
+    loop->setAttr(kOnnxNodeAttr, b.getStringAttr(node.describe()));
+    loop.getBody().takeBody(body);
+    Block &block = loop.getBody().front();
+    // The body always runs with a true condition.
+    b.setInsertionPointToStart(&block);
+    block.getArgument(1).replaceAllUsesWith(boolConstant(loc, true));
+    block.eraseArgument(1);
+    block.getArgument(0).setType(RankedTensorType::get({}, b.getI64Type()));
+    for (auto [i, v] : llvm::enumerate(initial))
+      block.getArgument(1 + i).setType(v.getType());
+    return SmallVector<Value>(loop.getResults());
+  }
+
   FailureOr<SmallVector<Value>> rewriteLoop(OnnxNode &node) {
     Operation *op = node.op;
     Region *body = regionNamed(op, "body");
@@ -516,13 +590,8 @@ private:
             guarded = true;
             break;
           }
-      if (!guarded) {
-        node.fail() << "the trip count M must be a compile-time constant, or "
-                       "a scan output must have a declared static length; "
-                       "loops with a run-time trip count are not supported "
-                       "otherwise (Kiln unrolls loops)";
-        return failure();
-      }
+      if (!guarded)
+        return runtimeLoop(node, *body, initial, k);
     } else if (constCondIn && *constCondIn == 0) {
       node.fail() << "a loop whose condition is a constant false runs no "
                      "iteration, so its scan outputs would be empty; that is "
@@ -537,6 +606,9 @@ private:
                   << " times (empty scan outputs) is not supported";
       return failure();
     }
+    if (!freeze && !guarded && node.input(0) &&
+        m > kMaxUnrolledOps / std::max<int64_t>(countOps(*body), 1))
+      return runtimeLoop(node, *body, initial, k);
     if (failed(checkUnrollSize(node, *body, m)))
       return failure();
     Location loc = node.loc();
@@ -600,14 +672,66 @@ private:
 
   OpBuilder &b;
   int64_t opset;
+  SymbolicSizes &sizes;
 };
 } // namespace
 
 bool mlir::kiln::isOnnxControlFlow(Operation *op) { return isControlFlow(op); }
 
 bool mlir::kiln::inlineOnnxControlFlow(Operation *op,
-                                       const llvm::StringMap<int64_t> &opsets) {
+                                       const llvm::StringMap<int64_t> &opsets,
+                                       SymbolicSizes &sizes) {
   OpBuilder builder(op->getContext());
-  Inliner inliner(builder, opsets);
+  Inliner inliner(builder, opsets, sizes);
   return inliner.rewrite(op);
+}
+
+LogicalResult mlir::kiln::finishOnnxLoop(Operation *op, SymbolicSizes &sizes) {
+  auto loop = cast<LoopOp>(op);
+  std::string node;
+  if (auto name = loop->getAttrOfType<StringAttr>(kOnnxNodeAttr))
+    node = name.str();
+  loop->removeAttr(kOnnxNodeAttr);
+  Block &block = loop.getBody().front();
+  Operation *yield = block.getTerminator();
+  ValueRange values = yield->getOperands().drop_front(); // the condition
+  unsigned n = loop.getNumCarried();
+  if (values.size() != loop.getNumResults())
+    return loop.emitError()
+           << node << ": the body yields " << values.size()
+           << " values after its condition; expected " << loop.getNumResults();
+  for (unsigned i = 0; i < n; ++i)
+    if (values[i].getType() != loop.getInits()[i].getType())
+      return loop.emitError()
+             << node << ": loop-carried value " << i << " is "
+             << loop.getInits()[i].getType() << " before the loop and "
+             << values[i].getType()
+             << " after an iteration; with a run-time trip count Kiln needs "
+                "loop-carried values to keep their shape";
+  std::optional<SmallVector<SymSize>> trips =
+      sizes.contents(loop.getTripCount());
+  for (unsigned j = n; j < values.size(); ++j) {
+    auto slice = dyn_cast<RankedTensorType>(values[j].getType());
+    if (!slice || !slice.hasStaticShape())
+      return loop.emitError()
+             << node << ": scan output " << j - n << " stacks slices of type "
+             << values[j].getType()
+             << "; with a run-time trip count Kiln needs them of static "
+                "shape (give the symbolic dimensions they use one size with "
+                "--dim or --input-shape)";
+    SmallVector<int64_t> shape{ShapedType::kDynamic};
+    llvm::append_range(shape, slice.getShape());
+    Value result = loop.getResult(j);
+    result.setType(RankedTensorType::get(shape, slice.getElementType()));
+    if (trips && trips->size() == 1) {
+      SmallVector<SymSize> dims{trips->front()};
+      for (int64_t d : slice.getShape())
+        dims.push_back(SymSize::constant(d));
+      sizes.setDims(result, dims);
+    }
+  }
+  OpBuilder b(yield);
+  YieldOp::create(b, yield->getLoc(), values);
+  yield->erase();
+  return success();
 }

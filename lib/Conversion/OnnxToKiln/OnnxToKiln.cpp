@@ -632,12 +632,18 @@ struct ConvertOnnxToKilnPass
     return true;
   }
 
+  // Each op's (row, since-version) pairs in table order, keyed by op type,
+  // or "<domain>.<OpType>" for other domains than ai.onnx.
+  using Version = std::pair<const OnnxOpRow *, int64_t>;
+  llvm::StringMap<SmallVector<Version>> byType;
+  llvm::StringMap<int64_t> opsets;
+  bool anyFailed = false;
+  // Nodes that failed, and nodes fed by them: the latter are skipped so
+  // that one bad node is reported once, not once per consumer.
+  llvm::DenseSet<Operation *> failedOps;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Each op's (row, since-version) pairs in table order, keyed by op type,
-    // or "<domain>.<OpType>" for other domains than ai.onnx.
-    using Version = std::pair<const OnnxOpRow *, int64_t>;
-    llvm::StringMap<SmallVector<Version>> byType;
     for (const OnnxOpRow &row : onnxOpTable()) {
       if (!row.convert)
         continue; // control flow, inlined below
@@ -647,159 +653,20 @@ struct ConvertOnnxToKilnPass
         byType[key].push_back({&row, since});
     }
 
-    llvm::StringMap<int64_t> opsets;
     if (auto dict = module->getAttrOfType<DictionaryAttr>(
             onnx::OnnxDialect::kOpsetImportAttr))
       for (NamedAttribute entry : dict)
         opsets[entry.getName() == "ai.onnx" ? "" : entry.getName().str()] =
             cast<IntegerAttr>(entry.getValue()).getInt();
 
-    bool anyFailed = false;
     OpBuilder builder(&getContext());
-    // Nodes that failed, and nodes fed by them: the latter are skipped so
-    // that one bad node is reported once, not once per consumer.
-    llvm::DenseSet<Operation *> failedOps;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
       Block &body = func.getBody().front();
       foldSymbolicReshapeShapes(builder, body);
       SymbolicSizes sizes(func);
-      for (Operation *next = body.empty() ? nullptr : &body.front(); next;) {
-        Operation *op = next;
-        next = op->getNextNode();
-        if (!isa<onnx::OnnxDialect>(op->getDialect()) &&
-            op->getName().getDialectNamespace() != "onnx")
-          continue;
-        if (isOnnxControlFlow(op) &&
-            llvm::none_of(op->getOperands(), [&](Value v) {
-              return failedOps.contains(v.getDefiningOp());
-            })) {
-          // Everything before it is converted, so a condition or trip count
-          // computed from shapes is a constant now. The inlined ops (nested
-          // control flow too) are converted next.
-          Operation *prev = op->getPrevNode();
-          if (!inlineOnnxControlFlow(op, opsets)) {
-            anyFailed = true;
-            failedOps.insert(op);
-            continue;
-          }
-          next = prev ? prev->getNextNode() : &body.front();
-          continue;
-        }
-        builder.setInsertionPoint(op);
-        if (auto init = dyn_cast<onnx::InitializerOp>(op)) {
-          Value c = ConstantOp::create(builder, op->getLoc(),
-                                       init.getValue().getType(),
-                                       init.getValue());
-          op->getResult(0).replaceAllUsesWith(c);
-          op->erase();
-          continue;
-        }
-        if (isa<onnx::NoValueOp>(op) || failedOps.contains(op))
-          continue;
-        if (llvm::any_of(op->getOperands(), [&](Value v) {
-              return failedOps.contains(v.getDefiningOp());
-            })) {
-          failedOps.insert(op);
-          continue;
-        }
-
-        StringRef fullName = op->getName().getStringRef();
-        StringRef rest = fullName.drop_front(strlen("onnx."));
-        size_t dot = rest.rfind('.');
-        std::string domain =
-            dot == StringRef::npos ? "" : rest.substr(0, dot).str();
-        int64_t opset = opsets.lookup(domain);
-        OnnxNode node(op, builder, opset);
-        node.sizes = &sizes;
-
-        // Ops of other domains are keyed "<domain>.<OpType>".
-        std::string key = domain.empty()
-                              ? node.opType().str()
-                              : domain + "." + node.opType().str();
-        // The version of the op the opset means (ONNX 1.23); a row must
-        // list exactly that version. Ops ONNX does not define (other
-        // domains) take the largest since-version not above the opset.
-        const OnnxSpecVersion *specVersion =
-            onnxSpecVersion(domain, node.opType(), opset);
-        std::optional<int64_t> spec;
-        if (specVersion)
-          spec = specVersion->since;
-        std::optional<Version> chosen;
-        for (Version v : byType.lookup(key))
-          if (spec ? v.second == *spec
-                   : v.second <= opset &&
-                         (!chosen || v.second > chosen->second))
-            chosen = v;
-        if (!chosen) {
-          anyFailed = true;
-          failedOps.insert(op);
-          SmallVector<int64_t> known;
-          for (Version v : byType.lookup(key))
-            known.push_back(v.second);
-          reportUnconverted(node, domain, specVersion, known);
-          continue;
-        }
-        if (!withinSizeLimit(node, op->getResultTypes()) ||
-            failed(refuseNarrowCompute(node, domain))) {
-          anyFailed = true;
-          failedOps.insert(op);
-          continue;
-        }
-        FailureOr<SmallVector<Value>> results = chosen->first->convert(node);
-        if (succeeded(results)) {
-          SmallVector<Type> computed;
-          for (Value v : *results)
-            if (v) // an optional output Kiln does not compute is null
-              computed.push_back(v.getType());
-          if (!withinSizeLimit(node, computed))
-            results = failure();
-        }
-        if (failed(results)) {
-          anyFailed = true;
-          failedOps.insert(op);
-          continue;
-        }
-        // ONNX's own shape inference typed the import; a static shape it
-        // knows must agree with ours, or the conversion is wrong.
-        bool mismatch = false;
-        for (unsigned i = 0; i < op->getNumResults() && i < results->size(); ++i) {
-          Value repl = (*results)[i];
-          auto want = dyn_cast<RankedTensorType>(op->getResult(i).getType());
-          auto got = repl ? dyn_cast<RankedTensorType>(repl.getType()) : nullptr;
-          if (want && got && want.hasStaticShape() &&
-              want.getShape() != got.getShape()) {
-            node.fail() << "Kiln computes output " << i << " as " << got
-                        << " but ONNX shape inference says " << want
-                        << "; this is a bug in Kiln's conversion of "
-                        << node.opType() << " (please report it)";
-            mismatch = true;
-          }
-        }
-        if (mismatch) {
-          anyFailed = true;
-          failedOps.insert(op);
-          continue;
-        }
-        sizes.guardAgreement(node, *results);
-        if (Value c = sizes.record(node, *results))
-          (*results)[0] = c;
-        for (unsigned i = 0; i < op->getNumResults(); ++i) {
-          Value repl = i < results->size() ? (*results)[i] : Value();
-          if (repl) {
-            op->getResult(i).replaceAllUsesWith(repl);
-          } else if (!op->getResult(i).use_empty()) {
-            node.fail() << "output " << i
-                        << " is used but Kiln does not compute it";
-            anyFailed = true;
-          }
-        }
-        if (op->use_empty())
-          op->erase();
-        else
-          failedOps.insert(op);
-      }
+      convertBlock(body, builder, sizes);
       // Omitted optional inputs are gone with their users.
       for (Operation &op : llvm::make_early_inc_range(func.getBody().getOps()))
         if (isa<onnx::NoValueOp>(op) && op.use_empty())
@@ -810,6 +677,176 @@ struct ConvertOnnxToKilnPass
     }
     if (anyFailed)
       signalPassFailure();
+  }
+
+  /// Converts the onnx ops of `body` in order (a function's, or a
+  /// kiln.loop's body, whose onnx.Yield then becomes a kiln.yield).
+  void convertBlock(Block &body, OpBuilder &builder, SymbolicSizes &sizes) {
+    for (Operation *next = body.empty() ? nullptr : &body.front(); next;) {
+      Operation *op = next;
+      next = op->getNextNode();
+      if (auto loop = dyn_cast<LoopOp>(op)) {
+        if (!isa<YieldOp>(loop.getBody().front().getTerminator()))
+          finishLoop(loop, builder, sizes);
+        continue;
+      }
+      if (op->getName().getStringRef() == "onnx.Yield")
+        continue;
+      if (!isa<onnx::OnnxDialect>(op->getDialect()) &&
+          op->getName().getDialectNamespace() != "onnx")
+        continue;
+      if (isOnnxControlFlow(op) &&
+          llvm::none_of(op->getOperands(), [&](Value v) {
+            return failedOps.contains(v.getDefiningOp());
+          })) {
+        // Everything before it is converted, so a condition or trip count
+        // computed from shapes is a constant now. The inlined ops (nested
+        // control flow too) are converted next.
+        Operation *prev = op->getPrevNode();
+        if (!inlineOnnxControlFlow(op, opsets, sizes)) {
+          anyFailed = true;
+          failedOps.insert(op);
+          continue;
+        }
+        next = prev ? prev->getNextNode() : &body.front();
+        continue;
+      }
+      builder.setInsertionPoint(op);
+      if (auto init = dyn_cast<onnx::InitializerOp>(op)) {
+        Value c = ConstantOp::create(
+            builder, op->getLoc(), init.getValue().getType(), init.getValue());
+        op->getResult(0).replaceAllUsesWith(c);
+        op->erase();
+        continue;
+      }
+      if (isa<onnx::NoValueOp>(op) || failedOps.contains(op))
+        continue;
+      if (llvm::any_of(op->getOperands(), [&](Value v) {
+            return failedOps.contains(v.getDefiningOp());
+          })) {
+        failedOps.insert(op);
+        continue;
+      }
+
+      StringRef fullName = op->getName().getStringRef();
+      StringRef rest = fullName.drop_front(strlen("onnx."));
+      size_t dot = rest.rfind('.');
+      std::string domain =
+          dot == StringRef::npos ? "" : rest.substr(0, dot).str();
+      int64_t opset = opsets.lookup(domain);
+      OnnxNode node(op, builder, opset);
+      node.sizes = &sizes;
+
+      // Ops of other domains are keyed "<domain>.<OpType>".
+      std::string key = domain.empty() ? node.opType().str()
+                                       : domain + "." + node.opType().str();
+      // The version of the op the opset means (ONNX 1.23); a row must
+      // list exactly that version. Ops ONNX does not define (other
+      // domains) take the largest since-version not above the opset.
+      const OnnxSpecVersion *specVersion =
+          onnxSpecVersion(domain, node.opType(), opset);
+      std::optional<int64_t> spec;
+      if (specVersion)
+        spec = specVersion->since;
+      std::optional<Version> chosen;
+      for (Version v : byType.lookup(key))
+        if (spec ? v.second == *spec
+                 : v.second <= opset && (!chosen || v.second > chosen->second))
+          chosen = v;
+      if (!chosen) {
+        anyFailed = true;
+        failedOps.insert(op);
+        SmallVector<int64_t> known;
+        for (Version v : byType.lookup(key))
+          known.push_back(v.second);
+        reportUnconverted(node, domain, specVersion, known);
+        continue;
+      }
+      if (!withinSizeLimit(node, op->getResultTypes()) ||
+          failed(refuseNarrowCompute(node, domain))) {
+        anyFailed = true;
+        failedOps.insert(op);
+        continue;
+      }
+      FailureOr<SmallVector<Value>> results = chosen->first->convert(node);
+      if (succeeded(results)) {
+        SmallVector<Type> computed;
+        for (Value v : *results)
+          if (v) // an optional output Kiln does not compute is null
+            computed.push_back(v.getType());
+        if (!withinSizeLimit(node, computed))
+          results = failure();
+      }
+      if (failed(results)) {
+        anyFailed = true;
+        failedOps.insert(op);
+        continue;
+      }
+      // ONNX's own shape inference typed the import; a static shape it
+      // knows must agree with ours, or the conversion is wrong.
+      bool mismatch = false;
+      for (unsigned i = 0; i < op->getNumResults() && i < results->size();
+           ++i) {
+        Value repl = (*results)[i];
+        auto want = dyn_cast<RankedTensorType>(op->getResult(i).getType());
+        auto got = repl ? dyn_cast<RankedTensorType>(repl.getType()) : nullptr;
+        if (want && got && want.hasStaticShape() &&
+            want.getShape() != got.getShape()) {
+          node.fail() << "Kiln computes output " << i << " as " << got
+                      << " but ONNX shape inference says " << want
+                      << "; this is a bug in Kiln's conversion of "
+                      << node.opType() << " (please report it)";
+          mismatch = true;
+        }
+      }
+      if (mismatch) {
+        anyFailed = true;
+        failedOps.insert(op);
+        continue;
+      }
+      sizes.guardAgreement(node, *results);
+      if (Value c = sizes.record(node, *results))
+        (*results)[0] = c;
+      for (unsigned i = 0; i < op->getNumResults(); ++i) {
+        Value repl = i < results->size() ? (*results)[i] : Value();
+        if (repl) {
+          op->getResult(i).replaceAllUsesWith(repl);
+        } else if (!op->getResult(i).use_empty()) {
+          node.fail() << "output " << i
+                      << " is used but Kiln does not compute it";
+          anyFailed = true;
+        }
+      }
+      if (op->use_empty())
+        op->erase();
+      else
+        failedOps.insert(op);
+    }
+  }
+
+  /// Converts the body of a kiln.loop that inlineOnnxControlFlow made from
+  /// an ONNX Loop, then gives it its kiln.yield and its scan outputs' types.
+  void finishLoop(LoopOp loop, OpBuilder &builder, SymbolicSizes &sizes) {
+    Block &body = loop.getBody().front();
+    bool before = anyFailed;
+    anyFailed = false;
+    convertBlock(body, builder, sizes);
+    Operation *yield = body.getTerminator();
+    bool ok = !anyFailed && llvm::none_of(yield->getOperands(), [&](Value v) {
+      return failedOps.contains(v.getDefiningOp()) ||
+             v.getDefiningOp() &&
+                 isa<onnx::OnnxDialect>(v.getDefiningOp()->getDialect());
+    });
+    anyFailed |= before;
+    if (!ok) {
+      anyFailed = true;
+      failedOps.insert(loop);
+      return;
+    }
+    if (failed(finishOnnxLoop(loop, sizes))) {
+      anyFailed = true;
+      failedOps.insert(loop);
+    }
   }
 };
 } // namespace

@@ -47,3 +47,20 @@ func.func @strided_alloc() {
   return
 }
 
+
+// -----
+
+// In a loop over the graph (kiln.graph_loop) a buffer gets one arena slot,
+// but not one that leaves its iteration: the next iteration would write the
+// slot it still reads.
+func.func @graph_loop_yielded(%out: memref<8192xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %out) -> (memref<8192xf32>) {
+    // expected-error @+1 {{buffer 'memref<8192xf32>' outlives the iteration of the graph loop that allocates it; it cannot have one arena slot}}
+    %t = memref.alloc() : memref<8192xf32>
+    scf.yield %t : memref<8192xf32>
+  } {kiln.graph_loop}
+  return
+}

@@ -286,3 +286,29 @@ func.func @window_sizes(%n: index) {
   linalg.fill ins(%zero : f32) outs(%u : memref<?x32xf32>)
   return
 }
+
+// -----
+
+// A buffer of a loop over the graph (kiln.graph_loop) too large for the
+// stack takes one arena slot, live for the whole loop (its step) and reused
+// by every iteration; the buffer before the loop is live across it too.
+// CHECK-LABEL: func.func @graph_loop
+// CHECK-SAME: kiln.arena_bytes = 65536
+// CHECK: memref.view %{{.*}}[%c0{{.*}}][] : memref<{{.*}}xi8> to memref<8192xf32>
+// CHECK: scf.for
+// CHECK: memref.view %{{.*}}[%c32768{{.*}}][] : memref<{{.*}}xi8> to memref<8192xf32>
+// CHECK: } {kiln.graph_loop}
+func.func @graph_loop(%in: memref<8192xf32>, %out: memref<8192xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = memref.alloc() : memref<8192xf32>
+  linalg.copy ins(%in : memref<8192xf32>) outs(%a : memref<8192xf32>)
+  scf.for %i = %c0 to %c4 step %c1 {
+    %t = memref.alloc() : memref<8192xf32>
+    linalg.copy ins(%a : memref<8192xf32>) outs(%t : memref<8192xf32>)
+    linalg.copy ins(%t : memref<8192xf32>) outs(%a : memref<8192xf32>)
+  } {kiln.graph_loop}
+  linalg.copy ins(%a : memref<8192xf32>) outs(%out : memref<8192xf32>)
+  return
+}

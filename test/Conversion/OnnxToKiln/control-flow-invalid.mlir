@@ -1,14 +1,30 @@
 // RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln -verify-diagnostics
 
-// Loops are unrolled: the trip count must be a constant (or be fixed by a
-// scan output's declared length, see control-flow-guard.mlir).
+// Scan outputs over a run-time trip count need a bound on it: M from a
+// graph input's value (not its shape) has none.
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
-  func.func @runtime_trips(%m: tensor<i64>, %x: tensor<3xf32>) -> tensor<*xf32> {
+  func.func @runtime_trips_scan(%m: tensor<i64>, %x: tensor<3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
     %none = onnx.NoValue
-    // expected-error@unknown {{node 'loop' (Loop, opset 13): the trip count M must be a compile-time constant, or a scan output must have a declared static length; loops with a run-time trip count are not supported otherwise}}
-    %r = "onnx.Loop"(%m, %none, %x) ({
+    // expected-error@unknown {{node 'loop' (Loop, opset 13): stacks 1 scan output(s) over a trip count M that Kiln cannot bound (M is computed at run time, not from the shapes of the inputs); give M as a size of an input dimension with a range (--dim, --input-shape), or declare the scan outputs' length in the model}}
+    %r:2 = "onnx.Loop"(%m, %none, %x) ({
     ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
-      "onnx.Yield"(%c, %v) : (tensor<i1>, tensor<3xf32>) -> ()
+      "onnx.Yield"(%c, %v, %v) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("loop")
+    return %r#0, %r#1 : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// A loop-carried value must keep its shape over a run-time trip count.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @growing_state(%m: tensor<i64>, %x: tensor<3xf32>) -> tensor<*xf32> {
+    %none = onnx.NoValue
+    // expected-error@unknown {{node 'loop' (Loop, opset 13): loop-carried value 0 is 'tensor<3xf32>' before the loop and 'tensor<6xf32>' after an iteration; with a run-time trip count Kiln needs loop-carried values to keep their shape}}
+    %r = "onnx.Loop"(%m, %none, %x) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<*xf32>):
+      %w = "onnx.Concat"(%v, %v) {axis = 0 : si64} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%c, %w) : (tensor<i1>, tensor<*xf32>) -> ()
     }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> tensor<*xf32> loc("loop")
     return %r : tensor<*xf32>
   }

@@ -730,3 +730,25 @@ func.func @upsample_scales(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> {
   %y = kiln.upsample_nearest %x {scales = array<i64: 1, 1, 2, 0>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
   return %y : tensor<1x3x8x8xf32>
 }
+
+// -----
+
+func.func @loop_carried_type(%m: tensor<i64>, %h: tensor<2xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kiln.loop' op loop-carried value 0 must keep its type 'tensor<2xf32>' in the body argument, yield and result}}
+  %r = "kiln.loop"(%m, %h) <{scan_bound = 0 : i64}> ({
+  ^bb0(%i: tensor<i64>, %v: tensor<2xf32>):
+    kiln.yield %v : tensor<2xf32>
+  }) : (tensor<i64>, tensor<2xf32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// -----
+
+func.func @loop_scan_shape(%m: tensor<i64>, %h: tensor<2xf32>) -> tensor<?x3xf32> {
+  // expected-error @+1 {{'kiln.loop' op scan output 0 'tensor<?x3xf32>' is not the yielded slices 'tensor<2xf32>' stacked on a new axis 0}}
+  %r = "kiln.loop"(%m) <{scan_bound = 4 : i64}> ({
+  ^bb0(%i: tensor<i64>):
+    kiln.yield %h : tensor<2xf32>
+  }) : (tensor<i64>) -> tensor<?x3xf32>
+  return %r : tensor<?x3xf32>
+}

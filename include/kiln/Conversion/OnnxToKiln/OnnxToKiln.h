@@ -126,8 +126,17 @@ bool isOnnxControlFlow(Operation *op);
 /// already converted, else both, selected with Where; Scan and Loop unroll
 /// to their static trip counts) and erases it. Returns false after a
 /// diagnostic when it cannot. `opsets` maps domains to versions.
+/// A Loop whose trip count is known only at run time (or too long to
+/// unroll) becomes a kiln.loop instead, its body still in the onnx dialect:
+/// the conversion converts that body next and then calls finishOnnxLoop.
 bool inlineOnnxControlFlow(Operation *op,
-                           const llvm::StringMap<int64_t> &opsets);
+                           const llvm::StringMap<int64_t> &opsets,
+                           SymbolicSizes &sizes);
+
+/// After the body of a kiln.loop made by inlineOnnxControlFlow is
+/// converted: its onnx.Yield becomes a kiln.yield, the scan outputs get
+/// their types, and loop-carried values that change type are reported.
+LogicalResult finishOnnxLoop(Operation *loop, SymbolicSizes &sizes);
 
 /// Normalizes an ONNX axis (negative counts from the end) into [0, rank);
 /// failure when out of range.

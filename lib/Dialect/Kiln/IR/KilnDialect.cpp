@@ -75,6 +75,8 @@ ContractKind contractKind(StringRef name) {
       {kOutputBoundsAttr, ContractKind::I64Array},
       {kDimsArgAttr, ContractKind::Unit},
       {kWeightsArgAttr, ContractKind::Unit},
+      {kGraphLoopAttr, ContractKind::Unit},
+      {kOnnxNodeAttr, ContractKind::String},
   };
   for (const auto &[n, kind] : kinds)
     if (name == n)

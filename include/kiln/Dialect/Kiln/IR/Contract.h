@@ -161,6 +161,14 @@ inline constexpr const char *kFibersFn = "__kiln_emu_fibers";
 // the pipeline, read and completed by --kiln-bind-symbolic-shapes.
 //===----------------------------------------------------------------------===//
 
+/// On the scf.for a kiln.loop lowers to: a loop over the graph that runs
+/// its iterations one after another. Buffers its body allocates get arena
+/// slots (live during the whole loop) instead of being refused.
+inline constexpr const char *kGraphLoopAttr = "kiln.graph_loop";
+/// On a kiln.loop while the conversion converts its body: the ONNX node it
+/// comes from ("node 'n' (Loop, opset 13)"), for the messages that follow.
+inline constexpr const char *kOnnxNodeAttr = "kiln.onnx_node";
+
 /// Dense i64 array, on an entry function: the range of each symbolic
 /// dimension, [min0, max0, min1, max1, ...]; symbol s is entry s of the
 /// run-time `dims` argument.

@@ -736,6 +736,48 @@ def Kiln_GuardOp : Kiln_Op<"guard", [MemoryEffects<[MemWrite]>]> {
   let hasCanonicalizer = 1;
 }
 
+def Kiln_LoopOp : Kiln_Op<"loop", [RecursiveMemoryEffects]> {
+  let summary = "a loop over a run-time trip count with loop-carried values and stacked outputs (ONNX Loop)";
+  let description = [{
+    Runs `body` `trip_count` times (a rank-0 i64; none when it is 0 or
+    negative). The body's arguments are the iteration number (rank-0 i64,
+    from 0) and the loop-carried values, which start as `inits`; it yields
+    the next loop-carried values (of the same types) and then one slice per
+    scan output. The results are the last loop-carried values (the inits
+    when no iteration runs) and the scan outputs: each yielded slice stacked
+    along a new axis 0, `trip_count` rows (dynamic), at most `scan_bound`
+    (the rows the arena reserves; the conversion refuses a trip count above
+    it). Unlike ONNX, the loop cannot end early: the conversion unrolls or
+    refuses loops whose body computes its own condition.
+
+    ```mlir
+    %h, %ys = "kiln.loop"(%m, %h0) ({
+    ^bb0(%i: tensor<i64>, %h: tensor<1x8xf32>):
+      ...
+      "kiln.yield"(%h2, %y) : (tensor<1x8xf32>, tensor<1x8xf32>) -> ()
+    }) {scan_bound = 512 : i64}
+       : (tensor<i64>, tensor<1x8xf32>) -> (tensor<1x8xf32>, tensor<?x1x8xf32>)
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[I64]>:$trip_count,
+                   Variadic<AnyRankedTensor>:$inits,
+                   I64Attr:$scan_bound);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    unsigned getNumCarried() { return getInits().size(); }
+    unsigned getNumScans() { return getNumResults() - getNumCarried(); }
+  }];
+}
+
+def Kiln_YieldOp : Kiln_Op<"yield",
+    [Pure, Terminator, HasParent<"LoopOp">]> {
+  let summary = "ends a kiln.loop body: the next loop-carried values, then the scan slices";
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
 def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
   let summary = "broadcasts a tensor to the result shape (ONNX Expand)";
   let description = [{

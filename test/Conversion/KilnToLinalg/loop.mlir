@@ -1,0 +1,33 @@
+// RUN: kiln-opt %s --kiln-convert-kiln-to-linalg | FileCheck %s
+
+// kiln.loop becomes an scf.for marked kiln.graph_loop over the clamped trip
+// count: the loop-carried value is materialized in its iter_arg (so that it
+// keeps one buffer), each scan slice is inserted at row i of a buffer of
+// scan_bound rows, and the result is the first trip-count rows. The inputs
+// are read-only for bufferization, which copies a loop-carried input.
+// CHECK-LABEL: func.func @loop
+// CHECK-SAME: %[[M:[^:]*]]: tensor<i64> {bufferization.writable = false}
+// CHECK-SAME: %[[H:[^:]*]]: tensor<2xf32> {bufferization.writable = false}
+// CHECK: %[[E:.*]] = tensor.extract %[[M]][] : tensor<i64>
+// CHECK: %[[N:.*]] = arith.index_cast %[[E]] : i64 to index
+// CHECK: %[[P:.*]] = arith.maxsi %[[N]], %[[C0:.*]] : index
+// CHECK: %[[T:.*]] = arith.minsi %[[P]], %{{.*}} : index
+// CHECK: %[[ROWS:.*]] = tensor.empty() : tensor<8x2xf32>
+// CHECK: %[[F:.*]]:2 = scf.for %[[IV:.*]] = %[[C0]] to %[[T]] step %{{.*}} iter_args(%[[V:.*]] = %[[H]], %[[S:.*]] = %[[ROWS]])
+// CHECK: %[[I64:.*]] = arith.index_cast %[[IV]] : index to i64
+// CHECK: tensor.from_elements %[[I64]] : tensor<i64>
+// CHECK: %[[W:.*]] = linalg.generic
+// CHECK: %[[KEEP:.*]] = bufferization.materialize_in_destination %[[W]] in %[[V]]
+// CHECK: %[[INS:.*]] = tensor.insert_slice %[[W]] into %[[S]][%[[IV]], 0] [1, 2] [1, 1] : tensor<2xf32> into tensor<8x2xf32>
+// CHECK: scf.yield %[[KEEP]], %[[INS]]
+// CHECK: } {kiln.graph_loop}
+// CHECK: %[[OUT:.*]] = tensor.extract_slice %[[F]]#1[0, 0] [%[[T]], 2] [1, 1] : tensor<8x2xf32> to tensor<?x2xf32>
+// CHECK: return %[[F]]#0, %[[OUT]]
+func.func @loop(%m: tensor<i64>, %h: tensor<2xf32>) -> (tensor<2xf32>, tensor<?x2xf32>) {
+  %r:2 = "kiln.loop"(%m, %h) <{scan_bound = 8 : i64}> ({
+  ^bb0(%i: tensor<i64>, %v: tensor<2xf32>):
+    %w = kiln.add %v, %v : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    kiln.yield %w, %w : tensor<2xf32>, tensor<2xf32>
+  }) : (tensor<i64>, tensor<2xf32>) -> (tensor<2xf32>, tensor<?x2xf32>)
+  return %r#0, %r#1 : tensor<2xf32>, tensor<?x2xf32>
+}

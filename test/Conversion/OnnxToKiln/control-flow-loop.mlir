@@ -1,0 +1,53 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln | FileCheck %s
+
+// A Loop whose trip count comes at run time is one kiln.loop, not unrolled:
+// the body is converted in place, the condition input (always true) is gone
+// and the iteration number is a rank-0 i64.
+// CHECK-LABEL: func.func @runtime_trips
+// CHECK-SAME: (%[[M:.*]]: tensor<i64>, %[[X:.*]]: tensor<3xf32>)
+// CHECK: %[[R:.*]] = "kiln.loop"(%[[M]], %[[X]]) <{scan_bound = 0 : i64}> ({
+// CHECK-NEXT: ^bb0(%[[I:.*]]: tensor<i64>, %[[V:.*]]: tensor<3xf32>):
+// CHECK: %[[F:.*]] = kiln.cast %[[I]] to f32 : tensor<i64> -> tensor<f32>
+// CHECK: %[[W:.*]] = kiln.add %[[V]], %[[F]]
+// CHECK: kiln.yield %[[W]] : tensor<3xf32>
+// CHECK-NEXT: }) : (tensor<i64>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: return %[[R]]
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @runtime_trips(%m: tensor<i64>, %x: tensor<3xf32>) -> tensor<*xf32> {
+    %none = onnx.NoValue
+    %r = "onnx.Loop"(%m, %none, %x) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+      %f = "onnx.Cast"(%i) {to = 1 : si64} : (tensor<i64>) -> tensor<f32>
+      %w = "onnx.Add"(%v, %f) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+      "onnx.Yield"(%c, %w) : (tensor<i1>, tensor<3xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> tensor<*xf32> loc("loop")
+    return %r : tensor<*xf32>
+  }
+}
+
+// -----
+
+// M from a symbolic dimension: the scan output is stacked into rows bounded
+// by the symbol's range (--dim seq=1..40), and a run-time condition input
+// makes the trip count cond ? M : 0.
+// CHECK-LABEL: func.func @scan_over_symbol
+// CHECK: %[[T:.*]] = kiln.where
+// CHECK: "kiln.loop"(%[[T]], %{{.*}}) <{scan_bound = 40 : i64}>
+// CHECK: kiln.gather %arg0, %{{.*}} {axis = 0 : i64}
+// CHECK: kiln.yield %{{.*}}, %{{.*}} : tensor<2xf32>, tensor<2xf32>
+// CHECK: -> (tensor<2xf32>, tensor<?x2xf32>)
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @scan_over_symbol(%x: tensor<?x2xf32> {kiln.symbols = array<i64: 0, -1>, onnx.dim_params = ["seq", ""]}, %go: tensor<i1>, %h: tensor<2xf32>) -> (tensor<*xf32>, tensor<*xf32>) attributes {kiln.symbol_bounds = array<i64: 1, 40>} {
+    %none = onnx.NoValue
+    %s = "onnx.Shape"(%x) : (tensor<?x2xf32>) -> tensor<2xi64>
+    %zero = "onnx.Constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+    %m = "onnx.Gather"(%s, %zero) {axis = 0 : si64} : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+    %r:2 = "onnx.Loop"(%m, %go, %h) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<2xf32>):
+      %xt = "onnx.Gather"(%x, %i) {axis = 0 : si64} : (tensor<?x2xf32>, tensor<i64>) -> tensor<2xf32>
+      %w = "onnx.Add"(%v, %xt) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      "onnx.Yield"(%c, %w, %w) : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("loop")
+    return %r#0, %r#1 : tensor<*xf32>, tensor<*xf32>
+  }
+}

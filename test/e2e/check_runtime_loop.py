@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""ONNX Loops whose trip count is known only at run time (docs/shapes.md,
+"Loops of a run-time trip count"): compiled once as one loop, not unrolled,
+and run at several trip counts against a float64 reference written from the
+ONNX definition.
+
+- An RNN written as a Loop over a symbolic sequence length (M from Shape,
+  as exporters write it), with a loop-carried state and a stacked scan
+  output, at seq 1, 5 and the bound 40, on 1 and 2 threads (a body large
+  enough that its matmul is shared among threads), through Python and
+  through kiln-run --test-data; a seq above the bound is refused. The model
+  also returns x[-1] (a negative Gather index on the symbolic axis).
+- A run-time condition input: false runs no iteration (the state comes back
+  unchanged and the scan output has 0 rows).
+- A trip count M given as a graph input, without scan outputs: any M,
+  0 and negative included (no iteration).
+- A constant trip count too long to unroll runs as a loop too.
+- Refused by name: scan outputs over an M Kiln cannot bound, and a
+  loop-carried value that changes shape.
+
+usage: check_runtime_loop.py KILN_COMPILE KILN_RUN WORKDIR PYTHONPATH
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+from onnx import TensorProto as T
+from onnx import helper as h
+
+compile_, run_, work, pythonpath = sys.argv[1:5]
+os.makedirs(work, exist_ok=True)
+sys.path.insert(0, pythonpath)
+import kiln  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from small_onnx import compile_and_load, run_model, save_model, save_onnx  # noqa: E402
+
+rng = np.random.default_rng(0)
+RTOL = 1e-5  # f32 sums of at most 256 products against float64
+
+
+def close(got, want, what):
+    want = np.asarray(want)
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    err = np.abs(got.astype(np.float64) - want).max() if want.size else 0.0
+    scale = max(1.0, np.abs(want).max() if want.size else 1.0)
+    assert err <= RTOL * scale, (what, err)
+
+
+def refused_compile(path, words, **kw):
+    try:
+        kiln.compile(path, output=path[:-5] + ".so", **kw)
+    except kiln.Error as e:
+        assert words in str(e), e
+        return
+    raise AssertionError(f"{path} compiled, expected a refusal with {words!r}")
+
+
+def vi(name, elt, shape):
+    return h.make_tensor_value_info(name, elt, shape)
+
+
+# --- An RNN over a symbolic sequence -------------------------------------
+BATCH, IN, HID = 2, 16, 256
+W = (rng.standard_normal((IN, HID)) * 0.3).astype(np.float32)
+U = (rng.standard_normal((HID, HID)) / np.sqrt(HID)).astype(np.float32)
+B = (rng.standard_normal(HID) * 0.1).astype(np.float32)
+
+
+def rnn_body():
+    return h.make_graph(
+        [h.make_node("Gather", ["x", "i"], ["xt"], axis=0),
+         h.make_node("MatMul", ["xt", "W"], ["a"]),
+         h.make_node("MatMul", ["h", "U"], ["c"]),
+         h.make_node("Add", ["a", "c"], ["s"]),
+         h.make_node("Add", ["s", "B"], ["s2"]),
+         h.make_node("Tanh", ["s2"], ["h2"]),
+         h.make_node("Identity", ["cond"], ["cond2"]),
+         h.make_node("Relu", ["h2"], ["y"])],
+        "body",
+        [vi("i", T.INT64, []), vi("cond", T.BOOL, []),
+         vi("h", T.FLOAT, [BATCH, HID])],
+        [vi("cond2", T.BOOL, []), vi("h2", T.FLOAT, [BATCH, HID]),
+         vi("y", T.FLOAT, [BATCH, HID])])
+
+
+def rnn_ref(x, h0, steps=None):
+    steps = x.shape[0] if steps is None else steps
+    hs = h0.astype(np.float64)
+    ys = []
+    for t in range(steps):
+        hs = np.tanh(x[t] @ W + hs @ U + B)
+        ys.append(np.maximum(hs, 0))
+    return hs, np.array(ys).reshape(len(ys), BATCH, HID)
+
+
+def rnn_model(name, with_cond):
+    nodes = [h.make_node("Shape", ["x"], ["sx"]),
+             h.make_node("Gather", ["sx", "zero"], ["m1"], axis=0),
+             h.make_node("Squeeze", ["m1"], ["M"]),
+             h.make_node("Loop", ["M", "go" if with_cond else "", "h0"],
+                         ["hf", "ys"], body=rnn_body()),
+             # The last step, x[-1]: a negative index on the symbolic axis.
+             h.make_node("Gather", ["x", "minus1"], ["last"], axis=0)]
+    inputs = [vi("x", T.FLOAT, ["seq", BATCH, IN]),
+              vi("h0", T.FLOAT, [BATCH, HID])]
+    if with_cond:
+        inputs.append(vi("go", T.BOOL, []))
+    return nodes, inputs, [vi("hf", T.FLOAT, [BATCH, HID]),
+                           vi("ys", T.FLOAT, ["seq", BATCH, HID]),
+                           vi("last", T.FLOAT, [BATCH, IN])]
+
+
+inits = [("W", W), ("U", U), ("B", B), ("zero", np.array([0], np.int64)),
+         ("minus1", np.array(-1, np.int64))]
+nodes, inputs, outputs = rnn_model("rnn", False)
+path = save_onnx(work, "rnn", nodes, inputs, outputs, inits)
+so = kiln.compile(path, output=path[:-5] + ".so", dims={"seq": (1, 40)})
+for threads in (1, 2):
+    m = kiln.load(so, threads=threads)
+    for seq in (1, 5, 40):
+        x = rng.standard_normal((seq, BATCH, IN)).astype(np.float32)
+        h0 = rng.standard_normal((BATCH, HID)).astype(np.float32)
+        hf, ys, last = m(x, h0)
+        want_h, want_y = rnn_ref(x, h0)
+        close(hf, want_h, f"rnn hf seq {seq} threads {threads}")
+        close(ys, want_y, f"rnn ys seq {seq} threads {threads}")
+        close(last, x[-1], f"rnn x[-1] seq {seq}")
+    try:
+        m(np.zeros((41, BATCH, IN), np.float32), np.zeros((BATCH, HID), np.float32))
+        raise AssertionError("seq 41 ran; expected a refusal")
+    except kiln.Error as e:
+        assert "1..40" in str(e), e
+# kiln-run takes the sequence length from the .pb files.
+d = save_model(work, "rnn_cli", nodes, inputs, outputs, dict(inits))
+cli_so = os.path.join(d, "model.so")
+subprocess.run([compile_, os.path.join(d, "model.onnx"), "-o", cli_so,
+                "--dim", "seq=1..40"], check=True, stderr=subprocess.DEVNULL)
+x = rng.standard_normal((9, BATCH, IN)).astype(np.float32)
+h0 = rng.standard_normal((BATCH, HID)).astype(np.float32)
+hf, ys, _ = run_model(run_, d, cli_so, [("x", x), ("h0", h0)], threads=2)
+want_h, want_y = rnn_ref(x, h0)
+close(hf, want_h, "kiln-run hf")
+close(ys, want_y, "kiln-run ys")
+
+# --- A run-time condition ---------------------------------------------------
+nodes, inputs, outputs = rnn_model("rnn_cond", True)
+m = compile_and_load(kiln, save_onnx(work, "rnn_cond", nodes, inputs, outputs,
+                                     inits), dims={"seq": (1, 12)})
+x = rng.standard_normal((6, BATCH, IN)).astype(np.float32)
+h0 = rng.standard_normal((BATCH, HID)).astype(np.float32)
+for go in (True, False):
+    hf, ys, _ = m(x, h0, np.array(go))
+    want_h, want_y = rnn_ref(x, h0, 6 if go else 0)
+    close(hf, want_h, f"cond {go} hf")
+    close(ys, want_y, f"cond {go} ys")
+
+# --- M as a graph input, no scan outputs --------------------------------------
+acc_body = h.make_graph(
+    [h.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+     h.make_node("Mul", ["v", "half"], ["hv"]),
+     h.make_node("Add", ["hv", "fi"], ["v2"]),
+     h.make_node("Identity", ["cond"], ["cond2"])],
+    "acc",
+    [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("v", T.FLOAT, [3])],
+    [vi("cond2", T.BOOL, []), vi("v2", T.FLOAT, [3])])
+
+
+def acc_ref(v, n):
+    v = v.astype(np.float64)
+    for i in range(max(n, 0)):
+        v = v * 0.5 + i
+    return v
+
+
+m = compile_and_load(kiln, save_onnx(
+    work, "acc", [h.make_node("Loop", ["M", "", "v0"], ["vf"], body=acc_body)],
+    [vi("M", T.INT64, []), vi("v0", T.FLOAT, [3])], [vi("vf", T.FLOAT, [3])],
+    [("half", np.array(0.5, np.float32))]))
+v0 = np.array([1.0, -2.0, 8.0], np.float32)
+for n in (0, -3, 1, 7, 1000):
+    (vf,) = m(np.array(n, np.int64), v0)
+    close(vf, acc_ref(v0, n), f"acc M={n}")
+
+# --- A constant trip count too long to unroll --------------------------------
+m = compile_and_load(kiln, save_onnx(
+    work, "long", [h.make_node("Loop", ["M", "", "v0"], ["vf"], body=acc_body)],
+    [vi("v0", T.FLOAT, [3])], [vi("vf", T.FLOAT, [3])],
+    [("half", np.array(0.5, np.float32)),
+     ("M", np.array(100000, np.int64))]))
+(vf,) = m(v0)
+close(vf, acc_ref(v0, 100000), "acc M=100000")
+
+# --- Refusals ---------------------------------------------------------------
+scan_body = h.make_graph(
+    [h.make_node("Add", ["v", "v"], ["v2"]),
+     h.make_node("Identity", ["cond"], ["cond2"]),
+     h.make_node("Identity", ["v2"], ["y"])],
+    "scan",
+    [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("v", T.FLOAT, [3])],
+    [vi("cond2", T.BOOL, []), vi("v2", T.FLOAT, [3]), vi("y", T.FLOAT, [3])])
+refused_compile(save_onnx(
+    work, "unbounded",
+    [h.make_node("Loop", ["M", "", "v0"], ["vf", "ys"], body=scan_body,
+                 name="the_loop")],
+    [vi("M", T.INT64, []), vi("v0", T.FLOAT, [3])],
+    [vi("vf", T.FLOAT, [3]), vi("ys", T.FLOAT, None)]),
+    "node 'the_loop' (Loop, opset 13): stacks 1 scan output(s) over a trip "
+    "count M that Kiln cannot bound")
+grow_body = h.make_graph(
+    [h.make_node("Concat", ["v", "v"], ["v2"], axis=0),
+     h.make_node("Identity", ["cond"], ["cond2"])],
+    "grow",
+    [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("v", T.FLOAT, None)],
+    [vi("cond2", T.BOOL, []), vi("v2", T.FLOAT, None)])
+refused_compile(save_onnx(
+    work, "grow",
+    [h.make_node("Loop", ["M", "", "v0"], ["vf"], body=grow_body,
+                 name="grow_loop")],
+    [vi("M", T.INT64, []), vi("v0", T.FLOAT, [3])], [vi("vf", T.FLOAT, None)]),
+    "node 'grow_loop' (Loop, opset 13): loop-carried value 0 is "
+    "'tensor<3xf32>' before the loop and 'tensor<6xf32>' after an iteration")
+print("runtime loop: all checks passed")
