@@ -15,6 +15,10 @@ ONNX definition.
 - A trip count M given as a graph input, without scan outputs: any M,
   0 and negative included (no iteration).
 - A constant trip count too long to unroll runs as a loop too.
+- Lists appended in the body (SequenceEmpty, SequenceInsert, then
+  ConcatFromSequence after the loop: a scripted `outs.append(y)`) run as
+  scan outputs, stacked and concatenated; torch.jit.script of an LSTMCell
+  loop, exported by torch, against torch at seq 1, 7 and 50.
 - Refused by name: scan outputs over an M Kiln cannot bound, and a
   loop-carried value that changes shape.
 
@@ -191,6 +195,95 @@ m = compile_and_load(kiln, save_onnx(
      ("M", np.array(100000, np.int64))]))
 (vf,) = m(v0)
 close(vf, acc_ref(v0, 100000), "acc M=100000")
+
+# --- A list appended in the body (a scripted `outs.append(y)`) ------------------
+# SequenceEmpty -> SequenceInsert in the body -> ConcatFromSequence after the
+# loop is a scan output: stacked (torch.stack, new_axis=1, on axis 1 here)
+# and concatenated (torch.cat, new_axis=0).
+seq_body = h.make_graph(
+    [h.make_node("Gather", ["x", "i"], ["xt"], axis=0),
+     h.make_node("MatMul", ["xt", "W"], ["a"]),
+     h.make_node("MatMul", ["h", "U"], ["c"]),
+     h.make_node("Add", ["a", "c"], ["s"]),
+     h.make_node("Add", ["s", "B"], ["s2"]),
+     h.make_node("Tanh", ["s2"], ["h2"]),
+     h.make_node("Relu", ["h2"], ["y"]),
+     h.make_node("SequenceInsert", ["stack_in", "y"], ["stack_out"]),
+     h.make_node("SequenceInsert", ["cat_in", "h2"], ["cat_out"])],
+    "seq_body",
+    [vi("i", T.INT64, []), vi("cond", T.BOOL, []),
+     vi("h", T.FLOAT, [BATCH, HID]),
+     h.make_tensor_sequence_value_info("stack_in", T.FLOAT, [BATCH, HID]),
+     h.make_tensor_sequence_value_info("cat_in", T.FLOAT, [BATCH, HID])],
+    [vi("cond", T.BOOL, []), vi("h2", T.FLOAT, [BATCH, HID]),
+     h.make_tensor_sequence_value_info("stack_out", T.FLOAT, [BATCH, HID]),
+     h.make_tensor_sequence_value_info("cat_out", T.FLOAT, [BATCH, HID])])
+m = compile_and_load(kiln, save_onnx(
+    work, "appends",
+    [h.make_node("Shape", ["x"], ["sx"]),
+     h.make_node("Gather", ["sx", "zero"], ["m1"], axis=0),
+     h.make_node("Squeeze", ["m1"], ["M"]),
+     h.make_node("SequenceEmpty", [], ["empty1"], dtype=T.FLOAT),
+     h.make_node("SequenceEmpty", [], ["empty2"], dtype=T.FLOAT),
+     h.make_node("Loop", ["M", "", "h0", "empty1", "empty2"],
+                 ["hf", "stacked", "catted"], body=seq_body),
+     h.make_node("ConcatFromSequence", ["stacked"], ["ys"], axis=1,
+                 new_axis=1),
+     h.make_node("ConcatFromSequence", ["catted"], ["hs"], axis=0)],
+    [vi("x", T.FLOAT, ["seq", BATCH, IN]), vi("h0", T.FLOAT, [BATCH, HID])],
+    [vi("hf", T.FLOAT, [BATCH, HID]), vi("ys", T.FLOAT, [BATCH, "seq", HID]),
+     vi("hs", T.FLOAT, None)],
+    inits, opset=13), dims={"seq": (1, 20)})
+for seq in (1, 6, 20):
+    x = rng.standard_normal((seq, BATCH, IN)).astype(np.float32)
+    h0 = rng.standard_normal((BATCH, HID)).astype(np.float32)
+    hf, ys, hs = m(x, h0)
+    want_h, want_y = rnn_ref(x, h0)
+    close(hf, want_h, f"appends hf seq {seq}")
+    close(ys, want_y.transpose(1, 0, 2), f"appends stacked seq {seq}")
+    hs_want = [h0.astype(np.float64)]
+    for t in range(seq):
+        hs_want.append(np.tanh(x[t] @ W + hs_want[-1] @ U + B))
+    close(hs, np.concatenate(hs_want[1:], axis=0), f"appends cat seq {seq}")
+
+# --- torch.jit.script of an LSTMCell loop, as torch exports it ----------------
+# The body holds an LSTM node on the cell's sliced weights; the list of
+# per-step outputs is a loop-carried sequence, stacked after the loop.
+import torch  # noqa: E402
+
+
+class ScriptedLSTM(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.nn.LSTMCell(16, 32)
+        self.out = torch.nn.Linear(32, 5)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(1), 32)
+        c = torch.zeros(x.size(1), 32)
+        outs = []
+        for t in range(x.size(0)):
+            h, c = self.cell(x[t], (h, c))
+            outs.append(self.out(h))
+        return torch.stack(outs), h
+
+
+torch.manual_seed(0)
+scripted = torch.jit.script(ScriptedLSTM())
+lstm_path = os.path.join(work, "scripted_lstm.onnx")
+with torch.no_grad():
+    torch.onnx.export(scripted, (torch.randn(7, 2, 16),), lstm_path,
+                      input_names=["x"], output_names=["y", "h"],
+                      dynamic_axes={"x": {0: "seq"}, "y": {0: "seq"}},
+                      opset_version=17)
+m = compile_and_load(kiln, lstm_path, dims={"seq": (1, 50)})
+for seq in (1, 7, 50):
+    x = torch.randn(seq, 2, 16)
+    with torch.no_grad():
+        want_y, want_h = scripted(x)
+    y, hh = m(x.numpy())
+    close(y, want_y.numpy().astype(np.float64), f"scripted LSTM y seq {seq}")
+    close(hh, want_h.numpy().astype(np.float64), f"scripted LSTM h seq {seq}")
 
 # --- Refusals ---------------------------------------------------------------
 scan_body = h.make_graph(

@@ -100,6 +100,10 @@ std::optional<int64_t> largestDimAt(Value shaped, int64_t d, int depth) {
     }
     return product;
   };
+  // A cast (a collapsed view returned as an identity-layout output) keeps
+  // the sizes of its source.
+  if (isa_and_present<memref::CastOp, tensor::CastOp>(def))
+    return largestDimAt(def->getOperand(0), d, depth + 1);
   if (auto c = dyn_cast_or_null<memref::CollapseShapeOp>(def))
     return collapsed(c.getSrc(), c.getReassociationIndices());
   if (auto c = dyn_cast_or_null<tensor::CollapseShapeOp>(def))

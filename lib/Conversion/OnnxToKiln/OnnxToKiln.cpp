@@ -641,6 +641,7 @@ struct ConvertOnnxToKilnPass
   // Nodes that failed, and nodes fed by them: the latter are skipped so
   // that one bad node is reported once, not once per consumer.
   llvm::DenseSet<Operation *> failedOps;
+  bool deferSequences = true;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -667,6 +668,12 @@ struct ConvertOnnxToKilnPass
       foldSymbolicReshapeShapes(builder, body);
       SymbolicSizes sizes(func);
       convertBlock(body, builder, sizes);
+      // SequenceEmpty waits for the Loops after it, which may fold the
+      // sequence into a scan output (ControlFlow.cpp); one still used is
+      // reported now.
+      deferSequences = false;
+      convertBlock(body, builder, sizes);
+      deferSequences = true;
       // Omitted optional inputs are gone with their users.
       for (Operation &op : llvm::make_early_inc_range(func.getBody().getOps()))
         if (isa<onnx::NoValueOp>(op) && op.use_empty())
@@ -686,16 +693,25 @@ struct ConvertOnnxToKilnPass
       Operation *op = next;
       next = op->getNextNode();
       if (auto loop = dyn_cast<LoopOp>(op)) {
-        if (!isa<YieldOp>(loop.getBody().front().getTerminator()))
+        if (!isa<YieldOp>(loop.getBody().front().getTerminator()) &&
+            !failedOps.contains(op))
           finishLoop(loop, builder, sizes);
         continue;
       }
       if (op->getName().getStringRef() == "onnx.Yield")
         continue;
+      if (op->getName().getStringRef() == "onnx.SequenceEmpty") {
+        if (op->use_empty()) {
+          op->erase();
+          continue;
+        }
+        if (deferSequences)
+          continue;
+      }
       if (!isa<onnx::OnnxDialect>(op->getDialect()) &&
           op->getName().getDialectNamespace() != "onnx")
         continue;
-      if (isOnnxControlFlow(op) &&
+      if (isOnnxControlFlow(op) && !failedOps.contains(op) &&
           llvm::none_of(op->getOperands(), [&](Value v) {
             return failedOps.contains(v.getDefiningOp());
           })) {

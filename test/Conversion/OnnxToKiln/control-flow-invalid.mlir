@@ -5,7 +5,7 @@
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @runtime_trips_scan(%m: tensor<i64>, %x: tensor<3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
     %none = onnx.NoValue
-    // expected-error@unknown {{node 'loop' (Loop, opset 13): stacks 1 scan output(s) over a trip count M that Kiln cannot bound (M is computed at run time, not from the shapes of the inputs); give M as a size of an input dimension with a range (--dim, --input-shape), or declare the scan outputs' length in the model}}
+    // expected-error@unknown {{node 'loop' (Loop, opset 13): stacks 1 scan output(s) over a trip count M that Kiln cannot bound (M is computed at run time, not from the shapes of the inputs); scan outputs of unbounded length are not supported: give M as a size of an input dimension with a range (--dim, --input-shape), or declare the scan outputs' length in the model}}
     %r:2 = "onnx.Loop"(%m, %none, %x) ({
     ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
       "onnx.Yield"(%c, %v, %v) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> ()
@@ -20,7 +20,7 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @growing_state(%m: tensor<i64>, %x: tensor<3xf32>) -> tensor<*xf32> {
     %none = onnx.NoValue
-    // expected-error@unknown {{node 'loop' (Loop, opset 13): loop-carried value 0 is 'tensor<3xf32>' before the loop and 'tensor<6xf32>' after an iteration; with a run-time trip count Kiln needs loop-carried values to keep their shape}}
+    // expected-error@unknown {{node 'loop' (Loop, opset 13): loop-carried value 0 is 'tensor<3xf32>' before the loop and 'tensor<6xf32>' after an iteration; a loop-carried value that changes shape is not supported with a run-time trip count}}
     %r = "onnx.Loop"(%m, %none, %x) ({
     ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<*xf32>):
       %w = "onnx.Concat"(%v, %v) {axis = 0 : si64} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>

@@ -51,3 +51,32 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %r#0, %r#1 : tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// `outs.append(y)` in a scripted loop: a sequence carried from SequenceEmpty
+// through SequenceInsert, read after the loop by ConcatFromSequence, is a
+// scan output of y (stacked on axis 1 here: a Transpose of the rows).
+// CHECK-LABEL: func.func @sequence_append
+// CHECK-NOT: Sequence
+// CHECK: %[[L:.*]]:2 = "kiln.loop"(%{{.*}}, %arg1) <{scan_bound = 40 : i64}>
+// CHECK: kiln.yield %{{.*}}, %{{.*}} : tensor<2xf32>, tensor<2xf32>
+// CHECK: -> (tensor<2xf32>, tensor<?x2xf32>)
+// CHECK: kiln.transpose %[[L]]#1 {perm = array<i64: 1, 0>} : tensor<?x2xf32> -> tensor<2x?xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @sequence_append(%x: tensor<?xf32> {kiln.symbols = array<i64: 0>, onnx.dim_params = ["seq"]}, %h: tensor<2xf32>) -> (tensor<*xf32>, tensor<*xf32>) attributes {kiln.symbol_bounds = array<i64: 1, 40>} {
+    %none = onnx.NoValue
+    %shape = "onnx.Shape"(%x) : (tensor<?xf32>) -> tensor<1xi64>
+    %zero = "onnx.Constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+    %m = "onnx.Gather"(%shape, %zero) {axis = 0 : si64} : (tensor<1xi64>, tensor<i64>) -> tensor<i64>
+    %empty = "onnx.SequenceEmpty"() {dtype = 1 : si64} : () -> tensor<*xf32>
+    %r:2 = "onnx.Loop"(%m, %none, %h, %empty) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<2xf32>, %s: tensor<*xf32>):
+      %w = "onnx.Add"(%v, %v) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      %s2 = "onnx.SequenceInsert"(%s, %w) : (tensor<*xf32>, tensor<2xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%c, %w, %s2) : (tensor<i1>, tensor<2xf32>, tensor<*xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<2xf32>, tensor<*xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("loop")
+    %y = "onnx.ConcatFromSequence"(%r#1) {axis = 1 : si64, new_axis = 1 : si64} : (tensor<*xf32>) -> tensor<*xf32>
+    return %r#0, %y : tensor<*xf32>, tensor<*xf32>
+  }
+}
