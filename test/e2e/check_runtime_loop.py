@@ -72,16 +72,20 @@ U = (rng.standard_normal((HID, HID)) / np.sqrt(HID)).astype(np.float32)
 B = (rng.standard_normal(HID) * 0.1).astype(np.float32)
 
 
+def rnn_step():
+    """h2 = tanh(x[i] W + h U + B), y = relu(h2)."""
+    return [h.make_node("Gather", ["x", "i"], ["xt"], axis=0),
+            h.make_node("MatMul", ["xt", "W"], ["a"]),
+            h.make_node("MatMul", ["h", "U"], ["c"]),
+            h.make_node("Add", ["a", "c"], ["s"]),
+            h.make_node("Add", ["s", "B"], ["s2"]),
+            h.make_node("Tanh", ["s2"], ["h2"]),
+            h.make_node("Relu", ["h2"], ["y"])]
+
+
 def rnn_body():
     return h.make_graph(
-        [h.make_node("Gather", ["x", "i"], ["xt"], axis=0),
-         h.make_node("MatMul", ["xt", "W"], ["a"]),
-         h.make_node("MatMul", ["h", "U"], ["c"]),
-         h.make_node("Add", ["a", "c"], ["s"]),
-         h.make_node("Add", ["s", "B"], ["s2"]),
-         h.make_node("Tanh", ["s2"], ["h2"]),
-         h.make_node("Identity", ["cond"], ["cond2"]),
-         h.make_node("Relu", ["h2"], ["y"])],
+        rnn_step() + [h.make_node("Identity", ["cond"], ["cond2"])],
         "body",
         [vi("i", T.INT64, []), vi("cond", T.BOOL, []),
          vi("h", T.FLOAT, [BATCH, HID])],
@@ -201,14 +205,8 @@ close(vf, acc_ref(v0, 100000), "acc M=100000")
 # loop is a scan output: stacked (torch.stack, new_axis=1, on axis 1 here)
 # and concatenated (torch.cat, new_axis=0).
 seq_body = h.make_graph(
-    [h.make_node("Gather", ["x", "i"], ["xt"], axis=0),
-     h.make_node("MatMul", ["xt", "W"], ["a"]),
-     h.make_node("MatMul", ["h", "U"], ["c"]),
-     h.make_node("Add", ["a", "c"], ["s"]),
-     h.make_node("Add", ["s", "B"], ["s2"]),
-     h.make_node("Tanh", ["s2"], ["h2"]),
-     h.make_node("Relu", ["h2"], ["y"]),
-     h.make_node("SequenceInsert", ["stack_in", "y"], ["stack_out"]),
+    rnn_step() +
+    [h.make_node("SequenceInsert", ["stack_in", "y"], ["stack_out"]),
      h.make_node("SequenceInsert", ["cat_in", "h2"], ["cat_out"])],
     "seq_body",
     [vi("i", T.INT64, []), vi("cond", T.BOOL, []),
