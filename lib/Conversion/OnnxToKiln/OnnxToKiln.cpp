@@ -850,8 +850,8 @@ struct ConvertOnnxToKilnPass
     Operation *yield = body.getTerminator();
     bool ok = !anyFailed && llvm::none_of(yield->getOperands(), [&](Value v) {
       return failedOps.contains(v.getDefiningOp()) ||
-             v.getDefiningOp() &&
-                 isa<onnx::OnnxDialect>(v.getDefiningOp()->getDialect());
+             (v.getDefiningOp() &&
+              isa<onnx::OnnxDialect>(v.getDefiningOp()->getDialect()));
     });
     anyFailed |= before;
     if (!ok) {

@@ -752,3 +752,14 @@ func.func @loop_scan_shape(%m: tensor<i64>, %h: tensor<2xf32>) -> tensor<?x3xf32
   }) : (tensor<i64>) -> tensor<?x3xf32>
   return %r : tensor<?x3xf32>
 }
+
+// -----
+
+func.func @loop_negative_bound(%m: tensor<i64>, %h: tensor<2xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'kiln.loop' op scan outputs need a non-negative scan_bound}}
+  %r = "kiln.loop"(%m) <{scan_bound = -1 : i64}> ({
+  ^bb0(%i: tensor<i64>):
+    kiln.yield %h : tensor<2xf32>
+  }) : (tensor<i64>) -> tensor<?x2xf32>
+  return %r : tensor<?x2xf32>
+}

@@ -38,7 +38,8 @@ LogicalResult LoopOp::verify() {
                            << " must keep its type " << t
                            << " in the body argument, yield and result";
   }
-  if (getNumScans() > 0 && getScanBound() < 0)
+  // I64Attr reads back unsigned: a negative bound is a huge one.
+  if (getNumScans() > 0 && static_cast<int64_t>(getScanBound()) < 0)
     return emitOpError() << "scan outputs need a non-negative scan_bound";
   for (unsigned j = carried; j < getNumResults(); ++j) {
     auto slice = cast<RankedTensorType>(yield.getValues()[j].getType());
