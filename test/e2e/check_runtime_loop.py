@@ -13,7 +13,8 @@ ONNX definition.
 - A run-time condition input: false runs no iteration (the state comes back
   unchanged and the scan output has 0 rows).
 - A trip count M given as a graph input, without scan outputs: any M,
-  0 and negative included (no iteration).
+  0 and negative included (no iteration); M declared [1] too, and M of two
+  elements refused by name.
 - A constant trip count too long to unroll runs as a loop too.
 - Lists appended in the body (SequenceEmpty, SequenceInsert, then
   ConcatFromSequence after the loop: a scripted `outs.append(y)`) run as
@@ -190,6 +191,24 @@ v0 = np.array([1.0, -2.0, 8.0], np.float32)
 for n in (0, -3, 1, 7, 1000):
     (vf,) = m(np.array(n, np.int64), v0)
     close(vf, acc_ref(v0, n), f"acc M={n}")
+
+# M declared [1] (as some exporters give it) is the one value; M of two
+# elements is malformed and refused by name.
+m = compile_and_load(kiln, save_onnx(
+    work, "acc_m1",
+    [h.make_node("Loop", ["M", "", "v0"], ["vf"], body=acc_body)],
+    [vi("M", T.INT64, [1]), vi("v0", T.FLOAT, [3])], [vi("vf", T.FLOAT, [3])],
+    [("half", np.array(0.5, np.float32))]))
+(vf,) = m(np.array([5], np.int64), v0)
+close(vf, acc_ref(v0, 5), "acc M=[5]")
+refused_compile(save_onnx(
+    work, "acc_m2",
+    [h.make_node("Loop", ["M", "", "v0"], ["vf"], body=acc_body,
+                 name="two_trips")],
+    [vi("M", T.INT64, [2]), vi("v0", T.FLOAT, [3])], [vi("vf", T.FLOAT, [3])],
+    [("half", np.array(0.5, np.float32))]),
+    "node 'two_trips' (Loop, opset 13): the trip count M must be one int64 "
+    "value; it is 'tensor<2xi64>'")
 
 # --- A constant trip count too long to unroll --------------------------------
 m = compile_and_load(kiln, save_onnx(

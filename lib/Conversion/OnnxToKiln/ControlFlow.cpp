@@ -629,6 +629,13 @@ private:
                      "condition, so it would run forever";
       return failure();
     }
+    auto mType = dyn_cast<RankedTensorType>(m.getType());
+    if (!mType || !mType.hasStaticShape() || mType.getNumElements() != 1 ||
+        !mType.getElementType().isInteger(64)) {
+      node.fail() << "the trip count M must be one int64 value; it is "
+                  << m.getType();
+      return failure();
+    }
     int64_t bound = 0;
     if (k > 0) {
       std::optional<int64_t> largest;
@@ -662,11 +669,23 @@ private:
       types.push_back(
           RankedTensorType::get({ShapedType::kDynamic}, b.getF32Type()));
     Value trips = m;
+    if (mType.getRank() > 0) { // [1] or [1, 1]: the one value, rank 0
+      auto empty = RankedTensorType::get({0}, b.getI64Type());
+      OperationState shape(loc, "onnx.Constant");
+      shape.addAttribute("value",
+                         DenseElementsAttr::get(empty, ArrayRef<int64_t>{}));
+      shape.addTypes(empty);
+      Operation *r = onnxOp(loc, "Reshape", {m, b.create(shape)->getResult(0)},
+                            {}, b.getI64Type());
+      r->getResult(0).setType(RankedTensorType::get({}, b.getI64Type()));
+      trips = r->getResult(0);
+    }
     Value cond = node.input(1);
     if (cond && !constantInt(cond))
       trips =
           onnxOp(loc, "Where",
-                 {scalarCondition(loc, cond), m, i64Constant(loc, 0, false)},
+                 {scalarCondition(loc, cond), trips,
+                  i64Constant(loc, 0, false)},
                  {}, b.getI64Type())
               ->getResult(0);
     auto loop = LoopOp::create(b, loc, types, trips, initial,

@@ -766,9 +766,15 @@ LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
       // A sequence a Loop carries (`outs.append(y)` in a scripted loop):
       // typed as its element, for the conversion to fold into a scan output
       // (ControlFlow.cpp); the Sequence* ops themselves are not converted.
-      Type elt = mlir::kiln::elementType(
-          &ctx, in.type().sequence_type().elem_type().tensor_type().elem_type());
-      type = UnrankedTensorType::get(elt ? elt : builder.getF32Type());
+      int32_t dtype =
+          in.type().sequence_type().elem_type().tensor_type().elem_type();
+      Type elt = mlir::kiln::elementType(&ctx, dtype);
+      if (!elt)
+        return error(loc) << where << ": subgraph '" << graph.name()
+                          << "' input '" << in.name() << "' is a sequence of "
+                          << dataTypeName(dtype)
+                          << ", which Kiln does not support";
+      type = UnrankedTensorType::get(elt);
     } else if (!in.type().has_tensor_type() &&
                in.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) {
       return error(loc) << where << ": subgraph '" << graph.name()
