@@ -2,6 +2,7 @@
 #include "kiln/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -9,6 +10,7 @@ using namespace mlir;
 void kiln::buildBufferizeToArenaPipeline(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> beforeArena) {
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addNestedPass<func::FuncOp>(createDropInPlaceMaterializePass());
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

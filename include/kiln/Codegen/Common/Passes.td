@@ -114,6 +114,23 @@ def SplitEmptyTensorsPass : Pass<"kiln-split-empty-tensors", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def DropInPlaceMaterializePass
+    : Pass<"kiln-drop-in-place-materialize", "func::FuncOp"> {
+  let summary = "Drop the copies of loop-carried values already computed in place";
+  let description = [{
+    A graph loop (kiln.loop lowered, `kiln.graph_loop`) copies each
+    iteration's loop-carried value into its iter_arg with
+    `bufferization.materialize_in_destination`, so that empty-tensor
+    elimination makes the producer write there. Once it has, the value is
+    the iter_arg updated in place (through destination-style ops,
+    insert_slice, transfer_write and loops tied to it), and the copy, which
+    one-shot bufferization must place in the iter_arg too, only makes its
+    analysis see a conflict it cannot resolve. Run after empty-tensor
+    elimination, this pass yields such a value directly.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def DistinctResultsPass : Pass<"kiln-distinct-results", "func::FuncOp"> {
   let summary = "Give every result of a function its own tensor";
   let description = [{
