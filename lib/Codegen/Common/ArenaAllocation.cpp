@@ -207,7 +207,8 @@ struct ArenaAllocationPass
   static bool inGraphLoops(Operation *op, func::FuncOp func) {
     for (Operation *p = op->getParentOp(); p != func.getOperation();
          p = p->getParentOp())
-      if (!isa<scf::ForOp>(p) || !p->hasAttr(mlir::kiln::kGraphLoopAttr))
+      if (!isa<scf::ForOp, scf::WhileOp>(p) ||
+          !p->hasAttr(mlir::kiln::kGraphLoopAttr))
         return false;
     return true;
   }

@@ -149,7 +149,8 @@ struct OutlineParallelLoopsPass
   static bool atTop(func::FuncOp func, scf::ForallOp loop) {
     for (Operation *p = loop->getParentOp(); p != func.getOperation();
          p = p->getParentOp())
-      if (!isa<scf::ForOp>(p) || !p->hasAttr(mlir::kiln::kGraphLoopAttr))
+      if (!isa<scf::ForOp, scf::WhileOp>(p) ||
+          !p->hasAttr(mlir::kiln::kGraphLoopAttr))
         return false;
     return true;
   }

@@ -1,8 +1,8 @@
 //===- LowerLoop.cpp - kiln.loop -> scf.for ---------------------*- C++ -*-===//
 //
 // A kiln.loop (ONNX Loop of a run-time trip count) becomes an scf.for over
-// tensors, marked kGraphLoopAttr, whose body is the loop's already lowered
-// body:
+// tensors (an scf.while when the body may end the loop, `early_exit`),
+// marked kGraphLoopAttr, whose body is the loop's already lowered body:
 //
 //   loop-carried values  iter_args; each iteration copies the value it
 //                        computes into the iter_arg
@@ -14,7 +14,7 @@
 //                        gives body buffers one slot for the whole loop);
 //   scan outputs         iter_args of `scan_bound` rows, each iteration
 //                        inserting its slice at row i; the result is the
-//                        first `trip_count` rows.
+//                        first rows, one per iteration run.
 //
 // The function's inputs are marked read-only for bufferization, which then
 // copies a loop-carried value that starts as a graph input (or a constant)
@@ -49,6 +49,89 @@ static void markInputsReadOnly(func::FuncOp func) {
   func.setAllArgAttrs(attrs);
 }
 
+/// Moves the body of `loop` to the end of the builder's block as iteration
+/// `iv`, with `state` the loop-carried values then the scan buffers; returns
+/// what the next iteration gets (and, with early_exit, sets `cond` to the
+/// condition the body computed, an i1).
+static SmallVector<Value> spliceBody(OpBuilder &nb, Location l, LoopOp loop,
+                                     Value iv, ValueRange state, Value *cond) {
+  Block &body = loop.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  unsigned n = loop.getNumCarried();
+  Value i64 = arith::IndexCastOp::create(nb, l, nb.getI64Type(), iv);
+  Value iteration = tensor::FromElementsOp::create(
+      nb, l, RankedTensorType::get({}, nb.getI64Type()), i64);
+  body.getArgument(0).replaceAllUsesWith(iteration);
+  for (unsigned i = 0; i < n; ++i)
+    body.getArgument(1 + i).replaceAllUsesWith(state[i]);
+  Block *dst = nb.getInsertionBlock();
+  dst->getOperations().splice(dst->end(), body.getOperations(), body.begin(),
+                              Block::iterator(yield));
+  nb.setInsertionPointToEnd(dst);
+  ValueRange values = loop.getYieldedResults();
+  if (loop.getEarlyExit())
+    *cond = tensor::ExtractOp::create(nb, l, yield.getValues()[0], {});
+  SmallVector<Value> next;
+  for (unsigned i = 0; i < n; ++i) {
+    Value v = values[i];
+    next.push_back(v == state[i]
+                       ? v
+                       : bufferization::MaterializeInDestinationOp::create(
+                             nb, l, v, state[i])
+                             .getResult());
+  }
+  for (unsigned j = n; j < values.size(); ++j) {
+    Value slice = values[j];
+    RankedTensorType t = typeOf(slice);
+    SmallVector<OpFoldResult> offsets(t.getRank() + 1, nb.getIndexAttr(0));
+    offsets[0] = iv;
+    SmallVector<OpFoldResult> sizes{nb.getIndexAttr(1)};
+    for (int64_t d : t.getShape())
+      sizes.push_back(nb.getIndexAttr(d));
+    SmallVector<OpFoldResult> strides(t.getRank() + 1, nb.getIndexAttr(1));
+    next.push_back(tensor::InsertSliceOp::create(nb, l, slice, state[j],
+                                                 offsets, sizes, strides));
+  }
+  return next;
+}
+
+/// An early-exit loop: an scf.while whose state is the loop's state, then
+/// the iteration number and the condition (the tensors first: one-shot
+/// bufferization matches the condition's tensors to the before block's
+/// arguments by position, and canonicalization drops the condition, which
+/// the body does not read). It runs while i < trips and the last condition
+/// is true; returns the number of iterations run, then the final state.
+static SmallVector<Value> emitWhile(OpBuilder &b, Location loc, LoopOp loop,
+                                    Value trips, ValueRange inits) {
+  unsigned n = inits.size();
+  SmallVector<Value> whileInits(inits);
+  whileInits.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+  whileInits.push_back(arith::ConstantIntOp::create(b, loc, 1, 1));
+  SmallVector<Type> types;
+  for (Value v : whileInits)
+    types.push_back(v.getType());
+  SmallVector<Location> locs(types.size(), loc);
+  auto whileOp = scf::WhileOp::create(b, loc, types, whileInits);
+  Block *before = b.createBlock(&whileOp.getBefore(), {}, types, locs);
+  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                     before->getArgument(n), trips);
+  more = arith::AndIOp::create(b, loc, more, before->getArgument(n + 1));
+  scf::ConditionOp::create(b, loc, more, before->getArguments());
+  Block *after = b.createBlock(&whileOp.getAfter(), {}, types, locs);
+  Value iv = after->getArgument(n), cond;
+  SmallVector<Value> next = spliceBody(
+      b, loc, loop, iv, after->getArguments().take_front(n), &cond);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  next.push_back(arith::AddIOp::create(b, loc, iv, one));
+  next.push_back(cond);
+  scf::YieldOp::create(b, loc, next);
+  whileOp->setAttr(kGraphLoopAttr, b.getUnitAttr());
+  b.setInsertionPointAfter(whileOp);
+  SmallVector<Value> results{whileOp.getResult(n)};
+  llvm::append_range(results, whileOp.getResults().take_front(n));
+  return results;
+}
+
 LogicalResult mlir::kiln::lowerLoop(OpBuilder &b, LoopOp loop) {
   Location loc = loop.getLoc();
   b.setInsertionPoint(loop);
@@ -60,8 +143,6 @@ LogicalResult mlir::kiln::lowerLoop(OpBuilder &b, LoopOp loop) {
   trips = arith::IndexCastOp::create(b, loc, b.getIndexType(), trips);
   trips = arith::MaxSIOp::create(b, loc, trips, zero);
 
-  Block &body = loop.getBody().front();
-  auto yield = cast<YieldOp>(body.getTerminator());
   unsigned n = loop.getNumCarried();
   markInputsReadOnly(loop->getParentOfType<func::FuncOp>());
   SmallVector<Value> inits(loop.getInits());
@@ -69,7 +150,7 @@ LogicalResult mlir::kiln::lowerLoop(OpBuilder &b, LoopOp loop) {
     int64_t bound = loop.getScanBound();
     trips = arith::MinSIOp::create(
         b, loc, trips, arith::ConstantIndexOp::create(b, loc, bound));
-    for (Value slice : yield.getValues().drop_front(n)) {
+    for (Value slice : loop.getYieldedResults().drop_front(n)) {
       RankedTensorType t = typeOf(slice);
       SmallVector<int64_t> shape{bound};
       llvm::append_range(shape, t.getShape());
@@ -77,60 +158,37 @@ LogicalResult mlir::kiln::lowerLoop(OpBuilder &b, LoopOp loop) {
     }
   }
 
-  auto forOp = scf::ForOp::create(
-      b, loc, zero, trips, one, inits,
-      [&](OpBuilder &nb, Location l, Value iv, ValueRange iterArgs) {
-        Value i64 = arith::IndexCastOp::create(nb, l, nb.getI64Type(), iv);
-        Value iteration = tensor::FromElementsOp::create(
-            nb, l, RankedTensorType::get({}, nb.getI64Type()), i64);
-        body.getArgument(0).replaceAllUsesWith(iteration);
-        for (unsigned i = 0; i < n; ++i)
-          body.getArgument(1 + i).replaceAllUsesWith(iterArgs[i]);
-        Block *dst = nb.getInsertionBlock();
-        dst->getOperations().splice(dst->end(), body.getOperations(),
-                                    body.begin(), Block::iterator(yield));
-        nb.setInsertionPointToEnd(dst);
-        SmallVector<Value> next;
-        for (unsigned i = 0; i < n; ++i) {
-          Value v = yield.getValues()[i];
-          next.push_back(
-              v == iterArgs[i]
-                  ? v
-                  : bufferization::MaterializeInDestinationOp::create(
-                        nb, l, v, iterArgs[i])
-                        .getResult());
-        }
-        for (unsigned j = n; j < yield.getValues().size(); ++j) {
-          Value slice = yield.getValues()[j];
-          RankedTensorType t = typeOf(slice);
-          SmallVector<OpFoldResult> offsets(t.getRank() + 1,
-                                            nb.getIndexAttr(0));
-          offsets[0] = iv;
-          SmallVector<OpFoldResult> sizes{nb.getIndexAttr(1)};
-          for (int64_t d : t.getShape())
-            sizes.push_back(nb.getIndexAttr(d));
-          SmallVector<OpFoldResult> strides(t.getRank() + 1,
-                                            nb.getIndexAttr(1));
-          next.push_back(tensor::InsertSliceOp::create(
-              nb, l, slice, iterArgs[j], offsets, sizes, strides));
-        }
-        scf::YieldOp::create(nb, l, next);
-      });
-  forOp->setAttr(kGraphLoopAttr, b.getUnitAttr());
-
-  b.setInsertionPointAfter(forOp);
+  // The final state, and the rows of the scan outputs: the iterations run.
+  SmallVector<Value> state;
+  Value rows = trips;
+  if (loop.getEarlyExit()) {
+    state = emitWhile(b, loc, loop, trips, inits);
+    // At most `trips` (which the arena bounds): the clamp tells the bound.
+    rows = arith::MinSIOp::create(b, loc, state.front(), trips);
+    state.erase(state.begin());
+  } else {
+    auto forOp = scf::ForOp::create(
+        b, loc, zero, trips, one, inits,
+        [&](OpBuilder &nb, Location l, Value iv, ValueRange iterArgs) {
+          scf::YieldOp::create(nb, l,
+                               spliceBody(nb, l, loop, iv, iterArgs, nullptr));
+        });
+    forOp->setAttr(kGraphLoopAttr, b.getUnitAttr());
+    b.setInsertionPointAfter(forOp);
+    state.assign(forOp.getResults().begin(), forOp.getResults().end());
+  }
   for (unsigned i = 0; i < n; ++i)
-    loop.getResult(i).replaceAllUsesWith(forOp.getResult(i));
+    loop.getResult(i).replaceAllUsesWith(state[i]);
   for (unsigned j = n; j < loop.getNumResults(); ++j) {
     RankedTensorType t = typeOf(loop.getResult(j));
     SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes{trips};
+    SmallVector<OpFoldResult> sizes{rows};
     for (int64_t d : t.getShape().drop_front())
       sizes.push_back(b.getIndexAttr(d));
     SmallVector<OpFoldResult> strides(t.getRank(), b.getIndexAttr(1));
-    Value rows = tensor::ExtractSliceOp::create(b, loc, t, forOp.getResult(j),
-                                                offsets, sizes, strides);
-    loop.getResult(j).replaceAllUsesWith(rows);
+    Value stacked = tensor::ExtractSliceOp::create(b, loc, t, state[j], offsets,
+                                                   sizes, strides);
+    loop.getResult(j).replaceAllUsesWith(stacked);
   }
   loop->erase();
   return success();

@@ -31,3 +31,36 @@ func.func @loop(%m: tensor<i64>, %h: tensor<2xf32>) -> (tensor<2xf32>, tensor<?x
   }) : (tensor<i64>, tensor<2xf32>) -> (tensor<2xf32>, tensor<?x2xf32>)
   return %r#0, %r#1 : tensor<2xf32>, tensor<?x2xf32>
 }
+
+// With early_exit, an scf.while whose state is the loop's (tensors first),
+// then the iteration number and the condition: it runs while i < the
+// clamped trip count and the last condition the body yielded is true, and
+// the scan output's rows are the iterations run (at most the trip count).
+// CHECK-LABEL: func.func @while_loop
+// CHECK: %[[T:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK: %[[ROWS:.*]] = tensor.empty() : tensor<8x2xf32>
+// CHECK: %[[W:.*]]:4 = scf.while (%[[V:.*]] = %{{.*}}, %[[S:.*]] = %[[ROWS]], %[[I:.*]] = %{{.*}}, %[[GO:.*]] = %true)
+// CHECK: %[[LT:.*]] = arith.cmpi slt, %[[I]], %[[T]] : index
+// CHECK: %[[MORE:.*]] = arith.andi %[[LT]], %[[GO]] : i1
+// CHECK: scf.condition(%[[MORE]]) %[[V]], %[[S]], %[[I]], %[[GO]]
+// CHECK: } do {
+// CHECK: ^bb0(%[[V2:.*]]: tensor<2xf32>, %[[S2:.*]]: tensor<8x2xf32>, %[[I2:.*]]: index, %{{.*}}: i1):
+// CHECK: %[[C:.*]] = tensor.extract %{{.*}}[] : tensor<i1>
+// CHECK: %[[KEEP:.*]] = bufferization.materialize_in_destination %{{.*}} in %[[V2]]
+// CHECK: %[[INS:.*]] = tensor.insert_slice %{{.*}} into %[[S2]][%[[I2]], 0] [1, 2] [1, 1]
+// CHECK: %[[NEXT:.*]] = arith.addi %[[I2]], %{{.*}} : index
+// CHECK: scf.yield %[[KEEP]], %[[INS]], %[[NEXT]], %[[C]]
+// CHECK: } attributes {kiln.graph_loop}
+// CHECK: %[[DONE:.*]] = arith.minsi %[[W]]#2, %[[T]] : index
+// CHECK: %[[OUT:.*]] = tensor.extract_slice %[[W]]#1[0, 0] [%[[DONE]], 2] [1, 1] : tensor<8x2xf32> to tensor<?x2xf32>
+// CHECK: return %[[W]]#0, %[[OUT]]
+func.func @while_loop(%m: tensor<i64>, %h: tensor<2xf32>, %lim: tensor<f32>) -> (tensor<2xf32>, tensor<?x2xf32>) {
+  %r:2 = "kiln.loop"(%m, %h) <{early_exit, scan_bound = 8 : i64}> ({
+  ^bb0(%i: tensor<i64>, %v: tensor<2xf32>):
+    %w = kiln.add %v, %v : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %top = kiln.reduce_max %w {axes = array<i64: 0>, keepdims = false} : tensor<2xf32> -> tensor<f32>
+    %go = kiln.less %top, %lim : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    kiln.yield %go, %w, %w : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  }) : (tensor<i64>, tensor<2xf32>) -> (tensor<2xf32>, tensor<?x2xf32>)
+  return %r#0, %r#1 : tensor<2xf32>, tensor<?x2xf32>
+}

@@ -1,9 +1,8 @@
-//===- LoopOps.cpp - kiln.loop and kiln.yield --------------------*- C++
-//-*-===//
+//===- LoopOps.cpp - kiln.loop and kiln.yield -------------------*- C++ -*-===//
 //
 // The one graph op with a region: a loop whose trip count is known only at
-// run time (ONNX Loop over a symbolic length). Loops of a compile-time trip
-// count are unrolled by the conversion and never reach this op.
+// run time (ONNX Loop over a symbolic length, Scan over a symbolic axis),
+// or too long to unroll, or that ends when its body says so.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
@@ -27,13 +26,23 @@ LogicalResult LoopOp::verify() {
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
   if (!yield)
     return emitOpError() << "body must end with kiln.yield";
-  if (yield.getValues().size() != getNumResults())
+  unsigned first = getEarlyExit() ? 1 : 0;
+  if (yield.getValues().size() != first + getNumResults())
     return emitOpError() << "body yields " << yield.getValues().size()
-                         << " values for " << getNumResults() << " results";
+                         << " values for " << getNumResults() << " results"
+                         << (first ? " and the condition" : "");
+  if (first) {
+    auto cond = dyn_cast<RankedTensorType>(yield.getValues()[0].getType());
+    if (!cond || cond.getRank() != 0 || !cond.getElementType().isInteger(1))
+      return emitOpError() << "with early_exit, the body yields a tensor<i1> "
+                              "condition first, not "
+                           << yield.getValues()[0].getType();
+  }
+  ValueRange values = yield.getValues().drop_front(first);
   for (unsigned i = 0; i < carried; ++i) {
     Type t = getInits()[i].getType();
     if (body.getArgument(1 + i).getType() != t || getResult(i).getType() != t ||
-        yield.getValues()[i].getType() != t)
+        values[i].getType() != t)
       return emitOpError() << "loop-carried value " << i
                            << " must keep its type " << t
                            << " in the body argument, yield and result";
@@ -42,7 +51,7 @@ LogicalResult LoopOp::verify() {
   if (getNumScans() > 0 && static_cast<int64_t>(getScanBound()) < 0)
     return emitOpError() << "scan outputs need a non-negative scan_bound";
   for (unsigned j = carried; j < getNumResults(); ++j) {
-    auto slice = cast<RankedTensorType>(yield.getValues()[j].getType());
+    auto slice = cast<RankedTensorType>(values[j].getType());
     auto stacked = cast<RankedTensorType>(getResult(j).getType());
     if (stacked.getRank() != slice.getRank() + 1 ||
         stacked.getShape().drop_front() != slice.getShape() ||
@@ -52,4 +61,9 @@ LogicalResult LoopOp::verify() {
                            << " stacked on a new axis 0";
   }
   return success();
+}
+
+ValueRange LoopOp::getYieldedResults() {
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  return yield.getValues().drop_front(getEarlyExit() ? 1 : 0);
 }

@@ -747,8 +747,12 @@ def Kiln_LoopOp : Kiln_Op<"loop", [RecursiveMemoryEffects]> {
     when no iteration runs) and the scan outputs: each yielded slice stacked
     along a new axis 0, `trip_count` rows (dynamic), at most `scan_bound`
     (the rows the arena reserves; the conversion refuses a trip count above
-    it). Unlike ONNX, the loop cannot end early: the conversion unrolls or
-    refuses loops whose body computes its own condition.
+    it).
+
+    With `early_exit` the body computes its own condition, as an ONNX Loop's
+    may: it yields a rank-0 i1 first, and the loop stops after the first
+    iteration that yields false (or after `trip_count`). The scan outputs
+    then have one row per iteration run.
 
     ```mlir
     %h, %ys = "kiln.loop"(%m, %h0) ({
@@ -761,19 +765,22 @@ def Kiln_LoopOp : Kiln_Op<"loop", [RecursiveMemoryEffects]> {
   }];
   let arguments = (ins 0DTensorOf<[I64]>:$trip_count,
                    Variadic<AnyRankedTensor>:$inits,
-                   I64Attr:$scan_bound);
+                   I64Attr:$scan_bound,
+                   UnitAttr:$early_exit);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     unsigned getNumCarried() { return getInits().size(); }
     unsigned getNumScans() { return getNumResults() - getNumCarried(); }
+    /// The yielded values that are not the early-exit condition.
+    ValueRange getYieldedResults();
   }];
 }
 
 def Kiln_YieldOp : Kiln_Op<"yield",
     [Pure, Terminator, HasParent<"LoopOp">]> {
-  let summary = "ends a kiln.loop body: the next loop-carried values, then the scan slices";
+  let summary = "ends a kiln.loop body: the condition (early_exit only), the next loop-carried values, then the scan slices";
   let arguments = (ins Variadic<AnyRankedTensor>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
