@@ -12,26 +12,28 @@
 //         may even be invalid for these shapes (ONNX functions guard such
 //         branches with conditions on ranks); otherwise both branches are
 //         inlined and the results selected with Where on the condition.
-//   Scan  unrolled over the (static) scan axis: Gather slices step t,
-//         Unsqueeze + Concat stack the per-step outputs (opset 8's batch
-//         axis is unrolled the same way).
+//   Scan  unrolled over a static scan axis (ControlFlowScan.cpp); a scan
+//         of run-time length (or a long one) becomes a kiln.loop.
 //   Loop  unrolled to its trip count M when M is known at compile time (or
 //         fixed by a scan output's declared length, checked at run time).
-//         A loop without scan outputs may end early (the body computes its
-//         condition, or the condition comes at run time): it is unrolled to
-//         M, and once the condition is false each later iteration keeps the
-//         state (Where on the running condition), which is what stopping
-//         would have left. Otherwise, a run-time M (or one too large to
-//         unroll) without an early exit makes a kiln.loop holding the body,
-//         which the pass converts next (finishOnnxLoop completes it).
+//         A short loop without scan outputs may end early (the body
+//         computes its condition, or the condition comes at run time): it
+//         is unrolled to M, and once the condition is false each later
+//         iteration keeps the state (Where on the running condition), which
+//         is what stopping would have left. Otherwise (a run-time M, an M
+//         too large to unroll, no M at all, or a body that ends a loop with
+//         scan outputs) the loop becomes a kiln.loop holding the body, which
+//         the pass converts next (finishOnnxLoop completes it); it stops
+//         when the body's condition is false (`early_exit`) if the body
+//         computes one.
 //
-// Unrolling multiplies the body: a loop or scan whose unrolled size passes
-// kMaxUnrolledOps is refused rather than compiled for minutes.
+// Unrolling multiplies the body: loops past kMaxUnrolledOps unrolled
+// operations stay loops.
 //
 // Anything else is reported against the node, which then stays unconverted.
 //
 //===----------------------------------------------------------------------===//
-#include "SymbolicSizes.h"
+#include "ControlFlow.h"
 #include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
@@ -40,30 +42,23 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
 
-namespace {
-/// Body operations times iterations beyond which a loop is not unrolled.
-constexpr int64_t kMaxUnrolledOps = 250000;
-
-int64_t countOps(Region &region) {
+int64_t Inliner::countOps(Region &region) {
   int64_t n = 0;
   region.walk([&](Operation *) { ++n; });
   return n;
 }
 
-bool isControlFlow(Operation *op) {
+bool Inliner::isControlFlow(Operation *op) {
   StringRef name = op->getName().getStringRef();
   return op->getNumRegions() > 0 &&
          (name == "onnx.If" || name == "onnx.Loop" || name == "onnx.Scan");
 }
 
-/// The value of `v` when it is an ONNX constant (Constant node or
-/// initializer) holding dense data.
-std::optional<DenseElementsAttr> constantOf(Value v) {
+std::optional<DenseElementsAttr> Inliner::constantOf(Value v) {
   if (!v)
     return std::nullopt;
   Operation *def = v.getDefiningOp();
@@ -81,7 +76,7 @@ std::optional<DenseElementsAttr> constantOf(Value v) {
   return std::nullopt;
 }
 
-std::optional<int64_t> constantInt(Value v) {
+std::optional<int64_t> Inliner::constantInt(Value v) {
   std::optional<DenseElementsAttr> c = constantOf(v);
   if (!c || c->getNumElements() != 1)
     return std::nullopt;
@@ -92,775 +87,485 @@ std::optional<int64_t> constantInt(Value v) {
   return (*c->getValues<APInt>().begin()).getSExtValue();
 }
 
-Type elementTypeOf(Value v) {
+Type Inliner::elementTypeOf(Value v) {
   if (auto t = dyn_cast<ShapedType>(v.getType()))
     return t.getElementType();
   return Float32Type::get(v.getContext());
 }
 
-class Inliner {
-public:
-  Inliner(OpBuilder &b, const llvm::StringMap<int64_t> &opsets,
-          SymbolicSizes &sizes)
-      : b(b), opset(opsets.lookup("")), sizes(sizes) {}
+bool Inliner::rewrite(Operation *op) {
+  b.setInsertionPoint(op);
+  if (op->getName().getStringRef() == "onnx.Loop")
+    op = foldSequenceAppends(op);
+  OnnxNode node(op, b, opset);
+  b.setInsertionPoint(op);
+  StringRef name = op->getName().getStringRef();
+  FailureOr<SmallVector<Value>> results = name == "onnx.If" ? rewriteIf(node)
+                                          : name == "onnx.Scan"
+                                              ? rewriteScan(node)
+                                              : rewriteLoop(node);
+  if (failed(results))
+    return false;
+  for (auto [from, to] : llvm::zip(op->getResults(), *results))
+    from.replaceAllUsesWith(to);
+  op->erase();
+  return true;
+}
 
-  /// Rewrites `op`; false (after a diagnostic) when it cannot.
-  bool rewrite(Operation *op) {
-    b.setInsertionPoint(op);
-    if (op->getName().getStringRef() == "onnx.Loop")
-      op = foldSequenceAppends(op);
-    OnnxNode node(op, b, opset);
-    b.setInsertionPoint(op);
-    StringRef name = op->getName().getStringRef();
-    FailureOr<SmallVector<Value>> results =
-        name == "onnx.If"     ? rewriteIf(node)
-        : name == "onnx.Scan" ? rewriteScan(node)
-                              : rewriteLoop(node);
-    if (failed(results))
-      return false;
-    for (auto [from, to] : llvm::zip(op->getResults(), *results))
-      from.replaceAllUsesWith(to);
-    op->erase();
-    return true;
-  }
+Operation *Inliner::onnxOp(Location loc, StringRef type, ValueRange operands,
+                           ArrayRef<NamedAttribute> attrs, Type elt) {
+  OperationState state(loc, ("onnx." + type).str());
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  state.addTypes(UnrankedTensorType::get(elt));
+  return b.create(state);
+}
 
-private:
-  Operation *onnxOp(Location loc, StringRef type, ValueRange operands,
-                    ArrayRef<NamedAttribute> attrs, Type elt) {
-    OperationState state(loc, ("onnx." + type).str());
-    state.addOperands(operands);
-    state.addAttributes(attrs);
-    state.addTypes(UnrankedTensorType::get(elt));
-    return b.create(state);
-  }
+Value Inliner::i64Constant(Location loc, int64_t v, bool vector) {
+  auto type = vector ? RankedTensorType::get({1}, b.getI64Type())
+                     : RankedTensorType::get({}, b.getI64Type());
+  OperationState state(loc, "onnx.Constant");
+  state.addAttribute("value", DenseElementsAttr::get(type, v));
+  state.addTypes(type);
+  return b.create(state)->getResult(0);
+}
 
-  Value i64Constant(Location loc, int64_t v, bool vector) {
-    auto type = vector ? RankedTensorType::get({1}, b.getI64Type())
-                       : RankedTensorType::get({}, b.getI64Type());
-    OperationState state(loc, "onnx.Constant");
-    state.addAttribute("value", DenseElementsAttr::get(type, v));
-    state.addTypes(type);
-    return b.create(state)->getResult(0);
-  }
+Value Inliner::boolConstant(Location loc, bool v) {
+  auto type = RankedTensorType::get({}, b.getI1Type());
+  OperationState state(loc, "onnx.Constant");
+  state.addAttribute("value", DenseElementsAttr::get(type, v));
+  state.addTypes(type);
+  return b.create(state)->getResult(0);
+}
 
-  Value boolConstant(Location loc, bool v) {
-    auto type = RankedTensorType::get({}, b.getI1Type());
-    OperationState state(loc, "onnx.Constant");
-    state.addAttribute("value", DenseElementsAttr::get(type, v));
-    state.addTypes(type);
-    return b.create(state)->getResult(0);
-  }
+Value Inliner::take(Location loc, Value x, int64_t index, int64_t axis) {
+  return take(loc, x, i64Constant(loc, index, false), axis);
+}
 
-  /// x[index] along `axis`, dropping the axis.
-  Value take(Location loc, Value x, int64_t index, int64_t axis) {
-    Operation *g =
-        onnxOp(loc, "Gather", {x, i64Constant(loc, index, false)},
-               {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))},
-               elementTypeOf(x));
-    // The slice's type, when known, lets later steps check static lengths.
-    if (auto t = dyn_cast<RankedTensorType>(x.getType())) {
-      int64_t a = axis < 0 ? axis + t.getRank() : axis;
-      if (a >= 0 && a < t.getRank()) {
-        SmallVector<int64_t> shape(t.getShape());
-        shape.erase(shape.begin() + a);
-        g->getResult(0).setType(
-            RankedTensorType::get(shape, t.getElementType()));
-      }
+Value Inliner::take(Location loc, Value x, Value index, int64_t axis) {
+  Operation *g = onnxOp(loc, "Gather", {x, index},
+                        {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))},
+                        elementTypeOf(x));
+  // The slice's type, when known, lets later steps check static lengths.
+  if (auto t = dyn_cast<RankedTensorType>(x.getType())) {
+    int64_t a = axis < 0 ? axis + t.getRank() : axis;
+    if (a >= 0 && a < t.getRank()) {
+      SmallVector<int64_t> shape(t.getShape());
+      shape.erase(shape.begin() + a);
+      g->getResult(0).setType(RankedTensorType::get(shape, t.getElementType()));
     }
-    return g->getResult(0);
   }
+  return g->getResult(0);
+}
 
-  /// Stacks `parts` along a new axis `axis` (negative: from the end of the
-  /// stacked rank, as ONNX's Unsqueeze and Concat both count it).
-  Value stack(Location loc, ArrayRef<Value> parts, int64_t axis) {
-    SmallVector<Value> expanded;
-    for (Value p : parts) {
-      Operation *u;
-      if (opset >= 13)
-        u = onnxOp(loc, "Unsqueeze", {p, i64Constant(loc, axis, true)}, {},
-                   elementTypeOf(p));
-      else
-        u = onnxOp(loc, "Unsqueeze", {p},
-                   {b.getNamedAttr("axes", b.getArrayAttr(
-                                               {b.getI64IntegerAttr(axis)}))},
-                   elementTypeOf(p));
-      expanded.push_back(u->getResult(0));
+Value Inliner::stack(Location loc, ArrayRef<Value> parts, int64_t axis) {
+  SmallVector<Value> expanded;
+  for (Value p : parts) {
+    Operation *u;
+    if (opset >= 13)
+      u = onnxOp(loc, "Unsqueeze", {p, i64Constant(loc, axis, true)}, {},
+                 elementTypeOf(p));
+    else
+      u = onnxOp(
+          loc, "Unsqueeze", {p},
+          {b.getNamedAttr("axes", b.getArrayAttr({b.getI64IntegerAttr(axis)}))},
+          elementTypeOf(p));
+    expanded.push_back(u->getResult(0));
+  }
+  if (expanded.size() == 1)
+    return expanded.front();
+  return onnxOp(loc, "Concat", expanded,
+                {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))},
+                elementTypeOf(parts.front()))
+      ->getResult(0);
+}
+
+SmallVector<Value> Inliner::inlineBody(Region &region, ValueRange args) {
+  Block &block = region.front();
+  IRMapping map;
+  for (auto [arg, v] : llvm::zip(block.getArguments(), args))
+    map.map(arg, v);
+  SmallVector<Value> yielded;
+  for (Operation &inner : block) {
+    if (inner.getName().getStringRef() == "onnx.Yield") {
+      for (Value v : inner.getOperands())
+        yielded.push_back(map.lookupOrDefault(v));
+      break;
     }
-    if (expanded.size() == 1)
-      return expanded.front();
-    return onnxOp(loc, "Concat", expanded,
-                  {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))},
-                  elementTypeOf(parts.front()))
-        ->getResult(0);
+    b.clone(inner, map);
   }
+  return yielded;
+}
 
-  /// Clones the single block of `region` before the insertion point with its
-  /// arguments bound to `args`; returns the yielded values.
-  SmallVector<Value> inlineBody(Region &region, ValueRange args) {
-    Block &block = region.front();
-    IRMapping map;
-    for (auto [arg, v] : llvm::zip(block.getArguments(), args))
-      map.map(arg, v);
-    SmallVector<Value> yielded;
-    for (Operation &inner : block) {
-      if (inner.getName().getStringRef() == "onnx.Yield") {
-        for (Value v : inner.getOperands())
-          yielded.push_back(map.lookupOrDefault(v));
-        break;
-      }
-      b.clone(inner, map);
-    }
-    return yielded;
-  }
-
-  Region *regionNamed(Operation *op, StringRef name) {
-    auto names = op->getAttrOfType<ArrayAttr>("onnx.regions");
-    if (!names)
-      return nullptr;
-    for (auto [i, n] : llvm::enumerate(names))
-      if (cast<StringAttr>(n).getValue() == name && i < op->getNumRegions() &&
-          !op->getRegion(i).empty())
-        return &op->getRegion(i);
+Region *Inliner::regionNamed(Operation *op, StringRef name) {
+  auto names = op->getAttrOfType<ArrayAttr>("onnx.regions");
+  if (!names)
     return nullptr;
-  }
+  for (auto [i, n] : llvm::enumerate(names))
+    if (cast<StringAttr>(n).getValue() == name && i < op->getNumRegions() &&
+        !op->getRegion(i).empty())
+      return &op->getRegion(i);
+  return nullptr;
+}
 
-  FailureOr<SmallVector<Value>> rewriteIf(OnnxNode &node) {
-    Operation *op = node.op;
-    Region *thenR = regionNamed(op, "then_branch");
-    Region *elseR = regionNamed(op, "else_branch");
-    if (!thenR || !elseR) {
-      node.fail() << "needs then_branch and else_branch subgraphs";
-      return failure();
-    }
-    Value cond = node.input(0);
-    if (!cond) {
-      node.fail() << "input 0 (cond) is required";
-      return failure();
-    }
-    if (std::optional<int64_t> c = constantInt(cond)) {
-      SmallVector<Value> taken = inlineBody(*c ? *thenR : *elseR, {});
-      if (taken.size() != op->getNumResults()) {
-        node.fail() << "the branch yields " << taken.size()
-                    << " values for " << op->getNumResults() << " outputs";
-        return failure();
-      }
-      return taken;
-    }
-    if (opset < 9) {
-      node.fail() << "a run-time condition needs Where (opset 9); opset "
-                  << opset << " If with a non-constant condition is not supported";
-      return failure();
-    }
-    SmallVector<Value> thenV = inlineBody(*thenR, {});
-    SmallVector<Value> elseV = inlineBody(*elseR, {});
-    if (thenV.size() != op->getNumResults() ||
-        elseV.size() != op->getNumResults()) {
-      node.fail() << "the branches yield " << thenV.size() << " and "
-                  << elseV.size() << " values for " << op->getNumResults()
-                  << " outputs";
-      return failure();
-    }
-    // Both branches run; Where keeps the taken one. Their shapes must agree
-    // (Kiln's shapes are static), which Where's broadcasting check reports.
-    SmallVector<Value> out;
-    for (auto [t, e] : llvm::zip(thenV, elseV)) {
-      if (auto tt = dyn_cast<RankedTensorType>(t.getType()))
-        if (auto et = dyn_cast<RankedTensorType>(e.getType()))
-          if (tt.hasStaticShape() && et.hasStaticShape() &&
-              tt.getShape() != et.getShape()) {
-            node.fail() << "the branches produce different shapes (" << tt
-                        << " and " << et
-                        << "); an If whose result shape depends on a run-time "
-                           "condition is not supported";
-            return failure();
-          }
-      out.push_back(
-          onnxOp(op->getLoc(), "Where", {cond, t, e}, {}, elementTypeOf(t))
-              ->getResult(0));
-    }
-    return out;
+FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
+  Operation *op = node.op;
+  Region *thenR = regionNamed(op, "then_branch");
+  Region *elseR = regionNamed(op, "else_branch");
+  if (!thenR || !elseR) {
+    node.fail() << "needs then_branch and else_branch subgraphs";
+    return failure();
   }
-
-  LogicalResult checkUnrollSize(OnnxNode &node, Region &body,
-                                int64_t iterations) {
-    int64_t ops = countOps(body);
-    if (iterations > kMaxUnrolledOps / std::max<int64_t>(ops, 1)) {
-      node.fail() << "runs its " << ops << "-operation body " << iterations
-                  << " times; Kiln unrolls loops and refuses more than "
-                  << kMaxUnrolledOps << " unrolled operations";
-      return failure();
-    }
-    return success();
+  Value cond = node.input(0);
+  if (!cond) {
+    node.fail() << "input 0 (cond) is required";
+    return failure();
   }
-
-  /// A one-element condition as a rank-0 tensor, so that Where on it keeps
-  /// the shape of what it selects.
-  Value scalarCondition(Location loc, Value c) {
-    if (auto t = dyn_cast<RankedTensorType>(c.getType()); t && t.getRank() == 0)
-      return c;
-    auto type = RankedTensorType::get({0}, b.getI64Type());
-    OperationState shape(loc, "onnx.Constant");
-    shape.addAttribute("value", DenseElementsAttr::get(type, ArrayRef<int64_t>{}));
-    shape.addTypes(type);
-    Operation *r = onnxOp(loc, "Reshape", {c, b.create(shape)->getResult(0)},
-                          {}, b.getI1Type());
-    r->getResult(0).setType(RankedTensorType::get({}, b.getI1Type()));
-    return r->getResult(0);
+  if (std::optional<int64_t> c = constantInt(cond)) {
+    SmallVector<Value> taken = inlineBody(*c ? *thenR : *elseR, {});
+    if (taken.size() != op->getNumResults()) {
+      node.fail() << "the branch yields " << taken.size() << " values for "
+                  << op->getNumResults() << " outputs";
+      return failure();
+    }
+    return taken;
   }
-
-  Value bothTrue(Location loc, Value a, Value c) {
-    Operation *r = onnxOp(loc, "And", {a, scalarCondition(loc, c)}, {},
-                          b.getI1Type());
-    r->getResult(0).setType(RankedTensorType::get({}, b.getI1Type()));
-    return r->getResult(0);
+  if (opset < 9) {
+    node.fail() << "a run-time condition needs Where (opset 9); opset " << opset
+                << " If with a non-constant condition is not supported";
+    return failure();
   }
-
-  /// Scan 9+: N states, M scan inputs, unrolled over the scan axis.
-  FailureOr<SmallVector<Value>> unrollScan(OnnxNode &node, Region &body,
-                                           ValueRange states,
-                                           ValueRange scans, int64_t numOut,
-                                           ArrayRef<int64_t> inAxes,
-                                           ArrayRef<int64_t> inDirs,
-                                           ArrayRef<int64_t> outAxes,
-                                           ArrayRef<int64_t> outDirs) {
-    Location loc = node.loc();
-    int64_t steps = -1;
-    for (auto [j, s] : llvm::enumerate(scans)) {
-      auto t = dyn_cast<RankedTensorType>(s.getType());
-      int64_t axis = inAxes[j];
-      if (t && axis < 0)
-        axis += t.getRank();
-      if (!t || axis < 0 || axis >= t.getRank() || t.isDynamicDim(axis)) {
-        node.fail() << "scan input " << j
-                    << " has no static length along its scan axis ("
-                    << s.getType()
-                    << "); scans of run-time length are not supported";
-        return failure();
-      }
-      if (steps >= 0 && steps != t.getDimSize(axis)) {
-        node.fail() << "scan inputs have different lengths (" << steps
-                    << " and " << t.getDimSize(axis) << ")";
-        return failure();
-      }
-      steps = t.getDimSize(axis);
-    }
-    if (steps <= 0) {
-      node.fail() << "an empty scan (length " << steps << ") is not supported";
-      return failure();
-    }
-    if (failed(checkUnrollSize(node, body, steps)))
-      return failure();
-    SmallVector<Value> carried(states.begin(), states.end());
-    SmallVector<SmallVector<Value>> perStep(numOut);
-    for (int64_t t = 0; t < steps; ++t) {
-      SmallVector<Value> args(carried);
-      for (auto [j, s] : llvm::enumerate(scans))
-        args.push_back(take(loc, s, inDirs[j] ? steps - 1 - t : t, inAxes[j]));
-      SmallVector<Value> outs = inlineBody(body, args);
-      if (outs.size() != carried.size() + numOut) {
-        node.fail() << "the body yields " << outs.size() << " values; expected "
-                    << carried.size() + numOut;
-        return failure();
-      }
-      for (size_t i = 0; i < carried.size(); ++i)
-        carried[i] = outs[i];
-      for (int64_t k = 0; k < numOut; ++k)
-        perStep[k].push_back(outs[carried.size() + k]);
-    }
-    SmallVector<Value> results(carried);
-    for (int64_t k = 0; k < numOut; ++k) {
-      if (outDirs[k])
-        std::reverse(perStep[k].begin(), perStep[k].end());
-      results.push_back(stack(loc, perStep[k], outAxes[k]));
-    }
-    return results;
+  SmallVector<Value> thenV = inlineBody(*thenR, {});
+  SmallVector<Value> elseV = inlineBody(*elseR, {});
+  if (thenV.size() != op->getNumResults() ||
+      elseV.size() != op->getNumResults()) {
+    node.fail() << "the branches yield " << thenV.size() << " and "
+                << elseV.size() << " values for " << op->getNumResults()
+                << " outputs";
+    return failure();
   }
-
-  FailureOr<SmallVector<Value>> rewriteScan(OnnxNode &node) {
-    Operation *op = node.op;
-    Region *body = regionNamed(op, "body");
-    int64_t m = node.intAttr("num_scan_inputs", -1);
-    if (!body || m < 1) {
-      node.fail() << "needs a body subgraph and num_scan_inputs >= 1";
-      return failure();
-    }
-    auto listOr = [&](StringRef attr, int64_t n, int64_t dflt) {
-      SmallVector<int64_t> v =
-          node.intsAttr(attr).value_or(SmallVector<int64_t>(n, dflt));
-      v.resize(n, dflt);
-      return v;
-    };
-    if (opset >= 9) {
-      int64_t n = (int64_t)op->getNumOperands() - m;
-      int64_t k = (int64_t)op->getNumResults() - n;
-      if (n < 0 || k < 0) {
-        node.fail() << "has " << op->getNumOperands() << " inputs and "
-                    << op->getNumResults() << " outputs for "
-                    << m << " scan inputs";
-        return failure();
-      }
-      ValueRange all = op->getOperands();
-      return unrollScan(node, *body, all.take_front(n), all.drop_front(n), k,
-                        listOr("scan_input_axes", m, 0),
-                        listOr("scan_input_directions", m, 0),
-                        listOr("scan_output_axes", k, 0),
-                        listOr("scan_output_directions", k, 0));
-    }
-    // Opset 8: input 0 is sequence_lens, every input has a leading batch
-    // axis and the scan runs along axis 1.
-    if (node.input(0)) {
-      node.fail() << "sequence_lens is not supported; Kiln scans every "
-                     "sequence to its full length";
-      return failure();
-    }
-    ValueRange all = op->getOperands().drop_front();
-    int64_t n = (int64_t)all.size() - m;
-    int64_t k = (int64_t)op->getNumResults() - n;
-    if (n < 0 || k < 0) {
-      node.fail() << "has " << all.size() << " inputs and "
-                  << op->getNumResults() << " outputs for " << m
-                  << " scan inputs";
-      return failure();
-    }
-    auto batchOf = [](Value v) -> int64_t {
-      auto t = dyn_cast<RankedTensorType>(v.getType());
-      return t && t.getRank() > 0 && !t.isDynamicDim(0) ? t.getDimSize(0) : -1;
-    };
-    int64_t batch = all.empty() ? -1 : batchOf(all.front());
-    for (Value v : all)
-      if (batchOf(v) != batch || batch <= 0) {
-        node.fail() << "every input needs the same static batch dimension";
-        return failure();
-      }
-    SmallVector<int64_t> dirs = listOr("directions", m, 0);
-    SmallVector<SmallVector<Value>> perBatch(op->getNumResults());
-    for (int64_t bi = 0; bi < batch; ++bi) {
-      SmallVector<Value> states, scans;
-      for (int64_t i = 0; i < n; ++i)
-        states.push_back(take(node.loc(), all[i], bi, 0));
-      for (int64_t j = 0; j < m; ++j)
-        scans.push_back(take(node.loc(), all[n + j], bi, 0));
-      FailureOr<SmallVector<Value>> r = unrollScan(
-          node, *body, states, scans, k, SmallVector<int64_t>(m, 0), dirs,
-          SmallVector<int64_t>(k, 0), SmallVector<int64_t>(k, 0));
-      if (failed(r))
-        return failure();
-      for (auto [i, v] : llvm::enumerate(*r))
-        perBatch[i].push_back(v);
-    }
-    SmallVector<Value> results;
-    for (auto &vs : perBatch)
-      results.push_back(stack(node.loc(), vs, 0));
-    return results;
-  }
-
-  /// How ConcatFromSequence `concat` reads the sequence of `slice`s that a
-  /// loop stacks as [M, slice...]: as is (torch.stack on axis 0), through a
-  /// Transpose (`perm`, stacked on another axis) or a Reshape (`shape`,
-  /// torch.cat on axis 0); nullopt when the slices' shape does not tell.
-  struct StackedRead {
-    SmallVector<int64_t> perm, shape;
-  };
-  std::optional<StackedRead> planRead(Operation *concat, Value slice) {
-    auto t = dyn_cast<RankedTensorType>(slice.getType());
-    auto attr = [&](StringRef name) -> int64_t {
-      auto a = concat->getAttrOfType<IntegerAttr>(name);
-      return a ? a.getInt() : 0;
-    };
-    int64_t axis = attr("axis"), newAxis = attr("new_axis");
-    if (!t || concat->getNumOperands() != 1)
-      return std::nullopt;
-    int64_t r = t.getRank();
-    StackedRead read;
-    if (newAxis == 1) {
-      if (axis < 0)
-        axis += r + 1;
-      if (axis < 0 || axis > r)
-        return std::nullopt;
-      if (axis > 0) {
-        for (int64_t d = 1; d <= axis; ++d)
-          read.perm.push_back(d);
-        read.perm.push_back(0);
-        for (int64_t d = axis + 1; d <= r; ++d)
-          read.perm.push_back(d);
-      }
-      return read;
-    }
-    if (newAxis != 0 || r < 1 || (axis != 0 && axis != -r))
-      return std::nullopt;
-    read.shape.push_back(-1);
-    for (int64_t d : t.getShape().drop_front()) {
-      if (ShapedType::isDynamic(d))
-        return std::nullopt;
-      read.shape.push_back(d);
-    }
-    return read;
-  }
-
-  Value emitRead(Operation *concat, const StackedRead &read, Value stacked,
-                 Type elt) {
-    Location loc = concat->getLoc();
-    if (!read.perm.empty())
-      return onnxOp(loc, "Transpose", {stacked},
-                    {b.getNamedAttr("perm", b.getI64ArrayAttr(read.perm))},
-                    elt)
-          ->getResult(0);
-    if (read.shape.empty())
-      return stacked;
-    auto shapeType =
-        RankedTensorType::get({(int64_t)read.shape.size()}, b.getI64Type());
-    OperationState c(loc, "onnx.Constant");
-    c.addAttribute("value", DenseElementsAttr::get(
-                                shapeType, ArrayRef<int64_t>(read.shape)));
-    c.addTypes(shapeType);
-    return onnxOp(loc, "Reshape", {stacked, b.create(c)->getResult(0)}, {},
-                  elt)
-        ->getResult(0);
-  }
-
-  /// `outs.append(y)` in a scripted loop exports as a loop-carried sequence:
-  /// SequenceEmpty before the Loop, SequenceInsert(seq, y) at its end in the
-  /// body, ConcatFromSequence after it. Such a sequence is a scan output of
-  /// y (Kiln has no sequence values): returns a Loop that computes it so,
-  /// with the ConcatFromSequence users rewritten, or `op` unchanged.
-  Operation *foldSequenceAppends(Operation *op) {
-    Region *body = regionNamed(op, "body");
-    if (!body || body->empty() || op->getNumOperands() < 2)
-      return op;
-    Block &block = body->front();
-    Operation *yield = block.getTerminator();
-    unsigned n = op->getNumOperands() - 2;
-    if (!yield || yield->getNumOperands() != 1 + op->getNumResults() ||
-        block.getNumArguments() != 2 + n || op->getNumResults() < n)
-      return op;
-    struct Append {
-      unsigned carried;
-      Operation *insert;
-    };
-    SmallVector<Append> appends;
-    for (unsigned c = 0; c < n; ++c) {
-      Operation *init = op->getOperand(2 + c).getDefiningOp();
-      Value arg = block.getArgument(2 + c);
-      Operation *insert = yield->getOperand(1 + c).getDefiningOp();
-      if (!init || init->getName().getStringRef() != "onnx.SequenceEmpty" ||
-          !insert || insert->getName().getStringRef() != "onnx.SequenceInsert" ||
-          insert->getNumOperands() != 2 || insert->getOperand(0) != arg ||
-          !arg.hasOneUse() || !insert->getResult(0).hasOneUse())
-        continue;
-      Value slice = insert->getOperand(1);
-      bool readable =
-          llvm::all_of(op->getResult(c).getUsers(), [&](Operation *u) {
-            return u->getName().getStringRef() == "onnx.ConcatFromSequence" &&
-                   planRead(u, slice);
-          });
-      if (readable)
-        appends.push_back({c, insert});
-    }
-    if (appends.empty())
-      return op;
-    llvm::SmallDenseSet<unsigned> folded;
-    for (const Append &a : appends)
-      folded.insert(a.carried);
-    // The new Loop: the folded sequences leave the loop-carried values and
-    // their appended values become scan outputs after the existing ones.
-    OperationState state(op->getLoc(), op->getName());
-    state.addAttributes(op->getAttrs());
-    SmallVector<Type> types;
-    SmallVector<Value> yielded{yield->getOperand(0)};
-    for (unsigned i = 0; i < op->getNumOperands(); ++i)
-      if (i < 2 || !folded.contains(i - 2))
-        state.addOperands(op->getOperand(i));
-    for (unsigned r = 0; r < op->getNumResults(); ++r)
-      if (r >= n || !folded.contains(r)) {
-        types.push_back(op->getResult(r).getType());
-        yielded.push_back(yield->getOperand(1 + r));
-      }
-    for (const Append &a : appends) {
-      Value slice = a.insert->getOperand(1);
-      types.push_back(UnrankedTensorType::get(elementTypeOf(slice)));
-      yielded.push_back(slice);
-    }
-    state.addTypes(types);
-    for (unsigned i = 0; i < op->getNumRegions(); ++i)
-      state.addRegion();
-    Operation *loop = b.create(state);
-    for (unsigned i = 0; i < op->getNumRegions(); ++i)
-      loop->getRegion(i).takeBody(op->getRegion(i));
-    yield->setOperands(yielded);
-    for (const Append &a : llvm::reverse(appends)) {
-      a.insert->erase();
-      block.eraseArgument(2 + a.carried);
-    }
-    unsigned next = 0;
-    for (unsigned r = 0; r < op->getNumResults(); ++r)
-      if (r >= n || !folded.contains(r))
-        op->getResult(r).replaceAllUsesWith(loop->getResult(next++));
-    for (const Append &a : appends) {
-      Value stacked = loop->getResult(next++);
-      Value slice = yielded[yielded.size() - appends.size() +
-                            (&a - appends.data())];
-      for (Operation *concat :
-           llvm::make_early_inc_range(op->getResult(a.carried).getUsers())) {
-        b.setInsertionPoint(concat);
-        concat->getResult(0).replaceAllUsesWith(
-            emitRead(concat, *planRead(concat, slice), stacked,
-                     elementTypeOf(slice)));
-        concat->erase();
-      }
-    }
-    // The SequenceEmpty inits are left to the conversion, which erases them
-    // once unused (it may hold a pointer to the op before this one).
-    b.setInsertionPoint(loop);
-    op->erase();
-    return loop;
-  }
-
-  /// A Loop that runs its body M times, M known only at run time (or too
-  /// large to unroll), without an early exit: a kiln.loop whose body (still
-  /// onnx ops) the conversion converts next. Scan outputs need a bound on
-  /// M: a constant, or a size computed from bounded symbolic dimensions.
-  FailureOr<SmallVector<Value>> runtimeLoop(OnnxNode &node, Region &body,
-                                            ArrayRef<Value> initial,
-                                            int64_t k) {
-    Location loc = node.loc();
-    Value m = node.input(0);
-    if (!m) {
-      node.fail() << "has no trip count M and its body never changes the "
-                     "condition, so it would run forever";
-      return failure();
-    }
-    auto mType = dyn_cast<RankedTensorType>(m.getType());
-    if (!mType || !mType.hasStaticShape() || mType.getNumElements() != 1 ||
-        !mType.getElementType().isInteger(64)) {
-      node.fail() << "the trip count M must be one int64 value; it is "
-                  << m.getType();
-      return failure();
-    }
-    int64_t bound = 0;
-    if (k > 0) {
-      std::optional<int64_t> largest;
-      if (std::optional<int64_t> c = constantInt(m))
-        largest = std::max<int64_t>(*c, 0);
-      else if (std::optional<SmallVector<SymSize>> c = sizes.contents(m);
-               c && c->size() == 1)
-        largest = sizes.largest(c->front());
-      if (!largest) {
-        node.fail() << "stacks " << k
-                    << " scan output(s) over a trip count M that Kiln cannot "
-                       "bound (M is computed at run time, not from the "
-                       "shapes of the inputs); scan outputs of unbounded "
-                       "length are not supported: give M as a size of an "
-                       "input dimension with a range (--dim, --input-shape), "
-                       "or declare the scan outputs' length in the model";
-        return failure();
-      }
-      bound = *largest;
-    }
-    SmallVector<Type> types;
-    for (Value v : initial) {
-      if (!isa<RankedTensorType>(v.getType())) {
-        node.fail() << "a loop-carried value has no ranked type ("
-                    << v.getType() << ")";
-        return failure();
-      }
-      types.push_back(v.getType());
-    }
-    for (int64_t j = 0; j < k; ++j) // typed by finishOnnxLoop
-      types.push_back(
-          RankedTensorType::get({ShapedType::kDynamic}, b.getF32Type()));
-    Value trips = m;
-    if (mType.getRank() > 0) { // [1] or [1, 1]: the one value, rank 0
-      auto empty = RankedTensorType::get({0}, b.getI64Type());
-      OperationState shape(loc, "onnx.Constant");
-      shape.addAttribute("value",
-                         DenseElementsAttr::get(empty, ArrayRef<int64_t>{}));
-      shape.addTypes(empty);
-      Operation *r = onnxOp(loc, "Reshape", {m, b.create(shape)->getResult(0)},
-                            {}, b.getI64Type());
-      r->getResult(0).setType(RankedTensorType::get({}, b.getI64Type()));
-      trips = r->getResult(0);
-    }
-    Value cond = node.input(1);
-    if (cond && !constantInt(cond))
-      trips =
-          onnxOp(loc, "Where",
-                 {scalarCondition(loc, cond), trips,
-                  i64Constant(loc, 0, false)},
-                 {}, b.getI64Type())
-              ->getResult(0);
-    auto loop = LoopOp::create(b, loc, types, trips, initial,
-                               b.getI64IntegerAttr(bound));
-    loop->setAttr(kOnnxNodeAttr, b.getStringAttr(node.describe()));
-    loop.getBody().takeBody(body);
-    Block &block = loop.getBody().front();
-    // The body always runs with a true condition.
-    b.setInsertionPointToStart(&block);
-    block.getArgument(1).replaceAllUsesWith(boolConstant(loc, true));
-    block.eraseArgument(1);
-    block.getArgument(0).setType(RankedTensorType::get({}, b.getI64Type()));
-    for (auto [i, v] : llvm::enumerate(initial))
-      block.getArgument(1 + i).setType(v.getType());
-    return SmallVector<Value>(loop.getResults());
-  }
-
-  FailureOr<SmallVector<Value>> rewriteLoop(OnnxNode &node) {
-    Operation *op = node.op;
-    Region *body = regionNamed(op, "body");
-    if (!body) {
-      node.fail() << "needs a body subgraph";
-      return failure();
-    }
-    std::optional<int64_t> trips =
-        node.input(0) ? constantInt(node.input(0)) : std::nullopt;
-    Value cond = node.input(1);
-    std::optional<int64_t> constCondIn =
-        cond ? constantInt(cond) : std::optional<int64_t>(1);
-    Block &block = body->front();
-    Operation *yield = block.getTerminator();
-    if (!yield || yield->getName().getStringRef() != "onnx.Yield" ||
-        block.getNumArguments() < 2 || yield->getNumOperands() < 1) {
-      node.fail() << "the body must take (iteration, condition, ...) and "
-                     "yield (condition, ...)";
-      return failure();
-    }
-    int64_t n = (int64_t)op->getNumOperands() - 2;
-    int64_t k = (int64_t)op->getNumResults() - n;
-    if (n < 0 || k < 0 || (int64_t)yield->getNumOperands() != 1 + n + k) {
-      node.fail() << "the body yields " << yield->getNumOperands()
-                  << " values; expected 1 + " << n << " loop-carried + " << k
-                  << " scan outputs";
-      return failure();
-    }
-    // Can the body stop the loop? Not when its condition output is its
-    // condition input (directly or through Identity) or a constant true.
-    Value condOut = yield->getOperand(0);
-    if (Operation *def = condOut.getDefiningOp())
-      if (def->getName().getStringRef() == "onnx.Identity" &&
-          def->getNumOperands() == 1)
-        condOut = def->getOperand(0);
-    std::optional<int64_t> constCond = constantInt(condOut);
-    bool earlyExit = condOut != block.getArgument(1) && !(constCond && *constCond);
-    SmallVector<Value> initial(op->getOperands().drop_front(2));
-    if (constCondIn && *constCondIn == 0 && k == 0)
-      return initial; // runs no iteration
-    // Without scan outputs, a loop that may stop early runs to M with its
-    // state frozen from the first false condition on.
-    bool freeze = k == 0 && trips && (earlyExit || !constCondIn);
-    if (freeze && opset < 9) {
-      node.fail() << "a loop that can end early needs Where (opset 9); opset "
-                  << opset << " is not supported";
-      return failure();
-    }
-    // A run-time trip count or condition otherwise: the length the model
-    // declares for a scan output fixes the trip count, and a guard checks at
-    // run time that M equals it and that the condition is true.
-    bool guarded = false;
-    if (!freeze && earlyExit) {
-      node.fail() << (k ? "the body computes its own loop condition and the "
-                          "loop has scan outputs, whose length would depend "
-                          "on it; that is not supported"
-                        : "the body computes its own loop condition and the "
-                          "trip count M is not a compile-time constant; Kiln "
-                          "unrolls loops, so a loop that can end early needs "
-                          "a constant M as its bound");
-      return failure();
-    }
-    if (!freeze && (!trips || !constCondIn)) {
-      for (unsigned r = std::max<int64_t>(n, 0); r < op->getNumResults(); ++r)
-        if (auto t = dyn_cast<RankedTensorType>(op->getResult(r).getType()))
-          if (t.getRank() >= 1 && !t.isDynamicDim(0)) {
-            if (!trips)
-              trips = t.getDimSize(0);
-            guarded = true;
-            break;
-          }
-      if (!guarded)
-        return runtimeLoop(node, *body, initial, k);
-    } else if (constCondIn && *constCondIn == 0) {
-      node.fail() << "a loop whose condition is a constant false runs no "
-                     "iteration, so its scan outputs would be empty; that is "
-                     "not supported";
-      return failure();
-    }
-    int64_t m = trips.value_or(0); // set on every path that gets here
-    if (m < 1) {
-      if (k == 0)
-        return initial;
-      node.fail() << "a loop that runs " << m
-                  << " times (empty scan outputs) is not supported";
-      return failure();
-    }
-    if (!freeze && !guarded && node.input(0) &&
-        m > kMaxUnrolledOps / std::max<int64_t>(countOps(*body), 1))
-      return runtimeLoop(node, *body, initial, k);
-    if (failed(checkUnrollSize(node, *body, m)))
-      return failure();
-    Location loc = node.loc();
-    if (guarded) {
-      auto i1 = [&](Value like) {
-        auto t = dyn_cast<RankedTensorType>(like.getType());
-        return t ? RankedTensorType::get(t.getShape(), b.getI1Type())
-                 : RankedTensorType::get({}, b.getI1Type());
-      };
-      Value ok;
-      if (node.input(0) && !constantInt(node.input(0))) {
-        Value runM = node.input(0);
-        OperationState eq(loc, "onnx.Equal");
-        eq.addOperands({runM, i64Constant(loc, m, false)});
-        eq.addTypes(i1(runM));
-        ok = b.create(eq)->getResult(0);
-      }
-      if (cond && !constantInt(cond)) {
-        if (ok) {
-          OperationState both(loc, "onnx.And");
-          both.addOperands({ok, cond});
-          both.addTypes(i1(ok));
-          ok = b.create(both)->getResult(0);
-        } else {
-          ok = cond;
+  // Both branches run; Where keeps the taken one. Their shapes must agree
+  // (Kiln's shapes are static), which Where's broadcasting check reports.
+  SmallVector<Value> out;
+  for (auto [t, e] : llvm::zip(thenV, elseV)) {
+    if (auto tt = dyn_cast<RankedTensorType>(t.getType()))
+      if (auto et = dyn_cast<RankedTensorType>(e.getType()))
+        if (tt.hasStaticShape() && et.hasStaticShape() &&
+            tt.getShape() != et.getShape()) {
+          node.fail() << "the branches produce different shapes (" << tt
+                      << " and " << et
+                      << "); an If whose result shape depends on a run-time "
+                         "condition is not supported";
+          return failure();
         }
-      }
-      if (ok)
-        GuardOp::create(b, loc, ok,
-                        b.getStringAttr(node.describe() +
-                                        ": the trip count M must be " +
-                                        std::to_string(m) +
-                                        " and the condition true: the scan "
-                                        "length this model was compiled for"));
-    }
-    // `alive`: the condition the next iteration runs under.
-    Value alive =
-        freeze && cond ? scalarCondition(loc, cond) : boolConstant(loc, true);
-    SmallVector<Value> carried(initial);
-    SmallVector<SmallVector<Value>> perStep(k);
-    for (int64_t t = 0; t < m; ++t) {
-      SmallVector<Value> args{i64Constant(loc, t, false), alive};
-      args.append(carried);
-      SmallVector<Value> outs = inlineBody(*body, args);
-      for (int64_t i = 0; i < n; ++i)
-        carried[i] =
-            freeze ? onnxOp(loc, "Where", {alive, outs[1 + i], carried[i]}, {},
-                            elementTypeOf(carried[i]))
-                         ->getResult(0)
-                   : outs[1 + i];
-      for (int64_t j = 0; j < k; ++j)
-        perStep[j].push_back(outs[1 + n + j]);
-      if (freeze && t + 1 < m)
-        alive = earlyExit ? bothTrue(loc, alive, outs[0]) : alive;
-    }
-    SmallVector<Value> results(carried);
-    for (int64_t j = 0; j < k; ++j)
-      results.push_back(stack(loc, perStep[j], 0));
-    return results;
+    out.push_back(
+        onnxOp(op->getLoc(), "Where", {cond, t, e}, {}, elementTypeOf(t))
+            ->getResult(0));
   }
+  return out;
+}
 
-  OpBuilder &b;
-  int64_t opset;
-  SymbolicSizes &sizes;
-};
-} // namespace
+LogicalResult Inliner::checkUnrollSize(OnnxNode &node, Region &body,
+                                       int64_t iterations) {
+  int64_t ops = countOps(body);
+  if (iterations > kMaxUnrolledOps / std::max<int64_t>(ops, 1)) {
+    node.fail() << "runs its " << ops << "-operation body " << iterations
+                << " times; Kiln unrolls loops and refuses more than "
+                << kMaxUnrolledOps << " unrolled operations";
+    return failure();
+  }
+  return success();
+}
 
-bool mlir::kiln::isOnnxControlFlow(Operation *op) { return isControlFlow(op); }
+Value Inliner::scalarCondition(Location loc, Value c) {
+  if (auto t = dyn_cast<RankedTensorType>(c.getType()); t && t.getRank() == 0)
+    return c;
+  auto type = RankedTensorType::get({0}, b.getI64Type());
+  OperationState shape(loc, "onnx.Constant");
+  shape.addAttribute("value",
+                     DenseElementsAttr::get(type, ArrayRef<int64_t>{}));
+  shape.addTypes(type);
+  Operation *r = onnxOp(loc, "Reshape", {c, b.create(shape)->getResult(0)}, {},
+                        b.getI1Type());
+  r->getResult(0).setType(RankedTensorType::get({}, b.getI1Type()));
+  return r->getResult(0);
+}
+
+Value Inliner::bothTrue(Location loc, Value a, Value c) {
+  Operation *r =
+      onnxOp(loc, "And", {a, scalarCondition(loc, c)}, {}, b.getI1Type());
+  r->getResult(0).setType(RankedTensorType::get({}, b.getI1Type()));
+  return r->getResult(0);
+}
+
+FailureOr<SmallVector<Value>> Inliner::runtimeLoop(OnnxNode &node, Region &body,
+                                                   ArrayRef<Value> initial,
+                                                   int64_t k, bool earlyExit) {
+  Location loc = node.loc();
+  Value m = node.input(0);
+  if (!m && !earlyExit) {
+    node.fail() << "has no trip count M and its body never changes the "
+                   "condition, so it would run forever";
+    return failure();
+  }
+  if (!m && k > 0) {
+    node.fail() << "has no trip count M and its body decides when to stop, "
+                   "so its "
+                << k
+                << " scan output(s) have no bound on their length; give the "
+                   "loop a trip count M (a constant, or a size of an input "
+                   "dimension with a range)";
+    return failure();
+  }
+  if (!m) // a while loop: runs until its body says stop
+    m = i64Constant(loc, std::numeric_limits<int64_t>::max(), false);
+  auto mType = dyn_cast<RankedTensorType>(m.getType());
+  if (!mType || !mType.hasStaticShape() || mType.getNumElements() != 1 ||
+      !mType.getElementType().isInteger(64)) {
+    node.fail() << "the trip count M must be one int64 value; it is "
+                << m.getType();
+    return failure();
+  }
+  int64_t bound = 0;
+  if (k > 0) {
+    std::optional<int64_t> largest;
+    if (std::optional<int64_t> c = constantInt(m))
+      largest = std::max<int64_t>(*c, 0);
+    else if (std::optional<SmallVector<SymSize>> c = sizes.contents(m);
+             c && c->size() == 1)
+      largest = sizes.largest(c->front());
+    if (!largest) {
+      node.fail() << "stacks " << k
+                  << " scan output(s) over a trip count M that Kiln cannot "
+                     "bound (M is computed at run time, not from the "
+                     "shapes of the inputs); scan outputs of unbounded "
+                     "length are not supported: give M as a size of an "
+                     "input dimension with a range (--dim, --input-shape), "
+                     "or declare the scan outputs' length in the model";
+      return failure();
+    }
+    // The arena reserves every row the scan outputs may have.
+    if (*largest > kMaxScanRows) {
+      node.fail() << "stacks " << k << " scan output(s) over up to " << *largest
+                  << " iterations (the trip count M's largest value); Kiln "
+                     "reserves memory for every row and refuses more than "
+                  << kMaxScanRows
+                  << ": give M a smaller bound (a smaller range of the "
+                     "dimension it is computed from)";
+      return failure();
+    }
+    bound = *largest;
+  }
+  Value trips = m;
+  if (mType.getRank() > 0) { // [1] or [1, 1]: the one value, rank 0
+    auto empty = RankedTensorType::get({0}, b.getI64Type());
+    OperationState shape(loc, "onnx.Constant");
+    shape.addAttribute("value",
+                       DenseElementsAttr::get(empty, ArrayRef<int64_t>{}));
+    shape.addTypes(empty);
+    Operation *r = onnxOp(loc, "Reshape", {m, b.create(shape)->getResult(0)},
+                          {}, b.getI64Type());
+    r->getResult(0).setType(RankedTensorType::get({}, b.getI64Type()));
+    trips = r->getResult(0);
+  }
+  Value cond = node.input(1);
+  if (cond && !constantInt(cond))
+    trips =
+        onnxOp(loc, "Where",
+               {scalarCondition(loc, cond), trips, i64Constant(loc, 0, false)},
+               {}, b.getI64Type())
+            ->getResult(0);
+  return makeLoop(node, body, trips, initial, k, bound, earlyExit);
+}
+
+FailureOr<SmallVector<Value>> Inliner::makeLoop(OnnxNode &node, Region &body,
+                                                Value trips,
+                                                ArrayRef<Value> initial,
+                                                int64_t k, int64_t bound,
+                                                bool earlyExit) {
+  Location loc = node.loc();
+  SmallVector<Type> types;
+  for (Value v : initial) {
+    if (!isa<RankedTensorType>(v.getType())) {
+      node.fail() << "a loop-carried value has no ranked type (" << v.getType()
+                  << ")";
+      return failure();
+    }
+    types.push_back(v.getType());
+  }
+  for (int64_t j = 0; j < k; ++j) // typed by finishOnnxLoop
+    types.push_back(
+        RankedTensorType::get({ShapedType::kDynamic}, b.getF32Type()));
+  auto loop =
+      LoopOp::create(b, loc, types, trips, initial, b.getI64IntegerAttr(bound));
+  loop->setAttr(kOnnxNodeAttr, b.getStringAttr(node.describe()));
+  loop.setEarlyExit(earlyExit);
+  loop.getBody().takeBody(body);
+  Block &block = loop.getBody().front();
+  if (earlyExit) { // the condition the body yields, as a rank-0 i1
+    Operation *yield = block.getTerminator();
+    b.setInsertionPoint(yield);
+    yield->setOperand(0, scalarCondition(loc, yield->getOperand(0)));
+  }
+  // The body always runs with a true condition.
+  b.setInsertionPointToStart(&block);
+  block.getArgument(1).replaceAllUsesWith(boolConstant(loc, true));
+  block.eraseArgument(1);
+  block.getArgument(0).setType(RankedTensorType::get({}, b.getI64Type()));
+  for (auto [i, v] : llvm::enumerate(initial))
+    block.getArgument(1 + i).setType(v.getType());
+  return SmallVector<Value>(loop.getResults());
+}
+
+FailureOr<SmallVector<Value>> Inliner::rewriteLoop(OnnxNode &node) {
+  Operation *op = node.op;
+  Region *body = regionNamed(op, "body");
+  if (!body) {
+    node.fail() << "needs a body subgraph";
+    return failure();
+  }
+  std::optional<int64_t> trips =
+      node.input(0) ? constantInt(node.input(0)) : std::nullopt;
+  Value cond = node.input(1);
+  std::optional<int64_t> constCondIn =
+      cond ? constantInt(cond) : std::optional<int64_t>(1);
+  Block &block = body->front();
+  Operation *yield = block.getTerminator();
+  if (!yield || yield->getName().getStringRef() != "onnx.Yield" ||
+      block.getNumArguments() < 2 || yield->getNumOperands() < 1) {
+    node.fail() << "the body must take (iteration, condition, ...) and "
+                   "yield (condition, ...)";
+    return failure();
+  }
+  int64_t n = (int64_t)op->getNumOperands() - 2;
+  int64_t k = (int64_t)op->getNumResults() - n;
+  if (n < 0 || k < 0 || (int64_t)yield->getNumOperands() != 1 + n + k) {
+    node.fail() << "the body yields " << yield->getNumOperands()
+                << " values; expected 1 + " << n << " loop-carried + " << k
+                << " scan outputs";
+    return failure();
+  }
+  // Can the body stop the loop? Not when its condition output is its
+  // condition input (directly or through Identity) or a constant true.
+  Value condOut = yield->getOperand(0);
+  if (Operation *def = condOut.getDefiningOp())
+    if (def->getName().getStringRef() == "onnx.Identity" &&
+        def->getNumOperands() == 1)
+      condOut = def->getOperand(0);
+  std::optional<int64_t> constCond = constantInt(condOut);
+  bool earlyExit =
+      condOut != block.getArgument(1) && !(constCond && *constCond);
+  SmallVector<Value> initial(op->getOperands().drop_front(2));
+  if (constCondIn && *constCondIn == 0 && k == 0)
+    return initial; // runs no iteration
+  // Without scan outputs, a loop that may stop early runs to M with its
+  // state frozen from the first false condition on.
+  bool freeze = k == 0 && trips && (earlyExit || !constCondIn);
+  if (freeze && opset < 9) {
+    node.fail() << "a loop that can end early needs Where (opset 9); opset "
+                << opset << " is not supported";
+    return failure();
+  }
+  // A run-time trip count or condition otherwise: the length the model
+  // declares for a scan output fixes the trip count, and a guard checks at
+  // run time that M equals it and that the condition is true.
+  bool guarded = false;
+  // A loop whose body decides when to stop, with scan outputs or a run-time
+  // M, stays a loop (that stops when the body says so).
+  if (!freeze && earlyExit)
+    return runtimeLoop(node, *body, initial, k, /*earlyExit=*/true);
+  if (!freeze && (!trips || !constCondIn)) {
+    for (unsigned r = std::max<int64_t>(n, 0); r < op->getNumResults(); ++r)
+      if (auto t = dyn_cast<RankedTensorType>(op->getResult(r).getType()))
+        if (t.getRank() >= 1 && !t.isDynamicDim(0)) {
+          if (!trips)
+            trips = t.getDimSize(0);
+          guarded = true;
+          break;
+        }
+    if (!guarded)
+      return runtimeLoop(node, *body, initial, k, /*earlyExit=*/false);
+  } else if (constCondIn && *constCondIn == 0) {
+    node.fail() << "a loop whose condition is a constant false runs no "
+                   "iteration, so its scan outputs would be empty; that is "
+                   "not supported";
+    return failure();
+  }
+  int64_t m = trips.value_or(0); // set on every path that gets here
+  if (m < 1) {
+    if (k == 0)
+      return initial;
+    node.fail() << "a loop that runs " << m
+                << " times (empty scan outputs) is not supported";
+    return failure();
+  }
+  if (!guarded && node.input(0) &&
+      m > kMaxUnrolledOps / std::max<int64_t>(countOps(*body), 1))
+    return runtimeLoop(node, *body, initial, k, earlyExit);
+  if (failed(checkUnrollSize(node, *body, m)))
+    return failure();
+  Location loc = node.loc();
+  if (guarded) {
+    auto i1 = [&](Value like) {
+      auto t = dyn_cast<RankedTensorType>(like.getType());
+      return t ? RankedTensorType::get(t.getShape(), b.getI1Type())
+               : RankedTensorType::get({}, b.getI1Type());
+    };
+    Value ok;
+    if (node.input(0) && !constantInt(node.input(0))) {
+      Value runM = node.input(0);
+      OperationState eq(loc, "onnx.Equal");
+      eq.addOperands({runM, i64Constant(loc, m, false)});
+      eq.addTypes(i1(runM));
+      ok = b.create(eq)->getResult(0);
+    }
+    if (cond && !constantInt(cond)) {
+      if (ok) {
+        OperationState both(loc, "onnx.And");
+        both.addOperands({ok, cond});
+        both.addTypes(i1(ok));
+        ok = b.create(both)->getResult(0);
+      } else {
+        ok = cond;
+      }
+    }
+    if (ok)
+      GuardOp::create(b, loc, ok,
+                      b.getStringAttr(node.describe() +
+                                      ": the trip count M must be " +
+                                      std::to_string(m) +
+                                      " and the condition true: the scan "
+                                      "length this model was compiled for"));
+  }
+  // `alive`: the condition the next iteration runs under.
+  Value alive =
+      freeze && cond ? scalarCondition(loc, cond) : boolConstant(loc, true);
+  SmallVector<Value> carried(initial);
+  SmallVector<SmallVector<Value>> perStep(k);
+  for (int64_t t = 0; t < m; ++t) {
+    SmallVector<Value> args{i64Constant(loc, t, false), alive};
+    args.append(carried);
+    SmallVector<Value> outs = inlineBody(*body, args);
+    for (int64_t i = 0; i < n; ++i)
+      carried[i] = freeze
+                       ? onnxOp(loc, "Where", {alive, outs[1 + i], carried[i]},
+                                {}, elementTypeOf(carried[i]))
+                             ->getResult(0)
+                       : outs[1 + i];
+    for (int64_t j = 0; j < k; ++j)
+      perStep[j].push_back(outs[1 + n + j]);
+    if (freeze && t + 1 < m)
+      alive = earlyExit ? bothTrue(loc, alive, outs[0]) : alive;
+  }
+  SmallVector<Value> results(carried);
+  for (int64_t j = 0; j < k; ++j)
+    results.push_back(stack(loc, perStep[j], 0));
+  return results;
+}
+
+bool mlir::kiln::isOnnxControlFlow(Operation *op) {
+  return Inliner::isControlFlow(op);
+}
 
 bool mlir::kiln::inlineOnnxControlFlow(Operation *op,
                                        const llvm::StringMap<int64_t> &opsets,
@@ -879,6 +584,7 @@ LogicalResult mlir::kiln::finishOnnxLoop(Operation *op, SymbolicSizes &sizes) {
   Block &block = loop.getBody().front();
   Operation *yield = block.getTerminator();
   ValueRange values = yield->getOperands().drop_front(); // the condition
+  bool earlyExit = loop.getEarlyExit();
   unsigned n = loop.getNumCarried();
   if (values.size() != loop.getNumResults())
     return loop.emitError()
@@ -907,7 +613,7 @@ LogicalResult mlir::kiln::finishOnnxLoop(Operation *op, SymbolicSizes &sizes) {
     llvm::append_range(shape, slice.getShape());
     Value result = loop.getResult(j);
     result.setType(RankedTensorType::get(shape, slice.getElementType()));
-    if (trips && trips->size() == 1) {
+    if (trips && trips->size() == 1 && !earlyExit) {
       SmallVector<SymSize> dims{trips->front()};
       for (int64_t d : slice.getShape())
         dims.push_back(SymSize::constant(d));
@@ -915,7 +621,8 @@ LogicalResult mlir::kiln::finishOnnxLoop(Operation *op, SymbolicSizes &sizes) {
     }
   }
   OpBuilder b(yield);
-  YieldOp::create(b, yield->getLoc(), values);
+  YieldOp::create(b, yield->getLoc(),
+                  earlyExit ? ValueRange(yield->getOperands()) : values);
   yield->erase();
   return success();
 }

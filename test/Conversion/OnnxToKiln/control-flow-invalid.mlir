@@ -32,60 +32,6 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
-// A body that computes its own condition could stop early: with scan
-// outputs their length would depend on where it stops.
-module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
-  func.func @early_exit_scan(%x: tensor<3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
-    %m = "onnx.Constant"() {value = dense<4> : tensor<i64>} : () -> tensor<i64>
-    %none = onnx.NoValue
-    // expected-error@unknown {{node 'loop' (Loop, opset 13): the body computes its own loop condition and the loop has scan outputs, whose length would depend on it; that is not supported}}
-    %r:2 = "onnx.Loop"(%m, %none, %x) ({
-    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
-      %k = "onnx.Constant"() {value = dense<2> : tensor<i64>} : () -> tensor<i64>
-      %go = "onnx.Less"(%i, %k) : (tensor<i64>, tensor<i64>) -> tensor<i1>
-      "onnx.Yield"(%go, %v, %v) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> ()
-    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("loop")
-    return %r#0, %r#1 : tensor<*xf32>, tensor<*xf32>
-  }
-}
-
-// -----
-
-// An early exit needs a constant bound M to unroll to.
-module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
-  func.func @early_exit_runtime_m(%m: tensor<i64>, %x: tensor<3xf32>) -> tensor<*xf32> {
-    %none = onnx.NoValue
-    // expected-error@unknown {{node 'loop' (Loop, opset 13): the body computes its own loop condition and the trip count M is not a compile-time constant; Kiln unrolls loops, so a loop that can end early needs a constant M as its bound}}
-    %r = "onnx.Loop"(%m, %none, %x) ({
-    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
-      %k = "onnx.Constant"() {value = dense<2> : tensor<i64>} : () -> tensor<i64>
-      %go = "onnx.Less"(%i, %k) : (tensor<i64>, tensor<i64>) -> tensor<i1>
-      "onnx.Yield"(%go, %v) : (tensor<i1>, tensor<3xf32>) -> ()
-    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> tensor<*xf32> loc("loop")
-    return %r : tensor<*xf32>
-  }
-}
-
-// -----
-
-// A `while True` bound (INT64_MAX) would unroll forever.
-module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
-  func.func @unbounded(%x: tensor<3xf32>) -> tensor<*xf32> {
-    %m = "onnx.Constant"() {value = dense<9223372036854775807> : tensor<i64>} : () -> tensor<i64>
-    %none = onnx.NoValue
-    // expected-error@unknown {{node 'loop' (Loop, opset 13): runs its 3-operation body 9223372036854775807 times; Kiln unrolls loops and refuses more than 250000 unrolled operations}}
-    %r = "onnx.Loop"(%m, %none, %x) ({
-    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
-      %k = "onnx.Constant"() {value = dense<2> : tensor<i64>} : () -> tensor<i64>
-      %go = "onnx.Less"(%i, %k) : (tensor<i64>, tensor<i64>) -> tensor<i1>
-      "onnx.Yield"(%go, %v) : (tensor<i1>, tensor<3xf32>) -> ()
-    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> tensor<*xf32> loc("loop")
-    return %r : tensor<*xf32>
-  }
-}
-
-// -----
-
 // Both branches of a run-time If must have one static shape.
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @shape_depends_on_cond(%c: tensor<i1>, %x: tensor<3xf32>, %y: tensor<4xf32>) -> tensor<*xf32> {
@@ -116,5 +62,23 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
       "onnx.Yield"(%n, %n) : (tensor<3xf32>, tensor<3xf32>) -> ()
     }) {num_scan_inputs = 1 : si64, onnx.regions = ["body"]} : (tensor<3xf32>, tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("scan")
     return %r, %sum, %steps : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// A loop without a trip count that its body stops: scan outputs would have
+// no bound on their length.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @while_with_scan(%x: tensor<3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %none = onnx.NoValue
+    // expected-error@unknown {{node 'loop' (Loop, opset 13): has no trip count M and its body decides when to stop, so its 1 scan output(s) have no bound on their length; give the loop a trip count M (a constant, or a size of an input dimension with a range)}}
+    %r:2 = "onnx.Loop"(%none, %none, %x) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+      %k = "onnx.Constant"() {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+      %go = "onnx.Less"(%i, %k) : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      "onnx.Yield"(%go, %v, %v) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (none, none, tensor<3xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("loop")
+    return %r#0, %r#1 : tensor<*xf32>, tensor<*xf32>
   }
 }

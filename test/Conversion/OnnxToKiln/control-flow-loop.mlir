@@ -80,3 +80,77 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %r#0, %y : tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// A body that computes its own condition, with a run-time M: one kiln.loop
+// with early_exit whose body yields the condition first.
+// CHECK-LABEL: func.func @early_exit
+// CHECK: "kiln.loop"(%arg0, %arg1) <{early_exit, scan_bound = 0 : i64}>
+// CHECK: %[[GO:.*]] = kiln.less %{{.*}}, %{{.*}} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+// CHECK: %[[W:.*]] = kiln.add
+// CHECK: kiln.yield %[[GO]], %[[W]] : tensor<i1>, tensor<3xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @early_exit(%m: tensor<i64>, %x: tensor<3xf32>) -> tensor<*xf32> {
+    %none = onnx.NoValue
+    %r = "onnx.Loop"(%m, %none, %x) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+      %k = "onnx.Constant"() {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+      %go = "onnx.Less"(%i, %k) : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      %w = "onnx.Add"(%v, %v) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      "onnx.Yield"(%go, %w) : (tensor<i1>, tensor<3xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> tensor<*xf32> loc("loop")
+    return %r : tensor<*xf32>
+  }
+}
+
+// -----
+
+// An early exit with scan outputs: rows reserved for the constant M, the
+// condition (declared [1]) yielded as a rank-0 i1.
+// CHECK-LABEL: func.func @early_exit_scan
+// CHECK: "kiln.loop"(%{{.*}}, %arg0) <{early_exit, scan_bound = 4 : i64}>
+// CHECK: %[[GO:.*]] = kiln.reshape %{{.*}} : tensor<1xi1> to tensor<i1>
+// CHECK: kiln.yield %[[GO]], %{{.*}}, %{{.*}} : tensor<i1>, tensor<3xf32>, tensor<3xf32>
+// CHECK: -> (tensor<3xf32>, tensor<?x3xf32>)
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @early_exit_scan(%x: tensor<3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %m = "onnx.Constant"() {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+    %none = onnx.NoValue
+    %r:2 = "onnx.Loop"(%m, %none, %x) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+      %k = "onnx.Constant"() {value = dense<[2]> : tensor<1xi64>} : () -> tensor<1xi64>
+      %go = "onnx.Less"(%i, %k) : (tensor<i64>, tensor<1xi64>) -> tensor<1xi1>
+      "onnx.Yield"(%go, %v, %v) : (tensor<1xi1>, tensor<3xf32>, tensor<3xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("loop")
+    return %r#0, %r#1 : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// A Scan over a symbolic axis is a kiln.loop over the axis's run-time
+// length: the body gathers its slice (at length - 1 - i, a reversed input),
+// the rows are bounded by the symbol's range, and an output stacked on
+// axis 1 is a Transpose of the rows.
+// CHECK-LABEL: func.func @scan_symbolic
+// CHECK: %[[S:.*]] = kiln.shape_of %arg1
+// CHECK: %[[N:.*]] = kiln.gather %[[S]]
+// CHECK: %[[LAST:.*]] = kiln.sub %[[N]]
+// CHECK: %[[R:.*]]:2 = "kiln.loop"(%[[N]], %arg0) <{scan_bound = 40 : i64}>
+// CHECK-NEXT: ^bb0(%[[I:.*]]: tensor<i64>, %[[H:.*]]: tensor<2xf32>):
+// CHECK: %[[J:.*]] = kiln.sub %[[LAST]], %[[I]]
+// CHECK: %[[XT:.*]] = kiln.gather %arg1, %[[J]] {axis = 0 : i64}
+// CHECK: %[[W:.*]] = kiln.add %[[H]], %[[XT]]
+// CHECK: kiln.yield %[[W]], %[[W]]
+// CHECK: kiln.transpose %[[R]]#1 {perm = array<i64: 1, 0>} : tensor<?x2xf32> -> tensor<2x?xf32>
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @scan_symbolic(%h: tensor<2xf32>, %x: tensor<?x2xf32> {kiln.symbols = array<i64: 0, -1>, onnx.dim_params = ["seq", ""]}) -> (tensor<*xf32>, tensor<*xf32>) attributes {kiln.symbol_bounds = array<i64: 1, 40>} {
+    %r:2 = "onnx.Scan"(%h, %x) ({
+    ^bb0(%s: tensor<2xf32>, %xt: tensor<2xf32>):
+      %w = "onnx.Add"(%s, %xt) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      "onnx.Yield"(%w, %w) : (tensor<2xf32>, tensor<2xf32>) -> ()
+    }) {num_scan_inputs = 1 : si64, scan_input_directions = [1], scan_output_axes = [1], onnx.regions = ["body"]} : (tensor<2xf32>, tensor<?x2xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("scan")
+    return %r#0, %r#1 : tensor<*xf32>, tensor<*xf32>
+  }
+}
