@@ -39,18 +39,15 @@ sys.path.insert(0, pythonpath)
 import kiln  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from small_onnx import compile_and_load, run_model, save_model, save_onnx  # noqa: E402
+from small_onnx import (assert_close, compile_and_load, run_model,  # noqa: E402
+                        save_model, save_onnx)
 
 rng = np.random.default_rng(0)
 RTOL = 1e-5  # f32 sums of at most 256 products against float64
 
 
 def close(got, want, what):
-    want = np.asarray(want)
-    assert got.shape == want.shape, (what, got.shape, want.shape)
-    err = np.abs(got.astype(np.float64) - want).max() if want.size else 0.0
-    scale = max(1.0, np.abs(want).max() if want.size else 1.0)
-    assert err <= RTOL * scale, (what, err)
+    assert_close(got, want, what, RTOL)
 
 
 def refused_compile(path, words, **kw):

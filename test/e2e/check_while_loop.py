@@ -10,7 +10,7 @@ run-time trip count"), against references written from the ONNX definition
 - A run-time M and a body condition together, with a scan output: rows = the
   iterations run, below M, at M, and with a false initial condition (none).
 - A constant M with scan outputs and an early exit, which Kiln used to
-  refuse.
+  refuse; with a constant false condition it runs no iteration.
 - Refused by name: scan outputs of a loop with no bound on its iterations.
 
 usage: check_while_loop.py WORKDIR PYTHONPATH
@@ -28,18 +28,14 @@ sys.path.insert(0, pythonpath)
 import kiln  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from small_onnx import compile_and_load, save_onnx  # noqa: E402
+from small_onnx import assert_close, compile_and_load, save_onnx  # noqa: E402
 
 rng = np.random.default_rng(2)
 RTOL = 1e-6  # f32 multiply-adds, compared against the same f32 sequence
 
 
 def close(got, want, what):
-    want = np.asarray(want)
-    assert got.shape == want.shape, (what, got.shape, want.shape)
-    err = np.abs(got.astype(np.float64) - want).max() if want.size else 0.0
-    scale = max(1.0, np.abs(want).max() if want.size else 1.0)
-    assert err <= RTOL * scale, (what, err)
+    assert_close(got, want, what, RTOL)
 
 
 def vi(name, elt, shape):
@@ -167,6 +163,18 @@ for stop in (3, 10, 50):
     want_v, want_y = steps_ref(v, 10, stop)
     close(vf, want_v, f"const M vf stop {stop}")
     close(ys, want_y, f"const M ys stop {stop}")
+
+# ... and with a constant false condition: no iteration, 0 rows.
+nodes = [h.make_node("Loop", ["M", "no", "v0"], ["vf", "ys"], body=body)]
+m = compile_and_load(kiln, save_onnx(
+    work, "steps_never", nodes,
+    [vi("v0", T.FLOAT, [4]), vi("stop", T.INT64, [])],
+    [vi("vf", T.FLOAT, [4]), vi("ys", T.FLOAT, [None, 4])],
+    step_inits + [("M", np.array(10, np.int64)), ("no", np.array(False))]))
+v = (rng.random(4) + 0.5).astype(np.float32)
+vf, ys = m(v, np.array(5, np.int64))
+close(vf, v, "constant false condition vf")
+close(ys, np.zeros((0, 4)), "constant false condition ys")
 
 # --- Refused: scan outputs of a loop with no bound on its iterations ----------
 nodes = [h.make_node("Loop", ["", "go", "v0"], ["vf", "ys"], body=body,

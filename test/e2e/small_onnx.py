@@ -65,6 +65,16 @@ def run_model(run, d, so, inputs, threads=1):
     return outs
 
 
+def assert_close(got, want, what, rtol):
+    """Same shape, and max |got - want| <= rtol * max(1, max |want|), in
+    float64; `what` names the case in the failure."""
+    want = np.asarray(want)
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    err = np.abs(got.astype(np.float64) - want).max() if want.size else 0.0
+    scale = max(1.0, np.abs(want).max() if want.size else 1.0)
+    assert err <= rtol * scale, (what, err)
+
+
 def rel_l2(got, want):
     """||got - want|| / ||want|| in float64."""
     got = got.astype(np.float64).ravel()

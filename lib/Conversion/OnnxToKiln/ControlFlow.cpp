@@ -369,7 +369,10 @@ FailureOr<SmallVector<Value>> Inliner::runtimeLoop(OnnxNode &node, Region &body,
     trips = r->getResult(0);
   }
   Value cond = node.input(1);
-  if (cond && !constantInt(cond))
+  std::optional<int64_t> constCond = cond ? constantInt(cond) : std::nullopt;
+  if (constCond && *constCond == 0) // runs no iteration
+    trips = i64Constant(loc, 0, false);
+  else if (cond && !constCond)
     trips =
         onnxOp(loc, "Where",
                {scalarCondition(loc, cond), trips, i64Constant(loc, 0, false)},
