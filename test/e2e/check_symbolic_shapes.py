@@ -8,7 +8,8 @@ through Python's kiln.load(), each compared with numpy (rtol 1e-4, atol
 
 Python also checks a torch encoder layer exported with dynamic_axes (head
 reshapes through Shape chains) against torch at seq 1, 9, 100 and 256.
-Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+Size of a tensor with two symbolic dimensions is checked too (as a
+divisor and a Reshape target). Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -145,4 +146,29 @@ if len(sys.argv) > 5:
         got = m(x.numpy())[0]
         assert got.shape == want.shape, (got.shape, want.shape)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+    # Size of a tensor with two symbolic dimensions (`x.numel()`): their
+    # product at run time, used as a divisor and as a Reshape target.
+    def vi(name, elt, shape):
+        return h.make_tensor_value_info(name, elt, shape)
+
+    g = h.make_graph(
+        [h.make_node("Size", ["x"], ["n"]),
+         h.make_node("Cast", ["n"], ["nf"], to=TensorProto.FLOAT),
+         h.make_node("Div", ["x", "nf"], ["y"]),
+         h.make_node("Unsqueeze", ["n", "zero"], ["n1"]),
+         h.make_node("Reshape", ["x", "n1"], ["flat"])],
+        "size", [vi("x", TensorProto.FLOAT, ["seq", 4, "b"])],
+        [vi("y", TensorProto.FLOAT, ["seq", 4, "b"]),
+         vi("flat", TensorProto.FLOAT, [None]), vi("n", TensorProto.INT64, [])],
+        [nh.from_array(np.array([0], np.int64), "zero")])
+    path = os.path.join(work, "size.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    m = kiln.load(kiln.compile(path, dims={"seq": (1, 20), "b": (1, 3)}))
+    for n, b in [(1, 1), (7, 2), (20, 3)]:
+        x = rng.standard_normal((n, 4, b)).astype(np.float32)
+        y, flat, count = m(x)
+        assert int(count) == x.size, (count, x.size)
+        np.testing.assert_allclose(y, x / x.size, rtol=1e-6)
+        np.testing.assert_array_equal(flat, x.ravel())
 print("symbolic shapes: ok")

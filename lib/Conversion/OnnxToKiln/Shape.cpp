@@ -255,14 +255,42 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertShape(OnnxNode &node) {
 
 /// Size: the element count of a static input, as an int64 scalar constant.
 FailureOr<SmallVector<Value>> mlir::kiln::convertSize(OnnxNode &node) {
-  FailureOr<Value> x = node.staticInput(0);
-  if (failed(x))
+  OpBuilder &b = node.builder;
+  auto resultType = RankedTensorType::get({}, b.getI64Type());
+  auto x = node.input(0) ? dyn_cast<RankedTensorType>(node.input(0).getType())
+                         : nullptr;
+  if (x && !x.hasStaticShape() && node.sizes) {
+    // Symbolic: the static dimensions' product times each run-time one
+    // (SymbolicSizes::record knows the product as a polynomial).
+    int64_t known = 1;
+    for (int64_t d : x.getShape())
+      if (!ShapedType::isDynamic(d) &&
+          __builtin_mul_overflow(known, d, &known)) {
+        node.fail() << "the element count of " << x << " overflows 64 bits";
+        return failure();
+      }
+    auto vec1 = RankedTensorType::get({1}, b.getI64Type());
+    Value product = ConstantOp::create(b, node.loc(), vec1,
+                                       DenseElementsAttr::get(vec1, known));
+    for (int64_t d = 0; d < x.getRank(); ++d) {
+      if (!x.isDynamicDim(d))
+        continue;
+      Value size =
+          ShapeOfOp::create(b, node.loc(), vec1, node.input(0),
+                            b.getI64IntegerAttr(d), b.getI64IntegerAttr(d + 1));
+      FailureOr<Value> p = build<MulOp>(node, product, size);
+      if (failed(p))
+        return failure();
+      product = *p;
+    }
+    return one(reshapeTo(node, product, {}));
+  }
+  FailureOr<Value> in = node.staticInput(0);
+  if (failed(in))
     return failure();
-  RankedTensorType type = typeOf(*x);
-  auto resultType = RankedTensorType::get({}, node.builder.getI64Type());
   Value c = ConstantOp::create(
-      node.builder, node.loc(), resultType,
-      DenseElementsAttr::get(resultType, type.getNumElements()));
+      b, node.loc(), resultType,
+      DenseElementsAttr::get(resultType, typeOf(*in).getNumElements()));
   return SmallVector<Value>{c};
 }
 
