@@ -387,6 +387,16 @@ FailureOr<SmallVector<Value>> Inliner::makeLoop(OnnxNode &node, Region &body,
                                                 int64_t k, int64_t bound,
                                                 bool earlyExit) {
   Location loc = node.loc();
+  if (earlyExit) {
+    Value c = body.front().getTerminator()->getOperand(0);
+    if (auto t = dyn_cast<ShapedType>(c.getType());
+        t && (!t.getElementType().isInteger(1) ||
+              (t.hasStaticShape() && t.getNumElements() != 1))) {
+      node.fail() << "the body's condition output is " << c.getType()
+                  << "; it must be one bool";
+      return failure();
+    }
+  }
   SmallVector<Type> types;
   for (Value v : initial) {
     if (!isa<RankedTensorType>(v.getType())) {
@@ -407,8 +417,9 @@ FailureOr<SmallVector<Value>> Inliner::makeLoop(OnnxNode &node, Region &body,
   Block &block = loop.getBody().front();
   if (earlyExit) { // the condition the body yields, as a rank-0 i1
     Operation *yield = block.getTerminator();
+    Value c = yield->getOperand(0);
     b.setInsertionPoint(yield);
-    yield->setOperand(0, scalarCondition(loc, yield->getOperand(0)));
+    yield->setOperand(0, scalarCondition(loc, c));
   }
   // The body always runs with a true condition.
   b.setInsertionPointToStart(&block);
@@ -601,6 +612,13 @@ LogicalResult mlir::kiln::finishOnnxLoop(Operation *op, SymbolicSizes &sizes) {
              << values[i].getType()
              << " after an iteration; a loop-carried value that changes "
                 "shape is not supported with a run-time trip count";
+  if (earlyExit) {
+    auto cond = dyn_cast<RankedTensorType>(yield->getOperand(0).getType());
+    if (!cond || cond.getRank() != 0 || !cond.getElementType().isInteger(1))
+      return loop.emitError()
+             << node << ": the body's condition output is "
+             << yield->getOperand(0).getType() << "; it must be one bool";
+  }
   std::optional<SmallVector<SymSize>> trips =
       sizes.contents(loop.getTripCount());
   for (unsigned j = n; j < values.size(); ++j) {

@@ -82,3 +82,19 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %r#0, %r#1 : tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// A body that computes its condition as something other than one bool.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @float_condition(%m: tensor<i64>, %x: tensor<3xf32>) -> tensor<*xf32> {
+    %none = onnx.NoValue
+    // expected-error@unknown {{node 'loop' (Loop, opset 13): the body's condition output is 'tensor<f32>'; it must be one bool}}
+    %r = "onnx.Loop"(%m, %none, %x) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+      %s = "onnx.ReduceSum"(%v) {keepdims = 0 : si64} : (tensor<3xf32>) -> tensor<f32>
+      "onnx.Yield"(%s, %v) : (tensor<f32>, tensor<3xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<3xf32>) -> tensor<*xf32> loc("loop")
+    return %r : tensor<*xf32>
+  }
+}
