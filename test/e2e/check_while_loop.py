@@ -150,27 +150,25 @@ for n, stop, go in ((16, 5, True), (6, 30, True), (16, 1, True), (9, 4, False),
     close(vf, want_v, f"steps vf n {n} stop {stop} go {go}")
     close(ys, want_y, f"steps ys n {n} stop {stop} go {go}")
 
-# A constant M with scan outputs and an early exit.
-nodes = [h.make_node("Loop", ["M", "", "v0"], ["vf", "ys"], body=body)]
-m = compile_and_load(kiln, save_onnx(
-    work, "steps_const", nodes,
-    [vi("v0", T.FLOAT, [4]), vi("stop", T.INT64, [])],
-    [vi("vf", T.FLOAT, [4]), vi("ys", T.FLOAT, [None, 4])],
-    step_inits + [("M", np.array(10, np.int64))]))
+# A constant M with scan outputs and an early exit (and, with a constant
+# false condition, no iteration: 0 rows).
+def const_m_model(name, cond_inits):
+    nodes = [h.make_node("Loop", ["M", "no" if cond_inits else "", "v0"],
+                         ["vf", "ys"], body=body)]
+    return compile_and_load(kiln, save_onnx(
+        work, name, nodes, [vi("v0", T.FLOAT, [4]), vi("stop", T.INT64, [])],
+        [vi("vf", T.FLOAT, [4]), vi("ys", T.FLOAT, [None, 4])],
+        step_inits + [("M", np.array(10, np.int64))] + cond_inits))
+
+
+m = const_m_model("steps_const", [])
 for stop in (3, 10, 50):
     v = (rng.random(4) + 0.5).astype(np.float32)
     vf, ys = m(v, np.array(stop, np.int64))
     want_v, want_y = steps_ref(v, 10, stop)
     close(vf, want_v, f"const M vf stop {stop}")
     close(ys, want_y, f"const M ys stop {stop}")
-
-# ... and with a constant false condition: no iteration, 0 rows.
-nodes = [h.make_node("Loop", ["M", "no", "v0"], ["vf", "ys"], body=body)]
-m = compile_and_load(kiln, save_onnx(
-    work, "steps_never", nodes,
-    [vi("v0", T.FLOAT, [4]), vi("stop", T.INT64, [])],
-    [vi("vf", T.FLOAT, [4]), vi("ys", T.FLOAT, [None, 4])],
-    step_inits + [("M", np.array(10, np.int64)), ("no", np.array(False))]))
+m = const_m_model("steps_never", [("no", np.array(False))])
 v = (rng.random(4) + 0.5).astype(np.float32)
 vf, ys = m(v, np.array(5, np.int64))
 close(vf, v, "constant false condition vf")

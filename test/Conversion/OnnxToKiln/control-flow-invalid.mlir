@@ -98,3 +98,39 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %r : tensor<*xf32>
   }
 }
+
+// -----
+
+// A Scan over a symbolic axis (the loop path) whose body takes no slice
+// argument for its scan input.
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @scan_body_arity(%h: tensor<2xf32>, %x: tensor<?x2xf32> {kiln.symbols = array<i64: 0, -1>, onnx.dim_params = ["seq", ""]}) -> (tensor<*xf32>, tensor<*xf32>) attributes {kiln.symbol_bounds = array<i64: 1, 40>} {
+    // expected-error@unknown {{node 'scan' (Scan, opset 16): the body must take 2 values (the states, then one slice per scan input) and yield 2 (the states, then one per scan output)}}
+    %r:2 = "onnx.Scan"(%h, %x) ({
+    ^bb0(%s: tensor<2xf32>):
+      "onnx.Yield"(%s, %s) : (tensor<2xf32>, tensor<2xf32>) -> ()
+    }) {num_scan_inputs = 1 : si64, onnx.regions = ["body"]} : (tensor<2xf32>, tensor<?x2xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("scan")
+    return %r#0, %r#1 : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// Scan and output axes the tensors do not have.
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @scan_axes(%h: tensor<2xf32>, %x: tensor<?x2xf32> {kiln.symbols = array<i64: 0, -1>, onnx.dim_params = ["seq", ""]}) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) attributes {kiln.symbol_bounds = array<i64: 1, 40>} {
+    // expected-error@unknown {{node 'in_axis' (Scan, opset 16): scan input 0 ('tensor<?x2xf32>') has no axis 5}}
+    %r:2 = "onnx.Scan"(%h, %x) ({
+    ^bb0(%s: tensor<2xf32>, %xt: tensor<2xf32>):
+      %w = "onnx.Add"(%s, %xt) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      "onnx.Yield"(%w, %w) : (tensor<2xf32>, tensor<2xf32>) -> ()
+    }) {num_scan_inputs = 1 : si64, scan_input_axes = [5], onnx.regions = ["body"]} : (tensor<2xf32>, tensor<?x2xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("in_axis")
+    // expected-error@unknown {{node 'out_axis' (Scan, opset 16): scan output 0 is stacked on axis 7, which the body's output ('tensor<2xf32>') does not have}}
+    %q:2 = "onnx.Scan"(%h, %x) ({
+    ^bb0(%s: tensor<2xf32>, %xt: tensor<2xf32>):
+      %w = "onnx.Add"(%s, %xt) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      "onnx.Yield"(%w, %w) : (tensor<2xf32>, tensor<2xf32>) -> ()
+    }) {num_scan_inputs = 1 : si64, scan_output_axes = [7], onnx.regions = ["body"]} : (tensor<2xf32>, tensor<?x2xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("out_axis")
+    return %r#0, %r#1, %q#0, %q#1 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
