@@ -605,6 +605,14 @@ Error Compilation::planPrecision() {
   plan.graph.observeAllProducts = request.observeAllProducts;
   if (Error e = planQuantization())
     return e;
+  // Imported uint8 x int8 products (ConvInteger, MatMulInteger, QLinear*)
+  // run on vpdpbusd wherever the target has it, whatever the options.
+  if (o.target == Target::Cpu) {
+    Expected<bool> vnni = targetHasQuietly("avx512vnni");
+    if (!vnni)
+      return vnni.takeError();
+    plan.graph.integerVnni = *vnni;
+  }
   if (Error e = planReducedPrecision())
     return e;
   // --keep-fp32: node names both reduced-precision passes leave alone.

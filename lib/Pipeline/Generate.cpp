@@ -271,7 +271,7 @@ Expected<CompileOutcome> Compilation::generateCPU() {
     return tm.takeError();
   desc.requiredIsa = requiredIsa(**tm);
   CPUCodegenOptions cpu;
-  cpu.vnni = plan.vnni;
+  cpu.vnni = plan.vnni || plan.graph.integerVnni;
   cpu.bf16Dot = plan.bf16Dot;
   cpu.amx = plan.amx;
   if (cpu.amx) {

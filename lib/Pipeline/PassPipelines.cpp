@@ -28,11 +28,17 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createCSEPass());
   graph.addPass(createFuseLayerNormPass());
-  graph.addPass(createIntegerProductsInF32Pass());
+  IntegerProductsInF32PassOptions inF32;
+  inF32.keepVnniProducts = options.integerVnni;
+  graph.addPass(createIntegerProductsInF32Pass(inF32));
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createLayoutPass());
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createCSEPass());
+  if (options.integerVnni) {
+    graph.addPass(createIntegerProductsOnVnniPass());
+    graph.addPass(createCanonicalizerPass());
+  }
   if (options.observeQuantInputs) {
     ObserveQuantInputsPassOptions observe;
     observe.all = options.observeAllProducts;

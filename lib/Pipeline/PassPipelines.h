@@ -36,6 +36,9 @@ struct GraphPipelineOptions {
   bool fp16 = false;
   /// Imported fp16/bf16 tensors computed in f32 (kiln-widen-half).
   bool widenHalf = false;
+  /// Imported uint8 x int8 products on the VNNI kernels
+  /// (kiln-integer-products-on-vnni).
+  bool integerVnni = false;
 };
 
 /// ONNX ops to the graph dialect, shapes, layout, then the precision passes.

@@ -173,6 +173,8 @@ mlir::kiln::layerPrecisions(ModuleOp module) {
       precision = "int8 (static)";
     else if (isa<DynamicQuantMatMulOp>(op))
       precision = "int8 (dynamic)";
+    else if (isa<IntegerConv2DOp, IntegerMatMulOp>(op))
+      precision = "int8 (imported)";
     else if (isa<Bf16Conv2DOp, Bf16MatMulOp, Bf16BatchMatMulOp>(op))
       precision = "bf16";
     else if (isa<Conv2DOp, MatMulOp, GemmOp>(op))

@@ -257,8 +257,9 @@ Value mlir::kiln::broadcastGeneric(OpBuilder &b, Location loc,
 }
 
 /// Pads `x` with `value`: `low[d]` before and `high[d]` after each dimension.
-Value mlir::kiln::padded(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
-             ArrayRef<int64_t> high, double value) {
+Value mlir::kiln::padded(OpBuilder &b, Location loc, Value x,
+                         ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+                         double value, Value runTimeValue) {
   if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
       llvm::all_of(high, [](int64_t p) { return p == 0; }))
     return x;
@@ -283,7 +284,13 @@ Value mlir::kiln::padded(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> 
         b, loc, size,
         arith::ConstantIndexOp::create(b, loc, low[d] + high[d])));
   }
-  Value dest = filledTensor(b, loc, shape, t.getElementType(), value, dyn);
+  Value dest =
+      runTimeValue
+          ? linalg::FillOp::create(
+                b, loc, runTimeValue,
+                emptyTensor(b, loc, shape, t.getElementType(), dyn))
+                .getResult(0)
+          : filledTensor(b, loc, shape, t.getElementType(), value, dyn);
   Value slice =
       tensor::ExtractSliceOp::create(b, loc, t, dest, offsets, sizes, strides);
   Value copied = linalg::CopyOp::create(b, loc, x, slice).getResult(0);

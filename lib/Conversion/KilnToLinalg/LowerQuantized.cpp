@@ -29,6 +29,10 @@
 // per 32-bit lane, the vpdpbusd kernel of --kiln-cpu-tile-and-vectorize),
 // and the same dequantization.
 //
+// kiln.integer_matmul and kiln.integer_conv2d (imported int8 models): the
+// uint8 input as it is (a convolution's padded with its run-time zero
+// point), the same product, and acc - zero_point * sums[n] in i32.
+//
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
@@ -365,11 +369,13 @@ void markUnreadPadding(Value padded) {
 /// window map), K padded with zeros to kp. A 1x1 convolution with stride 1
 /// and no padding needs no unfolding: its rows are the pixels. With
 /// `kPadUnread` (int8: the padded columns meet zero weights in an integer
-/// product) the K padding's fill is marked kUnreadPaddingAttr.
-Value unfoldedRows(OpBuilder &b, Location loc, Value xq, ArrayRef<int64_t> kernel,
-                   ArrayRef<int64_t> s, ArrayRef<int64_t> dl,
-                   ArrayRef<int64_t> pads, int64_t oh, int64_t ow, int64_t kp,
-                   double padValue, bool kPadUnread) {
+/// product) the K padding's fill is marked kUnreadPaddingAttr. A scalar
+/// `runTimePad` (of xq's element type) replaces `padValue` when given.
+Value unfoldedRows(OpBuilder &b, Location loc, Value xq,
+                   ArrayRef<int64_t> kernel, ArrayRef<int64_t> s,
+                   ArrayRef<int64_t> dl, ArrayRef<int64_t> pads, int64_t oh,
+                   int64_t ow, int64_t kp, double padValue, bool kPadUnread,
+                   Value runTimePad = {}) {
   MLIRContext *ctx = b.getContext();
   auto it = cast<RankedTensorType>(xq.getType());
   Type elt = it.getElementType();
@@ -389,7 +395,7 @@ Value unfoldedRows(OpBuilder &b, Location loc, Value xq, ArrayRef<int64_t> kerne
     return rows;
   }
   Value xp = padded(b, loc, xq, {0, pads[0], pads[1], 0},
-                    {0, pads[2], pads[3], 0}, padValue);
+                    {0, pads[2], pads[3], 0}, padValue, runTimePad);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   // cols[n, oh, ow, kh, j] with j = kw C + c. Without dilation along W,
   // (kw, c) is one contiguous run of KW C values in the row of pixels:
@@ -542,13 +548,10 @@ Value dequantized(OpBuilder &b, Location loc, Value acc, Value wscales,
 
 /// uint8 rows [M, Kp] times packed int8 weights [P, Kp / 4, 64]: the
 /// integer product (a generic marked kiln.int8_matmul, which the VNNI or,
-/// re-marked, the AMX kernel replaces), then in `shape` (M rows of N =
-/// shape.back() columns) the dequantization
-/// (acc - zp * sums[n]) * (scale * wscale[n]) + bias[n]. The epilogue is
-/// in the result's shape so that the elementwise ops after it fuse with it.
-Value int8Product(OpBuilder &b, Location loc, Value rows, Value weights,
-                  Value wscales, Value wsums, Value bias, float scale,
-                  int64_t zeroPoint, ArrayRef<int64_t> shape) {
+/// re-marked, the AMX kernel replaces) in i32, in `shape` (M rows of N =
+/// shape.back() columns).
+Value int8Columns(OpBuilder &b, Location loc, Value rows, Value weights,
+                  ArrayRef<int64_t> shape) {
   int64_t n = shape.back();
   auto wt = cast<RankedTensorType>(weights.getType());
   int64_t m = cast<RankedTensorType>(rows.getType()).getDimSize(0);
@@ -561,8 +564,17 @@ Value int8Product(OpBuilder &b, Location loc, Value rows, Value weights,
         b, loc, y, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(m), b.getIndexAttr(n)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-  y = reshaped(b, loc, y, shape);
-  return dequantized(b, loc, y, wscales, wsums, bias, scale, zeroPoint);
+  return reshaped(b, loc, y, shape);
+}
+
+/// int8Columns, then the dequantization (acc - zp * sums[n]) * (scale *
+/// wscale[n]) + bias[n] in `shape`, so that the elementwise ops after it
+/// fuse with it.
+Value int8Product(OpBuilder &b, Location loc, Value rows, Value weights,
+                  Value wscales, Value wsums, Value bias, float scale,
+                  int64_t zeroPoint, ArrayRef<int64_t> shape) {
+  return dequantized(b, loc, int8Columns(b, loc, rows, weights, shape), wscales,
+                     wsums, bias, scale, zeroPoint);
 }
 
 /// The zero point as the i8 value whose bits hold it (128 -> -128).
@@ -664,6 +676,67 @@ FailureOr<Value> lowerStaticQuantDepthwiseConv2D(
   return dequantized(b, loc, product.getResult(0), op.getWeightScales(),
                      op.getWeightSums(), op.getBias(), scale, zp);
 }
+/// The one element of `zp` (an integer product's run-time zero point).
+Value zeroPointScalar(OpBuilder &b, Location loc, Value zp) {
+  auto t = cast<RankedTensorType>(zp.getType());
+  SmallVector<Value> at(t.getRank(), arith::ConstantIndexOp::create(b, loc, 0));
+  return tensor::ExtractOp::create(b, loc, zp, at);
+}
+
+/// acc [..., N] minus zp * sums[n], exactly in i32 (an elementwise generic
+/// of its own, so that the dequantization after it fuses with it).
+Value zeroPointCorrected(OpBuilder &b, Location loc, Value acc, Value zp,
+                         Value sums) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(acc.getType()).getShape();
+  unsigned rank = shape.size();
+  auto zt = cast<RankedTensorType>(zp.getType());
+  SmallVector<AffineExpr> origin(zt.getRank(), b.getAffineConstantExpr(0));
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(rank),
+      AffineMap::get(rank, 0, origin, b.getContext()),
+      AffineMap::get(rank, 0, {b.getAffineDimExpr(rank - 1)}, b.getContext())};
+  return mappedGeneric(
+      b, loc, shape, b.getI32Type(), ValueRange{acc, zp, sums}, maps,
+      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        return arith::SubIOp::create(nb, nl, a[0],
+                                     arith::MulIOp::create(nb, nl, a[1], a[2]));
+      });
+}
+
+/// kiln.integer_matmul: the uint8 rows as they are (K padded with zeros,
+/// which meet zero weights), the product, the zero point's share removed.
+FailureOr<Value> lowerIntegerMatMul(OpBuilder &b, IntegerMatMulOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType it = op.getInput().getType(), rt = op.getType();
+  int64_t k = it.getShape().back(), rows = it.getNumElements() / k;
+  int64_t kp = 4 * op.getWeights().getType().getDimSize(1);
+  Value q = reshaped(b, loc, asSignless(b, loc, op.getInput()), {rows, k});
+  if (kp != k) {
+    q = padded(b, loc, q, {0, 0}, {0, kp - k}, 0.0);
+    markUnreadPadding(q);
+  }
+  Value acc = int8Columns(b, loc, q, op.getWeights(), rt.getShape());
+  return zeroPointCorrected(b, loc, acc, op.getInputZeroPoint(),
+                            op.getWeightSums());
+}
+
+/// kiln.integer_conv2d: the uint8 input padded with its zero point (whose
+/// share the correction removes again, so padding adds 0), unfolded, the
+/// product, the correction.
+FailureOr<Value> lowerIntegerConv2D(OpBuilder &b, IntegerConv2DOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType rt = op.getType();
+  int64_t kp = 4 * op.getWeights().getType().getDimSize(1);
+  Value zpByte = arith::TruncIOp::create(
+      b, loc, b.getI8Type(), zeroPointScalar(b, loc, op.getInputZeroPoint()));
+  Value rows = unfoldedRows(b, loc, asSignless(b, loc, op.getInput()),
+                            op.getKernel(), op.getStrides(), op.getDilations(),
+                            op.getPads(), rt.getDimSize(1), rt.getDimSize(2),
+                            kp, 0.0, /*kPadUnread=*/true, zpByte);
+  Value acc = int8Columns(b, loc, rows, op.getWeights(), rt.getShape());
+  return zeroPointCorrected(b, loc, acc, op.getInputZeroPoint(),
+                            op.getWeightSums());
+}
 } // namespace
 
 FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
@@ -681,5 +754,9 @@ FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
     return lowerStaticQuantConv2D(b, c);
   if (auto c = dyn_cast<StaticQuantDepthwiseConv2DOp>(op))
     return lowerStaticQuantDepthwiseConv2D(b, c);
+  if (auto m = dyn_cast<IntegerMatMulOp>(op))
+    return lowerIntegerMatMul(b, m);
+  if (auto c = dyn_cast<IntegerConv2DOp>(op))
+    return lowerIntegerConv2D(b, c);
   return Value();
 }

@@ -93,9 +93,10 @@ Value mappedGeneric(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// stay constants); anything else gets a linalg.transpose.
 Value transposed(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm);
 
-/// Pads `x` with `value`: `low[d]` before and `high[d]` after dimension d.
+/// Pads `x` with `value` (or with the scalar `runTimeValue` of x's element
+/// type when given): `low[d]` before and `high[d]` after dimension d.
 Value padded(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
-             ArrayRef<int64_t> high, double value);
+             ArrayRef<int64_t> high, double value, Value runTimeValue = {});
 
 /// Grouped convolution (1 < group < channels) of the padded NHWC input `xp`
 /// with the HWCF filter `hwcf` (groups side by side along F), as one

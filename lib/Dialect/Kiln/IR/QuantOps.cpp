@@ -219,3 +219,51 @@ LogicalResult Bf16BatchMatMulOp::verify() {
                          << a << " x " << b << " -> " << out;
   return success();
 }
+
+/// Checks the operands of an integer product with K rows and N columns:
+/// weights packed [ceil(N / 16), ceil(K / 4), 64] for the VNNI kernel, sums
+/// [N] and a one-element zero point.
+static LogicalResult verifyIntegerProduct(Operation *op, RankedTensorType w,
+                                          RankedTensorType sums,
+                                          RankedTensorType zeroPoint, int64_t k,
+                                          int64_t n) {
+  int64_t lanes = (k + 3) / 4, panels = (n + 15) / 16;
+  if (w.getRank() != 3 || !w.hasStaticShape() || w.getDimSize(0) != panels ||
+      w.getDimSize(1) != lanes || w.getDimSize(2) != 64)
+    return op->emitOpError()
+           << "expects packed weights [" << panels << ", " << lanes
+           << ", 64] for K = " << k << " and N = " << n << ", got " << w;
+  if (sums.getRank() != 1 || sums.getDimSize(0) != n)
+    return op->emitOpError()
+           << "expects weight sums of shape [" << n << "], got " << sums;
+  if (!zeroPoint.hasStaticShape() || zeroPoint.getNumElements() != 1)
+    return op->emitOpError()
+           << "expects a one-element zero point, got " << zeroPoint;
+  return success();
+}
+
+LogicalResult IntegerMatMulOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  if (in.getRank() < 2 || !in.hasStaticShape() ||
+      out.getRank() != in.getRank() || !out.hasStaticShape() ||
+      out.getShape().drop_back() != in.getShape().drop_back())
+    return emitOpError() << "expects a static [..., M, K] input and a result "
+                            "with its leading dimensions, got "
+                         << in << " -> " << out;
+  return verifyIntegerProduct(*this, getWeights().getType(),
+                              getWeightSums().getType(),
+                              getInputZeroPoint().getType(),
+                              in.getShape().back(), out.getShape().back());
+}
+
+LogicalResult IntegerConv2DOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  ArrayRef<int64_t> kernel = getKernel();
+  if (failed(verifyConvShapes(*this, in, out, kernel, getStrides(),
+                              getDilations(), getPads())))
+    return failure();
+  return verifyIntegerProduct(
+      *this, getWeights().getType(), getWeightSums().getType(),
+      getInputZeroPoint().getType(), kernel[0] * kernel[1] * in.getDimSize(3),
+      out.getDimSize(3));
+}

@@ -28,6 +28,7 @@
 // front of it; constant filters fold.
 //
 //===----------------------------------------------------------------------===//
+#include "IntegerValues.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
@@ -47,141 +48,9 @@ namespace mlir::kiln {
 
 using namespace mlir;
 using namespace mlir::kiln;
+using namespace mlir::kiln::integers;
 
 namespace {
-struct Interval {
-  double lo, hi;
-  double maxAbs() const { return std::max(std::fabs(lo), std::fabs(hi)); }
-};
-
-/// The values an integer type holds (i1 as 0/1; signless as signed).
-std::optional<Interval> typeRange(Type t) {
-  auto it = dyn_cast<IntegerType>(t);
-  if (!it || it.getWidth() > 16)
-    return std::nullopt;
-  unsigned w = it.getWidth();
-  if (w == 1 || it.isUnsigned())
-    return Interval{0, std::ldexp(1.0, w) - 1};
-  return Interval{-std::ldexp(1.0, w - 1), std::ldexp(1.0, w - 1) - 1};
-}
-
-/// The most elements a constant operand may have to be evaluated here.
-constexpr int64_t kMaxEvaluated = int64_t(1) << 26;
-
-/// The integer elements of a constant (dense or a weights resource of 8, 16
-/// or 32-bit integers), row-major.
-std::optional<std::vector<double>> readInts(ConstantOp c) {
-  auto type = cast<ShapedType>(c.getValue().getType());
-  auto it = dyn_cast<IntegerType>(type.getElementType());
-  if (!it || !type.hasStaticShape() || type.getNumElements() > kMaxEvaluated)
-    return std::nullopt;
-  bool isUnsigned = it.isUnsigned() || it.getWidth() == 1;
-  std::vector<double> out;
-  out.reserve(type.getNumElements());
-  if (auto dense = dyn_cast<DenseIntElementsAttr>(c.getValue())) {
-    for (const APInt &x : dense)
-      out.push_back(isUnsigned ? (double)x.getZExtValue()
-                               : (double)x.getSExtValue());
-    return out;
-  }
-  auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue());
-  unsigned w = it.getWidth();
-  AsmResourceBlob *blob = res ? res.getRawHandle().getBlob() : nullptr;
-  if (!blob || (w != 8 && w != 16 && w != 32) ||
-      blob->getData().size() != size_t(type.getNumElements()) * (w / 8))
-    return std::nullopt;
-  const char *data = blob->getData().data();
-  for (int64_t i = 0; i < type.getNumElements(); ++i) {
-    int64_t v;
-    if (w == 8)
-      v = isUnsigned ? (int64_t)(uint8_t)data[i] : (int64_t)(int8_t)data[i];
-    else if (w == 16) {
-      uint16_t u;
-      std::memcpy(&u, data + 2 * i, 2);
-      v = isUnsigned ? (int64_t)u : (int64_t)(int16_t)u;
-    } else {
-      uint32_t u;
-      std::memcpy(&u, data + 4 * i, 4);
-      v = isUnsigned ? (int64_t)u : (int64_t)(int32_t)u;
-    }
-    out.push_back((double)v);
-  }
-  return out;
-}
-
-/// Bounds of an i32 tensor built from narrow integers: casts from types of
-/// 16 bits or fewer, integer constants, sums and differences, and ops that
-/// only move elements. Nothing else is trusted.
-std::optional<Interval> intRange(Value v, unsigned depth = 0) {
-  if (depth > 16)
-    return std::nullopt;
-  Operation *op = v.getDefiningOp();
-  if (!op)
-    return std::nullopt;
-  if (auto c = dyn_cast<CastOp>(op))
-    return typeRange(getElementTypeOrSelf(c.getInput().getType()));
-  if (auto c = dyn_cast<ConstantOp>(op)) {
-    std::optional<std::vector<double>> values = readInts(c);
-    if (!values || values->empty())
-      return std::nullopt;
-    auto [lo, hi] = std::minmax_element(values->begin(), values->end());
-    return Interval{*lo, *hi};
-  }
-  if (isa<SubOp, AddOp>(op)) {
-    auto a = intRange(op->getOperand(0), depth + 1);
-    auto b = intRange(op->getOperand(1), depth + 1);
-    if (!a || !b)
-      return std::nullopt;
-    if (isa<AddOp>(op))
-      return Interval{a->lo + b->lo, a->hi + b->hi};
-    return Interval{a->lo - b->hi, a->hi - b->lo};
-  }
-  if (isa<TransposeOp, ReshapeOp, IdentityOp>(op))
-    return intRange(op->getOperand(0), depth + 1);
-  return std::nullopt;
-}
-
-/// The elements of an integer value computed from constants only (casts
-/// between integer types, sums and differences with a same-shaped or
-/// one-element operand, reshapes), row-major; nullopt otherwise.
-std::optional<std::vector<double>> evalInts(Value v, unsigned depth = 0) {
-  Operation *op = v.getDefiningOp();
-  if (!op || depth > 8)
-    return std::nullopt;
-  if (auto c = dyn_cast<ConstantOp>(op))
-    return readInts(c);
-  if (auto c = dyn_cast<CastOp>(op)) {
-    if (!isa<IntegerType>(getElementTypeOrSelf(c.getInput().getType())) ||
-        !isa<IntegerType>(c.getTo()))
-      return std::nullopt;
-    auto in = evalInts(c.getInput(), depth + 1);
-    auto range = typeRange(c.getTo());
-    // Narrowing casts wrap: only widening (or i32) keeps the values.
-    if (in && range &&
-        llvm::any_of(*in, [&](double x) { return x < range->lo || x > range->hi; }))
-      return std::nullopt;
-    return in;
-  }
-  if (isa<ReshapeOp, IdentityOp>(op))
-    return evalInts(op->getOperand(0), depth + 1);
-  if (isa<SubOp, AddOp>(op)) {
-    auto a = evalInts(op->getOperand(0), depth + 1);
-    auto b = evalInts(op->getOperand(1), depth + 1);
-    auto outType = cast<ShapedType>(v.getType());
-    if (!a || !b || !outType.hasStaticShape())
-      return std::nullopt;
-    size_t n = outType.getNumElements();
-    if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1))
-      return std::nullopt;
-    std::vector<double> out(n);
-    double sign = isa<SubOp>(op) ? -1 : 1;
-    for (size_t i = 0; i < n; ++i)
-      out[i] = (*a)[a->size() == 1 ? 0 : i] + sign * (*b)[b->size() == 1 ? 0 : i];
-    return out;
-  }
-  return std::nullopt;
-}
-
 /// A constant f32 tensor of `type`'s shape holding `values`.
 Value f32Constant(OpBuilder &b, Location loc, RankedTensorType type,
                   const std::vector<double> &values) {
@@ -320,6 +189,7 @@ bool rewrite(Operation *op) {
 
 struct IntegerProductsInF32Pass
     : mlir::kiln::impl::IntegerProductsInF32PassBase<IntegerProductsInF32Pass> {
+  using IntegerProductsInF32PassBase::IntegerProductsInF32PassBase;
   void runOnOperation() override {
     SmallVector<Operation *> products;
     getOperation().walk([&](Operation *op) {
@@ -327,7 +197,8 @@ struct IntegerProductsInF32Pass
         products.push_back(op);
     });
     for (Operation *op : products)
-      (void)rewrite(op);
+      if (!keepVnniProducts || !matchVnniProduct(op))
+        (void)rewrite(op);
   }
 };
 } // namespace

@@ -55,37 +55,50 @@ quantizeColumn(int64_t k, llvm::function_ref<float(int64_t)> at,
   return {scale, sum};
 }
 
-QuantizedWeights quantizeInt8(MLIRContext *ctx, int64_t k, int64_t kp,
-                              int64_t n, int64_t r, float alpha,
-                              llvm::function_ref<float(int64_t, int64_t)> at) {
+std::pair<ElementsAttr, DenseElementsAttr>
+packInt8(MLIRContext *ctx, int64_t k, int64_t kp, int64_t n, int64_t r,
+         llvm::function_ref<int8_t(int64_t, int64_t)> q) {
   int64_t k4 = kp / 4, panels = (n + r - 1) / r;
   size_t bytes = size_t(panels) * r * k4 * 4;
   AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
       bytes, alignof(int64_t), /*dataIsMutable=*/true);
   MutableArrayRef<char> out = blob.getMutableData();
   std::memset(out.data(), 0, bytes);
-  std::vector<float> scales(n);
   std::vector<int32_t> sums(n, 0);
   for (int64_t nn = 0; nn < n; ++nn) {
     int64_t p = nn / r, lane = nn % r;
-    auto [scale, sum] = quantizeColumn(
-        k, [&](int64_t kk) { return at(kk, nn); },
-        [&](int64_t kk, int8_t q) {
-          out[(p * k4 + kk / 4) * 4 * r + 4 * lane + kk % 4] =
-              static_cast<char>(q);
-        });
-    scales[nn] = scale * alpha;
-    sums[nn] = sum;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      int8_t v = q(kk, nn);
+      out[(p * k4 + kk / 4) * 4 * r + 4 * lane + kk % 4] = static_cast<char>(v);
+      sums[nn] += v;
+    }
   }
   auto i8 = IntegerType::get(ctx, 8);
   auto packedType = RankedTensorType::get({panels, k4, 4 * r}, i8);
+  return {DenseResourceElementsAttr::get(packedType, "int8_weights",
+                                         std::move(blob)),
+          DenseElementsAttr::get(
+              RankedTensorType::get({n}, IntegerType::get(ctx, 32)),
+              ArrayRef(sums))};
+}
+
+QuantizedWeights quantizeInt8(MLIRContext *ctx, int64_t k, int64_t kp,
+                              int64_t n, int64_t r, float alpha,
+                              llvm::function_ref<float(int64_t, int64_t)> at) {
+  std::vector<int8_t> values(size_t(k) * n);
+  std::vector<float> scales(n);
+  for (int64_t nn = 0; nn < n; ++nn)
+    scales[nn] =
+        alpha * quantizeColumn(
+                    k, [&](int64_t kk) { return at(kk, nn); },
+                    [&](int64_t kk, int8_t q) { values[kk * n + nn] = q; })
+                    .first;
   QuantizedWeights q;
-  q.packed =
-      DenseResourceElementsAttr::get(packedType, "int8_weights", std::move(blob));
+  std::tie(q.packed, q.sums) =
+      packInt8(ctx, k, kp, n, r,
+               [&](int64_t kk, int64_t nn) { return values[kk * n + nn]; });
   q.scales = DenseElementsAttr::get(
       RankedTensorType::get({n}, Float32Type::get(ctx)), ArrayRef(scales));
-  q.sums = DenseElementsAttr::get(
-      RankedTensorType::get({n}, IntegerType::get(ctx, 32)), ArrayRef(sums));
   return q;
 }
 

@@ -56,6 +56,12 @@ QuantizedWeights quantizeInt8(MLIRContext *ctx, int64_t k, int64_t kp,
                               int64_t n, int64_t r, float alpha,
                               llvm::function_ref<float(int64_t, int64_t)> at);
 
+/// Given int8 values `q(k, n)` of a K x N matrix, packed as quantizeInt8
+/// packs them, and their column sums [N] (i32).
+std::pair<ElementsAttr, DenseElementsAttr>
+packInt8(MLIRContext *ctx, int64_t k, int64_t kp, int64_t n, int64_t r,
+         llvm::function_ref<int8_t(int64_t, int64_t)> q);
+
 /// Quantizes W [K, N] (stored [N, K] when `transposed`) as
 /// kiln.dynamic_quant_matmul wants: panels of panelWidth(N), K padded to 4.
 QuantizedWeights quantizeWeights(MLIRContext *ctx, ArrayRef<float> w, int64_t k,

@@ -1348,4 +1348,63 @@ def Kiln_StaticQuantDepthwiseConv2DOp
   let hasVerifier = 1;
 }
 
+def Kiln_IntegerMatMulOp : Kiln_Op<"integer_matmul", [Pure]> {
+  let summary = "uint8 activations times packed int8 weights, exactly in i32";
+  let description = [{
+    The integer product of an imported int8 model (MatMulInteger, the i32
+    part of QLinearMatMul) on the int8 kernels: `input [..., M, K]` (uint8,
+    e.g. DynamicQuantizeLinear's output) minus its `input_zero_point` (one
+    element, i32, known at run time only) times a constant int8 matrix
+    `q [K, N]`, accumulated exactly in i32:
+    `result[..., m, n] = sum_k (input[..., m, k] - zero_point) * q[k, n]`,
+    computed as `acc - zero_point * weight_sums[n]` with `weight_sums[n] =
+    sum_k q[k, n]`.
+
+    `weights` holds `q` packed like kiln.static_quant_matmul's for the VNNI
+    kernel: `[ceil(N / 16), ceil(K / 4), 64]`, `q[k, n]` at `[n / 16, k / 4,
+    4 * (n % 16) + k % 4]` (zero past K and N).
+
+    ```mlir
+    %y = kiln.integer_matmul %x, %zp, %w, %sums
+       : (tensor<128x256xui8>, tensor<i32>, tensor<48x64x64xi8>, tensor<768xi32>) -> tensor<128x768xi32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[UI8]>:$input,
+                   RankedTensorOf<[I32]>:$input_zero_point,
+                   RankedTensorOf<[I8]>:$weights,
+                   RankedTensorOf<[I32]>:$weight_sums);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = "$input `,` $input_zero_point `,` $weights `,` $weight_sums attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_IntegerConv2DOp : Kiln_Op<"integer_conv2d", [Pure]> {
+  let summary = "NHWC convolution of uint8 activations with int8 weights, exactly in i32";
+  let description = [{
+    The integer convolution of an imported int8 model (ConvInteger, the i32
+    part of QLinearConv) on the int8 kernels: an NHWC `input` (uint8) minus
+    its run-time `input_zero_point` (one element, i32) convolved (group 1)
+    with a constant int8 filter `q [KH, KW, C, F]`, exactly in i32; padding
+    reads the zero point (it contributes 0). `weights` and `weight_sums` are
+    as for kiln.integer_matmul with `K = KH * KW * C` in (kh, kw, c) order;
+    `kernel` is `[KH, KW]`; strides, dilations and pads (`[top, left,
+    bottom, right]`) are as for kiln.conv2d.
+
+    ```mlir
+    %y = kiln.integer_conv2d %x, %zp, %w, %sums {kernel = array<i64: 3, 3>,
+             strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
+       : (tensor<1x56x56x64xui8>, tensor<i32>, tensor<4x144x64xi8>, tensor<64xi32>) -> tensor<1x56x56x64xi32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[UI8]>:$input,
+                   RankedTensorOf<[I32]>:$input_zero_point,
+                   RankedTensorOf<[I8]>:$weights,
+                   RankedTensorOf<[I32]>:$weight_sums,
+                   DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = "$input `,` $input_zero_point `,` $weights `,` $weight_sums attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_DIALECT_KILN_OPS

@@ -154,7 +154,31 @@ def IntegerProductsInF32Pass : Pass<"kiln-integer-products-in-f32", "func::FuncO
     reduction length times both largest magnitudes), so that the result
     converted back to i32 is exact. Operand magnitudes are bounded through
     casts from integer types of 16 bits or fewer and constants; a product of
-    anything else stays i32.
+    anything else stays i32. With `keep-vnni-products` the products that
+    `kiln-integer-products-on-vnni` takes are left to it.
+  }];
+  let options = [
+    Option<"keepVnniProducts", "keep-vnni-products", "bool", "false",
+           "Leave uint8 x constant int8 products (group-1 convolutions, "
+           "matmuls) in i32 for kiln-integer-products-on-vnni">,
+  ];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
+def IntegerProductsOnVnniPass : Pass<"kiln-integer-products-on-vnni", "func::FuncOp"> {
+  let summary = "Run imported uint8 x int8 products on the VNNI int8 kernels";
+  let description = [{
+    An i32 `kiln.conv2d` (NHWC, group 1) or `kiln.matmul` whose left
+    operand is a uint8 tensor widened to i32, minus a one-element zero point
+    in [0, 255] or not, and whose right operand is a constant of integers in
+    [-128, 127] (ConvInteger and MatMulInteger after DynamicQuantizeLinear,
+    the products inside QLinearConv and QLinearMatMul) becomes a
+    `kiln.integer_conv2d` / `kiln.integer_matmul`: the uint8 input as it is,
+    the weights packed for `vpdpbusd`, the result exactly the same i32 (the
+    zero point's share is subtracted through the weights' column sums, and
+    padding reads the zero point). A reduction longer than 65,536 (where
+    i32 could overflow) stays as it is. The compile adds this pass when the
+    target CPU has AVX512-VNNI.
   }];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }

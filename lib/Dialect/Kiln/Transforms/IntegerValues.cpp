@@ -1,0 +1,227 @@
+//===- IntegerValues.cpp - what is known of integer tensors -----*- C++ -*-===//
+#include "IntegerValues.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::integers;
+
+/// The values an integer type holds (i1 as 0/1; signless as signed).
+std::optional<Interval> integers::typeRange(Type t) {
+  auto it = dyn_cast<IntegerType>(t);
+  if (!it || it.getWidth() > 16)
+    return std::nullopt;
+  unsigned w = it.getWidth();
+  if (w == 1 || it.isUnsigned())
+    return Interval{0, std::ldexp(1.0, w) - 1};
+  return Interval{-std::ldexp(1.0, w - 1), std::ldexp(1.0, w - 1) - 1};
+}
+
+/// The most elements a constant operand may have to be evaluated here.
+static constexpr int64_t kMaxEvaluated = int64_t(1) << 26;
+
+/// The integer elements of a constant (dense or a weights resource of 8, 16
+/// or 32-bit integers), row-major.
+std::optional<std::vector<double>> integers::readInts(ConstantOp c) {
+  auto type = cast<ShapedType>(c.getValue().getType());
+  auto it = dyn_cast<IntegerType>(type.getElementType());
+  if (!it || !type.hasStaticShape() || type.getNumElements() > kMaxEvaluated)
+    return std::nullopt;
+  bool isUnsigned = it.isUnsigned() || it.getWidth() == 1;
+  std::vector<double> out;
+  out.reserve(type.getNumElements());
+  if (auto dense = dyn_cast<DenseIntElementsAttr>(c.getValue())) {
+    for (const APInt &x : dense)
+      out.push_back(isUnsigned ? (double)x.getZExtValue()
+                               : (double)x.getSExtValue());
+    return out;
+  }
+  auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue());
+  unsigned w = it.getWidth();
+  AsmResourceBlob *blob = res ? res.getRawHandle().getBlob() : nullptr;
+  if (!blob || (w != 8 && w != 16 && w != 32) ||
+      blob->getData().size() != size_t(type.getNumElements()) * (w / 8))
+    return std::nullopt;
+  const char *data = blob->getData().data();
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    int64_t v;
+    if (w == 8)
+      v = isUnsigned ? (int64_t)(uint8_t)data[i] : (int64_t)(int8_t)data[i];
+    else if (w == 16) {
+      uint16_t u;
+      std::memcpy(&u, data + 2 * i, 2);
+      v = isUnsigned ? (int64_t)u : (int64_t)(int16_t)u;
+    } else {
+      uint32_t u;
+      std::memcpy(&u, data + 4 * i, 4);
+      v = isUnsigned ? (int64_t)u : (int64_t)(int32_t)u;
+    }
+    out.push_back((double)v);
+  }
+  return out;
+}
+
+/// Bounds of an i32 tensor built from narrow integers: casts from types of
+/// 16 bits or fewer, integer constants, sums and differences, and ops that
+/// only move elements. Nothing else is trusted.
+std::optional<Interval> integers::intRange(Value v, unsigned depth) {
+  if (depth > 16)
+    return std::nullopt;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto c = dyn_cast<CastOp>(op))
+    return typeRange(getElementTypeOrSelf(c.getInput().getType()));
+  if (auto c = dyn_cast<ConstantOp>(op)) {
+    std::optional<std::vector<double>> values = readInts(c);
+    if (!values || values->empty())
+      return std::nullopt;
+    auto [lo, hi] = std::minmax_element(values->begin(), values->end());
+    return Interval{*lo, *hi};
+  }
+  if (isa<SubOp, AddOp>(op)) {
+    auto a = intRange(op->getOperand(0), depth + 1);
+    auto b = intRange(op->getOperand(1), depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    if (isa<AddOp>(op))
+      return Interval{a->lo + b->lo, a->hi + b->hi};
+    return Interval{a->lo - b->hi, a->hi - b->lo};
+  }
+  if (isa<TransposeOp, ReshapeOp, IdentityOp>(op))
+    return intRange(op->getOperand(0), depth + 1);
+  return std::nullopt;
+}
+
+/// The elements of an integer value computed from constants only (casts
+/// between integer types, sums and differences with a same-shaped or
+/// one-element operand, reshapes, transposes), row-major; nullopt otherwise.
+std::optional<std::vector<double>> integers::evalInts(Value v, unsigned depth) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 8)
+    return std::nullopt;
+  if (auto c = dyn_cast<ConstantOp>(op))
+    return readInts(c);
+  if (auto c = dyn_cast<CastOp>(op)) {
+    if (!isa<IntegerType>(getElementTypeOrSelf(c.getInput().getType())) ||
+        !isa<IntegerType>(c.getTo()))
+      return std::nullopt;
+    auto in = evalInts(c.getInput(), depth + 1);
+    auto range = typeRange(c.getTo());
+    // Narrowing casts wrap: only widening (or i32) keeps the values.
+    if (in && range && llvm::any_of(*in, [&](double x) {
+          return x < range->lo || x > range->hi;
+        }))
+      return std::nullopt;
+    return in;
+  }
+  if (isa<ReshapeOp, IdentityOp>(op))
+    return evalInts(op->getOperand(0), depth + 1);
+  if (auto t = dyn_cast<TransposeOp>(op)) {
+    // The layout pass permutes a filter that is not yet a constant.
+    auto in = evalInts(t.getInput(), depth + 1);
+    auto it = cast<ShapedType>(t.getInput().getType());
+    if (!in || !it.hasStaticShape())
+      return std::nullopt;
+    ArrayRef<int64_t> perm = t.getPerm(), shape = it.getShape();
+    SmallVector<int64_t> strides(shape.size(), 1);
+    for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
+    std::vector<double> out(in->size());
+    SmallVector<int64_t> index(perm.size(), 0); // in the result's order
+    for (double &v : out) {
+      int64_t from = 0;
+      for (size_t d = 0; d < perm.size(); ++d)
+        from += index[d] * strides[perm[d]];
+      v = (*in)[from];
+      for (int64_t d = int64_t(perm.size()) - 1; d >= 0; --d) {
+        if (++index[d] < shape[perm[d]])
+          break;
+        index[d] = 0;
+      }
+    }
+    return out;
+  }
+  if (isa<SubOp, AddOp>(op)) {
+    auto a = evalInts(op->getOperand(0), depth + 1);
+    auto b = evalInts(op->getOperand(1), depth + 1);
+    auto outType = cast<ShapedType>(v.getType());
+    if (!a || !b || !outType.hasStaticShape())
+      return std::nullopt;
+    size_t n = outType.getNumElements();
+    if ((a->size() != n && a->size() != 1) ||
+        (b->size() != n && b->size() != 1))
+      return std::nullopt;
+    std::vector<double> out(n);
+    double sign = isa<SubOp>(op) ? -1 : 1;
+    for (size_t i = 0; i < n; ++i)
+      out[i] =
+          (*a)[a->size() == 1 ? 0 : i] + sign * (*b)[b->size() == 1 ? 0 : i];
+    return out;
+  }
+  return std::nullopt;
+}
+
+/// x of `cast(x : ui8) -> i32`, or null.
+static Value widenedU8(Value v) {
+  auto c = v.getDefiningOp<CastOp>();
+  if (!c || !getElementTypeOrSelf(c.getInput().getType()).isUnsignedInteger(8))
+    return {};
+  return c.getInput();
+}
+
+std::optional<VnniProduct> integers::matchVnniProduct(Operation *op) {
+  if (op->getNumResults() != 1 ||
+      !getElementTypeOrSelf(op->getResult(0).getType()).isSignlessInteger(32))
+    return std::nullopt;
+  auto lhs = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto rhs = cast<RankedTensorType>(op->getOperand(1).getType());
+  if (!lhs.hasStaticShape() || !rhs.hasStaticShape() ||
+      !cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
+    return std::nullopt;
+  int64_t k;
+  if (auto conv = dyn_cast<Conv2DOp>(op)) {
+    if (conv.getGroup() != 1 || lhs.getRank() != 4 || rhs.getRank() != 4)
+      return std::nullopt;
+    ArrayRef<int64_t> f = rhs.getShape();
+    k = conv.isNHWC() ? f[0] * f[1] * f[2] : f[1] * f[2] * f[3];
+  } else if (isa<MatMulOp>(op)) {
+    if (lhs.getRank() < 2 || rhs.getRank() != 2)
+      return std::nullopt;
+    k = rhs.getDimSize(0);
+  } else {
+    return std::nullopt;
+  }
+  if (k < 1 || k > kMaxVnniReduction)
+    return std::nullopt;
+
+  VnniProduct p;
+  Value a = op->getOperand(0);
+  if (auto t = a.getDefiningOp<TransposeOp>()) {
+    p.perm.assign(t.getPerm().begin(), t.getPerm().end());
+    a = t.getInput();
+  }
+  if (Value x = widenedU8(a)) {
+    p.input = x;
+  } else if (auto sub = a.getDefiningOp<SubOp>()) {
+    p.input = widenedU8(sub.getLhs());
+    p.zeroPoint = sub.getRhs();
+    auto zt = cast<RankedTensorType>(p.zeroPoint.getType());
+    std::optional<Interval> zr = intRange(p.zeroPoint);
+    if (!p.input || !zt.hasStaticShape() || zt.getNumElements() != 1 || !zr ||
+        zr->lo < 0 || zr->hi > 255 ||
+        cast<RankedTensorType>(p.input.getType()).getShape() !=
+            cast<RankedTensorType>(a.getType()).getShape())
+      return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  std::optional<std::vector<double>> w = evalInts(op->getOperand(1));
+  if (!w || llvm::any_of(*w, [](double v) { return v < -128 || v > 127; }))
+    return std::nullopt;
+  p.weights = std::move(*w);
+  return p;
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""Imported int8 products (ConvInteger and MatMulInteger after
+DynamicQuantizeLinear, QLinearConv, QLinearMatMul) against exact integer
+references, on whichever kernels the host gets (docs/quantization.md,
+"Imported int8 models"): on a CPU with AVX512-VNNI the uint8 x int8 products
+run on vpdpbusd (kiln.integer_conv2d / kiln.integer_matmul, checked in the
+emitted graph), elsewhere on the f32 kernels or in i32.
+
+- ConvInteger with padding, strides, dilation, K and F not multiples of 4
+  and 16, a uint8 filter with zero point 128 and a filter whose values
+  leave int8 after its zero point (which stays on the generic path): the
+  i32 result is a graph output and must match bit for bit.
+- MatMulInteger on a 3-D input with K = 37 and N = 20, bit for bit.
+- QLinearConv and QLinearMatMul (requantized uint8 output, i32 bias): within
+  one step of the uint8 output of an exact reference (the requantization
+  rounds a float product).
+
+usage: check_imported_int8.py WORKDIR PYTHONPATH
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto as T
+from onnx import helper as h
+
+work, pythonpath = sys.argv[1:3]
+os.makedirs(work, exist_ok=True)
+sys.path.insert(0, pythonpath)
+import kiln  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from small_onnx import compile_and_load, save_onnx  # noqa: E402
+
+rng = np.random.default_rng(31)
+VNNI = "avx512_vnni" in open("/proc/cpuinfo").read()
+
+
+def vi(name, elt, shape):
+    return h.make_tensor_value_info(name, elt, shape)
+
+
+def conv_int(x, w, stride, pads, dilation):
+    """NCHW convolution of integer arrays in int64; pads [t, l, b, r] read 0."""
+    x = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pads[0], pads[2]),
+                                    (pads[1], pads[3])))
+    n, c, hh, ww = x.shape
+    f, _, kh, kw = w.shape
+    oh = (hh - dilation * (kh - 1) - 1) // stride + 1
+    ow = (ww - dilation * (kw - 1) - 1) // stride + 1
+    y = np.zeros((n, f, oh, ow), np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i * dilation:i * dilation + stride * oh:stride,
+                      j * dilation:j * dilation + stride * ow:stride]
+            y += np.einsum("nchw,fc->nfhw", patch, w[:, :, i, j].astype(np.int64))
+    return y
+
+
+def emitted_graph(path):
+    out = path[:-5] + ".kiln.mlir"
+    kiln.compile(path, output=out, emit="kiln")
+    return open(out).read()
+
+
+def check_path(path, op):
+    """On a VNNI host the product must have become `op`."""
+    if VNNI:
+        text = emitted_graph(path)
+        assert op in text, (path, f"expected {op} on this AVX512-VNNI host")
+
+
+# --- ConvInteger after DynamicQuantizeLinear -----------------------------------
+CONVS = [  # name, C, F, H, W, kernel, stride, pads, dilation, weight kind
+    ("conv3x3_pad", 3, 8, 9, 7, 3, 1, [1, 1, 1, 1], 1, "int8"),
+    ("conv3x3_s2", 16, 20, 10, 10, 3, 2, [1, 0, 1, 1], 1, "int8"),
+    ("conv1x1", 5, 17, 6, 6, 1, 1, [0, 0, 0, 0], 1, "int8"),
+    ("conv_dilated", 8, 16, 12, 11, 3, 1, [2, 2, 2, 2], 2, "int8"),
+    ("conv_uint8_w", 4, 6, 7, 7, 3, 1, [1, 1, 1, 1], 1, "uint8"),
+    ("conv_wide_w", 4, 6, 7, 7, 3, 1, [1, 1, 1, 1], 1, "wide"),
+]
+for name, c, f, hh, ww, k, s, pads, d, kind in CONVS:
+    if kind == "uint8":  # ConvInteger's uint8 filter, zero point 128
+        w = rng.integers(0, 256, (f, c, k, k)).astype(np.uint8)
+        wzp = np.array(128, np.uint8)
+    elif kind == "wide":  # w - zp reaches -132: not int8, the generic path
+        w = rng.integers(-128, 128, (f, c, k, k)).astype(np.int8)
+        w.flat[0] = -128
+        wzp = np.array(4, np.int8)
+    else:
+        w = rng.integers(-127, 128, (f, c, k, k)).astype(np.int8)
+        wzp = np.array(0, np.int8)
+    path = save_onnx(work, name, [
+        h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
+        h.make_node("ConvInteger", ["xq", "w", "xzp", "wzp"], ["acc"],
+                    kernel_shape=[k, k], strides=[s, s], pads=pads,
+                    dilations=[d, d]),
+    ], [vi("x", T.FLOAT, [1, c, hh, ww])],
+        [vi("acc", T.INT32, None), vi("xq", T.UINT8, None), vi("xzp", T.UINT8, None)],
+        [("w", w), ("wzp", wzp)], opset=13)
+    m = compile_and_load(kiln, path)
+    for trial in range(2):
+        x = (rng.standard_normal((1, c, hh, ww)) * 3 + trial).astype(np.float32)
+        acc, xq, xzp = m(x)
+        want = conv_int(xq.astype(np.int64) - int(xzp), w.astype(np.int64) - int(wzp),
+                        s, pads, d)
+        assert acc.dtype == np.int32 and acc.shape == want.shape, (name, acc.shape)
+        assert np.array_equal(acc.astype(np.int64), want), \
+            (name, int(np.abs(acc - want).max()))
+    if kind != "wide":
+        check_path(path, "kiln.integer_conv2d")
+    elif VNNI:
+        assert "kiln.integer_conv2d" not in emitted_graph(path), name
+
+# --- MatMulInteger ---------------------------------------------------------------
+w = rng.integers(-128, 128, (37, 20)).astype(np.int8)
+path = save_onnx(work, "matmul_integer", [
+    h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
+    h.make_node("MatMulInteger", ["xq", "w", "xzp"], ["acc"]),
+], [vi("x", T.FLOAT, [2, 5, 37])],
+    [vi("acc", T.INT32, None), vi("xq", T.UINT8, None), vi("xzp", T.UINT8, None)],
+    [("w", w)], opset=13)
+m = compile_and_load(kiln, path)
+x = rng.standard_normal((2, 5, 37)).astype(np.float32) + 0.5
+acc, xq, xzp = m(x)
+want = (xq.astype(np.int64) - int(xzp)) @ w.astype(np.int64)
+assert np.array_equal(acc.astype(np.int64), want), int(np.abs(acc - want).max())
+check_path(path, "kiln.integer_matmul")
+
+
+# --- QLinearConv / QLinearMatMul ------------------------------------------------
+def requantized(acc, multiplier, zp):
+    return np.clip(np.rint(acc * np.float64(multiplier)) + zp, 0, 255)
+
+
+xs, xzp, ws, ys, yzp = 0.05, 120, 0.01, 0.2, 7
+w = rng.integers(-127, 128, (12, 6, 3, 3)).astype(np.int8)
+bias = rng.integers(-2000, 2000, 12).astype(np.int32)
+scalars = [("xs", np.array(xs, np.float32)), ("xzp", np.array(xzp, np.uint8)),
+           ("ws", np.array(ws, np.float32)), ("wzp", np.array(0, np.int8)),
+           ("ys", np.array(ys, np.float32)), ("yzp", np.array(yzp, np.uint8))]
+path = save_onnx(work, "qlinear_conv", [
+    h.make_node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"],
+                ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+], [vi("x", T.UINT8, [1, 6, 8, 8])], [vi("y", T.UINT8, None)],
+    scalars + [("w", w), ("b", bias)], opset=13)
+m = compile_and_load(kiln, path)
+x = rng.integers(0, 256, (1, 6, 8, 8)).astype(np.uint8)
+acc = conv_int(x.astype(np.int64) - xzp, w, 1, [1, 1, 1, 1], 1) + bias[None, :, None, None]
+mult = np.float32(np.float32(xs) * np.float32(ws) / np.float32(ys))
+want = requantized(acc, mult, yzp)
+(y,) = m(x)
+assert np.abs(y.astype(np.int64) - want).max() <= 1, int(np.abs(y - want).max())
+check_path(path, "kiln.integer_conv2d")
+
+w = rng.integers(-127, 128, (24, 40)).astype(np.int8)
+path = save_onnx(work, "qlinear_matmul", [
+    h.make_node("QLinearMatMul", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp"], ["y"]),
+], [vi("x", T.UINT8, [3, 24])], [vi("y", T.UINT8, None)], scalars + [("w", w)], opset=13)
+m = compile_and_load(kiln, path)
+x = rng.integers(0, 256, (3, 24)).astype(np.uint8)
+want = requantized((x.astype(np.int64) - xzp) @ w.astype(np.int64), mult, yzp)
+(y,) = m(x)
+assert np.abs(y.astype(np.int64) - want).max() <= 1, int(np.abs(y - want).max())
+check_path(path, "kiln.integer_matmul")
+
+print("imported int8: %d convolutions, 1 MatMulInteger, QLinearConv, QLinearMatMul "
+      "exact (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))
