@@ -14,6 +14,9 @@ emitted graph), elsewhere on the f32 kernels or in i32.
 - QLinearConv and QLinearMatMul (requantized uint8 output, i32 bias): within
   one step of the uint8 output of an exact reference (the requantization
   rounds a float product).
+- Reductions of every element of a large tensor (DynamicQuantizeLinear's
+  range, ReduceMean/Max/Sum), which run in vectorized blocks: exact for the
+  quantization, within 1e-5 relative for the sums.
 
 usage: check_imported_int8.py WORKDIR PYTHONPATH
 """
@@ -163,6 +166,39 @@ want = requantized((x.astype(np.int64) - xzp) @ w.astype(np.int64), mult, yzp)
 (y,) = m(x)
 assert np.abs(y.astype(np.int64) - want).max() <= 1, int(np.abs(y - want).max())
 check_path(path, "kiln.integer_matmul")
+
+# --- Reductions of every element, in blocks ---------------------------------------
+# DynamicQuantizeLinear's min and max of a whole activation (13,120 values: 8
+# blocks of 25 rows of 64 lanes and 320 left over), against the ONNX
+# definition in float32, exactly; ReduceMean / ReduceMax / ReduceSum of
+# everything (keepdims, the batch of 1 not listed) against float64.
+shape = [1, 8, 40, 41]
+path = save_onnx(work, "dql_large", [
+    h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
+    h.make_node("ReduceMean", ["x"], ["mean"], axes=[1, 2, 3]),
+    h.make_node("ReduceMax", ["x"], ["max"]),
+    h.make_node("ReduceSum", ["x", "all"], ["sum"], keepdims=0),
+], [vi("x", T.FLOAT, shape)],
+    [vi("xq", T.UINT8, None), vi("xs", T.FLOAT, None), vi("xzp", T.UINT8, None),
+     vi("mean", T.FLOAT, None), vi("max", T.FLOAT, None), vi("sum", T.FLOAT, None)],
+    [("all", np.array([0, 1, 2, 3], np.int64))], opset=13)
+m = compile_and_load(kiln, path)
+for trial, where in enumerate([0, 5, 12799, 12800, 13119]):
+    x = (rng.standard_normal(shape) * 2 + 0.3).astype(np.float32)
+    x.flat[where] = -40.0 - trial  # the minimum in a block, at an edge or in the tail
+    x.flat[(where * 7 + 11) % x.size] = 30.0 + trial
+    xq, xs, xzp, mean, mx, sm = m(x)
+    f = np.float32
+    lo, hi = min(f(0), x.min()), max(f(0), x.max())
+    scale = f((hi - lo) / f(255))
+    zp = np.clip(np.rint(f(0) - lo / scale), 0, 255)
+    want_q = np.clip(np.rint(x / scale) + zp, 0, 255)
+    assert xs == scale and int(xzp) == int(zp), (where, xs, scale, xzp, zp)
+    assert np.array_equal(xq.astype(np.int64), want_q.astype(np.int64)), where
+    x64 = x.astype(np.float64)
+    assert mx.shape == (1, 1, 1, 1) and mx.flat[0] == x.max(), where
+    assert mean.shape == (1, 1, 1, 1) and abs(mean.flat[0] - x64.mean()) <= 1e-5 * np.abs(x64).mean()
+    assert sm.shape == () and abs(float(sm) - x64.sum()) <= 1e-5 * np.abs(x64).sum()
 
 print("imported int8: %d convolutions, 1 MatMulInteger, QLinearConv, QLinearMatMul "
       "exact (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))

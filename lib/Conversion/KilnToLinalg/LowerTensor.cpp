@@ -191,6 +191,66 @@ Value lowerSlice(OpBuilder &b, SliceOp op) {
       attrs(op.getSizes()), attrs(op.getStrides()));
 }
 
+/// A reduction of every element of a static `input` (its other dimensions
+/// all 1) to a 0-d tensor, in stages that vectorize: a [kBlocks, rows,
+/// kLanes] view reduced over its rows into kBlocks x kLanes partial results
+/// (each lane a chain of its own, as wide vectors; the blocks are parallel
+/// work), those reduced to one value, then the elements left over after the
+/// blocks. Reduced in one scalar chain instead, DynamicQuantizeLinear's
+/// minimum and maximum took half of a quantized MobileNetV2's time. Null
+/// when the input is too small or not such a reduction.
+Value reducedInBlocks(
+    OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+    double init,
+    const std::function<Value(OpBuilder &, Location, Value, Value)> &combine) {
+  constexpr int64_t kBlocks = 8, kLanes = 64;
+  RankedTensorType type = typeOf(input);
+  if (!type.hasStaticShape())
+    return {};
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.getDimSize(d) != 1 && !llvm::is_contained(axes, d))
+      return {};
+  int64_t n = type.getNumElements(), rows = n / (kBlocks * kLanes);
+  int64_t main = rows * kBlocks * kLanes;
+  if (rows < 2)
+    return {};
+  Type elt = type.getElementType();
+  Value flat = reshaped(b, loc, input, {n});
+  auto slice = [&](int64_t offset, int64_t size) -> Value {
+    return tensor::ExtractSliceOp::create(
+        b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  };
+  Value blocks = reshaped(b, loc, main == n ? flat : slice(0, main),
+                          {kBlocks, rows, kLanes});
+  auto combined = [&](Value in, Value acc, ArrayRef<AffineMap> maps,
+                      ArrayRef<utils::IteratorType> iters) {
+    return linalg::GenericOp::create(
+               b, loc, acc.getType(), in, acc, maps, iters,
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 linalg::YieldOp::create(nb, nl, combine(nb, nl, a[1], a[0]));
+               })
+        .getResult(0);
+  };
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  auto par = utils::IteratorType::parallel,
+       red = utils::IteratorType::reduction;
+  MLIRContext *ctx = b.getContext();
+  Value partial = combined(
+      blocks, filledTensor(b, loc, {kBlocks, kLanes}, elt, init),
+      {b.getMultiDimIdentityMap(3), AffineMap::get(3, 0, {d(0), d(2)}, ctx)},
+      {par, red, par});
+  Value acc = combined(partial, filledTensor(b, loc, {}, elt, init),
+                       {b.getMultiDimIdentityMap(2), AffineMap::get(2, 0, ctx)},
+                       {red, red});
+  if (main != n)
+    acc = combined(slice(main, n - main), acc,
+                   {b.getMultiDimIdentityMap(1), AffineMap::get(1, 0, ctx)},
+                   {red});
+  return acc;
+}
+
 template <typename OpTy>
 Value lowerReduce(OpBuilder &b, OpTy op, double init,
                   const std::function<Value(OpBuilder &, Location, Value,
@@ -200,7 +260,9 @@ Value lowerReduce(OpBuilder &b, OpTy op, double init,
   Value input = op.getInput();
   RankedTensorType inType = typeOf(input);
   ArrayRef<int64_t> axes = op.getAxes();
-  Value r = reduced(b, loc, input, axes, init, combine);
+  Value r = reducedInBlocks(b, loc, input, axes, init, combine);
+  if (!r)
+    r = reduced(b, loc, input, axes, init, combine);
   if (mean) {
     int64_t count = 1;
     Value runCount; // the count where a reduced dimension is symbolic

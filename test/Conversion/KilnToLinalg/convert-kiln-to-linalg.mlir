@@ -499,6 +499,27 @@ func.func @reduce_max(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
 
 // -----
 
+// A reduction of every element (DynamicQuantizeLinear's range): 13,120
+// values as 8 blocks of 25 rows of 64 lanes reduced over their rows, the
+// 8 x 64 partial results to one value, then the 320 left over.
+// CHECK-DAG: #[[BLOCKS:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[LANES:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @reduce_min_everything
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0, 1, 2, 3]] : tensor<1x8x40x41xf32> into tensor<13120xf32>
+// CHECK: %[[MAIN:.+]] = tensor.extract_slice %[[FLAT]][0] [12800] [1]
+// CHECK: %[[B:.+]] = tensor.expand_shape %[[MAIN]] {{.+}} into tensor<8x25x64xf32>
+// CHECK: %[[P:.+]] = linalg.generic {indexing_maps = [#[[BLOCKS]], #[[LANES]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[B]] : tensor<8x25x64xf32>)
+// CHECK: arith.minimumf
+// CHECK: %[[A:.+]] = linalg.generic {{.+}} iterator_types = ["reduction", "reduction"]} ins(%[[P]] : tensor<8x64xf32>)
+// CHECK: %[[TAIL:.+]] = tensor.extract_slice %[[FLAT]][12800] [320] [1]
+// CHECK: linalg.generic {{.+}} iterator_types = ["reduction"]} ins(%[[TAIL]] : tensor<320xf32>) outs(%[[A]] : tensor<f32>)
+func.func @reduce_min_everything(%x: tensor<1x8x40x41xf32>) -> tensor<f32> {
+  %y = kiln.reduce_min %x {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x8x40x41xf32> -> tensor<f32>
+  return %y : tensor<f32>
+}
+
+// -----
+
 // Softmax: max, exp(x - max), sum, divide; the reductions drop the axis.
 // The maximum skips NaNs (maxnumf): a NaN still makes its row NaN through
 // its own exp.
