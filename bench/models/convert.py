@@ -15,11 +15,18 @@ set (issue 31's held-in set).
          symmetric per tensor (QInt8, the tool's default), ConvInteger or
          MatMulInteger, Cast to float, Mul by x_scale * w_scale, then the
          bias Add.
+  qdq    onnxruntime.quantization.quantize_static's QDQ output with its
+         defaults for Conv and MatMul with a constant weight: the activation
+         through QuantizeLinear -> DequantizeLinear as int8 (asymmetric, the
+         range observed on the model's test input, MinMax), the weight int8
+         symmetric per tensor -> DequantizeLinear, a Conv bias int32 at scale
+         x_scale * w_scale -> DequantizeLinear. Calibration runs the f32
+         model with Kiln (build/python) on test_data_set_0.
   ln     every LayerNormalization written out as Paddle2ONNX and pre-opset-17
          exporters write it: ReduceMean, Sub, Pow(2), ReduceMean, Add(eps),
          Sqrt, Div, Mul(scale), Add(bias), at opset 14.
 
-usage: /usr/bin/python3 bench/models/convert.py fp16|dynint8|ln SRC_DIR OUT_DIR [NAME ...]
+usage: /usr/bin/python3 bench/models/convert.py fp16|dynint8|qdq|ln SRC_DIR OUT_DIR [NAME ...]
 
 SRC_DIR holds bench/models/export.py's output (SRC_DIR/<name>/model.onnx and
 test_data_set_0); each NAME becomes OUT_DIR/<name>_<variant>/model.onnx with
@@ -178,7 +185,92 @@ def dynamic_int8(model):
     return model
 
 
-VARIANTS = {"fp16": to_fp16, "dynint8": dynamic_int8, "ln": written_out_layernorm}
+def observed_ranges(model, names, data_dir):
+    """(min, max) of each tensor in `names` when the model runs on the
+    test input in data_dir, computed by Kiln."""
+    import tempfile
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "build", "python"))
+    import kiln
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    del probe.graph.output[:]
+    probe.graph.output.extend(helper.make_tensor_value_info(n, FLOAT, None) for n in names)
+    inputs = []
+    for i in range(len(model.graph.input)):
+        t = onnx.TensorProto()
+        with open(os.path.join(data_dir, f"input_{i}.pb"), "rb") as f:
+            t.ParseFromString(f.read())
+        inputs.append(numpy_helper.to_array(t))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "probe.onnx")
+        onnx.save(probe, path)
+        outs = kiln.load(kiln.compile(path, output=os.path.join(d, "probe.so")))(*inputs)
+    return {n: (float(min(o.min(), 0)), float(max(o.max(), 0))) for n, o in zip(names, outs)}
+
+
+def qdq_int8(model, data_dir):
+    """Conv and MatMul with constant weights in quantize_static's QDQ form."""
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    todo = [n for n in g.node if n.op_type in ("Conv", "MatMul") and len(n.input) > 1
+            and n.input[1] in inits and inits[n.input[1]].data_type == FLOAT]
+    ranges = observed_ranges(model, sorted({n.input[0] for n in todo}), data_dir)
+    nodes, done = [], {}
+    for n in g.node:
+        if n not in todo:
+            nodes.append(n)
+            continue
+        p = (n.name or n.output[0]) + "/"
+        x = n.input[0]
+        if x not in done:  # one QuantizeLinear/DequantizeLinear per activation
+            lo, hi = ranges[x]
+            x_scale = np.float32(max(hi - lo, 1e-8) / 255.0)
+            x_zp = np.int8(np.clip(np.rint(-128 - lo / x_scale), -128, 127))
+            g.initializer.extend([
+                numpy_helper.from_array(np.array(x_scale, np.float32), x + "_scale"),
+                numpy_helper.from_array(np.array(x_zp, np.int8), x + "_zero_point")])
+            nodes += [helper.make_node("QuantizeLinear", [x, x + "_scale", x + "_zero_point"],
+                                       [x + "_quantized"]),
+                      helper.make_node("DequantizeLinear",
+                                       [x + "_quantized", x + "_scale", x + "_zero_point"],
+                                       [x + "_dequantized"])]
+            done[x] = x_scale
+        wf = numpy_helper.to_array(inits[n.input[1]])
+        w_scale = np.float32(max(np.abs(wf).max(), 1e-8) / 127.0)
+        wq = np.clip(np.rint(wf / w_scale), -127, 127).astype(np.int8)
+        g.initializer.extend([
+            numpy_helper.from_array(wq, p + "w_quantized"),
+            numpy_helper.from_array(np.array(w_scale, np.float32), p + "w_scale")])
+        nodes.append(helper.make_node("DequantizeLinear", [p + "w_quantized", p + "w_scale"],
+                                      [p + "w_dequantized"]))
+        ins = [x + "_dequantized", p + "w_dequantized"]
+        if n.op_type == "Conv" and len(n.input) > 2 and n.input[2] not in inits:
+            ins.append(n.input[2])  # not a constant: it stays float
+        elif n.op_type == "Conv" and len(n.input) > 2 and n.input[2]:
+            b_scale = np.float32(done[x] * w_scale)
+            bq = np.rint(numpy_helper.to_array(inits[n.input[2]]) / b_scale).astype(np.int32)
+            g.initializer.extend([
+                numpy_helper.from_array(bq, p + "b_quantized"),
+                numpy_helper.from_array(np.array(b_scale, np.float32), p + "b_scale")])
+            nodes.append(helper.make_node("DequantizeLinear", [p + "b_quantized", p + "b_scale"],
+                                          [p + "b_dequantized"]))
+            ins.append(p + "b_dequantized")
+        q = helper.make_node(n.op_type, ins, list(n.output), name=n.name)
+        q.attribute.extend(n.attribute)
+        nodes.append(q)
+    del g.node[:]
+    g.node.extend(nodes)
+    used = {i for n in g.node for i in n.input}
+    keep = [t for t in g.initializer if t.name in used]
+    del g.initializer[:]
+    g.initializer.extend(keep)
+    onnx.checker.check_model(model)
+    return model
+
+
+VARIANTS = {"fp16": to_fp16, "dynint8": dynamic_int8, "ln": written_out_layernorm,
+            "qdq": qdq_int8}
 
 
 def main():
@@ -191,7 +283,11 @@ def main():
     for name in names:
         dst = os.path.join(out, f"{name}_{variant}")
         os.makedirs(dst, exist_ok=True)
-        m = VARIANTS[variant](onnx.load(os.path.join(src, name, "model.onnx")))
+        model = onnx.load(os.path.join(src, name, "model.onnx"))
+        if variant == "qdq":
+            m = qdq_int8(model, os.path.join(src, name, "test_data_set_0"))
+        else:
+            m = VARIANTS[variant](model)
         onnx.save(m, os.path.join(dst, "model.onnx"))
         data = os.path.join(src, name, "test_data_set_0")
         if os.path.isdir(data):

@@ -23,6 +23,8 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   OpPassManager &graph = pm.nest<func::FuncOp>();
   if (options.widenHalf)
     graph.addPass(createWidenHalfPass());
+  if (options.integerVnni)
+    graph.addPass(createDequantizedProductsPass());
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createShapeInferencePass());
   graph.addPass(createCanonicalizerPass());

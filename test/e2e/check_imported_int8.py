@@ -14,6 +14,8 @@ emitted graph), elsewhere on the f32 kernels or in i32.
 - QLinearConv and QLinearMatMul (requantized uint8 output, i32 bias): within
   one step of the uint8 output of an exact reference (the requantization
   rounds a float product).
+- QDQ Conv (uint8 activations, per-channel weight scales, int32 bias) and
+  QDQ MatMul (int8 activations) against the ONNX definition in float64.
 - Reductions of every element of a large tensor (DynamicQuantizeLinear's
   range, ReduceMean/Max/Sum), which run in vectorized blocks: exact for the
   quantization, within 1e-5 relative for the sums.
@@ -167,6 +169,58 @@ want = requantized((x.astype(np.int64) - xzp) @ w.astype(np.int64), mult, yzp)
 assert np.abs(y.astype(np.int64) - want).max() <= 1, int(np.abs(y - want).max())
 check_path(path, "kiln.integer_matmul")
 
+# --- QDQ (ONNX Runtime's static quantization) -------------------------------------
+# DequantizeLinear(QuantizeLinear(x)) and DequantizeLinear(int8 W) into Conv /
+# MatMul: the products run on integers (kiln.integer_conv2d / integer_matmul on a VNNI host),
+# against the ONNX definition (dequantize, then the f32 product) in float64.
+def qdq_model(name, kind, act_type, x_shape, w, w_scale, w_axis, bias=None):
+    zp_x = np.array(3 if act_type == T.UINT8 else -7,
+                    np.uint8 if act_type == T.UINT8 else np.int8)
+    inits = [("xs", np.array(0.04, np.float32)), ("xzp", zp_x), ("w", w),
+             ("ws", w_scale)]
+    nodes = [h.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq"]),
+             h.make_node("DequantizeLinear", ["xq", "xs", "xzp"], ["xd"]),
+             h.make_node("DequantizeLinear", ["w", "ws"], ["wd"], axis=w_axis)]
+    ins = ["xd", "wd"]
+    if bias is not None:
+        inits += [("b", bias), ("bs", (np.float32(0.04) * w_scale).astype(np.float32))]
+        nodes.append(h.make_node("DequantizeLinear", ["b", "bs"], ["bd"], axis=0))
+        ins.append("bd")
+    nodes.append(h.make_node(kind, ins, ["y"],
+                             **({"pads": [1, 1, 1, 1]} if kind == "Conv" else {})))
+    return save_onnx(work, name, nodes, [vi("x", T.FLOAT, x_shape)],
+                     [vi("y", T.FLOAT, None), vi("xq", act_type, None)], inits, opset=13)
+
+
+w = rng.integers(-127, 128, (16, 8, 3, 3)).astype(np.int8)
+ws = (rng.random(16) * 0.01 + 0.002).astype(np.float32)
+bias = rng.integers(-300, 300, 16).astype(np.int32)
+path = qdq_model("qdq_conv", "Conv", T.UINT8, [1, 8, 9, 9], w, ws, 0, bias)
+m = compile_and_load(kiln, path)
+x = rng.standard_normal((1, 8, 9, 9)).astype(np.float32)
+y, xq = m(x)
+xd = (xq.astype(np.float64) - 3) * np.float64(np.float32(0.04))
+wd = w.astype(np.float64) * ws.astype(np.float64)[:, None, None, None]
+bd = bias * (np.float32(0.04) * ws).astype(np.float64)
+want = np.zeros((1, 16, 9, 9))
+xp = np.pad(xd, ((0, 0), (0, 0), (1, 1), (1, 1)))
+for i in range(3):
+    for j in range(3):
+        want += np.einsum("nchw,fc->nfhw", xp[:, :, i:i + 9, j:j + 9], wd[:, :, i, j])
+want += bd[None, :, None, None]
+assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), np.abs(y - want).max()
+check_path(path, "kiln.integer_conv2d")
+
+w = rng.integers(-127, 128, (40, 24)).astype(np.int8)
+path = qdq_model("qdq_matmul", "MatMul", T.INT8, [3, 5, 40], w, np.array(0.003, np.float32), 1)
+m = compile_and_load(kiln, path)
+x = rng.standard_normal((3, 5, 40)).astype(np.float32)
+y, xq = m(x)
+want = ((xq.astype(np.float64) + 7) * np.float64(np.float32(0.04))) @ \
+    (w.astype(np.float64) * np.float64(np.float32(0.003)))
+assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), np.abs(y - want).max()
+check_path(path, "kiln.integer_matmul")
+
 # --- Reductions of every element, in blocks ---------------------------------------
 # DynamicQuantizeLinear's min and max of a whole activation (13,120 values: 8
 # blocks of 25 rows of 64 lanes and 320 left over), against the ONNX
@@ -201,4 +255,4 @@ for trial, where in enumerate([0, 5, 12799, 12800, 13119]):
     assert sm.shape == () and abs(float(sm) - x64.sum()) <= 1e-5 * np.abs(x64).sum()
 
 print("imported int8: %d convolutions, 1 MatMulInteger, QLinearConv, QLinearMatMul "
-      "exact (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))
+      "exact, QDQ Conv and MatMul (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))

@@ -165,6 +165,25 @@ def IntegerProductsInF32Pass : Pass<"kiln-integer-products-in-f32", "func::FuncO
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def DequantizedProductsPass : Pass<"kiln-dequantized-products", "func::FuncOp"> {
+  let summary = "Run the products of a QDQ model on integers";
+  let description = [{
+    A QDQ model (ONNX Runtime's static quantization) multiplies dequantized
+    values: `conv2d((cast(q) - zp) * s, cast(W) * sw)` with `q` an 8-bit
+    activation and `W` a constant int8 weight. Such an f32 `kiln.conv2d`
+    (NCHW, group 1) or `kiln.matmul` ([..., M, K] x [K, N])
+    becomes the i32 product of `q - zp` (an int8 `q` moved to uint8 with its
+    zero point) and `W`, converted to f32 and multiplied by `s * sw` per
+    output channel (then the bias added), which
+    `kiln-integer-products-on-vnni` runs on the int8 kernels. Weight zero
+    points must be 0 and weight scales per tensor or per output channel;
+    anything else stays as it is. Runs before canonicalization folds the
+    weights' dequantization; the compile adds it when the target CPU has
+    AVX512-VNNI.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def IntegerProductsOnVnniPass : Pass<"kiln-integer-products-on-vnni", "func::FuncOp"> {
   let summary = "Run imported uint8 x int8 products on the VNNI int8 kernels";
   let description = [{

@@ -1,0 +1,220 @@
+//===- DequantizedProducts.cpp - QDQ products on integers -------*- C++ -*-===//
+//
+// ONNX Runtime's static quantization writes QDQ models: each Conv and MatMul
+// reads DequantizeLinear(QuantizeLinear(x)) and DequantizeLinear(int8 W),
+// and the runtime that loads such a model runs the product in int8. They
+// import as f32 products of dequantized values,
+//
+//   conv2d((cast(q) - zp) * s, cast(w) * sw[f])
+//
+// which this pass rewrites into the integer product and one scale per
+// output channel,
+//
+//   cast(conv2d_i32(cast(q) - zp, cast(w)) to f32) * (s * sw[f]) + bias
+//
+// (exact products and sums; only the final scaling rounds, where the f32
+// form rounded every term), so that kiln-integer-products-on-vnni gives it
+// the int8 kernels. An int8 activation is shifted to uint8 (q + 128, zero
+// point + 128: the same differences), as vpdpbusd wants. It runs before the
+// first canonicalization, while the dequantization of the weights is still
+// a cast of the int8 constant. Weights with a non-zero zero point, scales
+// that are not per tensor or per output channel, and grouped convolutions
+// stay as they are.
+//
+//===----------------------------------------------------------------------===//
+#include "QuantizeCommon.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_DEQUANTIZEDPRODUCTSPASS
+#include "kiln/Dialect/Kiln/Transforms/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::quant;
+
+namespace {
+/// `v` = (cast(q) - zeroPoint) * scale, with q an 8-bit integer tensor.
+struct Dequantized {
+  Value q;
+  double zeroPoint = 0;
+  std::vector<float> scales; // one, or one per element of `scaleType`
+  RankedTensorType scaleType;
+};
+
+/// The one value of a constant of one element, if it is.
+std::optional<double> scalar(Value v) {
+  std::optional<std::vector<float>> f = readFloats(v);
+  if (!f || f->size() != 1)
+    return std::nullopt;
+  return (*f)[0];
+}
+
+std::optional<Dequantized> dequantized(Value v) {
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul)
+    return std::nullopt;
+  Dequantized d;
+  Value centered = mul.getLhs();
+  std::optional<std::vector<float>> s = readFloats(mul.getRhs());
+  if (!s || s->empty() ||
+      llvm::any_of(*s, [](float x) { return !(x > 0) || std::isinf(x); }))
+    return std::nullopt;
+  d.scales = *s;
+  d.scaleType = cast<RankedTensorType>(mul.getRhs().getType());
+  if (auto sub = centered.getDefiningOp<SubOp>()) {
+    std::optional<double> zp = scalar(sub.getRhs());
+    if (!zp || *zp != std::nearbyint(*zp))
+      return std::nullopt;
+    d.zeroPoint = *zp;
+    centered = sub.getLhs();
+  }
+  auto c = centered.getDefiningOp<CastOp>();
+  if (!c || !getElementTypeOrSelf(c.getType()).isF32() ||
+      c.getType() != v.getType())
+    return std::nullopt;
+  Type qt = getElementTypeOrSelf(c.getInput().getType());
+  if (!qt.isInteger(8))
+    return std::nullopt;
+  d.q = c.getInput();
+  return d;
+}
+
+/// The activation of a product as uint8 minus a zero point, in i32: an int8
+/// one moves up by 128 with its zero point.
+Value centeredU8(OpBuilder &b, Location loc, const Dequantized &d) {
+  auto qt = cast<RankedTensorType>(d.q.getType());
+  auto i32 = qt.clone(b.getI32Type());
+  auto scalarI32 = RankedTensorType::get({}, b.getI32Type());
+  Value u = d.q;
+  double zp = d.zeroPoint;
+  if (!qt.getElementType().isUnsignedInteger()) {
+    Value wide = CastOp::create(b, loc, i32, u, TypeAttr::get(b.getI32Type()));
+    Value shifted = AddOp::create(
+        b, loc, i32, wide,
+        ConstantOp::create(b, loc, scalarI32,
+                           DenseElementsAttr::get(scalarI32, int32_t(128))));
+    Type u8 = IntegerType::get(b.getContext(), 8, IntegerType::Unsigned);
+    u = CastOp::create(b, loc, qt.clone(u8), shifted, TypeAttr::get(u8));
+    zp += 128;
+  }
+  Value wide = CastOp::create(b, loc, i32, u, TypeAttr::get(b.getI32Type()));
+  Value z = ConstantOp::create(b, loc, scalarI32,
+                               DenseElementsAttr::get(scalarI32, int32_t(zp)));
+  return SubOp::create(b, loc, i32, wide, z);
+}
+
+/// A constant int8 weight dequantized without a zero point, in i32.
+std::optional<Dequantized> constantWeights(Value v) {
+  std::optional<Dequantized> d = dequantized(v);
+  if (!d || d->zeroPoint != 0 || !d->q.getDefiningOp<ConstantOp>() ||
+      !getElementTypeOrSelf(d->q.getType()).isSignlessInteger(8))
+    return std::nullopt;
+  return d;
+}
+
+/// The f32 constant `values` of `type`.
+Value f32Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  ArrayRef<float> values) {
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
+}
+
+/// conv2d(dequantized x, dequantized W) [+ bias], NCHW, group 1.
+bool rewriteConv(Conv2DOp conv) {
+  auto rt = cast<RankedTensorType>(conv.getType());
+  if (conv.isNHWC() || conv.getGroup() != 1 || !rt.hasStaticShape() ||
+      !rt.getElementType().isF32() || rt.getRank() != 4)
+    return false;
+  std::optional<Dequantized> x = dequantized(conv.getInput());
+  std::optional<Dequantized> w = constantWeights(conv.getFilter());
+  if (!x || !w || x->scales.size() != 1)
+    return false;
+  int64_t f = rt.getDimSize(1);
+  // Per tensor, or per output channel ([F, 1, 1, 1]).
+  if (w->scales.size() != 1 &&
+      (int64_t(w->scales.size()) != f || w->scaleType.getRank() != 4 ||
+       w->scaleType.getDimSize(0) != f))
+    return false;
+  Value bias = conv.getBias();
+  if (bias && (cast<RankedTensorType>(bias.getType()).getNumElements() != f ||
+               !cast<RankedTensorType>(bias.getType()).hasStaticShape()))
+    return false;
+  OpBuilder b(conv);
+  Location loc = conv.getLoc();
+  Value a = centeredU8(b, loc, *x);
+  auto wt = cast<RankedTensorType>(w->q.getType());
+  Value wi = CastOp::create(b, loc, wt.clone(b.getI32Type()), w->q,
+                            TypeAttr::get(b.getI32Type()));
+  NamedAttrList attrs(conv->getAttrs());
+  Value acc = Conv2DOp::create(b, loc, TypeRange{rt.clone(b.getI32Type())},
+                               ValueRange{a, wi}, attrs.getAttrs())
+                  .getResult();
+  std::vector<float> scale(f);
+  for (int64_t i = 0; i < f; ++i)
+    scale[i] = x->scales[0] * w->scales[w->scales.size() == 1 ? 0 : i];
+  Value y = CastOp::create(b, loc, rt, acc, TypeAttr::get(b.getF32Type()));
+  y = MulOp::create(b, loc, rt, y, f32Constant(b, loc, {1, f, 1, 1}, scale));
+  if (bias) // [F] along the channels
+    y = AddOp::create(b, loc, rt, y,
+                      ReshapeOp::create(b, loc, rt.clone({1, f, 1, 1}), bias));
+  conv.getResult().replaceAllUsesWith(y);
+  conv->erase();
+  return true;
+}
+
+/// matmul(dequantized x [..., M, K], dequantized W [K, N]).
+bool rewriteMatmul(MatMulOp mm) {
+  auto rt = cast<RankedTensorType>(mm.getType());
+  auto wtF = cast<RankedTensorType>(mm.getRhs().getType());
+  if (!rt.hasStaticShape() || !rt.getElementType().isF32() ||
+      rt.getRank() < 2 || wtF.getRank() != 2)
+    return false;
+  std::optional<Dequantized> x = dequantized(mm.getLhs());
+  std::optional<Dequantized> w = constantWeights(mm.getRhs());
+  if (!x || !w || x->scales.size() != 1)
+    return false;
+  int64_t n = wtF.getDimSize(1);
+  // Per tensor, or per column ([N] or [1, N]).
+  if (w->scales.size() != 1 &&
+      (int64_t(w->scales.size()) != n || w->scaleType.getShape().back() != n))
+    return false;
+  OpBuilder b(mm);
+  Location loc = mm.getLoc();
+  Value a = centeredU8(b, loc, *x);
+  auto wt = cast<RankedTensorType>(w->q.getType());
+  Value wi = CastOp::create(b, loc, wt.clone(b.getI32Type()), w->q,
+                            TypeAttr::get(b.getI32Type()));
+  Value acc = MatMulOp::create(b, loc, rt.clone(b.getI32Type()), a, wi);
+  std::vector<float> scale(n);
+  for (int64_t i = 0; i < n; ++i)
+    scale[i] = x->scales[0] * w->scales[w->scales.size() == 1 ? 0 : i];
+  Value y = CastOp::create(b, loc, rt, acc, TypeAttr::get(b.getF32Type()));
+  y = MulOp::create(b, loc, rt, y, f32Constant(b, loc, {n}, scale));
+  mm.getResult().replaceAllUsesWith(y);
+  mm->erase();
+  return true;
+}
+
+struct DequantizedProductsPass
+    : mlir::kiln::impl::DequantizedProductsPassBase<DequantizedProductsPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> products;
+    getOperation().walk([&](Operation *op) {
+      if (isa<Conv2DOp, MatMulOp>(op))
+        products.push_back(op);
+    });
+    for (Operation *op : products) {
+      if (auto conv = dyn_cast<Conv2DOp>(op))
+        (void)rewriteConv(conv);
+      else
+        (void)rewriteMatmul(cast<MatMulOp>(op));
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,90 @@
+// RUN: kiln-opt %s --split-input-file --kiln-dequantized-products | FileCheck %s
+
+// A QDQ convolution as it imports: a uint8 activation dequantized with zero
+// point 3 and scale 0.5, int8 weights with one scale per output channel, a
+// bias. It becomes the i32 convolution of (q - 3) and the weights,
+// scaled per channel by 0.5 * sw[f] ([1, F, 1, 1]), plus the bias.
+
+// CHECK-LABEL: func.func @qdq_conv
+// CHECK: %[[W:.+]] = kiln.constant dense<{{.+}}> : tensor<2x1x1x1xi8>
+// CHECK: %[[Q:.+]] = kiln.cast %arg0 to i32 : tensor<1x1x4x4xui8> -> tensor<1x1x4x4xi32>
+// CHECK: %[[ZP:.+]] = kiln.constant dense<3> : tensor<i32>
+// CHECK: %[[A:.+]] = kiln.sub %[[Q]], %[[ZP]]
+// CHECK: %[[WI:.+]] = kiln.cast %[[W]] to i32
+// CHECK: %[[ACC:.+]] = kiln.conv2d %[[A]], %[[WI]] {{.+}} : (tensor<1x1x4x4xi32>, tensor<2x1x1x1xi32>) -> tensor<1x2x4x4xi32>
+// CHECK: %[[F:.+]] = kiln.cast %[[ACC]] to f32
+// CHECK: %[[S:.+]] = kiln.constant dense<{{\[\[\[\[}}5.000000e-02]], {{\[\[}}2.500000e-01]]]]> : tensor<1x2x1x1xf32>
+// CHECK: %[[Y:.+]] = kiln.mul %[[F]], %[[S]]
+// CHECK: %[[B:.+]] = kiln.reshape %{{.+}} : tensor<2xf32> to tensor<1x2x1x1xf32>
+// CHECK: %[[R:.+]] = kiln.add %[[Y]], %[[B]]
+// CHECK: return %[[R]]
+func.func @qdq_conv(%q: tensor<1x1x4x4xui8>) -> tensor<1x2x4x4xf32> {
+  %xs = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %xzp = kiln.constant dense<3.000000e+00> : tensor<f32>
+  %w = kiln.constant dense<[[[[7]]], [[[-9]]]]> : tensor<2x1x1x1xi8>
+  %ws = kiln.constant dense<[[[[1.000000e-01]]], [[[5.000000e-01]]]]> : tensor<2x1x1x1xf32>
+  %b = kiln.constant dense<[1.000000e+00, -2.000000e+00]> : tensor<2xf32>
+  %qf = kiln.cast %q to f32 : tensor<1x1x4x4xui8> -> tensor<1x1x4x4xf32>
+  %c = kiln.sub %qf, %xzp : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %x = kiln.mul %c, %xs : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %wf = kiln.cast %w to f32 : tensor<2x1x1x1xi8> -> tensor<2x1x1x1xf32>
+  %wd = kiln.mul %wf, %ws : (tensor<2x1x1x1xf32>, tensor<2x1x1x1xf32>) -> tensor<2x1x1x1xf32>
+  %y = kiln.conv2d %x, %wd, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// An int8 activation (ONNX Runtime's default QDQ) moves to uint8: q + 128
+// with zero point -5 + 128 = 123; a per-tensor weight scale.
+
+// CHECK-LABEL: func.func @qdq_matmul_int8_activation
+// CHECK: %[[W:.+]] = kiln.cast %arg0 to i32 : tensor<4x16xi8> -> tensor<4x16xi32>
+// CHECK: %[[S:.+]] = kiln.add %[[W]], %{{.+}} : (tensor<4x16xi32>, tensor<i32>) -> tensor<4x16xi32>
+// CHECK: %[[U:.+]] = kiln.cast %[[S]] to ui8 : tensor<4x16xi32> -> tensor<4x16xui8>
+// CHECK: %[[UI:.+]] = kiln.cast %[[U]] to i32
+// CHECK: %[[ZP:.+]] = kiln.constant dense<123> : tensor<i32>
+// CHECK: %[[A:.+]] = kiln.sub %[[UI]], %[[ZP]]
+// CHECK: %[[ACC:.+]] = kiln.matmul %[[A]], %{{.+}} : (tensor<4x16xi32>, tensor<16x8xi32>) -> tensor<4x8xi32>
+// CHECK: kiln.cast %[[ACC]] to f32
+// CHECK: kiln.constant dense<2.500000e-01> : tensor<8xf32>
+func.func @qdq_matmul_int8_activation(%q: tensor<4x16xi8>) -> tensor<4x8xf32> {
+  %xs = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %xzp = kiln.constant dense<-5.000000e+00> : tensor<f32>
+  %w = kiln.constant dense<3> : tensor<16x8xi8>
+  %ws = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %qf = kiln.cast %q to f32 : tensor<4x16xi8> -> tensor<4x16xf32>
+  %c = kiln.sub %qf, %xzp : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %x = kiln.mul %c, %xs : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %wf = kiln.cast %w to f32 : tensor<16x8xi8> -> tensor<16x8xf32>
+  %wd = kiln.mul %wf, %ws : (tensor<16x8xf32>, tensor<f32>) -> tensor<16x8xf32>
+  %y = kiln.matmul %x, %wd : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Left alone: weights with a zero point (their dequantization subtracts
+// it), and an f32 activation that was never quantized.
+
+// CHECK-LABEL: func.func @not_qdq
+// CHECK-NOT: i32
+// CHECK: kiln.conv2d {{.*}} -> tensor<1x1x2x2xf32>
+// CHECK-NOT: i32
+// CHECK: kiln.matmul {{.*}} -> tensor<2x2xf32>
+func.func @not_qdq(%q: tensor<1x1x2x2xui8>, %x: tensor<2x2xf32>) -> (tensor<1x1x2x2xf32>, tensor<2x2xf32>) {
+  %s = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %w = kiln.constant dense<3> : tensor<1x1x1x1xi8>
+  %wzp = kiln.constant dense<1.000000e+00> : tensor<f32>
+  %qf = kiln.cast %q to f32 : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
+  %xd = kiln.mul %qf, %s : (tensor<1x1x2x2xf32>, tensor<f32>) -> tensor<1x1x2x2xf32>
+  %wf = kiln.cast %w to f32 : tensor<1x1x1x1xi8> -> tensor<1x1x1x1xf32>
+  %wc = kiln.sub %wf, %wzp : (tensor<1x1x1x1xf32>, tensor<f32>) -> tensor<1x1x1x1xf32>
+  %wd = kiln.mul %wc, %s : (tensor<1x1x1x1xf32>, tensor<f32>) -> tensor<1x1x1x1xf32>
+  %y = kiln.conv2d %xd, %wd {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x2x2xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x2x2xf32>
+  %w2 = kiln.constant dense<3> : tensor<2x2xi8>
+  %w2f = kiln.cast %w2 to f32 : tensor<2x2xi8> -> tensor<2x2xf32>
+  %w2d = kiln.mul %w2f, %s : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %z = kiln.matmul %x, %w2d : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %y, %z : tensor<1x1x2x2xf32>, tensor<2x2xf32>
+}
