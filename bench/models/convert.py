@@ -17,8 +17,9 @@ set (issue 31's held-in set).
          bias Add.
   qdq    onnxruntime.quantization.quantize_static's QDQ output with its
          defaults for Conv and MatMul with a constant weight: the activation
-         through QuantizeLinear -> DequantizeLinear as int8 (asymmetric, the
-         range observed on the model's test input, MinMax), the weight int8
+         and the product's output through QuantizeLinear -> DequantizeLinear
+         as int8 (asymmetric, the range observed on the model's test input,
+         MinMax), the weight int8
          symmetric per tensor -> DequantizeLinear, a Conv bias int32 at scale
          x_scale * w_scale -> DequantizeLinear. Calibration runs the f32
          model with Kiln (build/python) on test_data_set_0.
@@ -215,8 +216,23 @@ def qdq_int8(model, data_dir):
     inits = {t.name: t for t in g.initializer}
     todo = [n for n in g.node if n.op_type in ("Conv", "MatMul") and len(n.input) > 1
             and n.input[1] in inits and inits[n.input[1]].data_type == FLOAT]
-    ranges = observed_ranges(model, sorted({n.input[0] for n in todo}), data_dir)
+    ranges = observed_ranges(
+        model, sorted({n.input[0] for n in todo} | {n.output[0] for n in todo}), data_dir)
     nodes, done = [], {}
+
+    def qdq(x, lo, hi):
+        """QuantizeLinear -> DequantizeLinear of x (int8, asymmetric)."""
+        x_scale = np.float32(max(hi - lo, 1e-8) / 255.0)
+        x_zp = np.int8(np.clip(np.rint(-128 - lo / x_scale), -128, 127))
+        g.initializer.extend([
+            numpy_helper.from_array(np.array(x_scale, np.float32), x + "_scale"),
+            numpy_helper.from_array(np.array(x_zp, np.int8), x + "_zero_point")])
+        return x_scale, [
+            helper.make_node("QuantizeLinear", [x, x + "_scale", x + "_zero_point"],
+                             [x + "_quantized"]),
+            helper.make_node("DequantizeLinear",
+                             [x + "_quantized", x + "_scale", x + "_zero_point"],
+                             [x + "_dequantized"])]
     for n in g.node:
         if n not in todo:
             nodes.append(n)
@@ -224,18 +240,8 @@ def qdq_int8(model, data_dir):
         p = (n.name or n.output[0]) + "/"
         x = n.input[0]
         if x not in done:  # one QuantizeLinear/DequantizeLinear per activation
-            lo, hi = ranges[x]
-            x_scale = np.float32(max(hi - lo, 1e-8) / 255.0)
-            x_zp = np.int8(np.clip(np.rint(-128 - lo / x_scale), -128, 127))
-            g.initializer.extend([
-                numpy_helper.from_array(np.array(x_scale, np.float32), x + "_scale"),
-                numpy_helper.from_array(np.array(x_zp, np.int8), x + "_zero_point")])
-            nodes += [helper.make_node("QuantizeLinear", [x, x + "_scale", x + "_zero_point"],
-                                       [x + "_quantized"]),
-                      helper.make_node("DequantizeLinear",
-                                       [x + "_quantized", x + "_scale", x + "_zero_point"],
-                                       [x + "_dequantized"])]
-            done[x] = x_scale
+            done[x], pair = qdq(x, *ranges[x])
+            nodes += pair
         wf = numpy_helper.to_array(inits[n.input[1]])
         w_scale = np.float32(max(np.abs(wf).max(), 1e-8) / 127.0)
         wq = np.clip(np.rint(wf / w_scale), -127, 127).astype(np.int8)
@@ -256,9 +262,13 @@ def qdq_int8(model, data_dir):
             nodes.append(helper.make_node("DequantizeLinear", [p + "b_quantized", p + "b_scale"],
                                           [p + "b_dequantized"]))
             ins.append(p + "b_dequantized")
-        q = helper.make_node(n.op_type, ins, list(n.output), name=n.name)
+        # The output quantized too, as the tool does, so that a runtime may
+        # fuse DequantizeLinear -> Conv -> QuantizeLinear (QLinearConv).
+        y = n.output[0]
+        q = helper.make_node(n.op_type, ins, [y + "_float"], name=n.name)
         q.attribute.extend(n.attribute)
-        nodes.append(q)
+        _, pair = qdq(y + "_float", *ranges[y])
+        nodes += [q] + pair + [helper.make_node("Identity", [y + "_float_dequantized"], [y])]
     del g.node[:]
     g.node.extend(nodes)
     used = {i for n in g.node for i in n.input}

@@ -137,7 +137,10 @@ def compile_model(compiler, d, flags=()):
     tag = "".join(c if c.isalnum() else "_" for c in "".join(flags)).strip("_")
     onnx_path = os.path.join(d, "model.onnx")
     so = os.path.join(d, f"model.{tag}.so" if tag else "model.so")
-    if os.path.exists(so) and os.path.getmtime(so) >= os.path.getmtime(compiler):
+    # Compiled by this kiln-compile from this model.onnx (a model rewritten
+    # in place, e.g. by bench/models/convert.py, is compiled again).
+    if os.path.exists(so) and os.path.getmtime(so) >= max(os.path.getmtime(compiler),
+                                                          os.path.getmtime(onnx_path)):
         return so, None
     log(f"  compiling {onnx_path} {' '.join(flags)}")
     t0 = time.time()
