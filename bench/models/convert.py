@@ -136,6 +136,19 @@ def written_out_layernorm(model):
     return model
 
 
+def with_nodes(model, nodes):
+    """The model's graph with `nodes`, its unused initializers dropped; checked."""
+    g = model.graph
+    del g.node[:]
+    g.node.extend(nodes)
+    used = {i for n in g.node for i in n.input}
+    keep = [t for t in g.initializer if t.name in used]
+    del g.initializer[:]
+    g.initializer.extend(keep)
+    onnx.checker.check_model(model)
+    return model
+
+
 def dynamic_int8(model):
     """Conv and MatMul with constant weights in quantize_dynamic's form."""
     g = model.graph
@@ -176,14 +189,7 @@ def dynamic_int8(model):
                 np.array([1, -1] + [1] * (rank - 2), np.int64), p + "bias_shape"))
             nodes += [helper.make_node("Reshape", [bias, p + "bias_shape"], [p + "bias_nc"]),
                       helper.make_node("Add", [p + "deq", p + "bias_nc"], [out])]
-    del g.node[:]
-    g.node.extend(nodes)
-    used = {i for n in g.node for i in n.input}
-    keep = [t for t in g.initializer if t.name in used]
-    del g.initializer[:]
-    g.initializer.extend(keep)
-    onnx.checker.check_model(model)
-    return model
+    return with_nodes(model, nodes)
 
 
 def observed_ranges(model, names, data_dir):
@@ -269,14 +275,7 @@ def qdq_int8(model, data_dir):
         q.attribute.extend(n.attribute)
         _, pair = qdq(y + "_float", *ranges[y])
         nodes += [q] + pair + [helper.make_node("Identity", [y + "_float_dequantized"], [y])]
-    del g.node[:]
-    g.node.extend(nodes)
-    used = {i for n in g.node for i in n.input}
-    keep = [t for t in g.initializer if t.name in used]
-    del g.initializer[:]
-    g.initializer.extend(keep)
-    onnx.checker.check_model(model)
-    return model
+    return with_nodes(model, nodes)
 
 
 VARIANTS = {"fp16": to_fp16, "dynint8": dynamic_int8, "ln": written_out_layernorm,

@@ -125,21 +125,52 @@ Value f32Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
 }
 
+/// The i32 product `build(a, w)` of x's centered uint8 activation and W's
+/// int8 constant, converted to `rt` (f32) and multiplied by x's scale times
+/// W's (one, or one per output channel: `n` along `scaleShape`).
+Value scaledProduct(
+    OpBuilder &b, Location loc, RankedTensorType rt, const Dequantized &x,
+    const Dequantized &w, int64_t n, ArrayRef<int64_t> scaleShape,
+    llvm::function_ref<Value(Value, Value, RankedTensorType)> build) {
+  Value a = centeredU8(b, loc, x);
+  auto wt = cast<RankedTensorType>(w.q.getType());
+  Value wi = CastOp::create(b, loc, wt.clone(b.getI32Type()), w.q,
+                            TypeAttr::get(b.getI32Type()));
+  Value acc = build(a, wi, rt.clone(b.getI32Type()));
+  std::vector<float> scale(n);
+  for (int64_t i = 0; i < n; ++i)
+    scale[i] = x.scales[0] * w.scales[w.scales.size() == 1 ? 0 : i];
+  Value y = CastOp::create(b, loc, rt, acc, TypeAttr::get(b.getF32Type()));
+  return MulOp::create(b, loc, rt, y, f32Constant(b, loc, scaleShape, scale));
+}
+
+/// The activation and weights of a product of dequantized values, with
+/// per-tensor activation scales and `n` or one weight scales; nothing
+/// otherwise.
+std::optional<std::pair<Dequantized, Dequantized>>
+dequantizedOperands(Operation *op, int64_t n) {
+  auto rt = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!rt.hasStaticShape() || !rt.getElementType().isF32())
+    return std::nullopt;
+  std::optional<Dequantized> x = dequantized(op->getOperand(0));
+  std::optional<Dequantized> w = constantWeights(op->getOperand(1));
+  if (!x || !w || x->scales.size() != 1 ||
+      (w->scales.size() != 1 && int64_t(w->scales.size()) != n))
+    return std::nullopt;
+  return std::pair{*x, *w};
+}
+
 /// conv2d(dequantized x, dequantized W) [+ bias], NCHW, group 1.
 bool rewriteConv(Conv2DOp conv) {
   auto rt = cast<RankedTensorType>(conv.getType());
-  if (conv.isNHWC() || conv.getGroup() != 1 || !rt.hasStaticShape() ||
-      !rt.getElementType().isF32() || rt.getRank() != 4)
-    return false;
-  std::optional<Dequantized> x = dequantized(conv.getInput());
-  std::optional<Dequantized> w = constantWeights(conv.getFilter());
-  if (!x || !w || x->scales.size() != 1)
+  if (conv.isNHWC() || conv.getGroup() != 1 || rt.getRank() != 4)
     return false;
   int64_t f = rt.getDimSize(1);
-  // Per tensor, or per output channel ([F, 1, 1, 1]).
-  if (w->scales.size() != 1 &&
-      (int64_t(w->scales.size()) != f || w->scaleType.getRank() != 4 ||
-       w->scaleType.getDimSize(0) != f))
+  auto operands = dequantizedOperands(conv, f);
+  // Weight scales per tensor, or per output channel ([F, 1, 1, 1]).
+  if (!operands || (operands->second.scales.size() != 1 &&
+                    (operands->second.scaleType.getRank() != 4 ||
+                     operands->second.scaleType.getDimSize(0) != f)))
     return false;
   Value bias = conv.getBias();
   if (bias && (cast<RankedTensorType>(bias.getType()).getNumElements() != f ||
@@ -147,19 +178,14 @@ bool rewriteConv(Conv2DOp conv) {
     return false;
   OpBuilder b(conv);
   Location loc = conv.getLoc();
-  Value a = centeredU8(b, loc, *x);
-  auto wt = cast<RankedTensorType>(w->q.getType());
-  Value wi = CastOp::create(b, loc, wt.clone(b.getI32Type()), w->q,
-                            TypeAttr::get(b.getI32Type()));
   NamedAttrList attrs(conv->getAttrs());
-  Value acc = Conv2DOp::create(b, loc, TypeRange{rt.clone(b.getI32Type())},
-                               ValueRange{a, wi}, attrs.getAttrs())
-                  .getResult();
-  std::vector<float> scale(f);
-  for (int64_t i = 0; i < f; ++i)
-    scale[i] = x->scales[0] * w->scales[w->scales.size() == 1 ? 0 : i];
-  Value y = CastOp::create(b, loc, rt, acc, TypeAttr::get(b.getF32Type()));
-  y = MulOp::create(b, loc, rt, y, f32Constant(b, loc, {1, f, 1, 1}, scale));
+  Value y = scaledProduct(
+      b, loc, rt, operands->first, operands->second, f, {1, f, 1, 1},
+      [&](Value a, Value w, RankedTensorType type) -> Value {
+        return Conv2DOp::create(b, loc, TypeRange{type}, ValueRange{a, w},
+                                attrs.getAttrs())
+            .getResult();
+      });
   if (bias) // [F] along the channels
     y = AddOp::create(b, loc, rt, y,
                       ReshapeOp::create(b, loc, rt.clone({1, f, 1, 1}), bias));
@@ -171,31 +197,22 @@ bool rewriteConv(Conv2DOp conv) {
 /// matmul(dequantized x [..., M, K], dequantized W [K, N]).
 bool rewriteMatmul(MatMulOp mm) {
   auto rt = cast<RankedTensorType>(mm.getType());
-  auto wtF = cast<RankedTensorType>(mm.getRhs().getType());
-  if (!rt.hasStaticShape() || !rt.getElementType().isF32() ||
-      rt.getRank() < 2 || wtF.getRank() != 2)
+  auto wt = cast<RankedTensorType>(mm.getRhs().getType());
+  if (rt.getRank() < 2 || wt.getRank() != 2)
     return false;
-  std::optional<Dequantized> x = dequantized(mm.getLhs());
-  std::optional<Dequantized> w = constantWeights(mm.getRhs());
-  if (!x || !w || x->scales.size() != 1)
-    return false;
-  int64_t n = wtF.getDimSize(1);
-  // Per tensor, or per column ([N] or [1, N]).
-  if (w->scales.size() != 1 &&
-      (int64_t(w->scales.size()) != n || w->scaleType.getShape().back() != n))
+  int64_t n = wt.getDimSize(1);
+  auto operands = dequantizedOperands(mm, n);
+  // Weight scales per tensor, or per column ([N] or [1, N]).
+  if (!operands || (operands->second.scales.size() != 1 &&
+                    operands->second.scaleType.getShape().back() != n))
     return false;
   OpBuilder b(mm);
   Location loc = mm.getLoc();
-  Value a = centeredU8(b, loc, *x);
-  auto wt = cast<RankedTensorType>(w->q.getType());
-  Value wi = CastOp::create(b, loc, wt.clone(b.getI32Type()), w->q,
-                            TypeAttr::get(b.getI32Type()));
-  Value acc = MatMulOp::create(b, loc, rt.clone(b.getI32Type()), a, wi);
-  std::vector<float> scale(n);
-  for (int64_t i = 0; i < n; ++i)
-    scale[i] = x->scales[0] * w->scales[w->scales.size() == 1 ? 0 : i];
-  Value y = CastOp::create(b, loc, rt, acc, TypeAttr::get(b.getF32Type()));
-  y = MulOp::create(b, loc, rt, y, f32Constant(b, loc, {n}, scale));
+  Value y =
+      scaledProduct(b, loc, rt, operands->first, operands->second, n, {n},
+                    [&](Value a, Value w, RankedTensorType type) -> Value {
+                      return MatMulOp::create(b, loc, type, a, w);
+                    });
   mm.getResult().replaceAllUsesWith(y);
   mm->erase();
   return true;
