@@ -22,6 +22,7 @@
 // stay as they are.
 //
 //===----------------------------------------------------------------------===//
+#include "IntegerValues.h"
 #include "QuantizeCommon.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
@@ -221,12 +222,7 @@ bool rewriteMatmul(MatMulOp mm) {
 struct DequantizedProductsPass
     : mlir::kiln::impl::DequantizedProductsPassBase<DequantizedProductsPass> {
   void runOnOperation() override {
-    SmallVector<Operation *> products;
-    getOperation().walk([&](Operation *op) {
-      if (isa<Conv2DOp, MatMulOp>(op))
-        products.push_back(op);
-    });
-    for (Operation *op : products) {
+    for (Operation *op : integers::products(getOperation())) {
       if (auto conv = dyn_cast<Conv2DOp>(op))
         (void)rewriteConv(conv);
       else

@@ -191,12 +191,7 @@ struct IntegerProductsInF32Pass
     : mlir::kiln::impl::IntegerProductsInF32PassBase<IntegerProductsInF32Pass> {
   using IntegerProductsInF32PassBase::IntegerProductsInF32PassBase;
   void runOnOperation() override {
-    SmallVector<Operation *> products;
-    getOperation().walk([&](Operation *op) {
-      if (isa<Conv2DOp, MatMulOp>(op))
-        products.push_back(op);
-    });
-    for (Operation *op : products)
+    for (Operation *op : products(getOperation()))
       if (!keepVnniProducts || !matchVnniProduct(op))
         (void)rewrite(op);
   }

@@ -33,13 +33,14 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::integers;
 
 namespace {
-/// The packed weights and column sums of a K x N int8 matrix `at(k, n)`.
-std::pair<Value, Value>
-packedWeights(OpBuilder &b, Location loc, int64_t k, int64_t n,
-              llvm::function_ref<double(int64_t, int64_t)> at) {
+/// The packed weights and column sums of the K x N int8 matrix `w`
+/// (row-major: a [K, N] matmul operand, or an HWCF filter with K = (kh, kw,
+/// c) and N = f).
+std::pair<Value, Value> packedWeights(OpBuilder &b, Location loc, int64_t k,
+                                      int64_t n, ArrayRef<double> w) {
   auto [packed, sums] = quant::packInt8(
       b.getContext(), k, (k + 3) / 4 * 4, n, /*r=*/16,
-      [&](int64_t kk, int64_t nn) { return int8_t(at(kk, nn)); });
+      [&](int64_t kk, int64_t nn) { return int8_t(w[kk * n + nn]); });
   return {ConstantOp::create(b, loc, packed.getType(), packed),
           ConstantOp::create(b, loc, sums.getType(), sums)};
 }
@@ -76,26 +77,18 @@ bool rewrite(Operation *op) {
   Location loc = op->getLoc();
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   auto [x, zp] = activation(b, loc, *p);
+  ArrayRef<int64_t> ws =
+      cast<RankedTensorType>(op->getOperand(1).getType()).getShape();
+  int64_t n = ws.back();
+  auto [w, sums] = packedWeights(b, loc, p->weights.size() / n, n, p->weights);
   Value y;
   if (auto conv = dyn_cast<Conv2DOp>(op)) {
-    // HWCF: K = (kh, kw, c) in that order, N = f.
-    ArrayRef<int64_t> f = conv.getFilter().getType().getShape();
-    int64_t k = f[0] * f[1] * f[2], n = f[3];
-    auto [w, sums] = packedWeights(b, loc, k, n, [&](int64_t kk, int64_t nn) {
-      return p->weights[kk * n + nn];
-    });
     y = IntegerConv2DOp::create(
-        b, loc, type, x, zp, w, sums, b.getDenseI64ArrayAttr({f[0], f[1]}),
+        b, loc, type, x, zp, w, sums, b.getDenseI64ArrayAttr({ws[0], ws[1]}),
         conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr());
     if (Value bias = conv.getBias())
       y = AddOp::create(b, loc, type, y, bias);
   } else {
-    ArrayRef<int64_t> s =
-        cast<RankedTensorType>(op->getOperand(1).getType()).getShape();
-    int64_t k = s[0], n = s[1];
-    auto [w, sums] = packedWeights(b, loc, k, n, [&](int64_t kk, int64_t nn) {
-      return p->weights[kk * n + nn];
-    });
     y = IntegerMatMulOp::create(b, loc, type, x, zp, w, sums);
   }
   op->getResult(0).replaceAllUsesWith(y);
@@ -107,12 +100,7 @@ struct IntegerProductsOnVnniPass
     : mlir::kiln::impl::IntegerProductsOnVnniPassBase<
           IntegerProductsOnVnniPass> {
   void runOnOperation() override {
-    SmallVector<Operation *> products;
-    getOperation().walk([&](Operation *op) {
-      if (isa<Conv2DOp, MatMulOp>(op))
-        products.push_back(op);
-    });
-    for (Operation *op : products)
+    for (Operation *op : products(getOperation()))
       (void)rewrite(op);
   }
 };

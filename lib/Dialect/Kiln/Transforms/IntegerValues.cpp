@@ -165,6 +165,15 @@ std::optional<std::vector<double>> integers::evalInts(Value v, unsigned depth) {
   return std::nullopt;
 }
 
+SmallVector<Operation *> integers::products(Operation *root) {
+  SmallVector<Operation *> found;
+  root->walk([&](Operation *op) {
+    if (isa<Conv2DOp, MatMulOp>(op))
+      found.push_back(op);
+  });
+  return found;
+}
+
 /// x of `cast(x : ui8) -> i32`, or null.
 static Value widenedU8(Value v) {
   auto c = v.getDefiningOp<CastOp>();

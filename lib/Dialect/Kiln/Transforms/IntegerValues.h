@@ -44,6 +44,10 @@ std::optional<Interval> intRange(Value v, unsigned depth = 0);
 /// one-element operand, reshapes, transposes), row-major; nullopt otherwise.
 std::optional<std::vector<double>> evalInts(Value v, unsigned depth = 0);
 
+/// The kiln.conv2d and kiln.matmul ops under `root`, in walk order (to
+/// rewrite while walking no more).
+SmallVector<Operation *> products(Operation *root);
+
 /// What kiln.integer_conv2d / kiln.integer_matmul take from an i32
 /// product whose left operand is `[transpose](cast(x : ui8) [- zp])`.
 struct VnniProduct {
