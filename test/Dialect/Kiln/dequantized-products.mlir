@@ -88,3 +88,33 @@ func.func @not_qdq(%q: tensor<1x1x2x2xui8>, %x: tensor<2x2xf32>) -> (tensor<1x1x
   %z = kiln.matmul %x, %w2d : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %y, %z : tensor<1x1x2x2xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// A model whose dequantization scale is 0, negative or NaN is not rewritten
+// (the integer form would scale by it); it stays the f32 graph it wrote.
+
+// CHECK-LABEL: func.func @bad_scales
+// CHECK-NOT: i32
+// CHECK: kiln.matmul {{.*}} -> tensor<2x2xf32>
+// CHECK-NOT: i32
+// CHECK: kiln.matmul {{.*}} -> tensor<2x2xf32>
+// CHECK-NOT: i32
+// CHECK: kiln.matmul {{.*}} -> tensor<2x2xf32>
+func.func @bad_scales(%q: tensor<2x2xui8>) -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {
+  %zero = kiln.constant dense<0.000000e+00> : tensor<f32>
+  %neg = kiln.constant dense<-5.000000e-01> : tensor<f32>
+  %nan = kiln.constant dense<0x7FC00000> : tensor<f32>
+  %s = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %w = kiln.constant dense<3> : tensor<2x2xi8>
+  %qf = kiln.cast %q to f32 : tensor<2x2xui8> -> tensor<2x2xf32>
+  %wf = kiln.cast %w to f32 : tensor<2x2xi8> -> tensor<2x2xf32>
+  %wd = kiln.mul %wf, %s : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %x0 = kiln.mul %qf, %zero : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %y0 = kiln.matmul %x0, %wd : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %x1 = kiln.mul %qf, %neg : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %y1 = kiln.matmul %x1, %wd : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %x2 = kiln.mul %qf, %nan : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %y2 = kiln.matmul %x2, %wd : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %y0, %y1, %y2 : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+}

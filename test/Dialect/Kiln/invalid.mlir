@@ -763,3 +763,37 @@ func.func @loop_negative_bound(%m: tensor<i64>, %h: tensor<2xf32>) -> tensor<?x2
   }) : (tensor<i64>) -> tensor<?x2xf32>
   return %r : tensor<?x2xf32>
 }
+
+// -----
+
+// kiln.integer_matmul: K = 10 is 3 lanes of 4, not 2.
+func.func @integer_matmul_packing(%x: tensor<4x10xui8>, %zp: tensor<i32>, %w: tensor<2x2x64xi8>, %s: tensor<20xi32>) -> tensor<4x20xi32> {
+  // expected-error @+1 {{expects packed weights [2, 3, 64] for K = 10 and N = 20, got 'tensor<2x2x64xi8>'}}
+  %0 = kiln.integer_matmul %x, %zp, %w, %s : (tensor<4x10xui8>, tensor<i32>, tensor<2x2x64xi8>, tensor<20xi32>) -> tensor<4x20xi32>
+  return %0 : tensor<4x20xi32>
+}
+
+// -----
+
+func.func @integer_matmul_zero_point(%x: tensor<4x10xui8>, %zp: tensor<2xi32>, %w: tensor<2x3x64xi8>, %s: tensor<20xi32>) -> tensor<4x20xi32> {
+  // expected-error @+1 {{expects a one-element zero point, got 'tensor<2xi32>'}}
+  %0 = kiln.integer_matmul %x, %zp, %w, %s : (tensor<4x10xui8>, tensor<2xi32>, tensor<2x3x64xi8>, tensor<20xi32>) -> tensor<4x20xi32>
+  return %0 : tensor<4x20xi32>
+}
+
+// -----
+
+func.func @integer_matmul_sums(%x: tensor<4x10xui8>, %zp: tensor<i32>, %w: tensor<2x3x64xi8>, %s: tensor<16xi32>) -> tensor<4x20xi32> {
+  // expected-error @+1 {{expects weight sums of shape [20], got 'tensor<16xi32>'}}
+  %0 = kiln.integer_matmul %x, %zp, %w, %s : (tensor<4x10xui8>, tensor<i32>, tensor<2x3x64xi8>, tensor<16xi32>) -> tensor<4x20xi32>
+  return %0 : tensor<4x20xi32>
+}
+
+// -----
+
+// kiln.integer_conv2d: a 3x3 window with pads 1 keeps 5x5, not 3x3.
+func.func @integer_conv2d_result(%x: tensor<1x5x5x4xui8>, %zp: tensor<i32>, %w: tensor<1x9x64xi8>, %s: tensor<2xi32>) -> tensor<1x3x3x2xi32> {
+  // expected-error @+1 {{expects result [1, 5, 5, F], got 'tensor<1x3x3x2xi32>'}}
+  %0 = kiln.integer_conv2d %x, %zp, %w, %s {dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x5x5x4xui8>, tensor<i32>, tensor<1x9x64xi8>, tensor<2xi32>) -> tensor<1x3x3x2xi32>
+  return %0 : tensor<1x3x3x2xi32>
+}
