@@ -8,7 +8,7 @@
 // layout: gemm's trans_b transposes constant weights at compile time.
 //
 //===----------------------------------------------------------------------===//
-#include "Build.h"
+#include "SymbolicSizes.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -49,48 +49,53 @@ public:
   Value add(Value a, Value b) { return op<AddOp>(a, b); }
   Value sub(Value a, Value b) { return op<SubOp>(a, b); }
   Value mul(Value a, Value b) { return op<MulOp>(a, b); }
-  Value reshape(Value v, ArrayRef<int64_t> shape) {
-    return bad ? Value() : check(reshapeTo(node, v, shape));
+  /// The sizes of `v`'s dimensions: constants, or (symbolic batch) the
+  /// polynomials of SymbolicSizes.
+  SmallVector<SymSize> dims(Value v) {
+    RankedTensorType t = typeOf(v);
+    if (!t.hasStaticShape())
+      return node.sizes->dims(v);
+    SmallVector<SymSize> out;
+    for (int64_t d : t.getShape())
+      out.push_back(SymSize::constant(d));
+    return out;
+  }
+  Value reshape(Value v, ArrayRef<SymSize> shape) {
+    return bad ? Value() : check(reshapeToSizes(node, v, shape));
+  }
+  /// Elements [offset, offset + size) of dimension `axis`; the other
+  /// dimensions keep their (possibly run-time) sizes.
+  Value part(Value v, int64_t axis, int64_t offset, int64_t size) {
+    if (bad)
+      return {};
+    RankedTensorType t = typeOf(v);
+    SliceBounds box;
+    box.offsets.assign(t.getRank(), 0);
+    box.sizes.assign(t.getShape().begin(), t.getShape().end());
+    box.strides.assign(t.getRank(), 1);
+    box.offsets[axis] = offset;
+    box.sizes[axis] = size;
+    if (!t.hasStaticShape())
+      return sizedPart(node, v, box);
+    auto &b = node.builder;
+    return op<SliceOp>(v, b.getDenseI64ArrayAttr(box.offsets),
+                       b.getDenseI64ArrayAttr(box.sizes),
+                       b.getDenseI64ArrayAttr(box.strides));
   }
   /// Columns [offset, offset + size) of a 2-D value, or elements of a 1-D one.
   Value cols(Value v, int64_t offset, int64_t size) {
-    if (bad)
-      return {};
-    ArrayRef<int64_t> s = typeOf(v).getShape();
-    SmallVector<int64_t> offsets(s.size(), 0), sizes(s), strides(s.size(), 1);
-    offsets.back() = offset;
-    sizes.back() = size;
-    auto &b = node.builder;
-    return op<SliceOp>(v, b.getDenseI64ArrayAttr(offsets),
-                       b.getDenseI64ArrayAttr(sizes),
-                       b.getDenseI64ArrayAttr(strides));
+    return bad ? Value() : part(v, typeOf(v).getRank() - 1, offset, size);
   }
   /// Rows [offset, offset + size) of dimension 0.
   Value rows(Value v, int64_t offset, int64_t size) {
-    if (bad)
-      return {};
-    ArrayRef<int64_t> s = typeOf(v).getShape();
-    SmallVector<int64_t> offsets(s.size(), 0), sizes(s), strides(s.size(), 1);
-    offsets[0] = offset;
-    sizes[0] = size;
-    auto &b = node.builder;
-    return op<SliceOp>(v, b.getDenseI64ArrayAttr(offsets),
-                       b.getDenseI64ArrayAttr(sizes),
-                       b.getDenseI64ArrayAttr(strides));
+    return part(v, 0, offset, size);
   }
   /// Index `i` of dimension 0, dropped: [n, ...] -> [...].
   Value row(Value v, int64_t i) {
+    Value r = part(v, 0, i, 1);
     if (bad)
       return {};
-    ArrayRef<int64_t> s = typeOf(v).getShape();
-    SmallVector<int64_t> offsets(s.size(), 0), sizes(s), strides(s.size(), 1);
-    offsets[0] = i;
-    sizes[0] = 1;
-    auto &b = node.builder;
-    Value r = op<SliceOp>(v, b.getDenseI64ArrayAttr(offsets),
-                          b.getDenseI64ArrayAttr(sizes),
-                          b.getDenseI64ArrayAttr(strides));
-    return reshape(r, s.drop_front());
+    return reshape(r, ArrayRef(dims(r)).drop_front());
   }
   /// a x b^T (+ c).
   Value gemmT(Value a, Value b, Value c) {
@@ -274,12 +279,24 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
   if (failed(xv) || failed(wv) || failed(rv))
     return failure();
   RankedTensorType xt = typeOf(*xv);
-  if (failed(node.requireStaticShape(xt)) ||
-      failed(node.requireStaticShape(typeOf(*wv))) ||
+  if (failed(node.requireStaticShape(typeOf(*wv))) ||
       failed(node.requireStaticShape(typeOf(*rv))))
     return failure();
   if (xt.getRank() != 3 || !isa<FloatType>(xt.getElementType())) {
     node.fail() << "expects a 3-D float input, got " << xt;
+    return failure();
+  }
+  int64_t layout = node.opset >= 14 ? node.intAttr("layout", 0) : 0;
+  // The batch may be symbolic (its size comes from SymbolicSizes); the
+  // sequence, which is unrolled, and the input size may not.
+  int64_t seqAxis = layout == 1 ? 1 : 0;
+  if (xt.isDynamicDim(seqAxis) || xt.isDynamicDim(2) ||
+      (!xt.hasStaticShape() && !node.sizes)) {
+    node.fail() << "input shape " << xt
+                << " is not static in its sequence length and input size "
+                   "(dimensions "
+                << seqAxis << " and 2), which Kiln unrolls; give them one "
+                              "size with --input-shape or --dim";
     return failure();
   }
   std::string direction = node.strAttr("direction", "forward");
@@ -291,7 +308,6 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
   }
   int64_t dirs = direction == "bidirectional" ? 2 : 1;
   int64_t gates = cell == Cell::RNN ? 1 : cell == Cell::GRU ? 3 : 4;
-  int64_t layout = node.opset >= 14 ? node.intAttr("layout", 0) : 0;
   int64_t hidden = node.intAttr("hidden_size", typeOf(*rv).getDimSize(2));
   if (hidden < 1 || hidden > (int64_t(1) << 31) ||
       (layout != 0 && layout != 1)) {
@@ -309,8 +325,15 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
     x = B.transpose(x, {1, 0, 2});
   if (B.bad)
     return failure();
-  int64_t seq = typeOf(x).getDimSize(0), batch = typeOf(x).getDimSize(1),
-          input = typeOf(x).getDimSize(2), gh = gates * hidden;
+  int64_t seq = typeOf(x).getDimSize(0), input = typeOf(x).getDimSize(2),
+          gh = gates * hidden;
+  SymSize batch = B.dims(x)[1];
+  auto C = [](int64_t c) { return SymSize::constant(c); };
+  std::optional<SymSize> rowsAll = SymSize::mul(C(seq), batch);
+  if (!rowsAll) {
+    node.fail() << "seq * batch overflows";
+    return failure();
+  }
   auto expect = [&](Value v, ArrayRef<int64_t> shape, StringRef what) {
     if (typeOf(v).getShape() == shape)
       return success();
@@ -354,16 +377,29 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
     return layout == 1 ? B.transpose(v, {1, 0, 2}) : v;
   };
   Value h0 = initial(5), c0 = cell == Cell::LSTM ? initial(6) : Value();
-  for (Value v : {h0, c0})
-    if (v && failed(expect(v, {dirs, batch, hidden}, "the initial state")))
+  for (Value v : {h0, c0}) {
+    if (!v || B.bad)
+      continue;
+    RankedTensorType t = typeOf(v);
+    std::optional<int64_t> b = batch.getConstant();
+    if (t.getRank() != 3 || t.getDimSize(0) != dirs ||
+        t.getDimSize(2) != hidden || (b && !t.isDynamicDim(1) && t.getDimSize(1) != *b)) {
+      node.fail() << "the initial state has shape " << t << "; expected ["
+                  << dirs << ", " << (b ? std::to_string(*b) : "batch")
+                  << ", " << hidden << "]";
       return failure();
+    }
+    if (t.isDynamicDim(1) || !b)
+      guardSameSize(node, v, 1, x, 1,
+                    "the initial state's batch and X's batch");
+  }
 
   FailureOr<SmallVector<Activation>> acts = readActivations(node, cell, dirs);
   if (failed(acts))
     return failure();
   size_t perDir = acts->size() / dirs;
 
-  Value xFlat = B.reshape(x, {seq * batch, input});
+  Value xFlat = B.reshape(x, {*rowsAll, C(input)});
   SmallVector<Value> ys(dirs), hLast(dirs), cLast(dirs);
   for (int64_t d = 0; d < dirs; ++d) {
     bool reverse = direction == "reverse" || d == 1;
@@ -384,15 +420,19 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
         inBias = B.add(wb, rb);
       }
     }
-    Value proj = B.reshape(B.gemmT(xFlat, w, inBias), {seq, batch, gh});
+    Value proj = B.reshape(B.gemmT(xFlat, w, inBias), {C(seq), batch, C(gh)});
     Value h = h0 ? B.row(h0, d) : Value(), c = c0 ? B.row(c0, d) : Value();
     Value pd = peep ? B.row(peep, d) : Value();
-    auto zeros = [&]() {
-      auto type = RankedTensorType::get({batch, hidden}, B.elt);
-      return ConstantOp::create(node.builder, node.loc(), type,
-                                DenseElementsAttr::get(type, cast<TypedAttr>(
-                                    node.builder.getZeroAttr(B.elt))))
-          .getResult();
+    auto zeros = [&]() -> Value {
+      auto type = RankedTensorType::get(
+          {batch.getConstant().value_or(1), hidden}, B.elt);
+      Value z = ConstantOp::create(
+          node.builder, node.loc(), type,
+          DenseElementsAttr::get(
+              type, cast<TypedAttr>(node.builder.getZeroAttr(B.elt))));
+      if (batch.getConstant())
+        return z;
+      return B.check(expandToSizes(node, z, {batch, C(hidden)}));
     };
     if (!h)
       h = zeros();
@@ -416,7 +456,10 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
         Value m = B.op<ClipOp>(B.sub(lens, B.scalar(t)),
                                node.builder.getF32FloatAttr(0.0f),
                                node.builder.getF32FloatAttr(1.0f));
-        m = B.reshape(m, {batch, 1});
+        if (!B.bad && !typeOf(lens).hasStaticShape())
+          guardSameSize(node, lens, 0, x, 1,
+                        "the length of sequence_lens and X's batch");
+        m = B.reshape(m, {B.dims(lens)[0], C(1)});
         out = B.mul(hNew, m);
         hNew = B.add(h, B.mul(m, B.sub(hNew, h)));
         if (cNew)
@@ -427,13 +470,13 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
         c = cNew;
       if (B.bad)
         return failure();
-      steps[t] = B.reshape(out, {1, 1, batch, hidden});
+      steps[t] = B.reshape(out, {C(1), C(1), batch, C(hidden)});
     }
     if (node.resultUsed(0))
       ys[d] = B.concat(steps, 0);
-    hLast[d] = B.reshape(h, {1, batch, hidden});
+    hLast[d] = B.reshape(h, {C(1), batch, C(hidden)});
     if (c)
-      cLast[d] = B.reshape(c, {1, batch, hidden});
+      cLast[d] = B.reshape(c, {C(1), batch, C(hidden)});
     if (B.bad)
       return failure();
   }

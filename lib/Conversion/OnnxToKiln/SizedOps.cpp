@@ -187,21 +187,7 @@ mlir::kiln::convertSymbolicReshape(OnnxNode &node) {
                    "Reshape";
     return failure();
   }
-  RankedTensorType type = typeFor(out, in.getElementType());
-  if (type.hasStaticShape())
-    return one(reshapeTo(node, x, type.getShape()));
-  if (!dimensionsGroup(*node.sizes, x, type, out)) {
-    node.fail() << "reshaping " << in << " to " << sizesStr(*node.sizes, out)
-                << " regroups dimensions of run-time size, which Kiln cannot "
-                   "do yet (it reshapes when each group of dimensions that "
-                   "merge or split has one size of run-time extent); give "
-                   "the symbolic dimensions one size to compile this Reshape";
-    return failure();
-  }
-  auto op = SizedReshapeOp::create(node.builder, node.loc(), type, x,
-                                   dynamicSizes(node, out));
-  node.sizes->setDims(op.getResult(), out);
-  return SmallVector<Value>{op.getResult()};
+  return one(reshapeToSizes(node, x, out));
 }
 
 namespace {
@@ -604,4 +590,90 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicRange(OnnxNode &node) {
       ValueRange{sizes.materialize(b, loc, *count)}, b.getDenseI64ArrayAttr({1}));
   sizes.setDims(slice.getResult(), {*count});
   return one(build<AddOp>(node, slice.getResult(), start));
+}
+
+//===----------------------------------------------------------------------===//
+// Building blocks for converters of values with symbolic dimensions
+//===----------------------------------------------------------------------===//
+
+FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
+                                            ArrayRef<SymSize> sizes) {
+  RankedTensorType in = typeOf(x);
+  RankedTensorType type = typeFor(sizes, in.getElementType());
+  if (type.hasStaticShape() && in.hasStaticShape())
+    return reshapeTo(node, x, type.getShape());
+  std::optional<SymSize> count = productOf(node.sizes->dims(x));
+  std::optional<SymSize> total = productOf(sizes);
+  if (!count || !total || *count != *total) {
+    node.fail() << "reshaping " << in << " to " << sizesStr(*node.sizes, sizes)
+                << " does not keep its "
+                << (count ? node.sizes->str(*count) : "?")
+                << " elements at every size in range; give the symbolic "
+                   "dimensions one size to compile this node";
+    return failure();
+  }
+  if (!dimensionsGroup(*node.sizes, x, type, sizes)) {
+    node.fail() << "reshaping " << in << " to " << sizesStr(*node.sizes, sizes)
+                << " regroups dimensions of run-time size, which Kiln cannot "
+                   "do yet (it reshapes when each group of dimensions that "
+                   "merge or split has one size of run-time extent); give "
+                   "the symbolic dimensions one size to compile this node";
+    return failure();
+  }
+  auto op = SizedReshapeOp::create(node.builder, node.loc(), type, x,
+                                   dynamicSizes(node, sizes));
+  node.sizes->setDims(op.getResult(), sizes);
+  return op.getResult();
+}
+
+Value mlir::kiln::sizedPart(OnnxNode &node, Value x,
+                            const SliceBounds &bounds) {
+  RankedTensorType type = typeOf(x);
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  SmallVector<Value> offsets, sizes;
+  SmallVector<SymSize> dims;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    offsets.push_back(arith::ConstantIndexOp::create(b, loc, bounds.offsets[d]));
+    SymSize n = type.isDynamicDim(d) ? node.sizes->dim(x, d)
+                                     : SymSize::constant(bounds.sizes[d]);
+    dims.push_back(n);
+    shape.push_back(type.isDynamicDim(d) ? ShapedType::kDynamic
+                                         : bounds.sizes[d]);
+    sizes.push_back(node.sizes->materialize(b, loc, n));
+  }
+  auto op = SizedSliceOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), x, offsets,
+      sizes, b.getDenseI64ArrayAttr(bounds.strides));
+  node.sizes->setDims(op.getResult(), dims);
+  return op.getResult();
+}
+
+FailureOr<Value> mlir::kiln::expandToSizes(OnnxNode &node, Value x,
+                                           ArrayRef<SymSize> sizes) {
+  return sizedExpand(node, x, sizes);
+}
+
+void mlir::kiln::guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b,
+                               int64_t bx, StringRef what) {
+  SymSize sa = node.sizes->dim(a, ax), sb = node.sizes->dim(b, bx);
+  if (sa == sb)
+    return;
+  OpBuilder &builder = node.builder;
+  Location loc = node.loc();
+  auto sizeOf = [&](Value v, int64_t k) -> Value {
+    auto type = RankedTensorType::get({1}, builder.getI64Type());
+    return ShapeOfOp::create(builder, loc, type, v,
+                             builder.getI64IntegerAttr(k),
+                             builder.getI64IntegerAttr(k + 1));
+  };
+  auto eqType = RankedTensorType::get({1}, builder.getI1Type());
+  Value ok = EqualOp::create(builder, loc, eqType, sizeOf(a, ax), sizeOf(b, bx));
+  GuardOp::create(builder, loc, ok,
+                  builder.getStringAttr(
+                      node.describe() + ": " + what.str() + " (" +
+                      node.sizes->str(sa) + " and " + node.sizes->str(sb) +
+                      ") differ at these input sizes, where the node needs "
+                      "them equal"));
 }

@@ -284,33 +284,6 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSlice(OnnxNode &node) {
 
 /// Split 2, 11 (split attribute), 13 (split input), 18 (num_outputs). Without
 /// split the outputs are equal; from 18 the last may be smaller.
-namespace {
-/// The box `bounds` of `x`, whose dimensions other than the static ones in
-/// `bounds` keep their run-time sizes, as a kiln.sized_slice.
-Value sizedPart(OnnxNode &node, Value x, const SliceBounds &bounds) {
-  RankedTensorType type = typeOf(x);
-  OpBuilder &b = node.builder;
-  Location loc = node.loc();
-  SmallVector<Value> offsets, sizes;
-  SmallVector<SymSize> dims;
-  SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    offsets.push_back(arith::ConstantIndexOp::create(b, loc, bounds.offsets[d]));
-    SymSize n = type.isDynamicDim(d) ? node.sizes->dim(x, d)
-                                     : SymSize::constant(bounds.sizes[d]);
-    dims.push_back(n);
-    shape.push_back(type.isDynamicDim(d) ? ShapedType::kDynamic
-                                         : bounds.sizes[d]);
-    sizes.push_back(node.sizes->materialize(b, loc, n));
-  }
-  auto op = SizedSliceOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), x, offsets,
-      sizes, b.getDenseI64ArrayAttr(bounds.strides));
-  node.sizes->setDims(op.getResult(), dims);
-  return op.getResult();
-}
-} // namespace
-
 FailureOr<SmallVector<Value>> mlir::kiln::convertSplit(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))

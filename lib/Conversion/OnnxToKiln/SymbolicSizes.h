@@ -136,6 +136,26 @@ FailureOr<SmallVector<Value>> convertSymbolicConstantOfShape(OnnxNode &node);
 FailureOr<SmallVector<Value>> convertSymbolicSlice(OnnxNode &node);
 FailureOr<SmallVector<Value>> convertSymbolicRange(OnnxNode &node);
 
+/// Building blocks for converters whose values may have symbolic
+/// dimensions (SizedOps.cpp); each records its result's sizes.
+///
+/// `x` reshaped to `sizes`: kiln.reshape when both are static, else a
+/// kiln.sized_reshape; fails (naming the node) when the element counts are
+/// not the same polynomial or run-time dimensions regroup.
+FailureOr<Value> reshapeToSizes(OnnxNode &node, Value x,
+                                ArrayRef<SymSize> sizes);
+/// The box `bounds` of `x`, whose dimensions other than the static ones in
+/// `bounds` keep their run-time sizes, as a kiln.sized_slice.
+Value sizedPart(OnnxNode &node, Value x, const SliceBounds &bounds);
+/// `x` broadcast (numpy rules) to `sizes`, as kiln.expand or
+/// kiln.sized_expand.
+FailureOr<Value> expandToSizes(OnnxNode &node, Value x,
+                               ArrayRef<SymSize> sizes);
+/// A kiln.guard that dimension `ax` of `a` and `bx` of `b` agree at run time,
+/// unless their sizes are the same polynomial; `what` names the pair.
+void guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b, int64_t bx,
+                   StringRef what);
+
 } // namespace mlir::kiln
 
 #endif
