@@ -14,7 +14,12 @@
 //                        gives body buffers one slot for the whole loop);
 //   scan outputs         iter_args of `scan_bound` rows, each iteration
 //                        inserting its slice at row i; the result is the
-//                        first rows, one per iteration run.
+//                        first rows, one per iteration run. A slice of
+//                        run-time shape (a symbolic batch) has its sizes
+//                        computed before the loop, traced back through
+//                        the body to values outside it: a loop-carried
+//                        value has the shape of its init, as every
+//                        iteration writes its new value over it.
 //
 // The function's inputs are marked read-only for bufferization, which then
 // copies a loop-carried value that starts as a graph input (or a constant)
@@ -30,7 +35,11 @@
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -49,12 +58,113 @@ static void markInputsReadOnly(func::FuncOp func) {
   func.setAllArgAttrs(attrs);
 }
 
+namespace {
+/// The run-time sizes of the scan slices of a kiln.loop, computed before the
+/// loop (the builder's insertion point) from what its body computes them
+/// from; null where a size depends on what an iteration computes.
+class HoistedSizes {
+public:
+  HoistedSizes(OpBuilder &b, Location loc, LoopOp loop)
+      : b(b), loc(loc), loop(loop) {}
+
+  /// Dimension `d` of the tensor `t` of the body.
+  Value dim(Value t, int64_t d) {
+    auto type = cast<RankedTensorType>(t.getType());
+    if (!type.isDynamicDim(d))
+      return arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+    if (outside(t))
+      return tensor::DimOp::create(b, loc, t, d);
+    if (auto arg = dyn_cast<BlockArgument>(t)) {
+      unsigned i = arg.getArgNumber();
+      if (arg.getOwner() == &loop.getBody().front() && i >= 1 &&
+          i - 1 < loop.getNumCarried())
+        return dim(loop.getInits()[i - 1], d);
+      return {};
+    }
+    Deeper deeper(depth);
+    if (depth > kMaxDepth)
+      return {};
+    auto result = cast<OpResult>(t);
+    Operation *def = result.getOwner();
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+      if (dps.hasPureTensorSemantics())
+        return dim(dps.getDpsInits()[result.getResultNumber()], d);
+    if (auto empty = dyn_cast<tensor::EmptyOp>(def))
+      return size(empty.getMixedSizes()[d]);
+    if (isa<ReifyRankedShapedTypeOpInterface>(def)) {
+      OpBuilder inner(def);
+      ReifiedRankedShapedTypeDims shapes;
+      if (succeeded(reifyResultShapes(inner, def, shapes)))
+        return size(shapes[result.getResultNumber()][d]);
+    }
+    return {};
+  }
+
+private:
+  bool outside(Value v) {
+    return !loop.getBody().isAncestor(v.getParentRegion());
+  }
+  Value size(OpFoldResult s) {
+    if (auto attr = dyn_cast<Attribute>(s))
+      return arith::ConstantIndexOp::create(b, loc,
+                                            cast<IntegerAttr>(attr).getInt());
+    return scalar(cast<Value>(s));
+  }
+  /// An index (or integer) scalar of the body, recomputed before the loop.
+  Value scalar(Value v) {
+    if (outside(v))
+      return v;
+    if (Value h = done.lookup(v))
+      return h;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return {};
+    Deeper deeper(depth);
+    if (depth > kMaxDepth)
+      return {};
+    if (auto dimOp = dyn_cast<tensor::DimOp>(def)) {
+      std::optional<int64_t> c = dimOp.getConstantIndex();
+      return c ? dim(dimOp.getSource(), *c) : Value();
+    }
+    bool arith = isa<arith::ArithDialect>(def->getDialect()) ||
+                 isa<affine::AffineApplyOp, affine::AffineMinOp,
+                     affine::AffineMaxOp>(def);
+    if (!arith || def->getNumRegions() != 0 || def->getNumResults() != 1 ||
+        !isPure(def))
+      return {};
+    IRMapping map;
+    for (Value o : def->getOperands()) {
+      Value h = scalar(o);
+      if (!h)
+        return {};
+      map.map(o, h);
+    }
+    Value h = b.clone(*def, map)->getResult(0);
+    done[v] = h;
+    return h;
+  }
+
+  static constexpr int kMaxDepth = 64;
+  struct Deeper {
+    int &d;
+    explicit Deeper(int &d) : d(d) { ++d; }
+    ~Deeper() { --d; }
+  };
+  OpBuilder &b;
+  Location loc;
+  LoopOp loop;
+  int depth = 0;
+  DenseMap<Value, Value> done;
+};
+} // namespace
+
 /// Moves the body of `loop` to the end of the builder's block as iteration
 /// `iv`, with `state` the loop-carried values then the scan buffers; returns
 /// what the next iteration gets (and, with early_exit, sets `cond` to the
 /// condition the body computed, an i1).
 static SmallVector<Value> spliceBody(OpBuilder &nb, Location l, LoopOp loop,
-                                     Value iv, ValueRange state, Value *cond) {
+                                     Value iv, ValueRange state, Value *cond,
+                                     ArrayRef<SmallVector<Value>> scanDyn) {
   Block &body = loop.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());
   unsigned n = loop.getNumCarried();
@@ -86,8 +196,10 @@ static SmallVector<Value> spliceBody(OpBuilder &nb, Location l, LoopOp loop,
     SmallVector<OpFoldResult> offsets(t.getRank() + 1, nb.getIndexAttr(0));
     offsets[0] = iv;
     SmallVector<OpFoldResult> sizes{nb.getIndexAttr(1)};
+    unsigned k = 0;
     for (int64_t d : t.getShape())
-      sizes.push_back(nb.getIndexAttr(d));
+      sizes.push_back(ShapedType::isDynamic(d) ? OpFoldResult(scanDyn[j - n][k++])
+                                               : nb.getIndexAttr(d));
     SmallVector<OpFoldResult> strides(t.getRank() + 1, nb.getIndexAttr(1));
     next.push_back(tensor::InsertSliceOp::create(nb, l, slice, state[j],
                                                  offsets, sizes, strides));
@@ -102,7 +214,8 @@ static SmallVector<Value> spliceBody(OpBuilder &nb, Location l, LoopOp loop,
 /// the body does not read). It runs while i < trips and the last condition
 /// is true; returns the number of iterations run, then the final state.
 static SmallVector<Value> emitWhile(OpBuilder &b, Location loc, LoopOp loop,
-                                    Value trips, ValueRange inits) {
+                                    Value trips, ValueRange inits,
+                                    ArrayRef<SmallVector<Value>> scanDyn) {
   unsigned n = inits.size();
   SmallVector<Value> whileInits(inits);
   whileInits.push_back(arith::ConstantIndexOp::create(b, loc, 0));
@@ -120,7 +233,7 @@ static SmallVector<Value> emitWhile(OpBuilder &b, Location loc, LoopOp loop,
   Block *after = b.createBlock(&whileOp.getAfter(), {}, types, locs);
   Value iv = after->getArgument(n), cond;
   SmallVector<Value> next = spliceBody(
-      b, loc, loop, iv, after->getArguments().take_front(n), &cond);
+      b, loc, loop, iv, after->getArguments().take_front(n), &cond, scanDyn);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   next.push_back(arith::AddIOp::create(b, loc, iv, one));
   next.push_back(cond);
@@ -146,15 +259,32 @@ LogicalResult mlir::kiln::lowerLoop(OpBuilder &b, LoopOp loop) {
   unsigned n = loop.getNumCarried();
   markInputsReadOnly(loop->getParentOfType<func::FuncOp>());
   SmallVector<Value> inits(loop.getInits());
+  // The run-time sizes of each scan slice, in order.
+  SmallVector<SmallVector<Value>> scanDyn;
   if (loop.getNumScans() > 0) {
     int64_t bound = loop.getScanBound();
     trips = arith::MinSIOp::create(
         b, loc, trips, arith::ConstantIndexOp::create(b, loc, bound));
-    for (Value slice : loop.getYieldedResults().drop_front(n)) {
+    HoistedSizes hoisted(b, loc, loop);
+    for (auto [j, slice] :
+         llvm::enumerate(loop.getYieldedResults().drop_front(n))) {
       RankedTensorType t = typeOf(slice);
       SmallVector<int64_t> shape{bound};
       llvm::append_range(shape, t.getShape());
-      inits.push_back(emptyTensor(b, loc, shape, t.getElementType()));
+      SmallVector<Value> &dyn = scanDyn.emplace_back();
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        if (!t.isDynamicDim(d))
+          continue;
+        Value size = hoisted.dim(slice, d);
+        if (!size)
+          return loop.emitError()
+                 << "scan output " << j << " stacks slices of type " << t
+                 << " whose run-time size " << d
+                 << " depends on what an iteration computes; Kiln stacks "
+                    "slices whose sizes are known before the loop";
+        dyn.push_back(size);
+      }
+      inits.push_back(emptyTensor(b, loc, shape, t.getElementType(), dyn));
     }
   }
 
@@ -162,7 +292,7 @@ LogicalResult mlir::kiln::lowerLoop(OpBuilder &b, LoopOp loop) {
   SmallVector<Value> state;
   Value rows = trips;
   if (loop.getEarlyExit()) {
-    state = emitWhile(b, loc, loop, trips, inits);
+    state = emitWhile(b, loc, loop, trips, inits, scanDyn);
     // At most `trips` (which the arena bounds): the clamp tells the bound.
     rows = arith::MinSIOp::create(b, loc, state.front(), trips);
     state.erase(state.begin());
@@ -170,8 +300,8 @@ LogicalResult mlir::kiln::lowerLoop(OpBuilder &b, LoopOp loop) {
     auto forOp = scf::ForOp::create(
         b, loc, zero, trips, one, inits,
         [&](OpBuilder &nb, Location l, Value iv, ValueRange iterArgs) {
-          scf::YieldOp::create(nb, l,
-                               spliceBody(nb, l, loop, iv, iterArgs, nullptr));
+          scf::YieldOp::create(
+              nb, l, spliceBody(nb, l, loop, iv, iterArgs, nullptr, scanDyn));
         });
     forOp->setAttr(kGraphLoopAttr, b.getUnitAttr());
     b.setInsertionPointAfter(forOp);
@@ -183,8 +313,11 @@ LogicalResult mlir::kiln::lowerLoop(OpBuilder &b, LoopOp loop) {
     RankedTensorType t = typeOf(loop.getResult(j));
     SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0));
     SmallVector<OpFoldResult> sizes{rows};
+    unsigned k = 0;
     for (int64_t d : t.getShape().drop_front())
-      sizes.push_back(b.getIndexAttr(d));
+      sizes.push_back(ShapedType::isDynamic(d)
+                          ? OpFoldResult(scanDyn[j - n][k++])
+                          : b.getIndexAttr(d));
     SmallVector<OpFoldResult> strides(t.getRank(), b.getIndexAttr(1));
     Value stacked = tensor::ExtractSliceOp::create(b, loc, t, state[j], offsets,
                                                    sizes, strides);

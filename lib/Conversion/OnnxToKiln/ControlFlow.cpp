@@ -426,8 +426,14 @@ FailureOr<SmallVector<Value>> Inliner::makeLoop(OnnxNode &node, Region &body,
   block.getArgument(1).replaceAllUsesWith(boolConstant(loc, true));
   block.eraseArgument(1);
   block.getArgument(0).setType(RankedTensorType::get({}, b.getI64Type()));
-  for (auto [i, v] : llvm::enumerate(initial))
+  // A loop-carried value keeps its shape (finishOnnxLoop checks the types,
+  // and every iteration writes over the same buffer), so its run-time sizes
+  // in the body are its init's.
+  for (auto [i, v] : llvm::enumerate(initial)) {
     block.getArgument(1 + i).setType(v.getType());
+    if (!typeOf(v).hasStaticShape())
+      sizes.setDims(block.getArgument(1 + i), sizes.dims(v));
+  }
   return SmallVector<Value>(loop.getResults());
 }
 
@@ -623,22 +629,29 @@ LogicalResult mlir::kiln::finishOnnxLoop(Operation *op, SymbolicSizes &sizes) {
       sizes.contents(loop.getTripCount());
   for (unsigned j = n; j < values.size(); ++j) {
     auto slice = dyn_cast<RankedTensorType>(values[j].getType());
-    if (!slice || !slice.hasStaticShape())
+    if (!slice)
       return loop.emitError()
              << node << ": scan output " << j - n << " stacks slices of type "
-             << values[j].getType()
-             << "; slices of run-time shape are not supported with a "
-                "run-time trip count (give the symbolic dimensions they use "
-                "one size with --dim or --input-shape)";
+             << values[j].getType() << ", which has no rank";
     SmallVector<int64_t> shape{ShapedType::kDynamic};
     llvm::append_range(shape, slice.getShape());
     Value result = loop.getResult(j);
     result.setType(RankedTensorType::get(shape, slice.getElementType()));
+    // Slices of run-time shape (a symbolic batch) are stacked at sizes the
+    // lowering computes before the loop; the result's sizes are known here
+    // when they come from values outside the loop.
     if (trips && trips->size() == 1 && !earlyExit) {
       SmallVector<SymSize> dims{trips->front()};
-      for (int64_t d : slice.getShape())
-        dims.push_back(SymSize::constant(d));
-      sizes.setDims(result, dims);
+      for (int64_t d = 0; d < slice.getRank(); ++d) {
+        SymSize s = slice.isDynamicDim(d)
+                        ? sizes.dim(values[j], d)
+                        : SymSize::constant(slice.getDimSize(d));
+        if (!sizes.definedOutside(s, loop.getBody()))
+          break;
+        dims.push_back(s);
+      }
+      if ((int64_t)dims.size() == 1 + slice.getRank())
+        sizes.setDims(result, dims);
     }
   }
   OpBuilder b(yield);

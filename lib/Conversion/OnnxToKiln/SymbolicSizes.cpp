@@ -565,6 +565,14 @@ std::optional<int64_t> SymbolicSizes::bound(const SymSize &s, bool upper) {
   return total;
 }
 
+bool SymbolicSizes::definedOutside(const SymSize &s, Region &region) {
+  for (const auto &[monomial, coefficient] : s.getTerms())
+    for (unsigned id : monomial)
+      if (region.isAncestor(atoms[id].value.getParentRegion()))
+        return false;
+  return true;
+}
+
 std::optional<int64_t> SymbolicSizes::largest(const SymSize &s) {
   return bound(s, true);
 }

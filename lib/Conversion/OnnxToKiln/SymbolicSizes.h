@@ -102,6 +102,10 @@ public:
   std::optional<int64_t> largest(const SymSize &s);
   std::optional<int64_t> smallest(const SymSize &s);
 
+  /// Whether every atom of `s` is a dimension of a value defined outside
+  /// `region` (so that `s` can be materialized after it).
+  bool definedOutside(const SymSize &s, Region &region);
+
   /// "batch", "seq * 64", "dim 1 of '/q/MatMul'" for messages.
   std::string str(const SymSize &s);
 
