@@ -33,9 +33,9 @@
 #include "Lowering.h"
 
 #include "kiln/Dialect/Kiln/IR/Contract.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
@@ -126,9 +126,10 @@ private:
       std::optional<int64_t> c = dimOp.getConstantIndex();
       return c ? dim(dimOp.getSource(), *c) : Value();
     }
-    bool arith = isa<arith::ArithDialect>(def->getDialect()) ||
-                 isa<affine::AffineApplyOp, affine::AffineMinOp,
-                     affine::AffineMaxOp>(def);
+    bool arith =
+        isa<arith::ArithDialect>(def->getDialect()) ||
+        isa<affine::AffineApplyOp, affine::AffineMinOp, affine::AffineMaxOp>(
+            def);
     if (!arith || def->getNumRegions() != 0 || def->getNumResults() != 1 ||
         !isPure(def))
       return {};
@@ -198,8 +199,9 @@ static SmallVector<Value> spliceBody(OpBuilder &nb, Location l, LoopOp loop,
     SmallVector<OpFoldResult> sizes{nb.getIndexAttr(1)};
     unsigned k = 0;
     for (int64_t d : t.getShape())
-      sizes.push_back(ShapedType::isDynamic(d) ? OpFoldResult(scanDyn[j - n][k++])
-                                               : nb.getIndexAttr(d));
+      sizes.push_back(ShapedType::isDynamic(d)
+                          ? OpFoldResult(scanDyn[j - n][k++])
+                          : nb.getIndexAttr(d));
     SmallVector<OpFoldResult> strides(t.getRank() + 1, nb.getIndexAttr(1));
     next.push_back(tensor::InsertSliceOp::create(nb, l, slice, state[j],
                                                  offsets, sizes, strides));

@@ -295,8 +295,9 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
     node.fail() << "input shape " << xt
                 << " is not static in its sequence length and input size "
                    "(dimensions "
-                << seqAxis << " and 2), which Kiln unrolls; give them one "
-                              "size with --input-shape or --dim";
+                << seqAxis
+                << " and 2), which Kiln unrolls; give them one "
+                   "size with --input-shape or --dim";
     return failure();
   }
   std::string direction = node.strAttr("direction", "forward");
@@ -383,10 +384,11 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
     RankedTensorType t = typeOf(v);
     std::optional<int64_t> b = batch.getConstant();
     if (t.getRank() != 3 || t.getDimSize(0) != dirs ||
-        t.getDimSize(2) != hidden || (b && !t.isDynamicDim(1) && t.getDimSize(1) != *b)) {
+        t.getDimSize(2) != hidden ||
+        (b && !t.isDynamicDim(1) && t.getDimSize(1) != *b)) {
       node.fail() << "the initial state has shape " << t << "; expected ["
-                  << dirs << ", " << (b ? std::to_string(*b) : "batch")
-                  << ", " << hidden << "]";
+                  << dirs << ", " << (b ? std::to_string(*b) : "batch") << ", "
+                  << hidden << "]";
       return failure();
     }
     if (t.isDynamicDim(1) || !b)

@@ -635,7 +635,8 @@ Value mlir::kiln::sizedPart(OnnxNode &node, Value x,
   SmallVector<SymSize> dims;
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < type.getRank(); ++d) {
-    offsets.push_back(arith::ConstantIndexOp::create(b, loc, bounds.offsets[d]));
+    offsets.push_back(
+        arith::ConstantIndexOp::create(b, loc, bounds.offsets[d]));
     SymSize n = type.isDynamicDim(d) ? node.sizes->dim(x, d)
                                      : SymSize::constant(bounds.sizes[d]);
     dims.push_back(n);
@@ -669,7 +670,8 @@ void mlir::kiln::guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b,
                              builder.getI64IntegerAttr(k + 1));
   };
   auto eqType = RankedTensorType::get({1}, builder.getI1Type());
-  Value ok = EqualOp::create(builder, loc, eqType, sizeOf(a, ax), sizeOf(b, bx));
+  Value ok =
+      EqualOp::create(builder, loc, eqType, sizeOf(a, ax), sizeOf(b, bx));
   GuardOp::create(builder, loc, ok,
                   builder.getStringAttr(
                       node.describe() + ": " + what.str() + " (" +
