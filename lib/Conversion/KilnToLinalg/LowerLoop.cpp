@@ -159,6 +159,44 @@ private:
 };
 } // namespace
 
+/// Whether an op that computes `v` in the loop body `body` reads `state`
+/// other than as an elementwise op indexing it like its result. Later passes
+/// fuse such ops and let tensor.empty elimination have them write into
+/// `state`; an op that reads it otherwise (h's matmul in h' = tanh(x + h R),
+/// or one that broadcasts another operand) would then overwrite what it
+/// still reads, which bufferization refuses.
+static bool readsWhileComputing(Value v, Value state, Region &body) {
+  SmallVector<Operation *> work;
+  DenseSet<Operation *> seen;
+  auto push = [&](Value x) {
+    Operation *def = x.getDefiningOp();
+    if (def && body.isAncestor(def->getParentRegion()) &&
+        seen.insert(def).second)
+      work.push_back(def);
+  };
+  push(v);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    bool elementwise = g && g.getNumReductionLoops() == 0 &&
+                       llvm::all_of(g.getIndexingMapsArray(),
+                                    [](AffineMap m) { return m.isIdentity(); });
+    bool reads = false;
+    op->walk([&](Operation *inner) {
+      for (Value o : inner->getOperands()) {
+        if (o == state)
+          reads = true;
+        else if (Operation *def = o.getDefiningOp();
+                 def && !op->isAncestor(def))
+          push(o);
+      }
+    });
+    if (reads && !elementwise)
+      return true;
+  }
+  return false;
+}
+
 /// Moves the body of `loop` to the end of the builder's block as iteration
 /// `iv`, with `state` the loop-carried values then the scan buffers; returns
 /// what the next iteration gets (and, with early_exit, sets `cond` to the
@@ -185,11 +223,21 @@ static SmallVector<Value> spliceBody(OpBuilder &nb, Location l, LoopOp loop,
   SmallVector<Value> next;
   for (unsigned i = 0; i < n; ++i) {
     Value v = values[i];
-    next.push_back(v == state[i]
-                       ? v
-                       : bufferization::MaterializeInDestinationOp::create(
-                             nb, l, v, state[i])
-                             .getResult());
+    if (v == state[i])
+      next.push_back(v);
+    else if (readsWhileComputing(v, state[i], *dst->getParent()))
+      // Computed into a buffer of its own (an allocation tensor.empty
+      // elimination does not look through), then copied over the state.
+      next.push_back(bufferization::MaterializeInDestinationOp::create(
+                         nb, l,
+                         bufferization::AllocTensorOp::create(nb, l, typeOf(v),
+                                                              ValueRange(), v),
+                         state[i])
+                         .getResult());
+    else
+      next.push_back(
+          bufferization::MaterializeInDestinationOp::create(nb, l, v, state[i])
+              .getResult());
   }
   for (unsigned j = n; j < values.size(); ++j) {
     Value slice = values[j];

@@ -8,7 +8,10 @@
 // layout: gemm's trans_b transposes constant weights at compile time.
 //
 //===----------------------------------------------------------------------===//
-#include "SymbolicSizes.h"
+#include "ControlFlow.h"
+#include "ShapeInputs.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -273,6 +276,99 @@ std::pair<Value, Value> cellStep(Builder &B, const CellParams &p, Value xp,
   return {hNew, cNew};
 }
 
+/// The steps of one direction over a sequence of run-time length: a
+/// kiln.loop of `trips` (a rank-0 i64) iterations whose body runs
+/// `step(t, h, c)` at time t = i (or length - 1 - i, `reverse`) on the
+/// loop-carried h and c (c null for RNN and GRU), which it updates. Returns
+/// the step outputs stacked in iteration order ([length, batch, hidden],
+/// when `stack`, else null) and leaves the last h and c in `h` and `c`.
+FailureOr<Value> stepLoop(Builder &B, Value trips, int64_t bound, bool reverse,
+                          bool stack,
+                          function_ref<Value(Value t, Value &h, Value &c)> step,
+                          Value &h, Value &c) {
+  OnnxNode &node = B.node;
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  SmallVector<Value> inits{h};
+  if (c)
+    inits.push_back(c);
+  SmallVector<Type> types;
+  for (Value v : inits)
+    types.push_back(v.getType());
+  if (stack) {
+    SmallVector<int64_t> shape{ShapedType::kDynamic};
+    llvm::append_range(shape, typeOf(h).getShape());
+    types.push_back(RankedTensorType::get(shape, B.elt));
+  }
+  auto loop = LoopOp::create(b, loc, types, trips, inits,
+                             b.getI64IntegerAttr(stack ? bound : 0));
+  Block *body = new Block;
+  loop.getBody().push_back(body);
+  Value i = body->addArgument(RankedTensorType::get({}, b.getI64Type()), loc);
+  SmallVector<Value> state;
+  for (Value v : inits) {
+    state.push_back(body->addArgument(v.getType(), loc));
+    // Loop-carried values keep their init's run-time sizes.
+    if (!typeOf(v).hasStaticShape())
+      node.sizes->setDims(state.back(), node.sizes->dims(v));
+  }
+  OpBuilder::InsertionGuard atBody(b);
+  b.setInsertionPointToStart(body);
+  Value t = i;
+  if (reverse)
+    t = B.sub(B.sub(trips, constI64(node, {1}, {})), i);
+  Value bh = state[0], bc = c ? state[1] : Value();
+  Value out = step(t, bh, bc);
+  if (B.bad)
+    return failure();
+  SmallVector<Value> yielded{bh};
+  if (bc)
+    yielded.push_back(bc);
+  for (auto [v, init] : llvm::zip(yielded, inits))
+    if (v.getType() != init.getType()) {
+      node.fail() << "the state is " << init.getType()
+                  << " before the sequence and " << v.getType()
+                  << " after a step; give the initial state the batch size "
+                     "of X";
+      return failure();
+    }
+  if (stack)
+    yielded.push_back(out);
+  YieldOp::create(b, loc, yielded);
+  for (auto [r, init] : llvm::zip(loop.getResults(), inits))
+    if (!typeOf(init).hasStaticShape())
+      node.sizes->setDims(r, node.sizes->dims(init));
+  h = loop.getResult(0);
+  if (c)
+    c = loop.getResult(1);
+  return stack ? loop.getResults().back() : Value();
+}
+
+/// The rows of `v` ([n, ...], n of run-time size) in reverse order.
+Value reversedRows(OnnxNode &node, Value v) {
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  RankedTensorType type = typeOf(v);
+  SmallVector<SymSize> dims = node.sizes->dims(v);
+  SmallVector<Value> offsets, sizes;
+  for (auto [d, s] : llvm::enumerate(dims)) {
+    Value n = node.sizes->materialize(b, loc, s);
+    sizes.push_back(n);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    offsets.push_back(
+        d == 0 ? arith::SubIOp::create(
+                     b, loc, n, arith::ConstantIndexOp::create(b, loc, 1))
+                     .getResult()
+               : zero);
+  }
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  strides[0] = -1;
+  auto op = SizedSliceOp::create(b, loc, type, v, offsets, sizes,
+                                 b.getDenseI64ArrayAttr(strides));
+  node.sizes->setDims(op.getResult(), dims);
+  return op.getResult();
+}
+
 FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
   FailureOr<Value> xv = node.rankedInput(0), wv = node.rankedInput(1),
                    rv = node.rankedInput(2);
@@ -287,17 +383,12 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
     return failure();
   }
   int64_t layout = node.opset >= 14 ? node.intAttr("layout", 0) : 0;
-  // The batch may be symbolic (its size comes from SymbolicSizes); the
-  // sequence, which is unrolled, and the input size may not.
-  int64_t seqAxis = layout == 1 ? 1 : 0;
-  if (xt.isDynamicDim(seqAxis) || xt.isDynamicDim(2) ||
-      (!xt.hasStaticShape() && !node.sizes)) {
+  // The batch and the sequence length may be symbolic (their sizes come
+  // from SymbolicSizes); the input size may not.
+  if (xt.isDynamicDim(2) || (!xt.hasStaticShape() && !node.sizes)) {
     node.fail() << "input shape " << xt
-                << " is not static in its sequence length and input size "
-                   "(dimensions "
-                << seqAxis
-                << " and 2), which Kiln unrolls; give them one "
-                   "size with --input-shape or --dim";
+                << " is not static in its input size (dimension 2); give it "
+                   "one size with --input-shape or --dim";
     return failure();
   }
   std::string direction = node.strAttr("direction", "forward");
@@ -326,11 +417,10 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
     x = B.transpose(x, {1, 0, 2});
   if (B.bad)
     return failure();
-  int64_t seq = typeOf(x).getDimSize(0), input = typeOf(x).getDimSize(2),
-          gh = gates * hidden;
-  SymSize batch = B.dims(x)[1];
+  int64_t input = typeOf(x).getDimSize(2), gh = gates * hidden;
+  SymSize seqS = B.dims(x)[0], batch = B.dims(x)[1];
   auto C = [](int64_t c) { return SymSize::constant(c); };
-  std::optional<SymSize> rowsAll = SymSize::mul(C(seq), batch);
+  std::optional<SymSize> rowsAll = SymSize::mul(seqS, batch);
   if (!rowsAll) {
     node.fail() << "seq * batch overflows";
     return failure();
@@ -355,10 +445,31 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
   // sequence_lens: a no-op when every length is the full sequence; otherwise
   // finished batch entries keep their state, which is only supported going
   // forward.
+  // A symbolic sequence runs as a kiln.loop over its run-time length, with
+  // the steps' outputs stacked as a scan output of at most `seqBound` rows.
+  std::optional<int64_t> seqStatic = seqS.getConstant();
+  int64_t seqBound = 0;
+  Value trips;
+  if (!seqStatic) {
+    std::optional<int64_t> largest = node.sizes->largest(seqS);
+    if (!largest || *largest > kMaxScanRows) {
+      node.fail() << "the sequence length " << node.sizes->str(seqS)
+                  << " has no bound Kiln can use (at most " << kMaxScanRows
+                  << " steps); give it a range with --dim or --input-shape";
+      return failure();
+    }
+    seqBound = *largest;
+    Value len = ShapeOfOp::create(
+        node.builder, node.loc(),
+        RankedTensorType::get({1}, node.builder.getI64Type()), x,
+        node.builder.getI64IntegerAttr(0), node.builder.getI64IntegerAttr(1));
+    trips = B.reshape(len, {});
+  }
   Value lens;
   if (node.input(4)) {
     std::optional<SmallVector<int64_t>> c = node.constantInts(4);
-    bool full = c && llvm::all_of(*c, [&](int64_t l) { return l == seq; });
+    bool full = c && seqStatic &&
+                llvm::all_of(*c, [&](int64_t l) { return l == *seqStatic; });
     if (!full) {
       if (direction != "forward") {
         node.fail() << "sequence_lens shorter than the sequence (or given at "
@@ -367,6 +478,9 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
         return failure();
       }
       lens = B.op<CastOp>(node.input(4), TypeAttr::get(B.elt));
+      if (!B.bad && !typeOf(lens).hasStaticShape())
+        guardSameSize(node, lens, 0, x, 1,
+                      "the length of sequence_lens and X's batch");
     }
   }
 
@@ -422,8 +536,22 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
         inBias = B.add(wb, rb);
       }
     }
-    Value proj = B.reshape(B.gemmT(xFlat, w, inBias), {C(seq), batch, C(gh)});
-    Value h = h0 ? B.row(h0, d) : Value(), c = c0 ? B.row(c0, d) : Value();
+    Value proj = B.reshape(B.gemmT(xFlat, w, inBias), {seqS, batch, C(gh)});
+    // A state given with another symbolic batch than X's (which a guard
+    // checks equal at run time) takes X's batch size.
+    auto state0 = [&](Value v) -> Value {
+      if (!v || B.bad)
+        return {};
+      Value row = B.row(v, d);
+      if (!row || B.dims(row)[0] == batch)
+        return row;
+      auto op = SizedReshapeOp::create(
+          node.builder, node.loc(), typeOf(row), row,
+          ValueRange{node.sizes->materialize(node.builder, node.loc(), batch)});
+      node.sizes->setDims(op.getResult(), {batch, C(hidden)});
+      return op.getResult();
+    };
+    Value h = state0(h0), c = state0(c0);
     Value pd = peep ? B.row(peep, d) : Value();
     auto zeros = [&]() -> Value {
       auto type = RankedTensorType::get(
@@ -447,20 +575,18 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
     }
     CellParams params{cell, f,   clip, hidden,  lbr, coupled,
                       r,    rzr, rh,   recBias, pd};
-    SmallVector<Value> steps(seq);
-    for (int64_t s = 0; s < seq; ++s) {
-      int64_t t = reverse ? seq - 1 - s : s;
-      Value xp = B.row(proj, t), hNew, cNew;
+    // One time step on the projected input `xp` at time `tf` (a scalar of
+    // the element type, read by sequence_lens): updates h and c, returns
+    // the step's output.
+    auto step = [&](Value xp, Value tf, Value &h, Value &c) -> Value {
+      Value hNew, cNew;
       std::tie(hNew, cNew) = cellStep(B, params, xp, h, c);
       Value out = hNew;
       if (lens) {
         // m = clamp(len - t, 0, 1): 1 while the entry is still running.
-        Value m = B.op<ClipOp>(B.sub(lens, B.scalar(t)),
-                               node.builder.getF32FloatAttr(0.0f),
-                               node.builder.getF32FloatAttr(1.0f));
-        if (!B.bad && !typeOf(lens).hasStaticShape())
-          guardSameSize(node, lens, 0, x, 1,
-                        "the length of sequence_lens and X's batch");
+        Value m =
+            B.op<ClipOp>(B.sub(lens, tf), node.builder.getF32FloatAttr(0.0f),
+                         node.builder.getF32FloatAttr(1.0f));
         m = B.reshape(m, {B.dims(lens)[0], C(1)});
         out = B.mul(hNew, m);
         hNew = B.add(h, B.mul(m, B.sub(hNew, h)));
@@ -470,12 +596,40 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
       h = hNew;
       if (cNew)
         c = cNew;
-      if (B.bad)
+      return out;
+    };
+    if (seqStatic) {
+      int64_t seq = *seqStatic;
+      SmallVector<Value> steps(seq);
+      for (int64_t s = 0; s < seq; ++s) {
+        int64_t t = reverse ? seq - 1 - s : s;
+        Value out = step(B.row(proj, t), B.scalar(t), h, c);
+        if (B.bad)
+          return failure();
+        steps[t] = B.reshape(out, {C(1), C(1), batch, C(hidden)});
+      }
+      if (node.resultUsed(0))
+        ys[d] = B.concat(steps, 0);
+    } else {
+      FailureOr<Value> stacked = stepLoop(
+          B, trips, seqBound, reverse, node.resultUsed(0),
+          [&](Value t, Value &h, Value &c) {
+            Value xp =
+                B.op<GatherOp>(proj, t, node.builder.getI64IntegerAttr(0));
+            Value tf = lens ? B.op<CastOp>(t, TypeAttr::get(B.elt)) : Value();
+            return step(xp, tf, h, c);
+          },
+          h, c);
+      if (failed(stacked))
         return failure();
-      steps[t] = B.reshape(out, {C(1), C(1), batch, C(hidden)});
+      if (*stacked) {
+        node.sizes->setDims(*stacked, {seqS, batch, C(hidden)});
+        Value y = *stacked;
+        if (reverse)
+          y = reversedRows(node, y);
+        ys[d] = B.reshape(y, {seqS, C(1), batch, C(hidden)});
+      }
     }
-    if (node.resultUsed(0))
-      ys[d] = B.concat(steps, 0);
     hLast[d] = B.reshape(h, {C(1), batch, C(hidden)});
     if (c)
       cLast[d] = B.reshape(c, {C(1), batch, C(hidden)});

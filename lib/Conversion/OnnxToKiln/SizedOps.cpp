@@ -207,7 +207,9 @@ FailureOr<Value> sizedExpand(OnnxNode &node, Value x,
     std::optional<SymSize> have =
         j >= 0 ? std::optional<SymSize>(node.sizes->dim(x, j)) : std::nullopt;
     if (!want || want->isConstant(1)) {
-      out.push_back(*have);
+      // A 1 of the shape keeps the input's size, or is 1 where the input has
+      // no such dimension.
+      out.push_back(have ? *have : SymSize::constant(1));
     } else if (!have || have->isConstant(1) || *have == *want) {
       out.push_back(*want);
     } else if (have->getConstant()) {
