@@ -369,6 +369,161 @@ Value reversedRows(OnnxNode &node, Value v) {
   return op.getResult();
 }
 
+/// What every direction of one RNN/GRU/LSTM node computes with.
+struct Layer {
+  OnnxNode &node;
+  Builder &B;
+  Cell cell;
+  std::string direction;
+  int64_t hidden, gh;
+  float clip;
+  bool lbr, coupled;
+  Value wv, rv, bias, peep, h0, c0, lens;
+  SmallVector<Activation> acts;
+  size_t perDir;
+  SymSize seqS, batch;
+  std::optional<int64_t> seqStatic;
+  int64_t seqBound;
+  Value trips; ///< the run-time sequence length (rank-0 i64), or null
+  Value xFlat; ///< X as [seq * batch, input]
+};
+
+/// Direction `d` of the layer: its outputs `y` ([seq, 1, batch, hidden],
+/// when used), `hLast` and `cLast` ([1, batch, hidden]; c for LSTM only).
+LogicalResult runDirection(Layer &L, int64_t d, Value &y, Value &hLast,
+                        Value &cLast) {
+  OnnxNode &node = L.node;
+  Builder &B = L.B;
+  Cell cell = L.cell;
+  int64_t hidden = L.hidden, gh = L.gh, perDir = L.perDir;
+  float clip = L.clip;
+  bool lbr = L.lbr, coupled = L.coupled;
+  Value wv = L.wv, rv = L.rv, bias = L.bias, peep = L.peep, h0 = L.h0,
+        c0 = L.c0, lens = L.lens, xFlat = L.xFlat, trips = L.trips;
+  SymSize seqS = L.seqS, batch = L.batch;
+  std::optional<int64_t> seqStatic = L.seqStatic;
+  int64_t seqBound = L.seqBound;
+  const std::string &direction = L.direction;
+  auto C = [](int64_t c) { return SymSize::constant(c); };
+  bool reverse = direction == "reverse" || d == 1;
+  ArrayRef<Activation> f(L.acts.begin() + d * perDir, perDir);
+  Value w = B.row(wv, d), r = B.row(rv, d);
+  // Biases: Wb + Rb go into the input projection, except GRU's Rbh with
+  // linear_before_reset, which is added inside r * (...).
+  Value inBias, recBias;
+  if (bias) {
+    Value bd = B.row(bias, d);
+    Value wb = B.cols(bd, 0, gh), rb = B.cols(bd, gh, gh);
+    if (lbr) {
+      inBias = B.add(wb, B.op<PadOp>(B.cols(rb, 0, 2 * hidden),
+                                     node.builder.getDenseI64ArrayAttr({0, hidden}),
+                                     node.builder.getF32FloatAttr(0.0f)));
+      recBias = B.cols(rb, 2 * hidden, hidden);
+    } else {
+      inBias = B.add(wb, rb);
+    }
+  }
+  Value proj = B.reshape(B.gemmT(xFlat, w, inBias), {seqS, batch, C(gh)});
+  // A state given with another symbolic batch than X's (which a guard
+  // checks equal at run time) takes X's batch size.
+  auto state0 = [&](Value v) -> Value {
+    if (!v || B.bad)
+      return {};
+    Value row = B.row(v, d);
+    if (!row || B.dims(row)[0] == batch)
+      return row;
+    auto op = SizedReshapeOp::create(
+        node.builder, node.loc(), typeOf(row), row,
+        ValueRange{node.sizes->materialize(node.builder, node.loc(), batch)});
+    node.sizes->setDims(op.getResult(), {batch, C(hidden)});
+    return op.getResult();
+  };
+  Value h = state0(h0), c = state0(c0);
+  Value pd = peep ? B.row(peep, d) : Value();
+  auto zeros = [&]() -> Value {
+    auto type = RankedTensorType::get(
+        {batch.getConstant().value_or(1), hidden}, B.elt);
+    Value z = ConstantOp::create(
+        node.builder, node.loc(), type,
+        DenseElementsAttr::get(
+            type, cast<TypedAttr>(node.builder.getZeroAttr(B.elt))));
+    if (batch.getConstant())
+      return z;
+    return B.check(expandToSizes(node, z, {batch, C(hidden)}));
+  };
+  if (!h)
+    h = zeros();
+  if (!c && cell == Cell::LSTM)
+    c = zeros();
+  Value rzr, rh;
+  if (cell == Cell::GRU) {
+    rzr = B.rows(r, 0, 2 * hidden);
+    rh = B.rows(r, 2 * hidden, hidden);
+  }
+  CellParams params{cell, f,   clip, hidden,  lbr, coupled,
+                    r,    rzr, rh,   recBias, pd};
+  // One time step on the projected input `xp` at time `tf` (a scalar of
+  // the element type, read by sequence_lens): updates h and c, returns
+  // the step's output.
+  auto step = [&](Value xp, Value tf, Value &h, Value &c) -> Value {
+    Value hNew, cNew;
+    std::tie(hNew, cNew) = cellStep(B, params, xp, h, c);
+    Value out = hNew;
+    if (lens) {
+      // m = clamp(len - t, 0, 1): 1 while the entry is still running.
+      Value m =
+          B.op<ClipOp>(B.sub(lens, tf), node.builder.getF32FloatAttr(0.0f),
+                       node.builder.getF32FloatAttr(1.0f));
+      m = B.reshape(m, {B.dims(lens)[0], C(1)});
+      out = B.mul(hNew, m);
+      hNew = B.add(h, B.mul(m, B.sub(hNew, h)));
+      if (cNew)
+        cNew = B.add(c, B.mul(m, B.sub(cNew, c)));
+    }
+    h = hNew;
+    if (cNew)
+      c = cNew;
+    return out;
+  };
+  if (seqStatic) {
+    int64_t seq = *seqStatic;
+    SmallVector<Value> steps(seq);
+    for (int64_t s = 0; s < seq; ++s) {
+      int64_t t = reverse ? seq - 1 - s : s;
+      Value out = step(B.row(proj, t), B.scalar(t), h, c);
+      if (B.bad)
+        return failure();
+      steps[t] = B.reshape(out, {C(1), C(1), batch, C(hidden)});
+    }
+    if (node.resultUsed(0))
+      y = B.concat(steps, 0);
+  } else {
+    FailureOr<Value> stacked = stepLoop(
+        B, trips, seqBound, reverse, node.resultUsed(0),
+        [&](Value t, Value &h, Value &c) {
+          Value xp =
+              B.op<GatherOp>(proj, t, node.builder.getI64IntegerAttr(0));
+          Value tf = lens ? B.op<CastOp>(t, TypeAttr::get(B.elt)) : Value();
+          return step(xp, tf, h, c);
+        },
+        h, c);
+    if (failed(stacked))
+      return failure();
+    if (*stacked) {
+      node.sizes->setDims(*stacked, {seqS, batch, C(hidden)});
+      Value rows = *stacked;
+      if (reverse)
+        rows = reversedRows(node, rows);
+      y = B.reshape(rows, {seqS, C(1), batch, C(hidden)});
+    }
+  }
+  hLast = B.reshape(h, {C(1), batch, C(hidden)});
+  if (c)
+    cLast = B.reshape(c, {C(1), batch, C(hidden)});
+  return failure(B.bad);
+
+}
+
 FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
   FailureOr<Value> xv = node.rankedInput(0), wv = node.rankedInput(1),
                    rv = node.rankedInput(2);
@@ -442,9 +597,6 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
   if (peep && failed(expect(peep, {dirs, 3 * hidden}, "P")))
     return failure();
 
-  // sequence_lens: a no-op when every length is the full sequence; otherwise
-  // finished batch entries keep their state, which is only supported going
-  // forward.
   // A symbolic sequence runs as a kiln.loop over its run-time length, with
   // the steps' outputs stacked as a scan output of at most `seqBound` rows.
   std::optional<int64_t> seqStatic = seqS.getConstant();
@@ -465,6 +617,9 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
         node.builder.getI64IntegerAttr(0), node.builder.getI64IntegerAttr(1));
     trips = B.reshape(len, {});
   }
+  // sequence_lens: a no-op when every length is the full sequence; otherwise
+  // finished batch entries keep their state, which is only supported going
+  // forward.
   Value lens;
   if (node.input(4)) {
     std::optional<SmallVector<int64_t>> c = node.constantInts(4);
@@ -517,125 +672,13 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
 
   Value xFlat = B.reshape(x, {*rowsAll, C(input)});
   SmallVector<Value> ys(dirs), hLast(dirs), cLast(dirs);
-  for (int64_t d = 0; d < dirs; ++d) {
-    bool reverse = direction == "reverse" || d == 1;
-    ArrayRef<Activation> f(acts->begin() + d * perDir, perDir);
-    Value w = B.row(*wv, d), r = B.row(*rv, d);
-    // Biases: Wb + Rb go into the input projection, except GRU's Rbh with
-    // linear_before_reset, which is added inside r * (...).
-    Value inBias, recBias;
-    if (bias) {
-      Value bd = B.row(bias, d);
-      Value wb = B.cols(bd, 0, gh), rb = B.cols(bd, gh, gh);
-      if (lbr) {
-        inBias = B.add(wb, B.op<PadOp>(B.cols(rb, 0, 2 * hidden),
-                                       node.builder.getDenseI64ArrayAttr({0, hidden}),
-                                       node.builder.getF32FloatAttr(0.0f)));
-        recBias = B.cols(rb, 2 * hidden, hidden);
-      } else {
-        inBias = B.add(wb, rb);
-      }
-    }
-    Value proj = B.reshape(B.gemmT(xFlat, w, inBias), {seqS, batch, C(gh)});
-    // A state given with another symbolic batch than X's (which a guard
-    // checks equal at run time) takes X's batch size.
-    auto state0 = [&](Value v) -> Value {
-      if (!v || B.bad)
-        return {};
-      Value row = B.row(v, d);
-      if (!row || B.dims(row)[0] == batch)
-        return row;
-      auto op = SizedReshapeOp::create(
-          node.builder, node.loc(), typeOf(row), row,
-          ValueRange{node.sizes->materialize(node.builder, node.loc(), batch)});
-      node.sizes->setDims(op.getResult(), {batch, C(hidden)});
-      return op.getResult();
-    };
-    Value h = state0(h0), c = state0(c0);
-    Value pd = peep ? B.row(peep, d) : Value();
-    auto zeros = [&]() -> Value {
-      auto type = RankedTensorType::get(
-          {batch.getConstant().value_or(1), hidden}, B.elt);
-      Value z = ConstantOp::create(
-          node.builder, node.loc(), type,
-          DenseElementsAttr::get(
-              type, cast<TypedAttr>(node.builder.getZeroAttr(B.elt))));
-      if (batch.getConstant())
-        return z;
-      return B.check(expandToSizes(node, z, {batch, C(hidden)}));
-    };
-    if (!h)
-      h = zeros();
-    if (!c && cell == Cell::LSTM)
-      c = zeros();
-    Value rzr, rh;
-    if (cell == Cell::GRU) {
-      rzr = B.rows(r, 0, 2 * hidden);
-      rh = B.rows(r, 2 * hidden, hidden);
-    }
-    CellParams params{cell, f,   clip, hidden,  lbr, coupled,
-                      r,    rzr, rh,   recBias, pd};
-    // One time step on the projected input `xp` at time `tf` (a scalar of
-    // the element type, read by sequence_lens): updates h and c, returns
-    // the step's output.
-    auto step = [&](Value xp, Value tf, Value &h, Value &c) -> Value {
-      Value hNew, cNew;
-      std::tie(hNew, cNew) = cellStep(B, params, xp, h, c);
-      Value out = hNew;
-      if (lens) {
-        // m = clamp(len - t, 0, 1): 1 while the entry is still running.
-        Value m =
-            B.op<ClipOp>(B.sub(lens, tf), node.builder.getF32FloatAttr(0.0f),
-                         node.builder.getF32FloatAttr(1.0f));
-        m = B.reshape(m, {B.dims(lens)[0], C(1)});
-        out = B.mul(hNew, m);
-        hNew = B.add(h, B.mul(m, B.sub(hNew, h)));
-        if (cNew)
-          cNew = B.add(c, B.mul(m, B.sub(cNew, c)));
-      }
-      h = hNew;
-      if (cNew)
-        c = cNew;
-      return out;
-    };
-    if (seqStatic) {
-      int64_t seq = *seqStatic;
-      SmallVector<Value> steps(seq);
-      for (int64_t s = 0; s < seq; ++s) {
-        int64_t t = reverse ? seq - 1 - s : s;
-        Value out = step(B.row(proj, t), B.scalar(t), h, c);
-        if (B.bad)
-          return failure();
-        steps[t] = B.reshape(out, {C(1), C(1), batch, C(hidden)});
-      }
-      if (node.resultUsed(0))
-        ys[d] = B.concat(steps, 0);
-    } else {
-      FailureOr<Value> stacked = stepLoop(
-          B, trips, seqBound, reverse, node.resultUsed(0),
-          [&](Value t, Value &h, Value &c) {
-            Value xp =
-                B.op<GatherOp>(proj, t, node.builder.getI64IntegerAttr(0));
-            Value tf = lens ? B.op<CastOp>(t, TypeAttr::get(B.elt)) : Value();
-            return step(xp, tf, h, c);
-          },
-          h, c);
-      if (failed(stacked))
-        return failure();
-      if (*stacked) {
-        node.sizes->setDims(*stacked, {seqS, batch, C(hidden)});
-        Value y = *stacked;
-        if (reverse)
-          y = reversedRows(node, y);
-        ys[d] = B.reshape(y, {seqS, C(1), batch, C(hidden)});
-      }
-    }
-    hLast[d] = B.reshape(h, {C(1), batch, C(hidden)});
-    if (c)
-      cLast[d] = B.reshape(c, {C(1), batch, C(hidden)});
-    if (B.bad)
+  Layer L{node,   B,      cell,    direction, hidden, gh,     clip,
+          lbr,    coupled, *wv,    *rv,       bias,   peep,   h0,
+          c0,     lens,   std::move(*acts), perDir, seqS, batch, seqStatic,
+          seqBound, trips, xFlat};
+  for (int64_t d = 0; d < dirs; ++d)
+    if (failed(runDirection(L, d, ys[d], hLast[d], cLast[d])))
       return failure();
-  }
 
   SmallVector<Value> results(node.op->getNumResults());
   if (node.resultUsed(0)) {
