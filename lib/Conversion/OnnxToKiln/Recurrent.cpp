@@ -11,6 +11,8 @@
 #include "ControlFlow.h"
 #include "ShapeInputs.h"
 
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
@@ -80,6 +82,17 @@ public:
     box.sizes[axis] = size;
     if (!t.hasStaticShape())
       return sizedPart(node, v, box);
+    // Rows of a constant (a direction's W, R and B, R's gates) are cut at
+    // compile time whatever their size (the folders stop at 2^16 elements):
+    // the products then see constant weights, which they transpose and
+    // pack once instead of on every call and every step.
+    if (auto cst = v.getDefiningOp<ConstantOp>(); cst && axis == 0)
+      if (auto elements = dyn_cast<ElementsAttr>(cst.getValue()))
+        if (std::optional<ElementsAttr> rows =
+                sliceOutermost(elements, offset, size, /*keepDense=*/true))
+          return ConstantOp::create(node.builder, node.loc(), rows->getType(),
+                                    *rows)
+              .getResult();
     auto &b = node.builder;
     return op<SliceOp>(v, b.getDenseI64ArrayAttr(box.offsets),
                        b.getDenseI64ArrayAttr(box.sizes),
@@ -98,13 +111,20 @@ public:
     Value r = part(v, 0, i, 1);
     if (bad)
       return {};
+    if (auto cst = r.getDefiningOp<ConstantOp>())
+      if (std::optional<ElementsAttr> dropped = reshapeElements(
+              cst.getValue(), typeOf(r).getShape().drop_front()))
+        return ConstantOp::create(node.builder, node.loc(), dropped->getType(),
+                                  *dropped)
+            .getResult();
     return reshape(r, ArrayRef(dims(r)).drop_front());
   }
-  /// a x b^T (+ c).
-  Value gemmT(Value a, Value b, Value c) {
+  /// a x b^T (+ c), or a x b (+ c) when not `transB`.
+  Value gemmT(Value a, Value b, Value c, bool transB = true) {
     auto &bl = node.builder;
-    return op<GemmOp>(a, b, c, bl.getF32FloatAttr(1.0f), bl.getF32FloatAttr(1.0f),
-                      bl.getBoolAttr(false), bl.getBoolAttr(true));
+    return op<GemmOp>(a, b, c, bl.getF32FloatAttr(1.0f),
+                      bl.getF32FloatAttr(1.0f), bl.getBoolAttr(false),
+                      bl.getBoolAttr(transB));
   }
   Value transpose(Value v, ArrayRef<int64_t> perm) {
     return op<TransposeOp>(v, node.builder.getDenseI64ArrayAttr(perm));
@@ -231,6 +251,9 @@ struct CellParams {
   Value rzr, rh; ///< GRU: R's update and reset rows, and its hidden rows
   Value recBias; ///< GRU with linear_before_reset: Rbh
   Value pd;      ///< LSTM: the direction's peepholes P, or null
+  /// r, rzr and rh are given transposed ([hidden, rows]): a loop's body
+  /// then multiplies by a constant instead of transposing one per step.
+  bool transposed = false;
 };
 
 /// One time step of the cell from the projected input `xp` ([batch, gates *
@@ -243,21 +266,25 @@ std::pair<Value, Value> cellStep(Builder &B, const CellParams &p, Value xp,
   int64_t hidden = p.hidden;
   bool lbr = p.lbr, coupled = p.coupled;
   Value r = p.r, rzr = p.rzr, rh = p.rh, recBias = p.recBias, pd = p.pd;
+  // h x R^T (+ c), with R as the parameters hold it.
+  auto recur = [&](Value a, Value m, Value c) {
+    return B.gemmT(a, m, c, /*transB=*/!p.transposed);
+  };
   Value hNew, cNew;
   if (cell == Cell::RNN) {
-    hNew = B.apply(f[0], B.add(xp, B.gemmT(h, r, Value())), clip);
+    hNew = B.apply(f[0], B.add(xp, recur(h, r, Value())), clip);
   } else if (cell == Cell::GRU) {
-    Value zr = B.add(B.cols(xp, 0, 2 * hidden), B.gemmT(h, rzr, Value()));
+    Value zr = B.add(B.cols(xp, 0, 2 * hidden), recur(h, rzr, Value()));
     Value z = B.apply(f[0], B.cols(zr, 0, hidden), clip);
     Value rg = B.apply(f[0], B.cols(zr, hidden, hidden), clip);
     Value xh = B.cols(xp, 2 * hidden, hidden);
-    Value pre = lbr ? B.add(xh, B.mul(rg, B.gemmT(h, rh, recBias)))
-                    : B.add(xh, B.gemmT(B.mul(rg, h), rh, Value()));
+    Value pre = lbr ? B.add(xh, B.mul(rg, recur(h, rh, recBias)))
+                    : B.add(xh, recur(B.mul(rg, h), rh, Value()));
     Value hc = B.apply(f[1], pre, clip);
     // (1 - z) * hc + z * h = hc + z * (h - hc)
     hNew = B.add(hc, B.mul(z, B.sub(h, hc)));
   } else {
-    Value g = B.add(xp, B.gemmT(h, r, Value()));
+    Value g = B.add(xp, recur(h, r, Value()));
     Value gi = B.cols(g, 0, hidden), go = B.cols(g, hidden, hidden),
           gf = B.cols(g, 2 * hidden, hidden),
           gc = B.cols(g, 3 * hidden, hidden);
@@ -462,6 +489,14 @@ LogicalResult runDirection(Layer &L, int64_t d, Value &y, Value &hLast,
   }
   CellParams params{cell, f,   clip, hidden,  lbr, coupled,
                     r,    rzr, rh,   recBias, pd};
+  // A loop's body multiplies by R^T: a constant R is transposed when the
+  // products are lowered, another one once here, outside the loop.
+  if (!seqStatic && !r.getDefiningOp<ConstantOp>()) {
+    params.transposed = true;
+    for (Value *m : {&params.r, &params.rzr, &params.rh})
+      if (*m)
+        *m = B.transpose(*m, {1, 0});
+  }
   // One time step on the projected input `xp` at time `tf` (a scalar of
   // the element type, read by sequence_lens): updates h and c, returns
   // the step's output.

@@ -131,6 +131,46 @@ mlir::kiln::sliceInnermost(ElementsAttr value, int64_t begin, int64_t size,
       });
 }
 
+std::optional<ElementsAttr> mlir::kiln::sliceOutermost(ElementsAttr value,
+                                                       int64_t begin,
+                                                       int64_t size,
+                                                       bool keepDense) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() == 0 ||
+      !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  int64_t outer = type.getShape().front();
+  if (begin < 0 || size <= 0 || begin + size > outer)
+    return std::nullopt;
+  SmallVector<int64_t> shape(type.getShape());
+  shape.front() = size;
+  int64_t row = type.getNumElements() / outer;
+  return relayout(
+      value, RankedTensorType::get(shape, type.getElementType()), keepDense,
+      "sliced",
+      [&](MutableArrayRef<char> out, ArrayRef<char> in, size_t eltBytes) {
+        memcpy(out.data(), in.data() + begin * row * eltBytes,
+               size * row * eltBytes);
+      });
+}
+
+std::optional<ElementsAttr>
+mlir::kiln::reshapeElements(ElementsAttr value, ArrayRef<int64_t> shape) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return std::nullopt;
+  auto newType = RankedTensorType::get(shape, type.getElementType());
+  if (!newType.hasStaticShape() ||
+      newType.getNumElements() != type.getNumElements())
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return ElementsAttr(dense.reshape(newType));
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
+    return ElementsAttr(
+        DenseResourceElementsAttr::get(newType, res.getRawHandle()));
+  return std::nullopt;
+}
+
 bool mlir::kiln::isNarrowType(Type t) {
   Type elt = getElementTypeOrSelf(t);
   if (auto i = dyn_cast<IntegerType>(elt))

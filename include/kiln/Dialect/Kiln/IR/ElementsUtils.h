@@ -31,6 +31,16 @@ std::optional<ElementsAttr> transposeElements(ElementsAttr value,
 std::optional<ElementsAttr> sliceInnermost(ElementsAttr value, int64_t begin,
                                            int64_t size, bool keepDense = false);
 
+/// Rows [begin, begin + size) of the outermost dimension of `value` (one
+/// contiguous run of its bytes), as sliceInnermost returns them.
+std::optional<ElementsAttr> sliceOutermost(ElementsAttr value, int64_t begin,
+                                           int64_t size,
+                                           bool keepDense = false);
+
+/// `value` with another shape of as many elements (the same bytes).
+std::optional<ElementsAttr> reshapeElements(ElementsAttr value,
+                                            ArrayRef<int64_t> shape);
+
 /// Whether `t` (or its element type) is one of ONNX's narrow types: the
 /// float8 formats (f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f8E8M0FNU),
 /// f4E2M1FN and the 4-bit and 2-bit integers. Kiln stores them a byte each,
