@@ -264,23 +264,7 @@ for seq in (1, 6, 20):
 # The body holds an LSTM node on the cell's sliced weights; the list of
 # per-step outputs is a loop-carried sequence, stacked after the loop.
 import torch  # noqa: E402
-
-
-class ScriptedLSTM(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.cell = torch.nn.LSTMCell(16, 32)
-        self.out = torch.nn.Linear(32, 5)
-
-    def forward(self, x):
-        h = torch.zeros(x.size(1), 32)
-        c = torch.zeros(x.size(1), 32)
-        outs = []
-        for t in range(x.size(0)):
-            h, c = self.cell(x[t], (h, c))
-            outs.append(self.out(h))
-        return torch.stack(outs), h
-
+from scripted_lstm import ScriptedLSTM  # noqa: E402
 
 torch.manual_seed(0)
 scripted = torch.jit.script(ScriptedLSTM())

@@ -32,6 +32,7 @@ sys.path.insert(0, pythonpath)
 import kiln  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scripted_lstm import ScriptedLSTM  # noqa: E402
 from small_onnx import assert_close, compile_and_load, save_onnx  # noqa: E402
 
 # f32 recurrences over up to 40 steps against torch's f32 (or float64):
@@ -208,22 +209,6 @@ except kiln.Error as e:
 
 
 # --- torch.jit.script of an LSTMCell loop, symbolic batch and sequence ---
-class ScriptedLSTM(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.cell = torch.nn.LSTMCell(16, 32)
-        self.out = torch.nn.Linear(32, 5)
-
-    def forward(self, x):
-        hh = torch.zeros(x.size(1), 32)
-        c = torch.zeros(x.size(1), 32)
-        outs = []
-        for t in range(x.size(0)):
-            hh, c = self.cell(x[t], (hh, c))
-            outs.append(self.out(hh))
-        return torch.stack(outs), hh
-
-
 torch.manual_seed(2)
 scripted = torch.jit.script(ScriptedLSTM())
 path = os.path.join(work, "scripted_lstm.onnx")
