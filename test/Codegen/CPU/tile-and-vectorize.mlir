@@ -189,27 +189,16 @@ func.func @max_pool_nchw(%x: tensor<1x16x8x8xf32>, %acc: tensor<1x16x4x4xf32>) -
 
 // A dynamic dimension (a symbolic size) is tiled as a long static one: 8-row
 // tiles up to the last multiple of 8, each the static 8 x 32 register tile
-// of a static model; the rows left run in at most one 4-row and one 2-row
-// tile (a batch of 4 is one static 4 x 32 tile, not 4 single rows), then one
-// at a time, 1 x 32. No tile has a size of run-time value.
+// of a static model; the rows left run one at a time, 1 x 32. No tile has a
+// size of run-time value.
 // CHECK-LABEL: func.func @dynamic_matmul
 // CHECK: %[[M:.*]] = tensor.dim
 // CHECK: %[[TILES:.*]] = arith.divui %[[M]], %c8
 // CHECK: %[[SPLIT:.*]] = arith.muli %[[TILES]], %c8
-// CHECK: %[[LEFT4:.*]] = arith.subi %[[M]], %[[SPLIT]]
-// CHECK: %[[N4:.*]] = arith.divui %[[LEFT4]], %c4
-// CHECK: %[[LEN4:.*]] = arith.muli %[[N4]], %c4
-// CHECK: %[[SPLIT4:.*]] = arith.addi %[[SPLIT]], %[[LEN4]]
-// CHECK: %[[SPLIT2:.*]] = arith.addi %[[SPLIT4]], %{{.*}}
 // CHECK: %[[FULL:.*]] = scf.for %{{.*}} = %c0 to %[[SPLIT]] step %c8
 // CHECK: tensor.extract_slice {{.+}} [8, 32] [1, 1] : tensor<?x64xf32> to tensor<8x32xf32>
 // CHECK: vector.contract {{.+}} into vector<8x32xf32>
-// CHECK: %[[FOURS:.*]] = scf.for %{{.*}} = %[[SPLIT]] to %[[SPLIT4]] step %c4 iter_args(%{{.*}} = %[[FULL]])
-// CHECK: tensor.extract_slice {{.+}} [4, 32] [1, 1] : tensor<?x64xf32> to tensor<4x32xf32>
-// CHECK: vector.contract {{.+}} into vector<4x32xf32>
-// CHECK: %[[TWOS:.*]] = scf.for %{{.*}} = %[[SPLIT4]] to %[[SPLIT2]] step %c2 iter_args(%{{.*}} = %[[FOURS]])
-// CHECK: vector.contract {{.+}} into vector<2x32xf32>
-// CHECK: scf.for %{{.*}} = %[[SPLIT2]] to %[[M]] step %c1 iter_args(%{{.*}} = %[[TWOS]])
+// CHECK: scf.for %{{.*}} = %[[SPLIT]] to %[[M]] step %c1 iter_args(%{{.*}} = %[[FULL]])
 // CHECK: tensor.extract_slice {{.+}} [1, 32] [1, 1] : tensor<?x64xf32> to tensor<1x32xf32>
 // CHECK: vector.contract {{.+}} into vector<32xf32>
 // CHECK-NOT: linalg.matmul

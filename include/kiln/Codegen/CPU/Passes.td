@@ -14,8 +14,7 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     dimension. Tile sizes always divide the loop ranges, so every tile is
     static and vectorizes without masks. A loop of run-time extent (a
     symbolic dimension) is tiled as a long static loop would be, then split
-    into its full tiles, whose size is constant, and the indices left, in
-    at most one tile each of half, a quarter, ... of the full size, then one
+    into its full tiles, whose size is constant, and the indices left, one
     at a time (PartialTiles.cpp): those tiles are static too. In ops big enough to share among
     threads, the outermost loop over tiles is an `scf.forall`
     (`kiln-outline-parallel-loops` turns it into a thread-pool call).
