@@ -9,8 +9,8 @@ no equivalent), and refused past the bounds.
   a loop over the run-time sequence, with a run-time batch.
 - The same LSTM with only the batch symbolic (the sequence unrolled) and a
   GRU with only the sequence symbolic.
-- An ONNX LSTM written by hand with sequence_lens and initial states given
-  at run time, forward, against a numpy LSTM; a reverse GRU whose initial
+- ONNX LSTMs written by hand with sequence_lens and initial states given
+  at run time, forward and bidirectional, against a numpy LSTM; a reverse GRU whose initial
   state names another dim_param than X's batch (a run-time guard).
 - A torch.jit.script LSTMCell loop (an ONNX Loop around an LSTM node) with a
   symbolic batch and sequence: its per-step outputs are stacked as a scan
@@ -107,23 +107,27 @@ for t in (1, 9, 64):
         want = module(x).numpy().astype(np.float64)
     assert_close(first(m(x.numpy())), want, f"gru seq {t}", RTOL)
 
-# --- An ONNX LSTM with run-time sequence_lens and initial states ----------
+# --- ONNX LSTMs with run-time sequence_lens and initial states -----------
 rng = np.random.default_rng(3)
 IN, HID = 6, 10
-W = rng.standard_normal((1, 4 * HID, IN)).astype(np.float32) * 0.4
-R = rng.standard_normal((1, 4 * HID, HID)).astype(np.float32) * 0.3
-B = rng.standard_normal((1, 8 * HID)).astype(np.float32) * 0.2
+W = rng.standard_normal((2, 4 * HID, IN)).astype(np.float32) * 0.4
+R = rng.standard_normal((2, 4 * HID, HID)).astype(np.float32) * 0.3
+B = rng.standard_normal((2, 8 * HID)).astype(np.float32) * 0.2
 
 
-def lstm_ref(x, lens, h, c):
-    """ONNX LSTM (forward, default activations, gates i o f c) in float64;
-    batch entries past their length keep their state and output 0."""
-    w, r = W[0].astype(np.float64), R[0].astype(np.float64)
-    bias = B[0, :4 * HID].astype(np.float64) + B[0, 4 * HID:]
-    h, c = h[0].astype(np.float64), c[0].astype(np.float64)
+def lstm_ref(x, lens, h, c, d=0):
+    """ONNX LSTM direction d (0 forward, 1 reverse; default activations,
+    gates i o f c) in float64, as ONNX Runtime runs sequence_lens: a batch
+    entry runs only at t < its length (going forward it then keeps its
+    state, in reverse it keeps its initial state until then), its output
+    is 0 elsewhere, and an entry of length 0 ends with zero states."""
+    w, r = W[d].astype(np.float64), R[d].astype(np.float64)
+    bias = B[d, :4 * HID].astype(np.float64) + B[d, 4 * HID:]
+    h, c = h[d].astype(np.float64), c[d].astype(np.float64)
     sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
     ys = np.zeros((x.shape[0], 1) + h.shape)
-    for t in range(x.shape[0]):
+    steps = range(x.shape[0])
+    for t in (reversed(steps) if d else steps):
         g = x[t] @ w.T + h @ r.T + bias
         i, o, f, cc = np.split(g, 4, axis=1)
         c2 = sig(f) * c + sig(i) * np.tanh(cc)
@@ -131,38 +135,50 @@ def lstm_ref(x, lens, h, c):
         run = (t < lens)[:, None]
         h, c = np.where(run, h2, h), np.where(run, c2, c)
         ys[t, 0] = np.where(run, h2, 0)
-    return ys, h[None], c[None]
+    ran = (lens > 0)[:, None]
+    return ys, np.where(ran, h, 0)[None], np.where(ran, c, 0)[None]
 
 
-path = save_onnx(
-    work, "lstm_lens",
-    [h.make_node("LSTM", ["x", "W", "R", "B", "lens", "h0", "c0"],
-                 ["y", "yh", "yc"], hidden_size=HID, name="the_lstm")],
-    [h.make_tensor_value_info("x", T.FLOAT, ["seq", "batch", IN]),
-     h.make_tensor_value_info("lens", T.INT32, ["batch"]),
-     h.make_tensor_value_info("h0", T.FLOAT, [1, "batch", HID]),
-     h.make_tensor_value_info("c0", T.FLOAT, [1, "batch", HID])],
-    [h.make_tensor_value_info("y", T.FLOAT, None),
-     h.make_tensor_value_info("yh", T.FLOAT, None),
-     h.make_tensor_value_info("yc", T.FLOAT, None)],
-    [("W", W), ("R", R), ("B", B)], opset=14)
-m = compile_and_load(kiln, path, dims={"batch": (1, 6), "seq": (1, 30)})
-for t, b in ((1, 1), (12, 4), (30, 6)):
-    x = rng.standard_normal((t, b, IN)).astype(np.float32)
-    lens = rng.integers(0, t + 1, size=b).astype(np.int32)
-    h0 = rng.standard_normal((1, b, HID)).astype(np.float32)
-    c0 = rng.standard_normal((1, b, HID)).astype(np.float32)
-    got = m(x, lens, h0, c0)
-    for g, w, what in zip(got, lstm_ref(x, lens, h0, c0), ("y", "yh", "yc")):
-        assert_close(g, w, f"lstm with lens {what} t={t} b={b}", RTOL)
+def bidirectional_ref(x, lens, h, c):
+    fw, bw = lstm_ref(x, lens, h, c, 0), lstm_ref(x, lens, h, c, 1)
+    return [np.concatenate(p, axis=1 if i == 0 else 0)
+            for i, p in enumerate(zip(fw, bw))]
+
+
+for direction, dirs, ref in (("forward", 1, lstm_ref),
+                             ("bidirectional", 2, bidirectional_ref)):
+    path = save_onnx(
+        work, "lstm_lens_" + direction,
+        [h.make_node("LSTM", ["x", "W", "R", "B", "lens", "h0", "c0"],
+                     ["y", "yh", "yc"], hidden_size=HID, direction=direction,
+                     name="the_lstm")],
+        [h.make_tensor_value_info("x", T.FLOAT, ["seq", "batch", IN]),
+         h.make_tensor_value_info("lens", T.INT32, ["batch"]),
+         h.make_tensor_value_info("h0", T.FLOAT, [dirs, "batch", HID]),
+         h.make_tensor_value_info("c0", T.FLOAT, [dirs, "batch", HID])],
+        [h.make_tensor_value_info("y", T.FLOAT, None),
+         h.make_tensor_value_info("yh", T.FLOAT, None),
+         h.make_tensor_value_info("yc", T.FLOAT, None)],
+        [("W", W[:dirs]), ("R", R[:dirs]), ("B", B[:dirs])], opset=14)
+    m = compile_and_load(kiln, path, dims={"batch": (1, 6), "seq": (1, 30)})
+    for t, b in ((1, 1), (12, 4), (30, 6)):
+        x = rng.standard_normal((t, b, IN)).astype(np.float32)
+        lens = rng.integers(0, t + 1, size=b).astype(np.int32)
+        lens[0] = 0 if b > 1 else lens[0]  # an entry that never runs
+        h0 = rng.standard_normal((dirs, b, HID)).astype(np.float32)
+        c0 = rng.standard_normal((dirs, b, HID)).astype(np.float32)
+        got = m(x, lens, h0, c0)
+        for g, w, what in zip(got, ref(x, lens, h0, c0), ("y", "yh", "yc")):
+            assert_close(g, w, f"{direction} lstm with lens {what} t={t} b={b}",
+                         RTOL)
 # Initial states of another batch than X's are refused (the shared
 # dim_param 'batch' disagrees).
 try:
     m(np.zeros((3, 2, IN), np.float32), np.ones(2, np.int32),
-      np.zeros((1, 3, HID), np.float32), np.zeros((1, 3, HID), np.float32))
+      np.zeros((2, 3, HID), np.float32), np.zeros((2, 3, HID), np.float32))
     raise AssertionError("initial states of batch 3 for X of batch 2 ran")
 except kiln.Error as e:
-    assert "batch" in str(e), str(e)
+    assert "batch" in str(e) and "3" in str(e), str(e)
 
 # A reverse GRU whose initial state names another dim_param than X's batch:
 # a guard checks at run time that they agree.

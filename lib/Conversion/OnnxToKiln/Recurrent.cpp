@@ -552,6 +552,16 @@ LogicalResult runDirection(Layer &L, int64_t d, Value &y, Value &hLast,
       y = B.reshape(rows, {seqS, C(1), batch, C(hidden)});
     }
   }
+  if (lens) {
+    // An entry of length 0 never ran: its last state is 0, as ONNX Runtime
+    // gives it, not the initial state.
+    Value ran = B.op<ClipOp>(lens, node.builder.getF32FloatAttr(0.0f),
+                             node.builder.getF32FloatAttr(1.0f));
+    ran = B.reshape(ran, {B.dims(lens)[0], C(1)});
+    h = B.mul(h, ran);
+    if (c)
+      c = B.mul(c, ran);
+  }
   hLast = B.reshape(h, {C(1), batch, C(hidden)});
   if (c)
     cLast = B.reshape(c, {C(1), batch, C(hidden)});
@@ -652,21 +662,17 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
         node.builder.getI64IntegerAttr(0), node.builder.getI64IntegerAttr(1));
     trips = B.reshape(len, {});
   }
-  // sequence_lens: a no-op when every length is the full sequence; otherwise
-  // finished batch entries keep their state, which is only supported going
-  // forward.
+  // sequence_lens: a no-op when every length is the full sequence. Otherwise
+  // each step runs an entry only while t < its length: going forward, a
+  // finished entry keeps its state; in reverse, an entry keeps its initial
+  // state until t reaches its length - 1. Either way its output past its
+  // length is 0, as ONNX defines.
   Value lens;
   if (node.input(4)) {
     std::optional<SmallVector<int64_t>> c = node.constantInts(4);
     bool full = c && seqStatic &&
                 llvm::all_of(*c, [&](int64_t l) { return l == *seqStatic; });
     if (!full) {
-      if (direction != "forward") {
-        node.fail() << "sequence_lens shorter than the sequence (or given at "
-                       "run time) is not supported for the "
-                    << direction << " direction";
-        return failure();
-      }
       lens = B.op<CastOp>(node.input(4), TypeAttr::get(B.elt));
       if (!B.bad && !typeOf(lens).hasStaticShape())
         guardSameSize(node, lens, 0, x, 1,

@@ -27,18 +27,6 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
 
 // -----
 
-// CHECK: error: loc("lstm"): node 'lstm' (LSTM, opset 14): sequence_lens shorter than the sequence (or given at run time) is not supported for the reverse direction
-module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
-  func.func @lstm_reverse_lens(%x: tensor<2x1x2xf32>, %w: tensor<1x12x2xf32>, %r: tensor<1x12x3xf32>, %l: tensor<1xi32>) -> tensor<*xf32> {
-    %none = onnx.NoValue loc("none")
-    // expected-error@unknown {{node 'lstm' (LSTM, opset 14): sequence_lens shorter than the sequence (or given at run time) is not supported for the reverse direction}}
-    %y, %h, %c = "onnx.LSTM"(%x, %w, %r, %none, %l) {hidden_size = 3 : i64, direction = "reverse"} : (tensor<2x1x2xf32>, tensor<1x12x2xf32>, tensor<1x12x3xf32>, none, tensor<1xi32>) -> (none, tensor<*xf32>, none) loc("lstm")
-    return %h : tensor<*xf32>
-  }
-}
-
-// -----
-
 // CHECK: error: loc("e"): node 'e' (Einsum, opset 12): label 'j' has sizes 3 and 4; broadcasting in Einsum is not supported
 module attributes {onnx.opset_import = {ai.onnx = 12 : i64}} {
   func.func @einsum_mismatch(%x: tensor<2x3xf32>, %y: tensor<4x5xf32>) -> tensor<*xf32> {
