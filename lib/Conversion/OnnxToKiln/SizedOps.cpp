@@ -663,21 +663,9 @@ void mlir::kiln::guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b,
   SymSize sa = node.sizes->dim(a, ax), sb = node.sizes->dim(b, bx);
   if (sa == sb)
     return;
-  OpBuilder &builder = node.builder;
-  Location loc = node.loc();
-  auto sizeOf = [&](Value v, int64_t k) -> Value {
-    auto type = RankedTensorType::get({1}, builder.getI64Type());
-    return ShapeOfOp::create(builder, loc, type, v,
-                             builder.getI64IntegerAttr(k),
-                             builder.getI64IntegerAttr(k + 1));
-  };
-  auto eqType = RankedTensorType::get({1}, builder.getI1Type());
-  Value ok =
-      EqualOp::create(builder, loc, eqType, sizeOf(a, ax), sizeOf(b, bx));
-  GuardOp::create(builder, loc, ok,
-                  builder.getStringAttr(
-                      node.describe() + ": " + what.str() + " (" +
-                      node.sizes->str(sa) + " and " + node.sizes->str(sb) +
-                      ") differ at these input sizes, where the node needs "
-                      "them equal"));
+  SymbolicSizes::guardEqualDims(
+      node.builder, node.loc(), a, ax, b, bx,
+      node.describe() + ": " + what + " (" + node.sizes->str(sa) + " and " +
+          node.sizes->str(sb) +
+          ") differ at these input sizes, where the node needs them equal");
 }

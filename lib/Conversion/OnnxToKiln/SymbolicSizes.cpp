@@ -473,12 +473,6 @@ void SymbolicSizes::guardAgreement(OnnxNode &node, ArrayRef<Value> results) {
   OpBuilder &b = node.builder;
   OpBuilder::InsertionGuard atOp(b);
   b.setInsertionPoint(def);
-  Location loc = node.loc();
-  auto sizeOf = [&](Value v, int64_t k) -> Value {
-    auto type = RankedTensorType::get({1}, b.getI64Type());
-    return ShapeOfOp::create(b, loc, type, v, b.getI64IntegerAttr(k),
-                             b.getI64IntegerAttr(k + 1));
-  };
   auto inputIndex = [&](Value v) -> std::string {
     for (unsigned i = 0; i < def->getNumOperands(); ++i)
       if (def->getOperand(i) == v)
@@ -498,21 +492,33 @@ void SymbolicSizes::guardAgreement(OnnxNode &node, ArrayRef<Value> results) {
       SymSize s = dim(v, k);
       if (s == first)
         continue;
-      auto eqType = RankedTensorType::get({1}, b.getI1Type());
-      Value want = sizeOf(g[0].first, g[0].second);
-      Value got = sizeOf(v, k);
-      Value ok = EqualOp::create(b, loc, eqType, want, got);
-      std::string msg =
+      guardEqualDims(
+          b, node.loc(), g[0].first, g[0].second, v, k,
           node.describe() + ": dimension " + std::to_string(k) +
-          " of operand " + inputIndex(v) + " (" + str(s) +
-          ") and dimension " + std::to_string(g[0].second) + " of operand " +
-          inputIndex(g[0].first) + " (" + str(first) +
-          ") differ at these input sizes, where the node needs them equal; "
-          "the model's shapes agree only at some sizes of its symbolic "
-          "dimensions, so run it at those (or compile it with fixed sizes)";
-      GuardOp::create(b, loc, ok, b.getStringAttr(msg));
+              " of operand " + inputIndex(v) + " (" + str(s) +
+              ") and dimension " + std::to_string(g[0].second) +
+              " of operand " + inputIndex(g[0].first) + " (" + str(first) +
+              ") differ at these input sizes, where the node needs them "
+              "equal; the model's shapes agree only at some sizes of its "
+              "symbolic dimensions, so run it at those (or compile it with "
+              "fixed sizes)");
     }
   }
+}
+
+void SymbolicSizes::guardEqualDims(OpBuilder &b, Location loc, Value x,
+                                   int64_t ax, Value y, int64_t yx,
+                                   const Twine &message) {
+  auto sizeOf = [&](Value v, int64_t k) -> Value {
+    auto type = RankedTensorType::get({1}, b.getI64Type());
+    return ShapeOfOp::create(b, loc, type, v, b.getI64IntegerAttr(k),
+                             b.getI64IntegerAttr(k + 1));
+  };
+  auto eqType = RankedTensorType::get({1}, b.getI1Type());
+  Value want = sizeOf(x, ax);
+  Value got = sizeOf(y, yx);
+  Value ok = EqualOp::create(b, loc, eqType, want, got);
+  GuardOp::create(b, loc, ok, b.getStringAttr(message.str()));
 }
 
 //===----------------------------------------------------------------------===//

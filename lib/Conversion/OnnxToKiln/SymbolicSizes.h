@@ -93,6 +93,10 @@ public:
   /// its symbols then fails with a message naming the node, never computes
   /// on mismatched sizes unnoticed.
   void guardAgreement(OnnxNode &node, ArrayRef<Value> results);
+  /// A kiln.guard at `b`'s insertion point that dimension `ax` of `x` and
+  /// `yx` of `y` are equal at run time, failing the run with `message`.
+  static void guardEqualDims(OpBuilder &b, Location loc, Value x, int64_t ax,
+                             Value y, int64_t yx, const Twine &message);
 
   /// An `index` value holding `s`, built at the builder's insertion point.
   Value materialize(OpBuilder &b, Location loc, const SymSize &s);
