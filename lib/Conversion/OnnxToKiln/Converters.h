@@ -93,6 +93,7 @@ OnnxConverter convertDepthToSpace, convertExpand, convertFlatten,
     convertSqueeze, convertTile, convertTranspose, convertUnsqueeze;
 // Signal.cpp
 OnnxConverter convertDFT;
+OnnxConverter convertSTFT;
 // Slice.cpp
 OnnxConverter convertConcat, convertReverseSequence, convertSlice, convertSplit;
 // Softmax.cpp

@@ -194,6 +194,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Split",                    {2, 11, 13, 18},                        convertSplit,                     "Slice.cpp"},
     {"Sqrt",                     {6, 13},                                convertSqrt,                      "Elementwise.cpp"},
     {"Squeeze",                  {1, 11, 13, 21, 23, 24, 25},            convertSqueeze,                   "Shape.cpp"},
+    {"STFT",                     {17},                                   convertSTFT,                      "Signal.cpp"},
     {"Sub",                      {7, 13, 14},                            convertSub,                       "Elementwise.cpp"},
     {"Sub",                      {1, 6},                                 convertSub1,                      "Legacy.cpp"},
     {"Sum",                      {8, 13},                                convertSum,                       "Elementwise.cpp"},

@@ -8,10 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Import/Onnx/OnnxImporter.h"
+#include "ElementTypes.h"
+#include "HiddenFromInference.h"
+#include "ModelValidation.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
-#include "ElementTypes.h"
-#include "ModelValidation.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -871,15 +872,16 @@ LogicalResult Importer::importGraph(ModuleOp module) {
   if (!inputsOk)
     return failure();
 
-  dropStaleValueInfo();
-  // ONNX's own shape inference gives the import dialect its result types; a
-  // failure there is not fatal (kiln infers shapes again after lowering).
-  try {
-    onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0,
-                                     /*enable_data_propagation=*/true};
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                       opts);
-  } catch (const std::exception &) {
+  { // ONNX's inference types the import; its failure is not fatal.
+    mlir::kiln::HiddenFromInference hidden(*model.mutable_graph());
+    dropStaleValueInfo();
+    try {
+      onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0,
+                                       /*enable_data_propagation=*/true};
+      onnx::shape_inference::InferShapes(
+          model, onnx::OpSchemaRegistry::Instance(), opts);
+    } catch (const std::exception &) {
+    }
   }
   auto record = [&](const onnx::ValueInfoProto &info) {
     if (!info.type().has_tensor_type())

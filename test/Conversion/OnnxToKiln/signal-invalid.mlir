@@ -11,9 +11,30 @@ module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
 // -----
 
 module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
-  func.func @dft_onesided_inverse(%x: tensor<1x8x1xf32>) -> tensor<*xf32> {
-    // expected-error@unknown {{node 'dft' (DFT, opset 17): onesided is supported for forward transforms of real signals only}}
+  func.func @dft_irfft_of_real(%x: tensor<1x8x1xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'dft' (DFT, opset 17): onesided=1 with inverse=1 (IRFFT) takes a complex spectrum ([..., 2]); got a real one}}
     %y = "onnx.DFT"(%x) {inverse = 1 : si64, onesided = 1 : si64} : (tensor<1x8x1xf32>) -> tensor<*xf32> loc("dft")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @stft_no_frame_length(%x: tensor<1x64x1xf32>, %step: tensor<i64>) -> tensor<*xf32> {
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'stft' (STFT, opset 17): needs a window or frame_length to know the frame length; give one of them}}
+    %y = "onnx.STFT"(%x, %step, %none, %none) : (tensor<1x64x1xf32>, tensor<i64>, none, none) -> tensor<*xf32> loc("stft")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @stft_runtime_step_undeclared(%x: tensor<1x64x1xf32>, %step: tensor<i64>, %w: tensor<16xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'stft' (STFT, opset 17): frame_step must be a compile-time constant, or the output shape must be declared static}}
+    %y = "onnx.STFT"(%x, %step, %w) : (tensor<1x64x1xf32>, tensor<i64>, tensor<16xf32>) -> tensor<*xf32> loc("stft")
     return %y : tensor<*xf32>
   }
 }
