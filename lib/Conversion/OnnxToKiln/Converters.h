@@ -67,7 +67,7 @@ OnnxConverter convertBatchNormalization, convertBatchNormalization1,
 OnnxConverter convertCenterCropPad, convertPad;
 // Pooling.cpp
 OnnxConverter convertAveragePool, convertGlobalAveragePool,
-    convertGlobalMaxPool, convertLpPool, convertMaxPool;
+    convertGlobalMaxPool, convertLpPool, convertMaxPool, convertMaxUnpool;
 // Quantize.cpp
 OnnxConverter convertConvInteger, convertDequantizeLinear,
     convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,

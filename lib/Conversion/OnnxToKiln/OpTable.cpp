@@ -128,6 +128,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Max",                      {8, 12, 13},                            convertMax,                       "Elementwise.cpp"},
     {"Max",                      {6},                                    convertMax6,                      "Legacy.cpp"},
     {"MaxPool",                  {1, 8, 10, 11, 12, 22},                 convertMaxPool,                   "Pooling.cpp"},
+    {"MaxUnpool",                {9, 11, 22},                            convertMaxUnpool,                 "Pooling.cpp"},
     {"Mean",                     {8, 13},                                convertMean,                      "Elementwise.cpp"},
     {"MeanVarianceNormalization",{9, 13},                                convertMeanVarianceNormalization, "Normalization.cpp"},
     {"Min",                      {8, 12, 13},                            convertMin,                       "Elementwise.cpp"},

@@ -1,10 +1,12 @@
 //===- Pooling.cpp - ONNX pooling ops ---------------------------*- C++ -*-===//
 //
 // MaxPool (with its Indices output), AveragePool, LpPool (an average that
-// counts the padding, of |x|^p), GlobalAveragePool and GlobalMaxPool.
+// counts the padding, of |x|^p), GlobalAveragePool, GlobalMaxPool and
+// MaxUnpool (a scatter into the flattened output).
 //
 //===----------------------------------------------------------------------===//
 #include "Conv.h"
+#include "ShapeInputs.h"
 
 #include <limits>
 
@@ -323,4 +325,99 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertLpPool(OnnxNode &node) {
     return one(build<SqrtOp>(node, *sum));
   return one(
       build<PowOp>(node, *sum, scalarConstant(node, elt, 1.0 / (double)p)));
+}
+
+/// MaxUnpool 9, 11, 22: a zero tensor of the shape MaxPool's input had,
+/// (in - 1) * stride - pads + kernel per spatial axis, with X's values
+/// written at I's positions, which index that whole tensor flattened (as
+/// MaxPool's Indices index its input): a scatter along the one axis of the
+/// flattened tensor. An index outside it writes nothing. A larger
+/// output_shape (a constant, or the declared one when given at run time)
+/// zero-pads that result at the end of each axis, as ONNX's reference
+/// defines it.
+FailureOr<SmallVector<Value>> mlir::kiln::convertMaxUnpool(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0), idx = node.staticInput(1);
+  if (failed(x) || failed(idx))
+    return failure();
+  RankedTensorType xt = typeOf(*x), it = typeOf(*idx);
+  int64_t rank = xt.getRank(), spatial = rank - 2;
+  if (rank < 3 || it.getShape() != xt.getShape()) {
+    node.fail() << "expects X [N, C, spatial...] and indices I of the same "
+                   "shape, got "
+                << xt << " and " << it;
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> kernel = node.intsAttr("kernel_shape");
+  SmallVector<int64_t> strides = node.intsAttr("strides").value_or(
+                           SmallVector<int64_t>(spatial, 1)),
+                       pads = node.intsAttr("pads").value_or(
+                           SmallVector<int64_t>(2 * spatial, 0));
+  if (!kernel || (int64_t)kernel->size() != spatial ||
+      (int64_t)strides.size() != spatial ||
+      (int64_t)pads.size() != 2 * spatial) {
+    node.fail() << "needs kernel_shape (and strides, pads if given) for each "
+                   "of the "
+                << spatial << " spatial axes";
+    return failure();
+  }
+  SmallVector<int64_t> inferred(xt.getShape());
+  int64_t total = xt.getDimSize(0) * xt.getDimSize(1);
+  bool bad = false;
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t &s = inferred[2 + d];
+    bad |= __builtin_mul_overflow(s - 1, strides[d], &s) ||
+           __builtin_add_overflow(s, (*kernel)[d] - pads[d] - pads[spatial + d],
+                                  &s) ||
+           s < 1 || __builtin_mul_overflow(total, s, &total);
+  }
+  if (bad) {
+    node.fail() << "kernel_shape, strides and pads give no valid unpooled "
+                   "shape for X "
+                << xt;
+    return failure();
+  }
+  SmallVector<int64_t> shape = inferred;
+  if (node.input(2)) {
+    if (std::optional<SmallVector<int64_t>> given = node.constantInts(2)) {
+      shape = *given;
+    } else {
+      FailureOr<RankedTensorType> declared =
+          declaredResult(node, 0, "output_shape");
+      if (failed(declared) ||
+          failed(guardEquals(node, 2, declared->getShape(),
+                             "must be the output shape this model was "
+                             "compiled for")))
+        return failure();
+      shape.assign(declared->getShape().begin(), declared->getShape().end());
+    }
+    bool fits = (int64_t)shape.size() == rank && shape[0] == inferred[0] &&
+                shape[1] == inferred[1];
+    for (int64_t d = 2; fits && d < rank; ++d)
+      fits = shape[d] >= inferred[d] && shape[d] <= inferred[d] + (1 << 24);
+    if (!fits) {
+      node.fail() << "output_shape " << shapeStr(shape)
+                  << " must keep X's batch and channels and be at least the "
+                     "unpooled shape "
+                  << shapeStr(inferred) << " on each spatial axis";
+      return failure();
+    }
+  }
+  Value zeros = splatConstant(
+      node, RankedTensorType::get({total}, xt.getElementType()), 0.0);
+  FailureOr<Value> values = reshapeTo(node, *x, {xt.getNumElements()});
+  FailureOr<Value> at = reshapeTo(node, *idx, {xt.getNumElements()});
+  if (failed(values) || failed(at))
+    return failure();
+  FailureOr<Value> y = build<ScatterElementsOp>(
+      node, zeros, *at, *values, node.builder.getI64IntegerAttr(0),
+      node.builder.getStringAttr("none"));
+  if (failed(y) || failed(y = reshapeTo(node, *y, inferred)))
+    return failure();
+  if (shape == inferred)
+    return one(y);
+  SmallVector<int64_t> padding(2 * rank, 0);
+  for (int64_t d = 0; d < rank; ++d)
+    padding[rank + d] = shape[d] - inferred[d];
+  return one(build<PadOp>(node, *y, node.builder.getDenseI64ArrayAttr(padding),
+                          node.builder.getF32FloatAttr(0.0f)));
 }
