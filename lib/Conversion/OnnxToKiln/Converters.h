@@ -50,7 +50,8 @@ OnnxConverter convertBlackmanWindow, convertConstant, convertConstantOfShape,
     convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
     convertRange;
 // GridSample.cpp
-OnnxConverter convertAffineGrid, convertGridSample, convertRoiAlign;
+OnnxConverter convertAffineGrid, convertDeformConv, convertGridSample,
+    convertRoiAlign;
 // Legacy.cpp
 OnnxConverter convertAdd1, convertDiv1, convertMax6, convertMin6, convertMul1,
     convertPow1, convertPRelu1, convertSub1, convertSum6;

@@ -1,4 +1,4 @@
-//===- GridSample.cpp - ONNX GridSample, RoiAlign, AffineGrid ---*- C++ -*-===//
+//===- GridSample.cpp - GridSample, RoiAlign, AffineGrid, DeformConv -----===//
 //
 // GridSample (opsets 16, 20 and 22; 2-D) from existing kiln ops. The grid is
 // data, so source positions are computed at run time: unnormalized
@@ -9,7 +9,9 @@
 // result is gathered in [N, Ho, Wo, C] and transposed back to NCHW.
 // RoiAlign samples the same way at positions computed from its run-time
 // boxes, with a static number of samples per bin. AffineGrid makes the
-// grids GridSample reads.
+// grids GridSample reads. DeformConv samples each kernel tap at its run-time
+// offset the same way (bilinear) and multiplies the samples with the
+// weights like im2col.
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
@@ -435,4 +437,192 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAffineGrid(OnnxNode &node) {
   llvm::append_range(shape, dims);
   shape.push_back(spatial);
   return one(reshapeTo(node, *grid, shape));
+}
+
+namespace {
+/// DeformConv's attributes and sizes, checked against its inputs.
+struct DeformShape {
+  int64_t n, c, h, w, oc, cg, kh, kw, oh, ow, group, og;
+  SmallVector<int64_t> strides, dilations, pads;
+};
+
+FailureOr<DeformShape> deformShape(OnnxNode &node, RankedTensorType xt,
+                                   RankedTensorType wt, RankedTensorType ot) {
+  if (xt.getRank() != 4 || wt.getRank() != 4 || ot.getRank() != 4) {
+    node.fail() << "only 2-D deformable convolution is supported: expects X "
+                   "[N, C, H, W], W [oC, C/group, kH, kW] and offset [N, "
+                   "offset_group * kH * kW * 2, oH, oW], got "
+                << xt << ", " << wt << " and " << ot;
+    return failure();
+  }
+  DeformShape s;
+  s.n = xt.getDimSize(0), s.c = xt.getDimSize(1), s.h = xt.getDimSize(2),
+  s.w = xt.getDimSize(3), s.oc = wt.getDimSize(0), s.cg = wt.getDimSize(1),
+  s.kh = wt.getDimSize(2), s.kw = wt.getDimSize(3), s.oh = ot.getDimSize(2),
+  s.ow = ot.getDimSize(3);
+  s.group = node.intAttr("group", 1);
+  s.og = node.intAttr("offset_group", 1);
+  auto list = [&](StringRef name, int64_t dflt, size_t k) {
+    return node.intsAttr(name).value_or(SmallVector<int64_t>(k, dflt));
+  };
+  s.strides = list("strides", 1, 2);
+  s.dilations = list("dilations", 1, 2);
+  s.pads = list("pads", 0, 4);
+  std::optional<SmallVector<int64_t>> kernel = node.intsAttr("kernel_shape");
+  bool ok = s.strides.size() == 2 && s.dilations.size() == 2 &&
+            s.pads.size() == 4 && s.group >= 1 && s.og >= 1 &&
+            s.c == s.cg * s.group && s.oc % s.group == 0 && s.c % s.og == 0 &&
+            ot.getDimSize(0) == s.n &&
+            ot.getDimSize(1) == s.og * s.kh * s.kw * 2 &&
+            (!kernel || *kernel == SmallVector<int64_t>{s.kh, s.kw});
+  for (int64_t d = 0; ok && d < 2; ++d) {
+    int64_t in = d ? s.w : s.h, k = d ? s.kw : s.kh;
+    int64_t span = (k - 1) * s.dilations[d] + 1;
+    ok = s.strides[d] >= 1 && s.dilations[d] >= 1 && s.pads[d] >= 0 &&
+         s.pads[2 + d] >= 0 && in + s.pads[d] + s.pads[2 + d] >= span &&
+         (in + s.pads[d] + s.pads[2 + d] - span) / s.strides[d] + 1 ==
+             (d ? s.ow : s.oh);
+  }
+  if (!ok) {
+    node.fail() << "the shapes of X " << xt << ", W " << wt << " and offset "
+                << ot << " do not agree with group " << s.group
+                << ", offset_group " << s.og
+                << ", kernel_shape, strides, dilations and pads (offset must "
+                   "be [N, offset_group * kH * kW * 2, oH, oW] with the "
+                   "convolution's output size)";
+    return failure();
+  }
+  return s;
+}
+} // namespace
+
+/// DeformConv 19, 22 (2-D): each kernel tap of each output position samples
+/// X bilinearly at its regular position plus its run-time offset (of its
+/// channels' offset group), with zeros outside X (GridSample's corner
+/// rule, align_corners), times the mask; the samples, [N * oH * oW, C * K]
+/// as im2col would lay them out, meet the weights in one product per group.
+FailureOr<SmallVector<Value>> mlir::kiln::convertDeformConv(OnnxNode &node) {
+  FailureOr<Value> xv = node.staticInput(0), wv = node.staticInput(1),
+                   ov = node.staticInput(2);
+  if (failed(xv) || failed(wv) || failed(ov))
+    return failure();
+  RankedTensorType xt = typeOf(*xv), wt = typeOf(*wv), ot = typeOf(*ov);
+  Type elt = xt.getElementType();
+  Value bias = node.input(3), mask = node.input(4);
+  for (Value v : {*wv, *ov, bias, mask})
+    if (v && (!isa<FloatType>(elt) || typeOf(v).getElementType() != elt)) {
+      node.fail() << "expects float X, W, offset, B and mask of one element "
+                     "type, got "
+                  << xt << " and " << v.getType();
+      return failure();
+    }
+  FailureOr<DeformShape> shape = deformShape(node, xt, wt, ot);
+  if (failed(shape))
+    return failure();
+  const DeformShape &s = *shape;
+  int64_t k = s.kh * s.kw, cpo = s.c / s.og;
+  if (mask &&
+      typeOf(mask).getShape() != ArrayRef<int64_t>{s.n, s.og * k, s.oh, s.ow}) {
+    node.fail() << "mask " << mask.getType() << " must be [" << s.n << ", "
+                << s.og * k << ", " << s.oh << ", " << s.ow << "]";
+    return failure();
+  }
+  if (bias && typeOf(bias).getShape() != ArrayRef<int64_t>{s.oc}) {
+    node.fail() << "B " << bias.getType() << " must be [" << s.oc << "]";
+    return failure();
+  }
+  Ops o(node, elt);
+  auto &b = node.builder;
+  auto i64 = b.getI64Type();
+  auto arr = [&](ArrayRef<int64_t> v) { return b.getDenseI64ArrayAttr(v); };
+  // Regular tap positions [K, oH, oW] (as elt) and each image's first row.
+  SmallVector<int64_t> baseY, baseX, image;
+  for (int64_t i = 0; i < s.kh; ++i)
+    for (int64_t j = 0; j < s.kw; ++j)
+      for (int64_t y = 0; y < s.oh; ++y)
+        for (int64_t x = 0; x < s.ow; ++x) {
+          baseY.push_back(y * s.strides[0] - s.pads[0] + i * s.dilations[0]);
+          baseX.push_back(x * s.strides[1] - s.pads[1] + j * s.dilations[1]);
+        }
+  for (int64_t i = 0; i < s.n; ++i)
+    image.push_back(i * s.h * s.w);
+  auto asElt = [&](ArrayRef<int64_t> v, ArrayRef<int64_t> dims) {
+    return o.op<CastOp>(constI64(node, v, dims), TypeAttr::get(elt));
+  };
+  Value posY = asElt(baseY, {k, s.oh, s.ow}),
+        posX = asElt(baseX, {k, s.oh, s.ow});
+  Value imageBase = constI64(node, image, {s.n, 1, 1, 1});
+  Value widthC = constI64(node, {s.w}, {});
+  Value offsets = o.reshape(*ov, {s.n, s.og, k, 2, s.oh, s.ow});
+  Value masks = mask ? o.reshape(mask, {s.n, s.og, k, s.oh, s.ow}) : Value();
+
+  SmallVector<Value> perGroup;
+  for (int64_t g = 0; g < s.og; ++g) {
+    auto part = [&](Value v, ArrayRef<int64_t> at, ArrayRef<int64_t> size) {
+      SmallVector<int64_t> ones(at.size(), 1);
+      return o.op<SliceOp>(v, arr(at), arr(size), arr(ones));
+    };
+    auto offsetOf = [&](int64_t d) {
+      return o.reshape(
+          part(offsets, {0, g, 0, d, 0, 0}, {s.n, 1, k, 1, s.oh, s.ow}),
+          {s.n, k, s.oh, s.ow});
+    };
+    Value y = o.add(offsetOf(0), posY), x = o.add(offsetOf(1), posX);
+    // This group's channels as rows [N * H * W, C / offset_group].
+    Value channels = part(*xv, {0, g * cpo, 0, 0}, {s.n, cpo, s.h, s.w});
+    Value rows = o.reshape(o.op<TransposeOp>(channels, arr({0, 2, 3, 1})),
+                           {s.n * s.h * s.w, cpo});
+    Value y0 = o.op<FloorOp>(y), x0 = o.op<FloorOp>(x);
+    Value ty = o.sub(y, y0), tx = o.sub(x, x0);
+    Value sy = o.sub(o.c(1), ty), sx = o.sub(o.c(1), tx);
+    Value y1 = o.add(y0, o.c(1)), x1 = o.add(x0, o.c(1));
+    Value acc;
+    auto tap = [&](Value iy, Value ix, Value weight) {
+      weight = o.mul(
+          weight, o.mul(o.inRange(iy, 0, s.h - 1), o.inRange(ix, 0, s.w - 1)));
+      Value cy = o.op<CastOp>(o.clamp(iy, 0, s.h - 1), TypeAttr::get(i64));
+      Value cx = o.op<CastOp>(o.clamp(ix, 0, s.w - 1), TypeAttr::get(i64));
+      Value idx = o.add(o.add(o.mul(cy, widthC), cx), imageBase);
+      Value picked = o.op<GatherOp>(rows, idx, b.getI64IntegerAttr(0));
+      Value t = o.mul(picked, o.reshape(weight, {s.n, k, s.oh, s.ow, 1}));
+      acc = acc ? o.add(acc, t) : t;
+    };
+    tap(y0, x0, o.mul(sy, sx));
+    tap(y0, x1, o.mul(sy, tx));
+    tap(y1, x0, o.mul(ty, sx));
+    tap(y1, x1, o.mul(ty, tx));
+    if (masks)
+      acc = o.mul(
+          acc, o.reshape(part(masks, {0, g, 0, 0, 0}, {s.n, 1, k, s.oh, s.ow}),
+                         {s.n, k, s.oh, s.ow, 1}));
+    perGroup.push_back(acc); // [N, K, oH, oW, C / offset_group]
+  }
+  Value samples = perGroup.size() == 1 ? perGroup[0]
+                                       : o.op<ConcatOp>(ValueRange(perGroup),
+                                                        b.getI64IntegerAttr(4));
+  // im2col order: rows (n, y, x), columns (c, kernel tap).
+  Value cols = o.reshape(o.op<TransposeOp>(samples, arr({0, 2, 3, 4, 1})),
+                         {s.n * s.oh * s.ow, s.c * k});
+  int64_t ocg = s.oc / s.group, rowsOut = s.n * s.oh * s.ow;
+  Value weights = o.reshape(*wv, {s.oc, s.cg * k});
+  SmallVector<Value> outs;
+  for (int64_t g = 0; g < s.group; ++g) {
+    Value lhs = s.group == 1
+                    ? cols
+                    : o.op<SliceOp>(cols, arr({0, g * s.cg * k}),
+                                    arr({rowsOut, s.cg * k}), arr({1, 1}));
+    Value wg = s.group == 1 ? weights
+                            : o.op<SliceOp>(weights, arr({g * ocg, 0}),
+                                            arr({ocg, s.cg * k}), arr({1, 1}));
+    outs.push_back(o.op<MatMulOp>(lhs, o.op<TransposeOp>(wg, arr({1, 0}))));
+  }
+  Value y = outs.size() == 1
+                ? outs[0]
+                : o.op<ConcatOp>(ValueRange(outs), b.getI64IntegerAttr(1));
+  if (bias)
+    y = o.add(y, bias);
+  y = o.reshape(y, {s.n, s.oh, s.ow, s.oc});
+  if (o.bad)
+    return failure();
+  return one(build<TransposeOp>(node, y, arr({0, 3, 1, 2})));
 }

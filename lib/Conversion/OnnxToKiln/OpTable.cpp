@@ -69,6 +69,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Cosh",                     {9, 22},                                convertCosh,                      "Elementwise.cpp"},
     {"CumProd",                  {26},                                   convertCumProd,                   "Reduce.cpp"},
     {"CumSum",                   {11, 14},                               convertCumSum,                    "Reduce.cpp"},
+    {"DeformConv",               {19, 22},                               convertDeformConv,                "GridSample.cpp"},
     {"DepthToSpace",             {1, 11, 13},                            convertDepthToSpace,              "Shape.cpp"},
     {"DequantizeLinear",         {10, 13, 19, 21, 23, 24, 25},           convertDequantizeLinear,          "Quantize.cpp"},
     {"Det",                      {11, 22},                               convertDet,                       "LinearAlgebra.cpp"},
