@@ -133,12 +133,30 @@ void packConvFilterPanels(RewriterBase &rewriter, func::FuncOp func) {
   }
 }
 
+/// The tensor `v` is a view of (reshaped or sliced), or `v` itself.
+Value viewedTensor(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto e = dyn_cast<tensor::ExpandShapeOp>(def))
+      v = e.getSrc();
+    else if (auto c = dyn_cast<tensor::CollapseShapeOp>(def))
+      v = c.getSrc();
+    else if (auto s = dyn_cast<tensor::ExtractSliceOp>(def))
+      v = s.getSource();
+    else if (auto c = dyn_cast<tensor::CastOp>(def))
+      v = c.getSource();
+    else
+      break;
+  }
+  return v;
+}
+
 /// In-place reuse: an elementwise op may write its result into an input
 /// that dies at the op (same type, identity access, no other use, not a
-/// caller-owned argument or a constant). Returns that input's index. The
-/// op's init is a new tensor, or with `anyInit` any tensor it overwrites (an
-/// epilogue in the last tile of a loop of run-time extent, whose product
-/// accumulated in that init's buffer already).
+/// caller-owned argument or a constant, nor a reshaped or sliced view of
+/// one: writing there would change the caller's input or a constant). Returns
+/// that input's index. The op's init is a new tensor, or with `anyInit` any
+/// tensor it overwrites (an epilogue in the last tile of a loop of run-time
+/// extent, whose product accumulated in that init's buffer already).
 std::optional<unsigned> dyingInputToReuse(linalg::GenericOp op,
                                           bool anyInit = false) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0)
@@ -151,8 +169,10 @@ std::optional<unsigned> dyingInputToReuse(linalg::GenericOp op,
   Type resultType = op->getResult(0).getType();
   for (OpOperand *in : op.getDpsInputOperands()) {
     Value v = in->get();
+    Value viewed = viewedTensor(v);
     if (v.getType() != resultType || !v.hasOneUse() ||
-        isa<BlockArgument>(v) || v.getDefiningOp<arith::ConstantOp>() ||
+        isa<BlockArgument>(viewed) ||
+        viewed.getDefiningOp<arith::ConstantOp>() ||
         !op.getMatchingIndexingMap(in).isIdentity())
       continue;
     // A slice of a tensor dies only if that tensor does; a tile computed

@@ -9,6 +9,7 @@ using namespace mlir;
 
 void kiln::buildBufferizeToArenaPipeline(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> beforeArena) {
+  pm.addNestedPass<func::FuncOp>(createMarkInputsReadOnlyPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addNestedPass<func::FuncOp>(createDropInPlaceMaterializePass());
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());

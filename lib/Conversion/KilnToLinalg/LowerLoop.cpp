@@ -44,20 +44,6 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-/// A loop-carried value is updated in place, and may start as a graph
-/// input: bufferization must copy it rather than write the caller's buffer.
-static void markInputsReadOnly(func::FuncOp func) {
-  Builder b(func.getContext());
-  SmallVector<Attribute> attrs;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    NamedAttrList list(func.getArgAttrDict(i));
-    list.set(bufferization::BufferizationDialect::kWritableAttrName,
-             b.getBoolAttr(false));
-    attrs.push_back(list.getDictionary(func.getContext()));
-  }
-  func.setAllArgAttrs(attrs);
-}
-
 namespace {
 /// The run-time sizes of the scan slices of a kiln.loop, computed before the
 /// loop (the builder's insertion point) from what its body computes them
@@ -307,7 +293,6 @@ LogicalResult mlir::kiln::lowerLoop(OpBuilder &b, LoopOp loop) {
   trips = arith::MaxSIOp::create(b, loc, trips, zero);
 
   unsigned n = loop.getNumCarried();
-  markInputsReadOnly(loop->getParentOfType<func::FuncOp>());
   SmallVector<Value> inits(loop.getInits());
   // The run-time sizes of each scan slice, in order.
   SmallVector<SmallVector<Value>> scanDyn;

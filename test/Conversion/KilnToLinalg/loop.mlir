@@ -3,11 +3,12 @@
 // kiln.loop becomes an scf.for marked kiln.graph_loop over the clamped trip
 // count: the loop-carried value is materialized in its iter_arg (so that it
 // keeps one buffer), each scan slice is inserted at row i of a buffer of
-// scan_bound rows, and the result is the first trip-count rows. The inputs
-// are read-only for bufferization, which copies a loop-carried input.
+// scan_bound rows, and the result is the first trip-count rows. (A loop-
+// carried graph input is copied by bufferization: kiln-mark-inputs-read-only
+// marks the inputs not writable before it.)
 // CHECK-LABEL: func.func @loop
-// CHECK-SAME: %[[M:[^:]*]]: tensor<i64> {bufferization.writable = false}
-// CHECK-SAME: %[[H:[^:]*]]: tensor<2xf32> {bufferization.writable = false}
+// CHECK-SAME: %[[M:[^:]*]]: tensor<i64>
+// CHECK-SAME: %[[H:[^:]*]]: tensor<2xf32>
 // CHECK: %[[E:.*]] = tensor.extract %[[M]][] : tensor<i64>
 // CHECK: %[[N:.*]] = arith.index_cast %[[E]] : i64 to index
 // CHECK: %[[P:.*]] = arith.maxsi %[[N]], %[[C0:.*]] : index

@@ -114,6 +114,21 @@ def SplitEmptyTensorsPass : Pass<"kiln-split-empty-tensors", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def MarkInputsReadOnlyPass : Pass<"kiln-mark-inputs-read-only", "func::FuncOp"> {
+  let summary = "Mark every function argument not writable for bufferization";
+  let description = [{
+    A public function's arguments are the graph's inputs, which belong to
+    the caller (kiln_run takes them const). Sets `bufferization.writable =
+    false` on every argument, so that one-shot bufferization copies an
+    argument, or a view of one, before any op writes into it rather than
+    writing the caller's buffer. The code generator avoids such writes
+    (an elementwise op never reuses an argument or a reshaped or sliced view
+    of one as its destination); this makes any it misses cost a copy
+    instead of corrupting the caller's input.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def DropInPlaceMaterializePass
     : Pass<"kiln-drop-in-place-materialize", "func::FuncOp"> {
   let summary = "Drop the copies of loop-carried values already computed in place";

@@ -53,3 +53,22 @@ func.func @argument_is_not_reused(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
   } -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
 }
+
+// Nor is a reshaped or sliced view of one: the result gets its own buffer,
+// and the argument is only read.
+// CHECK-LABEL: func.func @reshaped_argument_is_not_reused
+// CHECK-SAME: (%[[A:.+]]: memref<64x64xf32>
+// CHECK: memref.alloc
+// CHECK-NOT: vector.transfer_write {{.+}}, %[[A]]
+// CHECK-NOT: vector.transfer_write {{.+}}, %expand_shape
+// CHECK: return
+func.func @reshaped_argument_is_not_reused(%a: tensor<64x64xf32>) -> tensor<8x8x64xf32> {
+  %v = tensor.expand_shape %a [[0, 1], [2]] output_shape [8, 8, 64] : tensor<64x64xf32> into tensor<8x8x64xf32>
+  %e = tensor.empty() : tensor<8x8x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%v : tensor<8x8x64xf32>) outs(%e : tensor<8x8x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.negf %x : f32
+    linalg.yield %s : f32
+  } -> tensor<8x8x64xf32>
+  return %r : tensor<8x8x64xf32>
+}
