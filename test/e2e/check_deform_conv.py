@@ -97,7 +97,12 @@ def case(name, n, c, hw, oc, k, stride, pad, dil, group, og, with_mask, opset):
     want = deform_ref(x.astype(np.float64), w.astype(np.float64), off.astype(np.float64),
                       b.astype(np.float64), None if mask is None else mask.astype(np.float64),
                       stride, pad, dil, group, og)
+    kept = [f.copy() for f in feeds]
     got = m(*feeds)[0]
+    # The inputs are the caller's: a run never writes them (the offsets are
+    # reshaped first, and a view of an input was once reused in place).
+    for f, k in zip(feeds, kept):
+        assert np.array_equal(f, k), f"{name}: an input changed in the run"
     assert_close(got, want, name, 1e-5)
     # torchvision's deform_conv2d (the op detection models export) agrees.
     with torch.no_grad():
