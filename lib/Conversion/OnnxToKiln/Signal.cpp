@@ -29,6 +29,18 @@ FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
                         b.getDenseI64ArrayAttr(strides));
 }
 
+/// Input 0, a static float32 signal (DFT and STFT compute in float32).
+FailureOr<Value> float32Signal(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0);
+  if (succeeded(x) && !typeOf(*x).getElementType().isF32()) {
+    node.fail() << "element type " << typeOf(*x).getElementType()
+                << " is not supported for " << node.opType()
+                << " yet; Kiln computes it on float32 signals";
+    return failure();
+  }
+  return x;
+}
+
 /// The optional dft_length input: a positive compile-time constant, or none.
 FailureOr<std::optional<int64_t>> dftLength(OnnxNode &node) {
   if (!node.input(1))
@@ -264,16 +276,10 @@ FailureOr<Value> dftRuntimeAxis(OnnxNode &node, Value x, bool inverse,
 /// frequencies of a real signal, or with `inverse` (IRFFT) turns n / 2 + 1
 /// bins into a real signal of n = 2 * (bins - 1) samples by default.
 FailureOr<SmallVector<Value>> mlir::kiln::convertDFT(OnnxNode &node) {
-  FailureOr<Value> x = node.staticInput(0);
+  FailureOr<Value> x = float32Signal(node);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (!type.getElementType().isF32()) {
-    node.fail() << "element type " << type.getElementType()
-                << " is not supported for DFT yet; Kiln computes DFT on "
-                   "float32 signals";
-    return failure();
-  }
   int64_t rank = type.getRank();
   int64_t complexDim = rank ? type.getDimSize(rank - 1) : 0;
   if (rank < (node.opset >= 20 ? 2 : 3) ||
@@ -403,20 +409,13 @@ FailureOr<int64_t> stftFrameLength(OnnxNode &node, bool onesided) {
 /// STFT, opset 17: the signal [batch, length, 1 | 2] cut into frames of n
 /// samples every frame_step (a gather of [frames, n] positions f * step + k;
 /// a step given at run time must give the declared frame count), times the
-/// window, then the DFT of
-/// each frame (dftAlong's products with the constant cosine and sine
-/// matrices): [batch, frames, n / 2 + 1 (onesided) or n, 2].
+/// window, then the DFT of each frame (dftAlong's products with the constant
+/// cosine and sine matrices): [batch, frames, n / 2 + 1 (onesided) or n, 2].
 FailureOr<SmallVector<Value>> mlir::kiln::convertSTFT(OnnxNode &node) {
-  FailureOr<Value> x = node.staticInput(0);
+  FailureOr<Value> x = float32Signal(node);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
-  if (!type.getElementType().isF32()) {
-    node.fail() << "element type " << type.getElementType()
-                << " is not supported for STFT yet; Kiln computes STFT on "
-                   "float32 signals";
-    return failure();
-  }
   if (type.getRank() != 3 ||
       (type.getDimSize(2) != 1 && type.getDimSize(2) != 2)) {
     node.fail() << "expects a signal of shape [batch, length, 1 or 2], got "
