@@ -341,9 +341,11 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMaxUnpool(OnnxNode &node) {
     return failure();
   RankedTensorType xt = typeOf(*x), it = typeOf(*idx);
   int64_t rank = xt.getRank(), spatial = rank - 2;
-  if (rank < 3 || it.getShape() != xt.getShape()) {
-    node.fail() << "expects X [N, C, spatial...] and indices I of the same "
-                   "shape, got "
+  if (rank < 3 || it.getShape() != xt.getShape() ||
+      !isa<FloatType>(xt.getElementType()) ||
+      !it.getElementType().isInteger(64)) {
+    node.fail() << "expects float X [N, C, spatial...] and int64 indices I "
+                   "of the same shape, got "
                 << xt << " and " << it;
     return failure();
   }
@@ -361,8 +363,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMaxUnpool(OnnxNode &node) {
     return failure();
   }
   SmallVector<int64_t> inferred(xt.getShape());
-  int64_t total = xt.getDimSize(0) * xt.getDimSize(1);
-  bool bad = false;
+  int64_t total;
+  bool bad = __builtin_mul_overflow(xt.getDimSize(0), xt.getDimSize(1), &total);
   for (int64_t d = 0; d < spatial; ++d) {
     int64_t &s = inferred[2 + d];
     bad |= __builtin_mul_overflow(s - 1, strides[d], &s) ||
