@@ -483,6 +483,16 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSTFT(OnnxNode &node) {
                    " frames of the declared output shape this model was "
                    "compiled for");
   }
+  // The positions are built as constants first: refuse a cut whose index
+  // table alone would not fit in memory (its result would not either).
+  int64_t positionsCount;
+  if (__builtin_mul_overflow(frames, *n, &positionsCount) ||
+      positionsCount > (int64_t(1) << 31)) {
+    node.fail() << "cutting " << frames << " frames of " << *n
+                << " samples is more than Kiln compiles (2^31 positions); "
+                   "split the signal";
+    return failure();
+  }
   FailureOr<Value> rows = reshapeTo(node, m.iota(frames), {frames, 1});
   FailureOr<Value> cols = reshapeTo(node, m.iota(*n), {1, *n});
   if (failed(rows) || failed(cols))

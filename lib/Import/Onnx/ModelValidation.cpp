@@ -53,6 +53,11 @@ public:
     // Only a graph whose values are each assigned once has one order.
     if (ok && failed(sortGraph(graph)))
       return failure();
+    // ONNX's own shape inference of some ops (MaxUnpool in 1.12) reads the
+    // type of an input that names nothing without checking it.
+    llvm::StringSet<> outer;
+    if (ok && failed(checkDefined(graph, outer)))
+      return failure();
     if (graph.output_size() == 0) {
       emitError(UnknownLoc::get(&ctx)) << "the graph has no outputs, so there is nothing to "
                         "compute; list the values to return as graph outputs";
@@ -84,6 +89,36 @@ private:
   }
 
   /// "node 'n' (Conv, opset 13)", the prefix of every node's message.
+  /// Every node input names a graph input, an initializer, a node's output
+  /// or (in a subgraph) a value of an enclosing graph.
+  LogicalResult checkDefined(const onnx::GraphProto &graph,
+                             const llvm::StringSet<> &outer) {
+    llvm::StringSet<> known = outer;
+    for (const auto &v : graph.input())
+      known.insert(v.name());
+    for (const auto &t : graph.initializer())
+      known.insert(t.name());
+    for (const auto &node : graph.node())
+      for (const std::string &o : node.output())
+        known.insert(o);
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const onnx::NodeProto &node = graph.node(i);
+      for (const std::string &in : node.input())
+        if (!in.empty() && !known.contains(in))
+          return error(in) << describe(node, i) << ": input '" << in
+                           << "' is not a graph input, an initializer or the "
+                              "output of an earlier node";
+      for (const auto &attr : node.attribute()) {
+        if (attr.has_g() && failed(checkDefined(attr.g(), known)))
+          return failure();
+        for (const auto &g : attr.graphs())
+          if (failed(checkDefined(g, known)))
+            return failure();
+      }
+    }
+    return success();
+  }
+
   std::string describe(const onnx::NodeProto &node, int index) {
     return "node '" + nodeName(node, index) + "' (" + node.op_type() +
            ", opset " + std::to_string(opsetOf(node.domain())) + ")";
