@@ -150,6 +150,27 @@ def seeds():
         [_i64("pads", [0, 0, 1, 1, 0, 0, 1, 1]),
          numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")])
     out.append(("resize", _model(g)))
+    # Signal: STFT with a window, then the inverse onesided DFT of a frame.
+    g = helper.make_graph(
+        [helper.make_node("STFT", ["x", "step", "win"], ["s"], name="stft"),
+         helper.make_node("Slice", ["s", "zero", "one", "one"], ["f"], name="frame"),
+         helper.make_node("DFT", ["f", "", "two"], ["y"], name="irfft", inverse=1,
+                          onesided=1)],
+        "signal", [_vi("x", F, [1, 64, 1])], [_vi("y", F, [1, 1, 16, 1])],
+        [_i64("step", 8), _f32("win", [16], 6), _i64("zero", [0]), _i64("one", [1]),
+         _i64("two", 2)])
+    out.append(("signal", _model(g, opset=20)))
+    # Unpooling and a deformable convolution.
+    g = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["p", "i"], name="pool", kernel_shape=[2, 2],
+                          strides=[2, 2]),
+         helper.make_node("MaxUnpool", ["p", "i"], ["u"], name="unpool",
+                          kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("DeformConv", ["u", "w", "off", "b"], ["y"], name="deform",
+                          kernel_shape=[3, 3])],
+        "unpool", [_vi("x", F, [1, 2, 6, 6])], [_vi("y", F, [1, 3, 4, 4])],
+        [_f32("w", [3, 2, 3, 3], 7), _f32("off", [1, 18, 4, 4], 8), _f32("b", [3], 9)])
+    out.append(("unpool", _model(g, opset=22)))
     return out
 
 
