@@ -173,7 +173,8 @@ mlir::kiln::layerPrecisions(ModuleOp module) {
       precision = "int8 (static)";
     else if (isa<DynamicQuantMatMulOp>(op))
       precision = "int8 (dynamic)";
-    else if (isa<IntegerConv2DOp, IntegerMatMulOp>(op))
+    else if (isa<IntegerConv2DOp, IntegerDepthwiseConv2DOp, IntegerMatMulOp>(
+                 op))
       precision = "int8 (imported)";
     else if (isa<Bf16Conv2DOp, Bf16MatMulOp, Bf16BatchMatMulOp>(op))
       precision = "bf16";

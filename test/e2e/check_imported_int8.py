@@ -8,14 +8,16 @@ emitted graph), elsewhere on the f32 kernels or in i32.
 
 - ConvInteger with padding, strides, dilation, K and F not multiples of 4
   and 16, a uint8 filter with zero point 128 and a filter whose values
-  leave int8 after its zero point (which stays on the generic path): the
-  i32 result is a graph output and must match bit for bit.
+  leave int8 after its zero point (which stays on the generic path), and
+  depthwise ConvInteger (kiln.integer_depthwise_conv2d): the i32 result is
+  a graph output and must match bit for bit.
 - MatMulInteger on a 3-D input with K = 37 and N = 20, bit for bit.
 - QLinearConv and QLinearMatMul (requantized uint8 output, i32 bias): within
   one step of the uint8 output of an exact reference (the requantization
   rounds a float product).
-- QDQ Conv (uint8 activations, per-channel weight scales, int32 bias) and
-  QDQ MatMul (int8 activations) against the ONNX definition in float64.
+- QDQ Conv (uint8 activations, per-channel weight scales, int32 bias), QDQ
+  depthwise Conv (int8 activations) and QDQ MatMul (int8 activations)
+  against the ONNX definition in float64.
 - Reductions of every element of a large tensor (DynamicQuantizeLinear's
   range, ReduceMean/Max/Sum), which run in vectorized blocks: exact for the
   quantization, within 1e-5 relative for the sums.
@@ -45,8 +47,9 @@ def vi(name, elt, shape):
     return h.make_tensor_value_info(name, elt, shape)
 
 
-def conv_int(x, w, stride, pads, dilation):
-    """NCHW convolution of integer arrays in int64; pads [t, l, b, r] read 0."""
+def conv_int(x, w, stride, pads, dilation, group=1):
+    """NCHW convolution of integer arrays in int64 (group 1 or depthwise);
+    pads [t, l, b, r] read 0."""
     x = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pads[0], pads[2]),
                                     (pads[1], pads[3])))
     n, c, hh, ww = x.shape
@@ -58,7 +61,10 @@ def conv_int(x, w, stride, pads, dilation):
         for j in range(kw):
             patch = x[:, :, i * dilation:i * dilation + stride * oh:stride,
                       j * dilation:j * dilation + stride * ow:stride]
-            y += np.einsum("nchw,fc->nfhw", patch, w[:, :, i, j].astype(np.int64))
+            if group == 1:
+                y += np.einsum("nchw,fc->nfhw", patch, w[:, :, i, j].astype(np.int64))
+            else:  # depthwise: filter [C, 1, KH, KW]
+                y += patch * w[None, :, 0, i, j, None, None].astype(np.int64)
     return y
 
 
@@ -76,30 +82,40 @@ def check_path(path, op):
 
 
 # --- ConvInteger after DynamicQuantizeLinear -----------------------------------
-CONVS = [  # name, C, F, H, W, kernel, stride, pads, dilation, weight kind
+CONVS = [  # name, C, F, H, W, kernel, stride, pads, dilation, weight kind[, group]
     ("conv3x3_pad", 3, 8, 9, 7, 3, 1, [1, 1, 1, 1], 1, "int8"),
     ("conv3x3_s2", 16, 20, 10, 10, 3, 2, [1, 0, 1, 1], 1, "int8"),
     ("conv1x1", 5, 17, 6, 6, 1, 1, [0, 0, 0, 0], 1, "int8"),
     ("conv_dilated", 8, 16, 12, 11, 3, 1, [2, 2, 2, 2], 2, "int8"),
     ("conv_uint8_w", 4, 6, 7, 7, 3, 1, [1, 1, 1, 1], 1, "uint8"),
     ("conv_wide_w", 4, 6, 7, 7, 3, 1, [1, 1, 1, 1], 1, "wide"),
+    # Depthwise (MobileNet's): vpdpbusd over 4 kernel rows per lane, with 16,
+    # 8 and 4 channels per vector, kernels of 1 and 2 row quads, strides,
+    # asymmetric pads and dilation; 6 channels stay off the int8 kernel.
+    ("dw3x3", 32, 32, 14, 13, 3, 1, [1, 1, 1, 1], 1, "int8", 32),
+    ("dw3x3_s2", 24, 24, 11, 12, 3, 2, [0, 1, 1, 0], 1, "int8", 24),
+    ("dw5x5_dilated", 20, 20, 13, 13, 5, 1, [4, 4, 4, 4], 2, "int8", 20),
+    ("dw7x7_s2_uint8_w", 16, 16, 15, 16, 7, 2, [3, 3, 3, 3], 1, "uint8", 16),
+    ("dw3x3_c6", 6, 6, 8, 8, 3, 1, [1, 1, 1, 1], 1, "int8", 6),
 ]
-for name, c, f, hh, ww, k, s, pads, d, kind in CONVS:
+for name, c, f, hh, ww, k, s, pads, d, kind, *grouped in CONVS:
+    group = grouped[0] if grouped else 1
+    ci = c // group
     if kind == "uint8":  # ConvInteger's uint8 filter, zero point 128
-        w = rng.integers(0, 256, (f, c, k, k)).astype(np.uint8)
+        w = rng.integers(0, 256, (f, ci, k, k)).astype(np.uint8)
         wzp = np.array(128, np.uint8)
     elif kind == "wide":  # w - zp reaches -132: not int8, the generic path
-        w = rng.integers(-128, 128, (f, c, k, k)).astype(np.int8)
+        w = rng.integers(-128, 128, (f, ci, k, k)).astype(np.int8)
         w.flat[0] = -128
         wzp = np.array(4, np.int8)
     else:
-        w = rng.integers(-127, 128, (f, c, k, k)).astype(np.int8)
+        w = rng.integers(-127, 128, (f, ci, k, k)).astype(np.int8)
         wzp = np.array(0, np.int8)
     path = save_onnx(work, name, [
         h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
         h.make_node("ConvInteger", ["xq", "w", "xzp", "wzp"], ["acc"],
                     kernel_shape=[k, k], strides=[s, s], pads=pads,
-                    dilations=[d, d]),
+                    dilations=[d, d], group=group),
     ], [vi("x", T.FLOAT, [1, c, hh, ww])],
         [vi("acc", T.INT32, None), vi("xq", T.UINT8, None), vi("xzp", T.UINT8, None)],
         [("w", w), ("wzp", wzp)], opset=13)
@@ -108,14 +124,15 @@ for name, c, f, hh, ww, k, s, pads, d, kind in CONVS:
         x = (rng.standard_normal((1, c, hh, ww)) * 3 + trial).astype(np.float32)
         acc, xq, xzp = m(x)
         want = conv_int(xq.astype(np.int64) - int(xzp), w.astype(np.int64) - int(wzp),
-                        s, pads, d)
+                        s, pads, d, group)
         assert acc.dtype == np.int32 and acc.shape == want.shape, (name, acc.shape)
         assert np.array_equal(acc.astype(np.int64), want), \
             (name, int(np.abs(acc - want).max()))
-    if kind != "wide":
-        check_path(path, "kiln.integer_conv2d")
+    op = "kiln.integer_conv2d" if group == 1 else "kiln.integer_depthwise_conv2d"
+    if kind != "wide" and (group == 1 or c % 4 == 0):
+        check_path(path, op)
     elif VNNI:
-        assert "kiln.integer_conv2d" not in emitted_graph(path), name
+        assert op not in emitted_graph(path), name
 
 # --- MatMulInteger ---------------------------------------------------------------
 w = rng.integers(-128, 128, (37, 20)).astype(np.int8)
@@ -173,7 +190,7 @@ check_path(path, "kiln.integer_matmul")
 # DequantizeLinear(QuantizeLinear(x)) and DequantizeLinear(int8 W) into Conv /
 # MatMul: the products run on integers (kiln.integer_conv2d / integer_matmul on a VNNI host),
 # against the ONNX definition (dequantize, then the f32 product) in float64.
-def qdq_model(name, kind, act_type, x_shape, w, w_scale, w_axis, bias=None):
+def qdq_model(name, kind, act_type, x_shape, w, w_scale, w_axis, bias=None, group=1):
     zp_x = np.array(3 if act_type == T.UINT8 else -7,
                     np.uint8 if act_type == T.UINT8 else np.int8)
     inits = [("xs", np.array(0.04, np.float32)), ("xzp", zp_x), ("w", w),
@@ -187,29 +204,37 @@ def qdq_model(name, kind, act_type, x_shape, w, w_scale, w_axis, bias=None):
         nodes.append(h.make_node("DequantizeLinear", ["b", "bs"], ["bd"], axis=0))
         ins.append("bd")
     nodes.append(h.make_node(kind, ins, ["y"],
-                             **({"pads": [1, 1, 1, 1]} if kind == "Conv" else {})))
+                             **({"pads": [1, 1, 1, 1], "group": group}
+                                if kind == "Conv" else {})))
     return save_onnx(work, name, nodes, [vi("x", T.FLOAT, x_shape)],
                      [vi("y", T.FLOAT, None), vi("xq", act_type, None)], inits, opset=13)
 
 
-w = rng.integers(-127, 128, (16, 8, 3, 3)).astype(np.int8)
-ws = (rng.random(16) * 0.01 + 0.002).astype(np.float32)
-bias = rng.integers(-300, 300, 16).astype(np.int32)
-path = qdq_model("qdq_conv", "Conv", T.UINT8, [1, 8, 9, 9], w, ws, 0, bias)
-m = compile_and_load(kiln, path)
-x = rng.standard_normal((1, 8, 9, 9)).astype(np.float32)
-y, xq = m(x)
-xd = (xq.astype(np.float64) - 3) * np.float64(np.float32(0.04))
-wd = w.astype(np.float64) * ws.astype(np.float64)[:, None, None, None]
-bd = bias * (np.float32(0.04) * ws).astype(np.float64)
-want = np.zeros((1, 16, 9, 9))
-xp = np.pad(xd, ((0, 0), (0, 0), (1, 1), (1, 1)))
-for i in range(3):
-    for j in range(3):
-        want += np.einsum("nchw,fc->nfhw", xp[:, :, i:i + 9, j:j + 9], wd[:, :, i, j])
-want += bd[None, :, None, None]
-assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), np.abs(y - want).max()
-check_path(path, "kiln.integer_conv2d")
+# A 3x3 convolution on uint8 activations, and a depthwise one (MobileNet's
+# QDQ form) on int8 activations, both with per-channel scales and a bias.
+for name, act, c, f, group in [("qdq_conv", T.UINT8, 8, 16, 1),
+                               ("qdq_depthwise", T.INT8, 24, 24, 24)]:
+    w = rng.integers(-127, 128, (f, c // group, 3, 3)).astype(np.int8)
+    ws = (rng.random(f) * 0.01 + 0.002).astype(np.float32)
+    bias = rng.integers(-300, 300, f).astype(np.int32)
+    path = qdq_model(name, "Conv", act, [1, c, 9, 9], w, ws, 0, bias, group)
+    m = compile_and_load(kiln, path)
+    x = rng.standard_normal((1, c, 9, 9)).astype(np.float32)
+    y, xq = m(x)
+    zp = 3 if act == T.UINT8 else -7
+    xd = (xq.astype(np.float64) - zp) * np.float64(np.float32(0.04))
+    wd = w.astype(np.float64) * ws.astype(np.float64)[:, None, None, None]
+    bd = bias * (np.float32(0.04) * ws).astype(np.float64)
+    want = np.zeros((1, f, 9, 9))
+    xp = np.pad(xd, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    for i in range(3):
+        for j in range(3):
+            patch = xp[:, :, i:i + 9, j:j + 9]
+            want += (np.einsum("nchw,fc->nfhw", patch, wd[:, :, i, j]) if group == 1
+                     else patch * wd[None, :, 0, i, j, None, None])
+    want += bd[None, :, None, None]
+    assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), (name, np.abs(y - want).max())
+    check_path(path, "kiln.integer_conv2d" if group == 1 else "kiln.integer_depthwise_conv2d")
 
 w = rng.integers(-127, 128, (40, 24)).astype(np.int8)
 path = qdq_model("qdq_matmul", "MatMul", T.INT8, [3, 5, 40], w, np.array(0.003, np.float32), 1)
@@ -255,4 +280,4 @@ for trial, where in enumerate([0, 5, 12799, 12800, 13119]):
     assert sm.shape == () and abs(float(sm) - x64.sum()) <= 1e-5 * np.abs(x64).sum()
 
 print("imported int8: %d convolutions, 1 MatMulInteger, QLinearConv, QLinearMatMul "
-      "exact, QDQ Conv and MatMul (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))
+      "exact, QDQ Conv, depthwise Conv and MatMul (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))

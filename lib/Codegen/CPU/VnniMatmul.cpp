@@ -195,6 +195,16 @@ struct Consumer {
   SmallVector<Operation *> views; // the reshapes from the product to it
 };
 
+/// Whether `t`, read through `map` by a consumer over [1, H, W, C], is one
+/// value per channel: [C], or [1, 1, 1, C] (an NCHW [1, C, 1, 1] made NHWC).
+bool isChannelVector(RankedTensorType t, AffineMap map, int64_t channels) {
+  return map.getNumResults() == unsigned(t.getRank()) &&
+         t.getShape().back() == channels &&
+         map.getResults().back() == getAffineDimExpr(3, map.getContext()) &&
+         llvm::all_of(t.getShape().drop_back(),
+                      [](int64_t d) { return d == 1; });
+}
+
 std::optional<Consumer> matchConsumer(linalg::GenericOp op,
                                       const DotProduct &k) {
   Consumer c;
@@ -234,8 +244,7 @@ std::optional<Consumer> matchConsumer(linalg::GenericOp op,
       c.kinds.push_back(Consumer::Product);
     else if (t && map.isIdentity() && t.getShape() == type.getShape())
       c.kinds.push_back(Consumer::Full);
-    else if (t && rank == 4 && t.getRank() == 1 &&
-             map == AffineMap::get(4, 0, getAffineDimExpr(3, op.getContext())))
+    else if (t && rank == 4 && isChannelVector(t, map, type.getDimSize(3)))
       c.kinds.push_back(Consumer::Channels);
     else if (t && rank == 3 && t.getShape() == type.getShape().drop_front() &&
              map == AffineMap::get(3, 0,
@@ -477,6 +486,9 @@ void VnniKernel::prepare() {
           v = tensor::ExtractOp::create(b, loc, v, ValueRange{});
         v = vector::BroadcastOp::create(b, loc, lanes(v.getType()), v);
       }
+      if (auto t = dyn_cast<RankedTensorType>(v.getType());
+          kind == Consumer::Channels && t.getRank() == 4) // read as [C]
+        v = collapsed(b, loc, v, {ReassociationIndices{0, 1, 2, 3}});
       scalars.push_back(v);
     }
     consumer->op.getBody()->walk([&](Operation *inner) {

@@ -29,9 +29,10 @@
 // per 32-bit lane, the vpdpbusd kernel of --kiln-cpu-tile-and-vectorize),
 // and the same dequantization.
 //
-// kiln.integer_matmul and kiln.integer_conv2d (imported int8 models): the
-// uint8 input as it is (a convolution's padded with its run-time zero
-// point), the same product, and acc - zero_point * sums[n] in i32.
+// kiln.integer_matmul, kiln.integer_conv2d and kiln.integer_depthwise_conv2d
+// (imported int8 models): the uint8 input as it is (a convolution's padded
+// with its run-time zero point), the same product (the depthwise one as for
+// static int8), and acc - zero_point * sums[n] in i32.
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
@@ -618,33 +619,28 @@ FailureOr<Value> lowerStaticQuantConv2D(OpBuilder &b, StaticQuantConv2DOp op) {
                      rt.getShape());
 }
 
-/// kiln.static_quant_depthwise_conv2d: the input quantized once to uint8
-/// and padded with the zero point, the product as a generic marked
-/// kiln.int8_depthwise over loops (n, oh, ow, c, kq, kw, t), which reads
-/// input row oh s0 + (4 kq + t) d0 against packed weight [kq, kw, c, t]
-/// (--kiln-cpu-tile-and-vectorize gives its tiles a vpdpbusd kernel), then
-/// the dequantization in the result's shape. Rows past the last kernel row
-/// (4 kq + t >= KH) meet zero weights; the padding below the input covers
-/// the ones they would read.
-FailureOr<Value> lowerStaticQuantDepthwiseConv2D(
-    OpBuilder &b, StaticQuantDepthwiseConv2DOp op) {
-  Location loc = op.getLoc();
-  RankedTensorType it = op.getInput().getType(), rt = op.getType();
-  float scale = op.getInputScale().convertToFloat();
-  int64_t zp = op.getInputZeroPoint();
-  ArrayRef<int64_t> pads = op.getPads(), s = op.getStrides(),
-                    dil = op.getDilations();
-  int64_t quads = op.getWeights().getType().getDimSize(0);
-  Value q = quantizedU8(b, loc,
-                        reshaped(b, loc, op.getInput(), conversionShape(it)),
-                        scale, zp);
-  q = reshaped(b, loc, q, it.getShape());
+/// The i32 product of a depthwise int8 convolution: the uint8 NHWC input
+/// `q` padded with `padByte` (or the scalar `runTimePad`, an i8), then a
+/// generic marked kiln.int8_depthwise over loops (n, oh, ow, c, kq, kw, t),
+/// which reads input row oh s0 + (4 kq + t) d0 against packed weight [kq,
+/// kw, c, t] (--kiln-cpu-tile-and-vectorize gives its tiles a vpdpbusd
+/// kernel), into `rt`'s shape. Rows past the last kernel row (4 kq + t >=
+/// KH) meet zero weights; the padding below the input covers the ones they
+/// would read.
+Value int8DepthwiseProduct(OpBuilder &b, Location loc, Value q,
+                           TypedValue<RankedTensorType> weights,
+                           RankedTensorType rt, ArrayRef<int64_t> kernel,
+                           ArrayRef<int64_t> s, ArrayRef<int64_t> dil,
+                           ArrayRef<int64_t> pads, double padByte,
+                           Value runTimePad = {}) {
+  auto it = cast<RankedTensorType>(q.getType());
+  int64_t quads = weights.getType().getDimSize(0);
   int64_t rowsRead =
       (rt.getDimSize(1) - 1) * s[0] + (4 * quads - 1) * dil[0] + 1;
   int64_t below = std::max<int64_t>(
       pads[2], rowsRead - it.getDimSize(1) - pads[0]);
   q = padded(b, loc, q, {0, pads[0], pads[1], 0}, {0, below, pads[3], 0},
-             zeroPointBits(zp));
+             padByte, runTimePad);
   MLIRContext *ctx = b.getContext();
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   // (n, oh, ow, c, kq, kw, t)
@@ -659,7 +655,7 @@ FailureOr<Value> lowerStaticQuantDepthwiseConv2D(
        red = utils::IteratorType::reduction;
   Value acc = filledTensor(b, loc, rt.getShape(), b.getI32Type(), 0.0);
   auto product = linalg::GenericOp::create(
-      b, loc, acc.getType(), ValueRange{q, op.getWeights()}, acc, maps,
+      b, loc, acc.getType(), ValueRange{q, weights}, acc, maps,
       {par, par, par, par, red, red, red},
       [](OpBuilder &nb, Location nl, ValueRange a) {
         Type i32 = nb.getI32Type();
@@ -672,10 +668,29 @@ FailureOr<Value> lowerStaticQuantDepthwiseConv2D(
                 .getResult());
       });
   // The kernel rows that are not padding: the kernel skips the others.
-  product->setAttr(kInt8DepthwiseAttr, b.getI64IntegerAttr(op.getKernel()[0]));
-  return dequantized(b, loc, product.getResult(0), op.getWeightScales(),
-                     op.getWeightSums(), op.getBias(), scale, zp);
+  product->setAttr(kInt8DepthwiseAttr, b.getI64IntegerAttr(kernel[0]));
+  return product.getResult(0);
 }
+
+/// kiln.static_quant_depthwise_conv2d: the input quantized once to uint8
+/// and padded with the zero point, the product, then the dequantization in
+/// the result's shape.
+FailureOr<Value>
+lowerStaticQuantDepthwiseConv2D(OpBuilder &b, StaticQuantDepthwiseConv2DOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType it = op.getInput().getType(), rt = op.getType();
+  float scale = op.getInputScale().convertToFloat();
+  int64_t zp = op.getInputZeroPoint();
+  Value q = quantizedU8(
+      b, loc, reshaped(b, loc, op.getInput(), conversionShape(it)), scale, zp);
+  q = reshaped(b, loc, q, it.getShape());
+  Value acc = int8DepthwiseProduct(
+      b, loc, q, op.getWeights(), rt, op.getKernel(), op.getStrides(),
+      op.getDilations(), op.getPads(), zeroPointBits(zp));
+  return dequantized(b, loc, acc, op.getWeightScales(), op.getWeightSums(),
+                     op.getBias(), scale, zp);
+}
+
 /// The one element of `zp` (an integer product's run-time zero point).
 Value zeroPointScalar(OpBuilder &b, Location loc, Value zp) {
   auto t = cast<RankedTensorType>(zp.getType());
@@ -737,6 +752,22 @@ FailureOr<Value> lowerIntegerConv2D(OpBuilder &b, IntegerConv2DOp op) {
   return zeroPointCorrected(b, loc, acc, op.getInputZeroPoint(),
                             op.getWeightSums());
 }
+
+/// kiln.integer_depthwise_conv2d: the uint8 input padded with its zero
+/// point (padding adds 0 after the correction), the product, the
+/// correction by the channels' weight sums.
+FailureOr<Value> lowerIntegerDepthwiseConv2D(OpBuilder &b,
+                                             IntegerDepthwiseConv2DOp op) {
+  Location loc = op.getLoc();
+  Value zpByte = arith::TruncIOp::create(
+      b, loc, b.getI8Type(), zeroPointScalar(b, loc, op.getInputZeroPoint()));
+  Value acc = int8DepthwiseProduct(
+      b, loc, asSignless(b, loc, op.getInput()), op.getWeights(), op.getType(),
+      op.getKernel(), op.getStrides(), op.getDilations(), op.getPads(), 0.0,
+      zpByte);
+  return zeroPointCorrected(b, loc, acc, op.getInputZeroPoint(),
+                            op.getWeightSums());
+}
 } // namespace
 
 FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
@@ -758,5 +789,7 @@ FailureOr<Value> mlir::kiln::lowerQuantized(OpBuilder &b, Operation *op) {
     return lowerIntegerMatMul(b, m);
   if (auto c = dyn_cast<IntegerConv2DOp>(op))
     return lowerIntegerConv2D(b, c);
+  if (auto c = dyn_cast<IntegerDepthwiseConv2DOp>(op))
+    return lowerIntegerDepthwiseConv2D(b, c);
   return Value();
 }

@@ -558,3 +558,50 @@ func.func @bf16_consumer_on_registers(%qa: tensor<8x32x2xbf16>, %w: tensor<2x32x
   } -> tensor<1x2x4x32xbf16>
   return %r : tensor<1x2x4x32xbf16>
 }
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+#nhwc = affine_map<(n, h, w, c) -> (n, h, w, c)>
+#bias = affine_map<(n, h, w, c) -> (n, 0, 0, c)>
+
+// A per-channel operand as an imported QDQ bias arrives, [1, 1, 1, C] (the
+// graph's [1, C, 1, 1] made NHWC) read at (n, 0, 0, c), is a channel vector
+// too: the consumer still runs on the registers, reading it as [C].
+// CHECK-LABEL: func.func @requantize_nhwc_bias
+// CHECK-NOT: linalg.generic
+// CHECK: %[[B:.+]] = tensor.collapse_shape %arg2 {{\[\[}}0, 1, 2, 3]] : tensor<1x1x1x32xf32> into tensor<32xf32>
+// CHECK: scf.for
+// CHECK-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: vector.transfer_read %[[B]]
+// CHECK: arith.addf %{{.+}} : vector<16xf32>
+// CHECK: arith.trunci %{{.+}} : vector<16xi32> to vector<16xi8>
+func.func @requantize_nhwc_bias(%qa: tensor<8x64x4xi8>, %w: tensor<2x64x16x4xi8>, %bias: tensor<1x1x1x32xf32>) -> tensor<1x2x4x32xi8> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x2x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<8x2x16xi32>) -> tensor<8x2x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<8x64x4xi8>, tensor<2x64x16x4xi8>) outs(%z : tensor<8x2x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<8x2x16xi32>
+  %flat = tensor.collapse_shape %0 [[0, 1, 2]] : tensor<8x2x16xi32> into tensor<256xi32>
+  %nhwc = tensor.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 2, 4, 32] : tensor<256xi32> into tensor<1x2x4x32xi32>
+  %qe = tensor.empty() : tensor<1x2x4x32xi8>
+  %q = linalg.generic {indexing_maps = [#nhwc, #bias, #nhwc], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%nhwc, %bias : tensor<1x2x4x32xi32>, tensor<1x1x1x32xf32>) outs(%qe : tensor<1x2x4x32xi8>) {
+  ^bb0(%v: i32, %b: f32, %o: i8):
+    %f = arith.sitofp %v : i32 to f32
+    %m = arith.addf %f, %b : f32
+    %i = arith.fptosi %m : f32 to i32
+    %t = arith.trunci %i : i32 to i8
+    linalg.yield %t : i8
+  } -> tensor<1x2x4x32xi8>
+  return %q : tensor<1x2x4x32xi8>
+}

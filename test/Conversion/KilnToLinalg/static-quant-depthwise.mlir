@@ -55,3 +55,21 @@ func.func @dw5(%x: tensor<1x8x8x8xf32>, %w: tensor<2x5x8x4xi8>, %s: tensor<8xf32
   %0 = kiln.static_quant_depthwise_conv2d %x, %w, %s, %sum {input_scale = 0.5 : f32, input_zero_point = 0 : i64, kernel = array<i64: 5, 5>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 2, 2, 2, 2>} : (tensor<1x8x8x8xf32>, tensor<2x5x8x4xi8>, tensor<8xf32>, tensor<8xi32>) -> tensor<1x8x8x8xf32>
   return %0 : tensor<1x8x8x8xf32>
 }
+
+// kiln.integer_depthwise_conv2d (an imported depthwise ConvInteger / QDQ
+// Conv): the uint8 input as it is, padded with its run-time zero point (the
+// byte of the one i32 element), the same marked product, and the zero
+// point's share taken off per channel, in i32.
+// CHECK-LABEL: func.func @integer_dw
+// CHECK: %[[Z:.+]] = tensor.extract %arg1[] : tensor<i32>
+// CHECK: %[[ZB:.+]] = arith.trunci %[[Z]] : i32 to i8
+// CHECK: %[[FZ:.+]] = linalg.fill ins(%[[ZB]] : i8) outs(%{{.+}} : tensor<1x8x8x16xi8>)
+// CHECK: %[[XPZ:.+]] = tensor.insert_slice %{{.+}} into %[[FZ]][0, 1, 1, 0] [1, 6, 6, 16] [1, 1, 1, 1]
+// CHECK: %[[ACCZ:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[OUT]]], {{.+}} ins(%[[XPZ]], %arg2 : tensor<1x8x8x16xi8>, tensor<1x3x16x4xi8>) {{.+}} attrs = {kiln.int8_depthwise = 3 : i64}
+// CHECK: linalg.generic {{.+}} ins(%[[ACCZ]], %arg1, %arg3 : tensor<1x3x3x16xi32>, tensor<i32>, tensor<16xi32>)
+// CHECK:   arith.muli
+// CHECK:   arith.subi
+func.func @integer_dw(%x: tensor<1x6x6x16xui8>, %zp: tensor<i32>, %w: tensor<1x3x16x4xi8>, %sum: tensor<16xi32>) -> tensor<1x3x3x16xi32> {
+  %0 = kiln.integer_depthwise_conv2d %x, %zp, %w, %sum {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x6x6x16xui8>, tensor<i32>, tensor<1x3x16x4xi8>, tensor<16xi32>) -> tensor<1x3x3x16xi32>
+  return %0 : tensor<1x3x3x16xi32>
+}

@@ -797,3 +797,31 @@ func.func @integer_conv2d_result(%x: tensor<1x5x5x4xui8>, %zp: tensor<i32>, %w: 
   %0 = kiln.integer_conv2d %x, %zp, %w, %s {dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x5x5x4xui8>, tensor<i32>, tensor<1x9x64xi8>, tensor<2xi32>) -> tensor<1x3x3x2xi32>
   return %0 : tensor<1x3x3x2xi32>
 }
+
+// -----
+
+// kiln.integer_depthwise_conv2d: the weights hold 4 kernel rows of each of
+// the input's channels per lane.
+func.func @integer_depthwise_weights(%x: tensor<1x8x8x16xui8>, %zp: tensor<i32>, %w: tensor<1x3x8x4xi8>, %s: tensor<16xi32>) -> tensor<1x8x8x16xi32> {
+  // expected-error @+1 {{expects weights [1, 3, 16, 4] (kernel rows in groups of 4) and 16 result channels, got 'tensor<1x3x8x4xi8>' -> 'tensor<1x8x8x16xi32>'}}
+  %0 = kiln.integer_depthwise_conv2d %x, %zp, %w, %s {dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x16xui8>, tensor<i32>, tensor<1x3x8x4xi8>, tensor<16xi32>) -> tensor<1x8x8x16xi32>
+  return %0 : tensor<1x8x8x16xi32>
+}
+
+// -----
+
+func.func @integer_depthwise_zero_point(%x: tensor<1x8x8x16xui8>, %zp: tensor<2xi32>, %w: tensor<1x3x16x4xi8>, %s: tensor<16xi32>) -> tensor<1x8x8x16xi32> {
+  // expected-error @+1 {{expects a one-element zero point, got 'tensor<2xi32>'}}
+  %0 = kiln.integer_depthwise_conv2d %x, %zp, %w, %s {dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x16xui8>, tensor<2xi32>, tensor<1x3x16x4xi8>, tensor<16xi32>) -> tensor<1x8x8x16xi32>
+  return %0 : tensor<1x8x8x16xi32>
+}
+
+// -----
+
+// A stride of 0 is refused before the output size is computed (it would
+// divide by it).
+func.func @integer_depthwise_stride(%x: tensor<1x8x8x16xui8>, %zp: tensor<i32>, %w: tensor<1x3x16x4xi8>, %s: tensor<16xi32>) -> tensor<1x8x8x16xi32> {
+  // expected-error @+1 {{expects a kernel, strides and dilations of at least 1 and pads of at least 0}}
+  %0 = kiln.integer_depthwise_conv2d %x, %zp, %w, %s {dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 0, 1>} : (tensor<1x8x8x16xui8>, tensor<i32>, tensor<1x3x16x4xi8>, tensor<16xi32>) -> tensor<1x8x8x16xi32>
+  return %0 : tensor<1x8x8x16xi32>
+}

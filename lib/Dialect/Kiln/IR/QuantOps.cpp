@@ -139,6 +139,11 @@ static LogicalResult verifyConvShapes(Operation *op, RankedTensorType in,
       kernel.size() != 2 || s.size() != 2 || d.size() != 2 || pads.size() != 4)
     return op->emitOpError() << "expects an NHWC input and result and 2-D "
                                 "kernel, strides, dilations and 4 pads";
+  if (llvm::any_of(llvm::concat<const int64_t>(kernel, s, d),
+                   [](int64_t v) { return v < 1; }) ||
+      llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+    return op->emitOpError() << "expects a kernel, strides and dilations of "
+                                "at least 1 and pads of at least 0";
   int64_t oh = (in.getDimSize(1) + pads[0] + pads[2] - d[0] * (kernel[0] - 1) -
                 1) / s[0] + 1;
   int64_t ow = (in.getDimSize(2) + pads[1] + pads[3] - d[1] * (kernel[1] - 1) -
@@ -166,22 +171,34 @@ LogicalResult StaticQuantConv2DOp::verify() {
                            out.getDimSize(3));
 }
 
-LogicalResult StaticQuantDepthwiseConv2DOp::verify() {
-  RankedTensorType in = getInput().getType(), out = getType(),
-                   w = getWeights().getType();
-  ArrayRef<int64_t> kernel = getKernel();
-  if (failed(verifyConvShapes(*this, in, out, kernel, getStrides(),
-                              getDilations(), getPads())))
-    return failure();
+/// The packed filter of a depthwise int8 convolution on `in`'s C channels:
+/// [ceil(KH / 4), KW, C, 4] (kernel rows in groups of 4), and C result
+/// channels.
+static LogicalResult verifyDepthwiseWeights(Operation *op, RankedTensorType in,
+                                            RankedTensorType w,
+                                            RankedTensorType out,
+                                            ArrayRef<int64_t> kernel) {
   int64_t c = in.getDimSize(3);
   int64_t quads = (kernel[0] + 3) / 4;
   if (!w.hasStaticShape() || w.getRank() != 4 || w.getDimSize(0) != quads ||
       w.getDimSize(1) != kernel[1] || w.getDimSize(2) != c ||
       w.getDimSize(3) != 4 || out.getDimSize(3) != c)
-    return emitOpError() << "expects weights [" << quads << ", " << kernel[1]
-                         << ", " << c
-                         << ", 4] (kernel rows in groups of 4) and " << c
-                         << " result channels, got " << w << " -> " << out;
+    return op->emitOpError()
+           << "expects weights [" << quads << ", " << kernel[1] << ", " << c
+           << ", 4] (kernel rows in groups of 4) and " << c
+           << " result channels, got " << w << " -> " << out;
+  return success();
+}
+
+LogicalResult StaticQuantDepthwiseConv2DOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  ArrayRef<int64_t> kernel = getKernel();
+  if (failed(verifyConvShapes(*this, in, out, kernel, getStrides(),
+                              getDilations(), getPads())) ||
+      failed(verifyDepthwiseWeights(*this, in, getWeights().getType(), out,
+                                    kernel)))
+    return failure();
+  int64_t c = in.getDimSize(3);
   SmallVector<Value> vectors = {getWeightScales(), getWeightSums()};
   if (getBias())
     vectors.push_back(getBias());
@@ -220,6 +237,21 @@ LogicalResult Bf16BatchMatMulOp::verify() {
   return success();
 }
 
+/// The weight sums [N] (i32) and the one-element zero point of an integer
+/// product.
+static LogicalResult verifySumsAndZeroPoint(Operation *op,
+                                            RankedTensorType sums,
+                                            RankedTensorType zeroPoint,
+                                            int64_t n) {
+  if (sums.getRank() != 1 || sums.getDimSize(0) != n)
+    return op->emitOpError()
+           << "expects weight sums of shape [" << n << "], got " << sums;
+  if (!zeroPoint.hasStaticShape() || zeroPoint.getNumElements() != 1)
+    return op->emitOpError()
+           << "expects a one-element zero point, got " << zeroPoint;
+  return success();
+}
+
 /// Checks the operands of an integer product with K rows and N columns:
 /// weights packed [ceil(N / 16), ceil(K / 4), 64] for the VNNI kernel, sums
 /// [N] and a one-element zero point.
@@ -233,13 +265,7 @@ static LogicalResult verifyIntegerProduct(Operation *op, RankedTensorType w,
     return op->emitOpError()
            << "expects packed weights [" << panels << ", " << lanes
            << ", 64] for K = " << k << " and N = " << n << ", got " << w;
-  if (sums.getRank() != 1 || sums.getDimSize(0) != n)
-    return op->emitOpError()
-           << "expects weight sums of shape [" << n << "], got " << sums;
-  if (!zeroPoint.hasStaticShape() || zeroPoint.getNumElements() != 1)
-    return op->emitOpError()
-           << "expects a one-element zero point, got " << zeroPoint;
-  return success();
+  return verifySumsAndZeroPoint(op, sums, zeroPoint, n);
 }
 
 LogicalResult IntegerMatMulOp::verify() {
@@ -266,4 +292,17 @@ LogicalResult IntegerConv2DOp::verify() {
       *this, getWeights().getType(), getWeightSums().getType(),
       getInputZeroPoint().getType(), kernel[0] * kernel[1] * in.getDimSize(3),
       out.getDimSize(3));
+}
+
+LogicalResult IntegerDepthwiseConv2DOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  ArrayRef<int64_t> kernel = getKernel();
+  if (failed(verifyConvShapes(*this, in, out, kernel, getStrides(),
+                              getDilations(), getPads())) ||
+      failed(verifyDepthwiseWeights(*this, in, getWeights().getType(), out,
+                                    kernel)))
+    return failure();
+  return verifySumsAndZeroPoint(*this, getWeightSums().getType(),
+                                getInputZeroPoint().getType(),
+                                in.getDimSize(3));
 }

@@ -19,7 +19,7 @@
 // first canonicalization, while the dequantization of the weights is still
 // a cast of the int8 constant. Weights with a non-zero zero point, scales
 // that are not per tensor or per output channel, and grouped convolutions
-// stay as they are.
+// other than depthwise ones on a multiple of 4 channels stay as they are.
 //
 //===----------------------------------------------------------------------===//
 #include "IntegerValues.h"
@@ -161,10 +161,26 @@ dequantizedOperands(Operation *op, int64_t n) {
   return std::pair{*x, *w};
 }
 
-/// conv2d(dequantized x, dequantized W) [+ bias], NCHW, group 1.
+/// Whether the NCHW `conv` is one the int8 kernels take: group 1, or
+/// depthwise (one channel and one filter per group) on a multiple of 4
+/// channels.
+bool onInt8Kernels(Conv2DOp conv) {
+  if (conv.getGroup() == 1)
+    return true;
+  auto in = cast<RankedTensorType>(conv.getInput().getType());
+  auto ft = cast<RankedTensorType>(conv.getFilter().getType());
+  if (in.getRank() != 4 || ft.getRank() != 4)
+    return false;
+  int64_t c = in.getDimSize(1);
+  return int64_t(conv.getGroup()) == c && ft.getDimSize(0) == c &&
+         ft.getDimSize(1) == 1 && c % 4 == 0;
+}
+
+/// conv2d(dequantized x, dequantized W) [+ bias], NCHW, group 1 or
+/// depthwise.
 bool rewriteConv(Conv2DOp conv) {
   auto rt = cast<RankedTensorType>(conv.getType());
-  if (conv.isNHWC() || conv.getGroup() != 1 || rt.getRank() != 4)
+  if (conv.isNHWC() || rt.getRank() != 4 || !onInt8Kernels(conv))
     return false;
   int64_t f = rt.getDimSize(1);
   auto operands = dequantizedOperands(conv, f);

@@ -9,6 +9,8 @@
 //
 //   conv2d(cast(x : ui8) - zp, w)  ->  integer_conv2d(x, zp, packed(w), sums)
 //
+// (kiln.integer_depthwise_conv2d for a depthwise one, whose packing puts
+// four kernel rows of a channel in a lane)
 // with the same i32 result: the kernel adds x * w over the window, and
 // zp * sum(w) is subtracted once per output column; padding reads the zero
 // point, so it adds zp * w that the same correction removes. Only the
@@ -66,6 +68,22 @@ std::pair<Value, Value> activation(OpBuilder &b, Location loc,
   return {x, zp};
 }
 
+/// The depthwise NHWC `conv` on x with its HWCF filter [KH, KW, 1, C]
+/// (tap t of channel c at t * C + c in `weights`).
+Value depthwiseConv(OpBuilder &b, Location loc, Conv2DOp conv,
+                    RankedTensorType type, Value x, Value zp,
+                    ArrayRef<int64_t> ws, ArrayRef<double> weights) {
+  int64_t c = ws[3];
+  auto [packed, sums] = quant::packDepthwiseInt8(
+      b.getContext(), ws[0], ws[1], c,
+      [&](int64_t t, int64_t ch) { return int8_t(weights[t * c + ch]); });
+  return IntegerDepthwiseConv2DOp::create(
+      b, loc, type, x, zp, ConstantOp::create(b, loc, packed.getType(), packed),
+      ConstantOp::create(b, loc, sums.getType(), sums),
+      b.getDenseI64ArrayAttr({ws[0], ws[1]}), conv.getStridesAttr(),
+      conv.getDilationsAttr(), conv.getPadsAttr());
+}
+
 /// Rewrites `op` when it matches; true when rewritten.
 bool rewrite(Operation *op) {
   if (auto conv = dyn_cast<Conv2DOp>(op); conv && !conv.isNHWC())
@@ -80,15 +98,22 @@ bool rewrite(Operation *op) {
   ArrayRef<int64_t> ws =
       cast<RankedTensorType>(op->getOperand(1).getType()).getShape();
   int64_t n = ws.back();
-  auto [w, sums] = packedWeights(b, loc, p->weights.size() / n, n, p->weights);
   Value y;
   if (auto conv = dyn_cast<Conv2DOp>(op)) {
-    y = IntegerConv2DOp::create(
-        b, loc, type, x, zp, w, sums, b.getDenseI64ArrayAttr({ws[0], ws[1]}),
-        conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr());
+    if (p->depthwise) {
+      y = depthwiseConv(b, loc, conv, type, x, zp, ws, p->weights);
+    } else {
+      auto [w, sums] =
+          packedWeights(b, loc, p->weights.size() / n, n, p->weights);
+      y = IntegerConv2DOp::create(
+          b, loc, type, x, zp, w, sums, b.getDenseI64ArrayAttr({ws[0], ws[1]}),
+          conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr());
+    }
     if (Value bias = conv.getBias())
       y = AddOp::create(b, loc, type, y, bias);
   } else {
+    auto [w, sums] =
+        packedWeights(b, loc, p->weights.size() / n, n, p->weights);
     y = IntegerMatMulOp::create(b, loc, type, x, zp, w, sums);
   }
   op->getResult(0).replaceAllUsesWith(y);

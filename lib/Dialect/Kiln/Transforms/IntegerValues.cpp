@@ -192,10 +192,20 @@ std::optional<VnniProduct> integers::matchVnniProduct(Operation *op) {
       !cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
     return std::nullopt;
   int64_t k;
+  bool depthwise = false;
   if (auto conv = dyn_cast<Conv2DOp>(op)) {
-    if (conv.getGroup() != 1 || lhs.getRank() != 4 || rhs.getRank() != 4)
+    if (lhs.getRank() != 4 || rhs.getRank() != 4)
       return std::nullopt;
     ArrayRef<int64_t> f = rhs.getShape();
+    int64_t channels = lhs.getDimSize(conv.isNHWC() ? 3 : 1);
+    int64_t perGroup = conv.isNHWC() ? f[2] : f[1];
+    int64_t filters = conv.isNHWC() ? f[3] : f[0];
+    // Depthwise: one channel per group, one filter per channel, on a
+    // channel count the depthwise kernel's vectors divide (16, 8 or 4).
+    depthwise = conv.getGroup() != 1 && int64_t(conv.getGroup()) == channels &&
+                perGroup == 1 && filters == channels && channels % 4 == 0;
+    if (conv.getGroup() != 1 && !depthwise)
+      return std::nullopt;
     k = conv.isNHWC() ? f[0] * f[1] * f[2] : f[1] * f[2] * f[3];
   } else if (isa<MatMulOp>(op)) {
     if (lhs.getRank() < 2 || rhs.getRank() != 2)
@@ -208,6 +218,7 @@ std::optional<VnniProduct> integers::matchVnniProduct(Operation *op) {
     return std::nullopt;
 
   VnniProduct p;
+  p.depthwise = depthwise;
   Value a = op->getOperand(0);
   if (auto t = a.getDefiningOp<TransposeOp>()) {
     p.perm.assign(t.getPerm().begin(), t.getPerm().end());

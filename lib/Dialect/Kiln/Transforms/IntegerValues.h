@@ -48,20 +48,23 @@ std::optional<std::vector<double>> evalInts(Value v, unsigned depth = 0);
 /// rewrite while walking no more).
 SmallVector<Operation *> products(Operation *root);
 
-/// What kiln.integer_conv2d / kiln.integer_matmul take from an i32
+/// What kiln.integer_conv2d / integer_depthwise_conv2d / integer_matmul
+/// take from an i32
 /// product whose left operand is `[transpose](cast(x : ui8) [- zp])`.
 struct VnniProduct {
   Value input;                 ///< x, uint8
   Value zeroPoint;             ///< one element in [0, 255], or null (0)
   SmallVector<int64_t> perm;   ///< the transpose between, if any
   std::vector<double> weights; ///< the right operand, row-major, int8 range
+  bool depthwise = false;      ///< a conv2d with one group per channel
 };
 
 /// The longest reduction whose i32 sums cannot overflow (255 * 128 * K).
 constexpr int64_t kMaxVnniReduction = 65536;
 
-/// `op` (an i32 kiln.conv2d of group 1 or kiln.matmul with a 2-D right
-/// operand, static shapes) as a uint8 x int8 product, or nothing.
+/// `op` (an i32 kiln.conv2d of group 1, a depthwise one on a multiple of 4
+/// channels, or a kiln.matmul with a 2-D right operand; static shapes) as
+/// a uint8 x int8 product, or nothing.
 std::optional<VnniProduct> matchVnniProduct(Operation *op);
 
 } // namespace mlir::kiln::integers

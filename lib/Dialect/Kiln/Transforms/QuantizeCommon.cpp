@@ -82,6 +82,27 @@ packInt8(MLIRContext *ctx, int64_t k, int64_t kp, int64_t n, int64_t r,
               ArrayRef(sums))};
 }
 
+std::pair<ElementsAttr, DenseElementsAttr>
+packDepthwiseInt8(MLIRContext *ctx, int64_t kh, int64_t kw, int64_t c,
+                  llvm::function_ref<int8_t(int64_t, int64_t)> q) {
+  int64_t quads = (kh + 3) / 4;
+  std::vector<int8_t> packed(size_t(quads) * kw * c * 4, 0);
+  std::vector<int32_t> sums(c, 0);
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t t = 0; t < kh * kw; ++t) {
+      int64_t r = t / kw, col = t % kw;
+      int8_t v = q(t, ch);
+      packed[((r / 4 * kw + col) * c + ch) * 4 + r % 4] = v;
+      sums[ch] += v;
+    }
+  auto i8 = IntegerType::get(ctx, 8);
+  return {DenseElementsAttr::get(RankedTensorType::get({quads, kw, c, 4}, i8),
+                                 ArrayRef(packed)),
+          DenseElementsAttr::get(
+              RankedTensorType::get({c}, IntegerType::get(ctx, 32)),
+              ArrayRef(sums))};
+}
+
 QuantizedWeights quantizeInt8(MLIRContext *ctx, int64_t k, int64_t kp,
                               int64_t n, int64_t r, float alpha,
                               llvm::function_ref<float(int64_t, int64_t)> at) {

@@ -62,6 +62,15 @@ std::pair<ElementsAttr, DenseElementsAttr>
 packInt8(MLIRContext *ctx, int64_t k, int64_t kp, int64_t n, int64_t r,
          llvm::function_ref<int8_t(int64_t, int64_t)> q);
 
+/// Given int8 values `q(t, c)` of a depthwise filter (tap t = kh * KW + kw
+/// of channel c), packed as the depthwise int8 kernel reads them: 4 kernel
+/// rows of a channel in one 32-bit lane, [ceil(KH / 4), KW, C, 4] with
+/// q[kh, kw, c] at [kh / 4, kw, c, kh % 4] (zero past KH), and the sums of
+/// each channel's taps [C] (i32).
+std::pair<ElementsAttr, DenseElementsAttr>
+packDepthwiseInt8(MLIRContext *ctx, int64_t kh, int64_t kw, int64_t c,
+                  llvm::function_ref<int8_t(int64_t, int64_t)> q);
+
 /// Quantizes W [K, N] (stored [N, K] when `transposed`) as
 /// kiln.dynamic_quant_matmul wants: panels of panelWidth(N), K padded to 4.
 QuantizedWeights quantizeWeights(MLIRContext *ctx, ArrayRef<float> w, int64_t k,

@@ -119,28 +119,21 @@ struct QuantizeStaticPass
       return false;
     auto ft = cast<RankedTensorType>(conv.getFilter().getType());
     int64_t kh = ft.getDimSize(0), kw = ft.getDimSize(1), c = ft.getDimSize(3);
-    int64_t quads = (kh + 3) / 4;
-    std::vector<int8_t> packed(quads * kw * c * 4, 0);
+    std::vector<int8_t> q(kh * kw * c);
     std::vector<float> scales(c);
-    std::vector<int32_t> sums(c);
     // Each channel is one column of its KH * KW taps t = (row, column).
     for (int64_t ch = 0; ch < c; ++ch)
-      std::tie(scales[ch], sums[ch]) = quantizeColumn(
-          kh * kw, [&](int64_t t) { return (*w)[t * c + ch]; },
-          [&](int64_t t, int8_t q) {
-            int64_t r = t / kw, col = t % kw;
-            packed[((r / 4 * kw + col) * c + ch) * 4 + r % 4] = q;
-          });
+      scales[ch] = quantizeColumn(
+                       kh * kw, [&](int64_t t) { return (*w)[t * c + ch]; },
+                       [&](int64_t t, int8_t v) { q[t * c + ch] = v; })
+                       .first;
     MLIRContext *ctx = conv.getContext();
     b.setInsertionPoint(conv);
     Location loc = conv.getLoc();
-    auto weights = DenseElementsAttr::get(
-        RankedTensorType::get({quads, kw, c, 4}, IntegerType::get(ctx, 8)),
-        ArrayRef(packed));
+    auto [weights, sumsAttr] = packDepthwiseInt8(
+        ctx, kh, kw, c, [&](int64_t t, int64_t ch) { return q[t * c + ch]; });
     auto scalesAttr = DenseElementsAttr::get(
         RankedTensorType::get({c}, Float32Type::get(ctx)), ArrayRef(scales));
-    auto sumsAttr = DenseElementsAttr::get(
-        RankedTensorType::get({c}, IntegerType::get(ctx, 32)), ArrayRef(sums));
     Value y = StaticQuantDepthwiseConv2DOp::create(
         b, loc, conv.getType(), conv.getInput(), constant(b, loc, weights),
         constant(b, loc, scalesAttr), constant(b, loc, sumsAttr),

@@ -1407,4 +1407,42 @@ def Kiln_IntegerConv2DOp : Kiln_Op<"integer_conv2d", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_IntegerDepthwiseConv2DOp
+    : Kiln_Op<"integer_depthwise_conv2d", [Pure]> {
+  let summary = "NHWC depthwise convolution of uint8 activations with int8 weights, exactly in i32";
+  let description = [{
+    The depthwise integer convolution of an imported int8 model (a
+    ConvInteger, QLinearConv or QDQ Conv with one group per channel): an
+    NHWC `input` (uint8, C channels) minus its run-time `input_zero_point`
+    (one element, i32) convolved channel by channel with a constant int8
+    filter `q[kh, kw, c]`, exactly in i32; padding reads the zero point (it
+    contributes 0):
+
+      `y[n, oh, ow, c] = sum over (kh, kw) of (x[n, oh s0 + kh d0 - top,
+      ow s1 + kw d1 - left, c] - zp) * q[kh, kw, c]`,
+
+    computed as `acc - zp * weight_sums[c]`. `weights` holds `q` packed as
+    for kiln.static_quant_depthwise_conv2d (`[ceil(KH / 4), KW, C, 4]`, 4
+    kernel rows of a channel in one 32-bit lane, zero past KH);
+    `weight_sums[c]` is the sum of q over the channel's taps. `kernel` is
+    `[KH, KW]`; strides, dilations and pads (`[top, left, bottom, right]`)
+    are as for kiln.conv2d.
+
+    ```mlir
+    %y = kiln.integer_depthwise_conv2d %x, %zp, %w, %sums {kernel = array<i64: 3, 3>,
+             strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
+       : (tensor<1x56x56x144xui8>, tensor<i32>, tensor<1x3x144x4xi8>, tensor<144xi32>) -> tensor<1x56x56x144xi32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[UI8]>:$input,
+                   RankedTensorOf<[I32]>:$input_zero_point,
+                   RankedTensorOf<[I8]>:$weights,
+                   RankedTensorOf<[I32]>:$weight_sums,
+                   DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = "$input `,` $input_zero_point `,` $weights `,` $weight_sums attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_DIALECT_KILN_OPS
