@@ -19,7 +19,9 @@ set (issue 31's held-in set).
          defaults for Conv and MatMul with a constant weight: the activation
          and the product's output through QuantizeLinear -> DequantizeLinear
          as int8 (asymmetric, the range observed on the model's test input,
-         MinMax), the weight int8
+         MinMax; a Relu or Clip that is the product's one reader is removed
+         and the product's output quantized with the activation's range, as
+         the tool's QDQRemovableActivation does), the weight int8
          symmetric per tensor -> DequantizeLinear, a Conv bias int32 at scale
          x_scale * w_scale -> DequantizeLinear. Calibration runs the f32
          model with Kiln (build/python) on test_data_set_0.
@@ -222,12 +224,31 @@ def qdq_int8(model, data_dir):
     inits = {t.name: t for t in g.initializer}
     todo = [n for n in g.node if n.op_type in ("Conv", "MatMul") and len(n.input) > 1
             and n.input[1] in inits and inits[n.input[1]].data_type == FLOAT]
+    readers = {}
+    for n in g.node:
+        for i in n.input:
+            readers.setdefault(i, []).append(n)
+    outputs = {o.name for o in g.output}
+
+    def removable(y):
+        """The Relu or Clip that is y's one reader: the tool (its
+        QDQRemovableActivation, asymmetric activations) removes it and
+        quantizes y with the range of the activation's output instead."""
+        users = readers.get(y, [])
+        if len(users) == 1 and users[0].op_type in ("Relu", "Clip") and \
+                users[0].input[0] == y and y not in outputs:
+            return users[0]
+        return None
+    activations = {n.output[0]: removable(n.output[0]) for n in todo}
+    removed = {id(a) for a in activations.values() if a is not None}
+    quantized = {a.output[0] if a else y for y, a in activations.items()}
     ranges = observed_ranges(
-        model, sorted({n.input[0] for n in todo} | {n.output[0] for n in todo}), data_dir)
+        model, sorted({n.input[0] for n in todo} | quantized), data_dir)
     nodes, done = [], {}
 
-    def qdq(x, lo, hi):
-        """QuantizeLinear -> DequantizeLinear of x (int8, asymmetric)."""
+    def qdq(x, lo, hi, dequantized=None):
+        """QuantizeLinear -> DequantizeLinear of x (int8, asymmetric), into
+        `dequantized` (default x + "_dequantized")."""
         x_scale = np.float32(max(hi - lo, 1e-8) / 255.0)
         x_zp = np.int8(np.clip(np.rint(-128 - lo / x_scale), -128, 127))
         g.initializer.extend([
@@ -238,15 +259,18 @@ def qdq_int8(model, data_dir):
                              [x + "_quantized"]),
             helper.make_node("DequantizeLinear",
                              [x + "_quantized", x + "_scale", x + "_zero_point"],
-                             [x + "_dequantized"])]
+                             [dequantized or x + "_dequantized"])]
     for n in g.node:
+        if id(n) in removed:
+            continue
         if n not in todo:
             nodes.append(n)
             continue
         p = (n.name or n.output[0]) + "/"
         x = n.input[0]
         if x not in done:  # one QuantizeLinear/DequantizeLinear per activation
-            done[x], pair = qdq(x, *ranges[x])
+            scale, pair = qdq(x, *ranges[x])
+            done[x] = (scale, x + "_dequantized")
             nodes += pair
         wf = numpy_helper.to_array(inits[n.input[1]])
         w_scale = np.float32(max(np.abs(wf).max(), 1e-8) / 127.0)
@@ -256,11 +280,11 @@ def qdq_int8(model, data_dir):
             numpy_helper.from_array(np.array(w_scale, np.float32), p + "w_scale")])
         nodes.append(helper.make_node("DequantizeLinear", [p + "w_quantized", p + "w_scale"],
                                       [p + "w_dequantized"]))
-        ins = [x + "_dequantized", p + "w_dequantized"]
+        ins = [done[x][1], p + "w_dequantized"]
         if n.op_type == "Conv" and len(n.input) > 2 and n.input[2] not in inits:
             ins.append(n.input[2])  # not a constant: it stays float
         elif n.op_type == "Conv" and len(n.input) > 2 and n.input[2]:
-            b_scale = np.float32(done[x] * w_scale)
+            b_scale = np.float32(done[x][0] * w_scale)
             bq = np.rint(numpy_helper.to_array(inits[n.input[2]]) / b_scale).astype(np.int32)
             g.initializer.extend([
                 numpy_helper.from_array(bq, p + "b_quantized"),
@@ -270,11 +294,17 @@ def qdq_int8(model, data_dir):
             ins.append(p + "b_dequantized")
         # The output quantized too, as the tool does, so that a runtime may
         # fuse DequantizeLinear -> Conv -> QuantizeLinear (QLinearConv).
+        # A Relu or Clip after it is removed (its range is the output's).
         y = n.output[0]
+        act = activations[y]
+        out = act.output[0] if act else y
         q = helper.make_node(n.op_type, ins, [y + "_float"], name=n.name)
         q.attribute.extend(n.attribute)
-        _, pair = qdq(y + "_float", *ranges[y])
-        nodes += [q] + pair + [helper.make_node("Identity", [y + "_float_dequantized"], [y])]
+        # Its DequantizeLinear writes the tensor the graph reads on, the next
+        # product's input too (one pair per tensor, as the tool writes it).
+        scale, pair = qdq(y + "_float", *ranges[out], dequantized=out)
+        done[out] = (scale, out)
+        nodes += [q] + pair
     return with_nodes(model, nodes)
 
 
