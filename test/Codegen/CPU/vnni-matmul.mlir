@@ -605,3 +605,54 @@ func.func @requantize_nhwc_bias(%qa: tensor<8x64x4xi8>, %w: tensor<2x64x16x4xi8>
   } -> tensor<1x2x4x32xi8>
   return %q : tensor<1x2x4x32xi8>
 }
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+#nhwc = affine_map<(n, h, w, c) -> (n, h, w, c)>
+#one = affine_map<(n, h, w, c) -> (n, 0, 0, 0)>
+#none = affine_map<(n, h, w, c) -> ()>
+#chan = affine_map<(n, h, w, c) -> (c)>
+
+// A ConvInteger's dequantization (ORT's dynamic int8): the run-time zero
+// point and scale arrive as [1, 1, 1, 1] and 0-d tensors, the result is
+// f32 for the next DynamicQuantizeLinear. Still the product's consumer on
+// the registers: each one-element operand is read once, ahead of the loops,
+// and the kernel writes f32.
+// CHECK-LABEL: func.func @dequantize_on_registers
+// CHECK-NOT: linalg.generic
+// CHECK-DAG: %[[ZP:.+]] = tensor.extract %arg2[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : tensor<1x1x1x1xi32>
+// CHECK-DAG: %[[S:.+]] = tensor.extract %arg4[] : tensor<f32>
+// CHECK: scf.for
+// CHECK-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: arith.sitofp %{{.+}} : vector<16xi32> to vector<16xf32>
+// CHECK: vector.transfer_write %{{.+}} : vector<16xf32>, tensor<1x2x4x32xf32>
+func.func @dequantize_on_registers(%qa: tensor<8x64x4xi8>, %w: tensor<2x64x16x4xi8>, %zp: tensor<1x1x1x1xi32>, %sums: tensor<32xi32>, %scale: tensor<f32>) -> tensor<1x2x4x32xf32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x2x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<8x2x16xi32>) -> tensor<8x2x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<8x64x4xi8>, tensor<2x64x16x4xi8>) outs(%z : tensor<8x2x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<8x2x16xi32>
+  %flat = tensor.collapse_shape %0 [[0, 1, 2]] : tensor<8x2x16xi32> into tensor<256xi32>
+  %nhwc = tensor.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 2, 4, 32] : tensor<256xi32> into tensor<1x2x4x32xi32>
+  %fe = tensor.empty() : tensor<1x2x4x32xf32>
+  %f = linalg.generic {indexing_maps = [#nhwc, #one, #chan, #none, #nhwc], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%nhwc, %zp, %sums, %scale : tensor<1x2x4x32xi32>, tensor<1x1x1x1xi32>, tensor<32xi32>, tensor<f32>) outs(%fe : tensor<1x2x4x32xf32>) {
+  ^bb0(%v: i32, %z0: i32, %s0: i32, %sc: f32, %o: f32):
+    %share = arith.muli %z0, %s0 : i32
+    %d = arith.subi %v, %share : i32
+    %x = arith.sitofp %d : i32 to f32
+    %y = arith.mulf %x, %sc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x4x32xf32>
+  return %f : tensor<1x2x4x32xf32>
+}
