@@ -171,6 +171,25 @@ def seeds():
         "unpool", [_vi("x", F, [1, 2, 6, 6])], [_vi("y", F, [1, 3, 4, 4])],
         [_f32("w", [3, 2, 3, 3], 7), _f32("off", [1, 18, 4, 4], 8), _f32("b", [3], 9)])
     out.append(("unpool", _model(g, opset=22)))
+    # Imported int8 depthwise convolutions (the VNNI depthwise kernel): a
+    # ConvInteger after DynamicQuantizeLinear and a QDQ Conv, group = C.
+    i8 = np.random.default_rng(10).integers(-127, 128, (8, 1, 3, 3)).astype(np.int8)
+    g = helper.make_graph(
+        [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "qs", "qz"], name="dql"),
+         helper.make_node("ConvInteger", ["q", "w", "qz"], ["acc"], name="dw_integer",
+                          kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=8),
+         helper.make_node("Cast", ["acc"], ["f"], name="cast", to=F),
+         helper.make_node("QuantizeLinear", ["f", "sc", "zp"], ["fq"], name="quant"),
+         helper.make_node("DequantizeLinear", ["fq", "sc", "zp"], ["fd"], name="dequant"),
+         helper.make_node("DequantizeLinear", ["w", "ws"], ["wd"], name="dequant_w"),
+         helper.make_node("Conv", ["fd", "wd"], ["y"], name="dw_qdq", kernel_shape=[3, 3],
+                          strides=[2, 2], pads=[0, 1, 1, 0], group=8)],
+        "int8dw", [_vi("x", F, [1, 8, 6, 6])], [_vi("y", F, [1, 8, 3, 3])],
+        [numpy_helper.from_array(i8, "w"),
+         numpy_helper.from_array(np.array(0.02, np.float32), "ws"),
+         numpy_helper.from_array(np.array(0.5, np.float32), "sc"),
+         numpy_helper.from_array(np.array(3, np.int8), "zp")])
+    out.append(("int8dw", _model(g)))
     return out
 
 

@@ -11,6 +11,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,6 +28,31 @@ std::optional<int64_t> mlir::kiln::checkedTensorBytes(ArrayRef<int64_t> dims,
 }
 
 namespace {
+/// An operator version of the default domain since opset 18 and its
+/// attributes (ONNX 1.12's registry, which Kiln links, ends at 17).
+struct NewerOperator {
+  const char *op;
+  int64_t version;
+  std::vector<std::pair<const char *, onnx::AttributeProto::AttributeType>>
+      attributes;
+};
+
+const std::vector<NewerOperator> &newerOperators() {
+  static const std::vector<NewerOperator> table = {
+#include "NewerAttributes.inc"
+  };
+  return table;
+}
+
+/// The newest version of `op` since opset 18 that `opset` includes, if any.
+const NewerOperator *newerOperator(const std::string &op, int64_t opset) {
+  const NewerOperator *best = nullptr;
+  for (const NewerOperator &row : newerOperators())
+    if (op == row.op && row.version <= opset &&
+        (!best || row.version > best->version))
+      best = &row;
+  return best;
+}
 
 /// Ops whose window attributes ONNX's shape inference divides by or indexes
 /// with, and the input that holds their weight (-1: none).
@@ -511,21 +537,35 @@ private:
     return success();
   }
 
-  /// Attribute names and types against ONNX's schema, where the registry
-  /// holds the schema of this opset (ONNX 1.12 knows opsets up to 17; a
-  /// newer opset may have added attributes).
+  /// Attribute names and types against the operator's definition at the
+  /// model's opset: ONNX's schema registry up to its last opset (ONNX 1.12
+  /// knows opsets up to 17), and past it the versions ONNX added since
+  /// (NewerAttributes.inc, from ONNX 1.23's changelog), or the registry's
+  /// last version of an operator that has not changed since.
   LogicalResult checkAttributes(const onnx::NodeProto &node, int index,
                                 int64_t opset) {
     const auto &ranges =
         onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
     auto range = ranges.find(onnx::ONNX_DOMAIN);
-    if (range == ranges.end() || opset > range->second.second)
+    if (range == ranges.end())
       return success();
-    const onnx::OpSchema *schema =
-        onnx::OpSchemaRegistry::Schema(node.op_type(), (int)opset, "");
-    if (!schema)
+    int64_t registryOpset = range->second.second;
+    std::map<std::string, onnx::AttributeProto::AttributeType> known;
+    int64_t version = 0;
+    if (const NewerOperator *newer = opset > registryOpset
+                                         ? newerOperator(node.op_type(), opset)
+                                         : nullptr) {
+      for (const auto &[name, type] : newer->attributes)
+        known[name] = type;
+      version = newer->version;
+    } else if (const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+                   node.op_type(), int(std::min(opset, registryOpset)), "")) {
+      for (const auto &[name, attr] : schema->attributes())
+        known[name] = attr.type;
+      version = schema->since_version();
+    } else {
       return success(); // the op table reports unknown ops
-    const auto &known = schema->attributes();
+    }
     for (const auto &attr : node.attribute()) {
       if (attr.has_ref_attr_name())
         continue;
@@ -536,11 +576,10 @@ private:
           names += (names.empty() ? "" : ", ") + entry.first;
         return error(nodeName(node, index))
                << describe(node, index) << ": unknown attribute '"
-               << attr.name() << "'; " << node.op_type() << "-"
-               << schema->since_version() << " has "
-               << (names.empty() ? "none" : names);
+               << attr.name() << "'; " << node.op_type() << "-" << version
+               << " has " << (names.empty() ? "none" : names);
       }
-      auto want = it->second.type;
+      auto want = it->second;
       if (attr.type() != onnx::AttributeProto::UNDEFINED &&
           want != onnx::AttributeProto::UNDEFINED && attr.type() != want)
         return error(nodeName(node, index))
