@@ -171,7 +171,8 @@ def DequantizedProductsPass : Pass<"kiln-dequantized-products", "func::FuncOp"> 
     A QDQ model (ONNX Runtime's static quantization) multiplies dequantized
     values: `conv2d((cast(q) - zp) * s, cast(W) * sw)` with `q` an 8-bit
     activation and `W` a constant int8 weight. Such an f32 `kiln.conv2d`
-    (NCHW, group 1) or `kiln.matmul` ([..., M, K] x [K, N])
+    (NCHW, group 1, or depthwise on a multiple of 4 channels) or
+    `kiln.matmul` ([..., M, K] x [K, N])
     becomes the i32 product of `q - zp` (an int8 `q` moved to uint8 with its
     zero point) and `W`, converted to f32 and multiplied by `s * sw` per
     output channel (then the bias added), which
@@ -187,13 +188,16 @@ def DequantizedProductsPass : Pass<"kiln-dequantized-products", "func::FuncOp"> 
 def IntegerProductsOnVnniPass : Pass<"kiln-integer-products-on-vnni", "func::FuncOp"> {
   let summary = "Run imported uint8 x int8 products on the VNNI int8 kernels";
   let description = [{
-    An i32 `kiln.conv2d` (NHWC, group 1) or `kiln.matmul` whose left
-    operand is a uint8 tensor widened to i32, minus a one-element zero point
-    in [0, 255] or not, and whose right operand is a constant of integers in
-    [-128, 127] (ConvInteger and MatMulInteger after DynamicQuantizeLinear,
-    the products inside QLinearConv and QLinearMatMul) becomes a
-    `kiln.integer_conv2d` / `kiln.integer_matmul`: the uint8 input as it is,
-    the weights packed for `vpdpbusd`, the result exactly the same i32 (the
+    An i32 `kiln.conv2d` (NHWC, group 1 or depthwise) or `kiln.matmul`
+    whose left operand is a uint8 tensor widened to i32, minus a one-element
+    zero point in [0, 255] or not, and whose right operand is a constant of
+    integers in [-128, 127] (ConvInteger and MatMulInteger after
+    DynamicQuantizeLinear, the products inside QLinearConv and QLinearMatMul)
+    becomes a `kiln.integer_conv2d` / `kiln.integer_matmul` (a depthwise
+    convolution on a multiple of 4 channels: `kiln.integer_depthwise_conv2d`,
+    its filter packed 4 kernel rows per lane for the depthwise kernel): the
+    uint8 input as it is, the weights packed for `vpdpbusd`, the result
+    exactly the same i32 (the
     zero point's share is subtracted through the weights' column sums, and
     padding reads the zero point). A reduction longer than 65,536 (where
     i32 could overflow) stays as it is. The compile adds this pass when the
