@@ -171,13 +171,16 @@ LogicalResult StaticQuantConv2DOp::verify() {
                            out.getDimSize(3));
 }
 
-/// The packed filter of a depthwise int8 convolution on `in`'s C channels:
-/// [ceil(KH / 4), KW, C, 4] (kernel rows in groups of 4), and C result
-/// channels.
-static LogicalResult verifyDepthwiseWeights(Operation *op, RankedTensorType in,
-                                            RankedTensorType w,
-                                            RankedTensorType out,
-                                            ArrayRef<int64_t> kernel) {
+/// The shapes of a depthwise int8 convolution (as verifyConvShapes) and its
+/// packed filter on `in`'s C channels: [ceil(KH / 4), KW, C, 4] (kernel rows
+/// in groups of 4), and C result channels.
+static LogicalResult
+verifyDepthwiseWeights(Operation *op, RankedTensorType in, RankedTensorType w,
+                       RankedTensorType out, ArrayRef<int64_t> kernel,
+                       ArrayRef<int64_t> s, ArrayRef<int64_t> d,
+                       ArrayRef<int64_t> pads) {
+  if (failed(verifyConvShapes(op, in, out, kernel, s, d, pads)))
+    return failure();
   int64_t c = in.getDimSize(3);
   int64_t quads = (kernel[0] + 3) / 4;
   if (!w.hasStaticShape() || w.getRank() != 4 || w.getDimSize(0) != quads ||
@@ -193,10 +196,9 @@ static LogicalResult verifyDepthwiseWeights(Operation *op, RankedTensorType in,
 LogicalResult StaticQuantDepthwiseConv2DOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
   ArrayRef<int64_t> kernel = getKernel();
-  if (failed(verifyConvShapes(*this, in, out, kernel, getStrides(),
-                              getDilations(), getPads())) ||
-      failed(verifyDepthwiseWeights(*this, in, getWeights().getType(), out,
-                                    kernel)))
+  if (failed(verifyDepthwiseWeights(*this, in, getWeights().getType(), out,
+                                    kernel, getStrides(), getDilations(),
+                                    getPads())))
     return failure();
   int64_t c = in.getDimSize(3);
   SmallVector<Value> vectors = {getWeightScales(), getWeightSums()};
@@ -297,10 +299,9 @@ LogicalResult IntegerConv2DOp::verify() {
 LogicalResult IntegerDepthwiseConv2DOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
   ArrayRef<int64_t> kernel = getKernel();
-  if (failed(verifyConvShapes(*this, in, out, kernel, getStrides(),
-                              getDilations(), getPads())) ||
-      failed(verifyDepthwiseWeights(*this, in, getWeights().getType(), out,
-                                    kernel)))
+  if (failed(verifyDepthwiseWeights(*this, in, getWeights().getType(), out,
+                                    kernel, getStrides(), getDilations(),
+                                    getPads())))
     return failure();
   return verifySumsAndZeroPoint(*this, getWeightSums().getType(),
                                 getInputZeroPoint().getType(),
