@@ -10,7 +10,11 @@
 - DFT (opsets 17 and 20) with inverse=1 and onesided=1: n / 2 + 1 bins to a
   real signal of 2 * (bins - 1) samples, or of a given odd or longer
   dft_length (bins truncated or zero-padded as numpy.fft.irfft does).
-- What is refused: RFFT of a complex signal, a frame longer than the signal.
+- MelWeightMatrix with constant inputs (computed at compile time) against
+  ONNX's definition written out in numpy, exactly, and applied by a MatMul.
+- What is refused: RFFT of a complex signal, a frame longer than the signal,
+  a MelWeightMatrix whose bands pass the spectrum or whose inputs are not
+  constants.
 
 usage: check_signal.py WORKDIR PYTHONPATH
 """
@@ -124,6 +128,63 @@ for opset, length in ((17, None), (20, None), (20, 15), (20, 20)):
     assert_close(got, want, f"irfft opset {opset} n={length}", RTOL)
 
 
+# --- MelWeightMatrix (constant inputs, as audio front ends write it) --------
+def mel_weights(mels, dft, rate, lower, upper):
+    """ONNX's definition: num_mel_bins + 2 edges evenly spaced on the mel
+    scale, each at spectrogram bin floor((dft + 1) f / rate), triangles
+    peaking at 1 between them."""
+    def mel(f):
+        return 2595.0 * np.log10(1.0 + f / 700.0)
+    step = (mel(upper) - mel(lower)) / (mels + 2)
+    hz = 700.0 * (10.0 ** ((np.arange(mels + 2) * step + mel(lower)) / 2595.0) - 1.0)
+    edge = np.floor((dft + 1) * hz / rate).astype(np.int64)
+    w = np.zeros((dft // 2 + 1, mels))
+    for i in range(mels):
+        left, center, right = edge[i], edge[i + 1], edge[i + 2]
+        if center == left:
+            w[center, i] = 1.0
+        for j in range(left, center + 1 if center > left else left):
+            w[j, i] = (j - left) / (center - left)
+        for j in range(center, right):
+            w[j, i] = (right - j) / (right - center)
+    return w
+
+
+def mel_model(name, mels, dft, rate, lower, upper, out_type=T.FLOAT):
+    ints = np.int64 if mels > 16 else np.int32
+    inits = [("mels", np.array(mels, ints)), ("dft", np.array(dft, ints)),
+             ("rate", np.array(rate, ints)), ("lower", np.array(lower, np.float32)),
+             ("upper", np.array(upper, np.float32))]
+    nodes = [h.make_node("MelWeightMatrix", ["mels", "dft", "rate", "lower", "upper"],
+                         ["w"], name="mel", output_datatype=out_type)]
+    if out_type == T.FLOAT:
+        nodes.append(h.make_node("MatMul", ["spec", "w"], ["m"], name="apply"))
+    return save_onnx(work, name, nodes,
+                     [h.make_tensor_value_info("spec", T.FLOAT, [5, dft // 2 + 1])],
+                     [h.make_tensor_value_info("w", out_type, None)]
+                     + ([h.make_tensor_value_info("m", T.FLOAT, None)]
+                        if out_type == T.FLOAT else []), inits, opset=17)
+
+
+# ONNX's example (its expected first rows: 1 1 0 ..., 0 0 1 1 0 ...), a
+# 40-band front end at 16 kHz from 20 Hz, 80 bands of a 400-point DFT (the
+# Whisper-style layout) and a float64 output.
+for mels, dft, rate, lower, upper, out_type in [
+        (8, 16, 8192, 0.0, 4096.0, T.FLOAT), (40, 512, 16000, 20.0, 8000.0, T.FLOAT),
+        (80, 400, 16000, 0.0, 8000.0, T.FLOAT), (10, 64, 8000, 100.0, 3000.0, T.DOUBLE)]:
+    path = mel_model(f"mel_{mels}_{dft}", mels, dft, rate, lower, upper, out_type)
+    spec = rng.random((5, dft // 2 + 1)).astype(np.float32)
+    outs = compile_and_load(kiln, path)(spec)
+    want = mel_weights(mels, dft, rate, lower, upper)
+    assert outs[0].shape == want.shape and np.array_equal(
+        outs[0].astype(np.float64), want.astype(np.float32).astype(np.float64)
+        if out_type == T.FLOAT else want), (mels, dft, np.abs(outs[0] - want).max())
+    if out_type == T.FLOAT:
+        assert_close(outs[1], spec.astype(np.float64) @ want, f"mel {mels}", RTOL)
+assert np.array_equal(mel_weights(8, 16, 8192, 0.0, 4096.0)[:2, :4],
+                      [[1, 1, 0, 0], [0, 0, 1, 1]])
+
+
 # --- Refused --------------------------------------------------------------
 def refused(path, words):
     try:
@@ -146,4 +207,16 @@ refused(stft_model(
     [("step", np.array(4, np.int64)), ("window", hann)]),
     ["node 'stft' (STFT, opset 17)", "frame length 64", "longer than the "
      "signal (10 samples)"])
+refused(mel_model("mel_past_nyquist", 40, 512, 16000, 20.0, 9000.0),
+        ["node 'mel' (MelWeightMatrix, opset 17)", "band edge", "past the 257 bins"])
+mel_run_time = save_onnx(
+    work, "mel_run_time",
+    [h.make_node("MelWeightMatrix", ["mels", "dft", "rate", "lower", "upper"], ["w"],
+                 name="mel")],
+    [h.make_tensor_value_info("mels", T.INT32, [])],
+    [h.make_tensor_value_info("w", T.FLOAT, None)],
+    [("dft", np.array(16, np.int32)), ("rate", np.array(8000, np.int32)),
+     ("lower", np.array(0, np.float32)), ("upper", np.array(4000, np.float32))], opset=17)
+refused(mel_run_time, ["node 'mel' (MelWeightMatrix, opset 17)", "num_mel_bins",
+                       "compile-time constant"])
 print("signal ops: ok")

@@ -190,6 +190,16 @@ def seeds():
          numpy_helper.from_array(np.array(0.5, np.float32), "sc"),
          numpy_helper.from_array(np.array(3, np.int8), "zp")])
     out.append(("int8dw", _model(g)))
+    # A mel filterbank from constant inputs, applied to a spectrogram.
+    g = helper.make_graph(
+        [helper.make_node("MelWeightMatrix", ["mels", "dft", "rate", "lo", "hi"], ["w"],
+                          name="mel"),
+         helper.make_node("MatMul", ["x", "w"], ["y"], name="apply")],
+        "mel", [_vi("x", F, [3, 33])], [_vi("y", F, [3, 10])],
+        [_i64("mels", 10), _i64("dft", 64), _i64("rate", 16000),
+         numpy_helper.from_array(np.array(20.0, np.float32), "lo"),
+         numpy_helper.from_array(np.array(7000.0, np.float32), "hi")])
+    out.append(("mel", _model(g, opset=17)))
     return out
 
 

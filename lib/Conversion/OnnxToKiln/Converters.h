@@ -47,8 +47,8 @@ OnnxConverter convertAbs, convertAcos, convertAcosh, convertAdd, convertAnd,
 OnnxConverter convertGather, convertGatherElements, convertGatherND;
 // Generators.cpp
 OnnxConverter convertBlackmanWindow, convertConstant, convertConstantOfShape,
-    convertEyeLike, convertHammingWindow, convertHannWindow, convertOneHot,
-    convertRange;
+    convertEyeLike, convertHammingWindow, convertHannWindow,
+    convertMelWeightMatrix, convertOneHot, convertRange;
 // GridSample.cpp
 OnnxConverter convertAffineGrid, convertDeformConv, convertGridSample,
     convertRoiAlign;

@@ -1,7 +1,8 @@
 //===- Generators.cpp - ONNX ops that make a tensor -------------*- C++ -*-===//
 //
-// Constant, ConstantOfShape, Range, OneHot, EyeLike and the window functions
-// (HannWindow, HammingWindow, BlackmanWindow). A shape, length or depth given
+// Constant, ConstantOfShape, Range, OneHot, EyeLike, the window functions
+// (HannWindow, HammingWindow, BlackmanWindow) and MelWeightMatrix. A shape,
+// length or depth given
 // at run time is taken from the output shape the model declares, with a
 // kiln.guard that the run-time values agree (ShapeInputs.h).
 //
@@ -9,6 +10,7 @@
 #include "ShapeInputs.h"
 #include "SymbolicSizes.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -316,4 +318,81 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertHammingWindow(OnnxNode &node) {
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertBlackmanWindow(OnnxNode &node) {
   return window(node, Window::Blackman);
+}
+
+/// MelWeightMatrix 17: the [dft_length / 2 + 1, num_mel_bins] triangular
+/// filterbank, computed at compile time from its constant inputs as ONNX
+/// defines it: num_mel_bins + 2 band edges evenly spaced on the mel scale
+/// (mel(f) = 2595 log10(1 + f / 700)) from lower_edge_hertz, in steps of
+/// (mel(upper) - mel(lower)) / (num_mel_bins + 2), each mapped to the
+/// spectrogram bin floor((dft_length + 1) f / sample_rate); band i rises
+/// from 0 at edge i to 1 at edge i + 1 and falls to 0 at edge i + 2.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertMelWeightMatrix(OnnxNode &node) {
+  const char *names[] = {"num_mel_bins", "dft_length", "sample_rate",
+                         "lower_edge_hertz", "upper_edge_hertz"};
+  double in[5];
+  for (unsigned i = 0; i < 5; ++i) {
+    std::optional<double> c = node.constantScalar(i);
+    if (!c || !std::isfinite(*c)) {
+      node.fail() << names[i]
+                  << " must be a finite compile-time constant scalar (the "
+                     "inputs size the output); run-time values are not "
+                     "supported";
+      return failure();
+    }
+    in[i] = *c;
+  }
+  // The three sizes as integers only once they are in a range where the
+  // conversion is defined.
+  for (unsigned i = 0; i < 3; ++i)
+    in[i] = std::clamp(in[i], -1.0, 1e15);
+  auto [mels, dft, rate, lower, upper] =
+      std::tuple((int64_t)in[0], (int64_t)in[1], (int64_t)in[2], in[3], in[4]);
+  constexpr int64_t kMaxElements = int64_t(1) << 24;
+  if (mels < 1 || dft < 1 || rate < 1 || lower < 0 || upper < lower ||
+      (dft / 2 + 1) > kMaxElements / mels) {
+    node.fail() << "expects num_mel_bins, dft_length and sample_rate of at "
+                   "least 1, 0 <= lower_edge_hertz <= upper_edge_hertz and "
+                   "at most "
+                << kMaxElements << " weights, got " << mels << ", " << dft
+                << ", " << rate << ", " << lower << " and " << upper;
+    return failure();
+  }
+  int64_t bins = dft / 2 + 1;
+  auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+  double low = mel(lower), step = (mel(upper) - low) / double(mels + 2);
+  SmallVector<int64_t> edge(mels + 2);
+  for (int64_t k = 0; k < mels + 2; ++k) {
+    double hz = 700.0 * (std::pow(10.0, (k * step + low) / 2595.0) - 1.0);
+    edge[k] = (int64_t)std::floor(double(dft + 1) * hz / double(rate));
+    if (edge[k] < 0 || edge[k] >= bins) {
+      node.fail() << "band edge " << k << " falls in spectrogram bin "
+                  << edge[k] << ", past the " << bins << " bins of a " << dft
+                  << "-point DFT; upper_edge_hertz must be at most about "
+                     "sample_rate / 2";
+      return failure();
+    }
+  }
+  std::vector<double> w(bins * mels, 0.0);
+  for (int64_t i = 0; i < mels; ++i) {
+    int64_t left = edge[i], center = edge[i + 1], right = edge[i + 2];
+    if (center == left)
+      w[center * mels + i] = 1.0;
+    for (int64_t j = left; center > left && j <= center; ++j)
+      w[j * mels + i] = double(j - left) / double(center - left);
+    for (int64_t j = center; j < right; ++j)
+      w[j * mels + i] = double(right - j) / double(right - center);
+  }
+  std::string name;
+  Type elt =
+      onnxElementType(node.builder, node.intAttr("output_datatype", 1), name);
+  if (!elt || (!isa<FloatType>(elt) && !elt.isInteger()) || elt.isInteger(1)) {
+    node.fail() << "output_datatype " << node.intAttr("output_datatype", 1)
+                << " (" << name << ") is not a numeric type";
+    return failure();
+  }
+  auto type = RankedTensorType::get({bins, mels}, elt);
+  return SmallVector<Value>{
+      constantOf(node, type, [&](int64_t i) { return w[i]; })};
 }

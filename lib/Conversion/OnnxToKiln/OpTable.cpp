@@ -132,6 +132,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"MaxUnpool",                {9, 11, 22},                            convertMaxUnpool,                 "Pooling.cpp"},
     {"Mean",                     {8, 13},                                convertMean,                      "Elementwise.cpp"},
     {"MeanVarianceNormalization",{9, 13},                                convertMeanVarianceNormalization, "Normalization.cpp"},
+    {"MelWeightMatrix",          {17},                                   convertMelWeightMatrix,           "Generators.cpp"},
     {"Min",                      {8, 12, 13},                            convertMin,                       "Elementwise.cpp"},
     {"Min",                      {6},                                    convertMin6,                      "Legacy.cpp"},
     {"Mish",                     {18, 22},                               convertMish,                      "Elementwise.cpp"},
