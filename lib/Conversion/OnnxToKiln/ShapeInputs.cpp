@@ -35,10 +35,12 @@ namespace {
 /// guess here can only refuse inputs, never compute wrong numbers.
 std::optional<SmallVector<int64_t>> shapeFromUses(Value v, int depth) {
   static const llvm::StringSet<> elementwise = {
-      "Add",  "Sub",  "Mul",     "Div",  "Pow",   "Max",     "Min",
-      "Cos",  "Sin",  "Tan",     "Neg",  "Abs",   "Exp",     "Log",
-      "Sqrt", "Relu", "Sigmoid", "Tanh", "Cast",  "Ceil",    "Floor",
-      "Round", "Erf", "Sign",    "Identity", "Reciprocal", "Clip"};
+      "Add",       "Sub",         "Mul",   "Div",      "Pow",      "Max",
+      "Min",       "Cos",         "Sin",   "Tan",      "Neg",      "Abs",
+      "Exp",       "Log",         "Sqrt",  "Relu",     "Sigmoid",  "Tanh",
+      "Cast",      "Ceil",        "Floor", "Round",    "Erf",      "Sign",
+      "Identity",  "Reciprocal",  "Clip",  "CastLike", "Softplus", "Elu",
+      "LeakyRelu", "HardSigmoid", "Selu"};
   if (depth > 64)
     return std::nullopt;
   for (OpOperand &use : v.getUses()) {
@@ -58,8 +60,13 @@ std::optional<SmallVector<int64_t>> shapeFromUses(Value v, int depth) {
     // Scalars, or values as unknown as this one (a sibling of the same
     // computation, e.g. Add(cos(r), sin(r))), cannot change the shape.
     auto vt = dyn_cast<RankedTensorType>(v.getType());
+    // CastLike's second operand gives only the element type.
+    bool castLike = name.ends_with("CastLike");
+    if (castLike && use.getOperandNumber() != 0)
+      continue;
     bool othersScalar = llvm::all_of(user->getOpOperands(), [&](OpOperand &o) {
-      if (&o == &use || isa<NoneType>(o.get().getType()))
+      if (&o == &use || isa<NoneType>(o.get().getType()) ||
+          (castLike && o.getOperandNumber() == 1))
         return true;
       auto t = dyn_cast<RankedTensorType>(o.get().getType());
       return t && (t.getRank() == 0 ||

@@ -50,6 +50,26 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
+// The same ReduceSum with an undeclared result that reaches the declared
+// output through Log and CastLike (ReduceLogSumExp's function body): the
+// output's shape is used. CastLike's second operand gives only the type.
+// CHECK-LABEL: func.func @reduce_sum_runtime_axes_through_castlike
+// CHECK: kiln.guard
+// CHECK-DAG: kiln.reduce_sum %{{.+}} {axes = array<i64: 1>, keepdims = false} : tensor<3x3xf64> -> tensor<3xf64>
+// CHECK-DAG: kiln.reduce_sum %{{.+}} {axes = array<i64: 0>, keepdims = false} : tensor<3x3xf64> -> tensor<3xf64>
+// CHECK: kiln.where
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @reduce_sum_runtime_axes_through_castlike(%x: tensor<3x3xf32>, %axes: tensor<1xi64>) -> tensor<3xf32> {
+    %d = "onnx.Cast"(%x) {to = 11 : i64} : (tensor<3x3xf32>) -> tensor<3x3xf64> loc("cast")
+    %s = "onnx.ReduceSum"(%d, %axes) {keepdims = 0 : i64} : (tensor<3x3xf64>, tensor<1xi64>) -> tensor<?xf64> loc("sum")
+    %l = "onnx.Log"(%s) : (tensor<?xf64>) -> tensor<?xf64> loc("log")
+    %y = "onnx.CastLike"(%l, %x) : (tensor<?xf64>, tensor<3x3xf32>) -> tensor<3xf32> loc("castlike")
+    return %y : tensor<3xf32>
+  }
+}
+
+// -----
+
 // Expand and Tile to declared shapes; ConstantOfShape and Range with
 // run-time arguments.
 // CHECK-LABEL: func.func @expand_tile
