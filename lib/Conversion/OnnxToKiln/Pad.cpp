@@ -5,6 +5,28 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
+/// Pad 18+'s constant `pads` over constant `axes`, widened to every
+/// dimension (the others padded by 0).
+FailureOr<SmallVector<int64_t>> padsOverAxes(OnnxNode &node,
+                                             ArrayRef<int64_t> pads,
+                                             ArrayRef<int64_t> axes,
+                                             int64_t rank) {
+  if (pads.size() != 2 * axes.size()) {
+    node.fail() << "expects " << 2 * axes.size() << " pads for " << axes.size()
+                << " axes, got " << pads.size();
+    return failure();
+  }
+  SmallVector<int64_t> full(2 * rank, 0);
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    FailureOr<int64_t> axis = normalizeAxis(node, a, rank);
+    if (failed(axis))
+      return failure();
+    full[*axis] = pads[i];
+    full[*axis + rank] = pads[i + axes.size()];
+  }
+  return full;
+}
+
 /// Pad 11+ in any mode by gathers: output position j of dimension d reads
 /// input position j - pad_before[d], mapped into range by the mode
 /// (constant: masked to `value` outside; edge: clamped; reflect: mirrored;
@@ -16,10 +38,21 @@ padByGather(OnnxNode &node, Value x, StringRef mode,
     return failure();
   ArrayRef<int64_t> in = typeOf(x).getShape();
   int64_t rank = in.size();
-  if (node.opset >= 18 && node.input(3)) {
-    node.fail() << "run-time pads or non-constant modes with the axes input "
-                   "are not supported";
-    return failure();
+  // Pad 18+: `pads` covers the dimensions `axes` names.
+  bool withAxes = node.opset >= 18 && node.input(3);
+  std::optional<SmallVector<int64_t>> constAxes;
+  if (withAxes) {
+    constAxes = node.constantInts(3);
+    if (pads && constAxes) {
+      FailureOr<SmallVector<int64_t>> full =
+          padsOverAxes(node, *pads, *constAxes, rank);
+      if (failed(full))
+        return failure();
+      pads = *full;
+      withAxes = false;
+    } else {
+      pads.reset();
+    }
   }
   IndexMath m{node};
   SmallVector<int64_t> out;
@@ -41,15 +74,45 @@ padByGather(OnnxNode &node, Value x, StringRef mode,
       node.fail() << "the declared output rank differs from the input rank";
       return failure();
     }
+    int64_t k = rank;
+    if (withAxes) {
+      auto at = dyn_cast<RankedTensorType>(node.input(3).getType());
+      if (!at || !at.hasStaticShape() || at.getRank() != 1) {
+        node.fail() << "axes must be a 1-D tensor of static length";
+        return failure();
+      }
+      k = at.getNumElements();
+    }
     auto pt = dyn_cast<RankedTensorType>(node.input(1).getType());
-    if (!pt || !pt.hasStaticShape() || pt.getNumElements() != 2 * rank) {
-      node.fail() << "expects " << 2 * rank << " pads";
+    if (!pt || !pt.hasStaticShape() || pt.getNumElements() != 2 * k) {
+      node.fail() << "expects " << 2 * k << " pads";
       return failure();
     }
     out.assign(declared->getShape().begin(), declared->getShape().end());
     Value ok;
+    // With axes, dimension d takes the pads of the axis that names it (the
+    // last one, if repeated) and 0 if none does; every axis must be in
+    // [-rank, rank).
+    SmallVector<Value> axisOf;
+    for (int64_t i = 0; withAxes && i < k; ++i) {
+      Value a = constAxes ? m.c((*constAxes)[i]) : m.at(3, i);
+      Value inRange = m.land(m.less(m.c(-rank - 1), a), m.less(a, m.c(rank)));
+      ok = ok ? m.land(ok, inRange) : inRange;
+      axisOf.push_back(m.where(m.less(a, m.c(0)), m.add(a, m.c(rank)), a));
+    }
     for (int64_t d = 0; d < rank; ++d) {
-      Value lo = m.at(1, d), hi = m.at(1, d + rank);
+      Value lo, hi;
+      if (!withAxes) {
+        lo = m.at(1, d);
+        hi = m.at(1, d + rank);
+      } else {
+        lo = hi = m.c(0);
+        for (int64_t i = 0; i < k; ++i) {
+          Value named = m.eq(axisOf[i], m.c(d));
+          lo = m.where(named, m.at(1, i), lo);
+          hi = m.where(named, m.at(1, i + k), hi);
+        }
+      }
       before.push_back(lo);
       Value dimOk = m.eq(m.add(lo, hi), m.c(out[d] - in[d]));
       ok = ok ? m.land(ok, dimOk) : dimOk;
@@ -147,8 +210,10 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertPad(OnnxNode &node) {
         constPads && llvm::any_of(*constPads, [](int64_t p) { return p < 0; });
     bool intConstant =
         mode == "constant" && !isa<FloatType>(typeOf(*x).getElementType());
+    bool runtimeAxes =
+        node.opset >= 18 && node.input(3) && !node.constantInts(3);
     if (mode != "constant" || runtimePads || runtimeValue || negative ||
-        intConstant)
+        intConstant || runtimeAxes)
       return padByGather(node, *x, mode, constPads);
   } else if (mode != "constant") {
     // Opset 2: edge and reflect with the pads attribute.
@@ -179,28 +244,15 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertPad(OnnxNode &node) {
     node.fail() << "pads must be a compile-time constant";
     return failure();
   }
-  // Opset 18: optional axes say which dimensions `pads` covers.
+  // Opset 18: optional axes say which dimensions `pads` covers (run-time
+  // axes were gathered above).
   if (node.opset >= 18 && node.input(3)) {
     std::optional<SmallVector<int64_t>> axes = node.constantInts(3);
-    if (!axes) {
-      node.fail() << "axes must be a compile-time constant";
+    FailureOr<SmallVector<int64_t>> full = padsOverAxes(
+        node, *pads, *axes, cast<RankedTensorType>(x->getType()).getRank());
+    if (failed(full))
       return failure();
-    }
-    int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
-    if (pads->size() != 2 * axes->size()) {
-      node.fail() << "expects " << 2 * axes->size() << " pads for "
-                  << axes->size() << " axes, got " << pads->size();
-      return failure();
-    }
-    SmallVector<int64_t> full(2 * rank, 0);
-    for (auto [i, a] : llvm::enumerate(*axes)) {
-      FailureOr<int64_t> axis = normalizeAxis(node, a, rank);
-      if (failed(axis))
-        return failure();
-      full[*axis] = (*pads)[i];
-      full[*axis + rank] = (*pads)[i + axes->size()];
-    }
-    pads = full;
+    pads = *full;
   }
   if (llvm::any_of(*pads, [](int64_t p) { return p < 0; })) {
     node.fail() << "negative pads (cropping) are not supported yet";
