@@ -603,9 +603,10 @@ struct ConvertOnnxToKilnPass
     : mlir::kiln::impl::ConvertOnnxToKilnPassBase<ConvertOnnxToKilnPass> {
   using ConvertOnnxToKilnPassBase::ConvertOnnxToKilnPassBase;
 
-  /// Fails `node` when a result of one of `types` would hold more than
-  /// maxTensorBytes, or a byte count that does not fit in 64 bits.
-  bool withinSizeLimit(OnnxNode &node, TypeRange types) {
+  /// Fails `node` when a result (or input) of one of `types` would hold
+  /// more than maxTensorBytes, or a byte count that does not fit in 64 bits.
+  bool withinSizeLimit(OnnxNode &node, TypeRange types,
+                       StringRef what = "result") {
     for (Type t : types) {
       auto type = dyn_cast<RankedTensorType>(t);
       if (!type || !type.hasStaticShape() ||
@@ -619,7 +620,7 @@ struct ConvertOnnxToKilnPass
       if (!overflow && (uint64_t)bytes <= maxTensorBytes)
         continue;
       InFlightDiagnostic diag = node.fail();
-      diag << "its result " << type << " would hold ";
+      diag << "its " << what << " " << type << " would hold ";
       if (overflow)
         diag << "more bytes than fit in 64 bits";
       else
@@ -778,7 +779,10 @@ struct ConvertOnnxToKilnPass
         reportUnconverted(node, domain, specVersion, known);
         continue;
       }
-      if (!withinSizeLimit(node, op->getResultTypes()) ||
+      // Inputs: graph inputs are not checked elsewhere, and converters
+      // build index constants from their sizes.
+      if (!withinSizeLimit(node, op->getOperandTypes(), "input") ||
+          !withinSizeLimit(node, op->getResultTypes()) ||
           failed(refuseNarrowCompute(node, domain))) {
         anyFailed = true;
         failedOps.insert(op);

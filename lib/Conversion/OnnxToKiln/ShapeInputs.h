@@ -116,7 +116,18 @@ struct IndexMath {
   }
   Value clamp(Value v, Value lo, Value hi) { return min(max(v, lo), hi); }
   Value c(int64_t v) { return scalarI64(node, v); }
+  /// The constant 0, 1, ..., n - 1; fails the node past kMaxIota elements
+  /// (a constant of that size in the .so is a mistake in the sizes).
+  static constexpr int64_t kMaxIota = int64_t(1) << 24;
   Value iota(int64_t n) {
+    if (n > kMaxIota) {
+      if (ok)
+        node.fail() << "needs a constant index vector of " << n
+                    << " elements, more than the " << kMaxIota
+                    << " Kiln builds; check the model's sizes";
+      ok = false;
+      return c(0);
+    }
     SmallVector<int64_t> v;
     for (int64_t i = 0; i < n; ++i)
       v.push_back(i);

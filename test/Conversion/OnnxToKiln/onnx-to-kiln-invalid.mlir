@@ -417,3 +417,15 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %a : tensor<*xf32>
   }
 }
+
+// -----
+
+// A graph input over the per-tensor limit (16 GiB by default) is refused at
+// its first reader, before a converter builds anything from its sizes.
+module attributes {onnx.opset_import = {ai.onnx = 24 : i64}} {
+  func.func @huge_input(%past: tensor<2x2x2147483647x4xf32>, %u: tensor<2x2x3x4xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'kv' (TensorScatter, opset 24): its input 'tensor<2x2x2147483647x4xf32>' would hold 137438953408 bytes, over the limit of 17179869184 bytes per tensor}}
+    %y = "onnx.TensorScatter"(%past, %u) : (tensor<2x2x2147483647x4xf32>, tensor<2x2x3x4xf32>) -> tensor<*xf32> loc("kv")
+    return %y : tensor<*xf32>
+  }
+}
