@@ -6,6 +6,9 @@ zeros elsewhere), for 2x2/2 windows, 3x3/2 windows with padding, and an
 output_shape one larger than the unpooled shape (zero-padded at the end,
 as ONNX's reference defines it). Random inputs, so maxima are unique.
 
+GlobalLpPool, which has no ONNX backend test, against numpy float64 for
+p = 1, 2, 3 on 2-D and 3-D inputs (rtol 1e-5).
+
 usage: check_unpool.py WORKDIR PYTHONPATH
 """
 import os
@@ -91,3 +94,18 @@ except kiln.Error as e:
     assert "node 'unpool' (MaxUnpool, opset 11): output_shape 1x1x3x3 must" \
         in str(e), str(e)
 print("max unpool: ok")
+
+# GlobalLpPool: (sum over every spatial position of |x|^p)^(1/p).
+for p, shape, opset in ((1, [2, 3, 5, 7], 2), (2, [1, 4, 6, 6], 22),
+                        (3, [2, 2, 3, 4, 5], 22)):
+    path = save_onnx(
+        work, f"global_lp_{p}_{len(shape)}",
+        [h.make_node("GlobalLpPool", ["x"], ["y"], p=p, name="glp")],
+        [h.make_tensor_value_info("x", T.FLOAT, shape)],
+        [h.make_tensor_value_info("y", T.FLOAT, None)], opset=opset)
+    m = compile_and_load(kiln, path)
+    x = rng.standard_normal(shape).astype(np.float32)
+    axes = tuple(range(2, len(shape)))
+    want = (np.abs(x.astype(np.float64)) ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)
+    assert_close(m(x)[0], want, f"GlobalLpPool p={p} {shape}", 1e-5)
+print("global lp pool: ok")

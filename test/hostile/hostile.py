@@ -200,6 +200,18 @@ def seeds():
          numpy_helper.from_array(np.array(20.0, np.float32), "lo"),
          numpy_helper.from_array(np.array(7000.0, np.float32), "hi")])
     out.append(("mel", _model(g, opset=17)))
+    # A KV-cache update at run-time write indices, and a Pad whose pads and
+    # axes are graph inputs (both guarded at run time).
+    g = helper.make_graph(
+        [helper.make_node("TensorScatter", ["past", "upd", "widx"], ["present"],
+                          name="kv", mode="circular"),
+         helper.make_node("Pad", ["present", "pads", "", "axes"], ["y"], name="pad")],
+        "kvpad",
+        [_vi("past", F, [2, 2, 8, 4]), _vi("upd", F, [2, 2, 3, 4]),
+         _vi("widx", TensorProto.INT64, [2]), _vi("pads", TensorProto.INT64, [2]),
+         _vi("axes", TensorProto.INT64, [1])],
+        [_vi("y", F, [2, 2, 8, 6])])
+    out.append(("kvpad", _model(g, opset=24)))
     return out
 
 

@@ -67,7 +67,7 @@ OnnxConverter convertBatchNormalization, convertBatchNormalization1,
 // Pad.cpp
 OnnxConverter convertCenterCropPad, convertPad;
 // Pooling.cpp
-OnnxConverter convertAveragePool, convertGlobalAveragePool,
+OnnxConverter convertAveragePool, convertGlobalAveragePool, convertGlobalLpPool,
     convertGlobalMaxPool, convertLpPool, convertMaxPool, convertMaxUnpool;
 // Quantize.cpp
 OnnxConverter convertConvInteger, convertDequantizeLinear,
@@ -84,7 +84,7 @@ OnnxConverter convertArgMax, convertArgMin, convertCumProd, convertCumSum,
 // Resize.cpp
 OnnxConverter convertResize, convertUpsample;
 // Scatter.cpp
-OnnxConverter convertScatterElements, convertScatterND;
+OnnxConverter convertScatterElements, convertScatterND, convertTensorScatter;
 // Select.cpp
 OnnxConverter convertCompress, convertNonMaxSuppression, convertNonZero,
     convertTopK, convertUnique;

@@ -95,6 +95,7 @@ const OnnxOpRow kOnnxOps[] = {
     // model without it already has C of the full [M, N] shape.
     {"Gemm",                     {1, 6, 7, 9, 11, 13},                   convertGemm,                      "LinearAlgebra.cpp"},
     {"GlobalAveragePool",        {1, 22},                                convertGlobalAveragePool,         "Pooling.cpp"},
+    {"GlobalLpPool",             {2, 22},                                convertGlobalLpPool,              "Pooling.cpp"},
     {"GlobalMaxPool",            {1, 22},                                convertGlobalMaxPool,             "Pooling.cpp"},
     {"Greater",                  {7, 9, 13},                             convertGreater,                   "Elementwise.cpp"},
     {"GreaterOrEqual",           {12, 16},                               convertGreaterOrEqual,            "Elementwise.cpp"},
@@ -206,6 +207,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Swish",                    {24},                                   convertSwish,                     "Swish.cpp"},
     {"Tan",                      {7, 22},                                convertTan,                       "Elementwise.cpp"},
     {"Tanh",                     {6, 13},                                convertTanh,                      "Elementwise.cpp"},
+    {"TensorScatter",            {24},                                   convertTensorScatter,             "Scatter.cpp"},
     {"TfIdfVectorizer",          {9},                                    convertTfIdfVectorizer,           "TfIdf.cpp"},
     {"ThresholdedRelu",          {10, 22},                               convertThresholdedRelu,           "Elementwise.cpp"},
     {"Tile",                     {6, 13},                                convertTile,                      "Shape.cpp"},

@@ -327,6 +327,43 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertLpPool(OnnxNode &node) {
       build<PowOp>(node, *sum, scalarConstant(node, elt, 1.0 / (double)p)));
 }
 
+/// GlobalLpPool 2, 22: (sum over every spatial position of |x|^p)^(1/p),
+/// one value per [N, C].
+FailureOr<SmallVector<Value>> mlir::kiln::convertGlobalLpPool(OnnxNode &node) {
+  FailureOr<Value> x = floatInput(node, 0);
+  if (failed(x))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  if (rank < 3) {
+    node.fail() << "expects X [N, C, spatial...], got " << x->getType();
+    return failure();
+  }
+  int64_t p = node.intAttr("p", 2);
+  if (p < 1) {
+    node.fail() << "p must be 1 or more, got " << p;
+    return failure();
+  }
+  Type elt = elementOf(*x);
+  FailureOr<Value> mag =
+      p == 2 ? build<MulOp>(node, *x, *x) : build<AbsOp>(node, *x);
+  if (succeeded(mag) && p > 2)
+    mag = build<PowOp>(node, *mag, scalarConstant(node, elt, p));
+  if (failed(mag))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  FailureOr<Value> sum =
+      build<ReduceSumOp>(node, *mag, node.builder.getDenseI64ArrayAttr(axes),
+                         node.builder.getBoolAttr(true));
+  if (failed(sum) || p == 1)
+    return one(sum);
+  if (p == 2)
+    return one(build<SqrtOp>(node, *sum));
+  return one(
+      build<PowOp>(node, *sum, scalarConstant(node, elt, 1.0 / (double)p)));
+}
+
 /// MaxUnpool 9, 11, 22: a zero tensor of the shape MaxPool's input had,
 /// (in - 1) * stride - pads + kernel per spatial axis, with X's values
 /// written at I's positions, which index that whole tensor flattened (as

@@ -28,3 +28,17 @@ module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// GlobalLpPool: x * x summed over the spatial axes, then its square root.
+// CHECK-LABEL: func.func @global_lp_pool
+// CHECK: kiln.mul
+// CHECK: kiln.reduce_sum {{.+}} {axes = array<i64: 2, 3>} : tensor<1x3x5x7xf32> -> tensor<1x3x1x1xf32>
+// CHECK: kiln.sqrt
+module attributes {onnx.opset_import = {ai.onnx = 22 : i64}} {
+  func.func @global_lp_pool(%x: tensor<1x3x5x7xf32>) -> tensor<*xf32> {
+    %y = "onnx.GlobalLpPool"(%x) : (tensor<1x3x5x7xf32>) -> tensor<*xf32> loc("g")
+    return %y : tensor<*xf32>
+  }
+}

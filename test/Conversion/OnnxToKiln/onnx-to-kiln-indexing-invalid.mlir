@@ -61,3 +61,15 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
     return %v, %i : tensor<*xf32>, tensor<*xi64>
   }
 }
+
+// -----
+
+// TensorScatter's axis cannot be the batch dimension.
+// CHECK: error: loc("kv"): node 'kv' (TensorScatter, opset 24): axis cannot be 0 (the batch dimension)
+module attributes {onnx.opset_import = {ai.onnx = 24 : i64}} {
+  func.func @tensor_scatter_axis0(%past: tensor<8x4xf32>, %u: tensor<3x4xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'kv' (TensorScatter, opset 24): axis cannot be 0 (the batch dimension)}}
+    %y = "onnx.TensorScatter"(%past, %u) {axis = 0 : si64} : (tensor<8x4xf32>, tensor<3x4xf32>) -> tensor<*xf32> loc("kv")
+    return %y : tensor<*xf32>
+  }
+}

@@ -335,3 +335,20 @@ module attributes {onnx.opset_import = {ai.onnx = 11 : i64}} {
     return %y : tensor<*xi64>
   }
 }
+
+// -----
+
+// TensorScatter-24 (a KV-cache update): present position j of batch b reads
+// update position j - w[b] through gather_elements where that is in range
+// and the past cache elsewhere; linear mode guards the write indices.
+// CHECK-LABEL: func.func @tensor_scatter
+// CHECK: kiln.guard {{.+}} {message = "node 'kv' (TensorScatter, opset 24): graph input 'w' (input 2) must be in [0, 5]
+// CHECK: kiln.expand {{.+}} : tensor<2x1x8x1xi64> to tensor<2x2x8x4xi64>
+// CHECK: kiln.gather_elements {{.+}} {axis = 2 : i64} : (tensor<2x2x3x4xf32>, tensor<2x2x8x4xi64>) -> tensor<2x2x8x4xf32>
+// CHECK: kiln.where {{.+}} : (tensor<2x1x8x1xi1>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>) -> tensor<2x2x8x4xf32>
+module attributes {onnx.opset_import = {ai.onnx = 24 : i64}} {
+  func.func @tensor_scatter(%past: tensor<2x2x8x4xf32> {onnx.name = "past"}, %u: tensor<2x2x3x4xf32> {onnx.name = "u"}, %w: tensor<2xi64> {onnx.name = "w"}) -> tensor<2x2x8x4xf32> {
+    %y = "onnx.TensorScatter"(%past, %u, %w) : (tensor<2x2x8x4xf32>, tensor<2x2x3x4xf32>, tensor<2xi64>) -> tensor<2x2x8x4xf32> loc("kv")
+    return %y : tensor<2x2x8x4xf32>
+  }
+}
