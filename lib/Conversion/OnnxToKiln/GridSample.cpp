@@ -1,12 +1,13 @@
 //===- GridSample.cpp - GridSample, RoiAlign, AffineGrid, DeformConv -----===//
 //
-// GridSample (opsets 16, 20 and 22; 2-D) from existing kiln ops. The grid is
-// data, so source positions are computed at run time: unnormalized
-// coordinates, the padding mode (border clamps, reflection folds), then for
-// each tap (1 nearest, 4 bilinear, 16 bicubic) a flat row index into the input
-// viewed as [N * H * W, C] (one gather picks C values per output position) and
-// a weight that is zero for taps outside the input with zeros padding. The
-// result is gathered in [N, Ho, Wo, C] and transposed back to NCHW.
+// GridSample (opsets 16, 20 and 22; 2-D, and 3-D from 20) from existing kiln
+// ops. The grid is data, so source positions are computed at run time:
+// unnormalized coordinates, the padding mode (border clamps, reflection
+// folds), then for each tap (1 nearest, 2^k linear, 16 bicubic) a flat row
+// index into the input viewed as [N * D * H * W, C] (one gather picks C
+// values per output position) and a weight that is zero for taps outside the
+// input with zeros padding. The result is gathered channels-last and
+// transposed back.
 // RoiAlign samples the same way at positions computed from its run-time
 // boxes, with a static number of samples per bin. AffineGrid makes the
 // grids GridSample reads. DeformConv samples each kernel tap at its run-time
@@ -126,10 +127,17 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
   RankedTensorType xt = typeOf(*xv), gt = typeOf(*gv);
   if (failed(node.requireStaticShape(xt)) || failed(node.requireStaticShape(gt)))
     return failure();
-  if (xt.getRank() != 4 || gt.getRank() != 4 || gt.getDimSize(3) != 2 ||
+  // k spatial axes: X [N, C, D1..Dk], grid [N, O1..Ok, k]; GridSample-16
+  // is 2-D only, 20 is N-D (Kiln samples 2-D and 3-D).
+  int64_t k = xt.getRank() - 2;
+  int64_t maxK = node.opset >= 20 ? 3 : 2;
+  if (k < 2 || k > maxK || gt.getRank() != k + 2 || gt.getDimSize(k + 1) != k ||
       gt.getDimSize(0) != xt.getDimSize(0)) {
-    node.fail() << "only 2-D sampling is supported: expects X [N, C, H, W] and "
-                   "grid [N, Ho, Wo, 2], got "
+    node.fail() << (maxK == 3 ? "expects X [N, C, H, W] and grid [N, Ho, Wo, "
+                                "2], or X [N, C, D, H, W] and grid [N, Do, Ho, "
+                                "Wo, 3], got "
+                              : "expects X [N, C, H, W] and grid [N, Ho, Wo, "
+                                "2], got ")
                 << xt << " and " << gt;
     return failure();
   }
@@ -153,80 +161,147 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
                           "bicubic");
     return failure();
   }
+  if (mode == "bicubic" && k != 2) {
+    node.fail() << "cubic sampling of " << k
+                << "-D inputs is not supported; use linear or nearest";
+    return failure();
+  }
   if (padding != "zeros" && padding != "border" && padding != "reflection") {
     node.fail() << "padding_mode '" << padding << "' is not supported";
     return failure();
   }
   bool align = node.intAttr("align_corners", 0) != 0;
-  int64_t n = xt.getDimSize(0), ch = xt.getDimSize(1), h = xt.getDimSize(2),
-          w = xt.getDimSize(3), ho = gt.getDimSize(1), wo = gt.getDimSize(2);
-  Axis ax{w, align, padding}, ay{h, align, padding};
+  int64_t n = xt.getDimSize(0), ch = xt.getDimSize(1);
+  // Grid component c is spatial axis k - 1 - c (x is the last axis, W).
+  SmallVector<int64_t> size, outShape{n}, outRow{n}, toChannelsLast{0};
+  for (int64_t c = 0; c < k; ++c)
+    size.push_back(xt.getDimSize(k + 1 - c));
+  int64_t pixels = 1;
+  for (int64_t d = 0; d < k; ++d) {
+    outShape.push_back(gt.getDimSize(d + 1));
+    pixels *= xt.getDimSize(d + 2);
+    toChannelsLast.push_back(d + 2);
+  }
+  toChannelsLast.push_back(1);
+  outRow.append(outShape.begin() + 1, outShape.end());
+  outRow.push_back(1);
+  SmallVector<Axis> axes;
+  for (int64_t c = 0; c < k; ++c)
+    axes.push_back(Axis{size[c], align, padding});
   Ops o(node, xt.getElementType());
   auto &b = node.builder;
 
-  // Rows of the input as [N * H * W, C].
-  Value rows = o.reshape(o.op<TransposeOp>(*xv, b.getDenseI64ArrayAttr({0, 2, 3, 1})),
-                         {n * h * w, ch});
-  auto coord = [&](int64_t k) {
-    Value s = o.op<SliceOp>(*gv, b.getDenseI64ArrayAttr({0, 0, 0, k}),
-                            b.getDenseI64ArrayAttr({n, ho, wo, 1}),
-                            b.getDenseI64ArrayAttr({1, 1, 1, 1}));
-    return o.reshape(s, {n, ho, wo});
+  // Rows of the input as [N * D1 * .. * Dk, C].
+  Value rows =
+      o.reshape(o.op<TransposeOp>(*xv, b.getDenseI64ArrayAttr(toChannelsLast)),
+                {n * pixels, ch});
+  auto coord = [&](int64_t c) {
+    SmallVector<int64_t> offsets(k + 2, 0), sizes(gt.getShape()),
+        strides(k + 2, 1);
+    offsets[k + 1] = c;
+    sizes[k + 1] = 1;
+    Value s = o.op<SliceOp>(*gv, b.getDenseI64ArrayAttr(offsets),
+                            b.getDenseI64ArrayAttr(sizes),
+                            b.getDenseI64ArrayAttr(strides));
+    return o.reshape(s, outShape);
   };
-  Value gx = unnormalize(o, coord(0), ax), gy = unnormalize(o, coord(1), ay);
-  // n * H * W for each output position.
+  SmallVector<Value> g;
+  for (int64_t c = 0; c < k; ++c)
+    g.push_back(unnormalize(o, coord(c), axes[c]));
+  // n * D1 * .. * Dk for each output position.
   auto i64 = b.getI64Type();
-  auto baseType = RankedTensorType::get({n, 1, 1}, i64);
+  SmallVector<int64_t> baseShape(k + 1, 1);
+  baseShape[0] = n;
+  auto baseType = RankedTensorType::get(baseShape, i64);
   SmallVector<int64_t> base;
   for (int64_t i = 0; i < n; ++i)
-    base.push_back(i * h * w);
+    base.push_back(i * pixels);
   Value imageBase = ConstantOp::create(b, node.loc(), baseType,
                                        DenseElementsAttr::get(baseType, ArrayRef(base)));
-  auto widthType = RankedTensorType::get({}, i64);
-  Value widthC = ConstantOp::create(b, node.loc(), widthType,
-                                    DenseElementsAttr::get(widthType, ArrayRef<int64_t>{w}));
+  // The sizes of the spatial axes below the outermost, as i64 scalars.
+  auto scalarType = RankedTensorType::get({}, i64);
+  SmallVector<Value> sizeC(k);
+  for (int64_t c = 0; c + 1 < k; ++c)
+    sizeC[c] = ConstantOp::create(
+        b, node.loc(), scalarType,
+        DenseElementsAttr::get(scalarType, ArrayRef<int64_t>{size[c]}));
 
-  // Taps: integral positions (already padded) and weights.
+  // Taps: integral positions (already padded, grid order) and weights.
   Value acc;
-  auto addTap = [&](Value ix, Value iy, Value weight) {
-    if (padding == "zeros")
-      weight = o.mul(weight, o.mul(o.inRange(ix, 0, w - 1), o.inRange(iy, 0, h - 1)));
-    Value cx = o.op<CastOp>(o.clamp(ix, 0, w - 1), TypeAttr::get(i64));
-    Value cy = o.op<CastOp>(o.clamp(iy, 0, h - 1), TypeAttr::get(i64));
-    Value idx = o.add(o.add(o.mul(cy, widthC), cx), imageBase);
-    Value g = o.op<GatherOp>(rows, idx, b.getI64IntegerAttr(0)); // [N,Ho,Wo,C]
-    Value t = o.mul(g, o.reshape(weight, {n, ho, wo, 1}));
+  auto addTap = [&](ArrayRef<Value> pos, Value weight) {
+    if (padding == "zeros") {
+      Value inside;
+      for (int64_t c = 0; c < k; ++c) {
+        Value r = o.inRange(pos[c], 0, size[c] - 1);
+        inside = inside ? o.mul(inside, r) : r;
+      }
+      weight = o.mul(weight, inside);
+    }
+    SmallVector<Value> at;
+    for (int64_t c = 0; c < k; ++c)
+      at.push_back(
+          o.op<CastOp>(o.clamp(pos[c], 0, size[c] - 1), TypeAttr::get(i64)));
+    // Row-major flat index, outermost axis first.
+    Value idx = at[k - 1];
+    for (int64_t c = k - 2; c >= 0; --c)
+      idx = o.add(o.mul(idx, sizeC[c]), at[c]);
+    idx = o.add(idx, imageBase);
+    Value v = o.op<GatherOp>(rows, idx, b.getI64IntegerAttr(0)); // [N,O..,C]
+    Value t = o.mul(v, o.reshape(weight, outRow));
     acc = acc ? o.add(acc, t) : t;
   };
   if (mode == "nearest") {
-    Value x = applyPadding(o, gx, ax), y = applyPadding(o, gy, ay);
-    Value one = o.add(o.mul(x, o.c(0)), o.c(1));
-    addTap(o.op<RoundOp>(x), o.op<RoundOp>(y), one);
+    SmallVector<Value> pos;
+    for (int64_t c = 0; c < k; ++c)
+      pos.push_back(applyPadding(o, g[c], axes[c]));
+    Value one = o.add(o.mul(pos[0], o.c(0)), o.c(1));
+    for (Value &p : pos)
+      p = o.op<RoundOp>(p);
+    addTap(pos, one);
   } else if (mode == "bilinear") {
-    Value x = applyPadding(o, gx, ax), y = applyPadding(o, gy, ay);
-    Value x0 = o.op<FloorOp>(x), y0 = o.op<FloorOp>(y);
-    Value tx = o.sub(x, x0), ty = o.sub(y, y0);
-    Value x1 = o.add(x0, o.c(1)), y1 = o.add(y0, o.c(1));
-    Value sx = o.sub(o.c(1), tx), sy = o.sub(o.c(1), ty);
-    addTap(x0, y0, o.mul(sx, sy));
-    addTap(x1, y0, o.mul(tx, sy));
-    addTap(x0, y1, o.mul(sx, ty));
-    addTap(x1, y1, o.mul(tx, ty));
+    // 2^k corners; corner bit c picks the upper neighbour along component c.
+    SmallVector<Value> x, lo, hi, t, s;
+    for (int64_t c = 0; c < k; ++c)
+      x.push_back(applyPadding(o, g[c], axes[c]));
+    for (int64_t c = 0; c < k; ++c)
+      lo.push_back(o.op<FloorOp>(x[c]));
+    for (int64_t c = 0; c < k; ++c)
+      t.push_back(o.sub(x[c], lo[c]));
+    for (int64_t c = 0; c < k; ++c)
+      hi.push_back(o.add(lo[c], o.c(1)));
+    for (int64_t c = 0; c < k; ++c)
+      s.push_back(o.sub(o.c(1), t[c]));
+    for (int64_t corner = 0; corner < (int64_t(1) << k); ++corner) {
+      SmallVector<Value> pos;
+      Value weight;
+      for (int64_t c = 0; c < k; ++c) {
+        bool upper = (corner >> c) & 1;
+        pos.push_back(upper ? hi[c] : lo[c]);
+        Value w = upper ? t[c] : s[c];
+        weight = weight ? o.mul(weight, w) : w;
+      }
+      addTap(pos, weight);
+    }
   } else {
-    // Bicubic pads each tap, not the coordinate.
-    Value x0 = o.op<FloorOp>(gx), y0 = o.op<FloorOp>(gy);
-    SmallVector<Value> cx = cubicCoeffs(o, o.sub(gx, x0)),
-                       cy = cubicCoeffs(o, o.sub(gy, y0));
+    // Bicubic (2-D) pads each tap, not the coordinate.
+    Value x0 = o.op<FloorOp>(g[0]), y0 = o.op<FloorOp>(g[1]);
+    SmallVector<Value> cx = cubicCoeffs(o, o.sub(g[0], x0)),
+                       cy = cubicCoeffs(o, o.sub(g[1], y0));
     for (int j = 0; j < 4; ++j)
       for (int i = 0; i < 4; ++i) {
-        Value tx = applyPadding(o, o.add(x0, o.c(i - 1)), ax);
-        Value ty = applyPadding(o, o.add(y0, o.c(j - 1)), ay);
-        addTap(tx, ty, o.mul(cx[i], cy[j]));
+        Value tx = applyPadding(o, o.add(x0, o.c(i - 1)), axes[0]);
+        Value ty = applyPadding(o, o.add(y0, o.c(j - 1)), axes[1]);
+        addTap({tx, ty}, o.mul(cx[i], cy[j]));
       }
   }
   if (o.bad)
     return failure();
-  return one(build<TransposeOp>(node, acc, b.getDenseI64ArrayAttr({0, 3, 1, 2})));
+  // [N, O1..Ok, C] back to [N, C, O1..Ok].
+  SmallVector<int64_t> toChannelsFirst{0, k + 1};
+  for (int64_t d = 1; d <= k; ++d)
+    toChannelsFirst.push_back(d);
+  return one(
+      build<TransposeOp>(node, acc, b.getDenseI64ArrayAttr(toChannelsFirst)));
 }
 
 /// RoiAlign (opset 10, 16): per box, `sampling_ratio`^2 bilinear samples per

@@ -239,6 +239,23 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
 
 // -----
 
+// Trilinear sampling of a volume (GridSample-20 "linear" on 3-D): eight
+// taps over the input viewed as [N * D * H * W, C], flat index
+// ((z * H + y) * W + x) + n * D * H * W.
+// CHECK-LABEL: func.func @grid_sample_volumetric
+// CHECK: kiln.transpose {{.+}}perm = array<i64: 0, 2, 3, 4, 1>
+// CHECK: kiln.reshape {{.+}} to tensor<48x3xf32>
+// CHECK-COUNT-8: kiln.gather {{.+}} {axis = 0 : i64} : (tensor<48x3xf32>, tensor<2x2x3x2xi64>) -> tensor<2x2x3x2x3xf32>
+// CHECK: kiln.transpose {{.+}}perm = array<i64: 0, 4, 1, 2, 3>{{.+}} -> tensor<2x3x2x3x2xf32>
+module attributes {onnx.opset_import = {ai.onnx = 22 : i64}} {
+  func.func @grid_sample_volumetric(%x: tensor<2x3x2x3x4xf32>, %g: tensor<2x2x3x2x3xf32>) -> tensor<*xf32> {
+    %y = "onnx.GridSample"(%x, %g) : (tensor<2x3x2x3x4xf32>, tensor<2x2x3x2x3xf32>) -> tensor<*xf32> loc("gs")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
 // RoiAlign with 2x2 samples per bin: 4 bilinear taps over [R, 5*2, 5*2]
 // sample positions, then a sum over each bin's samples.
 // CHECK-LABEL: func.func @roi_align
