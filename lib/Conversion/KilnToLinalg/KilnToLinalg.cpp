@@ -515,6 +515,10 @@ struct ConvertKilnToLinalgPass
       Operation *op = &opRef;
       if (!isa<KilnDialect>(op->getDialect()) || isa<YieldOp>(op))
         continue;
+      if (op->hasAttr(kLoweredWithSibling)) {
+        op->erase();
+        continue;
+      }
       if (failed(requireStaticTypes(op)))
         return failure();
       b.setInsertionPoint(op);

@@ -251,6 +251,94 @@ Value reducedInBlocks(
   return acc;
 }
 
+/// The minimum and the maximum of every element of a float `input` (as
+/// reducedInBlocks allows) in one pass over it, as 0-d tensors: the maxima
+/// of x and of -x, each lane keeping both ([kBlocks, 2, kLanes] partial
+/// results), and min = -max(-x), which is exact (NaNs propagate, -0 < +0 as
+/// for minimumf). DynamicQuantizeLinear reads each activation for both, and
+/// two reductions read it twice. Null when not such a reduction.
+std::optional<std::pair<Value, Value>> minMaxInBlocks(OpBuilder &b,
+                                                      Location loc, Value input,
+                                                      ArrayRef<int64_t> axes) {
+  constexpr int64_t kBlocks = 8, kLanes = 64;
+  RankedTensorType type = typeOf(input);
+  if (!type.hasStaticShape() || !isa<FloatType>(type.getElementType()))
+    return std::nullopt;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.getDimSize(d) != 1 && !llvm::is_contained(axes, d))
+      return std::nullopt;
+  int64_t n = type.getNumElements(), rows = n / (kBlocks * kLanes);
+  int64_t main = rows * kBlocks * kLanes;
+  if (rows < 2)
+    return std::nullopt;
+  Type elt = type.getElementType();
+  double inf = std::numeric_limits<double>::infinity();
+  MLIRContext *ctx = b.getContext();
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  auto par = utils::IteratorType::parallel,
+       red = utils::IteratorType::reduction;
+  Value flat = reshaped(b, loc, input, {n});
+  auto slice = [&](int64_t offset, int64_t size) -> Value {
+    return tensor::ExtractSliceOp::create(
+        b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  };
+  // acc = max(acc, side == 0 ? x : -x), `side` the loop dimension `sideDim`.
+  auto reduce = [&](Value in, Value acc, ArrayRef<AffineMap> maps,
+                    ArrayRef<utils::IteratorType> iters,
+                    std::optional<unsigned> sideDim) {
+    return linalg::GenericOp::create(
+               b, loc, acc.getType(), in, acc, maps, iters,
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 Value x = a[0];
+                 if (sideDim) {
+                   Value side = linalg::IndexOp::create(nb, nl, *sideDim);
+                   Value second = arith::CmpIOp::create(
+                       nb, nl, arith::CmpIPredicate::ne, side,
+                       arith::ConstantIndexOp::create(nb, nl, 0));
+                   x = arith::SelectOp::create(
+                       nb, nl, second, arith::NegFOp::create(nb, nl, x), x);
+                 }
+                 linalg::YieldOp::create(
+                     nb, nl,
+                     arith::MaximumFOp::create(nb, nl, a[1], x).getResult());
+               })
+        .getResult(0);
+  };
+  Value blocks = reshaped(b, loc, main == n ? flat : slice(0, main),
+                          {kBlocks, rows, kLanes});
+  // (block, row, side, lane) over [kBlocks, rows, kLanes].
+  Value partial =
+      reduce(blocks, filledTensor(b, loc, {kBlocks, 2, kLanes}, elt, -inf),
+             {AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx),
+              AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx)},
+             {par, red, par, par}, 2);
+  Value acc =
+      reduce(partial, filledTensor(b, loc, {2}, elt, -inf),
+             {b.getMultiDimIdentityMap(3), AffineMap::get(3, 0, {d(1)}, ctx)},
+             {red, par, red}, std::nullopt);
+  if (main != n)
+    acc = reduce(
+        slice(main, n - main), acc,
+        {AffineMap::get(2, 0, {d(1)}, ctx), AffineMap::get(2, 0, {d(0)}, ctx)},
+        {par, red}, 0);
+  auto element = [&](int64_t i) {
+    Value one = tensor::ExtractSliceOp::create(
+        b, loc, acc, ArrayRef<OpFoldResult>{b.getIndexAttr(i)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    return reshaped(b, loc, one, {});
+  };
+  Value hi = element(0);
+  Value lo =
+      broadcastGeneric(b, loc, {}, elt, element(1),
+                       [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                         return arith::NegFOp::create(nb, nl, a[0]);
+                       });
+  return std::make_pair(lo, hi);
+}
+
 template <typename OpTy>
 Value lowerReduce(OpBuilder &b, OpTy op, double init,
                   const std::function<Value(OpBuilder &, Location, Value,
@@ -394,6 +482,46 @@ Value max(OpBuilder &b, Location l, Value acc, Value x) {
 Value min(OpBuilder &b, Location l, Value acc, Value x) {
   return arith::MinimumFOp::create(b, l, acc, x);
 }
+/// A kiln.reduce_min and a kiln.reduce_max of one input over the same axes
+/// (DynamicQuantizeLinear's pair), lowered together by the first of them:
+/// one pass (minMaxInBlocks). The second one's uses take its value and it
+/// is marked kLoweredWithSibling, for the lowering walk to erase. Null when
+/// `op` has no such sibling after it.
+Value lowerMinMaxPair(OpBuilder &b, Operation *op) {
+  bool isMin = isa<ReduceMinOp>(op);
+  auto axesOf = [](Operation *o) {
+    if (auto r = dyn_cast<ReduceMinOp>(o))
+      return std::make_pair(r.getAxes(), r.getKeepdims());
+    auto r = cast<ReduceMaxOp>(o);
+    return std::make_pair(r.getAxes(), r.getKeepdims());
+  };
+  Value input = op->getOperand(0);
+  Operation *sibling = nullptr;
+  for (Operation *user : input.getUsers())
+    if ((isMin ? isa<ReduceMaxOp>(user) : isa<ReduceMinOp>(user)) &&
+        user->getBlock() == op->getBlock() && op->isBeforeInBlock(user) &&
+        axesOf(user) == axesOf(op) && !user->hasAttr(kLoweredWithSibling)) {
+      sibling = user;
+      break;
+    }
+  if (!sibling)
+    return Value();
+  std::optional<std::pair<Value, Value>> minMax =
+      minMaxInBlocks(b, op->getLoc(), input, axesOf(op).first);
+  if (!minMax)
+    return Value();
+  auto shaped = [&](Value v, Operation *o) {
+    return reshaped(
+        b, o->getLoc(), v,
+        cast<RankedTensorType>(o->getResult(0).getType()).getShape());
+  };
+  Value mine = shaped(isMin ? minMax->first : minMax->second, op);
+  Value theirs = shaped(isMin ? minMax->second : minMax->first, sibling);
+  sibling->getResult(0).replaceAllUsesWith(theirs);
+  sibling->setAttr(kLoweredWithSibling, b.getUnitAttr());
+  return mine;
+}
+
 } // namespace
 
 FailureOr<Value> mlir::kiln::lowerTensor(OpBuilder &b, Operation *op) {
@@ -428,6 +556,9 @@ FailureOr<Value> mlir::kiln::lowerTensor(OpBuilder &b, Operation *op) {
     return lowerReduce(b, r, 0.0, add, /*mean=*/true);
   if (auto r = dyn_cast<ReduceSumOp>(op))
     return lowerReduce(b, r, 0.0, add, false);
+  if (isa<ReduceMaxOp, ReduceMinOp>(op))
+    if (Value r = lowerMinMaxPair(b, op))
+      return r;
   if (auto r = dyn_cast<ReduceMaxOp>(op))
     return lowerReduce(b, r, -inf, max, false);
   if (auto r = dyn_cast<ReduceMinOp>(op))

@@ -17,6 +17,10 @@ namespace mlir::kiln {
 
 using BodyFn = std::function<Value(OpBuilder &, Location, ValueRange)>;
 
+/// Marks a kiln op whose results a sibling's lowering already replaced
+/// (a reduce_max lowered with its reduce_min); the lowering walk erases it.
+constexpr llvm::StringLiteral kLoweredWithSibling = "kiln.lowered_with_sibling";
+
 /// The type of a kiln value, a ranked tensor after the graph is converted.
 /// OnnxToKiln's Build.h defines the same inline function.
 inline RankedTensorType typeOf(Value v) {

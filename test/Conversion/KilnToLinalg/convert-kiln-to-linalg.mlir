@@ -520,6 +520,33 @@ func.func @reduce_min_everything(%x: tensor<1x8x40x41xf32>) -> tensor<f32> {
 
 // -----
 
+// The minimum and the maximum of one tensor (DynamicQuantizeLinear's pair)
+// in one pass: each block row's lanes keep max(x) and max(-x) (side 0 and
+// 1 of a [8, 2, 64] accumulator), those reduce to [2], the tail joins them,
+// and the minimum is -max(-x). No second reduction reads the input.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-LABEL: func.func @reduce_min_max_pair
+// CHECK: %[[P:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[ACC]]], iterator_types = ["parallel", "reduction", "parallel", "parallel"]} ins(%{{.+}} : tensor<8x25x64xf32>) outs(%{{.+}} : tensor<8x2x64xf32>)
+// CHECK: linalg.index 2
+// CHECK: arith.negf
+// CHECK: arith.select
+// CHECK: arith.maximumf
+// CHECK: %[[A:.+]] = linalg.generic {{.+}} iterator_types = ["reduction", "parallel", "reduction"]} ins(%[[P]] : tensor<8x2x64xf32>)
+// CHECK: %[[T:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%{{.+}} : tensor<320xf32>) outs(%[[A]] : tensor<2xf32>)
+// CHECK: tensor.extract_slice %[[T]][0] [1] [1]
+// CHECK: tensor.extract_slice %[[T]][1] [1] [1]
+// CHECK: arith.negf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @reduce_min_max_pair(%x: tensor<1x8x40x41xf32>) -> (tensor<f32>, tensor<f32>) {
+  %lo = kiln.reduce_min %x {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x8x40x41xf32> -> tensor<f32>
+  %hi = kiln.reduce_max %x {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x8x40x41xf32> -> tensor<f32>
+  return %lo, %hi : tensor<f32>, tensor<f32>
+}
+
+// -----
+
 // Softmax: max, exp(x - max), sum, divide; the reductions drop the axis.
 // The maximum skips NaNs (maxnumf): a NaN still makes its row NaN through
 // its own exp.
