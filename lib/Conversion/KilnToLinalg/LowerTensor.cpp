@@ -191,6 +191,44 @@ Value lowerSlice(OpBuilder &b, SliceOp op) {
       attrs(op.getSizes()), attrs(op.getStrides()));
 }
 
+constexpr int64_t kBlocks = 8, kLanes = 64;
+
+/// Every element of a static `input` whose dimensions outside `axes` are
+/// all 1: `flat` ([n]) and its first `main` elements as `blocks`
+/// ([kBlocks, rows, kLanes], rows >= 2). None when not such an input.
+struct BlockedElements {
+  Value flat, blocks;
+  int64_t n, main;
+};
+
+Value sliceOf(OpBuilder &b, Location loc, Value flat, int64_t offset,
+              int64_t size) {
+  return tensor::ExtractSliceOp::create(
+      b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+}
+
+std::optional<BlockedElements> blockedElements(OpBuilder &b, Location loc,
+                                               Value input,
+                                               ArrayRef<int64_t> axes) {
+  RankedTensorType type = typeOf(input);
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.getDimSize(d) != 1 && !llvm::is_contained(axes, d))
+      return std::nullopt;
+  int64_t n = type.getNumElements(), rows = n / (kBlocks * kLanes);
+  int64_t main = rows * kBlocks * kLanes;
+  if (rows < 2)
+    return std::nullopt;
+  Value flat = reshaped(b, loc, input, {n});
+  Value blocks =
+      reshaped(b, loc, main == n ? flat : sliceOf(b, loc, flat, 0, main),
+               {kBlocks, rows, kLanes});
+  return BlockedElements{flat, blocks, n, main};
+}
+
 /// A reduction of every element of a static `input` (its other dimensions
 /// all 1) to a 0-d tensor, in stages that vectorize: a [kBlocks, rows,
 /// kLanes] view reduced over its rows into kBlocks x kLanes partial results
@@ -203,27 +241,15 @@ Value reducedInBlocks(
     OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
     double init,
     const std::function<Value(OpBuilder &, Location, Value, Value)> &combine) {
-  constexpr int64_t kBlocks = 8, kLanes = 64;
-  RankedTensorType type = typeOf(input);
-  if (!type.hasStaticShape())
+  std::optional<BlockedElements> v = blockedElements(b, loc, input, axes);
+  if (!v)
     return {};
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    if (type.getDimSize(d) != 1 && !llvm::is_contained(axes, d))
-      return {};
-  int64_t n = type.getNumElements(), rows = n / (kBlocks * kLanes);
-  int64_t main = rows * kBlocks * kLanes;
-  if (rows < 2)
-    return {};
-  Type elt = type.getElementType();
-  Value flat = reshaped(b, loc, input, {n});
-  auto slice = [&](int64_t offset, int64_t size) -> Value {
-    return tensor::ExtractSliceOp::create(
-        b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  Type elt = typeOf(input).getElementType();
+  Value flat = v->flat, blocks = v->blocks;
+  int64_t n = v->n, main = v->main;
+  auto slice = [&](int64_t offset, int64_t size) {
+    return sliceOf(b, loc, flat, offset, size);
   };
-  Value blocks = reshaped(b, loc, main == n ? flat : slice(0, main),
-                          {kBlocks, rows, kLanes});
   auto combined = [&](Value in, Value acc, ArrayRef<AffineMap> maps,
                       ArrayRef<utils::IteratorType> iters) {
     return linalg::GenericOp::create(
@@ -260,29 +286,21 @@ Value reducedInBlocks(
 std::optional<std::pair<Value, Value>> minMaxInBlocks(OpBuilder &b,
                                                       Location loc, Value input,
                                                       ArrayRef<int64_t> axes) {
-  constexpr int64_t kBlocks = 8, kLanes = 64;
-  RankedTensorType type = typeOf(input);
-  if (!type.hasStaticShape() || !isa<FloatType>(type.getElementType()))
+  Type elt = typeOf(input).getElementType();
+  if (!isa<FloatType>(elt))
     return std::nullopt;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    if (type.getDimSize(d) != 1 && !llvm::is_contained(axes, d))
-      return std::nullopt;
-  int64_t n = type.getNumElements(), rows = n / (kBlocks * kLanes);
-  int64_t main = rows * kBlocks * kLanes;
-  if (rows < 2)
+  std::optional<BlockedElements> v = blockedElements(b, loc, input, axes);
+  if (!v)
     return std::nullopt;
-  Type elt = type.getElementType();
+  Value flat = v->flat, blocks = v->blocks;
+  int64_t n = v->n, main = v->main;
   double inf = std::numeric_limits<double>::infinity();
   MLIRContext *ctx = b.getContext();
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   auto par = utils::IteratorType::parallel,
        red = utils::IteratorType::reduction;
-  Value flat = reshaped(b, loc, input, {n});
-  auto slice = [&](int64_t offset, int64_t size) -> Value {
-    return tensor::ExtractSliceOp::create(
-        b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  auto slice = [&](int64_t offset, int64_t size) {
+    return sliceOf(b, loc, flat, offset, size);
   };
   // acc = max(acc, side == 0 ? x : -x), `side` the loop dimension `sideDim`.
   auto reduce = [&](Value in, Value acc, ArrayRef<AffineMap> maps,
@@ -306,8 +324,6 @@ std::optional<std::pair<Value, Value>> minMaxInBlocks(OpBuilder &b,
                })
         .getResult(0);
   };
-  Value blocks = reshaped(b, loc, main == n ? flat : slice(0, main),
-                          {kBlocks, rows, kLanes});
   // (block, row, side, lane) over [kBlocks, rows, kLanes].
   Value partial =
       reduce(blocks, filledTensor(b, loc, {kBlocks, 2, kLanes}, elt, -inf),

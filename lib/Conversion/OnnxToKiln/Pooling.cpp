@@ -241,6 +241,30 @@ FailureOr<SmallVector<Value>> globalPool(OnnxNode &node, bool isMax) {
                                 node.builder.getBoolAttr(true)));
 }
 
+/// |x|^p for LpPool and GlobalLpPool (x * x for p = 2); p must be 1 or more.
+FailureOr<Value> lpMagnitude(OnnxNode &node, Value x, int64_t p) {
+  if (p < 1) {
+    node.fail() << "p must be 1 or more, got " << p;
+    return failure();
+  }
+  FailureOr<Value> mag =
+      p == 2 ? build<MulOp>(node, x, x) : build<AbsOp>(node, x);
+  if (succeeded(mag) && p > 2)
+    mag = build<PowOp>(node, *mag, scalarConstant(node, elementOf(x), p));
+  return mag;
+}
+
+/// sum^(1/p): the sum itself, its square root, or a power.
+FailureOr<SmallVector<Value>> lpRoot(OnnxNode &node, FailureOr<Value> sum,
+                                     int64_t p) {
+  if (failed(sum) || p == 1)
+    return one(sum);
+  if (p == 2)
+    return one(build<SqrtOp>(node, *sum));
+  return one(build<PowOp>(
+      node, *sum, scalarConstant(node, elementOf(*sum), 1.0 / (double)p)));
+}
+
 } // namespace
 
 /// MaxPool. Integers of up to 16 bits (ONNX allows int8 and uint8) are
@@ -300,31 +324,18 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertLpPool(OnnxNode &node) {
     return failure();
   }
   int64_t p = node.intAttr("p", 2), window = 1;
-  if (p < 1) {
-    node.fail() << "p must be 1 or more, got " << p;
-    return failure();
-  }
   for (int64_t k : *kernel)
     window *= k;
-  Type elt = elementOf(*x);
-  FailureOr<Value> mag =
-      p == 2 ? build<MulOp>(node, *x, *x) : build<AbsOp>(node, *x);
-  if (succeeded(mag) && p > 2)
-    mag = build<PowOp>(node, *mag, scalarConstant(node, elt, p));
+  FailureOr<Value> mag = lpMagnitude(node, *x, p);
   if (failed(mag))
     return failure();
   FailureOr<SmallVector<Value>> avg =
       pool<AvgPool2DOp>(node, /*includePad=*/true, *mag);
   if (failed(avg))
     return failure();
-  FailureOr<Value> sum =
-      build<MulOp>(node, (*avg)[0], scalarConstant(node, elt, window));
-  if (failed(sum) || p == 1)
-    return one(sum);
-  if (p == 2)
-    return one(build<SqrtOp>(node, *sum));
-  return one(
-      build<PowOp>(node, *sum, scalarConstant(node, elt, 1.0 / (double)p)));
+  FailureOr<Value> sum = build<MulOp>(
+      node, (*avg)[0], scalarConstant(node, elementOf(*x), window));
+  return lpRoot(node, sum, p);
 }
 
 /// GlobalLpPool 2, 22: (sum over every spatial position of |x|^p)^(1/p),
@@ -339,29 +350,17 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGlobalLpPool(OnnxNode &node) {
     return failure();
   }
   int64_t p = node.intAttr("p", 2);
-  if (p < 1) {
-    node.fail() << "p must be 1 or more, got " << p;
-    return failure();
-  }
-  Type elt = elementOf(*x);
-  FailureOr<Value> mag =
-      p == 2 ? build<MulOp>(node, *x, *x) : build<AbsOp>(node, *x);
-  if (succeeded(mag) && p > 2)
-    mag = build<PowOp>(node, *mag, scalarConstant(node, elt, p));
+  FailureOr<Value> mag = lpMagnitude(node, *x, p);
   if (failed(mag))
     return failure();
   SmallVector<int64_t> axes;
   for (int64_t d = 2; d < rank; ++d)
     axes.push_back(d);
-  FailureOr<Value> sum =
-      build<ReduceSumOp>(node, *mag, node.builder.getDenseI64ArrayAttr(axes),
-                         node.builder.getBoolAttr(true));
-  if (failed(sum) || p == 1)
-    return one(sum);
-  if (p == 2)
-    return one(build<SqrtOp>(node, *sum));
-  return one(
-      build<PowOp>(node, *sum, scalarConstant(node, elt, 1.0 / (double)p)));
+  return lpRoot(node,
+                build<ReduceSumOp>(node, *mag,
+                                   node.builder.getDenseI64ArrayAttr(axes),
+                                   node.builder.getBoolAttr(true)),
+                p);
 }
 
 /// MaxUnpool 9, 11, 22: a zero tensor of the shape MaxPool's input had,
