@@ -14,8 +14,9 @@ def ConvertOnnxToKilnPass : Pass<"kiln-convert-onnx-to-kiln", "ModuleOp"> {
     all of them are reported, not only the first.
 
     A node whose result (as ONNX's shape inference or the conversion types
-    it) would hold more than `max-tensor-bytes` bytes, or a size that does
-    not fit in 64 bits, is an error before anything is built for it.
+    it) or input would hold more than `max-tensor-bytes` bytes, or a size
+    that does not fit in 64 bits, is an error before anything is built for
+    it.
   }];
   let options = [
     Option<"maxTensorBytes", "max-tensor-bytes", "uint64_t",
