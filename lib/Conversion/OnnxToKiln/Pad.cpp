@@ -82,6 +82,11 @@ padByGather(OnnxNode &node, Value x, StringRef mode,
         return failure();
       }
       k = at.getNumElements();
+      if (k > rank) {
+        node.fail() << "axes has " << k << " values; the input has rank "
+                    << rank << " and an axis may be named once";
+        return failure();
+      }
     }
     auto pt = dyn_cast<RankedTensorType>(node.input(1).getType());
     if (!pt || !pt.hasStaticShape() || pt.getNumElements() != 2 * k) {

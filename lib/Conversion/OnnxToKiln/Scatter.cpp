@@ -138,7 +138,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTensorScatter(OnnxNode &node) {
   Value idx = im.clamp(src, im.c(0), im.c(s - 1));
   if (!im.ok)
     return failure();
-  if (mode == "linear") {
+  // Without write_indices every write starts at 0 and fits.
+  if (mode == "linear" && node.input(2)) {
     Value fits = im.land(im.less(im.c(-1), w), im.less(w, im.c(m - s + 1)));
     FailureOr<Value> all = allOf(node, fits);
     if (!im.ok || failed(all))

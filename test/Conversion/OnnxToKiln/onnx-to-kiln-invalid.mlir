@@ -429,3 +429,16 @@ module attributes {onnx.opset_import = {ai.onnx = 24 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// Run-time Pad axes: more axes than the input has dimensions is refused
+// before one selection per (dimension, axis) pair is built.
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @pad_too_many_axes(%x: tensor<2x3xf32>, %pads: tensor<6xi64>, %axes: tensor<3xi64>) -> tensor<4x5xf32> {
+    %none = onnx.NoValue loc("pad")
+    // expected-error@unknown {{node 'pad' (Pad, opset 18): axes has 3 values; the input has rank 2 and an axis may be named once}}
+    %y = "onnx.Pad"(%x, %pads, %none, %axes) : (tensor<2x3xf32>, tensor<6xi64>, none, tensor<3xi64>) -> tensor<4x5xf32> loc("pad")
+    return %y : tensor<4x5xf32>
+  }
+}
