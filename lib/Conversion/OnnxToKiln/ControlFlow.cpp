@@ -34,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ControlFlow.h"
+#include "ShapeInputs.h"
 #include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
@@ -495,14 +496,25 @@ FailureOr<SmallVector<Value>> Inliner::rewriteLoop(OnnxNode &node) {
   if (!freeze && earlyExit)
     return runtimeLoop(node, *body, initial, k, /*earlyExit=*/true);
   if (!freeze && (!trips || !constCondIn)) {
-    for (unsigned r = std::max<int64_t>(n, 0); r < op->getNumResults(); ++r)
-      if (auto t = dyn_cast<RankedTensorType>(op->getResult(r).getType()))
-        if (t.getRank() >= 1 && !t.isDynamicDim(0)) {
-          if (!trips)
-            trips = t.getDimSize(0);
-          guarded = true;
-          break;
-        }
+    // The scan output's own type, or the static shape it flows into
+    // through shape-preserving ops (a Cast to the declared graph output,
+    // as the expanded Range's Loop has).
+    for (unsigned r = std::max<int64_t>(n, 0); r < op->getNumResults(); ++r) {
+      std::optional<int64_t> length;
+      if (auto t = dyn_cast<RankedTensorType>(op->getResult(r).getType());
+          t && t.getRank() >= 1 && !t.isDynamicDim(0))
+        length = t.getDimSize(0);
+      else if (std::optional<SmallVector<int64_t>> s =
+                   declaredShape(op->getResult(r));
+               s && !s->empty())
+        length = s->front();
+      if (length) {
+        if (!trips)
+          trips = *length;
+        guarded = true;
+        break;
+      }
+    }
     if (!guarded)
       return runtimeLoop(node, *body, initial, k, /*earlyExit=*/false);
   } else if (constCondIn && *constCondIn == 0) {

@@ -87,6 +87,12 @@ std::optional<SmallVector<int64_t>> shapeFromUses(Value v, int depth) {
 
 } // namespace
 
+std::optional<SmallVector<int64_t>> mlir::kiln::declaredShape(Value v) {
+  if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && t.hasStaticShape())
+    return SmallVector<int64_t>(t.getShape());
+  return shapeFromUses(v, 0);
+}
+
 std::string mlir::kiln::shapeStr(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "a scalar";

@@ -24,6 +24,11 @@ std::string shapeStr(ArrayRef<int64_t> shape);
 FailureOr<RankedTensorType> declaredResult(OnnxNode &node, unsigned i,
                                            StringRef what);
 
+/// The static shape `v` has, or must have because it flows through
+/// shape-preserving elementwise ops into a value declared static (a graph
+/// output); none when neither. A run-time guard must still check it.
+std::optional<SmallVector<int64_t>> declaredShape(Value v);
+
 /// "graph input 'shape' (input 1)" or "input 1": input `i` in messages.
 std::string inputDesc(OnnxNode &node, unsigned i);
 

@@ -23,6 +23,27 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
+// The same with the scan output untyped: its length comes from the graph
+// output it reaches through a Cast (the expanded Range's Loop).
+
+// CHECK-LABEL: func.func @runtime_trips_through_cast
+// CHECK: kiln.guard {{.+}} {message = "node 'loop' (Loop, opset 13): the trip count M must be 3 and the condition true: the scan length this model was compiled for"}
+// CHECK-COUNT-3: kiln.add
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @runtime_trips_through_cast(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) -> tensor<3x2xf16> {
+    %r:2 = "onnx.Loop"(%m, %c, %x) ({
+    ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+      %co = "onnx.Identity"(%ci) : (tensor<i1>) -> tensor<i1>
+      %n = "onnx.Add"(%v, %v) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      "onnx.Yield"(%co, %n, %n) : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<*xf32>) loc("loop")
+    %h = "onnx.Cast"(%r#1) {to = 10 : i64} : (tensor<*xf32>) -> tensor<3x2xf16> loc("cast")
+    return %h : tensor<3x2xf16>
+  }
+}
+
+// -----
+
 // A loop that can end early runs to its bound M = 3; each iteration's state
 // is kept only while the running condition (cond && every earlier body
 // condition) holds.
