@@ -200,18 +200,23 @@ def seeds():
          numpy_helper.from_array(np.array(20.0, np.float32), "lo"),
          numpy_helper.from_array(np.array(7000.0, np.float32), "hi")])
     out.append(("mel", _model(g, opset=17)))
-    # A KV-cache update at run-time write indices, and a Pad whose pads and
-    # axes are graph inputs (both guarded at run time).
+    # A KV-cache update at run-time write indices, a Pad whose pads and
+    # axes are graph inputs (both guarded at run time), and a streaming
+    # causal convolution with its carried state (opset 27).
     g = helper.make_graph(
         [helper.make_node("TensorScatter", ["past", "upd", "widx"], ["present"],
                           name="kv", mode="circular"),
-         helper.make_node("Pad", ["present", "pads", "", "axes"], ["y"], name="pad")],
+         helper.make_node("Pad", ["present", "pads", "", "axes"], ["y"], name="pad"),
+         helper.make_node("CausalConvWithState", ["seq", "cw", "", "carry"],
+                          ["conv", "carry_out"], name="causal", activation="silu")],
         "kvpad",
         [_vi("past", F, [2, 2, 8, 4]), _vi("upd", F, [2, 2, 3, 4]),
          _vi("widx", TensorProto.INT64, [2]), _vi("pads", TensorProto.INT64, [2]),
-         _vi("axes", TensorProto.INT64, [1])],
-        [_vi("y", F, [2, 2, 8, 6])])
-    out.append(("kvpad", _model(g, opset=24)))
+         _vi("axes", TensorProto.INT64, [1]), _vi("seq", F, [1, 4, 6]),
+         _vi("carry", F, [1, 4, 2])],
+        [_vi("y", F, [2, 2, 8, 6]), _vi("conv", F, [1, 4, 6]), _vi("carry_out", F, [1, 4, 2])],
+        [_f32("cw", [4, 1, 3], 12)])
+    out.append(("kvpad", _model(g, opset=27)))
     return out
 
 

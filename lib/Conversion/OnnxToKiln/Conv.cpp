@@ -3,6 +3,8 @@
 // 1-D and 2-D convolutions are one kiln.conv2d (1-D with a unit height); 3-D
 // ones are a sum of 2-D convolutions over the depth taps. The window helpers
 // of Conv.h serve the pooling ops and the integer convolutions too.
+// CausalConvWithState (27), the streaming depthwise convolution of Mamba-
+// and Gated-DeltaNet-style models, is one depthwise kiln.conv2d too.
 //
 //===----------------------------------------------------------------------===//
 #include "Conv.h"
@@ -250,4 +252,80 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertConv(OnnxNode &node) {
   if (typeOf(*x).getRank() == 5)
     return one(conv3D(node, *x, *w));
   return one(buildConv(node, *x, *w, node.input(2)));
+}
+
+/// CausalConvWithState 27: the input [B, C, L] after the carried state
+/// [B, C, k - 1] (zeros without past_state), convolved depthwise with
+/// weight [C, 1, k] and no padding (each output sees its position and the
+/// k - 1 before it), plus bias, then SiLU if asked; present_state is the
+/// last k - 1 positions of that joined sequence.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertCausalConvWithState(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0), w = node.staticInput(1);
+  if (failed(x) || failed(w))
+    return failure();
+  RankedTensorType xt = typeOf(*x), wt = typeOf(*w);
+  Type elt = xt.getElementType();
+  if (xt.getRank() != 3 || wt.getRank() != 3 || !isa<FloatType>(elt) ||
+      wt.getElementType() != elt || wt.getDimSize(0) != xt.getDimSize(1) ||
+      wt.getDimSize(1) != 1 || wt.getDimSize(2) < 1) {
+    node.fail() << "expects a float input [B, C, L] and a weight [C, 1, k] "
+                   "(k >= 1) of its type, got "
+                << xt << " and " << wt;
+    return failure();
+  }
+  std::string act = node.strAttr("activation", "none");
+  if (act != "none" && act != "silu" && act != "swish") {
+    node.fail() << "activation '" << act
+                << "' is not supported; expected none, silu or swish";
+    return failure();
+  }
+  int64_t batch = xt.getDimSize(0), ch = xt.getDimSize(1),
+          len = xt.getDimSize(2), k1 = wt.getDimSize(2) - 1;
+  SmallVector<int64_t> stateShape{batch, ch, k1};
+  Value bias = node.input(2);
+  if (bias && typeOf(bias) != RankedTensorType::get({ch}, elt)) {
+    node.fail() << "bias must be [" << ch << "] of the input's type, got "
+                << bias.getType();
+    return failure();
+  }
+  auto &b = node.builder;
+  Value joined = *x;
+  if (k1 > 0) {
+    auto stateType = RankedTensorType::get(stateShape, elt);
+    Value state = node.input(3);
+    if (state && state.getType() != stateType) {
+      node.fail() << "past_state must be " << stateType << ", got "
+                  << state.getType();
+      return failure();
+    }
+    if (!state)
+      state = ConstantOp::create(
+          b, node.loc(), stateType,
+          DenseElementsAttr::get(stateType, b.getZeroAttr(elt)));
+    FailureOr<Value> c =
+        build<ConcatOp>(node, ValueRange{state, *x}, b.getI64IntegerAttr(2));
+    if (failed(c))
+      return failure();
+    joined = *c;
+  }
+  FailureOr<Value> xi = liftTo2D(node, joined), wi = liftTo2D(node, *w);
+  if (failed(xi) || failed(wi))
+    return failure();
+  FailureOr<Value> y =
+      lowerTo1D(node, build<Conv2DOp>(node, *xi, *wi, bias,
+                                      b.getDenseI64ArrayAttr({1, 1}),
+                                      b.getDenseI64ArrayAttr({1, 1}),
+                                      b.getDenseI64ArrayAttr({0, 0, 0, 0}),
+                                      b.getI64IntegerAttr(ch)));
+  if (succeeded(y) && act != "none") {
+    FailureOr<Value> s = build<SigmoidOp>(node, *y);
+    y = failed(s) ? s : build<MulOp>(node, *y, *s);
+  }
+  FailureOr<Value> present = build<SliceOp>(
+      node, joined, b.getDenseI64ArrayAttr({0, 0, len}),
+      b.getDenseI64ArrayAttr(stateShape), b.getDenseI64ArrayAttr({1, 1, 1}));
+  if (failed(y) || failed(present))
+    return failure();
+  return SmallVector<Value>{*y, *present};
 }

@@ -25,7 +25,7 @@ OnnxConverter convertBitCast, convertBitwiseAnd, convertBitwiseNot,
 // Col2Im.cpp
 OnnxConverter convertCol2Im;
 // Conv.cpp
-OnnxConverter convertConv;
+OnnxConverter convertCausalConvWithState, convertConv;
 // ConvTranspose.cpp
 OnnxConverter convertConvTranspose;
 // Elementwise.cpp

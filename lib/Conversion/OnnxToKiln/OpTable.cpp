@@ -52,6 +52,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"BlackmanWindow",           {17},                                   convertBlackmanWindow,            "Generators.cpp"},
     {"Cast",                     {6, 9, 13, 19, 21, 23, 24, 25},         convertCast,                      "Elementwise.cpp"},
     {"CastLike",                 {15, 19, 21, 23, 24, 25},               convertCastLike,                  "Elementwise.cpp"},
+    {"CausalConvWithState",      {27},                                   convertCausalConvWithState,       "Conv.cpp"},
     {"Ceil",                     {6, 13},                                convertCeil,                      "Elementwise.cpp"},
     {"Celu",                     {12, 28},                               convertCelu,                      "Elementwise.cpp"},
     {"CenterCropPad",            {18},                                   convertCenterCropPad,             "Pad.cpp"},

@@ -85,3 +85,17 @@ module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// CausalConvWithState's past_state must hold the k - 1 positions the
+// kernel looks back.
+// CHECK: error: loc("cc"): node 'cc' (CausalConvWithState, opset 27): past_state must be 'tensor<1x4x2xf32>', got 'tensor<1x4x3xf32>'
+module attributes {onnx.opset_import = {ai.onnx = 27 : i64}} {
+  func.func @causal_conv_bad_state(%x: tensor<1x4x5xf32>, %w: tensor<4x1x3xf32>, %s: tensor<1x4x3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %none = onnx.NoValue loc("cc")
+    // expected-error@unknown {{node 'cc' (CausalConvWithState, opset 27): past_state must be 'tensor<1x4x2xf32>', got 'tensor<1x4x3xf32>'}}
+    %y, %p = "onnx.CausalConvWithState"(%x, %w, %none, %s) : (tensor<1x4x5xf32>, tensor<4x1x3xf32>, none, tensor<1x4x3xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("cc")
+    return %y, %p : tensor<*xf32>, tensor<*xf32>
+  }
+}

@@ -341,3 +341,21 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// CausalConvWithState-27: the past state joined before the input, one
+// depthwise convolution (group = channels) without padding, SiLU, and the
+// last k - 1 joined positions as the present state.
+// CHECK-LABEL: func.func @causal_conv_with_state
+// CHECK: %[[J:.+]] = kiln.concat %arg3, %arg0 {axis = 2 : i64} : (tensor<2x4x2xf32>, tensor<2x4x5xf32>) -> tensor<2x4x7xf32>
+// CHECK: kiln.conv2d {{.+}}group = 4 : i64{{.+}} -> tensor<2x4x1x5xf32>
+// CHECK: kiln.sigmoid
+// CHECK: kiln.mul
+// CHECK: kiln.slice %[[J]] {offsets = array<i64: 0, 0, 5>, sizes = array<i64: 2, 4, 2>
+module attributes {onnx.opset_import = {ai.onnx = 27 : i64}} {
+  func.func @causal_conv_with_state(%x: tensor<2x4x5xf32>, %w: tensor<4x1x3xf32>, %b: tensor<4xf32>, %s: tensor<2x4x2xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %y, %p = "onnx.CausalConvWithState"(%x, %w, %b, %s) {activation = "silu"} : (tensor<2x4x5xf32>, tensor<4x1x3xf32>, tensor<4xf32>, tensor<2x4x2xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("cc")
+    return %y, %p : tensor<*xf32>, tensor<*xf32>
+  }
+}
