@@ -55,6 +55,8 @@ OnnxConverter convertAffineGrid, convertDeformConv, convertGridSample,
 // Legacy.cpp
 OnnxConverter convertAdd1, convertDiv1, convertMax6, convertMin6, convertMul1,
     convertPow1, convertPRelu1, convertSub1, convertSum6;
+// LinearAttention.cpp
+OnnxConverter convertLinearAttention;
 // LinearAlgebra.cpp
 OnnxConverter convertDet, convertEinsum, convertGemm, convertMatMul;
 // Loss.cpp

@@ -119,6 +119,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"LeakyRelu",                {6, 16},                                convertLeakyRelu,                 "Elementwise.cpp"},
     {"Less",                     {7, 9, 13},                             convertLess,                      "Elementwise.cpp"},
     {"LessOrEqual",              {12, 16},                               convertLessOrEqual,               "Elementwise.cpp"},
+    {"LinearAttention",          {27},                                   convertLinearAttention,           "LinearAttention.cpp"},
     {"Log",                      {6, 13},                                convertLog,                       "Elementwise.cpp"},
     {"LogSoftmax",               {1, 11, 13},                            convertLogSoftmax,                "Softmax.cpp"},
     {"Loop",                     {1, 11, 13, 16, 19, 21, 23, 24, 25},    nullptr,                          "ControlFlow.cpp"},

@@ -136,3 +136,15 @@ module attributes {onnx.opset_import = {ai.onnx = 23 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// LinearAttention's gated rules need the decay input.
+// CHECK: error: loc("la"): node 'la' (LinearAttention, opset 27): update_rule 'gated' needs the decay input
+module attributes {onnx.opset_import = {ai.onnx = 27 : i64}} {
+  func.func @linear_attention_no_decay(%q: tensor<1x2x8xf32>, %k: tensor<1x2x8xf32>, %v: tensor<1x2x8xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'la' (LinearAttention, opset 27): update_rule 'gated' needs the decay input}}
+    %o, %s = "onnx.LinearAttention"(%q, %k, %v) {q_num_heads = 2 : si64, kv_num_heads = 2 : si64, update_rule = "gated"} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("la")
+    return %o, %s : tensor<*xf32>, tensor<*xf32>
+  }
+}

@@ -168,3 +168,22 @@ module attributes {onnx.opset_import = {ai.onnx = 24 : i64}} {
     return %y : tensor<*xf16>
   }
 }
+
+// -----
+
+// LinearAttention-27 (gated delta rule, two query heads per KV head),
+// unrolled over its two tokens: per token the state decays (exp of the
+// per-head decay), S^T k is a reduction over d_k, the beta-scaled outer
+// product is added, and q^T S is one batched matmul per KV head group.
+// CHECK-LABEL: func.func @linear_attention
+// CHECK: kiln.exp
+// CHECK-COUNT-2: kiln.reduce_sum {{.+}} {axes = array<i64: 2>} : tensor<1x2x4x4xf32> -> tensor<1x2x1x4xf32>
+// CHECK: kiln.matmul {{.+}} : (tensor<1x2x2x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x2x4xf32>
+// CHECK: kiln.concat {{.+}} {axis = 1 : i64}{{.+}} -> tensor<1x2x16xf32>
+module attributes {onnx.opset_import = {ai.onnx = 27 : i64}} {
+  func.func @linear_attention(%q: tensor<1x2x16xf32>, %k: tensor<1x2x8xf32>, %v: tensor<1x2x8xf32>, %g: tensor<1x2x2xf32>, %b: tensor<1x2x2xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %none = onnx.NoValue loc("la")
+    %o, %s = "onnx.LinearAttention"(%q, %k, %v, %none, %g, %b) {q_num_heads = 4 : si64, kv_num_heads = 2 : si64} : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, none, tensor<1x2x2xf32>, tensor<1x2x2xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("la")
+    return %o, %s : tensor<*xf32>, tensor<*xf32>
+  }
+}
