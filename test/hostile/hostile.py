@@ -201,20 +201,26 @@ def seeds():
          numpy_helper.from_array(np.array(7000.0, np.float32), "hi")])
     out.append(("mel", _model(g, opset=17)))
     # A KV-cache update at run-time write indices, a Pad whose pads and
-    # axes are graph inputs (both guarded at run time), and a streaming
-    # causal convolution with its carried state (opset 27).
+    # axes are graph inputs (both guarded at run time), a streaming causal
+    # convolution with its carried state and a gated-delta LinearAttention
+    # (opset 27).
     g = helper.make_graph(
         [helper.make_node("TensorScatter", ["past", "upd", "widx"], ["present"],
                           name="kv", mode="circular"),
          helper.make_node("Pad", ["present", "pads", "", "axes"], ["y"], name="pad"),
          helper.make_node("CausalConvWithState", ["seq", "cw", "", "carry"],
-                          ["conv", "carry_out"], name="causal", activation="silu")],
+                          ["conv", "carry_out"], name="causal", activation="silu"),
+         helper.make_node("LinearAttention", ["la_q", "la_k", "la_v", "", "la_g", "la_b"],
+                          ["la_o", "la_s"], name="linear_attention", q_num_heads=4,
+                          kv_num_heads=2)],
         "kvpad",
         [_vi("past", F, [2, 2, 8, 4]), _vi("upd", F, [2, 2, 3, 4]),
          _vi("widx", TensorProto.INT64, [2]), _vi("pads", TensorProto.INT64, [2]),
          _vi("axes", TensorProto.INT64, [1]), _vi("seq", F, [1, 4, 6]),
-         _vi("carry", F, [1, 4, 2])],
-        [_vi("y", F, [2, 2, 8, 6]), _vi("conv", F, [1, 4, 6]), _vi("carry_out", F, [1, 4, 2])],
+         _vi("carry", F, [1, 4, 2]), _vi("la_q", F, [1, 3, 16]), _vi("la_k", F, [1, 3, 8]),
+         _vi("la_v", F, [1, 3, 8]), _vi("la_g", F, [1, 3, 2]), _vi("la_b", F, [1, 3, 2])],
+        [_vi("y", F, [2, 2, 8, 6]), _vi("conv", F, [1, 4, 6]), _vi("carry_out", F, [1, 4, 2]),
+         _vi("la_o", F, [1, 3, 16]), _vi("la_s", F, [1, 2, 4, 4])],
         [_f32("cw", [4, 1, 3], 12)])
     out.append(("kvpad", _model(g, opset=27)))
     return out
