@@ -99,3 +99,54 @@ module attributes {onnx.opset_import = {ai.onnx = 27 : i64}} {
     return %y, %p : tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// Cubic sampling is 2-D only; a 3-D volume must use linear or nearest.
+// CHECK: error: loc("gs"): node 'gs' (GridSample, opset 22): cubic sampling of 3-D inputs is not supported; use linear or nearest
+module attributes {onnx.opset_import = {ai.onnx = 22 : i64}} {
+  func.func @grid_sample_cubic_3d(%x: tensor<1x1x2x3x4xf32>, %g: tensor<1x2x2x2x3xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'gs' (GridSample, opset 22): cubic sampling of 3-D inputs is not supported; use linear or nearest}}
+    %y = "onnx.GridSample"(%x, %g) {mode = "cubic"} : (tensor<1x1x2x3x4xf32>, tensor<1x2x2x2x3xf32>) -> tensor<*xf32> loc("gs")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// GridSample-16 is 2-D only; a grid whose last dimension is not the
+// number of spatial axes is refused.
+// CHECK: error: loc("gs16"): node 'gs16' (GridSample, opset 16): expects X [N, C, H, W] and grid [N, Ho, Wo, 2], got
+// CHECK: error: loc("gsbad"): node 'gsbad' (GridSample, opset 22): expects X [N, C, H, W] and grid [N, Ho, Wo, 2], or X [N, C, D, H, W] and grid [N, Do, Ho, Wo, 3], got
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @grid_sample_3d_at_16(%x: tensor<1x1x2x3x4xf32>, %g: tensor<1x2x2x2x3xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'gs16' (GridSample, opset 16): expects X [N, C, H, W] and grid [N, Ho, Wo, 2], got}}
+    %y = "onnx.GridSample"(%x, %g) : (tensor<1x1x2x3x4xf32>, tensor<1x2x2x2x3xf32>) -> tensor<*xf32> loc("gs16")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+module attributes {onnx.opset_import = {ai.onnx = 22 : i64}} {
+  func.func @grid_sample_wrong_grid(%x: tensor<1x1x2x3x4xf32>, %g: tensor<1x2x2x2x2xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'gsbad' (GridSample, opset 22): expects X [N, C, H, W] and grid [N, Ho, Wo, 2], or X [N, C, D, H, W] and grid [N, Do, Ho, Wo, 3], got}}
+    %y = "onnx.GridSample"(%x, %g) : (tensor<1x1x2x3x4xf32>, tensor<1x2x2x2x2xf32>) -> tensor<*xf32> loc("gsbad")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// GlobalLpPool needs p >= 1 and an [N, C, spatial...] input.
+// CHECK: error: loc("glp"): node 'glp' (GlobalLpPool, opset 22): p must be 1 or more, got 0
+// CHECK: error: loc("glp2"): node 'glp2' (GlobalLpPool, opset 22): expects X [N, C, spatial...], got
+module attributes {onnx.opset_import = {ai.onnx = 22 : i64}} {
+  func.func @global_lp_pool_bad(%x: tensor<1x3x4x4xf32>, %v: tensor<3x4xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'glp' (GlobalLpPool, opset 22): p must be 1 or more, got 0}}
+    %a = "onnx.GlobalLpPool"(%x) {p = 0 : si64} : (tensor<1x3x4x4xf32>) -> tensor<*xf32> loc("glp")
+    // expected-error@unknown {{node 'glp2' (GlobalLpPool, opset 22): expects X [N, C, spatial...], got}}
+    %b = "onnx.GlobalLpPool"(%v) : (tensor<3x4xf32>) -> tensor<*xf32> loc("glp2")
+    return %a, %b : tensor<*xf32>, tensor<*xf32>
+  }
+}
