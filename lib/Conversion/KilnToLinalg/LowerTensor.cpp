@@ -1,5 +1,6 @@
 //===- LowerTensor.cpp - data movement and reductions to linalg -*- C++ -*-===//
 #include "Lowering.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 
 #include <limits>
@@ -324,21 +325,30 @@ std::optional<std::pair<Value, Value>> minMaxInBlocks(OpBuilder &b,
                })
         .getResult(0);
   };
+  // Marked for the CPU tiling, which may take the partials from the tiles of
+  // the loop that makes `input` instead (kMinMaxPartialsAttr).
+  auto marked = [&](Value v, const char *attr) {
+    v.getDefiningOp()->setAttr(attr, b.getUnitAttr());
+    return v;
+  };
   // (block, row, side, lane) over [kBlocks, rows, kLanes].
-  Value partial =
+  Value partial = marked(
       reduce(blocks, filledTensor(b, loc, {kBlocks, 2, kLanes}, elt, -inf),
              {AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx),
               AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx)},
-             {par, red, par, par}, 2);
-  Value acc =
+             {par, red, par, par}, 2),
+      kMinMaxPartialsAttr);
+  Value acc = marked(
       reduce(partial, filledTensor(b, loc, {2}, elt, -inf),
              {b.getMultiDimIdentityMap(3), AffineMap::get(3, 0, {d(1)}, ctx)},
-             {red, par, red}, std::nullopt);
+             {red, par, red}, std::nullopt),
+      kMinMaxCombineAttr);
   if (main != n)
-    acc = reduce(
-        slice(main, n - main), acc,
-        {AffineMap::get(2, 0, {d(1)}, ctx), AffineMap::get(2, 0, {d(0)}, ctx)},
-        {par, red}, 0);
+    acc = marked(reduce(slice(main, n - main), acc,
+                        {AffineMap::get(2, 0, {d(1)}, ctx),
+                         AffineMap::get(2, 0, {d(0)}, ctx)},
+                        {par, red}, 0),
+                 kMinMaxRestAttr);
   auto element = [&](int64_t i) {
     Value one = tensor::ExtractSliceOp::create(
         b, loc, acc, ArrayRef<OpFoldResult>{b.getIndexAttr(i)},

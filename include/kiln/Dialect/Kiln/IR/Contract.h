@@ -89,6 +89,19 @@ inline constexpr const char *kBf16MatmulAttr = "kiln.bf16_matmul";
 /// the producer's epilogue. Only these are rewritten: the QDQ/QLinear
 /// lowerings keep ONNX's exact rounding.
 inline constexpr const char *kRequantAttr = "kiln.requant";
+/// Unit, on the three linalg.generics of a float tensor's maximum and
+/// negated minimum taken in one pass (DynamicQuantizeLinear's range; see
+/// minMaxInBlocks in LowerTensor.cpp): kMinMaxPartialsAttr on the blocked
+/// pass (maxima of x and -x over a [blocks, rows, lanes] view of the flat
+/// tensor into [blocks, 2, lanes]), kMinMaxCombineAttr on the reduction of
+/// those partials over (blocks, lanes) into [2], kMinMaxRestAttr on the one
+/// that folds in the elements left after the blocks. When the tensor is the
+/// result of a tiled parallel loop, --kiln-cpu-tile-and-vectorize computes
+/// the partials in that loop, from each tile as it is written, and the
+/// combine reads them instead (the tensor is not read again).
+inline constexpr const char *kMinMaxPartialsAttr = "kiln.min_max_partials";
+inline constexpr const char *kMinMaxCombineAttr = "kiln.min_max_combine";
+inline constexpr const char *kMinMaxRestAttr = "kiln.min_max_rest";
 /// Unit, on the zero fill of a padded tensor whose padding only ever meets
 /// zero weights: static int8's rows padded along K (integer products, so any
 /// value times 0 adds exactly 0). Once --kiln-cpu-mark-border-fills has found
