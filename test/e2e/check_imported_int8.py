@@ -20,7 +20,9 @@ emitted graph), elsewhere on the f32 kernels or in i32.
   against the ONNX definition in float64.
 - Reductions of every element of a large tensor (DynamicQuantizeLinear's
   range, ReduceMean/Max/Sum), which run in vectorized blocks: exact for the
-  quantization, within 1e-5 relative for the sums.
+  quantization, within 1e-5 relative for the sums; the range of a tensor a
+  parallel loop computes, taken from its tiles: exact, NaN and infinities
+  as ONNX defines them.
 
 usage: check_imported_int8.py WORKDIR PYTHONPATH
 """
@@ -278,6 +280,40 @@ for trial, where in enumerate([0, 5, 12799, 12800, 13119]):
     assert mx.shape == (1, 1, 1, 1) and mx.flat[0] == x.max(), where
     assert mean.shape == (1, 1, 1, 1) and abs(mean.flat[0] - x64.mean()) <= 1e-5 * np.abs(x64).mean()
     assert sm.shape == () and abs(float(sm) - x64.sum()) <= 1e-5 * np.abs(x64).sum()
+
+# The same range of a tensor a parallel loop computes (here 2 x, 41,600
+# values): each tile's minimum and maximum are taken as the loop writes it
+# (fuseMinMaxIntoProducer in TileAndVectorize.cpp). Exact, with the extremes
+# in any tile, and a NaN or infinities anywhere giving the scale the ONNX
+# definition does.
+shape = [1, 16, 40, 65]
+path = save_onnx(work, "dql_of_product", [
+    h.make_node("Mul", ["x", "two"], ["y"]),
+    h.make_node("DynamicQuantizeLinear", ["y"], ["yq", "ys", "yzp"]),
+], [vi("x", T.FLOAT, shape)],
+    [vi("yq", T.UINT8, None), vi("ys", T.FLOAT, None), vi("yzp", T.UINT8, None)],
+    [("two", np.array(2.0, np.float32))], opset=13)
+m = compile_and_load(kiln, path)
+f = np.float32
+for trial, where in enumerate([0, 64, 2599, 41471, 41472, 41599]):
+    x = (rng.standard_normal(shape) + 0.1).astype(np.float32)
+    x.flat[where] = -20.0 - trial
+    x.flat[(where * 13 + 5) % x.size] = 15.0 + trial
+    y = x * f(2)
+    yq, ys, yzp = m(x)
+    lo, hi = min(f(0), y.min()), max(f(0), y.max())
+    scale = f((hi - lo) / f(255))
+    zp = np.clip(np.rint(f(0) - lo / scale), 0, 255)
+    assert ys == scale and int(yzp) == int(zp), (where, ys, scale, yzp, zp)
+    assert np.array_equal(yq.astype(np.int64),
+                          np.clip(np.rint(y / scale) + zp, 0, 255).astype(np.int64)), where
+for where in [3, 20000, 41599]:
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.flat[where] = np.nan
+    assert np.isnan(m(x)[1]), where  # min and max NaN, as numpy's
+    x.flat[where] = np.inf
+    x.flat[(where + 1000) % x.size] = -np.inf
+    assert m(x)[1] == np.inf, where
 
 print("imported int8: %d convolutions, 1 MatMulInteger, QLinearConv, QLinearMatMul "
       "exact, QDQ Conv, depthwise Conv and MatMul (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))
