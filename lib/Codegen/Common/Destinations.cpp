@@ -4,29 +4,60 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::kiln {
 
-/// The fill of a static empty tensor with a constant that defines `v`, or
-/// null.
-linalg::FillOp constantFillOfEmpty(Value v) {
+/// Whether `v` is available before `producer`, after moving the pure ops
+/// that compute it from such values there (at most a short chain).
+static bool availableBefore(RewriterBase &rewriter, Value v,
+                            Operation *producer, int depth = 0) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner()->findAncestorOpInBlock(*producer) != nullptr;
+  Operation *def = v.getDefiningOp();
+  Operation *at = def->getBlock()->findAncestorOpInBlock(*producer);
+  if (!at)
+    return false;
+  if (def->isBeforeInBlock(at))
+    return true;
+  if (def == at || depth > 8 || !isMemoryEffectFree(def))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!availableBefore(rewriter, operand, producer, depth + 1))
+      return false;
+  // And the values its regions use from around it.
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(def->getRegions(), captured);
+  for (Value operand : captured)
+    if (!availableBefore(rewriter, operand, producer, depth + 1))
+      return false;
+  rewriter.moveOpBefore(def, at);
+  return true;
+}
+
+linalg::FillOp fillOfEmptyBefore(RewriterBase &rewriter, Value v,
+                                 Operation *producer) {
   auto fill = v.getDefiningOp<linalg::FillOp>();
   auto empty = fill ? fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()
                     : tensor::EmptyOp();
-  if (!fill || !empty || !empty.getDynamicSizes().empty() ||
-      !fill.getInputs()[0].getDefiningOp<arith::ConstantOp>())
+  if (!fill || !empty || !empty.getDynamicSizes().empty())
     return nullptr;
-  return fill;
+  Value value = fill.getInputs()[0];
+  if (value.getDefiningOp<arith::ConstantOp>())
+    return fill;
+  // A run-time value: the fill moves above the producer, so the value must
+  // be known there.
+  return availableBefore(rewriter, value, producer) ? fill : nullptr;
 }
 
-/// A clone of `fill` (see constantFillOfEmpty), of its empty tensor and of
-/// its constant, created before `before`. Clones, so that the fill keeps
-/// its marks (kUnreadPaddingAttr).
 Value cloneFillBefore(RewriterBase &rewriter, linalg::FillOp fill,
                       Operation *before) {
   rewriter.setInsertionPoint(before);
   IRMapping map;
-  rewriter.clone(*fill.getInputs()[0].getDefiningOp(), map);
+  if (Operation *constant =
+          fill.getInputs()[0].getDefiningOp<arith::ConstantOp>())
+    rewriter.clone(*constant, map);
   rewriter.clone(*fill.getOutputs()[0].getDefiningOp(), map);
   return rewriter.clone(*fill, map)->getResult(0);
 }

@@ -64,7 +64,7 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
         slice.getStaticSizes() != insert.getStaticSizes() ||
         insert.getDest() != slice.getSource())
       continue;
-    auto fill = constantFillOfEmpty(slice.getSource());
+    auto fill = fillOfEmptyBefore(rewriter, slice.getSource(), producer);
     if (!fill)
       continue;
     // A padded tensor of its own for this copy, its slice the same box.
@@ -103,7 +103,7 @@ void writeIntoInsertDestination(RewriterBase &rewriter, func::FuncOp func) {
         !insert.getOffsets().empty() || !insert.getSizes().empty() ||
         insert.getSourceType().getRank() != insert.getDestType().getRank())
       continue;
-    auto fill = constantFillOfEmpty(insert.getDest());
+    auto fill = fillOfEmptyBefore(rewriter, insert.getDest(), producer);
     if (!fill)
       continue;
     startFromInsertedSlice(rewriter, fill, producer, init, insert,

@@ -106,3 +106,58 @@ func.func @producer_read_twice(%x: tensor<1x4x4x16xf32>) -> (tensor<1x6x6x16xf32
   %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> into tensor<1x6x6x16xf32>
   return %p, %r : tensor<1x6x6x16xf32>, tensor<1x4x4x16xf32>
 }
+
+// -----
+
+// Dynamic int8 pads the next convolution's input with the zero point, a
+// run-time value computed after the quantizing op from one known before it:
+// its computation moves above the op, which then writes into the padded
+// tensor's interior as with a constant fill.
+// CHECK-LABEL: func.func @pad_with_runtime_zero_point
+// CHECK: %[[ZP:.+]] = arith.trunci %{{.+}} : i32 to i8
+// CHECK: %[[PAD:.+]] = linalg.fill ins(%[[ZP]] : i8) outs(%{{.+}} : tensor<1x6x6x16xi8>)
+// CHECK: %[[INNER:.+]] = tensor.extract_slice %[[PAD]][0, 1, 1, 0] [1, 4, 4, 16]
+// CHECK: %[[Q:.+]] = linalg.generic {{.+}} outs(%[[INNER]] : tensor<1x4x4x16xi8>)
+// CHECK-NOT: linalg.copy
+// CHECK: tensor.insert_slice %[[Q]] into %[[PAD]][0, 1, 1, 0] [1, 4, 4, 16]
+#id2 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @pad_with_runtime_zero_point(%x: tensor<1x4x4x16xf32>, %zp: i32) -> tensor<1x6x6x16xi8> {
+  %e = tensor.empty() : tensor<1x4x4x16xi8>
+  %q = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x16xf32>) outs(%e : tensor<1x4x4x16xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %i = arith.fptoui %in : f32 to i8
+    linalg.yield %i : i8
+  } -> tensor<1x4x4x16xi8>
+  %z = arith.trunci %zp : i32 to i8
+  %pe = tensor.empty() : tensor<1x6x6x16xi8>
+  %f = linalg.fill ins(%z : i8) outs(%pe : tensor<1x6x6x16xi8>) -> tensor<1x6x6x16xi8>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x6x6x16xi8> to tensor<1x4x4x16xi8>
+  %c = linalg.copy ins(%q : tensor<1x4x4x16xi8>) outs(%s : tensor<1x4x4x16xi8>) -> tensor<1x4x4x16xi8>
+  %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xi8> into tensor<1x6x6x16xi8>
+  return %p : tensor<1x6x6x16xi8>
+}
+
+// -----
+
+// A fill value that only an op with side effects after the producer gives
+// (here an opaque call) cannot move above it: the copy stays.
+// CHECK-LABEL: func.func @pad_with_value_from_call
+// CHECK: linalg.copy
+#id3 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func private @opaque() -> f32
+func.func @pad_with_value_from_call(%x: tensor<1x4x4x16xf32>) -> tensor<1x6x6x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x16xf32>) outs(%e : tensor<1x4x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x16xf32>
+  %v = func.call @opaque() : () -> f32
+  %pe = tensor.empty() : tensor<1x6x6x16xf32>
+  %f = linalg.fill ins(%v : f32) outs(%pe : tensor<1x6x6x16xf32>) -> tensor<1x6x6x16xf32>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x6x6x16xf32> to tensor<1x4x4x16xf32>
+  %c = linalg.copy ins(%r : tensor<1x4x4x16xf32>) outs(%s : tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> into tensor<1x6x6x16xf32>
+  return %p : tensor<1x6x6x16xf32>
+}

@@ -14,13 +14,16 @@
 
 namespace mlir::kiln {
 
-/// The fill of a static empty tensor with a constant that defines `v`, or
-/// null.
-linalg::FillOp constantFillOfEmpty(Value v);
+/// The fill of a static empty tensor that defines `v`, with a constant or
+/// with a value known before `producer` (dynamic int8's zero point, which
+/// pads the next convolution's input; the pure ops that compute it from
+/// such values move above the producer), or null.
+linalg::FillOp fillOfEmptyBefore(RewriterBase &rewriter, Value v,
+                                 Operation *producer);
 
-/// A clone of `fill` (see constantFillOfEmpty), of its empty tensor and of
-/// its constant, created before `before`. Clones, so that the fill keeps
-/// its marks (kUnreadPaddingAttr).
+/// A clone of `fill` (see fillOfEmptyBefore), of its empty tensor and of
+/// its constant (a run-time value is used as it is), created before
+/// `before`. Clones, so that the fill keeps its marks (kUnreadPaddingAttr).
 Value cloneFillBefore(RewriterBase &rewriter, linalg::FillOp fill,
                       Operation *before);
 
