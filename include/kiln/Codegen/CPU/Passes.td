@@ -19,7 +19,12 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     threads, the outermost loop over tiles is an `scf.forall`
     (`kiln-outline-parallel-loops` turns it into a thread-pool call).
     The tiles of static int8's depthwise product (`kiln.int8_depthwise`)
-    get a vpdpbusd kernel instead of linalg's vectorizer. Ops that do not
+    get a vpdpbusd kernel instead of linalg's vectorizer. A tensor's
+    minimum and maximum in one pass (DynamicQuantizeLinear's range, marked
+    `kiln.min_max_partials`) is taken, when an `scf.forall` of static
+    tiles makes the tensor, inside that loop from each tile as it is
+    written (one more shared output of per-tile partials, then one short
+    loop over them), instead of a pass over the tensor. Ops that do not
     vectorize stay as linalg ops and become scalar loops later. Products
     marked for the AMX kernels (`kiln.bf16_matmul`, `kiln.amx_int8_matmul`)
     and their `kiln.amx_epilogue` are left whole, as are fills marked

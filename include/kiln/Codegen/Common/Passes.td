@@ -299,7 +299,10 @@ def WriteIntoDestinationsPass : Pass<"kiln-write-into-destinations", "func::Func
     of a fresh clone of the fill instead, and the copy disappears. The slice
     may be seen through a reshape (static int8's K-padded rows). The same
     for an op whose result is inserted directly into a slice of a
-    constant-filled tensor (static int8's unfolded windows).
+    constant-filled tensor (static int8's unfolded windows). The fill may
+    also be of a run-time value known before the producer (dynamic int8's
+    zero point, which pads the next convolution's input); the pure ops that
+    compute it move above the producer with it.
 
     ```mlir
     %p = linalg.fill ins(%c0) outs(%e : tensor<1x114x114x32xf32>)
