@@ -9,30 +9,29 @@
 
 namespace mlir::kiln {
 
-/// Whether `v` is available before `producer`, after moving the pure ops
-/// that compute it from such values there (at most a short chain).
-static bool availableBefore(RewriterBase &rewriter, Value v,
-                            Operation *producer, int depth = 0) {
+/// Whether `v` is available before `producer` once the pure ops that
+/// compute it from such values (at most a short chain) move there; appends
+/// those ops to `moves`, each after the ones it uses.
+static bool availableBefore(Value v, Operation *producer,
+                            SmallVectorImpl<Operation *> &moves,
+                            int depth = 0) {
   if (auto arg = dyn_cast<BlockArgument>(v))
     return arg.getOwner()->findAncestorOpInBlock(*producer) != nullptr;
   Operation *def = v.getDefiningOp();
   Operation *at = def->getBlock()->findAncestorOpInBlock(*producer);
   if (!at)
     return false;
-  if (def->isBeforeInBlock(at))
+  if (def->isBeforeInBlock(at) || llvm::is_contained(moves, def))
     return true;
   if (def == at || depth > 8 || !isMemoryEffectFree(def))
     return false;
-  for (Value operand : def->getOperands())
-    if (!availableBefore(rewriter, operand, producer, depth + 1))
+  // Its operands, and the values its regions use from around it.
+  llvm::SetVector<Value> used(def->operand_begin(), def->operand_end());
+  getUsedValuesDefinedAbove(def->getRegions(), used);
+  for (Value operand : used)
+    if (!availableBefore(operand, producer, moves, depth + 1))
       return false;
-  // And the values its regions use from around it.
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(def->getRegions(), captured);
-  for (Value operand : captured)
-    if (!availableBefore(rewriter, operand, producer, depth + 1))
-      return false;
-  rewriter.moveOpBefore(def, at);
+  moves.push_back(def);
   return true;
 }
 
@@ -48,7 +47,12 @@ linalg::FillOp fillOfEmptyBefore(RewriterBase &rewriter, Value v,
     return fill;
   // A run-time value: the fill moves above the producer, so the value must
   // be known there.
-  return availableBefore(rewriter, value, producer) ? fill : nullptr;
+  SmallVector<Operation *> moves;
+  if (!availableBefore(value, producer, moves))
+    return nullptr;
+  for (Operation *op : moves)
+    rewriter.moveOpBefore(op, op->getBlock()->findAncestorOpInBlock(*producer));
+  return fill;
 }
 
 Value cloneFillBefore(RewriterBase &rewriter, linalg::FillOp fill,
