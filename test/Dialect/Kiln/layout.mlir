@@ -133,3 +133,42 @@ func.func @upsample_between_convs(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32
   %2 = kiln.conv2d %1, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
   return %2 : tensor<1x8x8x8xf32>
 }
+
+// -----
+
+// A linear Resize between two convolutions gathers along H and W: both
+// gathers (and the weighting around them) run NHWC, their axes permuted, so
+// no transpose is left between the convolutions.
+// CHECK-LABEL: func.func @resize_gathers_between_convs
+// CHECK: kiln.conv2d {{.+}}layout = "NHWC"
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.gather %{{.+}}, %{{.+}} {axis = 1 : i64} : (tensor<1x4x4x8xf32>, tensor<8xi64>) -> tensor<1x8x4x8xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.gather %{{.+}}, %{{.+}} {axis = 2 : i64} : (tensor<1x8x4x8xf32>, tensor<8xi64>) -> tensor<1x8x8x8xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.conv2d {{.+}}layout = "NHWC"
+func.func @resize_gathers_between_convs(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32> {
+  %w = kiln.constant dense<0.01> : tensor<8x8x3x3xf32>
+  %i = kiln.constant dense<[0, 0, 1, 1, 2, 2, 3, 3]> : tensor<8xi64>
+  %wh = kiln.constant dense<0.5> : tensor<8x1xf32>
+  %0 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32>
+  %1 = kiln.gather %0, %i {axis = 2 : i64} : (tensor<1x8x4x4xf32>, tensor<8xi64>) -> tensor<1x8x8x4xf32>
+  %2 = kiln.mul %1, %wh : (tensor<1x8x8x4xf32>, tensor<8x1xf32>) -> tensor<1x8x8x4xf32>
+  %3 = kiln.gather %2, %i {axis = 3 : i64} : (tensor<1x8x8x4xf32>, tensor<8xi64>) -> tensor<1x8x8x8xf32>
+  %4 = kiln.conv2d %3, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  return %4 : tensor<1x8x8x8xf32>
+}
+
+// -----
+
+// Gathers with indices of rank other than 1 change the rank; they stay put.
+// CHECK-LABEL: func.func @gather_2d_indices_stays
+// CHECK: kiln.transpose
+// CHECK: kiln.gather %{{.+}}, %{{.+}} {axis = 3 : i64} : (tensor<1x8x4x4xf32>, tensor<2x2xi64>)
+func.func @gather_2d_indices_stays(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x2x2xf32> {
+  %w = kiln.constant dense<0.01> : tensor<8x8x3x3xf32>
+  %i = kiln.constant dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>
+  %0 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32>
+  %1 = kiln.gather %0, %i {axis = 3 : i64} : (tensor<1x8x4x4xf32>, tensor<2x2xi64>) -> tensor<1x8x4x2x2xf32>
+  return %1 : tensor<1x8x4x2x2xf32>
+}

@@ -7,10 +7,10 @@
 // ops at its input and output and its filter permuted to HWCF at compile time,
 // then moves the output transposes down through ops that do not care about
 // layout (elementwise with broadcasting, concat, pad, slice, nearest
-// upsampling, reductions, batch normalization) and lets inverse pairs
-// cancel. Pooling whose input arrives NHWC becomes NHWC too. In a ResNet the
-// transposes that remain are one at the input; the global pool's transpose
-// moves only unit dimensions and becomes a reshape.
+// upsampling, gathers along one axis, reductions, batch normalization) and lets
+// inverse pairs cancel. Pooling whose input arrives NHWC becomes NHWC too. In a
+// ResNet the transposes that remain are one at the input; the global pool's
+// transpose moves only unit dimensions and becomes a reshape.
 //
 // Transposes only move down (toward the results), so the rewriting ends. A
 // transpose stops at an op it cannot pass; such an op sees the same values
@@ -309,6 +309,28 @@ struct SinkThroughUpsample : OpRewritePattern<UpsampleNearestOp> {
   }
 };
 
+/// gather(transpose(x), idx, axis) -> transpose(gather(x, idx, perm[axis]))
+/// for 1-D indices (the result keeps the input's rank and dimension order):
+/// the per-axis passes of a linear or cubic Resize between NHWC
+/// convolutions then gather whole rows or channel vectors, contiguous in
+/// NHWC, instead of running between two transposes.
+struct SinkThroughGather : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rw) const override {
+    TransposeOp t = transposeOf(op.getInput());
+    if (!t)
+      return rw.notifyMatchFailure(op, "input is not a transpose");
+    auto it = dyn_cast<RankedTensorType>(op.getIndices().getType());
+    if (!it || it.getRank() != 1)
+      return rw.notifyMatchFailure(op, "indices are not 1-D");
+    int64_t newAxis = t.getPerm()[op.getAxis()]; // verified in range
+    rebuildUnder(rw, op, {t.getInput(), op.getIndices()}, t.getPerm(),
+                 [&](Operation *c) { cast<GatherOp>(c).setAxis(newAxis); });
+    return success();
+  }
+};
+
 /// slice(transpose(x)) -> transpose(slice(x)) with the box permuted.
 struct SinkThroughSlice : OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -447,14 +469,14 @@ struct LayoutPass : mlir::kiln::impl::LayoutPassBase<LayoutPass> {
       return;
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<ConvToNHWC, PoolToNHWC<MaxPool2DOp>, PoolToNHWC<AvgPool2DOp>,
-                 SinkThroughElementwise, SinkThroughConcat, SinkThroughPad,
-                 SinkThroughSlice, SinkThroughUpsample,
-                 SinkThroughReduce<ReduceMeanOp>,
-                 SinkThroughReduce<ReduceSumOp>, SinkThroughReduce<ReduceMaxOp>,
-                 SinkThroughReduce<ReduceMinOp>, SinkThroughReduce<ReduceProdOp>,
-                 DecomposeTransposedBatchNorm, TransposeOfUnitDimsToReshape>(
-        ctx);
+    patterns
+        .add<ConvToNHWC, PoolToNHWC<MaxPool2DOp>, PoolToNHWC<AvgPool2DOp>,
+             SinkThroughElementwise, SinkThroughConcat, SinkThroughPad,
+             SinkThroughSlice, SinkThroughUpsample, SinkThroughGather,
+             SinkThroughReduce<ReduceMeanOp>, SinkThroughReduce<ReduceSumOp>,
+             SinkThroughReduce<ReduceMaxOp>, SinkThroughReduce<ReduceMinOp>,
+             SinkThroughReduce<ReduceProdOp>, DecomposeTransposedBatchNorm,
+             TransposeOfUnitDimsToReshape>(ctx);
     TransposeOp::getCanonicalizationPatterns(patterns, ctx);
     ReshapeOp::getCanonicalizationPatterns(patterns, ctx);
     GlobalAvgPoolOp::getCanonicalizationPatterns(patterns, ctx);

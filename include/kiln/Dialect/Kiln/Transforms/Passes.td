@@ -258,8 +258,9 @@ def LayoutPass : Pass<"kiln-layout", "func::FuncOp"> {
     ops, makes pooling NHWC where its input arrives NHWC, then sinks
     transposes through layout-agnostic ops (elementwise with broadcasting,
     where constants and per-channel vectors are permuted instead, concat,
-    pad, slice, reductions, batch normalization) so that inverse pairs
-    cancel. A transpose that only moves dimensions of size 1 becomes a
+    pad, slice, nearest upsampling, gathers with 1-D indices such as the
+    per-axis passes of a linear or cubic Resize, reductions, batch
+    normalization) so that inverse pairs cancel. A transpose that only moves dimensions of size 1 becomes a
     reshape. Ops that care about layout and are not listed keep seeing NCHW
     values.
   }];
