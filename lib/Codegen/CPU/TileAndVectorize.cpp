@@ -756,11 +756,22 @@ struct TileAndVectorizePass
     if (op.getNumLoops() == 0 &&
         !op->getRegion(0).getOps<tensor::ExtractOp>().empty())
       return;
-    if (failed(linalg::vectorizeOpPrecondition(op))) {
+    // N-d tensor.extract (gathers) from static tensors vectorize too: into
+    // contiguous reads where the indices vary only along the innermost
+    // dimension of the tile, into vector.gather otherwise. (The vector
+    // form of an extract from a tensor of run-time size does not lower.)
+    bool ndExtract = llvm::all_of(
+        op->getRegion(0).getOps<tensor::ExtractOp>(), [](tensor::ExtractOp e) {
+          return e.getTensor().getType().hasStaticShape();
+        });
+    auto precondition = [&](linalg::LinalgOp o) {
+      return linalg::vectorizeOpPrecondition(o, {}, {}, ndExtract);
+    };
+    if (failed(precondition(op))) {
       FailureOr<linalg::LinalgOp> unitFree = dropUnitWindowDims(rewriter, op);
       if (succeeded(unitFree))
         op = *unitFree;
-      if (failed(unitFree) || failed(linalg::vectorizeOpPrecondition(op))) {
+      if (failed(unitFree) || failed(precondition(op))) {
         kiln::remarkMissed(op, kPass, "vectorize",
                            "linalg's vectorizer does not take it; it runs as "
                            "scalar loops");
@@ -769,7 +780,7 @@ struct TileAndVectorizePass
     }
     rewriter.setInsertionPoint(op);
     FailureOr<linalg::VectorizationResult> result =
-        linalg::vectorize(rewriter, op);
+        linalg::vectorize(rewriter, op, {}, {}, ndExtract);
     if (failed(result)) {
       kiln::remarkMissed(op, kPass, "vectorize",
                          "vectorizing it failed; it runs as scalar loops");

@@ -141,6 +141,10 @@ Value lowerConcat(OpBuilder &b, ConcatOp op) {
 /// Result element (i..., j..., k...) is input[i..., clamp(wrap(indices[j...])),
 /// k...]: a generic over the result that reads the indices and extracts from
 /// the input. Wrapping and clamping keep every read inside the input.
+/// Constant indices (a Resize's source positions) are read inside the body,
+/// at the loop indices, rather than as an operand: a tile that spans only
+/// dimensions after the axis then reads one index, which linalg's vectorizer
+/// sees as invariant, and the input as contiguous vectors.
 Value lowerGather(OpBuilder &b, GatherOp op) {
   Location loc = op.getLoc();
   RankedTensorType type = op.getType();
@@ -166,10 +170,25 @@ Value lowerGather(OpBuilder &b, GatherOp op) {
   Value runN = ShapedType::isDynamic(n)
                    ? tensor::DimOp::create(b, loc, input, axis).getResult()
                    : Value();
+  Value indices = op.getIndices();
+  bool captured = matchPattern(indices, m_Constant());
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  if (!captured) {
+    operands.push_back(indices);
+    maps.push_back(idxMap);
+  }
   return mappedGeneric(
-      b, loc, type.getShape(), type.getElementType(), op.getIndices(), idxMap,
+      b, loc, type.getShape(), type.getElementType(), operands, maps,
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
+        Value raw = a[0];
+        if (captured) {
+          SmallVector<Value> at;
+          for (int64_t i = 0; i < idxRank; ++i)
+            at.push_back(linalg::IndexOp::create(nb, nl, axis + i));
+          raw = tensor::ExtractOp::create(nb, nl, indices, at);
+        }
+        Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), raw);
         i = runN ? clampIndex(nb, nl, i, runN) : clampIndex(nb, nl, i, n);
         SmallVector<Value> at;
         for (int64_t d = 0; d < axis; ++d)

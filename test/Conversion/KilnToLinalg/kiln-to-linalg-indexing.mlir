@@ -257,3 +257,22 @@ func.func @non_max_suppression(%b: tensor<2x50x4xf32>, %s: tensor<2x3x50xf32>, %
   %y, %n = kiln.non_max_suppression %b, %s, %m, %iou score %t {center_point_box = true} : (tensor<2x50x4xf32>, tensor<2x3x50xf32>, tensor<1xi64>, tensor<f32>, tensor<f32>) -> (tensor<?x3xi64>, tensor<i64>)
   return %y : tensor<?x3xi64>
 }
+
+// -----
+
+// Constant indices (a Resize's source rows) are read in the body at the
+// loop index of the gathered axis, not passed as an operand: a tile of one
+// row then reads one index and the row as vectors.
+// CHECK-LABEL: func.func @gather_constant_indices
+// CHECK: %[[IDX:.+]] = arith.constant dense<[0, 0, 1, 2]> : tensor<4xi64>
+// CHECK: linalg.generic {indexing_maps = [#{{[a-z0-9]+}}], iterator_types = [{{.+}}]} outs(%{{.+}} : tensor<1x4x3x16xf32>)
+// CHECK: %[[H:.+]] = linalg.index 1 : index
+// CHECK: %[[I:.+]] = tensor.extract %[[IDX]][%[[H]]] : tensor<4xi64>
+// CHECK: arith.index_cast %[[I]]
+// CHECK: arith.minsi
+// CHECK: tensor.extract %{{.+}} : tensor<1x3x3x16xf32>
+func.func @gather_constant_indices(%x: tensor<1x3x3x16xf32>) -> tensor<1x4x3x16xf32> {
+  %i = kiln.constant dense<[0, 0, 1, 2]> : tensor<4xi64>
+  %y = kiln.gather %x, %i {axis = 1 : i64} : (tensor<1x3x3x16xf32>, tensor<4xi64>) -> tensor<1x4x3x16xf32>
+  return %y : tensor<1x4x3x16xf32>
+}
