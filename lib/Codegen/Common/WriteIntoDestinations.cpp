@@ -22,6 +22,10 @@ namespace {
 /// that op writes straight into the interior slice instead: the copy, a
 /// whole pass over the activation, disappears (MobileNetV2 pads every
 /// depthwise convolution's input). The fill and slice move above the op.
+/// The activation may have other readers (a U-Net's skip connection, a
+/// residual add): they read the same values from the interior slice, and
+/// bufferization keeps the padded buffer alive for them (the U-Net's copies
+/// of its 320 x 320 x 64 activations into padded buffers went).
 /// The slice may be seen through a reshape: static int8 pads the channels
 /// of a 1x1 convolution's [pixels, C] rows to a multiple of 64, and copies
 /// the NHWC activation in through an expand_shape of the slice (and a
@@ -55,7 +59,7 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
       user = *collapse->getUsers().begin();
     }
     auto insert = dyn_cast<tensor::InsertSliceOp>(user);
-    if (!init || !slice || !insert || !src.hasOneUse() ||
+    if (!init || !slice || !insert ||
         producer->getBlock() != copy->getBlock() ||
         dest.getType() != src.getType() || !slice.hasUnitStride() ||
         !insert.hasUnitStride() || !slice.getOffsets().empty() ||
