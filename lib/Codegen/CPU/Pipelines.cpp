@@ -20,6 +20,7 @@ void kiln::buildCPUTilingPipeline(OpPassManager &funcPm,
   funcPm.addPass(createReadHalfWeightsPass());
   funcPm.addPass(createSplitSharedDestinationsPass());
   funcPm.addPass(createSplitConvChannelsPass({options.vectorWidth}));
+  funcPm.addPass(createConvLanePartialsPass({options.vectorWidth}));
   funcPm.addPass(createPackConstantRhsPass({options.vectorWidth}));
   funcPm.addPass(createWriteIntoDestinationsPass());
   funcPm.addPass(createWriteConcatInPlacePass());

@@ -260,6 +260,13 @@ SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
     }
     int64_t regs = rows == 1 && pixels <= 8 && r[3] % (2 * lanes) == 0 ? 2 : 1;
     t = {1, rows, pixels, regs * lanes, 0, 0, 0};
+  } else if (op->hasAttr(kiln::kLanePartialsAttr) && n == 8) {
+    // (n, oh, ow, f, l, kh, kw, cb): output pixels x one register of lane
+    // partial sums (one accumulator and FMA chain per pixel), one kernel
+    // tap and one block of input channels per step: the step is then
+    // elementwise (a vector contraction over the blocks lowered to shuffles
+    // and scalar adds).
+    t = {1, 1, divisorAtMost(r[2], accumulatorBudget(vw)), 1, r[4], 1, 1, 1};
   } else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcMaxUnsignedOp,
                  linalg::PoolingNhwcSumOp>(op)) {
     // (n, oh, ow, c, kh, kw): tiled like a depthwise convolution.

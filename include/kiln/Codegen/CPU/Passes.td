@@ -111,6 +111,25 @@ def SplitConvChannelsPass : Pass<"kiln-cpu-split-conv-channels", "func::FuncOp">
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def ConvLanePartialsPass : Pass<"kiln-cpu-conv-lane-partials", "func::FuncOp"> {
+  let summary = "Sum a convolution with few output channels in vector lanes of input channels";
+  let description = [{
+    A convolution's register tiles hold output channels in vector lanes; one
+    with at most a quarter register of them (a 1-channel mask, an RGB image)
+    ran as scalar FMAs. When its input channels are a multiple of the
+    register, it becomes a linalg.generic marked `kiln.lane_partials` that
+    keeps one partial sum per lane (lane l adds input channels cb * L + l)
+    for each output pixel and channel, and a second generic that adds the
+    lanes into the convolution's output, which keeps its initial value.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2)">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def HoistInvariantSubsetsPass : Pass<"kiln-cpu-hoist-invariant-subsets", "func::FuncOp"> {
   let summary = "Move loop-invariant subset reads and writes out of loops";
   let description = [{

@@ -52,6 +52,7 @@ ContractKind contractKind(StringRef name) {
       {kInt8MatmulAttr, ContractKind::Unit},
       {kInt8EpilogueAttr, ContractKind::Unit},
       {kInt8DepthwiseAttr, ContractKind::Integer},
+      {kLanePartialsAttr, ContractKind::Unit},
       {kBf16MatmulAttr, ContractKind::Unit},
       {kRequantAttr, ContractKind::Unit},
       {kUnreadPaddingAttr, ContractKind::Unit},

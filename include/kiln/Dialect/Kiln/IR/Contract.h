@@ -78,6 +78,15 @@ inline constexpr const char *kInt8EpilogueAttr = "kiln.int8_epilogue";
 /// tiles it like a depthwise convolution and gives each tile a vpdpbusd
 /// kernel (VnniDepthwise.cpp).
 inline constexpr const char *kInt8DepthwiseAttr = "kiln.int8_depthwise";
+/// Unit, on the linalg.generic that sums a convolution with a few output
+/// channels (F <= a quarter register) in vector lanes of input channels:
+/// loops (n, oh, ow, f, l, kh, kw, cb), partial[n, oh, ow, f, l] +=
+/// x[n, oh s0 + kh d0, ow s1 + kw d1, cb, l] * w[kh, kw, cb, l, f] over an
+/// [N, H, W, C / L, L] view of the input, from a zero fill; a second generic
+/// adds the L lanes into the convolution's output (ConvLanePartials.cpp).
+/// --kiln-cpu-tile-and-vectorize gives it tiles of several output pixels
+/// by all lanes, each an FMA chain of its own.
+inline constexpr const char *kLanePartialsAttr = "kiln.lane_partials";
 /// Unit, on the linalg.generic made of kiln.bf16_matmul's product (bf16 rows
 /// [M, Kp / 2, 2] times packed bf16 weights [P, Kp / 2, 16, 2] -> f32
 /// [M, P, 16], from a zero fill). Tiling leaves it whole; after
