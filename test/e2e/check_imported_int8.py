@@ -87,6 +87,12 @@ def check_path(path, op):
 CONVS = [  # name, C, F, H, W, kernel, stride, pads, dilation, weight kind[, group]
     ("conv3x3_pad", 3, 8, 9, 7, 3, 1, [1, 1, 1, 1], 1, "int8"),
     ("conv3x3_s2", 16, 20, 10, 10, 3, 2, [1, 0, 1, 1], 1, "int8"),
+    # Channels a multiple of 16: the kernel reads the windows from the padded
+    # input itself (no unfolded rows), here with asymmetric pads, a 5x5
+    # window at stride 2 and a batch of 2 (rows cross images).
+    ("conv3x3_c32_asym", 32, 24, 11, 9, 3, 1, [0, 1, 2, 1], 1, "int8"),
+    ("conv5x5_s2_c16", 16, 16, 13, 12, 5, 2, [2, 2, 2, 2], 1, "int8"),
+    ("conv3x3_c16_n2", 16, 32, 7, 6, 3, 1, [1, 1, 1, 1], 1, "int8", 1, 2),
     ("conv1x1", 5, 17, 6, 6, 1, 1, [0, 0, 0, 0], 1, "int8"),
     ("conv_dilated", 8, 16, 12, 11, 3, 1, [2, 2, 2, 2], 2, "int8"),
     ("conv_uint8_w", 4, 6, 7, 7, 3, 1, [1, 1, 1, 1], 1, "uint8"),
@@ -100,8 +106,9 @@ CONVS = [  # name, C, F, H, W, kernel, stride, pads, dilation, weight kind[, gro
     ("dw7x7_s2_uint8_w", 16, 16, 15, 16, 7, 2, [3, 3, 3, 3], 1, "uint8", 16),
     ("dw3x3_c6", 6, 6, 8, 8, 3, 1, [1, 1, 1, 1], 1, "int8", 6),
 ]
-for name, c, f, hh, ww, k, s, pads, d, kind, *grouped in CONVS:
-    group = grouped[0] if grouped else 1
+for name, c, f, hh, ww, k, s, pads, d, kind, *extra in CONVS:
+    group = extra[0] if extra else 1
+    batch = extra[1] if len(extra) > 1 else 1
     ci = c // group
     if kind == "uint8":  # ConvInteger's uint8 filter, zero point 128
         w = rng.integers(0, 256, (f, ci, k, k)).astype(np.uint8)
@@ -118,12 +125,12 @@ for name, c, f, hh, ww, k, s, pads, d, kind, *grouped in CONVS:
         h.make_node("ConvInteger", ["xq", "w", "xzp", "wzp"], ["acc"],
                     kernel_shape=[k, k], strides=[s, s], pads=pads,
                     dilations=[d, d], group=group),
-    ], [vi("x", T.FLOAT, [1, c, hh, ww])],
+    ], [vi("x", T.FLOAT, [batch, c, hh, ww])],
         [vi("acc", T.INT32, None), vi("xq", T.UINT8, None), vi("xzp", T.UINT8, None)],
         [("w", w), ("wzp", wzp)], opset=13)
     m = compile_and_load(kiln, path)
     for trial in range(2):
-        x = (rng.standard_normal((1, c, hh, ww)) * 3 + trial).astype(np.float32)
+        x = (rng.standard_normal((batch, c, hh, ww)) * 3 + trial).astype(np.float32)
         acc, xq, xzp = m(x)
         want = conv_int(xq.astype(np.int64) - int(xzp), w.astype(np.int64) - int(wzp),
                         s, pads, d, group)

@@ -17,6 +17,110 @@ static bool isBf16ProductBody(linalg::GenericOp op) {
                             arith::AddFOp>(op);
 }
 
+/// The value of `e` with its dimensions at `dims`.
+static int64_t valueAt(AffineExpr e, ArrayRef<int64_t> dims) {
+  SmallVector<AffineExpr> at;
+  for (int64_t d : dims)
+    at.push_back(getAffineConstantExpr(d, e.getContext()));
+  return cast<AffineConstantExpr>(e.replaceDimsAndSymbols(at, {})).getValue();
+}
+
+/// The coefficients of `e` in dimensions 0..n-1 when `e` is exactly their
+/// weighted sum (no constant term, no floordiv or mod), else nothing.
+static std::optional<SmallVector<int64_t>> linearCoefficients(AffineExpr e,
+                                                              unsigned n) {
+  SmallVector<int64_t> zeros(n, 0), coeff;
+  if (valueAt(e, zeros) != 0)
+    return std::nullopt;
+  AffineExpr sum = getAffineConstantExpr(0, e.getContext());
+  for (unsigned i = 0; i < n; ++i) {
+    SmallVector<int64_t> unit = zeros;
+    unit[i] = 1;
+    coeff.push_back(valueAt(e, unit));
+    sum = sum + getAffineDimExpr(i, e.getContext()) * coeff.back();
+  }
+  if (simplifyAffineExpr(sum, n, 0) != simplifyAffineExpr(e, n, 0))
+    return std::nullopt;
+  return coeff;
+}
+
+/// The unfolded windows `rows` ([M, K4, g]) come from, as LowerQuantized's
+/// unfoldedRows makes them: an expand_shape of [M, K], the collapse of a
+/// copy [N, OH, OW, KH, KW C] <- [N, Hp, Wp C] through the window map
+/// (n, oh s0 + kh d0, ow s1 C + j), possibly inserted into the first K
+/// columns of zero-filled [M, Kp] rows.
+static std::optional<Window> matchWindow(const DotProduct &k) {
+  Window w;
+  auto expand = k.rows.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand || expand.getReassociationIndices() !=
+                     SmallVector<ReassociationIndices>{{0}, {1, 2}})
+    return std::nullopt;
+  w.views.push_back(expand);
+  Value flat = expand.getSrc();
+  if (auto insert = flat.getDefiningOp<tensor::InsertSliceOp>()) {
+    auto fill = insert.getDest().getDefiningOp<linalg::FillOp>();
+    if (!fill ||
+        !(matchPattern(fill.value(), m_Zero()) ||
+          matchPattern(fill.value(), m_PosZeroFloat())) ||
+        !insert.hasZeroOffset() || !insert.hasUnitStride())
+      return std::nullopt;
+    w.views.push_back(insert);
+    flat = insert.getSource();
+  }
+  auto collapse = flat.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse)
+    return std::nullopt;
+  w.views.push_back(collapse);
+  auto unfold = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+  if (!unfold || unfold.getNumDpsInputs() != 1 ||
+      unfold.getNumDpsInits() != 1 || unfold.getNumLoops() != 5 ||
+      unfold.getNumParallelLoops() != 5 ||
+      !unfold.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>())
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(unfold.getBody()->getTerminator());
+  if (yield.getNumOperands() != 1 ||
+      yield.getOperand(0) != unfold.getBody()->getArgument(0))
+    return std::nullopt;
+  auto cols = cast<RankedTensorType>(unfold.getResult(0).getType());
+  auto src = dyn_cast<RankedTensorType>(unfold.getDpsInputs()[0].getType());
+  if (!cols.hasStaticShape() || !src || !src.hasStaticShape() ||
+      src.getRank() != 3 ||
+      collapse.getReassociationIndices() !=
+          SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4}})
+    return std::nullopt;
+  SmallVector<AffineMap> maps = unfold.getIndexingMapsArray();
+  if (!maps[1].isIdentity() || maps[0].getNumResults() != 3 ||
+      maps[0].getResult(0) != getAffineDimExpr(0, unfold.getContext()))
+    return std::nullopt;
+  auto h = linearCoefficients(maps[0].getResult(1), 5);
+  auto wc = linearCoefficients(maps[0].getResult(2), 5);
+  // h = oh s0 + kh d0, w = ow s1 C + j: no other dimension in either.
+  if (!h || !wc || (*h)[0] || (*h)[2] || (*h)[4] || (*wc)[0] || (*wc)[1] ||
+      (*wc)[3] || (*wc)[4] != 1)
+    return std::nullopt;
+  w.src = unfold.getDpsInputs()[0];
+  w.unfold = unfold;
+  w.oh = cols.getDimSize(1);
+  w.ow = cols.getDimSize(2);
+  w.taps = cols.getDimSize(3);
+  w.run = cols.getDimSize(4);
+  w.hp = src.getDimSize(1);
+  w.rowStride = (*h)[1];
+  w.tapStride = (*h)[3];
+  w.pixelStride = (*wc)[2];
+  int64_t g = k.group();
+  // Each group of k lies within one tap's run, and the kernel reads no
+  // column past the unfolded K (the rest of Kp meets zero rows).
+  if (src.getDimSize(0) != cols.getDimSize(0) ||
+      cols.getDimSize(0) * w.oh * w.ow != k.m || w.run % g != 0 ||
+      w.taps * w.run > k.k4 * g || w.rowStride < 0 || w.tapStride < 0 ||
+      w.pixelStride < 0 ||
+      (w.oh - 1) * w.rowStride + (w.taps - 1) * w.tapStride >= w.hp ||
+      (w.ow - 1) * w.pixelStride + w.run > src.getDimSize(2))
+    return std::nullopt;
+  return w;
+}
+
 FailureOr<DotProduct> mlir::kiln::vnni::match(linalg::GenericOp op,
                                               std::string &why) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1) {
@@ -73,6 +177,7 @@ FailureOr<DotProduct> mlir::kiln::vnni::match(linalg::GenericOp op,
     why = "the accumulator does not start from a zero fill";
     return failure();
   }
+  k.window = matchWindow(k);
   return k;
 }
 

@@ -18,6 +18,20 @@
 
 namespace mlir::kiln::vnni {
 
+/// Rows that are a convolution's unfolded windows (im2col): row m is output
+/// pixel (n, oh, ow) of [N, OH, OW] and column kh * run + j of it is
+/// src[n, oh * rowStride + kh * tapStride, ow * pixelStride + j], with src
+/// the padded input seen as [N, Hp, Wp C] and run = KW C. The kernel then
+/// reads src itself, and the unfolding (a copy KH KW times the size of the
+/// input: 118 MB for one 3x3 layer of 128 channels at 320 x 320) is never
+/// made.
+struct Window {
+  Value src;                      // [N, Hp, Wp C]
+  linalg::GenericOp unfold;       // the copy that made the rows from src
+  SmallVector<Operation *> views; // rows back to the copy, product side first
+  int64_t oh, ow, hp, rowStride, tapStride, pixelStride, taps, run;
+};
+
 /// The shapes the kernel needs, or a reason why this generic does not fit.
 /// Each 32-bit lane of a weight vector holds one group of k: four int8
 /// (vpdpbusd) or two bf16 (vdpbf16ps).
@@ -26,6 +40,8 @@ struct DotProduct {
   linalg::FillOp fill; // the zero init [M, P, R] i32 (f32 for bf16)
   int64_t m, p, k4, r;
   bool bf16 = false;
+  /// Set when the rows are a convolution's unfolded windows.
+  std::optional<Window> window;
   int64_t group() const { return bf16 ? 2 : 4; }
 };
 

@@ -656,3 +656,156 @@ func.func @dequantize_on_registers(%qa: tensor<8x64x4xi8>, %w: tensor<2x64x16x4x
   } -> tensor<1x2x4x32xf32>
   return %f : tensor<1x2x4x32xf32>
 }
+
+// -----
+
+#win = affine_map<(n, oh, ow, kh, j) -> (n, oh + kh, ow * 16 + j)>
+#id5 = affine_map<(n, oh, ow, kh, j) -> (n, oh, ow, kh, j)>
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// A 3x3 convolution over 16 channels as LowerQuantized unfolds it: the
+// windows of the padded [1, 6, 6 x 16] input copied into rows [16, 144]. The
+// kernel reads the windows from the padded input itself: no copy is left,
+// the k loop is a loop over the 3 taps around one over the 12 groups of the
+// tap's 48 contiguous bytes, and row m reads input row m / 4 + kh from
+// column (m % 4) * 16.
+// CHECK-LABEL: func.func @unfolded_windows
+// CHECK-SAME: (%[[SRC:.+]]: tensor<1x6x96xi8>, %[[W4:.+]]: tensor<1x36x16x4xi8>)
+// CHECK-NOT: linalg.generic
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C12:.+]] = arith.constant 12 : index
+// CHECK-DAG: %[[IN:.+]] = tensor.collapse_shape %[[SRC]] {{\[\[}}0, 1], [2]] : tensor<1x6x96xi8> into tensor<6x96xi8>
+// CHECK: scf.for %[[M:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+// CHECK: %[[PIX:.+]] = arith.remui %[[M]], %[[C4]]
+// CHECK: %[[LINE:.+]] = arith.divui %[[M]], %[[C4]]
+// CHECK: %[[COL:.+]] = arith.muli %[[PIX]], %{{.+}}
+// CHECK: scf.for %[[KH:.+]] = %{{.+}} to %[[C3]] step
+// CHECK: %[[DOWN:.+]] = arith.muli %[[KH]], %{{.+}}
+// CHECK: %[[ROW:.+]] = arith.addi %{{.+}}, %[[DOWN]]
+// CHECK: %[[FIRST:.+]] = arith.muli %[[KH]], %[[C12]]
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %[[C12]] step
+// CHECK: %[[K4:.+]] = arith.addi %[[FIRST]], %[[J]]
+// CHECK: vector.transfer_read %{{.+}}[%{{.+}}, %[[K4]], %{{.+}}]{{.+}} : tensor<1x36x64xi8>, vector<64xi8>
+// CHECK: %[[AT:.+]] = arith.addi %[[COL]], %{{.+}}
+// CHECK: vector.transfer_read %[[IN]][%[[ROW]], %[[AT]]]{{.+}} : tensor<6x96xi8>, vector<4xi8>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: linalg.generic
+func.func @unfolded_windows(%src: tensor<1x6x96xi8>, %w: tensor<1x36x16x4xi8>) -> tensor<16x1x16xi32> {
+  %c0 = arith.constant 0 : i32
+  %e5 = tensor.empty() : tensor<1x4x4x3x48xi8>
+  %cols = linalg.generic {indexing_maps = [#win, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%src : tensor<1x6x96xi8>) outs(%e5 : tensor<1x4x4x3x48xi8>) {
+  ^bb0(%a: i8, %o: i8):
+    linalg.yield %a : i8
+  } -> tensor<1x4x4x3x48xi8>
+  %rows = tensor.collapse_shape %cols [[0, 1, 2], [3, 4]] : tensor<1x4x4x3x48xi8> into tensor<16x144xi8>
+  %qa = tensor.expand_shape %rows [[0], [1, 2]] output_shape [16, 36, 4] : tensor<16x144xi8> into tensor<16x36x4xi8>
+  %e = tensor.empty() : tensor<16x1x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<16x1x16xi32>) -> tensor<16x1x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<16x36x4xi8>, tensor<1x36x16x4xi8>) outs(%z : tensor<16x1x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<16x1x16xi32>
+  return %0 : tensor<16x1x16xi32>
+}
+
+// -----
+
+#win = affine_map<(n, oh, ow, kh, j) -> (n, oh * 2 + kh, ow * 32 + j)>
+#id5 = affine_map<(n, oh, ow, kh, j) -> (n, oh, ow, kh, j)>
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// Stride 2 over two images, K = 144 padded to 160 (the padded columns meet
+// zero weights): rows cross images (image m / 16 starts at input row 9 n),
+// the column of a pixel is 32 (m % 4), and the k loop stops at the 36
+// groups the window has.
+// CHECK-LABEL: func.func @unfolded_windows_strided_padded
+// CHECK-NOT: linalg.generic
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[C9:.+]] = arith.constant 9 : index
+// CHECK-DAG: %[[C12:.+]] = arith.constant 12 : index
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK: %[[PIX:.+]] = arith.remui
+// CHECK: %[[LINE:.+]] = arith.divui
+// CHECK: %[[OH:.+]] = arith.remui %[[LINE]]
+// CHECK: %[[N:.+]] = arith.divui %[[LINE]]
+// CHECK: arith.muli %[[N]], %[[C9]]
+// CHECK: arith.muli %[[PIX]], %[[C32]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[C3]] step
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[C12]] step
+// CHECK: vector.transfer_read {{.+}} : tensor<18x288xi8>, vector<4xi8>
+// CHECK-NOT: linalg.generic
+func.func @unfolded_windows_strided_padded(%src: tensor<2x9x288xi8>, %w: tensor<1x40x16x4xi8>) -> tensor<32x1x16xi32> {
+  %c0 = arith.constant 0 : i32
+  %c0i8 = arith.constant 0 : i8
+  %e5 = tensor.empty() : tensor<2x4x4x3x48xi8>
+  %cols = linalg.generic {indexing_maps = [#win, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%src : tensor<2x9x288xi8>) outs(%e5 : tensor<2x4x4x3x48xi8>) {
+  ^bb0(%a: i8, %o: i8):
+    linalg.yield %a : i8
+  } -> tensor<2x4x4x3x48xi8>
+  %rows = tensor.collapse_shape %cols [[0, 1, 2], [3, 4]] : tensor<2x4x4x3x48xi8> into tensor<32x144xi8>
+  %ep = tensor.empty() : tensor<32x160xi8>
+  %zp = linalg.fill ins(%c0i8 : i8) outs(%ep : tensor<32x160xi8>) -> tensor<32x160xi8>
+  %ins = tensor.insert_slice %rows into %zp[0, 0] [32, 144] [1, 1] : tensor<32x144xi8> into tensor<32x160xi8>
+  %qa = tensor.expand_shape %ins [[0], [1, 2]] output_shape [32, 40, 4] : tensor<32x160xi8> into tensor<32x40x4xi8>
+  %e = tensor.empty() : tensor<32x1x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<32x1x16xi32>) -> tensor<32x1x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<32x40x4xi8>, tensor<1x40x16x4xi8>) outs(%z : tensor<32x1x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<32x1x16xi32>
+  return %0 : tensor<32x1x16xi32>
+}
+
+// -----
+
+#win = affine_map<(n, oh, ow, kh, j) -> (n, oh + kh, ow * 16 + j * 2)>
+#id5 = affine_map<(n, oh, ow, kh, j) -> (n, oh, ow, kh, j)>
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// A window that does not read a contiguous run per tap stays unfolded.
+// CHECK-LABEL: func.func @windows_not_contiguous
+// CHECK: linalg.generic
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2]] : tensor<16x36x4xi8> into tensor<16x144xi8>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+func.func @windows_not_contiguous(%src: tensor<1x6x192xi8>, %w: tensor<1x36x16x4xi8>) -> tensor<16x1x16xi32> {
+  %c0 = arith.constant 0 : i32
+  %e5 = tensor.empty() : tensor<1x4x4x3x48xi8>
+  %cols = linalg.generic {indexing_maps = [#win, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%src : tensor<1x6x192xi8>) outs(%e5 : tensor<1x4x4x3x48xi8>) {
+  ^bb0(%a: i8, %o: i8):
+    linalg.yield %a : i8
+  } -> tensor<1x4x4x3x48xi8>
+  %rows = tensor.collapse_shape %cols [[0, 1, 2], [3, 4]] : tensor<1x4x4x3x48xi8> into tensor<16x144xi8>
+  %qa = tensor.expand_shape %rows [[0], [1, 2]] output_shape [16, 36, 4] : tensor<16x144xi8> into tensor<16x36x4xi8>
+  %e = tensor.empty() : tensor<16x1x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<16x1x16xi32>) -> tensor<16x1x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<16x36x4xi8>, tensor<1x36x16x4xi8>) outs(%z : tensor<16x1x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<16x1x16xi32>
+  return %0 : tensor<16x1x16xi32>
+}
