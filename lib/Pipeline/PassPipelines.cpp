@@ -37,6 +37,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   graph.addPass(createLayoutPass());
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createCSEPass());
+  graph.addPass(createQuantizeConcatPartsPass());
   if (options.integerVnni) {
     graph.addPass(createIntegerProductsOnVnniPass());
     graph.addPass(createCanonicalizerPass());

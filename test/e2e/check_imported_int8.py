@@ -22,7 +22,8 @@ emitted graph), elsewhere on the f32 kernels or in i32.
   range, ReduceMean/Max/Sum), which run in vectorized blocks: exact for the
   quantization, within 1e-5 relative for the sums; the range of a tensor a
   parallel loop computes, taken from its tiles: exact, NaN and infinities
-  as ONNX defines them.
+  as ONNX defines them; and of a concatenation with a part read elsewhere,
+  taken part by part: exact, NaN from either part.
 
 usage: check_imported_int8.py WORKDIR PYTHONPATH
 """
@@ -321,6 +322,48 @@ for where in [3, 20000, 41599]:
     x.flat[where] = np.inf
     x.flat[(where + 1000) % x.size] = -np.inf
     assert m(x)[1] == np.inf, where
+
+# DynamicQuantizeLinear of a concatenation whose first part is read elsewhere
+# too (a skip connection, here also a graph output): the range and the
+# quantization are taken part by part (kiln-quantize-concat-parts), which
+# must give exactly the ONNX definition on the whole, with the extremes in
+# either part, and NaN from either part.
+path = save_onnx(work, "dql_of_concat", [
+    h.make_node("Relu", ["x"], ["a"]),
+    h.make_node("Mul", ["x2", "two"], ["b"]),
+    h.make_node("Concat", ["a", "b"], ["c"], axis=1),
+    h.make_node("DynamicQuantizeLinear", ["c"], ["cq", "cs", "czp"]),
+], [vi("x", T.FLOAT, [1, 16, 12, 20]), vi("x2", T.FLOAT, [1, 32, 12, 20])],
+    [vi("cq", T.UINT8, None), vi("cs", T.FLOAT, None), vi("czp", T.UINT8, None),
+     vi("a", T.FLOAT, None)],
+    [("two", np.array(2.0, np.float32))], opset=13)
+m = compile_and_load(kiln, path)
+text = emitted_graph(path)
+assert "xui8>) -> tensor<1x12x20x48xui8>" in text or "xui8>) -> tensor<1x48x12x20xui8>" in text, \
+    "dql_of_concat: the uint8 parts are concatenated"
+for trial in range(4):
+    x = (rng.standard_normal((1, 16, 12, 20)) + 0.2).astype(np.float32)
+    x2 = rng.standard_normal((1, 32, 12, 20)).astype(np.float32)
+    (x if trial % 2 else x2).flat[trial * 997] = 25.0 + trial  # the maximum
+    x2.flat[trial * 331] = -30.0 - trial  # the minimum (Relu keeps x >= 0)
+    if trial == 3:
+        x2 *= f(0.01)  # the whole range comes from the Relu part
+    c = np.concatenate([np.maximum(x, 0), x2 * f(2)], axis=1)
+    cq, cs, czp, a = m(x, x2)
+    lo, hi = min(f(0), c.min()), max(f(0), c.max())
+    scale = f((hi - lo) / f(255))
+    zp = np.clip(np.rint(f(0) - lo / scale), 0, 255)
+    assert cs == scale and int(czp) == int(zp), (trial, cs, scale, czp, zp)
+    assert np.array_equal(cq.astype(np.int64),
+                          np.clip(np.rint(c / scale) + zp, 0, 255).astype(np.int64)), trial
+    assert np.array_equal(a, np.maximum(x, 0)), trial
+for which in range(2):
+    x = rng.standard_normal((1, 16, 12, 20)).astype(np.float32)
+    x2 = rng.standard_normal((1, 32, 12, 20)).astype(np.float32)
+    (x if which == 0 else x2).flat[77] = np.nan
+    if which == 0:  # Relu passes NaN on, as numpy's maximum does
+        assert np.isnan(np.maximum(x, 0)).any()
+    assert np.isnan(m(x, x2)[1]), which
 
 print("imported int8: %d convolutions, 1 MatMulInteger, QLinearConv, QLinearMatMul "
       "exact, QDQ Conv, depthwise Conv and MatMul (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))

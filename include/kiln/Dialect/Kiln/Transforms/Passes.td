@@ -138,6 +138,26 @@ def FuseLayerNormPass : Pass<"kiln-fuse-layer-norm", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def QuantizeConcatPartsPass : Pass<"kiln-quantize-concat-parts", "func::FuncOp"> {
+  let summary = "Take DynamicQuantizeLinear's range and quantization of a concatenation part by part";
+  let description = [{
+    DynamicQuantizeLinear of a concatenation (a U-Net decoder's skip
+    connection, SqueezeNet's fire modules) imports as `reduce_min` and
+    `reduce_max` of the concatenation and a quantizing chain on it, so the
+    f32 concatenation is written only to be read twice. A `reduce_min` or
+    `reduce_max` over axes that include the concatenation's becomes the same
+    reduction of each part combined by `kiln.min` / `kiln.max`; a quantizing
+    chain (elementwise ops, each the only user of the one before, whose other
+    operands have one element, ending in a cast to an integer of at most 8
+    bits) read only from the concatenation runs on each part, and the 8-bit
+    results are concatenated instead. The values are the same. Done only
+    when some part would be copied into the concatenation (a part read
+    elsewhere too, or a function argument); parts made for the
+    concatenation alone are written in place already.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def IntegerProductsInF32Pass : Pass<"kiln-integer-products-in-f32", "func::FuncOp"> {
   let summary = "Run i32 convolutions and matmuls of 8-bit data on the f32 kernels";
   let description = [{
