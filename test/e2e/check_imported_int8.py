@@ -94,6 +94,10 @@ CONVS = [  # name, C, F, H, W, kernel, stride, pads, dilation, weight kind[, gro
     ("conv3x3_c32_asym", 32, 24, 11, 9, 3, 1, [0, 1, 2, 1], 1, "int8"),
     ("conv5x5_s2_c16", 16, 16, 13, 12, 5, 2, [2, 2, 2, 2], 1, "int8"),
     ("conv3x3_c16_n2", 16, 32, 7, 6, 3, 1, [1, 1, 1, 1], 1, "int8", 1, 2),
+    # Channels a multiple of 4 only, or dilation along W: the kernel reads
+    # each tap's C bytes from the padded input.
+    ("conv3x3_c24_s2", 24, 16, 11, 10, 3, 2, [1, 0, 1, 1], 1, "int8"),
+    ("conv_dilated_c12_n2", 12, 20, 9, 9, 3, 1, [2, 2, 2, 2], 2, "int8", 1, 2),
     ("conv1x1", 5, 17, 6, 6, 1, 1, [0, 0, 0, 0], 1, "int8"),
     ("conv_dilated", 8, 16, 12, 11, 3, 1, [2, 2, 2, 2], 2, "int8"),
     ("conv_uint8_w", 4, 6, 7, 7, 3, 1, [1, 1, 1, 1], 1, "uint8"),

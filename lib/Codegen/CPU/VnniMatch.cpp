@@ -45,36 +45,51 @@ static std::optional<SmallVector<int64_t>> linearCoefficients(AffineExpr e,
 }
 
 /// The unfolded windows `rows` ([M, K4, g]) come from, as LowerQuantized's
-/// unfoldedRows makes them: an expand_shape of [M, K], the collapse of a
-/// copy [N, OH, OW, KH, KW C] <- [N, Hp, Wp C] through the window map
-/// (n, oh s0 + kh d0, ow s1 C + j), possibly inserted into the first K
-/// columns of zero-filled [M, Kp] rows.
+/// unfoldedRows makes them (and canonicalization leaves them): a copy
+/// through the window map, [N, OH, OW, KH, KW C] <- [N, Hp, Wp C] through
+/// (n, oh s0 + kh d0, ow s1 C + j), or [N, OH, OW, KH, KW, C] <- [N, Hp, Wp,
+/// C] through (n, oh s0 + kh d0, ow s1 + kw d1, c); then reshapes, which
+/// keep the row-major order, possibly with the [M, K] rows inserted into the
+/// first K columns of zero-filled [M, Kp] ones.
 static std::optional<Window> matchWindow(const DotProduct &k) {
   Window w;
-  auto expand = k.rows.getDefiningOp<tensor::ExpandShapeOp>();
-  if (!expand || expand.getReassociationIndices() !=
-                     SmallVector<ReassociationIndices>{{0}, {1, 2}})
-    return std::nullopt;
-  w.views.push_back(expand);
-  Value flat = expand.getSrc();
-  if (auto insert = flat.getDefiningOp<tensor::InsertSliceOp>()) {
-    auto fill = insert.getDest().getDefiningOp<linalg::FillOp>();
-    if (!fill ||
-        !(matchPattern(fill.value(), m_Zero()) ||
-          matchPattern(fill.value(), m_PosZeroFloat())) ||
-        !insert.hasZeroOffset() || !insert.hasUnitStride())
+  Value v = k.rows;
+  int64_t kUnfolded = k.k4 * k.group();
+  linalg::GenericOp unfold;
+  while (!unfold) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
       return std::nullopt;
-    w.views.push_back(insert);
-    flat = insert.getSource();
+    w.views.push_back(def);
+    if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      v = reshape.getSrc();
+    } else if (auto reshape = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      v = reshape.getSrc();
+    } else if (auto insert = dyn_cast<tensor::InsertSliceOp>(def)) {
+      auto fill = insert.getDest().getDefiningOp<linalg::FillOp>();
+      RankedTensorType from = insert.getSourceType(),
+                       into = insert.getResultType();
+      if (!fill ||
+          !(matchPattern(fill.value(), m_Zero()) ||
+            matchPattern(fill.value(), m_PosZeroFloat())) ||
+          !insert.hasZeroOffset() || !insert.hasUnitStride() ||
+          from.getRank() != 2 || into.getRank() != 2 ||
+          from.getDimSize(0) != k.m || into.getDimSize(0) != k.m ||
+          into.getDimSize(1) != kUnfolded || kUnfolded != k.k4 * k.group() ||
+          !from.hasStaticShape())
+        return std::nullopt;
+      kUnfolded = from.getDimSize(1);
+      v = insert.getSource();
+    } else if (auto generic = dyn_cast<linalg::GenericOp>(def)) {
+      w.views.pop_back();
+      unfold = generic;
+    } else {
+      return std::nullopt;
+    }
   }
-  auto collapse = flat.getDefiningOp<tensor::CollapseShapeOp>();
-  if (!collapse)
-    return std::nullopt;
-  w.views.push_back(collapse);
-  auto unfold = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
   if (!unfold || unfold.getNumDpsInputs() != 1 ||
-      unfold.getNumDpsInits() != 1 || unfold.getNumLoops() != 5 ||
-      unfold.getNumParallelLoops() != 5 ||
+      unfold.getNumDpsInits() != 1 ||
+      unfold.getNumParallelLoops() != unfold.getNumLoops() ||
       !unfold.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>())
     return std::nullopt;
   auto yield = cast<linalg::YieldOp>(unfold.getBody()->getTerminator());
@@ -83,40 +98,56 @@ static std::optional<Window> matchWindow(const DotProduct &k) {
     return std::nullopt;
   auto cols = cast<RankedTensorType>(unfold.getResult(0).getType());
   auto src = dyn_cast<RankedTensorType>(unfold.getDpsInputs()[0].getType());
+  unsigned loops = unfold.getNumLoops();
+  // 5 loops (n, oh, ow, kh, j): one run per kernel row; 6 loops (n, oh, ow,
+  // kh, kw, c): one run per tap.
   if (!cols.hasStaticShape() || !src || !src.hasStaticShape() ||
-      src.getRank() != 3 ||
-      collapse.getReassociationIndices() !=
-          SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4}})
+      (loops != 5 && loops != 6) || src.getRank() != loops - 2)
     return std::nullopt;
   SmallVector<AffineMap> maps = unfold.getIndexingMapsArray();
-  if (!maps[1].isIdentity() || maps[0].getNumResults() != 3 ||
-      maps[0].getResult(0) != getAffineDimExpr(0, unfold.getContext()))
+  MLIRContext *ctx = unfold.getContext();
+  if (!maps[1].isIdentity() || maps[0].getNumResults() != loops - 2 ||
+      maps[0].getResult(0) != getAffineDimExpr(0, ctx) ||
+      (loops == 6 && maps[0].getResult(3) != getAffineDimExpr(5, ctx)))
     return std::nullopt;
-  auto h = linearCoefficients(maps[0].getResult(1), 5);
-  auto wc = linearCoefficients(maps[0].getResult(2), 5);
-  // h = oh s0 + kh d0, w = ow s1 C + j: no other dimension in either.
-  if (!h || !wc || (*h)[0] || (*h)[2] || (*h)[4] || (*wc)[0] || (*wc)[1] ||
-      (*wc)[3] || (*wc)[4] != 1)
+  auto h = linearCoefficients(maps[0].getResult(1), loops);
+  auto wc = linearCoefficients(maps[0].getResult(2), loops);
+  // h = oh s0 + kh d0 and w = ow s1 (C) + j | kw d1: no other dimension.
+  auto only = [](ArrayRef<int64_t> c, ArrayRef<unsigned> dims) {
+    for (auto [i, v] : llvm::enumerate(c))
+      if (v != 0 && !llvm::is_contained(dims, unsigned(i)))
+        return false;
+    return true;
+  };
+  if (!h || !wc || !only(*h, {1, 3}) || !only(*wc, {2, 4}) ||
+      (loops == 5 && (*wc)[4] != 1))
     return std::nullopt;
+  int64_t c = loops == 6 ? src.getDimSize(3) : 1;
   w.src = unfold.getDpsInputs()[0];
   w.unfold = unfold;
   w.oh = cols.getDimSize(1);
   w.ow = cols.getDimSize(2);
   w.taps = cols.getDimSize(3);
-  w.run = cols.getDimSize(4);
   w.hp = src.getDimSize(1);
   w.rowStride = (*h)[1];
   w.tapStride = (*h)[3];
-  w.pixelStride = (*wc)[2];
-  int64_t g = k.group();
-  // Each group of k lies within one tap's run, and the kernel reads no
-  // column past the unfolded K (the rest of Kp meets zero rows).
+  w.pixelStride = (*wc)[2] * c;
+  if (loops == 6) {
+    w.kwCount = cols.getDimSize(4);
+    w.kwStride = (*wc)[4] * c;
+    w.run = c;
+  } else {
+    w.run = cols.getDimSize(4);
+  }
+  int64_t g = k.group(), width = src.getDimSize(2) * c;
+  // Each group of k lies within one run, and the kernel reads no column
+  // past the unfolded K (the rest of Kp meets zero rows).
   if (src.getDimSize(0) != cols.getDimSize(0) ||
       cols.getDimSize(0) * w.oh * w.ow != k.m || w.run % g != 0 ||
-      w.taps * w.run > k.k4 * g || w.rowStride < 0 || w.tapStride < 0 ||
-      w.pixelStride < 0 ||
+      w.taps * w.kwCount * w.run != kUnfolded || w.rowStride < 0 ||
+      w.tapStride < 0 || w.pixelStride < 0 || w.kwStride < 0 ||
       (w.oh - 1) * w.rowStride + (w.taps - 1) * w.tapStride >= w.hp ||
-      (w.ow - 1) * w.pixelStride + w.run > src.getDimSize(2))
+      (w.ow - 1) * w.pixelStride + (w.kwCount - 1) * w.kwStride + w.run > width)
     return std::nullopt;
   return w;
 }

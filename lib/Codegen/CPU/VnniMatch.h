@@ -19,17 +19,20 @@
 namespace mlir::kiln::vnni {
 
 /// Rows that are a convolution's unfolded windows (im2col): row m is output
-/// pixel (n, oh, ow) of [N, OH, OW] and column kh * run + j of it is
-/// src[n, oh * rowStride + kh * tapStride, ow * pixelStride + j], with src
-/// the padded input seen as [N, Hp, Wp C] and run = KW C. The kernel then
-/// reads src itself, and the unfolding (a copy KH KW times the size of the
-/// input: 118 MB for one 3x3 layer of 128 channels at 320 x 320) is never
-/// made.
+/// pixel (n, oh, ow) of [N, OH, OW], and with the padded input seen as
+/// [N Hp, Wp C], column (kh KWn + kw) run + j of it is the byte at row
+/// n Hp + oh rowStride + kh tapStride, column ow pixelStride + kw kwStride +
+/// j. Without dilation along W and with C a multiple of 16, each kernel row
+/// is one run (KWn = 1, run = KW C); otherwise each tap is (KWn = KW,
+/// run = C). The kernel then reads the input itself, and the unfolding (a
+/// copy KH KW times the size of the input: 118 MB for one 3x3 layer of 128
+/// channels at 320 x 320) is never made.
 struct Window {
-  Value src;                      // [N, Hp, Wp C]
+  Value src;                      // [N, Hp, Wp C] or [N, Hp, Wp, C]
   linalg::GenericOp unfold;       // the copy that made the rows from src
   SmallVector<Operation *> views; // rows back to the copy, product side first
   int64_t oh, ow, hp, rowStride, tapStride, pixelStride, taps, run;
+  int64_t kwCount = 1, kwStride = 0;
 };
 
 /// The shapes the kernel needs, or a reason why this generic does not fit.

@@ -262,7 +262,8 @@ void VnniKernel::prepare() {
     idx(b, row);
   if (const std::optional<Window> &w = k.window)
     for (int64_t v : {w->ow, w->oh, w->hp, w->rowStride, w->tapStride,
-                      w->pixelStride, w->taps, w->run / g})
+                      w->pixelStride, w->taps, w->run / g, w->kwCount,
+                      w->kwStride, w->kwCount * (w->run / g)})
       idx(b, v);
   zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(acc, b.getZeroAttr(acc.getElementType())));
@@ -270,8 +271,12 @@ void VnniKernel::prepare() {
   // Byte views the kernel indexes directly: [M, 4 K4] and [P, K4, 4 R]
   // (the expand_shapes they come from fold away).
   // Unfolded windows are read from the padded input itself, [N Hp, Wp C].
-  rows = k.window ? collapsed(b, loc, k.window->src, {{0, 1}, {2}})
-                  : collapsed(b, loc, k.rows, {{0}, {1, 2}});
+  if (k.window)
+    rows = cast<RankedTensorType>(k.window->src.getType()).getRank() == 4
+               ? collapsed(b, loc, k.window->src, {{0, 1}, {2, 3}})
+               : collapsed(b, loc, k.window->src, {{0, 1}, {2}});
+  else
+    rows = collapsed(b, loc, k.rows, {{0}, {1, 2}});
   weights = collapsed(b, loc, k.weights, {{0}, {1}, {2, 3}});
   out = consumer
             ? tensor::EmptyOp::create(
@@ -441,10 +446,10 @@ SmallVector<Value> VnniKernel::kStep(OpBuilder &b3, ArrayRef<Value> panel,
 }
 
 /// The k loop of one block; the accumulators are the loop's results. Over
-/// unfolded windows it is two loops, the taps and the run of KW C values of
-/// a tap, and row m of the product reads the padded input from row
-/// n Hp + oh s0 + kh d0, column ow s1 C: (n, oh, ow) of m is worked out once
-/// per block, outside the loops.
+/// unfolded windows it is the kernel rows, then (per tap) the taps of the
+/// row, then the contiguous run of bytes: row m of the product reads the
+/// padded input from row n Hp + oh s0 + kh d0, column ow s1 C (+ kw d1 C):
+/// (n, oh, ow) of m is worked out once per block, outside the loops.
 scf::ForOp VnniKernel::accumulate(OpBuilder &b2, ArrayRef<Value> panel,
                                   ArrayRef<Value> rowIdx, int64_t mr) {
   SmallVector<Value> init(mr * pp * nv, zero);
@@ -470,7 +475,41 @@ scf::ForOp VnniKernel::accumulate(OpBuilder &b2, ArrayRef<Value> panel,
     colAt.push_back(
         arith::MulIOp::create(b2, loc, pixel, idx(b2, win.pixelStride)));
   }
-  int64_t perTap = win.run / g;
+  int64_t perRun = win.run / g;
+  // The runs of one kernel row: one (KW C) or KW (C each, kw d1 C apart).
+  auto runs = [&](OpBuilder &b3, Value kh, ArrayRef<Value> rowAt,
+                  ValueRange tapAccs) -> ValueRange {
+    Value first =
+        arith::MulIOp::create(b3, loc, kh, idx(b3, win.kwCount * perRun));
+    auto run = [&](OpBuilder &b4, Value start, ArrayRef<Value> colsAt,
+                   ValueRange runAccs) {
+      return scf::ForOp::create(
+          b4, loc, idx(b4, 0), idx(b4, perRun), idx(b4, 1), runAccs,
+          [&](OpBuilder &b5, Location, Value j, ValueRange accs) {
+            Value k4 = arith::AddIOp::create(b5, loc, start, j);
+            Value col = arith::MulIOp::create(b5, loc, j, idx(b5, g));
+            scf::YieldOp::create(
+                b5, loc, kStep(b5, panel, k4, accs, rowAt, col, colsAt));
+          });
+    };
+    if (win.kwCount == 1)
+      return run(b3, first, colAt, tapAccs).getResults();
+    return scf::ForOp::create(
+               b3, loc, idx(b3, 0), idx(b3, win.kwCount), idx(b3, 1), tapAccs,
+               [&](OpBuilder &b4, Location, Value kw, ValueRange kwAccs) {
+                 Value start = arith::AddIOp::create(
+                     b4, loc, first,
+                     arith::MulIOp::create(b4, loc, kw, idx(b4, perRun)));
+                 Value right =
+                     arith::MulIOp::create(b4, loc, kw, idx(b4, win.kwStride));
+                 SmallVector<Value> colsAt;
+                 for (Value c : colAt)
+                   colsAt.push_back(arith::AddIOp::create(b4, loc, c, right));
+                 scf::YieldOp::create(
+                     b4, loc, run(b4, start, colsAt, kwAccs).getResults());
+               })
+        .getResults();
+  };
   return scf::ForOp::create(
       b2, loc, idx(b2, 0), idx(b2, win.taps), idx(b2, 1), init,
       [&](OpBuilder &b3, Location, Value kh, ValueRange tapAccs) {
@@ -478,16 +517,7 @@ scf::ForOp VnniKernel::accumulate(OpBuilder &b2, ArrayRef<Value> panel,
         SmallVector<Value> rowAt;
         for (Value base : rowBase)
           rowAt.push_back(arith::AddIOp::create(b3, loc, base, down));
-        Value first = arith::MulIOp::create(b3, loc, kh, idx(b3, perTap));
-        auto inner = scf::ForOp::create(
-            b3, loc, idx(b3, 0), idx(b3, perTap), idx(b3, 1), tapAccs,
-            [&](OpBuilder &b4, Location, Value j, ValueRange accs) {
-              Value k4 = arith::AddIOp::create(b4, loc, first, j);
-              Value col = arith::MulIOp::create(b4, loc, j, idx(b4, g));
-              scf::YieldOp::create(
-                  b4, loc, kStep(b4, panel, k4, accs, rowAt, col, colAt));
-            });
-        scf::YieldOp::create(b3, loc, inner.getResults());
+        scf::YieldOp::create(b3, loc, runs(b3, kh, rowAt, tapAccs));
       });
 }
 

@@ -775,6 +775,56 @@ func.func @unfolded_windows_strided_padded(%src: tensor<2x9x288xi8>, %w: tensor<
 
 // -----
 
+#win = affine_map<(n, oh, ow, kh, kw, c) -> (n, oh + kh * 2, ow + kw * 2, c)>
+#id6 = affine_map<(n, oh, ow, kh, kw, c) -> (n, oh, ow, kh, kw, c)>
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// 8 channels with dilation 2: unfolded per tap (kh, kw, c). The kernel loops
+// over the kernel rows, the taps of a row (2 x 8 bytes apart in a row of the
+// padded [8, 8 x 8] input) and the 2 groups of a tap's 8 bytes.
+// CHECK-LABEL: func.func @unfolded_taps_dilated
+// CHECK-NOT: linalg.generic
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[C6:.+]] = arith.constant 6 : index
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG: %[[IN:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2, 3]] : tensor<1x8x8x8xi8> into tensor<8x64xi8>
+// CHECK: scf.for %[[KH:.+]] = %{{.+}} to %[[C3]] step
+// CHECK: %[[FIRST:.+]] = arith.muli %[[KH]], %[[C6]]
+// CHECK: scf.for %[[KW:.+]] = %{{.+}} to %[[C3]] step
+// CHECK: arith.muli %[[KW]], %[[C16]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[C2]] step
+// CHECK: vector.transfer_read %[[IN]]{{.+}} : tensor<8x64xi8>, vector<4xi8>
+// CHECK-NOT: linalg.generic
+func.func @unfolded_taps_dilated(%src: tensor<1x8x8x8xi8>, %w: tensor<1x18x16x4xi8>) -> tensor<16x1x16xi32> {
+  %c0 = arith.constant 0 : i32
+  %e6 = tensor.empty() : tensor<1x4x4x3x3x8xi8>
+  %cols = linalg.generic {indexing_maps = [#win, #id6], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%src : tensor<1x8x8x8xi8>) outs(%e6 : tensor<1x4x4x3x3x8xi8>) {
+  ^bb0(%a: i8, %o: i8):
+    linalg.yield %a : i8
+  } -> tensor<1x4x4x3x3x8xi8>
+  %qa = tensor.collapse_shape %cols [[0, 1, 2], [3, 4], [5]] : tensor<1x4x4x3x3x8xi8> into tensor<16x9x8xi8>
+  %qa2 = tensor.collapse_shape %qa [[0], [1, 2]] : tensor<16x9x8xi8> into tensor<16x72xi8>
+  %qa3 = tensor.expand_shape %qa2 [[0], [1, 2]] output_shape [16, 18, 4] : tensor<16x72xi8> into tensor<16x18x4xi8>
+  %e = tensor.empty() : tensor<16x1x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<16x1x16xi32>) -> tensor<16x1x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa3, %w : tensor<16x18x4xi8>, tensor<1x18x16x4xi8>) outs(%z : tensor<16x1x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<16x1x16xi32>
+  return %0 : tensor<16x1x16xi32>
+}
+
+// -----
+
 #win = affine_map<(n, oh, ow, kh, j) -> (n, oh + kh, ow * 16 + j * 2)>
 #id5 = affine_map<(n, oh, ow, kh, j) -> (n, oh, ow, kh, j)>
 #qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
