@@ -24,6 +24,8 @@ import torch.nn as nn
 import torchvision
 
 OPSET = 17
+# Models exported the way their public counterparts ship.
+OPSETS = {"svtr_tiny": 14}
 
 
 class Mlp(nn.Module):
@@ -165,6 +167,90 @@ class SaliencyUNet(nn.Module):
         return torch.sigmoid(self.fuse(torch.cat(sides, 1)))
 
 
+class MixingBlock(nn.Module):
+    """SVTR's mixing block, post-norm: x = LN(x + attention(x)), x = LN(x +
+    MLP(x)); a local block adds a mask that keeps each token's 7 x 11
+    neighbourhood of the H x W grid."""
+
+    def __init__(self, dim, heads, local_hw=None):
+        super().__init__()
+        self.heads, self.dim = heads, dim
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.norm1 = nn.LayerNorm(dim, eps=1e-6)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.norm2 = nn.LayerNorm(dim, eps=1e-6)
+        mask = None
+        if local_hw:
+            h, w = local_hw
+            hh, ww = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+            hh, ww = hh.reshape(-1), ww.reshape(-1)
+            near = ((hh[:, None] - hh[None, :]).abs() <= 3) & \
+                ((ww[:, None] - ww[None, :]).abs() <= 5)
+            mask = torch.where(near, 0.0, -10000.0)
+        self.register_buffer("mask", mask)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        hd = c // self.heads
+        qkv = self.qkv(x).reshape(b, n, 3, self.heads, hd).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        scores = (q * hd ** -0.5) @ k.transpose(-1, -2)
+        if self.mask is not None:
+            scores = scores + self.mask
+        ctx = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, n, c)
+        x = self.norm1(x + self.proj(ctx))
+        return self.norm2(x + self.mlp(x))
+
+
+class TextRecognizer(nn.Module):
+    """A scene-text recognizer in the shape of SVTR-tiny (the class of
+    PaddleOCR's recognizers): a patch embedding of two stride-2
+    convolutions, three stages of local then global mixing blocks (64,
+    128, 256 wide, 256, 128 and 64 tokens) joined by stride-(2, 1)
+    convolutions, pooling over the height and a CTC head over 32 steps.
+    Exported at opset 14, where torch writes LayerNorm out as ReduceMean,
+    Sub, Pow, Sqrt and Div, as Paddle2ONNX does."""
+
+    def __init__(self, classes=97):
+        super().__init__()
+        self.embed = nn.Sequential(
+            nn.Conv2d(3, 32, 3, 2, 1), nn.BatchNorm2d(32), nn.GELU(),
+            nn.Conv2d(32, 64, 3, 2, 1), nn.BatchNorm2d(64), nn.GELU())
+        grids = [(8, 32), (4, 32), (2, 32)]
+        spec = [(64, 2, 3, 3), (128, 4, 3, 3), (256, 8, 0, 3)]  # dim, heads, local, global
+        self.stages = nn.ModuleList()
+        for (dim, heads, local, glob), hw in zip(spec, grids):
+            self.stages.append(nn.ModuleList(
+                [MixingBlock(dim, heads, hw) for _ in range(local)] +
+                [MixingBlock(dim, heads) for _ in range(glob)]))
+        self.merges = nn.ModuleList([nn.Conv2d(64, 128, 3, (2, 1), 1),
+                                     nn.Conv2d(128, 256, 3, (2, 1), 1)])
+        self.merge_norms = nn.ModuleList([nn.LayerNorm(128, eps=1e-6),
+                                          nn.LayerNorm(256, eps=1e-6)])
+        self.grids = grids
+        self.last = nn.Conv2d(256, 192, 1)
+        self.head = nn.Linear(192, classes)
+
+    def forward(self, x):
+        x = self.embed(x)
+        b = x.shape[0]
+        for i, blocks in enumerate(self.stages):
+            h, w = self.grids[i]
+            c = x.shape[1]
+            t = x.flatten(2).transpose(1, 2)
+            for blk in blocks:
+                t = blk(t)
+            x = t.transpose(1, 2).reshape(b, c, h, w)
+            if i < len(self.merges):
+                x = self.merges[i](x)
+                c2 = x.shape[1]
+                t = self.merge_norms[i](x.flatten(2).transpose(1, 2))
+                x = t.transpose(1, 2).reshape(b, c2, h // 2, w)
+        x = nn.functional.hardswish(self.last(x.mean(dim=2, keepdim=True)))
+        return torch.softmax(self.head(x.squeeze(2).transpose(1, 2)), dim=-1)
+
+
 def vision(name):
     return lambda: getattr(torchvision.models, name)(weights=None)
 
@@ -178,6 +264,7 @@ MODELS = {
     "mobilenet_v2": (vision("mobilenet_v2"), lambda: (torch.randn(1, 3, 224, 224),), ["input"]),
     "squeezenet1_1": (vision("squeezenet1_1"), lambda: (torch.randn(1, 3, 224, 224),), ["input"]),
     "saliency_unet": (SaliencyUNet, lambda: (torch.randn(1, 3, 320, 320),), ["input"]),
+    "svtr_tiny": (TextRecognizer, lambda: (torch.randn(1, 3, 32, 128),), ["input"]),
     "transformer_enc": (TransformerEnc, lambda: (torch.randn(128, 1, 256),), ["input"]),
     "bert_small": (BertSmall,
                    lambda: (torch.randint(0, 8000, (1, 128), dtype=torch.int64),
@@ -210,7 +297,8 @@ def export(name, outdir):
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     path = os.path.join(d, "model.onnx")
     with torch.no_grad():
-        torch.onnx.export(model, inputs, path, opset_version=OPSET, input_names=input_names,
+        torch.onnx.export(model, inputs, path, opset_version=OPSETS.get(name, OPSET),
+                          input_names=input_names,
                           output_names=["output"], do_constant_folding=True)
         outputs = model(*inputs)
         if isinstance(outputs, tuple):  # googlenet / inception aux outputs
