@@ -50,6 +50,16 @@ def vi(name, elt, shape):
     return h.make_tensor_value_info(name, elt, shape)
 
 
+def dql_ref(v):
+    """DynamicQuantizeLinear as ONNX defines it, in float32: the uint8
+    values (as int64), the scale and the zero point."""
+    f = np.float32
+    lo, hi = min(f(0), v.min()), max(f(0), v.max())
+    scale = f((hi - lo) / f(255))
+    zp = np.clip(np.rint(f(0) - lo / scale), 0, 255)
+    return np.clip(np.rint(v / scale) + zp, 0, 255).astype(np.int64), scale, zp
+
+
 def conv_int(x, w, stride, pads, dilation, group=1):
     """NCHW convolution of integer arrays in int64 (group 1 or depthwise);
     pads [t, l, b, r] read 0."""
@@ -281,13 +291,9 @@ for trial, where in enumerate([0, 5, 12799, 12800, 13119]):
     x.flat[where] = -40.0 - trial  # the minimum in a block, at an edge or in the tail
     x.flat[(where * 7 + 11) % x.size] = 30.0 + trial
     xq, xs, xzp, mean, mx, sm = m(x)
-    f = np.float32
-    lo, hi = min(f(0), x.min()), max(f(0), x.max())
-    scale = f((hi - lo) / f(255))
-    zp = np.clip(np.rint(f(0) - lo / scale), 0, 255)
-    want_q = np.clip(np.rint(x / scale) + zp, 0, 255)
+    want_q, scale, zp = dql_ref(x)
     assert xs == scale and int(xzp) == int(zp), (where, xs, scale, xzp, zp)
-    assert np.array_equal(xq.astype(np.int64), want_q.astype(np.int64)), where
+    assert np.array_equal(xq.astype(np.int64), want_q), where
     x64 = x.astype(np.float64)
     assert mx.shape == (1, 1, 1, 1) and mx.flat[0] == x.max(), where
     assert mean.shape == (1, 1, 1, 1) and abs(mean.flat[0] - x64.mean()) <= 1e-5 * np.abs(x64).mean()
@@ -313,12 +319,9 @@ for trial, where in enumerate([0, 64, 2599, 41471, 41472, 41599]):
     x.flat[(where * 13 + 5) % x.size] = 15.0 + trial
     y = x * f(2)
     yq, ys, yzp = m(x)
-    lo, hi = min(f(0), y.min()), max(f(0), y.max())
-    scale = f((hi - lo) / f(255))
-    zp = np.clip(np.rint(f(0) - lo / scale), 0, 255)
+    want_q, scale, zp = dql_ref(y)
     assert ys == scale and int(yzp) == int(zp), (where, ys, scale, yzp, zp)
-    assert np.array_equal(yq.astype(np.int64),
-                          np.clip(np.rint(y / scale) + zp, 0, 255).astype(np.int64)), where
+    assert np.array_equal(yq.astype(np.int64), want_q), where
 for where in [3, 20000, 41599]:
     x = rng.standard_normal(shape).astype(np.float32)
     x.flat[where] = np.nan
@@ -354,12 +357,9 @@ for trial in range(4):
         x2 *= f(0.01)  # the whole range comes from the Relu part
     c = np.concatenate([np.maximum(x, 0), x2 * f(2)], axis=1)
     cq, cs, czp, a = m(x, x2)
-    lo, hi = min(f(0), c.min()), max(f(0), c.max())
-    scale = f((hi - lo) / f(255))
-    zp = np.clip(np.rint(f(0) - lo / scale), 0, 255)
+    want_q, scale, zp = dql_ref(c)
     assert cs == scale and int(czp) == int(zp), (trial, cs, scale, czp, zp)
-    assert np.array_equal(cq.astype(np.int64),
-                          np.clip(np.rint(c / scale) + zp, 0, 255).astype(np.int64)), trial
+    assert np.array_equal(cq.astype(np.int64), want_q), trial
     assert np.array_equal(a, np.maximum(x, 0)), trial
 for which in range(2):
     x = rng.standard_normal((1, 16, 12, 20)).astype(np.float32)
