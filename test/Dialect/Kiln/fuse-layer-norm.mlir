@@ -48,6 +48,32 @@ func.func @variants(%x: tensor<3x4x6xf32>) -> tensor<3x4x6xf32> {
 
 // -----
 
+// A gamma of ones folds away before this pass (x * 1 is x) but beta stays
+// (x + 0 is not x for -0), as in fp16-converted models: + beta right after
+// the division is still the affine part.
+
+// CHECK-LABEL: func.func @beta_without_gamma
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8xf32>, %[[B:.+]]: tensor<8xf32>)
+// CHECK: %[[ONES:.+]] = kiln.constant dense<1.000000e+00> : tensor<8xf32>
+// CHECK: %[[Y:.+]] = kiln.layer_norm %[[X]], %[[ONES]], %[[B]] {axis = 1 : i64
+// CHECK-NOT: kiln.add
+// CHECK: return %[[Y]]
+func.func @beta_without_gamma(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  %two = kiln.constant dense<2.0> : tensor<f32>
+  %eps = kiln.constant dense<1.0e-5> : tensor<f32>
+  %m = kiln.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : tensor<2x8xf32> -> tensor<2x1xf32>
+  %d = kiln.sub %x, %m : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+  %sq = kiln.pow %d, %two : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %v = kiln.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : tensor<2x8xf32> -> tensor<2x1xf32>
+  %ve = kiln.add %v, %eps : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %s = kiln.sqrt %ve : tensor<2x1xf32>
+  %n = kiln.div %d, %s : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+  %y = kiln.add %n, %b : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
 // The centred value is also an output: rewriting would compute it twice,
 // so the chain stays as it is.
 

@@ -115,11 +115,23 @@ struct FuseLayerNorm : OpRewritePattern<DivOp> {
       if (user != square && user != div)
         return fail("x - mean is used outside the normalization");
 
-    // The affine part, when there is one: * gamma, then + beta.
+    // The affine part, when there is one: * gamma, then + beta. A gamma of
+    // ones is gone by now (x * 1 folds), but beta stays (x + 0 is not x
+    // for x = -0): + beta may follow the division directly.
     Operation *root = div;
     Value scale, bias;
     auto other = [](Operation *op, Value v) {
       return op->getOperand(0) == v ? op->getOperand(1) : op->getOperand(0);
+    };
+    auto shiftAfter = [&](Operation *op) {
+      if (op->hasOneUse())
+        if (auto shift = dyn_cast<AddOp>(*op->user_begin());
+            shift &&
+            shapedLikeTrailing(other(shift, op->getResult(0)), xType, *axis) &&
+            shift.getType() == xType) {
+          bias = other(shift, op->getResult(0));
+          root = shift;
+        }
     };
     if (div->hasOneUse())
       if (auto mul = dyn_cast<MulOp>(*div->user_begin());
@@ -127,14 +139,10 @@ struct FuseLayerNorm : OpRewritePattern<DivOp> {
           mul.getType() == xType) {
         scale = other(mul, div);
         root = mul;
-        if (mul->hasOneUse())
-          if (auto shift = dyn_cast<AddOp>(*mul->user_begin());
-              shift && shapedLikeTrailing(other(shift, mul), xType, *axis) &&
-              shift.getType() == xType) {
-            bias = other(shift, mul);
-            root = shift;
-          }
+        shiftAfter(mul);
       }
+    if (!scale)
+      shiftAfter(div);
     rewriter.setInsertionPoint(root);
     Location loc = root->getLoc();
     if (!scale) {
