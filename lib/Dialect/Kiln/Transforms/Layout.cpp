@@ -17,6 +17,7 @@
 // as before, so the pass never changes results, only where copies happen.
 //
 //===----------------------------------------------------------------------===//
+#include "Elementwise.h"
 #include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
@@ -27,6 +28,16 @@ namespace mlir::kiln {
 #define GEN_PASS_DEF_LAYOUTPASS
 #include "kiln/Dialect/Kiln/Transforms/Passes.h.inc"
 } // namespace mlir::kiln
+
+bool mlir::kiln::isUnaryElementwise(Operation *op) {
+  if (!isa<KilnDialect>(op->getDialect()) || op->getNumOperands() != 1 ||
+      op->getNumResults() != 1)
+    return false;
+  if (isa<CastOp>(op))
+    return true;
+  return op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
+         !isa<SoftmaxOp, IdentityOp>(op);
+}
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -69,18 +80,6 @@ Value transposeValue(PatternRewriter &rw, Location loc, Value v,
 
 /// The transpose that defines `v`, if any.
 TransposeOp transposeOf(Value v) { return v.getDefiningOp<TransposeOp>(); }
-
-/// Ops of one operand that apply a function to each element (softmax and
-/// identity are not; identity folds anyway).
-bool isUnaryElementwise(Operation *op) {
-  if (!isa<KilnDialect>(op->getDialect()) || op->getNumOperands() != 1 ||
-      op->getNumResults() != 1)
-    return false;
-  if (isa<CastOp>(op))
-    return true;
-  return op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
-         !isa<SoftmaxOp, IdentityOp>(op);
-}
 
 /// Ops whose operands broadcast (numpy rules) to the result, element by
 /// element.

@@ -29,6 +29,7 @@
 // slower split: a range pass and a quantizing pass per part).
 //
 //===----------------------------------------------------------------------===//
+#include "Elementwise.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
@@ -54,17 +55,14 @@ bool isOneElement(Type t, int64_t rank) {
 }
 
 /// Whether `op` applies a function to each element of `v`, its other
-/// operands being one element each.
+/// operands being one element each (of the binary ops, the arithmetic a
+/// quantizing chain uses).
 bool isElementwiseOn(Operation *op, Value v) {
-  if (op->getNumResults() != 1 || !isa<KilnDialect>(op->getDialect()))
-    return false;
-  int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
-  if (isa<CastOp>(op) || (op->getNumOperands() == 1 &&
-                          op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
-                          !isa<SoftmaxOp, IdentityOp>(op)))
+  if (isUnaryElementwise(op))
     return op->getOperand(0) == v;
   if (!isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp>(op))
     return false;
+  int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
   return llvm::count(op->getOperands(), v) == 1 &&
          llvm::all_of(op->getOperands(), [&](Value o) {
            return o == v || isOneElement(o.getType(), rank);
