@@ -23,8 +23,12 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   OpPassManager &graph = pm.nest<func::FuncOp>();
   if (options.widenHalf)
     graph.addPass(createWidenHalfPass());
-  if (options.integerVnni)
-    graph.addPass(createDequantizedProductsPass());
+  // QDQ products on integers: the VNNI kernels take them, and without VNNI
+  // the f32 kernels do with constant (packed) filters instead of weights
+  // dequantized at every run.
+  DequantizedProductsPassOptions dequantized;
+  dequantized.anyGroup = !options.integerVnni;
+  graph.addPass(createDequantizedProductsPass(dequantized));
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createShapeInferencePass());
   graph.addPass(createCanonicalizerPass());

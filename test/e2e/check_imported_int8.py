@@ -234,10 +234,14 @@ def qdq_model(name, kind, act_type, x_shape, w, w_scale, w_axis, bias=None, grou
                      [vi("y", T.FLOAT, None), vi("xq", act_type, None)], inits, opset=13)
 
 
-# A 3x3 convolution on uint8 activations, and a depthwise one (MobileNet's
-# QDQ form) on int8 activations, both with per-channel scales and a bias.
+# A 3x3 convolution on uint8 activations, a depthwise one (MobileNet's QDQ
+# form) on int8 activations and one of 2 groups (ResNeXt's), all with
+# per-channel scales and a bias. Without VNNI the products run on the f32
+# kernels with the weights a constant filter: no weight is dequantized at
+# run time.
 for name, act, c, f, group in [("qdq_conv", T.UINT8, 8, 16, 1),
-                               ("qdq_depthwise", T.INT8, 24, 24, 24)]:
+                               ("qdq_depthwise", T.INT8, 24, 24, 24),
+                               ("qdq_grouped", T.UINT8, 8, 12, 2)]:
     w = rng.integers(-127, 128, (f, c // group, 3, 3)).astype(np.int8)
     ws = (rng.random(f) * 0.01 + 0.002).astype(np.float32)
     bias = rng.integers(-300, 300, f).astype(np.int32)
@@ -251,14 +255,21 @@ for name, act, c, f, group in [("qdq_conv", T.UINT8, 8, 16, 1),
     bd = bias * (np.float32(0.04) * ws).astype(np.float64)
     want = np.zeros((1, f, 9, 9))
     xp = np.pad(xd, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ci, fg = c // group, f // group
     for i in range(3):
         for j in range(3):
             patch = xp[:, :, i:i + 9, j:j + 9]
-            want += (np.einsum("nchw,fc->nfhw", patch, wd[:, :, i, j]) if group == 1
-                     else patch * wd[None, :, 0, i, j, None, None])
+            for g in range(group):
+                want[:, g * fg:(g + 1) * fg] += np.einsum(
+                    "nchw,fc->nfhw", patch[:, g * ci:(g + 1) * ci],
+                    wd[g * fg:(g + 1) * fg, :, i, j])
     want += bd[None, :, None, None]
     assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), (name, np.abs(y - want).max())
-    check_path(path, "kiln.integer_conv2d" if group == 1 else "kiln.integer_depthwise_conv2d")
+    if group != 2:
+        check_path(path, "kiln.integer_conv2d" if group == 1 else "kiln.integer_depthwise_conv2d")
+    if not VNNI:
+        text = emitted_graph(path)
+        assert f"xi8> -> tensor<{f}x{ci}x3x3xf32>" not in text, (name, "weights dequantized at run time")
 
 w = rng.integers(-127, 128, (40, 24)).astype(np.int8)
 path = qdq_model("qdq_matmul", "MatMul", T.INT8, [3, 5, 40], w, np.array(0.003, np.float32), 1)
@@ -370,4 +381,4 @@ for which in range(2):
     assert np.isnan(m(x, x2)[1]), which
 
 print("imported int8: %d convolutions, 1 MatMulInteger, QLinearConv, QLinearMatMul "
-      "exact, QDQ Conv, depthwise Conv and MatMul (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))
+      "exact, QDQ Conv, depthwise and grouped Conv and MatMul (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))

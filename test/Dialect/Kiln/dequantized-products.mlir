@@ -1,4 +1,5 @@
-// RUN: kiln-opt %s --split-input-file --kiln-dequantized-products | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-dequantized-products | FileCheck %s --check-prefixes=CHECK,VNNI
+// RUN: kiln-opt %s --split-input-file --kiln-dequantized-products=any-group=true | FileCheck %s --check-prefixes=CHECK,ANY
 
 // A QDQ convolution as it imports: a uint8 activation dequantized with zero
 // point 3 and scale 0.5, int8 weights with one scale per output channel, a
@@ -66,14 +67,24 @@ func.func @qdq_matmul_int8_activation(%q: tensor<4x16xi8>) -> tensor<4x8xf32> {
 
 // A depthwise QDQ convolution (MobileNet's; one group per channel, 4
 // channels) becomes the i32 depthwise convolution with the same group; one
-// on 2 channels, which the int8 depthwise kernel cannot take, stays f32.
+// on 2 channels, which the int8 depthwise kernel cannot take, stays f32,
+// unless the target has no int8 kernels (any-group: the f32 kernels run the
+// integer product on a constant filter). So does a convolution of 2 groups
+// of 2 channels.
 
 // CHECK-LABEL: func.func @qdq_depthwise
 // CHECK: %[[ACC:.+]] = kiln.conv2d %{{.+}}, %{{.+}} {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xi32>, tensor<4x1x3x3xi32>) -> tensor<1x4x5x5xi32>
 // CHECK: kiln.cast %[[ACC]] to f32
 // CHECK: kiln.constant dense<2.500000e-01> : tensor<1x4x1x1xf32>
 // CHECK-LABEL: func.func @qdq_depthwise_two_channels
-// CHECK-NOT: i32
+// VNNI-NOT: i32
+// ANY: %[[ACC:.+]] = kiln.conv2d %{{.+}}, %{{.+}} {{.*}}group = 2 : i64{{.*}} : (tensor<1x2x5x5xi32>, tensor<2x1x3x3xi32>) -> tensor<1x2x5x5xi32>
+// ANY: kiln.cast %[[ACC]] to f32
+// CHECK-LABEL: func.func @qdq_grouped
+// VNNI-NOT: i32
+// ANY: %[[ACC:.+]] = kiln.conv2d %{{.+}}, %{{.+}} {{.*}}group = 2 : i64{{.*}} : (tensor<1x4x5x5xi32>, tensor<4x2x3x3xi32>) -> tensor<1x4x5x5xi32>
+// ANY: %[[F:.+]] = kiln.cast %[[ACC]] to f32
+// ANY: kiln.mul %[[F]], %{{.+}} : (tensor<1x4x5x5xf32>, tensor<1x4x1x1xf32>)
 func.func @qdq_depthwise(%q: tensor<1x4x5x5xui8>) -> tensor<1x4x5x5xf32> {
   %xs = kiln.constant dense<5.000000e-01> : tensor<f32>
   %xzp = kiln.constant dense<3.000000e+00> : tensor<f32>
@@ -97,6 +108,17 @@ func.func @qdq_depthwise_two_channels(%q: tensor<1x2x5x5xui8>) -> tensor<1x2x5x5
   %wd = kiln.mul %wf, %ws : (tensor<2x1x3x3xf32>, tensor<f32>) -> tensor<2x1x3x3xf32>
   %y = kiln.conv2d %x, %wd {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x5x5xf32>
   return %y : tensor<1x2x5x5xf32>
+}
+func.func @qdq_grouped(%q: tensor<1x4x5x5xui8>) -> tensor<1x4x5x5xf32> {
+  %xs = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %w = kiln.constant dense<-3> : tensor<4x2x3x3xi8>
+  %ws = kiln.constant dense<[[[[0.25]]], [[[0.5]]], [[[1.0]]], [[[2.0]]]]> : tensor<4x1x1x1xf32>
+  %qf = kiln.cast %q to f32 : tensor<1x4x5x5xui8> -> tensor<1x4x5x5xf32>
+  %x = kiln.mul %qf, %xs : (tensor<1x4x5x5xf32>, tensor<f32>) -> tensor<1x4x5x5xf32>
+  %wf = kiln.cast %w to f32 : tensor<4x2x3x3xi8> -> tensor<4x2x3x3xf32>
+  %wd = kiln.mul %wf, %ws : (tensor<4x2x3x3xf32>, tensor<4x1x1x1xf32>) -> tensor<4x2x3x3xf32>
+  %y = kiln.conv2d %x, %wd {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x5x5xf32>
+  return %y : tensor<1x4x5x5xf32>
 }
 
 // -----

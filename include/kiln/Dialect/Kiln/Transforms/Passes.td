@@ -199,9 +199,17 @@ def DequantizedProductsPass : Pass<"kiln-dequantized-products", "func::FuncOp"> 
     `kiln-integer-products-on-vnni` runs on the int8 kernels. Weight zero
     points must be 0 and weight scales per tensor or per output channel;
     anything else stays as it is. Runs before canonicalization folds the
-    weights' dequantization; the compile adds it when the target CPU has
-    AVX512-VNNI.
+    weights' dequantization. The compile adds it for every target: without
+    AVX512-VNNI (`any-group`, which also takes every grouped convolution),
+    `kiln-integer-products-in-f32` runs the integer product on the f32
+    kernels with the int8 weights as a constant f32 filter, packed at
+    compile time, where the QDQ form dequantized the weights at every run.
   }];
+  let options = [
+    Option<"anyGroup", "any-group", "bool", "false",
+           "Rewrite convolutions of any group, not only those the int8 "
+           "kernels take (group 1, depthwise on a multiple of 4 channels)">,
+  ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
