@@ -214,14 +214,19 @@ check_path(path, "kiln.integer_matmul")
 # DequantizeLinear(QuantizeLinear(x)) and DequantizeLinear(int8 W) into Conv /
 # MatMul: the products run on integers (kiln.integer_conv2d / integer_matmul on a VNNI host),
 # against the ONNX definition (dequantize, then the f32 product) in float64.
-def qdq_model(name, kind, act_type, x_shape, w, w_scale, w_axis, bias=None, group=1):
+def qdq_model(name, kind, act_type, x_shape, w, w_scale, w_axis, bias=None, group=1,
+              w_zp=None):
     zp_x = np.array(3 if act_type == T.UINT8 else -7,
                     np.uint8 if act_type == T.UINT8 else np.int8)
     inits = [("xs", np.array(0.04, np.float32)), ("xzp", zp_x), ("w", w),
              ("ws", w_scale)]
+    w_ins = ["w", "ws"]
+    if w_zp is not None:
+        inits.append(("wzp", np.array(w_zp, w.dtype)))
+        w_ins.append("wzp")
     nodes = [h.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq"]),
              h.make_node("DequantizeLinear", ["xq", "xs", "xzp"], ["xd"]),
-             h.make_node("DequantizeLinear", ["w", "ws"], ["wd"], axis=w_axis)]
+             h.make_node("DequantizeLinear", w_ins, ["wd"], axis=w_axis)]
     ins = ["xd", "wd"]
     if bias is not None:
         inits += [("b", bias), ("bs", (np.float32(0.04) * w_scale).astype(np.float32))]
@@ -236,23 +241,34 @@ def qdq_model(name, kind, act_type, x_shape, w, w_scale, w_axis, bias=None, grou
 
 # A 3x3 convolution on uint8 activations, a depthwise one (MobileNet's QDQ
 # form) on int8 activations and one of 2 groups (ResNeXt's), all with
-# per-channel scales and a bias. Without VNNI the products run on the f32
-# kernels with the weights a constant filter: no weight is dequantized at
-# run time.
-for name, act, c, f, group in [("qdq_conv", T.UINT8, 8, 16, 1),
-                               ("qdq_depthwise", T.INT8, 24, 24, 24),
-                               ("qdq_grouped", T.UINT8, 8, 12, 2)]:
-    w = rng.integers(-127, 128, (f, c // group, 3, 3)).astype(np.int8)
+# per-channel scales and a bias; then weights with a zero point: uint8 ones
+# with 128 (the tool's QUInt8 weights: int8 again once centred, so on the
+# VNNI kernels) and int8 ones with 5 (beyond int8 once centred: f32
+# kernels). Without VNNI the products run on the f32 kernels with the
+# weights a constant filter: no weight is dequantized at run time.
+for name, act, c, f, group, wzp in [("qdq_conv", T.UINT8, 8, 16, 1, None),
+                                    ("qdq_depthwise", T.INT8, 24, 24, 24, None),
+                                    ("qdq_grouped", T.UINT8, 8, 12, 2, None),
+                                    ("qdq_uint8_w", T.UINT8, 8, 16, 1, 128),
+                                    ("qdq_int8_w_zp", T.INT8, 8, 16, 1, 5)]:
+    if wzp == 128:
+        w = rng.integers(0, 256, (f, c // group, 3, 3)).astype(np.uint8)
+    else:
+        w = rng.integers(-127 if wzp is None else -128, 128,
+                         (f, c // group, 3, 3)).astype(np.int8)
     ws = (rng.random(f) * 0.01 + 0.002).astype(np.float32)
+    if wzp is not None:  # a zero point is per tensor or per channel together with the scale
+        ws = np.array(0.004, np.float32)
     bias = rng.integers(-300, 300, f).astype(np.int32)
-    path = qdq_model(name, "Conv", act, [1, c, 9, 9], w, ws, 0, bias, group)
+    path = qdq_model(name, "Conv", act, [1, c, 9, 9], w, ws, 0, bias, group, wzp)
     m = compile_and_load(kiln, path)
     x = rng.standard_normal((1, c, 9, 9)).astype(np.float32)
     y, xq = m(x)
     zp = 3 if act == T.UINT8 else -7
     xd = (xq.astype(np.float64) - zp) * np.float64(np.float32(0.04))
-    wd = w.astype(np.float64) * ws.astype(np.float64)[:, None, None, None]
-    bd = bias * (np.float32(0.04) * ws).astype(np.float64)
+    wd = (w.astype(np.float64) - (wzp or 0)) * \
+        np.broadcast_to(ws.astype(np.float64), (f,))[:, None, None, None]
+    bd = bias * np.broadcast_to((np.float32(0.04) * ws).astype(np.float64), (f,))
     want = np.zeros((1, f, 9, 9))
     xp = np.pad(xd, ((0, 0), (0, 0), (1, 1), (1, 1)))
     ci, fg = c // group, f // group
@@ -265,11 +281,10 @@ for name, act, c, f, group in [("qdq_conv", T.UINT8, 8, 16, 1),
                     wd[g * fg:(g + 1) * fg, :, i, j])
     want += bd[None, :, None, None]
     assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), (name, np.abs(y - want).max())
-    if group != 2:
+    if group != 2 and wzp != 5:
         check_path(path, "kiln.integer_conv2d" if group == 1 else "kiln.integer_depthwise_conv2d")
-    if not VNNI:
-        text = emitted_graph(path)
-        assert f"xi8> -> tensor<{f}x{ci}x3x3xf32>" not in text, (name, "weights dequantized at run time")
+    text = emitted_graph(path)
+    assert f"i8> -> tensor<{f}x{ci}x3x3xf32>" not in text, (name, "weights dequantized at run time")
 
 w = rng.integers(-127, 128, (40, 24)).astype(np.int8)
 path = qdq_model("qdq_matmul", "MatMul", T.INT8, [3, 5, 40], w, np.array(0.003, np.float32), 1)

@@ -123,15 +123,16 @@ func.func @qdq_grouped(%q: tensor<1x4x5x5xui8>) -> tensor<1x4x5x5xf32> {
 
 // -----
 
-// Left alone: weights with a zero point (their dequantization subtracts
-// it), and an f32 activation that was never quantized.
+// Weights with a zero point per tensor: the integers w - zp become the
+// constant (3 - 1 = 2; uint8 weights with zero point 128, ONNX Runtime's
+// QUInt8 weights, come out as int8 values).
 
-// CHECK-LABEL: func.func @not_qdq
-// CHECK-NOT: i32
-// CHECK: kiln.conv2d {{.*}} -> tensor<1x1x2x2xf32>
-// CHECK-NOT: i32
-// CHECK: kiln.matmul {{.*}} -> tensor<2x2xf32>
-func.func @not_qdq(%q: tensor<1x1x2x2xui8>, %x: tensor<2x2xf32>) -> (tensor<1x1x2x2xf32>, tensor<2x2xf32>) {
+// CHECK-LABEL: func.func @weight_zero_point
+// CHECK: %[[W:.+]] = kiln.constant dense<2> : tensor<1x1x1x1xi32>
+// CHECK: kiln.conv2d %{{.+}}, %[[W]] {{.*}} -> tensor<1x1x2x2xi32>
+// CHECK: %[[U:.+]] = kiln.constant dense<{{\[}}[-128], [127]]> : tensor<2x1xi32>
+// CHECK: kiln.matmul %{{.+}}, %[[U]] : {{.*}} -> tensor<3x1xi32>
+func.func @weight_zero_point(%q: tensor<1x1x2x2xui8>, %q2: tensor<3x2xui8>) -> (tensor<1x1x2x2xf32>, tensor<3x1xf32>) {
   %s = kiln.constant dense<5.000000e-01> : tensor<f32>
   %w = kiln.constant dense<3> : tensor<1x1x1x1xi8>
   %wzp = kiln.constant dense<1.000000e+00> : tensor<f32>
@@ -141,11 +142,43 @@ func.func @not_qdq(%q: tensor<1x1x2x2xui8>, %x: tensor<2x2xf32>) -> (tensor<1x1x
   %wc = kiln.sub %wf, %wzp : (tensor<1x1x1x1xf32>, tensor<f32>) -> tensor<1x1x1x1xf32>
   %wd = kiln.mul %wc, %s : (tensor<1x1x1x1xf32>, tensor<f32>) -> tensor<1x1x1x1xf32>
   %y = kiln.conv2d %xd, %wd {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x2x2xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x2x2xf32>
+  %q2f = kiln.cast %q2 to f32 : tensor<3x2xui8> -> tensor<3x2xf32>
+  %x2 = kiln.mul %q2f, %s : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  %u = kiln.constant dense<[[0], [255]]> : tensor<2x1xui8>
+  %uzp = kiln.constant dense<1.280000e+02> : tensor<f32>
+  %uf = kiln.cast %u to f32 : tensor<2x1xui8> -> tensor<2x1xf32>
+  %uc = kiln.sub %uf, %uzp : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %ud = kiln.mul %uc, %s : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %z = kiln.matmul %x2, %ud : (tensor<3x2xf32>, tensor<2x1xf32>) -> tensor<3x1xf32>
+  return %y, %z : tensor<1x1x2x2xf32>, tensor<3x1xf32>
+}
+
+// -----
+
+// Left alone: weights with a zero point per output channel (ONNX's
+// DequantizeLinear takes one with per-axis scales), and an f32 activation
+// that was never quantized.
+
+// CHECK-LABEL: func.func @not_qdq
+// CHECK-NOT: i32
+// CHECK: kiln.conv2d {{.*}} -> tensor<1x2x2x2xf32>
+// CHECK-NOT: i32
+// CHECK: kiln.matmul {{.*}} -> tensor<2x2xf32>
+func.func @not_qdq(%q: tensor<1x1x2x2xui8>, %x: tensor<2x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<2x2xf32>) {
+  %s = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %w = kiln.constant dense<3> : tensor<2x1x1x1xi8>
+  %wzp = kiln.constant dense<[[[[1.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf32>
+  %qf = kiln.cast %q to f32 : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
+  %xd = kiln.mul %qf, %s : (tensor<1x1x2x2xf32>, tensor<f32>) -> tensor<1x1x2x2xf32>
+  %wf = kiln.cast %w to f32 : tensor<2x1x1x1xi8> -> tensor<2x1x1x1xf32>
+  %wc = kiln.sub %wf, %wzp : (tensor<2x1x1x1xf32>, tensor<2x1x1x1xf32>) -> tensor<2x1x1x1xf32>
+  %wd = kiln.mul %wc, %s : (tensor<2x1x1x1xf32>, tensor<f32>) -> tensor<2x1x1x1xf32>
+  %y = kiln.conv2d %xd, %wd {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
   %w2 = kiln.constant dense<3> : tensor<2x2xi8>
   %w2f = kiln.cast %w2 to f32 : tensor<2x2xi8> -> tensor<2x2xf32>
   %w2d = kiln.mul %w2f, %s : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
   %z = kiln.matmul %x, %w2d : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
-  return %y, %z : tensor<1x1x2x2xf32>, tensor<2x2xf32>
+  return %y, %z : tensor<1x2x2x2xf32>, tensor<2x2xf32>
 }
 
 // -----

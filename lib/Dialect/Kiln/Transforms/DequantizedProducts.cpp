@@ -5,26 +5,29 @@
 // and the runtime that loads such a model runs the product in int8. They
 // import as f32 products of dequantized values,
 //
-//   conv2d((cast(q) - zp) * s, cast(w) * sw[f])
+//   conv2d((cast(q) - zp) * s, (cast(w) - wzp) * sw[f])
 //
 // which this pass rewrites into the integer product and one scale per
 // output channel,
 //
-//   cast(conv2d_i32(cast(q) - zp, cast(w)) to f32) * (s * sw[f]) + bias
+//   cast(conv2d_i32(cast(q) - zp, w - wzp) to f32) * (s * sw[f]) + bias
 //
 // (exact products and sums; only the final scaling rounds, where the f32
 // form rounded every term), so that kiln-integer-products-on-vnni gives it
-// the int8 kernels. Without them (`anyGroup`, any grouped convolution too),
-// kiln-integer-products-in-f32 runs it on the f32 kernels, the int8 weights
-// a constant filter packed at compile time: the QDQ form dequantized them
-// at every run and gave the convolution a filter of run-time values
-// (ResNet-18: 108 ms against 45 ms for the f32 model on an AVX2 host). An int8
-// activation is shifted to uint8 (q + 128, zero point + 128: the same
-// differences), as vpdpbusd wants. It runs before the first canonicalization,
-// while the dequantization of the weights is still a cast of the int8 constant.
-// Weights with a non-zero zero point, scales that are not per tensor or per
-// output channel, and (for the int8 kernels) grouped convolutions other than
-// depthwise ones on a multiple of 4 channels stay as they are.
+// the int8 kernels when w - wzp fits int8 (int8 weights without a zero
+// point, or uint8 ones with zero point 128, the tool's QUInt8 weights).
+// Without those kernels (`anyGroup`: any grouped convolution too),
+// kiln-integer-products-in-f32 runs it on the f32 kernels, the integer
+// weights a constant filter packed at compile time: the QDQ form
+// dequantized them at every run and gave the convolution a filter of
+// run-time values (ResNet-18: 108 ms against 45 ms for the f32 model on an
+// AVX2 host). An int8 activation is shifted to uint8 (q + 128, zero point +
+// 128: the same differences), as vpdpbusd wants. It runs before the first
+// canonicalization, while the dequantization of the weights is still a cast
+// of the 8-bit constant. Weight zero points other than one per tensor,
+// scales that are not per tensor or per output channel, and (for the int8
+// kernels) grouped convolutions other than depthwise ones on a multiple of
+// 4 channels stay as they are.
 //
 //===----------------------------------------------------------------------===//
 #include "IntegerValues.h"
@@ -115,13 +118,37 @@ Value centeredU8(OpBuilder &b, Location loc, const Dequantized &d) {
   return SubOp::create(b, loc, i32, wide, z);
 }
 
-/// A constant int8 weight dequantized without a zero point, in i32.
+/// Whether W's integers are its values as they are (an int8 constant
+/// without a zero point) rather than `w - zp` (a uint8 one, or a zero point).
+bool widenedAsIs(const Dequantized &w) {
+  return w.zeroPoint == 0 &&
+         getElementTypeOrSelf(w.q.getType()).isSignlessInteger(8);
+}
+
+/// A constant 8-bit weight, dequantized with a zero point per tensor or
+/// without one, whose integers can be read when they must be computed.
 std::optional<Dequantized> constantWeights(Value v) {
   std::optional<Dequantized> d = dequantized(v);
-  if (!d || d->zeroPoint != 0 || !d->q.getDefiningOp<ConstantOp>() ||
-      !getElementTypeOrSelf(d->q.getType()).isSignlessInteger(8))
+  auto c = d ? d->q.getDefiningOp<ConstantOp>() : ConstantOp();
+  if (!c || (!widenedAsIs(*d) && !integers::readInts(c)))
     return std::nullopt;
   return d;
+}
+
+/// The weights as i32 integers: the int8 constant widened, or (a uint8
+/// constant, a zero point) `w - zp` computed here, which for uint8 weights
+/// with zero point 128 (ONNX Runtime's QUInt8 weights) is int8 again.
+Value integerWeights(OpBuilder &b, Location loc, const Dequantized &w) {
+  auto type = cast<RankedTensorType>(w.q.getType()).clone(b.getI32Type());
+  if (widenedAsIs(w))
+    return CastOp::create(b, loc, type, w.q, TypeAttr::get(b.getI32Type()));
+  std::vector<double> q = *integers::readInts(w.q.getDefiningOp<ConstantOp>());
+  std::vector<int32_t> values;
+  values.reserve(q.size());
+  for (double v : q)
+    values.push_back(int32_t(v - w.zeroPoint));
+  return ConstantOp::create(b, loc, type,
+                            DenseElementsAttr::get(type, ArrayRef(values)));
 }
 
 /// The f32 constant `values` of `type`.
@@ -132,16 +159,14 @@ Value f32Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 }
 
 /// The i32 product `build(a, w)` of x's centered uint8 activation and W's
-/// int8 constant, converted to `rt` (f32) and multiplied by x's scale times
-/// W's (one, or one per output channel: `n` along `scaleShape`).
+/// integer weights, converted to `rt` (f32) and multiplied by x's scale
+/// times W's (one, or one per output channel: `n` along `scaleShape`).
 Value scaledProduct(
     OpBuilder &b, Location loc, RankedTensorType rt, const Dequantized &x,
     const Dequantized &w, int64_t n, ArrayRef<int64_t> scaleShape,
     llvm::function_ref<Value(Value, Value, RankedTensorType)> build) {
   Value a = centeredU8(b, loc, x);
-  auto wt = cast<RankedTensorType>(w.q.getType());
-  Value wi = CastOp::create(b, loc, wt.clone(b.getI32Type()), w.q,
-                            TypeAttr::get(b.getI32Type()));
+  Value wi = integerWeights(b, loc, w);
   Value acc = build(a, wi, rt.clone(b.getI32Type()));
   std::vector<float> scale(n);
   for (int64_t i = 0; i < n; ++i)
