@@ -189,21 +189,23 @@ def DequantizedProductsPass : Pass<"kiln-dequantized-products", "func::FuncOp"> 
   let summary = "Run the products of a QDQ model on integers";
   let description = [{
     A QDQ model (ONNX Runtime's static quantization) multiplies dequantized
-    values: `conv2d((cast(q) - zp) * s, cast(W) * sw)` with `q` an 8-bit
-    activation and `W` a constant int8 weight. Such an f32 `kiln.conv2d`
-    (NCHW, group 1, or depthwise on a multiple of 4 channels) or
-    `kiln.matmul` ([..., M, K] x [K, N])
-    becomes the i32 product of `q - zp` (an int8 `q` moved to uint8 with its
-    zero point) and `W`, converted to f32 and multiplied by `s * sw` per
-    output channel (then the bias added), which
-    `kiln-integer-products-on-vnni` runs on the int8 kernels. Weight zero
-    points must be 0 and weight scales per tensor or per output channel;
-    anything else stays as it is. Runs before canonicalization folds the
-    weights' dequantization. The compile adds it for every target: without
-    AVX512-VNNI (`any-group`, which also takes every grouped convolution),
-    `kiln-integer-products-in-f32` runs the integer product on the f32
-    kernels with the int8 weights as a constant f32 filter, packed at
-    compile time, where the QDQ form dequantized the weights at every run.
+    values: `conv2d((cast(q) - zp) * s, (cast(W) - wzp) * sw)` with `q` an
+    8-bit activation and `W` a constant 8-bit weight. Such an f32
+    `kiln.conv2d` (NCHW, group 1, or depthwise on a multiple of 4 channels)
+    or `kiln.matmul` ([..., M, K] x [K, N]) becomes the i32 product of
+    `q - zp` (an int8 `q` moved to uint8 with its zero point) and the
+    integers `W - wzp` (the int8 constant widened, or a constant computed
+    here), converted to f32 and multiplied by `s * sw` per output channel
+    (then the bias added), which `kiln-integer-products-on-vnni` runs on the
+    int8 kernels when `W - wzp` fits int8 (uint8 weights with zero point 128
+    do). Weight zero points must be one per tensor and weight scales per
+    tensor or per output channel; anything else stays as it is. Runs before
+    canonicalization folds the weights' dequantization. The compile adds it
+    for every target: without AVX512-VNNI (`any-group`, which also takes
+    every grouped convolution), `kiln-integer-products-in-f32` runs the
+    integer product on the f32 kernels with the weights a constant filter,
+    packed at compile time, where the QDQ form dequantized the weights at
+    every run.
   }];
   let options = [
     Option<"anyGroup", "any-group", "bool", "false",
