@@ -230,7 +230,20 @@ SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
         channelStep = 1;
       }
     }
-    t = {1, 1, pixels, f, 1, 0, divisorAtMost(r[6], channelStep)};
+    // AVX2 (16 registers): one filter tap per step. With the whole kernel
+    // row in a step, each input pixel's broadcast serves several taps, so
+    // LLVM kept it live across them and spilled it (a 5 x 2-register tile
+    // of the U-Net's 3x3 layers: 24 stack moves beside 60 FMAs); per tap
+    // the broadcasts of a step are all different and die at once, and 4
+    // input channels per step keep the loop as long. ResNet-18 6%,
+    // SqueezeNet 7% and the saliency U-Net 16% faster on a Zen 3.
+    int64_t kwTile = 0;
+    if (acc < 16 && r[5] > 1) {
+      kwTile = 1;
+      if (channelStep == 2)
+        channelStep = 4;
+    }
+    t = {1, 1, pixels, f, 1, kwTile, divisorAtMost(r[6], channelStep)};
   } else if (isa<linalg::DepthwiseConv2DNhwcHwcOp>(op)) {
     // (n, oh, ow, c, kh, kw): output pixels x whole registers of channels.
     int64_t c = depthwiseChannelTile(r[3], vw);

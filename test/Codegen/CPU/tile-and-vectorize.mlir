@@ -38,6 +38,23 @@ func.func @matmul_64(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64
 
 // -----
 
+// A 3x3 convolution with 8 lanes (AVX2) steps one filter tap and 4 input
+// channels at a time: with a whole kernel row per step each broadcast of an
+// input pixel served three taps and was spilled between them. 6 pixels x 2
+// registers of channels (12 accumulators).
+// VW8-LABEL: func.func @conv3x3_per_tap
+// VW8: scf.for {{.+}} = %c0 to %c12 step %c6
+// VW8: scf.for {{.+}} = %c0 to %c3 step %c1
+// VW8: scf.for {{.+}} = %c0 to %c3 step %c1
+// VW8: scf.for {{.+}} = %c0 to %c32 step %c4
+// VW8: vector.contract {{.+}} : vector<6x4xf32>, vector<4x16xf32> into vector<6x16xf32>
+func.func @conv3x3_per_tap(%x: tensor<1x10x14x32xf32>, %w: tensor<3x3x32x16xf32>, %o: tensor<1x8x12x16xf32>) -> tensor<1x8x12x16xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x10x14x32xf32>, tensor<3x3x32x16xf32>) outs(%o : tensor<1x8x12x16xf32>) -> tensor<1x8x12x16xf32>
+  return %0 : tensor<1x8x12x16xf32>
+}
+
+// -----
+
 // Tile sizes divide their loops, so every tile is static and needs no mask:
 // M = 12 takes 6 rows at a time, N = 20 fits in one tile and is not tiled.
 // CHECK-LABEL: func.func @matmul_odd_sizes
