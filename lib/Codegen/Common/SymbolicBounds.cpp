@@ -254,6 +254,28 @@ std::optional<int64_t> largest(Value v, int depth) {
 Value forwarded(Value shaped, int64_t d, int depth) {
   if (depth > kMaxDepth)
     return {};
+  // A collapsed dimension made of one source dimension and unit ones is
+  // that dimension: an output collapsed from its kernel's panels ([batch,
+  // 2, 32] -> [batch, 64], a matmul's on AVX2) keeps its batch symbol.
+  Operation *def = shaped.getDefiningOp();
+  if (isa_and_present<memref::CollapseShapeOp, tensor::CollapseShapeOp>(def) &&
+      cast<ShapedType>(shaped.getType()).isDynamicDim(d)) {
+    SmallVector<ReassociationIndices> groups =
+        isa<memref::CollapseShapeOp>(def)
+            ? cast<memref::CollapseShapeOp>(def).getReassociationIndices()
+            : cast<tensor::CollapseShapeOp>(def).getReassociationIndices();
+    Value src = def->getOperand(0);
+    auto srcType = cast<ShapedType>(src.getType());
+    std::optional<int64_t> only;
+    for (int64_t i : groups[d]) {
+      if (!srcType.isDynamicDim(i) && srcType.getDimSize(i) == 1)
+        continue;
+      if (only)
+        return {}; // a product of sizes is no one symbol
+      only = i;
+    }
+    return only ? forwarded(src, *only, depth + 1) : Value();
+  }
   OpFoldResult src = sourceOfDim(shaped, d);
   auto v = dyn_cast_if_present<Value>(src);
   if (!v)

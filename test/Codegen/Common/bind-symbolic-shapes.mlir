@@ -47,6 +47,22 @@ func.func @forwarded(%x: memref<?xf32> {kiln.symbols = array<i64: 0>}) -> memref
   return %c : memref<?xf32>
 }
 
+// An output collapsed from its kernel's panels ([batch, 2, 32] -> [batch,
+// 64], as an AVX2 matmul leaves it) keeps its batch symbol: a collapsed
+// dimension made of one source dimension is that dimension. The other
+// output merges two run-time dimensions: no one symbol, -2.
+// CHECK-LABEL: func.func @collapsed_panels(
+// CHECK-SAME: kiln.output_bounds = array<i64: 4, 64, 16>, kiln.output_symbols = array<i64: 0, -1, -2>
+func.func @collapsed_panels(%x: memref<?x?xf32> {kiln.symbols = array<i64: 0, 0>}) -> (memref<?x64xf32>, memref<?xf32>) attributes {kiln.symbol_bounds = array<i64: 1, 4>} {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %p = memref.alloc(%n) : memref<?x2x32xf32>
+  %y = memref.collapse_shape %p [[0], [1, 2]] : memref<?x2x32xf32> into memref<?x64xf32>
+  %q = memref.alloc(%n, %n) : memref<?x?xf32>
+  %z = memref.collapse_shape %q [[0, 1]] : memref<?x?xf32> into memref<?xf32>
+  return %y, %z : memref<?x64xf32>, memref<?xf32>
+}
+
 // A function without kiln.symbol_bounds is left as it is.
 // CHECK-LABEL: func.func @static_graph(%{{.*}}: memref<3xf32>) -> memref<3xf32>
 func.func @static_graph(%x: memref<3xf32>) -> memref<3xf32> {
