@@ -1,5 +1,4 @@
-//===- Elementwise.h - which kiln ops act element by element -----*- C++
-//-*-===//
+//===- Elementwise.h - which kiln ops act element by element --*- C++ -*-===//
 //
 // Shared by the graph passes that move ops across others (the layout pass
 // sinks transposes through them; kiln-quantize-concat-parts moves a
