@@ -13,6 +13,7 @@
 #include "kiln/Codegen/GPU/Passes.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 #include "kiln/Import/Onnx/OnnxImporter.h"
@@ -943,6 +944,23 @@ Error Compilation::describeModel() {
 }
 
 Error Compilation::lowerToLinalg() {
+  // Random ops ask the CPU runtime for their keys (docs/ops.md, "Random
+  // numbers"); the GPU runtime has no such call yet.
+  if (options.target == Target::Cuda) {
+    std::string node;
+    module->walk([&](kiln::RandomOp op) {
+      node = nodeNameIn(op->getLoc());
+      return WalkResult::interrupt();
+    });
+    if (!node.empty()) {
+      auto kind = nodeKinds.find(node);
+      return makeError(
+          "node '" + node + "'" +
+          (kind != nodeKinds.end() ? " " + kind->second : std::string()) +
+          ": draws random numbers, which the GPU target (--target=cuda) "
+          "does not support yet; compile the model for the CPU");
+    }
+  }
   if (failed(runPasses([](OpPassManager &pm) { buildLinalgPipeline(pm); },
                        "linalg")))
     return diagnosticsError("lowering to linalg failed");

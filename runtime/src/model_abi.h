@@ -29,6 +29,10 @@ void __kiln_emu_fibers(void (*fn)(void *ctx, int64_t begin, int64_t end),
     __attribute__((visibility("hidden")));
 void __kiln_emu_barrier(void) __attribute__((visibility("hidden")));
 
+/* A new key for one execution of a random op (runtime/src/runtime.c). */
+uint64_t __kiln_random_key(uint64_t seed, uint32_t seeded)
+    __attribute__((visibility("hidden")));
+
 /* Run-time guards (a graph input that decides a shape the model was compiled
  * for, e.g. Reshape's `shape`): the generated code writes the number of a
  * failing guard (1-based) into the uint32 status word at the start of the

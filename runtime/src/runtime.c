@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -36,8 +37,47 @@ struct kiln_session {
    * every output's shape as the graph wrote it; NULL otherwise. */
   int64_t *dims;
   int have_shapes; /* dims holds the shapes of a successful run */
+  uint64_t random_draws;   /* keys __kiln_random_key handed out */
+  uint64_t random_entropy; /* the base of unseeded random ops' keys */
   char message[KILN_MESSAGE_BYTES];
 };
+
+/* The session whose graph runs on this thread (run_variant), for
+ * __kiln_random_key. */
+static __thread kiln_session *running_session;
+
+static uint64_t splitmix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/* The key of one execution of a random op (kiln.random,
+ * lib/Conversion/KilnToLinalg/LowerRandom.cpp): a hash of the op's seed (or
+ * of the session's entropy when the model gave none) and the number of keys
+ * the session handed out before. A new session thus repeats a seeded
+ * model's sequence of runs, and every run and loop iteration draws new
+ * numbers. Called on the thread that runs the graph, never inside a
+ * parallel loop. */
+uint64_t __kiln_random_key(uint64_t seed, uint32_t seeded) {
+  static __thread uint64_t unowned_draws; /* __kiln_entry outside kiln_run */
+  kiln_session *s = running_session;
+  uint64_t *draws = s ? &s->random_draws : &unowned_draws;
+  uint64_t base = seeded ? seed : s ? s->random_entropy : 0;
+  uint64_t n = (*draws)++;
+  return splitmix64(splitmix64(base) + splitmix64(n + 0x9E3779B97F4A7C15ull));
+}
+
+/* Bits that differ between sessions and processes: the clock, the session's
+ * address, a process-wide count. */
+static uint64_t session_entropy(const kiln_session *s) {
+  static uint64_t sessions;
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  uint64_t n = __atomic_add_fetch(&sessions, 1, __ATOMIC_RELAXED);
+  return splitmix64((uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec) ^
+         splitmix64((uint64_t)(uintptr_t)s + n);
+}
 
 /* Failures outside a session are reported through this per-thread buffer. */
 static __thread char thread_message[KILN_MESSAGE_BYTES];
@@ -387,6 +427,7 @@ kiln_status kiln_session_create(const kiln_session_options *options,
   s->batch = info->num_batch_sizes ? info->batch_sizes[variant] : 0;
   s->dynamic = dynamic;
   s->last_batch = s->batch;
+  s->random_entropy = session_entropy(s);
   if (opts.arena) {
     s->arena = opts.arena;
   } else if (needed) {
@@ -618,7 +659,10 @@ static kiln_status run_variant(kiln_session *session, uint32_t variant) {
   if (status)
     *status = 0;
   kiln_pool *outer = kiln_pool_enter(session->pool);
+  kiln_session *caller = running_session;
+  running_session = session;
   __kiln_entry(variant, session->args);
+  running_session = caller;
   kiln_pool_leave(outer);
   if (status && *status) {
     uint32_t g = *status;

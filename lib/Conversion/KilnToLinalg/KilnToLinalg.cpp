@@ -463,7 +463,7 @@ static bool lowersSymbolicSizes(Operation *op) {
              ConstantOp, Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp,
              ConcatOp, PadOp, UpsampleNearestOp, ShapeOfOp, SizedReshapeOp,
              SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp, CompressOp,
-             TopKOp, NonMaxSuppressionOp, LoopOp, YieldOp>(op);
+             TopKOp, NonMaxSuppressionOp, RandomOp, LoopOp, YieldOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {
@@ -538,7 +538,7 @@ struct ConvertKilnToLinalgPass
       FailureOr<Value> repl = Value();
       for (auto lower :
            {lowerElementwise, lowerTensor, lowerNN, lowerGatherElements,
-            lowerShapeOps, lowerIndexing, lowerQuantized}) {
+            lowerShapeOps, lowerIndexing, lowerQuantized, lowerRandom}) {
         repl = lower(b, op);
         if (failed(repl) || *repl)
           break;

@@ -166,6 +166,8 @@ Value lowerNonMaxSuppression(OpBuilder &b, NonMaxSuppressionOp op);
 LogicalResult lowerLoop(OpBuilder &b, LoopOp op);
 /// kiln.dynamic_quant_matmul (LowerQuantized.cpp).
 FailureOr<Value> lowerQuantized(OpBuilder &b, Operation *op);
+/// kiln.random (LowerRandom.cpp); null for any other op.
+FailureOr<Value> lowerRandom(OpBuilder &b, Operation *op);
 
 } // namespace mlir::kiln
 

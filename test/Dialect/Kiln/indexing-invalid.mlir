@@ -96,3 +96,27 @@ func.func @unique_inverse_shape(%x: tensor<6xf32>) -> (tensor<4xf32>, tensor<4xi
   %y, %i, %v, %c = kiln.unique %x {axis = 0 : i64} : tensor<6xf32> -> tensor<4xf32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>
   return %y, %i, %v, %c : tensor<4xf32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>
 }
+
+// -----
+
+func.func @random_distribution() -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.random' op distribution 'poisson' is not one of uniform, normal}}
+  %y = kiln.random {distribution = "poisson", seed = 0 : i64, seeded = false} -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @random_symbolic() -> tensor<?xf32> {
+  // expected-error @+1 {{'kiln.random' op result [?] has symbolic dimensions but no `like` operand to take them from}}
+  %y = kiln.random {distribution = "uniform", seed = 0 : i64, seeded = false} -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
+func.func @random_like_shape(%x: tensor<?x3xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'kiln.random' op result [?,4] must have the shape of `like`, [?,3]}}
+  %y = kiln.random %x : tensor<?x3xf32> {distribution = "uniform", seed = 0 : i64, seeded = false} -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}

@@ -1,7 +1,9 @@
-//===- KilnIndexingOps.cpp - shape rules of indexing and scan ops -*- C++ -*-===//
+//===- KilnIndexingOps.cpp - shape rules of indexing and scan ops -*- C++
+//-*-===//
 //
 // Shape rules (inferReturnTypes) and verifiers of the scatter, gather_nd,
-// cumsum, top_k, reverse_sequence, det, compress, non_zero and unique ops.
+// cumsum, top_k, reverse_sequence, det, compress, non_zero, unique and
+// random ops.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
@@ -297,5 +299,30 @@ LogicalResult UniqueOp::verify() {
       !is1D(getInverse().getType(), n))
     return emitOpError() << "expects indices and counts of shape [" << m
                          << "] and inverse of shape [" << n << "]";
+  return success();
+}
+
+LogicalResult RandomOp::verify() {
+  StringRef d = getDistribution();
+  if (d != "uniform" && d != "normal")
+    return emitOpError() << "distribution '" << d
+                         << "' is not one of uniform, normal";
+  RankedTensorType r = getType();
+  if (!getLike()) {
+    if (!r.hasStaticShape())
+      return emitOpError() << "result " << shapeStr(r.getShape())
+                           << " has symbolic dimensions but no `like` "
+                              "operand to take them from";
+    return success();
+  }
+  auto like = cast<RankedTensorType>(getLike().getType());
+  bool same = like.getRank() == r.getRank();
+  for (int64_t i = 0; same && i < r.getRank(); ++i)
+    same = r.isDynamicDim(i) == like.isDynamicDim(i) &&
+           r.getDimSize(i) == like.getDimSize(i);
+  if (!same)
+    return emitOpError() << "result " << shapeStr(r.getShape())
+                         << " must have the shape of `like`, "
+                         << shapeStr(like.getShape());
   return success();
 }

@@ -125,6 +125,10 @@ inline constexpr const char *kUnreadPaddingAttr = "kiln.unread_padding";
 inline constexpr const char *kGuardMessageAttr = "kiln.guard_message";
 /// Not an attribute: the placeholder function a failed kiln.guard calls.
 inline constexpr const char *kGuardFailedFn = "__kiln_guard_failed";
+/// Not an attribute: the runtime function (runtime/src/runtime.c) a
+/// kiln.random calls once per execution for its key: uint64_t(uint64_t seed,
+/// uint32_t seeded).
+inline constexpr const char *kRandomKeyFn = "__kiln_random_key";
 
 //===----------------------------------------------------------------------===//
 // Set and read inside code generation.

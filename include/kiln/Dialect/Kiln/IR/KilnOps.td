@@ -1078,6 +1078,32 @@ def Kiln_NonZeroOp : Kiln_Op<"non_zero", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_RandomOp : Kiln_Op<"random", [MemoryEffects<[MemWrite]>]> {
+  let summary = "random numbers, new on every run (ONNX RandomUniform, RandomNormal, their Like forms, Bernoulli)";
+  let description = [{
+    Fills the result with independent draws from `distribution`: `uniform`
+    on [0, 1) or `normal` (mean 0, standard deviation 1), in f32 or f64.
+    Each execution of the op asks the runtime for a fresh 64-bit key
+    (`__kiln_random_key`, runtime/src/runtime.c): from `seed` when `seeded`
+    is set, so that a new session repeats the same sequence of runs, else
+    from entropy drawn when the session was created; the key advances on
+    every draw, so runs (and loop iterations) get new numbers. Element i is
+    a 64-bit hash (splitmix64) of the key and i. The op writes the runtime's
+    state, so it is neither folded, merged nor hoisted. With `like`, the
+    result has that tensor's shape (its symbolic dimensions included).
+
+    ```mlir
+    %u = kiln.random {distribution = "uniform", seed = 0 : i64, seeded = false} -> tensor<2x3xf32>
+    %z = kiln.random %x : tensor<?x8xf16> {distribution = "normal", seed = 7 : i64, seeded = true} -> tensor<?x8xf32>
+    ```
+  }];
+  let arguments = (ins Optional<AnyRankedTensor>:$like, StrAttr:$distribution,
+                   I64Attr:$seed, BoolAttr:$seeded);
+  let results = (outs RankedTensorOf<[F32, F64]>:$result);
+  let assemblyFormat = "($like^ `:` type($like))? attr-dict `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Kiln_NonMaxSuppressionOp : Kiln_Op<"non_max_suppression", [Pure]> {
   let summary = "greedy non-maximum suppression of boxes, per batch and class (ONNX NonMaxSuppression)";
   let description = [{
