@@ -75,6 +75,9 @@ OnnxConverter convertAveragePool, convertGlobalAveragePool, convertGlobalLpPool,
 OnnxConverter convertConvInteger, convertDequantizeLinear,
     convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,
     convertQLinearMatMul, convertQuantizeLinear;
+// Random.cpp
+OnnxConverter convertBernoulli, convertMultinomial, convertRandomNormal,
+    convertRandomNormalLike, convertRandomUniform, convertRandomUniformLike;
 // Recurrent.cpp
 OnnxConverter convertGRU, convertLSTM, convertRNN;
 // Reduce.cpp
