@@ -66,6 +66,9 @@ OnnxConverter convertBatchNormalization, convertBatchNormalization1,
     convertGroupNormalization, convertInstanceNormalization,
     convertLayerNormalization, convertLpNormalization, convertLRN,
     convertMeanVarianceNormalization, convertRMSNormalization;
+// Optional.cpp
+OnnxConverter convertOptional, convertOptionalGetElement,
+    convertOptionalHasElement;
 // Pad.cpp
 OnnxConverter convertCenterCropPad, convertPad;
 // Pooling.cpp

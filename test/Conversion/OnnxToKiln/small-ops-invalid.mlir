@@ -138,3 +138,15 @@ module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// CHECK: error: loc("g"): node 'g' (OptionalGetElement, opset 18): reads an optional that is empty (an Optional without input, or an omitted input); ONNX defines no result for it. Guard the read with OptionalHasElement and If
+module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
+  func.func @empty_optional_read() -> tensor<*xf32> {
+    %none = "onnx.Optional"() {type = "<TYPE_PROTO attribute>"} : () -> tensor<*xf32> loc("o")
+    // expected-error@unknown {{node 'g' (OptionalGetElement, opset 18): reads an optional that is empty}}
+    %y = "onnx.OptionalGetElement"(%none) : (tensor<*xf32>) -> tensor<*xf32> loc("g")
+    return %y : tensor<*xf32>
+  }
+}
