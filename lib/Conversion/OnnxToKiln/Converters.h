@@ -81,6 +81,16 @@ OnnxConverter convertConvInteger, convertDequantizeLinear,
 // Random.cpp
 OnnxConverter convertBernoulli, convertMultinomial, convertRandomNormal,
     convertRandomNormalLike, convertRandomUniform, convertRandomUniformLike;
+// Sequences.cpp: sequences as compile-time lists of tensors, converted in
+// the conversion's walk (they keep no value of their own).
+using SequenceLists = llvm::DenseMap<Value, SmallVector<Value>>;
+/// Whether `opType` builds or reads a sequence as a compile-time list.
+bool isSequenceListOp(StringRef opType);
+/// Converts one such node: a sequence result is recorded in `lists` (the op
+/// stays until its users are converted), a tensor result replaces the op.
+/// std::nullopt when the sequence it reads is no such list (a Loop's).
+std::optional<LogicalResult> convertSequenceOp(OnnxNode &node,
+                                               SequenceLists &lists);
 // Recurrent.cpp
 OnnxConverter convertGRU, convertLSTM, convertRNN;
 // Reduce.cpp

@@ -643,6 +643,8 @@ struct ConvertOnnxToKilnPass
   // that one bad node is reported once, not once per consumer.
   llvm::DenseSet<Operation *> failedOps;
   bool deferSequences = true;
+  /// The sequences built so far, as lists of converted tensors.
+  SequenceLists sequences;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -675,10 +677,16 @@ struct ConvertOnnxToKilnPass
       deferSequences = false;
       convertBlock(body, builder, sizes);
       deferSequences = true;
-      // Omitted optional inputs are gone with their users.
-      for (Operation &op : llvm::make_early_inc_range(func.getBody().getOps()))
-        if (isa<onnx::NoValueOp>(op) && op.use_empty())
+      // Omitted optional inputs are gone with their users, and so are the
+      // sequence ops whose lists were read (the last first).
+      for (Operation &op :
+           llvm::make_early_inc_range(llvm::reverse(func.getBody().front())))
+        if ((isa<onnx::NoValueOp>(op) ||
+             (sequences.count(op.getNumResults() ? op.getResult(0) : Value()) &&
+              !failedOps.contains(&op))) &&
+            op.use_empty())
           op.erase();
+      sequences.clear();
       auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
       func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
                                      ret.getOperandTypes()));
@@ -706,7 +714,10 @@ struct ConvertOnnxToKilnPass
           op->erase();
           continue;
         }
-        if (deferSequences)
+        // One a Loop carries waits for the Loop's folding.
+        if (deferSequences && llvm::any_of(op->getUsers(), [](Operation *u) {
+              return u->getName().getStringRef() == "onnx.Loop";
+            }))
           continue;
       }
       if (!isa<onnx::OnnxDialect>(op->getDialect()) &&
@@ -753,6 +764,20 @@ struct ConvertOnnxToKilnPass
       int64_t opset = opsets.lookup(domain);
       OnnxNode node(op, builder, opset);
       node.sizes = &sizes;
+
+      if (domain.empty() && isSequenceListOp(node.opType()) &&
+          onnxSpecVersion(domain, node.opType(), opset)) {
+        if (op->getNumResults() && sequences.count(op->getResult(0)))
+          continue; // its list was made in the first walk
+        if (std::optional<LogicalResult> done =
+                convertSequenceOp(node, sequences)) {
+          if (failed(*done)) {
+            anyFailed = true;
+            failedOps.insert(op);
+          }
+          continue;
+        }
+      }
 
       // Ops of other domains are keyed "<domain>.<OpType>".
       std::string key = domain.empty() ? node.opType().str()

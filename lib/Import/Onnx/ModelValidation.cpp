@@ -90,13 +90,23 @@ public:
       ok = false;
     }
     llvm::StringSet<> outputs;
-    for (const auto &out : graph.output())
+    for (const auto &out : graph.output()) {
       if (!outputs.insert(out.name()).second) {
         error(out.name()) << "graph output '" << out.name()
                           << "' is listed twice; each graph output needs its "
                              "own name (add an Identity node for a copy)";
         ok = false;
       }
+      // Sequences and optionals live only inside the graph (docs/ops.md).
+      const onnx::TypeProto &type = out.type();
+      if (type.has_sequence_type() || type.has_optional_type() ||
+          type.has_map_type()) {
+        error(out.name()) << "graph output '" << out.name()
+                          << "' is not a tensor; only tensor outputs are "
+                             "supported (the C ABI returns tensors)";
+        ok = false;
+      }
+    }
     return success(ok);
   }
 

@@ -150,3 +150,28 @@ module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// CHECK: error: loc("at"): node 'at' (SequenceAt, opset 13): position 2 is outside the sequence of 2 tensors
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @sequence_past_end(%a: tensor<2xf32>) -> tensor<*xf32> {
+    %two = onnx.Initializer "two" dense<2> : tensor<i64> loc("two")
+    %s = "onnx.SequenceConstruct"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32> loc("seq")
+    // expected-error@unknown {{node 'at' (SequenceAt, opset 13): position 2 is outside the sequence of 2 tensors}}
+    %y = "onnx.SequenceAt"(%s, %two) : (tensor<*xf32>, tensor<i64>) -> tensor<*xf32> loc("at")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("split"): node 'split' (SplitToSequence, opset 13): splits into 5000 tensors; more than 4096 is not supported (each is a tensor of its own while compiling); use Split or a Loop
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @split_too_many(%a: tensor<5000xf32>) -> tensor<*xi64> {
+    // expected-error@unknown {{node 'split' (SplitToSequence, opset 13): splits into 5000 tensors; more than 4096 is not supported}}
+    %s = "onnx.SplitToSequence"(%a) : (tensor<5000xf32>) -> tensor<*xf32> loc("split")
+    %n = "onnx.SequenceLength"(%s) : (tensor<*xf32>) -> tensor<*xi64> loc("len")
+    return %n : tensor<*xi64>
+  }
+}
