@@ -83,6 +83,20 @@ FailureOr<Value> affine(OnnxNode &node, Value x, double a, double c, Type elt) {
   return v;
 }
 
+/// The Random* ops' result from a draw `x`: low + (high - low) u, or
+/// mean + scale z, in `elt`.
+FailureOr<SmallVector<Value>> scaled(OnnxNode &node, Draw kind,
+                                     FailureOr<Value> x, Type elt) {
+  if (failed(x))
+    return failure();
+  if (kind == Draw::Uniform) {
+    float low = node.floatAttr("low", 0.0f);
+    return one(affine(node, *x, node.floatAttr("high", 1.0f) - low, low, elt));
+  }
+  return one(affine(node, *x, node.floatAttr("scale", 1.0f),
+                    node.floatAttr("mean", 0.0f), elt));
+}
+
 FailureOr<SmallVector<Value>> generate(OnnxNode &node, Draw kind) {
   std::optional<SmallVector<int64_t>> shape = node.intsAttr("shape");
   if (!shape) {
@@ -102,16 +116,7 @@ FailureOr<SmallVector<Value>> generate(OnnxNode &node, Draw kind) {
   FailureOr<Type> elt = floatDtype(node, node.builder.getF32Type());
   if (failed(elt))
     return failure();
-  FailureOr<Value> x = draw(node, kind, *shape, Value(), *elt);
-  if (failed(x))
-    return failure();
-  return one(
-      kind == Draw::Uniform
-          ? affine(node, *x,
-                   node.floatAttr("high", 1.0f) - node.floatAttr("low", 0.0f),
-                   node.floatAttr("low", 0.0f), *elt)
-          : affine(node, *x, node.floatAttr("scale", 1.0f),
-                   node.floatAttr("mean", 0.0f), *elt));
+  return scaled(node, kind, draw(node, kind, *shape, Value(), *elt), *elt);
 }
 
 FailureOr<SmallVector<Value>> generateLike(OnnxNode &node, Draw kind) {
@@ -121,16 +126,8 @@ FailureOr<SmallVector<Value>> generateLike(OnnxNode &node, Draw kind) {
   FailureOr<Type> elt = floatDtype(node, elementOf(*like));
   if (failed(elt))
     return failure();
-  FailureOr<Value> x = draw(node, kind, typeOf(*like).getShape(), *like, *elt);
-  if (failed(x))
-    return failure();
-  return one(
-      kind == Draw::Uniform
-          ? affine(node, *x,
-                   node.floatAttr("high", 1.0f) - node.floatAttr("low", 0.0f),
-                   node.floatAttr("low", 0.0f), *elt)
-          : affine(node, *x, node.floatAttr("scale", 1.0f),
-                   node.floatAttr("mean", 0.0f), *elt));
+  return scaled(node, kind,
+                draw(node, kind, typeOf(*like).getShape(), *like, *elt), *elt);
 }
 } // namespace
 
