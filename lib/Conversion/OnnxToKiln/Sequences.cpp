@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "Build.h"
 
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -169,11 +169,11 @@ FailureOr<Value> concatFromSequence(OnnxNode &node, ArrayRef<Value> parts) {
 } // namespace
 
 bool mlir::kiln::isSequenceListOp(StringRef opType) {
-  return llvm::StringSwitch<bool>(opType)
-      .Cases("SequenceConstruct", "SequenceEmpty", "SequenceInsert",
-             "SequenceErase", "SequenceAt", "SequenceLength", true)
-      .Cases("SplitToSequence", "ConcatFromSequence", true)
-      .Default(false);
+  static constexpr StringLiteral kOps[] = {
+      "SequenceConstruct", "SequenceEmpty",     "SequenceInsert",
+      "SequenceErase",     "SequenceAt",        "SequenceLength",
+      "SplitToSequence",   "ConcatFromSequence"};
+  return llvm::is_contained(kOps, opType);
 }
 
 std::optional<LogicalResult>
