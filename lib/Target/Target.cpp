@@ -151,8 +151,10 @@ static void outlineLoopNests(Module &module) {
 
 Error mlir::kiln::optimizeModule(Module &module, TargetMachine &tm,
                            unsigned optLevel) {
-  if (optLevel > 0)
+  if (optLevel > 0) {
     outlineLoopNests(module);
+    boundLongFunctions(module);
+  }
   for (Function &f : module) {
     if (f.isDeclaration())
       continue;

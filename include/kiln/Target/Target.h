@@ -115,6 +115,12 @@ llvm::Error addGpuProgram(llvm::Module &module, const GpuProgram &program);
 llvm::Expected<std::vector<ModelDesc::KernelStats>>
 runPtxas(const std::string &ptx, const std::string &arch, bool &found);
 
+/// Keeps each function LLVM optimizes bounded in size (LongFunctions.cpp):
+/// a graph of hundreds of arguments called from __kiln_entry takes the
+/// argument array, and blocks of thousands of instructions are cut into
+/// functions.
+void boundLongFunctions(llvm::Module &module);
+
 /// Runs LLVM's optimization pipeline for `tm` at `optLevel`.
 llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
                            unsigned optLevel);

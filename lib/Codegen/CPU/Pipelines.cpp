@@ -97,6 +97,7 @@ void kiln::buildCPULoweringPipeline(OpPassManager &pm, bool amx) {
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
+  pm.addNestedPass<func::FuncOp>(createPointerArgumentsPass());
   ConvertFuncToLLVMPassOptions funcs;
   funcs.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcs));
