@@ -125,8 +125,19 @@ def MarkInputsReadOnlyPass : Pass<"kiln-mark-inputs-read-only", "func::FuncOp"> 
     (an elementwise op never reuses an argument or a reshaped or sliced view
     of one as its destination); this makes any it misses cost a copy
     instead of corrupting the caller's input.
+
+    A public function of at least `min-memref-arguments` tensor arguments
+    instead takes them as identity-layout memrefs, each read through a
+    `bufferization.to_tensor restrict` (not writable either): one-shot
+    bufferization removes its argument attributes one by one, rebuilding the
+    array of all of them each time, which made a graph of 50,000 inputs
+    spend 62 s there.
   }];
-  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+  let options = [
+    Option<"minMemrefArguments", "min-memref-arguments", "unsigned", "256",
+           "take the arguments as memrefs from this many tensor arguments">];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def DropInPlaceMaterializePass
