@@ -84,6 +84,20 @@ for i in range(n):
     assert_close(got[f"y{i}"], want, f"output y{i} of 400", 1e-6)
     checks += 1
 
+# A symbolic batch over 300 inputs: the inputs are memrefs of a dynamic
+# size before bufferization, and the graph also takes the run-time sizes.
+n = 300
+path = save_onnx(work, "sum_symbolic",
+                 [h.make_node("Sum", [f"x{i}" for i in range(n)], ["s"]),
+                  h.make_node("Relu", ["s"], ["y"])],
+                 [vi(f"x{i}", ["N", 8]) for i in range(n)], [vi("y", ["N", 8])])
+m = compile_and_load(kiln, path, dims={"N": (1, 4)})
+for b in (1, 3, 4):
+    xs = {f"x{i}": rng.standard_normal((b, 8)).astype(np.float32) for i in range(n)}
+    s = np.sum(np.stack(list(xs.values())).astype(np.float64), axis=0)
+    assert_close(m.run(xs)["y"], np.maximum(s, 0), f"symbolic Sum of 300, N={b}", 1e-5)
+    checks += 1
+
 # Batch variants: each variant's graph takes the argument array on its own
 # (kiln-run picks the variant; the Python session runs the first).
 n = 300
