@@ -118,4 +118,31 @@ for name, node_list, inputs, outputs, inits, want in [
     else:
         raise AssertionError(f"{name}: compiled")
 
+# SequenceMap (what a preprocessing function writes as `[f(a, b, c) for a,
+# b in zip(xs, ws)]`): two sequences zipped, elements of different shapes, a
+# tensor every element sees, two outputs (one computed from the shapes).
+body = h.make_graph(
+    [h.make_node("Mul", ["a", "b"], ["p"]),
+     h.make_node("Add", ["p", "k"], ["q"]),
+     h.make_node("Shape", ["a"], ["shape"])],
+    "body", [vi("a", [None, 4]), vi("b", [None, 4]), vi("k", [4])],
+    [vi("q", [None, 4]), vi("shape", [2], T.INT64)])
+w = rng.standard_normal((6, 4)).astype(np.float32)
+k = rng.standard_normal(4).astype(np.float32)
+nodes = [
+    h.make_node("SplitToSequence", ["x", "sizes"], ["xs"], axis=0),
+    h.make_node("SplitToSequence", ["w", "sizes"], ["ws"], axis=0),
+    h.make_node("SequenceMap", ["xs", "ws", "k"], ["qs", "shapes"], body=body),
+    h.make_node("ConcatFromSequence", ["qs"], ["y"], axis=0),
+    h.make_node("ConcatFromSequence", ["shapes"], ["rows"], axis=0, new_axis=1),
+]
+m = compile_and_load(kiln, save_onnx(
+    work, "sequence_map", nodes, [vi("x", [6, 4]), vi("w", [6, 4]), vi("k", [4])],
+    [vi("y", [6, 4]), vi("rows", [3, 2], T.INT64)], [c64("sizes", [1, 2, 3])],
+    opset=17))
+got = m.run({"x": x, "w": w, "k": k})
+# One rounding apart at most (the multiply-add may be fused).
+assert np.allclose(got["y"], x * w + k, rtol=1e-6, atol=1e-6), "SequenceMap values"
+assert got["rows"].tolist() == [[1, 4], [2, 4], [3, 4]], got["rows"]
+
 print("sequences: all cases match")

@@ -91,6 +91,12 @@ bool isSequenceListOp(StringRef opType);
 /// std::nullopt when the sequence it reads is no such list (a Loop's).
 std::optional<LogicalResult> convertSequenceOp(OnnxNode &node,
                                                SequenceLists &lists);
+/// SequenceMap over compile-time lists: the body is copied before the node
+/// once per element (onnx ops, for the walk to convert next) and each output
+/// becomes a SequenceConstruct of the copies' results; the node is erased.
+/// Returns the first op made.
+FailureOr<Operation *> unrollSequenceMap(OnnxNode &node,
+                                         const SequenceLists &lists);
 // Recurrent.cpp
 OnnxConverter convertGRU, convertLSTM, convertRNN;
 // Reduce.cpp

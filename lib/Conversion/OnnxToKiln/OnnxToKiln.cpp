@@ -765,6 +765,17 @@ struct ConvertOnnxToKilnPass
       OnnxNode node(op, builder, opset);
       node.sizes = &sizes;
 
+      if (domain.empty() && node.opType() == "SequenceMap" &&
+          onnxSpecVersion(domain, node.opType(), opset)) {
+        FailureOr<Operation *> first = unrollSequenceMap(node, sequences);
+        if (failed(first)) {
+          anyFailed = true;
+          failedOps.insert(op);
+          continue;
+        }
+        next = *first; // the copies of its body, converted next
+        continue;
+      }
       if (domain.empty() && isSequenceListOp(node.opType()) &&
           onnxSpecVersion(domain, node.opType(), opset)) {
         if (op->getNumResults() && sequences.count(op->getResult(0)))

@@ -200,6 +200,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"SequenceErase",            {11},                                   nullptr,                          "Sequences.cpp"},
     {"SequenceInsert",           {11},                                   nullptr,                          "Sequences.cpp"},
     {"SequenceLength",           {11},                                   nullptr,                          "Sequences.cpp"},
+    {"SequenceMap",              {17},                                   nullptr,                          "Sequences.cpp"},
     {"Shape",                    {1, 13, 15, 19, 21, 23, 24, 25},        convertShape,                     "Shape.cpp"},
     {"Shrink",                   {9},                                    convertShrink,                    "Elementwise.cpp"},
     {"Sigmoid",                  {6, 13},                                convertSigmoid,                   "Elementwise.cpp"},

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "Build.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -249,4 +250,98 @@ mlir::kiln::convertSequenceOp(OnnxNode &node, SequenceLists &lists) {
     return tensor(splatConstant(
         node, RankedTensorType::get({}, node.builder.getI64Type()), double(n)));
   return tensor(concatFromSequence(node, *in));
+}
+
+FailureOr<Operation *>
+mlir::kiln::unrollSequenceMap(OnnxNode &node, const SequenceLists &lists) {
+  Operation *op = node.op;
+  if (op->getNumRegions() != 1 || op->getRegion(0).empty()) {
+    node.fail() << "has no body graph";
+    return failure();
+  }
+  Block &body = op->getRegion(0).front();
+  Operation *yield = &body.back();
+  if (yield->getName().getStringRef() != "onnx.Yield") {
+    node.fail() << "its body graph has no outputs";
+    return failure();
+  }
+  if (body.getNumArguments() != op->getNumOperands() ||
+      yield->getNumOperands() != op->getNumResults()) {
+    node.fail() << "its body takes " << body.getNumArguments()
+                << " inputs and gives " << yield->getNumOperands()
+                << " outputs; the node has " << op->getNumOperands()
+                << " inputs and " << op->getNumResults() << " outputs";
+    return failure();
+  }
+  // Per input: its list, or null for a tensor every iteration sees whole.
+  SmallVector<const SmallVector<Value> *> inputLists;
+  int64_t n = -1;
+  for (auto [j, v] : llvm::enumerate(op->getOperands())) {
+    auto it = lists.find(v);
+    if (it != lists.end()) {
+      int64_t len = it->second.size();
+      if (n >= 0 && len != n) {
+        node.fail() << "its input sequences have different lengths (" << n
+                    << " and " << len << ")";
+        return failure();
+      }
+      n = len;
+      inputLists.push_back(&it->second);
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (j == 0 || !isa<RankedTensorType>(v.getType()) ||
+        (def && def->getName().getDialectNamespace() == "onnx")) {
+      node.fail() << "input " << j
+                  << " is a sequence Kiln does not hold as a compile-time "
+                     "list (a graph input, or one a Loop builds); Kiln maps "
+                     "sequences built in straight-line code";
+      return failure();
+    }
+    inputLists.push_back(nullptr);
+  }
+  if (n == 0) {
+    node.fail() << "maps an empty sequence; the element types of its outputs "
+                   "are unknown";
+    return failure();
+  }
+  int64_t bodyOps = 0;
+  body.walk([&](Operation *) { ++bodyOps; });
+  if (n * bodyOps > kMaxPieces * 64) {
+    node.fail() << "unrolled over " << n << " elements its body of " << bodyOps
+                << " operations would make " << n * bodyOps << "; at most "
+                << kMaxPieces * 64 << " are supported";
+    return failure();
+  }
+  // One copy of the body per element, converted next by the walk; each
+  // output sequence is then a SequenceConstruct of the copies' results.
+  OpBuilder &b = node.builder;
+  b.setInsertionPoint(op);
+  Operation *first = nullptr;
+  SmallVector<SmallVector<Value>> outputs(op->getNumResults());
+  for (int64_t i = 0; i < n; ++i) {
+    IRMapping map;
+    for (auto [j, arg] : llvm::enumerate(body.getArguments()))
+      map.map(arg, inputLists[j] ? (*inputLists[j])[i] : op->getOperand(j));
+    for (Operation &inner : body) {
+      if (&inner == yield)
+        break;
+      Operation *copy = b.clone(inner, map);
+      if (!first)
+        first = copy;
+    }
+    for (auto [k, v] : llvm::enumerate(yield->getOperands()))
+      outputs[k].push_back(map.lookupOrDefault(v));
+  }
+  for (auto [k, result] : llvm::enumerate(op->getResults())) {
+    OperationState state(op->getLoc(), "onnx.SequenceConstruct");
+    state.addOperands(outputs[k]);
+    state.addTypes(result.getType());
+    Operation *construct = b.create(state);
+    if (!first)
+      first = construct;
+    result.replaceAllUsesWith(construct->getResult(0));
+  }
+  op->erase();
+  return first;
 }

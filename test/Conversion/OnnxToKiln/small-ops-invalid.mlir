@@ -175,3 +175,21 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %n : tensor<*xi64>
   }
 }
+
+// -----
+
+// CHECK: error: loc("map"): node 'map' (SequenceMap, opset 17): its input sequences have different lengths (2 and 3)
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @sequence_map_lengths(%a: tensor<2xf32>) -> tensor<*xf32> {
+    %s = "onnx.SequenceConstruct"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32> loc("s")
+    %t = "onnx.SequenceConstruct"(%a, %a, %a) : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32> loc("t")
+    // expected-error@unknown {{node 'map' (SequenceMap, opset 17): its input sequences have different lengths (2 and 3)}}
+    %m = "onnx.SequenceMap"(%s, %t) ({
+    ^bb0(%x: tensor<*xf32>, %y: tensor<*xf32>):
+      %z = "onnx.Add"(%x, %y) : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32> loc("add")
+      "onnx.Yield"(%z) : (tensor<*xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32> loc("map")
+    %n = "onnx.ConcatFromSequence"(%m) {axis = 0 : si64} : (tensor<*xf32>) -> tensor<*xf32> loc("cat")
+    return %n : tensor<*xf32>
+  }
+}
