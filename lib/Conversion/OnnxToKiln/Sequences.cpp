@@ -5,8 +5,9 @@
 // `parts[i]`, `len(parts)`) is a list of tensors known while converting:
 // SequenceConstruct, SequenceEmpty, SequenceInsert, SequenceErase and
 // SplitToSequence build the list, SequenceAt, SequenceLength and
-// ConcatFromSequence read it, and only tensor ops remain. Positions and
-// split sizes must be compile-time constants. A sequence a Loop carries is
+// ConcatFromSequence read it, and only tensor ops remain; SequenceMap
+// copies its body once per element. Positions and split sizes must be
+// compile-time constants. A sequence a Loop carries is
 // the Loop's (SequenceAppends.cpp); sequence graph inputs and outputs are
 // refused (the C ABI passes tensors).
 //
