@@ -13,8 +13,9 @@
 //    the arena) takes the runtime's argument array instead, and loads each
 //    pointer in the block that uses it, just before its first use. Code cut
 //    out of it then needs that one pointer, not hundreds of them.
-//  - A long block is cut into runs of about kRunInstructions, each moved into
-//    a function of its own. Cuts go where the fewest values cross them.
+//  - A long block outside loops is cut into runs of about kRunInstructions,
+//    each moved into a function of its own. Cuts go where the fewest values
+//    cross them.
 //
 // Both only apply past thresholds no model of ordinary size reaches, so the
 // code of such models is unchanged byte for byte.
@@ -22,8 +23,10 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Target/Target.h"
 
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
@@ -242,12 +245,18 @@ void outlineRuns(BasicBlock *bb, unsigned &counter) {
 
 void mlir::kiln::boundLongFunctions(Module &module) {
   passArgumentArrays(module);
+  // Only straight-line code outside loops: a loop body cut into calls would
+  // pay them every iteration.
   SmallVector<BasicBlock *> longBlocks;
   for (Function &f : module) {
-    if (f.isDeclaration())
+    if (f.isDeclaration() || llvm::none_of(f, [](BasicBlock &bb) {
+          return bb.size() >= kLongBlock;
+        }))
       continue;
+    DominatorTree dt(f);
+    LoopInfo li(dt);
     for (BasicBlock &bb : f)
-      if (bb.size() >= kLongBlock)
+      if (bb.size() >= kLongBlock && !li.getLoopFor(&bb))
         longBlocks.push_back(&bb);
   }
   unsigned counter = 0;
