@@ -161,7 +161,7 @@ void passArgumentArrays(Module &module) {
   }
 }
 
-/// Cut positions in `bb` (indices into `insts`): runs of about
+/// Cut positions in a block's `insts` (indices into it): runs of about
 /// kRunInstructions, each cut where the fewest values of the block cross.
 SmallVector<size_t> chooseCuts(ArrayRef<Instruction *> insts) {
   size_t n = insts.size();
@@ -226,9 +226,10 @@ void outlineRuns(BasicBlock *bb, unsigned &counter) {
     runs.push_back(cur);
   }
   SplitBlock(cur, terminator);
-  Function *f = bb->getParent();
+  // One cache for all the runs (it only describes blocks, which each
+  // extraction leaves in place but for the one it moves).
+  CodeExtractorAnalysisCache cache(*bb->getParent());
   for (BasicBlock *run : runs) {
-    CodeExtractorAnalysisCache cache(*f);
     CodeExtractor extractor({run}, /*DT=*/nullptr, /*AggregateArgs=*/false,
                             nullptr, nullptr, nullptr, /*AllowVarArgs=*/false,
                             /*AllowAlloca=*/false, nullptr,
