@@ -193,3 +193,53 @@ module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
     return %n : tensor<*xf32>
   }
 }
+
+// -----
+
+// CHECK: error: loc("map"): node 'map' (SequenceMap, opset 17): input 0 is a sequence Kiln does not hold as a compile-time list
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @sequence_map_not_a_list(%a: tensor<2xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'map' (SequenceMap, opset 17): input 0 is a sequence Kiln does not hold as a compile-time list}}
+    %m = "onnx.SequenceMap"(%a) ({
+    ^bb0(%x: tensor<*xf32>):
+      %z = "onnx.Relu"(%x) : (tensor<*xf32>) -> tensor<*xf32> loc("relu")
+      "onnx.Yield"(%z) : (tensor<*xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<2xf32>) -> tensor<*xf32> loc("map")
+    %n = "onnx.ConcatFromSequence"(%m) {axis = 0 : si64} : (tensor<*xf32>) -> tensor<*xf32> loc("cat")
+    return %n : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("map"): node 'map' (SequenceMap, opset 17): its body takes 1 inputs and gives 1 outputs; the node has 2 inputs and 1 outputs
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @sequence_map_arity(%a: tensor<2xf32>) -> tensor<*xf32> {
+    %s = "onnx.SequenceConstruct"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32> loc("s")
+    // expected-error@unknown {{node 'map' (SequenceMap, opset 17): its body takes 1 inputs and gives 1 outputs; the node has 2 inputs and 1 outputs}}
+    %m = "onnx.SequenceMap"(%s, %a) ({
+    ^bb0(%x: tensor<*xf32>):
+      %z = "onnx.Relu"(%x) : (tensor<*xf32>) -> tensor<*xf32> loc("relu")
+      "onnx.Yield"(%z) : (tensor<*xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<*xf32>, tensor<2xf32>) -> tensor<*xf32> loc("map")
+    %n = "onnx.ConcatFromSequence"(%m) {axis = 0 : si64} : (tensor<*xf32>) -> tensor<*xf32> loc("cat")
+    return %n : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("map"): node 'map' (SequenceMap, opset 17): maps an empty sequence
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @sequence_map_empty(%a: tensor<4xf32>) -> tensor<*xf32> {
+    %s = "onnx.SequenceEmpty"() {dtype = 1 : si64} : () -> tensor<*xf32> loc("empty")
+    // expected-error@unknown {{node 'map' (SequenceMap, opset 17): maps an empty sequence}}
+    %m = "onnx.SequenceMap"(%s) ({
+    ^bb0(%x: tensor<*xf32>):
+      %z = "onnx.Relu"(%x) : (tensor<*xf32>) -> tensor<*xf32> loc("relu")
+      "onnx.Yield"(%z) : (tensor<*xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<*xf32>) -> tensor<*xf32> loc("map")
+    %n = "onnx.ConcatFromSequence"(%m) {axis = 0 : si64} : (tensor<*xf32>) -> tensor<*xf32> loc("cat")
+    return %n : tensor<*xf32>
+  }
+}
