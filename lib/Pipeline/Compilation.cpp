@@ -607,12 +607,17 @@ Error Compilation::planPrecision() {
   if (Error e = planQuantization())
     return e;
   // Imported uint8 x int8 products (ConvInteger, MatMulInteger, QLinear*)
-  // run on vpdpbusd wherever the target has it, whatever the options.
+  // run on vpdpbusd wherever the target has it, whatever the options; on
+  // AVX2 without VNNI on the same kernel's vpmaddwd form.
   if (o.target == Target::Cpu) {
     Expected<bool> vnni = targetHasQuietly("avx512vnni");
     if (!vnni)
       return vnni.takeError();
-    plan.graph.integerVnni = *vnni;
+    Expected<bool> avx2 = targetHasQuietly("avx2");
+    if (!avx2)
+      return avx2.takeError();
+    plan.graph.integerVnni = *vnni || *avx2;
+    plan.graph.integerAvx2 = !*vnni && *avx2;
   }
   if (Error e = planReducedPrecision())
     return e;

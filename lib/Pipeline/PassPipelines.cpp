@@ -27,7 +27,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   // the f32 kernels do with constant (packed) filters instead of weights
   // dequantized at every run.
   DequantizedProductsPassOptions dequantized;
-  dequantized.anyGroup = !options.integerVnni;
+  dequantized.anyGroup = !options.integerVnni || options.integerAvx2;
   graph.addPass(createDequantizedProductsPass(dequantized));
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createShapeInferencePass());
@@ -36,6 +36,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   graph.addPass(createFuseLayerNormPass());
   IntegerProductsInF32PassOptions inF32;
   inF32.keepVnniProducts = options.integerVnni;
+  inF32.keepDepthwise = !options.integerAvx2;
   graph.addPass(createIntegerProductsInF32Pass(inF32));
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createLayoutPass());
@@ -43,7 +44,9 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   graph.addPass(createCSEPass());
   graph.addPass(createQuantizeConcatPartsPass());
   if (options.integerVnni) {
-    graph.addPass(createIntegerProductsOnVnniPass());
+    IntegerProductsOnVnniPassOptions onVnni;
+    onVnni.depthwise = !options.integerAvx2;
+    graph.addPass(createIntegerProductsOnVnniPass(onVnni));
     graph.addPass(createCanonicalizerPass());
   }
   if (options.observeQuantInputs) {

@@ -39,6 +39,8 @@ struct GraphPipelineOptions {
   /// Imported uint8 x int8 products on the VNNI kernels
   /// (kiln-integer-products-on-vnni).
   bool integerVnni = false;
+  /// With integerVnni: the kernels' AVX2 form (no depthwise kernel).
+  bool integerAvx2 = false;
 };
 
 /// ONNX ops to the graph dialect, shapes, layout, then the precision passes.

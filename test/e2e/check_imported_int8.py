@@ -4,7 +4,9 @@ DynamicQuantizeLinear, QLinearConv, QLinearMatMul) against exact integer
 references, on whichever kernels the host gets (docs/quantization.md,
 "Imported int8 models"): on a CPU with AVX512-VNNI the uint8 x int8 products
 run on vpdpbusd (kiln.integer_conv2d / kiln.integer_matmul, checked in the
-emitted graph), elsewhere on the f32 kernels or in i32.
+emitted graph), on one with AVX2 and no VNNI the same ops run on the
+kernel's vpmaddwd form (checked in the emitted LLVM too; depthwise ones on
+the f32 kernels), elsewhere on the f32 kernels or in i32.
 
 - ConvInteger with padding, strides, dilation, K and F not multiples of 4
   and 16, a uint8 filter with zero point 128 and a filter whose values
@@ -43,7 +45,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from small_onnx import compile_and_load, save_onnx  # noqa: E402
 
 rng = np.random.default_rng(31)
-VNNI = "avx512_vnni" in open("/proc/cpuinfo").read()
+CPU_FLAGS = next((line.split(":", 1)[1].split() for line in open("/proc/cpuinfo")
+                  if line.startswith("flags")), [])
+VNNI = "avx512_vnni" in CPU_FLAGS
+AVX2 = not VNNI and "avx2" in CPU_FLAGS
 
 
 def vi(name, elt, shape):
@@ -88,10 +93,19 @@ def emitted_graph(path):
 
 
 def check_path(path, op):
-    """On a VNNI host the product must have become `op`."""
+    """On a VNNI host the product must have become `op`; on an AVX2 host
+    too, but for depthwise ones (which stay off the int8 kernel there), and
+    the kernel must be the vpmaddwd form."""
     if VNNI:
         text = emitted_graph(path)
         assert op in text, (path, f"expected {op} on this AVX512-VNNI host")
+    elif AVX2 and op == "kiln.integer_depthwise_conv2d":
+        assert op not in emitted_graph(path), (path, "no depthwise int8 kernel on AVX2")
+    elif AVX2:
+        assert op in emitted_graph(path), (path, f"expected {op} on this AVX2 host")
+        out = path[:-5] + ".ll"
+        kiln.compile(path, output=out, emit="llvm")
+        assert "llvm.x86.avx2.pmadd.wd" in open(out).read(), (path, "no vpmaddwd kernel")
 
 
 # --- ConvInteger after DynamicQuantizeLinear -----------------------------------
@@ -155,7 +169,7 @@ for name, c, f, hh, ww, k, s, pads, d, kind, *extra in CONVS:
     op = "kiln.integer_conv2d" if group == 1 else "kiln.integer_depthwise_conv2d"
     if kind != "wide" and (group == 1 or c % 4 == 0):
         check_path(path, op)
-    elif VNNI:
+    elif VNNI or AVX2:
         assert op not in emitted_graph(path), name
 
 # --- MatMulInteger ---------------------------------------------------------------
@@ -396,4 +410,4 @@ for which in range(2):
     assert np.isnan(m(x, x2)[1]), which
 
 print("imported int8: %d convolutions, 1 MatMulInteger, QLinearConv, QLinearMatMul "
-      "exact, QDQ Conv, depthwise and grouped Conv and MatMul (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "no VNNI on this host"))
+      "exact, QDQ Conv, depthwise and grouped Conv and MatMul (%s)" % (len(CONVS), "vpdpbusd kernels" if VNNI else "vpmaddwd kernels" if AVX2 else "f32 kernels"))

@@ -42,6 +42,7 @@ void kiln::buildCPUCodegenPipeline(OpPassManager &pm,
   if (options.vnni) {
     VnniMatmulPassOptions vnni;
     vnni.amx = options.amx;
+    vnni.avx2 = options.int8Avx2;
     kernels.addPass(createVnniMatmulPass(vnni));
   }
   if (options.bf16Dot) {

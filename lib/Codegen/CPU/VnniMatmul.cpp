@@ -33,6 +33,7 @@
 #include "kiln/Codegen/CPU/Passes.h"
 #include "kiln/Codegen/Common/Remarks.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -51,6 +52,7 @@ using namespace mlir::kiln::vnni;
 namespace {
 constexpr const char *kVpdpbusd = "llvm.x86.avx512.vpdpbusd.512";
 constexpr const char *kVdpbf16ps = "llvm.x86.avx512bf16.dpbf16ps.512";
+constexpr const char *kVpmaddwd = "llvm.x86.avx2.pmadd.wd";
 
 /// Weights from this size up may go panels outermost (see VnniKernel::build).
 constexpr int64_t kPanelsOuterBytes = 1 << 20;
@@ -89,10 +91,10 @@ public:
   VnniKernel(OpBuilder &b, linalg::GenericOp op, const DotProduct &k,
              int64_t maxRows, int64_t parallelWork,
              const std::optional<Epilogue> &epilogue,
-             std::optional<Consumer> consumer)
+             std::optional<Consumer> consumer, bool avx2)
       : b(b), loc(op.getLoc()), ctx(b.getContext()), k(k),
         parallelWork(parallelWork), epilogue(epilogue),
-        consumer(std::move(consumer)) {
+        consumer(std::move(consumer)), avx2(avx2 && !k.bf16) {
     i8 = b.getI8Type();
     i32 = b.getI32Type();
     f32 = b.getF32Type();
@@ -106,6 +108,14 @@ public:
     bytes64 = VectorType::get({16 * g}, lane);
     intrinsic = k.bf16 ? kVdpbf16ps : kVpdpbusd;
     nv = k.r / 16;
+    part = acc;
+    // On AVX2 a register of 16 columns is four of 8 lanes: 4 columns, two
+    // partial sums each (see kStep).
+    if (this->avx2) {
+      parts = 4;
+      part = VectorType::get({8}, i32);
+      intrinsic = kVpmaddwd;
+    }
     chooseTileShape(maxRows);
     prepare();
   }
@@ -116,8 +126,14 @@ public:
 
 private:
   void chooseTileShape(int64_t maxRows);
+  /// Registers of 16 columns a tile may accumulate in: 16 of the 32 zmm, or
+  /// on AVX2 8 of the 16 ymm (4 each) beside the 4 weight parts, a
+  /// broadcast and a product. LLVM keeps the weight parts in registers
+  /// (each is read by every row), so 3 rows spilled 2 accumulators per step.
+  int64_t accumulatorRegs() const { return avx2 ? 8 / parts : 16; }
   void chooseRank4TileShape(int64_t maxRows);
   void prepare();
+  void prepareAvx2();
   Value idx(OpBuilder &, int64_t v);
   VectorType lanes(Type t) const { return VectorType::get({16}, t); }
 
@@ -131,6 +147,10 @@ private:
   SmallVector<Value> kStep(OpBuilder &b3, ArrayRef<Value> panel, Value k4,
                            ValueRange accs, ArrayRef<Value> rowAt, Value col,
                            ArrayRef<Value> colAt);
+  SmallVector<Value> kStepAvx2(OpBuilder &b3, ArrayRef<Value> panel, Value k4,
+                               ValueRange accs, ArrayRef<Value> rowAt,
+                               Value col, ArrayRef<Value> colAt);
+  Value accumulated(OpBuilder &b2, scf::ForOp kLoop, int64_t index);
   Value block(OpBuilder &b2, Value m0, Value p0, Value dest,
               const Store &store, int64_t mr);
   Value panelsOf(OpBuilder &b1, Value m0, Value dest, const Store &store,
@@ -159,6 +179,14 @@ private:
   int64_t parallelWork;
   const std::optional<Epilogue> &epilogue;
   std::optional<Consumer> consumer;
+  /// The AVX2 form: `parts` registers of type `part` per 16 columns.
+  bool avx2;
+  int64_t parts = 1;
+  VectorType part;
+  /// AVX2: the weights sign-extended to i16 at compile time (when they are a
+  /// constant), and the i16 zero the widened rows and weights read as padding.
+  bool wideWeights = false;
+  Value zeroWord;
 
   Type i8, i32, f32, lane;
   int64_t g, nv;
@@ -186,8 +214,9 @@ void VnniKernel::chooseTileShape(int64_t maxRows) {
   // tile has 12 to 16 accumulators. One at a time, SqueezeNet's 13 x 13
   // layers (169 rows, no divisor up to 8) ran one accumulator per tile, a
   // single chain of dependent vpdpbusd.
-  pp = nv == 1 ? divisorAtMost(k.p, 4) : 1;
-  int64_t rowTarget = std::min(maxRows, std::max<int64_t>(1, 16 / (nv * pp)));
+  pp = nv == 1 && !avx2 ? divisorAtMost(k.p, 4) : 1;
+  int64_t rowTarget =
+      std::min(maxRows, std::max<int64_t>(1, accumulatorRegs() / (nv * pp)));
   // The largest divisor of M up to the target, unless it is under half the
   // target: then tiles of the target and one tile of the rows left over.
   mr = divisorAtMost(k.m, rowTarget);
@@ -219,13 +248,19 @@ void VnniKernel::chooseRank4TileShape(int64_t maxRows) {
   wRows = ct.getDimSize(2);
   rowsOf = wRows;
   auto cycles = [&](int64_t a, int64_t q) {
+    if (avx2) // two vpmaddwd a cycle, with as many vpaddd; 4 weight loads
+              // a panel register and a broadcast a row, 2 loads a cycle
+      return std::max({a * q * nv * 2.0, a * q * nv * 8.0 / 3.5,
+                       (q * nv * 4.0 + a) / 2.0, 4.0});
     return std::max({a * q * nv / 2.0, (a + q * nv) / 1.5, 5.0});
   };
   double best = 0;
-  for (int64_t q = nv == 1 ? std::min<int64_t>(4, k.p) : 1; q >= 1; --q) {
+  for (int64_t q = nv == 1 && !avx2 ? std::min<int64_t>(4, k.p) : 1; q >= 1;
+       --q) {
     if (k.p % q)
       continue;
-    int64_t t = std::min({maxRows, std::max<int64_t>(1, 16 / (nv * q)), wRows});
+    int64_t t = std::min(
+        {maxRows, std::max<int64_t>(1, accumulatorRegs() / (nv * q)), wRows});
     for (int64_t a : {divisorAtMost(wRows, t), t}) {
       // Ties go to tiles without a tail (less code, one loop).
       double cost = (wRows / a * cycles(a, q) +
@@ -257,6 +292,8 @@ void VnniKernel::prepare() {
   for (int64_t i = 0; i < nv; ++i) {
     idx(b, 16 * g * i);
     idx(b, 16 * i);
+    for (int64_t q = 1; q < parts; ++q) // the AVX2 form's 16-byte loads
+      idx(b, 16 * g * i + 16 * q);
   }
   for (int64_t row = 1; row < std::max(mr + tail, pp); ++row)
     idx(b, row);
@@ -266,7 +303,8 @@ void VnniKernel::prepare() {
                       w->kwStride, w->kwCount * (w->run / g)})
       idx(b, v);
   zero = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(acc, b.getZeroAttr(acc.getElementType())));
+      b, loc,
+      DenseElementsAttr::get(part, b.getZeroAttr(part.getElementType())));
   zeroLane = arith::ConstantOp::create(b, loc, b.getZeroAttr(lane));
   // Byte views the kernel indexes directly: [M, 4 K4] and [P, K4, 4 R]
   // (the expand_shapes they come from fold away).
@@ -278,6 +316,8 @@ void VnniKernel::prepare() {
   else
     rows = collapsed(b, loc, k.rows, {{0}, {1, 2}});
   weights = collapsed(b, loc, k.weights, {{0}, {1}, {2, 3}});
+  if (avx2)
+    prepareAvx2();
   out = consumer
             ? tensor::EmptyOp::create(
                   b, loc,
@@ -315,6 +355,50 @@ void VnniKernel::prepare() {
     });
   }
   overwrites = b.getUnitAttr();
+}
+
+/// The AVX2 form's operands in 16 bits, which is all pmaddwd multiplies:
+/// the rows zero-extended once ahead of the kernel (a pass over the input,
+/// against the KH KW F multiply-adds each byte takes part in), so that a
+/// row's group is one 64-bit broadcast from memory; and constant weights
+/// sign-extended at compile time, so that pmaddwd reads them from memory.
+/// Widening either per step of the k loop took 8 more vector ops per tile
+/// step and left too few registers: ResNet-18 QDQ ran slower than in f32.
+void VnniKernel::prepareAvx2() {
+  Type i16 = b.getI16Type();
+  zeroWord = arith::ConstantOp::create(b, loc, b.getZeroAttr(i16));
+  auto rowType = cast<RankedTensorType>(rows.getType());
+  auto wideType = rowType.clone(i16);
+  Value empty = tensor::EmptyOp::create(b, loc, wideType.getShape(), i16);
+  AffineMap id = b.getMultiDimIdentityMap(wideType.getRank());
+  rows =
+      linalg::GenericOp::create(
+          b, loc, wideType, rows, empty, ArrayRef<AffineMap>{id, id},
+          SmallVector<utils::IteratorType>(wideType.getRank(),
+                                           utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, l, arith::ExtUIOp::create(nb, l, i16, args[0]).getResult());
+          })
+          .getResult(0);
+  // The packed weights, through the reshapes that keep their bytes' order.
+  Value w = k.weights;
+  while (Operation *def = w.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      break;
+    w = def->getOperand(0);
+  }
+  auto cst = w.getDefiningOp<arith::ConstantOp>();
+  auto elements = cst ? dyn_cast<ElementsAttr>(cst.getValue()) : ElementsAttr();
+  if (!elements)
+    return;
+  std::optional<ElementsAttr> wide = mlir::kiln::widenInt8Elements(
+      elements, cast<RankedTensorType>(weights.getType()).getShape());
+  if (!wide)
+    return;
+  weights =
+      arith::ConstantOp::create(b, loc, cast<TypedAttr>(*wide)).getResult();
+  wideWeights = true;
 }
 
 /// The consumer's body on 16 lanes of accumulators at `at` of its result
@@ -445,6 +529,83 @@ SmallVector<Value> VnniKernel::kStep(OpBuilder &b3, ArrayRef<Value> panel,
   return next;
 }
 
+/// kStep on AVX2, which multiplies 16-bit integers only: pmaddwd multiplies
+/// 16 pairs of them and adds each pair into a 32-bit lane. Each 16 bytes of
+/// a weight vector (columns 4q .. 4q + 3, 4 k each) are 16 16-bit lanes
+/// (widened at compile time, or here when the weights are no constant), and
+/// the row's group of 4 (widened by prepareAvx2) is repeated in each 64
+/// bits, so lane 2c + h of part q adds the products of k 2h and 2h + 1 of
+/// column 4q + c. u8 x s8 products and their pairs fit 16 and 32 bits:
+/// exact, as vpdpbusd. Accumulator (row, j, i, q) is part q of register i of
+/// panel j.
+SmallVector<Value> VnniKernel::kStepAvx2(OpBuilder &b3, ArrayRef<Value> panel,
+                                         Value k4, ValueRange accs,
+                                         ArrayRef<Value> rowAt, Value col,
+                                         ArrayRef<Value> colAt) {
+  Type i16 = b3.getI16Type();
+  auto words = VectorType::get({16}, i16);
+  auto bytes16 = VectorType::get({16}, i8);
+  SmallVector<Value> w;
+  for (int64_t j = 0; j < pp; ++j)
+    for (int64_t i = 0; i < nv; ++i)
+      for (int64_t q = 0; q < parts; ++q) {
+        SmallVector<Value, 3> at{panel[j], k4, idx(b3, 64 * i + 16 * q)};
+        w.push_back(
+            wideWeights
+                ? vector::TransferReadOp::create(b3, loc, words, weights, at,
+                                                 zeroWord, ArrayRef<bool>{true})
+                      .getResult()
+                : arith::ExtSIOp::create(b3, loc, words,
+                                         vector::TransferReadOp::create(
+                                             b3, loc, bytes16, weights, at,
+                                             zeroLane, ArrayRef<bool>{true}))
+                      .getResult());
+      }
+  SmallVector<Value> next;
+  for (int64_t row = 0; row < int64_t(rowAt.size()); ++row) {
+    Value at =
+        colAt.empty()
+            ? col
+            : arith::AddIOp::create(b3, loc, colAt[row], col).getResult();
+    Value a = vector::TransferReadOp::create(b3, loc, VectorType::get({4}, i16),
+                                             rows, ValueRange{rowAt[row], at},
+                                             zeroWord, ArrayRef<bool>{true});
+    Type i64 = b3.getI64Type();
+    a = vector::BitCastOp::create(b3, loc, VectorType::get({1}, i64), a);
+    a = vector::ExtractOp::create(b3, loc, a, 0);
+    a = vector::BroadcastOp::create(b3, loc, VectorType::get({4}, i64), a);
+    a = vector::BitCastOp::create(b3, loc, words, a);
+    for (int64_t c = 0; c < int64_t(w.size()); ++c) {
+      Value pairs = LLVM::CallIntrinsicOp::create(b3, loc, part,
+                                                  b3.getStringAttr(intrinsic),
+                                                  ValueRange{a, w[c]})
+                        .getResult(0);
+      next.push_back(arith::AddIOp::create(
+          b3, loc, accs[row * int64_t(w.size()) + c], pairs));
+    }
+  }
+  return next;
+}
+
+/// Accumulator register `index` (row, panel, register of 16 columns) after
+/// the k loop; on AVX2 the sums of its four parts' pairs of lanes.
+Value VnniKernel::accumulated(OpBuilder &b2, scf::ForOp kLoop, int64_t index) {
+  if (!avx2)
+    return kLoop.getResult(index);
+  auto r = [&](int64_t q) { return kLoop.getResult(index * parts + q); };
+  SmallVector<int64_t> first16, evens, odds;
+  for (int64_t l = 0; l < 16; ++l) {
+    first16.push_back(l);
+    evens.push_back(2 * l);
+    odds.push_back(2 * l + 1);
+  }
+  Value lo = vector::ShuffleOp::create(b2, loc, r(0), r(1), first16);
+  Value hi = vector::ShuffleOp::create(b2, loc, r(2), r(3), first16);
+  return arith::AddIOp::create(
+      b2, loc, vector::ShuffleOp::create(b2, loc, lo, hi, evens),
+      vector::ShuffleOp::create(b2, loc, lo, hi, odds));
+}
+
 /// The k loop of one block; the accumulators are the loop's results. Over
 /// unfolded windows it is the kernel rows, then (per tap) the taps of the
 /// row, then the contiguous run of bytes: row m of the product reads the
@@ -452,14 +613,16 @@ SmallVector<Value> VnniKernel::kStep(OpBuilder &b3, ArrayRef<Value> panel,
 /// (n, oh, ow) of m is worked out once per block, outside the loops.
 scf::ForOp VnniKernel::accumulate(OpBuilder &b2, ArrayRef<Value> panel,
                                   ArrayRef<Value> rowIdx, int64_t mr) {
-  SmallVector<Value> init(mr * pp * nv, zero);
+  SmallVector<Value> init(mr * pp * nv * parts, zero);
   if (!k.window)
     return scf::ForOp::create(
         b2, loc, idx(b2, 0), idx(b2, k.k4), idx(b2, 1), init,
         [&](OpBuilder &b3, Location, Value k4, ValueRange accs) {
           Value col = arith::MulIOp::create(b3, loc, k4, idx(b3, g));
-          scf::YieldOp::create(b3, loc,
-                               kStep(b3, panel, k4, accs, rowIdx, col, {}));
+          scf::YieldOp::create(
+              b3, loc,
+              avx2 ? kStepAvx2(b3, panel, k4, accs, rowIdx, col, {})
+                   : kStep(b3, panel, k4, accs, rowIdx, col, {}));
         });
   const Window &win = *k.window;
   SmallVector<Value> rowBase, colAt;
@@ -489,7 +652,9 @@ scf::ForOp VnniKernel::accumulate(OpBuilder &b2, ArrayRef<Value> panel,
             Value k4 = arith::AddIOp::create(b5, loc, start, j);
             Value col = arith::MulIOp::create(b5, loc, j, idx(b5, g));
             scf::YieldOp::create(
-                b5, loc, kStep(b5, panel, k4, accs, rowAt, col, colsAt));
+                b5, loc,
+                avx2 ? kStepAvx2(b5, panel, k4, accs, rowAt, col, colsAt)
+                     : kStep(b5, panel, k4, accs, rowAt, col, colsAt));
           });
     };
     if (win.kwCount == 1)
@@ -565,7 +730,7 @@ Value VnniKernel::block(OpBuilder &b2, Value m0, Value p0, Value dest,
     }
     for (int64_t c = 0; c < pp * nv; ++c) {
       int64_t j = c / nv, i = c % nv;
-      Value v = kLoop.getResult(row * pp * nv + c);
+      Value v = accumulated(b2, kLoop, row * pp * nv + c);
       if (epilogue) {
         // acc - zp * sum is exact in i32; then one rounding.
         v = arith::SubIOp::create(b2, loc, v,
@@ -793,8 +958,13 @@ Value VnniKernel::build() {
   // channelsOutermost in TileStrategy. A product of one row tile (a
   // classifier at batch 1: MobileNetV2's 1 x 1280 x 1000) has only its
   // panels to share between the threads.
-  constexpr int64_t kCache = kPanelsOuterBytes;
-  int64_t weightBytes = k.p * k.k4 * k.r * 4, rowBytes = k.m * k.k4 * 4;
+  // On AVX2 the weights and the rows are read in 16 bits, and the row
+  // tiles are of 2 rows: weights over 256 KiB (half of Zen 3's L2) read once
+  // per tile came from L3 (ResNet-18's 3x3 layers of 256 channels, 1.2 MB).
+  int64_t kCache = avx2 ? kPanelsOuterBytes / 4 : kPanelsOuterBytes;
+  int64_t width = avx2 ? 2 : 1;
+  int64_t weightBytes = k.p * k.k4 * k.r * 4 * (wideWeights ? 2 : 1),
+          rowBytes = k.m * k.k4 * 4 * width;
   int64_t rowTiles = full + (tail ? 1 : 0), panelGroups = k.p / pp;
   bool panelsOuter =
       panelGroups >= 2 &&
@@ -867,9 +1037,9 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
                         : consumer ? consumer->op.getOperation()
                                    : op.getOperation();
       OpBuilder b(last);
-      Value result = VnniKernel(b, op, *k, maxRows, parallelWork, epilogue,
-                                consumer)
-                         .build();
+      Value result =
+          VnniKernel(b, op, *k, maxRows, parallelWork, epilogue, consumer, avx2)
+              .build();
       last->getResult(0).replaceAllUsesWith(result);
       Operation *lastInit =
           consumer ? consumer->op.getDpsInitOperand(0)->get().getDefiningOp()

@@ -27,6 +27,9 @@ namespace mlir::kiln {
 struct CPUCodegenOptions {
   int64_t vectorWidth = 16; ///< f32 lanes of a register (16 AVX-512, 8 AVX2)
   bool vnni = false;    ///< int8 products on AVX512-VNNI (vpdpbusd)
+  /// With vnni: the int8 kernel's AVX2 form (vpmaddwd), for targets with
+  /// AVX2 and no AVX512-VNNI.
+  bool int8Avx2 = false;
   bool amx = false;     ///< bf16 and int8 products on AMX tiles
   bool bf16Dot = false; ///< bf16 products on AVX512-BF16 (vdpbf16ps)
   /// Loop iterations from which an op's outer tile loop is shared by the

@@ -229,6 +229,12 @@ def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
     (targets with avx512bf16 and no AMX) the bf16 products
     (`kiln.bf16_matmul`: bf16 `[M, K2, 2]` x `[P, K2, 16, 2]` -> f32) get the
     same kernel with `llvm.x86.avx512bf16.dpbf16ps.512` on pairs of k.
+    With `avx2=true` (targets with AVX2 and no avx512vnni) the int8
+    products get the same kernel on 256-bit registers: each 16 bytes of
+    weights (4 columns x 4 k) are sign-extended to 16 bits, the row's 4 bytes
+    zero-extended and broadcast, and `llvm.x86.avx2.pmadd.wd` adds pairs of
+    products exactly into 32-bit lanes (two per column, summed after the k
+    loop). Same data layout, same epilogues and consumers.
   }];
   let options = [
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"8",
@@ -240,6 +246,9 @@ def VnniMatmulPass : Pass<"kiln-cpu-vnni-matmul", "func::FuncOp"> {
            "leave the products that fit AMX tiles to --kiln-cpu-amx-matmul">,
     Option<"bf16", "bf16", "bool", /*default=*/"false",
            "also run the kiln.bf16_matmul products on vdpbf16ps">,
+    Option<"avx2", "avx2", "bool", /*default=*/"false",
+           "build the int8 kernel for AVX2 (vpmaddwd on bytes widened to "
+           "16 bits) instead of vpdpbusd">,
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",

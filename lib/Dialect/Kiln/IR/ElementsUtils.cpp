@@ -171,6 +171,28 @@ mlir::kiln::reshapeElements(ElementsAttr value, ArrayRef<int64_t> shape) {
   return std::nullopt;
 }
 
+std::optional<ElementsAttr>
+mlir::kiln::widenInt8Elements(ElementsAttr value, ArrayRef<int64_t> shape) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.getElementType().isInteger(8))
+    return std::nullopt;
+  auto newType =
+      RankedTensorType::get(shape, IntegerType::get(type.getContext(), 16));
+  if (!newType.hasStaticShape() ||
+      newType.getNumElements() != type.getNumElements())
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
+    return ElementsAttr(
+        DenseElementsAttr::get(newType, dense.getSplatValue<APInt>().sext(16)));
+  return relayout(value, newType, /*keepDense=*/false, "int16_weights",
+                  [](MutableArrayRef<char> out, ArrayRef<char> in, size_t) {
+                    for (size_t i = 0; i < in.size(); ++i) {
+                      auto v = int16_t(int8_t(in[i]));
+                      std::memcpy(out.data() + 2 * i, &v, 2);
+                    }
+                  });
+}
+
 bool mlir::kiln::isNarrowType(Type t) {
   Type elt = getElementTypeOrSelf(t);
   if (auto i = dyn_cast<IntegerType>(elt))

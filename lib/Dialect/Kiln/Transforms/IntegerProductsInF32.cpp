@@ -192,7 +192,9 @@ struct IntegerProductsInF32Pass
   using IntegerProductsInF32PassBase::IntegerProductsInF32PassBase;
   void runOnOperation() override {
     for (Operation *op : products(getOperation()))
-      if (!keepVnniProducts || !matchVnniProduct(op))
+      if (std::optional<VnniProduct> p =
+              keepVnniProducts ? matchVnniProduct(op) : std::nullopt;
+          !p || (p->depthwise && !keepDepthwise))
         (void)rewrite(op);
   }
 };

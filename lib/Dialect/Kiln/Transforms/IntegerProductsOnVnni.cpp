@@ -85,11 +85,11 @@ Value depthwiseConv(OpBuilder &b, Location loc, Conv2DOp conv,
 }
 
 /// Rewrites `op` when it matches; true when rewritten.
-bool rewrite(Operation *op) {
+bool rewrite(Operation *op, bool depthwise) {
   if (auto conv = dyn_cast<Conv2DOp>(op); conv && !conv.isNHWC())
     return false;
   std::optional<VnniProduct> p = matchVnniProduct(op);
-  if (!p)
+  if (!p || (p->depthwise && !depthwise))
     return false;
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -124,9 +124,10 @@ bool rewrite(Operation *op) {
 struct IntegerProductsOnVnniPass
     : mlir::kiln::impl::IntegerProductsOnVnniPassBase<
           IntegerProductsOnVnniPass> {
+  using IntegerProductsOnVnniPassBase::IntegerProductsOnVnniPassBase;
   void runOnOperation() override {
     for (Operation *op : products(getOperation()))
-      (void)rewrite(op);
+      (void)rewrite(op, depthwise);
   }
 };
 } // namespace

@@ -41,6 +41,12 @@ std::optional<ElementsAttr> sliceOutermost(ElementsAttr value, int64_t begin,
 std::optional<ElementsAttr> reshapeElements(ElementsAttr value,
                                             ArrayRef<int64_t> shape);
 
+/// The i8 elements of `value` sign-extended to i16, in `shape` (as many
+/// elements, row-major): a new resource blob. std::nullopt when the value
+/// cannot be read or is not of i8.
+std::optional<ElementsAttr> widenInt8Elements(ElementsAttr value,
+                                              ArrayRef<int64_t> shape);
+
 /// Whether `t` (or its element type) is one of ONNX's narrow types: the
 /// float8 formats (f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f8E8M0FNU),
 /// f4E2M1FN and the 4-bit and 2-bit integers. Kiln stores them a byte each,

@@ -181,6 +181,9 @@ def IntegerProductsInF32Pass : Pass<"kiln-integer-products-in-f32", "func::FuncO
     Option<"keepVnniProducts", "keep-vnni-products", "bool", "false",
            "Leave uint8 x constant int8 products (group-1 convolutions, "
            "matmuls) in i32 for kiln-integer-products-on-vnni">,
+    Option<"keepDepthwise", "keep-depthwise", "bool", "true",
+           "With keep-vnni-products, also leave the depthwise convolutions "
+           "(false on AVX2 targets, whose int8 kernel has no depthwise form)">,
   ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
@@ -231,8 +234,14 @@ def IntegerProductsOnVnniPass : Pass<"kiln-integer-products-on-vnni", "func::Fun
     zero point's share is subtracted through the weights' column sums, and
     padding reads the zero point). A reduction longer than 65,536 (where
     i32 could overflow) stays as it is. The compile adds this pass when the
-    target CPU has AVX512-VNNI.
+    target CPU has AVX512-VNNI, and with `depthwise=false` when it has AVX2
+    without VNNI (the int8 kernel's AVX2 form, which has no depthwise
+    variant: kiln-integer-products-in-f32 takes those).
   }];
+  let options = [
+    Option<"depthwise", "depthwise", "bool", "true",
+           "Also rewrite depthwise convolutions (for the depthwise kernel)">,
+  ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
