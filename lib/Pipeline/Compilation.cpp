@@ -638,8 +638,11 @@ Error Compilation::planPrecision() {
 Error Compilation::planQuantization() {
   const CompileOptions &o = options;
   if (o.quantize == Quantization::Dynamic) {
-    Expected<bool> has =
-        targetHas("avx512vnni", "--quantize=dynamic", "+avx512vnni");
+    // Its products are MatMul/Gemm only, which the int8 kernel also runs in
+    // its AVX2 form (vpmaddwd): AVX2 is enough.
+    Expected<bool> has = targetHasQuietly("avx512vnni");
+    if (has && !*has)
+      has = targetHas("avx2", "--quantize=dynamic", "+avx2");
     if (!has)
       return has.takeError();
     if ((plan.vnni = *has)) {

@@ -272,7 +272,7 @@ Expected<CompileOutcome> Compilation::generateCPU() {
   desc.requiredIsa = requiredIsa(**tm);
   CPUCodegenOptions cpu;
   cpu.vnni = plan.vnni || plan.graph.integerVnni;
-  cpu.int8Avx2 = plan.graph.integerAvx2 && !plan.vnni;
+  cpu.int8Avx2 = plan.graph.integerAvx2;
   cpu.bf16Dot = plan.bf16Dot;
   cpu.amx = plan.amx;
   if (cpu.amx) {

@@ -7,16 +7,18 @@ and run-time quantized activations, compared with a float64 numpy reference.
      f32; a Gemm model (transB, alpha, beta, C). Quantized outputs must be
      within a relative L2 error of 2% (int8 with per-row activations gives
      about 0.5%) and not bit-equal to f32 (the int8 path really ran); the f32
-     output within 1e-5. The .so calls vpdpbusd and requires avx512vnni.
+     output within 1e-5. The .so calls vpdpbusd and requires avx512vnni (on a
+     CPU with AVX2 and no VNNI: vpmaddwd, and requires avx2).
      Products big enough for the threads (64 x 256 x 128; and 49 x 2048 x 512,
      whose 1 MiB of weights go panel groups outermost) give the same numbers on
      one and two threads.
   2. A model with no constant weights (MatMul of two inputs): the note says so,
      the linalg IR is the same as without --quantize, numbers match f32.
-  3. A target without VNNI (--mcpu=skylake-avx512): a note, an f32 model.
+  3. A target without VNNI (--mcpu=skylake-avx512) gets the AVX2 kernel; one
+     without AVX2 (--mcpu=x86-64): a note, an f32 model.
 
 usage: check_quantize_dynamic.py KILN_COMPILE KILN_RUN WORKDIR
-Exit status 77 (skipped) on a CPU without avx512vnni.
+Exit status 77 (skipped) on a CPU without avx2.
 """
 import json
 import os
@@ -31,10 +33,13 @@ from small_onnx import rel_l2, vi
 
 compile_, run, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
-flags = open("/proc/cpuinfo").read()
-if " avx512_vnni" not in flags:
-    print("check_quantize_dynamic: this CPU has no avx512_vnni; skipped")
+flags = next((line.split(":", 1)[1].split() for line in open("/proc/cpuinfo")
+              if line.startswith("flags")), [])
+VNNI = "avx512_vnni" in flags
+if not VNNI and "avx2" not in flags:
+    print("check_quantize_dynamic: this CPU has neither avx512_vnni nor avx2; skipped")
     sys.exit(77)
+ISA, INSTRUCTION = ("avx512vnni", "vpdpbusd") if VNNI else ("avx2", "vpmaddwd")
 REL_L2 = 0.02
 rng = np.random.default_rng(7)
 
@@ -92,11 +97,11 @@ expect(e_y <= REL_L2, f"quantized output rel L2 {e_y} > {REL_L2}")
 expect(not np.array_equal(y, yf), "quantized output equals the f32 one bit for bit")
 expect(e_z <= 1e-5, f"unquantized output rel L2 {e_z}")
 meta = json.load(open(os.path.join(d, "q.json")))
-expect("avx512vnni" in meta["required_isa"], f"required_isa {meta['required_isa']}")
+expect(ISA in meta["required_isa"], f"required_isa {meta['required_isa']}")
 expect("--quantize=dynamic" in json.dumps(meta), "compile options not recorded")
 asm = subprocess.run(["objdump", "-d", os.path.join(d, "q.so")], capture_output=True,
                      text=True, check=True).stdout
-expect("vpdpbusd" in asm, "no vpdpbusd in q.so")
+expect(INSTRUCTION in asm, f"no {INSTRUCTION} in q.so")
 
 # 1b. Gemm with transB, alpha, beta and C.
 a = rng.standard_normal((16, 40)).astype(np.float32)
@@ -152,11 +157,17 @@ compile_model(d, os.path.join(d, "q.so"), "--quantize=dynamic")
 (y,) = run_model(d, os.path.join(d, "q.so"), [("p", p), ("q", q)])
 expect(rel_l2(y, p.astype(np.float64) @ q) <= 1e-6, "no-weights model numbers")
 
-# 3. A target without VNNI: a note and an f32 model.
+# 3. A target without VNNI gets the kernel's AVX2 form; one without AVX2 a
+# note and an f32 model.
 d = os.path.join(work, "chain")
-note = compile_model(d, os.path.join(d, "skx.so"), "--quantize=dynamic",
-                     "--mcpu=skylake-avx512")
-expect("needs avx512vnni" in note and "compiled in f32" in note, "note: " + note)
-y, _ = run_model(d, os.path.join(d, "skx.so"), [("x", x)])
-expect(np.allclose(y, yf, rtol=1e-4, atol=1e-4), "skylake-avx512 build differs from f32")
+note = compile_model(d, os.path.join(d, "skx.s"), "--quantize=dynamic",
+                     "--mcpu=skylake-avx512", "--emit=asm")
+expect("2 of 3 MatMul/Gemm nodes quantized" in note, "note: " + note)
+skx = open(os.path.join(d, "skx.s")).read()
+expect("vpmaddwd" in skx and "vpdpbusd" not in skx, "skylake-avx512: no vpmaddwd kernel")
+note = compile_model(d, os.path.join(d, "x86.so"), "--quantize=dynamic",
+                     "--mcpu=x86-64")
+expect("needs avx2" in note and "compiled in f32" in note, "note: " + note)
+y, _ = run_model(d, os.path.join(d, "x86.so"), [("x", x)])
+expect(np.allclose(y, yf, rtol=1e-4, atol=1e-4), "x86-64 build differs from f32")
 print("check_quantize_dynamic: ok")
