@@ -108,6 +108,8 @@ private:
                                ValueRange accs, ArrayRef<Value> rowAt,
                                Value col, ArrayRef<Value> colAt);
   Value accumulated(OpBuilder &b2, scf::ForOp kLoop, int64_t index);
+  Value rowGroup(OpBuilder &b3, int64_t row, ArrayRef<Value> rowAt, Value col,
+                 ArrayRef<Value> colAt);
   Value block(OpBuilder &b2, Value m0, Value p0, Value dest, const Store &store,
               int64_t mr);
   Value panelsOf(OpBuilder &b1, Value m0, Value dest, const Store &store,

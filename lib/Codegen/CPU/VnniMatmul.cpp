@@ -347,6 +347,27 @@ Store VnniKernel::consumerStore(std::optional<int64_t> rowBase, bool ownPanels,
   };
 }
 
+/// One group of k of row `row` (at rowAt[row], column col, or with colAt
+/// colAt[row] + col), repeated across a register: 4 bytes in each 32-bit
+/// lane, 2 bf16 in each 32 bits, or on AVX2 4 widened k in each 64 bits.
+Value VnniKernel::rowGroup(OpBuilder &b3, int64_t row, ArrayRef<Value> rowAt,
+                           Value col, ArrayRef<Value> colAt) {
+  Value at = colAt.empty()
+                 ? col
+                 : arith::AddIOp::create(b3, loc, colAt[row], col).getResult();
+  Type word = avx2 ? b3.getI16Type() : lane;
+  Type whole = avx2 ? b3.getI64Type() : i32;
+  int64_t copies = avx2 ? 4 : 16;
+  Value a = vector::TransferReadOp::create(
+      b3, loc, VectorType::get({g}, word), rows, ValueRange{rowAt[row], at},
+      avx2 ? zeroWord : zeroLane, ArrayRef<bool>{true});
+  a = vector::BitCastOp::create(b3, loc, VectorType::get({1}, whole), a);
+  a = vector::ExtractOp::create(b3, loc, a, 0);
+  a = vector::BroadcastOp::create(b3, loc, VectorType::get({copies}, whole), a);
+  return vector::BitCastOp::create(
+      b3, loc, avx2 ? VectorType::get({16}, word) : bytes64, a);
+}
+
 /// One step of the k loop: loads the panels' weight vectors at group k4,
 /// broadcasts one group of k of each row (row `row` of the rows at column
 /// `col`, or with colAt at colAt[row] + col) and issues one dot-product
@@ -365,18 +386,7 @@ SmallVector<Value> VnniKernel::kStep(OpBuilder &b3, ArrayRef<Value> panel,
           ArrayRef<bool>{true}));
   SmallVector<Value> next;
   for (int64_t row = 0; row < int64_t(rowAt.size()); ++row) {
-    Value at =
-        colAt.empty()
-            ? col
-            : arith::AddIOp::create(b3, loc, colAt[row], col).getResult();
-    // One group of k of the row (4 bytes), repeated in every 32-bit lane.
-    Value a = vector::TransferReadOp::create(
-        b3, loc, VectorType::get({g}, lane), rows, ValueRange{rowAt[row], at},
-        zeroLane, ArrayRef<bool>{true});
-    a = vector::BitCastOp::create(b3, loc, VectorType::get({1}, i32), a);
-    a = vector::ExtractOp::create(b3, loc, a, 0);
-    a = vector::BroadcastOp::create(b3, loc, VectorType::get({16}, i32), a);
-    a = vector::BitCastOp::create(b3, loc, bytes64, a);
+    Value a = rowGroup(b3, row, rowAt, col, colAt);
     for (int64_t c = 0; c < pp * nv; ++c)
       next.push_back(LLVM::CallIntrinsicOp::create(
                          b3, loc, acc, b3.getStringAttr(intrinsic),
@@ -420,18 +430,7 @@ SmallVector<Value> VnniKernel::kStepAvx2(OpBuilder &b3, ArrayRef<Value> panel,
       }
   SmallVector<Value> next;
   for (int64_t row = 0; row < int64_t(rowAt.size()); ++row) {
-    Value at =
-        colAt.empty()
-            ? col
-            : arith::AddIOp::create(b3, loc, colAt[row], col).getResult();
-    Value a = vector::TransferReadOp::create(b3, loc, VectorType::get({4}, i16),
-                                             rows, ValueRange{rowAt[row], at},
-                                             zeroWord, ArrayRef<bool>{true});
-    Type i64 = b3.getI64Type();
-    a = vector::BitCastOp::create(b3, loc, VectorType::get({1}, i64), a);
-    a = vector::ExtractOp::create(b3, loc, a, 0);
-    a = vector::BroadcastOp::create(b3, loc, VectorType::get({4}, i64), a);
-    a = vector::BitCastOp::create(b3, loc, words, a);
+    Value a = rowGroup(b3, row, rowAt, col, colAt);
     for (int64_t c = 0; c < int64_t(w.size()); ++c) {
       Value pairs = LLVM::CallIntrinsicOp::create(b3, loc, part,
                                                   b3.getStringAttr(intrinsic),
