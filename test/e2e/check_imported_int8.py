@@ -123,6 +123,9 @@ CONVS = [  # name, C, F, H, W, kernel, stride, pads, dilation, weight kind[, gro
     ("conv3x3_c24_s2", 24, 16, 11, 10, 3, 2, [1, 0, 1, 1], 1, "int8"),
     ("conv_dilated_c12_n2", 12, 20, 9, 9, 3, 1, [2, 2, 2, 2], 2, "int8", 1, 2),
     ("conv1x1", 5, 17, 6, 6, 1, 1, [0, 0, 0, 0], 1, "int8"),
+    # A 3-channel stem: 85 x 85 unfolded rows of 148 bytes (over 1 MiB), which
+    # the AVX2 kernel widens in its k loop rather than copying them.
+    ("stem7x7_s2_c3", 3, 16, 170, 170, 7, 2, [3, 3, 3, 3], 1, "int8"),
     ("conv_dilated", 8, 16, 12, 11, 3, 1, [2, 2, 2, 2], 2, "int8"),
     ("conv_uint8_w", 4, 6, 7, 7, 3, 1, [1, 1, 1, 1], 1, "uint8"),
     ("conv_wide_w", 4, 6, 7, 7, 3, 1, [1, 1, 1, 1], 1, "wide"),

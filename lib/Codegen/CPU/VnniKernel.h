@@ -27,6 +27,10 @@ inline constexpr const char *kVpmaddwd = "llvm.x86.avx2.pmadd.wd";
 /// Weights from this size up may go panels outermost (see VnniKernel::build).
 inline constexpr int64_t kPanelsOuterBytes = 1 << 20;
 
+/// AVX2: unfolded rows (not read in place) from this size up are widened in
+/// the k loop rather than copied to 16 bits ahead of it.
+inline constexpr int64_t kWideRowsBytes = 1 << 20;
+
 /// Where a block's registers go: register i of panel j of row `row` (row m
 /// of the product, panel p), into `t`; returns the new `t`.
 using Store = std::function<Value(OpBuilder &, Value v, Value t, int64_t row,
@@ -91,6 +95,7 @@ private:
   void chooseRank4TileShape(int64_t maxRows);
   void prepare();
   void prepareAvx2();
+  Value widenedRows(RankedTensorType rowType);
   Value idx(OpBuilder &, int64_t v);
   VectorType lanes(Type t) const { return VectorType::get({16}, t); }
 
@@ -144,7 +149,7 @@ private:
   VectorType part;
   /// AVX2: the weights sign-extended to i16 at compile time (when they are a
   /// constant), and the i16 zero the widened rows and weights read as padding.
-  bool wideWeights = false;
+  bool wideWeights = false, wideRows = false;
   Value zeroWord;
 
   Type i8, i32, f32, lane;

@@ -229,7 +229,7 @@ Value VnniKernel::build() {
   // tiles are of 2 rows: weights over 256 KiB (half of Zen 3's L2) read once
   // per tile came from L3 (ResNet-18's 3x3 layers of 256 channels, 1.2 MB).
   int64_t kCache = avx2 ? kPanelsOuterBytes / 4 : kPanelsOuterBytes;
-  int64_t width = avx2 ? 2 : 1;
+  int64_t width = avx2 && wideRows ? 2 : 1;
   int64_t weightBytes = k.p * k.k4 * k.r * 4 * (wideWeights ? 2 : 1),
           rowBytes = k.m * k.k4 * 4 * width;
   int64_t rowTiles = full + (tail ? 1 : 0), panelGroups = k.p / pp;

@@ -219,25 +219,18 @@ void VnniKernel::prepare() {
 /// against the KH KW F multiply-adds each byte takes part in), so that a
 /// row's group is one 64-bit broadcast from memory; and constant weights
 /// sign-extended at compile time, so that pmaddwd reads them from memory.
-/// Widening either per step of the k loop took 8 more vector ops per tile
+/// Widening both per step of the k loop took 8 more vector ops per tile
 /// step and left too few registers: ResNet-18 QDQ ran slower than in f32.
+/// Unfolded rows of 1 MiB and more (a 3-channel stem's, 1.9 MB in ResNet-18)
+/// are the exception: a 16-bit copy beside them took the arena from 4.1 to
+/// 7.0 MB, so the k loop widens their groups itself (one vpmovzxbw a row).
 void VnniKernel::prepareAvx2() {
   Type i16 = b.getI16Type();
   zeroWord = arith::ConstantOp::create(b, loc, b.getZeroAttr(i16));
   auto rowType = cast<RankedTensorType>(rows.getType());
-  auto wideType = rowType.clone(i16);
-  Value empty = tensor::EmptyOp::create(b, loc, wideType.getShape(), i16);
-  AffineMap id = b.getMultiDimIdentityMap(wideType.getRank());
-  rows =
-      linalg::GenericOp::create(
-          b, loc, wideType, rows, empty, ArrayRef<AffineMap>{id, id},
-          SmallVector<utils::IteratorType>(wideType.getRank(),
-                                           utils::IteratorType::parallel),
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, l, arith::ExtUIOp::create(nb, l, i16, args[0]).getResult());
-          })
-          .getResult(0);
+  wideRows = k.window || rowType.getNumElements() < kWideRowsBytes;
+  if (wideRows)
+    rows = widenedRows(rowType);
   // The packed weights, through the reshapes that keep their bytes' order.
   Value w = k.weights;
   while (Operation *def = w.getDefiningOp()) {
@@ -256,6 +249,24 @@ void VnniKernel::prepareAvx2() {
   weights =
       arith::ConstantOp::create(b, loc, cast<TypedAttr>(*wide)).getResult();
   wideWeights = true;
+}
+
+/// The rows zero-extended to i16 by an elementwise generic.
+Value VnniKernel::widenedRows(RankedTensorType rowType) {
+  Type i16 = b.getI16Type();
+  auto wideType = rowType.clone(i16);
+  Value empty = tensor::EmptyOp::create(b, loc, wideType.getShape(), i16);
+  AffineMap id = b.getMultiDimIdentityMap(wideType.getRank());
+  return linalg::GenericOp::create(
+             b, loc, wideType, rows, empty, ArrayRef<AffineMap>{id, id},
+             SmallVector<utils::IteratorType>(wideType.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, l,
+                   arith::ExtUIOp::create(nb, l, i16, args[0]).getResult());
+             })
+      .getResult(0);
 }
 
 /// The consumer's body on 16 lanes of accumulators at `at` of its result
@@ -358,9 +369,13 @@ Value VnniKernel::rowGroup(OpBuilder &b3, int64_t row, ArrayRef<Value> rowAt,
   Type word = avx2 ? b3.getI16Type() : lane;
   Type whole = avx2 ? b3.getI64Type() : i32;
   int64_t copies = avx2 ? 4 : 16;
+  bool widen = avx2 && !wideRows;
   Value a = vector::TransferReadOp::create(
-      b3, loc, VectorType::get({g}, word), rows, ValueRange{rowAt[row], at},
-      avx2 ? zeroWord : zeroLane, ArrayRef<bool>{true});
+      b3, loc, VectorType::get({g}, widen ? lane : word), rows,
+      ValueRange{rowAt[row], at}, avx2 && !widen ? zeroWord : zeroLane,
+      ArrayRef<bool>{true});
+  if (widen)
+    a = arith::ExtUIOp::create(b3, loc, VectorType::get({g}, word), a);
   a = vector::BitCastOp::create(b3, loc, VectorType::get({1}, whole), a);
   a = vector::ExtractOp::create(b3, loc, a, 0);
   a = vector::BroadcastOp::create(b3, loc, VectorType::get({copies}, whole), a);
@@ -400,9 +415,9 @@ SmallVector<Value> VnniKernel::kStep(OpBuilder &b3, ArrayRef<Value> panel,
 /// 16 pairs of them and adds each pair into a 32-bit lane. Each 16 bytes of
 /// a weight vector (columns 4q .. 4q + 3, 4 k each) are 16 16-bit lanes
 /// (widened at compile time, or here when the weights are no constant), and
-/// the row's group of 4 (widened by prepareAvx2) is repeated in each 64
-/// bits, so lane 2c + h of part q adds the products of k 2h and 2h + 1 of
-/// column 4q + c. u8 x s8 products and their pairs fit 16 and 32 bits:
+/// the row's group of 4 (widened by prepareAvx2 or rowGroup) is repeated in
+/// each 64 bits, so lane 2c + h of part q adds the products of k 2h and 2h + 1
+/// of column 4q + c. u8 x s8 products and their pairs fit 16 and 32 bits:
 /// exact, as vpdpbusd. Accumulator (row, j, i, q) is part q of register i of
 /// panel j.
 SmallVector<Value> VnniKernel::kStepAvx2(OpBuilder &b3, ArrayRef<Value> panel,

@@ -106,3 +106,35 @@ func.func @weight_argument(%qa: tensor<3x2x4xi8>, %w: tensor<1x2x16x4xi8>) -> te
   } -> tensor<3x1x16xi32>
   return %0 : tensor<3x1x16xi32>
 }
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// Rows of 1 MiB and more (a 3-channel stem's unfolded windows) are not
+// copied to 16 bits ahead of the kernel: each row's group is read as 4
+// bytes and widened in the k loop.
+// CHECK-LABEL: func.func @large_rows
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for
+// CHECK: %[[R:.+]] = vector.transfer_read %{{.+}} : tensor<8192x128xi8>, vector<4xi8>
+// CHECK: %[[RW:.+]] = arith.extui %[[R]] : vector<4xi8> to vector<4xi16>
+// CHECK: vector.bitcast %[[RW]] : vector<4xi16> to vector<1xi64>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+func.func @large_rows(%qa: tensor<8192x32x4xi8>, %w: tensor<1x32x16x4xi8>) -> tensor<8192x1x16xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8192x1x16xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<8192x1x16xi32>) -> tensor<8192x1x16xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<8192x32x4xi8>, tensor<1x32x16x4xi8>) outs(%z : tensor<8192x1x16xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<8192x1x16xi32>
+  return %0 : tensor<8192x1x16xi32>
+}
