@@ -1,5 +1,8 @@
 // RUN: kiln-opt %s --split-input-file --kiln-integer-products-on-vnni | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-integer-products-in-f32=keep-vnni-products | FileCheck %s --check-prefix=KEEP
+// On AVX2 targets (the int8 kernel's vpmaddwd form, no depthwise kernel):
+// RUN: kiln-opt %s --split-input-file --kiln-integer-products-on-vnni=depthwise=false | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s --split-input-file --kiln-integer-products-in-f32="keep-vnni-products keep-depthwise=false" | FileCheck %s --check-prefix=AVX2F32
 
 // ConvInteger after DynamicQuantizeLinear (NHWC after the layout pass): the
 // uint8 input goes to the int8 kernel as it is, with its zero point, the
@@ -16,6 +19,10 @@
 
 // KEEP-LABEL: func.func @conv_integer
 // KEEP: kiln.conv2d {{.*}} -> tensor<1x5x5x2xi32>
+// AVX2-LABEL: func.func @conv_integer
+// AVX2: kiln.integer_conv2d
+// AVX2F32-LABEL: func.func @conv_integer
+// AVX2F32: kiln.conv2d {{.*}} -> tensor<1x5x5x2xi32>
 func.func @conv_integer(%x: tensor<1x5x5x4xui8>, %zp: tensor<ui8>) -> tensor<1x5x5x2xf32> {
   %w = kiln.constant dense<-2> : tensor<3x3x4x2xi8>
   %x32 = kiln.cast %x to i32 : tensor<1x5x5x4xui8> -> tensor<1x5x5x4xi32>
@@ -88,6 +95,15 @@ func.func @transposed_with_bias(%x: tensor<1x4x3x3xui8>, %b: tensor<16xi32>) -> 
 // CHECK-NOT: kiln.conv2d
 // KEEP-LABEL: func.func @depthwise
 // KEEP: kiln.conv2d {{.*}} -> tensor<1x3x3x4xi32>
+// Without a depthwise kernel it stays an i32 convolution for the f32 pass,
+// which runs it on f32 values with a constant f32 filter.
+// AVX2-LABEL: func.func @depthwise
+// AVX2-NOT: kiln.integer_depthwise_conv2d
+// AVX2: kiln.conv2d {{.*}} -> tensor<1x3x3x4xi32>
+// AVX2-NOT: kiln.integer_depthwise_conv2d
+// AVX2F32-LABEL: func.func @depthwise
+// AVX2F32: %[[F:.+]] = kiln.constant dense_resource<integer_weights_f32> : tensor<3x3x1x4xf32>
+// AVX2F32: kiln.conv2d %{{.+}}, %[[F]] {{.*}} -> tensor<1x3x3x4xf32>
 func.func @depthwise(%x: tensor<1x6x6x4xui8>, %zp: tensor<ui8>) -> tensor<1x3x3x4xf32> {
   %w = kiln.constant dense<[[[[1,11,21,31]],[[2,12,22,32]],[[3,13,23,33]]],[[[4,14,24,34]],[[5,15,25,35]],[[6,16,26,36]]],[[[7,17,27,37]],[[8,18,28,38]],[[9,19,29,39]]]]> : tensor<3x3x1x4xi8>
   %x32 = kiln.cast %x to i32 : tensor<1x6x6x4xui8> -> tensor<1x6x6x4xi32>
