@@ -59,6 +59,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   if (options.quantizeStatic) {
     QuantizeStaticPassOptions quantize;
     quantize.laneK = options.laneK;
+    quantize.depthwise = options.staticDepthwise;
     pm.addPass(createQuantizeStaticPass(quantize));
   }
   if (options.bf16) {

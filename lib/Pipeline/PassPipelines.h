@@ -30,6 +30,8 @@ struct GraphPipelineOptions {
   bool quantizeStatic = false;
   /// Static int8 without AMX: K in 4-byte lanes, not 64-byte tile rows.
   bool laneK = false;
+  /// Static int8 of depthwise convolutions (not on AVX2 without VNNI).
+  bool staticDepthwise = true;
   bool bf16 = false;
   /// bf16 on vdpbf16ps: products of two run-time tensors stay f32.
   bool bf16RunTimeProducts = true;

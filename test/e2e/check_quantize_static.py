@@ -36,10 +36,14 @@ VNNI vpdpbusd), and the errors users can hit.
   4. Errors: no --calibration-data, a folder without samples, a sample of
      the wrong shape, a .npz array of the wrong shape or missing, an unknown
      method, --precision=bf16 with it. A target
-     without VNNI gets a note and an f32 model.
+     without AVX2 gets a note and an f32 model.
 
 On a CPU without AMX-INT8 the AMX builds are compiled for sapphirerapids
-and only checked statically; without VNNI nothing runs.
+and only checked statically; without VNNI they do not run. The seven-node
+model is also built for an AVX2 CPU without VNNI (the host, or znver3): the
+int8 kernel's vpmaddwd form, the depthwise nodes left f32 (a note says so);
+it runs on every CPU with AVX2, its int8 nodes against the simulation and
+its f32 ones against the float64 reference.
 
 usage: check_quantize_static.py KILN_COMPILE KILN_RUN WORKDIR
 """
@@ -62,6 +66,7 @@ os.makedirs(work, exist_ok=True)
 flags = open("/proc/cpuinfo").read()
 HOST_AMX = " amx_int8" in flags and " amx_tile" in flags
 HOST_VNNI = " avx512_vnni" in flags
+HOST_AVX2 = " avx2" in flags
 AMX_MCPU = [] if HOST_AMX else ["--mcpu=sapphirerapids"]
 VNNI_FLAGS = ["--mattr=-amx-int8"] if HOST_VNNI else ["--mcpu=icelake-server"]
 SIM_TOL = 1e-5
@@ -254,24 +259,34 @@ ref = [t["a"].astype(np.float64) @ wg.T.astype(np.float64) + bg,
        conv_ref(t["l"], wl, pad=2, group=12, dilation=2)]
 
 builds = {"amx": (os.path.join(work, "seven_amx.so"), AMX_MCPU),
-          "vnni": (os.path.join(work, "seven_vnni.so"), VNNI_FLAGS)}
+          "vnni": (os.path.join(work, "seven_vnni.so"), VNNI_FLAGS),
+          "avx2": (os.path.join(work, "seven_avx2.so"),
+                   [] if HOST_AVX2 and not HOST_VNNI else ["--mcpu=znver3"])}
 for kind, (so, extra) in builds.items():
     r = compile_model(d1, so, "--quantize=static", "--calibration-data", cal1,
                       *extra)
-    check("static int8: 7 of 7 MatMul/Gemm/Conv nodes quantized" in r.stderr,
-          f"{kind}: the note says all seven nodes are quantized "
+    quantized = "4 of 7" if kind == "avx2" else "7 of 7"
+    check(f"static int8: {quantized} MatMul/Gemm/Conv nodes quantized" in r.stderr,
+          f"{kind}: the note says {quantized} nodes are quantized "
           f"({r.stderr.strip()[:300]})")
+    if kind == "avx2":
+        check("depthwise, which has no int8 kernel" in r.stderr,
+              f"avx2: the note says why the depthwise nodes stay f32 "
+              f"({r.stderr.strip()[:300]})")
     check("calibrated 7 activation ranges (minmax) on 8 samples" in r.stderr,
           f"{kind}: the note says what calibration saw")
-    runs = kind == "vnni" and HOST_VNNI or kind == "amx" and HOST_AMX
+    runs = (kind == "vnni" and HOST_VNNI or kind == "amx" and HOST_AMX or
+            kind == "avx2" and HOST_AVX2)
     if not runs:
         print(f"skip {kind}: this CPU cannot run it")
         continue
+    # On AVX2 the depthwise nodes compute in f32: the reference is theirs.
+    exact = sim[:4] + ref[4:] if kind == "avx2" else sim
     for threads in (1, 2):
         outs = small_onnx.run_model(run, d1, so, test_in, threads)
         check_outputs(f"{kind} {threads}t",
                       ["gemm", "conv3x3", "stem", "pointwise", "depthwise",
-                       "depthwise5x5", "dilated"], outs, ref, sim, 0.02)
+                       "depthwise5x5", "dilated"], outs, ref, exact, 0.02)
 
 # The same samples as one .npz (each input's samples stacked on a new first
 # axis, arrays named after the inputs) calibrate the same ranges: the build
@@ -295,7 +310,11 @@ r = compile_model(d1, os.path.join(work, "seven_pos.so"), "--quantize=static",
                   "--calibration-data", npz_pos, *AMX_MCPU)
 check("on 8 samples" in r.stderr, ".npz with positional arrays works")
 
-so_amx, so_vnni = builds["amx"][0], builds["vnni"][0]
+so_amx, so_vnni, so_avx2 = builds["amx"][0], builds["vnni"][0], builds["avx2"][0]
+avx2_asm = disassembly(so_avx2)
+check("vpmaddwd" in avx2_asm and "vpdpbusd" not in avx2_asm and
+      "avx2" in required_isa(so_avx2) and "avx512vnni" not in required_isa(so_avx2),
+      "the AVX2 build calls vpmaddwd, no vpdpbusd, and requires avx2, not VNNI")
 if HOST_VNNI or HOST_AMX:
     amx_asm, vnni_asm = disassembly(so_amx), disassembly(so_vnni)
     check("tdpbusd" in amx_asm and "amx-int8" in required_isa(so_amx),
@@ -597,12 +616,13 @@ fails_with(["--quantize=dynamic", "--max-accuracy-drop=0.01"],
 fails_with(["--quantize=static", "--calibration-data", cal1,
             "--max-accuracy-drop=2"], "a fraction in (0, 1)",
            "a budget that is not a fraction")
-so = os.path.join(work, "novnni.so")
+so = os.path.join(work, "noavx2.so")
 r = compile_model(d1, so, "--quantize=static", "--calibration-data", cal1,
-                  "--mcpu=skylake-avx512")
-check("needs avx512vnni" in r.stderr and "compiled in f32" in r.stderr and
-      "tdpbusd" not in disassembly(so) and "vpdpbusd" not in disassembly(so),
-      "a target without VNNI: a note and an f32 model")
+                  "--mcpu=x86-64")
+asm = disassembly(so)
+check("needs avx2" in r.stderr and "compiled in f32" in r.stderr and
+      "tdpbusd" not in asm and "vpdpbusd" not in asm and "vpmaddwd" not in asm,
+      "a target without AVX2: a note and an f32 model")
 
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-quantize-static --verify-diagnostics | FileCheck %s
 // RUN: kiln-opt %s --kiln-quantize-static=lane-k=true 2>/dev/null | FileCheck %s --check-prefix=LANE
+// RUN: kiln-opt %s --kiln-quantize-static="lane-k=true depthwise=false" 2>&1 | FileCheck %s --check-prefix=AVX2
 
 // Static int8 with the ranges of nodes 0..3: node 0 ([-1, 3]) gets scale
 // 4 / 255 and zero point round(1 / (4 / 255)) = 64; node 1 is kept in f32.
@@ -15,6 +16,15 @@
 // 127 (4 rows; a K of at most 64 is not padded), sums 2032.
 // For the VNNI kernel (lane-k) K is padded to whole 4-byte lanes only:
 // the conv's K = 72 is 18 rows of 64 bytes, without the 14 rows of zeros.
+// On AVX2 without VNNI (depthwise=false) the depthwise conv stays f32 and
+// says why; its range is still consumed: the MatMul keeps node 3's.
+// AVX2: remark: static int8: 2 of 6 MatMul/Gemm/Conv nodes quantized; {{.*}}1 kept in f32 (depthwise, which has no int8 kernel on this target (AVX2 without AVX512-VNNI)): 'dw'
+// AVX2-LABEL: func.func @block
+// AVX2: kiln.static_quant_conv2d
+// AVX2-NOT: kiln.static_quant_depthwise_conv2d
+// AVX2: kiln.conv2d {{.+}}group = 16
+// AVX2-NOT: kiln.static_quant_depthwise_conv2d
+// AVX2: kiln.static_quant_matmul %arg1, {{.+}} {input_scale = 0.00784313772 : f32, input_zero_point = 0 : i64}
 // CHECK-LABEL: func.func @block
 // LANE-LABEL: func.func @block
 // LANE: %[[W:.+]] = kiln.constant dense_resource<[[BLOB:int8_weights[_0-9]*]]> : tensor<1x18x64xi8>

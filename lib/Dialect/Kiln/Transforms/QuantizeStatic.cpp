@@ -64,6 +64,12 @@ struct QuantizeStaticPass
         int64_t i = index++;
         if (keep.keeps(op, skipped))
           continue;
+        if (auto conv = dyn_cast<Conv2DOp>(op);
+            conv && conv.getGroup() != 1 && !depthwise) {
+          skipped.add(op, "depthwise, which has no int8 kernel on this "
+                          "target (AVX2 without AVX512-VNNI)");
+          continue;
+        }
         if (i >= int64_t(ranges.size())) {
           skipped.add(op, "no calibrated range");
           continue;

@@ -91,12 +91,17 @@ def QuantizeStaticPass : Pass<"kiln-quantize-static", "ModuleOp"> {
     function says how many nodes were converted and why the rest were not.
     With `lane-k` (a target without AMX, where the VNNI kernel takes K in
     4-byte lanes) K is padded to a multiple of 4 only, not to whole 64-byte
-    AMX tile rows.
+    AMX tile rows. With `depthwise=false` (AVX2 targets without VNNI, which
+    have no int8 depthwise kernel) depthwise convolutions stay f32, their
+    ranges unused.
   }];
   let options = [
     Option<"laneK", "lane-k", "bool", /*default=*/"false",
            "pad K to a multiple of 4 only (the VNNI kernel), not to AMX tile "
            "rows">,
+    Option<"depthwise", "depthwise", "bool", /*default=*/"true",
+           "also quantize depthwise convolutions (for the VNNI depthwise "
+           "kernel)">,
   ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
