@@ -261,20 +261,30 @@ def qdq_model(name, kind, act_type, x_shape, w, w_scale, w_axis, bias=None, grou
 # per-channel scales and a bias; then weights with a zero point: uint8 ones
 # with 128 (the tool's QUInt8 weights: int8 again once centred, so on the
 # VNNI kernels) and int8 ones with 5 (beyond int8 once centred: f32
-# kernels). Without VNNI the products run on the f32 kernels with the
-# weights a constant filter: no weight is dequantized at run time.
+# kernels); then 64 output channels, whose scales and zero points import
+# as resources reshaped to [64, 1, 1, 1] (smaller ones are folded): int8
+# weights with zero points of 0 per channel (ONNX Runtime's per-channel
+# QInt8 weights: int8 kernels) and uint8 ones with a zero point per channel
+# (its asymmetric per-channel QUInt8 weights: f32 kernels). Without VNNI
+# the products run on the f32 kernels with the weights a constant filter:
+# no weight is dequantized at run time.
 for name, act, c, f, group, wzp in [("qdq_conv", T.UINT8, 8, 16, 1, None),
                                     ("qdq_depthwise", T.INT8, 24, 24, 24, None),
                                     ("qdq_grouped", T.UINT8, 8, 12, 2, None),
-                                    ("qdq_uint8_w", T.UINT8, 8, 16, 1, 128),
-                                    ("qdq_int8_w_zp", T.INT8, 8, 16, 1, 5)]:
-    if wzp == 128:
+                                    ("qdq_uint8_w", T.UINT8, 8, 16, 1, np.uint8(128)),
+                                    ("qdq_int8_w_zp", T.INT8, 8, 16, 1, np.int8(5)),
+                                    ("qdq_int8_w_per_channel", T.UINT8, 8, 64, 1,
+                                     np.zeros(64, np.int8)),
+                                    ("qdq_uint8_w_per_channel", T.INT8, 8, 64, 1,
+                                     rng.integers(90, 170, 64).astype(np.uint8))]:
+    zps = np.zeros(1, np.int8) if wzp is None else np.atleast_1d(wzp)
+    if zps.dtype == np.uint8:
         w = rng.integers(0, 256, (f, c // group, 3, 3)).astype(np.uint8)
     else:
         w = rng.integers(-127 if wzp is None else -128, 128,
                          (f, c // group, 3, 3)).astype(np.int8)
     ws = (rng.random(f) * 0.01 + 0.002).astype(np.float32)
-    if wzp is not None:  # a zero point is per tensor or per channel together with the scale
+    if zps.size == 1 and wzp is not None:  # zero point and scale both per tensor
         ws = np.array(0.004, np.float32)
     bias = rng.integers(-300, 300, f).astype(np.int32)
     path = qdq_model(name, "Conv", act, [1, c, 9, 9], w, ws, 0, bias, group, wzp)
@@ -283,7 +293,7 @@ for name, act, c, f, group, wzp in [("qdq_conv", T.UINT8, 8, 16, 1, None),
     y, xq = m(x)
     zp = 3 if act == T.UINT8 else -7
     xd = (xq.astype(np.float64) - zp) * np.float64(np.float32(0.04))
-    wd = (w.astype(np.float64) - (wzp or 0)) * \
+    wd = (w.astype(np.float64) - zps.astype(np.float64).reshape(-1, 1, 1, 1)) * \
         np.broadcast_to(ws.astype(np.float64), (f,))[:, None, None, None]
     bd = bias * np.broadcast_to((np.float32(0.04) * ws).astype(np.float64), (f,))
     want = np.zeros((1, f, 9, 9))
@@ -298,7 +308,7 @@ for name, act, c, f, group, wzp in [("qdq_conv", T.UINT8, 8, 16, 1, None),
                     wd[g * fg:(g + 1) * fg, :, i, j])
     want += bd[None, :, None, None]
     assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), (name, np.abs(y - want).max())
-    if group != 2 and wzp != 5:
+    if group != 2 and ((zps - (128 if zps.dtype == np.uint8 else 0)) == 0).all():
         check_path(path, "kiln.integer_conv2d" if group == 1 else "kiln.integer_depthwise_conv2d")
     text = emitted_graph(path)
     assert f"i8> -> tensor<{f}x{ci}x3x3xf32>" not in text, (name, "weights dequantized at run time")
@@ -312,6 +322,19 @@ want = ((xq.astype(np.float64) + 7) * np.float64(np.float32(0.04))) @ \
     (w.astype(np.float64) * np.float64(np.float32(0.003)))
 assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), np.abs(y - want).max()
 check_path(path, "kiln.integer_matmul")
+
+# uint8 MatMul weights with a zero point and a scale per column (axis 1).
+w = rng.integers(0, 256, (40, 24)).astype(np.uint8)
+wzp = rng.integers(0, 256, 24).astype(np.uint8)
+ws = (rng.random(24) * 0.01 + 0.002).astype(np.float32)
+path = qdq_model("qdq_matmul_per_column", "MatMul", T.UINT8, [3, 5, 40], w, ws, 1, w_zp=wzp)
+m = compile_and_load(kiln, path)
+x = rng.standard_normal((3, 5, 40)).astype(np.float32)
+y, xq = m(x)
+want = ((xq.astype(np.float64) - 3) * np.float64(np.float32(0.04))) @ \
+    ((w.astype(np.float64) - wzp) * ws.astype(np.float64))
+assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), np.abs(y - want).max()
+assert "xui8> -> tensor<40x24xf32>" not in emitted_graph(path), "weights dequantized at run time"
 
 # --- Reductions of every element, in blocks ---------------------------------------
 # DynamicQuantizeLinear's min and max of a whole activation (13,120 values: 8

@@ -155,30 +155,64 @@ func.func @weight_zero_point(%q: tensor<1x1x2x2xui8>, %q2: tensor<3x2xui8>) -> (
 
 // -----
 
-// Left alone: weights with a zero point per output channel (ONNX's
-// DequantizeLinear takes one with per-axis scales), and an f32 activation
-// that was never quantized.
+// Weights with a zero point per output channel (ONNX Runtime's asymmetric
+// per-channel QUInt8 weights): the zero points are folded into the constant
+// per channel (3 - 1 = 2, 3 - 2 = 1). The scales and zero points are read
+// through the reshape to [F, 1, 1, 1] and the cast of the uint8 zero points
+// that DequantizeLinear with an axis imports as (folded for small
+// constants, not for the resources of 64 or more values).
+
+// CHECK-LABEL: func.func @weight_zero_point_per_channel
+// CHECK: %[[W:.+]] = kiln.constant dense<{{\[\[\[\[}}2]]], {{\[\[\[}}1]]]]> : tensor<2x1x1x1xi32>
+// CHECK: kiln.conv2d %{{.+}}, %[[W]] {{.*}} -> tensor<1x2x2x2xi32>
+// CHECK: kiln.constant dense<{{\[\[\[\[}}5.000000e-02]], {{\[\[}}1.000000e-01]]]]> : tensor<1x2x1x1xf32>
+func.func @weight_zero_point_per_channel(%q: tensor<1x1x2x2xui8>) -> tensor<1x2x2x2xf32> {
+  %s = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %w = kiln.constant dense<3> : tensor<2x1x1x1xui8>
+  %ws0 = kiln.constant dense<[1.000000e-01, 2.000000e-01]> : tensor<2xf32>
+  %ws = kiln.reshape %ws0 : tensor<2xf32> to tensor<2x1x1x1xf32>
+  %wzp0 = kiln.constant dense<[1, 2]> : tensor<2xui8>
+  %wzp1 = kiln.reshape %wzp0 : tensor<2xui8> to tensor<2x1x1x1xui8>
+  %wzp = kiln.cast %wzp1 to f32 : tensor<2x1x1x1xui8> -> tensor<2x1x1x1xf32>
+  %qf = kiln.cast %q to f32 : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
+  %xd = kiln.mul %qf, %s : (tensor<1x1x2x2xf32>, tensor<f32>) -> tensor<1x1x2x2xf32>
+  %wf = kiln.cast %w to f32 : tensor<2x1x1x1xui8> -> tensor<2x1x1x1xf32>
+  %wc = kiln.sub %wf, %wzp : (tensor<2x1x1x1xf32>, tensor<2x1x1x1xf32>) -> tensor<2x1x1x1xf32>
+  %wd = kiln.mul %wc, %ws : (tensor<2x1x1x1xf32>, tensor<2x1x1x1xf32>) -> tensor<2x1x1x1xf32>
+  %y = kiln.conv2d %xd, %wd {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  return %y : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// Left alone: an activation with a zero point per element (the int8
+// kernels take one per tensor), a weight zero point that is not an integer,
+// and an f32 activation that was never quantized.
 
 // CHECK-LABEL: func.func @not_qdq
 // CHECK-NOT: i32
-// CHECK: kiln.conv2d {{.*}} -> tensor<1x2x2x2xf32>
+// CHECK: kiln.matmul {{.*}} -> tensor<2x2xf32>
 // CHECK-NOT: i32
 // CHECK: kiln.matmul {{.*}} -> tensor<2x2xf32>
-func.func @not_qdq(%q: tensor<1x1x2x2xui8>, %x: tensor<2x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<2x2xf32>) {
+// CHECK-NOT: i32
+// CHECK: kiln.matmul {{.*}} -> tensor<2x2xf32>
+func.func @not_qdq(%q: tensor<2x2xui8>, %x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {
   %s = kiln.constant dense<5.000000e-01> : tensor<f32>
-  %w = kiln.constant dense<3> : tensor<2x1x1x1xi8>
-  %wzp = kiln.constant dense<[[[[1.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf32>
-  %qf = kiln.cast %q to f32 : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
-  %xd = kiln.mul %qf, %s : (tensor<1x1x2x2xf32>, tensor<f32>) -> tensor<1x1x2x2xf32>
-  %wf = kiln.cast %w to f32 : tensor<2x1x1x1xi8> -> tensor<2x1x1x1xf32>
-  %wc = kiln.sub %wf, %wzp : (tensor<2x1x1x1xf32>, tensor<2x1x1x1xf32>) -> tensor<2x1x1x1xf32>
-  %wd = kiln.mul %wc, %s : (tensor<2x1x1x1xf32>, tensor<f32>) -> tensor<2x1x1x1xf32>
-  %y = kiln.conv2d %xd, %wd {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
-  %w2 = kiln.constant dense<3> : tensor<2x2xi8>
-  %w2f = kiln.cast %w2 to f32 : tensor<2x2xi8> -> tensor<2x2xf32>
-  %w2d = kiln.mul %w2f, %s : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
-  %z = kiln.matmul %x, %w2d : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
-  return %y, %z : tensor<1x2x2x2xf32>, tensor<2x2xf32>
+  %xzp = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %qf = kiln.cast %q to f32 : tensor<2x2xui8> -> tensor<2x2xf32>
+  %qc = kiln.sub %qf, %xzp : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %xd = kiln.mul %qc, %s : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %w = kiln.constant dense<3> : tensor<2x2xi8>
+  %wf = kiln.cast %w to f32 : tensor<2x2xi8> -> tensor<2x2xf32>
+  %wd = kiln.mul %wf, %s : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %y = kiln.matmul %xd, %wd : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %half = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %wc = kiln.sub %wf, %half : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %wh = kiln.mul %wc, %s : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %qd = kiln.mul %qf, %s : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %z = kiln.matmul %qd, %wh : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %v = kiln.matmul %x, %wd : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %y, %z, %v : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
 }
 
 // -----

@@ -24,7 +24,9 @@
 // AVX2 host). An int8 activation is shifted to uint8 (q + 128, zero point +
 // 128: the same differences), as vpdpbusd wants. It runs before the first
 // canonicalization, while the dequantization of the weights is still a cast
-// of the 8-bit constant. Weight zero points other than one per tensor,
+// of the 8-bit constant. Weight zero points may be per tensor or per channel
+// (any constant that broadcasts to the weights: they are folded into the
+// constant w - wzp). Activation zero points other than one per tensor,
 // scales that are not per tensor or per output channel, and (for the int8
 // kernels) grouped convolutions other than depthwise ones on a multiple of
 // 4 channels stay as they are.
@@ -48,20 +50,50 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::quant;
 
 namespace {
-/// `v` = (cast(q) - zeroPoint) * scale, with q an 8-bit integer tensor.
+/// The largest zero point taken: 8-bit ones are within 255, and beyond
+/// this the integer differences and their sums could overflow i32.
+constexpr float kMaxZeroPoint = 1 << 16;
+
+/// `v` = (cast(q) - zeroPoints) * scale, with q an 8-bit integer tensor.
 struct Dequantized {
   Value q;
-  double zeroPoint = 0;
-  std::vector<float> scales; // one, or one per element of `scaleType`
+  std::vector<float> zeroPoints;  // none (0), one, or one per element of
+  RankedTensorType zeroPointType; // this type, broadcast to q's shape
+  std::vector<float> scales;      // one, or one per element of `scaleType`
   RankedTensorType scaleType;
+
+  /// The zero point if there is one for the whole tensor (0 without one).
+  std::optional<double> zeroPoint() const {
+    if (zeroPoints.size() > 1)
+      return std::nullopt;
+    return zeroPoints.empty() ? 0.0 : double(zeroPoints[0]);
+  }
 };
 
-/// The one value of a constant of one element, if it is.
-std::optional<double> scalar(Value v) {
-  std::optional<std::vector<float>> f = readFloats(v);
-  if (!f || f->size() != 1)
-    return std::nullopt;
-  return (*f)[0];
+/// The values of an f32 constant, or of one seen through reshapes and a cast
+/// of an integer constant to f32: how a DequantizeLinear with an axis
+/// imports its scales and zero points (a [F] constant reshaped to
+/// [F, 1, 1, 1]; a uint8 or int8 zero point cast). Large constants are
+/// resources, which canonicalization does not fold, so they stay that way.
+std::optional<std::vector<float>> constantFloats(Value v) {
+  auto throughReshapes = [](Value x) {
+    while (auto r = x.getDefiningOp<ReshapeOp>())
+      x = r.getInput();
+    return x;
+  };
+  v = throughReshapes(v);
+  if (auto c = v.getDefiningOp<CastOp>()) {
+    if (!getElementTypeOrSelf(c.getType()).isF32())
+      return std::nullopt;
+    auto ints = throughReshapes(c.getInput()).getDefiningOp<ConstantOp>();
+    if (!ints || !getElementTypeOrSelf(ints.getType()).isInteger())
+      return std::nullopt;
+    std::optional<std::vector<double>> values = integers::readInts(ints);
+    if (!values)
+      return std::nullopt;
+    return std::vector<float>(values->begin(), values->end());
+  }
+  return readFloats(v);
 }
 
 std::optional<Dequantized> dequantized(Value v) {
@@ -70,17 +102,22 @@ std::optional<Dequantized> dequantized(Value v) {
     return std::nullopt;
   Dequantized d;
   Value centered = mul.getLhs();
-  std::optional<std::vector<float>> s = readFloats(mul.getRhs());
+  std::optional<std::vector<float>> s = constantFloats(mul.getRhs());
   if (!s || s->empty() ||
       llvm::any_of(*s, [](float x) { return !(x > 0) || std::isinf(x); }))
     return std::nullopt;
   d.scales = *s;
   d.scaleType = cast<RankedTensorType>(mul.getRhs().getType());
   if (auto sub = centered.getDefiningOp<SubOp>()) {
-    std::optional<double> zp = scalar(sub.getRhs());
-    if (!zp || *zp != std::nearbyint(*zp))
+    std::optional<std::vector<float>> zp = constantFloats(sub.getRhs());
+    auto zpType = dyn_cast<RankedTensorType>(sub.getRhs().getType());
+    if (!zp || zp->empty() || !zpType || !zpType.hasStaticShape() ||
+        llvm::any_of(*zp, [](float z) {
+          return !(std::abs(z) <= kMaxZeroPoint) || z != std::nearbyint(z);
+        }))
       return std::nullopt;
-    d.zeroPoint = *zp;
+    d.zeroPoints = *zp;
+    d.zeroPointType = zpType;
     centered = sub.getLhs();
   }
   auto c = centered.getDefiningOp<CastOp>();
@@ -101,7 +138,7 @@ Value centeredU8(OpBuilder &b, Location loc, const Dequantized &d) {
   auto i32 = qt.clone(b.getI32Type());
   auto scalarI32 = RankedTensorType::get({}, b.getI32Type());
   Value u = d.q;
-  double zp = d.zeroPoint;
+  double zp = *d.zeroPoint();
   if (!qt.getElementType().isUnsignedInteger()) {
     Value wide = CastOp::create(b, loc, i32, u, TypeAttr::get(b.getI32Type()));
     Value shifted = AddOp::create(
@@ -121,32 +158,75 @@ Value centeredU8(OpBuilder &b, Location loc, const Dequantized &d) {
 /// Whether W's integers are its values as they are (an int8 constant
 /// without a zero point) rather than `w - zp` (a uint8 one, or a zero point).
 bool widenedAsIs(const Dequantized &w) {
-  return w.zeroPoint == 0 &&
+  return llvm::all_of(w.zeroPoints, [](float z) { return z == 0; }) &&
          getElementTypeOrSelf(w.q.getType()).isSignlessInteger(8);
 }
 
-/// A constant 8-bit weight, dequantized with a zero point per tensor or
-/// without one, whose integers can be read when they must be computed.
+/// For each element of `shape` (row-major), the index of the element of
+/// `from` broadcast to it (numpy's rules: `from` aligned to the last
+/// dimensions, its dimensions 1 or equal); nothing if it does not broadcast.
+std::optional<std::vector<int64_t>> broadcastIndices(ArrayRef<int64_t> shape,
+                                                     ArrayRef<int64_t> from) {
+  int64_t rank = shape.size(), offset = rank - int64_t(from.size());
+  if (offset < 0)
+    return std::nullopt;
+  std::vector<int64_t> strides(rank, 0); // of `from`, 0 where broadcast
+  for (int64_t d = rank - 1, stride = 1; d >= offset; --d) {
+    int64_t n = from[d - offset];
+    if (n != 1 && n != shape[d])
+      return std::nullopt;
+    strides[d] = n == 1 ? 0 : stride;
+    stride *= n;
+  }
+  int64_t total = 1;
+  for (int64_t n : shape)
+    total *= n;
+  std::vector<int64_t> indices(total);
+  std::vector<int64_t> at(rank, 0);
+  for (int64_t i = 0, index = 0; i < total; ++i) {
+    indices[i] = index;
+    for (int64_t d = rank - 1; d >= 0; --d) { // the next multi-index
+      index += strides[d];
+      if (++at[d] < shape[d])
+        break;
+      index -= strides[d] * shape[d];
+      at[d] = 0;
+    }
+  }
+  return indices;
+}
+
+/// A constant 8-bit weight, dequantized with zero points (per tensor or
+/// broadcast along any axes) or without, whose integers can be read when
+/// they must be computed.
 std::optional<Dequantized> constantWeights(Value v) {
   std::optional<Dequantized> d = dequantized(v);
   auto c = d ? d->q.getDefiningOp<ConstantOp>() : ConstantOp();
   if (!c || (!widenedAsIs(*d) && !integers::readInts(c)))
     return std::nullopt;
+  if (d->zeroPoints.size() > 1 &&
+      !broadcastIndices(cast<RankedTensorType>(c.getType()).getShape(),
+                        d->zeroPointType.getShape()))
+    return std::nullopt;
   return d;
 }
 
 /// The weights as i32 integers: the int8 constant widened, or (a uint8
-/// constant, a zero point) `w - zp` computed here, which for uint8 weights
+/// constant, zero points) `w - zp` computed here, which for uint8 weights
 /// with zero point 128 (ONNX Runtime's QUInt8 weights) is int8 again.
 Value integerWeights(OpBuilder &b, Location loc, const Dequantized &w) {
   auto type = cast<RankedTensorType>(w.q.getType()).clone(b.getI32Type());
   if (widenedAsIs(w))
     return CastOp::create(b, loc, type, w.q, TypeAttr::get(b.getI32Type()));
   std::vector<double> q = *integers::readInts(w.q.getDefiningOp<ConstantOp>());
+  std::vector<int64_t> zpAt(q.size(), 0);
+  if (w.zeroPoints.size() > 1)
+    zpAt = *broadcastIndices(type.getShape(), w.zeroPointType.getShape());
   std::vector<int32_t> values;
   values.reserve(q.size());
-  for (double v : q)
-    values.push_back(int32_t(v - w.zeroPoint));
+  for (size_t i = 0; i < q.size(); ++i)
+    values.push_back(
+        int32_t(q[i] - (w.zeroPoints.empty() ? 0.0f : w.zeroPoints[zpAt[i]])));
   return ConstantOp::create(b, loc, type,
                             DenseElementsAttr::get(type, ArrayRef(values)));
 }
@@ -185,7 +265,7 @@ dequantizedOperands(Operation *op, int64_t n) {
     return std::nullopt;
   std::optional<Dequantized> x = dequantized(op->getOperand(0));
   std::optional<Dequantized> w = constantWeights(op->getOperand(1));
-  if (!x || !w || x->scales.size() != 1 ||
+  if (!x || !w || x->scales.size() != 1 || !x->zeroPoint() ||
       (w->scales.size() != 1 && int64_t(w->scales.size()) != n))
     return std::nullopt;
   return std::pair{*x, *w};

@@ -206,8 +206,11 @@ def DequantizedProductsPass : Pass<"kiln-dequantized-products", "func::FuncOp"> 
     here), converted to f32 and multiplied by `s * sw` per output channel
     (then the bias added), which `kiln-integer-products-on-vnni` runs on the
     int8 kernels when `W - wzp` fits int8 (uint8 weights with zero point 128
-    do). Weight zero points must be one per tensor and weight scales per
-    tensor or per output channel; anything else stays as it is. Runs before
+    do). Weight zero points may be per tensor or per channel (any integer
+    constant that broadcasts to the weights: they are folded into the
+    constant `W - wzp`); activation zero points and scales must be one per
+    tensor and weight scales per tensor or per output channel; anything
+    else stays as it is. Runs before
     canonicalization folds the weights' dequantization. The compile adds it
     for every target: without AVX512-VNNI (`any-group`, which also takes
     every grouped convolution), `kiln-integer-products-in-f32` runs the
