@@ -11,15 +11,18 @@ the f32 kernels), elsewhere on the f32 kernels or in i32.
 - ConvInteger with padding, strides, dilation, K and F not multiples of 4
   and 16, a uint8 filter with zero point 128 and a filter whose values
   leave int8 after its zero point (which stays on the generic path), and
-  depthwise ConvInteger (kiln.integer_depthwise_conv2d): the i32 result is
-  a graph output and must match bit for bit.
+  depthwise ConvInteger (kiln.integer_depthwise_conv2d), and zero points
+  per output channel for 64 filters (imported as a reshaped resource): the
+  i32 result is a graph output and must match bit for bit.
 - MatMulInteger on a 3-D input with K = 37 and N = 20, bit for bit.
-- QLinearConv and QLinearMatMul (requantized uint8 output, i32 bias): within
+- QLinearConv (also with scales and zero points per channel for 64
+  filters) and QLinearMatMul (requantized uint8 output, i32 bias): within
   one step of the uint8 output of an exact reference (the requantization
   rounds a float product).
 - QDQ Conv (uint8 activations, per-channel weight scales, int32 bias), QDQ
-  depthwise Conv (int8 activations) and QDQ MatMul (int8 activations)
-  against the ONNX definition in float64.
+  depthwise Conv (int8 activations) and QDQ MatMul (int8 activations),
+  weights with zero points per tensor and per channel (64 filters; MatMul
+  per column), against the ONNX definition in float64.
 - Reductions of every element of a large tensor (DynamicQuantizeLinear's
   range, ReduceMean/Max/Sum), which run in vectorized blocks: exact for the
   quantization, within 1e-5 relative for the sums; the range of a tensor a
@@ -129,6 +132,13 @@ CONVS = [  # name, C, F, H, W, kernel, stride, pads, dilation, weight kind[, gro
     ("conv_dilated", 8, 16, 12, 11, 3, 1, [2, 2, 2, 2], 2, "int8"),
     ("conv_uint8_w", 4, 6, 7, 7, 3, 1, [1, 1, 1, 1], 1, "uint8"),
     ("conv_wide_w", 4, 6, 7, 7, 3, 1, [1, 1, 1, 1], 1, "wide"),
+    # Zero points per output channel for 64 filters (a resource reshaped to
+    # [64, 1, 1, 1], not folded): ONNX Runtime's per-channel int8 weights
+    # (zeros) and uint8 ones (128 each) take the int8 kernels; zero points
+    # that move the weights beyond int8 stay on the generic path.
+    ("conv_int8_per_channel", 8, 64, 7, 7, 3, 1, [1, 1, 1, 1], 1, "int8_pc"),
+    ("conv_uint8_per_channel", 8, 64, 7, 7, 3, 1, [1, 1, 1, 1], 1, "uint8_pc"),
+    ("conv_wide_per_channel", 8, 64, 7, 7, 3, 1, [1, 1, 1, 1], 1, "wide_pc"),
     # Depthwise (MobileNet's): vpdpbusd over 4 kernel rows per lane, with 16,
     # 8 and 4 channels per vector, kernels of 1 and 2 row quads, strides,
     # asymmetric pads and dilation; 6 channels stay off the int8 kernel.
@@ -149,6 +159,15 @@ for name, c, f, hh, ww, k, s, pads, d, kind, *extra in CONVS:
         w = rng.integers(-128, 128, (f, ci, k, k)).astype(np.int8)
         w.flat[0] = -128
         wzp = np.array(4, np.int8)
+    elif kind == "int8_pc":
+        w = rng.integers(-128, 128, (f, ci, k, k)).astype(np.int8)
+        wzp = np.zeros(f, np.int8)
+    elif kind == "uint8_pc":
+        w = rng.integers(0, 256, (f, ci, k, k)).astype(np.uint8)
+        wzp = np.full(f, 128, np.uint8)
+    elif kind == "wide_pc":
+        w = rng.integers(0, 256, (f, ci, k, k)).astype(np.uint8)
+        wzp = rng.integers(90, 170, f).astype(np.uint8)
     else:
         w = rng.integers(-127, 128, (f, ci, k, k)).astype(np.int8)
         wzp = np.array(0, np.int8)
@@ -164,13 +183,14 @@ for name, c, f, hh, ww, k, s, pads, d, kind, *extra in CONVS:
     for trial in range(2):
         x = (rng.standard_normal((batch, c, hh, ww)) * 3 + trial).astype(np.float32)
         acc, xq, xzp = m(x)
-        want = conv_int(xq.astype(np.int64) - int(xzp), w.astype(np.int64) - int(wzp),
+        want = conv_int(xq.astype(np.int64) - int(xzp),
+                        w.astype(np.int64) - wzp.astype(np.int64).reshape(-1, 1, 1, 1),
                         s, pads, d, group)
         assert acc.dtype == np.int32 and acc.shape == want.shape, (name, acc.shape)
         assert np.array_equal(acc.astype(np.int64), want), \
             (name, int(np.abs(acc - want).max()))
     op = "kiln.integer_conv2d" if group == 1 else "kiln.integer_depthwise_conv2d"
-    if kind != "wide" and (group == 1 or c % 4 == 0):
+    if not kind.startswith("wide") and (group == 1 or c % 4 == 0):
         check_path(path, op)
     elif VNNI or AVX2:
         assert op not in emitted_graph(path), name
@@ -212,6 +232,26 @@ x = rng.integers(0, 256, (1, 6, 8, 8)).astype(np.uint8)
 acc = conv_int(x.astype(np.int64) - xzp, w, 1, [1, 1, 1, 1], 1) + bias[None, :, None, None]
 mult = np.float32(np.float32(xs) * np.float32(ws) / np.float32(ys))
 want = requantized(acc, mult, yzp)
+(y,) = m(x)
+assert np.abs(y.astype(np.int64) - want).max() <= 1, int(np.abs(y - want).max())
+check_path(path, "kiln.integer_conv2d")
+
+# QLinearConv with a scale and a zero point (0) per output channel for 64
+# filters, as ONNX Runtime's per-channel QOperator models write it.
+w = rng.integers(-127, 128, (64, 6, 3, 3)).astype(np.int8)
+wsc = (rng.random(64) * 0.02 + 0.002).astype(np.float32)
+bias = rng.integers(-2000, 2000, 64).astype(np.int32)
+per_channel = [(n, a) for n, a in scalars if n not in ("ws", "wzp")] + \
+    [("ws", wsc), ("wzp", np.zeros(64, np.int8)), ("w", w), ("b", bias)]
+path = save_onnx(work, "qlinear_conv_per_channel", [
+    h.make_node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"],
+                ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+], [vi("x", T.UINT8, [1, 6, 8, 8])], [vi("y", T.UINT8, None)], per_channel, opset=13)
+m = compile_and_load(kiln, path)
+x = rng.integers(0, 256, (1, 6, 8, 8)).astype(np.uint8)
+acc = conv_int(x.astype(np.int64) - xzp, w, 1, [1, 1, 1, 1], 1) + bias[None, :, None, None]
+mults = (np.float32(xs) * wsc / np.float32(ys)).astype(np.float32)
+want = requantized(acc, mults.astype(np.float64)[None, :, None, None], yzp)
 (y,) = m(x)
 assert np.abs(y.astype(np.int64) - want).max() <= 1, int(np.abs(y - want).max())
 check_path(path, "kiln.integer_conv2d")

@@ -162,40 +162,6 @@ bool widenedAsIs(const Dequantized &w) {
          getElementTypeOrSelf(w.q.getType()).isSignlessInteger(8);
 }
 
-/// For each element of `shape` (row-major), the index of the element of
-/// `from` broadcast to it (numpy's rules: `from` aligned to the last
-/// dimensions, its dimensions 1 or equal); nothing if it does not broadcast.
-std::optional<std::vector<int64_t>> broadcastIndices(ArrayRef<int64_t> shape,
-                                                     ArrayRef<int64_t> from) {
-  int64_t rank = shape.size(), offset = rank - int64_t(from.size());
-  if (offset < 0)
-    return std::nullopt;
-  std::vector<int64_t> strides(rank, 0); // of `from`, 0 where broadcast
-  for (int64_t d = rank - 1, stride = 1; d >= offset; --d) {
-    int64_t n = from[d - offset];
-    if (n != 1 && n != shape[d])
-      return std::nullopt;
-    strides[d] = n == 1 ? 0 : stride;
-    stride *= n;
-  }
-  int64_t total = 1;
-  for (int64_t n : shape)
-    total *= n;
-  std::vector<int64_t> indices(total);
-  std::vector<int64_t> at(rank, 0);
-  for (int64_t i = 0, index = 0; i < total; ++i) {
-    indices[i] = index;
-    for (int64_t d = rank - 1; d >= 0; --d) { // the next multi-index
-      index += strides[d];
-      if (++at[d] < shape[d])
-        break;
-      index -= strides[d] * shape[d];
-      at[d] = 0;
-    }
-  }
-  return indices;
-}
-
 /// A constant 8-bit weight, dequantized with zero points (per tensor or
 /// broadcast along any axes) or without, whose integers can be read when
 /// they must be computed.
@@ -205,8 +171,9 @@ std::optional<Dequantized> constantWeights(Value v) {
   if (!c || (!widenedAsIs(*d) && !integers::readInts(c)))
     return std::nullopt;
   if (d->zeroPoints.size() > 1 &&
-      !broadcastIndices(cast<RankedTensorType>(c.getType()).getShape(),
-                        d->zeroPointType.getShape()))
+      !integers::broadcastIndices(
+          cast<RankedTensorType>(c.getType()).getShape(),
+          d->zeroPointType.getShape()))
     return std::nullopt;
   return d;
 }
@@ -221,7 +188,8 @@ Value integerWeights(OpBuilder &b, Location loc, const Dequantized &w) {
   std::vector<double> q = *integers::readInts(w.q.getDefiningOp<ConstantOp>());
   std::vector<int64_t> zpAt(q.size(), 0);
   if (w.zeroPoints.size() > 1)
-    zpAt = *broadcastIndices(type.getShape(), w.zeroPointType.getShape());
+    zpAt = *integers::broadcastIndices(type.getShape(),
+                                       w.zeroPointType.getShape());
   std::vector<int32_t> values;
   values.reserve(q.size());
   for (size_t i = 0; i < q.size(); ++i)

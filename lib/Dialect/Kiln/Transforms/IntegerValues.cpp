@@ -96,9 +96,40 @@ std::optional<Interval> integers::intRange(Value v, unsigned depth) {
   return std::nullopt;
 }
 
+std::optional<std::vector<int64_t>>
+integers::broadcastIndices(ArrayRef<int64_t> shape, ArrayRef<int64_t> from) {
+  int64_t rank = shape.size(), offset = rank - int64_t(from.size());
+  if (offset < 0)
+    return std::nullopt;
+  std::vector<int64_t> strides(rank, 0); // of `from`, 0 where broadcast
+  for (int64_t d = rank - 1, stride = 1; d >= offset; --d) {
+    int64_t n = from[d - offset];
+    if (n != 1 && n != shape[d])
+      return std::nullopt;
+    strides[d] = n == 1 ? 0 : stride;
+    stride *= n;
+  }
+  int64_t total = 1;
+  for (int64_t n : shape)
+    total *= n;
+  std::vector<int64_t> indices(total);
+  std::vector<int64_t> at(rank, 0);
+  for (int64_t i = 0, index = 0; i < total; ++i) {
+    indices[i] = index;
+    for (int64_t d = rank - 1; d >= 0; --d) { // the next multi-index
+      index += strides[d];
+      if (++at[d] < shape[d])
+        break;
+      index -= strides[d] * shape[d];
+      at[d] = 0;
+    }
+  }
+  return indices;
+}
+
 /// The elements of an integer value computed from constants only (casts
-/// between integer types, sums and differences with a same-shaped or
-/// one-element operand, reshapes, transposes), row-major; nullopt otherwise.
+/// between integer types, sums and differences of operands that broadcast,
+/// reshapes, transposes), row-major; nullopt otherwise.
 std::optional<std::vector<double>> integers::evalInts(Value v, unsigned depth) {
   Operation *op = v.getDefiningOp();
   if (!op || depth > 8)
@@ -152,8 +183,26 @@ std::optional<std::vector<double>> integers::evalInts(Value v, unsigned depth) {
     if (!a || !b || !outType.hasStaticShape())
       return std::nullopt;
     size_t n = outType.getNumElements();
-    if ((a->size() != n && a->size() != 1) ||
-        (b->size() != n && b->size() != 1))
+    // Each operand broadcast to the result: the same shape or one element
+    // as they are, others (a per-channel zero point [F, 1, 1, 1] against
+    // weights [F, C, KH, KW]) through their indices.
+    auto broadcast = [&](Value x, std::vector<double> &values) {
+      if (values.size() == n || values.size() == 1)
+        return true;
+      auto t = dyn_cast<ShapedType>(x.getType());
+      std::optional<std::vector<int64_t>> at;
+      if (t && t.hasStaticShape() &&
+          size_t(t.getNumElements()) == values.size())
+        at = broadcastIndices(outType.getShape(), t.getShape());
+      if (!at)
+        return false;
+      std::vector<double> wide(n);
+      for (size_t i = 0; i < n; ++i)
+        wide[i] = values[(*at)[i]];
+      values = std::move(wide);
+      return true;
+    };
+    if (!broadcast(op->getOperand(0), *a) || !broadcast(op->getOperand(1), *b))
       return std::nullopt;
     std::vector<double> out(n);
     double sign = isa<SubOp>(op) ? -1 : 1;

@@ -40,9 +40,15 @@ std::optional<std::vector<double>> readInts(ConstantOp c);
 std::optional<Interval> intRange(Value v, unsigned depth = 0);
 
 /// The elements of an integer value computed from constants only (casts
-/// between integer types, sums and differences with a same-shaped or
-/// one-element operand, reshapes, transposes), row-major; nullopt otherwise.
+/// between integer types, sums and differences of operands that broadcast,
+/// reshapes, transposes), row-major; nullopt otherwise.
 std::optional<std::vector<double>> evalInts(Value v, unsigned depth = 0);
+
+/// For each element of `shape` (row-major), the index of the element of
+/// `from` broadcast to it (numpy's rules: `from` aligned to the last
+/// dimensions, its dimensions 1 or equal); nothing if it does not broadcast.
+std::optional<std::vector<int64_t>> broadcastIndices(ArrayRef<int64_t> shape,
+                                                     ArrayRef<int64_t> from);
 
 /// The kiln.conv2d and kiln.matmul ops under `root`, in walk order (to
 /// rewrite while walking no more).
