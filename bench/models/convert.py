@@ -219,10 +219,16 @@ def observed_ranges(model, names, data_dir):
 
 
 def qdq_int8(model, data_dir):
-    """Conv and MatMul with constant weights in quantize_static's QDQ form."""
+    """Conv, MatMul and Gemm with constant weights in quantize_static's QDQ
+    form."""
     g = model.graph
     inits = {t.name: t for t in g.initializer}
-    todo = [n for n in g.node if n.op_type in ("Conv", "MatMul") and len(n.input) > 1
+    def plain_gemm(n):  # alpha = beta = 1, A not transposed: the bias quantizes
+        return n.op_type == "Gemm" and all(
+            helper.get_attribute_value(a) == (0 if a.name == "transA" else 1)
+            for a in n.attribute if a.name in ("alpha", "beta", "transA"))
+    todo = [n for n in g.node if (n.op_type in ("Conv", "MatMul") or plain_gemm(n))
+            and len(n.input) > 1
             and n.input[1] in inits and inits[n.input[1]].data_type == FLOAT]
     readers = {}
     for n in g.node:
@@ -281,9 +287,10 @@ def qdq_int8(model, data_dir):
         nodes.append(helper.make_node("DequantizeLinear", [p + "w_quantized", p + "w_scale"],
                                       [p + "w_dequantized"]))
         ins = [done[x][1], p + "w_dequantized"]
-        if n.op_type == "Conv" and len(n.input) > 2 and n.input[2] not in inits:
+        biased = n.op_type in ("Conv", "Gemm") and len(n.input) > 2 and n.input[2]
+        if biased and n.input[2] not in inits:
             ins.append(n.input[2])  # not a constant: it stays float
-        elif n.op_type == "Conv" and len(n.input) > 2 and n.input[2]:
+        elif biased:
             b_scale = np.float32(done[x][0] * w_scale)
             bq = np.rint(numpy_helper.to_array(inits[n.input[2]]) / b_scale).astype(np.int32)
             g.initializer.extend([

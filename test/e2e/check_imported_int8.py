@@ -376,6 +376,45 @@ want = ((xq.astype(np.float64) - 3) * np.float64(np.float32(0.04))) @ \
 assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), np.abs(y - want).max()
 assert "xui8> -> tensor<40x24xf32>" not in emitted_graph(path), "weights dequantized at run time"
 
+# Gemm (torchvision's classifiers): [N, K] weights with transB and a scale
+# per output (axis 0; 100 outputs, a reshaped resource), alpha and beta, an
+# int32 bias dequantized; and [K, N] weights with a scale per tensor, no C.
+# On this host and for a target without AVX2 (the f32 kernels there).
+for name, trans_b, per_channel, alpha, beta in [("qdq_gemm_trans_b", 1, True, 0.5, 2.0),
+                                                ("qdq_gemm", 0, False, 1.0, 1.0)]:
+    n_out, k_in = 100, 72
+    w = rng.integers(-127, 128, (n_out, k_in) if trans_b else (k_in, n_out)).astype(np.int8)
+    ws = (rng.random(n_out) * 0.01 + 0.002).astype(np.float32) if per_channel \
+        else np.array(0.003, np.float32)
+    inits = [("xs", np.array(0.04, np.float32)), ("xzp", np.array(3, np.uint8)), ("w", w),
+             ("ws", ws)]
+    nodes = [h.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq"]),
+             h.make_node("DequantizeLinear", ["xq", "xs", "xzp"], ["xd"]),
+             h.make_node("DequantizeLinear", ["w", "ws"], ["wd"], axis=0)]
+    ins = ["xd", "wd"]
+    bias = rng.integers(-300, 300, n_out).astype(np.int32)
+    if trans_b:
+        inits += [("b", bias), ("bs", (np.float32(0.04) * ws).astype(np.float32))]
+        nodes.append(h.make_node("DequantizeLinear", ["b", "bs"], ["bd"], axis=0))
+        ins.append("bd")
+    nodes.append(h.make_node("Gemm", ins, ["y"], transB=trans_b, alpha=alpha, beta=beta))
+    path = save_onnx(work, name, nodes, [vi("x", T.FLOAT, [3, k_in])],
+                     [vi("y", T.FLOAT, None), vi("xq", T.UINT8, None)], inits, opset=13)
+    wd = w.astype(np.float64) * (ws.astype(np.float64)[:, None] if trans_b else ws)
+    x = rng.standard_normal((3, k_in)).astype(np.float32)
+    for cpu in [None, "x86-64"]:
+        m = kiln.load(kiln.compile(path, output=path[:-5] + (cpu or "") + ".so",
+                                   **({"mcpu": cpu} if cpu else {})))
+        y, xq = m(x)
+        xd = (xq.astype(np.float64) - 3) * np.float64(np.float32(0.04))
+        want = alpha * (xd @ (wd.T if trans_b else wd))
+        if trans_b:
+            want += beta * bias * (np.float32(0.04) * ws).astype(np.float64)
+        assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), (name, cpu)
+    check_path(path, "kiln.integer_matmul")
+    assert f"i8> -> tensor<{w.shape[0]}x{w.shape[1]}xf32>" not in emitted_graph(path), \
+        (name, "weights dequantized at run time")
+
 # --- Reductions of every element, in blocks ---------------------------------------
 # DynamicQuantizeLinear's min and max of a whole activation (13,120 values: 8
 # blocks of 25 rows of 64 lanes and 320 left over), against the ONNX

@@ -244,3 +244,34 @@ func.func @bad_scales(%q: tensor<2x2xui8>) -> (tensor<2x2xf32>, tensor<2x2xf32>,
   %y2 = kiln.matmul %x2, %wd : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %y0, %y1, %y2 : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// A Gemm with transB (torchvision's Linear): the [N, K] integer weights are
+// transposed to [K, N] for the i32 matmul; alpha joins the scales per
+// output (0.5 * 0.1 * 0.5, 0.5 * 0.2 * 0.5) and beta * C is added after.
+
+// CHECK-LABEL: func.func @qdq_gemm_trans_b
+// CHECK: %[[WI:.+]] = kiln.cast %{{.+}} to i32 : tensor<2x3xi8> -> tensor<2x3xi32>
+// CHECK: %[[WT:.+]] = kiln.transpose %[[WI]] {perm = array<i64: 1, 0>} : tensor<2x3xi32> -> tensor<3x2xi32>
+// CHECK: %[[ACC:.+]] = kiln.matmul %{{.+}}, %[[WT]] : (tensor<4x3xi32>, tensor<3x2xi32>) -> tensor<4x2xi32>
+// CHECK: %[[F:.+]] = kiln.cast %[[ACC]] to f32
+// CHECK: %[[S:.+]] = kiln.constant dense<[2.500000e-02, 5.000000e-02]> : tensor<2xf32>
+// CHECK: %[[Y:.+]] = kiln.mul %[[F]], %[[S]]
+// CHECK: %[[BC:.+]] = kiln.mul %{{.+}}, %{{.+}} : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+// CHECK: %[[R:.+]] = kiln.add %[[Y]], %[[BC]]
+// CHECK-NOT: kiln.gemm
+// CHECK: return %[[R]]
+func.func @qdq_gemm_trans_b(%q: tensor<4x3xui8>) -> tensor<4x2xf32> {
+  %xs = kiln.constant dense<5.000000e-01> : tensor<f32>
+  %w = kiln.constant dense<[[1, 2, 3], [-4, 5, -6]]> : tensor<2x3xi8>
+  %ws0 = kiln.constant dense<[1.000000e-01, 2.000000e-01]> : tensor<2xf32>
+  %ws = kiln.reshape %ws0 : tensor<2xf32> to tensor<2x1xf32>
+  %c = kiln.constant dense<[1.000000e+00, -1.000000e+00]> : tensor<2xf32>
+  %qf = kiln.cast %q to f32 : tensor<4x3xui8> -> tensor<4x3xf32>
+  %x = kiln.mul %qf, %xs : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+  %wf = kiln.cast %w to f32 : tensor<2x3xi8> -> tensor<2x3xf32>
+  %wd = kiln.mul %wf, %ws : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  %y = kiln.gemm %x, %wd, %c {alpha = 5.000000e-01 : f32, beta = 2.000000e+00 : f32, trans_b = true} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}

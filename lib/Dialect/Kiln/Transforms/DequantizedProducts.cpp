@@ -1,8 +1,8 @@
 //===- DequantizedProducts.cpp - QDQ products on integers -------*- C++ -*-===//
 //
-// ONNX Runtime's static quantization writes QDQ models: each Conv and MatMul
-// reads DequantizeLinear(QuantizeLinear(x)) and DequantizeLinear(int8 W),
-// and the runtime that loads such a model runs the product in int8. They
+// ONNX Runtime's static quantization writes QDQ models: each Conv, MatMul and
+// Gemm reads DequantizeLinear(QuantizeLinear(x)) and DequantizeLinear(int8
+// W), and the runtime that loads such a model runs the product in int8. They
 // import as f32 products of dequantized values,
 //
 //   conv2d((cast(q) - zp) * s, (cast(w) - wzp) * sw[f])
@@ -208,17 +208,19 @@ Value f32Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 
 /// The i32 product `build(a, w)` of x's centered uint8 activation and W's
 /// integer weights, converted to `rt` (f32) and multiplied by x's scale
-/// times W's (one, or one per output channel: `n` along `scaleShape`).
+/// times W's (one, or one per output channel: `n` along `scaleShape`)
+/// times `alpha`.
 Value scaledProduct(
     OpBuilder &b, Location loc, RankedTensorType rt, const Dequantized &x,
     const Dequantized &w, int64_t n, ArrayRef<int64_t> scaleShape,
-    llvm::function_ref<Value(Value, Value, RankedTensorType)> build) {
+    llvm::function_ref<Value(Value, Value, RankedTensorType)> build,
+    float alpha = 1.0f) {
   Value a = centeredU8(b, loc, x);
   Value wi = integerWeights(b, loc, w);
   Value acc = build(a, wi, rt.clone(b.getI32Type()));
   std::vector<float> scale(n);
   for (int64_t i = 0; i < n; ++i)
-    scale[i] = x.scales[0] * w.scales[w.scales.size() == 1 ? 0 : i];
+    scale[i] = x.scales[0] * w.scales[w.scales.size() == 1 ? 0 : i] * alpha;
   Value y = CastOp::create(b, loc, rt, acc, TypeAttr::get(b.getF32Type()));
   return MulOp::create(b, loc, rt, y, f32Constant(b, loc, scaleShape, scale));
 }
@@ -313,6 +315,58 @@ bool rewriteMatmul(MatMulOp mm) {
   return true;
 }
 
+/// gemm(dequantized x [M, K], dequantized W [K, N] or, with trans_b, [N,
+/// K]) * alpha + beta * C: torchvision's classifiers export their Linear
+/// layers so. With trans_b the integer weights are transposed to [K, N]
+/// (the integer-product passes read through the transpose).
+bool rewriteGemm(GemmOp gemm) {
+  auto rt = cast<RankedTensorType>(gemm.getType());
+  auto wt = cast<RankedTensorType>(gemm.getB().getType());
+  bool transB = gemm.getTransB();
+  float alpha = gemm.getAlpha().convertToFloat();
+  if (gemm.getTransA() || rt.getRank() != 2 || wt.getRank() != 2 ||
+      !(std::isfinite(alpha) && alpha > 0))
+    return false;
+  int64_t n = rt.getDimSize(1);
+  auto operands = dequantizedOperands(gemm, n);
+  if (!operands)
+    return false;
+  // Weight scales per tensor, or per output column: [N] or [1, N] for
+  // [K, N] weights, [N, 1] for [N, K] ones.
+  RankedTensorType st = operands->second.scaleType;
+  if (operands->second.scales.size() != 1 &&
+      (transB ? st.getRank() != 2 || st.getDimSize(0) != n
+              : st.getShape().back() != n))
+    return false;
+  Value c = gemm.getC();
+  float beta = gemm.getBeta().convertToFloat();
+  if (c && !cast<RankedTensorType>(c.getType()).hasStaticShape())
+    return false;
+  OpBuilder b(gemm);
+  Location loc = gemm.getLoc();
+  Value y = scaledProduct(
+      b, loc, rt, operands->first, operands->second, n, {n},
+      [&](Value a, Value w, RankedTensorType type) -> Value {
+        if (transB) {
+          auto t = cast<RankedTensorType>(w.getType());
+          w = TransposeOp::create(b, loc,
+                                  t.clone({t.getDimSize(1), t.getDimSize(0)}),
+                                  w, b.getDenseI64ArrayAttr({1, 0}));
+        }
+        return MatMulOp::create(b, loc, type, a, w);
+      },
+      alpha);
+  if (c && beta != 0) {
+    if (beta != 1)
+      c = MulOp::create(b, loc, c.getType(), c,
+                        f32Constant(b, loc, {}, ArrayRef<float>{beta}));
+    y = AddOp::create(b, loc, rt, y, c);
+  }
+  gemm.getResult().replaceAllUsesWith(y);
+  gemm->erase();
+  return true;
+}
+
 struct DequantizedProductsPass
     : mlir::kiln::impl::DequantizedProductsPassBase<DequantizedProductsPass> {
   using DequantizedProductsPassBase::DequantizedProductsPassBase;
@@ -323,6 +377,10 @@ struct DequantizedProductsPass
       else
         (void)rewriteMatmul(cast<MatMulOp>(op));
     }
+    SmallVector<GemmOp> gemms;
+    getOperation()->walk([&](GemmOp g) { gemms.push_back(g); });
+    for (GemmOp g : gemms)
+      (void)rewriteGemm(g);
   }
 };
 } // namespace

@@ -199,8 +199,10 @@ def DequantizedProductsPass : Pass<"kiln-dequantized-products", "func::FuncOp"> 
     A QDQ model (ONNX Runtime's static quantization) multiplies dequantized
     values: `conv2d((cast(q) - zp) * s, (cast(W) - wzp) * sw)` with `q` an
     8-bit activation and `W` a constant 8-bit weight. Such an f32
-    `kiln.conv2d` (NCHW, group 1, or depthwise on a multiple of 4 channels)
-    or `kiln.matmul` ([..., M, K] x [K, N]) becomes the i32 product of
+    `kiln.conv2d` (NCHW, group 1, or depthwise on a multiple of 4 channels),
+    `kiln.matmul` ([..., M, K] x [K, N]) or `kiln.gemm` (2-D, weights [K, N]
+    or with `trans_b` [N, K], transposed; alpha folded into the scales,
+    beta * C added after) becomes the i32 product of
     `q - zp` (an int8 `q` moved to uint8 with its zero point) and the
     integers `W - wzp` (the int8 constant widened, or a constant computed
     here), converted to f32 and multiplied by `s * sw` per output channel
