@@ -39,6 +39,9 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   inF32.keepDepthwise = !options.integerAvx2;
   graph.addPass(createIntegerProductsInF32Pass(inF32));
   graph.addPass(createCanonicalizerPass());
+  // Weights computed from constants (weight-only quantization, QDQ weights
+  // left in f32) become constants the f32 kernels pack.
+  graph.addPass(createFoldConstantWeightsPass());
   graph.addPass(createLayoutPass());
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createCSEPass());

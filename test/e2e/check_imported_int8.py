@@ -23,6 +23,9 @@ the f32 kernels), elsewhere on the f32 kernels or in i32.
   depthwise Conv (int8 activations) and QDQ MatMul (int8 activations),
   weights with zero points per tensor and per channel (64 filters; MatMul
   per column), against the ONNX definition in float64.
+- Weight-only quantized MatMul (per row, blocked, int4 in blocks) and
+  Conv (per channel with zero points) on f32 activations, their weights
+  computed at compile time, against float64.
 - Reductions of every element of a large tensor (DynamicQuantizeLinear's
   range, ReduceMean/Max/Sum), which run in vectorized blocks: exact for the
   quantization, within 1e-5 relative for the sums; the range of a tensor a
@@ -36,8 +39,10 @@ import os
 import sys
 
 import numpy as np
+import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
+from onnx import numpy_helper as nh
 
 work, pythonpath = sys.argv[1:3]
 os.makedirs(work, exist_ok=True)
@@ -414,6 +419,79 @@ for name, trans_b, per_channel, alpha, beta in [("qdq_gemm_trans_b", 1, True, 0.
     check_path(path, "kiln.integer_matmul")
     assert f"i8> -> tensor<{w.shape[0]}x{w.shape[1]}xf32>" not in emitted_graph(path), \
         (name, "weights dequantized at run time")
+
+# --- Weight-only quantization ------------------------------------------------------
+# DequantizeLinear of constant int8 weights into a product whose activation
+# stays f32: per row of MatMul weights (axis 0), blocked (opset 21, blocks
+# of 32 rows), and a Conv's weights per channel with a zero point. The
+# weights are computed at compile time (kiln-fold-constant-weights, an f32
+# constant the kernels pack), against float64.
+K, N = 96, 80
+wo_cases = []
+w = rng.integers(-127, 128, (K, N)).astype(np.int8)
+ws = (rng.random(K) * 0.01 + 0.002).astype(np.float32)
+wo_cases.append(("wo_rows", [h.make_node("DequantizeLinear", ["w", "ws"], ["wd"], axis=0),
+                             h.make_node("MatMul", ["x", "wd"], ["y"])],
+                 [("w", w), ("ws", ws)], [4, K], 13,
+                 lambda x, w=w, ws=ws: x @ (w * ws.astype(np.float64)[:, None])))
+w = rng.integers(-8, 8, (K, N)).astype(np.int8)
+ws = (rng.random((K // 32, N)) * 0.01 + 0.002).astype(np.float32)
+wo_cases.append(("wo_blocked", [h.make_node("DequantizeLinear", ["w", "ws"], ["wd"], axis=0,
+                                            block_size=32),
+                                h.make_node("MatMul", ["x", "wd"], ["y"])],
+                 [("w", w), ("ws", ws)], [4, K], 21,
+                 lambda x, w=w, ws=ws: x @ (w * np.repeat(ws.astype(np.float64), 32, 0))))
+w = rng.integers(0, 256, (64, 8, 3, 3)).astype(np.uint8)
+ws = (rng.random(64) * 0.01 + 0.002).astype(np.float32)
+wzp = rng.integers(100, 150, 64).astype(np.uint8)
+
+
+def wo_conv_ref(x, w=w, ws=ws, wzp=wzp):
+    wd = (w.astype(np.float64) - wzp[:, None, None, None]) * ws[:, None, None, None]
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((1, 64, 6, 6))
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nchw,fc->nfhw", xp[:, :, i:i + 6, j:j + 6], wd[:, :, i, j])
+    return out
+
+
+wo_cases.append(("wo_conv", [h.make_node("DequantizeLinear", ["w", "ws", "wzp"], ["wd"], axis=0),
+                             h.make_node("Conv", ["x", "wd"], ["y"], pads=[1, 1, 1, 1])],
+                 [("w", w), ("ws", ws), ("wzp", wzp)], [1, 8, 6, 6], 13, wo_conv_ref))
+for name, nodes, inits, x_shape, opset, ref in wo_cases:
+    path = save_onnx(work, name, nodes, [vi("x", T.FLOAT, x_shape)], [vi("y", T.FLOAT, None)],
+                     inits, opset=opset, ir_version=10 if opset >= 21 else 7)
+    m = compile_and_load(kiln, path)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    (y,) = m(x)
+    want = ref(x.astype(np.float64))
+    assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), (name, np.abs(y - want).max())
+    text = emitted_graph(path)
+    assert "i8> -> tensor<" not in text.split("{-#")[0] and "kiln.gather" not in text, \
+        (name, "weights dequantized at run time")
+
+# int4 weights in blocks of 32 rows (ONNX Runtime's 4-bit weight-only QDQ
+# form, opset 21): packed two to a byte, low nibble first.
+w = rng.integers(-8, 8, (K, N)).astype(np.int8)
+nibbles = w.reshape(-1).astype(np.uint8) & 0xF
+w4 = onnx.TensorProto(name="w", data_type=22, dims=[K, N],
+                      raw_data=(nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes())
+ws = (rng.random((K // 32, N)) * 0.01 + 0.002).astype(np.float32)
+model = h.make_model(h.make_graph(
+    [h.make_node("DequantizeLinear", ["w", "ws"], ["wd"], axis=0, block_size=32),
+     h.make_node("MatMul", ["x", "wd"], ["y"])], "wo_int4",
+    [vi("x", T.FLOAT, [4, K])], [vi("y", T.FLOAT, None)], [w4, nh.from_array(ws, "ws")]),
+    opset_imports=[h.make_opsetid("", 21)])
+model.ir_version = 10
+path = os.path.join(work, "wo_int4.onnx")
+onnx.save(model, path)
+m = compile_and_load(kiln, path)
+x = rng.standard_normal((4, K)).astype(np.float32)
+(y,) = m(x)
+want = x.astype(np.float64) @ (w * np.repeat(ws.astype(np.float64), 32, 0))
+assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), ("wo_int4", np.abs(y - want).max())
+assert "i4> -> tensor<" not in emitted_graph(path).split("{-#")[0], "int4 weights dequantized at run time"
 
 # --- Reductions of every element, in blocks ---------------------------------------
 # DynamicQuantizeLinear's min and max of a whole activation (13,120 values: 8

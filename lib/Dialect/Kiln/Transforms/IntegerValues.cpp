@@ -42,13 +42,20 @@ std::optional<std::vector<double>> integers::readInts(ConstantOp c) {
   auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue());
   unsigned w = it.getWidth();
   AsmResourceBlob *blob = res ? res.getRawHandle().getBlob() : nullptr;
-  if (!blob || (w != 8 && w != 16 && w != 32) ||
-      blob->getData().size() != size_t(type.getNumElements()) * (w / 8))
+  // 4-bit and 2-bit types take a byte per element (the importer unpacks
+  // them); their value is the low bits of it.
+  size_t bytes = w < 8 ? 1 : w / 8;
+  if (!blob || (w != 2 && w != 4 && w != 8 && w != 16 && w != 32) ||
+      blob->getData().size() != size_t(type.getNumElements()) * bytes)
     return std::nullopt;
   const char *data = blob->getData().data();
   for (int64_t i = 0; i < type.getNumElements(); ++i) {
     int64_t v;
-    if (w == 8)
+    if (w < 8) {
+      v = (uint8_t)data[i] & ((1 << w) - 1);
+      if (!isUnsigned && v >= (1 << (w - 1)))
+        v -= 1 << w;
+    } else if (w == 8)
       v = isUnsigned ? (int64_t)(uint8_t)data[i] : (int64_t)(int8_t)data[i];
     else if (w == 16) {
       uint16_t u;
@@ -127,6 +134,30 @@ integers::broadcastIndices(ArrayRef<int64_t> shape, ArrayRef<int64_t> from) {
   return indices;
 }
 
+std::vector<int64_t> integers::transposedIndices(ArrayRef<int64_t> shape,
+                                                 ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  int64_t total = 1;
+  for (int64_t n : shape)
+    total *= n;
+  std::vector<int64_t> out(total);
+  SmallVector<int64_t> index(perm.size(), 0); // in the result's order
+  for (int64_t &v : out) {
+    int64_t from = 0;
+    for (size_t d = 0; d < perm.size(); ++d)
+      from += index[d] * strides[perm[d]];
+    v = from;
+    for (int64_t d = int64_t(perm.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[perm[d]])
+        break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
 /// The elements of an integer value computed from constants only (casts
 /// between integer types, sums and differences of operands that broadcast,
 /// reshapes, transposes), row-major; nullopt otherwise.
@@ -157,23 +188,10 @@ std::optional<std::vector<double>> integers::evalInts(Value v, unsigned depth) {
     auto it = cast<ShapedType>(t.getInput().getType());
     if (!in || !it.hasStaticShape())
       return std::nullopt;
-    ArrayRef<int64_t> perm = t.getPerm(), shape = it.getShape();
-    SmallVector<int64_t> strides(shape.size(), 1);
-    for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * shape[d + 1];
+    std::vector<int64_t> from = transposedIndices(it.getShape(), t.getPerm());
     std::vector<double> out(in->size());
-    SmallVector<int64_t> index(perm.size(), 0); // in the result's order
-    for (double &v : out) {
-      int64_t from = 0;
-      for (size_t d = 0; d < perm.size(); ++d)
-        from += index[d] * strides[perm[d]];
-      v = (*in)[from];
-      for (int64_t d = int64_t(perm.size()) - 1; d >= 0; --d) {
-        if (++index[d] < shape[perm[d]])
-          break;
-        index[d] = 0;
-      }
-    }
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = (*in)[from[i]];
     return out;
   }
   if (isa<SubOp, AddOp>(op)) {

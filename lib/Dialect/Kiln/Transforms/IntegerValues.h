@@ -30,8 +30,8 @@ struct Interval {
 /// types of 16 bits or fewer.
 std::optional<Interval> typeRange(Type t);
 
-/// The integer elements of a constant (dense or a weights resource of 8, 16
-/// or 32-bit integers), row-major.
+/// The integer elements of a constant (dense, or a weights resource of 8,
+/// 16 or 32-bit integers or of 4 and 2-bit ones a byte each), row-major.
 std::optional<std::vector<double>> readInts(ConstantOp c);
 
 /// Bounds of an i32 tensor built from narrow integers: casts from types of
@@ -49,6 +49,11 @@ std::optional<std::vector<double>> evalInts(Value v, unsigned depth = 0);
 /// dimensions, its dimensions 1 or equal); nothing if it does not broadcast.
 std::optional<std::vector<int64_t>> broadcastIndices(ArrayRef<int64_t> shape,
                                                      ArrayRef<int64_t> from);
+
+/// For each element of the transpose by `perm` of a tensor of `shape`
+/// (row-major), the index of the element of the input it holds.
+std::vector<int64_t> transposedIndices(ArrayRef<int64_t> shape,
+                                       ArrayRef<int64_t> perm);
 
 /// The kiln.conv2d and kiln.matmul ops under `root`, in walk order (to
 /// rewrite while walking no more).

@@ -228,6 +228,26 @@ def DequantizedProductsPass : Pass<"kiln-dequantized-products", "func::FuncOp"> 
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def FoldConstantWeightsPass : Pass<"kiln-fold-constant-weights", "func::FuncOp"> {
+  let summary = "Compute at compile time weights a model computes from constants";
+  let description = [{
+    Weight-only quantized models (DequantizeLinear of int8 or int4 weights
+    with per-row or blocked scales, f32 activations), QDQ weights the
+    integer kernels do not take, and weights an exporter transposed or
+    reshaped are computed at every run, and the f32 kernels then multiply
+    a run-time filter they cannot pack ahead of time. Canonicalization
+    folds such expressions only for small constants, not for the resources
+    large weights import as. This pass evaluates the weights (and a conv or
+    gemm bias) of each f32 `kiln.conv2d`, `kiln.matmul` and `kiln.gemm`
+    when they are computed from constants only (casts to f32, reshapes,
+    transposes, gathers with constant indices, broadcast add, sub, mul and
+    div, each rounded to f32 in the model's order) and gives the product an
+    f32 constant. A result larger than its largest constant (a broadcast of
+    a scalar, say) is left alone, so that the .so does not grow.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def IntegerProductsOnVnniPass : Pass<"kiln-integer-products-on-vnni", "func::FuncOp"> {
   let summary = "Run imported uint8 x int8 products on the VNNI int8 kernels";
   let description = [{
