@@ -25,11 +25,16 @@ set (issue 31's held-in set).
          symmetric per tensor -> DequantizeLinear, a Conv bias int32 at scale
          x_scale * w_scale -> DequantizeLinear. Calibration runs the f32
          model with Kiln (build/python) on test_data_set_0.
+  qdqpc  the same with quantize_static's per_channel=True: each weight int8
+         symmetric per output channel, its DequantizeLinear with an axis and a
+         zero point of 0 per channel.
+  wo8    weight-only quantization: every Conv, MatMul and Gemm weight int8
+         symmetric per output channel -> DequantizeLinear, activations in f32.
   ln     every LayerNormalization written out as Paddle2ONNX and pre-opset-17
          exporters write it: ReduceMean, Sub, Pow(2), ReduceMean, Add(eps),
          Sqrt, Div, Mul(scale), Add(bias), at opset 14.
 
-usage: /usr/bin/python3 bench/models/convert.py fp16|dynint8|qdq|ln SRC_DIR OUT_DIR [NAME ...]
+usage: /usr/bin/python3 bench/models/convert.py fp16|dynint8|qdq|qdqpc|wo8|ln SRC_DIR OUT_DIR [NAME ...]
 
 SRC_DIR holds bench/models/export.py's output (SRC_DIR/<name>/model.onnx and
 test_data_set_0); each NAME becomes OUT_DIR/<name>_<variant>/model.onnx with
@@ -218,7 +223,63 @@ def observed_ranges(model, names, data_dir):
     return {n: (float(min(o.min(), 0)), float(max(o.max(), 0))) for n, o in zip(names, outs)}
 
 
-def qdq_int8(model, data_dir):
+def output_axis(n):
+    """The axis of n's weight that indexes its outputs: a Conv's filters, a
+    MatMul's columns, a Gemm's rows with transB (else columns)."""
+    if n.op_type == "Conv":
+        return 0
+    if n.op_type == "Gemm":
+        return 0 if any(a.name == "transB" and a.i for a in n.attribute) else 1
+    return 1
+
+
+def dequantized_weight(g, n, init, p, per_channel):
+    """n's float weight as int8 symmetric (per tensor, or per output channel
+    with zero points of 0 as the tool writes them) and its DequantizeLinear
+    into p + "w_dequantized"; returns (scale, node)."""
+    wf = numpy_helper.to_array(init)
+    if per_channel:
+        axis = output_axis(n)
+        others = tuple(d for d in range(wf.ndim) if d != axis)
+        w_scale = (np.maximum(np.abs(wf).max(axis=others), 1e-8) / 127.0).astype(np.float32)
+        shape = [1] * wf.ndim
+        shape[axis] = -1
+        wq = np.clip(np.rint(wf / w_scale.reshape(shape)), -127, 127).astype(np.int8)
+        g.initializer.extend([
+            numpy_helper.from_array(wq, p + "w_quantized"),
+            numpy_helper.from_array(w_scale, p + "w_scale"),
+            numpy_helper.from_array(np.zeros(w_scale.shape, np.int8), p + "w_zero_point")])
+        return w_scale, helper.make_node(
+            "DequantizeLinear", [p + "w_quantized", p + "w_scale", p + "w_zero_point"],
+            [p + "w_dequantized"], axis=axis)
+    w_scale = np.float32(max(np.abs(wf).max(), 1e-8) / 127.0)
+    wq = np.clip(np.rint(wf / w_scale), -127, 127).astype(np.int8)
+    g.initializer.extend([
+        numpy_helper.from_array(wq, p + "w_quantized"),
+        numpy_helper.from_array(np.array(w_scale, np.float32), p + "w_scale")])
+    return w_scale, helper.make_node("DequantizeLinear", [p + "w_quantized", p + "w_scale"],
+                                     [p + "w_dequantized"])
+
+
+def weight_only_int8(model):
+    """Every Conv, MatMul and Gemm weight int8 per output channel ->
+    DequantizeLinear, the activations left in f32 (weight-only
+    quantization)."""
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    nodes = []
+    for n in g.node:
+        if n.op_type in ("Conv", "MatMul", "Gemm") and len(n.input) > 1 and \
+                n.input[1] in inits and inits[n.input[1]].data_type == FLOAT and \
+                len(inits[n.input[1]].dims) >= 2:
+            p = (n.name or n.output[0]) + "/"
+            nodes.append(dequantized_weight(g, n, inits[n.input[1]], p, True)[1])
+            n.input[1] = p + "w_dequantized"
+        nodes.append(n)
+    return with_nodes(model, nodes)
+
+
+def qdq_int8(model, data_dir, per_channel=False):
     """Conv, MatMul and Gemm with constant weights in quantize_static's QDQ
     form."""
     g = model.graph
@@ -278,26 +339,20 @@ def qdq_int8(model, data_dir):
             scale, pair = qdq(x, *ranges[x])
             done[x] = (scale, x + "_dequantized")
             nodes += pair
-        wf = numpy_helper.to_array(inits[n.input[1]])
-        w_scale = np.float32(max(np.abs(wf).max(), 1e-8) / 127.0)
-        wq = np.clip(np.rint(wf / w_scale), -127, 127).astype(np.int8)
-        g.initializer.extend([
-            numpy_helper.from_array(wq, p + "w_quantized"),
-            numpy_helper.from_array(np.array(w_scale, np.float32), p + "w_scale")])
-        nodes.append(helper.make_node("DequantizeLinear", [p + "w_quantized", p + "w_scale"],
-                                      [p + "w_dequantized"]))
+        w_scale, dq = dequantized_weight(g, n, inits[n.input[1]], p, per_channel)
+        nodes.append(dq)
         ins = [done[x][1], p + "w_dequantized"]
         biased = n.op_type in ("Conv", "Gemm") and len(n.input) > 2 and n.input[2]
         if biased and n.input[2] not in inits:
             ins.append(n.input[2])  # not a constant: it stays float
         elif biased:
-            b_scale = np.float32(done[x][0] * w_scale)
+            b_scale = (np.float32(done[x][0]) * w_scale).astype(np.float32)
             bq = np.rint(numpy_helper.to_array(inits[n.input[2]]) / b_scale).astype(np.int32)
             g.initializer.extend([
                 numpy_helper.from_array(bq, p + "b_quantized"),
-                numpy_helper.from_array(np.array(b_scale, np.float32), p + "b_scale")])
+                numpy_helper.from_array(np.asarray(b_scale, np.float32), p + "b_scale")])
             nodes.append(helper.make_node("DequantizeLinear", [p + "b_quantized", p + "b_scale"],
-                                          [p + "b_dequantized"]))
+                                          [p + "b_dequantized"], axis=0))
             ins.append(p + "b_dequantized")
         # The output quantized too, as the tool does, so that a runtime may
         # fuse DequantizeLinear -> Conv -> QuantizeLinear (QLinearConv).
@@ -316,7 +371,7 @@ def qdq_int8(model, data_dir):
 
 
 VARIANTS = {"fp16": to_fp16, "dynint8": dynamic_int8, "ln": written_out_layernorm,
-            "qdq": qdq_int8}
+            "qdq": qdq_int8, "qdqpc": qdq_int8, "wo8": weight_only_int8}
 
 
 def main():
@@ -330,8 +385,9 @@ def main():
         dst = os.path.join(out, f"{name}_{variant}")
         os.makedirs(dst, exist_ok=True)
         model = onnx.load(os.path.join(src, name, "model.onnx"))
-        if variant == "qdq":
-            m = qdq_int8(model, os.path.join(src, name, "test_data_set_0"))
+        if variant in ("qdq", "qdqpc"):
+            m = qdq_int8(model, os.path.join(src, name, "test_data_set_0"),
+                         per_channel=variant == "qdqpc")
         else:
             m = VARIANTS[variant](model)
         onnx.save(m, os.path.join(dst, "model.onnx"))
