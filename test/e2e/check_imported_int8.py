@@ -26,6 +26,9 @@ the f32 kernels), elsewhere on the f32 kernels or in i32.
 - Weight-only quantized MatMul (per row, blocked, int4 in blocks) and
   Conv (per channel with zero points) on f32 activations, their weights
   computed at compile time, against float64.
+- ONNX Runtime's QOperator contrib ops (com.microsoft QLinearAdd, Mul,
+  Sigmoid, LeakyRelu, GlobalAveragePool, Concat) against the float32
+  composition, within one step.
 - Reductions of every element of a large tensor (DynamicQuantizeLinear's
   range, ReduceMean/Max/Sum), which run in vectorized blocks: exact for the
   quantization, within 1e-5 relative for the sums; the range of a tensor a
@@ -492,6 +495,67 @@ x = rng.standard_normal((4, K)).astype(np.float32)
 want = x.astype(np.float64) @ (w * np.repeat(ws.astype(np.float64), 32, 0))
 assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max(), ("wo_int4", np.abs(y - want).max())
 assert "i4> -> tensor<" not in emitted_graph(path).split("{-#")[0], "int4 weights dequantized at run time"
+
+# --- ONNX Runtime's QOperator contrib ops (com.microsoft) --------------------------
+# Each is the float op between dequantized 8-bit inputs and a quantized
+# result; against the same composition in float32 numpy (half to even),
+# within one step (Sigmoid's exp differs in the last bits).
+def contrib_model(name, node, inputs, inits):
+    g = h.make_graph([node], name, inputs, [vi("y", T.UINT8, None)],
+                     [nh.from_array(a, n) for n, a in inits])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 13),
+                                           h.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 7
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(model, path)
+    return path
+
+
+f32 = np.float32
+
+
+def deq(q, s, z):
+    return (q.astype(f32) - f32(z)) * f32(s)
+
+
+def req(v, s, z, lo=0, hi=255):
+    return np.clip(np.rint(v.astype(f32) / f32(s)) + z, lo, hi)
+
+
+qa = rng.integers(0, 256, (2, 3, 4, 5)).astype(np.uint8)
+qb = rng.integers(0, 256, (3, 1, 5)).astype(np.uint8)
+scal = [("as", np.array(0.05, f32)), ("az", np.array(120, np.uint8)),
+        ("bs", np.array(0.02, f32)), ("bz", np.array(7, np.uint8)),
+        ("ys", np.array(0.07, f32)), ("yz", np.array(100, np.uint8))]
+contrib = [
+    ("QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], {}, [qa, qb],
+     lambda a, b: req(deq(a, 0.05, 120) + deq(b, 0.02, 7), 0.07, 100)),
+    ("QLinearMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], {}, [qa, qb],
+     lambda a, b: req(deq(a, 0.05, 120) * deq(b, 0.02, 7), 0.07, 100)),
+    ("QLinearSigmoid", ["a", "as", "az", "ys", "yz"], {}, [qa],
+     lambda a: req(1 / (1 + np.exp(-deq(a, 0.05, 120))), 0.004, 100)),
+    ("QLinearLeakyRelu", ["a", "as", "az", "ys", "yz"], {"alpha": 0.1}, [qa],
+     lambda a: req(np.where(deq(a, 0.05, 120) >= 0, deq(a, 0.05, 120),
+                            deq(a, 0.05, 120) * f32(0.1)), 0.07, 100)),
+    ("QLinearGlobalAveragePool", ["a", "as", "az", "ys", "yz"], {}, [qa],
+     lambda a: req(deq(a, 0.05, 120).mean(axis=(2, 3), keepdims=True), 0.07, 100)),
+    ("QLinearConcat", ["ys", "yz", "a", "as", "az", "a2", "bs", "bz"], {"axis": 1},
+     [qa, qa[:, :2]],
+     lambda a, a2: req(np.concatenate([deq(a, 0.05, 120), deq(a2, 0.02, 7)], 1), 0.07, 100)),
+]
+for op, ins, attrs, data, ref in contrib:
+    names = [n for n in ("a", "b", "a2") if n in ins]
+    inits = [(n, v) for n, v in scal if n in ins]
+    if op == "QLinearSigmoid":
+        inits = [(n, np.array(0.004, f32) if n == "ys" else v) for n, v in inits]
+    path = contrib_model(op.lower(), h.make_node(op, ins, ["y"], domain="com.microsoft", **attrs),
+                         [vi(n, T.UINT8, list(d.shape)) for n, d in zip(names, data)], inits)
+    m = compile_and_load(kiln, path)
+    (y,) = m(*data)
+    want = ref(*data)
+    assert y.dtype == np.uint8 and y.shape == want.shape, (op, y.shape, want.shape)
+    assert np.abs(y.astype(np.int64) - want).max() <= 1, (op, np.abs(y - want).max())
+    assert (y.astype(np.int64) == want).mean() > 0.97, (op, (y == want).mean())
 
 # --- Reductions of every element, in blocks ---------------------------------------
 # DynamicQuantizeLinear's min and max of a whole activation (13,120 values: 8

@@ -78,6 +78,10 @@ OnnxConverter convertAveragePool, convertGlobalAveragePool, convertGlobalLpPool,
 OnnxConverter convertConvInteger, convertDequantizeLinear,
     convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,
     convertQLinearMatMul, convertQuantizeLinear;
+// (com.microsoft's QOperator ops)
+OnnxConverter convertQLinearAdd, convertQLinearConcat,
+    convertQLinearGlobalAveragePool, convertQLinearLeakyRelu, convertQLinearMul,
+    convertQLinearSigmoid;
 // Random.cpp
 OnnxConverter convertBernoulli, convertMultinomial, convertRandomNormal,
     convertRandomNormalLike, convertRandomUniform, convertRandomUniformLike;

@@ -585,6 +585,12 @@ void reportUnconverted(OnnxNode &node, StringRef domain,
             "opset below "
          << *spec << " (to use " << node.opType() << "-" << below
          << ") or replace the node";
+  } else if (domain == "com.microsoft" && known.empty()) {
+    diag << "ONNX Runtime's contrib op " << node.opType()
+         << " (domain com.microsoft) is not supported; of that domain Kiln "
+            "converts the QLinear ops of its QOperator quantization "
+            "(docs/ops.md). Export or quantize the model with standard ONNX "
+            "ops (for quantization, quant_format=QDQ)";
   } else if (!domain.empty() && known.empty()) {
     diag << "the operator domain '" << domain
          << "' is not supported; Kiln compiles the default ONNX domain "

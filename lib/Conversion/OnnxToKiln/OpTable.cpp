@@ -18,6 +18,7 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
+constexpr const char *kMicrosoft = "com.microsoft";
 constexpr const char *kTraining = "ai.onnx.preview.training";
 
 // clang-format off
@@ -244,6 +245,15 @@ const OnnxOpRow kOnnxOps[] = {
     {"Adagrad",                  {1},                                    convertAdagrad,                   "Training.cpp", kTraining},
     {"Adam",                     {1},                                    convertAdam,                      "Training.cpp", kTraining},
     {"Momentum",                 {1},                                    convertMomentum,                  "Training.cpp", kTraining},
+
+    // com.microsoft: ONNX Runtime's QOperator quantization (its contrib
+    // ops, version 1)
+    {"QLinearAdd",               {1},                                    convertQLinearAdd,                "Quantize.cpp", kMicrosoft},
+    {"QLinearConcat",            {1},                                    convertQLinearConcat,             "Quantize.cpp", kMicrosoft},
+    {"QLinearGlobalAveragePool", {1},                                    convertQLinearGlobalAveragePool,  "Quantize.cpp", kMicrosoft},
+    {"QLinearLeakyRelu",         {1},                                    convertQLinearLeakyRelu,          "Quantize.cpp", kMicrosoft},
+    {"QLinearMul",               {1},                                    convertQLinearMul,                "Quantize.cpp", kMicrosoft},
+    {"QLinearSigmoid",           {1},                                    convertQLinearSigmoid,            "Quantize.cpp", kMicrosoft},
 };
 // clang-format on
 } // namespace

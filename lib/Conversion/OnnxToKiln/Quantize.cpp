@@ -559,3 +559,200 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertQLinearConv(OnnxNode &node) {
       node.input(6));
   return requantize(node, acc, m, node.input(7));
 }
+
+//===----------------------------------------------------------------------===//
+// com.microsoft's QLinear ops (ONNX Runtime's QOperator quantization)
+//===----------------------------------------------------------------------===//
+//
+// quantize_static(quant_format=QOperator) writes the ops between QLinearConv
+// and QLinearMatMul in ONNX Runtime's contrib domain. Each is the float op
+// between a dequantization of its 8-bit inputs and a quantization of its
+// result, all with scales and zero points per tensor:
+//   y = saturate(round(f((x - x_zp) * x_scale) / y_scale) + y_zp).
+// They convert to that composition; the graph passes fuse it as they fuse a
+// QDQ model's.
+
+namespace {
+/// The 8-bit type of a contrib op's zero point (uint8 when it is omitted).
+FailureOr<Type> contribQuantType(OnnxNode &node, Value zeroPoint,
+                                 StringRef what) {
+  Type q = zeroPoint ? elementOf(zeroPoint)
+                     : node.builder.getIntegerType(8, /*isSigned=*/false);
+  if (!q.isInteger(8)) {
+    node.fail() << what << " must be uint8 or int8, got " << q;
+    return failure();
+  }
+  return q;
+}
+
+/// A scale or zero point of a contrib QLinear op: one element, as a scalar.
+FailureOr<Value> perTensor(OnnxNode &node, unsigned i, StringRef what,
+                           bool isScale) {
+  Value v = node.input(i);
+  if (!v)
+    return Value();
+  FailureOr<Value> ranked = node.rankedInput(i);
+  if (failed(ranked))
+    return failure();
+  RankedTensorType t = typeOf(*ranked);
+  if (!t.hasStaticShape() || t.getNumElements() != 1 ||
+      (isScale && !t.getElementType().isF32())) {
+    node.fail() << what << " must be one "
+                << (isScale ? "float32 value" : "value")
+                << " (per tensor), got " << t;
+    return failure();
+  }
+  return reshapeTo(node, *ranked, {});
+}
+
+/// (x - zero point) * scale in f32 for the 8-bit input `x` with its scale
+/// and zero point at inputs `x + 1` and `x + 2`.
+FailureOr<Value> contribDequantize(OnnxNode &node, unsigned x, StringRef name) {
+  FailureOr<Value> xv = node.rankedInput(x);
+  if (failed(xv))
+    return failure();
+  FailureOr<Value> s = perTensor(node, x + 1, (name + "_scale").str(), true);
+  FailureOr<Value> z =
+      perTensor(node, x + 2, (name + "_zero_point").str(), false);
+  if (failed(s) || failed(z) || !*s) {
+    if (succeeded(s) && !*s)
+      node.fail() << name << "_scale is required";
+    return failure();
+  }
+  FailureOr<Type> q = contribQuantType(node, *xv, name);
+  if (failed(q))
+    return failure();
+  if (*z && elementOf(*z) != *q) {
+    node.fail() << name << "_zero_point's type " << elementOf(*z)
+                << " differs from " << name << "'s " << *q;
+    return failure();
+  }
+  Type f32 = node.builder.getF32Type();
+  FailureOr<Value> v = castTo(node, *xv, f32);
+  if (succeeded(v) && *z)
+    v = build<SubOp>(node, *v, *castTo(node, *z, f32));
+  if (failed(v))
+    return failure();
+  return build<MulOp>(node, *v, *s);
+}
+
+/// saturate(round(v / scale) + zero point) with the scale and zero point at
+/// inputs `s` and `s + 1`.
+FailureOr<SmallVector<Value>> contribQuantize(OnnxNode &node,
+                                              FailureOr<Value> v, unsigned s,
+                                              StringRef name) {
+  if (failed(v))
+    return failure();
+  FailureOr<Value> scale = perTensor(node, s, (name + "_scale").str(), true);
+  FailureOr<Value> zp =
+      perTensor(node, s + 1, (name + "_zero_point").str(), false);
+  if (failed(scale) || failed(zp) || !*scale) {
+    if (succeeded(scale) && !*scale)
+      node.fail() << name << "_scale is required";
+    return failure();
+  }
+  FailureOr<Type> q = contribQuantType(node, *zp, (name + "_zero_point").str());
+  if (failed(q))
+    return failure();
+  FailureOr<Value> scaled = build<DivOp>(node, *v, *scale);
+  if (failed(scaled))
+    return failure();
+  return one(saturateRound(node, *scaled, *zp, *q));
+}
+
+/// QLinearAdd / QLinearMul: A, A_scale, A_zero_point, B, B_scale,
+/// B_zero_point, C_scale, C_zero_point, numpy broadcasting.
+template <typename OpTy>
+FailureOr<SmallVector<Value>> qlinearBinary(OnnxNode &node) {
+  FailureOr<Value> a = contribDequantize(node, 0, "A"),
+                   b = contribDequantize(node, 3, "B");
+  if (failed(a) || failed(b))
+    return failure();
+  return contribQuantize(node, build<OpTy>(node, *a, *b), 6, "C");
+}
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertQLinearAdd(OnnxNode &node) {
+  return qlinearBinary<AddOp>(node);
+}
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertQLinearMul(OnnxNode &node) {
+  return qlinearBinary<MulOp>(node);
+}
+
+/// QLinearSigmoid: X, X_scale, X_zero_point, Y_scale, Y_zero_point.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertQLinearSigmoid(OnnxNode &node) {
+  FailureOr<Value> x = contribDequantize(node, 0, "X");
+  if (failed(x))
+    return failure();
+  return contribQuantize(node, build<SigmoidOp>(node, *x), 3, "Y");
+}
+
+/// QLinearLeakyRelu: as QLinearSigmoid, with `alpha` (0.01).
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertQLinearLeakyRelu(OnnxNode &node) {
+  FailureOr<Value> x = contribDequantize(node, 0, "X");
+  if (failed(x))
+    return failure();
+  auto &b = node.builder;
+  return contribQuantize(
+      node,
+      build<LeakyReluOp>(node, *x,
+                         b.getF32FloatAttr(node.floatAttr("alpha", 0.01f)),
+                         b.getF32FloatAttr(0.0f)),
+      3, "Y");
+}
+
+/// QLinearGlobalAveragePool: X, x_scale, x_zero_point, y_scale,
+/// y_zero_point; `channels_last` puts the channels after the spatial axes.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertQLinearGlobalAveragePool(OnnxNode &node) {
+  FailureOr<Value> x = contribDequantize(node, 0, "x");
+  if (failed(x))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  if (rank < 3) {
+    node.fail() << "expects X of rank 3 or more, got " << typeOf(*x);
+    return failure();
+  }
+  FailureOr<Value> mean;
+  if (node.intAttr("channels_last", 0)) {
+    SmallVector<int64_t> axes;
+    for (int64_t d = 1; d + 1 < rank; ++d)
+      axes.push_back(d);
+    mean =
+        build<ReduceMeanOp>(node, *x, node.builder.getDenseI64ArrayAttr(axes),
+                            node.builder.getBoolAttr(true));
+  } else {
+    mean = build<GlobalAvgPoolOp>(node, *x);
+  }
+  return contribQuantize(node, mean, 3, "y");
+}
+
+/// QLinearConcat: Y_scale, Y_zero_point, then X, X_scale, X_zero_point for
+/// each input; `axis`.
+FailureOr<SmallVector<Value>> mlir::kiln::convertQLinearConcat(OnnxNode &node) {
+  unsigned n = node.numInputs();
+  if (n < 5 || (n - 2) % 3 != 0) {
+    node.fail() << "expects Y_scale, Y_zero_point and a (tensor, scale, zero "
+                   "point) triple per input, got "
+                << n << " inputs";
+    return failure();
+  }
+  SmallVector<Value> parts;
+  for (unsigned i = 2; i < n; i += 3) {
+    FailureOr<Value> x =
+        contribDequantize(node, i, "X" + std::to_string((i - 2) / 3));
+    if (failed(x))
+      return failure();
+    parts.push_back(*x);
+  }
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.intAttr("axis", 0), typeOf(parts[0]).getRank());
+  if (failed(axis))
+    return failure();
+  return contribQuantize(
+      node, build<ConcatOp>(node, parts, node.builder.getI64IntegerAttr(*axis)),
+      0, "Y");
+}

@@ -32,10 +32,10 @@ module attributes {onnx.opset_import = {ai.onnx = 6 : i64}} {
 
 // -----
 
-// CHECK: error: loc("fused"): node 'fused' (FusedConv, opset 1): the operator domain 'com.microsoft' is not supported
+// CHECK: error: loc("fused"): node 'fused' (FusedConv, opset 1): ONNX Runtime's contrib op FusedConv (domain com.microsoft) is not supported
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
   func.func @other_domain(%x: tensor<4xf32>) -> tensor<*xf32> {
-    // expected-error@unknown {{node 'fused' (FusedConv, opset 1): the operator domain 'com.microsoft' is not supported; Kiln compiles the default ONNX domain (ai.onnx)}}
+    // expected-error@unknown {{node 'fused' (FusedConv, opset 1): ONNX Runtime's contrib op FusedConv (domain com.microsoft) is not supported; of that domain Kiln converts the QLinear ops of its QOperator quantization (docs/ops.md). Export or quantize the model with standard ONNX ops (for quantization, quant_format=QDQ)}}
     %y = "onnx.com.microsoft.FusedConv"(%x) : (tensor<4xf32>) -> tensor<*xf32> loc("fused")
     return %y : tensor<*xf32>
   }

@@ -17,7 +17,7 @@ root = sys.argv[1]
 src = os.path.join(root, "lib", "Conversion", "OnnxToKiln")
 table = open(os.path.join(src, "OpTable.cpp")).read()
 ROW = re.compile(r'^\s*\{"(\w+)",\s*\{([\d, ]+)\},\s*(\w+),\s*"([\w.]+)"(?:,\s*(\w+))?\},', re.M)
-DOMAINS = {"": "", "kTraining": "ai.onnx.preview.training"}
+DOMAINS = {"": "", "kTraining": "ai.onnx.preview.training", "kMicrosoft": "com.microsoft"}
 rows = [(m[1], DOMAINS.get(m[5] or "", m[5]), [int(v) for v in m[2].split(",")], m[3], m[4])
         for m in ROW.finditer(table)]
 errors = []
