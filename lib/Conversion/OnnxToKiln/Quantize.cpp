@@ -713,7 +713,7 @@ mlir::kiln::convertQLinearGlobalAveragePool(OnnxNode &node) {
     return failure();
   int64_t rank = typeOf(*x).getRank();
   if (rank < 3) {
-    node.fail() << "expects X of rank 3 or more, got " << typeOf(*x);
+    node.fail() << "expects X of rank 3 or more, got " << typeOf(node.input(0));
     return failure();
   }
   FailureOr<Value> mean;

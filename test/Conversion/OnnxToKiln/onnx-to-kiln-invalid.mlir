@@ -43,6 +43,18 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : 
 
 // -----
 
+// ONNX Runtime's QLinear contrib ops take scales per tensor only.
+// CHECK: error: loc("qadd"): node 'qadd' (QLinearAdd, opset 1): A_scale must be one float32 value (per tensor), got 'tensor<2xf32>'
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
+  func.func @qlinear_add_vector_scale(%a: tensor<2x2xui8>, %s: tensor<2xf32>, %z: tensor<ui8>, %t: tensor<f32>) -> tensor<*xui8> {
+    // expected-error@unknown {{node 'qadd' (QLinearAdd, opset 1): A_scale must be one float32 value (per tensor), got 'tensor<2xf32>'}}
+    %y = "onnx.com.microsoft.QLinearAdd"(%a, %s, %z, %a, %t, %z, %t, %z) : (tensor<2x2xui8>, tensor<2xf32>, tensor<ui8>, tensor<2x2xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<*xui8> loc("qadd")
+    return %y : tensor<*xui8>
+  }
+}
+
+// -----
+
 // CHECK: error: loc("reshape"): node 'reshape' (Reshape, opset 13): the target shape must be a compile-time constant
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @reshape_dynamic_shape(%x: tensor<2x3xf32>, %shape: tensor<2xi64>) -> tensor<*xf32> {
