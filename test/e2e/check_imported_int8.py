@@ -28,7 +28,9 @@ the f32 kernels), elsewhere on the f32 kernels or in i32.
   computed at compile time, against float64.
 - ONNX Runtime's QOperator contrib ops (com.microsoft QLinearAdd, Mul,
   Sigmoid, LeakyRelu, GlobalAveragePool, Concat) against the float32
-  composition, within one step.
+  composition, within one step; QGemm (transB with per-column scales and an
+  int32 C, quantized; per tensor with alpha, float output) against the
+  exact integer product, on the integer kernels.
 - Reductions of every element of a large tensor (DynamicQuantizeLinear's
   range, ReduceMean/Max/Sum), which run in vectorized blocks: exact for the
   quantization, within 1e-5 relative for the sums; the range of a tensor a
@@ -556,6 +558,42 @@ for op, ins, attrs, data, ref in contrib:
     assert y.dtype == np.uint8 and y.shape == want.shape, (op, y.shape, want.shape)
     assert np.abs(y.astype(np.int64) - want).max() <= 1, (op, np.abs(y - want).max())
     assert (y.astype(np.int64) == want).mean() > 0.97, (op, (y == want).mean())
+
+# QGemm (the QOperator form of a Gemm classifier): transB with a scale per
+# output column, zero points of 0 per column and an int32 C, quantized
+# output; and [K, N] weights per tensor with a float output and alpha.
+M, K, N = 3, 72, 80
+for name, trans_b, per_column, alpha, quantized in [("qgemm_trans_b", 1, True, 1.0, True),
+                                                    ("qgemm_float", 0, False, 0.5, False)]:
+    qa = rng.integers(0, 256, (M, K)).astype(np.uint8)
+    wq = rng.integers(-127, 128, (N, K) if trans_b else (K, N)).astype(np.int8)
+    bsc = (rng.random(N) * 0.01 + 0.002).astype(f32) if per_column else np.array(0.004, f32)
+    bias = rng.integers(-3000, 3000, N).astype(np.int32)
+    inits = [("as", np.array(0.05, f32)), ("az", np.array(120, np.uint8)), ("w", wq),
+             ("bs", bsc), ("bz", np.zeros(bsc.shape, np.int8)), ("c", bias)]
+    ins = ["a", "as", "az", "w", "bs", "bz", "c"]
+    if quantized:
+        inits += [("ys", np.array(0.3, f32)), ("yz", np.array(90, np.uint8))]
+        ins += ["ys", "yz"]
+    g = h.make_graph([h.make_node("QGemm", ins, ["y"], domain="com.microsoft", alpha=alpha,
+                                  transB=trans_b)], name, [vi("a", T.UINT8, [M, K])],
+                     [vi("y", T.UINT8 if quantized else T.FLOAT, None)],
+                     [nh.from_array(v, n) for n, v in inits])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 13),
+                                           h.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 7
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(model, path)
+    m = compile_and_load(kiln, path)
+    (y,) = m(qa)
+    acc = (qa.astype(np.int64) - 120) @ (wq.T if trans_b else wq).astype(np.int64) + bias
+    real = acc * (alpha * 0.05 * bsc.astype(np.float64))
+    if quantized:
+        want = np.clip(np.rint(real / 0.3) + 90, 0, 255)
+        assert y.dtype == np.uint8 and np.abs(y.astype(np.int64) - want).max() <= 1, name
+    else:
+        assert np.abs(y - real).max() <= 1e-5 * np.abs(real).max(), (name, np.abs(y - real).max())
+    check_path(path, "kiln.integer_matmul")
 
 # --- Reductions of every element, in blocks ---------------------------------------
 # DynamicQuantizeLinear's min and max of a whole activation (13,120 values: 8

@@ -79,7 +79,7 @@ OnnxConverter convertConvInteger, convertDequantizeLinear,
     convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,
     convertQLinearMatMul, convertQuantizeLinear;
 // (com.microsoft's QOperator ops)
-OnnxConverter convertQLinearAdd, convertQLinearConcat,
+OnnxConverter convertQGemm, convertQLinearAdd, convertQLinearConcat,
     convertQLinearGlobalAveragePool, convertQLinearLeakyRelu, convertQLinearMul,
     convertQLinearSigmoid;
 // Random.cpp

@@ -248,6 +248,7 @@ const OnnxOpRow kOnnxOps[] = {
 
     // com.microsoft: ONNX Runtime's QOperator quantization (its contrib
     // ops, version 1)
+    {"QGemm",                    {1},                                    convertQGemm,                     "Quantize.cpp", kMicrosoft},
     {"QLinearAdd",               {1},                                    convertQLinearAdd,                "Quantize.cpp", kMicrosoft},
     {"QLinearConcat",            {1},                                    convertQLinearConcat,             "Quantize.cpp", kMicrosoft},
     {"QLinearGlobalAveragePool", {1},                                    convertQLinearGlobalAveragePool,  "Quantize.cpp", kMicrosoft},

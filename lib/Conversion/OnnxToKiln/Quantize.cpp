@@ -756,3 +756,97 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertQLinearConcat(OnnxNode &node) {
       node, build<ConcatOp>(node, parts, node.builder.getI64IntegerAttr(*axis)),
       0, "Y");
 }
+
+/// QGemm: A, a_scale, a_zero_point, B, b_scale, b_zero_point, then optional
+/// C (int32, at scale alpha * a_scale * b_scale), y_scale and
+/// y_zero_point; `alpha`, `transA`, `transB`. b_scale and b_zero_point are
+/// per tensor or per output column. Y is
+/// alpha * dequant(A) dequant(B) + C * alpha * a_scale * b_scale, quantized
+/// when y_scale is given, else float32.
+FailureOr<SmallVector<Value>> mlir::kiln::convertQGemm(OnnxNode &node) {
+  FailureOr<Value> a = contribDequantize(node, 0, "a");
+  FailureOr<Value> bq = node.rankedInput(3), bs = node.rankedInput(4);
+  if (failed(a) || failed(bq) || failed(bs))
+    return failure();
+  bool transA = node.intAttr("transA", 0) != 0,
+       transB = node.intAttr("transB", 0) != 0;
+  RankedTensorType bt = typeOf(*bq);
+  if (typeOf(*a).getRank() != 2 || bt.getRank() != 2 || !bt.hasStaticShape() ||
+      !elementOf(*bq).isInteger(8)) {
+    node.fail() << "expects 2-D A and a 2-D uint8 or int8 B of static shape, "
+                   "got "
+                << typeOf(node.input(0)) << " and " << bt;
+    return failure();
+  }
+  // B's scale and zero point along its output axis (N): [1, N], or [N, 1]
+  // for transB.
+  int64_t n = bt.getDimSize(transB ? 0 : 1);
+  SmallVector<int64_t> column =
+      transB ? SmallVector<int64_t>{n, 1} : SmallVector<int64_t>{1, n};
+  auto alongN = [&](Value v, StringRef what, bool isScale) -> FailureOr<Value> {
+    RankedTensorType t = typeOf(v);
+    if (!t.hasStaticShape() || (isScale && !t.getElementType().isF32()) ||
+        (t.getNumElements() != 1 &&
+         (t.getRank() != 1 || t.getDimSize(0) != n))) {
+      node.fail() << what << " must be one " << (isScale ? "float32 " : "")
+                  << "value or one per output column (" << n << "), got " << t;
+      return failure();
+    }
+    return reshapeTo(node, v,
+                     t.getNumElements() == 1 ? SmallVector<int64_t>{} : column);
+  };
+  FailureOr<Value> scale = alongN(*bs, "b_scale", true);
+  FailureOr<Value> b = castTo(node, *bq, node.builder.getF32Type());
+  if (failed(scale) || failed(b))
+    return failure();
+  if (Value zp = node.input(5)) {
+    if (elementOf(zp) != elementOf(*bq)) {
+      node.fail() << "b_zero_point's type " << elementOf(zp)
+                  << " differs from B's " << elementOf(*bq);
+      return failure();
+    }
+    FailureOr<Value> z = alongN(zp, "b_zero_point", false);
+    if (failed(z))
+      return failure();
+    b = build<SubOp>(node, *b, *castTo(node, *z, node.builder.getF32Type()));
+  }
+  if (succeeded(b))
+    b = build<MulOp>(node, *b, *scale);
+  if (failed(b))
+    return failure();
+  float alpha = node.floatAttr("alpha", 1.0f);
+  auto &bl = node.builder;
+  FailureOr<Value> y = build<GemmOp>(
+      node, *a, *b, Value(), bl.getF32FloatAttr(alpha),
+      bl.getF32FloatAttr(1.0f), bl.getBoolAttr(transA), bl.getBoolAttr(transB));
+  if (failed(y))
+    return failure();
+  if (Value c = node.input(6)) {
+    if (!elementOf(c).isSignlessInteger(32)) {
+      node.fail() << "C must be int32, got " << elementOf(c);
+      return failure();
+    }
+    // C's scale: alpha * a_scale * b_scale (per column as [N]).
+    FailureOr<Value> as = perTensor(node, 1, "a_scale", true);
+    FailureOr<Value> cs =
+        reshapeTo(node, *bs,
+                  typeOf(*bs).getNumElements() == 1 ? SmallVector<int64_t>{}
+                                                    : SmallVector<int64_t>{n});
+    if (failed(as) || failed(cs))
+      return failure();
+    FailureOr<Value> factor = build<MulOp>(node, *as, *cs);
+    if (succeeded(factor))
+      factor = build<MulOp>(node, *factor,
+                            scalarConstant(node, bl.getF32Type(), alpha));
+    FailureOr<Value> cf = castTo(node, c, bl.getF32Type());
+    if (failed(factor) || failed(cf))
+      return failure();
+    FailureOr<Value> scaled = build<MulOp>(node, *cf, *factor);
+    if (failed(scaled))
+      return failure();
+    y = build<AddOp>(node, *y, *scaled);
+  }
+  if (!node.input(7))
+    return one(y);
+  return contribQuantize(node, y, 7, "y");
+}
