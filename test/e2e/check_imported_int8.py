@@ -27,7 +27,8 @@ the f32 kernels), elsewhere on the f32 kernels or in i32.
   Conv (per channel with zero points) on f32 activations, their weights
   computed at compile time, against float64.
 - ONNX Runtime's QOperator contrib ops (com.microsoft QLinearAdd, Mul,
-  Sigmoid, LeakyRelu, GlobalAveragePool, Concat) against the float32
+  Sigmoid, LeakyRelu, AveragePool (NCHW and channels_last),
+  GlobalAveragePool, Concat) against the float32
   composition, within one step; QGemm (transB with per-column scales and an
   int32 C, quantized; per tensor with alpha, float output) against the
   exact integer product, on the integer kernels.
@@ -545,12 +546,35 @@ contrib = [
      [qa, qa[:, :2]],
      lambda a, a2: req(np.concatenate([deq(a, 0.05, 120), deq(a2, 0.02, 7)], 1), 0.07, 100)),
 ]
+
+
+def avg_pool_3x3_s2(v):  # NCHW, pads 1, the padding not counted
+    n, c, hh, ww = v.shape
+    p = np.pad(v, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=np.nan)
+    oh, ow = (hh - 1) // 2 + 1, (ww - 1) // 2 + 1
+    out = np.zeros((n, c, oh, ow), f32)
+    for i in range(oh):
+        for j in range(ow):
+            out[:, :, i, j] = np.nanmean(p[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3], axis=(2, 3))
+    return out
+
+
+pool_attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+contrib += [
+    ("QLinearAveragePool", ["a", "as", "az", "ys", "yz"], pool_attrs, [qa],
+     lambda a: req(avg_pool_3x3_s2(deq(a, 0.05, 120)), 0.07, 100)),
+    ("QLinearAveragePool", ["a", "as", "az", "ys", "yz"], dict(pool_attrs, channels_last=1),
+     [qa.transpose(0, 2, 3, 1).copy()],
+     lambda a: req(avg_pool_3x3_s2(deq(a, 0.05, 120).transpose(0, 3, 1, 2)).transpose(0, 2, 3, 1),
+                   0.07, 100)),
+]
 for op, ins, attrs, data, ref in contrib:
     names = [n for n in ("a", "b", "a2") if n in ins]
     inits = [(n, v) for n, v in scal if n in ins]
     if op == "QLinearSigmoid":
         inits = [(n, np.array(0.004, f32) if n == "ys" else v) for n, v in inits]
-    path = contrib_model(op.lower(), h.make_node(op, ins, ["y"], domain="com.microsoft", **attrs),
+    name = op.lower() + ("_nhwc" if attrs.get("channels_last") else "")
+    path = contrib_model(name, h.make_node(op, ins, ["y"], domain="com.microsoft", **attrs),
                          [vi(n, T.UINT8, list(d.shape)) for n, d in zip(names, data)], inits)
     m = compile_and_load(kiln, path)
     (y,) = m(*data)

@@ -74,14 +74,17 @@ OnnxConverter convertCenterCropPad, convertPad;
 // Pooling.cpp
 OnnxConverter convertAveragePool, convertGlobalAveragePool, convertGlobalLpPool,
     convertGlobalMaxPool, convertLpPool, convertMaxPool, convertMaxUnpool;
+/// AveragePool of `x` (NCHW) with the node's pooling attributes
+/// (kernel_shape, strides, pads, auto_pad, ceil_mode, count_include_pad).
+FailureOr<Value> averagePoolOf(OnnxNode &node, Value x);
 // Quantize.cpp
 OnnxConverter convertConvInteger, convertDequantizeLinear,
     convertDynamicQuantizeLinear, convertMatMulInteger, convertQLinearConv,
     convertQLinearMatMul, convertQuantizeLinear;
 // (com.microsoft's QOperator ops)
-OnnxConverter convertQGemm, convertQLinearAdd, convertQLinearConcat,
-    convertQLinearGlobalAveragePool, convertQLinearLeakyRelu, convertQLinearMul,
-    convertQLinearSigmoid;
+OnnxConverter convertQGemm, convertQLinearAdd, convertQLinearAveragePool,
+    convertQLinearConcat, convertQLinearGlobalAveragePool,
+    convertQLinearLeakyRelu, convertQLinearMul, convertQLinearSigmoid;
 // Random.cpp
 OnnxConverter convertBernoulli, convertMultinomial, convertRandomNormal,
     convertRandomNormalLike, convertRandomUniform, convertRandomUniformLike;

@@ -250,6 +250,7 @@ const OnnxOpRow kOnnxOps[] = {
     // ops, version 1)
     {"QGemm",                    {1},                                    convertQGemm,                     "Quantize.cpp", kMicrosoft},
     {"QLinearAdd",               {1},                                    convertQLinearAdd,                "Quantize.cpp", kMicrosoft},
+    {"QLinearAveragePool",       {1},                                    convertQLinearAveragePool,        "Quantize.cpp", kMicrosoft},
     {"QLinearConcat",            {1},                                    convertQLinearConcat,             "Quantize.cpp", kMicrosoft},
     {"QLinearGlobalAveragePool", {1},                                    convertQLinearGlobalAveragePool,  "Quantize.cpp", kMicrosoft},
     {"QLinearLeakyRelu",         {1},                                    convertQLinearLeakyRelu,          "Quantize.cpp", kMicrosoft},

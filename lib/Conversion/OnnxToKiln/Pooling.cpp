@@ -296,6 +296,14 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAveragePool(OnnxNode &node) {
   return pool<AvgPool2DOp>(node, node.intAttr("count_include_pad", 0) != 0);
 }
 
+FailureOr<Value> mlir::kiln::averagePoolOf(OnnxNode &node, Value x) {
+  FailureOr<SmallVector<Value>> y =
+      pool<AvgPool2DOp>(node, node.intAttr("count_include_pad", 0) != 0, x);
+  if (failed(y))
+    return failure();
+  return (*y)[0];
+}
+
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertGlobalAveragePool(OnnxNode &node) {
   return globalPool(node, false);

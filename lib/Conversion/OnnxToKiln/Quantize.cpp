@@ -730,6 +730,29 @@ mlir::kiln::convertQLinearGlobalAveragePool(OnnxNode &node) {
   return contribQuantize(node, mean, 3, "y");
 }
 
+/// QLinearAveragePool: X, x_scale, x_zero_point, y_scale, y_zero_point,
+/// with AveragePool's attributes; `channels_last` (rank 4) pools NHWC.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertQLinearAveragePool(OnnxNode &node) {
+  FailureOr<Value> x = contribDequantize(node, 0, "x");
+  if (failed(x))
+    return failure();
+  bool channelsLast = node.intAttr("channels_last", 0) != 0;
+  if (channelsLast && typeOf(*x).getRank() != 4) {
+    node.fail() << "channels_last is supported for 4-D X only, got "
+                << typeOf(node.input(0));
+    return failure();
+  }
+  auto &b = node.builder;
+  if (channelsLast)
+    x = build<TransposeOp>(node, *x, b.getDenseI64ArrayAttr({0, 3, 1, 2}));
+  FailureOr<Value> y =
+      succeeded(x) ? averagePoolOf(node, *x) : FailureOr<Value>(failure());
+  if (channelsLast && succeeded(y))
+    y = build<TransposeOp>(node, *y, b.getDenseI64ArrayAttr({0, 2, 3, 1}));
+  return contribQuantize(node, y, 3, "y");
+}
+
 /// QLinearConcat: Y_scale, Y_zero_point, then X, X_scale, X_zero_point for
 /// each input; `axis`.
 FailureOr<SmallVector<Value>> mlir::kiln::convertQLinearConcat(OnnxNode &node) {
