@@ -503,8 +503,8 @@ assert "i4> -> tensor<" not in emitted_graph(path).split("{-#")[0], "int4 weight
 # Each is the float op between dequantized 8-bit inputs and a quantized
 # result; against the same composition in float32 numpy (half to even),
 # within one step (Sigmoid's exp differs in the last bits).
-def contrib_model(name, node, inputs, inits):
-    g = h.make_graph([node], name, inputs, [vi("y", T.UINT8, None)],
+def contrib_model(name, node, inputs, inits, out_type=T.UINT8):
+    g = h.make_graph([node], name, inputs, [vi("y", out_type, None)],
                      [nh.from_array(a, n) for n, a in inits])
     model = h.make_model(g, opset_imports=[h.make_opsetid("", 13),
                                            h.make_opsetid("com.microsoft", 1)])
@@ -599,15 +599,9 @@ for name, trans_b, per_column, alpha, quantized in [("qgemm_trans_b", 1, True, 1
     if quantized:
         inits += [("ys", np.array(0.3, f32)), ("yz", np.array(90, np.uint8))]
         ins += ["ys", "yz"]
-    g = h.make_graph([h.make_node("QGemm", ins, ["y"], domain="com.microsoft", alpha=alpha,
-                                  transB=trans_b)], name, [vi("a", T.UINT8, [M, K])],
-                     [vi("y", T.UINT8 if quantized else T.FLOAT, None)],
-                     [nh.from_array(v, n) for n, v in inits])
-    model = h.make_model(g, opset_imports=[h.make_opsetid("", 13),
-                                           h.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 7
-    path = os.path.join(work, name + ".onnx")
-    onnx.save(model, path)
+    path = contrib_model(name, h.make_node("QGemm", ins, ["y"], domain="com.microsoft",
+                                           alpha=alpha, transB=trans_b),
+                         [vi("a", T.UINT8, [M, K])], inits, T.UINT8 if quantized else T.FLOAT)
     m = compile_and_load(kiln, path)
     (y,) = m(qa)
     acc = (qa.astype(np.int64) - 120) @ (wq.T if trans_b else wq).astype(np.int64) + bias
