@@ -605,35 +605,46 @@ FailureOr<Value> perTensor(OnnxNode &node, unsigned i, StringRef what,
   return reshapeTo(node, *ranked, {});
 }
 
+/// The scale (required) and zero point (or null) of `name` at inputs `i`
+/// and `i + 1`, as scalars.
+FailureOr<std::pair<Value, Value>>
+contribScaleAndZeroPoint(OnnxNode &node, unsigned i, StringRef name) {
+  FailureOr<Value> s = perTensor(node, i, (name + "_scale").str(), true);
+  FailureOr<Value> z = perTensor(node, i + 1, (name + "_zero_point").str(), false);
+  if (failed(s) || failed(z))
+    return failure();
+  if (!*s) {
+    node.fail() << name << "_scale is required";
+    return failure();
+  }
+  return std::pair{*s, *z};
+}
+
 /// (x - zero point) * scale in f32 for the 8-bit input `x` with its scale
 /// and zero point at inputs `x + 1` and `x + 2`.
 FailureOr<Value> contribDequantize(OnnxNode &node, unsigned x, StringRef name) {
   FailureOr<Value> xv = node.rankedInput(x);
-  if (failed(xv))
+  FailureOr<std::pair<Value, Value>> sz =
+      succeeded(xv) ? contribScaleAndZeroPoint(node, x + 1, name)
+                    : FailureOr<std::pair<Value, Value>>(failure());
+  if (failed(sz))
     return failure();
-  FailureOr<Value> s = perTensor(node, x + 1, (name + "_scale").str(), true);
-  FailureOr<Value> z =
-      perTensor(node, x + 2, (name + "_zero_point").str(), false);
-  if (failed(s) || failed(z) || !*s) {
-    if (succeeded(s) && !*s)
-      node.fail() << name << "_scale is required";
-    return failure();
-  }
+  auto [s, z] = *sz;
   FailureOr<Type> q = contribQuantType(node, *xv, name);
   if (failed(q))
     return failure();
-  if (*z && elementOf(*z) != *q) {
-    node.fail() << name << "_zero_point's type " << elementOf(*z)
+  if (z && elementOf(z) != *q) {
+    node.fail() << name << "_zero_point's type " << elementOf(z)
                 << " differs from " << name << "'s " << *q;
     return failure();
   }
   Type f32 = node.builder.getF32Type();
   FailureOr<Value> v = castTo(node, *xv, f32);
-  if (succeeded(v) && *z)
-    v = build<SubOp>(node, *v, *castTo(node, *z, f32));
+  if (succeeded(v) && z)
+    v = build<SubOp>(node, *v, *castTo(node, z, f32));
   if (failed(v))
     return failure();
-  return build<MulOp>(node, *v, *s);
+  return build<MulOp>(node, *v, s);
 }
 
 /// saturate(round(v / scale) + zero point) with the scale and zero point at
@@ -643,21 +654,17 @@ FailureOr<SmallVector<Value>> contribQuantize(OnnxNode &node,
                                               StringRef name) {
   if (failed(v))
     return failure();
-  FailureOr<Value> scale = perTensor(node, s, (name + "_scale").str(), true);
-  FailureOr<Value> zp =
-      perTensor(node, s + 1, (name + "_zero_point").str(), false);
-  if (failed(scale) || failed(zp) || !*scale) {
-    if (succeeded(scale) && !*scale)
-      node.fail() << name << "_scale is required";
+  FailureOr<std::pair<Value, Value>> sz = contribScaleAndZeroPoint(node, s, name);
+  if (failed(sz))
     return failure();
-  }
-  FailureOr<Type> q = contribQuantType(node, *zp, (name + "_zero_point").str());
+  auto [scale, zp] = *sz;
+  FailureOr<Type> q = contribQuantType(node, zp, (name + "_zero_point").str());
   if (failed(q))
     return failure();
-  FailureOr<Value> scaled = build<DivOp>(node, *v, *scale);
+  FailureOr<Value> scaled = build<DivOp>(node, *v, scale);
   if (failed(scaled))
     return failure();
-  return one(saturateRound(node, *scaled, *zp, *q));
+  return one(saturateRound(node, *scaled, zp, *q));
 }
 
 /// QLinearAdd / QLinearMul: A, A_scale, A_zero_point, B, B_scale,

@@ -14,8 +14,8 @@
 // kiln.matmul and kiln.gemm (and a conv or gemm bias) when it is computed
 // from constants only, through casts to f32, reshapes, transposes, gathers
 // with constant indices and broadcast sums, differences, products and
-// quotients, in f32 with the model's operation order (so bit for bit what
-// the run would compute), and gives the product an f32 constant instead.
+// quotients, each rounded to f32 in the model's order of operations (as ONNX
+// defines them), and gives the product an f32 constant instead.
 // Expressions that would make a constant larger than their largest
 // constant (an Expand of a scalar, say) are left alone: they would grow the
 // .so.
@@ -87,6 +87,20 @@ struct Evaluator {
     return std::nullopt;
   }
 
+  /// Counts the integer constants `v` is computed from (evalInts may
+  /// broadcast them to a larger result, which must not count as a leaf).
+  void noteLeaves(Value v, unsigned depth = 0) {
+    Operation *op = v.getDefiningOp();
+    if (!op || depth > 12)
+      return;
+    if (isa<ConstantOp>(op)) {
+      largestLeaf = std::max(largestLeaf, elements(v));
+      return;
+    }
+    for (Value operand : op->getOperands())
+      noteLeaves(operand, depth + 1);
+  }
+
   /// A cast to f32 of an integer constant (int8, uint8, int4 widened, ...)
   /// or of f32 values.
   std::optional<std::vector<float>> castToF32(CastOp c, unsigned depth) {
@@ -98,7 +112,7 @@ struct Evaluator {
     std::optional<std::vector<double>> ints = integers::evalInts(c.getInput());
     if (!ints)
       return std::nullopt;
-    largestLeaf = std::max(largestLeaf, int64_t(ints->size()));
+    noteLeaves(c.getInput());
     std::vector<float> out(ints->size());
     for (size_t i = 0; i < out.size(); ++i)
       out[i] = float(int64_t((*ints)[i])); // as sitofp / uitofp round
