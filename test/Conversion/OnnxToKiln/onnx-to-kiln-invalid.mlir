@@ -55,6 +55,29 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : 
 
 // -----
 
+// A zero point of another type than its tensor, a QLinearConcat without
+// whole (tensor, scale, zero point) triples, a pool of a rank-2 tensor and a
+// QGemm whose b_scale is neither per tensor nor per output column.
+// CHECK: error: loc("qzp"): node 'qzp' (QLinearSigmoid, opset 1): X_zero_point's type 'i8' differs from X's 'ui8'
+// CHECK: error: loc("qcat"): node 'qcat' (QLinearConcat, opset 1): expects Y_scale, Y_zero_point and a (tensor, scale, zero point) triple per input, got 4 inputs
+// CHECK: error: loc("qgap"): node 'qgap' (QLinearGlobalAveragePool, opset 1): expects X of rank 3 or more, got 'tensor<2x2xui8>'
+// CHECK: error: loc("qgemm"): node 'qgemm' (QGemm, opset 1): b_scale must be one float32 value or one per output column (4), got 'tensor<3xf32>'
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
+  func.func @qlinear_malformed(%a: tensor<2x2xui8>, %s: tensor<f32>, %z: tensor<ui8>, %zi: tensor<i8>, %w: tensor<4x2xi8>, %s3: tensor<3xf32>, %wz: tensor<i8>) -> (tensor<*xui8>, tensor<*xui8>, tensor<*xui8>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'qzp' (QLinearSigmoid, opset 1): X_zero_point's type 'i8' differs from X's 'ui8'}}
+    %y0 = "onnx.com.microsoft.QLinearSigmoid"(%a, %s, %zi, %s, %z) : (tensor<2x2xui8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>) -> tensor<*xui8> loc("qzp")
+    // expected-error@unknown {{node 'qcat' (QLinearConcat, opset 1): expects Y_scale, Y_zero_point and a (tensor, scale, zero point) triple per input, got 4 inputs}}
+    %y1 = "onnx.com.microsoft.QLinearConcat"(%s, %z, %a, %s) {axis = 0 : si64} : (tensor<f32>, tensor<ui8>, tensor<2x2xui8>, tensor<f32>) -> tensor<*xui8> loc("qcat")
+    // expected-error@unknown {{node 'qgap' (QLinearGlobalAveragePool, opset 1): expects X of rank 3 or more, got 'tensor<2x2xui8>'}}
+    %y2 = "onnx.com.microsoft.QLinearGlobalAveragePool"(%a, %s, %z, %s, %z) : (tensor<2x2xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<*xui8> loc("qgap")
+    // expected-error@unknown {{node 'qgemm' (QGemm, opset 1): b_scale must be one float32 value or one per output column (4), got 'tensor<3xf32>'}}
+    %y3 = "onnx.com.microsoft.QGemm"(%a, %s, %z, %w, %s3, %wz) {transB = 1 : si64} : (tensor<2x2xui8>, tensor<f32>, tensor<ui8>, tensor<4x2xi8>, tensor<3xf32>, tensor<i8>) -> tensor<*xf32> loc("qgemm")
+    return %y0, %y1, %y2, %y3 : tensor<*xui8>, tensor<*xui8>, tensor<*xui8>, tensor<*xf32>
+  }
+}
+
+// -----
+
 // CHECK: error: loc("reshape"): node 'reshape' (Reshape, opset 13): the target shape must be a compile-time constant
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @reshape_dynamic_shape(%x: tensor<2x3xf32>, %shape: tensor<2xi64>) -> tensor<*xf32> {
