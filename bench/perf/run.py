@@ -304,7 +304,7 @@ below.
 - Kiln: `build/bin/kiln-compile` with its defaults (host CPU{kcpu}, -O3), called through the C ABI
 - Command: `{res['command']}`
 
-Peak of one core, measured in the same run by `bench/perf/fma_peak.c` (16 independent chains of
+Peak of one core, measured in the same run by `bench/perf/fma_peak.c` (16 independent chains, 12 on AVX2, of
 packed fp32 FMAs on registers, `cc -O3 -march=native`, best of {res['probe_reps']} timed repetitions, probed at the
 start and at the end of the run): **{', '.join(f'{k} {v:.1f} GFLOP/s' for k, v in peak.items())}** (start
 {', '.join(f'{v:.1f}' for v in res['peak_probes']['start'].values())}, end {', '.join(f'{v:.1f}' for v in res['peak_probes']['end'].values())}). The clock boosts and the machine is
