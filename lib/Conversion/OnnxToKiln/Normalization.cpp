@@ -11,9 +11,84 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
+namespace {
+FailureOr<Value> normalize(OnnxNode &node, Value x, ArrayRef<int64_t> axes,
+                           double eps, bool epsOutside,
+                           Value *meanOut = nullptr, Value *varOut = nullptr);
+
+/// BatchNormalization 14/15 with training_mode=1: Y normalized by the
+/// batch's own mean and (population) variance over every axis but the
+/// channels, and the running statistics updated with `momentum`:
+/// input_mean * momentum + batch_mean * (1 - momentum), likewise the
+/// variance, in the type of input_mean/input_var.
+FailureOr<SmallVector<Value>> batchNormTraining(OnnxNode &node) {
+  FailureOr<Value> x = floatInput(node, 0);
+  SmallVector<Value> in;
+  for (unsigned i = 1; i < 5; ++i) {
+    FailureOr<Value> v = node.rankedInput(i);
+    if (failed(v))
+      return failure();
+    in.push_back(*v);
+  }
+  if (failed(x))
+    return failure();
+  RankedTensorType xt = typeOf(*x);
+  int64_t rank = xt.getRank();
+  if (rank < 2 || ShapedType::isDynamic(xt.getDimSize(1))) {
+    node.fail() << "training_mode=1 needs an input of rank 2 or more with a "
+                   "static channel dimension, got "
+                << xt;
+    return failure();
+  }
+  int64_t c = xt.getDimSize(1);
+  for (unsigned i = 0; i < 4; ++i)
+    if (typeOf(in[i]).getRank() != 1 || typeOf(in[i]).getDimSize(0) != c) {
+      node.fail() << "scale, B, input_mean and input_var must have shape [" << c
+                  << "] (the channels of X), got " << typeOf(in[i]);
+      return failure();
+    }
+  SmallVector<int64_t> axes{0}, perChannel(rank - 1, 1);
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  perChannel[0] = c;
+  Value mean, var;
+  FailureOr<Value> y = normalize(
+      node, *x, axes, node.floatAttr("epsilon", 1e-5f), false, &mean, &var);
+  FailureOr<Value> s = reshapeTo(node, in[0], perChannel),
+                   bias = reshapeTo(node, in[1], perChannel);
+  if (failed(y) || failed(s) || failed(bias) ||
+      failed(y = build<MulOp>(node, *y, *s)) ||
+      failed(y = build<AddOp>(node, *y, *bias)))
+    return failure();
+  SmallVector<Value> results{*y, Value(), Value()};
+  double momentum = node.floatAttr("momentum", 0.9f);
+  for (unsigned i = 1; i < 3; ++i) {
+    if (!node.resultUsed(i))
+      continue;
+    Value running = in[1 + i];
+    Type elt = typeOf(running).getElementType();
+    FailureOr<Value> batch = reshapeTo(node, i == 1 ? mean : var, {c});
+    if (succeeded(batch) && typeOf(*batch).getElementType() != elt)
+      batch = build<CastOp>(node, *batch, TypeAttr::get(elt));
+    FailureOr<Value> kept, added;
+    if (failed(batch) ||
+        failed(kept = build<MulOp>(node, running,
+                                   scalarConstant(node, elt, momentum))) ||
+        failed(added = build<MulOp>(node, *batch,
+                                    scalarConstant(node, elt, 1 - momentum))) ||
+        failed(kept = build<AddOp>(node, *kept, *added)))
+      return failure();
+    results[i] = *kept;
+  }
+  return results;
+}
+} // namespace
+
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertBatchNormalization(OnnxNode &node) {
   if (node.intAttr("training_mode", 0) != 0) {
+    if (node.opset >= 14)
+      return batchNormTraining(node);
     node.fail() << "training_mode=1 is not supported; export the model in "
                    "inference (eval) mode";
     return failure();
@@ -21,7 +96,9 @@ mlir::kiln::convertBatchNormalization(OnnxNode &node) {
   for (unsigned i = 1; i < 5; ++i)
     if (node.resultUsed(i)) {
       node.fail() << "output " << i
-                  << " (running statistics) is not supported in inference";
+                  << " (running statistics) is only computed with "
+                     "training_mode=1 (opset 14+); export the model in "
+                     "inference (eval) mode";
       return failure();
     }
   SmallVector<Value> in;
@@ -202,7 +279,8 @@ namespace {
 /// (x - mean) / sqrt(var + eps) over `axes` (biased variance), or with
 /// `epsOutside`, (x - mean) / (sqrt(var) + eps) as MeanVarianceNormalization.
 FailureOr<Value> normalize(OnnxNode &node, Value x, ArrayRef<int64_t> axes,
-                           double eps, bool epsOutside) {
+                           double eps, bool epsOutside, Value *meanOut,
+                           Value *varOut) {
   auto &b = node.builder;
   Type elt = typeOf(x).getElementType();
   auto axesAttr = b.getDenseI64ArrayAttr(axes);
@@ -216,6 +294,10 @@ FailureOr<Value> normalize(OnnxNode &node, Value x, ArrayRef<int64_t> axes,
       failed(var =
                  build<ReduceMeanOp>(node, *sq, axesAttr, b.getBoolAttr(true))))
     return failure();
+  if (meanOut)
+    *meanOut = *mean;
+  if (varOut)
+    *varOut = *var;
   Value e = scalarConstant(node, elt, eps);
   if (epsOutside) {
     if (failed(y = build<SqrtOp>(node, *var)) ||

@@ -399,6 +399,29 @@ module attributes {onnx.opset_import = {ai.onnx = 15 : i64}} {
 
 // -----
 
+// training_mode=1: Y from the batch's statistics over (N, H, W); the running
+// statistics are input * momentum + batch * (1 - momentum).
+// CHECK-LABEL: func.func @batch_norm_training
+// CHECK: %[[MEAN:.+]] = kiln.reduce_mean %{{.+}} {axes = array<i64: 0, 2, 3>} : tensor<2x4x3x3xf32> -> tensor<1x4x1x1xf32>
+// CHECK: %[[C:.+]] = kiln.sub
+// CHECK: %[[SQ:.+]] = kiln.mul %[[C]], %[[C]]
+// CHECK: %[[VAR:.+]] = kiln.reduce_mean %[[SQ]] {axes = array<i64: 0, 2, 3>}
+// CHECK-NOT: kiln.batch_norm
+// CHECK: kiln.reshape %[[MEAN]] : tensor<1x4x1x1xf32> to tensor<4xf32>
+// CHECK: kiln.constant dense<8.000000e-01>
+// CHECK: kiln.mul
+// CHECK: kiln.mul
+// CHECK: kiln.add
+// CHECK: kiln.reshape %[[VAR]] : tensor<1x4x1x1xf32> to tensor<4xf32>
+module attributes {onnx.opset_import = {ai.onnx = 15 : i64}} {
+  func.func @batch_norm_training(%x: tensor<2x4x3x3xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %y, %rm, %rv = "onnx.BatchNormalization"(%x, %s, %b, %m, %v) {momentum = 0.8 : f32, training_mode = 1 : i64} : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) loc("bn")
+    return %y, %rm, %rv : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
 // LayerNormalization 17: the default axis -1 is the last dimension; the
 // unused Mean and InvStdDev outputs are fine. B is optional.
 // CHECK-LABEL: func.func @layer_norm

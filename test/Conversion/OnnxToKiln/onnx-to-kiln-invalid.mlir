@@ -107,11 +107,22 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
-// CHECK: error: loc("bn"): node 'bn' (BatchNormalization, opset 15): training_mode=1 is not supported; export the model in inference (eval) mode
+// CHECK: error: loc("bn"): node 'bn' (BatchNormalization, opset 15): scale, B, input_mean and input_var must have shape [4] (the channels of X), got 'tensor<3xf32>'
 module attributes {onnx.opset_import = {ai.onnx = 15 : i64}} {
-  func.func @batch_norm_training(%x: tensor<1x4x8x8xf32>, %p: tensor<4xf32>) -> tensor<*xf32> {
-    // expected-error@unknown {{node 'bn' (BatchNormalization, opset 15): training_mode=1 is not supported}}
-    %y = "onnx.BatchNormalization"(%x, %p, %p, %p, %p) {training_mode = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32> loc("bn")
+  func.func @batch_norm_training(%x: tensor<1x4x8x8xf32>, %p: tensor<4xf32>, %q: tensor<3xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'bn' (BatchNormalization, opset 15): scale, B, input_mean and input_var must have shape [4] (the channels of X), got 'tensor<3xf32>'}}
+    %y = "onnx.BatchNormalization"(%x, %p, %p, %q, %p) {training_mode = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<3xf32>, tensor<4xf32>) -> tensor<*xf32> loc("bn")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// CHECK: error: loc("bn"): node 'bn' (BatchNormalization, opset 15): training_mode=1 needs an input of rank 2 or more with a static channel dimension, got 'tensor<4xf32>'
+module attributes {onnx.opset_import = {ai.onnx = 15 : i64}} {
+  func.func @batch_norm_training_rank(%x: tensor<4xf32>, %p: tensor<4xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{training_mode=1 needs an input of rank 2 or more}}
+    %y = "onnx.BatchNormalization"(%x, %p, %p, %p, %p) {training_mode = 1 : i64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32> loc("bn")
     return %y : tensor<*xf32>
   }
 }
@@ -262,7 +273,7 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @constant_and_outputs(%x: tensor<1x4x2x2xf32>, %p: tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
     // expected-error@unknown {{node 'str' (Constant, opset 13): only tensor, float, int, floats and ints values are supported (sparse and string constants are not)}}
     %a = "onnx.Constant"() {value_string = "hello"} : () -> tensor<*xf32> loc("str")
-    // expected-error@unknown {{node 'bn' (BatchNormalization, opset 13): output 1 (running statistics) is not supported in inference}}
+    // expected-error@unknown {{node 'bn' (BatchNormalization, opset 13): output 1 (running statistics) is only computed with training_mode=1 (opset 14+); export the model in inference (eval) mode}}
     %y, %mean, %var = "onnx.BatchNormalization"(%x, %p, %p, %p, %p) : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) loc("bn")
     return %a, %y, %mean : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
