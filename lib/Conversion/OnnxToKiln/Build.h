@@ -83,6 +83,14 @@ FailureOr<Value> reshapeTo(OnnxNode &node, Value v, ArrayRef<int64_t> shape);
 /// kiln.transpose by `perm` (no-op for the identity permutation).
 FailureOr<Value> transposeBy(OnnxNode &node, Value v, ArrayRef<int64_t> perm);
 
+/// 0.5 x (1 + erf(x / sqrt 2)), or with `tanh` the tanh approximation
+/// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) (Elementwise.cpp).
+FailureOr<Value> gelu(OnnxNode &node, Value x, bool tanh);
+/// x / sqrt(mean(x^2 over the axes from `axis`) + epsilon) * scale, in f32
+/// for half types (Normalization.cpp).
+FailureOr<Value> rmsNorm(OnnxNode &node, Value x, Value scale, int64_t axis,
+                         float epsilon);
+
 } // namespace mlir::kiln
 
 #endif

@@ -61,6 +61,13 @@ OnnxConverter convertLinearAttention;
 OnnxConverter convertDet, convertEinsum, convertGemm, convertMatMul;
 // Loss.cpp
 OnnxConverter convertNegativeLogLikelihoodLoss, convertSoftmaxCrossEntropyLoss;
+// Microsoft.cpp
+// (com.microsoft's transformer ops, and ONNX Runtime's default-domain
+// SimplifiedLayerNormalization)
+OnnxConverter convertBiasAdd, convertBiasGelu, convertFastGelu,
+    convertFusedMatMul, convertMsGelu, convertQuickGelu,
+    convertSimplifiedLayerNormalization, convertSkipLayerNormalization,
+    convertSkipSimplifiedLayerNormalization;
 // Normalization.cpp
 OnnxConverter convertBatchNormalization, convertBatchNormalization1,
     convertGroupNormalization, convertInstanceNormalization,

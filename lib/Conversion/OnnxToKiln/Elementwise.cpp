@@ -789,6 +789,35 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMish(OnnxNode &node) {
 /// Gelu 20: 0.5 x (1 + erf(x / sqrt 2)), or with approximate = "tanh"
 /// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as elementwise kiln
 /// ops that the code generator fuses into one loop.
+FailureOr<Value> mlir::kiln::gelu(OnnxNode &node, Value x, bool tanh) {
+  Type elt = elementOf(x);
+  auto c = [&](double v) { return scalarConstant(node, elt, v); };
+  FailureOr<Value> inner;
+  if (!tanh) {
+    inner = build<MulOp>(node, x, c(M_SQRT1_2));
+    if (succeeded(inner))
+      inner = build<ErfOp>(node, *inner);
+  } else {
+    FailureOr<Value> cube = build<MulOp>(node, x, x);
+    if (succeeded(cube))
+      cube = build<MulOp>(node, *cube, x);
+    if (succeeded(cube))
+      cube = build<MulOp>(node, *cube, c(0.044715));
+    if (succeeded(cube))
+      inner = build<AddOp>(node, x, *cube);
+    if (succeeded(inner))
+      inner = build<MulOp>(node, *inner, c(std::sqrt(2.0 / M_PI)));
+    if (succeeded(inner))
+      inner = build<TanhOp>(node, *inner);
+  }
+  if (succeeded(inner))
+    inner = build<AddOp>(node, *inner, c(1.0));
+  FailureOr<Value> half = build<MulOp>(node, x, c(0.5));
+  if (failed(inner) || failed(half))
+    return failure();
+  return build<MulOp>(node, *half, *inner);
+}
+
 FailureOr<SmallVector<Value>> mlir::kiln::convertGelu(OnnxNode &node) {
   FailureOr<Value> x = elementwiseFloatInput(node, 0);
   if (failed(x))
@@ -799,32 +828,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGelu(OnnxNode &node) {
                 << "' is not one of Gelu's: none, tanh";
     return failure();
   }
-  Type elt = elementOf(*x);
-  auto c = [&](double v) { return scalarConstant(node, elt, v); };
-  FailureOr<Value> inner;
-  if (approximate == "none") {
-    inner = build<MulOp>(node, *x, c(M_SQRT1_2));
-    if (succeeded(inner))
-      inner = build<ErfOp>(node, *inner);
-  } else {
-    FailureOr<Value> cube = build<MulOp>(node, *x, *x);
-    if (succeeded(cube))
-      cube = build<MulOp>(node, *cube, *x);
-    if (succeeded(cube))
-      cube = build<MulOp>(node, *cube, c(0.044715));
-    if (succeeded(cube))
-      inner = build<AddOp>(node, *x, *cube);
-    if (succeeded(inner))
-      inner = build<MulOp>(node, *inner, c(std::sqrt(2.0 / M_PI)));
-    if (succeeded(inner))
-      inner = build<TanhOp>(node, *inner);
-  }
-  if (succeeded(inner))
-    inner = build<AddOp>(node, *inner, c(1.0));
-  FailureOr<Value> half = build<MulOp>(node, *x, c(0.5));
-  if (failed(inner) || failed(half))
-    return failure();
-  return one(build<MulOp>(node, *half, *inner));
+  return one(gelu(node, *x, approximate == "tanh"));
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertSin(OnnxNode &node) {

@@ -256,6 +256,11 @@ mlir::kiln::convertRMSNormalization(OnnxNode &node) {
                    "to 1";
     return failure();
   }
+  return one(rmsNorm(node, x, scale, axis, node.floatAttr("epsilon", 1e-5f)));
+}
+
+FailureOr<Value> mlir::kiln::rmsNorm(OnnxNode &node, Value x, Value scale,
+                                     int64_t axis, float epsilon) {
   auto &b = node.builder;
   Type xElt = elementOf(x), yElt = elementOf(scale);
   Type compute =
@@ -267,12 +272,12 @@ mlir::kiln::convertRMSNormalization(OnnxNode &node) {
     ss = build<CastOp>(node, scale, TypeAttr::get(compute));
   if (failed(xs) || failed(ss))
     return failure();
-  FailureOr<Value> y = build<LayerNormOp>(
-      node, *xs, *ss, Value(), b.getI64IntegerAttr(axis),
-      b.getF32FloatAttr(node.floatAttr("epsilon", 1e-5f)), b.getUnitAttr());
+  FailureOr<Value> y =
+      build<LayerNormOp>(node, *xs, *ss, Value(), b.getI64IntegerAttr(axis),
+                         b.getF32FloatAttr(epsilon), b.getUnitAttr());
   if (succeeded(y) && yElt != compute)
     y = build<CastOp>(node, *y, TypeAttr::get(yElt));
-  return one(y);
+  return y;
 }
 
 namespace {

@@ -588,9 +588,10 @@ void reportUnconverted(OnnxNode &node, StringRef domain,
   } else if (domain == "com.microsoft" && known.empty()) {
     diag << "ONNX Runtime's contrib op " << node.opType()
          << " (domain com.microsoft) is not supported; of that domain Kiln "
-            "converts the QLinear ops of its QOperator quantization "
-            "(docs/ops.md). Export or quantize the model with standard ONNX "
-            "ops (for quantization, quant_format=QDQ)";
+            "converts the transformer ops its optimizer writes and the "
+            "QLinear ops of its QOperator quantization (docs/ops.md). Export "
+            "or quantize the model with standard ONNX ops (for "
+            "quantization, quant_format=QDQ)";
   } else if (!domain.empty() && known.empty()) {
     diag << "the operator domain '" << domain
          << "' is not supported; Kiln compiles the default ONNX domain "
@@ -812,6 +813,17 @@ struct ConvertOnnxToKilnPass
         if (spec ? v.second == *spec
                  : v.second <= opset && (!chosen || v.second > chosen->second))
           chosen = v;
+      // ONNX Runtime registers its LayerNormalization and
+      // SimplifiedLayerNormalization (version 1) in the default domain, and
+      // its transformer optimizer writes them into models of any opset:
+      // where ONNX defines no such op at the node's opset, take ORT's.
+      if (!chosen && domain.empty() && !specVersion &&
+          llvm::is_contained({StringRef("LayerNormalization"),
+                              StringRef("SimplifiedLayerNormalization")},
+                             node.opType()))
+        for (Version v : byType.lookup("com.microsoft." + node.opType().str()))
+          if (v.second == 1)
+            chosen = v;
       if (!chosen) {
         anyFailed = true;
         failedOps.insert(op);

@@ -246,8 +246,19 @@ const OnnxOpRow kOnnxOps[] = {
     {"Adam",                     {1},                                    convertAdam,                      "Training.cpp", kTraining},
     {"Momentum",                 {1},                                    convertMomentum,                  "Training.cpp", kTraining},
 
-    // com.microsoft: ONNX Runtime's QOperator quantization (its contrib
-    // ops, version 1)
+    // com.microsoft: ONNX Runtime's contrib ops, version 1: those its
+    // transformer optimizer writes, and its QOperator quantization.
+    // LayerNormalization and SimplifiedLayerNormalization are registered by
+    // ONNX Runtime in the default domain, where opsets before 17 define no
+    // LayerNormalization and none defines SimplifiedLayerNormalization: the
+    // pass takes a default-domain node of an op its opset does not define
+    // from these rows.
+    {"BiasAdd",                  {1},                                    convertBiasAdd,                   "Microsoft.cpp", kMicrosoft},
+    {"BiasGelu",                 {1},                                    convertBiasGelu,                  "Microsoft.cpp", kMicrosoft},
+    {"FastGelu",                 {1},                                    convertFastGelu,                  "Microsoft.cpp", kMicrosoft},
+    {"FusedMatMul",              {1},                                    convertFusedMatMul,               "Microsoft.cpp", kMicrosoft},
+    {"Gelu",                     {1},                                    convertMsGelu,                    "Microsoft.cpp", kMicrosoft},
+    {"LayerNormalization",       {1},                                    convertLayerNormalization,        "Normalization.cpp", kMicrosoft},
     {"QGemm",                    {1},                                    convertQGemm,                     "Quantize.cpp", kMicrosoft},
     {"QLinearAdd",               {1},                                    convertQLinearAdd,                "Quantize.cpp", kMicrosoft},
     {"QLinearAveragePool",       {1},                                    convertQLinearAveragePool,        "Quantize.cpp", kMicrosoft},
@@ -256,6 +267,10 @@ const OnnxOpRow kOnnxOps[] = {
     {"QLinearLeakyRelu",         {1},                                    convertQLinearLeakyRelu,          "Quantize.cpp", kMicrosoft},
     {"QLinearMul",               {1},                                    convertQLinearMul,                "Quantize.cpp", kMicrosoft},
     {"QLinearSigmoid",           {1},                                    convertQLinearSigmoid,            "Quantize.cpp", kMicrosoft},
+    {"QuickGelu",                {1},                                    convertQuickGelu,                 "Microsoft.cpp", kMicrosoft},
+    {"SimplifiedLayerNormalization", {1},                                convertSimplifiedLayerNormalization, "Microsoft.cpp", kMicrosoft},
+    {"SkipLayerNormalization",   {1},                                    convertSkipLayerNormalization,    "Microsoft.cpp", kMicrosoft},
+    {"SkipSimplifiedLayerNormalization", {1},                            convertSkipSimplifiedLayerNormalization, "Microsoft.cpp", kMicrosoft},
 };
 // clang-format on
 } // namespace

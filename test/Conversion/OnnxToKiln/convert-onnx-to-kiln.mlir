@@ -422,6 +422,43 @@ module attributes {onnx.opset_import = {ai.onnx = 15 : i64}} {
 
 // -----
 
+// ONNX Runtime's LayerNormalization and SimplifiedLayerNormalization, which
+// it registers in the default domain, in an opset-13 model (ONNX defines
+// LayerNormalization from 17): converted as ORT's version 1.
+// CHECK-LABEL: func.func @ort_layer_norms
+// CHECK: kiln.layer_norm %{{.+}}, %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 9.99999974E-6 : f32}
+// CHECK: kiln.layer_norm %{{.+}}, %{{.+}} {axis = 1 : i64, epsilon = 9.99999997E-7 : f32, rms}
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @ort_layer_norms(%x: tensor<2x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %y = "onnx.LayerNormalization"(%x, %s, %b) : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<*xf32> loc("ln")
+    %z = "onnx.SimplifiedLayerNormalization"(%x, %s) {epsilon = 1.0e-06 : f32} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<*xf32> loc("sln")
+    return %y, %z : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// com.microsoft's transformer ops become the ops they fuse.
+// CHECK-LABEL: func.func @ort_contrib
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x8xf32>, %[[SK:.+]]: tensor<2x3x8xf32>, %[[G:.+]]: tensor<8xf32>, %[[W:.+]]: tensor<3x2x8xf32>)
+// CHECK: %[[SUM:.+]] = kiln.add %[[X]], %[[SK]]
+// CHECK: %[[LN:.+]] = kiln.layer_norm %[[SUM]], %[[G]], %[[G]] {axis = 2 : i64, epsilon = 9.99999996E-13 : f32}
+// CHECK: kiln.erf
+// CHECK: %[[WT:.+]] = kiln.transpose %[[W]] {perm = array<i64: 1, 2, 0>} : tensor<3x2x8xf32> -> tensor<2x8x3xf32>
+// CHECK: %[[MM:.+]] = kiln.matmul %[[LN]], %[[WT]] : (tensor<2x3x8xf32>, tensor<2x8x3xf32>) -> tensor<2x3x3xf32>
+// CHECK: kiln.mul %[[MM]], %{{.+}} : (tensor<2x3x3xf32>, tensor<f32>)
+// CHECK: return %[[LN]], %{{.+}}, %[[SUM]]
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
+  func.func @ort_contrib(%x: tensor<2x3x8xf32>, %skip: tensor<2x3x8xf32>, %g: tensor<8xf32>, %w: tensor<3x2x8xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %y, %m, %v, %sum = "onnx.com.microsoft.SkipLayerNormalization"(%x, %skip, %g, %g) : (tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) loc("sln")
+    %a = "onnx.com.microsoft.BiasGelu"(%y, %g) : (tensor<*xf32>, tensor<8xf32>) -> tensor<*xf32> loc("bg")
+    %p = "onnx.com.microsoft.FusedMatMul"(%y, %w) {alpha = 0.125 : f32, transB = 1 : i64, transBatchB = 1 : i64} : (tensor<*xf32>, tensor<3x2x8xf32>) -> tensor<*xf32> loc("fmm")
+    return %y, %a, %p, %sum : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
 // LayerNormalization 17: the default axis -1 is the last dimension; the
 // unused Mean and InvStdDev outputs are fine. B is optional.
 // CHECK-LABEL: func.func @layer_norm

@@ -35,7 +35,7 @@ module attributes {onnx.opset_import = {ai.onnx = 6 : i64}} {
 // CHECK: error: loc("fused"): node 'fused' (FusedConv, opset 1): ONNX Runtime's contrib op FusedConv (domain com.microsoft) is not supported
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
   func.func @other_domain(%x: tensor<4xf32>) -> tensor<*xf32> {
-    // expected-error@unknown {{node 'fused' (FusedConv, opset 1): ONNX Runtime's contrib op FusedConv (domain com.microsoft) is not supported; of that domain Kiln converts the QLinear ops of its QOperator quantization (docs/ops.md). Export or quantize the model with standard ONNX ops (for quantization, quant_format=QDQ)}}
+    // expected-error@unknown {{node 'fused' (FusedConv, opset 1): ONNX Runtime's contrib op FusedConv (domain com.microsoft) is not supported; of that domain Kiln converts the transformer ops its optimizer writes and the QLinear ops of its QOperator quantization (docs/ops.md). Export or quantize the model with standard ONNX ops (for quantization, quant_format=QDQ)}}
     %y = "onnx.com.microsoft.FusedConv"(%x) : (tensor<4xf32>) -> tensor<*xf32> loc("fused")
     return %y : tensor<*xf32>
   }
@@ -362,13 +362,27 @@ module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
 
 // -----
 
-// LayerNormalization is new in opset 17.
-// CHECK: error: loc("ln16"): node 'ln16' (LayerNormalization, opset 16): Kiln supports LayerNormalization from opset 17; re-export the model with a newer opset
+// Gelu is new in opset 20 (ONNX Runtime's own Gelu is in com.microsoft).
+// CHECK: error: loc("gelu16"): node 'gelu16' (Gelu, opset 16): Kiln supports Gelu from opset 20; re-export the model with a newer opset
 module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
-  func.func @layer_norm_opset16(%x: tensor<2x8xf32>, %s: tensor<8xf32>) -> tensor<*xf32> {
-    // expected-error@unknown {{node 'ln16' (LayerNormalization, opset 16): Kiln supports LayerNormalization from opset 17}}
-    %y = "onnx.LayerNormalization"(%x, %s) : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<*xf32> loc("ln16")
+  func.func @gelu_opset16(%x: tensor<2x8xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'gelu16' (Gelu, opset 16): Kiln supports Gelu from opset 20}}
+    %y = "onnx.Gelu"(%x) : (tensor<2x8xf32>) -> tensor<*xf32> loc("gelu16")
     return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// ONNX Runtime's contrib ops: the statistics outputs of the skip layer
+// norms, and transposes of a rank-1 FusedMatMul operand.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
+  func.func @ort_contrib(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %v: tensor<8xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'sln' (SkipLayerNormalization, opset 1): output 1 (a normalization statistic, computed by ONNX Runtime for training) is not supported; use only the normalized output and the skip sum}}
+    %y, %mean = "onnx.com.microsoft.SkipLayerNormalization"(%x, %x, %g) : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<8xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("sln")
+    // expected-error@unknown {{node 'fmm' (FusedMatMul, opset 1): transA/transBatchA need an operand of rank 2 or more, got 'tensor<8xf32>'}}
+    %z = "onnx.com.microsoft.FusedMatMul"(%v, %x) {transA = 1 : i64} : (tensor<8xf32>, tensor<2x8xf32>) -> tensor<*xf32> loc("fmm")
+    return %y, %mean, %z : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }
 

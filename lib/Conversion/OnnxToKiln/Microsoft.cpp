@@ -1,0 +1,223 @@
+//===- Microsoft.cpp - ONNX Runtime's transformer contrib ops ---*- C++ -*-===//
+//
+// The com.microsoft ops that ONNX Runtime's transformer optimizer and
+// Hugging Face Optimum write into the models they save: fused GELUs,
+// FusedMatMul, the skip-connection layer norms, and the default-domain
+// LayerNormalization / SimplifiedLayerNormalization that ONNX Runtime
+// registers for opsets without ONNX's own. Each becomes the standard ops it
+// fuses (kiln.layer_norm, kiln.matmul, elementwise ops), which Kiln's own
+// fusion passes then treat as they treat the exported originals.
+//
+// Semantics follow ONNX Runtime's contrib op documentation
+// (docs/ContribOperators.md of onnxruntime), version 1 of each.
+//
+//===----------------------------------------------------------------------===//
+#include "Build.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// a + b (+ c when present), in the ops' order.
+FailureOr<Value> sum(OnnxNode &node, Value a, Value b, Value c = Value()) {
+  FailureOr<Value> s = build<AddOp>(node, a, b);
+  if (succeeded(s) && c)
+    s = build<AddOp>(node, *s, c);
+  return s;
+}
+
+/// Optional float input `i` (null when absent), or failure.
+FailureOr<Value> optionalFloat(OnnxNode &node, unsigned i) {
+  if (!node.input(i))
+    return Value();
+  return elementwiseFloatInput(node, i);
+}
+
+/// Refuses the statistics outputs (mean, inv_std_var) of the layer norms,
+/// which ONNX Runtime computes for training only.
+LogicalResult refuseStatistics(OnnxNode &node, ArrayRef<unsigned> outputs) {
+  for (unsigned i : outputs)
+    if (node.resultUsed(i)) {
+      node.fail() << "output " << i
+                  << " (a normalization statistic, computed by ONNX Runtime "
+                     "for training) is not supported; use only the "
+                     "normalized output and the skip sum";
+      return failure();
+    }
+  return success();
+}
+
+/// The normalized axis of a layer norm over the last dimension.
+FailureOr<int64_t> lastAxis(OnnxNode &node, Value x) {
+  int64_t rank = typeOf(x).getRank();
+  if (rank == 0) {
+    node.fail() << "cannot normalize a scalar";
+    return failure();
+  }
+  return rank - 1;
+}
+} // namespace
+
+/// Gelu (com.microsoft): the exact (erf) GELU.
+FailureOr<SmallVector<Value>> mlir::kiln::convertMsGelu(OnnxNode &node) {
+  FailureOr<Value> x = elementwiseFloatInput(node, 0);
+  if (failed(x))
+    return failure();
+  return one(gelu(node, *x, /*tanh=*/false));
+}
+
+/// BiasGelu(A, B): the exact GELU of A + B.
+FailureOr<SmallVector<Value>> mlir::kiln::convertBiasGelu(OnnxNode &node) {
+  FailureOr<Value> a = elementwiseFloatInput(node, 0),
+                   b = elementwiseFloatInput(node, 1);
+  if (failed(a) || failed(b))
+    return failure();
+  FailureOr<Value> s = sum(node, *a, *b);
+  if (failed(s))
+    return failure();
+  return one(gelu(node, *s, /*tanh=*/false));
+}
+
+/// FastGelu(X, bias?): the tanh approximation of GELU of X (+ bias).
+FailureOr<SmallVector<Value>> mlir::kiln::convertFastGelu(OnnxNode &node) {
+  FailureOr<Value> x = elementwiseFloatInput(node, 0),
+                   bias = optionalFloat(node, 1);
+  if (failed(x) || failed(bias))
+    return failure();
+  if (*bias && failed(x = build<AddOp>(node, *x, *bias)))
+    return failure();
+  return one(gelu(node, *x, /*tanh=*/true));
+}
+
+/// QuickGelu(X): X * sigmoid(alpha X), alpha 1.702 by default.
+FailureOr<SmallVector<Value>> mlir::kiln::convertQuickGelu(OnnxNode &node) {
+  FailureOr<Value> x = elementwiseFloatInput(node, 0);
+  if (failed(x))
+    return failure();
+  Value alpha =
+      scalarConstant(node, elementOf(*x), node.floatAttr("alpha", 1.702f));
+  FailureOr<Value> y = build<MulOp>(node, *x, alpha);
+  if (failed(y) || failed(y = build<SigmoidOp>(node, *y)))
+    return failure();
+  return one(build<MulOp>(node, *x, *y));
+}
+
+/// BiasAdd(X, bias, skip): X + bias + skip (diffusion models' UNets).
+FailureOr<SmallVector<Value>> mlir::kiln::convertBiasAdd(OnnxNode &node) {
+  FailureOr<Value> x = elementwiseFloatInput(node, 0),
+                   bias = elementwiseFloatInput(node, 1),
+                   skip = elementwiseFloatInput(node, 2);
+  if (failed(x) || failed(bias) || failed(skip))
+    return failure();
+  return one(sum(node, *x, *bias, *skip));
+}
+
+/// FusedMatMul(A, B): alpha * op(A) @ op(B), numpy matmul broadcasting.
+/// transA/transB swap the last two dimensions; transBatchA/transBatchB
+/// first move dimension 0 behind the batch dimensions (1 .. rank-2), so a
+/// [M, B..., K] operand is read as [B..., M, K].
+FailureOr<SmallVector<Value>> mlir::kiln::convertFusedMatMul(OnnxNode &node) {
+  FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
+  if (failed(a) || failed(b))
+    return failure();
+  auto operand = [&](Value v, StringRef trans,
+                     StringRef transBatch) -> FailureOr<Value> {
+    int64_t rank = typeOf(v).getRank();
+    bool t = node.intAttr(trans, 0) != 0, tb = node.intAttr(transBatch, 0) != 0;
+    if ((t || tb) && rank < 2) {
+      node.fail() << trans << "/" << transBatch
+                  << " need an operand of rank 2 or more, got " << typeOf(v);
+      return failure();
+    }
+    if (!t && !tb)
+      return v;
+    SmallVector<int64_t> perm;
+    if (tb) {
+      for (int64_t d = 1; d + 1 < rank; ++d)
+        perm.push_back(d);
+      perm.append({0, rank - 1});
+    } else {
+      for (int64_t d = 0; d < rank; ++d)
+        perm.push_back(d);
+    }
+    if (t)
+      std::swap(perm[rank - 2], perm[rank - 1]);
+    return transposeBy(node, v, perm);
+  };
+  FailureOr<Value> lhs = operand(*a, "transA", "transBatchA"),
+                   rhs = operand(*b, "transB", "transBatchB");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  FailureOr<Value> y = build<MatMulOp>(node, *lhs, *rhs);
+  float alpha = node.floatAttr("alpha", 1.0f);
+  if (succeeded(y) && alpha != 1.0f)
+    y = build<MulOp>(node, *y, scalarConstant(node, elementOf(*y), alpha));
+  return one(y);
+}
+
+/// SkipLayerNormalization(input, skip, gamma, beta?, bias?): the layer norm
+/// over the last dimension of input + skip (+ bias); output 3 is that sum.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertSkipLayerNormalization(OnnxNode &node) {
+  FailureOr<Value> x = elementwiseFloatInput(node, 0),
+                   skip = elementwiseFloatInput(node, 1),
+                   gamma = node.rankedInput(2), beta = optionalFloat(node, 3),
+                   bias = optionalFloat(node, 4);
+  if (failed(x) || failed(skip) || failed(gamma) || failed(beta) ||
+      failed(bias) || failed(refuseStatistics(node, {1, 2})))
+    return failure();
+  FailureOr<Value> s = sum(node, *x, *skip, *bias);
+  FailureOr<int64_t> axis =
+      failed(s) ? FailureOr<int64_t>(failure()) : lastAxis(node, *s);
+  if (failed(axis))
+    return failure();
+  auto &b = node.builder;
+  FailureOr<Value> y = build<LayerNormOp>(
+      node, *s, *gamma, *beta, b.getI64IntegerAttr(*axis),
+      b.getF32FloatAttr(node.floatAttr("epsilon", 1e-12f)), UnitAttr());
+  if (failed(y))
+    return failure();
+  return SmallVector<Value>{*y, Value(), Value(), *s};
+}
+
+/// SkipSimplifiedLayerNormalization(input, skip, gamma, bias?): the RMS norm
+/// over the last dimension of input + skip (+ bias); output 3 is that sum.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertSkipSimplifiedLayerNormalization(OnnxNode &node) {
+  FailureOr<Value> x = elementwiseFloatInput(node, 0),
+                   skip = elementwiseFloatInput(node, 1),
+                   gamma = node.rankedInput(2), bias = optionalFloat(node, 3);
+  if (failed(x) || failed(skip) || failed(gamma) || failed(bias) ||
+      failed(refuseStatistics(node, {1, 2})))
+    return failure();
+  FailureOr<Value> s = sum(node, *x, *skip, *bias);
+  FailureOr<int64_t> axis =
+      failed(s) ? FailureOr<int64_t>(failure()) : lastAxis(node, *s);
+  if (failed(axis))
+    return failure();
+  FailureOr<Value> y =
+      rmsNorm(node, *s, *gamma, *axis, node.floatAttr("epsilon", 1e-12f));
+  if (failed(y))
+    return failure();
+  return SmallVector<Value>{*y, Value(), Value(), *s};
+}
+
+/// SimplifiedLayerNormalization(X, scale) (ONNX Runtime registers it in the
+/// default domain): the RMS norm over the dimensions from `axis` (-1).
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertSimplifiedLayerNormalization(OnnxNode &node) {
+  FailureOr<Value> x = elementwiseFloatInput(node, 0),
+                   scale = node.rankedInput(1);
+  if (failed(x) || failed(scale) || failed(refuseStatistics(node, {1})))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  if (rank == 0) {
+    node.fail() << "cannot normalize a scalar";
+    return failure();
+  }
+  FailureOr<int64_t> axis = normalizeAxis(node, node.intAttr("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  return one(
+      rmsNorm(node, *x, *scale, *axis, node.floatAttr("epsilon", 1e-5f)));
+}
