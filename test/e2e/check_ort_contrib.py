@@ -5,7 +5,9 @@ QuickGelu, BiasAdd, FusedMatMul (alpha, transA, transB, transBatchA,
 transBatchB, broadcast batch), SkipLayerNormalization (with beta and bias,
 and bare) and SkipSimplifiedLayerNormalization with their sum outputs, and
 the default-domain LayerNormalization and SimplifiedLayerNormalization that
-ONNX Runtime registers for opsets before 17, compiled with kiln.compile and
+ONNX Runtime registers for opsets before 17; and a BERT layer as ORT fuses it
+(EmbedLayerNormalization into Attention with each form of mask_index,
+unidirectional, qkv_hidden_sizes, attention_bias), compiled with kiln.compile and
 run against numpy references in float64 (relative error 1e-5 of each
 output's largest magnitude; the GELUs within 1e-5 absolute). The same model
 and references were checked against ONNX Runtime 1.30 (docs/ops.md).
@@ -127,6 +129,100 @@ for name, y in zip(outputs, got):
     print(f"{name:18s} {str(y.shape):12s} max |err| {err:.2e} (tolerance {tol:.1e})")
     if not err <= tol:
         failures.append(name)
+
+# --- A BERT layer as ORT's optimizer fuses it -------------------------------------
+# EmbedLayerNormalization (word + position + segment embeddings, the mask
+# counted into mask_index) into Attention with that mask_index as key lengths,
+# and Attention with each other mask form: a raw [B, S] mask, end and start
+# positions [2B], a 3-D mask, unidirectional, qkv_hidden_sizes with a smaller
+# V and an explicit scale, attention_bias. ONNX Runtime's masked scores get
+# mask_filter_value (-10000) added, not -inf.
+B, S, H, N, V, P = 2, 6, 16, 2, 40, 12
+ids = rng.integers(0, V, (B, S)).astype(np.int32)
+seg = rng.integers(0, 2, (B, S)).astype(np.int32)
+raw = np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], np.int32)
+startend = np.array([5, 6, 1, 2], np.int32)
+mask3 = (rng.random((B, S, S)) > 0.3).astype(np.int32)
+ab = rand(1, N, S, S)
+emb = {"word": rand(V, H), "pos": rand(P, H), "segtab": rand(2, H), "eg": rand(H) + 1, "eb": rand(H)}
+w = {k: rand(H, 3 * H) * np.float32(0.3) for k in ("w1", "w2", "w3", "w4", "w5", "w6")}
+w["w7"] = rand(H, 40) * np.float32(0.3)
+qb = rand(3 * H)
+bert_inputs = {"ids": ids, "seg": seg, "raw": raw, "startend": startend, "mask3": mask3, "ab": ab}
+bert_nodes = [
+    h.make_node("EmbedLayerNormalization",
+                ["ids", "seg", "word", "pos", "segtab", "eg", "eb", "raw"],
+                ["e", "mask_index", "esum"], domain=ms),
+    h.make_node("Attention", ["e", "w1", "qb", "mask_index"], ["att_len"], domain=ms, num_heads=N),
+    h.make_node("Attention", ["e", "w2", "qb", "raw"], ["att_raw"], domain=ms, num_heads=N),
+    h.make_node("Attention", ["e", "w3", "qb", "startend"], ["att_startend"], domain=ms,
+                num_heads=N),
+    h.make_node("Attention", ["e", "w4", "", "mask3"], ["att_3d"], domain=ms, num_heads=N),
+    h.make_node("Attention", ["e", "w5", "qb"], ["att_causal"], domain=ms, num_heads=N,
+                unidirectional=1),
+    h.make_node("Attention", ["e", "w7"], ["att_sizes"], domain=ms, num_heads=N,
+                qkv_hidden_sizes=[16, 16, 8], scale=0.3),
+    h.make_node("Attention", ["e", "w6", "qb", "", "", "ab"], ["att_bias"], domain=ms,
+                num_heads=N),
+]
+bert_outputs = ["e", "mask_index", "esum", "att_len", "att_raw", "att_startend", "att_3d",
+                "att_causal", "att_sizes", "att_bias"]
+
+d = {k: v.astype(f64) for k, v in emb.items()}
+esum = d["word"][ids] + d["pos"][np.arange(S)][None] + d["segtab"][seg]
+e = layer_norm(esum, d["eg"], d["eb"], 1e-12)
+
+
+def attention(x, wq, bq, sizes, valid=None, scale=None, extra=None):
+    qkv = x @ wq.astype(f64) + (0 if bq is None else bq.astype(f64))
+    q, k, v = np.split(qkv, np.cumsum(sizes)[:2], axis=-1)
+    heads = lambda t: t.reshape(B, S, N, -1).transpose(0, 2, 1, 3)  # noqa: E731
+    q, k, v = heads(q), heads(k), heads(v)
+    scores = q @ k.transpose(0, 1, 3, 2) * (scale or 1 / math.sqrt(sizes[0] // N))
+    if valid is not None:
+        scores = scores + np.where(valid, 0.0, -10000.0)
+    if extra is not None:
+        scores = scores + extra
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return (p @ v).transpose(0, 2, 1, 3).reshape(B, S, -1)
+
+
+keys = np.arange(S)[None, None, None, :]
+lens = raw.sum(1)
+thirds = [H, H, H]
+bert_want = {
+    "e": e, "mask_index": lens, "esum": esum,
+    "att_len": attention(e, w["w1"], qb, thirds, keys < lens[:, None, None, None]),
+    "att_raw": attention(e, w["w2"], qb, thirds, raw[:, None, None, :] != 0),
+    "att_startend": attention(e, w["w3"], qb, thirds,
+                              (keys < startend[:2, None, None, None])
+                              & (keys >= startend[2:, None, None, None])),
+    "att_3d": attention(e, w["w4"], None, thirds, mask3[:, None] != 0),
+    "att_causal": attention(e, w["w5"], qb, thirds, np.tril(np.ones((S, S), bool))),
+    "att_sizes": attention(e, w["w7"], None, [16, 16, 8], scale=0.3),
+    "att_bias": attention(e, w["w6"], qb, thirds, extra=ab.astype(f64)),
+}
+graph = h.make_graph(
+    bert_nodes, "ort_bert_layer",
+    [h.make_tensor_value_info(k, T.FLOAT if v.dtype == np.float32 else T.INT32, list(v.shape))
+     for k, v in bert_inputs.items()],
+    [h.make_tensor_value_info(o, T.INT32 if o == "mask_index" else T.FLOAT, None)
+     for o in bert_outputs],
+    [nh.from_array(v, k) for k, v in list(emb.items()) + list(w.items()) + [("qb", qb)]])
+model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13), h.make_opsetid(ms, 1)])
+model.ir_version = 7
+path = os.path.join(work, "ort_bert_layer.onnx")
+onnx.save(model, path)
+np.savez(os.path.join(work, "ort_bert_layer_inputs.npz"), **bert_inputs)
+m = compile_and_load(kiln, path)
+for name, y in zip(bert_outputs, m(*bert_inputs.values())):
+    ref = bert_want[name]
+    tol = 1e-5 * max(1.0, np.abs(ref).max())
+    err = np.abs(y.astype(f64) - ref).max() if y.shape == ref.shape else np.inf
+    print(f"{name:18s} {str(y.shape):12s} max |err| {err:.2e} (tolerance {tol:.1e})")
+    if not err <= tol:
+        failures.append(name)
 if failures:
     sys.exit("outputs off their references: " + ", ".join(failures))
-print("all", len(outputs), "outputs match")
+print("all", len(outputs) + len(bert_outputs), "outputs match")

@@ -587,3 +587,189 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAttention(OnnxNode &node) {
   return SmallVector<Value>{*y, node.resultUsed(1) ? presentK : Value(),
                             node.resultUsed(2) ? presentV : Value(), qkOut};
 }
+
+namespace {
+/// The additive mask bias of com.microsoft Attention, [.., S, S_total]
+/// broadcasting to [B, H, S, S_total], or null: mask_index as key lengths
+/// ([B]: keys from the length on are padding; [2B]: end then start
+/// positions), a raw 0/1 mask ([B, S_total]) or a 3-D one ([B, S, S_total]),
+/// and `unidirectional`'s causal mask. A masked score gets
+/// mask_filter_value added, as ONNX Runtime does (not -inf).
+FailureOr<Value> msAttentionBias(OnnxNode &node, int64_t batch, int64_t seq,
+                                 Type elt) {
+  auto &b = node.builder;
+  Value filter =
+      scalarConstant(node, elt, node.floatAttr("mask_filter_value", -10000.0f));
+  auto toBias = [&](FailureOr<Value> valid) -> FailureOr<Value> {
+    if (failed(valid))
+      return failure();
+    return build<WhereOp>(node, *valid, scalarConstant(node, elt, 0.0), filter);
+  };
+  Value bias;
+  if (Value mask = node.input(3)) {
+    FailureOr<Value> m = node.staticInput(3);
+    if (failed(m))
+      return failure();
+    RankedTensorType mt = typeOf(mask);
+    ArrayRef<int64_t> ms = mt.getShape();
+    if (!mt.getElementType().isInteger(32)) {
+      node.fail() << "mask_index must be int32, got " << mt;
+      return failure();
+    }
+    FailureOr<Value> valid;
+    if (ms.size() == 1 && (ms[0] == batch || ms[0] == 2 * batch)) {
+      FailureOr<Value> ends =
+          ms[0] == batch ? m : sliceLast(node, *m, 0, batch);
+      if (succeeded(ends))
+        ends = reshapeTo(node, *ends, {batch, 1, 1, 1});
+      Value keys =
+          intGrid(node, {1, 1, 1, seq}, [](int64_t, int64_t j) { return j; });
+      FailureOr<Value> keys32 =
+          build<CastOp>(node, keys, TypeAttr::get(b.getI32Type()));
+      if (failed(ends) || failed(keys32))
+        return failure();
+      valid = build<LessOp>(node, *keys32, *ends);
+      if (succeeded(valid) && ms[0] == 2 * batch) {
+        FailureOr<Value> starts = sliceLast(node, *m, batch, batch);
+        if (succeeded(starts))
+          starts = reshapeTo(node, *starts, {batch, 1, 1, 1});
+        FailureOr<Value> after;
+        if (succeeded(starts))
+          after = build<LessEqualOp>(node, *starts, *keys32);
+        if (failed(after))
+          return failure();
+        valid = build<AndOp>(node, *valid, *after);
+      }
+    } else if ((ms.size() == 2 && ms[0] == batch && ms[1] == seq) ||
+               (ms.size() == 3 && ms[0] == batch && ms[1] == seq &&
+                ms[2] == seq)) {
+      SmallVector<int64_t> shape{batch, 1, ms.size() == 3 ? seq : 1, seq};
+      FailureOr<Value> r = reshapeTo(node, *m, shape);
+      if (failed(r))
+        return failure();
+      FailureOr<Value> masked =
+          build<EqualOp>(node, *r, scalarConstant(node, b.getI32Type(), 0.0));
+      if (failed(masked))
+        return failure();
+      valid = build<NotOp>(node, *masked);
+    } else {
+      node.fail() << "mask_index must be [" << batch << "] or [" << 2 * batch
+                  << "] key lengths, a raw mask [" << batch << ", " << seq
+                  << "] or [" << batch << ", " << seq << ", " << seq
+                  << "], got " << mt
+                  << " (4-D masks and past state are not supported)";
+      return failure();
+    }
+    FailureOr<Value> mb = toBias(valid);
+    if (failed(mb))
+      return failure();
+    bias = *mb;
+  }
+  if (node.intAttr("unidirectional", 0) != 0) {
+    FailureOr<Value> causal = toBias(boolGrid(
+        node, {seq, seq}, [](int64_t i, int64_t j) { return j <= i; }));
+    FailureOr<Value> sum = addBias(node, bias, causal);
+    if (failed(sum))
+      return failure();
+    bias = *sum;
+  }
+  if (Value extra = node.input(5)) {
+    FailureOr<Value> e = node.staticInput(5);
+    if (failed(e) || failed(e = addBias(node, bias, e)))
+      return failure();
+    bias = *e;
+  }
+  return bias;
+}
+} // namespace
+
+/// Attention (com.microsoft, ONNX Runtime's fused self-attention of BERT-
+/// style encoders): Q, K and V from one product of the input with the packed
+/// weights (+ bias), split by qkv_hidden_sizes (thirds by default) into
+/// num_heads heads; scores scaled by `scale` (1/sqrt(head size)), masked by
+/// mask_index / unidirectional / attention_bias, softmax, times V, heads
+/// merged back to [B, S, v_hidden]. Past and present state (decoding) and
+/// rotary embeddings are refused.
+FailureOr<SmallVector<Value>> mlir::kiln::convertMsAttention(OnnxNode &node) {
+  FailureOr<Value> x = node.staticInput(0), w = node.staticInput(1);
+  if (failed(x) || failed(w))
+    return failure();
+  for (unsigned i : {4u, 6u})
+    if (node.input(i)) {
+      node.fail() << "input " << i
+                  << (i == 4 ? " (past)" : " (past_sequence_length)")
+                  << " is not supported: Kiln compiles the encoder form "
+                     "(no past or present state)";
+      return failure();
+    }
+  if (node.resultUsed(1) || node.intAttr("do_rotary", 0) != 0) {
+    node.fail() << (node.resultUsed(1) ? "the present output" : "do_rotary=1")
+                << " is not supported: Kiln compiles the encoder form "
+                   "(no past or present state, no rotary embedding)";
+    return failure();
+  }
+  RankedTensorType xt = typeOf(*x), wt = typeOf(*w);
+  int64_t heads = node.intAttr("num_heads", 0);
+  if (xt.getRank() != 3 || wt.getRank() != 2 ||
+      wt.getDimSize(0) != xt.getDimSize(2) || heads <= 0) {
+    node.fail() << "expects input [batch, seq, input_hidden], weights "
+                   "[input_hidden, q + k + v hidden] and num_heads > 0, got "
+                << xt << ", " << wt << " and num_heads " << heads;
+    return failure();
+  }
+  int64_t total = wt.getDimSize(1);
+  SmallVector<int64_t> sizes =
+      node.intsAttr("qkv_hidden_sizes")
+          .value_or(SmallVector<int64_t>{total / 3, total / 3, total / 3});
+  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != total ||
+      sizes[0] != sizes[1] || llvm::any_of(sizes, [&](int64_t s) {
+        return s <= 0 || s % heads != 0;
+      })) {
+    node.fail() << "qkv_hidden_sizes must be three sizes (Q and K equal), "
+                   "each a multiple of num_heads "
+                << heads << ", summing to the weights' " << total << " columns";
+    return failure();
+  }
+  FailureOr<Value> qkv = build<MatMulOp>(node, *x, *w);
+  if (Value bias = node.input(2))
+    qkv = addBias(node, bias, qkv);
+  if (failed(qkv))
+    return failure();
+  FailureOr<Value> q = sliceLast(node, *qkv, 0, sizes[0]),
+                   k = sliceLast(node, *qkv, sizes[0], sizes[1]),
+                   v = sliceLast(node, *qkv, sizes[0] + sizes[1], sizes[2]);
+  if (failed(q) || failed(k) || failed(v) ||
+      failed(q = toHeads(node, *q, heads)) ||
+      failed(k = toHeads(node, *k, heads)) ||
+      failed(v = toHeads(node, *v, heads)))
+    return failure();
+  Type elt = xt.getElementType();
+  int64_t batch = xt.getDimSize(0), seq = xt.getDimSize(1),
+          headSize = sizes[0] / heads;
+  double scale = node.hasAttr("scale") && node.floatAttr("scale", 0.0f) != 0.0f
+                     ? node.floatAttr("scale", 1.0f)
+                     : 1.0 / std::sqrt((double)headSize);
+  FailureOr<Value> qs =
+      build<MulOp>(node, *q, scalarConstant(node, elt, scale));
+  FailureOr<Value> kt = transposeBy(node, *k, {0, 1, 3, 2});
+  FailureOr<Value> scores;
+  if (succeeded(qs) && succeeded(kt))
+    scores = build<MatMulOp>(node, *qs, *kt);
+  FailureOr<Value> bias;
+  if (succeeded(scores))
+    bias = msAttentionBias(node, batch, seq, elt);
+  if (failed(bias) ||
+      (*bias && failed(scores = build<AddOp>(node, *scores, *bias))))
+    return failure();
+  FailureOr<Value> y =
+      build<SoftmaxOp>(node, *scores, node.builder.getI64IntegerAttr(3));
+  if (succeeded(y))
+    y = build<MatMulOp>(node, *y, *v);
+  if (succeeded(y))
+    y = transposeBy(node, *y, {0, 2, 1, 3});
+  if (succeeded(y))
+    y = reshapeTo(node, *y, {batch, seq, sizes[2]});
+  if (failed(y))
+    return failure();
+  return SmallVector<Value>{*y, Value()};
+}

@@ -19,6 +19,8 @@ namespace mlir::kiln {
 
 // Attention.cpp
 OnnxConverter convertAttention, convertRotaryEmbedding;
+// (com.microsoft's Attention)
+OnnxConverter convertMsAttention;
 // Bitwise.cpp
 OnnxConverter convertBitCast, convertBitwiseAnd, convertBitwiseNot,
     convertBitwiseOr, convertBitwiseXor;
@@ -64,8 +66,8 @@ OnnxConverter convertNegativeLogLikelihoodLoss, convertSoftmaxCrossEntropyLoss;
 // Microsoft.cpp
 // (com.microsoft's transformer ops, and ONNX Runtime's default-domain
 // SimplifiedLayerNormalization)
-OnnxConverter convertBiasAdd, convertBiasGelu, convertFastGelu,
-    convertFusedMatMul, convertMsGelu, convertQuickGelu,
+OnnxConverter convertBiasAdd, convertBiasGelu, convertEmbedLayerNormalization,
+    convertFastGelu, convertFusedMatMul, convertMsGelu, convertQuickGelu,
     convertSimplifiedLayerNormalization, convertSkipLayerNormalization,
     convertSkipSimplifiedLayerNormalization;
 // Normalization.cpp

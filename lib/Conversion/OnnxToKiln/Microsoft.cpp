@@ -221,3 +221,103 @@ mlir::kiln::convertSimplifiedLayerNormalization(OnnxNode &node) {
   return one(
       rmsNorm(node, *x, *scale, *axis, node.floatAttr("epsilon", 1e-5f)));
 }
+
+/// EmbedLayerNormalization(input_ids, segment_ids?, word_embedding,
+/// position_embedding, segment_embedding?, gamma, beta, mask?,
+/// position_ids?): the layer norm over the hidden dimension of
+/// word_embedding[input_ids] + position_embedding[position_ids, or 0 .. S-1]
+/// (+ segment_embedding[segment_ids]). Output 1 (mask_index) is the number of
+/// non-zero mask entries per sequence, which Attention takes as key lengths
+/// (zeros without a mask, as ONNX Runtime writes: Attention then masks every
+/// key alike, which leaves the softmax unchanged); output 2 is the embedding
+/// sum. Indices
+/// out of range are clamped, as for Gather.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertEmbedLayerNormalization(OnnxNode &node) {
+  FailureOr<Value> ids = node.staticInput(0), words = node.staticInput(2),
+                   positions = node.staticInput(3), gamma = node.rankedInput(5),
+                   beta = node.rankedInput(6);
+  if (failed(ids) || failed(words) || failed(positions) || failed(gamma) ||
+      failed(beta))
+    return failure();
+  ArrayRef<int64_t> is = typeOf(*ids).getShape();
+  RankedTensorType wt = typeOf(*words), pt = typeOf(*positions);
+  if (is.size() != 2 || wt.getRank() != 2 || pt.getRank() != 2 ||
+      pt.getDimSize(1) != wt.getDimSize(1) ||
+      !elementOf(*ids).isSignlessInteger()) {
+    node.fail() << "expects integer input_ids [batch, seq] and word and "
+                   "position embeddings [rows, hidden] of one hidden size, "
+                   "got "
+                << typeOf(*ids) << ", " << wt << " and " << pt;
+    return failure();
+  }
+  auto &b = node.builder;
+  int64_t batch = is[0], seq = is[1];
+  auto axis0 = b.getI64IntegerAttr(0);
+  FailureOr<Value> sum = build<GatherOp>(node, *words, *ids, axis0);
+  Value posIds = node.input(8);
+  if (!posIds) {
+    SmallVector<int64_t> range;
+    for (int64_t i = 0; i < seq; ++i)
+      range.push_back(i);
+    auto type = RankedTensorType::get({1, seq}, b.getI64Type());
+    posIds = ConstantOp::create(b, node.loc(), type,
+                                DenseElementsAttr::get(type, ArrayRef(range)));
+  }
+  FailureOr<Value> pos = build<GatherOp>(node, *positions, posIds, axis0);
+  if (failed(sum) || failed(pos) ||
+      failed(sum = build<AddOp>(node, *sum, *pos)))
+    return failure();
+  if (Value segIds = node.input(1)) {
+    Value segTable = node.input(4);
+    if (!segTable) {
+      node.fail() << "segment_ids need a segment_embedding (input 4)";
+      return failure();
+    }
+    FailureOr<Value> seg = build<GatherOp>(node, segTable, segIds, axis0);
+    if (failed(seg) || failed(sum = build<AddOp>(node, *sum, *seg)))
+      return failure();
+  }
+  FailureOr<Value> y = build<LayerNormOp>(
+      node, *sum, *gamma, *beta, b.getI64IntegerAttr(2),
+      b.getF32FloatAttr(node.floatAttr("epsilon", 1e-12f)), UnitAttr());
+  if (failed(y))
+    return failure();
+  Value maskIndex;
+  if (node.resultUsed(1)) {
+    auto i32 = b.getI32Type();
+    FailureOr<Value> count;
+    if (Value mask = node.input(7)) {
+      FailureOr<Value> m = node.staticInput(7);
+      if (succeeded(m) &&
+          typeOf(*m).getShape() != ArrayRef<int64_t>{batch, seq}) {
+        node.fail() << "mask must be [" << batch << ", " << seq << "], got "
+                    << typeOf(*m);
+        return failure();
+      }
+      FailureOr<Value> nonzero;
+      if (succeeded(m))
+        nonzero =
+            build<EqualOp>(node, *m, scalarConstant(node, elementOf(*m), 0.0));
+      if (succeeded(nonzero))
+        nonzero = build<NotOp>(node, *nonzero);
+      // Counted in f32 (exact up to 2^24 tokens), the sum's type.
+      if (succeeded(nonzero))
+        count = build<CastOp>(node, *nonzero, TypeAttr::get(b.getF32Type()));
+      if (succeeded(count))
+        count = build<ReduceSumOp>(node, *count, b.getDenseI64ArrayAttr({1}),
+                                   b.getBoolAttr(false));
+      if (succeeded(count))
+        count = build<CastOp>(node, *count, TypeAttr::get(i32));
+    } else {
+      auto type = RankedTensorType::get({batch}, i32);
+      count = Value(ConstantOp::create(
+          b, node.loc(), type,
+          DenseElementsAttr::get(type, b.getI32IntegerAttr(0).getValue())));
+    }
+    if (failed(count))
+      return failure();
+    maskIndex = *count;
+  }
+  return SmallVector<Value>{*y, maskIndex, *sum};
+}

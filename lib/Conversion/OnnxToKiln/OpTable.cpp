@@ -253,8 +253,10 @@ const OnnxOpRow kOnnxOps[] = {
     // LayerNormalization and none defines SimplifiedLayerNormalization: the
     // pass takes a default-domain node of an op its opset does not define
     // from these rows.
+    {"Attention",                {1},                                    convertMsAttention,               "Attention.cpp", kMicrosoft},
     {"BiasAdd",                  {1},                                    convertBiasAdd,                   "Microsoft.cpp", kMicrosoft},
     {"BiasGelu",                 {1},                                    convertBiasGelu,                  "Microsoft.cpp", kMicrosoft},
+    {"EmbedLayerNormalization",  {1},                                    convertEmbedLayerNormalization,   "Microsoft.cpp", kMicrosoft},
     {"FastGelu",                 {1},                                    convertFastGelu,                  "Microsoft.cpp", kMicrosoft},
     {"FusedMatMul",              {1},                                    convertFusedMatMul,               "Microsoft.cpp", kMicrosoft},
     {"Gelu",                     {1},                                    convertMsGelu,                    "Microsoft.cpp", kMicrosoft},

@@ -388,6 +388,27 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : 
 
 // -----
 
+// com.microsoft Attention and EmbedLayerNormalization: decoding state, sizes
+// that do not add up, masks of another shape, ids that are not integers.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
+  func.func @ort_attention(%x: tensor<2x6x16xf32>, %w: tensor<16x48xf32>, %past: tensor<2x2x2x4x8xf32>, %m: tensor<2x5xi32>, %fid: tensor<2x6xf32>, %tab: tensor<10x16xf32>, %g: tensor<16xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'past' (Attention, opset 1): input 4 (past) is not supported: Kiln compiles the encoder form (no past or present state)}}
+    %a = "onnx.com.microsoft.Attention"(%x, %w, %none, %none, %past) {num_heads = 2 : i64} : (tensor<2x6x16xf32>, tensor<16x48xf32>, none, none, tensor<2x2x2x4x8xf32>) -> tensor<*xf32> loc("past")
+    // expected-error@unknown {{node 'sizes' (Attention, opset 1): qkv_hidden_sizes must be three sizes (Q and K equal), each a multiple of num_heads 2, summing to the weights' 48 columns}}
+    %b = "onnx.com.microsoft.Attention"(%x, %w) {num_heads = 2 : i64, qkv_hidden_sizes = [16, 16, 8]} : (tensor<2x6x16xf32>, tensor<16x48xf32>) -> tensor<*xf32> loc("sizes")
+    // expected-error@unknown {{node 'mask' (Attention, opset 1): mask_index must be [2] or [4] key lengths, a raw mask [2, 6] or [2, 6, 6], got 'tensor<2x5xi32>' (4-D masks and past state are not supported)}}
+    %c = "onnx.com.microsoft.Attention"(%x, %w, %none, %m) {num_heads = 2 : i64} : (tensor<2x6x16xf32>, tensor<16x48xf32>, none, tensor<2x5xi32>) -> tensor<*xf32> loc("mask")
+    // expected-error@unknown {{node 'heads' (Attention, opset 1): expects input [batch, seq, input_hidden], weights [input_hidden, q + k + v hidden] and num_heads > 0, got 'tensor<2x6x16xf32>', 'tensor<16x48xf32>' and num_heads 0}}
+    %d = "onnx.com.microsoft.Attention"(%x, %w) : (tensor<2x6x16xf32>, tensor<16x48xf32>) -> tensor<*xf32> loc("heads")
+    // expected-error@unknown {{node 'emb' (EmbedLayerNormalization, opset 1): expects integer input_ids [batch, seq] and word and position embeddings [rows, hidden] of one hidden size, got 'tensor<2x6xf32>', 'tensor<10x16xf32>' and 'tensor<10x16xf32>'}}
+    %e = "onnx.com.microsoft.EmbedLayerNormalization"(%fid, %none, %tab, %tab, %none, %g, %g) : (tensor<2x6xf32>, none, tensor<10x16xf32>, tensor<10x16xf32>, none, tensor<16xf32>, tensor<16xf32>) -> tensor<*xf32> loc("emb")
+    return %a, %b, %c, %d, %e : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
 // CHECK: error: loc("l1"): node 'l1' (ReduceL1, opset 18): noop_with_empty_axes with empty axes is not supported for this reduction
 module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
   func.func @composite_reduction_noop(%x: tensor<4xf32>) -> tensor<*xf32> {
