@@ -7,7 +7,9 @@ and bare) and SkipSimplifiedLayerNormalization with their sum outputs, and
 the default-domain LayerNormalization and SimplifiedLayerNormalization that
 ONNX Runtime registers for opsets before 17; and a BERT layer as ORT fuses it
 (EmbedLayerNormalization into Attention with each form of mask_index,
-unidirectional, qkv_hidden_sizes, attention_bias), compiled with kiln.compile and
+unidirectional, qkv_hidden_sizes, attention_bias); and MatMulNBits (2-, 4- and
+8-bit weights in blocks, zero points packed, float or absent, a padded K,
+bias), compiled with kiln.compile and
 run against numpy references in float64 (relative error 1e-5 of each
 output's largest magnitude; the GELUs within 1e-5 absolute). The same model
 and references were checked against ONNX Runtime 1.30 (docs/ops.md).
@@ -223,6 +225,65 @@ for name, y in zip(bert_outputs, m(*bert_inputs.values())):
     print(f"{name:18s} {str(y.shape):12s} max |err| {err:.2e} (tolerance {tol:.1e})")
     if not err <= tol:
         failures.append(name)
+
+# --- MatMulNBits: weight-only 2/4/8-bit blocks ------------------------------------
+# B packed least significant bits first, a scale per (row, block), zero points
+# packed like B, as floats, or absent (2^(bits-1)); K not a multiple of the
+# block (padded); bias. Identical to ONNX Runtime 1.30 on these cases
+# (float zero points within 1e-6).
+
+
+def unpack(data, bits, count):
+    v = np.unpackbits(np.asarray(data, np.uint8).reshape(-1, 1), axis=1, bitorder="little")
+    v = v.reshape(-1, bits) @ (1 << np.arange(bits))
+    return v[:count]
+
+
+nbits_cases = [("nb4", 64, 40, 4, 32, "packed", False), ("nb4pad", 70, 24, 4, 16, None, False),
+               ("nb4fz", 64, 24, 4, 32, "float", True), ("nb8", 64, 24, 8, 32, "packed", False),
+               ("nb2", 64, 24, 2, 16, "packed", True)]
+for name, K, N, bits, block, zp, with_bias in nbits_cases:
+    nb = -(-K // block)
+    blob = block * bits // 8
+    inits = {"B": rng.integers(0, 256, (N, nb, blob)).astype(np.uint8),
+             "sc": (rng.random(N * nb) * 0.1 + 0.01).astype(np.float32)}
+    ins = ["a", "B", "sc"]
+    zr = -(-nb * bits // 8)
+    if zp == "packed":
+        inits["zp"] = rng.integers(0, 256, N * zr).astype(np.uint8)
+    elif zp == "float":
+        inits["zp"] = (rng.random(N * nb) * 8).astype(np.float32)
+    ins.append("zp" if zp else "")
+    if with_bias:
+        inits["bias"] = rand(N)
+        ins += ["", "bias"]
+    a = rand(2, 3, K)
+    node = h.make_node("MatMulNBits", [i for i in ins], ["y"], domain=ms, K=K, N=N, bits=bits,
+                       block_size=block)
+    g = h.make_graph([node], name, [h.make_tensor_value_info("a", T.FLOAT, [2, 3, K])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)],
+                     [nh.from_array(v, k) for k, v in inits.items()])
+    mdl = h.make_model(g, opset_imports=[h.make_opsetid("", 13), h.make_opsetid(ms, 1)])
+    mdl.ir_version = 7
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(mdl, path)
+    q = np.stack([unpack(inits["B"][r].ravel(), bits, nb * block)[:K] for r in range(N)])
+    scale = np.repeat(inits["sc"].reshape(N, nb).astype(f64), block, axis=1)[:, :K]
+    if zp == "packed":
+        zpv = np.stack([unpack(inits["zp"][r * zr:(r + 1) * zr], bits, nb) for r in range(N)])
+    elif zp == "float":
+        zpv = inits["zp"].reshape(N, nb).astype(f64)
+    else:
+        zpv = np.full((N, nb), 2 ** (bits - 1))
+    wt = (q - np.repeat(zpv, block, axis=1)[:, :K]) * scale
+    ref = a.astype(f64) @ wt.T + (inits["bias"].astype(f64) if with_bias else 0)
+    (y,) = compile_and_load(kiln, path)(a)
+    tol = 1e-5 * max(1.0, np.abs(ref).max())
+    err = np.abs(y.astype(f64) - ref).max() if y.shape == ref.shape else np.inf
+    print(f"{name:18s} {str(y.shape):12s} max |err| {err:.2e} (tolerance {tol:.1e})")
+    if not err <= tol:
+        failures.append(name)
+
 if failures:
     sys.exit("outputs off their references: " + ", ".join(failures))
-print("all", len(outputs) + len(bert_outputs), "outputs match")
+print("all", len(outputs) + len(bert_outputs) + len(nbits_cases), "outputs match")

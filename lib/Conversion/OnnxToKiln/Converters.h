@@ -64,12 +64,12 @@ OnnxConverter convertDet, convertEinsum, convertGemm, convertMatMul;
 // Loss.cpp
 OnnxConverter convertNegativeLogLikelihoodLoss, convertSoftmaxCrossEntropyLoss;
 // Microsoft.cpp
-// (com.microsoft's transformer ops, and ONNX Runtime's default-domain
-// SimplifiedLayerNormalization)
+// (com.microsoft's transformer and weight-only ops, and ONNX Runtime's
+// default-domain SimplifiedLayerNormalization)
 OnnxConverter convertBiasAdd, convertBiasGelu, convertEmbedLayerNormalization,
-    convertFastGelu, convertFusedMatMul, convertMsGelu, convertQuickGelu,
-    convertSimplifiedLayerNormalization, convertSkipLayerNormalization,
-    convertSkipSimplifiedLayerNormalization;
+    convertFastGelu, convertFusedMatMul, convertMatMulNBits, convertMsGelu,
+    convertQuickGelu, convertSimplifiedLayerNormalization,
+    convertSkipLayerNormalization, convertSkipSimplifiedLayerNormalization;
 // Normalization.cpp
 OnnxConverter convertBatchNormalization, convertBatchNormalization1,
     convertGroupNormalization, convertInstanceNormalization,

@@ -14,6 +14,11 @@
 //===----------------------------------------------------------------------===//
 #include "Build.h"
 
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+#include <vector>
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -320,4 +325,143 @@ mlir::kiln::convertEmbedLayerNormalization(OnnxNode &node) {
     maskIndex = *count;
   }
   return SmallVector<Value>{*y, maskIndex, *sum};
+}
+
+namespace {
+/// Element `i` of a float constant (f32, f16 or bf16) as a float.
+float floatAt(DenseElementsAttr a, int64_t i) {
+  APFloat v = a.isSplat() ? a.getSplatValue<APFloat>()
+                          : *(a.getValues<APFloat>().begin() + i);
+  bool lost = false;
+  v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+  return v.convertToFloat();
+}
+
+/// The `bits`-bit value `i` of packed bytes, least significant bits first.
+int64_t packedAt(ArrayRef<uint8_t> bytes, int64_t i, int64_t bits) {
+  int64_t bit = i * bits;
+  return (bytes[bit / 8] >> (bit % 8)) & ((1 << bits) - 1);
+}
+} // namespace
+
+/// MatMulNBits(A, B, scales, zero_points?, bias at input 5?): ONNX Runtime's
+/// weight-only quantized product (its MatMul4BitsQuantizer, Olive and
+/// onnxruntime-genai write it): B holds N rows of K `bits`-bit values in
+/// blocks of block_size along K, packed least significant bits first, with a
+/// scale per (row, block) and a zero point per (row, block) (packed like B,
+/// or floats; 2^(bits-1) when absent). The weights are dequantized at compile
+/// time, W[k][n] = (q - zero_point) * scale, and A @ W (+ bias) runs on the
+/// f32 kernels, as the weight-only QDQ forms do (docs/quantization.md).
+/// g_idx (act-order) is refused.
+FailureOr<SmallVector<Value>> mlir::kiln::convertMatMulNBits(OnnxNode &node) {
+  FailureOr<Value> a = node.rankedInput(0);
+  if (failed(a))
+    return failure();
+  int64_t k = node.intAttr("K", 0), n = node.intAttr("N", 0),
+          bits = node.intAttr("bits", 4), block = node.intAttr("block_size", 0);
+  if (k <= 0 || n <= 0 || (bits != 2 && bits != 4 && bits != 8) || block < 16 ||
+      (block & (block - 1)) != 0 || k > (int64_t(1) << 24) ||
+      n > (int64_t(1) << 24)) {
+    node.fail() << "needs K and N > 0 (at most 2^24), bits 2, 4 or 8 and a "
+                   "block_size that is a power of two of at least 16, got K "
+                << k << ", N " << n << ", bits " << bits << ", block_size "
+                << block;
+    return failure();
+  }
+  if (k * n > (int64_t(1) << 30)) {
+    node.fail() << "a " << k << " x " << n
+                << " weight is too large to dequantize at compile time "
+                   "(at most 2^30 values)";
+    return failure();
+  }
+  RankedTensorType at = typeOf(*a);
+  if (at.getRank() < 1 || at.getShape().back() != k) {
+    node.fail() << "A's last dimension must be K = " << k << ", got " << at;
+    return failure();
+  }
+  int64_t blocks = (k + block - 1) / block, blob = block * bits / 8;
+  std::optional<DenseElementsAttr> b = node.constantInput(1),
+                                   scales = node.constantInput(2);
+  if (!b || !scales) {
+    node.fail() << "B and scales must be constants (initializers): Kiln "
+                   "dequantizes the weights at compile time";
+    return failure();
+  }
+  if (!b->getElementType().isInteger(8) ||
+      b->getNumElements() != n * blocks * blob ||
+      !isa<FloatType>(scales->getElementType()) ||
+      scales->getNumElements() != n * blocks) {
+    node.fail() << "B must be uint8 [" << n << ", " << blocks << ", " << blob
+                << "] and scales " << n * blocks << " floats, got "
+                << b->getType() << " and " << scales->getType();
+    return failure();
+  }
+  std::optional<DenseElementsAttr> zeros;
+  int64_t zeroRow = 0;
+  if (node.input(3)) {
+    zeros = node.constantInput(3);
+    zeroRow = (blocks * bits + 7) / 8;
+    bool packed = zeros && zeros->getElementType().isInteger(8) &&
+                  zeros->getNumElements() == n * zeroRow;
+    bool floats = zeros && isa<FloatType>(zeros->getElementType()) &&
+                  zeros->getNumElements() == n * blocks;
+    if (!packed && !floats) {
+      node.fail() << "zero_points must be a constant of " << n * zeroRow
+                  << " packed uint8 or " << n * blocks << " floats";
+      return failure();
+    }
+  }
+  if (node.input(4)) {
+    node.fail() << "g_idx (act-order block indices, input 4) is not "
+                   "supported; quantize without act-order (or reorder the "
+                   "weights' rows of K) before compiling";
+    return failure();
+  }
+  // Raw bytes: splats are expanded so that every index reads.
+  auto bytesOf = [](DenseElementsAttr attr) {
+    std::vector<uint8_t> out;
+    out.reserve(attr.getNumElements());
+    for (const APInt &v : attr.getValues<APInt>())
+      out.push_back(uint8_t(v.getZExtValue()));
+    return out;
+  };
+  std::vector<uint8_t> q = bytesOf(*b), zp;
+  bool floatZeros = zeros && isa<FloatType>(zeros->getElementType());
+  if (zeros && !floatZeros)
+    zp = bytesOf(*zeros);
+  std::vector<float> w(k * n);
+  float neutral = float(1 << (bits - 1));
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t g = i / block;
+      int64_t rb = row * blocks + g;
+      float value =
+          float(packedAt(q, (row * blocks * blob) * 8 / bits + i, bits));
+      float zero =
+          !zeros ? neutral
+          : floatZeros
+              ? floatAt(*zeros, rb)
+              : float(packedAt(zp, row * zeroRow * 8 / bits + g, bits));
+      w[i * n + row] = (value - zero) * floatAt(*scales, rb);
+    }
+  auto &bl = node.builder;
+  auto type = RankedTensorType::get({k, n}, bl.getF32Type());
+  AsmResourceBlob data = HeapAsmResourceBlob::allocate(
+      w.size() * sizeof(float), alignof(float), /*dataIsMutable=*/true);
+  std::memcpy(data.getMutableData().data(), w.data(), w.size() * sizeof(float));
+  Value weights = ConstantOp::create(
+      bl, node.loc(), type,
+      DenseResourceElementsAttr::get(type, "matmul_nbits", std::move(data)));
+  Type elt = at.getElementType();
+  FailureOr<Value> x = *a;
+  if (!elt.isF32())
+    x = build<CastOp>(node, *a, TypeAttr::get(bl.getF32Type()));
+  FailureOr<Value> y;
+  if (succeeded(x))
+    y = build<MatMulOp>(node, *x, weights);
+  if (succeeded(y) && !elt.isF32())
+    y = build<CastOp>(node, *y, TypeAttr::get(elt));
+  if (succeeded(y) && node.input(5))
+    y = build<AddOp>(node, *y, node.input(5));
+  return one(y);
 }

@@ -261,6 +261,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"FusedMatMul",              {1},                                    convertFusedMatMul,               "Microsoft.cpp", kMicrosoft},
     {"Gelu",                     {1},                                    convertMsGelu,                    "Microsoft.cpp", kMicrosoft},
     {"LayerNormalization",       {1},                                    convertLayerNormalization,        "Normalization.cpp", kMicrosoft},
+    {"MatMulNBits",              {1},                                    convertMatMulNBits,               "Microsoft.cpp", kMicrosoft},
     {"QGemm",                    {1},                                    convertQGemm,                     "Quantize.cpp", kMicrosoft},
     {"QLinearAdd",               {1},                                    convertQLinearAdd,                "Quantize.cpp", kMicrosoft},
     {"QLinearAveragePool",       {1},                                    convertQLinearAveragePool,        "Quantize.cpp", kMicrosoft},

@@ -523,3 +523,19 @@ module attributes {onnx.opset_import = {ai.onnx = 18 : i64}} {
     return %y : tensor<4x5xf32>
   }
 }
+
+// -----
+
+// MatMulNBits dequantizes its weights at compile time: they must be
+// constants, of 2, 4 or 8 bits, without act-order.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
+  func.func @matmul_nbits(%a: tensor<2x64xf32>, %b: tensor<8x2x16xui8>, %s: tensor<16xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'nb3' (MatMulNBits, opset 1): needs K and N > 0 (at most 2^24), bits 2, 4 or 8 and a block_size that is a power of two of at least 16, got K 64, N 8, bits 3, block_size 32}}
+    %x = "onnx.com.microsoft.MatMulNBits"(%a, %b, %s) {K = 64 : i64, N = 8 : i64, bits = 3 : i64, block_size = 32 : i64} : (tensor<2x64xf32>, tensor<8x2x16xui8>, tensor<16xf32>) -> tensor<*xf32> loc("nb3")
+    // expected-error@unknown {{node 'nbk' (MatMulNBits, opset 1): A's last dimension must be K = 32, got 'tensor<2x64xf32>'}}
+    %y = "onnx.com.microsoft.MatMulNBits"(%a, %b, %s) {K = 32 : i64, N = 8 : i64, block_size = 32 : i64} : (tensor<2x64xf32>, tensor<8x2x16xui8>, tensor<16xf32>) -> tensor<*xf32> loc("nbk")
+    // expected-error@unknown {{node 'nbc' (MatMulNBits, opset 1): B and scales must be constants (initializers): Kiln dequantizes the weights at compile time}}
+    %z = "onnx.com.microsoft.MatMulNBits"(%a, %b, %s) {K = 64 : i64, N = 8 : i64, block_size = 32 : i64} : (tensor<2x64xf32>, tensor<8x2x16xui8>, tensor<16xf32>) -> tensor<*xf32> loc("nbc")
+    return %x, %y, %z : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
