@@ -2,11 +2,13 @@
 //
 // The com.microsoft ops that ONNX Runtime's transformer optimizer and
 // Hugging Face Optimum write into the models they save: fused GELUs,
-// FusedMatMul, the skip-connection layer norms, and the default-domain
-// LayerNormalization / SimplifiedLayerNormalization that ONNX Runtime
-// registers for opsets without ONNX's own. Each becomes the standard ops it
-// fuses (kiln.layer_norm, kiln.matmul, elementwise ops), which Kiln's own
-// fusion passes then treat as they treat the exported originals.
+// FusedMatMul, EmbedLayerNormalization, the skip-connection layer norms, and
+// the default-domain LayerNormalization / SimplifiedLayerNormalization that
+// ONNX Runtime registers for opsets without ONNX's own (its Attention is in
+// Attention.cpp). Each becomes the standard ops it fuses (kiln.layer_norm,
+// kiln.matmul, gathers, elementwise ops), which Kiln's own fusion passes then
+// treat as they treat the exported originals. MatMulNBits, ORT's weight-only
+// int4 product, has its weights dequantized here at compile time.
 //
 // Semantics follow ONNX Runtime's contrib op documentation
 // (docs/ContribOperators.md of onnxruntime), version 1 of each.
@@ -429,20 +431,23 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMatMulNBits(OnnxNode &node) {
   bool floatZeros = zeros && isa<FloatType>(zeros->getElementType());
   if (zeros && !floatZeros)
     zp = bytesOf(*zeros);
+  // Scales and zero points per (row, block), read once.
+  std::vector<float> scale(n * blocks),
+      zero(n * blocks, float(1 << (bits - 1)));
+  for (int64_t rb = 0; rb < n * blocks; ++rb) {
+    scale[rb] = floatAt(*scales, rb);
+    if (floatZeros)
+      zero[rb] = floatAt(*zeros, rb);
+    else if (zeros)
+      zero[rb] = float(
+          packedAt(zp, (rb / blocks) * zeroRow * 8 / bits + rb % blocks, bits));
+  }
   std::vector<float> w(k * n);
-  float neutral = float(1 << (bits - 1));
   for (int64_t row = 0; row < n; ++row)
     for (int64_t i = 0; i < k; ++i) {
-      int64_t g = i / block;
-      int64_t rb = row * blocks + g;
-      float value =
-          float(packedAt(q, (row * blocks * blob) * 8 / bits + i, bits));
-      float zero =
-          !zeros ? neutral
-          : floatZeros
-              ? floatAt(*zeros, rb)
-              : float(packedAt(zp, row * zeroRow * 8 / bits + g, bits));
-      w[i * n + row] = (value - zero) * floatAt(*scales, rb);
+      int64_t rb = row * blocks + i / block;
+      float value = float(packedAt(q, row * blocks * block + i, bits));
+      w[i * n + row] = (value - zero[rb]) * scale[rb];
     }
   auto &bl = node.builder;
   auto type = RankedTensorType::get({k, n}, bl.getF32Type());
