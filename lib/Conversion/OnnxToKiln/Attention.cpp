@@ -596,7 +596,8 @@ namespace {
 /// and `unidirectional`'s causal mask. A masked score gets
 /// mask_filter_value added, as ONNX Runtime does (not -inf).
 FailureOr<Value> msAttentionBias(OnnxNode &node, int64_t batch, int64_t seq,
-                                 Type elt) {
+                                 Type elt, unsigned maskInput,
+                                 std::optional<unsigned> extraInput) {
   auto &b = node.builder;
   Value filter =
       scalarConstant(node, elt, node.floatAttr("mask_filter_value", -10000.0f));
@@ -606,8 +607,8 @@ FailureOr<Value> msAttentionBias(OnnxNode &node, int64_t batch, int64_t seq,
     return build<WhereOp>(node, *valid, scalarConstant(node, elt, 0.0), filter);
   };
   Value bias;
-  if (Value mask = node.input(3)) {
-    FailureOr<Value> m = node.staticInput(3);
+  if (Value mask = node.input(maskInput)) {
+    FailureOr<Value> m = node.staticInput(maskInput);
     if (failed(m))
       return failure();
     RankedTensorType mt = typeOf(mask);
@@ -673,8 +674,8 @@ FailureOr<Value> msAttentionBias(OnnxNode &node, int64_t batch, int64_t seq,
       return failure();
     bias = *sum;
   }
-  if (Value extra = node.input(5)) {
-    FailureOr<Value> e = node.staticInput(5);
+  if (Value extra = extraInput ? node.input(*extraInput) : Value()) {
+    FailureOr<Value> e = node.staticInput(*extraInput);
     if (failed(e) || failed(e = addBias(node, bias, e)))
       return failure();
     bias = *e;
@@ -683,21 +684,20 @@ FailureOr<Value> msAttentionBias(OnnxNode &node, int64_t batch, int64_t seq,
 }
 } // namespace
 
-/// Attention (com.microsoft, ONNX Runtime's fused self-attention of BERT-
-/// style encoders): Q, K and V from one product of the input with the packed
-/// weights (+ bias), split by qkv_hidden_sizes (thirds by default) into
-/// num_heads heads; scores scaled by `scale` (1/sqrt(head size)), masked by
-/// mask_index / unidirectional / attention_bias, softmax, times V, heads
-/// merged back to [B, S, v_hidden]. Past and present state (decoding) and
-/// rotary embeddings are refused.
-FailureOr<SmallVector<Value>> mlir::kiln::convertMsAttention(OnnxNode &node) {
-  FailureOr<Value> x = node.staticInput(0), w = node.staticInput(1);
-  if (failed(x) || failed(w))
-    return failure();
-  for (unsigned i : {4u, 6u})
-    if (node.input(i)) {
-      node.fail() << "input " << i
-                  << (i == 4 ? " (past)" : " (past_sequence_length)")
+namespace {
+/// Where com.microsoft Attention and QAttention keep their optional inputs.
+struct MsAttentionInputs {
+  unsigned mask;
+  std::optional<unsigned> extraBias, past, pastLength;
+};
+
+/// Refuses decoding state (past inputs, the present output) and rotary
+/// embeddings, which Kiln does not compile in these ops.
+LogicalResult refuseDecoding(OnnxNode &node, const MsAttentionInputs &in) {
+  for (std::optional<unsigned> i : {in.past, in.pastLength})
+    if (i && node.input(*i)) {
+      node.fail() << "input " << *i
+                  << (i == in.past ? " (past)" : " (past_sequence_length)")
                   << " is not supported: Kiln compiles the encoder form "
                      "(no past or present state)";
       return failure();
@@ -708,7 +708,17 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMsAttention(OnnxNode &node) {
                    "(no past or present state, no rotary embedding)";
     return failure();
   }
-  RankedTensorType xt = typeOf(*x), wt = typeOf(*w);
+  return success();
+}
+
+/// The attention of com.microsoft Attention and QAttention on float `x`
+/// [B, S, in] and `w` [in, q + k + v] (+ `bias`): Q, K and V from one
+/// product, split by qkv_hidden_sizes (thirds by default) into num_heads
+/// heads; scores scaled by `scale` (1/sqrt(head size)), masked, softmax,
+/// times V, heads merged back to [B, S, v_hidden].
+FailureOr<Value> msAttention(OnnxNode &node, Value x, Value w, Value bias,
+                             const MsAttentionInputs &in) {
+  RankedTensorType xt = typeOf(x), wt = typeOf(w);
   int64_t heads = node.intAttr("num_heads", 0);
   if (xt.getRank() != 3 || wt.getRank() != 2 ||
       wt.getDimSize(0) != xt.getDimSize(2) || heads <= 0) {
@@ -730,8 +740,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMsAttention(OnnxNode &node) {
                 << heads << ", summing to the weights' " << total << " columns";
     return failure();
   }
-  FailureOr<Value> qkv = build<MatMulOp>(node, *x, *w);
-  if (Value bias = node.input(2))
+  FailureOr<Value> qkv = build<MatMulOp>(node, x, w);
+  if (bias)
     qkv = addBias(node, bias, qkv);
   if (failed(qkv))
     return failure();
@@ -755,11 +765,11 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMsAttention(OnnxNode &node) {
   FailureOr<Value> scores;
   if (succeeded(qs) && succeeded(kt))
     scores = build<MatMulOp>(node, *qs, *kt);
-  FailureOr<Value> bias;
+  FailureOr<Value> mask;
   if (succeeded(scores))
-    bias = msAttentionBias(node, batch, seq, elt);
-  if (failed(bias) ||
-      (*bias && failed(scores = build<AddOp>(node, *scores, *bias))))
+    mask = msAttentionBias(node, batch, seq, elt, in.mask, in.extraBias);
+  if (failed(mask) ||
+      (*mask && failed(scores = build<AddOp>(node, *scores, *mask))))
     return failure();
   FailureOr<Value> y =
       build<SoftmaxOp>(node, *scores, node.builder.getI64IntegerAttr(3));
@@ -769,6 +779,83 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMsAttention(OnnxNode &node) {
     y = transposeBy(node, *y, {0, 2, 1, 3});
   if (succeeded(y))
     y = reshapeTo(node, *y, {batch, seq, sizes[2]});
+  return y;
+}
+} // namespace
+
+/// Attention (com.microsoft, ONNX Runtime's fused self-attention of BERT-
+/// style encoders): msAttention of the input and the packed weights, masked
+/// by mask_index (input 3) / unidirectional / attention_bias (input 5). Past
+/// and present state (decoding) and rotary embeddings are refused.
+FailureOr<SmallVector<Value>> mlir::kiln::convertMsAttention(OnnxNode &node) {
+  MsAttentionInputs in{3, 5, 4, 6};
+  FailureOr<Value> x = node.staticInput(0), w = node.staticInput(1);
+  if (failed(x) || failed(w) || failed(refuseDecoding(node, in)))
+    return failure();
+  FailureOr<Value> y = msAttention(node, *x, *w, node.input(2), in);
+  if (failed(y))
+    return failure();
+  return SmallVector<Value>{*y, Value()};
+}
+
+/// QAttention (com.microsoft; ORT's quantize_dynamic writes it for an
+/// Attention): the 8-bit input and weights dequantized, (q - zero point) *
+/// scale, with input_scale / input_zero_point per tensor and weight_scale /
+/// weight_zero_point per tensor or per column, into msAttention with the
+/// float bias; mask_index is input 5, past input 8.
+FailureOr<SmallVector<Value>> mlir::kiln::convertQAttention(OnnxNode &node) {
+  MsAttentionInputs in{5, std::nullopt, 8, std::nullopt};
+  FailureOr<Value> xq = node.staticInput(0), wq = node.staticInput(1),
+                   bias = node.staticInput(2), xs = node.rankedInput(3),
+                   ws = node.rankedInput(4);
+  if (failed(xq) || failed(wq) || failed(bias) || failed(xs) || failed(ws) ||
+      failed(refuseDecoding(node, in)))
+    return failure();
+  Type f32 = node.builder.getF32Type();
+  auto dequantize = [&](Value q, Value scale,
+                        unsigned zeroInput) -> FailureOr<Value> {
+    Type qt = elementOf(q);
+    if (!qt.isInteger(8) || !elementOf(scale).isF32()) {
+      node.fail() << "expects 8-bit input and weights with float scales, got "
+                  << typeOf(q) << " scaled by " << typeOf(scale);
+      return failure();
+    }
+    int64_t columns = typeOf(q).getShape().back();
+    if (typeOf(scale).getNumElements() != 1 &&
+        (typeOf(scale).getRank() != 1 ||
+         typeOf(scale).getDimSize(0) != columns || zeroInput == 6)) {
+      node.fail() << "input_scale must hold one value and weight_scale one "
+                     "or one per weight column ("
+                  << columns << "), got " << typeOf(scale);
+      return failure();
+    }
+    FailureOr<Value> v = build<CastOp>(node, q, TypeAttr::get(f32));
+    if (Value zero = node.input(zeroInput)) {
+      FailureOr<Value> z = node.rankedInput(zeroInput);
+      if (succeeded(z) && elementOf(*z) != qt) {
+        node.fail() << "zero points must have their tensor's type " << qt
+                    << ", got " << typeOf(*z);
+        return failure();
+      }
+      if (succeeded(z) && typeOf(*z).getNumElements() != 1 &&
+          typeOf(*z).getShape() != typeOf(scale).getShape()) {
+        node.fail() << "a zero point must match its scale's shape "
+                    << typeOf(scale) << ", got " << typeOf(*z);
+        return failure();
+      }
+      if (succeeded(z))
+        z = build<CastOp>(node, *z, TypeAttr::get(f32));
+      if (failed(z) || failed(v) || failed(v = build<SubOp>(node, *v, *z)))
+        return failure();
+    }
+    if (failed(v))
+      return failure();
+    return build<MulOp>(node, *v, scale);
+  };
+  FailureOr<Value> x = dequantize(*xq, *xs, 6), w = dequantize(*wq, *ws, 7);
+  if (failed(x) || failed(w))
+    return failure();
+  FailureOr<Value> y = msAttention(node, *x, *w, *bias, in);
   if (failed(y))
     return failure();
   return SmallVector<Value>{*y, Value()};

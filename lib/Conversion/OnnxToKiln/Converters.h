@@ -19,8 +19,8 @@ namespace mlir::kiln {
 
 // Attention.cpp
 OnnxConverter convertAttention, convertRotaryEmbedding;
-// (com.microsoft's Attention)
-OnnxConverter convertMsAttention;
+// (com.microsoft's Attention and QAttention)
+OnnxConverter convertMsAttention, convertQAttention;
 // Bitwise.cpp
 OnnxConverter convertBitCast, convertBitwiseAnd, convertBitwiseNot,
     convertBitwiseOr, convertBitwiseXor;

@@ -262,6 +262,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Gelu",                     {1},                                    convertMsGelu,                    "Microsoft.cpp", kMicrosoft},
     {"LayerNormalization",       {1},                                    convertLayerNormalization,        "Normalization.cpp", kMicrosoft},
     {"MatMulNBits",              {1},                                    convertMatMulNBits,               "Microsoft.cpp", kMicrosoft},
+    {"QAttention",               {1},                                    convertQAttention,                "Attention.cpp", kMicrosoft},
     {"QGemm",                    {1},                                    convertQGemm,                     "Quantize.cpp", kMicrosoft},
     {"QLinearAdd",               {1},                                    convertQLinearAdd,                "Quantize.cpp", kMicrosoft},
     {"QLinearAveragePool",       {1},                                    convertQLinearAveragePool,        "Quantize.cpp", kMicrosoft},

@@ -539,3 +539,17 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : 
     return %x, %y, %z : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// QAttention takes 8-bit input and weights, one input scale, and weight
+// scales per tensor or per column.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
+  func.func @qattention(%x: tensor<2x6x16xui8>, %xf: tensor<2x6x16xf32>, %w: tensor<16x48xi8>, %b: tensor<48xf32>, %s: tensor<f32>, %s5: tensor<5xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    // expected-error@unknown {{node 'qf' (QAttention, opset 1): expects 8-bit input and weights with float scales, got 'tensor<2x6x16xf32>' scaled by 'tensor<f32>'}}
+    %y = "onnx.com.microsoft.QAttention"(%xf, %w, %b, %s, %s) {num_heads = 2 : i64} : (tensor<2x6x16xf32>, tensor<16x48xi8>, tensor<48xf32>, tensor<f32>, tensor<f32>) -> tensor<*xf32> loc("qf")
+    // expected-error@unknown {{node 'qs' (QAttention, opset 1): input_scale must hold one value and weight_scale one or one per weight column (48), got 'tensor<5xf32>'}}
+    %z = "onnx.com.microsoft.QAttention"(%x, %w, %b, %s, %s5) {num_heads = 2 : i64} : (tensor<2x6x16xui8>, tensor<16x48xi8>, tensor<48xf32>, tensor<f32>, tensor<5xf32>) -> tensor<*xf32> loc("qs")
+    return %y, %z : tensor<*xf32>, tensor<*xf32>
+  }
+}
