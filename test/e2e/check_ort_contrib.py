@@ -58,8 +58,32 @@ def rms_norm(x, g, eps):
     return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + eps) * g
 
 
+ms = "com.microsoft"
+
+
 def rand(*shape):
     return rng.standard_normal(shape).astype(np.float32)
+
+
+def save(name, graph):
+    """WORK/NAME.onnx of `graph` at opset 13 with com.microsoft 1."""
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13), h.make_opsetid(ms, 1)])
+    model.ir_version = 7
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(model, path)
+    return path
+
+
+failures = []
+
+
+def check(name, y, ref):
+    """Within 1e-5 of the reference's largest magnitude (or 1e-5)."""
+    tol = 1e-5 * max(1.0, np.abs(ref).max())
+    err = np.abs(y.astype(f64) - ref).max() if y.shape == ref.shape else np.inf
+    print(f"{name:18s} {str(y.shape):12s} max |err| {err:.2e} (tolerance {tol:.1e})")
+    if not err <= tol:
+        failures.append(name)
 
 
 # Graph inputs (float32) and initializers.
@@ -67,7 +91,6 @@ inputs = {"x": rand(2, 4, 8), "skip": rand(2, 4, 8), "a3": rand(2, 8, 3),
           "am": rand(3, 2, 8), "b5": rand(2, 8, 5), "bt": rand(5, 2, 8),
           "m2": rand(4, 8), "n2": rand(6, 8)}
 inits = {"bias": rand(8), "gamma": rand(8) + 1, "beta": rand(8)}
-ms = "com.microsoft"
 nodes = [
     h.make_node("Gelu", ["x"], ["gelu"], domain=ms),
     h.make_node("BiasGelu", ["x", "bias"], ["bias_gelu"], domain=ms),
@@ -116,22 +139,12 @@ graph = h.make_graph(
     [h.make_tensor_value_info(k, T.FLOAT, list(v.shape)) for k, v in inputs.items()],
     [h.make_tensor_value_info(o, T.FLOAT, None) for o in outputs],
     [nh.from_array(v, k) for k, v in inits.items()])
-model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13), h.make_opsetid(ms, 1)])
-model.ir_version = 7
-path = os.path.join(work, "ort_contrib.onnx")
-onnx.save(model, path)
+path = save("ort_contrib", graph)
 np.savez(os.path.join(work, "ort_contrib_inputs.npz"), **inputs)
 
 m = compile_and_load(kiln, path)
-got = m(*inputs.values())
-failures = []
-for name, y in zip(outputs, got):
-    ref = want[name]
-    tol = 1e-5 * max(1.0, np.abs(ref).max())
-    err = np.abs(y.astype(f64) - ref).max() if y.shape == ref.shape else np.inf
-    print(f"{name:18s} {str(y.shape):12s} max |err| {err:.2e} (tolerance {tol:.1e})")
-    if not err <= tol:
-        failures.append(name)
+for name, y in zip(outputs, m(*inputs.values())):
+    check(name, y, want[name])
 
 # --- A BERT layer as ORT's optimizer fuses it -------------------------------------
 # EmbedLayerNormalization (word + position + segment embeddings, the mask
@@ -213,19 +226,11 @@ graph = h.make_graph(
     [h.make_tensor_value_info(o, T.INT32 if o == "mask_index" else T.FLOAT, None)
      for o in bert_outputs],
     [nh.from_array(v, k) for k, v in list(emb.items()) + list(w.items()) + [("qb", qb)]])
-model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13), h.make_opsetid(ms, 1)])
-model.ir_version = 7
-path = os.path.join(work, "ort_bert_layer.onnx")
-onnx.save(model, path)
+path = save("ort_bert_layer", graph)
 np.savez(os.path.join(work, "ort_bert_layer_inputs.npz"), **bert_inputs)
 m = compile_and_load(kiln, path)
 for name, y in zip(bert_outputs, m(*bert_inputs.values())):
-    ref = bert_want[name]
-    tol = 1e-5 * max(1.0, np.abs(ref).max())
-    err = np.abs(y.astype(f64) - ref).max() if y.shape == ref.shape else np.inf
-    print(f"{name:18s} {str(y.shape):12s} max |err| {err:.2e} (tolerance {tol:.1e})")
-    if not err <= tol:
-        failures.append(name)
+    check(name, y, bert_want[name])
 
 # --- QAttention (ORT's quantize_dynamic form of Attention) ----------------------
 # uint8 input with a zero point; int8 weights over their full range per
@@ -252,19 +257,12 @@ for name, wq, wsc, wzp, mask in q_cases:
     g = h.make_graph([h.make_node("QAttention", ins, ["y"], domain=ms, num_heads=N)], name, inputs,
                      [h.make_tensor_value_info("y", T.FLOAT, None)],
                      [nh.from_array(v, k) for k, v in inits.items()])
-    mdl = h.make_model(g, opset_imports=[h.make_opsetid("", 13), h.make_opsetid(ms, 1)])
-    mdl.ir_version = 7
-    path = os.path.join(work, name + ".onnx")
-    onnx.save(mdl, path)
+    path = save(name, g)
     xf = (qx.astype(f64) - 120) * f64(np.float32(0.02))
     wf = (wq.astype(f64) - wzp.astype(f64)) * wsc.astype(f64)
     ref = attention(xf, wf, qb, thirds, None if mask is None else mask[:, None, None, :] != 0)
     (y,) = compile_and_load(kiln, path)(*feeds)
-    tol = 1e-5 * max(1.0, np.abs(ref).max())
-    err = np.abs(y.astype(f64) - ref).max() if y.shape == ref.shape else np.inf
-    print(f"{name:18s} {str(y.shape):12s} max |err| {err:.2e} (tolerance {tol:.1e})")
-    if not err <= tol:
-        failures.append(name)
+    check(name, y, ref)
 
 # --- MatMulNBits: weight-only 2/4/8-bit blocks ------------------------------------
 # B packed least significant bits first, a scale per (row, block), zero points
@@ -303,10 +301,7 @@ for name, K, N, bits, block, zp, with_bias in nbits_cases:
     g = h.make_graph([node], name, [h.make_tensor_value_info("a", T.FLOAT, [2, 3, K])],
                      [h.make_tensor_value_info("y", T.FLOAT, None)],
                      [nh.from_array(v, k) for k, v in inits.items()])
-    mdl = h.make_model(g, opset_imports=[h.make_opsetid("", 13), h.make_opsetid(ms, 1)])
-    mdl.ir_version = 7
-    path = os.path.join(work, name + ".onnx")
-    onnx.save(mdl, path)
+    path = save(name, g)
     q = np.stack([unpack(inits["B"][r].ravel(), bits, nb * block)[:K] for r in range(N)])
     scale = np.repeat(inits["sc"].reshape(N, nb).astype(f64), block, axis=1)[:, :K]
     if zp == "packed":
@@ -318,11 +313,7 @@ for name, K, N, bits, block, zp, with_bias in nbits_cases:
     wt = (q - np.repeat(zpv, block, axis=1)[:, :K]) * scale
     ref = a.astype(f64) @ wt.T + (inits["bias"].astype(f64) if with_bias else 0)
     (y,) = compile_and_load(kiln, path)(a)
-    tol = 1e-5 * max(1.0, np.abs(ref).max())
-    err = np.abs(y.astype(f64) - ref).max() if y.shape == ref.shape else np.inf
-    print(f"{name:18s} {str(y.shape):12s} max |err| {err:.2e} (tolerance {tol:.1e})")
-    if not err <= tol:
-        failures.append(name)
+    check(name, y, ref)
 
 if failures:
     sys.exit("outputs off their references: " + ", ".join(failures))

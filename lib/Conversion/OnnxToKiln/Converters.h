@@ -71,10 +71,12 @@ OnnxConverter convertBiasAdd, convertBiasGelu, convertEmbedLayerNormalization,
     convertQuickGelu, convertSimplifiedLayerNormalization,
     convertSkipLayerNormalization, convertSkipSimplifiedLayerNormalization;
 // Normalization.cpp
+// (and ONNX Runtime's default-domain SimplifiedLayerNormalization)
 OnnxConverter convertBatchNormalization, convertBatchNormalization1,
     convertGroupNormalization, convertInstanceNormalization,
     convertLayerNormalization, convertLpNormalization, convertLRN,
-    convertMeanVarianceNormalization, convertRMSNormalization;
+    convertMeanVarianceNormalization, convertRMSNormalization,
+    convertSimplifiedLayerNormalization;
 // Optional.cpp
 OnnxConverter convertOptional, convertOptionalGetElement,
     convertOptionalHasElement;

@@ -2,13 +2,14 @@
 //
 // The com.microsoft ops that ONNX Runtime's transformer optimizer and
 // Hugging Face Optimum write into the models they save: fused GELUs,
-// FusedMatMul, EmbedLayerNormalization, the skip-connection layer norms, and
-// the default-domain LayerNormalization / SimplifiedLayerNormalization that
-// ONNX Runtime registers for opsets without ONNX's own (its Attention is in
-// Attention.cpp). Each becomes the standard ops it fuses (kiln.layer_norm,
-// kiln.matmul, gathers, elementwise ops), which Kiln's own fusion passes then
-// treat as they treat the exported originals. MatMulNBits, ORT's weight-only
-// int4 product, has its weights dequantized here at compile time.
+// FusedMatMul, EmbedLayerNormalization and the skip-connection layer norms
+// (Attention and QAttention are in Attention.cpp; the default-domain
+// LayerNormalization / SimplifiedLayerNormalization ONNX Runtime registers
+// for opsets without ONNX's own in Normalization.cpp). Each becomes the
+// standard ops it fuses (kiln.layer_norm, kiln.matmul, gathers, elementwise
+// ops), which Kiln's own fusion passes then treat as they treat the exported
+// originals. MatMulNBits, ORT's weight-only int4 product, has its weights
+// dequantized here at compile time.
 //
 // Semantics follow ONNX Runtime's contrib op documentation
 // (docs/ContribOperators.md of onnxruntime), version 1 of each.
@@ -65,35 +66,37 @@ FailureOr<int64_t> lastAxis(OnnxNode &node, Value x) {
 }
 } // namespace
 
+namespace {
+enum class GeluBias { None, Optional, Required };
+
+/// The GELU (erf, or its tanh approximation) of input 0, plus input 1 first
+/// when `bias` has one.
+FailureOr<SmallVector<Value>> geluOfSum(OnnxNode &node, bool tanh,
+                                        GeluBias bias) {
+  FailureOr<Value> x = elementwiseFloatInput(node, 0),
+                   b = bias == GeluBias::None ? FailureOr<Value>(Value())
+                       : bias == GeluBias::Optional
+                           ? optionalFloat(node, 1)
+                           : elementwiseFloatInput(node, 1);
+  if (failed(x) || failed(b) || (*b && failed(x = build<AddOp>(node, *x, *b))))
+    return failure();
+  return one(gelu(node, *x, tanh));
+}
+} // namespace
+
 /// Gelu (com.microsoft): the exact (erf) GELU.
 FailureOr<SmallVector<Value>> mlir::kiln::convertMsGelu(OnnxNode &node) {
-  FailureOr<Value> x = elementwiseFloatInput(node, 0);
-  if (failed(x))
-    return failure();
-  return one(gelu(node, *x, /*tanh=*/false));
+  return geluOfSum(node, /*tanh=*/false, GeluBias::None);
 }
 
 /// BiasGelu(A, B): the exact GELU of A + B.
 FailureOr<SmallVector<Value>> mlir::kiln::convertBiasGelu(OnnxNode &node) {
-  FailureOr<Value> a = elementwiseFloatInput(node, 0),
-                   b = elementwiseFloatInput(node, 1);
-  if (failed(a) || failed(b))
-    return failure();
-  FailureOr<Value> s = sum(node, *a, *b);
-  if (failed(s))
-    return failure();
-  return one(gelu(node, *s, /*tanh=*/false));
+  return geluOfSum(node, /*tanh=*/false, GeluBias::Required);
 }
 
 /// FastGelu(X, bias?): the tanh approximation of GELU of X (+ bias).
 FailureOr<SmallVector<Value>> mlir::kiln::convertFastGelu(OnnxNode &node) {
-  FailureOr<Value> x = elementwiseFloatInput(node, 0),
-                   bias = optionalFloat(node, 1);
-  if (failed(x) || failed(bias))
-    return failure();
-  if (*bias && failed(x = build<AddOp>(node, *x, *bias)))
-    return failure();
-  return one(gelu(node, *x, /*tanh=*/true));
+  return geluOfSum(node, /*tanh=*/true, GeluBias::Optional);
 }
 
 /// QuickGelu(X): X * sigmoid(alpha X), alpha 1.702 by default.
@@ -162,14 +165,20 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertFusedMatMul(OnnxNode &node) {
   return one(y);
 }
 
-/// SkipLayerNormalization(input, skip, gamma, beta?, bias?): the layer norm
-/// over the last dimension of input + skip (+ bias); output 3 is that sum.
-FailureOr<SmallVector<Value>>
-mlir::kiln::convertSkipLayerNormalization(OnnxNode &node) {
+namespace {
+/// The skip layer norms: the layer norm (`rms`: the RMS norm) with gamma
+/// (input 2) and beta (input `betaInput`, when any) over the last dimension
+/// of input + skip (+ the bias at input `biasInput`); output 3 is that sum,
+/// the statistics outputs 1 and 2 are refused.
+FailureOr<SmallVector<Value>> skipNorm(OnnxNode &node, bool rms,
+                                       std::optional<unsigned> betaInput,
+                                       unsigned biasInput) {
   FailureOr<Value> x = elementwiseFloatInput(node, 0),
                    skip = elementwiseFloatInput(node, 1),
-                   gamma = node.rankedInput(2), beta = optionalFloat(node, 3),
-                   bias = optionalFloat(node, 4);
+                   gamma = node.rankedInput(2),
+                   beta = betaInput ? optionalFloat(node, *betaInput)
+                                    : FailureOr<Value>(Value()),
+                   bias = optionalFloat(node, biasInput);
   if (failed(x) || failed(skip) || failed(gamma) || failed(beta) ||
       failed(bias) || failed(refuseStatistics(node, {1, 2})))
     return failure();
@@ -178,55 +187,29 @@ mlir::kiln::convertSkipLayerNormalization(OnnxNode &node) {
       failed(s) ? FailureOr<int64_t>(failure()) : lastAxis(node, *s);
   if (failed(axis))
     return failure();
+  float epsilon = node.floatAttr("epsilon", 1e-12f);
   auto &b = node.builder;
-  FailureOr<Value> y = build<LayerNormOp>(
-      node, *s, *gamma, *beta, b.getI64IntegerAttr(*axis),
-      b.getF32FloatAttr(node.floatAttr("epsilon", 1e-12f)), UnitAttr());
+  FailureOr<Value> y =
+      rms ? rmsNorm(node, *s, *gamma, *axis, epsilon)
+          : build<LayerNormOp>(node, *s, *gamma, *beta,
+                               b.getI64IntegerAttr(*axis),
+                               b.getF32FloatAttr(epsilon), UnitAttr());
   if (failed(y))
     return failure();
   return SmallVector<Value>{*y, Value(), Value(), *s};
 }
+} // namespace
 
-/// SkipSimplifiedLayerNormalization(input, skip, gamma, bias?): the RMS norm
-/// over the last dimension of input + skip (+ bias); output 3 is that sum.
+/// SkipLayerNormalization(input, skip, gamma, beta?, bias?).
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertSkipLayerNormalization(OnnxNode &node) {
+  return skipNorm(node, /*rms=*/false, 3, 4);
+}
+
+/// SkipSimplifiedLayerNormalization(input, skip, gamma, bias?).
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertSkipSimplifiedLayerNormalization(OnnxNode &node) {
-  FailureOr<Value> x = elementwiseFloatInput(node, 0),
-                   skip = elementwiseFloatInput(node, 1),
-                   gamma = node.rankedInput(2), bias = optionalFloat(node, 3);
-  if (failed(x) || failed(skip) || failed(gamma) || failed(bias) ||
-      failed(refuseStatistics(node, {1, 2})))
-    return failure();
-  FailureOr<Value> s = sum(node, *x, *skip, *bias);
-  FailureOr<int64_t> axis =
-      failed(s) ? FailureOr<int64_t>(failure()) : lastAxis(node, *s);
-  if (failed(axis))
-    return failure();
-  FailureOr<Value> y =
-      rmsNorm(node, *s, *gamma, *axis, node.floatAttr("epsilon", 1e-12f));
-  if (failed(y))
-    return failure();
-  return SmallVector<Value>{*y, Value(), Value(), *s};
-}
-
-/// SimplifiedLayerNormalization(X, scale) (ONNX Runtime registers it in the
-/// default domain): the RMS norm over the dimensions from `axis` (-1).
-FailureOr<SmallVector<Value>>
-mlir::kiln::convertSimplifiedLayerNormalization(OnnxNode &node) {
-  FailureOr<Value> x = elementwiseFloatInput(node, 0),
-                   scale = node.rankedInput(1);
-  if (failed(x) || failed(scale) || failed(refuseStatistics(node, {1})))
-    return failure();
-  int64_t rank = typeOf(*x).getRank();
-  if (rank == 0) {
-    node.fail() << "cannot normalize a scalar";
-    return failure();
-  }
-  FailureOr<int64_t> axis = normalizeAxis(node, node.intAttr("axis", -1), rank);
-  if (failed(axis))
-    return failure();
-  return one(
-      rmsNorm(node, *x, *scale, *axis, node.floatAttr("epsilon", 1e-5f)));
+  return skipNorm(node, /*rms=*/true, std::nullopt, 3);
 }
 
 /// EmbedLayerNormalization(input_ids, segment_ids?, word_embedding,

@@ -259,6 +259,24 @@ mlir::kiln::convertRMSNormalization(OnnxNode &node) {
   return one(rmsNorm(node, x, scale, axis, node.floatAttr("epsilon", 1e-5f)));
 }
 
+/// SimplifiedLayerNormalization (ONNX Runtime's, which it registers in the
+/// default domain): the RMS norm of RMSNormalization-23 over the dimensions
+/// from `axis` (-1); its inv_std_var output (training) is refused.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertSimplifiedLayerNormalization(OnnxNode &node) {
+  if (node.resultUsed(1)) {
+    node.fail() << "output 1 (inv_std_var, computed by ONNX Runtime for "
+                   "training) is not supported; use only the normalized "
+                   "output";
+    return failure();
+  }
+  FailureOr<NormInputs> in = normInputs(node);
+  if (failed(in))
+    return failure();
+  return one(rmsNorm(node, in->x, in->scale, in->axis,
+                     node.floatAttr("epsilon", 1e-5f)));
+}
+
 FailureOr<Value> mlir::kiln::rmsNorm(OnnxNode &node, Value x, Value scale,
                                      int64_t axis, float epsilon) {
   auto &b = node.builder;

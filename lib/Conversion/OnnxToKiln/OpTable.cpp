@@ -272,7 +272,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"QLinearMul",               {1},                                    convertQLinearMul,                "Quantize.cpp", kMicrosoft},
     {"QLinearSigmoid",           {1},                                    convertQLinearSigmoid,            "Quantize.cpp", kMicrosoft},
     {"QuickGelu",                {1},                                    convertQuickGelu,                 "Microsoft.cpp", kMicrosoft},
-    {"SimplifiedLayerNormalization", {1},                                convertSimplifiedLayerNormalization, "Microsoft.cpp", kMicrosoft},
+    {"SimplifiedLayerNormalization", {1},                                convertSimplifiedLayerNormalization, "Normalization.cpp", kMicrosoft},
     {"SkipLayerNormalization",   {1},                                    convertSkipLayerNormalization,    "Microsoft.cpp", kMicrosoft},
     {"SkipSimplifiedLayerNormalization", {1},                            convertSkipSimplifiedLayerNormalization, "Microsoft.cpp", kMicrosoft},
 };
