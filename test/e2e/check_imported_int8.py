@@ -27,7 +27,8 @@ the f32 kernels), elsewhere on the f32 kernels or in i32.
   Conv (per channel with zero points) on f32 activations, their weights
   computed at compile time, against float64.
 - ONNX Runtime's QOperator contrib ops (com.microsoft QLinearAdd, Mul,
-  Sigmoid, LeakyRelu, AveragePool (NCHW and channels_last),
+  Sigmoid, LeakyRelu, Softmax (per axis and, for its opset 11, over the
+  trailing block), AveragePool (NCHW and channels_last),
   GlobalAveragePool, Concat) against the float32
   composition, within one step; QGemm (transB with per-column scales and an
   int32 C, quantized; per tensor with alpha, float output) against the
@@ -525,6 +526,11 @@ def req(v, s, z, lo=0, hi=255):
     return np.clip(np.rint(v.astype(f32) / f32(s)) + z, lo, hi)
 
 
+def softmax(v, axis):
+    e = np.exp(v - v.max(axis, keepdims=True))
+    return (e / e.sum(axis, keepdims=True)).astype(f32)
+
+
 qa = rng.integers(0, 256, (2, 3, 4, 5)).astype(np.uint8)
 qb = rng.integers(0, 256, (3, 1, 5)).astype(np.uint8)
 scal = [("as", np.array(0.05, f32)), ("az", np.array(120, np.uint8)),
@@ -542,6 +548,11 @@ contrib = [
                             deq(a, 0.05, 120) * f32(0.1)), 0.07, 100)),
     ("QLinearGlobalAveragePool", ["a", "as", "az", "ys", "yz"], {}, [qa],
      lambda a: req(deq(a, 0.05, 120).mean(axis=(2, 3), keepdims=True), 0.07, 100)),
+    ("QLinearSoftmax", ["a", "as", "az", "ys", "yz"], {"opset": 13, "axis": 1}, [qa],
+     lambda a: req(softmax(deq(a, 0.05, 120), 1), 0.004, 100)),
+    ("QLinearSoftmax", ["a", "as", "az", "ys", "yz"], {"opset": 11, "axis": 2}, [qa],
+     lambda a: req(softmax(deq(a, 0.05, 120).reshape(2, 3, 20), 2).reshape(2, 3, 4, 5),
+                   0.004, 100)),
     ("QLinearConcat", ["ys", "yz", "a", "as", "az", "a2", "bs", "bz"], {"axis": 1},
      [qa, qa[:, :2]],
      lambda a, a2: req(np.concatenate([deq(a, 0.05, 120), deq(a2, 0.02, 7)], 1), 0.07, 100)),
@@ -571,9 +582,10 @@ contrib += [
 for op, ins, attrs, data, ref in contrib:
     names = [n for n in ("a", "b", "a2") if n in ins]
     inits = [(n, v) for n, v in scal if n in ins]
-    if op == "QLinearSigmoid":
+    if op in ("QLinearSigmoid", "QLinearSoftmax"):
         inits = [(n, np.array(0.004, f32) if n == "ys" else v) for n, v in inits]
-    name = op.lower() + ("_nhwc" if attrs.get("channels_last") else "")
+    name = op.lower() + ("_nhwc" if attrs.get("channels_last") else "") + \
+        (f"_opset{attrs['opset']}" if "opset" in attrs else "")
     path = contrib_model(name, h.make_node(op, ins, ["y"], domain="com.microsoft", **attrs),
                          [vi(n, T.UINT8, list(d.shape)) for n, d in zip(names, data)], inits)
     m = compile_and_load(kiln, path)

@@ -66,6 +66,10 @@ LogicalResult checkConstantIndices(OnnxNode &node, unsigned input,
 /// LogSoftmax along `axis` as (x - max) - log(sum(exp(x - max))): finite
 /// where log(softmax(x)) would underflow to -inf (Softmax.cpp).
 FailureOr<Value> logSoftmax(OnnxNode &node, Value x, int64_t axis);
+/// Softmax (`log`: LogSoftmax) of `x` along `axis`; with `coerce` (opsets
+/// before 13) over the whole block of dimensions from `axis` on.
+FailureOr<Value> softmaxOf(OnnxNode &node, Value x, int64_t axis, bool coerce,
+                           bool log = false);
 
 FailureOr<Value> floatInput(OnnxNode &node, unsigned i);
 /// The same for an elementwise op, whose input may have symbolic

@@ -95,7 +95,8 @@ OnnxConverter convertConvInteger, convertDequantizeLinear,
 // (com.microsoft's QOperator ops)
 OnnxConverter convertQGemm, convertQLinearAdd, convertQLinearAveragePool,
     convertQLinearConcat, convertQLinearGlobalAveragePool,
-    convertQLinearLeakyRelu, convertQLinearMul, convertQLinearSigmoid;
+    convertQLinearLeakyRelu, convertQLinearMul, convertQLinearSigmoid,
+    convertQLinearSoftmax;
 // Random.cpp
 OnnxConverter convertBernoulli, convertMultinomial, convertRandomNormal,
     convertRandomNormalLike, convertRandomUniform, convertRandomUniformLike;

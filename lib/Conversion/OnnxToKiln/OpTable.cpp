@@ -271,6 +271,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"QLinearLeakyRelu",         {1},                                    convertQLinearLeakyRelu,          "Quantize.cpp", kMicrosoft},
     {"QLinearMul",               {1},                                    convertQLinearMul,                "Quantize.cpp", kMicrosoft},
     {"QLinearSigmoid",           {1},                                    convertQLinearSigmoid,            "Quantize.cpp", kMicrosoft},
+    {"QLinearSoftmax",           {1},                                    convertQLinearSoftmax,            "Quantize.cpp", kMicrosoft},
     {"QuickGelu",                {1},                                    convertQuickGelu,                 "Microsoft.cpp", kMicrosoft},
     {"SimplifiedLayerNormalization", {1},                                convertSimplifiedLayerNormalization, "Normalization.cpp", kMicrosoft},
     {"SkipLayerNormalization",   {1},                                    convertSkipLayerNormalization,    "Microsoft.cpp", kMicrosoft},

@@ -696,6 +696,19 @@ mlir::kiln::convertQLinearSigmoid(OnnxNode &node) {
   return contribQuantize(node, build<SigmoidOp>(node, *x), 3, "Y");
 }
 
+/// QLinearSoftmax: as QLinearSigmoid, the softmax along `axis` (-1); its
+/// `opset` attribute (the Softmax version it stands for) below 13 takes the
+/// softmax over the whole block of dimensions from `axis`, as Softmax did.
+FailureOr<SmallVector<Value>>
+mlir::kiln::convertQLinearSoftmax(OnnxNode &node) {
+  FailureOr<Value> x = contribDequantize(node, 0, "X");
+  if (failed(x))
+    return failure();
+  bool coerce = node.intAttr("opset", 13) < 13;
+  return contribQuantize(
+      node, softmaxOf(node, *x, node.intAttr("axis", -1), coerce), 3, "Y");
+}
+
 /// QLinearLeakyRelu: as QLinearSigmoid, with `alpha` (0.01).
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertQLinearLeakyRelu(OnnxNode &node) {

@@ -13,33 +13,38 @@ FailureOr<SmallVector<Value>> softmax(OnnxNode &node, bool log) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
-  RankedTensorType type = typeOf(*x);
-  int64_t rank = type.getRank();
   bool coerce = node.opset < 13;
-  FailureOr<int64_t> axis =
-      normalizeAxis(node, node.intAttr("axis", coerce ? 1 : -1), rank);
-  if (failed(axis))
+  return one(
+      softmaxOf(node, *x, node.intAttr("axis", coerce ? 1 : -1), coerce, log));
+}
+
+} // namespace
+
+FailureOr<Value> mlir::kiln::softmaxOf(OnnxNode &node, Value x, int64_t axis,
+                                       bool coerce, bool log) {
+  RankedTensorType type = typeOf(x);
+  int64_t rank = type.getRank();
+  FailureOr<int64_t> a = normalizeAxis(node, axis, rank);
+  if (failed(a))
     return failure();
-  Value in = *x;
-  if (coerce && *axis != rank - 1) {
+  Value in = x;
+  if (coerce && *a != rank - 1) {
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < rank; ++d)
-      (d < *axis ? outer : inner) *= type.getDimSize(d);
+      (d < *a ? outer : inner) *= type.getDimSize(d);
     FailureOr<Value> flat = reshapeTo(node, in, {outer, inner});
     if (failed(flat))
       return failure();
     in = *flat;
-    axis = 1;
+    a = 1;
   }
   FailureOr<Value> y =
-      log ? logSoftmax(node, in, *axis)
-          : build<SoftmaxOp>(node, in, node.builder.getI64IntegerAttr(*axis));
+      log ? logSoftmax(node, in, *a)
+          : build<SoftmaxOp>(node, in, node.builder.getI64IntegerAttr(*a));
   if (failed(y))
     return failure();
-  return one(reshapeTo(node, *y, type.getShape()));
+  return reshapeTo(node, *y, type.getShape());
 }
-
-} // namespace
 
 /// log(softmax(x)) along `axis` as (x - max) - log(sum(exp(x - max))): the
 /// same passes as kiln.softmax, but a class whose probability underflows
