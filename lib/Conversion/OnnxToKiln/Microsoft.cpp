@@ -220,8 +220,7 @@ mlir::kiln::convertSkipSimplifiedLayerNormalization(OnnxNode &node) {
 /// non-zero mask entries per sequence, which Attention takes as key lengths
 /// (zeros without a mask, as ONNX Runtime writes: Attention then masks every
 /// key alike, which leaves the softmax unchanged); output 2 is the embedding
-/// sum. Indices
-/// out of range are clamped, as for Gather.
+/// sum. Indices out of range are clamped, as for Gather.
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertEmbedLayerNormalization(OnnxNode &node) {
   FailureOr<Value> ids = node.staticInput(0), words = node.staticInput(2),

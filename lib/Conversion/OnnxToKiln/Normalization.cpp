@@ -12,9 +12,41 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
+/// (x - mean) / sqrt(var + eps) over `axes` (biased variance), or with
+/// `epsOutside`, (x - mean) / (sqrt(var) + eps) as MeanVarianceNormalization;
+/// the mean and variance (keeping the reduced dimensions) into `meanOut` and
+/// `varOut` when given.
 FailureOr<Value> normalize(OnnxNode &node, Value x, ArrayRef<int64_t> axes,
                            double eps, bool epsOutside,
-                           Value *meanOut = nullptr, Value *varOut = nullptr);
+                           Value *meanOut = nullptr, Value *varOut = nullptr) {
+  auto &b = node.builder;
+  Type elt = typeOf(x).getElementType();
+  auto axesAttr = b.getDenseI64ArrayAttr(axes);
+  FailureOr<Value> mean =
+      build<ReduceMeanOp>(node, x, axesAttr, b.getBoolAttr(true));
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> centered = build<SubOp>(node, x, *mean), var, sq, y;
+  if (failed(centered) ||
+      failed(sq = build<MulOp>(node, *centered, *centered)) ||
+      failed(var =
+                 build<ReduceMeanOp>(node, *sq, axesAttr, b.getBoolAttr(true))))
+    return failure();
+  if (meanOut)
+    *meanOut = *mean;
+  if (varOut)
+    *varOut = *var;
+  Value e = scalarConstant(node, elt, eps);
+  if (epsOutside) {
+    if (failed(y = build<SqrtOp>(node, *var)) ||
+        failed(y = build<AddOp>(node, *y, e)))
+      return failure();
+  } else if (failed(y = build<AddOp>(node, *var, e)) ||
+             failed(y = build<SqrtOp>(node, *y))) {
+    return failure();
+  }
+  return build<DivOp>(node, *centered, *y);
+}
 
 /// BatchNormalization 14/15 with training_mode=1: Y normalized by the
 /// batch's own mean and (population) variance over every axis but the
@@ -82,6 +114,7 @@ FailureOr<SmallVector<Value>> batchNormTraining(OnnxNode &node) {
   }
   return results;
 }
+
 } // namespace
 
 FailureOr<SmallVector<Value>>
@@ -297,43 +330,6 @@ FailureOr<Value> mlir::kiln::rmsNorm(OnnxNode &node, Value x, Value scale,
     y = build<CastOp>(node, *y, TypeAttr::get(yElt));
   return y;
 }
-
-namespace {
-/// (x - mean) / sqrt(var + eps) over `axes` (biased variance), or with
-/// `epsOutside`, (x - mean) / (sqrt(var) + eps) as MeanVarianceNormalization.
-FailureOr<Value> normalize(OnnxNode &node, Value x, ArrayRef<int64_t> axes,
-                           double eps, bool epsOutside, Value *meanOut,
-                           Value *varOut) {
-  auto &b = node.builder;
-  Type elt = typeOf(x).getElementType();
-  auto axesAttr = b.getDenseI64ArrayAttr(axes);
-  FailureOr<Value> mean =
-      build<ReduceMeanOp>(node, x, axesAttr, b.getBoolAttr(true));
-  if (failed(mean))
-    return failure();
-  FailureOr<Value> centered = build<SubOp>(node, x, *mean), var, sq, y;
-  if (failed(centered) ||
-      failed(sq = build<MulOp>(node, *centered, *centered)) ||
-      failed(var =
-                 build<ReduceMeanOp>(node, *sq, axesAttr, b.getBoolAttr(true))))
-    return failure();
-  if (meanOut)
-    *meanOut = *mean;
-  if (varOut)
-    *varOut = *var;
-  Value e = scalarConstant(node, elt, eps);
-  if (epsOutside) {
-    if (failed(y = build<SqrtOp>(node, *var)) ||
-        failed(y = build<AddOp>(node, *y, e)))
-      return failure();
-  } else if (failed(y = build<AddOp>(node, *var, e)) ||
-             failed(y = build<SqrtOp>(node, *y))) {
-    return failure();
-  }
-  return build<DivOp>(node, *centered, *y);
-}
-
-} // namespace
 
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertInstanceNormalization(OnnxNode &node) {
