@@ -469,11 +469,10 @@ FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
     fill.getDpsInitOperand(0)->set(dest);
   }
   // The producer's tile spans the consumer's: its loops of run-time extent
-  // are tiles of the consumer's loops, whole.
-  SmallVector<int64_t> inner = chooseTileSizes(
-      tiledProducer, vw,
-      runtime == RuntimeExtentTiling::Full ? RuntimeExtentTiling::Whole
-                                           : runtime);
+  // are tiles of the consumer's loops (of a symbolic dimension, or the last
+  // of a static loop its tile does not divide), whole.
+  SmallVector<int64_t> inner =
+      chooseTileSizes(tiledProducer, vw, RuntimeExtentTiling::Whole);
   if (!inner.empty())
     (void)tileWithFilledInit(rewriter, tiledProducer, inner, erased);
   return tiledConsumer;
@@ -559,8 +558,16 @@ struct TileAndVectorizePass
         tile(rewriter, op, erased);
     for (MinMaxChain chain : minMax)
       tileMinMax(rewriter, chain, erased);
-    if (runtimeExtents)
+    if (runtimeExtents) {
       tilePartialTiles(rewriter, func);
+    } else if (func->walk([](affine::AffineMinOp) {
+                     return WalkResult::interrupt();
+                   })
+                   .wasInterrupted()) {
+      // A static loop whose register tile does not divide it (AVX2's 6-row
+      // products): its full tiles and its last one, each static.
+      peelPartialTiles(rewriter, func);
+    }
     keepPaddedFillsApart(rewriter, func);
 
     // 2. Fold the tile arithmetic and turn unit-height 2-D windows into 1-D

@@ -26,7 +26,8 @@ inline linalg::FillOp fusableFill(linalg::LinalgOp op) {
 
 /// Splits each tile loop of run-time extent (a symbolic dimension, tiled by
 /// a static step t) into its full tiles, whose size is the constant t, and
-/// the indices left, one at a time (PartialTiles.cpp).
+/// the indices left, one at a time; and each static loop a t does not divide
+/// into its full tiles and one last tile of the size left (PartialTiles.cpp).
 void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func);
 
 /// Whether `op` is a tile loop of run-time extent holding other loops: an
