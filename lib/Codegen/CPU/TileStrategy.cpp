@@ -77,6 +77,18 @@ int64_t depthwiseChannelTile(int64_t channels, int64_t vw) {
 /// around every FMA (1,242 stack moves for 1,848 FMAs in ResNet-18).
 int64_t accumulatorBudget(int64_t vw) { return vw >= 16 ? 16 : 12; }
 
+/// Rows of a product's register tile `vectors` registers wide, from a budget
+/// of accumulators. AVX2's 16 registers also hold the tile's row of
+/// right-hand vectors and a broadcast: at most 15 - vectors accumulators. A
+/// 3 x 4-register tile (12 + 4 + 1) spilled an accumulator on every step:
+/// 96 x 512 x 1024 ran at 37 GFLOP/s against 75 for 128 x 512 x 1024, whose
+/// 2 x 4 tile fits (Zen 3).
+int64_t rowsBeside(int64_t budget, int64_t vectors, int64_t vw) {
+  if (vw < 16)
+    budget = std::min(budget, 15 - vectors);
+  return std::max<int64_t>(1, budget / vectors);
+}
+
 /// Lanes of a register tile over the N of a packed right-hand side.
 int64_t panelLanes(int64_t n, int64_t vw) {
   return n % (4 * vw) == 0 ? 4 * vw : registerTile(n, vw);
@@ -302,11 +314,29 @@ SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
     int64_t panels = 1;
     if (packed)
       panels = panelsPerTile(r[dims->n.front()] * nr, vw);
+    int64_t m = r[dims->m.back()];
     int64_t regs = std::max<int64_t>(1, nr * panels / vw);
     int64_t acc = accumulatorBudget(vw);
-    int64_t mr = std::max<int64_t>(1, acc / regs);
-    int64_t m = r[dims->m.back()];
+    int64_t mr = rowsBeside(acc, regs, vw);
     int64_t rows = divisorAtMost(m, std::min<int64_t>(mr, 8));
+    // AVX2, an M with no divisor near the rows that fit (an odd M against
+    // 2 rows of a 4-register panel: 197 tokens, 77, 49): one row per tile,
+    // 2 or 4 FMA chains, streaming the panel once per row. 6 rows x 2
+    // registers then (12 accumulators beside the two weight vectors and a
+    // broadcast, the tile every BLAS uses there; a packed panel taken half
+    // at a time), the last tile a static one of the rows left
+    // (PartialTiles.cpp). 197 x 384 x 384: 2.4x faster on one thread, 2.2x
+    // on two (Zen 3). Not for an M with a fair divisor: the half-panel tiles
+    // of 128 x 256 x 1024 ran 7% faster on one thread but 17% slower on two.
+    bool avx2Rows = vw < 16 && isa<FloatType>(getElementTypeOrSelf(
+                                   op.getDpsInitOperand(0)->get().getType()));
+    if (avx2Rows && 2 * rows <= std::min<int64_t>(mr, 8) && m > rows) {
+      if (packed && panels == 1 && nr == 4 * vw) {
+        nr = 2 * vw;
+        mr = rowsBeside(acc, 2, vw);
+      }
+      rows = std::min<int64_t>({m, mr, 8});
+    }
     // An M with no divisor near mr (49 = 7 x 7 against 4-row tiles) would
     // take one row per tile, which streams the whole panel for each row and
     // has too few FMA chains: 49 x 2048 x 512 ran at 15 GFLOP/s. Up to 28
@@ -314,9 +344,8 @@ SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
     // by the FMAs.
     int64_t vectors = (nr * panels + vw - 1) / vw;
     if (2 * rows <= std::min<int64_t>(mr, 8))
-      rows =
-          std::max(rows, divisorAtMost(m, std::max<int64_t>(
-                                             1, (acc == 16 ? 28 : acc) / vectors)));
+      rows = std::max(rows, divisorAtMost(m, rowsBeside(acc == 16 ? 28 : acc,
+                                                        vectors, vw)));
     t[dims->m.back()] = rows;
     t[dims->n.back()] = nr;
     if (packed)
@@ -511,9 +540,12 @@ int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
   if (int64_t channels = channelsOutermost(op, tiles); channels >= 0)
     return channels;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  // Not a loop its tile does not divide (AVX2's 6-row tiles over an M
+  // without a divisor near 6): its full tiles and its last one are split
+  // apart inside each task (peelPartialTiles), not across tasks.
   for (auto [i, t] : llvm::enumerate(tiles))
     if (iters[i] == utils::IteratorType::parallel && t != 0 &&
-        !ShapedType::isDynamic(r[i]) && r[i] / t >= 2)
+        !ShapedType::isDynamic(r[i]) && r[i] / t >= 2 && r[i] % t == 0)
       return i;
   // No static loop to share: a loop of run-time extent tiled one index at a
   // time (an image's rows), so that no task has a partial tile; the one
