@@ -11,11 +11,13 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     `mr x nr` register tile with a unit reduction step, NHWC convolutions and
     NCHW pooling are tiled so that they decompose into vectorizable 1-D
     windows, and everything else is tiled along its innermost parallel
-    dimension. Tile sizes always divide the loop ranges, so every tile is
-    static and vectorizes without masks. A loop of run-time extent (a
-    symbolic dimension) is tiled as a long static loop would be, then split
-    into its full tiles, whose size is constant, and the indices left, one
-    at a time (PartialTiles.cpp): those tiles are static too. In ops big enough to share among
+    dimension. Every tile is static and vectorizes without masks: tile
+    sizes divide the loop ranges, except AVX2's 6-row product tiles over an
+    M with no divisor near 6, whose loop is split into its full tiles and
+    one static last tile of the rows left (PartialTiles.cpp). A loop of
+    run-time extent (a symbolic dimension) is tiled as a long static loop
+    would be, then split into its full tiles, whose size is constant, and
+    the indices left, one at a time: those tiles are static too. In ops big enough to share among
     threads, the outermost loop over tiles is an `scf.forall`
     (`kiln-outline-parallel-loops` turns it into a thread-pool call).
     The tiles of static int8's depthwise product (`kiln.int8_depthwise`)
