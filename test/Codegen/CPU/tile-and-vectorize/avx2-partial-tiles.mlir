@@ -105,3 +105,20 @@ func.func @packed_rows_3(%a: tensor<3x8xf32>, %panels: tensor<2x8x32xf32>) -> te
   } -> tensor<3x2x32xf32>
   return %p : tensor<3x2x32xf32>
 }
+
+// -----
+
+// A 3x3 convolution over rows of 14 pixels (ResNet's third stage) with 8
+// lanes: 6 pixels x 2 registers of channels (12 accumulators), two full
+// tiles and one static tile of the 2 pixels left, rather than 7 pixels x 1
+// register (7 FMA chains).
+// CHECK-LABEL: func.func @conv3x3_row_14
+// CHECK: scf.for %{{.+}} = %c0 to %c12 step %c6
+// CHECK: vector.contract {{.+}} : vector<6x4xf32>, vector<4x16xf32> into vector<6x16xf32>
+// CHECK: vector.contract {{.+}} : vector<2x4xf32>, vector<4x16xf32> into vector<2x16xf32>
+// CHECK-NOT: vector<7x
+// CHECK-NOT: affine.min
+func.func @conv3x3_row_14(%x: tensor<1x16x16x32xf32>, %w: tensor<3x3x32x16xf32>, %o: tensor<1x14x14x16xf32>) -> tensor<1x14x14x16xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x16x16x32xf32>, tensor<3x3x32x16xf32>) outs(%o : tensor<1x14x14x16xf32>) -> tensor<1x14x14x16xf32>
+  return %0 : tensor<1x14x14x16xf32>
+}
