@@ -196,6 +196,62 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw,
 }
 
 namespace {
+/// The register tile of a contraction (a matmul, a packed-weight product),
+/// into `t`; false when its dimensions are not a product's.
+bool productTiles(linalg::LinalgOp op, ArrayRef<int64_t> r, int64_t vw,
+                  SmallVectorImpl<int64_t> &t) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty())
+    return false;
+  // An mr x nr register tile, one reduction step at a time: 16
+  // accumulators (8 x 2 registers). A packed right-hand side's panel is
+  // the register tile's width, taken whole, with as many rows as fit.
+  bool packed = op->hasAttr(kPackedRhsAttr) && dims->n.size() == 2;
+  int64_t nr = packed ? r[dims->n.back()]
+                      : registerTile(r[dims->n.back()], vw);
+  int64_t panels = 1;
+  if (packed)
+    panels = panelsPerTile(r[dims->n.front()] * nr, vw);
+  int64_t m = r[dims->m.back()];
+  int64_t regs = std::max<int64_t>(1, nr * panels / vw);
+  int64_t acc = accumulatorBudget(vw);
+  int64_t mr = rowsBeside(acc, regs, vw);
+  int64_t rows = divisorAtMost(m, std::min<int64_t>(mr, 8));
+  // AVX2, an M with no divisor near the rows that fit (an odd M against
+  // 2 rows of a 4-register panel: 197 tokens, 77, 49): one row per tile,
+  // 2 or 4 FMA chains, streaming the panel once per row. 6 rows x 2
+  // registers then (12 accumulators beside the two weight vectors and a
+  // broadcast, the tile every BLAS uses there; a packed panel taken half
+  // at a time), the last tile a static one of the rows left
+  // (PartialTiles.cpp). 197 x 384 x 384: 2.4x faster on one thread, 2.2x
+  // on two (Zen 3). Not for an M with a fair divisor: the half-panel tiles
+  // of 128 x 256 x 1024 ran 7% faster on one thread but 17% slower on two.
+  bool avx2Rows = vw < 16 && isa<FloatType>(getElementTypeOrSelf(
+                                 op.getDpsInitOperand(0)->get().getType()));
+  if (avx2Rows && 2 * rows <= std::min<int64_t>(mr, 8) && m > rows) {
+    if (packed && panels == 1 && nr == 4 * vw) {
+      nr = 2 * vw;
+      mr = rowsBeside(acc, 2, vw);
+    }
+    rows = std::min<int64_t>({m, mr, 8});
+  }
+  // An M with no divisor near mr (49 = 7 x 7 against 4-row tiles) would
+  // take one row per tile, which streams the whole panel for each row and
+  // has too few FMA chains: 49 x 2048 x 512 ran at 15 GFLOP/s. Up to 28
+  // accumulators then (7 rows of 4 registers), the weights read from L1
+  // by the FMAs.
+  int64_t vectors = (nr * panels + vw - 1) / vw;
+  if (2 * rows <= std::min<int64_t>(mr, 8))
+    rows = std::max(rows, divisorAtMost(m, rowsBeside(acc == 16 ? 28 : acc,
+                                                      vectors, vw)));
+  t[dims->m.back()] = rows;
+  t[dims->n.back()] = nr;
+  if (packed)
+    t[dims->n.front()] = panels;
+  return true;
+}
+
 SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
                                         SmallVector<int64_t> r, int64_t vw) {
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
@@ -310,55 +366,8 @@ SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
     // (n, c, oh, ow, kh, kw): channels are the vector dimension.
     t = {1, divisorAtMost(r[1], vw), 1, divisorAtMost(r[3], 8), 1, 0};
   } else if (linalg::isaContractionOpInterface(op)) {
-    FailureOr<linalg::ContractionDimensions> dims =
-        linalg::inferContractionDims(op);
-    if (failed(dims) || dims->m.empty() || dims->n.empty())
+    if (!productTiles(op, r, vw, t))
       return {};
-    // An mr x nr register tile, one reduction step at a time: 16
-    // accumulators (8 x 2 registers). A packed right-hand side's panel is
-    // the register tile's width, taken whole, with as many rows as fit.
-    bool packed = op->hasAttr(kPackedRhsAttr) && dims->n.size() == 2;
-    int64_t nr = packed ? r[dims->n.back()]
-                        : registerTile(r[dims->n.back()], vw);
-    int64_t panels = 1;
-    if (packed)
-      panels = panelsPerTile(r[dims->n.front()] * nr, vw);
-    int64_t m = r[dims->m.back()];
-    int64_t regs = std::max<int64_t>(1, nr * panels / vw);
-    int64_t acc = accumulatorBudget(vw);
-    int64_t mr = rowsBeside(acc, regs, vw);
-    int64_t rows = divisorAtMost(m, std::min<int64_t>(mr, 8));
-    // AVX2, an M with no divisor near the rows that fit (an odd M against
-    // 2 rows of a 4-register panel: 197 tokens, 77, 49): one row per tile,
-    // 2 or 4 FMA chains, streaming the panel once per row. 6 rows x 2
-    // registers then (12 accumulators beside the two weight vectors and a
-    // broadcast, the tile every BLAS uses there; a packed panel taken half
-    // at a time), the last tile a static one of the rows left
-    // (PartialTiles.cpp). 197 x 384 x 384: 2.4x faster on one thread, 2.2x
-    // on two (Zen 3). Not for an M with a fair divisor: the half-panel tiles
-    // of 128 x 256 x 1024 ran 7% faster on one thread but 17% slower on two.
-    bool avx2Rows = vw < 16 && isa<FloatType>(getElementTypeOrSelf(
-                                   op.getDpsInitOperand(0)->get().getType()));
-    if (avx2Rows && 2 * rows <= std::min<int64_t>(mr, 8) && m > rows) {
-      if (packed && panels == 1 && nr == 4 * vw) {
-        nr = 2 * vw;
-        mr = rowsBeside(acc, 2, vw);
-      }
-      rows = std::min<int64_t>({m, mr, 8});
-    }
-    // An M with no divisor near mr (49 = 7 x 7 against 4-row tiles) would
-    // take one row per tile, which streams the whole panel for each row and
-    // has too few FMA chains: 49 x 2048 x 512 ran at 15 GFLOP/s. Up to 28
-    // accumulators then (7 rows of 4 registers), the weights read from L1
-    // by the FMAs.
-    int64_t vectors = (nr * panels + vw - 1) / vw;
-    if (2 * rows <= std::min<int64_t>(mr, 8))
-      rows = std::max(rows, divisorAtMost(m, rowsBeside(acc == 16 ? 28 : acc,
-                                                        vectors, vw)));
-    t[dims->m.back()] = rows;
-    t[dims->n.back()] = nr;
-    if (packed)
-      t[dims->n.front()] = panels;
   } else if (std::optional<std::pair<int64_t, int64_t>> pair =
                  transposedPair(op, r, vw)) {
     // A transpose that moves the innermost dimension: 16 x 16 squares,
