@@ -558,16 +558,13 @@ struct TileAndVectorizePass
         tile(rewriter, op, erased);
     for (MinMaxChain chain : minMax)
       tileMinMax(rewriter, chain, erased);
-    if (runtimeExtents) {
+    //    A static loop whose register tile does not divide it (AVX2's 6-row
+    //    products): its full tiles and its last one, each static (nothing
+    //    to do when every tile divides its loop: no affine.min was made).
+    if (runtimeExtents)
       tilePartialTiles(rewriter, func);
-    } else if (func->walk([](affine::AffineMinOp) {
-                     return WalkResult::interrupt();
-                   })
-                   .wasInterrupted()) {
-      // A static loop whose register tile does not divide it (AVX2's 6-row
-      // products): its full tiles and its last one, each static.
+    else
       peelPartialTiles(rewriter, func);
-    }
     keepPaddedFillsApart(rewriter, func);
 
     // 2. Fold the tile arithmetic and turn unit-height 2-D windows into 1-D
