@@ -245,6 +245,15 @@ mlir::kiln::convertEmbedLayerNormalization(OnnxNode &node) {
   auto axis0 = b.getI64IntegerAttr(0);
   FailureOr<Value> sum = build<GatherOp>(node, *words, *ids, axis0);
   Value posIds = node.input(8);
+  if (!posIds && seq > pt.getDimSize(0)) {
+    // Positions 0 .. S-1 index the table: a longer sequence would read
+    // rows that do not exist (ONNX Runtime refuses it too).
+    node.fail() << "the sequence (" << seq << " tokens) is longer than "
+                << "position_embedding (" << pt.getDimSize(0)
+                << " rows): compile for a sequence of at most "
+                << pt.getDimSize(0) << " tokens, or pass position_ids";
+    return failure();
+  }
   if (!posIds) {
     SmallVector<int64_t> range;
     for (int64_t i = 0; i < seq; ++i)

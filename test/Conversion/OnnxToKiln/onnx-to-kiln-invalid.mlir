@@ -389,9 +389,10 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : 
 // -----
 
 // com.microsoft Attention and EmbedLayerNormalization: decoding state, sizes
-// that do not add up, masks of another shape, ids that are not integers.
+// that do not add up, masks of another shape, ids that are not integers, a sequence
+// longer than the position table.
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : i64}} {
-  func.func @ort_attention(%x: tensor<2x6x16xf32>, %w: tensor<16x48xf32>, %past: tensor<2x2x2x4x8xf32>, %m: tensor<2x5xi32>, %fid: tensor<2x6xf32>, %tab: tensor<10x16xf32>, %g: tensor<16xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+  func.func @ort_attention(%x: tensor<2x6x16xf32>, %w: tensor<16x48xf32>, %past: tensor<2x2x2x4x8xf32>, %m: tensor<2x5xi32>, %fid: tensor<2x6xf32>, %tab: tensor<10x16xf32>, %g: tensor<16xf32>, %ids: tensor<2x6xi32>, %pos4: tensor<4x16xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
     %none = onnx.NoValue loc("none")
     // expected-error@unknown {{node 'past' (Attention, opset 1): input 4 (past) is not supported: Kiln compiles the encoder form (no past or present state)}}
     %a = "onnx.com.microsoft.Attention"(%x, %w, %none, %none, %past) {num_heads = 2 : i64} : (tensor<2x6x16xf32>, tensor<16x48xf32>, none, none, tensor<2x2x2x4x8xf32>) -> tensor<*xf32> loc("past")
@@ -403,7 +404,9 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : 
     %d = "onnx.com.microsoft.Attention"(%x, %w) : (tensor<2x6x16xf32>, tensor<16x48xf32>) -> tensor<*xf32> loc("heads")
     // expected-error@unknown {{node 'emb' (EmbedLayerNormalization, opset 1): expects integer input_ids [batch, seq] and word and position embeddings [rows, hidden] of one hidden size, got 'tensor<2x6xf32>', 'tensor<10x16xf32>' and 'tensor<10x16xf32>'}}
     %e = "onnx.com.microsoft.EmbedLayerNormalization"(%fid, %none, %tab, %tab, %none, %g, %g) : (tensor<2x6xf32>, none, tensor<10x16xf32>, tensor<10x16xf32>, none, tensor<16xf32>, tensor<16xf32>) -> tensor<*xf32> loc("emb")
-    return %a, %b, %c, %d, %e : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+    // expected-error@unknown {{node 'pos' (EmbedLayerNormalization, opset 1): the sequence (6 tokens) is longer than position_embedding (4 rows): compile for a sequence of at most 4 tokens, or pass position_ids}}
+    %f = "onnx.com.microsoft.EmbedLayerNormalization"(%ids, %none, %tab, %pos4, %none, %g, %g) : (tensor<2x6xi32>, none, tensor<10x16xf32>, tensor<4x16xf32>, none, tensor<16xf32>, tensor<16xf32>) -> tensor<*xf32> loc("pos")
+    return %a, %b, %c, %d, %e, %f : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }
 
