@@ -1,5 +1,6 @@
 //===- Elementwise.cpp - ONNX elementwise ops -------------------*- C++ -*-===//
 #include "ShapeInputs.h"
+#include "SymbolicSizes.h"
 #include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 
 #include <cmath>
@@ -628,9 +629,46 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertShrink(OnnxNode &node) {
   return one(build<WhereOp>(node, *below, *up, *inner));
 }
 
+namespace {
+/// The [rows, cols] table of col - row, a constant.
+FailureOr<Value> colMinusRow(OnnxNode &node, int64_t rows, int64_t cols) {
+  SmallVector<int64_t> diag;
+  diag.reserve(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      diag.push_back(j - i);
+  auto diagType =
+      RankedTensorType::get({rows, cols}, node.builder.getI64Type());
+  return Value(ConstantOp::create(
+      node.builder, node.loc(), diagType,
+      DenseElementsAttr::get(diagType, ArrayRef<int64_t>(diag))));
+}
+
+/// col - row over the last two dimensions of `x`, whose sizes are symbolic:
+/// a column iota [1, cols] minus a row iota [rows, 1], each the first
+/// entries of a constant as long as the dimension's bound.
+FailureOr<Value> colMinusRow(OnnxNode &node, Value x) {
+  int64_t rank = typeOf(x).getRank();
+  SymSize rows = node.sizes->dim(x, rank - 2),
+          cols = node.sizes->dim(x, rank - 1);
+  Type i64 = node.builder.getI64Type();
+  FailureOr<Value> r = iotaOfSize(node, rows, i64, "Trilu's row index");
+  FailureOr<Value> c = iotaOfSize(node, cols, i64, "Trilu's column index");
+  if (failed(r) || failed(c))
+    return failure();
+  SymSize unit = SymSize::constant(1);
+  r = reshapeToSizes(node, *r, {rows, unit});
+  c = reshapeToSizes(node, *c, {unit, cols});
+  if (failed(r) || failed(c))
+    return failure();
+  return build<SubOp>(node, *c, *r);
+}
+} // namespace
+
 /// Trilu 14: keeps the elements with col - row >= k (upper) or <= k (lower)
 /// of the last two dimensions. k may be a run-time input: the col - row
-/// table is a constant and the comparison with k runs in the graph.
+/// table is a constant (built from iotas when the sizes are symbolic) and
+/// the comparison with k runs in the graph.
 FailureOr<SmallVector<Value>> mlir::kiln::convertTrilu(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
@@ -641,10 +679,11 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTrilu(OnnxNode &node) {
                 << type.getRank();
     return failure();
   }
-  if (failed(node.requireStaticShape(type)))
+  bool symbolic = !type.hasStaticShape() && node.sizes;
+  if (!symbolic && failed(node.requireStaticShape(type)))
     return failure();
   // An empty matrix stays what it is (and needs no mask).
-  if (type.getNumElements() == 0)
+  if (!symbolic && type.getNumElements() == 0)
     return SmallVector<Value>{*x};
   int64_t rows = type.getDimSize(type.getRank() - 2),
           cols = type.getDimSize(type.getRank() - 1);
@@ -665,18 +704,13 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTrilu(OnnxNode &node) {
       return failure();
     k = *scalar;
   }
-  SmallVector<int64_t> diag;
-  diag.reserve(rows * cols);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      diag.push_back(j - i);
-  auto diagType = RankedTensorType::get({rows, cols}, b.getI64Type());
-  Value d = ConstantOp::create(
-      b, node.loc(), diagType,
-      DenseElementsAttr::get(diagType, ArrayRef<int64_t>(diag)));
+  FailureOr<Value> d =
+      symbolic ? colMinusRow(node, *x) : colMinusRow(node, rows, cols);
+  if (failed(d))
+    return failure();
   bool upper = node.intAttr("upper", 1) != 0;
-  FailureOr<Value> keep = upper ? build<GreaterEqualOp>(node, d, k)
-                                : build<LessEqualOp>(node, d, k);
+  FailureOr<Value> keep = upper ? build<GreaterEqualOp>(node, *d, k)
+                                : build<LessEqualOp>(node, *d, k);
   if (failed(keep))
     return failure();
   return one(build<WhereOp>(node, *keep, *x,

@@ -559,19 +559,36 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicRange(OnnxNode &node) {
                    "compile this node";
     return failure();
   }
-  // The iota is a constant in the .so: a range of millions of elements is
-  // a mistake in the bounds, not a model.
+  // start + i for i < count, plus start.
+  FailureOr<Value> iota =
+      iotaOfSize(node, *count, typeOf(start).getElementType(), "Range");
+  if (failed(iota))
+    return failure();
+  return one(build<AddOp>(node, *iota, start));
+}
+
+FailureOr<Value> mlir::kiln::iotaOfSize(OnnxNode &node, const SymSize &count,
+                                        Type elt, StringRef what) {
+  SymbolicSizes &sizes = *node.sizes;
+  std::optional<int64_t> hi = sizes.largest(count);
+  if (!hi) {
+    node.fail() << what << " counts " << sizes.str(count)
+                << " elements; Kiln sizes it by the largest count, so give "
+                   "each symbolic dimension a range (--dim SYMBOL=MIN..MAX)";
+    return failure();
+  }
+  // The iota is a constant in the .so: one of millions of elements is a
+  // mistake in the bounds, not a model.
   constexpr int64_t kMaxIota = 1 << 20;
   if (*hi > kMaxIota) {
-    node.fail() << "Range counts up to " << *hi
-                << " elements at the symbols' maxima; Kiln builds a run-time "
-                   "Range from a constant of that length and allows "
+    node.fail() << what << " counts up to " << *hi
+                << " elements at the symbols' maxima; Kiln builds it from a "
+                   "constant of that length and allows "
                 << kMaxIota << "; give the symbolic dimensions smaller ranges";
     return failure();
   }
-  // start + i for i < count: the first `count` of a constant iota as long
-  // as the largest count (the arena's bound), plus start.
-  Type elt = typeOf(start).getElementType();
+  // The first `count` of a constant iota as long as the largest count (the
+  // arena's bound).
   auto iotaType = RankedTensorType::get({std::max<int64_t>(*hi, 1)}, elt);
   SmallVector<Attribute> values;
   for (int64_t i = 0; i < iotaType.getDimSize(0); ++i)
@@ -584,14 +601,14 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicRange(OnnxNode &node) {
                                   DenseElementsAttr::get(iotaType, values));
   OpBuilder &b = node.builder;
   Location loc = node.loc();
-  std::optional<int64_t> c = count->getConstant();
-  auto type =
-      RankedTensorType::get({c.value_or(ShapedType::kDynamic)}, elt);
+  std::optional<int64_t> c = count.getConstant();
+  auto type = RankedTensorType::get({c.value_or(ShapedType::kDynamic)}, elt);
   auto slice = SizedSliceOp::create(
       b, loc, type, iota, ValueRange{arith::ConstantIndexOp::create(b, loc, 0)},
-      ValueRange{sizes.materialize(b, loc, *count)}, b.getDenseI64ArrayAttr({1}));
-  sizes.setDims(slice.getResult(), {*count});
-  return one(build<AddOp>(node, slice.getResult(), start));
+      ValueRange{sizes.materialize(b, loc, count)},
+      b.getDenseI64ArrayAttr({1}));
+  sizes.setDims(slice.getResult(), {count});
+  return slice.getResult();
 }
 
 //===----------------------------------------------------------------------===//

@@ -159,6 +159,11 @@ Value sizedPart(OnnxNode &node, Value x, const SliceBounds &bounds);
 /// kiln.sized_expand.
 FailureOr<Value> expandToSizes(OnnxNode &node, Value x,
                                ArrayRef<SymSize> sizes);
+/// The integers (or floats) 0, 1, ..., count - 1 of element type `elt`:
+/// the first `count` of a constant as long as count's largest value; fails
+/// (naming the node and `what`) without a bound or over 2^20 elements.
+FailureOr<Value> iotaOfSize(OnnxNode &node, const SymSize &count, Type elt,
+                            StringRef what);
 /// A kiln.guard that dimension `ax` of `a` and `bx` of `b` agree at run time,
 /// unless their sizes are the same polynomial; `what` names the pair.
 void guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b, int64_t bx,
