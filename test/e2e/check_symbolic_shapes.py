@@ -9,7 +9,8 @@ through Python's kiln.load(), each compared with numpy (rtol 1e-4, atol
 Python also checks a torch encoder layer exported with dynamic_axes (head
 reshapes through Shape chains) against torch at seq 1, 9, 100 and 256.
 Size of a tensor with two symbolic dimensions is checked too (as a
-divisor and a Reshape target). Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+divisor and a Reshape target), and CumSum over symbolic sizes (reverse,
+exclusive, a run-time axis) against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -171,4 +172,38 @@ if len(sys.argv) > 5:
         assert int(count) == x.size, (count, x.size)
         np.testing.assert_allclose(y, x / x.size, rtol=1e-6)
         np.testing.assert_array_equal(flat, x.ravel())
+
+    # CumSum over symbolic sizes (position ids as attention_mask.cumsum(-1)
+    # exports them): every reverse/exclusive pair, along a symbolic axis and
+    # a static one, and along an axis given at run time.
+    def cumsum_ref(x, axis, reverse, exclusive):
+        y = np.flip(x, axis) if reverse else x
+        c = np.cumsum(y, axis)
+        if exclusive:
+            c = c - y
+        return np.flip(c, axis) if reverse else c
+
+    combos = [(a, r, e) for a in (1, 2) for r in (0, 1) for e in (0, 1)]
+    axes = {f"a{a}": np.array(a, np.int64) for a in (1, 2)}
+    g = h.make_graph(
+        [h.make_node("CumSum", ["x", f"a{a}"], [f"y{a}{r}{e}"], reverse=r,
+                     exclusive=e) for a, r, e in combos] +
+        [h.make_node("CumSum", ["m", "axis"], ["ym"])],
+        "cumsum", [vi("x", TensorProto.FLOAT, ["b", "seq", 3]),
+                   vi("m", TensorProto.INT64, ["b", "seq"]),
+                   vi("axis", TensorProto.INT64, [])],
+        [vi(f"y{a}{r}{e}", TensorProto.FLOAT, ["b", "seq", 3]) for a, r, e in combos] +
+        [vi("ym", TensorProto.INT64, ["b", "seq"])],
+        [nh.from_array(v, k) for k, v in axes.items()])
+    path = os.path.join(work, "cumsum.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), path)
+    m = kiln.load(kiln.compile(path, dims={"seq": (1, 40), "b": (1, 3)}))
+    for b, n in [(1, 1), (2, 17), (3, 40)]:
+        x = rng.standard_normal((b, n, 3)).astype(np.float32)
+        mask = rng.integers(0, 2, (b, n)).astype(np.int64)
+        axis = np.array(-1 if n % 2 else 0, np.int64)
+        got = m(x, mask, axis)
+        for (a, r, e), y in zip(combos, got):
+            np.testing.assert_allclose(y, cumsum_ref(x, a, r, e), rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(got[-1], np.cumsum(mask, int(axis)))
 print("symbolic shapes: ok")

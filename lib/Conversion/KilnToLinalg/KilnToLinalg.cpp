@@ -463,7 +463,8 @@ static bool lowersSymbolicSizes(Operation *op) {
              ConstantOp, Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp,
              ConcatOp, PadOp, UpsampleNearestOp, ShapeOfOp, SizedReshapeOp,
              SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp, CompressOp,
-             TopKOp, NonMaxSuppressionOp, RandomOp, LoopOp, YieldOp>(op);
+             TopKOp, NonMaxSuppressionOp, RandomOp, LoopOp, YieldOp, CumSumOp,
+             CumProdOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {

@@ -18,7 +18,9 @@
 #include "Lowering.h"
 #include "ScalarLoops.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -137,10 +139,26 @@ Value pickByDim(OpBuilder &b, Location loc, Value dim,
   return r;
 }
 
+/// pickByDim of sizes that may be run-time values.
+Value pickByDim(OpBuilder &b, Location loc, Value dim,
+                ArrayRef<OpFoldResult> perDim) {
+  auto value = [&](OpFoldResult v) {
+    return getValueOrCreateConstantIndexOp(b, loc, v);
+  };
+  Value r = value(perDim.back());
+  for (int64_t d = perDim.size() - 2; d >= 0; --d) {
+    Value is = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, dim,
+                                     cIdx(b, loc, d));
+    r = arith::SelectOp::create(b, loc, is, value(perDim[d]), r);
+  }
+  return r;
+}
+
 /// A scan over the flattened input: element `lin` combines (adds, or
 /// multiplies for CumProd) the result one step before it along the axis (a
 /// stride away), in order, so every element is read after it is written. The
-/// axis is read at run time (a constant folds).
+/// axis is read at run time (a constant folds). Symbolic sizes are read with
+/// tensor.dim (the strides and the count are then run-time products).
 template <typename CumOp> Value lowerCumulative(OpBuilder &b, CumOp op) {
   constexpr bool isProd = std::is_same_v<CumOp, CumProdOp>;
   auto step = [](OpBuilder &nb, Location nl, Value acc, Value x) -> Value {
@@ -148,13 +166,32 @@ template <typename CumOp> Value lowerCumulative(OpBuilder &b, CumOp op) {
   };
   Location loc = op.getLoc();
   RankedTensorType type = op.getType();
-  int64_t rank = type.getRank(), total = type.getNumElements();
+  int64_t rank = type.getRank();
   Type elt = type.getElementType();
-  if (total == 0)
+  if (type.hasStaticShape() && type.getNumElements() == 0)
     return op.getInput();
-  SmallVector<int64_t> strides(rank, 1);
+  SmallVector<OpFoldResult> dims = tensor::getMixedSizes(b, loc, op.getInput());
+  auto times = [&](OpFoldResult x, OpFoldResult y) -> OpFoldResult {
+    std::optional<int64_t> cx = getConstantIntValue(x),
+                           cy = getConstantIntValue(y);
+    if (cx && cy)
+      return b.getIndexAttr(*cx * *cy);
+    return arith::MulIOp::create(b, loc,
+                                 getValueOrCreateConstantIndexOp(b, loc, x),
+                                 getValueOrCreateConstantIndexOp(b, loc, y))
+        .getResult();
+  };
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
   for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+    strides[d] = times(strides[d + 1], dims[d + 1]);
+  OpFoldResult totalSize =
+      rank ? times(strides[0], dims[0]) : OpFoldResult(b.getIndexAttr(1));
+  std::optional<int64_t> staticTotal = getConstantIntValue(totalSize);
+  int64_t flat = staticTotal.value_or(ShapedType::kDynamic);
+  SmallVector<Value> flatDyn;
+  if (!staticTotal)
+    flatDyn.push_back(getValueOrCreateConstantIndexOp(b, loc, totalSize));
+  Value total = getValueOrCreateConstantIndexOp(b, loc, totalSize);
   // The axis: negative counts from the end, then clamped into [0, rank).
   RankedTensorType axisType = op.getAxis().getType();
   Ivs zeros(axisType.getRank(), cIdx(b, loc, 0));
@@ -167,20 +204,20 @@ template <typename CumOp> Value lowerCumulative(OpBuilder &b, CumOp op) {
   axis = minIdx(b, loc, arith::MaxSIOp::create(b, loc, axis, cIdx(b, loc, 0)),
                 cIdx(b, loc, rank - 1));
   Value stride = pickByDim(b, loc, axis, strides);
-  Value size = pickByDim(b, loc, axis, type.getShape());
-  Value x = reshaped(b, loc, op.getInput(), {total});
+  Value size = pickByDim(b, loc, axis, dims);
+  Value x = reshaped(b, loc, op.getInput(), {flat}, flatDyn);
   Value identity =
       isProd
           ? Value(arith::ConstantOp::create(b, loc, elt, b.getOneAttr(elt)))
           : Value(arith::ConstantOp::create(b, loc, elt, b.getZeroAttr(elt)));
   bool reverse = op.getReverse(), exclusive = op.getExclusive();
-  Value y = zeroFilled(b, loc, {total}, elt);
+  Value y = zeroFilled(b, loc, {flat}, elt, flatDyn);
   y = forLoop(
-      b, loc, cIdx(b, loc, 0), cIdx(b, loc, total), y,
+      b, loc, cIdx(b, loc, 0), total, y,
       [&](OpBuilder &nb, Location nl, Value it, ValueRange args) {
-        Value lin = reverse ? (Value)arith::SubIOp::create(
-                                  nb, nl, cIdx(nb, nl, total - 1), it)
-                            : it;
+        Value last = arith::SubIOp::create(nb, nl, total, cIdx(nb, nl, 1));
+        Value lin =
+            reverse ? (Value)arith::SubIOp::create(nb, nl, last, it) : it;
         Value c = arith::RemUIOp::create(
             nb, nl, arith::DivUIOp::create(nb, nl, lin, stride), size);
         Value edge = reverse ? (Value)arith::SubIOp::create(
@@ -205,7 +242,8 @@ template <typename CumOp> Value lowerCumulative(OpBuilder &b, CumOp op) {
         return SmallVector<Value>{
             tensor::InsertOp::create(nb, nl, v, args[0], lin)};
       })[0];
-  return reshaped(b, loc, y, type.getShape());
+  return reshaped(b, loc, y, type.getShape(),
+                  dynamicDims(b, loc, op.getInput()));
 }
 
 /// Result at (.., b, .., t, ..) reads time lengths[b] - 1 - t when t is

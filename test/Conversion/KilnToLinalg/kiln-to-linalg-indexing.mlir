@@ -73,6 +73,25 @@ func.func @cumsum(%x: tensor<2x3xf64>, %a: tensor<i32>) -> tensor<2x3xf64> {
 
 // -----
 
+// Symbolic sizes: the count, the strides and the axis's size are read with
+// tensor.dim; the reversed scan starts at the run-time last element.
+// CHECK-LABEL: func.func @cumsum_symbolic
+// CHECK-DAG: %[[D0:.+]] = tensor.dim %arg0, %c0 : tensor<?x?xi64>
+// CHECK-DAG: %[[D1:.+]] = tensor.dim %arg0, %c1 : tensor<?x?xi64>
+// CHECK: %[[TOTAL:.+]] = arith.muli %{{.+}}, %[[D0]] : index
+// CHECK: tensor.collapse_shape %arg0 {{\[\[}}0, 1]] : tensor<?x?xi64> into tensor<?xi64>
+// CHECK: tensor.empty(%[[TOTAL]]) : tensor<?xi64>
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %[[TOTAL]]
+// CHECK: %[[LAST:.+]] = arith.subi %[[TOTAL]], %{{.+}} : index
+// CHECK: arith.subi %[[LAST]], %[[I]] : index
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0, 1]] output_shape [%{{.+}}, %{{.+}}] : tensor<?xi64> into tensor<?x?xi64>
+func.func @cumsum_symbolic(%x: tensor<?x?xi64>, %a: tensor<i64>) -> tensor<?x?xi64> {
+  %y = kiln.cumsum %x, %a {reverse = true} : (tensor<?x?xi64>, tensor<i64>) -> tensor<?x?xi64>
+  return %y : tensor<?x?xi64>
+}
+
+// -----
+
 // CumProd multiplies; an exclusive product starts at 1.
 // CHECK-LABEL: func.func @cumprod
 // CHECK: %[[ONE:.+]] = arith.constant 1 : i32
