@@ -19,8 +19,9 @@ shapes.
 
 Last, a decoder step with a key/value cache: the past keys and values
 (possibly empty) concatenated with the new ones, the causal mask built by
-Trilu with a run-time diagonal over symbolic sizes, positions from
-torch.arange(past, past + t), all five outputs compared with torch.
+Trilu with a run-time diagonal over symbolic sizes, positions from the
+attention mask's cumulative sum (CumSum over a symbolic length) with a
+left-padded sample, all five outputs compared with torch.
 
 usage: check_symbolic_transformer.py KILN_COMPILE WORKDIR PYTHONPATH RUNTIME_INCLUDE
 """
@@ -192,7 +193,7 @@ class CachedBlock(torch.nn.Module):
     export it: the new keys and values appended to the past ones (Concat
     along a symbolic axis that may be empty), the causal mask of the new
     rows built as ones(t, past + t).tril(past) (Trilu with a run-time k over
-    symbolic sizes)."""
+    symbolic sizes), left padding from an attention mask over past + t."""
 
     def __init__(self, d=64, heads=4):
         super().__init__()
@@ -202,14 +203,14 @@ class CachedBlock(torch.nn.Module):
         self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(),
                                        torch.nn.Linear(4 * d, d))
 
-    def forward(self, x, past_k, past_v):
+    def forward(self, x, past_k, past_v, pad):
         b, t, c = x.size()
         q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2)
                    for z in self.qkv(self.ln1(x)).split(self.d, dim=2))
         k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
         total = k.size(2)
         keep = torch.ones(t, total, dtype=torch.bool).tril(total - t)
-        att = ((q @ k.transpose(-2, -1)) * 0.25).masked_fill(~keep, float("-inf"))
+        att = ((q @ k.transpose(-2, -1)) * 0.25 + pad).masked_fill(~keep, float("-inf"))
         y = (att.softmax(-1) @ v).transpose(1, 2).reshape(b, t, c)
         x = x + self.proj(y)
         return x + self.mlp(self.ln2(x)), k, v
@@ -223,35 +224,43 @@ class CachedDecoder(torch.nn.Module):
         self.blocks = torch.nn.ModuleList(CachedBlock(d) for _ in range(2))
         self.head = torch.nn.Linear(d, vocab)
 
-    def forward(self, ids, k0, v0, k1, v1):
-        p, t = k0.size(2), ids.size(1)
-        x = self.words(ids) + self.positions(torch.arange(p, p + t).unsqueeze(0))
-        x, k0, v0 = self.blocks[0](x, k0, v0)
-        x, k1, v1 = self.blocks[1](x, k1, v1)
+    def forward(self, ids, mask, k0, v0, k1, v1):
+        t = ids.size(1)
+        # Positions count the tokens the mask keeps (left padding), and
+        # padded keys get a large negative score, as Hugging Face writes it.
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, -t:]
+        pad = (1.0 - mask[:, None, None, :].to(torch.float32)) * -1e9
+        x = self.words(ids) + self.positions(positions)
+        x, k0, v0 = self.blocks[0](x, k0, v0, pad)
+        x, k1, v1 = self.blocks[1](x, k1, v1, pad)
         return self.head(x), k0, v0, k1, v1
 
 
 cached = CachedDecoder().eval()
 path = os.path.join(work, "cached_decoder.onnx")
 caches = ["k0", "v0", "k1", "v1"]
-axes = {"ids": {0: "batch", 1: "sequence"}, "logits": {0: "batch", 1: "sequence"}}
+axes = {"ids": {0: "batch", 1: "sequence"}, "logits": {0: "batch", 1: "sequence"},
+        "mask": {0: "batch", 1: "total"}}
 for name in caches:
     axes[name] = {0: "batch", 2: "past"}
     axes["new_" + name] = {0: "batch", 2: "total"}
 example = [torch.randn(1, 4, 3, 16) for _ in caches]
-torch.onnx.export(cached, (torch.randint(0, 300, (1, 5)), *example), path,
-                  opset_version=17, input_names=["ids"] + caches,
+torch.onnx.export(cached, (torch.randint(0, 300, (1, 5)),
+                           torch.ones(1, 8, dtype=torch.long), *example), path,
+                  opset_version=17, input_names=["ids", "mask"] + caches,
                   output_names=["logits"] + ["new_" + n for n in caches],
                   dynamic_axes=axes)
 m = kiln.load(kiln.compile(path, dims={"batch": (1, 2), "sequence": (1, 16),
-                                       "past": (0, 48)}))
+                                       "past": (0, 48), "total": (1, 64)}))
 # The first step has an empty cache (past 0), later ones one new token.
 for b, t, p in [(1, 16, 0), (2, 5, 3), (1, 1, 0), (1, 1, 47), (2, 16, 48)]:
     ids = torch.randint(0, 300, (b, t))
     past = [torch.randn(b, 4, p, 16) for _ in caches]
+    mask = torch.ones(b, p + t, dtype=torch.long)
+    mask[b - 1, :min(2, p + t - 1)] = 0  # the last sample left-padded
     with torch.no_grad():
-        want = [w.numpy() for w in cached(ids, *past)]
-    got = m(ids.numpy(), *[x.numpy() for x in past])
+        want = [w.numpy() for w in cached(ids, mask, *past)]
+    got = m(ids.numpy(), mask.numpy(), *[x.numpy() for x in past])
     for g, w in zip(got, want):
         assert g.shape == w.shape, (b, t, p, g.shape, w.shape)
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
