@@ -4,8 +4,8 @@ export tools build them, for the benchmark harness beside the development
 set (issue 31's held-in set).
 
   fp16   the fp16 conversion of onnxconverter-common's convert_float_to_float16
-         with keep_io_types=True: every float initializer, Constant and
-         intermediate tensor becomes fp16, a Cast to fp16 follows each float
+         with keep_io_types=True: every float initializer, Constant (and
+         ConstantOfShape value) and intermediate tensor becomes fp16, a Cast to fp16 follows each float
          graph input and a Cast to float precedes each float graph output.
          Inputs that ONNX requires in float (Resize's roi and scales) keep
          float.
@@ -66,11 +66,11 @@ def to_fp16(model):
         if init.data_type == FLOAT and init.name not in keep:
             init.CopyFrom(half_tensor(init))
     for n in g.node:
-        if n.op_type == "Constant" and not set(n.output) & keep:
+        if n.op_type in ("Constant", "ConstantOfShape") and not set(n.output) & keep:
             for a in n.attribute:
                 if a.name == "value" and a.t.data_type == FLOAT:
                     a.t.CopyFrom(half_tensor(a.t))
-        for a in n.attribute:  # Cast/ConstantOfShape-style targets
+        for a in n.attribute:  # Cast targets
             if n.op_type == "Cast" and a.name == "to" and a.i == FLOAT:
                 a.i = HALF
     for vi in g.value_info:
