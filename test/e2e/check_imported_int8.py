@@ -14,7 +14,10 @@ the f32 kernels), elsewhere on the f32 kernels or in i32.
   depthwise ConvInteger (kiln.integer_depthwise_conv2d), and zero points
   per output channel for 64 filters (imported as a reshaped resource): the
   i32 result is a graph output and must match bit for bit.
-- MatMulInteger on a 3-D input with K = 37 and N = 20, bit for bit.
+- MatMulInteger on a 3-D input with K = 37 and N = 20, bit for bit; the
+  same with a symbolic batch and sequence at three shapes, and ConvInteger
+  with a symbolic batch, height and width (exact products on the f32
+  kernels: the int8 kernels take static shapes).
 - QLinearConv (also with scales and zero points per channel for 64
   filters) and QLinearMatMul (requantized uint8 output, i32 bias): within
   one step of the uint8 output of an exact reference (the requantization
@@ -221,6 +224,43 @@ acc, xq, xzp = m(x)
 want = (xq.astype(np.int64) - int(xzp)) @ w.astype(np.int64)
 assert np.array_equal(acc.astype(np.int64), want), int(np.abs(acc - want).max())
 check_path(path, "kiln.integer_matmul")
+
+# The same with a symbolic batch and sequence (a dynamically quantized
+# transformer exported with dynamic_axes): one compile, exact at every shape.
+path = save_onnx(work, "matmul_integer_symbolic", [
+    h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
+    h.make_node("MatMulInteger", ["xq", "w", "xzp"], ["acc"]),
+], [vi("x", T.FLOAT, ["batch", "seq", 37])],
+    [vi("acc", T.INT32, None), vi("xq", T.UINT8, None), vi("xzp", T.UINT8, None)],
+    [("w", w)], opset=13)
+m = compile_and_load(kiln, path, dims={"batch": (1, 3), "seq": (1, 40)})
+for b, t in [(1, 1), (3, 17), (2, 40)]:
+    x = rng.standard_normal((b, t, 37)).astype(np.float32) + 0.5
+    acc, xq, xzp = m(x)
+    want_q, _, zp = dql_ref(x)
+    assert np.array_equal(xq.astype(np.int64), want_q) and int(xzp) == int(zp), (b, t)
+    want = (want_q - int(zp)) @ w.astype(np.int64)
+    assert acc.shape == (b, t, 20), acc.shape
+    assert np.array_equal(acc.astype(np.int64), want), (b, t, int(np.abs(acc - want).max()))
+
+# ConvInteger with a symbolic batch, height and width (a dynamically
+# quantized CNN exported with dynamic_axes), stride 2 and padding: exact.
+wc = rng.integers(-128, 128, (8, 3, 3, 3)).astype(np.int8)
+path = save_onnx(work, "conv_integer_symbolic", [
+    h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
+    h.make_node("ConvInteger", ["xq", "w", "xzp"], ["acc"], strides=[2, 2],
+                pads=[1, 1, 1, 1]),
+], [vi("x", T.FLOAT, ["n", 3, "h", "w"])],
+    [vi("acc", T.INT32, None), vi("xq", T.UINT8, None), vi("xzp", T.UINT8, None)],
+    [("w", wc)], opset=13)
+m = compile_and_load(kiln, path, dims={"n": (1, 2), "h": (4, 48), "w": (4, 48)})
+for shape in [(1, 3, 4, 4), (2, 3, 17, 30), (1, 3, 48, 48)]:
+    x = rng.standard_normal(shape).astype(np.float32)
+    acc, xq, xzp = m(x)
+    want_q, _, zp = dql_ref(x)
+    want = conv_int(want_q - int(zp), wc, 2, [1, 1, 1, 1], 1)
+    assert acc.shape == want.shape, (shape, acc.shape, want.shape)
+    assert np.array_equal(acc.astype(np.int64), want), (shape, int(np.abs(acc - want).max()))
 
 
 # --- QLinearConv / QLinearMatMul ------------------------------------------------

@@ -396,6 +396,16 @@ FailureOr<Value> perRow(OnnxNode &node, Value v, Value a, StringRef what) {
   RankedTensorType at = typeOf(a);
   int64_t rank = std::max<int64_t>(at.getRank(), 2);
   int64_t rows = at.getRank() >= 2 ? at.getDimSize(at.getRank() - 2) : 1;
+  RankedTensorType vt = typeOf(v);
+  if (ShapedType::isDynamic(rows) &&
+      !(vt.hasStaticShape() && vt.getNumElements() == 1)) {
+    node.fail() << what << " of shape " << vt
+                << " is per row, and A's rows are symbolic (" << at
+                << "): Kiln takes a per-row " << what
+                << " with a static row count only; give the symbolic "
+                   "dimensions one size to compile this node";
+    return failure();
+  }
   return alongAxis(node, v, rank - 2, rank, rows, what);
 }
 
@@ -407,10 +417,11 @@ FailureOr<Value> perColumn(OnnxNode &node, Value v, Value bm, StringRef what) {
   return alongAxis(node, v, 0, 1, bt.getDimSize(bt.getRank() - 1), what);
 }
 
-/// (A - a_zp) x (B - b_zp) in i32.
+/// (A - a_zp) x (B - b_zp) in i32. A's sizes may be symbolic (a batch and
+/// sequence of a dynamically quantized transformer); B's are static.
 FailureOr<Value> matmulInteger(OnnxNode &node, Value a, Value bm, Value aZp,
                                Value bZp) {
-  if (failed(node.requireStaticShape(typeOf(a))) ||
+  if ((!node.sizes && failed(node.requireStaticShape(typeOf(a)))) ||
       failed(node.requireStaticShape(typeOf(bm))))
     return failure();
   FailureOr<Value> a32 =
@@ -435,10 +446,11 @@ FailureOr<Value> perChannel(OnnxNode &node, Value v, Value w, int64_t axis,
 }
 
 /// (x - x_zp) * (w - w_zp) convolved in i32 (x_zp a scalar, w_zp per output
-/// channel); padding contributes 0, i.e. x's zero point.
+/// channel); padding contributes 0, i.e. x's zero point. x's batch, height
+/// and width may be symbolic; the filter is static.
 FailureOr<Value> convInteger(OnnxNode &node, Value x, Value w, Value xZp,
                              Value wZp) {
-  if (failed(node.requireStaticShape(typeOf(x))) ||
+  if ((!node.sizes && failed(node.requireStaticShape(typeOf(x)))) ||
       failed(node.requireStaticShape(typeOf(w))))
     return failure();
   if (xZp &&
