@@ -10,7 +10,8 @@ Python also checks a torch encoder layer exported with dynamic_axes (head
 reshapes through Shape chains) against torch at seq 1, 9, 100 and 256.
 Size of a tensor with two symbolic dimensions is checked too (as a
 divisor and a Reshape target), and CumSum over symbolic sizes (reverse,
-exclusive, a run-time axis) against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+exclusive, a run-time axis) against numpy, and 1-D convolutions and pooling
+over a symbolic length against torch. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -206,4 +207,36 @@ if len(sys.argv) > 5:
         for (a, r, e), y in zip(combos, got):
             np.testing.assert_allclose(y, cumsum_ref(x, a, r, e), rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(got[-1], np.cumsum(mask, int(axis)))
+
+    # 1-D convolutions and pooling over a symbolic length (an audio front
+    # end: Conv1d, a strided Conv1d with BatchNorm1d, MaxPool1d), lifted to
+    # 2-D with kiln.sized_reshape; odd lengths and the bounds included.
+    class Audio(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = torch.nn.Conv1d(20, 16, 3, padding=1)
+            self.c2 = torch.nn.Conv1d(16, 16, 5, stride=2, padding=2)
+            self.bn, self.pool = torch.nn.BatchNorm1d(16), torch.nn.MaxPool1d(2)
+
+        def forward(self, x):
+            x = torch.nn.functional.gelu(self.c1(x))
+            x = torch.relu(self.bn(self.c2(x)))
+            return self.pool(x).transpose(1, 2)
+
+    audio = Audio().eval()
+    with torch.no_grad():
+        audio.bn.running_mean.uniform_(-1, 1)
+        audio.bn.running_var.uniform_(0.5, 2)
+    path = os.path.join(work, "audio.onnx")
+    torch.onnx.export(audio, (torch.randn(1, 20, 50),), path, input_names=["x"],
+                      output_names=["y"], opset_version=17,
+                      dynamic_axes={"x": {0: "b", 2: "t"}, "y": {0: "b", 1: "t2"}})
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 2), "t": (4, 500)}))
+    for b, n in [(1, 4), (2, 7), (1, 123), (2, 500)]:
+        x = torch.randn(b, 20, n)
+        with torch.no_grad():
+            want = audio(x).numpy()
+        got = m(x.numpy())[0]
+        assert got.shape == want.shape, (b, n, got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 print("symbolic shapes: ok")

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Conv.h"
+#include "SymbolicSizes.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -22,9 +23,10 @@ FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
     return failure();
   }
   // Symbolic batch and spatial sizes are sized at run time in the lowering
-  // (docs/shapes.md); the channels size the filter and must be known.
+  // (docs/shapes.md); the channels size the filter and must be known. A 1-D
+  // window of symbolic length is lifted with kiln.sized_reshape.
   if (input.isDynamicDim(1) ||
-      (spatial == 1 && !input.hasStaticShape())) {
+      (spatial == 1 && !input.hasStaticShape() && !node.sizes)) {
     if (failed(node.requireStaticShape(input)))
       return failure();
   }
@@ -80,6 +82,11 @@ FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
 }
 
 FailureOr<Value> mlir::kiln::liftTo2D(OnnxNode &node, Value v) {
+  if (!typeOf(v).hasStaticShape() && node.sizes) {
+    SmallVector<SymSize> dims = node.sizes->dims(v);
+    dims.insert(dims.begin() + 2, SymSize::constant(1));
+    return reshapeToSizes(node, v, dims);
+  }
   auto shape = llvm::to_vector(typeOf(v).getShape());
   shape.insert(shape.begin() + 2, 1);
   return reshapeTo(node, v, shape);
@@ -88,6 +95,11 @@ FailureOr<Value> mlir::kiln::liftTo2D(OnnxNode &node, Value v) {
 FailureOr<Value> mlir::kiln::lowerTo1D(OnnxNode &node, FailureOr<Value> v) {
   if (failed(v))
     return failure();
+  if (!typeOf(*v).hasStaticShape() && node.sizes) {
+    SmallVector<SymSize> dims = node.sizes->dims(*v);
+    dims.erase(dims.begin() + 2);
+    return reshapeToSizes(node, *v, dims);
+  }
   auto shape = llvm::to_vector(typeOf(*v).getShape());
   shape.erase(shape.begin() + 2);
   return reshapeTo(node, *v, shape);
