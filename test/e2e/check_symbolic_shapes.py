@@ -10,7 +10,7 @@ Python also checks a torch encoder layer exported with dynamic_axes (head
 reshapes through Shape chains) against torch at seq 1, 9, 100 and 256.
 Size of a tensor with two symbolic dimensions is checked too (as a
 divisor and a Reshape target), and CumSum over symbolic sizes (reverse,
-exclusive, a run-time axis) against numpy, and 1-D convolutions and pooling
+exclusive, a run-time axis) and ArgMax/ArgMin against numpy, and 1-D convolutions and pooling
 over a symbolic length against torch. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
@@ -207,6 +207,27 @@ if len(sys.argv) > 5:
         for (a, r, e), y in zip(combos, got):
             np.testing.assert_allclose(y, cumsum_ref(x, a, r, e), rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(got[-1], np.cumsum(mask, int(axis)))
+
+    # ArgMax / ArgMin over symbolic sizes (a CTC or token-classification
+    # head's argmax over [batch, frames, vocabulary]): along the symbolic
+    # axis with keepdims, along the static one without, the last index of
+    # ties with select_last_index.
+    g = h.make_graph(
+        [h.make_node("ArgMax", ["x"], ["amax"], axis=1, keepdims=1),
+         h.make_node("ArgMin", ["x"], ["amin"], axis=-1, keepdims=0,
+                     select_last_index=1)],
+        "arg", [vi("x", TensorProto.FLOAT, ["b", "seq", 5])],
+        [vi("amax", TensorProto.INT64, ["b", 1, 5]),
+         vi("amin", TensorProto.INT64, ["b", "seq"])])
+    path = os.path.join(work, "arg.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    m = kiln.load(kiln.compile(path, dims={"seq": (1, 40), "b": (1, 3)}))
+    for b, n in [(1, 1), (2, 17), (3, 40)]:
+        x = rng.integers(-3, 3, (b, n, 5)).astype(np.float32)  # ties
+        amax, amin = m(x)
+        np.testing.assert_array_equal(amax, np.argmax(x, 1)[:, None, :])
+        last = 4 - np.argmin(x[..., ::-1], -1)
+        np.testing.assert_array_equal(amin, last)
 
     # 1-D convolutions and pooling over a symbolic length (an audio front
     # end: Conv1d, a strided Conv1d with BatchNorm1d, MaxPool1d), lifted to

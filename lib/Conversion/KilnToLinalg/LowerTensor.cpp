@@ -448,13 +448,18 @@ Value lowerArgReduce(OpBuilder &b, OpTy op, bool isMax) {
       outExprs.push_back(b.getAffineDimExpr(d));
     }
   }
+  // Symbolic sizes of the kept dimensions size the results at run time.
+  SmallVector<Value> dyn;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && type.isDynamicDim(d))
+      dyn.push_back(tensor::DimOp::create(b, loc, input, d));
   Type elt = type.getElementType(), i64 = b.getI64Type();
   double inf = std::numeric_limits<double>::infinity();
-  Value values = filledTensor(b, loc, outShape, elt, isMax ? -inf : inf);
+  Value values = filledTensor(b, loc, outShape, elt, isMax ? -inf : inf, dyn);
   Value zero = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
-  Value indices =
-      linalg::FillOp::create(b, loc, zero, emptyTensor(b, loc, outShape, i64))
-          .getResult(0);
+  Value indices = linalg::FillOp::create(
+                      b, loc, zero, emptyTensor(b, loc, outShape, i64, dyn))
+                      .getResult(0);
   AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank), outMap,
                                  outMap};
@@ -474,7 +479,8 @@ Value lowerArgReduce(OpBuilder &b, OpTy op, bool isMax) {
         Value i = arith::SelectOp::create(nb, nl, take, idx, args[2]);
         linalg::YieldOp::create(nb, nl, ValueRange{v, i});
       });
-  return reshaped(b, loc, generic.getResult(1), op.getType().getShape());
+  // keepdims adds a static 1: the dynamic sizes stay the same, in order.
+  return reshaped(b, loc, generic.getResult(1), op.getType().getShape(), dyn);
 }
 
 /// The run-time sizes of a reshape's symbolic result dimensions: one is what

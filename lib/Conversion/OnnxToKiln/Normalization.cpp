@@ -333,8 +333,10 @@ FailureOr<Value> mlir::kiln::rmsNorm(OnnxNode &node, Value x, Value scale,
 
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertInstanceNormalization(OnnxNode &node) {
-  FailureOr<Value> x = floatInput(node, 0), scale = node.rankedInput(1),
-                   bias = node.rankedInput(2);
+  // The batch and spatial sizes may be symbolic (the reductions and
+  // elementwise ops size them at run time); the channels size the scale.
+  FailureOr<Value> x = elementwiseFloatInput(node, 0),
+                   scale = node.rankedInput(1), bias = node.rankedInput(2);
   if (failed(x) || failed(scale) || failed(bias))
     return failure();
   int64_t rank = typeOf(*x).getRank();
@@ -343,6 +345,8 @@ mlir::kiln::convertInstanceNormalization(OnnxNode &node) {
     return failure();
   }
   int64_t c = typeOf(*x).getDimSize(1);
+  if (ShapedType::isDynamic(c) && failed(node.requireStaticShape(typeOf(*x))))
+    return failure();
   SmallVector<int64_t> axes, perChannel(rank - 1, 1);
   for (int64_t d = 2; d < rank; ++d)
     axes.push_back(d);
