@@ -11,7 +11,8 @@ reshapes through Shape chains) against torch at seq 1, 9, 100 and 256.
 Size of a tensor with two symbolic dimensions is checked too (as a
 divisor and a Reshape target), and CumSum over symbolic sizes (reverse,
 exclusive, a run-time axis) and ArgMax/ArgMin against numpy, and 1-D convolutions and pooling
-over a symbolic length against torch. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
+(reshapes that regroup run-time sizes) against torch. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -260,4 +261,39 @@ if len(sys.argv) > 5:
         got = m(x.numpy())[0]
         assert got.shape == want.shape, (b, n, got.shape, want.shape)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+    # Reshapes that regroup run-time sizes, through one dimension: torch's
+    # MultiheadAttention views [t, b, e] as [t, b * heads, e / heads], and
+    # GroupNorm (exported as Reshape, InstanceNormalization, Reshape) views
+    # [b, c, h, w] as [b, groups, c / groups * h * w] and back.
+    class Regroup(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+            self.gn = torch.nn.GroupNorm(4, 16)
+            self.inorm = torch.nn.InstanceNorm2d(16, affine=True)
+
+        def forward(self, seq, img):
+            a = self.mha(seq, seq, seq, need_weights=False)[0]
+            return a, self.gn(img) + self.inorm(img)
+
+    regroup = Regroup().eval()
+    with torch.no_grad():
+        regroup.gn.weight.uniform_(0.5, 1.5)
+        regroup.gn.bias.uniform_(-0.5, 0.5)
+        regroup.inorm.weight.uniform_(0.5, 1.5)
+    path = os.path.join(work, "regroup.onnx")
+    torch.onnx.export(regroup, (torch.randn(2, 5, 16), torch.randn(1, 16, 6, 7)), path,
+                      input_names=["seq", "img"], output_names=["a", "g"], opset_version=17,
+                      dynamic_axes={"seq": {0: "b", 1: "t"}, "img": {0: "n", 2: "h", 3: "w"}})
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 3), "t": (1, 30), "n": (1, 2),
+                                           "h": (2, 40), "w": (2, 40)}))
+    for (b, t), (n, hh, ww) in [((1, 1), (1, 2, 2)), ((3, 17), (2, 9, 31)), ((2, 30), (1, 40, 40))]:
+        seq, img = torch.randn(b, t, 16), torch.randn(n, 16, hh, ww)
+        with torch.no_grad():
+            want = [w.numpy() for w in regroup(seq, img)]
+        got = m(seq.numpy(), img.numpy())
+        for g, w in zip(got, want):
+            assert g.shape == w.shape, (g.shape, w.shape)
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
 print("symbolic shapes: ok")

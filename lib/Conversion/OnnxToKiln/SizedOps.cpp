@@ -48,13 +48,13 @@ std::optional<SymSize> productOf(ArrayRef<SymSize> sizes) {
   return p;
 }
 
-/// Whether the reshape of `x` to `type`, whose dimensions are `out`, merges
+/// Whether the reshape of a value of type `in` and dimensions `inDims` to
+/// `type`, whose dimensions are `out`, merges
 /// or splits groups of dimensions with at most one of run-time size on each
 /// side, as the lowering groups them (by their static sizes), and each group
 /// holds the same number of elements at every size.
-bool dimensionsGroup(SymbolicSizes &sizes, Value x, RankedTensorType type,
-                     ArrayRef<SymSize> out) {
-  RankedTensorType in = typeOf(x);
+bool dimensionsGroup(RankedTensorType in, ArrayRef<SymSize> inDims,
+                     RankedTensorType type, ArrayRef<SymSize> out) {
   if (llvm::count_if(type.getShape(), ShapedType::isDynamic) <= 1)
     return true; // the lowering's route through one dimension
   if (in.getRank() == type.getRank())
@@ -66,9 +66,8 @@ bool dimensionsGroup(SymbolicSizes &sizes, Value x, RankedTensorType type,
                                                               in.getShape());
   if (!groups)
     return false;
-  SmallVector<SymSize> inDims = sizes.dims(x);
-  ArrayRef<SymSize> big = collapse ? ArrayRef<SymSize>(inDims) : out;
-  ArrayRef<SymSize> small = collapse ? out : ArrayRef<SymSize>(inDims);
+  ArrayRef<SymSize> big = collapse ? inDims : out;
+  ArrayRef<SymSize> small = collapse ? out : inDims;
   for (auto [k, group] : llvm::enumerate(*groups)) {
     SmallVector<SymSize> members;
     for (int64_t i : group)
@@ -631,18 +630,21 @@ FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
                    "dimensions one size to compile this node";
     return failure();
   }
-  if (!dimensionsGroup(*node.sizes, x, type, sizes)) {
-    node.fail() << "reshaping " << in << " to " << sizesStr(*node.sizes, sizes)
-                << " regroups dimensions of run-time size, which Kiln cannot "
-                   "do yet (it reshapes when each group of dimensions that "
-                   "merge or split has one size of run-time extent); give "
-                   "the symbolic dimensions one size to compile this node";
-    return failure();
-  }
-  auto op = SizedReshapeOp::create(node.builder, node.loc(), type, x,
-                                   dynamicSizes(node, sizes));
-  node.sizes->setDims(op.getResult(), sizes);
-  return op.getResult();
+  auto sized = [&](Value v, ArrayRef<SymSize> to) {
+    auto op = SizedReshapeOp::create(node.builder, node.loc(),
+                                     typeFor(to, in.getElementType()), v,
+                                     dynamicSizes(node, to));
+    node.sizes->setDims(op.getResult(), to);
+    return op.getResult();
+  };
+  SmallVector<SymSize> inDims = node.sizes->dims(x);
+  if (dimensionsGroup(in, inDims, type, sizes))
+    return sized(x, sizes);
+  // The dimensions regroup (torch's MultiheadAttention views [t, b, e] as
+  // [t, b * heads, e / heads]; GroupNorm views [b, c, h, w] as [b, g, c / g
+  // * h * w]): through one dimension of all the elements, a collapse and an
+  // expand (views of the same row-major buffer, each size an operand).
+  return sized(sized(x, {*count}), sizes);
 }
 
 Value mlir::kiln::sizedPart(OnnxNode &node, Value x,
