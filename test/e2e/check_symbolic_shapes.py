@@ -12,7 +12,8 @@ Size of a tensor with two symbolic dimensions is checked too (as a
 divisor and a Reshape target), and CumSum over symbolic sizes (reverse,
 exclusive, a run-time axis) and ArgMax/ArgMin against numpy, and 1-D convolutions and pooling
 over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
-(reshapes that regroup run-time sizes) against torch. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+(reshapes that regroup run-time sizes) and transposed convolutions (1-D and
+2-D, by output phase) against torch. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -293,6 +294,39 @@ if len(sys.argv) > 5:
         with torch.no_grad():
             want = [w.numpy() for w in regroup(seq, img)]
         got = m(seq.numpy(), img.numpy())
+        for g, w in zip(got, want):
+            assert g.shape == w.shape, (g.shape, w.shape)
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+    # Transposed convolutions over symbolic sizes (a segmentation decoder's
+    # upsampling, a vocoder's), by output phase: kernel 2 stride 2 (U-Net),
+    # kernel 4 stride 2 pad 1, kernel 3 stride 2 pad 1 output_padding 1
+    # without bias, grouped, and 1-D kernel 16 stride 8 pad 4.
+    class Up(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.ConvTranspose2d(8, 4, 2, stride=2)
+            self.b = torch.nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1)
+            self.c = torch.nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1,
+                                              output_padding=1, bias=False)
+            self.g = torch.nn.ConvTranspose2d(8, 8, 4, stride=2, padding=1, groups=4)
+            self.v = torch.nn.ConvTranspose1d(6, 3, 16, stride=8, padding=4)
+
+        def forward(self, img, wave):
+            return self.a(img), self.b(img), self.c(img), self.g(img), self.v(wave)
+
+    up = Up().eval()
+    path = os.path.join(work, "up.onnx")
+    torch.onnx.export(up, (torch.randn(1, 8, 5, 6), torch.randn(1, 6, 10)), path,
+                      input_names=["img", "wave"], opset_version=17,
+                      dynamic_axes={"img": {0: "n", 2: "h", 3: "w"}, "wave": {0: "b", 2: "t"}})
+    m = kiln.load(kiln.compile(path, dims={"n": (1, 2), "h": (1, 24), "w": (1, 24),
+                                           "b": (1, 2), "t": (1, 50)}))
+    for (n, hh, ww), (b, t) in [((1, 1, 1), (1, 1)), ((2, 7, 13), (2, 17)), ((1, 24, 24), (1, 50))]:
+        img, wave = torch.randn(n, 8, hh, ww), torch.randn(b, 6, t)
+        with torch.no_grad():
+            want = [w.numpy() for w in up(img, wave)]
+        got = m(img.numpy(), wave.numpy())
         for g, w in zip(got, want):
             assert g.shape == w.shape, (g.shape, w.shape)
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)

@@ -13,6 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Conv.h"
+#include "SymbolicSizes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include <cstring>
 
@@ -191,6 +194,157 @@ FailureOr<Value> byPhases(OnnxNode &node, Value x, Value w,
     y = build<SliceOp>(node, *y, b.getDenseI64ArrayAttr({0, 0, 0, 0}),
                        b.getDenseI64ArrayAttr({n, m, out[0], out[1]}),
                        b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+  return y;
+}
+
+/// `x`'s [offsets, offsets + sizes) box when its sizes are symbolic.
+Value sizedBox(OnnxNode &node, Value x, ArrayRef<int64_t> offsets,
+               ArrayRef<SymSize> sizes) {
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  SmallVector<Value> offs, lens;
+  SmallVector<int64_t> shape;
+  for (auto [o, n] : llvm::zip(offsets, sizes)) {
+    offs.push_back(arith::ConstantIndexOp::create(b, loc, o));
+    lens.push_back(node.sizes->materialize(b, loc, n));
+    shape.push_back(n.getConstant().value_or(ShapedType::kDynamic));
+  }
+  auto op = SizedSliceOp::create(
+      b, loc, RankedTensorType::get(shape, typeOf(x).getElementType()), x, offs,
+      lens, b.getDenseI64ArrayAttr(SmallVector<int64_t>(sizes.size(), 1)));
+  node.sizes->setDims(op.getResult(), sizes);
+  return op.getResult();
+}
+
+/// byPhases for an input whose batch, height and width are symbolic: the
+/// same phases, taps and paddings (each a constant: a phase has `len +
+/// perOff` outputs along an axis of length `len`), the phase results sized
+/// and interleaved with sized ops. The output along axis i is `strides[i] *
+/// len + extra[i]`.
+FailureOr<Value>
+byPhasesSymbolic(OnnxNode &node, Value x, Value w,
+                 std::optional<DenseElementsAttr> wc, Value bias, int64_t group,
+                 ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                 ArrayRef<int64_t> padBegin, ArrayRef<int64_t> extra) {
+  auto &b = node.builder;
+  SymbolicSizes &sizes = *node.sizes;
+  int64_t m = typeOf(w).getDimSize(1) * group;
+  SymSize n = sizes.dim(x, 0), len[2] = {sizes.dim(x, 2), sizes.dim(x, 3)};
+  auto plus = [](const SymSize &a, int64_t c) {
+    return SymSize::add(a, SymSize::constant(c));
+  };
+  auto times = [](int64_t c, const SymSize &a) {
+    return SymSize::mul(SymSize::constant(c), a);
+  };
+  int64_t perOff[2];
+  SmallVector<SymSize> per, out;
+  for (int i = 0; i < 2; ++i) {
+    perOff[i] = floorDiv(extra[i] + strides[i] - 1, strides[i]);
+    std::optional<SymSize> p = plus(len[i], perOff[i]);
+    std::optional<SymSize> sl = times(strides[i], len[i]);
+    std::optional<SymSize> o = sl ? plus(*sl, extra[i]) : std::nullopt;
+    std::optional<int64_t> least = o ? sizes.smallest(*o) : std::nullopt;
+    if (!p || !o || !least || *least <= 0) {
+      node.fail() << "pads leave no output at the smallest input size";
+      return failure();
+    }
+    per.push_back(*p);
+    out.push_back(*o);
+  }
+  SmallVector<Value> rows;
+  for (int64_t py = 0; py < strides[0]; ++py) {
+    SmallVector<Value> cols;
+    for (int64_t px = 0; px < strides[1]; ++px) {
+      SmallVector<int64_t> taps[2], left(2), right(2);
+      for (int i = 0; i < 2; ++i) {
+        int64_t ph = i ? px : py, s = strides[i];
+        int64_t r = floorMod(ph + padBegin[i], s),
+                shift = floorDiv(ph + padBegin[i], s);
+        for (int64_t t = r; t < kernel[i]; t += s)
+          taps[i].insert(taps[i].begin(), t);
+        int64_t kr = taps[i].size();
+        left[i] = kr - 1 - shift;
+        right[i] = perOff[i] + kr - 1 - left[i];
+      }
+      SmallVector<SymSize> phaseDims = {n, SymSize::constant(m), per[0],
+                                        per[1]};
+      FailureOr<Value> y;
+      if (taps[0].empty() || taps[1].empty()) {
+        // No tap reaches these outputs: only the bias.
+        Type elt = typeOf(x).getElementType();
+        auto scalar = RankedTensorType::get({}, elt);
+        Value zero = ConstantOp::create(
+            b, node.loc(), scalar,
+            DenseElementsAttr::get(scalar,
+                                   cast<TypedAttr>(b.getZeroAttr(elt))));
+        y = expandToSizes(node, zero, phaseDims);
+        if (succeeded(y) && bias) {
+          FailureOr<Value> bb = reshapeTo(node, bias, {m, 1, 1});
+          if (failed(bb) || failed(y = build<AddOp>(node, *y, *bb)))
+            return failure();
+        }
+      } else {
+        FailureOr<Value> f = filterFor(node, w, wc, group, taps[0], taps[1]);
+        if (failed(f))
+          return failure();
+        SmallVector<int64_t> pads = {
+            std::max<int64_t>(left[0], 0), std::max<int64_t>(left[1], 0),
+            std::max<int64_t>(right[0], 0), std::max<int64_t>(right[1], 0)};
+        y = build<Conv2DOp>(node, x, *f, bias, b.getDenseI64ArrayAttr({1, 1}),
+                            b.getDenseI64ArrayAttr({1, 1}),
+                            b.getDenseI64ArrayAttr(pads),
+                            b.getI64IntegerAttr(group));
+        if (failed(y))
+          return failure();
+        // The convolution gives len + pads - taps + 1 rows (recorded, so
+        // that later sizes compare); the phase's start at -left (cropped)
+        // and per rows.
+        SmallVector<SymSize> convDims = {n, SymSize::constant(m)};
+        bool exact = true;
+        for (int i = 0; i < 2; ++i) {
+          int64_t off = pads[i] + pads[2 + i] - (int64_t)taps[i].size() + 1;
+          std::optional<SymSize> d = plus(len[i], off);
+          if (!d) {
+            node.fail() << "the phase sizes overflow";
+            return failure();
+          }
+          convDims.push_back(*d);
+          exact &= off == perOff[i];
+        }
+        sizes.setDims(*y, convDims);
+        int64_t cy = std::max<int64_t>(-left[0], 0),
+                cx = std::max<int64_t>(-left[1], 0);
+        if (cy || cx || !exact)
+          y = sizedBox(node, *y, {0, 0, cy, cx}, phaseDims);
+      }
+      if (failed(y) ||
+          failed(y = reshapeToSizes(node, *y,
+                                    {n, SymSize::constant(m), per[0],
+                                     SymSize::constant(1), per[1],
+                                     SymSize::constant(1)})))
+        return failure();
+      cols.push_back(*y);
+    }
+    FailureOr<Value> row =
+        cols.size() == 1
+            ? FailureOr<Value>(cols[0])
+            : build<ConcatOp>(node, ValueRange(cols), b.getI64IntegerAttr(5));
+    if (failed(row))
+      return failure();
+    rows.push_back(*row);
+  }
+  FailureOr<Value> y =
+      rows.size() == 1
+          ? FailureOr<Value>(rows[0])
+          : build<ConcatOp>(node, ValueRange(rows), b.getI64IntegerAttr(3));
+  std::optional<SymSize> fy = times(strides[0], per[0]),
+                         fx = times(strides[1], per[1]);
+  if (failed(y) || !fy || !fx ||
+      failed(y = reshapeToSizes(node, *y, {n, SymSize::constant(m), *fy, *fx})))
+    return failure();
+  if (*fy != out[0] || *fx != out[1])
+    y = sizedBox(node, *y, {0, 0, 0, 0},
+                 {n, SymSize::constant(m), out[0], out[1]});
   return y;
 }
 
@@ -388,7 +542,12 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertConvTranspose(OnnxNode &node) {
   if (failed(xv) || failed(wv))
     return failure();
   RankedTensorType xt = typeOf(*xv), wt = typeOf(*wv);
-  if (failed(node.requireStaticShape(xt)) || failed(node.requireStaticShape(wt)))
+  // A symbolic batch and spatial sizes take the phase form (below); the
+  // channels and the filter are static.
+  bool symbolic = !xt.hasStaticShape() && node.sizes && xt.getRank() >= 3 &&
+                  !xt.isDynamicDim(1) && xt.getRank() <= 4;
+  if ((!symbolic && failed(node.requireStaticShape(xt))) ||
+      failed(node.requireStaticShape(wt)))
     return failure();
   int64_t spatial = xt.getRank() - 2;
   if (spatial < 1 || spatial > 3) {
@@ -458,6 +617,16 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertConvTranspose(OnnxNode &node) {
   }
   if (autoPad == "VALID")
     pads.assign(2 * spatial, 0);
+  if (symbolic &&
+      (outShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" ||
+       llvm::any_of(dilations, [](int64_t d) { return d != 1; }) ||
+       llvm::all_of(strides, [](int64_t s) { return s == 1; }))) {
+    node.fail() << "with symbolic sizes, ConvTranspose supports strides "
+                   "above 1 without dilation, output_shape or SAME padding; "
+                   "give the symbolic dimensions one size to compile this "
+                   "node";
+    return failure();
+  }
   if (outShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (int64_t i = 0; i < spatial; ++i) {
       int64_t in = xt.getDimSize(2 + i);
@@ -479,12 +648,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertConvTranspose(OnnxNode &node) {
     dilations.insert(dilations.begin(), 1);
     outPad.insert(outPad.begin(), 0);
     pads = {0, pads[0], 0, pads[1]};
-    auto lift = [&](Value v) {
-      auto shape = llvm::to_vector(typeOf(v).getShape());
-      shape.insert(shape.begin() + 2, 1);
-      return reshapeTo(node, v, shape);
-    };
-    FailureOr<Value> xl = lift(x), wl = lift(w);
+    FailureOr<Value> xl = liftTo2D(node, x), wl = liftTo2D(node, w);
     if (failed(xl) || failed(wl))
       return failure();
     x = *xl;
@@ -496,12 +660,16 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertConvTranspose(OnnxNode &node) {
   if (spatial == 3)
     return one(convTranspose3D(node, x, w, wc, node.input(2), group, kernel,
                                strides, dilations, outPad, pads));
-  FailureOr<Value> y = convTranspose2D(node, x, w, wc, node.input(2), group,
-                                       kernel, strides, dilations, outPad, pads);
-  if (succeeded(y) && spatial == 1) {
-    auto shape = llvm::to_vector(typeOf(*y).getShape());
-    shape.erase(shape.begin() + 2);
-    y = reshapeTo(node, *y, shape);
+  FailureOr<Value> y;
+  if (symbolic) {
+    SmallVector<int64_t> extra(2);
+    for (int i = 0; i < 2; ++i)
+      extra[i] = outPad[i] + kernel[i] - pads[i] - pads[2 + i] - strides[i];
+    y = byPhasesSymbolic(node, x, w, wc, node.input(2), group, kernel, strides,
+                         {pads[0], pads[1]}, extra);
+  } else {
+    y = convTranspose2D(node, x, w, wc, node.input(2), group, kernel, strides,
+                        dilations, outPad, pads);
   }
-  return one(y);
+  return one(spatial == 1 ? lowerTo1D(node, y) : y);
 }
