@@ -12,8 +12,8 @@ Size of a tensor with two symbolic dimensions is checked too (as a
 divisor and a Reshape target), and CumSum over symbolic sizes (reverse,
 exclusive, a run-time axis) and ArgMax/ArgMin against numpy, and 1-D convolutions and pooling
 over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
-(reshapes that regroup run-time sizes) and transposed convolutions (1-D and
-2-D, by output phase) against torch. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+(reshapes that regroup run-time sizes) transposed convolutions (1-D and
+2-D, by output phase) and DepthToSpace against torch. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -330,4 +330,24 @@ if len(sys.argv) > 5:
         for g, w in zip(got, want):
             assert g.shape == w.shape, (g.shape, w.shape)
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+    # DepthToSpace over a symbolic batch, height and width (a super-
+    # resolution model's pixel shuffle at any image size), both modes.
+    g = h.make_graph(
+        [h.make_node("DepthToSpace", ["x"], ["dcr"], blocksize=2, mode="DCR"),
+         h.make_node("DepthToSpace", ["x"], ["crd"], blocksize=2, mode="CRD")],
+        "d2s", [vi("x", TensorProto.FLOAT, ["n", 12, "h", "w"])],
+        [vi("dcr", TensorProto.FLOAT, ["n", 3, None, None]),
+         vi("crd", TensorProto.FLOAT, ["n", 3, None, None])])
+    path = os.path.join(work, "d2s.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    m = kiln.load(kiln.compile(path, dims={"n": (1, 2), "h": (1, 30), "w": (1, 30)}))
+    for n, hh, ww in [(1, 1, 1), (2, 7, 13), (1, 30, 30)]:
+        x = rng.standard_normal((n, 12, hh, ww)).astype(np.float32)
+        dcr, crd = m(x)
+        want_dcr = x.reshape(n, 2, 2, 3, hh, ww).transpose(0, 3, 4, 1, 5, 2).reshape(
+            n, 3, hh * 2, ww * 2)
+        want_crd = torch.nn.functional.pixel_shuffle(torch.from_numpy(x), 2).numpy()
+        np.testing.assert_array_equal(dcr, want_dcr)
+        np.testing.assert_array_equal(crd, want_crd)
 print("symbolic shapes: ok")

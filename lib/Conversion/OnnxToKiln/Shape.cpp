@@ -606,12 +606,62 @@ FailureOr<Value> rearrange(OnnxNode &node, Value x, ArrayRef<int64_t> split,
   return reshapeTo(node, *v, out);
 }
 
+/// rearrange() when sizes are symbolic: `split` and `out` as polynomials.
+FailureOr<Value> rearrangeSizes(OnnxNode &node, Value x,
+                                ArrayRef<SymSize> split, ArrayRef<int64_t> perm,
+                                ArrayRef<SymSize> out) {
+  FailureOr<Value> v = reshapeToSizes(node, x, split);
+  if (failed(v) ||
+      failed(v = build<TransposeOp>(node, *v,
+                                    node.builder.getDenseI64ArrayAttr(perm))))
+    return failure();
+  return reshapeToSizes(node, *v, out);
+}
+
+/// DepthToSpace of an input whose batch, height and width are symbolic (a
+/// super-resolution model's pixel shuffle at any image size); the channels
+/// are static.
+FailureOr<Value> depthToSpaceSymbolic(OnnxNode &node, Value x, int64_t bs) {
+  SymbolicSizes &sizes = *node.sizes;
+  int64_t c = typeOf(x).getDimSize(1);
+  if (ShapedType::isDynamic(c) || c % (bs * bs)) {
+    node.fail() << "channels must be static and a multiple of blocksize^2 = "
+                << bs * bs << ", got " << typeOf(x);
+    return failure();
+  }
+  SymSize n = sizes.dim(x, 0), h = sizes.dim(x, 2), w = sizes.dim(x, 3);
+  SymSize b = SymSize::constant(bs), co = SymSize::constant(c / (bs * bs));
+  std::optional<SymSize> hb = SymSize::mul(h, b), wb = SymSize::mul(w, b);
+  if (!hb || !wb) {
+    node.fail() << "the output sizes overflow";
+    return failure();
+  }
+  std::string mode = node.strAttr("mode", "DCR");
+  if (mode == "DCR")
+    return rearrangeSizes(node, x, {n, b, b, co, h, w}, {0, 3, 4, 1, 5, 2},
+                          {n, co, *hb, *wb});
+  if (mode == "CRD")
+    return rearrangeSizes(node, x, {n, co, b, b, h, w}, {0, 1, 4, 2, 5, 3},
+                          {n, co, *hb, *wb});
+  node.fail() << "mode '" << mode << "' is not supported; expected DCR or CRD";
+  return failure();
+}
+
 FailureOr<SmallVector<Value>> depthToSpace(OnnxNode &node, bool toDepth) {
+  int64_t bs = node.intAttr("blocksize", 0);
+  Value in = node.input(0);
+  auto it = in ? dyn_cast<RankedTensorType>(in.getType()) : nullptr;
+  if (it && !it.hasStaticShape() && node.sizes && !toDepth) {
+    if (it.getRank() != 4 || bs <= 0) {
+      node.fail() << "expects a 4-D input and a positive blocksize";
+      return failure();
+    }
+    return one(depthToSpaceSymbolic(node, in, bs));
+  }
   FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();
   RankedTensorType xt = typeOf(*x);
-  int64_t bs = node.intAttr("blocksize", 0);
   if (xt.getRank() != 4 || bs <= 0) {
     node.fail() << "expects a 4-D input and a positive blocksize";
     return failure();
