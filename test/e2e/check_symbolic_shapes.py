@@ -13,7 +13,8 @@ divisor and a Reshape target), and CumSum over symbolic sizes (reverse,
 exclusive, a run-time axis) and ArgMax/ArgMin against numpy, and 1-D convolutions and pooling
 over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
 (reshapes that regroup run-time sizes) transposed convolutions (1-D and
-2-D, by output phase) and DepthToSpace against torch. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+2-D, by output phase) and DepthToSpace against torch, and Einsum against
+numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -350,4 +351,38 @@ if len(sys.argv) > 5:
         want_crd = torch.nn.functional.pixel_shuffle(torch.from_numpy(x), 2).numpy()
         np.testing.assert_array_equal(dcr, want_dcr)
         np.testing.assert_array_equal(crd, want_crd)
+
+    # Einsum over symbolic sizes, as transformer exports write it: scores
+    # and their product with values per head, a projection, an ellipsis,
+    # and rotary embeddings' outer product of positions and frequencies.
+    eqs = ["bhid,bhjd->bhij", "bhij,bhjd->bhid", "bnd,de->bne", "...d,de->...e",
+           "i,j->ij"]
+    g = h.make_graph(
+        [h.make_node("Einsum", ["q", "k"], ["s0"], equation=eqs[0]),
+         h.make_node("Einsum", ["s0", "k"], ["s1"], equation=eqs[1]),
+         h.make_node("Einsum", ["x", "w"], ["s2"], equation=eqs[2]),
+         h.make_node("Einsum", ["x", "w"], ["s3"], equation=eqs[3]),
+         h.make_node("Einsum", ["pos", "freq"], ["s4"], equation=eqs[4])],
+        "einsum", [vi("q", TensorProto.FLOAT, ["b", 2, "t", 4]),
+                   vi("k", TensorProto.FLOAT, ["b", 2, "t", 4]),
+                   vi("x", TensorProto.FLOAT, ["b", "t", 4]),
+                   vi("pos", TensorProto.FLOAT, ["t"])],
+        [vi(f"s{i}", TensorProto.FLOAT, None) for i in range(5)],
+        [nh.from_array(rng.standard_normal((4, 6)).astype(np.float32), "w"),
+         nh.from_array(rng.standard_normal(3).astype(np.float32), "freq")])
+    path = os.path.join(work, "einsum.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    w_, freq = (nh.to_array(t) for t in g.initializer)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 3), "t": (1, 30)}))
+    for b, t in [(1, 1), (3, 17), (2, 30)]:
+        q, k = (rng.standard_normal((b, 2, t, 4)).astype(np.float32) for _ in range(2))
+        x = rng.standard_normal((b, t, 4)).astype(np.float32)
+        pos = np.arange(t, dtype=np.float32)
+        got = m(q, k, x, pos)
+        s0 = np.einsum(eqs[0], q, k)
+        want = [s0, np.einsum(eqs[1], s0, k), np.einsum(eqs[2], x, w_),
+                np.einsum(eqs[3], x, w_), np.einsum(eqs[4], pos, freq)]
+        for gg, ww in zip(got, want):
+            assert gg.shape == ww.shape, (gg.shape, ww.shape)
+            np.testing.assert_allclose(gg, ww, rtol=1e-4, atol=1e-4)
 print("symbolic shapes: ok")

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Build.h"
+#include "SymbolicSizes.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -84,6 +85,8 @@ public:
       FailureOr<Value> moved = transposeBy(node, t.v, perm);
       if (failed(moved))
         return failure();
+      if (failed(node.requireStaticShape(typeOf(*moved))))
+        return failure();
       auto shape = llvm::to_vector(typeOf(*moved).getShape());
       int64_t n = shape.back();
       if (shape[shape.size() - 2] != n) {
@@ -133,6 +136,60 @@ public:
     return typeOf(t.v).getDimSize(t.labels.find(l));
   }
 
+  /// contract() when a size is symbolic: the same permutes, reshapes to
+  /// [batch, left, inner] x [batch, inner, right] and back, with sizes as
+  /// polynomials; a label whose two sizes the polynomials do not prove
+  /// equal gets a run-time guard.
+  FailureOr<Labeled> contractSymbolic(Labeled a, Labeled b,
+                                      const std::string &batch,
+                                      const std::string &left,
+                                      const std::string &inner,
+                                      const std::string &right) {
+    SymbolicSizes &sizes = *node.sizes;
+    auto dimOf = [&](const Labeled &t, char l) {
+      return sizes.dim(t.v, t.labels.find(l));
+    };
+    for (char l : batch + inner)
+      guardSameSize(node, a.v, a.labels.find(l), b.v, b.labels.find(l),
+                    std::string("label '") + l + "' of the two operands");
+    auto prod = [&](const Labeled &t, StringRef ls) -> std::optional<SymSize> {
+      SymSize p = SymSize::constant(1);
+      for (char l : ls) {
+        std::optional<SymSize> q = SymSize::mul(p, dimOf(t, l));
+        if (!q)
+          return std::nullopt;
+        p = *q;
+      }
+      return p;
+    };
+    std::optional<SymSize> nb = prod(a, batch), m = prod(a, left),
+                           k = prod(a, inner), n = prod(b, right);
+    if (!nb || !m || !k || !n) {
+      node.fail() << "the operands' sizes overflow";
+      return failure();
+    }
+    FailureOr<Labeled> pa = permute(a, batch + left + inner),
+                       pb = permute(b, batch + inner + right);
+    if (failed(pa) || failed(pb))
+      return failure();
+    FailureOr<Value> ra = reshapeToSizes(node, pa->v, {*nb, *m, *k}),
+                     rb = reshapeToSizes(node, pb->v, {*nb, *k, *n});
+    if (failed(ra) || failed(rb))
+      return failure();
+    FailureOr<Value> prodV = build<MatMulOp>(node, *ra, *rb);
+    if (failed(prodV))
+      return failure();
+    SmallVector<SymSize> shape;
+    for (char l : batch + left)
+      shape.push_back(dimOf(a, l));
+    for (char l : right)
+      shape.push_back(dimOf(b, l));
+    FailureOr<Value> out = reshapeToSizes(node, *prodV, shape);
+    if (failed(out))
+      return failure();
+    return Labeled{*out, batch + left + right};
+  }
+
   /// Contracts two operands, keeping the labels in `keep`.
   FailureOr<Labeled> contract(Labeled a, Labeled b, StringRef keep) {
     std::string batch, left, right, inner;
@@ -148,6 +205,9 @@ public:
     for (char l : b.labels)
       if (a.labels.find(l) == std::string::npos)
         right += l;
+    if (node.sizes &&
+        (!typeOf(a.v).hasStaticShape() || !typeOf(b.v).hasStaticShape()))
+      return contractSymbolic(a, b, batch, left, inner, right);
     for (char l : batch + inner)
       if (sizeOf(a, l) != sizeOf(b, l)) {
         node.fail() << "label '" << l << "' has sizes " << sizeOf(a, l)
@@ -215,7 +275,9 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertEinsum(OnnxNode &node) {
   int64_t ellipsis = 0;
   SmallVector<Labeled> ops;
   for (auto [i, term] : llvm::enumerate(terms)) {
-    FailureOr<Value> v = floatInput(node, i);
+    // Symbolic sizes are contracted with sized reshapes (contractSymbolic).
+    FailureOr<Value> v =
+        node.sizes ? elementwiseFloatInput(node, i) : floatInput(node, i);
     if (failed(v))
       return failure();
     int64_t rank = typeOf(*v).getRank();
