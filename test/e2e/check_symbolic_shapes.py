@@ -13,8 +13,8 @@ divisor and a Reshape target), and CumSum over symbolic sizes (reverse,
 exclusive, a run-time axis) and ArgMax/ArgMin against numpy, and 1-D convolutions and pooling
 over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
 (reshapes that regroup run-time sizes) transposed convolutions (1-D and
-2-D, by output phase) and DepthToSpace against torch, and Einsum against
-numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+2-D, by output phase) and DepthToSpace against torch, and Einsum and Pad
+(reflect, edge, wrap) against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -385,4 +385,30 @@ if len(sys.argv) > 5:
         for gg, ww in zip(got, want):
             assert gg.shape == ww.shape, (gg.shape, ww.shape)
             np.testing.assert_allclose(gg, ww, rtol=1e-4, atol=1e-4)
+
+    # Pad in reflect, edge and wrap modes over a symbolic length (an audio
+    # model's reflection padding before an STFT or a convolution), constant
+    # pads on the run-time axis and a static one; length 1 included.
+    g = h.make_graph(
+        [h.make_node("Pad", ["x", "pads"], [f"y_{mode}"], mode=mode)
+         for mode in ("reflect", "edge", "wrap")],
+        "pad", [vi("x", TensorProto.FLOAT, ["b", 3, "t"])],
+        [vi(f"y_{mode}", TensorProto.FLOAT, None) for mode in ("reflect", "edge", "wrap")],
+        [nh.from_array(np.array([0, 1, 3, 0, 0, 2], np.int64), "pads")])
+    path = os.path.join(work, "pad_modes.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 19)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 2), "t": (1, 50)}))
+    for b, t in [(1, 1), (2, 2), (1, 5), (2, 50)]:
+        x = rng.standard_normal((b, 3, t)).astype(np.float32)
+        got = m(x)
+        width = ((0, 0), (1, 0), (3, 2))
+        # numpy's reflect needs two elements; one element is repeated (as Kiln
+        # pads a static axis of one).
+        reflect = np.pad(x, ((0, 0), (1, 0), (0, 0)), mode="reflect")
+        reflect = np.pad(reflect, ((0, 0), (0, 0), (3, 2)),
+                         mode="reflect" if t > 1 else "edge")
+        want = [reflect, np.pad(x, width, mode="edge"), np.pad(x, width, mode="wrap")]
+        for gg, ww in zip(got, want):
+            assert gg.shape == ww.shape, (gg.shape, ww.shape)
+            np.testing.assert_array_equal(gg, ww)
 print("symbolic shapes: ok")

@@ -1,5 +1,6 @@
 //===- Pad.cpp - ONNX Pad and CenterCropPad ---------------------*- C++ -*-===//
 #include "ShapeInputs.h"
+#include "SymbolicSizes.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -27,6 +28,86 @@ FailureOr<SmallVector<int64_t>> padsOverAxes(OnnxNode &node,
   return full;
 }
 
+/// padByGather for an input of symbolic sizes and constant, non-negative
+/// pads (an audio model's reflection padding of a run-time length): per
+/// padded dimension of run-time size n, output position j reads j - before,
+/// mirrored (reflect, period 2 (n - 1)), clamped (edge) or wrapped, from n
+/// read at run time; the positions are an iota of the output's size.
+FailureOr<SmallVector<Value>> padByGatherSymbolic(OnnxNode &node, Value x,
+                                                  StringRef mode,
+                                                  ArrayRef<int64_t> pads) {
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  if ((int64_t)pads.size() != 2 * rank) {
+    node.fail() << "expects " << 2 * rank << " pads, got " << pads.size();
+    return failure();
+  }
+  OpBuilder &b = node.builder;
+  Type i64 = b.getI64Type();
+  auto c = [&](int64_t v) { return scalarConstant(node, i64, v); };
+  auto bf = [&](bool v) { return b.getBoolAttr(v); };
+  Value y = x;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t lo = pads[d], hi = pads[d + rank];
+    if (lo == 0 && hi == 0)
+      continue;
+    SymSize n = node.sizes->dim(x, d);
+    std::optional<SymSize> outN = SymSize::add(n, SymSize::constant(lo + hi));
+    std::optional<int64_t> least = node.sizes->smallest(n);
+    if (!outN || !least || *least < 1) {
+      node.fail() << "cannot pad dimension " << d << " (" << node.sizes->str(n)
+                  << ") in mode '" << mode
+                  << "': it may be empty at the sizes in range";
+      return failure();
+    }
+    FailureOr<Value> iota = iotaOfSize(node, *outN, i64, "the padded axis");
+    if (failed(iota))
+      return failure();
+    auto vec1 = RankedTensorType::get({1}, i64);
+    Value size =
+        ShapeOfOp::create(b, node.loc(), vec1, x, b.getI64IntegerAttr(d),
+                          b.getI64IntegerAttr(d + 1));
+    FailureOr<Value> nv = reshapeTo(node, size, {});
+    FailureOr<Value> src = build<SubOp>(node, *iota, c(lo)), idx;
+    if (failed(nv) || failed(src))
+      return failure();
+    if (mode == "reflect") {
+      // A period of at least 1 (n = 1 reads its one element).
+      FailureOr<Value> period = build<SubOp>(node, *nv, c(1));
+      if (succeeded(period))
+        period = build<MulOp>(node, *period, c(2));
+      if (succeeded(period))
+        period = build<MaxOp>(node, ValueRange{*period, c(1)});
+      FailureOr<Value> t;
+      if (succeeded(period))
+        t = build<ModOp>(node, *src, *period, bf(false));
+      FailureOr<Value> inside, mirrored;
+      if (succeeded(t))
+        inside = build<LessOp>(node, *t, *nv);
+      if (succeeded(inside))
+        mirrored = build<SubOp>(node, *period, *t);
+      if (failed(mirrored))
+        return failure();
+      idx = build<WhereOp>(node, *inside, *t, *mirrored);
+    } else if (mode == "wrap") {
+      idx = build<ModOp>(node, *src, *nv, bf(false));
+    } else {
+      FailureOr<Value> last = build<SubOp>(node, *nv, c(1));
+      if (succeeded(last))
+        idx = build<MinOp>(node, ValueRange{*src, *last});
+      if (succeeded(idx))
+        idx = build<MaxOp>(node, ValueRange{*idx, c(0)});
+    }
+    FailureOr<Value> g;
+    if (succeeded(idx))
+      g = build<GatherOp>(node, y, *idx, b.getI64IntegerAttr(d));
+    if (failed(g))
+      return failure();
+    y = *g;
+  }
+  return SmallVector<Value>{y};
+}
+
 /// Pad 11+ in any mode by gathers: output position j of dimension d reads
 /// input position j - pad_before[d], mapped into range by the mode
 /// (constant: masked to `value` outside; edge: clamped; reflect: mirrored;
@@ -34,6 +115,10 @@ FailureOr<SmallVector<int64_t>> padsOverAxes(OnnxNode &node,
 FailureOr<SmallVector<Value>>
 padByGather(OnnxNode &node, Value x, StringRef mode,
             std::optional<SmallVector<int64_t>> pads) {
+  if (!typeOf(x).hasStaticShape() && node.sizes && pads && mode != "constant" &&
+      !(node.opset >= 18 && node.input(3)) &&
+      llvm::none_of(*pads, [](int64_t p) { return p < 0; }))
+    return padByGatherSymbolic(node, x, mode, *pads);
   if (failed(node.requireStaticShape(typeOf(x))))
     return failure();
   ArrayRef<int64_t> in = typeOf(x).getShape();
