@@ -13,8 +13,8 @@ divisor and a Reshape target), and CumSum over symbolic sizes (reverse,
 exclusive, a run-time axis) and ArgMax/ArgMin against numpy, and 1-D convolutions and pooling
 over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
 (reshapes that regroup run-time sizes) transposed convolutions (1-D and
-2-D, by output phase) and DepthToSpace against torch, and Einsum and Pad
-(reflect, edge, wrap) against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+2-D, by output phase) and DepthToSpace against torch, and Einsum, Pad
+(reflect, edge, wrap) and integer reductions against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -411,4 +411,42 @@ if len(sys.argv) > 5:
         for gg, ww in zip(got, want):
             assert gg.shape == ww.shape, (gg.shape, ww.shape)
             np.testing.assert_array_equal(gg, ww)
+
+    # Integer reductions (a mask's token count, `(x > 0).sum(1)`, std's
+    # element count from a shape): ReduceSum, Max, Min and Prod of int64,
+    # int32 and int8, over a symbolic axis, a static one and every element
+    # (a large one reduces in vectorized blocks), with symbolic sizes and
+    # compiled static; exact, overflow wrapping as numpy's does.
+    ops = [("ReduceSum", np.sum), ("ReduceMax", np.max), ("ReduceMin", np.min),
+           ("ReduceProd", np.prod)]
+    types = [(TensorProto.INT64, np.int64), (TensorProto.INT32, np.int32),
+             (TensorProto.INT8, np.int8)]
+    nodes, outs = [], []
+    for ti, (tp, _) in enumerate(types):
+        nodes.append(h.make_node("Cast", ["x"], [f"x{ti}"], to=tp))
+        for name, _ in ops:
+            for ai, axes in enumerate(([1], [2], None)):
+                out = f"{name}_{ti}_{ai}"
+                ins = [f"x{ti}"] + ([f"axes{ai}"] if axes else [])
+                nodes.append(h.make_node(name, ins, [out], keepdims=int(ai != 0)))
+                outs.append(vi(out, tp, None))
+    inits = [nh.from_array(np.array([1], np.int64), "axes0"),
+             nh.from_array(np.array([2], np.int64), "axes1")]
+    g = h.make_graph(nodes, "int_reduce", [vi("x", TensorProto.FLOAT, ["b", "t", 300])],
+                     outs, inits)
+    path = os.path.join(work, "int_reduce.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 18)]), path)
+    dyn = kiln.load(kiln.compile(path, dims={"b": (1, 2), "t": (1, 20)}))
+    fixed = kiln.load(kiln.compile(path, output=os.path.join(work, "int_reduce_static.so"),
+                                   input_shapes={"x": (2, 20, 300)}))
+    for m, shapes in [(dyn, [(1, 1, 300), (2, 13, 300)]), (fixed, [(2, 20, 300)])]:
+        for shape in shapes:
+            x = rng.integers(-3, 4, shape).astype(np.float32)
+            got = iter(m(x))
+            for _, npt in types:
+                xi = x.astype(npt)
+                for _, fn in ops:
+                    for ai, axes in enumerate((1, 2, None)):
+                        want = fn(xi, axis=axes, keepdims=ai != 0).astype(npt)
+                        np.testing.assert_array_equal(next(got), want)
 print("symbolic shapes: ok")

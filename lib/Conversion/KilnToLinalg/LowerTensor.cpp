@@ -524,14 +524,27 @@ FailureOr<SmallVector<Value>> reshapeDims(OpBuilder &b, ReshapeOp op) {
   return dyn;
 }
 
+// Combining steps of the reductions; integers (signless, signed in ONNX:
+// int8 to int64) take the integer ops.
 Value add(OpBuilder &b, Location l, Value acc, Value x) {
+  if (isa<IntegerType>(acc.getType()))
+    return arith::AddIOp::create(b, l, acc, x);
   return arith::AddFOp::create(b, l, acc, x);
 }
 Value max(OpBuilder &b, Location l, Value acc, Value x) {
+  if (isa<IntegerType>(acc.getType()))
+    return arith::MaxSIOp::create(b, l, acc, x);
   return arith::MaximumFOp::create(b, l, acc, x);
 }
 Value min(OpBuilder &b, Location l, Value acc, Value x) {
+  if (isa<IntegerType>(acc.getType()))
+    return arith::MinSIOp::create(b, l, acc, x);
   return arith::MinimumFOp::create(b, l, acc, x);
+}
+Value mul(OpBuilder &b, Location l, Value acc, Value x) {
+  if (isa<IntegerType>(acc.getType()))
+    return arith::MulIOp::create(b, l, acc, x);
+  return arith::MulFOp::create(b, l, acc, x);
 }
 /// A kiln.reduce_min and a kiln.reduce_max of one input over the same axes
 /// (DynamicQuantizeLinear's pair), lowered together by the first of them:
@@ -539,6 +552,8 @@ Value min(OpBuilder &b, Location l, Value acc, Value x) {
 /// is marked kLoweredWithSibling, for the lowering walk to erase. Null when
 /// `op` has no such sibling after it.
 Value lowerMinMaxPair(OpBuilder &b, Operation *op) {
+  if (!isa<FloatType>(getElementTypeOrSelf(op->getOperand(0).getType())))
+    return Value();
   bool isMin = isa<ReduceMinOp>(op);
   auto axesOf = [](Operation *o) {
     if (auto r = dyn_cast<ReduceMinOp>(o))
@@ -619,12 +634,7 @@ FailureOr<Value> mlir::kiln::lowerTensor(OpBuilder &b, Operation *op) {
   if (auto r = dyn_cast<ArgMinOp>(op))
     return lowerArgReduce(b, r, /*isMax=*/false);
   if (auto r = dyn_cast<ReduceProdOp>(op))
-    return lowerReduce(
-        b, r, 1.0,
-        [](OpBuilder &nb, Location l, Value acc, Value x) -> Value {
-          return arith::MulFOp::create(nb, l, acc, x);
-        },
-        false);
+    return lowerReduce(b, r, 1.0, mul, false);
   if (auto g = dyn_cast<GlobalAvgPoolOp>(op)) {
     SmallVector<int64_t> axes;
     for (int64_t d = 2; d < g.getInput().getType().getRank(); ++d)

@@ -560,7 +560,12 @@ def Kiln_GlobalAvgPoolOp : Kiln_Op<"global_avg_pool", [Kiln_Inferred]> {
   let hasCanonicalizer = 1;
 }
 
-class Kiln_ReduceOp<string mnemonic, string doc>
+// Sums, products, maxima and minima also take signless integers (a mask's
+// count of tokens, a shape's element count); the mean takes floats.
+def Kiln_ReducibleTensor : RankedTensorOf<[AnyFloat, AnySignlessInteger]>;
+
+class Kiln_ReduceOp<string mnemonic, string doc,
+                    Type tensor = Kiln_ReducibleTensor>
     : Kiln_Op<mnemonic, [Kiln_Inferred]> {
   let summary = doc;
   let description = [{
@@ -572,13 +577,14 @@ class Kiln_ReduceOp<string mnemonic, string doc>
     %y = kiln.reduce_mean %x {axes = array<i64: 2, 3>, keepdims = false} : tensor<1x8x4x4xf32> -> tensor<1x8xf32>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+  let arguments = (ins tensor:$input, DenseI64ArrayAttr:$axes,
                    DefaultValuedAttr<BoolAttr, "true">:$keepdims);
-  let results = (outs Kiln_FloatTensor:$result);
+  let results = (outs tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "mean over axes">;
+def Kiln_ReduceMeanOp
+    : Kiln_ReduceOp<"reduce_mean", "mean over axes", Kiln_FloatTensor>;
 def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "sum over axes">;
 def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "maximum over axes">;
 def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "minimum over axes">;
