@@ -14,7 +14,7 @@ exclusive, a run-time axis) and ArgMax/ArgMin against numpy, and 1-D convolution
 over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
 (reshapes that regroup run-time sizes) transposed convolutions (1-D and
 2-D, by output phase) and DepthToSpace against torch, and Einsum, Pad
-(reflect, edge, wrap) and integer reductions against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+(reflect, edge, wrap), Tile and integer reductions against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -449,4 +449,21 @@ if len(sys.argv) > 5:
                     for ai, axes in enumerate((1, 2, None)):
                         want = fn(xi, axis=axes, keepdims=ai != 0).astype(npt)
                         np.testing.assert_array_equal(next(got), want)
+
+    # Tile of symbolic sizes by constant repeats (`x.repeat(1, 2, 1)`),
+    # a repeat of 1 and of 0 included.
+    g = h.make_graph(
+        [h.make_node("Tile", ["x", "r0"], ["y0"]), h.make_node("Tile", ["x", "r1"], ["y1"])],
+        "tile", [vi("x", TensorProto.FLOAT, ["b", "t", 3])],
+        [vi("y0", TensorProto.FLOAT, None), vi("y1", TensorProto.FLOAT, None)],
+        [nh.from_array(np.array([1, 2, 1], np.int64), "r0"),
+         nh.from_array(np.array([2, 3, 0], np.int64), "r1")])
+    path = os.path.join(work, "tile.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 2), "t": (1, 20)}))
+    for b, t in [(1, 1), (2, 7), (2, 20)]:
+        x = rng.standard_normal((b, t, 3)).astype(np.float32)
+        y0, y1 = m(x)
+        np.testing.assert_array_equal(y0, np.tile(x, (1, 2, 1)))
+        np.testing.assert_array_equal(y1, np.tile(x, (2, 3, 0)))
 print("symbolic shapes: ok")

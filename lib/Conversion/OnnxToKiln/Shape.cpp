@@ -524,7 +524,55 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertExpand(OnnxNode &node) {
 
 /// Tile 6, 13: interleave size-1 dimensions, broadcast them to the repeats,
 /// merge each pair.
+namespace {
+/// Tile of an input with symbolic sizes by constant repeats (`x.repeat(1,
+/// 2, 1)` at any sequence length): the same reshape, expand, reshape with
+/// the sizes as polynomials.
+FailureOr<Value> tileSymbolic(OnnxNode &node, Value x) {
+  int64_t r = typeOf(x).getRank();
+  std::optional<SmallVector<int64_t>> reps = node.constantInts(1);
+  if (!reps || (int64_t)reps->size() != r ||
+      llvm::any_of(*reps, [](int64_t v) { return v < 0; })) {
+    node.fail() << "with symbolic sizes, repeats must be a compile-time "
+                   "constant of "
+                << r << " non-negative entries";
+    return failure();
+  }
+  SmallVector<SymSize> spread, wide, out;
+  for (int64_t d = 0; d < r; ++d) {
+    SymSize n = node.sizes->dim(x, d), k = SymSize::constant((*reps)[d]);
+    std::optional<SymSize> kn = SymSize::mul(k, n);
+    if (!kn) {
+      node.fail() << "the tiled sizes overflow";
+      return failure();
+    }
+    spread.append({SymSize::constant(1), n});
+    wide.append({k, n});
+    out.push_back(*kn);
+  }
+  if (llvm::is_contained(*reps, 0)) {
+    // Nothing to read: an empty result of the tiled sizes.
+    Type elt = typeOf(x).getElementType();
+    auto scalar = RankedTensorType::get({}, elt);
+    Value zero = ConstantOp::create(
+        node.builder, node.loc(), scalar,
+        DenseElementsAttr::get(scalar, node.builder.getZeroAttr(elt)));
+    return expandToSizes(node, zero, out);
+  }
+  FailureOr<Value> v = reshapeToSizes(node, x, spread);
+  if (succeeded(v))
+    v = expandToSizes(node, *v, wide);
+  if (succeeded(v))
+    v = reshapeToSizes(node, *v, out);
+  return v;
+}
+} // namespace
+
 FailureOr<SmallVector<Value>> mlir::kiln::convertTile(OnnxNode &node) {
+  Value in0 = node.input(0);
+  if (in0 && isa<RankedTensorType>(in0.getType()) &&
+      !typeOf(in0).hasStaticShape() && node.sizes)
+    return one(tileSymbolic(node, in0));
   FailureOr<Value> x = node.staticInput(0);
   if (failed(x))
     return failure();

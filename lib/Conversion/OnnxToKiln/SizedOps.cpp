@@ -643,7 +643,16 @@ FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
   // The dimensions regroup (torch's MultiheadAttention views [t, b, e] as
   // [t, b * heads, e / heads]; GroupNorm views [b, c, h, w] as [b, g, c / g
   // * h * w]): through one dimension of all the elements, a collapse and an
-  // expand (views of the same row-major buffer, each size an operand).
+  // expand (views of the same row-major buffer, each size an operand). No
+  // elements at all (a static 0 beside run-time sizes): an empty result.
+  if (count->isConstant(0)) {
+    Type elt = in.getElementType();
+    auto scalar = RankedTensorType::get({}, elt);
+    Value zero = ConstantOp::create(
+        node.builder, node.loc(), scalar,
+        DenseElementsAttr::get(scalar, node.builder.getZeroAttr(elt)));
+    return expandToSizes(node, zero, sizes);
+  }
   return sized(sized(x, {*count}), sizes);
 }
 
