@@ -14,7 +14,8 @@ exclusive, a run-time axis) and ArgMax/ArgMin against numpy, and 1-D convolution
 over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
 (reshapes that regroup run-time sizes) transposed convolutions (1-D and
 2-D, by output phase) and DepthToSpace against torch, and Einsum, Pad
-(reflect, edge, wrap), Tile and integer reductions against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+(reflect, edge, wrap), Tile, GatherElements and integer reductions against
+numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -466,4 +467,25 @@ if len(sys.argv) > 5:
         y0, y1 = m(x)
         np.testing.assert_array_equal(y0, np.tile(x, (1, 2, 1)))
         np.testing.assert_array_equal(y1, np.tile(x, (2, 3, 0)))
+
+    # GatherElements over symbolic sizes (x.gather(1, x.argmax(1, keepdim)),
+    # a pointer network's pick): along the symbolic axis and a static one,
+    # negative indices counting from the end.
+    g = h.make_graph(
+        [h.make_node("GatherElements", ["x", "i1"], ["y1"], axis=1),
+         h.make_node("GatherElements", ["x", "i2"], ["y2"], axis=2)],
+        "gather_elements", [vi("x", TensorProto.FLOAT, ["b", "t", 4]),
+                            vi("i1", TensorProto.INT64, ["b", 2, 4]),
+                            vi("i2", TensorProto.INT64, ["b", "t", 3])],
+        [vi("y1", TensorProto.FLOAT, None), vi("y2", TensorProto.FLOAT, None)])
+    path = os.path.join(work, "gather_elements.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 2), "t": (2, 20)}))
+    for b, t in [(1, 2), (2, 9), (2, 20)]:
+        x = rng.standard_normal((b, t, 4)).astype(np.float32)
+        i1 = rng.integers(-t, t, (b, 2, 4)).astype(np.int64)
+        i2 = rng.integers(-4, 4, (b, t, 3)).astype(np.int64)
+        y1, y2 = m(x, i1, i2)
+        np.testing.assert_array_equal(y1, np.take_along_axis(x, np.where(i1 < 0, i1 + t, i1), 1))
+        np.testing.assert_array_equal(y2, np.take_along_axis(x, np.where(i2 < 0, i2 + 4, i2), 2))
 print("symbolic shapes: ok")

@@ -464,7 +464,7 @@ static bool lowersSymbolicSizes(Operation *op) {
              ConcatOp, PadOp, UpsampleNearestOp, ShapeOfOp, SizedReshapeOp,
              SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp, CompressOp,
              TopKOp, NonMaxSuppressionOp, RandomOp, LoopOp, YieldOp, CumSumOp,
-             CumProdOp, ArgMaxOp, ArgMinOp, ReduceProdOp>(op);
+             CumProdOp, ArgMaxOp, ArgMinOp, ReduceProdOp, GatherElementsOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {
