@@ -115,10 +115,14 @@ FailureOr<RankedTensorType> mlir::kiln::declaredResult(OnnxNode &node,
         return RankedTensorType::get(*s, elt.getElementType());
   node.fail() << what
               << " must be a compile-time constant, or the output shape must "
-                 "be declared static: a run-time "
+                 "be declared static: "
               << what
-              << " with an undeclared output shape is not supported (Kiln "
-                 "compiles static shapes)";
+              << " computed at run time with an undeclared output shape is "
+                 "not supported (with symbolic dimensions Kiln follows shape "
+                 "arithmetic of Shape, Gather, Slice, Concat, Add, Sub, Mul "
+                 "and exact divisions; a floor division such as "
+                 "x.shape[2] // 2 is beyond it: give those dimensions one "
+                 "size)";
   return failure();
 }
 

@@ -448,7 +448,7 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 // A run-time shape argument with an undeclared output shape stays an error.
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @expand_undeclared(%x: tensor<3x1xf32>, %s: tensor<3xi64>) -> tensor<*xf32> {
-    // expected-error@unknown {{node 'e' (Expand, opset 13): shape must be a compile-time constant, or the output shape must be declared static: a run-time shape with an undeclared output shape is not supported}}
+    // expected-error@unknown {{node 'e' (Expand, opset 13): shape must be a compile-time constant, or the output shape must be declared static: shape computed at run time with an undeclared output shape is not supported}}
     %y = "onnx.Expand"(%x, %s) : (tensor<3x1xf32>, tensor<3xi64>) -> tensor<*xf32> loc("e")
     return %y : tensor<*xf32>
   }
