@@ -136,22 +136,39 @@ public:
     return typeOf(t.v).getDimSize(t.labels.find(l));
   }
 
-  /// contract() when a size is symbolic: the same permutes, reshapes to
-  /// [batch, left, inner] x [batch, inner, right] and back, with sizes as
-  /// polynomials; a label whose two sizes the polynomials do not prove
-  /// equal gets a run-time guard.
-  FailureOr<Labeled> contractSymbolic(Labeled a, Labeled b,
-                                      const std::string &batch,
-                                      const std::string &left,
-                                      const std::string &inner,
-                                      const std::string &right) {
-    SymbolicSizes &sizes = *node.sizes;
-    auto dimOf = [&](const Labeled &t, char l) {
-      return sizes.dim(t.v, t.labels.find(l));
-    };
-    for (char l : batch + inner)
+  /// Contracts two operands, keeping the labels in `keep`.
+  FailureOr<Labeled> contract(Labeled a, Labeled b, StringRef keep) {
+    std::string batch, left, right, inner;
+    for (char l : a.labels) {
+      bool inB = b.labels.find(l) != std::string::npos;
+      if (inB && keep.contains(l))
+        batch += l;
+      else if (inB)
+        inner += l;
+      else
+        left += l;
+    }
+    for (char l : b.labels)
+      if (a.labels.find(l) == std::string::npos)
+        right += l;
+    // Two static sizes of a label must agree; a run-time size gets a guard
+    // where the polynomials do not prove the two equal.
+    for (char l : batch + inner) {
+      int64_t sa = sizeOf(a, l), sb = sizeOf(b, l);
+      if (!ShapedType::isDynamic(sa) && !ShapedType::isDynamic(sb) &&
+          sa != sb) {
+        node.fail() << "label '" << l << "' has sizes " << sa << " and " << sb
+                    << "; broadcasting in Einsum is not supported";
+        return failure();
+      }
       guardSameSize(node, a.v, a.labels.find(l), b.v, b.labels.find(l),
                     std::string("label '") + l + "' of the two operands");
+    }
+    // [batch, left, inner] x [batch, inner, right] and back, the sizes as
+    // polynomials (sized reshapes where one is symbolic).
+    auto dimOf = [&](const Labeled &t, char l) {
+      return node.sizes->dim(t.v, t.labels.find(l));
+    };
     auto prod = [&](const Labeled &t, StringRef ls) -> std::optional<SymSize> {
       SymSize p = SymSize::constant(1);
       for (char l : ls) {
@@ -185,61 +202,6 @@ public:
     for (char l : right)
       shape.push_back(dimOf(b, l));
     FailureOr<Value> out = reshapeToSizes(node, *prodV, shape);
-    if (failed(out))
-      return failure();
-    return Labeled{*out, batch + left + right};
-  }
-
-  /// Contracts two operands, keeping the labels in `keep`.
-  FailureOr<Labeled> contract(Labeled a, Labeled b, StringRef keep) {
-    std::string batch, left, right, inner;
-    for (char l : a.labels) {
-      bool inB = b.labels.find(l) != std::string::npos;
-      if (inB && keep.contains(l))
-        batch += l;
-      else if (inB)
-        inner += l;
-      else
-        left += l;
-    }
-    for (char l : b.labels)
-      if (a.labels.find(l) == std::string::npos)
-        right += l;
-    if (node.sizes &&
-        (!typeOf(a.v).hasStaticShape() || !typeOf(b.v).hasStaticShape()))
-      return contractSymbolic(a, b, batch, left, inner, right);
-    for (char l : batch + inner)
-      if (sizeOf(a, l) != sizeOf(b, l)) {
-        node.fail() << "label '" << l << "' has sizes " << sizeOf(a, l)
-                    << " and " << sizeOf(b, l)
-                    << "; broadcasting in Einsum is not supported";
-        return failure();
-      }
-    auto prod = [](const Labeled &t, StringRef ls, Einsum &e) {
-      int64_t p = 1;
-      for (char l : ls)
-        p *= e.sizeOf(t, l);
-      return p;
-    };
-    int64_t nb = prod(a, batch, *this), m = prod(a, left, *this),
-            k = prod(a, inner, *this), n = prod(b, right, *this);
-    FailureOr<Labeled> pa = permute(a, batch + left + inner),
-                       pb = permute(b, batch + inner + right);
-    if (failed(pa) || failed(pb))
-      return failure();
-    FailureOr<Value> ra = reshapeTo(node, pa->v, {nb, m, k}),
-                     rb = reshapeTo(node, pb->v, {nb, k, n});
-    if (failed(ra) || failed(rb))
-      return failure();
-    FailureOr<Value> prodV = build<MatMulOp>(node, *ra, *rb);
-    if (failed(prodV))
-      return failure();
-    SmallVector<int64_t> shape;
-    for (char l : batch + left)
-      shape.push_back(sizeOf(a, l));
-    for (char l : right)
-      shape.push_back(sizeOf(b, l));
-    FailureOr<Value> out = reshapeTo(node, *prodV, shape);
     if (failed(out))
       return failure();
     return Labeled{*out, batch + left + right};

@@ -643,18 +643,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTile(OnnxNode &node) {
 }
 
 namespace {
-/// reshape -> transpose -> reshape.
-FailureOr<Value> rearrange(OnnxNode &node, Value x, ArrayRef<int64_t> split,
-                           ArrayRef<int64_t> perm, ArrayRef<int64_t> out) {
-  FailureOr<Value> v = reshapeTo(node, x, split);
-  if (failed(v) ||
-      failed(v = build<TransposeOp>(node, *v,
-                                    node.builder.getDenseI64ArrayAttr(perm))))
-    return failure();
-  return reshapeTo(node, *v, out);
-}
-
-/// rearrange() when sizes are symbolic: `split` and `out` as polynomials.
+/// reshape -> transpose -> reshape, the sizes as polynomials (static ones
+/// reshape as kiln.reshape, symbolic ones as kiln.sized_reshape).
 FailureOr<Value> rearrangeSizes(OnnxNode &node, Value x,
                                 ArrayRef<SymSize> split, ArrayRef<int64_t> perm,
                                 ArrayRef<SymSize> out) {
@@ -666,15 +656,27 @@ FailureOr<Value> rearrangeSizes(OnnxNode &node, Value x,
   return reshapeToSizes(node, *v, out);
 }
 
-/// DepthToSpace of an input whose batch, height and width are symbolic (a
-/// super-resolution model's pixel shuffle at any image size); the channels
-/// are static.
-FailureOr<Value> depthToSpaceSymbolic(OnnxNode &node, Value x, int64_t bs) {
+/// rearrangeSizes() of static sizes.
+FailureOr<Value> rearrange(OnnxNode &node, Value x, ArrayRef<int64_t> split,
+                           ArrayRef<int64_t> perm, ArrayRef<int64_t> out) {
+  auto sym = [](ArrayRef<int64_t> v) {
+    return llvm::map_to_vector(v,
+                               [](int64_t d) { return SymSize::constant(d); });
+  };
+  return rearrangeSizes(node, x, sym(split), perm, sym(out));
+}
+
+/// DepthToSpace (DCR or CRD) of `x`: reshape, transpose, reshape. The
+/// batch, height and width may be symbolic (a super-resolution model's pixel
+/// shuffle at any image size); the channels size the blocks and are static.
+FailureOr<Value> depthToSpaceOf(OnnxNode &node, Value x, int64_t bs) {
   SymbolicSizes &sizes = *node.sizes;
   int64_t c = typeOf(x).getDimSize(1);
-  if (ShapedType::isDynamic(c) || c % (bs * bs)) {
-    node.fail() << "channels must be static and a multiple of blocksize^2 = "
-                << bs * bs << ", got " << typeOf(x);
+  if (ShapedType::isDynamic(c) && failed(node.requireStaticShape(typeOf(x))))
+    return failure();
+  if (c % (bs * bs)) {
+    node.fail() << "channels " << c
+                << " must be a multiple of blocksize^2 = " << bs * bs;
     return failure();
   }
   SymSize n = sizes.dim(x, 0), h = sizes.dim(x, 2), w = sizes.dim(x, 3);
@@ -697,16 +699,8 @@ FailureOr<Value> depthToSpaceSymbolic(OnnxNode &node, Value x, int64_t bs) {
 
 FailureOr<SmallVector<Value>> depthToSpace(OnnxNode &node, bool toDepth) {
   int64_t bs = node.intAttr("blocksize", 0);
-  Value in = node.input(0);
-  auto it = in ? dyn_cast<RankedTensorType>(in.getType()) : nullptr;
-  if (it && !it.hasStaticShape() && node.sizes && !toDepth) {
-    if (it.getRank() != 4 || bs <= 0) {
-      node.fail() << "expects a 4-D input and a positive blocksize";
-      return failure();
-    }
-    return one(depthToSpaceSymbolic(node, in, bs));
-  }
-  FailureOr<Value> x = node.staticInput(0);
+  // SpaceToDepth's height and width must divide by the block: static.
+  FailureOr<Value> x = toDepth ? node.staticInput(0) : node.rankedInput(0);
   if (failed(x))
     return failure();
   RankedTensorType xt = typeOf(*x);
@@ -714,32 +708,17 @@ FailureOr<SmallVector<Value>> depthToSpace(OnnxNode &node, bool toDepth) {
     node.fail() << "expects a 4-D input and a positive blocksize";
     return failure();
   }
+  if (!toDepth)
+    return one(depthToSpaceOf(node, *x, bs));
   int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2),
           w = xt.getDimSize(3);
-  if (toDepth) {
-    if (h % bs || w % bs) {
-      node.fail() << "height " << h << " and width " << w
-                  << " must be multiples of blocksize " << bs;
-      return failure();
-    }
-    return one(rearrange(node, *x, {n, c, h / bs, bs, w / bs, bs},
-                         {0, 3, 5, 1, 2, 4}, {n, c * bs * bs, h / bs, w / bs}));
-  }
-  if (c % (bs * bs)) {
-    node.fail() << "channels " << c
-                << " must be a multiple of blocksize^2 = " << bs * bs;
+  if (h % bs || w % bs) {
+    node.fail() << "height " << h << " and width " << w
+                << " must be multiples of blocksize " << bs;
     return failure();
   }
-  int64_t co = c / (bs * bs);
-  std::string mode = node.strAttr("mode", "DCR");
-  if (mode == "DCR")
-    return one(rearrange(node, *x, {n, bs, bs, co, h, w}, {0, 3, 4, 1, 5, 2},
-                         {n, co, h * bs, w * bs}));
-  if (mode == "CRD")
-    return one(rearrange(node, *x, {n, co, bs, bs, h, w}, {0, 1, 4, 2, 5, 3},
-                         {n, co, h * bs, w * bs}));
-  node.fail() << "mode '" << mode << "' is not supported; expected DCR or CRD";
-  return failure();
+  return one(rearrange(node, *x, {n, c, h / bs, bs, w / bs, bs},
+                       {0, 3, 5, 1, 2, 4}, {n, c * bs * bs, h / bs, w / bs}));
 }
 
 } // namespace
