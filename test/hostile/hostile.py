@@ -473,9 +473,11 @@ def byte_mutation(rng, data):
 
 
 def _valid(m):
-    """Whether ONNX's own checker and shape inference accept `m`."""
+    """Whether ONNX's own checker accepts `m` (its structure: every input
+    defined, every output written once). Not full_check: ONNX 1.12's shape
+    inference dies on some mutated models (a segfault in the harness)."""
     try:
-        onnx.checker.check_model(m, full_check=True)
+        onnx.checker.check_model(m)
         return True
     except Exception:  # any refusal: the case stays one to refuse
         return False
