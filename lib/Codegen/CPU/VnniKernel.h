@@ -12,6 +12,8 @@
 
 #include "VnniMatch.h"
 
+#include "kiln/Codegen/Common/SymbolicBounds.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -77,6 +79,11 @@ public:
       part = VectorType::get({8}, i32);
       intrinsic = kVpmaddwd;
     }
+    // Rows of run-time count (a symbolic batch or sequence): the heuristics
+    // take M at its bound, as the f32 code decides its forks.
+    mMax = ShapedType::isDynamic(k.m)
+               ? largestDim(k.rows, 0).value_or(kNominalRows)
+               : k.m;
     chooseTileShape(maxRows);
     prepare();
   }
@@ -127,7 +134,7 @@ private:
                                         SmallVectorImpl<OpFoldResult> &,
                                         SmallVectorImpl<OpFoldResult> &)>;
   using Fill = llvm::function_ref<Value(OpBuilder &, Value)>;
-  Value forallOver(int64_t count, Place place, Fill fill);
+  Value forallOver(OpFoldResult count, Place place, Fill fill);
   OpFoldResult extentIf(OpBuilder &b1, Value cond, int64_t n,
                         int64_t otherwise);
   Value either(OpBuilder &b1, Value cond, int64_t n, int64_t otherwise,
@@ -135,6 +142,10 @@ private:
   Value slices(int64_t dim, int64_t count, int64_t size, int64_t extra,
                bool shared, Tile tile);
   Value buildRank4Consumer(bool parallel);
+  using Rows =
+      llvm::function_ref<Value(OpBuilder &, Value m0, Value dest, int64_t n)>;
+  Value runTimeTail(OpBuilder &b1, Value dest, Rows rows);
+  Value buildRunTimeRows(bool parallel);
 
   OpBuilder &b;
   Location loc;
@@ -160,6 +171,13 @@ private:
   /// takes hRows rows of wRows pixels. `full` tiles of mr rows and one of
   /// `tail` cover the rows (of the product, or of one row of H).
   int64_t pp = 1, mr = 1, hRows = 0, wRows = 0, rowsOf = 0, full = 0, tail = 0;
+  /// Rows of run-time count (k.m dynamic, docs/shapes.md): M, and the end of
+  /// its full tiles of mr rows (M - M mod mr), made ahead of the loops; the
+  /// rows after it (at most mr - 1) run in tiles of halving sizes. mMax is
+  /// M's bound (M itself when static), which the heuristics take.
+  Value mRun, fullRun, splitRun;
+  int64_t mMax = 0;
+  static constexpr int64_t kNominalRows = 1024;
   /// Index constants, made once ahead of the loops.
   std::map<int64_t, Value> constants;
   Value zero, zeroLane, rows, weights, out, zeroF, zeroI32;

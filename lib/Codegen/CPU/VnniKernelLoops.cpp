@@ -42,30 +42,65 @@ Value VnniKernel::panelTile(OpBuilder &b1, Value p0, Value dest,
                     ? consumerStore(std::nullopt, ownPanels, {}, {}, {}, {})
                     : productStore(std::nullopt, ownPanels);
   Value t = scf::ForOp::create(
-                b1, loc, idx(b1, 0), idx(b1, full * mr), idx(b1, mr),
-                ValueRange{dest},
+                b1, loc, idx(b1, 0), mRun ? splitRun : idx(b1, full * mr),
+                idx(b1, mr), ValueRange{dest},
                 [&](OpBuilder &b2, Location, Value m0, ValueRange iter) {
                   scf::YieldOp::create(b2, loc,
                                        block(b2, m0, p0, iter[0], store, mr));
                 })
                 .getResult(0);
+  if (mRun)
+    return runTimeTail(b1, t,
+                       [&](OpBuilder &b2, Value m0, Value dest, int64_t n) {
+                         return block(b2, m0, p0, dest, store, n);
+                       });
   if (tail)
     t = block(b1, idx(b1, full * mr), p0, t, store, tail);
   return t;
 }
 
+/// The rows of a run-time count after its full tiles, M mod mr of them: a
+/// tile of each power of two that count has (for mr = 8: 4, 2 and 1 rows,
+/// each when its bit is set), so that no tile has a run-time size.
+Value VnniKernel::runTimeTail(OpBuilder &b1, Value dest, Rows rows) {
+  Value rest = arith::SubIOp::create(b1, loc, mRun, splitRun);
+  int64_t n = 1;
+  while (2 * n < mr)
+    n *= 2;
+  for (; n >= 1 && mr > 1; n /= 2) {
+    Value bit = arith::AndIOp::create(b1, loc, rest, idx(b1, n));
+    Value has = arith::CmpIOp::create(b1, loc, arith::CmpIPredicate::ne, bit,
+                                      idx(b1, 0));
+    // The tile starts after the larger tiles taken: the bits above n.
+    Value m0 = arith::AddIOp::create(
+        b1, loc, splitRun,
+        arith::AndIOp::create(b1, loc, rest, idx(b1, ~(2 * n - 1))));
+    dest = scf::IfOp::create(
+               b1, loc, has,
+               [&](OpBuilder &b2, Location) {
+                 scf::YieldOp::create(b2, loc, rows(b2, m0, dest, n));
+               },
+               [&](OpBuilder &b2, Location) {
+                 scf::YieldOp::create(b2, loc, dest);
+               })
+               .getResult(0);
+  }
+  return dest;
+}
+
 /// An scf.forall of `count` iterations over the output: iteration iv
 /// computes with `fill` the slice that `place` sets (the offsets and sizes
 /// start as the whole output's).
-Value VnniKernel::forallOver(int64_t count, Place place, Fill fill) {
-  auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(count)}, ValueRange{out},
-      std::nullopt);
+Value VnniKernel::forallOver(OpFoldResult count, Place place, Fill fill) {
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{count},
+                                      ValueRange{out}, std::nullopt);
   forall->setAttr(mlir::kiln::kOverwrittenOutsAttr, overwrites);
   OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
   ArrayRef<int64_t> shape = cast<RankedTensorType>(out.getType()).getShape();
   SmallVector<OpFoldResult> offsets(shape.size(), body.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, shape);
+  if (mRun)
+    sizes[0] = mRun; // the rows, the one run-time size
   SmallVector<OpFoldResult> strides(shape.size(), body.getIndexAttr(1));
   place(body, forall.getInductionVar(0), offsets, sizes);
   Value part = tensor::ExtractSliceOp::create(
@@ -120,7 +155,7 @@ Value VnniKernel::slices(int64_t dim, int64_t count, int64_t size,
   }
   Value origin, isLast;
   return forallOver(
-      count,
+      b.getIndexAttr(count),
       [&](OpBuilder &body, Value iv, SmallVectorImpl<OpFoldResult> &offsets,
           SmallVectorImpl<OpFoldResult> &sizes) {
         origin = size == 1
@@ -190,7 +225,7 @@ Value VnniKernel::buildRank4Consumer(bool parallel) {
   // layers split 4 rows to 3 between two threads.
   Value h, w0, isTail;
   return forallOver(
-      count,
+      b.getIndexAttr(count),
       [&](OpBuilder &body, Value iv, SmallVectorImpl<OpFoldResult> &offsets,
           SmallVectorImpl<OpFoldResult> &sizes) {
         h = arith::DivUIOp::create(body, loc, iv, idx(body, perRow));
@@ -230,16 +265,18 @@ Value VnniKernel::build() {
   // per tile came from L3 (ResNet-18's 3x3 layers of 256 channels, 1.2 MB).
   int64_t kCache = avx2 ? kPanelsOuterBytes / 4 : kPanelsOuterBytes;
   int64_t width = avx2 && wideRows ? 2 : 1;
+  // Rows of run-time count are taken at their bound (mMax).
   int64_t weightBytes = k.p * k.k4 * k.r * 4 * (wideWeights ? 2 : 1),
-          rowBytes = k.m * k.k4 * 4 * width;
-  int64_t rowTiles = full + (tail ? 1 : 0), panelGroups = k.p / pp;
+          rowBytes = mMax * k.k4 * 4 * width;
+  int64_t rowTiles = mRun ? (mMax + mr - 1) / mr : full + (tail ? 1 : 0),
+          panelGroups = k.p / pp;
   bool panelsOuter =
       panelGroups >= 2 &&
       (rowTiles == 1 || (weightBytes >= kCache && rowTiles >= 2 &&
                          2 * (rowBytes > kCache ? double(panelGroups) * rowBytes
                                                 : double(rowBytes)) <
                              double(rowTiles) * weightBytes));
-  int64_t work = k.m * k.p * k.r * k.k4 * g;
+  int64_t work = mMax * k.p * k.r * k.k4 * g;
   bool parallel = parallelWork > 0 && work >= parallelWork;
   if (hRows)
     return buildRank4Consumer(parallel);
@@ -250,6 +287,8 @@ Value VnniKernel::build() {
         1, panelGroups, pp, 0, parallel,
         [&](OpBuilder &b1, Value p0, Value dest, std::optional<int64_t> base,
             int64_t) { return panelTile(b1, p0, dest, base.has_value()); });
+  if (mRun)
+    return buildRunTimeRows(parallel && rowTiles >= 2);
   // Row tiles are independent: the threads share them when the product is
   // worth a fork-join. Each reads all the weights and writes its own rows.
   // The rows left over after the full tiles (at most mr - 1) are one
@@ -258,4 +297,38 @@ Value VnniKernel::build() {
       0, full, mr, tail, parallel && full >= 2,
       [&](OpBuilder &b1, Value m0, Value dest, std::optional<int64_t> rowBase,
           int64_t size) { return rowTile(b1, m0, dest, rowBase, size); });
+}
+
+/// Rows of run-time count M: its full tiles of mr rows (shared by the
+/// threads when the product is worth a fork-join at M's bound, each a static
+/// [mr, P, R] slice), then the rows left over (runTimeTail) after the join.
+Value VnniKernel::buildRunTimeRows(bool parallel) {
+  Value t;
+  if (parallel) {
+    Value origin;
+    t = forallOver(
+        fullRun,
+        [&](OpBuilder &body, Value iv, SmallVectorImpl<OpFoldResult> &offsets,
+            SmallVectorImpl<OpFoldResult> &sizes) {
+          origin = mr == 1 ? iv
+                           : arith::MulIOp::create(body, loc, iv, idx(body, mr))
+                                 .getResult();
+          offsets[0] = origin;
+          sizes[0] = body.getIndexAttr(mr);
+        },
+        [&](OpBuilder &body, Value part) -> Value {
+          return rowTile(body, origin, part, 0, mr);
+        });
+  } else {
+    t = scf::ForOp::create(
+            b, loc, idx(b, 0), splitRun, idx(b, mr), ValueRange{out},
+            [&](OpBuilder &b1, Location, Value m0, ValueRange iter) {
+              scf::YieldOp::create(b1, loc,
+                                   rowTile(b1, m0, iter[0], std::nullopt, mr));
+            })
+            .getResult(0);
+  }
+  return runTimeTail(b, t, [&](OpBuilder &b1, Value m0, Value dest, int64_t n) {
+    return rowTile(b1, m0, dest, std::nullopt, n);
+  });
 }

@@ -166,16 +166,22 @@ FailureOr<DotProduct> mlir::kiln::vnni::match(linalg::GenericOp op,
   auto wt = dyn_cast<RankedTensorType>(k.weights.getType());
   auto ot = dyn_cast<RankedTensorType>(op.getResult(0).getType());
   auto isLane = [&](Type t) { return k.bf16 ? t.isBF16() : t.isInteger(8); };
-  if (!at || !wt || !ot || !at.hasStaticShape() || !wt.hasStaticShape() ||
-      !ot.hasStaticShape() || at.getRank() != 3 || wt.getRank() != 4 ||
+  // Static but for the rows, which may be of run-time count (a symbolic
+  // batch or sequence; the kernel splits them at run time).
+  auto staticButRows = [](RankedTensorType t) {
+    return t.hasStaticShape() || (t.getRank() >= 1 && t.isDynamicDim(0) &&
+                                  t.getNumDynamicDims() == 1);
+  };
+  if (!at || !wt || !ot || !staticButRows(at) || !wt.hasStaticShape() ||
+      !staticButRows(ot) || at.getRank() != 3 || wt.getRank() != 4 ||
       ot.getRank() != 3 || !isLane(at.getElementType()) ||
       !isLane(wt.getElementType()) ||
       !(k.bf16 ? ot.getElementType().isF32()
                : ot.getElementType().isInteger(32))) {
-    why = k.bf16 ? "expects static bf16 [M, K2, 2] x bf16 [P, K2, R, 2] -> "
-                   "f32 [M, P, R]"
-                 : "expects static i8 [M, K4, 4] x i8 [P, K4, R, 4] -> i32 "
-                   "[M, P, R]";
+    why = k.bf16 ? "expects bf16 [M, K2, 2] x bf16 [P, K2, R, 2] -> f32 "
+                   "[M, P, R], static but for M"
+                 : "expects i8 [M, K4, 4] x i8 [P, K4, R, 4] -> i32 [M, P, R], "
+                   "static but for M";
     return failure();
   }
   k.m = at.getDimSize(0);
@@ -208,7 +214,8 @@ FailureOr<DotProduct> mlir::kiln::vnni::match(linalg::GenericOp op,
     why = "the accumulator does not start from a zero fill";
     return failure();
   }
-  k.window = matchWindow(k);
+  if (!ShapedType::isDynamic(k.m))
+    k.window = matchWindow(k);
   return k;
 }
 
@@ -269,12 +276,17 @@ std::optional<Consumer> mlir::kiln::vnni::matchConsumer(linalg::GenericOp op,
     return std::nullopt;
   auto user = dyn_cast<linalg::GenericOp>(*v.getUsers().begin());
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!user || !type || !type.hasStaticShape() ||
+  // Rows of run-time count: the consumer of [M, P, R] only.
+  bool runTimeRows = ShapedType::isDynamic(k.m);
+  if (!user || !type ||
+      !(runTimeRows ? type.getShape() == ArrayRef<int64_t>{k.m, k.p, k.r}
+                    : type.hasStaticShape()) ||
       !(type.getShape() == ArrayRef<int64_t>{k.m, k.p, k.r} ||
         (type.getRank() == 4 && type.getDimSize(0) == 1 &&
          type.getShape().back() == k.p * k.r)) ||
-      type.getNumElements() != k.m * k.p * k.r || user.getNumDpsInits() != 1 ||
-      user->getNumResults() != 1 || !user.hasPureTensorSemantics() ||
+      (!runTimeRows && type.getNumElements() != k.m * k.p * k.r) ||
+      user.getNumDpsInits() != 1 || user->getNumResults() != 1 ||
+      !user.hasPureTensorSemantics() ||
       user.getNumParallelLoops() != user.getNumLoops() ||
       user.getNumLoops() != uint64_t(type.getRank()) ||
       user.payloadUsesValueFromOperand(user.getDpsInitOperand(0)) ||

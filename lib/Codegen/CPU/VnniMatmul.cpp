@@ -74,6 +74,13 @@ void VnniKernel::chooseTileShape(int64_t maxRows) {
   pp = nv == 1 && !avx2 ? divisorAtMost(k.p, 4) : 1;
   int64_t rowTarget =
       std::min(maxRows, std::max<int64_t>(1, accumulatorRegs() / (nv * pp)));
+  if (ShapedType::isDynamic(k.m)) {
+    // No divisor to look for: full tiles of the target, the rest in
+    // halving tiles (runTimeTail).
+    mr = std::min(rowTarget, mMax);
+    rowsOf = mMax;
+    return;
+  }
   // The largest divisor of M up to the target, unless it is under half the
   // target: then tiles of the target and one tile of the rows left over.
   mr = divisorAtMost(k.m, rowTarget);
@@ -145,7 +152,16 @@ void VnniKernel::prepare() {
   for (int64_t v :
        {int64_t(0), int64_t(1), g, k.m, mr, k.p, k.k4, pp, full * mr, full - 1,
         mr + tail, k.r, wRows, hRows, full, tail, full + (tail ? 1 : 0)})
-    idx(b, v);
+    if (!ShapedType::isDynamic(v))
+      idx(b, v);
+  if (ShapedType::isDynamic(k.m)) {
+    mRun = tensor::DimOp::create(b, loc, k.rows, 0);
+    fullRun = arith::DivUIOp::create(b, loc, mRun, idx(b, mr));
+    splitRun = arith::MulIOp::create(b, loc, fullRun, idx(b, mr));
+    // runTimeTail's masks (its tiles of n < mr rows are in the loop below).
+    for (int64_t n = 1; n < mr; n *= 2)
+      idx(b, ~(2 * n - 1));
+  }
   for (int64_t i = 0; i < nv; ++i) {
     idx(b, 16 * g * i);
     idx(b, 16 * i);
@@ -175,15 +191,19 @@ void VnniKernel::prepare() {
   weights = collapsed(b, loc, k.weights, {{0}, {1}, {2, 3}});
   if (avx2)
     prepareAvx2();
+  // Only the rows may be of run-time size (match, matchConsumer).
+  ValueRange rowsDyn = mRun ? ValueRange(mRun) : ValueRange();
   out = consumer
             ? tensor::EmptyOp::create(
                   b, loc,
                   cast<RankedTensorType>(consumer->op.getResult(0).getType())
                       .getShape(),
-                  getElementTypeOrSelf(consumer->op.getResult(0).getType()))
+                  getElementTypeOrSelf(consumer->op.getResult(0).getType()),
+                  rowsDyn)
                   .getResult()
             : tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k.m, k.p, k.r},
-                                      epilogue ? f32 : acc.getElementType())
+                                      epilogue ? f32 : acc.getElementType(),
+                                      rowsDyn)
                   .getResult();
   zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   zeroI32 = arith::ConstantIntOp::create(b, loc, 0, 32);
@@ -228,7 +248,8 @@ void VnniKernel::prepareAvx2() {
   Type i16 = b.getI16Type();
   zeroWord = arith::ConstantOp::create(b, loc, b.getZeroAttr(i16));
   auto rowType = cast<RankedTensorType>(rows.getType());
-  wideRows = k.window || rowType.getNumElements() < kWideRowsBytes;
+  wideRows = k.window || (mRun ? mMax * rowType.getDimSize(1)
+                               : rowType.getNumElements()) < kWideRowsBytes;
   if (wideRows)
     rows = widenedRows(rowType);
   // The packed weights, through the reshapes that keep their bytes' order.
@@ -255,7 +276,10 @@ void VnniKernel::prepareAvx2() {
 Value VnniKernel::widenedRows(RankedTensorType rowType) {
   Type i16 = b.getI16Type();
   auto wideType = rowType.clone(i16);
-  Value empty = tensor::EmptyOp::create(b, loc, wideType.getShape(), i16);
+  SmallVector<Value> dyn;
+  if (mRun)
+    dyn.push_back(mRun);
+  Value empty = tensor::EmptyOp::create(b, loc, wideType.getShape(), i16, dyn);
   AffineMap id = b.getMultiDimIdentityMap(wideType.getRank());
   return linalg::GenericOp::create(
              b, loc, wideType, rows, empty, ArrayRef<AffineMap>{id, id},
@@ -636,7 +660,7 @@ struct VnniMatmulPass : mlir::kiln::impl::VnniMatmulPassBase<VnniMatmulPass> {
       // one narrower step), after bufferization; its zero fill goes in
       // --kiln-cpu-drop-amx-zero-fills.
       if (amx && succeeded(k) && !k->bf16 && k->r == 16 &&
-          (k->k4 % 16 == 0 || k->k4 < 16)) {
+          !ShapedType::isDynamic(k->m) && (k->k4 % 16 == 0 || k->k4 < 16)) {
         op->removeAttr(mlir::kiln::kInt8MatmulAttr);
         op->setAttr(mlir::kiln::kAmxInt8MatmulAttr,
                     UnitAttr::get(op.getContext()));

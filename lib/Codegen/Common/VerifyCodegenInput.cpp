@@ -55,13 +55,17 @@ LogicalResult checkProduct(Operation *op, StringRef marker, Type a, Type b,
     return op->emitOpError() << "is marked " << marker
                              << " but does not read two tensors into one";
   auto init = dyn_cast<RankedTensorType>(generic.getDpsInits()[0].getType());
+  // The rows (the first dimension) may be of run-time count: a symbolic
+  // batch or sequence (docs/shapes.md), which the kernels split at run time.
   if (!init ||
       !(init.getRank() == rank || (batched && init.getRank() == rank + 1)) ||
-      !init.hasStaticShape())
-    return op->emitOpError() << "is marked " << marker << " but its result "
-                             << generic.getDpsInits()[0].getType()
-                             << " is not a static tensor of rank " << rank
-                             << (batched ? " (or one more, a batch first)" : "");
+      !(init.hasStaticShape() ||
+        (init.isDynamicDim(0) && init.getNumDynamicDims() == 1)))
+    return op->emitOpError()
+           << "is marked " << marker << " but its result "
+           << generic.getDpsInits()[0].getType() << " is not a tensor of rank "
+           << rank << (batched ? " (or one more, a batch first)" : "")
+           << ", static but for its first dimension";
   if (elementTypeOf(op, 0) != a || elementTypeOf(op, 1) != b ||
       init.getElementType() != acc)
     return op->emitOpError()

@@ -859,3 +859,70 @@ func.func @windows_not_contiguous(%src: tensor<1x6x192xi8>, %w: tensor<1x36x16x4
   } -> tensor<16x1x16xi32>
   return %0 : tensor<16x1x16xi32>
 }
+
+// -----
+
+#qa = affine_map<(m, p, r, k, j) -> (m, k, j)>
+#w = affine_map<(m, p, r, k, j) -> (p, k, r, j)>
+#acc = affine_map<(m, p, r, k, j) -> (m, p, r)>
+
+// Rows of run-time count (a symbolic batch or sequence): full tiles of 8
+// rows up to M - M mod 8, then one tile for each bit of M mod 8 (4, 2 and
+// 1 rows), so that no tile has a run-time size. M is at most 64 here: at
+// 16384 multiply-adds (parallel-work) the full tiles are an scf.forall of
+// M / 8 iterations, and the rest follows.
+// CHECK-LABEL: func.func @run_time_rows
+// CHECK: %[[QA3:.+]] = tensor.extract_slice
+// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK: %[[M:.+]] = tensor.dim %[[QA3]], %{{.+}} : tensor<?x4x4xi8>
+// CHECK: %[[FULL:.+]] = arith.divui %[[M]], %[[C8]]
+// CHECK: %[[SPLIT:.+]] = arith.muli %[[FULL]], %[[C8]]
+// CHECK-DAG: %[[NOT7:.+]] = arith.constant -8 : index
+// CHECK: %[[OUT:.+]] = tensor.empty(%[[M]]) : tensor<?x2x32xi32>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[SPLIT]] step %[[C8]] iter_args(%{{.+}} = %[[OUT]])
+// CHECK-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: %[[REST:.+]] = arith.subi %[[M]], %[[SPLIT]]
+// CHECK: %[[BIT4:.+]] = arith.andi %[[REST]], %[[C4]]
+// CHECK: %[[HAS4:.+]] = arith.cmpi ne, %[[BIT4]]
+// CHECK: %[[ABOVE4:.+]] = arith.andi %[[REST]], %[[NOT7]]
+// CHECK: arith.addi %[[SPLIT]], %[[ABOVE4]]
+// CHECK: scf.if %[[HAS4]]
+// CHECK-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: scf.if
+// CHECK-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: scf.if
+// CHECK-COUNT-2: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: return
+// PAR-LABEL: func.func @run_time_rows
+// PAR: %[[QA3:.+]] = tensor.extract_slice
+// PAR: %[[M:.+]] = tensor.dim %[[QA3]]
+// PAR: %[[FULL:.+]] = arith.divui %[[M]], %c8
+// PAR: scf.forall (%[[I:.+]]) in (%[[FULL]]) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<?x2x32xi32>)
+// PAR: %[[M0:.+]] = arith.muli %[[I]], %c8
+// PAR: tensor.extract_slice %[[OUT]][%[[M0]], 0, 0] [8, 2, 32] [1, 1, 1] : tensor<?x2x32xi32> to tensor<8x2x32xi32>
+// PAR-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// PAR: scf.forall.in_parallel
+// PAR: scf.if
+func.func @run_time_rows(%all: tensor<?x4x4xi8>, %w: tensor<2x4x32x4xi8>) -> tensor<?x2x32xi32> {
+  %c0 = arith.constant 0 : i32
+  %i0 = arith.constant 0 : index
+  %n = tensor.dim %all, %i0 : tensor<?x4x4xi8>
+  %m = affine.min affine_map<(d0) -> (d0, 64)>(%n)
+  %qa = tensor.extract_slice %all[0, 0, 0] [%m, 4, 4] [1, 1, 1] : tensor<?x4x4xi8> to tensor<?x4x4xi8>
+  %e = tensor.empty(%m) : tensor<?x2x32xi32>
+  %z = linalg.fill ins(%c0 : i32) outs(%e : tensor<?x2x32xi32>) -> tensor<?x2x32xi32>
+  %0 = linalg.generic {indexing_maps = [#qa, #w, #acc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%qa, %w : tensor<?x4x4xi8>, tensor<2x4x32x4xi8>) outs(%z : tensor<?x2x32xi32>) attrs = {kiln.int8_matmul} {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %1 = arith.extui %a : i8 to i32
+    %2 = arith.extsi %b : i8 to i32
+    %3 = arith.muli %1, %2 : i32
+    %4 = arith.addi %c, %3 : i32
+    linalg.yield %4 : i32
+  } -> tensor<?x2x32xi32>
+  return %0 : tensor<?x2x32xi32>
+}
