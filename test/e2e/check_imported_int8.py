@@ -15,9 +15,11 @@ the f32 kernels), elsewhere on the f32 kernels or in i32.
   per output channel for 64 filters (imported as a reshaped resource): the
   i32 result is a graph output and must match bit for bit.
 - MatMulInteger on a 3-D input with K = 37 and N = 20, bit for bit; the
-  same with a symbolic batch and sequence at three shapes, and ConvInteger
-  with a symbolic batch, height and width (exact products on the f32
-  kernels: the int8 kernels take static shapes).
+  same with a symbolic batch and sequence at four shapes, on the int8
+  kernels (rows of run-time count), also a wider one on one and two
+  threads; and ConvInteger with a symbolic batch, height and width (exact
+  products on the f32 kernels: the int8 convolution kernels take static
+  shapes).
 - QLinearConv (also with scales and zero points per channel for 64
   filters) and QLinearMatMul (requantized uint8 output, i32 bias): within
   one step of the uint8 output of an exact reference (the requantization
@@ -104,26 +106,32 @@ def conv_int(x, w, stride, pads, dilation, group=1):
     return y
 
 
-def emitted_graph(path):
+def emitted_graph(path, **kw):
     out = path[:-5] + ".kiln.mlir"
-    kiln.compile(path, output=out, emit="kiln")
+    kiln.compile(path, output=out, emit="kiln", **kw)
     return open(out).read()
 
 
-def check_path(path, op):
-    """On a VNNI host the product must have become `op`; on an AVX2 host
-    too, but for depthwise ones (which stay off the int8 kernel there), and
-    the kernel must be the vpmaddwd form."""
-    if VNNI:
-        text = emitted_graph(path)
-        assert op in text, (path, f"expected {op} on this AVX512-VNNI host")
-    elif AVX2 and op == "kiln.integer_depthwise_conv2d":
-        assert op not in emitted_graph(path), (path, "no depthwise int8 kernel on AVX2")
-    elif AVX2:
-        assert op in emitted_graph(path), (path, f"expected {op} on this AVX2 host")
+def check_path(path, op, **kw):
+    """On a VNNI host the product must have become `op` (and the kernel the
+    vpdpbusd one); on an AVX2 host too, but for depthwise ones (which stay
+    off the int8 kernel there), and the kernel must be the vpmaddwd form.
+    `kw` (dims=...) compiles a model with symbolic sizes."""
+    def kernel(name):
         out = path[:-5] + ".ll"
-        kiln.compile(path, output=out, emit="llvm")
-        assert "llvm.x86.avx2.pmadd.wd" in open(out).read(), (path, "no vpmaddwd kernel")
+        kiln.compile(path, output=out, emit="llvm", **kw)
+        assert name in open(out).read(), (path, f"no {name} kernel")
+
+    if VNNI:
+        text = emitted_graph(path, **kw)
+        assert op in text, (path, f"expected {op} on this AVX512-VNNI host")
+        if op == "kiln.integer_matmul":
+            kernel("llvm.x86.avx512.vpdpbusd.512")
+    elif AVX2 and op == "kiln.integer_depthwise_conv2d":
+        assert op not in emitted_graph(path, **kw), (path, "no depthwise int8 kernel on AVX2")
+    elif AVX2:
+        assert op in emitted_graph(path, **kw), (path, f"expected {op} on this AVX2 host")
+        kernel("llvm.x86.avx2.pmadd.wd")
 
 
 # --- ConvInteger after DynamicQuantizeLinear -----------------------------------
@@ -226,15 +234,18 @@ assert np.array_equal(acc.astype(np.int64), want), int(np.abs(acc - want).max())
 check_path(path, "kiln.integer_matmul")
 
 # The same with a symbolic batch and sequence (a dynamically quantized
-# transformer exported with dynamic_axes): one compile, exact at every shape.
+# transformer exported with dynamic_axes): one compile, exact at every shape,
+# on the int8 kernels (rows of run-time count: full tiles of 8 rows, then
+# tiles of 4, 2 and 1 for the rest; 1, 14, 51 and 80 rows cover each).
+dims = {"batch": (1, 3), "seq": (1, 40)}
 path = save_onnx(work, "matmul_integer_symbolic", [
     h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
     h.make_node("MatMulInteger", ["xq", "w", "xzp"], ["acc"]),
 ], [vi("x", T.FLOAT, ["batch", "seq", 37])],
     [vi("acc", T.INT32, None), vi("xq", T.UINT8, None), vi("xzp", T.UINT8, None)],
     [("w", w)], opset=13)
-m = compile_and_load(kiln, path, dims={"batch": (1, 3), "seq": (1, 40)})
-for b, t in [(1, 1), (3, 17), (2, 40)]:
+m = compile_and_load(kiln, path, dims=dims)
+for b, t in [(1, 1), (2, 7), (3, 17), (2, 40)]:
     x = rng.standard_normal((b, t, 37)).astype(np.float32) + 0.5
     acc, xq, xzp = m(x)
     want_q, _, zp = dql_ref(x)
@@ -242,6 +253,28 @@ for b, t in [(1, 1), (3, 17), (2, 40)]:
     want = (want_q - int(zp)) @ w.astype(np.int64)
     assert acc.shape == (b, t, 20), acc.shape
     assert np.array_equal(acc.astype(np.int64), want), (b, t, int(np.abs(acc - want).max()))
+check_path(path, "kiln.integer_matmul", dims=dims)
+
+# A product worth sharing between two threads at its bound (120 x 256 x 96):
+# the full row tiles split across them at run time, the rest after the join.
+# Bit for bit the single-thread outputs, and exact.
+wb = rng.integers(-128, 128, (256, 96)).astype(np.int8)
+path = save_onnx(work, "matmul_integer_symbolic_wide", [
+    h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
+    h.make_node("MatMulInteger", ["xq", "w", "xzp"], ["acc"]),
+], [vi("x", T.FLOAT, ["batch", "seq", 256])],
+    [vi("acc", T.INT32, None)], [("w", wb)], opset=13)
+so = kiln.compile(path, output=path[:-5] + ".so", dims=dims)
+one, two = kiln.load(so), kiln.load(so, threads=2)
+for b, t in [(1, 1), (1, 9), (3, 33), (3, 40)]:
+    x = rng.standard_normal((b, t, 256)).astype(np.float32)
+    want_q, _, zp = dql_ref(x)
+    want = (want_q - int(zp)) @ wb.astype(np.int64)
+    for mm in (one, two):
+        acc = mm(x)[0]
+        assert acc.shape == (b, t, 96), acc.shape
+        assert np.array_equal(acc.astype(np.int64), want), (b, t, int(np.abs(acc - want).max()))
+check_path(path, "kiln.integer_matmul", dims=dims)
 
 # ConvInteger with a symbolic batch, height and width (a dynamically
 # quantized CNN exported with dynamic_axes), stride 2 and padding: exact.

@@ -464,7 +464,8 @@ static bool lowersSymbolicSizes(Operation *op) {
              ConcatOp, PadOp, UpsampleNearestOp, ShapeOfOp, SizedReshapeOp,
              SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp, CompressOp,
              TopKOp, NonMaxSuppressionOp, RandomOp, LoopOp, YieldOp, CumSumOp,
-             CumProdOp, ArgMaxOp, ArgMinOp, ReduceProdOp, GatherElementsOp>(op);
+             CumProdOp, ArgMaxOp, ArgMinOp, ReduceProdOp, GatherElementsOp,
+             IntegerMatMulOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {

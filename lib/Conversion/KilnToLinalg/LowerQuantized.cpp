@@ -98,7 +98,9 @@ Value int8RowProduct(OpBuilder &b, Location loc, Value rows, Value weights) {
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   auto par = utils::IteratorType::parallel,
        red = utils::IteratorType::reduction;
-  Value acc = filledTensor(b, loc, {m, panels, r}, b.getI32Type(), 0.0);
+  // M may be a run-time count (docs/shapes.md); the kernel splits it.
+  Value acc = filledTensor(b, loc, {m, panels, r}, b.getI32Type(), 0.0,
+                           dynamicDims(b, loc, rows));
   Value rows3 = tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get({m, k4, 4}, i8), rows,
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
@@ -552,20 +554,23 @@ Value dequantized(OpBuilder &b, Location loc, Value acc, Value wscales,
 /// re-marked, the AMX kernel replaces) in i32, in `shape` (M rows of N =
 /// shape.back() columns).
 Value int8Columns(OpBuilder &b, Location loc, Value rows, Value weights,
-                  ArrayRef<int64_t> shape) {
+                  ArrayRef<int64_t> shape, ValueRange dyn = {}) {
   int64_t n = shape.back();
   auto wt = cast<RankedTensorType>(weights.getType());
   int64_t m = cast<RankedTensorType>(rows.getType()).getDimSize(0);
   int64_t panels = wt.getDimSize(0);
+  SmallVector<Value> mDyn = dynamicDims(b, loc, rows);
   Value product = int8RowProduct(b, loc, rows, weights);
-  Value y = reshaped(b, loc, product, {m, panels * 16});
+  Value y = reshaped(b, loc, product, {m, panels * 16}, mDyn);
   // Columns past N (the last panel padded with zero weights) are dropped.
   if (panels * 16 != n)
     y = tensor::ExtractSliceOp::create(
         b, loc, y, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(m), b.getIndexAttr(n)},
+        ArrayRef<OpFoldResult>{mDyn.empty() ? OpFoldResult(b.getIndexAttr(m))
+                                            : OpFoldResult(mDyn[0]),
+                               b.getIndexAttr(n)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-  return reshaped(b, loc, y, shape);
+  return reshaped(b, loc, y, shape, dyn);
 }
 
 /// int8Columns, then the dequantization (acc - zp * sums[n]) * (scale *
@@ -715,7 +720,8 @@ Value zeroPointCorrected(OpBuilder &b, Location loc, Value acc, Value zp,
       [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
         return arith::SubIOp::create(nb, nl, a[0],
                                      arith::MulIOp::create(nb, nl, a[1], a[2]));
-      });
+      },
+      dynamicDims(b, loc, acc));
 }
 
 /// kiln.integer_matmul: the uint8 rows as they are (K padded with zeros,
@@ -723,14 +729,32 @@ Value zeroPointCorrected(OpBuilder &b, Location loc, Value acc, Value zp,
 FailureOr<Value> lowerIntegerMatMul(OpBuilder &b, IntegerMatMulOp op) {
   Location loc = op.getLoc();
   RankedTensorType it = op.getInput().getType(), rt = op.getType();
-  int64_t k = it.getShape().back(), rows = it.getNumElements() / k;
+  int64_t k = it.getShape().back();
   int64_t kp = 4 * op.getWeights().getType().getDimSize(1);
-  Value q = reshaped(b, loc, asSignless(b, loc, op.getInput()), {rows, k});
+  Value in = asSignless(b, loc, op.getInput());
+  // The rows: a static count, or (symbolic leading sizes, docs/shapes.md)
+  // their product at run time; the result's leading sizes are the input's.
+  int64_t rows = ShapedType::kDynamic;
+  SmallVector<Value> rowsDyn, outDyn;
+  if (it.hasStaticShape()) {
+    rows = it.getNumElements() / k;
+  } else {
+    Value n = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t d = 0; d + 1 < it.getRank(); ++d)
+      n = arith::MulIOp::create(
+          b, loc, n,
+          it.isDynamicDim(d) ? Value(tensor::DimOp::create(b, loc, in, d))
+                             : Value(arith::ConstantIndexOp::create(
+                                   b, loc, it.getDimSize(d))));
+    rowsDyn.push_back(n);
+    outDyn = dynamicDims(b, loc, in);
+  }
+  Value q = reshaped(b, loc, in, {rows, k}, rowsDyn);
   if (kp != k) {
     q = padded(b, loc, q, {0, 0}, {0, kp - k}, 0.0);
     markUnreadPadding(q);
   }
-  Value acc = int8Columns(b, loc, q, op.getWeights(), rt.getShape());
+  Value acc = int8Columns(b, loc, q, op.getWeights(), rt.getShape(), outDyn);
   return zeroPointCorrected(b, loc, acc, op.getInputZeroPoint(),
                             op.getWeightSums());
 }

@@ -272,11 +272,12 @@ static LogicalResult verifyIntegerProduct(Operation *op, RankedTensorType w,
 
 LogicalResult IntegerMatMulOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
-  if (in.getRank() < 2 || !in.hasStaticShape() ||
-      out.getRank() != in.getRank() || !out.hasStaticShape() ||
+  // The leading sizes may be symbolic (docs/shapes.md); K and N are static.
+  if (in.getRank() < 2 || in.isDynamicDim(in.getRank() - 1) ||
+      out.getRank() != in.getRank() || out.isDynamicDim(out.getRank() - 1) ||
       out.getShape().drop_back() != in.getShape().drop_back())
-    return emitOpError() << "expects a static [..., M, K] input and a result "
-                            "with its leading dimensions, got "
+    return emitOpError() << "expects a [..., M, K] input with a static K and "
+                            "a result with its leading dimensions, got "
                          << in << " -> " << out;
   return verifyIntegerProduct(*this, getWeights().getType(),
                               getWeightSums().getType(),

@@ -255,8 +255,14 @@ std::optional<VnniProduct> integers::matchVnniProduct(Operation *op) {
     return std::nullopt;
   auto lhs = cast<RankedTensorType>(op->getOperand(0).getType());
   auto rhs = cast<RankedTensorType>(op->getOperand(1).getType());
-  if (!lhs.hasStaticShape() || !rhs.hasStaticShape() ||
-      !cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
+  auto out = cast<RankedTensorType>(op->getResult(0).getType());
+  // A matmul's rows may be of run-time count (a symbolic batch or sequence,
+  // docs/shapes.md): its leading sizes, not K or N.
+  bool runTimeRows = isa<MatMulOp>(op) && lhs.getRank() >= 2 &&
+                     !lhs.isDynamicDim(lhs.getRank() - 1) &&
+                     !out.isDynamicDim(out.getRank() - 1);
+  if ((!lhs.hasStaticShape() && !runTimeRows) || !rhs.hasStaticShape() ||
+      (!out.hasStaticShape() && !runTimeRows))
     return std::nullopt;
   int64_t k;
   bool depthwise = false;
@@ -306,6 +312,9 @@ std::optional<VnniProduct> integers::matchVnniProduct(Operation *op) {
   } else {
     return std::nullopt;
   }
+  // A transposed input is redone on uint8 with static sizes only.
+  if (!p.perm.empty() && !lhs.hasStaticShape())
+    return std::nullopt;
   std::optional<std::vector<double>> w = evalInts(op->getOperand(1));
   if (!w || llvm::any_of(*w, [](double v) { return v < -128 || v > 127; }))
     return std::nullopt;
