@@ -14,8 +14,8 @@ exclusive, a run-time axis) and ArgMax/ArgMin against numpy, and 1-D convolution
 over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
 (reshapes that regroup run-time sizes) transposed convolutions (1-D and
 2-D, by output phase) and DepthToSpace against torch, and Einsum, Pad
-(reflect, edge, wrap), Tile, GatherElements and integer reductions against
-numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+(reflect, edge, wrap), Tile, GatherElements, integer reductions and float
+reductions of every element against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -440,7 +440,8 @@ if len(sys.argv) > 5:
     dyn = kiln.load(kiln.compile(path, dims={"b": (1, 2), "t": (1, 20)}))
     fixed = kiln.load(kiln.compile(path, output=os.path.join(work, "int_reduce_static.so"),
                                    input_shapes={"x": (2, 20, 300)}))
-    for m, shapes in [(dyn, [(1, 1, 300), (2, 13, 300)]), (fixed, [(2, 20, 300)])]:
+    for m, shapes in [(dyn, [(1, 1, 300), (1, 2, 300), (2, 13, 300)]),
+                      (fixed, [(2, 20, 300)])]:
         for shape in shapes:
             x = rng.integers(-3, 4, shape).astype(np.float32)
             got = iter(m(x))
@@ -450,6 +451,30 @@ if len(sys.argv) > 5:
                     for ai, axes in enumerate((1, 2, None)):
                         want = fn(xi, axis=axes, keepdims=ai != 0).astype(npt)
                         np.testing.assert_array_equal(next(got), want)
+
+    # Float ReduceMax and ReduceMin of every element (DynamicQuantizeLinear's
+    # range: one pass keeps both, in vectorized blocks of 512 and the rest
+    # after them, counted at run time) and ReduceSum of every element:
+    # exact for max and min (a NaN propagates), rtol 1e-5 for the sum; 37,
+    # 592 (one block) and 7,400 elements.
+    g = h.make_graph(
+        [h.make_node("ReduceMax", ["x"], ["hi"], keepdims=0),
+         h.make_node("ReduceMin", ["x"], ["lo"], keepdims=0),
+         h.make_node("ReduceSum", ["x"], ["sum"], keepdims=0)],
+        "range", [vi("x", TensorProto.FLOAT, ["b", "t", 37])],
+        [vi(n, TensorProto.FLOAT, None) for n in ("hi", "lo", "sum")])
+    path = os.path.join(work, "range.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 18)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 2), "t": (1, 100)}))
+    for shape, nan in [((1, 1, 37), False), ((1, 16, 37), False), ((2, 100, 37), False),
+                       ((2, 100, 37), True), ((1, 16, 37), True)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        if nan:
+            x.flat[x.size // 3] = np.nan
+        hi, lo, total = m(x)
+        np.testing.assert_array_equal(hi, x.max())
+        np.testing.assert_array_equal(lo, x.min())
+        np.testing.assert_allclose(total, x.astype(np.float64).sum(), rtol=1e-5, atol=1e-5)
 
     # Tile of symbolic sizes by constant repeats (`x.repeat(1, 2, 1)`),
     # a repeat of 1 and of 0 included.

@@ -213,31 +213,70 @@ Value lowerSlice(OpBuilder &b, SliceOp op) {
 
 constexpr int64_t kBlocks = 8, kLanes = 64;
 
-/// Every element of a static `input` whose dimensions outside `axes` are
-/// all 1: `flat` ([n]) and its first `main` elements as `blocks`
-/// ([kBlocks, rows, kLanes], rows >= 2). None when not such an input.
+/// Every element of an `input` whose dimensions outside `axes` are all 1:
+/// `flat` ([n]) and its first `main` elements as `blocks` ([kBlocks, rows,
+/// kLanes], rows >= 2). With symbolic sizes (docs/shapes.md) n, main and
+/// rows are counted at run time (nRun, mainRun; n and main are dynamic) and
+/// rows may be 0 or 1. None when not such an input.
 struct BlockedElements {
   Value flat, blocks;
   int64_t n, main;
+  Value nRun, mainRun;
 };
+
+Value sliceOf(OpBuilder &b, Location loc, Value flat, OpFoldResult offset,
+              OpFoldResult size) {
+  return tensor::ExtractSliceOp::create(
+      b, loc, flat, ArrayRef<OpFoldResult>{offset},
+      ArrayRef<OpFoldResult>{size}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+}
 
 Value sliceOf(OpBuilder &b, Location loc, Value flat, int64_t offset,
               int64_t size) {
-  return tensor::ExtractSliceOp::create(
-      b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return sliceOf(b, loc, flat, b.getIndexAttr(offset), b.getIndexAttr(size));
+}
+
+/// The elements of `v` after its blocks.
+Value elementsAfterBlocks(OpBuilder &b, Location loc,
+                          const BlockedElements &v) {
+  if (!v.nRun)
+    return sliceOf(b, loc, v.flat, v.main, v.n - v.main);
+  return sliceOf(b, loc, v.flat, v.mainRun,
+                 arith::SubIOp::create(b, loc, v.nRun, v.mainRun).getResult());
+}
+
+/// blockedElements of an input with symbolic sizes: the blocks' rows are
+/// n floordiv (kBlocks kLanes) at run time, the rest (under kBlocks kLanes
+/// elements) after them.
+BlockedElements runTimeBlocks(OpBuilder &b, Location loc, Value input) {
+  RankedTensorType type = typeOf(input);
+  Value n = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    n = arith::MulIOp::create(
+        b, loc, n,
+        type.isDynamicDim(d) ? Value(tensor::DimOp::create(b, loc, input, d))
+                             : Value(arith::ConstantIndexOp::create(
+                                   b, loc, type.getDimSize(d))));
+  Value flat = reshaped(b, loc, input, {ShapedType::kDynamic}, n);
+  Value block = arith::ConstantIndexOp::create(b, loc, kBlocks * kLanes);
+  Value rows = arith::DivUIOp::create(b, loc, n, block);
+  Value main = arith::MulIOp::create(b, loc, rows, block);
+  Value blocks =
+      reshaped(b, loc, sliceOf(b, loc, flat, b.getIndexAttr(0), main),
+               {kBlocks, ShapedType::kDynamic, kLanes}, rows);
+  return BlockedElements{
+      flat, blocks, ShapedType::kDynamic, ShapedType::kDynamic, n, main};
 }
 
 std::optional<BlockedElements> blockedElements(OpBuilder &b, Location loc,
                                                Value input,
                                                ArrayRef<int64_t> axes) {
   RankedTensorType type = typeOf(input);
-  if (!type.hasStaticShape())
-    return std::nullopt;
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.getDimSize(d) != 1 && !llvm::is_contained(axes, d))
       return std::nullopt;
+  if (!type.hasStaticShape())
+    return runTimeBlocks(b, loc, input);
   int64_t n = type.getNumElements(), rows = n / (kBlocks * kLanes);
   int64_t main = rows * kBlocks * kLanes;
   if (rows < 2)
@@ -265,11 +304,8 @@ Value reducedInBlocks(
   if (!v)
     return {};
   Type elt = typeOf(input).getElementType();
-  Value flat = v->flat, blocks = v->blocks;
+  Value blocks = v->blocks;
   int64_t n = v->n, main = v->main;
-  auto slice = [&](int64_t offset, int64_t size) {
-    return sliceOf(b, loc, flat, offset, size);
-  };
   auto combined = [&](Value in, Value acc, ArrayRef<AffineMap> maps,
                       ArrayRef<utils::IteratorType> iters) {
     return linalg::GenericOp::create(
@@ -290,8 +326,8 @@ Value reducedInBlocks(
   Value acc = combined(partial, filledTensor(b, loc, {}, elt, init),
                        {b.getMultiDimIdentityMap(2), AffineMap::get(2, 0, ctx)},
                        {red, red});
-  if (main != n)
-    acc = combined(slice(main, n - main), acc,
+  if (v->nRun || main != n)
+    acc = combined(elementsAfterBlocks(b, loc, *v), acc,
                    {b.getMultiDimIdentityMap(1), AffineMap::get(1, 0, ctx)},
                    {red});
   return acc;
@@ -312,16 +348,13 @@ std::optional<std::pair<Value, Value>> minMaxInBlocks(OpBuilder &b,
   std::optional<BlockedElements> v = blockedElements(b, loc, input, axes);
   if (!v)
     return std::nullopt;
-  Value flat = v->flat, blocks = v->blocks;
+  Value blocks = v->blocks;
   int64_t n = v->n, main = v->main;
   double inf = std::numeric_limits<double>::infinity();
   MLIRContext *ctx = b.getContext();
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   auto par = utils::IteratorType::parallel,
        red = utils::IteratorType::reduction;
-  auto slice = [&](int64_t offset, int64_t size) {
-    return sliceOf(b, loc, flat, offset, size);
-  };
   // acc = max(acc, side == 0 ? x : -x), `side` the loop dimension `sideDim`.
   auto reduce = [&](Value in, Value acc, ArrayRef<AffineMap> maps,
                     ArrayRef<utils::IteratorType> iters,
@@ -362,8 +395,8 @@ std::optional<std::pair<Value, Value>> minMaxInBlocks(OpBuilder &b,
              {b.getMultiDimIdentityMap(3), AffineMap::get(3, 0, {d(1)}, ctx)},
              {red, par, red}, std::nullopt),
       kMinMaxCombineAttr);
-  if (main != n)
-    acc = marked(reduce(slice(main, n - main), acc,
+  if (v->nRun || main != n)
+    acc = marked(reduce(elementsAfterBlocks(b, loc, *v), acc,
                         {AffineMap::get(2, 0, {d(1)}, ctx),
                          AffineMap::get(2, 0, {d(0)}, ctx)},
                         {par, red}, 0),
