@@ -130,14 +130,15 @@ def timed(fn, calls):
     return (time.perf_counter() - t) * 1e3 / calls
 
 
-def compare_row(label, st, dyn, x, model, a, st_s, dyn_s):
+def compare_row(label, st, dyn, x, model, a, st_s, dyn_s, atol=1e-4):
     """One table row: the static and dynamic .so (and ORT unless a.no_ort)
     on input x (an array, or a dict of named arrays in the models' input
-    order), outputs checked against each other first, then alternating
-    rounds of a.calls calls; medians and ratios printed."""
+    order), outputs checked against each other first (rtol 1e-3 and
+    `atol`), then alternating rounds of a.calls calls; medians and ratios
+    printed."""
     args = list(x.values()) if isinstance(x, dict) else [x]
     ys, yd = st(*args)[0], dyn(*args)[0]
-    assert ys.shape == yd.shape and np.allclose(ys, yd, rtol=1e-3, atol=1e-4), \
+    assert ys.shape == yd.shape and np.allclose(ys, yd, rtol=1e-3, atol=atol), \
         np.abs(ys - yd).max()
     ort = Ort(model, a.threads, x, a.work) if not a.no_ort else None
     t = {"s": [], "d": [], "o": []}
