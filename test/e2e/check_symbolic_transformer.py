@@ -7,7 +7,8 @@ sequence), and every head reshape computed from Shape, Gather, Unsqueeze and
 Concat. Compiled once with --dim batch=1..4 --dim sequence=1..128, run
 through Python at several shapes (padding masks included) and compared with
 torch (rtol 1e-4, atol 1e-4, float32); --check finds nothing to refuse, and
-a sequence outside the range is refused. symbolic_transformer_driver.c
+a sequence outside the range is refused, and so are a decoder step's mask
+of the wrong length and caches whose past lengths disagree. symbolic_transformer_driver.c
 then runs it through the raw C ABI: no allocation at any shape, output
 shapes read back, each batch's first sample equal to its run alone.
 
@@ -264,4 +265,26 @@ for b, t, p in [(1, 16, 0), (2, 5, 3), (1, 1, 0), (1, 1, 47), (2, 16, 48)]:
     for g, w in zip(got, want):
         assert g.shape == w.shape, (b, t, p, g.shape, w.shape)
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+# Calls a generation loop gets wrong: a mask that is not past + t long (the
+# node that needs them equal named, with its operands' symbols), and caches
+# whose past lengths disagree; a good call still works after them.
+ids = np.zeros((1, 2), np.int64)
+past = [np.zeros((1, 4, 3, 16), np.float32) for _ in caches]
+bad = [("a mask of 4 for 3 + 2", [ids, np.ones((1, 4), np.int64), *past],
+        "dimension 3 of operand 1 (total) and dimension 3 of operand 0 "
+        "(sequence + past) differ at these input sizes"),
+       ("a mask of 6 for 3 + 2", [ids, np.ones((1, 6), np.int64), *past],
+        "(Add, opset 17)"),
+       ("v0 with a past of 5 beside k0's 3",
+        [ids, np.ones((1, 5), np.int64), past[0], np.zeros((1, 4, 5, 16), np.float32),
+         *past[2:]], "dimension 2 ('past') is 5, but an earlier input gives it 3")]
+for what, args, expect in bad:
+    try:
+        m(*args)
+        raise AssertionError(f"{what} was accepted")
+    except kiln.Error as e:
+        assert expect in str(e), (what, str(e))
+got = m(ids, np.ones((1, 5), np.int64), *past)
+assert [g.shape for g in got] == [(1, 2, 300)] + [(1, 4, 5, 16)] * 4, [g.shape for g in got]
 print("symbolic transformer: ok")
