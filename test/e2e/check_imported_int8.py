@@ -16,8 +16,8 @@ the f32 kernels), elsewhere on the f32 kernels or in i32.
   i32 result is a graph output and must match bit for bit.
 - MatMulInteger on a 3-D input with K = 37 and N = 20, bit for bit; the
   same with a symbolic batch and sequence at four shapes, on the int8
-  kernels (rows of run-time count), also a wider one on one and two
-  threads; and ConvInteger with a symbolic batch, height and width (exact
+  kernels (rows of run-time count), also two wider ones (row tiles and
+  panels outermost) on one and two threads; and ConvInteger with a symbolic batch, height and width (exact
   products on the f32 kernels: the int8 convolution kernels take static
   shapes).
 - QLinearConv (also with scales and zero points per channel for 64
@@ -255,26 +255,30 @@ for b, t in [(1, 1), (2, 7), (3, 17), (2, 40)]:
     assert np.array_equal(acc.astype(np.int64), want), (b, t, int(np.abs(acc - want).max()))
 check_path(path, "kiln.integer_matmul", dims=dims)
 
-# A product worth sharing between two threads at its bound (120 x 256 x 96):
-# the full row tiles split across them at run time, the rest after the join.
-# Bit for bit the single-thread outputs, and exact.
-wb = rng.integers(-128, 128, (256, 96)).astype(np.int8)
-path = save_onnx(work, "matmul_integer_symbolic_wide", [
-    h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
-    h.make_node("MatMulInteger", ["xq", "w", "xzp"], ["acc"]),
-], [vi("x", T.FLOAT, ["batch", "seq", 256])],
-    [vi("acc", T.INT32, None)], [("w", wb)], opset=13)
-so = kiln.compile(path, output=path[:-5] + ".so", dims=dims)
-one, two = kiln.load(so), kiln.load(so, threads=2)
-for b, t in [(1, 1), (1, 9), (3, 33), (3, 40)]:
-    x = rng.standard_normal((b, t, 256)).astype(np.float32)
-    want_q, _, zp = dql_ref(x)
-    want = (want_q - int(zp)) @ wb.astype(np.int64)
-    for mm in (one, two):
-        acc = mm(x)[0]
-        assert acc.shape == (b, t, 96), acc.shape
-        assert np.array_equal(acc.astype(np.int64), want), (b, t, int(np.abs(acc - want).max()))
-check_path(path, "kiln.integer_matmul", dims=dims)
+# Products worth sharing between two threads at their bound: 120 x 256 x 96
+# (the full row tiles split across the threads at run time, the rest after
+# the join) and 120 x 1024 x 1024 (1 MiB of weights: panels outermost, the
+# threads sharing the panels, each over the run-time rows). Exact on one
+# and two threads.
+for k, n in [(256, 96), (1024, 1024)]:
+    wb = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    path = save_onnx(work, f"matmul_integer_symbolic_{k}x{n}", [
+        h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
+        h.make_node("MatMulInteger", ["xq", "w", "xzp"], ["acc"]),
+    ], [vi("x", T.FLOAT, ["batch", "seq", k])],
+        [vi("acc", T.INT32, None)], [("w", wb)], opset=13)
+    so = kiln.compile(path, output=path[:-5] + ".so", dims=dims)
+    one, two = kiln.load(so), kiln.load(so, threads=2)
+    for b, t in [(1, 1), (1, 9), (3, 33), (3, 40)]:
+        x = rng.standard_normal((b, t, k)).astype(np.float32)
+        want_q, _, zp = dql_ref(x)
+        want = (want_q - int(zp)) @ wb.astype(np.int64)
+        for mm in (one, two):
+            acc = mm(x)[0]
+            assert acc.shape == (b, t, n), acc.shape
+            assert np.array_equal(acc.astype(np.int64), want), \
+                (k, n, b, t, int(np.abs(acc - want).max()))
+    check_path(path, "kiln.integer_matmul", dims=dims)
 
 # ConvInteger with a symbolic batch, height and width (a dynamically
 # quantized CNN exported with dynamic_axes), stride 2 and padding: exact.
