@@ -78,7 +78,6 @@ void VnniKernel::chooseTileShape(int64_t maxRows) {
     // No divisor to look for: full tiles of the target, the rest in
     // halving tiles (runTimeTail).
     mr = std::min(rowTarget, mMax);
-    rowsOf = mMax;
     return;
   }
   // The largest divisor of M up to the target, unless it is under half the

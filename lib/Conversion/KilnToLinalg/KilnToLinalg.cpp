@@ -33,6 +33,19 @@ SmallVector<Value> mlir::kiln::dynamicDims(OpBuilder &b, Location loc,
   return dyn;
 }
 
+Value mlir::kiln::sizeProduct(OpBuilder &b, Location loc, Value v, int64_t from,
+                              int64_t to) {
+  RankedTensorType t = typeOf(v);
+  Value n = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t d = from; d < to; ++d)
+    n = arith::MulIOp::create(
+        b, loc, n,
+        t.isDynamicDim(d)
+            ? Value(tensor::DimOp::create(b, loc, v, d))
+            : Value(arith::ConstantIndexOp::create(b, loc, t.getDimSize(d))));
+  return n;
+}
+
 FailureOr<SmallVector<Value>>
 mlir::kiln::broadcastDims(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                           ValueRange inputs) {

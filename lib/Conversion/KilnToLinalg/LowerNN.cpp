@@ -88,14 +88,7 @@ FailureOr<Value> lowerMatMul(OpBuilder &b, MatMulOp op) {
     result = matmul2D(b, loc, flat, bm);
   } else if (bt.getRank() == 2 && !at.isDynamicDim(at.getRank() - 1)) {
     // The same with symbolic leading sizes: the rows are their product.
-    Value rows = arith::ConstantIndexOp::create(b, loc, 1);
-    for (int64_t d = 0; d + 1 < at.getRank(); ++d)
-      rows = arith::MulIOp::create(
-          b, loc, rows,
-          at.isDynamicDim(d)
-              ? Value(tensor::DimOp::create(b, loc, a, d))
-              : Value(arith::ConstantIndexOp::create(b, loc,
-                                                     at.getDimSize(d))));
+    Value rows = sizeProduct(b, loc, a, 0, at.getRank() - 1);
     Value flat =
         reshaped(b, loc, a, {ShapedType::kDynamic, k}, ValueRange{rows});
     result = matmul2D(b, loc, flat, bm);

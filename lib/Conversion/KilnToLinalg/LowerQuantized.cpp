@@ -739,14 +739,7 @@ FailureOr<Value> lowerIntegerMatMul(OpBuilder &b, IntegerMatMulOp op) {
   if (it.hasStaticShape()) {
     rows = it.getNumElements() / k;
   } else {
-    Value n = arith::ConstantIndexOp::create(b, loc, 1);
-    for (int64_t d = 0; d + 1 < it.getRank(); ++d)
-      n = arith::MulIOp::create(
-          b, loc, n,
-          it.isDynamicDim(d) ? Value(tensor::DimOp::create(b, loc, in, d))
-                             : Value(arith::ConstantIndexOp::create(
-                                   b, loc, it.getDimSize(d))));
-    rowsDyn.push_back(n);
+    rowsDyn.push_back(sizeProduct(b, loc, in, 0, it.getRank() - 1));
     outDyn = dynamicDims(b, loc, in);
   }
   Value q = reshaped(b, loc, in, {rows, k}, rowsDyn);

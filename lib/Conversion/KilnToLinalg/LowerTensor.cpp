@@ -249,14 +249,7 @@ Value elementsAfterBlocks(OpBuilder &b, Location loc,
 /// n floordiv (kBlocks kLanes) at run time, the rest (under kBlocks kLanes
 /// elements) after them.
 BlockedElements runTimeBlocks(OpBuilder &b, Location loc, Value input) {
-  RankedTensorType type = typeOf(input);
-  Value n = arith::ConstantIndexOp::create(b, loc, 1);
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    n = arith::MulIOp::create(
-        b, loc, n,
-        type.isDynamicDim(d) ? Value(tensor::DimOp::create(b, loc, input, d))
-                             : Value(arith::ConstantIndexOp::create(
-                                   b, loc, type.getDimSize(d))));
+  Value n = sizeProduct(b, loc, input, 0, typeOf(input).getRank());
   Value flat = reshaped(b, loc, input, {ShapedType::kDynamic}, n);
   Value block = arith::ConstantIndexOp::create(b, loc, kBlocks * kLanes);
   Value rows = arith::DivUIOp::create(b, loc, n, block);
@@ -527,13 +520,7 @@ FailureOr<SmallVector<Value>> reshapeDims(OpBuilder &b, ReshapeOp op) {
   if (numDyn == 0)
     return dyn;
   if (numDyn == 1) {
-    Value count = arith::ConstantIndexOp::create(b, loc, 1);
-    for (int64_t d = 0; d < in.getRank(); ++d)
-      count = arith::MulIOp::create(
-          b, loc, count,
-          in.isDynamicDim(d)
-              ? Value(tensor::DimOp::create(b, loc, op.getInput(), d))
-              : Value(arith::ConstantIndexOp::create(b, loc, in.getDimSize(d))));
+    Value count = sizeProduct(b, loc, op.getInput(), 0, in.getRank());
     int64_t known = 1;
     for (int64_t n : out.getShape())
       if (!ShapedType::isDynamic(n))

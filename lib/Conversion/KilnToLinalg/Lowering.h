@@ -40,6 +40,10 @@ Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// The sizes of the dynamic dimensions of the tensor `v` (tensor.dim of
 /// each), in order: the `dyn` of a tensor shaped like `v`.
 SmallVector<Value> dynamicDims(OpBuilder &b, Location loc, Value v);
+/// The product of dimensions [from, to) of the tensor `v` at run time, an
+/// index (tensor.dim of each dynamic one): a symbolic row or element count.
+Value sizeProduct(OpBuilder &b, Location loc, Value v, int64_t from,
+                  int64_t to);
 /// The `dyn` of an elementwise result of `shape` whose operands `inputs`
 /// broadcast to it (ONNX-style, right-aligned): each dynamic dimension is
 /// taken from the first operand that has it dynamic at that position.
