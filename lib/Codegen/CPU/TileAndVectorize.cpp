@@ -33,6 +33,48 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
+/// Whether `v`, computed in the body of `op` (a tile of static extents),
+/// keeps one value over all of the tile's iterations: defined outside the
+/// body, a constant, `linalg.index` of a unit loop, or computed from those
+/// alone. A block argument of the body is not (its map is not looked at).
+bool invariantInTile(linalg::LinalgOp op, Value v) {
+  Block *body = op.getBlock();
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() != body;
+  Operation *def = v.getDefiningOp();
+  if (auto index = dyn_cast<linalg::IndexOp>(def))
+    return op.getStaticLoopRanges()[index.getDim()] == 1;
+  Operation *inBody = body->findAncestorOpInBlock(*def);
+  if (!inBody || isa<arith::ConstantOp>(inBody))
+    return true;
+  return llvm::all_of(inBody->getOperands(),
+                      [&](Value o) { return invariantInTile(op, o); });
+}
+
+/// Whether linalg's vectorizer reads `e` (in a tile whose only non-unit
+/// loop is the innermost) with one vector.transfer_read, not a
+/// vector.gather: its leading indices invariant in the tile, its last one
+/// invariant too (a broadcast scalar) or `linalg.index` of the innermost
+/// loop. Stricter than the vectorizer's own test (no offsets added to the
+/// index), never looser: a gather from a tensor of run-time size does not
+/// lower.
+bool readWithoutGather(linalg::LinalgOp op, tensor::ExtractOp e) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (e.getIndices().empty() || ranges.empty() ||
+      llvm::count_if(ranges, [](int64_t r) { return r != 1; }) != 1 ||
+      ranges.back() == 1)
+    return false;
+  RankedTensorType t = e.getTensor().getType();
+  for (auto [i, index] : llvm::enumerate(e.getIndices().drop_back()))
+    if (t.getDimSize(i) != 1 && !invariantInTile(op, index))
+      return false;
+  Value last = e.getIndices().back();
+  if (invariantInTile(op, last))
+    return true;
+  auto index = last.getDefiningOp<linalg::IndexOp>();
+  return index && index.getDim() == ranges.size() - 1;
+}
+
 /// Whether index `ofr` is a multiple of `m`: a constant, or the induction
 /// variable of a loop whose lower bound and step are.
 bool isMultipleOf(OpFoldResult ofr, int64_t m) {
@@ -762,11 +804,14 @@ struct TileAndVectorizePass
       return;
     // N-d tensor.extract (gathers) from static tensors vectorize too: into
     // contiguous reads where the indices vary only along the innermost
-    // dimension of the tile, into vector.gather otherwise. (The vector
-    // form of an extract from a tensor of run-time size does not lower.)
+    // dimension of the tile, into vector.gather otherwise. The vector.gather
+    // of an extract from a tensor of run-time size does not lower, its
+    // contiguous read does (a Resize over run-time lengths reads whole
+    // channel vectors of the rows its tables pick).
     bool ndExtract = llvm::all_of(
-        op->getRegion(0).getOps<tensor::ExtractOp>(), [](tensor::ExtractOp e) {
-          return e.getTensor().getType().hasStaticShape();
+        op->getRegion(0).getOps<tensor::ExtractOp>(), [&](tensor::ExtractOp e) {
+          return e.getTensor().getType().hasStaticShape() ||
+                 readWithoutGather(op, e);
         });
     auto precondition = [&](linalg::LinalgOp o) {
       return linalg::vectorizeOpPrecondition(o, {}, {}, ndExtract);

@@ -170,8 +170,13 @@ Value lowerGather(OpBuilder &b, GatherOp op) {
   Value runN = ShapedType::isDynamic(n)
                    ? tensor::DimOp::create(b, loc, input, axis).getResult()
                    : Value();
+  // Constant indices, and any indices into data of run-time size, are read
+  // in the body rather than passed as an operand: a computed table (a
+  // Resize's over run-time lengths) is then not fused into the gather, and
+  // the vectorizer sees each row index invariant over a channel vector.
   Value indices = op.getIndices();
-  bool captured = matchPattern(indices, m_Constant());
+  bool captured = matchPattern(indices, m_Constant()) ||
+                  !op.getInput().getType().hasStaticShape();
   SmallVector<Value> operands;
   SmallVector<AffineMap> maps;
   if (!captured) {

@@ -172,3 +172,31 @@ func.func @gather_2d_indices_stays(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x2x2x
   %1 = kiln.gather %0, %i {axis = 3 : i64} : (tensor<1x8x4x4xf32>, tensor<2x2xi64>) -> tensor<1x8x4x2x2xf32>
   return %1 : tensor<1x8x4x2x2xf32>
 }
+
+// -----
+
+// The same Resize over run-time sizes: its weights are computed at run time
+// ([?, 1], one dimension that may be above 1), so they cannot be permuted
+// now; a reshape puts them in the NHWC frame and both gathers still run
+// between the convolutions with no transpose.
+// CHECK-LABEL: func.func @resize_run_time_weights
+// CHECK: kiln.conv2d {{.+}}layout = "NHWC"
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.gather %{{.+}}, %{{.+}} {axis = 1 : i64} : (tensor<1x?x?x8xf32>, tensor<?xi64>) -> tensor<1x?x?x8xf32>
+// CHECK: kiln.reshape %{{.+}} : tensor<?x1xf32> to tensor<1x?x1x1xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.gather %{{.+}}, %{{.+}} {axis = 2 : i64} : (tensor<1x?x?x8xf32>, tensor<?xi64>) -> tensor<1x?x?x8xf32>
+// CHECK: kiln.reshape %{{.+}} : tensor<?xf32> to tensor<1x1x?x1xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.conv2d {{.+}}layout = "NHWC"
+func.func @resize_run_time_weights(%x: tensor<1x8x?x?xf32>, %ih: tensor<?xi64>, %wh: tensor<?x1xf32>,
+                                   %iw: tensor<?xi64>, %ww: tensor<?xf32>) -> tensor<1x8x?x?xf32> {
+  %w = kiln.constant dense<0.01> : tensor<8x8x3x3xf32>
+  %0 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x?x?xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x?x?xf32>
+  %1 = kiln.gather %0, %ih {axis = 2 : i64} : (tensor<1x8x?x?xf32>, tensor<?xi64>) -> tensor<1x8x?x?xf32>
+  %2 = kiln.mul %1, %wh : (tensor<1x8x?x?xf32>, tensor<?x1xf32>) -> tensor<1x8x?x?xf32>
+  %3 = kiln.gather %2, %iw {axis = 3 : i64} : (tensor<1x8x?x?xf32>, tensor<?xi64>) -> tensor<1x8x?x?xf32>
+  %4 = kiln.mul %3, %ww : (tensor<1x8x?x?xf32>, tensor<?xf32>) -> tensor<1x8x?x?xf32>
+  %5 = kiln.conv2d %4, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x?x?xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x?x?xf32>
+  return %5 : tensor<1x8x?x?xf32>
+}

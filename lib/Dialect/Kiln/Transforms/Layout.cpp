@@ -121,17 +121,21 @@ std::optional<OperandPlan> planOperand(Operation *user, Value v,
         return OperandPlan{OperandPlan::FromTranspose, t.getResult(), {},
                            t.getType()};
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || type.getRank() > rank || !type.hasStaticShape())
+  if (!type || type.getRank() > rank)
     return std::nullopt;
   // Broadcasting aligns to the right: the operand gains leading 1s.
   SmallVector<int64_t> full(rank - type.getRank(), 1);
   llvm::append_range(full, type.getShape());
   auto newType =
       RankedTensorType::get(permute(full, inv), type.getElementType());
-  if (auto c = v.getDefiningOp<ConstantOp>())
+  if (auto c = v.getDefiningOp<ConstantOp>(); c && type.hasStaticShape())
     if (std::optional<ElementsAttr> e =
             permuteElements(c.getValue(), full, inv, /*keepDense=*/true))
       return OperandPlan{OperandPlan::Constant, v, *e, newType};
+  // One dimension that may be above 1 (a symbolic one counts: the weights
+  // of a Resize over a run-time length, [?, 1]) keeps its place among the
+  // elements whatever the permutation: a reshape, sized at run time from
+  // the element count.
   if (llvm::count_if(full, [](int64_t d) { return d != 1; }) <= 1)
     return OperandPlan{OperandPlan::Reshape, v, {}, newType};
   return std::nullopt;
