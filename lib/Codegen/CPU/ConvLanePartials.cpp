@@ -28,9 +28,10 @@ namespace mlir::kiln {
 using namespace mlir;
 
 namespace {
-/// The static f32 NHWC/HWCF convolution `conv` with at most vw / 4 output
-/// channels and input channels a multiple of vw, as the lane-partials
-/// generic and the sum of its lanes.
+/// The f32 NHWC/HWCF convolution `conv` with at most vw / 4 output channels
+/// and input channels a multiple of vw, as the lane-partials generic and the
+/// sum of its lanes. The filter and the channels are static; the batch and
+/// the image may have run-time sizes (a saliency head over any image size).
 LogicalResult sumInLanes(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp conv,
                          int64_t vw) {
   Value x = conv.getInputs()[0], w = conv.getInputs()[1],
@@ -39,7 +40,7 @@ LogicalResult sumInLanes(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp conv,
   auto wt = dyn_cast<RankedTensorType>(w.getType());
   auto ot = dyn_cast<RankedTensorType>(init.getType());
   if (!conv.hasPureTensorSemantics() || !xt || !wt || !ot ||
-      !xt.hasStaticShape() || !wt.hasStaticShape() || !ot.hasStaticShape())
+      !wt.hasStaticShape() || xt.isDynamicDim(3) || ot.isDynamicDim(3))
     return failure();
   Type f32 = rewriter.getF32Type();
   if (xt.getElementType() != f32 || wt.getElementType() != f32 ||
@@ -53,13 +54,19 @@ LogicalResult sumInLanes(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp conv,
   Location loc = conv.getLoc();
   rewriter.setInsertionPoint(conv);
   // x [N, H, W, C] -> [N, H, W, C / L, L]; w [KH, KW, C, F] ->
-  // [KH, KW, C / L, L, F]: views, no copies.
+  // [KH, KW, C / L, L, F]: views, no copies. Run-time sizes of N, H and W
+  // stay what they are.
+  SmallVector<OpFoldResult> xeSizes;
+  for (int64_t i = 0; i < 3; ++i)
+    xeSizes.push_back(tensor::getMixedSize(rewriter, loc, x, i));
+  xeSizes.push_back(rewriter.getIndexAttr(c / vw));
+  xeSizes.push_back(rewriter.getIndexAttr(vw));
   auto xe = tensor::ExpandShapeOp::create(
       rewriter, loc,
       RankedTensorType::get(
           {xt.getDimSize(0), xt.getDimSize(1), xt.getDimSize(2), c / vw, vw},
           f32),
-      x, SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+      x, SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}}, xeSizes);
   auto we = tensor::ExpandShapeOp::create(
       rewriter, loc,
       RankedTensorType::get({wt.getDimSize(0), wt.getDimSize(1), c / vw, vw, f},
@@ -69,7 +76,12 @@ LogicalResult sumInLanes(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp conv,
   partialShape.push_back(vw);
   Value zero =
       arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
-  Value empty = tensor::EmptyOp::create(rewriter, loc, partialShape, f32);
+  SmallVector<Value> partialDynamic;
+  for (int64_t i = 0; i < ot.getRank(); ++i)
+    if (ot.isDynamicDim(i))
+      partialDynamic.push_back(tensor::DimOp::create(rewriter, loc, init, i));
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc, partialShape, f32, partialDynamic);
   Value start = linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
 
   MLIRContext *ctx = rewriter.getContext();

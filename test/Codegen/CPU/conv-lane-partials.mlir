@@ -64,3 +64,34 @@ func.func @kept(%x: tensor<1x10x10x32xf32>, %w8: tensor<3x3x32x8xf32>, %x24: ten
   %y1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x24, %w1 : tensor<1x10x10x24xf32>, tensor<3x3x24x1xf32>) outs(%f1 : tensor<1x8x8x1xf32>) -> tensor<1x8x8x1xf32>
   return %y, %y1 : tensor<1x8x8x8xf32>, tensor<1x8x8x1xf32>
 }
+
+// -----
+
+// A saliency head over an image of run-time size: the input's view and the
+// partial sums keep the run-time height and width (sized from the
+// convolution's), the channels split as for a static image.
+// CHECK-LABEL: func.func @one_channel_run_time
+// CHECK-DAG: %[[X:.+]] = tensor.expand_shape %{{.+}} {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, %{{.+}}, %{{.+}}, 2, 16] : tensor<1x?x?x32xf32> into tensor<1x?x?x2x16xf32>
+// CHECK-DAG: %[[E:.+]] = tensor.empty(%{{.+}}, %{{.+}}) : tensor<1x?x?x1x16xf32>
+// CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[X]], %{{.+}} : {{.+}}) outs(%{{.+}} : tensor<1x?x?x1x16xf32>) attrs = {kiln.lane_partials}
+// CHECK: %[[Y:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<1x?x?x1x16xf32>) outs(%{{.+}} : tensor<1x?x?x1xf32>)
+// CHECK-NOT: linalg.conv_2d
+// CHECK: return %[[Y]]
+// TILED-LABEL: func.func @one_channel_run_time
+// TILED: vector.transfer_read {{.+}} : tensor<1x?x?x2x16xf32>, vector<{{[0-9]+}}x16xf32>
+// TILED: arith.mulf {{.+}} fastmath<contract> : vector<{{[0-9]+}}x16xf32>
+// TILED: return
+func.func @one_channel_run_time(%x: tensor<1x?x?x32xf32>) -> tensor<1x?x?x1xf32> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %h = tensor.dim %x, %c1 : tensor<1x?x?x32xf32>
+  %w0 = tensor.dim %x, %c2 : tensor<1x?x?x32xf32>
+  %oh = arith.subi %h, %c2 : index
+  %ow = arith.subi %w0, %c2 : index
+  %w = arith.constant dense<0.5> : tensor<3x3x32x1xf32>
+  %b = arith.constant 0.25 : f32
+  %e = tensor.empty(%oh, %ow) : tensor<1x?x?x1xf32>
+  %f = linalg.fill ins(%b : f32) outs(%e : tensor<1x?x?x1xf32>) -> tensor<1x?x?x1xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x?x?x32xf32>, tensor<3x3x32x1xf32>) outs(%f : tensor<1x?x?x1xf32>) -> tensor<1x?x?x1xf32>
+  return %y : tensor<1x?x?x1xf32>
+}
