@@ -30,7 +30,8 @@ namespace {
 /// With symbolic dimensions (docs/shapes.md) the box may have run-time
 /// sizes: a dynamic size of the padded tensor that is the box's size plus a
 /// constant (as the lowering of a pad builds it) leaves a border of that
-/// constant minus the offset after the box, and the mark then carries those
+/// constant minus the offset after the box (none for a run-time size the
+/// box spans whole, as a symbolic batch), and the mark then carries those
 /// trailing borders too (`offsets..., sizes..., trailing...`, with the
 /// dynamic sizes as ShapedType::kDynamic).
 void markBorderFills(func::FuncOp func) {
@@ -90,9 +91,16 @@ void markBorderFills(func::FuncOp func) {
           return; // a static box in a run-time extent: fill it all
         continue;
       }
-      // A run-time size: the padded size must be it plus a constant.
+      // A run-time size: the padded size must be it plus a constant, or
+      // the size itself at offset 0 (an axis not padded, a symbolic batch).
       if (!type.isDynamicDim(d))
         return;
+      if (empty.getDynamicSize(d) == cast<Value>(size) && box->first[d] == 0) {
+        dynamic = true;
+        packed.push_back(ShapedType::kDynamic);
+        trailing.push_back(0);
+        continue;
+      }
       auto add = empty.getDynamicSize(d).getDefiningOp<arith::AddIOp>();
       APInt pad;
       if (!add || add.getLhs() != cast<Value>(size) ||

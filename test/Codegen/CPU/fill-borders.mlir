@@ -75,3 +75,17 @@ func.func @dynamic_height(%b: memref<1x?x6x16xf32>) {
   linalg.fill {kiln.fill_border = array<i64: 0, 1, 1, 0, 1, -9223372036854775808, 4, 16, 0, 1, 1, 0>} ins(%zero : f32) outs(%b : memref<1x?x6x16xf32>)
   return
 }
+
+// A run-time batch the box spans whole (offset 0, no trailing border): no
+// slab along it; the top, bottom, left and right slabs span the batch.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK-SAME: (%[[B:.+]]: memref<?x?x?x16xf32>)
+// CHECK: %[[N:.+]] = memref.dim %[[B]], %c0
+// CHECK-COUNT-4: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : memref<{{.+}}, strided<
+// CHECK-NOT: linalg.fill
+// CHECK: return
+func.func @dynamic_batch(%b: memref<?x?x?x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {kiln.fill_border = array<i64: 0, 1, 1, 0, -9223372036854775808, -9223372036854775808, -9223372036854775808, 16, 0, 1, 1, 0>} ins(%zero : f32) outs(%b : memref<?x?x?x16xf32>)
+  return
+}

@@ -75,3 +75,26 @@ func.func @unrelated_size(%x: tensor<1x?x4x16xf32>, %ph: index) -> tensor<1x?x6x
   %r = tensor.insert_slice %x into %f[0, 1, 1, 0] [1, %h, 4, 16] [1, 1, 1, 1] : tensor<1x?x4x16xf32> into tensor<1x?x6x16xf32>
   return %r : tensor<1x?x6x16xf32>
 }
+
+// -----
+
+// A symbolic batch too: the box spans the batch whole (offset 0, the padded
+// tensor's own run-time size), so it is a run-time size with no border after
+// it; height and width are padded as above.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK: linalg.fill {kiln.fill_border = array<i64: 0, 1, 1, 0, -9223372036854775808, -9223372036854775808, -9223372036854775808, 16, 0, 1, 1, 0>}
+func.func @dynamic_batch(%x: tensor<?x?x?x16xf32>) -> tensor<?x?x?x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?x?x16xf32>
+  %h = tensor.dim %x, %c1 : tensor<?x?x?x16xf32>
+  %w = tensor.dim %x, %c2 : tensor<?x?x?x16xf32>
+  %ph = arith.addi %h, %c2 : index
+  %pw = arith.addi %w, %c2 : index
+  %pe = tensor.empty(%n, %ph, %pw) : tensor<?x?x?x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%pe : tensor<?x?x?x16xf32>) -> tensor<?x?x?x16xf32>
+  %r = tensor.insert_slice %x into %f[0, 1, 1, 0] [%n, %h, %w, 16] [1, 1, 1, 1] : tensor<?x?x?x16xf32> into tensor<?x?x?x16xf32>
+  return %r : tensor<?x?x?x16xf32>
+}
