@@ -40,19 +40,33 @@ linalg::FillOp fillOfEmptyBefore(RewriterBase &rewriter, Value v,
   auto fill = v.getDefiningOp<linalg::FillOp>();
   auto empty = fill ? fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()
                     : tensor::EmptyOp();
-  if (!fill || !empty || !empty.getDynamicSizes().empty())
+  if (!fill || !empty)
     return nullptr;
-  Value value = fill.getInputs()[0];
-  if (value.getDefiningOp<arith::ConstantOp>())
-    return fill;
-  // A run-time value: the fill moves above the producer, so the value must
-  // be known there.
+  // The fill and its empty tensor move above the producer: its run-time
+  // sizes (symbolic dimensions, a padded height `h + 2`) and a run-time
+  // value must be known there.
   SmallVector<Operation *> moves;
-  if (!availableBefore(value, producer, moves))
+  for (Value size : empty.getDynamicSizes())
+    if (!availableBefore(size, producer, moves))
+      return nullptr;
+  Value value = fill.getInputs()[0];
+  if (!value.getDefiningOp<arith::ConstantOp>() &&
+      !availableBefore(value, producer, moves))
     return nullptr;
   for (Operation *op : moves)
     rewriter.moveOpBefore(op, op->getBlock()->findAncestorOpInBlock(*producer));
   return fill;
+}
+
+bool moveAboveProducer(RewriterBase &rewriter, ValueRange values,
+                       Operation *producer) {
+  SmallVector<Operation *> moves;
+  for (Value v : values)
+    if (!availableBefore(v, producer, moves))
+      return false;
+  for (Operation *op : moves)
+    rewriter.moveOpBefore(op, op->getBlock()->findAncestorOpInBlock(*producer));
+  return true;
 }
 
 Value cloneFillBefore(RewriterBase &rewriter, linalg::FillOp fill,

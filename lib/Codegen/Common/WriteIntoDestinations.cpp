@@ -66,7 +66,12 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
         !insert.getOffsets().empty() ||
         slice.getStaticOffsets() != insert.getStaticOffsets() ||
         slice.getStaticSizes() != insert.getStaticSizes() ||
+        slice.getSizes() != insert.getSizes() ||
         insert.getDest() != slice.getSource())
+      continue;
+    // Run-time sizes of the box (symbolic dimensions) are used above the
+    // producer, where its slice is taken.
+    if (!moveAboveProducer(rewriter, insert.getSizes(), producer))
       continue;
     auto fill = fillOfEmptyBefore(rewriter, slice.getSource(), producer);
     if (!fill)

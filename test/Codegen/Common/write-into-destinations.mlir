@@ -168,3 +168,43 @@ func.func @pad_with_value_from_call(%x: tensor<1x4x4x16xf32>) -> tensor<1x6x6x16
   %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : tensor<1x4x4x16xf32> into tensor<1x6x6x16xf32>
   return %p : tensor<1x6x6x16xf32>
 }
+
+// -----
+
+// The same over run-time sizes (a symbolic batch, height and width): the
+// padded tensor's sizes (`h + 2`, computed after the activation) move above
+// it with the fill, the activation writes into the interior slice of
+// run-time size, and the copy goes.
+// CHECK-LABEL: func.func @pad_after_activation_run_time
+// CHECK: %[[PH:.+]] = arith.addi
+// CHECK: %[[PW:.+]] = arith.addi
+// CHECK: %[[PE:.+]] = tensor.empty(%{{.+}}, %[[PH]], %[[PW]]) : tensor<?x?x?x16xf32>
+// CHECK: %[[PAD:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[PE]] : tensor<?x?x?x16xf32>)
+// CHECK: %[[INNER:.+]] = tensor.extract_slice %[[PAD]][0, 1, 1, 0] [%{{.+}}, %{{.+}}, %{{.+}}, 16]
+// CHECK: %[[ACT:.+]] = linalg.generic {{.+}} outs(%[[INNER]] : tensor<?x?x?x16xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK: tensor.insert_slice %[[ACT]] into %[[PAD]][0, 1, 1, 0]
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @pad_after_activation_run_time(%x: tensor<?x?x?x16xf32>) -> tensor<?x?x?x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?x?x16xf32>
+  %h = tensor.dim %x, %c1 : tensor<?x?x?x16xf32>
+  %w = tensor.dim %x, %c2 : tensor<?x?x?x16xf32>
+  %e = tensor.empty(%n, %h, %w) : tensor<?x?x?x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<?x?x?x16xf32>) outs(%e : tensor<?x?x?x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?x?x16xf32>
+  %ph = arith.addi %h, %c2 : index
+  %pw = arith.addi %w, %c2 : index
+  %pe = tensor.empty(%n, %ph, %pw) : tensor<?x?x?x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%pe : tensor<?x?x?x16xf32>) -> tensor<?x?x?x16xf32>
+  %s = tensor.extract_slice %f[0, 1, 1, 0] [%n, %h, %w, 16] [1, 1, 1, 1] : tensor<?x?x?x16xf32> to tensor<?x?x?x16xf32>
+  %c = linalg.copy ins(%r : tensor<?x?x?x16xf32>) outs(%s : tensor<?x?x?x16xf32>) -> tensor<?x?x?x16xf32>
+  %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [%n, %h, %w, 16] [1, 1, 1, 1] : tensor<?x?x?x16xf32> into tensor<?x?x?x16xf32>
+  return %p : tensor<?x?x?x16xf32>
+}

@@ -14,12 +14,18 @@
 
 namespace mlir::kiln {
 
-/// The fill of a static empty tensor that defines `v`, with a constant or
-/// with a value known before `producer` (dynamic int8's zero point, which
-/// pads the next convolution's input; the pure ops that compute it from
-/// such values move above the producer), or null.
+/// The fill of an empty tensor that defines `v`, with a constant or with a
+/// value known before `producer` (dynamic int8's zero point, which pads the
+/// next convolution's input), and of run-time sizes known there too
+/// (symbolic dimensions); the pure ops that compute the value and the sizes
+/// from such values move above the producer. Null otherwise.
 linalg::FillOp fillOfEmptyBefore(RewriterBase &rewriter, Value v,
                                  Operation *producer);
+
+/// Whether every one of `values` is known before `producer` once the pure
+/// ops that compute them (a short chain) move there; moves them if so.
+bool moveAboveProducer(RewriterBase &rewriter, ValueRange values,
+                       Operation *producer);
 
 /// A clone of `fill` (see fillOfEmptyBefore), of its empty tensor and of
 /// its constant (a run-time value is used as it is), created before
