@@ -513,4 +513,46 @@ if len(sys.argv) > 5:
         y1, y2 = m(x, i1, i2)
         np.testing.assert_array_equal(y1, np.take_along_axis(x, np.where(i1 < 0, i1 + t, i1), 1))
         np.testing.assert_array_equal(y2, np.take_along_axis(x, np.where(i2 < 0, i2 + 4, i2), 2))
+    # ScatterND and ScatterElements over symbolic sizes (index assignments
+    # `x[i, j] += v` and `x.scatter_(1, i, v)`): ScatterND with reduction add
+    # at (batch, position) pairs, repeats included; ScatterElements along the
+    # symbolic axis with negative indices. Indices and updates whose sizes
+    # come from different symbols must agree at run time: a clear error when
+    # they do not.
+    g = h.make_graph(
+        [h.make_node("ScatterND", ["x", "ind", "upd"], ["y"], reduction="add"),
+         h.make_node("ScatterElements", ["z", "i2", "u2"], ["y2"], axis=1)],
+        "scatter", [vi("x", TensorProto.FLOAT, ["b", "t", 4]),
+                    vi("ind", TensorProto.INT64, ["b", 3, 2]),
+                    vi("upd", TensorProto.FLOAT, ["b", 3, 4]),
+                    vi("z", TensorProto.FLOAT, ["b", "t"]),
+                    vi("i2", TensorProto.INT64, ["b", "k"]),
+                    vi("u2", TensorProto.FLOAT, ["b", "k2"])],
+        [vi("y", TensorProto.FLOAT, None), vi("y2", TensorProto.FLOAT, None)])
+    path = os.path.join(work, "scatter.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 16)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 3), "t": (1, 30), "k": (1, 30),
+                                           "k2": (1, 30)}))
+    for b, t in [(1, 1), (2, 9), (3, 30)]:
+        x = rng.standard_normal((b, t, 4)).astype(np.float32)
+        ind = np.stack([rng.integers(0, b, (b, 3)), rng.integers(0, t, (b, 3))], -1)
+        upd = rng.standard_normal((b, 3, 4)).astype(np.float32)
+        want = x.copy()
+        for i in range(b):
+            for j in range(3):
+                want[ind[i, j, 0], ind[i, j, 1]] += upd[i, j]
+        z = rng.standard_normal((b, t)).astype(np.float32)
+        k = min(t, 5)
+        i2 = np.stack([rng.permutation(t)[:k] - t * (r % 2) for r in range(b)])
+        u2 = rng.standard_normal((b, k)).astype(np.float32)
+        want2 = z.copy()
+        np.put_along_axis(want2, np.where(i2 < 0, i2 + t, i2), u2, 1)
+        y, y2 = m(x, ind.astype(np.int64), upd, z, i2.astype(np.int64), u2)
+        np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(y2, want2)
+    try:
+        m(x, ind.astype(np.int64), upd, z, i2.astype(np.int64), u2[:, :-1])
+        raise AssertionError("ScatterElements ran with updates shorter than its indices")
+    except RuntimeError as e:
+        assert "of the indices and of the updates" in str(e) and "ScatterElements" in str(e), e
 print("symbolic shapes: ok")

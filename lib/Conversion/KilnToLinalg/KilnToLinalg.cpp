@@ -478,7 +478,7 @@ static bool lowersSymbolicSizes(Operation *op) {
              SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp, CompressOp,
              TopKOp, NonMaxSuppressionOp, RandomOp, LoopOp, YieldOp, CumSumOp,
              CumProdOp, ArgMaxOp, ArgMinOp, ReduceProdOp, GatherElementsOp,
-             IntegerMatMulOp>(op);
+             IntegerMatMulOp, ScatterNDOp, ScatterElementsOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {

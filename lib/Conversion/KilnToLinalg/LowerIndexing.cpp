@@ -27,26 +27,83 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::loops;
 
 namespace {
+/// Dimension `d` of `v`: its static size, or its run-time one.
+OpFoldResult sizeOf(OpBuilder &b, Location loc, Value v, int64_t d) {
+  RankedTensorType t = typeOf(v);
+  if (!t.isDynamicDim(d))
+    return b.getIndexAttr(t.getDimSize(d));
+  return tensor::DimOp::create(b, loc, v, d).getResult();
+}
+
+/// `i` wrapped and clamped into dimension `d` of `v` (clampIndex), static or
+/// of run-time size.
+Value clampInto(OpBuilder &b, Location loc, Value i, Value v, int64_t d,
+                Value *inRange) {
+  OpFoldResult n = sizeOf(b, loc, v, d);
+  if (std::optional<int64_t> c = getConstantIntValue(n))
+    return clampIndex(b, loc, i, *c, inRange);
+  return clampIndex(b, loc, i, cast<Value>(n), inRange);
+}
+
+/// `scatter(out)` when every run-time dimension of `data` is above 0, else
+/// `out` as it is (a scatter into no elements writes nothing; its loops
+/// would read the clamped position -1). Static data: `scatter(out)`.
+Value unlessEmpty(OpBuilder &b, Location loc, Value data, Value out,
+                  function_ref<Value(OpBuilder &, Location)> scatter) {
+  SmallVector<Value> sizes = dynamicSizes(b, loc, data);
+  if (sizes.empty())
+    return scatter(b, loc);
+  Value zero = cIdx(b, loc, 0), any;
+  for (Value n : sizes) {
+    Value above =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, n, zero);
+    any = any ? arith::AndIOp::create(b, loc, any, above).getResult() : above;
+  }
+  auto branch = scf::IfOp::create(
+      b, loc, any,
+      [&](OpBuilder &tb, Location tl) {
+        scf::YieldOp::create(tb, tl, scatter(tb, tl));
+      },
+      [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, out); });
+  return branch.getResult(0);
+}
+
 Value lowerScatterElements(OpBuilder &b, ScatterElementsOp op) {
   Location loc = op.getLoc();
   int64_t axis = op.getAxis();
-  int64_t n = op.getData().getType().getDimSize(axis);
+  RankedTensorType data = op.getData().getType();
   StringRef reduction = op.getReduction();
   Value out = copied(b, loc, op.getData());
-  if (n == 0)
+  if (data.getDimSize(axis) == 0)
     return out;
-  return loopNest(
-      b, loc, op.getUpdates().getType().getShape(), out,
-      [&](OpBuilder &nb, Location nl, ValueRange ivs, ValueRange args) {
-        Value ok;
-        Value pos = clampIndex(
-            nb, nl, readIndex(nb, nl, op.getIndices(), ivs), n, &ok);
-        Ivs at(ivs);
-        at[axis] = pos;
-        Value u = tensor::ExtractOp::create(nb, nl, op.getUpdates(), ivs);
-        return SmallVector<Value>{
-            scatterOne(nb, nl, reduction, args[0], at, u, ok)};
-      })[0];
+  return unlessEmpty(
+      b, loc, op.getData(), out, [&](OpBuilder &sb, Location sl) {
+        return loopNest(
+            sb, sl, op.getUpdates().getType().getShape(), out,
+            [&](OpBuilder &nb, Location nl, ValueRange ivs, ValueRange args) {
+              Value ok;
+              Value pos =
+                  clampInto(nb, nl, readIndex(nb, nl, op.getIndices(), ivs),
+                            op.getData(), axis, &ok);
+              Ivs at(ivs);
+              at[axis] = pos;
+              // Outside the axis an update lands at its own position; with
+              // run-time sizes (updates not proved to fit) one past the data
+              // changes nothing.
+              for (int64_t d = 0; d < data.getRank(); ++d) {
+                if (d == axis || !(data.isDynamicDim(d) ||
+                                   op.getUpdates().getType().isDynamicDim(d)))
+                  continue;
+                Value inside;
+                at[d] = clampInto(nb, nl, ivs[d], op.getData(), d, &inside);
+                ok = arith::AndIOp::create(nb, nl, ok, inside);
+              }
+              Value u = tensor::ExtractOp::create(nb, nl, op.getUpdates(), ivs);
+              return SmallVector<Value>{
+                  scatterOne(nb, nl, reduction, args[0], at, u, ok)};
+            },
+            dynamicSizes(sb, sl, op.getUpdates()))[0];
+      });
 }
 
 Value lowerScatterND(OpBuilder &b, ScatterNDOp op) {
@@ -58,31 +115,39 @@ Value lowerScatterND(OpBuilder &b, ScatterNDOp op) {
   Value out = copied(b, loc, op.getData());
   if (llvm::is_contained(data.getShape().take_front(q), 0))
     return out;
-  return loopNest(
-      b, loc, idx.getShape().drop_back(), out,
-      [&](OpBuilder &nb, Location nl, ValueRange ivs, ValueRange args) {
-        Ivs prefix;
-        Value ok = arith::ConstantIntOp::create(nb, nl, 1, 1);
-        for (int64_t j = 0; j < q; ++j) {
-          Ivs at(ivs);
-          at.push_back(cIdx(nb, nl, j));
-          Value inRange;
-          Value pos = clampIndex(nb, nl, readIndex(nb, nl, op.getIndices(), at),
-                                 data.getDimSize(j), &inRange);
-          prefix.push_back(pos);
-          ok = arith::AndIOp::create(nb, nl, ok, inRange);
-        }
+  return unlessEmpty(
+      b, loc, op.getData(), out, [&](OpBuilder &sb, Location sl) {
         return loopNest(
-            nb, nl, data.getShape().drop_front(q), args,
-            [&](OpBuilder &ib, Location il, ValueRange jvs, ValueRange inner) {
-              Ivs at(prefix), from(ivs);
-              llvm::append_range(at, jvs);
-              llvm::append_range(from, jvs);
-              Value u = tensor::ExtractOp::create(ib, il, op.getUpdates(), from);
-              return SmallVector<Value>{
-                  scatterOne(ib, il, reduction, inner[0], at, u, ok)};
-            });
-      })[0];
+            sb, sl, idx.getShape().drop_back(), out,
+            [&](OpBuilder &nb, Location nl, ValueRange ivs, ValueRange args) {
+              Ivs prefix;
+              Value ok = arith::ConstantIntOp::create(nb, nl, 1, 1);
+              for (int64_t j = 0; j < q; ++j) {
+                Ivs at(ivs);
+                at.push_back(cIdx(nb, nl, j));
+                Value inRange;
+                Value pos =
+                    clampInto(nb, nl, readIndex(nb, nl, op.getIndices(), at),
+                              op.getData(), j, &inRange);
+                prefix.push_back(pos);
+                ok = arith::AndIOp::create(nb, nl, ok, inRange);
+              }
+              return loopNest(
+                  nb, nl, data.getShape().drop_front(q), args,
+                  [&](OpBuilder &ib, Location il, ValueRange jvs,
+                      ValueRange inner) {
+                    Ivs at(prefix), from(ivs);
+                    llvm::append_range(at, jvs);
+                    llvm::append_range(from, jvs);
+                    Value u = tensor::ExtractOp::create(ib, il, op.getUpdates(),
+                                                        from);
+                    return SmallVector<Value>{
+                        scatterOne(ib, il, reduction, inner[0], at, u, ok)};
+                  },
+                  dynamicSizes(nb, nl, op.getData(), q));
+            },
+            dynamicSizes(sb, sl, op.getIndices(), 0, idx.getRank() - 1))[0];
+      });
 }
 
 /// Result (p..., s...) is data[p_0..p_{b-1}, idx(p, 0..q-1), s...] with the

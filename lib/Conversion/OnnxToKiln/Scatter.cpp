@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
+#include "SymbolicSizes.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -38,6 +39,15 @@ mlir::kiln::convertScatterElements(OnnxNode &node) {
   if (failed(checkConstantIndices(
           node, 1, [&](size_t) { return type.getDimSize(*axis); })))
     return failure();
+  // Symbolic sizes: the indices and the updates must have one shape at run
+  // time (the lowering reads both at each update's position).
+  RankedTensorType it = typeOf(*indices), ut = typeOf(*updates);
+  if (node.sizes && it.getRank() == ut.getRank())
+    for (int64_t d = 0; d < it.getRank(); ++d)
+      if (it.isDynamicDim(d) || ut.isDynamicDim(d))
+        guardSameSize(node, *indices, d, *updates, d,
+                      "dimension " + std::to_string(d) +
+                          " of the indices and of the updates");
   return one(build<ScatterElementsOp>(node, *data, *indices, *updates,
                                       node.builder.getI64IntegerAttr(*axis),
                                       *reduction));
@@ -60,6 +70,25 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertScatterND(OnnxNode &node) {
                                               : ShapedType::kDynamic;
         })))
       return failure();
+  }
+  // Symbolic sizes: updates must be indices.shape[:-1] + data.shape[q:] at
+  // run time too (the lowering loops over those and reads the updates).
+  RankedTensorType ut = typeOf(*updates);
+  if (node.sizes && idx.getRank() >= 1 &&
+      !ShapedType::isDynamic(idx.getShape().back())) {
+    int64_t q = idx.getShape().back(), lead = idx.getRank() - 1;
+    if (q >= 1 && q <= type.getRank() &&
+        ut.getRank() == lead + type.getRank() - q)
+      for (int64_t d = 0; d < ut.getRank(); ++d) {
+        Value from = d < lead ? *indices : *data;
+        int64_t fd = d < lead ? d : q + d - lead;
+        if (ut.isDynamicDim(d) || typeOf(from).isDynamicDim(fd))
+          guardSameSize(node, *updates, d, from, fd,
+                        "dimension " + std::to_string(d) +
+                            " of the updates and dimension " +
+                            std::to_string(fd) + " of the " +
+                            (d < lead ? "indices" : "data"));
+      }
   }
   return one(build<ScatterNDOp>(node, *data, *indices, *updates, *reduction));
 }

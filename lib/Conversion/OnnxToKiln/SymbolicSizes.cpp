@@ -315,6 +315,9 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
   };
   if (auto t = dyn_cast<TransposeOp>(def))
     return dim(t.getInput(), t.getPerm()[axis]);
+  // A scatter writes into a copy of its data.
+  if (isa<ScatterNDOp, ScatterElementsOp>(def))
+    return dim(def->getOperand(0), axis);
   if (broadcastsOperands(def)) {
     for (Value o : def->getOperands()) {
       auto ot = dyn_cast<RankedTensorType>(o.getType());
