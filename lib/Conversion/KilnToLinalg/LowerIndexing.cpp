@@ -74,7 +74,9 @@ Value lowerScatterElements(OpBuilder &b, ScatterElementsOp op) {
   RankedTensorType data = op.getData().getType();
   StringRef reduction = op.getReduction();
   Value out = copied(b, loc, op.getData());
-  if (data.getDimSize(axis) == 0)
+  // No element to write: an update of run-time extent against a static 0
+  // would land at the clamped position -1.
+  if (llvm::is_contained(data.getShape(), 0))
     return out;
   return unlessEmpty(
       b, loc, op.getData(), out, [&](OpBuilder &sb, Location sl) {

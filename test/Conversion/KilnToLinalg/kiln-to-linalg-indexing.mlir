@@ -26,6 +26,38 @@ func.func @scatter_elements_add(%d: tensor<1x5xf32>, %i: tensor<1x2xi64>, %u: te
 
 // -----
 
+// Run-time sizes: the loops run over the updates' run-time sizes, the
+// copy of the data is sized at run time, and a position outside a run-time
+// data dimension is clamped and writes nothing; data with a run-time size
+// of 0 is returned as it is (scf.if).
+// CHECK-LABEL: func.func @scatter_elements_run_time
+// CHECK: %[[COPY:.+]] = linalg.copy ins(%{{.+}} : tensor<?x5xf32>) outs(%{{.+}} : tensor<?x5xf32>)
+// CHECK: scf.if
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %[[COPY]])
+// CHECK: arith.minsi
+// CHECK: tensor.insert
+// CHECK: } else {
+// CHECK: scf.yield %[[COPY]]
+func.func @scatter_elements_run_time(%d: tensor<?x5xf32>, %i: tensor<?x2xi64>, %u: tensor<?x2xf32>) -> tensor<?x5xf32> {
+  %y = kiln.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "none"} : (tensor<?x5xf32>, tensor<?x2xi64>, tensor<?x2xf32>) -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+
+// -----
+
+// Data with no element (a static 0 outside the axis): nothing is written,
+// whatever the run-time size of the updates; no loop is built.
+// CHECK-LABEL: func.func @scatter_elements_empty_data
+// CHECK: %[[COPY:.+]] = linalg.copy
+// CHECK-NOT: scf.for
+// CHECK: return %[[COPY]]
+func.func @scatter_elements_empty_data(%d: tensor<0x4xf32>, %i: tensor<?x4xi64>, %u: tensor<?x4xf32>) -> tensor<0x4xf32> {
+  %y = kiln.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "none"} : (tensor<0x4xf32>, tensor<?x4xi64>, tensor<?x4xf32>) -> tensor<0x4xf32>
+  return %y : tensor<0x4xf32>
+}
+
+// -----
+
 // One index tuple per outer iteration, then a loop over the slice.
 // CHECK-LABEL: func.func @scatter_nd
 // CHECK: linalg.copy
