@@ -23,11 +23,11 @@ Value mlir::kiln::emptyTensor(OpBuilder &b, Location loc,
   return tensor::EmptyOp::create(b, loc, shape, elt, dyn);
 }
 
-SmallVector<Value> mlir::kiln::dynamicDims(OpBuilder &b, Location loc,
-                                           Value v) {
+SmallVector<Value> mlir::kiln::dynamicDims(OpBuilder &b, Location loc, Value v,
+                                           int64_t from, int64_t to) {
   SmallVector<Value> dyn;
   RankedTensorType t = typeOf(v);
-  for (int64_t d = 0; d < t.getRank(); ++d)
+  for (int64_t d = from; d < (to < 0 ? t.getRank() : to); ++d)
     if (t.isDynamicDim(d))
       dyn.push_back(tensor::DimOp::create(b, loc, v, d));
   return dyn;

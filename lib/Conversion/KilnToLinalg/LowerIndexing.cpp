@@ -27,19 +27,11 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::loops;
 
 namespace {
-/// Dimension `d` of `v`: its static size, or its run-time one.
-OpFoldResult sizeOf(OpBuilder &b, Location loc, Value v, int64_t d) {
-  RankedTensorType t = typeOf(v);
-  if (!t.isDynamicDim(d))
-    return b.getIndexAttr(t.getDimSize(d));
-  return tensor::DimOp::create(b, loc, v, d).getResult();
-}
-
 /// `i` wrapped and clamped into dimension `d` of `v` (clampIndex), static or
 /// of run-time size.
 Value clampInto(OpBuilder &b, Location loc, Value i, Value v, int64_t d,
                 Value *inRange) {
-  OpFoldResult n = sizeOf(b, loc, v, d);
+  OpFoldResult n = tensor::getMixedSize(b, loc, v, d);
   if (std::optional<int64_t> c = getConstantIntValue(n))
     return clampIndex(b, loc, i, *c, inRange);
   return clampIndex(b, loc, i, cast<Value>(n), inRange);
@@ -50,7 +42,7 @@ Value clampInto(OpBuilder &b, Location loc, Value i, Value v, int64_t d,
 /// would read the clamped position -1). Static data: `scatter(out)`.
 Value unlessEmpty(OpBuilder &b, Location loc, Value data, Value out,
                   function_ref<Value(OpBuilder &, Location)> scatter) {
-  SmallVector<Value> sizes = dynamicSizes(b, loc, data);
+  SmallVector<Value> sizes = dynamicDims(b, loc, data);
   if (sizes.empty())
     return scatter(b, loc);
   Value zero = cIdx(b, loc, 0), any;
@@ -104,7 +96,7 @@ Value lowerScatterElements(OpBuilder &b, ScatterElementsOp op) {
               return SmallVector<Value>{
                   scatterOne(nb, nl, reduction, args[0], at, u, ok)};
             },
-            dynamicSizes(sb, sl, op.getUpdates()))[0];
+            dynamicDims(sb, sl, op.getUpdates()))[0];
       });
 }
 
@@ -146,9 +138,9 @@ Value lowerScatterND(OpBuilder &b, ScatterNDOp op) {
                     return SmallVector<Value>{
                         scatterOne(ib, il, reduction, inner[0], at, u, ok)};
                   },
-                  dynamicSizes(nb, nl, op.getData(), q));
+                  dynamicDims(nb, nl, op.getData(), q));
             },
-            dynamicSizes(sb, sl, op.getIndices(), 0, idx.getRank() - 1))[0];
+            dynamicDims(sb, sl, op.getIndices(), 0, idx.getRank() - 1))[0];
       });
 }
 

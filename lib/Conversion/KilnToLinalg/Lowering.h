@@ -38,8 +38,10 @@ Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                    Type elt, double value, ValueRange dyn = {});
 
 /// The sizes of the dynamic dimensions of the tensor `v` (tensor.dim of
-/// each), in order: the `dyn` of a tensor shaped like `v`.
-SmallVector<Value> dynamicDims(OpBuilder &b, Location loc, Value v);
+/// each), in order: the `dyn` of a tensor shaped like `v`; of dimensions
+/// [from, to) only when given (`to` < 0: to the last).
+SmallVector<Value> dynamicDims(OpBuilder &b, Location loc, Value v,
+                               int64_t from = 0, int64_t to = -1);
 /// The product of dimensions [from, to) of the tensor `v` at run time, an
 /// index (tensor.dim of each dynamic one): a symbolic row or element count.
 Value sizeProduct(OpBuilder &b, Location loc, Value v, int64_t from,

@@ -28,23 +28,11 @@ inline Value zeroFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
       .getResult(0);
 }
 
-/// The run-time sizes of `v`'s dynamic dimensions, in order (emptyTensor's
-/// and loopNest's `dyn`).
-inline SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, Value v,
-                                       int64_t from = 0, int64_t to = -1) {
-  RankedTensorType t = typeOf(v);
-  SmallVector<Value> dyn;
-  for (int64_t d = from; d < (to < 0 ? t.getRank() : to); ++d)
-    if (t.isDynamicDim(d))
-      dyn.push_back(tensor::DimOp::create(b, loc, v, d));
-  return dyn;
-}
-
 /// A fresh copy of `v` that the scatter loops then overwrite in place.
 inline Value copied(OpBuilder &b, Location loc, Value v) {
   RankedTensorType t = typeOf(v);
   Value init = emptyTensor(b, loc, t.getShape(), t.getElementType(),
-                           dynamicSizes(b, loc, v));
+                           dynamicDims(b, loc, v));
   return linalg::CopyOp::create(b, loc, v, init).getResult(0);
 }
 
