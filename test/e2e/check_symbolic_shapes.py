@@ -15,7 +15,9 @@ over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
 (reshapes that regroup run-time sizes) transposed convolutions (1-D and
 2-D, by output phase) and DepthToSpace against torch, and Einsum, Pad
 (reflect, edge, wrap), Tile, GatherElements, integer reductions and float
-reductions of every element against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+reductions of every element, ScatterND/ScatterElements, and floor division
+and Mod in shape arithmetic (window partitions, SpaceToDepth; odd sizes
+refused at run time), and ReverseSequence against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -555,4 +557,95 @@ if len(sys.argv) > 5:
         raise AssertionError("ScatterElements ran with updates shorter than its indices")
     except RuntimeError as e:
         assert "of the indices and of the updates" in str(e) and "ScatterElements" in str(e), e
+    # Floor division and Mod in shape arithmetic over symbolic sizes: a
+    # Swin-style window partition `x.view(b, c, h // 2, 2, w // 2, 2)`, a
+    # crop to an even height `x[:, :, :h - h % 2]`, and SpaceToDepth. The
+    # sizes that must divide do so only at some shapes: a run at an odd
+    # height is refused with the node named.
+    def const(name, value):
+        return h.make_node("Constant", [], [name], name="c_" + name,
+                           value=nh.from_array(np.array(value, np.int64)))
+    g = h.make_graph(
+        [const("i0", 0), const("i2", 2), const("i3", 3), const("two", 2),
+         const("axis0", [0]), const("c3", [3]), const("two1", [2]),
+         const("zero1", [0]), const("axis2", [2]),
+         h.make_node("Shape", ["x"], ["s"]),
+         h.make_node("Gather", ["s", "i0"], ["b0"]),
+         h.make_node("Gather", ["s", "i2"], ["h0"]),
+         h.make_node("Gather", ["s", "i3"], ["w0"]),
+         h.make_node("Div", ["h0", "two"], ["hq"]),
+         h.make_node("Div", ["w0", "two"], ["wq"]),
+         h.make_node("Unsqueeze", ["b0", "axis0"], ["b1"]),
+         h.make_node("Unsqueeze", ["hq", "axis0"], ["hq1"]),
+         h.make_node("Unsqueeze", ["wq", "axis0"], ["wq1"]),
+         h.make_node("Concat", ["b1", "c3", "hq1", "two1", "wq1", "two1"], ["target"], axis=0),
+         h.make_node("Reshape", ["x", "target"], ["v"], name="windows"),
+         h.make_node("Transpose", ["v"], ["win"], perm=[0, 2, 4, 1, 3, 5]),
+         h.make_node("Mod", ["h0", "two"], ["hr"]),
+         h.make_node("Sub", ["h0", "hr"], ["he"]),
+         h.make_node("Unsqueeze", ["he", "axis0"], ["he1"]),
+         h.make_node("Slice", ["x", "zero1", "he1", "axis2"], ["cropped"]),
+         h.make_node("SpaceToDepth", ["cropped"], ["folded"], name="fold", blocksize=2)],
+        "floordiv", [vi("x", TensorProto.FLOAT, ["b", 3, "h", "w"])],
+        [vi("win", TensorProto.FLOAT, None), vi("cropped", TensorProto.FLOAT, None),
+         vi("folded", TensorProto.FLOAT, None)])
+    path = os.path.join(work, "floordiv.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 2), "h": (2, 64), "w": (2, 64)}))
+    for b, hh, ww in [(1, 2, 2), (2, 6, 10), (1, 64, 64), (2, 32, 14)]:
+        x = rng.standard_normal((b, 3, hh, ww)).astype(np.float32)
+        win, cropped, folded = m(x)
+        np.testing.assert_array_equal(
+            win, x.reshape(b, 3, hh // 2, 2, ww // 2, 2).transpose(0, 2, 4, 1, 3, 5))
+        np.testing.assert_array_equal(cropped, x[:, :, :hh - hh % 2])
+        np.testing.assert_array_equal(
+            folded, x.reshape(b, 3, hh // 2, 2, ww // 2, 2).transpose(0, 3, 5, 1, 2, 4)
+            .reshape(b, 12, hh // 2, ww // 2))
+    for hh, ww, what in [(7, 8, "'windows' (Reshape"), (8, 9, "'windows' (Reshape")]:
+        try:
+            m(rng.standard_normal((1, 3, hh, ww)).astype(np.float32))
+            raise AssertionError("a %dx%d image reshaped into 2x2 windows" % (hh, ww))
+        except RuntimeError as e:
+            assert what in str(e) and "as many elements" in str(e), e
+    # SpaceToDepth alone: its own message at an odd width.
+    g = h.make_graph(
+        [h.make_node("SpaceToDepth", ["x"], ["y"], name="fold", blocksize=2)],
+        "s2d", [vi("x", TensorProto.FLOAT, ["b", 3, "h", "w"])], [vi("y", TensorProto.FLOAT, None)])
+    path = os.path.join(work, "space_to_depth.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 2), "h": (2, 64), "w": (2, 64)}))
+    for b, hh, ww in [(1, 2, 4), (2, 30, 18)]:
+        x = rng.standard_normal((b, 3, hh, ww)).astype(np.float32)
+        np.testing.assert_array_equal(
+            m(x)[0], x.reshape(b, 3, hh // 2, 2, ww // 2, 2).transpose(0, 3, 5, 1, 2, 4)
+            .reshape(b, 12, hh // 2, ww // 2))
+    try:
+        m(rng.standard_normal((1, 3, 4, 5)).astype(np.float32))
+        raise AssertionError("SpaceToDepth ran on a width of 5")
+    except RuntimeError as e:
+        assert "'fold' (SpaceToDepth" in str(e) and "width must be a multiple of blocksize 2" in str(e), e
+    # ReverseSequence over a symbolic time and batch (a bidirectional
+    # layer's input reversed per sequence length); a lengths tensor of
+    # another size is refused at run time.
+    g = h.make_graph(
+        [h.make_node("ReverseSequence", ["x", "lens"], ["y"], name="rev",
+                     batch_axis=1, time_axis=0)],
+        "reverse", [vi("x", TensorProto.FLOAT, ["t", "b", 4]),
+                    vi("lens", TensorProto.INT64, ["n"])],
+        [vi("y", TensorProto.FLOAT, None)])
+    path = os.path.join(work, "reverse_sequence.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    m = kiln.load(kiln.compile(path, dims={"t": (1, 20), "b": (1, 4), "n": (1, 4)}))
+    for t, b in [(1, 1), (7, 3), (20, 4)]:
+        x = rng.standard_normal((t, b, 4)).astype(np.float32)
+        lens = rng.integers(1, t + 1, b).astype(np.int64)
+        want = x.copy()
+        for j in range(b):
+            want[:lens[j], j] = x[:lens[j], j][::-1]
+        np.testing.assert_array_equal(m(x, lens)[0], want)
+    try:
+        m(x, lens[:-1])
+        raise AssertionError("ReverseSequence ran with fewer lengths than batch entries")
+    except RuntimeError as e:
+        assert "'rev' (ReverseSequence" in str(e) and "sequence_lens" in str(e), e
 print("symbolic shapes: ok")

@@ -478,7 +478,8 @@ static bool lowersSymbolicSizes(Operation *op) {
              SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp, CompressOp,
              TopKOp, NonMaxSuppressionOp, RandomOp, LoopOp, YieldOp, CumSumOp,
              CumProdOp, ArgMaxOp, ArgMinOp, ReduceProdOp, GatherElementsOp,
-             IntegerMatMulOp, ScatterNDOp, ScatterElementsOp>(op);
+             IntegerMatMulOp, ScatterNDOp, ScatterElementsOp,
+             ReverseSequenceOp>(op);
 }
 
 std::optional<std::string> mlir::kiln::symbolicSizesUnsupported(Operation *op) {

@@ -310,8 +310,12 @@ template <typename CumOp> Value lowerCumulative(OpBuilder &b, CumOp op) {
 Value lowerReverseSequence(OpBuilder &b, ReverseSequenceOp op) {
   Location loc = op.getLoc();
   RankedTensorType type = op.getType();
-  int64_t batchAxis = op.getBatchAxis(), timeAxis = op.getTimeAxis(),
-          steps = type.getDimSize(timeAxis);
+  int64_t batchAxis = op.getBatchAxis(), timeAxis = op.getTimeAxis();
+  // Sizes of any dimension may be symbolic (a bidirectional layer over a
+  // sequence of run-time length).
+  Value dynamicSteps;
+  if (type.isDynamicDim(timeAxis))
+    dynamicSteps = tensor::DimOp::create(b, loc, op.getInput(), timeAxis);
   return mappedGeneric(
       b, loc, type.getShape(), type.getElementType(), {}, {},
       [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
@@ -319,9 +323,10 @@ Value lowerReverseSequence(OpBuilder &b, ReverseSequenceOp op) {
         for (int64_t d = 0; d < type.getRank(); ++d)
           at.push_back(linalg::IndexOp::create(nb, nl, d));
         Value len = readIndex(nb, nl, op.getLengths(), at[batchAxis]);
-        len = minIdx(nb, nl,
-                     arith::MaxSIOp::create(nb, nl, len, cIdx(nb, nl, 0)),
-                     cIdx(nb, nl, steps));
+        len =
+            minIdx(nb, nl, arith::MaxSIOp::create(nb, nl, len, cIdx(nb, nl, 0)),
+                   dynamicSteps ? dynamicSteps
+                                : cIdx(nb, nl, type.getDimSize(timeAxis)));
         Value t = at[timeAxis];
         Value inside =
             arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, t, len);
@@ -329,7 +334,8 @@ Value lowerReverseSequence(OpBuilder &b, ReverseSequenceOp op) {
             nb, nl, arith::SubIOp::create(nb, nl, len, cIdx(nb, nl, 1)), t);
         at[timeAxis] = arith::SelectOp::create(nb, nl, inside, mirrored, t);
         return tensor::ExtractOp::create(nb, nl, op.getInput(), at);
-      });
+      },
+      dynamicDims(b, loc, op.getInput()));
 }
 
 /// LU decomposition with partial pivoting of each matrix, in place on a

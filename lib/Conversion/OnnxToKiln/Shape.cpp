@@ -647,8 +647,9 @@ namespace {
 /// reshape as kiln.reshape, symbolic ones as kiln.sized_reshape).
 FailureOr<Value> rearrangeSizes(OnnxNode &node, Value x,
                                 ArrayRef<SymSize> split, ArrayRef<int64_t> perm,
-                                ArrayRef<SymSize> out) {
-  FailureOr<Value> v = reshapeToSizes(node, x, split);
+                                ArrayRef<SymSize> out,
+                                bool countsGuarded = false) {
+  FailureOr<Value> v = reshapeToSizes(node, x, split, countsGuarded);
   if (failed(v) ||
       failed(v = build<TransposeOp>(node, *v,
                                     node.builder.getDenseI64ArrayAttr(perm))))
@@ -697,10 +698,52 @@ FailureOr<Value> depthToSpaceOf(OnnxNode &node, Value x, int64_t bs) {
   return failure();
 }
 
+/// SpaceToDepth of `x` whose batch, height or width is symbolic (a
+/// detector's stem folding 2x2 pixels into channels at any image size): the
+/// height and width must divide by the block, which a guard checks at run
+/// time; the channels are static.
+FailureOr<Value> spaceToDepthSymbolic(OnnxNode &node, Value x, int64_t bs) {
+  SymbolicSizes &sizes = *node.sizes;
+  int64_t c = typeOf(x).getDimSize(1);
+  if (ShapedType::isDynamic(c) && failed(node.requireStaticShape(typeOf(x))))
+    return failure();
+  SymSize n = sizes.dim(x, 0), h = sizes.dim(x, 2), w = sizes.dim(x, 3);
+  SymSize b = SymSize::constant(bs);
+  std::optional<SymSize> hq = sizes.floorDiv(h, bs), wq = sizes.floorDiv(w, bs);
+  std::optional<SymSize> hb = hq ? SymSize::mul(*hq, b) : std::nullopt;
+  std::optional<SymSize> wb = wq ? SymSize::mul(*wq, b) : std::nullopt;
+  int64_t cb;
+  if (!hb || !wb || __builtin_mul_overflow(c, bs * bs, &cb)) {
+    node.fail() << "the output sizes overflow";
+    return failure();
+  }
+  // Each guard checks a size that splits into blocks; together they are the
+  // first reshape's element counts.
+  for (auto [what, size, whole] :
+       {std::make_tuple("height", h, *hb), std::make_tuple("width", w, *wb)}) {
+    if (size == whole)
+      continue;
+    if (inSubgraph(node)) {
+      node.fail() << "inside a subgraph, the " << what << " ("
+                  << sizes.str(size) << ") must divide by blocksize " << bs
+                  << " at every size in range; give the symbolic dimensions "
+                     "one size to compile this node";
+      return failure();
+    }
+    guardSizesEqual(node, size, whole,
+                    std::string("the ") + what +
+                        " must be a multiple of blocksize " +
+                        std::to_string(bs));
+  }
+  SymSize co = SymSize::constant(c);
+  return rearrangeSizes(node, x, {n, co, *hq, b, *wq, b}, {0, 3, 5, 1, 2, 4},
+                        {n, SymSize::constant(cb), *hq, *wq},
+                        /*countsGuarded=*/true);
+}
+
 FailureOr<SmallVector<Value>> depthToSpace(OnnxNode &node, bool toDepth) {
   int64_t bs = node.intAttr("blocksize", 0);
-  // SpaceToDepth's height and width must divide by the block: static.
-  FailureOr<Value> x = toDepth ? node.staticInput(0) : node.rankedInput(0);
+  FailureOr<Value> x = node.rankedInput(0);
   if (failed(x))
     return failure();
   RankedTensorType xt = typeOf(*x);
@@ -710,6 +753,8 @@ FailureOr<SmallVector<Value>> depthToSpace(OnnxNode &node, bool toDepth) {
   }
   if (!toDepth)
     return one(depthToSpaceOf(node, *x, bs));
+  if (!xt.hasStaticShape())
+    return one(spaceToDepthSymbolic(node, *x, bs));
   int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2),
           w = xt.getDimSize(3);
   if (h % bs || w % bs) {

@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 using namespace mlir;
@@ -125,15 +126,25 @@ mlir::kiln::convertSymbolicReshape(OnnxNode &node) {
     return notApplicable();
   bool allowZero = node.intAttr("allowzero", 0) != 0;
   // A constant target with one entry of run-time extent keeps the reshape
-  // it always had (the lowering divides the element count).
+  // it always had (the lowering divides the element count) where the
+  // static sizes divide; where they do not, only some sizes reshape and the
+  // entry is a quotient, guarded below.
   if (!node.sizes->isSymbolic(shapeArg)) {
-    int64_t dynamic = 0;
+    int64_t dynamic = 0, inStatic = 1, outStatic = 1;
     for (auto [i, s] : llvm::enumerate(*target)) {
       int64_t c = *s.getConstant();
-      dynamic += c == -1 || (c == 0 && !allowZero &&
-                             (int64_t)i < in.getRank() && in.isDynamicDim(i));
+      bool copies = c == 0 && !allowZero && (int64_t)i < in.getRank();
+      bool runTime = c == -1 || (copies && in.isDynamicDim(i));
+      dynamic += runTime;
+      if (!runTime && __builtin_mul_overflow(
+                          outStatic, copies ? in.getDimSize(i) : c, &outStatic))
+        return notApplicable();
     }
-    if (dynamic <= 1)
+    for (int64_t n : in.getShape())
+      if (!ShapedType::isDynamic(n) &&
+          __builtin_mul_overflow(inStatic, n, &inStatic))
+        return notApplicable();
+    if (dynamic <= 1 && outStatic > 0 && inStatic % outStatic == 0)
       return notApplicable();
   }
   SmallVector<SymSize> out = *target;
@@ -165,6 +176,11 @@ mlir::kiln::convertSymbolicReshape(OnnxNode &node) {
     std::optional<SymSize> known = productOf(others);
     std::optional<SymSize> rest =
         count && known ? SymSize::divExact(*count, *known) : std::nullopt;
+    // A count the static entries divide only at some sizes (`[1, seq, 8]`
+    // to `[-1, 16]`): the quotient, and reshapeToSizes guards the rest.
+    std::optional<int64_t> k = known ? known->getConstant() : std::nullopt;
+    if (!rest && count && k && *k > 0)
+      rest = node.sizes->floorDiv(*count, *k);
     if (!rest) {
       node.fail() << "the input " << in << " has "
                   << (count ? node.sizes->str(*count) : "?")
@@ -176,15 +192,6 @@ mlir::kiln::convertSymbolicReshape(OnnxNode &node) {
       return failure();
     }
     out[inferAt] = *rest;
-  } else if (std::optional<SymSize> total = productOf(out);
-             !count || !total || *count != *total) {
-    node.fail() << "the target shape " << sizesStr(*node.sizes, out)
-                << " does not hold the input's "
-                << (count ? node.sizes->str(*count) : "?")
-                << " elements at every size in range (the input is " << in
-                << "); give the symbolic dimensions one size to compile this "
-                   "Reshape";
-    return failure();
   }
   return one(reshapeToSizes(node, x, out));
 }
@@ -615,21 +622,38 @@ FailureOr<Value> mlir::kiln::iotaOfSize(OnnxNode &node, const SymSize &count,
 //===----------------------------------------------------------------------===//
 
 FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
-                                            ArrayRef<SymSize> sizes) {
+                                            ArrayRef<SymSize> sizes,
+                                            bool countsGuarded) {
   RankedTensorType in = typeOf(x);
   RankedTensorType type = typeFor(sizes, in.getElementType());
   if (type.hasStaticShape() && in.hasStaticShape())
     return reshapeTo(node, x, type.getShape());
   std::optional<SymSize> count = productOf(node.sizes->dims(x));
   std::optional<SymSize> total = productOf(sizes);
-  if (!count || !total || *count != *total) {
+  if (!count || !total) {
     node.fail() << "reshaping " << in << " to " << sizesStr(*node.sizes, sizes)
-                << " does not keep its "
-                << (count ? node.sizes->str(*count) : "?")
+                << " multiplies sizes past 2^63; give the symbolic dimensions "
+                   "one size to compile this node";
+    return failure();
+  }
+  // Counts equal only at some sizes (`[b, c, h, w]` viewed as `[b, c, h // 2,
+  // 2, w // 2, 2]`, which needs h and w even): checked at run time, as ONNX
+  // Runtime refuses such a Reshape when they differ. A failed guard ends the
+  // run only at the top level of the graph (inside a Loop or If body it
+  // records the failure and the body goes on), so a subgraph keeps needing
+  // counts that agree at every size.
+  if (*count != *total && !countsGuarded && inSubgraph(node)) {
+    node.fail() << "reshaping " << in << " to " << sizesStr(*node.sizes, sizes)
+                << " inside a subgraph does not keep its "
+                << node.sizes->str(*count)
                 << " elements at every size in range; give the symbolic "
                    "dimensions one size to compile this node";
     return failure();
   }
+  if (*count != *total && !countsGuarded)
+    guardSizesEqual(node, *count, *total,
+                    "reshaping to " + sizesStr(*node.sizes, sizes) +
+                        " needs as many elements as the input has");
   auto sized = [&](Value v, ArrayRef<SymSize> to) {
     auto op = SizedReshapeOp::create(node.builder, node.loc(),
                                      typeFor(to, in.getElementType()), v,
@@ -684,6 +708,28 @@ Value mlir::kiln::sizedPart(OnnxNode &node, Value x,
 FailureOr<Value> mlir::kiln::expandToSizes(OnnxNode &node, Value x,
                                            ArrayRef<SymSize> sizes) {
   return sizedExpand(node, x, sizes);
+}
+
+bool mlir::kiln::inSubgraph(OnnxNode &node) {
+  return !isa<func::FuncOp>(node.builder.getInsertionBlock()->getParentOp());
+}
+
+void mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
+                                 const SymSize &b, const Twine &what) {
+  OpBuilder &builder = node.builder;
+  Location loc = node.loc();
+  SymbolicSizes &S = *node.sizes;
+  Value ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                   S.materialize(builder, loc, a),
+                                   S.materialize(builder, loc, b));
+  Value okTensor = tensor::FromElementsOp::create(
+      builder, loc, RankedTensorType::get({}, builder.getI1Type()), ok);
+  GuardOp::create(builder, loc, okTensor,
+                  builder.getStringAttr(
+                      node.describe() + ": " + what + " (" + S.str(a) +
+                      " and " + S.str(b) +
+                      " differ at these input sizes); run the model at sizes "
+                      "where they agree"));
 }
 
 void mlir::kiln::guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b,

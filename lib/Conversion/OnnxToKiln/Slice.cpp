@@ -409,6 +409,25 @@ mlir::kiln::convertReverseSequence(OnnxNode &node) {
       normalizeAxis(node, node.intAttr("time_axis", 0), rank);
   if (failed(batch) || failed(time))
     return failure();
+  // One length per batch entry, when either size is symbolic.
+  if (!typeOf(*x).hasStaticShape() || !typeOf(*lens).hasStaticShape()) {
+    if (typeOf(*lens).getRank() != 1) {
+      node.fail() << "sequence_lens must be 1-D, got " << typeOf(*lens);
+      return failure();
+    }
+    SymSize n = node.sizes->dim(*lens, 0),
+            batchSize = node.sizes->dim(*x, *batch);
+    if (n != batchSize && inSubgraph(node)) {
+      node.fail() << "inside a subgraph, sequence_lens (" << node.sizes->str(n)
+                  << " entries) must be the batch size ("
+                  << node.sizes->str(batchSize)
+                  << ") at every size in range; give the symbolic dimensions "
+                     "one size to compile this node";
+      return failure();
+    }
+    guardSameSize(node, *lens, 0, *x, *batch,
+                  "the number of sequence_lens and the batch size");
+  }
   Builder &b = node.builder;
   return one(build<ReverseSequenceOp>(node, *x, *lens,
                                       b.getI64IntegerAttr(*batch),

@@ -13,6 +13,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -315,8 +318,8 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
   };
   if (auto t = dyn_cast<TransposeOp>(def))
     return dim(t.getInput(), t.getPerm()[axis]);
-  // A scatter writes into a copy of its data.
-  if (isa<ScatterNDOp, ScatterElementsOp>(def))
+  // A scatter writes into a copy of its data; a reversal keeps its shape.
+  if (isa<ScatterNDOp, ScatterElementsOp, ReverseSequenceOp>(def))
     return dim(def->getOperand(0), axis);
   if (broadcastsOperands(def)) {
     for (Value o : def->getOperands()) {
@@ -558,17 +561,55 @@ bool SymbolicSizes::isSymbolic(Value v) {
 }
 
 std::optional<int64_t> SymbolicSizes::bound(const SymSize &s, bool upper) {
+  // Interval arithmetic over the atoms' ranges. A dimension of a value is
+  // never below 0 (its range's low end where it has none); a quotient's
+  // range is its numerator's, divided.
+  auto range = [&](unsigned id)
+      -> std::pair<std::optional<int64_t>, std::optional<int64_t>> {
+    const Atom &a = atoms[id];
+    if (a.divisor)
+      return {a.min, a.max};
+    return {a.min ? a.min : std::optional<int64_t>(0), a.max};
+  };
   int64_t total = 0;
   for (const auto &[m, c] : s.getTerms()) {
-    int64_t term = c;
-    if (!m.empty() && c < 0)
-      return std::nullopt;
+    // The product's interval, then scaled by c: its high end bounds c > 0
+    // from above, its low end c < 0.
+    int64_t lo = 1, hi = 1;
+    bool known = true;
     for (unsigned id : m) {
-      std::optional<int64_t> b = upper ? atoms[id].max : atoms[id].min;
-      if (!b || __builtin_mul_overflow(term, *b, &term))
+      auto [alo, ahi] = range(id);
+      if (!alo || !ahi) {
+        known = false;
+        break;
+      }
+      int64_t p[4];
+      if (__builtin_mul_overflow(lo, *alo, &p[0]) ||
+          __builtin_mul_overflow(lo, *ahi, &p[1]) ||
+          __builtin_mul_overflow(hi, *alo, &p[2]) ||
+          __builtin_mul_overflow(hi, *ahi, &p[3]))
         return std::nullopt;
+      lo = *std::min_element(p, p + 4);
+      hi = *std::max_element(p, p + 4);
     }
-    if (__builtin_add_overflow(total, term, &total))
+    int64_t term;
+    if (!known) {
+      // Only the side a non-negative product without a high end does not
+      // need: its low end, 0 or more, for c > 0 bounding from below.
+      bool sizes = llvm::all_of(m, [&](unsigned id) {
+        std::optional<int64_t> l = range(id).first;
+        return l && *l >= 0;
+      });
+      if (!sizes || upper == (c > 0))
+        return std::nullopt;
+      lo = 1;
+      for (unsigned id : m)
+        if (__builtin_mul_overflow(lo, *range(id).first, &lo))
+          return std::nullopt;
+      hi = lo;
+    }
+    if (__builtin_mul_overflow(c, (upper == (c > 0)) ? hi : lo, &term) ||
+        __builtin_add_overflow(total, term, &total))
       return std::nullopt;
   }
   return total;
@@ -576,10 +617,79 @@ std::optional<int64_t> SymbolicSizes::bound(const SymSize &s, bool upper) {
 
 bool SymbolicSizes::definedOutside(const SymSize &s, Region &region) {
   for (const auto &[monomial, coefficient] : s.getTerms())
-    for (unsigned id : monomial)
-      if (region.isAncestor(atoms[id].value.getParentRegion()))
+    for (unsigned id : monomial) {
+      if (atoms[id].divisor) {
+        if (!definedOutside(atoms[id].numerator, region))
+          return false;
+      } else if (region.isAncestor(atoms[id].value.getParentRegion())) {
         return false;
+      }
+    }
   return true;
+}
+
+std::optional<SymSize> SymbolicSizes::floorDiv(const SymSize &p, int64_t c) {
+  if (c <= 0)
+    return std::nullopt;
+  // floor((c * q + r) / c) = q + floor(r / c) for an integer polynomial q:
+  // each coefficient splits into c * k + m with 0 <= m < c, and only the
+  // remainder terms stay under the division.
+  SymSize q, r;
+  for (const auto &[m, coef] : p.getTerms()) {
+    int64_t k = llvm::divideFloorSigned(coef, c), rest = coef - k * c;
+    std::optional<SymSize> mono = SymSize::constant(1);
+    for (unsigned id : m)
+      if (!mono || !(mono = SymSize::mul(*mono, SymSize::atom(id))))
+        return std::nullopt;
+    std::optional<SymSize> qk = SymSize::mul(*mono, SymSize::constant(k));
+    std::optional<SymSize> rk = SymSize::mul(*mono, SymSize::constant(rest));
+    if (!qk || !rk || !(qk = SymSize::add(q, *qk)) ||
+        !(rk = SymSize::add(r, *rk)))
+      return std::nullopt;
+    q = *qk;
+    r = *rk;
+  }
+  if (std::optional<int64_t> rc = r.getConstant())
+    return SymSize::add(q, SymSize::constant(llvm::divideFloorSigned(*rc, c)));
+  // floor(g * a / (g * b)) = floor(a / b): `8 * seq // 16` is `seq // 2`.
+  int64_t g = c;
+  for (const auto &[m, coef] : r.getTerms())
+    g = std::gcd(g, coef);
+  if (g > 1) {
+    std::optional<SymSize> reduced = SymSize::divExact(r, SymSize::constant(g));
+    if (!reduced)
+      return std::nullopt;
+    r = *reduced;
+    c /= g;
+  }
+  auto key = std::make_pair(r.getTerms(), c);
+  unsigned id;
+  if (auto it = quotientAtoms.find(key); it != quotientAtoms.end()) {
+    id = it->second;
+  } else {
+    Atom atom{Value(),
+              0,
+              "(" + str(r) + " // " + std::to_string(c) + ")",
+              std::nullopt,
+              std::nullopt,
+              r,
+              c};
+    if (std::optional<int64_t> lo = bound(r, false))
+      atom.min = llvm::divideFloorSigned(*lo, c);
+    if (std::optional<int64_t> hi = bound(r, true))
+      atom.max = llvm::divideFloorSigned(*hi, c);
+    id = atoms.size();
+    atoms.push_back(atom);
+    quotientAtoms[key] = id;
+  }
+  return SymSize::add(q, SymSize::atom(id));
+}
+
+std::optional<SymSize> SymbolicSizes::floorMod(const SymSize &p, int64_t c) {
+  std::optional<SymSize> q = floorDiv(p, c);
+  if (!q || !(q = SymSize::mul(*q, SymSize::constant(-c))))
+    return std::nullopt;
+  return SymSize::add(p, *q);
 }
 
 std::optional<int64_t> SymbolicSizes::largest(const SymSize &s) {
@@ -589,8 +699,11 @@ std::optional<int64_t> SymbolicSizes::largest(const SymSize &s) {
 std::optional<int64_t> SymbolicSizes::smallest(const SymSize &s) {
   // A size is never negative, whatever its symbols' ranges say.
   std::optional<int64_t> b = bound(s, false);
-  bool sizeLike = llvm::all_of(s.getTerms(),
-                               [](const auto &t) { return t.second > 0; });
+  bool sizeLike = llvm::all_of(s.getTerms(), [&](const auto &t) {
+    return t.second > 0 && llvm::all_of(t.first, [&](unsigned id) {
+             return !atoms[id].divisor || atoms[id].min >= 0;
+           });
+  });
   if (!b && sizeLike)
     return 0;
   return b;
@@ -618,7 +731,16 @@ Value SymbolicSizes::materialize(OpBuilder &b, Location loc, const SymSize &s) {
     }
     Value p;
     for (unsigned id : m) {
-      Value d = tensor::DimOp::create(b, loc, atoms[id].value, atoms[id].axis);
+      Value d;
+      if (const Atom &a = atoms[id]; a.divisor) {
+        // An affine floordiv, which the arena's bounds follow.
+        Value n = materialize(b, loc, a.numerator);
+        AffineExpr q =
+            getAffineSymbolExpr(0, b.getContext()).floorDiv(a.divisor);
+        d = affine::AffineApplyOp::create(b, loc, AffineMap::get(0, 1, q), n);
+      } else {
+        d = tensor::DimOp::create(b, loc, a.value, a.axis);
+      }
       p = p ? Value(arith::MulIOp::create(b, loc, p, d)) : d;
     }
     sum = sum + getAffineSymbolExpr(products.size(), b.getContext()) * c;
@@ -629,6 +751,71 @@ Value SymbolicSizes::materialize(OpBuilder &b, Location loc, const SymSize &s) {
     return products.front();
   AffineMap map = AffineMap::get(0, products.size(), sum);
   return affine::AffineApplyOp::create(b, loc, map, products);
+}
+
+/// Element `x op y` of the shape arithmetic of `node` (Add, Sub, Mul, Div,
+/// Mod, Max, Min, Equal, Neg), when the polynomials decide it.
+std::optional<SymSize> SymbolicSizes::arithmetic(OnnxNode &node,
+                                                 const SymSize &x,
+                                                 const SymSize &y,
+                                                 bool integers) {
+  StringRef type = node.opType();
+  std::optional<int64_t> cx = x.getConstant(), cy = y.getConstant();
+  std::optional<SymSize> r;
+  if (type == "Add") {
+    r = SymSize::add(x, y);
+  } else if (type == "Sub") {
+    if (std::optional<SymSize> ny = SymSize::neg(y))
+      r = SymSize::add(x, *ny);
+  } else if (type == "Neg") {
+    r = SymSize::neg(x);
+  } else if (type == "Mul") {
+    r = SymSize::mul(x, y);
+  } else if (type == "Div") {
+    // Integer Div truncates, which is floor division where the
+    // dividend is never negative (a size, `h // 2`).
+    std::optional<int64_t> low = smallest(x);
+    if (cx && cy && *cy > 0 && *cx >= 0)
+      r = SymSize::constant(*cx / *cy);
+    else if (!(r = SymSize::divExact(x, y)) && integers && cy && *cy > 0 &&
+             low && *low >= 0)
+      r = floorDiv(x, *cy);
+  } else if (type == "Mod") {
+    // fmod 0 is Python's `%` (the divisor's sign), fmod 1 C's (the
+    // dividend's): the same for a dividend never negative.
+    std::optional<int64_t> low = smallest(x);
+    if (integers && cy && *cy > 0 &&
+        (node.intAttr("fmod", 0) == 0 || (low && *low >= 0)))
+      r = floorMod(x, *cy);
+  } else if (type == "Max" || type == "Min") {
+    bool max = type == "Max";
+    // max(s, c) is s when s is never below c; min(s, c) when never above.
+    auto dominates = [&](const SymSize &s, int64_t c) {
+      std::optional<int64_t> b = max ? smallest(s) : largest(s);
+      return b && (max ? *b >= c : *b <= c);
+    };
+    if (cx && cy)
+      r = SymSize::constant(max ? std::max(*cx, *cy) : std::min(*cx, *cy));
+    else if (x == y)
+      r = x;
+    else if (cy && dominates(x, *cy))
+      r = x;
+    else if (cx && dominates(y, *cx))
+      r = y;
+  } else if (type == "Equal") {
+    auto nonNegative = [&](const SymSize &s) {
+      std::optional<int64_t> b = smallest(s);
+      return b && *b >= 0;
+    };
+    if (x == y)
+      r = SymSize::constant(1);
+    else if (cx && cy)
+      r = SymSize::constant(*cx == *cy);
+    else if ((cy && *cy < 0 && nonNegative(x)) ||
+             (cx && *cx < 0 && nonNegative(y)))
+      r = SymSize::constant(0); // a size is never negative
+  }
+  return r;
 }
 
 Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
@@ -707,9 +894,10 @@ Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
     got.emplace();
     for (int64_t i = s; i < e; i += (*steps)[0])
       got->push_back((*data)[i]);
-  } else if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Max", "Min",
-                                 "Equal", "Neg"},
+  } else if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Mod", "Max",
+                                 "Min", "Equal", "Neg"},
                                 type)) {
+    bool integers = isa<IntegerType>(outType.getElementType());
     std::optional<SmallVector<SymSize>> a = in(0),
                                         b = type == "Neg"
                                                 ? SmallVector<SymSize>{SymSize::constant(0)}
@@ -724,51 +912,7 @@ Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
     for (size_t i = 0; i < len; ++i) {
       const SymSize &x = (*a)[a->size() == 1 ? 0 : i];
       const SymSize &y = (*b)[b->size() == 1 ? 0 : i];
-      std::optional<int64_t> cx = x.getConstant(), cy = y.getConstant();
-      std::optional<SymSize> r;
-      if (type == "Add") {
-        r = SymSize::add(x, y);
-      } else if (type == "Sub") {
-        if (std::optional<SymSize> ny = SymSize::neg(y))
-          r = SymSize::add(x, *ny);
-      } else if (type == "Neg") {
-        r = SymSize::neg(x);
-      } else if (type == "Mul") {
-        r = SymSize::mul(x, y);
-      } else if (type == "Div") {
-        // Shapes are non-negative: truncation is floor division.
-        if (cx && cy && *cy > 0 && *cx >= 0)
-          r = SymSize::constant(*cx / *cy);
-        else
-          r = SymSize::divExact(x, y);
-      } else if (type == "Max" || type == "Min") {
-        bool max = type == "Max";
-        // max(s, c) is s when s is never below c; min(s, c) when never above.
-        auto dominates = [&](const SymSize &s, int64_t c) {
-          std::optional<int64_t> b = max ? smallest(s) : largest(s);
-          return b && (max ? *b >= c : *b <= c);
-        };
-        if (cx && cy)
-          r = SymSize::constant(max ? std::max(*cx, *cy) : std::min(*cx, *cy));
-        else if (x == y)
-          r = x;
-        else if (cy && dominates(x, *cy))
-          r = x;
-        else if (cx && dominates(y, *cx))
-          r = y;
-      } else if (type == "Equal") {
-        auto nonNegative = [&](const SymSize &s) {
-          std::optional<int64_t> b = smallest(s);
-          return b && *b >= 0;
-        };
-        if (x == y)
-          r = SymSize::constant(1);
-        else if (cx && cy)
-          r = SymSize::constant(*cx == *cy);
-        else if ((cy && *cy < 0 && nonNegative(x)) ||
-                 (cx && *cx < 0 && nonNegative(y)))
-          r = SymSize::constant(0); // a size is never negative
-      }
+      std::optional<SymSize> r = arithmetic(node, x, y, integers);
       if (!r)
         return {};
       got->push_back(*r);

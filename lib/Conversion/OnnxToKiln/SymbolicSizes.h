@@ -1,4 +1,5 @@
-//===- SymbolicSizes.h - sizes the graph computes from Shape -----*- C++ -*-===//
+//===- SymbolicSizes.h - sizes the graph computes from Shape -----*- C++
+//-*-===//
 //
 // Exporters write `x.view(b, t, heads, d)`, `position_ids[:, :t]` and
 // `mask.expand(b, t)` as Shape, Gather, Unsqueeze, Concat, arithmetic and
@@ -6,7 +7,8 @@
 // those shape arguments are only known at run time. The conversion follows
 // them symbolically instead: every dimension of a converted value is a
 // polynomial over atoms (the run-time size of one dimension of one value; a
-// graph input's dim_param is one atom for every input that names it), and
+// graph input's dim_param is one atom for every input that names it; the
+// floor of a polynomial divided by a constant, `h // 2`), and
 // every small integer tensor computed from Shape keeps the polynomial of
 // each element. A consumer then knows which result sizes are equal to which,
 // builds a kiln.sized_* op with each run-time size as an `index` operand
@@ -101,8 +103,15 @@ public:
   /// An `index` value holding `s`, built at the builder's insertion point.
   Value materialize(OpBuilder &b, Location loc, const SymSize &s);
 
-  /// Bounds of `s` from the symbols' ranges, when every atom has one and
-  /// the coefficients are non-negative.
+  /// floor(p / c) and p - c * floor(p / c) (Python's `//` and `%`) for a
+  /// positive constant c: exact or constant when they can be, else through
+  /// an atom for the quotient (`h // 2`, materialized as an affine
+  /// floordiv); nullopt when a coefficient overflows.
+  std::optional<SymSize> floorDiv(const SymSize &p, int64_t c);
+  std::optional<SymSize> floorMod(const SymSize &p, int64_t c);
+
+  /// Bounds of `s` from its atoms' ranges (interval arithmetic; a size
+  /// never below 0), when every atom the bound needs has one.
   std::optional<int64_t> largest(const SymSize &s);
   std::optional<int64_t> smallest(const SymSize &s);
 
@@ -114,22 +123,30 @@ public:
   std::string str(const SymSize &s);
 
 private:
+  /// A dimension of a value (`value`, `axis`), or, with no value, the
+  /// quotient floor(numerator / divisor).
   struct Atom {
     Value value;
     int64_t axis;
     std::string name;
     std::optional<int64_t> min, max;
+    SymSize numerator = {};
+    int64_t divisor = 0;
   };
   unsigned atomFor(Value v, int64_t axis);
   std::optional<int64_t> largestByInference(Value v, int64_t axis);
   std::optional<SymSize> computeDim(Value v, int64_t axis);
   std::optional<int64_t> bound(const SymSize &s, bool upper);
+  std::optional<SymSize> arithmetic(OnnxNode &node, const SymSize &x,
+                                    const SymSize &y, bool integers);
 
   func::FuncOp func;
   int depth = 0; ///< of computeDim's recursion
   SmallVector<Atom> atoms;
   DenseMap<std::pair<Value, int64_t>, unsigned> atomIds;
   llvm::StringMap<unsigned> namedAtoms;
+  std::map<std::pair<std::map<SymSize::Monomial, int64_t>, int64_t>, unsigned>
+      quotientAtoms;
   DenseMap<std::pair<Value, int64_t>, SymSize> dimMemo;
   DenseMap<Value, SmallVector<SymSize>> contentMap;
 };
@@ -150,8 +167,11 @@ FailureOr<SmallVector<Value>> convertSymbolicRange(OnnxNode &node);
 /// `x` reshaped to `sizes`: kiln.reshape when both are static, else a
 /// kiln.sized_reshape; fails (naming the node) when the element counts are
 /// not the same polynomial or run-time dimensions regroup.
+/// Counts that agree only at some sizes get a run-time guard (refused in a
+/// subgraph), unless `countsGuarded` says the caller has checked them.
 FailureOr<Value> reshapeToSizes(OnnxNode &node, Value x,
-                                ArrayRef<SymSize> sizes);
+                                ArrayRef<SymSize> sizes,
+                                bool countsGuarded = false);
 /// The box `bounds` of `x`, whose dimensions other than the static ones in
 /// `bounds` keep their run-time sizes, as a kiln.sized_slice.
 Value sizedPart(OnnxNode &node, Value x, const SliceBounds &bounds);
@@ -164,6 +184,14 @@ FailureOr<Value> expandToSizes(OnnxNode &node, Value x,
 /// (naming the node and `what`) without a bound or over 2^20 elements.
 FailureOr<Value> iotaOfSize(OnnxNode &node, const SymSize &count, Type elt,
                             StringRef what);
+/// Whether `node` converts inside a Loop, Scan or If body, where a failed
+/// kiln.guard records the failure but does not end the body (so a guard
+/// there cannot stand between a mismatch and an out-of-bounds access).
+bool inSubgraph(OnnxNode &node);
+/// A kiln.guard that the sizes `a` and `b` are equal at run time; `what`
+/// says what needs them equal.
+void guardSizesEqual(OnnxNode &node, const SymSize &a, const SymSize &b,
+                     const Twine &what);
 /// A kiln.guard that dimension `ax` of `a` and `bx` of `b` agree at run time,
 /// unless their sizes are the same polynomial; `what` names the pair.
 void guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b, int64_t bx,

@@ -162,6 +162,25 @@ func.func @reverse_sequence(%x: tensor<4x4xf32>, %l: tensor<4xi64>) -> tensor<4x
 
 // -----
 
+// Time and batch of run-time size: the generic takes the input's sizes and
+// clamps each length to the run-time number of steps.
+// CHECK-LABEL: func.func @reverse_sequence_run_time
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x4xf32>, %[[L:.+]]: tensor<?xi64>)
+// CHECK: %[[STEPS:.+]] = tensor.dim %[[X]], %c0
+// CHECK: %[[T:.+]] = tensor.dim %[[X]], %{{.+}} : tensor<?x?x4xf32>
+// CHECK: %[[B:.+]] = tensor.dim %[[X]], %{{.+}} : tensor<?x?x4xf32>
+// CHECK: tensor.empty(%[[T]], %[[B]]) : tensor<?x?x4xf32>
+// CHECK: linalg.generic
+// CHECK: %[[LEN:.+]] = arith.index_cast %{{.+}} : i64 to index
+// CHECK: %[[POS:.+]] = arith.maxsi %[[LEN]], %{{.+}} : index
+// CHECK: arith.minsi %[[POS]], %[[STEPS]] : index
+func.func @reverse_sequence_run_time(%x: tensor<?x?x4xf32>, %l: tensor<?xi64>) -> tensor<?x?x4xf32> {
+  %y = kiln.reverse_sequence %x, %l {batch_axis = 1 : i64, time_axis = 0 : i64} : (tensor<?x?x4xf32>, tensor<?xi64>) -> tensor<?x?x4xf32>
+  return %y : tensor<?x?x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @det
 // CHECK: linalg.copy
 // CHECK: scf.for

@@ -2,10 +2,10 @@
 
 // An op whose lowering does not size symbolic dimensions yet says how to
 // give them sizes (docs/shapes.md lists the ops that do).
-func.func @dynamic_result(%x: tensor<?x3xf32>, %l: tensor<3xi64>) -> tensor<?x3xf32> {
-  // expected-error @+1 {{'kiln.reverse_sequence' does not support symbolic dimensions yet (type 'tensor<?x3xf32>'); give the symbolic dimensions one size each (--dim SYMBOL=N or --input-shape)}}
-  %y = kiln.reverse_sequence %x, %l {batch_axis = 1 : i64, time_axis = 0 : i64} : (tensor<?x3xf32>, tensor<3xi64>) -> tensor<?x3xf32>
-  return %y : tensor<?x3xf32>
+func.func @dynamic_result(%x: tensor<?x3x3xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'kiln.det' does not support symbolic dimensions yet (type 'tensor<?x3x3xf32>'); give the symbolic dimensions one size each (--dim SYMBOL=N or --input-shape)}}
+  %y = kiln.det %x : tensor<?x3x3xf32> -> tensor<?xf32>
+  return %y : tensor<?xf32>
 }
 
 // -----
