@@ -100,6 +100,8 @@ bool Inliner::rewrite(Operation *op) {
     op = foldSequenceAppends(op);
   OnnxNode node(op, b, opset);
   b.setInsertionPoint(op);
+  // What a speculative node inlines is speculative too.
+  speculative = op->hasAttr(kSpeculativeAttr);
   StringRef name = op->getName().getStringRef();
   FailureOr<SmallVector<Value>> results = name == "onnx.If" ? rewriteIf(node)
                                           : name == "onnx.Scan"
@@ -193,7 +195,10 @@ SmallVector<Value> Inliner::inlineBody(Region &region, ValueRange args) {
         yielded.push_back(map.lookupOrDefault(v));
       break;
     }
-    b.clone(inner, map);
+    Operation *clone = b.clone(inner, map);
+    if (speculative)
+      clone->walk(
+          [&](Operation *o) { o->setAttr(kSpeculativeAttr, b.getUnitAttr()); });
   }
   return yielded;
 }
@@ -236,8 +241,11 @@ FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
                 << " If with a non-constant condition is not supported";
     return failure();
   }
+  bool outer = speculative;
+  speculative = true;
   SmallVector<Value> thenV = inlineBody(*thenR, {});
   SmallVector<Value> elseV = inlineBody(*elseR, {});
+  speculative = outer;
   if (thenV.size() != op->getNumResults() ||
       elseV.size() != op->getNumResults()) {
     node.fail() << "the branches yield " << thenV.size() << " and "
@@ -574,6 +582,8 @@ FailureOr<SmallVector<Value>> Inliner::rewriteLoop(OnnxNode &node) {
       freeze && cond ? scalarCondition(loc, cond) : boolConstant(loc, true);
   SmallVector<Value> carried(initial);
   SmallVector<SmallVector<Value>> perStep(k);
+  // With a condition (frozen), an iteration may run after the loop stopped.
+  speculative = speculative || freeze;
   for (int64_t t = 0; t < m; ++t) {
     SmallVector<Value> args{i64Constant(loc, t, false), alive};
     args.append(carried);

@@ -130,6 +130,10 @@ private:
   OpBuilder &b;
   int64_t opset;
   SymbolicSizes &sizes;
+  /// Whether what inlineBody clones may run without its results being used
+  /// (a branch of a run-time If, an iteration after a loop may have
+  /// stopped): the clones are marked kSpeculativeAttr (see inSubgraph).
+  bool speculative = false;
 };
 
 } // namespace mlir::kiln

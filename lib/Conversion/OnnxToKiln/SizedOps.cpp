@@ -711,7 +711,8 @@ FailureOr<Value> mlir::kiln::expandToSizes(OnnxNode &node, Value x,
 }
 
 bool mlir::kiln::inSubgraph(OnnxNode &node) {
-  return !isa<func::FuncOp>(node.builder.getInsertionBlock()->getParentOp());
+  return !isa<func::FuncOp>(node.builder.getInsertionBlock()->getParentOp()) ||
+         node.op->hasAttr(kSpeculativeAttr);
 }
 
 void mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,

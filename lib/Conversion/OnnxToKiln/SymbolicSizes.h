@@ -184,9 +184,15 @@ FailureOr<Value> expandToSizes(OnnxNode &node, Value x,
 /// (naming the node and `what`) without a bound or over 2^20 elements.
 FailureOr<Value> iotaOfSize(OnnxNode &node, const SymSize &count, Type elt,
                             StringRef what);
+/// Marks an ONNX node inlined from a branch of a run-time If or from a loop
+/// iteration that may run after the loop stopped: it runs whether or not
+/// its result is used.
+inline constexpr llvm::StringLiteral kSpeculativeAttr = "kiln.speculative";
 /// Whether `node` converts inside a Loop, Scan or If body, where a failed
 /// kiln.guard records the failure but does not end the body (so a guard
-/// there cannot stand between a mismatch and an out-of-bounds access).
+/// there cannot stand between a mismatch and an out-of-bounds access), or
+/// was inlined speculatively (kSpeculativeAttr: a guard there would fail
+/// runs that never use its result).
 bool inSubgraph(OnnxNode &node);
 /// A kiln.guard that the sizes `a` and `b` are equal at run time; `what`
 /// says what needs them equal.
