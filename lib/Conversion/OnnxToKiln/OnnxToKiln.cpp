@@ -480,13 +480,48 @@ mlir::kiln::resolvePads2D(OnnxNode &node, ArrayRef<int64_t> inputHW,
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// Whether `target` is integer shape arithmetic that SymbolicSizes follows
+/// (Shape and Size of tensors, Gather, Concat, Add, ...; no floats, no
+/// graph inputs), so the conversion can check a Reshape's element counts.
+static bool tracedTarget(Value target) {
+  static const llvm::StringSet<> kTraced = {
+      "onnx.Shape",     "onnx.Size",     "onnx.Gather",     "onnx.Concat",
+      "onnx.Slice",     "onnx.Add",      "onnx.Sub",        "onnx.Mul",
+      "onnx.Div",       "onnx.Mod",      "onnx.Max",        "onnx.Min",
+      "onnx.Neg",       "onnx.Cast",     "onnx.Identity",   "onnx.Squeeze",
+      "onnx.Unsqueeze", "onnx.Constant", "onnx.Initializer"};
+  SmallVector<Value> work{target};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!def || !type || !type.getElementType().isInteger() ||
+        !kTraced.contains(def->getName().getStringRef()))
+      return false;
+    if (!seen.insert(def).second)
+      continue;
+    if (seen.size() > 256)
+      return false;
+    StringRef name = def->getName().getStringRef();
+    if (name == "onnx.Shape" || name == "onnx.Size")
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return true;
+}
+
 /// A Reshape of a tensor with a symbolic dimension whose target shape is
 /// computed in the graph (Shape, Gather, Unsqueeze, Concat: how exporters
 /// write `x.view(b, n, heads, d)`), and which ONNX's shape inference with
 /// data propagation resolved to one symbolic size among constants: the
 /// target becomes that constant shape with -1 for the symbolic size (the
-/// element count decides it, as Reshape does), and the shape computation,
-/// now unused, is dropped (docs/shapes.md). Anything else is left as it is.
+/// element count decides it, as Reshape does) (docs/shapes.md). Where the
+/// computation is arithmetic SymbolicSizes follows, the constant is kept
+/// as kInferredTargetAttr and the conversion checks the element counts of
+/// the computed target (a target of the wrong count is an error, not a
+/// -1); elsewhere the computation, now unused, is dropped. Anything else
+/// is left as it is.
 static void foldSymbolicReshapeShapes(OpBuilder &builder, Block &body) {
   bool folded = false;
   for (Operation &op : body) {
@@ -506,10 +541,13 @@ static void foldSymbolicReshapeShapes(OpBuilder &builder, Block &body) {
         d = -1;
     auto type = RankedTensorType::get({(int64_t)target.size()},
                                       builder.getI64Type());
+    auto value = DenseIntElementsAttr::get(type, ArrayRef(target));
+    if (tracedTarget(op.getOperand(1))) {
+      op.setAttr(kInferredTargetAttr, value);
+      continue;
+    }
     builder.setInsertionPoint(&op);
-    Value c = ConstantOp::create(builder, op.getLoc(), type,
-                                 DenseElementsAttr::get(type, ArrayRef(target)));
-    op.setOperand(1, c);
+    op.setOperand(1, ConstantOp::create(builder, op.getLoc(), type, value));
     folded = true;
   }
   // The shape computations left without a use.

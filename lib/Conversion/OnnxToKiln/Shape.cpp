@@ -107,6 +107,15 @@ FailureOr<SmallVector<Value>> reshapeWith(OnnxNode &node, Value x,
 } // namespace
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertReshape(OnnxNode &node) {
+  // ONNX's inferred target (foldSymbolicReshapeShapes), once the computed
+  // one is checked.
+  if (auto inferred =
+          node.op->getAttrOfType<DenseIntElementsAttr>(kInferredTargetAttr)) {
+    if (failed(checkInferredTarget(node)))
+      return failure();
+    node.op->setOperand(1, ConstantOp::create(node.builder, node.loc(),
+                                              inferred.getType(), inferred));
+  }
   if (FailureOr<SmallVector<Value>> sym = convertSymbolicReshape(node);
       failed(sym) || !sym->empty())
     return sym;
@@ -730,10 +739,11 @@ FailureOr<Value> spaceToDepthSymbolic(OnnxNode &node, Value x, int64_t bs) {
                      "one size to compile this node";
       return failure();
     }
-    guardSizesEqual(node, size, whole,
-                    std::string("the ") + what +
-                        " must be a multiple of blocksize " +
-                        std::to_string(bs));
+    if (failed(guardSizesEqual(node, size, whole,
+                               std::string("the ") + what +
+                                   " must be a multiple of blocksize " +
+                                   std::to_string(bs))))
+      return failure();
   }
   SymSize co = SymSize::constant(c);
   return rearrangeSizes(node, x, {n, co, *hq, b, *wq, b}, {0, 3, 5, 1, 2, 4},

@@ -118,11 +118,11 @@ FailureOr<RankedTensorType> mlir::kiln::declaredResult(OnnxNode &node,
                  "be declared static: "
               << what
               << " computed at run time with an undeclared output shape is "
-                 "not supported (with symbolic dimensions Kiln follows shape "
-                 "arithmetic of Shape, Gather, Slice, Concat, Add, Sub, Mul "
-                 "and exact divisions; a floor division such as "
-                 "x.shape[2] // 2 is beyond it: give those dimensions one "
-                 "size)";
+                 "not supported (with symbolic dimensions Kiln follows "
+                 "integer shape arithmetic: Shape, Size, Gather, Slice, "
+                 "Concat, Add, Sub, Mul, Div, Mod, Max, Min, Where; sizes "
+                 "rounded in floating point, such as ceil(h / 32.0), are "
+                 "beyond it: give those dimensions one size)";
   return failure();
 }
 

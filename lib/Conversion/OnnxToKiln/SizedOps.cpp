@@ -114,6 +114,38 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicShape(OnnxNode &node) {
   return SmallVector<Value>{s};
 }
 
+LogicalResult mlir::kiln::checkInferredTarget(OnnxNode &node) {
+  Value x = node.input(0);
+  std::optional<SmallVector<SymSize>> target =
+      node.sizes && x ? node.sizes->contents(node.input(1)) : std::nullopt;
+  if (!target || !isa<RankedTensorType>(x.getType()))
+    return success();
+  // A -1 takes whatever count there is (the inferred target has it too).
+  bool allowZero = node.intAttr("allowzero", 0) != 0;
+  SmallVector<SymSize> out = *target;
+  for (auto [i, s] : llvm::enumerate(out)) {
+    std::optional<int64_t> c = s.getConstant();
+    if (c == -1)
+      return success();
+    if (c == 0 && !allowZero && (int64_t)i < typeOf(x).getRank())
+      s = node.sizes->dim(x, i);
+  }
+  std::optional<SymSize> count = productOf(node.sizes->dims(x));
+  std::optional<SymSize> total = productOf(out);
+  if (!count || !total || *count == *total)
+    return success();
+  std::string what = "reshaping to " + sizesStr(*node.sizes, out) +
+                     " needs as many elements as the input has";
+  if (inSubgraph(node)) {
+    node.fail() << what << " (" << node.sizes->str(*count)
+                << "), which inside a subgraph must hold at every size in "
+                   "range; give the symbolic dimensions one size to compile "
+                   "this node";
+    return failure();
+  }
+  return guardSizesEqual(node, *count, *total, what);
+}
+
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertSymbolicReshape(OnnxNode &node) {
   Value x = node.input(0), shapeArg = node.input(1);
@@ -650,10 +682,11 @@ FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
                    "dimensions one size to compile this node";
     return failure();
   }
-  if (*count != *total && !countsGuarded)
-    guardSizesEqual(node, *count, *total,
-                    "reshaping to " + sizesStr(*node.sizes, sizes) +
-                        " needs as many elements as the input has");
+  if (*count != *total && !countsGuarded &&
+      failed(guardSizesEqual(node, *count, *total,
+                             "reshaping to " + sizesStr(*node.sizes, sizes) +
+                                 " needs as many elements as the input has")))
+    return failure();
   auto sized = [&](Value v, ArrayRef<SymSize> to) {
     auto op = SizedReshapeOp::create(node.builder, node.loc(),
                                      typeFor(to, in.getElementType()), v,
@@ -715,11 +748,24 @@ bool mlir::kiln::inSubgraph(OnnxNode &node) {
          node.op->hasAttr(kSpeculativeAttr);
 }
 
-void mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
-                                 const SymSize &b, const Twine &what) {
+LogicalResult mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
+                                          const SymSize &b, const Twine &what) {
   OpBuilder &builder = node.builder;
   Location loc = node.loc();
   SymbolicSizes &S = *node.sizes;
+  // Sizes whose difference never reaches 0 in range (a static height of 5
+  // in blocks of 2, [seq, 8] viewed as [seq, 4]) are refused now, not at
+  // every run.
+  std::optional<SymSize> negB = SymSize::neg(b);
+  std::optional<SymSize> diff = negB ? SymSize::add(a, *negB) : std::nullopt;
+  std::optional<int64_t> lo = diff ? S.smallest(*diff) : std::nullopt;
+  std::optional<int64_t> hi = diff ? S.largest(*diff) : std::nullopt;
+  if ((lo && *lo > 0) || (hi && *hi < 0)) {
+    node.fail() << what << ", and " << S.str(a) << " and " << S.str(b)
+                << " differ at every size in range; fix the model or give "
+                   "the symbolic dimensions a range where they agree";
+    return failure();
+  }
   Value ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
                                    S.materialize(builder, loc, a),
                                    S.materialize(builder, loc, b));
@@ -731,6 +777,7 @@ void mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
                       " and " + S.str(b) +
                       " differ at these input sizes); run the model at sizes "
                       "where they agree"));
+  return success();
 }
 
 void mlir::kiln::guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b,

@@ -148,8 +148,6 @@ std::string SymSize::str(ArrayRef<std::string> atomNames) const {
 namespace {
 /// How deep a size is traced through the ops that made it.
 constexpr int kMaxDepth = 256;
-/// Larger integer tensors are data, not shape arithmetic.
-constexpr int64_t kMaxContents = 64;
 
 /// The ops that broadcast their operands right-aligned to the result
 /// (numpy), or keep one operand's shape.
@@ -527,39 +525,6 @@ void SymbolicSizes::guardEqualDims(OpBuilder &b, Location loc, Value x,
   GuardOp::create(b, loc, ok, b.getStringAttr(message.str()));
 }
 
-//===----------------------------------------------------------------------===//
-// Contents of small integer tensors
-//===----------------------------------------------------------------------===//
-
-std::optional<SmallVector<SymSize>> SymbolicSizes::contents(Value v) {
-  if (!v)
-    return std::nullopt;
-  if (auto it = contentMap.find(v); it != contentMap.end())
-    return it->second;
-  auto cst = v.getDefiningOp<ConstantOp>();
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!cst || !type || type.getRank() > 1 || !type.hasStaticShape() ||
-      type.getNumElements() > kMaxContents ||
-      !type.getElementType().isInteger())
-    return std::nullopt;
-  auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
-  if (!dense)
-    return std::nullopt;
-  SmallVector<SymSize> out;
-  bool isBool = type.getElementType().isInteger(1);
-  for (const APInt &x : dense.getValues<APInt>())
-    out.push_back(SymSize::constant(isBool ? (int64_t)x.getZExtValue()
-                                           : x.getSExtValue()));
-  return out;
-}
-
-bool SymbolicSizes::isSymbolic(Value v) {
-  std::optional<SmallVector<SymSize>> c = contents(v);
-  return c && llvm::any_of(*c, [](const SymSize &s) {
-           return !s.getConstant().has_value();
-         });
-}
-
 std::optional<int64_t> SymbolicSizes::bound(const SymSize &s, bool upper) {
   // Interval arithmetic over the atoms' ranges. A dimension of a value is
   // never below 0 (its range's low end where it has none); a quotient's
@@ -636,7 +601,10 @@ std::optional<SymSize> SymbolicSizes::floorDiv(const SymSize &p, int64_t c) {
   // remainder terms stay under the division.
   SymSize q, r;
   for (const auto &[m, coef] : p.getTerms()) {
-    int64_t k = llvm::divideFloorSigned(coef, c), rest = coef - k * c;
+    int64_t k = llvm::divideFloorSigned(coef, c), kc, rest;
+    if (__builtin_mul_overflow(k, c, &kc) ||
+        __builtin_sub_overflow(coef, kc, &rest))
+      return std::nullopt;
     std::optional<SymSize> mono = SymSize::constant(1);
     for (unsigned id : m)
       if (!mono || !(mono = SymSize::mul(*mono, SymSize::atom(id))))
@@ -751,224 +719,4 @@ Value SymbolicSizes::materialize(OpBuilder &b, Location loc, const SymSize &s) {
     return products.front();
   AffineMap map = AffineMap::get(0, products.size(), sum);
   return affine::AffineApplyOp::create(b, loc, map, products);
-}
-
-/// Element `x op y` of the shape arithmetic of `node` (Add, Sub, Mul, Div,
-/// Mod, Max, Min, Equal, Neg), when the polynomials decide it.
-std::optional<SymSize> SymbolicSizes::arithmetic(OnnxNode &node,
-                                                 const SymSize &x,
-                                                 const SymSize &y,
-                                                 bool integers) {
-  StringRef type = node.opType();
-  std::optional<int64_t> cx = x.getConstant(), cy = y.getConstant();
-  std::optional<SymSize> r;
-  if (type == "Add") {
-    r = SymSize::add(x, y);
-  } else if (type == "Sub") {
-    if (std::optional<SymSize> ny = SymSize::neg(y))
-      r = SymSize::add(x, *ny);
-  } else if (type == "Neg") {
-    r = SymSize::neg(x);
-  } else if (type == "Mul") {
-    r = SymSize::mul(x, y);
-  } else if (type == "Div") {
-    // Integer Div truncates, which is floor division where the
-    // dividend is never negative (a size, `h // 2`).
-    std::optional<int64_t> low = smallest(x);
-    if (cx && cy && *cy > 0 && *cx >= 0)
-      r = SymSize::constant(*cx / *cy);
-    else if (!(r = SymSize::divExact(x, y)) && integers && cy && *cy > 0 &&
-             low && *low >= 0)
-      r = floorDiv(x, *cy);
-  } else if (type == "Mod") {
-    // fmod 0 is Python's `%` (the divisor's sign), fmod 1 C's (the
-    // dividend's): the same for a dividend never negative.
-    std::optional<int64_t> low = smallest(x);
-    if (integers && cy && *cy > 0 &&
-        (node.intAttr("fmod", 0) == 0 || (low && *low >= 0)))
-      r = floorMod(x, *cy);
-  } else if (type == "Max" || type == "Min") {
-    bool max = type == "Max";
-    // max(s, c) is s when s is never below c; min(s, c) when never above.
-    auto dominates = [&](const SymSize &s, int64_t c) {
-      std::optional<int64_t> b = max ? smallest(s) : largest(s);
-      return b && (max ? *b >= c : *b <= c);
-    };
-    if (cx && cy)
-      r = SymSize::constant(max ? std::max(*cx, *cy) : std::min(*cx, *cy));
-    else if (x == y)
-      r = x;
-    else if (cy && dominates(x, *cy))
-      r = x;
-    else if (cx && dominates(y, *cx))
-      r = y;
-  } else if (type == "Equal") {
-    auto nonNegative = [&](const SymSize &s) {
-      std::optional<int64_t> b = smallest(s);
-      return b && *b >= 0;
-    };
-    if (x == y)
-      r = SymSize::constant(1);
-    else if (cx && cy)
-      r = SymSize::constant(*cx == *cy);
-    else if ((cy && *cy < 0 && nonNegative(x)) ||
-             (cx && *cx < 0 && nonNegative(y)))
-      r = SymSize::constant(0); // a size is never negative
-  }
-  return r;
-}
-
-Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
-  if (results.empty() || !results[0])
-    return {};
-  Value out = results[0];
-  auto outType = dyn_cast<RankedTensorType>(out.getType());
-  if (!outType || outType.getRank() > 1 || !outType.hasStaticShape() ||
-      outType.getNumElements() > kMaxContents ||
-      !isa<IntegerType, FloatType>(outType.getElementType()))
-    return {};
-  int64_t n = outType.getNumElements();
-  StringRef type = node.opType();
-  std::optional<SmallVector<SymSize>> got;
-  auto in = [&](unsigned i) { return contents(node.input(i)); };
-  if (type == "Shape") {
-    Value x = node.input(0);
-    auto xt = x ? dyn_cast<RankedTensorType>(x.getType()) : nullptr;
-    if (!xt)
-      return {};
-    int64_t rank = xt.getRank();
-    int64_t start = node.intAttr("start", 0), end = node.intAttr("end", rank);
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-    got.emplace();
-    for (int64_t d = start; d < end; ++d)
-      got->push_back(dim(x, d));
-  } else if (type == "Size") {
-    Value x = node.input(0);
-    if (!x || !isa<RankedTensorType>(x.getType()))
-      return {};
-    SymSize p = SymSize::constant(1);
-    for (const SymSize &s : dims(x)) {
-      std::optional<SymSize> q = SymSize::mul(p, s);
-      if (!q)
-        return {};
-      p = *q;
-    }
-    got = SmallVector<SymSize>{p};
-  } else if (llvm::is_contained({"Identity", "Cast", "Squeeze", "Unsqueeze",
-                                 "Reshape", "Flatten"},
-                                type)) {
-    got = in(0);
-  } else if (type == "Gather" && node.intAttr("axis", 0) == 0) {
-    std::optional<SmallVector<SymSize>> data = in(0), idx = in(1);
-    if (!data || !idx)
-      return {};
-    got.emplace();
-    for (const SymSize &i : *idx) {
-      std::optional<int64_t> k = i.getConstant();
-      int64_t size = data->size();
-      if (!k || *k < -size || *k >= size)
-        return {};
-      got->push_back((*data)[*k < 0 ? *k + size : *k]);
-    }
-  } else if (type == "Concat") {
-    got.emplace();
-    for (unsigned i = 0; i < node.numInputs(); ++i) {
-      std::optional<SmallVector<SymSize>> part = in(i);
-      if (!part)
-        return {};
-      got->append(part->begin(), part->end());
-    }
-  } else if (type == "Slice" && node.opset >= 10) {
-    std::optional<SmallVector<SymSize>> data = in(0);
-    std::optional<SmallVector<int64_t>> starts = node.constantInts(1),
-                                        ends = node.constantInts(2);
-    std::optional<SmallVector<int64_t>> steps =
-        node.input(4) ? node.constantInts(4) : SmallVector<int64_t>{1};
-    if (!data || !starts || !ends || !steps || starts->size() != 1 ||
-        ends->size() != 1 || steps->size() != 1 || (*steps)[0] <= 0)
-      return {};
-    int64_t size = data->size(), s = (*starts)[0], e = (*ends)[0];
-    s = std::clamp<int64_t>(s < 0 ? s + size : s, 0, size);
-    e = std::clamp<int64_t>(e < 0 ? e + size : e, 0, size);
-    got.emplace();
-    for (int64_t i = s; i < e; i += (*steps)[0])
-      got->push_back((*data)[i]);
-  } else if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Mod", "Max",
-                                 "Min", "Equal", "Neg"},
-                                type)) {
-    bool integers = isa<IntegerType>(outType.getElementType());
-    std::optional<SmallVector<SymSize>> a = in(0),
-                                        b = type == "Neg"
-                                                ? SmallVector<SymSize>{SymSize::constant(0)}
-                                                : in(1);
-    if (!a || !b || a->empty() || b->empty())
-      return {};
-    size_t len = std::max(a->size(), b->size());
-    if ((a->size() != len && a->size() != 1) ||
-        (b->size() != len && b->size() != 1))
-      return {};
-    got.emplace();
-    for (size_t i = 0; i < len; ++i) {
-      const SymSize &x = (*a)[a->size() == 1 ? 0 : i];
-      const SymSize &y = (*b)[b->size() == 1 ? 0 : i];
-      std::optional<SymSize> r = arithmetic(node, x, y, integers);
-      if (!r)
-        return {};
-      got->push_back(*r);
-    }
-  } else if (type == "Where") {
-    std::optional<SmallVector<SymSize>> c = in(0), a = in(1), b = in(2);
-    if (!c || !a || !b)
-      return {};
-    got.emplace();
-    for (int64_t i = 0; i < n; ++i) {
-      auto at = [&](const SmallVector<SymSize> &v) -> const SymSize * {
-        if (v.size() == 1)
-          return &v[0];
-        return i < (int64_t)v.size() ? &v[i] : nullptr;
-      };
-      const SymSize *ci = at(*c), *ai = at(*a), *bi = at(*b);
-      if (!ci || !ai || !bi || !ci->getConstant())
-        return {};
-      got->push_back(*ci->getConstant() ? *ai : *bi);
-    }
-  } else if (type == "ConstantOfShape") {
-    auto v = node.op->getAttrOfType<DenseElementsAttr>("value");
-    int64_t value = 0;
-    if (v) {
-      if (v.getNumElements() != 1 || !v.getElementType().isInteger())
-        return {};
-      value = (*v.getValues<APInt>().begin()).getSExtValue();
-    }
-    got = SmallVector<SymSize>(n, SymSize::constant(value));
-  }
-  if (!got || (int64_t)got->size() != n)
-    return {};
-  contentMap[out] = *got;
-  // Shape arithmetic that comes out constant (the static dimensions of a
-  // symbolic tensor) becomes a constant, so the static conversions of its
-  // consumers apply.
-  SmallVector<int64_t> values;
-  for (const SymSize &e : *got) {
-    std::optional<int64_t> c = e.getConstant();
-    if (!c)
-      return {};
-    values.push_back(*c);
-  }
-  if (out.getDefiningOp<ConstantOp>())
-    return {};
-  Type elt = outType.getElementType();
-  SmallVector<Attribute> attrs;
-  for (int64_t c : values)
-    attrs.push_back(isa<FloatType>(elt)
-                        ? Attribute(FloatAttr::get(elt, (double)c))
-                        : Attribute(IntegerAttr::get(
-                              elt, APInt(elt.getIntOrFloatBitWidth(),
-                                         (uint64_t)c, /*isSigned=*/true,
-                                         /*implicitTrunc=*/true))));
-  Value c = ConstantOp::create(node.builder, node.loc(), outType,
-                               DenseElementsAttr::get(outType, attrs));
-  contentMap[c] = *got;
-  return c;
 }

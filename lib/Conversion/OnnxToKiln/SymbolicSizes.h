@@ -74,8 +74,10 @@ public:
   /// Records the sizes of `v`'s dimensions (a sized op's result).
   void setDims(Value v, ArrayRef<SymSize> sizes);
 
+  /// Larger integer tensors are data, not shape arithmetic.
+  static constexpr int64_t kMaxContents = 64;
   /// Every element of a small integer tensor (a constant, or one computed
-  /// from Shape), when each is known.
+  /// from Shape), when each is known (ShapeArithmetic.cpp).
   std::optional<SmallVector<SymSize>> contents(Value v);
   /// Whether `v`'s contents are known and some element is not a constant.
   bool isSymbolic(Value v);
@@ -151,6 +153,16 @@ private:
   DenseMap<Value, SmallVector<SymSize>> contentMap;
 };
 
+/// On an onnx.Reshape of a tensor with symbolic dimensions: the target
+/// ONNX's shape inference resolved (-1 for its one symbolic size), which
+/// the conversion uses once the computed target's element count checks.
+inline constexpr llvm::StringLiteral kInferredTargetAttr =
+    "kiln.inferred_target";
+/// Checks a Reshape carrying kInferredTargetAttr: where its computed target
+/// is known as sizes, the element counts must agree (a guard where they
+/// agree only at some sizes, an error where at none).
+LogicalResult checkInferredTarget(OnnxNode &node);
+
 /// The conversions of Shape, Reshape, Expand, ConstantOfShape, Slice and Range
 /// when an input's contents or dimensions are symbolic; null (no failure)
 /// when they do not apply, so the static conversion runs.
@@ -195,9 +207,10 @@ inline constexpr llvm::StringLiteral kSpeculativeAttr = "kiln.speculative";
 /// runs that never use its result).
 bool inSubgraph(OnnxNode &node);
 /// A kiln.guard that the sizes `a` and `b` are equal at run time; `what`
-/// says what needs them equal.
-void guardSizesEqual(OnnxNode &node, const SymSize &a, const SymSize &b,
-                     const Twine &what);
+/// says what needs them equal. Fails the node when they differ at every
+/// size in range.
+LogicalResult guardSizesEqual(OnnxNode &node, const SymSize &a,
+                              const SymSize &b, const Twine &what);
 /// A kiln.guard that dimension `ax` of `a` and `bx` of `b` agree at run time,
 /// unless their sizes are the same polynomial; `what` names the pair.
 void guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b, int64_t bx,
