@@ -4,7 +4,8 @@ batch, height and width are symbolic (a 3x3 and a dilated convolution, a
 depthwise convolution of stride 2 beside an average pooling that does not
 count its padding, their concatenation, a batch normalization, a nearest
 upsampling by 2 (Resize), a constant pad, a 1x1 head and
-a max pooling with ceil_mode) is compiled once with ranges and run at several
+a max pooling with ceil_mode) is compiled once with ranges (the window
+sizes traced as floor divisions, so no guard) and run at several
 shapes, odd sizes included, each compared with torch (rtol 1e-4, atol 1e-5
 in float32): through Python's kiln.load(), through kiln-run --test-data, and
 through the raw C ABI (symbolic_images_driver.c: no allocation at any shape,
@@ -102,6 +103,15 @@ r = subprocess.run([compile_, path, "-o", so, "--dim", "batch=1..3",
                    capture_output=True, text=True)
 assert r.returncode == 0, r.stderr
 assert "one graph that runs at the sizes given at run time" in r.stderr, r.stderr
+
+# The window ops' output sizes are floor divisions of h and w, so the
+# depthwise convolution and the pooling beside it (both (h - 1) // 2 + 1)
+# concatenate without a run-time guard.
+r = subprocess.run([compile_, path, "--emit=kiln", "-o", "-", "--dim", "batch=1..3",
+                    "--dim", "h=8..200", "--dim", "w=8..200"],
+                   capture_output=True, text=True)
+assert r.returncode == 0 and "kiln.concat" in r.stdout, r.stderr
+assert "kiln.guard" not in r.stdout, r.stdout
 
 shapes = [(1, 8, 8), (2, 37, 53), (1, 64, 17), (3, 200, 200), (1, 9, 131)]
 m = kiln.load(so)

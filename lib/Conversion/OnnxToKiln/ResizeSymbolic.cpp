@@ -10,6 +10,7 @@
 #include "SymbolicSizes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -112,10 +113,14 @@ FailureOr<Value> mlir::kiln::resize::resizeSymbolic(
   Location loc = node.loc();
   Tables T(node);
   Type f64 = b.getF64Type();
-  auto lengthOf = [&](Value v, int64_t d) {
-    auto shapeType = RankedTensorType::get({1}, b.getI64Type());
-    Value shape = ShapeOfOp::create(b, loc, shapeType, v, b.getI64IntegerAttr(d),
-                                    b.getI64IntegerAttr(d + 1));
+  // A length as a one-element f64 table, computed from the symbols (not
+  // from the tensor it sizes), so Resizes of equal sizes build the same
+  // tables and CSE keeps one copy (a U-Net's decoder resizes to each skip
+  // connection's size many times).
+  auto lengthOf = [&](Value index) {
+    Value n = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+    Value shape = tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({1}, b.getI64Type()), n);
     return T.wrap(build<CastOp>(node, shape, TypeAttr::get(f64)));
   };
 
@@ -233,11 +238,10 @@ FailureOr<Value> mlir::kiln::resize::resizeSymbolic(
     if (out)
       S.setDims(positions.getResult(), {*out});
     p.positions = Table{{}, positions.getResult()};
-    p.inLen = ShapedType::isDynamic(p.in) ? lengthOf(x, d)
+    p.inLen = ShapedType::isDynamic(p.in) ? lengthOf(S.materialize(b, loc, in))
                                           : Tables::scalar((double)p.in);
-    p.outLen = ShapedType::isDynamic(p.out)
-                   ? lengthOf(positions.getResult(), 0)
-                   : Tables::scalar((double)p.out);
+    p.outLen = ShapedType::isDynamic(p.out) ? lengthOf(outIndex)
+                                            : Tables::scalar((double)p.out);
     if (sizes.present) {
       p.scale = T.div(p.outLen, p.inLen);
       p.width = p.outLen;

@@ -294,6 +294,71 @@ void SymbolicSizes::setDims(Value v, ArrayRef<SymSize> sizes) {
     dimMemo[{v, (int64_t)d}] = s;
 }
 
+/// The output size of a window along an axis of extent `in` (KilnOps.cpp's
+/// windowOutput): room / stride + 1 with room = in + pads - span, rounded
+/// up with ceil_mode. Only where every size in range leaves room for a
+/// window and ceil_mode's correction (a last window starting past the
+/// input) cannot apply; a size of its own elsewhere.
+std::optional<SymSize> SymbolicSizes::windowSize(const SymSize &in,
+                                                 int64_t kernel, int64_t stride,
+                                                 int64_t dilation, int64_t pb,
+                                                 int64_t pe, bool ceilMode) {
+  int64_t span, pads, shift;
+  if (kernel < 1 || stride < 1 || dilation < 1 ||
+      __builtin_mul_overflow(kernel - 1, dilation, &span) ||
+      __builtin_add_overflow(span, 1, &span) ||
+      __builtin_add_overflow(pb, pe, &pads) ||
+      __builtin_sub_overflow(pads, span, &shift))
+    return std::nullopt;
+  std::optional<SymSize> room = SymSize::add(in, SymSize::constant(shift));
+  std::optional<int64_t> low = room ? smallest(*room) : std::nullopt;
+  if (!low || *low < 0 || (ceilMode && pe + stride > span))
+    return std::nullopt;
+  if (ceilMode)
+    room = SymSize::add(*room, SymSize::constant(stride - 1));
+  std::optional<SymSize> q = room ? floorDiv(*room, stride) : std::nullopt;
+  return q ? SymSize::add(*q, SymSize::constant(1)) : std::nullopt;
+}
+
+std::optional<SymSize> SymbolicSizes::windowDim(Operation *def, int64_t axis) {
+  // The batch is the input's; each spatial axis a window's count.
+  auto spatial = [&](Value in, bool nhwc,
+                     auto &&size) -> std::optional<SymSize> {
+    int64_t h = nhwc ? 1 : 2;
+    if (axis == 0)
+      return dim(in, 0);
+    if (axis == h || axis == h + 1)
+      return size(dim(in, axis), axis - h);
+    return std::nullopt;
+  };
+  if (auto conv = dyn_cast<Conv2DOp>(def)) {
+    auto w = cast<RankedTensorType>(conv.getFilter().getType());
+    int64_t wh = conv.isNHWC() ? 0 : 2;
+    return spatial(
+        conv.getInput(), conv.isNHWC(), [&](const SymSize &in, int64_t i) {
+          return windowSize(in, w.getDimSize(wh + i), conv.getStrides()[i],
+                            conv.getDilations()[i], conv.getPads()[i],
+                            conv.getPads()[i + 2], false);
+        });
+  }
+  auto pool = [&](auto op) -> std::optional<SymSize> {
+    int64_t c = op.isNHWC() ? 3 : 1;
+    if (axis == c)
+      return dim(op.getInput(), c);
+    return spatial(
+        op.getInput(), op.isNHWC(), [&](const SymSize &in, int64_t i) {
+          return windowSize(in, op.getKernelShape()[i], op.getStrides()[i],
+                            op.getDilations()[i], op.getPads()[i],
+                            op.getPads()[i + 2], op.getCeilMode());
+        });
+  };
+  if (auto p = dyn_cast<MaxPool2DOp>(def))
+    return pool(p);
+  if (auto p = dyn_cast<AvgPool2DOp>(def))
+    return pool(p);
+  return std::nullopt;
+}
+
 std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
   Operation *def = v.getDefiningOp();
   if (!def || def->getNumResults() != 1)
@@ -316,6 +381,8 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
   };
   if (auto t = dyn_cast<TransposeOp>(def))
     return dim(t.getInput(), t.getPerm()[axis]);
+  if (std::optional<SymSize> w = windowDim(def, axis))
+    return w;
   // A scatter writes into a copy of its data; a reversal keeps its shape.
   if (isa<ScatterNDOp, ScatterElementsOp, ReverseSequenceOp>(def))
     return dim(def->getOperand(0), axis);
