@@ -215,7 +215,10 @@ Error Compilation::emitMachineCode(llvm::Module &llvmModule,
                                    llvm::TargetMachine &tm, bool optimize) {
   if (optimize) {
     Phase t(rootTiming, phases, "llvm-optimize", options.progress);
-    if (Error e = optimizeModule(llvmModule, tm, options.optLevel))
+    // Symbolic dimensions, not a static model's data-dependent sizes.
+    bool runTimeSizes = symbolicShapes && !symbolicShapes->symbols.empty();
+    if (Error e =
+            optimizeModule(llvmModule, tm, options.optLevel, runTimeSizes))
       return e;
   }
   if (options.emit == EmitKind::LLVM) {

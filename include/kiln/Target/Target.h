@@ -121,9 +121,11 @@ runPtxas(const std::string &ptx, const std::string &arch, bool &found);
 /// functions.
 void boundLongFunctions(llvm::Module &module);
 
-/// Runs LLVM's optimization pipeline for `tm` at `optLevel`.
+/// Runs LLVM's optimization pipeline for `tm` at `optLevel`; a module with
+/// `runTimeSizes` (symbolic dimensions) has no loop unrolled by a run-time
+/// trip count.
 llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
-                           unsigned optLevel);
+                           unsigned optLevel, bool runTimeSizes = false);
 
 /// Machine code for `module` as an object file or assembly text.
 llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
