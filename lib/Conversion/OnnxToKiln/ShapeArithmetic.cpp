@@ -33,10 +33,16 @@ std::optional<SmallVector<SymSize>> SymbolicSizes::contents(Value v) {
   if (!dense)
     return std::nullopt;
   SmallVector<SymSize> out;
-  bool isBool = type.getElementType().isInteger(1);
-  for (const APInt &x : dense.getValues<APInt>())
-    out.push_back(SymSize::constant(isBool ? (int64_t)x.getZExtValue()
-                                           : x.getSExtValue()));
+  // Bools and unsigned integers zero-extend (a uint8 200 is 200, not -56);
+  // a uint64 past int64's range is not a size.
+  bool zext = type.getElementType().isInteger(1) ||
+              type.getElementType().isUnsignedInteger();
+  for (const APInt &x : dense.getValues<APInt>()) {
+    if (zext && x.isNegative() && x.getBitWidth() == 64)
+      return std::nullopt;
+    out.push_back(
+        SymSize::constant(zext ? (int64_t)x.getZExtValue() : x.getSExtValue()));
+  }
   return out;
 }
 
@@ -50,6 +56,35 @@ bool SymbolicSizes::isSymbolic(Value v) {
 //===----------------------------------------------------------------------===//
 // Shape arithmetic
 //===----------------------------------------------------------------------===//
+
+/// Whether every value `values` can take is one `elt` holds exactly, so
+/// the contents are the run-time values: a float holds whole numbers up to
+/// 2^(mantissa bits) (a product of sizes in float16 is not exact), a
+/// narrower integer its range (sizes in int8 wrap). From 32 bits on an
+/// integer holds any size (no dimension has 2^31 elements), bounded or not.
+bool SymbolicSizes::fitsElementType(ArrayRef<SymSize> values, Type elt) {
+  int64_t lowest, highest;
+  bool needBounds = true;
+  if (auto ft = dyn_cast<FloatType>(elt)) {
+    highest = int64_t(1) << std::min<unsigned>(ft.getFPMantissaWidth(), 62);
+    lowest = -highest;
+  } else if (auto it = dyn_cast<IntegerType>(elt);
+             it && it.getWidth() > 1 && it.getWidth() < 64) {
+    unsigned w = it.getWidth();
+    lowest = it.isUnsigned() ? 0 : -(int64_t(1) << (w - 1));
+    highest =
+        it.isUnsigned() ? (int64_t(1) << w) - 1 : (int64_t(1) << (w - 1)) - 1;
+    needBounds = w < 32;
+  } else {
+    return true; // int64 (the arithmetic's own), bool (0 or 1)
+  }
+  for (const SymSize &e : values) {
+    std::optional<int64_t> lo = smallest(e), hi = largest(e);
+    if ((lo ? *lo < lowest : needBounds) || (hi ? *hi > highest : needBounds))
+      return false;
+  }
+  return true;
+}
 
 /// Element `x op y` of the shape arithmetic of `node` (Add, Sub, Mul, Div,
 /// Mod, Max, Min, Equal, Neg), when the polynomials decide it.
@@ -158,30 +193,13 @@ Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
                                  "Reshape", "Flatten"},
                                 type)) {
     got = in(0);
-    // A Cast to a narrower integer keeps only values it holds; a Cast to
-    // bool makes a size known to be nonzero (or zero) 1 (or 0).
-    unsigned width = outType.getElementType().getIntOrFloatBitWidth();
-    if (got && type == "Cast" && isa<IntegerType>(outType.getElementType()) &&
-        width < 64) {
+    // A Cast to bool makes a size known to be nonzero (or zero) 1 (or 0).
+    if (got && type == "Cast" && outType.getElementType().isInteger(1)) {
       for (SymSize &e : *got) {
         std::optional<int64_t> lo = smallest(e), hi = largest(e);
-        if (width == 1 && lo && hi && (*lo > 0 || *hi < 0))
-          e = SymSize::constant(1);
-        else if (width == 1 && lo && hi && *lo == 0 && *hi == 0)
-          e = SymSize::constant(0);
-        else if (!lo || !hi || *lo < 0 || *hi >= (int64_t(1) << (width - 1)))
+        if (!lo || !hi || (*lo <= 0 && *hi >= 0 && (*lo || *hi)))
           return {};
-      }
-    }
-    // A float holds every whole number up to 2^(mantissa bits) exactly.
-    if (auto ft = dyn_cast<FloatType>(outType.getElementType());
-        got && type == "Cast" && ft) {
-      int64_t exact = int64_t(1)
-                      << std::min<unsigned>(ft.getFPMantissaWidth(), 62);
-      for (const SymSize &e : *got) {
-        std::optional<int64_t> lo = smallest(e), hi = largest(e);
-        if (!lo || !hi || *lo < -exact || *hi > exact)
-          return {};
+        e = SymSize::constant(*lo || *hi ? 1 : 0);
       }
     }
   } else if (type == "Gather" && node.intAttr("axis", 0) == 0) {
@@ -268,6 +286,8 @@ Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
     got = SmallVector<SymSize>(n, SymSize::constant(value));
   }
   if (!got || (int64_t)got->size() != n)
+    return {};
+  if (!fitsElementType(*got, outType.getElementType()))
     return {};
   contentMap[out] = *got;
   // Shape arithmetic that comes out constant (the static dimensions of a

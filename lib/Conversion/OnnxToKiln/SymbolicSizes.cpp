@@ -312,7 +312,10 @@ std::optional<SymSize> SymbolicSizes::windowSize(const SymSize &in,
     return std::nullopt;
   std::optional<SymSize> room = SymSize::add(in, SymSize::constant(shift));
   std::optional<int64_t> low = room ? smallest(*room) : std::nullopt;
-  if (!low || *low < 0 || (ceilMode && pe + stride > span))
+  int64_t reach;
+  if (!low || *low < 0 ||
+      (ceilMode &&
+       (__builtin_add_overflow(pe, stride, &reach) || reach > span)))
     return std::nullopt;
   if (ceilMode)
     room = SymSize::add(*room, SymSize::constant(stride - 1));
