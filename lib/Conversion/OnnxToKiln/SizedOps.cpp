@@ -114,6 +114,33 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicShape(OnnxNode &node) {
   return SmallVector<Value>{s};
 }
 
+/// `x` (of `count` elements) reshaped to `sizes` (of `total`): counts
+/// equal only at some sizes (`[b, c, h, w]` viewed as `[b, c, h // 2, 2,
+/// w // 2, 2]`, which needs h and w even) are checked at run time, as ONNX
+/// Runtime refuses such a Reshape when they differ. A failed guard ends the
+/// run only at the top level of the graph (inside a Loop or If body it
+/// records the failure and the body goes on), so a subgraph keeps needing
+/// counts that agree at every size.
+static LogicalResult guardReshapeCount(OnnxNode &node, Value x,
+                                       ArrayRef<SymSize> sizes,
+                                       const SymSize &count,
+                                       const SymSize &total) {
+  if (count == total)
+    return success();
+  if (inSubgraph(node)) {
+    node.fail() << "reshaping " << typeOf(x) << " to "
+                << sizesStr(*node.sizes, sizes)
+                << " inside a subgraph does not keep its "
+                << node.sizes->str(count)
+                << " elements at every size in range; give the symbolic "
+                   "dimensions one size to compile this node";
+    return failure();
+  }
+  return guardSizesEqual(node, count, total,
+                         "reshaping to " + sizesStr(*node.sizes, sizes) +
+                             " needs as many elements as the input has");
+}
+
 LogicalResult mlir::kiln::checkInferredTarget(OnnxNode &node) {
   Value x = node.input(0);
   std::optional<SmallVector<SymSize>> target =
@@ -132,18 +159,9 @@ LogicalResult mlir::kiln::checkInferredTarget(OnnxNode &node) {
   }
   std::optional<SymSize> count = productOf(node.sizes->dims(x));
   std::optional<SymSize> total = productOf(out);
-  if (!count || !total || *count == *total)
+  if (!count || !total)
     return success();
-  std::string what = "reshaping to " + sizesStr(*node.sizes, out) +
-                     " needs as many elements as the input has";
-  if (inSubgraph(node)) {
-    node.fail() << what << " (" << node.sizes->str(*count)
-                << "), which inside a subgraph must hold at every size in "
-                   "range; give the symbolic dimensions one size to compile "
-                   "this node";
-    return failure();
-  }
-  return guardSizesEqual(node, *count, *total, what);
+  return guardReshapeCount(node, x, out, *count, *total);
 }
 
 FailureOr<SmallVector<Value>>
@@ -668,24 +686,8 @@ FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
                    "one size to compile this node";
     return failure();
   }
-  // Counts equal only at some sizes (`[b, c, h, w]` viewed as `[b, c, h // 2,
-  // 2, w // 2, 2]`, which needs h and w even): checked at run time, as ONNX
-  // Runtime refuses such a Reshape when they differ. A failed guard ends the
-  // run only at the top level of the graph (inside a Loop or If body it
-  // records the failure and the body goes on), so a subgraph keeps needing
-  // counts that agree at every size.
-  if (*count != *total && !countsGuarded && inSubgraph(node)) {
-    node.fail() << "reshaping " << in << " to " << sizesStr(*node.sizes, sizes)
-                << " inside a subgraph does not keep its "
-                << node.sizes->str(*count)
-                << " elements at every size in range; give the symbolic "
-                   "dimensions one size to compile this node";
-    return failure();
-  }
-  if (*count != *total && !countsGuarded &&
-      failed(guardSizesEqual(node, *count, *total,
-                             "reshaping to " + sizesStr(*node.sizes, sizes) +
-                                 " needs as many elements as the input has")))
+  if (!countsGuarded &&
+      failed(guardReshapeCount(node, x, sizes, *count, *total)))
     return failure();
   auto sized = [&](Value v, ArrayRef<SymSize> to) {
     auto op = SizedReshapeOp::create(node.builder, node.loc(),
