@@ -4,19 +4,18 @@
 For each model, the leading input dimension is made symbolic and the model
 is compiled once with --dim N=1..MAX (the dynamic .so) and once per measured
 batch b with --dim N=b (the static .so files, today's code). Each batch is
-timed on both, alternating calls in rounds so that drift hits both alike;
-the table gives the median milliseconds and the ratio dynamic / static (the
-target: within 1.15), and the compile times (target: dynamic at most 2x one
-static compile).
+timed on both and on ONNX Runtime (onnxruntime-node, CPU provider), in
+alternating rounds so that drift hits all alike; the table gives the median
+milliseconds, the ratios dynamic / static (the target: within 1.15) and
+dynamic / ORT, and the compile times (target: dynamic at most 2x one static
+compile). A second table gives the .so sizes: the variants share the weights.
 
 usage: bench/shapes/symbolic_batch.py MODELS_DIR [--models mlp,resnet18]
-       [--batches 1,5,8,16] [--max 16] [--threads 1] [--build build]
+       [--batches 1,5,8,16] [--max 16] [--threads 1] [--no-ort] [--build build]
 MODELS_DIR holds <name>/model.onnx (bench/models/export.py writes them).
 """
 import argparse
 import os
-import statistics
-import subprocess
 import sys
 import time
 
@@ -24,6 +23,10 @@ import numpy as np
 import onnx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from ort import ensure_ort  # noqa: E402
+from symbolic_shapes import compare_row, cpu_model  # noqa: E402
 
 
 def symbolic_copy(src, dst):
@@ -44,13 +47,6 @@ def compile_so(kiln, onnx_path, so, dim):
     return time.perf_counter() - t
 
 
-def cpu_model():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models_dir")
@@ -60,6 +56,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=5, help="timed calls per round")
+    ap.add_argument("--no-ort", action="store_true")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default="/tmp/kiln-bench-shapes")
     a = ap.parse_args()
@@ -68,10 +65,13 @@ def main():
     import kiln
 
     batches = [int(b) for b in a.batches.split(",")]
+    if not a.no_ort:
+        ensure_ort()
     print(f"CPU: {cpu_model()}; threads={a.threads}; range N=1..{a.max}")
-    print("| model | batch | static ms | dynamic ms | dynamic/static | "
-          "compile static s | compile dynamic s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | batch | static ms | dynamic ms | ORT ms | dynamic/static | dynamic/ORT | "
+          "static/ORT | compile static s | compile dynamic s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    sizes = []
     for name in a.models.split(","):
         work = os.path.join(a.work, name)
         os.makedirs(work, exist_ok=True)
@@ -80,28 +80,22 @@ def main():
         dyn_so = os.path.join(work, "dynamic.so")
         dyn_s = compile_so(kiln, src, dyn_so, (1, a.max))
         dyn = kiln.load(dyn_so, threads=a.threads)
+        static_bytes = []
         rng = np.random.default_rng(0)
         for b in batches:
             st_so = os.path.join(work, f"static{b}.so")
             st_s = compile_so(kiln, src, st_so, b)
+            static_bytes.append(os.path.getsize(st_so))
             st = kiln.load(st_so, threads=a.threads)
-            xs = [rng.standard_normal((b,) + t.shape[1:]).astype(t.dtype)
-                  for t in st.inputs]
-            ys, yd = st(*xs), dyn(*xs)
-            for u, v in zip(ys, yd):
-                assert u.shape == v.shape and np.allclose(u, v, rtol=1e-4, atol=1e-5)
-            times = {"s": [], "d": []}
-            for _ in range(a.rounds):
-                for key, m in (("s", st), ("d", dyn)):
-                    m(*xs)
-                    t = time.perf_counter()
-                    for _ in range(a.calls):
-                        m(*xs)
-                    times[key].append((time.perf_counter() - t) * 1e3 / a.calls)
-            s, d = statistics.median(times["s"]), statistics.median(times["d"])
-            print(f"| {name} | {b} | {s:.3f} | {d:.3f} | {d / s:.2f} | {st_s:.1f} | {dyn_s:.1f} |",
-                  flush=True)
-
+            x = {t.name: rng.standard_normal((b,) + tuple(t.shape[1:])).astype(t.dtype)
+                 for t in st.inputs}
+            compare_row(f"{name} | {b}", st, dyn, x, src, a, st_s, dyn_s)
+        sizes.append((name, max(static_bytes), os.path.getsize(dyn_so)))
+    print()
+    print("| model | static .so MB (largest) | dynamic .so MB | dynamic / static |")
+    print("|---|---|---|---|")
+    for name, st_b, dyn_b in sizes:
+        print(f"| {name} | {st_b / 1e6:.1f} | {dyn_b / 1e6:.1f} | {dyn_b / st_b:.2f} |")
 
 if __name__ == "__main__":
     main()
