@@ -2,13 +2,17 @@
 //
 // A loop of run-time extent n tiled by a static t has tiles of
 // min(t, n - iv) indices: every one but the last is full. Each such loop is
-// split in two. The full tiles run a copy of the body in which the size is
-// the constant t, whose shapes fold to static ones: the register tiles,
-// vectors and kernels of a static model. The n mod t indices left run one
-// at a time, in a copy in which the size is 1. No tile has a size known
-// only at run time, which also keeps bufferization's analysis of the slices
-// as cheap as for static shapes (sizes of run-time value made it compare
-// them through Presburger sets: 15 s for one encoder block).
+// split. The full tiles run a copy of the body in which the size is the
+// constant t, whose shapes fold to static ones: the register tiles, vectors
+// and kernels of a static model. The r = n mod t indices left run one at a
+// time, in a copy in which the size is 1; in the register tile loop of a
+// product, as at most one tile of each power of two below t instead, each a
+// copy of the body with that constant size, run or skipped by r's bits
+// (r = 5 of 8: a tile of 4, none of 2, one of 1). No tile has a size known
+// only at run time, which
+// also keeps bufferization's analysis of the slices as cheap as for static
+// shapes (sizes of run-time value made it compare them through Presburger
+// sets: 15 s for one encoder block).
 //
 // A static loop of extent n tiled by a t that does not divide it (a register
 // tile of 6 rows over 128, TileStrategy.cpp) is split the same way, its
@@ -20,6 +24,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -70,14 +75,50 @@ void hoistToOwningLoop(affine::AffineMinOp min) {
   }
 }
 
-/// Splits `loop` (from 0 to n by `full`, its tile size `min`) in two: the
-/// full tiles, from 0 to n - n mod full with the size the constant `full`,
-/// then the rest: one index at a time, with the size 1, when n is a run-time
-/// value; one tile of the constant size n mod full when n is static. Each
-/// body is the original's with its tile size constant, so its shapes fold
-/// to static ones.
+/// A copy of `loop` (its tile size `min`) from `lower` to `upper` by
+/// `size`, each tile of the constant size `size`, placed at the rewriter's
+/// insertion point; its loop-carried values still start from `loop`'s.
+scf::ForOp cloneForTiles(RewriterBase &rewriter, scf::ForOp loop,
+                         affine::AffineMinOp min, Value lower, Value upper,
+                         int64_t size) {
+  Value step = arith::ConstantIndexOp::create(rewriter, loop.getLoc(), size);
+  IRMapping map;
+  auto copy = cast<scf::ForOp>(rewriter.clone(*loop, map));
+  rewriter.modifyOpInPlace(copy, [&] {
+    copy.setLowerBound(lower);
+    copy.setUpperBound(upper);
+    copy.setStep(step);
+  });
+  auto copyMin = cast<affine::AffineMinOp>(map.lookup(min.getOperation()));
+  rewriter.setInsertionPoint(copyMin);
+  rewriter.replaceOp(copyMin, step);
+  return copy;
+}
+
+/// Chains `pieces`, copies of `loop` that run after it, through its
+/// loop-carried values: the first starts from `loop`'s results, each next
+/// one from the one before, and the last one's results replace `loop`'s.
+void replaceLoopResults(RewriterBase &rewriter, scf::ForOp loop,
+                        ArrayRef<scf::ForOp> pieces) {
+  scf::ForOp last = pieces.back();
+  for (auto [before, after] : llvm::zip(loop.getResults(), last.getResults()))
+    rewriter.replaceAllUsesWith(before, after);
+  ValueRange carried = loop.getResults();
+  for (scf::ForOp piece : pieces) {
+    rewriter.modifyOpInPlace(
+        piece, [&] { piece.getInitArgsMutable().assign(carried); });
+    carried = piece.getResults();
+  }
+}
+
+/// Splits `loop` (from 0 to n by `full`, its tile size `min`): the full
+/// tiles, from 0 to n - n mod full with the size the constant `full`, then
+/// the rest: when n is a run-time value, at most one tile of each power of
+/// two below `full` if `byPowers`, else one index at a time; one tile of the
+/// constant size n mod full when n is static. Each body is the original's
+/// with its tile size constant, so its shapes fold to static ones.
 void peelPartialTile(RewriterBase &rewriter, scf::ForOp loop,
-                     affine::AffineMinOp min, int64_t full) {
+                     affine::AffineMinOp min, int64_t full, bool byPowers) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   std::optional<int64_t> n = getConstantIntValue(loop.getUpperBound());
@@ -96,22 +137,37 @@ void peelPartialTile(RewriterBase &rewriter, scf::ForOp loop,
     split = arith::MulIOp::create(rewriter, loc, tiles, step);
   }
   rewriter.setInsertionPointAfter(loop);
-  IRMapping map;
-  auto rest = cast<scf::ForOp>(rewriter.clone(*loop, map));
-  // The size of the tiles left, and their step.
-  Value restSize =
-      arith::ConstantIndexOp::create(rewriter, loc, n ? *n % full : 1);
-  for (auto [before, after] : llvm::zip(loop.getResults(), rest.getResults()))
-    rewriter.replaceAllUsesExcept(before, after, rest);
-  rewriter.modifyOpInPlace(rest, [&] {
-    rest.setLowerBound(split);
-    rest.setStep(restSize);
-    rest.getInitArgsMutable().assign(loop.getResults());
-  });
+  if (n || !byPowers) {
+    scf::ForOp rest = cloneForTiles(rewriter, loop, min, split,
+                                    loop.getUpperBound(), n ? *n % full : 1);
+    replaceLoopResults(rewriter, loop, {rest});
+  } else {
+    // The r = n - split indices left, as one tile of each power of two
+    // below `full` that r holds: r = 5 of an 8-row tile runs a 4-row and a
+    // 1-row tile. One index at a time instead made a matmul of 5 rows read
+    // its right-hand side five times, each time into a register tile of one
+    // row, too few accumulators to hide the FMA latency.
+    Value left =
+        arith::SubIOp::create(rewriter, loc, loop.getUpperBound(), split);
+    Value lower = split;
+    SmallVector<scf::ForOp> pieces;
+    for (int64_t size = llvm::bit_floor(uint64_t(full - 1)); size >= 1;
+         size /= 2) {
+      Value upper = loop.getUpperBound();
+      if (size > 1) {
+        Value bit = arith::AndIOp::create(
+            rewriter, loc, left,
+            arith::ConstantIndexOp::create(rewriter, loc, size));
+        upper = arith::AddIOp::create(rewriter, loc, lower, bit);
+      }
+      scf::ForOp piece = cloneForTiles(rewriter, loop, min, lower, upper, size);
+      pieces.push_back(piece);
+      rewriter.setInsertionPointAfter(piece);
+      lower = upper;
+    }
+    replaceLoopResults(rewriter, loop, pieces);
+  }
   rewriter.modifyOpInPlace(loop, [&] { loop.setUpperBound(split); });
-  auto restMin = cast<affine::AffineMinOp>(map.lookup(min.getOperation()));
-  rewriter.setInsertionPoint(restMin);
-  rewriter.replaceOp(restMin, restSize);
   rewriter.setInsertionPoint(min);
   rewriter.replaceOp(min, arith::ConstantIndexOp::create(rewriter, loc, full));
 }
@@ -123,17 +179,48 @@ void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func) {
   func.walk([&](affine::AffineMinOp min) { mins.push_back(min); });
   for (affine::AffineMinOp min : mins)
     hoistToOwningLoop(min);
-  // Inner loops first: an outer loop's copy of its body then holds them
-  // versioned already.
-  SmallVector<scf::ForOp> loops;
-  func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
-  for (scf::ForOp loop : loops) {
+  // Inner loops first (the walk's post-order): an outer loop's copy of its
+  // body then holds them versioned already.
+  SmallVector<std::tuple<scf::ForOp, affine::AffineMinOp, int64_t>> tiled;
+  func.walk([&](scf::ForOp loop) {
     for (affine::AffineMinOp min : loop.getBody()->getOps<affine::AffineMinOp>()) {
       if (std::optional<int64_t> full = fullTileSize(min, loop)) {
-        peelPartialTile(rewriter, loop, min, *full);
-        break;
+        tiled.push_back({loop, min, *full});
+        return;
       }
     }
+  });
+  // The rest of a run-time extent runs as tiles of powers of two only in
+  // the register tile loops of products: the innermost tile loop of run-time
+  // extent around a matmul-like contraction, tiles of at most 8 (rows; wider
+  // tiles are vector columns). There one row at a time gives too few
+  // accumulators to hide the FMA latency: an MLP at batch 2 or 3 ran 1.4-1.5x
+  // slower. Elsewhere each piece only copies the body again: split that way,
+  // every loop of a dynamic U-Net doubled its compile time and ran no
+  // faster, and the 32-column tiles of an encoder's attention added 30% to
+  // its compile.
+  DenseSet<Operation *> runtime;
+  for (auto &[loop, min, full] : tiled)
+    if (!getConstantIntValue(loop.getUpperBound()))
+      runtime.insert(loop);
+  auto registerTileOfProduct = [&](scf::ForOp loop) {
+    bool product = false;
+    WalkResult inner = loop.getBody()->walk([&](Operation *op) {
+      if (isa<scf::ForOp>(op) && runtime.contains(op))
+        return WalkResult::interrupt();
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+        product |= linalg::isaContractionOpInterface(linalgOp);
+      return WalkResult::advance();
+    });
+    return product && !inner.wasInterrupted();
+  };
+  SmallVector<bool> byPowers;
+  for (auto &[loop, min, full] : tiled)
+    byPowers.push_back(runtime.contains(loop) && full <= 8 &&
+                       registerTileOfProduct(loop));
+  for (auto [entry, powers] : llvm::zip(tiled, byPowers)) {
+    auto &[loop, min, full] = entry;
+    peelPartialTile(rewriter, loop, min, full, powers);
   }
 }
 } // namespace mlir::kiln

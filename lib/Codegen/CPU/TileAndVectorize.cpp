@@ -570,7 +570,8 @@ struct TileAndVectorizePass
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     //    A loop of run-time extent (a symbolic dimension) is tiled as a
     //    long static loop would be, then split into its full tiles and the
-    //    indices left, one at a time (PartialTiles.cpp).
+    //    indices left, one at a time or, in a product's register tile
+    //    loop, in tiles of powers of two (PartialTiles.cpp).
     bool runtimeExtents = llvm::any_of(
         ops, [](linalg::LinalgOp op) { return op.hasDynamicShape(); });
     runtimeTiling = runtimeExtents ? RuntimeExtentTiling::Full

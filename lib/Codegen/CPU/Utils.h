@@ -26,7 +26,9 @@ inline linalg::FillOp fusableFill(linalg::LinalgOp op) {
 
 /// Splits each tile loop of run-time extent (a symbolic dimension, tiled by
 /// a static step t) into its full tiles, whose size is the constant t, and
-/// the indices left, one at a time; and each static loop a t does not divide
+/// the indices left, one at a time (in a product's register tile loop, one
+/// tile of each power of two below t that they hold); and each static loop a
+/// t does not divide
 /// into its full tiles and one last tile of the size left (PartialTiles.cpp).
 void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func);
 

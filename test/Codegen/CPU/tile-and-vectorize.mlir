@@ -206,8 +206,9 @@ func.func @max_pool_nchw(%x: tensor<1x16x8x8xf32>, %acc: tensor<1x16x4x4xf32>) -
 
 // A dynamic dimension (a symbolic size) is tiled as a long static one: 8-row
 // tiles up to the last multiple of 8, each the static 8 x 32 register tile
-// of a static model; the rows left run one at a time, 1 x 32. No tile has a
-// size of run-time value.
+// of a static model; the r rows left run as at most one 4-row, one 2-row and
+// one 1-row tile, each taken when r holds that bit (r = 5: 4 + 1). No tile
+// has a size of run-time value.
 // CHECK-LABEL: func.func @dynamic_matmul
 // CHECK: %[[M:.*]] = tensor.dim
 // CHECK: %[[TILES:.*]] = arith.divui %[[M]], %c8
@@ -215,14 +216,46 @@ func.func @max_pool_nchw(%x: tensor<1x16x8x8xf32>, %acc: tensor<1x16x4x4xf32>) -
 // CHECK: %[[FULL:.*]] = scf.for %{{.*}} = %c0 to %[[SPLIT]] step %c8
 // CHECK: tensor.extract_slice {{.+}} [8, 32] [1, 1] : tensor<?x64xf32> to tensor<8x32xf32>
 // CHECK: vector.contract {{.+}} into vector<8x32xf32>
-// CHECK: scf.for %{{.*}} = %[[SPLIT]] to %[[M]] step %c1 iter_args(%{{.*}} = %[[FULL]])
+// CHECK: %[[LEFT:.*]] = arith.subi %[[M]], %[[SPLIT]]
+// CHECK: %[[BIT4:.*]] = arith.andi %[[LEFT]], %c4
+// CHECK: %[[END4:.*]] = arith.addi %[[SPLIT]], %[[BIT4]]
+// CHECK: %[[FOUR:.*]] = scf.for %{{.*}} = %[[SPLIT]] to %[[END4]] step %c4 iter_args(%{{.*}} = %[[FULL]])
+// CHECK: vector.contract {{.+}} into vector<4x32xf32>
+// CHECK: %[[BIT2:.*]] = arith.andi %[[LEFT]], %c2
+// CHECK: %[[END2:.*]] = arith.addi %[[END4]], %[[BIT2]]
+// CHECK: %[[TWO:.*]] = scf.for %{{.*}} = %[[END4]] to %[[END2]] step %c2 iter_args(%{{.*}} = %[[FOUR]])
+// CHECK: vector.contract {{.+}} into vector<2x32xf32>
+// CHECK: %[[ONE:.*]] = scf.for %{{.*}} = %[[END2]] to %[[M]] step %c1 iter_args(%{{.*}} = %[[TWO]])
 // CHECK: tensor.extract_slice {{.+}} [1, 32] [1, 1] : tensor<?x64xf32> to tensor<1x32xf32>
 // CHECK: vector.contract {{.+}} into vector<32xf32>
+// CHECK: return %[[ONE]]
 // CHECK-NOT: linalg.matmul
 // CHECK-NOT: affine.min
 func.func @dynamic_matmul(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x64xf32>) outs(%c : tensor<?x64xf32>) -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// A convolution over a run-time width keeps the columns left one at a time:
+// tiles of powers of two are for products only, where they pay; elsewhere
+// they would make three copies of each body instead of one (a dynamic U-Net
+// compiled twice as slowly).
+// CHECK-LABEL: func.func @dynamic_conv_width
+// CHECK: %[[W:.*]] = tensor.dim
+// CHECK: %[[TILES:.*]] = arith.divui %[[W]], %c8
+// CHECK: %[[SPLIT:.*]] = arith.muli %[[TILES]], %c8
+// CHECK: %[[FULL:.*]] = scf.for %{{.*}} = %c0 to %[[SPLIT]] step %c8
+// CHECK: vector.contract {{.+}} into vector<8x32xf32>
+// CHECK-NOT: arith.andi
+// CHECK: scf.for %{{.*}} = %[[SPLIT]] to %[[W]] step %c1 iter_args(%{{.*}} = %[[FULL]])
+// CHECK: vector.contract {{.+}} into vector<32xf32>
+// CHECK-NOT: arith.andi
+// CHECK: return
+func.func @dynamic_conv_width(%x: tensor<1x4x?x16xf32>, %w: tensor<1x1x16x32xf32>, %o: tensor<1x4x?x32xf32>) -> tensor<1x4x?x32xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x?x16xf32>, tensor<1x1x16x32xf32>) outs(%o : tensor<1x4x?x32xf32>) -> tensor<1x4x?x32xf32>
+  return %0 : tensor<1x4x?x32xf32>
 }
 
 // -----

@@ -17,7 +17,9 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     one static last tile of the rows left (PartialTiles.cpp). A loop of
     run-time extent (a symbolic dimension) is tiled as a long static loop
     would be, then split into its full tiles, whose size is constant, and
-    the indices left, one at a time: those tiles are static too. In ops big enough to share among
+    the indices left, one at a time (in a product's register tile loop, as
+    at most one tile of each power of two below the tile size): those tiles
+    are static too. In ops big enough to share among
     threads, the outermost loop over tiles is an `scf.forall`
     (`kiln-outline-parallel-loops` turns it into a thread-pool call).
     The tiles of static int8's depthwise product (`kiln.int8_depthwise`)
