@@ -39,6 +39,21 @@ class Mlp(nn.Module):
         return self.fc3(x)
 
 
+class Tokens(nn.Module):
+    """A transformer feed-forward block over 197 tokens (a ViT's 196 patches
+    and its class token): 197 is prime, so the products' rows have no
+    divisor near a register tile and run as full tiles and a static last
+    tile of the rows left."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(96, 384)
+        self.fc2 = nn.Linear(384, 96)
+
+    def forward(self, x):
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(x)))
+
+
 class SmallCnn(nn.Module):
     """A small CNN touching the common vision ops: Conv (dense, depthwise, 1x1),
     Relu, MaxPool, AveragePool, Add (residual), BatchNormalization (eval; it
@@ -81,6 +96,7 @@ def randomize_batchnorm(module, gen):
 MODELS = {
     "mlp": (Mlp, (2, 784)),
     "small_cnn": (SmallCnn, (1, 3, 32, 32)),
+    "tokens": (Tokens, (1, 197, 96)),
 }
 
 
