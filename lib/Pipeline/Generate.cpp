@@ -139,7 +139,7 @@ void Compilation::recordArena() {
     for (TensorDesc &t : desc.outputs) {
       std::vector<int32_t> axes;
       for (int64_t &n : t.shape) {
-        if (at >= symbols.size())
+        if (at >= size_t(symbols.size()))
           break;
         axes.push_back((int32_t)symbols[at]);
         n = bounds[at++];

@@ -39,7 +39,7 @@ struct SplitEmptyTensorsPass
             if (!dropped.test(i))
               if (auto v = dyn_cast<Value>(size))
                 dynamicSizes.push_back(v);
-          if ((int64_t)dynamicSizes.size() != type.getNumDynamicDims())
+          if (dynamicSizes.size() != type.getNumDynamicDims())
             continue;
         }
         b.setInsertionPoint(slice);

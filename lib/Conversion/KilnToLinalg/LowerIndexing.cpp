@@ -186,19 +186,8 @@ Value lowerGatherND(OpBuilder &b, GatherNDOp op) {
       dyn);
 }
 
-/// A value chosen among per-dimension constants by a run-time dimension.
-Value pickByDim(OpBuilder &b, Location loc, Value dim,
-                ArrayRef<int64_t> perDim) {
-  Value r = cIdx(b, loc, perDim.back());
-  for (int64_t d = perDim.size() - 2; d >= 0; --d) {
-    Value is = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, dim,
-                                     cIdx(b, loc, d));
-    r = arith::SelectOp::create(b, loc, is, cIdx(b, loc, perDim[d]), r);
-  }
-  return r;
-}
-
-/// pickByDim of sizes that may be run-time values.
+/// A value chosen among per-dimension sizes (constants or run-time values)
+/// by a run-time dimension.
 Value pickByDim(OpBuilder &b, Location loc, Value dim,
                 ArrayRef<OpFoldResult> perDim) {
   auto value = [&](OpFoldResult v) {

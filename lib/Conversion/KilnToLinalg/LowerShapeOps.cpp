@@ -94,7 +94,7 @@ FailureOr<Value> mlir::kiln::lowerShapeOps(OpBuilder &b, Operation *op) {
   if (auto s = dyn_cast<ShapeOfOp>(op)) {
     RankedTensorType in = s.getInput().getType();
     SmallVector<Value> dims;
-    for (int64_t d = s.getStart(); d < s.getEnd(); ++d)
+    for (int64_t d = s.getStart(), end = s.getEnd(); d < end; ++d)
       dims.push_back(
           in.isDynamicDim(d)
               ? Value(arith::IndexCastOp::create(

@@ -739,7 +739,7 @@ LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
   llvm::StringMap<Value> outer = values;
   Value outerNoValue = noValue;
   noValue = nullptr;
-  auto restore = llvm::make_scope_exit([&] {
+  llvm::scope_exit restore([&] {
     values = std::move(outer);
     noValue = outerNoValue;
   });
