@@ -17,7 +17,8 @@ over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
 (reflect, edge, wrap), Tile, GatherElements, integer reductions and float
 reductions of every element, ScatterND/ScatterElements, and floor division
 and Mod in shape arithmetic (window partitions, SpaceToDepth; odd sizes
-refused at run time), and ReverseSequence against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+refused at run time), ReverseSequence, Flatten and Softmax-11 (either side
+of the axis of run-time size) against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -648,4 +649,49 @@ if len(sys.argv) > 5:
         raise AssertionError("ReverseSequence ran with fewer lengths than batch entries")
     except RuntimeError as e:
         assert "'rev' (ReverseSequence" in str(e) and "sequence_lens" in str(e), e
+    # Flatten of symbolic sizes: either side of the axis a product of
+    # run-time sizes, and a classifier head (GlobalAveragePool, Flatten,
+    # Gemm) over a batch compiled as one graph (a range from 0).
+    g = h.make_graph(
+        [h.make_node("Flatten", ["x"], ["y%d" % a], axis=a) for a in (0, 1, 3, 4)],
+        "flatten", [vi("x", TensorProto.FLOAT, ["b", 4, "h", "w"])],
+        [vi("y%d" % a, TensorProto.FLOAT, None) for a in (0, 1, 3, 4)])
+    path = os.path.join(work, "flatten.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 3), "h": (1, 9), "w": (1, 9)}))
+    for b, hh, ww in [(1, 1, 1), (2, 5, 3), (3, 9, 9)]:
+        x = rng.standard_normal((b, 4, hh, ww)).astype(np.float32)
+        for a, y in zip((0, 1, 3, 4), m(x)):
+            lead = int(np.prod(x.shape[:a]))
+            np.testing.assert_array_equal(y, x.reshape(lead, x.size // lead))
+    # Softmax and LogSoftmax before opset 13 coerce the input to a matrix
+    # at the axis: here both sides are run-time sizes (b, t * 4).
+    g = h.make_graph(
+        [h.make_node("Softmax", ["x"], ["y"], axis=1),
+         h.make_node("LogSoftmax", ["x"], ["z"], axis=1)],
+        "softmax11", [vi("x", TensorProto.FLOAT, ["b", "t", 4])],
+        [vi("y", TensorProto.FLOAT, None), vi("z", TensorProto.FLOAT, None)])
+    path = os.path.join(work, "softmax11.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 11)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 3), "t": (1, 9)}))
+    for b, t in [(1, 1), (2, 5), (3, 9)]:
+        x = rng.standard_normal((b, t, 4)).astype(np.float32)
+        f = x.reshape(b, -1)
+        e = np.exp(f - f.max(1, keepdims=True))
+        sm = e / e.sum(1, keepdims=True)
+        y, z = m(x)
+        np.testing.assert_allclose(y, sm.reshape(x.shape), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(z, np.log(sm).reshape(x.shape), rtol=1e-5, atol=1e-5)
+    wh = rng.standard_normal((5, 4)).astype(np.float32)
+    g = h.make_graph(
+        [h.make_node("GlobalAveragePool", ["x"], ["p"]), h.make_node("Flatten", ["p"], ["f"]),
+         h.make_node("Gemm", ["f", "wh"], ["y"], transB=1)],
+        "head", [vi("x", TensorProto.FLOAT, ["N", 4, 3, 3])], [vi("y", TensorProto.FLOAT, None)],
+        [nh.from_array(wh, "wh")])
+    path = os.path.join(work, "head.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    m = kiln.load(kiln.compile(path, dims={"N": (0, 6)}))
+    for b in [1, 4, 6]:
+        x = rng.standard_normal((b, 4, 3, 3)).astype(np.float32)
+        np.testing.assert_allclose(m(x)[0], x.mean(axis=(2, 3)) @ wh.T, rtol=1e-4, atol=1e-5)
 print("symbolic shapes: ok")

@@ -219,10 +219,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertFlatten(OnnxNode &node) {
                 << " is out of range for rank " << rank;
     return failure();
   }
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    (d < axis ? outer : inner) *= type.getDimSize(d);
-  return reshapeWith(node, *x, {outer, inner}, false);
+  return one(flattenToSizes(node, *x, axis));
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertTranspose(OnnxNode &node) {

@@ -10,6 +10,8 @@
 #include "ShapeInputs.h"
 #include "SymbolicSizes.h"
 
+#include <numeric>
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -670,6 +672,36 @@ FailureOr<Value> mlir::kiln::iotaOfSize(OnnxNode &node, const SymSize &count,
 //===----------------------------------------------------------------------===//
 // Building blocks for converters of values with symbolic dimensions
 //===----------------------------------------------------------------------===//
+
+FailureOr<Value> mlir::kiln::flattenToSizes(OnnxNode &node, Value x,
+                                            int64_t axis) {
+  RankedTensorType type = typeOf(x);
+  if (type.hasStaticShape()) {
+    ArrayRef<int64_t> shape = type.getShape();
+    auto product = [](ArrayRef<int64_t> s) {
+      return std::accumulate(s.begin(), s.end(), int64_t(1),
+                             std::multiplies<int64_t>());
+    };
+    return reshapeTo(
+        node, x,
+        {product(shape.take_front(axis)), product(shape.drop_front(axis))});
+  }
+  if (!node.sizes) {
+    node.fail() << "cannot flatten " << type
+                << " here without the sizes of its symbolic dimensions; give "
+                   "them one size to compile this node";
+    return failure();
+  }
+  SmallVector<SymSize> dims = node.sizes->dims(x);
+  std::optional<SymSize> outer = productOf(ArrayRef(dims).take_front(axis));
+  std::optional<SymSize> inner = productOf(ArrayRef(dims).drop_front(axis));
+  if (!outer || !inner) {
+    node.fail() << "flattening " << type << " multiplies sizes past 2^63; "
+                << "give the symbolic dimensions smaller bounds";
+    return failure();
+  }
+  return reshapeToSizes(node, x, {*outer, *inner});
+}
 
 FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
                                             ArrayRef<SymSize> sizes,

@@ -1,5 +1,6 @@
 //===- Softmax.cpp - ONNX Softmax, LogSoftmax and Hardmax -------*- C++ -*-===//
 #include "Build.h"
+#include "SymbolicSizes.h"
 
 #include <numeric>
 
@@ -29,10 +30,7 @@ FailureOr<Value> mlir::kiln::softmaxOf(OnnxNode &node, Value x, int64_t axis,
     return failure();
   Value in = x;
   if (coerce && *a != rank - 1) {
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < rank; ++d)
-      (d < *a ? outer : inner) *= type.getDimSize(d);
-    FailureOr<Value> flat = reshapeTo(node, in, {outer, inner});
+    FailureOr<Value> flat = flattenToSizes(node, in, *a);
     if (failed(flat))
       return failure();
     in = *flat;
@@ -41,8 +39,10 @@ FailureOr<Value> mlir::kiln::softmaxOf(OnnxNode &node, Value x, int64_t axis,
   FailureOr<Value> y =
       log ? logSoftmax(node, in, *a)
           : build<SoftmaxOp>(node, in, node.builder.getI64IntegerAttr(*a));
-  if (failed(y))
-    return failure();
+  if (failed(y) || in == x)
+    return y;
+  if (!type.hasStaticShape())
+    return reshapeToSizes(node, *y, node.sizes->dims(x));
   return reshapeTo(node, *y, type.getShape());
 }
 

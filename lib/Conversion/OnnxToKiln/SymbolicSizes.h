@@ -189,6 +189,10 @@ FailureOr<SmallVector<Value>> convertSymbolicRange(OnnxNode &node);
 FailureOr<Value> reshapeToSizes(OnnxNode &node, Value x,
                                 ArrayRef<SymSize> sizes,
                                 bool countsGuarded = false);
+/// `x` as a matrix: the product of its dimensions before `axis` by the
+/// product of the rest (ONNX Flatten, and the 2-D coercion of Softmax before
+/// opset 13), either side of run-time size.
+FailureOr<Value> flattenToSizes(OnnxNode &node, Value x, int64_t axis);
 /// The box `bounds` of `x`, whose dimensions other than the static ones in
 /// `bounds` keep their run-time sizes, as a kiln.sized_slice.
 Value sizedPart(OnnxNode &node, Value x, const SliceBounds &bounds);
