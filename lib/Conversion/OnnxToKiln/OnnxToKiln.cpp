@@ -880,6 +880,7 @@ struct ConvertOnnxToKilnPass
         failedOps.insert(op);
         continue;
       }
+      Operation *before = op->getPrevNode();
       FailureOr<SmallVector<Value>> results = chosen->first->convert(node);
       if (succeeded(results)) {
         SmallVector<Type> computed;
@@ -916,7 +917,14 @@ struct ConvertOnnxToKilnPass
         failedOps.insert(op);
         continue;
       }
-      sizes.guardAgreement(node, *results);
+      // Every op the conversion built (DequantizeLinear's subtraction of a
+      // zero point of its own symbolic size, not only the last op).
+      SmallVector<Operation *> built;
+      for (Operation *o = before ? before->getNextNode() : &body.front();
+           o && o != op; o = o->getNextNode())
+        built.push_back(o);
+      for (Operation *o : built)
+        sizes.guardAgreement(node, o);
       if (Value c = sizes.record(node, *results))
         (*results)[0] = c;
       for (unsigned i = 0; i < op->getNumResults(); ++i) {

@@ -492,11 +492,8 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
   return std::nullopt;
 }
 
-void SymbolicSizes::guardAgreement(OnnxNode &node, ArrayRef<Value> results) {
-  if (results.empty() || !results[0])
-    return;
-  Operation *def = results[0].getDefiningOp();
-  if (!def || def->getNumResults() != 1)
+void SymbolicSizes::guardAgreement(OnnxNode &node, Operation *def) {
+  if (def->getNumResults() != 1)
     return;
   auto out = dyn_cast<RankedTensorType>(def->getResult(0).getType());
   if (!out)
@@ -529,8 +526,10 @@ void SymbolicSizes::guardAgreement(OnnxNode &node, ArrayRef<Value> results) {
   } else if (auto m = dyn_cast<MatMulOp>(def)) {
     Value l = m.getLhs(), r = m.getRhs();
     int64_t lr = rankOf(l), rr = rankOf(r);
+    // The reduced size: a 1-D operand's only dimension.
+    if (lr >= 1 && rr >= 1)
+      groups.push_back({{l, lr - 1}, {r, rr >= 2 ? rr - 2 : 0}});
     if (lr >= 2 && rr >= 2) {
-      groups.push_back({{l, lr - 1}, {r, rr - 2}});
       for (int64_t a = 0; a + 2 < out.getRank(); ++a) {
         SmallVector<std::pair<Value, int64_t>> g;
         for (auto [v, rank] : {std::make_pair(l, lr), std::make_pair(r, rr)}) {
@@ -539,6 +538,25 @@ void SymbolicSizes::guardAgreement(OnnxNode &node, ArrayRef<Value> results) {
             g.push_back({v, k});
         }
         groups.push_back(std::move(g));
+      }
+    }
+  } else if (auto gm = dyn_cast<GemmOp>(def)) {
+    // The reduced size of op(A) and op(B); C broadcast to [M, N] (a C
+    // dimension of static size 1 broadcasts; one of run-time size must be
+    // the result's).
+    Value a = gm.getA(), bv = gm.getB();
+    if (rankOf(a) == 2 && rankOf(bv) == 2) {
+      int64_t m = gm.getTransA() ? 1 : 0, k = gm.getTransA() ? 0 : 1;
+      int64_t n = gm.getTransB() ? 0 : 1, kb = gm.getTransB() ? 1 : 0;
+      groups.push_back({{a, k}, {bv, kb}});
+      if (Value c = gm.getC()) {
+        int64_t cr = rankOf(c);
+        auto ct = cast<RankedTensorType>(c.getType());
+        std::pair<Value, int64_t> rows{a, m}, cols{bv, n};
+        for (auto [axis, result] :
+             {std::make_pair(cr - 2, rows), std::make_pair(cr - 1, cols)})
+          if (axis >= 0 && ct.getDimSize(axis) != 1)
+            groups.push_back({result, {c, axis}});
       }
     }
   }

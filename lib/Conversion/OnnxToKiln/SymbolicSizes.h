@@ -88,15 +88,15 @@ public:
   /// it is a known constant (null otherwise).
   Value record(OnnxNode &node, ArrayRef<Value> results);
 
-  /// After node `node` converted to `results`: where the op computing a
-  /// result combines dimensions that must agree (broadcasting operands,
-  /// Concat outside its axis, a product's reduced and batch dimensions) and
-  /// that the polynomials do not prove equal, adds a kiln.guard that they
-  /// agree at run time. The lowering reads one of them (the graph types
-  /// assume them equal); a model whose shapes agree only at some sizes of
-  /// its symbols then fails with a message naming the node, never computes
-  /// on mismatched sizes unnoticed.
-  void guardAgreement(OnnxNode &node, ArrayRef<Value> results);
+  /// After node `node` converted: where `def`, one of the ops its
+  /// conversion built, combines dimensions that must agree (broadcasting
+  /// operands, Concat outside its axis, a product's reduced and batch
+  /// dimensions, a Gemm's bias) and that the polynomials do not prove equal,
+  /// adds a kiln.guard that they agree at run time. The lowering reads one of
+  /// them (the graph types assume them equal); a model whose shapes agree only
+  /// at some sizes of its symbols then fails with a message naming the node,
+  /// never computes on mismatched sizes unnoticed.
+  void guardAgreement(OnnxNode &node, Operation *def);
   /// A kiln.guard at `b`'s insertion point that dimension `ax` of `x` and
   /// `yx` of `y` are equal at run time, failing the run with `message`.
   static void guardEqualDims(OpBuilder &b, Location loc, Value x, int64_t ax,
