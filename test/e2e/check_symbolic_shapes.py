@@ -18,7 +18,9 @@ over a symbolic length, MultiheadAttention, GroupNorm and InstanceNorm
 reductions of every element, ScatterND/ScatterElements, and floor division
 and Mod in shape arithmetic (window partitions, SpaceToDepth; odd sizes
 refused at run time), ReverseSequence, Flatten and Softmax-11 (either side
-of the axis of run-time size) against numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
+of the axis of run-time size), a vector times batched matrices, Dropout's mask
+and a Gemm bias of run-time rows (refused where it would broadcast) against
+numpy. Then symbolic_shapes_driver.c runs it through the raw C ABI: no allocation
 at any length, output shapes read back, rows that agree with a run at the
 maximum, and malformed calls refused.
 
@@ -682,6 +684,42 @@ if len(sys.argv) > 5:
         y, z = m(x)
         np.testing.assert_allclose(y, sm.reshape(x.shape), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(z, np.log(sm).reshape(x.shape), rtol=1e-5, atol=1e-5)
+    # A vector times a batch of matrices and back (`v @ W`, `W @ v`) over a
+    # symbolic batch; Dropout's mask of run-time size; a Gemm whose bias
+    # has a symbolic row count: equal to the rows at run time, or a clear
+    # refusal (a bias row broadcast from a run-time 1 is not supported).
+    g = h.make_graph(
+        [h.make_node("MatMul", ["v", "w"], ["vw"]), h.make_node("MatMul", ["w2", "v"], ["wv"]),
+         h.make_node("Dropout", ["w", "ratio"], ["d", "mask"]),
+         h.make_node("Gemm", ["a", "bw", "c"], ["g"], name="gemm", beta=0.5)],
+        "vectors", [vi("v", TensorProto.FLOAT, [4]), vi("w", TensorProto.FLOAT, ["b", 4, 3]),
+                    vi("w2", TensorProto.FLOAT, ["b", 3, 4]),
+                    vi("a", TensorProto.FLOAT, ["m", 4]), vi("c", TensorProto.FLOAT, ["r", 3])],
+        [vi("vw", TensorProto.FLOAT, None), vi("wv", TensorProto.FLOAT, None),
+         vi("mask", TensorProto.BOOL, None), vi("g", TensorProto.FLOAT, None)],
+        [nh.from_array(np.array(0.5, np.float32), "ratio"),
+         nh.from_array(rng.standard_normal((4, 3)).astype(np.float32), "bw")])
+    path = os.path.join(work, "vectors.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    bw = nh.to_array(g.initializer[1])
+    m = kiln.load(kiln.compile(path, dims={"b": (0, 5), "m": (1, 6), "r": (1, 6)}))
+    for b, rows in [(1, 1), (3, 4), (5, 6)]:
+        v = rng.standard_normal(4).astype(np.float32)
+        w = rng.standard_normal((b, 4, 3)).astype(np.float32)
+        w2 = rng.standard_normal((b, 3, 4)).astype(np.float32)
+        a = rng.standard_normal((rows, 4)).astype(np.float32)
+        c = rng.standard_normal((rows, 3)).astype(np.float32)
+        vw, wv, mask, gy = m(v, w, w2, a, c)
+        np.testing.assert_allclose(vw, v @ w, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(wv, w2 @ v, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(mask, np.ones((b, 4, 3), bool))
+        np.testing.assert_allclose(gy, a @ bw + 0.5 * c, rtol=1e-5, atol=1e-5)
+    try:
+        m(v, w, w2, rng.standard_normal((3, 4)).astype(np.float32),
+          rng.standard_normal((1, 3)).astype(np.float32))
+        raise AssertionError("a Gemm read a 1-row bias of run-time size as 3 rows")
+    except RuntimeError as e:
+        assert "'gemm' (Gemm" in str(e) and "differ at these input sizes" in str(e), e
     wh = rng.standard_normal((5, 4)).astype(np.float32)
     g = h.make_graph(
         [h.make_node("GlobalAveragePool", ["x"], ["p"]), h.make_node("Flatten", ["p"], ["f"]),

@@ -702,6 +702,11 @@ struct TileAndVectorizePass
       return; // AMX tiles after bufferization (--kiln-cpu-amx-matmul)
     if (op->hasAttr(kiln::kFillBorderAttr))
       return; // only its border is filled, after bufferization
+    // A loop of static extent 0 beside run-time ones (a [?, 0, 5] tensor,
+    // which the graph's empty-tensor folds cannot make a constant): the op
+    // does nothing, and its tile sizes would divide by 0.
+    if (llvm::is_contained(op.getStaticLoopRanges(), 0))
+      return;
     // (A partial tile's epilogue stays apart from its product: the product's
     // reduction loops are tiled already, around the tile.)
     if (linalg::LinalgOp producer = retiling ? linalg::LinalgOp() : epilogueProducer(op))

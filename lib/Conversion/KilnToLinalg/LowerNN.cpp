@@ -175,14 +175,30 @@ FailureOr<Value> lowerMatMul(OpBuilder &b, MatMulOp op) {
     return result;
   SmallVector<Value> dyn;
   Value lhs = op.getLhs(), rhs = op.getRhs();
+  // The batched product keeps a vector operand's unit dimension ([..., 1,
+  // N] for a vector on the left, [..., M, 1] on the right): the result's
+  // sizes are its others.
+  bool lhsVector = typeOf(lhs).getRank() == 1,
+       rhsVector = typeOf(rhs).getRank() == 1;
+  int64_t rr = typeOf(result).getRank();
+  if (rr == rt.getRank() + lhsVector + rhsVector) {
+    for (int64_t i = 0, d = 0; i < rr; ++i) {
+      if ((rhsVector && i == rr - 1) || (lhsVector && i == rr - 2))
+        continue;
+      if (rt.isDynamicDim(d++))
+        dyn.push_back(b.createOrFold<tensor::DimOp>(loc, result, i));
+    }
+    return reshaped(b, loc, result, rt.getShape(), dyn);
+  }
   for (int64_t d = 0; d < rt.getRank(); ++d) {
     if (!rt.isDynamicDim(d))
       continue;
     if (d == rt.getRank() - 1 && typeOf(rhs).getRank() >= 2)
       appendIfDynamic(b, loc, rhs, typeOf(rhs).getRank() - 1, dyn);
     else
-      appendIfDynamic(b, loc, lhs, d - (rt.getRank() - typeOf(lhs).getRank()),
-                      dyn);
+      appendIfDynamic(
+          b, loc, lhs,
+          rhsVector ? d : d - (rt.getRank() - typeOf(lhs).getRank()), dyn);
   }
   return reshaped(b, loc, result, rt.getShape(), dyn);
 }

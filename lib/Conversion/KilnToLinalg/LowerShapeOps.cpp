@@ -117,6 +117,17 @@ FailureOr<Value> mlir::kiln::lowerShapeOps(OpBuilder &b, Operation *op) {
     RankedTensorType out = s.getType();
     if (llvm::any_of(s.getStrides(), [](int64_t k) { return k < 0; }))
       return reversedSlice(b, loc, s);
+    // A piece with no elements (an empty last part of a Split beside
+    // run-time sizes) may start at the end of its input, an offset
+    // tensor.extract_slice rejects; it reads nothing.
+    if (llvm::is_contained(out.getShape(), 0)) {
+      SmallVector<Value> dynamic;
+      for (int64_t d = 0; d < out.getRank(); ++d)
+        if (out.isDynamicDim(d))
+          dynamic.push_back(s.getSizes()[d]);
+      return Value(tensor::EmptyOp::create(b, loc, out.getShape(),
+                                           out.getElementType(), dynamic));
+    }
     SmallVector<OpFoldResult> offsets, sizes, strides;
     for (int64_t d = 0; d < out.getRank(); ++d) {
       offsets.push_back(getAsOpFoldResult(s.getOffsets()[d]));

@@ -83,7 +83,7 @@ Value concatValues(OpBuilder &b, Location loc, ValueRange inputs, int64_t axis,
   OpFoldResult offset = b.getIndexAttr(0);
   for (Value in : inputs) {
     RankedTensorType t = typeOf(in);
-    if (t.hasStaticShape() && t.getNumElements() == 0)
+    if (llvm::is_contained(t.getShape(), 0))
       continue; // nothing to copy, and its offset may be the end
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
         sizes, strides(type.getRank(), b.getIndexAttr(1));

@@ -261,7 +261,18 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertConv(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), w = node.rankedInput(1);
   if (failed(x) || failed(w))
     return failure();
-  if (typeOf(*x).getRank() == 5)
+  // Only the batch and spatial sizes may be symbolic: the channels and the
+  // filter shape size the kernels' register tiles.
+  RankedTensorType xt = typeOf(*x), wt = typeOf(*w);
+  if (!wt.hasStaticShape() || (xt.getRank() > 1 && xt.isDynamicDim(1))) {
+    node.fail() << "the input " << xt << " and filter " << wt
+                << " have symbolic channels or filter sizes; a convolution "
+                   "needs them fixed (only the batch and spatial dimensions "
+                   "may be symbolic): give those dimensions one size with "
+                   "--input-shape or --dim";
+    return failure();
+  }
+  if (xt.getRank() == 5)
     return one(conv3D(node, *x, *w));
   return one(buildConv(node, *x, *w, node.input(2)));
 }

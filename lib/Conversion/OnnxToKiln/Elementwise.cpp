@@ -188,11 +188,21 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertDropout(OnnxNode &node) {
       Type elt = node.builder.getI1Type();
       if (auto declared = dyn_cast<RankedTensorType>(node.op->getResult(1).getType()))
         elt = declared.getElementType();
-      auto mt = RankedTensorType::get(xt.getShape(), elt);
       Attribute one = isa<FloatType>(elt) ? Attribute(FloatAttr::get(elt, 1.0))
                                           : Attribute(IntegerAttr::get(elt, 1));
-      results.push_back(ConstantOp::create(node.builder, node.loc(), mt,
-                                           DenseElementsAttr::get(mt, one)));
+      // All ones; of the input's run-time sizes, a broadcast scalar.
+      bool sized = !xt.hasStaticShape();
+      auto mt = RankedTensorType::get(
+          sized ? ArrayRef<int64_t>() : xt.getShape(), elt);
+      Value mask = ConstantOp::create(node.builder, node.loc(), mt,
+                                      DenseElementsAttr::get(mt, one));
+      if (sized) {
+        FailureOr<Value> m = expandToSizes(node, mask, node.sizes->dims(*x));
+        if (failed(m))
+          return failure();
+        mask = *m;
+      }
+      results.push_back(mask);
     }
   }
   return results;

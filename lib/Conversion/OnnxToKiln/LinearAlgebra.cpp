@@ -26,6 +26,32 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMatMul(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
   if (failed(a) || failed(b))
     return failure();
+  // A vector of run-time length against a static reduced size (`v @ W`):
+  // guarded equal, then of that size, so the product is the static one.
+  auto refine = [&](Value &v, int64_t operand, Value other) {
+    RankedTensorType t = typeOf(v), o = typeOf(other);
+    if (t.getRank() != 1 || !t.isDynamicDim(0) || o.getRank() == 0 ||
+        !node.sizes)
+      return success();
+    int64_t axis =
+        operand == 1 || o.getRank() == 1 ? o.getRank() - 1 : o.getRank() - 2;
+    int64_t k = o.getDimSize(axis);
+    if (ShapedType::isDynamic(k))
+      return success();
+    SymbolicSizes::guardEqualDims(
+        node.builder, node.loc(), v, 0, other, axis,
+        node.describe() + ": operand " + std::to_string(operand) +
+            " has a length other than " + std::to_string(k) +
+            ", the reduced size of the other operand, at these input sizes");
+    FailureOr<Value> r = reshapeToSizes(node, v, {SymSize::constant(k)},
+                                        /*countsGuarded=*/true);
+    if (failed(r))
+      return failure();
+    v = *r;
+    return success();
+  };
+  if (failed(refine(*a, 0, *b)) || failed(refine(*b, 1, *a)))
+    return failure();
   return one(build<MatMulOp>(node, *a, *b));
 }
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Build.h"
+#include "SymbolicSizes.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -323,9 +324,28 @@ FailureOr<Value> mlir::kiln::rmsNorm(OnnxNode &node, Value x, Value scale,
     ss = build<CastOp>(node, scale, TypeAttr::get(compute));
   if (failed(xs) || failed(ss))
     return failure();
-  FailureOr<Value> y =
-      build<LayerNormOp>(node, *xs, *ss, Value(), b.getI64IntegerAttr(axis),
-                         b.getF32FloatAttr(epsilon), b.getUnitAttr());
+  FailureOr<Value> y;
+  ArrayRef<int64_t> normalized = typeOf(x).getShape().drop_front(axis);
+  if (llvm::any_of(normalized, ShapedType::isDynamic)) {
+    // The fused kernel keeps a row of static length in registers; a row of
+    // run-time length (axis 0 of a symbolic batch) is x / sqrt(mean(x^2) +
+    // eps) * scale, as ops that size themselves at run time.
+    SmallVector<int64_t> axes =
+        llvm::to_vector(llvm::seq<int64_t>(axis, typeOf(x).getRank()));
+    FailureOr<Value> sq = build<MulOp>(node, *xs, *xs), ms;
+    if (failed(sq) ||
+        failed(ms = build<ReduceMeanOp>(node, *sq, b.getDenseI64ArrayAttr(axes),
+                                        b.getBoolAttr(true))) ||
+        failed(ms = build<AddOp>(node, *ms,
+                                 scalarConstant(node, compute, epsilon))) ||
+        failed(ms = build<SqrtOp>(node, *ms)) ||
+        failed(y = build<DivOp>(node, *xs, *ms)) ||
+        failed(y = build<MulOp>(node, *y, *ss)))
+      return failure();
+  } else {
+    y = build<LayerNormOp>(node, *xs, *ss, Value(), b.getI64IntegerAttr(axis),
+                           b.getF32FloatAttr(epsilon), b.getUnitAttr());
+  }
   if (succeeded(y) && yElt != compute)
     y = build<CastOp>(node, *y, TypeAttr::get(yElt));
   return y;
@@ -353,8 +373,22 @@ mlir::kiln::convertInstanceNormalization(OnnxNode &node) {
   perChannel[0] = c;
   FailureOr<Value> y =
       normalize(node, *x, axes, node.floatAttr("epsilon", 1e-5f), false);
-  FailureOr<Value> s = reshapeTo(node, *scale, perChannel),
-                   bb = reshapeTo(node, *bias, perChannel);
+  // A scale or bias of run-time length must have the C entries of the
+  // input's static channels (guarded), then is of that size.
+  auto perChannelOf = [&](Value v, int64_t operand) -> FailureOr<Value> {
+    RankedTensorType t = typeOf(v);
+    if (t.hasStaticShape() || t.getRank() != 1 || !node.sizes)
+      return reshapeTo(node, v, perChannel);
+    SymbolicSizes::guardEqualDims(
+        node.builder, node.loc(), v, 0, *x, 1,
+        node.describe() + ": input " + std::to_string(operand) +
+            " does not have one entry per channel (" + std::to_string(c) +
+            ") at these input sizes");
+    FailureOr<Value> r = reshapeToSizes(node, v, {SymSize::constant(c)},
+                                        /*countsGuarded=*/true);
+    return failed(r) ? r : reshapeTo(node, *r, perChannel);
+  };
+  FailureOr<Value> s = perChannelOf(*scale, 1), bb = perChannelOf(*bias, 2);
   if (failed(y) || failed(s) || failed(bb) ||
       failed(y = build<MulOp>(node, *y, *s)))
     return failure();
