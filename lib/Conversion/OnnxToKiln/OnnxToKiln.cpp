@@ -742,6 +742,19 @@ struct ConvertOnnxToKilnPass
 
   /// Converts the onnx ops of `body` in order (a function's, or a
   /// kiln.loop's body, whose onnx.Yield then becomes a kiln.yield).
+  /// Guards the sizes every op that converted `op` (after `before`, or
+  /// from the block's start) needs equal: DequantizeLinear's subtraction of
+  /// a zero point of its own symbolic size, not only the last op.
+  static void guardBuiltOps(SymbolicSizes &sizes, OnnxNode &node, Block &body,
+                            Operation *before, Operation *op) {
+    SmallVector<Operation *> built;
+    for (Operation *o = before ? before->getNextNode() : &body.front();
+         o && o != op; o = o->getNextNode())
+      built.push_back(o);
+    for (Operation *o : built)
+      sizes.guardAgreement(node, o);
+  }
+
   void convertBlock(Block &body, OpBuilder &builder, SymbolicSizes &sizes) {
     for (Operation *next = body.empty() ? nullptr : &body.front(); next;) {
       Operation *op = next;
@@ -917,14 +930,7 @@ struct ConvertOnnxToKilnPass
         failedOps.insert(op);
         continue;
       }
-      // Every op the conversion built (DequantizeLinear's subtraction of a
-      // zero point of its own symbolic size, not only the last op).
-      SmallVector<Operation *> built;
-      for (Operation *o = before ? before->getNextNode() : &body.front();
-           o && o != op; o = o->getNextNode())
-        built.push_back(o);
-      for (Operation *o : built)
-        sizes.guardAgreement(node, o);
+      guardBuiltOps(sizes, node, body, before, op);
       if (Value c = sizes.record(node, *results))
         (*results)[0] = c;
       for (unsigned i = 0; i < op->getNumResults(); ++i) {
