@@ -38,13 +38,11 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertMatMul(OnnxNode &node) {
     int64_t k = o.getDimSize(axis);
     if (ShapedType::isDynamic(k))
       return success();
-    SymbolicSizes::guardEqualDims(
-        node.builder, node.loc(), v, 0, other, axis,
+    FailureOr<Value> r = vectorOfLength(
+        node, v, other, axis,
         node.describe() + ": operand " + std::to_string(operand) +
             " has a length other than " + std::to_string(k) +
             ", the reduced size of the other operand, at these input sizes");
-    FailureOr<Value> r = reshapeToSizes(node, v, {SymSize::constant(k)},
-                                        /*countsGuarded=*/true);
     if (failed(r))
       return failure();
     v = *r;

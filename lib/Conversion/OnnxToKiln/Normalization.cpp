@@ -379,13 +379,11 @@ mlir::kiln::convertInstanceNormalization(OnnxNode &node) {
     RankedTensorType t = typeOf(v);
     if (t.hasStaticShape() || t.getRank() != 1 || !node.sizes)
       return reshapeTo(node, v, perChannel);
-    SymbolicSizes::guardEqualDims(
-        node.builder, node.loc(), v, 0, *x, 1,
+    FailureOr<Value> r = vectorOfLength(
+        node, v, *x, 1,
         node.describe() + ": input " + std::to_string(operand) +
             " does not have one entry per channel (" + std::to_string(c) +
             ") at these input sizes");
-    FailureOr<Value> r = reshapeToSizes(node, v, {SymSize::constant(c)},
-                                        /*countsGuarded=*/true);
     return failed(r) ? r : reshapeTo(node, *r, perChannel);
   };
   FailureOr<Value> s = perChannelOf(*scale, 1), bb = perChannelOf(*bias, 2);

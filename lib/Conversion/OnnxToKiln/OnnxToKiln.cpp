@@ -740,8 +740,6 @@ struct ConvertOnnxToKilnPass
       signalPassFailure();
   }
 
-  /// Converts the onnx ops of `body` in order (a function's, or a
-  /// kiln.loop's body, whose onnx.Yield then becomes a kiln.yield).
   /// Guards the sizes every op that converted `op` (after `before`, or
   /// from the block's start) needs equal: DequantizeLinear's subtraction of
   /// a zero point of its own symbolic size, not only the last op.
@@ -755,6 +753,8 @@ struct ConvertOnnxToKilnPass
       sizes.guardAgreement(node, o);
   }
 
+  /// Converts the onnx ops of `body` in order (a function's, or a
+  /// kiln.loop's body, whose onnx.Yield then becomes a kiln.yield).
   void convertBlock(Block &body, OpBuilder &builder, SymbolicSizes &sizes) {
     for (Operation *next = body.empty() ? nullptr : &body.front(); next;) {
       Operation *op = next;

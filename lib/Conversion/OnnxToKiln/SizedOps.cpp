@@ -703,6 +703,15 @@ FailureOr<Value> mlir::kiln::flattenToSizes(OnnxNode &node, Value x,
   return reshapeToSizes(node, x, {*outer, *inner});
 }
 
+FailureOr<Value> mlir::kiln::vectorOfLength(OnnxNode &node, Value v,
+                                            Value other, int64_t axis,
+                                            const Twine &message) {
+  SymbolicSizes::guardEqualDims(node.builder, node.loc(), v, 0, other, axis,
+                                message);
+  return reshapeToSizes(node, v, {SymSize::constant(typeOf(other).getDimSize(axis))},
+                        /*countsGuarded=*/true);
+}
+
 FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
                                             ArrayRef<SymSize> sizes,
                                             bool countsGuarded) {

@@ -193,6 +193,11 @@ FailureOr<Value> reshapeToSizes(OnnxNode &node, Value x,
 /// product of the rest (ONNX Flatten, and the 2-D coercion of Softmax before
 /// opset 13), either side of run-time size.
 FailureOr<Value> flattenToSizes(OnnxNode &node, Value x, int64_t axis);
+/// The vector `v` of run-time length as one of dimension `axis` of `other`,
+/// which is static: guarded equal at run time (failing the run with
+/// `message`), then of that static length.
+FailureOr<Value> vectorOfLength(OnnxNode &node, Value v, Value other,
+                                int64_t axis, const Twine &message);
 /// The box `bounds` of `x`, whose dimensions other than the static ones in
 /// `bounds` keep their run-time sizes, as a kiln.sized_slice.
 Value sizedPart(OnnxNode &node, Value x, const SliceBounds &bounds);
