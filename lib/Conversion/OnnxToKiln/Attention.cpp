@@ -7,32 +7,19 @@
 // the op's expanded function body.
 //
 //===----------------------------------------------------------------------===//
+#include "AttentionParts.h"
 #include "Build.h"
+#include "SymbolicSizes.h"
 
 #include <cmath>
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::kiln;
+using namespace mlir::kiln::attention;
 
 namespace {
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
-/// kiln.slice of the last dimension of `v`: `count` elements from `first`,
-/// `stride` apart.
-FailureOr<Value> sliceLast(OnnxNode &node, Value v, int64_t first,
-                           int64_t count, int64_t stride = 1) {
-  auto &b = node.builder;
-  ArrayRef<int64_t> shape = typeOf(v).getShape();
-  int64_t rank = shape.size();
-  SmallVector<int64_t> offsets(rank, 0), sizes(shape), strides(rank, 1);
-  offsets.back() = first;
-  sizes.back() = count;
-  strides.back() = stride;
-  return build<SliceOp>(node, v, b.getDenseI64ArrayAttr(offsets),
-                        b.getDenseI64ArrayAttr(sizes),
-                        b.getDenseI64ArrayAttr(strides));
-}
 
 /// A constant of `shape` and element type `elt` (i1 or i64) whose element at
 /// (i, j) of the last two dimensions is `f(i, j)`.
@@ -49,24 +36,41 @@ Value grid(OnnxNode &node, ArrayRef<int64_t> shape, Type elt,
                             DenseElementsAttr::get(type, ArrayRef(values)));
 }
 
-Value boolGrid(OnnxNode &node, ArrayRef<int64_t> shape,
-               llvm::function_ref<bool(int64_t, int64_t)> pred) {
-  return grid<bool>(node, shape, node.builder.getI1Type(), pred);
-}
-
-Value intGrid(OnnxNode &node, ArrayRef<int64_t> shape,
-              llvm::function_ref<int64_t(int64_t, int64_t)> f) {
-  return grid<int64_t>(node, shape, node.builder.getI64Type(), f);
-}
-
 /// 0 where `allowed`, -inf elsewhere, in `elt`.
 FailureOr<Value> biasFrom(OnnxNode &node, Value allowed, Type elt) {
   return build<WhereOp>(node, allowed, scalarConstant(node, elt, 0.0),
                         scalarConstant(node, elt, kNegInf));
 }
+} // namespace
 
-/// `a + b`, where a null operand is absent.
-FailureOr<Value> addBias(OnnxNode &node, Value a, FailureOr<Value> b) {
+FailureOr<Value> attention::sliceLast(OnnxNode &node, Value v, int64_t first,
+                                      int64_t count, int64_t stride) {
+  auto &b = node.builder;
+  ArrayRef<int64_t> shape = typeOf(v).getShape();
+  int64_t rank = shape.size();
+  SmallVector<int64_t> offsets(rank, 0), sizes(shape), strides(rank, 1);
+  offsets.back() = first;
+  sizes.back() = count;
+  strides.back() = stride;
+  if (!typeOf(v).hasStaticShape())
+    return sizedPart(node, v, SliceBounds{offsets, sizes, strides});
+  return build<SliceOp>(node, v, b.getDenseI64ArrayAttr(offsets),
+                        b.getDenseI64ArrayAttr(sizes),
+                        b.getDenseI64ArrayAttr(strides));
+}
+
+Value attention::boolGrid(OnnxNode &node, ArrayRef<int64_t> shape,
+                          llvm::function_ref<bool(int64_t, int64_t)> pred) {
+  return grid<bool>(node, shape, node.builder.getI1Type(), pred);
+}
+
+Value attention::intGrid(OnnxNode &node, ArrayRef<int64_t> shape,
+                         llvm::function_ref<int64_t(int64_t, int64_t)> f) {
+  return grid<int64_t>(node, shape, node.builder.getI64Type(), f);
+}
+
+FailureOr<Value> attention::addBias(OnnxNode &node, Value a,
+                                    FailureOr<Value> b) {
   if (failed(b))
     return failure();
   if (!a)
@@ -74,7 +78,19 @@ FailureOr<Value> addBias(OnnxNode &node, Value a, FailureOr<Value> b) {
   return build<AddOp>(node, a, *b);
 }
 
-} // namespace
+FailureOr<Value> attention::toHeads(OnnxNode &node, Value v, int64_t heads) {
+  RankedTensorType t = typeOf(v);
+  if (t.getRank() == 4)
+    return v;
+  int64_t hidden = t.getDimSize(2);
+  FailureOr<Value> r = reshapeToSizes(node, v,
+                                      {sizeOf(node, v, 0), sizeOf(node, v, 1),
+                                       SymSize::constant(heads),
+                                       SymSize::constant(hidden / heads)});
+  if (failed(r))
+    return failure();
+  return transposeBy(node, *r, {0, 2, 1, 3});
+}
 
 /// RotaryEmbedding 23. X is [B, H, S, D], or [B, S, H * D] with num_heads
 /// (viewed as [B, S, H, D]); cos and sin ([B, S, R/2], or gathered at
@@ -83,8 +99,8 @@ FailureOr<Value> addBias(OnnxNode &node, Value a, FailureOr<Value> b) {
 /// as even/odd interleaved pairs; the rest pass through.
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertRotaryEmbedding(OnnxNode &node) {
-  FailureOr<Value> x = node.staticInput(0), cosCache = node.staticInput(1),
-                   sinCache = node.staticInput(2);
+  FailureOr<Value> x = sizedInput(node, 0), cosCache = sizedInput(node, 1),
+                   sinCache = sizedInput(node, 2);
   if (failed(x) || failed(cosCache) || failed(sinCache))
     return failure();
   RankedTensorType xt = typeOf(*x);
@@ -95,15 +111,22 @@ mlir::kiln::convertRotaryEmbedding(OnnxNode &node) {
                 << xt;
     return failure();
   }
-  int64_t batch = xt.getDimSize(0), numHeads, seq, headSize;
-  SmallVector<int64_t> heads4d, cosShape;
+  if (xt.isDynamicDim(rank - 1) || (rank == 4 && xt.isDynamicDim(1))) {
+    node.fail() << "the heads and head size of X must be static, got " << xt
+                << "; only the batch and sequence length may be symbolic";
+    return failure();
+  }
+  SmallVector<SymSize> xDims = sizesOf(node, *x);
+  SymSize batch = xDims[0], seq;
+  int64_t numHeads, headSize;
+  SmallVector<SymSize> heads4d;
   if (rank == 4) {
     numHeads = xt.getDimSize(1);
-    seq = xt.getDimSize(2);
+    seq = xDims[2];
     headSize = xt.getDimSize(3);
-    heads4d.assign(xt.getShape().begin(), xt.getShape().end());
+    heads4d = xDims;
   } else {
-    seq = xt.getDimSize(1);
+    seq = xDims[1];
     numHeads = node.intAttr("num_heads", 0);
     if (numHeads <= 0 || xt.getDimSize(2) % numHeads != 0) {
       node.fail() << "a 3-D X needs a num_heads attribute that divides its "
@@ -112,7 +135,8 @@ mlir::kiln::convertRotaryEmbedding(OnnxNode &node) {
       return failure();
     }
     headSize = xt.getDimSize(2) / numHeads;
-    heads4d = {batch, seq, numHeads, headSize};
+    heads4d = {batch, seq, SymSize::constant(numHeads),
+               SymSize::constant(headSize)};
   }
   int64_t rotary = node.intAttr("rotary_embedding_dim", 0);
   if (rotary == 0)
@@ -123,39 +147,57 @@ mlir::kiln::convertRotaryEmbedding(OnnxNode &node) {
     return failure();
   }
   int64_t half = rotary / 2;
-  // cos/sin broadcast over the heads: [B, 1, S, R/2] against [B, H, S, D],
-  // [B, S, 1, R/2] against the [B, S, H, D] view of a 3-D X.
-  cosShape = rank == 4 ? SmallVector<int64_t>{batch, 1, seq, half}
-                       : SmallVector<int64_t>{batch, seq, 1, half};
+  SymSize unit = SymSize::constant(1), halfSize = SymSize::constant(half);
   Value positions = node.input(3);
+  if (positions && failed(sizedInput(node, 3)))
+    return failure();
   SmallVector<Value> caches;
   for (Value cache : {*cosCache, *sinCache}) {
-    ArrayRef<int64_t> cs = typeOf(cache).getShape();
+    SmallVector<SymSize> cs = sizesOf(node, cache);
     FailureOr<Value> c = cache;
     if (positions) {
-      if (cs.size() != 2 || cs[1] != half) {
+      if (cs.size() != 2 || !cs[1].isConstant(half)) {
         node.fail() << "with position_ids, cos_cache and sin_cache must be "
                        "[max_position, "
                     << half << "], got " << typeOf(cache);
         return failure();
       }
-      if (failed(checkConstantIndices(node, 3, [&](size_t) { return cs[0]; })))
+      // Constant positions are checked here; kiln.gather clamps run-time
+      // ones into the cache, whatever its length.
+      std::optional<int64_t> rows = cs[0].getConstant();
+      if (rows &&
+          failed(checkConstantIndices(node, 3, [&](size_t) { return *rows; })))
         return failure();
       c = build<GatherOp>(node, cache, positions,
                           node.builder.getI64IntegerAttr(0));
-    } else if (cs != ArrayRef<int64_t>{batch, seq, half}) {
-      node.fail() << "without position_ids, cos_cache and sin_cache must be ["
-                  << batch << ", " << seq << ", " << half << "], got "
+    } else if (cs.size() != 3 || knownToDiffer(cs[0], batch) ||
+               knownToDiffer(cs[1], seq) || !cs[2].isConstant(half)) {
+      node.fail() << "without position_ids, cos_cache and sin_cache must be "
+                  << sizesStr(node, {batch, seq, halfSize}) << ", got "
                   << typeOf(cache);
       return failure();
     }
-    if (succeeded(c))
-      c = reshapeTo(node, *c, cosShape);
+    if (failed(c))
+      return failure();
+    if (typeOf(*c).getRank() != 3) {
+      node.fail() << "position_ids must be [batch, seq], got "
+                  << typeOf(positions);
+      return failure();
+    }
+    // cos/sin broadcast over the heads: [B, 1, S, R/2] against
+    // [B, H, S, D], [B, S, 1, R/2] against the [B, S, H, D] view of a 3-D X
+    // (their batch and sequence guarded equal to X's where they are not
+    // known to be).
+    SmallVector<SymSize> bs = sizesOf(node, *c);
+    c = reshapeToSizes(node, *c,
+                       rank == 4
+                           ? SmallVector<SymSize>{bs[0], unit, bs[1], bs[2]}
+                           : SmallVector<SymSize>{bs[0], bs[1], unit, bs[2]});
     if (failed(c))
       return failure();
     caches.push_back(*c);
   }
-  FailureOr<Value> xv = reshapeTo(node, *x, heads4d);
+  FailureOr<Value> xv = reshapeToSizes(node, *x, heads4d);
   if (failed(xv))
     return failure();
   bool interleaved = node.intAttr("interleaved", 0) != 0;
@@ -181,17 +223,17 @@ mlir::kiln::convertRotaryEmbedding(OnnxNode &node) {
   FailureOr<Value> rotated;
   if (interleaved) {
     // [..., R/2] pairs side by side as [..., R/2, 2], then [..., R].
-    SmallVector<int64_t> pairShape(typeOf(*real).getShape());
-    pairShape.push_back(1);
-    FailureOr<Value> r = reshapeTo(node, *real, pairShape),
-                     i = reshapeTo(node, *imag, pairShape);
+    SmallVector<SymSize> pairShape = sizesOf(node, *real);
+    pairShape.push_back(unit);
+    FailureOr<Value> r = reshapeToSizes(node, *real, pairShape),
+                     i = reshapeToSizes(node, *imag, pairShape);
     if (failed(r) || failed(i))
       return failure();
     rotated = build<ConcatOp>(node, ValueRange{*r, *i}, b.getI64IntegerAttr(4));
-    SmallVector<int64_t> flat(heads4d);
-    flat.back() = rotary;
+    SmallVector<SymSize> flat(heads4d);
+    flat.back() = SymSize::constant(rotary);
     if (succeeded(rotated))
-      rotated = reshapeTo(node, *rotated, flat);
+      rotated = reshapeToSizes(node, *rotated, flat);
   } else {
     rotated =
         build<ConcatOp>(node, ValueRange{*real, *imag}, b.getI64IntegerAttr(3));
@@ -207,35 +249,23 @@ mlir::kiln::convertRotaryEmbedding(OnnxNode &node) {
     if (failed(rotated))
       return failure();
   }
-  return one(reshapeTo(node, *rotated, xt.getShape()));
+  return one(reshapeToSizes(node, *rotated, xDims));
 }
 
 namespace {
-/// The sizes of one Attention node, all static.
+/// The sizes of one Attention node: batch and sequences may be symbolic,
+/// heads and head sizes are static.
 struct AttentionDims {
-  int64_t batch, qHeads, kvHeads, qSeq, kvSeq, headSize, vHeadSize;
-  int64_t past = 0;
+  SymSize batch, qSeq, kvSeq, past = SymSize::constant(0);
+  int64_t qHeads, kvHeads, headSize, vHeadSize;
   bool threeD;
-  int64_t total() const { return past + kvSeq; }
+  std::optional<SymSize> total() const { return SymSize::add(past, kvSeq); }
   int64_t group() const { return qHeads / kvHeads; }
 };
 
-/// Q, K or V as [B, H, S, D]: 4-D inputs as they are, 3-D [B, S, H * D]
-/// split into `heads` heads and transposed.
-FailureOr<Value> toHeads(OnnxNode &node, Value v, int64_t heads) {
-  RankedTensorType t = typeOf(v);
-  if (t.getRank() == 4)
-    return v;
-  int64_t hidden = t.getDimSize(2);
-  FailureOr<Value> r = reshapeTo(
-      node, v, {t.getDimSize(0), t.getDimSize(1), heads, hidden / heads});
-  if (failed(r))
-    return failure();
-  return transposeBy(node, *r, {0, 2, 1, 3});
-}
-
 /// Reads and checks the shapes of Q, K, V and the past caches; the three
-/// inputs come back as [B, H, S, D].
+/// inputs come back as [B, H, S, D]. Sizes that may differ at run time are
+/// guarded where the products and concatenations combine them.
 FailureOr<AttentionDims> attentionDims(OnnxNode &node, Value &q, Value &k,
                                        Value &v) {
   RankedTensorType qt = typeOf(q), kt = typeOf(k), vt = typeOf(v);
@@ -247,9 +277,20 @@ FailureOr<AttentionDims> attentionDims(OnnxNode &node, Value &q, Value &k,
                 << qt << ", " << kt << " and " << vt;
     return failure();
   }
+  // Heads and head sizes shape the kernels: only the batch and the
+  // sequences may be symbolic.
+  for (RankedTensorType t : {qt, kt, vt})
+    for (int64_t d = rank == 3 ? 2 : 1; d < rank; ++d)
+      if (d != rank - 2 && t.isDynamicDim(d)) {
+        node.fail() << "the heads and head sizes of Q, K and V must be "
+                       "static, got "
+                    << qt << ", " << kt << " and " << vt
+                    << "; only the batch and sequence lengths may be symbolic";
+        return failure();
+      }
   AttentionDims d;
   d.threeD = rank == 3;
-  d.batch = qt.getDimSize(0);
+  d.batch = sizeOf(node, q, 0);
   if (d.threeD) {
     d.qHeads = node.intAttr("q_num_heads", 0);
     d.kvHeads = node.intAttr("kv_num_heads", 0);
@@ -273,12 +314,13 @@ FailureOr<AttentionDims> attentionDims(OnnxNode &node, Value &q, Value &k,
   v = *vh;
   ArrayRef<int64_t> qs = typeOf(q).getShape(), ks = typeOf(k).getShape(),
                     vs = typeOf(v).getShape();
-  d.qSeq = qs[2];
+  d.qSeq = sizeOf(node, q, 2);
   d.headSize = qs[3];
-  d.kvSeq = ks[2];
+  d.kvSeq = sizeOf(node, k, 2);
   d.vHeadSize = vs[3];
-  if (ks[0] != d.batch || vs[0] != d.batch || vs[1] != ks[1] ||
-      vs[2] != ks[2] || ks[3] != d.headSize) {
+  if (knownToDiffer(sizeOf(node, k, 0), d.batch) ||
+      knownToDiffer(sizeOf(node, v, 0), d.batch) || vs[1] != ks[1] ||
+      knownToDiffer(sizeOf(node, v, 2), d.kvSeq) || ks[3] != d.headSize) {
     node.fail() << "K must be [batch, kv_heads, kv_seq, head_size] and V "
                    "[batch, kv_heads, kv_seq, v_head_size] with Q's batch "
                    "and head size, got "
@@ -289,6 +331,11 @@ FailureOr<AttentionDims> attentionDims(OnnxNode &node, Value &q, Value &k,
   if (d.qHeads % d.kvHeads != 0) {
     node.fail() << "q_num_heads " << d.qHeads
                 << " must be a multiple of kv_num_heads " << d.kvHeads;
+    return failure();
+  }
+  if (!d.total()) {
+    node.fail() << "the number of keys overflows; give the symbolic "
+                   "dimensions smaller ranges";
     return failure();
   }
   return d;
@@ -304,17 +351,24 @@ LogicalResult appendPast(OnnxNode &node, AttentionDims &d, Value &k, Value &v) {
     node.fail() << "past_key and past_value must be given together";
     return failure();
   }
-  if (failed(node.staticInput(4)) || failed(node.staticInput(5)))
+  if (failed(sizedInput(node, 4)) || failed(sizedInput(node, 5)))
     return failure();
-  ArrayRef<int64_t> pk = typeOf(pastK).getShape(),
-                    pv = typeOf(pastV).getShape();
-  if (pk.size() != 4 || pv.size() != 4 || pk[0] != d.batch ||
-      pk[1] != d.kvHeads || pk[3] != d.headSize || pv[0] != d.batch ||
-      pv[1] != d.kvHeads || pv[2] != pk[2] || pv[3] != d.vHeadSize) {
-    node.fail() << "past_key must be [" << d.batch << ", " << d.kvHeads
-                << ", past_seq, " << d.headSize << "] and past_value ["
-                << d.batch << ", " << d.kvHeads << ", past_seq, " << d.vHeadSize
-                << "], got " << typeOf(pastK) << " and " << typeOf(pastV);
+  RankedTensorType pkt = typeOf(pastK), pvt = typeOf(pastV);
+  auto wrong = [&]() {
+    if (pkt.getRank() != 4 || pvt.getRank() != 4)
+      return true;
+    SmallVector<SymSize> pk = sizesOf(node, pastK), pv = sizesOf(node, pastV);
+    return knownToDiffer(pk[0], d.batch) || !pk[1].isConstant(d.kvHeads) ||
+           !pk[3].isConstant(d.headSize) || knownToDiffer(pv[0], d.batch) ||
+           !pv[1].isConstant(d.kvHeads) || knownToDiffer(pv[2], pk[2]) ||
+           !pv[3].isConstant(d.vHeadSize);
+  };
+  if (wrong()) {
+    std::string b = sizeStr(node, d.batch);
+    node.fail() << "past_key must be [" << b << ", " << d.kvHeads
+                << ", past_seq, " << d.headSize << "] and past_value [" << b
+                << ", " << d.kvHeads << ", past_seq, " << d.vHeadSize
+                << "], got " << pkt << " and " << pvt;
     return failure();
   }
   auto axis = node.builder.getI64IntegerAttr(2);
@@ -324,70 +378,118 @@ LogicalResult appendPast(OnnxNode &node, AttentionDims &d, Value &k, Value &v) {
     return failure();
   k = *kAll;
   v = *vAll;
-  d.past = pk[2];
+  d.past = sizeOf(node, pastK, 2);
   return success();
+}
+
+/// The attention mask (input 3) as an additive bias in `elt` whose last
+/// dimension covers all `total` keys: a boolean mask becomes 0 / -inf, and
+/// a static mask shorter than the keys is padded with -inf.
+FailureOr<Value> maskBias(OnnxNode &node, const SymSize &total, Type elt) {
+  auto &b = node.builder;
+  FailureOr<Value> mask = sizedInput(node, 3);
+  if (failed(mask))
+    return failure();
+  RankedTensorType mt = typeOf(*mask);
+  int64_t rank = mt.getRank();
+  SymSize keys = rank ? sizeOf(node, *mask, rank - 1) : SymSize();
+  std::optional<int64_t> maskKeys = keys.getConstant(),
+                         allKeys = total.getConstant();
+  if (rank < 1 || rank > 4 || (maskKeys && allKeys && *maskKeys > *allKeys)) {
+    node.fail() << "attn_mask must have rank 1 to 4 and at most "
+                << sizeStr(node, total) << " keys in its last dimension, got "
+                << mt;
+    return failure();
+  }
+  // A mask of run-time length must cover every key: it is not padded.
+  if (keys != total && !(maskKeys && allKeys) &&
+      failed(guardSizesEqual(node, keys, total,
+                             "attn_mask's last dimension and the number of "
+                             "keys (past and new)")))
+    return failure();
+  FailureOr<Value> m = *mask;
+  if (mt.getElementType().isInteger(1))
+    m = biasFrom(node, *mask, elt);
+  else if (mt.getElementType() != elt)
+    m = build<CastOp>(node, *mask, TypeAttr::get(elt));
+  // A mask shorter than the keys is padded with -inf.
+  if (succeeded(m) && maskKeys && allKeys && *maskKeys < *allKeys) {
+    SmallVector<int64_t> pads(2 * rank, 0);
+    pads.back() = *allKeys - *maskKeys;
+    m = build<PadOp>(
+        node, *m, b.getDenseI64ArrayAttr(pads),
+        b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  }
+  return m;
 }
 
 /// The additive bias of the scores ([.., S_q, total], broadcasting to
 /// [B, H_q, S_q, total]) from attn_mask, is_causal and nonpad_kv_seqlen, in
-/// `elt`; null when none applies.
+/// `elt`; null when none applies. Static sizes give constant tables; symbolic
+/// ones compute them from iotas of run-time length.
 FailureOr<Value> attentionBias(OnnxNode &node, const AttentionDims &d,
                                Type elt) {
-  auto &b = node.builder;
-  int64_t total = d.total();
+  SymSize total = *d.total();
+  std::optional<int64_t> qSeq = d.qSeq.getConstant(),
+                         keys = total.getConstant(),
+                         past = d.past.getConstant();
+  bool isStatic = qSeq && keys && past;
+  Type i64 = node.builder.getI64Type();
   Value bias;
-  if (Value mask = node.input(3)) {
-    if (failed(node.staticInput(3)))
-      return failure();
-    RankedTensorType mt = typeOf(mask);
-    if (mt.getRank() < 1 || mt.getRank() > 4 || mt.getShape().back() > total) {
-      node.fail() << "attn_mask must have rank 1 to 4 and at most " << total
-                  << " keys in its last dimension, got " << mt;
-      return failure();
-    }
-    FailureOr<Value> m = mask;
-    if (mt.getElementType().isInteger(1))
-      m = biasFrom(node, mask, elt);
-    else if (mt.getElementType() != elt)
-      m = build<CastOp>(node, mask, TypeAttr::get(elt));
-    // A mask shorter than the keys is padded with -inf.
-    if (succeeded(m) && mt.getShape().back() < total) {
-      SmallVector<int64_t> pads(2 * mt.getRank(), 0);
-      pads.back() = total - mt.getShape().back();
-      m = build<PadOp>(
-          node, *m, b.getDenseI64ArrayAttr(pads),
-          b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-    }
+  if (node.input(3)) {
+    FailureOr<Value> m = maskBias(node, total, elt);
     if (failed(m))
       return failure();
     bias = *m;
   }
   Value nonpad = node.opset >= 24 ? node.input(6) : Value();
   if (nonpad) {
-    if (failed(node.staticInput(6)))
+    if (failed(sizedInput(node, 6)))
       return failure();
-    if (typeOf(nonpad).getShape() != ArrayRef<int64_t>{d.batch}) {
-      node.fail() << "nonpad_kv_seqlen must be [" << d.batch << "], got "
-                  << typeOf(nonpad);
+    if (typeOf(nonpad).getRank() != 1 ||
+        knownToDiffer(sizeOf(node, nonpad, 0), d.batch)) {
+      node.fail() << "nonpad_kv_seqlen must be " << sizesStr(node, {d.batch})
+                  << ", got " << typeOf(nonpad);
       return failure();
     }
   }
+  SymSize unit = SymSize::constant(1);
   FailureOr<Value> lens =
-      nonpad ? reshapeTo(node, nonpad, {d.batch, 1, 1, 1}) : FailureOr<Value>();
+      nonpad ? reshapeToSizes(node, nonpad,
+                              {sizeOf(node, nonpad, 0), unit, unit, unit})
+             : FailureOr<Value>();
   if (nonpad && failed(lens))
     return failure();
+  // col - row over [S_q, total], for the symbolic tables.
+  auto keyMinusQuery = [&]() {
+    return colMinusRowOfSizes(node, d.qSeq, total, "Attention's causal mask");
+  };
   if (node.intAttr("is_causal", 0) != 0) {
     FailureOr<Value> causal;
     if (nonpad) {
       // Query i of batch b attends key j iff j <= i + nonpad[b] - S_q, that
       // is iff S_q - i + j <= nonpad[b].
-      Value frontier =
-          intGrid(node, {1, 1, d.qSeq, total},
-                  [&](int64_t i, int64_t j) { return d.qSeq - i + j; });
-      causal = build<LessEqualOp>(node, frontier, *lens);
+      FailureOr<Value> frontier;
+      if (isStatic) {
+        frontier = intGrid(node, {1, 1, *qSeq, *keys},
+                           [&](int64_t i, int64_t j) { return *qSeq - i + j; });
+      } else {
+        frontier = keyMinusQuery();
+        FailureOr<Value> s = sizeAsTensor(node, d.qSeq, i64);
+        if (succeeded(frontier) && succeeded(s))
+          frontier = build<AddOp>(node, *frontier, *s);
+      }
+      if (succeeded(frontier))
+        causal = build<LessEqualOp>(node, *frontier, *lens);
+    } else if (isStatic) {
+      causal = boolGrid(node, {*qSeq, *keys},
+                        [&](int64_t i, int64_t j) { return j <= i + *past; });
     } else {
-      causal = boolGrid(node, {d.qSeq, total},
-                        [&](int64_t i, int64_t j) { return j <= i + d.past; });
+      // j <= i + past.
+      FailureOr<Value> diff = keyMinusQuery();
+      FailureOr<Value> p = sizeAsTensor(node, d.past, i64);
+      if (succeeded(diff) && succeeded(p))
+        causal = build<LessEqualOp>(node, *diff, *p);
     }
     if (succeeded(causal))
       causal = biasFrom(node, *causal, elt);
@@ -398,9 +500,14 @@ FailureOr<Value> attentionBias(OnnxNode &node, const AttentionDims &d,
   }
   if (nonpad) {
     // Keys at or past nonpad[b] are padding.
-    Value keys =
-        intGrid(node, {1, 1, 1, total}, [](int64_t, int64_t j) { return j; });
-    FailureOr<Value> valid = build<LessOp>(node, keys, *lens);
+    FailureOr<Value> keyIndex =
+        isStatic
+            ? FailureOr<Value>(intGrid(node, {1, 1, 1, *keys},
+                                       [](int64_t, int64_t j) { return j; }))
+            : iotaOfSize(node, total, i64, "Attention's key index");
+    FailureOr<Value> valid;
+    if (succeeded(keyIndex))
+      valid = build<LessOp>(node, *keyIndex, *lens);
     if (succeeded(valid))
       valid = biasFrom(node, *valid, elt);
     FailureOr<Value> sum = addBias(node, bias, valid);
@@ -471,16 +578,26 @@ FailureOr<Value> attentionProbs(OnnxNode &node, Value scores, Value bias) {
 /// [B, H_kv, group * S_q, X] and no key or value is repeated.
 FailureOr<Value> groupedMatMul(OnnxNode &node, const AttentionDims &d,
                                Value lhs, Value rhs) {
-  ArrayRef<int64_t> ls = typeOf(lhs).getShape();
-  FailureOr<Value> l =
-      reshapeTo(node, lhs, {d.batch, d.kvHeads, d.group() * d.qSeq, ls[3]});
+  if (d.group() == 1)
+    return build<MatMulOp>(node, lhs, rhs);
+  std::optional<SymSize> rows =
+      SymSize::mul(SymSize::constant(d.group()), d.qSeq);
+  if (!rows) {
+    node.fail() << "the query rows overflow; give the symbolic dimensions "
+                   "smaller ranges";
+    return failure();
+  }
+  FailureOr<Value> l = reshapeToSizes(
+      node, lhs,
+      {d.batch, SymSize::constant(d.kvHeads), *rows, sizeOf(node, lhs, 3)});
   FailureOr<Value> y;
   if (succeeded(l))
     y = build<MatMulOp>(node, *l, rhs);
   if (failed(y))
     return failure();
-  return reshapeTo(node, *y,
-                   {d.batch, d.qHeads, d.qSeq, typeOf(*y).getShape()[3]});
+  return reshapeToSizes(
+      node, *y,
+      {d.batch, SymSize::constant(d.qHeads), d.qSeq, sizeOf(node, *y, 3)});
 }
 
 } // namespace
@@ -491,8 +608,8 @@ FailureOr<Value> groupedMatMul(OnnxNode &node, const AttentionDims &d,
 /// then the batched product with V. past_key/past_value are concatenated
 /// before K and V and returned as present_key/present_value.
 FailureOr<SmallVector<Value>> mlir::kiln::convertAttention(OnnxNode &node) {
-  FailureOr<Value> qIn = node.staticInput(0), kIn = node.staticInput(1),
-                   vIn = node.staticInput(2);
+  FailureOr<Value> qIn = sizedInput(node, 0), kIn = sizedInput(node, 1),
+                   vIn = sizedInput(node, 2);
   if (failed(qIn) || failed(kIn) || failed(vIn))
     return failure();
   Type elt = elementOf(*qIn);
@@ -571,7 +688,9 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAttention(OnnxNode &node) {
   if (succeeded(y) && d.threeD) {
     y = transposeBy(node, *y, {0, 2, 1, 3});
     if (succeeded(y))
-      y = reshapeTo(node, *y, {d.batch, d.qSeq, d.qHeads * d.vHeadSize});
+      y = reshapeToSizes(
+          node, *y,
+          {d.batch, d.qSeq, SymSize::constant(d.qHeads * d.vHeadSize)});
   }
   Value qkOut = node.resultUsed(3) ? qk[mode] : Value();
   if (succeeded(y) && io != elt)
@@ -586,277 +705,4 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAttention(OnnxNode &node) {
   }
   return SmallVector<Value>{*y, node.resultUsed(1) ? presentK : Value(),
                             node.resultUsed(2) ? presentV : Value(), qkOut};
-}
-
-namespace {
-/// The additive mask bias of com.microsoft Attention, [.., S, S_total]
-/// broadcasting to [B, H, S, S_total], or null: mask_index as key lengths
-/// ([B]: keys from the length on are padding; [2B]: end then start
-/// positions), a raw 0/1 mask ([B, S_total]) or a 3-D one ([B, S, S_total]),
-/// and `unidirectional`'s causal mask. A masked score gets
-/// mask_filter_value added, as ONNX Runtime does (not -inf).
-FailureOr<Value> msAttentionBias(OnnxNode &node, int64_t batch, int64_t seq,
-                                 Type elt, unsigned maskInput,
-                                 std::optional<unsigned> extraInput) {
-  auto &b = node.builder;
-  Value filter =
-      scalarConstant(node, elt, node.floatAttr("mask_filter_value", -10000.0f));
-  auto toBias = [&](FailureOr<Value> valid) -> FailureOr<Value> {
-    if (failed(valid))
-      return failure();
-    return build<WhereOp>(node, *valid, scalarConstant(node, elt, 0.0), filter);
-  };
-  Value bias;
-  if (Value mask = node.input(maskInput)) {
-    FailureOr<Value> m = node.staticInput(maskInput);
-    if (failed(m))
-      return failure();
-    RankedTensorType mt = typeOf(mask);
-    ArrayRef<int64_t> ms = mt.getShape();
-    if (!mt.getElementType().isInteger(32)) {
-      node.fail() << "mask_index must be int32, got " << mt;
-      return failure();
-    }
-    FailureOr<Value> valid;
-    if (ms.size() == 1 && (ms[0] == batch || ms[0] == 2 * batch)) {
-      FailureOr<Value> ends =
-          ms[0] == batch ? m : sliceLast(node, *m, 0, batch);
-      if (succeeded(ends))
-        ends = reshapeTo(node, *ends, {batch, 1, 1, 1});
-      Value keys =
-          intGrid(node, {1, 1, 1, seq}, [](int64_t, int64_t j) { return j; });
-      FailureOr<Value> keys32 =
-          build<CastOp>(node, keys, TypeAttr::get(b.getI32Type()));
-      if (failed(ends) || failed(keys32))
-        return failure();
-      valid = build<LessOp>(node, *keys32, *ends);
-      if (succeeded(valid) && ms[0] == 2 * batch) {
-        FailureOr<Value> starts = sliceLast(node, *m, batch, batch);
-        if (succeeded(starts))
-          starts = reshapeTo(node, *starts, {batch, 1, 1, 1});
-        FailureOr<Value> after;
-        if (succeeded(starts))
-          after = build<LessEqualOp>(node, *starts, *keys32);
-        if (failed(after))
-          return failure();
-        valid = build<AndOp>(node, *valid, *after);
-      }
-    } else if ((ms.size() == 2 && ms[0] == batch && ms[1] == seq) ||
-               (ms.size() == 3 && ms[0] == batch && ms[1] == seq &&
-                ms[2] == seq)) {
-      SmallVector<int64_t> shape{batch, 1, ms.size() == 3 ? seq : 1, seq};
-      FailureOr<Value> r = reshapeTo(node, *m, shape);
-      if (failed(r))
-        return failure();
-      FailureOr<Value> masked =
-          build<EqualOp>(node, *r, scalarConstant(node, b.getI32Type(), 0.0));
-      if (failed(masked))
-        return failure();
-      valid = build<NotOp>(node, *masked);
-    } else {
-      node.fail() << "mask_index must be [" << batch << "] or [" << 2 * batch
-                  << "] key lengths, a raw mask [" << batch << ", " << seq
-                  << "] or [" << batch << ", " << seq << ", " << seq
-                  << "], got " << mt
-                  << " (4-D masks and past state are not supported)";
-      return failure();
-    }
-    FailureOr<Value> mb = toBias(valid);
-    if (failed(mb))
-      return failure();
-    bias = *mb;
-  }
-  if (node.intAttr("unidirectional", 0) != 0) {
-    FailureOr<Value> causal = toBias(boolGrid(
-        node, {seq, seq}, [](int64_t i, int64_t j) { return j <= i; }));
-    FailureOr<Value> sum = addBias(node, bias, causal);
-    if (failed(sum))
-      return failure();
-    bias = *sum;
-  }
-  if (Value extra = extraInput ? node.input(*extraInput) : Value()) {
-    FailureOr<Value> e = node.staticInput(*extraInput);
-    if (failed(e) || failed(e = addBias(node, bias, e)))
-      return failure();
-    bias = *e;
-  }
-  return bias;
-}
-} // namespace
-
-namespace {
-/// Where com.microsoft Attention and QAttention keep their optional inputs.
-struct MsAttentionInputs {
-  unsigned mask;
-  std::optional<unsigned> extraBias, past, pastLength;
-};
-
-/// Refuses decoding state (past inputs, the present output) and rotary
-/// embeddings, which Kiln does not compile in these ops.
-LogicalResult refuseDecoding(OnnxNode &node, const MsAttentionInputs &in) {
-  for (std::optional<unsigned> i : {in.past, in.pastLength})
-    if (i && node.input(*i)) {
-      node.fail() << "input " << *i
-                  << (i == in.past ? " (past)" : " (past_sequence_length)")
-                  << " is not supported: Kiln compiles the encoder form "
-                     "(no past or present state)";
-      return failure();
-    }
-  if (node.resultUsed(1) || node.intAttr("do_rotary", 0) != 0) {
-    node.fail() << (node.resultUsed(1) ? "the present output" : "do_rotary=1")
-                << " is not supported: Kiln compiles the encoder form "
-                   "(no past or present state, no rotary embedding)";
-    return failure();
-  }
-  return success();
-}
-
-/// The attention of com.microsoft Attention and QAttention on float `x`
-/// [B, S, in] and `w` [in, q + k + v] (+ `bias`): Q, K and V from one
-/// product, split by qkv_hidden_sizes (thirds by default) into num_heads
-/// heads; scores scaled by `scale` (1/sqrt(head size)), masked, softmax,
-/// times V, heads merged back to [B, S, v_hidden].
-FailureOr<Value> msAttention(OnnxNode &node, Value x, Value w, Value bias,
-                             const MsAttentionInputs &in) {
-  RankedTensorType xt = typeOf(x), wt = typeOf(w);
-  int64_t heads = node.intAttr("num_heads", 0);
-  if (xt.getRank() != 3 || wt.getRank() != 2 ||
-      wt.getDimSize(0) != xt.getDimSize(2) || heads <= 0) {
-    node.fail() << "expects input [batch, seq, input_hidden], weights "
-                   "[input_hidden, q + k + v hidden] and num_heads > 0, got "
-                << xt << ", " << wt << " and num_heads " << heads;
-    return failure();
-  }
-  int64_t total = wt.getDimSize(1);
-  SmallVector<int64_t> sizes =
-      node.intsAttr("qkv_hidden_sizes")
-          .value_or(SmallVector<int64_t>{total / 3, total / 3, total / 3});
-  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != total ||
-      sizes[0] != sizes[1] || llvm::any_of(sizes, [&](int64_t s) {
-        return s <= 0 || s % heads != 0;
-      })) {
-    node.fail() << "qkv_hidden_sizes must be three sizes (Q and K equal), "
-                   "each a multiple of num_heads "
-                << heads << ", summing to the weights' " << total << " columns";
-    return failure();
-  }
-  FailureOr<Value> qkv = build<MatMulOp>(node, x, w);
-  if (bias)
-    qkv = addBias(node, bias, qkv);
-  if (failed(qkv))
-    return failure();
-  FailureOr<Value> q = sliceLast(node, *qkv, 0, sizes[0]),
-                   k = sliceLast(node, *qkv, sizes[0], sizes[1]),
-                   v = sliceLast(node, *qkv, sizes[0] + sizes[1], sizes[2]);
-  if (failed(q) || failed(k) || failed(v) ||
-      failed(q = toHeads(node, *q, heads)) ||
-      failed(k = toHeads(node, *k, heads)) ||
-      failed(v = toHeads(node, *v, heads)))
-    return failure();
-  Type elt = xt.getElementType();
-  int64_t batch = xt.getDimSize(0), seq = xt.getDimSize(1),
-          headSize = sizes[0] / heads;
-  double scale = node.hasAttr("scale") && node.floatAttr("scale", 0.0f) != 0.0f
-                     ? node.floatAttr("scale", 1.0f)
-                     : 1.0 / std::sqrt((double)headSize);
-  FailureOr<Value> qs =
-      build<MulOp>(node, *q, scalarConstant(node, elt, scale));
-  FailureOr<Value> kt = transposeBy(node, *k, {0, 1, 3, 2});
-  FailureOr<Value> scores;
-  if (succeeded(qs) && succeeded(kt))
-    scores = build<MatMulOp>(node, *qs, *kt);
-  FailureOr<Value> mask;
-  if (succeeded(scores))
-    mask = msAttentionBias(node, batch, seq, elt, in.mask, in.extraBias);
-  if (failed(mask) ||
-      (*mask && failed(scores = build<AddOp>(node, *scores, *mask))))
-    return failure();
-  FailureOr<Value> y =
-      build<SoftmaxOp>(node, *scores, node.builder.getI64IntegerAttr(3));
-  if (succeeded(y))
-    y = build<MatMulOp>(node, *y, *v);
-  if (succeeded(y))
-    y = transposeBy(node, *y, {0, 2, 1, 3});
-  if (succeeded(y))
-    y = reshapeTo(node, *y, {batch, seq, sizes[2]});
-  return y;
-}
-} // namespace
-
-/// Attention (com.microsoft, ONNX Runtime's fused self-attention of BERT-
-/// style encoders): msAttention of the input and the packed weights, masked
-/// by mask_index (input 3) / unidirectional / attention_bias (input 5). Past
-/// and present state (decoding) and rotary embeddings are refused.
-FailureOr<SmallVector<Value>> mlir::kiln::convertMsAttention(OnnxNode &node) {
-  MsAttentionInputs in{3, 5, 4, 6};
-  FailureOr<Value> x = node.staticInput(0), w = node.staticInput(1);
-  if (failed(x) || failed(w) || failed(refuseDecoding(node, in)))
-    return failure();
-  FailureOr<Value> y = msAttention(node, *x, *w, node.input(2), in);
-  if (failed(y))
-    return failure();
-  return SmallVector<Value>{*y, Value()};
-}
-
-/// QAttention (com.microsoft; ORT's quantize_dynamic writes it for an
-/// Attention): the 8-bit input and weights dequantized, (q - zero point) *
-/// scale, with input_scale / input_zero_point per tensor and weight_scale /
-/// weight_zero_point per tensor or per column, into msAttention with the
-/// float bias; mask_index is input 5, past input 8.
-FailureOr<SmallVector<Value>> mlir::kiln::convertQAttention(OnnxNode &node) {
-  MsAttentionInputs in{5, std::nullopt, 8, std::nullopt};
-  FailureOr<Value> xq = node.staticInput(0), wq = node.staticInput(1),
-                   bias = node.staticInput(2), xs = node.rankedInput(3),
-                   ws = node.rankedInput(4);
-  if (failed(xq) || failed(wq) || failed(bias) || failed(xs) || failed(ws) ||
-      failed(refuseDecoding(node, in)))
-    return failure();
-  Type f32 = node.builder.getF32Type();
-  auto dequantize = [&](Value q, Value scale,
-                        unsigned zeroInput) -> FailureOr<Value> {
-    Type qt = elementOf(q);
-    if (!qt.isInteger(8) || !elementOf(scale).isF32()) {
-      node.fail() << "expects 8-bit input and weights with float scales, got "
-                  << typeOf(q) << " scaled by " << typeOf(scale);
-      return failure();
-    }
-    int64_t columns = typeOf(q).getShape().back();
-    if (typeOf(scale).getNumElements() != 1 &&
-        (typeOf(scale).getRank() != 1 ||
-         typeOf(scale).getDimSize(0) != columns || zeroInput == 6)) {
-      node.fail() << "input_scale must hold one value and weight_scale one "
-                     "or one per weight column ("
-                  << columns << "), got " << typeOf(scale);
-      return failure();
-    }
-    FailureOr<Value> v = build<CastOp>(node, q, TypeAttr::get(f32));
-    if (Value zero = node.input(zeroInput)) {
-      FailureOr<Value> z = node.rankedInput(zeroInput);
-      if (succeeded(z) && elementOf(*z) != qt) {
-        node.fail() << "zero points must have their tensor's type " << qt
-                    << ", got " << typeOf(*z);
-        return failure();
-      }
-      if (succeeded(z) && typeOf(*z).getNumElements() != 1 &&
-          typeOf(*z).getShape() != typeOf(scale).getShape()) {
-        node.fail() << "a zero point must match its scale's shape "
-                    << typeOf(scale) << ", got " << typeOf(*z);
-        return failure();
-      }
-      if (succeeded(z))
-        z = build<CastOp>(node, *z, TypeAttr::get(f32));
-      if (failed(z) || failed(v) || failed(v = build<SubOp>(node, *v, *z)))
-        return failure();
-    }
-    if (failed(v))
-      return failure();
-    return build<MulOp>(node, *v, scale);
-  };
-  FailureOr<Value> x = dequantize(*xq, *xs, 6), w = dequantize(*wq, *ws, 7);
-  if (failed(x) || failed(w))
-    return failure();
-  FailureOr<Value> y = msAttention(node, *x, *w, *bias, in);
-  if (failed(y))
-    return failure();
-  return SmallVector<Value>{*y, Value()};
 }

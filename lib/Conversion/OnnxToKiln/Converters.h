@@ -19,8 +19,6 @@ namespace mlir::kiln {
 
 // Attention.cpp
 OnnxConverter convertAttention, convertRotaryEmbedding;
-// (com.microsoft's Attention and QAttention)
-OnnxConverter convertMsAttention, convertQAttention;
 // Bitwise.cpp
 OnnxConverter convertBitCast, convertBitwiseAnd, convertBitwiseNot,
     convertBitwiseOr, convertBitwiseXor;
@@ -70,6 +68,9 @@ OnnxConverter convertBiasAdd, convertBiasGelu, convertEmbedLayerNormalization,
     convertFastGelu, convertFusedMatMul, convertMatMulNBits, convertMsGelu,
     convertQuickGelu, convertSimplifiedLayerNormalization,
     convertSkipLayerNormalization, convertSkipSimplifiedLayerNormalization;
+// MsAttention.cpp
+// (com.microsoft's Attention and QAttention)
+OnnxConverter convertMsAttention, convertQAttention;
 // Normalization.cpp
 // (and ONNX Runtime's default-domain SimplifiedLayerNormalization)
 OnnxConverter convertBatchNormalization, convertBatchNormalization1,

@@ -654,24 +654,11 @@ FailureOr<Value> colMinusRow(OnnxNode &node, int64_t rows, int64_t cols) {
       DenseElementsAttr::get(diagType, ArrayRef<int64_t>(diag))));
 }
 
-/// col - row over the last two dimensions of `x`, whose sizes are symbolic:
-/// a column iota [1, cols] minus a row iota [rows, 1], each the first
-/// entries of a constant as long as the dimension's bound.
+/// col - row over the last two dimensions of `x`, whose sizes are symbolic.
 FailureOr<Value> colMinusRow(OnnxNode &node, Value x) {
   int64_t rank = typeOf(x).getRank();
-  SymSize rows = node.sizes->dim(x, rank - 2),
-          cols = node.sizes->dim(x, rank - 1);
-  Type i64 = node.builder.getI64Type();
-  FailureOr<Value> r = iotaOfSize(node, rows, i64, "Trilu's row index");
-  FailureOr<Value> c = iotaOfSize(node, cols, i64, "Trilu's column index");
-  if (failed(r) || failed(c))
-    return failure();
-  SymSize unit = SymSize::constant(1);
-  r = reshapeToSizes(node, *r, {rows, unit});
-  c = reshapeToSizes(node, *c, {unit, cols});
-  if (failed(r) || failed(c))
-    return failure();
-  return build<SubOp>(node, *c, *r);
+  return colMinusRowOfSizes(node, node.sizes->dim(x, rank - 2),
+                            node.sizes->dim(x, rank - 1), "Trilu");
 }
 } // namespace
 

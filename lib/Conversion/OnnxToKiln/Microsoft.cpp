@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Build.h"
+#include "SymbolicSizes.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 
@@ -223,44 +224,62 @@ mlir::kiln::convertSkipSimplifiedLayerNormalization(OnnxNode &node) {
 /// sum. Indices out of range are clamped, as for Gather.
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertEmbedLayerNormalization(OnnxNode &node) {
-  FailureOr<Value> ids = node.staticInput(0), words = node.staticInput(2),
+  FailureOr<Value> ids = sizedInput(node, 0), words = node.staticInput(2),
                    positions = node.staticInput(3), gamma = node.rankedInput(5),
                    beta = node.rankedInput(6);
   if (failed(ids) || failed(words) || failed(positions) || failed(gamma) ||
       failed(beta))
     return failure();
-  ArrayRef<int64_t> is = typeOf(*ids).getShape();
-  RankedTensorType wt = typeOf(*words), pt = typeOf(*positions);
-  if (is.size() != 2 || wt.getRank() != 2 || pt.getRank() != 2 ||
+  RankedTensorType it = typeOf(*ids), wt = typeOf(*words),
+                   pt = typeOf(*positions);
+  if (it.getRank() != 2 || wt.getRank() != 2 || pt.getRank() != 2 ||
       pt.getDimSize(1) != wt.getDimSize(1) ||
       !elementOf(*ids).isSignlessInteger()) {
     node.fail() << "expects integer input_ids [batch, seq] and word and "
                    "position embeddings [rows, hidden] of one hidden size, "
                    "got "
-                << typeOf(*ids) << ", " << wt << " and " << pt;
+                << it << ", " << wt << " and " << pt;
     return failure();
   }
   auto &b = node.builder;
-  int64_t batch = is[0], seq = is[1];
+  // The batch and the sequence may be symbolic (an encoder exported with
+  // dynamic axes, then fused by ONNX Runtime's optimizer).
+  SymSize batch = sizeOf(node, *ids, 0), seq = sizeOf(node, *ids, 1);
   auto axis0 = b.getI64IntegerAttr(0);
   FailureOr<Value> sum = build<GatherOp>(node, *words, *ids, axis0);
   Value posIds = node.input(8);
-  if (!posIds && seq > pt.getDimSize(0)) {
+  std::optional<int64_t> longest =
+      seq.getConstant() ? seq.getConstant() : node.sizes->largest(seq);
+  if (!posIds && (!longest || *longest > pt.getDimSize(0))) {
     // Positions 0 .. S-1 index the table: a longer sequence would read
     // rows that do not exist (ONNX Runtime refuses it too).
-    node.fail() << "the sequence (" << seq << " tokens) is longer than "
-                << "position_embedding (" << pt.getDimSize(0)
-                << " rows): compile for a sequence of at most "
-                << pt.getDimSize(0) << " tokens, or pass position_ids";
+    InFlightDiagnostic diag = node.fail();
+    if (seq.getConstant())
+      diag << "the sequence (" << *longest << " tokens) is longer than ";
+    else
+      diag << "the sequence ('" << sizeStr(node, seq) << "', "
+           << (longest ? "up to " + std::to_string(*longest) : "unbounded")
+           << " tokens) may be longer than ";
+    diag << "position_embedding (" << pt.getDimSize(0)
+         << " rows): compile for a sequence of at most " << pt.getDimSize(0)
+         << " tokens, or pass position_ids";
     return failure();
   }
-  if (!posIds) {
+  if (!posIds && seq.getConstant()) {
     SmallVector<int64_t> range;
-    for (int64_t i = 0; i < seq; ++i)
+    for (int64_t i = 0; i < *longest; ++i)
       range.push_back(i);
-    auto type = RankedTensorType::get({1, seq}, b.getI64Type());
+    auto type = RankedTensorType::get({1, *longest}, b.getI64Type());
     posIds = ConstantOp::create(b, node.loc(), type,
                                 DenseElementsAttr::get(type, ArrayRef(range)));
+  } else if (!posIds) {
+    FailureOr<Value> iota =
+        iotaOfSize(node, seq, b.getI64Type(), "the position ids");
+    if (succeeded(iota))
+      iota = reshapeToSizes(node, *iota, {SymSize::constant(1), seq});
+    if (failed(iota))
+      return failure();
+    posIds = *iota;
   }
   FailureOr<Value> pos = build<GatherOp>(node, *positions, posIds, axis0);
   if (failed(sum) || failed(pos) ||
@@ -286,11 +305,12 @@ mlir::kiln::convertEmbedLayerNormalization(OnnxNode &node) {
     auto i32 = b.getI32Type();
     FailureOr<Value> count;
     if (Value mask = node.input(7)) {
-      FailureOr<Value> m = node.staticInput(7);
-      if (succeeded(m) &&
-          typeOf(*m).getShape() != ArrayRef<int64_t>{batch, seq}) {
-        node.fail() << "mask must be [" << batch << ", " << seq << "], got "
-                    << typeOf(*m);
+      FailureOr<Value> m = sizedInput(node, 7);
+      if (succeeded(m) && (typeOf(*m).getRank() != 2 ||
+                           knownToDiffer(sizeOf(node, *m, 0), batch) ||
+                           knownToDiffer(sizeOf(node, *m, 1), seq))) {
+        node.fail() << "mask must be " << sizesStr(node, {batch, seq})
+                    << ", got " << typeOf(*m);
         return failure();
       }
       FailureOr<Value> nonzero;
@@ -307,11 +327,13 @@ mlir::kiln::convertEmbedLayerNormalization(OnnxNode &node) {
                                    b.getBoolAttr(false));
       if (succeeded(count))
         count = build<CastOp>(node, *count, TypeAttr::get(i32));
-    } else {
-      auto type = RankedTensorType::get({batch}, i32);
+    } else if (std::optional<int64_t> n = batch.getConstant()) {
+      auto type = RankedTensorType::get({*n}, i32);
       count = Value(ConstantOp::create(
           b, node.loc(), type,
           DenseElementsAttr::get(type, b.getI32IntegerAttr(0).getValue())));
+    } else {
+      count = expandToSizes(node, scalarConstant(node, i32, 0), {batch});
     }
     if (failed(count))
       return failure();

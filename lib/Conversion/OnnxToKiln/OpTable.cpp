@@ -253,7 +253,7 @@ const OnnxOpRow kOnnxOps[] = {
     // LayerNormalization and none defines SimplifiedLayerNormalization: the
     // pass takes a default-domain node of an op its opset does not define
     // from these rows.
-    {"Attention",                {1},                                    convertMsAttention,               "Attention.cpp", kMicrosoft},
+    {"Attention",                {1},                                    convertMsAttention,               "MsAttention.cpp", kMicrosoft},
     {"BiasAdd",                  {1},                                    convertBiasAdd,                   "Microsoft.cpp", kMicrosoft},
     {"BiasGelu",                 {1},                                    convertBiasGelu,                  "Microsoft.cpp", kMicrosoft},
     {"EmbedLayerNormalization",  {1},                                    convertEmbedLayerNormalization,   "Microsoft.cpp", kMicrosoft},
@@ -262,7 +262,7 @@ const OnnxOpRow kOnnxOps[] = {
     {"Gelu",                     {1},                                    convertMsGelu,                    "Microsoft.cpp", kMicrosoft},
     {"LayerNormalization",       {1},                                    convertLayerNormalization,        "Normalization.cpp", kMicrosoft},
     {"MatMulNBits",              {1},                                    convertMatMulNBits,               "Microsoft.cpp", kMicrosoft},
-    {"QAttention",               {1},                                    convertQAttention,                "Attention.cpp", kMicrosoft},
+    {"QAttention",               {1},                                    convertQAttention,                "MsAttention.cpp", kMicrosoft},
     {"QGemm",                    {1},                                    convertQGemm,                     "Quantize.cpp", kMicrosoft},
     {"QLinearAdd",               {1},                                    convertQLinearAdd,                "Quantize.cpp", kMicrosoft},
     {"QLinearAveragePool",       {1},                                    convertQLinearAveragePool,        "Quantize.cpp", kMicrosoft},

@@ -82,13 +82,6 @@ bool dimensionsGroup(RankedTensorType in, ArrayRef<SymSize> inDims,
   return true;
 }
 
-std::string sizesStr(SymbolicSizes &sizes, ArrayRef<SymSize> v) {
-  std::string out = "[";
-  for (auto [i, s] : llvm::enumerate(v))
-    out += (i ? ", " : "") + sizes.str(s);
-  return out + "]";
-}
-
 bool anyNegativeConstant(ArrayRef<SymSize> v) {
   return llvm::any_of(v, [](const SymSize &s) {
     std::optional<int64_t> c = s.getConstant();
@@ -130,8 +123,7 @@ static LogicalResult guardReshapeCount(OnnxNode &node, Value x,
   if (count == total)
     return success();
   if (inSubgraph(node)) {
-    node.fail() << "reshaping " << typeOf(x) << " to "
-                << sizesStr(*node.sizes, sizes)
+    node.fail() << "reshaping " << typeOf(x) << " to " << sizesStr(node, sizes)
                 << " inside a subgraph does not keep its "
                 << node.sizes->str(count)
                 << " elements at every size in range; give the symbolic "
@@ -139,7 +131,7 @@ static LogicalResult guardReshapeCount(OnnxNode &node, Value x,
     return failure();
   }
   return guardSizesEqual(node, count, total,
-                         "reshaping to " + sizesStr(*node.sizes, sizes) +
+                         "reshaping to " + sizesStr(node, sizes) +
                              " needs as many elements as the input has");
 }
 
@@ -238,7 +230,7 @@ mlir::kiln::convertSymbolicReshape(OnnxNode &node) {
                   << (count ? node.sizes->str(*count) : "?")
                   << " elements, which Kiln cannot divide by the other "
                      "entries of the target shape "
-                  << sizesStr(*node.sizes, out)
+                  << sizesStr(node, out)
                   << " at every size in range; give the symbolic dimensions "
                      "one size to compile this Reshape";
       return failure();
@@ -320,7 +312,7 @@ mlir::kiln::convertSymbolicExpand(OnnxNode &node) {
       (typeOf(x).hasStaticShape() && !node.sizes->isSymbolic(shapeArg)))
     return notApplicable();
   if (anyNegativeConstant(*target)) {
-    node.fail() << "shape " << sizesStr(*node.sizes, *target)
+    node.fail() << "shape " << sizesStr(node, *target)
                 << " has a negative dimension";
     return failure();
   }
@@ -334,7 +326,7 @@ mlir::kiln::convertSymbolicConstantOfShape(OnnxNode &node) {
     return notApplicable();
   SmallVector<SymSize> target = *node.sizes->contents(shapeArg);
   if (anyNegativeConstant(target)) {
-    node.fail() << "shape " << sizesStr(*node.sizes, target)
+    node.fail() << "shape " << sizesStr(node, target)
                 << " has a negative dimension";
     return failure();
   }
@@ -673,6 +665,73 @@ FailureOr<Value> mlir::kiln::iotaOfSize(OnnxNode &node, const SymSize &count,
 // Building blocks for converters of values with symbolic dimensions
 //===----------------------------------------------------------------------===//
 
+FailureOr<Value> mlir::kiln::sizedInput(OnnxNode &node, unsigned i) {
+  FailureOr<Value> v = node.rankedInput(i);
+  if (failed(v) || (!node.sizes && failed(node.requireStaticShape(typeOf(*v)))))
+    return failure();
+  return v;
+}
+
+SymSize mlir::kiln::sizeOf(OnnxNode &node, Value v, int64_t axis) {
+  RankedTensorType t = typeOf(v);
+  if (!t.isDynamicDim(axis))
+    return SymSize::constant(t.getDimSize(axis));
+  return node.sizes->dim(v, axis);
+}
+
+SmallVector<SymSize> mlir::kiln::sizesOf(OnnxNode &node, Value v) {
+  SmallVector<SymSize> out;
+  for (int64_t d = 0; d < typeOf(v).getRank(); ++d)
+    out.push_back(sizeOf(node, v, d));
+  return out;
+}
+
+std::string mlir::kiln::sizeStr(OnnxNode &node, const SymSize &s) {
+  std::optional<int64_t> c = s.getConstant();
+  return c ? std::to_string(*c) : node.sizes->str(s);
+}
+
+std::string mlir::kiln::sizesStr(OnnxNode &node, ArrayRef<SymSize> sizes) {
+  std::string out = "[";
+  for (auto [i, s] : llvm::enumerate(sizes))
+    out += (i ? ", " : "") + sizeStr(node, s);
+  return out + "]";
+}
+
+FailureOr<Value> mlir::kiln::colMinusRowOfSizes(OnnxNode &node,
+                                                const SymSize &rows,
+                                                const SymSize &cols,
+                                                StringRef what) {
+  Type i64 = node.builder.getI64Type();
+  FailureOr<Value> r =
+      iotaOfSize(node, rows, i64, (Twine(what) + "'s row index").str());
+  FailureOr<Value> c =
+      iotaOfSize(node, cols, i64, (Twine(what) + "'s column index").str());
+  if (failed(r) || failed(c))
+    return failure();
+  SymSize unit = SymSize::constant(1);
+  r = reshapeToSizes(node, *r, {rows, unit});
+  c = reshapeToSizes(node, *c, {unit, cols});
+  if (failed(r) || failed(c))
+    return failure();
+  return build<SubOp>(node, *c, *r);
+}
+
+FailureOr<Value> mlir::kiln::sizeAsTensor(OnnxNode &node, const SymSize &s,
+                                          Type elt) {
+  if (std::optional<int64_t> c = s.getConstant())
+    return scalarConstant(node, elt, (double)*c);
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  Value n = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                       node.sizes->materialize(b, loc, s));
+  Value t = tensor::FromElementsOp::create(
+      b, loc, RankedTensorType::get({1}, b.getI64Type()), n);
+  if (elt.isInteger(64))
+    return t;
+  return build<CastOp>(node, t, TypeAttr::get(elt));
+}
+
 FailureOr<Value> mlir::kiln::flattenToSizes(OnnxNode &node, Value x,
                                             int64_t axis) {
   RankedTensorType type = typeOf(x);
@@ -722,7 +781,7 @@ FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
   std::optional<SymSize> count = productOf(node.sizes->dims(x));
   std::optional<SymSize> total = productOf(sizes);
   if (!count || !total) {
-    node.fail() << "reshaping " << in << " to " << sizesStr(*node.sizes, sizes)
+    node.fail() << "reshaping " << in << " to " << sizesStr(node, sizes)
                 << " multiplies sizes past 2^63; give the symbolic dimensions "
                    "one size to compile this node";
     return failure();

@@ -210,6 +210,30 @@ FailureOr<Value> expandToSizes(OnnxNode &node, Value x,
 /// (naming the node and `what`) without a bound or over 2^20 elements.
 FailureOr<Value> iotaOfSize(OnnxNode &node, const SymSize &count, Type elt,
                             StringRef what);
+/// Operand `i` as a ranked tensor: of any shape when the conversion has the
+/// function's sizes to follow its symbolic dimensions, else static (failing
+/// with "input shape T is not static").
+FailureOr<Value> sizedInput(OnnxNode &node, unsigned i);
+/// The size of dimension `axis` of `v` (a constant where it is static; a
+/// symbolic one needs node.sizes), and of all its dimensions.
+SymSize sizeOf(OnnxNode &node, Value v, int64_t axis);
+SmallVector<SymSize> sizesOf(OnnxNode &node, Value v);
+/// Whether `a` and `b` are known to differ: both static and unequal (sizes
+/// that may agree at run time are guarded where they combine).
+inline bool knownToDiffer(const SymSize &a, const SymSize &b) {
+  return a.getConstant() && b.getConstant() && a != b;
+}
+/// "4", "seq * 2" and "[2, seq, 4]" for messages.
+std::string sizeStr(OnnxNode &node, const SymSize &s);
+std::string sizesStr(OnnxNode &node, ArrayRef<SymSize> sizes);
+/// The [rows, cols] table of col - row (int64) for sizes that may be
+/// symbolic: a column iota minus a row iota (iotaOfSize; `what` names the
+/// table in a refusal).
+FailureOr<Value> colMinusRowOfSizes(OnnxNode &node, const SymSize &rows,
+                                    const SymSize &cols, StringRef what);
+/// The size `s` as a one-element tensor of `elt` (a scalar constant when
+/// `s` is one), to compare or combine with data in the graph.
+FailureOr<Value> sizeAsTensor(OnnxNode &node, const SymSize &s, Type elt);
 /// Marks an ONNX node inlined from a branch of a run-time If or from a loop
 /// iteration that may run after the loop stopped: it runs whether or not
 /// its result is used.
