@@ -453,8 +453,9 @@ FailureOr<SmallVector<Value>> Inliner::rewriteLoop(OnnxNode &node) {
     node.fail() << "needs a body subgraph";
     return failure();
   }
-  std::optional<int64_t> trips =
-      node.input(0) ? constantInt(node.input(0)) : std::nullopt;
+  std::optional<int64_t> trips;
+  if (node.input(0))
+    trips = constantInt(node.input(0));
   Value cond = node.input(1);
   std::optional<int64_t> constCondIn =
       cond ? constantInt(cond) : std::optional<int64_t>(1);

@@ -222,9 +222,9 @@ mlir::kiln::convertSymbolicReshape(OnnxNode &node) {
         count && known ? SymSize::divExact(*count, *known) : std::nullopt;
     // A count the static entries divide only at some sizes (`[1, seq, 8]`
     // to `[-1, 16]`): the quotient, and reshapeToSizes guards the rest.
-    std::optional<int64_t> k = known ? known->getConstant() : std::nullopt;
-    if (!rest && count && k && *k > 0)
-      rest = node.sizes->floorDiv(*count, *k);
+    int64_t k = known ? known->getConstant().value_or(0) : 0;
+    if (!rest && count && k > 0)
+      rest = node.sizes->floorDiv(*count, k);
     if (!rest) {
       node.fail() << "the input " << in << " has "
                   << (count ? node.sizes->str(*count) : "?")
