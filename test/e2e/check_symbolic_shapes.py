@@ -732,4 +732,23 @@ if len(sys.argv) > 5:
     for b in [1, 4, 6]:
         x = rng.standard_normal((b, 4, 3, 3)).astype(np.float32)
         np.testing.assert_allclose(m(x)[0], x.mean(axis=(2, 3)) @ wh.T, rtol=1e-4, atol=1e-5)
+    # A symbolic batch meeting a static one (Einsum 'bij,bjk->bik' with y's
+    # batch fixed at 5): the static operand is viewed at the graph's
+    # run-time sizes, guarded equal; another batch is refused.
+    g = h.make_graph(
+        [h.make_node("Einsum", ["x", "y"], ["z"], name="es", equation="bij,bjk->bik")],
+        "einsum_static", [vi("x", TensorProto.FLOAT, ["b", 2, 3]),
+                          vi("y", TensorProto.FLOAT, [5, 3, 4])],
+        [vi("z", TensorProto.FLOAT, None)])
+    path = os.path.join(work, "einsum_static.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 12)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (0, 10)}))
+    x = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    y = rng.standard_normal((5, 3, 4)).astype(np.float32)
+    np.testing.assert_allclose(m(x, y)[0], x @ y, rtol=1e-5, atol=1e-5)
+    try:
+        m(x[:4], y)
+        raise AssertionError("Einsum ran a batch of 4 against a static batch of 5")
+    except RuntimeError as e:
+        assert "'es' (Einsum" in str(e), e
 print("symbolic shapes: ok")

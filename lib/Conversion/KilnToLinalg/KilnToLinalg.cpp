@@ -327,12 +327,26 @@ static Value reshapedDynamic(OpBuilder &b, Location loc, Value v,
   // MLIR's expand-strided-metadata cannot expand one dimension into several
   // of run-time size, which the route through a 1-D view would need.
   int64_t numDynamic = llvm::count_if(shape, ShapedType::isDynamic);
+  // A group is only a view when its one side is of run-time size exactly
+  // where the other is: a static input reshaped to sizes the graph computes
+  // (a product guarded equal to them at run time) goes through the 1-D view.
+  auto consistent = [](ArrayRef<int64_t> big, ArrayRef<int64_t> small,
+                       ArrayRef<ReassociationIndices> groups) {
+    for (auto [k, group] : llvm::enumerate(groups))
+      if (llvm::any_of(group, [&](int64_t i) {
+            return ShapedType::isDynamic(big[i]);
+          }) != ShapedType::isDynamic(small[k]))
+        return false;
+    return true;
+  };
   if (type.getRank() > target.getRank() && target.getRank() > 0) {
-    if (auto groups = getReassociationIndicesForCollapse(type.getShape(), shape))
+    auto groups = getReassociationIndicesForCollapse(type.getShape(), shape);
+    if (groups && consistent(type.getShape(), shape, *groups))
       return tensor::CollapseShapeOp::create(b, loc, target, v, *groups);
   } else if (type.getRank() < target.getRank() && type.getRank() > 0 &&
              (int64_t)dyn.size() == numDynamic) {
-    if (auto groups = getReassociationIndicesForCollapse(shape, type.getShape())) {
+    auto groups = getReassociationIndicesForCollapse(shape, type.getShape());
+    if (groups && consistent(shape, type.getShape(), *groups)) {
       SmallVector<OpFoldResult> sizes;
       unsigned next = 0;
       for (int64_t s : shape)
@@ -364,10 +378,22 @@ static Value reshapedDynamic(OpBuilder &b, Location loc, Value v,
   else if (type.getRank() != 1)
     flat = tensor::CollapseShapeOp::create(b, loc, flatType, v,
                                            all(type.getRank()));
-  if (target.getRank() == 1 && !target.isDynamicDim(0))
-    return tensor::CastOp::create(b, loc, target, flat);
   if (target.getRank() == 1)
-    return flat;
+    return target == flatType
+               ? flat
+               : Value(tensor::CastOp::create(b, loc, target, flat));
+  // The 1-D view is of run-time length exactly when the target has a
+  // dimension of run-time size.
+  if (numDynamic > 0 && !flatType.isDynamicDim(0))
+    flat = tensor::CastOp::create(
+        b, loc,
+        RankedTensorType::get({ShapedType::kDynamic}, type.getElementType()),
+        flat);
+  else if (numDynamic == 0 && flatType.isDynamicDim(0))
+    flat = tensor::CastOp::create(
+        b, loc,
+        RankedTensorType::get({target.getNumElements()}, type.getElementType()),
+        flat);
   SmallVector<OpFoldResult> sizes;
   unsigned next = 0;
   for (int64_t s : shape)
