@@ -751,4 +751,33 @@ if len(sys.argv) > 5:
         raise AssertionError("Einsum ran a batch of 4 against a static batch of 5")
     except RuntimeError as e:
         assert "'es' (Einsum" in str(e), e
+    # GroupNormalization 21 over a symbolic batch and image size (a
+    # diffusion U-Net's norm at any resolution), LpNormalization of
+    # embeddings at any batch, MeanVarianceNormalization: against numpy.
+    gs, gb = rng.standard_normal(6).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    g = h.make_graph(
+        [h.make_node("GroupNormalization", ["x", "gs", "gb"], ["gn"], num_groups=3,
+                     epsilon=1e-5),
+         h.make_node("LpNormalization", ["e"], ["l2"], axis=-1, p=2),
+         h.make_node("MeanVarianceNormalization", ["x"], ["mvn"])],
+        "norms", [vi("x", TensorProto.FLOAT, ["b", 6, "h", "w"]),
+                  vi("e", TensorProto.FLOAT, ["b", 8])],
+        [vi(o, TensorProto.FLOAT, None) for o in ("gn", "l2", "mvn")],
+        [nh.from_array(gs, "gs"), nh.from_array(gb, "gb")])
+    path = os.path.join(work, "norms.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 21)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 4), "h": (1, 16), "w": (1, 16)}))
+    for b, hh, ww in [(1, 1, 1), (2, 5, 7), (4, 16, 16)]:
+        x = rng.standard_normal((b, 6, hh, ww)).astype(np.float64)
+        e = rng.standard_normal((b, 8)).astype(np.float64)
+        xg = x.reshape(b, 3, -1)
+        xg = (xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + 1e-5)
+        want_gn = xg.reshape(x.shape) * gs[:, None, None] + gb[:, None, None]
+        mu = x.mean((0, 2, 3), keepdims=True)
+        want_mvn = (x - mu) / (np.sqrt(((x - mu) ** 2).mean((0, 2, 3), keepdims=True)) + 1e-9)
+        gn, l2, mvn = m(x.astype(np.float32), e.astype(np.float32))
+        np.testing.assert_allclose(gn, want_gn, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(l2, e / np.linalg.norm(e, axis=-1, keepdims=True),
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(mvn, want_mvn, rtol=1e-4, atol=1e-4)
 print("symbolic shapes: ok")

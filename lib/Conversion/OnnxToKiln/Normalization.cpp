@@ -160,19 +160,30 @@ FailureOr<SmallVector<Value>> layerNormWithStats(OnnxNode &node, Value x,
                    "Kiln computes them in float32 (stash_type 1)";
     return failure();
   }
-  // Scale and B broadcast to the normalized dimensions, never beyond them.
+  // Scale and B broadcast to the normalized dimensions, never beyond them; a
+  // normalized dimension of run-time size takes theirs (guarded equal where
+  // the product broadcasts).
   ArrayRef<int64_t> normalized = typeOf(x).getShape().drop_front(axis);
   for (Value p : {scale, node.input(2)}) {
     if (!p)
       continue;
     ArrayRef<int64_t> ps = typeOf(p).getShape();
-    FailureOr<SmallVector<int64_t>> bs = broadcastShapes(ps, normalized);
+    SmallVector<int64_t> want(normalized);
+    for (size_t k = 0; k < ps.size() && k < want.size(); ++k) {
+      int64_t &w = want[want.size() - 1 - k];
+      if (ShapedType::isDynamic(w))
+        w = ps[ps.size() - 1 - k];
+    }
+    FailureOr<SmallVector<int64_t>> bs = broadcastShapes(ps, want);
     if (ps.size() > normalized.size() || failed(bs) ||
-        ArrayRef<int64_t>(*bs) != normalized) {
+        ArrayRef<int64_t>(*bs) != ArrayRef<int64_t>(want)) {
       auto dims = [](ArrayRef<int64_t> shape) {
         std::string s = "[";
         llvm::interleave(
-            shape, [&](int64_t d) { s += std::to_string(d); },
+            shape,
+            [&](int64_t d) {
+              s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+            },
             [&] { s += ","; });
         return s + "]";
       };
@@ -395,7 +406,8 @@ mlir::kiln::convertInstanceNormalization(OnnxNode &node) {
 
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertMeanVarianceNormalization(OnnxNode &node) {
-  FailureOr<Value> x = floatInput(node, 0);
+  // Reductions and elementwise ops: symbolic sizes are fine.
+  FailureOr<Value> x = elementwiseFloatInput(node, 0);
   if (failed(x))
     return failure();
   int64_t rank = typeOf(*x).getRank();
@@ -480,7 +492,9 @@ mlir::kiln::convertBatchNormalization1(OnnxNode &node) {
 /// norm is 0 (all of x is), the result is 0 (22 says so; 1 left it open).
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertLpNormalization(OnnxNode &node) {
-  FailureOr<Value> x = floatInput(node, 0);
+  // A reduction and elementwise ops: symbolic sizes are fine (an embedding
+  // normalized at any batch).
+  FailureOr<Value> x = elementwiseFloatInput(node, 0);
   if (failed(x))
     return failure();
   int64_t p = node.intAttr("p", 2);
@@ -518,13 +532,19 @@ mlir::kiln::convertLpNormalization(OnnxNode &node) {
 /// the statistics of a 16-bit float input are computed in f32.
 FailureOr<SmallVector<Value>>
 mlir::kiln::convertGroupNormalization(OnnxNode &node) {
-  FailureOr<Value> x = floatInput(node, 0), scale = node.staticInput(1),
-                   bias = node.staticInput(2);
+  // The batch and spatial sizes may be symbolic (a diffusion U-Net at any
+  // image size); the channels must be static.
+  FailureOr<Value> x = sizedInput(node, 0);
+  if (succeeded(x))
+    x = elementwiseFloatInput(node, 0);
+  FailureOr<Value> scale = node.staticInput(1), bias = node.staticInput(2);
   if (failed(x) || failed(scale) || failed(bias))
     return failure();
   ArrayRef<int64_t> shape = typeOf(*x).getShape();
-  if (shape.size() < 2) {
-    node.fail() << "expects an input of rank 2 or more, got " << typeOf(*x);
+  if (shape.size() < 2 || ShapedType::isDynamic(shape[1])) {
+    node.fail() << "expects an input of rank 2 or more with static channels, "
+                   "got "
+                << typeOf(*x);
     return failure();
   }
   int64_t groups = node.intAttr("num_groups", 0), c = shape[1];
@@ -541,14 +561,24 @@ mlir::kiln::convertGroupNormalization(OnnxNode &node) {
                 << (node.opset < 21 ? "group" : "channel") << ")";
     return failure();
   }
-  int64_t inner = 1;
-  for (int64_t d : shape.drop_front(2))
-    inner *= d;
+  SmallVector<SymSize> dims = sizesOf(node, *x);
+  std::optional<SymSize> inner = SymSize::constant(1);
+  for (const SymSize &d : ArrayRef(dims).drop_front(2))
+    if (inner)
+      inner = SymSize::mul(*inner, d);
+  std::optional<SymSize> perGroup =
+      inner ? SymSize::mul(SymSize::constant(c / groups), *inner)
+            : std::nullopt;
+  if (!perGroup) {
+    node.fail() << "the spatial sizes of " << typeOf(*x)
+                << " multiply past 2^63; give them smaller ranges";
+    return failure();
+  }
   Type elt = elementOf(*x), f32 = node.builder.getF32Type();
   bool stash =
       node.intAttr("stash_type", 1) == 1 && elt.getIntOrFloatBitWidth() < 32;
   FailureOr<Value> y =
-      reshapeTo(node, *x, {shape[0], groups, c / groups * inner});
+      reshapeToSizes(node, *x, {dims[0], SymSize::constant(groups), *perGroup});
   if (succeeded(y) && stash)
     y = build<CastOp>(node, *y, TypeAttr::get(f32));
   if (failed(y) ||
@@ -560,12 +590,12 @@ mlir::kiln::convertGroupNormalization(OnnxNode &node) {
   // [N, C, inner].
   SmallVector<int64_t> paramShape = {perGroupParams, 1};
   if (node.opset >= 21)
-    y = reshapeTo(node, *y, {shape[0], c, inner});
+    y = reshapeToSizes(node, *y, {dims[0], SymSize::constant(c), *inner});
   FailureOr<Value> s = reshapeTo(node, *scale, paramShape),
                    bb = reshapeTo(node, *bias, paramShape);
   if (failed(y) || failed(s) || failed(bb) ||
       failed(y = build<MulOp>(node, *y, *s)) ||
       failed(y = build<AddOp>(node, *y, *bb)))
     return failure();
-  return one(reshapeTo(node, *y, shape));
+  return one(reshapeToSizes(node, *y, dims));
 }
