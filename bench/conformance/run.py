@@ -202,12 +202,13 @@ def signal_name(sig):
         return f"signal {sig}"
 
 
-def symbolic_copy(src, dst):
+def symbolic_copy(src, dst, first_only=False):
     """The model at `src` with axis 0 of every graph input of rank >= 1 made
     symbolic (one dim_param per input, range 0..2n: one graph at run-time
-    sizes, as a user's --dim batch=0..N), output shapes and value_info
-    dropped; writes it to `dst` and returns the --dim flags, or None when no
-    input has a leading dimension."""
+    sizes, as a user's --dim batch=0..N), or with `first_only` of the first
+    such input alone (the data beside static weights and parameters),
+    output shapes and value_info dropped; writes it to `dst` and returns the
+    --dim flags, or None when no input has a leading dimension."""
     import onnx
     m = onnx.load(src)
     inits = {i.name for i in m.graph.initializer}
@@ -223,6 +224,8 @@ def symbolic_copy(src, dst):
         shape.dim[0].ClearField("dim_value")
         shape.dim[0].dim_param = sym
         flags += ["--dim", f"{sym}=0..{max(2 * n, 1)}"]
+        if first_only:
+            break
     if not flags:
         return None
     for v in m.graph.output:
@@ -242,7 +245,8 @@ def run_test(t, args, work_root):
         model, flags = os.path.join(t.path, "model.onnx"), []
         if args.symbolic_leading:
             model = os.path.join(work, "model.onnx")
-            flags = symbolic_copy(os.path.join(t.path, "model.onnx"), model)
+            flags = symbolic_copy(os.path.join(t.path, "model.onnx"), model,
+                                  first_only=args.symbolic_first_only)
             if flags is None:
                 r.update(status="unsupported", phase="compile",
                          message="no graph input has a leading dimension to make symbolic")
@@ -609,6 +613,9 @@ def main():
     tools.add_argument("--symbolic-leading", action="store_true",
                        help="make axis 0 of every graph input symbolic (range 0..2n, one "
                             "graph at run-time sizes) and run at the test's own sizes")
+    tools.add_argument("--symbolic-first-only", action="store_true",
+                       help="with --symbolic-leading, make only the first such input "
+                            "symbolic (the data beside static weights and parameters)")
     tools.add_argument("--work-dir", default=tempfile.gettempdir(),
                        help="scratch space for the compiled models (removed afterwards)")
     tools.add_argument("--keep", action="store_true", help="keep the compiled models")
