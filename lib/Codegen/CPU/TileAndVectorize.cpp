@@ -539,13 +539,13 @@ void applyCleanups(Operation *root, RewritePatternSet &&patterns) {
 /// that the slice leaves every reduction loop around it (a convolution's
 /// kernel-row and channel loops); the vector read and write of the hoisted
 /// slice leave the loops in the pipeline's kiln-cpu-hoist-invariant-subsets.
-/// A tile loop of run-time extent holding other loops is not tried
-/// (isRuntimeTileLoop).
+/// A tile loop of run-time extent holding other loops, and a loop around
+/// one, is not tried (holdsRuntimeTileLoop).
 void hoistAccumulatorSlices(RewriterBase &rewriter, func::FuncOp func) {
   SmallVector<scf::ForOp> loops;
   func.walk([&](scf::ForOp loop) { loops.push_back(loop); }); // post-order
   for (scf::ForOp loop : loops)
-    if (!isRuntimeTileLoop(loop))
+    if (!holdsRuntimeTileLoop(loop))
       (void)hoistLoopInvariantSubsets(rewriter,
                                       cast<LoopLikeOpInterface>(*loop));
 }

@@ -32,10 +32,10 @@ inline linalg::FillOp fusableFill(linalg::LinalgOp op) {
 /// into its full tiles and one last tile of the size left (PartialTiles.cpp).
 void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func);
 
-/// Whether `op` is a tile loop of run-time extent holding other loops: an
-/// scf.for with a bound known only at run time. Hoisting subsets out of it
-/// is not tried (HoistInvariantSubsets.cpp).
-bool isRuntimeTileLoop(Operation *op);
+/// Whether `op` is, or holds at any depth, a tile loop of run-time extent
+/// holding other loops: an scf.for with a bound known only at run time.
+/// Hoisting subsets out of it is not tried (HoistInvariantSubsets.cpp).
+bool holdsRuntimeTileLoop(Operation *op);
 } // namespace mlir::kiln
 
 #endif
