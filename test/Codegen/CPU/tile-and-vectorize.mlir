@@ -238,6 +238,35 @@ func.func @dynamic_matmul(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tenso
 
 // -----
 
+// A transpose whose output rows run along a run-time size and read the input
+// across its rows (K^T of 8-wide heads: too narrow for the 16 x 16 register
+// transpose): two registers per tile, not the four of an elementwise op.
+// Each lane is one load; LLVM's SLP vectorizer took seconds on a 64-lane
+// gather whose rows lie a run-time size apart.
+// CHECK-LABEL: func.func @runtime_transpose
+// CHECK: scf.for %{{.+}} = %c0 to %{{.+}} step %c32
+// CHECK: vector.transfer_read {{.+}} : tensor<?x8x8xf32>, vector<32x1x1xf32>
+// CHECK: vector.transfer_write {{.+}} : vector<32xf32>, tensor<1x1x32xf32>
+// VW8-LABEL: func.func @runtime_transpose
+// VW8: vector.transfer_read {{.+}} : tensor<?x8x8xf32>, vector<16x1x1xf32>
+func.func @runtime_transpose(%x: tensor<?x8x8xf32>, %o: tensor<8x8x?xf32>) -> tensor<8x8x?xf32> {
+  %t = linalg.transpose ins(%x : tensor<?x8x8xf32>) outs(%o : tensor<8x8x?xf32>) permutation = [1, 2, 0]
+  return %t : tensor<8x8x?xf32>
+}
+
+// -----
+
+// The same copy along a run-time size without a transpose keeps four
+// registers per tile.
+// CHECK-LABEL: func.func @runtime_copy
+// CHECK: vector.transfer_read {{.+}} : tensor<8x?xf32>, vector<64xf32>
+func.func @runtime_copy(%x: tensor<8x?xf32>, %o: tensor<8x?xf32>) -> tensor<8x?xf32> {
+  %t = linalg.copy ins(%x : tensor<8x?xf32>) outs(%o : tensor<8x?xf32>) -> tensor<8x?xf32>
+  return %t : tensor<8x?xf32>
+}
+
+// -----
+
 // A convolution over a run-time width keeps the columns left one at a time:
 // tiles of powers of two are for products only, where they pay; elsewhere
 // they would make three copies of each body instead of one (a dynamic U-Net
