@@ -577,9 +577,25 @@ Importer::inputType(const onnx::ValueInfoProto &info) {
 /// static inferred one is dropped, with a remark, as ONNX Runtime ignores
 /// it. Where inference knows no static shape, value_info stays: it declares
 /// the shapes of run-time shape arguments.
+///
+/// With symbolic inputs, a declared size where the graph computes an input's
+/// symbol is stale too: an exporter told only the inputs' axes are dynamic
+/// writes the traced sizes into the outputs (and value_info). ONNX
+/// Runtime runs such a model at every size, warning that the output's shape
+/// differs from the declared one; Kiln drops that value_info and keeps the
+/// computed dimensions of such an output, with a remark. A size inference
+/// does not know (data-dependent) keeps the declared one, which bounds it.
 void Importer::dropStaleValueInfo() {
   onnx::GraphProto &graph = *model.mutable_graph();
-  if (graph.value_info_size() == 0)
+  auto symbolic = [](const onnx::ValueInfoProto &info) {
+    if (!info.type().has_tensor_type() ||
+        !info.type().tensor_type().has_shape())
+      return false;
+    return llvm::any_of(info.type().tensor_type().shape().dim(),
+                        [](const auto &d) { return !d.has_dim_value(); });
+  };
+  bool symbolicInputs = llvm::any_of(graph.input(), symbolic);
+  if (graph.value_info_size() == 0 && !symbolicInputs)
     return;
   onnx::ModelProto probe;
   *probe.mutable_opset_import() = model.opset_import();
@@ -590,6 +606,10 @@ void Importer::dropStaleValueInfo() {
   *g.mutable_node() = graph.node();
   *g.mutable_input() = graph.input();
   *g.mutable_output() = graph.output();
+  if (symbolicInputs) // inferred afresh, to compare with the declared
+    for (onnx::ValueInfoProto &out : *g.mutable_output())
+      if (out.type().has_tensor_type())
+        out.mutable_type()->mutable_tensor_type()->clear_shape();
   for (const onnx::TensorProto &init : graph.initializer()) {
     bool small = init.raw_data().size() <= 4096 &&
                  init.data_location() != onnx::TensorProto::EXTERNAL;
@@ -616,6 +636,9 @@ void Importer::dropStaleValueInfo() {
   llvm::StringMap<const onnx::TypeProto *> inferred;
   for (const onnx::ValueInfoProto &info : g.value_info())
     inferred[info.name()] = &info.type();
+  if (symbolicInputs)
+    for (const onnx::ValueInfoProto &info : g.output())
+      inferred[info.name()] = &info.type();
   auto staticDims = [](const onnx::TypeProto &t)
       -> std::optional<SmallVector<int64_t>> {
     if (!t.has_tensor_type() || !t.tensor_type().has_shape())
@@ -628,6 +651,35 @@ void Importer::dropStaleValueInfo() {
     }
     return dims;
   };
+  auto text = [](const onnx::TypeProto &t) {
+    std::string out = "[";
+    for (const auto &d : t.tensor_type().shape().dim()) {
+      if (out.size() > 1)
+        out += ", ";
+      out += d.has_dim_value()       ? std::to_string(d.dim_value())
+             : d.dim_param().empty() ? std::string("?")
+                                     : d.dim_param();
+    }
+    return out + "]";
+  };
+  // The declared dimensions the graph computes as an input's symbol: their
+  // positions, or nothing when the ranks differ or none is.
+  auto symbolicWhereDeclared = [](const onnx::TypeProto &declared,
+                                  const onnx::TypeProto &fresh) {
+    SmallVector<int> at;
+    if (!declared.has_tensor_type() || !fresh.has_tensor_type() ||
+        !declared.tensor_type().has_shape() || !fresh.tensor_type().has_shape())
+      return at;
+    const auto &d = declared.tensor_type().shape();
+    const auto &f = fresh.tensor_type().shape();
+    if (d.dim_size() != f.dim_size())
+      return at;
+    for (int i = 0; i < d.dim_size(); ++i)
+      if (d.dim(i).has_dim_value() && !f.dim(i).has_dim_value() &&
+          !f.dim(i).dim_param().empty())
+        at.push_back(i);
+    return at;
+  };
   auto *infos = graph.mutable_value_info();
   for (int i = infos->size() - 1; i >= 0; --i) {
     const onnx::ValueInfoProto &info = infos->Get(i);
@@ -636,20 +688,33 @@ void Importer::dropStaleValueInfo() {
       continue;
     std::optional<SmallVector<int64_t>> declared = staticDims(info.type()),
                                         computed = staticDims(*fresh);
-    if (!declared || !computed || *declared == *computed)
+    bool differ = declared && computed && *declared != *computed;
+    if (!differ && symbolicWhereDeclared(info.type(), *fresh).empty())
       continue;
-    auto text = [](ArrayRef<int64_t> dims) {
-      return "[" +
-             llvm::join(llvm::map_range(
-                            dims, [](int64_t d) { return std::to_string(d); }),
-                        ", ") +
-             "]";
-    };
     emitRemark(NameLoc::get(builder.getStringAttr(info.name())))
         << "value_info of '" << info.name() << "' declares the shape "
-        << text(*declared) << " but the graph computes " << text(*computed)
+        << text(info.type()) << " but the graph computes " << text(*fresh)
         << "; Kiln ignored the stale value_info, as ONNX Runtime does";
     infos->DeleteSubrange(i, 1);
+  }
+  if (!symbolicInputs)
+    return;
+  for (onnx::ValueInfoProto &out : *graph.mutable_output()) {
+    const onnx::TypeProto *fresh = inferred.lookup(out.name());
+    if (!fresh)
+      continue;
+    SmallVector<int> at = symbolicWhereDeclared(out.type(), *fresh);
+    if (at.empty())
+      continue;
+    std::string before = text(out.type());
+    auto *shape = out.mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (int i : at)
+      *shape->mutable_dim(i) = fresh->tensor_type().shape().dim(i);
+    emitRemark(NameLoc::get(builder.getStringAttr(out.name())))
+        << "graph output '" << out.name() << "' declares the shape " << before
+        << " but the graph computes " << text(*fresh)
+        << " from its symbolic inputs; Kiln keeps the computed shape "
+        << text(out.type()) << ", as ONNX Runtime runs it at every size";
   }
 }
 
