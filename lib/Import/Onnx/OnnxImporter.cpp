@@ -594,7 +594,9 @@ void Importer::dropStaleValueInfo() {
     return llvm::any_of(info.type().tensor_type().shape().dim(),
                         [](const auto &d) { return !d.has_dim_value(); });
   };
-  bool symbolicInputs = llvm::any_of(graph.input(), symbolic);
+  // Sizes given on the command line may contradict declared ones too.
+  bool symbolicInputs = llvm::any_of(graph.input(), symbolic) ||
+                        !options.dims.empty() || !options.inputShapes.empty();
   if (graph.value_info_size() == 0 && !symbolicInputs)
     return;
   onnx::ModelProto probe;
@@ -606,10 +608,25 @@ void Importer::dropStaleValueInfo() {
   *g.mutable_node() = graph.node();
   *g.mutable_input() = graph.input();
   *g.mutable_output() = graph.output();
-  if (symbolicInputs) // inferred afresh, to compare with the declared
-    for (onnx::ValueInfoProto &out : *g.mutable_output())
-      if (out.type().has_tensor_type())
-        out.mutable_type()->mutable_tensor_type()->clear_shape();
+  // Outputs (and a subgraph's value_info) inferred afresh, to compare with
+  // the declared ones.
+  std::function<void(onnx::GraphProto &, bool)> undeclare =
+      [&](onnx::GraphProto &sub, bool top) {
+        for (onnx::ValueInfoProto &out : *sub.mutable_output())
+          if (out.type().has_tensor_type())
+            out.mutable_type()->mutable_tensor_type()->clear_shape();
+        if (!top)
+          sub.clear_value_info();
+        for (onnx::NodeProto &n : *sub.mutable_node())
+          for (onnx::AttributeProto &a : *n.mutable_attribute()) {
+            if (a.has_g())
+              undeclare(*a.mutable_g(), false);
+            for (onnx::GraphProto &each : *a.mutable_graphs())
+              undeclare(each, false);
+          }
+      };
+  if (symbolicInputs)
+    undeclare(g, /*top=*/true);
   for (const onnx::TensorProto &init : graph.initializer()) {
     bool small = init.raw_data().size() <= 4096 &&
                  init.data_location() != onnx::TensorProto::EXTERNAL;
@@ -662,10 +679,10 @@ void Importer::dropStaleValueInfo() {
     }
     return out + "]";
   };
-  // The declared dimensions the graph computes as an input's symbol: their
-  // positions, or nothing when the ranks differ or none is.
-  auto symbolicWhereDeclared = [](const onnx::TypeProto &declared,
-                                  const onnx::TypeProto &fresh) {
+  // The declared sizes the graph computes otherwise: as an input's symbol,
+  // or as another size. Their positions, or nothing when the ranks differ.
+  auto staleSizes = [](const onnx::TypeProto &declared,
+                       const onnx::TypeProto &fresh) {
     SmallVector<int> at;
     if (!declared.has_tensor_type() || !fresh.has_tensor_type() ||
         !declared.tensor_type().has_shape() || !fresh.tensor_type().has_shape())
@@ -675,10 +692,19 @@ void Importer::dropStaleValueInfo() {
     if (d.dim_size() != f.dim_size())
       return at;
     for (int i = 0; i < d.dim_size(); ++i)
-      if (d.dim(i).has_dim_value() && !f.dim(i).has_dim_value() &&
-          !f.dim(i).dim_param().empty())
+      if (d.dim(i).has_dim_value() &&
+          (f.dim(i).has_dim_value()
+               ? f.dim(i).dim_value() != d.dim(i).dim_value()
+               : !f.dim(i).dim_param().empty()))
         at.push_back(i);
     return at;
+  };
+  auto dropStale = [&](const onnx::ValueInfoProto &info,
+                       const onnx::TypeProto &fresh) {
+    emitRemark(NameLoc::get(builder.getStringAttr(info.name())))
+        << "value_info of '" << info.name() << "' declares the shape "
+        << text(info.type()) << " but the graph computes " << text(fresh)
+        << "; Kiln ignored the stale value_info, as ONNX Runtime does";
   };
   auto *infos = graph.mutable_value_info();
   for (int i = infos->size() - 1; i >= 0; --i) {
@@ -689,33 +715,68 @@ void Importer::dropStaleValueInfo() {
     std::optional<SmallVector<int64_t>> declared = staticDims(info.type()),
                                         computed = staticDims(*fresh);
     bool differ = declared && computed && *declared != *computed;
-    if (!differ && symbolicWhereDeclared(info.type(), *fresh).empty())
+    if (!differ && (!symbolicInputs || staleSizes(info.type(), *fresh).empty()))
       continue;
-    emitRemark(NameLoc::get(builder.getStringAttr(info.name())))
-        << "value_info of '" << info.name() << "' declares the shape "
-        << text(info.type()) << " but the graph computes " << text(*fresh)
-        << "; Kiln ignored the stale value_info, as ONNX Runtime does";
+    dropStale(info, *fresh);
     infos->DeleteSubrange(i, 1);
   }
   if (!symbolicInputs)
     return;
-  for (onnx::ValueInfoProto &out : *graph.mutable_output()) {
-    const onnx::TypeProto *fresh = inferred.lookup(out.name());
-    if (!fresh)
-      continue;
-    SmallVector<int> at = symbolicWhereDeclared(out.type(), *fresh);
-    if (at.empty())
-      continue;
-    std::string before = text(out.type());
-    auto *shape = out.mutable_type()->mutable_tensor_type()->mutable_shape();
-    for (int i : at)
-      *shape->mutable_dim(i) = fresh->tensor_type().shape().dim(i);
-    emitRemark(NameLoc::get(builder.getStringAttr(out.name())))
-        << "graph output '" << out.name() << "' declares the shape " << before
-        << " but the graph computes " << text(*fresh)
-        << " from its symbolic inputs; Kiln keeps the computed shape "
-        << text(out.type()) << ", as ONNX Runtime runs it at every size";
-  }
+  // Outputs keep the computed sizes, subgraphs' too (the probe's nodes are
+  // the graph's, in the same order).
+  std::function<void(onnx::GraphProto &, const onnx::GraphProto &, bool)>
+      repair =
+          [&](onnx::GraphProto &real, const onnx::GraphProto &fresh, bool top) {
+            for (int i = 0; i < real.output_size() && i < fresh.output_size();
+                 ++i) {
+              onnx::ValueInfoProto &out = *real.mutable_output(i);
+              const onnx::TypeProto &computed = fresh.output(i).type();
+              SmallVector<int> at = staleSizes(out.type(), computed);
+              if (at.empty())
+                continue;
+              std::string before = text(out.type());
+              auto *shape =
+                  out.mutable_type()->mutable_tensor_type()->mutable_shape();
+              for (int d : at)
+                *shape->mutable_dim(d) = computed.tensor_type().shape().dim(d);
+              emitRemark(NameLoc::get(builder.getStringAttr(out.name())))
+                  << (top ? "graph output '" : "output '") << out.name()
+                  << (top ? "'" : "' of subgraph '" + real.name() + "'")
+                  << " declares the shape " << before
+                  << " but the graph computes " << text(computed)
+                  << " at the input sizes given; Kiln keeps the computed shape "
+                  << text(out.type()) << ", as ONNX Runtime runs it";
+            }
+            if (!top) {
+              llvm::StringMap<const onnx::TypeProto *> known;
+              for (const onnx::ValueInfoProto &info : fresh.value_info())
+                known[info.name()] = &info.type();
+              auto *subInfos = real.mutable_value_info();
+              for (int i = subInfos->size() - 1; i >= 0; --i) {
+                const onnx::TypeProto *computed =
+                    known.lookup(subInfos->Get(i).name());
+                if (!computed ||
+                    staleSizes(subInfos->Get(i).type(), *computed).empty())
+                  continue;
+                dropStale(subInfos->Get(i), *computed);
+                subInfos->DeleteSubrange(i, 1);
+              }
+            }
+            for (int n = 0; n < real.node_size() && n < fresh.node_size(); ++n)
+              for (int a = 0; a < real.node(n).attribute_size() &&
+                              a < fresh.node(n).attribute_size();
+                   ++a) {
+                onnx::AttributeProto &attr =
+                    *real.mutable_node(n)->mutable_attribute(a);
+                const onnx::AttributeProto &probed = fresh.node(n).attribute(a);
+                if (attr.has_g() && probed.has_g())
+                  repair(*attr.mutable_g(), probed.g(), false);
+                for (int k = 0;
+                     k < attr.graphs_size() && k < probed.graphs_size(); ++k)
+                  repair(*attr.mutable_graphs(k), probed.graphs(k), false);
+              }
+          };
+  repair(graph, g, /*top=*/true);
 }
 
 Type Importer::valueType(const std::string &name) {
