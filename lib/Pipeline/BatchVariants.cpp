@@ -177,14 +177,26 @@ Error kiln::proveBatchIndependence(ModuleOp module, const SymbolicBatch &batch,
                                    uint64_t maxTensorBytes,
                                    const SymbolicShapes *others) {
   int64_t probe = 0;
-  for (int64_t p : {211, 223, 227, 229, 233, 239, 241, 251, 257, 263, 269,
-                    271, 277, 281, 283, 293, 307, 311, 313, 317})
+  static constexpr int64_t kPrimes[] = {211, 223, 227, 229, 233, 239, 241,
+                                        251, 257, 263, 269, 271, 277, 281,
+                                        283, 293, 307, 311, 313, 317};
+  for (int64_t p : kPrimes)
     if (p > batch.max && !sizeOccurs(module, p)) {
       probe = p;
       break;
     }
-  // A probe inside the range would still be right; far outside it keeps the
-  // check about this model's sizes, not a coincidence.
+  // A probe inside the range is right as well (it is no other size of the
+  // model); past a large bound the probe graph grows with it: one past 4,096
+  // unrolled a recurrent layer whose leading axis is time over 4,097 steps
+  // (106 s, to learn that it mixes them).
+  if (!probe)
+    for (int64_t p : kPrimes)
+      if (p >= batch.min && p <= batch.max && !sizeOccurs(module, p)) {
+        probe = p;
+        break;
+      }
+  // Far outside the range keeps the check about this model's sizes, not a
+  // coincidence.
   if (!probe)
     for (int64_t p = std::max<int64_t>(batch.max + 1, 331);; p += 2)
       if (!sizeOccurs(module, p)) {
