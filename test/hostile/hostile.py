@@ -9,8 +9,9 @@ Both start from small valid seed models built here (dense, convolutional,
 shape ops, control flow, recurrent, quantized) and apply structure-aware
 mutations: undefined or duplicated names, wrong or misspelled attributes,
 extreme sizes and strides, bad tensor data, bad opsets and element types,
-cycles, hostile names, external data outside the folder, and byte-level
-truncation and bit flips. `corpus` writes the same cases every time (fixed
+cycles, hostile names, external data outside the folder, symbolic input
+dimensions (each given a --dim range, so the model compiles at run-time
+sizes), and byte-level truncation and bit flips. `corpus` writes the same cases every time (fixed
 seed; the files are kept under WORKDIR for reproduction) and compiles each to
 a .so; `fuzz` draws new ones until its budget ends and keeps every failing
 input under WORKDIR/failures.
@@ -29,6 +30,7 @@ import re
 import subprocess
 import sys
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -46,6 +48,8 @@ FORBIDDEN = [
      "a sanitizer report"),
     (re.compile(r"see current operation|failed to verify|'[a-z_]+\.[a-z_.]+' op "),
      "a raw MLIR verifier message"),
+    (re.compile(r"internal error|this is a bug in Kiln"),
+     "an internal error (Kiln's own failure, not the model's)"),
 ]
 
 
@@ -451,10 +455,50 @@ def m_subgraph(rng, m):
     return m, "any"
 
 
+def m_symbolic_dims(rng, m):
+    """Dimensions of the graph inputs made symbolic, some sharing a name:
+    check() gives each name a range, so the model compiles at run-time
+    sizes (a symbol shared by sizes that differ must be refused)."""
+    inits = {t.name for t in m.graph.initializer}
+    for v in m.graph.input:
+        if v.name in inits or not v.type.HasField("tensor_type"):
+            continue
+        for d in v.type.tensor_type.shape.dim:
+            if rng.randrange(2) == 0:
+                d.dim_param = rng.choice(["n", "n", "seq", "h", "w"])
+    return m, "any"
+
+
 MUTATIONS = [m_undefined_input, m_duplicate_output, m_delete_node, m_attribute_type,
              m_misspelled_attribute, m_extreme_ints, m_input_dims, m_initializer,
              m_opset, m_op_type, m_graph_outputs, m_reverse_nodes, m_input_count,
-             m_cycle, m_names, m_elem_type, m_subgraph]
+             m_cycle, m_names, m_elem_type, m_subgraph, m_symbolic_dims,
+             m_symbolic_dims]
+
+# The ranges check() gives symbolic dimensions: from empty to large, and
+# single sizes.
+DIM_RANGES = ["1..4", "0..8", "1..64", "3..3", "0..1", "1..4096", "2..2"]
+
+
+def dim_flags(data):
+    """A --dim flag for each dim_param of the model's graph inputs, its range
+    drawn from DIM_RANGES by a hash of the model and the name (the same case
+    gets the same flags every time)."""
+    try:
+        m = onnx.load_from_string(data)
+    except Exception:  # unparsable: kiln-compile says so itself
+        return []
+    names = []
+    for v in m.graph.input:
+        if v.type.HasField("tensor_type"):
+            for d in v.type.tensor_type.shape.dim:
+                if d.HasField("dim_param") and d.dim_param and d.dim_param not in names:
+                    names.append(d.dim_param)
+    flags = []
+    for name in names[:8]:
+        pick = zlib.crc32(data + name.encode("utf-8", "replace")) % len(DIM_RANGES)
+        flags += ["--dim", f"{name}={DIM_RANGES[pick]}"]
+    return flags
 
 
 def byte_mutation(rng, data):
@@ -518,8 +562,10 @@ def check(compiler, path, timeout, expect):
     else why not."""
     so = path + ".so"
     start = time.monotonic()
+    with open(path, "rb") as f:
+        flags = dim_flags(f.read())
     try:
-        r = subprocess.run([compiler, path, "-o", so], capture_output=True, text=True,
+        r = subprocess.run([compiler, path, "-o", so] + flags, capture_output=True, text=True,
                            errors="replace", timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"no answer in {timeout} s (a hang)"
