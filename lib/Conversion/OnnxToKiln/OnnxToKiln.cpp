@@ -163,6 +163,41 @@ std::optional<double> OnnxNode::constantScalar(unsigned i) const {
 // Shared ONNX semantics
 //===----------------------------------------------------------------------===//
 
+/// ONNX's inference typed the import: a static shape it knows must agree
+/// with Kiln's, or the conversion is wrong; or, for a graph output whose
+/// declared shape it could not check, the declaration is.
+static LogicalResult checkInferredShapes(OnnxNode &node, Operation *op,
+                                         ArrayRef<Value> results) {
+  bool mismatch = false;
+  for (unsigned i = 0; i < op->getNumResults() && i < results.size(); ++i) {
+    Value repl = results[i];
+    auto want = dyn_cast<RankedTensorType>(op->getResult(i).getType());
+    auto got = repl ? dyn_cast<RankedTensorType>(repl.getType()) : nullptr;
+    if (!want || !got || !want.hasStaticShape() ||
+        want.getShape() == got.getShape())
+      continue;
+    bool declared = llvm::any_of(op->getResult(i).getUsers(), [](Operation *u) {
+      return isa<func::ReturnOp>(u) ||
+             u->getName().getStringRef() == "onnx.Yield";
+    });
+    if (declared)
+      node.fail() << "Kiln computes output " << i << " as " << got
+                  << " but the model declares " << want
+                  << " for it as an output of its graph; the declared "
+                     "shape does not hold at the input sizes given, or "
+                     "Kiln's conversion of "
+                  << node.opType()
+                  << " is wrong (please report it with the model)";
+    else
+      node.fail() << "Kiln computes output " << i << " as " << got
+                  << " but ONNX shape inference says " << want
+                  << "; this is a bug in Kiln's conversion of " << node.opType()
+                  << " (please report it)";
+    mismatch = true;
+  }
+  return failure(mismatch);
+}
+
 LogicalResult mlir::kiln::finishBuild(OnnxNode &node, Operation *op) {
   std::string message;
   LogicalResult result = success();
@@ -908,39 +943,7 @@ struct ConvertOnnxToKilnPass
         failedOps.insert(op);
         continue;
       }
-      // ONNX's own shape inference typed the import; a static shape it
-      // knows must agree with ours, or the conversion is wrong.
-      bool mismatch = false;
-      for (unsigned i = 0; i < op->getNumResults() && i < results->size();
-           ++i) {
-        Value repl = (*results)[i];
-        auto want = dyn_cast<RankedTensorType>(op->getResult(i).getType());
-        auto got = repl ? dyn_cast<RankedTensorType>(repl.getType()) : nullptr;
-        if (want && got && want.hasStaticShape() &&
-            want.getShape() != got.getShape()) {
-          // A graph output's declared shape is in `want` where inference
-          // could not check it (the importer repairs the ones it can).
-          bool declared =
-              llvm::any_of(op->getResult(i).getUsers(), [](Operation *u) {
-                return isa<func::ReturnOp>(u) ||
-                       u->getName().getStringRef() == "onnx.Yield";
-              });
-          if (declared)
-            node.fail() << "Kiln computes output " << i << " as " << got
-                        << " but the model declares " << want
-                        << " for it as an output of its graph; the declared "
-                           "shape does not hold at the input sizes given, or "
-                           "Kiln's conversion of "
-                        << node.opType()
-                        << " is wrong (please report it with the model)";
-          else
-            node.fail() << "Kiln computes output " << i << " as " << got
-                        << " but ONNX shape inference says " << want
-                        << "; this is a bug in Kiln's conversion of "
-                        << node.opType() << " (please report it)";
-          mismatch = true;
-        }
-      }
+      bool mismatch = failed(checkInferredShapes(node, op, *results));
       if (mismatch) {
         anyFailed = true;
         failedOps.insert(op);
