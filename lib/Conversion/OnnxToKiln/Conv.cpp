@@ -13,6 +13,31 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
+/// `w` when its dilated window fits in the padded input along every static
+/// spatial axis (sizes `hw`, pads [begin..., end...]); else no output
+/// position exists (ONNX's inference and Kiln's would disagree on 0 or 1).
+static FailureOr<Window> windowFits(OnnxNode &node, const Window &w,
+                                    ArrayRef<int64_t> hw) {
+  for (size_t i = 0; i < hw.size(); ++i) {
+    if (ShapedType::isDynamic(hw[i]))
+      continue;
+    int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t padded = hw[i] + w.pads[i] + w.pads[i + hw.size()];
+    if (span > padded) {
+      int64_t axis = w.oneD ? 2 : 2 + (int64_t)i;
+      node.fail() << "the window (kernel " << w.kernel[i] << ", dilation "
+                  << w.dilations[i] << ": " << span
+                  << " elements) is larger than the padded input along axis "
+                  << axis << " (" << hw[i] << " + " << w.pads[i] << " + "
+                  << w.pads[i + hw.size()] << " = " << padded
+                  << "), so no output position exists; check the kernel, "
+                     "strides and pads of the layers before it";
+      return failure();
+    }
+  }
+  return w;
+}
+
 FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
                                          SmallVector<int64_t> kernel) {
   Window w;
@@ -70,7 +95,7 @@ FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
         return failure();
       }
       w.pads = {0, pads1[0], 0, pads1[1]};
-      return w;
+      return windowFits(node, w, hw);
     }
   }
   FailureOr<SmallVector<int64_t>> pads =
@@ -78,7 +103,7 @@ FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
   if (failed(pads))
     return failure();
   w.pads = *pads;
-  return w;
+  return windowFits(node, w, hw);
 }
 
 FailureOr<Value> mlir::kiln::liftTo2D(OnnxNode &node, Value v) {

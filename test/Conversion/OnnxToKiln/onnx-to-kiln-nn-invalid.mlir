@@ -150,3 +150,31 @@ module attributes {onnx.opset_import = {ai.onnx = 22 : i64}} {
     return %a, %b : tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// A window larger than its padded input (a stride that left one row, then a
+// 2-row pool): no output position exists. Refused naming the axis, not
+// computed as an empty output that ONNX's inference would call one row.
+// CHECK: error: loc("pool"): node 'pool' (MaxPool, opset 13): the window (kernel 2, dilation 1: 2 elements) is larger than the padded input along axis 2 (1 + 0 + 0 = 1), so no output position exists; check the kernel, strides and pads of the layers before it
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @pool_window_past_input(%x: tensor<1x4x1x8xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'pool' (MaxPool, opset 13): the window (kernel 2, dilation 1: 2 elements) is larger than the padded input along axis 2}}
+    %y = "onnx.MaxPool"(%x) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x4x1x8xf32>) -> tensor<*xf32> loc("pool")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// The same for a 1-D convolution whose dilated kernel (3 taps, dilation 4:
+// 9 elements) passes its padded input (5 + 1 + 1).
+// CHECK: error: loc("conv"): node 'conv' (Conv, opset 13): the window (kernel 3, dilation 4: 9 elements) is larger than the padded input along axis 2 (5 + 1 + 1 = 7)
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @conv_window_past_input(%x: tensor<1x2x5xf32>, %w: tensor<3x2x3xf32>) -> tensor<*xf32> {
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'conv' (Conv, opset 13): the window (kernel 3, dilation 4: 9 elements) is larger than the padded input along axis 2 (5 + 1 + 1 = 7)}}
+    %y = "onnx.Conv"(%x, %w, %none) {dilations = [4], pads = [1, 1]} : (tensor<1x2x5xf32>, tensor<3x2x3xf32>, none) -> tensor<*xf32> loc("conv")
+    return %y : tensor<*xf32>
+  }
+}
