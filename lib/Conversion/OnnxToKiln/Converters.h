@@ -59,6 +59,9 @@ OnnxConverter convertAdd1, convertDiv1, convertMax6, convertMin6, convertMul1,
 OnnxConverter convertLinearAttention;
 // LinearAlgebra.cpp
 OnnxConverter convertDet, convertEinsum, convertGemm, convertMatMul;
+/// A 0-or-1 attribute (Gemm's transA and transB), default 0; another value
+/// fails the node.
+FailureOr<bool> flagAttr(OnnxNode &node, StringRef name);
 // Loss.cpp
 OnnxConverter convertNegativeLogLikelihoodLoss, convertSoftmaxCrossEntropyLoss;
 // Microsoft.cpp

@@ -10,16 +10,26 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
+FailureOr<bool> mlir::kiln::flagAttr(OnnxNode &node, StringRef name) {
+  int64_t v = node.intAttr(name, 0);
+  if (v != 0 && v != 1) {
+    node.fail() << name << " must be 0 or 1, got " << v;
+    return failure();
+  }
+  return v == 1;
+}
+
 FailureOr<SmallVector<Value>> mlir::kiln::convertGemm(OnnxNode &node) {
   FailureOr<Value> a = node.rankedInput(0), b = node.rankedInput(1);
-  if (failed(a) || failed(b))
+  FailureOr<bool> transA = flagAttr(node, "transA"),
+                  transB = flagAttr(node, "transB");
+  if (failed(a) || failed(b) || failed(transA) || failed(transB))
     return failure();
   auto &bl = node.builder;
   return one(build<GemmOp>(node, *a, *b, node.input(2),
                            bl.getF32FloatAttr(node.floatAttr("alpha", 1.0f)),
                            bl.getF32FloatAttr(node.floatAttr("beta", 1.0f)),
-                           bl.getBoolAttr(node.intAttr("transA", 0) != 0),
-                           bl.getBoolAttr(node.intAttr("transB", 0) != 0)));
+                           bl.getBoolAttr(*transA), bl.getBoolAttr(*transB)));
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::convertMatMul(OnnxNode &node) {

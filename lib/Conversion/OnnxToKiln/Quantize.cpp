@@ -821,10 +821,12 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertQLinearConcat(OnnxNode &node) {
 FailureOr<SmallVector<Value>> mlir::kiln::convertQGemm(OnnxNode &node) {
   FailureOr<Value> a = contribDequantize(node, 0, "a");
   FailureOr<Value> bq = node.rankedInput(3), bs = node.rankedInput(4);
-  if (failed(a) || failed(bq) || failed(bs))
+  FailureOr<bool> transAFlag = flagAttr(node, "transA"),
+                  transBFlag = flagAttr(node, "transB");
+  if (failed(a) || failed(bq) || failed(bs) || failed(transAFlag) ||
+      failed(transBFlag))
     return failure();
-  bool transA = node.intAttr("transA", 0) != 0,
-       transB = node.intAttr("transB", 0) != 0;
+  bool transA = *transAFlag, transB = *transBFlag;
   RankedTensorType bt = typeOf(*bq);
   if (typeOf(*a).getRank() != 2 || bt.getRank() != 2 || !bt.hasStaticShape() ||
       !elementOf(*bq).isInteger(8)) {

@@ -178,3 +178,17 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// Gemm's transB is 0 or 1. ONNX's inference reads 2^62 as 0 (an int
+// truncation), Kiln read any nonzero value as 1: refused instead.
+// CHECK: error: loc("gemm"): node 'gemm' (Gemm, opset 13): transB must be 0 or 1, got 4611686018427387904
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @gemm_trans_not_a_flag(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<*xf32> {
+    %none = onnx.NoValue loc("none")
+    // expected-error@unknown {{node 'gemm' (Gemm, opset 13): transB must be 0 or 1, got 4611686018427387904}}
+    %y = "onnx.Gemm"(%x, %w, %none) {transB = 4611686018427387904 : i64} : (tensor<2x8xf32>, tensor<4x8xf32>, none) -> tensor<*xf32> loc("gemm")
+    return %y : tensor<*xf32>
+  }
+}
