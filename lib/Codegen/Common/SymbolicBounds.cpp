@@ -114,50 +114,185 @@ std::optional<int64_t> largestDimAt(Value shaped, int64_t d, int depth) {
   return largestOf(src, depth + 1);
 }
 
-/// The largest value of `e` given the largest values of its operands (sizes,
-/// never negative), when `e` does not decrease as they grow: sums (with
-/// constants of either sign), products of non-negative factors, quotients by
-/// positive constants (the form shape reification gives a collapsed or
-/// expanded size, and a window's output size: (in + pads - span) floordiv
-/// stride + 1).
-std::optional<int64_t> largestExpr(AffineExpr e,
-                                   ArrayRef<std::optional<int64_t>> dims,
-                                   ArrayRef<std::optional<int64_t>> symbols) {
-  // A constant bounds itself; a negative one only lowers a sum's bound
-  // (a product needs both factors non-negative, below).
+/// What is known of an index expression's values: the least and the
+/// greatest (either may be unknown).
+struct Range {
+  std::optional<int64_t> lo, hi;
+};
+
+/// The range of `e` given its operands' ranges, by interval arithmetic:
+/// sums, products by constants of either sign (a difference of sizes, as a
+/// reshape between a product and a window's output gives, is a sum with a
+/// factor -1), products of non-negative factors, and quotients and
+/// remainders by positive constants (the forms shape reification gives a
+/// collapsed or expanded size, and a window's output size: (in + pads -
+/// span) floordiv stride + 1). A product of two factors whose least values
+/// are not known to be non-negative is bounded by the product of their
+/// greatest values, as the sizes it multiplies are never negative.
+Range rangeOfExpr(AffineExpr e, ArrayRef<Range> dims, ArrayRef<Range> symbols) {
   if (auto c = dyn_cast<AffineConstantExpr>(e))
-    return c.getValue();
+    return {c.getValue(), c.getValue()};
   if (auto d = dyn_cast<AffineDimExpr>(e))
     return dims[d.getPosition()];
   if (auto s = dyn_cast<AffineSymbolExpr>(e))
     return symbols[s.getPosition()];
   auto bin = cast<AffineBinaryOpExpr>(e);
-  std::optional<int64_t> a = largestExpr(bin.getLHS(), dims, symbols);
-  std::optional<int64_t> b = largestExpr(bin.getRHS(), dims, symbols);
-  if (!a || !b)
+  Range a = rangeOfExpr(bin.getLHS(), dims, symbols);
+  Range b = rangeOfExpr(bin.getRHS(), dims, symbols);
+  auto add = [](std::optional<int64_t> x,
+                std::optional<int64_t> y) -> std::optional<int64_t> {
+    int64_t r;
+    if (!x || !y || __builtin_add_overflow(*x, *y, &r))
+      return std::nullopt;
+    return r;
+  };
+  auto mul = [](std::optional<int64_t> x, int64_t k) -> std::optional<int64_t> {
+    int64_t r;
+    if (!x || __builtin_mul_overflow(*x, k, &r))
+      return std::nullopt;
+    return r;
+  };
+  auto byConstant = [&](AffineExpr rhs) -> std::optional<int64_t> {
+    if (auto k = dyn_cast<AffineConstantExpr>(rhs))
+      return k.getValue();
     return std::nullopt;
-  int64_t r;
+  };
   switch (e.getKind()) {
   case AffineExprKind::Add:
-    if (__builtin_add_overflow(*a, *b, &r))
-      return std::nullopt;
+    return {add(a.lo, b.lo), add(a.hi, b.hi)};
+  case AffineExprKind::Mul: {
+    if (std::optional<int64_t> k = byConstant(bin.getRHS()))
+      return *k >= 0 ? Range{mul(a.lo, *k), mul(a.hi, *k)}
+                     : Range{mul(a.hi, *k), mul(a.lo, *k)};
+    Range r;
+    int64_t p;
+    if (a.lo && b.lo && *a.lo >= 0 && *b.lo >= 0 &&
+        !__builtin_mul_overflow(*a.lo, *b.lo, &p))
+      r.lo = p;
+    if (a.hi && b.hi && *a.hi >= 0 && *b.hi >= 0 &&
+        !__builtin_mul_overflow(*a.hi, *b.hi, &p))
+      r.hi = p;
     return r;
-  case AffineExprKind::Mul:
-    if (*a < 0 || *b < 0 || __builtin_mul_overflow(*a, *b, &r))
-      return std::nullopt;
-    return r;
+  }
   case AffineExprKind::FloorDiv:
   case AffineExprKind::CeilDiv: {
-    auto k = dyn_cast<AffineConstantExpr>(bin.getRHS());
-    if (!k || k.getValue() <= 0)
-      return std::nullopt;
-    return e.getKind() == AffineExprKind::FloorDiv
-               ? llvm::divideFloorSigned(*a, k.getValue())
-               : llvm::divideCeilSigned(*a, k.getValue());
+    std::optional<int64_t> k = byConstant(bin.getRHS());
+    if (!k || *k <= 0)
+      return {};
+    auto div = [&](std::optional<int64_t> x) -> std::optional<int64_t> {
+      if (!x)
+        return std::nullopt;
+      return e.getKind() == AffineExprKind::FloorDiv
+                 ? llvm::divideFloorSigned(*x, *k)
+                 : llvm::divideCeilSigned(*x, *k);
+    };
+    return {div(a.lo), div(a.hi)};
+  }
+  case AffineExprKind::Mod: {
+    std::optional<int64_t> k = byConstant(bin.getRHS());
+    if (!k || *k <= 0)
+      return {};
+    return {0, *k - 1};
   }
   default:
-    return std::nullopt;
+    return {};
   }
+}
+
+std::optional<int64_t> smallest(Value v, int depth);
+
+/// The range of an index operand of an affine map.
+Range rangeOf(Value v, int depth) {
+  return {smallest(v, depth), largest(v, depth)};
+}
+
+/// The range of each operand of `op`'s affine map, dimensions then symbols.
+template <typename AffineOp>
+SmallVector<Range> operandRanges(AffineOp op, int depth) {
+  SmallVector<Range> values;
+  for (Value operand : op.getMapOperands())
+    values.push_back(rangeOf(operand, depth + 1));
+  return values;
+}
+
+/// The least value of the size `v`, where it can be told: a constant, a
+/// dimension of a shaped value (0), a symbol's size read from the entry
+/// function's dims argument (its minimum, which the runtime checked before
+/// the call: BindSymbolicShapes.cpp), and the affine maps and arithmetic on
+/// those. Differences of sizes (a reshape's size between a product and a
+/// window's output) need it for their largest value.
+std::optional<int64_t> smallest(Value v, int depth) {
+  if (depth > kMaxDepth)
+    return std::nullopt;
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return c.getSExtValue();
+  Operation *def = v.getDefiningOp();
+  if (isa_and_nonnull<memref::DimOp, tensor::DimOp>(def))
+    return 0;
+  if (auto load = dyn_cast_or_null<memref::LoadOp>(def)) {
+    auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    : func::FuncOp();
+    auto bounds =
+        func ? func->getAttrOfType<DenseI64ArrayAttr>(kiln::kSymbolBoundsAttr)
+             : DenseI64ArrayAttr();
+    // While the pass rebuilds the signature, the block has arguments the
+    // function type does not have yet.
+    if (!bounds || !arg.getOwner()->isEntryBlock() ||
+        arg.getArgNumber() >= func.getNumArguments() ||
+        !func.getArgAttr(arg.getArgNumber(), kiln::kDimsArgAttr) ||
+        load.getIndices().size() != 1 ||
+        !matchPattern(load.getIndices()[0], m_ConstantInt(&c)))
+      return std::nullopt;
+    int64_t s = c.getSExtValue();
+    if (s < 0 || 2 * s + 1 >= (int64_t)bounds.size())
+      return std::nullopt;
+    return bounds[2 * s];
+  }
+  if (!def)
+    return std::nullopt;
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
+    return smallest(def->getOperand(0), depth + 1);
+  if (auto min = dyn_cast<affine::AffineMinOp>(def)) {
+    AffineMap map = min.getAffineMap();
+    SmallVector<Range> values = operandRanges(min, depth);
+    ArrayRef<Range> all(values);
+    std::optional<int64_t> least;
+    for (AffineExpr e : map.getResults()) {
+      std::optional<int64_t> k =
+          rangeOfExpr(e, all.take_front(map.getNumDims()),
+                      all.drop_front(map.getNumDims()))
+              .lo;
+      if (!k)
+        return std::nullopt;
+      least = least ? std::min(*least, *k) : *k;
+    }
+    return least;
+  }
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    AffineMap map = apply.getAffineMap();
+    SmallVector<Range> values = operandRanges(apply, depth);
+    ArrayRef<Range> all(values);
+    return rangeOfExpr(map.getResult(0), all.take_front(map.getNumDims()),
+                       all.drop_front(map.getNumDims()))
+        .lo;
+  }
+  if (!isa<arith::MulIOp, arith::AddIOp, arith::MaxSIOp>(def))
+    return std::nullopt;
+  std::optional<int64_t> a = smallest(def->getOperand(0), depth + 1);
+  std::optional<int64_t> b = smallest(def->getOperand(1), depth + 1);
+  int64_t r;
+  if (isa<arith::MaxSIOp>(def))
+    return a && b ? std::max(*a, *b) : a ? a : b;
+  if (!a || !b)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(def))
+    return __builtin_add_overflow(*a, *b, &r) ? std::nullopt
+                                              : std::optional<int64_t>(r);
+  if (*a < 0 || *b < 0 || __builtin_mul_overflow(*a, *b, &r))
+    return std::nullopt;
+  return r;
 }
 
 std::optional<int64_t> largest(Value v, int depth) {
@@ -179,26 +314,24 @@ std::optional<int64_t> largest(Value v, int depth) {
   // output size with ceil_mode takes the smaller of two).
   if (auto min = dyn_cast<affine::AffineMinOp>(def)) {
     AffineMap map = min.getAffineMap();
-    SmallVector<std::optional<int64_t>> values;
-    for (Value operand : min.getMapOperands())
-      values.push_back(largest(operand, depth + 1));
-    ArrayRef<std::optional<int64_t>> all(values);
+    SmallVector<Range> values = operandRanges(min, depth);
+    ArrayRef<Range> all(values);
     std::optional<int64_t> best;
     for (AffineExpr e : map.getResults())
       if (std::optional<int64_t> k =
-              largestExpr(e, all.take_front(map.getNumDims()),
-                          all.drop_front(map.getNumDims())))
+              rangeOfExpr(e, all.take_front(map.getNumDims()),
+                          all.drop_front(map.getNumDims()))
+                  .hi)
         best = best ? std::min(*best, *k) : *k;
     return best;
   }
   if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
     AffineMap map = apply.getAffineMap();
-    SmallVector<std::optional<int64_t>> values;
-    for (Value operand : apply.getMapOperands())
-      values.push_back(largest(operand, depth + 1));
-    ArrayRef<std::optional<int64_t>> all(values);
-    return largestExpr(map.getResult(0), all.take_front(map.getNumDims()),
-                       all.drop_front(map.getNumDims()));
+    SmallVector<Range> values = operandRanges(apply, depth);
+    ArrayRef<Range> all(values);
+    return rangeOfExpr(map.getResult(0), all.take_front(map.getNumDims()),
+                       all.drop_front(map.getNumDims()))
+        .hi;
   }
   auto both = [&](auto combine) -> std::optional<int64_t> {
     std::optional<int64_t> a = largest(def->getOperand(0), depth + 1);

@@ -289,6 +289,38 @@ func.func @window_sizes(%n: index) {
 
 // -----
 
+// A difference of sizes (a product minus a window's output, as the views of
+// a 3-D pooling give): at most the largest minuend less the least value of
+// what it subtracts. Sizes read from the dims argument are at least their
+// symbol's minimum (the runtime checks it before the call), so 3 x 10 - 2 =
+// 28 rows of 32 floats (3584 bytes); a dimension is at least 0, so 3 x 10 -
+// 0 = 30 rows (3840 bytes), the larger, sets the arena.
+// CHECK-LABEL: func.func @difference
+// CHECK-SAME: attributes {kiln.arena_bytes = 3840
+// CHECK-SAME: size = 3584
+// CHECK-SAME: size = 3840
+func.func @difference(%x: memref<?xf32>, %dims: memref<2xi64> {kiln.dims}) attributes {kiln.symbol_bounds = array<i64: 1, 10, 2, 4>} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %raw0 = memref.load %dims[%c0] : memref<2xi64>
+  %n0 = arith.index_cast %raw0 : i64 to index
+  %n = affine.min affine_map<()[s0] -> (s0, 10)>()[%n0]
+  %raw1 = memref.load %dims[%c1] : memref<2xi64>
+  %m0 = arith.index_cast %raw1 : i64 to index
+  %m = affine.min affine_map<()[s0] -> (s0, 4)>()[%m0]
+  %d = affine.apply affine_map<()[s0, s1] -> (s0 * 3 - s1)>()[%n, %m]
+  %t = memref.alloc(%d) : memref<?x32xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<?x32xf32>)
+  %k = memref.dim %x, %c0 : memref<?xf32>
+  %e = affine.apply affine_map<()[s0, s1] -> (s0 * 3 - s1)>()[%n, %k]
+  %u = memref.alloc(%e) : memref<?x32xf32>
+  linalg.fill ins(%zero : f32) outs(%u : memref<?x32xf32>)
+  return
+}
+
+// -----
+
 // A buffer of a loop over the graph (kiln.graph_loop) too large for the
 // stack takes one arena slot, live for the whole loop (its step) and reused
 // by every iteration; the buffer before the loop is live across it too.

@@ -68,3 +68,18 @@ func.func @collapsed_panels(%x: memref<?x?xf32> {kiln.symbols = array<i64: 0, 0>
 func.func @static_graph(%x: memref<3xf32>) -> memref<3xf32> {
   return %x : memref<3xf32>
 }
+
+// A size that subtracts another (a product minus a window's output, as the
+// views of a 3-D pooling give) is bounded by interval arithmetic: at most
+// 3 * 10 minus the least value of a dimension, 0 (it was "no upper bound").
+// CHECK-LABEL: func.func @difference(
+// CHECK-SAME: kiln.output_bounds = array<i64: 30>
+func.func @difference(%x: memref<?x?xf32> {kiln.symbols = array<i64: 0, 1>}) -> memref<?xf32> attributes {kiln.symbol_bounds = array<i64: 1, 10, 2, 4>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %d = affine.apply affine_map<()[s0, s1] -> (s0 * 3 - s1)>()[%n, %m]
+  %y = memref.alloc(%d) : memref<?xf32>
+  return %y : memref<?xf32>
+}
