@@ -181,9 +181,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertRange(OnnxNode &node) {
 /// OneHot 9, 11: on where the (wrapped) index equals the position along
 /// `axis`, off elsewhere.
 FailureOr<SmallVector<Value>> mlir::kiln::convertOneHot(OnnxNode &node) {
-  FailureOr<Value> indices = node.rankedInput(0), values = node.rankedInput(2);
-  if (failed(indices) || failed(values) ||
-      failed(node.requireStaticShape(typeOf(*indices))))
+  FailureOr<Value> indices = sizedInput(node, 0), values = node.rankedInput(2);
+  if (failed(indices) || failed(values))
     return failure();
   ArrayRef<int64_t> in = typeOf(*indices).getShape();
   int64_t r = in.size() + 1;
@@ -223,8 +222,14 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertOneHot(OnnxNode &node) {
   SmallVector<int64_t> withOne(in), iotaShape(r, 1);
   withOne.insert(withOne.begin() + *axis, 1);
   iotaShape[*axis] = depth;
-  if (succeeded(idx))
+  if (succeeded(idx) && typeOf(*indices).hasStaticShape()) {
     idx = reshapeTo(node, *idx, withOne);
+  } else if (succeeded(idx)) {
+    // Indices of run-time sizes (a batch of token ids) keep them.
+    SmallVector<SymSize> sizes = sizesOf(node, *indices);
+    sizes.insert(sizes.begin() + *axis, SymSize::constant(1));
+    idx = reshapeToSizes(node, *idx, sizes);
+  }
   if (failed(idx))
     return failure();
   SmallVector<int64_t> iota;
@@ -241,7 +246,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertOneHot(OnnxNode &node) {
 
 /// EyeLike 9, 22: ones on diagonal k of a 2-D input's shape.
 FailureOr<SmallVector<Value>> mlir::kiln::convertEyeLike(OnnxNode &node) {
-  FailureOr<Value> x = node.staticInput(0);
+  FailureOr<Value> x = sizedInput(node, 0);
   if (failed(x))
     return failure();
   RankedTensorType in = typeOf(*x);
@@ -253,6 +258,17 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertEyeLike(OnnxNode &node) {
   if (auto declared =
           dyn_cast<RankedTensorType>(node.op->getResult(0).getType()))
     elt = declared.getElementType();
+  if (!in.hasStaticShape()) {
+    // Run-time sizes: where col - row is k, compared at run time.
+    FailureOr<Value> diag = colMinusRowOfSizes(
+        node, sizeOf(node, *x, 0), sizeOf(node, *x, 1), "EyeLike's diagonal");
+    if (succeeded(diag))
+      diag = build<EqualOp>(node, *diag,
+                            constI64(node, {node.intAttr("k", 0)}, {}));
+    if (failed(diag))
+      return failure();
+    return one(build<CastOp>(node, *diag, TypeAttr::get(elt)));
+  }
   int64_t k = node.intAttr("k", 0), cols = in.getDimSize(1);
   auto type = RankedTensorType::get(in.getShape(), elt);
   return SmallVector<Value>{constantOf(node, type, [&](int64_t i) {

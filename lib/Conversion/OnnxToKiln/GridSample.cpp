@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
+#include "SymbolicSizes.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -53,9 +54,18 @@ public:
   Value clamp(Value a, double lo, double hi) {
     return op<MinOp>(op<MaxOp>(a, c(lo)), c(hi));
   }
+  /// clamp with a bound of run-time value.
+  Value clamp(Value a, double lo, Value hi) {
+    return op<MinOp>(op<MaxOp>(a, c(lo)), hi);
+  }
   /// 1 where lo <= a <= hi, else 0 (float ops only).
   Value inRange(Value a, double lo, double hi) {
     Value outside = op<MinOp>(op<CeilOp>(op<AbsOp>(sub(a, clamp(a, lo, hi)))), c(1));
+    return sub(c(1), outside);
+  }
+  Value inRange(Value a, double lo, Value hi) {
+    Value outside =
+        op<MinOp>(op<CeilOp>(op<AbsOp>(sub(a, clamp(a, lo, hi)))), c(1));
     return sub(c(1), outside);
   }
   Value reshape(Value v, ArrayRef<int64_t> shape) {
@@ -68,23 +78,65 @@ public:
     }
     return *r;
   }
+  /// reshape to sizes that may be symbolic (static ones as reshape does).
+  Value reshape(Value v, ArrayRef<SymSize> sizes) {
+    if (bad)
+      return {};
+    FailureOr<Value> r = reshapeToSizes(node, v, sizes);
+    if (failed(r)) {
+      bad = true;
+      return {};
+    }
+    return *r;
+  }
 };
 
+/// A spatial axis of the input: its size, static or (kDynamic) the run-time
+/// `sizeF`, a scalar of the element type.
 struct Axis {
   int64_t size;
   bool alignCorners;
   std::string padding;
+  Value sizeF = {};
+  bool dynamic() const { return ShapedType::isDynamic(size); }
+  /// The last index, size - 1, as a value.
+  Value last(Ops &o) const {
+    return dynamic() ? o.sub(sizeF, o.c(1)) : o.c(size - 1);
+  }
 };
 
 /// Grid value in [-1, 1] -> input coordinate.
 Value unnormalize(Ops &o, Value g, const Axis &a) {
+  if (a.dynamic())
+    return a.alignCorners
+               ? o.mul(o.add(g, o.c(1)), o.mul(a.last(o), o.c(0.5)))
+               : o.div(o.sub(o.mul(o.add(g, o.c(1)), a.sizeF), o.c(1)), o.c(2));
   if (a.alignCorners)
     return o.mul(o.add(g, o.c(1)), o.c((a.size - 1) / 2.0));
   return o.div(o.sub(o.mul(o.add(g, o.c(1)), o.c(a.size)), o.c(1)), o.c(2));
 }
 
+/// applyPadding at a run-time size: a span of 0 (one pixel with
+/// align_corners) folds by 1 instead, and the clamp to [0, 0] gives 0.
+Value applyPaddingDynamic(Ops &o, Value x, const Axis &a) {
+  if (a.padding == "border")
+    return o.clamp(x, 0, a.last(o));
+  if (a.padding != "reflection")
+    return x;
+  double lo = a.alignCorners ? 0 : -0.5;
+  Value span = a.alignCorners ? o.op<MaxOp>(a.last(o), o.c(1)) : a.sizeF;
+  Value in = o.op<AbsOp>(o.sub(x, o.c(lo)));
+  Value extra = o.fmod(in, span);
+  Value odd = o.fmod(o.op<FloorOp>(o.div(in, span)), o.c(2));
+  Value r = o.add(o.add(o.c(lo), extra),
+                  o.mul(odd, o.sub(span, o.mul(extra, o.c(2)))));
+  return o.clamp(r, 0, a.last(o));
+}
+
 /// Border and reflection padding move a coordinate into the input.
 Value applyPadding(Ops &o, Value x, const Axis &a) {
+  if (a.dynamic())
+    return applyPaddingDynamic(o, x, a);
   if (a.padding == "border")
     return o.clamp(x, 0, a.size - 1);
   if (a.padding != "reflection")
@@ -120,32 +172,11 @@ SmallVector<Value> cubicCoeffs(Ops &o, Value t) {
 }
 } // namespace
 
-FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
-  FailureOr<Value> xv = node.rankedInput(0), gv = node.rankedInput(1);
-  if (failed(xv) || failed(gv))
-    return failure();
-  RankedTensorType xt = typeOf(*xv), gt = typeOf(*gv);
-  if (failed(node.requireStaticShape(xt)) || failed(node.requireStaticShape(gt)))
-    return failure();
-  // k spatial axes: X [N, C, D1..Dk], grid [N, O1..Ok, k]; GridSample-16
-  // is 2-D only, 20 is N-D (Kiln samples 2-D and 3-D).
-  int64_t k = xt.getRank() - 2;
-  int64_t maxK = node.opset >= 20 ? 3 : 2;
-  if (k < 2 || k > maxK || gt.getRank() != k + 2 || gt.getDimSize(k + 1) != k ||
-      gt.getDimSize(0) != xt.getDimSize(0)) {
-    node.fail() << (maxK == 3 ? "expects X [N, C, H, W] and grid [N, Ho, Wo, "
-                                "2], or X [N, C, D, H, W] and grid [N, Do, Ho, "
-                                "Wo, 3], got "
-                              : "expects X [N, C, H, W] and grid [N, Ho, Wo, "
-                                "2], got ")
-                << xt << " and " << gt;
-    return failure();
-  }
-  if (!isa<FloatType>(xt.getElementType()) || gt.getElementType() != xt.getElementType()) {
-    node.fail() << "expects float X and grid of one element type, got " << xt
-                << " and " << gt;
-    return failure();
-  }
+namespace {
+/// GridSample's mode (opset 20's names as 16's) and padding, checked for
+/// `k` spatial axes.
+FailureOr<std::pair<std::string, std::string>> gridModes(OnnxNode &node,
+                                                         int64_t k) {
   // GridSample 20 renamed the modes (bilinear -> linear, bicubic -> cubic)
   // when it generalized to N-D; Kiln samples 2-D grids with either set.
   bool v20 = node.opset >= 20;
@@ -170,6 +201,111 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
     node.fail() << "padding_mode '" << padding << "' is not supported";
     return failure();
   }
+  return std::pair{mode, padding};
+}
+
+/// The sizes a GridSample of symbolic sizes reshapes to, as polynomials:
+/// the output positions [N, O1..Ok], those with a unit channel, the input's
+/// rows [N * D1 * .. * Dk, C], and D1 * .. * Dk.
+struct GridSizes {
+  SmallVector<SymSize> out, outRow, rows;
+  SymSize pixels = SymSize::constant(1);
+};
+
+FailureOr<GridSizes> gridSizes(OnnxNode &node, Value x, Value grid, int64_t k) {
+  GridSizes g;
+  g.out.push_back(sizeOf(node, grid, 0));
+  std::optional<SymSize> all;
+  for (int64_t d = 0; d < k; ++d) {
+    g.out.push_back(sizeOf(node, grid, d + 1));
+    std::optional<SymSize> p = SymSize::mul(g.pixels, sizeOf(node, x, d + 2));
+    if (!p)
+      break;
+    g.pixels = *p;
+    if (d + 1 == k)
+      all = SymSize::mul(sizeOf(node, x, 0), g.pixels);
+  }
+  if (!all) {
+    node.fail() << "cannot follow the sizes of " << x.getType()
+                << "; give its dimensions one size";
+    return failure();
+  }
+  g.outRow = g.out;
+  g.outRow.push_back(SymSize::constant(1));
+  g.rows = {*all, sizeOf(node, x, 1)};
+  return g;
+}
+
+/// i * D1 * .. * Dk for image i, shaped [N, 1, .., 1] (k ones): a constant,
+/// or an iota of the run-time batch times the run-time pixel count.
+Value imageBases(Ops &o, Value x, int64_t k, int64_t pixels,
+                 const GridSizes *sym) {
+  OnnxNode &node = o.node;
+  auto &b = node.builder;
+  auto i64 = b.getI64Type();
+  int64_t n = typeOf(x).getDimSize(0);
+  if (!sym) {
+    SmallVector<int64_t> baseShape(k + 1, 1);
+    baseShape[0] = n;
+    auto baseType = RankedTensorType::get(baseShape, i64);
+    SmallVector<int64_t> base;
+    for (int64_t i = 0; i < n; ++i)
+      base.push_back(i * pixels);
+    return ConstantOp::create(b, node.loc(), baseType,
+                              DenseElementsAttr::get(baseType, ArrayRef(base)));
+  }
+  SmallVector<SymSize> baseSizes(k + 1, SymSize::constant(1));
+  baseSizes[0] = sizeOf(node, x, 0);
+  FailureOr<Value> iota =
+      iotaOfSize(node, baseSizes[0], i64, "GridSample's image index");
+  FailureOr<Value> stride = sizeAsTensor(node, sym->pixels, i64);
+  if (failed(iota) || failed(stride)) {
+    o.bad = true;
+    return {};
+  }
+  return o.reshape(o.mul(*iota, *stride), ArrayRef<SymSize>(baseSizes));
+}
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
+  FailureOr<Value> xv = node.rankedInput(0), gv = node.rankedInput(1);
+  if (failed(xv) || failed(gv))
+    return failure();
+  RankedTensorType xt = typeOf(*xv), gt = typeOf(*gv);
+  // Symbolic sizes (an image warped at any resolution and batch) take their
+  // run-time values where the formulas use them; the channels are static.
+  bool isStatic = xt.hasStaticShape() && gt.hasStaticShape();
+  if (!isStatic && (!node.sizes || xt.getRank() < 2 || xt.isDynamicDim(1))) {
+    if (failed(node.requireStaticShape(xt)) ||
+        failed(node.requireStaticShape(gt)))
+      return failure();
+    node.fail() << "the channels of " << xt
+                << " must have a static size; give that dimension one size";
+    return failure();
+  }
+  // k spatial axes: X [N, C, D1..Dk], grid [N, O1..Ok, k]; GridSample-16
+  // is 2-D only, 20 is N-D (Kiln samples 2-D and 3-D).
+  int64_t k = xt.getRank() - 2;
+  int64_t maxK = node.opset >= 20 ? 3 : 2;
+  if (k < 2 || k > maxK || gt.getRank() != k + 2 || gt.getDimSize(k + 1) != k ||
+      knownToDiffer(sizeOf(node, *gv, 0), sizeOf(node, *xv, 0))) {
+    node.fail() << (maxK == 3 ? "expects X [N, C, H, W] and grid [N, Ho, Wo, "
+                                "2], or X [N, C, D, H, W] and grid [N, Do, Ho, "
+                                "Wo, 3], got "
+                              : "expects X [N, C, H, W] and grid [N, Ho, Wo, "
+                                "2], got ")
+                << xt << " and " << gt;
+    return failure();
+  }
+  if (!isa<FloatType>(xt.getElementType()) || gt.getElementType() != xt.getElementType()) {
+    node.fail() << "expects float X and grid of one element type, got " << xt
+                << " and " << gt;
+    return failure();
+  }
+  FailureOr<std::pair<std::string, std::string>> modes = gridModes(node, k);
+  if (failed(modes))
+    return failure();
+  auto [mode, padding] = *modes;
   bool align = node.intAttr("align_corners", 0) != 0;
   int64_t n = xt.getDimSize(0), ch = xt.getDimSize(1);
   // Grid component c is spatial axis k - 1 - c (x is the last axis, W).
@@ -179,27 +315,50 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
   int64_t pixels = 1;
   for (int64_t d = 0; d < k; ++d) {
     outShape.push_back(gt.getDimSize(d + 1));
-    pixels *= xt.getDimSize(d + 2);
+    if (isStatic)
+      pixels *= xt.getDimSize(d + 2);
     toChannelsLast.push_back(d + 2);
   }
   toChannelsLast.push_back(1);
   outRow.append(outShape.begin() + 1, outShape.end());
   outRow.push_back(1);
-  SmallVector<Axis> axes;
-  for (int64_t c = 0; c < k; ++c)
-    axes.push_back(Axis{size[c], align, padding});
   Ops o(node, xt.getElementType());
   auto &b = node.builder;
+  auto i64 = b.getI64Type();
+  // With symbolic sizes: the same shapes as polynomials, and each run-time
+  // spatial size as a scalar for the formulas.
+  std::optional<GridSizes> sym;
+  if (!isStatic) {
+    FailureOr<GridSizes> g = gridSizes(node, *xv, *gv, k);
+    if (failed(g))
+      return failure();
+    sym = *g;
+  }
+  SmallVector<Axis> axes;
+  for (int64_t c = 0; c < k; ++c) {
+    axes.push_back(Axis{size[c], align, padding});
+    if (axes.back().dynamic()) {
+      FailureOr<Value> f =
+          sizeAsTensor(node, sizeOf(node, *xv, k + 1 - c), xt.getElementType());
+      if (failed(f))
+        return failure();
+      axes.back().sizeF = *f;
+    }
+  }
 
   // Rows of the input as [N * D1 * .. * Dk, C].
-  Value rows =
-      o.reshape(o.op<TransposeOp>(*xv, b.getDenseI64ArrayAttr(toChannelsLast)),
-                {n * pixels, ch});
+  Value rows = o.op<TransposeOp>(*xv, b.getDenseI64ArrayAttr(toChannelsLast));
+  rows = isStatic ? o.reshape(rows, {n * pixels, ch})
+                  : o.reshape(rows, ArrayRef<SymSize>(sym->rows));
   auto coord = [&](int64_t c) {
     SmallVector<int64_t> offsets(k + 2, 0), sizes(gt.getShape()),
         strides(k + 2, 1);
     offsets[k + 1] = c;
     sizes[k + 1] = 1;
+    if (!isStatic)
+      return o.reshape(
+          sizedPart(node, *gv, SliceBounds{offsets, sizes, strides}),
+          ArrayRef<SymSize>(sym->out));
     Value s = o.op<SliceOp>(*gv, b.getDenseI64ArrayAttr(offsets),
                             b.getDenseI64ArrayAttr(sizes),
                             b.getDenseI64ArrayAttr(strides));
@@ -209,22 +368,23 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
   for (int64_t c = 0; c < k; ++c)
     g.push_back(unnormalize(o, coord(c), axes[c]));
   // n * D1 * .. * Dk for each output position.
-  auto i64 = b.getI64Type();
-  SmallVector<int64_t> baseShape(k + 1, 1);
-  baseShape[0] = n;
-  auto baseType = RankedTensorType::get(baseShape, i64);
-  SmallVector<int64_t> base;
-  for (int64_t i = 0; i < n; ++i)
-    base.push_back(i * pixels);
-  Value imageBase = ConstantOp::create(b, node.loc(), baseType,
-                                       DenseElementsAttr::get(baseType, ArrayRef(base)));
+  Value imageBase = imageBases(o, *xv, k, pixels, sym ? &*sym : nullptr);
   // The sizes of the spatial axes below the outermost, as i64 scalars.
   auto scalarType = RankedTensorType::get({}, i64);
   SmallVector<Value> sizeC(k);
-  for (int64_t c = 0; c + 1 < k; ++c)
+  for (int64_t c = 0; c + 1 < k; ++c) {
+    if (axes[c].dynamic()) {
+      FailureOr<Value> sc =
+          sizeAsTensor(node, sizeOf(node, *xv, k + 1 - c), i64);
+      if (failed(sc))
+        return failure();
+      sizeC[c] = *sc;
+      continue;
+    }
     sizeC[c] = ConstantOp::create(
         b, node.loc(), scalarType,
         DenseElementsAttr::get(scalarType, ArrayRef<int64_t>{size[c]}));
+  }
 
   // Taps: integral positions (already padded, grid order) and weights.
   Value acc;
@@ -232,22 +392,27 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
     if (padding == "zeros") {
       Value inside;
       for (int64_t c = 0; c < k; ++c) {
-        Value r = o.inRange(pos[c], 0, size[c] - 1);
+        Value r = axes[c].dynamic() ? o.inRange(pos[c], 0, axes[c].last(o))
+                                    : o.inRange(pos[c], 0, size[c] - 1);
         inside = inside ? o.mul(inside, r) : r;
       }
       weight = o.mul(weight, inside);
     }
     SmallVector<Value> at;
     for (int64_t c = 0; c < k; ++c)
-      at.push_back(
-          o.op<CastOp>(o.clamp(pos[c], 0, size[c] - 1), TypeAttr::get(i64)));
+      at.push_back(o.op<CastOp>(axes[c].dynamic()
+                                    ? o.clamp(pos[c], 0, axes[c].last(o))
+                                    : o.clamp(pos[c], 0, size[c] - 1),
+                                TypeAttr::get(i64)));
     // Row-major flat index, outermost axis first.
     Value idx = at[k - 1];
     for (int64_t c = k - 2; c >= 0; --c)
       idx = o.add(o.mul(idx, sizeC[c]), at[c]);
     idx = o.add(idx, imageBase);
     Value v = o.op<GatherOp>(rows, idx, b.getI64IntegerAttr(0)); // [N,O..,C]
-    Value t = o.mul(v, o.reshape(weight, outRow));
+    Value t =
+        o.mul(v, isStatic ? o.reshape(weight, outRow)
+                          : o.reshape(weight, ArrayRef<SymSize>(sym->outRow)));
     acc = acc ? o.add(acc, t) : t;
   };
   if (mode == "nearest") {

@@ -424,14 +424,23 @@ mlir::kiln::convertMeanVarianceNormalization(OnnxNode &node) {
 
 /// LRN: x / (bias + alpha / size * sum of squares over a window of
 /// channels)^beta.
+/// The batch and spatial sizes may be symbolic (each window slice keeps
+/// them); the channels must be static.
 FailureOr<SmallVector<Value>> mlir::kiln::convertLRN(OnnxNode &node) {
-  FailureOr<Value> x = floatInput(node, 0);
+  FailureOr<Value> x = sizedInput(node, 0);
+  if (succeeded(x))
+    x = elementwiseFloatInput(node, 0);
   if (failed(x))
     return failure();
   RankedTensorType xt = typeOf(*x);
   int64_t size = node.intAttr("size", 0), rank = xt.getRank();
   if (size <= 0 || rank < 2) {
     node.fail() << "expects a positive size and an input of rank 2 or more";
+    return failure();
+  }
+  if (xt.isDynamicDim(1)) {
+    node.fail() << "the channels (dimension 1 of " << xt
+                << ") must have a static size; give that dimension one size";
     return failure();
   }
   auto &b = node.builder;
@@ -450,9 +459,13 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertLRN(OnnxNode &node) {
   for (int64_t k = 0; k < size; ++k) {
     SmallVector<int64_t> offsets(rank, 0);
     offsets[1] = k;
-    FailureOr<Value> s = build<SliceOp>(
-        node, *padded, b.getDenseI64ArrayAttr(offsets),
-        b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr(strides));
+    FailureOr<Value> s =
+        xt.hasStaticShape()
+            ? build<SliceOp>(node, *padded, b.getDenseI64ArrayAttr(offsets),
+                             b.getDenseI64ArrayAttr(sizes),
+                             b.getDenseI64ArrayAttr(strides))
+            : FailureOr<Value>(sizedPart(node, *padded,
+                                         SliceBounds{offsets, sizes, strides}));
     if (failed(s) || (sum && failed(s = build<AddOp>(node, sum, *s))))
       return failure();
     sum = *s;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Conv.h"
 #include "ShapeInputs.h"
+#include "SymbolicSizes.h"
 
 #include <limits>
 
@@ -14,6 +15,43 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
+/// pool3D's two 2-D poolings where sizes are symbolic: the same views, each
+/// a sized reshape whose sizes are the polynomials of the input's and of
+/// each pooling's output (SymbolicSizes traces a window's output size).
+template <typename Pool2>
+FailureOr<Value>
+pool3DSized(OnnxNode &node, Value x, Pool2 &&pool2, ArrayRef<int64_t> kernel,
+            ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+            ArrayRef<int64_t> pads) {
+  SmallVector<SymSize> s = sizesOf(node, x);
+  std::optional<SymSize> cd = SymSize::mul(s[1], s[2]),
+                         nc = SymSize::mul(s[0], s[1]);
+  if (!cd || !nc) {
+    node.fail() << "cannot follow the sizes " << sizesStr(node, s)
+                << " through a 3-D window; give the dimensions one size";
+    return failure();
+  }
+  FailureOr<Value> v = reshapeToSizes(node, x, {s[0], *cd, s[3], s[4]});
+  if (failed(v) ||
+      failed(v = pool2(*v, {kernel[1], kernel[2]}, {strides[1], strides[2]},
+                       {dilations[1], dilations[2]},
+                       {pads[1], pads[2], pads[4], pads[5]})))
+    return failure();
+  SymSize oh = sizeOf(node, *v, 2), ow = sizeOf(node, *v, 3);
+  std::optional<SymSize> plane = SymSize::mul(oh, ow);
+  if (!plane) {
+    node.fail() << "cannot follow the pooled sizes through a 3-D window; "
+                   "give the dimensions one size";
+    return failure();
+  }
+  if (failed(v = reshapeToSizes(node, *v,
+                                {*nc, SymSize::constant(1), s[2], *plane})) ||
+      failed(v = pool2(*v, {kernel[0], 1}, {strides[0], 1}, {dilations[0], 1},
+                       {pads[0], 0, pads[3], 0})))
+    return failure();
+  return reshapeToSizes(node, *v, {s[0], s[1], sizeOf(node, *v, 2), oh, ow});
+}
+
 /// 3-D pooling as two 2-D poolings: over (H, W) with depth folded into the
 /// channels, then over D with the spatial plane flattened. A pooling window is
 /// a box and so is its valid (unpadded) part, so max and average (with or
@@ -22,8 +60,8 @@ template <typename PoolOp>
 FailureOr<Value> pool3D(OnnxNode &node, Value x, ArrayRef<int64_t> kernel,
                         bool includePad) {
   RankedTensorType xt = typeOf(x);
-  if (failed(node.requireStaticShape(xt)))
-    return failure();
+  if (!xt.hasStaticShape() && !node.sizes)
+    return node.requireStaticShape(xt);
   auto list = [&](StringRef name, int64_t dflt, size_t n) {
     return node.intsAttr(name).value_or(SmallVector<int64_t>(n, dflt));
   };
@@ -41,6 +79,12 @@ FailureOr<Value> pool3D(OnnxNode &node, Value x, ArrayRef<int64_t> kernel,
   if (autoPad == "VALID") {
     pads.assign(6, 0);
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    if (!xt.hasStaticShape()) {
+      node.fail() << "auto_pad " << autoPad << " of a 3-D window needs static "
+                  << "sizes (its padding depends on them), not " << xt
+                  << "; give the pads explicitly or the dimensions one size";
+      return failure();
+    }
     for (int i = 0; i < 3; ++i) {
       int64_t in = s[2 + i], out = (in + strides[i] - 1) / strides[i];
       int64_t total = std::max<int64_t>(
@@ -69,6 +113,8 @@ FailureOr<Value> pool3D(OnnxNode &node, Value x, ArrayRef<int64_t> kernel,
                            b.getDenseI64ArrayAttr(dl),
                            b.getDenseI64ArrayAttr(p), b.getBoolAttr(ceil));
   };
+  if (!xt.hasStaticShape())
+    return pool3DSized(node, x, pool2, kernel, strides, dilations, pads);
   FailureOr<Value> v = reshapeTo(node, x, {s[0], s[1] * s[2], s[3], s[4]});
   if (failed(v) ||
       failed(v = pool2(*v, {kernel[1], kernel[2]}, {strides[1], strides[2]},
@@ -318,7 +364,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGlobalMaxPool(OnnxNode &node) {
 /// ceil_mode window reaching past the padding is refused: its average would
 /// not count the part outside.
 FailureOr<SmallVector<Value>> mlir::kiln::convertLpPool(OnnxNode &node) {
-  FailureOr<Value> x = floatInput(node, 0);
+  // Symbolic sizes go through the pooling as AveragePool's do.
+  FailureOr<Value> x = elementwiseFloatInput(node, 0);
   if (failed(x))
     return failure();
   if (node.intAttr("ceil_mode", 0) != 0) {

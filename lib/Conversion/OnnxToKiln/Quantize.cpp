@@ -81,8 +81,6 @@ FailureOr<int64_t> quantAxis(OnnxNode &node, RankedTensorType x, Value scale) {
   FailureOr<int64_t> a = normalizeAxis(node, axis, x.getRank());
   if (failed(a))
     return failure();
-  if (failed(node.requireStaticShape(x)))
-    return failure();
   return a;
 }
 
@@ -167,7 +165,8 @@ FailureOr<Value> expandBlocks(OnnxNode &node, Value v, RankedTensorType x,
   bool shaped = t.getRank() == x.getRank() &&
                 t.getDimSize(axis) == (n + block - 1) / block;
   for (int64_t d = 0; shaped && d < x.getRank(); ++d)
-    shaped = d == axis || t.getDimSize(d) == x.getDimSize(d);
+    shaped =
+        d == axis || t.getDimSize(d) == x.getDimSize(d) || x.isDynamicDim(d);
   if (!shaped) {
     node.fail() << what << " of shape " << t << " does not match " << x
                 << " in blocks of " << block << " along axis " << axis
@@ -197,8 +196,7 @@ FailureOr<std::pair<Value, Value>> scaleAndZeroPoint(OnnxNode &node, Value x,
   std::string scaleName = (prefix + "_scale").str();
   std::string zpName = (prefix + "_zero_point").str();
   if (int64_t block = node.intAttr("block_size", 0)) {
-    if (block < 0 || failed(node.requireStaticShape(xt)) ||
-        failed(node.requireStaticShape(typeOf(*scale)))) {
+    if (block < 0 || failed(node.requireStaticShape(typeOf(*scale)))) {
       if (block < 0)
         node.fail() << "block_size " << block << " must be positive";
       return failure();
@@ -207,6 +205,14 @@ FailureOr<std::pair<Value, Value>> scaleAndZeroPoint(OnnxNode &node, Value x,
         normalizeAxis(node, node.intAttr("axis", 1), xt.getRank());
     if (failed(axis))
       return failure();
+    // Other dimensions of x may have run-time sizes (checked against the
+    // scale's where they meet); the blocked one is cut at compile time.
+    if (xt.isDynamicDim(*axis)) {
+      node.fail() << "the blocked axis " << *axis << " of " << xt
+                  << " has a run-time size; blocks need it static (give "
+                     "that dimension one size)";
+      return failure();
+    }
     FailureOr<Value> s =
         expandBlocks(node, *scale, xt, *axis, block, scaleName);
     FailureOr<Value> z = zp ? expandBlocks(node, zp, xt, *axis, block, zpName)
@@ -220,6 +226,19 @@ FailureOr<std::pair<Value, Value>> scaleAndZeroPoint(OnnxNode &node, Value x,
     return failure();
   int64_t rank = xt.getRank();
   int64_t n = rank ? xt.getDimSize(*axis) : 1;
+  // An axis of run-time size takes the scale's static length; the
+  // broadcast against x checks at run time that the two agree.
+  RankedTensorType st = typeOf(*scale);
+  bool perTensor = st.hasStaticShape() && st.getNumElements() == 1;
+  if (rank && xt.isDynamicDim(*axis) && !perTensor) {
+    if (st.getRank() != 1 || st.isDynamicDim(0)) {
+      node.fail() << scaleName << " of shape " << st << " must be a 1-D "
+                  << "tensor of static length along axis " << *axis << " of "
+                  << xt << ", whose size is known only at run time";
+      return failure();
+    }
+    n = st.getDimSize(0);
+  }
   FailureOr<Value> s = alongAxis(node, *scale, *axis, rank, n, scaleName);
   FailureOr<Value> z = zp ? alongAxis(node, zp, *axis, rank, n, zpName)
                           : FailureOr<Value>(Value());

@@ -818,25 +818,37 @@ FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
 Value mlir::kiln::sizedPart(OnnxNode &node, Value x,
                             const SliceBounds &bounds) {
   RankedTensorType type = typeOf(x);
-  OpBuilder &b = node.builder;
-  Location loc = node.loc();
-  SmallVector<Value> offsets, sizes;
-  SmallVector<SymSize> dims;
+  SmallVector<SymSize> offsets, sizes;
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < type.getRank(); ++d) {
-    offsets.push_back(
-        arith::ConstantIndexOp::create(b, loc, bounds.offsets[d]));
-    SymSize n = type.isDynamicDim(d) ? node.sizes->dim(x, d)
-                                     : SymSize::constant(bounds.sizes[d]);
-    dims.push_back(n);
+    offsets.push_back(SymSize::constant(bounds.offsets[d]));
+    sizes.push_back(type.isDynamicDim(d) ? node.sizes->dim(x, d)
+                                         : SymSize::constant(bounds.sizes[d]));
     shape.push_back(type.isDynamicDim(d) ? ShapedType::kDynamic
                                          : bounds.sizes[d]);
-    sizes.push_back(node.sizes->materialize(b, loc, n));
+  }
+  return sizedBox(node, x, offsets, sizes, bounds.strides, shape);
+}
+
+Value mlir::kiln::sizedBox(OnnxNode &node, Value x, ArrayRef<SymSize> offsets,
+                           ArrayRef<SymSize> sizes, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> shape) {
+  RankedTensorType type = typeOf(x);
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  SmallVector<Value> offsetValues, sizeValues;
+  SmallVector<int64_t> resultShape(shape);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    offsetValues.push_back(node.sizes->materialize(b, loc, offsets[d]));
+    sizeValues.push_back(node.sizes->materialize(b, loc, sizes[d]));
+    if (shape.empty())
+      resultShape.push_back(
+          sizes[d].getConstant().value_or(ShapedType::kDynamic));
   }
   auto op = SizedSliceOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), x, offsets,
-      sizes, b.getDenseI64ArrayAttr(bounds.strides));
-  node.sizes->setDims(op.getResult(), dims);
+      b, loc, RankedTensorType::get(resultShape, type.getElementType()), x,
+      offsetValues, sizeValues, b.getDenseI64ArrayAttr(strides));
+  node.sizes->setDims(op.getResult(), sizes);
   return op.getResult();
 }
 

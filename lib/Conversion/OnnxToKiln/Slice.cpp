@@ -7,6 +7,7 @@
 #include "SymbolicSizes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -282,6 +283,112 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSlice(OnnxNode &node) {
   return one(buildSlice(node, *x, *bounds));
 }
 
+namespace {
+/// Split along an axis of run-time size n: constant split sizes must add up
+/// to n (a guard); equal parts (before 18) are n / k each, n divisible by k
+/// (a guard); num_outputs k (18) gives k - 1 parts of ceil(n / k) and the
+/// rest, which must not be negative at any n in range.
+FailureOr<SmallVector<Value>>
+splitRunTimeAxis(OnnxNode &node, Value x, int64_t axis,
+                 const std::optional<SmallVector<int64_t>> &given) {
+  SymbolicSizes &S = *node.sizes;
+  int64_t outputs = node.op->getNumResults();
+  SymSize n = sizeOf(node, x, axis);
+  auto refuse = [&](const Twine &why) {
+    node.fail() << "splitting axis " << axis << " of run-time size " << S.str(n)
+                << ": " << why << "; give that dimension one size";
+    return failure();
+  };
+  SmallVector<SymSize> parts;
+  std::optional<SymSize> total = SymSize::constant(0);
+  if (given) {
+    if ((int64_t)given->size() != outputs)
+      return refuse("split has " + Twine(given->size()) +
+                    " sizes but the node has " + Twine(outputs) + " outputs");
+    for (int64_t k : *given) {
+      if (k < 0)
+        return refuse("split sizes must be non-negative, got " + Twine(k));
+      parts.push_back(SymSize::constant(k));
+    }
+  } else if (outputs < 1) {
+    return refuse("the node has no outputs");
+  } else if (node.opset >= 18) {
+    int64_t k = node.intAttr("num_outputs", outputs);
+    if (k != outputs)
+      return refuse("num_outputs is " + Twine(k) + " but the node has " +
+                    Twine(outputs) + " outputs");
+    std::optional<SymSize> up = SymSize::add(n, SymSize::constant(k - 1));
+    std::optional<SymSize> chunk = up ? S.floorDiv(*up, k) : std::nullopt;
+    std::optional<SymSize> used =
+        chunk ? SymSize::mul(*chunk, SymSize::constant(k - 1)) : std::nullopt;
+    std::optional<SymSize> negUsed = used ? SymSize::neg(*used) : std::nullopt;
+    std::optional<SymSize> last =
+        negUsed ? SymSize::add(n, *negUsed) : std::nullopt;
+    if (!last)
+      return refuse("the size of each of its " + Twine(k) +
+                    " parts cannot be followed");
+    // The last part, n - (k - 1) * ceil(n / k), is negative at some small n
+    // (1 element in 3 parts), where ONNX Runtime fails the run: a guard.
+    std::optional<int64_t> lo = S.smallest(*last);
+    if (!lo || *lo < 0) {
+      if (inSubgraph(node))
+        return refuse("the last part may be negative, which a guard would "
+                      "check, and a guard cannot stop a subgraph's run");
+      OpBuilder &b = node.builder;
+      Location loc = node.loc();
+      Value ok = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::sge, S.materialize(b, loc, *last),
+          arith::ConstantIndexOp::create(b, loc, 0));
+      Value okTensor = tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({}, b.getI1Type()), ok);
+      GuardOp::create(b, loc, okTensor,
+                      b.getStringAttr(node.describe() + ": " + S.str(n) +
+                                      " elements do not make " + Twine(k) +
+                                      " parts of ceil(n / " + Twine(k) +
+                                      ") and a non-negative rest; run the "
+                                      "model at another size"));
+    }
+    parts.assign(k - 1, *chunk);
+    parts.push_back(*last);
+  } else {
+    std::optional<SymSize> chunk = S.floorDiv(n, outputs);
+    if (!chunk)
+      return refuse("its parts cannot be followed");
+    parts.assign(outputs, *chunk);
+  }
+  for (const SymSize &p : parts)
+    if (!(total = total ? SymSize::add(*total, p) : std::nullopt))
+      return refuse("its parts cannot be followed");
+  if (*total != n) {
+    if (inSubgraph(node))
+      return refuse("the parts add up to " + S.str(*total) +
+                    ", which a guard would check, and a guard cannot stop a "
+                    "subgraph's run");
+    if (failed(guardSizesEqual(node, *total, n,
+                               "the split parts must cover the axis")))
+      return failure();
+  }
+  RankedTensorType type = typeOf(x);
+  SmallVector<SymSize> offsets(type.getRank(), SymSize::constant(0));
+  SmallVector<SymSize> sizes = sizesOf(node, x);
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  SmallVector<Value> results;
+  SymSize offset = SymSize::constant(0);
+  for (auto [i, p] : llvm::enumerate(parts)) {
+    offsets[axis] = offset;
+    sizes[axis] = p;
+    std::optional<SymSize> next = SymSize::add(offset, p);
+    if (!next)
+      return refuse("its parts cannot be followed");
+    offset = *next;
+    results.push_back(node.resultUsed(i)
+                          ? sizedBox(node, x, offsets, sizes, strides)
+                          : Value());
+  }
+  return results;
+}
+} // namespace
+
 /// Split 2, 11 (split attribute), 13 (split input), 18 (num_outputs). Without
 /// split the outputs are equal; from 18 the last may be smaller.
 FailureOr<SmallVector<Value>> mlir::kiln::convertSplit(OnnxNode &node) {
@@ -295,7 +402,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSplit(OnnxNode &node) {
     return failure();
   // Other dimensions may be symbolic (docs/shapes.md): each part is then a
   // kiln.sized_slice that keeps their run-time sizes.
-  if (type.isDynamicDim(*axis) || (!node.sizes && !type.hasStaticShape())) {
+  if (!node.sizes && !type.hasStaticShape()) {
     node.fail() << "the split axis " << *axis << " of " << type
                 << " must have a static size";
     return failure();
@@ -328,6 +435,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSplit(OnnxNode &node) {
       return failure();
     sizes = *s;
   }
+  if (type.isDynamicDim(*axis))
+    return splitRunTimeAxis(node, *x, *axis, sizes);
   if (sizes) {
     if ((int64_t)sizes->size() != outputs) {
       node.fail() << "split has " << sizes->size() << " sizes but the node has "

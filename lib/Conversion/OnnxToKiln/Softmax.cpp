@@ -70,12 +70,14 @@ FailureOr<Value> mlir::kiln::logSoftmax(OnnxNode &node, Value x, int64_t axis) {
 }
 
 /// Hardmax 1, 11 (the input coerced to 2-D at axis), 13 (one axis): 1 where
-/// the first maximum along the axis is, as equal(argmax, iota), cast.
+/// the first maximum along the axis is, as equal(argmax, iota), cast. Sizes
+/// may be symbolic: the iota then counts to the axis's run-time size.
 FailureOr<SmallVector<Value>> mlir::kiln::convertHardmax(OnnxNode &node) {
-  FailureOr<Value> x = node.staticInput(0);
+  FailureOr<Value> x = sizedInput(node, 0);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
+  bool isStatic = type.hasStaticShape();
   int64_t rank = type.getRank();
   Value in = *x;
   int64_t axis;
@@ -83,10 +85,15 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertHardmax(OnnxNode &node) {
     FailureOr<int64_t> a = normalizeAxis(node, node.intAttr("axis", 1), rank);
     if (failed(a))
       return failure();
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < rank; ++d)
-      (d < *a ? outer : inner) *= type.getDimSize(d);
-    FailureOr<Value> flat = reshapeTo(node, in, {outer, inner});
+    FailureOr<Value> flat;
+    if (isStatic) {
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < rank; ++d)
+        (d < *a ? outer : inner) *= type.getDimSize(d);
+      flat = reshapeTo(node, in, {outer, inner});
+    } else {
+      flat = flattenToSizes(node, in, *a);
+    }
     if (failed(flat))
       return failure();
     in = *flat;
@@ -104,22 +111,36 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertHardmax(OnnxNode &node) {
                       b.getBoolAttr(false));
   if (failed(am))
     return failure();
-  int64_t n = inType.getDimSize(axis);
   SmallVector<int64_t> iotaShape(inType.getRank(), 1);
-  iotaShape[axis] = n;
-  SmallVector<int64_t> iota(n);
-  std::iota(iota.begin(), iota.end(), 0);
-  auto iotaType = RankedTensorType::get(iotaShape, b.getI64Type());
-  Value positions =
-      ConstantOp::create(node.builder, node.loc(), iotaType,
-                         DenseElementsAttr::get(iotaType, ArrayRef(iota)));
-  FailureOr<Value> hit = build<EqualOp>(node, *am, positions);
+  FailureOr<Value> positions;
+  if (!inType.isDynamicDim(axis)) {
+    int64_t n = inType.getDimSize(axis);
+    iotaShape[axis] = n;
+    SmallVector<int64_t> iota(n);
+    std::iota(iota.begin(), iota.end(), 0);
+    auto iotaType = RankedTensorType::get(iotaShape, b.getI64Type());
+    positions = Value(
+        ConstantOp::create(node.builder, node.loc(), iotaType,
+                           DenseElementsAttr::get(iotaType, ArrayRef(iota))));
+  } else {
+    SymSize n = sizeOf(node, in, axis);
+    SmallVector<SymSize> sizes(inType.getRank(), SymSize::constant(1));
+    sizes[axis] = n;
+    positions = iotaOfSize(node, n, b.getI64Type(), "Hardmax's positions");
+    if (succeeded(positions))
+      positions = reshapeToSizes(node, *positions, sizes);
+  }
+  if (failed(positions))
+    return failure();
+  FailureOr<Value> hit = build<EqualOp>(node, *am, *positions);
   if (failed(hit))
     return failure();
   FailureOr<Value> y =
       build<CastOp>(node, *hit, TypeAttr::get(type.getElementType()));
-  if (failed(y))
-    return failure();
+  if (failed(y) || in == *x)
+    return one(y);
+  if (!isStatic)
+    return one(reshapeToSizes(node, *y, sizesOf(node, *x)));
   return one(reshapeTo(node, *y, type.getShape()));
 }
 

@@ -386,6 +386,12 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
     return dim(t.getInput(), t.getPerm()[axis]);
   if (std::optional<SymSize> w = windowDim(def, axis))
     return w;
+  // Constant pads add to the input's size (LRN pads only the channels).
+  if (auto p = dyn_cast<PadOp>(def)) {
+    ArrayRef<int64_t> pads = p.getPads();
+    return SymSize::add(dim(p.getInput(), axis),
+                        SymSize::constant(pads[axis] + pads[axis + rank]));
+  }
   // A scatter writes into a copy of its data; a reversal keeps its shape.
   if (isa<ScatterNDOp, ScatterElementsOp, ReverseSequenceOp>(def))
     return dim(def->getOperand(0), axis);

@@ -201,6 +201,12 @@ FailureOr<Value> vectorOfLength(OnnxNode &node, Value v, Value other,
 /// The box `bounds` of `x`, whose dimensions other than the static ones in
 /// `bounds` keep their run-time sizes, as a kiln.sized_slice.
 Value sizedPart(OnnxNode &node, Value x, const SliceBounds &bounds);
+/// The box of `x` at `offsets` of `sizes` (either may be a run-time size)
+/// with static `strides`, as a kiln.sized_slice of type `shape` (by default
+/// static where a size is a constant).
+Value sizedBox(OnnxNode &node, Value x, ArrayRef<SymSize> offsets,
+               ArrayRef<SymSize> sizes, ArrayRef<int64_t> strides,
+               ArrayRef<int64_t> shape = {});
 /// `x` broadcast (numpy rules) to `sizes`, as kiln.expand or
 /// kiln.sized_expand.
 FailureOr<Value> expandToSizes(OnnxNode &node, Value x,

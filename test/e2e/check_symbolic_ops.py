@@ -1,0 +1,321 @@
+#!/usr/bin/python3
+"""Ops that take run-time sizes one model each (docs/shapes.md): LRN over a
+symbolic batch and image (AlexNet's and GoogLeNet's normalization served at
+any size), 3-D max and average pooling over a symbolic depth, height and
+width (a video clip of any length), LpPool over a symbolic image, Hardmax at
+opset 13 and in the 2-D coercion of opset 11 with symbolic rows, OneHot of
+token ids of run-time shape with a constant depth, EyeLike of a run-time
+matrix, and per-channel QuantizeLinear/DequantizeLinear of an activation
+of run-time batch and length (and along an axis of run-time size, which
+must then have the scale's length), and Split along an axis of run-time
+size (halves, opset 18's num_outputs, constant sizes; sizes that do not
+fit refused at run time naming the node), and GridSample with the image's
+and the grid's sizes symbolic (2-D in every mode and padding, 3-D linear). Each is compiled once with ranges and run at several
+shapes, compared with torch or numpy in float64 (rtol 1e-4, atol 1e-5 for
+float results; exact for Hardmax, OneHot, EyeLike and the int8 round trip),
+and a size past its range is refused.
+
+usage: check_symbolic_ops.py KILN_COMPILE WORKDIR PYTHONPATH
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper as h, numpy_helper as nh
+
+compile_, work, pythonpath = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+sys.path.insert(0, pythonpath)
+import kiln  # noqa: E402
+
+rng = np.random.default_rng(0)
+F32, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def build(name, nodes, x_shape, y_shape, opset, dims, inits=(), x_type=F32,
+          y_type=F32):
+    graph = h.make_graph(
+        nodes, name, [h.make_tensor_value_info("x", x_type, x_shape)],
+        [h.make_tensor_value_info("y", y_type, y_shape)], list(inits))
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 8
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(model, path)
+    so = os.path.join(work, name + ".so")
+    flags = []
+    for sym, (lo, hi) in dims.items():
+        flags += ["--dim", f"{sym}={lo}..{hi}"]
+    r = subprocess.run([compile_, path, "-o", so] + flags, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, (name, r.stderr)
+    assert "one graph that runs at the sizes given at run time" in r.stderr, \
+        (name, r.stderr)
+    return kiln.load(so)
+
+
+def check(name, m, reference, shapes, make=None, exact=False, past=None):
+    for shape in shapes:
+        x = make(shape) if make else rng.standard_normal(shape).astype(np.float32)
+        want = reference(x)
+        got = m(x)[0]
+        assert got.shape == want.shape, (name, shape, got.shape, want.shape)
+        if exact:
+            assert np.array_equal(got, want), (name, shape)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{name} at {shape}")
+    if past:
+        x = make(past) if make else np.zeros(past, np.float32)
+        try:
+            m(x)
+            raise AssertionError(f"{name}: shape {past} past the range ran")
+        except kiln.Error as e:
+            assert "outside the range" in str(e), (name, e)
+    print(f"{name}: {len(shapes)} shapes match")
+
+
+T = lambda a: torch.from_numpy(a).double()  # noqa: E731
+
+# LRN over 8 channels, batch and image symbolic.
+m = build("lrn", [h.make_node("LRN", ["x"], ["y"], name="lrn", size=5,
+                              alpha=2e-3, beta=0.75, bias=2.0)],
+          ["n", 8, "h", "w"], ["n", 8, "h", "w"], 13,
+          {"n": (1, 4), "h": (1, 64), "w": (1, 64)})
+check("LRN", m,
+      lambda x: F.local_response_norm(T(x), 5, 2e-3, 0.75, 2.0).numpy(),
+      [(1, 8, 1, 1), (2, 8, 13, 7), (4, 8, 64, 33)], past=(1, 8, 65, 4))
+
+# 3-D pooling: depth, height and width symbolic, with pads, strides and a
+# dilation (max) and ceil_mode without counting the padding (average).
+m = build("maxpool3d", [h.make_node(
+    "MaxPool", ["x"], ["y"], name="pool", kernel_shape=[3, 2, 3],
+    strides=[2, 1, 2], pads=[1, 0, 1, 1, 1, 1], dilations=[1, 2, 1])],
+    ["n", 3, "d", "h", "w"], ["n", 3, None, None, None], 12,
+    {"n": (1, 2), "d": (3, 16), "h": (3, 24), "w": (3, 24)})
+check("MaxPool 3-D", m,
+      lambda x: F.max_pool3d(F.pad(T(x), (1, 1, 0, 1, 1, 1),
+                                   value=-np.inf), (3, 2, 3), (2, 1, 2),
+                             dilation=(1, 2, 1)).numpy(),
+      [(1, 3, 3, 3, 3), (2, 3, 9, 17, 10), (1, 3, 16, 24, 24)],
+      past=(1, 3, 17, 4, 4))
+m = build("avgpool3d", [h.make_node(
+    "AveragePool", ["x"], ["y"], name="pool", kernel_shape=[2, 3, 3],
+    strides=[2, 2, 2], pads=[0, 1, 1, 0, 1, 1], ceil_mode=1,
+    count_include_pad=0)],
+    ["n", 2, "d", "h", "w"], ["n", 2, None, None, None], 19,
+    {"n": (1, 2), "d": (2, 16), "h": (3, 24), "w": (3, 24)})
+check("AveragePool 3-D", m,
+      lambda x: F.avg_pool3d(T(x), (2, 3, 3), 2, padding=(0, 1, 1),
+                             ceil_mode=True, count_include_pad=False).numpy(),
+      [(1, 2, 2, 3, 3), (2, 2, 7, 11, 16), (1, 2, 16, 24, 23)])
+
+# LpPool p = 2 over a symbolic image.
+m = build("lppool", [h.make_node("LpPool", ["x"], ["y"], name="pool",
+                                 kernel_shape=[3, 3], strides=[2, 2],
+                                 pads=[1, 1, 1, 1], p=2)],
+          ["n", 4, "h", "w"], ["n", 4, None, None], 18,
+          {"n": (1, 3), "h": (2, 40), "w": (2, 40)})
+check("LpPool", m,
+      lambda x: F.lp_pool2d(F.pad(T(x), (1, 1, 1, 1)), 2, 3, 2).numpy(),
+      [(1, 4, 2, 2), (3, 4, 17, 40), (2, 4, 9, 5)])
+
+
+def hardmax(x, axis):
+    # First maximum along the axis, 1 there.
+    idx = np.argmax(x, axis=axis)
+    out = np.zeros_like(x)
+    np.put_along_axis(out, np.expand_dims(idx, axis), 1, axis=axis)
+    return out
+
+
+def ties(shape):
+    # Small integers so rows hold ties: the first maximum must win.
+    return rng.integers(0, 3, shape).astype(np.float32)
+
+
+m = build("hardmax13", [h.make_node("Hardmax", ["x"], ["y"], name="hm",
+                                    axis=1)],
+          ["b", "t", 5], ["b", "t", 5], 13, {"b": (1, 4), "t": (1, 50)})
+check("Hardmax 13", m, lambda x: hardmax(x, 1),
+      [(1, 1, 5), (3, 17, 5), (4, 50, 5)], make=ties, exact=True)
+m = build("hardmax11", [h.make_node("Hardmax", ["x"], ["y"], name="hm",
+                                    axis=1)],
+          ["b", "t", 5], ["b", "t", 5], 11, {"b": (1, 4), "t": (1, 50)})
+check("Hardmax 11", m,
+      lambda x: hardmax(x.reshape(x.shape[0], -1), 1).reshape(x.shape),
+      [(1, 1, 5), (3, 17, 5), (4, 50, 5)], make=ties, exact=True)
+
+# OneHot of token ids [batch, seq] with a constant depth of 7 along axis 1;
+# negative ids count from the end, ids outside [-7, 7) give all off.
+depth = nh.from_array(np.array(7, np.int64), "depth")
+values = nh.from_array(np.array([-1.0, 2.5], np.float32), "values")
+m = build("onehot", [h.make_node("OneHot", ["x", "depth", "values"], ["y"],
+                                 name="onehot", axis=1)],
+          ["b", "s"], ["b", 7, "s"], 11, {"b": (1, 3), "s": (1, 30)},
+          inits=[depth, values], x_type=I64)
+
+
+def onehot(ids):
+    wrapped = np.where(ids < 0, ids + 7, ids)
+    hit = wrapped[:, None, :] == np.arange(7)[None, :, None]
+    return np.where(hit, 2.5, -1.0).astype(np.float32)
+
+
+check("OneHot", m, onehot, [(1, 1), (2, 13), (3, 30)],
+      make=lambda s: rng.integers(-9, 9, s).astype(np.int64), exact=True)
+
+# EyeLike of a [rows, cols] input with k = 1.
+m = build("eyelike", [h.make_node("EyeLike", ["x"], ["y"], name="eye", k=1)],
+          ["r", "c"], ["r", "c"], 9, {"r": (0, 20), "c": (1, 20)})
+check("EyeLike", m, lambda x: np.eye(x.shape[0], x.shape[1], 1,
+                                     dtype=np.float32),
+      [(1, 1), (5, 9), (20, 3), (0, 4)], exact=True, past=(21, 1))
+# Per-channel QuantizeLinear then DequantizeLinear of an activation of
+# run-time batch and length (axis 1, 3 channels, int8 zero points).
+scale = np.array([0.05, 0.1, 0.02], np.float32)
+zero = np.array([-3, 0, 5], np.int8)
+m = build("qdq", [
+    h.make_node("QuantizeLinear", ["x", "scale", "zero"], ["q"], name="q",
+                axis=1),
+    h.make_node("DequantizeLinear", ["q", "scale", "zero"], ["y"], name="dq",
+                axis=1)],
+    ["b", 3, "t"], ["b", 3, "t"], 13, {"b": (1, 4), "t": (1, 40)},
+    inits=[nh.from_array(scale, "scale"), nh.from_array(zero, "zero")])
+
+
+def qdq(x, s=scale[None, :, None], z=zero[None, :, None].astype(np.float64)):
+    q = np.clip(np.round(x.astype(np.float64) / s) + z, -128, 127)
+    return ((q - z) * s).astype(np.float32)
+
+
+check("QuantizeLinear per axis", m, qdq, [(1, 3, 1), (4, 3, 40), (2, 3, 7)],
+      make=lambda s: (rng.standard_normal(s) * 4).astype(np.float32))
+
+# The quantized axis itself of run-time size: the scale's length (3) is the
+# size the run must have; another is refused naming the node.
+m = build("qaxis", [
+    h.make_node("QuantizeLinear", ["x", "scale", "zero"], ["q"], name="q",
+                axis=0),
+    h.make_node("DequantizeLinear", ["q", "scale", "zero"], ["y"], name="dq",
+                axis=0)],
+    ["c", 4], ["c", 4], 13, {"c": (1, 8)},
+    inits=[nh.from_array(scale, "scale"), nh.from_array(zero, "zero")])
+check("QuantizeLinear along a run-time axis", m,
+      lambda x: qdq(x, scale[:, None], zero[:, None].astype(np.float64)),
+      [(3, 4)], make=lambda s: (rng.standard_normal(s) * 4).astype(np.float32))
+try:
+    m(np.zeros((2, 4), np.float32))
+    raise AssertionError("2 rows ran against 3 scales")
+except kiln.Error as e:
+    assert "node 'q' (QuantizeLinear" in str(e), e
+
+
+# GridSample with the image's and the grid's sizes all symbolic (an image
+# warped at any resolution): 2-D in each mode with each padding (a height
+# of 1 with align_corners reflects over an empty span), and 3-D linear.
+def grid_model(name, mode, padding, align, opset, rank):
+    sp = ["d", "h", "w"][3 - rank:]
+    osp = ["od", "oh", "ow"][3 - rank:]
+    graph = h.make_graph(
+        [h.make_node("GridSample", ["x", "g"], ["y"], name="grid", mode=mode,
+                     padding_mode=padding, align_corners=align)],
+        name, [h.make_tensor_value_info("x", F32, ["n", 3] + sp),
+               h.make_tensor_value_info("g", F32, ["n"] + osp + [rank])],
+        [h.make_tensor_value_info("y", F32, ["n", 3] + osp)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 8
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(model, path)
+    so = os.path.join(work, name + ".so")
+    flags = ["--dim", "n=1..2"]
+    for sym in sp + osp:
+        flags += ["--dim", f"{sym}=1..24"]
+    r = subprocess.run([compile_, path, "-o", so] + flags, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, (name, r.stderr)
+    return kiln.load(so)
+
+
+for mode, torch_mode, padding, align, opset in [
+        ("bilinear", "bilinear", "zeros", 0, 16),
+        ("bicubic", "bicubic", "reflection", 1, 16),
+        ("nearest", "nearest", "border", 0, 16),
+        ("linear", "bilinear", "reflection", 0, 20)]:
+    for rank in ([2, 3] if opset >= 20 else [2]):
+        m = grid_model(f"grid_{mode}_{padding}_{rank}d", mode, padding, align,
+                       opset, rank)
+        shapes = [((1, 3, 5, 7), (1, 4, 6)), ((2, 3, 24, 9), (2, 11, 3)),
+                  ((1, 3, 1, 6), (1, 2, 5))] if rank == 2 else \
+                 [((1, 3, 4, 5, 6), (1, 3, 2, 4)), ((2, 3, 2, 7, 3), (2, 5, 1, 2))]
+        for xs, gs in shapes:
+            x = rng.standard_normal(xs).astype(np.float32)
+            g = rng.uniform(-1.3, 1.3, gs + (rank,)).astype(np.float32)
+            want = F.grid_sample(T(x), T(g), mode=torch_mode,
+                                 padding_mode=padding,
+                                 align_corners=bool(align)).numpy()
+            got = m(x, g)[0]
+            assert got.shape == want.shape, (mode, xs, got.shape, want.shape)
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                                       err_msg=f"GridSample {mode} {padding} {xs}")
+        print(f"GridSample {mode} {padding} {rank}-D: {len(shapes)} shapes match")
+
+
+def build_multi(name, nodes, x_shape, outs, opset, dims, inits=()):
+    graph = h.make_graph(
+        nodes, name, [h.make_tensor_value_info("x", F32, x_shape)],
+        [h.make_tensor_value_info(o, F32, None) for o in outs], list(inits))
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 8
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(model, path)
+    so = os.path.join(work, name + ".so")
+    flags = sum((["--dim", f"{k}={lo}..{hi}"] for k, (lo, hi) in dims.items()), [])
+    r = subprocess.run([compile_, path, "-o", so] + flags, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, (name, r.stderr)
+    return kiln.load(so)
+
+
+def check_parts(name, m, shapes, split, bad):
+    for shape in shapes:
+        x = rng.standard_normal(shape).astype(np.float32)
+        got, want = m(x), split(x)
+        assert len(got) == len(want), name
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and np.array_equal(g, w), (name, shape)
+    for shape in bad:
+        try:
+            m(np.zeros(shape, np.float32))
+            raise AssertionError(f"{name}: {shape} ran")
+        except kiln.Error as e:
+            assert "(Split, opset" in str(e), (name, e)
+    print(f"{name}: {len(shapes)} shapes match, {len(bad)} refused")
+
+
+# Split along an axis of run-time size: a classifier-free-guidance chunk(2)
+# of the batch (an odd batch is refused at run time), num_outputs 3 of
+# opset 18 (the last part smaller; 1 element leaves a negative rest), and
+# constant sizes [2, 3] (the axis must be 5).
+m = build_multi("split_even", [h.make_node("Split", ["x"], ["a", "b"],
+                                           name="split", axis=0)],
+                ["b", 4], ["a", "b"], 13, {"b": (1, 16)})
+check_parts("Split in halves", m, [(2, 4), (16, 4)],
+            lambda x: np.split(x, 2, axis=0), [(3, 4)])
+m = build_multi("split_18", [h.make_node("Split", ["x"], ["a", "b", "c"],
+                                         name="split", axis=1,
+                                         num_outputs=3)],
+                [2, "t"], ["a", "b", "c"], 18, {"t": (1, 30)})
+check_parts("Split num_outputs", m, [(2, 7), (2, 30), (2, 2)],
+            lambda x: np.split(x, [-(-x.shape[1] // 3), 2 * -(-x.shape[1] // 3)],
+                               axis=1), [(2, 1)])
+m = build_multi("split_sizes", [h.make_node("Split", ["x", "sizes"], ["a", "b"],
+                                            name="split", axis=1)],
+                ["b", "t"], ["a", "b"], 13, {"b": (1, 4), "t": (1, 9)},
+                inits=[nh.from_array(np.array([2, 3], np.int64), "sizes")])
+check_parts("Split sizes", m, [(1, 5), (4, 5)],
+            lambda x: np.split(x, [2], axis=1), [(1, 6)])
+print("symbolic ops: all match")
