@@ -9,8 +9,10 @@ matrix, and per-channel QuantizeLinear/DequantizeLinear of an activation
 of run-time batch and length (and along an axis of run-time size, which
 must then have the scale's length), and Split along an axis of run-time
 size (halves, opset 18's num_outputs, constant sizes; sizes that do not
-fit refused at run time naming the node), and GridSample with the image's
-and the grid's sizes symbolic (2-D in every mode and padding, 3-D linear). Each is compiled once with ranges and run at several
+fit refused at run time naming the node), GridSample with the image's
+and the grid's sizes symbolic (2-D in every mode and padding, 3-D linear),
+and RoiAlign over a run-time number of boxes on an image of run-time size
+(against torchvision). Each is compiled once with ranges and run at several
 shapes, compared with torch or numpy in float64 (rtol 1e-4, atol 1e-5 for
 float results; exact for Hardmax, OneHot, EyeLike and the int8 round trip),
 and a size past its range is refused.
@@ -262,6 +264,47 @@ for mode, torch_mode, padding, align, opset in [
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
                                        err_msg=f"GridSample {mode} {padding} {xs}")
         print(f"GridSample {mode} {padding} {rank}-D: {len(shapes)} shapes match")
+
+
+# RoiAlign over boxes of run-time count (what a detector's NMS leaves) on an
+# image of run-time batch and size, both coordinate modes (avg, the mode
+# torchvision computes), against torchvision.ops.roi_align.
+from torchvision.ops import roi_align  # noqa: E402
+
+for ctm, aligned in [("half_pixel", True), ("output_half_pixel", False)]:
+    graph = h.make_graph(
+        [h.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], name="roi",
+                     output_height=3, output_width=4, sampling_ratio=2,
+                     spatial_scale=0.5, coordinate_transformation_mode=ctm)],
+        "roi", [h.make_tensor_value_info("x", F32, ["n", 4, "h", "w"]),
+                h.make_tensor_value_info("rois", F32, ["r", 4]),
+                h.make_tensor_value_info("idx", I64, ["r"])],
+        [h.make_tensor_value_info("y", F32, ["r", 4, 3, 4])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 16)])
+    model.ir_version = 8
+    path = os.path.join(work, f"roi_{ctm}.onnx")
+    onnx.save(model, path)
+    so = os.path.join(work, f"roi_{ctm}.so")
+    r = subprocess.run([compile_, path, "-o", so, "--dim", "n=1..3", "--dim",
+                        "h=2..40", "--dim", "w=2..40", "--dim", "r=0..50"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    m = kiln.load(so)
+    for n, hh, ww, count in [(1, 9, 13, 5), (3, 40, 17, 50), (2, 2, 3, 1),
+                             (1, 8, 8, 0)]:
+        x = rng.standard_normal((n, 4, hh, ww)).astype(np.float32)
+        lo = rng.uniform(-4, 2 * max(hh, ww), (count, 2))
+        rois = np.concatenate([lo, lo + rng.uniform(0, 30, (count, 2))],
+                              1).astype(np.float32)
+        idx = rng.integers(0, n, count).astype(np.int64)
+        want = roi_align(T(x), torch.cat([T(idx[:, None].astype(np.float32)),
+                                          T(rois)], 1), (3, 4), 0.5, 2,
+                         aligned).numpy()
+        got = m(x, rois, idx)[0]
+        assert got.shape == want.shape, (ctm, got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                                   err_msg=f"RoiAlign {ctm} {x.shape} {count}")
+    print(f"RoiAlign {ctm}: 4 shapes match")
 
 
 def build_multi(name, nodes, x_shape, outs, opset, dims, inits=()):

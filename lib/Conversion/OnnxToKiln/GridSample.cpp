@@ -173,6 +173,27 @@ SmallVector<Value> cubicCoeffs(Ops &o, Value t) {
 } // namespace
 
 namespace {
+/// Whether a sampling op's image `x` and `others` are all static; with
+/// symbolic sizes the conversion needs the function's sizes and static
+/// channels (dimension 1 of x).
+FailureOr<bool> staticSampling(OnnxNode &node, RankedTensorType x,
+                               ArrayRef<RankedTensorType> others) {
+  bool isStatic =
+      x.hasStaticShape() && llvm::all_of(others, [](RankedTensorType t) {
+        return t.hasStaticShape();
+      });
+  if (isStatic || (node.sizes && x.getRank() >= 2 && !x.isDynamicDim(1)))
+    return isStatic;
+  if (failed(node.requireStaticShape(x)))
+    return failure();
+  for (RankedTensorType t : others)
+    if (failed(node.requireStaticShape(t)))
+      return failure();
+  node.fail() << "the channels of " << x
+              << " must have a static size; give that dimension one size";
+  return failure();
+}
+
 /// GridSample's mode (opset 20's names as 16's) and padding, checked for
 /// `k` spatial axes.
 FailureOr<std::pair<std::string, std::string>> gridModes(OnnxNode &node,
@@ -273,16 +294,11 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
     return failure();
   RankedTensorType xt = typeOf(*xv), gt = typeOf(*gv);
   // Symbolic sizes (an image warped at any resolution and batch) take their
-  // run-time values where the formulas use them; the channels are static.
-  bool isStatic = xt.hasStaticShape() && gt.hasStaticShape();
-  if (!isStatic && (!node.sizes || xt.getRank() < 2 || xt.isDynamicDim(1))) {
-    if (failed(node.requireStaticShape(xt)) ||
-        failed(node.requireStaticShape(gt)))
-      return failure();
-    node.fail() << "the channels of " << xt
-                << " must have a static size; give that dimension one size";
+  // run-time values where the formulas use them.
+  FailureOr<bool> allStatic = staticSampling(node, xt, {gt});
+  if (failed(allStatic))
     return failure();
-  }
+  bool isStatic = *allStatic;
   // k spatial axes: X [N, C, D1..Dk], grid [N, O1..Ok, k]; GridSample-16
   // is 2-D only, 20 is N-D (Kiln samples 2-D and 3-D).
   int64_t k = xt.getRank() - 2;
@@ -469,6 +485,40 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertGridSample(OnnxNode &node) {
       build<TransposeOp>(node, acc, b.getDenseI64ArrayAttr(toChannelsFirst)));
 }
 
+namespace {
+/// RoiAlign's run-time sizes: the boxes' count R, the image's height and
+/// width as scalars of its element type and (W, H * W) as i64, and its rows
+/// [N * H * W, C].
+struct RoiSizes {
+  SymSize r;
+  Value hF, wF, wI, hwI;
+  SmallVector<SymSize> rows;
+};
+
+LogicalResult roiSizes(OnnxNode &node, Value x, Value rois, RoiSizes &s) {
+  Type elt = typeOf(x).getElementType(), i64 = node.builder.getI64Type();
+  SymSize h = sizeOf(node, x, 2), w = sizeOf(node, x, 3);
+  std::optional<SymSize> hw = SymSize::mul(h, w);
+  std::optional<SymSize> all =
+      hw ? SymSize::mul(sizeOf(node, x, 0), *hw) : std::nullopt;
+  if (!all) {
+    node.fail() << "cannot follow the sizes of " << x.getType()
+                << "; give its dimensions one size";
+    return failure();
+  }
+  s.r = sizeOf(node, rois, 0);
+  s.rows = {*all, sizeOf(node, x, 1)};
+  FailureOr<Value> hF = sizeAsTensor(node, h, elt),
+                   wF = sizeAsTensor(node, w, elt),
+                   wI = sizeAsTensor(node, w, i64),
+                   hwI = sizeAsTensor(node, *hw, i64);
+  if (failed(hF) || failed(wF) || failed(wI) || failed(hwI))
+    return failure();
+  s.hF = *hF, s.wF = *wF, s.wI = *wI, s.hwI = *hwI;
+  return success();
+}
+} // namespace
+
 /// RoiAlign (opset 10, 16): per box, `sampling_ratio`^2 bilinear samples per
 /// output bin (ONNX's rules: samples beyond one pixel outside the input give
 /// 0, others clamp to the edge), averaged or maxed.
@@ -478,9 +528,12 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertRoiAlign(OnnxNode &node) {
   if (failed(xv) || failed(rv) || failed(bv))
     return failure();
   RankedTensorType xt = typeOf(*xv), rt = typeOf(*rv);
-  if (failed(node.requireStaticShape(xt)) || failed(node.requireStaticShape(rt)) ||
-      failed(node.requireStaticShape(typeOf(*bv))))
+  // Symbolic sizes: the boxes' count (what a detector's NMS leaves) and the
+  // image's batch and size.
+  FailureOr<bool> allStatic = staticSampling(node, xt, {rt, typeOf(*bv)});
+  if (failed(allStatic))
     return failure();
+  bool isStatic = *allStatic;
   if (xt.getRank() != 4 || rt.getRank() != 2 || rt.getDimSize(1) != 4 ||
       !isa<FloatType>(xt.getElementType()) || rt.getElementType() != xt.getElementType()) {
     node.fail() << "expects float X [N, C, H, W] and rois [R, 4] of the same "
@@ -514,14 +567,28 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertRoiAlign(OnnxNode &node) {
   Ops o(node, xt.getElementType());
   auto &b = node.builder;
   auto i64 = b.getI64Type();
+  // Run-time sizes: R, the image's height and width (as scalars of the
+  // element type, and as i64 for the row index) and its rows.
+  RoiSizes sym;
+  if (!isStatic && failed(roiSizes(node, *xv, *rv, sym)))
+    return failure();
+  auto rShape = [&](ArrayRef<int64_t> rest) {
+    SmallVector<SymSize> sizes{sym.r};
+    for (int64_t d : rest)
+      sizes.push_back(SymSize::constant(d));
+    return sizes;
+  };
 
-  Value rows = o.reshape(o.op<TransposeOp>(*xv, b.getDenseI64ArrayAttr({0, 2, 3, 1})),
-                         {n * h * w, ch});
+  Value rows = o.op<TransposeOp>(*xv, b.getDenseI64ArrayAttr({0, 2, 3, 1}));
+  rows = isStatic ? o.reshape(rows, {n * h * w, ch})
+                  : o.reshape(rows, ArrayRef<SymSize>(sym.rows));
   // Box coordinate k as [R, 1], scaled and shifted.
   auto box = [&](int64_t k) {
-    Value s = o.op<SliceOp>(*rv, b.getDenseI64ArrayAttr({0, k}),
-                            b.getDenseI64ArrayAttr({r, 1}),
-                            b.getDenseI64ArrayAttr({1, 1}));
+    Value s = isStatic
+                  ? o.op<SliceOp>(*rv, b.getDenseI64ArrayAttr({0, k}),
+                                  b.getDenseI64ArrayAttr({r, 1}),
+                                  b.getDenseI64ArrayAttr({1, 1}))
+                  : sizedPart(node, *rv, SliceBounds{{0, k}, {r, 1}, {1, 1}});
     return o.sub(o.mul(s, o.c(scale)), o.c(half ? 0.5 : 0.0));
   };
   Value x0 = box(0), y0 = box(1), x1 = box(2), y1 = box(3);
@@ -543,37 +610,68 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertRoiAlign(OnnxNode &node) {
     return o.op<CastOp>(c, TypeAttr::get(o.elt));
   };
   int64_t sy = oh * ratio, sx = ow * ratio;
-  Value ys = o.reshape(o.add(y0, o.mul(bh, offsets(oh))), {r, sy, 1});
-  Value xs = o.reshape(o.add(x0, o.mul(bw, offsets(ow))), {r, 1, sx});
-  Value valid = o.mul(o.inRange(ys, -1, h), o.inRange(xs, -1, w)); // [R,Sy,Sx]
-  ys = o.clamp(ys, 0, h - 1);
-  xs = o.clamp(xs, 0, w - 1);
+  Value ys = o.add(y0, o.mul(bh, offsets(oh)));
+  ys = isStatic ? o.reshape(ys, {r, sy, 1})
+                : o.reshape(ys, ArrayRef<SymSize>(rShape({sy, 1})));
+  Value xs = o.add(x0, o.mul(bw, offsets(ow)));
+  xs = isStatic ? o.reshape(xs, {r, 1, sx})
+                : o.reshape(xs, ArrayRef<SymSize>(rShape({1, sx})));
+  Value valid, yh, xh;
+  if (isStatic) {
+    valid = o.mul(o.inRange(ys, -1, h), o.inRange(xs, -1, w)); // [R,Sy,Sx]
+    ys = o.clamp(ys, 0, h - 1);
+    xs = o.clamp(xs, 0, w - 1);
+  } else {
+    valid = o.mul(o.inRange(ys, -1, sym.hF), o.inRange(xs, -1, sym.wF));
+    ys = o.clamp(ys, 0, o.sub(sym.hF, o.c(1)));
+    xs = o.clamp(xs, 0, o.sub(sym.wF, o.c(1)));
+  }
   Value yl = o.op<FloorOp>(ys), xl = o.op<FloorOp>(xs);
-  Value yh = o.op<MinOp>(o.add(yl, o.c(1)), o.c(h - 1)),
-        xh = o.op<MinOp>(o.add(xl, o.c(1)), o.c(w - 1));
+  if (isStatic) {
+    yh = o.op<MinOp>(o.add(yl, o.c(1)), o.c(h - 1));
+    xh = o.op<MinOp>(o.add(xl, o.c(1)), o.c(w - 1));
+  } else {
+    yh = o.op<MinOp>(o.add(yl, o.c(1)), o.sub(sym.hF, o.c(1)));
+    xh = o.op<MinOp>(o.add(xl, o.c(1)), o.sub(sym.wF, o.c(1)));
+  }
   Value ly = o.sub(ys, yl), lx = o.sub(xs, xl);
   Value hy = o.sub(o.c(1), ly), hx = o.sub(o.c(1), lx);
 
   Value batch = o.op<CastOp>(*bv, TypeAttr::get(i64));
   auto hwType = RankedTensorType::get({}, i64);
-  Value hw = ConstantOp::create(b, node.loc(), hwType,
-                                DenseElementsAttr::get(hwType, ArrayRef<int64_t>{h * w}));
-  Value wC = ConstantOp::create(b, node.loc(), hwType,
-                                DenseElementsAttr::get(hwType, ArrayRef<int64_t>{w}));
-  Value base = o.reshape(o.mul(batch, hw), {r, 1, 1});
+  Value hw, wC;
+  if (isStatic) {
+    hw = ConstantOp::create(
+        b, node.loc(), hwType,
+        DenseElementsAttr::get(hwType, ArrayRef<int64_t>{h * w}));
+    wC = ConstantOp::create(
+        b, node.loc(), hwType,
+        DenseElementsAttr::get(hwType, ArrayRef<int64_t>{w}));
+  } else {
+    hw = sym.hwI;
+    wC = sym.wI;
+  }
+  Value base =
+      isStatic ? o.reshape(o.mul(batch, hw), {r, 1, 1})
+               : o.reshape(o.mul(batch, hw), ArrayRef<SymSize>(rShape({1, 1})));
   Value acc;
   auto tap = [&](Value yy, Value xx, Value weight) {
     Value cy = o.op<CastOp>(yy, TypeAttr::get(i64)), cx = o.op<CastOp>(xx, TypeAttr::get(i64));
     Value idx = o.add(o.add(o.mul(cy, wC), cx), base); // [R,Sy,Sx]
     Value g = o.op<GatherOp>(rows, idx, b.getI64IntegerAttr(0)); // [R,Sy,Sx,C]
-    Value t = o.mul(g, o.reshape(o.mul(weight, valid), {r, sy, sx, 1}));
+    Value wv = o.mul(weight, valid);
+    wv = isStatic ? o.reshape(wv, {r, sy, sx, 1})
+                  : o.reshape(wv, ArrayRef<SymSize>(rShape({sy, sx, 1})));
+    Value t = o.mul(g, wv);
     acc = !acc ? t : mode == "avg" ? o.add(acc, t) : o.op<MaxOp>(acc, t);
   };
   tap(yl, xl, o.mul(hy, hx));
   tap(yl, xh, o.mul(hy, lx));
   tap(yh, xl, o.mul(ly, hx));
   tap(yh, xh, o.mul(ly, lx));
-  Value bins = o.reshape(acc, {r, oh, ratio, ow, ratio, ch});
+  Value bins = isStatic ? o.reshape(acc, {r, oh, ratio, ow, ratio, ch})
+                        : o.reshape(acc, ArrayRef<SymSize>(rShape(
+                                             {oh, ratio, ow, ratio, ch})));
   auto axes = b.getDenseI64ArrayAttr({2, 4});
   Value pooled = mode == "avg"
                      ? o.div(o.op<ReduceSumOp>(bins, axes, b.getBoolAttr(false)),
