@@ -54,6 +54,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data"
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+# Tests whose reference data hold float32 noise where the exact result is 0
+# and Kiln's values are the more accurate ones (docs/conformance.md, "Known
+# differences"): their mismatch is not a compiler bug for --no-bugs.
+MORE_ACCURATE = {"test_dft_inverse", "test_dft_inverse_opset19"}
+
 CLASSES = ["pass", "fail-numbers", "random", "unsupported", "compile-error", "run-error", "crash",
            "timeout"]
 DEFAULT_JSON = os.path.join(HERE, "results.json")
@@ -726,8 +731,10 @@ def main():
         # Whatever does not pass must be a stated refusal: never a crash, a
         # wrong number or an internal error reaching the user.
         bugs = [r for r in results
-                if r["status"] in ("crash", "fail-numbers")
-                or "internal error" in r["message"]]
+                if (r["status"] == "crash"
+                    or (r["status"] == "fail-numbers"
+                        and r["name"] not in MORE_ACCURATE)
+                    or "internal error" in r["message"])]
         if bugs:
             print(f"\nFAIL: {len(bugs)} tests hit a compiler bug:")
             for r in bugs:

@@ -11,8 +11,9 @@ must then have the scale's length), and Split along an axis of run-time
 size (halves, opset 18's num_outputs, constant sizes; sizes that do not
 fit refused at run time naming the node), GridSample with the image's
 and the grid's sizes symbolic (2-D in every mode and padding, 3-D linear),
-and RoiAlign over a run-time number of boxes on an image of run-time size
-(against torchvision). Each is compiled once with ranges and run at several
+RoiAlign over a run-time number of boxes on an image of run-time size
+(against torchvision), and DFT of a batch of signals of run-time count
+(against numpy.fft). Each is compiled once with ranges and run at several
 shapes, compared with torch or numpy in float64 (rtol 1e-4, atol 1e-5 for
 float results; exact for Hardmax, OneHot, EyeLike and the int8 round trip),
 and a size past its range is refused.
@@ -305,6 +306,33 @@ for ctm, aligned in [("half_pixel", True), ("output_half_pixel", False)]:
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
                                    err_msg=f"RoiAlign {ctm} {x.shape} {count}")
     print(f"RoiAlign {ctm}: 4 shapes match")
+
+
+# DFT of a batch of signals of run-time count and frames (the transformed
+# axis static): a onesided real FFT of 16 points along axis 2 of
+# [batch, frames, 16, 1] (opset 17), and an inverse complex DFT of 12 points
+# (opset 20, axis -2 by default) of [batch, 12, 2], against numpy.fft.
+m = build("rfft", [h.make_node("DFT", ["x"], ["y"], name="dft", axis=2,
+                               onesided=1)],
+          ["b", "t", 16, 1], ["b", "t", 9, 2], 17, {"b": (1, 3), "t": (1, 20)})
+
+
+def rfft(x):
+    f = np.fft.rfft(x[..., 0].astype(np.float64), axis=2)
+    return np.stack([f.real, f.imag], -1).astype(np.float32)
+
+
+check("DFT onesided", m, rfft, [(1, 1, 16, 1), (3, 20, 16, 1), (2, 7, 16, 1)])
+m = build("idft", [h.make_node("DFT", ["x"], ["y"], name="dft", inverse=1)],
+          ["b", 12, 2], ["b", 12, 2], 20, {"b": (0, 5)})
+
+
+def idft(x):
+    f = np.fft.ifft(x[..., 0].astype(np.float64) + 1j * x[..., 1], axis=1)
+    return np.stack([f.real, f.imag], -1).astype(np.float32)
+
+
+check("DFT inverse", m, idft, [(1, 12, 2), (5, 12, 2), (0, 12, 2)])
 
 
 def build_multi(name, nodes, x_shape, outs, opset, dims, inits=()):

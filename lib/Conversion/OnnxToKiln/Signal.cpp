@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
+#include "SymbolicSizes.h"
 
 #include <cmath>
 #include <numeric>
@@ -15,7 +16,8 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-/// Slices `x` to [offset, offset + size) along `axis` (step 1).
+/// Slices `x` to [offset, offset + size) along `axis` (step 1); other
+/// dimensions may have run-time sizes.
 FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
                            int64_t offset, int64_t size) {
   RankedTensorType t = typeOf(x);
@@ -23,15 +25,18 @@ FailureOr<Value> sliceAxis(OnnxNode &node, Value x, int64_t axis,
       strides(t.getRank(), 1);
   offsets[axis] = offset;
   sizes[axis] = size;
+  if (!t.hasStaticShape())
+    return sizedPart(node, x, SliceBounds{offsets, sizes, strides});
   auto &b = node.builder;
   return build<SliceOp>(node, x, b.getDenseI64ArrayAttr(offsets),
                         b.getDenseI64ArrayAttr(sizes),
                         b.getDenseI64ArrayAttr(strides));
 }
 
-/// Input 0, a static float32 signal (DFT and STFT compute in float32).
-FailureOr<Value> float32Signal(OnnxNode &node) {
-  FailureOr<Value> x = node.staticInput(0);
+/// Input 0, a float32 signal (DFT and STFT compute in float32): static, or
+/// with `sized` of run-time sizes where the function has them.
+FailureOr<Value> float32Signal(OnnxNode &node, bool sized = false) {
+  FailureOr<Value> x = sized ? sizedInput(node, 0) : node.staticInput(0);
   if (succeeded(x) && !typeOf(*x).getElementType().isF32()) {
     node.fail() << "element type " << typeOf(*x).getElementType()
                 << " is not supported for " << node.opType()
@@ -94,13 +99,24 @@ FailureOr<Value> dftAlong(OnnxNode &node, Value xValue, int64_t axis,
   // Samples (or bins) read along the axis.
   int64_t used = irfft ? n / 2 + 1 : n;
 
-  // Real and imaginary parts without the trailing dimension.
+  // Real and imaginary parts without the trailing dimension. Dimensions
+  // other than the axis may have run-time sizes (a batch of signals): the
+  // same views as sized reshapes.
+  bool isStatic = type.hasStaticShape();
+  SmallVector<SymSize> sizes =
+      isStatic ? SmallVector<SymSize>() : sizesOf(node, xValue);
+  auto reshapeAny = [&](Value v, ArrayRef<int64_t> shape,
+                        ArrayRef<SymSize> sym) {
+    return isStatic ? reshapeTo(node, v, shape) : reshapeToSizes(node, v, sym);
+  };
   SmallVector<int64_t> partShape(type.getShape().drop_back());
+  SmallVector<SymSize> partSizes(
+      ArrayRef<SymSize>(sizes).drop_back(isStatic ? 0 : 1));
   auto part = [&](int64_t index) -> FailureOr<Value> {
     FailureOr<Value> s = sliceAxis(node, *x, rank - 1, index, 1);
     if (failed(s))
       return failure();
-    return reshapeTo(node, *s, partShape);
+    return reshapeAny(*s, partShape, partSizes);
   };
   int64_t prank = rank - 1;
   // Move the transformed axis last and view the rest as rows.
@@ -114,12 +130,25 @@ FailureOr<Value> dftAlong(OnnxNode &node, Value xValue, int64_t axis,
     inversePerm[perm[i]] = i;
   int64_t rows = 1;
   SmallVector<int64_t> outPermuted;
+  std::optional<SymSize> rowCount = SymSize::constant(1);
+  SmallVector<SymSize> outPermutedSizes;
   for (int64_t d = 0; d < prank; ++d)
     if (d != axis) {
       rows *= partShape[d];
       outPermuted.push_back(partShape[d]);
+      if (!isStatic) {
+        rowCount =
+            rowCount ? SymSize::mul(*rowCount, partSizes[d]) : std::nullopt;
+        outPermutedSizes.push_back(partSizes[d]);
+      }
     }
   outPermuted.push_back(k);
+  outPermutedSizes.push_back(SymSize::constant(k));
+  if (!rowCount) {
+    node.fail() << "cannot follow the sizes of " << type
+                << "; give its dimensions one size";
+    return failure();
+  }
 
   auto asRows = [&](Value p) -> FailureOr<Value> {
     FailureOr<Value> t = transposeBy(node, p, perm);
@@ -136,7 +165,7 @@ FailureOr<Value> dftAlong(OnnxNode &node, Value xValue, int64_t axis,
     }
     if (failed(t))
       return failure();
-    return reshapeTo(node, *t, {rows, used});
+    return reshapeAny(*t, {rows, used}, {*rowCount, SymSize::constant(used)});
   };
 
   FailureOr<Value> re = part(0);
@@ -192,13 +221,18 @@ FailureOr<Value> dftAlong(OnnxNode &node, Value xValue, int64_t axis,
   outShape[axis] = k;
   SmallVector<int64_t> stacked(outShape);
   stacked.push_back(1);
+  SmallVector<SymSize> stackedSizes(partSizes);
+  if (!isStatic) {
+    stackedSizes[axis] = SymSize::constant(k);
+    stackedSizes.push_back(SymSize::constant(1));
+  }
   SmallVector<Value> parts;
   for (Value y : {*yRe, *yIm}) {
     if (!y)
       continue;
-    FailureOr<Value> r = reshapeTo(node, y, outPermuted);
+    FailureOr<Value> r = reshapeAny(y, outPermuted, outPermutedSizes);
     if (failed(r) || failed(r = transposeBy(node, *r, inversePerm)) ||
-        failed(r = reshapeTo(node, *r, stacked)))
+        failed(r = reshapeAny(*r, stacked, stackedSizes)))
       return failure();
     parts.push_back(*r);
   }
@@ -276,7 +310,7 @@ FailureOr<Value> dftRuntimeAxis(OnnxNode &node, Value x, bool inverse,
 /// frequencies of a real signal, or with `inverse` (IRFFT) turns n / 2 + 1
 /// bins into a real signal of n = 2 * (bins - 1) samples by default.
 FailureOr<SmallVector<Value>> mlir::kiln::convertDFT(OnnxNode &node) {
-  FailureOr<Value> x = float32Signal(node);
+  FailureOr<Value> x = float32Signal(node, /*sized=*/true);
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
@@ -300,8 +334,11 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertDFT(OnnxNode &node) {
                    "spectrum ([..., 2]); got a real one";
     return failure();
   }
-  if (node.opset >= 20 && runtimeInput(node, 2))
+  if (node.opset >= 20 && runtimeInput(node, 2)) {
+    if (failed(node.requireStaticShape(type)))
+      return failure();
     return one(dftRuntimeAxis(node, *x, inverse, onesided));
+  }
   int64_t axis;
   if (node.opset >= 20) {
     // DFT 20: the axis is an optional input, -2 (the last signal axis) by
@@ -335,6 +372,12 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertDFT(OnnxNode &node) {
                   << rank;
       return failure();
     }
+  }
+  if (type.isDynamicDim(axis) || type.isDynamicDim(rank - 1)) {
+    node.fail() << "the transformed axis " << axis << " of " << type
+                << " has a run-time size; a DFT needs it static (its matrix "
+                   "is a constant), the other dimensions may be symbolic";
+    return failure();
   }
   FailureOr<std::optional<int64_t>> length = dftLength(node);
   if (failed(length))
