@@ -267,6 +267,37 @@ for mode, torch_mode, padding, align, opset in [
         print(f"GridSample {mode} {padding} {rank}-D: {len(shapes)} shapes match")
 
 
+# A spatial transformer at any batch: AffineGrid(theta, Shape(x)) then
+# GridSample (opset 20), against torch's affine_grid and grid_sample.
+graph = h.make_graph(
+    [h.make_node("Shape", ["x"], ["size"], name="shape"),
+     h.make_node("AffineGrid", ["theta", "size"], ["grid"], name="affine",
+                 align_corners=0),
+     h.make_node("GridSample", ["x", "grid"], ["y"], name="sample")],
+    "stn", [h.make_tensor_value_info("x", F32, ["n", 3, 5, 6]),
+            h.make_tensor_value_info("theta", F32, ["n", 2, 3])],
+    [h.make_tensor_value_info("y", F32, ["n", 3, 5, 6])])
+model = h.make_model(graph, opset_imports=[h.make_opsetid("", 20)])
+model.ir_version = 8
+onnx.save(model, os.path.join(work, "stn.onnx"))
+r = subprocess.run([compile_, os.path.join(work, "stn.onnx"), "-o",
+                    os.path.join(work, "stn.so"), "--dim", "n=0..6"],
+                   capture_output=True, text=True)
+assert r.returncode == 0, r.stderr
+m = kiln.load(os.path.join(work, "stn.so"))
+for n in [1, 6, 0]:
+    x = rng.standard_normal((n, 3, 5, 6)).astype(np.float32)
+    theta = (np.eye(2, 3)[None] + 0.3 * rng.standard_normal((n, 2, 3))).astype(np.float32)
+    if n:
+        grid = F.affine_grid(T(theta), (n, 3, 5, 6), align_corners=False)
+        want = F.grid_sample(T(x), grid, align_corners=False).numpy()
+    else:  # torch refuses an empty batch; the result is empty
+        want = np.zeros((0, 3, 5, 6))
+    got = m(x, theta)[0]
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+print("AffineGrid + GridSample: 3 batches match")
+
 # RoiAlign over boxes of run-time count (what a detector's NMS leaves) on an
 # image of run-time batch and size, both coordinate modes (avg, the mode
 # torchvision computes), against torchvision.ops.roi_align.

@@ -688,7 +688,12 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertRoiAlign(OnnxNode &node) {
 /// positions are a compile-time constant [H * W, 3] matrix, so the grid is one
 /// broadcast matmul. A run-time size is guarded to give the declared shape.
 FailureOr<SmallVector<Value>> mlir::kiln::convertAffineGrid(OnnxNode &node) {
-  FailureOr<Value> theta = floatInput(node, 0);
+  // A batch of run-time size (a spatial transformer's `affine_grid(theta,
+  // x.size())` at any batch): the size's entries as the shape arithmetic
+  // knows them, the grid's own sizes constant.
+  FailureOr<Value> theta = sizedInput(node, 0);
+  if (succeeded(theta))
+    theta = elementwiseFloatInput(node, 0);
   if (failed(theta))
     return failure();
   ArrayRef<int64_t> ts = typeOf(*theta).getShape();
@@ -700,7 +705,25 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAffineGrid(OnnxNode &node) {
   }
   int64_t spatial = ts[1];
   SmallVector<int64_t> dims; // D, H, W or H, W
-  if (std::optional<SmallVector<int64_t>> size = node.constantInts(1)) {
+  if (ShapedType::isDynamic(ts[0])) {
+    std::optional<SmallVector<SymSize>> size =
+        node.sizes->contents(node.input(1));
+    if (!size || (int64_t)size->size() != spatial + 2 ||
+        llvm::any_of(ArrayRef<SymSize>(*size).drop_front(2),
+                     [](const SymSize &d) { return !d.getConstant(); })) {
+      node.fail() << "with theta " << typeOf(*theta)
+                  << " of run-time batch, size must be [N, C, "
+                  << (spatial == 2 ? "H, W" : "D, H, W")
+                  << "] with constant spatial sizes computed at compile time "
+                     "(Shape of the image is fine)";
+      return failure();
+    }
+    if (failed(guardSizesEqual(node, (*size)[0], sizeOf(node, *theta, 0),
+                               "size's batch must be theta's")))
+      return failure();
+    for (const SymSize &d : ArrayRef<SymSize>(*size).drop_front(2))
+      dims.push_back(*d.getConstant());
+  } else if (std::optional<SmallVector<int64_t>> size = node.constantInts(1)) {
     if ((int64_t)size->size() != spatial + 2 || (*size)[0] != ts[0]) {
       node.fail() << "size must be [N, C, "
                   << (spatial == 2 ? "H, W" : "D, H, W")
@@ -774,6 +797,12 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertAffineGrid(OnnxNode &node) {
   SmallVector<int64_t> shape = {ts[0]};
   llvm::append_range(shape, dims);
   shape.push_back(spatial);
+  if (ShapedType::isDynamic(ts[0])) {
+    SmallVector<SymSize> sizes{sizeOf(node, *theta, 0)};
+    for (int64_t d : ArrayRef<int64_t>(shape).drop_front())
+      sizes.push_back(SymSize::constant(d));
+    return one(reshapeToSizes(node, *grid, sizes));
+  }
   return one(reshapeTo(node, *grid, shape));
 }
 
