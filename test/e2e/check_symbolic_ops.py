@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Ops that take run-time sizes one model each (docs/shapes.md): LRN over a
 symbolic batch and image (AlexNet's and GoogLeNet's normalization served at
-any size), 3-D max and average pooling over a symbolic depth, height and
+any size), 3-D convolution (groups, dilation, auto_pad SAME at stride 1) and
+3-D max and average pooling over a symbolic depth, height and
 width (a video clip of any length), LpPool over a symbolic image, Hardmax at
 opset 13 and in the 2-D coercion of opset 11 with symbolic rows, OneHot of
 token ids of run-time shape with a constant depth, EyeLike of a run-time
@@ -125,6 +126,32 @@ m = build("lppool", [h.make_node("LpPool", ["x"], ["y"], name="pool",
 check("LpPool", m,
       lambda x: F.lp_pool2d(F.pad(T(x), (1, 1, 1, 1)), 2, 3, 2).numpy(),
       [(1, 4, 2, 2), (3, 4, 17, 40), (2, 4, 9, 5)])
+
+
+# 3-D convolution over a symbolic batch, depth, height and width (a video
+# or volume model at any size): pads, strides, a dilation, groups and a
+# bias; then auto_pad SAME_UPPER at stride 1 (its padding fixed).
+W3 = (rng.standard_normal((6, 2, 3, 2, 3)) / 6).astype(np.float32)
+B3 = rng.standard_normal(6).astype(np.float32)
+W4 = (rng.standard_normal((2, 6, 3, 3, 1)) / 6).astype(np.float32)
+m = build("conv3d", [
+    h.make_node("Conv", ["x", "w3", "b3"], ["c"], name="conv", group=2,
+                pads=[1, 0, 1, 2, 1, 0], strides=[2, 1, 2], dilations=[1, 2, 1]),
+    h.make_node("Conv", ["c", "w4"], ["y"], name="same", auto_pad="SAME_UPPER")],
+    ["n", 4, "d", "h", "w"], ["n", 2, None, None, None], 13,
+    {"n": (1, 2), "d": (2, 12), "h": (3, 20), "w": (3, 20)},
+    inits=[nh.from_array(W3, "w3"), nh.from_array(B3, "b3"),
+           nh.from_array(W4, "w4")])
+
+
+def conv3d(x):
+    c = F.conv3d(F.pad(T(x), (1, 0, 0, 1, 1, 2)), T(W3), T(B3), stride=(2, 1, 2),
+                 dilation=(1, 2, 1), groups=2)
+    return F.conv3d(F.pad(c, (0, 0, 1, 1, 1, 1)), T(W4)).numpy()
+
+
+check("Conv 3-D", m, conv3d, [(1, 4, 2, 3, 3), (2, 4, 12, 20, 17),
+                              (1, 4, 7, 9, 20)], past=(1, 4, 13, 3, 3))
 
 
 def hardmax(x, axis):

@@ -145,6 +145,21 @@ def seeds():
         [numpy_helper.from_array(np.array(0.05, np.float32), "sc"),
          numpy_helper.from_array(np.array(0, np.uint8), "zp"), _f32("w", [4, 3], 5)])
     out.append(("quant", _model(g)))
+    # Sampling and windows: LRN, GridSample, a 3-D pooling, Split, Hardmax
+    # (the ops that keep run-time sizes since stop 73).
+    g = helper.make_graph(
+        [helper.make_node("LRN", ["x"], ["l"], name="lrn", size=3),
+         helper.make_node("GridSample", ["l", "grid"], ["s"], name="sample",
+                          mode="linear", padding_mode="reflection"),
+         helper.make_node("Unsqueeze", ["s", "axis2"], ["v"], name="volume"),
+         helper.make_node("MaxPool", ["v"], ["p"], name="pool3d",
+                          kernel_shape=[1, 2, 2], pads=[0, 1, 1, 0, 1, 1]),
+         helper.make_node("Squeeze", ["p", "axis2"], ["q"], name="flat"),
+         helper.make_node("Split", ["q"], ["a", "b"], name="split", axis=1),
+         helper.make_node("Hardmax", ["a"], ["y"], name="hardmax", axis=1)],
+        "sampling", [_vi("x", F, [1, 4, 5, 6])], [_vi("y", F, [1, 2, 4, 4])],
+        [_f32("grid", [1, 3, 3, 2], 6), _i64("axis2", [2])])
+    out.append(("sampling", _model(g, 20)))
     # Resize and Pad.
     g = helper.make_graph(
         [helper.make_node("Pad", ["x", "pads"], ["p"], name="pad", mode="constant"),

@@ -145,10 +145,24 @@ FailureOr<SmallVector<int64_t>> padsND(OnnxNode &node, ArrayRef<int64_t> in,
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     pads.assign(2 * n, 0);
     for (size_t i = 0; i < n; ++i) {
-      int64_t out = (in[i] + strides[i] - 1) / strides[i];
-      int64_t total = std::max<int64_t>(
-          (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in[i],
-          0);
+      // At stride 1 the padding is (k - 1) * dilation whatever the size; at
+      // others it depends on a run-time size.
+      if (ShapedType::isDynamic(in[i]) && strides[i] != 1) {
+        node.fail() << "auto_pad " << autoPad << " at stride " << strides[i]
+                    << " needs a static size on spatial axis " << i
+                    << " (its padding depends on it); give the pads "
+                       "explicitly or the dimension one size";
+        return failure();
+      }
+      int64_t out = ShapedType::isDynamic(in[i])
+                        ? 0
+                        : (in[i] + strides[i] - 1) / strides[i];
+      int64_t total = ShapedType::isDynamic(in[i])
+                          ? (kernel[i] - 1) * dilations[i]
+                          : std::max<int64_t>(
+                                (out - 1) * strides[i] +
+                                    (kernel[i] - 1) * dilations[i] + 1 - in[i],
+                                0);
       int64_t small = total / 2, large = total - small;
       pads[i] = autoPad == "SAME_UPPER" ? small : large;
       pads[n + i] = autoPad == "SAME_UPPER" ? large : small;
@@ -165,12 +179,102 @@ FailureOr<SmallVector<int64_t>> padsND(OnnxNode &node, ArrayRef<int64_t> in,
   return pads;
 }
 
+/// Depth tap k of a 3-D filter [M, C/g, KD, KH, KW] as a 2-D filter [M, C/g,
+/// KH, KW]: a constant of a constant filter, else a slice.
+FailureOr<Value> filterTap(OnnxNode &node, Value w, int64_t k) {
+  auto &b = node.builder;
+  RankedTensorType wt = typeOf(w);
+  ArrayRef<int64_t> ws = wt.getShape();
+  std::optional<DenseElementsAttr> wc = node.constantInput(1);
+  if (wc && wc->getElementType().getIntOrFloatBitWidth() % 8 == 0) {
+    DenseElementsAttr tap = depthTap(wc->reshape(wt), k);
+    return ConstantOp::create(b, node.loc(), tap.getType(), tap).getResult();
+  }
+  FailureOr<Value> wk =
+      build<SliceOp>(node, w, b.getDenseI64ArrayAttr({0, 0, k, 0, 0}),
+                     b.getDenseI64ArrayAttr({ws[0], ws[1], 1, ws[3], ws[4]}),
+                     b.getDenseI64ArrayAttr({1, 1, 1, 1, 1}));
+  if (failed(wk))
+    return failure();
+  return reshapeTo(node, *wk, {ws[0], ws[1], ws[3], ws[4]});
+}
+
+/// conv3D of an input of run-time sizes (a video clip or a volume of any
+/// batch, depth and size): the same taps, each a sized slice of the
+/// depth-padded input viewed as [N * OD, C, H, W] by a sized reshape; OD is
+/// the depth's window count, (D + pads - span) floordiv stride + 1.
+FailureOr<Value> conv3DSized(OnnxNode &node, Value x, Value w,
+                             ArrayRef<int64_t> kernel,
+                             ArrayRef<int64_t> strides,
+                             ArrayRef<int64_t> dilations,
+                             ArrayRef<int64_t> pads) {
+  auto &b = node.builder;
+  SymbolicSizes &S = *node.sizes;
+  SmallVector<SymSize> s = sizesOf(node, x);
+  int64_t m = typeOf(w).getDimSize(0);
+  int64_t span = dilations[0] * (kernel[0] - 1) + 1;
+  std::optional<SymSize> room =
+      SymSize::add(s[2], SymSize::constant(pads[0] + pads[3] - span));
+  std::optional<int64_t> least = room ? S.smallest(*room) : std::nullopt;
+  std::optional<SymSize> od =
+      room ? S.floorDiv(*room, strides[0]) : std::nullopt;
+  if (od)
+    od = SymSize::add(*od, SymSize::constant(1));
+  std::optional<SymSize> rows = od ? SymSize::mul(s[0], *od) : std::nullopt;
+  if (!least || *least < 0 || !rows) {
+    node.fail() << "the kernel's depth " << span << " does not fit the "
+                << "padded depth " << S.str(s[2]) << " + " << pads[0] + pads[3]
+                << " at every size in range; give the depth a range where it "
+                   "fits";
+    return failure();
+  }
+  Value in = x;
+  if (pads[0] || pads[3]) {
+    FailureOr<Value> p = build<PadOp>(
+        node, x,
+        b.getDenseI64ArrayAttr({0, 0, pads[0], 0, 0, 0, 0, pads[3], 0, 0}),
+        b.getF32FloatAttr(0.0f));
+    if (failed(p))
+      return failure();
+    in = *p;
+  }
+  Value acc;
+  for (int64_t k = 0; k < kernel[0]; ++k) {
+    SmallVector<SymSize> offsets(5, SymSize::constant(0));
+    offsets[2] = SymSize::constant(k * dilations[0]);
+    Value xk = sizedBox(node, in, offsets, {s[0], s[1], *od, s[3], s[4]},
+                        {1, 1, strides[0], 1, 1});
+    FailureOr<Value> xt =
+        build<TransposeOp>(node, xk, b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+    FailureOr<Value> wk = filterTap(node, w, k);
+    if (failed(xt) || failed(wk) ||
+        failed(xt = reshapeToSizes(node, *xt, {*rows, s[1], s[3], s[4]})))
+      return failure();
+    FailureOr<Value> y = build<Conv2DOp>(
+        node, *xt, *wk, k == 0 ? node.input(2) : Value(),
+        b.getDenseI64ArrayAttr({strides[1], strides[2]}),
+        b.getDenseI64ArrayAttr({dilations[1], dilations[2]}),
+        b.getDenseI64ArrayAttr({pads[1], pads[2], pads[4], pads[5]}),
+        b.getI64IntegerAttr(node.intAttr("group", 1)));
+    if (failed(y) || (acc && failed(y = build<AddOp>(node, acc, *y))))
+      return failure();
+    acc = *y;
+  }
+  FailureOr<Value> y =
+      reshapeToSizes(node, acc,
+                     {s[0], *od, SymSize::constant(m), sizeOf(node, acc, 2),
+                      sizeOf(node, acc, 3)});
+  if (failed(y))
+    return failure();
+  return build<TransposeOp>(node, *y, b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+}
+
 /// 3-D convolution as a sum over depth taps of 2-D convolutions: tap k reads
 /// the depth slices k * dd, k * dd + sd, ... of the depth-padded input,
 /// batched as N * OD.
 FailureOr<Value> conv3D(OnnxNode &node, Value x, Value w) {
   RankedTensorType xt = typeOf(x), wt = typeOf(w);
-  if (failed(node.requireStaticShape(xt)) ||
+  if ((!node.sizes && failed(node.requireStaticShape(xt))) ||
       failed(node.requireStaticShape(wt)))
     return failure();
   auto list = [&](StringRef name, int64_t dflt) {
@@ -192,6 +296,14 @@ FailureOr<Value> conv3D(OnnxNode &node, Value x, Value w) {
       padsND(node, s.drop_front(2), kernel, strides, dilations);
   if (failed(pads))
     return failure();
+  if (!xt.hasStaticShape()) {
+    if (xt.isDynamicDim(1)) {
+      node.fail() << "the input channels of " << xt
+                  << " must have a static size; give that dimension one size";
+      return failure();
+    }
+    return conv3DSized(node, x, w, kernel, strides, dilations, *pads);
+  }
   auto &b = node.builder;
   int64_t n = s[0], c = s[1], m = ws[0];
   int64_t dp = s[2] + (*pads)[0] + (*pads)[3];
@@ -211,7 +323,6 @@ FailureOr<Value> conv3D(OnnxNode &node, Value x, Value w) {
       return failure();
     in = *p;
   }
-  std::optional<DenseElementsAttr> wc = node.constantInput(1);
   Value acc;
   int64_t oh = 0, ow = 0;
   for (int64_t k = 0; k < kernel[0]; ++k) {
@@ -224,19 +335,9 @@ FailureOr<Value> conv3D(OnnxNode &node, Value x, Value w) {
                    node, *xk, b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}))) ||
         failed(xk = reshapeTo(node, *xk, {n * od, c, s[3], s[4]})))
       return failure();
-    FailureOr<Value> wk;
-    if (wc && wc->getElementType().getIntOrFloatBitWidth() % 8 == 0) {
-      DenseElementsAttr tap = depthTap(wc->reshape(wt), k);
-      wk = ConstantOp::create(b, node.loc(), tap.getType(), tap).getResult();
-    } else if (failed(
-                   wk = build<SliceOp>(
-                       node, w, b.getDenseI64ArrayAttr({0, 0, k, 0, 0}),
-                       b.getDenseI64ArrayAttr({ws[0], ws[1], 1, ws[3], ws[4]}),
-                       b.getDenseI64ArrayAttr({1, 1, 1, 1, 1}))) ||
-               failed(wk =
-                          reshapeTo(node, *wk, {ws[0], ws[1], ws[3], ws[4]}))) {
+    FailureOr<Value> wk = filterTap(node, w, k);
+    if (failed(wk))
       return failure();
-    }
     FailureOr<Value> y =
         build<Conv2DOp>(node, *xk, *wk, k == 0 ? node.input(2) : Value(),
                         b.getDenseI64ArrayAttr({strides[1], strides[2]}),
