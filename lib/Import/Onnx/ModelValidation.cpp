@@ -547,11 +547,11 @@ private:
     return success();
   }
 
-  /// Attribute names and types against the operator's definition at the
-  /// model's opset: ONNX's schema registry up to its last opset (ONNX 1.12
-  /// knows opsets up to 17), and past it the versions ONNX added since
-  /// (NewerAttributes.inc, from ONNX 1.23's changelog), or the registry's
-  /// last version of an operator that has not changed since.
+  /// Attribute names and types, and the number of inputs, against the
+  /// operator's definition at the model's opset: ONNX's schema registry up to
+  /// its last opset (ONNX 1.12 knows opsets up to 17), and past it the versions
+  /// ONNX added since (NewerAttributes.inc, from ONNX 1.23's changelog), or the
+  /// registry's last version of an operator that has not changed since.
   LogicalResult checkAttributes(const onnx::NodeProto &node, int index,
                                 int64_t opset) {
     const auto &ranges =
@@ -561,7 +561,7 @@ private:
       return success();
     int64_t registryOpset = range->second.second;
     std::map<std::string, onnx::AttributeProto::AttributeType> known;
-    int64_t version = 0;
+    int64_t version = 0, maxInputs = -1;
     if (const NewerOperator *newer = opset > registryOpset
                                          ? newerOperator(node.op_type(), opset)
                                          : nullptr) {
@@ -573,6 +573,7 @@ private:
       for (const auto &[name, attr] : schema->attributes())
         known[name] = attr.type;
       version = schema->since_version();
+      maxInputs = schema->max_input();
     } else {
       return success(); // the op table reports unknown ops
     }
@@ -598,6 +599,13 @@ private:
                << ", but " << node.op_type() << " expects "
                << onnx::AttributeProto::AttributeType_Name(want);
     }
+    // Inputs past the definition's last one: a converter reads the ones it
+    // knows, and ONNX's inference may read the rest otherwise.
+    if (maxInputs >= 0 && node.input_size() > maxInputs)
+      return error(nodeName(node, index))
+             << describe(node, index) << ": " << node.input_size()
+             << " inputs, but " << node.op_type() << "-" << version
+             << " takes at most " << maxInputs << "; remove the extra inputs";
     return success();
   }
 
