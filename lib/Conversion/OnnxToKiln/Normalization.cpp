@@ -445,7 +445,12 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertLRN(OnnxNode &node) {
   }
   auto &b = node.builder;
   Type elt = xt.getElementType();
-  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  // A window reaching past every channel sums the same as one reaching to
+  // the last (the rest is zeros): at most C - 1 channels either side, so a
+  // huge size costs no more than 2C - 1 taps.
+  int64_t channels = std::max<int64_t>(xt.getDimSize(1), 1);
+  int64_t before = std::min((size - 1) / 2, channels - 1),
+          after = std::min(size - 1 - (size - 1) / 2, channels - 1);
   SmallVector<int64_t> pads(2 * rank, 0);
   pads[1] = before;
   pads[rank + 1] = after;
@@ -456,7 +461,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertLRN(OnnxNode &node) {
     return failure();
   SmallVector<int64_t> sizes(xt.getShape()), strides(rank, 1);
   Value sum;
-  for (int64_t k = 0; k < size; ++k) {
+  for (int64_t k = 0; k <= before + after; ++k) {
     SmallVector<int64_t> offsets(rank, 0);
     offsets[1] = k;
     FailureOr<Value> s =

@@ -683,34 +683,9 @@ struct ConvertOnnxToKilnPass
     : mlir::kiln::impl::ConvertOnnxToKilnPassBase<ConvertOnnxToKilnPass> {
   using ConvertOnnxToKilnPassBase::ConvertOnnxToKilnPassBase;
 
-  /// Fails `node` when a result (or input) of one of `types` would hold
-  /// more than maxTensorBytes, or a byte count that does not fit in 64 bits.
   bool withinSizeLimit(OnnxNode &node, TypeRange types,
-                       StringRef what = "result") {
-    for (Type t : types) {
-      auto type = dyn_cast<RankedTensorType>(t);
-      if (!type || !type.hasStaticShape() ||
-          !type.getElementType().isIntOrFloat())
-        continue;
-      int64_t bytes =
-          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-      bool overflow = false;
-      for (int64_t d : type.getShape())
-        overflow |= __builtin_mul_overflow(bytes, d, &bytes);
-      if (!overflow && (uint64_t)bytes <= maxTensorBytes)
-        continue;
-      InFlightDiagnostic diag = node.fail();
-      diag << "its " << what << " " << type << " would hold ";
-      if (overflow)
-        diag << "more bytes than fit in 64 bits";
-      else
-        diag << bytes << " bytes";
-      diag << ", over the limit of " << std::to_string(maxTensorBytes)
-           << " bytes per tensor; check the model's sizes, or raise the limit "
-              "with --max-tensor-bytes";
-      return false;
-    }
-    return true;
+                       StringRef what = "result", ValueRange values = {}) {
+    return withinTensorLimit(node, types, maxTensorBytes, what, values);
   }
 
   // Each op's (row, since-version) pairs in table order, keyed by op type,
@@ -931,11 +906,12 @@ struct ConvertOnnxToKilnPass
       Operation *before = op->getPrevNode();
       FailureOr<SmallVector<Value>> results = chosen->first->convert(node);
       if (succeeded(results)) {
-        SmallVector<Type> computed;
+        SmallVector<Value> computed;
         for (Value v : *results)
           if (v) // an optional output Kiln does not compute is null
-            computed.push_back(v.getType());
-        if (!withinSizeLimit(node, computed))
+            computed.push_back(v);
+        if (!withinSizeLimit(node, ValueRange(computed).getTypes(), "result",
+                             computed))
           results = failure();
       }
       if (failed(results)) {

@@ -905,3 +905,39 @@ void mlir::kiln::guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b,
           node.sizes->str(sb) +
           ") differ at these input sizes, where the node needs them equal");
 }
+
+bool mlir::kiln::withinTensorLimit(OnnxNode &node, TypeRange types,
+                                   uint64_t maxBytes, StringRef what,
+                                   ValueRange values) {
+  for (auto [i, t] : llvm::enumerate(types)) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type || !type.getElementType().isIntOrFloat())
+      continue;
+    int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    bool overflow = false, unbounded = false;
+    for (int64_t d = 0; d < type.getRank() && !unbounded; ++d) {
+      std::optional<int64_t> n = type.getDimSize(d);
+      if (type.isDynamicDim(d))
+        n = values.empty() || !node.sizes
+                ? std::nullopt
+                : node.sizes->largest(node.sizes->dim(values[i], d));
+      unbounded = !n;
+      overflow |= n && __builtin_mul_overflow(bytes, *n, &bytes);
+    }
+    if (unbounded || (!overflow && (uint64_t)bytes <= maxBytes))
+      continue;
+    InFlightDiagnostic diag = node.fail();
+    diag << "its " << what << " " << type << " would hold ";
+    if (overflow)
+      diag << "more bytes than fit in 64 bits";
+    else
+      diag << bytes << " bytes";
+    diag << (type.hasStaticShape() ? "" : " at the largest sizes in range")
+         << ", over the limit of " << std::to_string(maxBytes)
+         << " bytes per tensor; check the model's sizes"
+         << (type.hasStaticShape() ? "" : " and the ranges given (--dim)")
+         << ", or raise the limit with --max-tensor-bytes";
+    return false;
+  }
+  return true;
+}
