@@ -199,189 +199,151 @@ Range rangeOfExpr(AffineExpr e, ArrayRef<Range> dims, ArrayRef<Range> symbols) {
   }
 }
 
-std::optional<int64_t> smallest(Value v, int depth);
-
-/// The range of an index operand of an affine map.
-Range rangeOf(Value v, int depth) {
-  return {smallest(v, depth), largest(v, depth)};
-}
+Range range(Value v, int depth);
 
 /// The range of each operand of `op`'s affine map, dimensions then symbols.
 template <typename AffineOp>
 SmallVector<Range> operandRanges(AffineOp op, int depth) {
   SmallVector<Range> values;
   for (Value operand : op.getMapOperands())
-    values.push_back(rangeOf(operand, depth + 1));
+    values.push_back(range(operand, depth + 1));
   return values;
 }
 
-/// The least value of the size `v`, where it can be told: a constant, a
-/// dimension of a shaped value (0), a symbol's size read from the entry
-/// function's dims argument (its minimum, which the runtime checked before
-/// the call: BindSymbolicShapes.cpp), and the affine maps and arithmetic on
-/// those. Differences of sizes (a reshape's size between a product and a
-/// window's output) need it for their largest value.
-std::optional<int64_t> smallest(Value v, int depth) {
-  if (depth > kMaxDepth)
-    return std::nullopt;
+/// The least value of a symbol's size read from the entry function's dims
+/// argument: its minimum, which the runtime checked before the call
+/// (BindSymbolicShapes.cpp).
+std::optional<int64_t> symbolMinimum(memref::LoadOp load) {
+  auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                  : func::FuncOp();
+  auto bounds =
+      func ? func->getAttrOfType<DenseI64ArrayAttr>(kiln::kSymbolBoundsAttr)
+           : DenseI64ArrayAttr();
   APInt c;
-  if (matchPattern(v, m_ConstantInt(&c)))
-    return c.getSExtValue();
-  Operation *def = v.getDefiningOp();
-  if (isa_and_nonnull<memref::DimOp, tensor::DimOp>(def))
-    return 0;
-  if (auto load = dyn_cast_or_null<memref::LoadOp>(def)) {
-    auto arg = dyn_cast<BlockArgument>(load.getMemRef());
-    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                    : func::FuncOp();
-    auto bounds =
-        func ? func->getAttrOfType<DenseI64ArrayAttr>(kiln::kSymbolBoundsAttr)
-             : DenseI64ArrayAttr();
-    // While the pass rebuilds the signature, the block has arguments the
-    // function type does not have yet.
-    if (!bounds || !arg.getOwner()->isEntryBlock() ||
-        arg.getArgNumber() >= func.getNumArguments() ||
-        !func.getArgAttr(arg.getArgNumber(), kiln::kDimsArgAttr) ||
-        load.getIndices().size() != 1 ||
-        !matchPattern(load.getIndices()[0], m_ConstantInt(&c)))
-      return std::nullopt;
-    int64_t s = c.getSExtValue();
-    if (s < 0 || 2 * s + 1 >= (int64_t)bounds.size())
-      return std::nullopt;
-    return bounds[2 * s];
-  }
-  if (!def)
+  // While the pass rebuilds the signature, the block has arguments the
+  // function type does not have yet.
+  if (!bounds || !arg.getOwner()->isEntryBlock() ||
+      arg.getArgNumber() >= func.getNumArguments() ||
+      !func.getArgAttr(arg.getArgNumber(), kiln::kDimsArgAttr) ||
+      load.getIndices().size() != 1 ||
+      !matchPattern(load.getIndices()[0], m_ConstantInt(&c)))
     return std::nullopt;
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
-    return smallest(def->getOperand(0), depth + 1);
-  if (auto min = dyn_cast<affine::AffineMinOp>(def)) {
-    AffineMap map = min.getAffineMap();
-    SmallVector<Range> values = operandRanges(min, depth);
-    ArrayRef<Range> all(values);
-    std::optional<int64_t> least;
-    for (AffineExpr e : map.getResults()) {
-      std::optional<int64_t> k =
-          rangeOfExpr(e, all.take_front(map.getNumDims()),
-                      all.drop_front(map.getNumDims()))
-              .lo;
-      if (!k)
-        return std::nullopt;
-      least = least ? std::min(*least, *k) : *k;
-    }
-    return least;
-  }
-  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
-    AffineMap map = apply.getAffineMap();
-    SmallVector<Range> values = operandRanges(apply, depth);
-    ArrayRef<Range> all(values);
-    return rangeOfExpr(map.getResult(0), all.take_front(map.getNumDims()),
-                       all.drop_front(map.getNumDims()))
-        .lo;
-  }
-  if (!isa<arith::MulIOp, arith::AddIOp, arith::MaxSIOp>(def))
+  int64_t s = c.getSExtValue();
+  if (s < 0 || 2 * s + 1 >= (int64_t)bounds.size())
     return std::nullopt;
-  std::optional<int64_t> a = smallest(def->getOperand(0), depth + 1);
-  std::optional<int64_t> b = smallest(def->getOperand(1), depth + 1);
-  int64_t r;
-  if (isa<arith::MaxSIOp>(def))
-    return a && b ? std::max(*a, *b) : a ? a : b;
-  if (!a || !b)
-    return std::nullopt;
-  if (isa<arith::AddIOp>(def))
-    return __builtin_add_overflow(*a, *b, &r) ? std::nullopt
-                                              : std::optional<int64_t>(r);
-  if (*a < 0 || *b < 0 || __builtin_mul_overflow(*a, *b, &r))
-    return std::nullopt;
-  return r;
+  return bounds[2 * s];
 }
 
-std::optional<int64_t> largest(Value v, int depth) {
+/// The least and the largest value of the size `v`, in one walk of what
+/// computes it. Largest: a constant, a dimension's largest size, the
+/// affine maps and arithmetic on those. Least: a constant, a dimension (0),
+/// a symbol's minimum (symbolMinimum), and the same maps and arithmetic;
+/// differences of sizes (a reshape's size between a product and a window's
+/// output) need it for their largest value.
+Range range(Value v, int depth) {
   if (depth > kMaxDepth)
-    return std::nullopt;
+    return {};
   APInt c;
   if (matchPattern(v, m_ConstantInt(&c)))
-    return c.getSExtValue();
+    return {c.getSExtValue(), c.getSExtValue()};
   Operation *def = v.getDefiningOp();
   if (!def)
-    return std::nullopt;
-  if (auto dim = dyn_cast<memref::DimOp>(def))
-    if (std::optional<int64_t> i = dim.getConstantIndex())
-      return largestDimAt(dim.getSource(), *i, depth + 1);
-  if (auto dim = dyn_cast<tensor::DimOp>(def))
-    if (std::optional<int64_t> i = dim.getConstantIndex())
-      return largestDimAt(dim.getSource(), *i, depth + 1);
+    return {};
+  if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    std::optional<int64_t> i = dim.getConstantIndex();
+    return {0, i ? largestDimAt(dim.getSource(), *i, depth + 1) : std::nullopt};
+  }
+  if (auto dim = dyn_cast<tensor::DimOp>(def)) {
+    std::optional<int64_t> i = dim.getConstantIndex();
+    return {0, i ? largestDimAt(dim.getSource(), *i, depth + 1) : std::nullopt};
+  }
+  if (auto load = dyn_cast<memref::LoadOp>(def))
+    return {symbolMinimum(load), std::nullopt};
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
+    return range(def->getOperand(0), depth + 1);
   // affine.min: at most the smallest bound of its expressions (a window's
-  // output size with ceil_mode takes the smaller of two).
+  // output size with ceil_mode takes the smaller of two); at least the
+  // smallest least value, when every expression has one.
   if (auto min = dyn_cast<affine::AffineMinOp>(def)) {
     AffineMap map = min.getAffineMap();
     SmallVector<Range> values = operandRanges(min, depth);
     ArrayRef<Range> all(values);
-    std::optional<int64_t> best;
-    for (AffineExpr e : map.getResults())
-      if (std::optional<int64_t> k =
-              rangeOfExpr(e, all.take_front(map.getNumDims()),
-                          all.drop_front(map.getNumDims()))
-                  .hi)
-        best = best ? std::min(*best, *k) : *k;
-    return best;
+    Range r;
+    bool lows = true;
+    for (AffineExpr e : map.getResults()) {
+      Range k = rangeOfExpr(e, all.take_front(map.getNumDims()),
+                            all.drop_front(map.getNumDims()));
+      if (k.hi)
+        r.hi = r.hi ? std::min(*r.hi, *k.hi) : *k.hi;
+      lows &= k.lo.has_value();
+      if (k.lo)
+        r.lo = r.lo ? std::min(*r.lo, *k.lo) : *k.lo;
+    }
+    if (!lows)
+      r.lo.reset();
+    return r;
   }
   if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
     AffineMap map = apply.getAffineMap();
     SmallVector<Range> values = operandRanges(apply, depth);
     ArrayRef<Range> all(values);
     return rangeOfExpr(map.getResult(0), all.take_front(map.getNumDims()),
-                       all.drop_front(map.getNumDims()))
-        .hi;
+                       all.drop_front(map.getNumDims()));
   }
-  auto both = [&](auto combine) -> std::optional<int64_t> {
-    std::optional<int64_t> a = largest(def->getOperand(0), depth + 1);
-    std::optional<int64_t> b = largest(def->getOperand(1), depth + 1);
-    if (!a || !b || *a < 0 || *b < 0)
-      return std::nullopt;
-    return combine(*a, *b);
-  };
-  if (isa<arith::MulIOp>(def))
-    return both([](int64_t a, int64_t b) -> std::optional<int64_t> {
-      int64_t r;
-      if (__builtin_mul_overflow(a, b, &r))
-        return std::nullopt;
-      return r;
-    });
-  if (isa<arith::AddIOp>(def))
-    return both([](int64_t a, int64_t b) -> std::optional<int64_t> {
-      int64_t r;
-      if (__builtin_add_overflow(a, b, &r))
-        return std::nullopt;
-      return r;
-    });
-  if (isa<arith::MaxSIOp, arith::MaxUIOp>(def))
-    return both([](int64_t a, int64_t b) -> std::optional<int64_t> {
-      return std::max(a, b);
-    });
   // A minimum is at most each operand that has a bound: a size computed
   // from the data (NonZero's count) is clamped to one that has.
   if (isa<arith::MinSIOp, arith::MinUIOp>(def)) {
-    std::optional<int64_t> best;
+    Range r;
     for (Value operand : def->getOperands())
-      if (std::optional<int64_t> k = largest(operand, depth + 1); k && *k >= 0)
-        best = best ? std::min(*best, *k) : *k;
-    return best;
+      if (std::optional<int64_t> k = range(operand, depth + 1).hi; k && *k >= 0)
+        r.hi = r.hi ? std::min(*r.hi, *k) : *k;
+    return r;
   }
   // A quotient by a positive constant is at most the dividend's quotient.
   if (isa<arith::DivUIOp, arith::DivSIOp, arith::CeilDivUIOp,
           arith::CeilDivSIOp>(def)) {
-    std::optional<int64_t> a = largest(def->getOperand(0), depth + 1);
+    std::optional<int64_t> a = range(def->getOperand(0), depth + 1).hi;
     APInt k;
     if (!a || *a < 0 || !matchPattern(def->getOperand(1), m_ConstantInt(&k)) ||
         k.getSExtValue() <= 0)
-      return std::nullopt;
+      return {};
     int64_t q = k.getSExtValue();
-    return isa<arith::CeilDivUIOp, arith::CeilDivSIOp>(def) ? (*a + q - 1) / q
-                                                            : *a / q;
+    return {std::nullopt, isa<arith::CeilDivUIOp, arith::CeilDivSIOp>(def)
+                              ? (*a + q - 1) / q
+                              : *a / q};
   }
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
-    return largest(def->getOperand(0), depth + 1);
-  return std::nullopt;
+  if (!isa<arith::MulIOp, arith::AddIOp, arith::MaxSIOp, arith::MaxUIOp>(def))
+    return {};
+  Range a = range(def->getOperand(0), depth + 1);
+  Range b = range(def->getOperand(1), depth + 1);
+  Range r;
+  int64_t n;
+  // Largest: both operands' largest values known and non-negative.
+  bool his = a.hi && b.hi && *a.hi >= 0 && *b.hi >= 0;
+  if (isa<arith::MulIOp>(def)) {
+    if (his && !__builtin_mul_overflow(*a.hi, *b.hi, &n))
+      r.hi = n;
+    if (a.lo && b.lo && *a.lo >= 0 && *b.lo >= 0 &&
+        !__builtin_mul_overflow(*a.lo, *b.lo, &n))
+      r.lo = n;
+  } else if (isa<arith::AddIOp>(def)) {
+    if (his && !__builtin_add_overflow(*a.hi, *b.hi, &n))
+      r.hi = n;
+    if (a.lo && b.lo && !__builtin_add_overflow(*a.lo, *b.lo, &n))
+      r.lo = n;
+  } else {
+    if (his)
+      r.hi = std::max(*a.hi, *b.hi);
+    // A signed maximum is at least each operand's least value.
+    if (isa<arith::MaxSIOp>(def))
+      r.lo = a.lo && b.lo ? std::max(*a.lo, *b.lo) : a.lo ? a.lo : b.lo;
+  }
+  return r;
+}
+
+std::optional<int64_t> largest(Value v, int depth) {
+  return range(v, depth).hi;
 }
 
 Value forwarded(Value shaped, int64_t d, int depth) {

@@ -287,7 +287,7 @@ namespace {
 /// Split along an axis of run-time size n: constant split sizes must add up
 /// to n (a guard); equal parts (before 18) are n / k each, n divisible by k
 /// (a guard); num_outputs k (18) gives k - 1 parts of ceil(n / k) and the
-/// rest, which must not be negative at any n in range.
+/// rest, with a guard that it is not negative where the range allows it.
 FailureOr<SmallVector<Value>>
 splitRunTimeAxis(OnnxNode &node, Value x, int64_t axis,
                  const std::optional<SmallVector<int64_t>> &given) {
