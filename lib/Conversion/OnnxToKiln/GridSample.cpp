@@ -184,13 +184,16 @@ FailureOr<bool> staticSampling(OnnxNode &node, RankedTensorType x,
       });
   if (isStatic || (node.sizes && x.getRank() >= 2 && !x.isDynamicDim(1)))
     return isStatic;
+  if (node.sizes && x.getRank() >= 2) {
+    node.fail() << "the channels of " << x
+                << " must have a static size; give that dimension one size";
+    return failure();
+  }
   if (failed(node.requireStaticShape(x)))
     return failure();
   for (RankedTensorType t : others)
     if (failed(node.requireStaticShape(t)))
       return failure();
-  node.fail() << "the channels of " << x
-              << " must have a static size; give that dimension one size";
   return failure();
 }
 
