@@ -18,6 +18,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/IPO/MergeFunctions.h"
 #include "llvm/Transforms/Utils/CodeExtractor.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
@@ -167,6 +168,18 @@ static void disableRuntimeUnrolling(Module &module) {
   }
 }
 
+/// Folds the outlined kernels that are the same code into one. Kernels of
+/// run-time sizes take their buffers and sizes as arguments, so the
+/// repeated blocks of a model (the attention of each layer, the same
+/// window over several inputs) are often identical: ORT's fused BERT layer
+/// with symbolic batch and sequence lowers to 119 functions, 39 of them
+/// distinct, and LLVM optimized and compiled each copy. Static models keep
+/// their code as it was (their weights are globals, and their code is
+/// compared byte for byte across changes).
+static void mergeIdenticalKernels(Module &module) {
+  MergeFunctionsPass::runOnModule(module);
+}
+
 /// Marks the weights' globals `unnamed_addr`: nothing compares their
 /// addresses, so LLVM's ConstantMerge may fold identical ones into one. Batch
 /// variants pack each weight once per variant, and where a weight's address
@@ -190,8 +203,10 @@ Error mlir::kiln::optimizeModule(Module &module, TargetMachine &tm,
     markWeightsUnnamed(module);
     outlineLoopNests(module);
     boundLongFunctions(module);
-    if (runTimeSizes)
+    if (runTimeSizes) {
       disableRuntimeUnrolling(module);
+      mergeIdenticalKernels(module);
+    }
   }
   for (Function &f : module) {
     if (f.isDeclaration())

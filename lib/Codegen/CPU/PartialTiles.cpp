@@ -24,8 +24,9 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -118,7 +119,8 @@ void replaceLoopResults(RewriterBase &rewriter, scf::ForOp loop,
 /// constant size n mod full when n is static. Each body is the original's
 /// with its tile size constant, so its shapes fold to static ones.
 void peelPartialTile(RewriterBase &rewriter, scf::ForOp loop,
-                     affine::AffineMinOp min, int64_t full, bool byPowers) {
+                     affine::AffineMinOp min, int64_t full, bool byPowers,
+                     int64_t lanes) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   std::optional<int64_t> n = getConstantIntValue(loop.getUpperBound());
@@ -137,7 +139,24 @@ void peelPartialTile(RewriterBase &rewriter, scf::ForOp loop,
     split = arith::MulIOp::create(rewriter, loc, tiles, step);
   }
   rewriter.setInsertionPointAfter(loop);
-  if (n || !byPowers) {
+  if (!n && !byPowers && lanes) {
+    // The indices left as whole registers of `lanes`, then one at a time:
+    // a sequence of 16 in a 64-lane tile runs one register, not 16 scalar
+    // steps (an encoder's softmax and its Q K^T columns at short lengths).
+    Location at = loop.getLoc();
+    Value step = arith::ConstantIndexOp::create(rewriter, at, lanes);
+    Value left =
+        arith::SubIOp::create(rewriter, at, loop.getUpperBound(), split);
+    Value whole = arith::MulIOp::create(
+        rewriter, at, arith::DivUIOp::create(rewriter, at, left, step), step);
+    Value middle = arith::AddIOp::create(rewriter, at, split, whole);
+    scf::ForOp registers =
+        cloneForTiles(rewriter, loop, min, split, middle, lanes);
+    rewriter.setInsertionPointAfter(registers);
+    scf::ForOp rest =
+        cloneForTiles(rewriter, loop, min, middle, loop.getUpperBound(), 1);
+    replaceLoopResults(rewriter, loop, {registers, rest});
+  } else if (n || !byPowers) {
     scf::ForOp rest = cloneForTiles(rewriter, loop, min, split,
                                     loop.getUpperBound(), n ? *n % full : 1);
     replaceLoopResults(rewriter, loop, {rest});
@@ -174,7 +193,8 @@ void peelPartialTile(RewriterBase &rewriter, scf::ForOp loop,
 } // namespace
 
 namespace mlir::kiln {
-void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func) {
+void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func,
+                      int64_t lanes) {
   SmallVector<affine::AffineMinOp> mins;
   func.walk([&](affine::AffineMinOp min) { mins.push_back(min); });
   for (affine::AffineMinOp min : mins)
@@ -214,13 +234,48 @@ void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func) {
     });
     return product && !inner.wasInterrupted();
   };
+  auto holdsRuntimeLoop = [&](scf::ForOp loop) {
+    return loop.getBody()
+        ->walk([&](scf::ForOp inner) {
+          return runtime.contains(inner) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
+        })
+        .wasInterrupted();
+  };
+  // The rest of an innermost tile loop wider than a register (vector
+  // columns) runs in whole registers, then one index at a time, where the
+  // rest repeats for every row of an op of rank 2 or more that computes:
+  // at sequence 16 a width-64 encoder's softmax and score columns ran 16
+  // scalar steps each (1.5x its static compile). Fills, copies, transposes
+  // and gathers keep the one copy of the rest, as do one-dimensional ops
+  // (a Resize's index tables) whose rest runs once: those pieces made the
+  // dynamic U-Net's compile 14% longer and ran it no faster.
+  auto worthRegisters = [&](scf::ForOp loop) {
+    return loop.getBody()
+        ->walk([&](linalg::LinalgOp op) {
+          bool gathers = false;
+          op->walk([&](tensor::ExtractOp) { gathers = true; });
+          bool moves =
+              isa<linalg::FillOp, linalg::CopyOp, linalg::TransposeOp>(op);
+          return !gathers && !moves && op.getNumLoops() >= 2
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  };
   SmallVector<bool> byPowers;
-  for (auto &[loop, min, full] : tiled)
-    byPowers.push_back(runtime.contains(loop) && full <= 8 &&
-                       registerTileOfProduct(loop));
-  for (auto [entry, powers] : llvm::zip(tiled, byPowers)) {
+  SmallVector<int64_t> registers;
+  for (auto &[loop, min, full] : tiled) {
+    bool isRuntime = runtime.contains(loop);
+    byPowers.push_back(isRuntime && full <= 8 && registerTileOfProduct(loop));
+    bool wide = isRuntime && !byPowers.back() && lanes > 1 && full > lanes &&
+                full % lanes == 0 && !holdsRuntimeLoop(loop) &&
+                worthRegisters(loop);
+    registers.push_back(wide ? lanes : 0);
+  }
+  for (auto [entry, powers, regs] : llvm::zip(tiled, byPowers, registers)) {
     auto &[loop, min, full] = entry;
-    peelPartialTile(rewriter, loop, min, full, powers);
+    peelPartialTile(rewriter, loop, min, full, powers, regs);
   }
 }
 } // namespace mlir::kiln

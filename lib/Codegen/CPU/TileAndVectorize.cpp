@@ -607,7 +607,7 @@ struct TileAndVectorizePass
     if (runtimeExtents)
       tilePartialTiles(rewriter, func);
     else
-      peelPartialTiles(rewriter, func);
+      peelPartialTiles(rewriter, func, vectorWidth);
     keepPaddedFillsApart(rewriter, func);
 
     // 2. Fold the tile arithmetic and turn unit-height 2-D windows into 1-D
@@ -673,7 +673,7 @@ struct TileAndVectorizePass
   /// still of run-time extent (one whose tiling did not take that form) one
   /// index at a time along those loops.
   void tilePartialTiles(IRRewriter &rewriter, func::FuncOp func) {
-    peelPartialTiles(rewriter, func);
+    peelPartialTiles(rewriter, func, vectorWidth);
     applyCleanups(func, RewritePatternSet(func.getContext()));
     runtimeTiling = RuntimeExtentTiling::Unit;
     retiling = true;

@@ -30,7 +30,9 @@ inline linalg::FillOp fusableFill(linalg::LinalgOp op) {
 /// tile of each power of two below t that they hold); and each static loop a
 /// t does not divide
 /// into its full tiles and one last tile of the size left (PartialTiles.cpp).
-void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func);
+/// An innermost such loop whose tile is wider than `lanes` (vector columns)
+/// runs the indices left as whole registers of `lanes` before one at a time.
+void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func, int64_t lanes);
 
 /// Whether `op` is, or holds at any depth, a tile loop of run-time extent
 /// holding other loops: an scf.for with a bound known only at run time.
