@@ -540,14 +540,12 @@ void applyCleanups(Operation *root, RewritePatternSet &&patterns) {
 /// kernel-row and channel loops); the vector read and write of the hoisted
 /// slice leave the loops in the pipeline's kiln-cpu-hoist-invariant-subsets.
 /// A tile loop of run-time extent holding other loops, and a loop around
-/// one, is not tried (holdsRuntimeTileLoop).
+/// one, is not tried (hoistInvariantSubsets).
 void hoistAccumulatorSlices(RewriterBase &rewriter, func::FuncOp func) {
   SmallVector<scf::ForOp> loops;
   func.walk([&](scf::ForOp loop) { loops.push_back(loop); }); // post-order
   for (scf::ForOp loop : loops)
-    if (!holdsRuntimeTileLoop(loop))
-      (void)hoistLoopInvariantSubsets(rewriter,
-                                      cast<LoopLikeOpInterface>(*loop));
+    hoistInvariantSubsets(rewriter, cast<LoopLikeOpInterface>(*loop));
 }
 
 constexpr llvm::StringLiteral kPass = "kiln-cpu-tile-and-vectorize";

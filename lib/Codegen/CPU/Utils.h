@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace mlir::kiln {
 /// Whether `op` is a product that --kiln-cpu-amx-matmul replaces after
@@ -38,6 +39,11 @@ void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func, int64_t lanes);
 /// holding other loops: an scf.for with a bound known only at run time.
 /// Hoisting subsets out of it is not tried (HoistInvariantSubsets.cpp).
 bool holdsRuntimeTileLoop(Operation *op);
+
+/// MLIR's hoistLoopInvariantSubsets on `loop`, unless it holds a tile loop
+/// of run-time extent or none of its iter_args' slices can be invariant
+/// (both only cost compile time; HoistInvariantSubsets.cpp).
+void hoistInvariantSubsets(RewriterBase &rewriter, LoopLikeOpInterface loop);
 } // namespace mlir::kiln
 
 #endif
