@@ -177,6 +177,12 @@ static void disableRuntimeUnrolling(Module &module) {
 /// their code as it was (their weights are globals, and their code is
 /// compared byte for byte across changes).
 static void mergeIdenticalKernels(Module &module) {
+  // Nothing compares a kernel's address: the thread pool's tasks are only
+  // called through it. Without unnamed_addr a merged task would be kept as
+  // a thunk to its twin, and the inliner would copy the twin back in.
+  for (Function &f : module)
+    if (!f.isDeclaration() && f.hasLocalLinkage())
+      f.setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
   MergeFunctionsPass::runOnModule(module);
 }
 
