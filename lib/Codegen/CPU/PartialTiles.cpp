@@ -8,15 +8,16 @@
 // time, in a copy in which the size is 1; in the register tile loop of a
 // product, as at most one tile of each power of two below t instead, each a
 // copy of the body with that constant size, run or skipped by r's bits
-// (r = 5 of 8: a tile of 4, none of 2, one of 1). No tile has a size known
-// only at run time, which
+// (r = 5 of 8: a tile of 4, none of 2, one of 1); in an innermost loop of
+// vector columns of a computing op, as whole registers first. No tile has a
+// size known only at run time, which
 // also keeps bufferization's analysis of the slices as cheap as for static
 // shapes (sizes of run-time value made it compare them through Presburger
 // sets: 15 s for one encoder block).
 //
 // A static loop of extent n tiled by a t that does not divide it (a register
-// tile of 6 rows over 128, TileStrategy.cpp) is split the same way, its
-// last tile one iteration of the constant size n mod t.
+// tile of 6 rows over 128, 32 columns over 1000: TileStrategy.cpp) is split
+// the same way, its last tile one iteration of the constant size n mod t.
 //
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
