@@ -13,13 +13,17 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     windows, and everything else is tiled along its innermost parallel
     dimension. Every tile is static and vectorizes without masks: tile
     sizes divide the loop ranges, except AVX2's 6-row product tiles over an
-    M with no divisor near 6, whose loop is split into its full tiles and
-    one static last tile of the rows left (PartialTiles.cpp). A loop of
+    M with no divisor near 6 and the columns of an unpacked right-hand side
+    that are no whole number of registers (1000 or 40 columns: two-register
+    tiles, not 40-lane vectors LLVM would assemble from pieces), whose loop
+    is split into its full tiles and one static last tile of the rest
+    (PartialTiles.cpp). A loop of
     run-time extent (a symbolic dimension) is tiled as a long static loop
     would be, then split into its full tiles, whose size is constant, and
     the indices left, one at a time (in a product's register tile loop, as
-    at most one tile of each power of two below the tile size): those tiles
-    are static too. In ops big enough to share among
+    at most one tile of each power of two below the tile size; in an
+    innermost loop of vector columns of an op of rank 2 or more that
+    computes, first in whole registers): those tiles are static too. In ops big enough to share among
     threads, the outermost loop over tiles is an `scf.forall`
     (`kiln-outline-parallel-loops` turns it into a thread-pool call).
     The tiles of static int8's depthwise product (`kiln.int8_depthwise`)
