@@ -16,7 +16,7 @@ namespace mlir::kiln {
 
 using namespace mlir;
 
-namespace mlir::kiln {
+namespace {
 // A loop's subsets are matched through the loops its iter_args feed, and
 // each pair whose offsets depend on run-time bounds costs a Presburger
 // emptiness test: a batched product's tile nest over two symbolic sizes spent
@@ -35,7 +35,6 @@ bool holdsRuntimeTileLoop(Operation *op) {
       .wasInterrupted();
 }
 
-namespace {
 /// Whether `user` of a loop's iter_arg may be one side of a subset that
 /// leaves the loop: not a slice or vector transfer whose position reads a
 /// value of the loop (its induction variable, a tile offset computed in it).
@@ -59,6 +58,7 @@ bool mayBeInvariantSubset(Operation *user, Region &body) {
 }
 } // namespace
 
+namespace mlir::kiln {
 void hoistInvariantSubsets(RewriterBase &rewriter, LoopLikeOpInterface loop) {
   if (holdsRuntimeTileLoop(loop))
     return;

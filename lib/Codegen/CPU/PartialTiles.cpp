@@ -144,13 +144,12 @@ void peelPartialTile(RewriterBase &rewriter, scf::ForOp loop,
     // The indices left as whole registers of `lanes`, then one at a time:
     // a sequence of 16 in a 64-lane tile runs one register, not 16 scalar
     // steps (an encoder's softmax and its Q K^T columns at short lengths).
-    Location at = loop.getLoc();
-    Value step = arith::ConstantIndexOp::create(rewriter, at, lanes);
+    Value step = arith::ConstantIndexOp::create(rewriter, loc, lanes);
     Value left =
-        arith::SubIOp::create(rewriter, at, loop.getUpperBound(), split);
+        arith::SubIOp::create(rewriter, loc, loop.getUpperBound(), split);
     Value whole = arith::MulIOp::create(
-        rewriter, at, arith::DivUIOp::create(rewriter, at, left, step), step);
-    Value middle = arith::AddIOp::create(rewriter, at, split, whole);
+        rewriter, loc, arith::DivUIOp::create(rewriter, loc, left, step), step);
+    Value middle = arith::AddIOp::create(rewriter, loc, split, whole);
     scf::ForOp registers =
         cloneForTiles(rewriter, loop, min, split, middle, lanes);
     rewriter.setInsertionPointAfter(registers);
@@ -224,24 +223,21 @@ void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func,
   for (auto &[loop, min, full] : tiled)
     if (!getConstantIntValue(loop.getUpperBound()))
       runtime.insert(loop);
+  // The innermost tile loops of run-time extent: no such loop inside.
+  auto innermost = [&](scf::ForOp loop) {
+    return !loop.getBody()
+                ->walk([&](scf::ForOp inner) {
+                  return runtime.contains(inner) ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
+                })
+                .wasInterrupted();
+  };
   auto registerTileOfProduct = [&](scf::ForOp loop) {
     bool product = false;
-    WalkResult inner = loop.getBody()->walk([&](Operation *op) {
-      if (isa<scf::ForOp>(op) && runtime.contains(op))
-        return WalkResult::interrupt();
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-        product |= linalg::isaContractionOpInterface(linalgOp);
-      return WalkResult::advance();
+    loop.getBody()->walk([&](linalg::LinalgOp op) {
+      product |= linalg::isaContractionOpInterface(op);
     });
-    return product && !inner.wasInterrupted();
-  };
-  auto holdsRuntimeLoop = [&](scf::ForOp loop) {
-    return loop.getBody()
-        ->walk([&](scf::ForOp inner) {
-          return runtime.contains(inner) ? WalkResult::interrupt()
-                                         : WalkResult::advance();
-        })
-        .wasInterrupted();
+    return product && innermost(loop);
   };
   // The rest of an innermost tile loop wider than a register (vector
   // columns) runs in whole registers, then one index at a time, where the
@@ -270,8 +266,7 @@ void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func,
     bool isRuntime = runtime.contains(loop);
     byPowers.push_back(isRuntime && full <= 8 && registerTileOfProduct(loop));
     bool wide = isRuntime && !byPowers.back() && lanes > 1 && full > lanes &&
-                full % lanes == 0 && !holdsRuntimeLoop(loop) &&
-                worthRegisters(loop);
+                full % lanes == 0 && innermost(loop) && worthRegisters(loop);
     registers.push_back(wide ? lanes : 0);
   }
   for (auto [entry, powers, regs] : llvm::zip(tiled, byPowers, registers)) {

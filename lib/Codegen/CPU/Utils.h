@@ -35,11 +35,6 @@ inline linalg::FillOp fusableFill(linalg::LinalgOp op) {
 /// runs the indices left as whole registers of `lanes` before one at a time.
 void peelPartialTiles(RewriterBase &rewriter, func::FuncOp func, int64_t lanes);
 
-/// Whether `op` is, or holds at any depth, a tile loop of run-time extent
-/// holding other loops: an scf.for with a bound known only at run time.
-/// Hoisting subsets out of it is not tried (HoistInvariantSubsets.cpp).
-bool holdsRuntimeTileLoop(Operation *op);
-
 /// MLIR's hoistLoopInvariantSubsets on `loop`, unless it holds a tile loop
 /// of run-time extent or none of its iter_args' slices can be invariant
 /// (both only cost compile time; HoistInvariantSubsets.cpp).
