@@ -271,6 +271,36 @@ func.func @runtime_copy(%x: tensor<8x?xf32>, %o: tensor<8x?xf32>) -> tensor<8x?x
 
 // -----
 
+// An op that computes (here an exp) over rows of run-time length: 64-lane
+// tiles up to the last multiple of 64, then the columns left in whole
+// registers of 16, then one at a time (a softmax over a short sequence ran
+// every column of it as a scalar step).
+// CHECK-LABEL: func.func @runtime_exp_rest
+// CHECK: %[[N:.*]] = tensor.dim
+// CHECK: %[[TILES:.*]] = arith.divui %[[N]], %c64
+// CHECK: %[[SPLIT:.*]] = arith.muli %[[TILES]], %c64
+// CHECK: %[[FULL:.*]] = scf.for %{{.*}} = %c0 to %[[SPLIT]] step %c64
+// CHECK: vector.transfer_read {{.+}} vector<64xf32>
+// CHECK: %[[LEFT:.*]] = arith.subi %[[N]], %[[SPLIT]]
+// CHECK: %[[REGS:.*]] = arith.divui %[[LEFT]], %c16
+// CHECK: %[[WHOLE:.*]] = arith.muli %[[REGS]], %c16
+// CHECK: %[[MIDDLE:.*]] = arith.addi %[[SPLIT]], %[[WHOLE]]
+// CHECK: %[[REG:.*]] = scf.for %{{.*}} = %[[SPLIT]] to %[[MIDDLE]] step %c16 iter_args(%{{.*}} = %[[FULL]])
+// CHECK: vector.transfer_read {{.+}} vector<16xf32>
+// CHECK: scf.for %{{.*}} = %[[MIDDLE]] to %[[N]] step %c1 iter_args(%{{.*}} = %[[REG]])
+// CHECK: vector.transfer_read {{.+}} vector<1xf32>
+#rest_id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @runtime_exp_rest(%x: tensor<8x?xf32>, %o: tensor<8x?xf32>) -> tensor<8x?xf32> {
+  %0 = linalg.generic {indexing_maps = [#rest_id, #rest_id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x?xf32>) outs(%o : tensor<8x?xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  } -> tensor<8x?xf32>
+  return %0 : tensor<8x?xf32>
+}
+
+// -----
+
 // A convolution over a run-time width keeps the columns left one at a time:
 // tiles of powers of two are for products only, where they pay; elsewhere
 // they would make three copies of each body instead of one (a dynamic U-Net
