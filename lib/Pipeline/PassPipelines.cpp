@@ -91,7 +91,11 @@ void kiln::buildGPUCodegenPipeline(OpPassManager &pm, const std::string &arch,
   pm.addPass(createVerifyCodegenInputPass());
   pm.nest<func::FuncOp>().addPass(createSplitEmptyTensorsPass());
   pm.nest<func::FuncOp>().addPass(createDistinctResultsPass());
-  buildBufferizeToArenaPipeline(pm);
+  // The host launches every kernel without reading device memory between
+  // them, so a failed guard cannot end the run early: it stores its status,
+  // which the runtime reports after the run (shapes here are static, so the
+  // kernels after it stay in bounds).
+  buildBufferizeToArenaPipeline(pm, nullptr, /*returnAtFailedGuard=*/false);
   pm.addPass(createPackWeightsPass());
   pm.nest<func::FuncOp>().addPass(createLinalgGeneralizeNamedOpsPass());
   pm.addPass(createCanonicalizerPass());

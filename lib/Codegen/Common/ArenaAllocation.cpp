@@ -143,7 +143,8 @@ struct ArenaAllocationPass
     FailureOr<Value> arena = appendArena(rewriter, func, size);
     if (failed(arena))
       return failure();
-    numberGuards(rewriter, func, *arena, guards, guardMessages);
+    numberGuards(rewriter, func, *arena, guards, guardMessages,
+                 returnAtFailedGuard);
     for (auto [op, offset] : llvm::zip(*allocs, offsets)) {
       rewriter.setInsertionPoint(op);
       Value off = arith::ConstantIndexOp::create(rewriter, op.getLoc(), offset);
@@ -396,9 +397,10 @@ struct ArenaAllocationPass
   /// becomes a branch to a block that stores and returns, so nothing after
   /// a failed check runs; the function's top-level ops stay its direct
   /// children (parallel loops are still outlined).
-  static void numberGuards(IRRewriter &rewriter, func::FuncOp func,
-                           Value arena, ArrayRef<func::CallOp> guards,
-                           SmallVectorImpl<Attribute> &guardMessages) {
+  static void numberGuards(IRRewriter &rewriter, func::FuncOp func, Value arena,
+                           ArrayRef<func::CallOp> guards,
+                           SmallVectorImpl<Attribute> &guardMessages,
+                           bool returnAtFailedGuard) {
     if (guards.empty())
       return;
     rewriter.setInsertionPointToStart(&func.getBody().front());
@@ -417,7 +419,8 @@ struct ArenaAllocationPass
                               ValueRange{zero});
       auto check = dyn_cast<scf::IfOp>(call->getParentOp());
       rewriter.eraseOp(call);
-      if (!check || check->getParentOp() != func.getOperation() ||
+      if (!returnAtFailedGuard || !check ||
+          check->getParentOp() != func.getOperation() ||
           func.getNumResults() != 0 || check.getNumResults() != 0 ||
           !check.getElseRegion().empty())
         continue;

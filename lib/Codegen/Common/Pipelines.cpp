@@ -8,7 +8,8 @@
 using namespace mlir;
 
 void kiln::buildBufferizeToArenaPipeline(
-    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> beforeArena) {
+    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> beforeArena,
+    bool returnAtFailedGuard) {
   pm.addNestedPass<func::FuncOp>(createMarkInputsReadOnlyPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addNestedPass<func::FuncOp>(createDropInPlaceMaterializePass());
@@ -32,5 +33,7 @@ void kiln::buildBufferizeToArenaPipeline(
   pm.addPass(createCSEPass());
   if (beforeArena)
     beforeArena(pm);
-  pm.addPass(createArenaAllocationPass());
+  ArenaAllocationPassOptions arena;
+  arena.returnAtFailedGuard = returnAtFailedGuard;
+  pm.addPass(createArenaAllocationPass(arena));
 }

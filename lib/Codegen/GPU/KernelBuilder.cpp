@@ -26,12 +26,16 @@ SmallVector<Value> clonePayload(OpBuilder &b, linalg::GenericOp op,
     if (isa<linalg::IndexOp>(inner))
       continue;
     Operation *copy = b.clone(inner, map);
-    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(copy))
+    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(copy)) {
+      // Casts (extf, truncf) carry the attribute only when set.
+      arith::FastMathFlagsAttr flags = fm.getFastMathFlagsAttr();
       copy->setAttr(
           fm.getFastMathAttrName(),
-          arith::FastMathFlagsAttr::get(copy->getContext(),
-                                        fm.getFastMathFlagsAttr().getValue() |
-                                            arith::FastMathFlags::contract));
+          arith::FastMathFlagsAttr::get(
+              copy->getContext(),
+              (flags ? flags.getValue() : arith::FastMathFlags::none) |
+                  arith::FastMathFlags::contract));
+    }
   }
   SmallVector<Value> results;
   for (Value y : payload.getTerminator()->getOperands())

@@ -300,3 +300,23 @@ func.func @tensor_core_matmul(%a: memref<64x40xf16>, %b: memref<40x128xf16>, %c:
   }
   return
 }
+
+// -----
+
+// A cast in the payload: arith.extf carries its fastmath attribute only when
+// one is set (reading the absent one crashed the pass on every Cast, Resize
+// and window function).
+// CHECK-LABEL: func.func @widen(
+// CHECK: gpu.launch
+// CHECK: %[[H:.+]] = memref.load
+// CHECK: arith.extf %[[H]] fastmath<contract> : bf16 to f32
+#id1 = affine_map<(d0) -> (d0)>
+func.func @widen(%x: memref<12xbf16>, %y: memref<12xf32>) {
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%x : memref<12xbf16>) outs(%y : memref<12xf32>) {
+  ^bb0(%a: bf16, %o: f32):
+    %w = arith.extf %a : bf16 to f32
+    linalg.yield %w : f32
+  }
+  return
+}

@@ -27,9 +27,11 @@ namespace mlir::kiln {
 /// that must run on the buffers before the arena plans their lifetimes: ones
 /// that change when a buffer is used (the AMX kernels apply their epilogue
 /// where the epilogue was, so the product's inputs live until then).
+/// `returnAtFailedGuard` is the arena pass's option of that name.
 void buildBufferizeToArenaPipeline(
     OpPassManager &pm,
-    llvm::function_ref<void(OpPassManager &)> beforeArena = nullptr);
+    llvm::function_ref<void(OpPassManager &)> beforeArena = nullptr,
+    bool returnAtFailedGuard = true);
 } // namespace mlir::kiln
 
 #endif

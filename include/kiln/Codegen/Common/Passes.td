@@ -224,11 +224,18 @@ def ArenaAllocationPass : Pass<"kiln-arena-allocation", "ModuleOp"> {
     (kiln.guard) stores its number into the status word at the start of the
     arena and, when its check sits at the top of a function without
     results, returns at once: the ops after it would compute on sizes it
-    found inconsistent (a Concat of 20 rows into 16).
+    found inconsistent (a Concat of 20 rows into 16). With
+    `return-at-failed-guard=false` (the GPU target, whose shapes are static
+    and whose host cannot branch on a flag in device memory) the check stays
+    an `scf.if` that only stores the status, which the runtime reports after
+    the run.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
            "byte alignment of every buffer">,
+    Option<"returnAtFailedGuard", "return-at-failed-guard", "bool",
+           /*default=*/"true",
+           "end the function at a failed top-level guard">,
   ];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect",
