@@ -256,7 +256,8 @@ def run_test(t, args, work_root):
                 r.update(status="unsupported", phase="compile",
                          message="no graph input has a leading dimension to make symbolic")
                 return r
-        rc, sig, out, secs = run_proc([args.compile, model, "-o", so] + flags,
+        rc, sig, out, secs = run_proc([args.compile, model, "-o", so] + flags +
+                                      args.compile_flag,
                                       args.compile_timeout)
         r["compile_s"] = round(secs, 2)
         if rc is None:
@@ -609,6 +610,9 @@ def main():
                        help="build folder holding bin/kiln-compile and bin/kiln-run")
     tools.add_argument("--compile", metavar="PATH", help="kiln-compile (default BUILD/bin)")
     tools.add_argument("--run", metavar="PATH", help="kiln-run (default BUILD/bin)")
+    tools.add_argument("--compile-flag", action="append", default=[], metavar="FLAG",
+                       help="pass FLAG to every kiln-compile, e.g. --compile-flag="
+                            "--target=cuda-emulated (repeatable)")
     tools.add_argument("--jobs", "-j", type=int, default=2, help="parallel tests (default 2)")
     tools.add_argument("--rtol", type=float, default=1e-3)
     tools.add_argument("--atol", type=float, default=1e-7)
