@@ -210,9 +210,10 @@ func.func @max_pool_nchw(%x: tensor<1x16x8x8xf32>, %acc: tensor<1x16x4x4xf32>) -
 
 // A dynamic dimension (a symbolic size) is tiled as a long static one: 8-row
 // tiles up to the last multiple of 8, each the static 8 x 32 register tile
-// of a static model; the r rows left run as at most one 4-row, one 2-row and
-// one 1-row tile, each taken when r holds that bit (r = 5: 4 + 1). No tile
-// has a size of run-time value.
+// of a static model; the r rows left run as a 4-row tile when r holds 4,
+// then one tile of exactly r mod 4 rows (3, 2 or 1: the copy of that size
+// runs once, the others not at all; r = 7: 4 + 3). No tile has a size of
+// run-time value.
 // CHECK-LABEL: func.func @dynamic_matmul
 // CHECK: %[[M:.*]] = tensor.dim
 // CHECK: %[[TILES:.*]] = arith.divui %[[M]], %c8
@@ -225,11 +226,21 @@ func.func @max_pool_nchw(%x: tensor<1x16x8x8xf32>, %acc: tensor<1x16x4x4xf32>) -
 // CHECK: %[[END4:.*]] = arith.addi %[[SPLIT]], %[[BIT4]]
 // CHECK: %[[FOUR:.*]] = scf.for %{{.*}} = %[[SPLIT]] to %[[END4]] step %c4 iter_args(%{{.*}} = %[[FULL]])
 // CHECK: vector.contract {{.+}} into vector<4x32xf32>
-// CHECK: %[[BIT2:.*]] = arith.andi %[[LEFT]], %c2
-// CHECK: %[[END2:.*]] = arith.addi %[[END4]], %[[BIT2]]
-// CHECK: %[[TWO:.*]] = scf.for %{{.*}} = %[[END4]] to %[[END2]] step %c2 iter_args(%{{.*}} = %[[FOUR]])
+// CHECK: %[[LOW:.*]] = arith.andi %[[LEFT]], %c3
+// CHECK: %[[IS3:.*]] = arith.cmpi eq, %[[LOW]], %c3
+// CHECK: %[[PLUS3:.*]] = arith.addi %[[END4]], %c3
+// CHECK: %[[END3:.*]] = arith.select %[[IS3]], %[[PLUS3]], %[[END4]]
+// CHECK: %[[THREE:.*]] = scf.for %{{.*}} = %[[END4]] to %[[END3]] step %c3 iter_args(%{{.*}} = %[[FOUR]])
+// CHECK: vector.contract {{.+}} into vector<3x32xf32>
+// CHECK: %[[IS2:.*]] = arith.cmpi eq, %[[LOW]], %c2
+// CHECK: %[[PLUS2:.*]] = arith.addi %[[END4]], %c2
+// CHECK: %[[END2:.*]] = arith.select %[[IS2]], %[[PLUS2]], %[[END4]]
+// CHECK: %[[TWO:.*]] = scf.for %{{.*}} = %[[END4]] to %[[END2]] step %c2 iter_args(%{{.*}} = %[[THREE]])
 // CHECK: vector.contract {{.+}} into vector<2x32xf32>
-// CHECK: %[[ONE:.*]] = scf.for %{{.*}} = %[[END2]] to %[[M]] step %c1 iter_args(%{{.*}} = %[[TWO]])
+// CHECK: %[[IS1:.*]] = arith.cmpi eq, %[[LOW]], %c1
+// CHECK: %[[PLUS1:.*]] = arith.addi %[[END4]], %c1
+// CHECK: %[[END1:.*]] = arith.select %[[IS1]], %[[PLUS1]], %[[END4]]
+// CHECK: %[[ONE:.*]] = scf.for %{{.*}} = %[[END4]] to %[[END1]] step %c1 iter_args(%{{.*}} = %[[TWO]])
 // CHECK: tensor.extract_slice {{.+}} [1, 32] [1, 1] : tensor<?x64xf32> to tensor<1x32xf32>
 // CHECK: vector.contract {{.+}} into vector<32xf32>
 // CHECK: return %[[ONE]]

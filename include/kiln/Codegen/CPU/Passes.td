@@ -21,7 +21,8 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     run-time extent (a symbolic dimension) is tiled as a long static loop
     would be, then split into its full tiles, whose size is constant, and
     the indices left, one at a time (in a product's register tile loop, as
-    at most one tile of each power of two below the tile size; in an
+    a 4-row tile when the rest holds 4, then one tile of exactly the rest
+    mod 4; in an
     innermost loop of vector columns of an op of rank 2 or more that
     computes, first in whole registers): those tiles are static too. In ops big enough to share among
     threads, the outermost loop over tiles is an `scf.forall`
