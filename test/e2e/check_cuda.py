@@ -140,6 +140,32 @@ def make_fp16_model(work):
     return d
 
 
+def make_guarded_model(work, axes):
+    """Unsqueeze with its axes as a graph input: the compiled shape holds
+    only for axes [0], which a run-time guard checks. Test data with the
+    given axes. Returns the model directory."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    d = os.path.join(work, "guarded")
+    data = os.path.join(d, f"axes_{axes}")
+    os.makedirs(data, exist_ok=True)
+    graph = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["x", "axes"], ["y"], name="unsqueeze")], "guarded",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5]),
+         helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4, 5])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(d, "model.onnx"))
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    for i, (name, t) in enumerate([("x", x), ("axes", np.array([axes], np.int64))]):
+        with open(os.path.join(data, f"input_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(t, name).SerializeToString())
+    with open(os.path.join(data, "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x[None], "y").SerializeToString())
+    return d
+
+
 def check_tensor_cores(kiln_compile, ptxas, work):
     """The fp16 model's PTX uses tensor cores (wmma) in both contractions,
     from 32-byte aligned shared memory, and assembles with no spills."""
@@ -280,6 +306,23 @@ def check_emulated(kiln_compile, kiln_run, models_dir, work):
     emulate("fp16_contractions", make_fp16_model(work), "2e-3", "1e-3",
             "tensor-core kernels")
     print("ok: fp16_contractions: emulated tensor-core kernels match the reference")
+    # A run-time guard (an input that must agree with the compiled shape):
+    # the GPU host launches every kernel, so the guard stores its status and
+    # the run reports it afterwards, naming the node; good input matches.
+    d = make_guarded_model(work, 0)
+    make_guarded_model(work, 2)
+    so = os.path.join(work, "guarded_emulated.so")
+    r = run([kiln_compile, os.path.join(d, "model.onnx"), "--target=cuda-emulated", "-o", so])
+    if r.returncode != 0:
+        fail(f"kiln-compile --target=cuda-emulated of a guarded model:\n{r.stderr}")
+    r = run([kiln_run, so, "--test-data", os.path.join(d, "axes_0")])
+    if r.returncode != 0:
+        fail(f"guarded model, valid axes:\n{r.stdout}{r.stderr}")
+    r = run([kiln_run, so, "--test-data", os.path.join(d, "axes_2")])
+    if r.returncode != 2 or "node 'unsqueeze' (Unsqueeze, opset 13)" not in r.stderr:
+        fail(f"guarded model, axes [2]: want exit 2 naming the node, got "
+             f"{r.returncode}:\n{r.stdout}{r.stderr}")
+    print("ok: a failed run-time guard in emulated GPU kernels is reported, naming the node")
     return 0
 
 
