@@ -189,7 +189,12 @@ def run_bundle(args):
         import tempfile
         out = tempfile.mkdtemp(prefix="kiln-bundle-")
         with tarfile.open(args.dir) as tar:
-            tar.extractall(out)
+            # Members that would land outside `out` (absolute paths, "..",
+            # links out of it) are refused, where Python has the filter.
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(out, filter="data")
+            else:
+                tar.extractall(out)
         args.dir = os.path.join(out, os.listdir(out)[0])
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
     runner = os.path.join(args.dir, "bin", "kiln-run")

@@ -18,7 +18,7 @@ test_data_set_0, default /tmp/dev):
      the host (--target=cuda-emulated) against the references, which checks
      the GPU mapping's numbers but not the device.
 Then, with a GPU, the ONNX node conformance suite compiled for CUDA (through a
-kiln-compile wrapper), compared with the CPU's expected pass list.
+run.py --compile-flag), compared with the CPU's expected pass list.
 """
 import argparse
 import ctypes
@@ -180,12 +180,9 @@ def main():
               flush=True)
 
     if gpu and not args.no_conformance:
-        wrapper = os.path.join(tmp, "kiln-compile-cuda")
-        with open(wrapper, "w") as f:
-            f.write(f"#!/bin/sh\nexec {compiler} --target=cuda --gpu-arch={args.arch} \"$@\"\n")
-        os.chmod(wrapper, 0o755)
         cmd = [sys.executable, os.path.join(ROOT, "bench", "conformance", "run.py"),
-               "--build", args.build, "--compile", wrapper, "--suite", "node", "-q",
+               "--build", args.build, "--compile-flag=--target=cuda",
+               "--compile-flag=--gpu-arch=" + args.arch, "--suite", "node", "-q",
                "--jobs", str(cores), "--json", os.path.join(tmp, "conformance.json")]
         if args.conformance_filter:
             cmd += ["--filter", args.conformance_filter]

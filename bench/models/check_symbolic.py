@@ -45,7 +45,6 @@ MODELS = {
 
 
 def check(name, outdir, compiler):
-    sys.path.insert(0, os.path.join(os.path.dirname(compiler), "..", "python"))
     import kiln
     size, lo, shapes = MODELS[name]
     d = os.path.join(outdir, name)
@@ -95,6 +94,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = ap.parse_args()
     compiler = os.path.join(args.build, "bin", "kiln-compile")
+    sys.path.insert(0, os.path.join(args.build, "python"))
     failed = []
     for name in args.names or list(MODELS):
         if name not in MODELS:
