@@ -394,9 +394,9 @@ struct ArenaAllocationPass
   /// Each guard stores its number (its message's index + 1) into the status
   /// word at the start of the arena instead of calling the placeholder. A
   /// guard whose `scf.if` sits at the top of a function without results
-  /// becomes a branch to a block that stores and returns, so nothing after
-  /// a failed check runs; the function's top-level ops stay its direct
-  /// children (parallel loops are still outlined).
+  /// becomes, if `returnAtFailedGuard`, a branch to a block that stores and
+  /// returns, so nothing after a failed check runs; the function's top-level
+  /// ops stay its direct children (parallel loops are still outlined).
   static void numberGuards(IRRewriter &rewriter, func::FuncOp func, Value arena,
                            ArrayRef<func::CallOp> guards,
                            SmallVectorImpl<Attribute> &guardMessages,

@@ -22,10 +22,10 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     would be, then split into its full tiles, whose size is constant, and
     the indices left, one at a time (in a product's register tile loop, as
     a 4-row tile when the rest holds 4, then one tile of exactly the rest
-    mod 4; in an
-    innermost loop of vector columns of an op of rank 2 or more that
-    computes, first in whole registers): those tiles are static too. In ops big enough to share among
-    threads, the outermost loop over tiles is an `scf.forall`
+    mod 4; in an innermost loop of vector columns of an op of rank 2 or
+    more that computes, first in whole registers): those tiles are static
+    too. In ops big enough to share among threads, the outermost loop over
+    tiles is an `scf.forall`
     (`kiln-outline-parallel-loops` turns it into a thread-pool call).
     The tiles of static int8's depthwise product (`kiln.int8_depthwise`)
     get a vpdpbusd kernel instead of linalg's vectorizer. A tensor's
