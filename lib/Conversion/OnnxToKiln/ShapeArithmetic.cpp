@@ -9,6 +9,8 @@
 #include "SymbolicSizes.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -25,7 +27,7 @@ std::optional<SmallVector<SymSize>> SymbolicSizes::contents(Value v) {
     return it->second;
   auto cst = v.getDefiningOp<ConstantOp>();
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!cst || !type || type.getRank() > 1 || !type.hasStaticShape() ||
+  if (!cst || !type || !type.hasStaticShape() ||
       type.getNumElements() > kMaxContents ||
       !type.getElementType().isInteger())
     return std::nullopt;
@@ -152,12 +154,119 @@ std::optional<SymSize> SymbolicSizes::arithmetic(OnnxNode &node,
   return r;
 }
 
+/// Slice's contents: constant starts, ends, axes and steps, any sign of
+/// step, over `data` of static `shape` (row-major).
+static std::optional<SmallVector<SymSize>>
+sliceContents(OnnxNode &node, const std::optional<SmallVector<SymSize>> &data,
+              const std::optional<SmallVector<int64_t>> &shape) {
+  std::optional<SmallVector<SymSize>> got;
+  std::optional<SmallVector<int64_t>> starts = node.constantInts(1),
+                                      ends = node.constantInts(2);
+  if (!data || !shape || !starts || !ends || starts->size() != ends->size())
+    return {};
+  int64_t rank = shape->size(), k = starts->size();
+  SmallVector<int64_t> axes, steps(k, 1);
+  for (int64_t i = 0; i < k; ++i)
+    axes.push_back(i);
+  if (node.input(3)) {
+    std::optional<SmallVector<int64_t>> a = node.constantInts(3);
+    if (!a || (int64_t)a->size() != k)
+      return {};
+    axes = *a;
+  }
+  if (node.input(4)) {
+    std::optional<SmallVector<int64_t>> st = node.constantInts(4);
+    if (!st || (int64_t)st->size() != k)
+      return {};
+    steps = *st;
+  }
+  // The indices each dimension keeps.
+  SmallVector<SmallVector<int64_t>> keep(rank);
+  SmallVector<bool> named(rank, false);
+  for (int64_t d = 0; d < rank; ++d)
+    for (int64_t i = 0; i < (*shape)[d]; ++i)
+      keep[d].push_back(i);
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank || named[a] || steps[i] == 0)
+      return {};
+    named[a] = true;
+    int64_t size = (*shape)[a], st = steps[i];
+    int64_t b = (*starts)[i], e = (*ends)[i];
+    b = b < 0 ? b + size : b;
+    e = e < 0 ? e + size : e;
+    keep[a].clear();
+    if (size == 0)
+      continue;
+    if (st > 0) {
+      b = std::clamp<int64_t>(b, 0, size);
+      e = std::clamp<int64_t>(e, 0, size);
+      for (int64_t j = b; j < e; j += st)
+        keep[a].push_back(j);
+    } else {
+      b = std::clamp<int64_t>(b, 0, size - 1);
+      e = std::clamp<int64_t>(e, -1, size - 1);
+      for (int64_t j = b; j > e; j += st)
+        keep[a].push_back(j);
+    }
+  }
+  SmallVector<int64_t> strides = computeStrides(*shape);
+  got.emplace();
+  SmallVector<int64_t> pos(rank, 0);
+  int64_t total = 1;
+  for (const SmallVector<int64_t> &kd : keep)
+    total *= kd.size();
+  for (int64_t t = 0; t < total; ++t) {
+    int64_t flat = 0, r = t;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      int64_t len = keep[d].size();
+      flat += keep[d][r % len] * strides[d];
+      r /= len;
+    }
+    got->push_back((*data)[flat]);
+  }
+  return got;
+}
+
+/// Transpose's contents: `data` of static `shape` permuted to `outShape`.
+static std::optional<SmallVector<SymSize>>
+transposeContents(OnnxNode &node,
+                  const std::optional<SmallVector<SymSize>> &data,
+                  const std::optional<SmallVector<int64_t>> &shape,
+                  ArrayRef<int64_t> outShape) {
+  std::optional<SmallVector<SymSize>> got;
+  if (!data || !shape)
+    return {};
+  int64_t rank = shape->size();
+  SmallVector<int64_t> perm;
+  if (std::optional<SmallVector<int64_t>> p = node.intsAttr("perm"))
+    perm = *p;
+  else
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  if ((int64_t)perm.size() != rank)
+    return {};
+  SmallVector<int64_t> strides = computeStrides(*shape);
+  got.emplace();
+  for (int64_t t = 0; t < computeProduct(outShape); ++t) {
+    int64_t flat = 0, r = t;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (perm[d] < 0 || perm[d] >= rank)
+        return {};
+      flat += (r % outShape[d]) * strides[perm[d]];
+      r /= outShape[d];
+    }
+    got->push_back((*data)[flat]);
+  }
+  return got;
+}
+
 Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
   if (results.empty() || !results[0])
     return {};
   Value out = results[0];
   auto outType = dyn_cast<RankedTensorType>(out.getType());
-  if (!outType || outType.getRank() > 1 || !outType.hasStaticShape() ||
+  if (!outType || !outType.hasStaticShape() ||
       outType.getNumElements() > kMaxContents ||
       !isa<IntegerType, FloatType>(outType.getElementType()))
     return {};
@@ -165,6 +274,21 @@ Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
   StringRef type = node.opType();
   std::optional<SmallVector<SymSize>> got;
   auto in = [&](unsigned i) { return contents(node.input(i)); };
+  // Contents are kept in row-major order; a tensor of rank 2 or more (the
+  // [-1, 2] pairs torch's F.pad reorders) needs its static shape.
+  auto shapeOf = [&](unsigned i) -> std::optional<SmallVector<int64_t>> {
+    auto t = node.input(i) ? dyn_cast<RankedTensorType>(node.input(i).getType())
+                           : nullptr;
+    if (!t || !t.hasStaticShape())
+      return std::nullopt;
+    return SmallVector<int64_t>(t.getShape());
+  };
+  // An elementwise operand: one element, or the result's shape.
+  auto elementwise = [&](unsigned i) {
+    std::optional<SmallVector<int64_t>> sh = shapeOf(i);
+    return sh && (computeProduct(*sh) == 1 ||
+                  ArrayRef<int64_t>(*sh) == outType.getShape());
+  };
   if (type == "Shape") {
     Value x = node.input(0);
     auto xt = x ? dyn_cast<RankedTensorType>(x.getType()) : nullptr;
@@ -203,44 +327,51 @@ Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
       }
     }
   } else if (type == "Gather" && node.intAttr("axis", 0) == 0) {
+    // Whole rows of axis 0 (single elements of a vector).
     std::optional<SmallVector<SymSize>> data = in(0), idx = in(1);
-    if (!data || !idx)
+    std::optional<SmallVector<int64_t>> shape = shapeOf(0);
+    if (!data || !idx || !shape || shape->empty() || (*shape)[0] == 0)
       return {};
+    int64_t rows = (*shape)[0], row = data->size() / rows;
     got.emplace();
     for (const SymSize &i : *idx) {
       std::optional<int64_t> k = i.getConstant();
-      int64_t size = data->size();
-      if (!k || *k < -size || *k >= size)
+      if (!k || *k < -rows || *k >= rows)
         return {};
-      got->push_back((*data)[*k < 0 ? *k + size : *k]);
+      int64_t r = *k < 0 ? *k + rows : *k;
+      got->append(data->begin() + r * row, data->begin() + (r + 1) * row);
     }
   } else if (type == "Concat") {
-    got.emplace();
+    // Per index of the dimensions before the axis, each input's block.
+    int64_t rank = outType.getRank();
+    int64_t axis = node.intAttr("axis", 0);
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis < 0 || axis >= std::max<int64_t>(rank, 1))
+      return {};
+    int64_t outer = computeProduct(outType.getShape().take_front(axis));
+    SmallVector<SmallVector<SymSize>> parts;
     for (unsigned i = 0; i < node.numInputs(); ++i) {
       std::optional<SmallVector<SymSize>> part = in(i);
-      if (!part)
+      if (!part || part->size() % std::max<int64_t>(outer, 1))
         return {};
-      got->append(part->begin(), part->end());
+      parts.push_back(std::move(*part));
     }
-  } else if (type == "Slice" && node.opset >= 10) {
-    std::optional<SmallVector<SymSize>> data = in(0);
-    std::optional<SmallVector<int64_t>> starts = node.constantInts(1),
-                                        ends = node.constantInts(2);
-    std::optional<SmallVector<int64_t>> steps =
-        node.input(4) ? node.constantInts(4) : SmallVector<int64_t>{1};
-    if (!data || !starts || !ends || !steps || starts->size() != 1 ||
-        ends->size() != 1 || steps->size() != 1 || (*steps)[0] <= 0)
-      return {};
-    int64_t size = data->size(), s = (*starts)[0], e = (*ends)[0];
-    s = std::clamp<int64_t>(s < 0 ? s + size : s, 0, size);
-    e = std::clamp<int64_t>(e < 0 ? e + size : e, 0, size);
     got.emplace();
-    for (int64_t i = s; i < e; i += (*steps)[0])
-      got->push_back((*data)[i]);
+    for (int64_t o = 0; o < outer; ++o)
+      for (const SmallVector<SymSize> &part : parts) {
+        int64_t block = part.size() / outer;
+        got->append(part.begin() + o * block, part.begin() + (o + 1) * block);
+      }
+  } else if (type == "Slice" && node.opset >= 10) {
+    got = sliceContents(node, in(0), shapeOf(0));
+  } else if (type == "Transpose") {
+    got = transposeContents(node, in(0), shapeOf(0), outType.getShape());
   } else if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Mod", "Max",
                                  "Min", "Equal", "Neg"},
                                 type)) {
     bool integers = isa<IntegerType>(outType.getElementType());
+    if (!elementwise(0) || (type != "Neg" && !elementwise(1)))
+      return {};
     std::optional<SmallVector<SymSize>>
         a = in(0),
         b = type == "Neg" ? SmallVector<SymSize>{SymSize::constant(0)} : in(1);
@@ -261,7 +392,7 @@ Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
     }
   } else if (type == "Where") {
     std::optional<SmallVector<SymSize>> c = in(0), a = in(1), b = in(2);
-    if (!c || !a || !b)
+    if (!c || !a || !b || !elementwise(0) || !elementwise(1) || !elementwise(2))
       return {};
     got.emplace();
     for (int64_t i = 0; i < n; ++i) {

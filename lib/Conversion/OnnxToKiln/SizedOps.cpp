@@ -445,9 +445,15 @@ AxisSlice sliceAxis(OnnxNode &node, const SymSize &dim, const SymSize &start,
         return SymSize::add(dim, p);
       return std::nullopt;
     }
-    // A symbolic position: in range when never above the smallest size.
+    // A symbolic position: in range when never above the smallest size,
+    // or never above the size itself (`y[:, :h]` of y padded from h).
     std::optional<int64_t> hi = sizes.largest(p), plo = sizes.smallest(p);
     if (hi && plo && *plo >= 0 && lo && *hi <= *lo)
+      return p;
+    std::optional<SymSize> np = SymSize::neg(p);
+    std::optional<SymSize> room = np ? SymSize::add(dim, *np) : std::nullopt;
+    std::optional<int64_t> roomLo = room ? sizes.smallest(*room) : std::nullopt;
+    if (plo && *plo >= 0 && roomLo && *roomLo >= 0)
       return p;
     return std::nullopt;
   };
@@ -463,6 +469,24 @@ AxisSlice sliceAxis(OnnxNode &node, const SymSize &dim, const SymSize &start,
       out.offset = sizes.materialize(b, loc, *s);
       out.size = sizes.materialize(b, loc, *n);
       out.known = n;
+      return out;
+    }
+  }
+  if (s && e && step > 1) {
+    // ceil((e - s) / step) elements (`x[:, 0::2]`), as a floor division
+    // the consumers' sizes can follow.
+    std::optional<SymSize> ns = SymSize::neg(*s);
+    std::optional<SymSize> n = ns ? SymSize::add(*e, *ns) : std::nullopt;
+    std::optional<int64_t> nlo = n ? sizes.smallest(*n) : std::nullopt;
+    std::optional<SymSize> count;
+    if (n && nlo && *nlo >= 0)
+      if (std::optional<SymSize> up =
+              SymSize::add(*n, SymSize::constant(step - 1)))
+        count = sizes.floorDiv(*up, step);
+    if (count) {
+      out.offset = sizes.materialize(b, loc, *s);
+      out.size = sizes.materialize(b, loc, *count);
+      out.known = count;
       return out;
     }
   }

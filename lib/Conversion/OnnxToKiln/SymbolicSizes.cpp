@@ -98,8 +98,54 @@ std::optional<SymSize> SymSize::mul(const SymSize &a, const SymSize &b) {
   return r;
 }
 
+/// A graded order of monomials (degree, then the sorted atom ids
+/// lexicographically), compatible with multiplication: the leading terms
+/// of an exact polynomial division.
+static bool monomialLess(const SymSize::Monomial &a,
+                         const SymSize::Monomial &b) {
+  if (a.size() != b.size())
+    return a.size() < b.size();
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+}
+
 std::optional<SymSize> SymSize::divExact(const SymSize &a, const SymSize &b) {
-  if (b.terms.size() != 1)
+  if (b.terms.size() > 1) {
+    // Division by leading terms; exact when the remainder reaches zero
+    // (the blocks of `b * nW` divided by `nW = (h' / 7) * (w' / 7)`).
+    auto lead = [](const SymSize &p) {
+      return *std::max_element(p.terms.begin(), p.terms.end(),
+                               [](const auto &x, const auto &y) {
+                                 return monomialLess(x.first, y.first);
+                               });
+    };
+    auto [mb, cb] = lead(b);
+    SymSize rem = a, q;
+    for (int step = 0; step < 64; ++step) {
+      if (rem.terms.empty())
+        return q;
+      auto [ma, ca] = lead(rem);
+      if (ca % cb)
+        return std::nullopt;
+      Monomial rest = ma;
+      for (unsigned id : mb) {
+        auto it = llvm::find(rest, id);
+        if (it == rest.end())
+          return std::nullopt;
+        rest.erase(it);
+      }
+      SymSize t;
+      t.terms[rest] = ca / cb;
+      std::optional<SymSize> tb = mul(t, b), minus;
+      if (!tb || !(minus = neg(*tb)) || !q.accumulate(rest, ca / cb))
+        return std::nullopt;
+      std::optional<SymSize> next = add(rem, *minus);
+      if (!next)
+        return std::nullopt;
+      rem = *next;
+    }
+    return std::nullopt;
+  }
+  if (b.terms.empty())
     return std::nullopt;
   const auto &[mb, cb] = *b.terms.begin();
   if (cb == 0)
@@ -620,6 +666,63 @@ void SymbolicSizes::guardEqualDims(OpBuilder &b, Location loc, Value x,
 }
 
 std::optional<int64_t> SymbolicSizes::bound(const SymSize &s, bool upper) {
+  int budget = 64;
+  return refinedBound(s, upper, budget);
+}
+
+/// Interval arithmetic forgets that a remainder `n - c * (n // c)` lies in
+/// [0, c): Swin's padded width `w + (7 - w % 7) % 7` would be bounded by
+/// w's range plus 7 times the quotient's, far past the truth. For each
+/// quotient atom q = N // c of s, with coefficient a, s scaled by m = c /
+/// gcd(a, c) is rest + k * (N - c * q) with k = -a / gcd(a, c), the
+/// remainder N - c * q in [0, c - 1]; the bound of rest plus that of the
+/// remainder, divided by m, is a bound of s. The tightest of these and the
+/// plain interval wins.
+std::optional<int64_t> SymbolicSizes::refinedBound(const SymSize &s, bool upper,
+                                                   int &budget) {
+  // Each call spends one of `budget`: nested remainders (three patch
+  // mergings' `ceil(ceil(ceil(h / 2) / 2) / 2)` padded to 7) take a few
+  // levels, and the search stays small.
+  std::optional<int64_t> best = intervalBound(s, upper);
+  if (--budget <= 0)
+    return best;
+  for (const auto &[m, a] : s.getTerms()) {
+    if (m.size() != 1 || !atoms[m[0]].divisor)
+      continue;
+    unsigned id = m[0];
+    int64_t c = atoms[id].divisor;
+    int64_t g = std::gcd(a < 0 ? -a : a, c), scale = c / g, k = -a / g;
+    std::optional<SymSize> scaled = SymSize::mul(s, SymSize::constant(scale));
+    std::optional<SymSize> minusKN =
+        SymSize::mul(atoms[id].numerator, SymSize::constant(-k));
+    int64_t kc;
+    if (!scaled || !minusKN || __builtin_mul_overflow(k, c, &kc))
+      continue;
+    std::optional<SymSize> kcq =
+        SymSize::mul(SymSize::atom(id), SymSize::constant(kc));
+    std::optional<SymSize> rest =
+        kcq ? SymSize::add(*scaled, *minusKN) : std::nullopt;
+    if (rest)
+      rest = SymSize::add(*rest, *kcq);
+    if (!rest || rest->getTerms().count(m))
+      continue;
+    std::optional<int64_t> b = refinedBound(*rest, upper, budget);
+    int64_t span;
+    if (!b || __builtin_mul_overflow(k, c - 1, &span))
+      continue;
+    int64_t r = upper ? std::max<int64_t>(0, span) : std::min<int64_t>(0, span);
+    if (__builtin_add_overflow(*b, r, &r))
+      continue;
+    r = upper ? llvm::divideFloorSigned(r, scale)
+              : llvm::divideCeilSigned(r, scale);
+    if (!best || (upper ? r < *best : r > *best))
+      best = r;
+  }
+  return best;
+}
+
+std::optional<int64_t> SymbolicSizes::intervalBound(const SymSize &s,
+                                                    bool upper) {
   // Interval arithmetic over the atoms' ranges. A dimension of a value is
   // never below 0 (its range's low end where it has none); a quotient's
   // range is its numerator's, divided.
@@ -723,6 +826,28 @@ std::optional<SymSize> SymbolicSizes::floorDiv(const SymSize &p, int64_t c) {
       return std::nullopt;
     r = *reduced;
     c /= g;
+  }
+  // floor((P + n // a) / c) = floor((a * P + n) / (a * c)) for integer P
+  // and positive a and c: a halving of a halving (`ceil(ceil(h / 2) / 2)`,
+  // strided layers, patch mergings) is one division of h, not a nest
+  // (nested floor divisions make the Presburger systems bufferization
+  // builds to compare subsets grow exponentially).
+  for (const auto &[m, coef] : r.getTerms()) {
+    if (m.size() != 1 || coef != 1 || !atoms[m[0]].divisor)
+      continue;
+    unsigned inner = m[0];
+    int64_t a = atoms[inner].divisor, ac;
+    std::optional<SymSize> num = SymSize::mul(r, SymSize::constant(a));
+    std::optional<SymSize> minusAq =
+        SymSize::mul(SymSize::atom(inner), SymSize::constant(-a));
+    if (__builtin_mul_overflow(a, c, &ac) || !num || !minusAq ||
+        !(num = SymSize::add(*num, *minusAq)) ||
+        !(num = SymSize::add(*num, atoms[inner].numerator)))
+      break;
+    std::optional<SymSize> flat = floorDiv(*num, ac);
+    if (!flat)
+      break;
+    return SymSize::add(q, *flat);
   }
   auto key = std::make_pair(r.getTerms(), c);
   unsigned id;

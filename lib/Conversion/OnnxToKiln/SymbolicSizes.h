@@ -139,6 +139,9 @@ private:
   std::optional<int64_t> largestByInference(Value v, int64_t axis);
   std::optional<SymSize> computeDim(Value v, int64_t axis);
   std::optional<int64_t> bound(const SymSize &s, bool upper);
+  std::optional<int64_t> refinedBound(const SymSize &s, bool upper,
+                                      int &budget);
+  std::optional<int64_t> intervalBound(const SymSize &s, bool upper);
   bool fitsElementType(ArrayRef<SymSize> values, Type elt);
   std::optional<SymSize> windowSize(const SymSize &in, int64_t kernel,
                                     int64_t stride, int64_t dilation,
