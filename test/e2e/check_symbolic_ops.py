@@ -447,4 +447,41 @@ m = build_multi("split_sizes", [h.make_node("Split", ["x", "sizes"], ["a", "b"],
                 inits=[nh.from_array(np.array([2, 3], np.int64), "sizes")])
 check_parts("Split sizes", m, [(1, 5), (4, 5)],
             lambda x: np.split(x, [2], axis=1), [(1, 6)])
+# Pads computed from the input's size, as Swin's window attention exports
+# them: (7 - w % 7) % 7 zeros after the height and width (F.pad's reordered
+# pairs: Concat, Reshape to [-1, 2], a reversing Slice, Transpose), windows
+# of 7 x 7 by Reshape and Transpose, the padding cropped, then a patch
+# merging's odd-size pad and stride-2 slices; and a reflection pad of
+# computed amounts on NCHW. Exported by torch, checked against torch.
+class Windows(torch.nn.Module):
+    def forward(self, x):  # [b, h, w, c]
+        b, hh, ww, c = x.shape
+        pr, pb = (7 - ww % 7) % 7, (7 - hh % 7) % 7
+        y = F.pad(x, (0, 0, 0, pr, 0, pb))
+        ph, pw = y.shape[1], y.shape[2]
+        y = y.view(b, ph // 7, 7, pw // 7, 7, c).permute(0, 1, 3, 2, 4, 5)
+        y = y.reshape(-1, 49, c).softmax(1) * 49.0
+        y = y.view(b, ph // 7, pw // 7, 7, 7, c).permute(0, 1, 3, 2, 4, 5)
+        y = y.reshape(b, ph, pw, c)[:, :hh, :ww, :] + x
+        y = F.pad(y, (0, 0, 0, ww % 2, 0, hh % 2))
+        y = torch.cat([y[:, 0::2, 0::2], y[:, 1::2, 0::2], y[:, 0::2, 1::2]], -1)
+        z = y.permute(0, 3, 1, 2)
+        z = F.pad(z, (1, (4 - z.shape[3] % 4) % 4, 0, (3 - z.shape[2] % 3) % 3),
+                  mode="reflect")
+        return z
+
+
+path = os.path.join(work, "windows.onnx")
+torch.onnx.export(Windows(), (torch.randn(1, 20, 26, 4),), path,
+                  opset_version=17, input_names=["x"], output_names=["y"],
+                  dynamic_axes={"x": {0: "b", 1: "h", 2: "w"}})
+so = os.path.join(work, "windows.so")
+r = subprocess.run([compile_, path, "-o", so, "--dim", "b=1..2", "--dim",
+                    "h=8..40", "--dim", "w=8..40"], capture_output=True,
+                   text=True)
+assert r.returncode == 0, r.stderr
+check("Pad of computed amounts", kiln.load(so),
+      lambda x: Windows()(T(x)).numpy(),
+      [(1, 20, 26, 4), (2, 8, 9, 4), (1, 40, 33, 4), (2, 14, 21, 4)],
+      past=(1, 41, 8, 4))
 print("symbolic ops: all match")

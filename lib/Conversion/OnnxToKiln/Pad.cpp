@@ -28,14 +28,32 @@ FailureOr<SmallVector<int64_t>> padsOverAxes(OnnxNode &node,
   return full;
 }
 
-/// padByGather for an input of symbolic sizes and constant, non-negative
-/// pads (an audio model's reflection padding of a run-time length): per
-/// padded dimension of run-time size n, output position j reads j - before,
-/// mirrored (reflect, period 2 (n - 1)), clamped (edge) or wrapped, from n
-/// read at run time; the positions are an iota of the output's size.
+/// Pad's value for "constant" mode as a rank-0 tensor of `x`'s element
+/// type: input 2 (opset 11+, constant or not), or 0.
+FailureOr<Value> padValue(OnnxNode &node, Value x) {
+  if (node.opset >= 11 && node.input(2)) {
+    FailureOr<Value> v = node.rankedInput(2);
+    if (failed(v) || typeOf(*v).getRank() == 0)
+      return v;
+    return reshapeTo(node, *v, {});
+  }
+  Type elt = typeOf(x).getElementType();
+  auto t = RankedTensorType::get({}, elt);
+  return Value(ConstantOp::create(
+      node.builder, node.loc(), t,
+      DenseElementsAttr::get(t, node.builder.getZeroAttr(elt))));
+}
+
+/// padByGather for an input of symbolic sizes: `pads` (before, then after,
+/// one per dimension) are sizes the graph computed, constants or run-time
+/// amounts such as Swin's `(7 - w % 7) % 7`. Per padded dimension of
+/// run-time size n, output position j (an iota of the padded size) reads
+/// j - before: masked to the pad value outside [0, n) (constant), mirrored
+/// (reflect, period 2 (n - 1)), clamped (edge) or wrapped, with n and
+/// `before` read at run time. Negative pads crop.
 FailureOr<SmallVector<Value>> padByGatherSymbolic(OnnxNode &node, Value x,
                                                   StringRef mode,
-                                                  ArrayRef<int64_t> pads) {
+                                                  ArrayRef<SymSize> pads) {
   RankedTensorType xt = typeOf(x);
   int64_t rank = xt.getRank();
   if ((int64_t)pads.size() != 2 * rank) {
@@ -46,30 +64,41 @@ FailureOr<SmallVector<Value>> padByGatherSymbolic(OnnxNode &node, Value x,
   Type i64 = b.getI64Type();
   auto c = [&](int64_t v) { return scalarConstant(node, i64, v); };
   auto bf = [&](bool v) { return b.getBoolAttr(v); };
+  Value value;
+  if (mode == "constant") {
+    FailureOr<Value> v = padValue(node, x);
+    if (failed(v))
+      return failure();
+    value = *v;
+  }
   Value y = x;
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t lo = pads[d], hi = pads[d + rank];
-    if (lo == 0 && hi == 0)
+    const SymSize &lo = pads[d], &hi = pads[d + rank];
+    if (lo.isConstant(0) && hi.isConstant(0))
       continue;
     SymSize n = node.sizes->dim(x, d);
-    std::optional<SymSize> outN = SymSize::add(n, SymSize::constant(lo + hi));
+    std::optional<SymSize> outN = SymSize::add(n, lo);
+    if (outN)
+      outN = SymSize::add(*outN, hi);
     std::optional<int64_t> least = node.sizes->smallest(n);
-    if (!outN || !least || *least < 1) {
-      node.fail() << "cannot pad dimension " << d << " (" << node.sizes->str(n)
-                  << ") in mode '" << mode
-                  << "': it may be empty at the sizes in range";
+    std::optional<int64_t> outLeast =
+        outN ? node.sizes->smallest(*outN) : std::nullopt;
+    if (!outN || !least || *least < 1 || !outLeast || *outLeast < 0) {
+      node.fail() << "cannot pad dimension " << d << " (" << sizeStr(node, n)
+                  << ") by " << sizeStr(node, lo) << " before and "
+                  << sizeStr(node, hi) << " after in mode '" << mode
+                  << "': the input or the result may be empty or negative at "
+                     "the sizes in range; raise the lower bounds of the "
+                     "symbolic dimensions";
       return failure();
     }
     FailureOr<Value> iota = iotaOfSize(node, *outN, i64, "the padded axis");
-    if (failed(iota))
+    FailureOr<Value> nv = sizeAsTensor(node, n, i64);
+    FailureOr<Value> before = sizeAsTensor(node, lo, i64);
+    if (failed(iota) || failed(nv) || failed(before))
       return failure();
-    auto vec1 = RankedTensorType::get({1}, i64);
-    Value size =
-        ShapeOfOp::create(b, node.loc(), vec1, x, b.getI64IntegerAttr(d),
-                          b.getI64IntegerAttr(d + 1));
-    FailureOr<Value> nv = reshapeTo(node, size, {});
-    FailureOr<Value> src = build<SubOp>(node, *iota, c(lo)), idx;
-    if (failed(nv) || failed(src))
+    FailureOr<Value> src = build<SubOp>(node, *iota, *before), idx;
+    if (failed(src))
       return failure();
     if (mode == "reflect") {
       // A period of at least 1 (n = 1 reads its one element).
@@ -92,6 +121,7 @@ FailureOr<SmallVector<Value>> padByGatherSymbolic(OnnxNode &node, Value x,
     } else if (mode == "wrap") {
       idx = build<ModOp>(node, *src, *nv, bf(false));
     } else {
+      // Edge, and the in-range positions of constant mode.
       FailureOr<Value> last = build<SubOp>(node, *nv, c(1));
       if (succeeded(last))
         idx = build<MinOp>(node, ValueRange{*src, *last});
@@ -104,6 +134,27 @@ FailureOr<SmallVector<Value>> padByGatherSymbolic(OnnxNode &node, Value x,
     if (failed(g))
       return failure();
     y = *g;
+    if (mode != "constant")
+      continue;
+    // Positions outside [0, n) take the value.
+    FailureOr<Value> low = build<LessOp>(node, *src, c(0)), high, outside;
+    if (succeeded(low))
+      high = build<LessOp>(node, *src, *nv);
+    if (succeeded(high))
+      high = build<NotOp>(node, *high);
+    if (succeeded(high))
+      outside = build<OrOp>(node, *low, *high);
+    if (failed(outside))
+      return failure();
+    SmallVector<SymSize> maskSizes(rank, SymSize::constant(1));
+    maskSizes[d] = *outN;
+    FailureOr<Value> mask = reshapeToSizes(node, *outside, maskSizes);
+    FailureOr<Value> w;
+    if (succeeded(mask))
+      w = build<WhereOp>(node, *mask, value, y);
+    if (failed(w))
+      return failure();
+    y = *w;
   }
   return SmallVector<Value>{y};
 }
@@ -115,10 +166,44 @@ FailureOr<SmallVector<Value>> padByGatherSymbolic(OnnxNode &node, Value x,
 FailureOr<SmallVector<Value>>
 padByGather(OnnxNode &node, Value x, StringRef mode,
             std::optional<SmallVector<int64_t>> pads) {
-  if (!typeOf(x).hasStaticShape() && node.sizes && pads && mode != "constant" &&
-      !(node.opset >= 18 && node.input(3)) &&
-      llvm::none_of(*pads, [](int64_t p) { return p < 0; }))
-    return padByGatherSymbolic(node, x, mode, *pads);
+  if (!typeOf(x).hasStaticShape() && node.sizes) {
+    // Constant pads, or amounts the graph computed from sizes.
+    SmallVector<SymSize> sym;
+    if (pads) {
+      for (int64_t p : *pads)
+        sym.push_back(SymSize::constant(p));
+    } else if (node.opset >= 11 && node.input(1)) {
+      if (std::optional<SmallVector<SymSize>> c =
+              node.sizes->contents(node.input(1)))
+        sym = *c;
+    }
+    bool withAxes = node.opset >= 18 && node.input(3);
+    std::optional<SmallVector<int64_t>> axes =
+        withAxes ? node.constantInts(3) : std::nullopt;
+    int64_t rank = typeOf(x).getRank();
+    if (!sym.empty() && axes) {
+      if (sym.size() != 2 * axes->size()) {
+        node.fail() << "expects " << 2 * axes->size() << " pads for "
+                    << axes->size() << " axes, got " << sym.size();
+        return failure();
+      }
+      SmallVector<SymSize> full(2 * rank, SymSize::constant(0));
+      for (auto [i, a] : llvm::enumerate(*axes)) {
+        FailureOr<int64_t> axis = normalizeAxis(node, a, rank);
+        if (failed(axis))
+          return failure();
+        full[*axis] = sym[i];
+        full[*axis + rank] = sym[i + axes->size()];
+      }
+      sym = std::move(full);
+    }
+    if (!sym.empty() && (!withAxes || axes))
+      return padByGatherSymbolic(node, x, mode, sym);
+    node.fail() << "pads of a tensor with symbolic dimensions (" << typeOf(x)
+                << ") must be constants or sizes computed from Shape, with "
+                   "constant axes";
+    return failure();
+  }
   if (failed(node.requireStaticShape(typeOf(x))))
     return failure();
   ArrayRef<int64_t> in = typeOf(x).getShape();
@@ -255,24 +340,10 @@ padByGather(OnnxNode &node, Value x, StringRef mode,
     y = *g;
   }
   if (mode == "constant" && mask) {
-    Type elt = typeOf(x).getElementType();
-    Value value;
-    if (node.input(2)) {
-      FailureOr<Value> v = node.rankedInput(2);
-      if (failed(v))
-        return failure();
-      value = *v;
-      if (typeOf(value).getRank() != 0)
-        value = m.check(reshapeTo(node, value, {}));
-    } else {
-      auto t = RankedTensorType::get({}, elt);
-      value = ConstantOp::create(
-          node.builder, node.loc(), t,
-          DenseElementsAttr::get(t, node.builder.getZeroAttr(elt)));
-    }
-    if (!m.ok)
+    FailureOr<Value> value = padValue(node, x);
+    if (failed(value))
       return failure();
-    return one(build<WhereOp>(node, mask, y, value));
+    return one(build<WhereOp>(node, mask, y, *value));
   }
   return SmallVector<Value>{y};
 }
