@@ -11,7 +11,7 @@ void kiln::buildBufferizeToArenaPipeline(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> beforeArena,
     bool returnAtFailedGuard) {
   pm.addNestedPass<func::FuncOp>(createMarkInputsReadOnlyPass());
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(createEliminateEmptyTensorsPass());
   pm.addNestedPass<func::FuncOp>(createDropInPlaceMaterializePass());
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   bufferization::OneShotBufferizePassOptions bufferize;

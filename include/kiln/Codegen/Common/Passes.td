@@ -140,6 +140,28 @@ def MarkInputsReadOnlyPass : Pass<"kiln-mark-inputs-read-only", "func::FuncOp"> 
                            "::mlir::memref::MemRefDialect"];
 }
 
+def EliminateEmptyTensorsPass
+    : Pass<"kiln-eliminate-empty-tensors", "ModuleOp"> {
+  let summary = "Empty-tensor elimination, unless sizes make it exponential";
+  let description = [{
+    Runs upstream `eliminate-empty-tensors` (slices computed into the
+    tensors they are inserted into), except in a module with symbolic
+    dimensions where some run-time size (an affine.apply, min or max) holds
+    more than `max-divisions` floor divisions, ceiling divisions or
+    modulos. One-shot analysis compares slices' subsets with ValueBounds,
+    whose Presburger systems grow exponentially in them: Swin's window
+    sizes (each stage padded to a multiple of 7 after patch mergings) hold
+    9, and the upstream pass took 200 s there. The slices stay copies, and
+    a remark says why. Static modules always take the upstream pass.
+  }];
+  let options = [
+    Option<"maxDivisions", "max-divisions", "int64_t", /*default=*/"6",
+           "The most divisions a run-time size may hold">,
+  ];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def DropInPlaceMaterializePass
     : Pass<"kiln-drop-in-place-materialize", "func::FuncOp"> {
   let summary = "Drop the copies of loop-carried values already computed in place";
