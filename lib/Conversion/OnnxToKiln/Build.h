@@ -81,6 +81,16 @@ FailureOr<Value> elementwiseFloatInput(OnnxNode &node, unsigned i);
 /// either way for the diagnostic (Elementwise.cpp).
 Type onnxElementType(Builder &b, int64_t dataType, std::string &name);
 
+/// Transpose's `perm`, or the reversed axes when it has none.
+inline SmallVector<int64_t> transposePerm(OnnxNode &node, int64_t rank) {
+  if (std::optional<SmallVector<int64_t>> p = node.intsAttr("perm"))
+    return *p;
+  SmallVector<int64_t> perm;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    perm.push_back(d);
+  return perm;
+}
+
 /// Reshape to a static shape (no-op when it already has it); folded like
 /// build().
 FailureOr<Value> reshapeTo(OnnxNode &node, Value v, ArrayRef<int64_t> shape);

@@ -227,12 +227,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTranspose(OnnxNode &node) {
   if (failed(x))
     return failure();
   int64_t rank = typeOf(*x).getRank();
-  SmallVector<int64_t> perm;
-  if (std::optional<SmallVector<int64_t>> p = node.intsAttr("perm"))
-    perm = *p;
-  else
-    for (int64_t d = rank - 1; d >= 0; --d)
-      perm.push_back(d);
+  SmallVector<int64_t> perm = transposePerm(node, rank);
   return one(
       build<TransposeOp>(node, *x, node.builder.getDenseI64ArrayAttr(perm)));
 }

@@ -238,12 +238,7 @@ transposeContents(OnnxNode &node,
   if (!data || !shape)
     return {};
   int64_t rank = shape->size();
-  SmallVector<int64_t> perm;
-  if (std::optional<SmallVector<int64_t>> p = node.intsAttr("perm"))
-    perm = *p;
-  else
-    for (int64_t d = rank - 1; d >= 0; --d)
-      perm.push_back(d);
+  SmallVector<int64_t> perm = transposePerm(node, rank);
   if ((int64_t)perm.size() != rank)
     return {};
   SmallVector<int64_t> strides = computeStrides(*shape);

@@ -98,6 +98,19 @@ std::optional<SymSize> SymSize::mul(const SymSize &a, const SymSize &b) {
   return r;
 }
 
+/// `ma` without `mb`'s atoms (multisets), when it has them all.
+static std::optional<SymSize::Monomial>
+withoutAtoms(const SymSize::Monomial &ma, const SymSize::Monomial &mb) {
+  SymSize::Monomial rest = ma;
+  for (unsigned id : mb) {
+    auto it = llvm::find(rest, id);
+    if (it == rest.end())
+      return std::nullopt;
+    rest.erase(it);
+  }
+  return rest;
+}
+
 /// A graded order of monomials (degree, then the sorted atom ids
 /// lexicographically), compatible with multiplication: the leading terms
 /// of an exact polynomial division.
@@ -126,17 +139,13 @@ std::optional<SymSize> SymSize::divExact(const SymSize &a, const SymSize &b) {
       auto [ma, ca] = lead(rem);
       if (ca % cb)
         return std::nullopt;
-      Monomial rest = ma;
-      for (unsigned id : mb) {
-        auto it = llvm::find(rest, id);
-        if (it == rest.end())
-          return std::nullopt;
-        rest.erase(it);
-      }
+      std::optional<Monomial> rest = withoutAtoms(ma, mb);
+      if (!rest)
+        return std::nullopt;
       SymSize t;
-      t.terms[rest] = ca / cb;
+      t.terms[*rest] = ca / cb;
       std::optional<SymSize> tb = mul(t, b), minus;
-      if (!tb || !(minus = neg(*tb)) || !q.accumulate(rest, ca / cb))
+      if (!tb || !(minus = neg(*tb)) || !q.accumulate(*rest, ca / cb))
         return std::nullopt;
       std::optional<SymSize> next = add(rem, *minus);
       if (!next)
@@ -154,15 +163,10 @@ std::optional<SymSize> SymSize::divExact(const SymSize &a, const SymSize &b) {
   for (const auto &[ma, ca] : a.terms) {
     if (ca % cb)
       return std::nullopt;
-    // Remove mb's atoms (a multiset) from ma.
-    Monomial rest = ma;
-    for (unsigned id : mb) {
-      auto it = llvm::find(rest, id);
-      if (it == rest.end())
-        return std::nullopt;
-      rest.erase(it);
-    }
-    r.terms[rest] = ca / cb;
+    std::optional<Monomial> rest = withoutAtoms(ma, mb);
+    if (!rest)
+      return std::nullopt;
+    r.terms[*rest] = ca / cb;
   }
   return r;
 }
