@@ -484,4 +484,26 @@ check("Pad of computed amounts", kiln.load(so),
       lambda x: Windows()(T(x)).numpy(),
       [(1, 20, 26, 4), (2, 8, 9, 4), (1, 40, 33, 4), (2, 14, 21, 4)],
       past=(1, 41, 8, 4))
+# Pads read from the data of a tensor of run-time size cannot be followed:
+# a compile error naming the node, not a crash or a guess.
+graph = h.make_graph(
+    [h.make_node("ReduceMax", ["x"], ["m"], name="max", keepdims=0),
+     h.make_node("Cast", ["m"], ["k"], name="cast", to=I64),
+     h.make_node("Unsqueeze", ["k", "ax"], ["k1"], name="unsq"),
+     h.make_node("Concat", ["zeros", "k1"], ["pads"], name="cat", axis=0),
+     h.make_node("Pad", ["x", "pads"], ["y"], name="datapad")],
+    "datapad", [h.make_tensor_value_info("x", F32, ["b", 4])],
+    [h.make_tensor_value_info("y", F32, None)],
+    [nh.from_array(np.array([0, 0, 0], np.int64), "zeros"),
+     nh.from_array(np.array([0], np.int64), "ax")])
+model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+model.ir_version = 8
+path = os.path.join(work, "datapad.onnx")
+onnx.save(model, path)
+r = subprocess.run([compile_, path, "-o", os.path.join(work, "datapad.so"),
+                    "--dim", "b=1..8"], capture_output=True, text=True)
+assert r.returncode == 1, (r.returncode, r.stderr)
+assert "node 'datapad' (Pad, opset 13)" in r.stderr and \
+    "sizes computed from Shape" in r.stderr, r.stderr
+print("Pad of data-dependent amounts: refused naming the node")
 print("symbolic ops: all match")
