@@ -243,7 +243,7 @@ transposeContents(OnnxNode &node,
     return {};
   SmallVector<int64_t> strides = computeStrides(*shape);
   got.emplace();
-  for (int64_t t = 0; t < computeProduct(outShape); ++t) {
+  for (int64_t t = 0, n = computeProduct(outShape); t < n; ++t) {
     int64_t flat = 0, r = t;
     for (int64_t d = rank - 1; d >= 0; --d) {
       if (perm[d] < 0 || perm[d] >= rank)
