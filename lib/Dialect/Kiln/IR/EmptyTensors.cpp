@@ -30,7 +30,9 @@ bool isEmpty(Type t) {
   return ranked && ranked.hasStaticShape() && ranked.getNumElements() == 0;
 }
 
-/// A splat of `value` for `type` (int or float elements), or null.
+/// A splat of `value` for `type` (int or float elements), or null. For
+/// integers, an infinity is the type's largest or smallest value (an empty
+/// ReduceMin or ReduceMax), and NaN has no value.
 DenseElementsAttr splat(RankedTensorType type, double value) {
   Type elt = type.getElementType();
   if (auto f = dyn_cast<FloatType>(elt)) {
@@ -39,9 +41,20 @@ DenseElementsAttr splat(RankedTensorType type, double value) {
     v.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
     return DenseElementsAttr::get(type, v);
   }
-  if (auto i = dyn_cast<IntegerType>(elt))
-    return DenseElementsAttr::get(type, APInt(i.getWidth(), 0));
-  return {};
+  auto i = dyn_cast<IntegerType>(elt);
+  if (!i || std::isnan(value))
+    return {};
+  unsigned width = i.getWidth();
+  APInt v;
+  if (std::isinf(value) && value > 0)
+    v = i.isUnsigned() ? APInt::getMaxValue(width)
+                       : APInt::getSignedMaxValue(width);
+  else if (std::isinf(value))
+    v = i.isUnsigned() ? APInt::getMinValue(width)
+                       : APInt::getSignedMinValue(width);
+  else
+    v = APInt(width, (uint64_t)(int64_t)value, /*isSigned=*/true);
+  return DenseElementsAttr::get(type, v);
 }
 
 /// Any side-effect free kiln op whose results all hold no elements.
