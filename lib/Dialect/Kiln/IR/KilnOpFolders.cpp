@@ -552,3 +552,181 @@ OpFoldResult PReluOp::fold(FoldAdaptor a) {
       },
       [](const APInt &x, const APInt &) -> IntResult { return x; });
 }
+
+//===----------------------------------------------------------------------===//
+// Unary ops and reductions of small constants. Exporters compute sizes in
+// floating point and reduce shape tensors: torchvision's detection transform
+// pads an image to ceil(max(h, w) / 32) * 32, written as ReduceMax, Cast,
+// Div, Ceil and Cast of values that are constants once the input's size is.
+//===----------------------------------------------------------------------===//
+
+/// Applies `floatFn` or `intFn` to every element of a small constant of the
+/// op's (same) type.
+template <typename FloatFn, typename IntFn>
+static OpFoldResult foldUnary(Operation *op, Attribute input, FloatFn &&floatFn,
+                              IntFn &&intFn) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  DenseElementsAttr in = smallDense(input);
+  if (!in || !foldableResult(type) || in.getType() != type)
+    return {};
+  bool isFloat = isa<FloatType>(type.getElementType());
+  // Signed semantics only; unsigned and bool elements are left to run time.
+  if (!isFloat && (type.getElementType().isUnsignedInteger() ||
+                   type.getElementType().isInteger(1)))
+    return {};
+  if (in.isSplat())
+    return isFloat
+               ? DenseElementsAttr::get(type,
+                                        floatFn(in.getSplatValue<APFloat>()))
+               : DenseElementsAttr::get(type, intFn(in.getSplatValue<APInt>()));
+  if (isFloat) {
+    SmallVector<APFloat> values;
+    for (APFloat v : in.getValues<APFloat>())
+      values.push_back(floatFn(v));
+    return DenseElementsAttr::get(type, values);
+  }
+  SmallVector<APInt> values;
+  for (APInt v : in.getValues<APInt>())
+    values.push_back(intFn(v));
+  return DenseElementsAttr::get(type, values);
+}
+
+static APFloat roundedTo(APFloat x, APFloat::roundingMode mode) {
+  x.roundToIntegral(mode);
+  return x;
+}
+
+OpFoldResult FloorOp::fold(FoldAdaptor a) {
+  return foldUnary(
+      *this, a.getInput(),
+      [](const APFloat &x) { return roundedTo(x, APFloat::rmTowardNegative); },
+      [](const APInt &x) { return x; });
+}
+OpFoldResult CeilOp::fold(FoldAdaptor a) {
+  return foldUnary(
+      *this, a.getInput(),
+      [](const APFloat &x) { return roundedTo(x, APFloat::rmTowardPositive); },
+      [](const APInt &x) { return x; });
+}
+OpFoldResult RoundOp::fold(FoldAdaptor a) {
+  return foldUnary(
+      *this, a.getInput(),
+      [](const APFloat &x) {
+        return roundedTo(x, APFloat::rmNearestTiesToEven);
+      },
+      [](const APInt &x) { return x; });
+}
+OpFoldResult NegOp::fold(FoldAdaptor a) {
+  return foldUnary(
+      *this, a.getInput(), [](const APFloat &x) { return neg(x); },
+      [](const APInt &x) { return -x; });
+}
+OpFoldResult AbsOp::fold(FoldAdaptor a) {
+  // The minimum integer stays itself, as the wrapping lowering computes.
+  return foldUnary(
+      *this, a.getInput(), [](const APFloat &x) { return abs(x); },
+      [](const APInt &x) { return x.abs(); });
+}
+
+namespace {
+enum class ReduceKind { Sum, Prod, Max, Min };
+} // namespace
+
+/// Folds a reduction of a small constant over `axes`. Not folded: float sums
+/// and products (run time adds in another order), NaN operands of a float
+/// maximum or minimum, unsigned and bool elements, and empty reductions.
+static OpFoldResult foldReduce(Operation *op, Attribute input,
+                               ArrayRef<int64_t> axes, ReduceKind kind) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  DenseElementsAttr in = smallDense(input);
+  if (!in || !foldableResult(type))
+    return {};
+  Type elt = type.getElementType();
+  bool isFloat = isa<FloatType>(elt);
+  if (elt != in.getElementType() ||
+      (isFloat && (kind == ReduceKind::Sum || kind == ReduceKind::Prod)) ||
+      (!isFloat && (elt.isUnsignedInteger() || elt.isInteger(1))))
+    return {};
+  ArrayRef<int64_t> shape = in.getType().getShape();
+  int64_t rank = shape.size(), n = in.getNumElements();
+  if (n == 0 ||
+      llvm::any_of(axes, [&](int64_t a) { return a < 0 || a >= rank; }))
+    return {};
+  // The result's elements in the input's rank (reduced dimensions of size 1),
+  // and the stride of each input dimension into them (0 where reduced).
+  SmallVector<int64_t> kept(shape);
+  for (int64_t a : axes)
+    kept[a] = 1;
+  SmallVector<int64_t> outStrides = stridesOf(kept);
+  for (int64_t a : axes)
+    outStrides[a] = 0;
+  int64_t outCount = 1;
+  for (int64_t d : kept)
+    outCount *= d;
+  if (outCount != type.getNumElements())
+    return {};
+  auto combineInt = [&](const APInt &x, const APInt &y) {
+    switch (kind) {
+    case ReduceKind::Sum:
+      return x + y;
+    case ReduceKind::Prod:
+      return x * y;
+    case ReduceKind::Max:
+      return llvm::APIntOps::smax(x, y);
+    case ReduceKind::Min:
+      return llvm::APIntOps::smin(x, y);
+    }
+    llvm_unreachable("reduction kind");
+  };
+  SmallVector<std::optional<APFloat>> floats(isFloat ? outCount : 0);
+  SmallVector<std::optional<APInt>> ints(isFloat ? 0 : outCount);
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t linear = 0; linear < n; ++linear) {
+    int64_t out = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      out += idx[d] * outStrides[d];
+    if (isFloat) {
+      APFloat v = in.isSplat() ? in.getSplatValue<APFloat>()
+                               : in.getValues<APFloat>()[linear];
+      if (v.isNaN())
+        return {};
+      std::optional<APFloat> &acc = floats[out];
+      acc = !acc ? v
+                 : (kind == ReduceKind::Max ? llvm::maxnum(*acc, v)
+                                            : llvm::minnum(*acc, v));
+    } else {
+      APInt v = in.isSplat() ? in.getSplatValue<APInt>()
+                             : in.getValues<APInt>()[linear];
+      std::optional<APInt> &acc = ints[out];
+      acc = !acc ? v : combineInt(*acc, v);
+    }
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  if (isFloat) {
+    SmallVector<APFloat> values;
+    for (std::optional<APFloat> &v : floats)
+      values.push_back(*v);
+    return DenseElementsAttr::get(type, values);
+  }
+  SmallVector<APInt> values;
+  for (std::optional<APInt> &v : ints)
+    values.push_back(*v);
+  return DenseElementsAttr::get(type, values);
+}
+
+OpFoldResult ReduceSumOp::fold(FoldAdaptor a) {
+  return foldReduce(*this, a.getInput(), getAxes(), ReduceKind::Sum);
+}
+OpFoldResult ReduceProdOp::fold(FoldAdaptor a) {
+  return foldReduce(*this, a.getInput(), getAxes(), ReduceKind::Prod);
+}
+OpFoldResult ReduceMaxOp::fold(FoldAdaptor a) {
+  return foldReduce(*this, a.getInput(), getAxes(), ReduceKind::Max);
+}
+OpFoldResult ReduceMinOp::fold(FoldAdaptor a) {
+  return foldReduce(*this, a.getInput(), getAxes(), ReduceKind::Min);
+}

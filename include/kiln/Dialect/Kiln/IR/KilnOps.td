@@ -269,14 +269,26 @@ def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent">;
 def Kiln_ExpOp : Kiln_UnaryOp<"exp", "exponential">;
 def Kiln_LogOp : Kiln_UnaryOp<"log", "natural logarithm">;
 def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", "square root">;
-def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation", Kiln_NumericTensor>;
-def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value", Kiln_NumericTensor>;
+def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation", Kiln_NumericTensor> {
+  let hasFolder = 1;
+}
+def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value", Kiln_NumericTensor> {
+  let hasFolder = 1;
+}
 def Kiln_ErfOp : Kiln_UnaryOp<"erf", "error function">;
 
 def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "1 / x">;
-def Kiln_FloorOp : Kiln_UnaryOp<"floor", "largest integer not above x">;
-def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "smallest integer not below x">;
-def Kiln_RoundOp : Kiln_UnaryOp<"round", "nearest integer, halves to even">;
+// Neg, Abs and the roundings fold on constants: exporters compute sizes in
+// floating point (torchvision pads an image to ceil(h / 32) * 32).
+def Kiln_FloorOp : Kiln_UnaryOp<"floor", "largest integer not above x"> {
+  let hasFolder = 1;
+}
+def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "smallest integer not below x"> {
+  let hasFolder = 1;
+}
+def Kiln_RoundOp : Kiln_UnaryOp<"round", "nearest integer, halves to even"> {
+  let hasFolder = 1;
+}
 def Kiln_SignOp : Kiln_UnaryOp<"sign", "-1, 0 or 1 by the sign of x (NaN stays NaN)",
                                 Kiln_NumericTensor>;
 def Kiln_SoftplusOp : Kiln_UnaryOp<"softplus", "log(1 + exp(x))">;
@@ -585,10 +597,21 @@ class Kiln_ReduceOp<string mnemonic, string doc,
 
 def Kiln_ReduceMeanOp
     : Kiln_ReduceOp<"reduce_mean", "mean over axes", Kiln_FloatTensor>;
-def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "sum over axes">;
-def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "maximum over axes">;
-def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "minimum over axes">;
-def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", "product over axes">;
+// Maxima and minima of constants fold, and integer sums and products (a
+// shape's largest side, its element count); float sums are left to run time,
+// whose order of additions they would not repeat.
+def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "sum over axes"> {
+  let hasFolder = 1;
+}
+def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "maximum over axes"> {
+  let hasFolder = 1;
+}
+def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "minimum over axes"> {
+  let hasFolder = 1;
+}
+def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", "product over axes"> {
+  let hasFolder = 1;
+}
 
 class Kiln_ArgReduceOp<string mnemonic, string doc>
     : Kiln_Op<mnemonic, [Kiln_Inferred]> {
