@@ -63,6 +63,7 @@ void registerEverythingOnce() {
 
 DialectRegistry compilerDialects() {
   DialectRegistry registry;
+  registerBoundedAnalysisModels(registry);
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerBuiltinDialectTranslation(registry);

@@ -16,6 +16,7 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
+  mlir::kiln::registerBoundedAnalysisModels(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   // gpu-module-to-binary translates kernels to LLVM IR.

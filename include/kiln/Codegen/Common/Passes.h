@@ -32,6 +32,12 @@ void buildBufferizeToArenaPipeline(
     OpPassManager &pm,
     llvm::function_ref<void(OpPassManager &)> beforeArena = nullptr,
     bool returnAtFailedGuard = true);
+
+/// Kiln's ValueBounds models of scf.for and scf.if and subset models of
+/// tensor slices, which answer in bounded time (BoundedAnalysis.cpp). The
+/// first model attached to an op wins, so call this before
+/// registerAllDialects (which attaches upstream's).
+void registerBoundedAnalysisModels(DialectRegistry &registry);
 } // namespace mlir::kiln
 
 #endif
