@@ -11,7 +11,12 @@
 //         shapes and constants) inlines only the taken branch, so the other
 //         may even be invalid for these shapes (ONNX functions guard such
 //         branches with conditions on ranks); otherwise both branches are
-//         inlined and the results selected with Where on the condition.
+//         inlined and the results selected with Where on the condition, or,
+//         where a result's shape differs between the branches in one axis
+//         (an empty result in one branch, a data-dependent one in the
+//         other), each branch's result compressed along that axis by the
+//         condition and the two joined: the result has the taken branch's
+//         shape, bounded by the sum of both.
 //   Scan  unrolled over a static scan axis (ControlFlowScan.cpp); a scan
 //         of run-time length (or a long one) becomes a kiln.loop.
 //   Loop  unrolled to its trip count M when M is known at compile time (or
@@ -253,25 +258,81 @@ FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
                 << " outputs";
     return failure();
   }
-  // Both branches run; Where keeps the taken one. Their shapes must agree
-  // (Kiln's shapes are static), which Where's broadcasting check reports.
+  // Both branches run and the taken one's result is kept: by Where when the
+  // shapes agree, and by cutting along the one axis where they may differ.
   SmallVector<Value> out;
   for (auto [t, e] : llvm::zip(thenV, elseV)) {
-    if (auto tt = dyn_cast<RankedTensorType>(t.getType()))
-      if (auto et = dyn_cast<RankedTensorType>(e.getType()))
-        if (tt.hasStaticShape() && et.hasStaticShape() &&
-            tt.getShape() != et.getShape()) {
-          node.fail() << "the branches produce different shapes (" << tt
-                      << " and " << et
-                      << "); an If whose result shape depends on a run-time "
-                         "condition is not supported";
-          return failure();
-        }
+    std::optional<int64_t> axis = differingAxis(t, e);
+    if (axis && *axis >= 0 && opset >= 11) {
+      out.push_back(keepTaken(op->getLoc(), cond, t, e, *axis));
+      continue;
+    }
+    if (axis) {
+      node.fail() << "the branches produce different shapes (" << t.getType()
+                  << " and " << e.getType()
+                  << "); Kiln keeps the taken branch's result when the shapes "
+                     "differ in at most one axis (opset 11 or later)";
+      return failure();
+    }
     out.push_back(
         onnxOp(op->getLoc(), "Where", {cond, t, e}, {}, elementTypeOf(t))
             ->getResult(0));
   }
   return out;
+}
+
+std::optional<int64_t> Inliner::differingAxis(Value t, Value e) {
+  auto tt = dyn_cast<RankedTensorType>(t.getType());
+  auto et = dyn_cast<RankedTensorType>(e.getType());
+  if (!tt || !et)
+    return std::nullopt;
+  if (tt.getRank() != et.getRank())
+    return tt.hasStaticShape() && et.hasStaticShape()
+               ? std::optional<int64_t>(-1)
+               : std::nullopt;
+  SmallVector<int64_t> differ;
+  bool knownApart = false;
+  for (int64_t d = 0; d < tt.getRank(); ++d) {
+    int64_t a = tt.getDimSize(d), c = et.getDimSize(d);
+    if (!ShapedType::isDynamic(a) && a == c)
+      continue;
+    // Two run-time sizes are usually one symbolic size: Where checks them.
+    if (ShapedType::isDynamic(a) && ShapedType::isDynamic(c))
+      continue;
+    differ.push_back(d);
+    knownApart |= !ShapedType::isDynamic(a) && !ShapedType::isDynamic(c);
+  }
+  if (differ.empty())
+    return std::nullopt;
+  if (differ.size() > 1)
+    return knownApart ? std::optional<int64_t>(-1) : std::nullopt;
+  return differ.front();
+}
+
+Value Inliner::keepTaken(Location loc, Value cond, Value t, Value e,
+                         int64_t axis) {
+  // Concat(Compress(t, cond), Compress(e, !cond)) along `axis`, each
+  // condition repeated along the axis: the taken result whole, the other
+  // cut to nothing. Compress gives the data-dependent length a bound.
+  auto keep = [&](Value x, Value c) {
+    Value length =
+        onnxOp(loc, "Shape", {x},
+               {b.getNamedAttr("start", b.getI64IntegerAttr(axis)),
+                b.getNamedAttr("end", b.getI64IntegerAttr(axis + 1))},
+               b.getI64Type())
+            ->getResult(0);
+    Value mask =
+        onnxOp(loc, "Expand", {c, length}, {}, b.getI1Type())->getResult(0);
+    return onnxOp(loc, "Compress", {x, mask},
+                  {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))},
+                  elementTypeOf(x))
+        ->getResult(0);
+  };
+  Value notCond = onnxOp(loc, "Not", {cond}, {}, b.getI1Type())->getResult(0);
+  return onnxOp(loc, "Concat", {keep(t, cond), keep(e, notCond)},
+                {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))},
+                elementTypeOf(t))
+      ->getResult(0);
 }
 
 LogicalResult Inliner::checkUnrollSize(OnnxNode &node, Region &body,

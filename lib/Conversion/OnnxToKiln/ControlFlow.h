@@ -46,6 +46,15 @@ private:
 
   Value boolConstant(Location loc, bool v);
 
+  /// The one axis in which If results `t` and `e` may differ in size (one
+  /// size static and the other not, or both static and unequal); nullopt
+  /// when their shapes agree or both sizes are run-time sizes, -1 when they
+  /// differ in rank or in more than one static size.
+  static std::optional<int64_t> differingAxis(Value t, Value e);
+
+  /// `cond ? t : e` for tensors whose sizes may differ in `axis`.
+  Value keepTaken(Location loc, Value cond, Value t, Value e, int64_t axis);
+
   /// x[index] along `axis`, dropping the axis (`index` a rank-0 i64).
   Value take(Location loc, Value x, int64_t index, int64_t axis);
   Value take(Location loc, Value x, Value index, int64_t axis);
