@@ -328,8 +328,11 @@ Value Inliner::keepTaken(Location loc, Value cond, Value t, Value e,
                   elementTypeOf(x))
         ->getResult(0);
   };
-  Value notCond = onnxOp(loc, "Not", {cond}, {}, b.getI1Type())->getResult(0);
-  return onnxOp(loc, "Concat", {keep(t, cond), keep(e, notCond)},
+  // A one-element condition of any rank, as a scalar: Expand then gives a
+  // 1-D mask whatever the condition's rank.
+  Value taken = scalarCondition(loc, cond);
+  Value other = onnxOp(loc, "Not", {taken}, {}, b.getI1Type())->getResult(0);
+  return onnxOp(loc, "Concat", {keep(t, taken), keep(e, other)},
                 {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))},
                 elementTypeOf(t))
       ->getResult(0);
