@@ -13,12 +13,13 @@ compares each output with the reference (rtol 1e-5); the reference runs the
 loop the way ONNX defines it, stopping at the first false condition.
 """
 import os
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from small_onnx import check_case, compile_cli, write_case  # noqa: E402
 
 M = 12
 
@@ -71,23 +72,9 @@ def reference(x, limit, go):
     return v, count
 
 
-def write_case(root, name, inputs, outputs):
-    d = os.path.join(root, name)
-    os.makedirs(d, exist_ok=True)
-    for prefix, arrays in (("input", inputs), ("output", outputs)):
-        for i, (n, a) in enumerate(arrays):
-            with open(os.path.join(d, f"{prefix}_{i}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(np.asarray(a), n).SerializeToString())
-    return d
-
-
 def main():
     compile_, run, work = sys.argv[1:4]
-    os.makedirs(work, exist_ok=True)
-    path = os.path.join(work, "model.onnx")
-    onnx.save(model(), path)
-    so = os.path.join(work, "model.so")
-    subprocess.run([compile_, path, "-o", so], check=True)
+    so = compile_cli(compile_, model(), work)
 
     x = np.array([0.5, -1.0, 2.0, 0.125], np.float32)
     ok = True
@@ -101,11 +88,10 @@ def main():
         d = write_case(work, f"case{i}",
                        [("x", x), ("limit", np.float32(limit)), ("go", np.bool_(go))],
                        [("y", y), ("count", count)])
-        r = subprocess.run([run, so, "--test-data", d, "--rtol", "1e-5"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
+        passed, report = check_case(run, so, d, 1e-5, 1e-7)
+        if not passed:
             print(f"limit {limit}, go {go} (reference count {count}): kiln-run "
-                  f"failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+                  f"failed:\n{report}")
             ok = False
     # The cases must stop the loop at different iterations, M included.
     assert len(stops) >= 5 and M in stops and 0 in stops, stops

@@ -40,6 +40,41 @@ def compile_and_load(kiln, path, **kw):
     return kiln.load(kiln.compile(path, output=path[:-5] + ".so", **kw))
 
 
+def compile_cli(compile_, model, work):
+    """Saves MODEL as WORK/model.onnx and compiles WORK/model.so with the
+    kiln-compile at COMPILE_; on failure prints its error and exits 1.
+    Returns the .so's path."""
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "model.onnx")
+    onnx.save(model, path)
+    so = os.path.join(work, "model.so")
+    c = subprocess.run([compile_, path, "-o", so], capture_output=True, text=True)
+    if c.returncode != 0:
+        print(f"FAIL: kiln-compile exited {c.returncode}:\n{c.stderr}")
+        raise SystemExit(1)
+    return so
+
+
+def write_case(root, name, inputs, outputs):
+    """ROOT/NAME/input_<i>.pb and output_<i>.pb, an ONNX backend-test folder,
+    from [(name, array)]; returns the folder."""
+    d = os.path.join(root, name)
+    os.makedirs(d, exist_ok=True)
+    for prefix, arrays in (("input", inputs), ("output", outputs)):
+        for i, (n, a) in enumerate(arrays):
+            with open(os.path.join(d, f"{prefix}_{i}.pb"), "wb") as f:
+                f.write(nh.from_array(np.asarray(a), n).SerializeToString())
+    return d
+
+
+def check_case(run, so, d, rtol, atol):
+    """kiln-run SO on the case folder D, comparing with its outputs within
+    RTOL and ATOL; returns (passed, kiln-run's report)."""
+    r = subprocess.run([run, so, "--test-data", d, "--rtol", str(rtol), "--atol", str(atol)],
+                       capture_output=True, text=True)
+    return r.returncode == 0, (r.stdout + r.stderr).strip()
+
+
 def vi(name, shape):
     """A float32 graph input or output."""
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)

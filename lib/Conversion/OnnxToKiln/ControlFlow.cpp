@@ -16,7 +16,12 @@
 //         (an empty result in one branch, a data-dependent one in the
 //         other), each branch's result compressed along that axis by the
 //         condition and the two joined: the result has the taken branch's
-//         shape, bounded by the sum of both.
+//         shape, bounded by the sum of both. Branches that hold a
+//         contraction, convolution, recurrent op or loop (or many
+//         operations) run only when taken, where every result has one
+//         static shape: each branch becomes a kiln.loop of one iteration or
+//         none carrying the results, the else branch's starting from zeros,
+//         the then branch's from what the else branch's left.
 //   Scan  unrolled over a static scan axis (ControlFlowScan.cpp); a scan
 //         of run-time length (or a long one) becomes a kiln.loop.
 //   Loop  unrolled to its trip count M when M is known at compile time (or
@@ -48,6 +53,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -246,6 +252,10 @@ FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
                 << " If with a non-constant condition is not supported";
     return failure();
   }
+  if (expensiveBranches(*thenR, *elseR))
+    if (std::optional<SmallVector<Value>> taken =
+            branchLoops(node, cond, *thenR, *elseR))
+      return *taken;
   bool outer = speculative;
   speculative = true;
   SmallVector<Value> thenV = inlineBody(*thenR, {});
@@ -279,6 +289,91 @@ FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
             ->getResult(0));
   }
   return out;
+}
+
+bool Inliner::expensiveBranches(Region &thenR, Region &elseR) {
+  static const llvm::StringSet<> heavy = {
+      "onnx.Conv",          "onnx.ConvTranspose", "onnx.ConvInteger",
+      "onnx.QLinearConv",   "onnx.MatMul",        "onnx.MatMulInteger",
+      "onnx.QLinearMatMul", "onnx.Gemm",          "onnx.Einsum",
+      "onnx.LSTM",          "onnx.GRU",           "onnx.RNN",
+      "onnx.Attention",     "onnx.Loop",          "onnx.Scan"};
+  int64_t ops = 0;
+  bool found = false;
+  for (Region *r : {&thenR, &elseR})
+    r->walk([&](Operation *o) {
+      ++ops;
+      found |= heavy.contains(o->getName().getStringRef());
+    });
+  return found || ops >= kMinBranchOps;
+}
+
+std::optional<SmallVector<Value>>
+Inliner::branchLoops(OnnxNode &node, Value cond, Region &thenR, Region &elseR) {
+  Operation *op = node.op;
+  SmallVector<RankedTensorType> types;
+  for (Region *r : {&thenR, &elseR}) {
+    if (!r->hasOneBlock() || r->front().getNumArguments() != 0 ||
+        r->front().empty())
+      return std::nullopt;
+    Operation *yield = &r->front().back();
+    if (yield->getName().getStringRef() != "onnx.Yield" ||
+        yield->getNumOperands() != op->getNumResults())
+      return std::nullopt;
+    for (auto [i, v] : llvm::enumerate(yield->getOperands())) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || !t.hasStaticShape() || !b.getZeroAttr(t.getElementType()))
+        return std::nullopt;
+      if (r == &thenR)
+        types.push_back(t);
+      else if (types[i] != t)
+        return std::nullopt;
+    }
+  }
+  Location loc = node.loc();
+  OpBuilder::InsertPoint before = b.saveInsertionPoint();
+  Value taken = scalarCondition(loc, cond);
+  SmallVector<Value> carried;
+  for (RankedTensorType t : types) {
+    OperationState zeros(loc, "onnx.Constant");
+    zeros.addAttribute(
+        "value", DenseElementsAttr::get(t, b.getZeroAttr(t.getElementType())));
+    zeros.addTypes(t);
+    carried.push_back(b.create(zeros)->getResult(0));
+  }
+  auto i64Scalar = RankedTensorType::get({}, b.getI64Type());
+  std::pair<Region *, bool> order[] = {{&elseR, false}, {&thenR, true}};
+  for (auto [region, runs] : order) {
+    Operation *trips = onnxOp(loc, "Where",
+                              {taken, i64Constant(loc, runs ? 1 : 0, false),
+                               i64Constant(loc, runs ? 0 : 1, false)},
+                              {}, b.getI64Type());
+    trips->getResult(0).setType(i64Scalar);
+    // A Loop body: (iteration, condition, loop-carried values) yielding
+    // (condition, loop-carried values); the branch reads none of them.
+    Block &block = region->front();
+    block.addArgument(i64Scalar, loc);
+    block.addArgument(RankedTensorType::get({}, b.getI1Type()), loc);
+    for (RankedTensorType t : types)
+      block.addArgument(t, loc);
+    Operation *yield = &block.back();
+    b.setInsertionPoint(yield);
+    SmallVector<Value> yielded{boolConstant(loc, true)};
+    llvm::append_range(yielded, yield->getOperands());
+    yield->setOperands(yielded);
+    if (speculative) // inside a branch that runs whether taken or not
+      region->walk(
+          [&](Operation *o) { o->setAttr(kSpeculativeAttr, b.getUnitAttr()); });
+    b.restoreInsertionPoint(before);
+    FailureOr<SmallVector<Value>> results =
+        makeLoop(node, *region, trips->getResult(0), carried, /*k=*/0,
+                 /*bound=*/0);
+    b.restoreInsertionPoint(before);
+    if (failed(results)) // not for these bodies: makeLoop checks only types
+      return std::nullopt;
+    carried = *results;
+  }
+  return carried;
 }
 
 std::optional<int64_t> Inliner::differingAxis(Value t, Value e) {

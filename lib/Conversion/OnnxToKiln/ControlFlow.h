@@ -21,6 +21,9 @@ constexpr int64_t kMaxUnrolledOps = 250000;
 /// The most rows a scan output of a loop may reserve in the arena.
 constexpr int64_t kMaxScanRows = int64_t(1) << 24;
 
+/// Branches with this many operations between them run only when taken.
+constexpr int64_t kMinBranchOps = 48;
+
 class Inliner {
 public:
   Inliner(OpBuilder &b, const llvm::StringMap<int64_t> &opsets,
@@ -70,6 +73,20 @@ private:
   Region *regionNamed(Operation *op, StringRef name);
 
   FailureOr<SmallVector<Value>> rewriteIf(OnnxNode &node);
+
+  /// Whether the branches of an If are worth running only when taken: one
+  /// of them holds a contraction, a convolution, a recurrent op or a loop,
+  /// or they hold kMinBranchOps operations between them.
+  static bool expensiveBranches(Region &thenR, Region &elseR);
+
+  /// An If of a run-time condition whose branches run only when taken: each
+  /// branch a kiln.loop of one iteration or none that carries the results,
+  /// the else branch's loop starting from zeros and the then branch's from
+  /// what the else branch's left. Nullopt (nothing built) unless every
+  /// result has one static shape in both branches: a loop-carried value
+  /// keeps its type.
+  std::optional<SmallVector<Value>> branchLoops(OnnxNode &node, Value cond,
+                                                Region &thenR, Region &elseR);
 
   LogicalResult checkUnrollSize(OnnxNode &node, Region &body,
                                 int64_t iterations);

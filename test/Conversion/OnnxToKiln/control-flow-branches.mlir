@@ -1,0 +1,77 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-onnx-to-kiln | FileCheck %s
+
+// An If of a run-time condition whose branches hold a matmul runs only the
+// taken branch: each branch is a kiln.loop of one iteration or none, the
+// else branch's carrying the result from zeros, the then branch's from what
+// the else branch's left. Nothing selects between two computed results.
+// CHECK-LABEL: func.func @expensive
+// CHECK-SAME: (%[[C:.*]]: tensor<i1>, %[[X:.*]]: tensor<2x4xf32>, %[[W:.*]]: tensor<4x3xf32>)
+// CHECK-DAG: %[[ZERO:.*]] = kiln.constant dense<0.000000e+00> : tensor<2x3xf32>
+// CHECK: %[[NE:.*]] = kiln.where %[[C]], %{{.*}}, %{{.*}} : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK: %[[E:.*]] = "kiln.loop"(%[[NE]], %[[ZERO]]) <{scan_bound = 0 : i64}> ({
+// CHECK: kiln.neg
+// CHECK: kiln.yield %{{.*}} : tensor<2x3xf32>
+// CHECK: %[[NT:.*]] = kiln.where %[[C]], %{{.*}}, %{{.*}} : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK: %[[T:.*]] = "kiln.loop"(%[[NT]], %[[E]]) <{scan_bound = 0 : i64}> ({
+// CHECK: kiln.relu
+// CHECK: kiln.yield %{{.*}} : tensor<2x3xf32>
+// CHECK-NOT: kiln.where
+// CHECK: return %[[T]]
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @expensive(%c: tensor<i1>, %x: tensor<2x4xf32>, %w: tensor<4x3xf32>) -> tensor<*xf32> {
+    %y = "onnx.If"(%c) ({
+      %m = "onnx.MatMul"(%x, %w) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+      %r = "onnx.Relu"(%m) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      "onnx.Yield"(%r) : (tensor<2x3xf32>) -> ()
+    }, {
+      %m = "onnx.MatMul"(%x, %w) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+      %n = "onnx.Neg"(%m) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      "onnx.Yield"(%n) : (tensor<2x3xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Cheap branches (elementwise ops) both run and Where keeps one result: a
+// loop would cost more than the branch it skips.
+// CHECK-LABEL: func.func @cheap
+// CHECK-NOT: kiln.loop
+// CHECK: kiln.relu
+// CHECK: kiln.neg
+// CHECK: kiln.where
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @cheap(%c: tensor<i1>, %x: tensor<2x3xf32>) -> tensor<*xf32> {
+    %y = "onnx.If"(%c) ({
+      %r = "onnx.Relu"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      "onnx.Yield"(%r) : (tensor<2x3xf32>) -> ()
+    }, {
+      %n = "onnx.Neg"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      "onnx.Yield"(%n) : (tensor<2x3xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Expensive branches whose results have no static shape before conversion
+// (no inferred types) still both run: a loop-carried value needs its shape
+// up front.
+// CHECK-LABEL: func.func @untyped
+// CHECK-NOT: kiln.loop
+// CHECK: kiln.where
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @untyped(%c: tensor<i1>, %x: tensor<2x4xf32>, %w: tensor<4x3xf32>) -> tensor<*xf32> {
+    %y = "onnx.If"(%c) ({
+      %m = "onnx.MatMul"(%x, %w) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%m) : (tensor<*xf32>) -> ()
+    }, {
+      %m = "onnx.MatMul"(%x, %w) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<*xf32>
+      %n = "onnx.Neg"(%m) : (tensor<*xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%n) : (tensor<*xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %y : tensor<*xf32>
+  }
+}

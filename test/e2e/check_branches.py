@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""An If of a run-time condition runs only its taken branch, and gives numpy's numbers.
+
+Usage: check_branches.py KILN_COMPILE KILN_RUN WORKDIR
+
+Scripted voice-activity models choose their network by the sample rate, a
+graph input: `if sr == 16000: ... else: ...`, each branch a convolution front
+end and a recurrent-style state update. Kiln used to run both branches and
+keep one result with Where; branches that hold convolutions, matmuls,
+recurrent ops or loops now run only when taken (each a kiln.loop of one
+iteration or none). This model has:
+- an outer If on `sr == 16000` whose branches convolve differently (stride
+  2, kernel 5 against stride 1, kernel 3) and update a state;
+- an If nested in the then branch on the sign of the input's sum (a run-time
+  condition inside a loop body), choosing between two matmuls;
+- an else branch that yields a graph input (the state) unchanged.
+It is compiled once and run with each branch taken, against numpy
+(tolerance: atol 1e-5, rtol 1e-5; float32 sums in a different order).
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper as h, numpy_helper as nh
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from small_onnx import check_case, compile_cli, write_case  # noqa: E402
+
+SAMPLES = 256
+CHANNELS = 8
+STATE = 16
+RNG = np.random.default_rng(7)
+W16 = (RNG.standard_normal((CHANNELS, 1, 5)) * 0.5).astype(np.float32)
+W8 = (RNG.standard_normal((CHANNELS, 1, 3)) * 0.5).astype(np.float32)
+WA = (RNG.standard_normal((CHANNELS, CHANNELS)) * 0.5).astype(np.float32)
+WB = (RNG.standard_normal((CHANNELS, CHANNELS)) * 0.5).astype(np.float32)
+WH = (RNG.standard_normal((CHANNELS, STATE)) * 0.5).astype(np.float32)
+WO = (RNG.standard_normal((STATE, 1)) * 0.5).astype(np.float32)
+WO8 = (RNG.standard_normal((CHANNELS, 1)) * 0.5).astype(np.float32)
+
+
+def init(name, value):
+    return nh.from_array(np.asarray(value), name)
+
+
+def out(name, shape):
+    return h.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def front_end(p, w, stride, pad):
+    """x [1, SAMPLES] -> mean over time of Relu(Conv1d(x)): [1, CHANNELS]."""
+    return [
+        h.make_node("Reshape", ["x", "as_signal"], [p + "xr"]),
+        h.make_node("Conv", [p + "xr", w], [p + "f"], strides=[stride], pads=[pad, pad]),
+        h.make_node("Relu", [p + "f"], [p + "r"]),
+        h.make_node("ReduceMean", [p + "r"], [p + "m"], axes=[2], keepdims=0),
+    ]
+
+
+def model():
+    inner_then = h.make_graph(
+        [h.make_node("MatMul", ["t_m", "wa"], ["t_pos"])], "positive", [],
+        [out("t_pos", [1, CHANNELS])])
+    inner_else = h.make_graph(
+        [h.make_node("MatMul", ["t_m", "wb"], ["t_neg"])], "negative", [],
+        [out("t_neg", [1, CHANNELS])])
+    then_branch = h.make_graph(
+        front_end("t_", "w16", 2, 2) + [
+            h.make_node("ReduceSum", ["x"], ["t_sum"], keepdims=0),
+            h.make_node("Greater", ["t_sum", "zero"], ["t_positive"]),
+            h.make_node("If", ["t_positive"], ["t_mixed"],
+                        then_branch=inner_then, else_branch=inner_else),
+            h.make_node("MatMul", ["t_mixed", "wh"], ["t_hm"]),
+            h.make_node("Add", ["t_hm", "h"], ["t_hs"]),
+            h.make_node("Tanh", ["t_hs"], ["t_h"]),
+            h.make_node("MatMul", ["t_h", "wo"], ["t_logit"]),
+            h.make_node("Sigmoid", ["t_logit"], ["t_y"]),
+        ], "rate16k", [], [out("t_y", [1, 1]), out("t_h", [1, STATE])])
+    else_branch = h.make_graph(
+        front_end("e_", "w8", 1, 1) + [
+            h.make_node("MatMul", ["e_m", "wo8"], ["e_logit"]),
+            h.make_node("Sigmoid", ["e_logit"], ["e_y"]),
+        ], "rate8k", [], [out("e_y", [1, 1]), out("h", [1, STATE])])
+    graph = h.make_graph(
+        [h.make_node("Equal", ["sr", "sr16k"], ["is16k"]),
+         h.make_node("If", ["is16k"], ["y", "h_next"],
+                     then_branch=then_branch, else_branch=else_branch)],
+        "vad",
+        [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, SAMPLES]),
+         h.make_tensor_value_info("h", TensorProto.FLOAT, [1, STATE]),
+         h.make_tensor_value_info("sr", TensorProto.INT64, [])],
+        [out("y", [1, 1]), out("h_next", [1, STATE])],
+        initializer=[init("w16", W16), init("w8", W8), init("wa", WA), init("wb", WB),
+                     init("wh", WH), init("wo", WO), init("wo8", WO8),
+                     init("as_signal", np.array([1, 1, SAMPLES], np.int64)),
+                     init("sr16k", np.array(16000, np.int64)),
+                     init("zero", np.array(0, np.float32))])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def conv_mean(x, w, stride, pad):
+    k = w.shape[2]
+    xp = np.pad(x[0], (pad, pad))
+    n = (xp.size - k) // stride + 1
+    windows = np.stack([xp[i * stride:i * stride + k] for i in range(n)])  # [n, k]
+    f = np.maximum(windows @ w[:, 0, :].T, 0)  # [n, CHANNELS]
+    return f.mean(axis=0, keepdims=True)
+
+
+def reference(x, state, sr):
+    if sr == 16000:
+        m = conv_mean(x, W16, 2, 2)
+        m = m @ (WA if x.sum() > 0 else WB)
+        hn = np.tanh(m @ WH + state)
+        return 1 / (1 + np.exp(-(hn @ WO))), hn
+    m = conv_mean(x, W8, 1, 1)
+    return 1 / (1 + np.exp(-(m @ WO8))), state
+
+
+def main():
+    compile_, run, work = sys.argv[1:4]
+    so = compile_cli(compile_, model(), work)
+    ok = True
+    rng = np.random.default_rng(1)
+    state = rng.standard_normal((1, STATE)).astype(np.float32)
+    cases = [("16k_positive", 16000, 1.0), ("16k_negative", 16000, -1.0),
+             ("8k", 8000, 1.0)]
+    for name, sr, sign in cases:
+        x = rng.standard_normal((1, SAMPLES)).astype(np.float32)
+        x = (x - x.mean() + sign * 0.05).astype(np.float32)  # the sum's sign
+        y, hn = reference(x.astype(np.float64), state, sr)
+        d = write_case(work, name, [("x", x), ("h", state), ("sr", np.array(sr, np.int64))],
+                       [("y", y.astype(np.float32)), ("h_next", hn.astype(np.float32))])
+        passed, report = check_case(run, so, d, 1e-5, 1e-5)
+        print(f"{'ok' if passed else 'FAIL'} {name}: {report[-300:]}")
+        ok &= passed
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
