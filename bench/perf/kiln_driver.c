@@ -8,7 +8,9 @@
  * line, so that run.py can alternate it with the ONNX Runtime driver:
  *
  *   run K          runs K times; prints "ok t1 t2 ... tK" (milliseconds each)
- *   dump PATH      writes output 0 of the last run to PATH; prints "ok"
+ *   dump PATH      writes output 0 of the last run to PATH, at the shape the
+ *                  run gave it (kiln_get_output_shape: a size that depends on
+ *                  the data, or on the inputs' sizes); prints "ok"
  *   quit
  */
 #define _POSIX_C_SOURCE 200809L
@@ -65,6 +67,9 @@ int main(int argc, char **argv) {
   kiln_status (*run)(kiln_session *, const kiln_tensor *, size_t, kiln_tensor *, size_t) =
       (kiln_status(*)(kiln_session *, const kiln_tensor *, size_t, kiln_tensor *, size_t))sym(h, "kiln_run");
   size_t (*dsize)(int32_t) = (size_t(*)(int32_t))sym(h, "kiln_dtype_size");
+  /* Absent from models older than the run-time shapes of ABI v1. */
+  kiln_status (*out_shape)(kiln_session *, size_t, int64_t *, size_t) =
+      (kiln_status(*)(kiln_session *, size_t, int64_t *, size_t))dlsym(h, "kiln_get_output_shape");
   const kiln_model_info *info = info_fn();
   if ((int)info->num_inputs != argc - 3)
     die("input count", "the model's input count differs from the files given");
@@ -117,8 +122,20 @@ int main(int argc, char **argv) {
       printf("\n");
     } else if (!strncmp(line, "dump ", 5)) {
       line[strcspn(line, "\n")] = 0;
+      size_t bytes = out[0].bytes;
+      int64_t shape[64];
+      int32_t rank = out[0].rank;
+      if (out_shape && rank <= 64 && !out_shape(s, 0, shape, (size_t)rank).code) {
+        kiln_tensor_info actual = {0};
+        actual.dtype = out[0].dtype;
+        actual.rank = rank;
+        actual.shape = shape;
+        bytes = tensor_bytes(&actual, dsize);
+        if (bytes > out[0].bytes)
+          die("output 0", "the run's shape exceeds the buffer");
+      }
       FILE *f = fopen(line + 5, "wb");
-      if (!f || fwrite(out[0].data, 1, out[0].bytes, f) != out[0].bytes)
+      if (!f || fwrite(out[0].data, 1, bytes, f) != bytes)
         die("cannot write", line + 5);
       fclose(f);
       printf("ok\n");
