@@ -225,7 +225,37 @@ for trial in range(3):
     same(m(boxes, scores)[0], want, f"half trial {trial}")
     checked += 1
 
-# 6. Inputs that cannot mean anything are refused at compile time by name.
+# 6. Many boxes kept in one class, as torchvision's batched NMS gives (one
+#    class, no limit, no score threshold): each box is compared with the kept
+#    ones in blocks of 64 that stop at the first suppressing one, so boxes
+#    are placed to be suppressed by a kept box in the first, a middle and the
+#    last block, and by none. 300 apart on a grid, scores descending, then a
+#    near copy of each at a lower score in shuffled order, then random ones.
+K6 = 300
+g = np.arange(K6, dtype=f32)
+apart = np.stack([(g // 20) * 2, (g % 20) * 2, (g // 20) * 2 + 1, (g % 20) * 2 + 1],
+                 axis=1)
+copies = apart + rng.uniform(-0.05, 0.05, apart.shape).astype(f32)
+loose = rng.uniform(0, 40, (100, 2)).astype(f32)
+loose = np.concatenate([loose, loose + rng.uniform(0.2, 1.5, (100, 2)).astype(f32)], 1)
+boxes6 = np.concatenate([apart, copies, loose])[None].astype(f32)
+order = np.concatenate([np.arange(K6), K6 + rng.permutation(K6),
+                        2 * K6 + np.arange(100)])
+scores6 = np.empty((1, 1, 2 * K6 + 100), f32)
+scores6[0, 0, order] = np.linspace(1, 0.01, order.size, dtype=f32)
+m = build(save("nms_many_kept", [h.make_node(
+    "NonMaxSuppression", ["boxes", "scores", "max", "iou"], ["sel"])], [
+    h.make_tensor_value_info("boxes", T.FLOAT, [1, 2 * K6 + 100, 4]),
+    h.make_tensor_value_info("scores", T.FLOAT, [1, 1, 2 * K6 + 100])],
+    [h.make_tensor_value_info("sel", T.INT64, ["k", 3])],
+    [("max", np.array([10000], np.int64)), ("iou", np.array([0.5], f32))]))
+want = reference(boxes6, scores6, 10000, f32(0.5), None, False)
+# Every grid box is kept, no copy is, and some loose boxes are suppressed.
+assert K6 < len(want) < K6 + 100 and set(range(K6)) <= set(want[:, 2].tolist()), len(want)
+same(m(boxes6, scores6)[0], want, "many kept")
+checked += 1
+
+# 7. Inputs that cannot mean anything are refused at compile time by name.
 bad = save("nms_bad", [h.make_node(
     "NonMaxSuppression", ["boxes", "scores", "max"], ["sel"])], [
     h.make_tensor_value_info("boxes", T.FLOAT, [1, 4, 5]),

@@ -8,7 +8,12 @@
 // is kept unless a box kept before it in the class overlaps it by IoU above
 // the threshold, until the class has min(boxes, max_per_class) or no box is
 // left. That is O(m + taken * (log m + kept)) for m boxes passing the score
-// threshold, and a detector takes few more than it keeps.
+// threshold, and a detector takes few more than it keeps. The extents and
+// areas of the class's kept boxes are kept beside the rows, one row of a
+// [5, boxes] tensor each, so the comparison with every kept box reads them
+// contiguously (it vectorizes without gathers) instead of gathering each
+// kept box's corners again. torchvision's batched NMS is one class of
+// thousands of boxes of which most are kept: this loop is its whole cost.
 // The rows go to a tensor sized at the op's bound (batches * classes *
 // min(boxes, max)), and the result is its first `count` rows, the count
 // clamped to the bound for the arena (or the first k rows of a declared
@@ -26,10 +31,24 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::loops;
 
 namespace {
-/// One box as its extent on each axis.
+/// One box as its extent on each axis, and its area.
 struct Extent {
-  Value xMin, xMax, yMin, yMax;
+  Value xMin, xMax, yMin, yMax, area;
 };
+
+/// The box's area from its extents.
+Value areaOf(OpBuilder &b, Location loc, Value xMin, Value xMax, Value yMin,
+             Value yMax) {
+  return arith::MulFOp::create(b, loc,
+                               arith::SubFOp::create(b, loc, xMax, xMin),
+                               arith::SubFOp::create(b, loc, yMax, yMin));
+}
+
+/// Extent with its area from the four extents.
+Extent withArea(OpBuilder &b, Location loc, Value xMin, Value xMax, Value yMin,
+                Value yMax) {
+  return {xMin, xMax, yMin, yMax, areaOf(b, loc, xMin, xMax, yMin, yMax)};
+}
 
 /// Box `i` of batch entry `bi` as its extents: corners `[y1, x1, y2, x2]`
 /// in any order, or `[x_center, y_center, width, height]`.
@@ -43,15 +62,37 @@ Extent extentOf(OpBuilder &b, Location loc, Value boxes, Value bi, Value i,
     Value half = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.5f));
     Value w = arith::MulFOp::create(b, loc, c[2], half);
     Value h = arith::MulFOp::create(b, loc, c[3], half);
-    return {arith::SubFOp::create(b, loc, c[0], w),
-            arith::AddFOp::create(b, loc, c[0], w),
-            arith::SubFOp::create(b, loc, c[1], h),
-            arith::AddFOp::create(b, loc, c[1], h)};
+    return withArea(b, loc, arith::SubFOp::create(b, loc, c[0], w),
+                    arith::AddFOp::create(b, loc, c[0], w),
+                    arith::SubFOp::create(b, loc, c[1], h),
+                    arith::AddFOp::create(b, loc, c[1], h));
   }
-  return {arith::MinimumFOp::create(b, loc, c[1], c[3]),
-          arith::MaximumFOp::create(b, loc, c[1], c[3]),
-          arith::MinimumFOp::create(b, loc, c[0], c[2]),
-          arith::MaximumFOp::create(b, loc, c[0], c[2])};
+  return withArea(b, loc, arith::MinimumFOp::create(b, loc, c[1], c[3]),
+                  arith::MaximumFOp::create(b, loc, c[1], c[3]),
+                  arith::MinimumFOp::create(b, loc, c[0], c[2]),
+                  arith::MaximumFOp::create(b, loc, c[0], c[2]));
+}
+
+/// The fields of Extent in the order of the kept boxes' tensor's rows.
+constexpr int64_t kExtentFields = 5;
+
+/// Writes `e` into column `at` of the [5, n] tensor `kept`.
+Value storeExtent(OpBuilder &b, Location loc, const Extent &e, Value kept,
+                  Value at) {
+  Value fields[kExtentFields] = {e.xMin, e.xMax, e.yMin, e.yMax, e.area};
+  for (int64_t f = 0; f < kExtentFields; ++f)
+    kept = tensor::InsertOp::create(b, loc, fields[f], kept,
+                                    ValueRange{cIdx(b, loc, f), at});
+  return kept;
+}
+
+/// Column `at` of the [5, n] tensor `kept`.
+Extent loadExtent(OpBuilder &b, Location loc, Value kept, Value at) {
+  Value fields[kExtentFields];
+  for (int64_t f = 0; f < kExtentFields; ++f)
+    fields[f] = tensor::ExtractOp::create(b, loc, kept,
+                                          ValueRange{cIdx(b, loc, f), at});
+  return {fields[0], fields[1], fields[2], fields[3], fields[4]};
 }
 
 /// Whether the intersection over union of `p` and `q` is strictly greater
@@ -63,10 +104,8 @@ Value overlapsTooMuch(OpBuilder &b, Location loc, const Extent &p,
     return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
   };
   auto both = [&](Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); };
-  auto size = [&](Value lo, Value hi) { return arith::SubFOp::create(b, loc, hi, lo); };
-  auto area = [&](const Extent &e) {
-    return arith::MulFOp::create(b, loc, size(e.xMin, e.xMax),
-                                 size(e.yMin, e.yMax));
+  auto size = [&](Value lo, Value hi) {
+    return arith::SubFOp::create(b, loc, hi, lo);
   };
   Value ixMin = arith::MaximumFOp::create(b, loc, p.xMin, q.xMin);
   Value ixMax = arith::MinimumFOp::create(b, loc, p.xMax, q.xMax);
@@ -75,7 +114,7 @@ Value overlapsTooMuch(OpBuilder &b, Location loc, const Extent &p,
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
   Value inter = arith::MulFOp::create(b, loc, size(ixMin, ixMax),
                                       size(iyMin, iyMax));
-  Value areaP = area(p), areaQ = area(q);
+  Value areaP = p.area, areaQ = q.area;
   Value uni = arith::SubFOp::create(
       b, loc, arith::AddFOp::create(b, loc, areaP, areaQ), inter);
   Value valid = both(both(gt(ixMax, ixMin), gt(iyMax, iyMin)),
@@ -83,6 +122,48 @@ Value overlapsTooMuch(OpBuilder &b, Location loc, const Extent &p,
                           both(gt(areaQ, zero), gt(uni, zero))));
   Value iou = arith::DivFOp::create(b, loc, inter, uni);
   return both(valid, gt(iou, threshold));
+}
+
+/// Kept boxes compared at a time: the comparison stops after the first
+/// block with a box that suppresses the candidate. A block is a few
+/// vectors' worth, so the vectorized loop keeps its speed where no box
+/// suppresses (every block is read), and a box suppressed by one of the
+/// first kept boxes, as most are in a trained detector's clusters, costs
+/// one block.
+constexpr int64_t kSuppressionBlock = 64;
+
+/// Whether one of the first `here` boxes of `kept` overlaps `e` too much.
+Value suppressedBy(OpBuilder &b, Location loc, Value kept, Value here,
+                   const Extent &e, Value threshold) {
+  Type idx = b.getIndexType(), i1 = b.getI1Type();
+  auto loop = scf::WhileOp::create(
+      b, loc, TypeRange{idx, i1},
+      ValueRange{cIdx(b, loc, 0), arith::ConstantIntOp::create(b, loc, 0, 1)},
+      [&](OpBuilder &wb, Location wl, ValueRange st) {
+        Value more = arith::CmpIOp::create(wb, wl, arith::CmpIPredicate::ult,
+                                           st[0], here);
+        Value go = arith::AndIOp::create(
+            wb, wl, more,
+            arith::XOrIOp::create(wb, wl, st[1],
+                                  arith::ConstantIntOp::create(wb, wl, 1, 1)));
+        scf::ConditionOp::create(wb, wl, go, st);
+      },
+      [&](OpBuilder &bb, Location bl, ValueRange st) {
+        Value end = arith::MinUIOp::create(
+            bb, bl,
+            arith::AddIOp::create(bb, bl, st[0],
+                                  cIdx(bb, bl, kSuppressionBlock)),
+            here);
+        Value hit = forLoop(
+            bb, bl, st[0], end, {arith::ConstantIntOp::create(bb, bl, 0, 1)},
+            [&](OpBuilder &qb, Location ql, Value q, ValueRange hv) {
+              Value o = overlapsTooMuch(qb, ql, loadExtent(qb, ql, kept, q), e,
+                                        threshold);
+              return SmallVector<Value>{arith::OrIOp::create(qb, ql, hv[0], o)};
+            })[0];
+        scf::YieldOp::create(bb, bl, ValueRange{end, hit});
+      });
+  return loop.getResult(1);
 }
 
 /// The one element of a one-element tensor.
@@ -235,6 +316,10 @@ Value mlir::kiln::lowerNonMaxSuppression(OpBuilder &b, NonMaxSuppressionOp op) {
   Value cand = emptyTensor(b, loc, {n}, i64,
                            ShapedType::isDynamic(n) ? ValueRange{nV}
                                                     : ValueRange{});
+  // The extents and areas of the class's kept boxes, a row a field.
+  Value keptBoxes =
+      emptyTensor(b, loc, {kExtentFields, n}, b.getF32Type(),
+                  ShapedType::isDynamic(n) ? ValueRange{nV} : ValueRange{});
   SmallVector<Value> classDyn;
   if (ShapedType::isDynamic(batches))
     classDyn.push_back(dimOf(scores, 0));
@@ -251,7 +336,7 @@ Value mlir::kiln::lowerNonMaxSuppression(OpBuilder &b, NonMaxSuppressionOp op) {
         nb, nl, v, arith::IndexCastUIOp::create(nb, nl, nb.getIndexType(), flag));
   };
   SmallVector<Value> r = loopNest(
-      b, loc, {batches, classes}, {rows, cand, cIdx(b, loc, 0)},
+      b, loc, {batches, classes}, {rows, cand, cIdx(b, loc, 0), keptBoxes},
       [&](OpBuilder &nb, Location nl, ValueRange bc, ValueRange state) {
         Value bi = bc[0], ci = bc[1];
         auto scoreAt = [&](OpBuilder &sb, Location sl, Value j) -> Value {
@@ -278,11 +363,15 @@ Value mlir::kiln::lowerNonMaxSuppression(OpBuilder &b, NonMaxSuppressionOp op) {
         Value heap = heapify(nb, nl, key, start[0], start[1]);
         // Best first, a box is kept unless a box kept before it in this
         // class overlaps it too much, until the class has `steps` boxes or
-        // none is left. The class's kept boxes are the last `here` rows.
+        // none is left. The class's kept boxes are the last `here` rows, and
+        // the first `here` columns of `kept`.
         Type idx = nb.getIndexType();
         auto walk = scf::WhileOp::create(
-            nb, nl, TypeRange{heap.getType(), idx, rows.getType(), idx, idx},
-            ValueRange{heap, start[1], state[0], state[2], cIdx(nb, nl, 0)},
+            nb, nl,
+            TypeRange{heap.getType(), idx, rows.getType(), idx, idx,
+                      keptBoxes.getType()},
+            ValueRange{heap, start[1], state[0], state[2], cIdx(nb, nl, 0),
+                       state[3]},
             [&](OpBuilder &wb, Location wl, ValueRange s) {
               Value go = arith::AndIOp::create(
                   wb, wl,
@@ -301,24 +390,13 @@ Value mlir::kiln::lowerNonMaxSuppression(OpBuilder &b, NonMaxSuppressionOp op) {
                   cIdx(kb, kl, 0));
               h = siftDown(kb, kl, key, h, cIdx(kb, kl, 0), size);
               Extent e = extentOf(kb, kl, boxes, bi, j, center);
-              Value first = arith::SubIOp::create(kb, kl, s[3], s[4]);
-              Value hit = forLoop(
-                  kb, kl, cIdx(kb, kl, 0), s[4],
-                  {arith::ConstantIntOp::create(kb, kl, 0, 1)},
-                  [&](OpBuilder &qb, Location ql, Value q, ValueRange hv) {
-                    Value row = arith::AddIOp::create(qb, ql, first, q);
-                    Value other = readIndex(qb, ql, s[2],
-                                            ValueRange{row, cIdx(qb, ql, 2)});
-                    Value o = overlapsTooMuch(
-                        qb, ql, extentOf(qb, ql, boxes, bi, other, center), e,
-                        iou);
-                    return SmallVector<Value>{
-                        arith::OrIOp::create(qb, ql, hv[0], o)};
-                  })[0];
+              Value hit = suppressedBy(kb, kl, s[5], s[4], e, iou);
               Value keep = arith::XOrIOp::create(
                   kb, kl, hit, arith::ConstantIntOp::create(kb, kl, 1, 1));
               // Row `count` is free (fewer than `steps` kept here), so it is
-              // written either way and counted when kept.
+              // written either way and counted when kept; so is column
+              // `here` of the kept boxes.
+              Value keptNow = storeExtent(kb, kl, e, s[5], s[4]);
               Value rowsNow = s[2];
               Value fields[3] = {bi, ci, j};
               for (int64_t f = 0; f < 3; ++f)
@@ -328,10 +406,10 @@ Value mlir::kiln::lowerNonMaxSuppression(OpBuilder &b, NonMaxSuppressionOp op) {
               scf::YieldOp::create(
                   kb, kl,
                   ValueRange{h, size, rowsNow, plus(kb, kl, s[3], keep),
-                             plus(kb, kl, s[4], keep)});
+                             plus(kb, kl, s[4], keep), keptNow});
             });
         return SmallVector<Value>{walk.getResult(2), walk.getResult(0),
-                                  walk.getResult(3)};
+                                  walk.getResult(3), walk.getResult(5)};
       },
       classDyn);
   Value count = arith::MinUIOp::create(b, loc, r[2], boundV);

@@ -314,11 +314,18 @@ func.func @unique_counted(%x: tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>) {
 // CHECK: %[[STEPS:.+]] = arith.minui %{{.+}}, %c50 : index
 // CHECK: tensor.empty() : tensor<60x3xi64>
 // CHECK: tensor.empty() : tensor<50xi64>
+// The kept boxes' extents and areas, a row each, read contiguously by the
+// comparison with every kept box and written once a box is taken.
+// CHECK: tensor.empty() : tensor<5x50xf32>
 // CHECK: scf.for
 // CHECK: arith.cmpf ogt
 // CHECK: scf.while
 // CHECK: scf.while
 // CHECK: arith.cmpi ult, %{{.+}}, %[[STEPS]] : index
+// CHECK: scf.for
+// CHECK-COUNT-5: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<5x50xf32>
+// CHECK: scf.yield
+// CHECK-COUNT-5: tensor.insert %{{.+}} into %{{.+}}[%{{.+}}, %{{.+}}] : tensor<5x50xf32>
 // CHECK: %[[COUNT:.+]] = arith.minui %{{.+}}, %c60 : index
 // CHECK: tensor.extract_slice %{{.+}}[0, 0] [%[[COUNT]], 3] [1, 1] : tensor<60x3xi64> to tensor<?x3xi64>
 func.func @non_max_suppression(%b: tensor<2x50x4xf32>, %s: tensor<2x3x50xf32>, %t: tensor<f32>) -> tensor<?x3xi64> {
