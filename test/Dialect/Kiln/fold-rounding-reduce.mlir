@@ -22,6 +22,45 @@ func.func @padded_side() -> tensor<2xi64> {
 
 // -----
 
+// torchvision's Faster R-CNN transform resizes the image by
+// min(min_size / min(h, w), max_size / max(h, w)), exported with Reciprocal,
+// and Resize needs the sizes it gives as constants: [240, 320] with
+// min_size 320 and max_size 640 scales by 4/3 to [320, 426].
+// CHECK-LABEL: func.func @resized_sides
+// CHECK: kiln.constant dense<[320, 426]> : tensor<2xi64>
+// CHECK-NOT: kiln.reciprocal
+func.func @resized_sides() -> tensor<2xi64> {
+  %sides = kiln.constant dense<[240.0, 320.0]> : tensor<2xf32>
+  %small = kiln.reduce_min %sides {axes = array<i64: 0>, keepdims = false} : tensor<2xf32> -> tensor<f32>
+  %large = kiln.reduce_max %sides {axes = array<i64: 0>, keepdims = false} : tensor<2xf32> -> tensor<f32>
+  %rs = kiln.reciprocal %small : tensor<f32>
+  %rl = kiln.reciprocal %large : tensor<f32>
+  %minsize = kiln.constant dense<320.0> : tensor<f32>
+  %maxsize = kiln.constant dense<640.0> : tensor<f32>
+  %a = kiln.mul %rs, %minsize : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %b = kiln.mul %rl, %maxsize : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %scale = kiln.min %a, %b : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %scaled = kiln.mul %sides, %scale : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+  %down = kiln.floor %scaled : tensor<2xf32>
+  %size = kiln.cast %down to i64 : tensor<2xf32> -> tensor<2xi64>
+  return %size : tensor<2xi64>
+}
+
+// -----
+
+// Reciprocal rounds 1 / x to nearest, as the lowering's division does: zeros
+// give infinities of their sign.
+// CHECK-LABEL: func.func @reciprocal
+// CHECK: kiln.constant dense<[0.333333343, 0x7F800000, 0xFF800000, -4.000000e+00]> : tensor<4xf32>
+// CHECK-NOT: kiln.reciprocal
+func.func @reciprocal() -> tensor<4xf32> {
+  %x = kiln.constant dense<[3.0, 0.0, -0.0, -0.25]> : tensor<4xf32>
+  %r = kiln.reciprocal %x : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
 // The roundings by their own rules: floor and ceil toward their infinities,
 // round halves to even; neg and abs on floats and signed integers (the
 // minimum integer stays itself).

@@ -616,6 +616,19 @@ OpFoldResult RoundOp::fold(FoldAdaptor a) {
       },
       [](const APInt &x) { return x; });
 }
+OpFoldResult ReciprocalOp::fold(FoldAdaptor a) {
+  // 1 / x rounded to nearest, as the lowering's divf computes it.
+  if (!isa<FloatType>(getType().getElementType()))
+    return {};
+  return foldUnary(
+      *this, a.getInput(),
+      [](const APFloat &x) {
+        APFloat one(x.getSemantics(), 1);
+        one.divide(x, APFloat::rmNearestTiesToEven);
+        return one;
+      },
+      [](const APInt &x) { return x; });
+}
 OpFoldResult NegOp::fold(FoldAdaptor a) {
   return foldUnary(
       *this, a.getInput(), [](const APFloat &x) { return neg(x); },

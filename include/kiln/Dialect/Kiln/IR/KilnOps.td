@@ -277,9 +277,12 @@ def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value", Kiln_NumericTensor> {
 }
 def Kiln_ErfOp : Kiln_UnaryOp<"erf", "error function">;
 
-def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "1 / x">;
-// Neg, Abs and the roundings fold on constants: exporters compute sizes in
-// floating point (torchvision pads an image to ceil(h / 32) * 32).
+// Reciprocal, Neg, Abs and the roundings fold on constants: exporters compute
+// sizes in floating point (torchvision pads an image to ceil(h / 32) * 32 and
+// resizes it by min(min_size / min(h, w), max_size / max(h, w))).
+def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "1 / x"> {
+  let hasFolder = 1;
+}
 def Kiln_FloorOp : Kiln_UnaryOp<"floor", "largest integer not above x"> {
   let hasFolder = 1;
 }
