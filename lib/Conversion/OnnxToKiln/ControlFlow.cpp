@@ -253,9 +253,9 @@ FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
     return failure();
   }
   if (expensiveBranches(*thenR, *elseR))
-    if (std::optional<SmallVector<Value>> taken =
-            branchLoops(node, cond, *thenR, *elseR))
-      return *taken;
+    if (std::optional<SmallVector<RankedTensorType>> types =
+            staticBranchTypes(node.op, *thenR, *elseR))
+      return branchLoops(node, cond, *thenR, *elseR, *types);
   bool outer = speculative;
   speculative = true;
   SmallVector<Value> thenV = inlineBody(*thenR, {});
@@ -308,9 +308,8 @@ bool Inliner::expensiveBranches(Region &thenR, Region &elseR) {
   return found || ops >= kMinBranchOps;
 }
 
-std::optional<SmallVector<Value>>
-Inliner::branchLoops(OnnxNode &node, Value cond, Region &thenR, Region &elseR) {
-  Operation *op = node.op;
+std::optional<SmallVector<RankedTensorType>>
+Inliner::staticBranchTypes(Operation *op, Region &thenR, Region &elseR) {
   SmallVector<RankedTensorType> types;
   for (Region *r : {&thenR, &elseR}) {
     if (!r->hasOneBlock() || r->front().getNumArguments() != 0 ||
@@ -330,6 +329,12 @@ Inliner::branchLoops(OnnxNode &node, Value cond, Region &thenR, Region &elseR) {
         return std::nullopt;
     }
   }
+  return types;
+}
+
+FailureOr<SmallVector<Value>>
+Inliner::branchLoops(OnnxNode &node, Value cond, Region &thenR, Region &elseR,
+                     ArrayRef<RankedTensorType> types) {
   Location loc = node.loc();
   OpBuilder::InsertPoint before = b.saveInsertionPoint();
   Value taken = scalarCondition(loc, cond);
@@ -369,8 +374,8 @@ Inliner::branchLoops(OnnxNode &node, Value cond, Region &thenR, Region &elseR) {
         makeLoop(node, *region, trips->getResult(0), carried, /*k=*/0,
                  /*bound=*/0);
     b.restoreInsertionPoint(before);
-    if (failed(results)) // not for these bodies: makeLoop checks only types
-      return std::nullopt;
+    if (failed(results))
+      return failure();
     carried = *results;
   }
   return carried;

@@ -79,14 +79,20 @@ private:
   /// or they hold kMinBranchOps operations between them.
   static bool expensiveBranches(Region &thenR, Region &elseR);
 
+  /// The types of an If's results when each has one static shape, the
+  /// same in both branches (a loop-carried value keeps its type), and the
+  /// branches are plain bodies ending in a Yield; nullopt otherwise.
+  std::optional<SmallVector<RankedTensorType>>
+  staticBranchTypes(Operation *op, Region &thenR, Region &elseR);
+
   /// An If of a run-time condition whose branches run only when taken: each
-  /// branch a kiln.loop of one iteration or none that carries the results,
-  /// the else branch's loop starting from zeros and the then branch's from
-  /// what the else branch's left. Nullopt (nothing built) unless every
-  /// result has one static shape in both branches: a loop-carried value
-  /// keeps its type.
-  std::optional<SmallVector<Value>> branchLoops(OnnxNode &node, Value cond,
-                                                Region &thenR, Region &elseR);
+  /// branch a kiln.loop of one iteration or none that carries the results
+  /// (of `types`, from staticBranchTypes), the else branch's from zeros, the
+  /// then branch's from what the else branch's left. The branches' blocks
+  /// become loop bodies, so a failure here is the node's error.
+  FailureOr<SmallVector<Value>> branchLoops(OnnxNode &node, Value cond,
+                                            Region &thenR, Region &elseR,
+                                            ArrayRef<RankedTensorType> types);
 
   LogicalResult checkUnrollSize(OnnxNode &node, Region &body,
                                 int64_t iterations);
