@@ -16,6 +16,11 @@ iteration or none). This model has:
 - an else branch that yields a graph input (the state) unchanged.
 It is compiled once and run with each branch taken, against numpy
 (tolerance: atol 1e-5, rtol 1e-5; float32 sums in a different order).
+
+The same model with a symbolic batch and length (x [B, T], the state
+[B, STATE]; `--dim B=1..4 --dim T=64..512`) has branch results of run-time
+size: each branch then stacks its results as the scan outputs of its loop.
+It runs at three (B, T) pairs across the ranges, each branch taken.
 """
 import os
 import sys
@@ -29,14 +34,22 @@ from small_onnx import check_case, compile_cli, write_case  # noqa: E402
 SAMPLES = 256
 CHANNELS = 8
 STATE = 16
-RNG = np.random.default_rng(7)
-W16 = (RNG.standard_normal((CHANNELS, 1, 5)) * 0.5).astype(np.float32)
-W8 = (RNG.standard_normal((CHANNELS, 1, 3)) * 0.5).astype(np.float32)
-WA = (RNG.standard_normal((CHANNELS, CHANNELS)) * 0.5).astype(np.float32)
-WB = (RNG.standard_normal((CHANNELS, CHANNELS)) * 0.5).astype(np.float32)
-WH = (RNG.standard_normal((CHANNELS, STATE)) * 0.5).astype(np.float32)
-WO = (RNG.standard_normal((STATE, 1)) * 0.5).astype(np.float32)
-WO8 = (RNG.standard_normal((CHANNELS, 1)) * 0.5).astype(np.float32)
+
+
+def weights(channels=CHANNELS, state=STATE, seed=7):
+    """The model's weights by initializer name."""
+    rng = np.random.default_rng(seed)
+
+    def draw(*shape):
+        return (rng.standard_normal(shape) * 0.5).astype(np.float32)
+
+    return {"w16": draw(channels, 1, 5), "w8": draw(channels, 1, 3),
+            "wa": draw(channels, channels), "wb": draw(channels, channels),
+            "wh": draw(channels, state), "wo": draw(state, 1),
+            "wo8": draw(channels, 1)}
+
+
+W = weights()
 
 
 def init(name, value):
@@ -48,22 +61,26 @@ def out(name, shape):
 
 
 def front_end(p, w, stride, pad):
-    """x [1, SAMPLES] -> mean over time of Relu(Conv1d(x)): [1, CHANNELS]."""
+    """x [B, T] -> mean over time of Relu(Conv1d(x)): [B, CHANNELS]."""
     return [
-        h.make_node("Reshape", ["x", "as_signal"], [p + "xr"]),
+        h.make_node("Unsqueeze", ["x", "channel_axis"], [p + "xr"]),
         h.make_node("Conv", [p + "xr", w], [p + "f"], strides=[stride], pads=[pad, pad]),
         h.make_node("Relu", [p + "f"], [p + "r"]),
         h.make_node("ReduceMean", [p + "r"], [p + "m"], axes=[2], keepdims=0),
     ]
 
 
-def model():
+def model(batch=1, samples=SAMPLES, w=W, pass_through=True):
+    """batch and samples: sizes, or dim_param names. With pass_through the
+    else branch yields the graph input `h` itself (ONNX Runtime refuses
+    that; without it, through an Identity)."""
+    channels, state = w["wh"].shape
     inner_then = h.make_graph(
         [h.make_node("MatMul", ["t_m", "wa"], ["t_pos"])], "positive", [],
-        [out("t_pos", [1, CHANNELS])])
+        [out("t_pos", [batch, channels])])
     inner_else = h.make_graph(
         [h.make_node("MatMul", ["t_m", "wb"], ["t_neg"])], "negative", [],
-        [out("t_neg", [1, CHANNELS])])
+        [out("t_neg", [batch, channels])])
     then_branch = h.make_graph(
         front_end("t_", "w16", 2, 2) + [
             h.make_node("ReduceSum", ["x"], ["t_sum"], keepdims=0),
@@ -75,24 +92,25 @@ def model():
             h.make_node("Tanh", ["t_hs"], ["t_h"]),
             h.make_node("MatMul", ["t_h", "wo"], ["t_logit"]),
             h.make_node("Sigmoid", ["t_logit"], ["t_y"]),
-        ], "rate16k", [], [out("t_y", [1, 1]), out("t_h", [1, STATE])])
+        ], "rate16k", [], [out("t_y", [batch, 1]), out("t_h", [batch, state])])
     else_branch = h.make_graph(
         front_end("e_", "w8", 1, 1) + [
             h.make_node("MatMul", ["e_m", "wo8"], ["e_logit"]),
             h.make_node("Sigmoid", ["e_logit"], ["e_y"]),
-        ], "rate8k", [], [out("e_y", [1, 1]), out("h", [1, STATE])])
+        ] + ([] if pass_through else [h.make_node("Identity", ["h"], ["e_h"])]),
+        "rate8k", [],
+        [out("e_y", [batch, 1]), out("h" if pass_through else "e_h", [batch, state])])
     graph = h.make_graph(
         [h.make_node("Equal", ["sr", "sr16k"], ["is16k"]),
          h.make_node("If", ["is16k"], ["y", "h_next"],
                      then_branch=then_branch, else_branch=else_branch)],
         "vad",
-        [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, SAMPLES]),
-         h.make_tensor_value_info("h", TensorProto.FLOAT, [1, STATE]),
+        [h.make_tensor_value_info("x", TensorProto.FLOAT, [batch, samples]),
+         h.make_tensor_value_info("h", TensorProto.FLOAT, [batch, state]),
          h.make_tensor_value_info("sr", TensorProto.INT64, [])],
-        [out("y", [1, 1]), out("h_next", [1, STATE])],
-        initializer=[init("w16", W16), init("w8", W8), init("wa", WA), init("wb", WB),
-                     init("wh", WH), init("wo", WO), init("wo8", WO8),
-                     init("as_signal", np.array([1, 1, SAMPLES], np.int64)),
+        [out("y", [batch, 1]), out("h_next", [batch, state])],
+        initializer=[init(k, v) for k, v in w.items()] + [
+                     init("channel_axis", np.array([1], np.int64)),
                      init("sr16k", np.array(16000, np.int64)),
                      init("zero", np.array(0, np.float32))])
     m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
@@ -102,40 +120,54 @@ def model():
 
 def conv_mean(x, w, stride, pad):
     k = w.shape[2]
-    xp = np.pad(x[0], (pad, pad))
-    n = (xp.size - k) // stride + 1
-    windows = np.stack([xp[i * stride:i * stride + k] for i in range(n)])  # [n, k]
-    f = np.maximum(windows @ w[:, 0, :].T, 0)  # [n, CHANNELS]
-    return f.mean(axis=0, keepdims=True)
+    rows = []
+    for signal in x:
+        xp = np.pad(signal, (pad, pad))
+        n = (xp.size - k) // stride + 1
+        windows = np.stack([xp[i * stride:i * stride + k] for i in range(n)])  # [n, k]
+        rows.append(np.maximum(windows @ w[:, 0, :].T, 0).mean(axis=0))  # [CHANNELS]
+    return np.stack(rows)
 
 
-def reference(x, state, sr):
+def reference(x, state, sr, w=W):
     if sr == 16000:
-        m = conv_mean(x, W16, 2, 2)
-        m = m @ (WA if x.sum() > 0 else WB)
-        hn = np.tanh(m @ WH + state)
-        return 1 / (1 + np.exp(-(hn @ WO))), hn
-    m = conv_mean(x, W8, 1, 1)
-    return 1 / (1 + np.exp(-(m @ WO8))), state
+        m = conv_mean(x, w["w16"], 2, 2)
+        m = m @ (w["wa"] if x.sum() > 0 else w["wb"])
+        hn = np.tanh(m @ w["wh"] + state)
+        return 1 / (1 + np.exp(-(hn @ w["wo"]))), hn
+    m = conv_mean(x, w["w8"], 1, 1)
+    return 1 / (1 + np.exp(-(m @ w["wo8"]))), state
+
+
+def check(run, so, work, rng, label, batch, samples):
+    """Each branch taken at one (batch, samples); returns whether all match."""
+    ok = True
+    state = rng.standard_normal((batch, STATE)).astype(np.float32)
+    cases = [("16k_positive", 16000, 1.0), ("16k_negative", 16000, -1.0),
+             ("8k", 8000, 1.0)]
+    for name, sr, sign in cases:
+        x = rng.standard_normal((batch, samples)).astype(np.float32)
+        x = (x - x.mean() + sign * 0.05).astype(np.float32)  # the sum's sign
+        y, hn = reference(x.astype(np.float64), state, sr)
+        d = write_case(work, f"{label}_{name}",
+                       [("x", x), ("h", state), ("sr", np.array(sr, np.int64))],
+                       [("y", y.astype(np.float32)), ("h_next", hn.astype(np.float32))])
+        passed, report = check_case(run, so, d, 1e-5, 1e-5)
+        print(f"{'ok' if passed else 'FAIL'} {label} {name}: {report[-300:]}")
+        ok &= passed
+    return ok
 
 
 def main():
     compile_, run, work = sys.argv[1:4]
-    so = compile_cli(compile_, model(), work)
-    ok = True
     rng = np.random.default_rng(1)
-    state = rng.standard_normal((1, STATE)).astype(np.float32)
-    cases = [("16k_positive", 16000, 1.0), ("16k_negative", 16000, -1.0),
-             ("8k", 8000, 1.0)]
-    for name, sr, sign in cases:
-        x = rng.standard_normal((1, SAMPLES)).astype(np.float32)
-        x = (x - x.mean() + sign * 0.05).astype(np.float32)  # the sum's sign
-        y, hn = reference(x.astype(np.float64), state, sr)
-        d = write_case(work, name, [("x", x), ("h", state), ("sr", np.array(sr, np.int64))],
-                       [("y", y.astype(np.float32)), ("h_next", hn.astype(np.float32))])
-        passed, report = check_case(run, so, d, 1e-5, 1e-5)
-        print(f"{'ok' if passed else 'FAIL'} {name}: {report[-300:]}")
-        ok &= passed
+    so = compile_cli(compile_, model(), work)
+    ok = check(run, so, work, rng, "static", 1, SAMPLES)
+    sym = os.path.join(work, "symbolic")
+    so = compile_cli(compile_, model("B", "T"), sym,
+                     ["--dim", "B=1..4", "--dim", "T=64..512"])
+    for batch, samples in ((1, 64), (3, 301), (4, 512)):
+        ok &= check(run, so, sym, rng, f"B{batch}_T{samples}", batch, samples)
     sys.exit(0 if ok else 1)
 
 

@@ -40,15 +40,15 @@ def compile_and_load(kiln, path, **kw):
     return kiln.load(kiln.compile(path, output=path[:-5] + ".so", **kw))
 
 
-def compile_cli(compile_, model, work):
+def compile_cli(compile_, model, work, flags=()):
     """Saves MODEL as WORK/model.onnx and compiles WORK/model.so with the
-    kiln-compile at COMPILE_; on failure prints its error and exits 1.
-    Returns the .so's path."""
+    kiln-compile at COMPILE_ (and FLAGS); on failure prints its error and
+    exits 1. Returns the .so's path."""
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, "model.onnx")
     onnx.save(model, path)
     so = os.path.join(work, "model.so")
-    c = subprocess.run([compile_, path, "-o", so], capture_output=True, text=True)
+    c = subprocess.run([compile_, path, "-o", so, *flags], capture_output=True, text=True)
     if c.returncode != 0:
         print(f"FAIL: kiln-compile exited {c.returncode}:\n{c.stderr}")
         raise SystemExit(1)

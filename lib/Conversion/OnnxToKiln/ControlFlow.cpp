@@ -252,10 +252,16 @@ FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
                 << " If with a non-constant condition is not supported";
     return failure();
   }
-  if (expensiveBranches(*thenR, *elseR))
+  if (expensiveBranches(*thenR, *elseR)) {
     if (std::optional<SmallVector<RankedTensorType>> types =
-            staticBranchTypes(node.op, *thenR, *elseR))
-      return branchLoops(node, cond, *thenR, *elseR, *types);
+            branchTypes(node.op, *thenR, *elseR)) {
+      if (llvm::all_of(*types,
+                       [](RankedTensorType t) { return t.hasStaticShape(); }))
+        return branchLoops(node, cond, *thenR, *elseR, *types);
+      if (sizedByShapes(*thenR) && sizedByShapes(*elseR))
+        return branchScans(node, cond, *thenR, *elseR, *types);
+    }
+  }
   bool outer = speculative;
   speculative = true;
   SmallVector<Value> thenV = inlineBody(*thenR, {});
@@ -308,8 +314,93 @@ bool Inliner::expensiveBranches(Region &thenR, Region &elseR) {
   return found || ops >= kMinBranchOps;
 }
 
+namespace {
+/// Whether `v`'s contents are computed from shapes and constants alone
+/// (Shape, Size, constants, and integer arithmetic on them), so that the
+/// sizes a consumer takes from it are known before a branch runs.
+bool computedFromShapes(Value v, DenseSet<Value> &seen, int depth) {
+  if (isa<NoneType>(v.getType()) || !seen.insert(v).second)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 64) // a graph input, a loop's iteration: data
+    return false;
+  static const llvm::StringSet<> leaves = {"onnx.Constant", "onnx.Initializer",
+                                           "onnx.Shape", "onnx.Size"};
+  static const llvm::StringSet<> arithmetic = {
+      "onnx.Gather",  "onnx.Concat",     "onnx.Unsqueeze",
+      "onnx.Squeeze", "onnx.Cast",       "onnx.Identity",
+      "onnx.Slice",   "onnx.Add",        "onnx.Sub",
+      "onnx.Mul",     "onnx.Div",        "onnx.Mod",
+      "onnx.Neg",     "onnx.Abs",        "onnx.Max",
+      "onnx.Min",     "onnx.Floor",      "onnx.Ceil",
+      "onnx.Sqrt",    "onnx.ReduceProd", "onnx.ReduceSum",
+      "onnx.Equal",   "onnx.Less",       "onnx.Greater",
+      "onnx.Not",     "onnx.Where",      "onnx.Range",
+      "onnx.Expand",  "onnx.Reshape",    "onnx.ConstantOfShape"};
+  StringRef name = def->getName().getStringRef();
+  if (leaves.contains(name))
+    return true;
+  if (!arithmetic.contains(name))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value o) {
+    return computedFromShapes(o, seen, depth + 1);
+  });
+}
+} // namespace
+
+bool Inliner::sizedByShapes(Region &region) {
+  // Ops whose results' sizes are what their data says.
+  static const llvm::StringSet<> dataSized = {
+      "onnx.NonZero",           "onnx.Compress", "onnx.Unique",
+      "onnx.NonMaxSuppression", "onnx.Loop",     "onnx.StringSplit"};
+  // Size-deciding operands: (op, first operand, last operand).
+  static const llvm::StringMap<std::pair<unsigned, unsigned>> sizeArgs = {
+      {"onnx.Reshape", {1, 1}},
+      {"onnx.Expand", {1, 1}},
+      {"onnx.ConstantOfShape", {0, 0}},
+      {"onnx.Slice", {1, 4}},
+      {"onnx.Tile", {1, 1}},
+      {"onnx.Pad", {1, 3}},
+      {"onnx.Resize", {2, 3}},
+      {"onnx.Upsample", {1, 1}},
+      {"onnx.Range", {0, 2}},
+      {"onnx.OneHot", {1, 1}},
+      {"onnx.Split", {1, 1}},
+      {"onnx.TopK", {1, 1}},
+      {"onnx.CenterCropPad", {1, 1}},
+      {"onnx.Col2Im", {1, 2}},
+      {"onnx.AffineGrid", {1, 1}},
+      {"onnx.DFT", {1, 1}},
+      {"onnx.STFT", {2, 3}},
+      {"onnx.MaxUnpool", {2, 2}},
+      {"onnx.MelWeightMatrix", {0, 4}},
+      {"onnx.HannWindow", {0, 0}},
+      {"onnx.HammingWindow", {0, 0}},
+      {"onnx.BlackmanWindow", {0, 0}}};
+  DenseSet<Value> seen;
+  WalkResult walk = region.walk([&](Operation *o) {
+    StringRef name = o->getName().getStringRef();
+    if (dataSized.contains(name))
+      return WalkResult::interrupt();
+    // A nested If keeps the taken result by cutting (Compress) where its
+    // branches' shapes differ.
+    if (name == "onnx.If" && o->getNumRegions() == 2 &&
+        !branchTypes(o, o->getRegion(0), o->getRegion(1)))
+      return WalkResult::interrupt();
+    auto it = sizeArgs.find(name);
+    if (it == sizeArgs.end())
+      return WalkResult::advance();
+    for (unsigned i = it->second.first;
+         i <= it->second.second && i < o->getNumOperands(); ++i)
+      if (!computedFromShapes(o->getOperand(i), seen, 0))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
 std::optional<SmallVector<RankedTensorType>>
-Inliner::staticBranchTypes(Operation *op, Region &thenR, Region &elseR) {
+Inliner::branchTypes(Operation *op, Region &thenR, Region &elseR) {
   SmallVector<RankedTensorType> types;
   for (Region *r : {&thenR, &elseR}) {
     if (!r->hasOneBlock() || r->front().getNumArguments() != 0 ||
@@ -321,7 +412,7 @@ Inliner::staticBranchTypes(Operation *op, Region &thenR, Region &elseR) {
       return std::nullopt;
     for (auto [i, v] : llvm::enumerate(yield->getOperands())) {
       auto t = dyn_cast<RankedTensorType>(v.getType());
-      if (!t || !t.hasStaticShape() || !b.getZeroAttr(t.getElementType()))
+      if (!t || !b.getZeroAttr(t.getElementType()))
         return std::nullopt;
       if (r == &thenR)
         types.push_back(t);
@@ -346,39 +437,80 @@ Inliner::branchLoops(OnnxNode &node, Value cond, Region &thenR, Region &elseR,
     zeros.addTypes(t);
     carried.push_back(b.create(zeros)->getResult(0));
   }
-  auto i64Scalar = RankedTensorType::get({}, b.getI64Type());
   std::pair<Region *, bool> order[] = {{&elseR, false}, {&thenR, true}};
   for (auto [region, runs] : order) {
-    Operation *trips = onnxOp(loc, "Where",
-                              {taken, i64Constant(loc, runs ? 1 : 0, false),
-                               i64Constant(loc, runs ? 0 : 1, false)},
-                              {}, b.getI64Type());
-    trips->getResult(0).setType(i64Scalar);
-    // A Loop body: (iteration, condition, loop-carried values) yielding
-    // (condition, loop-carried values); the branch reads none of them.
-    Block &block = region->front();
-    block.addArgument(i64Scalar, loc);
-    block.addArgument(RankedTensorType::get({}, b.getI1Type()), loc);
-    for (RankedTensorType t : types)
-      block.addArgument(t, loc);
-    Operation *yield = &block.back();
-    b.setInsertionPoint(yield);
-    SmallVector<Value> yielded{boolConstant(loc, true)};
-    llvm::append_range(yielded, yield->getOperands());
-    yield->setOperands(yielded);
-    if (speculative) // inside a branch that runs whether taken or not
-      region->walk(
-          [&](Operation *o) { o->setAttr(kSpeculativeAttr, b.getUnitAttr()); });
+    Value trips = branchBody(loc, taken, *region, runs, types);
     b.restoreInsertionPoint(before);
     FailureOr<SmallVector<Value>> results =
-        makeLoop(node, *region, trips->getResult(0), carried, /*k=*/0,
-                 /*bound=*/0);
+        makeLoop(node, *region, trips, carried, /*k=*/0, /*bound=*/0);
     b.restoreInsertionPoint(before);
     if (failed(results))
       return failure();
     carried = *results;
   }
   return carried;
+}
+
+Value Inliner::branchBody(Location loc, Value taken, Region &region,
+                          bool runsWhenTrue,
+                          ArrayRef<RankedTensorType> carried) {
+  auto i64Scalar = RankedTensorType::get({}, b.getI64Type());
+  Operation *trips =
+      onnxOp(loc, "Where",
+             {taken, i64Constant(loc, runsWhenTrue ? 1 : 0, false),
+              i64Constant(loc, runsWhenTrue ? 0 : 1, false)},
+             {}, b.getI64Type());
+  trips->getResult(0).setType(i64Scalar);
+  OpBuilder::InsertionGuard guard(b);
+  // A Loop body: (iteration, condition, loop-carried values) yielding
+  // (condition, loop-carried values or scan slices); the branch reads none
+  // of its arguments.
+  Block &block = region.front();
+  block.addArgument(i64Scalar, loc);
+  block.addArgument(RankedTensorType::get({}, b.getI1Type()), loc);
+  for (RankedTensorType t : carried)
+    block.addArgument(t, loc);
+  Operation *yield = &block.back();
+  b.setInsertionPoint(yield);
+  SmallVector<Value> yielded{boolConstant(loc, true)};
+  llvm::append_range(yielded, yield->getOperands());
+  yield->setOperands(yielded);
+  if (speculative) // inside a branch that runs whether taken or not
+    region.walk(
+        [&](Operation *o) { o->setAttr(kSpeculativeAttr, b.getUnitAttr()); });
+  return trips->getResult(0);
+}
+
+FailureOr<SmallVector<Value>>
+Inliner::branchScans(OnnxNode &node, Value cond, Region &thenR, Region &elseR,
+                     ArrayRef<RankedTensorType> types) {
+  Location loc = node.loc();
+  OpBuilder::InsertPoint before = b.saveInsertionPoint();
+  Value taken = scalarCondition(loc, cond);
+  int64_t k = (int64_t)types.size();
+  SmallVector<SmallVector<Value>> stacked;
+  for (auto [region, runs] : {std::pair<Region *, bool>{&thenR, true},
+                              std::pair<Region *, bool>{&elseR, false}}) {
+    Value trips = branchBody(loc, taken, *region, runs, {});
+    b.restoreInsertionPoint(before);
+    FailureOr<SmallVector<Value>> results =
+        makeLoop(node, *region, trips, {}, k, /*bound=*/1);
+    b.restoreInsertionPoint(before);
+    if (failed(results))
+      return failure();
+    stacked.push_back(*results);
+  }
+  // Each result is stacked once by the branch that ran and not at all by
+  // the other: the one row of the two stacks together.
+  SmallVector<Value> out;
+  for (auto [t, e, type] : llvm::zip(stacked[0], stacked[1], types)) {
+    Value both = onnxOp(loc, "Concat", {t, e},
+                        {b.getNamedAttr("axis", b.getI64IntegerAttr(0))},
+                        type.getElementType())
+                     ->getResult(0);
+    out.push_back(take(loc, both, 0, 0));
+  }
+  return out;
 }
 
 std::optional<int64_t> Inliner::differingAxis(Value t, Value e) {
@@ -826,9 +958,11 @@ LogicalResult mlir::kiln::finishOnnxLoop(Operation *op, SymbolicSizes &sizes) {
     result.setType(RankedTensorType::get(shape, slice.getElementType()));
     // Slices of run-time shape (a symbolic batch) are stacked at sizes the
     // lowering computes before the loop; the result's sizes are known here
-    // when they come from values outside the loop.
-    if (trips && trips->size() == 1 && !earlyExit) {
-      SmallVector<SymSize> dims{trips->front()};
+    // when they come from values outside the loop (the row count, when the
+    // trip count is data, a size of its own).
+    if (!earlyExit) {
+      SmallVector<SymSize> dims{
+          trips && trips->size() == 1 ? trips->front() : sizes.dim(result, 0)};
       for (int64_t d = 0; d < slice.getRank(); ++d) {
         SymSize s = slice.isDynamicDim(d)
                         ? sizes.dim(values[j], d)

@@ -79,20 +79,42 @@ private:
   /// or they hold kMinBranchOps operations between them.
   static bool expensiveBranches(Region &thenR, Region &elseR);
 
-  /// The types of an If's results when each has one static shape, the
-  /// same in both branches (a loop-carried value keeps its type), and the
-  /// branches are plain bodies ending in a Yield; nullopt otherwise.
+  /// The types of an If's results when each is ranked, the same in both
+  /// branches (run-time sizes at the same axes), and the branches are plain
+  /// bodies ending in a Yield; nullopt otherwise.
   std::optional<SmallVector<RankedTensorType>>
-  staticBranchTypes(Operation *op, Region &thenR, Region &elseR);
+  branchTypes(Operation *op, Region &thenR, Region &elseR);
 
   /// An If of a run-time condition whose branches run only when taken: each
   /// branch a kiln.loop of one iteration or none that carries the results
-  /// (of `types`, from staticBranchTypes), the else branch's from zeros, the
-  /// then branch's from what the else branch's left. The branches' blocks
+  /// (of `types`, from branchTypes, all static), the else branch's from zeros,
+  /// the then branch's from what the else branch's left. The branches' blocks
   /// become loop bodies, so a failure here is the node's error.
   FailureOr<SmallVector<Value>> branchLoops(OnnxNode &node, Value cond,
                                             Region &thenR, Region &elseR,
                                             ArrayRef<RankedTensorType> types);
+
+  /// Whether every size in `region` (a branch) is known before it runs: no
+  /// op whose result's size is what its data says (NonZero, Compress, a
+  /// Loop, ...), and every size argument (Reshape's shape, Slice's ends,
+  /// ...) computed from shapes and constants. A branch's stacked results
+  /// need their sizes before the loop runs.
+  bool sizedByShapes(Region &region);
+
+  /// The same where a result has run-time sizes (a symbolic batch or
+  /// length): each branch a kiln.loop of one iteration or none that stacks
+  /// its results as scan outputs (their sizes computed before the loop),
+  /// and each result the one row of the two stacks.
+  FailureOr<SmallVector<Value>> branchScans(OnnxNode &node, Value cond,
+                                            Region &thenR, Region &elseR,
+                                            ArrayRef<RankedTensorType> types);
+
+  /// Makes `region` (a branch) a Loop body of (iteration, condition,
+  /// `carried`...) that yields true before its values; returns the trip
+  /// count, 1 when `taken` is `runsWhenTrue` and 0 otherwise, built at the
+  /// insertion point.
+  Value branchBody(Location loc, Value taken, Region &region, bool runsWhenTrue,
+                   ArrayRef<RankedTensorType> carried);
 
   LogicalResult checkUnrollSize(OnnxNode &node, Region &body,
                                 int64_t iterations);

@@ -75,3 +75,61 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// Results of run-time size (a symbolic batch): each branch is a kiln.loop of
+// one iteration or none that stacks its result as a scan output (sizes
+// computed before the loop), and the If's result is the one row of the two
+// stacks.
+// CHECK-LABEL: func.func @symbolic
+// CHECK-SAME: (%[[C:.*]]: tensor<i1>
+// CHECK: %[[NT:.*]] = kiln.where %[[C]], %{{.*}}, %{{.*}} : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK: %[[T:.*]] = "kiln.loop"(%[[NT]]) <{scan_bound = 1 : i64}> ({
+// CHECK: kiln.relu
+// CHECK: kiln.yield %{{.*}} : tensor<?x3xf32>
+// CHECK: }) : (tensor<i64>) -> tensor<?x?x3xf32>
+// CHECK: %[[NE:.*]] = kiln.where %[[C]], %{{.*}}, %{{.*}} : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK: %[[E:.*]] = "kiln.loop"(%[[NE]]) <{scan_bound = 1 : i64}> ({
+// CHECK: kiln.neg
+// CHECK: %[[BOTH:.*]] = kiln.concat %[[T]], %[[E]] {axis = 0 : i64} : (tensor<?x?x3xf32>, tensor<?x?x3xf32>) -> tensor<?x?x3xf32>
+// CHECK: %[[Y:.*]] = kiln.gather %[[BOTH]], %{{.*}} {axis = 0 : i64} : (tensor<?x?x3xf32>, tensor<i64>) -> tensor<?x3xf32>
+// CHECK-NOT: kiln.where
+// CHECK: return %[[Y]]
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @symbolic(%c: tensor<i1>, %x: tensor<?x4xf32> {onnx.dim_params = ["B", ""]}, %w: tensor<4x3xf32>) -> tensor<*xf32> {
+    %y = "onnx.If"(%c) ({
+      %m = "onnx.MatMul"(%x, %w) : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+      %r = "onnx.Relu"(%m) : (tensor<?x3xf32>) -> tensor<?x3xf32>
+      "onnx.Yield"(%r) : (tensor<?x3xf32>) -> ()
+    }, {
+      %m = "onnx.MatMul"(%x, %w) : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+      %n = "onnx.Neg"(%m) : (tensor<?x3xf32>) -> tensor<?x3xf32>
+      "onnx.Yield"(%n) : (tensor<?x3xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// A branch whose result's size is what its data says (Compress by a mask
+// input) cannot be stacked at a size known before it runs: both branches
+// run and Where keeps one result, as for cheap branches.
+// CHECK-LABEL: func.func @data_sized
+// CHECK-NOT: kiln.loop
+// CHECK: kiln.where
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @data_sized(%c: tensor<i1>, %x: tensor<?x4xf32> {onnx.dim_params = ["B", ""]}, %keep: tensor<?xi1> {onnx.dim_params = ["B"]}, %w: tensor<4x3xf32>) -> tensor<*xf32> {
+    %y = "onnx.If"(%c) ({
+      %m = "onnx.MatMul"(%x, %w) : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+      %k = "onnx.Compress"(%m, %keep) {axis = 0 : i64} : (tensor<?x3xf32>, tensor<?xi1>) -> tensor<?x3xf32>
+      "onnx.Yield"(%k) : (tensor<?x3xf32>) -> ()
+    }, {
+      %m = "onnx.MatMul"(%x, %w) : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+      %n = "onnx.Neg"(%m) : (tensor<?x3xf32>) -> tensor<?x3xf32>
+      "onnx.Yield"(%n) : (tensor<?x3xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %y : tensor<*xf32>
+  }
+}
