@@ -241,6 +241,7 @@ std::string compileModel(py::object onnxPath, py::object output,
 
   std::string failure;
   std::vector<std::string> notes, remarks;
+  std::string standardOutput;
   {
     py::gil_scoped_release noGil;
     // One compile at a time per process: the pipeline may touch LLVM's
@@ -254,6 +255,7 @@ std::string compileModel(py::object onnxPath, py::object output,
     else {
       notes = result->notes;
       remarks = result->remarks;
+      standardOutput = std::move(result->standardOutput);
     }
   }
   if (!failure.empty())
@@ -265,6 +267,13 @@ std::string compileModel(py::object onnxPath, py::object output,
     stderr_.attr("write")("kiln: note: " + note + "\n");
   for (const std::string &remark : remarks)
     stderr_.attr("write")("kiln: remark: " + remark + "\n");
+  if (options.outputPath == "-") {
+    py::object out = py::module_::import("sys").attr("stdout");
+    if (options.emit == EmitKind::Obj && py::hasattr(out, "buffer"))
+      out.attr("buffer").attr("write")(py::bytes(standardOutput));
+    else
+      out.attr("write")(py::str(standardOutput));
+  }
   return options.outputPath;
 }
 

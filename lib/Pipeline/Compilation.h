@@ -99,7 +99,10 @@ private:
   /// Every diagnostic so far as one error, or `fallback` if there was none.
   llvm::Error diagnosticsError(const std::string &fallback) const;
   Finish finishText();
-  Finish finishFile(const std::string &text);
+  Finish finishFile(std::string text);
+  /// The emitted text to options.outputPath, or into the result's
+  /// standardOutput for "-".
+  llvm::Error writeOutput(std::string text);
   Finish finishSo();
 
   /// "(Op, opset N)" of every imported node, by node name, for internal

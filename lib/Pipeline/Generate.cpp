@@ -27,10 +27,6 @@ using llvm::Expected;
 
 namespace {
 Error writeText(const std::string &path, llvm::StringRef text) {
-  if (path == "-") {
-    llvm::outs() << text;
-    return Error::success();
-  }
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
@@ -80,10 +76,20 @@ std::string withoutAmx(llvm::StringRef isa) {
 // Finishing: the files
 //===----------------------------------------------------------------------===//
 
-Expected<CompileOutcome> Compilation::finishFile(const std::string &text) {
+Error Compilation::writeOutput(std::string text) {
+  if (options.outputPath == "-") {
+    outcome.result.standardOutput = std::move(text);
+    return Error::success();
+  }
   if (Error e = writeText(options.outputPath, text))
-    return std::move(e);
+    return e;
   outcome.result.files.push_back(options.outputPath);
+  return Error::success();
+}
+
+Expected<CompileOutcome> Compilation::finishFile(std::string text) {
+  if (Error e = writeOutput(std::move(text)))
+    return std::move(e);
   return std::move(outcome);
 }
 
@@ -222,10 +228,7 @@ Error Compilation::emitMachineCode(llvm::Module &llvmModule,
       return e;
   }
   if (options.emit == EmitKind::LLVM) {
-    if (Error e = writeText(options.outputPath, printed(llvmModule)))
-      return e;
-    outcome.result.files.push_back(options.outputPath);
-    return Error::success();
+    return writeOutput(printed(llvmModule));
   }
   if (options.emit == EmitKind::So && optimize) {
     if (unsigned parts = backEndParts(llvmModule); parts > 1) {
@@ -255,10 +258,7 @@ Error Compilation::emitMachineCode(llvm::Module &llvmModule,
   if (!code)
     return code.takeError();
   if (options.emit == EmitKind::Asm || options.emit == EmitKind::Obj) {
-    if (Error e = writeText(options.outputPath, *code))
-      return e;
-    outcome.result.files.push_back(options.outputPath);
-    return Error::success();
+    return writeOutput(std::move(*code));
   }
   Phase t(rootTiming, phases, "link", options.progress);
   return linkSharedObject({*code}, options.outputPath);

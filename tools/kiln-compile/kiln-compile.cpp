@@ -208,6 +208,10 @@ static int compileAndReport(mlir::kiln::CompileOptions &options) {
   if (remarks && result->remarks.empty())
     WithColor::remark(errs(), "kiln-compile")
         << "every op took its fast path\n";
+  // -o -: after the notes, so the two streams do not interleave when
+  // joined (2>&1).
+  errs().flush();
+  outs() << result->standardOutput;
   return 0;
 }
 

@@ -130,6 +130,10 @@ struct CompileOptions {
 /// What a successful compile wrote.
 struct CompileResult {
   std::vector<std::string> files;
+  /// For the output path "-": the emitted text, for the caller to write to
+  /// standard output (the library writes none; kiln-compile prints it after
+  /// the notes, so the two never interleave).
+  std::string standardOutput;
   /// Things the user may want to know that are not errors, e.g. which
   /// matmuls --quantize=dynamic left in f32 and why.
   std::vector<std::string> notes;
