@@ -515,8 +515,10 @@ Value lowerArgReduce(OpBuilder &b, OpTy op, bool isMax) {
 }
 
 /// The run-time sizes of a reshape's symbolic result dimensions: one is what
-/// the element count leaves after the static ones; several must each sit
-/// where the input has a symbolic dimension, whose size they keep.
+/// the element count leaves after the static ones; several keep the input's
+/// in order where the reshape only removes or adds 1s (unitDimsReshape), and
+/// otherwise must each sit where the input has a symbolic dimension, whose
+/// size they keep.
 FailureOr<SmallVector<Value>> reshapeDims(OpBuilder &b, ReshapeOp op) {
   RankedTensorType in = op.getInput().getType(), out = op.getType();
   Location loc = op.getLoc();
@@ -537,9 +539,15 @@ FailureOr<SmallVector<Value>> reshapeDims(OpBuilder &b, ReshapeOp op) {
         b, loc, count, arith::ConstantIndexOp::create(b, loc, known)));
     return dyn;
   }
+  std::optional<SmallVector<int64_t>> sources = unitDimsReshape(in, out);
   for (int64_t d = 0; d < out.getRank(); ++d) {
     if (!out.isDynamicDim(d))
       continue;
+    if (sources) {
+      dyn.push_back(
+          tensor::DimOp::create(b, loc, op.getInput(), (*sources)[d]));
+      continue;
+    }
     if (d >= in.getRank() || !in.isDynamicDim(d))
       return op.emitError() << "cannot size the symbolic dimensions of " << out
                             << " from " << in

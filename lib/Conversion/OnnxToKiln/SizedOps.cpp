@@ -821,6 +821,18 @@ FailureOr<Value> mlir::kiln::reshapeToSizes(OnnxNode &node, Value x,
     return op.getResult();
   };
   SmallVector<SymSize> inDims = node.sizes->dims(x);
+  // Only 1s come or go (a Conv1d's [n, c, w] as [n, c, 1, w] and back): a
+  // kiln.reshape, whose run-time sizes are the input's in order, and which
+  // the layout pass moves past transposes.
+  if (std::optional<SmallVector<int64_t>> sources = unitDimsReshape(in, type);
+      sources && llvm::all_of(llvm::enumerate(*sources), [&](auto s) {
+        return s.value() < 0 ? sizes[s.index()].isConstant(1)
+                             : inDims[s.value()] == sizes[s.index()];
+      })) {
+    auto op = ReshapeOp::create(node.builder, node.loc(), type, x);
+    node.sizes->setDims(op.getResult(), sizes);
+    return op.getResult();
+  }
   if (dimensionsGroup(in, inDims, type, sizes))
     return sized(x, sizes);
   // The dimensions regroup (torch's MultiheadAttention views [t, b, e] as

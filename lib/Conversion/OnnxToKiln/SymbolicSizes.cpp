@@ -510,8 +510,12 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
   if (auto r = dyn_cast<ReshapeOp>(def)) {
     // As the lowering sizes it (LowerTensor.cpp, reshapeDims).
     RankedTensorType out = r.getType();
-    if (llvm::count_if(out.getShape(), ShapedType::isDynamic) != 1)
+    if (llvm::count_if(out.getShape(), ShapedType::isDynamic) != 1) {
+      if (std::optional<SmallVector<int64_t>> sources =
+              unitDimsReshape(r.getInput().getType(), out))
+        return dim(r.getInput(), (*sources)[axis]);
       return dim(r.getInput(), axis);
+    }
     SymSize count = SymSize::constant(1);
     for (const SymSize &s : dims(r.getInput())) {
       std::optional<SymSize> p = SymSize::mul(count, s);

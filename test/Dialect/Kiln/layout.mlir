@@ -200,3 +200,27 @@ func.func @resize_run_time_weights(%x: tensor<1x8x?x?xf32>, %ih: tensor<?xi64>, 
   %5 = kiln.conv2d %4, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x8x?x?xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x?x?xf32>
   return %5 : tensor<1x8x?x?xf32>
 }
+
+// -----
+
+// A Conv1d block at batch 1 (Conv, Relu, ReduceMean over the length): the
+// [1, c, 1, w] to [1, c, w] reshape after the NHWC convolution moves above
+// the transpose back, which then sinks through the Relu and the mean and
+// is gone: only the input's transpose into NHWC is left. The reshape's 1
+// leads ([1, w, c], not [w, c, 1]), so the Relu and the mean still have c
+// innermost.
+// CHECK-LABEL: func.func @conv1d_batch1
+// CHECK: kiln.transpose %{{.+}} : tensor<1x8x1x32xf32> -> tensor<1x1x32x8xf32>
+// CHECK-NEXT: kiln.conv2d {{.+}}layout = "NHWC"{{.+}} -> tensor<1x1x32x16xf32>
+// CHECK-NEXT: kiln.reshape %{{.+}} : tensor<1x1x32x16xf32> to tensor<1x32x16xf32>
+// CHECK-NEXT: kiln.relu %{{.+}} : tensor<1x32x16xf32>
+// CHECK-NEXT: kiln.reduce_mean %{{.+}} {axes = array<i64: 1>{{.*}}} : tensor<1x32x16xf32> -> tensor<1x16xf32>
+// CHECK-NOT: kiln.transpose
+func.func @conv1d_batch1(%x: tensor<1x8x1x32xf32>) -> tensor<1x16xf32> {
+  %w = kiln.constant dense<0.01> : tensor<16x8x1x3xf32>
+  %0 = kiln.conv2d %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 1, 0, 1>, group = 1 : i64} : (tensor<1x8x1x32xf32>, tensor<16x8x1x3xf32>) -> tensor<1x16x1x32xf32>
+  %1 = kiln.reshape %0 : tensor<1x16x1x32xf32> to tensor<1x16x32xf32>
+  %2 = kiln.relu %1 : tensor<1x16x32xf32>
+  %3 = kiln.reduce_mean %2 {axes = array<i64: 2>, keepdims = false} : tensor<1x16x32xf32> -> tensor<1x16xf32>
+  return %3 : tensor<1x16xf32>
+}

@@ -102,6 +102,28 @@ LogicalResult mlir::kiln::verifySameElementType(Operation *op,
   return success();
 }
 
+std::optional<SmallVector<int64_t>>
+mlir::kiln::unitDimsReshape(RankedTensorType in, RankedTensorType out) {
+  SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (in.getDimSize(d) != 1)
+      kept.push_back(d);
+  SmallVector<int64_t> sources;
+  size_t next = 0;
+  for (int64_t d = 0; d < out.getRank(); ++d) {
+    if (out.getDimSize(d) == 1) {
+      sources.push_back(-1);
+      continue;
+    }
+    if (next == kept.size() || in.getDimSize(kept[next]) != out.getDimSize(d))
+      return std::nullopt;
+    sources.push_back(kept[next++]);
+  }
+  if (next != kept.size())
+    return std::nullopt;
+  return sources;
+}
+
 LogicalResult ReshapeOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
   if (failed(verifySameElementType(*this, in, out)))

@@ -443,15 +443,63 @@ struct DecomposeTransposedBatchNorm : OpRewritePattern<BatchNormOp> {
   }
 };
 
+/// A reshape that only removes or adds 1s after a transpose (a Conv1d's
+/// NCHW result [n, c, 1, w] viewed as [n, c, w]) moves above it: the
+/// untransposed value drops its 1s and gains the new ones first, and a
+/// transpose of what remains follows, free to sink further (through the
+/// elementwise ops and reductions after it, or into the next Conv1d's NHWC
+/// transpose).
+struct SinkThroughUnitReshape : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rw) const override {
+    auto t = op.getInput().getDefiningOp<TransposeOp>();
+    if (!t || !t->hasOneUse())
+      return rw.notifyMatchFailure(op, "not the one use of a transpose");
+    RankedTensorType tt = t.getType(), out = op.getType();
+    RankedTensorType xt = t.getInput().getType();
+    std::optional<SmallVector<int64_t>> sources = unitDimsReshape(tt, out);
+    if (!sources)
+      return rw.notifyMatchFailure(op, "regroups dimensions above 1");
+    ArrayRef<int64_t> perm = t.getPerm();
+    // The reshape's 1s lead (a 1 innermost would leave the ops after it
+    // nothing to vectorize: [1, w, c] reduces over w in vectors of c, [w, c,
+    // 1] one element at a time); then the untransposed value's dimensions
+    // above 1, in its order.
+    int64_t ones = llvm::count(*sources, -1);
+    SmallVector<int64_t> kept;
+    for (int64_t d = 0; d < xt.getRank(); ++d)
+      if (xt.getDimSize(d) != 1)
+        kept.push_back(d);
+    SmallVector<int64_t> shape(ones, 1);
+    for (int64_t d : kept)
+      shape.push_back(xt.getDimSize(d));
+    SmallVector<int64_t> newPerm;
+    int64_t one = 0;
+    for (int64_t src : *sources)
+      newPerm.push_back(
+          src < 0 ? one++
+                  : ones + (llvm::find(kept, perm[src]) - kept.begin()));
+    auto rt = RankedTensorType::get(shape, xt.getElementType());
+    Value r = ReshapeOp::create(rw, op.getLoc(), rt, t.getInput());
+    if (llvm::equal(newPerm, llvm::seq<int64_t>(0, newPerm.size())))
+      rw.replaceOp(op, r);
+    else
+      rw.replaceOpWithNewOp<TransposeOp>(op, out, r, newPerm);
+    return success();
+  }
+};
+
 /// A transpose that keeps every dimension above 1 in its order only moves
-/// unit dimensions: it is a reshape (free), and reshapes compose.
+/// unit dimensions: it is a reshape (free; one of run-time sizes keeps them
+/// in order, unitDimsReshape), and reshapes compose.
 struct TransposeOfUnitDimsToReshape : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rw) const override {
     auto xt = dyn_cast<RankedTensorType>(op.getInput().getType());
-    if (!xt || !xt.hasStaticShape())
-      return rw.notifyMatchFailure(op, "dynamic shape");
+    if (!xt)
+      return rw.notifyMatchFailure(op, "unranked");
     int64_t last = -1;
     for (int64_t p : op.getPerm()) {
       if (xt.getDimSize(p) == 1)
@@ -479,7 +527,7 @@ struct LayoutPass : mlir::kiln::impl::LayoutPassBase<LayoutPass> {
              SinkThroughReduce<ReduceMeanOp>, SinkThroughReduce<ReduceSumOp>,
              SinkThroughReduce<ReduceMaxOp>, SinkThroughReduce<ReduceMinOp>,
              SinkThroughReduce<ReduceProdOp>, DecomposeTransposedBatchNorm,
-             TransposeOfUnitDimsToReshape>(ctx);
+             SinkThroughUnitReshape, TransposeOfUnitDimsToReshape>(ctx);
     TransposeOp::getCanonicalizationPatterns(patterns, ctx);
     ReshapeOp::getCanonicalizationPatterns(patterns, ctx);
     GlobalAvgPoolOp::getCanonicalizationPatterns(patterns, ctx);

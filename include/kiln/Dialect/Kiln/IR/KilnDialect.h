@@ -32,6 +32,14 @@ LogicalResult verifySameElementType(Operation *op, RankedTensorType in,
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
                                                 ArrayRef<int64_t> rhs);
 
+/// When a reshape from `in` to `out` only removes or adds dimensions of
+/// static size 1 (the other dimensions, static or run-time, in the same
+/// order with the same static sizes): for each dimension of `out`, the
+/// dimension of `in` it is (-1 for an added 1). A kiln.reshape with several
+/// run-time dimensions of this form keeps each one's size in that order.
+std::optional<SmallVector<int64_t>> unitDimsReshape(RankedTensorType in,
+                                                    RankedTensorType out);
+
 /// The K of a product on AMX tiles, padded: `group` values of K share a
 /// 32-bit lane (2 for bf16, 4 for int8) and a tile row holds 16 lanes. A K
 /// that fits in one row is padded to whole lanes only (the kernel takes one
