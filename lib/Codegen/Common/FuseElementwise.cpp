@@ -2,6 +2,7 @@
 #include "kiln/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::kiln {
@@ -41,6 +42,10 @@ struct FuseElementwisePass
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, shouldFuse);
+    // A run-time size read off a reshape's result (tensor.dim of a
+    // collapse_shape, for the consumer's init) is a second use that would
+    // keep the reshape from fusing: read it off the source instead.
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
