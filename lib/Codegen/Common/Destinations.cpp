@@ -133,9 +133,13 @@ void startFromInsertedSlice(RewriterBase &rewriter, linalg::FillOp fill,
       rewriter, insert.getLoc(), insert.getSourceType(), newFill,
       insert.getMixedOffsets(), insert.getMixedSizes(),
       insert.getMixedStrides());
+  // The view takes the init's sizes: an empty tensor (overwrittenEmptyInit)
+  // made above `producer`, so its run-time sizes are known there too, and
+  // a group of several run-time sizes cannot be inferred from the slice.
   if (!groups.empty())
     newDest = tensor::ExpandShapeOp::create(
-        rewriter, insert.getLoc(), init->get().getType(), newDest, groups);
+        rewriter, insert.getLoc(), init->get().getType(), newDest, groups,
+        init->get().getDefiningOp<tensor::EmptyOp>().getMixedSizes());
   init->set(newDest);
   insert.getDestMutable().set(newFill);
 }

@@ -59,11 +59,6 @@ void writeIntoCopyDestination(RewriterBase &rewriter, func::FuncOp func) {
       user = *collapse->getUsers().begin();
     }
     auto insert = dyn_cast<tensor::InsertSliceOp>(user);
-    // The init seen through an expand_shape needs static sizes
-    // (startFromInsertedSlice builds the expand_shape from its type).
-    if (init && expand &&
-        !cast<ShapedType>(init->get().getType()).hasStaticShape())
-      continue;
     if (!init || !slice || !insert ||
         producer->getBlock() != copy->getBlock() ||
         dest.getType() != src.getType() || !slice.hasUnitStride() ||
@@ -115,8 +110,7 @@ void writeIntoInsertDestination(RewriterBase &rewriter, func::FuncOp func) {
     if (!init || !src.hasOneUse() || !produced.hasOneUse() ||
         producer->getBlock() != insert->getBlock() || !insert.hasUnitStride() ||
         !insert.getOffsets().empty() || !insert.getSizes().empty() ||
-        insert.getSourceType().getRank() != insert.getDestType().getRank() ||
-        (collapse && !cast<ShapedType>(init->get().getType()).hasStaticShape()))
+        insert.getSourceType().getRank() != insert.getDestType().getRank())
       continue;
     auto fill = fillOfEmptyBefore(rewriter, insert.getDest(), producer);
     if (!fill)

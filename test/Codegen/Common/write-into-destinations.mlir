@@ -208,3 +208,40 @@ func.func @pad_after_activation_run_time(%x: tensor<?x?x?x16xf32>) -> tensor<?x?
   %p = tensor.insert_slice %c into %f[0, 1, 1, 0] [%n, %h, %w, 16] [1, 1, 1, 1] : tensor<?x?x?x16xf32> into tensor<?x?x?x16xf32>
   return %p : tensor<?x?x?x16xf32>
 }
+
+// -----
+
+// Dynamic int8's requantization fused through a collapse of run-time sizes
+// (batch x sequence rows), copied into the first 16 columns of padded
+// rows: it writes into the view of the rows' slice, and the view
+// (expand_shape) takes the run-time sizes of the requantization's own
+// empty init, which the slice's single size cannot give.
+// CHECK-LABEL: func.func @requantize_into_padded_rows_run_time
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x16xf32>, %[[N:.+]]: index, %[[S:.+]]: index)
+// CHECK: %[[M:.+]] = arith.muli %[[N]], %[[S]]
+// CHECK: %[[ROWS:.+]] = linalg.fill {{.+}} -> tensor<?x64xi8>
+// CHECK: %[[LEFT:.+]] = tensor.extract_slice %[[ROWS]][0, 0] [%[[M]], 16]
+// CHECK: %[[VIEW:.+]] = tensor.expand_shape %[[LEFT]] {{\[\[}}0, 1], [2]] output_shape [%[[N]], %[[S]], 16]
+// CHECK: %[[Q:.+]] = linalg.generic {{.+}} outs(%[[VIEW]] : tensor<?x?x16xi8>)
+// CHECK-NOT: linalg.copy
+// CHECK: %[[BACK:.+]] = tensor.collapse_shape %[[Q]]
+// CHECK: tensor.insert_slice %[[BACK]] into %[[ROWS]][0, 0] [%[[M]], 16]
+#id3d = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @requantize_into_padded_rows_run_time(%x: tensor<?x?x16xf32>, %n: index, %s: index) -> tensor<?x64xi8> {
+  %zero = arith.constant 0 : i8
+  %e = tensor.empty(%n, %s) : tensor<?x?x16xi8>
+  %q = linalg.generic {indexing_maps = [#id3d, #id3d], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<?x?x16xf32>) outs(%e : tensor<?x?x16xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %i = arith.fptosi %in : f32 to i8
+    linalg.yield %i : i8
+  } -> tensor<?x?x16xi8>
+  %m = arith.muli %n, %s : index
+  %pe = tensor.empty(%m) : tensor<?x64xi8>
+  %f = linalg.fill ins(%zero : i8) outs(%pe : tensor<?x64xi8>) -> tensor<?x64xi8>
+  %sl = tensor.extract_slice %f[0, 0] [%m, 16] [1, 1] : tensor<?x64xi8> to tensor<?x16xi8>
+  %v = tensor.expand_shape %sl [[0, 1], [2]] output_shape [%n, %s, 16] : tensor<?x16xi8> into tensor<?x?x16xi8>
+  %c = linalg.copy ins(%q : tensor<?x?x16xi8>) outs(%v : tensor<?x?x16xi8>) -> tensor<?x?x16xi8>
+  %b = tensor.collapse_shape %c [[0, 1], [2]] : tensor<?x?x16xi8> into tensor<?x16xi8>
+  %p = tensor.insert_slice %b into %f[0, 0] [%m, 16] [1, 1] : tensor<?x16xi8> into tensor<?x64xi8>
+  return %p : tensor<?x64xi8>
+}

@@ -46,7 +46,8 @@ OpOperand *overwrittenEmptyInit(Operation *op);
 /// Points `insert` at a fresh clone of `fill` made above `producer` (CSE
 /// may share one fill between two pads of the same shape), and starts
 /// `init` (of `producer`) from the slice of that clone the insert writes,
-/// seen through an expand_shape by `groups` when given.
+/// seen through an expand_shape by `groups` when given. `init` must be an
+/// empty tensor, as overwrittenEmptyInit finds; the view takes its sizes.
 void startFromInsertedSlice(RewriterBase &rewriter, linalg::FillOp fill,
                             Operation *producer, OpOperand *init,
                             tensor::InsertSliceOp insert,
