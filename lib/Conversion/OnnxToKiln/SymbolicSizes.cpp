@@ -442,6 +442,10 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
     return SymSize::add(dim(p.getInput(), axis),
                         SymSize::constant(pads[axis] + pads[axis + rank]));
   }
+  // A compress keeps every other axis of its input (the data decides only
+  // the compressed one).
+  if (auto c = dyn_cast<CompressOp>(def); c && axis != c.getAxis())
+    return dim(c.getInput(), axis);
   // A scatter writes into a copy of its data; a reversal keeps its shape.
   if (isa<ScatterNDOp, ScatterElementsOp, ReverseSequenceOp>(def))
     return dim(def->getOperand(0), axis);

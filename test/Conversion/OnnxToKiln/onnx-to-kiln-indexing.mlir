@@ -352,3 +352,20 @@ module attributes {onnx.opset_import = {ai.onnx = 24 : i64}} {
     return %y : tensor<2x2x8x4xf32>
   }
 }
+
+// -----
+
+// A compress keeps the run-time sizes of its other axes: the rows it kept
+// join the input's rows with no run-time check that their lengths agree
+// (the result's length is the input's, T, not a size of its own).
+// CHECK-LABEL: func.func @compress_keeps_run_time_sizes
+// CHECK: %[[K:.+]] = kiln.compress %{{.+}}, %{{.+}} {axis = 0 : i64} : (tensor<?x?xf32>, tensor<?xi1>) -> tensor<?x?xf32>
+// CHECK-NOT: kiln.guard
+// CHECK: kiln.concat %[[K]], %{{.+}} {axis = 0 : i64}
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @compress_keeps_run_time_sizes(%x: tensor<?x?xf32> {kiln.symbols = array<i64: 0, 1>, onnx.dim_params = ["B", "T"]}, %c: tensor<?xi1> {kiln.symbols = array<i64: 0>, onnx.dim_params = ["B"]}) -> tensor<*xf32> attributes {kiln.symbol_bounds = array<i64: 1, 8, 1, 64>} {
+    %k = "onnx.Compress"(%x, %c) {axis = 0 : i64} : (tensor<?x?xf32>, tensor<?xi1>) -> tensor<?x?xf32> loc("k")
+    %y = "onnx.Concat"(%k, %x) {axis = 0 : i64} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<*xf32> loc("j")
+    return %y : tensor<*xf32>
+  }
+}
