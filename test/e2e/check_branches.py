@@ -21,6 +21,13 @@ The same model with a symbolic batch and length (x [B, T], the state
 [B, STATE]; `--dim B=1..4 --dim T=64..512`) has branch results of run-time
 size: each branch then stacks its results as the scan outputs of its loop.
 It runs at three (B, T) pairs across the ranges, each branch taken.
+
+Branches whose results differ in a symbolic size: an If on a bool input
+between a stride-2 and a stride-1 Conv1d over x [B, C, T] (features of
+length (T - 1) // 2 + 1 against T; expensive, each branch a loop), and
+between a stride-2 MaxPool and a Relu (cheap, both run). Compiled once with
+`--dim B=1..4 --dim T=8..256`, each runs at three (B, T) pairs with each
+branch taken, and returns the taken branch's features at their own length.
 """
 import os
 import sys
@@ -158,6 +165,78 @@ def check(run, so, work, rng, label, batch, samples):
     return ok
 
 
+def lengths_weights():
+    """The two branches' Conv1d weights, [CHANNELS, CHANNELS, 3] each."""
+    rng = np.random.default_rng(11)
+    return [(rng.standard_normal((CHANNELS, CHANNELS, 3)) * 0.3).astype(np.float32)
+            for _ in range(2)]
+
+
+def conv1d(x, w, stride):
+    """ONNX Conv of x [B, C, T] with w [F, C, 3], pads 1 at both ends."""
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1)))
+    n = (xp.shape[2] - 3) // stride + 1
+    return np.stack([np.einsum("bck,fck->bf", xp[:, :, i * stride:i * stride + 3], w)
+                     for i in range(n)], axis=-1)
+
+
+def lengths_model(expensive):
+    """An If on `c` between results of length (T - 1) // 2 + 1 and T."""
+    c = CHANNELS
+    if expensive:
+        then_nodes = [h.make_node("Conv", ["x", "wt"], ["t"], strides=[2], pads=[1, 1])]
+        else_nodes = [h.make_node("Conv", ["x", "we"], ["e"], pads=[1, 1])]
+    else:
+        then_nodes = [h.make_node("MaxPool", ["x"], ["t"], kernel_shape=[2], strides=[2],
+                                  ceil_mode=1)]
+        else_nodes = [h.make_node("Relu", ["x"], ["e"])]
+    then_branch = h.make_graph(then_nodes, "halve", [], [out("t", ["B", c, None])])
+    else_branch = h.make_graph(else_nodes, "keep", [], [out("e", ["B", c, None])])
+    w = lengths_weights()
+    graph = h.make_graph(
+        [h.make_node("If", ["c"], ["y"], then_branch=then_branch, else_branch=else_branch)],
+        "lengths",
+        [h.make_tensor_value_info("x", TensorProto.FLOAT, ["B", c, "T"]),
+         h.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [out("y", ["B", c, None])],
+        initializer=[init("wt", w[0]), init("we", w[1])])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def lengths_reference(x, taken, expensive):
+    if expensive:
+        return conv1d(x, lengths_weights()[0 if taken else 1], 2 if taken else 1)
+    if not taken:
+        return np.maximum(x, 0)
+    t = x.shape[2]
+    xp = np.pad(x, ((0, 0), (0, 0), (0, t % 2)), constant_values=-np.inf)
+    return np.maximum(xp[:, :, 0::2], xp[:, :, 1::2])
+
+
+def check_lengths(compile_, run, work, rng):
+    """Each form at three (B, T), each branch; returns whether all match."""
+    ok = True
+    for expensive in (True, False):
+        label = "lengths_" + ("conv" if expensive else "pool")
+        d = os.path.join(work, label)
+        so = compile_cli(compile_, lengths_model(expensive), d,
+                         ["--dim", "B=1..4", "--dim", "T=8..256"])
+        for batch, samples in ((1, 8), (3, 51), (4, 256)):
+            x = rng.standard_normal((batch, CHANNELS, samples)).astype(np.float32)
+            for taken in (True, False):
+                y = lengths_reference(x.astype(np.float64), taken, expensive)
+                name = f"B{batch}_T{samples}_{'then' if taken else 'else'}"
+                case = write_case(d, name, [("x", x), ("c", np.array(taken))],
+                                  [("y", y.astype(np.float32))])
+                passed, report = check_case(run, so, case, 1e-5, 1e-5)
+                print(f"{'ok' if passed else 'FAIL'} {label} {name} {y.shape}: "
+                      f"{report[-200:]}")
+                ok &= passed
+    return ok
+
+
 def main():
     compile_, run, work = sys.argv[1:4]
     rng = np.random.default_rng(1)
@@ -168,6 +247,7 @@ def main():
                      ["--dim", "B=1..4", "--dim", "T=64..512"])
     for batch, samples in ((1, 64), (3, 301), (4, 512)):
         ok &= check(run, so, sym, rng, f"B{batch}_T{samples}", batch, samples)
+    ok &= check_lengths(compile_, run, work, rng)
     sys.exit(0 if ok else 1)
 
 

@@ -22,6 +22,9 @@
 //         static shape: each branch becomes a kiln.loop of one iteration or
 //         none carrying the results, the else branch's starting from zeros,
 //         the then branch's from what the else branch's left.
+//         Results whose run-time sizes may differ between the branches
+//         (both `?` here) are joined by a marked Where or Concat, which
+//         BranchJoin.cpp converts once the branches' sizes are known.
 //   Scan  unrolled over a static scan axis (ControlFlowScan.cpp); a scan
 //         of run-time length (or a long one) becomes a kiln.loop.
 //   Loop  unrolled to its trip count M when M is known at compile time (or
@@ -290,9 +293,12 @@ FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
                      "differ in at most one axis (opset 11 or later)";
       return failure();
     }
-    out.push_back(
-        onnxOp(op->getLoc(), "Where", {cond, t, e}, {}, elementTypeOf(t))
-            ->getResult(0));
+    // Marked: two run-time sizes at an axis may still differ once the
+    // branches convert (BranchJoin.cpp).
+    out.push_back(onnxOp(op->getLoc(), "Where", {cond, t, e},
+                         {b.getNamedAttr(kIfJoinAttr, b.getUnitAttr())},
+                         elementTypeOf(t))
+                      ->getResult(0));
   }
   return out;
 }
@@ -504,8 +510,10 @@ Inliner::branchScans(OnnxNode &node, Value cond, Region &thenR, Region &elseR,
   // the other: the one row of the two stacks together.
   SmallVector<Value> out;
   for (auto [t, e, type] : llvm::zip(stacked[0], stacked[1], types)) {
+    // Marked: the rows' run-time sizes may differ (BranchJoin.cpp).
     Value both = onnxOp(loc, "Concat", {t, e},
-                        {b.getNamedAttr("axis", b.getI64IntegerAttr(0))},
+                        {b.getNamedAttr("axis", b.getI64IntegerAttr(0)),
+                         b.getNamedAttr(kIfJoinAttr, b.getUnitAttr())},
                         type.getElementType())
                      ->getResult(0);
     out.push_back(take(loc, both, 0, 0));

@@ -448,6 +448,14 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertWhere(OnnxNode &node) {
                    b = node.rankedInput(2);
   if (failed(c) || failed(a) || failed(b))
     return failure();
+  if (node.op->hasAttr(kIfJoinAttr)) { // an If's branch results
+    FailureOr<std::optional<Value>> joined =
+        joinBranchResults(node, *c, *a, *b);
+    if (failed(joined))
+      return failure();
+    if (*joined)
+      return SmallVector<Value>{**joined};
+  }
   Type elt = cast<RankedTensorType>(a->getType()).getElementType();
   if (elt == cast<RankedTensorType>(b->getType()).getElementType() &&
       !elt.isInteger(1))

@@ -33,8 +33,10 @@ std::string OnnxNode::describe() const {
   std::string name;
   if (auto nameLoc = dyn_cast<NameLoc>(op->getLoc()))
     name = nameLoc.getName().str();
-  return "node '" + name + "' (" + opType().str() + ", opset " +
-         std::to_string(opset) + ")";
+  // The join of an If's branch results is the If to the user.
+  std::string type = op->hasAttr(kIfJoinAttr) ? "If" : opType().str();
+  return "node '" + name + "' (" + type + ", opset " + std::to_string(opset) +
+         ")";
 }
 
 InFlightDiagnostic OnnxNode::fail() {

@@ -28,6 +28,15 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertConcat(OnnxNode &node) {
       normalizeAxis(node, node.intAttr("axis", 0), typeOf(inputs[0]).getRank());
   if (failed(axis))
     return failure();
+  // The stacks of an If's branches run as loops (ControlFlow.cpp).
+  if (node.op->hasAttr(kIfJoinAttr) && inputs.size() == 2 && *axis == 0) {
+    FailureOr<std::optional<Value>> joined =
+        joinBranchStacks(node, inputs[0], inputs[1]);
+    if (failed(joined))
+      return failure();
+    if (*joined)
+      return SmallVector<Value>{**joined};
+  }
   return one(
       build<ConcatOp>(node, inputs, node.builder.getI64IntegerAttr(*axis)));
 }

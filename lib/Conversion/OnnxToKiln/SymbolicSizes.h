@@ -253,6 +253,24 @@ bool withinTensorLimit(OnnxNode &node, TypeRange types, uint64_t maxBytes,
 /// iteration that may run after the loop stopped: it runs whether or not
 /// its result is used.
 inline constexpr llvm::StringLiteral kSpeculativeAttr = "kiln.speculative";
+/// Marks the join of an If's branch results (a Where of the two results, or
+/// a Concat of the two stacks of a branch run as a loop of one iteration or
+/// none) whose run-time sizes may differ: its conversion compares the sizes
+/// the branches converted to (BranchJoin.cpp).
+inline constexpr llvm::StringLiteral kIfJoinAttr = "kiln.if_join";
+/// The result of the If whose condition (one bool) is `cond` and whose
+/// branches gave `t` and `e`: where their sizes differ in one axis, the
+/// taken one's, cut out along that axis and joined; nullopt where they are
+/// the same polynomials (a plain Where then joins them); fails naming the
+/// axes where they differ in several.
+FailureOr<std::optional<Value>> joinBranchResults(OnnxNode &node, Value cond,
+                                                  Value t, Value e);
+/// The same for the stacks `st` and `se` of a branch run as a loop (one row
+/// when the branch ran, none when not), as the one row `[1, ...]` of the
+/// taken branch's result; nullopt where their rows' sizes are the same
+/// polynomials (a plain Concat then joins them).
+FailureOr<std::optional<Value>> joinBranchStacks(OnnxNode &node, Value st,
+                                                 Value se);
 /// Whether `node` converts inside a Loop, Scan or If body, where a failed
 /// kiln.guard records the failure but does not end the body (so a guard
 /// there cannot stand between a mismatch and an out-of-bounds access), or

@@ -115,10 +115,20 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // A branch whose result's size is what its data says (Compress by a mask
 // input) cannot be stacked at a size known before it runs: both branches
-// run and Where keeps one result, as for cheap branches.
+// run. Their rows differ in number (kept rows, B), so the taken branch's
+// result is kept whole and the other's cut to nothing, and the two joined.
 // CHECK-LABEL: func.func @data_sized
 // CHECK-NOT: kiln.loop
-// CHECK: kiln.where
+// CHECK: %[[K:.+]] = kiln.compress
+// CHECK: %[[N:.+]] = kiln.neg
+// CHECK: %[[C:.+]] = tensor.extract %{{.+}}[] : tensor<i1>
+// CHECK: %[[NOT:.+]] = arith.xori %[[C]], %true
+// CHECK: %[[KT:.+]] = arith.select %[[C]], %{{.+}}, %c0
+// CHECK: %[[T:.+]] = kiln.sized_slice %[[K]] offsets(%{{.+}}, %{{.+}}) sizes(%{{.+}}, %{{.+}})
+// CHECK: %[[KE:.+]] = arith.select %[[NOT]], %{{.+}}, %c0
+// CHECK: %[[E:.+]] = kiln.sized_slice %[[N]]
+// CHECK-NOT: kiln.where
+// CHECK: kiln.concat %[[T]], %[[E]] {axis = 0 : i64}
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @data_sized(%c: tensor<i1>, %x: tensor<?x4xf32> {onnx.dim_params = ["B", ""]}, %keep: tensor<?xi1> {onnx.dim_params = ["B"]}, %w: tensor<4x3xf32>) -> tensor<*xf32> {
     %y = "onnx.If"(%c) ({
@@ -129,6 +139,73 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
       %m = "onnx.MatMul"(%x, %w) : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
       %n = "onnx.Neg"(%m) : (tensor<?x3xf32>) -> tensor<?x3xf32>
       "onnx.Yield"(%n) : (tensor<?x3xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Cheap branches whose results differ in a run-time size (a stride-2 pool
+// of a symbolic length T in one, T itself in the other): the sizes are
+// compared once both branches have converted, (T - 2) // 2 + 1 against T,
+// and the taken result is cut out and joined; no Where and no run-time
+// check that the two lengths agree.
+// CHECK-LABEL: func.func @cheap_different_lengths
+// CHECK: kiln.max_pool
+// CHECK: kiln.relu
+// CHECK-NOT: kiln.where
+// CHECK-NOT: kiln.guard
+// CHECK: %[[T:.+]] = kiln.sized_slice
+// CHECK: %[[E:.+]] = kiln.sized_slice
+// CHECK: %[[Y:.+]] = kiln.concat %[[T]], %[[E]] {axis = 2 : i64} : (tensor<?x4x?xf32>, tensor<?x4x?xf32>) -> tensor<?x4x?xf32>
+// CHECK: return %[[Y]]
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @cheap_different_lengths(%c: tensor<i1>, %x: tensor<?x4x?xf32> {kiln.symbols = array<i64: 0, -1, 1>, onnx.dim_params = ["B", "", "T"]}) -> tensor<*xf32> attributes {kiln.symbol_bounds = array<i64: 1, 4, 8, 256>} {
+    %y = "onnx.If"(%c) ({
+      %p = "onnx.MaxPool"(%x) {kernel_shape = [2], strides = [2]} : (tensor<?x4x?xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%p) : (tensor<*xf32>) -> ()
+    }, {
+      %r = "onnx.Relu"(%x) : (tensor<?x4x?xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%r) : (tensor<*xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Expensive branches (products) that each run in a loop of one iteration or
+// none, their results differing in a run-time size (rows T // 2 and T):
+// each stack's row count (1 where its branch ran, 0 where not) is folded
+// into that axis, and the two joined are the taken branch's result.
+// CHECK-LABEL: func.func @stacked_different_lengths
+// CHECK: %[[TS:.+]] = "kiln.loop"
+// CHECK: kiln.matmul
+// CHECK: %[[ES:.+]] = "kiln.loop"
+// CHECK: kiln.matmul
+// CHECK: %[[TF:.+]] = kiln.sized_reshape %[[TS]]
+// CHECK-SAME: tensor<?x?x3xf32> to tensor<?x3xf32>
+// CHECK: %[[EF:.+]] = kiln.sized_reshape %[[ES]]
+// CHECK-SAME: tensor<?x?x3xf32> to tensor<?x3xf32>
+// CHECK: %[[J:.+]] = kiln.concat %[[TF]], %[[EF]] {axis = 0 : i64}
+// CHECK: %[[ROW:.+]] = kiln.reshape %[[J]] : tensor<?x3xf32> to tensor<1x?x3xf32>
+// CHECK: %[[Y:.+]] = kiln.gather %[[ROW]]
+// CHECK-NOT: kiln.guard
+// CHECK: return %[[Y]]
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @stacked_different_lengths(%c: tensor<i1>, %x: tensor<?x4xf32> {kiln.symbols = array<i64: 0, -1>, onnx.dim_params = ["T", ""]}, %w: tensor<4x3xf32>) -> tensor<*xf32> attributes {kiln.symbol_bounds = array<i64: 2, 64>} {
+    %y = "onnx.If"(%c) ({
+      %s0 = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+      %s1 = "onnx.Constant"() {value = dense<9223372036854775807> : tensor<1xi64>} : () -> tensor<1xi64>
+      %ax = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+      %st = "onnx.Constant"() {value = dense<2> : tensor<1xi64>} : () -> tensor<1xi64>
+      %h = "onnx.Slice"(%x, %s0, %s1, %ax, %st) : (tensor<?x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4xf32>
+      %m = "onnx.MatMul"(%h, %w) : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+      "onnx.Yield"(%m) : (tensor<?x3xf32>) -> ()
+    }, {
+      %m = "onnx.MatMul"(%x, %w) : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+      "onnx.Yield"(%m) : (tensor<?x3xf32>) -> ()
     }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
     return %y : tensor<*xf32>
   }

@@ -135,3 +135,21 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
     return %r#0, %r#1, %q#0, %q#1 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// Branch results whose run-time sizes differ in two axes (a 2x2 pool of a
+// symbolic H x W, and the input itself): refused, naming both.
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @branches_differ_in_two_axes(%c: tensor<i1>, %x: tensor<1x4x?x?xf32> {kiln.symbols = array<i64: -1, -1, 0, 1>, onnx.dim_params = ["", "", "H", "W"]}) -> tensor<*xf32> attributes {kiln.symbol_bounds = array<i64: 8, 64, 8, 64>} {
+    // expected-error@unknown {{node 'if' (If, opset 16): the branches give results whose sizes differ in 2 axes (axis 2: (H // 2) and H, axis 3: (W // 2) and W); Kiln keeps the taken branch's result when they differ in at most one axis: fix the other sizes (--dim, --input-shape)}}
+    %y = "onnx.If"(%c) ({
+      %p = "onnx.MaxPool"(%x) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x4x?x?xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%p) : (tensor<*xf32>) -> ()
+    }, {
+      %r = "onnx.Relu"(%x) : (tensor<1x4x?x?xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%r) : (tensor<*xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %y : tensor<*xf32>
+  }
+}
