@@ -25,7 +25,9 @@ It runs at three (B, T) pairs across the ranges, each branch taken.
 Branches whose results differ in a symbolic size: an If on a bool input
 between a stride-2 and a stride-1 Conv1d over x [B, C, T] (features of
 length (T - 1) // 2 + 1 against T; expensive, each branch a loop), and
-between a stride-2 MaxPool and a Relu (cheap, both run). Compiled once with
+between a stride-2 MaxPool and a Relu (cheap, both run); and the Conv1d
+pair selected without an If, by Compress of a stacked row (whose kept rows
+are folded into the length). Compiled once with
 `--dim B=1..4 --dim T=8..256`, each runs at three (B, T) pairs with each
 branch taken, and returns the taken branch's features at their own length.
 """
@@ -180,33 +182,62 @@ def conv1d(x, w, stride):
                      for i in range(n)], axis=-1)
 
 
-def lengths_model(expensive):
-    """An If on `c` between results of length (T - 1) // 2 + 1 and T."""
+def compress_select(c):
+    """The If written without one: both Conv1d results stacked on a new
+    axis of one row, each kept or dropped by Compress on `c` or its negation,
+    moved inward and merged into the length (data-sized rows folded into
+    another axis), then concatenated along the length."""
+    nodes = [h.make_node("Conv", ["x", "wt"], ["yt"], strides=[2], pads=[1, 1]),
+             h.make_node("Conv", ["x", "we"], ["ye"], pads=[1, 1]),
+             h.make_node("Reshape", ["c", "one"], ["keep_t"]),
+             h.make_node("Not", ["keep_t"], ["keep_e"])]
+    for p in ("t", "e"):
+        nodes += [h.make_node("Unsqueeze", ["y" + p, "zero"], [p + "_rows"]),
+                  h.make_node("Compress", [p + "_rows", "keep_" + p], [p + "_kept"], axis=0),
+                  h.make_node("Transpose", [p + "_kept"], [p + "_inner"], perm=[1, 2, 0, 3]),
+                  h.make_node("Shape", [p + "_inner"], [p + "_lead"], start=0, end=2),
+                  h.make_node("Concat", [p + "_lead", "minus_one"], [p + "_shape"], axis=0),
+                  h.make_node("Reshape", [p + "_inner", p + "_shape"], [p])]
+    nodes.append(h.make_node("Concat", ["t", "e"], ["y"], axis=2))
+    return nodes, [init("one", np.array([1], np.int64)),
+                   init("zero", np.array([0], np.int64)),
+                   init("minus_one", np.array([-1], np.int64))]
+
+
+def lengths_model(form):
+    """An If on `c` between results of length (T - 1) // 2 + 1 and T: Conv1d
+    of stride 2 or 1 (each branch then runs as a loop), MaxPool or Relu
+    (both run), or the Conv1d pair selected by Compress without an If."""
     c = CHANNELS
-    if expensive:
-        then_nodes = [h.make_node("Conv", ["x", "wt"], ["t"], strides=[2], pads=[1, 1])]
-        else_nodes = [h.make_node("Conv", ["x", "we"], ["e"], pads=[1, 1])]
-    else:
-        then_nodes = [h.make_node("MaxPool", ["x"], ["t"], kernel_shape=[2], strides=[2],
-                                  ceil_mode=1)]
-        else_nodes = [h.make_node("Relu", ["x"], ["e"])]
-    then_branch = h.make_graph(then_nodes, "halve", [], [out("t", ["B", c, None])])
-    else_branch = h.make_graph(else_nodes, "keep", [], [out("e", ["B", c, None])])
     w = lengths_weights()
+    inits = [init("wt", w[0]), init("we", w[1])]
+    if form == "compress":
+        nodes, extra = compress_select(c)
+        inits += extra
+    else:
+        if form == "conv":
+            then_nodes = [h.make_node("Conv", ["x", "wt"], ["t"], strides=[2], pads=[1, 1])]
+            else_nodes = [h.make_node("Conv", ["x", "we"], ["e"], pads=[1, 1])]
+        else:
+            then_nodes = [h.make_node("MaxPool", ["x"], ["t"], kernel_shape=[2],
+                                      strides=[2], ceil_mode=1)]
+            else_nodes = [h.make_node("Relu", ["x"], ["e"])]
+        then_branch = h.make_graph(then_nodes, "halve", [], [out("t", ["B", c, None])])
+        else_branch = h.make_graph(else_nodes, "keep", [], [out("e", ["B", c, None])])
+        nodes = [h.make_node("If", ["c"], ["y"], then_branch=then_branch,
+                             else_branch=else_branch)]
     graph = h.make_graph(
-        [h.make_node("If", ["c"], ["y"], then_branch=then_branch, else_branch=else_branch)],
-        "lengths",
+        nodes, "lengths",
         [h.make_tensor_value_info("x", TensorProto.FLOAT, ["B", c, "T"]),
          h.make_tensor_value_info("c", TensorProto.BOOL, [])],
-        [out("y", ["B", c, None])],
-        initializer=[init("wt", w[0]), init("we", w[1])])
+        [out("y", ["B", c, None])], initializer=inits)
     m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
     return m
 
 
-def lengths_reference(x, taken, expensive):
-    if expensive:
+def lengths_reference(x, taken, form):
+    if form != "pool":
         return conv1d(x, lengths_weights()[0 if taken else 1], 2 if taken else 1)
     if not taken:
         return np.maximum(x, 0)
@@ -218,15 +249,15 @@ def lengths_reference(x, taken, expensive):
 def check_lengths(compile_, run, work, rng):
     """Each form at three (B, T), each branch; returns whether all match."""
     ok = True
-    for expensive in (True, False):
-        label = "lengths_" + ("conv" if expensive else "pool")
+    for form in ("conv", "pool", "compress"):
+        label = "lengths_" + form
         d = os.path.join(work, label)
-        so = compile_cli(compile_, lengths_model(expensive), d,
+        so = compile_cli(compile_, lengths_model(form), d,
                          ["--dim", "B=1..4", "--dim", "T=8..256"])
         for batch, samples in ((1, 8), (3, 51), (4, 256)):
             x = rng.standard_normal((batch, CHANNELS, samples)).astype(np.float32)
             for taken in (True, False):
-                y = lengths_reference(x.astype(np.float64), taken, expensive)
+                y = lengths_reference(x.astype(np.float64), taken, form)
                 name = f"B{batch}_T{samples}_{'then' if taken else 'else'}"
                 case = write_case(d, name, [("x", x), ("c", np.array(taken))],
                                   [("y", y.astype(np.float32))])

@@ -1,6 +1,8 @@
 //===- SplitEmptyTensors.cpp - one tensor.empty per use ----------*- C++ -*-===//
 #include "kiln/Codegen/Common/Passes.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 namespace mlir::kiln {
 #define GEN_PASS_DEF_SPLITEMPTYTENSORSPASS
 #include "kiln/Codegen/Common/Passes.h.inc"
@@ -63,7 +65,25 @@ struct SplitEmptyTensorsPass
         op->moveBefore(uses.front()->getOwner());
         continue;
       }
+      // The uses inside the branches of one scf.if share one empty, made
+      // before the if: each branch then writes the same buffer, which the
+      // if's result is. An empty made in each branch became a buffer the
+      // if yields out of its region, which the arena cannot hold (a Compress
+      // of a single row, whose loop folds into an if whose other branch
+      // yields the empty unchanged).
+      DenseMap<Operation *, Value> ofBranch;
       for (OpOperand *use : uses) {
+        Operation *top =
+            op->getBlock()->findAncestorOpInBlock(*use->getOwner());
+        if (top && top != use->getOwner() && isa<scf::IfOp>(top)) {
+          Value &shared = ofBranch[top];
+          if (!shared) {
+            b.setInsertionPoint(top);
+            shared = b.clone(*op)->getResult(0);
+          }
+          use->set(shared);
+          continue;
+        }
         b.setInsertionPoint(use->getOwner());
         use->set(b.clone(*op)->getResult(0));
       }

@@ -49,3 +49,25 @@ func.func @concat_slice_dynamic(%a: f32, %n: index) -> tensor<?x16xf32> {
   %r = tensor.insert_slice %x into %e[0, 0] [%n, 8] [1, 1] : tensor<?x8xf32> into tensor<?x16xf32>
   return %r : tensor<?x16xf32>
 }
+
+// An empty written in one branch of an scf.if and yielded unchanged by the
+// other (a Compress of one row, its loop folded away) stays one empty
+// before the if. An empty in each branch became a buffer the if yields out
+// of its region, which the arena refuses ("allocated inside a loop").
+// CHECK-LABEL: func.func @branches_share
+// CHECK: %[[E:.+]] = tensor.empty(%{{.+}}) : tensor<?x8xf32>
+// CHECK-NEXT: scf.if
+// CHECK-NOT: tensor.empty
+// CHECK: linalg.fill {{.+}} outs(%[[E]]
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[E]]
+func.func @branches_share(%c: i1, %n: index, %a: f32) -> tensor<?x8xf32> {
+  %e = tensor.empty(%n) : tensor<?x8xf32>
+  %r = scf.if %c -> (tensor<?x8xf32>) {
+    %f = linalg.fill ins(%a : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+    scf.yield %f : tensor<?x8xf32>
+  } else {
+    scf.yield %e : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
