@@ -30,6 +30,12 @@ pair selected without an If, by Compress of a stacked row (whose kept rows
 are folded into the length). Compiled once with
 `--dim B=1..4 --dim T=8..256`, each runs at three (B, T) pairs with each
 branch taken, and returns the taken branch's features at their own length.
+
+Branches whose results differ in two sizes: a stride-2 against a stride-1
+3x3 Conv, and a 2x2 MaxPool against a Relu, over x [B, 4, H, W] (compiled
+with `--dim B=1..3 --dim H=4..64 --dim W=4..64`, run at three sizes), and
+an If yielding a [2, 3] or a [3, 4] input on a static model; each branch
+taken, the output at the taken branch's shape.
 """
 import os
 import sys
@@ -268,6 +274,113 @@ def check_lengths(compile_, run, work, rng):
     return ok
 
 
+def areas_model(expensive):
+    """An If on `c` between results that differ in two symbolic sizes: a
+    stride-2 3x3 Conv against a stride-1 one (each branch a loop), or a
+    2x2 MaxPool (ceil) against a Relu (both run), over x [B, 4, H, W]."""
+    c = 4
+    rng = np.random.default_rng(13)
+    w = [(rng.standard_normal((c, c, 3, 3)) * 0.3).astype(np.float32) for _ in range(2)]
+    if expensive:
+        then_nodes = [h.make_node("Conv", ["x", "wt"], ["t"], strides=[2, 2],
+                                  pads=[1, 1, 1, 1])]
+        else_nodes = [h.make_node("Conv", ["x", "we"], ["e"], pads=[1, 1, 1, 1])]
+    else:
+        then_nodes = [h.make_node("MaxPool", ["x"], ["t"], kernel_shape=[2, 2],
+                                  strides=[2, 2], ceil_mode=1)]
+        else_nodes = [h.make_node("Relu", ["x"], ["e"])]
+    then_branch = h.make_graph(then_nodes, "halve", [], [out("t", ["B", c, None, None])])
+    else_branch = h.make_graph(else_nodes, "keep", [], [out("e", ["B", c, None, None])])
+    graph = h.make_graph(
+        [h.make_node("If", ["c"], ["y"], then_branch=then_branch, else_branch=else_branch)],
+        "areas",
+        [h.make_tensor_value_info("x", TensorProto.FLOAT, ["B", c, "H", "W"]),
+         h.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [out("y", ["B", c, None, None])],
+        initializer=[init("wt", w[0]), init("we", w[1])])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m, w
+
+
+def conv2d(x, w, stride):
+    """ONNX Conv of x [B, C, H, W] with w [F, C, 3, 3], pads 1 all round."""
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    rows = (xp.shape[2] - 3) // stride + 1
+    cols = (xp.shape[3] - 3) // stride + 1
+    y = np.zeros((x.shape[0], w.shape[0], rows, cols))
+    for i in range(rows):
+        for j in range(cols):
+            patch = xp[:, :, i * stride:i * stride + 3, j * stride:j * stride + 3]
+            y[:, :, i, j] = np.einsum("bchw,fchw->bf", patch, w)
+    return y
+
+
+def areas_reference(x, taken, expensive, w):
+    if expensive:
+        return conv2d(x, w[0 if taken else 1], 2 if taken else 1)
+    if not taken:
+        return np.maximum(x, 0)
+    rows, cols = x.shape[2:]
+    xp = np.pad(x, ((0, 0), (0, 0), (0, rows % 2), (0, cols % 2)),
+                constant_values=-np.inf)
+    return np.maximum(np.maximum(xp[:, :, 0::2, 0::2], xp[:, :, 1::2, 0::2]),
+                      np.maximum(xp[:, :, 0::2, 1::2], xp[:, :, 1::2, 1::2]))
+
+
+def static_shapes_model():
+    """An If on `c` yielding the input a [2, 3] or b [3, 4] (static shapes
+    that differ in both axes): the output's shape is the data's."""
+    then_branch = h.make_graph([h.make_node("Relu", ["a"], ["t"])], "first", [],
+                               [out("t", [2, 3])])
+    else_branch = h.make_graph([h.make_node("Neg", ["b"], ["e"])], "second", [],
+                               [out("e", [3, 4])])
+    graph = h.make_graph(
+        [h.make_node("If", ["c"], ["y"], then_branch=then_branch, else_branch=else_branch)],
+        "static_shapes",
+        [h.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3]),
+         h.make_tensor_value_info("b", TensorProto.FLOAT, [3, 4]),
+         h.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [out("y", [None, None])])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def check_areas(compile_, run, work, rng):
+    """Results differing in two axes: the symbolic forms at three (B, H, W),
+    the static one once, each branch; returns whether all match."""
+    ok = True
+    cases = []
+    for expensive in (True, False):
+        label = "areas_" + ("conv" if expensive else "pool")
+        d = os.path.join(work, label)
+        m, w = areas_model(expensive)
+        so = compile_cli(compile_, m, d, ["--dim", "B=1..3", "--dim", "H=4..64",
+                                          "--dim", "W=4..64"])
+        for batch, rows, cols in ((1, 5, 7), (3, 33, 64), (2, 64, 4)):
+            x = rng.standard_normal((batch, 4, rows, cols)).astype(np.float32)
+            for taken in (True, False):
+                y = areas_reference(x.astype(np.float64), taken, expensive, w)
+                cases.append((label, so, d, f"B{batch}_{rows}x{cols}", taken,
+                              [("x", x), ("c", np.array(taken))], y))
+    d = os.path.join(work, "static_shapes")
+    so = compile_cli(compile_, static_shapes_model(), d)
+    a = rng.standard_normal((2, 3)).astype(np.float32)
+    b = rng.standard_normal((3, 4)).astype(np.float32)
+    for taken in (True, False):
+        y = np.maximum(a, 0) if taken else -b
+        cases.append(("static_shapes", so, d, "", taken,
+                      [("a", a), ("b", b), ("c", np.array(taken))], y))
+    for label, so, d, size, taken, inputs, y in cases:
+        name = f"{size}_{'then' if taken else 'else'}"
+        case = write_case(d, name, inputs, [("y", y.astype(np.float32))])
+        passed, report = check_case(run, so, case, 1e-5, 1e-5)
+        print(f"{'ok' if passed else 'FAIL'} {label} {name} {y.shape}: {report[-200:]}")
+        ok &= passed
+    return ok
+
+
 def main():
     compile_, run, work = sys.argv[1:4]
     rng = np.random.default_rng(1)
@@ -279,6 +392,7 @@ def main():
     for batch, samples in ((1, 64), (3, 301), (4, 512)):
         ok &= check(run, so, sym, rng, f"B{batch}_T{samples}", batch, samples)
     ok &= check_lengths(compile_, run, work, rng)
+    ok &= check_areas(compile_, run, work, rng)
     sys.exit(0 if ok else 1)
 
 

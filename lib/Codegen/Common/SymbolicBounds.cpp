@@ -300,6 +300,19 @@ Range range(Value v, int depth) {
         r.hi = r.hi ? std::min(*r.hi, *k) : *k;
     return r;
   }
+  // A choice between two sizes (an If's result where its branches' sizes
+  // differ in several axes) lies between the smaller least value and the
+  // larger greatest value.
+  if (auto select = dyn_cast<arith::SelectOp>(def)) {
+    Range a = range(select.getTrueValue(), depth + 1);
+    Range b = range(select.getFalseValue(), depth + 1);
+    Range r;
+    if (a.hi && b.hi)
+      r.hi = std::max(*a.hi, *b.hi);
+    if (a.lo && b.lo)
+      r.lo = std::min(*a.lo, *b.lo);
+    return r;
+  }
   // A quotient by a positive constant is at most the dividend's quotient.
   if (isa<arith::DivUIOp, arith::DivSIOp, arith::CeilDivUIOp,
           arith::CeilDivSIOp>(def)) {

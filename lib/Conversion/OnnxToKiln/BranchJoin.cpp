@@ -8,7 +8,8 @@
 // are the same, the join is the plain Where or Concat; where they differ in
 // one axis (a stride-2 Conv in one branch and a stride-1 Conv in the other
 // over a symbolic length), the result is the taken branch's, cut out along
-// that axis. Sizes that differ in two or more axes are refused, naming them.
+// that axis. Where they differ in several axes, both are flattened, joined
+// the same way, and viewed at the taken branch's sizes.
 //
 //===----------------------------------------------------------------------===//
 #include "SymbolicSizes.h"
@@ -30,22 +31,6 @@ SmallVector<int64_t> differingAxes(SymbolicSizes &S, Value a, Value b,
     if (da[d] != db[d])
       axes.push_back(d);
   return axes;
-}
-
-/// Fails `node` for sizes of the two branches that differ in several axes.
-LogicalResult refuseSeveralAxes(OnnxNode &node, Value t, Value e,
-                                ArrayRef<int64_t> axes, int64_t shift) {
-  SymbolicSizes &S = *node.sizes;
-  InFlightDiagnostic diag = node.fail();
-  diag << "the branches give results whose sizes differ in " << axes.size()
-       << " axes (";
-  llvm::interleaveComma(axes, diag, [&](int64_t d) {
-    diag << "axis " << d - shift << ": " << S.str(S.dim(t, d)) << " and "
-         << S.str(S.dim(e, d));
-  });
-  diag << "); Kiln keeps the taken branch's result when they differ in at "
-          "most one axis: fix the other sizes (--dim, --input-shape)";
-  return failure();
 }
 
 /// `x` cut to `kept` elements along `axis` (from its start), recording the
@@ -71,6 +56,67 @@ Value cutAlong(OnnxNode &node, Value x, int64_t axis, Value kept) {
   S.setDims(slice.getResult(), out);
   return slice.getResult();
 }
+
+/// The join where the sizes differ in several axes: each side flattened
+/// (a branch result cut to all of its elements or none by `keep`; a stack,
+/// whose one row or none already says it), the two concatenated, and the
+/// elements viewed at the taken branch's sizes: `select(taken, t, e)` at
+/// each differing axis, a size the data decides (bounded in code
+/// generation by the larger of the two). `lead` leading axes of size 1 are
+/// put back in front (a stack's row).
+FailureOr<Value> joinFlat(OnnxNode &node, Value t, Value e, Value taken,
+                          ArrayRef<int64_t> axes, int64_t from,
+                          function_ref<Value(Value, int64_t)> keep) {
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  SymbolicSizes &S = *node.sizes;
+  SmallVector<Value> flat;
+  for (auto [side, x] : llvm::enumerate(SmallVector<Value>{t, e})) {
+    std::optional<SymSize> count = SymSize::constant(1);
+    for (const SymSize &d : S.dims(x))
+      if (count)
+        count = SymSize::mul(*count, d);
+    if (!count) {
+      node.fail() << "the number of elements of the If's result overflows";
+      return failure();
+    }
+    FailureOr<Value> r = reshapeToSizes(node, x, {*count});
+    if (failed(r))
+      return failure();
+    flat.push_back(keep ? keep(*r, side) : *r);
+  }
+  FailureOr<Value> joined =
+      build<ConcatOp>(node, ValueRange(flat), b.getI64IntegerAttr(0));
+  if (failed(joined))
+    return failure();
+  auto tt = cast<RankedTensorType>(t.getType());
+  SmallVector<SymSize> dt = S.dims(t), de = S.dims(e);
+  SmallVector<int64_t> shape(from, 1);
+  SmallVector<Value> sizes;
+  SmallVector<SymSize> known(from, SymSize::constant(1));
+  for (int64_t d = from; d < tt.getRank(); ++d) {
+    if (!llvm::is_contained(axes, d)) {
+      known.push_back(dt[d]);
+      std::optional<int64_t> c = dt[d].getConstant();
+      shape.push_back(c ? *c : ShapedType::kDynamic);
+      if (!c)
+        sizes.push_back(S.materialize(b, loc, dt[d]));
+      continue;
+    }
+    known.push_back(SymSize::constant(0)); // set below
+    shape.push_back(ShapedType::kDynamic);
+    sizes.push_back(arith::SelectOp::create(b, loc, taken,
+                                            S.materialize(b, loc, dt[d]),
+                                            S.materialize(b, loc, de[d])));
+  }
+  auto op = SizedReshapeOp::create(
+      b, loc, RankedTensorType::get(shape, tt.getElementType()), *joined,
+      sizes);
+  for (int64_t d : axes)
+    known[d] = S.dim(op.getResult(), d);
+  S.setDims(op.getResult(), known);
+  return op.getResult();
+}
 } // namespace
 
 FailureOr<std::optional<Value>>
@@ -86,9 +132,7 @@ mlir::kiln::joinBranchResults(OnnxNode &node, Value cond, Value t, Value e) {
   SmallVector<int64_t> axes = differingAxes(S, t, e, 0);
   if (axes.empty())
     return std::optional<Value>();
-  if (axes.size() > 1)
-    return refuseSeveralAxes(node, t, e, axes, 0);
-  int64_t axis = axes.front();
+  int64_t axis = axes.size() > 1 ? 0 : axes.front();
   OpBuilder &b = node.builder;
   Location loc = node.loc();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -104,6 +148,15 @@ mlir::kiln::joinBranchResults(OnnxNode &node, Value cond, Value t, Value e) {
     kept = arith::MinUIOp::create(b, loc, kept, whole);
     return cutAlong(node, x, axis, kept);
   };
+  if (axes.size() > 1) {
+    FailureOr<Value> r =
+        joinFlat(node, t, e, taken, axes, 0, [&](Value flat, int64_t side) {
+          return keep(flat, side == 0 ? taken : other);
+        });
+    if (failed(r))
+      return failure();
+    return std::optional<Value>(*r);
+  }
   FailureOr<Value> joined =
       build<ConcatOp>(node, ValueRange{keep(t, taken), keep(e, other)},
                       b.getI64IntegerAttr(axis));
@@ -123,8 +176,18 @@ mlir::kiln::joinBranchStacks(OnnxNode &node, Value st, Value se) {
   SmallVector<int64_t> axes = differingAxes(S, st, se, 1);
   if (axes.empty())
     return std::optional<Value>();
-  if (axes.size() > 1)
-    return refuseSeveralAxes(node, st, se, axes, 1);
+  if (axes.size() > 1) {
+    // The then stack has its row when the condition held.
+    OpBuilder &b = node.builder;
+    Location loc = node.loc();
+    Value taken = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, S.materialize(b, loc, S.dim(st, 0)),
+        arith::ConstantIndexOp::create(b, loc, 0));
+    FailureOr<Value> r = joinFlat(node, st, se, taken, axes, 1, nullptr);
+    if (failed(r))
+      return failure();
+    return std::optional<Value>(*r);
+  }
   // Stack j holds the branch's result as its one row when the branch ran
   // and no row when not: its row count n (1 or 0) folded into the axis
   // where the sizes differ gives the result whole or empty, and the two

@@ -289,8 +289,8 @@ FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
     if (axis) {
       node.fail() << "the branches produce different shapes (" << t.getType()
                   << " and " << e.getType()
-                  << "); Kiln keeps the taken branch's result when the shapes "
-                     "differ in at most one axis (opset 11 or later)";
+                  << "); Kiln keeps the taken branch's result when the ranks "
+                     "agree (opset 11 or later)";
       return failure();
     }
     // Marked: two run-time sizes at an axis may still differ once the
@@ -531,7 +531,6 @@ std::optional<int64_t> Inliner::differingAxis(Value t, Value e) {
                ? std::optional<int64_t>(-1)
                : std::nullopt;
   SmallVector<int64_t> differ;
-  bool knownApart = false;
   for (int64_t d = 0; d < tt.getRank(); ++d) {
     int64_t a = tt.getDimSize(d), c = et.getDimSize(d);
     if (!ShapedType::isDynamic(a) && a == c)
@@ -540,12 +539,11 @@ std::optional<int64_t> Inliner::differingAxis(Value t, Value e) {
     if (ShapedType::isDynamic(a) && ShapedType::isDynamic(c))
       continue;
     differ.push_back(d);
-    knownApart |= !ShapedType::isDynamic(a) && !ShapedType::isDynamic(c);
   }
-  if (differ.empty())
+  // Several axes (static sizes among them or not) are compared once the
+  // branches convert, and joined there (BranchJoin.cpp).
+  if (differ.size() != 1)
     return std::nullopt;
-  if (differ.size() > 1)
-    return knownApart ? std::optional<int64_t>(-1) : std::nullopt;
   return differ.front();
 }
 

@@ -210,3 +210,96 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
     return %y : tensor<*xf32>
   }
 }
+
+// -----
+
+// Cheap branches whose results differ in two run-time sizes (a 2x2 pool of
+// a symbolic H x W, and the input itself): each result flattened and cut to
+// all of its elements or none, the two joined, and the elements viewed at
+// the taken branch's sizes, chosen by the condition.
+// CHECK-LABEL: func.func @branches_differ_in_two_axes
+// CHECK-SAME: -> tensor<1x4x?x?xf32>
+// CHECK: kiln.max_pool2d
+// CHECK: kiln.relu
+// CHECK-NOT: kiln.guard
+// CHECK: %[[C:.+]] = tensor.extract %arg0[]
+// CHECK: %[[TF:.+]] = kiln.sized_reshape %{{.+}} : tensor<1x4x?x?xf32> to tensor<?xf32>
+// CHECK: %[[T:.+]] = kiln.sized_slice %[[TF]]
+// CHECK: %[[EF:.+]] = kiln.sized_reshape %{{.+}} : tensor<1x4x?x?xf32> to tensor<?xf32>
+// CHECK: %[[E:.+]] = kiln.sized_slice %[[EF]]
+// CHECK: %[[J:.+]] = kiln.concat %[[T]], %[[E]] {axis = 0 : i64}
+// CHECK: %[[H:.+]] = arith.select %[[C]]
+// CHECK: %[[W:.+]] = arith.select %[[C]]
+// CHECK: %[[Y:.+]] = kiln.sized_reshape %[[J]][%[[H]], %[[W]]] : tensor<?xf32> to tensor<1x4x?x?xf32>
+// CHECK-NOT: kiln.guard
+// CHECK: return %[[Y]]
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @branches_differ_in_two_axes(%c: tensor<i1>, %x: tensor<1x4x?x?xf32> {kiln.symbols = array<i64: -1, -1, 0, 1>, onnx.dim_params = ["", "", "H", "W"]}) -> tensor<*xf32> attributes {kiln.symbol_bounds = array<i64: 4, 64, 4, 64>} {
+    %y = "onnx.If"(%c) ({
+      %p = "onnx.MaxPool"(%x) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x4x?x?xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%p) : (tensor<*xf32>) -> ()
+    }, {
+      %r = "onnx.Relu"(%x) : (tensor<1x4x?x?xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%r) : (tensor<*xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Expensive branches (a stride-2 and a stride-1 convolution, each run in a
+// loop of one iteration or none) whose results differ in two run-time sizes:
+// each stack (its one row, or none) flattened, the two joined, and viewed as
+// one row at the sizes of the branch whose stack has its row.
+// CHECK-LABEL: func.func @stacked_differ_in_two_axes
+// CHECK: %[[TS:.+]] = "kiln.loop"
+// CHECK: kiln.conv2d
+// CHECK: %[[ES:.+]] = "kiln.loop"
+// CHECK: kiln.conv2d
+// CHECK: %[[RAN:.+]] = arith.cmpi ne
+// CHECK: %[[TF:.+]] = kiln.sized_reshape %[[TS]][%{{.+}}] : tensor<?x1x4x?x?xf32> to tensor<?xf32>
+// CHECK: %[[EF:.+]] = kiln.sized_reshape %[[ES]][%{{.+}}] : tensor<?x1x4x?x?xf32> to tensor<?xf32>
+// CHECK: %[[J:.+]] = kiln.concat %[[TF]], %[[EF]] {axis = 0 : i64}
+// CHECK: %[[H:.+]] = arith.select %[[RAN]]
+// CHECK: %[[W:.+]] = arith.select %[[RAN]]
+// CHECK: %[[ROW:.+]] = kiln.sized_reshape %[[J]][%[[H]], %[[W]]] : tensor<?xf32> to tensor<1x1x4x?x?xf32>
+// CHECK: %[[Y:.+]] = kiln.gather %[[ROW]]
+// CHECK-NOT: kiln.guard
+// CHECK: return %[[Y]]
+module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
+  func.func @stacked_differ_in_two_axes(%c: tensor<i1>, %x: tensor<1x4x?x?xf32> {kiln.symbols = array<i64: -1, -1, 0, 1>, onnx.dim_params = ["", "", "H", "W"]}, %w: tensor<4x4x3x3xf32>) -> tensor<*xf32> attributes {kiln.symbol_bounds = array<i64: 4, 64, 4, 64>} {
+    %y = "onnx.If"(%c) ({
+      %p = "onnx.Conv"(%x, %w) {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x4x?x?xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x?x?xf32>
+      "onnx.Yield"(%p) : (tensor<1x4x?x?xf32>) -> ()
+    }, {
+      %r = "onnx.Conv"(%x, %w) {pads = [1, 1, 1, 1]} : (tensor<1x4x?x?xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x?x?xf32>
+      "onnx.Yield"(%r) : (tensor<1x4x?x?xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Results of static shapes that differ in both axes (2x3 and 3x4): the
+// result's sizes are the data's, the taken branch's.
+// CHECK-LABEL: func.func @static_shapes_differ
+// CHECK-SAME: -> tensor<?x?xf32>
+// CHECK: %[[C:.+]] = tensor.extract %arg0[]
+// CHECK: kiln.reshape %arg1 : tensor<2x3xf32> to tensor<6xf32>
+// CHECK: kiln.reshape %arg2 : tensor<3x4xf32> to tensor<12xf32>
+// CHECK: %[[J:.+]] = kiln.concat
+// CHECK: %[[R:.+]] = arith.select %[[C]], %c2{{.*}}, %c3
+// CHECK: %[[K:.+]] = arith.select %[[C]], %c3{{.*}}, %c4
+// CHECK: kiln.sized_reshape %[[J]][%[[R]], %[[K]]] : tensor<?xf32> to tensor<?x?xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @static_shapes_differ(%c: tensor<i1>, %x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<*xf32> {
+    %r = "onnx.If"(%c) ({
+      "onnx.Yield"(%x) : (tensor<2x3xf32>) -> ()
+    }, {
+      "onnx.Yield"(%y) : (tensor<3x4xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %r : tensor<*xf32>
+  }
+}

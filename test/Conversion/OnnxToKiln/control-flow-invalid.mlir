@@ -32,22 +32,6 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
-// The results of a run-time If may differ in one axis (the taken one is
-// kept by Compress); in two static sizes they cannot.
-module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
-  func.func @shape_depends_on_cond(%c: tensor<i1>, %x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<*xf32> {
-    // expected-error@unknown {{node 'if' (If, opset 13): the branches produce different shapes ('tensor<2x3xf32>' and 'tensor<3x4xf32>'); Kiln keeps the taken branch's result when the shapes differ in at most one axis (opset 11 or later)}}
-    %r = "onnx.If"(%c) ({
-      "onnx.Yield"(%x) : (tensor<2x3xf32>) -> ()
-    }, {
-      "onnx.Yield"(%y) : (tensor<3x4xf32>) -> ()
-    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
-    return %r : tensor<*xf32>
-  }
-}
-
-// -----
-
 // A constant condition takes one branch; Scan unrolls over its static axis.
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @fine(%x: tensor<3xf32>, %y: tensor<4xf32>, %s: tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
@@ -133,23 +117,5 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
       "onnx.Yield"(%w, %w) : (tensor<2xf32>, tensor<2xf32>) -> ()
     }) {num_scan_inputs = 1 : si64, scan_output_axes = [7], onnx.regions = ["body"]} : (tensor<2xf32>, tensor<?x2xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("out_axis")
     return %r#0, %r#1, %q#0, %q#1 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
-  }
-}
-
-// -----
-
-// Branch results whose run-time sizes differ in two axes (a 2x2 pool of a
-// symbolic H x W, and the input itself): refused, naming both.
-module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
-  func.func @branches_differ_in_two_axes(%c: tensor<i1>, %x: tensor<1x4x?x?xf32> {kiln.symbols = array<i64: -1, -1, 0, 1>, onnx.dim_params = ["", "", "H", "W"]}) -> tensor<*xf32> attributes {kiln.symbol_bounds = array<i64: 8, 64, 8, 64>} {
-    // expected-error@unknown {{node 'if' (If, opset 16): the branches give results whose sizes differ in 2 axes (axis 2: (H // 2) and H, axis 3: (W // 2) and W); Kiln keeps the taken branch's result when they differ in at most one axis: fix the other sizes (--dim, --input-shape)}}
-    %y = "onnx.If"(%c) ({
-      %p = "onnx.MaxPool"(%x) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x4x?x?xf32>) -> tensor<*xf32>
-      "onnx.Yield"(%p) : (tensor<*xf32>) -> ()
-    }, {
-      %r = "onnx.Relu"(%x) : (tensor<1x4x?x?xf32>) -> tensor<*xf32>
-      "onnx.Yield"(%r) : (tensor<*xf32>) -> ()
-    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
-    return %y : tensor<*xf32>
   }
 }
