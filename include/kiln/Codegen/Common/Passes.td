@@ -110,6 +110,10 @@ def SplitEmptyTensorsPass : Pass<"kiln-split-empty-tensors", "func::FuncOp"> {
     ops that fill them one buffer whose life spans all of them. Run right
     before bufferization, this pass undoes the merge so that every buffer
     lives only as long as its own value and the arena planner can reuse it.
+    The uses inside the branches of one `scf.if` share one empty made
+    before the if, so that both branches write the buffer the if returns
+    (an empty in each branch would be a buffer yielded out of a region,
+    which the arena cannot hold).
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
