@@ -34,7 +34,9 @@ branch taken, and returns the taken branch's features at their own length.
 Branches whose results differ in two sizes: a stride-2 against a stride-1
 3x3 Conv, and a 2x2 MaxPool against a Relu, over x [B, 4, H, W] (compiled
 with `--dim B=1..3 --dim H=4..64 --dim W=4..64`, run at three sizes), and
-an If yielding a [2, 3] or a [3, 4] input on a static model; each branch
+an If yielding a [2, 3] or a [3, 4] input on a static model, and a pool
+of one input's P x 5 against a Relu of another's H x W (one axis differs
+in its types, the other only once the branches convert); each branch
 taken, the output at the taken branch's shape.
 """
 import os
@@ -347,6 +349,29 @@ def static_shapes_model():
     return m
 
 
+def mixed_model():
+    """An If between a 2x2 MaxPool (ceil) of y [B, 4, P, 5] and a Relu of
+    x [B, 4, H, W]: sizes (P + 1) // 2 against H (both run-time) and 3
+    against W. Typed before the branches convert, only the last axis looks
+    different; the join must compare both."""
+    c = 4
+    then_branch = h.make_graph(
+        [h.make_node("MaxPool", ["y"], ["t"], kernel_shape=[2, 2], strides=[2, 2],
+                     ceil_mode=1)], "pool_y", [], [out("t", ["B", c, None, 3])])
+    else_branch = h.make_graph([h.make_node("Relu", ["x"], ["e"])], "relu_x", [],
+                               [out("e", ["B", c, "H", "W"])])
+    graph = h.make_graph(
+        [h.make_node("If", ["c"], ["z"], then_branch=then_branch, else_branch=else_branch)],
+        "mixed",
+        [h.make_tensor_value_info("x", TensorProto.FLOAT, ["B", c, "H", "W"]),
+         h.make_tensor_value_info("y", TensorProto.FLOAT, ["B", c, "P", 5]),
+         h.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [out("z", ["B", c, None, None])])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
 def check_areas(compile_, run, work, rng):
     """Results differing in two axes: the symbolic forms at three (B, H, W),
     the static one once, each branch; returns whether all match."""
@@ -364,6 +389,17 @@ def check_areas(compile_, run, work, rng):
                 y = areas_reference(x.astype(np.float64), taken, expensive, w)
                 cases.append((label, so, d, f"B{batch}_{rows}x{cols}", taken,
                               [("x", x), ("c", np.array(taken))], y))
+    d = os.path.join(work, "mixed")
+    so = compile_cli(compile_, mixed_model(), d, ["--dim", "B=1..3", "--dim", "H=2..40",
+                                                  "--dim", "W=2..40", "--dim", "P=2..40"])
+    for batch, rows, cols, p in ((1, 2, 2, 2), (3, 40, 17, 31)):
+        x = rng.standard_normal((batch, 4, rows, cols)).astype(np.float32)
+        y = rng.standard_normal((batch, 4, p, 5)).astype(np.float32)
+        for taken in (True, False):
+            z = (areas_reference(y.astype(np.float64), True, False, None) if taken
+                 else np.maximum(x.astype(np.float64), 0))
+            cases.append(("mixed", so, d, f"B{batch}_{rows}x{cols}_P{p}", taken,
+                          [("x", x), ("y", y), ("c", np.array(taken))], z))
     d = os.path.join(work, "static_shapes")
     so = compile_cli(compile_, static_shapes_model(), d)
     a = rng.standard_normal((2, 3)).astype(np.float32)
@@ -374,7 +410,8 @@ def check_areas(compile_, run, work, rng):
                       [("a", a), ("b", b), ("c", np.array(taken))], y))
     for label, so, d, size, taken, inputs, y in cases:
         name = f"{size}_{'then' if taken else 'else'}"
-        case = write_case(d, name, inputs, [("y", y.astype(np.float32))])
+        output = "z" if label == "mixed" else "y"
+        case = write_case(d, name, inputs, [(output, y.astype(np.float32))])
         passed, report = check_case(run, so, case, 1e-5, 1e-5)
         print(f"{'ok' if passed else 'FAIL'} {label} {name} {y.shape}: {report[-200:]}")
         ok &= passed

@@ -531,18 +531,24 @@ std::optional<int64_t> Inliner::differingAxis(Value t, Value e) {
                ? std::optional<int64_t>(-1)
                : std::nullopt;
   SmallVector<int64_t> differ;
+  bool bothRunTime = false;
   for (int64_t d = 0; d < tt.getRank(); ++d) {
     int64_t a = tt.getDimSize(d), c = et.getDimSize(d);
     if (!ShapedType::isDynamic(a) && a == c)
       continue;
-    // Two run-time sizes are usually one symbolic size: Where checks them.
-    if (ShapedType::isDynamic(a) && ShapedType::isDynamic(c))
+    // Two run-time sizes are usually one symbolic size; whether they are
+    // is known once the branches convert.
+    if (ShapedType::isDynamic(a) && ShapedType::isDynamic(c)) {
+      bothRunTime = true;
       continue;
+    }
     differ.push_back(d);
   }
-  // Several axes (static sizes among them or not) are compared once the
-  // branches convert, and joined there (BranchJoin.cpp).
-  if (differ.size() != 1)
+  // Several axes (static sizes among them or not), or one beside run-time
+  // sizes that may differ too (a pool of one input's P x 5 against another
+  // input's H x W), are compared once the branches convert, and joined
+  // there (BranchJoin.cpp).
+  if (differ.size() != 1 || bothRunTime)
     return std::nullopt;
   return differ.front();
 }

@@ -52,8 +52,9 @@ private:
   /// The one axis in which If results `t` and `e` may differ in size (one
   /// size static and the other not, or both static and unequal); nullopt
   /// when their shapes agree, both sizes are run-time sizes, or they differ
-  /// in several axes (joined once the branches convert, BranchJoin.cpp); -1
-  /// when their static shapes differ in rank.
+  /// in several axes or beside an axis of two run-time sizes (joined once
+  /// the branches convert, BranchJoin.cpp); -1 when their static shapes
+  /// differ in rank.
   static std::optional<int64_t> differingAxis(Value t, Value e);
 
   /// `cond ? t : e` for tensors whose sizes may differ in `axis`.
