@@ -62,8 +62,8 @@ Value cutAlong(OnnxNode &node, Value x, int64_t axis, Value kept) {
 /// whose one row or none already says it), the two concatenated, and the
 /// elements viewed at the taken branch's sizes: `select(taken, t, e)` at
 /// each differing axis, a size the data decides (bounded in code
-/// generation by the larger of the two). `lead` leading axes of size 1 are
-/// put back in front (a stack's row).
+/// generation by the larger of the two). The first `from` axes of the
+/// result have size 1 (a stack's row) and are never among `axes`.
 FailureOr<Value> joinFlat(OnnxNode &node, Value t, Value e, Value taken,
                           ArrayRef<int64_t> axes, int64_t from,
                           function_ref<Value(Value, int64_t)> keep) {
