@@ -119,3 +119,19 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
     return %r#0, %r#1, %q#0, %q#1 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// Results of a run-time If whose ranks differ: every output of the C ABI
+// has one rank, so the model is refused, naming both types.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @ranks_differ(%c: tensor<i1>, %x: tensor<2x3xf32>, %y: tensor<6xf32>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'if' (If, opset 13): the branches produce different shapes ('tensor<2x3xf32>' and 'tensor<6xf32>'); Kiln keeps the taken branch's result when the ranks agree (opset 11 or later)}}
+    %r = "onnx.If"(%c) ({
+      "onnx.Yield"(%x) : (tensor<2x3xf32>) -> ()
+    }, {
+      "onnx.Yield"(%y) : (tensor<6xf32>) -> ()
+    }) {onnx.regions = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<*xf32> loc("if")
+    return %r : tensor<*xf32>
+  }
+}
