@@ -4,7 +4,8 @@ symbolic batch and image (AlexNet's and GoogLeNet's normalization served at
 any size), 3-D convolution (groups, dilation, auto_pad SAME at stride 1) and
 3-D max and average pooling over a symbolic depth, height and
 width (a video clip of any length), LpPool over a symbolic image, Hardmax at
-opset 13 and in the 2-D coercion of opset 11 with symbolic rows, OneHot of
+opset 13 and in the 2-D coercion of opset 11 with symbolic rows, ArgMax
+and ArgMin over channels of a symbolic batch and image, OneHot of
 token ids of run-time shape with a constant depth, EyeLike of a run-time
 matrix, and per-channel QuantizeLinear/DequantizeLinear of an activation
 of run-time batch and length (and along an axis of run-time size, which
@@ -16,8 +17,8 @@ RoiAlign over a run-time number of boxes on an image of run-time size
 (against torchvision), and DFT of a batch of signals of run-time count
 (against numpy.fft). Each is compiled once with ranges and run at several
 shapes, compared with torch or numpy in float64 (rtol 1e-4, atol 1e-5 for
-float results; exact for Hardmax, OneHot, EyeLike and the int8 round trip),
-and a size past its range is refused.
+float results; exact for Hardmax, ArgMax/ArgMin, OneHot, EyeLike and the
+int8 round trip), and a size past its range is refused.
 
 usage: check_symbolic_ops.py KILN_COMPILE WORKDIR PYTHONPATH
 """
@@ -178,6 +179,27 @@ m = build("hardmax11", [h.make_node("Hardmax", ["x"], ["y"], name="hm",
 check("Hardmax 11", m,
       lambda x: hardmax(x.reshape(x.shape[0], -1), 1).reshape(x.shape),
       [(1, 1, 5), (3, 17, 5), (4, 50, 5)], make=ties, exact=True)
+
+# ArgMax over the classes of a segmentation map and ArgMin over channels,
+# batch and image symbolic: only the indices are read, so each thread's
+# task copies its slice of the running values. At these bounds a task's
+# slice fits a stack buffer of its run-time size (ArgMax: a row of at most
+# 4 x 64 floats) or does not (ArgMin: up to 8 x 1024 floats per row), and
+# the op then runs on one thread. Both failed to compile before.
+m = build("argmax_classes", [h.make_node("ArgMax", ["x"], ["y"], name="am",
+                                         axis=1, keepdims=0)],
+          ["n", 21, "h", "w"], ["n", "h", "w"], 13,
+          {"n": (1, 4), "h": (1, 64), "w": (1, 64)}, y_type=I64)
+check("ArgMax over classes", m, lambda x: np.argmax(x, axis=1),
+      [(1, 21, 1, 1), (4, 21, 64, 64), (3, 21, 17, 40)], make=ties,
+      exact=True, past=(5, 21, 2, 2))
+m = build("argmin_wide", [h.make_node("ArgMin", ["x"], ["y"], name="am",
+                                      axis=1, keepdims=1)],
+          ["n", 8, "h", "w"], ["n", 1, "h", "w"], 13,
+          {"n": (1, 8), "h": (1, 16), "w": (1, 1024)}, y_type=I64)
+check("ArgMin, wide rows", m, lambda x: np.argmin(x, axis=1)[:, None],
+      [(8, 8, 16, 1024), (1, 8, 1, 1), (5, 8, 9, 700)], make=ties,
+      exact=True)
 
 # OneHot of token ids [batch, seq] with a constant depth of 7 along axis 1;
 # negative ids count from the end, ids outside [-7, 7) give all off.

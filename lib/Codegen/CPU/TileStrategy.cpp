@@ -573,23 +573,52 @@ int64_t tileVolume(linalg::LinalgOp op) {
   return v;
 }
 
-/// The loop of `op` to split across threads: the outermost parallel loop
-/// that its tiles cut into at least two pieces, or -1 when the op is too
-/// small to be worth a fork and join (fewer than `minWork` iterations of its
-/// loop nest) or has no such loop.
-int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
-                     int64_t minWork) {
-  if (minWork <= 0)
-    return -1;
+namespace {
+
+/// Whether each task of `op` split along `loop` by tiles[loop] can hold
+/// the slice of every result no one reads whose payload reads its init
+/// (the value half of an ArgMin): tiling drops such a result from the
+/// parallel loop, so each task works on a copy of its slice, a buffer of
+/// its own (at most kMaxLoopScratchBytes; see ArenaAllocation.cpp).
+/// `largest` holds each loop's largest extent.
+bool unreadResultsFitTasks(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
+                           int64_t loop,
+                           ArrayRef<std::optional<int64_t>> largest) {
+  for (OpResult result : op->getResults()) {
+    OpOperand *init = op.getDpsInitOperand(result.getResultNumber());
+    if (!result.use_empty() || !op.payloadUsesValueFromOperand(init))
+      continue;
+    Type element = getElementTypeOrSelf(init->get().getType());
+    int64_t bytes =
+        std::max<int64_t>(1, (element.getIntOrFloatBitWidth() + 7) / 8);
+    for (AffineExpr e : op.getMatchingIndexingMap(init).getResults()) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d)
+        return false;
+      std::optional<int64_t> n = d.getPosition() == loop && tiles[loop] != 0
+                                     ? std::optional<int64_t>(tiles[loop])
+                                     : largest[d.getPosition()];
+      if (!n || __builtin_mul_overflow(bytes, *n, &bytes))
+        return false;
+    }
+    if (bytes > kMaxLoopScratchBytes)
+      return false;
+  }
+  return true;
+}
+
+/// The loop of `op` to split across threads, before the tasks' buffers are
+/// considered (see parallelLoop); `largest` holds each loop's largest
+/// extent.
+int64_t parallelLoopOf(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
+                       int64_t minWork,
+                       ArrayRef<std::optional<int64_t>> largest) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   // A loop of run-time extent (a symbolic dimension, docs/shapes.md)
   // counts at its largest: an op too small at the symbols' maxima never
   // pays for a fork.
-  SmallVector<std::optional<int64_t>> largest(r.size());
   int64_t volume = 1;
   for (auto [i, n] : llvm::enumerate(r)) {
-    largest[i] = ShapedType::isDynamic(n) ? largestLoopExtent(op, i)
-                                          : std::optional<int64_t>(n);
     int64_t e = largest[i].value_or(INT64_MAX);
     if (__builtin_mul_overflow(volume, e, &volume))
       volume = INT64_MAX;
@@ -617,6 +646,22 @@ int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
       longest = *largest[i];
     }
   return best;
+}
+
+} // namespace
+
+int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
+                     int64_t minWork) {
+  if (minWork <= 0)
+    return -1;
+  SmallVector<std::optional<int64_t>> largest;
+  for (auto [i, n] : llvm::enumerate(op.getStaticLoopRanges()))
+    largest.push_back(ShapedType::isDynamic(n) ? largestLoopExtent(op, i)
+                                               : std::optional<int64_t>(n));
+  int64_t loop = parallelLoopOf(op, tiles, minWork, largest);
+  if (loop < 0 || !unreadResultsFitTasks(op, tiles, loop, largest))
+    return -1;
+  return loop;
 }
 
 std::optional<int64_t> largestLoopExtent(linalg::LinalgOp op, int64_t loop) {

@@ -62,7 +62,9 @@ SmallVector<int64_t> tileInterchange(linalg::LinalgOp op,
 /// that its tiles cut into at least two pieces, else the loop of run-time
 /// extent tiled by 1 with the largest bound; -1 when the op is too small to
 /// be worth a fork and join (fewer than `minWork` iterations of its loop
-/// nest, a run-time extent counted at its largest) or has no such loop.
+/// nest, a run-time extent counted at its largest), has no such loop, or
+/// would need a task buffer over kMaxLoopScratchBytes for a result no one
+/// reads.
 int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
                      int64_t minWork);
 

@@ -22,6 +22,7 @@
 #include "kiln/Codegen/Common/SymbolicBounds.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::kiln {
@@ -35,9 +36,7 @@ namespace plan = mlir::kiln::plan;
 namespace {
 using mlir::kiln::kGuardFailedFn;
 using mlir::kiln::kGuardMessageAttr;
-
-/// The largest buffer allocated inside a loop that becomes a stack buffer.
-constexpr int64_t kMaxLoopScratchBytes = 16 * 1024;
+using mlir::kiln::kMaxLoopScratchBytes;
 
 /// Whether the buffer `v` (or a view of it) leaves the iteration that made
 /// it: yielded or returned.
@@ -176,28 +175,53 @@ struct ArenaAllocationPass
   /// another type) becomes a stack buffer made once, at the top of the
   /// parallel loop's body (once per task; see OutlineParallelLoops.cpp) or
   /// of the function: every iteration gets the same memory, which it finds
-  /// holding the last iteration's values instead of undefined ones.
+  /// holding the last iteration's values instead of undefined ones. One of
+  /// run-time size qualifies by its size at the symbols' maxima.
   static void moveLoopScratchToStack(IRRewriter &rewriter, func::FuncOp func) {
     SmallVector<memref::AllocOp> inLoops;
     func.walk([&](memref::AllocOp op) {
       if (op->getParentOp() != func.getOperation())
         inLoops.push_back(op);
     });
+    DominanceInfo dominance(func);
     for (memref::AllocOp op : inLoops) {
       MemRefType type = op.getType();
-      if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-          bufferBytes(type) > kMaxLoopScratchBytes || escapes(op.getResult()))
+      FailureOr<int64_t> bytes = largestBytes(op);
+      if (!type.getLayout().isIdentity() || failed(bytes) ||
+          *bytes > kMaxLoopScratchBytes || escapes(op.getResult()))
         continue;
       // The outermost parallel loop around it, which may be nested in
       // graph loops, gets outlined: its body is made once per task.
       Block *home = &func.getBody().front();
+      Operation *outermost = op;
       for (Operation *p = op->getParentOp(); p != func.getOperation();
-           p = p->getParentOp())
+           p = p->getParentOp()) {
+        outermost = p;
         if (auto forall = dyn_cast<scf::ForallOp>(p))
           home = forall.getBody();
-      rewriter.setInsertionPointToStart(home);
-      rewriter.replaceOpWithNewOp<memref::AllocaOp>(op, type,
-                                                    op.getAlignmentAttr());
+      }
+      if (type.hasStaticShape()) {
+        rewriter.setInsertionPointToStart(home);
+        rewriter.replaceOpWithNewOp<memref::AllocaOp>(op, type,
+                                                      op.getAlignmentAttr());
+        continue;
+      }
+      // A slice of run-time extent (a symbolic dimension), at most
+      // kMaxLoopScratchBytes at the symbols' maxima: a stack buffer of its
+      // run-time size, made where its sizes are known: at the top of the
+      // task, or before the loop nest when no parallel loop is around it.
+      // One in graph loops alone keeps its arena slot.
+      if (inGraphLoops(op, func))
+        continue;
+      Operation *before =
+          home == &func.getBody().front() ? outermost : &home->front();
+      if (!llvm::all_of(op.getDynamicSizes(), [&](Value size) {
+            return dominance.properlyDominates(size, before);
+          }))
+        continue;
+      rewriter.setInsertionPoint(before);
+      rewriter.replaceOpWithNewOp<memref::AllocaOp>(
+          op, type, op.getDynamicSizes(), op.getAlignmentAttr());
     }
   }
 

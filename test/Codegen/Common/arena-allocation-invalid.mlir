@@ -16,6 +16,24 @@ func.func @alloc_in_loop(%out: memref<8192xf32>) {
 
 // -----
 
+// One of run-time size over 16 KiB at its bound (256 x 32 floats) cannot
+// either.
+func.func @runtime_alloc_in_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %s = affine.min affine_map<()[s0] -> (s0, 256)>()[%n]
+  scf.forall (%j) in (2) {
+    // expected-error @+1 {{buffer 'memref<?x32xf32>' is allocated inside a loop; it cannot live in the arena}}
+    %u = memref.alloc(%s) : memref<?x32xf32>
+    linalg.fill ins(%zero : f32) outs(%u : memref<?x32xf32>)
+  }
+  return
+}
+
+// -----
+
 // A small buffer that leaves its iteration (yielded) cannot be shared by
 // the iterations either.
 func.func @alloc_yielded(%out: memref<4xf32>) {

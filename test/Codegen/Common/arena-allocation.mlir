@@ -221,6 +221,41 @@ func.func @loop_scratch(%out: memref<3x16xf32>) {
 
 // -----
 
+// The same for a buffer of run-time size that is at most 16 KiB at the
+// symbols' maxima (the slice of an ArgMin's unread values that each task
+// of a parallel loop copies; TileStrategy.cpp): a stack buffer of its
+// run-time size, made at the top of the parallel loop's body, or before a
+// sequential loop nest, where its sizes are known.
+// CHECK-LABEL: func.func @runtime_loop_scratch
+// CHECK: %[[N:.+]] = affine.min
+// CHECK-NEXT: %[[S:.+]] = memref.alloca(%[[N]]) {alignment = 64 : i64} : memref<2x?xf32>
+// CHECK-NEXT: scf.for
+// CHECK: linalg.fill {{.+}} outs(%[[S]] :
+// CHECK: scf.forall
+// CHECK-NEXT: %[[T:.+]] = memref.alloca(%[[N]]) {alignment = 64 : i64} : memref<?x16xf32>
+// CHECK-NEXT: scf.for
+// CHECK: linalg.fill {{.+}} outs(%[[T]] :
+func.func @runtime_loop_scratch(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %s = affine.min affine_map<()[s0] -> (s0, 256)>()[%n]
+  scf.for %i = %c0 to %c4 step %c1 {
+    %t = memref.alloc(%s) {alignment = 64 : i64} : memref<2x?xf32>
+    linalg.fill ins(%zero : f32) outs(%t : memref<2x?xf32>)
+  }
+  scf.forall (%j) in (2) {
+    scf.for %i = %c0 to %c4 step %c1 {
+      %u = memref.alloc(%s) {alignment = 64 : i64} : memref<?x16xf32>
+      linalg.fill ins(%zero : f32) outs(%u : memref<?x16xf32>)
+    }
+  }
+  return
+}
+
+// -----
+
 // A dynamic size bounded by affine.min (what --kiln-bind-symbolic-shapes
 // makes of a symbol) gets the space of its largest value: 2 x 512 floats,
 // and the view keeps the run-time size.

@@ -113,3 +113,62 @@ func.func @small_runtime_rows(%x: tensor<?x?x?x16xf32> {kiln.symbols = array<i64
   } -> tensor<?x?x?x16xf32>
   return %y : tensor<?x?x?x16xf32>
 }
+
+// -----
+
+// An ArgMin over channels: only its indices are read. Tiling drops the
+// unread values from the parallel loop, so each task works on a copy of its
+// slice of them (a stack buffer of at most 16 KiB, ArenaAllocation.cpp).
+// Here a task's slice is 1 x 40 x 40 floats (6400 bytes): threads take the
+// batch.
+// CHECK-LABEL: func.func @arg_min_small_slices
+// CHECK: scf.forall (%{{.+}}) in (3)
+func.func @arg_min_small_slices(%x: tensor<3x8x40x40xf32>) -> tensor<3x40x40xi64> {
+  %inf = arith.constant 0x7F800000 : f32
+  %zero = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<3x40x40xf32>
+  %v = linalg.fill ins(%inf : f32) outs(%e : tensor<3x40x40xf32>) -> tensor<3x40x40xf32>
+  %ei = tensor.empty() : tensor<3x40x40xi64>
+  %i = linalg.fill ins(%zero : i64) outs(%ei : tensor<3x40x40xi64>) -> tensor<3x40x40xi64>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>], iterator_types = ["parallel", "reduction", "parallel", "parallel"]} ins(%x : tensor<3x8x40x40xf32>) outs(%v, %i : tensor<3x40x40xf32>, tensor<3x40x40xi64>) {
+  ^bb0(%in: f32, %best: f32, %at: i64):
+    %k = linalg.index 1 : index
+    %ki = arith.index_cast %k : index to i64
+    %lt = arith.cmpf olt, %in, %best : f32
+    %b = arith.select %lt, %in, %best : f32
+    %a = arith.select %lt, %ki, %at : i64
+    linalg.yield %b, %a : f32, i64
+  } -> (tensor<3x40x40xf32>, tensor<3x40x40xi64>)
+  return %r#1 : tensor<3x40x40xi64>
+}
+
+// -----
+
+// The same with 128 x 128 pixels: a task's slice of the values would be
+// 64 KiB, too large for a stack buffer, so the op is not split across
+// threads (it failed in --kiln-arena-allocation before). Its two fills
+// still are.
+// CHECK-LABEL: func.func @arg_min_large_slices
+// CHECK: scf.forall {{.+}} -> (tensor<8x128x128xf32>)
+// CHECK: scf.forall {{.+}} -> (tensor<8x128x128xi64>)
+// CHECK-NOT: scf.forall (
+// CHECK: arith.cmpf olt
+// CHECK: return
+func.func @arg_min_large_slices(%x: tensor<8x8x128x128xf32>) -> tensor<8x128x128xi64> {
+  %inf = arith.constant 0x7F800000 : f32
+  %zero = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<8x128x128xf32>
+  %v = linalg.fill ins(%inf : f32) outs(%e : tensor<8x128x128xf32>) -> tensor<8x128x128xf32>
+  %ei = tensor.empty() : tensor<8x128x128xi64>
+  %i = linalg.fill ins(%zero : i64) outs(%ei : tensor<8x128x128xi64>) -> tensor<8x128x128xi64>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>], iterator_types = ["parallel", "reduction", "parallel", "parallel"]} ins(%x : tensor<8x8x128x128xf32>) outs(%v, %i : tensor<8x128x128xf32>, tensor<8x128x128xi64>) {
+  ^bb0(%in: f32, %best: f32, %at: i64):
+    %k = linalg.index 1 : index
+    %ki = arith.index_cast %k : index to i64
+    %lt = arith.cmpf olt, %in, %best : f32
+    %b = arith.select %lt, %in, %best : f32
+    %a = arith.select %lt, %ki, %at : i64
+    linalg.yield %b, %a : f32, i64
+  } -> (tensor<8x128x128xf32>, tensor<8x128x128xi64>)
+  return %r#1 : tensor<8x128x128xi64>
+}

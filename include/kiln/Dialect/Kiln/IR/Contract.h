@@ -182,6 +182,14 @@ inline constexpr const char *kParallelForFn = "__kiln_parallel_for";
 inline constexpr const char *kFiberLaunchPrefix = "__kiln_fiber_launch.";
 inline constexpr const char *kFibersFn = "__kiln_emu_fibers";
 
+/// Not an attribute: the largest buffer a task of a parallel loop may
+/// allocate for itself (a tile that tiling could not keep in registers, or
+/// the slice of a result no one reads). --kiln-arena-allocation makes each
+/// such buffer a stack buffer, once per task; the CPU tiler does not split
+/// an op across threads when a task would need a larger one
+/// (TileStrategy.cpp, parallelLoop).
+inline constexpr int64_t kMaxLoopScratchBytes = 16 * 1024;
+
 //===----------------------------------------------------------------------===//
 // Symbolic dimensions run at their run-time sizes (docs/shapes.md). Set by
 // the pipeline, read and completed by --kiln-bind-symbolic-shapes.
