@@ -10,7 +10,8 @@ with ranges and run at several shapes, odd ones included, against torch
 (rtol 1e-4, atol 1e-5 in float32) through Python's kiln.load(). A model
 traced with a fixed Resize target is refused at a size where its Concat
 does not fit. A block of grouped convolutions and torch.flip run through
-the same checks.
+the same checks, and a Resize whose sizes the graph computes in float
+(Cast, Mul by 2.0, Floor, Cast back), after a BatchNormalization.
 
 usage: check_symbolic_resize.py KILN_COMPILE WORKDIR PYTHONPATH
 """
@@ -146,4 +147,51 @@ except kiln.Error as e:
     assert "(Concat, opset 13): dimension 2 of operand 1" in str(e), e
     assert "differ at these input sizes" in str(e), e
 print("fixed_target: ok at 16 x 16, refused at 20 x 16")
+
+# Output sizes computed in float, as older exporters and Paddle2ONNX write
+# a scale of 2: Shape of a BatchNormalization's output (its sizes are its
+# input's), Cast to float, Mul by 2.0, Floor, Cast back to int64. Refused
+# before ("sizes that are constant or computed from the shapes").
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+import onnx  # noqa: E402
+
+gamma, beta = np.float32([1.5, 0.5, 2.0]), np.float32([0.1, -0.2, 0.3])
+mean, var = np.float32([0.2, -0.1, 0.0]), np.float32([1.0, 4.0, 0.25])
+consts = {"gamma": gamma, "beta": beta, "mean": mean, "var": var,
+          "two": np.float32([2.0, 2.0]), "s0": np.int64([0]),
+          "s2": np.int64([2]), "s4": np.int64([4])}
+nodes = [
+    helper.make_node("BatchNormalization", ["x", "gamma", "beta", "mean", "var"], ["bn"]),
+    helper.make_node("Shape", ["bn"], ["shape"]),
+    helper.make_node("Slice", ["shape", "s2", "s4"], ["hw"]),
+    helper.make_node("Cast", ["hw"], ["hw_f"], to=TensorProto.FLOAT),
+    helper.make_node("Mul", ["hw_f", "two"], ["scaled"]),
+    helper.make_node("Floor", ["scaled"], ["floored"]),
+    helper.make_node("Cast", ["floored"], ["out_hw"], to=TensorProto.INT64),
+    helper.make_node("Slice", ["shape", "s0", "s2"], ["nc"]),
+    helper.make_node("Concat", ["nc", "out_hw"], ["sizes"], axis=0),
+    helper.make_node("Resize", ["bn", "", "", "sizes"], ["y"], mode="linear"),
+]
+graph = helper.make_graph(
+    nodes, "float_sizes",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    [numpy_helper.from_array(v, k) for k, v in consts.items()])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+path = os.path.join(work, "float_sizes.onnx")
+onnx.save(model, path)
+m = kiln.load(kiln.compile(path, output=os.path.join(work, "float_sizes.so"),
+                           dims={"n": (1, 4), "h": (1, 64), "w": (1, 64)}))
+for shape in shapes:
+    x = torch.randn(*shape)
+    bn = F.batch_norm(x, torch.from_numpy(mean), torch.from_numpy(var),
+                      torch.from_numpy(gamma), torch.from_numpy(beta), eps=1e-5)
+    want = F.interpolate(bn, size=(2 * shape[2], 2 * shape[3]), mode="bilinear",
+                         align_corners=False).numpy()
+    got = m(x.numpy())[0]
+    assert got.shape == want.shape, ("float_sizes", shape, got.shape, want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                               err_msg=f"float_sizes at {shape}")
+print(f"float_sizes: ok at {len(shapes)} shapes")
 print("symbolic resize: ok")

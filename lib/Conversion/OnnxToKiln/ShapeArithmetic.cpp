@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -29,12 +31,27 @@ std::optional<SmallVector<SymSize>> SymbolicSizes::contents(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!cst || !type || !type.hasStaticShape() ||
       type.getNumElements() > kMaxContents ||
-      !type.getElementType().isInteger())
+      !isa<IntegerType, FloatType>(type.getElementType()))
     return std::nullopt;
   auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
   if (!dense)
     return std::nullopt;
   SmallVector<SymSize> out;
+  // A float constant of whole numbers is their integers (the 2.0 a size
+  // cast to float is scaled by, as F.interpolate(scale_factor=2) exports
+  // it); one with a fraction is not a size.
+  if (isa<FloatType>(type.getElementType())) {
+    for (const APFloat &x : dense.getValues<APFloat>()) {
+      bool lost = false;
+      APFloat d = x;
+      d.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+      double v = d.convertToDouble();
+      if (!x.isFinite() || std::trunc(v) != v || std::fabs(v) > 0x1p53)
+        return std::nullopt;
+      out.push_back(SymSize::constant((int64_t)v));
+    }
+    return out;
+  }
   // Bools and unsigned integers zero-extend (a uint8 200 is 200, not -56);
   // a uint64 past int64's range is not a size.
   bool zext = type.getElementType().isInteger(1) ||
@@ -310,7 +327,11 @@ Value SymbolicSizes::record(OnnxNode &node, ArrayRef<Value> results) {
     got = SmallVector<SymSize>{p};
   } else if (llvm::is_contained({"Identity", "Cast", "Squeeze", "Unsqueeze",
                                  "Reshape", "Flatten"},
-                                type)) {
+                                type) ||
+             (llvm::is_contained({"Floor", "Ceil", "Round"}, type) &&
+              isa<FloatType>(outType.getElementType()))) {
+    // Contents are whole numbers, held exactly (fitsElementType): rounding
+    // a float that holds one leaves it.
     got = in(0);
     // A Cast to bool makes a size known to be nonzero (or zero) 1 (or 0).
     if (got && type == "Cast" && outType.getElementType().isInteger(1)) {

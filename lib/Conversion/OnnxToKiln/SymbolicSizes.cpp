@@ -446,9 +446,16 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
   // the compressed one).
   if (auto c = dyn_cast<CompressOp>(def); c && axis != c.getAxis())
     return dim(c.getInput(), axis);
-  // A scatter writes into a copy of its data; a reversal keeps its shape.
-  if (isa<ScatterNDOp, ScatterElementsOp, ReverseSequenceOp>(def))
+  // A scatter writes into a copy of its data; a reversal and a batch
+  // normalization keep their input's shape, a global pooling its batch and
+  // channels (the rest are 1).
+  if (isa<ScatterNDOp, ScatterElementsOp, ReverseSequenceOp, BatchNormOp>(
+          def) ||
+      (isa<GlobalAvgPoolOp>(def) && axis < 2))
     return dim(def->getOperand(0), axis);
+  // GatherElements has the shape of its indices.
+  if (auto g = dyn_cast<GatherElementsOp>(def))
+    return dim(g.getIndices(), axis);
   if (broadcastsOperands(def)) {
     for (Value o : def->getOperands()) {
       auto ot = dyn_cast<RankedTensorType>(o.getType());

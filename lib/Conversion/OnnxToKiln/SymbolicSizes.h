@@ -77,7 +77,8 @@ public:
   /// Larger integer tensors are data, not shape arithmetic.
   static constexpr int64_t kMaxContents = 64;
   /// Every element of a small integer tensor (a constant, or one computed
-  /// from Shape), when each is known (ShapeArithmetic.cpp).
+  /// from Shape), or of a float one holding whole numbers, when each is
+  /// known (ShapeArithmetic.cpp).
   std::optional<SmallVector<SymSize>> contents(Value v);
   /// Whether `v`'s contents are known and some element is not a constant.
   bool isSymbolic(Value v);
