@@ -556,3 +556,37 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64, com.microsoft = 1 : 
     return %y, %z : tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// Sizes scaled in float are followed only through whole, finite constants
+// below 2^53: a model whose scale is NaN, infinite, fractional or too large
+// to be a size gets the Resize's refusal, not a size made up from it.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @hostile_float_scales(%x: tensor<1x1x?x?xf32> {kiln.symbols = array<i64: -1, -1, 0, 1>, onnx.dim_params = ["", "", "H", "W"]}) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) attributes {kiln.symbol_bounds = array<i64: 1, 64, 1, 64>} {
+    %sh = "onnx.Shape"(%x) : (tensor<1x1x?x?xf32>) -> tensor<4xi64> loc("shape")
+    %f = "onnx.Cast"(%sh) {to = 1 : si64} : (tensor<4xi64>) -> tensor<*xf32> loc("cast")
+    %nan = "onnx.Constant"() {value = dense<0x7FC00000> : tensor<4xf32>} : () -> tensor<4xf32>
+    %inf = "onnx.Constant"() {value = dense<0x7F800000> : tensor<4xf32>} : () -> tensor<4xf32>
+    %half = "onnx.Constant"() {value = dense<0.5> : tensor<4xf32>} : () -> tensor<4xf32>
+    %huge = "onnx.Constant"() {value = dense<3.0e38> : tensor<4xf32>} : () -> tensor<4xf32>
+    %none = "onnx.NoValue"() : () -> none
+    %m0 = "onnx.Mul"(%f, %nan) : (tensor<*xf32>, tensor<4xf32>) -> tensor<*xf32> loc("m0")
+    %i0 = "onnx.Cast"(%m0) {to = 7 : si64} : (tensor<*xf32>) -> tensor<*xi64> loc("i0")
+    // expected-error@unknown {{node 'nan' (Resize, opset 13): input shape 'tensor<1x1x?x?xf32>' is not static; with symbolic sizes Resize needs sizes that are constant or computed from the shapes}}
+    %y0 = "onnx.Resize"(%x, %none, %none, %i0) {mode = "linear"} : (tensor<1x1x?x?xf32>, none, none, tensor<*xi64>) -> tensor<*xf32> loc("nan")
+    %m1 = "onnx.Mul"(%f, %inf) : (tensor<*xf32>, tensor<4xf32>) -> tensor<*xf32> loc("m1")
+    %i1 = "onnx.Cast"(%m1) {to = 7 : si64} : (tensor<*xf32>) -> tensor<*xi64> loc("i1")
+    // expected-error@unknown {{node 'inf' (Resize, opset 13): input shape 'tensor<1x1x?x?xf32>' is not static; with symbolic sizes Resize needs sizes that are constant or computed from the shapes}}
+    %y1 = "onnx.Resize"(%x, %none, %none, %i1) {mode = "linear"} : (tensor<1x1x?x?xf32>, none, none, tensor<*xi64>) -> tensor<*xf32> loc("inf")
+    %m2 = "onnx.Mul"(%f, %half) : (tensor<*xf32>, tensor<4xf32>) -> tensor<*xf32> loc("m2")
+    %i2 = "onnx.Cast"(%m2) {to = 7 : si64} : (tensor<*xf32>) -> tensor<*xi64> loc("i2")
+    // expected-error@unknown {{node 'half' (Resize, opset 13): input shape 'tensor<1x1x?x?xf32>' is not static; with symbolic sizes Resize needs sizes that are constant or computed from the shapes}}
+    %y2 = "onnx.Resize"(%x, %none, %none, %i2) {mode = "linear"} : (tensor<1x1x?x?xf32>, none, none, tensor<*xi64>) -> tensor<*xf32> loc("half")
+    %m3 = "onnx.Mul"(%f, %huge) : (tensor<*xf32>, tensor<4xf32>) -> tensor<*xf32> loc("m3")
+    %i3 = "onnx.Cast"(%m3) {to = 7 : si64} : (tensor<*xf32>) -> tensor<*xi64> loc("i3")
+    // expected-error@unknown {{node 'huge' (Resize, opset 13): input shape 'tensor<1x1x?x?xf32>' is not static; with symbolic sizes Resize needs sizes that are constant or computed from the shapes}}
+    %y3 = "onnx.Resize"(%x, %none, %none, %i3) {mode = "linear"} : (tensor<1x1x?x?xf32>, none, none, tensor<*xi64>) -> tensor<*xf32> loc("huge")
+    return %y0, %y1, %y2, %y3 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
