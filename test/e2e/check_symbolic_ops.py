@@ -5,7 +5,9 @@ any size), 3-D convolution (groups, dilation, auto_pad SAME at stride 1) and
 3-D max and average pooling over a symbolic depth, height and
 width (a video clip of any length), LpPool over a symbolic image, Hardmax at
 opset 13 and in the 2-D coercion of opset 11 with symbolic rows, ArgMax
-and ArgMin over channels of a symbolic batch and image, OneHot of
+and ArgMin over channels of a symbolic batch and image, TopK of a constant
+k followed by a Resize to sizes read from its result, and of a k read from
+the data followed by a Range over k, OneHot of
 token ids of run-time shape with a constant depth, EyeLike of a run-time
 matrix, and per-channel QuantizeLinear/DequantizeLinear of an activation
 of run-time batch and length (and along an axis of run-time size, which
@@ -200,6 +202,71 @@ m = build("argmin_wide", [h.make_node("ArgMin", ["x"], ["y"], name="am",
 check("ArgMin, wide rows", m, lambda x: np.argmin(x, axis=1)[:, None],
       [(8, 8, 16, 1024), (1, 8, 1, 1), (5, 8, 9, 700)], make=ties,
       exact=True)
+
+# TopK keeps its input's sizes off its axis: the best 3 of 8 channels of a
+# symbolic batch and image upsampled to twice the sizes Shape reads from
+# them (the Resize is sized by the image's range), and the best k of a row where the data gives k (k at most
+# the row, a guard checks it), then Range over k: each bounded by the
+# input's ranges. Both were refused before ("give each symbolic dimension
+# a range" although every dimension had one).
+m = build("topk_upsample",
+          [h.make_node("TopK", ["x", "k"], ["v", "i"], name="topk", axis=1),
+           h.make_node("Shape", ["v"], ["vs"], name="vshape"),
+           h.make_node("Mul", ["vs", "twice"], ["sizes"], name="sizes"),
+           h.make_node("Resize", ["v", "", "", "sizes"], ["y"], name="up",
+                       mode="nearest")],
+          ["n", 8, "h", "w"], ["n", 3, "h2", "w2"], 13,
+          {"n": (1, 3), "h": (1, 24), "w": (1, 24)},
+          inits=[nh.from_array(np.array([3], np.int64), "k"),
+                 nh.from_array(np.array([1, 1, 2, 2], np.int64), "twice")])
+check("TopK then Resize", m,
+      lambda x: F.interpolate(torch.from_numpy(x).double().topk(3, dim=1)[0],
+                              scale_factor=2, mode="nearest").numpy(),
+      [(1, 8, 1, 1), (3, 8, 24, 24), (2, 8, 7, 13)], past=(1, 8, 25, 2))
+
+
+def data_k_row(shape):
+    # Whole numbers up to the row's length: k = max(x) fits the row.
+    return rng.integers(0, shape[1] + 1, shape).astype(np.float32)
+
+
+def data_k_reference(x):
+    k = int(x.max())
+    best = -np.sort(-x, axis=1)[:, :k]
+    return best + np.arange(k, dtype=np.float32)
+
+
+m = build("topk_data_k",
+          [h.make_node("ReduceMax", ["x"], ["mx"], name="max", keepdims=0),
+           h.make_node("Cast", ["mx"], ["k0"], name="cast", to=I64),
+           h.make_node("Unsqueeze", ["k0", "ax0"], ["k"], name="k"),
+           h.make_node("TopK", ["x", "k"], ["v", "i"], name="topk", axis=1),
+           h.make_node("Shape", ["v"], ["vs"], name="vshape"),
+           h.make_node("Gather", ["vs", "one"], ["kk"], name="kk", axis=0),
+           h.make_node("Range", ["zero", "kk", "one"], ["r"], name="arange"),
+           h.make_node("Cast", ["r"], ["rf"], name="rcast", to=F32),
+           h.make_node("Add", ["v", "rf"], ["y"], name="add")],
+          ["b", "t"], ["b", "k"], 13, {"b": (1, 4), "t": (1, 40)},
+          inits=[nh.from_array(np.array([0], np.int64), "ax0"),
+                 nh.from_array(np.array(0, np.int64), "zero"),
+                 nh.from_array(np.array(1, np.int64), "one")])
+check("TopK of a data k, then Range over k", m, data_k_reference,
+      [(1, 1), (4, 40), (3, 17)], make=data_k_row)
+
+# NonZero's count is bounded by its input's element count: a Range over the
+# count of a mask of symbolic length (refused before, as the TopK above).
+m = build("nonzero_range",
+          [h.make_node("NonZero", ["x"], ["nz"], name="nz"),
+           h.make_node("Shape", ["nz"], ["ns"], name="nshape"),
+           h.make_node("Gather", ["ns", "one"], ["n"], name="n", axis=0),
+           h.make_node("Range", ["zero", "n", "one"], ["y"], name="arange")],
+          ["t"], ["n"], 13, {"t": (1, 40)}, y_type=I64,
+          inits=[nh.from_array(np.array(0, np.int64), "zero"),
+                 nh.from_array(np.array(1, np.int64), "one")])
+check("Range over NonZero's count", m,
+      lambda x: np.arange(np.count_nonzero(x), dtype=np.int64),
+      [(1,), (40,), (23,)], exact=True,
+      make=lambda shape: rng.integers(0, 2, shape).astype(np.float32))
 
 # OneHot of token ids [batch, seq] with a constant depth of 7 along axis 1;
 # negative ids count from the end, ids outside [-7, 7) give all off.

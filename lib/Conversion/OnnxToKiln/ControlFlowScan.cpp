@@ -204,9 +204,8 @@ Inliner::scanLoop(OnnxNode &node, Region &body, ValueRange states,
     std::optional<int64_t> largest = sizes.largest(*length);
     if (!largest) {
       node.fail() << "stacks " << numOut << " scan output(s) over a scan of "
-                  << sizes.str(*length)
-                  << " steps, which has no upper bound; give the symbolic "
-                     "dimension a range (--dim, --input-shape)";
+                  << sizes.str(*length) << " steps, which has no upper bound; "
+                  << sizes.boundAdvice(*length);
       return failure();
     }
     if (*largest > kMaxScanRows) {

@@ -214,8 +214,10 @@ FailureOr<Value> mlir::kiln::resize::resizeSymbolic(
       node.fail() << "axis " << d << " resizes to "
                   << (out ? S.str(*out) : std::string("a computed length"))
                   << " elements; Kiln sizes the output positions by the "
-                     "largest, so give each symbolic dimension a range "
-                     "(--dim SYMBOL=MIN..MAX)";
+                     "largest, so "
+                  << (out ? S.boundAdvice(*out)
+                          : std::string("give each symbolic dimension a "
+                                        "range (--dim SYMBOL=MIN..MAX)"));
       return failure();
     }
     constexpr int64_t kMaxPositions = 1 << 20;

@@ -154,12 +154,16 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTopK(OnnxNode &node) {
                      b.getBoolAttr(node.intAttr("largest", 1) != 0));
   if (failed(finishBuild(node, op)))
     return failure();
-  if (kSize) {
-    // Both results are k long along the axis: the same size downstream.
+  if (node.sizes) {
+    // Both results have the input's sizes off the axis and are k long
+    // along it: the same sizes downstream (a Resize or Range after them
+    // bounded by the input's ranges).
     SmallVector<SymSize> dims = node.sizes->dims(*x);
-    if (std::optional<SmallVector<SymSize>> c =
-            node.sizes->contents(node.input(1));
-        c && c->size() == 1)
+    if (!kSize)
+      dims[*axis] = SymSize::constant(*k);
+    else if (std::optional<SmallVector<SymSize>> c =
+                 node.sizes->contents(node.input(1));
+             c && c->size() == 1)
       dims[*axis] = c->front();
     else
       dims[*axis] = node.sizes->dim(op.getValues(), *axis);

@@ -621,8 +621,8 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicRange(OnnxNode &node) {
   if (count && lo && *lo >= 0 && !hi) {
     node.fail() << "Range counts " << sizes.str(*count)
                 << " elements; Kiln sizes a run-time Range by the largest "
-                   "count, so give each symbolic dimension a range "
-                   "(--dim SYMBOL=MIN..MAX)";
+                   "count, so "
+                << sizes.boundAdvice(*count);
     return failure();
   }
   if (!count || !lo || *lo < 0 || !hi) {
@@ -647,8 +647,8 @@ FailureOr<Value> mlir::kiln::iotaOfSize(OnnxNode &node, const SymSize &count,
   std::optional<int64_t> hi = sizes.largest(count);
   if (!hi) {
     node.fail() << what << " counts " << sizes.str(count)
-                << " elements; Kiln sizes it by the largest count, so give "
-                   "each symbolic dimension a range (--dim SYMBOL=MIN..MAX)";
+                << " elements; Kiln sizes it by the largest count, so "
+                << sizes.boundAdvice(count);
     return failure();
   }
   // The iota is a constant in the .so: one of millions of elements is a

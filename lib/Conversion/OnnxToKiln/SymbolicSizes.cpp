@@ -96,6 +96,41 @@ std::optional<int64_t> SymbolicSizes::largestByInference(Value v,
   return type.getDimSize(axis);
 }
 
+/// The largest size of an axis the data decides, where the op bounds it
+/// (docs/shapes.md, "Sizes that depend on the data"): a run-time TopK's k
+/// and Unique's distinct slices by their axis (a guard checks k against
+/// it), a Compress's kept slices by its axis, NonZero's count by the
+/// input's element count, NonMaxSuppression's kept rows by the number of
+/// (batch, class, box) scores.
+std::optional<int64_t> SymbolicSizes::largestOfDataSize(Value v, int64_t axis) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > kMaxDepth)
+    return std::nullopt;
+  auto largestCount = [&](Value x) -> std::optional<int64_t> {
+    std::optional<SymSize> count = SymSize::constant(1);
+    for (const SymSize &d : dims(x))
+      if (!count || !(count = SymSize::mul(*count, d)))
+        return std::nullopt;
+    return count ? largest(*count) : std::nullopt;
+  };
+  if (auto t = dyn_cast<TopKOp>(def); t && axis == t.getAxis())
+    return largest(dim(t.getInput(), axis));
+  if (auto c = dyn_cast<CompressOp>(def); c && axis == c.getAxis())
+    return largest(dim(c.getInput(), axis));
+  if (auto u = dyn_cast<UniqueOp>(def)) {
+    unsigned result = cast<OpResult>(v).getResultNumber();
+    if ((result == 0 && axis == u.getAxis()) ||
+        (result != 0 && result != 2 && axis == 0))
+      return largest(dim(u.getInput(), u.getAxis()));
+    return std::nullopt;
+  }
+  if (auto n = dyn_cast<NonZeroOp>(def); n && axis == 1)
+    return largestCount(n.getInput());
+  if (auto n = dyn_cast<NonMaxSuppressionOp>(def); n && axis == 0)
+    return largestCount(n.getScores());
+  return std::nullopt;
+}
+
 unsigned SymbolicSizes::atomFor(Value v, int64_t axis) {
   // A graph input's dim_param is one atom for every input naming it.
   std::string name;
@@ -135,6 +170,8 @@ unsigned SymbolicSizes::atomFor(Value v, int64_t axis) {
     return it->second;
   if (atom.name.empty()) {
     atom.max = largestByInference(v, axis);
+    if (!atom.max)
+      atom.max = largestOfDataSize(v, axis);
     std::string what = "a value";
     if (Operation *def = v.getDefiningOp())
       if (auto loc = dyn_cast<NameLoc>(def->getLoc()))
@@ -743,6 +780,51 @@ std::optional<int64_t> SymbolicSizes::smallest(const SymSize &s) {
   if (!b && sizeLike)
     return 0;
   return b;
+}
+
+std::string SymbolicSizes::boundAdvice(const SymSize &s) {
+  // The atoms without a largest value: graph inputs' dimensions (a range
+  // bounds them) and sizes computed inside the graph that Kiln cannot
+  // bound (no range helps).
+  SmallVector<std::string> inputs, derived;
+  SmallVector<const SymSize *> work = {&s};
+  while (!work.empty()) {
+    const SymSize *p = work.pop_back_val();
+    for (const auto &[monomial, coefficient] : p->getTerms())
+      for (unsigned id : monomial) {
+        const Atom &a = atoms[id];
+        if (a.divisor) {
+          work.push_back(&a.numerator);
+          continue;
+        }
+        if (a.max)
+          continue;
+        auto arg = dyn_cast<BlockArgument>(a.value);
+        bool input = arg && arg.getOwner()->isEntryBlock() &&
+                     arg.getOwner()->getParentOp() == func.getOperation();
+        SmallVector<std::string> &list = input ? inputs : derived;
+        if (!llvm::is_contained(list, a.name))
+          list.push_back(a.name);
+      }
+  }
+  if (!derived.empty()) {
+    return "the size of " + llvm::join(derived, " and of ") +
+           " has no largest value Kiln can derive from the inputs' ranges "
+           "(the data decides it, or an op Kiln does not follow computes "
+           "it); no --dim range bounds it, so compute this size from the "
+           "inputs' shapes";
+  }
+  if (inputs.empty())
+    return "give each symbolic dimension a range (--dim SYMBOL=MIN..MAX)";
+  // A dim_param takes --dim; an unnamed dimension ("x[1]") a range in the
+  // input's --input-shape.
+  SmallVector<std::string> flags;
+  for (const std::string &name : inputs)
+    flags.push_back(namedAtoms.count(name)
+                        ? "--dim " + name + "=MIN..MAX"
+                        : "a range for " + name + " in --input-shape");
+  return "give " + llvm::join(inputs, " and ") + " a range (" +
+         llvm::join(flags, ", ") + ")";
 }
 
 std::string SymbolicSizes::str(const SymSize &s) {

@@ -124,6 +124,10 @@ public:
 
   /// "batch", "seq * 64", "dim 1 of '/q/MatMul'" for messages.
   std::string str(const SymSize &s);
+  /// For a refusal of `s`, which has no largest value: what to do. A range
+  /// for each graph input's dimension without one; where a size computed
+  /// in the graph has no bound, that size named (no range helps).
+  std::string boundAdvice(const SymSize &s);
 
 private:
   /// A dimension of a value (`value`, `axis`), or, with no value, the
@@ -138,6 +142,7 @@ private:
   };
   unsigned atomFor(Value v, int64_t axis);
   std::optional<int64_t> largestByInference(Value v, int64_t axis);
+  std::optional<int64_t> largestOfDataSize(Value v, int64_t axis);
   std::optional<SymSize> computeDim(Value v, int64_t axis);
   std::optional<int64_t> bound(const SymSize &s, bool upper);
   std::optional<int64_t> refinedBound(const SymSize &s, bool upper,
