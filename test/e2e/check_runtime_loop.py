@@ -21,7 +21,9 @@ ONNX definition.
   scan outputs, stacked and concatenated; torch.jit.script of an LSTMCell
   loop, exported by torch, against torch at seq 1, 7 and 50.
 - Refused by name: scan outputs over an M Kiln cannot bound, and a
-  loop-carried value that changes shape.
+  loop-carried value that changes shape (static, or a run-time size that
+  doubles); a state of run-time size that keeps it has its init's size
+  after the loop (a Range over it, bounded by the input's range).
 
 usage: check_runtime_loop.py KILN_COMPILE KILN_RUN WORKDIR PYTHONPATH
 """
@@ -312,4 +314,37 @@ refused_compile(save_onnx(
     [vi("M", T.INT64, []), vi("v0", T.FLOAT, [3])], [vi("vf", T.FLOAT, None)]),
     "node 'grow_loop' (Loop, opset 13): loop-carried value 0 is "
     "'tensor<3xf32>' before the loop and 'tensor<6xf32>' after an iteration")
+# With a symbolic length the types agree (a float vector of run-time
+# size) but the sizes double each iteration: refused as well (it ran and
+# wrote past the state's buffer before), naming both sizes.
+refused_compile(save_onnx(
+    work, "grow_symbolic",
+    [h.make_node("Loop", ["M", "", "v0"], ["vf"], body=grow_body,
+                 name="grow_loop")],
+    [vi("M", T.INT64, []), vi("v0", T.FLOAT, ["n"])],
+    [vi("vf", T.FLOAT, None)]),
+    "node 'grow_loop' (Loop, opset 13): loop-carried value 0 has n elements "
+    "along axis 0 before the loop and 2 * n after an iteration",
+    dims={"n": (1, 8)})
+# A state of run-time size that keeps it: after the loop its size is the
+# init's, so a Range over it is bounded by n's range.
+keep_body = h.make_graph(
+    list(acc_body.node), "keep",
+    [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("v", T.FLOAT, None)],
+    [vi("cond2", T.BOOL, []), vi("v2", T.FLOAT, None)])
+m = compile_and_load(kiln, save_onnx(
+    work, "keep_symbolic",
+    [h.make_node("Loop", ["M", "", "v0"], ["vf"], body=keep_body),
+     h.make_node("Shape", ["vf"], ["sv"]),
+     h.make_node("Gather", ["sv", "zero"], ["len"], axis=0),
+     h.make_node("Range", ["zero", "len", "one"], ["r"]),
+     h.make_node("Cast", ["r"], ["rf"], to=T.FLOAT),
+     h.make_node("Add", ["vf", "rf"], ["y"])],
+    [vi("M", T.INT64, []), vi("v0", T.FLOAT, ["n"])], [vi("y", T.FLOAT, ["n"])],
+    [("half", np.array(0.5, np.float32)), ("zero", np.array(0, np.int64)),
+     ("one", np.array(1, np.int64))]), dims={"n": (1, 8)})
+for n, trips in ((1, 0), (8, 5), (5, 2)):
+    v = rng.standard_normal(n).astype(np.float32)
+    (y,) = m(np.array(trips, np.int64), v)
+    close(y, acc_ref(v, trips) + np.arange(n), f"keep_symbolic n={n}")
 print("runtime loop: all checks passed")

@@ -36,9 +36,9 @@
 //         is what stopping would have left. Otherwise (a run-time M, an M
 //         too large to unroll, no M at all, or a body that ends a loop with
 //         scan outputs) the loop becomes a kiln.loop holding the body, which
-//         the pass converts next (finishOnnxLoop completes it); it stops
-//         when the body's condition is false (`early_exit`) if the body
-//         computes one.
+//         the pass converts next (finishOnnxLoop, LoopFinish.cpp, completes
+//         it); it stops when the body's condition is false (`early_exit`) if
+//         the body computes one.
 //
 // Unrolling multiplies the body: loops past kMaxUnrolledOps unrolled
 // operations stay loops.
@@ -743,13 +743,15 @@ FailureOr<SmallVector<Value>> Inliner::makeLoop(OnnxNode &node, Region &body,
   block.getArgument(1).replaceAllUsesWith(boolConstant(loc, true));
   block.eraseArgument(1);
   block.getArgument(0).setType(RankedTensorType::get({}, b.getI64Type()));
-  // A loop-carried value keeps its shape (finishOnnxLoop checks the types,
-  // and every iteration writes over the same buffer), so its run-time sizes
-  // in the body are its init's.
+  // A loop-carried value keeps its shape (finishOnnxLoop checks the types
+  // and the sizes, and every iteration writes over the same buffer), so its
+  // run-time sizes in the body and after the loop are its init's.
   for (auto [i, v] : llvm::enumerate(initial)) {
     block.getArgument(1 + i).setType(v.getType());
-    if (!typeOf(v).hasStaticShape())
+    if (!typeOf(v).hasStaticShape()) {
       sizes.setDims(block.getArgument(1 + i), sizes.dims(v));
+      sizes.setDims(loop.getResult(i), sizes.dims(v));
+    }
   }
   return SmallVector<Value>(loop.getResults());
 }
@@ -924,72 +926,4 @@ bool mlir::kiln::inlineOnnxControlFlow(Operation *op,
   OpBuilder builder(op->getContext());
   Inliner inliner(builder, opsets, sizes);
   return inliner.rewrite(op);
-}
-
-LogicalResult mlir::kiln::finishOnnxLoop(Operation *op, SymbolicSizes &sizes) {
-  auto loop = cast<LoopOp>(op);
-  std::string node;
-  if (auto name = loop->getAttrOfType<StringAttr>(kOnnxNodeAttr))
-    node = name.str();
-  loop->removeAttr(kOnnxNodeAttr);
-  Block &block = loop.getBody().front();
-  Operation *yield = block.getTerminator();
-  ValueRange values = yield->getOperands().drop_front(); // the condition
-  bool earlyExit = loop.getEarlyExit();
-  unsigned n = loop.getNumCarried();
-  if (values.size() != loop.getNumResults())
-    return loop.emitError()
-           << node << ": the body yields " << values.size()
-           << " values after its condition; expected " << loop.getNumResults();
-  for (unsigned i = 0; i < n; ++i)
-    if (values[i].getType() != loop.getInits()[i].getType())
-      return loop.emitError()
-             << node << ": loop-carried value " << i << " is "
-             << loop.getInits()[i].getType() << " before the loop and "
-             << values[i].getType()
-             << " after an iteration; a loop-carried value that changes "
-                "shape is not supported with a run-time trip count";
-  if (earlyExit) {
-    auto cond = dyn_cast<RankedTensorType>(yield->getOperand(0).getType());
-    if (!cond || cond.getRank() != 0 || !cond.getElementType().isInteger(1))
-      return loop.emitError()
-             << node << ": the body's condition output is "
-             << yield->getOperand(0).getType() << "; it must be one bool";
-  }
-  std::optional<SmallVector<SymSize>> trips =
-      sizes.contents(loop.getTripCount());
-  for (unsigned j = n; j < values.size(); ++j) {
-    auto slice = dyn_cast<RankedTensorType>(values[j].getType());
-    if (!slice)
-      return loop.emitError()
-             << node << ": scan output " << j - n << " stacks slices of type "
-             << values[j].getType() << ", which has no rank";
-    SmallVector<int64_t> shape{ShapedType::kDynamic};
-    llvm::append_range(shape, slice.getShape());
-    Value result = loop.getResult(j);
-    result.setType(RankedTensorType::get(shape, slice.getElementType()));
-    // Slices of run-time shape (a symbolic batch) are stacked at sizes the
-    // lowering computes before the loop; the result's sizes are known here
-    // when they come from values outside the loop (the row count, when the
-    // trip count is data, a size of its own).
-    if (!earlyExit) {
-      SmallVector<SymSize> dims{
-          trips && trips->size() == 1 ? trips->front() : sizes.dim(result, 0)};
-      for (int64_t d = 0; d < slice.getRank(); ++d) {
-        SymSize s = slice.isDynamicDim(d)
-                        ? sizes.dim(values[j], d)
-                        : SymSize::constant(slice.getDimSize(d));
-        if (!sizes.definedOutside(s, loop.getBody()))
-          break;
-        dims.push_back(s);
-      }
-      if ((int64_t)dims.size() == 1 + slice.getRank())
-        sizes.setDims(result, dims);
-    }
-  }
-  OpBuilder b(yield);
-  YieldOp::create(b, yield->getLoc(),
-                  earlyExit ? ValueRange(yield->getOperands()) : values);
-  yield->erase();
-  return success();
 }

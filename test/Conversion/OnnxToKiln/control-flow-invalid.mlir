@@ -32,6 +32,23 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
+// With a run-time size the types agree (tensor<?xf32>) but the sizes double:
+// refused too, since every iteration writes over the init's buffer.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @growing_runtime_state(%m: tensor<i64>, %x: tensor<?xf32> {onnx.name = "x"}) -> tensor<*xf32> {
+    %none = onnx.NoValue
+    // expected-error@unknown {{node 'loop' (Loop, opset 13): loop-carried value 0 has x[0] elements along axis 0 before the loop and 2 * x[0] after an iteration, which Kiln cannot prove equal}}
+    %r = "onnx.Loop"(%m, %none, %x) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<*xf32>):
+      %w = "onnx.Concat"(%v, %v) {axis = 0 : si64} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%c, %w) : (tensor<i1>, tensor<*xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<?xf32>) -> tensor<*xf32> loc("loop")
+    return %r : tensor<*xf32>
+  }
+}
+
+// -----
+
 // A constant condition takes one branch; Scan unrolls over its static axis.
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @fine(%x: tensor<3xf32>, %y: tensor<4xf32>, %s: tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {

@@ -1,0 +1,105 @@
+//===- LoopFinish.cpp - completing a run-time ONNX Loop ----------*- C++
+//-*-===//
+//
+// A Loop that runs at run time becomes a kiln.loop whose body the
+// conversion converts after the loop op itself (ControlFlow.cpp). Once it
+// has, finishOnnxLoop checks what the body yields against the loop: each
+// loop-carried value keeps its init's type and run-time sizes (every
+// iteration writes over one buffer), and each scan output is typed as the
+// stack of its slices, with the sizes the lowering computes before the loop.
+//
+//===----------------------------------------------------------------------===//
+#include "ControlFlow.h"
+#include "kiln/Conversion/OnnxToKiln/OnnxToKiln.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+LogicalResult mlir::kiln::finishOnnxLoop(Operation *op, SymbolicSizes &sizes) {
+  auto loop = cast<LoopOp>(op);
+  std::string node;
+  if (auto name = loop->getAttrOfType<StringAttr>(kOnnxNodeAttr))
+    node = name.str();
+  loop->removeAttr(kOnnxNodeAttr);
+  Block &block = loop.getBody().front();
+  Operation *yield = block.getTerminator();
+  ValueRange values = yield->getOperands().drop_front(); // the condition
+  bool earlyExit = loop.getEarlyExit();
+  unsigned n = loop.getNumCarried();
+  if (values.size() != loop.getNumResults())
+    return loop.emitError()
+           << node << ": the body yields " << values.size()
+           << " values after its condition; expected " << loop.getNumResults();
+  for (unsigned i = 0; i < n; ++i)
+    if (values[i].getType() != loop.getInits()[i].getType())
+      return loop.emitError()
+             << node << ": loop-carried value " << i << " is "
+             << loop.getInits()[i].getType() << " before the loop and "
+             << values[i].getType()
+             << " after an iteration; a loop-carried value that changes "
+                "shape is not supported with a run-time trip count";
+  // Every iteration writes over the init's buffer, so the run-time sizes
+  // must be the init's too: a guard in the body could not stop the write.
+  for (unsigned i = 0; i < n; ++i) {
+    Value init = loop.getInits()[i];
+    auto type = cast<RankedTensorType>(init.getType());
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      SymSize before = sizes.dim(init, d), after = sizes.dim(values[i], d);
+      if (before != after)
+        return loop.emitError()
+               << node << ": loop-carried value " << i << " has "
+               << sizes.str(before) << " elements along axis " << d
+               << " before the loop and " << sizes.str(after)
+               << " after an iteration, which Kiln cannot prove equal; a "
+                  "loop-carried value must keep its sizes with a run-time "
+                  "trip count (give the trip count a constant, or carry a "
+                  "value of fixed size)";
+    }
+  }
+  if (earlyExit) {
+    auto cond = dyn_cast<RankedTensorType>(yield->getOperand(0).getType());
+    if (!cond || cond.getRank() != 0 || !cond.getElementType().isInteger(1))
+      return loop.emitError()
+             << node << ": the body's condition output is "
+             << yield->getOperand(0).getType() << "; it must be one bool";
+  }
+  std::optional<SmallVector<SymSize>> trips =
+      sizes.contents(loop.getTripCount());
+  for (unsigned j = n; j < values.size(); ++j) {
+    auto slice = dyn_cast<RankedTensorType>(values[j].getType());
+    if (!slice)
+      return loop.emitError()
+             << node << ": scan output " << j - n << " stacks slices of type "
+             << values[j].getType() << ", which has no rank";
+    SmallVector<int64_t> shape{ShapedType::kDynamic};
+    llvm::append_range(shape, slice.getShape());
+    Value result = loop.getResult(j);
+    result.setType(RankedTensorType::get(shape, slice.getElementType()));
+    // Slices of run-time shape (a symbolic batch) are stacked at sizes the
+    // lowering computes before the loop; the result's sizes are known here
+    // when they come from values outside the loop (the row count, when the
+    // trip count is data, a size of its own).
+    if (!earlyExit) {
+      SmallVector<SymSize> dims{
+          trips && trips->size() == 1 ? trips->front() : sizes.dim(result, 0)};
+      for (int64_t d = 0; d < slice.getRank(); ++d) {
+        SymSize s = slice.isDynamicDim(d)
+                        ? sizes.dim(values[j], d)
+                        : SymSize::constant(slice.getDimSize(d));
+        if (!sizes.definedOutside(s, loop.getBody()))
+          break;
+        dims.push_back(s);
+      }
+      if ((int64_t)dims.size() == 1 + slice.getRank())
+        sizes.setDims(result, dims);
+    }
+  }
+  OpBuilder b(yield);
+  YieldOp::create(b, yield->getLoc(),
+                  earlyExit ? ValueRange(yield->getOperands()) : values);
+  yield->erase();
+  return success();
+}
