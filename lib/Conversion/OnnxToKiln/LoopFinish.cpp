@@ -1,5 +1,4 @@
-//===- LoopFinish.cpp - completing a run-time ONNX Loop ----------*- C++
-//-*-===//
+//===- LoopFinish.cpp - completing a run-time ONNX Loop -------*- C++ -*-===//
 //
 // A Loop that runs at run time becomes a kiln.loop whose body the
 // conversion converts after the loop op itself (ControlFlow.cpp). Once it
@@ -31,19 +30,18 @@ LogicalResult mlir::kiln::finishOnnxLoop(Operation *op, SymbolicSizes &sizes) {
     return loop.emitError()
            << node << ": the body yields " << values.size()
            << " values after its condition; expected " << loop.getNumResults();
-  for (unsigned i = 0; i < n; ++i)
-    if (values[i].getType() != loop.getInits()[i].getType())
-      return loop.emitError()
-             << node << ": loop-carried value " << i << " is "
-             << loop.getInits()[i].getType() << " before the loop and "
-             << values[i].getType()
-             << " after an iteration; a loop-carried value that changes "
-                "shape is not supported with a run-time trip count";
-  // Every iteration writes over the init's buffer, so the run-time sizes
-  // must be the init's too: a guard in the body could not stop the write.
+  // Every iteration writes over the init's buffer, so the type and the
+  // run-time sizes must be the init's: a guard in the body could not stop
+  // the write.
   for (unsigned i = 0; i < n; ++i) {
     Value init = loop.getInits()[i];
     auto type = cast<RankedTensorType>(init.getType());
+    if (values[i].getType() != type)
+      return loop.emitError()
+             << node << ": loop-carried value " << i << " is " << type
+             << " before the loop and " << values[i].getType()
+             << " after an iteration; a loop-carried value that changes "
+                "shape is not supported with a run-time trip count";
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (!type.isDynamicDim(d))
         continue;

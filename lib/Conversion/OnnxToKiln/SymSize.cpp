@@ -1,5 +1,4 @@
-//===- SymSize.cpp - polynomials over run-time sizes -------------*- C++
-//-*-===//
+//===- SymSize.cpp - polynomials over run-time sizes ----------*- C++ -*-===//
 //
 // The integer polynomials over atoms that SymbolicSizes.h sizes values
 // with: sums, products, exact division and their text for messages.

@@ -109,9 +109,9 @@ std::optional<int64_t> SymbolicSizes::largestOfDataSize(Value v, int64_t axis) {
   auto largestCount = [&](Value x) -> std::optional<int64_t> {
     std::optional<SymSize> count = SymSize::constant(1);
     for (const SymSize &d : dims(x))
-      if (!count || !(count = SymSize::mul(*count, d)))
+      if (!(count = SymSize::mul(*count, d)))
         return std::nullopt;
-    return count ? largest(*count) : std::nullopt;
+    return largest(*count);
   };
   if (auto t = dyn_cast<TopKOp>(def); t && axis == t.getAxis())
     return largest(dim(t.getInput(), axis));
