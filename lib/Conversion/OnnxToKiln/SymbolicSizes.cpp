@@ -101,7 +101,7 @@ std::optional<int64_t> SymbolicSizes::largestByInference(Value v,
 /// and Unique's distinct slices by their axis (a guard checks k against
 /// it), a Compress's kept slices by its axis, NonZero's count by the
 /// input's element count, NonMaxSuppression's kept rows by the number of
-/// (batch, class, box) scores.
+/// (batch, class, box) scores, a Slice's by its input's size.
 std::optional<int64_t> SymbolicSizes::largestOfDataSize(Value v, int64_t axis) {
   Operation *def = v.getDefiningOp();
   if (!def || depth > kMaxDepth)
@@ -113,6 +113,9 @@ std::optional<int64_t> SymbolicSizes::largestOfDataSize(Value v, int64_t axis) {
         return std::nullopt;
     return largest(*count);
   };
+  // A run-time slice (bounds read from the data) reads inside its input.
+  if (auto s = dyn_cast<SizedSliceOp>(def))
+    return largest(dim(s.getInput(), axis));
   if (auto t = dyn_cast<TopKOp>(def); t && axis == t.getAxis())
     return largest(dim(t.getInput(), axis));
   if (auto c = dyn_cast<CompressOp>(def); c && axis == c.getAxis())

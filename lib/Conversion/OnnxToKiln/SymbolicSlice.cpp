@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -24,6 +25,18 @@ struct AxisSlice {
   Value offset, size;
   std::optional<SymSize> known;
 };
+
+/// A start or end of a Slice: a polynomial of the sizes (a constant, or
+/// computed from shapes), or an `index` read from the data at run time.
+struct Bound {
+  std::optional<SymSize> known;
+  Value read;
+};
+
+Value boundValue(OnnxNode &node, const Bound &p) {
+  return p.known ? node.sizes->materialize(node.builder, node.loc(), *p.known)
+                 : p.read;
+}
 
 /// The run-time position `v` of a Slice bound on a dimension of size `d`:
 /// negative counts from the end, then clamped into [lowest, highest].
@@ -56,13 +69,16 @@ Value stepCount(OpBuilder &b, Location loc, Value from, Value to, int64_t step,
 /// axis backwards (torch.flip: start -1, end below -dim) keeps the size's
 /// polynomial for a step of -1.
 AxisSlice reversedSliceAxis(OnnxNode &node, const SymSize &dim,
-                            const SymSize &start, const SymSize &end,
+                            const Bound &start, const Bound &end,
                             int64_t step) {
   SymbolicSizes &sizes = *node.sizes;
   OpBuilder &b = node.builder;
   Location loc = node.loc();
   AxisSlice out;
-  std::optional<int64_t> sc = start.getConstant(), ec = end.getConstant();
+  std::optional<int64_t> sc = start.known ? start.known->getConstant()
+                                          : std::nullopt,
+                         ec = end.known ? end.known->getConstant()
+                                        : std::nullopt;
   std::optional<int64_t> hi = sizes.largest(dim);
   bool fromLast = sc && (*sc == -1 || (hi && *sc >= *hi - 1 && *sc >= 0 &&
                                        sizes.smallest(dim) == hi));
@@ -80,19 +96,20 @@ AxisSlice reversedSliceAxis(OnnxNode &node, const SymSize &dim,
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value minusOne = arith::ConstantIndexOp::create(b, loc, -1);
   Value last = arith::AddIOp::create(b, loc, d, minusOne);
-  Value first = clampedPosition(b, loc, sizes.materialize(b, loc, start), d,
-                                zero, zero, last);
-  Value stop = clampedPosition(b, loc, sizes.materialize(b, loc, end), d, zero,
-                               minusOne, last);
+  Value first =
+      clampedPosition(b, loc, boundValue(node, start), d, zero, zero, last);
+  Value stop =
+      clampedPosition(b, loc, boundValue(node, end), d, zero, minusOne, last);
   out.offset = first;
   out.size = stepCount(b, loc, stop, first, -step, d, zero);
   return out;
 }
 
 /// ONNX Slice's clamping of `start` and `end` (positions, negative from the
-/// end) to a dimension of size `dim`, with step `step` > 0.
-AxisSlice sliceAxis(OnnxNode &node, const SymSize &dim, const SymSize &start,
-                    const SymSize &end, int64_t step) {
+/// end) to a dimension of size `dim`, with step `step` > 0. Bounds read
+/// from the data are clamped at run time.
+AxisSlice sliceAxis(OnnxNode &node, const SymSize &dim, const Bound &start,
+                    const Bound &end, int64_t step) {
   if (step < 0)
     return reversedSliceAxis(node, dim, start, end, step);
   SymbolicSizes &sizes = *node.sizes;
@@ -134,7 +151,11 @@ AxisSlice sliceAxis(OnnxNode &node, const SymSize &dim, const SymSize &start,
       return p;
     return std::nullopt;
   };
-  std::optional<SymSize> s = resolve(start, false), e = resolve(end, true);
+  std::optional<SymSize> s, e;
+  if (start.known && end.known) {
+    s = resolve(*start.known, false);
+    e = resolve(*end.known, true);
+  }
   AxisSlice out;
   if (s && e && step == 1) {
     std::optional<SymSize> ns = SymSize::neg(*s);
@@ -171,10 +192,8 @@ AxisSlice sliceAxis(OnnxNode &node, const SymSize &dim, const SymSize &start,
   // at most the dimension's (the arena's bound).
   Value d = sizes.materialize(b, loc, dim);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value lo = clampedPosition(b, loc, sizes.materialize(b, loc, start), d, zero,
-                             zero, d);
-  Value hi =
-      clampedPosition(b, loc, sizes.materialize(b, loc, end), d, zero, zero, d);
+  Value lo = clampedPosition(b, loc, boundValue(node, start), d, zero, zero, d);
+  Value hi = clampedPosition(b, loc, boundValue(node, end), d, zero, zero, d);
   out.offset = lo;
   out.size = stepCount(b, loc, lo, hi, step, d, zero);
   return out;
@@ -188,24 +207,61 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicSlice(OnnxNode &node) {
     return notApplicable();
   RankedTensorType in = typeOf(x);
   SymbolicSizes &sizes = *node.sizes;
-  std::optional<SmallVector<SymSize>> starts = sizes.contents(node.input(1)),
-                                      ends = sizes.contents(node.input(2));
+  if (!node.input(1) || !node.input(2))
+    return notApplicable(); // the static conversion names what is missing
+  std::optional<SmallVector<SymSize>> startSizes =
+                                          sizes.contents(node.input(1)),
+                                      endSizes = sizes.contents(node.input(2));
   bool symbolicArgs =
       sizes.isSymbolic(node.input(1)) || sizes.isSymbolic(node.input(2));
-  if (in.hasStaticShape() && !symbolicArgs)
+  bool fromData = !startSizes || !endSizes;
+  // A static input sliced by constants, or by data values that must give
+  // the declared static shape (checked at run time), keeps its static form.
+  auto declared = dyn_cast<RankedTensorType>(node.op->getResult(0).getType());
+  if (in.hasStaticShape() && !symbolicArgs &&
+      (!fromData || (declared && declared.hasStaticShape())))
     return notApplicable();
-  if (!starts || !ends) {
-    node.fail() << "with symbolic sizes, starts and ends must be constants "
-                   "or computed from shapes; give the symbolic dimensions one "
-                   "size to compile this Slice";
+  // Starts and ends read from the data (`x[:, :n]` with n counted from a
+  // mask): each is clamped at run time and the sliced axis's size, at most
+  // the input's, is a run-time size (docs/shapes.md).
+  auto bounds = [&](unsigned i, std::optional<SmallVector<SymSize>> &known)
+      -> FailureOr<SmallVector<Bound>> {
+    SmallVector<Bound> out;
+    if (known) {
+      for (const SymSize &v : *known)
+        out.push_back({v, Value()});
+      return out;
+    }
+    Value t = node.input(i);
+    auto type = dyn_cast<RankedTensorType>(t.getType());
+    if (!type || type.getRank() != 1 || !type.hasStaticShape() ||
+        !isa<IntegerType>(type.getElementType())) {
+      node.fail() << (i == 1 ? "starts" : "ends")
+                  << " must be a 1-D integer tensor of static length, got "
+                  << t.getType();
+      return failure();
+    }
+    OpBuilder &b = node.builder;
+    for (int64_t j = 0; j < type.getNumElements(); ++j) {
+      Value at = arith::ConstantIndexOp::create(b, node.loc(), j);
+      Value raw = tensor::ExtractOp::create(b, node.loc(), t, at);
+      out.push_back({std::nullopt, arith::IndexCastOp::create(
+                                       b, node.loc(), b.getIndexType(), raw)});
+    }
+    return out;
+  };
+  FailureOr<SmallVector<Bound>> starts = bounds(1, startSizes),
+                                ends = bounds(2, endSizes);
+  if (failed(starts) || failed(ends))
     return failure();
-  }
+  const char *why = fromData ? "when starts or ends are read from the data"
+                             : "with symbolic sizes";
   int64_t rank = in.getRank();
   SmallVector<int64_t> axes, steps;
   if (node.input(3)) {
     std::optional<SmallVector<int64_t>> a = node.constantInts(3);
     if (!a) {
-      node.fail() << "axes must be a constant with symbolic sizes";
+      node.fail() << "axes must be a constant " << why;
       return failure();
     }
     axes = *a;
@@ -216,7 +272,7 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicSlice(OnnxNode &node) {
   if (node.input(4)) {
     std::optional<SmallVector<int64_t>> s = node.constantInts(4);
     if (!s) {
-      node.fail() << "steps must be a constant with symbolic sizes";
+      node.fail() << "steps must be a constant " << why;
       return failure();
     }
     steps = *s;
