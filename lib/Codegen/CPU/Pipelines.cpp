@@ -70,6 +70,7 @@ void kiln::buildCPUCodegenPipeline(OpPassManager &pm,
   });
   OpPassManager &buffers = pm.nest<func::FuncOp>();
   buffers.addPass(createFillBordersPass());
+  buffers.addPass(createRestrideGathersPass());
   buffers.addPass(createPrefetchPanelsPass());
   pm.addPass(createOutlineParallelLoopsPass());
   buildCPULoweringPipeline(pm, options.amx);

@@ -333,6 +333,24 @@ def FillBordersPass : Pass<"kiln-cpu-fill-borders", "func::FuncOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def RestrideGathersPass : Pass<"kiln-cpu-restride-gathers", "func::FuncOp"> {
+  let summary = "Make vector.gather offsets follow the strides of a non-contiguous memref";
+  let description = [{
+    After bufferization: linalg's vectorizer turns an N-d `tensor.extract`
+    into a `vector.gather` whose offsets are linear in the tensor's shape,
+    which is right only where the buffer is contiguous. A tensor that
+    bufferizes into a strided or partial view (a Slice with a step, a box
+    of a larger buffer) would be read at the wrong places (the LLVM 22
+    lowering adds the offsets to the innermost dimension). Every gather from
+    a memref that is not contiguous row-major gets its offsets split by the
+    shape and multiplied by the memref's strides, and reads a 1-D view of
+    the same memory.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def PrefetchPanelsPass : Pass<"kiln-cpu-prefetch-panels", "func::FuncOp"> {
   let summary = "Fetch the weight panel the next parallel iteration reads while this one computes";
   let description = [{
