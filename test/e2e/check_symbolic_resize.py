@@ -11,11 +11,15 @@ with ranges and run at several shapes, odd ones included, against torch
 traced with a fixed Resize target is refused at a size where its Concat
 does not fit. A block of grouped convolutions and torch.flip run through
 the same checks, and a Resize whose sizes the graph computes in float
-(Cast, Mul by 2.0, Floor, Cast back), after a BatchNormalization.
+(Cast, Mul by 2.0, Floor, Cast back), after a BatchNormalization. Nearest
+upsampling by 2 and 3 of a symbolic height beside a narrow static width,
+whose row tiles must start at multiples of the scale (a tile of 5 rows read
+rows 2, 2, 2, 3, ... for 2, 3, 3, 4, ... until the tiles kept the divisor).
 
 usage: check_symbolic_resize.py KILN_COMPILE WORKDIR PYTHONPATH
 """
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -194,4 +198,29 @@ for shape in shapes:
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
                                err_msg=f"float_sizes at {shape}")
 print(f"float_sizes: ok at {len(shapes)} shapes")
+
+# Nearest by 2 and by 3 over a symbolic height, the width static and narrow.
+for scale in (2, 3):
+    module = Interpolate(scale_factor=scale, mode="nearest").eval()
+    name = f"nearest_rows_x{scale}"
+    path = os.path.join(work, name + ".onnx")
+    torch.onnx.export(module, (torch.randn(1, 1, 9, 3),), path, opset_version=13,
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "n", 2: "h"}})
+    so = os.path.join(work, name + ".so")
+    r = subprocess.run([compile_, path, "-o", so, "--dim", "n=1..4", "--dim",
+                        "h=1..40"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    m = kiln.load(so)
+    row_shapes = [(1, 1, 20, 3), (2, 1, 9, 3), (1, 1, 1, 3), (4, 1, 40, 3),
+                  (3, 1, 13, 3)]
+    for shape in row_shapes:
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            want = module(x).numpy()
+        got = m(x.numpy())[0]
+        assert got.shape == want.shape, (name, shape, got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0,
+                                   err_msg=f"{name} at {shape}")
+    print(f"{name}: ok at {len(row_shapes)} shapes")
 print("symbolic resize: ok")

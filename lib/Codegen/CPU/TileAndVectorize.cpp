@@ -442,6 +442,7 @@ FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
   SmallVector<int64_t> tiles(n, 0);
   for (unsigned i = 0; i < n; ++i)
     tiles[i] = producerTiles[out.getDimPosition(i)];
+  keepDivisorsWhole(consumer, tiles);
   if (llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
     return failure();
   auto consumerDim = [&](int64_t producerDim) -> int64_t {

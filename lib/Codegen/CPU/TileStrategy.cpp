@@ -6,6 +6,8 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <numeric>
+
 namespace mlir::kiln {
 
 /// Largest divisor of `size` not above `target` (the whole size if it fits).
@@ -182,11 +184,12 @@ SmallVector<int64_t> chooseTileSizesFor(linalg::LinalgOp op,
 /// it gets the tile of a large static loop.
 constexpr int64_t kNominalExtent = 1024 * 315;
 
-/// Tile sizes for one op (0 = leave the loop whole). The loops of run-time
-/// extent are tiled as `runtime` says; the other loops as if each of those
-/// had the extent it is tiled as.
-SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw,
-                                     RuntimeExtentTiling runtime) {
+/// Tile sizes for one op (0 = leave the loop whole), before
+/// keepDivisorsWhole. The loops of run-time extent are tiled as `runtime`
+/// says; the other loops as if each of those had the extent it is tiled as.
+static SmallVector<int64_t>
+chooseTileSizesAnyOffset(linalg::LinalgOp op, int64_t vw,
+                         RuntimeExtentTiling runtime) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   if (!ShapedType::isDynamicShape(r))
     return chooseTileSizesFor(op, r, vw);
@@ -206,6 +209,41 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw,
     else if (runtime == RuntimeExtentTiling::Unit || t[i] == 0)
       t[i] = 1;
   }
+  return t;
+}
+
+void keepDivisorsWhole(linalg::LinalgOp op, MutableArrayRef<int64_t> tiles) {
+  // The lcm of the divisors each loop meets; 0 where one is not a constant.
+  SmallVector<int64_t> multiple(op.getNumLoops(), 1);
+  for (AffineMap map : op.getIndexingMapsArray())
+    for (AffineExpr e : map.getResults())
+      e.walk([&](AffineExpr sub) {
+        auto bin = dyn_cast<AffineBinaryOpExpr>(sub);
+        if (!bin || (bin.getKind() != AffineExprKind::FloorDiv &&
+                     bin.getKind() != AffineExprKind::CeilDiv &&
+                     bin.getKind() != AffineExprKind::Mod))
+          return;
+        auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+        int64_t divisor = c && c.getValue() > 0 ? c.getValue() : 0;
+        bin.getLHS().walk([&](AffineExpr x) {
+          auto dim = dyn_cast<AffineDimExpr>(x);
+          if (!dim || dim.getPosition() >= multiple.size())
+            return;
+          int64_t &m = multiple[dim.getPosition()];
+          m = divisor == 0 || m == 0 ? 0 : std::lcm(m, divisor);
+        });
+      });
+  for (auto [t, m] : llvm::zip(tiles, multiple)) {
+    if (t <= 1 || m == 1)
+      continue;
+    t = m > 0 && t >= m ? t / m * m : 1;
+  }
+}
+
+SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, int64_t vw,
+                                     RuntimeExtentTiling runtime) {
+  SmallVector<int64_t> t = chooseTileSizesAnyOffset(op, vw, runtime);
+  keepDivisorsWhole(op, t);
   return t;
 }
 

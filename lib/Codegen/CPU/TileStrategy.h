@@ -47,10 +47,20 @@ enum class RuntimeExtentTiling {
   Whole,
 };
 
-/// Tile sizes for one op (0 = leave the loop whole).
+/// Tile sizes for one op (0 = leave the loop whole), kept whole for the
+/// divisors of its indexing maps (keepDivisorsWhole).
 SmallVector<int64_t>
 chooseTileSizes(linalg::LinalgOp op, int64_t vw,
                 RuntimeExtentTiling runtime = RuntimeExtentTiling::Unit);
+
+/// Tiling starts each tile at a multiple of its size and gives the tile the
+/// op's own indexing maps, which is right for a map that divides a loop
+/// (nearest upsampling reads row `d floordiv 2`) only where the tile starts
+/// at a multiple of the divisor: a tile of 5 rows at row 5 reads input rows
+/// 2, 2, 3, ... as 2, 2, 2, 3, ... Each tile of more than one index becomes
+/// a multiple of every divisor of its loop (a floordiv, ceildiv or mod by a
+/// constant), or 1 when it is smaller or the divisor is not a constant.
+void keepDivisorsWhole(linalg::LinalgOp op, MutableArrayRef<int64_t> tiles);
 
 /// Tiling loop order for `op`: the channels first for channelsOutermost
 /// products, the other loops in their order after them; else the op's own
