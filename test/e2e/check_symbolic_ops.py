@@ -17,7 +17,8 @@ fit refused at run time naming the node), GridSample with the image's
 and the grid's sizes symbolic (2-D in every mode and padding, 3-D linear),
 RoiAlign over a run-time number of boxes on an image of run-time size
 (against torchvision), and DFT of a batch of signals of run-time count
-(against numpy.fft). Each is compiled once with ranges and run at several
+(against numpy.fft), and a CumSum, nearest upsampling and edge Pad whose
+sizes are all followed. Each is compiled once with ranges and run at several
 shapes, compared with torch or numpy in float64 (rtol 1e-4, atol 1e-5 for
 float results; exact for Hardmax, ArgMax/ArgMin, OneHot, EyeLike and the
 int8 round trip), and a size past its range is refused.
@@ -595,4 +596,22 @@ assert r.returncode == 1, (r.returncode, r.stderr)
 assert "node 'datapad' (Pad, opset 13)" in r.stderr and \
     "sizes computed from Shape" in r.stderr, r.stderr
 print("Pad of data-dependent amounts: refused naming the node")
+# A running sum, a nearest 2x upsampling of it and an edge Pad of every axis:
+# each size is followed (the batch of the upsampling is the input's, not a
+# size of its own that might be 0), so the edge Pad compiles.
+m = build("cumsum_upsample_edge",
+          [h.make_node("CumSum", ["x", "axis"], ["c"], name="cumsum"),
+           h.make_node("Resize", ["c", "", "scales"], ["r"], name="up",
+                       mode="nearest"),
+           h.make_node("Pad", ["r", "pads"], ["y"], name="edge", mode="edge")],
+          ["b", 2, "h", "w"], None, 18, {"b": (1, 4), "h": (4, 20), "w": (4, 20)},
+          inits=[nh.from_array(np.array(2, np.int64), "axis"),
+                 nh.from_array(np.array([1, 1, 2, 2], np.float32), "scales"),
+                 nh.from_array(np.array([1, 0, 0, 1, 0, 1, 1, 0], np.int64),
+                               "pads")])
+check("CumSum, nearest 2x, edge Pad", m,
+      lambda x: np.pad(np.cumsum(x.astype(np.float64), axis=2)
+                       .repeat(2, axis=2).repeat(2, axis=3),
+                       [(1, 0), (0, 1), (0, 1), (1, 0)], mode="edge"),
+      [(1, 2, 4, 4), (4, 2, 20, 17), (2, 2, 7, 9)])
 print("symbolic ops: all match")

@@ -323,6 +323,13 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
           def) ||
       (isa<GlobalAvgPoolOp>(def) && axis < 2))
     return dim(def->getOperand(0), axis);
+  // Running sums and products keep their input's shape; nearest upsampling
+  // by whole factors multiplies each size by its factor.
+  if (isa<CumSumOp, CumProdOp>(def))
+    return dim(def->getOperand(0), axis);
+  if (auto u = dyn_cast<UpsampleNearestOp>(def))
+    return SymSize::mul(dim(u.getInput(), axis),
+                        SymSize::constant(u.getScales()[axis]));
   // GatherElements has the shape of its indices.
   if (auto g = dyn_cast<GatherElementsOp>(def))
     return dim(g.getIndices(), axis);
