@@ -1,0 +1,605 @@
+#!/usr/bin/python3
+"""Random valid models, Kiln against ONNX Runtime (docs/development.md,
+"Random models against ONNX Runtime").
+
+Each seed builds one model of 4-14 nodes from a pool of the ops exporters
+write (elementwise with broadcasting, MatMul, Conv, pooling, reductions,
+Softmax, LayerNormalization, Transpose, Reshape, Concat, Slice with constant,
+Shape-computed and data-read bounds, Gather, Pad, TopK, Where, CumSum,
+Resize, Cast round trips), with symbolic dimensions (`b`, `t`, `h`, `w`,
+each with a range) or static ones. The model is compiled once with
+`kiln-compile --dim SYM=MIN..MAX` and run through the Python bindings at
+three assignments of the symbols (the range's ends and one inside), and
+every output is compared with ONNX Runtime's (onnxruntime-node, CPU, one
+thread) within rtol 1e-3 and atol 1e-4 times the output's largest
+magnitude. Ops whose results jump (Where on a comparison, TopK, Floor) are
+only applied to values computed exactly (inputs, their slices, transposes,
+...), so rounding cannot flip them.
+
+Each seed ends in one class:
+  pass      every output matched at every shape
+  refused   kiln-compile refused with a diagnostic naming a node (listed,
+            to be read: a valid model refused is a gap, not a crash)
+  BUG       a crash, an internal error, a run error on in-range inputs, an
+            output of the wrong shape or a number beyond tolerance; the
+            model and the message are kept in OUT/bugs/SEED/
+  skipped   ONNX Runtime itself could not run the model (a generator gap)
+
+usage (from the repository root; a few seconds a seed on 2 cores):
+  /usr/bin/python3 bench/fuzz/models.py --seeds 0:200 [--out /tmp/kiln-fuzz]
+  /usr/bin/python3 bench/fuzz/models.py --seeds 17 --keep   # one seed, kept
+"""
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h, numpy_helper as nh
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from ort import NODE_DIR, ensure_ort  # noqa: E402
+
+F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+RANGES = {"b": (1, 4), "t": (1, 24), "h": (4, 20), "w": (4, 20)}
+
+
+class Tensor:
+    """A value of the model: its name and its dimensions, each an int or a
+    string naming a size (a symbol, or an expression of symbols that only
+    equals an identically derived one); `exact` when no rounding reached
+    it (comparisons on it cannot flip)."""
+
+    def __init__(self, name, dims, exact, elem=F32):
+        self.name, self.dims, self.exact, self.elem = name, list(dims), exact, elem
+
+    @property
+    def rank(self):
+        return len(self.dims)
+
+
+class Builder:
+    def __init__(self, rng):
+        self.rng = rng
+        self.nodes, self.inits, self.pool = [], [], []
+        self.count = 0
+        self.data_sizes = 0
+
+    def fresh(self, stem):
+        self.count += 1
+        return f"{stem}{self.count}"
+
+    def const(self, array, stem="c"):
+        name = self.fresh(stem)
+        self.inits.append(nh.from_array(np.asarray(array), name))
+        return name
+
+    def node(self, op, inputs, stem, **attrs):
+        out = self.fresh(stem)
+        self.nodes.append(h.make_node(op, inputs, [out], name=out, **attrs))
+        return out
+
+    def weight(self, *shape):
+        fan = max(1, int(np.prod(shape[1:])) if len(shape) > 1 else shape[0])
+        w = self.rng.standard_normal(shape) / np.sqrt(fan)
+        return self.const(w.astype(np.float32), "w")
+
+    def shape_of(self, t, axis):
+        """Shape(t)[axis] as a 1-element int64 tensor (an exporter's size)."""
+        s = self.node("Shape", [t.name], "shape")
+        return self.node("Gather", [s, self.const(np.array([axis], np.int64))],
+                         "dim", axis=0)
+
+
+def derived(*parts):
+    return "(" + " ".join(str(p) for p in parts) + ")"
+
+
+def static_dim(d):
+    return isinstance(d, int)
+
+
+# Each op takes the builder and a tensor, returns a new Tensor or None.
+def op_unary(b, t):
+    r = b.rng
+    op = r.choice(["Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Erf", "Softplus",
+                   "LeakyRelu", "HardSigmoid", "Sin", "Elu", "HardSwish"])
+    attrs = {"alpha": 0.1} if op == "LeakyRelu" else {}
+    exact = t.exact and op in ("Relu", "Abs", "Neg")
+    return Tensor(b.node(op, [t.name], "u", **attrs), t.dims, exact)
+
+
+def op_binary(b, t):
+    r = b.rng
+    same = [u for u in b.pool if u.dims == t.dims and u is not t and u.elem == F32]
+    if same and r.random() < 0.5:
+        other = r.choice(same)
+        oname, oexact = other.name, other.exact
+    else:
+        # A constant broadcast against the trailing dims (1 where symbolic).
+        k = r.randint(0, t.rank)
+        shape = [d if static_dim(d) and r.random() < 0.7 else 1
+                 for d in t.dims[t.rank - k:]]
+        oname = b.const(r.standard_normal(shape).astype(np.float32)
+                        if shape else np.float32(r.standard_normal()))
+        oexact = True
+    op = r.choice(["Add", "Sub", "Mul", "Max", "Min", "Div"])
+    if op == "Div":
+        a = b.node("Abs", [oname], "abs")
+        oname = b.node("Add", [a, b.const(np.float32(1.0))], "den")
+    exact = t.exact and oexact and op in ("Max", "Min")
+    return Tensor(b.node(op, [t.name, oname], "bin"), t.dims, exact)
+
+
+def op_matmul(b, t):
+    if t.rank < 2 or not static_dim(t.dims[-1]):
+        return None
+    n = b.rng.choice([3, 5, 8, 16])
+    out = b.node("MatMul", [t.name, b.weight(t.dims[-1], n)], "mm")
+    if b.rng.random() < 0.5:
+        out = b.node("Add", [out, b.const(b.rng.standard_normal(n).astype(np.float32))],
+                     "bias")
+    return Tensor(out, t.dims[:-1] + [n], False)
+
+
+def op_reduce(b, t):
+    if t.rank < 2:
+        return None
+    r = b.rng
+    axis = r.randrange(t.rank)
+    keep = r.random() < 0.5
+    op = r.choice(["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL2"])
+    out = b.node(op, [t.name, b.const(np.array([axis], np.int64))], "red",
+                 keepdims=int(keep))
+    dims = list(t.dims)
+    if keep:
+        dims[axis] = 1
+    else:
+        del dims[axis]
+    return Tensor(out, dims, t.exact and op in ("ReduceMax", "ReduceMin"))
+
+
+def op_softmax(b, t):
+    axis = b.rng.randrange(-t.rank, t.rank)
+    op = b.rng.choice(["Softmax", "LogSoftmax"])
+    return Tensor(b.node(op, [t.name], "sm", axis=axis), t.dims, False)
+
+
+def op_layernorm(b, t):
+    if not static_dim(t.dims[-1]):
+        return None
+    n = t.dims[-1]
+    scale = b.const((1 + 0.1 * b.rng.standard_normal(n)).astype(np.float32))
+    bias = b.const(b.rng.standard_normal(n).astype(np.float32))
+    return Tensor(b.node("LayerNormalization", [t.name, scale, bias], "ln",
+                         axis=-1, epsilon=1e-5), t.dims, False)
+
+
+def op_transpose(b, t):
+    perm = list(range(t.rank))
+    b.rng.shuffle(perm)
+    return Tensor(b.node("Transpose", [t.name], "tr", perm=perm),
+                  [t.dims[p] for p in perm], t.exact)
+
+
+def op_concat(b, t):
+    same = [u for u in b.pool if u.dims == t.dims and u.elem == F32]
+    other = b.rng.choice(same)
+    axis = b.rng.randrange(t.rank)
+    dims = list(t.dims)
+    d = dims[axis]
+    dims[axis] = 2 * d if static_dim(d) else derived(d, "* 2")
+    return Tensor(b.node("Concat", [t.name, other.name], "cat", axis=axis), dims,
+                  t.exact and other.exact)
+
+
+def op_slice(b, t):
+    r = b.rng
+    axis = r.randrange(t.rank)
+    d = t.dims[axis]
+    dims = list(t.dims)
+    axes = b.const(np.array([axis], np.int64))
+    kind = r.choice(["const", "shape", "data", "reverse", "step"])
+    if kind == "const":
+        if static_dim(d):
+            s = r.randrange(0, d)
+            e = r.randrange(s + 1, d + 1)
+            dims[axis] = e - s
+        else:
+            lo = RANGES[d][0] if d in RANGES else 1
+            s, e = 0, r.randrange(1, lo + 1)
+            dims[axis] = e if d in RANGES else derived("min", d, e)
+        starts, ends = b.const(np.array([s], np.int64)), b.const(np.array([e], np.int64))
+        steps = None
+    elif kind == "shape":
+        # x[:, 1:] and x[:, :-1] spelled with Shape, as torch exports a
+        # length's arithmetic.
+        n = b.shape_of(t, axis)
+        if static_dim(d) and d < 2:
+            return None
+        if not static_dim(d) and (d not in RANGES or RANGES[d][0] < 2):
+            return None
+        starts = b.const(np.array([1], np.int64))
+        ends = n
+        dims[axis] = d - 1 if static_dim(d) else derived(d, "- 1")
+        steps = None
+    elif kind == "data":
+        if not t.exact or t.elem != F32:
+            return None
+        # Keep as many leading entries as there are positive values in
+        # the first line along this axis (x[..., :count]).
+        flat = b.node("Flatten", [t.name], "flat", axis=0)
+        pos = b.node("Greater", [flat, b.const(np.float32(0))], "pos")
+        cnt = b.node("ReduceSum", [b.node("Cast", [pos], "posi", to=I64),
+                                   b.const(np.array([1], np.int64))], "cnt",
+                     keepdims=0)
+        starts = b.const(np.array([0], np.int64))
+        ends = cnt
+        b.data_sizes += 1
+        dims[axis] = f"data{b.data_sizes}"
+        steps = None
+    elif kind == "reverse":
+        starts = b.const(np.array([-1], np.int64))
+        ends = b.const(np.array([-(2 ** 62)], np.int64))
+        steps = b.const(np.array([-1], np.int64))
+    else:
+        starts = b.const(np.array([0], np.int64))
+        ends = b.const(np.array([2 ** 62], np.int64))
+        steps = b.const(np.array([2], np.int64))
+        dims[axis] = (d + 1) // 2 if static_dim(d) else derived(d, "+ 1) // 2")
+    inputs = [t.name, starts, ends, axes] + ([steps] if steps else [])
+    return Tensor(b.node("Slice", inputs, "sl"), dims, t.exact)
+
+
+def op_reshape(b, t):
+    if t.rank < 2:
+        return None
+    r = b.rng
+    if r.random() < 0.5:
+        # Merge the last two dims: [0, ..., 0, -1].
+        shape = [0] * (t.rank - 2) + [-1]
+        a, c = t.dims[-2], t.dims[-1]
+        merged = a * c if static_dim(a) and static_dim(c) else derived(a, "*", c)
+        dims = t.dims[:-2] + [merged]
+    else:
+        # Split a static last dim that is even: [0, ..., 0, 2, -1].
+        c = t.dims[-1]
+        if not static_dim(c) or c % 2:
+            return None
+        shape = [0] * (t.rank - 1) + [2, -1]
+        dims = t.dims[:-1] + [2, c // 2]
+    out = b.node("Reshape", [t.name, b.const(np.array(shape, np.int64))], "rs")
+    return Tensor(out, dims, t.exact)
+
+
+def op_unsqueeze(b, t):
+    if t.rank >= 5:
+        return None
+    axis = b.rng.randrange(t.rank + 1)
+    out = b.node("Unsqueeze", [t.name, b.const(np.array([axis], np.int64))], "us")
+    dims = list(t.dims)
+    dims.insert(axis, 1)
+    return Tensor(out, dims, t.exact)
+
+
+def op_gather(b, t):
+    statics = [i for i, d in enumerate(t.dims) if static_dim(d) and d > 1]
+    if not statics:
+        return None
+    axis = b.rng.choice(statics)
+    n = t.dims[axis]
+    k = b.rng.randint(1, 4)
+    idx = np.array([b.rng.randrange(-n, n) for _ in range(k)], np.int64)
+    dims = list(t.dims)
+    dims[axis] = k
+    return Tensor(b.node("Gather", [t.name, b.const(idx)], "ga", axis=axis), dims,
+                  t.exact)
+
+
+def op_conv(b, t):
+    if t.rank != 4 or not static_dim(t.dims[1]):
+        return None
+    r = b.rng
+    c = t.dims[1]
+    k = r.choice([1, 3])
+    stride = r.choice([1, 1, 2])
+    group = c if (c > 1 and r.random() < 0.3) else 1
+    co = c if group > 1 else r.choice([4, 8])
+    pad = k // 2
+    out = b.node("Conv", [t.name, b.weight(co, c // group, k, k),
+                          b.const(r.standard_normal(co).astype(np.float32))],
+                 "conv", kernel_shape=[k, k], pads=[pad] * 4,
+                 strides=[stride] * 2, group=group)
+
+    def spatial(d):
+        if stride == 1:
+            return d
+        return (d + 1) // 2 if static_dim(d) else derived(d, "+ 1) // 2")
+    return Tensor(out, [t.dims[0], co, spatial(t.dims[2]), spatial(t.dims[3])], False)
+
+
+def op_pool(b, t):
+    if t.rank != 4:
+        return None
+    r = b.rng
+    if r.random() < 0.3:
+        return Tensor(b.node("GlobalAveragePool", [t.name], "gap"),
+                      t.dims[:2] + [1, 1], False)
+    op = r.choice(["MaxPool", "AveragePool"])
+    out = b.node(op, [t.name], "pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                 strides=[2, 2])
+    sp = [(d + 1) // 2 if static_dim(d) else derived(d, "+ 1) // 2")
+          for d in t.dims[2:]]
+    return Tensor(out, t.dims[:2] + sp, t.exact and op == "MaxPool")
+
+
+def op_pad(b, t):
+    r = b.rng
+    pads = [r.randint(0, 2) for _ in range(2 * t.rank)]
+    mode = r.choice(["constant", "edge"])
+    out = b.node("Pad", [t.name, b.const(np.array(pads, np.int64))], "pad",
+                 mode=mode)
+    dims = []
+    for i, d in enumerate(t.dims):
+        extra = pads[i] + pads[i + t.rank]
+        dims.append(d + extra if static_dim(d) else
+                    (d if extra == 0 else derived(d, "+", extra)))
+    return Tensor(out, dims, t.exact)
+
+
+def op_topk(b, t):
+    if not t.exact:
+        return None
+    axis = b.rng.randrange(t.rank)
+    d = t.dims[axis]
+    if not static_dim(d) and d not in RANGES:
+        return None
+    hi = d if static_dim(d) else RANGES[d][0]
+    if hi < 1:
+        return None
+    k = b.rng.randint(1, hi)
+    vals = b.fresh("topk")
+    idx = b.fresh("topi")
+    b.nodes.append(h.make_node("TopK", [t.name, b.const(np.array([k], np.int64))],
+                               [vals, idx], name=vals, axis=axis,
+                               largest=b.rng.randint(0, 1)))
+    dims = list(t.dims)
+    dims[axis] = k
+    return Tensor(vals, dims, True)
+
+
+def op_where(b, t):
+    if not t.exact:
+        return None
+    cond = b.node("Greater", [t.name, b.const(np.float32(0.25))], "gt")
+    other = b.node("Mul", [t.name, b.const(np.float32(-0.5))], "neg")
+    return Tensor(b.node("Where", [cond, t.name, other], "where"), t.dims, True)
+
+
+def op_cumsum(b, t):
+    axis = b.rng.randrange(t.rank)
+    return Tensor(b.node("CumSum", [t.name, b.const(np.array(axis, np.int64))],
+                         "cs", reverse=b.rng.randint(0, 1)), t.dims, False)
+
+
+def op_resize(b, t):
+    if t.rank != 4:
+        return None
+    mode = b.rng.choice(["nearest", "linear"])
+    scales = b.const(np.array([1, 1, 2, 2], np.float32))
+    out = b.node("Resize", [t.name, "", scales], "rz", mode=mode)
+    sp = [2 * d if static_dim(d) else derived(d, "* 2") for d in t.dims[2:]]
+    return Tensor(out, t.dims[:2] + sp, t.exact and mode == "nearest")
+
+
+def op_cast(b, t):
+    half = b.node("Cast", [t.name], "f16", to=TensorProto.FLOAT16)
+    return Tensor(b.node("Cast", [half], "f32", to=F32), t.dims, False)
+
+
+OPS = [op_unary, op_binary, op_binary, op_matmul, op_reduce, op_softmax,
+       op_layernorm, op_transpose, op_concat, op_slice, op_slice, op_reshape,
+       op_unsqueeze, op_gather, op_conv, op_conv, op_pool, op_pad, op_topk,
+       op_where, op_cumsum, op_resize, op_cast]
+
+
+def build_model(seed):
+    rng = random.Random(seed)
+    b = Builder(rng)
+    b.rng.standard_normal = lambda shape=(): np.random.default_rng(
+        rng.randrange(2 ** 32)).standard_normal(shape)
+    kind = rng.choice(["image", "sequence", "matrix"])
+    symbolic = rng.random() < 0.8
+    if kind == "image":
+        dims = ["b" if symbolic and rng.random() < 0.7 else 2, rng.choice([1, 3, 4]),
+                "h" if symbolic else 9, "w" if symbolic and rng.random() < 0.7 else 7]
+    elif kind == "sequence":
+        dims = ["b" if symbolic and rng.random() < 0.5 else 2,
+                "t" if symbolic else 11, rng.choice([4, 8, 16])]
+    else:
+        dims = ["t" if symbolic else 6, rng.choice([3, 8])]
+    x = Tensor("x", dims, True)
+    b.pool.append(x)
+    inputs = [h.make_tensor_value_info("x", F32, dims)]
+    for _ in range(rng.randint(4, 14)):
+        t = rng.choice(b.pool[-4:]) if rng.random() < 0.7 else rng.choice(b.pool)
+        made = rng.choice(OPS)(b, t)
+        if made is not None and made.rank >= 1 and all(
+                not static_dim(d) or d > 0 for d in made.dims):
+            b.pool.append(made)
+    if len(b.pool) < 2:
+        return None  # no op applied
+    outs = [b.pool[-1]] + rng.sample(b.pool[1:-1], min(len(b.pool) - 2,
+                                                       rng.randint(0, 2)))
+    seen, outputs = set(), []
+    for o in outs:
+        if o.name not in seen and o.name != "x":
+            seen.add(o.name)
+            outputs.append(h.make_tensor_value_info(o.name, o.elem, None))
+    graph = h.make_graph(b.nodes, f"fuzz{seed}", inputs, outputs, b.inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+    model.ir_version = 8
+    syms = sorted({d for d in dims if isinstance(d, str)})
+    return model, dims, syms
+
+
+def run_ort(model_path, x, work):
+    xfile = os.path.join(work, "x.bin")
+    x.tofile(xfile)
+    spec = os.path.join(work, "in.json")
+    with open(spec, "w") as f:
+        json.dump([{"name": "x", "dtype": "float32", "shape": list(x.shape),
+                    "file": xfile}], f)
+    env = dict(os.environ, NODE_PATH=os.path.join(NODE_DIR, "node_modules"))
+    r = subprocess.run(["node", os.path.join(HERE, "ort_eval.js"), model_path,
+                        spec, work], capture_output=True, text=True, env=env,
+                       timeout=120)
+    if r.returncode:
+        return None, r.stderr.strip()[-300:]
+    outs = []
+    dt = {"float32": np.float32, "int64": np.int64, "bool": np.bool_}
+    for o in json.load(open(os.path.join(work, "outputs.json"))):
+        outs.append(np.fromfile(o["file"], dt[o["dtype"]]).reshape(o["shape"]))
+    return outs, None
+
+
+INTERNAL = re.compile(r"internal error|Assertion|LLVM ERROR|Stack dump|"
+                      r"PLEASE submit|failed to verify|op requires|'[a-z_]+\.[a-z_.]+' op ")
+
+
+def one_seed(seed, kiln_compile, pythonpath, out_dir, keep):
+    built = build_model(seed)
+    if built is None:
+        return seed, "skipped", "no output"
+    model, dims, syms = built
+    work = tempfile.mkdtemp(prefix=f"fuzz{seed}-", dir=out_dir)
+    path = os.path.join(work, "model.onnx")
+    onnx.save(model, path)
+    result = check(seed, path, work, dims, syms, kiln_compile, pythonpath)
+    cls = result[0]
+    if cls == "BUG":
+        dest = os.path.join(out_dir, "bugs", str(seed))
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(work, dest)
+        with open(os.path.join(dest, "message.txt"), "w") as f:
+            f.write(result[1] + "\n")
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return (seed,) + result
+
+
+def check(seed, path, work, dims, syms, kiln_compile, pythonpath):
+    so = os.path.join(work, "model.so")
+    flags = []
+    for s in syms:
+        flags += ["--dim", f"{s}={RANGES[s][0]}..{RANGES[s][1]}"]
+    try:
+        r = subprocess.run([kiln_compile, path, "-o", so] + flags,
+                           capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return "BUG", "kiln-compile timed out"
+    if r.returncode < 0 or INTERNAL.search(r.stderr):
+        return "BUG", f"kiln-compile rc {r.returncode}: {r.stderr.strip()[-600:]}"
+    if r.returncode:
+        err = [l for l in r.stderr.splitlines() if "error:" in l]
+        return "refused", (err[0] if err else r.stderr.strip())[:300]
+    rng = np.random.default_rng(seed)
+    assignments = [{s: RANGES[s][0] for s in syms}, {s: RANGES[s][1] for s in syms},
+                   {s: int(rng.integers(RANGES[s][0], RANGES[s][1] + 1)) for s in syms}]
+    # A separate process per model: a crash in the .so is a finding, not
+    # the end of the run.
+    runner = os.path.join(work, "run.py")
+    with open(runner, "w") as f:
+        f.write(RUNNER)
+    for i, a in enumerate(assignments):
+        shape = [a[d] if isinstance(d, str) else d for d in dims]
+        x = rng.standard_normal(shape).astype(np.float32)
+        want, err = run_ort(path, x, work)
+        if want is None:
+            return "skipped", f"ONNX Runtime: {err}"
+        np.save(os.path.join(work, "x.npy"), x)
+        try:
+            k = subprocess.run([sys.executable, runner, pythonpath, so, work],
+                               capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return "BUG", f"run at {shape} timed out"
+        if k.returncode:
+            return "BUG", f"run at {shape}: rc {k.returncode}: {k.stderr.strip()[-600:]}"
+        got = [np.load(os.path.join(work, f"got{j}.npy")) for j in range(len(want))]
+        for j, (g, w) in enumerate(zip(got, want)):
+            if g.shape != w.shape:
+                return "BUG", f"output {j} at {shape}: shape {g.shape}, ONNX Runtime {w.shape}"
+            scale = max(1.0, float(np.abs(w).max())) if w.size else 1.0
+            if w.dtype.kind == "f":
+                bad = ~np.isclose(g, w, rtol=1e-3, atol=1e-4 * scale, equal_nan=True)
+            else:
+                bad = g != w
+            if bad.any():
+                at = np.argwhere(bad)[0]
+                return "BUG", (f"output {j} at {shape}: {int(bad.sum())}/{w.size} differ, "
+                               f"first at {tuple(int(v) for v in at)}: got {g[tuple(at)]} "
+                               f"want {w[tuple(at)]}")
+    return "pass", ""
+
+
+RUNNER = """import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+import kiln
+m = kiln.load(sys.argv[2])
+outs = m(np.load(sys.argv[3] + "/x.npy"))
+for j, o in enumerate(outs):
+    np.save(sys.argv[3] + f"/got{j}.npy", o)
+"""
+
+
+def parse_seeds(text):
+    if ":" in text:
+        a, b = text.split(":")
+        return list(range(int(a), int(b)))
+    return [int(s) for s in text.split(",")]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", default="0:50", help="A:B (half-open) or a,b,c")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "kiln-fuzz"))
+    ap.add_argument("--jobs", "-j", type=int, default=2)
+    ap.add_argument("--keep", action="store_true", help="keep every model's folder")
+    args = ap.parse_args()
+    ensure_ort()
+    os.makedirs(args.out, exist_ok=True)
+    kc = os.path.join(args.build, "bin", "kiln-compile")
+    py = os.path.join(args.build, "python")
+    counts = collections.Counter()
+    refusals = collections.Counter()
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+        futures = [ex.submit(one_seed, s, kc, py, args.out, args.keep)
+                   for s in parse_seeds(args.seeds)]
+        for fut in concurrent.futures.as_completed(futures):
+            seed, cls, msg = fut.result()
+            counts[cls] += 1
+            if cls == "refused":
+                refusals[re.sub(r"node '[^']*'", "node", msg)] += 1
+            if cls in ("BUG", "skipped"):
+                print(f"seed {seed}: {cls}: {msg}", flush=True)
+    for msg, n in refusals.most_common():
+        print(f"refused x{n}: {msg}")
+    print(" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if counts["BUG"]:
+        print(f"models and messages of the bugs: {os.path.join(args.out, 'bugs')}")
+    return 1 if counts["BUG"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
