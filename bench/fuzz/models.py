@@ -407,10 +407,121 @@ def op_cast(b, t):
     return Tensor(b.node("Cast", [half], "f32", to=F32), t.dims, False)
 
 
+def op_attention(b, t):
+    """softmax(t t^T / sqrt(d)) t over the last two dims (self-attention
+    without weights): products of two activations."""
+    if t.rank < 2 or t.rank > 4:
+        return None
+    perm = list(range(t.rank - 2)) + [t.rank - 1, t.rank - 2]
+    kt = b.node("Transpose", [t.name], "kt", perm=perm)
+    d = t.dims[-1]
+    scores = b.node("MatMul", [t.name, kt], "qk")
+    if static_dim(d):
+        scores = b.node("Mul", [scores, b.const(np.float32(1 / np.sqrt(d)))], "scale")
+    p = b.node("Softmax", [scores], "att", axis=-1)
+    return Tensor(b.node("MatMul", [p, t.name], "pv"), t.dims, False)
+
+
+def op_split(b, t):
+    axis = b.rng.randrange(t.rank)
+    d = t.dims[axis]
+    if not static_dim(d) or d < 2:
+        return None
+    first = b.rng.randint(1, d - 1)
+    a, c = b.fresh("sp"), b.fresh("sp")
+    b.nodes.append(h.make_node("Split", [t.name, b.const(np.array([first, d - first], np.int64))],
+                               [a, c], name=a, axis=axis))
+    dims = list(t.dims)
+    dims[axis] = d - first
+    return Tensor(c, dims, t.exact)
+
+
+def op_expand(b, t):
+    """Insert a unit axis in front and expand it to 3."""
+    if t.rank >= 5:
+        return None
+    u = b.node("Unsqueeze", [t.name, b.const(np.array([0], np.int64))], "us")
+    shape = b.const(np.array([3] + [1] * t.rank, np.int64))
+    return Tensor(b.node("Expand", [u, shape], "ex"), [3] + t.dims, t.exact)
+
+
+def op_pow_clip(b, t):
+    r = b.rng
+    kind = r.choice(["pow", "clip", "sqrt", "recip"])
+    if kind == "pow":
+        out = b.node("Pow", [t.name, b.const(np.float32(r.choice([2.0, 3.0])))], "pow")
+    elif kind == "clip":
+        out = b.node("Clip", [t.name, b.const(np.float32(-0.5)), b.const(np.float32(0.7))],
+                     "clip")
+    elif kind == "sqrt":
+        out = b.node("Sqrt", [b.node("Abs", [t.name], "abs")], "sqrt")
+    else:
+        a = b.node("Abs", [t.name], "abs")
+        out = b.node("Reciprocal", [b.node("Add", [a, b.const(np.float32(1))], "one")],
+                     "recip")
+    return Tensor(out, t.dims, t.exact and kind == "clip")
+
+
+def op_argmax(b, t):
+    if not t.exact or t.rank < 2:
+        return None
+    axis = b.rng.randrange(t.rank)
+    op = b.rng.choice(["ArgMax", "ArgMin"])
+    idx = b.node(op, [t.name], "arg", axis=axis, keepdims=1)
+    dims = list(t.dims)
+    dims[axis] = 1
+    return Tensor(b.node("Cast", [idx], "argf", to=F32), dims, True)
+
+
+def op_norm(b, t):
+    if t.rank < 3 or not static_dim(t.dims[1]):
+        return None
+    c = t.dims[1]
+    r = b.rng
+    if r.random() < 0.5:
+        out = b.node("BatchNormalization",
+                     [t.name, b.const((1 + 0.1 * r.standard_normal(c)).astype(np.float32)),
+                      b.const(r.standard_normal(c).astype(np.float32)),
+                      b.const(r.standard_normal(c).astype(np.float32)),
+                      b.const((1 + np.abs(r.standard_normal(c))).astype(np.float32))],
+                     "bn", epsilon=1e-5)
+    else:
+        out = b.node("InstanceNormalization",
+                     [t.name, b.const((1 + 0.1 * r.standard_normal(c)).astype(np.float32)),
+                      b.const(r.standard_normal(c).astype(np.float32))], "in",
+                     epsilon=1e-5)
+    return Tensor(out, t.dims, False)
+
+
+def op_flatten(b, t):
+    if t.rank < 2:
+        return None
+    axis = b.rng.randint(1, t.rank - 1)
+    def product(ds):
+        if all(static_dim(d) for d in ds):
+            return int(np.prod(ds))
+        return derived(*[x for d in ds for x in (d, "*")][:-1])
+    return Tensor(b.node("Flatten", [t.name], "fl", axis=axis),
+                  [product(t.dims[:axis]), product(t.dims[axis:])], t.exact)
+
+
+def op_convtranspose(b, t):
+    if t.rank != 4 or not static_dim(t.dims[1]):
+        return None
+    c = t.dims[1]
+    co = b.rng.choice([2, 4])
+    out = b.node("ConvTranspose", [t.name, b.weight(c, co, 2, 2)], "ct",
+                 kernel_shape=[2, 2], strides=[2, 2])
+    sp = [2 * d if static_dim(d) else derived(d, "* 2") for d in t.dims[2:]]
+    return Tensor(out, [t.dims[0], co] + sp, False)
+
+
 OPS = [op_unary, op_binary, op_binary, op_matmul, op_reduce, op_softmax,
        op_layernorm, op_transpose, op_concat, op_slice, op_slice, op_reshape,
        op_unsqueeze, op_gather, op_conv, op_conv, op_pool, op_pad, op_topk,
-       op_where, op_cumsum, op_resize, op_cast]
+       op_where, op_cumsum, op_resize, op_cast, op_attention, op_split,
+       op_expand, op_pow_clip, op_argmax, op_norm, op_flatten,
+       op_convtranspose]
 
 
 def build_model(seed):

@@ -17,8 +17,8 @@ fit refused at run time naming the node), GridSample with the image's
 and the grid's sizes symbolic (2-D in every mode and padding, 3-D linear),
 RoiAlign over a run-time number of boxes on an image of run-time size
 (against torchvision), and DFT of a batch of signals of run-time count
-(against numpy.fft), and a CumSum, nearest upsampling and edge Pad whose
-sizes are all followed. Each is compiled once with ranges and run at several
+(against numpy.fft), and a CumSum, nearest upsampling and edge Pad, and an
+ArgMax and edge Pad, whose sizes are all followed. Each is compiled once with ranges and run at several
 shapes, compared with torch or numpy in float64 (rtol 1e-4, atol 1e-5 for
 float results; exact for Hardmax, ArgMax/ArgMin, OneHot, EyeLike and the
 int8 round trip), and a size past its range is refused.
@@ -614,4 +614,15 @@ check("CumSum, nearest 2x, edge Pad", m,
                        .repeat(2, axis=2).repeat(2, axis=3),
                        [(1, 0), (0, 1), (0, 1), (1, 0)], mode="edge"),
       [(1, 2, 4, 4), (4, 2, 20, 17), (2, 2, 7, 9)])
+# ArgMax keeps its input's other sizes: an edge Pad of its indices compiles.
+m = build("argmax_edge",
+          [h.make_node("ArgMax", ["x"], ["i"], name="argmax", axis=2, keepdims=1),
+           h.make_node("Cast", ["i"], ["f"], name="cast", to=F32),
+           h.make_node("Pad", ["f", "pads"], ["y"], name="edge", mode="edge")],
+          ["b", "t", 4], None, 18, {"b": (1, 4), "t": (1, 30)},
+          inits=[nh.from_array(np.array([1, 0, 0, 0, 1, 2], np.int64), "pads")])
+check("ArgMax, edge Pad", m,
+      lambda x: np.pad(x.argmax(axis=2)[..., None].astype(np.float32),
+                       [(1, 0), (0, 1), (0, 2)], mode="edge"),
+      [(1, 1, 4), (4, 30, 4), (2, 7, 4)], exact=True)
 print("symbolic ops: all match")

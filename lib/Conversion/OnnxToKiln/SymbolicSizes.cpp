@@ -431,6 +431,10 @@ std::optional<SymSize> SymbolicSizes::computeDim(Value v, int64_t axis) {
   };
   if (auto r = dyn_cast<ReduceSumOp>(def))
     return reduced(r.getAxes(), r.getKeepdims(), r.getInput());
+  if (auto r = dyn_cast<ArgMaxOp>(def))
+    return reduced({(int64_t)r.getAxis()}, r.getKeepdims(), r.getInput());
+  if (auto r = dyn_cast<ArgMinOp>(def))
+    return reduced({(int64_t)r.getAxis()}, r.getKeepdims(), r.getInput());
   if (auto r = dyn_cast<ReduceMeanOp>(def))
     return reduced(r.getAxes(), r.getKeepdims(), r.getInput());
   if (auto r = dyn_cast<ReduceMaxOp>(def))
