@@ -341,10 +341,22 @@ def RestrideGathersPass : Pass<"kiln-cpu-restride-gathers", "func::FuncOp"> {
     which is right only where the buffer is contiguous. A tensor that
     bufferizes into a strided or partial view (a Slice with a step, a box
     of a larger buffer) would be read at the wrong places (the LLVM 22
-    lowering adds the offsets to the innermost dimension). Every gather from
-    a memref that is not contiguous row-major gets its offsets split by the
-    shape and multiplied by the memref's strides, and reads a 1-D view of
-    the same memory.
+    lowering adds the offsets to the innermost dimension): `x[::2]` then an
+    edge Pad gave wrong numbers, and a 1-D strided source failed to lower.
+    Every gather from a memref that is not contiguous row-major gets its
+    offsets split by the shape and multiplied by the memref's strides, and
+    reads a 1-D view of the same memory. Gathers from contiguous buffers,
+    boxes of whole rows included, are left as they are.
+
+    ```mlir
+    %v = memref.subview %x[0, 0] [6, 5] [2, 1]
+       : memref<11x5xf32> to memref<6x5xf32, strided<[10, 1]>>
+    %g = vector.gather %v[%c0, %c0] [%i], %m, %p : ...
+    // becomes, after canonicalization,
+    %pos = arith.addi (arith.remui %i, 5), (arith.muli (arith.divui %i, 5), 10)
+    %flat = memref.reinterpret_cast %x to offset: [0], sizes: [55], strides: [1]
+    %g = vector.gather %flat[%c0] [%pos], %m, %p : memref<?xf32, ...>, ...
+    ```
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect",
