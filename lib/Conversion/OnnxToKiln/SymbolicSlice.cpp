@@ -241,6 +241,14 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicSlice(OnnxNode &node) {
                   << t.getType();
       return failure();
     }
+    // Each axis is sliced once at most: more values than axes is a
+    // malformed model, refused before reading any of them.
+    if (type.getNumElements() > in.getRank()) {
+      node.fail() << (i == 1 ? "starts" : "ends") << " has "
+                  << type.getNumElements()
+                  << " values, more than the input's rank " << in.getRank();
+      return failure();
+    }
     OpBuilder &b = node.builder;
     for (int64_t j = 0; j < type.getNumElements(); ++j) {
       Value at = arith::ConstantIndexOp::create(b, node.loc(), j);
@@ -250,9 +258,11 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertSymbolicSlice(OnnxNode &node) {
     }
     return out;
   };
-  FailureOr<SmallVector<Bound>> starts = bounds(1, startSizes),
-                                ends = bounds(2, endSizes);
-  if (failed(starts) || failed(ends))
+  FailureOr<SmallVector<Bound>> starts = bounds(1, startSizes);
+  if (failed(starts))
+    return failure();
+  FailureOr<SmallVector<Bound>> ends = bounds(2, endSizes);
+  if (failed(ends))
     return failure();
   const char *why = fromData ? "when starts or ends are read from the data"
                              : "with symbolic sizes";

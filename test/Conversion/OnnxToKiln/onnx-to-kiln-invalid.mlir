@@ -306,6 +306,18 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
+// Starts read from the data with more values than the input has axes: a
+// malformed model, refused before any of them is read.
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @slice_too_many_bounds(%x: tensor<4x6xf32>, %s: tensor<9xi64>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'many' (Slice, opset 13): starts has 9 values, more than the input's rank 2}}
+    %y = "onnx.Slice"(%x, %s, %s) : (tensor<4x6xf32>, tensor<9xi64>, tensor<9xi64>) -> tensor<*xf32> loc("many")
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
 // CHECK: error: loc("gather"): node 'gather' (Gather, opset 13): index 4 is out of range for axis 0 of size 4
 module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
   func.func @gather_errors(%x: tensor<4x3xf32>, %f: tensor<2xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
