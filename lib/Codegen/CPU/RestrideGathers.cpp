@@ -75,11 +75,14 @@ void restride(vector::GatherOp gather) {
   }
   Value linear = arith::AddIOp::create(b, loc, indices, splat(first));
   // Digits from the innermost dimension out; the outermost takes the rest.
+  // (A view with an empty dimension has nothing to read; dividing by at
+  // least 1 keeps a stray gather from trapping.)
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value position = splat(arith::ConstantIndexOp::create(b, loc, 0));
   for (int64_t d = rank - 1; d >= 0; --d) {
     Value digit = linear;
     if (d > 0) {
-      Value size = splat(sizes[d]);
+      Value size = splat(arith::MaxUIOp::create(b, loc, sizes[d], one));
       digit = arith::RemUIOp::create(b, loc, linear, size);
       linear = arith::DivUIOp::create(b, loc, linear, size);
     }
@@ -88,7 +91,6 @@ void restride(vector::GatherOp gather) {
         arith::MulIOp::create(b, loc, digit, splat(strides[d])));
   }
   // The memory the view spans: 1 + sum of (size - 1) * stride.
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value extent = one;
   for (int64_t d = 0; d < rank; ++d) {
     Value last = arith::MaxSIOp::create(
