@@ -3,7 +3,8 @@
 symbolic batch and image (AlexNet's and GoogLeNet's normalization served at
 any size), 3-D convolution (groups, dilation, auto_pad SAME at stride 1) and
 3-D max and average pooling over a symbolic depth, height and
-width (a video clip of any length), LpPool over a symbolic image, Hardmax at
+width (a video clip of any length), LpPool over a symbolic image, 1-D and
+2-D max and average pooling over a symbolic number of channels, Hardmax at
 opset 13 and in the 2-D coercion of opset 11 with symbolic rows, ArgMax
 and ArgMin over channels of a symbolic batch and image, TopK of a constant
 k followed by a Resize to sizes read from its result, and of a k read from
@@ -130,6 +131,35 @@ m = build("lppool", [h.make_node("LpPool", ["x"], ["y"], name="pool",
 check("LpPool", m,
       lambda x: F.lp_pool2d(F.pad(T(x), (1, 1, 1, 1)), 2, 3, 2).numpy(),
       [(1, 4, 2, 2), (3, 4, 17, 40), (2, 4, 9, 5)])
+
+# Pooling over a symbolic number of channels (no filter to size): 1-D max
+# over [batch, channels, time] with ceil_mode and a dilation, 2-D average
+# counting the padding, and 2-D max on a static image.
+m = build("maxpool1d_channels", [h.make_node(
+    "MaxPool", ["x"], ["y"], name="pool", kernel_shape=[3], strides=[2],
+    pads=[1, 1], dilations=[2], ceil_mode=1)],
+    ["n", "c", "t"], ["n", "c", None], 18,
+    {"n": (1, 3), "c": (1, 16), "t": (4, 50)})
+check("MaxPool 1-D, symbolic channels", m,
+      lambda x: F.max_pool1d(T(x), 3, 2, padding=1, dilation=2,
+                             ceil_mode=True).numpy(),
+      [(1, 1, 4), (3, 16, 50), (2, 5, 17)], past=(1, 17, 8))
+m = build("avgpool_channels", [h.make_node(
+    "AveragePool", ["x"], ["y"], name="pool", kernel_shape=[3, 3],
+    strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1)],
+    ["n", "c", "h", "w"], ["n", "c", None, None], 19,
+    {"n": (1, 2), "c": (1, 12), "h": (2, 30), "w": (2, 30)})
+check("AveragePool, symbolic channels", m,
+      lambda x: F.avg_pool2d(T(x), 3, 2, padding=1,
+                             count_include_pad=True).numpy(),
+      [(1, 1, 2, 2), (2, 12, 30, 29), (1, 7, 11, 6)])
+m = build("maxpool_channels_static_image", [h.make_node(
+    "MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2],
+    strides=[2, 2])],
+    [1, "c", 9, 8], [1, "c", 4, 4], 12, {"c": (1, 32)})
+check("MaxPool, symbolic channels, static image", m,
+      lambda x: F.max_pool2d(T(x), 2, 2).numpy(),
+      [(1, 1, 9, 8), (1, 32, 9, 8), (1, 13, 9, 8)], exact=True)
 
 
 # 3-D convolution over a symbolic batch, depth, height and width (a video

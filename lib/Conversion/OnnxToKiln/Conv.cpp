@@ -39,7 +39,8 @@ static FailureOr<Window> windowFits(OnnxNode &node, const Window &w,
 }
 
 FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
-                                         SmallVector<int64_t> kernel) {
+                                         SmallVector<int64_t> kernel,
+                                         bool staticChannels) {
   Window w;
   int64_t spatial = input.getRank() - 2;
   if (spatial != 1 && spatial != 2) {
@@ -48,9 +49,9 @@ FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
     return failure();
   }
   // Symbolic batch and spatial sizes are sized at run time in the lowering
-  // (docs/shapes.md); the channels size the filter and must be known. A 1-D
-  // window of symbolic length is lifted with kiln.sized_reshape.
-  if (input.isDynamicDim(1) ||
+  // (docs/shapes.md); a convolution's channels size the filter and must be
+  // known. A 1-D window of symbolic length is lifted with kiln.sized_reshape.
+  if ((staticChannels && input.isDynamicDim(1)) ||
       (spatial == 1 && !input.hasStaticShape() && !node.sizes)) {
     if (failed(node.requireStaticShape(input)))
       return failure();

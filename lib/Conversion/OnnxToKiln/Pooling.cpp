@@ -240,7 +240,8 @@ FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool includePad,
     return one(pool3D<PoolOp>(node, *x, *kernel, includePad));
   if (indices && failed(node.requireStaticShape(typeOf(*x))))
     return failure();
-  FailureOr<Window> win = readWindow(node, typeOf(*x), *kernel);
+  FailureOr<Window> win =
+      readWindow(node, typeOf(*x), *kernel, /*staticChannels=*/false);
   if (failed(win))
     return failure();
   Value input = *x;
