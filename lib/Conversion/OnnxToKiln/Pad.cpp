@@ -83,13 +83,28 @@ FailureOr<SmallVector<Value>> padByGatherSymbolic(OnnxNode &node, Value x,
     std::optional<int64_t> least = node.sizes->smallest(n);
     std::optional<int64_t> outLeast =
         outN ? node.sizes->smallest(*outN) : std::nullopt;
-    if (!outN || !least || *least < 1 || !outLeast || *outLeast < 0) {
+    if (!outN || !least || !outLeast || *outLeast < 0) {
       node.fail() << "cannot pad dimension " << d << " (" << sizeStr(node, n)
                   << ") by " << sizeStr(node, lo) << " before and "
                   << sizeStr(node, hi) << " after in mode '" << mode
-                  << "': the input or the result may be empty or negative at "
-                     "the sizes in range; raise the lower bounds of the "
-                     "symbolic dimensions";
+                  << "': the result may have a negative size at the sizes in "
+                     "range; raise the lower bounds of the symbolic "
+                     "dimensions, or bound the pads the graph computes";
+      return failure();
+    }
+    // An axis that may be empty at run time (a size read from the data,
+    // such as the boxes a NonZero kept): constant mode reads one more
+    // element, padded on at the end and masked like the rest; the other
+    // modes have nothing to read, and a guard refuses an empty axis at
+    // run time where the result is not empty (ONNX Runtime fails there
+    // too).
+    bool mayBeEmpty = *least < 1;
+    if (mayBeEmpty && mode != "constant" && inSubgraph(node)) {
+      node.fail() << "cannot pad dimension " << d << " (" << sizeStr(node, n)
+                  << ") in mode '" << mode
+                  << "' inside a subgraph: it may be empty at run time, and "
+                     "a run-time check there cannot stop the read; pad it "
+                     "in the main graph or in mode 'constant'";
       return failure();
     }
     FailureOr<Value> iota = iotaOfSize(node, *outN, i64, "the padded axis");
@@ -97,6 +112,35 @@ FailureOr<SmallVector<Value>> padByGatherSymbolic(OnnxNode &node, Value x,
     FailureOr<Value> before = sizeAsTensor(node, lo, i64);
     if (failed(iota) || failed(nv) || failed(before))
       return failure();
+    Value readable = *nv; // one past the last index the gather may read
+    if (mayBeEmpty && mode == "constant") {
+      SmallVector<int64_t> one(2 * rank, 0);
+      one[d + rank] = 1;
+      FailureOr<Value> widened = build<PadOp>(
+          node, y, b.getDenseI64ArrayAttr(one), b.getF32FloatAttr(0.0f));
+      FailureOr<Value> n1 = build<AddOp>(node, *nv, c(1));
+      if (failed(widened) || failed(n1))
+        return failure();
+      y = *widened;
+      readable = *n1;
+    } else if (mayBeEmpty) {
+      FailureOr<Value> outV = sizeAsTensor(node, *outN, i64);
+      FailureOr<Value> ok, noOutput;
+      if (succeeded(outV))
+        ok = build<GreaterOp>(node, *nv, c(0));
+      if (succeeded(ok))
+        noOutput = build<EqualOp>(node, *outV, c(0));
+      if (succeeded(noOutput))
+        ok = build<OrOp>(node, *ok, *noOutput);
+      if (failed(ok))
+        return failure();
+      GuardOp::create(
+          b, node.loc(), *ok,
+          b.getStringAttr(node.describe() + ": dimension " + std::to_string(d) +
+                          " of the input is empty at run time; "
+                          "mode '" +
+                          mode.str() + "' has no value to pad it with"));
+    }
     FailureOr<Value> src = build<SubOp>(node, *iota, *before), idx;
     if (failed(src))
       return failure();
@@ -119,10 +163,16 @@ FailureOr<SmallVector<Value>> padByGatherSymbolic(OnnxNode &node, Value x,
         return failure();
       idx = build<WhereOp>(node, *inside, *t, *mirrored);
     } else if (mode == "wrap") {
-      idx = build<ModOp>(node, *src, *nv, bf(false));
+      // A divisor of at least 1 where the axis may be empty (the guard
+      // fails that run; no division by zero meanwhile).
+      FailureOr<Value> divisor = mayBeEmpty
+                                     ? build<MaxOp>(node, ValueRange{*nv, c(1)})
+                                     : FailureOr<Value>(*nv);
+      if (succeeded(divisor))
+        idx = build<ModOp>(node, *src, *divisor, bf(false));
     } else {
       // Edge, and the in-range positions of constant mode.
-      FailureOr<Value> last = build<SubOp>(node, *nv, c(1));
+      FailureOr<Value> last = build<SubOp>(node, readable, c(1));
       if (succeeded(last))
         idx = build<MinOp>(node, ValueRange{*src, *last});
       if (succeeded(idx))
