@@ -74,6 +74,7 @@ class Builder:
         self.nodes, self.inits, self.pool = [], [], []
         self.count = 0
         self.data_sizes = 0
+        self.loose = False  # float16 or quantized values: compare loosely
 
     def fresh(self, stem):
         self.count += 1
@@ -516,12 +517,399 @@ def op_convtranspose(b, t):
     return Tensor(out, [t.dims[0], co] + sp, False)
 
 
+def op_rnn(b, t):
+    """LSTM or GRU over a [batch, time, features] tensor, as torch exports
+    nn.LSTM(batch_first=True): Transpose to time-major, the recurrent node,
+    the directions folded into the features, Transpose back."""
+    if t.rank != 3 or not static_dim(t.dims[2]):
+        return None
+    r = b.rng
+    op = r.choice(["LSTM", "GRU"])
+    gates = 4 if op == "LSTM" else 3
+    hidden = r.choice([4, 8])
+    direction = r.choice(["forward", "forward", "reverse", "bidirectional"])
+    dirs = 2 if direction == "bidirectional" else 1
+    f = t.dims[2]
+    xs = b.node("Transpose", [t.name], "tm", perm=[1, 0, 2])
+    inputs = [xs, b.weight(dirs, gates * hidden, f), b.weight(dirs, gates * hidden, hidden)]
+    if r.random() < 0.7:
+        inputs.append(b.const((0.1 * r.standard_normal((dirs, 2 * gates * hidden)))
+                              .astype(np.float32)))
+    attrs = {"hidden_size": hidden, "direction": direction}
+    if op == "GRU":
+        attrs["linear_before_reset"] = r.randint(0, 1)
+    y = b.node(op, inputs, "rnn", **attrs)
+    y = b.node("Transpose", [y], "ytr", perm=[0, 2, 1, 3])
+    y = b.node("Reshape", [y, b.const(np.array([0, 0, -1], np.int64))], "yrs")
+    out = b.node("Transpose", [y], "bm", perm=[1, 0, 2])
+    return Tensor(out, [t.dims[0], t.dims[1], dirs * hidden], False)
+
+
+def op_gemm(b, t):
+    if t.rank != 2 or not static_dim(t.dims[1]):
+        return None
+    r = b.rng
+    n = r.choice([3, 8])
+    inputs = [t.name, b.weight(n, t.dims[1])]
+    if r.random() < 0.6:
+        inputs.append(b.const(r.standard_normal(n).astype(np.float32)))
+    out = b.node("Gemm", inputs, "gemm", transB=1, alpha=r.choice([1.0, 0.5]),
+                 beta=r.choice([1.0, 2.0]))
+    return Tensor(out, [t.dims[0], n], False)
+
+
+def op_einsum(b, t):
+    if t.rank == 3 and static_dim(t.dims[2]):
+        if b.rng.random() < 0.5:
+            n = b.rng.choice([4, 6])
+            out = b.node("Einsum", [t.name, b.weight(t.dims[2], n)], "es",
+                         equation="btf,fg->btg")
+            return Tensor(out, t.dims[:2] + [n], False)
+        out = b.node("Einsum", [t.name, t.name], "es", equation="bik,bjk->bij")
+        return Tensor(out, [t.dims[0], t.dims[1], t.dims[1]], False)
+    if t.rank == 2:
+        out = b.node("Einsum", [t.name], "es", equation="ij->ji")
+        return Tensor(out, [t.dims[1], t.dims[0]], t.exact)
+    return None
+
+
+def op_tile(b, t):
+    reps = [b.rng.choice([1, 1, 2]) for _ in t.dims]
+    dims = [d * k if static_dim(d) else (d if k == 1 else derived(d, "*", k))
+            for d, k in zip(t.dims, reps)]
+    return Tensor(b.node("Tile", [t.name, b.const(np.array(reps, np.int64))], "tile"),
+                  dims, t.exact)
+
+
+def op_depth_to_space(b, t):
+    if t.rank != 4 or not static_dim(t.dims[1]) or t.dims[1] % 4:
+        return None
+    sp = [2 * d if static_dim(d) else derived(d, "* 2") for d in t.dims[2:]]
+    out = b.node("DepthToSpace", [t.name], "d2s", blocksize=2,
+                 mode=b.rng.choice(["DCR", "CRD"]))
+    return Tensor(out, [t.dims[0], t.dims[1] // 4] + sp, t.exact)
+
+
+def op_heads(b, t):
+    """view(b, t, heads, -1).transpose(1, 2) with the leading sizes read by
+    Shape, as torch exports a multi-head split."""
+    if t.rank != 3 or not static_dim(t.dims[2]) or t.dims[2] % 2:
+        return None
+    shape = b.node("Concat", [b.shape_of(t, 0), b.shape_of(t, 1),
+                              b.const(np.array([2, -1], np.int64))], "hshape", axis=0)
+    y = b.node("Reshape", [t.name, shape], "hrs")
+    out = b.node("Transpose", [y], "heads", perm=[0, 2, 1, 3])
+    return Tensor(out, [t.dims[0], 2, t.dims[1], t.dims[2] // 2], t.exact)
+
+
+def op_positions(b, t):
+    """t + 0.1 * arange(size of an axis), broadcast along that axis (the
+    position ids of a transformer export)."""
+    axis = b.rng.randrange(t.rank)
+    n = b.node("Squeeze", [b.shape_of(t, axis), b.const(np.array([0], np.int64))], "n")
+    pos = b.node("Range", [b.const(np.array(0, np.int64)), n,
+                           b.const(np.array(1, np.int64))], "range")
+    pos = b.node("Cast", [pos], "posf", to=F32)
+    trailing = list(range(1, t.rank - axis))
+    if trailing:
+        pos = b.node("Unsqueeze", [pos, b.const(np.array(trailing, np.int64))], "posu")
+    pos = b.node("Mul", [pos, b.const(np.float32(0.1))], "pos")
+    return Tensor(b.node("Add", [t.name, pos], "addpos"), t.dims, False)
+
+
+def op_if(b, t):
+    """If on a condition read from a shape (a scripted model's branch):
+    `size(axis) > k`, each branch a different op on the outer tensor."""
+    axis = b.rng.randrange(t.rank)
+    d = t.dims[axis]
+    lo, hi = (d, d) if static_dim(d) else RANGES.get(d, (1, 8))
+    k = b.rng.randint(lo, hi)
+    cond = b.node("Greater", [b.shape_of(t, axis), b.const(np.array([k], np.int64))], "cnd")
+    cond = b.node("Squeeze", [cond, b.const(np.array([0], np.int64))], "cnds")
+    then_out, else_out = b.fresh("then"), b.fresh("else")
+    scale = b.const(np.float32(b.rng.choice([2.0, -1.0])))
+    then_g = h.make_graph([h.make_node("Relu", [t.name], [then_out])], "then", [],
+                          [h.make_tensor_value_info(then_out, F32, None)])
+    else_g = h.make_graph([h.make_node("Mul", [t.name, scale], [else_out])], "else", [],
+                          [h.make_tensor_value_info(else_out, F32, None)])
+    return Tensor(b.node("If", [cond], "if", then_branch=then_g, else_branch=else_g),
+                  t.dims, t.exact)
+
+
+def op_conv1d(b, t):
+    if t.rank != 3 or not static_dim(t.dims[1]):
+        return None
+    r = b.rng
+    c = t.dims[1]
+    dil = r.choice([1, 2])
+    group = c if (c > 1 and r.random() < 0.3) else 1
+    co = c if group > 1 else r.choice([4, 8])
+    out = b.node("Conv", [t.name, b.weight(co, c // group, 3)], "conv1",
+                 kernel_shape=[3], pads=[dil, dil], dilations=[dil], group=group)
+    return Tensor(out, [t.dims[0], co, t.dims[2]], False)
+
+
+def op_fill_like(b, t):
+    """ConstantOfShape(Shape(t)) or Expand of a constant to Shape(t), then
+    combined with t (torch's ones_like / expand_as)."""
+    shape = b.node("Shape", [t.name], "shp")
+    if b.rng.random() < 0.5:
+        fill = b.node("ConstantOfShape", [shape], "cos",
+                      value=nh.from_array(np.array([0.5], np.float32)))
+    else:
+        row = b.const(np.arange(1, 2, dtype=np.float32).reshape([1] * t.rank) * 0.25)
+        fill = b.node("Expand", [row, shape], "exas")
+    return Tensor(b.node("Add", [t.name, fill], "fadd"), t.dims, False)
+
+
+def op_variadic(b, t):
+    same = [u for u in b.pool if u.dims == t.dims and u.elem == F32]
+    others = [b.rng.choice(same) for _ in range(2)]
+    op = b.rng.choice(["Sum", "Mean", "Max", "Min"])
+    exact = op in ("Max", "Min") and t.exact and all(o.exact for o in others)
+    return Tensor(b.node(op, [t.name] + [o.name for o in others], "var"), t.dims, exact)
+
+
+def op_trilu(b, t):
+    if t.rank < 2:
+        return None
+    k = b.const(np.array(b.rng.randint(-1, 1), np.int64))
+    return Tensor(b.node("Trilu", [t.name, k], "tri", upper=b.rng.randint(0, 1)),
+                  t.dims, t.exact)
+
+
+def op_groupnorm_torch(b, t):
+    """GroupNorm as torch exported it before opset 18: Reshape to groups,
+    InstanceNormalization, Reshape back to Shape(t), per-channel affine."""
+    if t.rank != 4 or not static_dim(t.dims[1]) or t.dims[1] % 2:
+        return None
+    c = t.dims[1]
+    g = 2
+    y = b.node("Reshape", [t.name, b.const(np.array([0, g, -1], np.int64))], "gn_in")
+    y = b.node("InstanceNormalization", [y, b.const(np.ones(g, np.float32)),
+                                         b.const(np.zeros(g, np.float32))], "gn",
+               epsilon=1e-5)
+    y = b.node("Reshape", [y, b.node("Shape", [t.name], "gshape")], "gn_out")
+    gamma = b.const((1 + 0.1 * b.rng.standard_normal((c, 1, 1))).astype(np.float32))
+    beta = b.const(b.rng.standard_normal((c, 1, 1)).astype(np.float32))
+    y = b.node("Mul", [y, gamma], "gmul")
+    return Tensor(b.node("Add", [y, beta], "gadd"), t.dims, False)
+
+
+def op_pool_attrs(b, t):
+    """Pooling with the attributes exporters also write: ceil_mode,
+    count_include_pad, dilations, 1-D windows."""
+    if t.rank not in (3, 4):
+        return None
+    r = b.rng
+    nsp = t.rank - 2
+    op = r.choice(["MaxPool", "AveragePool"])
+    k, s = r.choice([(2, 2), (3, 2), (3, 1)])
+    pad = r.choice([0, 1]) if k == 3 else 0
+    ceil = r.randint(0, 1)
+    attrs = {"kernel_shape": [k] * nsp, "strides": [s] * nsp, "pads": [pad] * (2 * nsp),
+             "ceil_mode": ceil}
+    if op == "AveragePool":
+        attrs["count_include_pad"] = r.randint(0, 1)
+    dil = 1
+    if op == "MaxPool" and r.random() < 0.3:
+        dil = 2
+        attrs["dilations"] = [2] * nsp
+    span = dil * (k - 1) + 1
+
+    def out_dim(d):
+        if static_dim(d):
+            n = d + 2 * pad - span
+            if n < 0:
+                return None
+            q = -(-n // s) if ceil else n // s
+            if ceil and q * s >= d + pad:
+                q -= 1
+            return q + 1
+        return derived(op, d, k, s, pad, ceil, dil)
+    sp = [out_dim(d) for d in t.dims[2:]]
+    if any(x is None for x in sp):
+        return None
+    # A symbolic size smaller than the window has no output: keep the
+    # windows within the smallest size in range.
+    for d in t.dims[2:]:
+        if not static_dim(d) and (d not in RANGES or RANGES[d][0] + 2 * pad < span):
+            return None
+    out = b.node(op, [t.name], "pool", **attrs)
+    return Tensor(out, t.dims[:2] + sp, t.exact and op == "MaxPool")
+
+
+def op_resize_modes(b, t):
+    if t.rank != 4:
+        return None
+    r = b.rng
+    mode = r.choice(["nearest", "linear", "cubic"])
+    ctm = r.choice(["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
+    attrs = {"mode": mode, "coordinate_transformation_mode": ctm}
+    if mode == "nearest":
+        attrs["nearest_mode"] = r.choice(["floor", "round_prefer_floor", "ceil"])
+    scales = b.const(np.array([1, 1, 2, 2], np.float32))
+    out = b.node("Resize", [t.name, "", scales], "rz", **attrs)
+    sp = [2 * d if static_dim(d) else derived(d, "* 2") for d in t.dims[2:]]
+    return Tensor(out, t.dims[:2] + sp, False)
+
+
+def op_prelu(b, t):
+    if t.rank == 4 and static_dim(t.dims[1]):
+        slope = (0.25 * b.rng.standard_normal((t.dims[1], 1, 1))).astype(np.float32)
+    else:
+        slope = np.float32(0.2)
+    return Tensor(b.node("PRelu", [t.name, b.const(slope)], "prelu"), t.dims, False)
+
+
+def op_half(b, t):
+    """A stretch computed in float16, as fp16 converters leave a model:
+    Cast to float16, an op on float16 values (constants in float16), Cast
+    back. Compared loosely (float16 rounding)."""
+    r = b.rng
+    F16 = TensorProto.FLOAT16
+    x = b.node("Cast", [t.name], "h", to=F16)
+    kind = r.choice(["unary", "binary", "matmul", "softmax", "conv"])
+    dims = list(t.dims)
+    if kind == "unary":
+        y = b.node(r.choice(["Relu", "Sigmoid", "Tanh", "Abs", "Neg"]), [x], "hu")
+    elif kind == "binary":
+        k = b.const(r.standard_normal(1).astype(np.float16))
+        y = b.node(r.choice(["Add", "Mul", "Sub", "Max"]), [x, k], "hb")
+    elif kind == "matmul":
+        if t.rank < 2 or not static_dim(t.dims[-1]):
+            return None
+        n = r.choice([4, 8])
+        w = (r.standard_normal((t.dims[-1], n)) / np.sqrt(t.dims[-1])).astype(np.float16)
+        y = b.node("MatMul", [x, b.const(w, "w")], "hmm")
+        dims = t.dims[:-1] + [n]
+    elif kind == "softmax":
+        y = b.node("Softmax", [x], "hsm", axis=-1)
+    else:
+        if t.rank != 4 or not static_dim(t.dims[1]):
+            return None
+        c = t.dims[1]
+        w = (r.standard_normal((4, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float16)
+        y = b.node("Conv", [x, b.const(w, "w")], "hconv", kernel_shape=[3, 3],
+                   pads=[1, 1, 1, 1])
+        dims = [t.dims[0], 4] + t.dims[2:]
+    b.loose = True
+    return Tensor(b.node("Cast", [y], "hf", to=F32), dims, False)
+
+
+def op_qdq(b, t):
+    """QuantizeLinear/DequantizeLinear around a MatMul or Conv, as ORT's
+    quantization tool writes a QDQ model: the activation quantized to
+    uint8, int8 weights dequantized per tensor. Compared loosely (one
+    quantum may round either way where the activation was computed).
+    Weights stay within 7 bits, as ORT's reduce_range keeps them: its AVX2
+    u8 x s8 kernels add pairs of products in saturating int16
+    (`vpmaddubsw`), so full-range weights give ORT wrong sums (255 * -126
+    + 188 * -44 saturates); Kiln's products are exact."""
+    r = b.rng
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    conv = t.rank == 4 and static_dim(t.dims[1]) and r.random() < 0.5
+    if not conv and (t.rank < 2 or not static_dim(t.dims[-1])):
+        return None
+    s = b.const(np.float32(r.choice([0.02, 0.05])))
+    zp = b.const(np.uint8(128))
+    q = b.node("QuantizeLinear", [t.name, s, zp], "q")
+    dq = b.node("DequantizeLinear", [q, s, zp], "dq")
+    ws = b.const(np.float32(0.01))
+    if conv:
+        c = t.dims[1]
+        w = np.array([r.randint(-64, 63) for _ in range(4 * c * 9)], np.int8)
+        wdq = b.node("DequantizeLinear", [b.const(w.reshape(4, c, 3, 3), "wq"), ws,
+                                          b.const(np.int8(0))], "wdq")
+        y = b.node("Conv", [dq, wdq], "qconv", kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+        dims = [t.dims[0], 4] + t.dims[2:]
+    else:
+        k = t.dims[-1]
+        n = r.choice([4, 8])
+        w = np.array([r.randint(-64, 63) for _ in range(k * n)], np.int8)
+        wdq = b.node("DequantizeLinear", [b.const(w.reshape(k, n), "wq"), ws,
+                                          b.const(np.int8(0))], "wdq")
+        y = b.node("MatMul", [dq, wdq], "qmm")
+        dims = t.dims[:-1] + [n]
+    b.loose = True
+    return Tensor(y, dims, False)
+
+
+def op_dynquant(b, t):
+    """DynamicQuantizeLinear and MatMulInteger, as ORT's quantize_dynamic
+    writes a MatMul: the product of the integers, scaled back."""
+    r = b.rng
+    if t.rank < 2 or not static_dim(t.dims[-1]):
+        return None
+    k, n = t.dims[-1], r.choice([4, 8])
+    qa, sa, za = b.fresh("dq"), b.fresh("ds"), b.fresh("dz")
+    b.nodes.append(h.make_node("DynamicQuantizeLinear", [t.name], [qa, sa, za], name=qa))
+    w = np.array([r.randint(-64, 63) for _ in range(k * n)], np.int8).reshape(k, n)
+    prod = b.node("MatMulInteger", [qa, b.const(w, "wq"), za, b.const(np.int8(0))], "mmi")
+    scale = b.node("Mul", [sa, b.const(np.float32(0.01))], "scl")
+    y = b.node("Mul", [b.node("Cast", [prod], "mmf", to=F32), scale], "deq")
+    b.loose = True
+    return Tensor(y, t.dims[:-1] + [n], False)
+
+
+def op_if_chain(b, t, depth=0):
+    """If whose branches are chains of ops on outer tensors, nested up to
+    three deep, as scripted models write them: the condition read from a
+    shape (folded where the size is static) or from the data (a real
+    branch at run time), each branch keeping the input's dimensions."""
+    r = b.rng
+    keep = [op_unary, op_binary, op_softmax, op_layernorm, op_where, op_cumsum,
+            op_pow_clip, op_norm, op_prelu, op_trilu, op_rnn_same]
+    if t.exact and r.random() < 0.5:
+        red = b.node("ReduceMax", [t.name], "rmax", keepdims=0)
+        cond = b.node("Greater", [red, b.const(np.float32(0.5))], "dcnd")
+    else:
+        axis = r.randrange(t.rank)
+        d = t.dims[axis]
+        lo, hi = (d, d) if static_dim(d) else RANGES.get(d, (1, 8))
+        cond = b.node("Greater", [b.shape_of(t, axis),
+                                  b.const(np.array([r.randint(lo, hi)], np.int64))], "cnd")
+        cond = b.node("Squeeze", [cond, b.const(np.array([0], np.int64))], "cnds")
+
+    def branch(tag):
+        saved, b.nodes = b.nodes, []
+        cur = t
+        for _ in range(r.randint(1, 3)):
+            op = r.choice(keep + ([op_if_chain] if depth < 2 else []))
+            made = op(b, cur, depth + 1) if op is op_if_chain else op(b, cur)
+            if made is not None and made.dims == cur.dims and made.elem == F32:
+                cur = made
+        out = b.node("Identity", [cur.name], tag)
+        nodes, b.nodes = b.nodes, saved
+        return h.make_graph(nodes, tag, [], [h.make_tensor_value_info(out, F32, None)])
+    then_g, else_g = branch(b.fresh("then")), branch(b.fresh("else"))
+    return Tensor(b.node("If", [cond], "ifc", then_branch=then_g, else_branch=else_g),
+                  t.dims, False)
+
+
+def op_rnn_same(b, t):
+    """op_rnn with a hidden size that keeps the features (a residual LSTM
+    block inside a branch)."""
+    if t.rank != 3 or not static_dim(t.dims[2]) or t.dims[2] % 2:
+        return None
+    f = t.dims[2]
+    xs = b.node("Transpose", [t.name], "tm", perm=[1, 0, 2])
+    y = b.node("LSTM", [xs, b.weight(1, 4 * f, f), b.weight(1, 4 * f, f)], "lstm",
+               hidden_size=f)
+    y = b.node("Squeeze", [y, b.const(np.array([1], np.int64))], "lsq")
+    out = b.node("Transpose", [y], "bm", perm=[1, 0, 2])
+    return Tensor(b.node("Add", [out, t.name], "res"), t.dims, False)
+
+
 OPS = [op_unary, op_binary, op_binary, op_matmul, op_reduce, op_softmax,
        op_layernorm, op_transpose, op_concat, op_slice, op_slice, op_reshape,
        op_unsqueeze, op_gather, op_conv, op_conv, op_pool, op_pad, op_topk,
        op_where, op_cumsum, op_resize, op_cast, op_attention, op_split,
        op_expand, op_pow_clip, op_argmax, op_norm, op_flatten,
-       op_convtranspose]
+       op_convtranspose, op_rnn, op_rnn, op_gemm, op_einsum, op_tile,
+       op_depth_to_space, op_heads, op_positions, op_if, op_conv1d, op_fill_like,
+       op_variadic, op_trilu, op_groupnorm_torch, op_pool_attrs, op_resize_modes,
+       op_prelu, op_half, op_qdq, op_dynquant, op_if_chain, op_if_chain]
 
 
 def build_model(seed):
@@ -529,7 +917,7 @@ def build_model(seed):
     b = Builder(rng)
     b.rng.standard_normal = lambda shape=(): np.random.default_rng(
         rng.randrange(2 ** 32)).standard_normal(shape)
-    kind = rng.choice(["image", "sequence", "matrix"])
+    kind = rng.choice(["image", "sequence", "audio", "matrix"])
     symbolic = rng.random() < 0.8
     if kind == "image":
         dims = ["b" if symbolic and rng.random() < 0.7 else 2, rng.choice([1, 3, 4]),
@@ -537,6 +925,9 @@ def build_model(seed):
     elif kind == "sequence":
         dims = ["b" if symbolic and rng.random() < 0.5 else 2,
                 "t" if symbolic else 11, rng.choice([4, 8, 16])]
+    elif kind == "audio":
+        dims = ["b" if symbolic and rng.random() < 0.5 else 2, rng.choice([2, 4, 8]),
+                "t" if symbolic else 13]
     else:
         dims = ["t" if symbolic else 6, rng.choice([3, 8])]
     x = Tensor("x", dims, True)
@@ -561,7 +952,7 @@ def build_model(seed):
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
     model.ir_version = 8
     syms = sorted({d for d in dims if isinstance(d, str)})
-    return model, dims, syms
+    return model, dims, syms, b.loose
 
 
 def run_ort(model_path, x, work):
@@ -592,11 +983,11 @@ def one_seed(seed, kiln_compile, pythonpath, out_dir, keep):
     built = build_model(seed)
     if built is None:
         return seed, "skipped", "no output"
-    model, dims, syms = built
+    model, dims, syms, loose = built
     work = tempfile.mkdtemp(prefix=f"fuzz{seed}-", dir=out_dir)
     path = os.path.join(work, "model.onnx")
     onnx.save(model, path)
-    result = check(seed, path, work, dims, syms, kiln_compile, pythonpath)
+    result = check(seed, path, work, dims, syms, kiln_compile, pythonpath, loose)
     cls = result[0]
     if cls == "BUG":
         dest = os.path.join(out_dir, "bugs", str(seed))
@@ -609,7 +1000,7 @@ def one_seed(seed, kiln_compile, pythonpath, out_dir, keep):
     return (seed,) + result
 
 
-def check(seed, path, work, dims, syms, kiln_compile, pythonpath):
+def check(seed, path, work, dims, syms, kiln_compile, pythonpath, loose=False):
     so = os.path.join(work, "model.so")
     flags = []
     for s in syms:
@@ -652,7 +1043,8 @@ def check(seed, path, work, dims, syms, kiln_compile, pythonpath):
                 return "BUG", f"output {j} at {shape}: shape {g.shape}, ONNX Runtime {w.shape}"
             scale = max(1.0, float(np.abs(w).max())) if w.size else 1.0
             if w.dtype.kind == "f":
-                bad = ~np.isclose(g, w, rtol=1e-3, atol=1e-4 * scale, equal_nan=True)
+                rtol, atol = (3e-2, 3e-2) if loose else (1e-3, 1e-4)
+                bad = ~np.isclose(g, w, rtol=rtol, atol=atol * scale, equal_nan=True)
             else:
                 bad = g != w
             if bad.any():
