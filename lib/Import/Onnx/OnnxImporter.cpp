@@ -11,6 +11,7 @@
 #include "ElementTypes.h"
 #include "HiddenFromInference.h"
 #include "ModelValidation.h"
+#include "SafeInference.h"
 #include "StaleDeclarations.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
@@ -794,13 +795,7 @@ LogicalResult Importer::importGraph(ModuleOp module) {
         [&](StringRef name, StringRef message) {
           emitRemark(NameLoc::get(builder.getStringAttr(name))) << message;
         });
-    try {
-      onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0,
-                                       /*enable_data_propagation=*/true};
-      onnx::shape_inference::InferShapes(
-          model, onnx::OpSchemaRegistry::Instance(), opts);
-    } catch (const std::exception &) {
-    }
+    mlir::kiln::inferShapesSafely(model);
   }
   auto record = [&](const onnx::ValueInfoProto &info) {
     if (!info.type().has_tensor_type())

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "StaleDeclarations.h"
+#include "SafeInference.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -218,14 +219,8 @@ void mlir::kiln::dropStaleDeclarations(
     for (int64_t d : init.dims())
       shape->add_dim()->set_dim_value(d);
   }
-  try {
-    onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0,
-                                     /*enable_data_propagation=*/true};
-    onnx::shape_inference::InferShapes(
-        probe, onnx::OpSchemaRegistry::Instance(), opts);
-  } catch (const std::exception &) {
+  if (!inferShapesSafely(probe))
     return;
-  }
   dropStaleValueInfo(graph, g, /*top=*/true, symbolicInputs, remark);
   if (symbolicInputs)
     repairOutputs(graph, g, /*top=*/true, remark);
