@@ -4,6 +4,7 @@ mutation fuzzer over ONNX protobufs (docs/security.md).
 
   hostile.py corpus KILN_COMPILE WORKDIR [--count 1200] [--jobs 2]
   hostile.py fuzz KILN_COMPILE WORKDIR [--iterations 100 | --minutes 60] [--seed S]
+             [--generated N]
 
 Both start from small valid seed models built here (dense, convolutional,
 shape ops, control flow, recurrent, quantized) and apply structure-aware
@@ -650,10 +651,26 @@ def corpus(args):
     return 1 if failures else 0
 
 
+def generated_seeds(count):
+    """`count` valid models of bench/fuzz/models.py (recurrent layers, If,
+    float16 and quantized stretches, symbolic sizes) as further seeds."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.join(root, "bench", "fuzz"))
+    import models as generator  # noqa: E402 (bench/fuzz/models.py)
+    out = []
+    for s in range(count):
+        built = generator.build_model(100000 + s)
+        if built is not None:
+            out.append((f"gen{100000 + s}", built[0]))
+    return out
+
+
 def fuzz(args):
     seed = args.seed if args.seed is not None else int(time.time())
     rng = random.Random(seed)
     models = seeds()
+    if args.generated:
+        models += generated_seeds(args.generated)
     work = os.path.join(args.workdir, "fuzz")
     failed_dir = os.path.join(args.workdir, "failures")
     os.makedirs(work, exist_ok=True)
@@ -693,6 +710,8 @@ def main():
     f.add_argument("--iterations", type=int, default=100)
     f.add_argument("--minutes", type=float, default=0)
     f.add_argument("--seed", type=int)
+    f.add_argument("--generated", type=int, default=0, metavar="N",
+                   help="also mutate N random models of bench/fuzz/models.py")
     f.add_argument("--timeout", type=float, default=60)
     args = ap.parse_args()
     return corpus(args) if args.mode == "corpus" else fuzz(args)

@@ -142,12 +142,35 @@ mlir::kiln::convertBatchNormalization(OnnxNode &node) {
       return failure();
     in.push_back(*v);
   }
+  RankedTensorType xt = typeOf(in[0]);
+  if (xt.getRank() >= 2 && xt.isDynamicDim(1)) {
+    node.fail() << "the channels (dimension 1) of " << xt
+                << " are symbolic; the scale, bias, mean and variance fix "
+                   "their number: declare it in the input's shape";
+    return failure();
+  }
   return one(build<BatchNormOp>(
       node, in[0], in[1], in[2], in[3], in[4],
       node.builder.getF32FloatAttr(node.floatAttr("epsilon", 1e-5f))));
 }
 
 namespace {
+/// Refuses a kiln.layer_norm over dimensions of run-time size: its kernel
+/// normalizes over static sizes (the leading dimensions may be symbolic).
+LogicalResult requireStaticNormalized(OnnxNode &node, Value x, int64_t axis) {
+  RankedTensorType t = typeOf(x);
+  for (int64_t d = axis; d < t.getRank(); ++d)
+    if (t.isDynamicDim(d)) {
+      node.fail() << "the normalized dimensions (from axis " << axis << ") of "
+                  << t
+                  << " are symbolic; Kiln normalizes over static sizes (the "
+                     "leading dimensions may be symbolic): declare them in "
+                     "the input's shape";
+      return failure();
+    }
+  return success();
+}
+
 /// LayerNormalization 17 with its Mean and InvStdDev outputs: decomposed
 /// into reductions and elementwise ops in stash_type (float32); the two
 /// statistics keep the normalized dimensions with size 1.
@@ -277,6 +300,8 @@ mlir::kiln::convertLayerNormalization(OnnxNode &node) {
   float epsilon = node.floatAttr("epsilon", 1e-5f);
   if (node.resultUsed(1) || node.resultUsed(2))
     return layerNormWithStats(node, x, scale, axis, epsilon);
+  if (failed(requireStaticNormalized(node, x, axis)))
+    return failure();
   auto &b = node.builder;
   return one(build<LayerNormOp>(node, x, scale, node.input(2),
                                 b.getI64IntegerAttr(axis),
@@ -301,6 +326,8 @@ mlir::kiln::convertRMSNormalization(OnnxNode &node) {
                    "to 1";
     return failure();
   }
+  if (failed(requireStaticNormalized(node, x, axis)))
+    return failure();
   return one(rmsNorm(node, x, scale, axis, node.floatAttr("epsilon", 1e-5f)));
 }
 

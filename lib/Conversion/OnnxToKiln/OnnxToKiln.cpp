@@ -900,7 +900,8 @@ struct ConvertOnnxToKilnPass
       // build index constants from their sizes.
       if (!withinSizeLimit(node, op->getOperandTypes(), "input") ||
           !withinSizeLimit(node, op->getResultTypes()) ||
-          failed(refuseNarrowCompute(node, domain))) {
+          failed(refuseNarrowCompute(node, domain)) ||
+          failed(refuseNonBinaryFlags(node))) {
         anyFailed = true;
         failedOps.insert(op);
         continue;

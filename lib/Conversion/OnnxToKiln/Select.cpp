@@ -99,6 +99,10 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertTopK(OnnxNode &node) {
   if (failed(x))
     return failure();
   RankedTensorType type = typeOf(*x);
+  if (type.getRank() == 0) {
+    node.fail() << "expects an input of rank 1 or more, got " << type;
+    return failure();
+  }
   FailureOr<int64_t> axis =
       normalizeAxis(node, node.intAttr("axis", -1), type.getRank());
   if (failed(axis))

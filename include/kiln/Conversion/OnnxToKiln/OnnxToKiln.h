@@ -118,6 +118,11 @@ ArrayRef<OnnxSpecVersion> onnxSpecVersions();
 const OnnxSpecVersion *onnxSpecVersion(StringRef domain, StringRef opType,
                                        int64_t opset);
 
+/// Refuses an attribute that ONNX defines as a 0/1 flag (keepdims,
+/// transB, ceil_mode, ...) holding another integer: ONNX's inference reads
+/// `== 1`, the converters `!= 0`, so the two would disagree on the shape.
+LogicalResult refuseNonBinaryFlags(OnnxNode &node);
+
 /// Whether `op` is an ONNX If, Loop or Scan with its subgraphs as regions.
 bool isOnnxControlFlow(Operation *op);
 
