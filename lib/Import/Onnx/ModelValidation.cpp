@@ -28,13 +28,15 @@ std::optional<int64_t> mlir::kiln::checkedTensorBytes(ArrayRef<int64_t> dims,
 }
 
 namespace {
-/// An operator version of the default domain since opset 18 and its
-/// attributes (ONNX 1.12's registry, which Kiln links, ends at 17).
+/// An operator version of the default domain since opset 18, its
+/// attributes and its largest number of inputs (-1: variadic; ONNX 1.12's
+/// registry, which Kiln links, ends at 17).
 struct NewerOperator {
   const char *op;
   int64_t version;
   std::vector<std::pair<const char *, onnx::AttributeProto::AttributeType>>
       attributes;
+  int64_t maxInputs;
 };
 
 const std::vector<NewerOperator> &newerOperators() {
@@ -42,6 +44,19 @@ const std::vector<NewerOperator> &newerOperators() {
 #include "NewerAttributes.inc"
   };
   return table;
+}
+
+/// The most inputs any version of `op` since opset 18 takes (-1: variadic
+/// or not in the table): a later version's inputs are accepted as for the
+/// registry's versions.
+int64_t newerMaxInputs(const std::string &op) {
+  int64_t most = -2;
+  for (const NewerOperator &row : newerOperators())
+    if (op == row.op)
+      most = row.maxInputs < 0 || most == -1
+                 ? -1
+                 : std::max<int64_t>(most, row.maxInputs);
+  return most == -2 ? -1 : most;
 }
 
 /// The newest version of `op` since opset 18 that `opset` includes, if any.
@@ -568,6 +583,7 @@ private:
       for (const auto &[name, type] : newer->attributes)
         known[name] = type;
       version = newer->version;
+      maxInputs = newerMaxInputs(node.op_type());
     } else if (const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
                    node.op_type(), int(std::min(opset, registryOpset)), "")) {
       for (const auto &[name, attr] : schema->attributes())
@@ -611,7 +627,10 @@ private:
       return error(nodeName(node, index))
              << describe(node, index) << ": " << node.input_size()
              << " inputs, but " << node.op_type() << " takes at most "
-             << maxInputs << " in any version up to opset " << registryOpset
+             << maxInputs << " in any version "
+             << (version > registryOpset
+                     ? std::string("of ONNX 1.23")
+                     : "up to opset " + std::to_string(registryOpset))
              << "; remove the extra inputs";
     return success();
   }
