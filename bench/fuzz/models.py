@@ -947,7 +947,7 @@ def build_model(seed):
     for o in outs:
         if o.name not in seen and o.name != "x":
             seen.add(o.name)
-            outputs.append(h.make_tensor_value_info(o.name, o.elem, None))
+            outputs.append(h.make_tensor_value_info(o.name, o.elem, [None] * o.rank))
     graph = h.make_graph(b.nodes, f"fuzz{seed}", inputs, outputs, b.inits)
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
     model.ir_version = 8
