@@ -16,8 +16,15 @@ using namespace mlir::kiln;
 /// `w` when its dilated window fits in the padded input along every static
 /// spatial axis (sizes `hw`, pads [begin..., end...]); else no output
 /// position exists (ONNX's inference and Kiln's would disagree on 0 or 1).
+/// Refuses a window larger than its padded input; a run-time size counts at
+/// its largest (`largest`, where known), where no size in range fits it.
 static FailureOr<Window> windowFits(OnnxNode &node, const Window &w,
-                                    ArrayRef<int64_t> hw) {
+                                    ArrayRef<int64_t> shape,
+                                    ArrayRef<int64_t> largest) {
+  SmallVector<int64_t> hw(shape);
+  for (size_t i = 0; i < hw.size(); ++i)
+    if (ShapedType::isDynamic(hw[i]) && i < largest.size())
+      hw[i] = largest[i];
   for (size_t i = 0; i < hw.size(); ++i) {
     if (ShapedType::isDynamic(hw[i]))
       continue;
@@ -28,7 +35,9 @@ static FailureOr<Window> windowFits(OnnxNode &node, const Window &w,
       node.fail() << "the window (kernel " << w.kernel[i] << ", dilation "
                   << w.dilations[i] << ": " << span
                   << " elements) is larger than the padded input along axis "
-                  << axis << " (" << hw[i] << " + " << w.pads[i] << " + "
+                  << axis << " ("
+                  << (ShapedType::isDynamic(shape[i]) ? "at most " : "")
+                  << hw[i] << " + " << w.pads[i] << " + "
                   << w.pads[i + hw.size()] << " = " << padded
                   << "), so no output position exists; check the kernel, "
                      "strides and pads of the layers before it";
@@ -40,7 +49,7 @@ static FailureOr<Window> windowFits(OnnxNode &node, const Window &w,
 
 FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
                                          SmallVector<int64_t> kernel,
-                                         bool staticChannels) {
+                                         bool staticChannels, Value value) {
   Window w;
   int64_t spatial = input.getRank() - 2;
   if (spatial != 1 && spatial != 2) {
@@ -80,6 +89,15 @@ FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
   w.strides = *strides;
   w.dilations = *dilations;
   SmallVector<int64_t> hw(input.getShape().drop_front(2));
+  // The largest size of each run-time spatial size, where `value` and the
+  // ranges give one.
+  SmallVector<int64_t> largest(hw.size(), ShapedType::kDynamic);
+  if (value && node.sizes)
+    for (size_t i = 0; i < hw.size(); ++i)
+      if (ShapedType::isDynamic(hw[i]))
+        if (std::optional<int64_t> l =
+                node.sizes->largest(node.sizes->dim(value, 2 + (int64_t)i)))
+          largest[i] = *l;
   if (spatial == 1) {
     // Lift to 2-D: height 1, and ONNX's [begin, end] pads to [0, b, 0, e].
     w.oneD = true;
@@ -87,6 +105,7 @@ FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
     w.strides.insert(w.strides.begin(), 1);
     w.dilations.insert(w.dilations.begin(), 1);
     hw.insert(hw.begin(), 1);
+    largest.insert(largest.begin(), 1);
     SmallVector<int64_t> pads1 =
         node.intsAttr("pads").value_or(SmallVector<int64_t>{0, 0});
     std::string autoPad = node.strAttr("auto_pad", "NOTSET");
@@ -96,7 +115,7 @@ FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
         return failure();
       }
       w.pads = {0, pads1[0], 0, pads1[1]};
-      return windowFits(node, w, hw);
+      return windowFits(node, w, hw, largest);
     }
   }
   FailureOr<SmallVector<int64_t>> pads =
@@ -104,7 +123,7 @@ FailureOr<Window> mlir::kiln::readWindow(OnnxNode &node, RankedTensorType input,
   if (failed(pads))
     return failure();
   w.pads = *pads;
-  return windowFits(node, w, hw);
+  return windowFits(node, w, hw, largest);
 }
 
 FailureOr<Value> mlir::kiln::liftTo2D(OnnxNode &node, Value v) {

@@ -20,10 +20,11 @@ struct Window {
 /// Reads kernel/strides/dilations/pads for an input of rank 3 (1-D) or 4
 /// (2-D); 1-D windows become 2-D windows of height 1. A convolution's
 /// channels size its filter and must be static (`staticChannels`); a
-/// pooling's may be symbolic.
+/// pooling's may be symbolic. With the input `value`, a window that no
+/// run-time size in range fits is refused too.
 FailureOr<Window> readWindow(OnnxNode &node, RankedTensorType input,
                              SmallVector<int64_t> kernel,
-                             bool staticChannels = true);
+                             bool staticChannels = true, Value value = {});
 /// [N, C, W] -> [N, C, 1, W] for 1-D windows.
 FailureOr<Value> liftTo2D(OnnxNode &node, Value v);
 /// [N, C, 1, W] -> [N, C, W]: back from liftTo2D.

@@ -898,7 +898,8 @@ struct ConvertOnnxToKilnPass
       }
       // Inputs: graph inputs are not checked elsewhere, and converters
       // build index constants from their sizes.
-      if (!withinSizeLimit(node, op->getOperandTypes(), "input") ||
+      if (!withinSizeLimit(node, op->getOperandTypes(), "input",
+                           op->getOperands()) ||
           !withinSizeLimit(node, op->getResultTypes()) ||
           failed(refuseNarrowCompute(node, domain)) ||
           failed(refuseNonBinaryFlags(node))) {

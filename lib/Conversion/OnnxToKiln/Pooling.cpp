@@ -241,7 +241,7 @@ FailureOr<SmallVector<Value>> pool(OnnxNode &node, bool includePad,
   if (indices && failed(node.requireStaticShape(typeOf(*x))))
     return failure();
   FailureOr<Window> win =
-      readWindow(node, typeOf(*x), *kernel, /*staticChannels=*/false);
+      readWindow(node, typeOf(*x), *kernel, /*staticChannels=*/false, *x);
   if (failed(win))
     return failure();
   Value input = *x;

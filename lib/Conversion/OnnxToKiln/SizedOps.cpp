@@ -685,18 +685,29 @@ bool mlir::kiln::withinTensorLimit(OnnxNode &node, TypeRange types,
     auto type = dyn_cast<RankedTensorType>(t);
     if (!type || !type.getElementType().isIntOrFloat())
       continue;
+    // Tiling and bufferization analyses grow faster than linearly with the
+    // rank (a rank-40 input took minutes); models use far fewer.
+    if (type.getRank() > kMaxTensorRank) {
+      node.fail() << "its " << what << " " << type << " has rank "
+                  << type.getRank() << ", over Kiln's limit of "
+                  << kMaxTensorRank << " dimensions; reshape it to fewer";
+      return false;
+    }
     int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    // A run-time size without a largest value counts as 1: the static
+    // sizes alone may already be past the limit.
     bool overflow = false, unbounded = false;
-    for (int64_t d = 0; d < type.getRank() && !unbounded; ++d) {
+    for (int64_t d = 0; d < type.getRank(); ++d) {
       std::optional<int64_t> n = type.getDimSize(d);
       if (type.isDynamicDim(d))
-        n = values.empty() || !node.sizes
+        n = values.size() <= i || !node.sizes
                 ? std::nullopt
                 : node.sizes->largest(node.sizes->dim(values[i], d));
-      unbounded = !n;
-      overflow |= n && __builtin_mul_overflow(bytes, *n, &bytes);
+      unbounded |= !n;
+      overflow |= __builtin_mul_overflow(
+          bytes, n ? std::max<int64_t>(*n, 1) : 1, &bytes);
     }
-    if (unbounded || (!overflow && (uint64_t)bytes <= maxBytes))
+    if (!overflow && (uint64_t)bytes <= maxBytes)
       continue;
     InFlightDiagnostic diag = node.fail();
     diag << "its " << what << " " << type << " would hold ";
@@ -704,7 +715,9 @@ bool mlir::kiln::withinTensorLimit(OnnxNode &node, TypeRange types,
       diag << "more bytes than fit in 64 bits";
     else
       diag << bytes << " bytes";
-    diag << (type.hasStaticShape() ? "" : " at the largest sizes in range")
+    diag << (type.hasStaticShape() ? ""
+             : unbounded           ? " with each run-time size at least 1"
+                                   : " at the largest sizes in range")
          << ", over the limit of " << std::to_string(maxBytes)
          << " bytes per tensor; check the model's sizes"
          << (type.hasStaticShape() ? "" : " and the ranges given (--dim)")

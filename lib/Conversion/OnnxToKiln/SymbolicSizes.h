@@ -249,10 +249,13 @@ FailureOr<Value> colMinusRowOfSizes(OnnxNode &node, const SymSize &rows,
 /// The size `s` as a one-element tensor of `elt` (a scalar constant when
 /// `s` is one), to compare or combine with data in the graph.
 FailureOr<Value> sizeAsTensor(OnnxNode &node, const SymSize &s, Type elt);
+/// The largest rank Kiln compiles (numpy allows 64; models use a handful).
+constexpr int64_t kMaxTensorRank = 16;
 /// Fails `node` when a value of one of `types` (`what`: "result", "input")
-/// would hold more than `maxBytes`, or a byte count that does not fit in 64
-/// bits; a dimension of run-time size counts at its largest, where
-/// `values` (the typed values) give one.
+/// has a rank over kMaxTensorRank, or would hold more than `maxBytes`, or a
+/// byte count that does not fit in 64 bits; a dimension of run-time size
+/// counts at its largest, where `values` (the typed values) give one, else
+/// as 1.
 bool withinTensorLimit(OnnxNode &node, TypeRange types, uint64_t maxBytes,
                        StringRef what, ValueRange values = {});
 /// Marks an ONNX node inlined from a branch of a run-time If or from a loop
