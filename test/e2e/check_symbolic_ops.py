@@ -4,7 +4,8 @@ symbolic batch and image (AlexNet's and GoogLeNet's normalization served at
 any size), 3-D convolution (groups, dilation, auto_pad SAME at stride 1) and
 3-D max and average pooling over a symbolic depth, height and
 width (a video clip of any length), LpPool over a symbolic image, 1-D and
-2-D max and average pooling over a symbolic number of channels, Hardmax at
+2-D max and average pooling over a symbolic number of channels,
+LayerNormalization over symbolic normalized sizes, Hardmax at
 opset 13 and in the 2-D coercion of opset 11 with symbolic rows, ArgMax
 and ArgMin over channels of a symbolic batch and image, TopK of a constant
 k followed by a Resize to sizes read from its result, and of a k read from
@@ -131,6 +132,25 @@ m = build("lppool", [h.make_node("LpPool", ["x"], ["y"], name="pool",
 check("LpPool", m,
       lambda x: F.lp_pool2d(F.pad(T(x), (1, 1, 1, 1)), 2, 3, 2).numpy(),
       [(1, 4, 2, 2), (3, 4, 17, 40), (2, 4, 9, 5)])
+
+# LayerNormalization over sizes of run-time extent (the normalized axes
+# symbolic): the decomposition into reductions, scale and bias scalars.
+def layer_norm(x, axis):
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    x = x.astype(np.float64)
+    mu = x.mean(axes, keepdims=True)
+    return (x - mu) / np.sqrt(((x - mu) ** 2).mean(axes, keepdims=True) + 1e-5) * 1.5 + 0.25
+
+
+for axis, shape, dims, shapes in [
+        (1, ["n", "c"], {"n": (1, 4), "c": (1, 8)}, [(1, 1), (3, 7), (4, 8)]),
+        (-1, [2, "t", "c"], {"t": (1, 5), "c": (1, 6)}, [(2, 1, 1), (2, 5, 6), (2, 3, 2)])]:
+    m = build(f"layernorm_symbolic_{axis % 3}", [h.make_node(
+        "LayerNormalization", ["x", "g", "b"], ["y"], name="ln", axis=axis,
+        epsilon=1e-5)], shape, None, 17, dims,
+        inits=[nh.from_array(np.float32(1.5), "g"), nh.from_array(np.float32(0.25), "b")])
+    check(f"LayerNormalization axis {axis} over symbolic sizes", m,
+          lambda x, axis=axis: layer_norm(x, axis), shapes)
 
 # Pooling over a symbolic number of channels (no filter to size): 1-D max
 # over [batch, channels, time] with ceil_mode and a dilation, 2-D average

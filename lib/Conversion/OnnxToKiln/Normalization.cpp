@@ -155,22 +155,6 @@ mlir::kiln::convertBatchNormalization(OnnxNode &node) {
 }
 
 namespace {
-/// Refuses a kiln.layer_norm over dimensions of run-time size: its kernel
-/// normalizes over static sizes (the leading dimensions may be symbolic).
-LogicalResult requireStaticNormalized(OnnxNode &node, Value x, int64_t axis) {
-  RankedTensorType t = typeOf(x);
-  for (int64_t d = axis; d < t.getRank(); ++d)
-    if (t.isDynamicDim(d)) {
-      node.fail() << "the normalized dimensions (from axis " << axis << ") of "
-                  << t
-                  << " are symbolic; Kiln normalizes over static sizes (the "
-                     "leading dimensions may be symbolic): declare them in "
-                     "the input's shape";
-      return failure();
-    }
-  return success();
-}
-
 /// LayerNormalization 17 with its Mean and InvStdDev outputs: decomposed
 /// into reductions and elementwise ops in stash_type (float32); the two
 /// statistics keep the normalized dimensions with size 1.
@@ -298,10 +282,12 @@ mlir::kiln::convertLayerNormalization(OnnxNode &node) {
     return failure();
   auto [x, scale, axis] = *in;
   float epsilon = node.floatAttr("epsilon", 1e-5f);
-  if (node.resultUsed(1) || node.resultUsed(2))
+  // The statistics' decomposition also normalizes over sizes of run-time
+  // extent, which the fused kernel cannot (its sizes are static).
+  if (node.resultUsed(1) || node.resultUsed(2) ||
+      llvm::any_of(typeOf(x).getShape().drop_front(axis),
+                   ShapedType::isDynamic))
     return layerNormWithStats(node, x, scale, axis, epsilon);
-  if (failed(requireStaticNormalized(node, x, axis)))
-    return failure();
   auto &b = node.builder;
   return one(build<LayerNormOp>(node, x, scale, node.input(2),
                                 b.getI64IntegerAttr(axis),
@@ -326,8 +312,6 @@ mlir::kiln::convertRMSNormalization(OnnxNode &node) {
                    "to 1";
     return failure();
   }
-  if (failed(requireStaticNormalized(node, x, axis)))
-    return failure();
   return one(rmsNorm(node, x, scale, axis, node.floatAttr("epsilon", 1e-5f)));
 }
 
