@@ -780,4 +780,23 @@ if len(sys.argv) > 5:
         np.testing.assert_allclose(l2, e / np.linalg.norm(e, axis=-1, keepdims=True),
                                    rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(mvn, want_mvn, rtol=1e-4, atol=1e-4)
+    # GroupNormalization 18 (deprecated by 21, still in opset-18..20 exports):
+    # one scale and bias per group. Its definition is missing from ONNX
+    # 1.23's changelog, which once left it with no attributes to validate.
+    g = h.make_graph(
+        [h.make_node("GroupNormalization", ["x", "gs", "gb"], ["gn"], num_groups=3,
+                     epsilon=1e-3)],
+        "gn18", [vi("x", TensorProto.FLOAT, ["b", 6, "h", "w"])],
+        [vi("gn", TensorProto.FLOAT, None)],
+        [nh.from_array(gs[:3], "gs"), nh.from_array(gb[:3], "gb")])
+    path = os.path.join(work, "gn18.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 18)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 2), "h": (1, 8), "w": (1, 8)}))
+    for b, hh, ww in [(1, 1, 2), (2, 8, 5)]:
+        x = rng.standard_normal((b, 6, hh, ww)).astype(np.float64)
+        xg = x.reshape(b, 3, -1)
+        xg = (xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + 1e-3)
+        want = (xg * gs[:3, None] + gb[:3, None]).reshape(x.shape)
+        (gn,) = m(x.astype(np.float32))
+        np.testing.assert_allclose(gn, want, rtol=1e-4, atol=1e-4)
 print("symbolic shapes: ok")

@@ -22,6 +22,16 @@ TYPES = {
     "list of sparse tensors": "SPARSE_TENSORS", "list of type protos": "TYPE_PROTOS",
 }
 HEADING = re.compile(r'^### <a name="([A-Za-z0-9_]+)-(\d+)"></a>')
+DEPRECATED = re.compile(r"^### .*\*\* \(deprecated\)")
+
+# The changelog keeps only the description of a version deprecated since it
+# was added, not its attributes or inputs; models of that opset still use it.
+# Each such version's definition, as the ONNX release that added it gave it
+# (GroupNormalization-18: ONNX 1.14, deprecated by GroupNormalization-21 in
+# ONNX 1.16, which added stash_type and per-channel scale and bias).
+DEPRECATED_DEFINITIONS = {
+    ("GroupNormalization", 18): ([("epsilon", "FLOAT"), ("num_groups", "INT")], 3),
+}
 ATTRIBUTE = re.compile(r"^<dt><tt>([A-Za-z0-9_]+)</tt> : ([a-z ]+?)(?: \(.*\))?</dt>")
 
 
@@ -35,6 +45,8 @@ def sections(text):
             if op:
                 yield op, version, lines
             op, version, lines = m.group(1), int(m.group(2)), []
+            if DEPRECATED.match(line):
+                lines.append("(deprecated)")
         elif line.startswith("## ") and op:  # the next domain's part
             yield op, version, lines
             op, lines = None, []
@@ -88,7 +100,15 @@ def main():
     # The default domain's part only (ai.onnx.preview.training follows it).
     rows = []
     for op, version, lines in sections(text):
-        if version >= 18:
+        if version < 18:
+            continue
+        if lines and lines[0] == "(deprecated)":
+            if (op, version) not in DEPRECATED_DEFINITIONS:
+                sys.exit(f"{op}-{version} is deprecated and the changelog does not "
+                         "define it: add its definition to DEPRECATED_DEFINITIONS")
+            attrs, inputs = DEPRECATED_DEFINITIONS[(op, version)]
+            rows.append((op, version, attrs, inputs))
+        else:
             rows.append((op, version, attributes(lines), max_inputs(lines)))
     rows.sort()
     with open(output, "w") as f:
