@@ -408,8 +408,17 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertConv(OnnxNode &node) {
   if (failed(x) || failed(w))
     return failure();
   // Only the batch and spatial sizes may be symbolic: the channels and the
-  // filter shape size the kernels' register tiles.
-  RankedTensorType xt = typeOf(*x), wt = typeOf(*w);
+  // filter shape size the kernels' register tiles. Symbolic channels are
+  // the filter's (times the groups), checked at run time.
+  RankedTensorType wt = typeOf(*w);
+  if (wt.hasStaticShape() && wt.getRank() > 1)
+    x = pinDims(node, *x,
+                {{1, wt.getDimSize(1) *
+                         std::max<int64_t>(node.intAttr("group", 1), 1)}},
+                "the filter needs the input's");
+  if (failed(x))
+    return failure();
+  RankedTensorType xt = typeOf(*x);
   if (!wt.hasStaticShape() || (xt.getRank() > 1 && xt.isDynamicDim(1))) {
     node.fail() << "the input " << xt << " and filter " << wt
                 << " have symbolic channels or filter sizes; a convolution "

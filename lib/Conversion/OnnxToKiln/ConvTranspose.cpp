@@ -16,6 +16,7 @@
 #include "SymbolicSizes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cstring>
 
@@ -244,6 +245,25 @@ byPhasesSymbolic(OnnxNode &node, Value x, Value w,
     std::optional<SymSize> sl = times(strides[i], len[i]);
     std::optional<SymSize> o = sl ? plus(*sl, extra[i]) : std::nullopt;
     std::optional<int64_t> least = o ? sizes.smallest(*o) : std::nullopt;
+    // An axis that may be empty (a count read from the data, or no lower
+    // bound given) but has output at length 1: a run at length 0 fails, as
+    // the phases need a row to read; a subgraph's guard cannot stop them.
+    if (least && *least <= 0 && strides[i] + extra[i] > 0 &&
+        !inSubgraph(node)) {
+      Location loc = node.loc();
+      Value nonEmpty = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::sgt, sizes.materialize(b, loc, len[i]),
+          arith::ConstantIndexOp::create(b, loc, 0));
+      GuardOp::create(
+          b, loc,
+          tensor::FromElementsOp::create(
+              b, loc, RankedTensorType::get({}, b.getI1Type()), nonEmpty),
+          b.getStringAttr(node.describe() + ": input dimension " +
+                          Twine(i + 2) +
+                          " is empty; a transposed convolution needs at "
+                          "least one row there"));
+      least = 1;
+    }
     if (!p || !o || !least || *least <= 0) {
       node.fail() << "pads leave no output at the smallest input size";
       return failure();
@@ -540,6 +560,12 @@ FailureOr<Value> convTranspose3D(OnnxNode &node, Value x, Value w,
 FailureOr<SmallVector<Value>> mlir::kiln::convertConvTranspose(OnnxNode &node) {
   FailureOr<Value> xv = node.rankedInput(0), wv = node.rankedInput(1);
   if (failed(xv) || failed(wv))
+    return failure();
+  // Symbolic channels are the filter's dimension 0, checked at run time.
+  if (auto w = typeOf(*wv); w.hasStaticShape() && w.getRank() > 1)
+    xv = pinDims(node, *xv, {{1, w.getDimSize(0)}},
+                 "the filter needs the input's");
+  if (failed(xv))
     return failure();
   RankedTensorType xt = typeOf(*xv), wt = typeOf(*wv);
   // A symbolic batch and spatial sizes take the phase form (below); the

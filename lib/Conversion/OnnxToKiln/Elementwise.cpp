@@ -471,8 +471,15 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertPRelu(OnnxNode &node) {
   FailureOr<Value> x = node.rankedInput(0), slope = node.rankedInput(1);
   if (failed(x) || failed(slope))
     return failure();
-  ArrayRef<int64_t> xs = cast<RankedTensorType>(x->getType()).getShape();
+  // A symbolic dimension the slope gives a size other than 1 must have it.
   ArrayRef<int64_t> ss = cast<RankedTensorType>(slope->getType()).getShape();
+  SmallVector<std::pair<int64_t, int64_t>> pins;
+  for (auto [i, d] : llvm::enumerate(llvm::reverse(ss)))
+    if (d > 1)
+      pins.push_back({typeOf(*x).getRank() - 1 - int64_t(i), d});
+  if (failed(x = pinDims(node, *x, pins, "the slope needs the input's")))
+    return failure();
+  ArrayRef<int64_t> xs = cast<RankedTensorType>(x->getType()).getShape();
   FailureOr<SmallVector<int64_t>> shape = broadcastShapes(xs, ss);
   if (failed(shape) || ArrayRef<int64_t>(*shape) != xs) {
     node.fail() << "the slope's shape must broadcast to the input's";

@@ -142,6 +142,15 @@ mlir::kiln::convertBatchNormalization(OnnxNode &node) {
       return failure();
     in.push_back(*v);
   }
+  // Symbolic channels are the scale's, checked at run time.
+  if (RankedTensorType s = typeOf(in[1]);
+      s.getRank() == 1 && s.hasStaticShape()) {
+    FailureOr<Value> x = pinDims(node, in[0], {{1, s.getDimSize(0)}},
+                                 "the scale needs the input's");
+    if (failed(x))
+      return failure();
+    in[0] = *x;
+  }
   RankedTensorType xt = typeOf(in[0]);
   if (xt.getRank() >= 2 && xt.isDynamicDim(1)) {
     node.fail() << "the channels (dimension 1) of " << xt
@@ -386,6 +395,12 @@ mlir::kiln::convertInstanceNormalization(OnnxNode &node) {
     node.fail() << "expects an input of rank 3 or more, got " << typeOf(*x);
     return failure();
   }
+  if (RankedTensorType s = typeOf(*scale);
+      s.getRank() == 1 && s.hasStaticShape())
+    x = pinDims(node, *x, {{1, s.getDimSize(0)}},
+                "the scale needs the input's");
+  if (failed(x))
+    return failure();
   int64_t c = typeOf(*x).getDimSize(1);
   if (ShapedType::isDynamic(c) && failed(node.requireStaticShape(typeOf(*x))))
     return failure();

@@ -574,10 +574,15 @@ FailureOr<SmallVector<Value>> recurrent(OnnxNode &node, Cell cell) {
                    rv = node.rankedInput(2);
   if (failed(xv) || failed(wv) || failed(rv))
     return failure();
-  RankedTensorType xt = typeOf(*xv);
   if (failed(node.requireStaticShape(typeOf(*wv))) ||
       failed(node.requireStaticShape(typeOf(*rv))))
     return failure();
+  // A symbolic input size is W's dimension 2, checked at run time.
+  if (RankedTensorType w = typeOf(*wv); w.getRank() == 3)
+    xv = pinDims(node, *xv, {{2, w.getDimSize(2)}}, "W needs the input's");
+  if (failed(xv))
+    return failure();
+  RankedTensorType xt = typeOf(*xv);
   if (xt.getRank() != 3 || !isa<FloatType>(xt.getElementType())) {
     node.fail() << "expects a 3-D float input, got " << xt;
     return failure();

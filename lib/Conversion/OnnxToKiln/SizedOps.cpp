@@ -666,6 +666,30 @@ LogicalResult mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
   return success();
 }
 
+FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
+                                     ArrayRef<std::pair<int64_t, int64_t>> pins,
+                                     const Twine &what) {
+  RankedTensorType t = typeOf(x);
+  if (!node.sizes || inSubgraph(node))
+    return x;
+  SmallVector<SymSize> sizes = sizesOf(node, x);
+  bool changed = false;
+  for (auto [axis, size] : pins) {
+    if (axis < 0 || axis >= t.getRank() || !t.isDynamicDim(axis) || size < 0)
+      continue;
+    SymSize want = SymSize::constant(size);
+    if (failed(guardSizesEqual(node, sizes[axis], want,
+                               what + " dimension " + Twine(axis) + " to be " +
+                                   Twine(size))))
+      return failure();
+    sizes[axis] = want;
+    changed = true;
+  }
+  if (!changed)
+    return x;
+  return reshapeToSizes(node, x, sizes, /*countsGuarded=*/true);
+}
+
 void mlir::kiln::guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b,
                                int64_t bx, StringRef what) {
   SymSize sa = node.sizes->dim(a, ax), sb = node.sizes->dim(b, bx);

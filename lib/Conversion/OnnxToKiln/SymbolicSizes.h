@@ -291,6 +291,16 @@ bool inSubgraph(OnnxNode &node);
 /// size in range.
 LogicalResult guardSizesEqual(OnnxNode &node, const SymSize &a,
                               const SymSize &b, const Twine &what);
+/// `x` with the dimensions `pins` (axis, size) static: where one is symbolic
+/// (an export that declares every dimension, channels too, as a dim_param)
+/// a kiln.guard checks at run time that it has that size, `what` saying
+/// what fixes it, and a view of `x` takes it static. `x` unchanged without
+/// symbolic sizes or inside a subgraph, where a guard cannot stop the read
+/// (the caller's static check then refuses it); fails where the size is
+/// outside the dimension's range.
+FailureOr<Value> pinDims(OnnxNode &node, Value x,
+                         ArrayRef<std::pair<int64_t, int64_t>> pins,
+                         const Twine &what);
 /// A kiln.guard that dimension `ax` of `a` and `bx` of `b` agree at run time,
 /// unless their sizes are the same polynomial; `what` names the pair.
 void guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b, int64_t bx,
