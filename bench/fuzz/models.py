@@ -25,6 +25,11 @@ Each seed ends in one class:
             model and the message are kept in OUT/bugs/SEED/
   skipped   ONNX Runtime itself could not run the model (a generator gap)
 
+With --declare-all the input also declares its static dimensions (channels,
+features) as symbols, as tf2onnx's `unk__` dimensions and exports with
+`dynamic_axes` on every axis do; each gets a range around its size and runs
+at that size (the same seeds build the same graphs otherwise).
+
 usage (from the repository root; a few seconds a seed on 2 cores):
   /usr/bin/python3 bench/fuzz/models.py --seeds 0:200 [--out /tmp/kiln-fuzz]
   /usr/bin/python3 bench/fuzz/models.py --seeds 17 --keep   # one seed, kept
@@ -912,7 +917,7 @@ OPS = [op_unary, op_binary, op_binary, op_matmul, op_reduce, op_softmax,
        op_prelu, op_half, op_qdq, op_dynquant, op_if_chain, op_if_chain]
 
 
-def build_model(seed):
+def build_model(seed, declare_all=False):
     rng = random.Random(seed)
     b = Builder(rng)
     b.rng.standard_normal = lambda shape=(): np.random.default_rng(
@@ -932,7 +937,10 @@ def build_model(seed):
         dims = ["t" if symbolic else 6, rng.choice([3, 8])]
     x = Tensor("x", dims, True)
     b.pool.append(x)
-    inputs = [h.make_tensor_value_info("x", F32, dims)]
+    # The graph is built on the static sizes; only the declaration changes.
+    declared = [f"d{i}" if declare_all and not isinstance(d, str) else d
+                for i, d in enumerate(dims)]
+    inputs = [h.make_tensor_value_info("x", F32, declared)]
     for _ in range(rng.randint(4, 14)):
         t = rng.choice(b.pool[-4:]) if rng.random() < 0.7 else rng.choice(b.pool)
         made = rng.choice(OPS)(b, t)
@@ -952,7 +960,11 @@ def build_model(seed):
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
     model.ir_version = 8
     syms = sorted({d for d in dims if isinstance(d, str)})
-    return model, dims, syms, b.loose
+    # A declared static size: its range (one below to two above) and the
+    # size every run uses.
+    pinned = {n: (max(1, d - 1), d + 2) for n, d in zip(declared, dims)
+              if n != d}
+    return model, dims, syms, b.loose, pinned
 
 
 def run_ort(model_path, x, work):
@@ -979,15 +991,16 @@ INTERNAL = re.compile(r"internal error|Assertion|LLVM ERROR|Stack dump|"
                       r"PLEASE submit|failed to verify|op requires|'[a-z_]+\.[a-z_.]+' op ")
 
 
-def one_seed(seed, kiln_compile, pythonpath, out_dir, keep):
-    built = build_model(seed)
+def one_seed(seed, kiln_compile, pythonpath, out_dir, keep, declare_all=False):
+    built = build_model(seed, declare_all)
     if built is None:
         return seed, "skipped", "no output"
-    model, dims, syms, loose = built
+    model, dims, syms, loose, pinned = built
     work = tempfile.mkdtemp(prefix=f"fuzz{seed}-", dir=out_dir)
     path = os.path.join(work, "model.onnx")
     onnx.save(model, path)
-    result = check(seed, path, work, dims, syms, kiln_compile, pythonpath, loose)
+    result = check(seed, path, work, dims, syms, kiln_compile, pythonpath, loose,
+                   pinned)
     cls = result[0]
     if cls == "BUG":
         dest = os.path.join(out_dir, "bugs", str(seed))
@@ -1000,11 +1013,14 @@ def one_seed(seed, kiln_compile, pythonpath, out_dir, keep):
     return (seed,) + result
 
 
-def check(seed, path, work, dims, syms, kiln_compile, pythonpath, loose=False):
+def check(seed, path, work, dims, syms, kiln_compile, pythonpath, loose=False,
+          pinned=None):
     so = os.path.join(work, "model.so")
     flags = []
     for s in syms:
         flags += ["--dim", f"{s}={RANGES[s][0]}..{RANGES[s][1]}"]
+    for s, (lo, hi) in (pinned or {}).items():
+        flags += ["--dim", f"{s}={lo}..{hi}"]
     try:
         r = subprocess.run([kiln_compile, path, "-o", so] + flags,
                            capture_output=True, text=True, timeout=300)
@@ -1079,6 +1095,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "kiln-fuzz"))
     ap.add_argument("--jobs", "-j", type=int, default=2)
     ap.add_argument("--keep", action="store_true", help="keep every model's folder")
+    ap.add_argument("--declare-all", action="store_true",
+                    help="declare the input's static dimensions as symbols too")
     args = ap.parse_args()
     ensure_ort()
     os.makedirs(args.out, exist_ok=True)
@@ -1087,7 +1105,7 @@ def main():
     counts = collections.Counter()
     refusals = collections.Counter()
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
-        futures = [ex.submit(one_seed, s, kc, py, args.out, args.keep)
+        futures = [ex.submit(one_seed, s, kc, py, args.out, args.keep, args.declare_all)
                    for s in parse_seeds(args.seeds)]
         for fut in concurrent.futures.as_completed(futures):
             seed, cls, msg = fut.result()

@@ -13,6 +13,8 @@ takes it at that size and checks it at run time (docs/shapes.md).
   KILN_INVALID_ARGUMENT naming the node and the size, and the next call
   runs;
 - a range that excludes the fixed size is refused at compile time;
+- the same inside an If's branches (real branches, where the axis is read
+  through clamped indices so a wrong size reads in bounds);
 - the ConvTranspose's height may be 0 (`--dim H=0..8`): a call at height 0
   fails naming the node, the others run.
 
@@ -125,6 +127,40 @@ np.testing.assert_allclose(y, reference(np.ones((1, 3, 3, 4), F)), rtol=1e-4, at
 refused(lambda: m(np.ones((1, 3, 0, 4), F)), "node 'up' (ConvTranspose",
         "input dimension 2 is empty")
 print("ConvTranspose of an axis that may be empty: runs at 3, refused at 0")
+
+# Inside an If's branches (run as real branches: each holds a Conv), where
+# a failed guard does not end the body: the channels are read through
+# indices clamped to their run-time count, so a wrong count reads in bounds
+# and the run fails.
+w2 = rng.standard_normal((8, 3, 3, 3)).astype(F) * 0.3
+
+
+def branch(p, wv):
+    return h.make_graph(
+        [h.make_node("Conv", ["x", p + "w"], [p + "y"], name=p + "conv", pads=[1, 1, 1, 1])],
+        p, [], [h.make_tensor_value_info(p + "y", TensorProto.FLOAT, None)],
+        [nh.from_array(wv, p + "w")])
+
+
+m = compile_model(
+    "if_conv",
+    [h.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+     h.make_node("Greater", ["s", "zero"], ["c"]),
+     h.make_node("If", ["c"], ["y"], name="if", then_branch=branch("t", w),
+                 else_branch=branch("e", w2))],
+    x_info, {"zero": np.float32(0)}, {"N": "1..2", "C": "2..4", "H": "1..8", "W": "1..8"})
+for shape in [(1, 3, 4, 5), (2, 3, 8, 8)]:
+    for sign in (1, -1):
+        x = (np.abs(rng.standard_normal(shape)) * sign).astype(F)
+        (y,) = m(x)
+        want = torch.nn.functional.conv2d(
+            torch.from_numpy(x.astype(np.float64)),
+            torch.from_numpy((w if sign > 0 else w2).astype(np.float64)), padding=1).numpy()
+        np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+for c in (2, 4):
+    refused(lambda: m(np.ones((1, c, 3, 3), F)), "node 'tconv' (Conv",
+            "dimension 1 to be 3")
+print("If branches: 4 runs match torch, channel counts 2 and 4 are refused")
 
 # LSTM over [T, N, I].
 hidden, isz = 6, 5

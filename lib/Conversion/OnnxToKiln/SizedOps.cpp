@@ -670,13 +670,25 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
                                      ArrayRef<std::pair<int64_t, int64_t>> pins,
                                      const Twine &what) {
   RankedTensorType t = typeOf(x);
-  if (!node.sizes || inSubgraph(node))
+  // A branch inlined to run whether or not it is taken cannot guard.
+  if (!node.sizes || node.op->hasAttr(kSpeculativeAttr))
     return x;
+  // In a Loop, Scan or If body a failed guard does not end the body, so the
+  // axis is read through indices clamped to its run-time size instead of a
+  // view: a size other than the guarded one still reads inside the input.
+  bool body = inSubgraph(node);
   SmallVector<SymSize> sizes = sizesOf(node, x);
+  auto &b = node.builder;
   bool changed = false;
+  Value y = x;
   for (auto [axis, size] : pins) {
-    if (axis < 0 || axis >= t.getRank() || !t.isDynamicDim(axis) || size < 0)
+    if (axis < 0 || axis >= t.getRank() || !t.isDynamicDim(axis) || size < 1)
       continue;
+    std::optional<int64_t> least = node.sizes->smallest(sizes[axis]);
+    std::optional<SymSize> last =
+        SymSize::add(sizes[axis], SymSize::constant(-1));
+    if (body && (!least || *least < 1 || !last))
+      continue; // an axis that may be empty has no row to clamp to
     SymSize want = SymSize::constant(size);
     if (failed(guardSizesEqual(node, sizes[axis], want,
                                what + " dimension " + Twine(axis) + " to be " +
@@ -684,10 +696,25 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
       return failure();
     sizes[axis] = want;
     changed = true;
+    if (!body)
+      continue;
+    auto idxType = RankedTensorType::get({size}, b.getI64Type());
+    SmallVector<int64_t> first = llvm::to_vector(llvm::seq<int64_t>(0, size));
+    Value iota = ConstantOp::create(
+        b, node.loc(), idxType,
+        DenseElementsAttr::get(idxType, ArrayRef<int64_t>(first)));
+    FailureOr<Value> top = sizeAsTensor(node, *last, b.getI64Type()), idx;
+    if (failed(top) || failed(idx = build<MinOp>(node, iota, *top)))
+      return failure();
+    FailureOr<Value> g =
+        build<GatherOp>(node, y, *idx, b.getI64IntegerAttr(axis));
+    if (failed(g))
+      return failure();
+    y = *g;
   }
-  if (!changed)
-    return x;
-  return reshapeToSizes(node, x, sizes, /*countsGuarded=*/true);
+  if (!changed || body)
+    return y;
+  return reshapeToSizes(node, y, sizes, /*countsGuarded=*/true);
 }
 
 void mlir::kiln::guardSameSize(OnnxNode &node, Value a, int64_t ax, Value b,

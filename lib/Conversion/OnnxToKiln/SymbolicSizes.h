@@ -294,10 +294,13 @@ LogicalResult guardSizesEqual(OnnxNode &node, const SymSize &a,
 /// `x` with the dimensions `pins` (axis, size) static: where one is symbolic
 /// (an export that declares every dimension, channels too, as a dim_param)
 /// a kiln.guard checks at run time that it has that size, `what` saying
-/// what fixes it, and a view of `x` takes it static. `x` unchanged without
-/// symbolic sizes or inside a subgraph, where a guard cannot stop the read
-/// (the caller's static check then refuses it); fails where the size is
-/// outside the dimension's range.
+/// what fixes it, and a view of `x` takes it static (in a Loop, Scan or If
+/// body, where a failed guard does not stop the body, a gather of indices
+/// clamped to the run-time size, so a wrong size still reads in bounds).
+/// `x` unchanged without symbolic sizes, in a branch inlined to run whether
+/// or not it is taken, or in a body where the axis may be empty (the
+/// caller's static check then refuses it); fails where the size is outside
+/// the dimension's range.
 FailureOr<Value> pinDims(OnnxNode &node, Value x,
                          ArrayRef<std::pair<int64_t, int64_t>> pins,
                          const Twine &what);
