@@ -15,6 +15,8 @@ takes it at that size and checks it at run time (docs/shapes.md).
 - a range that excludes the fixed size is refused at compile time;
 - the same inside an If's branches (real branches, where the axis is read
   through clamped indices so a wrong size reads in bounds);
+- a Reshape to [b, t, 4, -1] of a [b, t, d] with d symbolic, exact, and a
+  d that 4 does not divide refused at run time;
 - the ConvTranspose's height may be 0 (`--dim H=0..8`): a call at height 0
   fails naming the node, the others run.
 
@@ -189,4 +191,23 @@ for t, n in [(1, 1), (7, 3), (16, 4)]:
 refused(lambda: m(rng.standard_normal((3, 1, 4)).astype(F)),
         "node 'lstm' (LSTM", "dimension 2 to be 5")
 print("LSTM: 3 shapes match torch, a wrong input size is refused")
+# view(b, t, heads, -1) of a symbolic width d: the last size is d // 4,
+# guarded at run time that 4 divides d (exact, a copy of the values).
+m = compile_model(
+    "heads",
+    [h.make_node("Shape", ["x"], ["shape"]),
+     h.make_node("Slice", ["shape", "i0", "i2"], ["bt"]),
+     h.make_node("Concat", ["bt", "tail"], ["target"], axis=0),
+     h.make_node("Reshape", ["x", "target"], ["r"], name="heads"),
+     h.make_node("Transpose", ["r"], ["y"], perm=[0, 2, 1, 3])],
+    [h.make_tensor_value_info("x", TensorProto.FLOAT, ["b", "t", "d"])],
+    {"i0": np.array([0], np.int64), "i2": np.array([2], np.int64),
+     "tail": np.array([4, -1], np.int64)},
+    {"b": "1..2", "t": "1..8", "d": "4..64"})
+for shape in [(1, 1, 4), (2, 3, 12), (2, 8, 64)]:
+    x = rng.standard_normal(shape).astype(F)
+    (y,) = m(x)
+    assert np.array_equal(y, x.reshape(shape[0], shape[1], 4, -1).transpose(0, 2, 1, 3))
+refused(lambda: m(np.ones((1, 2, 6), F)), "node 'heads' (Reshape", "differ at these input sizes")
+print("Reshape to heads of a symbolic width: 3 shapes exact, a width of 6 refused")
 print("pinned dims: all match")

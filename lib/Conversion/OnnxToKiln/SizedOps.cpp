@@ -224,6 +224,27 @@ mlir::kiln::convertSymbolicReshape(OnnxNode &node) {
     int64_t k = known ? known->getConstant().value_or(0) : 0;
     if (!rest && count && k > 0)
       rest = node.sizes->floorDiv(*count, k);
+    // Symbolic entries beside the static ones (`[b, t, 2, -1]` of a
+    // `[b, t, d]` whose d is symbolic, as `view(b, t, heads, -1)` exports):
+    // the count over the symbolic entries, then the quotient by the static
+    // ones, guarded like the case above.
+    if (!rest && count) {
+      SmallVector<SymSize> symbolic;
+      int64_t fixed = 1;
+      bool fits = true;
+      for (const SymSize &s : others) {
+        if (std::optional<int64_t> c = s.getConstant())
+          fits &= !__builtin_mul_overflow(fixed, *c, &fixed);
+        else
+          symbolic.push_back(s);
+      }
+      std::optional<SymSize> symProduct = productOf(symbolic);
+      std::optional<SymSize> part = fits && fixed > 0 && symProduct
+                                        ? SymSize::divExact(*count, *symProduct)
+                                        : std::nullopt;
+      if (part)
+        rest = node.sizes->floorDiv(*part, fixed);
+    }
     if (!rest) {
       node.fail() << "the input " << in << " has "
                   << (count ? node.sizes->str(*count) : "?")
