@@ -5,6 +5,7 @@
 #include "SymbolicShapes.h"
 
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 #include "kiln/Import/Onnx/OnnxImporter.h"
 
@@ -79,6 +80,18 @@ Expected<CheckResult> kiln::check(const CompileOptions &o) {
   convert.maxTensorBytes = o.maxTensorBytes;
   pm.addPass(createConvertOnnxToKilnPass(convert));
   (void)pm.run(*module);
+  // Dimensions a weight fixes (a Conv's channels): the size to suggest.
+  module->walk([&](GuardOp guard) {
+    auto symbol = guard->getAttrOfType<StringAttr>(kFixedSymbolAttr);
+    auto size = guard->getAttrOfType<IntegerAttr>(kFixedSizeAttr);
+    if (!symbol || !size)
+      return;
+    for (SymbolicDim &d : result.symbolicDims)
+      if (d.dimParam == symbol.getValue() && !d.fixedSize) {
+        d.fixedSize = size.getInt();
+        d.fixedBy = nodeNameIn(guard->getLoc());
+      }
+  });
   // A node that converted, but to an op whose lowering cannot size a
   // symbolic dimension yet: the compile would stop there, so it is a
   // finding too (once per node).

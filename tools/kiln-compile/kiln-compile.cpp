@@ -162,7 +162,9 @@ suggestFlags(const std::vector<mlir::kiln::SymbolicDim> &dims) {
   for (const auto &d : dims) {
     if (!d.dimParam.empty()) {
       if (done.insert("dim " + d.dimParam).second)
-        flags += (flags.empty() ? "" : " ") + ("--dim " + d.dimParam + "=N");
+        flags += (flags.empty() ? "" : " ") +
+                 ("--dim " + d.dimParam + "=" +
+                  (d.fixedSize ? std::to_string(*d.fixedSize) : "N"));
       continue;
     }
     if (!done.insert("input " + d.input).second)
@@ -352,6 +354,10 @@ int main(int argc, char **argv) {
           o["min"] = d.bound->min;
           o["max"] = d.bound->max;
         }
+        if (d.fixedSize) {
+          o["fixed_size"] = *d.fixedSize;
+          o["fixed_by"] = d.fixedBy;
+        }
         symbolic.push_back(std::move(o));
       }
       outs() << formatv("{0:2}", json::Value(json::Object{
@@ -375,8 +381,12 @@ int main(int argc, char **argv) {
       for (const auto &d : r->symbolicDims)
         outs() << "graph input '" << d.input << "' has the symbolic dimension "
                << d.label() << " at index " << d.axis
-               << (d.bound ? ", given the range " + mlir::kiln::toString(*d.bound)
-                           : ", given no size")
+               << (d.bound
+                       ? ", given the range " + mlir::kiln::toString(*d.bound)
+                       : ", given no size")
+               << (d.fixedSize ? "; node '" + d.fixedBy + "' needs it to be " +
+                                     std::to_string(*d.fixedSize)
+                               : std::string())
                << "\n";
       if (!open.empty())
         outs() << "the nodes were checked with these dimensions symbolic; "

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ShapeInputs.h"
 #include "SymbolicSizes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 
 #include <numeric>
 
@@ -656,7 +657,8 @@ bool mlir::kiln::inSubgraph(OnnxNode &node) {
 }
 
 LogicalResult mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
-                                          const SymSize &b, const Twine &what) {
+                                          const SymSize &b, const Twine &what,
+                                          GuardOp *guard) {
   OpBuilder &builder = node.builder;
   Location loc = node.loc();
   SymbolicSizes &S = *node.sizes;
@@ -678,12 +680,14 @@ LogicalResult mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
                                    S.materialize(builder, loc, b));
   Value okTensor = tensor::FromElementsOp::create(
       builder, loc, RankedTensorType::get({}, builder.getI1Type()), ok);
-  GuardOp::create(builder, loc, okTensor,
-                  builder.getStringAttr(
-                      node.describe() + ": " + what + " (" + S.str(a) +
-                      " and " + S.str(b) +
-                      " differ at these input sizes); run the model at sizes "
-                      "where they agree"));
+  GuardOp created = GuardOp::create(
+      builder, loc, okTensor,
+      builder.getStringAttr(node.describe() + ": " + what + " (" + S.str(a) +
+                            " and " + S.str(b) +
+                            " differ at these input sizes); run the model at "
+                            "sizes where they agree"));
+  if (guard)
+    *guard = created;
   return success();
 }
 
@@ -711,10 +715,19 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
     if (body && (!least || *least < 1 || !last))
       continue; // an axis that may be empty has no row to clamp to
     SymSize want = SymSize::constant(size);
+    GuardOp guard;
     if (failed(guardSizesEqual(node, sizes[axis], want,
                                what + " dimension " + Twine(axis) + " to be " +
-                                   Twine(size))))
+                                   Twine(size),
+                               &guard)))
       return failure();
+    // A dimension that is an input's dim_param as it is: --check names the
+    // size the model needs.
+    if (std::optional<std::string> name =
+            node.sizes->inputSymbolName(sizes[axis])) {
+      guard->setAttr(kFixedSymbolAttr, b.getStringAttr(*name));
+      guard->setAttr(kFixedSizeAttr, b.getI64IntegerAttr(size));
+    }
     sizes[axis] = want;
     changed = true;
     if (!body)

@@ -189,6 +189,16 @@ unsigned SymbolicSizes::atomFor(Value v, int64_t axis) {
   return id;
 }
 
+std::optional<std::string> SymbolicSizes::inputSymbolName(const SymSize &s) {
+  std::optional<unsigned> id = s.getAtom();
+  if (!id || *id >= atoms.size())
+    return std::nullopt;
+  auto it = namedAtoms.find(atoms[*id].name);
+  if (it == namedAtoms.end() || it->second != *id)
+    return std::nullopt;
+  return atoms[*id].name;
+}
+
 SymSize SymbolicSizes::dim(Value v, int64_t axis) {
   auto type = cast<RankedTensorType>(v.getType());
   if (!type.isDynamicDim(axis))

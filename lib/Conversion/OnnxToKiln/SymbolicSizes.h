@@ -124,6 +124,9 @@ public:
 
   /// "batch", "seq * 64", "dim 1 of '/q/MatMul'" for messages.
   std::string str(const SymSize &s);
+  /// The dim_param `s` is, where it is exactly a graph input's named
+  /// dimension.
+  std::optional<std::string> inputSymbolName(const SymSize &s);
   /// For a refusal of `s`, which has no largest value: what to do. A range
   /// for each graph input's dimension without one; where a size computed
   /// in the graph has no bound, that size named (no range helps).
@@ -288,9 +291,10 @@ FailureOr<std::optional<Value>> joinBranchStacks(OnnxNode &node, Value st,
 bool inSubgraph(OnnxNode &node);
 /// A kiln.guard that the sizes `a` and `b` are equal at run time; `what`
 /// says what needs them equal. Fails the node when they differ at every
-/// size in range.
+/// size in range. `guard`, if given, receives the kiln.guard.
 LogicalResult guardSizesEqual(OnnxNode &node, const SymSize &a,
-                              const SymSize &b, const Twine &what);
+                              const SymSize &b, const Twine &what,
+                              GuardOp *guard = nullptr);
 /// `x` with the dimensions `pins` (axis, size) static: where one is symbolic
 /// (an export that declares every dimension, channels too, as a dim_param)
 /// a kiln.guard checks at run time that it has that size, `what` saying

@@ -45,6 +45,9 @@ struct SymbolicDim {
   std::string dimParam;          ///< "" for an unknown dimension
   std::optional<DimBound> bound; ///< the range given, if any
   std::vector<int64_t> inputShape; ///< the input's sizes, -1 where symbolic
+  /// The one size a node's weight gives it (--check), and that node.
+  std::optional<int64_t> fixedSize;
+  std::string fixedBy;
   /// The dim_param in quotes, or INPUT[axis] for an unnamed dimension.
   std::string label() const {
     return dimParam.empty() ? input + "[" + std::to_string(axis) + "]"

@@ -60,6 +60,8 @@ ContractKind contractKind(StringRef name) {
       {kMinMaxCombineAttr, ContractKind::Unit},
       {kMinMaxRestAttr, ContractKind::Unit},
       {kGuardMessageAttr, ContractKind::String},
+      {kFixedSymbolAttr, ContractKind::String},
+      {kFixedSizeAttr, ContractKind::Integer},
       {kAmxInt8MatmulAttr, ContractKind::Unit},
       {kAmxEpilogueAttr, ContractKind::Unit},
       {kFillBorderAttr, ContractKind::I64Array},

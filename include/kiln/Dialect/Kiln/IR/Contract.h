@@ -123,6 +123,13 @@ inline constexpr const char *kUnreadPaddingAttr = "kiln.unread_padding";
 /// message of the guard. --kiln-arena-allocation numbers the guards and
 /// collects their messages into kGuardMessagesAttr.
 inline constexpr const char *kGuardMessageAttr = "kiln.guard_message";
+/// String and integer, on a kiln.guard the ONNX conversion builds where a
+/// weight fixes a graph input's dim_param (a Conv's channels, an LSTM's
+/// input size, lib/Conversion/OnnxToKiln/SizedOps.cpp pinDims): the
+/// dim_param and that size. kiln-compile --check suggests `--dim C=3`
+/// (lib/Pipeline/Check.cpp); nothing later reads them.
+inline constexpr const char *kFixedSymbolAttr = "kiln.fixed_symbol";
+inline constexpr const char *kFixedSizeAttr = "kiln.fixed_size";
 /// Not an attribute: the placeholder function a failed kiln.guard calls.
 inline constexpr const char *kGuardFailedFn = "__kiln_guard_failed";
 /// Not an attribute: the runtime function (runtime/src/runtime.c) a
