@@ -411,11 +411,12 @@ FailureOr<SmallVector<Value>> mlir::kiln::convertConv(OnnxNode &node) {
   // filter shape size the kernels' register tiles. Symbolic channels are
   // the filter's (times the groups), checked at run time.
   RankedTensorType wt = typeOf(*w);
-  if (wt.hasStaticShape() && wt.getRank() > 1)
-    x = pinDims(node, *x,
-                {{1, wt.getDimSize(1) *
-                         std::max<int64_t>(node.intAttr("group", 1), 1)}},
-                "the filter needs the input's");
+  int64_t channels = 0; // a group count past int64 pins nothing
+  if (wt.hasStaticShape() && wt.getRank() > 1 &&
+      !__builtin_mul_overflow(wt.getDimSize(1),
+                              std::max<int64_t>(node.intAttr("group", 1), 1),
+                              &channels))
+    x = pinDims(node, *x, {{1, channels}}, "the filter needs the input's");
   if (failed(x))
     return failure();
   RankedTensorType xt = typeOf(*x);

@@ -712,8 +712,10 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
     std::optional<int64_t> least = node.sizes->smallest(sizes[axis]);
     std::optional<SymSize> last =
         SymSize::add(sizes[axis], SymSize::constant(-1));
-    if (body && (!least || *least < 1 || !last))
-      continue; // an axis that may be empty has no row to clamp to
+    // An axis that may be empty has no row to clamp to; the index table
+    // is kept small.
+    if (body && (!least || *least < 1 || !last || size > (int64_t(1) << 20)))
+      continue;
     SymSize want = SymSize::constant(size);
     GuardOp guard;
     if (failed(guardSizesEqual(node, sizes[axis], want,
