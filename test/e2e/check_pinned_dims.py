@@ -15,6 +15,8 @@ takes it at that size and checks it at run time (docs/shapes.md).
 - a range that excludes the fixed size is refused at compile time;
 - the same inside an If's branches (real branches, where the axis is read
   through clamped indices so a wrong size reads in bounds);
+- cheap If branches, inlined to run whether taken or not: each branch's
+  size is checked only when it is taken;
 - a Reshape to [b, t, 4, -1] of a [b, t, d] with d symbolic, exact, and a
   d that 4 does not divide refused at run time;
 - the ConvTranspose's height may be 0 (`--dim H=0..8`): a call at height 0
@@ -163,6 +165,42 @@ for c in (2, 4):
     refused(lambda: m(np.ones((1, c, 3, 3), F)), "node 'tconv' (Conv",
             "dimension 1 to be 3")
 print("If branches: 4 runs match torch, channel counts 2 and 4 are refused")
+
+# Cheap branches, which Kiln inlines to run whether or not they are taken:
+# each guard holds only when its branch is taken, so a channel count that
+# suits only the other branch runs, and one that suits neither is refused.
+def cheap(p, node):
+    return h.make_graph([node], p, [], [h.make_tensor_value_info(p + "y", TensorProto.FLOAT, None)])
+
+
+slope4 = rng.standard_normal((4, 1, 1)).astype(F)
+m = compile_model(
+    "if_cheap",
+    [h.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+     h.make_node("Greater", ["s", "zero"], ["c"]),
+     h.make_node("If", ["c"], ["y"], name="if",
+                 then_branch=cheap("t", h.make_node("BatchNormalization", ["x", "s3", "b3", "m3", "v3"],
+                                                    ["ty"], name="tbn")),
+                 else_branch=cheap("e", h.make_node("PRelu", ["x", "slope4"], ["ey"], name="eprelu")))],
+    x_info, {"zero": np.float32(0), "s3": bn[0][:3], "b3": bn[1][:3], "m3": bn[2][:3],
+             "v3": bn[3][:3], "slope4": slope4},
+    {"N": "1..2", "C": "1..8", "H": "1..8", "W": "1..8"})
+for shape, sign in [((1, 3, 4, 5), 1), ((2, 4, 3, 2), -1), ((1, 3, 1, 1), 1)]:
+    x = (np.abs(rng.standard_normal(shape)) * sign).astype(F)
+    (y,) = m(x)
+    t = torch.from_numpy(x.astype(np.float64))
+    d = lambda a: torch.from_numpy(a[:3].astype(np.float64))  # noqa: E731
+    want = (torch.nn.functional.batch_norm(t, d(bn[2]), d(bn[3]), d(bn[0]), d(bn[1]), eps=1e-5)
+            if sign > 0 else torch.where(t >= 0, t, t * torch.from_numpy(slope4.astype(np.float64))))
+    assert y.shape == tuple(want.shape), (shape, y.shape)
+    np.testing.assert_allclose(y, want.numpy(), rtol=1e-4, atol=1e-4)
+refused(lambda: m(np.ones((1, 4, 2, 2), F)), "node 'tbn' (BatchNormalization",
+        "dimension 1 to be 3")
+refused(lambda: m(-np.ones((1, 3, 2, 2), F)), "node 'eprelu' (PRelu", "to be 4")
+(y,) = m(-np.ones((1, 4, 2, 2), F))
+np.testing.assert_allclose(y, -np.ones((1, 4, 2, 2)) * slope4, rtol=1e-6)
+print("cheap If branches: 3 runs match torch, each branch's count is needed "
+      "only when it is taken")
 
 # LSTM over [T, N, I].
 hidden, isz = 6, 5

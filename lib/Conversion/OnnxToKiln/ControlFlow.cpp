@@ -116,6 +116,9 @@ bool Inliner::rewrite(Operation *op) {
   b.setInsertionPoint(op);
   // What a speculative node inlines is speculative too.
   speculative = op->hasAttr(kSpeculativeAttr);
+  taken = 0;
+  if (auto index = op->getAttrOfType<IntegerAttr>(kSpeculativeAttr))
+    taken = index.getInt();
   StringRef name = op->getName().getStringRef();
   FailureOr<SmallVector<Value>> results = name == "onnx.If" ? rewriteIf(node)
                                           : name == "onnx.Scan"
@@ -211,8 +214,9 @@ SmallVector<Value> Inliner::inlineBody(Region &region, ValueRange args) {
     }
     Operation *clone = b.clone(inner, map);
     if (speculative)
-      clone->walk(
-          [&](Operation *o) { o->setAttr(kSpeculativeAttr, b.getUnitAttr()); });
+      clone->walk([&](Operation *o) {
+        o->setAttr(kSpeculativeAttr, b.getI64IntegerAttr(taken));
+      });
   }
   return yielded;
 }
@@ -266,10 +270,15 @@ FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
     }
   }
   bool outer = speculative;
+  int64_t outerTaken = taken;
+  auto [thenTaken, elseTaken] = branchConditions(cond);
   speculative = true;
+  taken = thenTaken;
   SmallVector<Value> thenV = inlineBody(*thenR, {});
+  taken = elseTaken;
   SmallVector<Value> elseV = inlineBody(*elseR, {});
   speculative = outer;
+  taken = outerTaken;
   if (thenV.size() != op->getNumResults() ||
       elseV.size() != op->getNumResults()) {
     node.fail() << "the branches yield " << thenV.size() << " and "
@@ -301,6 +310,18 @@ FailureOr<SmallVector<Value>> Inliner::rewriteIf(OnnxNode &node) {
                       ->getResult(0));
   }
   return out;
+}
+
+std::pair<int64_t, int64_t> Inliner::branchConditions(Value cond) {
+  auto type = dyn_cast<RankedTensorType>(cond.getType());
+  if ((speculative && taken == 0) || !type || !type.hasStaticShape() ||
+      type.getNumElements() != 1 || !type.getElementType().isInteger(1))
+    return {0, 0};
+  // The condition is converted (everything before the If is), so no later
+  // conversion replaces it.
+  int64_t outer = speculative ? taken : 0;
+  return {sizes.addTakenCondition(cond, false, outer),
+          sizes.addTakenCondition(cond, true, outer)};
 }
 
 bool Inliner::expensiveBranches(Region &thenR, Region &elseR) {
@@ -482,8 +503,9 @@ Value Inliner::branchBody(Location loc, Value taken, Region &region,
   llvm::append_range(yielded, yield->getOperands());
   yield->setOperands(yielded);
   if (speculative) // inside a branch that runs whether taken or not
-    region.walk(
-        [&](Operation *o) { o->setAttr(kSpeculativeAttr, b.getUnitAttr()); });
+    region.walk([&](Operation *o) {
+      o->setAttr(kSpeculativeAttr, b.getI64IntegerAttr(0));
+    });
   return trips->getResult(0);
 }
 
@@ -895,6 +917,8 @@ FailureOr<SmallVector<Value>> Inliner::rewriteLoop(OnnxNode &node) {
   SmallVector<SmallVector<Value>> perStep(k);
   // With a condition (frozen), an iteration may run after the loop stopped.
   speculative = speculative || freeze;
+  if (freeze)
+    taken = 0; // an iteration's results are used while the loop runs
   for (int64_t t = 0; t < m; ++t) {
     SmallVector<Value> args{i64Constant(loc, t, false), alive};
     args.append(carried);

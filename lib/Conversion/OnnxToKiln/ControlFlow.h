@@ -190,6 +190,12 @@ private:
   /// (a branch of a run-time If, an iteration after a loop may have
   /// stopped): the clones are marked kSpeculativeAttr (see inSubgraph).
   bool speculative = false;
+  /// The kSpeculativeAttr value of speculative clones: the index of the
+  /// condition under which they are used (0: not known).
+  int64_t taken = 0;
+  /// Registers the conditions under which the then and else branches of an
+  /// If on `cond` are taken; (0, 0) where they cannot be known.
+  std::pair<int64_t, int64_t> branchConditions(Value cond);
 };
 
 } // namespace mlir::kiln

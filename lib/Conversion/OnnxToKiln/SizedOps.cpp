@@ -658,7 +658,7 @@ bool mlir::kiln::inSubgraph(OnnxNode &node) {
 
 LogicalResult mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
                                           const SymSize &b, const Twine &what,
-                                          GuardOp *guard) {
+                                          GuardOp *guard, Value when) {
   OpBuilder &builder = node.builder;
   Location loc = node.loc();
   SymbolicSizes &S = *node.sizes;
@@ -678,6 +678,12 @@ LogicalResult mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
   Value ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
                                    S.materialize(builder, loc, a),
                                    S.materialize(builder, loc, b));
+  if (when) { // ok, or the branch is not taken
+    Value yes =
+        arith::ConstantOp::create(builder, loc, builder.getBoolAttr(true));
+    ok = arith::OrIOp::create(builder, loc, ok,
+                              arith::XOrIOp::create(builder, loc, when, yes));
+  }
   Value okTensor = tensor::FromElementsOp::create(
       builder, loc, RankedTensorType::get({}, builder.getI1Type()), ok);
   GuardOp created = GuardOp::create(
@@ -695,9 +701,15 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
                                      ArrayRef<std::pair<int64_t, int64_t>> pins,
                                      const Twine &what) {
   RankedTensorType t = typeOf(x);
-  // A branch inlined to run whether or not it is taken cannot guard.
-  if (!node.sizes || node.op->hasAttr(kSpeculativeAttr))
+  if (!node.sizes)
     return x;
+  // A branch inlined to run whether or not it is taken guards only when
+  // taken, so its condition must be known (and the axis is read clamped,
+  // as in a body: an untaken branch may hold any size).
+  bool speculative = node.op->hasAttr(kSpeculativeAttr);
+  if (speculative && !node.sizes->knowsTakenCondition(node.op))
+    return x;
+  Value when;
   // In a Loop, Scan or If body a failed guard does not end the body, so the
   // axis is read through indices clamped to its run-time size instead of a
   // view: a size other than the guarded one still reads inside the input.
@@ -717,11 +729,13 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
     if (body && (!least || *least < 1 || !last || size > (int64_t(1) << 20)))
       continue;
     SymSize want = SymSize::constant(size);
+    if (speculative && !when)
+      when = node.sizes->takenCondition(b, node.loc(), node.op);
     GuardOp guard;
     if (failed(guardSizesEqual(node, sizes[axis], want,
                                what + " dimension " + Twine(axis) + " to be " +
                                    Twine(size),
-                               &guard)))
+                               &guard, when)))
       return failure();
     // A dimension that is an input's dim_param as it is: --check names the
     // size the model needs.

@@ -189,6 +189,38 @@ unsigned SymbolicSizes::atomFor(Value v, int64_t axis) {
   return id;
 }
 
+int64_t SymbolicSizes::addTakenCondition(Value cond, bool negated,
+                                         int64_t outer) {
+  takenConditions.push_back({cond, negated, outer});
+  return static_cast<int64_t>(takenConditions.size());
+}
+
+bool SymbolicSizes::knowsTakenCondition(Operation *op) const {
+  auto index = op->getAttrOfType<IntegerAttr>(kSpeculativeAttr);
+  return index && index.getInt() >= 1 &&
+         index.getInt() <= static_cast<int64_t>(takenConditions.size());
+}
+
+Value SymbolicSizes::takenCondition(OpBuilder &b, Location loc,
+                                    Operation *op) const {
+  if (!knowsTakenCondition(op))
+    return {};
+  int64_t i = op->getAttrOfType<IntegerAttr>(kSpeculativeAttr).getInt();
+  Value all;
+  for (; i > 0; i = takenConditions[i - 1].outer) {
+    const Taken &t = takenConditions[i - 1];
+    auto type = cast<RankedTensorType>(t.cond.getType());
+    SmallVector<Value> at(type.getRank(),
+                          arith::ConstantIndexOp::create(b, loc, 0));
+    Value c = tensor::ExtractOp::create(b, loc, t.cond, at);
+    if (t.negated)
+      c = arith::XOrIOp::create(
+          b, loc, c, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    all = all ? arith::AndIOp::create(b, loc, all, c) : c;
+  }
+  return all;
+}
+
 std::optional<std::string> SymbolicSizes::inputSymbolName(const SymSize &s) {
   std::optional<unsigned> id = s.getAtom();
   if (!id || *id >= atoms.size())

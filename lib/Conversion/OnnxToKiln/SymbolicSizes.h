@@ -132,6 +132,19 @@ public:
   /// in the graph has no bound, that size named (no range helps).
   std::string boundAdvice(const SymSize &s);
 
+  /// Registers the condition under which a speculatively inlined branch is
+  /// taken: `cond` (a converted one-element i1 tensor, defined before the
+  /// If), or its negation, within the branch whose condition has the index
+  /// `outer` (0: none). The branch's ops carry the returned index in
+  /// kSpeculativeAttr.
+  int64_t addTakenCondition(Value cond, bool negated, int64_t outer);
+  /// The condition under which the results of `op` (inlined speculatively)
+  /// are used, built as an i1 at `b`'s point; null where it is not known
+  /// (an iteration after a loop may have stopped).
+  Value takenCondition(OpBuilder &b, Location loc, Operation *op) const;
+  /// Whether takenCondition knows `op`'s condition.
+  bool knowsTakenCondition(Operation *op) const;
+
 private:
   /// A dimension of a value (`value`, `axis`), or, with no value, the
   /// quotient floor(numerator / divisor).
@@ -168,6 +181,12 @@ private:
       quotientAtoms;
   DenseMap<std::pair<Value, int64_t>, SymSize> dimMemo;
   DenseMap<Value, SmallVector<SymSize>> contentMap;
+  struct Taken {
+    Value cond;
+    bool negated;
+    int64_t outer;
+  };
+  SmallVector<Taken> takenConditions; ///< index i + 1 in kSpeculativeAttr
 };
 
 /// On an onnx.Reshape of a tensor with symbolic dimensions: the target
@@ -263,7 +282,8 @@ bool withinTensorLimit(OnnxNode &node, TypeRange types, uint64_t maxBytes,
                        StringRef what, ValueRange values = {});
 /// Marks an ONNX node inlined from a branch of a run-time If or from a loop
 /// iteration that may run after the loop stopped: it runs whether or not
-/// its result is used.
+/// its result is used. Its value (i64) indexes the condition under which
+/// the result is used (SymbolicSizes::takenCondition); 0 where not known.
 inline constexpr llvm::StringLiteral kSpeculativeAttr = "kiln.speculative";
 /// Marks the join of an If's branch results (a Where of the two results, or
 /// a Concat of the two stacks of a branch run as a loop of one iteration or
@@ -291,10 +311,11 @@ FailureOr<std::optional<Value>> joinBranchStacks(OnnxNode &node, Value st,
 bool inSubgraph(OnnxNode &node);
 /// A kiln.guard that the sizes `a` and `b` are equal at run time; `what`
 /// says what needs them equal. Fails the node when they differ at every
-/// size in range. `guard`, if given, receives the kiln.guard.
+/// size in range. `guard`, if given, receives the kiln.guard. With `when`
+/// (an i1), they need to be equal only where it is true.
 LogicalResult guardSizesEqual(OnnxNode &node, const SymSize &a,
                               const SymSize &b, const Twine &what,
-                              GuardOp *guard = nullptr);
+                              GuardOp *guard = nullptr, Value when = {});
 /// `x` with the dimensions `pins` (axis, size) static: where one is symbolic
 /// (an export that declares every dimension, channels too, as a dim_param)
 /// a kiln.guard checks at run time that it has that size, `what` saying
