@@ -201,6 +201,20 @@ static int compileAndReport(mlir::kiln::CompileOptions &options) {
   if (!result) {
     std::string msg = toString(result.takeError());
     errs() << msg << "\n";
+    // Symbolic input dimensions given no size (the importer's message):
+    // the sizes the model's weights fix are known only after converting
+    // the nodes with them symbolic, as --check does.
+    if (StringRef(msg).contains("; fix the shape with --input-shape"))
+      if (Expected<mlir::kiln::CheckResult> r = mlir::kiln::check(options)) {
+        for (const auto &d : r->symbolicDims)
+          if (d.fixedSize && !d.dimParam.empty())
+            WithColor::note(errs(), "kiln-compile")
+                << "node '" << d.fixedBy << "' needs " << d.label() << " to be "
+                << *d.fixedSize << ": give --dim " << d.dimParam << "="
+                << *d.fixedSize << "\n";
+      } else {
+        consumeError(r.takeError());
+      }
     return fail("cannot compile '" + inputPath + "'");
   }
   for (const std::string &note : result->notes)
