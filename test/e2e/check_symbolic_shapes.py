@@ -627,6 +627,33 @@ if len(sys.argv) > 5:
         raise AssertionError("SpaceToDepth ran on a width of 5")
     except RuntimeError as e:
         assert "'fold' (SpaceToDepth" in str(e) and "width must be a multiple of blocksize 2" in str(e), e
+    # Every dimension symbolic, channels too: DepthToSpace (both modes)
+    # divides the channels by blocksize^2 (a guard checks they divide),
+    # SpaceToDepth multiplies them.
+    g = h.make_graph(
+        [h.make_node("DepthToSpace", ["x"], ["dcr"], name="shuffle", blocksize=2),
+         h.make_node("DepthToSpace", ["x"], ["crd"], name="crd", blocksize=2, mode="CRD"),
+         h.make_node("SpaceToDepth", ["dcr"], ["back"], name="fold", blocksize=2)],
+        "d2s", [vi("x", TensorProto.FLOAT, ["b", "c", "h", "w"])],
+        [vi(n, TensorProto.FLOAT, None) for n in ("dcr", "crd", "back")])
+    path = os.path.join(work, "depth_to_space.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    m = kiln.load(kiln.compile(path, dims={"b": (1, 2), "c": (1, 32), "h": (1, 9), "w": (1, 9)}))
+    for b, c, hh, ww in [(1, 4, 1, 1), (2, 12, 3, 5), (1, 32, 9, 9)]:
+        x = rng.standard_normal((b, c, hh, ww)).astype(np.float32)
+        dcr, crd, back = m(x)
+        np.testing.assert_array_equal(
+            dcr, x.reshape(b, 2, 2, c // 4, hh, ww).transpose(0, 3, 4, 1, 5, 2)
+            .reshape(b, c // 4, hh * 2, ww * 2))
+        np.testing.assert_array_equal(
+            crd, x.reshape(b, c // 4, 2, 2, hh, ww).transpose(0, 1, 4, 2, 5, 3)
+            .reshape(b, c // 4, hh * 2, ww * 2))
+        np.testing.assert_array_equal(back, x)  # DCR then SpaceToDepth
+    try:
+        m(rng.standard_normal((1, 6, 2, 2)).astype(np.float32))
+        raise AssertionError("DepthToSpace ran on 6 channels")
+    except RuntimeError as e:
+        assert "'shuffle' (DepthToSpace" in str(e) and "channels must be a multiple of blocksize^2 = 4" in str(e), e
     # ReverseSequence over a symbolic time and batch (a bidirectional
     # layer's input reversed per sequence length); a lengths tensor of
     # another size is refused at run time.

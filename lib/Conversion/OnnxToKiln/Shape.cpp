@@ -668,78 +668,95 @@ FailureOr<Value> rearrange(OnnxNode &node, Value x, ArrayRef<int64_t> split,
   return rearrangeSizes(node, x, sym(split), perm, sym(out));
 }
 
-/// DepthToSpace (DCR or CRD) of `x`: reshape, transpose, reshape. The
-/// batch, height and width may be symbolic (a super-resolution model's pixel
-/// shuffle at any image size); the channels size the blocks and are static.
+/// A kiln.guard that `size` (the `what` of node's input) equals `whole`, the
+/// size its split into blocks of `block` (words: "blocksize 2") keeps;
+/// fails inside a subgraph, where a failed guard would not stop the reshape
+/// that reads it.
+LogicalResult guardBlocks(OnnxNode &node, const char *what, const SymSize &size,
+                          const SymSize &whole, const std::string &block) {
+  if (size == whole)
+    return success();
+  if (inSubgraph(node)) {
+    node.fail() << "inside a subgraph, the " << what << " ("
+                << node.sizes->str(size) << ") must be a multiple of " << block
+                << " at every size in range; give the symbolic dimensions "
+                   "one size to compile this node";
+    return failure();
+  }
+  return guardSizesEqual(node, size, whole,
+                         std::string("the ") + what +
+                             " must be a multiple of " + block);
+}
+
+/// DepthToSpace (DCR or CRD) of `x`: reshape, transpose, reshape. Any
+/// dimension may be symbolic (a super-resolution model's pixel shuffle at
+/// any image size; channels an export declares symbolic, which a guard
+/// checks divide by blocksize^2 at run time).
 FailureOr<Value> depthToSpaceOf(OnnxNode &node, Value x, int64_t bs) {
   SymbolicSizes &sizes = *node.sizes;
-  int64_t c = typeOf(x).getDimSize(1);
-  if (ShapedType::isDynamic(c) && failed(node.requireStaticShape(typeOf(x))))
+  int64_t bb;
+  if (__builtin_mul_overflow(bs, bs, &bb)) {
+    node.fail() << "blocksize " << bs << " is too large";
     return failure();
-  if (c % (bs * bs)) {
+  }
+  int64_t c = typeOf(x).getDimSize(1);
+  if (!ShapedType::isDynamic(c) && c % bb) {
     node.fail() << "channels " << c
-                << " must be a multiple of blocksize^2 = " << bs * bs;
+                << " must be a multiple of blocksize^2 = " << bb;
     return failure();
   }
   SymSize n = sizes.dim(x, 0), h = sizes.dim(x, 2), w = sizes.dim(x, 3);
-  SymSize b = SymSize::constant(bs), co = SymSize::constant(c / (bs * bs));
+  SymSize ch = sizes.dim(x, 1), b = SymSize::constant(bs);
+  std::optional<SymSize> co = sizes.floorDiv(ch, bb);
+  std::optional<SymSize> whole =
+      co ? SymSize::mul(*co, SymSize::constant(bb)) : std::nullopt;
   std::optional<SymSize> hb = SymSize::mul(h, b), wb = SymSize::mul(w, b);
-  if (!hb || !wb) {
+  if (!co || !whole || !hb || !wb) {
     node.fail() << "the output sizes overflow";
     return failure();
   }
   std::string mode = node.strAttr("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") {
+    node.fail() << "mode '" << mode
+                << "' is not supported; expected DCR or CRD";
+    return failure();
+  }
+  if (failed(guardBlocks(node, "channels", ch, *whole,
+                         "blocksize^2 = " + std::to_string(bb))))
+    return failure();
   if (mode == "DCR")
-    return rearrangeSizes(node, x, {n, b, b, co, h, w}, {0, 3, 4, 1, 5, 2},
-                          {n, co, *hb, *wb});
-  if (mode == "CRD")
-    return rearrangeSizes(node, x, {n, co, b, b, h, w}, {0, 1, 4, 2, 5, 3},
-                          {n, co, *hb, *wb});
-  node.fail() << "mode '" << mode << "' is not supported; expected DCR or CRD";
-  return failure();
+    return rearrangeSizes(node, x, {n, b, b, *co, h, w}, {0, 3, 4, 1, 5, 2},
+                          {n, *co, *hb, *wb}, /*countsGuarded=*/true);
+  return rearrangeSizes(node, x, {n, *co, b, b, h, w}, {0, 1, 4, 2, 5, 3},
+                        {n, *co, *hb, *wb}, /*countsGuarded=*/true);
 }
 
-/// SpaceToDepth of `x` whose batch, height or width is symbolic (a
-/// detector's stem folding 2x2 pixels into channels at any image size): the
-/// height and width must divide by the block, which a guard checks at run
-/// time; the channels are static.
+/// SpaceToDepth of `x` with symbolic dimensions (a detector's stem folding
+/// 2x2 pixels into channels at any image size): the height and width must
+/// divide by the block, which a guard checks at run time.
 FailureOr<Value> spaceToDepthSymbolic(OnnxNode &node, Value x, int64_t bs) {
   SymbolicSizes &sizes = *node.sizes;
-  int64_t c = typeOf(x).getDimSize(1);
-  if (ShapedType::isDynamic(c) && failed(node.requireStaticShape(typeOf(x))))
-    return failure();
   SymSize n = sizes.dim(x, 0), h = sizes.dim(x, 2), w = sizes.dim(x, 3);
-  SymSize b = SymSize::constant(bs);
+  SymSize co = sizes.dim(x, 1), b = SymSize::constant(bs);
   std::optional<SymSize> hq = sizes.floorDiv(h, bs), wq = sizes.floorDiv(w, bs);
   std::optional<SymSize> hb = hq ? SymSize::mul(*hq, b) : std::nullopt;
   std::optional<SymSize> wb = wq ? SymSize::mul(*wq, b) : std::nullopt;
-  int64_t cb;
-  if (!hb || !wb || __builtin_mul_overflow(c, bs * bs, &cb)) {
+  int64_t bb;
+  std::optional<SymSize> cb = __builtin_mul_overflow(bs, bs, &bb)
+                                  ? std::nullopt
+                                  : SymSize::mul(co, SymSize::constant(bb));
+  if (!hb || !wb || !cb) {
     node.fail() << "the output sizes overflow";
     return failure();
   }
   // Each guard checks a size that splits into blocks; together they are the
   // first reshape's element counts.
-  for (auto [what, size, whole] :
-       {std::make_tuple("height", h, *hb), std::make_tuple("width", w, *wb)}) {
-    if (size == whole)
-      continue;
-    if (inSubgraph(node)) {
-      node.fail() << "inside a subgraph, the " << what << " ("
-                  << sizes.str(size) << ") must divide by blocksize " << bs
-                  << " at every size in range; give the symbolic dimensions "
-                     "one size to compile this node";
-      return failure();
-    }
-    if (failed(guardSizesEqual(node, size, whole,
-                               std::string("the ") + what +
-                                   " must be a multiple of blocksize " +
-                                   std::to_string(bs))))
-      return failure();
-  }
-  SymSize co = SymSize::constant(c);
+  std::string block = "blocksize " + std::to_string(bs);
+  if (failed(guardBlocks(node, "height", h, *hb, block)) ||
+      failed(guardBlocks(node, "width", w, *wb, block)))
+    return failure();
   return rearrangeSizes(node, x, {n, co, *hq, b, *wq, b}, {0, 3, 5, 1, 2, 4},
-                        {n, SymSize::constant(cb), *hq, *wq},
+                        {n, *cb, *hq, *wq},
                         /*countsGuarded=*/true);
 }
 
