@@ -38,6 +38,12 @@ an If yielding a [2, 3] or a [3, 4] input on a static model, and a pool
 of one input's P x 5 against a Relu of another's H x W (one axis differs
 in its types, the other only once the branches convert); each branch
 taken, the output at the taken branch's shape.
+
+A condition on the inputs' shapes (`x + 2 * y if x.shape == y.shape else
+x`, cheap branches that both run): at sizes where the untaken Add's
+operands disagree the run succeeds with the other branch's result (the
+Add's size guard holds only where its branch is taken, and its operand is
+read as zeros of the right size where not).
 """
 import os
 import sys
@@ -418,6 +424,52 @@ def check_areas(compile_, run, work, rng):
     return ok
 
 
+def shape_condition_model():
+    """`x + 2 * y if x.shape == y.shape else x` over x [B, T] and y [B, S]
+    (a scripted model's guard on its inputs' shapes): the branches are cheap,
+    so both run, and the Add sees T != S where it is not taken."""
+    then_branch = h.make_graph(
+        [h.make_node("Add", ["y", "y"], ["yy"]), h.make_node("Add", ["x", "yy"], ["t"])],
+        "sum", [], [out("t", ["B", None])])
+    else_branch = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "keep", [],
+                               [out("e", ["B", "T"])])
+    graph = h.make_graph(
+        [h.make_node("Shape", ["x"], ["sx"]), h.make_node("Shape", ["y"], ["sy"]),
+         h.make_node("Equal", ["sx", "sy"], ["eq"]),
+         h.make_node("Cast", ["eq"], ["eq_i"], to=TensorProto.INT64),
+         h.make_node("ReduceMin", ["eq_i"], ["all_i"], keepdims=0),
+         h.make_node("Cast", ["all_i"], ["same"], to=TensorProto.BOOL),
+         h.make_node("If", ["same"], ["z"], then_branch=then_branch,
+                     else_branch=else_branch)],
+        "shape_condition",
+        [h.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "T"]),
+         h.make_tensor_value_info("y", TensorProto.FLOAT, ["B", "S"])],
+        [out("z", ["B", None])])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def check_shape_condition(compile_, run, work, rng):
+    """The shape-condition model at sizes that take each branch, among them
+    sizes where the untaken Add's operands disagree (ONNX Runtime runs
+    those; Kiln used to fail the run with the Add's size guard)."""
+    d = os.path.join(work, "shape_condition")
+    so = compile_cli(compile_, shape_condition_model(), d,
+                     ["--dim", "B=1..4", "--dim", "T=1..64", "--dim", "S=1..64"])
+    ok = True
+    for batch, t, s in ((2, 5, 5), (2, 5, 3), (1, 1, 64), (4, 64, 64), (3, 64, 1)):
+        x = rng.standard_normal((batch, t)).astype(np.float32)
+        y = rng.standard_normal((batch, s)).astype(np.float32)
+        z = x + 2 * y if t == s else x
+        name = f"B{batch}_T{t}_S{s}"
+        case = write_case(d, name, [("x", x), ("y", y)], [("z", z)])
+        passed, report = check_case(run, so, case, 1e-6, 1e-6)
+        print(f"{'ok' if passed else 'FAIL'} shape_condition {name}: {report[-200:]}")
+        ok &= passed
+    return ok
+
+
 def main():
     compile_, run, work = sys.argv[1:4]
     rng = np.random.default_rng(1)
@@ -430,6 +482,7 @@ def main():
         ok &= check(run, so, sym, rng, f"B{batch}_T{samples}", batch, samples)
     ok &= check_lengths(compile_, run, work, rng)
     ok &= check_areas(compile_, run, work, rng)
+    ok &= check_shape_condition(compile_, run, work, rng)
     sys.exit(0 if ok else 1)
 
 

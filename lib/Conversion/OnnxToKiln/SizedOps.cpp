@@ -697,6 +697,42 @@ LogicalResult mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
   return success();
 }
 
+FailureOr<Value> mlir::kiln::fitUntakenOperand(OnnxNode &node, Value x,
+                                               int64_t axis,
+                                               const SymSize &size,
+                                               Value taken) {
+  OpBuilder &b = node.builder;
+  Location loc = node.loc();
+  SymbolicSizes &S = *node.sizes;
+  RankedTensorType t = typeOf(x);
+  auto zeroAttr =
+      dyn_cast_or_null<TypedAttr>(b.getZeroAttr(t.getElementType()));
+  if (!zeroAttr)
+    return failure();
+  // concat(x, zeros) cut at `size` rows from 0 (taken) or from x's end.
+  SmallVector<SymSize> dims = sizesOf(node, x), fit = dims;
+  fit[axis] = size;
+  auto scalar = RankedTensorType::get({}, t.getElementType());
+  Value zero = ConstantOp::create(b, loc, scalar,
+                                  DenseElementsAttr::get(scalar, zeroAttr));
+  FailureOr<Value> zeros = sizedExpand(node, zero, fit), both;
+  if (failed(zeros) ||
+      failed(both = build<ConcatOp>(node, ValueRange{x, *zeros},
+                                    b.getI64IntegerAttr(axis))))
+    return failure();
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> offsets(t.getRank(), c0), sizes;
+  offsets[axis] = arith::SelectOp::create(b, loc, taken, c0,
+                                          S.materialize(b, loc, dims[axis]));
+  for (const SymSize &d : fit)
+    sizes.push_back(S.materialize(b, loc, d));
+  auto cut = SizedSliceOp::create(
+      b, loc, typeFor(fit, t.getElementType()), *both, offsets, sizes,
+      b.getDenseI64ArrayAttr(SmallVector<int64_t>(t.getRank(), 1)));
+  S.setDims(cut.getResult(), fit);
+  return cut.getResult();
+}
+
 FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
                                      ArrayRef<std::pair<int64_t, int64_t>> pins,
                                      const Twine &what) {

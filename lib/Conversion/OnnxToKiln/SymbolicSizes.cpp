@@ -559,12 +559,17 @@ void SymbolicSizes::guardAgreement(OnnxNode &node, Operation *def) {
   OpBuilder &b = node.builder;
   OpBuilder::InsertionGuard atOp(b);
   b.setInsertionPoint(def);
+  DenseMap<Value, Value> fitted; // operands replaced by their fitted views
   auto inputIndex = [&](Value v) -> std::string {
+    Value now = fitted.lookup(v) ? fitted.lookup(v) : v;
     for (unsigned i = 0; i < def->getNumOperands(); ++i)
-      if (def->getOperand(i) == v)
+      if (def->getOperand(i) == now)
         return std::to_string(i);
     return "?";
   };
+  bool speculative =
+      node.op->hasAttr(kSpeculativeAttr) && knowsTakenCondition(node.op);
+  Value when;
   for (const auto &g : groups) {
     if (g.size() < 2)
       continue;
@@ -578,23 +583,38 @@ void SymbolicSizes::guardAgreement(OnnxNode &node, Operation *def) {
       SymSize s = dim(v, k);
       if (s == first)
         continue;
-      guardEqualDims(
-          b, node.loc(), g[0].first, g[0].second, v, k,
+      std::string message =
           node.describe() + ": dimension " + std::to_string(k) +
-              " of operand " + inputIndex(v) + " (" + str(s) +
-              ") and dimension " + std::to_string(g[0].second) +
-              " of operand " + inputIndex(g[0].first) + " (" + str(first) +
-              ") differ at these input sizes, where the node needs them "
-              "equal; the model's shapes agree only at some sizes of its "
-              "symbolic dimensions, so run it at those (or compile it with "
-              "fixed sizes)");
+          " of operand " + inputIndex(v) + " (" + str(s) + ") and dimension " +
+          std::to_string(g[0].second) + " of operand " +
+          inputIndex(g[0].first) + " (" + str(first) +
+          ") differ at these input sizes, where the node needs them equal; "
+          "the model's shapes agree only at some sizes of its symbolic "
+          "dimensions, so run it at those (or compile it with fixed sizes)";
+      // In a branch inlined to run whether or not it is taken, the sizes
+      // need to agree only where it is taken; where it is not, the operand
+      // is read as zeros of the first one's size, so it reads in bounds.
+      if (speculative) {
+        if (!when)
+          when = takenCondition(b, node.loc(), node.op);
+        Value cur = fitted.lookup(v) ? fitted.lookup(v) : v;
+        FailureOr<Value> fit = fitUntakenOperand(node, cur, k, first, when);
+        if (succeeded(fit)) {
+          guardEqualDims(b, node.loc(), g[0].first, g[0].second, cur, k,
+                         message, when);
+          def->replaceUsesOfWith(cur, *fit);
+          fitted[v] = *fit;
+          continue;
+        }
+      }
+      guardEqualDims(b, node.loc(), g[0].first, g[0].second, v, k, message);
     }
   }
 }
 
 void SymbolicSizes::guardEqualDims(OpBuilder &b, Location loc, Value x,
                                    int64_t ax, Value y, int64_t yx,
-                                   const Twine &message) {
+                                   const Twine &message, Value when) {
   auto sizeOf = [&](Value v, int64_t k) -> Value {
     auto type = RankedTensorType::get({1}, b.getI64Type());
     return ShapeOfOp::create(b, loc, type, v, b.getI64IntegerAttr(k),
@@ -604,6 +624,14 @@ void SymbolicSizes::guardEqualDims(OpBuilder &b, Location loc, Value x,
   Value want = sizeOf(x, ax);
   Value got = sizeOf(y, yx);
   Value ok = EqualOp::create(b, loc, eqType, want, got);
+  if (when) { // equal, or not taken
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+    Value either = arith::OrIOp::create(
+        b, loc, tensor::ExtractOp::create(b, loc, ok, ValueRange{zero}),
+        arith::XOrIOp::create(b, loc, when, yes));
+    ok = tensor::FromElementsOp::create(b, loc, eqType, either);
+  }
   GuardOp::create(b, loc, ok, b.getStringAttr(message.str()));
 }
 

@@ -99,9 +99,11 @@ public:
   /// never computes on mismatched sizes unnoticed.
   void guardAgreement(OnnxNode &node, Operation *def);
   /// A kiln.guard at `b`'s insertion point that dimension `ax` of `x` and
-  /// `yx` of `y` are equal at run time, failing the run with `message`.
+  /// `yx` of `y` are equal at run time (where `when`, an i1, is true, if
+  /// given), failing the run with `message`.
   static void guardEqualDims(OpBuilder &b, Location loc, Value x, int64_t ax,
-                             Value y, int64_t yx, const Twine &message);
+                             Value y, int64_t yx, const Twine &message,
+                             Value when = {});
 
   /// An `index` value holding `s`, built at the builder's insertion point.
   Value materialize(OpBuilder &b, Location loc, const SymSize &s);
@@ -316,6 +318,13 @@ bool inSubgraph(OnnxNode &node);
 LogicalResult guardSizesEqual(OnnxNode &node, const SymSize &a,
                               const SymSize &b, const Twine &what,
                               GuardOp *guard = nullptr, Value when = {});
+/// `x` (an operand of an op inlined speculatively) seen at `size` along
+/// `axis`: `x` itself where `taken` (an i1) holds, where a guard checks
+/// that its size is `size`, and zeros of that size where it does not, so an
+/// untaken branch whose sizes disagree reads in bounds. Fails (building
+/// nothing) for an element type without a zero.
+FailureOr<Value> fitUntakenOperand(OnnxNode &node, Value x, int64_t axis,
+                                   const SymSize &size, Value taken);
 /// `x` with the dimensions `pins` (axis, size) static: where one is symbolic
 /// (an export that declares every dimension, channels too, as a dim_param)
 /// a kiln.guard checks at run time that it has that size, `what` saying
