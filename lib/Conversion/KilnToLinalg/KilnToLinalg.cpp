@@ -499,12 +499,12 @@ static bool lowersSymbolicSizes(Operation *op) {
   return isElementwise(op) ||
          isa<MatMulOp, GemmOp, SoftmaxOp, LayerNormOp, TransposeOp, GatherOp,
              ReshapeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
-             ConstantOp, Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp,
-             ConcatOp, PadOp, UpsampleNearestOp, ShapeOfOp, SizedReshapeOp,
-             SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp, CompressOp,
-             TopKOp, NonMaxSuppressionOp, RandomOp, LoopOp, YieldOp, CumSumOp,
-             CumProdOp, ArgMaxOp, ArgMinOp, ReduceProdOp, GatherElementsOp,
-             IntegerMatMulOp, ScatterNDOp, ScatterElementsOp,
+             ConstantOp, Conv2DOp, MaxPool2DOp, AvgPool2DOp, GlobalAvgPoolOp,
+             BatchNormOp, ConcatOp, PadOp, UpsampleNearestOp, ShapeOfOp,
+             SizedReshapeOp, SizedExpandOp, SizedSliceOp, NonZeroOp, GatherNDOp,
+             CompressOp, TopKOp, NonMaxSuppressionOp, RandomOp, LoopOp, YieldOp,
+             CumSumOp, CumProdOp, ArgMaxOp, ArgMinOp, ReduceProdOp,
+             GatherElementsOp, IntegerMatMulOp, ScatterNDOp, ScatterElementsOp,
              ReverseSequenceOp>(op);
 }
 

@@ -415,6 +415,40 @@ std::optional<std::pair<Value, Value>> minMaxInBlocks(OpBuilder &b,
   return std::make_pair(lo, hi);
 }
 
+/// `sum` (the sums of `input` over `axes`) divided by the number of
+/// elements summed, counted at run time where a reduced axis is symbolic.
+Value dividedByCount(OpBuilder &b, Location loc, Value input,
+                     ArrayRef<int64_t> axes, Value sum) {
+  RankedTensorType inType = typeOf(input);
+  int64_t count = 1;
+  Value runCount; // the count where a reduced dimension is symbolic
+  for (int64_t a : axes) {
+    if (!inType.isDynamicDim(a)) {
+      count *= inType.getDimSize(a);
+      continue;
+    }
+    Value d = tensor::DimOp::create(b, loc, input, a);
+    runCount = runCount ? arith::MulIOp::create(b, loc, runCount, d) : d;
+  }
+  Type elt = inType.getElementType();
+  if (runCount) {
+    runCount = arith::IndexCastOp::create(b, loc, b.getI64Type(), runCount);
+    runCount = arith::SIToFPOp::create(b, loc, elt, runCount);
+    if (count != 1)
+      runCount = arith::MulFOp::create(b, loc, runCount,
+                                       floatConst(b, loc, elt, count));
+  }
+  RankedTensorType rt = typeOf(sum);
+  return broadcastGeneric(
+      b, loc, rt.getShape(), elt, sum,
+      [count, runCount](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value c = runCount ? runCount
+                           : floatConst(nb, nl, a[0].getType(), (double)count);
+        return arith::DivFOp::create(nb, nl, a[0], c);
+      },
+      dynamicDims(b, loc, sum));
+}
+
 template <typename OpTy>
 Value lowerReduce(OpBuilder &b, OpTy op, double init,
                   const std::function<Value(OpBuilder &, Location, Value,
@@ -427,35 +461,8 @@ Value lowerReduce(OpBuilder &b, OpTy op, double init,
   Value r = reducedInBlocks(b, loc, input, axes, init, combine);
   if (!r)
     r = reduced(b, loc, input, axes, init, combine);
-  if (mean) {
-    int64_t count = 1;
-    Value runCount; // the count where a reduced dimension is symbolic
-    for (int64_t a : axes) {
-      if (!inType.isDynamicDim(a)) {
-        count *= inType.getDimSize(a);
-        continue;
-      }
-      Value d = tensor::DimOp::create(b, loc, input, a);
-      runCount = runCount ? arith::MulIOp::create(b, loc, runCount, d) : d;
-    }
-    Type elt = inType.getElementType();
-    if (runCount) {
-      runCount = arith::IndexCastOp::create(b, loc, b.getI64Type(), runCount);
-      runCount = arith::SIToFPOp::create(b, loc, elt, runCount);
-      if (count != 1)
-        runCount = arith::MulFOp::create(b, loc, runCount,
-                                         floatConst(b, loc, elt, count));
-    }
-    RankedTensorType rt = typeOf(r);
-    r = broadcastGeneric(
-        b, loc, rt.getShape(), elt, r,
-        [count, runCount](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          Value c = runCount ? runCount
-                             : floatConst(nb, nl, a[0].getType(), (double)count);
-          return arith::DivFOp::create(nb, nl, a[0], c);
-        },
-        dynamicDims(b, loc, r));
-  }
+  if (mean)
+    r = dividedByCount(b, loc, input, axes, r);
   return reshaped(b, loc, r, op.getType().getShape(), dynamicDims(b, loc, r));
 }
 
@@ -672,18 +679,9 @@ FailureOr<Value> mlir::kiln::lowerTensor(OpBuilder &b, Operation *op) {
     SmallVector<int64_t> axes;
     for (int64_t d = 2; d < g.getInput().getType().getRank(); ++d)
       axes.push_back(d);
-    Value r = reduced(b, loc, g.getInput(), axes, 0.0, add);
-    int64_t count = 1;
-    for (int64_t a : axes)
-      count *= g.getInput().getType().getDimSize(a);
-    RankedTensorType rt = typeOf(r);
-    r = broadcastGeneric(b, loc, rt.getShape(), rt.getElementType(), r,
-                         [count](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                           return arith::DivFOp::create(
-                               nb, nl, a[0],
-                               floatConst(nb, nl, a[0].getType(), (double)count));
-                         });
-    return reshaped(b, loc, r, g.getType().getShape());
+    Value r = dividedByCount(b, loc, g.getInput(), axes,
+                             reduced(b, loc, g.getInput(), axes, 0.0, add));
+    return reshaped(b, loc, r, g.getType().getShape(), dynamicDims(b, loc, r));
   }
   return Value();
 }

@@ -383,6 +383,26 @@ func.func @global_avg_pool(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x1x1xf32> {
   return %y : tensor<1x2x1x1xf32>
 }
 
+// -----
+
+// Symbolic sizes (what --check converts, before canonicalization makes it
+// a reduce_mean): the count is the run-time H * W times the static 5.
+// CHECK-LABEL: func.func @global_avg_pool_symbolic
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x?x?x5xf32>)
+// CHECK: %[[S:.+]] = linalg.generic
+// CHECK-DAG: %[[H:.+]] = tensor.dim %[[X]], %c2
+// CHECK-DAG: %[[W:.+]] = tensor.dim %[[X]], %c3
+// CHECK: %[[HW:.+]] = arith.muli %[[H]], %[[W]]
+// CHECK: %[[I:.+]] = arith.index_cast %[[HW]] : index to i64
+// CHECK: %[[F:.+]] = arith.sitofp %[[I]] : i64 to f32
+// CHECK: %[[N:.+]] = arith.mulf %[[F]], %{{.+}} : f32
+// CHECK: arith.divf %{{.+}}, %[[N]]
+// CHECK: tensor<?x?x1x1x1xf32>
+func.func @global_avg_pool_symbolic(%x: tensor<?x?x?x?x5xf32>) -> tensor<?x?x1x1x1xf32> {
+  %y = kiln.global_avg_pool %x : tensor<?x?x?x?x5xf32> -> tensor<?x?x1x1x1xf32>
+  return %y : tensor<?x?x1x1x1xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Linear algebra
 //===----------------------------------------------------------------------===//
