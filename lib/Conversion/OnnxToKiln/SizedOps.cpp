@@ -740,8 +740,9 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
   if (!node.sizes)
     return x;
   // A branch inlined to run whether or not it is taken guards only when
-  // taken, so its condition must be known (and the axis is read clamped,
-  // as in a body: an untaken branch may hold any size).
+  // taken, so its condition must be known; the axis is read as a cut of
+  // itself and zeros (fitUntakenOperand): an untaken branch may hold any
+  // size, an empty one too.
   bool speculative = node.op->hasAttr(kSpeculativeAttr);
   if (speculative && !node.sizes->knowsTakenCondition(node.op))
     return x;
@@ -761,12 +762,20 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
     std::optional<SymSize> last =
         SymSize::add(sizes[axis], SymSize::constant(-1));
     // An axis that may be empty has no row to clamp to; the index table
-    // is kept small.
-    if (body && (!least || *least < 1 || !last || size > (int64_t(1) << 20)))
+    // is kept small. (A speculative op reads a cut of the axis with zeros
+    // after it instead, which needs neither.)
+    if (body && !speculative &&
+        (!least || *least < 1 || !last || size > (int64_t(1) << 20)))
       continue;
     SymSize want = SymSize::constant(size);
-    if (speculative && !when)
-      when = node.sizes->takenCondition(b, node.loc(), node.op);
+    if (speculative) {
+      if (!when)
+        when = node.sizes->takenCondition(b, node.loc(), node.op);
+      FailureOr<Value> fit = fitUntakenOperand(node, y, axis, want, when);
+      if (failed(fit))
+        continue;
+      y = *fit;
+    }
     GuardOp guard;
     if (failed(guardSizesEqual(node, sizes[axis], want,
                                what + " dimension " + Twine(axis) + " to be " +
@@ -782,7 +791,7 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
     }
     sizes[axis] = want;
     changed = true;
-    if (!body)
+    if (!body || speculative)
       continue;
     auto idxType = RankedTensorType::get({size}, b.getI64Type());
     SmallVector<int64_t> first = llvm::to_vector(llvm::seq<int64_t>(0, size));

@@ -119,6 +119,11 @@ public:
   /// never below 0), when every atom the bound needs has one.
   std::optional<int64_t> largest(const SymSize &s);
   std::optional<int64_t> smallest(const SymSize &s);
+  /// Dimension `axis` of `v` (an op's result whose size Kiln cannot
+  /// compute, such as an If's result joined from branches of other sizes)
+  /// as one of `options` at run time: its range is theirs, where each has
+  /// one.
+  void boundByOptions(Value v, int64_t axis, ArrayRef<SymSize> options);
 
   /// Whether every atom of `s` is a dimension of a value defined outside
   /// `region` (so that `s` can be materialized after it).
@@ -331,10 +336,12 @@ FailureOr<Value> fitUntakenOperand(OnnxNode &node, Value x, int64_t axis,
 /// what fixes it, and a view of `x` takes it static (in a Loop, Scan or If
 /// body, where a failed guard does not stop the body, a gather of indices
 /// clamped to the run-time size, so a wrong size still reads in bounds).
-/// `x` unchanged without symbolic sizes, in a branch inlined to run whether
-/// or not it is taken, or in a body where the axis may be empty (the
-/// caller's static check then refuses it); fails where the size is outside
-/// the dimension's range.
+/// In a branch inlined to run whether or not it is taken, the guard holds
+/// where the branch is taken and the axis is read through
+/// fitUntakenOperand. `x` unchanged without symbolic sizes, in such a
+/// branch whose condition is not known, or in a body where the axis may be
+/// empty (the caller's static check then refuses it); fails where the size
+/// is outside the dimension's range.
 FailureOr<Value> pinDims(OnnxNode &node, Value x,
                          ArrayRef<std::pair<int64_t, int64_t>> pins,
                          const Twine &what);
