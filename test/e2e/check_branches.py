@@ -44,6 +44,11 @@ x`, cheap branches that both run): at sizes where the untaken Add's
 operands disagree the run succeeds with the other branch's result (the
 Add's size guard holds only where its branch is taken, and its operand is
 read as zeros of the right size where not).
+
+A join of results that differ in both axes (Relu of x [B, T] against a
+[3, 4] constant) edge-padded by a row after: the Pad sizes its output by
+the joined rows' largest size, the larger of the branches' (it was
+refused).
 """
 import os
 import sys
@@ -470,6 +475,47 @@ def check_shape_condition(compile_, run, work, rng):
     return ok
 
 
+def padded_join_model():
+    """An If between Relu(x) of x [B, T] and a constant [3, 4] (results that
+    differ in both axes), edge-padded by one row after: the Pad sizes its
+    output by the join's largest rows, max(B's bound, 3)."""
+    then_branch = h.make_graph([h.make_node("Relu", ["x"], ["t"])], "relu", [],
+                               [out("t", ["B", "T"])])
+    else_branch = h.make_graph([h.make_node("Neg", ["k"], ["e"])], "table", [],
+                               [out("e", [3, 4])])
+    graph = h.make_graph(
+        [h.make_node("If", ["c"], ["j"], then_branch=then_branch, else_branch=else_branch),
+         h.make_node("Pad", ["j", "pads"], ["z"], mode="edge")],
+        "padded_join",
+        [h.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "T"]),
+         h.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [out("z", [None, None])],
+        [init("k", np.arange(12, dtype=np.float32).reshape(3, 4)),
+         init("pads", np.array([0, 0, 1, 0], np.int64))])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def check_padded_join(compile_, run, work, rng):
+    """The padded join with each branch taken (it was refused: the joined
+    rows had no largest size)."""
+    d = os.path.join(work, "padded_join")
+    so = compile_cli(compile_, padded_join_model(), d, ["--dim", "B=1..6", "--dim", "T=1..9"])
+    ok = True
+    k = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for batch, t in ((1, 1), (6, 9), (2, 4)):
+        x = rng.standard_normal((batch, t)).astype(np.float32)
+        for taken in (True, False):
+            z = np.pad(np.maximum(x, 0) if taken else -k, ((0, 1), (0, 0)), mode="edge")
+            name = f"B{batch}_T{t}_{'then' if taken else 'else'}"
+            case = write_case(d, name, [("x", x), ("c", np.array(taken))], [("z", z)])
+            passed, report = check_case(run, so, case, 1e-6, 1e-6)
+            print(f"{'ok' if passed else 'FAIL'} padded_join {name}: {report[-200:]}")
+            ok &= passed
+    return ok
+
+
 def main():
     compile_, run, work = sys.argv[1:4]
     rng = np.random.default_rng(1)
@@ -483,6 +529,7 @@ def main():
     ok &= check_lengths(compile_, run, work, rng)
     ok &= check_areas(compile_, run, work, rng)
     ok &= check_shape_condition(compile_, run, work, rng)
+    ok &= check_padded_join(compile_, run, work, rng)
     sys.exit(0 if ok else 1)
 
 

@@ -112,8 +112,10 @@ FailureOr<Value> joinFlat(OnnxNode &node, Value t, Value e, Value taken,
   auto op = SizedReshapeOp::create(
       b, loc, RankedTensorType::get(shape, tt.getElementType()), *joined,
       sizes);
-  for (int64_t d : axes)
+  for (int64_t d : axes) {
     known[d] = S.dim(op.getResult(), d);
+    S.boundByOptions(op.getResult(), d, {dt[d], de[d]});
+  }
   S.setDims(op.getResult(), known);
   return op.getResult();
 }

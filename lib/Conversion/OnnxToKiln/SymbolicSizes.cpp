@@ -221,6 +221,25 @@ Value SymbolicSizes::takenCondition(OpBuilder &b, Location loc,
   return all;
 }
 
+void SymbolicSizes::boundByOptions(Value v, int64_t axis,
+                                   ArrayRef<SymSize> options) {
+  std::optional<int64_t> lo, hi;
+  for (const SymSize &o : options) {
+    std::optional<int64_t> a = smallest(o), b = largest(o);
+    if (!a || !b)
+      return;
+    lo = lo ? std::min(*lo, *a) : *a;
+    hi = hi ? std::max(*hi, *b) : *b;
+  }
+  SymSize d = dim(v, axis);
+  auto it = atomIds.find({v, axis});
+  if (!lo || it == atomIds.end() || d.getConstant())
+    return;
+  Atom &atom = atoms[it->second];
+  atom.min = atom.min ? std::max(*atom.min, *lo) : *lo;
+  atom.max = atom.max ? std::min(*atom.max, *hi) : *hi;
+}
+
 std::optional<std::string> SymbolicSizes::inputSymbolName(const SymSize &s) {
   std::optional<unsigned> id = s.getAtom();
   if (!id || *id >= atoms.size())
