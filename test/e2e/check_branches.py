@@ -432,7 +432,8 @@ def check_areas(compile_, run, work, rng):
 def shape_condition_model():
     """`x + 2 * y if x.shape == y.shape else x` over x [B, T] and y [B, S]
     (a scripted model's guard on its inputs' shapes): the branches are cheap,
-    so both run, and the Add sees T != S where it is not taken."""
+    so both run, and the Add sees T != S where it is not taken; and
+    `x - k if T == 4 else x` for a [4] weight k."""
     then_branch = h.make_graph(
         [h.make_node("Add", ["y", "y"], ["yy"]), h.make_node("Add", ["x", "yy"], ["t"])],
         "sum", [], [out("t", ["B", None])])
@@ -445,11 +446,21 @@ def shape_condition_model():
          h.make_node("ReduceMin", ["eq_i"], ["all_i"], keepdims=0),
          h.make_node("Cast", ["all_i"], ["same"], to=TensorProto.BOOL),
          h.make_node("If", ["same"], ["z"], then_branch=then_branch,
-                     else_branch=else_branch)],
+                     else_branch=else_branch),
+         # `x - k if x.shape[1] == 4 else x`, k a [4] weight: the Sub's type
+         # is static, so where not taken x is read at 4 columns.
+         h.make_node("Gather", ["sx", "one"], ["t"], axis=0),
+         h.make_node("Equal", ["t", "four"], ["is4"]),
+         h.make_node("If", ["is4"], ["w"], then_branch=h.make_graph(
+             [h.make_node("Sub", ["x", "k"], ["xk"])], "minus", [], [out("xk", ["B", 4])]),
+             else_branch=h.make_graph([h.make_node("Identity", ["x"], ["xi"])], "same", [],
+                                      [out("xi", ["B", "T"])]))],
         "shape_condition",
         [h.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "T"]),
          h.make_tensor_value_info("y", TensorProto.FLOAT, ["B", "S"])],
-        [out("z", ["B", None])])
+        [out("z", ["B", None]), out("w", ["B", None])],
+        [init("one", np.array(1, np.int64)), init("four", np.array(4, np.int64)),
+         init("k", np.array([1, 2, 3, 4], np.float32))])
     m = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
     m.ir_version = 8
     return m
@@ -463,12 +474,14 @@ def check_shape_condition(compile_, run, work, rng):
     so = compile_cli(compile_, shape_condition_model(), d,
                      ["--dim", "B=1..4", "--dim", "T=1..64", "--dim", "S=1..64"])
     ok = True
-    for batch, t, s in ((2, 5, 5), (2, 5, 3), (1, 1, 64), (4, 64, 64), (3, 64, 1)):
+    for batch, t, s in ((2, 5, 5), (2, 5, 3), (1, 1, 64), (4, 64, 64), (3, 64, 1),
+                        (2, 4, 4), (1, 4, 2)):
         x = rng.standard_normal((batch, t)).astype(np.float32)
         y = rng.standard_normal((batch, s)).astype(np.float32)
         z = x + 2 * y if t == s else x
+        w = x - np.array([1, 2, 3, 4], np.float32) if t == 4 else x
         name = f"B{batch}_T{t}_S{s}"
-        case = write_case(d, name, [("x", x), ("y", y)], [("z", z)])
+        case = write_case(d, name, [("x", x), ("y", y)], [("z", z), ("w", w)])
         passed, report = check_case(run, so, case, 1e-6, 1e-6)
         print(f"{'ok' if passed else 'FAIL'} shape_condition {name}: {report[-200:]}")
         ok &= passed

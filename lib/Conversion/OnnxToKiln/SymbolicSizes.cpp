@@ -597,36 +597,47 @@ void SymbolicSizes::guardAgreement(OnnxNode &node, Operation *def) {
     });
     if (!dynamic)
       continue; // static sizes were checked by the op's type
-    SymSize first = dim(g[0].first, g[0].second);
-    for (const auto &[v, k] : ArrayRef(g).drop_front()) {
+    // The member the others are checked against: the first, or in a
+    // speculative op one of static size (the op's loop then runs over that
+    // size, so every member is read at it).
+    size_t anchor = 0;
+    for (size_t i = 0; speculative && i < g.size(); ++i)
+      if (!cast<RankedTensorType>(g[i].first.getType())
+               .isDynamicDim(g[i].second)) {
+        anchor = i;
+        break;
+      }
+    auto [av, ak] = g[anchor];
+    SymSize first = dim(av, ak);
+    for (auto [i, member] : llvm::enumerate(g)) {
+      auto [v, k] = member;
       SymSize s = dim(v, k);
-      if (s == first)
+      if (i == anchor || s == first)
         continue;
       std::string message =
           node.describe() + ": dimension " + std::to_string(k) +
           " of operand " + inputIndex(v) + " (" + str(s) + ") and dimension " +
-          std::to_string(g[0].second) + " of operand " +
-          inputIndex(g[0].first) + " (" + str(first) +
+          std::to_string(ak) + " of operand " + inputIndex(av) + " (" +
+          str(first) +
           ") differ at these input sizes, where the node needs them equal; "
           "the model's shapes agree only at some sizes of its symbolic "
           "dimensions, so run it at those (or compile it with fixed sizes)";
       // In a branch inlined to run whether or not it is taken, the sizes
       // need to agree only where it is taken; where it is not, the operand
-      // is read as zeros of the first one's size, so it reads in bounds.
+      // is read as zeros of the anchor's size, so it reads in bounds.
       if (speculative) {
         if (!when)
           when = takenCondition(b, node.loc(), node.op);
         Value cur = fitted.lookup(v) ? fitted.lookup(v) : v;
         FailureOr<Value> fit = fitUntakenOperand(node, cur, k, first, when);
         if (succeeded(fit)) {
-          guardEqualDims(b, node.loc(), g[0].first, g[0].second, cur, k,
-                         message, when);
+          guardEqualDims(b, node.loc(), av, ak, cur, k, message, when);
           def->replaceUsesOfWith(cur, *fit);
           fitted[v] = *fit;
           continue;
         }
       }
-      guardEqualDims(b, node.loc(), g[0].first, g[0].second, v, k, message);
+      guardEqualDims(b, node.loc(), av, ak, v, k, message);
     }
   }
 }
