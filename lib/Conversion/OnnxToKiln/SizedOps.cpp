@@ -678,12 +678,7 @@ LogicalResult mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
   Value ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
                                    S.materialize(builder, loc, a),
                                    S.materialize(builder, loc, b));
-  if (when) { // ok, or the branch is not taken
-    Value yes =
-        arith::ConstantOp::create(builder, loc, builder.getBoolAttr(true));
-    ok = arith::OrIOp::create(builder, loc, ok,
-                              arith::XOrIOp::create(builder, loc, when, yes));
-  }
+  ok = orNotTaken(builder, loc, ok, when);
   Value okTensor = tensor::FromElementsOp::create(
       builder, loc, RankedTensorType::get({}, builder.getI1Type()), ok);
   GuardOp created = GuardOp::create(

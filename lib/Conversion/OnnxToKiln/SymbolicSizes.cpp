@@ -189,6 +189,16 @@ unsigned SymbolicSizes::atomFor(Value v, int64_t axis) {
   return id;
 }
 
+/// The i1 `v` negated.
+static Value notI1(OpBuilder &b, Location loc, Value v) {
+  return arith::XOrIOp::create(
+      b, loc, v, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+}
+
+Value mlir::kiln::orNotTaken(OpBuilder &b, Location loc, Value ok, Value when) {
+  return when ? arith::OrIOp::create(b, loc, ok, notI1(b, loc, when)) : ok;
+}
+
 int64_t SymbolicSizes::addTakenCondition(Value cond, bool negated,
                                          int64_t outer) {
   takenConditions.push_back({cond, negated, outer});
@@ -214,8 +224,7 @@ Value SymbolicSizes::takenCondition(OpBuilder &b, Location loc,
                           arith::ConstantIndexOp::create(b, loc, 0));
     Value c = tensor::ExtractOp::create(b, loc, t.cond, at);
     if (t.negated)
-      c = arith::XOrIOp::create(
-          b, loc, c, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+      c = notI1(b, loc, c);
     all = all ? arith::AndIOp::create(b, loc, all, c) : c;
   }
   return all;
@@ -656,11 +665,9 @@ void SymbolicSizes::guardEqualDims(OpBuilder &b, Location loc, Value x,
   Value ok = EqualOp::create(b, loc, eqType, want, got);
   if (when) { // equal, or not taken
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-    Value either = arith::OrIOp::create(
-        b, loc, tensor::ExtractOp::create(b, loc, ok, ValueRange{zero}),
-        arith::XOrIOp::create(b, loc, when, yes));
-    ok = tensor::FromElementsOp::create(b, loc, eqType, either);
+    Value eq = tensor::ExtractOp::create(b, loc, ok, ValueRange{zero});
+    ok = tensor::FromElementsOp::create(b, loc, eqType,
+                                        orNotTaken(b, loc, eq, when));
   }
   GuardOp::create(b, loc, ok, b.getStringAttr(message.str()));
 }

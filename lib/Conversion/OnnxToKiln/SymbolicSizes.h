@@ -316,6 +316,9 @@ FailureOr<std::optional<Value>> joinBranchStacks(OnnxNode &node, Value st,
 /// was inlined speculatively (kSpeculativeAttr: a guard there would fail
 /// runs that never use its result).
 bool inSubgraph(OnnxNode &node);
+/// `ok` (an i1), or where `when` (an i1, the condition a speculatively
+/// inlined branch is taken under) is given, `ok || !when`.
+Value orNotTaken(OpBuilder &b, Location loc, Value ok, Value when);
 /// A kiln.guard that the sizes `a` and `b` are equal at run time; `what`
 /// says what needs them equal. Fails the node when they differ at every
 /// size in range. `guard`, if given, receives the kiln.guard. With `when`
