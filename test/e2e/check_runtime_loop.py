@@ -24,6 +24,8 @@ ONNX definition.
   loop-carried value that changes shape (static, or a run-time size that
   doubles); a state of run-time size that keeps it has its init's size
   after the loop (a Range over it, bounded by the input's range).
+- A scalar accumulated over a reduction of run-time size (it failed in
+  bufferization with an internal error).
 
 usage: check_runtime_loop.py KILN_COMPILE KILN_RUN WORKDIR PYTHONPATH
 """
@@ -347,4 +349,31 @@ for n, trips in ((1, 0), (8, 5), (5, 2)):
     v = rng.standard_normal(n).astype(np.float32)
     (y,) = m(np.array(trips, np.int64), v)
     close(y, acc_ref(v, trips) + np.arange(n), f"keep_symbolic n={n}")
+
+# --- A scalar accumulated over a reduction of run-time size --------------
+# acc += sum(relu(x)) * i with x [n]: the reduction's zeroed accumulator was
+# placed in the loop's own buffer, which the Add still read after it, and
+# bufferization failed ("Yield operand #0 is not equivalent to the
+# corresponding iter bbArg", an internal error).
+sum_body = h.make_graph(
+    [h.make_node("Relu", ["x"], ["r"]),
+     h.make_node("ReduceSum", ["r"], ["s"], keepdims=0),
+     h.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+     h.make_node("Mul", ["s", "fi"], ["si"]),
+     h.make_node("Add", ["acc", "si"], ["acc2"]),
+     h.make_node("Identity", ["cond"], ["cond2"])],
+    "sum",
+    [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("acc", T.FLOAT, [])],
+    [vi("cond2", T.BOOL, []), vi("acc2", T.FLOAT, [])])
+m = compile_and_load(kiln, save_onnx(
+    work, "scalar_accumulator",
+    [h.make_node("Loop", ["M", "", "a0"], ["af"], body=sum_body)],
+    [vi("M", T.INT64, []), vi("a0", T.FLOAT, []), vi("x", T.FLOAT, ["n"])],
+    [vi("af", T.FLOAT, [])], opset=16), dims={"n": (1, 3000)})
+for n, trips in ((1, 3), (700, 0), (3000, 6)):
+    x = rng.standard_normal(n).astype(np.float32)
+    (af,) = m(np.array(trips, np.int64), np.array(0.5, np.float32), x)
+    want = 0.5 + np.maximum(x, 0).astype(np.float64).sum() * sum(range(trips))
+    close(af, want, f"scalar accumulator n={n} trips={trips}")
+
 print("runtime loop: all checks passed")

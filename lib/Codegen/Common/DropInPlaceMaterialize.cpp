@@ -17,15 +17,38 @@ using namespace mlir;
 
 namespace {
 /// Whether `v` is `dest` updated in place: reached from `dest` through the
-/// destinations of the ops that compute it.
-bool updatesInPlace(Value v, Value dest) {
+/// destinations of the ops that compute it, and `dest` not used after the
+/// first of them writes it except by `copy`, the copy into it (a read there
+/// would see the update, so bufferization would copy and the loop would no
+/// longer yield its argument's buffer).
+bool updatesInPlace(Value v, Value dest, Operation *copy) {
+  Operation *first = nullptr;
   for (int depth = 0; depth < 256; ++depth) {
-    if (v == dest)
+    if (v == dest) {
+      if (!first)
+        return true;
+      Block *block = first->getBlock();
+      for (OpOperand &use : dest.getUses()) {
+        Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+        if (!user)
+          return false;
+        if (use.getOwner() == copy)
+          continue;
+        if (user == first)
+          continue; // read by the first writer itself, as it updates it
+        if (!user->isBeforeInBlock(first))
+          return false;
+        if (auto dps = dyn_cast<DestinationStyleOpInterface>(user);
+            dps && dps.isDpsInit(&use))
+          return false;
+      }
       return true;
+    }
     auto r = dyn_cast<OpResult>(v);
     if (!r)
       return false;
     Operation *op = r.getOwner();
+    first = op;
     unsigned i = r.getResultNumber();
     if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
       v = dps.getDpsInitOperand(i)->get();
@@ -54,7 +77,7 @@ struct DropInPlaceMaterializePass
     getOperation().walk([&](bufferization::MaterializeInDestinationOp op) {
       Value dest = op.getDest();
       if (!op.getResult() || !isGraphLoopArgument(dest) ||
-          !updatesInPlace(op.getSource(), dest))
+          !updatesInPlace(op.getSource(), dest, op))
         return;
       op.getResult().replaceAllUsesWith(op.getSource());
       op.erase();

@@ -52,3 +52,36 @@ func.func @elsewhere(%h0: tensor<8xf32>, %n: index) -> (tensor<8xf32>, tensor<8x
   }
   return %r, %s : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// The chain reaches the iter_arg, but the iter_arg is read after the first
+// write into it (a reduction's accumulator that empty-tensor elimination
+// placed in the loop's buffer, and the old value read after it): the copy
+// stays, or bufferization would have to copy the accumulator and the loop
+// would no longer yield its argument's buffer.
+// CHECK-LABEL: func.func @read_after_write
+// CHECK: tensor.insert %{{.*}} into %[[H:.*]][]
+// CHECK: tensor.extract %[[H]][]
+// CHECK: bufferization.materialize_in_destination
+// CHECK: } {kiln.graph_loop}
+func.func @read_after_write(%h0: tensor<f32>, %x: tensor<4xf32>, %n: index) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%h = %h0) -> (tensor<f32>) {
+    %z = tensor.insert %zero into %h[] : tensor<f32>
+    %s = scf.for %j = %c0 to %c4 step %c1 iter_args(%a = %zero) -> (f32) {
+      %e = tensor.extract %x[%j] : tensor<4xf32>
+      %b = arith.addf %a, %e : f32
+      scf.yield %b : f32
+    }
+    %old = tensor.extract %h[] : tensor<f32>
+    %t = arith.addf %old, %s : f32
+    %w = tensor.insert %t into %z[] : tensor<f32>
+    %k = bufferization.materialize_in_destination %w in %h : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    scf.yield %k : tensor<f32>
+  } {kiln.graph_loop}
+  return %r : tensor<f32>
+}
