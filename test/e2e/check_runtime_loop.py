@@ -24,11 +24,17 @@ ONNX definition.
   loop-carried value that changes shape (static, or a run-time size that
   doubles); a state of run-time size that keeps it has its init's size
   after the loop (a Range over it, bounded by the input's range).
+- Sizes that must agree inside a body (a Loop's Add and Concat, a Scan's
+  Add of a carried [n] and an outer [m]): numpy's numbers where n == m, a
+  refusal naming the node where not, with the outer input ending at an
+  unreadable page so that a read past it would crash the test.
 - A scalar accumulated over a reduction of run-time size (it failed in
   bufferization with an internal error).
 
 usage: check_runtime_loop.py KILN_COMPILE KILN_RUN WORKDIR PYTHONPATH
 """
+import ctypes
+import mmap
 import os
 import subprocess
 import sys
@@ -349,6 +355,79 @@ for n, trips in ((1, 0), (8, 5), (5, 2)):
     v = rng.standard_normal(n).astype(np.float32)
     (y,) = m(np.array(trips, np.int64), v)
     close(y, acc_ref(v, trips) + np.arange(n), f"keep_symbolic n={n}")
+
+# --- Sizes that must agree inside a body ---------------------------------
+# A body whose Add and Concat combine a loop-carried [n] with an outer [m]:
+# a guard checks n == m, but a failed guard does not end the body, so the
+# ops read every operand at the anchor's size (the other read through a
+# view with zeros past its end). At n > m they read past m's buffer before
+# (SIGSEGV). The outer input lies at the end of a page followed by one
+# that may not be read, so any read past it faults at once.
+def fenced(values):
+    """`values` (float32) in a buffer that ends where an unreadable page
+    begins; returns the array and the mapping that keeps it alive."""
+    page = mmap.PAGESIZE
+    size = -(-4 * len(values) // page) * page  # whole pages for the values
+    buf = mmap.mmap(-1, size + page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mprotect(ctypes.c_void_p(base + size), page, 0) != 0:
+        raise OSError(ctypes.get_errno(), "mprotect")
+    arr = np.frombuffer(buf, np.float32, count=len(values),
+                        offset=size - 4 * len(values))
+    arr[:] = values
+    return arr, buf
+
+
+agree_body = h.make_graph(
+    [h.make_node("Add", ["v", "y"], ["a"], name="body_add"),
+     h.make_node("Unsqueeze", ["v", "zero"], ["vu"]),
+     h.make_node("Unsqueeze", ["y", "zero"], ["yu"]),
+     h.make_node("Concat", ["vu", "yu"], ["c"], axis=0, name="body_concat"),
+     h.make_node("ReduceSum", ["c", "zero"], ["r"], keepdims=0),
+     h.make_node("Add", ["a", "r"], ["v2"]),
+     h.make_node("Identity", ["cond"], ["cond2"])],
+    "agree",
+    [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("v", T.FLOAT, ["n"])],
+    [vi("cond2", T.BOOL, []), vi("v2", T.FLOAT, ["n"])])
+scan_agree = h.make_graph(
+    [h.make_node("Add", ["s", "y"], ["t"], name="scan_add"),
+     h.make_node("Add", ["acc", "t"], ["acc2"])],
+    "scan_agree",
+    [vi("acc", T.FLOAT, ["n"]), vi("s", T.FLOAT, ["n"])],
+    [vi("acc2", T.FLOAT, ["n"])])
+m = compile_and_load(kiln, save_onnx(
+    work, "body_agreement",
+    [h.make_node("Loop", ["M", "", "v0"], ["vf"], body=agree_body,
+                 name="agree_loop"),
+     h.make_node("Scan", ["v0", "xs"], ["sf"], body=scan_agree,
+                 num_scan_inputs=1, name="agree_scan")],
+    [vi("M", T.INT64, []), vi("v0", T.FLOAT, ["n"]),
+     vi("y", T.FLOAT, ["m"]), vi("xs", T.FLOAT, ["steps", "n"])],
+    [vi("vf", T.FLOAT, ["n"]), vi("sf", T.FLOAT, ["n"])],
+    [("zero", np.array([0], np.int64))], opset=16),
+    dims={"n": (1, 4096), "m": (1, 4096), "steps": (1, 8)})
+for n, trips, steps in ((1, 1, 1), (37, 3, 5), (4096, 2, 8)):
+    v = rng.standard_normal(n).astype(np.float32)
+    y, keep = fenced(rng.standard_normal(n))
+    xs = rng.standard_normal((steps, n)).astype(np.float32)
+    want = v.astype(np.float64)
+    for _ in range(trips):
+        want = 2 * (want + y)
+    vf, sf = m(np.array(trips, np.int64), v, y, xs)
+    close(vf, want, f"body agreement loop n={n}")
+    close(sf, v.astype(np.float64) + xs.sum(0) + steps * y.astype(np.float64),
+          f"body agreement scan n={n}")
+for n, mm in ((4096, 2), (4096, 4095), (5, 1), (3, 8)):
+    y, keep = fenced(np.ones(mm))
+    try:
+        m(np.array(2, np.int64), np.ones(n, np.float32), y,
+          np.ones((3, n), np.float32))
+        raise AssertionError(f"n={n}, m={mm} ran; expected a refusal")
+    except kiln.Error as e:
+        assert "differ at these input sizes" in str(e), e
+        assert "node 'body_add' (Add" in str(e) or \
+            "node 'scan_add' (Add" in str(e), e
 
 # --- A scalar accumulated over a reduction of run-time size --------------
 # acc += sum(relu(x)) * i with x [n]: the reduction's zeroed accumulator was

@@ -96,7 +96,9 @@ public:
   /// adds a kiln.guard that they agree at run time. The lowering reads one of
   /// them (the graph types assume them equal); a model whose shapes agree only
   /// at some sizes of its symbols then fails with a message naming the node,
-  /// never computes on mismatched sizes unnoticed.
+  /// never computes on mismatched sizes unnoticed. Where a failed guard does
+  /// not end the run (a Loop, Scan or If body, a speculative branch), each
+  /// member that may disagree is read as a view at the anchor's size.
   void guardAgreement(OnnxNode &node, Operation *def);
   /// A kiln.guard at `b`'s insertion point that dimension `ax` of `x` and
   /// `yx` of `y` are equal at run time (where `when`, an i1, is true, if
@@ -310,6 +312,9 @@ FailureOr<std::optional<Value>> joinBranchResults(OnnxNode &node, Value cond,
 /// polynomials (a plain Concat then joins them).
 FailureOr<std::optional<Value>> joinBranchStacks(OnnxNode &node, Value st,
                                                  Value se);
+/// The ops that broadcast their operands right-aligned to the result
+/// (numpy), or keep one operand's shape.
+bool broadcastsOperands(Operation *op);
 /// Whether `node` converts inside a Loop, Scan or If body, where a failed
 /// kiln.guard records the failure but does not end the body (so a guard
 /// there cannot stand between a mismatch and an out-of-bounds access), or
