@@ -30,6 +30,8 @@ ONNX definition.
   unreadable page so that a read past it would crash the test.
 - A scalar accumulated over a reduction of run-time size (it failed in
   bufferization with an internal error).
+- A trip count min(x.size(0), 3) that bounds the stacked states, each
+  state doubled by an inner Loop over its own rows (Shape in the body).
 
 usage: check_runtime_loop.py KILN_COMPILE KILN_RUN WORKDIR PYTHONPATH
 """
@@ -454,5 +456,51 @@ for n, trips in ((1, 3), (700, 0), (3000, 6)):
     (af,) = m(np.array(trips, np.int64), np.array(0.5, np.float32), x)
     want = 0.5 + np.maximum(x, 0).astype(np.float64).sum() * sum(range(trips))
     close(af, want, f"scalar accumulator n={n} trips={trips}")
+
+# --- A trip count min(size, k), and a scan of an inner loop's rows --------
+# `for i in range(min(x.size(0), 3))` stacking a state [n, 4] whose rows are
+# doubled by an inner Loop over Shape(state)[0] (its rows stacked, then
+# reshaped back). The outer scan output's length is bounded by the Min
+# (refused before: "a trip count M that Kiln cannot bound"), and its slices'
+# size comes from the inner loop's trip count, a shape computed in the body
+# (an internal error before).
+inner_body = h.make_graph(
+    [h.make_node("Gather", ["s", "j"], ["row"], axis=0),
+     h.make_node("Mul", ["row", "two"], ["row2"]),
+     h.make_node("Identity", ["c"], ["c2"])],
+    "inner",
+    [vi("j", T.INT64, []), vi("c", T.BOOL, [])],
+    [vi("c2", T.BOOL, []), vi("row2", T.FLOAT, [4])])
+outer_body = h.make_graph(
+    [h.make_node("Shape", ["s"], ["ss"]),
+     h.make_node("Gather", ["ss", "zero1"], ["rows1"], axis=0),
+     h.make_node("Squeeze", ["rows1", "zero1"], ["rows"]),
+     h.make_node("Loop", ["rows", ""], ["stack"], body=inner_body),
+     h.make_node("Identity", ["stack"], ["s2"]),
+     h.make_node("Identity", ["cond"], ["cond2"]),
+     h.make_node("Identity", ["s2"], ["out"])],
+    "outer",
+    [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("s", T.FLOAT, ["n", 4])],
+    [vi("cond2", T.BOOL, []), vi("s2", T.FLOAT, ["n", 4]),
+     vi("out", T.FLOAT, ["n", 4])])
+m = compile_and_load(kiln, save_onnx(
+    work, "min_trips_nested",
+    [h.make_node("Shape", ["x"], ["sx"]),
+     h.make_node("Gather", ["sx", "zero1"], ["n1"], axis=0),
+     h.make_node("Min", ["n1", "three"], ["m1"]),
+     h.make_node("Squeeze", ["m1", "zero1"], ["M"]),
+     h.make_node("Loop", ["M", "", "x"], ["xf", "outs"], body=outer_body,
+                 name="min_loop")],
+    [vi("x", T.FLOAT, ["n", 4])],
+    [vi("xf", T.FLOAT, ["n", 4]), vi("outs", T.FLOAT, [None, "n", 4])],
+    [("zero1", np.array([0], np.int64)), ("three", np.array([3], np.int64)),
+     ("two", np.array(2.0, np.float32))], opset=16), dims={"n": (1, 40)})
+for n in (1, 2, 7, 40):
+    x = rng.standard_normal((n, 4)).astype(np.float32)
+    steps = min(n, 3)
+    want = np.stack([x * 2.0 ** (k + 1) for k in range(steps)])
+    xf, outs = m(x)
+    close(xf, x * 2.0 ** steps, f"min trips n={n} state")
+    close(outs, want, f"min trips n={n} stacked")
 
 print("runtime loop: all checks passed")

@@ -77,6 +77,18 @@ public:
         return dim(dps.getDpsInits()[result.getResultNumber()], d);
     if (auto empty = dyn_cast<tensor::EmptyOp>(def))
       return size(empty.getMixedSizes()[d]);
+    // An inner kiln.loop, lowered first, keeps each carried tensor's size
+    // (LoopFinish.cpp refuses one that changes it), its scan buffers too:
+    // the size of its init.
+    if (def->hasAttr(kGraphLoopAttr)) {
+      unsigned i = result.getResultNumber();
+      if (auto inner = dyn_cast<scf::ForOp>(def))
+        return dim(inner.getInitArgs()[i], d);
+      if (auto inner = dyn_cast<scf::WhileOp>(def);
+          inner && i < inner.getInits().size() &&
+          inner.getInits()[i].getType() == t.getType())
+        return dim(inner.getInits()[i], d);
+    }
     if (isa<ReifyRankedShapedTypeOpInterface>(def)) {
       OpBuilder inner(def);
       ReifiedRankedShapedTypeDims shapes;
@@ -111,6 +123,28 @@ private:
     if (auto dimOp = dyn_cast<tensor::DimOp>(def)) {
       std::optional<int64_t> c = dimOp.getConstantIndex();
       return c ? dim(dimOp.getSource(), *c) : Value();
+    }
+    // A size the body computed as a one-element tensor (a trip count from
+    // kiln.shape_of, reshaped to rank 0): its element.
+    if (auto extract = dyn_cast<tensor::ExtractOp>(def)) {
+      Value src = extract.getTensor();
+      for (int hops = 0; hops < 8; ++hops) {
+        auto type = cast<RankedTensorType>(src.getType());
+        if (!type.hasStaticShape() || type.getNumElements() != 1)
+          return {};
+        Operation *from = src.getDefiningOp();
+        if (auto elements = dyn_cast_or_null<tensor::FromElementsOp>(from)) {
+          Value h = scalar(elements.getElements()[0]);
+          if (h)
+            done[v] = h;
+          return h;
+        }
+        if (!isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+                from))
+          return {};
+        src = from->getOperand(0);
+      }
+      return {};
     }
     bool arith =
         isa<arith::ArithDialect>(def->getDialect()) ||

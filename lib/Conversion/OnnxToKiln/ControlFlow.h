@@ -42,6 +42,11 @@ public:
   static Type elementTypeOf(Value v);
 
 private:
+  /// An upper bound of the one integer `v` holds: a constant, a size with a
+  /// range, or a Min, Max or Clip of such values (through reshapes), as
+  /// `min(x.size(0), 3)` bounds a scripted loop's trip count.
+  std::optional<int64_t> largestValue(Value v, int depth = 0);
+
   Operation *onnxOp(Location loc, StringRef type, ValueRange operands,
                     ArrayRef<NamedAttribute> attrs, Type elt);
 

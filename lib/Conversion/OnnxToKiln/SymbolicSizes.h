@@ -80,6 +80,10 @@ public:
   /// from Shape), or of a float one holding whole numbers, when each is
   /// known (ShapeArithmetic.cpp).
   std::optional<SmallVector<SymSize>> contents(Value v);
+  /// Records `v`'s contents (a value built to hold them).
+  void setContents(Value v, ArrayRef<SymSize> c) {
+    contentMap[v] = SmallVector<SymSize>(c);
+  }
   /// Whether `v`'s contents are known and some element is not a constant.
   bool isSymbolic(Value v);
 

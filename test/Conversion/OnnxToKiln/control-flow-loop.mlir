@@ -54,6 +54,43 @@ module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
 
 // -----
 
+// M = min(seq, 3) (`range(min(x.size(0), 3))`): not a polynomial of the
+// sizes, but the constant bounds it, so the scan output takes 3 rows. An M
+// that is a size (seq, without a condition input) is built from the size
+// itself, so that the rows of its scan outputs are that size.
+// CHECK-LABEL: func.func @min_bounded_trips
+// CHECK: %[[MIN:.*]] = kiln.min
+// CHECK: "kiln.loop"(%{{.*}}, %{{.*}}) <{scan_bound = 3 : i64}>
+// CHECK: %[[D:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x2xf32>
+// CHECK: %[[N:.*]] = arith.index_cast %[[D]] : index to i64
+// CHECK: %[[T:.*]] = tensor.from_elements %[[N]] : tensor<i64>
+// CHECK: "kiln.loop"(%[[T]], %{{.*}}) <{scan_bound = 40 : i64}>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @min_bounded_trips(%x: tensor<?x2xf32> {kiln.symbols = array<i64: 0, -1>, onnx.dim_params = ["seq", ""]}, %h: tensor<2xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) attributes {kiln.symbol_bounds = array<i64: 1, 40>} {
+    %none = onnx.NoValue
+    %s = "onnx.Shape"(%x) : (tensor<?x2xf32>) -> tensor<2xi64>
+    %zero = "onnx.Constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+    %three = "onnx.Constant"() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+    %n = "onnx.Gather"(%s, %zero) {axis = 0 : si64} : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+    %m = "onnx.Min"(%n, %three) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %r:2 = "onnx.Loop"(%m, %none, %h) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<2xf32>):
+      %xt = "onnx.Gather"(%x, %i) {axis = 0 : si64} : (tensor<?x2xf32>, tensor<i64>) -> tensor<2xf32>
+      %w = "onnx.Add"(%v, %xt) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      "onnx.Yield"(%c, %w, %w) : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<2xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("min_loop")
+    %q:2 = "onnx.Loop"(%n, %none, %h) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<2xf32>):
+      %xt = "onnx.Gather"(%x, %i) {axis = 0 : si64} : (tensor<?x2xf32>, tensor<i64>) -> tensor<2xf32>
+      %w = "onnx.Mul"(%v, %xt) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      "onnx.Yield"(%c, %w, %w) : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<2xf32>) -> (tensor<*xf32>, tensor<*xf32>) loc("size_loop")
+    return %r#0, %r#1, %q#0, %q#1 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
 // `outs.append(y)` in a scripted loop: a sequence carried from SequenceEmpty
 // through SequenceInsert, read after the loop by ConcatFromSequence, is a
 // scan output of y (stacked on axis 1 here: a Transpose of the rows).
