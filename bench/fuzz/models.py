@@ -25,6 +25,11 @@ Each seed ends in one class:
             model and the message are kept in OUT/bugs/SEED/
   skipped   ONNX Runtime itself could not run the model (a generator gap)
 
+With --loops the pool also holds a Loop (op_loop: a trip count of at most
+3 read from a shape, a carried state through a chain of ops, a scalar
+accumulating its sum, the states stacked); the same seed then builds another
+model, so the seeds of runs without it keep their models.
+
 With --declare-all the input also declares its static dimensions (channels,
 features) as symbols, as tf2onnx's `unk__` dimensions and exports with
 `dynamic_axes` on every axis do; each gets a range around its size and runs
@@ -906,6 +911,57 @@ def op_rnn_same(b, t):
     return Tensor(b.node("Add", [out, t.name], "res"), t.dims, False)
 
 
+def op_loop(b, t):
+    """A Loop as scripted models write one: the trip count read from a shape
+    (at most 3, a run-time count where the size is symbolic), a state of
+    t's dimensions run through a chain of ops that keep them (the iteration
+    number added in), a scalar accumulating the state's sum, and the states
+    stacked as a scan output."""
+    r = b.rng
+    keep = [op_unary, op_binary, op_softmax, op_layernorm, op_where, op_cumsum,
+            op_pow_clip, op_norm, op_prelu, op_trilu, op_rnn_same]
+    axis = r.randrange(t.rank)
+    cap = r.randint(1, 3)
+    trips = b.node("Min", [b.shape_of(t, axis), b.const(np.array([cap], np.int64))], "trip")
+    trips = b.node("Squeeze", [trips, b.const(np.array([0], np.int64))], "trips")
+    d = t.dims[axis]
+    count = min(d, cap) if static_dim(d) else derived("min", d, cap)
+    i, cond, st, acc = (b.fresh(n) for n in ("it", "cond", "st", "acc"))
+    saved, b.nodes = b.nodes, []
+    cur = Tensor(st, t.dims, False)
+    step = b.node("Cast", [i], "itf", to=F32)
+    step = b.node("Mul", [step, b.const(np.float32(0.25))], "its")
+    cur = Tensor(b.node("Add", [cur.name, step], "stepped"), t.dims, False)
+    for _ in range(r.randint(1, 3)):
+        made = r.choice(keep)(b, cur)
+        if made is not None and made.dims == cur.dims and made.elem == F32:
+            cur = made
+    total = b.node("ReduceSum", [cur.name], "lsum", keepdims=0)
+    acc2 = b.node("Add", [acc, total], "acc")
+    cond2 = b.node("Identity", [cond], "cond")
+    out = b.node("Identity", [cur.name], "lstate")
+    scan = r.random() < 0.5
+    outs = [cond2, out, acc2] + ([b.node("Identity", [cur.name], "lscan")] if scan else [])
+    nodes, b.nodes = b.nodes, saved
+    vi = h.make_tensor_value_info
+    body = h.make_graph(
+        nodes, b.fresh("body"),
+        [vi(i, TensorProto.INT64, []), vi(cond, TensorProto.BOOL, []),
+         vi(st, F32, [None] * t.rank), vi(acc, F32, [])],
+        [vi(cond2, TensorProto.BOOL, []), vi(out, F32, [None] * t.rank),
+         vi(acc2, F32, [])] + ([vi(outs[3], F32, [None] * t.rank)] if scan else []))
+    names = [b.fresh("lfinal"), b.fresh("lacc")] + ([b.fresh("lstack")] if scan else [])
+    b.nodes.append(h.make_node("Loop", [trips, "", t.name, b.const(np.float32(0.0))],
+                               names, name=b.fresh("loop"), body=body))
+    if scan:
+        b.pool.append(Tensor(names[2], [count] + list(t.dims), False))
+    # The sum stays a value of its own: added to the state, a normalization
+    # after it would cancel it in float32 (ORT and Kiln then round apart).
+    b.pool.append(Tensor(b.node("Unsqueeze", [names[1], b.const(np.array([0], np.int64))],
+                                "laccu"), [1], False))
+    return Tensor(names[0], t.dims, False)
+
+
 OPS = [op_unary, op_binary, op_binary, op_matmul, op_reduce, op_softmax,
        op_layernorm, op_transpose, op_concat, op_slice, op_slice, op_reshape,
        op_unsqueeze, op_gather, op_conv, op_conv, op_pool, op_pad, op_topk,
@@ -917,7 +973,7 @@ OPS = [op_unary, op_binary, op_binary, op_matmul, op_reduce, op_softmax,
        op_prelu, op_half, op_qdq, op_dynquant, op_if_chain, op_if_chain]
 
 
-def build_model(seed, declare_all=False):
+def build_model(seed, declare_all=False, loops=False):
     rng = random.Random(seed)
     b = Builder(rng)
     b.rng.standard_normal = lambda shape=(): np.random.default_rng(
@@ -943,7 +999,7 @@ def build_model(seed, declare_all=False):
     inputs = [h.make_tensor_value_info("x", F32, declared)]
     for _ in range(rng.randint(4, 14)):
         t = rng.choice(b.pool[-4:]) if rng.random() < 0.7 else rng.choice(b.pool)
-        made = rng.choice(OPS)(b, t)
+        made = rng.choice(OPS + [op_loop, op_loop] if loops else OPS)(b, t)
         if made is not None and made.rank >= 1 and all(
                 not static_dim(d) or d > 0 for d in made.dims):
             b.pool.append(made)
@@ -991,8 +1047,9 @@ INTERNAL = re.compile(r"internal error|Assertion|LLVM ERROR|Stack dump|"
                       r"PLEASE submit|failed to verify|op requires|'[a-z_]+\.[a-z_.]+' op ")
 
 
-def one_seed(seed, kiln_compile, pythonpath, out_dir, keep, declare_all=False):
-    built = build_model(seed, declare_all)
+def one_seed(seed, kiln_compile, pythonpath, out_dir, keep, declare_all=False,
+             loops=False):
+    built = build_model(seed, declare_all, loops)
     if built is None:
         return seed, "skipped", "no output"
     model, dims, syms, loose, pinned = built
@@ -1095,6 +1152,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "kiln-fuzz"))
     ap.add_argument("--jobs", "-j", type=int, default=2)
     ap.add_argument("--keep", action="store_true", help="keep every model's folder")
+    ap.add_argument("--loops", action="store_true",
+                    help="draw Loops too (op_loop); a seed then builds another model")
     ap.add_argument("--declare-all", action="store_true",
                     help="declare the input's static dimensions as symbols too")
     args = ap.parse_args()
@@ -1105,7 +1164,8 @@ def main():
     counts = collections.Counter()
     refusals = collections.Counter()
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
-        futures = [ex.submit(one_seed, s, kc, py, args.out, args.keep, args.declare_all)
+        futures = [ex.submit(one_seed, s, kc, py, args.out, args.keep, args.declare_all,
+                              args.loops)
                    for s in parse_seeds(args.seeds)]
         for fut in concurrent.futures.as_completed(futures):
             seed, cls, msg = fut.result()
