@@ -80,6 +80,13 @@ public:
     // An inner kiln.loop, lowered first, keeps each carried tensor's size
     // (LoopFinish.cpp refuses one that changes it), its scan buffers too:
     // the size of its init.
+    // So does any scf.for that yields its iter_arg updated in place
+    // (a CumSum's loop inserting into its destination).
+    if (auto inner = dyn_cast<scf::ForOp>(def);
+        inner && !def->hasAttr(kGraphLoopAttr) &&
+        writesInto(inner.getYieldedValues()[result.getResultNumber()],
+                   inner.getRegionIterArgs()[result.getResultNumber()]))
+      return dim(inner.getInitArgs()[result.getResultNumber()], d);
     if (def->hasAttr(kGraphLoopAttr)) {
       unsigned i = result.getResultNumber();
       if (auto inner = dyn_cast<scf::ForOp>(def))
@@ -99,6 +106,30 @@ public:
   }
 
 private:
+  /// Whether `v` is `dest` with elements written into it: reached from
+  /// `dest` through the destinations of the ops that compute it.
+  static bool writesInto(Value v, Value dest) {
+    for (int hops = 0; hops < kMaxDepth; ++hops) {
+      if (v == dest)
+        return true;
+      auto r = dyn_cast<OpResult>(v);
+      if (!r)
+        return false;
+      Operation *op = r.getOwner();
+      if (auto insert = dyn_cast<tensor::InsertOp>(op))
+        v = insert.getDest();
+      else if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+        v = dps.getDpsInits()[r.getResultNumber()];
+      else if (auto loop = dyn_cast<scf::ForOp>(op);
+               loop &&
+               writesInto(loop.getYieldedValues()[r.getResultNumber()],
+                          loop.getRegionIterArgs()[r.getResultNumber()]))
+        v = loop.getInitArgs()[r.getResultNumber()];
+      else
+        return false;
+    }
+    return false;
+  }
   bool outside(Value v) {
     return !loop.getBody().isAncestor(v.getParentRegion());
   }
