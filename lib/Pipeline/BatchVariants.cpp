@@ -3,6 +3,7 @@
 
 #include "PassPipelines.h"
 #include "SymbolicShapes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 
@@ -204,6 +205,10 @@ Error kiln::proveBatchIndependence(ModuleOp module, const SymbolicBatch &batch,
         break;
       }
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  // The conversion reports a model that reads the probe as a value.
+  (*copy)->setAttr(
+      kBatchProbeAttr,
+      IntegerAttr::get(IntegerType::get(module.getContext(), 64), probe));
   Expected<std::vector<std::string>> names =
       makeBatchVariants(*copy, {probe}, /*onlySymbolic=*/true);
   if (!names)

@@ -32,6 +32,9 @@ ONNX definition.
   bufferization with an internal error).
 - A trip count min(x.size(0), 3) that bounds the stacked states, each
   state doubled by an inner Loop over its own rows (Shape in the body).
+- A leading size read as a value (that trip count, or `n == 1` choosing
+  the output) is not run as batch variants, which would each read their
+  own size.
 
 usage: check_runtime_loop.py KILN_COMPILE KILN_RUN WORKDIR PYTHONPATH
 """
@@ -502,5 +505,79 @@ for n in (1, 2, 7, 40):
     xf, outs = m(x)
     close(xf, x * 2.0 ** steps, f"min trips n={n} state")
     close(outs, want, f"min trips n={n} stacked")
+
+# A running sum of a state of run-time length, stacked: the slice's size
+# passes through CumSum's own loop (it was an internal error: "depends on
+# what an iteration computes").
+cum_body = h.make_graph(
+    [h.make_node("CumSum", ["s", "zero"], ["s2"]),
+     h.make_node("Identity", ["cond"], ["cond2"]),
+     h.make_node("Identity", ["s2"], ["out"])],
+    "cum", [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("s", T.FLOAT, ["n"])],
+    [vi("cond2", T.BOOL, []), vi("s2", T.FLOAT, ["n"]), vi("out", T.FLOAT, ["n"])])
+m = compile_and_load(kiln, save_onnx(
+    work, "cumsum_scan",
+    [h.make_node("Shape", ["v"], ["sv"]),
+     h.make_node("Gather", ["sv", "zero1"], ["n1"], axis=0),
+     h.make_node("Min", ["n1", "three"], ["m1"]),
+     h.make_node("Squeeze", ["m1", "zero1"], ["M"]),
+     h.make_node("Loop", ["M", "", "v"], ["vf", "vs"], body=cum_body)],
+    [vi("v", T.FLOAT, ["n"])], [vi("vf", T.FLOAT, ["n"]), vi("vs", T.FLOAT, [None, "n"])],
+    [("zero", np.array(0, np.int64)), ("zero1", np.array([0], np.int64)),
+     ("three", np.array([3], np.int64))], opset=16), dims={"n": (1, 20)})
+for n in (1, 4, 20):
+    v = rng.standard_normal(n).astype(np.float32)
+    rows, cur = [], v.astype(np.float64)
+    for _ in range(min(n, 3)):
+        cur = np.cumsum(cur)
+        rows.append(cur)
+    vf, vs = m(v)
+    close(vf, cur, f"cumsum scan n={n} state")
+    close(vs, np.stack(rows), f"cumsum scan n={n} stacked")
+
+# --- The leading size read as a value is not an independent batch ---------
+# x [n, 3] with n leading the only input looks like a batch, but
+# min(n, 3) iterations of a LayerNorm, or `x * 2 if n == 1 else x`, read n
+# as data: run as batch variants (a call of 5 rows as compiled batches of
+# 1 and 4), each variant read its own size (1 iteration instead of 3: wrong
+# numbers). The probe compile now reports such a read, and the model runs
+# as one graph at the call's size.
+G3 = rng.standard_normal(3).astype(np.float32)
+B3 = rng.standard_normal(3).astype(np.float32)
+ln_body = h.make_graph(
+    [h.make_node("LayerNormalization", ["s", "g3", "b3"], ["s2"], axis=-1),
+     h.make_node("Identity", ["cond"], ["cond2"])],
+    "ln", [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("s", T.FLOAT, ["n", 3])],
+    [vi("cond2", T.BOOL, []), vi("s2", T.FLOAT, ["n", 3])])
+m = compile_and_load(kiln, save_onnx(
+    work, "batch_as_value",
+    [h.make_node("Shape", ["x"], ["sx"]),
+     h.make_node("Gather", ["sx", "zero1"], ["n1"], axis=0),
+     h.make_node("Min", ["n1", "three"], ["m1"]),
+     h.make_node("Squeeze", ["m1", "zero1"], ["M"]),
+     h.make_node("Loop", ["M", "", "x"], ["y"], body=ln_body),
+     h.make_node("Equal", ["n1", "one1"], ["single"]),
+     h.make_node("Mul", ["x", "two"], ["x2"]),
+     h.make_node("Where", ["single", "x2", "x"], ["z"])],
+    [vi("x", T.FLOAT, ["n", 3])], [vi("y", T.FLOAT, ["n", 3]), vi("z", T.FLOAT, ["n", 3])],
+    [("zero1", np.array([0], np.int64)), ("three", np.array([3], np.int64)),
+     ("one1", np.array([1], np.int64)), ("two", np.array(2.0, np.float32)),
+     ("g3", G3), ("b3", B3)], opset=18), dims={"n": (1, 16)})
+assert not m.info["symbolic_dimensions"][0]["independent_batch"], m.info
+
+
+def layer_norm(v):
+    mu = v.mean(-1, keepdims=True)
+    return (v - mu) / np.sqrt(((v - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * G3 + B3
+
+
+for n in (1, 2, 5, 16):
+    x = rng.standard_normal((n, 3)).astype(np.float32)
+    want = x.astype(np.float64)
+    for _ in range(min(n, 3)):
+        want = layer_norm(want)
+    y, z = m(x)
+    close(y, want, f"batch as value n={n} loop")
+    close(z, x * 2 if n == 1 else x, f"batch as value n={n} where")
 
 print("runtime loop: all checks passed")

@@ -32,6 +32,12 @@ LogicalResult finishBuild(OnnxNode &node, Operation *op);
 /// as constants (Reshape's shape, Slice's bounds) are converted. Returns the
 /// op's single result otherwise.
 Value foldBuilt(OnnxNode &node, Operation *op);
+/// At a probe batch size (kBatchProbeAttr, BatchProbe.cpp): whether folding
+/// `op` to `folded` would drop the probe held by a constant operand.
+bool hidesBatchProbe(Operation *op, Attribute folded);
+/// Whether a constant holding `probe` reaches an op as data in `module`
+/// (reported there).
+bool readsBatchProbe(Operation *module, int64_t probe);
 
 /// Builds OpTy at the node with a placeholder result type, then infers the
 /// real one and folds it (see foldBuilt). Returns the single result.

@@ -647,6 +647,12 @@ FailureOr<SmallVector<Value>> Inliner::rewriteLoop(OnnxNode &node) {
   std::optional<int64_t> trips;
   if (node.input(0))
     trips = constantInt(node.input(0));
+  // At a probe batch size, a loop of that many iterations reads the batch
+  // size: it stays a loop over the constant, which the pass reports.
+  if (auto probe = op->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(
+          kBatchProbeAttr);
+      probe && trips == probe.getInt())
+    trips = std::nullopt;
   Value cond = node.input(1);
   std::optional<int64_t> constCondIn =
       cond ? constantInt(cond) : std::optional<int64_t>(1);

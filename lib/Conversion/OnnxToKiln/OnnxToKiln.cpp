@@ -3,6 +3,7 @@
 #include "Build.h"
 #include "SymbolicSizes.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 #include "kiln/Dialect/Onnx/OnnxDialect.h"
 
@@ -256,6 +257,9 @@ Value mlir::kiln::foldBuilt(OnnxNode &node, Operation *op) {
   Value result = op->getResult(0);
   SmallVector<OpFoldResult> folded;
   if (op->getNumResults() != 1 || failed(op->fold(folded)) || folded.empty())
+    return result;
+  if (auto attr = dyn_cast<Attribute>(folded.front());
+      attr && hidesBatchProbe(op, attr))
     return result;
   Value repl;
   if (auto v = dyn_cast<Value>(folded.front())) {
@@ -748,6 +752,8 @@ struct ConvertOnnxToKilnPass
       func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
                                      ret.getOperandTypes()));
     }
+    if (auto probe = module->getAttrOfType<IntegerAttr>(kBatchProbeAttr))
+      anyFailed |= readsBatchProbe(module, probe.getInt());
     if (anyFailed)
       signalPassFailure();
   }

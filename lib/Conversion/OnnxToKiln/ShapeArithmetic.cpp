@@ -114,6 +114,14 @@ std::optional<SymSize> SymbolicSizes::arithmetic(OnnxNode &node,
   StringRef type = node.opType();
   std::optional<int64_t> cx = x.getConstant(), cy = y.getConstant();
   std::optional<SymSize> r;
+  // Converting at a probe batch size (kBatchProbeAttr): a fold that loses
+  // the probe (min(P, 3) is 3) would hide that the model reads its batch
+  // size; the op converts with P as an operand, which the pass reports.
+  if (auto module = node.op->getParentOfType<ModuleOp>())
+    if (auto probe = module->getAttrOfType<IntegerAttr>(kBatchProbeAttr))
+      if ((cx == probe.getInt() || cy == probe.getInt()) &&
+          llvm::is_contained({"Min", "Max", "Equal", "Mod", "Div"}, type))
+        return std::nullopt;
   if (type == "Add") {
     r = SymSize::add(x, y);
   } else if (type == "Sub") {

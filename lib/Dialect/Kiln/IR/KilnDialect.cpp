@@ -60,6 +60,7 @@ ContractKind contractKind(StringRef name) {
       {kMinMaxCombineAttr, ContractKind::Unit},
       {kMinMaxRestAttr, ContractKind::Unit},
       {kGuardMessageAttr, ContractKind::String},
+      {kBatchProbeAttr, ContractKind::Integer},
       {kFixedSymbolAttr, ContractKind::String},
       {kFixedSizeAttr, ContractKind::Integer},
       {kAmxInt8MatmulAttr, ContractKind::Unit},
