@@ -460,6 +460,15 @@ for n, trips in ((1, 3), (700, 0), (3000, 6)):
     want = 0.5 + np.maximum(x, 0).astype(np.float64).sum() * sum(range(trips))
     close(af, want, f"scalar accumulator n={n} trips={trips}")
 
+def min_trips(x):
+    """M = min(x.size(0), 3) (and n1 = x.size(0)), as [1]-shaped zero1 and
+    three initializers slice and bound it."""
+    return [h.make_node("Shape", [x], ["s" + x]),
+            h.make_node("Gather", ["s" + x, "zero1"], ["n1"], axis=0),
+            h.make_node("Min", ["n1", "three"], ["m1"]),
+            h.make_node("Squeeze", ["m1", "zero1"], ["M"])]
+
+
 # --- A trip count min(size, k), and a scan of an inner loop's rows --------
 # `for i in range(min(x.size(0), 3))` stacking a state [n, 4] whose rows are
 # doubled by an inner Loop over Shape(state)[0] (its rows stacked, then
@@ -488,10 +497,7 @@ outer_body = h.make_graph(
      vi("out", T.FLOAT, ["n", 4])])
 m = compile_and_load(kiln, save_onnx(
     work, "min_trips_nested",
-    [h.make_node("Shape", ["x"], ["sx"]),
-     h.make_node("Gather", ["sx", "zero1"], ["n1"], axis=0),
-     h.make_node("Min", ["n1", "three"], ["m1"]),
-     h.make_node("Squeeze", ["m1", "zero1"], ["M"]),
+    min_trips("x") + [
      h.make_node("Loop", ["M", "", "x"], ["xf", "outs"], body=outer_body,
                  name="min_loop")],
     [vi("x", T.FLOAT, ["n", 4])],
@@ -517,10 +523,7 @@ cum_body = h.make_graph(
     [vi("cond2", T.BOOL, []), vi("s2", T.FLOAT, ["n"]), vi("out", T.FLOAT, ["n"])])
 m = compile_and_load(kiln, save_onnx(
     work, "cumsum_scan",
-    [h.make_node("Shape", ["v"], ["sv"]),
-     h.make_node("Gather", ["sv", "zero1"], ["n1"], axis=0),
-     h.make_node("Min", ["n1", "three"], ["m1"]),
-     h.make_node("Squeeze", ["m1", "zero1"], ["M"]),
+    min_trips("v") + [
      h.make_node("Loop", ["M", "", "v"], ["vf", "vs"], body=cum_body)],
     [vi("v", T.FLOAT, ["n"])], [vi("vf", T.FLOAT, ["n"]), vi("vs", T.FLOAT, [None, "n"])],
     [("zero", np.array(0, np.int64)), ("zero1", np.array([0], np.int64)),
@@ -551,10 +554,7 @@ ln_body = h.make_graph(
     [vi("cond2", T.BOOL, []), vi("s2", T.FLOAT, ["n", 3])])
 m = compile_and_load(kiln, save_onnx(
     work, "batch_as_value",
-    [h.make_node("Shape", ["x"], ["sx"]),
-     h.make_node("Gather", ["sx", "zero1"], ["n1"], axis=0),
-     h.make_node("Min", ["n1", "three"], ["m1"]),
-     h.make_node("Squeeze", ["m1", "zero1"], ["M"]),
+    min_trips("x") + [
      h.make_node("Loop", ["M", "", "x"], ["y"], body=ln_body),
      h.make_node("Equal", ["n1", "one1"], ["single"]),
      h.make_node("Mul", ["x", "two"], ["x2"]),
