@@ -54,8 +54,9 @@ bool mlir::kiln::hidesBatchProbe(Operation *op, Attribute folded) {
 }
 
 /// Whether a constant holding `probe` (the batch size of a probe compile,
-/// kBatchProbeAttr) has a user: the model reads its batch size as data.
-/// Reported at the user (named as its ONNX node by the caller).
+/// kBatchProbeAttr) reaches an op as data, past the shape plumbing that
+/// only carries sizes: the model reads its batch size as a value. Reported
+/// at that op (named as its ONNX node by the caller).
 bool mlir::kiln::readsBatchProbe(Operation *module, int64_t probe) {
   // The first op that takes `v` as data, following shape plumbing
   // (Concat, Gather, Slice, Reshape, integer Casts, and the index

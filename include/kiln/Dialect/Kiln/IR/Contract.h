@@ -122,10 +122,11 @@ inline constexpr const char *kUnreadPaddingAttr = "kiln.unread_padding";
 /// Integer, on the module that proveBatchIndependence (lib/Pipeline/
 /// BatchVariants.cpp) converts at a probe batch size P: the ONNX conversion
 /// then keeps P from vanishing into a folded Min, Max, Equal, Mod or Div,
-/// refuses a Loop of P iterations, and fails where a constant holding P has
-/// a user, since a model that reads its batch size as data (a trip count
-/// `min(x.size(0), 3)`, a condition `x.size(0) == 1`) is not an independent
-/// batch: each batch variant would read its own size, not the call's.
+/// refuses a Loop of P iterations, and fails where a constant holding P reaches
+/// an op as data (not only as sizes), since a model that reads its batch size
+/// as data (a trip count `min(x.size(0), 3)`, a condition `x.size(0) == 1`) is
+/// not an independent batch: each batch variant would read its own size, not
+/// the call's.
 inline constexpr const char *kBatchProbeAttr = "kiln.batch_probe";
 /// String, on the call to kGuardFailedFn that a kiln.guard lowers to: the
 /// message of the guard. --kiln-arena-allocation numbers the guards and
