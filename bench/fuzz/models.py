@@ -1172,7 +1172,7 @@ def main():
             counts[cls] += 1
             if cls == "refused":
                 refusals[re.sub(r"node '[^']*'", "node", msg)] += 1
-            if cls in ("BUG", "skipped"):
+            if cls in ("BUG", "skipped", "refused"):
                 print(f"seed {seed}: {cls}: {msg}", flush=True)
     for msg, n in refusals.most_common():
         print(f"refused x{n}: {msg}")
