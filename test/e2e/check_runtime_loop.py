@@ -32,6 +32,11 @@ ONNX definition.
   bufferization with an internal error).
 - A trip count min(x.size(0), 3) that bounds the stacked states, each
   state doubled by an inner Loop over its own rows (Shape in the body).
+- A carried state whose symbolic channels a weight in the body fixes is
+  checked before the loop and carried static; another size is refused at
+  run time by name.
+- A Range and a Trilu sized by the rows a Loop stacked, bounded by the
+  scan's bound.
 - A leading size read as a value (that trip count, or `n == 1` choosing
   the output) is not run as batch variants, which would each read their
   own size.
@@ -537,6 +542,74 @@ for n in (1, 4, 20):
     vf, vs = m(v)
     close(vf, cur, f"cumsum scan n={n} state")
     close(vs, np.stack(rows), f"cumsum scan n={n} stacked")
+
+# --- A carried state whose channels a weight in the body fixes -----------
+# An export that declares every dimension (x [n, c]) carries x through
+# tanh(s @ W) with W [4, 4]: the body makes the state [n, 4], so c must be
+# 4. It was refused ("a loop-carried value that changes shape"); the init
+# is now checked before the loop and the loop carries [n, 4]. Another c
+# fails the run by name before the loop writes anything.
+WC = (rng.standard_normal((4, 4)) * 0.5).astype(np.float32)
+pin_body = h.make_graph(
+    [h.make_node("MatMul", ["s", "wc"], ["sw"]),
+     h.make_node("Tanh", ["sw"], ["s2"]),
+     h.make_node("Identity", ["cond"], ["cond2"])],
+    "pin", [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("s", T.FLOAT, ["n", "c"])],
+    [vi("cond2", T.BOOL, []), vi("s2", T.FLOAT, ["n", "c"])])
+m = compile_and_load(kiln, save_onnx(
+    work, "pinned_state",
+    min_trips("x") + [
+     h.make_node("Loop", ["M", "", "x"], ["xf"], body=pin_body, name="pin_loop")],
+    [vi("x", T.FLOAT, ["n", "c"])], [vi("xf", T.FLOAT, ["n", "c"])],
+    [("zero1", np.array([0], np.int64)), ("three", np.array([3], np.int64)),
+     ("wc", WC)], opset=16), dims={"n": (1, 8), "c": (1, 8)})
+for n in (1, 3, 8):
+    x = rng.standard_normal((n, 4)).astype(np.float32)
+    want = x.astype(np.float64)
+    for _ in range(min(n, 3)):
+        want = np.tanh(want @ WC)
+    (xf,) = m(x)
+    close(xf, want, f"pinned state n={n}")
+try:
+    m(rng.standard_normal((2, 5)).astype(np.float32))
+except kiln.Error as e:
+    assert ("node 'pin_loop' (Loop, opset 16): the body needs loop-carried "
+            "value 0's dimension 1 to be 4") in str(e), e
+else:
+    raise AssertionError("pinned state: c = 5 ran")
+
+# --- Sizes from a scan output's row count ------------------------------
+# A Range and a Trilu over the rows that min(n, 3) iterations stacked:
+# their count was unbounded ("has no largest value") although the buffer
+# holds at most 3 rows; the row count is now bounded by the scan's bound.
+rows_body = h.make_graph(
+    [h.make_node("Add", ["s", "onef"], ["s2"]),
+     h.make_node("Identity", ["cond"], ["cond2"]),
+     h.make_node("Identity", ["s2"], ["out"])],
+    "rows", [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("s", T.FLOAT, [2])],
+    [vi("cond2", T.BOOL, []), vi("s2", T.FLOAT, [2]), vi("out", T.FLOAT, [2])])
+m = compile_and_load(kiln, save_onnx(
+    work, "scan_rows_sized",
+    min_trips("x") + [
+     h.make_node("Loop", ["M", "", "h2"], ["hf", "outs"], body=rows_body),
+     h.make_node("Shape", ["outs"], ["so"]),
+     h.make_node("Gather", ["so", "zero"], ["rows"], axis=0),
+     h.make_node("Range", ["zero", "rows", "onei"], ["r"]),
+     h.make_node("Transpose", ["outs"], ["ot"], perm=[1, 0]),
+     h.make_node("MatMul", ["outs", "ot"], ["sq"]),
+     h.make_node("Trilu", ["sq", "zero"], ["tri"], upper=1)],
+    [vi("x", T.FLOAT, ["n", 2]), vi("h2", T.FLOAT, [2])],
+    [vi("r", T.INT64, None), vi("tri", T.FLOAT, None)],
+    [("zero1", np.array([0], np.int64)), ("three", np.array([3], np.int64)),
+     ("zero", np.array(0, np.int64)), ("onei", np.array(1, np.int64)),
+     ("onef", np.array(1.0, np.float32))], opset=16), dims={"n": (1, 8)})
+for n in (1, 2, 5):
+    h2 = rng.standard_normal(2).astype(np.float32)
+    r, tri = m(rng.standard_normal((n, 2)).astype(np.float32), h2)
+    steps = min(n, 3)
+    outs = np.stack([h2.astype(np.float64) + k + 1 for k in range(steps)])
+    assert r.tolist() == list(range(steps)), (n, r)
+    close(tri, np.triu(outs @ outs.T), f"scan rows n={n} trilu")
 
 # --- The leading size read as a value is not an independent batch ---------
 # x [n, 3] with n leading the only input looks like a batch, but

@@ -31,6 +31,9 @@ StringRef OnnxNode::opType() const {
 }
 
 std::string OnnxNode::describe() const {
+  // A kiln.loop still completing (finishOnnxLoop) is its ONNX Loop.
+  if (auto loop = op->getAttrOfType<StringAttr>(kOnnxNodeAttr))
+    return loop.str();
   std::string name;
   if (auto nameLoc = dyn_cast<NameLoc>(op->getLoc()))
     name = nameLoc.getName().str();

@@ -191,3 +191,33 @@ module attributes {onnx.opset_import = {ai.onnx = 16 : i64}} {
     return %r#0, %r#1 : tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// An export that declares every dimension carries x [n, c] through a
+// MatMul with a [4, 4] weight: the body makes the state [n, 4]. The init is
+// checked before the loop (a guard there ends the run; one in the body
+// could not stop the write over the init's buffer) and the loop carries
+// [n, 4] from the start.
+// CHECK-LABEL: func.func @pinned_state
+// CHECK-SAME: -> tensor<?x4xf32>
+// CHECK: %[[C:.*]] = tensor.dim %arg0, %c1
+// CHECK: arith.cmpi eq, %[[C]], %c4
+// CHECK: kiln.guard {{.*}}kiln.fixed_size = 4 : i64, kiln.fixed_symbol = "c", message = "node 'pin_loop' (Loop, opset 13): the body needs loop-carried value 0's dimension 1 to be 4
+// CHECK: %[[P:.*]] = kiln.sized_reshape %arg0[%{{.*}}] : tensor<?x?xf32> to tensor<?x4xf32>
+// CHECK: "kiln.loop"(%arg1, %[[P]])
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<i64>, %{{.*}}: tensor<?x4xf32>):
+// CHECK: kiln.yield %{{.*}} : tensor<?x4xf32>
+// CHECK-NEXT: }) : (tensor<i64>, tensor<?x4xf32>) -> tensor<?x4xf32>
+module attributes {onnx.opset_import = {ai.onnx = 13 : i64}} {
+  func.func @pinned_state(%x: tensor<?x?xf32> {kiln.symbols = array<i64: 0, 1>, onnx.dim_params = ["n", "c"]}, %m: tensor<i64>) -> (tensor<*xf32>) attributes {kiln.symbol_bounds = array<i64: 1, 8, 1, 8>} {
+    %none = onnx.NoValue
+    %w = "onnx.Constant"() {value = dense<0.5> : tensor<4x4xf32>} : () -> tensor<4x4xf32>
+    %r = "onnx.Loop"(%m, %none, %x) ({
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<?x?xf32>):
+      %p = "onnx.MatMul"(%v, %w) : (tensor<?x?xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+      "onnx.Yield"(%c, %p) : (tensor<i1>, tensor<?x4xf32>) -> ()
+    }) {onnx.regions = ["body"]} : (tensor<i64>, none, tensor<?x?xf32>) -> (tensor<*xf32>) loc("pin_loop")
+    return %r : tensor<*xf32>
+  }
+}
