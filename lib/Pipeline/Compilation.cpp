@@ -744,8 +744,10 @@ Error Compilation::lowerToLinalg() {
           "does not support yet; compile the model for the CPU");
     }
   }
-  if (failed(runPasses([](OpPassManager &pm) { buildLinalgPipeline(pm); },
-                       "linalg")))
+  bool cpu = options.target == Target::Cpu;
+  if (failed(
+          runPasses([cpu](OpPassManager &pm) { buildLinalgPipeline(pm, cpu); },
+                    "linalg")))
     return diagnosticsError("lowering to linalg failed");
   return Error::success();
 }

@@ -74,8 +74,10 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     pm.addPass(createFp16ComputePass());
 }
 
-void kiln::buildLinalgPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertKilnToLinalgPass());
+void kiln::buildLinalgPipeline(OpPassManager &pm, bool cpu) {
+  ConvertKilnToLinalgPassOptions lowering;
+  lowering.rowBlocks = cpu;
+  pm.addPass(createConvertKilnToLinalgPass(lowering));
   OpPassManager &linalg = pm.nest<func::FuncOp>();
   linalg.addPass(createCanonicalizerPass());
   linalg.addPass(createCSEPass());

@@ -48,8 +48,9 @@ struct GraphPipelineOptions {
 /// ONNX ops to the graph dialect, shapes, layout, then the precision passes.
 void buildGraphPipeline(OpPassManager &pm, const GraphPipelineOptions &options);
 
-/// The graph dialect to linalg on tensors, with the linalg-level fusions.
-void buildLinalgPipeline(OpPassManager &pm);
+/// The graph dialect to linalg on tensors, with the linalg-level fusions;
+/// `cpu` lowers large softmaxes as loops over blocks of rows.
+void buildLinalgPipeline(OpPassManager &pm, bool cpu);
 
 /// --target=cuda: bufferization and the arena as on the CPU, the weights into
 /// one device blob, every op into a kernel (lib/Codegen/GPU), and the kernels

@@ -31,6 +31,16 @@ def ConvertOnnxToKilnPass : Pass<"kiln-convert-onnx-to-kiln", "ModuleOp"> {
 
 def ConvertKilnToLinalgPass : Pass<"kiln-convert-kiln-to-linalg", "ModuleOp"> {
   let summary = "Lower kiln graph ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    With `row-blocks` (the CPU target), a softmax over the last axis of a
+    static tensor of at least 32,768 elements becomes one scf.forall over
+    blocks of rows (LowerSoftmax.cpp); the GPU pipeline keeps the
+    whole-tensor form, whose ops it maps to kernels.
+  }];
+  let options = [
+    Option<"rowBlocks", "row-blocks", "bool", /*default=*/"false",
+           "Lower large softmaxes as one loop over blocks of rows (CPU)">
+  ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",

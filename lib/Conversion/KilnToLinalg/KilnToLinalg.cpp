@@ -537,6 +537,8 @@ static LogicalResult requireStaticTypes(Operation *op) {
 namespace {
 struct ConvertKilnToLinalgPass
     : mlir::kiln::impl::ConvertKilnToLinalgPassBase<ConvertKilnToLinalgPass> {
+  using ConvertKilnToLinalgPassBase::ConvertKilnToLinalgPassBase;
+
   void runOnOperation() override {
     bool anyFailed = false;
     OpBuilder b(&getContext());
@@ -578,11 +580,17 @@ struct ConvertKilnToLinalgPass
         continue;
       }
       FailureOr<Value> repl = Value();
+      if (auto softmax = dyn_cast<SoftmaxOp>(op); softmax && rowBlocks)
+        if (FailureOr<Value> blocked = rowBlockedSoftmax(b, softmax);
+            succeeded(blocked))
+          repl = *blocked;
       for (auto lower :
            {lowerElementwise, lowerTensor, lowerNN, lowerGatherElements,
             lowerShapeOps, lowerIndexing, lowerQuantized, lowerRandom}) {
+        if (*repl)
+          break;
         repl = lower(b, op);
-        if (failed(repl) || *repl)
+        if (failed(repl))
           break;
       }
       if (succeeded(repl) && !*repl) {

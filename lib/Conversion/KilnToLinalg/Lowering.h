@@ -174,6 +174,11 @@ LogicalResult lowerLoop(OpBuilder &b, LoopOp op);
 FailureOr<Value> lowerQuantized(OpBuilder &b, Operation *op);
 /// kiln.random (LowerRandom.cpp); null for any other op.
 FailureOr<Value> lowerRandom(OpBuilder &b, Operation *op);
+/// kiln.softmax over the last axis of a static float tensor of at least
+/// 32,768 elements whose rows are a multiple of 16 long, as one scf.forall
+/// over blocks of rows (LowerSoftmax.cpp); failure, building nothing, for
+/// any other softmax.
+FailureOr<Value> rowBlockedSoftmax(OpBuilder &b, SoftmaxOp op);
 
 } // namespace mlir::kiln
 

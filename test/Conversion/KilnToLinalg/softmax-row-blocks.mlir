@@ -1,0 +1,69 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convert-kiln-to-linalg=row-blocks=true | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-convert-kiln-to-linalg | FileCheck %s --check-prefix=WHOLE
+
+// Attention scores [2, 4, 64, 128]: one scf.forall over 2 * 4 * (64 / 8)
+// blocks of 8 rows. Iteration i takes row block i % 8 of head (i / 8) % 4
+// of batch i / 32; each block takes its maxima (128 as 8 x 16 lanes, then
+// the lanes), the exponentials, their sums and the quotients, and writes
+// its rows into the result. Without row-blocks (the GPU pipeline) the
+// softmax is whole-tensor ops.
+// CHECK-LABEL: func.func @attention_scores
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x4x64x128xf32>
+// CHECK: scf.forall (%[[I:.*]]) in (64) shared_outs(%[[OUT:.*]] = %[[INIT]])
+// CHECK: %[[RB:.*]] = arith.remui %[[I]], %c8
+// CHECK: %[[ROW:.*]] = arith.muli %[[RB]], %c8
+// CHECK: %[[Q:.*]] = arith.divui %[[I]], %c8
+// CHECK: %[[HEAD:.*]] = arith.remui %[[Q]], %c4
+// CHECK: %[[BATCH:.*]] = arith.divui %[[Q]], %c4
+// CHECK: %[[TILE:.*]] = tensor.extract_slice %arg0[%[[BATCH]], %[[HEAD]], %[[ROW]], 0] [1, 1, 8, 128] [1, 1, 1, 1] : tensor<2x4x64x128xf32> to tensor<8x128xf32>
+// CHECK: tensor.expand_shape {{.*}} into tensor<8x8x16xf32>
+// CHECK: arith.maxnumf
+// CHECK: arith.maxnumf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.addf
+// CHECK: %[[P:.*]] = linalg.generic
+// CHECK: arith.divf
+// CHECK: } -> tensor<8x128xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[P]] into %[[OUT]][%[[BATCH]], %[[HEAD]], %[[ROW]], 0] [1, 1, 8, 128] [1, 1, 1, 1] : tensor<8x128xf32> into tensor<2x4x64x128xf32>
+// WHOLE-LABEL: func.func @attention_scores
+// WHOLE-NOT: scf.forall
+// WHOLE: math.exp
+func.func @attention_scores(%x: tensor<2x4x64x128xf32>) -> tensor<2x4x64x128xf32> {
+  %0 = kiln.softmax %x {axis = 3 : i64} : tensor<2x4x64x128xf32>
+  return %0 : tensor<2x4x64x128xf32>
+}
+
+// -----
+
+// Rows of 1,024: blocks of 4 rows (4,096 elements, 16 KiB).
+// CHECK-LABEL: func.func @long_rows
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: tensor.extract_slice {{.*}} [4, 1024] [1, 1] : tensor<32x1024xf32> to tensor<4x1024xf32>
+func.func @long_rows(%x: tensor<32x1024xf32>) -> tensor<32x1024xf32> {
+  %0 = kiln.softmax %x {axis = 1 : i64} : tensor<32x1024xf32>
+  return %0 : tensor<32x1024xf32>
+}
+
+// -----
+
+// Under 32,768 elements a softmax is not shared among threads anyway: the
+// whole-tensor form.
+// CHECK-LABEL: func.func @small
+// CHECK-NOT: scf.forall
+// CHECK: math.exp
+func.func @small(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %0 = kiln.softmax %x {axis = 1 : i64} : tensor<8x128xf32>
+  return %0 : tensor<8x128xf32>
+}
+
+// -----
+
+// Over another axis than the last: the whole-tensor form.
+// CHECK-LABEL: func.func @inner_axis
+// CHECK-NOT: scf.forall
+func.func @inner_axis(%x: tensor<4x128x128xf32>) -> tensor<4x128x128xf32> {
+  %0 = kiln.softmax %x {axis = 1 : i64} : tensor<4x128x128xf32>
+  return %0 : tensor<4x128x128xf32>
+}

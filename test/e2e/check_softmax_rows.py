@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""Softmaxes large enough to be split into blocks of rows (docs/cpu-performance.md,
+"Softmax in blocks of rows"): an attention's scores [2, 8, 128, 128] with
+masked (-inf) keys, a row of nothing but -inf, a NaN and values near exp's
+range, and rows of 1,024 ([32, 1024], blocks of 4 rows), against a float64
+reference, on 1 and 3 threads; the same models compiled for
+--target=cuda-emulated (whole-tensor ops, the GPU pipeline's form) give the
+same bits, since both do the same arithmetic in the same order. Attention-23
+over Q, K, V [1, 8, 128, 64] (its softmax in row blocks) against numpy.
+
+usage: check_softmax_rows.py WORKDIR PYTHONPATH
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto as T
+from onnx import helper as h
+
+work, pythonpath = sys.argv[1:3]
+os.makedirs(work, exist_ok=True)
+sys.path.insert(0, pythonpath)
+import kiln  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from small_onnx import assert_close, save_onnx  # noqa: E402
+
+rng = np.random.default_rng(0)
+
+
+def softmax_ref(x):
+    x = x.astype(np.float64)
+    m = np.max(np.where(np.isnan(x), -np.inf, x), axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):  # rows of -inf and NaN give NaN
+        e = np.exp(x - m)
+        return e / e.sum(-1, keepdims=True)
+
+
+def only(outs):
+    return outs[0] if isinstance(outs, (list, tuple)) else outs
+
+
+for name, shape in [("scores", [2, 8, 128, 128]), ("long_rows", [32, 1024])]:
+    path = save_onnx(work, name, [h.make_node("Softmax", ["x"], ["y"], axis=-1)],
+                     [h.make_tensor_value_info("x", T.FLOAT, shape)],
+                     [h.make_tensor_value_info("y", T.FLOAT, shape)])
+    cpu = kiln.compile(path, output=os.path.join(work, name + ".so"))
+    emu = kiln.compile(path, output=os.path.join(work, name + ".emu.so"),
+                       target="cuda-emulated")
+    x = (rng.standard_normal(shape) * 8).astype(np.float32)
+    rows = x.reshape(-1, shape[-1])
+    rows[1, ::3] = -np.inf          # masked keys
+    rows[2, :] = -np.inf            # nothing to attend to: NaN, as numpy
+    rows[3, 5] = np.nan             # a NaN makes its row NaN
+    rows[4, :] += 80.0              # exp(x - max) stays in range
+    rows[-1, 0] = 1e30
+    want = softmax_ref(x)
+    whole = only(kiln.load(emu)(x))
+    for threads in (1, 3):
+        got = only(kiln.load(cpu, threads=threads)(x))
+        assert np.array_equal(np.isnan(got), np.isnan(want)), name
+        ok = ~np.isnan(want)
+        assert_close(got[ok], want[ok], f"{name} threads={threads}", 1e-5)
+        assert np.array_equal(got, whole, equal_nan=True), \
+            f"{name} threads={threads}: differs from the whole-tensor form"
+
+# Attention-23 (opset 23): softmax(Q K^T / sqrt(64)) V.
+qkv = [rng.standard_normal((1, 8, 128, 64)).astype(np.float32) for _ in range(3)]
+path = save_onnx(work, "attention23", [h.make_node("Attention", ["q", "k", "v"], ["y"])],
+                 [h.make_tensor_value_info(n, T.FLOAT, [1, 8, 128, 64]) for n in "qkv"],
+                 [h.make_tensor_value_info("y", T.FLOAT, [1, 8, 128, 64])],
+                 opset=23, ir_version=10)
+q, k, v = (a.astype(np.float64) for a in qkv)
+want = softmax_ref(q @ k.transpose(0, 1, 3, 2) / 8.0) @ v
+so = kiln.compile(path, output=os.path.join(work, "attention23.so"))
+for threads in (1, 3):
+    assert_close(only(kiln.load(so, threads=threads)(*qkv)), want,
+                 f"attention23 threads={threads}", 1e-5)
+print("softmax rows: all checks passed")
