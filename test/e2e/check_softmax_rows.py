@@ -6,7 +6,9 @@ range, and rows of 1,024 ([32, 1024], blocks of 4 rows), against a float64
 reference, on 1 and 3 threads; the same models compiled for
 --target=cuda-emulated (whole-tensor ops, the GPU pipeline's form) give the
 same bits, since both do the same arithmetic in the same order. Attention-23
-over Q, K, V [1, 8, 128, 64] (its softmax in row blocks) against numpy.
+over Q, K, V [1, 8, 128, 64] and MatMul-Softmax-MatMul over [2, 4, 256, 32]
+(one loop over blocks of query rows) against numpy, and the same chain with
+its probabilities also an output (not fused).
 
 usage: check_softmax_rows.py WORKDIR PYTHONPATH
 """
@@ -76,4 +78,29 @@ so = kiln.compile(path, output=os.path.join(work, "attention23.so"))
 for threads in (1, 3):
     assert_close(only(kiln.load(so, threads=threads)(*qkv)), want,
                  f"attention23 threads={threads}", 1e-5)
+
+# softmax(q kt) v written out as MatMul, Softmax, MatMul: one loop over
+# blocks of query rows (the scores never stored whole). With the
+# probabilities also a graph output the chain is not fused: the softmax
+# in row blocks and two products.
+q = rng.standard_normal((2, 4, 256, 32)).astype(np.float32)
+kt = rng.standard_normal((2, 4, 32, 256)).astype(np.float32)
+v = rng.standard_normal((2, 4, 256, 32)).astype(np.float32)
+p64 = softmax_ref(q.astype(np.float64) @ kt)
+want = p64 @ v
+for name, outs in [("chain", ["y"]), ("chain_probs", ["y", "p"])]:
+    path = save_onnx(work, name, [h.make_node("MatMul", ["q", "kt"], ["s"]),
+                                  h.make_node("Softmax", ["s"], ["p"], axis=-1),
+                                  h.make_node("MatMul", ["p", "v"], ["y"])],
+                     [h.make_tensor_value_info("q", T.FLOAT, q.shape),
+                      h.make_tensor_value_info("kt", T.FLOAT, kt.shape),
+                      h.make_tensor_value_info("v", T.FLOAT, v.shape)],
+                     [h.make_tensor_value_info(o, T.FLOAT, None) for o in outs])
+    so = kiln.compile(path, output=os.path.join(work, name + ".so"))
+    for threads in (1, 3):
+        got = kiln.load(so, threads=threads)(q, kt, v)
+        got = got if isinstance(got, (list, tuple)) else [got]
+        assert_close(got[0], want, f"{name} threads={threads}", 1e-5)
+        if len(outs) == 2:
+            assert_close(got[1], p64, f"{name} probabilities threads={threads}", 1e-5)
 print("softmax rows: all checks passed")

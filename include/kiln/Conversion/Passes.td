@@ -34,8 +34,10 @@ def ConvertKilnToLinalgPass : Pass<"kiln-convert-kiln-to-linalg", "ModuleOp"> {
   let description = [{
     With `row-blocks` (the CPU target), a softmax over the last axis of a
     static tensor of at least 32,768 elements becomes one scf.forall over
-    blocks of rows (LowerSoftmax.cpp); the GPU pipeline keeps the
-    whole-tensor form, whose ops it maps to kernels.
+    blocks of rows, and softmax(q kt) v written as MatMul, Softmax, MatMul
+    one scf.forall over blocks of query rows that never stores the scores
+    whole (LowerSoftmax.cpp); the GPU pipeline keeps the whole-tensor form,
+    whose ops it maps to kernels.
   }];
   let options = [
     Option<"rowBlocks", "row-blocks", "bool", /*default=*/"false",

@@ -580,10 +580,20 @@ struct ConvertKilnToLinalgPass
         continue;
       }
       FailureOr<Value> repl = Value();
-      if (auto softmax = dyn_cast<SoftmaxOp>(op); softmax && rowBlocks)
-        if (FailureOr<Value> blocked = rowBlockedSoftmax(b, softmax);
-            succeeded(blocked))
-          repl = *blocked;
+      std::optional<AttentionChain> chain;
+      if (rowBlocks) {
+        // An attention's first product and softmax wait for its last
+        // product, which lowers the three as one loop.
+        if (isa<MatMulOp, SoftmaxOp>(op) && inAttentionChain(op))
+          continue;
+        if (auto pv = dyn_cast<MatMulOp>(op);
+            pv && (chain = attentionChain(pv)))
+          repl = rowBlockedAttention(b, pv, *chain);
+        else if (auto softmax = dyn_cast<SoftmaxOp>(op))
+          if (FailureOr<Value> blocked = rowBlockedSoftmax(b, softmax);
+              succeeded(blocked))
+            repl = *blocked;
+      }
       for (auto lower :
            {lowerElementwise, lowerTensor, lowerNN, lowerGatherElements,
             lowerShapeOps, lowerIndexing, lowerQuantized, lowerRandom}) {
@@ -610,6 +620,10 @@ struct ConvertKilnToLinalgPass
                 .getResult(0);
       op->getResult(0).replaceAllUsesWith(*repl);
       op->erase();
+      if (chain) {
+        chain->softmax->erase();
+        chain->qk->erase();
+      }
     }
     return failure(anyFailed);
   }

@@ -179,6 +179,22 @@ FailureOr<Value> lowerRandom(OpBuilder &b, Operation *op);
 /// over blocks of rows (LowerSoftmax.cpp); failure, building nothing, for
 /// any other softmax.
 FailureOr<Value> rowBlockedSoftmax(OpBuilder &b, SoftmaxOp op);
+/// The first product and the softmax of an attention: `pv` computes
+/// softmax(q kt) v over the last axis, each an f32 tensor of static shape
+/// and the same leading (batch, head) sizes, q kt of 32,768+ elements in
+/// rows a multiple of 16 long, each intermediate read by the next alone.
+struct AttentionChain {
+  MatMulOp qk;
+  SoftmaxOp softmax;
+};
+std::optional<AttentionChain> attentionChain(MatMulOp pv);
+/// Whether `op` is the first product or the softmax of an attention chain,
+/// which rowBlockedAttention lowers with its last product.
+bool inAttentionChain(Operation *op);
+/// The chain ending in `pv` as one scf.forall over blocks of query rows:
+/// each block's scores, their softmax and its product with v, the scores
+/// never stored whole (LowerSoftmax.cpp).
+Value rowBlockedAttention(OpBuilder &b, MatMulOp pv, AttentionChain chain);
 
 } // namespace mlir::kiln
 

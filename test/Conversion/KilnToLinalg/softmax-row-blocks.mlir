@@ -67,3 +67,46 @@ func.func @inner_axis(%x: tensor<4x128x128xf32>) -> tensor<4x128x128xf32> {
   %0 = kiln.softmax %x {axis = 1 : i64} : tensor<4x128x128xf32>
   return %0 : tensor<4x128x128xf32>
 }
+
+// -----
+
+// softmax(q kt) v: one loop over blocks of 32 query rows of each head.
+// Each block's scores [32, 128] (q rows times the head's kt), their
+// softmax, and its product with the head's v [128, 32]; the scores are
+// never stored whole, and the first product and the softmax are gone.
+// CHECK-LABEL: func.func @attention
+// CHECK-NOT: kiln.
+// CHECK: scf.forall (%{{.*}}) in (32) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<2x4x128x32xf32>)
+// CHECK: %[[Q:.*]] = tensor.extract_slice %arg0[%[[B:.*]], %[[H:.*]], %[[ROW:.*]], 0] [1, 1, 32, 32] [1, 1, 1, 1] : tensor<2x4x128x32xf32> to tensor<32x32xf32>
+// CHECK: %[[K:.*]] = tensor.extract_slice %arg1[%[[B]], %[[H]], 0, 0] [1, 1, 32, 128] [1, 1, 1, 1] : tensor<2x4x32x128xf32> to tensor<32x128xf32>
+// CHECK: %[[V:.*]] = tensor.extract_slice %arg2[%[[B]], %[[H]], 0, 0] [1, 1, 128, 32] [1, 1, 1, 1] : tensor<2x4x128x32xf32> to tensor<128x32xf32>
+// CHECK: %[[S:.*]] = linalg.matmul ins(%[[Q]], %[[K]] : tensor<32x32xf32>, tensor<32x128xf32>)
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: %[[O:.*]] = linalg.matmul ins(%{{.*}}, %[[V]] : tensor<32x128xf32>, tensor<128x32xf32>)
+// CHECK: tensor.parallel_insert_slice %[[O]] into %[[OUT]][%[[B]], %[[H]], %[[ROW]], 0] [1, 1, 32, 32]
+// WHOLE-LABEL: func.func @attention
+// WHOLE-NOT: scf.forall
+func.func @attention(%q: tensor<2x4x128x32xf32>, %kt: tensor<2x4x32x128xf32>, %v: tensor<2x4x128x32xf32>) -> tensor<2x4x128x32xf32> {
+  %s = kiln.matmul %q, %kt : (tensor<2x4x128x32xf32>, tensor<2x4x32x128xf32>) -> tensor<2x4x128x128xf32>
+  %p = kiln.softmax %s {axis = 3 : i64} : tensor<2x4x128x128xf32>
+  %o = kiln.matmul %p, %v : (tensor<2x4x128x128xf32>, tensor<2x4x128x32xf32>) -> tensor<2x4x128x32xf32>
+  return %o : tensor<2x4x128x32xf32>
+}
+
+// -----
+
+// The probabilities are read twice: no chain. The softmax alone goes in
+// row blocks; the products stay whole.
+// CHECK-LABEL: func.func @probabilities_kept
+// CHECK: linalg.generic
+// CHECK: scf.forall
+// CHECK: math.exp
+// CHECK: scf.forall.in_parallel
+// CHECK: linalg.generic
+func.func @probabilities_kept(%q: tensor<2x4x128x32xf32>, %kt: tensor<2x4x32x128xf32>, %v: tensor<2x4x128x32xf32>) -> (tensor<2x4x128x32xf32>, tensor<2x4x128x128xf32>) {
+  %s = kiln.matmul %q, %kt : (tensor<2x4x128x32xf32>, tensor<2x4x32x128xf32>) -> tensor<2x4x128x128xf32>
+  %p = kiln.softmax %s {axis = 3 : i64} : tensor<2x4x128x128xf32>
+  %o = kiln.matmul %p, %v : (tensor<2x4x128x128xf32>, tensor<2x4x128x32xf32>) -> tensor<2x4x128x32xf32>
+  return %o, %p : tensor<2x4x128x32xf32>, tensor<2x4x128x128xf32>
+}
