@@ -188,6 +188,8 @@ std::optional<AttentionChain> mlir::kiln::attentionChain(MatMulOp pv) {
   RankedTensorType a = typeOf(qk.getLhs()), bt = typeOf(qk.getRhs()),
                    v = typeOf(pv.getRhs()), s = qk.getType(), o = pv.getType();
   int64_t rank = s.getRank();
+  if (rank < 2)
+    return std::nullopt;
   for (RankedTensorType t : {a, bt, v, s, o})
     if (!t.hasStaticShape() || t.getRank() != rank ||
         !t.getElementType().isF32())
@@ -197,7 +199,7 @@ std::optional<AttentionChain> mlir::kiln::attentionChain(MatMulOp pv) {
     if (t.getShape().take_front(rank - 2) != s.getShape().take_front(rank - 2))
       return std::nullopt;
   int64_t n = s.getShape().back();
-  if (rank < 2 || (int64_t)softmax.getAxis() != rank - 1 || n < 32 ||
+  if ((int64_t)softmax.getAxis() != rank - 1 || n < 32 ||
       n % 16 != 0 || s.getNumElements() < kMinBlockedElements)
     return std::nullopt;
   return AttentionChain{qk, softmax};
