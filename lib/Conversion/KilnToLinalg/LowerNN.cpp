@@ -57,7 +57,9 @@ Value windowOutputSize(OpBuilder &b, Location loc, Value x, int64_t axis,
                                 arith::ConstantIndexOp::create(b, loc, 0));
 }
 
-Value matmul2D(OpBuilder &b, Location loc, Value a, Value bm) {
+} // namespace
+
+Value mlir::kiln::matmul2D(OpBuilder &b, Location loc, Value a, Value bm) {
   RankedTensorType at = typeOf(a), bt = typeOf(bm);
   SmallVector<Value> dyn;
   appendIfDynamic(b, loc, a, 0, dyn);
@@ -68,6 +70,7 @@ Value matmul2D(OpBuilder &b, Location loc, Value a, Value bm) {
       .getResult(0);
 }
 
+namespace {
 FailureOr<Value> lowerMatMul(OpBuilder &b, MatMulOp op) {
   Location loc = op.getLoc();
   Value a = op.getLhs(), bm = op.getRhs();

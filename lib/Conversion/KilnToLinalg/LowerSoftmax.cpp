@@ -148,14 +148,6 @@ Value matrixAt(OpBuilder &b, Location loc, Value x,
       sizes, strides);
 }
 
-/// a [m, k] times bm [k, n], from zeros.
-Value product(OpBuilder &b, Location loc, Value a, Value bm) {
-  RankedTensorType at = typeOf(a), bt = typeOf(bm);
-  Value acc = filledTensor(b, loc, {at.getDimSize(0), bt.getDimSize(1)},
-                           at.getElementType(), 0.0);
-  return linalg::MatmulOp::create(b, loc, ValueRange{a, bm}, ValueRange{acc})
-      .getResult(0);
-}
 } // namespace
 
 FailureOr<Value> mlir::kiln::rowBlockedSoftmax(OpBuilder &b, SoftmaxOp op) {
@@ -235,7 +227,7 @@ Value mlir::kiln::rowBlockedAttention(OpBuilder &b, MatMulOp pv,
         Value rows = matrixAt(b, loc, q, offsets, offsets[rank - 2], block, k);
         Value keys = matrixAt(b, loc, kt, offsets, b.getIndexAttr(0), k, n);
         Value values = matrixAt(b, loc, v, offsets, b.getIndexAttr(0), n, d);
-        Value p = softmaxRows(b, loc, product(b, loc, rows, keys), block, n);
-        return product(b, loc, p, values);
+        Value p = softmaxRows(b, loc, matmul2D(b, loc, rows, keys), block, n);
+        return matmul2D(b, loc, p, values);
       });
 }

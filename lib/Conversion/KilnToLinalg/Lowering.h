@@ -174,6 +174,9 @@ LogicalResult lowerLoop(OpBuilder &b, LoopOp op);
 FailureOr<Value> lowerQuantized(OpBuilder &b, Operation *op);
 /// kiln.random (LowerRandom.cpp); null for any other op.
 FailureOr<Value> lowerRandom(OpBuilder &b, Operation *op);
+/// a [m, k] times bm [k, n] (either may have run-time sizes) as a
+/// linalg.matmul from zeros (LowerNN.cpp).
+Value matmul2D(OpBuilder &b, Location loc, Value a, Value bm);
 /// kiln.softmax over the last axis of a static float tensor of at least
 /// 32,768 elements whose rows are a multiple of 16 long, as one scf.forall
 /// over blocks of rows (LowerSoftmax.cpp); failure, building nothing, for
