@@ -577,6 +577,11 @@ except kiln.Error as e:
             "value 0's dimension 1 to be 4") in str(e), e
 else:
     raise AssertionError("pinned state: c = 5 ran")
+# A range of c that excludes 4 is refused at compile time, by name.
+refused_compile(os.path.join(work, "pinned_state.onnx"),
+                "node 'pin_loop' (Loop, opset 16): the body needs loop-carried "
+                "value 0's dimension 1 to be 4, and c and 4 differ at every "
+                "size in range", dims={"n": (1, 8), "c": (5, 8)})
 
 # --- Sizes from a scan output's row count ------------------------------
 # A Range and a Trilu over the rows that min(n, 3) iterations stacked:
