@@ -103,4 +103,89 @@ for name, outs in [("chain", ["y"]), ("chain_probs", ["y", "p"])]:
         assert_close(got[0], want, f"{name} threads={threads}", 1e-5)
         if len(outs) == 2:
             assert_close(got[1], p64, f"{name} probabilities threads={threads}", 1e-5)
+# Elementwise ops between the products and the softmax run on each block
+# of query rows too: BERT's scale and additive mask [batch, 1, 1, keys]
+# (the mask read per batch, an Add that reads the scores second), a
+# soft cap (Div, Tanh, Mul), and two attentions in a row, the first's
+# output the second's scores (one chain each, not one chain of both).
+q = rng.standard_normal((2, 4, 128, 32)).astype(np.float32)
+kt = rng.standard_normal((2, 4, 32, 128)).astype(np.float32)
+v = rng.standard_normal((2, 4, 128, 32)).astype(np.float32)
+mask = np.zeros((2, 1, 1, 128), np.float32)
+mask[1, ..., 100:] = -10000.0
+scores = q.astype(np.float64) @ kt
+cases = {
+    "bert_mask": ([h.make_node("MatMul", ["q", "kt"], ["s"]),
+                   h.make_node("Div", ["s", "scale"], ["s1"]),
+                   h.make_node("Add", ["mask", "s1"], ["s2"]),
+                   h.make_node("Softmax", ["s2"], ["p"], axis=-1),
+                   h.make_node("MatMul", ["p", "v"], ["y"])],
+                  [("scale", np.array(8.0, np.float32)), ("mask", mask)],
+                  softmax_ref(scores / 8.0 + mask) @ v),
+    "soft_cap": ([h.make_node("MatMul", ["q", "kt"], ["s"]),
+                  h.make_node("Div", ["s", "cap"], ["s1"]),
+                  h.make_node("Tanh", ["s1"], ["s2"]),
+                  h.make_node("Mul", ["s2", "cap"], ["s3"]),
+                  h.make_node("Softmax", ["s3"], ["p"], axis=-1),
+                  h.make_node("MatMul", ["p", "v"], ["y"])],
+                 [("cap", np.array(5.0, np.float32))],
+                 softmax_ref(np.tanh(scores / 5.0) * 5.0) @ v),
+}
+for name, (nodes, inits, want) in cases.items():
+    path = save_onnx(work, name, nodes,
+                     [h.make_tensor_value_info("q", T.FLOAT, q.shape),
+                      h.make_tensor_value_info("kt", T.FLOAT, kt.shape),
+                      h.make_tensor_value_info("v", T.FLOAT, v.shape)],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    so = kiln.compile(path, output=os.path.join(work, name + ".so"))
+    for threads in (1, 3):
+        assert_close(only(kiln.load(so, threads=threads)(q, kt, v)), want,
+                     f"{name} threads={threads}", 1e-5)
+
+w = rng.standard_normal((2, 4, 128, 128)).astype(np.float32)
+path = save_onnx(work, "two_in_a_row",
+                 [h.make_node("MatMul", ["q", "kt"], ["s"]),
+                  h.make_node("Softmax", ["s"], ["p"], axis=-1),
+                  h.make_node("MatMul", ["p", "w"], ["s2"]),
+                  h.make_node("Softmax", ["s2"], ["p2"], axis=-1),
+                  h.make_node("MatMul", ["p2", "v"], ["y"])],
+                 [h.make_tensor_value_info("q", T.FLOAT, q.shape),
+                  h.make_tensor_value_info("kt", T.FLOAT, kt.shape),
+                  h.make_tensor_value_info("w", T.FLOAT, w.shape),
+                  h.make_tensor_value_info("v", T.FLOAT, v.shape)],
+                 [h.make_tensor_value_info("y", T.FLOAT, None)])
+so = kiln.compile(path, output=os.path.join(work, "two_in_a_row.so"))
+want = softmax_ref(softmax_ref(scores) @ w) @ v
+for threads in (1, 3):
+    assert_close(only(kiln.load(so, threads=threads)(q, kt, w, v)), want,
+                 f"two_in_a_row threads={threads}", 1e-5)
+
+# Attention-23 with a boolean mask per batch (a row of batch 1 masks every
+# key: a zero row, by the opset-23 spec) and causal: the masks and the
+# zeroing of fully masked rows on each block.
+qkv = [rng.standard_normal((2, 4, 128, 32)).astype(np.float32) for _ in range(3)]
+allowed = rng.random((2, 1, 128, 128)) < 0.7
+allowed[1, 0, 5, :] = False
+q, k, v = (a.astype(np.float64) for a in qkv)
+raw = q @ k.transpose(0, 1, 3, 2) / np.sqrt(32.0)
+causal = np.tril(np.ones((128, 128), bool))
+for name, keep, attrs, extra in [("attention23_mask", allowed, {}, [allowed]),
+                                 ("attention23_causal", causal,
+                                  {"is_causal": 1}, [])]:
+    ins = ["q", "k", "v"] + (["m"] if extra else [])
+    path = save_onnx(work, name, [h.make_node("Attention", ins, ["y"], **attrs)],
+                     [h.make_tensor_value_info(n, T.FLOAT, [2, 4, 128, 32])
+                      for n in "qkv"] +
+                     ([h.make_tensor_value_info("m", T.BOOL, allowed.shape)]
+                      if extra else []),
+                     [h.make_tensor_value_info("y", T.FLOAT, [2, 4, 128, 32])],
+                     opset=23, ir_version=10)
+    p = softmax_ref(np.where(keep, raw, -np.inf))
+    want = np.nan_to_num(p, nan=0.0) @ v
+    so = kiln.compile(path, output=os.path.join(work, name + ".so"))
+    for threads in (1, 3):
+        got = only(kiln.load(so, threads=threads)(*qkv, *extra))
+        assert_close(got, want, f"{name} threads={threads}", 1e-5)
+        if extra:
+            assert not got[1, :, 5].any(), f"{name}: the fully masked row"
 print("softmax rows: all checks passed")

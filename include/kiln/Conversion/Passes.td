@@ -35,7 +35,8 @@ def ConvertKilnToLinalgPass : Pass<"kiln-convert-kiln-to-linalg", "ModuleOp"> {
     With `row-blocks` (the CPU target), a softmax over the last axis of a
     static tensor of at least 32,768 elements becomes one scf.forall over
     blocks of rows, and softmax(q kt) v written as MatMul, Softmax, MatMul
-    one scf.forall over blocks of query rows that never stores the scores
+    (with elementwise ops around the softmax: a scale, a mask) one
+    scf.forall over blocks of query rows that never stores the scores
     whole (LowerSoftmax.cpp); the GPU pipeline keeps the whole-tensor form,
     whose ops it maps to kernels.
   }];

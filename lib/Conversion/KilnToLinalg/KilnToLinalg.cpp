@@ -555,6 +555,16 @@ struct ConvertKilnToLinalgPass
   /// Lowers the kiln ops of `block` in order; a kiln.loop's body first.
   LogicalResult lowerBlock(OpBuilder &b, Block &block) {
     bool anyFailed = false;
+    // An attention's ops before its last product wait for that product,
+    // which lowers them all as one loop.
+    DenseMap<Operation *, AttentionChain> chains;
+    DenseSet<Operation *> waiting;
+    if (rowBlocks) {
+      chains = attentionChains(block);
+      for (auto &[pv, chain] : chains)
+        for (Operation *o : chain.ops())
+          waiting.insert(o);
+    }
     for (Operation &opRef : llvm::make_early_inc_range(block)) {
       Operation *op = &opRef;
       if (!isa<KilnDialect>(op->getDialect()) || isa<YieldOp>(op))
@@ -580,16 +590,14 @@ struct ConvertKilnToLinalgPass
         continue;
       }
       FailureOr<Value> repl = Value();
-      std::optional<AttentionChain> chain;
+      const AttentionChain *chain = nullptr;
       if (rowBlocks) {
-        // An attention's first product and softmax wait for its last
-        // product, which lowers the three as one loop.
-        if (isa<MatMulOp, SoftmaxOp>(op) && inAttentionChain(op))
+        if (waiting.contains(op))
           continue;
-        if (auto pv = dyn_cast<MatMulOp>(op);
-            pv && (chain = attentionChain(pv)))
-          repl = rowBlockedAttention(b, pv, *chain);
-        else if (auto softmax = dyn_cast<SoftmaxOp>(op))
+        if (auto it = chains.find(op); it != chains.end()) {
+          chain = &it->second;
+          repl = rowBlockedAttention(b, cast<MatMulOp>(op), *chain);
+        } else if (auto softmax = dyn_cast<SoftmaxOp>(op))
           if (FailureOr<Value> blocked = rowBlockedSoftmax(b, softmax);
               succeeded(blocked))
             repl = *blocked;
@@ -620,10 +628,9 @@ struct ConvertKilnToLinalgPass
                 .getResult(0);
       op->getResult(0).replaceAllUsesWith(*repl);
       op->erase();
-      if (chain) {
-        chain->softmax->erase();
-        chain->qk->erase();
-      }
+      if (chain)
+        for (Operation *o : llvm::reverse(chain->ops()))
+          o->erase();
     }
     return failure(anyFailed);
   }

@@ -550,9 +550,7 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
         },
         dynamicDims(b, op->getLoc(), bitcast.getInput()));
   }
-  std::optional<BodyFn> body = unaryBody(op);
-  if (!body)
-    body = binaryBody(op);
+  std::optional<BodyFn> body = elementwiseBody(op);
   if (!body)
     return Value();
   // Unsigned operands compute as signless with the unsigned arith ops the
@@ -572,10 +570,15 @@ FailureOr<Value> mlir::kiln::lowerElementwise(OpBuilder &b, Operation *op) {
                           *dyn);
 }
 
+std::optional<BodyFn> mlir::kiln::elementwiseBody(Operation *op) {
+  if (std::optional<BodyFn> body = unaryBody(op))
+    return body;
+  return binaryBody(op);
+}
+
 bool mlir::kiln::isElementwise(Operation *op) {
   if (op->getNumResults() != 1 ||
       !isa<RankedTensorType>(op->getResult(0).getType()))
     return false;
-  return isa<IdentityOp, CastOp, BitCastOp>(op) || unaryBody(op) ||
-         binaryBody(op);
+  return isa<IdentityOp, CastOp, BitCastOp>(op) || elementwiseBody(op);
 }

@@ -12,7 +12,10 @@
 // An attention written as MatMul, Softmax, MatMul (softmax(q kt) v) becomes
 // one such loop over blocks of query rows of each head: the block's scores,
 // their softmax, and the product with the head's v. The scores are never
-// stored whole (8 MiB for 8 heads of 512 tokens).
+// stored whole (8 MiB for 8 heads of 512 tokens). Elementwise ops between
+// the products and the softmax (BERT's scale and additive mask, a causal
+// mask, Attention-23's zeroing of fully masked rows) run on the block too,
+// on the block's slice of their other operands.
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
@@ -148,6 +151,51 @@ Value matrixAt(OpBuilder &b, Location loc, Value x,
       sizes, strides);
 }
 
+/// The block of rows of `x` (broadcast to scores whose block starts at
+/// `offsets`) that an op over the block's [block, n] tile reads: its
+/// leading axes at the block's indices, its last two sliced as the tile's
+/// (or kept where of size 1), as a tensor of rank at most 2 that
+/// broadcasts to the tile.
+Value blockOperand(OpBuilder &b, Location loc, Value x,
+                   ArrayRef<OpFoldResult> offsets, int64_t block, int64_t n) {
+  RankedTensorType t = typeOf(x);
+  int64_t rank = t.getRank(), lead = offsets.size() - rank;
+  if (rank == 0)
+    return x;
+  SmallVector<OpFoldResult> at, sizes, strides(rank, b.getIndexAttr(1));
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = t.getDimSize(d), axis = lead + d;
+    bool row = axis == (int64_t)offsets.size() - 2,
+         col = axis == (int64_t)offsets.size() - 1;
+    at.push_back(size == 1 || col ? b.getIndexAttr(0) : offsets[axis]);
+    sizes.push_back(b.getIndexAttr(size == 1 ? 1 : row ? block : col ? n : 1));
+  }
+  SmallVector<int64_t> tile;
+  for (int64_t d = std::max<int64_t>(rank - 2, 0); d < rank; ++d)
+    tile.push_back(*getConstantIntValue(sizes[d]));
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(tile, t.getElementType()), x, at, sizes,
+      strides);
+}
+
+/// `ops` (elementwise, in order) applied to the [block, n] tile `chain` of
+/// scores whose block starts at `offsets`, each reading the previous
+/// result at its chain operand and its other operands' blocks.
+Value applied(OpBuilder &b, Location loc, Value chain,
+              ArrayRef<std::pair<Operation *, unsigned>> ops,
+              ArrayRef<OpFoldResult> offsets, int64_t block, int64_t n) {
+  for (auto [op, index] : ops) {
+    SmallVector<Value> inputs;
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      inputs.push_back(i == index
+                           ? chain
+                           : blockOperand(b, loc, operand, offsets, block, n));
+    chain = broadcastGeneric(b, loc, {block, n}, b.getF32Type(), inputs,
+                             *elementwiseBody(op));
+  }
+  return chain;
+}
+
 } // namespace
 
 FailureOr<Value> mlir::kiln::rowBlockedSoftmax(OpBuilder &b, SoftmaxOp op) {
@@ -170,15 +218,70 @@ FailureOr<Value> mlir::kiln::rowBlockedSoftmax(OpBuilder &b, SoftmaxOp op) {
                        });
 }
 
-std::optional<AttentionChain> mlir::kiln::attentionChain(MatMulOp pv) {
-  auto softmax = pv.getLhs().getDefiningOp<SoftmaxOp>();
-  if (!softmax || !softmax->hasOneUse())
+namespace {
+/// The most elementwise ops on each side of an attention's softmax.
+constexpr int kMaxChainOps = 8;
+
+using ChainOps = SmallVector<std::pair<Operation *, unsigned>>;
+
+/// Whether `op` may take part in an attention chain over scores of type `s`
+/// as an elementwise op: its result has the scores' type and each operand
+/// is f32 (or i1), of static shape, broadcast to the scores.
+bool chainable(Operation *op, RankedTensorType s) {
+  if (op->getNumResults() != 1 || op->getResult(0).getType() != s ||
+      !elementwiseBody(op))
+    return false;
+  for (Value v : op->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.hasStaticShape() || t.getRank() > s.getRank() ||
+        !(t.getElementType().isF32() || t.getElementType().isInteger(1)))
+      return false;
+    for (auto [d, size] : llvm::enumerate(t.getShape()))
+      if (size != 1 && size != s.getDimSize(s.getRank() - t.getRank() + d))
+        return false;
+  }
+  return true;
+}
+
+/// The elementwise ops (at most `budget`, each result read once) from the
+/// result of an op `End` of type `s` to `v`, in order, with the index of
+/// the operand each reads the chain by; none if `v` is not reached so.
+/// Every operand of the scores' type is tried (an `Add` of a bias and the
+/// scores may read them by either).
+template <typename End>
+std::optional<std::pair<End, ChainOps>> chainFrom(Value v, RankedTensorType s,
+                                                  int budget = kMaxChainOps) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !v.hasOneUse())
     return std::nullopt;
-  auto qk = softmax.getInput().getDefiningOp<MatMulOp>();
-  if (!qk || !qk->hasOneUse())
+  if (auto end = dyn_cast<End>(def))
+    return std::make_pair(end, ChainOps{});
+  if (budget == 0 || !chainable(def, s))
     return std::nullopt;
+  for (OpOperand &use : def->getOpOperands()) {
+    if (use.get().getType() != s)
+      continue;
+    if (auto up = chainFrom<End>(use.get(), s, budget - 1)) {
+      up->second.push_back({def, use.getOperandNumber()});
+      return up;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The chain ending in `pv`, if it is one.
+std::optional<AttentionChain> attentionChain(MatMulOp pv) {
+  RankedTensorType s = typeOf(pv.getLhs());
+  auto probs = chainFrom<SoftmaxOp>(pv.getLhs(), s);
+  if (!probs)
+    return std::nullopt;
+  SoftmaxOp softmax = probs->first;
+  auto scores = chainFrom<MatMulOp>(softmax.getInput(), s);
+  if (!scores)
+    return std::nullopt;
+  MatMulOp qk = scores->first;
   RankedTensorType a = typeOf(qk.getLhs()), bt = typeOf(qk.getRhs()),
-                   v = typeOf(pv.getRhs()), s = qk.getType(), o = pv.getType();
+                   v = typeOf(pv.getRhs()), o = pv.getType();
   int64_t rank = s.getRank();
   if (rank < 2)
     return std::nullopt;
@@ -191,30 +294,51 @@ std::optional<AttentionChain> mlir::kiln::attentionChain(MatMulOp pv) {
     if (t.getShape().take_front(rank - 2) != s.getShape().take_front(rank - 2))
       return std::nullopt;
   int64_t n = s.getShape().back();
-  if ((int64_t)softmax.getAxis() != rank - 1 || n < 32 ||
-      n % 16 != 0 || s.getNumElements() < kMinBlockedElements)
+  if ((int64_t)softmax.getAxis() != rank - 1 || n < 32 || n % 16 != 0 ||
+      s.getNumElements() < kMinBlockedElements)
     return std::nullopt;
-  return AttentionChain{qk, softmax};
+  return AttentionChain{qk, softmax, std::move(scores->second),
+                        std::move(probs->second)};
+}
+} // namespace
+
+SmallVector<Operation *> AttentionChain::ops() const {
+  SmallVector<Operation *> all{qk};
+  for (auto [op, index] : onScores)
+    all.push_back(op);
+  all.push_back(softmax);
+  for (auto [op, index] : onProbs)
+    all.push_back(op);
+  return all;
 }
 
-bool mlir::kiln::inAttentionChain(Operation *op) {
-  Operation *next = op;
-  for (int step = 0; step < 2; ++step) {
-    if (!next->hasOneUse())
-      return false;
-    next = *next->getUsers().begin();
-    if (auto pv = dyn_cast<MatMulOp>(next)) {
-      std::optional<AttentionChain> chain = attentionChain(pv);
-      return chain && (chain->qk == op || chain->softmax == op);
-    }
+DenseMap<Operation *, AttentionChain>
+mlir::kiln::attentionChains(Block &block) {
+  DenseMap<Operation *, AttentionChain> chains;
+  DenseSet<Operation *> taken;
+  for (Operation &op : block) {
+    auto pv = dyn_cast<MatMulOp>(op);
+    std::optional<AttentionChain> chain;
+    if (!pv || !(chain = attentionChain(pv)))
+      continue;
+    // A first product that is an earlier chain's last (one attention's
+    // output its scores' input) stays with the earlier chain.
+    SmallVector<Operation *> ops = chain->ops();
+    if (llvm::any_of(ops, [&](Operation *o) {
+          return taken.contains(o) || chains.contains(o);
+        }))
+      continue;
+    taken.insert(ops.begin(), ops.end());
+    chains.try_emplace(pv, std::move(*chain));
   }
-  return false;
+  return chains;
 }
 
 Value mlir::kiln::rowBlockedAttention(OpBuilder &b, MatMulOp pv,
-                                      AttentionChain chain) {
+                                      const AttentionChain &chain) {
   Location loc = pv.getLoc();
-  Value q = chain.qk.getLhs(), kt = chain.qk.getRhs(), v = pv.getRhs();
+  MatMulOp qk = chain.qk;
+  Value q = qk.getLhs(), kt = qk.getRhs(), v = pv.getRhs();
   RankedTensorType o = pv.getType();
   ArrayRef<int64_t> shape = o.getShape();
   int64_t rank = o.getRank();
@@ -227,7 +351,10 @@ Value mlir::kiln::rowBlockedAttention(OpBuilder &b, MatMulOp pv,
         Value rows = matrixAt(b, loc, q, offsets, offsets[rank - 2], block, k);
         Value keys = matrixAt(b, loc, kt, offsets, b.getIndexAttr(0), k, n);
         Value values = matrixAt(b, loc, v, offsets, b.getIndexAttr(0), n, d);
-        Value p = softmaxRows(b, loc, matmul2D(b, loc, rows, keys), block, n);
+        Value scores = applied(b, loc, matmul2D(b, loc, rows, keys),
+                               chain.onScores, offsets, block, n);
+        Value p = applied(b, loc, softmaxRows(b, loc, scores, block, n),
+                          chain.onProbs, offsets, block, n);
         return matmul2D(b, loc, p, values);
       });
 }

@@ -146,6 +146,10 @@ Value clampIndex(OpBuilder &b, Location loc, Value i, Value n,
 
 /// Whether lowerElementwise lowers `op` (one linalg.generic over its result).
 bool isElementwise(Operation *op);
+/// The scalar computation of an elementwise op other than Identity, Cast
+/// and BitCast, on signless operands in the op's order (lowerElementwise's
+/// body); none for any other op.
+std::optional<BodyFn> elementwiseBody(Operation *op);
 
 /// Lowers one kiln op; returns the replacement value or failure (after
 /// emitting a diagnostic on the op).
@@ -182,22 +186,31 @@ Value matmul2D(OpBuilder &b, Location loc, Value a, Value bm);
 /// over blocks of rows (LowerSoftmax.cpp); failure, building nothing, for
 /// any other softmax.
 FailureOr<Value> rowBlockedSoftmax(OpBuilder &b, SoftmaxOp op);
-/// The first product and the softmax of an attention: `pv` computes
-/// softmax(q kt) v over the last axis, each an f32 tensor of static shape
-/// and the same leading (batch, head) sizes, q kt of 32,768+ elements in
-/// rows a multiple of 16 long, each intermediate read by the next alone.
+/// The ops of an attention that rowBlockedAttention lowers with its last
+/// product `pv`: g(softmax(f(q kt))) v, the softmax over the last axis; f, g
+/// are chains of elementwise ops (a scale, an additive or `where` mask, the
+/// zeroing of fully masked rows), each reading the previous result and
+/// operands that broadcast to the scores. Every tensor is f32 (a `where`
+/// condition i1) of static shape; q, kt, v and the output have the scores'
+/// leading (batch, head) sizes; the scores have 32,768+ elements in rows a
+/// multiple of 16 long; each intermediate is read by the next alone.
 struct AttentionChain {
   MatMulOp qk;
   SoftmaxOp softmax;
+  /// The elementwise ops on the scores (f) and on the probabilities (g),
+  /// in order, with the index of the operand that reads the chain.
+  SmallVector<std::pair<Operation *, unsigned>> onScores, onProbs;
+  /// Every op of the chain but `pv`, in order.
+  SmallVector<Operation *> ops() const;
 };
-std::optional<AttentionChain> attentionChain(MatMulOp pv);
-/// Whether `op` is the first product or the softmax of an attention chain,
-/// which rowBlockedAttention lowers with its last product.
-bool inAttentionChain(Operation *op);
+/// The attention chains among the ops of `block`, by their last product;
+/// no op is in two.
+DenseMap<Operation *, AttentionChain> attentionChains(Block &block);
 /// The chain ending in `pv` as one scf.forall over blocks of query rows:
 /// each block's scores, their softmax and its product with v, the scores
 /// never stored whole (LowerSoftmax.cpp).
-Value rowBlockedAttention(OpBuilder &b, MatMulOp pv, AttentionChain chain);
+Value rowBlockedAttention(OpBuilder &b, MatMulOp pv,
+                          const AttentionChain &chain);
 
 } // namespace mlir::kiln
 

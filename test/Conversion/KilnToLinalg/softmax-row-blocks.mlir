@@ -110,3 +110,53 @@ func.func @probabilities_kept(%q: tensor<2x4x128x32xf32>, %kt: tensor<2x4x32x128
   %o = kiln.matmul %p, %v : (tensor<2x4x128x128xf32>, tensor<2x4x128x32xf32>) -> tensor<2x4x128x32xf32>
   return %o, %p : tensor<2x4x128x32xf32>, tensor<2x4x128x128xf32>
 }
+
+// -----
+
+// BERT's scale and additive mask between the products and the softmax, and
+// a `where` on the probabilities (Attention-23's zeroing of fully masked
+// rows): each on the block. The mask [2, 1, 1, 128] is read at the block's
+// batch (its unit axes at 0); the row condition [128, 1] at the block's
+// rows; the scalars whole. The Add reads the scores second.
+// CHECK-LABEL: func.func @masked_attention
+// CHECK-NOT: kiln.
+// CHECK: scf.forall (%{{.*}}) in (32)
+// CHECK: %[[S:.*]] = linalg.matmul
+// CHECK: %[[S1:.*]] = linalg.generic {{.*}} ins(%[[S]], %arg4 : tensor<32x128xf32>, tensor<f32>)
+// CHECK: arith.divf
+// CHECK: %[[M:.*]] = tensor.extract_slice %arg3[%[[B:.*]], 0, 0, 0] [1, 1, 1, 128] [1, 1, 1, 1] : tensor<2x1x1x128xf32> to tensor<1x128xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[M]], %[[S1]] : tensor<1x128xf32>, tensor<32x128xf32>)
+// CHECK: arith.addf
+// CHECK: math.exp
+// CHECK: %[[C:.*]] = tensor.extract_slice %arg5[%[[ROW:.*]], 0] [32, 1] [1, 1] : tensor<128x1xi1> to tensor<32x1xi1>
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[C]], %arg4, %{{.*}} : tensor<32x1xi1>, tensor<f32>, tensor<32x128xf32>)
+// CHECK: arith.select
+// CHECK: linalg.matmul ins(%[[P]], %{{.*}} : tensor<32x128xf32>, tensor<128x32xf32>)
+func.func @masked_attention(%q: tensor<2x4x128x32xf32>, %kt: tensor<2x4x32x128xf32>, %v: tensor<2x4x128x32xf32>, %mask: tensor<2x1x1x128xf32>, %scale: tensor<f32>, %empty: tensor<128x1xi1>) -> tensor<2x4x128x32xf32> {
+  %s = kiln.matmul %q, %kt : (tensor<2x4x128x32xf32>, tensor<2x4x32x128xf32>) -> tensor<2x4x128x128xf32>
+  %s1 = kiln.div %s, %scale : (tensor<2x4x128x128xf32>, tensor<f32>) -> tensor<2x4x128x128xf32>
+  %s2 = kiln.add %mask, %s1 : (tensor<2x1x1x128xf32>, tensor<2x4x128x128xf32>) -> tensor<2x4x128x128xf32>
+  %p = kiln.softmax %s2 {axis = 3 : i64} : tensor<2x4x128x128xf32>
+  %p1 = kiln.where %empty, %scale, %p : (tensor<128x1xi1>, tensor<f32>, tensor<2x4x128x128xf32>) -> tensor<2x4x128x128xf32>
+  %o = kiln.matmul %p1, %v : (tensor<2x4x128x128xf32>, tensor<2x4x128x32xf32>) -> tensor<2x4x128x32xf32>
+  return %o : tensor<2x4x128x32xf32>
+}
+
+// -----
+
+// The masked scores are read twice (also a result): no chain; the first
+// product and the Add are whole-tensor ops.
+// CHECK-LABEL: func.func @masked_scores_kept
+// CHECK: arith.addf
+// CHECK: scf.forall (
+// CHECK-NOT: linalg.matmul
+// CHECK: math.exp
+// CHECK-NOT: linalg.matmul
+// CHECK: scf.forall.in_parallel
+func.func @masked_scores_kept(%q: tensor<2x4x128x32xf32>, %kt: tensor<2x4x32x128xf32>, %v: tensor<2x4x128x32xf32>, %mask: tensor<128x128xf32>) -> (tensor<2x4x128x32xf32>, tensor<2x4x128x128xf32>) {
+  %s = kiln.matmul %q, %kt : (tensor<2x4x128x32xf32>, tensor<2x4x32x128xf32>) -> tensor<2x4x128x128xf32>
+  %s1 = kiln.add %s, %mask : (tensor<2x4x128x128xf32>, tensor<128x128xf32>) -> tensor<2x4x128x128xf32>
+  %p = kiln.softmax %s1 {axis = 3 : i64} : tensor<2x4x128x128xf32>
+  %o = kiln.matmul %p, %v : (tensor<2x4x128x128xf32>, tensor<2x4x128x32xf32>) -> tensor<2x4x128x32xf32>
+  return %o, %s1 : tensor<2x4x128x32xf32>, tensor<2x4x128x128xf32>
+}
