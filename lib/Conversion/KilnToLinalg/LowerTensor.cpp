@@ -456,7 +456,6 @@ Value lowerReduce(OpBuilder &b, OpTy op, double init,
                   bool mean) {
   Location loc = op.getLoc();
   Value input = op.getInput();
-  RankedTensorType inType = typeOf(input);
   ArrayRef<int64_t> axes = op.getAxes();
   Value r = reducedInBlocks(b, loc, input, axes, init, combine);
   if (!r)
