@@ -293,6 +293,7 @@ Expected<CompileOutcome> Compilation::generateCPU() {
     desc.requiredIsa = withoutAmx(desc.requiredIsa);
   llvm::StringRef isa(desc.requiredIsa);
   cpu.vectorWidth = isa.contains("avx512f") ? 16 : isa.contains("avx") ? 8 : 4;
+  cpu.l2Bytes = l2CacheBytes(options.mcpu);
   // cuda-emulated: the GPU kernels as host loops, to test the GPU mapping
   // against reference outputs on a machine without a GPU (docs/gpu.md).
   LogicalResult generated = runPasses(

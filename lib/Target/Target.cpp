@@ -24,6 +24,7 @@
 #include "llvm/Transforms/Utils/SplitModule.h"
 
 #include <thread>
+#include <unistd.h>
 
 using namespace llvm;
 
@@ -105,6 +106,34 @@ mlir::kiln::createTargetMachine(const std::string &mcpu, const std::string &matt
     return createStringError(inconvertibleErrorCode(),
                              "cannot create a target machine for " + cpu);
   return tm;
+}
+
+int64_t mlir::kiln::l2CacheBytes(const std::string &mcpu) {
+  constexpr int64_t kKiB = 1024, kDefault = 1024 * kKiB;
+  if (mcpu.empty() || mcpu == "native") {
+    long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    // A hypervisor may hide the cache leaves (0) or report nonsense.
+    if (bytes >= 64 * kKiB && bytes <= 64 * 1024 * kKiB)
+      return bytes;
+    return kDefault;
+  }
+  // Per-core L2 of the server and desktop cores LLVM names (vendors' data
+  // sheets); generic levels such as x86-64-v3 keep the default.
+  static const std::pair<StringRef, int64_t> kL2[] = {
+      {"haswell", 256 * kKiB},         {"broadwell", 256 * kKiB},
+      {"skylake", 256 * kKiB},         {"skylake-avx512", 1024 * kKiB},
+      {"cascadelake", 1024 * kKiB},    {"cooperlake", 1024 * kKiB},
+      {"icelake-client", 512 * kKiB},  {"rocketlake", 512 * kKiB},
+      {"icelake-server", 1280 * kKiB}, {"tigerlake", 1280 * kKiB},
+      {"alderlake", 1280 * kKiB},      {"sapphirerapids", 2048 * kKiB},
+      {"emeraldrapids", 2048 * kKiB},  {"graniterapids", 2048 * kKiB},
+      {"znver1", 512 * kKiB},          {"znver2", 512 * kKiB},
+      {"znver3", 512 * kKiB},          {"znver4", 1024 * kKiB},
+      {"znver5", 1024 * kKiB}};
+  for (auto [name, bytes] : kL2)
+    if (mcpu == name)
+      return bytes;
+  return kDefault;
 }
 
 std::string mlir::kiln::requiredIsa(const TargetMachine &tm) {

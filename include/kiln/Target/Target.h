@@ -95,6 +95,13 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const std::string &mcpu, const std::string &mattr,
                     unsigned optLevel);
 
+/// The L2 cache bytes of one core of `mcpu` ("" or "native": this machine's,
+/// as the C library reads it from the CPU; else from a table of LLVM CPU
+/// names), 1 MiB where unknown. The CPU tiling takes the output channels of
+/// a product whose weights do not fit outermost (kiln-cpu-tile-and-vectorize
+/// `l2-bytes`).
+int64_t l2CacheBytes(const std::string &mcpu);
+
 /// Comma-separated CPU features the runtime must find before running code
 /// built for `tm` (the subset of the features it checks that `tm` enables).
 std::string requiredIsa(const llvm::TargetMachine &tm);

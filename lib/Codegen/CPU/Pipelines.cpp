@@ -30,6 +30,7 @@ void kiln::buildCPUTilingPipeline(OpPassManager &funcPm,
   TileAndVectorizePassOptions tile;
   tile.vectorWidth = options.vectorWidth;
   tile.parallelWork = options.parallelWork;
+  tile.l2Bytes = options.l2Bytes;
   funcPm.addPass(createTileAndVectorizePass(tile));
 }
 
@@ -129,6 +130,9 @@ struct TilingPipelineOptions
       *this, "parallel-work",
       llvm::cl::desc("loop iterations from which threads share an op"),
       llvm::cl::init(32768)};
+  Option<int64_t> l2Bytes{*this, "l2-bytes",
+                          llvm::cl::desc("L2 cache bytes of one core"),
+                          llvm::cl::init(1 << 20)};
   Option<int64_t> amxEpilogueBytes{
       *this, "amx-epilogue-bytes",
       llvm::cl::desc("bf16 AMX accumulator bytes from which the epilogue "
@@ -147,6 +151,7 @@ void kiln::registerKilnCPUPassPipelines() {
         options.vectorWidth = o.vectorWidth;
         options.amx = o.amx;
         options.parallelWork = o.parallelWork;
+        options.l2Bytes = o.l2Bytes;
         options.amxEpilogueBytes = o.amxEpilogueBytes;
         buildCPUTilingPipeline(pm.nest<func::FuncOp>(), options);
       });

@@ -308,7 +308,7 @@ tileFusing(RewriterBase &rewriter, linalg::LinalgOp op,
 /// place (in registers, after hoisting) instead of by a separate pass over
 /// memory. Fails, changing nothing, when the op does not qualify.
 LogicalResult tileWithFilledInit(RewriterBase &rewriter, linalg::LinalgOp op,
-                                 ArrayRef<int64_t> tiles,
+                                 ArrayRef<int64_t> tiles, int64_t l2Bytes,
                                  llvm::DenseSet<Operation *> &erased) {
   linalg::FillOp fill = fusableFill(op);
   if (!fill)
@@ -323,7 +323,7 @@ LogicalResult tileWithFilledInit(RewriterBase &rewriter, linalg::LinalgOp op,
     }
   scf::SCFTilingOptions tiling;
   tiling.setTileSizes(getAsIndexOpFoldResult(ctx, parallel));
-  tiling.setInterchange(tileInterchange(op, tiles));
+  tiling.setInterchange(tileInterchange(op, tiles, l2Bytes));
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
   Operation *tiledOp = op;
   if (llvm::any_of(parallel, [](int64_t t) { return t != 0; })) {
@@ -426,12 +426,11 @@ linalg::LinalgOp epilogueProducer(linalg::LinalgOp consumer) {
 /// the consumer's loops, the producer fused into each tile, then the
 /// producer's reduction loops inside. Returns the tiled consumer; fails,
 /// changing nothing, when the producer cannot be fused.
-FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
-                                             linalg::LinalgOp consumer,
-                                             linalg::LinalgOp producer,
-                                             int64_t vw, int64_t minWork,
-                                             RuntimeExtentTiling runtime,
-                                             llvm::DenseSet<Operation *> &erased) {
+FailureOr<linalg::LinalgOp>
+tileWithEpilogue(RewriterBase &rewriter, linalg::LinalgOp consumer,
+                 linalg::LinalgOp producer, int64_t vw, int64_t minWork,
+                 int64_t l2Bytes, RuntimeExtentTiling runtime,
+                 llvm::DenseSet<Operation *> &erased) {
   SmallVector<int64_t> producerTiles =
       chooseTileSizes(producer, vw, runtime);
   if (producerTiles.empty())
@@ -451,9 +450,10 @@ FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
         return i;
     return -1;
   };
-  int64_t dim = consumerDim(parallelLoop(producer, producerTiles, minWork));
+  int64_t dim =
+      consumerDim(parallelLoop(producer, producerTiles, minWork, l2Bytes));
   SmallVector<int64_t> interchange;
-  for (int64_t d : tileInterchange(producer, producerTiles))
+  for (int64_t d : tileInterchange(producer, producerTiles, l2Bytes))
     if (int64_t i = consumerDim(d); i >= 0)
       interchange.push_back(i);
   MLIRContext *ctx = consumer->getContext();
@@ -517,7 +517,7 @@ FailureOr<linalg::LinalgOp> tileWithEpilogue(RewriterBase &rewriter,
   SmallVector<int64_t> inner =
       chooseTileSizes(tiledProducer, vw, RuntimeExtentTiling::Whole);
   if (!inner.empty())
-    (void)tileWithFilledInit(rewriter, tiledProducer, inner, erased);
+    (void)tileWithFilledInit(rewriter, tiledProducer, inner, l2Bytes, erased);
   return tiledConsumer;
 }
 
@@ -710,7 +710,8 @@ struct TileAndVectorizePass
     // reduction loops are tiled already, around the tile.)
     if (linalg::LinalgOp producer = retiling ? linalg::LinalgOp() : epilogueProducer(op))
       if (succeeded(tileWithEpilogue(rewriter, op, producer, vectorWidth,
-                                     parallelWork, runtimeTiling, erased)))
+                                     parallelWork, l2Bytes, runtimeTiling,
+                                     erased)))
         return;
     std::optional<unsigned> reused;
     if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
@@ -724,7 +725,7 @@ struct TileAndVectorizePass
     if (tiles.empty() || llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
       return;
     // The outer loop over tiles that threads share, then the rest inside.
-    int64_t dim = parallelLoop(op, tiles, parallelWork);
+    int64_t dim = parallelLoop(op, tiles, parallelWork, l2Bytes);
     if (dim >= 0) {
       FailureOr<linalg::LinalgOp> inner =
           tileParallelLoop(rewriter, op, tiles, dim, erased);
@@ -737,11 +738,11 @@ struct TileAndVectorizePass
           return;
       }
     }
-    if (succeeded(tileWithFilledInit(rewriter, op, tiles, erased)))
+    if (succeeded(tileWithFilledInit(rewriter, op, tiles, l2Bytes, erased)))
       return;
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
-    options.setInterchange(tileInterchange(op, tiles));
+    options.setInterchange(tileInterchange(op, tiles, l2Bytes));
     options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
     rewriter.setInsertionPoint(op);
     FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(

@@ -535,7 +535,8 @@ int64_t convInputBytesRead(linalg::Conv2DNhwcHwcfOp op) {
 /// instead, when that reads at most half as much. Returns that loop over
 /// output channels (3 of a convolution, 1 of a packed matmul), or -1 when
 /// the op keeps its own order.
-int64_t channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
+int64_t channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
+                          int64_t l2Bytes) {
   // The loop over output channels (panels of a packed matmul) and the input
   // bytes read once per channel tile.
   int64_t channels = -1, input = 0;
@@ -555,10 +556,11 @@ int64_t channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   if (input == 0 || filter == 0 || r[channels] / tiles[channels] < 2)
     return -1;
-  // Bytes each order reads from beyond L2 (taken as 1 MiB): an operand
-  // that fits is read from memory once, one that does not once per tile of
-  // the outer loops.
-  constexpr int64_t kCache = 1 << 20;
+  // Bytes each order reads from beyond L2 (`l2Bytes`, the target's: 1 MiB
+  // on Zen 4/5 and Skylake-SP, 512 KiB on Zen 2/3): an operand that fits is
+  // read from memory once, one that does not once per tile of the outer
+  // loops.
+  const int64_t kCache = l2Bytes;
   int64_t pixelTiles = 1;
   for (int64_t d = 0; d < channels; ++d)
     pixelTiles *= tiles[d] ? r[d] / tiles[d] : 1;
@@ -580,8 +582,8 @@ int64_t channelsOutermost(linalg::LinalgOp op, ArrayRef<int64_t> tiles) {
 /// products, the other loops in their order after them; else the op's own
 /// order (empty).
 SmallVector<int64_t> tileInterchange(linalg::LinalgOp op,
-                                     ArrayRef<int64_t> tiles) {
-  int64_t channels = channelsOutermost(op, tiles);
+                                     ArrayRef<int64_t> tiles, int64_t l2Bytes) {
+  int64_t channels = channelsOutermost(op, tiles, l2Bytes);
   if (channels < 0)
     return {};
   SmallVector<int64_t> order = {channels};
@@ -649,7 +651,7 @@ bool unreadResultsFitTasks(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
 /// considered (see parallelLoop); `largest` holds each loop's largest
 /// extent.
 int64_t parallelLoopOf(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
-                       int64_t minWork,
+                       int64_t minWork, int64_t l2Bytes,
                        ArrayRef<std::optional<int64_t>> largest) {
   SmallVector<int64_t> r = op.getStaticLoopRanges();
   // A loop of run-time extent (a symbolic dimension, docs/shapes.md)
@@ -663,7 +665,7 @@ int64_t parallelLoopOf(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
   }
   if (volume < minWork)
     return -1;
-  if (int64_t channels = channelsOutermost(op, tiles); channels >= 0)
+  if (int64_t channels = channelsOutermost(op, tiles, l2Bytes); channels >= 0)
     return channels;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   // Not a loop its tile does not divide (AVX2's 6-row tiles over an M
@@ -689,14 +691,14 @@ int64_t parallelLoopOf(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
 } // namespace
 
 int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
-                     int64_t minWork) {
+                     int64_t minWork, int64_t l2Bytes) {
   if (minWork <= 0)
     return -1;
   SmallVector<std::optional<int64_t>> largest;
   for (auto [i, n] : llvm::enumerate(op.getStaticLoopRanges()))
     largest.push_back(ShapedType::isDynamic(n) ? largestLoopExtent(op, i)
                                                : std::optional<int64_t>(n));
-  int64_t loop = parallelLoopOf(op, tiles, minWork, largest);
+  int64_t loop = parallelLoopOf(op, tiles, minWork, l2Bytes, largest);
   if (loop < 0 || !unreadResultsFitTasks(op, tiles, loop, largest))
     return -1;
   return loop;

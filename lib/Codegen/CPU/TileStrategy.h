@@ -63,12 +63,14 @@ chooseTileSizes(linalg::LinalgOp op, int64_t vw,
 void keepDivisorsWhole(linalg::LinalgOp op, MutableArrayRef<int64_t> tiles);
 
 /// Tiling loop order for `op`: the channels first for channelsOutermost
-/// products, the other loops in their order after them; else the op's own
-/// order (empty).
+/// products (weights over `l2Bytes`, the L2 cache of one core), the other
+/// loops in their order after them; else the op's own order (empty).
 SmallVector<int64_t> tileInterchange(linalg::LinalgOp op,
-                                     ArrayRef<int64_t> tiles);
+                                     ArrayRef<int64_t> tiles, int64_t l2Bytes);
 
-/// The loop of `op` to split across threads: the outermost parallel loop
+/// The loop of `op` to split across threads: the channels of a
+/// channelsOutermost product (see tileInterchange), else the outermost
+/// parallel loop
 /// that its tiles cut into at least two pieces, else the loop of run-time
 /// extent tiled by 1 with the largest bound; -1 when the op is too small to
 /// be worth a fork and join (fewer than `minWork` iterations of its loop
@@ -76,7 +78,7 @@ SmallVector<int64_t> tileInterchange(linalg::LinalgOp op,
 /// would need a task buffer over kMaxLoopScratchBytes for a result no one
 /// reads.
 int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
-                     int64_t minWork);
+                     int64_t minWork, int64_t l2Bytes);
 
 /// The largest extent loop `loop` of `op` can have at run time (a symbolic
 /// dimension's maximum, docs/shapes.md), from the operands it indexes.

@@ -35,6 +35,9 @@ struct CPUCodegenOptions {
   /// Loop iterations from which an op's outer tile loop is shared by the
   /// threads (0: never); see kiln-cpu-tile-and-vectorize.
   int64_t parallelWork = 32768;
+  /// L2 cache bytes of one core of the target (see l2CacheBytes in
+  /// kiln/Target/Target.h); kiln-cpu-tile-and-vectorize's `l2-bytes`.
+  int64_t l2Bytes = 1 << 20;
   /// Accumulator bytes from which a bf16 AMX product applies its epilogue
   /// per block; see kiln-cpu-mark-amx-epilogues.
   int64_t amxEpilogueBytes = 1 << 20;

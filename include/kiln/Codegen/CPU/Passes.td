@@ -54,6 +54,9 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
            "ops with at least this many loop iterations get their outermost "
            "tiled parallel loop as an scf.forall for the thread pool "
            "(0: none)">,
+    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"1048576",
+           "L2 cache bytes of one core of the target: a product whose "
+           "weights do not fit takes its output channels outermost">,
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
