@@ -114,6 +114,8 @@ v = rng.standard_normal((2, 4, 128, 32)).astype(np.float32)
 mask = np.zeros((2, 1, 1, 128), np.float32)
 mask[1, ..., 100:] = -10000.0
 scores = q.astype(np.float64) @ kt
+keep = rng.random((128, 1)) < 0.9
+heads = np.array([0.5, 1.0, 2.0, -1.0], np.float32).reshape(1, 4, 1, 1)
 cases = {
     "bert_mask": ([h.make_node("MatMul", ["q", "kt"], ["s"]),
                    h.make_node("Div", ["s", "scale"], ["s1"]),
@@ -130,6 +132,21 @@ cases = {
                   h.make_node("MatMul", ["p", "v"], ["y"])],
                  [("cap", np.array(5.0, np.float32))],
                  softmax_ref(np.tanh(scores / 5.0) * 5.0) @ v),
+    # Three ops before the softmax and two after (a list of chain ops past
+    # SmallVector's inline size: the lowering once read it after freeing).
+    "long_chain": ([h.make_node("MatMul", ["q", "kt"], ["s"]),
+                    h.make_node("Mul", ["s", "inv"], ["s1"]),
+                    h.make_node("Add", ["s1", "mask"], ["s2"]),
+                    h.make_node("Max", ["floor", "s2"], ["s3"]),
+                    h.make_node("Softmax", ["s3"], ["p"], axis=-1),
+                    h.make_node("Where", ["keep", "p", "zero"], ["p1"]),
+                    h.make_node("Mul", ["p1", "heads"], ["p2"]),
+                    h.make_node("MatMul", ["p2", "v"], ["y"])],
+                   [("inv", np.array(0.125, np.float32)), ("mask", mask),
+                    ("floor", np.array(-50.0, np.float32)), ("keep", keep),
+                    ("zero", np.array(0.0, np.float32)), ("heads", heads)],
+                   (np.where(keep, softmax_ref(np.maximum(-50.0, scores * 0.125 + mask)),
+                             0.0) * heads) @ v),
 }
 for name, (nodes, inits, want) in cases.items():
     path = save_onnx(work, name, nodes,

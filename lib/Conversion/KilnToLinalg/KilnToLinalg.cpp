@@ -628,9 +628,13 @@ struct ConvertKilnToLinalgPass
                 .getResult(0);
       op->getResult(0).replaceAllUsesWith(*repl);
       op->erase();
-      if (chain)
-        for (Operation *o : llvm::reverse(chain->ops()))
+      if (chain) {
+        // Users first. (The list is a local: llvm::reverse over the
+        // temporary ops() would iterate freed memory.)
+        SmallVector<Operation *> ops = chain->ops();
+        for (Operation *o : llvm::reverse(ops))
           o->erase();
+      }
     }
     return failure(anyFailed);
   }
