@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """A model whose weights (over 100 MB) live in an external data file: it
 loads without the weights being read into memory (they are mapped, and only
-touched when code is generated), compiles, and matches numpy.
+touched when code is generated), compiles, and matches numpy. A bool
+initializer of 300 elements (over the size from which other tensors become
+MLIR resources, which have no bool form), in the model and in an external
+file, selects between two inputs as numpy does.
 
 usage: check_external_data.py KILN_COMPILE KILN_RUN WORKDIR
 """
@@ -68,4 +71,28 @@ subprocess.run([compile_, path, "-o", so], check=True)
 subprocess.run([run, so, "--test-data", tests, "--rtol", "1e-3", "--atol", "1e-4"], check=True)
 for f in ("weights.bin", "model.so"):  # 220 MB not worth keeping around
     os.remove(os.path.join(work, f))
+
+mask = rng.random(300) < 0.5
+a, c = (rng.standard_normal(300, dtype=np.float32) for _ in range(2))
+for external in (False, True):
+    name = "bool_mask" + ("_external" if external else "")
+    where = os.path.join(work, name)
+    os.makedirs(os.path.join(where, "test_data_set_0"), exist_ok=True)
+    m = h.make_model(h.make_graph(
+        [h.make_node("Where", ["mask", "a", "c"], ["y"], name="select")], name,
+        [h.make_tensor_value_info(v, 1, [300]) for v in "ac"],
+        [h.make_tensor_value_info("y", 1, [300])], [nh.from_array(mask, "mask")]),
+        opset_imports=[h.make_opsetid("", 13)])
+    onnx.save_model(m, os.path.join(where, "model.onnx"), save_as_external_data=external,
+                    location="mask.bin", size_threshold=0)
+    for i, (v, arr) in enumerate([("a", a), ("c", c)]):
+        open(os.path.join(where, "test_data_set_0", f"input_{i}.pb"), "wb").write(
+            nh.from_array(arr, v).SerializeToString())
+    open(os.path.join(where, "test_data_set_0", "output_0.pb"), "wb").write(
+        nh.from_array(np.where(mask, a, c), "y").SerializeToString())
+    so = os.path.join(where, "model.so")
+    subprocess.run([compile_, os.path.join(where, "model.onnx"), "-o", so], check=True)
+    subprocess.run([run, so, "--test-data", os.path.join(where, "test_data_set_0"),
+                    "--rtol", "0", "--atol", "0"], check=True)
+    assert external == os.path.exists(os.path.join(where, "mask.bin"))
 print("external data ok")

@@ -230,7 +230,10 @@ FailureOr<ElementsAttr> Importer::importTensor(onnx::TensorProto &tensor,
                       << raw->size() << " bytes of data; its type " << type
                       << " needs " << bytes;
 
-  if (count < kInlineElements) {
+  // Bools stay dense attributes at any size: MLIR stores i1 elements one bit
+  // each and has no byte-per-element resource form for them (a resource of
+  // i1 failed later with "no known conversion for innermost element type").
+  if (count < kInlineElements || elt.isInteger(1)) {
     if (elt.isInteger(1)) {
       SmallVector<bool> bits;
       for (char c : *raw)
@@ -326,6 +329,13 @@ Importer::importExternalTensor(const onnx::TensorProto &tensor,
   if (!buffer)
     return error(loc) << where << ": cannot map external data '" << path
                       << "': " << buffer.getError().message();
+  if (type.getElementType().isInteger(1)) {
+    // Bools as a dense attribute, as importTensor keeps them.
+    SmallVector<bool> bits;
+    for (char c : (*buffer)->getBuffer())
+      bits.push_back(c != 0);
+    return ElementsAttr(DenseElementsAttr::get(type, bits));
+  }
   std::shared_ptr<llvm::MemoryBuffer> mapped(std::move(*buffer));
   ArrayRef<char> data(mapped->getBufferStart(), mapped->getBufferSize());
   // The blob's alignment must hold for wherever the slice starts.
