@@ -658,4 +658,45 @@ for n in (1, 2, 5, 16):
     close(y, want, f"batch as value n={n} loop")
     close(z, x * 2 if n == 1 else x, f"batch as value n={n} where")
 
+# --- A pinned axis that may be empty, in a body ----------------------------
+# A Loop of min(n, 3) iterations carries x[:, 2:] (x [n, c, 5], c in 1..8:
+# the axis may be empty) and runs an InstanceNormalization whose scale pins its channels to 4. A
+# body cannot stop at a failed guard, so the axis is read through clamped
+# indices; an empty axis has no row to clamp to and was refused ("not
+# static"). It now reads a row of zeros after the axis: c = 6 matches numpy,
+# and c = 4 or 2 (no channels left) fails the call by name without reading
+# past the slice.
+GI = rng.standard_normal(4).astype(np.float32)
+BI = rng.standard_normal(4).astype(np.float32)
+in_body = h.make_graph(
+    [h.make_node("InstanceNormalization", ["s", "gi", "bi"], ["y"], name="inorm"),
+     h.make_node("Identity", ["cond"], ["cond2"]),
+     h.make_node("Identity", ["s"], ["s2"])],
+    "inb", [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("s", T.FLOAT, ["n", "k", 5])],
+    [vi("cond2", T.BOOL, []), vi("s2", T.FLOAT, ["n", "k", 5]),
+     vi("y", T.FLOAT, ["n", "k", 5])])
+path = save_onnx(
+    work, "pinned_maybe_empty",
+    min_trips("x") + [
+     h.make_node("Slice", ["x", "two1", "big1", "one1"], ["xs"]),
+     h.make_node("Loop", ["M", "", "xs"], ["sf", "ys"], body=in_body, name="in_loop")],
+    [vi("x", T.FLOAT, ["n", "c", 5])], [vi("ys", T.FLOAT, None)],
+    [("zero1", np.array([0], np.int64)), ("three", np.array([3], np.int64)),
+     ("two1", np.array([2], np.int64)), ("big1", np.array([100], np.int64)),
+     ("one1", np.array([1], np.int64)), ("gi", GI), ("bi", BI)], opset=16)
+m = compile_and_load(kiln, path, dims={"n": (1, 4), "c": (1, 8)})
+x = rng.standard_normal((2, 6, 5)).astype(np.float32)
+xs = x[:, 2:].astype(np.float64)
+mu, var = xs.mean(-1, keepdims=True), xs.var(-1, keepdims=True)
+want = (xs - mu) / np.sqrt(var + 1e-5) * GI.reshape(1, 4, 1) + BI.reshape(1, 4, 1)
+(ys,) = m(x)  # min(2, 3) = 2 iterations
+close(ys, np.stack([want, want]), "pinned maybe-empty c=6")
+for c in (4, 2):
+    try:
+        m(x[:, :c].copy())
+    except kiln.Error as e:
+        assert "node 'inorm' (InstanceNormalization, opset 16)" in str(e), e
+    else:
+        raise AssertionError(f"pinned maybe-empty: c = {c} ran")
+
 print("runtime loop: all checks passed")

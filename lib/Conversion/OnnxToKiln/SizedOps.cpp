@@ -756,12 +756,18 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
     std::optional<int64_t> least = node.sizes->smallest(sizes[axis]);
     std::optional<SymSize> last =
         SymSize::add(sizes[axis], SymSize::constant(-1));
-    // An axis that may be empty has no row to clamp to; the index table
-    // is kept small. (A speculative op reads a cut of the axis with zeros
-    // after it instead, which needs neither.)
+    // An axis that may be empty (a Slice of the input carried by a Loop)
+    // has no row to clamp to: it gets one row of zeros after it, which the
+    // indices past its run-time size read. The index table is kept small.
+    // (A speculative op reads a cut of the axis with zeros after it
+    // instead, which needs neither.)
+    bool mayBeEmpty = !least || *least < 1;
+    TypedAttr zero =
+        dyn_cast_or_null<TypedAttr>(b.getZeroAttr(t.getElementType()));
     if (body && !speculative &&
-        (!least || *least < 1 || !last || size > (int64_t(1) << 20)))
+        (!last || size > (int64_t(1) << 20) || (mayBeEmpty && !zero)))
       continue;
+    SymSize had = sizes[axis];
     SymSize want = SymSize::constant(size);
     if (speculative) {
       if (!when)
@@ -793,11 +799,26 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
     Value iota = ConstantOp::create(
         b, node.loc(), idxType,
         DenseElementsAttr::get(idxType, ArrayRef<int64_t>(first)));
-    FailureOr<Value> top = sizeAsTensor(node, *last, b.getI64Type()), idx;
+    FailureOr<Value> from = y;
+    if (mayBeEmpty) {
+      SmallVector<SymSize> row = sizesOf(node, y);
+      row[axis] = SymSize::constant(1);
+      auto scalar = RankedTensorType::get({}, t.getElementType());
+      Value z = ConstantOp::create(b, node.loc(), scalar,
+                                   DenseElementsAttr::get(scalar, zero));
+      FailureOr<Value> zeros = sizedExpand(node, z, row);
+      if (failed(zeros) ||
+          failed(from = build<ConcatOp>(node, ValueRange{y, *zeros},
+                                        b.getI64IntegerAttr(axis))))
+        return failure();
+    }
+    FailureOr<Value> top = sizeAsTensor(node, mayBeEmpty ? had : *last,
+                                        b.getI64Type()),
+                     idx;
     if (failed(top) || failed(idx = build<MinOp>(node, iota, *top)))
       return failure();
     FailureOr<Value> g =
-        build<GatherOp>(node, y, *idx, b.getI64IntegerAttr(axis));
+        build<GatherOp>(node, *from, *idx, b.getI64IntegerAttr(axis));
     if (failed(g))
       return failure();
     y = *g;

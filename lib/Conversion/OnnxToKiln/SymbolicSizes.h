@@ -347,13 +347,13 @@ FailureOr<Value> fitUntakenOperand(OnnxNode &node, Value x, int64_t axis,
 /// a kiln.guard checks at run time that it has that size, `what` saying
 /// what fixes it, and a view of `x` takes it static (in a Loop, Scan or If
 /// body, where a failed guard does not stop the body, a gather of indices
-/// clamped to the run-time size, so a wrong size still reads in bounds).
+/// clamped to the run-time size, so a wrong size still reads in bounds; an
+/// axis that may be empty gets a row of zeros after it to read instead).
 /// In a branch inlined to run whether or not it is taken, the guard holds
 /// where the branch is taken and the axis is read through
-/// fitUntakenOperand. `x` unchanged without symbolic sizes, in such a
-/// branch whose condition is not known, or in a body where the axis may be
-/// empty (the caller's static check then refuses it); fails where the size
-/// is outside the dimension's range.
+/// fitUntakenOperand. `x` unchanged without symbolic sizes, or in such a
+/// branch whose condition is not known (the caller's static check then
+/// refuses it); fails where the size is outside the dimension's range.
 FailureOr<Value> pinDims(OnnxNode &node, Value x,
                          ArrayRef<std::pair<int64_t, int64_t>> pins,
                          const Twine &what);
