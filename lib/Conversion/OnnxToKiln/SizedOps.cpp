@@ -692,6 +692,27 @@ LogicalResult mlir::kiln::guardSizesEqual(OnnxNode &node, const SymSize &a,
   return success();
 }
 
+/// `x` followed along `axis` by `count` rows of zeros; fails (building
+/// nothing) for an element type without a zero.
+static FailureOr<Value> withZerosAfter(OnnxNode &node, Value x, int64_t axis,
+                                       const SymSize &count) {
+  OpBuilder &b = node.builder;
+  Type elt = typeOf(x).getElementType();
+  auto zeroAttr = dyn_cast_or_null<TypedAttr>(b.getZeroAttr(elt));
+  if (!zeroAttr)
+    return failure();
+  SmallVector<SymSize> rows = sizesOf(node, x);
+  rows[axis] = count;
+  auto scalar = RankedTensorType::get({}, elt);
+  Value zero = ConstantOp::create(b, node.loc(), scalar,
+                                  DenseElementsAttr::get(scalar, zeroAttr));
+  FailureOr<Value> zeros = sizedExpand(node, zero, rows);
+  if (failed(zeros))
+    return failure();
+  return build<ConcatOp>(node, ValueRange{x, *zeros},
+                         b.getI64IntegerAttr(axis));
+}
+
 FailureOr<Value> mlir::kiln::fitUntakenOperand(OnnxNode &node, Value x,
                                                int64_t axis,
                                                const SymSize &size,
@@ -700,20 +721,11 @@ FailureOr<Value> mlir::kiln::fitUntakenOperand(OnnxNode &node, Value x,
   Location loc = node.loc();
   SymbolicSizes &S = *node.sizes;
   RankedTensorType t = typeOf(x);
-  auto zeroAttr =
-      dyn_cast_or_null<TypedAttr>(b.getZeroAttr(t.getElementType()));
-  if (!zeroAttr)
-    return failure();
   // concat(x, zeros) cut at `size` rows from 0 (taken) or from x's end.
   SmallVector<SymSize> dims = sizesOf(node, x), fit = dims;
   fit[axis] = size;
-  auto scalar = RankedTensorType::get({}, t.getElementType());
-  Value zero = ConstantOp::create(b, loc, scalar,
-                                  DenseElementsAttr::get(scalar, zeroAttr));
-  FailureOr<Value> zeros = sizedExpand(node, zero, fit), both;
-  if (failed(zeros) ||
-      failed(both = build<ConcatOp>(node, ValueRange{x, *zeros},
-                                    b.getI64IntegerAttr(axis))))
+  FailureOr<Value> both = withZerosAfter(node, x, axis, size);
+  if (failed(both))
     return failure();
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   SmallVector<Value> offsets(t.getRank(), c0), sizes;
@@ -762,10 +774,9 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
     // (A speculative op reads a cut of the axis with zeros after it
     // instead, which needs neither.)
     bool mayBeEmpty = !least || *least < 1;
-    TypedAttr zero =
-        dyn_cast_or_null<TypedAttr>(b.getZeroAttr(t.getElementType()));
+    bool hasZero = isa_and_nonnull<TypedAttr>(b.getZeroAttr(t.getElementType()));
     if (body && !speculative &&
-        (!last || size > (int64_t(1) << 20) || (mayBeEmpty && !zero)))
+        (!last || size > (int64_t(1) << 20) || (mayBeEmpty && !hasZero)))
       continue;
     SymSize had = sizes[axis];
     SymSize want = SymSize::constant(size);
@@ -799,19 +810,10 @@ FailureOr<Value> mlir::kiln::pinDims(OnnxNode &node, Value x,
     Value iota = ConstantOp::create(
         b, node.loc(), idxType,
         DenseElementsAttr::get(idxType, ArrayRef<int64_t>(first)));
-    FailureOr<Value> from = y;
-    if (mayBeEmpty) {
-      SmallVector<SymSize> row = sizesOf(node, y);
-      row[axis] = SymSize::constant(1);
-      auto scalar = RankedTensorType::get({}, t.getElementType());
-      Value z = ConstantOp::create(b, node.loc(), scalar,
-                                   DenseElementsAttr::get(scalar, zero));
-      FailureOr<Value> zeros = sizedExpand(node, z, row);
-      if (failed(zeros) ||
-          failed(from = build<ConcatOp>(node, ValueRange{y, *zeros},
-                                        b.getI64IntegerAttr(axis))))
-        return failure();
-    }
+    FailureOr<Value> from =
+        mayBeEmpty ? withZerosAfter(node, y, axis, SymSize::constant(1)) : y;
+    if (failed(from))
+      return failure();
     FailureOr<Value> top = sizeAsTensor(node, mayBeEmpty ? had : *last,
                                         b.getI64Type()),
                      idx;
