@@ -4,7 +4,8 @@ tensor held in a strided or partial view of a larger buffer: a Slice with a
 step or a box of columns feeding them (docs/passes.md,
 `-kiln-cpu-restride-gathers`). Before that pass the vectorized gathers read
 such views as if they were contiguous: silent wrong numbers (found by
-bench/fuzz/models.py), and a 1-D strided source failed to compile.
+bench/fuzz/models.py), and a 1-D strided source failed to compile. A
+pooling of every other channel crashed the compiler.
 
 Each model is compiled and compared with numpy exactly (the ops only move
 values), on static inputs and on a symbolic length at several sizes.
@@ -114,4 +115,27 @@ m = compile_and_load(
     inits + [ints("p", [1, 1, 0, 2])], ["t", 5], ["--dim", "t=1..40"])
 check("symbolic_rows_edge", m, [[1, 5], [40, 5], [13, 5], [2, 5]],
       lambda x: np.pad(x[::2], [(1, 0), (1, 2)], mode="edge"))
+# Every other channel of [2, 2, 128, 16], then a 2x2 pooling: the pool's
+# tiles read rows of a view whose two leading strides are equal (the step
+# doubles the channel stride), which crashed expand-strided-metadata
+# (docs/passes.md, -kiln-expand-shapes-by-strides; bench/fuzz/models.py
+# --attention seed 40418).
+def pooled(x, op):
+    w = [x[:, :, i:i + x.shape[2] - 1, j:j + x.shape[3] - 1]
+         for i in (0, 1) for j in (0, 1)]
+    return np.maximum.reduce(w) if op == "MaxPool" else sum(w) / np.float32(4)
+
+
+for op in ("AveragePool", "MaxPool"):
+    node, inits = sliced(1, 0, 2 ** 62, 2)
+    m = compile_and_load(
+        f"channels_{op}", [node, h.make_node(op, ["xs"], ["y"], name="pool",
+                                             kernel_shape=[2, 2])],
+        inits, [2, 2, 128, 16])
+    x = rng.standard_normal([2, 2, 128, 16]).astype(np.float32)
+    got, want = m(x)[0], pooled(x[:, ::2], op)
+    assert got.shape == want.shape, (op, got.shape, want.shape)
+    # The average's sum may be taken in another order: 1e-6 relative.
+    assert np.allclose(got, want, rtol=1e-6, atol=1e-6), (op, np.abs(got - want).max())
+    print(f"channels_{op}: matches numpy")
 print("strided gathers: all match")

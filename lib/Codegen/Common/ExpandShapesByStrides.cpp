@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_EXPANDSHAPESBYSTRIDESPASS
@@ -63,6 +64,41 @@ void rewrite(OpBuilder &b, memref::ExpandShapeOp op) {
   op.erase();
 }
 
+/// Whether `op` drops unit dimensions and steps through some dimension
+/// with a stride other than 1. MLIR tells which dimensions such a subview
+/// dropped by matching the strides of the source type against the result's,
+/// but a stepped dimension's result stride is its source stride times the
+/// step, which may equal another dimension's source stride (x[:, ::2] of a
+/// [2, 2, 128, 16] tensor read one row at a time: both leading dimensions
+/// have stride 4096 in the view). The match then fails, and
+/// `SubViewOp::getDroppedDims` (called by expand-strided-metadata) crashed.
+bool dropsDimsOfSteppedView(memref::SubViewOp op) {
+  if (op.getSourceType().getRank() == op.getType().getRank())
+    return false;
+  return llvm::any_of(op.getMixedStrides(), [](OpFoldResult stride) {
+    std::optional<int64_t> c = getConstantIntValue(stride);
+    return !c || *c != 1;
+  });
+}
+
+/// `op` as a subview that keeps every dimension (its type holds the stepped
+/// strides) and a rank-reducing subview of that with unit strides, whose
+/// source strides are the result's.
+void splitSteppedSubview(OpBuilder &b, memref::SubViewOp op) {
+  Location loc = op.getLoc();
+  SmallVector<OpFoldResult> sizes = op.getMixedSizes();
+  auto whole =
+      memref::SubViewOp::create(b, loc, op.getSource(), op.getMixedOffsets(),
+                                sizes, op.getMixedStrides());
+  int64_t rank = sizes.size();
+  SmallVector<OpFoldResult> zeros(rank, b.getIndexAttr(0)),
+      ones(rank, b.getIndexAttr(1));
+  auto reduced = memref::SubViewOp::create(b, loc, op.getType(), whole, zeros,
+                                           sizes, ones);
+  op.getResult().replaceAllUsesWith(reduced.getResult());
+  op.erase();
+}
+
 struct ExpandShapesByStridesPass
     : mlir::kiln::impl::ExpandShapesByStridesPassBase<
           ExpandShapesByStridesPass> {
@@ -72,10 +108,19 @@ struct ExpandShapesByStridesPass
       if (splitsIntoSeveralDynamic(op))
         ops.push_back(op);
     });
+    SmallVector<memref::SubViewOp> stepped;
+    getOperation().walk([&](memref::SubViewOp op) {
+      if (dropsDimsOfSteppedView(op))
+        stepped.push_back(op);
+    });
     OpBuilder b(&getContext());
     for (memref::ExpandShapeOp op : ops) {
       b.setInsertionPoint(op);
       rewrite(b, op);
+    }
+    for (memref::SubViewOp op : stepped) {
+      b.setInsertionPoint(op);
+      splitSteppedSubview(b, op);
     }
   }
 };

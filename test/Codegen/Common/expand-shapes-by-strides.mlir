@@ -22,3 +22,17 @@ func.func @one_per_group(%m: memref<?x64xf32>, %b: index) -> memref<?x4x16xf32> 
   %e = memref.expand_shape %m [[0], [1, 2]] output_shape [%b, 4, 16] : memref<?x64xf32> into memref<?x4x16xf32>
   return %e : memref<?x4x16xf32>
 }
+
+// A row of x[:, ::2] of a [2, 2, 128, 16] tensor (a pooling's tile): the
+// step makes the second dimension's stride 4096 in the view, the first's
+// too. MLIR matches the source's strides (4096, 2048, 16, 1) against the
+// view's (4096, 4096, 1) to find the dropped dimension, fails, and
+// expand-strided-metadata crashed. Split into a view that keeps every
+// dimension and a rank-reducing one of unit strides, it is one cast whose
+// strides are the stepped ones with the row's 16 dropped.
+// CHECK-LABEL: func.func @stepped_row
+// CHECK: memref.reinterpret_cast %{{.+}} to offset: [%{{.+}}], sizes: [1, 1, 6], strides: [4096, 4096, 1] : memref<f32> to memref<1x1x6xf32, strided<[4096, 4096, 1], offset: ?>>
+func.func @stepped_row(%x: memref<2x2x128x16xf32>, %b: index, %r: index, %c: index) -> memref<1x1x6xf32, strided<[4096, 4096, 1], offset: ?>> {
+  %v = memref.subview %x[%b, 0, %r, %c] [1, 1, 1, 6] [1, 2, 1, 1] : memref<2x2x128x16xf32> to memref<1x1x6xf32, strided<[4096, 4096, 1], offset: ?>>
+  return %v : memref<1x1x6xf32, strided<[4096, 4096, 1], offset: ?>>
+}

@@ -198,16 +198,26 @@ def DistinctResultsPass : Pass<"kiln-distinct-results", "func::FuncOp"> {
 
 def ExpandShapesByStridesPass
     : Pass<"kiln-expand-shapes-by-strides", "func::FuncOp"> {
-  let summary = "Rewrite expand_shape groups of several run-time sizes as casts";
+  let summary = "Rewrite the memref views expand-strided-metadata crashes on";
   let description = [{
-    MLIR's `expand-strided-metadata` crashes on a `memref.expand_shape` that
-    splits one dimension into several of run-time size (`memref<?x64xf32>`
-    into `memref<?x?x64xf32>`, as a batched matmul over a symbolic batch and
-    sequence writes its result). Run right before it, this pass rewrites
-    each such op as `memref.extract_strided_metadata` of its source and a
+    MLIR's `expand-strided-metadata` crashes on two kinds of view. Run right
+    before it, this pass rewrites both.
+
+    A `memref.expand_shape` that splits one dimension into several of
+    run-time size (`memref<?x64xf32>` into `memref<?x?x64xf32>`, as a
+    batched matmul over a symbolic batch and sequence writes its result)
+    becomes `memref.extract_strided_metadata` of its source and a
     `memref.reinterpret_cast` whose strides it computes: within a group the
     innermost dimension keeps the source dimension's stride and each outer
     one is the next inner stride times the next inner size.
+
+    A `memref.subview` that drops unit dimensions and steps through some
+    dimension (a stride other than 1) becomes a subview that keeps every
+    dimension and a rank-reducing subview of it with unit strides. MLIR
+    finds the dropped dimensions by matching the source type's strides
+    against the result's, and a stepped dimension's result stride (source
+    stride times step) may equal another's source stride: `x[:, ::2]` of a
+    `[2, 2, 128, 16]` tensor read one row at a time by a pooling.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
