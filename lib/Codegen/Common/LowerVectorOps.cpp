@@ -271,8 +271,12 @@ struct LowerVectorOpsPass
     patterns.add<ForwardWholeTile>(ctx);
     patterns.add<ElementwiseContractToFma, WholeVectorSumToReduction,
                  DotContractToReduction>(ctx, /*benefit=*/2);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // These patterns lower, and what they leave the LLVM conversion cannot
+    // take: say so here rather than fail without a diagnostic.
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation()->emitError("vector lowering did not reach a fixed point");
       return signalPassFailure();
+    }
   }
 };
 

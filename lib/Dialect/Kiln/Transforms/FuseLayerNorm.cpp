@@ -165,8 +165,10 @@ struct FuseLayerNormPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseLayerNorm>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    // Fusing is an optimization and every rewrite leaves valid IR: a graph
+    // that keeps offering matches past the driver's limit is compiled as far
+    // as it got, not failed without a diagnostic.
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns));
   }
 };
 } // namespace

@@ -178,8 +178,9 @@ struct QuantizeConcatPartsPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<QuantizeParts>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    // An optimization whose every rewrite leaves valid IR: not reaching a
+    // fixed point keeps what was split, and is no error.
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns));
   }
 };
 } // namespace
