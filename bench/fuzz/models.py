@@ -30,6 +30,13 @@ With --loops the pool also holds a Loop (op_loop: a trip count of at most
 accumulating its sum, the states stacked); the same seed then builds another
 model, so the seeds of runs without it keep their models.
 
+With --attention the pool also holds, eight times over, an attention whose
+scores pass through a random chain of what exporters put around the softmax
+(op_masked_attention: scales, additive, causal and boolean masks, a tanh
+soft cap, a clamp, a bias read from the input; after the softmax a scale
+or the zeroing of fully masked rows); like --loops, it changes every
+seed's model.
+
 With --declare-all the input also declares its static dimensions (channels,
 features) as symbols, as tf2onnx's `unk__` dimensions and exports with
 `dynamic_axes` on every axis do; each gets a range around its size and runs
@@ -431,6 +438,90 @@ def op_attention(b, t):
         scores = b.node("Mul", [scores, b.const(np.float32(1 / np.sqrt(d)))], "scale")
     p = b.node("Softmax", [scores], "att", axis=-1)
     return Tensor(b.node("MatMul", [p, t.name], "pv"), t.dims, False)
+
+
+def op_masked_attention(b, t):
+    """Attention as exporters write it around the softmax: optional Q/K/V
+    projections, then between QK^T and the softmax a chain of the ops BERT,
+    T5, Gemma and opset-23 Attention put there (a scale, an additive mask,
+    a causal mask, a boolean mask through Where, a tanh soft cap, a clamp,
+    a bias read from the input), and after it a dropout-style scale or the
+    zeroing of fully masked rows. Constant masks take a broadcastable shape
+    of the scores (static sizes only); a fully masked row is kept finite
+    unless it is zeroed after the softmax, as ONNX's Attention does."""
+    if t.rank < 2 or t.rank > 4 or not static_dim(t.dims[-1]):
+        return None
+    r = b.rng
+    d = t.dims[-1]
+    q = k = v = t.name
+    dk = dv = d
+    if r.random() < 0.5:
+        dk = r.choice([4, 8, 16])
+        q = b.node("MatMul", [t.name, b.weight(d, dk)], "q")
+        k = b.node("MatMul", [t.name, b.weight(d, dk)], "k")
+    if r.random() < 0.5:
+        dv = r.choice([4, 8, 16])
+        v = b.node("MatMul", [t.name, b.weight(d, dv)], "v")
+    perm = list(range(t.rank - 2)) + [t.rank - 1, t.rank - 2]
+    s = b.node("MatMul", [q, b.node("Transpose", [k], "kt", perm=perm)], "qk")
+    n = t.dims[-2]
+    lead = t.dims[:-2]
+
+    def mask_shape():
+        """Trailing dims of the scores [..., n, n]: each 1 or its size."""
+        dims = lead + [n, n]
+        keep = r.randint(1, len(dims))
+        return [dd if static_dim(dd) and r.random() < 0.6 else 1
+                for dd in dims[len(dims) - keep:]]
+
+    masked_rows = False
+    for _ in range(r.randint(0, 4)):
+        kind = r.choice(["scale", "scale", "add_mask", "causal", "where", "softcap",
+                         "clamp", "input_bias"])
+        if kind == "scale":
+            op = r.choice(["Mul", "Div"])
+            c = 1 / np.sqrt(dk) if op == "Mul" else np.sqrt(dk)
+            s = b.node(op, [s, b.const(np.float32(c))], "scale")
+        elif kind == "add_mask" and static_dim(n):
+            shape = mask_shape()
+            m = np.where(r.standard_normal(shape) > -0.5, 0.0, -1e4)
+            s = b.node("Add", [s, b.const(m.astype(np.float32))], "mask")
+        elif kind == "causal" and static_dim(n):
+            m = np.triu(np.full((n, n), -np.inf), 1).astype(np.float32)
+            s = b.node("Add", [b.const(m), s], "causal")
+        elif kind == "where" and static_dim(n):
+            shape = mask_shape()
+            keep = r.standard_normal(shape) > -0.5
+            if keep.ndim >= 1 and r.random() < 0.3:
+                keep[..., :] = False  # fully masked rows, zeroed below
+                keep = keep | (r.standard_normal(shape) > 1.0)
+                fill, masked_rows = -np.inf, True
+            else:
+                fill = -1e4
+            s = b.node("Where", [b.const(keep), s, b.const(np.float32(fill))],
+                       "where")
+        elif kind == "softcap":
+            cap = np.float32(r.choice([5.0, 30.0]))
+            s = b.node("Div", [s, b.const(cap)], "cap")
+            s = b.node("Tanh", [s], "tanh")
+            s = b.node("Mul", [s, b.const(cap)], "uncap")
+        elif kind == "clamp":
+            s = b.node(r.choice(["Max", "Min"]),
+                       [s, b.const(np.float32(r.choice([-2.0, 2.0])))], "clamp")
+        elif kind == "input_bias":
+            # A bias computed from the input, [..., n, 1] across each row.
+            red = b.node("ReduceMean", [t.name, b.const(np.array([-1], np.int64))],
+                         "rowbias", keepdims=1)
+            s = b.node("Add", [s, red], "bias")
+    axis = -1 if r.random() < 0.9 else -2
+    p = b.node("Softmax", [s], "att", axis=axis)
+    if masked_rows:
+        # opset-23 Attention's rule: a row with no key left is zero, not NaN.
+        p = b.node("Where", [b.node("IsNaN", [p], "nan"), b.const(np.float32(0)), p],
+                   "zero_rows")
+    if r.random() < 0.3:
+        p = b.node("Mul", [p, b.const(np.float32(r.choice([0.9, 1.25])))], "pscale")
+    return Tensor(b.node("MatMul", [p, v], "pv"), t.dims[:-1] + [dv], False)
 
 
 def op_split(b, t):
@@ -973,14 +1064,21 @@ OPS = [op_unary, op_binary, op_binary, op_matmul, op_reduce, op_softmax,
        op_prelu, op_half, op_qdq, op_dynquant, op_if_chain, op_if_chain]
 
 
-def build_model(seed, declare_all=False, loops=False):
+def build_model(seed, declare_all=False, loops=False, attention=False):
     rng = random.Random(seed)
     b = Builder(rng)
     b.rng.standard_normal = lambda shape=(): np.random.default_rng(
         rng.randrange(2 ** 32)).standard_normal(shape)
     kind = rng.choice(["image", "sequence", "audio", "matrix"])
     symbolic = rng.random() < 0.8
-    if kind == "image":
+    if attention and rng.random() < 0.6:
+        # Heads of an encoder, [batch, heads, tokens, width], with scores
+        # large enough for the attention loop (32768 elements or more).
+        kind, symbolic = "heads", rng.random() < 0.3
+    if kind == "heads":
+        n, heads = rng.choice([(32, 16), (48, 8), (64, 4), (64, 8), (128, 2)])
+        dims = ["b" if symbolic else 2, heads, n, rng.choice([8, 16, 32])]
+    elif kind == "image":
         dims = ["b" if symbolic and rng.random() < 0.7 else 2, rng.choice([1, 3, 4]),
                 "h" if symbolic else 9, "w" if symbolic and rng.random() < 0.7 else 7]
     elif kind == "sequence":
@@ -997,9 +1095,14 @@ def build_model(seed, declare_all=False, loops=False):
     declared = [f"d{i}" if declare_all and not isinstance(d, str) else d
                 for i, d in enumerate(dims)]
     inputs = [h.make_tensor_value_info("x", F32, declared)]
-    for _ in range(rng.randint(4, 14)):
+    for step in range(rng.randint(4, 14)):
         t = rng.choice(b.pool[-4:]) if rng.random() < 0.7 else rng.choice(b.pool)
-        made = rng.choice(OPS + [op_loop, op_loop] if loops else OPS)(b, t)
+        if kind == "heads" and step == 0:
+            b.pool.append(op_masked_attention(b, x))
+            continue
+        ops = OPS + ([op_loop, op_loop] if loops else []) + (
+            [op_masked_attention] * 8 if attention else [])
+        made = rng.choice(ops)(b, t)
         if made is not None and made.rank >= 1 and all(
                 not static_dim(d) or d > 0 for d in made.dims):
             b.pool.append(made)
@@ -1048,8 +1151,8 @@ INTERNAL = re.compile(r"internal error|Assertion|LLVM ERROR|Stack dump|"
 
 
 def one_seed(seed, kiln_compile, pythonpath, out_dir, keep, declare_all=False,
-             loops=False):
-    built = build_model(seed, declare_all, loops)
+             loops=False, attention=False):
+    built = build_model(seed, declare_all, loops, attention)
     if built is None:
         return seed, "skipped", "no output"
     model, dims, syms, loose, pinned = built
@@ -1154,6 +1257,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep every model's folder")
     ap.add_argument("--loops", action="store_true",
                     help="draw Loops too (op_loop); a seed then builds another model")
+    ap.add_argument("--attention", action="store_true",
+                    help="draw masked attention often (op_masked_attention); a seed "
+                         "then builds another model")
     ap.add_argument("--declare-all", action="store_true",
                     help="declare the input's static dimensions as symbols too")
     args = ap.parse_args()
@@ -1165,7 +1271,7 @@ def main():
     refusals = collections.Counter()
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
         futures = [ex.submit(one_seed, s, kc, py, args.out, args.keep, args.declare_all,
-                              args.loops)
+                              args.loops, args.attention)
                    for s in parse_seeds(args.seeds)]
         for fut in concurrent.futures.as_completed(futures):
             seed, cls, msg = fut.result()
