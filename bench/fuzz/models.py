@@ -421,6 +421,9 @@ def op_resize(b, t):
 
 
 def op_cast(b, t):
+    # A last-bit difference before the rounding to float16 may become one
+    # float16 step after it, which a later softmax can widen.
+    b.loose = True
     half = b.node("Cast", [t.name], "f16", to=TensorProto.FLOAT16)
     return Tensor(b.node("Cast", [half], "f32", to=F32), t.dims, False)
 
