@@ -104,14 +104,14 @@ struct ExpandShapesByStridesPass
           ExpandShapesByStridesPass> {
   void runOnOperation() override {
     SmallVector<memref::ExpandShapeOp> ops;
-    getOperation().walk([&](memref::ExpandShapeOp op) {
-      if (splitsIntoSeveralDynamic(op))
-        ops.push_back(op);
-    });
     SmallVector<memref::SubViewOp> stepped;
-    getOperation().walk([&](memref::SubViewOp op) {
-      if (dropsDimsOfSteppedView(op))
-        stepped.push_back(op);
+    getOperation().walk([&](Operation *op) {
+      if (auto expand = dyn_cast<memref::ExpandShapeOp>(op);
+          expand && splitsIntoSeveralDynamic(expand))
+        ops.push_back(expand);
+      if (auto view = dyn_cast<memref::SubViewOp>(op);
+          view && dropsDimsOfSteppedView(view))
+        stepped.push_back(view);
     });
     OpBuilder b(&getContext());
     for (memref::ExpandShapeOp op : ops) {
