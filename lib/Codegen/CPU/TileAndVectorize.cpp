@@ -75,6 +75,35 @@ bool readWithoutGather(linalg::LinalgOp op, tensor::ExtractOp e) {
   return index && index.getDim() == ranges.size() - 1;
 }
 
+/// Whether a loop of `op` runs no iteration: its static extent is 0, or an
+/// operand that the loop indexes directly (a map result `dN`) is a slice
+/// whose size there is a constant 0 that its type does not show. The empty
+/// last piece of a Split or Slice of run-time rows is such a slice,
+/// [%c128] [%c0] of a dimension of 128: the canonicalizer keeps an offset at
+/// the end of a dimension out of the type, and tiling a loop of extent 0
+/// divides by it.
+bool hasEmptyLoop(linalg::LinalgOp op) {
+  if (llvm::is_contained(op.getStaticLoopRanges(), 0))
+    return true;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto slice = operand.get().getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice)
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    int64_t resultDim = 0;
+    for (auto [i, size] : llvm::enumerate(slice.getMixedSizes())) {
+      if (dropped.test(i))
+        continue;
+      int64_t d = resultDim++;
+      if (isa<AffineDimExpr>(map.getResult(d)) &&
+          getConstantIntValue(size) == 0)
+        return true;
+    }
+  }
+  return false;
+}
+
 /// Whether index `ofr` is a multiple of `m`: a constant, or the induction
 /// variable of a loop whose lower bound and step are.
 bool isMultipleOf(OpFoldResult ofr, int64_t m) {
@@ -701,10 +730,11 @@ struct TileAndVectorizePass
       return; // AMX tiles after bufferization (--kiln-cpu-amx-matmul)
     if (op->hasAttr(kiln::kFillBorderAttr))
       return; // only its border is filled, after bufferization
-    // A loop of static extent 0 beside run-time ones (a [?, 0, 5] tensor,
-    // which the graph's empty-tensor folds cannot make a constant): the op
-    // does nothing, and its tile sizes would divide by 0.
-    if (llvm::is_contained(op.getStaticLoopRanges(), 0))
+    // A loop of extent 0 beside run-time ones (a [?, 0, 5] tensor, which
+    // the graph's empty-tensor folds cannot make a constant, or an empty
+    // slice of one): the op does nothing, and its tile sizes would divide
+    // by 0.
+    if (hasEmptyLoop(op))
       return;
     // (A partial tile's epilogue stays apart from its product: the product's
     // reduction loops are tiled already, around the tile.)
