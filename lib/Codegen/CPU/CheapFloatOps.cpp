@@ -2,6 +2,16 @@
 #include "kiln/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <immintrin.h>
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_CHEAPFLOATOPSPASS
@@ -38,6 +48,157 @@ Value lrintOf(OpBuilder &b, Location loc, Value x, Type resultType) {
   return result;
 }
 
+/// The f32 whose bits are `bits`, and back.
+float floatOf(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+uint32_t bitsOf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+constexpr uint32_t kOne = 0x3F800000, kSignificands = 1u << 23;
+
+/// Whether fma(x, hi, x * lo) == x / d, bit for bit, for every x in [1, 2);
+/// one x at a time, as quotientsMatchAvx2 does eight.
+bool quotientsMatchScalar(float d, float hi, float lo) {
+  for (uint32_t m = 0; m < kSignificands; ++m) {
+    float x = floatOf(kOne | m);
+    if (bitsOf(std::fmaf(x, hi, x * lo)) != bitsOf(x / d))
+      return false;
+  }
+  return true;
+}
+
+/// quotientsMatchScalar over every significand, eight at a time.
+__attribute__((target("avx2,fma"))) bool quotientsMatchAvx2(float d, float hi,
+                                                            float lo) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 vd = _mm256_set1_ps(d), vhi = _mm256_set1_ps(hi),
+               vlo = _mm256_set1_ps(lo);
+  for (uint32_t block = 0; block < kSignificands; block += 4096) {
+    __m256i differ = _mm256_setzero_si256();
+    for (uint32_t m = block; m < block + 4096; m += 8) {
+      __m256 x = _mm256_castsi256_ps(
+          _mm256_or_si256(_mm256_set1_epi32(int32_t(kOne | m)), lanes));
+      __m256 got = _mm256_fmadd_ps(x, vhi, _mm256_mul_ps(x, vlo));
+      __m256 want = _mm256_div_ps(x, vd);
+      differ =
+          _mm256_or_si256(differ, _mm256_xor_si256(_mm256_castps_si256(got),
+                                                   _mm256_castps_si256(want)));
+    }
+    if (!_mm256_testz_si256(differ, differ))
+      return false;
+  }
+  return true;
+}
+
+/// The f32 constants {hi, lo} that divide by `d` as q = fma(x, hi, x * lo),
+/// hi near 1/d and lo the rounded remainder 1/d - hi, when that q rounds as
+/// x / d for every x whose quotient and x * lo are normal numbers, and
+/// every infinite x; none otherwise. lo is 0 for a power of two (then x * hi
+/// is x / d everywhere).
+///
+/// Scaling x by a power of two scales x / d, x * lo and the fma alike while
+/// they stay normal, so the quotients of x in [1, 2) (all 2^23
+/// significands) decide every such x; a sign flips all three. lo takes
+/// hi's sign (hi is 1/d rounded to nearest, or toward zero when that
+/// rounded up), so an infinite x gives an infinity of its sign, not
+/// inf - inf. A quotient outside the normal range may differ: below about
+/// 2^-100 (x * lo subnormal), or past the f32 range (the fma infinite
+/// where x / d is not). Most divisors pass; one for which some x rounds
+/// the other way keeps its division.
+std::optional<std::pair<float, float>> exactReciprocal(float d) {
+  if (!std::isnormal(d))
+    return std::nullopt;
+  float hi = 1.0f / d;
+  if (!std::isnormal(hi))
+    return std::nullopt;
+  // 1 - d * hi is exact (hi is within an ulp of 1/d): lo is the remainder
+  // rounded once.
+  auto remainder = [&](float h) { return std::fmaf(-d, h, 1.0f) / d; };
+  float lo = remainder(hi);
+  if (lo == 0.0f)
+    return std::make_pair(hi, 0.0f);
+  if (std::signbit(lo) != std::signbit(hi)) {
+    hi = std::nextafterf(hi, 0.0f);
+    lo = remainder(hi);
+    if (!std::isnormal(hi) || std::signbit(lo) != std::signbit(hi))
+      return std::nullopt;
+  }
+  bool match = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                   ? quotientsMatchAvx2(d, hi, lo)
+                   : quotientsMatchScalar(d, hi, lo);
+  if (!match)
+    return std::nullopt;
+  return std::make_pair(hi, lo);
+}
+
+/// Whether `op` is a maximum or minimum of `v` and a constant; `max` tells
+/// which.
+bool clampsAgainstConstant(Operation *op, Value v, bool &max) {
+  if (!isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+           arith::MinNumFOp>(op))
+    return false;
+  max = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+  return llvm::any_of(op->getOperands(), [&](Value o) {
+    return o != v && matchPattern(o, m_Constant());
+  });
+}
+
+/// Whether every reader of `v` clamps it from both sides against constants
+/// (a maximum, then a minimum, or the other way), possibly after adding a
+/// constant (a zero point) first: what a quantization does to its rounded
+/// quotient.
+bool saturated(Value v, bool afterAdd = false) {
+  return !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *u) {
+    if (auto add = dyn_cast<arith::AddFOp>(u); add && !afterAdd)
+      return llvm::any_of(add->getOperands(),
+                          [&](Value o) {
+                            return o != v && matchPattern(o, m_Constant());
+                          }) &&
+             saturated(add.getResult(), true);
+    bool max;
+    if (!clampsAgainstConstant(u, v, max))
+      return false;
+    Value once = u->getResult(0);
+    return !once.use_empty() &&
+           llvm::all_of(once.getUsers(), [&](Operation *w) {
+             bool max2;
+             return clampsAgainstConstant(w, once, max2) && max2 != max;
+           });
+  });
+}
+
+/// The f32 divisor of `div` when it is one constant (a scalar, a splat, or
+/// a scalar broadcast to a vector).
+std::optional<float> constantDivisor(arith::DivFOp div) {
+  if (!getElementTypeOrSelf(div.getType()).isF32())
+    return std::nullopt;
+  Value rhs = div.getRhs();
+  if (auto broadcast = rhs.getDefiningOp<vector::BroadcastOp>())
+    rhs = broadcast.getSource();
+  Attribute attr;
+  if (!matchPattern(rhs, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValue().convertToFloat();
+  if (auto splat = dyn_cast<SplatElementsAttr>(attr))
+    return splat.getSplatValue<APFloat>().convertToFloat();
+  return std::nullopt;
+}
+
+/// A constant f32 of `type` (a scalar or a splat vector).
+Value f32Constant(OpBuilder &b, Location loc, Type type, float v) {
+  FloatAttr f = b.getF32FloatAttr(v);
+  if (auto vt = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, f));
+  return arith::ConstantOp::create(b, loc, f);
+}
+
 /// Adds `nsz` to a maximumf/minimumf: NaN still propagates, the sign of a
 /// zero result is not kept.
 template <typename OpTy> void ignoreSignedZeros(OpTy op) {
@@ -48,7 +209,10 @@ struct CheapFloatOpsPass
     : mlir::kiln::impl::CheapFloatOpsPassBase<CheapFloatOpsPass> {
   void runOnOperation() override {
     SmallVector<std::pair<arith::FPToSIOp, math::RoundEvenOp>> conversions;
+    SmallVector<arith::DivFOp> divisions;
     getOperation().walk([&](Operation *op) {
+      if (auto div = dyn_cast<arith::DivFOp>(op); div && constantDivisor(div))
+        divisions.push_back(div);
       if (auto max = dyn_cast<arith::MaximumFOp>(op))
         ignoreSignedZeros(max);
       if (auto min = dyn_cast<arith::MinimumFOp>(op))
@@ -63,6 +227,45 @@ struct CheapFloatOpsPass
             cast<VectorType>(conv.getType()).isScalable()))
         conversions.push_back({conv, round});
     });
+    // Division by a power of two is a multiply. A quantization's x / scale,
+    // rounded to an integer and saturated, is a multiply and an fma where
+    // they round alike (a vdivps takes 10 to 20 cycles, as long as a whole
+    // int8 product of small K that it requantizes); quotients outside the
+    // normal range, where they may not, round to 0 or saturate either way.
+    llvm::DenseMap<uint32_t, std::optional<std::pair<float, float>>> known;
+    auto roundedAndSaturated = [](arith::DivFOp div) {
+      return !div->use_empty() &&
+             llvm::all_of(div->getUsers(), [](Operation *u) {
+               return isa<math::RoundEvenOp>(u) && saturated(u->getResult(0));
+             });
+    };
+    for (arith::DivFOp div : divisions) {
+      float d = *constantDivisor(div);
+      int exponent;
+      bool powerOfTwo =
+          std::frexp(d, &exponent) == 0.5f || std::frexp(d, &exponent) == -0.5f;
+      if (!powerOfTwo && !roundedAndSaturated(div))
+        continue;
+      auto [it, inserted] = known.try_emplace(bitsOf(d));
+      if (inserted)
+        it->second = exactReciprocal(d);
+      if (!it->second)
+        continue;
+      OpBuilder b(div);
+      Location loc = div.getLoc();
+      Type type = div.getType();
+      Value x = div.getLhs();
+      auto [hi, lo] = *it->second;
+      Value h = f32Constant(b, loc, type, hi);
+      Value q = lo == 0.0f ? arith::MulFOp::create(b, loc, x, h).getResult()
+                           : math::FmaOp::create(
+                                 b, loc, x, h,
+                                 arith::MulFOp::create(
+                                     b, loc, x, f32Constant(b, loc, type, lo)))
+                                 .getResult();
+      div.replaceAllUsesWith(q);
+      div.erase();
+    }
     for (auto [op, round] : conversions) {
       OpBuilder b(op);
       op.replaceAllUsesWith(

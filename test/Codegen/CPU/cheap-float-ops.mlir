@@ -72,3 +72,62 @@ func.func @clamps(%x: vector<16xf32>, %s: f32, %y: vector<16xf32>) -> (vector<16
   %4 = arith.minimumf %x, %nan : vector<16xf32>
   return %1, %2, %3, %4 : vector<16xf32>, f32, vector<16xf32>, vector<16xf32>
 }
+
+// A quantization's x / scale, rounded and saturated: x * hi + x * lo (hi
+// near 1 / 0.02, lo the rest) in a multiply and an fma, which round as the
+// division does for every x (checked over all 2^23 significands at compile
+// time). The zero point may come between the rounding and the clamps.
+// CHECK-LABEL: func.func @quantize
+// CHECK-NOT: arith.divf
+// CHECK-DAG: %[[HI:.+]] = arith.constant dense<5.000000e+01> : vector<16xf32>
+// CHECK-DAG: %[[LO:.+]] = arith.constant dense<1.11758709E-6> : vector<16xf32>
+// CHECK: %[[XLO:.+]] = arith.mulf %arg0, %[[LO]] : vector<16xf32>
+// CHECK: %[[Q:.+]] = math.fma %arg0, %[[HI]], %[[XLO]] : vector<16xf32>
+// CHECK: math.roundeven %[[Q]]
+func.func @quantize(%x: vector<16xf32>) -> vector<16xi32> {
+  %s = arith.constant dense<0.02> : vector<16xf32>
+  %zp = arith.constant dense<128.0> : vector<16xf32>
+  %lo = arith.constant dense<0.0> : vector<16xf32>
+  %hi = arith.constant dense<255.0> : vector<16xf32>
+  %d = arith.divf %x, %s : vector<16xf32>
+  %r = math.roundeven %d : vector<16xf32>
+  %a = arith.addf %r, %zp : vector<16xf32>
+  %c = arith.maximumf %a, %lo : vector<16xf32>
+  %c2 = arith.minimumf %c, %hi : vector<16xf32>
+  %i = arith.fptosi %c2 : vector<16xf32> to vector<16xi32>
+  return %i : vector<16xi32>
+}
+
+// A power of two is a multiply by its exact reciprocal (lo is 0), whatever
+// reads it. 0.7 has no such pair: some x / 0.7 rounds the other way, so it
+// stays a division. So does a quotient rounded but clamped from one side
+// only or not at all (past the f32 range the two may differ), and one read
+// before rounding.
+// CHECK-LABEL: func.func @kept
+// CHECK: arith.mulf %arg0, %{{.+}} : f32
+// CHECK-NOT: math.fma
+// CHECK: arith.divf %arg0, %{{.+}} : f32
+// CHECK: arith.divf %arg0, %{{.+}} : f32
+// CHECK: arith.divf %arg0, %{{.+}} : f32
+// CHECK: arith.divf %arg0, %{{.+}} : f32
+func.func @kept(%x: f32) -> (f32, f32, f32, f32, f32) {
+  %quarter = arith.constant 0.25 : f32
+  %s = arith.constant 0.7 : f32
+  %t = arith.constant 0.02 : f32
+  %lo = arith.constant -128.0 : f32
+  %hi = arith.constant 127.0 : f32
+  %0 = arith.divf %x, %quarter : f32
+  %3 = arith.divf %x, %s : f32
+  %4 = math.roundeven %3 : f32
+  %5 = arith.maximumf %4, %lo : f32
+  %6 = arith.minimumf %5, %hi : f32
+  %7 = arith.divf %x, %t : f32
+  %8 = math.roundeven %7 : f32
+  %9 = arith.maximumf %8, %lo : f32
+  %10 = arith.divf %x, %t : f32
+  %11 = math.roundeven %10 : f32
+  %12 = arith.divf %x, %t : f32
+  %13 = arith.maximumf %12, %lo : f32
+  %14 = arith.minimumf %13, %hi : f32
+  return %0, %6, %9, %11, %14 : f32, f32, f32, f32, f32
+}

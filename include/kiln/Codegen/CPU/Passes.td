@@ -304,8 +304,20 @@ def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "ModuleOp"> {
 def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
   let summary = "Float operations in the forms x86 runs in one instruction";
   let description = [{
-    Two rewrites, run late (after the AMX kernels have built their
+    Three rewrites, run late (after the AMX kernels have built their
     epilogues, before the conversion to LLVM):
+    - `arith.divf(x, d)` by a constant f32 `d` (a scalar, splat or
+      broadcast scalar): a multiply by 1/d when `d` is a power of two;
+      otherwise, when the quotient is only rounded (`math.roundeven`) and
+      then clamped from both sides against constants, with at most a
+      constant added between (a quantization's `x / scale`),
+      `fma(x, hi, x * lo)`, hi near 1/d and lo the rest, if that rounds
+      exactly as the division for every x (checked at compile time over
+      all 2^23 significands of x in [1, 2): a power of two scales every x
+      alike; lo takes hi's sign so that infinities stay infinities). A
+      divisor some x would round differently keeps its division (about 7%
+      of scales). A `vdivps` costs more than a whole int8 product of small
+      K that it requantizes.
     - `arith.fptosi(math.roundeven(x))` from f32 to i32 becomes
       `llvm.intr.lrint`, the same value under the default rounding mode
       (nearest, ties to even) that compiled code assumes: one `vcvtps2dq`
