@@ -332,6 +332,7 @@ def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
       between two values (max pooling, Max, ReduceMax) three instead of six.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
 }
 
