@@ -8,7 +8,8 @@ reference, on 1 and 3 threads; the same models compiled for
 same bits, since both do the same arithmetic in the same order. Attention-23
 over Q, K, V [1, 8, 128, 64] and MatMul-Softmax-MatMul over [2, 4, 256, 32]
 (one loop over blocks of query rows) against numpy, and the same chain with
-its probabilities also an output (not fused).
+its probabilities also an output (not fused). A softmax of rows masked
+whole by constants, zeroed by IsNaN/Where: exactly zero.
 
 usage: check_softmax_rows.py WORKDIR PYTHONPATH
 """
@@ -205,4 +206,34 @@ for name, keep, attrs, extra in [("attention23_mask", allowed, {}, [allowed]),
         assert_close(got, want, f"{name} threads={threads}", 1e-5)
         if extra:
             assert not got[1, :, 5].any(), f"{name}: the fully masked row"
+
+# A mask that hides every key, as constants (a fuzz model's Where of an
+# all-false mask): the scores fold to -inf, the softmax to NaN, and
+# IsNaN/Where zero it before the product. exp(-inf - -inf) is then a NaN
+# LLVM sees coming; the polynomial's conversion of it to an integer was
+# poison, and LLVM dropped the stores, leaving old arena bytes in the output.
+xs = rng.standard_normal((2, 4, 13)).astype(np.float32)
+wv = rng.standard_normal((13, 4)).astype(np.float32)
+nodes = [
+    h.make_node("MatMul", ["x", "wv"], ["v"]),
+    h.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+    h.make_node("MatMul", ["x", "xt"], ["s"]),
+    h.make_node("Where", ["none", "s", "neg"], ["masked"]),
+    h.make_node("Softmax", ["masked"], ["p"], axis=-1),
+    h.make_node("IsNaN", ["p"], ["nan"]),
+    h.make_node("Where", ["nan", "zero", "p"], ["p0"]),
+    h.make_node("MatMul", ["p0", "v"], ["y"]),
+]
+for outputs in (["y", "p0"], ["p0"], ["y"]):
+    sub = save_onnx(work, "masked_whole_" + "_".join(outputs), nodes,
+                    [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 13])],
+                    [h.make_tensor_value_info(o, T.FLOAT, [2, 4, 4])
+                     for o in outputs],
+                    [("wv", wv), ("none", np.zeros((1, 1, 4), bool)),
+                     ("neg", np.array(-np.inf, np.float32)),
+                     ("zero", np.array(0.0, np.float32))], opset=18)
+    got = kiln.load(kiln.compile(sub, output=sub[:-5] + ".so"))(xs)
+    for o, g in zip(outputs, got):
+        assert np.array_equal(g, np.zeros((2, 4, 4), np.float32)), \
+            ("masked_whole", outputs, o, g)
 print("softmax rows: all checks passed")

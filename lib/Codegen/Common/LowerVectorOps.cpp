@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 namespace mlir::kiln {
 #define GEN_PASS_DEF_LOWERVECTOROPSPASS
 #include "kiln/Codegen/Common/Passes.h.inc"
@@ -238,6 +240,69 @@ struct DotContractToReduction : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// The value of `v` when it is an integer constant (a scalar or a splat).
+std::optional<int64_t> splatInt(Value v) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return c.getSExtValue();
+  return std::nullopt;
+}
+
+/// Takes the poison out of the f32 to i32 conversions that the polynomial
+/// approximations created (those not in `before`). LLVM defines fptosi of a
+/// NaN as poison, and exp's approximation converts its power of two k, which
+/// is NaN for a NaN input: where LLVM can see the NaN coming (a softmax of a
+/// row masked whole, exp(-inf - -inf) in constants), the poison spreads and
+/// LLVM drops the stores that depend on it, leaving the arena's old bytes in
+/// the output. The approximation's 2^k, (fptosi(k) + bias) << 23, becomes
+/// bitcast(k + 2^23 + bias) << 23 (k integral and k + bias in [0, 2^9), as
+/// its clamps ensure): the same bits, a NaN through the fadd, one op less.
+/// Any other new conversion reads 0 for a NaN.
+void removeConversionPoison(Operation *root,
+                            const llvm::DenseSet<Operation *> &before) {
+  SmallVector<arith::FPToSIOp> created;
+  root->walk([&](arith::FPToSIOp op) {
+    if (!before.contains(op) && getElementTypeOrSelf(op.getIn()).isF32() &&
+        getElementTypeOrSelf(op.getType()).isInteger(32))
+      created.push_back(op);
+  });
+  for (arith::FPToSIOp op : created) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Type ft = op.getIn().getType();
+    auto floatSplat = [&](double v) -> Value {
+      FloatAttr f = b.getF32FloatAttr(float(v));
+      if (auto vt = dyn_cast<VectorType>(ft))
+        return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, f));
+      return arith::ConstantOp::create(b, loc, f);
+    };
+    auto add = op->hasOneUse() ? dyn_cast<arith::AddIOp>(*op->user_begin())
+                               : arith::AddIOp();
+    std::optional<int64_t> bias =
+        add ? splatInt(add.getLhs() == op.getResult() ? add.getRhs()
+                                                      : add.getLhs())
+            : std::nullopt;
+    auto shift = add && add->hasOneUse()
+                     ? dyn_cast<arith::ShLIOp>(*add->user_begin())
+                     : arith::ShLIOp();
+    if (bias && *bias >= 0 && *bias < 512 && shift &&
+        shift.getLhs() == add.getResult() && splatInt(shift.getRhs()) == 23) {
+      Value biased = arith::AddFOp::create(
+          b, loc, op.getIn(), floatSplat(std::ldexp(1.0, 23) + double(*bias)));
+      Value bits = arith::BitcastOp::create(b, loc, op.getType(), biased);
+      shift.getLhsMutable().assign(bits);
+      add.erase();
+      op.erase();
+      continue;
+    }
+    Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                        op.getIn(), op.getIn());
+    Value safe =
+        arith::SelectOp::create(b, loc, isNan, floatSplat(0.0), op.getIn());
+    op.getInMutable().assign(safe);
+  }
+}
+
 struct LowerVectorOpsPass
     : mlir::kiln::impl::LowerVectorOpsPassBase<LowerVectorOpsPass> {
   void runOnOperation() override {
@@ -273,10 +338,14 @@ struct LowerVectorOpsPass
                  DotContractToReduction>(ctx, /*benefit=*/2);
     // These patterns lower, and what they leave the LLVM conversion cannot
     // take: say so here rather than fail without a diagnostic.
+    llvm::DenseSet<Operation *> conversions;
+    getOperation()->walk(
+        [&](arith::FPToSIOp op) { conversions.insert(op.getOperation()); });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       getOperation()->emitError("vector lowering did not reach a fixed point");
       return signalPassFailure();
     }
+    removeConversionPoison(getOperation(), conversions);
   }
 };
 

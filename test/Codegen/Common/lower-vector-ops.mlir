@@ -175,3 +175,24 @@ func.func @transpose_16x16(%x: vector<16x16xf32>) -> vector<16x16xf32> {
   %0 = vector.transpose %x, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
   return %0 : vector<16x16xf32>
 }
+
+// -----
+
+// exp's polynomial builds its power of two 2^k from the integral k in
+// [-127, 127] as bitcast(k + 2^23 + 127) << 23 (0x4B00007F is 2^23 + 127),
+// not (fptosi(k) + 127) << 23:
+// the same bits, but a NaN input stays a NaN instead of a poison conversion
+// (which let LLVM drop the stores of a softmax masked whole).
+// CHECK-LABEL: func.func @exp_power_of_two
+// CHECK-NOT: arith.fptosi
+// CHECK: %[[SHIFT:.+]] = arith.constant dense<23> : vector<16xi32>
+// CHECK: %[[MAGIC:.+]] = arith.constant dense<0x4B00007F> : vector<16xf32>
+// CHECK-NEXT: %[[B:.+]] = arith.addf %{{.+}}, %[[MAGIC]] : vector<16xf32>
+// CHECK: %[[I:.+]] = arith.bitcast %[[B]] : vector<16xf32> to vector<16xi32>
+// CHECK: %[[P:.+]] = arith.shli %[[I]], %[[SHIFT]] : vector<16xi32>
+// CHECK: arith.bitcast %[[P]] : vector<16xi32> to vector<16xf32>
+// CHECK-NOT: arith.fptosi
+func.func @exp_power_of_two(%x: vector<16xf32>) -> vector<16xf32> {
+  %e = math.exp %x : vector<16xf32>
+  return %e : vector<16xf32>
+}

@@ -94,6 +94,13 @@ def LowerVectorOpsPass : Pass<"kiln-lower-vector-ops", "func::FuncOp"> {
     and exp/tanh/erf/log become vectorizable polynomial approximations.
     Vector reads used only element by element (a convolution's input pixels,
     broadcast into FMAs) become scalar loads: broadcasts from memory.
+    The f32-to-i32 conversions the approximations create carry no poison:
+    LLVM defines `fptosi` of a NaN as poison, and exp's conversion of its
+    exponent k is NaN for a NaN input; where LLVM sees the NaN coming (a
+    softmax of rows masked whole by constants) it dropped the stores that
+    depend on it. exp's 2^k, `(fptosi(k) + 127) << 23`, becomes
+    `bitcast(k + 2^23 + 127) << 23`, the same bits for its integral k in
+    [-127, 127]; any other new conversion reads 0 for a NaN.
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect",
