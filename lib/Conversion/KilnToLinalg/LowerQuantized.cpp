@@ -36,8 +36,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
-#include "kiln/Dialect/Kiln/IR/Contract.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Contract.h"
+#include "kiln/Dialect/Kiln/IR/ElementsUtils.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -704,11 +705,34 @@ Value zeroPointScalar(OpBuilder &b, Location loc, Value zp) {
 }
 
 /// acc [..., N] minus zp * sums[n], exactly in i32 (an elementwise generic
-/// of its own, so that the dequantization after it fuses with it).
+/// of its own, so that the dequantization after it fuses with it). With
+/// both constant (a QDQ model's activation zero point and the weights'
+/// sums) the products are one constant, computed here: a vpmulld less per
+/// vector of outputs in the product's epilogue; the same i32 values.
 Value zeroPointCorrected(OpBuilder &b, Location loc, Value acc, Value zp,
                          Value sums) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(acc.getType()).getShape();
   unsigned rank = shape.size();
+  DenseIntElementsAttr zpValue;
+  ElementsAttr sumValues;
+  if (matchPattern(zp, m_Constant(&zpValue)) && zpValue.getNumElements() == 1 &&
+      zpValue.getElementType().isInteger(32) &&
+      matchPattern(sums, m_Constant(&sumValues)))
+    if (std::optional<ElementsAttr> products = multipliedInt32Elements(
+            sumValues,
+            int32_t((*zpValue.getValues<APInt>().begin()).getSExtValue()))) {
+      Value shares =
+          arith::ConstantOp::create(b, loc, cast<TypedAttr>(*products));
+      AffineMap column = AffineMap::get(rank, 0, {b.getAffineDimExpr(rank - 1)},
+                                        b.getContext());
+      return mappedGeneric(
+          b, loc, shape, b.getI32Type(), ValueRange{acc, shares},
+          {b.getMultiDimIdentityMap(rank), column},
+          [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+            return arith::SubIOp::create(nb, nl, a[0], a[1]);
+          },
+          dynamicDims(b, loc, acc));
+    }
   auto zt = cast<RankedTensorType>(zp.getType());
   SmallVector<AffineExpr> origin(zt.getRank(), b.getAffineConstantExpr(0));
   SmallVector<AffineMap> maps = {

@@ -193,6 +193,27 @@ mlir::kiln::widenInt8Elements(ElementsAttr value, ArrayRef<int64_t> shape) {
                   });
 }
 
+std::optional<ElementsAttr>
+mlir::kiln::multipliedInt32Elements(ElementsAttr value, int32_t factor) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.getElementType().isInteger(32))
+    return std::nullopt;
+  auto times = [&](uint32_t v) { return v * uint32_t(factor); };
+  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
+    return ElementsAttr(DenseElementsAttr::get(
+        type, APInt(32, times(uint32_t(
+                            dense.getSplatValue<APInt>().getZExtValue())))));
+  return relayout(value, type, /*keepDense=*/true, "kiln_scaled_i32",
+                  [&](MutableArrayRef<char> out, ArrayRef<char> in, size_t) {
+                    for (size_t i = 0; i + 4 <= in.size(); i += 4) {
+                      uint32_t v;
+                      std::memcpy(&v, in.data() + i, 4);
+                      v = times(v);
+                      std::memcpy(out.data() + i, &v, 4);
+                    }
+                  });
+}
+
 bool mlir::kiln::isNarrowType(Type t) {
   Type elt = getElementTypeOrSelf(t);
   if (auto i = dyn_cast<IntegerType>(elt))

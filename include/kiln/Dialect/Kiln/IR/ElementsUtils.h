@@ -47,6 +47,12 @@ std::optional<ElementsAttr> reshapeElements(ElementsAttr value,
 std::optional<ElementsAttr> widenInt8Elements(ElementsAttr value,
                                               ArrayRef<int64_t> shape);
 
+/// The i32 elements of `value` each times `factor`, wrapping as i32
+/// arithmetic does: a splat stays one, dense stays dense, a resource becomes
+/// a new blob. std::nullopt when the value cannot be read or is not of i32.
+std::optional<ElementsAttr> multipliedInt32Elements(ElementsAttr value,
+                                                    int32_t factor);
+
 /// Whether `t` (or its element type) is one of ONNX's narrow types: the
 /// float8 formats (f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f8E8M0FNU),
 /// f4E2M1FN and the 4-bit and 2-bit integers. Kiln stores them a byte each,
