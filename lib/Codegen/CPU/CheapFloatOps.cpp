@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_CHEAPFLOATOPSPASS
@@ -73,6 +75,7 @@ bool quotientsMatchScalar(float d, float hi, float lo) {
   return true;
 }
 
+#if defined(__x86_64__)
 /// quotientsMatchScalar over every significand, eight at a time.
 __attribute__((target("avx2,fma"))) bool quotientsMatchAvx2(float d, float hi,
                                                             float lo) {
@@ -95,6 +98,7 @@ __attribute__((target("avx2,fma"))) bool quotientsMatchAvx2(float d, float hi,
   }
   return true;
 }
+#endif
 
 /// The f32 constants {hi, lo} that divide by `d` as q = fma(x, hi, x * lo),
 /// hi near 1/d and lo the rounded remainder 1/d - hi, when that q rounds as
@@ -108,9 +112,9 @@ __attribute__((target("avx2,fma"))) bool quotientsMatchAvx2(float d, float hi,
 /// hi's sign (hi is 1/d rounded to nearest, or toward zero when that
 /// rounded up), so an infinite x gives an infinity of its sign, not
 /// inf - inf. A quotient outside the normal range may differ: below about
-/// 2^-100 (x * lo subnormal), or past the f32 range (the fma infinite
-/// where x / d is not). Most divisors pass; one for which some x rounds
-/// the other way keeps its division.
+/// 2^-78 (x * lo subnormal; |lo / hi| is at least about 2^-48), or past the f32
+/// range (the fma infinite where x / d is not). Most divisors pass; one for
+/// which some x rounds the other way keeps its division.
 std::optional<std::pair<float, float>> exactReciprocal(float d) {
   if (!std::isnormal(d))
     return std::nullopt;
@@ -129,9 +133,13 @@ std::optional<std::pair<float, float>> exactReciprocal(float d) {
     if (!std::isnormal(hi) || std::signbit(lo) != std::signbit(hi))
       return std::nullopt;
   }
+#if defined(__x86_64__)
   bool match = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
                    ? quotientsMatchAvx2(d, hi, lo)
                    : quotientsMatchScalar(d, hi, lo);
+#else
+  bool match = quotientsMatchScalar(d, hi, lo);
+#endif
   if (!match)
     return std::nullopt;
   return std::make_pair(hi, lo);
