@@ -319,6 +319,12 @@ mlir::kiln::convertDequantizeLinear(OnnxNode &node) {
     node.fail() << "x_scale must be a float tensor";
     return failure();
   }
+  if (zp && elementOf(zp) != xt) {
+    node.fail() << "x_zero_point is " << elementOf(zp) << " but x is " << xt
+                << "; ONNX requires them to be of one type: check the "
+                   "converter that wrote the model";
+    return failure();
+  }
   FailureOr<Value> v = castTo(node, *x, f);
   if (succeeded(v) && zp) {
     FailureOr<Value> zf = castTo(node, zp, f);

@@ -43,3 +43,16 @@ module attributes {onnx.opset_import = {ai.onnx = 14 : i64}} {
     return %y, %t : tensor<*xi32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// A zero point of another type than the data it dequantizes (a float8 zero
+// point for int8 weights): ONNX types them alike, so the model is refused.
+// CHECK: error: loc("dq_mixed"): node 'dq_mixed' (DequantizeLinear, opset 19): x_zero_point is 'f8E4M3FN' but x is 'i8'; ONNX requires them to be of one type: check the converter that wrote the model
+module attributes {onnx.opset_import = {ai.onnx = 19 : i64}} {
+  func.func @dequantize_mixed(%x: tensor<2x3xi8>, %s: tensor<f32>, %z: tensor<f8E4M3FN>) -> tensor<*xf32> {
+    // expected-error@unknown {{node 'dq_mixed' (DequantizeLinear, opset 19): x_zero_point is 'f8E4M3FN' but x is 'i8'; ONNX requires them to be of one type: check the converter that wrote the model}}
+    %y = "onnx.DequantizeLinear"(%x, %s, %z) : (tensor<2x3xi8>, tensor<f32>, tensor<f8E4M3FN>) -> tensor<*xf32> loc("dq_mixed")
+    return %y : tensor<*xf32>
+  }
+}
