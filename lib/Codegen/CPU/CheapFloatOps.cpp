@@ -250,8 +250,7 @@ struct CheapFloatOpsPass
     for (arith::DivFOp div : divisions) {
       float d = *constantDivisor(div);
       int exponent;
-      bool powerOfTwo =
-          std::frexp(d, &exponent) == 0.5f || std::frexp(d, &exponent) == -0.5f;
+      bool powerOfTwo = std::fabs(std::frexp(d, &exponent)) == 0.5f;
       if (!powerOfTwo && !roundedAndSaturated(div))
         continue;
       auto [it, inserted] = known.try_emplace(bitsOf(d));

@@ -131,3 +131,25 @@ func.func @kept(%x: f32) -> (f32, f32, f32, f32, f32) {
   %14 = arith.minimumf %13, %hi : f32
   return %0, %6, %9, %11, %14 : f32, f32, f32, f32, f32
 }
+
+// A scale a hostile model sets to 0 (or a subnormal, whose reciprocal
+// overflows) has no reciprocal pair: the division stays, rounding and
+// clamping what x / 0 gives.
+// CHECK-LABEL: func.func @zero_scale
+// CHECK: arith.divf %arg0, %{{.+}} : f32
+// CHECK: arith.divf %arg0, %{{.+}} : f32
+func.func @zero_scale(%x: f32) -> (f32, f32) {
+  %zero = arith.constant 0.0 : f32
+  %tiny = arith.constant 1.0e-40 : f32
+  %lo = arith.constant -128.0 : f32
+  %hi = arith.constant 127.0 : f32
+  %0 = arith.divf %x, %zero : f32
+  %1 = math.roundeven %0 : f32
+  %2 = arith.maximumf %1, %lo : f32
+  %3 = arith.minimumf %2, %hi : f32
+  %4 = arith.divf %x, %tiny : f32
+  %5 = math.roundeven %4 : f32
+  %6 = arith.maximumf %5, %lo : f32
+  %7 = arith.minimumf %6, %hi : f32
+  return %3, %7 : f32, f32
+}

@@ -196,3 +196,16 @@ func.func @exp_power_of_two(%x: vector<16xf32>) -> vector<16xf32> {
   %e = math.exp %x : vector<16xf32>
   return %e : vector<16xf32>
 }
+
+// -----
+
+// sin's polynomial converts its quadrant index, which is NaN for a NaN
+// input, in no 2^k form: the conversion reads 0 for a NaN instead.
+// CHECK-LABEL: func.func @sin_quadrant
+// CHECK: %[[NAN:.+]] = arith.cmpf uno, %[[K:.+]], %[[K]] : vector<16xf32>
+// CHECK: %[[SAFE:.+]] = arith.select %[[NAN]], %{{.+}}, %[[K]] : vector<16xi1>, vector<16xf32>
+// CHECK: arith.fptosi %[[SAFE]] : vector<16xf32> to vector<16xi32>
+func.func @sin_quadrant(%x: vector<16xf32>) -> vector<16xf32> {
+  %e = math.sin %x : vector<16xf32>
+  return %e : vector<16xf32>
+}
