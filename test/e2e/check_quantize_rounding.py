@@ -3,15 +3,18 @@
 as IEEE float32 division gives it (docs/quantization.md, "Division by a
 scale in a multiply and an fma"). kiln-cpu-cheap-float-ops computes the
 quotient as fma(x, hi, x * lo) where that was proven to round as the
-division for every x; this runs the compiled code on the inputs where a
-slip would show: x whose quotient lies within a few ulps of every
-half-integer of the output range, on either side, ±0, ±infinity, the
-largest floats and random values, for scales that take the multiply (one a
-power of two), one that keeps its division (0.7), with a uint8 zero point
-and with int8 output, after a Conv (the requantization in a product's
-epilogue, QDQ). Compared with numpy (float32 division, rint, clip) bit for
-bit; the emitted LLVM is checked to hold the fma and no division where the
-multiply applies.
+division for every x, and otherwise (a scale with no such pair, like 0.7,
+or one known only at run time) as a reciprocal multiply with two fma
+corrections; this runs the compiled code on the inputs where a slip would
+show: x whose quotient lies within a few ulps of every half-integer of the
+output range, on either side, ±0, ±infinity, the largest floats and random
+values, for constant scales (one a power of two), for scales given at run
+time (with run-time zero points, and ones outside [2^-60, 2^60] that keep
+the division: 0, a subnormal, 1e30), with a uint8 zero point and with int8
+output, in DynamicQuantizeLinear (whose scale comes from its input), and
+after a Conv (the requantization in a product's epilogue, QDQ). Compared
+with numpy (float32 division, rint, clip) bit for bit; the emitted LLVM is
+checked to hold the fma and no division where the multiply applies.
 
 usage: check_quantize_rounding.py WORKDIR PYTHONPATH
 """
@@ -56,9 +59,9 @@ def near_ties(scale, lo, hi):
 
 def reference(x, scale, zp, signed):
     lo, hi = (-128, 127) if signed else (0, 255)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         q = np.rint(x / f32(scale)).astype(np.float64) + zp
-    return np.clip(q, lo, hi).astype(np.int8 if signed else np.uint8)
+        return np.clip(q, lo, hi).astype(np.int8 if signed else np.uint8)
 
 
 def emitted_llvm(path):
@@ -87,13 +90,68 @@ for scale, signed, zp in [(0.02, False, 128), (f32(1 / 25.5), False, 3),
     bad = np.nonzero(got != want)[0]
     assert len(bad) == 0, (name, [(x[i], got[i], want[i]) for i in bad[:5]])
     ll = emitted_llvm(path)
-    if scale == f32(0.7):
-        assert re.search(r"fdiv ", ll), (name, "0.7 keeps its division")
-    else:
-        assert not re.search(r"fdiv ", ll), (name, "a division is left")
-        if scale != f32(0.125):
-            assert "llvm.fma" in ll, (name, "no fma")
+    assert not re.search(r"fdiv ", ll), (name, "a division is left")
+    if scale != f32(0.125):
+        assert "llvm.fma" in ll, (name, "no fma")
     cases += len(x)
+
+# Scales and zero points known only at run time: one compiled model, the
+# scale and zero point passed with x. Vectors divide by the reciprocal with
+# two corrections; 0, subnormal and huge scales take the division.
+for signed in (False, True):
+    qt = T.INT8 if signed else T.UINT8
+    zt = np.int8 if signed else np.uint8
+    n = len(near_ties(f32(0.02), -300, 300))
+    name = f"q_run_time_{'s' if signed else 'u'}"
+    path = save_onnx(
+        work, name,
+        [h.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="quant")],
+        [h.make_tensor_value_info("x", T.FLOAT, [n]),
+         h.make_tensor_value_info("s", T.FLOAT, []),
+         h.make_tensor_value_info("z", qt, [])],
+        [h.make_tensor_value_info("y", qt, [n])])
+    model = compile_and_load(kiln, path)
+    ll = emitted_llvm(path)
+    assert "llvm.fma" in ll and "fdiv float 1.0" in ll, (name, "no reciprocal")
+    for scale, zp in [(0.02, 0), (0.7, 17), (f32(1 / 25.5), 3), (0.0073, -5),
+                      (0.125, 0), (3.1e-5, 1), (0.0, 0), (1e-40, 0),
+                      (1e30, 2), (1e-19, 0)]:
+        if zp < 0 and not signed:
+            zp = -zp
+        scale = f32(scale)
+        x = near_ties(scale if scale > 1e-30 else f32(1), -300, 300)[:n]
+        got = model(x, np.array(scale, f32), np.array(zp, zt))[0]
+        want = reference(x, scale, zp, signed)
+        # 0 / 0 is NaN, whose conversion to an integer ONNX leaves open.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            defined = ~np.isnan(x / scale)
+        bad = np.nonzero((got != want) & defined)[0]
+        assert len(bad) == 0, (name, float(scale),
+                               [(x[i], got[i], want[i]) for i in bad[:5]])
+        cases += len(x)
+
+# DynamicQuantizeLinear: the scale is (max(x, 0) - min(x, 0)) / 255 of the
+# input itself and the zero point round(-min / scale), both at run time.
+# x spans [-1.3, 4.1] and holds the near-ties of that scale.
+lo_x, hi_x = f32(-1.3), f32(4.1)
+dscale = (hi_x - lo_x) / f32(255)
+x = near_ties(dscale, -60, 190)
+x = np.clip(x, lo_x, hi_x)
+x[:2] = [lo_x, hi_x]
+path = save_onnx(
+    work, "dynamic_quantize",
+    [h.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])],
+    [h.make_tensor_value_info("x", T.FLOAT, [len(x)])],
+    [h.make_tensor_value_info("y", T.UINT8, [len(x)]),
+     h.make_tensor_value_info("s", T.FLOAT, []),
+     h.make_tensor_value_info("z", T.UINT8, [])])
+y, s_got, z_got = compile_and_load(kiln, path)(x)
+zp = int(np.clip(np.rint(f32(0) - lo_x / dscale), 0, 255))
+assert s_got == dscale and z_got == zp, (s_got, dscale, z_got, zp)
+want = reference(x, dscale, zp, False)
+bad = np.nonzero(y != want)[0]
+assert len(bad) == 0, ("dynamic", [(x[i], y[i], want[i]) for i in bad[:5]])
+cases += len(x)
 
 # The same rounding in a QDQ convolution's epilogue: uint8 activations, int8
 # weights, the output quantized with scale 0.02 and zero point 128; against
@@ -132,5 +190,6 @@ assert diff.max() <= 1, ("qdq_conv", diff.max())
 q = yf.astype(np.float64) / np.float64(ys)
 clear = np.abs(q - np.floor(q) - 0.5) > 1e-4
 assert np.array_equal(got[clear], want[clear]), "qdq_conv"
-print(f"QuantizeLinear: {cases} values over 5 scales bit for bit, "
+print(f"QuantizeLinear, DynamicQuantizeLinear: {cases} values over 5 "
+      "constant scales, 10 run-time ones and one dynamic, bit for bit; "
       f"QDQ Conv {diff.size} outputs ({int((diff > 0).sum())} ties one step)")

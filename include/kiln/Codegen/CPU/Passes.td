@@ -304,7 +304,7 @@ def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "ModuleOp"> {
 def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
   let summary = "Float operations in the forms x86 runs in one instruction";
   let description = [{
-    Three rewrites, run late (after the AMX kernels have built their
+    Four rewrites, run late (after the AMX kernels have built their
     epilogues, before the conversion to LLVM):
     - `arith.divf(x, d)` by a constant f32 `d` (a scalar, splat or
       broadcast scalar): a multiply by 1/d when `d` is a power of two;
@@ -318,6 +318,16 @@ def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
       divisor some x would round differently keeps its division (about 7%
       of scales). A `vdivps` costs more than a whole int8 product of small
       K that it requantizes.
+    - The same division where no such pair exists, or by a run-time
+      scalar broadcast to a vector (DynamicQuantizeLinear's scale; the zero
+      point added before the clamps may then be a run-time value too):
+      `q0 = x * r` with r = 1/d, then two corrections
+      `q = q + fma(-q, d, x) * r` (fmas), which give the division's
+      float32 bit for bit for 2^-60 <= |d| <= 2^60 (Markstein's theorem).
+      A run-time divisor outside that range, and a vector where a
+      correction is NaN (an infinite x, an overflow), divide; a constant
+      divisor keeps q0 in such a lane (an infinity, saturated as the
+      division's quotient is).
     - `arith.fptosi(math.roundeven(x))` from f32 to i32 becomes
       `llvm.intr.lrint`, the same value under the default rounding mode
       (nearest, ties to even) that compiled code assumes: one `vcvtps2dq`
@@ -333,6 +343,7 @@ def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
 }
 
