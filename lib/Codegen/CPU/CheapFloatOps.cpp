@@ -183,22 +183,26 @@ bool saturated(Value v, bool anyZeroPoint, bool afterAdd = false) {
   });
 }
 
-/// The f32 divisor of `div` when it is one constant (a scalar, a splat, or
-/// a scalar broadcast to a vector).
-std::optional<float> constantDivisor(arith::DivFOp div) {
-  if (!getElementTypeOrSelf(div.getType()).isF32())
+/// The value of `v` when it is one f32 constant (a scalar, a splat, or a
+/// scalar broadcast to a vector).
+std::optional<float> constantF32(Value v) {
+  if (!getElementTypeOrSelf(v.getType()).isF32())
     return std::nullopt;
-  Value rhs = div.getRhs();
-  if (auto broadcast = rhs.getDefiningOp<vector::BroadcastOp>())
-    rhs = broadcast.getSource();
+  if (auto broadcast = v.getDefiningOp<vector::BroadcastOp>())
+    v = broadcast.getSource();
   Attribute attr;
-  if (!matchPattern(rhs, m_Constant(&attr)))
+  if (!matchPattern(v, m_Constant(&attr)))
     return std::nullopt;
   if (auto f = dyn_cast<FloatAttr>(attr))
     return f.getValue().convertToFloat();
   if (auto splat = dyn_cast<SplatElementsAttr>(attr))
     return splat.getSplatValue<APFloat>().convertToFloat();
   return std::nullopt;
+}
+
+/// The f32 divisor of `div` when it is one constant.
+std::optional<float> constantDivisor(arith::DivFOp div) {
+  return constantF32(div.getRhs());
 }
 
 /// A constant f32 of `type` (a scalar or a splat vector).
@@ -315,6 +319,121 @@ template <typename OpTy> void ignoreSignedZeros(OpTy op) {
   op.setFastmath(op.getFastmath() | arith::FastMathFlags::nsz);
 }
 
+/// When `op` is a maximum or minimum of a value and one f32 constant: the
+/// value, the constant, and whether it is a maximum.
+std::optional<std::tuple<Value, float, bool>> clampOf(Operation *op) {
+  if (!op || !isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+                  arith::MinNumFOp>(op))
+    return std::nullopt;
+  bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+  for (int i = 0; i < 2; ++i)
+    if (std::optional<float> c = constantF32(op->getOperand(i)))
+      return std::make_tuple(op->getOperand(1 - i), *c, max);
+  return std::nullopt;
+}
+
+/// Rewrites a quantization's end, `conv(clamp(roundeven(q) + zp, lo, hi))`
+/// to an integer of at most 16 bits (`conv` an fptosi or fptoui; zp, lo, hi
+/// integral f32 constants, zp even, the clamp within the integer's range),
+/// as the low bits of `clamp(q, lo - zp, hi - zp) + (1.5 * 2^23 + zp)`:
+/// that sum lies in [2^23, 2^24), where floats are the integers, so adding
+/// rounds q' = clamp(q, ...) to nearest, ties to the even sum, which is
+/// roundeven(q') + M because M is even; its significand field is then
+/// 2^22 + roundeven(q') + zp, whose low 8 or 16 bits are the result
+/// (2^22 is a multiple of 2^16). Clamping before rounding changes nothing
+/// (lo - zp and hi - zp are integers and rounding is monotonic). A
+/// following xor with the sign bit (Kiln stores uint8 activations as int8
+/// ^ 0x80) is 2^(N-1) more in M. Two clamps, an add and a truncation where
+/// the quantization took a vrndscaleps (two uops), an add, two clamps, a
+/// conversion and the truncation. A NaN q gives a value where the
+/// conversion was poison.
+void narrowRoundedConversion(Operation *conv) {
+  auto intType =
+      dyn_cast<IntegerType>(getElementTypeOrSelf(conv->getResult(0)));
+  if (!intType || intType.getWidth() > 16 || intType.getWidth() < 2 ||
+      !conv->getResult(0).hasOneUse())
+    return;
+  auto outer = clampOf(conv->getOperand(0).getDefiningOp());
+  if (!outer || !std::get<0>(*outer).hasOneUse())
+    return;
+  Operation *innerOp = std::get<0>(*outer).getDefiningOp();
+  auto inner = clampOf(innerOp);
+  if (!inner || std::get<2>(*inner) == std::get<2>(*outer) ||
+      !std::get<0>(*inner).hasOneUse())
+    return;
+  float lo = std::get<2>(*outer) ? std::get<1>(*outer) : std::get<1>(*inner);
+  float hi = std::get<2>(*outer) ? std::get<1>(*inner) : std::get<1>(*outer);
+  Value rounded = std::get<0>(*inner);
+  float zp = 0.0f;
+  Operation *addOp = nullptr;
+  if (auto add = rounded.getDefiningOp<arith::AddFOp>()) {
+    addOp = add;
+    for (int i = 0; i < 2; ++i)
+      if (std::optional<float> c = constantF32(add->getOperand(i))) {
+        zp = *c;
+        rounded = add->getOperand(1 - i);
+        break;
+      }
+    if (rounded == add.getResult() || !rounded.hasOneUse())
+      return;
+  }
+  auto round = rounded.getDefiningOp<math::RoundEvenOp>();
+  if (!round)
+    return;
+  int64_t width = intType.getWidth();
+  bool isSigned = isa<arith::FPToSIOp>(conv);
+  double minValue = isSigned ? -std::ldexp(1.0, width - 1) : 0.0;
+  double maxValue =
+      isSigned ? std::ldexp(1.0, width - 1) - 1 : std::ldexp(1.0, width) - 1;
+  auto integral = [](float v) {
+    return std::isfinite(v) && std::trunc(v) == v && std::fabs(v) <= 0x1p21f;
+  };
+  if (!integral(lo) || !integral(hi) || !integral(zp) || lo > hi ||
+      lo < minValue || hi > maxValue || std::fmod(zp, 2.0f) != 0.0f)
+    return;
+  Operation *replaced = conv;
+  float bias = 0x1.8p23f + zp;
+  if (auto flip = dyn_cast<arith::XOrIOp>(*conv->getUsers().begin())) {
+    APInt bits;
+    Value other =
+        flip.getLhs() == conv->getResult(0) ? flip.getRhs() : flip.getLhs();
+    if (matchPattern(other, m_ConstantInt(&bits)) && bits.isSignMask()) {
+      replaced = flip;
+      bias += std::ldexp(1.0f, int(width) - 1);
+    }
+  }
+  OpBuilder b(replaced);
+  Location loc = conv->getLoc();
+  Value q = round.getOperand();
+  Type type = q.getType();
+  auto minOp =
+      arith::MinimumFOp::create(b, loc, q, f32Constant(b, loc, type, hi - zp));
+  auto maxOp = arith::MaximumFOp::create(b, loc, minOp,
+                                         f32Constant(b, loc, type, lo - zp));
+  ignoreSignedZeros(minOp);
+  ignoreSignedZeros(maxOp);
+  Value sum =
+      arith::AddFOp::create(b, loc, maxOp, f32Constant(b, loc, type, bias));
+  Type i32 = b.getI32Type();
+  if (auto vt = dyn_cast<VectorType>(type))
+    i32 = vt.clone(i32);
+  Value bits = arith::BitcastOp::create(b, loc, i32, sum);
+  Value result =
+      arith::TruncIOp::create(b, loc, replaced->getResult(0).getType(), bits);
+  replaced->getResult(0).replaceAllUsesWith(result);
+  // The old chain, last op first, each now unused.
+  SmallVector<Operation *> dead;
+  if (replaced != conv)
+    dead.push_back(replaced);
+  dead.append({conv, conv->getOperand(0).getDefiningOp(), innerOp});
+  if (addOp)
+    dead.push_back(addOp);
+  dead.push_back(round);
+  for (Operation *op : dead)
+    if (op->use_empty())
+      op->erase();
+}
+
 struct CheapFloatOpsPass
     : mlir::kiln::impl::CheapFloatOpsPassBase<CheapFloatOpsPass> {
   void runOnOperation() override {
@@ -410,6 +529,14 @@ struct CheapFloatOpsPass
       if (round->use_empty())
         round.erase();
     }
+    SmallVector<Operation *> narrowConversions;
+    getOperation().walk([&](Operation *op) {
+      if (isa<arith::FPToSIOp, arith::FPToUIOp>(op) &&
+          getElementTypeOrSelf(op->getOperand(0)).isF32())
+        narrowConversions.push_back(op);
+    });
+    for (Operation *op : narrowConversions)
+      narrowRoundedConversion(op);
   }
 };
 

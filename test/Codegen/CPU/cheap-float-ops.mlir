@@ -219,3 +219,81 @@ func.func @run_time_kept(%x: vector<16xf32>, %s: f32, %y: f32) -> (vector<16xf32
   %c2 = arith.minimumf %c, %hi : f32
   return %d, %c2 : vector<16xf32>, f32
 }
+
+// A quantization's end: round, add an even zero point, clamp within the
+// integer's range, convert to 8 bits, and flip the sign bit (uint8 stored as
+// int8 ^ 0x80). The clamp moves before the rounding (by the zero point), and
+// adding 1.5 * 2^23 + zp + 128 rounds to an integer whose low byte is the
+// result: two clamps, an add and a truncation.
+// CHECK-LABEL: func.func @narrow
+// CHECK-NOT: math.roundeven
+// CHECK: %[[HI:.+]] = arith.constant dense<2.550000e+02> : vector<16xf32>
+// CHECK: %[[MIN:.+]] = arith.minimumf %arg0, %[[HI]] fastmath<nsz>
+// CHECK: %[[LO:.+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK: %[[MAX:.+]] = arith.maximumf %[[MIN]], %[[LO]] fastmath<nsz>
+// CHECK: %[[BIAS:.+]] = arith.constant dense<0x4B400000> : vector<16xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %[[MAX]], %[[BIAS]] : vector<16xf32>
+// CHECK: %[[BITS:.+]] = arith.bitcast %[[SUM]] : vector<16xf32> to vector<16xi32>
+// CHECK: %[[Y:.+]] = arith.trunci %[[BITS]] : vector<16xi32> to vector<16xi8>
+// CHECK-NOT: arith.xori
+// CHECK: return %[[Y]]
+func.func @narrow(%x: vector<16xf32>) -> vector<16xi8> {
+  %zp = arith.constant dense<-128.0> : vector<16xf32>
+  %lo = arith.constant dense<-128.0> : vector<16xf32>
+  %hi = arith.constant dense<127.0> : vector<16xf32>
+  %flip = arith.constant dense<-128> : vector<16xi8>
+  %r = math.roundeven %x : vector<16xf32>
+  %a = arith.addf %r, %zp : vector<16xf32>
+  %c = arith.maximumf %a, %lo : vector<16xf32>
+  %c2 = arith.minimumf %c, %hi : vector<16xf32>
+  %i = arith.fptosi %c2 : vector<16xf32> to vector<16xi8>
+  %y = arith.xori %i, %flip : vector<16xi8>
+  return %y : vector<16xi8>
+}
+
+// Unsigned, no zero point, the clamps the other way round, no flip: the
+// bias is 1.5 * 2^23 alone.
+// CHECK-LABEL: func.func @narrow_unsigned
+// CHECK: arith.minimumf %arg0, %{{.+}} fastmath<nsz> : vector<16xf32>
+// CHECK: arith.maximumf
+// CHECK: %[[SUM:.+]] = arith.addf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK: arith.trunci %{{.+}} : vector<16xi32> to vector<16xi8>
+func.func @narrow_unsigned(%x: vector<16xf32>) -> vector<16xi8> {
+  %lo = arith.constant dense<0.0> : vector<16xf32>
+  %hi = arith.constant dense<255.0> : vector<16xf32>
+  %r = math.roundeven %x : vector<16xf32>
+  %c = arith.minimumf %r, %hi : vector<16xf32>
+  %c2 = arith.maximumf %c, %lo : vector<16xf32>
+  %i = arith.fptoui %c2 : vector<16xf32> to vector<16xi8>
+  return %i : vector<16xi8>
+}
+
+// Kept: an odd zero point (ties would round by the parity of the sum), a
+// clamp beyond the integer's range, a clamp from one side only, and a
+// rounded value read twice.
+// CHECK-LABEL: func.func @narrow_kept
+// CHECK-COUNT-4: math.roundeven
+// CHECK-NOT: arith.bitcast
+func.func @narrow_kept(%x: vector<16xf32>) -> (vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xf32>) {
+  %odd = arith.constant dense<3.0> : vector<16xf32>
+  %lo = arith.constant dense<-128.0> : vector<16xf32>
+  %hi = arith.constant dense<127.0> : vector<16xf32>
+  %wide = arith.constant dense<300.0> : vector<16xf32>
+  %r0 = math.roundeven %x : vector<16xf32>
+  %a0 = arith.addf %r0, %odd : vector<16xf32>
+  %c0 = arith.maximumf %a0, %lo : vector<16xf32>
+  %d0 = arith.minimumf %c0, %hi : vector<16xf32>
+  %i0 = arith.fptosi %d0 : vector<16xf32> to vector<16xi8>
+  %r1 = math.roundeven %x : vector<16xf32>
+  %c1 = arith.maximumf %r1, %lo : vector<16xf32>
+  %d1 = arith.minimumf %c1, %wide : vector<16xf32>
+  %i1 = arith.fptosi %d1 : vector<16xf32> to vector<16xi8>
+  %r2 = math.roundeven %x : vector<16xf32>
+  %d2 = arith.minimumf %r2, %hi : vector<16xf32>
+  %i2 = arith.fptosi %d2 : vector<16xf32> to vector<16xi8>
+  %r3 = math.roundeven %x : vector<16xf32>
+  %c3 = arith.maximumf %r3, %lo : vector<16xf32>
+  %d3 = arith.minimumf %c3, %hi : vector<16xf32>
+  %i3 = arith.fptosi %d3 : vector<16xf32> to vector<16xi8>
+  return %i0, %i1, %i2, %i3, %r3 : vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xf32>
+}

@@ -304,7 +304,7 @@ def AmxMatmulPass : Pass<"kiln-cpu-amx-matmul", "ModuleOp"> {
 def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
   let summary = "Float operations in the forms x86 runs in one instruction";
   let description = [{
-    Four rewrites, run late (after the AMX kernels have built their
+    Five rewrites, run late (after the AMX kernels have built their
     epilogues, before the conversion to LLVM):
     - `arith.divf(x, d)` by a constant f32 `d` (a scalar, splat or
       broadcast scalar): a multiply by 1/d when `d` is a power of two;
@@ -334,6 +334,15 @@ def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
       where the pair takes a `vrndscaleps` and a `vcvttps2dq`. Static int8's
       requantizations end so. Vectors of more than one dimension are
       rewritten row by row.
+    - A quantization's end, `fptosi`/`fptoui(clamp(roundeven(q) + zp, lo,
+      hi))` to 8 or 16 bits with constant integral zp (even), lo and hi
+      within the integer's range, optionally followed by an xor with the
+      sign bit: `trunci(bitcast(clamp(q, lo - zp, hi - zp) + (1.5 * 2^23
+      + zp [+ 2^(N-1)])))`. In [2^23, 2^24) floats are the integers, so the
+      add rounds to nearest even (M is even) and the low bits of the
+      significand are the result: two clamps, an add and a truncation
+      instead of a vrndscaleps (two uops), an add, two clamps and a
+      conversion.
     - `arith.maximumf` / `arith.minimumf` get the `nsz` flag: NaN still
       propagates, but the sign of a zero result is not kept. Against a
       constant that is not NaN (ReLU, Clip and ReLU6, the clamps of a
