@@ -160,17 +160,16 @@ bool clampsAgainstConstant(Operation *op, Value v, bool &max) {
 
 /// Whether every reader of `v` clamps it from both sides against constants
 /// (a maximum, then a minimum, or the other way), possibly after adding a
-/// zero point first: what a quantization does to its rounded quotient. The
-/// zero point must be a constant unless `anyZeroPoint`.
-bool saturated(Value v, bool anyZeroPoint, bool afterAdd = false) {
+/// constant (a zero point) first: what a quantization does to its rounded
+/// quotient.
+bool saturated(Value v, bool afterAdd = false) {
   return !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *u) {
     if (auto add = dyn_cast<arith::AddFOp>(u); add && !afterAdd)
       return llvm::any_of(add->getOperands(),
                           [&](Value o) {
-                            return o != v && (anyZeroPoint ||
-                                              matchPattern(o, m_Constant()));
+                            return o != v && matchPattern(o, m_Constant());
                           }) &&
-             saturated(add.getResult(), anyZeroPoint, true);
+             saturated(add.getResult(), true);
     bool max;
     if (!clampsAgainstConstant(u, v, max))
       return false;
@@ -226,87 +225,109 @@ Value runTimeDivisor(arith::DivFOp div) {
   return broadcast.getSource();
 }
 
-/// Divisors whose reciprocal and remainders stay normal for every quotient
-/// a quantization rounds: correctedQuotient divides exactly by them.
+/// Constant divisors whose reciprocal and remainders stay normal for every
+/// quotient a quantization rounds: correctedQuotient divides exactly by
+/// them.
 constexpr float kSmallestDivisor = 0x1p-60f, kLargestDivisor = 0x1p60f;
 
-/// x / d as the division rounds it, from r = 1/d rounded to nearest and
-/// `negD` = -d (both of x's type): q0 = x * r is within 1.5 ulps; one
-/// correction q1 = q0 + (x - q0 * d) * r makes it faithful (within an ulp),
-/// and then the remainder x - q1 * d is exact and a second correction gives
-/// the correctly rounded quotient (Markstein's theorem: r within half an
-/// ulp of 1/d, q1 faithful, no underflow or overflow). For 2^-60 <= |d| <=
-/// 2^60 that holds for every quotient that rounds to a nonzero integer
-/// below 2^64; the sequence was compared bit for bit against the division
-/// for 300 random divisors over 2^23 significands at nine exponents of x.
-/// An infinite or NaN x, or a quotient that overflows, makes q2 NaN;
-/// `keepOverflow` then takes q0 in those lanes (the infinity or NaN the
-/// division gives, or, past the f32 range, an infinity where the division
-/// may give the largest float: both saturate against constant bounds).
-/// Returns q2 and, without `keepOverflow`, the lanes where q2 is NaN. A mul
-/// and four fmas, where a vdivps of 16 lanes takes 10 to 16 cycles.
-std::pair<Value, Value> correctedQuotient(OpBuilder &b, Location loc, Value x,
-                                          Value r, Value negD,
-                                          bool keepOverflow) {
+/// x / d from r = 1/d rounded to nearest and `negD` = -d (both of x's
+/// type): q0 = x * r is within 1.5 ulps; one correction q1 = q0 + (x - q0 *
+/// d) * r makes it faithful (within an ulp), and then the remainder x - q1
+/// * d is exact and a second correction gives the correctly rounded
+/// quotient q2 (Markstein's theorem: r within half an ulp of 1/d, q1
+/// faithful, no underflow or overflow). A zero x gives q2 = +0 whatever
+/// the quotient's sign (the corrections add zeros of opposite signs) where
+/// q0 has it; an infinite or NaN x, or a quotient that overflows, gives a
+/// NaN q2. A mul and four fmas, where a vdivps of 16 lanes takes 10 to 16
+/// cycles.
+struct Quotients {
+  Value q0, q2;
+};
+Quotients correctedQuotient(OpBuilder &b, Location loc, Value x, Value r,
+                            Value negD) {
   Value q0 = arith::MulFOp::create(b, loc, x, r);
   Value q1 = math::FmaOp::create(
       b, loc, math::FmaOp::create(b, loc, q0, negD, x), r, q0);
   Value q2 = math::FmaOp::create(
       b, loc, math::FmaOp::create(b, loc, q1, negD, x), r, q1);
-  Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q2, q2);
-  if (keepOverflow)
-    return {arith::SelectOp::create(b, loc, nan, q0, q2), Value()};
-  return {q2, nan};
+  return {q0, q2};
 }
 
+/// Run-time divisors, and the dividends beside them, for which
+/// correctedQuotient is the division's float32 bit for bit: with
+/// 2^-20 <= |d| <= 2^20 and 2^-100 <= |x| <= 2^100 the quotient and the
+/// remainders stay normal (compared for 200 random divisors and the range's
+/// ends over all 2^23 significands at 34 exponents of x: no difference).
+constexpr float kSmallestRunTimeDivisor = 0x1p-20f,
+                kLargestRunTimeDivisor = 0x1p20f, kSmallestDividend = 0x1p-100f,
+                kLargestDividend = 0x1p100f;
+
 /// Rewrites x / d, `d` a run-time scalar broadcast to x's vector, as
-/// correctedQuotient: one scalar division per vector for the reciprocal.
-/// The vector divides when d is outside [2^-60, 2^60] (a branch on one
-/// scalar, taken the same way for a whole run) or when some lane's q2 is
-/// NaN (x infinite or NaN, or the quotient overflows), so the quotient is
-/// the division's bit for bit wherever it is normal. Applied where the
-/// quotient is rounded and then saturated (possibly after adding a zero
-/// point of any value): a quotient below the normal range rounds to zero
-/// either way.
+/// correctedQuotient, whatever reads the quotient: one scalar division for
+/// the reciprocal (LLVM merges those of one divisor), and the vector
+/// division only when d is outside [2^-20, 2^20] (a branch on one scalar,
+/// taken the same way for a whole run) or some lane's x is neither 0 nor
+/// within [2^-100, 2^100] (subnormal, huge, infinite or NaN). A zero x
+/// takes q0, the zero of the quotient's sign (the corrections add zeros of
+/// opposite signs, which gives +0). So the result is the division's, bit
+/// for bit, everywhere: a softmax's normalization, LayerNorm's division by
+/// the deviation, DynamicQuantizeLinear's by its scale.
 void divideByReciprocal(arith::DivFOp div, Value d) {
   OpBuilder b(div);
   Location loc = div.getLoc();
   auto vt = cast<VectorType>(div.getType());
   Type f32 = b.getF32Type();
   Value x = div.getLhs();
+  auto constant = [&](Type type, float v) {
+    return f32Constant(b, loc, type, v);
+  };
+  auto compare = [&](arith::CmpFPredicate predicate, Value lhs, Value rhs) {
+    return arith::CmpFOp::create(b, loc, predicate, lhs, rhs).getResult();
+  };
+  // Whether lo <= v <= hi, ordered: NaN is outside.
+  auto within = [&](Value v, Type type, float lo, float hi) {
+    return arith::AndIOp::create(
+               b, loc,
+               compare(arith::CmpFPredicate::OGE, v, constant(type, lo)),
+               compare(arith::CmpFPredicate::OLE, v, constant(type, hi)))
+        .getResult();
+  };
   auto divide = [&](OpBuilder &at, Location l) {
     scf::YieldOp::create(
         at, l, arith::DivFOp::create(at, l, x, div.getRhs()).getResult());
   };
+  // Ordered comparisons: a NaN divisor or dividend takes the division.
   Value absD = math::AbsFOp::create(b, loc, d);
-  // Ordered comparisons: a NaN divisor takes the division.
-  Value inRange = arith::AndIOp::create(
-      b, loc,
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, absD,
-                            f32Constant(b, loc, f32, kSmallestDivisor)),
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, absD,
-                            f32Constant(b, loc, f32, kLargestDivisor)));
+  Value inRange =
+      within(absD, f32, kSmallestRunTimeDivisor, kLargestRunTimeDivisor);
+  Value r = arith::DivFOp::create(b, loc, constant(f32, 1.0f), d);
+  Value negD = arith::NegFOp::create(b, loc, d);
   auto choice = scf::IfOp::create(
       b, loc, inRange,
       [&](OpBuilder &then, Location l) {
-        Value r =
-            arith::DivFOp::create(then, l, f32Constant(then, l, f32, 1.0f), d);
-        auto [q, nan] = correctedQuotient(
-            then, l, x, vector::BroadcastOp::create(then, l, vt, r),
-            vector::BroadcastOp::create(then, l, vt,
-                                        arith::NegFOp::create(then, l, d)),
-            /*keepOverflow=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(then.getInsertionBlock(), then.getInsertionPoint());
+        auto [q0, q2] = correctedQuotient(
+            b, loc, x, vector::BroadcastOp::create(b, loc, vt, r),
+            vector::BroadcastOp::create(b, loc, vt, negD));
+        Value absX = math::AbsFOp::create(b, loc, x);
+        Value zero = compare(arith::CmpFPredicate::OEQ, absX, constant(vt, 0));
+        Value normal = within(absX, vt, kSmallestDividend, kLargestDividend);
+        Value fine = arith::OrIOp::create(b, loc, zero, normal);
         if (vt.getRank() != 1)
-          nan = vector::ShapeCastOp::create(
-              then, l, VectorType::get({vt.getNumElements()}, then.getI1Type()),
-              nan);
-        Value anyNan = vector::ReductionOp::create(
-            then, l, vector::CombiningKind::OR, nan);
-        auto checked = scf::IfOp::create(then, l, anyNan, divide,
-                                         [&](OpBuilder &fast, Location fl) {
-                                           scf::YieldOp::create(fast, fl, q);
-                                         });
-        scf::YieldOp::create(then, l, checked.getResult(0));
+          fine = vector::ShapeCastOp::create(
+              b, loc, VectorType::get({vt.getNumElements()}, b.getI1Type()),
+              fine);
+        Value allFine = vector::ReductionOp::create(
+            b, loc, vector::CombiningKind::AND, fine);
+        Value q = arith::SelectOp::create(b, loc, zero, q0, q2);
+        auto checked = scf::IfOp::create(
+            b, loc, allFine,
+            [&](OpBuilder &fast, Location fl) {
+              scf::YieldOp::create(fast, fl, q);
+            },
+            divide);
+        scf::YieldOp::create(b, loc, checked.getResult(0));
       },
       divide);
   div.replaceAllUsesWith(choice.getResult(0));
@@ -442,21 +463,13 @@ struct CheapFloatOpsPass
     auto roundedAndSaturated = [](arith::DivFOp div) {
       return !div->use_empty() &&
              llvm::all_of(div->getUsers(), [](Operation *u) {
-               return isa<math::RoundEvenOp>(u) &&
-                      saturated(u->getResult(0), /*anyZeroPoint=*/false);
-             });
-    };
-    auto roundedAndClamped = [](arith::DivFOp div) {
-      return !div->use_empty() &&
-             llvm::all_of(div->getUsers(), [](Operation *u) {
-               return isa<math::RoundEvenOp>(u) &&
-                      saturated(u->getResult(0), /*anyZeroPoint=*/true);
+               return isa<math::RoundEvenOp>(u) && saturated(u->getResult(0));
              });
     };
     getOperation().walk([&](arith::DivFOp div) {
       if (constantDivisor(div))
         divisions.push_back(div);
-      else if (Value d = runTimeDivisor(div); d && roundedAndClamped(div))
+      else if (Value d = runTimeDivisor(div))
         runTimeDivisions.push_back({div, d});
     });
     for (auto [div, d] : runTimeDivisions)
@@ -502,11 +515,20 @@ struct CheapFloatOpsPass
         if (!(std::fabs(d) >= kSmallestDivisor &&
               std::fabs(d) <= kLargestDivisor))
           continue;
-        div.replaceAllUsesWith(
+        // Within the quantization's range q2 is the division's quotient;
+        // a zero x keeps q0 (the zero of the quotient's sign), and where
+        // q2 is NaN (x infinite, or an overflow) so does q0: an infinity,
+        // which saturates as the division's quotient does.
+        auto [q0, q2] =
             correctedQuotient(b, loc, x, f32Constant(b, loc, type, 1.0f / d),
-                              f32Constant(b, loc, type, -d),
-                              /*keepOverflow=*/true)
-                .first);
+                              f32Constant(b, loc, type, -d));
+        Value keep = arith::OrIOp::create(
+            b, loc,
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q2, q2),
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                                  f32Constant(b, loc, type, 0.0f)));
+        div.replaceAllUsesWith(
+            arith::SelectOp::create(b, loc, keep, q0, q2).getResult());
         div.erase();
         continue;
       }

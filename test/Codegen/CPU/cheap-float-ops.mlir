@@ -101,7 +101,8 @@ func.func @quantize(%x: vector<16xf32>) -> vector<16xi32> {
 // A power of two is a multiply by its exact reciprocal (lo is 0), whatever
 // reads it. 0.7 has no such pair (some x / 0.7 rounds the other way): it
 // takes the reciprocal with two fma corrections, which rounds as the
-// division does. A quotient rounded but clamped from one side only or not
+// division does; a zero x, or one whose corrections are NaN (infinite,
+// overflowing), keeps x * (1/d). A quotient rounded but clamped from one side only or not
 // at all (past the f32 range the two may differ), and one read before
 // rounding, stay divisions.
 // CHECK-LABEL: func.func @kept
@@ -114,8 +115,10 @@ func.func @quantize(%x: vector<16xf32>) -> vector<16xi32> {
 // CHECK: %[[Q1:.+]] = math.fma %[[E0]], %[[R]], %[[Q0]] : f32
 // CHECK: %[[E1:.+]] = math.fma %[[Q1]], %[[NEGD]], %arg0 : f32
 // CHECK: %[[Q2:.+]] = math.fma %[[E1]], %[[R]], %[[Q1]] : f32
+// CHECK: %[[ZERO:.+]] = arith.cmpf oeq, %arg0, %{{.+}} : f32
 // CHECK: %[[NAN:.+]] = arith.cmpf uno, %[[Q2]], %[[Q2]] : f32
-// CHECK: %[[Q:.+]] = arith.select %[[NAN]], %[[Q0]], %[[Q2]] : f32
+// CHECK: %[[KEEP:.+]] = arith.ori %[[NAN]], %[[ZERO]] : i1
+// CHECK: %[[Q:.+]] = arith.select %[[KEEP]], %[[Q0]], %[[Q2]] : f32
 // CHECK: math.roundeven %[[Q]]
 // CHECK-NOT: math.fma
 // CHECK: arith.divf %arg0, %{{.+}} : f32
@@ -165,27 +168,32 @@ func.func @zero_scale(%x: f32) -> (f32, f32) {
   return %3, %7 : f32, f32
 }
 
-// A scale known only at run time, broadcast to the vector: one scalar
-// reciprocal, the multiply with two fma corrections (the division's bits
-// wherever the quotient is normal), and the vector division only for a
-// scale outside [2^-60, 2^60] or a vector with a NaN correction (an
-// infinite x, an overflow). The zero point may be a run-time value too.
+// A divisor known only at run time, broadcast to the vector (a quantization's
+// scale, a softmax's sum): the scalar reciprocal before the branch, the
+// multiply with two fma corrections, and the vector division only for a
+// divisor outside [2^-20, 2^20] or a vector with an x neither 0 nor within
+// [2^-100, 2^100]. A zero x takes x * r (the zero of the quotient's sign).
 // CHECK-LABEL: func.func @run_time_scale
 // CHECK: %[[ABS:.+]] = math.absf %arg1 : f32
-// CHECK-DAG: %[[GE:.+]] = arith.cmpf oge, %[[ABS]], %{{.+}} : f32
 // CHECK-DAG: %[[LE:.+]] = arith.cmpf ole, %[[ABS]], %{{.+}} : f32
+// CHECK-DAG: %[[GE:.+]] = arith.cmpf oge, %[[ABS]], %{{.+}} : f32
 // CHECK: %[[IN:.+]] = arith.andi %[[GE]], %[[LE]] : i1
+// CHECK: %[[R:.+]] = arith.divf %{{.+}}, %arg1 : f32
+// CHECK: %[[NEG:.+]] = arith.negf %arg1 : f32
 // CHECK: %[[Q:.+]] = scf.if %[[IN]] -> (vector<2x16xf32>) {
-// CHECK:   %[[R:.+]] = arith.divf %{{.+}}, %arg1 : f32
-// CHECK:   %[[NEG:.+]] = arith.negf %arg1 : f32
 // CHECK:   %[[Q0:.+]] = arith.mulf %arg0, %{{.+}} : vector<2x16xf32>
-// CHECK-COUNT-4: math.fma
-// CHECK:   %[[NAN:.+]] = arith.cmpf uno
-// CHECK:   %[[FLAT:.+]] = vector.shape_cast %[[NAN]] : vector<2x16xi1> to vector<32xi1>
-// CHECK:   %[[ANY:.+]] = vector.reduction <or>, %[[FLAT]] : vector<32xi1> into i1
-// CHECK:   scf.if %[[ANY]] -> (vector<2x16xf32>) {
-// CHECK:     arith.divf %arg0, %{{.+}} : vector<2x16xf32>
+// CHECK-COUNT-3: math.fma
+// CHECK:   %[[Q2:.+]] = math.fma
+// CHECK:   %[[AX:.+]] = math.absf %arg0 : vector<2x16xf32>
+// CHECK:   %[[ZERO:.+]] = arith.cmpf oeq, %[[AX]]
+// CHECK:   %[[FINE:.+]] = arith.ori %[[ZERO]], %{{.+}} : vector<2x16xi1>
+// CHECK:   %[[FLAT:.+]] = vector.shape_cast %[[FINE]] : vector<2x16xi1> to vector<32xi1>
+// CHECK:   %[[ALL:.+]] = vector.reduction <and>, %[[FLAT]] : vector<32xi1> into i1
+// CHECK:   %[[SEL:.+]] = arith.select %[[ZERO]], %[[Q0]], %[[Q2]]
+// CHECK:   scf.if %[[ALL]] -> (vector<2x16xf32>) {
+// CHECK:     scf.yield %[[SEL]]
 // CHECK:   } else {
+// CHECK:     arith.divf %arg0, %{{.+}} : vector<2x16xf32>
 // CHECK: } else {
 // CHECK:   arith.divf %arg0, %{{.+}} : vector<2x16xf32>
 // CHECK: }
@@ -202,22 +210,21 @@ func.func @run_time_scale(%x: vector<2x16xf32>, %s: f32, %zp: vector<2x16xf32>) 
   return %c2 : vector<2x16xf32>
 }
 
-// A run-time scale whose quotient is not rounded and clamped (a softmax's
-// division by its sum) keeps its division; so does a scalar one.
-// CHECK-LABEL: func.func @run_time_kept
-// CHECK-NOT: scf.if
-// CHECK: arith.divf %arg0, %{{.+}} : vector<16xf32>
-// CHECK: arith.divf %arg2, %arg1 : f32
-func.func @run_time_kept(%x: vector<16xf32>, %s: f32, %y: f32) -> (vector<16xf32>, f32) {
-  %lo = arith.constant 0.0 : f32
-  %hi = arith.constant 255.0 : f32
+// The same whatever reads the quotient (it is the division's bit for bit).
+// A scalar division stays.
+// CHECK-LABEL: func.func @run_time_any_reader
+// CHECK: scf.if
+// CHECK: arith.mulf %arg0
+// CHECK: scf.if
+// CHECK: arith.mulf %arg2
+// CHECK: %[[C:.+]] = arith.divf %arg3, %arg1 : f32
+// CHECK: return %{{.+}}, %{{.+}}, %[[C]]
+func.func @run_time_any_reader(%x: vector<16xf32>, %s: f32, %y: vector<16xf32>, %z: f32) -> (vector<16xf32>, vector<16xf32>, f32) {
   %b = vector.broadcast %s : f32 to vector<16xf32>
   %d = arith.divf %x, %b : vector<16xf32>
-  %e = arith.divf %y, %s : f32
-  %r = math.roundeven %e : f32
-  %c = arith.maximumf %r, %lo : f32
-  %c2 = arith.minimumf %c, %hi : f32
-  return %d, %c2 : vector<16xf32>, f32
+  %e = arith.divf %y, %b : vector<16xf32>
+  %f = arith.divf %z, %s : f32
+  return %d, %e, %f : vector<16xf32>, vector<16xf32>, f32
 }
 
 // A quantization's end: round, add an even zero point, clamp within the

@@ -318,22 +318,17 @@ def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
       divisor some x would round differently keeps its division (about 7%
       of scales). A `vdivps` costs more than a whole int8 product of small
       K that it requantizes.
-    - The same division where no such pair exists, or by a run-time
-      scalar broadcast to a vector (DynamicQuantizeLinear's scale; the zero
-      point added before the clamps may then be a run-time value too):
-      `q0 = x * r` with r = 1/d, then two corrections
-      `q = q + fma(-q, d, x) * r` (fmas), which give the division's
-      float32 bit for bit for 2^-60 <= |d| <= 2^60 (Markstein's theorem).
-      A run-time divisor outside that range, and a vector where a
-      correction is NaN (an infinite x, an overflow), divide; a constant
-      divisor keeps q0 in such a lane (an infinity, saturated as the
+    - The same division where no such pair exists (with |d| in
+      [2^-60, 2^60]), and any division of a vector by a run-time scalar
+      broadcast to it (a quantization's scale, a softmax's sum): `q0 = x *
+      r` with r = 1/d, then two corrections `q = q + fma(-q, d, x) * r`,
+      which give the division's float32 bit for bit while quotient and
+      remainders stay normal (Markstein's theorem). A run-time divisor
+      outside [2^-20, 2^20], or a vector with an x neither 0 nor within
+      [2^-100, 2^100], divides (a branch); a zero x takes q0, the zero of
+      the quotient's sign. A constant divisor keeps q0 where a correction
+      is NaN (an infinite x, an overflow: an infinity, saturated as the
       division's quotient is).
-    - `arith.fptosi(math.roundeven(x))` from f32 to i32 becomes
-      `llvm.intr.lrint`, the same value under the default rounding mode
-      (nearest, ties to even) that compiled code assumes: one `vcvtps2dq`
-      where the pair takes a `vrndscaleps` and a `vcvttps2dq`. Static int8's
-      requantizations end so. Vectors of more than one dimension are
-      rewritten row by row.
     - A quantization's end, `fptosi`/`fptoui(clamp(roundeven(q) + zp, lo,
       hi))` to 8 or 16 bits with constant integral zp (even), lo and hi
       within the integer's range, optionally followed by an xor with the
