@@ -146,42 +146,6 @@ std::optional<std::pair<float, float>> exactReciprocal(float d) {
   return std::make_pair(hi, lo);
 }
 
-/// Whether `op` is a maximum or minimum of `v` and a constant; `max` tells
-/// which.
-bool clampsAgainstConstant(Operation *op, Value v, bool &max) {
-  if (!isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
-           arith::MinNumFOp>(op))
-    return false;
-  max = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
-  return llvm::any_of(op->getOperands(), [&](Value o) {
-    return o != v && matchPattern(o, m_Constant());
-  });
-}
-
-/// Whether every reader of `v` clamps it from both sides against constants
-/// (a maximum, then a minimum, or the other way), possibly after adding a
-/// constant (a zero point) first: what a quantization does to its rounded
-/// quotient.
-bool saturated(Value v, bool afterAdd = false) {
-  return !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *u) {
-    if (auto add = dyn_cast<arith::AddFOp>(u); add && !afterAdd)
-      return llvm::any_of(add->getOperands(),
-                          [&](Value o) {
-                            return o != v && matchPattern(o, m_Constant());
-                          }) &&
-             saturated(add.getResult(), true);
-    bool max;
-    if (!clampsAgainstConstant(u, v, max))
-      return false;
-    Value once = u->getResult(0);
-    return !once.use_empty() &&
-           llvm::all_of(once.getUsers(), [&](Operation *w) {
-             bool max2;
-             return clampsAgainstConstant(w, once, max2) && max2 != max;
-           });
-  });
-}
-
 /// The value of `v` when it is one f32 constant (a scalar, a splat, or a
 /// scalar broadcast to a vector).
 std::optional<float> constantF32(Value v) {
@@ -197,6 +161,47 @@ std::optional<float> constantF32(Value v) {
   if (auto splat = dyn_cast<SplatElementsAttr>(attr))
     return splat.getSplatValue<APFloat>().convertToFloat();
   return std::nullopt;
+}
+
+/// Whether `v` is one finite f32 constant: a clamp or zero point that
+/// saturates (an infinite or NaN one does not bound anything).
+bool finiteConstant(Value v) {
+  std::optional<float> c = constantF32(v);
+  return c && std::isfinite(*c);
+}
+
+/// Whether `op` is a maximum or minimum of `v` and a constant; `max` tells
+/// which.
+bool clampsAgainstConstant(Operation *op, Value v, bool &max) {
+  if (!isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+           arith::MinNumFOp>(op))
+    return false;
+  max = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+  return llvm::any_of(op->getOperands(),
+                      [&](Value o) { return o != v && finiteConstant(o); });
+}
+
+/// Whether every reader of `v` clamps it from both sides against constants
+/// (a maximum, then a minimum, or the other way), possibly after adding a
+/// constant (a zero point) first: what a quantization does to its rounded
+/// quotient.
+bool saturated(Value v, bool afterAdd = false) {
+  return !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *u) {
+    if (auto add = dyn_cast<arith::AddFOp>(u); add && !afterAdd)
+      return llvm::any_of(
+                 add->getOperands(),
+                 [&](Value o) { return o != v && finiteConstant(o); }) &&
+             saturated(add.getResult(), true);
+    bool max;
+    if (!clampsAgainstConstant(u, v, max))
+      return false;
+    Value once = u->getResult(0);
+    return !once.use_empty() &&
+           llvm::all_of(once.getUsers(), [&](Operation *w) {
+             bool max2;
+             return clampsAgainstConstant(w, once, max2) && max2 != max;
+           });
+  });
 }
 
 /// The f32 divisor of `div` when it is one constant.
@@ -235,11 +240,11 @@ constexpr float kSmallestDivisor = 0x1p-60f, kLargestDivisor = 0x1p60f;
 /// d) * r makes it faithful (within an ulp), and then the remainder x - q1
 /// * d is exact and a second correction gives the correctly rounded
 /// quotient q2 (Markstein's theorem: r within half an ulp of 1/d, q1
-/// faithful, no underflow or overflow). A zero x gives q2 = +0 whatever
-/// the quotient's sign (the corrections add zeros of opposite signs) where
-/// q0 has it; an infinite or NaN x, or a quotient that overflows, gives a
-/// NaN q2. A mul and four fmas, where a vdivps of 16 lanes takes 10 to 16
-/// cycles.
+/// faithful, no underflow or overflow). For a zero x, q2 may lose the
+/// quotient's sign (the corrections add zeros of opposite signs) where q0
+/// keeps it; an infinite or NaN x gives a NaN q2, and so may a quotient
+/// that overflows. A mul and four fmas, where a vdivps of 16 lanes takes 10
+/// to 16 cycles.
 struct Quotients {
   Value q0, q2;
 };
@@ -268,10 +273,11 @@ constexpr float kSmallestRunTimeDivisor = 0x1p-20f,
 /// division only when d is outside [2^-20, 2^20] (a branch on one scalar,
 /// taken the same way for a whole run) or some lane's x is neither 0 nor
 /// within [2^-100, 2^100] (subnormal, huge, infinite or NaN). A zero x
-/// takes q0, the zero of the quotient's sign (the corrections add zeros of
-/// opposite signs, which gives +0). So the result is the division's, bit
-/// for bit, everywhere: a softmax's normalization, LayerNorm's division by
-/// the deviation, DynamicQuantizeLinear's by its scale.
+/// takes q0, the zero of the quotient's sign (which the corrections may
+/// lose). So the result is the division's, bit for bit, everywhere: a
+/// softmax's normalization, LayerNorm's division by the deviation,
+/// DynamicQuantizeLinear's by its scale. (The pipeline runs the pass once;
+/// a second run would rewrite the fallback divisions again.)
 void divideByReciprocal(arith::DivFOp div, Value d) {
   OpBuilder b(div);
   Location loc = div.getLoc();
@@ -340,13 +346,14 @@ template <typename OpTy> void ignoreSignedZeros(OpTy op) {
   op.setFastmath(op.getFastmath() | arith::FastMathFlags::nsz);
 }
 
-/// When `op` is a maximum or minimum of a value and one f32 constant: the
-/// value, the constant, and whether it is a maximum.
+/// When `op` is a maximumf or minimumf of a value and one f32 constant:
+/// the value, the constant, and whether it is a maximum. Not maxnumf or
+/// minnumf: those turn a NaN into the bound, a defined result the rewrite
+/// below would not keep.
 std::optional<std::tuple<Value, float, bool>> clampOf(Operation *op) {
-  if (!op || !isa<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
-                  arith::MinNumFOp>(op))
+  if (!op || !isa<arith::MaximumFOp, arith::MinimumFOp>(op))
     return std::nullopt;
-  bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+  bool max = isa<arith::MaximumFOp>(op);
   for (int i = 0; i < 2; ++i)
     if (std::optional<float> c = constantF32(op->getOperand(i)))
       return std::make_tuple(op->getOperand(1 - i), *c, max);
@@ -367,7 +374,7 @@ std::optional<std::tuple<Value, float, bool>> clampOf(Operation *op) {
 /// ^ 0x80) is 2^(N-1) more in M. Two clamps, an add and a truncation where
 /// the quantization took a vrndscaleps (two uops), an add, two clamps, a
 /// conversion and the truncation. A NaN q gives a value where the
-/// conversion was poison.
+/// conversion was poison (maximumf and minimumf pass the NaN on).
 void narrowRoundedConversion(Operation *conv) {
   auto intType =
       dyn_cast<IntegerType>(getElementTypeOrSelf(conv->getResult(0)));
@@ -517,8 +524,9 @@ struct CheapFloatOpsPass
           continue;
         // Within the quantization's range q2 is the division's quotient;
         // a zero x keeps q0 (the zero of the quotient's sign), and where
-        // q2 is NaN (x infinite, or an overflow) so does q0: an infinity,
-        // which saturates as the division's quotient does.
+        // q2 is NaN (x infinite, or an overflow) so does q0. Past the f32
+        // range q0 and x / d may differ (an infinity against the largest
+        // float), but both saturate against the finite clamps.
         auto [q0, q2] =
             correctedQuotient(b, loc, x, f32Constant(b, loc, type, 1.0f / d),
                               f32Constant(b, loc, type, -d));

@@ -146,6 +146,23 @@ func.func @kept(%x: f32) -> (f32, f32, f32, f32, f32) {
   return %0, %6, %9, %11, %14 : f32, f32, f32, f32, f32
 }
 
+// A clamp against an infinity bounds nothing: 0.7's quotient, rounded and
+// "clamped" to [-inf, 127], keeps its division (past the f32 range x * (1/d)
+// and x / d may differ, and nothing would saturate them).
+// CHECK-LABEL: func.func @kept_infinite_bound
+// CHECK-NOT: math.fma
+// CHECK: arith.divf %arg0, %{{.+}} : f32
+func.func @kept_infinite_bound(%x: f32) -> f32 {
+  %s = arith.constant 0.7 : f32
+  %lo = arith.constant 0xFF800000 : f32
+  %hi = arith.constant 127.0 : f32
+  %0 = arith.divf %x, %s : f32
+  %1 = math.roundeven %0 : f32
+  %2 = arith.maximumf %1, %lo : f32
+  %3 = arith.minimumf %2, %hi : f32
+  return %3 : f32
+}
+
 // A scale a hostile model sets to 0 (or a subnormal, whose reciprocal
 // overflows) has no reciprocal pair: the division stays, rounding and
 // clamping what x / 0 gives.
@@ -276,12 +293,13 @@ func.func @narrow_unsigned(%x: vector<16xf32>) -> vector<16xi8> {
 }
 
 // Kept: an odd zero point (ties would round by the parity of the sum), a
-// clamp beyond the integer's range, a clamp from one side only, and a
-// rounded value read twice.
+// clamp beyond the integer's range, a clamp from one side only, a rounded
+// value read twice, and clamps by maxnumf / minnumf (which turn a NaN into
+// the bound, a defined result the add would not give).
 // CHECK-LABEL: func.func @narrow_kept
-// CHECK-COUNT-4: math.roundeven
+// CHECK-COUNT-5: math.roundeven
 // CHECK-NOT: arith.bitcast
-func.func @narrow_kept(%x: vector<16xf32>) -> (vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xf32>) {
+func.func @narrow_kept(%x: vector<16xf32>) -> (vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xf32>, vector<16xi8>) {
   %odd = arith.constant dense<3.0> : vector<16xf32>
   %lo = arith.constant dense<-128.0> : vector<16xf32>
   %hi = arith.constant dense<127.0> : vector<16xf32>
@@ -302,5 +320,9 @@ func.func @narrow_kept(%x: vector<16xf32>) -> (vector<16xi8>, vector<16xi8>, vec
   %c3 = arith.maximumf %r3, %lo : vector<16xf32>
   %d3 = arith.minimumf %c3, %hi : vector<16xf32>
   %i3 = arith.fptosi %d3 : vector<16xf32> to vector<16xi8>
-  return %i0, %i1, %i2, %i3, %r3 : vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xf32>
+  %r4 = math.roundeven %x : vector<16xf32>
+  %c4 = arith.maxnumf %r4, %lo : vector<16xf32>
+  %d4 = arith.minnumf %c4, %hi : vector<16xf32>
+  %i4 = arith.fptosi %d4 : vector<16xf32> to vector<16xi8>
+  return %i0, %i1, %i2, %i3, %r3, %i4 : vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xf32>, vector<16xi8>
 }

@@ -309,7 +309,7 @@ def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
     - `arith.divf(x, d)` by a constant f32 `d` (a scalar, splat or
       broadcast scalar): a multiply by 1/d when `d` is a power of two;
       otherwise, when the quotient is only rounded (`math.roundeven`) and
-      then clamped from both sides against constants, with at most a
+      then clamped from both sides against finite constants, with at most a
       constant added between (a quantization's `x / scale`),
       `fma(x, hi, x * lo)`, hi near 1/d and lo the rest, if that rounds
       exactly as the division for every x (checked at compile time over
@@ -330,7 +330,7 @@ def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
       is NaN (an infinite x, an overflow: an infinity, saturated as the
       division's quotient is).
     - A quantization's end, `fptosi`/`fptoui(clamp(roundeven(q) + zp, lo,
-      hi))` to 8 or 16 bits with constant integral zp (even), lo and hi
+      hi))` (the clamp by `maximumf` and `minimumf`) to 8 or 16 bits with constant integral zp (even), lo and hi
       within the integer's range, optionally followed by an xor with the
       sign bit: `trunci(bitcast(clamp(q, lo - zp, hi - zp) + (1.5 * 2^23
       + zp [+ 2^(N-1)])))`. In [2^23, 2^24) floats are the integers, so the
