@@ -56,6 +56,71 @@ bool mayBeInvariantSubset(Operation *user, Region &body) {
   }
   return llvm::none_of(position, inside);
 }
+
+/// Whether `op` reads one element of a tensor defined outside `loop`, at
+/// constant positions within its static shape: a run-time scale or zero
+/// point that every iteration reads again (a `tensor.extract`, or a
+/// `vector.transfer_read` whose lanes all take that element). Tensors do not
+/// change, so the read may leave the loop; being in bounds, it reads what it
+/// would have read even when the loop runs no iteration.
+bool isInvariantElementRead(Operation *op, LoopLikeOpInterface loop) {
+  if (!llvm::all_of(op->getOperands(),
+                    [&](Value v) { return loop.isDefinedOutsideOfLoop(v); }))
+    return false;
+  Value source;
+  ValueRange indices;
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+    source = extract.getTensor();
+    indices = extract.getIndices();
+  } else if (auto read = dyn_cast<vector::TransferReadOp>(op)) {
+    if (read.getMask() || read.getVectorType().isScalable())
+      return false;
+    // Every vector dimension either broadcasts or has one lane.
+    for (auto [i, result] :
+         llvm::enumerate(read.getPermutationMap().getResults()))
+      if (isa<AffineDimExpr>(result) && read.getVectorType().getDimSize(i) != 1)
+        return false;
+    source = read.getBase();
+    indices = read.getIndices();
+  } else {
+    return false;
+  }
+  auto type = dyn_cast<RankedTensorType>(source.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return false;
+  for (auto [i, index] : llvm::enumerate(indices)) {
+    std::optional<int64_t> c = getConstantIntValue(index);
+    if (!c || *c < 0 || *c >= type.getDimSize(i))
+      return false;
+  }
+  return true;
+}
+
+/// Moves the invariant element reads of `loop`'s body before it, as
+/// scalars: a vector read becomes a `tensor.extract` before the loop and a
+/// broadcast where it was. Out of an `scf.forall`, the scalar is what
+/// kiln-outline-parallel-loops passes to the task (it passes no vectors).
+void hoistInvariantReads(RewriterBase &rewriter, LoopLikeOpInterface loop) {
+  for (Region *region : loop.getLoopRegions()) {
+    SmallVector<Operation *> reads;
+    for (Operation &op : region->getOps())
+      if (isInvariantElementRead(&op, loop))
+        reads.push_back(&op);
+    for (Operation *op : reads) {
+      auto read = dyn_cast<vector::TransferReadOp>(op);
+      if (!read) {
+        loop.moveOutOfLoop(op);
+        continue;
+      }
+      rewriter.setInsertionPoint(loop);
+      Value element = tensor::ExtractOp::create(
+          rewriter, read.getLoc(), read.getBase(), read.getIndices());
+      rewriter.setInsertionPoint(read);
+      rewriter.replaceOpWithNewOp<vector::BroadcastOp>(
+          read, read.getVectorType(), element);
+    }
+  }
+}
 } // namespace
 
 namespace mlir::kiln {
@@ -88,6 +153,7 @@ struct HoistInvariantSubsetsPass
     IRRewriter rewriter(&getContext());
     // Innermost loops first: what leaves an inner loop may leave the next.
     getOperation()->walk([&](LoopLikeOpInterface loop) {
+      hoistInvariantReads(rewriter, loop);
       kiln::hoistInvariantSubsets(rewriter, loop);
     });
   }

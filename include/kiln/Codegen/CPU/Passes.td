@@ -152,7 +152,15 @@ def HoistInvariantSubsetsPass : Pass<"kiln-cpu-hoist-invariant-subsets", "func::
     around one, is not tried. Its tiles' slices move with it; comparing
     them through its run-time bound costs seconds of Presburger arithmetic
     per encoder block (a batched product with a mask over two symbolic
-    sizes: 6.6 s). For static shapes it is the upstream pass.
+    sizes: 6.6 s). For static shapes it is the upstream pass. Before it,
+    each loop gives up its invariant element reads: a `tensor.extract`, or
+    a `vector.transfer_read` whose lanes all take one element, at constant
+    positions within the static shape of a tensor defined outside the loop
+    (a run-time scale or zero point, read again by every iteration). The
+    element is extracted before the loop and broadcast where the read was.
+    Out of an `scf.forall` it reaches the outlined task as a scalar
+    argument; left inside, it is a load from a buffer that the task's
+    stores may alias, repeated for every vector.
   }];
 }
 
