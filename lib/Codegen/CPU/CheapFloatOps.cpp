@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -181,17 +183,56 @@ bool clampsAgainstConstant(Operation *op, Value v, bool &max) {
                       [&](Value o) { return o != v && finiteConstant(o); });
 }
 
+/// The scalar f32 that `v` broadcasts to a fixed-size vector, when it is
+/// not a constant.
+Value broadcastScalar(Value v) {
+  auto vt = dyn_cast<VectorType>(v.getType());
+  if (!vt || vt.isScalable() || !vt.getElementType().isF32())
+    return {};
+  auto broadcast = v.getDefiningOp<vector::BroadcastOp>();
+  if (!broadcast || !broadcast.getSourceType().isF32() ||
+      matchPattern(broadcast.getSource(), m_Constant()))
+    return {};
+  return broadcast.getSource();
+}
+
+/// The integer scalar of at most 16 bits that `v` broadcasts to a vector
+/// and converts to f32 (a zero point input: an integer, and finite);
+/// `isSigned` tells the conversion.
+Value broadcastSmallInteger(Value v, bool &isSigned) {
+  auto vt = dyn_cast<VectorType>(v.getType());
+  Operation *conv = v.getDefiningOp();
+  if (!vt || vt.isScalable() || !vt.getElementType().isF32() ||
+      !isa_and_nonnull<arith::UIToFPOp, arith::SIToFPOp>(conv))
+    return {};
+  auto broadcast = conv->getOperand(0).getDefiningOp<vector::BroadcastOp>();
+  auto type = broadcast ? dyn_cast<IntegerType>(broadcast.getSourceType())
+                        : IntegerType();
+  if (!type || type.getWidth() > 16)
+    return {};
+  isSigned = isa<arith::SIToFPOp>(conv);
+  return broadcast.getSource();
+}
+
 /// Whether every reader of `v` clamps it from both sides against constants
 /// (a maximum, then a minimum, or the other way), possibly after adding a
 /// constant (a zero point) first: what a quantization does to its rounded
-/// quotient.
-bool saturated(Value v, bool afterAdd = false) {
+/// quotient. With `runTimeAddends`, the zero point may also be a run-time
+/// scalar broadcast to the vector, collected there (saturation then needs
+/// it finite, which the caller checks when the code runs).
+bool saturated(Value v, SmallVectorImpl<Value> *runTimeAddends = nullptr,
+               bool afterAdd = false) {
   return !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *u) {
-    if (auto add = dyn_cast<arith::AddFOp>(u); add && !afterAdd)
-      return llvm::any_of(
-                 add->getOperands(),
-                 [&](Value o) { return o != v && finiteConstant(o); }) &&
-             saturated(add.getResult(), true);
+    if (auto add = dyn_cast<arith::AddFOp>(u); add && !afterAdd) {
+      Value other = add.getLhs() == v ? add.getRhs() : add.getLhs();
+      bool isSigned;
+      if (Value scalar = runTimeAddends ? broadcastScalar(other) : Value())
+        runTimeAddends->push_back(scalar);
+      else if (!finiteConstant(other) &&
+               !(runTimeAddends && broadcastSmallInteger(other, isSigned)))
+        return false;
+      return saturated(add.getResult(), runTimeAddends, true);
+    }
     bool max;
     if (!clampsAgainstConstant(u, v, max))
       return false;
@@ -201,6 +242,16 @@ bool saturated(Value v, bool afterAdd = false) {
              bool max2;
              return clampsAgainstConstant(w, once, max2) && max2 != max;
            });
+  });
+}
+
+/// Whether every reader of the quotient `div` rounds it to an integer and
+/// saturates it (saturated).
+bool roundedAndSaturated(arith::DivFOp div,
+                         SmallVectorImpl<Value> *runTimeAddends = nullptr) {
+  return !div->use_empty() && llvm::all_of(div->getUsers(), [&](Operation *u) {
+    return isa<math::RoundEvenOp>(u) &&
+           saturated(u->getResult(0), runTimeAddends);
   });
 }
 
@@ -220,14 +271,7 @@ Value f32Constant(OpBuilder &b, Location loc, Type type, float v) {
 /// The scalar f32 that `div` divides every lane of a fixed-size vector by,
 /// when it is not a constant: a run-time scale broadcast to the vector.
 Value runTimeDivisor(arith::DivFOp div) {
-  auto vt = dyn_cast<VectorType>(div.getType());
-  if (!vt || vt.isScalable() || !vt.getElementType().isF32())
-    return {};
-  auto broadcast = div.getRhs().getDefiningOp<vector::BroadcastOp>();
-  if (!broadcast || !broadcast.getSourceType().isF32() ||
-      matchPattern(broadcast.getSource(), m_Constant()))
-    return {};
-  return broadcast.getSource();
+  return broadcastScalar(div.getRhs());
 }
 
 /// Constant divisors whose reciprocal and remainders stay normal for every
@@ -267,6 +311,51 @@ constexpr float kSmallestRunTimeDivisor = 0x1p-20f,
                 kLargestRunTimeDivisor = 0x1p20f, kSmallestDividend = 0x1p-100f,
                 kLargestDividend = 0x1p100f;
 
+/// Whether lo <= v <= hi (`v` of `type`, a scalar or a vector), ordered:
+/// NaN is outside.
+Value withinRange(OpBuilder &b, Location loc, Value v, Type type, float lo,
+                  float hi) {
+  // One statement each: the order of the ops does not hang on the order in
+  // which the compiler evaluates arguments.
+  Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, v,
+                                      f32Constant(b, loc, type, hi));
+  Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, v,
+                                      f32Constant(b, loc, type, lo));
+  return arith::AndIOp::create(b, loc, above, below);
+}
+
+/// q2 where it is the quotient, q0 where x is zero (the zero of the
+/// quotient's sign, which the corrections may lose) or q2 is NaN (x
+/// infinite, or an overflow: q0 is then the infinity).
+Value keptQuotient(OpBuilder &b, Location loc, Value x, Quotients q) {
+  Value zero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                                     f32Constant(b, loc, x.getType(), 0.0f));
+  Value nan =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q.q2, q.q2);
+  Value keep = arith::OrIOp::create(b, loc, nan, zero);
+  return arith::SelectOp::create(b, loc, keep, q.q0, q.q2);
+}
+
+/// Replaces `div` by `scf.if cond { fast(builder) } else { x / d }`.
+void divideUnless(arith::DivFOp div, Value cond,
+                  llvm::function_ref<Value(OpBuilder &)> fast) {
+  OpBuilder b(div);
+  Location loc = div.getLoc();
+  auto choice = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &then, Location l) {
+        scf::YieldOp::create(then, l, fast(then));
+      },
+      [&](OpBuilder &otherwise, Location l) {
+        scf::YieldOp::create(
+            otherwise, l,
+            arith::DivFOp::create(otherwise, l, div.getLhs(), div.getRhs())
+                .getResult());
+      });
+  div.replaceAllUsesWith(choice.getResult(0));
+  div.erase();
+}
+
 /// Rewrites x / d, `d` a run-time scalar broadcast to x's vector, as
 /// correctedQuotient, whatever reads the quotient: one scalar division for
 /// the reciprocal (LLVM merges those of one divisor), and the vector
@@ -275,69 +364,84 @@ constexpr float kSmallestRunTimeDivisor = 0x1p-20f,
 /// within [2^-100, 2^100] (subnormal, huge, infinite or NaN). A zero x
 /// takes q0, the zero of the quotient's sign (which the corrections may
 /// lose). So the result is the division's, bit for bit, everywhere: a
-/// softmax's normalization, LayerNorm's division by the deviation,
-/// DynamicQuantizeLinear's by its scale. (The pipeline runs the pass once;
-/// a second run would rewrite the fallback divisions again.)
+/// softmax's normalization, LayerNorm's division by the deviation. (The
+/// pipeline runs the pass once; a second run would rewrite the fallback
+/// divisions again.)
 void divideByReciprocal(arith::DivFOp div, Value d) {
   OpBuilder b(div);
   Location loc = div.getLoc();
   auto vt = cast<VectorType>(div.getType());
   Type f32 = b.getF32Type();
   Value x = div.getLhs();
-  auto constant = [&](Type type, float v) {
-    return f32Constant(b, loc, type, v);
-  };
-  auto compare = [&](arith::CmpFPredicate predicate, Value lhs, Value rhs) {
-    return arith::CmpFOp::create(b, loc, predicate, lhs, rhs).getResult();
-  };
-  // Whether lo <= v <= hi, ordered: NaN is outside.
-  auto within = [&](Value v, Type type, float lo, float hi) {
-    return arith::AndIOp::create(
-               b, loc,
-               compare(arith::CmpFPredicate::OGE, v, constant(type, lo)),
-               compare(arith::CmpFPredicate::OLE, v, constant(type, hi)))
-        .getResult();
-  };
-  auto divide = [&](OpBuilder &at, Location l) {
-    scf::YieldOp::create(
-        at, l, arith::DivFOp::create(at, l, x, div.getRhs()).getResult());
-  };
   // Ordered comparisons: a NaN divisor or dividend takes the division.
   Value absD = math::AbsFOp::create(b, loc, d);
-  Value inRange =
-      within(absD, f32, kSmallestRunTimeDivisor, kLargestRunTimeDivisor);
-  Value r = arith::DivFOp::create(b, loc, constant(f32, 1.0f), d);
+  Value inRange = withinRange(b, loc, absD, f32, kSmallestRunTimeDivisor,
+                              kLargestRunTimeDivisor);
+  Value r = arith::DivFOp::create(b, loc, f32Constant(b, loc, f32, 1.0f), d);
   Value negD = arith::NegFOp::create(b, loc, d);
-  auto choice = scf::IfOp::create(
-      b, loc, inRange,
-      [&](OpBuilder &then, Location l) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(then.getInsertionBlock(), then.getInsertionPoint());
-        auto [q0, q2] = correctedQuotient(
-            b, loc, x, vector::BroadcastOp::create(b, loc, vt, r),
-            vector::BroadcastOp::create(b, loc, vt, negD));
-        Value absX = math::AbsFOp::create(b, loc, x);
-        Value zero = compare(arith::CmpFPredicate::OEQ, absX, constant(vt, 0));
-        Value normal = within(absX, vt, kSmallestDividend, kLargestDividend);
-        Value fine = arith::OrIOp::create(b, loc, zero, normal);
-        if (vt.getRank() != 1)
-          fine = vector::ShapeCastOp::create(
-              b, loc, VectorType::get({vt.getNumElements()}, b.getI1Type()),
-              fine);
-        Value allFine = vector::ReductionOp::create(
-            b, loc, vector::CombiningKind::AND, fine);
-        Value q = arith::SelectOp::create(b, loc, zero, q0, q2);
-        auto checked = scf::IfOp::create(
-            b, loc, allFine,
-            [&](OpBuilder &fast, Location fl) {
-              scf::YieldOp::create(fast, fl, q);
-            },
-            divide);
-        scf::YieldOp::create(b, loc, checked.getResult(0));
-      },
-      divide);
-  div.replaceAllUsesWith(choice.getResult(0));
-  div.erase();
+  divideUnless(div, inRange, [&](OpBuilder &then) -> Value {
+    Quotients q = correctedQuotient(
+        then, loc, x, vector::BroadcastOp::create(then, loc, vt, r),
+        vector::BroadcastOp::create(then, loc, vt, negD));
+    Value absX = math::AbsFOp::create(then, loc, x);
+    Value zero = arith::CmpFOp::create(then, loc, arith::CmpFPredicate::OEQ,
+                                       absX, f32Constant(then, loc, vt, 0));
+    Value normal =
+        withinRange(then, loc, absX, vt, kSmallestDividend, kLargestDividend);
+    Value fine = arith::OrIOp::create(then, loc, zero, normal);
+    if (vt.getRank() != 1)
+      fine = vector::ShapeCastOp::create(
+          then, loc, VectorType::get({vt.getNumElements()}, then.getI1Type()),
+          fine);
+    Value allFine = vector::ReductionOp::create(
+        then, loc, vector::CombiningKind::AND, fine);
+    Value quotient = arith::SelectOp::create(then, loc, zero, q.q0, q.q2);
+    auto checked = scf::IfOp::create(
+        then, loc, allFine,
+        [&](OpBuilder &fast, Location fl) {
+          scf::YieldOp::create(fast, fl, quotient);
+        },
+        [&](OpBuilder &slow, Location sl) {
+          scf::YieldOp::create(
+              slow, sl,
+              arith::DivFOp::create(slow, sl, x, div.getRhs()).getResult());
+        });
+    return checked.getResult(0);
+  });
+}
+
+/// Rewrites a quantization's x / d (every reader rounds and saturates the
+/// quotient, roundedAndSaturated), `d` a run-time scalar broadcast to x's
+/// vector: for 2^-60 <= |d| <= 2^60 and finite run-time zero points
+/// (`addends`), correctedQuotient with no check of x, as for a constant
+/// divisor of that range (a quotient outside the normal range rounds to 0
+/// or saturates either way; NaN corrections keep q0); otherwise the
+/// division. One scalar branch, taken the same way for a whole run, where
+/// the general form tests every vector's x as well. DynamicQuantizeLinear's
+/// scale, QuantizeLinear's scale input.
+void divideForQuantization(arith::DivFOp div, Value d,
+                           ArrayRef<Value> addends) {
+  OpBuilder b(div);
+  Location loc = div.getLoc();
+  auto vt = cast<VectorType>(div.getType());
+  Type f32 = b.getF32Type();
+  Value x = div.getLhs();
+  Value inRange = withinRange(b, loc, math::AbsFOp::create(b, loc, d), f32,
+                              kSmallestDivisor, kLargestDivisor);
+  for (Value zp : addends)
+    inRange = arith::AndIOp::create(
+        b, loc, inRange,
+        withinRange(b, loc, zp, f32, -std::numeric_limits<float>::max(),
+                    std::numeric_limits<float>::max()));
+  Value r = arith::DivFOp::create(b, loc, f32Constant(b, loc, f32, 1.0f), d);
+  Value negD = arith::NegFOp::create(b, loc, d);
+  divideUnless(div, inRange, [&](OpBuilder &then) {
+    return keptQuotient(
+        then, loc, x,
+        correctedQuotient(then, loc, x,
+                          vector::BroadcastOp::create(then, loc, vt, r),
+                          vector::BroadcastOp::create(then, loc, vt, negD)));
+  });
 }
 
 /// Adds `nsz` to a maximumf/minimumf: NaN still propagates, the sign of a
@@ -361,20 +465,26 @@ std::optional<std::tuple<Value, float, bool>> clampOf(Operation *op) {
 }
 
 /// Rewrites a quantization's end, `conv(clamp(roundeven(q) + zp, lo, hi))`
-/// to an integer of at most 16 bits (`conv` an fptosi or fptoui; zp, lo, hi
-/// integral f32 constants, zp even, the clamp within the integer's range),
-/// as the low bits of `clamp(q, lo - zp, hi - zp) + (1.5 * 2^23 + zp)`:
-/// that sum lies in [2^23, 2^24), where floats are the integers, so adding
-/// rounds q' = clamp(q, ...) to nearest, ties to the even sum, which is
-/// roundeven(q') + M because M is even; its significand field is then
-/// 2^22 + roundeven(q') + zp, whose low 8 or 16 bits are the result
-/// (2^22 is a multiple of 2^16). Clamping before rounding changes nothing
-/// (lo - zp and hi - zp are integers and rounding is monotonic). A
-/// following xor with the sign bit (Kiln stores uint8 activations as int8
-/// ^ 0x80) is 2^(N-1) more in M. Two clamps, an add and a truncation where
-/// the quantization took a vrndscaleps (two uops), an add, two clamps, a
-/// conversion and the truncation. A NaN q gives a value where the
-/// conversion was poison (maximumf and minimumf pass the NaN on).
+/// to an integer of at most 16 bits (`conv` an fptosi or fptoui; lo and hi
+/// integral f32 constants within the integer's range), as the low bits of
+/// `clamp(q, lo - zp, hi - zp) + M` with M = 1.5 * 2^23: that sum lies in
+/// [2^23, 2^24), where floats are the integers, so adding rounds q' =
+/// clamp(q, ...) to nearest, ties to the even sum, which is roundeven(q') +
+/// M because M is even; its significand field is then 2^22 + roundeven(q'),
+/// whose low 8 or 16 bits plus zp are the result (2^22 is a multiple of
+/// 2^16). Clamping before rounding changes nothing (lo - zp and hi - zp are
+/// integers and rounding is monotonic). A constant even zp joins M (M stays
+/// even); an odd one, or a run-time one broadcast to the vector (an f32
+/// scalar: DynamicQuantizeLinear's; or an integer of at most 16 bits
+/// converted to f32: a QuantizeLinear's zero point input), is an integer
+/// add after the bitcast. A following xor with the sign bit (Kiln stores
+/// uint8 activations as int8 ^ 0x80) is 2^(N-1) more. A run-time f32 zp
+/// takes this form when it is an integer of at most 2^21 (a scalar branch;
+/// DynamicQuantizeLinear's is in [0, 255]), else the conversion as it was. Two
+/// clamps, an add (and an integer add) and a truncation where the quantization
+/// took a vrndscaleps (two uops), an add, two clamps, a conversion and the
+/// truncation. A NaN q gives a value where the conversion was poison (maximumf
+/// and minimumf pass the NaN on).
 void narrowRoundedConversion(Operation *conv) {
   auto intType =
       dyn_cast<IntegerType>(getElementTypeOrSelf(conv->getResult(0)));
@@ -384,6 +494,7 @@ void narrowRoundedConversion(Operation *conv) {
   auto outer = clampOf(conv->getOperand(0).getDefiningOp());
   if (!outer || !std::get<0>(*outer).hasOneUse())
     return;
+  Operation *outerOp = conv->getOperand(0).getDefiningOp();
   Operation *innerOp = std::get<0>(*outer).getDefiningOp();
   auto inner = clampOf(innerOp);
   if (!inner || std::get<2>(*inner) == std::get<2>(*outer) ||
@@ -393,15 +504,22 @@ void narrowRoundedConversion(Operation *conv) {
   float hi = std::get<2>(*outer) ? std::get<1>(*inner) : std::get<1>(*outer);
   Value rounded = std::get<0>(*inner);
   float zp = 0.0f;
+  Value zpScalar;  // a run-time f32 zero point
+  Value zpInteger; // a run-time integer one, converted to f32
+  bool zpSigned = false;
   Operation *addOp = nullptr;
   if (auto add = rounded.getDefiningOp<arith::AddFOp>()) {
     addOp = add;
-    for (int i = 0; i < 2; ++i)
-      if (std::optional<float> c = constantF32(add->getOperand(i))) {
+    for (int i = 0; i < 2; ++i) {
+      if (std::optional<float> c = constantF32(add->getOperand(i)))
         zp = *c;
-        rounded = add->getOperand(1 - i);
-        break;
-      }
+      else if (!(zpScalar = broadcastScalar(add->getOperand(i))) &&
+               !(zpInteger =
+                     broadcastSmallInteger(add->getOperand(i), zpSigned)))
+        continue;
+      rounded = add->getOperand(1 - i);
+      break;
+    }
     if (rounded == add.getResult() || !rounded.hasOneUse())
       return;
   }
@@ -413,47 +531,112 @@ void narrowRoundedConversion(Operation *conv) {
   double minValue = isSigned ? -std::ldexp(1.0, width - 1) : 0.0;
   double maxValue =
       isSigned ? std::ldexp(1.0, width - 1) - 1 : std::ldexp(1.0, width) - 1;
-  auto integral = [](float v) {
-    return std::isfinite(v) && std::trunc(v) == v && std::fabs(v) <= 0x1p21f;
+  constexpr float kLargestZeroPoint = 0x1p21f;
+  auto integral = [&](float v) {
+    return std::isfinite(v) && std::trunc(v) == v &&
+           std::fabs(v) <= kLargestZeroPoint;
   };
   if (!integral(lo) || !integral(hi) || !integral(zp) || lo > hi ||
-      lo < minValue || hi > maxValue || std::fmod(zp, 2.0f) != 0.0f)
+      lo < minValue || hi > maxValue)
     return;
   Operation *replaced = conv;
-  float bias = 0x1.8p23f + zp;
+  int64_t flipBits = 0;
   if (auto flip = dyn_cast<arith::XOrIOp>(*conv->getUsers().begin())) {
     APInt bits;
     Value other =
         flip.getLhs() == conv->getResult(0) ? flip.getRhs() : flip.getLhs();
     if (matchPattern(other, m_ConstantInt(&bits)) && bits.isSignMask()) {
       replaced = flip;
-      bias += std::ldexp(1.0f, int(width) - 1);
+      flipBits = int64_t(1) << (width - 1);
     }
   }
+  bool evenConstant = !zpScalar && !zpInteger && std::fmod(zp, 2.0f) == 0.0f;
   OpBuilder b(replaced);
   Location loc = conv->getLoc();
   Value q = round.getOperand();
   Type type = q.getType();
-  auto minOp =
-      arith::MinimumFOp::create(b, loc, q, f32Constant(b, loc, type, hi - zp));
-  auto maxOp = arith::MaximumFOp::create(b, loc, minOp,
-                                         f32Constant(b, loc, type, lo - zp));
-  ignoreSignedZeros(minOp);
-  ignoreSignedZeros(maxOp);
-  Value sum =
-      arith::AddFOp::create(b, loc, maxOp, f32Constant(b, loc, type, bias));
   Type i32 = b.getI32Type();
   if (auto vt = dyn_cast<VectorType>(type))
     i32 = vt.clone(i32);
-  Value bits = arith::BitcastOp::create(b, loc, i32, sum);
-  Value result =
-      arith::TruncIOp::create(b, loc, replaced->getResult(0).getType(), bits);
+  Type f32 = b.getF32Type();
+  auto scalarOrSplat = [&](OpBuilder &at, Value scalar) -> Value {
+    if (auto vt = dyn_cast<VectorType>(type))
+      return vector::BroadcastOp::create(at, loc, vt.clone(scalar.getType()),
+                                         scalar);
+    return scalar;
+  };
+  auto fast = [&](OpBuilder &at) -> Value {
+    // The clamp's bounds lo - zp and hi - zp, exact (integers under 2^22).
+    Value zpF32 = zpScalar;
+    if (zpInteger && zpSigned)
+      zpF32 = arith::SIToFPOp::create(at, loc, f32, zpInteger);
+    else if (zpInteger)
+      zpF32 = arith::UIToFPOp::create(at, loc, f32, zpInteger);
+    auto bound = [&](float c) -> Value {
+      if (!zpF32)
+        return f32Constant(at, loc, type, c - zp);
+      return scalarOrSplat(
+          at,
+          arith::SubFOp::create(at, loc, f32Constant(at, loc, f32, c), zpF32));
+    };
+    auto minOp = arith::MinimumFOp::create(at, loc, q, bound(hi));
+    auto maxOp = arith::MaximumFOp::create(at, loc, minOp, bound(lo));
+    ignoreSignedZeros(minOp);
+    ignoreSignedZeros(maxOp);
+    float bias = 0x1.8p23f;
+    if (evenConstant)
+      bias += zp + float(flipBits);
+    Value sum =
+        arith::AddFOp::create(at, loc, maxOp, f32Constant(at, loc, type, bias));
+    Value bits = arith::BitcastOp::create(at, loc, i32, sum);
+    if (!evenConstant) {
+      Value offset;
+      if (zpF32)
+        offset = arith::AddIOp::create(
+            at, loc, arith::FPToSIOp::create(at, loc, at.getI32Type(), zpF32),
+            arith::ConstantIntOp::create(at, loc, flipBits, 32));
+      else
+        offset =
+            arith::ConstantIntOp::create(at, loc, int64_t(zp) + flipBits, 32);
+      bits = arith::AddIOp::create(at, loc, bits, scalarOrSplat(at, offset));
+    }
+    return arith::TruncIOp::create(at, loc, replaced->getResult(0).getType(),
+                                   bits);
+  };
+  Value result;
+  if (!zpScalar) {
+    result = fast(b);
+  } else {
+    // roundeven(zp) == zp and |zp| <= 2^21, ordered (NaN fails).
+    Value whole = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ,
+        math::RoundEvenOp::create(b, loc, zpScalar), zpScalar);
+    Value small = withinRange(b, loc, zpScalar, f32, -kLargestZeroPoint,
+                              kLargestZeroPoint);
+    SmallVector<Operation *> chain = {round};
+    chain.append({addOp, innerOp, outerOp, conv});
+    if (replaced != conv)
+      chain.push_back(replaced);
+    auto choice = scf::IfOp::create(
+        b, loc, arith::AndIOp::create(b, loc, whole, small),
+        [&](OpBuilder &then, Location l) {
+          scf::YieldOp::create(then, l, fast(then));
+        },
+        [&](OpBuilder &otherwise, Location l) {
+          IRMapping map;
+          for (Operation *op : chain)
+            otherwise.clone(*op, map);
+          scf::YieldOp::create(otherwise, l,
+                               map.lookup(replaced->getResult(0)));
+        });
+    result = choice.getResult(0);
+  }
   replaced->getResult(0).replaceAllUsesWith(result);
   // The old chain, last op first, each now unused.
   SmallVector<Operation *> dead;
   if (replaced != conv)
     dead.push_back(replaced);
-  dead.append({conv, conv->getOperand(0).getDefiningOp(), innerOp});
+  dead.append({conv, outerOp, innerOp});
   if (addOp)
     dead.push_back(addOp);
   dead.push_back(round);
@@ -467,20 +650,19 @@ struct CheapFloatOpsPass
   void runOnOperation() override {
     SmallVector<arith::DivFOp> divisions;
     SmallVector<std::pair<arith::DivFOp, Value>> runTimeDivisions;
-    auto roundedAndSaturated = [](arith::DivFOp div) {
-      return !div->use_empty() &&
-             llvm::all_of(div->getUsers(), [](Operation *u) {
-               return isa<math::RoundEvenOp>(u) && saturated(u->getResult(0));
-             });
-    };
     getOperation().walk([&](arith::DivFOp div) {
       if (constantDivisor(div))
         divisions.push_back(div);
       else if (Value d = runTimeDivisor(div))
         runTimeDivisions.push_back({div, d});
     });
-    for (auto [div, d] : runTimeDivisions)
-      divideByReciprocal(div, d);
+    for (auto [div, d] : runTimeDivisions) {
+      SmallVector<Value> addends;
+      if (roundedAndSaturated(div, &addends))
+        divideForQuantization(div, d, addends);
+      else
+        divideByReciprocal(div, d);
+    }
     SmallVector<std::pair<arith::FPToSIOp, math::RoundEvenOp>> conversions;
     getOperation().walk([&](Operation *op) {
       if (auto max = dyn_cast<arith::MaximumFOp>(op))
@@ -527,16 +709,10 @@ struct CheapFloatOpsPass
         // q2 is NaN (x infinite, or an overflow) so does q0. Past the f32
         // range q0 and x / d may differ (an infinity against the largest
         // float), but both saturate against the finite clamps.
-        auto [q0, q2] =
+        div.replaceAllUsesWith(keptQuotient(
+            b, loc, x,
             correctedQuotient(b, loc, x, f32Constant(b, loc, type, 1.0f / d),
-                              f32Constant(b, loc, type, -d));
-        Value keep = arith::OrIOp::create(
-            b, loc,
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q2, q2),
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
-                                  f32Constant(b, loc, type, 0.0f)));
-        div.replaceAllUsesWith(
-            arith::SelectOp::create(b, loc, keep, q0, q2).getResult());
+                              f32Constant(b, loc, type, -d))));
         div.erase();
         continue;
       }

@@ -292,23 +292,16 @@ func.func @narrow_unsigned(%x: vector<16xf32>) -> vector<16xi8> {
   return %i : vector<16xi8>
 }
 
-// Kept: an odd zero point (ties would round by the parity of the sum), a
-// clamp beyond the integer's range, a clamp from one side only, a rounded
-// value read twice, and clamps by maxnumf / minnumf (which turn a NaN into
-// the bound, a defined result the add would not give).
+// Kept: a clamp beyond the integer's range, a clamp from one side only, a
+// rounded value read twice, and clamps by maxnumf / minnumf (which turn a
+// NaN into the bound, a defined result the add would not give).
 // CHECK-LABEL: func.func @narrow_kept
-// CHECK-COUNT-5: math.roundeven
+// CHECK-COUNT-4: math.roundeven
 // CHECK-NOT: arith.bitcast
-func.func @narrow_kept(%x: vector<16xf32>) -> (vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xf32>, vector<16xi8>) {
-  %odd = arith.constant dense<3.0> : vector<16xf32>
+func.func @narrow_kept(%x: vector<16xf32>) -> (vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xf32>, vector<16xi8>) {
   %lo = arith.constant dense<-128.0> : vector<16xf32>
   %hi = arith.constant dense<127.0> : vector<16xf32>
   %wide = arith.constant dense<300.0> : vector<16xf32>
-  %r0 = math.roundeven %x : vector<16xf32>
-  %a0 = arith.addf %r0, %odd : vector<16xf32>
-  %c0 = arith.maximumf %a0, %lo : vector<16xf32>
-  %d0 = arith.minimumf %c0, %hi : vector<16xf32>
-  %i0 = arith.fptosi %d0 : vector<16xf32> to vector<16xi8>
   %r1 = math.roundeven %x : vector<16xf32>
   %c1 = arith.maximumf %r1, %lo : vector<16xf32>
   %d1 = arith.minimumf %c1, %wide : vector<16xf32>
@@ -324,5 +317,115 @@ func.func @narrow_kept(%x: vector<16xf32>) -> (vector<16xi8>, vector<16xi8>, vec
   %c4 = arith.maxnumf %r4, %lo : vector<16xf32>
   %d4 = arith.minnumf %c4, %hi : vector<16xf32>
   %i4 = arith.fptosi %d4 : vector<16xf32> to vector<16xi8>
-  return %i0, %i1, %i2, %i3, %r3, %i4 : vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xf32>, vector<16xi8>
+  return %i1, %i2, %i3, %r3, %i4 : vector<16xi8>, vector<16xi8>, vector<16xi8>, vector<16xf32>, vector<16xi8>
+}
+
+// An odd zero point would round ties by the parity of the sum if it joined
+// the float bias: it is an integer add after the bitcast instead.
+// CHECK-LABEL: func.func @narrow_odd
+// CHECK-NOT: math.roundeven
+// CHECK: arith.minimumf %arg0, %{{.+}} fastmath<nsz>
+// CHECK: arith.maximumf
+// CHECK: %[[SUM:.+]] = arith.addf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK: %[[BITS:.+]] = arith.bitcast %[[SUM]]
+// CHECK: %[[ZP:.+]] = arith.constant 3 : i32
+// CHECK: %[[SPLAT:.+]] = vector.broadcast %[[ZP]] : i32 to vector<16xi32>
+// CHECK: %[[ADD:.+]] = arith.addi %[[BITS]], %[[SPLAT]]
+// CHECK: arith.trunci %[[ADD]] : vector<16xi32> to vector<16xi8>
+func.func @narrow_odd(%x: vector<16xf32>) -> vector<16xi8> {
+  %odd = arith.constant dense<3.0> : vector<16xf32>
+  %lo = arith.constant dense<-128.0> : vector<16xf32>
+  %hi = arith.constant dense<127.0> : vector<16xf32>
+  %r0 = math.roundeven %x : vector<16xf32>
+  %a0 = arith.addf %r0, %odd : vector<16xf32>
+  %c0 = arith.maximumf %a0, %lo : vector<16xf32>
+  %d0 = arith.minimumf %c0, %hi : vector<16xf32>
+  %i0 = arith.fptosi %d0 : vector<16xf32> to vector<16xi8>
+  return %i0 : vector<16xi8>
+}
+
+// DynamicQuantizeLinear's quantization: a run-time scale and a run-time
+// zero point. The division checks only the scale (2^-60 <= |s| <= 2^60) and
+// that the zero point is finite, one branch for the whole run, and keeps q0
+// where x is zero or q2 is NaN; no test of x per vector. The end clamps by
+// the bounds less the zero point and adds zp + 128 as an integer when zp is
+// an integer of at most 2^21, and converts as before otherwise.
+// CHECK-LABEL: func.func @run_time_quantization
+// CHECK: %[[ABS:.+]] = math.absf %arg1 : f32
+// CHECK: %[[IN:.+]] = arith.andi
+// CHECK: %[[FIN:.+]] = arith.andi
+// CHECK: %[[OK:.+]] = arith.andi %[[IN]], %[[FIN]] : i1
+// CHECK: %[[R:.+]] = arith.divf %{{.+}}, %arg1 : f32
+// CHECK: %[[Q:.+]] = scf.if %[[OK]] -> (vector<16xf32>) {
+// CHECK:   %[[Q0:.+]] = arith.mulf %arg0
+// CHECK-COUNT-4: math.fma
+// CHECK:   %[[ZERO:.+]] = arith.cmpf oeq, %arg0
+// CHECK:   %[[NAN:.+]] = arith.cmpf uno
+// CHECK:   %[[KEEP:.+]] = arith.ori %[[NAN]], %[[ZERO]]
+// CHECK:   %[[SEL:.+]] = arith.select %[[KEEP]], %[[Q0]]
+// CHECK:   scf.yield %[[SEL]]
+// CHECK: } else {
+// CHECK:   arith.divf %arg0
+// CHECK: }
+// CHECK-NOT: vector.reduction
+// CHECK: %[[RZ:.+]] = math.roundeven %arg2 : f32
+// CHECK: %[[WHOLE:.+]] = arith.cmpf oeq, %[[RZ]], %arg2 : f32
+// CHECK: %[[INT:.+]] = scf.if %{{.+}} -> (vector<16xi8>) {
+// CHECK:   arith.subf %{{.+}}, %arg2 : f32
+// CHECK:   arith.minimumf %[[Q]]
+// CHECK:   arith.maximumf
+// CHECK:   %[[BITS:.+]] = arith.bitcast
+// CHECK:   %[[ZI:.+]] = arith.fptosi %arg2 : f32 to i32
+// CHECK:   %[[OFF:.+]] = arith.addi %[[ZI]], %{{.+}} : i32
+// CHECK:   %[[SPLAT:.+]] = vector.broadcast %[[OFF]] : i32 to vector<16xi32>
+// CHECK:   %[[SUM:.+]] = arith.addi %[[BITS]], %[[SPLAT]]
+// CHECK:   %[[T:.+]] = arith.trunci %[[SUM]] : vector<16xi32> to vector<16xi8>
+// CHECK:   scf.yield %[[T]]
+// CHECK: } else {
+// CHECK:   math.roundeven %[[Q]]
+// CHECK:   arith.fptoui
+// CHECK:   arith.xori
+// CHECK: }
+// CHECK: return %[[INT]]
+func.func @run_time_quantization(%x: vector<16xf32>, %s: f32, %zp: f32) -> vector<16xi8> {
+  %lo = arith.constant dense<0.0> : vector<16xf32>
+  %hi = arith.constant dense<255.0> : vector<16xf32>
+  %flip = arith.constant dense<-128> : vector<16xi8>
+  %b = vector.broadcast %s : f32 to vector<16xf32>
+  %z = vector.broadcast %zp : f32 to vector<16xf32>
+  %d = arith.divf %x, %b : vector<16xf32>
+  %r = math.roundeven %d : vector<16xf32>
+  %a = arith.addf %r, %z : vector<16xf32>
+  %c = arith.maximumf %a, %lo : vector<16xf32>
+  %c2 = arith.minimumf %c, %hi : vector<16xf32>
+  %i = arith.fptoui %c2 : vector<16xf32> to vector<16xi8>
+  %y = arith.xori %i, %flip : vector<16xi8>
+  return %y : vector<16xi8>
+}
+
+// A QuantizeLinear whose zero point is an input: an integer broadcast and
+// converted to f32, an integer and finite whatever its value, so neither
+// the division nor the end checks it at run time.
+// CHECK-LABEL: func.func @run_time_integer_zero_point
+// CHECK: %[[IN:.+]] = arith.andi
+// CHECK: scf.if %[[IN]] -> (vector<16xf32>)
+// CHECK: %[[ZF:.+]] = arith.sitofp %arg2 : i8 to f32
+// CHECK-NOT: scf.if
+// CHECK: arith.subf %{{.+}}, %[[ZF]] : f32
+// CHECK: %[[ZI:.+]] = arith.fptosi %[[ZF]] : f32 to i32
+// CHECK: arith.addi %[[ZI]]
+// CHECK: arith.trunci
+func.func @run_time_integer_zero_point(%x: vector<16xf32>, %s: f32, %zp: i8) -> vector<16xi8> {
+  %lo = arith.constant dense<-128.0> : vector<16xf32>
+  %hi = arith.constant dense<127.0> : vector<16xf32>
+  %b = vector.broadcast %s : f32 to vector<16xf32>
+  %zi = vector.broadcast %zp : i8 to vector<16xi8>
+  %z = arith.sitofp %zi : vector<16xi8> to vector<16xf32>
+  %d = arith.divf %x, %b : vector<16xf32>
+  %r = math.roundeven %d : vector<16xf32>
+  %a = arith.addf %r, %z : vector<16xf32>
+  %c = arith.maximumf %a, %lo : vector<16xf32>
+  %c2 = arith.minimumf %c, %hi : vector<16xf32>
+  %i = arith.fptosi %c2 : vector<16xf32> to vector<16xi8>
+  return %i : vector<16xi8>
 }

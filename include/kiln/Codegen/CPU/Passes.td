@@ -334,18 +334,25 @@ def CheapFloatOpsPass : Pass<"kiln-cpu-cheap-float-ops", "func::FuncOp"> {
       remainders stay normal (Markstein's theorem). A run-time divisor
       outside [2^-20, 2^20], or a vector with an x neither 0 nor within
       [2^-100, 2^100], divides (a branch); a zero x takes q0, the zero of
-      the quotient's sign. A constant divisor keeps q0 where a correction
-      is NaN (an infinite x, an overflow: an infinity, saturated as the
-      division's quotient is).
+      the quotient's sign. Where the quotient is only rounded and
+      saturated (a quantization; the zero point added between may then be
+      a run-time scalar), a divisor in [2^-60, 2^60] needs no test of x, as
+      a constant one: q0 where a correction is NaN (an infinite x, an
+      overflow: an infinity, saturated as the division's quotient is) or x
+      is zero. A run-time divisor outside that range, or a run-time f32
+      zero point that is not finite, divides (one scalar branch).
     - A quantization's end, `fptosi`/`fptoui(clamp(roundeven(q) + zp, lo,
-      hi))` (the clamp by `maximumf` and `minimumf`) to 8 or 16 bits with constant integral zp (even), lo and hi
-      within the integer's range, optionally followed by an xor with the
-      sign bit: `trunci(bitcast(clamp(q, lo - zp, hi - zp) + (1.5 * 2^23
-      + zp [+ 2^(N-1)])))`. In [2^23, 2^24) floats are the integers, so the
-      add rounds to nearest even (M is even) and the low bits of the
-      significand are the result: two clamps, an add and a truncation
-      instead of a vrndscaleps (two uops), an add, two clamps and a
-      conversion.
+      hi))` (the clamp by `maximumf` and `minimumf`) to 8 or 16 bits with
+      lo and hi integral constants within the integer's range, optionally
+      followed by an xor with the sign bit: `trunci(bitcast(clamp(q, lo -
+      zp, hi - zp) + 1.5 * 2^23) + zp [+ 2^(N-1)])`. In [2^23, 2^24) floats
+      are the integers, so the add rounds to nearest even (1.5 * 2^23 is
+      even) and the low bits of the significand are the rounded q: two
+      clamps, an add and a truncation instead of a vrndscaleps (two uops),
+      an add, two clamps and a conversion. A constant even zp joins the
+      float add; an odd one, or a run-time one (a scalar broadcast: an
+      integer of at most 16 bits converted to f32, or an f32 checked to be
+      an integer of at most 2^21 by one scalar branch), is an integer add.
     - `arith.maximumf` / `arith.minimumf` get the `nsz` flag: NaN still
       propagates, but the sign of a zero result is not kept. Against a
       constant that is not NaN (ReLU, Clip and ReLU6, the clamps of a
