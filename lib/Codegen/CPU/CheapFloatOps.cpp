@@ -581,8 +581,11 @@ void narrowRoundedConversion(Operation *conv) {
     };
     auto minOp = arith::MinimumFOp::create(at, loc, q, bound(hi));
     auto maxOp = arith::MaximumFOp::create(at, loc, minOp, bound(lo));
-    ignoreSignedZeros(minOp);
-    ignoreSignedZeros(maxOp);
+    // A NaN q made the conversion poison, so the clamps may assume none
+    // (nnan): against bounds known only at run time LLVM then needs no
+    // compare and blend to pass a NaN on, one vminps / vmaxps each.
+    minOp.setFastmath(arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);
+    maxOp.setFastmath(arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);
     float bias = 0x1.8p23f;
     if (evenConstant)
       bias += zp + float(flipBits);

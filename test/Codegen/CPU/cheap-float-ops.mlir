@@ -248,13 +248,14 @@ func.func @run_time_any_reader(%x: vector<16xf32>, %s: f32, %y: vector<16xf32>, 
 // integer's range, convert to 8 bits, and flip the sign bit (uint8 stored as
 // int8 ^ 0x80). The clamp moves before the rounding (by the zero point), and
 // adding 1.5 * 2^23 + zp + 128 rounds to an integer whose low byte is the
-// result: two clamps, an add and a truncation.
+// result: two clamps, an add and a truncation. The clamps may assume no NaN
+// (nnan): a NaN q made the conversion poison.
 // CHECK-LABEL: func.func @narrow
 // CHECK-NOT: math.roundeven
 // CHECK: %[[HI:.+]] = arith.constant dense<2.550000e+02> : vector<16xf32>
-// CHECK: %[[MIN:.+]] = arith.minimumf %arg0, %[[HI]] fastmath<nsz>
+// CHECK: %[[MIN:.+]] = arith.minimumf %arg0, %[[HI]] fastmath<nnan,nsz>
 // CHECK: %[[LO:.+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
-// CHECK: %[[MAX:.+]] = arith.maximumf %[[MIN]], %[[LO]] fastmath<nsz>
+// CHECK: %[[MAX:.+]] = arith.maximumf %[[MIN]], %[[LO]] fastmath<nnan,nsz>
 // CHECK: %[[BIAS:.+]] = arith.constant dense<0x4B400000> : vector<16xf32>
 // CHECK: %[[SUM:.+]] = arith.addf %[[MAX]], %[[BIAS]] : vector<16xf32>
 // CHECK: %[[BITS:.+]] = arith.bitcast %[[SUM]] : vector<16xf32> to vector<16xi32>
@@ -278,7 +279,7 @@ func.func @narrow(%x: vector<16xf32>) -> vector<16xi8> {
 // Unsigned, no zero point, the clamps the other way round, no flip: the
 // bias is 1.5 * 2^23 alone.
 // CHECK-LABEL: func.func @narrow_unsigned
-// CHECK: arith.minimumf %arg0, %{{.+}} fastmath<nsz> : vector<16xf32>
+// CHECK: arith.minimumf %arg0, %{{.+}} fastmath<nnan,nsz> : vector<16xf32>
 // CHECK: arith.maximumf
 // CHECK: %[[SUM:.+]] = arith.addf %{{.+}}, %{{.+}} : vector<16xf32>
 // CHECK: arith.trunci %{{.+}} : vector<16xi32> to vector<16xi8>
@@ -324,7 +325,7 @@ func.func @narrow_kept(%x: vector<16xf32>) -> (vector<16xi8>, vector<16xi8>, vec
 // the float bias: it is an integer add after the bitcast instead.
 // CHECK-LABEL: func.func @narrow_odd
 // CHECK-NOT: math.roundeven
-// CHECK: arith.minimumf %arg0, %{{.+}} fastmath<nsz>
+// CHECK: arith.minimumf %arg0, %{{.+}} fastmath<nnan,nsz>
 // CHECK: arith.maximumf
 // CHECK: %[[SUM:.+]] = arith.addf %{{.+}}, %{{.+}} : vector<16xf32>
 // CHECK: %[[BITS:.+]] = arith.bitcast %[[SUM]]
@@ -372,7 +373,7 @@ func.func @narrow_odd(%x: vector<16xf32>) -> vector<16xi8> {
 // CHECK: %[[WHOLE:.+]] = arith.cmpf oeq, %[[RZ]], %arg2 : f32
 // CHECK: %[[INT:.+]] = scf.if %{{.+}} -> (vector<16xi8>) {
 // CHECK:   arith.subf %{{.+}}, %arg2 : f32
-// CHECK:   arith.minimumf %[[Q]]
+// CHECK:   arith.minimumf %[[Q]], %{{.+}} fastmath<nnan,nsz>
 // CHECK:   arith.maximumf
 // CHECK:   %[[BITS:.+]] = arith.bitcast
 // CHECK:   %[[ZI:.+]] = arith.fptosi %arg2 : f32 to i32
