@@ -336,6 +336,27 @@ Value keptQuotient(OpBuilder &b, Location loc, Value x, Quotients q) {
   return arith::SelectOp::create(b, loc, keep, q.q0, q.q2);
 }
 
+/// A run-time scalar divisor's reciprocal r = 1/d and -d, made once where
+/// `b` stands (before the branch that checks d).
+struct ScalarDivisor {
+  Value r, negD;
+};
+ScalarDivisor scalarDivisor(OpBuilder &b, Location loc, Value d) {
+  Value r = arith::DivFOp::create(b, loc,
+                                  f32Constant(b, loc, b.getF32Type(), 1.0f), d);
+  return {r, arith::NegFOp::create(b, loc, d)};
+}
+
+/// correctedQuotient of the vector x by a scalar divisor, broadcast where
+/// `at` stands.
+Quotients correctedByScalar(OpBuilder &at, Location loc, Value x,
+                            ScalarDivisor d) {
+  auto vt = cast<VectorType>(x.getType());
+  Value negD = vector::BroadcastOp::create(at, loc, vt, d.negD);
+  Value r = vector::BroadcastOp::create(at, loc, vt, d.r);
+  return correctedQuotient(at, loc, x, r, negD);
+}
+
 /// Replaces `div` by `scf.if cond { fast(builder) } else { x / d }`.
 void divideUnless(arith::DivFOp div, Value cond,
                   llvm::function_ref<Value(OpBuilder &)> fast) {
@@ -377,12 +398,9 @@ void divideByReciprocal(arith::DivFOp div, Value d) {
   Value absD = math::AbsFOp::create(b, loc, d);
   Value inRange = withinRange(b, loc, absD, f32, kSmallestRunTimeDivisor,
                               kLargestRunTimeDivisor);
-  Value r = arith::DivFOp::create(b, loc, f32Constant(b, loc, f32, 1.0f), d);
-  Value negD = arith::NegFOp::create(b, loc, d);
+  ScalarDivisor divisor = scalarDivisor(b, loc, d);
   divideUnless(div, inRange, [&](OpBuilder &then) -> Value {
-    Quotients q = correctedQuotient(
-        then, loc, x, vector::BroadcastOp::create(then, loc, vt, r),
-        vector::BroadcastOp::create(then, loc, vt, negD));
+    Quotients q = correctedByScalar(then, loc, x, divisor);
     Value absX = math::AbsFOp::create(then, loc, x);
     Value zero = arith::CmpFOp::create(then, loc, arith::CmpFPredicate::OEQ,
                                        absX, f32Constant(then, loc, vt, 0));
@@ -423,7 +441,6 @@ void divideForQuantization(arith::DivFOp div, Value d,
                            ArrayRef<Value> addends) {
   OpBuilder b(div);
   Location loc = div.getLoc();
-  auto vt = cast<VectorType>(div.getType());
   Type f32 = b.getF32Type();
   Value x = div.getLhs();
   Value inRange = withinRange(b, loc, math::AbsFOp::create(b, loc, d), f32,
@@ -433,14 +450,9 @@ void divideForQuantization(arith::DivFOp div, Value d,
         b, loc, inRange,
         withinRange(b, loc, zp, f32, -std::numeric_limits<float>::max(),
                     std::numeric_limits<float>::max()));
-  Value r = arith::DivFOp::create(b, loc, f32Constant(b, loc, f32, 1.0f), d);
-  Value negD = arith::NegFOp::create(b, loc, d);
+  ScalarDivisor divisor = scalarDivisor(b, loc, d);
   divideUnless(div, inRange, [&](OpBuilder &then) {
-    return keptQuotient(
-        then, loc, x,
-        correctedQuotient(then, loc, x,
-                          vector::BroadcastOp::create(then, loc, vt, r),
-                          vector::BroadcastOp::create(then, loc, vt, negD)));
+    return keptQuotient(then, loc, x, correctedByScalar(then, loc, x, divisor));
   });
 }
 
