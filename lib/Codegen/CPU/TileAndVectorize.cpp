@@ -588,6 +588,7 @@ struct TileAndVectorizePass
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
+    parallelIfs = 0;
 
     // The rewrites that prepare ops for their kernels ran before this pass
     // (buildCPUTilingPipeline in lib/Codegen/CPU/Pipelines.cpp).
@@ -716,6 +717,8 @@ struct TileAndVectorizePass
         tile(rewriter, op, erased);
   }
 
+  /// The id of the next kiln.parallel_if (markRunTimeFork).
+  int64_t parallelIfs = 0;
   /// How tile() tiles the loops of run-time extent.
   RuntimeExtentTiling runtimeTiling = RuntimeExtentTiling::Unit;
   /// Whether tile() tiles the tiles of partial tiles again: an op among
@@ -738,11 +741,17 @@ struct TileAndVectorizePass
       return;
     // (A partial tile's epilogue stays apart from its product: the product's
     // reduction loops are tiled already, around the tile.)
-    if (linalg::LinalgOp producer = retiling ? linalg::LinalgOp() : epilogueProducer(op))
-      if (succeeded(tileWithEpilogue(rewriter, op, producer, vectorWidth,
-                                     parallelWork, l2Bytes, runtimeTiling,
-                                     erased)))
+    if (linalg::LinalgOp producer =
+            retiling ? linalg::LinalgOp() : epilogueProducer(op)) {
+      Value pays = forkPaysAtRunTime(rewriter, producer, parallelWork);
+      FailureOr<linalg::LinalgOp> tiled =
+          tileWithEpilogue(rewriter, op, producer, vectorWidth, parallelWork,
+                           l2Bytes, runtimeTiling, erased);
+      if (succeeded(tiled)) {
+        markRunTimeFork(rewriter, *tiled, pays, parallelIfs);
         return;
+      }
+    }
     std::optional<unsigned> reused;
     if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
       if (retiling && (reused = inputOfInit(generic)))
@@ -757,9 +766,11 @@ struct TileAndVectorizePass
     // The outer loop over tiles that threads share, then the rest inside.
     int64_t dim = parallelLoop(op, tiles, parallelWork, l2Bytes);
     if (dim >= 0) {
+      Value pays = forkPaysAtRunTime(rewriter, op, parallelWork);
       FailureOr<linalg::LinalgOp> inner =
           tileParallelLoop(rewriter, op, tiles, dim, erased);
       if (succeeded(inner)) {
+        markRunTimeFork(rewriter, *inner, pays, parallelIfs);
         op = *inner;
         if (reused)
           readReusedInputInPlace(op, *reused);

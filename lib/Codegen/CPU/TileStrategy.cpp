@@ -3,7 +3,10 @@
 #include "VnniDepthwise.h"
 #include "kiln/Codegen/Common/SymbolicBounds.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <numeric>
@@ -688,6 +691,40 @@ int64_t parallelLoopOf(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
   return best;
 }
 
+/// The run-time extent of loop `loop` of `op`: the size of an operand's
+/// dimension that the loop indexes, inputs first. A tensor made by a
+/// destination-style op (a fill) stands for its init, down to the
+/// tensor.empty's size: a dimension of the op's result would keep a fill
+/// alive that tiling fuses into the loop.
+Value runTimeExtent(OpBuilder &b, linalg::LinalgOp op, unsigned loop) {
+  SmallVector<OpOperand *> operands = op.getDpsInputOperands();
+  for (OpOperand &init : op.getDpsInitsMutable())
+    operands.push_back(&init);
+  for (OpOperand *operand : operands) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    for (auto [axis, e] : llvm::enumerate(map.getResults())) {
+      if (e != b.getAffineDimExpr(loop))
+        continue;
+      Value v = operand->get();
+      while (auto result = dyn_cast<OpResult>(v)) {
+        auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
+        OpOperand *init = dps ? dps.getTiedOpOperand(result) : nullptr;
+        if (!init || init->get().getType() != v.getType())
+          break;
+        v = init->get();
+      }
+      auto type = cast<ShapedType>(v.getType());
+      if (!type.isDynamicDim(axis))
+        return arith::ConstantIndexOp::create(b, op.getLoc(),
+                                              type.getDimSize(axis));
+      if (auto empty = v.getDefiningOp<tensor::EmptyOp>())
+        return empty.getDynamicSize(axis);
+      return tensor::DimOp::create(b, op.getLoc(), v, axis);
+    }
+  }
+  return {};
+}
+
 } // namespace
 
 int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
@@ -702,6 +739,50 @@ int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
   if (loop < 0 || !unreadResultsFitTasks(op, tiles, loop, largest))
     return -1;
   return loop;
+}
+
+Value forkPaysAtRunTime(OpBuilder &b, linalg::LinalgOp op, int64_t minWork) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (minWork <= 0 || !llvm::any_of(ranges, ShapedType::isDynamic))
+    return {};
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  // Each factor is at most its bound; the product of the static ones
+  // saturates, and so does the run-time product (at minWork: beyond it the
+  // answer is known), so nothing wraps.
+  int64_t known = 1;
+  SmallVector<Value> extents;
+  for (auto [i, n] : llvm::enumerate(ranges)) {
+    if (!ShapedType::isDynamic(n)) {
+      if (__builtin_mul_overflow(known, n, &known) || known > minWork)
+        known = minWork;
+      continue;
+    }
+    Value e = runTimeExtent(b, op, i);
+    if (!e)
+      return {};
+    extents.push_back(e);
+  }
+  Value cap = arith::ConstantIndexOp::create(b, loc, minWork);
+  Value work = arith::ConstantIndexOp::create(b, loc, known);
+  for (Value e : extents)
+    work = arith::MinUIOp::create(b, loc,
+                                  arith::MulIOp::create(b, loc, work, e), cap);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, work, cap);
+}
+
+void markRunTimeFork(OpBuilder &b, Operation *inside, Value pays, int64_t &id) {
+  auto loop =
+      inside ? inside->getParentOfType<scf::ForallOp>() : scf::ForallOp();
+  Operation *def = pays ? pays.getDefiningOp() : nullptr;
+  if (!loop || !def || def->getBlock() != loop->getBlock() ||
+      !def->isBeforeInBlock(loop) || loop->hasAttr(kiln::kParallelIfAttr))
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop);
+  kiln::ParallelIfOp::create(b, loop.getLoc(), pays, id);
+  loop->setAttr(kiln::kParallelIfAttr, b.getI64IntegerAttr(id++));
 }
 
 std::optional<int64_t> largestLoopExtent(linalg::LinalgOp op, int64_t loop) {

@@ -80,6 +80,20 @@ SmallVector<int64_t> tileInterchange(linalg::LinalgOp op,
 int64_t parallelLoop(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
                      int64_t minWork, int64_t l2Bytes);
 
+/// Whether `op`, whose loops include a run-time extent, does at least
+/// `minWork` loop iterations at the run-time sizes: the test parallelLoop
+/// made at the symbols' maxima, computed before `op`. Null when every
+/// extent is static (the fork was decided at compile time) or one cannot
+/// be found.
+Value forkPaysAtRunTime(OpBuilder &b, linalg::LinalgOp op, int64_t minWork);
+
+/// Marks the scf.forall that tiling just made around `inside` as shared
+/// among threads only where `pays` (forkPaysAtRunTime) is true: a
+/// kiln.parallel_if with id `id` (then incremented) before it, which
+/// --kiln-outline-parallel-loops reads. Nothing when `pays` is null or was
+/// not made before that loop in its block (no loop was made for threads).
+void markRunTimeFork(OpBuilder &b, Operation *inside, Value pays, int64_t &id);
+
 /// The largest extent loop `loop` of `op` can have at run time (a symbolic
 /// dimension's maximum, docs/shapes.md), from the operands it indexes.
 std::optional<int64_t> largestLoopExtent(linalg::LinalgOp op, int64_t loop);

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Codegen/Common/Passes.h"
 #include "kiln/Dialect/Kiln/IR/Contract.h"
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -116,9 +117,11 @@ struct OutlineParallelLoopsPass
         continue;
       SmallVector<scf::ForallOp> loops;
       func.walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+      SmallVector<kiln::ParallelIfOp> decisions;
+      func.walk([&](kiln::ParallelIfOp op) { decisions.push_back(op); });
       int counter = 0;
       for (scf::ForallOp loop : loops) {
-        if (succeeded(outline(func, loop, counter)))
+        if (succeeded(outline(func, loop, counter, decisions)))
           continue;
         if (loop->hasAttr(kFibersAttr)) {
           loop.emitError("cannot outline the threads of an emulated GPU "
@@ -128,7 +131,23 @@ struct OutlineParallelLoopsPass
         if (failed(toSequential(loop)))
           return signalPassFailure();
       }
+      for (kiln::ParallelIfOp op : decisions)
+        op.erase();
     }
+  }
+
+  /// The run-time decision whether `loop` pays for a fork (kiln.parallel_if
+  /// before it in its block), or null: always.
+  static Value forkDecision(scf::ForallOp loop,
+                            ArrayRef<kiln::ParallelIfOp> decisions) {
+    auto id = loop->getAttrOfType<IntegerAttr>(kiln::kParallelIfAttr);
+    if (!id)
+      return {};
+    for (kiln::ParallelIfOp op : decisions)
+      if (op.getLoop() == id.getInt() && op->getBlock() == loop->getBlock() &&
+          op->isBeforeInBlock(loop))
+        return op.getWorth();
+    return {};
   }
 
   /// A forall this pass does not hand to the pool runs as an scf.for.
@@ -155,7 +174,8 @@ struct OutlineParallelLoopsPass
     return true;
   }
 
-  LogicalResult outline(func::FuncOp func, scf::ForallOp loop, int &counter) {
+  LogicalResult outline(func::FuncOp func, scf::ForallOp loop, int &counter,
+                        ArrayRef<kiln::ParallelIfOp> decisions) {
     bool fibers = loop->hasAttr(kFibersAttr);
     if ((!fibers && !atTop(func, loop)) || loop.getNumResults() ||
         loop.getMapping())
@@ -251,7 +271,19 @@ struct OutlineParallelLoopsPass
     }
     SmallVector<Value> operands = {count};
     operands.append(args.begin(), args.end());
-    func::CallOp::create(b, loc, launch, operands);
+    // An op of a symbolic dimension too small at the run-time sizes to pay
+    // for a fork runs its iterations on this thread.
+    if (Value fork = forkDecision(loop, decisions)) {
+      auto branch = scf::IfOp::create(b, loc, fork, /*withElseRegion=*/true);
+      b.setInsertionPointToStart(branch.thenBlock());
+      func::CallOp::create(b, loc, launch, operands);
+      b.setInsertionPointToStart(branch.elseBlock());
+      operands.insert(operands.begin(),
+                      arith::ConstantIndexOp::create(b, loc, 0));
+      func::CallOp::create(b, loc, body, operands);
+    } else {
+      func::CallOp::create(b, loc, launch, operands);
+    }
     loop.erase();
     return success();
   }

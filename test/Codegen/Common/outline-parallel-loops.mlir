@@ -108,3 +108,36 @@ func.func @runtime_count(%n: index, %out: memref<64x16xf32>) {
   }
   return
 }
+
+// A loop made for threads from an op's work at the symbols' maxima, with
+// the test at the run-time sizes before it (kiln.parallel_if, made by
+// kiln-cpu-tile-and-vectorize): the pool runs it where the test holds, this
+// thread where it does not, through the same outlined body; the test is
+// gone after the pass.
+// CHECK-LABEL: func.func @run_time_fork(
+// CHECK-SAME: %[[OUT:[^:]+]]: memref<4x16xf32>, %[[PAYS:[^:]+]]: i1
+// CHECK-NOT: kiln.parallel_if
+// CHECK: %[[N:.*]] = arith.constant 4 : index
+// CHECK: scf.if %[[PAYS]] {
+// CHECK-NEXT: call @__kiln_parallel_launch.run_time_fork_par0(%[[N]], %[[OUT]])
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT: call @run_time_fork_par0(%[[Z]], %[[N]], %[[OUT]])
+// CHECK-NEXT: }
+// A loop whose test is another's runs as before.
+// CHECK: call @__kiln_parallel_launch.run_time_fork_par1(
+// CHECK-NOT: kiln.parallel_if
+// CHECK: return
+func.func @run_time_fork(%out: memref<4x16xf32>, %pays: i1) {
+  %one = arith.constant 1.0 : f32
+  kiln.parallel_if %pays {loop = 0 : i64}
+  scf.forall (%i) in (4) {
+    %row = memref.subview %out[%i, 0] [1, 16] [1, 1] : memref<4x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+    linalg.fill ins(%one : f32) outs(%row : memref<16xf32, strided<[1], offset: ?>>)
+  } {kiln.parallel_if = 0 : i64}
+  scf.forall (%i) in (4) {
+    %row = memref.subview %out[%i, 0] [1, 16] [1, 1] : memref<4x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+    linalg.fill ins(%one : f32) outs(%row : memref<16xf32, strided<[1], offset: ?>>)
+  } {kiln.parallel_if = 7 : i64}
+  return
+}

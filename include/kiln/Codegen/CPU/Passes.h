@@ -15,6 +15,8 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+
 namespace mlir::kiln {
 #define GEN_PASS_DECL
 #include "kiln/Codegen/CPU/Passes.h.inc"

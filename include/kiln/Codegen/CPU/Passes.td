@@ -26,7 +26,11 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
     more that computes, first in whole registers): those tiles are static
     too. In ops big enough to share among threads, the outermost loop over
     tiles is an `scf.forall`
-    (`kiln-outline-parallel-loops` turns it into a thread-pool call).
+    (`kiln-outline-parallel-loops` turns it into a thread-pool call). An op
+    of run-time extent is big enough when it is at the symbols' maxima; a
+    `kiln.parallel_if` before its loop then tests its work at the run-time
+    sizes against the same threshold, and the loop runs on the calling
+    thread where the test fails.
     The tiles of static int8's depthwise product (`kiln.int8_depthwise`)
     get a vpdpbusd kernel instead of linalg's vectorizer. A tensor's
     minimum and maximum in one pass (DynamicQuantizeLinear's range, marked
@@ -61,7 +65,8 @@ def TileAndVectorizePass : Pass<"kiln-cpu-tile-and-vectorize", "func::FuncOp"> {
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
     "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
-    "::mlir::affine::AffineDialect", "::mlir::LLVM::LLVMDialect"];
+    "::mlir::affine::AffineDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::kiln::KilnDialect"];
 }
 
 //===----------------------------------------------------------------------===//

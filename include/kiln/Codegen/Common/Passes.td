@@ -296,7 +296,10 @@ def OutlineParallelLoopsPass : Pass<"kiln-outline-parallel-loops", "ModuleOp"> {
     through a declared launcher `@__kiln_parallel_launch.F_parN(%count,
     captured...)` that kiln-cpu-lower-parallel-launches lowers. Constants and
     view-like ops are cloned into the body; scalars and static identity-layout
-    memrefs are passed. Any other scf.forall becomes an scf.for.
+    memrefs are passed. Any other scf.forall becomes an scf.for. A loop
+    marked `kiln.parallel_if` (an op of run-time extent) launches only where
+    the `kiln.parallel_if` before it holds; where it does not, the caller
+    calls `@F_parN(0, %count, captured...)` itself. Those ops are erased.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"];

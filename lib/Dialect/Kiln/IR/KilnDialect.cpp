@@ -71,6 +71,7 @@ ContractKind contractKind(StringRef name) {
       {kDistinctEmptyAttr, ContractKind::Integer},
       {kDistinctFillAttr, ContractKind::Integer},
       {kFibersAttr, ContractKind::Unit},
+      {kParallelIfAttr, ContractKind::Integer},
       {kArenaBytesAttr, ContractKind::Integer},
       {kArenaLowerBoundAttr, ContractKind::Integer},
       {kMemoryPlanAttr, ContractKind::DictArray},

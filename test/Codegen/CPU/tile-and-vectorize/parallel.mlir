@@ -3,7 +3,9 @@
 // A matmul big enough for threads: the loop over row tiles is an scf.forall
 // (the thread pool splits it); the fill is fused into each row block, and the
 // column and reduction loops stay sequential inside.
+// Its work is known: no test at run time.
 // CHECK-LABEL: func.func @matmul_64
+// CHECK-NOT: kiln.parallel_if
 // CHECK: scf.forall (%[[I:.+]]) = (0) to (64) step (8) shared_outs(%[[OUT:.+]] = %{{.+}})
 // CHECK: tensor.extract_slice %[[OUT]][%[[I]], 0] [8, 64]
 // CHECK: scf.for {{.+}} step %c32
@@ -71,11 +73,24 @@ func.func @matmul_panels_outermost(%a: tensor<196x384xf32>) -> tensor<196x1536xf
 // No static loop to share (a CNN's activation with symbolic batch, height
 // and width, docs/shapes.md): threads take the rows, the loop of run-time
 // extent tiled by 1 with the largest bound (512 against the batch's 4).
+// The fork was decided at the bounds (4 x 512 x 512 x 16 iterations); the
+// op's work at the run-time sizes, saturated at the same 32768, decides
+// again before the loop (kiln.parallel_if, read by
+// kiln-outline-parallel-loops).
 // CHECK-LABEL: func.func @runtime_rows
-// CHECK: scf.forall (%[[R:.+]]) in (%{{.+}})
+// CHECK: %[[N:.+]] = arith.muli %{{.+}}, %c16
+// CHECK: %[[N1:.+]] = arith.minui %[[N]], %c32768
+// CHECK: %[[NH:.+]] = arith.muli %[[N1]], %{{.+}}
+// CHECK: %[[NH1:.+]] = arith.minui %[[NH]], %c32768
+// CHECK: %[[NHW:.+]] = arith.muli %[[NH1]], %{{.+}}
+// CHECK: %[[W:.+]] = arith.minui %[[NHW]], %c32768
+// CHECK: %[[PAYS:.+]] = arith.cmpi uge, %[[W]], %c32768
+// CHECK: kiln.parallel_if %[[PAYS]] {loop = 0 : i64}
+// CHECK-NEXT: scf.forall (%[[R:.+]]) in (%{{.+}})
 // CHECK: tensor.extract_slice %{{.+}}[0, %[[R]], 0, 0] [%{{.+}}, 1, %{{.+}}, 16]
 // CHECK: scf.for
 // CHECK: vector<16xf32>
+// CHECK: } {kiln.parallel_if = 0 : i64}
 func.func @runtime_rows(%x: tensor<?x?x?x16xf32> {kiln.symbols = array<i64: 0, 1, 2, -1>}) -> tensor<?x?x?x16xf32> attributes {kiln.symbol_bounds = array<i64: 1, 4, 8, 512, 8, 512>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

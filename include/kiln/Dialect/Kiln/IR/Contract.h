@@ -188,6 +188,11 @@ inline constexpr const char *kDistinctFillAttr = "kiln.distinct_fill";
 /// run as fibers (--kiln-outline-parallel-loops); it must never become a
 /// sequential loop.
 inline constexpr const char *kFibersAttr = "kiln.fibers";
+/// Integer id, on an scf.forall that threads share, of the kiln.parallel_if
+/// before it whose `loop` is the same (--kiln-cpu-tile-and-vectorize): that
+/// op says at run time whether the loop's op, at the sizes of its symbolic
+/// dimensions, has the work to pay for a fork.
+inline constexpr const char *kParallelIfAttr = "kiln.parallel_if";
 
 /// Not attributes: the launchers --kiln-outline-parallel-loops declares,
 /// `<prefix><outlined function>`, and the runtime functions

@@ -768,6 +768,27 @@ def Kiln_GuardOp : Kiln_Op<"guard", [MemoryEffects<[MemWrite]>]> {
   let hasCanonicalizer = 1;
 }
 
+def Kiln_ParallelIfOp : Kiln_Op<"parallel_if", [MemoryEffects<[MemWrite]>]> {
+  let summary = "whether a loop made for threads pays for a fork at the run-time sizes";
+  let description = [{
+    Not a graph op: a contract between two code generation passes
+    (docs/shapes.md). --kiln-cpu-tile-and-vectorize decides to share an op
+    of a symbolic dimension among threads from its work at the symbols'
+    maxima, makes its outer loop an `scf.forall` marked
+    `{kiln.parallel_if = loop}`, and puts this op before it in the same
+    block, with `worth` true where the op's work at the run-time sizes
+    reaches the same threshold. --kiln-outline-parallel-loops runs the
+    outlined loop on the calling thread where `worth` is false, and erases
+    this op. (Its write effect only keeps it alive until then.)
+
+    ```mlir
+    kiln.parallel_if %worth {loop = 3}
+    ```
+  }];
+  let arguments = (ins I1:$worth, I64Attr:$loop);
+  let assemblyFormat = "$worth attr-dict";
+}
+
 def Kiln_LoopOp : Kiln_Op<"loop", [RecursiveMemoryEffects]> {
   let summary = "a loop over a run-time trip count with loop-carried values and stacked outputs (ONNX Loop)";
   let description = [{
