@@ -13,10 +13,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <cstring>
+#include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace py = pybind11;
@@ -56,6 +58,80 @@ std::string describeArray(const py::array &a) {
 
 std::string TensorInfo::describe() const {
   return dtypeName(dtype) + " of shape " + shapeString(shape);
+}
+
+/// The memory of output arrays, given back when numpy frees an array and
+/// handed to the next call's outputs. A fresh array per call is fresh pages:
+/// glibc returns a few MB freed at the top of its heap to the kernel, and
+/// the next call faults them in again, zeroed. A decoder step of 0.6 ms
+/// took 0.9 ms that way (1.2 ms with its grown keys and values allocated at
+/// their bound). The pool keeps at most two calls' worth of outputs.
+class OutputPool {
+public:
+  ~OutputPool() {
+    for (auto &[bytes, p] : free_)
+      std::free(p);
+  }
+
+  /// Makes room for a call whose outputs take `bytes`.
+  void expect(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    keep_ = std::max(keep_, 2 * bytes);
+  }
+
+  /// A 64-byte aligned block of `bytes`, reused or new.
+  void *take(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = free_.find(bytes); it != free_.end()) {
+        void *p = it->second;
+        free_.erase(it);
+        held_ -= bytes;
+        return p;
+      }
+    }
+    void *p =
+        std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64));
+    if (!p)
+      throw std::bad_alloc();
+    return p;
+  }
+
+  void give(void *p, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (held_ + bytes > keep_) {
+      std::free(p);
+      return;
+    }
+    free_.emplace(bytes, p);
+    held_ += bytes;
+  }
+
+private:
+  std::mutex mutex_;
+  std::multimap<size_t, void *> free_;
+  size_t held_ = 0, keep_ = 0;
+};
+
+/// An array of `shape` over a block of `bytes` from `pool`, which gets the
+/// block back when the array (and every view of it) is freed.
+py::array pooledArray(const std::shared_ptr<OutputPool> &pool,
+                      const py::dtype &dtype, const std::vector<int64_t> &shape,
+                      size_t bytes) {
+  struct Block {
+    std::shared_ptr<OutputPool> pool;
+    void *data;
+    size_t bytes;
+  };
+  auto block = std::make_unique<Block>(Block{pool, pool->take(bytes), bytes});
+  void *data = block->data;
+  py::capsule owner(block.get(), [](void *p) {
+    auto *b = static_cast<Block *>(p);
+    b->pool->give(b->data, b->bytes);
+    delete b;
+  });
+  block.release();
+  return py::array(dtype, shape, data, owner);
 }
 
 /// A client error as a kiln.Error: "<what>: <status message>" with the
@@ -115,6 +191,7 @@ private:
   std::vector<TensorInfo> inputs_, outputs_;
   py::dict info_;
   std::mutex runMutex_; // a session serves one thread at a time
+  std::shared_ptr<OutputPool> outputPool_ = std::make_shared<OutputPool>();
 };
 
 Model::Model(std::shared_ptr<const client::Model> model, int threads)
@@ -231,9 +308,13 @@ std::vector<py::array> Model::execute(const std::vector<py::array> &inputs,
              ins[i].shape.data()};
   }
   std::vector<py::array> results;
+  size_t outputBytes = 0;
+  for (const TensorInfo &t : outs)
+    outputBytes += t.bytes;
+  outputPool_->expect(outputBytes);
   for (size_t i = 0; i < outs.size(); ++i) {
     const TensorInfo &t = outs[i];
-    results.emplace_back(t.dtype, t.shape);
+    results.push_back(pooledArray(outputPool_, t.dtype, t.shape, t.bytes));
     out[i] = {results.back().mutable_data(), t.bytes, t.kilnDtype,
               static_cast<int32_t>(t.shape.size()), t.shape.data()};
   }
@@ -253,14 +334,23 @@ std::vector<py::array> Model::execute(const std::vector<py::array> &inputs,
     throw fromClient(e, "model '" + name() + "'");
   }
   // At run-time sizes an output is written at the front of its buffer at
-  // the shape the model reports (smaller where an axis is computed).
+  // the shape the model reports (smaller where an axis is computed): the
+  // result is a C-contiguous view of that front, not a copy (a decoder's
+  // grown keys and values, allocated at the cache's bound, were copied
+  // whole each step). Pages of the buffer the run did not write were never
+  // touched, so they take no memory.
   for (size_t i = 0; i < written.size(); ++i) {
     if (written[i] == outs[i].shape)
       continue;
-    py::array exact(outs[i].dtype, written[i]);
-    std::memcpy(exact.mutable_data(), results[i].data(),
-                static_cast<size_t>(exact.nbytes()));
-    results[i] = exact;
+    py::ssize_t elements = 1;
+    for (int64_t n : written[i])
+      elements *= n;
+    if (elements > results[i].size())
+      throw Error("model '" + name() + "' reports output '" + outs[i].name +
+                      "' larger than its bound; the .so is damaged",
+                  "INTERNAL");
+    results[i] = py::array(outs[i].dtype, written[i], results[i].mutable_data(),
+                           results[i]);
   }
   return results;
 }
