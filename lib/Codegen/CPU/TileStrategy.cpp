@@ -671,24 +671,34 @@ int64_t parallelLoopOf(linalg::LinalgOp op, ArrayRef<int64_t> tiles,
   if (int64_t channels = channelsOutermost(op, tiles, l2Bytes); channels >= 0)
     return channels;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  // A loop of run-time extent tiled one index at a time (an image's rows),
+  // so that no task has a partial tile; the one that can be the longest,
+  // the batch of one image losing to its rows.
+  int64_t rows = -1, longest = 1;
+  for (auto [i, t] : llvm::enumerate(tiles))
+    if (iters[i] == utils::IteratorType::parallel && t == 1 &&
+        ShapedType::isDynamic(r[i]) && largest[i] && *largest[i] > longest) {
+      rows = i;
+      longest = *largest[i];
+    }
   // Not a loop its tile does not divide (AVX2's 6-row tiles over an M
   // without a divisor near 6): its full tiles and its last one are split
   // apart inside each task (peelPartialTiles), not across tasks.
   for (auto [i, t] : llvm::enumerate(tiles))
     if (iters[i] == utils::IteratorType::parallel && t != 0 &&
         !ShapedType::isDynamic(r[i]) && r[i] / t >= 2 && r[i] % t == 0)
-      return i;
-  // No static loop to share: a loop of run-time extent tiled one index at a
-  // time (an image's rows), so that no task has a partial tile; the one
-  // that can be the longest, the batch of one image losing to its rows.
-  int64_t best = -1, longest = 1;
-  for (auto [i, t] : llvm::enumerate(tiles))
-    if (iters[i] == utils::IteratorType::parallel && t == 1 &&
-        ShapedType::isDynamic(r[i]) && largest[i] && *largest[i] > longest) {
-      best = i;
-      longest = *largest[i];
-    }
-  return best;
+      // The outermost of the two, as static code takes its outermost loop,
+      // when the run-time one can be long: a convolution's rows rather
+      // than its few channel panels (each thread then reads half the
+      // input, not all of it, and 3 panels do not leave one of 2 threads
+      // idle a third of the loop), but attention's 4 heads rather than a
+      // batch of at most 8, which is often 1.
+      return rows >= 0 && rows < static_cast<int64_t>(i) &&
+                     longest >= 8 * (r[i] / t)
+                 ? rows
+                 : i;
+  // No static loop to share.
+  return rows;
 }
 
 /// The run-time extent of loop `loop` of `op`: the size of an operand's

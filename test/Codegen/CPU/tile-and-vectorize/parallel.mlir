@@ -109,6 +109,31 @@ func.func @runtime_rows(%x: tensor<?x?x?x16xf32> {kiln.symbols = array<i64: 0, 1
 
 // -----
 
+// With 48 channels (3 static panels of 16) the rows still go to the
+// threads: the outermost loop, as static code picks (the panels split 2:1
+// over two threads, and each thread read the whole input).
+// CHECK-LABEL: func.func @runtime_rows_over_panels
+// CHECK: scf.forall (%[[R:.+]]) in (%{{.+}})
+// CHECK: tensor.extract_slice %{{.+}}[0, %[[R]], 0, 0] [%{{.+}}, 1, %{{.+}}, 48]
+// CHECK: scf.for {{.+}} to %c48 step %c16
+func.func @runtime_rows_over_panels(%x: tensor<?x?x?x48xf32> {kiln.symbols = array<i64: 0, 1, 2, -1>}) -> tensor<?x?x?x48xf32> attributes {kiln.symbol_bounds = array<i64: 1, 4, 8, 512, 8, 512>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?x?x48xf32>
+  %h = tensor.dim %x, %c1 : tensor<?x?x?x48xf32>
+  %w = tensor.dim %x, %c2 : tensor<?x?x?x48xf32>
+  %e = tensor.empty(%n, %h, %w) : tensor<?x?x?x48xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<?x?x?x48xf32>) outs(%e : tensor<?x?x?x48xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?x?x48xf32>
+  return %y : tensor<?x?x?x48xf32>
+}
+
+// -----
+
 // The same op with bounds too small to pay for a fork (at most 4 x 8 x 8
 // pixels): no thread split.
 // CHECK-LABEL: func.func @small_runtime_rows
