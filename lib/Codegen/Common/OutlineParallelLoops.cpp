@@ -117,8 +117,12 @@ struct OutlineParallelLoopsPass
         continue;
       SmallVector<scf::ForallOp> loops;
       func.walk([&](scf::ForallOp loop) { loops.push_back(loop); });
-      SmallVector<kiln::ParallelIfOp> decisions;
-      func.walk([&](kiln::ParallelIfOp op) { decisions.push_back(op); });
+      // By id: a dynamic U-Net has hundreds of parallel loops, and a scan
+      // per loop would be quadratic.
+      llvm::DenseMap<int64_t, kiln::ParallelIfOp> decisions;
+      func.walk([&](kiln::ParallelIfOp op) {
+        decisions.try_emplace(op.getLoop(), op);
+      });
       int counter = 0;
       for (scf::ForallOp loop : loops) {
         if (succeeded(outline(func, loop, counter, decisions)))
@@ -131,23 +135,23 @@ struct OutlineParallelLoopsPass
         if (failed(toSequential(loop)))
           return signalPassFailure();
       }
-      for (kiln::ParallelIfOp op : decisions)
-        op.erase();
+      func.walk([](kiln::ParallelIfOp op) { op.erase(); });
     }
   }
 
   /// The run-time decision whether `loop` pays for a fork (kiln.parallel_if
   /// before it in its block), or null: always.
-  static Value forkDecision(scf::ForallOp loop,
-                            ArrayRef<kiln::ParallelIfOp> decisions) {
+  static Value
+  forkDecision(scf::ForallOp loop,
+               const llvm::DenseMap<int64_t, kiln::ParallelIfOp> &decisions) {
     auto id = loop->getAttrOfType<IntegerAttr>(kiln::kParallelIfAttr);
     if (!id)
       return {};
-    for (kiln::ParallelIfOp op : decisions)
-      if (op.getLoop() == id.getInt() && op->getBlock() == loop->getBlock() &&
-          op->isBeforeInBlock(loop))
-        return op.getWorth();
-    return {};
+    kiln::ParallelIfOp op = decisions.lookup(id.getInt());
+    if (!op || op->getBlock() != loop->getBlock() ||
+        !op->isBeforeInBlock(loop))
+      return {};
+    return op.getWorth();
   }
 
   /// A forall this pass does not hand to the pool runs as an scf.for.
@@ -175,7 +179,7 @@ struct OutlineParallelLoopsPass
   }
 
   LogicalResult outline(func::FuncOp func, scf::ForallOp loop, int &counter,
-                        ArrayRef<kiln::ParallelIfOp> decisions) {
+                        const llvm::DenseMap<int64_t, kiln::ParallelIfOp> &decisions) {
     bool fibers = loop->hasAttr(kFibersAttr);
     if ((!fibers && !atTop(func, loop)) || loop.getNumResults() ||
         loop.getMapping())
