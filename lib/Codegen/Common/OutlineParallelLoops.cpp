@@ -278,6 +278,12 @@ struct OutlineParallelLoopsPass
     // An op of a symbolic dimension too small at the run-time sizes to pay
     // for a fork runs its iterations on this thread.
     if (Value fork = forkDecision(loop, decisions)) {
+      // Called from two places, the body would be inlined into both the
+      // caller and the pool's task, every such op's code twice (the dynamic
+      // BERT encoder: 55k lines of LLVM IR to 17k static). One call per
+      // op on the serial path costs nothing measurable.
+      body->setAttr("passthrough",
+                    b.getArrayAttr({b.getStringAttr("noinline")}));
       auto branch = scf::IfOp::create(b, loc, fork, /*withElseRegion=*/true);
       b.setInsertionPointToStart(branch.thenBlock());
       func::CallOp::create(b, loc, launch, operands);

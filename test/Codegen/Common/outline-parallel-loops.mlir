@@ -128,6 +128,10 @@ func.func @runtime_count(%n: index, %out: memref<64x16xf32>) {
 // CHECK: call @__kiln_parallel_launch.run_time_fork_par1(
 // CHECK-NOT: kiln.parallel_if
 // CHECK: return
+// A body called from both the task and the caller is not inlined into
+// either, so its code exists once; a body only the task calls may be.
+// CHECK: func.func private @run_time_fork_par1(%arg0: index, %arg1: index, %arg2: memref<4x16xf32>) attributes {llvm.linkage = #llvm.linkage<internal>} {
+// CHECK: func.func private @run_time_fork_par0(%arg0: index, %arg1: index, %arg2: memref<4x16xf32>) attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]} {
 func.func @run_time_fork(%out: memref<4x16xf32>, %pays: i1) {
   %one = arith.constant 1.0 : f32
   kiln.parallel_if %pays {loop = 0 : i64}
