@@ -12,6 +12,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <set>
 #include <unistd.h>
 
@@ -147,6 +148,12 @@ static cl::opt<std::string> maxTensorBytes(
     cl::value_desc("BYTES"), cl::cat(category));
 static cl::opt<bool> timing("timing", cl::desc("Print per-phase times"),
                             cl::cat(category));
+static cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Run the MLIR verifier after every pass of every phase, not "
+             "only at the end of each phase after the graph phase (slower; "
+             "finds the pass that made invalid IR)"),
+    cl::cat(category));
 static cl::opt<bool> remarks(
     "remarks",
     cl::desc("List every op that code generation left off its fast path, "
@@ -231,6 +238,21 @@ static int compileAndReport(mlir::kiln::CompileOptions &options) {
   return 0;
 }
 
+/// A positive byte count with an optional suffix K, M, G or T (powers of
+/// 1024); none where the text is not one or the count overflows.
+static std::optional<uint64_t> parseByteCount(StringRef text) {
+  unsigned shift = 0;
+  for (auto [suffix, bits] :
+       {std::pair{'K', 10}, {'M', 20}, {'G', 30}, {'T', 40}})
+    if (text.consume_back(StringRef(&suffix, 1)))
+      shift = bits;
+  uint64_t bytes;
+  if (text.getAsInteger(10, bytes) || bytes == 0 ||
+      bytes > (UINT64_MAX >> shift))
+    return std::nullopt;
+  return bytes << shift;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::kiln::registerDebugOnlyOption();
@@ -279,24 +301,18 @@ int main(int argc, char **argv) {
   options.name = name;
   options.timing = timing;
   options.remarks = remarks;
+  options.verifyEach = verifyEach;
   options.reportDir = reportDir;
   options.calibrationData = calibrationData;
   options.calibrationPercentile = calibrationPercentile;
   options.maxAccuracyDrop = maxAccuracyDrop;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   if (!maxTensorBytes.empty()) {
-    StringRef text(maxTensorBytes);
-    unsigned shift = 0;
-    for (auto [suffix, bits] : {std::pair{'K', 10}, {'M', 20}, {'G', 30},
-                                {'T', 40}})
-      if (text.consume_back(StringRef(&suffix, 1)))
-        shift = bits;
-    uint64_t bytes;
-    if (text.getAsInteger(10, bytes) || bytes == 0 ||
-        bytes > (UINT64_MAX >> shift))
+    std::optional<uint64_t> bytes = parseByteCount(maxTensorBytes);
+    if (!bytes)
       return fail("bad --max-tensor-bytes '" + maxTensorBytes +
                   "'; expected a positive byte count such as 1073741824 or 1G");
-    options.maxTensorBytes = bytes << shift;
+    options.maxTensorBytes = *bytes;
   }
   for (const std::string &spec : inputShapes) {
     Expected<mlir::kiln::InputShape> shape = mlir::kiln::parseInputShape(spec);
