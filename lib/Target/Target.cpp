@@ -254,10 +254,56 @@ Error mlir::kiln::optimizeModule(Module &module, TargetMachine &tm,
   return transformer(&module);
 }
 
+/// Moves the large constant globals of `module` (the weights) into a module
+/// of their own in the same context, leaving hidden declarations behind.
+/// The parts of a parallel back end travel as bitcode, and a weight in a
+/// part was written, parsed and uniqued again: ResNet-50 with a symbolic
+/// batch (100 MB of weights) took 4.3 s of code generation on two threads
+/// against 3.0 s on one.
+static std::unique_ptr<Module> takeWeights(Module &module) {
+  constexpr uint64_t kMinBytes = 4096;
+  const DataLayout &layout = module.getDataLayout();
+  auto data =
+      std::make_unique<Module>("kiln_model_weights", module.getContext());
+  data->setDataLayout(layout);
+  data->setTargetTriple(module.getTargetTriple());
+  for (GlobalVariable &g : module.globals()) {
+    if (!g.isConstant() || !g.hasInitializer() || !g.hasLocalLinkage() ||
+        g.hasComdat() || g.isThreadLocal() || !g.hasName() ||
+        layout.getTypeAllocSize(g.getValueType()) < kMinBytes)
+      continue;
+    auto *copy = new GlobalVariable(
+        *data, g.getValueType(), /*isConstant=*/true,
+        GlobalValue::ExternalLinkage, g.getInitializer(), g.getName(),
+        /*InsertBefore=*/nullptr, GlobalValue::NotThreadLocal,
+        g.getAddressSpace());
+    copy->copyAttributesFrom(&g);
+    copy->setVisibility(GlobalValue::HiddenVisibility);
+    g.setLinkage(GlobalValue::ExternalLinkage);
+    g.setVisibility(GlobalValue::HiddenVisibility);
+    g.setInitializer(nullptr);
+  }
+  return data;
+}
+
+/// A target machine like `tm`, for another thread.
+static std::unique_ptr<TargetMachine> twin(const TargetMachine &tm) {
+  return std::unique_ptr<TargetMachine>(tm.getTarget().createTargetMachine(
+      tm.getTargetTriple(), tm.getTargetCPU(), tm.getTargetFeatureString(),
+      tm.Options, tm.getRelocationModel(), tm.getCodeModel(),
+      tm.getOptLevel()));
+}
+
 Expected<std::vector<std::string>> mlir::kiln::emitObjectsInParallel(
     Module &module, MutableArrayRef<std::unique_ptr<TargetMachine>> tms) {
-  // Each part travels as bitcode into a context of its own: an LLVMContext
-  // is not shared between threads.
+  // The weights stay in this context and thread; the code's parts travel
+  // as bitcode into contexts of their own: an LLVMContext is not shared
+  // between threads.
+  std::unique_ptr<Module> weights = takeWeights(module);
+  std::unique_ptr<TargetMachine> weightsTm = twin(*tms[0]);
+  if (!weightsTm)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot create a target machine for the weights");
   std::vector<SmallString<0>> bitcode;
   SplitModule(module, tms.size(), [&](std::unique_ptr<Module> part) {
     SmallString<0> buffer;
@@ -284,8 +330,16 @@ Expected<std::vector<std::string>> mlir::kiln::emitObjectsInParallel(
       else
         errors[i] = toString(object.takeError());
     });
+  Expected<std::string> data =
+      weights->global_empty()
+          ? Expected<std::string>(std::string())
+          : emitMachineCode(*weights, *weightsTm, /*assembly=*/false);
   for (std::thread &t : threads)
     t.join();
+  if (!data)
+    return data.takeError();
+  if (!data->empty())
+    objects.push_back(std::move(*data));
   for (const std::string &e : errors)
     if (!e.empty())
       return createStringError(inconvertibleErrorCode(),

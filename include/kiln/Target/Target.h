@@ -140,10 +140,12 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
                                             bool assembly);
 
 /// Object code for `module` in `tms.size()` parts generated at once, one
-/// thread each: llvm::SplitModule partitions the module (local symbols
+/// thread each: llvm::SplitModule partitions the code (local symbols
 /// become hidden globals, so the parts link into one .so) and each part
 /// runs the back end in its own LLVMContext on its own target machine.
-/// For large models, whose back end is most of the compile.
+/// The weights (constant globals of 4 KiB or more) become one more object,
+/// compiled on the calling thread meanwhile. For models whose back end is
+/// a large part of the compile.
 llvm::Expected<std::vector<std::string>>
 emitObjectsInParallel(llvm::Module &module,
                       llvm::MutableArrayRef<std::unique_ptr<llvm::TargetMachine>> tms);
