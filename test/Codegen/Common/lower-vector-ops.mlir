@@ -209,3 +209,52 @@ func.func @sin_quadrant(%x: vector<16xf32>) -> vector<16xf32> {
   %e = math.sin %x : vector<16xf32>
   return %e : vector<16xf32>
 }
+
+// -----
+
+// An operand of a batched product whose indexing puts a broadcast dimension
+// between its own (the attention scores' query rows, 8 of them against 32
+// key columns) comes out of the vectorizer as a broadcast, a transpose and
+// an extract. It becomes one splat per row feeding the FMA, not the 256
+// extracts and inserts of an element-wise transpose.
+// CHECK-LABEL: func.func @broadcast_operand_to_fma
+// CHECK-SAME: (%[[A:.+]]: vector<8x1xf32>, %[[B:.+]]: vector<8x32x1xf32>, %[[C:.+]]: vector<8x32xf32>)
+// CHECK-NOT: vector.transpose
+// CHECK: %[[A0:.+]] = vector.extract %[[A]][0, 0] : f32 from vector<8x1xf32>
+// CHECK-NEXT: vector.broadcast %[[A0]] : f32 to vector<32xf32>
+// CHECK-COUNT-7: vector.broadcast %{{.+}} : f32 to vector<32xf32>
+// CHECK-NOT: : f32 into vector<
+// CHECK: %[[B2:.+]] = vector.shape_cast %[[B]] : vector<8x32x1xf32> to vector<8x32xf32>
+// CHECK: vector.fma %{{.+}}, %[[B2]], %[[C]] : vector<8x32xf32>
+#id = affine_map<(m, n, k) -> (m, n, k)>
+#acc = affine_map<(m, n, k) -> (m, n)>
+func.func @broadcast_operand_to_fma(%a: vector<8x1xf32>, %b: vector<8x32x1xf32>, %c: vector<8x32xf32>) -> vector<8x32xf32> {
+  %0 = vector.broadcast %a : vector<8x1xf32> to vector<32x1x1x8x1xf32>
+  %1 = vector.transpose %0, [1, 2, 3, 0, 4] : vector<32x1x1x8x1xf32> to vector<1x1x8x32x1xf32>
+  %2 = vector.extract %1[0, 0] : vector<8x32x1xf32> from vector<1x1x8x32x1xf32>
+  %3 = vector.contract {indexing_maps = [#id, #id, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %2, %b, %c : vector<8x32x1xf32>, vector<8x32x1xf32> into vector<8x32xf32>
+  return %3 : vector<8x32xf32>
+}
+
+// -----
+
+// A transpose of a broadcast that keeps the broadcast value's own
+// dimensions in order is a broadcast: a splat per row. One that reorders
+// them stays a transpose (element by element).
+// CHECK-LABEL: func.func @transpose_of_broadcast
+// CHECK-NOT: vector.transpose
+// CHECK-COUNT-4: vector.broadcast %{{.+}} : f32 to vector<3xf32>
+// CHECK-NOT: : f32 into vector<
+// CHECK: return
+// CHECK-LABEL: func.func @own_dims_reordered
+// CHECK-COUNT-8: vector.insert %{{.+}} : f32 into vector<2x3x4xf32>
+func.func @transpose_of_broadcast(%a: vector<4xf32>) -> vector<4x3xf32> {
+  %0 = vector.broadcast %a : vector<4xf32> to vector<3x4xf32>
+  %1 = vector.transpose %0, [1, 0] : vector<3x4xf32> to vector<4x3xf32>
+  return %1 : vector<4x3xf32>
+}
+func.func @own_dims_reordered(%a: vector<4x2xf32>) -> vector<2x3x4xf32> {
+  %0 = vector.broadcast %a : vector<4x2xf32> to vector<3x4x2xf32>
+  %1 = vector.transpose %0, [2, 0, 1] : vector<3x4x2xf32> to vector<2x3x4xf32>
+  return %1 : vector<2x3x4xf32>
+}
