@@ -10,13 +10,17 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
 
 namespace {
-/// How deep a size may be traced; sizes in real graphs are a few ops deep,
-/// and the limit keeps a pathological chain from recursing without end.
-constexpr int kMaxDepth = 64;
+/// How deep a size may be traced. A size is often a few ops deep, but a
+/// reshape in every block of a network chains them: EfficientNet-B0's
+/// batch at its classifier goes through a collapse and an expand in each of
+/// its 16 squeeze-excitation blocks, past 64 ops. The limit keeps a
+/// pathological chain from exhausting the stack.
+constexpr int kMaxDepth = 512;
 
 std::optional<int64_t> largest(Value v, int depth);
 
@@ -235,15 +239,49 @@ std::optional<int64_t> symbolMinimum(memref::LoadOp load) {
   return bounds[2 * s];
 }
 
+/// The ranges found so far in one query (largestSize, largestDim): each
+/// value's range is computed once, so a size that many others share is not
+/// walked again for each (a walk of a graph's sizes without it can take
+/// time exponential in its depth).
+thread_local llvm::DenseMap<Value, Range> *knownRanges = nullptr;
+
+Range computeRange(Value v, int depth);
+
+Range range(Value v, int depth) {
+  if (depth > kMaxDepth)
+    return {};
+  if (knownRanges)
+    if (auto it = knownRanges->find(v); it != knownRanges->end())
+      return it->second;
+  Range r = computeRange(v, depth);
+  if (knownRanges)
+    (*knownRanges)[v] = r;
+  return r;
+}
+
+/// Keeps the ranges of one query, and of the queries it makes.
+class RangeQuery {
+public:
+  RangeQuery() : outer(knownRanges) {
+    if (!knownRanges)
+      knownRanges = &ranges;
+  }
+  ~RangeQuery() { knownRanges = outer; }
+  RangeQuery(const RangeQuery &) = delete;
+  RangeQuery &operator=(const RangeQuery &) = delete;
+
+private:
+  llvm::DenseMap<Value, Range> ranges;
+  llvm::DenseMap<Value, Range> *outer;
+};
+
 /// The least and the largest value of the size `v`, in one walk of what
 /// computes it. Largest: a constant, a dimension's largest size, the
 /// affine maps and arithmetic on those. Least: a constant, a dimension (0),
 /// a symbol's minimum (symbolMinimum), and the same maps and arithmetic;
 /// differences of sizes (a reshape's size between a product and a window's
 /// output) need it for their largest value.
-Range range(Value v, int depth) {
-  if (depth > kMaxDepth)
-    return {};
+Range computeRange(Value v, int depth) {
   APInt c;
   if (matchPattern(v, m_ConstantInt(&c)))
     return {c.getSExtValue(), c.getSExtValue()};
@@ -401,10 +439,12 @@ Value forwarded(Value shaped, int64_t d, int depth) {
 } // namespace
 
 std::optional<int64_t> mlir::kiln::largestSize(Value size) {
+  RangeQuery query;
   return largest(size, 0);
 }
 
 std::optional<int64_t> mlir::kiln::largestDim(Value shaped, int64_t dim) {
+  RangeQuery query;
   return largestDimAt(shaped, dim, 0);
 }
 
