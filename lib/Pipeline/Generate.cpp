@@ -200,9 +200,10 @@ static void dropForeignArgumentAttrs(ModuleOp module) {
 /// is most of their compile: a 1,000-node U-Net spends 20 s there) split
 /// over the cores, up to 4; smaller ones stay one object, byte for byte what
 /// a single-threaded compile writes. Split from 10,000 instructions, the
-/// BERT-mini encoder's code generation took 0.43 s instead of 0.65 s but
-/// the model ran 3-5% slower (kiln-run --bench, Intel Xeon), so the bar
-/// stays where the back end dominates. KILN_BACKEND_THREADS overrides.
+/// BERT-mini encoder's code generation took 0.43 s instead of 0.65 s, and
+/// BERT-small ran 3-5% slower in one measurement, not in a second
+/// (kiln-run --bench, Intel Xeon): the bar stays where the back end
+/// dominates until that is settled. KILN_BACKEND_THREADS overrides.
 static unsigned backEndParts(const llvm::Module &module) {
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   if (const char *env = std::getenv("KILN_BACKEND_THREADS"); env && *env) {
