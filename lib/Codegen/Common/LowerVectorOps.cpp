@@ -100,68 +100,6 @@ struct ForwardWholeTile : OpRewritePattern<vector::TransferReadOp> {
   }
 };
 
-/// A transpose of a broadcast that keeps the broadcast value's own
-/// dimensions (those longer than 1) in their order is a broadcast of that
-/// value reshaped: each other dimension of the result is a broadcast one.
-/// The vectorizer gives this form to an operand of a batched product whose
-/// indexing puts a broadcast dimension between its own (the attention
-/// scores' query rows at a run-time sequence length: vector<8x1> broadcast
-/// to 32x1x1x8x1 and transposed to 1x1x8x32x1). The element-wise transpose
-/// lowering made it 256 extracts and inserts per step of the product's
-/// loop, a sixth of the dynamic BERT encoder's IR at the LLVM conversion;
-/// as a broadcast it is 8 splats.
-struct TransposeOfBroadcastToBroadcast : OpRewritePattern<vector::TransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(vector::TransposeOp op,
-                                PatternRewriter &rewriter) const override {
-    auto broadcast = op.getVector().getDefiningOp<vector::BroadcastOp>();
-    if (!broadcast)
-      return failure();
-    VectorType result = op.getResultVectorType();
-    VectorType wide = broadcast.getResultVectorType();
-    if (result.isScalable() || wide.isScalable())
-      return failure();
-    auto source = dyn_cast<VectorType>(broadcast.getSourceType());
-    if (!source || source.getRank() == 0) {
-      rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, result,
-                                                       broadcast.getSource());
-      return success();
-    }
-    if (source.isScalable())
-      return failure();
-    // The dimensions of the broadcast result that hold the source's own
-    // (non-unit) dimensions.
-    int64_t lead = wide.getRank() - source.getRank();
-    SmallVector<bool> own(wide.getRank(), false);
-    for (int64_t i = 0; i < source.getRank(); ++i)
-      own[lead + i] = source.getDimSize(i) != 1;
-    // In the transposed result they must come in the same order; the
-    // reshaped value has them there and 1 everywhere else.
-    ArrayRef<int64_t> perm = op.getPermutation();
-    SmallVector<int64_t> shape(result.getRank(), 1);
-    int64_t last = -1;
-    for (auto [j, from] : llvm::enumerate(perm)) {
-      if (!own[from])
-        continue;
-      if (from < last)
-        return failure();
-      last = from;
-      shape[j] = wide.getDimSize(from);
-    }
-    // The broadcast adds the leading unit dimensions back.
-    ArrayRef<int64_t> kept(shape);
-    while (kept.size() > 1 && kept.front() == 1)
-      kept = kept.drop_front();
-    Value value = broadcast.getSource();
-    if (kept != source.getShape())
-      value = vector::ShapeCastOp::create(
-          rewriter, op.getLoc(), VectorType::get(kept, result.getElementType()),
-          value);
-    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, result, value);
-    return success();
-  }
-};
-
 /// A value `v` is a broadcast of `source` reshaped to `shape` (of v's rank,
 /// each size v's or 1): v = broadcast(shape_cast(source)). Found through
 /// transposes that keep the source's own dimensions in order and extracts
@@ -216,6 +154,47 @@ std::optional<BroadcastOf> broadcastOf(Value v) {
   return std::nullopt;
 }
 
+/// `source` reshaped to `shape` (its own dimensions in order, ones
+/// elsewhere) and broadcast to `type`. A scalar or a 0-D vector is
+/// broadcast as it is.
+Value rebroadcast(PatternRewriter &rewriter, Location loc, Value source,
+                  ArrayRef<int64_t> shape, VectorType type) {
+  auto vector = dyn_cast<VectorType>(source.getType());
+  if (vector && vector.getRank() > 0 && shape != vector.getShape())
+    source = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get(shape, type.getElementType()), source);
+  return vector::BroadcastOp::create(rewriter, loc, type, source);
+}
+
+/// A transpose of a broadcast that keeps the broadcast value's own
+/// dimensions (those longer than 1) in their order is a broadcast of that
+/// value reshaped: each other dimension of the result is a broadcast one.
+/// The vectorizer gives this form to an operand of a batched product whose
+/// indexing puts a broadcast dimension between its own (the attention
+/// scores' query rows at a run-time sequence length: vector<8x1> broadcast
+/// to 32x1x1x8x1 and transposed to 1x1x8x32x1). The element-wise transpose
+/// lowering made it 256 extracts and inserts per step of the product's
+/// loop, a sixth of the dynamic BERT encoder's IR at the LLVM conversion;
+/// as a broadcast it is 8 splats.
+struct TransposeOfBroadcastToBroadcast : OpRewritePattern<vector::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getVector().getDefiningOp<vector::BroadcastOp>())
+      return failure();
+    std::optional<BroadcastOf> b = broadcastOf(op.getResult());
+    if (!b)
+      return failure();
+    // The broadcast adds the leading unit dimensions back.
+    ArrayRef<int64_t> kept(b->shape);
+    while (kept.size() > 1 && kept.front() == 1)
+      kept = kept.drop_front();
+    rewriter.replaceOp(op, rebroadcast(rewriter, op.getLoc(), b->source, kept,
+                                       op.getResultVectorType()));
+    return success();
+  }
+};
+
 /// `v`, a vector of the contraction's iteration shape whose reduction
 /// dimensions have size 1, as a vector of the accumulator's shape. A
 /// broadcast (behind transposes and extracts, see BroadcastOf) becomes a
@@ -232,12 +211,7 @@ Value asAccumulatorShape(PatternRewriter &rewriter, Location loc, Value v,
   for (auto [size, it] : llvm::zip_equal(b->shape, iterators))
     if (it == vector::IteratorType::parallel)
       kept.push_back(size);
-  Value value = b->source;
-  auto source = dyn_cast<VectorType>(value.getType());
-  if (source && ArrayRef<int64_t>(kept) != source.getShape())
-    value = vector::ShapeCastOp::create(
-        rewriter, loc, VectorType::get(kept, accType.getElementType()), value);
-  return vector::BroadcastOp::create(rewriter, loc, accType, value);
+  return rebroadcast(rewriter, loc, b->source, kept, accType);
 }
 
 /// A contraction whose reduction dimensions all have size 1 and whose two
